@@ -1,0 +1,64 @@
+"""whileai_core: the library behind the whileai skill pack.
+
+Decide how to post-train an open-weight model from graded rows: load rows once, read pass rates
+with intervals clustered by task, compare runs, size a holdout, route to a method, and write a
+config prime-rl accepts. Names are exported lazily so ``import whileai_core`` stays cheap (the MCP
+server starts fast; scipy, torch and modal load only where used).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it (one line per name; keep sorted within a section)
+_EXPORTS: dict[str, str] = {
+    # errors and defaults
+    "WhileaiError": "errors",
+    "RowsError": "errors",
+    "SpecError": "errors",
+    "ConfigError": "errors",
+    "ArgumentError": "errors",
+    "defaults": "",
+    # rows
+    "Rows": "rows",
+    "load_rows": "rows",
+    # stats
+    "pass_at": "stats",
+    "compare": "stats",
+    "noise_floor": "stats",
+    "holdout_size": "stats",
+    "PROVE_EFFECT": "defaults",
+    # route
+    "truncated_passes": "routing",
+    "rollouts_per_task": "routing",
+    "band": "routing",
+    "split_share": "routing",
+    "on_policy": "routing",
+    "teacher_clears": "routing",
+    "route": "routing",
+    # models
+    "model_size_b": "models",
+    # --- methods and prime-rl (issue: methods/config) ---
+    # --- judge and traces (issue: skills) ---
+    # --- runs (issue: launch_run) ---
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'whileai_core' has no attribute {name!r}")
+    if module == "":
+        return importlib.import_module(f"{__name__}.{name}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

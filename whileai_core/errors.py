@@ -1,0 +1,44 @@
+"""The error types of whileai_core.
+
+Every expected bad input raises a subclass of :class:`WhileaiError` whose message says what is
+wrong, where (file, line, field or knob), the bad value, and the fix. Callers (the CLI, the MCP
+server) show ``str(err)`` as it is; nobody needs a traceback to act on one of these.
+"""
+
+from __future__ import annotations
+
+
+class WhileaiError(ValueError):
+    """Base class: an input the library refuses, with a message that names the fix."""
+
+
+class RowsError(WhileaiError):
+    """Graded rows that cannot be read: missing file, bad JSON, a bad or missing field."""
+
+    def __init__(self, problem: str, *, source: str | None = None, line: int | None = None,
+                 field: str | None = None, fix: str | None = None) -> None:
+        self.source, self.line, self.field, self.fix = source, line, field, fix
+        where = []
+        if source is not None:
+            where.append(str(source))
+        if line is not None:
+            where.append(f"line {line}")
+        prefix = ":".join(where[:1]) + (f", {where[1]}" if len(where) > 1 else "")
+        text = f"{prefix}: {problem}" if prefix else problem
+        if field is not None and f"`{field}`" not in problem:
+            text += f" (field `{field}`)"
+        if fix:
+            text += f". Fix: {fix}"
+        super().__init__(text)
+
+
+class SpecError(WhileaiError):
+    """A method spec or knob outside its allowed range; the message names knob, range, default."""
+
+
+class ConfigError(WhileaiError):
+    """A config that prime-rl (or our recipes) would refuse, or a file we will not overwrite."""
+
+
+class ArgumentError(WhileaiError):
+    """A function argument outside its allowed range (level, k, effect, power...)."""

@@ -1,0 +1,288 @@
+"""Graded rows: load once (JSONL, a JSON array, or a list of dicts) into a columnar view by task.
+
+A row is one graded rollout: ``task_id`` (``scenario_id`` is accepted as an alias), ``reward`` (a
+finite number; a pass is ``reward >= threshold``), ``truncated`` (bool, default false) and
+``model`` (str or null). Other fields are kept on :attr:`Rows.records`.
+
+Every statistic in the library reads the same :class:`Rows`: per-row numpy columns plus the
+per-task counts (rollouts, passes, reward sums) computed once with ``np.bincount``. Bad input
+raises :class:`~whileai_core.errors.RowsError` naming the file, the line, the field and the fix.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .defaults import PASS_THRESHOLD
+from .errors import RowsError
+
+TASK_FIELD = "task_id"
+TASK_ALIASES = ("scenario_id",)
+
+RowsLike = "Rows | str | os.PathLike | Iterable[Mapping]"
+
+
+class Rows:
+    """Graded rows as columns, grouped by task. Build with :func:`load_rows`.
+
+    Per row (length ``n_rows``): ``reward`` (float64), ``passed`` (bool), ``truncated`` (bool),
+    ``model`` (list of str | None), ``task_index`` (int64 into ``task_ids``).
+    Per task (length ``n_tasks``, first-appearance order): ``task_ids``, ``rollouts`` (int64),
+    ``passes`` (int64), ``reward_sum`` (float64).
+    """
+
+    __slots__ = ("source", "threshold", "records", "reward", "passed", "truncated", "model",
+                 "task_index", "task_ids", "rollouts", "passes", "reward_sum", "_lines")
+
+    def __init__(self, *, source: str | None, threshold: float, records: list[dict],
+                 reward: np.ndarray, truncated: np.ndarray, model: list,
+                 task_index: np.ndarray, task_ids: list[str], lines: list[int] | None = None):
+        self.source = source
+        self.threshold = float(threshold)
+        self.records = records
+        self.reward = reward
+        self.truncated = truncated
+        self.model = model
+        self.task_index = task_index
+        self.task_ids = task_ids
+        self.passed = reward >= self.threshold
+        n_tasks = len(task_ids)
+        self.rollouts = np.bincount(task_index, minlength=n_tasks).astype(np.int64)
+        self.passes = np.bincount(task_index, weights=self.passed, minlength=n_tasks).astype(np.int64)
+        self.reward_sum = np.bincount(task_index, weights=reward, minlength=n_tasks)
+        self._lines = lines
+
+    # --- sizes ---------------------------------------------------------------------------
+    @property
+    def n_rows(self) -> int:
+        return int(self.reward.shape[0])
+
+    @property
+    def n_tasks(self) -> int:
+        return len(self.task_ids)
+
+    def __len__(self) -> int:
+        return self.n_rows
+
+    def __repr__(self) -> str:
+        src = f" from {self.source}" if self.source else ""
+        return f"<Rows {self.n_rows} rows, {self.n_tasks} tasks{src}>"
+
+    # --- per-task views --------------------------------------------------------------------
+    def pass_rate(self) -> np.ndarray:
+        """Per-task pass rate c_i / n_i (float64, one per task)."""
+        return self.passes / self.rollouts
+
+    def per_task(self) -> dict[str, float]:
+        """Task id -> pass rate, in first-appearance order."""
+        return dict(zip(self.task_ids, self.pass_rate().tolist()))
+
+    def models(self) -> dict[str | None, int]:
+        """Model name (None when a row has none) -> number of rows."""
+        out: dict[str | None, int] = {}
+        for name in self.model:
+            out[name] = out.get(name, 0) + 1
+        return out
+
+    def where(self, mask: np.ndarray) -> Rows:
+        """The rows where ``mask`` is true, regrouped (tasks keep their first-appearance order)."""
+        mask = np.asarray(mask, dtype=bool)
+        keep = np.flatnonzero(mask)
+        old = self.task_index[keep]
+        used, new_index = np.unique(old, return_inverse=True)
+        # np.unique sorts; keep first-appearance order of the surviving tasks instead.
+        first = np.full(used.shape[0], keep.shape[0], dtype=np.int64)
+        np.minimum.at(first, new_index, np.arange(keep.shape[0]))
+        order = np.argsort(first, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.shape[0])
+        return Rows(source=self.source, threshold=self.threshold,
+                    records=[self.records[i] for i in keep.tolist()],
+                    reward=self.reward[keep], truncated=self.truncated[keep],
+                    model=[self.model[i] for i in keep.tolist()],
+                    task_index=rank[new_index].astype(np.int64),
+                    task_ids=[self.task_ids[i] for i in used[order].tolist()],
+                    lines=None if self._lines is None else [self._lines[i] for i in keep.tolist()])
+
+    def line_of(self, row: int) -> int | None:
+        """The 1-based line (JSONL) or row number (JSON array, list) of row ``row``."""
+        return self._lines[row] if self._lines is not None else row + 1
+
+
+# --- loading -----------------------------------------------------------------------------
+
+def load_rows(source: Any, *, threshold: float | None = None) -> Rows:
+    """Load graded rows from a path (JSONL or a JSON array), a list of dicts, or :class:`Rows`.
+
+    ``threshold``: a row passes iff ``reward >= threshold`` (default ``PASS_THRESHOLD`` = 1.0).
+    Raises :class:`RowsError` naming the file, line, field and fix for any row it cannot use.
+    """
+    thr = PASS_THRESHOLD if threshold is None else threshold
+    if isinstance(thr, bool) or not isinstance(thr, (int, float)) or not math.isfinite(thr):
+        raise RowsError(f"threshold must be a finite number, got {threshold!r}",
+                        fix="pass e.g. threshold=1.0 (a pass is reward >= threshold)")
+    if isinstance(source, Rows):
+        if threshold is None or float(thr) == source.threshold:
+            return source
+        return Rows(source=source.source, threshold=thr, records=source.records,
+                    reward=source.reward, truncated=source.truncated, model=source.model,
+                    task_index=source.task_index, task_ids=source.task_ids, lines=source._lines)
+    if isinstance(source, (str, os.PathLike)):
+        records, lines, name = _read_file(Path(source))
+        return _build(records, source=name, threshold=thr, lines=lines)
+    if isinstance(source, Mapping):
+        raise RowsError("got one row (a dict), expected a list of rows",
+                        fix="wrap it in a list: [row]")
+    if isinstance(source, Iterable) and not isinstance(source, (bytes, bytearray)):
+        records = list(source)
+        for i, rec in enumerate(records):
+            if not isinstance(rec, Mapping):
+                raise RowsError(f"row {i + 1} is a {type(rec).__name__}, expected an object "
+                                f"with task_id and reward", source="<rows>",
+                                fix='give each row as {"task_id": "...", "reward": 1.0}')
+        if records and not all(type(r) is dict for r in records):
+            records = [dict(r) for r in records]
+        return _build(records, source="<rows>", threshold=thr, lines=None)
+    raise RowsError(f"cannot read rows from a {type(source).__name__}",
+                    fix="pass a path to a .jsonl/.json file or a list of dicts")
+
+
+def _read_file(path: Path) -> tuple[list, list[int] | None, str]:
+    name = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RowsError("no such file", source=name,
+                        fix="check the path (relative paths start at the current directory)") from None
+    except IsADirectoryError:
+        raise RowsError("is a directory, not a rows file", source=name,
+                        fix="point at a .jsonl file inside it") from None
+    except UnicodeDecodeError as exc:
+        raise RowsError(f"is not UTF-8 text (byte {exc.start})", source=name,
+                        fix="save the rows as UTF-8 JSONL") from None
+    except OSError as exc:
+        raise RowsError(f"cannot be read: {exc.strerror}", source=name,
+                        fix="check the file's permissions") from None
+    stripped = text.lstrip()
+    if not stripped:
+        raise RowsError("is empty: no rows", source=name,
+                        fix="write one JSON object per line with task_id and reward")
+    if stripped[0] == "[":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise RowsError(f"invalid JSON ({exc.msg})", source=name, line=exc.lineno,
+                            fix="make the file one JSON array of row objects, or JSONL") from None
+        if not isinstance(data, list):
+            raise RowsError("is not a JSON array of rows", source=name,
+                            fix="write one JSON object per line (JSONL)")
+        for i, rec in enumerate(data):
+            if not isinstance(rec, dict):
+                raise RowsError(f"array element {i + 1} is a {type(rec).__name__}, expected an "
+                                "object", source=name,
+                                fix='give each row as {"task_id": "...", "reward": 1.0}')
+        return data, None, name
+    return _read_jsonl(text, name)
+
+
+def _read_jsonl(text: str, name: str) -> tuple[list, list[int], str]:
+    lines = text.split("\n")
+    body = [ln for ln in lines if ln and not ln.isspace()]
+    records = None
+    # Fast path: one C-level parse of all rows as an array. It is only trusted when every line
+    # is one object ({...}) and the count matches; anything else goes the line-by-line way,
+    # which finds the first bad line.
+    if all(ln.lstrip().startswith("{") and ln.rstrip().endswith("}") for ln in body):
+        try:
+            parsed = json.loads("[" + ",".join(body) + "]")
+        except (json.JSONDecodeError, RecursionError):
+            parsed = None
+        if parsed is not None and len(parsed) == len(body) and all(type(r) is dict for r in parsed):
+            records = parsed
+    numbers = [i + 1 for i, ln in enumerate(lines) if ln and not ln.isspace()]
+    if records is None:
+        records = []
+        for lineno, ln in zip(numbers, body):
+            try:
+                rec = json.loads(ln)
+            except json.JSONDecodeError as exc:
+                raise RowsError(f"invalid JSON at column {exc.colno} ({exc.msg})", source=name,
+                                line=lineno, fix="write exactly one JSON object per line") from None
+            if not isinstance(rec, dict):
+                raise RowsError(f"a {type(rec).__name__}, expected a JSON object", source=name,
+                                line=lineno,
+                                fix='write each row as {"task_id": "...", "reward": 1.0}')
+            records.append(rec)
+    return records, numbers, name
+
+
+def _build(records: list[dict], *, source: str, threshold: float,
+           lines: list[int] | None) -> Rows:
+    if not records:
+        raise RowsError("no rows", source=source,
+                        fix="give at least one row with task_id and reward")
+
+    def fail(i: int, problem: str, field: str, fix: str) -> RowsError:
+        line = lines[i] if lines is not None else None
+        where = source if lines is not None else f"{source} row {i + 1}"
+        return RowsError(problem, source=where, line=line, field=field, fix=fix)
+
+    tids = [r.get(TASK_FIELD) for r in records]
+    if None in tids:
+        for alias in TASK_ALIASES:
+            tids = [t if t is not None else r.get(alias) for t, r in zip(tids, records)]
+        if None in tids:
+            i = tids.index(None)
+            raise fail(i, "row has no `task_id`", TASK_FIELD,
+                       'add "task_id": "<the prompt or scenario this rollout answers>"')
+    kinds = set(map(type, tids))
+    if not kinds <= {str}:
+        if kinds <= {str, int}:
+            tids = [t if type(t) is str else str(t) for t in tids]
+        else:
+            i = next(j for j, t in enumerate(tids) if type(t) not in (str, int))
+            raise fail(i, f"`task_id` is {tids[i]!r} (a {type(tids[i]).__name__})", TASK_FIELD,
+                       "use a string id")
+    rewards = [r.get("reward") for r in records]
+    kinds = set(map(type, rewards))
+    if not kinds <= {float, int}:
+        i = next(j for j, v in enumerate(rewards) if type(v) not in (float, int))
+        if rewards[i] is None:
+            raise fail(i, "row has no `reward`" if "reward" not in records[i]
+                       else "`reward` is null", "reward",
+                       'add "reward": <a number; a pass is >= the threshold (1.0)>')
+        raise fail(i, f"`reward` is {rewards[i]!r} (a {type(rewards[i]).__name__})", "reward",
+                   "write the reward as a JSON number, e.g. 1.0")
+    reward = np.array(rewards, dtype=np.float64)
+    finite = np.isfinite(reward)
+    if not finite.all():
+        i = int(np.flatnonzero(~finite)[0])
+        raise fail(i, f"`reward` is {rewards[i]!r}, not a finite number", "reward",
+                   "grade the rollout with a finite score (a failed grade is 0.0)")
+    trunc = [r.get("truncated") for r in records]
+    kinds = set(map(type, trunc))
+    if not kinds <= {bool, type(None)}:
+        i = next(j for j, v in enumerate(trunc) if type(v) not in (bool, type(None)))
+        raise fail(i, f"`truncated` is {trunc[i]!r} (a {type(trunc[i]).__name__})", "truncated",
+                   "write true or false (true when the reply hit the token cap)")
+    truncated = np.array([bool(v) for v in trunc] if type(None) in kinds else trunc, dtype=bool)
+    model = [r.get("model") for r in records]
+    kinds = set(map(type, model))
+    if not kinds <= {str, type(None)}:
+        i = next(j for j, v in enumerate(model) if type(v) not in (str, type(None)))
+        raise fail(i, f"`model` is {model[i]!r} (a {type(model[i]).__name__})", "model",
+                   'write the model id that sampled the rollout, e.g. "Qwen/Qwen3-8B", or null')
+    order = dict.fromkeys(tids)
+    for i, key in enumerate(order):
+        order[key] = i
+    task_index = np.fromiter(map(order.__getitem__, tids), dtype=np.int64, count=len(tids))
+    return Rows(source=source, threshold=threshold, records=records, reward=reward,
+                truncated=truncated, model=model, task_index=task_index,
+                task_ids=list(order), lines=lines)

@@ -1,0 +1,46 @@
+"""Atomic file writes: a reader sees the old file or the new one, never half of one."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from .errors import ConfigError
+
+
+def write_atomic(path: str | os.PathLike, text: str | bytes, *, overwrite: bool = False) -> Path:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename.
+
+    Refuses to replace an existing file unless ``overwrite=True`` (``ConfigError`` naming the
+    path and the fix). Creates missing parent folders.
+    """
+    target = Path(path)
+    if target.exists() and not overwrite:
+        raise ConfigError(f"{target} already exists; not overwriting it. Fix: pass "
+                          "overwrite=True (CLI: --force) or choose another path")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if not overwrite:
+            # link() fails if the target appeared meanwhile: no silent clobber in a race.
+            try:
+                os.link(tmp, target)
+            except FileExistsError:
+                raise ConfigError(f"{target} already exists; not overwriting it. Fix: pass "
+                                  "overwrite=True (CLI: --force) or choose another path") from None
+            except OSError:
+                os.replace(tmp, target)
+                return target
+            os.unlink(tmp)
+        else:
+            os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return target

@@ -43,6 +43,12 @@ _EXPORTS: dict[str, str] = {
     "model_size_b": "models",
     # --- methods and prime-rl (issue: methods/config) ---
     # --- judge and traces (issue: skills) ---
+    "audit_judge": "judge",
+    "cohen_kappa": "judge",
+    "failures_needed": "judge",
+    "order_reversal": "judge",
+    "rubric_ablation": "judge",
+    "wilson_interval": "judge",
     # --- runs (issue: launch_run) ---
 }
 

@@ -88,3 +88,202 @@ OPSD_MIN_PARAMS_B = 7.0
 _source("OPSD_MIN_PARAMS_B",
         "OPSD needs in-context learning strong enough to use the hint: about 7B and up "
         "(Zhao et al. 2026, arXiv:2601.18734; measured -0.554 vs GRPO on Qwen3-0.6B)")
+
+# --- judge audit (audit-your-judge) --------------------------------------------------------
+
+JUDGE_MIN_AGREEMENT = 0.8
+_source("JUDGE_MIN_AGREEMENT",
+        "convention after Zheng et al. 2023 (arXiv:2306.05685, MT-Bench): human-human agreement "
+        "~81%, so a judge is held to 0.8, read on the Wilson lower bound of its agreement")
+
+JUDGE_MIN_KAPPA = 0.6
+_source("JUDGE_MIN_KAPPA",
+        "convention: Landis & Koch 1977 call kappa 0.61-0.80 'substantial' agreement")
+
+JUDGE_MAX_FALSE_PASS = 0.1
+_source("JUDGE_MAX_FALSE_PASS",
+        "convention, untested: a judge may pass at most 1 in 10 replies your labels fail "
+        "(a false pass is reward the policy learns to farm)")
+
+JUDGE_FALSE_PASS_HALF_WIDTH = 0.1
+_source("JUDGE_FALSE_PASS_HALF_WIDTH",
+        "convention: size the labelled sample so the false-pass rate is known to +-0.1; "
+        "worst case 1.96 * sqrt(0.25 / n_fail) <= 0.1 needs 97 labelled failures")
+
+JUDGE_TEMPERATURE = 0.0
+_source("JUDGE_TEMPERATURE",
+        "convention: grade at temperature 0 so re-grading the same reply gives the same grade")
+
+JUDGE_MAX_LENGTH_BIAS = 0.2
+_source("JUDGE_MAX_LENGTH_BIAS",
+        "convention, untested: flag a judge whose grade correlates with reply length 0.2 more "
+        "than the human labels do (Pearson r; Zheng et al. 2023 sec. 3.3 on verbosity bias)")
+
+JUDGE_MAX_ORDER_FLIPS = 0.05
+_source("JUDGE_MAX_ORDER_FLIPS",
+        "convention, untested: a pairwise judge may change its pick on at most 5% of pairs when "
+        "the order is reversed before its order is trusted as a ranking (Zheng et al. 2023 "
+        "sec. 3.3 on position bias)")
+
+# --- methods and prime-rl configs (whileai_core.methods, whileai_core.prime_rl) --------------
+
+PRIME_RL_COMMIT = "559b447"
+_source("PRIME_RL_COMMIT",
+        "pinned prime-rl commit 559b44772e47 (v0.8.1.dev67, 2026-08-21); the schema the writer "
+        "targets (shared/reference/prime-rl-schema.md sec. 0)")
+
+PRIME_RL_BATCH = 128
+_source("PRIME_RL_BATCH", "prime-rl default orchestrator.batch_size (rollouts per step) at 559b447")
+
+PRIME_RL_GROUP_SIZE = 16
+_source("PRIME_RL_GROUP_SIZE",
+        "prime-rl's own reverse-text and debug/algo grpo/max_rl/opd examples: 16 rollouts per prompt")
+
+RAE_GROUP_SIZE = 1
+_source("RAE_GROUP_SIZE", "prime-rl configs/debug/algo/rae.toml: group_size = 1 (EMA baseline)")
+
+RAE_DECAY = 0.95
+_source("RAE_DECAY", "prime-rl RAEAlgoConfig.decay default (SPIRAL, arXiv:2506.24119)")
+
+PRIME_RL_LR_FULL = 1e-6
+_source("PRIME_RL_LR_FULL", "prime-rl [trainer.optim] lr default (AdamW) at 559b447")
+
+PRIME_RL_LR_LORA = 1e-4
+_source("PRIME_RL_LR_LORA",
+        "convention seen in practice for LoRA (shared/reference/methods.md, OPD: 1e-4 LoRA)")
+
+LORA_RANK = 16
+_source("LORA_RANK", "prime-rl trainer.model.lora.rank default at 559b447")
+
+LORA_ALPHA = 32.0
+_source("LORA_ALPHA", "prime-rl trainer.model.lora.alpha default at 559b447")
+
+PRIME_RL_SEQ_LEN = 2048
+_source("PRIME_RL_SEQ_LEN", "prime-rl seq_len default and every reverse-text example at 559b447")
+
+PRIME_RL_TEMPERATURE = 1.0
+_source("PRIME_RL_TEMPERATURE", "prime-rl orchestrator.train.sampling.temperature default")
+
+PRIME_RL_MAX_TEMPERATURE = 2.0
+_source("PRIME_RL_MAX_TEMPERATURE", "prime-rl validator: temperature must be <= 2")
+
+POLICY_PORT = 8000
+_source("POLICY_PORT",
+        "prime-rl inference.server.port default; the orchestrator's client reads "
+        "http://localhost:8000/v1 unless told otherwise")
+
+OPD_COLOCATED_MEMORY = 0.4
+_source("OPD_COLOCATED_MEMORY",
+        "prime-rl OPD recipe layout (seed recipe): teacher and policy engine share one GPU at "
+        "0.4 of its memory each")
+
+OPD_SAMPLES = 4
+_source("OPD_SAMPLES", "OPD samples per prompt seen in practice (shared/reference/methods.md)")
+
+OPD_TEMPERATURE = 1.0
+_source("OPD_TEMPERATURE", "OPD sampling temperature seen in practice (methods.md)")
+
+OPD_MAX_TOKENS = 8192
+_source("OPD_MAX_TOKENS", "OPD max_tokens seen in practice (methods.md)")
+
+OPD_LR_FULL = 1e-6
+_source("OPD_LR_FULL", "OPD full-weight lr seen in practice (methods.md)")
+
+OPD_LR_LORA = 1e-4
+_source("OPD_LR_LORA", "OPD LoRA lr seen in practice (methods.md)")
+
+OPSD_SAMPLES = 1
+_source("OPSD_SAMPLES", "OPSD samples per prompt (methods.md; prime-rl self_distill.toml group_size 1)")
+
+OPSD_LR = 5e-6
+_source("OPSD_LR", "OPSD lr (methods.md; SDFT arXiv:2601.19897)")
+
+OPSD_ANCHOR = "ema:0.01"
+_source("OPSD_ANCHOR", "EMA teacher at rate 0.01, the SDFT (arXiv:2601.19897) and SDPO "
+        "(arXiv:2601.20802) choice; prime-rl supports the live policy only")
+
+OPSD_PRIVILEGED = "demonstration"
+_source("OPSD_PRIVILEGED", "prime-rl OPSDAlgoConfig.demo_key default ('demonstration')")
+
+OPSD_TEMPLATE = ("Here is an example of an expert response:\n<demonstration>\n{demonstration}\n"
+                 "</demonstration>")
+_source("OPSD_TEMPLATE", "prime-rl OPSDAlgoConfig.template default (also methods.md)")
+
+ASYNC_OFF_POLICY_STEPS = 8
+_source("ASYNC_OFF_POLICY_STEPS", "prime-rl orchestrator.max_off_policy_steps default")
+
+ASYNC_CORRECTION = "ipo"
+_source("ASYNC_CORRECTION", "convention: the correction prime-rl builds in (type = 'ipo')")
+
+IPO_THRESHOLD = 0.1
+_source("IPO_THRESHOLD", "prime-rl IPOLossConfig.ipo_threshold default")
+
+ICEPOP_LOW = 0.5
+_source("ICEPOP_LOW", "IcePop published ratio band lower edge 0.5 (methods.md)")
+
+ICEPOP_HIGH = 5.0
+_source("ICEPOP_HIGH", "IcePop published ratio band upper edge 5.0 (methods.md)")
+
+TIS_CAP = 2.0
+_source("TIS_CAP", "truncated importance sampling cap 2 (verl; methods.md)")
+
+GROUP_PASS_THRESHOLD = 0.5
+_source("GROUP_PASS_THRESHOLD", "GroupwiseGrading: a pass iff reward >= 0.5 (MiMo-V2.6 sec. 4.3)")
+
+GRS_FLOOR = 0.0
+_source("GRS_FLOOR", "GroupwiseGrading reward mode quality floor 0.0 (MiMo-V2.6 sec. 4.3)")
+
+GAR_MIN_FACTOR = 0.5
+_source("GAR_MIN_FACTOR", "GroupwiseGrading advantage mode: worst pass factor 0.5 (MiMo-V2.6)")
+
+GAR_CAP = 3.0
+_source("GAR_CAP", "GroupwiseGrading advantage mode: lambda cap 3 (MiMo-V2.6 sec. 4.3)")
+
+GRADER_MIN_STD = 0.05
+_source("GRADER_MIN_STD", "grader spread check: std >= 0.05 (methods.md, GroupwiseGrading)")
+
+GRADER_MAX_NEAR_MEDIAN = 0.9
+_source("GRADER_MAX_NEAR_MEDIAN",
+        "grader spread check: not more than 90% of scores within 0.05 of the median (methods.md)")
+
+FLASH_TRUST = 0.003
+_source("FLASH_TRUST", "FlashReinforce sequence trust region on mean binary drift (Hu et al. 2026)")
+
+FLASH_PROB_CLAMP = 1e-6
+_source("FLASH_PROB_CLAMP", "FlashReinforce drift: probabilities clamped to [1e-6, 1-1e-6]")
+
+FLASH_LOG_RATIO_CLAMP = 30.0
+_source("FLASH_LOG_RATIO_CLAMP", "FlashReinforce: log ratio clamped to +-30 (Hu et al. 2026)")
+
+SAO_ALPHA = 1.5
+_source("SAO_ALPHA", "SAO length-adaptive lambda alpha 1.5 (Hou et al. 2026)")
+
+SAO_BAND = (0.7, 6.0)
+_source("SAO_BAND", "SAO token ratio band (0.7, 6.0); (0.2, 4.0) for coding (Hou et al. 2026)")
+
+BPCO_ALPHA = 0.4
+_source("BPCO_ALPHA", "BPCO length-adaptive lambda alpha 0.4 (Qi et al. 2026)")
+
+BPCO_CLIP = 0.2
+_source("BPCO_CLIP", "BPCO DPPO binary-TV clip 0.2 (Qi et al. 2026)")
+
+BPCO_REWARD_RANGE = (0.0, 1.0)
+_source("BPCO_REWARD_RANGE", "BPCO bounded critic range (0, 1) (Qi et al. 2026)")
+
+BPCO_LOG_RATIO_CLAMP = 20.0
+_source("BPCO_LOG_RATIO_CLAMP", "BPCO: log ratio clamped to +-20 (Qi et al. 2026)")
+
+ADA_KEEP = 4
+_source("ADA_KEEP", "ReinforceAda kept samples per prompt 4 (arXiv:2510.04996)")
+
+ADA_ROUND_SIZE = 8
+_source("ADA_ROUND_SIZE", "ReinforceAda samples per round 8 (arXiv:2510.04996)")
+
+ADA_MAX_ROUNDS = 4
+_source("ADA_MAX_ROUNDS", "ReinforceAda max rounds 4 (arXiv:2510.04996)")
+
+ADA_EXIT = "balanced"
+_source("ADA_EXIT", "ReinforceAda exit rule 'balanced' (arXiv:2510.04996)")
+
+ADA_PASS_THRESHOLD = 0.7
+_source("ADA_PASS_THRESHOLD", "ReinforceAda: a sample passes iff reward > 0.7 (arXiv:2510.04996)")

@@ -287,3 +287,14 @@ _source("ADA_EXIT", "ReinforceAda exit rule 'balanced' (arXiv:2510.04996)")
 
 ADA_PASS_THRESHOLD = 0.7
 _source("ADA_PASS_THRESHOLD", "ReinforceAda: a sample passes iff reward > 0.7 (arXiv:2510.04996)")
+
+OPSD_TEMPLATES = {
+    "demonstration": OPSD_TEMPLATE,
+    "reference": "Here is a reference answer to this task:\n<reference>\n{demonstration}\n</reference>",
+    "hint": "Here is a hint for this task:\n<hint>\n{demonstration}\n</hint>",
+    "feedback": ("Here is feedback from the environment on an earlier attempt:\n<feedback>\n"
+                 "{demonstration}\n</feedback>"),
+}
+_source("OPSD_TEMPLATES",
+        "demonstration: prime-rl's default template; reference/hint/feedback: convention, untested "
+        "(the same shape, worded for the kind of privileged context, SDPO arXiv:2601.20802)")

@@ -298,3 +298,16 @@ OPSD_TEMPLATES = {
 _source("OPSD_TEMPLATES",
         "demonstration: prime-rl's default template; reference/hint/feedback: convention, untested "
         "(the same shape, worded for the kind of privileged context, SDPO arXiv:2601.20802)")
+
+# --- MCP server ----------------------------------------------------------------------------
+
+MCP_INLINE_ROWS_MAX = 1000
+_source("MCP_INLINE_ROWS_MAX",
+        "convention, untested: about 60k tokens of JSON rows; past this an agent should write a "
+        "file and pass its path (the server reads it, the prompt stays small)")
+
+MCP_HTTP_HOST = "127.0.0.1"
+_source("MCP_HTTP_HOST", "mcp SDK default for streamable HTTP: loopback only, never 0.0.0.0")
+
+MCP_HTTP_PORT = 8000
+_source("MCP_HTTP_PORT", "mcp SDK default for streamable HTTP (MCPServer.run_streamable_http_async)")

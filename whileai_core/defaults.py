@@ -311,3 +311,101 @@ _source("MCP_HTTP_HOST", "mcp SDK default for streamable HTTP: loopback only, ne
 
 MCP_HTTP_PORT = 8000
 _source("MCP_HTTP_PORT", "mcp SDK default for streamable HTTP (MCPServer.run_streamable_http_async)")
+
+# --- recipes: TRL GRPO + LoRA (recipes/grpo) -----------------------------------------------
+
+GRPO_MODEL = "Qwen/Qwen2.5-1.5B-Instruct"
+_source("GRPO_MODEL", "issue 6: a 1.5B instruct model with LoRA fits one A10G (24 GB)")
+
+GRPO_GPU = "A10G"
+_source("GRPO_GPU", "issue 6: one A10G; the seed recipe ran 40 steps in under fifteen minutes on it")
+
+GRPO_STEPS = 40
+_source("GRPO_STEPS", "seed TRL GRPO recipe: 40 steps default (120 for the longer runs)")
+
+GRPO_BETA = 0.04
+_source("GRPO_BETA", "seed TRL GRPO recipe: beta=0.04, small KL to the adapter-off reference "
+        "(TRL 1.16's own default is 0.0, which loads no reference)")
+
+GRPO_LOSS_TYPE = "bnpo"
+_source("GRPO_LOSS_TYPE", "seed TRL GRPO recipe: the measured runs used bnpo (token-level, "
+        "local-batch normalised); TRL 1.16's default is dapo, so the recipe pins it")
+
+GRPO_LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo")
+_source("GRPO_LOSS_TYPES", "issue 6: the loss variants the recipe exposes (all accepted by TRL 1.16)")
+
+GRPO_LEARNING_RATE = 5e-6
+_source("GRPO_LEARNING_RATE", "inferred: the seed's Dr.GRPO arm raised the learning rate to 1e-5 "
+        "to compensate, so the default sat below it; convention, untested at other values")
+
+GRPO_EPSILON = 0.2
+_source("GRPO_EPSILON", "TRL 1.16 GRPOConfig.epsilon default (PPO clip, Schulman 2017)")
+
+GRPO_NUM_GENERATIONS = 8
+_source("GRPO_NUM_GENERATIONS", "TRL 1.16 GRPOConfig.num_generations default; seed: 8 samples per prompt")
+
+GRPO_PROMPTS_PER_STEP = 4
+_source("GRPO_PROMPTS_PER_STEP", "convention, untested: 4 prompts x 8 samples = 32 completions a step on one A10G")
+
+GRPO_MAX_COMPLETION_TOKENS = 256
+_source("GRPO_MAX_COMPLETION_TOKENS", "convention: a first reply or one tool call fits well under 256 tokens")
+
+GRPO_LORA_R = 16
+_source("GRPO_LORA_R", "convention, untested: LoRA rank 16, alpha 32 on all linear projections")
+
+GRPO_LORA_ALPHA = 32
+_source("GRPO_LORA_ALPHA", "convention: alpha = 2 x rank")
+
+GRPO_PROMPT_SEED = 0
+_source("GRPO_PROMPT_SEED", "seed TRL GRPO recipe: --seed 0 fixes the prompt set and the holdout")
+
+GRPO_PROMPT_COUNTS = (96, 16, 8)
+_source("GRPO_PROMPT_COUNTS", "seed TRL GRPO recipe's template set skew (95 with an id, 16 without, "
+        "8 off topic of 119), rounded to 120 prompts")
+
+GRPO_HOLDOUT_SHARE = 0.2
+_source("GRPO_HOLDOUT_SHARE", "seed TRL GRPO recipe: 20% of situations held out, stratified by category")
+
+GRPO_HOLDOUT_SAMPLES = 4
+_source("GRPO_HOLDOUT_SAMPLES", "seed TRL GRPO recipe: pass@1 on the holdout from four samples per prompt")
+
+GRPO_BALANCE_MAX_REPEATS = 6
+_source("GRPO_BALANCE_MAX_REPEATS", "seed TRL GRPO recipe: --balance repeats each prompt at most six times")
+
+GRPO_DRIFT_LENGTH_RATIO = 2.0
+_source("GRPO_DRIFT_LENGTH_RATIO", "convention, untested: flag a run whose mean completion length "
+        "doubles (or halves) against its first logged step")
+
+GRPO_RUNS_VOLUME = "whileai-grpo-runs"
+_source("GRPO_RUNS_VOLUME", "convention: one Modal volume per recipe holds adapters and holdout rows")
+
+# --- recipes: TRL DPO + LoRA (recipes/dpo) -------------------------------------------------
+
+DPO_STEPS = 60
+_source("DPO_STEPS", "seed TRL DPO comparison: 60 steps for one round")
+
+DPO_SAMPLES_PER_PROMPT = 8
+_source("DPO_SAMPLES_PER_PROMPT", "seed TRL DPO comparison: 8 samples per prompt for the pairs")
+
+DPO_BETA = 0.1
+_source("DPO_BETA", "TRL 1.16 DPOConfig.beta default (Rafailov et al. 2023 use 0.1)")
+
+DPO_LEARNING_RATE = 5e-6
+_source("DPO_LEARNING_RATE", "convention, untested: the GRPO recipe's rate, so the two compare")
+
+DPO_MIN_MARGIN = 0.5
+_source("DPO_MIN_MARGIN", "convention, untested: a pair needs chosen - rejected reward >= 0.5 "
+        "(in the refund reward, a pass against an ask or a wrong call)")
+
+DPO_MAX_CHOSEN_LONGER = 0.8
+_source("DPO_MAX_CHOSEN_LONGER", "issue 6: length-matched pairs, chosen longer in under 80% of them "
+        "(otherwise DPO learns 'longer is better', Park et al. 2024, arXiv:2403.19159)")
+
+DPO_NEGATIVE_SHARE = 0.0
+_source("DPO_NEGATIVE_SHARE", "convention: constructed negatives are off unless asked for")
+
+DPO_MAX_NEGATIVE_SHARE = 0.5
+_source("DPO_MAX_NEGATIVE_SHARE", "convention: constructed pairs never outnumber on-policy ones")
+
+DPO_RUNS_VOLUME = "whileai-dpo-runs"
+_source("DPO_RUNS_VOLUME", "convention: one Modal volume per recipe holds adapters and holdout rows")

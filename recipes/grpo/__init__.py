@@ -1,0 +1,1 @@
+"""TRL GRPO + LoRA on a refund-assistant policy: reward, prompts, trainer construction, Modal app."""

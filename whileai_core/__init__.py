@@ -49,6 +49,13 @@ _EXPORTS: dict[str, str] = {
     "order_reversal": "judge",
     "rubric_ablation": "judge",
     "wilson_interval": "judge",
+    "decontaminate": "traces",
+    "export_sft": "traces",
+    "failed_asks": "traces",
+    "load_traces": "traces",
+    "rejection_sample": "traces",
+    "select_sft": "traces",
+    "split_by_task": "traces",
     # --- runs (issue: launch_run) ---
 }
 

@@ -312,6 +312,32 @@ _source("MCP_HTTP_HOST", "mcp SDK default for streamable HTTP: loopback only, ne
 MCP_HTTP_PORT = 8000
 _source("MCP_HTTP_PORT", "mcp SDK default for streamable HTTP (MCPServer.run_streamable_http_async)")
 
+# --- traces to SFT (sft-from-traces) -------------------------------------------------------
+
+HOLDOUT_SHARE = 0.2
+_source("HOLDOUT_SHARE",
+        "convention, untested: hold out 1 task in 5; check it against holdout_size(), which is "
+        "what decides whether the frozen test can see the effect")
+
+SPLIT_SEED = 0
+_source("SPLIT_SEED", "convention: the task split is a pure function of (task ids, seed)")
+
+REJECTION_ATTEMPTS = 16
+_source("REJECTION_ATTEMPTS",
+        "convention: 10-30 attempts per ask for rejection sampling (issue 5; Lambert 2025, RLHF "
+        "book, ch. Rejection Sampling); 16 keeps an ask at p = 0.1 with probability "
+        "1 - 0.9^16 = 0.81")
+
+DECONTAM_NGRAM = 8
+_source("DECONTAM_NGRAM",
+        "convention: 8-word n-grams, between GPT-3's 13-gram filter (Brown et al. 2020, "
+        "arXiv:2005.14165, app. C) and the 8-gram overlap checks common in later reports")
+
+DECONTAM_MAX_OVERLAP = 0.8
+_source("DECONTAM_MAX_OVERLAP",
+        "convention, untested: drop a training ask when >= 80% of its 8-grams occur in a held-out "
+        "prompt")
+
 # --- recipes: TRL GRPO + LoRA (recipes/grpo) -----------------------------------------------
 
 GRPO_MODEL = "Qwen/Qwen2.5-1.5B-Instruct"

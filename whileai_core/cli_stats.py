@@ -1,0 +1,96 @@
+"""CLI: route, pass-at, compare, noise-floor, holdout-size."""
+
+from __future__ import annotations
+
+import argparse
+
+from .defaults import CONFIDENCE_LEVEL, HOLDOUT_ALPHA, HOLDOUT_K, HOLDOUT_POWER, PROVE_EFFECT
+
+
+def _json(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def _threshold(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--threshold", type=float, default=None,
+                   help="a row passes iff reward >= THRESHOLD (default 1.0)")
+
+
+def _route(args):
+    from .routing import route
+    return route(args.rows, model=args.model, teacher_rows=args.teacher, taskset=args.taskset,
+                 teacher_url=args.teacher_url, threshold=args.threshold)
+
+
+def _pass_at(args):
+    from .stats import pass_at
+    return pass_at(args.rows, k=args.k, level=args.level, seed=args.seed, threshold=args.threshold)
+
+
+def _compare(args):
+    from .stats import compare
+    return compare(args.before, args.after, level=args.level, run_std=args.run_std,
+                   seed=args.seed, threshold=args.threshold)
+
+
+def _noise(args):
+    from .stats import noise_floor
+    return noise_floor(*args.runs, threshold=args.threshold)
+
+
+def _holdout(args):
+    from .stats import holdout_size
+    return holdout_size(args.effect, k=args.k, before=args.before, after=args.after,
+                        power=args.power, alpha=args.alpha, threshold=args.threshold)
+
+
+def register(sub) -> None:
+    p = sub.add_parser("route", help="ask the six questions of graded rows and pick a method",
+                       description="Route graded rows (JSONL/JSON) to a training method.")
+    p.add_argument("rows", help="graded rows of the model you will train (.jsonl or .json)")
+    p.add_argument("--model", required=True, help="id of the model you will train")
+    p.add_argument("--teacher", default=None, help="a candidate teacher's rows on the same tasks")
+    p.add_argument("--teacher-url", default=None,
+                   help="where the teacher is served (default http://localhost:8001/v1)")
+    p.add_argument("--taskset", default=None, help="taskset name for the suggested config call")
+    _threshold(p)
+    _json(p)
+    p.set_defaults(func=_route)
+
+    p = sub.add_parser("pass-at", help="pass@1 (and pass@k, pass^k) with task-bootstrap intervals")
+    p.add_argument("rows")
+    p.add_argument("-k", type=int, default=None,
+                   help="k for pass@k/pass^k (default: the fewest rollouts any task has)")
+    p.add_argument("--level", type=float, default=CONFIDENCE_LEVEL, help="interval level (0.95)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (0)")
+    _threshold(p)
+    _json(p)
+    p.set_defaults(func=_pass_at)
+
+    p = sub.add_parser("compare", help="paired before/after comparison by task, with a verdict")
+    p.add_argument("before")
+    p.add_argument("after")
+    p.add_argument("--run-std", type=float, default=None,
+                   help="run_std of the same eval re-run (see noise-floor); sets the noise band")
+    p.add_argument("--level", type=float, default=CONFIDENCE_LEVEL, help="interval level (0.95)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (0)")
+    _threshold(p)
+    _json(p)
+    p.set_defaults(func=_compare)
+
+    p = sub.add_parser("noise-floor", help="run_std of the same eval re-run, and the band")
+    p.add_argument("runs", nargs="+", help="two or more rows files of the same eval")
+    _threshold(p)
+    _json(p)
+    p.set_defaults(func=_noise)
+
+    p = sub.add_parser("holdout-size", help="held-out tasks needed to detect an effect")
+    p.add_argument("--effect", type=float, default=PROVE_EFFECT, help="effect to detect (0.05)")
+    p.add_argument("-k", type=int, default=HOLDOUT_K, help="rollouts per task (4)")
+    p.add_argument("--before", default=None, help="pilot rows of the model before training")
+    p.add_argument("--after", default=None, help="pilot rows after (pairs with --before)")
+    p.add_argument("--power", type=float, default=HOLDOUT_POWER, help="power (0.8)")
+    p.add_argument("--alpha", type=float, default=HOLDOUT_ALPHA, help="two-sided alpha (0.05)")
+    _threshold(p)
+    _json(p)
+    p.set_defaults(func=_holdout)

@@ -1,0 +1,415 @@
+"""Which method? Six questions asked of the graded rows, in order; the first that decides wins.
+
+1. Can a cut-off reply pass?            -> ``fix_reward``
+2. How many rollouts per task?          -> ``single_rollout`` (k = 1)
+3. What is the per-task band?           -> ``floor`` / ``saturated``
+4. Is there a teacher that clears?      -> ``opd``
+5. Did the model you will train write these rows?  -> ``off_policy``
+6. Otherwise                            -> ``grpo``
+
+Every answer carries its evidence (counts, the band, pass@1 with its interval and n). Facts:
+shared/reference/methods.md, "Routing facts". Question 0 (a program grader beats a judge) is a
+property of how the rows were graded; audit any judge first (skill audit-your-judge).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+
+from .bootstrap import check_level, percentile_interval, task_bootstrap, wilson_interval
+from .defaults import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, GROUP_MIN_ROLLOUTS,
+                       MIN_TASKS_FOR_INTERVAL, OPSD_MIN_PARAMS_B, PROVE_EFFECT)
+from .errors import ArgumentError
+from .models import base_model, model_size_b
+from .result import Result, fmt_rate
+from .rows import Rows, load_rows
+
+Interval = tuple[float, float]
+RouteCode = Literal["fix_reward", "single_rollout", "floor", "saturated", "opd", "off_policy",
+                    "grpo"]
+TASKSET_PLACEHOLDER = "<your taskset>"
+
+
+class Rate(Result):
+    """A pass rate with its 95% task-bootstrap interval and n."""
+
+    value: float
+    ci95: Interval | None
+    n_tasks: int
+    n_rows: int
+
+    def render(self) -> str:
+        return f"{fmt_rate(self.value, self.ci95, self.n_tasks)}, {self.n_rows} rows"
+
+
+def pass_rate(rows: Rows, level: float = CONFIDENCE_LEVEL, seed: int = BOOTSTRAP_SEED) -> Rate:
+    """Task-weighted pass@1 of ``rows`` with its percentile task-bootstrap interval."""
+    rate = rows.pass_rate()
+    ci = None
+    if rows.n_tasks >= MIN_TASKS_FOR_INTERVAL:
+        ci = percentile_interval(task_bootstrap(rate, BOOTSTRAP_RESAMPLES, seed), level)
+    return Rate(value=float(rate.mean()), ci95=ci, n_tasks=rows.n_tasks, n_rows=rows.n_rows)
+
+
+# --- the questions, one function each ------------------------------------------------------
+
+class TruncatedPasses(Result):
+    """Rows that hit the token cap and still passed: the reward, not the model, decides them."""
+
+    count: int
+    n_truncated: int
+    n_rows: int
+    tasks: list[str]
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+    def render(self) -> str:
+        return (f"{self.count} truncated rows pass (of {self.n_truncated} truncated, "
+                f"{self.n_rows} rows)" + (f"; e.g. tasks {', '.join(self.tasks)}" if self.tasks else ""))
+
+
+def truncated_passes(rows: Any) -> TruncatedPasses:
+    data = load_rows(rows)
+    hit = data.truncated & data.passed
+    tasks = list(dict.fromkeys(data.task_ids[i] for i in data.task_index[hit][:200].tolist()))[:5]
+    return TruncatedPasses(count=int(hit.sum()), n_truncated=int(data.truncated.sum()),
+                           n_rows=data.n_rows, tasks=tasks)
+
+
+class RolloutsPerTask(Result):
+    """k = the fewest rollouts any task has (a grouped method needs k >= 2; 4+ is the aim)."""
+
+    k: int
+    max: int
+    median: float
+    n_tasks: int
+    tasks_below_target: int
+    target: int = GROUP_MIN_ROLLOUTS
+
+    def render(self) -> str:
+        return (f"k = {self.k} (min rollouts per task; max {self.max}, median {self.median:g}, "
+                f"{self.n_tasks} tasks; {self.tasks_below_target} below {self.target})")
+
+
+def rollouts_per_task(rows: Any) -> RolloutsPerTask:
+    data = load_rows(rows)
+    n = data.rollouts
+    return RolloutsPerTask(k=int(n.min()), max=int(n.max()), median=float(np.median(n)),
+                           n_tasks=data.n_tasks,
+                           tasks_below_target=int((n < GROUP_MIN_ROLLOUTS).sum()))
+
+
+class Band(Result):
+    """Where the tasks sit: ``floor`` (every task fails always), ``saturated`` (every task passes
+    always) or ``mixed``; with the counts and pass@1."""
+
+    band: Literal["floor", "saturated", "mixed"]
+    n_tasks: int
+    n_always_fail: int
+    n_always_pass: int
+    n_split: int
+    pass_at_1: Rate
+
+    def render(self) -> str:
+        return (f"{self.band}: {self.n_always_fail} tasks always fail, {self.n_always_pass} always "
+                f"pass, {self.n_split} split; pass@1 {self.pass_at_1.render()}")
+
+
+def band(rows: Any, *, level: float = CONFIDENCE_LEVEL) -> Band:
+    data = load_rows(rows)
+    zero = int((data.passes == 0).sum())
+    full = int((data.passes == data.rollouts).sum())
+    name = "floor" if zero == data.n_tasks else "saturated" if full == data.n_tasks else "mixed"
+    return Band(band=name, n_tasks=data.n_tasks, n_always_fail=zero, n_always_pass=full,
+                n_split=data.n_tasks - zero - full, pass_at_1=pass_rate(data, check_level(level)))
+
+
+class SplitShare(Result):
+    """Share of tasks whose rollouts both pass and fail: only these give a grouped method signal.
+
+    ``ci95`` is a Wilson interval over tasks (tasks are the independent units).
+    ``expected_by_k``: the share a task at its measured rate p would be split with k rollouts,
+    mean of 1 - p^k - (1-p)^k.
+    """
+
+    share: float
+    ci95: Interval
+    n_split: int
+    n_tasks: int
+    expected_by_k: dict[int, float]
+
+    def render(self) -> str:
+        exp = ", ".join(f"k={k}: {v:.2f}" for k, v in self.expected_by_k.items())
+        return (f"split share {fmt_rate(self.share, self.ci95, self.n_tasks)} "
+                f"({self.n_split} split); expected at {exp}")
+
+
+def split_share(rows: Any, *, level: float = CONFIDENCE_LEVEL) -> SplitShare:
+    data = load_rows(rows)
+    split = int(((data.passes > 0) & (data.passes < data.rollouts)).sum())
+    p = data.pass_rate()
+    expected = {k: float(np.mean(1 - p ** k - (1 - p) ** k)) for k in (2, 4, 8, 16)}
+    return SplitShare(share=split / data.n_tasks, ci95=wilson_interval(split, data.n_tasks,
+                                                                       check_level(level)),
+                      n_split=split, n_tasks=data.n_tasks, expected_by_k=expected)
+
+
+class OnPolicy(Result):
+    """Who sampled the rows: the model you will train, an older copy of it, or another model.
+
+    A revision follows ``@`` in a model id ("org/name@step-40"): same name, other revision is an
+    older copy. Rows without a ``model`` field cannot say; they are assumed on-policy, with a note.
+    """
+
+    status: Literal["on_policy", "older_copy", "other_model", "unknown"]
+    model: str
+    share_same: float
+    models: dict[str, int]
+    n_rows: int
+    note: str | None = None
+
+    def __bool__(self) -> bool:
+        return self.status in ("on_policy", "unknown")
+
+    def render(self) -> str:
+        seen = ", ".join(f"{m} ({n})" for m, n in self.models.items())
+        text = f"{self.status}: {self.share_same:.0%} of {self.n_rows} rows by {self.model}; seen {seen}"
+        return text + (f". {self.note}" if self.note else "")
+
+
+def on_policy(rows: Any, model: str) -> OnPolicy:
+    if not isinstance(model, str) or not model.strip():
+        raise ArgumentError(f"`model` must be the id of the model you will train, got {model!r}. "
+                            'Fix: e.g. model="Qwen/Qwen3-8B"')
+    data = load_rows(rows)
+    counts = data.models()
+    named = {m: n for m, n in counts.items() if m is not None}
+    same = named.get(model, 0)
+    top = dict(sorted(((m if m is not None else "<none>"), n) for m, n in counts.items()))
+    if not named:
+        return OnPolicy(status="unknown", model=model, share_same=0.0, models=top,
+                        n_rows=data.n_rows, note="rows carry no `model` field: assumed sampled "
+                        "by the model you will train; add the field to be sure")
+    others = {m for m in named if m != model}
+    if not others:
+        status = "on_policy"
+    elif all(base_model(m) == base_model(model) for m in others):
+        status = "older_copy"
+    else:
+        status = "other_model"
+    note = None
+    if None in counts:
+        note = f"{counts[None]} rows have no `model` field"
+    return OnPolicy(status=status, model=model, share_same=same / data.n_rows, models=top,
+                    n_rows=data.n_rows, note=note)
+
+
+class TeacherVerdict(Result):
+    """Does the teacher clear? Truthy iff its pass@1 beats the student's by >= ``effect`` and the
+    two 95% intervals do not overlap (score both on the same held-out tasks, at the student's
+    max_tokens, with one tokenizer)."""
+
+    clears: bool
+    teacher: Rate
+    student: Rate
+    gap: float
+    effect: float
+    intervals_overlap: bool | None
+    reason: str
+
+    def __bool__(self) -> bool:
+        return self.clears
+
+    def render(self) -> str:
+        return (f"teacher {self.teacher.render()}\nstudent {self.student.render()}\n"
+                f"gap {self.gap:+.3f} (needs >= {self.effect:.2f}): "
+                f"{'clears' if self.clears else 'does not clear'}: {self.reason}")
+
+
+def teacher_clears(teacher_rows: Any, student_rows: Any, *, effect: float = PROVE_EFFECT,
+                   level: float = CONFIDENCE_LEVEL) -> TeacherVerdict:
+    level = check_level(level)
+    t = pass_rate(load_rows(teacher_rows), level)
+    s = pass_rate(load_rows(student_rows), level)
+    gap = t.value - s.value
+    if t.ci95 is None or s.ci95 is None:
+        return TeacherVerdict(clears=False, teacher=t, student=s, gap=gap, effect=effect,
+                              intervals_overlap=None,
+                              reason=f"fewer than {MIN_TASKS_FOR_INTERVAL} tasks on one side: no "
+                                     "interval, so no verdict; score both on more held-out tasks")
+    overlap = not t.ci95[0] > s.ci95[1]
+    clears = gap >= effect and not overlap
+    if clears:
+        reason = "gap is large enough and the intervals do not overlap"
+    elif gap < effect:
+        reason = f"gap {gap:+.3f} is below {effect:.2f}: the teacher has little to give"
+    else:
+        reason = "the intervals overlap: score both on more held-out tasks to separate them"
+    return TeacherVerdict(clears=clears, teacher=t, student=s, gap=gap, effect=effect,
+                          intervals_overlap=overlap, reason=reason)
+
+
+# --- the route -----------------------------------------------------------------------------
+
+class Answer(Result):
+    """One question asked of the rows, what the rows said, and whether it decided the route."""
+
+    question: int
+    asks: str
+    answer: str
+    decides: bool
+    evidence: dict[str, Any]
+    detail: str = ""
+
+
+class NextStep(Result):
+    """The concrete next call: a tool with its arguments, or an action in words."""
+
+    say: str
+    tool: str | None = None
+    arguments: dict[str, Any] | None = None
+
+
+class Route(Result):
+    """The route, the method in words, the question that decided it, every answer so far with its
+    evidence, and the next call to make."""
+
+    route: RouteCode
+    method: str
+    decided_by: str
+    answers: list[Answer]
+    next_step: NextStep
+
+    def render(self) -> str:
+        lines = [f"route: {self.route}", f"method: {self.method}", f"decided by: {self.decided_by}", ""]
+        for a in self.answers:
+            mark = "->" if a.decides else "  "
+            lines.append(f"{mark} {a.question}. {a.asks} {a.answer}")
+            lines += [f"      {line}" for line in a.detail.splitlines()]
+        lines += ["", f"next: {self.next_step.say}"]
+        if self.next_step.tool:
+            args = ", ".join(f"{k}={v!r}" for k, v in (self.next_step.arguments or {}).items())
+            lines.append(f"      {self.next_step.tool}({args})")
+        return "\n".join(lines)
+
+
+QUESTIONS = {
+    1: "Can a cut-off reply pass?",
+    2: "How many rollouts per task?",
+    3: "What is the per-task band?",
+    4: "Is there a teacher that clears?",
+    5: "Did the model you will train write these rows?",
+    6: "Anything left?",
+}
+
+
+def _config_step(say: str, taskset: str, method: Any, model: str) -> NextStep:
+    return NextStep(say=say, tool="prime_rl_config",
+                    arguments={"taskset": taskset, "method": method, "model": model})
+
+
+def route(rows: Any, *, model: str, teacher_rows: Any = None, taskset: str | None = None,
+          teacher_url: str | None = None, threshold: float | None = None) -> Route:
+    """Ask the six questions of ``rows`` (graded on the model you will train) and route.
+
+    ``teacher_rows``: the candidate teacher graded on the same held-out tasks (optional).
+    ``taskset``/``teacher_url`` only fill the next call's arguments.
+    """
+    if not isinstance(model, str) or not model.strip():
+        raise ArgumentError(f"`model` must be the id of the model you will train, got {model!r}. "
+                            'Fix: e.g. model="Qwen/Qwen3-8B"')
+    data = load_rows(rows, threshold=threshold)
+    ts = taskset or TASKSET_PLACEHOLDER
+    answers: list[Answer] = []
+
+    def ask(q: int, answer: str, decides: bool, evidence: Result | dict) -> None:
+        if isinstance(evidence, Result):
+            ev, detail = evidence.to_dict(), evidence.render()
+        else:
+            ev, detail = evidence, ""
+        answers.append(Answer(question=q, asks=QUESTIONS[q], answer=answer, decides=decides,
+                              evidence=ev, detail=detail))
+
+    def done(code: RouteCode, method: str, q: int, step: NextStep) -> Route:
+        return Route(route=code, method=method, decided_by=f"{q}. {QUESTIONS[q]}",
+                     answers=answers, next_step=step)
+
+    # 1. truncation
+    tp = truncated_passes(data)
+    ask(1, f"yes: {tp.count} truncated rows pass" if tp else "no truncated row passes", bool(tp), tp)
+    if tp:
+        return done("fix_reward", "nothing yet: fix the reward first", 1, NextStep(
+            say="Make a truncated reply fail (or raise max_tokens), re-grade, and route again: "
+                "while a cut-off reply can pass, every rate below measures the reward, not the model."))
+    # 2. group size
+    rp = rollouts_per_task(data)
+    single = rp.k == 1
+    ask(2, f"k = {rp.k}" + (": one rollout per task, no grouped method" if single else ""), single, rp)
+    if single:
+        step = _config_step(
+            f"Re-run the prompts at k >= {GROUP_MIN_ROLLOUTS} and route again (usually the cheaper "
+            "fix). Otherwise train FlashReinforce, SAO or BPCO in your own trainer, or prime-rl's "
+            "rae (EMA baseline, group_size 1):", ts, {"name": "rae", "group_size": 1}, model)
+        return done("single_rollout", "FlashReinforce / SAO / BPCO in your trainer, or prime-rl "
+                    "rae; or re-run at k >= 4", 2, step)
+    # 3. band
+    bd = band(data)
+    decided = bd.band != "mixed"
+    ask(3, bd.band, decided, bd)
+    if bd.band == "floor":
+        size = model_size_b(model)
+        if size is not None and size < OPSD_MIN_PARAMS_B:
+            return done("floor", f"SFT on a stronger model's completions (OPSD needs ~"
+                        f"{OPSD_MIN_PARAMS_B:g}B+, this is {size:g}B)", 3, NextStep(
+                            say="Every task fails, and the model is too small for OPSD: collect "
+                                "passing completions from a stronger model and run the "
+                                "sft-from-traces skill (select_sft, decontaminate, export_sft)."))
+        caveat = "" if size is not None else " (model size unknown: OPSD needs ~7B+)"
+        return done("floor", "OPSD: the same model shown privileged context" + caveat, 3,
+                    _config_step("Every task fails and more rollouts cannot help (a draw keeps "
+                                 "a pass with probability 0 at p = 0). Give the model privileged "
+                                 "context with OPSD:", ts, {"name": "opsd", "privileged": "reference"},
+                                 model))
+    if bd.band == "saturated":
+        return done("saturated", "GroupwiseGrading (rank the passes), or a harder eval", 3, NextStep(
+            say="Every task passes: binary rewards give no signal. If the passes differ in "
+                "quality, rank them with GroupwiseGrading(grader, mode='reward') after auditing "
+                "its grader; otherwise harden the eval."))
+    # 4. teacher
+    if teacher_rows is not None:
+        tc = teacher_clears(teacher_rows, data)
+        ask(4, "yes" if tc else f"no: {tc.reason}", bool(tc), tc)
+        if tc:
+            teacher_models = [m for m in load_rows(teacher_rows).models() if m]
+            name = teacher_models[0] if len(teacher_models) == 1 else "<teacher model>"
+            url = teacher_url or "http://localhost:8001/v1"
+            return done("opd", "OPD from the teacher (same tokenizer; teacher served by vLLM)", 4,
+                        _config_step("The teacher clears: distil it on-policy. Serve it with vLLM "
+                                     "(prompt log-probs) and check it shares the tokenizer:", ts,
+                                     {"name": "opd", "teacher": f"{name}@{url}"}, model))
+    else:
+        ask(4, "no teacher rows given", False, {"teacher_rows": None})
+    # 5. on-policy
+    op = on_policy(data, model)
+    off = op.status in ("older_copy", "other_model")
+    ask(5, op.status, off, op)
+    if op.status == "other_model":
+        return done("off_policy", "SFT on these rows, or OPD from the model that wrote them", 5,
+                    NextStep(say="Another model wrote these rows: GRPO on them is an off-policy "
+                                 "update with no correction. Run sft-from-traces on them, or "
+                                 "score that model as a teacher (teacher_clears) and use OPD. "
+                                 "Re-grade the model you will train before reading its band."))
+    if op.status == "older_copy":
+        return done("off_policy", "Async(grpo) with a per-token correction (icepop or ipo)", 5,
+                    _config_step("An older copy of this model wrote the rows: wrap GRPO in "
+                                 "Async with a correction:", ts,
+                                 {"name": "async", "method": "grpo", "correction": "icepop"}, model))
+    # 6. GRPO
+    ss = split_share(data)
+    ask(6, f"split tasks, on-policy: GRPO ({ss.n_split} of {ss.n_tasks} tasks split)", True, ss)
+    return done("grpo", "GRPO on the split tasks (program grader, on-policy rows)", 6,
+                _config_step("Train GRPO; size the held-out test first (holdout_size) and train "
+                             "a random-selection control of the same size:", ts, "grpo", model))

@@ -1,0 +1,37 @@
+"""Build the whileai MCP server: tools from the registry, the skills as resources and prompts."""
+
+from __future__ import annotations
+
+import os
+
+from mcp.server.mcpserver import MCPServer
+
+from whileai_core import __version__
+
+from .paths import Workspace
+from .registry import tool_specs
+from .skills import SkillCatalog, default_skills_dir, register_skills
+from .tooling import Env, to_mcp_tool
+
+NAME = "whileai"
+
+INSTRUCTIONS = """\
+Decide how to post-train an open-weight model from graded rollouts, then write the config.
+Rows are read from files under the workspace root: pass paths (relative to the root), never paste
+large row sets. Typical order: route_rows (which method, and why) -> holdout_size / pass_at /
+compare_runs (is the test big enough, did it move) -> prime_rl_config (write the config) ->
+validate_config. The playbooks are the skill://<name>/SKILL.md resources (index: skill://index)."""
+
+
+def build_server(root: str | os.PathLike = ".", *,
+                 skills_dir: str | os.PathLike | None = None,
+                 log_level: str = "WARNING") -> MCPServer:
+    """The server for workspace ``root``; skills from ``skills_dir`` (default: see ``server.skills``)."""
+    workspace = Workspace(root)
+    catalog = SkillCatalog(skills_dir if skills_dir is not None else default_skills_dir())
+    env = Env(workspace=workspace, skills=catalog)
+    server = MCPServer(NAME, title="whileai skill pack", version=__version__,
+                       instructions=INSTRUCTIONS, log_level=log_level,
+                       tools=[to_mcp_tool(spec, env) for spec in tool_specs()])
+    register_skills(server, catalog)
+    return server

@@ -1,0 +1,31 @@
+"""Table of contents: the modules whose ``TOOLS`` the server offers, in the order listed.
+
+To add a capability: write ``server/<domain>_tools.py`` with an input model, a plain function
+and a ``ToolSpec`` per tool (see ``server.tooling``), export them as ``TOOLS``, and add one line
+here. Then regenerate the tools/list snapshot (``UPDATE_SNAPSHOTS=1 pytest
+tests/test_server_snapshot.py``) and review its diff.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from .tooling import ToolSpec
+
+TOOL_MODULES = (
+    "server.stats_tools",   # route_rows, pass_at, compare_runs, holdout_size, teacher_clears
+    # "server.config_tools",  # prime_rl_config, validate_config (lands with whileai_core.prime_rl)
+    "server.skills",        # list_skills, get_skill (+ skill:// resources and prompts)
+)
+
+
+def tool_specs() -> list[ToolSpec]:
+    """Every tool spec, in table-of-contents order; a duplicate name is a wiring bug."""
+    specs: list[ToolSpec] = []
+    for module in TOOL_MODULES:
+        specs.extend(importlib.import_module(module).TOOLS)
+    names = [s.name for s in specs]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise RuntimeError(f"tool names registered twice: {dupes}")
+    return specs

@@ -1,0 +1,187 @@
+"""Tools that read graded rows: route_rows, pass_at, compare_runs, holdout_size, teacher_clears.
+
+Each function reads its rows through the workspace (paths stay under the root) and makes one call
+into ``whileai_core``; every number, default and message comes from there.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from whileai_core import compare, holdout_size, pass_at, route, teacher_clears
+from whileai_core.defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, HOLDOUT_ALPHA, HOLDOUT_K,
+                                   HOLDOUT_POWER, PROVE_EFFECT)
+from whileai_core.routing import Route, TeacherVerdict
+from whileai_core.stats import Comparison, HoldoutSize, PassAt
+
+from .tooling import READ_ONLY, Env, RowsArg, ThresholdArg, ToolInput, ToolSpec, read_rows
+
+LevelArg = Annotated[float, Field(
+    description="Confidence level of every interval, strictly between 0 and 1 (0.95 = 95%).")]
+SeedArg = Annotated[int | None, Field(
+    description="Seed of the task bootstrap: the same rows and seed give the same interval. "
+                "null draws a fresh one.")]
+EffectArg = Annotated[float, Field(
+    description="Smallest change in pass@1 worth detecting, as a fraction in (0, 1): 0.05 = "
+                "5 points.")]
+
+
+# --- route_rows ----------------------------------------------------------------------------
+
+class RouteRowsInput(ToolInput):
+    rows: RowsArg
+    model: Annotated[str, Field(
+        description="Hub id of the model you will train, e.g. 'Qwen/Qwen3-8B'. The rows should "
+                    "be this model's own rollouts; its size decides whether OPSD is possible.")]
+    teacher_rows: Annotated[str | list[dict] | None, Field(
+        description="Optional: a candidate teacher graded on the same held-out tasks (same "
+                    "forms as `rows`). Given, the route checks whether the teacher clears the "
+                    "student before choosing on-policy distillation.")] = None
+    taskset: Annotated[str | None, Field(
+        description="Optional: the prime-rl environment/taskset id you will train on; it only "
+                    "fills the arguments of the suggested prime_rl_config call.")] = None
+    teacher_url: Annotated[str | None, Field(
+        description="Optional: the OpenAI-compatible URL serving the teacher (vLLM); only "
+                    "fills the suggested call.")] = None
+    threshold: ThresholdArg = None
+
+
+def route_rows(args: RouteRowsInput, env: Env) -> Route:
+    rows = read_rows(args.rows, env.workspace, argument="rows", threshold=args.threshold)
+    teacher = None if args.teacher_rows is None else read_rows(
+        args.teacher_rows, env.workspace, argument="teacher_rows", threshold=args.threshold)
+    return route(rows, model=args.model, teacher_rows=teacher, taskset=args.taskset,
+                 teacher_url=args.teacher_url)
+
+
+# --- pass_at -------------------------------------------------------------------------------
+
+class PassAtInput(ToolInput):
+    rows: RowsArg
+    k: Annotated[int | None, Field(
+        description="Also report pass@k (at least one of k passes) and pass^k (all k pass), "
+                    "unbiased from n rollouts per task; k may not exceed the smallest n. null: "
+                    "pass@1 only.")] = None
+    level: LevelArg = CONFIDENCE_LEVEL
+    seed: SeedArg = BOOTSTRAP_SEED
+    threshold: ThresholdArg = None
+
+
+def pass_at_tool(args: PassAtInput, env: Env) -> PassAt:
+    rows = read_rows(args.rows, env.workspace, argument="rows", threshold=args.threshold)
+    return pass_at(rows, k=args.k, level=args.level, seed=args.seed)
+
+
+# --- compare_runs --------------------------------------------------------------------------
+
+class CompareRunsInput(ToolInput):
+    before: Annotated[RowsArg, Field(
+        description="Rows of the baseline run (path under the root, or a small inline list).")]
+    after: Annotated[RowsArg, Field(
+        description="Rows of the new run on the same tasks; tasks are paired by task_id.")]
+    level: LevelArg = CONFIDENCE_LEVEL
+    run_std: Annotated[float | None, Field(
+        description="Optional: standard deviation of the score when the same eval is re-run "
+                    "(from noise_floor); a delta inside 2 x run_std is not called a change.")] = None
+    seed: SeedArg = BOOTSTRAP_SEED
+    threshold: ThresholdArg = None
+
+
+def compare_runs(args: CompareRunsInput, env: Env) -> Comparison:
+    before = read_rows(args.before, env.workspace, argument="before", threshold=args.threshold)
+    after = read_rows(args.after, env.workspace, argument="after", threshold=args.threshold)
+    return compare(before, after, level=args.level, run_std=args.run_std, seed=args.seed)
+
+
+# --- holdout_size --------------------------------------------------------------------------
+
+class HoldoutSizeInput(ToolInput):
+    effect: EffectArg = PROVE_EFFECT
+    k: Annotated[int, Field(description="Rollouts per task in the held-out eval (>= 1).")] = HOLDOUT_K
+    before: Annotated[str | list[dict] | None, Field(
+        description="Optional pilot rows of the baseline (path or small list): with them the "
+                    "variances come from your data instead of a planning model.")] = None
+    after: Annotated[str | list[dict] | None, Field(
+        description="Optional pilot rows after training, same tasks as `before` (enables the "
+                    "paired correlation).")] = None
+    power: Annotated[float, Field(
+        description="Probability of detecting a true change of `effect`, in (0, 1).")] = HOLDOUT_POWER
+    alpha: Annotated[float, Field(
+        description="Two-sided false-positive rate, in (0, 1).")] = HOLDOUT_ALPHA
+    threshold: ThresholdArg = None
+
+
+def holdout_size_tool(args: HoldoutSizeInput, env: Env) -> HoldoutSize:
+    before = None if args.before is None else read_rows(
+        args.before, env.workspace, argument="before", threshold=args.threshold)
+    after = None if args.after is None else read_rows(
+        args.after, env.workspace, argument="after", threshold=args.threshold)
+    return holdout_size(args.effect, k=args.k, before=before, after=after, power=args.power,
+                        alpha=args.alpha)
+
+
+# --- teacher_clears ------------------------------------------------------------------------
+
+class TeacherClearsInput(ToolInput):
+    teacher_rows: Annotated[RowsArg, Field(
+        description="The candidate teacher's graded rows on the held-out tasks.")]
+    student_rows: Annotated[RowsArg, Field(
+        description="The student's (the model you will train) graded rows on the same tasks.")]
+    effect: EffectArg = PROVE_EFFECT
+    level: LevelArg = CONFIDENCE_LEVEL
+    threshold: ThresholdArg = None
+
+
+def teacher_clears_tool(args: TeacherClearsInput, env: Env) -> TeacherVerdict:
+    teacher = read_rows(args.teacher_rows, env.workspace, argument="teacher_rows",
+                        threshold=args.threshold)
+    student = read_rows(args.student_rows, env.workspace, argument="student_rows",
+                        threshold=args.threshold)
+    return teacher_clears(teacher, student, effect=args.effect, level=args.level)
+
+
+TOOLS = [
+    ToolSpec(
+        name="route_rows", title="Route graded rows to a training method",
+        description=(
+            "Start here. Reads graded rollouts of the model you will train and asks six "
+            "questions in order (can a truncated reply pass? rollouts per task? per-task band? "
+            "does a teacher clear? did this model write the rows? what is left?). Returns the "
+            "route, the question that decided it, the evidence behind every answer (counts, "
+            "band, pass@1 with its 95% interval and n) and the next call to make."),
+        input=RouteRowsInput, output=Route, run=route_rows, annotations=READ_ONLY,
+        doing="routing graded rows"),
+    ToolSpec(
+        name="pass_at", title="pass@1 / pass@k with intervals",
+        description=(
+            "pass@1 of graded rows with its interval (bootstrap over tasks, not rows) and n; "
+            "with k, also pass@k and pass^k. Per-task pass rates included."),
+        input=PassAtInput, output=PassAt, run=pass_at_tool, annotations=READ_ONLY,
+        doing="computing pass@k"),
+    ToolSpec(
+        name="compare_runs", title="Did the score move? (paired before/after)",
+        description=(
+            "Paired comparison of two runs on the same tasks: mean before and after, the delta "
+            "with its interval, and a verdict (improved / regressed / no detectable change). "
+            "Use after training, on the held-out tasks."),
+        input=CompareRunsInput, output=Comparison, run=compare_runs, annotations=READ_ONLY,
+        doing="comparing two runs"),
+    ToolSpec(
+        name="holdout_size", title="How many held-out tasks?",
+        description=(
+            "Number of held-out tasks a paired eval needs to detect `effect` with the given "
+            "power (Miller 2024, Eq. 9), plus a table over k. Without pilot rows it uses a "
+            "planning model; with pilot rows, your data's variances."),
+        input=HoldoutSizeInput, output=HoldoutSize, run=holdout_size_tool, annotations=READ_ONLY,
+        doing="sizing a holdout"),
+    ToolSpec(
+        name="teacher_clears", title="Is the teacher good enough to distil?",
+        description=(
+            "Whether a candidate teacher beats the student by at least `effect` with "
+            "non-overlapping intervals on the same held-out tasks (the gate before on-policy "
+            "distillation). Returns both rates with intervals, the gap and the reason."),
+        input=TeacherClearsInput, output=TeacherVerdict, run=teacher_clears_tool,
+        annotations=READ_ONLY, doing="checking whether the teacher clears the student"),
+]

@@ -1,0 +1,162 @@
+"""The pattern every tool follows: a pydantic input model, a plain function, a spec that wires them.
+
+A domain module (``stats_tools``, ``config_tools``...) defines, per tool:
+
+- an input model deriving from :class:`ToolInput`, one ``Field(description=...)`` per argument,
+  written for the model that will call the tool;
+- a plain function ``(args, env) -> Result`` that only turns arguments into one call of
+  ``whileai_core`` (it knows nothing about MCP; ``env`` holds the server's settings: the
+  workspace root and the skills folder);
+- a :class:`ToolSpec` naming both, the core's Result class (its schema is the output schema), the
+  annotations, and what the call is doing (for the message of an unexpected failure).
+
+:func:`to_mcp_tool` turns a spec into the SDK's ``Tool``: the input schema is the model's JSON
+schema, the output schema the Result's, and every failure becomes an ``isError`` result
+(``server.errors``). The registry (``server.registry``) lists the domain modules.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from whileai_core import load_rows
+from whileai_core.defaults import MCP_INLINE_ROWS_MAX
+from whileai_core.errors import RowsError
+
+from .errors import bad_arguments, run_core
+from .paths import Workspace
+
+if TYPE_CHECKING:
+    from .skills import SkillCatalog
+
+
+class ToolInput(ArgModelBase):
+    """Base of every tool's input model: unknown arguments are refused, never silently dropped."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=False)
+
+
+# --- annotations: every tool states all four hints -----------------------------------------
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                            open_world_hint=False)
+"""Reads files under the root and computes; changes nothing."""
+
+WRITES_FILE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
+                              open_world_hint=False)
+"""Writes one file under the root; replaces an existing one only when the caller sets
+``overwrite`` (hence destructive); the same arguments write the same bytes (idempotent)."""
+
+
+# --- arguments shared by several tools -----------------------------------------------------
+
+RowsArg = Annotated[
+    str | list[dict[str, Any]],
+    Field(description=(
+        "Graded rollouts. Preferred: a path to a JSONL (one JSON object per line) or JSON-array "
+        "file, relative to the workspace root; the server reads it, so never paste a large file "
+        f"here. For small inputs (at most {MCP_INLINE_ROWS_MAX} rows) a list of row objects is "
+        'accepted. Each row: {"task_id": str, "reward": number, "truncated": bool (optional), '
+        '"model": str (optional)}; a row passes when reward >= threshold.'),
+        examples=["evals/graded.jsonl"]),
+]
+
+ThresholdArg = Annotated[
+    float | None,
+    Field(description="A row passes when reward >= threshold. Leave null for the library "
+                      "default (1.0: a program grader's pass)."),
+]
+
+
+def read_rows(value: str | list[dict[str, Any]], workspace: Workspace, *, argument: str,
+              threshold: float | None = None):
+    """Rows from a path under the root or from an inline list, through ``whileai_core.load_rows``."""
+    if isinstance(value, str):
+        return load_rows(workspace.resolve(value, argument=argument), threshold=threshold)
+    if len(value) > MCP_INLINE_ROWS_MAX:
+        raise RowsError(f"`{argument}` has {len(value)} inline rows, more than the "
+                        f"{MCP_INLINE_ROWS_MAX} accepted inline",
+                        fix="write them to a .jsonl file under the workspace root and pass its path")
+    return load_rows(value, threshold=threshold)
+
+
+def optional_path(value: str | None, workspace: Workspace, *, argument: str) -> Path | None:
+    return None if value is None else workspace.resolve(value, argument=argument)
+
+
+# --- the spec and its wiring ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Env:
+    """What a tool function may use besides its arguments: the server's settings."""
+
+    workspace: Workspace
+    skills: SkillCatalog
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool: its name, its input model, the plain function, the core's result type."""
+
+    name: str
+    title: str
+    description: str
+    input: type[ToolInput]
+    output: type[BaseModel]
+    run: Callable[[Any, Env], BaseModel]
+    annotations: ToolAnnotations
+    doing: str
+
+
+def output_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of what the tool sends back (serialization mode: the wire form)."""
+    return model.model_json_schema(mode="serialization")
+
+
+class WhileaiTool(Tool):
+    """The SDK's ``Tool``, with argument errors rewritten in the library's voice."""
+
+    async def run(self, arguments, context, convert_result=False):
+        try:
+            return await super().run(arguments, context, convert_result=convert_result)
+        except ToolError as err:
+            if isinstance(err.__cause__, ValidationError):
+                model = self.fn_metadata.arg_model
+                raise ToolError(f"Error executing tool {self.name}: "
+                                f"{bad_arguments(err.__cause__, model)}") from err.__cause__
+            raise
+
+
+def to_mcp_tool(spec: ToolSpec, env: Env) -> Tool:
+    """The SDK ``Tool`` for ``spec``, bound to the server's ``env``."""
+
+    def call(**fields: Any) -> CallToolResult:
+        # The SDK has validated ``fields`` against ``spec.input``: rebuild the model unchecked.
+        args = spec.input.model_construct(**fields)
+        result = run_core(spec.doing, lambda: spec.run(args, env))
+        data = result.model_dump(mode="json")
+        return CallToolResult(content=[TextContent(type="text", text=json.dumps(data))],
+                              structured_content=data)
+
+    return WhileaiTool(
+        fn=call,
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        parameters=spec.input.model_json_schema(by_alias=True),
+        # output_schema without output_model: advertised (and checked by clients), not re-validated
+        # here; the Result model validated itself when the core built it.
+        fn_metadata=FuncMetadata(arg_model=spec.input, output_schema=output_schema(spec.output)),
+        is_async=False,
+        annotations=spec.annotations,
+    )

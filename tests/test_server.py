@@ -1,0 +1,255 @@
+"""The stats tools through the MCP protocol (in-process mcp.Client): numbers and errors.
+
+Expected numbers are derived by hand from the rows in test_server_support (comments show the
+arithmetic), with math.comb and scipy as the outside references; a second check compares the
+structured result with a direct call of the core, which shows the server adds nothing.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from server.app import build_server
+from test_server_support import (AFTER_OUTCOMES, GRPO_OUTCOMES, MODEL, TEACHER, call,
+                                 error_text, make_workspace, ok)
+from whileai_core import compare, holdout_size, load_rows, pass_at
+
+
+@pytest.fixture()
+def ws(tmp_path):
+    return make_workspace(tmp_path / "ws")
+
+
+@pytest.fixture()
+def server(ws):
+    return build_server(ws, skills_dir=ws / "no-skills")
+
+
+def exact_percentiles(per_task: list[float], level: float = 0.95) -> tuple[float, float]:
+    """Percentiles of the mean of a task bootstrap, by enumerating every resample (n^n of them)."""
+    n = len(per_task)
+    means = sorted(sum(draw) / n for draw in itertools.product(per_task, repeat=n))
+    cut = (1 - level) / 2
+    return means[int(cut * len(means))], means[int(math.ceil((1 - cut) * len(means))) - 1]
+
+
+# --- route_rows ----------------------------------------------------------------------------
+
+def test_route_rows_reaches_grpo_with_evidence(server):
+    out = ok(call(server, "route_rows", {"rows": "evals/grpo.jsonl", "model": MODEL,
+                                         "taskset": "reverse-text"}))
+    assert out["route"] == "grpo"
+    assert out["decided_by"].startswith("6.")
+    assert [a["question"] for a in out["answers"]] == [1, 2, 3, 4, 5, 6]
+    by_q = {a["question"]: a for a in out["answers"]}
+    assert by_q[1]["evidence"]["count"] == 0                 # no truncated row passes
+    assert by_q[2]["evidence"]["k"] == 4                     # 4 rollouts on every task
+    band = by_q[3]["evidence"]
+    assert (band["band"], band["n_always_fail"], band["n_always_pass"], band["n_split"]) == \
+        ("mixed", 1, 1, 2)                                   # d fails, c passes, a and b split
+    assert band["pass_at_1"]["value"] == pytest.approx(0.5)  # (0.75 + 0.25 + 1 + 0) / 4
+    assert band["pass_at_1"]["n_tasks"] == 4 and band["pass_at_1"]["n_rows"] == 16
+    assert by_q[5]["evidence"]["status"] == "on_policy"
+    assert by_q[6]["evidence"]["share"] == pytest.approx(0.5)  # 2 split of 4
+    step = out["next_step"]
+    assert step["tool"] == "prime_rl_config"
+    assert step["arguments"] == {"taskset": "reverse-text", "method": "grpo", "model": MODEL}
+
+
+def test_route_rows_truncated_pass_decides_at_question_one(server):
+    out = ok(call(server, "route_rows", {"rows": "evals/truncated.jsonl", "model": MODEL}))
+    assert out["route"] == "fix_reward" and out["decided_by"].startswith("1.")
+    assert out["answers"][0]["evidence"]["count"] == 1        # the one truncated row passes
+    assert out["answers"][0]["evidence"]["tasks"] == ["a"]
+
+
+def test_route_rows_teacher_that_clears_routes_to_opd(server):
+    # teacher 1.0 [1.0, 1.0]; student 0.5 with an upper bound < 1 (see exact_percentiles):
+    # gap 0.5 >= 0.05 and no overlap -> OPD, the teacher named from its rows' model field.
+    assert exact_percentiles([0.75, 0.25, 1.0, 0.0])[1] < 1.0
+    out = ok(call(server, "route_rows", {"rows": "evals/grpo.jsonl", "model": MODEL,
+                                         "teacher_rows": "evals/teacher.jsonl"}))
+    assert out["route"] == "opd" and out["decided_by"].startswith("4.")
+    assert out["next_step"]["arguments"]["method"]["teacher"].startswith(TEACHER + "@")
+
+
+def test_route_rows_inline_rows_equal_file_rows(server):
+    rows = [{"task_id": t, "reward": float(r), "model": MODEL}
+            for t, rs in GRPO_OUTCOMES.items() for r in rs]
+    inline = ok(call(server, "route_rows", {"rows": rows, "model": MODEL}))
+    from_file = ok(call(server, "route_rows", {"rows": "evals/grpo.jsonl", "model": MODEL}))
+    assert inline == from_file
+
+
+def test_route_rows_empty_model_is_the_cores_message(server):
+    text = error_text(call(server, "route_rows", {"rows": "evals/grpo.jsonl", "model": " "}),
+                      "route_rows")
+    assert "`model` must be the id of the model you will train" in text and "Fix" in text
+
+
+# --- pass_at -------------------------------------------------------------------------------
+
+def test_pass_at_numbers(server, ws):
+    out = ok(call(server, "pass_at", {"rows": "evals/grpo.jsonl", "k": 2}))
+    n, cs = 4, {"a": 3, "b": 1, "c": 4, "d": 0}
+    assert out["per_task"] == {t: c / n for t, c in cs.items()}
+    assert out["pass_at_1"] == pytest.approx(0.5)
+    # pass@2 per task = 1 - C(n-c, 2) / C(n, 2); pass^2 = C(c, 2) / C(n, 2) (Chen et al. 2021)
+    at2 = np.mean([1 - math.comb(n - c, 2) / math.comb(n, 2) for c in cs.values()])
+    pow2 = np.mean([math.comb(c, 2) / math.comb(n, 2) for c in cs.values()])
+    assert (at2, pow2) == (0.625, 0.375)
+    assert out["pass_at_k"] == pytest.approx(at2) and out["pass_pow_k"] == pytest.approx(pow2)
+    assert (out["n_tasks"], out["n_rows"], out["k"]) == (4, 16, 2)
+    # the 95% interval resamples tasks: within one grid step (1/16) of the exact enumeration
+    lo, hi = exact_percentiles([0.75, 0.25, 1.0, 0.0])
+    assert abs(out["ci95"][0] - lo) <= 1 / 16 and abs(out["ci95"][1] - hi) <= 1 / 16
+    # and the server only wires: the core called directly gives the same data
+    assert out == pass_at(load_rows(ws / "evals" / "grpo.jsonl"), k=2).to_dict()
+
+
+@pytest.mark.parametrize("args, says", [
+    ({"level": 1.5}, "`level` must be a number strictly between 0 and 1"),
+    ({"k": 0}, "`k`"),
+    ({"k": "two"}, "invalid arguments: `k` = 'two'"),
+    ({"bogus": 1}, "`bogus`: not an argument of this tool"),
+])
+def test_pass_at_bad_arguments(server, args, says):
+    text = error_text(call(server, "pass_at", {"rows": "evals/grpo.jsonl", **args}), "pass_at")
+    assert says in text
+    assert "Fix" in text or "fix" in text
+
+
+# --- compare_runs --------------------------------------------------------------------------
+
+def test_compare_runs_numbers(server, ws):
+    out = ok(call(server, "compare_runs", {"before": "evals/grpo.jsonl",
+                                           "after": "evals/after.jsonl"}))
+    assert out["n_paired"] == 4 and out["n_only_before"] == 0 == out["n_only_after"]
+    assert out["mean_before"] == pytest.approx(0.5)
+    assert out["mean_after"] == pytest.approx((1 + 0.75 + 1 + 0.5) / 4)    # 0.8125
+    assert out["delta"] == pytest.approx(0.3125)
+    # per-task differences 0.25, 0.5, 0, 0.5: the exact 2.5% point of the paired bootstrap is
+    # 0.125 > 0, so the interval excludes 0 and, with no noise band given, the run moved.
+    diffs = [sum(AFTER_OUTCOMES[t]) / 4 - sum(GRPO_OUTCOMES[t]) / 4 for t in "abcd"]
+    assert exact_percentiles(diffs)[0] == 0.125
+    assert out["verdict"] == "moved"
+    assert out == compare(load_rows(ws / "evals" / "grpo.jsonl"),
+                          load_rows(ws / "evals" / "after.jsonl")).to_dict()
+
+
+def test_compare_runs_inside_the_noise_band(server):
+    # run_std 0.2 -> band 2 x 0.2 = 0.4 > |delta| 0.3125: moved, but not past re-run noise
+    out = ok(call(server, "compare_runs", {"before": "evals/grpo.jsonl",
+                                           "after": "evals/after.jsonl", "run_std": 0.2}))
+    assert out["noise_band"] == pytest.approx(0.4) and out["verdict"] == "within_noise"
+
+
+# --- holdout_size --------------------------------------------------------------------------
+
+def test_holdout_size_planning_model_matches_miller_eq9(server):
+    out = ok(call(server, "holdout_size", {}))
+    # Miller 2024 Eq. 9 with the binomial planning model: Var(x) = 1/12, rho = 0.8,
+    # sigma^2 = 1/6, k = 4, effect 0.05, power 0.8, two-sided alpha 0.05 (z from scipy).
+    z2 = (norm.ppf(0.975) + norm.ppf(0.8)) ** 2
+    bracket = 2 * (1 / 12) * (1 - 0.8) + 2 * (1 / 6) / 4
+    assert out["n_tasks"] == math.ceil(z2 * bracket / 0.05 ** 2) == 367
+    assert (out["k"], out["inputs_from"]) == (4, "binomial model")
+    assert out["table"]["1"] == math.ceil(z2 * (2 * (1 / 12) * 0.2 + 2 * (1 / 6)) / 0.05 ** 2)
+    assert out == holdout_size().to_dict()
+
+
+def test_holdout_size_bad_effect_is_the_cores_message(server):
+    text = error_text(call(server, "holdout_size", {"effect": 0}), "holdout_size")
+    assert "`effect` must be a number strictly between 0 and 1, got 0" in text
+
+
+# --- teacher_clears ------------------------------------------------------------------------
+
+def test_teacher_clears_numbers(server):
+    out = ok(call(server, "teacher_clears", {"teacher_rows": "evals/teacher.jsonl",
+                                             "student_rows": "evals/grpo.jsonl"}))
+    assert out["teacher"]["value"] == 1.0 and out["teacher"]["ci95"] == [1.0, 1.0]
+    assert out["student"]["value"] == pytest.approx(0.5)
+    assert out["gap"] == pytest.approx(0.5) and out["intervals_overlap"] is False
+    assert out["clears"] is True
+
+
+def test_teacher_equal_to_student_does_not_clear(server):
+    out = ok(call(server, "teacher_clears", {"teacher_rows": "evals/grpo.jsonl",
+                                             "student_rows": "evals/grpo.jsonl"}))
+    assert out["gap"] == 0.0 and out["clears"] is False
+    assert "below 0.05" in out["reason"]
+
+
+# --- bad rows: every rows argument of every tool, one table --------------------------------
+
+ROWS_ARGUMENTS = [
+    ("route_rows", "rows", {"model": MODEL}),
+    ("route_rows", "teacher_rows", {"rows": "evals/grpo.jsonl", "model": MODEL}),
+    ("pass_at", "rows", {}),
+    ("compare_runs", "before", {"after": "evals/after.jsonl"}),
+    ("compare_runs", "after", {"before": "evals/grpo.jsonl"}),
+    ("holdout_size", "before", {"after": "evals/after.jsonl"}),
+    ("teacher_clears", "teacher_rows", {"student_rows": "evals/grpo.jsonl"}),
+    ("teacher_clears", "student_rows", {"teacher_rows": "evals/teacher.jsonl"}),
+]
+
+BAD_ROWS = [
+    # (value, what the message must say)
+    ("evals/missing.jsonl", ["missing.jsonl", "no such file", "Fix"]),
+    ("evals/bad_json.jsonl", ["bad_json.jsonl", "line 3", "invalid JSON", "Fix"]),
+    ("evals/bad_reward.jsonl", ["bad_reward.jsonl", "line 2", "`reward` is 'yes'", "Fix"]),
+    ("evals/empty.jsonl", ["empty.jsonl", "is empty", "Fix"]),
+    ("evals", ["is a directory", "Fix"]),
+    ("../outside.jsonl", ["contains '..'", "Fix"]),
+    ("evals/../../outside.jsonl", ["contains '..'"]),
+    ("/etc/hostname", ["outside the workspace root", "Fix", "--root"]),
+    ("link-out.jsonl", ["symlink", "outside the workspace root"]),
+    ([{"task_id": "a", "reward": 1.0}] * 1001, ["1001 inline rows", "Fix", ".jsonl"]),
+    ([{"task_id": "a"}], ["no `reward`", "Fix"]),
+    (42, ["invalid arguments", "= 42"]),
+    ([], ["no rows", "Fix"]),
+]
+
+
+@pytest.mark.parametrize("tool, argument, rest", ROWS_ARGUMENTS,
+                         ids=[f"{t}.{a}" for t, a, _ in ROWS_ARGUMENTS])
+@pytest.mark.parametrize("value, says", BAD_ROWS, ids=[
+    "missing", "bad-json-line-3", "bad-reward-line-2", "empty", "directory", "dotdot",
+    "dotdot-inside", "absolute-outside", "symlink-out", "too-many-inline", "inline-no-reward",
+    "not-rows", "inline-empty"])
+def test_every_rows_argument_refuses_bad_rows(server, ws, tmp_path, tool, argument, rest, value,
+                                              says):
+    outside = tmp_path / "outside.jsonl"
+    outside.write_text('{"task_id": "a", "reward": 1}\n')
+    (ws / "link-out.jsonl").symlink_to(outside)
+    text = error_text(call(server, tool, {**rest, argument: value}), tool)
+    for fragment in says:
+        assert fragment in text, (fragment, text)
+    if isinstance(value, str) and value not in ("evals",) and "/" in value:
+        assert f"`{argument}`" in text or value.split("/")[-1] in text
+
+
+# --- unexpected failures -------------------------------------------------------------------
+
+def test_a_bug_is_logged_and_reported_and_the_server_keeps_serving(ws, monkeypatch, caplog):
+    import server.stats_tools as stats_tools
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(stats_tools, "pass_at", broken)
+    srv = build_server(ws, skills_dir=ws / "no-skills")
+    with caplog.at_level(logging.ERROR, logger="whileai.server"):
+        text = error_text(call(srv, "pass_at", {"rows": "evals/grpo.jsonl"}), "pass_at")
+    assert "unexpected internal error while computing pass@k" in text
+    assert "ZeroDivisionError: division by zero" in text and "still running" in text
+    assert any(r.exc_info and r.exc_info[0] is ZeroDivisionError for r in caplog.records)
+    # the same server answers the next call
+    assert ok(call(srv, "holdout_size", {}))["n_tasks"] == 367

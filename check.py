@@ -1,23 +1,165 @@
-"""Run every ```python block of every skills/*/SKILL.md offline and print a verdict per skill.
+"""Run every ```python block of every skills/*/SKILL.md offline; print a verdict per skill.
 
-(Skills arrive with the skills issue; with none present this prints that and exits 0.)
+The blocks are read from the SKILL.md files themselves (no copies that could drift) and run in
+order, in one namespace per skill, inside a fresh temporary folder. Each skill's
+``skills/<name>/fixtures.py`` prepares that folder and namespace (``prepare(workdir) -> dict``:
+graded rows, traces, judges, a teacher endpoint that is never called) and lists one check per
+block (``CHECKS``): after block i runs, ``CHECKS[i](namespace)`` asserts what it must have
+produced. A skill whose number of blocks differs from its number of checks fails, so a block
+added without a check is caught. The network is closed while blocks run.
+
+Usage: ``python check.py [SKILL ...] [-v]`` (``-v`` prints each block's output).
+Exit status: 0 when every skill passes, 1 otherwise.
 """
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import importlib.util
+import io
+import os
+import re
+import socket
 import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
+SKILLS = ROOT / "skills"
+_FENCE = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 
 
-def main() -> int:
-    skills = sorted(p.parent.name for p in (ROOT / "skills").glob("*/SKILL.md"))
-    if not skills:
-        print("no skills yet: nothing to check")
-        return 0
-    print(f"{len(skills)} skills found but no runner yet")
-    return 1
+@dataclass
+class Block:
+    index: int
+    line: int      # 1-based line of the block's first code line in SKILL.md
+    code: str
+
+
+def python_blocks(text: str) -> list[Block]:
+    """The ```python blocks of a Markdown text, in order, with their line numbers."""
+    return [Block(i, text.count("\n", 0, m.start(1)) + 1, m.group(1))
+            for i, m in enumerate(_FENCE.finditer(text))]
+
+
+def _load_fixtures(skill: Path):
+    path = skill / "fixtures.py"
+    if not path.exists():
+        raise FileNotFoundError(f"{path.relative_to(ROOT)} is missing: every skill needs "
+                                "prepare(workdir) and CHECKS")
+    spec = importlib.util.spec_from_file_location(f"_fixtures_{skill.name.replace('-', '_')}",
+                                                  path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses and pickling look the module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+@contextlib.contextmanager
+def _offline():
+    """Refuse any connection that leaves the machine while the blocks run."""
+    original = socket.socket.connect
+
+    def guarded(self, address, *args, **kwargs):
+        host = address[0] if isinstance(address, tuple) else address
+        if isinstance(host, str) and host not in ("127.0.0.1", "::1", "localhost") \
+                and self.family in (socket.AF_INET, socket.AF_INET6):
+            raise OSError(f"check.py is offline: a block tried to connect to {address!r}")
+        return original(self, address, *args, **kwargs)
+
+    socket.socket.connect = guarded
+    try:
+        yield
+    finally:
+        socket.socket.connect = original
+
+
+@dataclass
+class Verdict:
+    skill: str
+    ok: bool
+    blocks: int
+    seconds: float
+    detail: str
+
+
+def check_skill(skill: Path, *, verbose: bool = False) -> Verdict:
+    start = time.perf_counter()
+    rel = f"skills/{skill.name}/SKILL.md"
+    blocks = python_blocks((skill / "SKILL.md").read_text(encoding="utf-8"))
+    try:
+        fixtures = _load_fixtures(skill)
+    except Exception as exc:  # a broken fixture is a failed skill, reported, not a crash
+        return Verdict(skill.name, False, len(blocks), 0.0, f"fixtures: {exc!r}")
+    checks = list(getattr(fixtures, "CHECKS", ()))
+    if len(checks) != len(blocks):
+        return Verdict(skill.name, False, len(blocks), 0.0,
+                       f"{rel} has {len(blocks)} python blocks but fixtures.py has "
+                       f"{len(checks)} CHECKS: add or remove a check so each block has one")
+    cwd = os.getcwd()
+    with tempfile.TemporaryDirectory(prefix=f"check-{skill.name}-") as tmp:
+        os.chdir(tmp)
+        try:
+            with _offline():
+                namespace = {"__name__": f"skill:{skill.name}"}
+                namespace.update(fixtures.prepare(Path(tmp)))
+                for block, check in zip(blocks, checks):
+                    where = f"{rel}:{block.line}"
+                    out = io.StringIO()
+                    try:
+                        with contextlib.redirect_stdout(out):
+                            exec(compile(block.code, where, "exec"), namespace)
+                        check(namespace)
+                    except Exception as exc:
+                        tb = traceback.format_exc(limit=-3)
+                        return Verdict(skill.name, False, len(blocks),
+                                       time.perf_counter() - start,
+                                       f"block {block.index + 1} ({where}) failed "
+                                       f"[{check.__name__}]: {exc!r}\n{out.getvalue()}{tb}")
+                    if verbose:
+                        print(f"--- {where}\n{out.getvalue()}", end="")
+        except Exception as exc:
+            return Verdict(skill.name, False, len(blocks), time.perf_counter() - start,
+                           f"prepare() failed: {exc!r}")
+        finally:
+            os.chdir(cwd)
+    return Verdict(skill.name, True, len(blocks), time.perf_counter() - start, "")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("skills", nargs="*", help="skill folder names (default: all)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print each block's output")
+    args = parser.parse_args(argv)
+    found = sorted(p.parent for p in SKILLS.glob("*/SKILL.md"))
+    if args.skills:
+        known = {p.name: p for p in found}
+        missing = [s for s in args.skills if s not in known]
+        if missing:
+            print(f"error: no skill named {', '.join(missing)}; have {', '.join(known)}",
+                  file=sys.stderr)
+            return 2
+        found = [known[s] for s in args.skills]
+    if not found:
+        print("error: no skills/*/SKILL.md found", file=sys.stderr)
+        return 1
+    sys.path.insert(0, str(ROOT))
+    results = []
+    for skill in found:
+        v = check_skill(skill, verbose=args.verbose)
+        results.append(v)
+        state = "pass" if v.ok else "FAIL"
+        print(f"{v.skill}: verdict: {state} ({v.blocks} blocks, {v.seconds:.1f}s)")
+        if not v.ok:
+            print("  " + v.detail.rstrip().replace("\n", "\n  "))
+    failed = [v.skill for v in results if not v.ok]
+    print(f"summary: {len(results) - len(failed)} of {len(results)} skills pass"
+          + (f"; failed: {', '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -172,3 +172,6 @@ def test_rubric_ablation_finds_needed_and_harmful_clauses():
     assert by["polite"].effect == "hurts" and by["polite"].agreement == pytest.approx(1.0)
     assert by["correct"].effect == "needed" and by["correct"].agreement == pytest.approx(6 / 8)
     assert by["cites"].delta == pytest.approx(-1 / 8)
+    # 24 items at 7/8: Wilson(21, 24) half-width ~0.14, so every 1/8 change is within noise
+    lo, hi = wilson_interval(21, 24)
+    assert all(c.within_noise == (abs(c.delta) < (hi - lo) / 2) for c in res.clauses)

@@ -348,6 +348,7 @@ class ClauseEffect(Result):
     kappa: float | None
     delta: float = Field(description="agreement without the clause minus with the full rubric")
     effect: Literal["needed", "no_effect", "hurts"]
+    within_noise: bool = Field(description="|delta| is under the agreement interval's half-width")
 
 
 class RubricAblation(Result):
@@ -363,7 +364,7 @@ class RubricAblation(Result):
     def render(self) -> str:
         lines = [f"full rubric: agreement {fmt_rate(self.agreement, self.agreement_ci, self.n, 'items')}"]
         lines += [f"  without {c.clause!r}: {c.agreement:.3f} ({c.delta:+.3f}) {c.effect}"
-                  for c in self.clauses]
+                  + (" (within noise)" if c.within_noise else "") for c in self.clauses]
         return "\n".join(lines + [self.note])
 
 
@@ -396,16 +397,16 @@ def rubric_ablation(items: Any, grade: Callable[[list[str], list[dict]], Sequenc
         return float(np.mean(g == label)), cohen_kappa(label, g)
 
     full, full_kappa = score(clauses)
+    n = len(records)
+    ci = wilson_interval(round(full * n), n, level=level)
+    half = (ci[1] - ci[0]) / 2 if ci else 0.0
     effects = []
     for clause in clauses:
         agreement, kappa = score([c for c in clauses if c != clause])
         delta = agreement - full
         effect = "needed" if delta < 0 else ("hurts" if delta > 0 else "no_effect")
         effects.append(ClauseEffect(clause=clause, agreement=agreement, kappa=kappa,
-                                    delta=delta, effect=effect))
-    n = len(records)
-    ci = wilson_interval(round(full * n), n, level=level)
-    half = (ci[1] - ci[0]) / 2 if ci else 0.0
+                                    delta=delta, effect=effect, within_noise=abs(delta) < half))
     return RubricAblation(n=n, agreement=full, agreement_ci=ci, kappa=full_kappa,
                           clauses=effects,
                           note=f"changes under +-{half:.3f} are within this sample's noise")

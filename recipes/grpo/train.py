@@ -1,0 +1,242 @@
+"""GRPO + LoRA on the refund assistant: settings, trainer construction, the drift monitor, a run.
+
+``build_grpo_trainer`` is the one place a ``GRPOTrainer`` is built: the Modal function
+(``modal_grpo.py``, Qwen2.5-1.5B-Instruct on an A10G), ``run.py --smoke`` and the CPU test
+(a tiny random model) all call it, then ``run_grpo`` samples the holdout before and after
+training and reads the paired delta overall and by category through ``whileai_core``.
+
+Loss variants (TRL 1.16 ``GRPOConfig``): ``--loss-type grpo`` (per-sequence mean; favours short
+replies), ``bnpo`` (token-level, local batch; the default here), ``dr_grpo`` (a constant
+normaliser, with ``--no-scale-rewards`` this is Dr.GRPO), ``dapo`` (token-level, global batch;
+with ``--epsilon-high 0.28 --mask-truncated`` this is DAPO's clip-higher and overlong mask).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+from recipes.flags import existing_file, float_in, int_in, run_name
+from recipes.grpo.prompts import balance, category_counts, load_prompts, split_holdout, write_prompts
+from recipes.grpo.reward import refund_reward
+from recipes.holdout import sample_holdout, summarize
+from whileai_core.defaults import (GRPO_BETA, GRPO_DRIFT_LENGTH_RATIO, GRPO_EPSILON,
+                                   GRPO_HOLDOUT_SAMPLES, GRPO_HOLDOUT_SHARE, GRPO_LEARNING_RATE,
+                                   GRPO_LORA_ALPHA, GRPO_LORA_R, GRPO_LOSS_TYPE, GRPO_LOSS_TYPES,
+                                   GRPO_MAX_COMPLETION_TOKENS, GRPO_MODEL, GRPO_NUM_GENERATIONS,
+                                   GRPO_PROMPT_SEED, GRPO_PROMPTS_PER_STEP, GRPO_STEPS)
+from whileai_core.errors import ArgumentError
+
+LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+@dataclass(frozen=True)
+class GRPOSettings:
+    """Every knob of a run, validated by the flags (or ``check``) before any GPU starts."""
+
+    model: str = GRPO_MODEL
+    run_name: str = "grpo"
+    steps: int = GRPO_STEPS
+    seed: int = GRPO_PROMPT_SEED
+    loss_type: str = GRPO_LOSS_TYPE
+    epsilon_high: float | None = None
+    mask_truncated: bool = False
+    scale_rewards: bool = True
+    beta: float = GRPO_BETA
+    learning_rate: float = GRPO_LEARNING_RATE
+    num_generations: int = GRPO_NUM_GENERATIONS
+    prompts_per_step: int = GRPO_PROMPTS_PER_STEP
+    max_completion_tokens: int = GRPO_MAX_COMPLETION_TOKENS
+    lora_r: int = GRPO_LORA_R
+    lora_alpha: int = GRPO_LORA_ALPHA
+    holdout_share: float = GRPO_HOLDOUT_SHARE
+    holdout_samples: int = GRPO_HOLDOUT_SAMPLES
+    balance: float | None = None
+
+    def check(self) -> GRPOSettings:
+        """The cross-flag rules argparse cannot express; raises ``ArgumentError``."""
+        if self.loss_type not in GRPO_LOSS_TYPES:
+            raise ArgumentError(f"--loss-type must be one of {GRPO_LOSS_TYPES}, got "
+                                f"{self.loss_type!r}. Fix: e.g. --loss-type {GRPO_LOSS_TYPE}")
+        if self.epsilon_high is not None and self.epsilon_high < GRPO_EPSILON:
+            raise ArgumentError(f"--epsilon-high {self.epsilon_high} is below the lower clip "
+                                f"epsilon {GRPO_EPSILON}: the upper bound must be >= it. Fix: omit "
+                                "it (symmetric clip) or use DAPO's 0.28")
+        return self
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> GRPOSettings:
+        known = {f.name for f in fields(cls)}
+        extra = set(data) - known
+        if extra:
+            raise ArgumentError(f"unknown GRPO settings {sorted(extra)}; known: {sorted(known)}")
+        return cls(**data).check()
+
+
+def add_grpo_arguments(parser: argparse.ArgumentParser) -> None:
+    """The recipe's flags, each with a type that refuses a bad value with its range."""
+    d = GRPOSettings()
+    add = parser.add_argument
+    add("--model", default=d.model, help="policy checkpoint on the hub (default %(default)s)")
+    add("--run-name", type=run_name, default=d.run_name,
+        help="folder on the runs volume (default %(default)s)")
+    add("--steps", type=int_in(1, 100_000), default=d.steps, help="optimizer steps (default %(default)s)")
+    add("--seed", type=int_in(0, 2**31 - 1), default=d.seed,
+        help="fixes the prompt set, the holdout and the trainer (default %(default)s)")
+    add("--loss-type", choices=GRPO_LOSS_TYPES, default=d.loss_type,
+        help="loss aggregation (default %(default)s)")
+    add("--epsilon-high", type=float_in(GRPO_EPSILON, 10.0), default=None,
+        help=f"upper clip bound, >= epsilon {GRPO_EPSILON} (DAPO: 0.28; default: symmetric)")
+    add("--mask-truncated", action="store_true",
+        help="leave replies cut at the token cap out of the loss (DAPO's overlong mask)")
+    add("--no-scale-rewards", dest="scale_rewards", action="store_false",
+        help="do not divide advantages by the group's reward std (Dr.GRPO)")
+    add("--beta", type=float_in(0.0, 1.0), default=d.beta,
+        help="KL coefficient to the adapter-off reference (default %(default)s)")
+    add("--learning-rate", type=float_in(0.0, 1e-2, low_open=True), default=d.learning_rate,
+        help="AdamW learning rate for the LoRA weights (default %(default)s)")
+    add("--num-generations", type=int_in(2, 64), default=d.num_generations,
+        help="samples per prompt, the group (default %(default)s; 1 gives zero advantage)")
+    add("--prompts-per-step", type=int_in(1, 256), default=d.prompts_per_step,
+        help="prompts per optimizer step (default %(default)s)")
+    add("--max-completion-tokens", type=int_in(8, 8192), default=d.max_completion_tokens,
+        help="token cap per reply, training and holdout (default %(default)s)")
+    add("--lora-r", type=int_in(1, 512), default=d.lora_r, help="LoRA rank (default %(default)s)")
+    add("--lora-alpha", type=int_in(1, 1024), default=d.lora_alpha, help="LoRA alpha (default %(default)s)")
+    add("--holdout-share", type=float_in(0.0, 0.5, low_open=True), default=d.holdout_share,
+        help="share of situations held out per category (default %(default)s)")
+    add("--holdout-samples", type=int_in(1, 64), default=d.holdout_samples,
+        help="samples per holdout prompt, before and after (default %(default)s)")
+    add("--balance", type=float_in(0.0, 0.5, low_open=True), default=None, metavar="SHARE",
+        help="repeat prompts of any category under SHARE of the train split (train only)")
+    add("--prompts-file", type=existing_file, default=None,
+        help="a frozen prompt set (JSONL) instead of the template writer at --seed")
+
+
+def settings_from_args(args: argparse.Namespace) -> GRPOSettings:
+    names = {f.name for f in fields(GRPOSettings)}
+    return GRPOSettings(**{k: v for k, v in vars(args).items() if k in names}).check()
+
+
+def prompt_records(settings: GRPOSettings, prompts_file: str | Path | None = None) -> list[dict]:
+    """The prompt set: the file when given (validated line by line), else the template writer."""
+    return load_prompts(prompts_file) if prompts_file else write_prompts(settings.seed)
+
+
+def train_and_holdout(records: Sequence[dict], settings: GRPOSettings) -> tuple[list, list]:
+    train, holdout = split_holdout(records, settings.holdout_share, seed=settings.seed)
+    if settings.balance:
+        train = balance(train, settings.balance)
+    return train, holdout
+
+
+def build_grpo_config(settings: GRPOSettings, output_dir: str | Path, *, cpu: bool = False):
+    """TRL ``GRPOConfig`` from the settings: a step is ``prompts_per_step`` groups of samples."""
+    from trl import GRPOConfig
+
+    return GRPOConfig(
+        output_dir=str(output_dir), max_steps=settings.steps, seed=settings.seed,
+        learning_rate=settings.learning_rate, beta=settings.beta, loss_type=settings.loss_type,
+        epsilon=GRPO_EPSILON, epsilon_high=settings.epsilon_high,
+        mask_truncated_completions=settings.mask_truncated,
+        scale_rewards="group" if settings.scale_rewards else "none",
+        num_generations=settings.num_generations,
+        per_device_train_batch_size=settings.num_generations,
+        gradient_accumulation_steps=settings.prompts_per_step,
+        max_completion_length=settings.max_completion_tokens, temperature=1.0,
+        remove_unused_columns=False, logging_steps=1, report_to="none", save_strategy="no",
+        bf16=not cpu, use_cpu=cpu, gradient_checkpointing=not cpu, disable_tqdm=cpu)
+
+
+def build_lora_config(settings: GRPOSettings, target_modules: Sequence[str] = LORA_TARGETS):
+    from peft import LoraConfig
+
+    return LoraConfig(r=settings.lora_r, lora_alpha=settings.lora_alpha, lora_dropout=0.0,
+                      target_modules=list(target_modules), task_type="CAUSAL_LM")
+
+
+def build_grpo_trainer(model, tokenizer, train_records: Sequence[dict], settings: GRPOSettings,
+                       output_dir: str | Path, *, cpu: bool = False, callbacks: Sequence = ()):
+    """The ``GRPOTrainer`` every path trains: the refund reward, LoRA, the recipe's config.
+
+    The reference for ``beta`` is the same model with the adapter off (TRL does this with a
+    PEFT model), so no second copy of the weights is loaded.
+    """
+    from datasets import Dataset
+    from trl import GRPOTrainer
+
+    dataset = Dataset.from_list([{"prompt": r["prompt"], "category": r["category"],
+                                  "order_id": r["order_id"], "task_id": r["task_id"]}
+                                 for r in train_records])
+    return GRPOTrainer(model=model, reward_funcs=refund_reward,
+                       args=build_grpo_config(settings, output_dir, cpu=cpu),
+                       train_dataset=dataset, processing_class=tokenizer,
+                       peft_config=build_lora_config(settings), callbacks=list(callbacks))
+
+
+def drift_monitor(length_ratio: float = GRPO_DRIFT_LENGTH_RATIO):
+    """A ``TrainerCallback`` that logs reward and reply length per step and flags length drift.
+
+    The refund reward prices length only on off-topic prompts, so a policy can drift long (or
+    collapse short) while the reward climbs; the monitor names the step where the mean length
+    left [first / ratio, first * ratio].
+    """
+    from transformers import TrainerCallback
+
+    class DriftMonitor(TrainerCallback):
+        def __init__(self) -> None:
+            self.history: list[dict] = []
+            self.alarms: list[str] = []
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            if not logs or "reward" not in logs:
+                return
+            point = {"step": int(state.global_step), "reward": float(logs["reward"]),
+                     "reward_std": float(logs.get("reward_std", float("nan"))),
+                     "mean_length": float(logs.get("completions/mean_length", float("nan"))),
+                     "clipped_ratio": float(logs.get("completions/clipped_ratio", float("nan"))),
+                     "kl": float(logs.get("kl", float("nan")))}
+            self.history.append(point)
+            first = self.history[0]["mean_length"]
+            now = point["mean_length"]
+            if first > 0 and now == now and not (first / length_ratio <= now <= first * length_ratio):
+                self.alarms.append(f"step {point['step']}: mean reply length {now:.1f} tokens "
+                                   f"vs {first:.1f} at step {self.history[0]['step']} "
+                                   f"(outside x{length_ratio:g})")
+
+        def report(self) -> dict:
+            return {"length_ratio": length_ratio, "history": self.history, "alarms": self.alarms}
+
+    return DriftMonitor()
+
+
+def run_grpo(model, tokenizer, settings: GRPOSettings, output_dir: str | Path, *,
+             records: Sequence[dict], model_label: str, cpu: bool = False) -> tuple[dict, object]:
+    """Holdout before, train, holdout after; returns (results, trainer). Saving is the caller's."""
+    train, holdout = train_and_holdout(records, settings)
+    sampling = dict(samples=settings.holdout_samples, seed=settings.seed,
+                    max_new_tokens=settings.max_completion_tokens)
+    before = sample_holdout(model, tokenizer, holdout, label=model_label, **sampling)
+    monitor = drift_monitor()
+    trainer = build_grpo_trainer(model, tokenizer, train, settings, output_dir, cpu=cpu,
+                                 callbacks=[monitor])
+    started = time.monotonic()
+    trainer.train()
+    wall = time.monotonic() - started
+    after = sample_holdout(trainer.model, tokenizer, holdout,
+                           label=f"{model_label}+lora:{settings.run_name}", **sampling)
+    results = {
+        "recipe": "grpo", "settings": settings.to_dict(),
+        "prompts": {"total": len(records), "train": category_counts(train),
+                    "holdout": category_counts(holdout)},
+        "train_steps": int(trainer.state.global_step), "train_wall_clock_s": round(wall, 3),
+        "drift": monitor.report(), "summary": summarize(before, after),
+        "before_rows": before, "after_rows": after,
+    }
+    return results, trainer

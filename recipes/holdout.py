@@ -1,0 +1,135 @@
+"""Sample a held-out prompt set from a policy and read before/after with the library's statistics.
+
+Shared by the TRL recipes (GRPO and DPO score the same refund holdout). Sampling is plain
+``model.generate`` on the chat-templated prompt; each sample becomes a graded row
+(``task_id``, ``reward``, ``truncated``, ``model``, ``category`` plus the reply's features). All
+rates, intervals and verdicts come from ``whileai_core`` (``pass_at``, ``compare``): the tool-call,
+well-formed and truncation shares are read as pass rates of 0/1 indicator rows, so they carry an
+interval clustered by prompt like everything else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from recipes.grpo.reward import CATEGORIES, Case, read_reply, score
+from whileai_core.result import fmt_rate
+
+
+def chat_text(tokenizer, messages: list[dict]) -> str:
+    return tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+
+
+def sample_replies(model, tokenizer, messages: Sequence[list[dict]], *, samples: int,
+                   max_new_tokens: int, temperature: float = 1.0, seed: int = 0,
+                   batch_size: int = 16) -> list[list[tuple[str, bool]]]:
+    """``samples`` replies per prompt as (text, truncated); truncated = no end token in budget."""
+    import torch
+
+    configured = model.generation_config.eos_token_id
+    eos = set(configured if isinstance(configured, list) else [configured])
+    eos = (eos | {tokenizer.eos_token_id}) - {None}
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    side, tokenizer.padding_side = tokenizer.padding_side, "left"
+    flat = [chat_text(tokenizer, m) for m in messages for _ in range(samples)]
+    out: list[tuple[str, bool]] = []
+    was_training = model.training
+    model.eval()
+    torch.manual_seed(seed)
+    device = next(model.parameters()).device
+    try:
+        with torch.no_grad():
+            for start in range(0, len(flat), batch_size):
+                batch = tokenizer(flat[start:start + batch_size], return_tensors="pt",
+                                  padding=True, add_special_tokens=False).to(device)
+                generated = model.generate(**batch, do_sample=True, temperature=temperature,
+                                           top_p=1.0, top_k=0, max_new_tokens=max_new_tokens,
+                                           pad_token_id=pad)
+                for row in generated[:, batch["input_ids"].shape[1]:].tolist():
+                    ended = any(t in eos for t in row)
+                    out.append((tokenizer.decode(row, skip_special_tokens=True), not ended))
+    finally:
+        tokenizer.padding_side = side
+        model.train(was_training)
+    return [out[i * samples:(i + 1) * samples] for i in range(len(messages))]
+
+
+def graded_rows(records: Sequence[dict], replies: Sequence[Sequence[tuple[str, bool]]],
+                label: str) -> list[dict]:
+    """One graded row per reply, scored by the refund reward."""
+    rows = []
+    for record, group in zip(records, replies):
+        case = Case(record["category"], record["order_id"] or None)
+        for text, truncated in group:
+            reading = read_reply(text)
+            rows.append({"task_id": record["task_id"], "reward": score(text, case),
+                         "truncated": bool(truncated), "model": label,
+                         "category": record["category"], "called": reading.called,
+                         "well_formed": reading.well_formed, "chars": len(text), "reply": text})
+    return rows
+
+
+def sample_holdout(model, tokenizer, holdout: Sequence[dict], *, samples: int,
+                   max_new_tokens: int, label: str, seed: int = 0) -> list[dict]:
+    replies = sample_replies(model, tokenizer, [r["prompt"] for r in holdout], samples=samples,
+                             max_new_tokens=max_new_tokens, seed=seed)
+    return graded_rows(holdout, replies, label)
+
+
+def _indicator(rows: Sequence[dict], field: str) -> list[dict]:
+    return [{"task_id": r["task_id"], "reward": 1.0 if r[field] else 0.0} for r in rows]
+
+
+def read_arm(before: Sequence[dict], after: Sequence[dict]) -> dict:
+    """pass@1 before/after, the paired delta, and the tool-call/well-formed/truncation shares."""
+    from whileai_core import compare, pass_at
+
+    out = {"n_tasks": len({r["task_id"] for r in before}),
+           "pass_before": pass_at(list(before)).to_dict(),
+           "pass_after": pass_at(list(after)).to_dict(),
+           "delta": compare(list(before), list(after)).to_dict()}
+    for field in ("called", "well_formed", "truncated"):
+        out[f"{field}_before"] = pass_at(_indicator(before, field)).to_dict()
+        out[f"{field}_after"] = pass_at(_indicator(after, field)).to_dict()
+    return out
+
+
+def summarize(before: Sequence[dict], after: Sequence[dict],
+              categories: Sequence[str] = CATEGORIES) -> dict:
+    """The overall read and the same read **by category** (compare on each category's rows)."""
+    summary = {"overall": read_arm(before, after), "by_category": {}}
+    for category in categories:
+        b = [r for r in before if r["category"] == category]
+        a = [r for r in after if r["category"] == category]
+        if b and a:
+            summary["by_category"][category] = read_arm(b, a)
+    return summary
+
+
+def _rate(d: dict) -> str:
+    ci = d.get("ci95")
+    return fmt_rate(d.get("pass_at_1"), tuple(ci) if ci else None, d.get("n_tasks"))
+
+
+def render_summary(summary: dict) -> str:
+    """The before/after table, one block per group: pass@1, delta with interval and verdict."""
+    lines = []
+    groups: list[tuple[str, dict]] = [("overall", summary["overall"])]
+    groups += list(summary["by_category"].items())
+    for name, arm in groups:
+        delta = arm["delta"]
+        d = delta.get("delta")
+        ci = delta.get("ci95")
+        dtext = "n/a" if d is None else f"{d:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else
+                                                       " [no interval]")
+        lines += [f"{name}:",
+                  f"  pass@1 before {_rate(arm['pass_before'])}",
+                  f"  pass@1 after  {_rate(arm['pass_after'])}",
+                  f"  delta {dtext}, verdict {delta['verdict']} (n={delta['n_paired']} paired prompts)",
+                  f"  tool-call rate {_rate(arm['called_before'])} -> {_rate(arm['called_after'])}",
+                  f"  well-formed    {_rate(arm['well_formed_before'])} -> "
+                  f"{_rate(arm['well_formed_after'])}",
+                  f"  truncated      {_rate(arm['truncated_before'])} -> "
+                  f"{_rate(arm['truncated_after'])}"]
+    return "\n".join(lines)
+

@@ -1,0 +1,43 @@
+"""What every recipe's ``run.py`` shares: the ``--smoke``/``--out`` contract and one error voice.
+
+Contract (the run registry's local backend relies on it): ``run.py --smoke --out DIR`` runs the
+recipe's offline path with no key and no GPU and writes ``DIR/results.json``; when the run has
+held-out samples, that file carries ``before_rows`` and ``after_rows`` (graded rows). A bad flag
+or a missing token is one line on stderr and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from whileai_core.errors import WhileaiError
+from whileai_core.io import write_atomic
+
+
+def add_output_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--smoke", action="store_true",
+                        help="run the offline CPU path (tiny random model, no key, no GPU)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="folder for results.json (required with --smoke)")
+    parser.add_argument("--force", action="store_true", help="replace an existing results.json")
+
+
+def write_results(out: Path, results: dict, *, overwrite: bool) -> Path:
+    return write_atomic(Path(out) / "results.json", json.dumps(results, indent=2, default=str),
+                        overwrite=overwrite)
+
+
+def guarded(main: Callable[[], int]) -> int:
+    """Run ``main``; a ``WhileaiError`` becomes one stderr line and exit 2."""
+    try:
+        return main()
+    except WhileaiError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

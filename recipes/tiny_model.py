@@ -1,0 +1,71 @@
+"""A tiny randomly initialised causal LM and a byte-level tokenizer, built in-process.
+
+The offline path of every TRL recipe (``run.py --smoke`` and the CPU tests) trains this instead
+of the real checkpoint: the same trainer-construction code, two real optimizer steps, no hub
+download. Byte-level means every string round-trips (256 byte symbols, no merges), so the
+reward sees exactly what was sampled. The chat template is the ChatML shape Qwen uses.
+"""
+
+from __future__ import annotations
+
+TINY_SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
+TINY_CHAT_TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+TINY_MODEL_NAME = "tiny-random-qwen2"
+
+
+def byte_tokenizer():
+    """A ``PreTrainedTokenizerFast`` over the 256 byte symbols plus ChatML's three specials."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {symbol: i for i, symbol in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet()))}
+    for special in TINY_SPECIAL_TOKENS:
+        vocab[special] = len(vocab)
+    core = Tokenizer(models.BPE(vocab=vocab, merges=[]))
+    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    core.decoder = decoders.ByteLevel()
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=core, eos_token="<|im_end|>", pad_token="<|endoftext|>",
+        additional_special_tokens=list(TINY_SPECIAL_TOKENS[1:]))
+    tokenizer.chat_template = TINY_CHAT_TEMPLATE
+    tokenizer.padding_side = "left"
+    return tokenizer
+
+
+# A logit offset on the end token: with 258 other tokens near logit 0, e^5 / (e^5 + 258) = 0.37
+# of replies end at each position, so some replies in a group are empty and others are not and
+# the refund reward differs within a group (GRPO's advantage is zero when a group agrees).
+TINY_END_BIAS = 5.0
+
+
+def tiny_model(tokenizer, *, seed: int = 0, hidden: int = 32, layers: int = 2,
+               end_bias: float = TINY_END_BIAS):
+    """A 2-layer Qwen2 with hidden size 32, randomly initialised from ``seed`` (float32, CPU).
+
+    The output layer is untied and given a bias holding ``end_bias`` on the end token (0 on the
+    rest), the one hand-set weight: it makes reply lengths, and so rewards, vary within a group.
+    """
+    import torch
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    config = Qwen2Config(
+        vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=2 * hidden,
+        num_hidden_layers=layers, num_attention_heads=2, num_key_value_heads=1,
+        max_position_embeddings=2048, tie_word_embeddings=False,
+        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=None)
+    config.name_or_path = TINY_MODEL_NAME
+    torch.manual_seed(seed)
+    model = Qwen2ForCausalLM(config)
+    head = torch.nn.Linear(hidden, len(tokenizer), bias=True)
+    with torch.no_grad():
+        head.weight.copy_(model.lm_head.weight)
+        head.bias.zero_()
+        head.bias[tokenizer.eos_token_id] = end_bias
+    model.lm_head = head
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    return model

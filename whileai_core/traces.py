@@ -59,7 +59,7 @@ def load_traces(source: Any, *, need_reward: bool = False) -> list[dict]:
     if not records:
         raise RowsError("no traces", source=name, fix="give at least one trace")
     for i, rec in enumerate(records):
-        where = dict(source=name, line=lines[i]) if lines else dict(source=f"{name} item {i + 1}")
+        where = _where(name, lines, i)
         if not isinstance(rec, Mapping):
             raise RowsError(f"a {type(rec).__name__}, expected an object", **where,
                             fix='write {"task_id": ..., "messages": [...]}')
@@ -74,6 +74,16 @@ def load_traces(source: Any, *, need_reward: bool = False) -> list[dict]:
                 raise RowsError(f"`reward` is {r!r}", **where, field="reward",
                                 fix="grade every trace with a program: a finite number, pass >= 1.0")
     return [dict(r) for r in records]
+
+
+def _where(name: str, lines: Any, i: int) -> dict:
+    """Where record i came from: rows._read_file gives line numbers (a list), None for a JSONL
+    file without blank lines (record i is line i + 1), or a marker for a JSON array."""
+    if isinstance(lines, list):
+        return dict(source=name, line=lines[i])
+    if lines is None and name != "<traces>":
+        return dict(source=name, line=i + 1)
+    return dict(source=f"{name} item {i + 1}")
 
 
 def _check_messages(messages: Any, where: dict) -> None:

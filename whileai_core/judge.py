@@ -30,13 +30,13 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from statistics import NormalDist
 from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field
 
 from . import defaults as D
+from .bootstrap import z_value
 from .errors import ArgumentError, RowsError
 from .result import Result, fmt_rate
 
@@ -44,10 +44,6 @@ Verdict = Literal["clears", "fails", "label_more"]
 
 
 # --- the statistics ------------------------------------------------------------------------
-
-def _z(level: float) -> float:
-    return NormalDist().inv_cdf(0.5 + level / 2.0)
-
 
 def _check_level(level: float) -> float:
     if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0.0 < level < 1.0:
@@ -60,20 +56,18 @@ def wilson_interval(successes: int, n: int, *, level: float = D.CONFIDENCE_LEVEL
                     ) -> tuple[float, float] | None:
     """Wilson score interval for ``successes`` out of ``n`` independent trials [1]; None at n=0.
 
-    centre = (p + z^2/2n) / (1 + z^2/n), half = z sqrt(p(1-p)/n + z^2/4n^2) / (1 + z^2/n).
-    Unlike the Wald interval it stays inside [0, 1] and keeps a width at 0/n and n/n.
+    Checks its arguments, then calls the library's one Wilson formula
+    (:func:`whileai_core.bootstrap.wilson_interval`). Unlike the Wald interval it stays inside
+    [0, 1] and keeps a width at 0/n and n/n.
     """
+    from .bootstrap import wilson_interval as _wilson
+
     level = _check_level(level)
     if n < 0 or successes < 0 or successes > n:
         raise ArgumentError(f"successes must be in [0, n], got successes={successes}, n={n}")
     if n == 0:
         return None
-    z = _z(level)
-    p = successes / n
-    denom = 1.0 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    return _wilson(int(successes), int(n), level)
 
 
 def cohen_kappa(labels: Sequence[bool], grades: Sequence[bool]) -> float | None:
@@ -104,7 +98,7 @@ def failures_needed(half_width: float = D.JUDGE_FALSE_PASS_HALF_WIDTH, *,
             or not 0.0 < half_width < 0.5:
         raise ArgumentError(f"half_width must be in (0, 0.5), got {half_width!r}. "
                             f"Fix: use the default {D.JUDGE_FALSE_PASS_HALF_WIDTH}")
-    return math.ceil(_z(level) ** 2 * 0.25 / half_width ** 2 - 1e-9)
+    return math.ceil(z_value(0.5 + level / 2.0) ** 2 * 0.25 / half_width ** 2 - 1e-9)
 
 
 def _pearson(x: np.ndarray, y: np.ndarray) -> float | None:

@@ -8,7 +8,8 @@ block (``CHECKS``): after block i runs, ``CHECKS[i](namespace)`` asserts what it
 produced. A skill whose number of blocks differs from its number of checks fails, so a block
 added without a check is caught. The network is closed while blocks run.
 
-Usage: ``python check.py [SKILL ...] [-v]`` (``-v`` prints each block's output).
+Usage: ``python check.py [SKILL ...] [-v]``: SKILL is a folder name under skills/ or a path to
+a skill folder; ``-v`` prints each block's output.
 Exit status: 0 when every skill passes, 1 otherwise.
 """
 
@@ -49,7 +50,7 @@ def python_blocks(text: str) -> list[Block]:
 def _load_fixtures(skill: Path):
     path = skill / "fixtures.py"
     if not path.exists():
-        raise FileNotFoundError(f"{path.relative_to(ROOT)} is missing: every skill needs "
+        raise FileNotFoundError(f"{path} is missing: every skill needs "
                                 "prepare(workdir) and CHECKS")
     spec = importlib.util.spec_from_file_location(f"_fixtures_{skill.name.replace('-', '_')}",
                                                   path)
@@ -89,7 +90,8 @@ class Verdict:
 
 def check_skill(skill: Path, *, verbose: bool = False) -> Verdict:
     start = time.perf_counter()
-    rel = f"skills/{skill.name}/SKILL.md"
+    rel = (f"skills/{skill.name}/SKILL.md" if skill.parent == SKILLS
+           else str(skill / "SKILL.md"))
     blocks = python_blocks((skill / "SKILL.md").read_text(encoding="utf-8"))
     try:
         fixtures = _load_fixtures(skill)
@@ -138,6 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     found = sorted(p.parent for p in SKILLS.glob("*/SKILL.md"))
     if args.skills:
         known = {p.name: p for p in found}
+        # a name in skills/, or a path to a skill folder (a draft kept outside the tree)
+        known.update({s: Path(s).resolve() for s in args.skills
+                      if (Path(s) / "SKILL.md").is_file()})
         missing = [s for s in args.skills if s not in known]
         if missing:
             print(f"error: no skill named {', '.join(missing)}; have {', '.join(known)}",

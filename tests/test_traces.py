@@ -175,3 +175,25 @@ def test_export_loads_with_datasets_and_renders_with_a_chat_template(tmp_path):
         export_sft(records, out)
     with pytest.raises(RowsError, match="assistant turn"):
         export_sft([_trace("a", "q")], tmp_path / "other.jsonl")
+
+
+def test_split_reads_graded_rows_and_partitions_them(tmp_path):
+    from whileai_core import load_rows
+
+    rows = [{"task_id": f"t{t}", "reward": float(j % 2)} for t in range(10) for j in range(4)]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    by_path = split_by_task(str(path), share=0.3)
+    by_rows = split_by_task(load_rows(rows), share=0.3)
+    by_dicts = split_by_task(rows, share=0.3)
+    assert by_path.holdout_tasks == by_rows.holdout_tasks == by_dicts.holdout_tasks
+    assert len(by_path.holdout_tasks) == 3                       # round(0.3 * 10)
+    assert sorted(by_path.holdout_tasks + by_path.train_tasks) == sorted(f"t{t}" for t in range(10))
+
+
+def test_grade_must_return_a_finite_number():
+    asks = [_trace("a", "q")]
+    with pytest.raises(ArgumentError, match="grade\\(\\) returned nan"):
+        rejection_sample(asks, lambda m, i: "r", lambda a, r: float("nan"), attempts=2)
+    with pytest.raises(ArgumentError, match="attempt\\(\\) returned a int"):
+        rejection_sample(asks, lambda m, i: 3, lambda a, r: 1.0, attempts=2)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -171,7 +172,6 @@ def _as_pass(value: Any, *, where: str, field: str) -> bool:
 
 def _read_items(items: Any) -> tuple[list[dict], str]:
     from .rows import _read_file  # one reader for every JSONL input, with line-numbered errors
-    from pathlib import Path
 
     if isinstance(items, (str, os.PathLike)):
         records, _lines, name = _read_file(Path(items))

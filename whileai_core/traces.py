@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 from collections import Counter
@@ -70,7 +71,7 @@ def load_traces(source: Any, *, need_reward: bool = False) -> list[dict]:
         _check_messages(rec.get("messages"), where)
         if need_reward:
             r = rec.get("reward")
-            if isinstance(r, bool) or not isinstance(r, (int, float)) or r != r or abs(r) == float("inf"):
+            if isinstance(r, bool) or not isinstance(r, (int, float)) or not math.isfinite(r):
                 raise RowsError(f"`reward` is {r!r}", **where, field="reward",
                                 fix="grade every trace with a program: a finite number, pass >= 1.0")
     return [dict(r) for r in records]
@@ -242,7 +243,7 @@ def rejection_sample(asks: Any, attempt: Callable[[list[dict], int], str],
             reward = grade(ask, reply)
             if isinstance(reward, bool):
                 reward = float(reward)
-            if not isinstance(reward, (int, float)) or reward != reward:
+            if not isinstance(reward, (int, float)) or not math.isfinite(reward):
                 raise ArgumentError(f"grade() returned {reward!r} for task {ask['task_id']!r}. "
                                     "Fix: return a finite number (1.0 pass, 0.0 fail)")
             out.append({"task_id": str(ask["task_id"]),

@@ -1,0 +1,69 @@
+"""Validate TOMLs with prime-rl's own loader: ``cli(RLConfig, args=["@", path])``, the call
+prime-rl's tests/unit/test_configs.py makes.
+
+Usage (with a Python 3.12 environment where prime-rl-configs 559b447 and its dependencies
+(prime-pydantic-config, renderers, verifiers, and the taskset packages such as reverse_text and
+kuhn_poker) import; never this project's .venv)::
+
+    /tmp/prlvenv/bin/python bench/check_prime_rl_schema.py /tmp/prime-rl [FILE.toml ...]
+
+With no files it checks every ``tests/golden/prime_rl/*.toml``. Prints ``accepted`` or
+``rejected: <prime-rl's message>`` per file and exits 1 when any file is rejected.
+The checkout path is put on sys.path only when ``prime_rl.configs`` does not import already.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+import warnings
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def load_rl_config(checkout: Path):
+    try:
+        from prime_rl.configs.rl import RLConfig
+    except ImportError:
+        sys.path.insert(0, str(checkout / "packages" / "prime-rl-configs" / "src"))
+        from prime_rl.configs.rl import RLConfig
+    from pydantic_config import cli
+    return RLConfig, cli
+
+
+def check(path: Path, RLConfig, cli) -> tuple[bool, str]:
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
+                warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cli(RLConfig, args=["@", str(path)])
+    except SystemExit as exc:  # pydantic_config prints the validation errors and exits
+        text = (err.getvalue() + out.getvalue()).strip() or f"exit {exc.code}"
+        return False, " | ".join(line.strip() for line in text.splitlines() if line.strip())[:2000]
+    except Exception as exc:  # noqa: BLE001 - any loader failure is a rejection to report
+        return False, f"{type(exc).__name__}: {exc}"
+    return True, ""
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print(__doc__)
+        return 2
+    checkout = Path(argv[0])
+    files = [Path(a) for a in argv[1:]] or sorted((ROOT / "tests" / "golden" / "prime_rl").glob("*.toml"))
+    RLConfig, cli = load_rl_config(checkout)
+    rejected = 0
+    for path in files:
+        ok, why = check(path, RLConfig, cli)
+        rejected += not ok
+        print(f"{path.name}: {'accepted' if ok else 'rejected: ' + why}")
+    print(f"{len(files) - rejected}/{len(files)} accepted by prime-rl's RLConfig "
+          f"({checkout})")
+    return 1 if rejected else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

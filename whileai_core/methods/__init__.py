@@ -1,0 +1,37 @@
+"""The method catalogue: validated, immutable specs and the per-token math of the methods the
+skills route to.
+
+- prime-rl runs: :class:`RLMethod` (grpo, max_rl, rae), :class:`OPD`, :class:`OPSD`, and
+  :class:`Async` around them (``whileai_core.prime_rl.prime_rl_config`` writes the TOML);
+- your trainer runs: :class:`GroupwiseGrading` (reward/advantage shaping of a group),
+  :class:`FlashReinforce`, :class:`SAO`, :class:`BPCO` (one rollout per prompt, ``.update``),
+  :class:`ReinforceAda` (adaptive sampling before a grouped update).
+
+:func:`method_spec` parses any of them from a name, a dict or an object (CLI, MCP, recipes).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_NAMES = {
+    "Endpoint": "specs", "RLMethod": "specs", "OPD": "specs", "OPSD": "specs", "Async": "specs",
+    "method_spec": "specs", "method_names": "specs", "BASE_METHODS": "specs",
+    "GroupwiseGrading": "grouping", "GroupShaping": "grouping",
+    "FlashReinforce": "single_rollout", "SAO": "single_rollout", "BPCO": "single_rollout",
+    "RolloutUpdate": "rollout_batch",
+    "ReinforceAda": "sampling", "AdaSample": "sampling",
+    "icepop_loss": "icepop",
+}
+
+__all__ = sorted(_NAMES)
+
+
+def __getattr__(name: str) -> Any:
+    module = _NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'whileai_core.methods' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

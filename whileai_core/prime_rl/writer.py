@@ -1,0 +1,396 @@
+"""Write a prime-rl ``rl`` config (TOML) for a taskset and a method, pinned to prime-rl 559b447.
+
+Rules from prime-rl's schema (shared/reference/prime-rl-schema.md): unknown keys are errors, so
+only keys of 559b447 are written; each shared value is set once (top-level ``max_steps``,
+``seq_len``, ``[model]``); ``batch_size`` (rollouts per step) is divisible by ``group_size``;
+``[inference]`` makes ``rl`` start vLLM for the policy; LoRA forces filesystem weight broadcast
+(prime-rl picks it by itself); multi-node needs ``[slurm]``. The config is checked with
+:func:`whileai_core.prime_rl.schema.validate_config` before it is written.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import tomli_w
+
+from .. import defaults as D
+from ..errors import ArgumentError, ConfigError
+from ..io import write_atomic
+from ..methods.specs import OPD, method_spec
+from .mapping import method_keys
+from .result import GPUSplit, PrimeRLConfig
+from .targets import RENDERER_NAMES, pick_renderer, taskset_info
+
+PROMPT_TOKEN_ALLOWANCE = 1024  # room for the prompt when seq_len is derived from max_tokens
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "0.0.0.0")
+
+
+def _positive_int(name: str, value: Any, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ArgumentError(f"`{name}` must be an integer >= {minimum}; got {value!r}")
+    return value
+
+
+def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str, out: str | Path | None = None,
+                    gpus: int = 2, nodes: int = 1, steps: int = 100, batch: int = D.PRIME_RL_BATCH,
+                    lora: bool = True, max_tokens: int | None = None, seq_len: int | None = None,
+                    renderer: str | None = None, train_split: str | None = None,
+                    eval_split: str | None = None, overrides: dict[str, Any] | None = None,
+                    overwrite: bool = False, group_size: int | None = None,
+                    lr: float | None = None, temperature: float | None = None,
+                    inference_gpus: int | None = None, serve_policy: bool | str = True,
+                    eval_interval: int | None = None, eval_examples: int | None = None,
+                    vllm_memory: float | None = None, wandb_project: str | None = None,
+                    run_name: str | None = None, checkpoint: bool = True,
+                    student_vocab: int | str | None = None) -> PrimeRLConfig:
+    """Write a prime-rl 559b447 ``rl`` config for ``taskset`` trained with ``method``.
+
+    Args:
+        taskset: verifiers taskset id (``"reverse-text"``, ``"kuhn-poker"``, ...).
+        method: a name (``"grpo"``, ``"max_rl"``, ``"rae"``, ``"opsd"``), a dict
+            (``{"name": "opd", "teacher": "model@http://host:8001/v1"}``, ``{"name": "async",
+            "method": "grpo", "correction": "icepop"}``) or a spec object (``OPD``, ``OPSD``,
+            ``Async``, ``RLMethod``); parsed by :func:`whileai_core.methods.method_spec`.
+        model: the policy's model id (``[model] name``).
+        out: where to write the TOML (atomically); None writes nothing.
+        gpus: GPUs per node. nodes: node count; > 1 writes a multi-node (SLURM) deployment.
+        steps: optimizer steps (``max_steps``).
+        batch: rollouts per step (``orchestrator.batch_size``), divisible by ``group_size``.
+        lora: train a LoRA adapter (``[trainer.model.lora]``, rank 16) instead of full weights.
+        max_tokens: completion cap per turn (``max_completion_tokens``); default: the method's
+            (OPD 8192), else none (bounded by ``seq_len``).
+        seq_len: tokens per sample; default 2048, raised to fit ``max_tokens`` + 1024.
+        renderer: ``[orchestrator.renderer] name``; default picked from the model id.
+        train_split / eval_split: dataset split of the taskset (e.g. ``"train[:872]"``); an eval
+            split adds ``[orchestrator.eval]`` on it.
+        overrides: ``{"dotted.key": value}`` applied last (each reported under ``reads``).
+        overwrite: replace an existing ``out``.
+        group_size: rollouts per prompt; default: the method's (grpo/max_rl 16, rae 1, OPD
+            samples, OPSD samples).
+        lr: learning rate; default: the method's, else 1e-6 full weights / 1e-4 LoRA.
+        temperature: sampling temperature (0..2); default: the method's, else prime-rl's 1.0.
+        inference_gpus: GPUs for the policy's vLLM on one node (default half, at least 1).
+        serve_policy: True: ``rl`` starts vLLM for the policy (``[inference]``). False or a base
+            URL: you serve it (default ``http://localhost:8000/v1``); the report says where.
+        eval_interval / eval_examples: eval every N steps (default: ``steps``, plus step 0) on
+            N examples (default all).
+        vllm_memory: ``[inference.vllm] gpu_memory_utilization``; default prime-rl's 0.9, or
+            0.4 for OPD with a local teacher that shares the inference GPU.
+        wandb_project: adds ``[monitors.wandb]``. run_name: ``[run] name``.
+        checkpoint: a bare ``[ckpt]`` (checkpoint at the end).
+        student_vocab: the policy's vocab size or local tokenizer path (OPD tokenizer check).
+
+    Returns a :class:`PrimeRLConfig`. Raises SpecError / ConfigError / ArgumentError naming the
+    knob and the fix (a method prime-rl cannot run, ``group_size`` 1 with grpo/max_rl, an
+    indivisible batch, an existing file...).
+    """
+    spec = method_spec(method)
+    if not isinstance(taskset, str) or not taskset.strip():
+        raise ArgumentError(f"`taskset` must be a taskset id such as 'reverse-text'; got {taskset!r}")
+    if not isinstance(model, str) or not model.strip():
+        raise ArgumentError(f"`model` must be a model id such as 'Qwen/Qwen3-0.6B'; got {model!r}")
+    gpus, nodes = _positive_int("gpus", gpus), _positive_int("nodes", nodes)
+    steps, batch = _positive_int("steps", steps), _positive_int("batch", batch)
+    info = taskset_info(taskset)
+
+    if renderer is None:
+        renderer, renderer_why = pick_renderer(model)
+    else:
+        if renderer not in RENDERER_NAMES:
+            raise ArgumentError(f"`renderer` {renderer!r} is not a prime-rl 559b447 renderer; one "
+                                f"of {', '.join(sorted(RENDERER_NAMES))}")
+        renderer_why = "given"
+        renderer = None if renderer == "auto" else renderer
+
+    keys = method_keys(spec, model=model, taskset=info, lora=lora, renderer=renderer,
+                       student_vocab=student_vocab)
+    reads = {"model": "model.name (shared: trainer, orchestrator, inference)",
+             "steps": "max_steps (shared: trainer, orchestrator)", **keys.reads}
+    warnings, notes = list(keys.warnings), list(keys.notes)
+
+    group = keys.group_size if group_size is None else _positive_int("group_size", group_size)
+    base = keys.algo["type"]
+    if group == 1 and base in ("grpo", "max_rl"):
+        raise ConfigError(f"{base} with group_size 1: every advantage is zero (reward minus the "
+                          "mean of a group of one), so nothing trains. Fix: group_size >= 2, or "
+                          "method='rae' (EMA baseline, group_size 1 allowed)")
+    if batch % group:
+        raise ConfigError(f"`batch` {batch} is not divisible by group_size {group} (prime-rl "
+                          f"rejects it). Fix: batch = {max(group, batch - batch % group)} or "
+                          f"{batch + group - batch % group}")
+    reads["batch"] = f"orchestrator.batch_size (rollouts per step: {batch // group} prompts x {group})"
+    reads["group_size"] = "orchestrator.group_size"
+
+    cap = max_tokens if max_tokens is not None else keys.max_tokens
+    if cap is not None:
+        _positive_int("max_tokens", cap)
+    if seq_len is None:
+        seq = D.PRIME_RL_SEQ_LEN
+        if cap is not None and cap + PROMPT_TOKEN_ALLOWANCE > seq:
+            seq = -(-(cap + PROMPT_TOKEN_ALLOWANCE) // 1024) * 1024
+            notes.append(f"seq_len raised to {seq} to hold {cap} completion tokens plus "
+                         f"{PROMPT_TOKEN_ALLOWANCE} prompt tokens")
+    else:
+        seq = _positive_int("seq_len", seq_len)
+        if cap is not None and cap >= seq:
+            raise ConfigError(f"`max_tokens` {cap} does not fit `seq_len` {seq} with any prompt. "
+                              f"Fix: seq_len >= {cap + PROMPT_TOKEN_ALLOWANCE}")
+    reads["seq_len"] = "seq_len (shared: trainer, orchestrator)"
+
+    temp = temperature if temperature is not None else keys.temperature
+    if temp is not None and not 0.0 <= temp <= D.PRIME_RL_MAX_TEMPERATURE:
+        raise ArgumentError(f"`temperature` must be in [0, {D.PRIME_RL_MAX_TEMPERATURE}]; got {temp}")
+    rate = lr if lr is not None else keys.lr
+    if rate is None:
+        rate = D.PRIME_RL_LR_LORA if lora else D.PRIME_RL_LR_FULL
+    if not 0.0 < rate < 1.0:
+        raise ArgumentError(f"`lr` must be in (0, 1); got {rate}")
+    reads["lr"] = "trainer.optim.lr"
+
+    config: dict[str, Any] = {"max_steps": steps, "seq_len": seq, "model": {"name": model}}
+    if run_name is not None:
+        config["run"] = {"name": run_name}
+    split, deployment = _deployment(gpus, nodes, inference_gpus, serve_policy, run_name or
+                                    f"whileai-{base}")
+    config.update(deployment)
+
+    orch: dict[str, Any] = {"batch_size": batch, "group_size": group}
+    if keys.off_policy_steps is not None:
+        orch["max_off_policy_steps"] = keys.off_policy_steps
+    orch["algo"] = keys.algo
+    if renderer is not None:
+        orch["renderer"] = {"name": renderer}
+        reads["renderer"] = f"orchestrator.renderer.name = {renderer!r} ({renderer_why})"
+    sampling: dict[str, Any] = {}
+    if cap is not None:
+        sampling["max_completion_tokens"] = cap
+        reads["max_tokens"] = "orchestrator.train.sampling.max_completion_tokens"
+    if temp is not None:
+        sampling["temperature"] = temp
+        reads["temperature"] = "orchestrator.train.sampling.temperature"
+    train: dict[str, Any] = {}
+    if sampling:
+        train["sampling"] = sampling
+    train["source"] = [_source(info, train_split, "train_split", reads)]
+    orch["train"] = train
+    if isinstance(serve_policy, str):
+        orch["model"] = {"client": {"base_url": serve_policy}}
+        reads["serve_policy"] = "orchestrator.model.client.base_url"
+    if eval_split is not None:
+        interval = steps if eval_interval is None else _positive_int("eval_interval", eval_interval)
+        ev: dict[str, Any] = {"interval": interval}
+        if eval_examples is not None:
+            ev["num_examples"] = _positive_int("eval_examples", eval_examples)
+        if cap is not None:
+            ev["sampling"] = {"max_completion_tokens": cap}
+        ev["source"] = [_source(info, eval_split, "eval_split", reads)]
+        orch["eval"] = ev
+        reads["eval_interval"] = (f"orchestrator.eval.interval = {interval} (plus the startup eval "
+                                  "before any training)")
+    elif eval_interval is not None or eval_examples is not None:
+        raise ArgumentError("`eval_interval`/`eval_examples` need `eval_split` (the data to "
+                            "evaluate on)")
+    config["orchestrator"] = orch
+
+    trainer: dict[str, Any] = {"optim": {"lr": rate}}
+    if keys.loss is not None:
+        trainer["loss"] = keys.loss
+    if lora:
+        trainer["model"] = {"lora": {"rank": D.LORA_RANK, "alpha": D.LORA_ALPHA}}
+        reads["lora"] = (f"trainer.model.lora (rank {D.LORA_RANK}, alpha {D.LORA_ALPHA:g}); "
+                         "weight broadcast: filesystem (prime-rl's choice with LoRA)")
+    else:
+        reads["lora"] = "off: full weights (no trainer.model.lora)"
+    config["trainer"] = trainer
+    if checkpoint:
+        config["ckpt"] = {}
+        reads["checkpoint"] = "[ckpt] (checkpoint at the end)"
+
+    setup: list[str] = []
+    teacher = keys.teacher
+    local_teacher = teacher is not None and teacher.host in LOCAL_HOSTS
+    if split.policy_served_by == "rl":
+        inference: dict[str, Any] = {}
+        memory = vllm_memory
+        if memory is None and local_teacher and nodes == 1:
+            memory = D.OPD_COLOCATED_MEMORY
+            notes.append(f"the teacher at {teacher.url} is local: the policy's vLLM takes "
+                         f"{memory} of its GPU's memory so the teacher fits beside it (start the "
+                         f"teacher at {memory} too)")
+        if memory is not None:
+            if not 0.0 < memory <= 1.0:
+                raise ArgumentError(f"`vllm_memory` must be in (0, 1]; got {memory}")
+            inference["vllm"] = {"gpu_memory_utilization": memory}
+            reads["vllm_memory"] = "inference.vllm.gpu_memory_utilization"
+        config["inference"] = inference
+        reads["serve_policy"] = ("[inference]: rl starts vLLM for the policy on "
+                                 f"{split.inference_gpus if nodes == 1 else 'the inference'} "
+                                 f"{'GPU(s)' if nodes == 1 else 'node(s)'}"
+                                 + (" with LoRA serving" if lora else ""))
+    else:
+        url = serve_policy if isinstance(serve_policy, str) else f"http://localhost:{D.POLICY_PORT}/v1"
+        port = urlparse(url).port or D.POLICY_PORT
+        lora_flags = (f" --vllm.enable-lora --vllm.max-lora-rank {D.LORA_RANK}" if lora else "")
+        devices = ",".join(str(i) for i in range(split.train_gpus, split.train_gpus +
+                                                  split.inference_gpus))
+        setup.append(f"CUDA_VISIBLE_DEVICES={devices} uv run inference --vllm.model {model} "
+                     f"--server.port {port}{lora_flags}")
+        notes.append(f"you serve the policy: prime-rl's inference server for {model} must listen at "
+                     f"{url} (the trainer takes GPU(s) 0..{split.train_gpus - 1}; the server gets "
+                     f"{devices})" + ("; enable LoRA serving, max rank "
+                                      f"{D.LORA_RANK}" if lora else ""))
+    if teacher is not None:
+        port = urlparse(teacher.url).port or 8000
+        if local_teacher:
+            mem = f" --vllm.gpu-memory-utilization {D.OPD_COLOCATED_MEMORY}" if nodes == 1 else ""
+            setup.insert(0, f"CUDA_VISIBLE_DEVICES=0 uv run inference --vllm.model {teacher.model} "
+                            f"--server.port {port}{mem}")
+    if wandb_project is not None:
+        config["monitors"] = {"wandb": {"project": wandb_project}}
+        reads["wandb_project"] = "monitors.wandb.project (shared)"
+
+    if overrides:
+        _apply_overrides(config, overrides, reads)
+
+    from .schema import validate_config
+    check = validate_config(config)
+    if not check.ok:
+        raise ConfigError("the config would be rejected by prime-rl 559b447: "
+                          + "; ".join(check.errors) + ". Fix: change the knob or override named")
+
+    text = _header(keys.label, model, taskset, setup) + tomli_w.dumps(config)
+    path = None
+    if out is not None:
+        path = str(write_atomic(out, text, overwrite=overwrite))
+    command = f"uv run rl @ {path or '<config.toml>'}"
+    return PrimeRLConfig(
+        method=keys.label, method_spec={"name": spec.name, **spec.knobs()}, model=model,
+        taskset=taskset, config=copy.deepcopy(config), text=text, path=path, reads=reads,
+        ignored=keys.ignored, warnings=warnings, notes=notes, command=command,
+        setup_commands=setup, gpus=split, steps=steps, batch=batch, group_size=group,
+        max_off_policy_steps=(keys.off_policy_steps if keys.off_policy_steps is not None
+                              else D.ASYNC_OFF_POLICY_STEPS),
+        prime_rl_commit=D.PRIME_RL_COMMIT)
+
+
+def _source(info, split: str | None, knob: str, reads: dict[str, str]) -> dict[str, Any]:
+    """One ``[[orchestrator.*.source]]`` entry for the taskset (verifiers v1 env block)."""
+    taskset: dict[str, Any] = {"id": info.id}
+    if split is not None:
+        if info.split_key is None:
+            raise ConfigError(f"`{knob}` {split!r}: taskset {info.id!r} has no dataset-split key "
+                              "that whileai knows, and prime-rl rejects unknown keys. Fix: drop "
+                              f"{knob}, or set the taskset's own key through overrides")
+        taskset[info.split_key] = split
+        reads[knob] = f"orchestrator.{knob.split('_')[0]}.source.env.taskset.{info.split_key}"
+    env: dict[str, Any] = {"taskset": taskset}
+    for agent in info.agents:
+        env[agent] = {"harness": {"id": "null"}, "runtime": {"type": "subprocess"}}
+    return {"name": info.id, "env": env}
+
+
+def _deployment(gpus: int, nodes: int, inference_gpus: int | None, serve_policy: bool | str,
+                job_name: str) -> tuple[GPUSplit, dict[str, Any]]:
+    served_by = "rl" if serve_policy is True else "you"
+    if serve_policy is not True and not (serve_policy is False or isinstance(serve_policy, str)):
+        raise ArgumentError(f"`serve_policy` must be True, False or a base URL; got {serve_policy!r}")
+    if isinstance(serve_policy, str) and not serve_policy.startswith(("http://", "https://")):
+        raise ArgumentError(f"`serve_policy` {serve_policy!r} is not a base URL such as "
+                            f"'http://localhost:{D.POLICY_PORT}/v1'")
+    if nodes > 1:
+        if served_by != "rl":
+            raise ArgumentError("multi-node configs here let rl start the policy's inference "
+                                "nodes; `serve_policy` must be True when nodes > 1")
+        infer_nodes = max(1, nodes // 2)
+        split = GPUSplit(nodes=nodes, gpus_per_node=gpus, train_gpus=(nodes - infer_nodes) * gpus,
+                         inference_gpus=infer_nodes * gpus, train_nodes=nodes - infer_nodes,
+                         inference_nodes=infer_nodes, policy_served_by=served_by)
+        return split, {"deployment": {"type": "multi_node", "gpus_per_node": gpus,
+                                      "num_train_nodes": nodes - infer_nodes,
+                                      "num_infer_nodes": infer_nodes},
+                       "slurm": {"job_name": job_name}}
+    if gpus < 2:
+        raise ArgumentError(f"`gpus` {gpus}: prime-rl puts the trainer and the policy's vLLM on "
+                            "separate GPUs, so one node needs at least 2. Fix: gpus=2")
+    infer = max(1, gpus // 2) if inference_gpus is None else inference_gpus
+    if isinstance(infer, bool) or not isinstance(infer, int) or not 1 <= infer <= gpus - 1:
+        raise ArgumentError(f"`inference_gpus` must be an integer in [1, {gpus - 1}] (gpus={gpus}, "
+                            f"the trainer needs at least one); got {inference_gpus!r}")
+    split = GPUSplit(nodes=1, gpus_per_node=gpus, train_gpus=gpus - infer, inference_gpus=infer,
+                     policy_served_by=served_by)
+    return split, {"deployment": {"type": "single_node", "gpus_per_node": gpus,
+                                  "num_train_gpus": gpus - infer, "num_infer_gpus": infer}}
+
+
+def _apply_overrides(config: dict[str, Any], overrides: dict[str, Any], reads: dict[str, str]) -> None:
+    if not isinstance(overrides, dict):
+        raise ArgumentError(f"`overrides` must map dotted keys to values; got {type(overrides).__name__}")
+    for dotted, value in overrides.items():
+        parts = str(dotted).split(".")
+        node: Any = config
+        for i, part in enumerate(parts[:-1]):
+            if isinstance(node, list):
+                if not part.isdigit() or int(part) >= len(node):
+                    raise ArgumentError(f"override `{dotted}`: `{'.'.join(parts[:i + 1])}` is a "
+                                        f"list of {len(node)}; index it with 0..{len(node) - 1}")
+                node = node[int(part)]
+            else:
+                if part in node and not isinstance(node[part], (dict, list)):
+                    raise ArgumentError(f"override `{dotted}`: `{'.'.join(parts[:i + 1])}` is a "
+                                        "value, not a table")
+                node = node.setdefault(part, {})
+        last = parts[-1]
+        if isinstance(node, list):
+            raise ArgumentError(f"override `{dotted}` ends inside a list; name a key of one entry")
+        if value is None:
+            node.pop(last, None)
+        elif isinstance(value, dict) and isinstance(node.get(last), dict):
+            _merge(node[last], value)
+        else:
+            node[last] = value
+        reads[f"override {dotted}"] = dotted if value is not None else f"{dotted} (removed)"
+
+
+def _merge(into: dict[str, Any], new: dict[str, Any]) -> None:
+    for key, value in new.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
+
+
+def _header(label: str, model: str, taskset: str, setup: list[str]) -> str:
+    lines = [f"# prime-rl {D.PRIME_RL_COMMIT} rl config written by whileai-skills",
+             f"# method {label}, model {model}, taskset {taskset}"]
+    if setup:
+        lines.append("# start first:")
+        lines += [f"#   {cmd}" for cmd in setup]
+    return "\n".join(lines) + "\n\n"
+
+
+def reverse_text_arms() -> dict[str, dict[str, Any]]:
+    """The prime-rl recipe's three reverse-text arms as ``prime_rl_config`` keyword arguments.
+
+    Shared: student PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT, 20 steps, lr 3e-6 on full
+    weights, 128 completion tokens, train ``train[:872]``, eval ``train[872:]``, 2 GPUs. grpo and
+    opd sample 16 per prompt, 128 rollouts a step; opsd 1 per prompt, 32 a step (prime-rl's own
+    debug/algo configs). The teacher (opd) is PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL on
+    http://localhost:8001/v1.
+    """
+    shared = dict(taskset="reverse-text", model="PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT",
+                  steps=20, lr=3e-6, lora=False, max_tokens=128, train_split="train[:872]",
+                  eval_split="train[872:]", gpus=2)
+    teacher = "PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL@http://localhost:8001/v1"
+    return {
+        "grpo": {**shared, "method": "grpo", "batch": 128, "group_size": 16},
+        "opsd": {**shared, "method": OPSDLive, "batch": 32, "group_size": 1},
+        "opd": {**shared, "method": {"name": "opd", "teacher": teacher}, "batch": 128,
+                "group_size": 16},
+    }
+
+
+OPSDLive = {"name": "opsd", "anchor": "live"}  # prime-rl runs the live policy as the teacher

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from whileai_core.errors import WhileaiError
+from whileai_core.errors import ConfigError, WhileaiError
 from whileai_core.io import write_atomic
 
 
@@ -24,6 +24,13 @@ def add_output_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=None,
                         help="folder for results.json (required with --smoke)")
     parser.add_argument("--force", action="store_true", help="replace an existing results.json")
+
+
+def check_out(out: Path | None, *, overwrite: bool) -> None:
+    """Refuse up front, before any training, when ``out/results.json`` exists and not ``--force``."""
+    if out is not None and (Path(out) / "results.json").exists() and not overwrite:
+        raise ConfigError(f"{Path(out) / 'results.json'} already exists; not overwriting it. "
+                          "Fix: pass --force or choose another --out")
 
 
 def write_results(out: Path, results: dict, *, overwrite: bool) -> Path:

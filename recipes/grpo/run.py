@@ -20,7 +20,7 @@ if __package__ in (None, ""):
 from recipes.grpo.train import (GRPOSettings, add_grpo_arguments, prompt_records, run_grpo,
                                 settings_from_args)
 from recipes.holdout import render_summary
-from recipes.launch import add_output_arguments, guarded, write_results
+from recipes.launch import add_output_arguments, check_out, guarded, write_results
 from recipes.modal_auth import require_modal_token
 from whileai_core.errors import ArgumentError
 
@@ -32,8 +32,8 @@ SMOKE_SIZES = dict(steps=2, num_generations=4, prompts_per_step=2, max_completio
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="recipes/grpo/run.py", description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        prog="recipes/grpo/run.py", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     add_grpo_arguments(parser)
     add_output_arguments(parser)
     return parser
@@ -66,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def go() -> int:
         settings = settings_from_args(args)
+        check_out(args.out, overwrite=args.force)
         records = prompt_records(settings, args.prompts_file)
         if args.smoke:
             if args.out is None:

@@ -1,0 +1,86 @@
+"""Every Modal app imports without a token and declares what its README's "On Modal" table says.
+
+The table row (function, GPU, image, volumes) is parsed from the README and compared with the
+decorated function's own spec, read from the imported object, not a mock. Modal keeps the spec
+on private attributes (`_spec_`, the image's layer closures); `spec_of` and `image_commands`
+are the only two places that reach in, so a Modal upgrade that moves them fails here, loudly.
+"""
+
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+
+modal = pytest.importorskip("modal")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+APPS = [
+    # (module, README)
+    ("recipes.grpo.modal_grpo", "recipes/grpo/README.md"),
+]
+
+
+def readme_rows(readme: str) -> list[dict]:
+    text = (ROOT / readme).read_text(encoding="utf-8")
+    section = text.split("## On Modal", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 4 or not cells[0].startswith("`"):
+            continue
+        volumes = dict((path, name) for name, path in
+                       re.findall(r"`([\w.-]+)` at `(/[\w/.-]*)`", cells[3]))
+        rows.append({"function": cells[0].strip("`"), "gpu": cells[1],
+                     "pins": re.findall(r"`([^`]+)`", cells[2]), "volumes": volumes})
+    assert rows, f"{readme} has no rows in its '## On Modal' table"
+    return rows
+
+
+def spec_of(function):
+    return function._spec_
+
+
+def image_commands(image) -> list[str]:
+    """Every Dockerfile command of an image and its bases, walking Modal's lazy layers."""
+    commands: list[str] = []
+    seen = set()
+    stack = [image]
+    while stack:
+        layer = stack.pop()
+        if id(layer) in seen:
+            continue
+        seen.add(id(layer))
+        load = layer._load
+        cells = dict(zip(load.__code__.co_freevars,
+                         [c.cell_contents for c in (load.__closure__ or [])]))
+        build = cells.get("dockerfile_function")
+        if build is not None:
+            commands += build("2025.06").commands
+        if cells.get("base_image") is not None:
+            stack.append(cells["base_image"])
+        stack.extend((cells.get("base_images") or {}).values())
+    return commands
+
+
+@pytest.fixture
+def no_token(monkeypatch, tmp_path):
+    for key in ("MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET", "MODAL_CONFIG_PATH", "MODAL_PROFILE"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+
+
+@pytest.mark.parametrize("module,readme", APPS)
+def test_modal_functions_match_the_readme(module, readme, no_token):
+    app_module = importlib.import_module(module)
+    for row in readme_rows(readme):
+        function = getattr(app_module, row["function"])
+        spec = spec_of(function)
+        gpu = None if row["gpu"] in ("none", "CPU") else row["gpu"]
+        assert spec.gpus == gpu, f"{row['function']}: GPU {spec.gpus!r}, README says {row['gpu']}"
+        declared = {path: volume._name for path, volume in spec.volumes.items()}
+        assert declared == row["volumes"], f"{row['function']}: volumes {declared}"
+        text = "\n".join(image_commands(spec.image))
+        for pin in row["pins"]:
+            assert pin in text, f"{row['function']}: image has no {pin!r}"

@@ -1,0 +1,104 @@
+"""Recipe scripts from the outside: --help, flag validation, and no Modal token.
+
+Each script runs in a subprocess with HOME pointing at an empty folder and no MODAL_* variables,
+the state of a machine that never ran `modal token set`.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = ["recipes/grpo/run.py"]
+
+
+def run(args, home, timeout=120):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MODAL_")}
+    env["HOME"] = str(home)
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env,
+                          cwd=home, timeout=timeout)
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_help(script, tmp_path):
+    proc = run([str(ROOT / script), "--help"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "--smoke" in proc.stdout and "--out" in proc.stdout
+
+
+@pytest.mark.parametrize("script,args", [
+    ("recipes/grpo/run.py", ["--run-name", "g1"]),
+])
+def test_no_modal_token_is_one_line_and_exit_2(script, args, tmp_path):
+    proc = run([str(ROOT / script), *args], tmp_path)
+    assert proc.returncode == 2
+    assert "MODAL_TOKEN_ID" in proc.stderr and "MODAL_TOKEN_SECRET" in proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+
+
+def test_a_token_in_modal_toml_counts(tmp_path, monkeypatch):
+    from recipes.modal_auth import has_modal_token
+
+    for key in ("MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET", "MODAL_CONFIG_PATH", "MODAL_PROFILE"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert not has_modal_token()
+    (tmp_path / ".modal.toml").write_text('[me]\ntoken_id = "ak-1"\ntoken_secret = "as-1"\n'
+                                          'active = true\n')
+    assert has_modal_token()
+    monkeypatch.setenv("MODAL_PROFILE", "other")
+    assert not has_modal_token()
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--loss-type", "ppo"], "invalid choice: 'ppo'"),
+    (["--beta", "-0.1"], "--beta: must be a number in [0, 1], got -0.1"),
+    (["--beta", "nan"], "--beta: must be a number in [0, 1]"),
+    (["--epsilon-high", "0.1"], "--epsilon-high: must be a number in [0.2, 10]"),
+    (["--steps", "0"], "--steps: must be an integer in [1, 100000], got 0"),
+    (["--num-generations", "1"], "--num-generations: must be an integer in [2, 64], got 1"),
+    (["--learning-rate", "0"], "--learning-rate: must be a number in (0, 0.01]"),
+    (["--balance", "0.6"], "--balance: must be a number in (0, 0.5], got 0.6"),
+    (["--run-name", "../x"], "--run-name: must be 1-64 characters"),
+    (["--prompts-file", "missing.jsonl"], "--prompts-file: no such file"),
+])
+def test_grpo_flags_are_refused_before_anything_starts(args, message, tmp_path):
+    # No token here either: a bad flag must be reported first, by argparse, exit 2.
+    proc = run([str(ROOT / "recipes/grpo/run.py"), *args], tmp_path)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_grpo_bad_prompts_file_is_named_with_its_line(tmp_path):
+    bad = tmp_path / "p.jsonl"
+    bad.write_text('{"text": "refund", "category": "refunds"}\n')
+    proc = run([str(ROOT / "recipes/grpo/run.py"), "--prompts-file", str(bad)], tmp_path)
+    assert proc.returncode == 2
+    assert f"--prompts-file {bad}, line 1: `category` is 'refunds'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_grpo_smoke_writes_results_with_rows(tmp_path):
+    import json
+
+    out = tmp_path / "out"
+    proc = run([str(ROOT / "recipes/grpo/run.py"), "--smoke", "--out", str(out)], tmp_path,
+               timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    results = json.loads((out / "results.json").read_text())
+    holdout = results["prompts"]["holdout"]
+    # 120 template prompts, 20% per category: 19 + 3 + 2 held out, 2 samples each in smoke
+    assert holdout == {"with_id": 19, "no_id": 3, "off_topic": 2}
+    assert len(results["before_rows"]) == len(results["after_rows"]) == 2 * 24
+    assert set(results["summary"]["by_category"]) == {"with_id", "no_id", "off_topic"}
+    assert results["train_steps"] == 2
+    row = results["after_rows"][0]
+    assert {"task_id", "reward", "truncated", "model", "category"} <= set(row)
+    # a second run into the same folder refuses to replace results.json without --force
+    again = run([str(ROOT / "recipes/grpo/run.py"), "--smoke", "--out", str(out)], tmp_path,
+                timeout=600)
+    assert again.returncode == 2 and "already exists" in again.stderr

@@ -89,3 +89,22 @@ def test_bad_inline_rows():
         load_rows([{"task_id": "a", "reward": 1}, {"task_id": "b"}])
     with pytest.raises(RowsError, match="wrap it in a list"):
         load_rows({"task_id": "a", "reward": 1})
+
+
+def test_json_array_errors_name_the_element(tmp_path):
+    path = write(tmp_path, json.dumps([{"task_id": "a", "reward": 1}, {"task_id": "b"}]), "r.json")
+    with pytest.raises(RowsError, match=r"r.json array element 2: row has no `reward`"):
+        load_rows(path)
+
+
+def test_fast_path_refuses_two_objects_split_across_lines(tmp_path):
+    # Joined, these two lines are two valid objects; line by line, line 1 is not one object.
+    path = write(tmp_path, '{"task_id": "a", "reward": 1}, {"task_id": "b"\n"reward": 0}\n')
+    with pytest.raises(RowsError, match="line 1: invalid JSON"):
+        load_rows(path)
+
+
+def test_crlf_and_whitespace_lines(tmp_path):
+    path = write(tmp_path, '{"task_id": "a", "reward": 1}\r\n   \r\n{"task_id": "b", "reward": 0}\r\n')
+    rows = load_rows(path)
+    assert rows.task_ids == ["a", "b"] and rows.line_of(1) == 3

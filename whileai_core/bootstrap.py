@@ -61,7 +61,7 @@ def task_bootstrap(values: np.ndarray, n_resamples: int, seed: int | None) -> np
         vals = vals[:, None]
     n_tasks = vals.shape[0]
     rng = np.random.default_rng(seed)
-    uniq, counts = np.unique(vals, axis=0, return_counts=True)
+    uniq, counts = _distinct_rows(vals)
     if 2 * uniq.shape[0] <= n_tasks:
         draws = rng.multinomial(n_tasks, counts / n_tasks, size=n_resamples)  # (B, V)
         means = (draws @ uniq) / n_tasks
@@ -73,6 +73,17 @@ def task_bootstrap(values: np.ndarray, n_resamples: int, seed: int | None) -> np
             idx = rng.integers(0, n_tasks, size=(stop - start, n_tasks))
             means[start:stop] = vals[idx].mean(axis=1)
     return means[:, 0] if flat else means
+
+
+def _distinct_rows(vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of a (C, m) array and their counts, via per-column codes (a 1-D sort per
+    column; np.unique(axis=0) sorts structured rows and is ~10x slower)."""
+    code = np.zeros(vals.shape[0], dtype=np.int64)
+    for j in range(vals.shape[1]):
+        levels, inverse = np.unique(vals[:, j], return_inverse=True)
+        code = code * levels.shape[0] + inverse.reshape(-1)
+    _, first, counts = np.unique(code, return_index=True, return_counts=True)
+    return vals[first], counts
 
 
 def percentile_interval(draws: np.ndarray, level: float) -> tuple[float, float] | np.ndarray:

@@ -12,6 +12,8 @@ raises :class:`~whileai_core.errors.RowsError` naming the file, the line, the fi
 from __future__ import annotations
 
 import json
+from collections import Counter
+from itertools import repeat
 import math
 import os
 from collections.abc import Iterable, Mapping
@@ -86,10 +88,10 @@ class Rows:
 
     def models(self) -> dict[str | None, int]:
         """Model name (None when a row has none) -> number of rows."""
-        out: dict[str | None, int] = {}
-        for name in self.model:
-            out[name] = out.get(name, 0) + 1
-        return out
+        first = self.model[0] if self.model else None
+        if self.model.count(first) == len(self.model):  # one model: counted in C
+            return {first: len(self.model)}
+        return dict(Counter(self.model))
 
     def where(self, mask: np.ndarray) -> Rows:
         """The rows where ``mask`` is true, regrouped (tasks keep their first-appearance order)."""
@@ -136,7 +138,9 @@ def load_rows(source: Any, *, threshold: float | None = None) -> Rows:
                     task_index=source.task_index, task_ids=source.task_ids, lines=source._lines)
     if isinstance(source, (str, os.PathLike)):
         records, lines, name = _read_file(Path(source))
-        return _build(records, source=name, threshold=thr, lines=lines)
+        if lines == "array":
+            return _build(records, source=name, threshold=thr, lines=None, kind="array element")
+        return _build(records, source=name, threshold=thr, lines=lines, kind="line")
     if isinstance(source, Mapping):
         raise RowsError("got one row (a dict), expected a list of rows",
                         fix="wrap it in a list: [row]")
@@ -149,12 +153,12 @@ def load_rows(source: Any, *, threshold: float | None = None) -> Rows:
                                 fix='give each row as {"task_id": "...", "reward": 1.0}')
         if records and not all(type(r) is dict for r in records):
             records = [dict(r) for r in records]
-        return _build(records, source="<rows>", threshold=thr, lines=None)
+        return _build(records, source="<rows>", threshold=thr, lines=None, kind="row")
     raise RowsError(f"cannot read rows from a {type(source).__name__}",
                     fix="pass a path to a .jsonl/.json file or a list of dicts")
 
 
-def _read_file(path: Path) -> tuple[list, list[int] | None, str]:
+def _read_file(path: Path) -> tuple[list, list[int] | None | str, str]:
     name = str(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -188,53 +192,61 @@ def _read_file(path: Path) -> tuple[list, list[int] | None, str]:
                 raise RowsError(f"array element {i + 1} is a {type(rec).__name__}, expected an "
                                 "object", source=name,
                                 fix='give each row as {"task_id": "...", "reward": 1.0}')
-        return data, None, name
+        return data, "array", name
     return _read_jsonl(text, name)
 
 
-def _read_jsonl(text: str, name: str) -> tuple[list, list[int], str]:
-    lines = text.split("\n")
-    body = [ln for ln in lines if ln and not ln.isspace()]
-    records = None
-    # Fast path: one C-level parse of all rows as an array. It is only trusted when every line
-    # is one object ({...}) and the count matches; anything else goes the line-by-line way,
-    # which finds the first bad line.
-    if all(ln.lstrip().startswith("{") and ln.rstrip().endswith("}") for ln in body):
+def _read_jsonl(text: str, name: str) -> tuple[list, list[int] | None, str]:
+    # Fast path: one C-level parse of all rows as an array. It is taken only when the text is
+    # "{...}" lines with every newline between "}" and "{" (counted in C; a JSON string cannot
+    # hold a raw newline, so these newlines are exactly the line breaks, and a blank line breaks
+    # the count) and the number of objects equals the number of lines. Anything else goes line
+    # by line, which skips blank lines and names the first bad one.
+    body = text[:-1] if text.endswith("\n") else text
+    n = body.count("\n") + 1
+    if body.startswith("{") and body.endswith("}") and body.count("}\n{") == n - 1:
         try:
-            parsed = json.loads("[" + ",".join(body) + "]")
+            parsed = json.loads("[" + body.replace("\n", ",") + "]")
         except (json.JSONDecodeError, RecursionError):
             parsed = None
-        if parsed is not None and len(parsed) == len(body) and all(type(r) is dict for r in parsed):
-            records = parsed
+        if parsed is not None and len(parsed) == n and set(map(type, parsed)) == {dict}:
+            return parsed, None, name  # no blank line: row i is line i + 1
+    lines = text.split("\n")
     numbers = [i + 1 for i, ln in enumerate(lines) if ln and not ln.isspace()]
-    if records is None:
-        records = []
-        for lineno, ln in zip(numbers, body):
-            try:
-                rec = json.loads(ln)
-            except json.JSONDecodeError as exc:
-                raise RowsError(f"invalid JSON at column {exc.colno} ({exc.msg})", source=name,
-                                line=lineno, fix="write exactly one JSON object per line") from None
-            if not isinstance(rec, dict):
-                raise RowsError(f"a {type(rec).__name__}, expected a JSON object", source=name,
-                                line=lineno,
-                                fix='write each row as {"task_id": "...", "reward": 1.0}')
-            records.append(rec)
+    records = []
+    for lineno in numbers:
+        ln = lines[lineno - 1]
+        try:
+            rec = json.loads(ln)
+        except json.JSONDecodeError as exc:
+            raise RowsError(f"invalid JSON at column {exc.colno} ({exc.msg})", source=name,
+                            line=lineno, fix="write exactly one JSON object per line") from None
+        if not isinstance(rec, dict):
+            raise RowsError(f"a {type(rec).__name__}, expected a JSON object", source=name,
+                            line=lineno, fix='write each row as {"task_id": "...", "reward": 1.0}')
+        records.append(rec)
     return records, numbers, name
 
 
+def _column(records: list[dict], field: str) -> list:
+    """records[i].get(field) for every row, mapped in C (no Python frame per row)."""
+    return list(map(dict.get, records, repeat(field, len(records))))
+
+
 def _build(records: list[dict], *, source: str, threshold: float,
-           lines: list[int] | None) -> Rows:
+           lines: list[int] | None, kind: str) -> Rows:
     if not records:
         raise RowsError("no rows", source=source,
                         fix="give at least one row with task_id and reward")
 
     def fail(i: int, problem: str, field: str, fix: str) -> RowsError:
-        line = lines[i] if lines is not None else None
-        where = source if lines is not None else f"{source} row {i + 1}"
-        return RowsError(problem, source=where, line=line, field=field, fix=fix)
+        if kind == "line":
+            return RowsError(problem, source=source, line=lines[i] if lines is not None else i + 1,
+                             field=field, fix=fix)
+        where = f"{source} {kind} {i + 1}"
+        return RowsError(problem, source=where, field=field, fix=fix)
 
-    tids = [r.get(TASK_FIELD) for r in records]
+    tids = _column(records, TASK_FIELD)
     if None in tids:
         for alias in TASK_ALIASES:
             tids = [t if t is not None else r.get(alias) for t, r in zip(tids, records)]
@@ -250,7 +262,7 @@ def _build(records: list[dict], *, source: str, threshold: float,
             i = next(j for j, t in enumerate(tids) if type(t) not in (str, int))
             raise fail(i, f"`task_id` is {tids[i]!r} (a {type(tids[i]).__name__})", TASK_FIELD,
                        "use a string id")
-    rewards = [r.get("reward") for r in records]
+    rewards = _column(records, "reward")
     kinds = set(map(type, rewards))
     if not kinds <= {float, int}:
         i = next(j for j, v in enumerate(rewards) if type(v) not in (float, int))
@@ -266,14 +278,17 @@ def _build(records: list[dict], *, source: str, threshold: float,
         i = int(np.flatnonzero(~finite)[0])
         raise fail(i, f"`reward` is {rewards[i]!r}, not a finite number", "reward",
                    "grade the rollout with a finite score (a failed grade is 0.0)")
-    trunc = [r.get("truncated") for r in records]
+    trunc = _column(records, "truncated")
     kinds = set(map(type, trunc))
     if not kinds <= {bool, type(None)}:
         i = next(j for j, v in enumerate(trunc) if type(v) not in (bool, type(None)))
         raise fail(i, f"`truncated` is {trunc[i]!r} (a {type(trunc[i]).__name__})", "truncated",
                    "write true or false (true when the reply hit the token cap)")
-    truncated = np.array([bool(v) for v in trunc] if type(None) in kinds else trunc, dtype=bool)
-    model = [r.get("model") for r in records]
+    if kinds == {type(None)}:
+        truncated = np.zeros(len(records), dtype=bool)
+    else:
+        truncated = np.array([v is True for v in trunc] if type(None) in kinds else trunc, dtype=bool)
+    model = _column(records, "model")
     kinds = set(map(type, model))
     if not kinds <= {str, type(None)}:
         i = next(j for j, v in enumerate(model) if type(v) not in (str, type(None)))

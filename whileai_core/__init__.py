@@ -57,6 +57,11 @@ _EXPORTS: dict[str, str] = {
     "select_sft": "traces",
     "split_by_task": "traces",
     # --- runs (issue: launch_run) ---
+    "launch_run": "runs",
+    "run_status": "runs",
+    "list_runs": "runs",
+    "cancel_run": "runs",
+    "collect_run": "runs",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -18,6 +18,7 @@ from .errors import WhileaiError
 # one module per concept; each has register(subparsers)
 COMMAND_MODULES = (
     "whileai_core.cli_stats",
+    "whileai_core.cli_runs",
 )
 
 

@@ -435,3 +435,39 @@ _source("DPO_MAX_NEGATIVE_SHARE", "convention: constructed pairs never outnumber
 
 DPO_RUNS_VOLUME = "whileai-dpo-runs"
 _source("DPO_RUNS_VOLUME", "convention: one Modal volume per recipe holds adapters and holdout rows")
+
+# --- runs: launch_run and the run registry (whileai_core.runs) -------------------------------
+
+STATE_DIR = "~/.whileai"
+_source("STATE_DIR", "convention: the run registry lives under the user's home; override with "
+        "--state-dir or WHILEAI_STATE_DIR")
+
+REGISTRY_BUSY_TIMEOUT_S = 30.0
+_source("REGISTRY_BUSY_TIMEOUT_S",
+        "convention: a writer waits up to 30 s for SQLite's write lock; each write holds it for "
+        "milliseconds (https://www.sqlite.org/c3ref/busy_timeout.html)")
+
+CANCEL_GRACE_S = 5.0
+_source("CANCEL_GRACE_S", "convention, untested: a local run gets 5 s after SIGTERM before SIGKILL")
+
+PRIME_RL_RECIPE = "prime-rl"
+_source("PRIME_RL_RECIPE", "issue 7: a prime-rl TOML config runs on the prime-rl recipe (recipes/prime-rl)")
+
+RUN_GPU = {"grpo": "A10G", "dpo": "A10G", "prime-rl": "H100:2"}
+_source("RUN_GPU",
+        "grpo: issue 6, one A10G (GRPO_GPU); dpo: convention, the GRPO recipe's GPU so the two "
+        "compare; prime-rl: its default deployment is 1 trainer + 1 inference GPU and NCCL needs "
+        ">= 2 (shared/reference/prime-rl-schema.md); a config's [deployment] overrides the count")
+
+MODAL_GPU_TYPES = ("T4", "L4", "A10G", "A100", "A100-40GB", "A100-80GB", "L40S", "H100", "H200",
+                   "B200")
+_source("MODAL_GPU_TYPES", "Modal's GPU types accepted by Function.with_options(gpu=...) "
+        "(https://modal.com/docs/guide/gpu)")
+
+MODAL_MAX_GPUS = 8
+_source("MODAL_MAX_GPUS", "Modal: at most 8 GPUs in one container (https://modal.com/docs/guide/gpu)")
+
+RUN_WALL_HOURS = {"grpo": 0.25, "dpo": 0.5, "prime-rl": 2.0}
+_source("RUN_WALL_HOURS",
+        "planning guesses for the plan's GPU-hour estimate, not measurements: grpo from issue 6 "
+        "(40 steps in under fifteen minutes on an A10G); dpo and prime-rl convention, untested")

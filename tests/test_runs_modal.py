@@ -1,0 +1,150 @@
+"""The Modal backend against Modal's real client objects, up to the network boundary.
+
+No token exists here (the environment variables are removed and Modal's parsed ~/.modal.toml is
+emptied for each test), so Modal's own client stops at authentication, before any request
+leaves the machine. These tests show every path (spawn, poll, cancel) reaches the real
+``modal.Function`` / ``modal.FunctionCall`` and that each error names the variables to set.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from whileai_core.errors import ConfigError
+from whileai_core.runs import Registry, cancel_run, collect_run, launch_run, list_runs, run_status
+from whileai_core.runs.modal_backend import ModalBackend, recipe_call
+from whileai_core.runs.registry import now
+from whileai_core.runs.targets import resolve_target
+from test_runs_support import make_recipes
+
+modal = pytest.importorskip("modal")
+
+SECRET = "as-not-a-real-secret-0123456789"
+VARIABLES = ("MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET", "modal token new")
+
+
+@pytest.fixture(autouse=True)
+def no_token(monkeypatch):
+    for name in ("MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET", "MODAL_OAUTH_REFRESH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(modal.config, "_user_config", {})
+
+
+@pytest.fixture
+def where(tmp_path):
+    return dict(state_dir=tmp_path / "state", recipes_dir=make_recipes(tmp_path))
+
+
+def _names_the_fix(err: BaseException) -> None:
+    for word in VARIABLES:
+        assert word in str(err)
+
+
+def _record(where, call_id: str | None):
+    """A run the way a launch that reached Modal would have left it (running, with a call id)."""
+    registry = Registry(where["state_dir"])
+    target = resolve_target("tiny", recipes_dir=where["recipes_dir"])
+    fields = dict(id="run-00000000abcd", name="tiny", target="tiny", target_kind="recipe",
+                  recipe="tiny", sha256=target.sha256, backend="modal", gpu="A10G")
+    registry.claim(fields)
+    handle = {"backend_called_at": now()} | ({"call_id": call_id} if call_id else {})
+    registry.set_handle(fields["id"], handle)
+    if call_id:
+        registry.transition(fields["id"], ("launching",), "running", handle=handle)
+    return registry, target, registry.get(fields["id"])
+
+
+def test_launch_without_token_records_nothing_and_names_the_variables(where):
+    with pytest.raises(ConfigError) as caught:
+        launch_run("tiny", backend="modal", confirm=True, **where)
+    _names_the_fix(caught.value)
+    assert "nothing was launched or recorded" in str(caught.value)
+    assert Registry(where["state_dir"]).all() == []
+
+
+def test_spawn_reaches_modals_real_client_and_names_the_variables(where):
+    registry, target, record = _record(where, None)
+    with pytest.raises(ConfigError) as caught:
+        ModalBackend().launch(record, target, registry.run_dir(record.id), lock_fd=-1)
+    _names_the_fix(caught.value)
+    # raised while handling Modal's own AuthError from Function.spawn: the real client ran
+    assert isinstance(caught.value.__context__, modal.exception.AuthError)
+
+
+def test_status_and_cancel_reach_the_real_function_call(where):
+    _, _, record = _record(where, "fc-01ABCDEFGHJKMNPQRSTVWXYZ00")
+    for call in (run_status, cancel_run, collect_run):
+        with pytest.raises(ConfigError) as caught:
+            call(record.id, state_dir=where["state_dir"])
+        _names_the_fix(caught.value)
+        assert isinstance(caught.value.__context__, modal.exception.AuthError)
+    # Modal could not be asked, so nothing about the run changed (it is not marked cancelled)
+    assert Registry(where["state_dir"]).get(record.id).status == "running"
+
+
+def test_a_cancel_modal_refuses_is_undone(where, monkeypatch):
+    _, _, record = _record(where, "fc-01ABCDEFGHJKMNPQRSTVWXYZ00")
+    # the poll succeeds (still running), then Modal's real cancel refuses for want of a token
+    monkeypatch.setattr(modal.FunctionCall, "get", _still_running)
+    with pytest.raises(ConfigError) as caught:
+        cancel_run(record.id, state_dir=where["state_dir"])
+    _names_the_fix(caught.value)
+    assert isinstance(caught.value.__context__, modal.exception.AuthError)
+    assert Registry(where["state_dir"]).get(record.id).status == "running"
+
+
+def _still_running(self, timeout=None, **_):
+    raise TimeoutError()  # what FunctionCall.get(timeout=0) raises while the call runs
+
+
+def test_list_runs_shows_a_modal_run_as_last_recorded_when_it_cannot_ask(where):
+    _, _, record = _record(where, "fc-01ABCDEFGHJKMNPQRSTVWXYZ00")
+    listed = list_runs(state_dir=where["state_dir"])
+    assert [r.status for r in listed.runs] == ["running"]
+    assert "last recorded" in listed.notes[0] and "MODAL_TOKEN_ID" in listed.notes[0]
+
+
+def test_a_launcher_that_died_mid_spawn_is_reported_not_relaunched(where):
+    _, _, record = _record(where, None)          # marker written, no call id, lock free
+    seen = run_status(record.id, state_dir=where["state_dir"])
+    assert seen.status == "failed" and "untracked" in seen.error
+    assert launch_run("tiny", backend="local", **where).run.id != record.id
+
+
+def test_the_recipe_says_what_to_spawn(where, tmp_path):
+    call = recipe_call(resolve_target("tiny", recipes_dir=where["recipes_dir"]), "run-a")
+    assert (call.app, call.function, call.args, call.kwargs) == (
+        "whileai-test-tiny", "train", ("run-a",), {"config_toml": None})
+    config = tmp_path / "rl.toml"
+    config.write_text('[model]\nname = "x"\n')
+    call = recipe_call(resolve_target(str(config), recipes_dir=where["recipes_dir"]), "rl")
+    assert call.app == "whileai-test-prime-rl" and call.kwargs["config_toml"] == config.read_text()
+
+
+def test_a_recipe_without_the_hook_is_not_ready_and_says_what_to_add(where):
+    (where["recipes_dir"] / "nohook").mkdir()
+    (where["recipes_dir"] / "nohook" / "run.py").write_text("print('hi')\n")
+    plan = launch_run("nohook", backend="modal", **where).plan
+    assert not plan.ready
+    assert any("defines no modal_call(run_name, config_path)" in n for n in plan.notes)
+
+
+def test_missing_modal_package_names_the_install(where, monkeypatch):
+    monkeypatch.setitem(sys.modules, "modal", None)  # import modal -> ImportError
+    with pytest.raises(ConfigError) as caught:
+        launch_run("tiny", backend="modal", confirm=True, **where)
+    assert "pip install 'whileai-skills[launch]'" in str(caught.value)
+    assert "backend='local'" in str(caught.value)
+
+
+def test_a_token_never_reaches_output_or_the_registry(where, monkeypatch):
+    monkeypatch.setenv("MODAL_TOKEN_SECRET", SECRET)  # half a token: still refused
+    result = launch_run("tiny", backend="modal", **where)
+    with pytest.raises(ConfigError) as caught:
+        launch_run("tiny", backend="modal", confirm=True, **where)
+    assert SECRET not in str(caught.value) and SECRET not in result.model_dump_json()
+    for file in where["state_dir"].rglob("*"):
+        if file.is_file():
+            assert SECRET.encode() not in file.read_bytes()

@@ -1,0 +1,46 @@
+"""The process a local run starts: ``python -m whileai_core.runs._wrapper RUN_DIR LOCK_FD -- CMD``.
+
+It writes its pid, runs CMD with its output in ``log.txt``, then writes CMD's exit code, all in
+RUN_DIR, while it keeps the run's lock (inherited as LOCK_FD). A later status call reads these:
+an exit code means the run finished (0: succeeded); a free lock with no exit code means the
+process died (killed, machine restarted). SIGTERM/SIGINT are passed on to CMD.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from ..io import write_atomic
+
+PID_FILE, EXIT_FILE, LOG_FILE = "pid", "exit_code", "log.txt"
+
+
+def main(argv: list[str]) -> int:
+    run_dir, lock_fd, sep, *command = argv
+    if sep != "--" or not command:
+        print("usage: python -m whileai_core.runs._wrapper RUN_DIR LOCK_FD -- CMD...",
+              file=sys.stderr)
+        return 2
+    folder = Path(run_dir)
+    os.set_inheritable(int(lock_fd), False)  # the lock stays with this process, not the recipe
+    write_atomic(folder / PID_FILE, f"{os.getpid()}\n", overwrite=True)
+    with open(folder / LOG_FILE, "ab", buffering=0) as log:
+        child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
+                                 stderr=subprocess.STDOUT)
+
+        def forward(signum, _frame):
+            child.send_signal(signum)
+
+        signal.signal(signal.SIGTERM, forward)
+        signal.signal(signal.SIGINT, forward)
+        code = child.wait()
+    write_atomic(folder / EXIT_FILE, f"{code}\n", overwrite=True)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover - run as a subprocess
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,147 @@
+"""The local backend: a recipe's CPU path (``run.py --smoke --out DIR``) as a subprocess.
+
+It runs what needs no GPU, key or network: the recipe's offline smoke, the way its tests do. A
+GPU run (any prime-rl config, any recipe's training) goes to Modal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import whileai_core
+
+from ..defaults import CANCEL_GRACE_S
+from ..errors import ArgumentError
+from . import lock
+from ._wrapper import EXIT_FILE, LOG_FILE, PID_FILE
+from .backend import NEVER_STARTED, Observation
+from .registry import RunRecord
+from .targets import RECIPE_ENTRY, Target
+
+RESULTS_FILE = "results.json"
+OUT_DIR = "out"
+_LOG_TAIL_LINES = 5
+
+
+def _read_int(path: Path) -> int | None:
+    try:
+        return int(path.read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def log_tail(path: Path, lines: int = _LOG_TAIL_LINES) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except FileNotFoundError:
+        return "(no log)"
+    return " | ".join(text.strip().splitlines()[-lines:]) or "(empty log)"
+
+
+class LocalBackend:
+    name = "local"
+    spends_money = False
+
+    def check_target(self, target: Target) -> None:
+        if target.kind == "config":
+            raise ArgumentError(
+                f"the local backend runs only a recipe's CPU path (recipes/<name>/{RECIPE_ENTRY} "
+                f"--smoke); {target.path} is a prime-rl config, which needs GPUs. Fix: launch it "
+                f"with backend='modal', or run the offline smoke of its recipe with "
+                f"launch_run('{target.recipe}', backend='local')")
+
+    def check_ready(self) -> None:
+        """Nothing to install or sign in to."""
+
+    def command(self, target: Target, run_dir: Path, gpu: str | None) -> list[str]:
+        return [sys.executable, str(target.path / RECIPE_ENTRY), "--smoke",
+                "--out", str(run_dir / OUT_DIR)]
+
+    def describe(self, target: Target, run_dir: Path, gpu: str | None, run_name: str) -> str:
+        return shlex.join(self.command(target, run_dir, gpu))
+
+    def launch(self, record: RunRecord, target: Target, run_dir: Path,
+               lock_fd: int) -> dict[str, Any]:
+        for stale in (PID_FILE, EXIT_FILE):  # a relaunch of a run that never started
+            (run_dir / stale).unlink(missing_ok=True)
+        (run_dir / OUT_DIR).mkdir(parents=True, exist_ok=True)
+        repo = target.path.parent.parent
+        package_parent = Path(whileai_core.__file__).resolve().parents[1]
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(repo), str(package_parent), env.get("PYTHONPATH", "")) if p)
+        wrapper = [sys.executable, "-m", "whileai_core.runs._wrapper", str(run_dir), str(lock_fd),
+                   "--", *self.command(target, run_dir, record.gpu)]
+        with open(run_dir / "wrapper.err", "ab") as err:
+            proc = subprocess.Popen(wrapper, pass_fds=(lock_fd,), start_new_session=True,
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                    stderr=err, cwd=repo, env=env)
+        # reap it when it ends, so a long-lived server does not collect zombies
+        threading.Thread(target=proc.wait, daemon=True).start()
+        return {"pid": proc.pid, "log": str(run_dir / LOG_FILE), "out": str(run_dir / OUT_DIR)}
+
+    def _handle(self, run_dir: Path, pid: int) -> dict[str, Any]:
+        started = datetime.fromtimestamp((run_dir / PID_FILE).stat().st_mtime, timezone.utc)
+        return {"pid": pid, "log": str(run_dir / LOG_FILE), "out": str(run_dir / OUT_DIR),
+                "started_at": started.isoformat(timespec="microseconds")}
+
+    def poll(self, record: RunRecord, run_dir: Path) -> Observation:
+        held = lock.is_held(run_dir)  # first: the files below are final once it is free
+        pid = _read_int(run_dir / PID_FILE)
+        handle = record.handle
+        if pid is not None and "pid" not in (handle or {}):  # the launcher died before recording it
+            handle = self._handle(run_dir, pid)
+        if held:
+            return Observation("launching" if pid is None else "running", handle=handle)
+        code = _read_int(run_dir / EXIT_FILE)
+        log = run_dir / LOG_FILE
+        if code is None:
+            if pid is None:
+                return Observation("failed", error=NEVER_STARTED, never_started=True)
+            return Observation("failed", handle=handle, error=(
+                f"the run's process (pid {pid}) ended without writing an exit code: killed, or "
+                f"the machine restarted. Log: {log} (last lines: {log_tail(log)})"))
+        if code != 0:
+            return Observation("failed", handle=handle, error=(
+                f"the recipe exited with code {code}. Log: {log} (last lines: {log_tail(log)})"))
+        results_path = run_dir / OUT_DIR / RESULTS_FILE
+        try:
+            results = json.loads(results_path.read_text())
+        except FileNotFoundError:
+            return Observation("failed", handle=handle, error=(
+                f"the recipe exited 0 but wrote no {results_path}. Fix: its run.py --smoke "
+                f"--out DIR must write DIR/{RESULTS_FILE}. Log: {log}"))
+        except json.JSONDecodeError as exc:
+            return Observation("failed", handle=handle, error=(
+                f"{results_path} is not valid JSON ({exc}). Log: {log}"))
+        if not isinstance(results, dict):
+            return Observation("failed", handle=handle, error=(
+                f"{results_path} holds a {type(results).__name__}, not a JSON object"))
+        return Observation("succeeded", handle=handle, results=results)
+
+    def cancel(self, record: RunRecord, run_dir: Path) -> str:
+        pid = (record.handle or {}).get("pid") or _read_int(run_dir / PID_FILE)
+        if pid is None or not lock.is_held(run_dir):
+            return "no live process to stop"
+        # only while the lock is held is pid still our wrapper (a session leader: pgid == pid)
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(pid, sig)
+            except ProcessLookupError:
+                return f"stopped process group {pid}"
+            deadline = time.monotonic() + CANCEL_GRACE_S
+            while time.monotonic() < deadline:
+                if not lock.is_held(run_dir):
+                    return f"stopped process group {pid} ({signal.Signals(sig).name})"
+                time.sleep(0.05)
+        return f"sent SIGKILL to process group {pid}; it still holds the run's lock"

@@ -1,0 +1,197 @@
+"""The Modal backend: spawn a recipe's deployed function, keep its call id, poll it, cancel it.
+
+Modal's own client does the work [1]: ``modal.Function.from_name(app, function)`` names the
+deployed function, ``.with_options(gpu=...)`` picks the GPUs for this call, ``.spawn(...)`` starts
+it and returns a ``FunctionCall`` whose ``object_id`` is stored; ``modal.FunctionCall.from_id``
+finds it again, ``.get(timeout=0)`` polls it and ``.cancel()`` stops it. ``modal`` is imported
+here only, when a Modal run is planned, launched or polled.
+
+Which function, with which arguments, is the recipe's to say: its ``run.py`` defines
+``modal_call(run_name, config_path)`` returning ``{"app", "function", "args", "kwargs"}`` (the
+same settings its own Modal launch would send; ``config_path`` is the prime-rl TOML, or None).
+The function returns the data of ``results.json``.
+
+Credentials come from Modal's usual places (``MODAL_TOKEN_ID``/``MODAL_TOKEN_SECRET``, or the
+profile ``modal token new`` writes to ``~/.modal.toml``); this module only asks whether they are
+set and never reads, prints or stores their values.
+
+[1] Modal, "Job processing", https://modal.com/docs/guide/job-queue (spawn, FunctionCall.from_id,
+    get(timeout=0), cancel).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from . import lock
+from .backend import NEVER_STARTED, Observation
+from .registry import RunRecord
+from .targets import RECIPE_ENTRY, Target
+
+CREDENTIALS_FIX = ("set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET in the environment, or run "
+                   "`modal token new` (it writes ~/.modal.toml)")
+INSTALL_FIX = "pip install 'whileai-skills[launch]' (or: pip install modal)"
+HOOK = "modal_call"
+
+
+def _modal():
+    try:
+        import modal
+    except ImportError:
+        raise ConfigError(f"the Modal backend needs the `modal` package, which is not installed. "
+                          f"Fix: {INSTALL_FIX}; or use backend='local' for a recipe's CPU "
+                          "smoke") from None
+    return modal
+
+
+def _auth_error(action: str) -> ConfigError:
+    return ConfigError(f"Modal refused to {action}: no valid token. Fix: {CREDENTIALS_FIX}")
+
+
+@dataclass(frozen=True)
+class ModalCall:
+    """The deployed function a run spawns, and what it is called with."""
+
+    app: str
+    function: str
+    args: tuple
+    kwargs: dict[str, Any]
+
+    def describe(self, gpu: str | None) -> str:
+        shown = [f"<{type(a).__name__}>" for a in self.args]
+        shown += [f"{k}=<{type(v).__name__}>" for k, v in self.kwargs.items()]
+        options = f".with_options(gpu={gpu!r})" if gpu else ""
+        return (f"modal.Function.from_name({self.app!r}, {self.function!r}){options}"
+                f".spawn({', '.join(shown)})")
+
+
+def recipe_call(target: Target, run_name: str) -> ModalCall:
+    """Ask the recipe's run.py (its ``modal_call`` hook) what to spawn for this run."""
+    entry = (target.recipe_dir or Path(target.recipe)) / RECIPE_ENTRY
+    where = f"recipes/{target.recipe}/{RECIPE_ENTRY}"
+    if not entry.is_file():
+        raise ConfigError(f"{where} not found ({entry}); a Modal run of {target.label} needs the "
+                          f"{target.recipe} recipe. Fix: pass --recipes-dir (or set "
+                          "WHILEAI_RECIPES_DIR) to the folder holding it")
+    spec = importlib.util.spec_from_file_location(f"_whileai_recipe_{target.recipe}", entry)
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(entry.parents[2]))  # recipes import their siblings as recipes.*
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(entry.parents[2]))
+    hook = getattr(module, HOOK, None)
+    if not callable(hook):
+        raise ConfigError(f"{where} defines no {HOOK}(run_name, config_path), so launch_run cannot "
+                          "tell which deployed Modal function to spawn. Fix: add it (it returns "
+                          "{'app', 'function', 'args', 'kwargs'}), or run the recipe's own "
+                          f"launcher: python {where}")
+    config = str(target.path) if target.kind == "config" else None
+    answer = hook(run_name, config)
+    if (not isinstance(answer, dict) or not isinstance(answer.get("app"), str)
+            or not isinstance(answer.get("function"), str)
+            or not isinstance(answer.get("args", ()), (list, tuple))
+            or not isinstance(answer.get("kwargs", {}), dict)):
+        raise ConfigError(f"{where}: {HOOK}() must return a dict with str 'app' and 'function', "
+                          f"a list 'args' and a dict 'kwargs'; got {type(answer).__name__}. Fix: "
+                          "return e.g. {'app': 'whileai-grpo', 'function': 'train_grpo', "
+                          "'args': [settings, prompts], 'kwargs': {}}")
+    return ModalCall(app=answer["app"], function=answer["function"],
+                     args=tuple(answer.get("args", ())), kwargs=dict(answer.get("kwargs", {})))
+
+
+class ModalBackend:
+    name = "modal"
+    spends_money = True
+
+    def check_target(self, target: Target) -> None:
+        """Every recipe and config can run on Modal."""
+
+    def has_credentials(self) -> bool:
+        from modal.config import config  # noqa: PLC0415 - lazy, only with modal installed
+
+        token = config.get("token_id") and config.get("token_secret")
+        return bool(token or config.get("oauth_refresh_token"))
+
+    def check_ready(self) -> None:
+        """Raise before anything is recorded when modal or its token is missing."""
+        _modal()
+        if not self.has_credentials():
+            raise ConfigError(f"no Modal token found; nothing was launched or recorded. Fix: "
+                              f"{CREDENTIALS_FIX}")
+
+    def describe(self, target: Target, run_dir: Path, gpu: str | None, run_name: str) -> str:
+        return recipe_call(target, run_name).describe(gpu)
+
+    def launch(self, record: RunRecord, target: Target, run_dir: Path,
+               lock_fd: int) -> dict[str, Any]:
+        modal = _modal()
+        call_spec = recipe_call(target, record.name)
+        function = modal.Function.from_name(call_spec.app, call_spec.function)
+        if record.gpu:
+            function = function.with_options(gpu=record.gpu)
+        try:
+            call = function.spawn(*call_spec.args, **call_spec.kwargs)
+        except modal.exception.AuthError:
+            raise _auth_error("spawn the run") from None
+        except modal.exception.NotFoundError:
+            raise ConfigError(
+                f"Modal has no deployed function {call_spec.function!r} in app "
+                f"{call_spec.app!r}. Fix: deploy the recipe's app first (`modal deploy` its "
+                f"Modal module, see recipes/{target.recipe}/), then launch again") from None
+        return {"call_id": call.object_id, "app": call_spec.app, "function": call_spec.function}
+
+    def poll(self, record: RunRecord, run_dir: Path) -> Observation:
+        handle = record.handle or {}
+        call_id = handle.get("call_id")
+        if not call_id:
+            if lock.is_held(run_dir):
+                return Observation("launching")
+            if handle.get("backend_called_at"):
+                return Observation("failed", error=(
+                    "the launching process died while spawning on Modal, before it recorded a "
+                    f"call id: a call of recipe {record.recipe!r} may be running untracked. Fix: "
+                    "look at the app's calls in the Modal dashboard (or `modal app list`) and "
+                    "stop any you do not want"))
+            return Observation("failed", error=NEVER_STARTED, never_started=True)
+        modal = _modal()
+        errors = modal.exception
+        call = modal.FunctionCall.from_id(call_id)
+        try:
+            value = call.get(timeout=0)
+        except errors.AuthError:
+            raise _auth_error(f"report on call {call_id}") from None
+        except errors.OutputExpiredError:
+            return Observation("failed", error=(
+                f"Modal no longer keeps the output of call {call_id} (outputs expire); the run "
+                "ended but its results were never collected"))
+        except errors.FunctionTimeoutError as exc:
+            return Observation("failed", error=f"the run hit its Modal timeout: {exc}")
+        except (TimeoutError, errors.TimeoutError):  # get(timeout=0) raises the builtin one
+            return Observation("running")
+        except Exception as exc:  # the recipe raised remotely; Modal re-raises its exception
+            first = str(exc).strip().splitlines()[:1]
+            return Observation("failed", error=(
+                f"the Modal run raised {type(exc).__name__}: {first[0] if first else ''} "
+                f"(see `modal app logs {handle.get('app')}`)"))
+        if not isinstance(value, dict):
+            return Observation("failed", error=(
+                f"the recipe's Modal function returned a {type(value).__name__}, not a dict of "
+                "results"))
+        return Observation("succeeded", results=value)
+
+    def cancel(self, record: RunRecord, run_dir: Path) -> str:
+        call_id = (record.handle or {}).get("call_id")
+        if not call_id:
+            return "no Modal call to stop"
+        modal = _modal()
+        try:
+            modal.FunctionCall.from_id(call_id).cancel(terminate_containers=True)
+        except modal.exception.AuthError:
+            raise _auth_error(f"cancel call {call_id}") from None
+        return f"cancelled Modal call {call_id}"

@@ -1,0 +1,282 @@
+"""The run registry: one SQLite file (WAL mode) in the state directory, safe across processes.
+
+Every write is one short ``BEGIN IMMEDIATE`` transaction, so several processes (an agent's MCP
+server, a shell, a second agent) can launch and poll at once: SQLite serialises the writers and
+WAL lets readers go on meanwhile [1]. A status change is a compare-and-set (``UPDATE ... WHERE
+status IN (...)``): a poll that reconciles a finished run cannot undo a cancel that landed first.
+
+A run's id is derived from what makes it the same run (the target's sha256, the name and the
+backend), so two processes that launch the same thing at the same moment claim the same row and
+only the one whose claim changed it goes on to launch.
+
+[1] SQLite, "Write-Ahead Logging", https://www.sqlite.org/wal.html (one writer at a time,
+    readers do not block the writer; every connection must be on the same host).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sqlite3
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+from ..defaults import REGISTRY_BUSY_TIMEOUT_S, STATE_DIR
+from ..errors import ArgumentError, ConfigError
+from ..result import Result
+
+STATE_DIR_ENV = "WHILEAI_STATE_DIR"
+REGISTRY_FILE = "runs.sqlite3"
+SCHEMA_VERSION = 1
+
+Status = Literal["planned", "launching", "running", "succeeded", "failed", "cancelled"]
+Backend = Literal["modal", "local"]
+TargetKind = Literal["recipe", "config"]
+STATUSES: tuple[str, ...] = ("planned", "launching", "running", "succeeded", "failed", "cancelled")
+ACTIVE: tuple[str, ...] = ("launching", "running")
+FINISHED: tuple[str, ...] = ("succeeded", "failed", "cancelled")
+BACKENDS: tuple[str, ...] = ("modal", "local")
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS runs (
+    id          TEXT PRIMARY KEY,
+    name        TEXT NOT NULL,
+    target      TEXT NOT NULL,
+    target_kind TEXT NOT NULL CHECK (target_kind IN ('recipe', 'config')),
+    recipe      TEXT NOT NULL,
+    sha256      TEXT NOT NULL,
+    backend     TEXT NOT NULL CHECK (backend IN {BACKENDS!r}),
+    gpu         TEXT,
+    status      TEXT NOT NULL CHECK (status IN {STATUSES!r}),
+    handle      TEXT,
+    error       TEXT,
+    results     TEXT,
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL,
+    launched_at TEXT,
+    finished_at TEXT,
+    UNIQUE (sha256, name, backend)
+);
+CREATE INDEX IF NOT EXISTS runs_by_created ON runs (created_at);
+"""
+
+
+def now() -> str:
+    """UTC time as ISO 8601 with microseconds (sorts as text)."""
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+def state_dir(value: str | os.PathLike | None = None) -> Path:
+    """The state directory: ``value`` (a flag), else ``$WHILEAI_STATE_DIR``, else ``~/.whileai``."""
+    chosen = value if value not in (None, "") else os.environ.get(STATE_DIR_ENV) or STATE_DIR
+    path = Path(chosen).expanduser()
+    if path.exists() and not path.is_dir():
+        raise ArgumentError(f"state directory {str(path)!r} exists and is not a folder. Fix: pass "
+                            f"--state-dir (or set {STATE_DIR_ENV}) to a folder")
+    return path.absolute()
+
+
+def run_id(sha256: str, name: str, backend: str) -> str:
+    """The id of the run of this target (sha256), under this name, on this backend."""
+    key = f"{sha256}\x00{name}\x00{backend}".encode()
+    return "run-" + hashlib.sha256(key).hexdigest()[:12]
+
+
+class RunRecord(Result):
+    """One row of the registry.
+
+    ``handle``: what the backend needs to find the run again (Modal: ``call_id``; local: ``pid``,
+    ``log``, ``out``), or None while nothing was started. ``results``: the recipe's results
+    JSON once the run succeeded (kept here because Modal drops call outputs after a while).
+    """
+
+    id: str
+    name: str
+    target: str
+    target_kind: TargetKind
+    recipe: str
+    sha256: str
+    backend: Backend
+    gpu: str | None
+    status: Status
+    handle: dict[str, Any] | None = None
+    error: str | None = None
+    results: dict[str, Any] | None = None
+    created_at: str
+    updated_at: str
+    launched_at: str | None = None
+    finished_at: str | None = None
+
+    def summary_line(self) -> str:
+        gpu = f" gpu={self.gpu}" if self.gpu and self.backend == "modal" else ""
+        return (f"{self.id}  {self.status:<10} {self.backend:<5}{gpu}  {self.name}  "
+                f"({self.target_kind} {self.target}, created {self.created_at[:19]}Z)")
+
+    def render(self) -> str:
+        lines = [self.summary_line()]
+        if self.handle:
+            shown = {k: v for k, v in sorted(self.handle.items())}
+            lines.append("handle: " + ", ".join(f"{k}={v}" for k, v in shown.items()))
+        if self.error:
+            lines.append(f"error: {self.error}")
+        if self.finished_at:
+            lines.append(f"finished: {self.finished_at[:19]}Z")
+        return "\n".join(lines)
+
+
+_JSON_FIELDS = ("handle", "results")
+
+
+def _record(row: sqlite3.Row) -> RunRecord:
+    data = dict(row)
+    for key in _JSON_FIELDS:
+        if data[key] is not None:
+            data[key] = json.loads(data[key])
+    return RunRecord(**data)
+
+
+class Registry:
+    """The runs table of one state directory. Cheap to build; opens a connection per call."""
+
+    def __init__(self, directory: str | os.PathLike | None = None) -> None:
+        self.dir = state_dir(directory)
+        self.path = self.dir / REGISTRY_FILE
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"cannot create the state directory {self.dir} ({exc.strerror}). "
+                              f"Fix: pass --state-dir (or set {STATE_DIR_ENV}) to a writable "
+                              "folder") from None
+        with self._connect() as db:
+            if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                with self._write(db):  # executescript would commit early: one statement at a time
+                    for statement in filter(str.strip, _SCHEMA.split(";")):
+                        db.execute(statement)
+                    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def run_dir(self, id: str) -> Path:
+        """Where a run keeps its lock, log and outputs."""
+        return self.dir / "runs" / id
+
+    @contextlib.contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        db = sqlite3.connect(self.path, timeout=REGISTRY_BUSY_TIMEOUT_S, isolation_level=None)
+        try:
+            db.row_factory = sqlite3.Row
+            db.execute(f"PRAGMA busy_timeout = {int(REGISTRY_BUSY_TIMEOUT_S * 1000)}")
+            if db.execute("PRAGMA journal_mode = WAL").fetchone()[0].lower() != "wal":
+                raise ConfigError(f"{self.path}: SQLite refused WAL mode (a network file "
+                                  "system?). Fix: put the state directory on a local disk")
+            db.execute("PRAGMA synchronous = FULL")
+            yield db
+        finally:
+            db.close()
+
+    @staticmethod
+    @contextlib.contextmanager
+    def _write(db: sqlite3.Connection) -> Iterator[None]:
+        # BEGIN IMMEDIATE takes the write lock up front: a read-then-write cannot interleave.
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+    # --- reads --------------------------------------------------------------------------------
+    def get(self, id: str) -> RunRecord | None:
+        with self._connect() as db:
+            row = db.execute("SELECT * FROM runs WHERE id = ?", (id,)).fetchone()
+        return None if row is None else _record(row)
+
+    def all(self) -> list[RunRecord]:
+        with self._connect() as db:
+            rows = db.execute("SELECT * FROM runs ORDER BY created_at, id").fetchall()
+        return [_record(r) for r in rows]
+
+    # --- writes -------------------------------------------------------------------------------
+    def plan(self, fields: dict[str, Any]) -> RunRecord:
+        """Record a plan (status ``planned``) unless the run already exists; return the row."""
+        with self._connect() as db, self._write(db):
+            row = db.execute("SELECT * FROM runs WHERE id = ?", (fields["id"],)).fetchone()
+            if row is None:
+                stamp = now()
+                db.execute(_insert_sql(), {**_blank(), **fields, "status": "planned",
+                                           "created_at": stamp, "updated_at": stamp})
+                row = db.execute("SELECT * FROM runs WHERE id = ?", (fields["id"],)).fetchone()
+            elif row["status"] == "planned" and row["gpu"] != fields.get("gpu"):
+                db.execute("UPDATE runs SET gpu = ?, updated_at = ? WHERE id = ?",
+                           (fields.get("gpu"), now(), fields["id"]))
+                row = db.execute("SELECT * FROM runs WHERE id = ?", (fields["id"],)).fetchone()
+        return _record(row)
+
+    def claim(self, fields: dict[str, Any]) -> tuple[RunRecord, bool]:
+        """Move the run to ``launching`` if nothing was ever started for it; ``(row, claimed)``.
+
+        Claimable: a new run, a ``planned`` one, or a ``failed`` one whose backend was never
+        called (``handle`` is null: nothing ran, so launching it is not a second launch). Any
+        other existing run is returned as it is with ``claimed=False``.
+        """
+        with self._connect() as db, self._write(db):
+            row = db.execute("SELECT * FROM runs WHERE id = ?", (fields["id"],)).fetchone()
+            stamp = now()
+            if row is None:
+                db.execute(_insert_sql(), {**_blank(), **fields, "status": "launching",
+                                           "created_at": stamp, "updated_at": stamp})
+            elif row["status"] == "planned" or (row["status"] == "failed" and row["handle"] is None):
+                db.execute("UPDATE runs SET status = 'launching', gpu = ?, error = NULL, "
+                           "finished_at = NULL, updated_at = ? WHERE id = ?",
+                           (fields.get("gpu"), stamp, fields["id"]))
+            else:
+                return _record(row), False
+            row = db.execute("SELECT * FROM runs WHERE id = ?", (fields["id"],)).fetchone()
+        return _record(row), True
+
+    def transition(self, id: str, from_status: tuple[str, ...], to_status: str,
+                   **fields: Any) -> RunRecord | None:
+        """Set ``status = to_status`` (and ``fields``) only if the status is in ``from_status``.
+
+        Returns the new row, or None when the status had moved on (the caller re-reads).
+        """
+        if to_status not in STATUSES:  # a programming error, not user input
+            raise ValueError(f"unknown status {to_status!r}")
+        stamp = now()
+        values = {"status": to_status, "updated_at": stamp, **fields}
+        if to_status in FINISHED:
+            values.setdefault("finished_at", stamp)
+        for key in _JSON_FIELDS:
+            if key in values and values[key] is not None:
+                values[key] = json.dumps(values[key], sort_keys=True)
+        assign = ", ".join(f"{k} = :{k}" for k in values)
+        marks = ", ".join(f":from{i}" for i in range(len(from_status)))
+        params = {**values, "id": id, **{f"from{i}": s for i, s in enumerate(from_status)}}
+        with self._connect() as db, self._write(db):
+            changed = db.execute(f"UPDATE runs SET {assign} WHERE id = :id AND status IN ({marks})",
+                                 params).rowcount
+            row = db.execute("SELECT * FROM runs WHERE id = ?", (id,)).fetchone()
+        return _record(row) if changed else None
+
+    def set_handle(self, id: str, handle: dict[str, Any]) -> None:
+        """Record the backend handle the moment it exists (before any status change)."""
+        with self._connect() as db, self._write(db):
+            db.execute("UPDATE runs SET handle = ?, updated_at = ? WHERE id = ?",
+                       (json.dumps(handle, sort_keys=True), now(), id))
+
+
+_COLUMNS = ("id", "name", "target", "target_kind", "recipe", "sha256", "backend", "gpu",
+            "status", "handle", "error", "results", "created_at", "updated_at", "launched_at",
+            "finished_at")
+
+
+def _blank() -> dict[str, Any]:
+    return dict.fromkeys(_COLUMNS)
+
+
+def _insert_sql() -> str:
+    return (f"INSERT INTO runs ({', '.join(_COLUMNS)}) "
+            f"VALUES ({', '.join(':' + c for c in _COLUMNS)})")

@@ -1,0 +1,108 @@
+"""What a launch runs: a recipe (``recipes/<name>/``) or a prime-rl TOML config, and its sha256.
+
+The sha256 is the run's identity: a config's bytes, or every file of a recipe's folder (path and
+bytes, in sorted order, caches left out). Launch the same thing under the same name twice and it
+is the same run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..defaults import PRIME_RL_RECIPE
+from ..errors import ArgumentError, ConfigError
+
+RECIPES_DIR_ENV = "WHILEAI_RECIPES_DIR"
+RECIPE_ENTRY = "run.py"
+_SKIP_PARTS = ("__pycache__",)
+
+
+@dataclass(frozen=True)
+class Target:
+    kind: str            # "recipe" | "config"
+    recipe: str          # the recipe that runs it (a config runs on PRIME_RL_RECIPE)
+    path: Path           # the recipe folder, or the config file
+    sha256: str
+    recipe_dir: Path | None = None  # the folder of the recipe that runs it, when there is one
+
+    @property
+    def label(self) -> str:
+        return self.recipe if self.kind == "recipe" else str(self.path)
+
+    @property
+    def default_name(self) -> str:
+        return self.recipe if self.kind == "recipe" else self.path.stem
+
+
+def recipes_root(value: str | os.PathLike | None = None) -> Path:
+    """The recipes folder: ``value``, else ``$WHILEAI_RECIPES_DIR``, else this checkout's ``recipes/``."""
+    chosen = value if value not in (None, "") else os.environ.get(RECIPES_DIR_ENV)
+    path = Path(chosen).expanduser() if chosen else Path(__file__).resolve().parents[2] / "recipes"
+    if not path.is_dir():
+        raise ArgumentError(f"recipes folder {str(path)!r} not found. Fix: pass --recipes-dir (or "
+                            f"set {RECIPES_DIR_ENV}) to the folder holding <name>/{RECIPE_ENTRY}")
+    return path.resolve()
+
+
+def available_recipes(root: Path) -> list[str]:
+    return sorted(p.parent.name for p in root.glob(f"*/{RECIPE_ENTRY}"))
+
+
+def _looks_like_path(value: str) -> bool:
+    return os.sep in value or "/" in value or value.endswith(".toml") or Path(value).is_file()
+
+
+def resolve_target(config_or_recipe: str | os.PathLike, *,
+                   recipes_dir: str | os.PathLike | None = None) -> Target:
+    """A recipe name (``grpo``) or a prime-rl TOML path, checked and hashed."""
+    if not isinstance(config_or_recipe, (str, os.PathLike)) or not str(config_or_recipe).strip():
+        raise ArgumentError(f"`config_or_recipe` must be a recipe name or a TOML path, got "
+                            f"{config_or_recipe!r}. Fix: e.g. 'grpo' or 'configs/rl.toml'")
+    value = os.fspath(config_or_recipe).strip()
+    if _looks_like_path(value):
+        return _config_target(Path(value).expanduser(), recipes_dir)
+    root = recipes_root(recipes_dir)
+    folder = root / value
+    if not (folder / RECIPE_ENTRY).is_file():
+        known = ", ".join(available_recipes(root)) or "none yet"
+        raise ArgumentError(f"`config_or_recipe` = {value!r} is neither a recipe in {root} nor a "
+                            f"file. Fix: use one of: {known}; or a prime-rl TOML path")
+    return Target(kind="recipe", recipe=value, path=folder, sha256=_folder_sha256(folder),
+                  recipe_dir=folder)
+
+
+def _config_target(path: Path, recipes_dir: str | os.PathLike | None) -> Target:
+    if not path.is_file():
+        raise ArgumentError(f"`config_or_recipe` = {str(path)!r}: no such file. Fix: pass the TOML "
+                            "that prime_rl_config wrote, or a recipe name")
+    if path.suffix != ".toml":
+        raise ArgumentError(f"`config_or_recipe` = {str(path)!r} is not a .toml file; only prime-rl "
+                            "TOML configs are launched from a file. Fix: write one with "
+                            "prime_rl_config, or pass a recipe name")
+    data = path.read_bytes()
+    try:
+        tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc}). Fix: regenerate it with "
+                          "prime_rl_config") from None
+    try:
+        recipe_dir: Path | None = recipes_root(recipes_dir) / PRIME_RL_RECIPE
+    except ArgumentError:
+        recipe_dir = None  # planning still works; a Modal launch says the recipe is missing
+    return Target(kind="config", recipe=PRIME_RL_RECIPE, path=path.resolve(),
+                  sha256=hashlib.sha256(data).hexdigest(), recipe_dir=recipe_dir)
+
+
+def _folder_sha256(folder: Path) -> str:
+    digest = hashlib.sha256()
+    for file in sorted(p for p in folder.rglob("*") if p.is_file()):
+        rel = file.relative_to(folder)
+        if any(part in _SKIP_PARTS or part.startswith(".") for part in rel.parts):
+            continue
+        digest.update(rel.as_posix().encode() + b"\x00")
+        digest.update(hashlib.sha256(file.read_bytes()).digest())
+    return digest.hexdigest()

@@ -111,3 +111,18 @@ def test_route_next_steps_carry_the_config_call():
 def test_route_text_prints_every_answer_with_evidence():
     text = str(route(rows_from(MIXED), model=MODEL))
     assert "decided by: 6." in text and "pass@1 0.500 [" in text and "(n=6 tasks)" in text
+
+
+@pytest.mark.parametrize("rows, kwargs", [
+    (rows_from([(1, 1), (1, 0), (1, 1)]), {}),
+    (rows_from([(4, 0)] * 5), {}),
+    (rows_from(MIXED * 4), {"teacher_rows": rows_from([(4, 4)] * 24, model="Qwen/Qwen3-32B")}),
+    (rows_from(MIXED, model=f"{MODEL}@step-3"), {}),
+    (rows_from(MIXED), {}),
+])
+def test_next_step_config_calls_are_accepted_by_the_writer(rows, kwargs):
+    from whileai_core.prime_rl import prime_rl_config
+    step = route(rows, model=MODEL, taskset="reverse-text", **kwargs).next_step
+    assert step.tool == "prime_rl_config"
+    result = prime_rl_config(**step.arguments)      # out=None: builds the config, writes nothing
+    assert result.text and result.command

@@ -306,9 +306,9 @@ QUESTIONS = {
 }
 
 
-def _config_step(say: str, taskset: str, method: Any, model: str) -> NextStep:
+def _config_step(say: str, taskset: str, method: Any, model: str, **extra: Any) -> NextStep:
     return NextStep(say=say, tool="prime_rl_config",
-                    arguments={"taskset": taskset, "method": method, "model": model})
+                    arguments={"taskset": taskset, "method": method, "model": model, **extra})
 
 
 def route(rows: Any, *, model: str, teacher_rows: Any = None, taskset: str | None = None,
@@ -352,7 +352,7 @@ def route(rows: Any, *, model: str, teacher_rows: Any = None, taskset: str | Non
         step = _config_step(
             f"Re-run the prompts at k >= {GROUP_MIN_ROLLOUTS} and route again (usually the cheaper "
             "fix). Otherwise train FlashReinforce, SAO or BPCO in your own trainer, or prime-rl's "
-            "rae (EMA baseline, group_size 1):", ts, {"name": "rae", "group_size": 1}, model)
+            "rae (EMA baseline, group_size 1):", ts, "rae", model, group_size=1)
         return done("single_rollout", "FlashReinforce / SAO / BPCO in your trainer, or prime-rl "
                     "rae; or re-run at k >= 4", 2, step)
     # 3. band

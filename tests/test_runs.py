@@ -191,6 +191,7 @@ def test_transition_is_compare_and_set(tmp_path):
 @pytest.mark.parametrize("kwargs, error, words", [
     (dict(config_or_recipe="nope"), ArgumentError, ["'nope'", "broken", "tiny", "TOML"]),
     (dict(config_or_recipe=""), ArgumentError, ["config_or_recipe", "grpo"]),
+    (dict(config_or_recipe=".."), ArgumentError, ["'..' is not a recipe name", "tiny"]),
     (dict(config_or_recipe="tiny", backend="gpu"), ArgumentError, ["backend", "'gpu'", "local"]),
     (dict(config_or_recipe="tiny", gpu="H900"), ArgumentError, ["gpu", "'H900'", "H100:8"]),
     (dict(config_or_recipe="tiny", gpu="H100:9"), ArgumentError, ["COUNT 1-8", "'H100:9'"]),

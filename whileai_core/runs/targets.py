@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ from ..errors import ArgumentError, ConfigError
 RECIPES_DIR_ENV = "WHILEAI_RECIPES_DIR"
 RECIPE_ENTRY = "run.py"
 _SKIP_PARTS = ("__pycache__",)
+_RECIPE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,10 @@ def resolve_target(config_or_recipe: str | os.PathLike, *,
     if _looks_like_path(value):
         return _config_target(Path(value).expanduser(), recipes_dir)
     root = recipes_root(recipes_dir)
+    if not _RECIPE_NAME.match(value):
+        raise ArgumentError(f"`config_or_recipe` = {value!r} is not a recipe name (letters, digits, "
+                            "'_', '.', '-'). Fix: use one of: "
+                            f"{', '.join(available_recipes(root)) or 'none yet'}; or a TOML path")
     folder = root / value
     if not (folder / RECIPE_ENTRY).is_file():
         known = ", ".join(available_recipes(root)) or "none yet"

@@ -42,6 +42,23 @@ _EXPORTS: dict[str, str] = {
     # models
     "model_size_b": "models",
     # --- methods and prime-rl (issue: methods/config) ---
+    "Endpoint": "methods.specs",
+    "RLMethod": "methods.specs",
+    "OPD": "methods.specs",
+    "OPSD": "methods.specs",
+    "Async": "methods.specs",
+    "method_spec": "methods.specs",
+    "GroupwiseGrading": "methods.grouping",
+    "FlashReinforce": "methods.single_rollout",
+    "SAO": "methods.single_rollout",
+    "BPCO": "methods.single_rollout",
+    "ReinforceAda": "methods.sampling",
+    "icepop_loss": "methods.icepop",
+    "prime_rl_config": "prime_rl.writer",
+    "validate_config": "prime_rl.schema",
+    "PrimeRLConfig": "prime_rl.result",
+    "methods": "",
+    "prime_rl": "",
     # --- judge and traces (issue: skills) ---
     "audit_judge": "judge",
     "cohen_kappa": "judge",

@@ -19,6 +19,7 @@ from .errors import WhileaiError
 COMMAND_MODULES = (
     "whileai_core.cli_stats",
     "whileai_core.cli_runs",
+    "whileai_core.cli_config",
 )
 
 

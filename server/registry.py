@@ -14,7 +14,7 @@ from .tooling import ToolSpec
 
 TOOL_MODULES = (
     "server.stats_tools",   # route_rows, pass_at, compare_runs, holdout_size, teacher_clears
-    # "server.config_tools",  # prime_rl_config, validate_config (lands with whileai_core.prime_rl)
+    "server.config_tools",  # prime_rl_config, validate_config
     "server.skills",        # list_skills, get_skill (+ skill:// resources and prompts)
 )
 

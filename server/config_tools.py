@@ -1,0 +1,140 @@
+"""Tools that write and check prime-rl configs: prime_rl_config, validate_config.
+
+Defaults shown in the input schema are read from ``whileai_core.prime_rl.prime_rl_config``'s own
+signature, so they exist once. Paths (``out``, ``path``) resolve inside the workspace root.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from whileai_core.errors import ArgumentError
+from whileai_core.prime_rl import ConfigCheck, PrimeRLConfig, prime_rl_config, validate_config
+
+from .tooling import READ_ONLY, WRITES_FILE, Env, ToolInput, ToolSpec
+
+_CORE = inspect.signature(prime_rl_config).parameters
+
+
+def core_default(name: str) -> Any:
+    """The default of ``prime_rl_config``'s argument ``name`` (one source of truth)."""
+    return _CORE[name].default
+
+
+# --- prime_rl_config -----------------------------------------------------------------------
+
+class PrimeRLConfigInput(ToolInput):
+    taskset: Annotated[str, Field(
+        description="verifiers taskset/environment id to train on, e.g. 'reverse-text'.")]
+    method: Annotated[str | dict[str, Any], Field(
+        description="The method: a name ('grpo', 'max_rl', 'rae', 'opsd') or an object, e.g. "
+                    "{'name': 'opd', 'teacher': 'Qwen/Qwen3-32B@http://localhost:8001/v1'} or "
+                    "{'name': 'async', 'method': 'grpo', 'correction': 'icepop'}. route_rows' "
+                    "next_step gives the exact value.")] = core_default("method")
+    model: Annotated[str, Field(description="Hub id of the policy to train, e.g. 'Qwen/Qwen3-8B'.")]
+    out: Annotated[str | None, Field(
+        description="Where to write the TOML, relative to the workspace root (folders are "
+                    "created). Omit to only preview the config without writing.")] = None
+    overwrite: Annotated[bool, Field(
+        description="Replace `out` if it exists. Leave false unless the user asked to replace "
+                    "that file.")] = core_default("overwrite")
+    gpus: Annotated[int, Field(description="GPUs per node.")] = core_default("gpus")
+    nodes: Annotated[int, Field(
+        description="Nodes; more than 1 writes a multi-node (SLURM) deployment.")] = core_default("nodes")
+    steps: Annotated[int, Field(description="Optimizer steps (max_steps).")] = core_default("steps")
+    batch: Annotated[int, Field(
+        description="Rollouts per step; must divide by group_size.")] = core_default("batch")
+    group_size: Annotated[int | None, Field(
+        description="Rollouts per prompt; null: the method's default.")] = core_default("group_size")
+    lora: Annotated[bool, Field(
+        description="Train a LoRA adapter instead of full weights.")] = core_default("lora")
+    lr: Annotated[float | None, Field(
+        description="Learning rate; null: the method's default.")] = core_default("lr")
+    temperature: Annotated[float | None, Field(
+        description="Sampling temperature in [0, 2]; null: the method's default.")] = core_default("temperature")
+    max_tokens: Annotated[int | None, Field(
+        description="Completion token cap per turn; null: the method's default.")] = core_default("max_tokens")
+    seq_len: Annotated[int | None, Field(
+        description="Tokens per sample; null: 2048, raised to fit max_tokens.")] = core_default("seq_len")
+    renderer: Annotated[str | None, Field(
+        description="prime-rl chat renderer name; null: picked from the model id.")] = core_default("renderer")
+    train_split: Annotated[str | None, Field(
+        description="Dataset split to train on, e.g. 'train[:872]'.")] = core_default("train_split")
+    eval_split: Annotated[str | None, Field(
+        description="Dataset split to evaluate on; adds an eval section.")] = core_default("eval_split")
+    eval_interval: Annotated[int | None, Field(
+        description="Evaluate every N steps; null: at the start and the end.")] = core_default("eval_interval")
+    eval_examples: Annotated[int | None, Field(
+        description="Examples per eval; null: the whole split.")] = core_default("eval_examples")
+    inference_gpus: Annotated[int | None, Field(
+        description="GPUs for the policy's vLLM on a node; null: half.")] = core_default("inference_gpus")
+    serve_policy: Annotated[bool | str, Field(
+        description="true: prime-rl starts vLLM for the policy; false or a base URL: you serve "
+                    "it yourself.")] = core_default("serve_policy")
+    vllm_memory: Annotated[float | None, Field(
+        description="vLLM gpu_memory_utilization; null: the method's default.")] = core_default("vllm_memory")
+    student_vocab: Annotated[int | None, Field(
+        description="The policy's vocabulary size, for the OPD teacher/student tokenizer "
+                    "check.")] = None
+    overrides: Annotated[dict[str, Any] | None, Field(
+        description="{'dotted.key': value} applied last, e.g. {'trainer.optim.max_norm': 0.5}; "
+                    "each is reported under `reads`.")] = core_default("overrides")
+    wandb_project: Annotated[str | None, Field(
+        description="Adds a Weights & Biases monitor for this project.")] = core_default("wandb_project")
+    run_name: Annotated[str | None, Field(description="The run's name.")] = core_default("run_name")
+    checkpoint: Annotated[bool, Field(
+        description="Save a checkpoint at the end.")] = core_default("checkpoint")
+
+
+def prime_rl_config_tool(args: PrimeRLConfigInput, env: Env) -> PrimeRLConfig:
+    knobs = {name: getattr(args, name) for name in PrimeRLConfigInput.model_fields}
+    taskset, method = knobs.pop("taskset"), knobs.pop("method")
+    if args.out is not None:
+        knobs["out"] = env.workspace.resolve(args.out, argument="out")
+    return prime_rl_config(taskset, method, **knobs)
+
+
+# --- validate_config -----------------------------------------------------------------------
+
+class ValidateConfigInput(ToolInput):
+    path: Annotated[str | None, Field(
+        description="A prime-rl rl TOML file, relative to the workspace root. Give this or "
+                    "`text`.")] = None
+    text: Annotated[str | None, Field(
+        description="The TOML itself (for a config not on disk). Give this or `path`.")] = None
+
+
+def validate_config_tool(args: ValidateConfigInput, env: Env) -> ConfigCheck:
+    if (args.path is None) == (args.text is None):
+        raise ArgumentError("give exactly one of `path` (a TOML file under the workspace root) "
+                            "or `text` (the TOML itself). Fix: pass one, not "
+                            + ("both" if args.path is not None else "neither"))
+    if args.path is not None:
+        return validate_config(env.workspace.resolve(args.path, argument="path"))
+    # The core reads a one-line string without '=' as a path; a trailing newline keeps text
+    # text (TOML ignores it), so `text` can never open a file outside the root.
+    return validate_config(args.text + "\n")
+
+
+TOOLS = [
+    ToolSpec(
+        name="prime_rl_config", title="Write a prime-rl config",
+        description=(
+            "Write a prime-rl (commit 559b447) `rl` TOML for a taskset, a method and a model, "
+            "checked against prime-rl's schema before it is written. Returns the TOML, where "
+            "each knob landed, what prime-rl ignores and why, warnings, and the launch command. "
+            "Writes `out` atomically; never replaces an existing file unless overwrite=true."),
+        input=PrimeRLConfigInput, output=PrimeRLConfig, run=prime_rl_config_tool,
+        annotations=WRITES_FILE, doing="writing a prime-rl config"),
+    ToolSpec(
+        name="validate_config", title="Check a prime-rl config",
+        description=(
+            "Check a prime-rl `rl` TOML (a file under the root, or its text) before a GPU "
+            "starts: ok, or one line per problem (unknown or renamed keys, values prime-rl "
+            "refuses) with the fix."),
+        input=ValidateConfigInput, output=ConfigCheck, run=validate_config_tool,
+        annotations=READ_ONLY, doing="checking a prime-rl config"),
+]

@@ -82,7 +82,7 @@ def _tokens(i: int, row: Mapping[str, Any], key: str, n: int | None, *, logprob:
     if bad.size:
         t = int(bad[0])
         need = "finite and <= 0 (a log-probability)" if logprob else "finite"
-        raise ArgumentError(f"{_where(i, key, t)} is {arr[t]!r}; must be {need}")
+        raise ArgumentError(f"{_where(i, key, t)} is {float(arr[t])!r}; must be {need}")
     return arr
 
 

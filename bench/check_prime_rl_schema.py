@@ -9,6 +9,9 @@ kuhn_poker) import; never this project's .venv)::
 
 With no files it checks every ``tests/golden/prime_rl/*.toml``. Prints ``accepted`` or
 ``rejected: <prime-rl's message>`` per file and exits 1 when any file is rejected.
+
+``--agree`` (before the checkout path) also runs whileai's own ``validate_config`` on each file
+and exits 1 when the two verdicts differ (use it on a mix of good and bad configs).
 The checkout path is put on sys.path only when ``prime_rl.configs`` does not import already.
 """
 
@@ -49,19 +52,35 @@ def check(path: Path, RLConfig, cli) -> tuple[bool, str]:
 
 
 def main(argv: list[str]) -> int:
+    agree = bool(argv) and argv[0] == "--agree"
+    argv = argv[1:] if agree else argv
     if not argv:
         print(__doc__)
         return 2
     checkout = Path(argv[0])
     files = [Path(a) for a in argv[1:]] or sorted((ROOT / "tests" / "golden" / "prime_rl").glob("*.toml"))
     RLConfig, cli = load_rl_config(checkout)
-    rejected = 0
+    ours = None
+    if agree:
+        sys.path.insert(0, str(ROOT))
+        from whileai_core.prime_rl import validate_config
+        ours = validate_config
+    rejected = differ = 0
     for path in files:
         ok, why = check(path, RLConfig, cli)
         rejected += not ok
-        print(f"{path.name}: {'accepted' if ok else 'rejected: ' + why}")
-    print(f"{len(files) - rejected}/{len(files)} accepted by prime-rl's RLConfig "
-          f"({checkout})")
+        line = f"{path.name}: {'accepted' if ok else 'rejected: ' + why}"
+        if ours is not None:
+            mine = ours(path)
+            same = mine.ok == ok
+            differ += not same
+            line += f"  || whileai: {'accepted' if mine.ok else 'rejected'}"
+            line += "" if same else "  <-- DISAGREE " + "; ".join(mine.errors)
+        print(line)
+    print(f"{len(files) - rejected}/{len(files)} accepted by prime-rl's RLConfig ({checkout})")
+    if ours is not None:
+        print(f"whileai's validate_config agrees on {len(files) - differ}/{len(files)}")
+        return 1 if differ else 0
     return 1 if rejected else 0
 
 

@@ -15,6 +15,8 @@ from .tooling import ToolSpec
 TOOL_MODULES = (
     "server.stats_tools",   # route_rows, pass_at, compare_runs, holdout_size, teacher_clears
     "server.config_tools",  # prime_rl_config, validate_config
+    "server.judge_tools",   # audit_judge, order_reversal
+    "server.traces_tools",  # select_sft, decontaminate, export_sft
     "server.skills",        # list_skills, get_skill (+ skill:// resources and prompts)
 )
 

@@ -78,16 +78,31 @@ ThresholdArg = Annotated[
 ]
 
 
+def source(value: str | list[dict[str, Any]], workspace: Workspace, *,
+           argument: str) -> Path | list[dict[str, Any]]:
+    """What the core reads: a path (resolved inside the root) or a small inline list."""
+    if isinstance(value, str):
+        return workspace.resolve(value, argument=argument)
+    if len(value) > MCP_INLINE_ROWS_MAX:
+        raise RowsError(f"`{argument}` has {len(value)} inline records, more than the "
+                        f"{MCP_INLINE_ROWS_MAX} accepted inline",
+                        fix="write them to a .jsonl file under the workspace root and pass its path")
+    return value
+
+
 def read_rows(value: str | list[dict[str, Any]], workspace: Workspace, *, argument: str,
               threshold: float | None = None):
     """Rows from a path under the root or from an inline list, through ``whileai_core.load_rows``."""
-    if isinstance(value, str):
-        return load_rows(workspace.resolve(value, argument=argument), threshold=threshold)
-    if len(value) > MCP_INLINE_ROWS_MAX:
-        raise RowsError(f"`{argument}` has {len(value)} inline rows, more than the "
-                        f"{MCP_INLINE_ROWS_MAX} accepted inline",
-                        fix="write them to a .jsonl file under the workspace root and pass its path")
-    return load_rows(value, threshold=threshold)
+    return load_rows(source(value, workspace, argument=argument), threshold=threshold)
+
+
+def write_records(records: list[dict[str, Any]], path: Path, *, overwrite: bool) -> Path:
+    """Records as JSONL (one object per line), written atomically; refuses to replace a file
+    unless ``overwrite`` (``whileai_core.io.write_atomic``)."""
+    from whileai_core.io import write_atomic
+
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    return write_atomic(path, text, overwrite=overwrite)
 
 
 def optional_path(value: str | None, workspace: Workspace, *, argument: str) -> Path | None:

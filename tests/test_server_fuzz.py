@@ -99,6 +99,11 @@ ROWS_CALLS = {
     "compare_runs": (("before", "after"), {}),
     "holdout_size": (("before", "after"), {}),
     "teacher_clears": (("teacher_rows", "student_rows"), {}),
+    "audit_judge": (("items",), {}),
+    "order_reversal": (("pairs",), {}),
+    "select_sft": (("attempts",), {}),
+    "decontaminate": (("train", "holdout"), {}),
+    "export_sft": (("records",), {"out": "fuzz-out.jsonl", "overwrite": True}),
 }
 
 json_values = st.one_of(st.none(), st.booleans(), st.integers(-5, 5),
@@ -116,8 +121,23 @@ def _dump(value) -> str:
     return json.dumps(value, allow_nan=True)
 
 
-lines = st.one_of(row.map(_dump), json_values.map(_dump), st.text(max_size=30),
-                  st.just(""), st.just("{"), st.just("[]"))
+# records of the judge and traces tools: conversations, labels, pairwise picks
+message = st.fixed_dictionaries({}, optional={
+    "role": st.one_of(st.sampled_from(["system", "user", "assistant", "tool", "bot"]), json_values),
+    "content": st.one_of(st.text(max_size=12), json_values)})
+record = st.fixed_dictionaries({}, optional={
+    "task_id": st.one_of(st.sampled_from(["a", "b"]), json_values),
+    "messages": st.one_of(st.lists(message, max_size=3), json_values),
+    "reward": st.one_of(st.sampled_from([0.0, 1.0]), json_values),
+    "prompt": st.one_of(st.text(max_size=12), json_values),
+    "label": st.one_of(st.booleans(), st.sampled_from(["pass", "fail", "maybe"]), json_values),
+    "grades": st.one_of(st.dictionaries(st.sampled_from(["j1", "j2"]),
+                                        st.one_of(st.booleans(), json_values), max_size=2),
+                        json_values),
+    "forward": st.one_of(st.sampled_from(["first", "second", "tie"]), json_values),
+    "reversed": st.one_of(st.sampled_from(["first", "second", "tie"]), json_values)})
+lines = st.one_of(row.map(_dump), record.map(_dump), json_values.map(_dump),
+                  st.text(max_size=30), st.just(""), st.just("{"), st.just("[]"))
 # rows that load, so the statistics themselves meet odd data (one task, rewards off the
 # 0/1 scale, every row truncated, mixed models...)
 good_row = st.fixed_dictionaries(
@@ -136,6 +156,8 @@ def mostly_good(draw) -> str:
 
 
 files = st.one_of(mostly_good(), mostly_good(),
+                  st.lists(record, min_size=1, max_size=8).map(
+                      lambda rs: "\n".join(_dump(r) for r in rs)),
                   st.lists(lines, max_size=12).map("\n".join),
                   st.lists(row, max_size=12).map(_dump),           # a JSON array
                   st.binary(max_size=40).map(lambda b: b.decode("latin-1")))
@@ -158,7 +180,11 @@ def test_malformed_row_files(world, tool):
     run()
 
 
-def test_every_rows_tool_is_fuzzed():
-    rows_tools = {name for name, spec in SPECS.items()
-                  if any("rows" in f or f in ("before", "after") for f in spec.input.model_fields)}
-    assert rows_tools <= set(ROWS_CALLS), rows_tools - set(ROWS_CALLS)
+def test_every_tool_that_reads_a_file_is_fuzzed():
+    # a file argument is one that takes a path or an inline list of records
+    reads = {name: {f for f, info in spec.input.model_fields.items()
+                    if "list[dict" in str(info.annotation) and "str" in str(info.annotation)}
+             for name, spec in SPECS.items()}
+    for name, fields in reads.items():
+        if fields:
+            assert name in ROWS_CALLS and fields == set(ROWS_CALLS[name][0]), (name, fields)

@@ -117,8 +117,10 @@ class Collected(Result):
         lines = [self.run.summary_line()]
         if self.note:
             lines.append(self.note)
-        if self.metrics:
-            lines += [f"{k}: {v}" for k, v in sorted(self.metrics.items())]
+        for key, value in sorted((self.metrics or {}).items()):
+            if isinstance(value, (dict, list)):  # nested data: in the JSON, not the summary
+                value = f"<{type(value).__name__} of {len(value)}: see --json>"
+            lines.append(f"{key}: {value}")
         if self.comparison is not None:
             lines.append(f"held-out rows: {self.n_before_rows} before, {self.n_after_rows} after")
             lines.append(self.comparison.render())
@@ -267,10 +269,16 @@ def launch_run(config_or_recipe: str | os.PathLike, *, backend: str = "modal",
         if record.status != "planned":
             return Launch(action="existing", plan=plan, run=public(record),
                           next_step=f"run_status('{record.id}')")
+        if not plan.ready:
+            return Launch(action="planned", plan=plan, run=record,
+                          next_step="fix what the plan's notes say is not ready, then plan again")
         return Launch(action="planned", plan=plan, run=record, next_step=(
             f"launch_run({str(config_or_recipe)!r}, backend={backend_name!r}"
             + (f", gpu={gpu_spec!r}" if gpu_spec else "") + f", name={run_name!r}, confirm=True)"))
-    runner.check_ready()  # a missing package or token fails before anything is recorded
+    try:  # a missing package or token fails before anything is recorded
+        runner.check_ready()
+    except WhileaiError as exc:
+        raise type(exc)(f"nothing was launched or recorded: {exc}") from None
     run_dir = registry.run_dir(plan.run_id)
     with lock.launch_lock(run_dir) as lock_fd:
         record, claimed = registry.claim(fields)

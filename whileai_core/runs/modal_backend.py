@@ -122,8 +122,7 @@ class ModalBackend:
         """Raise before anything is recorded when modal or its token is missing."""
         _modal()
         if not self.has_credentials():
-            raise ConfigError(f"no Modal token found; nothing was launched or recorded. Fix: "
-                              f"{CREDENTIALS_FIX}")
+            raise ConfigError(f"no Modal token found. Fix: {CREDENTIALS_FIX}")
 
     def describe(self, target: Target, run_dir: Path, gpu: str | None, run_name: str) -> str:
         return recipe_call(target, run_name).describe(gpu)

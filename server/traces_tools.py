@@ -1,0 +1,121 @@
+"""Tools that turn graded traces into an SFT file: select_sft, decontaminate, export_sft
+(the sft-from-traces skill).
+
+Traces come as a JSONL path under the root (preferred) or a small inline list. select_sft and
+decontaminate return the kept records; given `out`, they write them there as JSONL instead of
+sending them back (records: [] in the reply), so a large set never passes through the prompt.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from whileai_core.traces import (Decontamination, SFTExport, SFTSelection, decontaminate,
+                                 export_sft, select_sft)
+
+from .tooling import WRITES_FILE, Env, ToolInput, ToolSpec, source, write_records
+
+_SELECT = inspect.signature(select_sft).parameters
+_DECON = inspect.signature(decontaminate).parameters
+_EXPORT = inspect.signature(export_sft).parameters
+
+TRACE_FORM = ('Each trace: {"task_id": str, "messages": [{"role": "system"|"user"|"assistant"|'
+              '"tool", "content": str}, ...]}')
+
+OutArg = Annotated[str | None, Field(
+    description="Optional: write the kept records here as JSONL (relative to the workspace "
+                "root) and leave them out of the reply. Omit to get them back inline.")]
+OverwriteArg = Annotated[bool, Field(
+    description="Replace `out` if it exists. Leave false unless the user asked to replace that "
+                "file.")]
+
+
+def _kept(result, out: str | None, overwrite: bool, env: Env):
+    if out is None:
+        return result
+    write_records(result.records, env.workspace.resolve(out, argument="out"), overwrite=overwrite)
+    return result.model_copy(update={"records": []})
+
+
+class SelectSFTInput(ToolInput):
+    attempts: Annotated[str | list[dict[str, Any]], Field(
+        description="Graded attempts (several per ask allowed): a JSONL path under the root or "
+                    f"a small list. {TRACE_FORM} plus \"reward\": number.")]
+    threshold: Annotated[float, Field(
+        description="An attempt passes when reward >= threshold.")] = _SELECT["threshold"].default
+    out: OutArg = None
+    overwrite: OverwriteArg = False
+
+
+def select_sft_tool(args: SelectSFTInput, env: Env) -> SFTSelection:
+    result = select_sft(source(args.attempts, env.workspace, argument="attempts"),
+                        threshold=args.threshold)
+    return _kept(result, args.out, args.overwrite, env)
+
+
+class DecontaminateInput(ToolInput):
+    train: Annotated[str | list[dict[str, Any]], Field(
+        description=f"Training traces: a JSONL path under the root or a small list. {TRACE_FORM}")]
+    holdout: Annotated[str | list[dict[str, Any]], Field(
+        description="The held-out asks: a JSONL path under the root or a small list of "
+                    '{"task_id": ..., "prompt": str} or {"task_id": ..., "messages": [...]}.')]
+    ngram: Annotated[int, Field(description="Words per n-gram.")] = _DECON["ngram"].default
+    max_overlap: Annotated[float, Field(
+        description="Drop a training prompt when at least this share of its n-grams occur in "
+                    "held-out prompts, in (0, 1].")] = _DECON["max_overlap"].default
+    out: OutArg = None
+    overwrite: OverwriteArg = False
+
+
+def decontaminate_tool(args: DecontaminateInput, env: Env) -> Decontamination:
+    result = decontaminate(source(args.train, env.workspace, argument="train"),
+                           source(args.holdout, env.workspace, argument="holdout"),
+                           ngram=args.ngram, max_overlap=args.max_overlap)
+    return _kept(result, args.out, args.overwrite, env)
+
+
+class ExportSFTInput(ToolInput):
+    records: Annotated[str | list[dict[str, Any]], Field(
+        description="The traces to train on (select_sft / decontaminate output): a JSONL path "
+                    f"under the root or a small list. {TRACE_FORM}; each must end with an "
+                    "assistant turn.")]
+    out: Annotated[str, Field(
+        description="Where to write TRL's conversational JSONL, relative to the workspace "
+                    "root.")]
+    overwrite: OverwriteArg = _EXPORT["overwrite"].default
+
+
+def export_sft_tool(args: ExportSFTInput, env: Env) -> SFTExport:
+    return export_sft(source(args.records, env.workspace, argument="records"),
+                      env.workspace.resolve(args.out, argument="out"), overwrite=args.overwrite)
+
+
+TOOLS = [
+    ToolSpec(
+        name="select_sft", title="Pick the best passing attempt per ask",
+        description=(
+            "From graded attempts, keep per ask the best passing one (highest reward, then the "
+            "shortest reply); list the asks with no pass; attempt pass@1 with its interval. "
+            "Give `out` to write the kept traces to a file instead of returning them."),
+        input=SelectSFTInput, output=SFTSelection, run=select_sft_tool,
+        annotations=WRITES_FILE, doing="selecting SFT traces"),
+    ToolSpec(
+        name="decontaminate", title="Drop training traces that leak the held-out test",
+        description=(
+            "Drop training traces whose task is held out, whose prompt equals a held-out prompt, "
+            "or whose n-gram overlap with held-out prompts reaches `max_overlap`; every drop "
+            "with its reason. Give `out` to write the kept traces to a file."),
+        input=DecontaminateInput, output=Decontamination, run=decontaminate_tool,
+        annotations=WRITES_FILE, doing="decontaminating training traces"),
+    ToolSpec(
+        name="export_sft", title="Write the SFT file (TRL conversational JSONL)",
+        description=(
+            "Write traces as TRL's conversational JSONL ({\"messages\": [...]} per line), "
+            "atomically; never replaces an existing file unless overwrite=true. Says which "
+            "tokens TRL will train on."),
+        input=ExportSFTInput, output=SFTExport, run=export_sft_tool, annotations=WRITES_FILE,
+        doing="exporting an SFT file"),
+]

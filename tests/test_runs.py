@@ -291,3 +291,11 @@ def test_cli_bad_input_is_one_line_and_exit_2(where, capsys):
     assert cli_main(["status", "run-0123456789ab", "--state-dir", str(where["state_dir"])]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: no run") and err.count("\n") == 1
+
+
+def test_reading_never_creates_the_state_dir(tmp_path):
+    state = tmp_path / "state"
+    assert list_runs(state_dir=state).runs == []
+    with pytest.raises(ArgumentError, match="no run"):
+        run_status("run-0123456789ab", state_dir=state)
+    assert not state.exists()

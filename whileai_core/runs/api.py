@@ -182,6 +182,13 @@ def _check_id(id: Any) -> str:
     return id.strip()
 
 
+def _open(id: Any, state_dir: str | os.PathLike | None) -> tuple[Registry, RunRecord]:
+    """The registry and the run ``id`` in it; checks the id before touching the disk."""
+    run = _check_id(id)
+    registry = Registry(state_dir, create=False)
+    return registry, _load(registry, run)
+
+
 def _load(registry: Registry, id: Any) -> RunRecord:
     record = registry.get(_check_id(id))
     if record is None:
@@ -334,13 +341,13 @@ def _reconcile(registry: Registry, record: RunRecord) -> RunRecord:
 
 def run_status(id: str, *, state_dir: str | os.PathLike | None = None) -> RunRecord:
     """The run's status, reconciled with its backend first when it is launching or running."""
-    registry = Registry(state_dir)
-    return public(_reconcile(registry, _load(registry, id)))
+    registry, record = _open(id, state_dir)
+    return public(_reconcile(registry, record))
 
 
 def list_runs(*, state_dir: str | os.PathLike | None = None) -> RunList:
     """Every run in the registry, oldest first, active ones reconciled with their backend."""
-    registry = Registry(state_dir)
+    registry = Registry(state_dir, create=False)
     runs, notes = [], []
     for record in registry.all():
         try:
@@ -353,8 +360,8 @@ def list_runs(*, state_dir: str | os.PathLike | None = None) -> RunList:
 
 def cancel_run(id: str, *, state_dir: str | os.PathLike | None = None) -> Cancelled:
     """Stop a run (planned, launching or running); a finished run is left as it is."""
-    registry = Registry(state_dir)
-    record = _reconcile(registry, _load(registry, id))
+    registry, record = _open(id, state_dir)
+    record = _reconcile(registry, record)
     if record.status in FINISHED:
         return Cancelled(run=public(record), stopped=f"nothing to stop: it already {record.status}")
     marked = registry.transition(record.id, ("planned", *ACTIVE), "cancelled")
@@ -373,8 +380,8 @@ def cancel_run(id: str, *, state_dir: str | os.PathLike | None = None) -> Cancel
 
 def collect_run(id: str, *, state_dir: str | os.PathLike | None = None) -> Collected:
     """A finished run's results, with the paired before/after verdict when it has held-out rows."""
-    registry = Registry(state_dir)
-    record = _reconcile(registry, _load(registry, id))
+    registry, record = _open(id, state_dir)
+    record = _reconcile(registry, record)
     if record.status != "succeeded":
         note = {"failed": f"the run failed: {record.error}",
                 "cancelled": "the run was cancelled; it has no results"}.get(

@@ -142,9 +142,14 @@ def _record(row: sqlite3.Row) -> RunRecord:
 class Registry:
     """The runs table of one state directory. Cheap to build; opens a connection per call."""
 
-    def __init__(self, directory: str | os.PathLike | None = None) -> None:
+    def __init__(self, directory: str | os.PathLike | None = None, *, create: bool = True) -> None:
+        """``create=False`` (the read-only calls): a missing registry reads as empty and no
+        folder is made."""
         self.dir = state_dir(directory)
         self.path = self.dir / REGISTRY_FILE
+        self.exists = self.path.is_file()
+        if not create and not self.exists:
+            return
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -190,11 +195,15 @@ class Registry:
 
     # --- reads --------------------------------------------------------------------------------
     def get(self, id: str) -> RunRecord | None:
+        if not self.path.is_file():
+            return None
         with self._connect() as db:
             row = db.execute("SELECT * FROM runs WHERE id = ?", (id,)).fetchone()
         return None if row is None else _record(row)
 
     def all(self) -> list[RunRecord]:
+        if not self.path.is_file():
+            return []
         with self._connect() as db:
             rows = db.execute("SELECT * FROM runs ORDER BY created_at, id").fetchall()
         return [_record(r) for r in rows]

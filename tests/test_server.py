@@ -211,7 +211,7 @@ BAD_ROWS = [
     ("evals/../../outside.jsonl", ["contains '..'"]),
     ("/etc/hostname", ["outside the workspace root", "Fix", "--root"]),
     ("link-out.jsonl", ["symlink", "outside the workspace root"]),
-    ([{"task_id": "a", "reward": 1.0}] * 1001, ["1001 inline rows", "Fix", ".jsonl"]),
+    ([{"task_id": "a", "reward": 1.0}] * 1001, ["1001 inline records", "Fix", ".jsonl"]),
     ([{"task_id": "a"}], ["no `reward`", "Fix"]),
     (42, ["invalid arguments", "= 42"]),
     ([], ["no rows", "Fix"]),

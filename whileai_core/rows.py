@@ -202,11 +202,13 @@ def _read_jsonl(text: str, name: str) -> tuple[list, list[int] | None, str]:
     # hold a raw newline, so these newlines are exactly the line breaks, and a blank line breaks
     # the count) and the number of objects equals the number of lines. Anything else goes line
     # by line, which skips blank lines and names the first bad one.
-    body = text[:-1] if text.endswith("\n") else text
-    n = body.count("\n") + 1
-    if body.startswith("{") and body.endswith("}") and body.count("}\n{") == n - 1:
+    breaks = text.count("\n")
+    n = breaks if text.endswith("\n") else breaks + 1
+    if (text.startswith("{") and text.endswith(("}", "}\n"))
+            and text.count("}\n{") == n - 1):
         try:
-            parsed = json.loads("[" + body.replace("\n", ",") + "]")
+            # the first n - 1 newlines become commas; a final newline stays as JSON whitespace
+            parsed = json.loads("[" + text.replace("\n", ",", n - 1) + "]")
         except (json.JSONDecodeError, RecursionError):
             parsed = None
         if parsed is not None and len(parsed) == n and set(map(type, parsed)) == {dict}:
@@ -279,7 +281,8 @@ def _build(records: list[dict], *, source: str, threshold: float,
         raise fail(i, f"`reward` is {rewards[i]!r}, not a finite number", "reward",
                    "grade the rollout with a finite score (a failed grade is 0.0)")
     trunc = _column(records, "truncated")
-    kinds = set(map(type, trunc))
+    # count() compares by identity first, and only None equals None: all-absent in one C pass.
+    kinds = {type(None)} if trunc.count(None) == len(trunc) else set(map(type, trunc))
     if not kinds <= {bool, type(None)}:
         i = next(j for j, v in enumerate(trunc) if type(v) not in (bool, type(None)))
         raise fail(i, f"`truncated` is {trunc[i]!r} (a {type(trunc[i]).__name__})", "truncated",
@@ -289,15 +292,36 @@ def _build(records: list[dict], *, source: str, threshold: float,
     else:
         truncated = np.array([v is True for v in trunc] if type(None) in kinds else trunc, dtype=bool)
     model = _column(records, "model")
-    kinds = set(map(type, model))
+    first = model[0]
+    if (first is None or type(first) is str) and model.count(first) == len(model):
+        kinds = {type(first)}  # one value throughout; only a str equals a str
+    else:
+        kinds = set(map(type, model))
     if not kinds <= {str, type(None)}:
         i = next(j for j, v in enumerate(model) if type(v) not in (str, type(None)))
         raise fail(i, f"`model` is {model[i]!r} (a {type(model[i]).__name__})", "model",
                    'write the model id that sampled the rollout, e.g. "Qwen/Qwen3-8B", or null')
+    task_index, task_ids = _factorize(tids)
+    return Rows(source=source, threshold=threshold, records=records, reward=reward,
+                truncated=truncated, model=model, task_index=task_index,
+                task_ids=task_ids, lines=lines)
+
+
+def _factorize(tids: list[str]) -> tuple[np.ndarray, list[str]]:
+    """Task index per row and the task ids in first-appearance order.
+
+    Graded rows usually come grouped (a task's rollouts are consecutive): then the index is a
+    cumulative count of the places where the id changes, found by one vectorised comparison,
+    provided no id starts two runs. Otherwise a dict maps each id to its position.
+    """
+    ids = np.array(tids, dtype=object)
+    starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
+    run_ids = ids[starts].tolist()
+    if len(set(run_ids)) == len(run_ids):
+        marks = np.zeros(len(tids), dtype=np.int64)
+        marks[starts[1:]] = 1
+        return np.cumsum(marks), run_ids
     order = dict.fromkeys(tids)
     for i, key in enumerate(order):
         order[key] = i
-    task_index = np.fromiter(map(order.__getitem__, tids), dtype=np.int64, count=len(tids))
-    return Rows(source=source, threshold=threshold, records=records, reward=reward,
-                truncated=truncated, model=model, task_index=task_index,
-                task_ids=list(order), lines=lines)
+    return np.fromiter(map(order.__getitem__, tids), dtype=np.int64, count=len(tids)), list(order)

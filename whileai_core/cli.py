@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 
 from . import __version__
@@ -52,10 +53,14 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     if isinstance(result, int):
         return result
-    if getattr(args, "json", False) and hasattr(result, "to_dict"):
-        print(json.dumps(result.to_dict(), indent=2))
-    elif result is not None:
-        print(str(result))
+    try:
+        if getattr(args, "json", False) and hasattr(result, "to_dict"):
+            print(json.dumps(result.to_dict(), indent=2))
+        elif result is not None:
+            print(str(result))
+        sys.stdout.flush()
+    except BrokenPipeError:  # `... | head`: the reader left; not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 

@@ -15,7 +15,7 @@ import pytest
 from whileai_core.errors import ConfigError
 from whileai_core.runs import Registry, cancel_run, collect_run, launch_run, list_runs, run_status
 from whileai_core.runs.modal_backend import ModalBackend, recipe_call
-from whileai_core.runs.registry import now
+from whileai_core.runs.registry import now, run_id
 from whileai_core.runs.targets import resolve_target
 from test_runs_support import make_recipes
 
@@ -46,7 +46,8 @@ def _record(where, call_id: str | None):
     """A run the way a launch that reached Modal would have left it (running, with a call id)."""
     registry = Registry(where["state_dir"])
     target = resolve_target("tiny", recipes_dir=where["recipes_dir"])
-    fields = dict(id="run-00000000abcd", name="tiny", target="tiny", target_kind="recipe",
+    fields = dict(id=run_id(target.sha256, "tiny", "modal"), name="tiny", target="tiny",
+                  target_kind="recipe",
                   recipe="tiny", sha256=target.sha256, backend="modal", gpu="A10G")
     registry.claim(fields)
     handle = {"backend_called_at": now()} | ({"call_id": call_id} if call_id else {})
@@ -148,3 +149,10 @@ def test_a_token_never_reaches_output_or_the_registry(where, monkeypatch):
     for file in where["state_dir"].rglob("*"):
         if file.is_file():
             assert SECRET.encode() not in file.read_bytes()
+
+
+def test_an_identical_launch_returns_the_running_run_and_says_which_gpu_it_has(where):
+    _, _, record = _record(where, "fc-01ABCDEFGHJKMNPQRSTVWXYZ00")
+    again = launch_run("tiny", backend="modal", gpu="H100", **where)  # the plan finds it
+    assert again.action == "existing" and again.run.id == record.id
+    assert "launched on A10G, not H100" in again.next_step and "new name" in again.next_step

@@ -29,8 +29,13 @@ def main(argv: list[str]) -> int:
     os.set_inheritable(int(lock_fd), False)  # the lock stays with this process, not the recipe
     write_atomic(folder / PID_FILE, f"{os.getpid()}\n", overwrite=True)
     with open(folder / LOG_FILE, "ab", buffering=0) as log:
-        child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
-                                 stderr=subprocess.STDOUT)
+        try:
+            child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
+                                     stderr=subprocess.STDOUT)
+        except OSError as exc:  # the command itself cannot start: say so, as a shell would
+            log.write(f"cannot start {command[0]}: {exc}\n".encode())
+            write_atomic(folder / EXIT_FILE, "127\n", overwrite=True)
+            return 0
 
         def forward(signum, _frame):
             child.send_signal(signum)

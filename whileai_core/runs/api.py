@@ -275,7 +275,7 @@ def launch_run(config_or_recipe: str | os.PathLike, *, backend: str = "modal",
         record = registry.plan(fields)
         if record.status != "planned":
             return Launch(action="existing", plan=plan, run=public(record),
-                          next_step=f"run_status('{record.id}')")
+                          next_step=_existing_step(record, gpu_spec))
         if not plan.ready:
             return Launch(action="planned", plan=plan, run=record,
                           next_step="fix what the plan's notes say is not ready, then plan again")
@@ -291,7 +291,7 @@ def launch_run(config_or_recipe: str | os.PathLike, *, backend: str = "modal",
         record, claimed = registry.claim(fields)
         if not claimed:
             return Launch(action="existing", plan=plan, run=public(_reconcile(registry, record)),
-                          next_step=f"run_status('{record.id}')")
+                          next_step=_existing_step(record, gpu_spec))
         registry.set_handle(record.id, {"backend_called_at": now()})
         try:
             handle = runner.launch(record, target, run_dir, lock_fd)
@@ -314,6 +314,14 @@ def launch_run(config_or_recipe: str | os.PathLike, *, backend: str = "modal",
                       next_step="it was cancelled while launching; nothing is left running")
     return Launch(action="launched", plan=plan, run=started,
                   next_step=f"run_status('{started.id}'), then collect_run('{started.id}')")
+
+
+def _existing_step(record: RunRecord, gpu: str | None) -> str:
+    step = f"run_status('{record.id}')"
+    if record.gpu != gpu:
+        step += (f"; note: that run was launched on {record.gpu}, not {gpu}: to run on {gpu}, "
+                 "launch again with a new name")
+    return step
 
 
 def _reconcile(registry: Registry, record: RunRecord) -> RunRecord:

@@ -22,7 +22,7 @@ def chat_text(tokenizer, messages: list[dict]) -> str:
 
 def sample_replies(model, tokenizer, messages: Sequence[list[dict]], *, samples: int,
                    max_new_tokens: int, temperature: float = 1.0, seed: int = 0,
-                   batch_size: int = 16) -> list[list[tuple[str, bool]]]:
+                   batch_size: int = 32) -> list[list[tuple[str, bool]]]:
     """``samples`` replies per prompt as (text, truncated); truncated = no end token in budget."""
     import torch
 

@@ -57,7 +57,7 @@ def tiny_model(tokenizer, *, seed: int = 0, hidden: int = 32, layers: int = 2,
         max_position_embeddings=2048, tie_word_embeddings=False,
         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
         bos_token_id=None)
-    config.name_or_path = TINY_MODEL_NAME
+    # name_or_path stays empty: peft treats a non-empty one as a hub repo and looks it up on save
     torch.manual_seed(seed)
     model = Qwen2ForCausalLM(config)
     head = torch.nn.Linear(hidden, len(tokenizer), bias=True)

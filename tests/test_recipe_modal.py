@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 APPS = [
     # (module, README)
     ("recipes.grpo.modal_grpo", "recipes/grpo/README.md"),
+    ("recipes.dpo.modal_dpo", "recipes/dpo/README.md"),
 ]
 
 

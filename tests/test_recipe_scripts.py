@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPTS = ["recipes/grpo/run.py"]
+SCRIPTS = ["recipes/grpo/run.py", "recipes/dpo/run.py"]
 
 
 def run(args, home, timeout=120):
@@ -31,6 +31,7 @@ def test_help(script, tmp_path):
 
 @pytest.mark.parametrize("script,args", [
     ("recipes/grpo/run.py", ["--run-name", "g1"]),
+    ("recipes/dpo/run.py", ["--run-name", "d1", "--from-run", "g1"]),
 ])
 def test_no_modal_token_is_one_line_and_exit_2(script, args, tmp_path):
     proc = run([str(ROOT / script), *args], tmp_path)
@@ -102,3 +103,61 @@ def test_grpo_smoke_writes_results_with_rows(tmp_path):
     again = run([str(ROOT / "recipes/grpo/run.py"), "--smoke", "--out", str(out)], tmp_path,
                 timeout=600)
     assert again.returncode == 2 and "already exists" in again.stderr
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--beta", "0"], "--beta: must be a number in (0, 10], got 0"),
+    (["--samples-per-prompt", "1"], "--samples-per-prompt: must be an integer in [2, 64], got 1"),
+    (["--negative-share", "0.9"], "--negative-share: must be a number in [0, 0.5], got 0.9"),
+    (["--max-chosen-longer", "1.5"], "--max-chosen-longer: must be a number in (0, 1]"),
+    (["--min-margin", "x"], "--min-margin: must be a number, got 'x'"),
+])
+def test_dpo_flags_are_refused_before_anything_starts(args, message, tmp_path):
+    proc = run([str(ROOT / "recipes/dpo/run.py"), *args], tmp_path)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_dpo_smoke_from_a_missing_adapter_is_named(tmp_path):
+    proc = run([str(ROOT / "recipes/dpo/run.py"), "--smoke", "--out", str(tmp_path / "o"),
+                "--from-run", str(tmp_path / "nothing")], tmp_path)
+    assert proc.returncode == 2
+    assert "--from-run" in proc.stderr and "adapter_config.json" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_dpo_smoke_writes_results_pairs_and_adapter(tmp_path):
+    import json
+
+    out = tmp_path / "out"
+    proc = run([str(ROOT / "recipes/dpo/run.py"), "--smoke", "--out", str(out)], tmp_path,
+               timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    results = json.loads((out / "results.json").read_text())
+    pairs = results["pairs"]
+    assert pairs["n_pairs"] >= 1 and pairs["chosen_longer_share"] < 0.8
+    assert pairs["constructed"] <= 0.5 * pairs["n_pairs"]
+    assert results["train_steps"] == 2
+    assert len(results["before_rows"]) == len(results["after_rows"]) == 2 * 24
+    assert (out / "adapter" / "adapter_config.json").is_file()
+
+
+@pytest.mark.parametrize("module,readme", [("recipes.grpo.run", "recipes/grpo/README.md"),
+                                           ("recipes.dpo.run", "recipes/dpo/README.md")])
+def test_readme_knobs_table_lists_every_flag_with_its_default(module, readme):
+    import importlib
+    import re
+
+    parser = importlib.import_module(module).build_parser()
+    text = (ROOT / readme).read_text(encoding="utf-8")
+    table = dict(re.findall(r"^\| `(--[a-z-]+)` \| ([^|]+) \|", text, flags=re.M))
+    flags = {opt: action for action in parser._actions for opt in action.option_strings
+             if opt.startswith("--") and opt != "--help"}
+    assert set(flags) == set(table), set(flags) ^ set(table)
+    for flag, action in flags.items():
+        default = action.default
+        if isinstance(default, bool) or default is None:
+            continue
+        shown = table[flag].strip().strip("`")
+        assert shown == str(default), f"{readme}: {flag} says {shown}, parser default {default}"

@@ -1,0 +1,198 @@
+"""DPO + LoRA on the refund assistant: settings, pair sampling, trainer construction, a round.
+
+A round: split the prompts as the GRPO recipe does (same seed, same holdout), sample the holdout
+(before), sample ``samples_per_prompt`` replies per train prompt from the current policy, build
+length-matched pairs with the refund reward (``pairs.build_pairs``), train ``DPOTrainer`` with a
+LoRA adapter, sample the holdout again (after). The reference is the adapter-off model: TRL
+computes it by disabling the adapter, so no second copy of the weights is loaded. With
+``--from-run`` the policy starts from a previous adapter and TRL keeps a frozen copy of that
+adapter as the reference, so round two is measured and regularised against round one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+from recipes.dpo.pairs import PairSet, build_pairs
+from recipes.flags import existing_file, float_in, int_in, run_name
+from recipes.grpo.prompts import balance, category_counts, load_prompts, split_holdout, write_prompts
+from recipes.grpo.train import LORA_TARGETS
+from recipes.holdout import sample_holdout, sample_replies, summarize
+from whileai_core.defaults import (DPO_BETA, DPO_LEARNING_RATE, DPO_MAX_CHOSEN_LONGER,
+                                   DPO_MAX_NEGATIVE_SHARE, DPO_MIN_MARGIN, DPO_NEGATIVE_SHARE,
+                                   DPO_SAMPLES_PER_PROMPT, DPO_STEPS, GRPO_HOLDOUT_SAMPLES,
+                                   GRPO_HOLDOUT_SHARE, GRPO_LORA_ALPHA, GRPO_LORA_R,
+                                   GRPO_MAX_COMPLETION_TOKENS, GRPO_MODEL, GRPO_PROMPT_SEED)
+from whileai_core.errors import ArgumentError, ConfigError
+
+
+@dataclass(frozen=True)
+class DPOSettings:
+    model: str = GRPO_MODEL
+    run_name: str = "dpo"
+    steps: int = DPO_STEPS
+    seed: int = GRPO_PROMPT_SEED
+    beta: float = DPO_BETA
+    learning_rate: float = DPO_LEARNING_RATE
+    samples_per_prompt: int = DPO_SAMPLES_PER_PROMPT
+    min_margin: float = DPO_MIN_MARGIN
+    max_chosen_longer: float = DPO_MAX_CHOSEN_LONGER
+    negative_share: float = DPO_NEGATIVE_SHARE
+    pairs_per_step: int = 8
+    max_completion_tokens: int = GRPO_MAX_COMPLETION_TOKENS
+    lora_r: int = GRPO_LORA_R
+    lora_alpha: int = GRPO_LORA_ALPHA
+    holdout_share: float = GRPO_HOLDOUT_SHARE
+    holdout_samples: int = GRPO_HOLDOUT_SAMPLES
+    balance: float | None = None
+    from_run: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> DPOSettings:
+        known = {f.name for f in fields(cls)}
+        extra = set(data) - known
+        if extra:
+            raise ArgumentError(f"unknown DPO settings {sorted(extra)}; known: {sorted(known)}")
+        return cls(**data)
+
+
+def add_dpo_arguments(parser: argparse.ArgumentParser) -> None:
+    d = DPOSettings()
+    add = parser.add_argument
+    add("--model", default=d.model, help="policy checkpoint on the hub (default %(default)s)")
+    add("--run-name", type=run_name, default=d.run_name,
+        help="folder on the runs volume (default %(default)s)")
+    add("--steps", type=int_in(1, 100_000), default=d.steps, help="optimizer steps (default %(default)s)")
+    add("--seed", type=int_in(0, 2**31 - 1), default=d.seed,
+        help="prompt set, holdout, sampling and trainer seed (default %(default)s)")
+    add("--beta", type=float_in(0.0, 10.0, low_open=True), default=d.beta,
+        help="DPO beta, strength of the pull to the reference (default %(default)s)")
+    add("--learning-rate", type=float_in(0.0, 1e-2, low_open=True), default=d.learning_rate,
+        help="AdamW learning rate for the LoRA weights (default %(default)s)")
+    add("--samples-per-prompt", type=int_in(2, 64), default=d.samples_per_prompt,
+        help="on-policy samples per train prompt for the pairs (default %(default)s)")
+    add("--min-margin", type=float_in(0.0, 1.0, low_open=True), default=d.min_margin,
+        help="chosen must beat rejected by this reward (default %(default)s)")
+    add("--max-chosen-longer", type=float_in(0.0, 1.0, low_open=True), default=d.max_chosen_longer,
+        help="chosen is longer in under this share of pairs (default %(default)s)")
+    add("--negative-share", type=float_in(0.0, DPO_MAX_NEGATIVE_SHARE), default=d.negative_share,
+        help="constructed-negative pairs, at most this share of all pairs "
+             f"(default %(default)s, at most {DPO_MAX_NEGATIVE_SHARE})")
+    add("--pairs-per-step", type=int_in(1, 256), default=d.pairs_per_step,
+        help="pairs per optimizer step (default %(default)s)")
+    add("--max-completion-tokens", type=int_in(8, 8192), default=d.max_completion_tokens,
+        help="token cap per sampled reply (default %(default)s)")
+    add("--lora-r", type=int_in(1, 512), default=d.lora_r, help="LoRA rank (default %(default)s)")
+    add("--lora-alpha", type=int_in(1, 1024), default=d.lora_alpha, help="LoRA alpha (default %(default)s)")
+    add("--holdout-share", type=float_in(0.0, 0.5, low_open=True), default=d.holdout_share,
+        help="share of situations held out per category (default %(default)s)")
+    add("--holdout-samples", type=int_in(1, 64), default=d.holdout_samples,
+        help="samples per holdout prompt, before and after (default %(default)s)")
+    add("--balance", type=float_in(0.0, 0.5, low_open=True), default=None, metavar="SHARE",
+        help="repeat prompts of any category under SHARE of the train split (train only)")
+    add("--prompts-file", type=existing_file, default=None,
+        help="a frozen prompt set (JSONL) instead of the template writer at --seed")
+    add("--from-run", default=None, metavar="RUN",
+        help="start from a previous adapter: a run name on the DPO volume (Modal) or an "
+             "adapter folder (--smoke)")
+
+
+def settings_from_args(args: argparse.Namespace) -> DPOSettings:
+    names = {f.name for f in fields(DPOSettings)}
+    return DPOSettings(**{k: v for k, v in vars(args).items() if k in names})
+
+
+def prompt_records(settings: DPOSettings, prompts_file: str | Path | None = None) -> list[dict]:
+    return load_prompts(prompts_file) if prompts_file else write_prompts(settings.seed)
+
+
+def build_dpo_config(settings: DPOSettings, output_dir: str | Path, *, cpu: bool = False):
+    from trl import DPOConfig
+
+    return DPOConfig(
+        output_dir=str(output_dir), max_steps=settings.steps, seed=settings.seed,
+        beta=settings.beta, learning_rate=settings.learning_rate,
+        per_device_train_batch_size=min(settings.pairs_per_step, 4),
+        gradient_accumulation_steps=max(1, settings.pairs_per_step // 4),
+        logging_steps=1, report_to="none", save_strategy="no", bf16=not cpu, use_cpu=cpu,
+        gradient_checkpointing=not cpu, disable_tqdm=cpu)
+
+
+def pair_dataset(records: Sequence[dict], pair_set: PairSet):
+    """Conversational DPO rows: the prompt's messages, one assistant turn chosen and rejected."""
+    from datasets import Dataset
+
+    prompt_of = {r["task_id"]: r["prompt"] for r in records}
+    return Dataset.from_list([
+        {"prompt": prompt_of[p.task_id],
+         "chosen": [{"role": "assistant", "content": p.chosen}],
+         "rejected": [{"role": "assistant", "content": p.rejected}]} for p in pair_set.pairs])
+
+
+def build_dpo_trainer(model, tokenizer, records: Sequence[dict], pair_set: PairSet,
+                      settings: DPOSettings, output_dir: str | Path, *, cpu: bool = False,
+                      callbacks: Sequence = ()):
+    """The ``DPOTrainer`` every path trains. A fresh LoRA adapter unless ``model`` already has
+    one (``--from-run``), in which case TRL trains it and keeps a frozen copy as the reference."""
+    from peft import LoraConfig, PeftModel
+    from trl import DPOTrainer
+
+    if not pair_set.pairs:
+        raise ConfigError(
+            f"no preference pairs: none of {pair_set.prompts} train prompts had samples whose "
+            f"rewards differ by >= {settings.min_margin}. Fix: more --samples-per-prompt, a lower "
+            "--min-margin, or --negative-share for constructed negatives")
+    peft_config = None
+    if not isinstance(model, PeftModel):
+        peft_config = LoraConfig(r=settings.lora_r, lora_alpha=settings.lora_alpha,
+                                 lora_dropout=0.0, target_modules=list(LORA_TARGETS),
+                                 task_type="CAUSAL_LM")
+    return DPOTrainer(model=model, ref_model=None, args=build_dpo_config(settings, output_dir, cpu=cpu),
+                      train_dataset=pair_dataset(records, pair_set), processing_class=tokenizer,
+                      peft_config=peft_config, callbacks=list(callbacks))
+
+
+def sample_pairs(model, tokenizer, train: Sequence[dict], settings: DPOSettings) -> PairSet:
+    replies = sample_replies(model, tokenizer, [r["prompt"] for r in train],
+                             samples=settings.samples_per_prompt,
+                             max_new_tokens=settings.max_completion_tokens, seed=settings.seed + 1)
+    return build_pairs(train, [[text for text, _ in group] for group in replies],
+                       min_margin=settings.min_margin, max_chosen_longer=settings.max_chosen_longer,
+                       negative_share=settings.negative_share, seed=settings.seed)
+
+
+def run_dpo(model, tokenizer, settings: DPOSettings, output_dir: str | Path, *,
+            records: Sequence[dict], model_label: str, cpu: bool = False) -> tuple[dict, object]:
+    """One round: holdout before, pairs, DPO, holdout after; returns (results, trainer)."""
+    train, holdout = split_holdout(records, settings.holdout_share, seed=settings.seed)
+    if settings.balance:
+        train = balance(train, settings.balance)
+    sampling = dict(samples=settings.holdout_samples, seed=settings.seed,
+                    max_new_tokens=settings.max_completion_tokens)
+    before = sample_holdout(model, tokenizer, holdout, label=model_label, **sampling)
+    pair_set = sample_pairs(model, tokenizer, train, settings)
+    trainer = build_dpo_trainer(model, tokenizer, train, pair_set, settings, output_dir, cpu=cpu)
+    started = time.monotonic()
+    trainer.train()
+    wall = time.monotonic() - started
+    after = sample_holdout(trainer.model, tokenizer, holdout,
+                           label=f"{model_label}+lora:{settings.run_name}", **sampling)
+    losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
+    results = {
+        "recipe": "dpo", "settings": settings.to_dict(),
+        "prompts": {"total": len(records), "train": category_counts(train),
+                    "holdout": category_counts(holdout)},
+        "pairs": pair_set.stats(),
+        "pairs_by_category": category_counts([{"category": p.category} for p in pair_set.pairs]),
+        "train_steps": int(trainer.state.global_step), "train_wall_clock_s": round(wall, 3),
+        "loss_history": losses, "summary": summarize(before, after),
+        "before_rows": before, "after_rows": after,
+    }
+    return results, trainer

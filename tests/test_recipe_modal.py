@@ -20,6 +20,7 @@ APPS = [
     # (module, README)
     ("recipes.grpo.modal_grpo", "recipes/grpo/README.md"),
     ("recipes.dpo.modal_dpo", "recipes/dpo/README.md"),
+    ("modal_prime_rl", "recipes/prime-rl/README.md"),  # a hyphenated folder: imported by path
 ]
 
 
@@ -59,6 +60,10 @@ def image_commands(image) -> list[str]:
         build = cells.get("dockerfile_function")
         if build is not None:
             commands += build("2025.06").commands
+        dockerfile = cells.get("path")
+        if isinstance(dockerfile, Path):  # Image.from_dockerfile: its file, and the Python added
+            commands += dockerfile.read_text(encoding="utf-8").splitlines()
+            commands.append(f"add_python={cells.get('add_python')}")
         if cells.get("base_image") is not None:
             stack.append(cells["base_image"])
         stack.extend((cells.get("base_images") or {}).values())
@@ -73,7 +78,8 @@ def no_token(monkeypatch, tmp_path):
 
 
 @pytest.mark.parametrize("module,readme", APPS)
-def test_modal_functions_match_the_readme(module, readme, no_token):
+def test_modal_functions_match_the_readme(module, readme, no_token, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / Path(readme).parent))
     app_module = importlib.import_module(module)
     for row in readme_rows(readme):
         function = getattr(app_module, row["function"])

@@ -76,6 +76,18 @@ def launch(settings: DPOSettings, records: list[dict]) -> dict:
         return train_dpo.remote(settings.to_dict(), records)
 
 
+def modal_call(run_name: str, config_path: str | None = None) -> dict:
+    """What the run registry spawns (``launch_run``): the deployed ``whileai-dpo`` app's
+    ``train_dpo`` with the default settings under ``run_name`` and the template prompts.
+    Deploy first: ``modal deploy recipes/dpo/modal_dpo.py``."""
+    if config_path is not None:
+        raise ArgumentError(f"the dpo recipe takes no config file, got {config_path!r}. Fix: "
+                            "launch the recipe by name")
+    settings = dataclasses.replace(DPOSettings(), run_name=run_name)
+    return {"app": "whileai-dpo", "function": "train_dpo",
+            "args": [settings.to_dict(), prompt_records(settings)], "kwargs": {}}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
 

@@ -61,6 +61,18 @@ def launch(settings: GRPOSettings, records: list[dict]) -> dict:
         return train_grpo.remote(settings.to_dict(), records)
 
 
+def modal_call(run_name: str, config_path: str | None = None) -> dict:
+    """What the run registry spawns (``launch_run``): the deployed ``whileai-grpo`` app's
+    ``train_grpo`` with the default settings under ``run_name`` and the template prompts.
+    Deploy first: ``modal deploy recipes/grpo/modal_grpo.py``."""
+    if config_path is not None:
+        raise ArgumentError(f"the grpo recipe takes no config file, got {config_path!r}. Fix: "
+                            "launch the recipe by name")
+    settings = dataclasses.replace(GRPOSettings(), run_name=run_name)
+    return {"app": "whileai-grpo", "function": "train_grpo",
+            "args": [settings.to_dict(), prompt_records(settings)], "kwargs": {}}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
 

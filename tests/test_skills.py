@@ -15,7 +15,7 @@ FOUND = sorted(p.parent for p in (ROOT / "skills").glob("*/SKILL.md"))
 
 
 def test_every_expected_skill_is_present():
-    assert {p.name for p in FOUND} <= EXPECTED  # TODO(skills): == once all three land
+    assert {p.name for p in FOUND} == EXPECTED
 
 
 @pytest.mark.parametrize("skill", FOUND, ids=lambda p: p.name)

@@ -122,6 +122,7 @@ class JudgeReport(Result):
     false_pass: float | None = Field(description="share of label-fail items the judge passes")
     false_pass_ci: tuple[float, float] | None
     false_fail: float | None = Field(description="share of label-pass items the judge fails")
+    false_fail_ci: tuple[float, float] | None
     length_r: float | None = Field(None, description="Pearson r of reply length with the grade")
     length_bias: float | None = Field(
         None, description="length_r minus the labels' own length correlation")
@@ -330,7 +331,10 @@ def _report(name, label, grade, length, label_r, min_agreement, min_kappa, max_f
     return JudgeReport(name=name, n=n, agreement=agree / n, agreement_ci=agreement_ci,
                        kappa=kappa, n_label_fail=n_fail, false_pass=false_pass,
                        false_pass_ci=wilson_interval(false_pass_count, n_fail, level=level),
-                       false_fail=false_fail, length_r=length_r, length_bias=bias,
+                       false_fail=false_fail,
+                       false_fail_ci=wilson_interval(int((~grade & label).sum()), n_pass,
+                                                     level=level),
+                       length_r=length_r, length_bias=bias,
                        verdict=verdict, reasons=reasons + soft)
 
 
@@ -339,6 +343,7 @@ def _report(name, label, grade, length, label_r, min_agreement, min_kappa, max_f
 class ClauseEffect(Result):
     clause: str
     agreement: float = Field(description="agreement with this clause removed")
+    agreement_ci: tuple[float, float] | None
     kappa: float | None
     delta: float = Field(description="agreement without the clause minus with the full rubric")
     effect: Literal["needed", "no_effect", "hurts"]
@@ -357,8 +362,9 @@ class RubricAblation(Result):
 
     def render(self) -> str:
         lines = [f"full rubric: agreement {fmt_rate(self.agreement, self.agreement_ci, self.n, 'items')}"]
-        lines += [f"  without {c.clause!r}: {c.agreement:.3f} ({c.delta:+.3f}) {c.effect}"
-                  + (" (within noise)" if c.within_noise else "") for c in self.clauses]
+        lines += [f"  without {c.clause!r}: {fmt_rate(c.agreement, c.agreement_ci)} "
+                  f"({c.delta:+.3f}) {c.effect}" + (" (within noise)" if c.within_noise else "")
+                  for c in self.clauses]
         return "\n".join(lines + [self.note])
 
 
@@ -400,6 +406,8 @@ def rubric_ablation(items: Any, grade: Callable[[list[str], list[dict]], Sequenc
         delta = agreement - full
         effect = "needed" if delta < 0 else ("hurts" if delta > 0 else "no_effect")
         effects.append(ClauseEffect(clause=clause, agreement=agreement, kappa=kappa,
+                                    agreement_ci=wilson_interval(round(agreement * n), n,
+                                                                 level=level),
                                     delta=delta, effect=effect, within_noise=abs(delta) < half))
     return RubricAblation(n=n, agreement=full, agreement_ci=ci, kappa=full_kappa,
                           clauses=effects,

@@ -9,9 +9,10 @@ from mcp.server.mcpserver import MCPServer
 from whileai_core import __version__
 
 from .paths import Workspace
-from .registry import tool_specs
+from .registry import TOOL_MODULES
+from .schema_cache import CACHE, mcp_tools
 from .skills import SkillCatalog, default_skills_dir, register_skills
-from .tooling import Env, to_mcp_tool
+from .tooling import Env
 
 NAME = "whileai"
 
@@ -25,13 +26,17 @@ validate_config. The playbooks are the skill://<name>/SKILL.md resources (index:
 
 def build_server(root: str | os.PathLike = ".", *,
                  skills_dir: str | os.PathLike | None = None,
-                 log_level: str = "WARNING") -> MCPServer:
-    """The server for workspace ``root``; skills from ``skills_dir`` (default: see ``server.skills``)."""
+                 log_level: str = "WARNING", lazy: bool = True) -> MCPServer:
+    """The server for workspace ``root``; skills from ``skills_dir`` (default: see ``server.skills``).
+
+    ``lazy``: list tools from ``server/tools.json`` and import each tool's module on its first
+    call (see ``server.schema_cache``); False builds every tool now.
+    """
     workspace = Workspace(root)
     catalog = SkillCatalog(skills_dir if skills_dir is not None else default_skills_dir())
     env = Env(workspace=workspace, skills=catalog)
     server = MCPServer(NAME, title="whileai skill pack", version=__version__,
                        instructions=INSTRUCTIONS, log_level=log_level,
-                       tools=[to_mcp_tool(spec, env) for spec in tool_specs()])
+                       tools=mcp_tools(TOOL_MODULES, env, cache=CACHE if lazy else None))
     register_skills(server, catalog)
     return server

@@ -36,6 +36,8 @@ def run_core(doing: str, call: Callable[[], T]) -> T:
     """
     try:
         return call()
+    except ToolError:
+        raise
     except WhileaiError as err:
         raise ToolError(str(err)) from err
     except Exception as err:  # noqa: BLE001 - the server must answer, whatever happened

@@ -2,8 +2,8 @@
 
 To add a capability: write ``server/<domain>_tools.py`` with an input model, a plain function
 and a ``ToolSpec`` per tool (see ``server.tooling``), export them as ``TOOLS``, and add one line
-here. Then regenerate the tools/list snapshot (``UPDATE_SNAPSHOTS=1 pytest
-tests/test_server_snapshot.py``) and review its diff.
+here. Then regenerate the tools/list snapshot and the start-up cache ``server/tools.json``
+(``UPDATE_SNAPSHOTS=1 pytest tests/test_server_snapshot.py``) and review the snapshot's diff.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from whileai_core import load_rows
+import whileai_core
 from whileai_core.defaults import MCP_INLINE_ROWS_MAX
 from whileai_core.errors import RowsError
 
@@ -93,7 +93,8 @@ def source(value: str | list[dict[str, Any]], workspace: Workspace, *,
 def read_rows(value: str | list[dict[str, Any]], workspace: Workspace, *, argument: str,
               threshold: float | None = None):
     """Rows from a path under the root or from an inline list, through ``whileai_core.load_rows``."""
-    return load_rows(source(value, workspace, argument=argument), threshold=threshold)
+    # through the package's lazy export: numpy loads with the first call, not at start-up
+    return whileai_core.load_rows(source(value, workspace, argument=argument), threshold=threshold)
 
 
 def write_records(records: list[dict[str, Any]], path: Path, *, overwrite: bool) -> Path:
@@ -150,6 +151,14 @@ class WhileaiTool(Tool):
                 raise ToolError(f"Error executing tool {self.name}: "
                                 f"{bad_arguments(err.__cause__, model)}") from err.__cause__
             raise
+
+
+def describe(spec: ToolSpec) -> dict[str, Any]:
+    """The tool as tools/list shows it (camelCase keys, no empty fields)."""
+    return {"name": spec.name, "title": spec.title, "description": spec.description,
+            "inputSchema": spec.input.model_json_schema(by_alias=True),
+            "outputSchema": output_schema(spec.output),
+            "annotations": spec.annotations.model_dump(by_alias=True, exclude_none=True)}
 
 
 def to_mcp_tool(spec: ToolSpec, env: Env) -> Tool:

@@ -6,7 +6,8 @@ after reviewing it, regenerate with::
 
     UPDATE_SNAPSHOTS=1 .venv/bin/pytest tests/test_server_snapshot.py
 
-A missing snapshot fails too (it is never written silently).
+A missing snapshot fails too (it is never written silently). The same flag rewrites
+``server/tools.json``, the cache the server lists tools from at start-up (server.schema_cache).
 """
 
 from __future__ import annotations
@@ -16,12 +17,17 @@ import json
 import os
 from pathlib import Path
 
+import subprocess
+import sys
+
 import anyio
 import pytest
 from mcp import Client
 
+from server import schema_cache
 from server.app import build_server
-from server.registry import tool_specs
+from server.registry import TOOL_MODULES, tool_specs
+from test_server_support import call, error_text
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "tools_list.json"
 
@@ -30,9 +36,10 @@ EXPECTED_TOOLS = {"route_rows", "pass_at", "compare_runs", "holdout_size", "teac
 COMBINATORS = ("anyOf", "oneOf", "allOf", "not")
 
 
-def listed_tools(tmp_path) -> list[dict]:
+def listed_tools(tmp_path, *, lazy: bool = False) -> list[dict]:
+    """tools/list of a server that builds every tool now (lazy=False: the live schemas)."""
     async def go():
-        async with Client(build_server(tmp_path, skills_dir=tmp_path)) as client:
+        async with Client(build_server(tmp_path, skills_dir=tmp_path, lazy=lazy)) as client:
             return (await client.list_tools()).tools
     tools = anyio.run(go)
     return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
@@ -81,3 +88,42 @@ def test_every_tool_follows_the_rules(tmp_path, tool):
         assert prop.get("description"), f"{tool}.{name} has no description"
     # output: structured, an object schema
     assert listed["outputSchema"]["type"] == "object"
+
+
+# --- the start-up cache (server/tools.json) ------------------------------------------------
+
+def test_schema_cache_matches_the_live_tools():
+    live = schema_cache.dumps(schema_cache.build_cache(TOOL_MODULES))
+    if os.environ.get("UPDATE_SNAPSHOTS") == "1":
+        schema_cache.CACHE.write_text(live, encoding="utf-8")
+    assert schema_cache.CACHE.exists(), "server/tools.json is missing: python -m server.schema_cache"
+    if schema_cache.CACHE.read_text(encoding="utf-8") != live:
+        pytest.fail("server/tools.json is stale: regenerate with python -m server.schema_cache "
+                    f"(or UPDATE_SNAPSHOTS=1 .venv/bin/pytest {Path(__file__).name})")
+
+
+def test_lazy_server_lists_exactly_what_the_eager_one_does(tmp_path):
+    assert listed_tools(tmp_path, lazy=True) == listed_tools(tmp_path, lazy=False)
+
+
+def test_startup_imports_no_numpy_and_no_core_module(tmp_path):
+    # the property the cache exists for: spawn-to-tools/list pays for none of this
+    code = ("import sys; from server.app import build_server; build_server(sys.argv[1]); "
+            "heavy = ('numpy', 'scipy', 'torch', 'modal', 'whileai_core.stats', "
+            "'whileai_core.routing', 'whileai_core.prime_rl', 'whileai_core.judge', "
+            "'whileai_core.traces'); print(sorted(m for m in heavy if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,
+                         text=True, timeout=120, cwd=Path(__file__).resolve().parents[1])
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_a_stale_cache_entry_is_a_tool_error(tmp_path, monkeypatch):
+    entries = schema_cache.load_cache()
+    ghost = {**entries[0], "name": "ghost_tool"}
+    stale = tmp_path / "tools.json"
+    stale.write_text(schema_cache.dumps(entries + [ghost]))
+    monkeypatch.setattr("server.app.CACHE", stale)
+    server = build_server(tmp_path, skills_dir=tmp_path)
+    text = error_text(call(server, "ghost_tool", {}), "ghost_tool")
+    assert "no longer defines it" in text and "python -m server.schema_cache" in text

@@ -1,0 +1,140 @@
+"""Tools that launch runs and come back to them: launch_run, run_status, list_runs, collect_run,
+cancel_run.
+
+Each makes one call into ``whileai_core.runs``. A config path resolves inside the workspace root;
+the registry is the server's state directory (``$WHILEAI_STATE_DIR``, else ``~/.whileai``), never
+an argument, so a caller cannot point the server at another folder. ``launch_run`` spends money
+on Modal: without ``confirm=true`` it only returns the plan.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from whileai_core.runs import (Cancelled, Collected, Launch, RunList, RunRecord, cancel_run,
+                               collect_run, launch_run, list_runs, run_status)
+
+from .tooling import Env, ToolInput, ToolSpec
+
+SPENDS_MONEY = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
+                               open_world_hint=True)
+"""Starts a paid GPU run on Modal (open world) or a local process; the same target and name
+launch once, so repeating the call returns the same run (idempotent)."""
+
+ASKS_BACKEND = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                               open_world_hint=True)
+"""Reads the registry and asks the backend (Modal, or the local process) how a run is doing;
+changes nothing but the registry's record of it."""
+
+STOPS_RUN = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
+                            open_world_hint=True)
+"""Stops a run on Modal or locally; cancelling twice leaves it cancelled."""
+
+RunIdArg = Annotated[str, Field(
+    description="The run's id ('run-' and 12 hex digits), from launch_run or list_runs.",
+    examples=["run-0123456789ab"])]
+
+
+# --- launch_run ----------------------------------------------------------------------------
+
+class LaunchRunInput(ToolInput):
+    config_or_recipe: Annotated[str, Field(
+        description="A recipe name ('grpo', 'dpo', 'prime-rl') or the path of a prime-rl TOML "
+                    "(relative to the workspace root) that prime_rl_config wrote.",
+        examples=["grpo", "configs/rl.toml"])]
+    backend: Annotated[Literal["modal", "local"], Field(
+        description="'modal': the real GPU run on Modal (spends money). 'local': the recipe's "
+                    "CPU smoke on this machine (no GPU, no key; a prime-rl config cannot run "
+                    "locally).")] = "modal"
+    gpu: Annotated[str | None, Field(
+        description="Modal GPU as TYPE or TYPE:COUNT, e.g. 'H100:2'. null: the recipe's "
+                    "default (a config: its [deployment] GPU count). Ignored for 'local'.")] = None
+    name: Annotated[str | None, Field(
+        description="The run's name. The same target under the same name is one run: launching "
+                    "it again returns that run. null: the recipe or config name.")] = None
+    confirm: Annotated[bool, Field(
+        description="false (default): return the plan (where, GPUs, estimated GPU hours, the "
+                    "exact command) and launch nothing. true: launch. Set true only after the "
+                    "user approved the plan: a Modal run costs money.")] = False
+
+
+def launch_run_tool(args: LaunchRunInput, env: Env) -> Launch:
+    target = args.config_or_recipe
+    if "/" in target or target.endswith(".toml"):
+        target = str(env.workspace.resolve(target, argument="config_or_recipe"))
+    return launch_run(target, backend=args.backend, gpu=args.gpu, name=args.name,
+                      confirm=args.confirm)
+
+
+# --- run_status, list_runs, collect_run, cancel_run -----------------------------------------
+
+class RunIdInput(ToolInput):
+    id: RunIdArg
+
+
+class ListRunsInput(ToolInput):
+    pass
+
+
+def run_status_tool(args: RunIdInput, env: Env) -> RunRecord:
+    return run_status(args.id)
+
+
+def list_runs_tool(args: ListRunsInput, env: Env) -> RunList:
+    return list_runs()
+
+
+def collect_run_tool(args: RunIdInput, env: Env) -> Collected:
+    return collect_run(args.id)
+
+
+def cancel_run_tool(args: RunIdInput, env: Env) -> Cancelled:
+    return cancel_run(args.id)
+
+
+TOOLS = [
+    ToolSpec(
+        name="launch_run", title="Launch a training run",
+        description=(
+            "Plan, then launch, a recipe or a prime-rl config on Modal GPUs (or a recipe's CPU "
+            "smoke locally). Without confirm=true it returns the plan only: where it runs, on "
+            "which GPUs, the estimated GPU hours and the exact command. With confirm=true it "
+            "starts the run (this spends money on Modal) and records it; the same target and "
+            "name launched again return the existing run, never a second launch."),
+        input=LaunchRunInput, output=Launch, run=launch_run_tool,
+        annotations=SPENDS_MONEY, doing="launching a run"),
+    ToolSpec(
+        name="run_status", title="Status of a run",
+        description=(
+            "A run's status (planned, launching, running, succeeded, failed, cancelled), brought "
+            "up to date with its backend first (a run left 'launching' by a crash is reconciled "
+            "from what Modal or the local process shows), with its error if it failed."),
+        input=RunIdInput, output=RunRecord, run=run_status_tool,
+        annotations=ASKS_BACKEND, doing="reading a run's status"),
+    ToolSpec(
+        name="list_runs", title="List runs",
+        description=(
+            "Every run in the registry, oldest first, with status, backend, GPU and target; "
+            "active runs are brought up to date with their backend."),
+        input=ListRunsInput, output=RunList, run=list_runs_tool,
+        annotations=ASKS_BACKEND, doing="listing runs"),
+    ToolSpec(
+        name="collect_run", title="Collect a run's results",
+        description=(
+            "A finished run's results (metrics) and, when it scored held-out tasks before and "
+            "after training, the paired comparison: pass@1 before and after with 95% intervals, "
+            "the delta with its interval, n paired tasks, and the verdict. Not finished yet: "
+            "says so (poll run_status)."),
+        input=RunIdInput, output=Collected, run=collect_run_tool,
+        annotations=ASKS_BACKEND, doing="collecting a run's results"),
+    ToolSpec(
+        name="cancel_run", title="Cancel a run",
+        description=(
+            "Stop a planned, launching or running run (Modal: cancels the call and its "
+            "containers; local: stops the process). A finished run is left as it is."),
+        input=RunIdInput, output=Cancelled, run=cancel_run_tool,
+        annotations=STOPS_RUN, doing="cancelling a run"),
+]

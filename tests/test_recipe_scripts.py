@@ -161,3 +161,35 @@ def test_readme_knobs_table_lists_every_flag_with_its_default(module, readme):
             continue
         shown = table[flag].strip().strip("`")
         assert shown == str(default), f"{readme}: {flag} says {shown}, parser default {default}"
+
+
+def test_modal_call_hooks_name_the_deployed_function_and_valid_arguments(tmp_path):
+    """The run registry spawns what `modal_call` says; the arguments must be what the
+    function accepts (settings the dataclass validates, JSON-serialisable prompts)."""
+    import importlib
+    import importlib.util
+    import json
+
+    from recipes.dpo.train import DPOSettings
+    from recipes.grpo.train import GRPOSettings
+    from whileai_core.errors import ArgumentError
+
+    for module, settings_cls, app, fn in (
+            ("recipes.grpo.run", GRPOSettings, "whileai-grpo", "train_grpo"),
+            ("recipes.dpo.run", DPOSettings, "whileai-dpo", "train_dpo")):
+        call = importlib.import_module(module).modal_call("r-1", None)
+        assert (call["app"], call["function"], call["kwargs"]) == (app, fn, {})
+        settings, prompts = call["args"]
+        assert settings_cls.from_dict(settings).run_name == "r-1"
+        assert len(prompts) == 120 and json.loads(json.dumps(prompts)) == prompts
+        with pytest.raises(ArgumentError, match="takes no config file"):
+            importlib.import_module(module).modal_call("r-1", "x.toml")
+    spec = importlib.util.spec_from_file_location("_prime_rl_run", ROOT / "recipes/prime-rl/run.py")
+    prime = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(prime)
+    config = ROOT / "recipes/prime-rl/configs/opd.toml"
+    call = prime.modal_call("opd-1", str(config))
+    assert (call["app"], call["function"]) == ("whileai-prime-rl", "train")
+    assert call["args"] == [config.read_text(encoding="utf-8"), "opd-1"]
+    with pytest.raises(ArgumentError, match="runs a config"):
+        prime.modal_call("opd-1", None)

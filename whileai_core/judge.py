@@ -122,7 +122,6 @@ class JudgeReport(Result):
     false_pass: float | None = Field(description="share of label-fail items the judge passes")
     false_pass_ci: tuple[float, float] | None
     false_fail: float | None = Field(description="share of label-pass items the judge fails")
-    false_fail_ci: tuple[float, float] | None
     length_r: float | None = Field(None, description="Pearson r of reply length with the grade")
     length_bias: float | None = Field(
         None, description="length_r minus the labels' own length correlation")
@@ -331,10 +330,7 @@ def _report(name, label, grade, length, label_r, min_agreement, min_kappa, max_f
     return JudgeReport(name=name, n=n, agreement=agree / n, agreement_ci=agreement_ci,
                        kappa=kappa, n_label_fail=n_fail, false_pass=false_pass,
                        false_pass_ci=wilson_interval(false_pass_count, n_fail, level=level),
-                       false_fail=false_fail,
-                       false_fail_ci=wilson_interval(int((~grade & label).sum()), n_pass,
-                                                     level=level),
-                       length_r=length_r, length_bias=bias,
+                       false_fail=false_fail, length_r=length_r, length_bias=bias,
                        verdict=verdict, reasons=reasons + soft)
 
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPTS = ["recipes/grpo/run.py", "recipes/dpo/run.py"]
+SCRIPTS = ["recipes/grpo/run.py", "recipes/dpo/run.py", "recipes/grpo/modal_grpo.py",
+           "recipes/dpo/modal_dpo.py"]
 
 
 def run(args, home, timeout=120):
@@ -29,11 +30,21 @@ def test_help(script, tmp_path):
     assert "--smoke" in proc.stdout and "--out" in proc.stdout
 
 
+def test_prime_rl_modal_script_help(tmp_path):
+    proc = run([str(ROOT / "recipes/prime-rl/modal_prime_rl.py"), "--help"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "--config" in proc.stdout and "--teacher" in proc.stdout
+
+
 @pytest.mark.parametrize("script,args", [
     ("recipes/grpo/run.py", ["--run-name", "g1"]),
     ("recipes/dpo/run.py", ["--run-name", "d1", "--from-run", "g1"]),
+    ("recipes/grpo/modal_grpo.py", ["--run-name", "g1"]),
+    ("recipes/prime-rl/modal_prime_rl.py", ["--config", "recipes/prime-rl/configs/opd.toml",
+                                            "--run-name", "opd-1"]),
 ])
 def test_no_modal_token_is_one_line_and_exit_2(script, args, tmp_path):
+    args = [str(ROOT / a) if a.endswith(".toml") else a for a in args]
     proc = run([str(ROOT / script), *args], tmp_path)
     assert proc.returncode == 2
     assert "MODAL_TOKEN_ID" in proc.stderr and "MODAL_TOKEN_SECRET" in proc.stderr

@@ -51,3 +51,9 @@ def train_grpo(settings: dict, prompts: list[dict]) -> dict:
     write_atomic(out / "results.json", json.dumps(results, indent=2), overwrite=True)
     runs.commit()
     return results
+
+
+if __name__ == "__main__":  # `python modal_grpo.py ...` is the recipe's launcher, same flags
+    from recipes.grpo.run import main
+
+    sys.exit(main())

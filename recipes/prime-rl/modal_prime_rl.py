@@ -138,3 +138,38 @@ def validate(config_text: str) -> dict:
 def main(config: str, run_name: str, teacher: str = "") -> None:
     record = train.remote(Path(config).read_text(encoding="utf-8"), run_name, teacher or None)
     print({k: v for k, v in record.items() if k not in ("eval_rows", "log_tail")})
+
+
+def cli(argv: list[str] | None = None) -> int:
+    """``python modal_prime_rl.py --config C --run-name N [--teacher T]``: one run, checked first."""
+    import argparse
+    import sys
+
+    sys.path.insert(0, str(HERE.parents[1]))
+    from recipes.flags import existing_file, run_name
+    from recipes.launch import guarded
+    from recipes.modal_auth import require_modal_token
+
+    parser = argparse.ArgumentParser(prog="recipes/prime-rl/modal_prime_rl.py",
+                                     description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--config", type=existing_file, required=True, help="a prime-rl rl TOML")
+    parser.add_argument("--run-name", type=run_name, required=True,
+                        help=f"folder on the {RUNS_VOLUME} volume")
+    parser.add_argument("--teacher", default="",
+                        help="teacher to serve on localhost (default: the config's own)")
+    args = parser.parse_args(argv)
+
+    def go() -> int:
+        require_modal_token()
+        with modal.enable_output(), app.run():
+            record = train.remote(args.config.read_text(encoding="utf-8"), args.run_name,
+                                  args.teacher or None)
+        print({k: v for k, v in record.items() if k not in ("eval_rows", "log_tail")})
+        return 0 if record["returncode"] == 0 else 1
+
+    return guarded(go)
+
+
+if __name__ == "__main__":
+    raise SystemExit(cli())

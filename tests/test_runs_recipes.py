@@ -2,6 +2,8 @@
 model) launched on the local backend, polled to succeeded, collected with its paired verdict.
 
 Takes about 40 s on 2 CPU cores (measured 2026-11-29); skipped without the train extras.
+And every real recipe's Modal path: its ``modal_call`` hook, then Modal's real spawn up to the
+authentication boundary.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from whileai_core.errors import ConfigError
 from whileai_core.runs import Registry, collect_run, launch_run
 from test_runs_support import wait_until_finished
 
@@ -53,3 +56,41 @@ def test_grpo_smoke_end_to_end_on_the_local_backend(tmp_path):
                        recipes_dir=RECIPES)
     assert again.action == "existing" and again.run.id == launched.run.id
 
+
+
+@pytest.mark.parametrize("recipe, app, function", [
+    ("grpo", "whileai-grpo", "train_grpo"),
+    ("dpo", "whileai-dpo", "train_dpo"),
+    ("prime-rl", "whileai-prime-rl", "train"),
+])
+def test_each_recipe_spawns_through_modals_real_client(tmp_path, monkeypatch, recipe, app,
+                                                       function):
+    """The recipe's own modal_call, then modal.Function.from_name(...).spawn(...) for real, up to
+    Modal's authentication (no token here): the error names the variables to set."""
+    modal = pytest.importorskip("modal")
+    if not (RECIPES / recipe / "run.py").is_file():
+        pytest.skip(f"no recipes/{recipe}")
+    for name in ("MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET", "MODAL_OAUTH_REFRESH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(modal.config, "_user_config", {})
+    from whileai_core.prime_rl import prime_rl_config
+    from whileai_core.runs.modal_backend import ModalBackend, recipe_call
+    from whileai_core.runs.targets import resolve_target
+
+    if recipe == "prime-rl":
+        config = tmp_path / "rl.toml"
+        prime_rl_config("reverse-text", "grpo", model="Qwen/Qwen3-0.6B", out=config)
+        target = resolve_target(str(config), recipes_dir=RECIPES)
+    else:
+        target = resolve_target(recipe, recipes_dir=RECIPES)
+    call = recipe_call(target, "run-name")
+    assert (call.app, call.function) == (app, function)
+
+    registry = Registry(tmp_path / "state")
+    record, _ = registry.claim(dict(id="run-0000000000aa", name="run-name", target=target.label,
+                                    target_kind=target.kind, recipe=target.recipe,
+                                    sha256=target.sha256, backend="modal", gpu="A10G"))
+    with pytest.raises(ConfigError) as caught:
+        ModalBackend().launch(record, target, registry.run_dir(record.id), lock_fd=-1)
+    assert "MODAL_TOKEN_ID" in str(caught.value) and "MODAL_TOKEN_SECRET" in str(caught.value)
+    assert isinstance(caught.value.__context__, modal.exception.AuthError)

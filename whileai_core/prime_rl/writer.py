@@ -20,7 +20,7 @@ import tomli_w
 from .. import defaults as D
 from ..errors import ArgumentError, ConfigError
 from ..io import write_atomic
-from ..methods.specs import OPD, method_spec
+from ..methods.specs import method_spec
 from .mapping import method_keys
 from .result import GPUSplit, PrimeRLConfig
 from .targets import RENDERER_NAMES, pick_renderer, taskset_info
@@ -387,10 +387,10 @@ def reverse_text_arms() -> dict[str, dict[str, Any]]:
     teacher = "PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL@http://localhost:8001/v1"
     return {
         "grpo": {**shared, "method": "grpo", "batch": 128, "group_size": 16},
-        "opsd": {**shared, "method": OPSDLive, "batch": 32, "group_size": 1},
+        # prime-rl's opsd teacher is the live policy: say so, so nothing lands in `ignored`
+        "opsd": {**shared, "method": {"name": "opsd", "anchor": "live"}, "batch": 32,
+                 "group_size": 1},
         "opd": {**shared, "method": {"name": "opd", "teacher": teacher}, "batch": 128,
                 "group_size": 16},
     }
 
-
-OPSDLive = {"name": "opsd", "anchor": "live"}  # prime-rl runs the live policy as the teacher

@@ -471,3 +471,50 @@ RUN_WALL_HOURS = {"grpo": 0.25, "dpo": 0.5, "prime-rl": 2.0}
 _source("RUN_WALL_HOURS",
         "planning guesses for the plan's GPU-hour estimate, not measurements: grpo from issue 6 "
         "(40 steps in under fifteen minutes on an A10G); dpo and prime-rl convention, untested")
+
+# --- single-rollout trainers and the prime-rl writer (whileai_core.methods, .prime_rl) ------
+
+SAO_GAMMA = 1.0
+_source("SAO_GAMMA", "SAO: gamma 1 over action tokens (Hou et al. 2026; methods.md)")
+
+SAO_CRITIC_STEPS = 2
+_source("SAO_CRITIC_STEPS", "SAO: 2 critic steps per policy step (Hou et al. 2026)")
+
+SAO_CRITIC_WARMUP = 10
+_source("SAO_CRITIC_WARMUP", "SAO: 10 critic-only warm-up steps (Hou et al. 2026)")
+
+SAO_CRITIC_LR = 5e-6
+_source("SAO_CRITIC_LR", "SAO: critic lr 5e-6 (Hou et al. 2026)")
+
+SAO_LR = 1e-6
+_source("SAO_LR", "SAO: policy lr 1e-6 (Hou et al. 2026)")
+
+SAO_MAX_TOKENS = 131072
+_source("SAO_MAX_TOKENS", "SAO: max_tokens 131072 (Hou et al. 2026)")
+
+BPCO_CRITIC_WARMUP = 15
+_source("BPCO_CRITIC_WARMUP", "BPCO: 15 critic-only warm-up steps (Qi et al. 2026)")
+
+BPCO_CRITIC_LR = 1e-5
+_source("BPCO_CRITIC_LR", "BPCO: critic lr 1e-5 (Qi et al. 2026)")
+
+BPCO_LR = 1e-6
+_source("BPCO_LR", "BPCO: policy lr 1e-6 (Qi et al. 2026)")
+
+BPCO_MAX_TOKENS = 12000
+_source("BPCO_MAX_TOKENS", "BPCO: max_tokens 12000 (Qi et al. 2026)")
+
+FLASH_MAX_TOKENS = 8192
+_source("FLASH_MAX_TOKENS", "FlashReinforce: max_tokens 8192 (Hu et al. 2026)")
+
+FLASH_BATCH = 128
+_source("FLASH_BATCH", "FlashReinforce: batch 128 (Hu et al. 2026)")
+
+PROMPT_TOKEN_ALLOWANCE = 1024
+_source("PROMPT_TOKEN_ALLOWANCE",
+        "convention, untested: room left for the prompt when prime_rl_config derives seq_len from "
+        "max_tokens (seq_len = max(2048, max_tokens + 1024) rounded up to 1024)")
+
+ICEPOP_KL_TAU = 0.0
+_source("ICEPOP_KL_TAU", "IcePop as published masks and weights only; no log-ratio^2 term "
+        "(prime-rl's own losses use 1e-3; pass kl_tau in [trainer.loss.kwargs] to match)")

@@ -39,7 +39,7 @@ def _outputs_type() -> type:
 
 
 def icepop_loss(inputs: Any, low: float = D.ICEPOP_LOW, high: float = D.ICEPOP_HIGH,
-                kl_tau: float = 0.0, adv_tau: float = 1.0) -> Any:
+                kl_tau: float = D.ICEPOP_KL_TAU, adv_tau: float = 1.0) -> Any:
     """IcePop loss for one sample (prime-rl's custom-loss signature); see the module docstring."""
     import torch
 

@@ -43,8 +43,8 @@ class FlashReinforce(Spec):
     trust: float = Field(D.FLASH_TRUST, gt=0.0, description="trust > 0 (mean binary drift)")
     off_policy_steps: int = Field(D.ASYNC_OFF_POLICY_STEPS, ge=0, description="integer >= 0")
     temperature: float = Field(D.PRIME_RL_TEMPERATURE, gt=0.0, le=2.0, description="0 < t <= 2")
-    max_tokens: int = Field(D.OPD_MAX_TOKENS, ge=1, description="integer >= 1")
-    batch: int = Field(D.PRIME_RL_BATCH, ge=2, description="integer >= 2 (a batch mean of one is "
+    max_tokens: int = Field(D.FLASH_MAX_TOKENS, ge=1, description="integer >= 1")
+    batch: int = Field(D.FLASH_BATCH, ge=2, description="integer >= 2 (a batch mean of one is "
                                                            "the reward itself)")
 
     @property
@@ -110,12 +110,12 @@ class SAO(Spec):
     alpha: float = Field(D.SAO_ALPHA, gt=0.0, description="alpha > 0")
     band: tuple[float, float] = Field(D.SAO_BAND, description="(low, high), 0 <= low < 1 < high; "
                                                               "(0.2, 4.0) for coding")
-    gamma: float = Field(1.0, gt=0.0, le=1.0, description="0 < gamma <= 1")
-    critic_steps: int = Field(2, ge=1, description="integer >= 1 (critic steps per policy step)")
-    critic_warmup: int = Field(10, ge=0, description="integer >= 0 (steps before the policy trains)")
-    critic_lr: float = Field(5e-6, gt=0.0, lt=1.0, description="0 < lr < 1")
-    lr: float = Field(1e-6, gt=0.0, lt=1.0, description="0 < lr < 1")
-    max_tokens: int = Field(131072, ge=1, description="integer >= 1")
+    gamma: float = Field(D.SAO_GAMMA, gt=0.0, le=1.0, description="0 < gamma <= 1")
+    critic_steps: int = Field(D.SAO_CRITIC_STEPS, ge=1, description="integer >= 1 (critic steps per policy step)")
+    critic_warmup: int = Field(D.SAO_CRITIC_WARMUP, ge=0, description="integer >= 0 (steps before the policy trains)")
+    critic_lr: float = Field(D.SAO_CRITIC_LR, gt=0.0, lt=1.0, description="0 < lr < 1")
+    lr: float = Field(D.SAO_LR, gt=0.0, lt=1.0, description="0 < lr < 1")
+    max_tokens: int = Field(D.SAO_MAX_TOKENS, ge=1, description="integer >= 1")
 
     @field_validator("band", mode="before")
     @classmethod
@@ -178,10 +178,10 @@ class BPCO(Spec):
     alpha: float = Field(D.BPCO_ALPHA, gt=0.0, description="alpha > 0")
     clip: float = Field(D.BPCO_CLIP, gt=0.0, lt=1.0, description="0 < clip < 1")
     reward_range: tuple[float, float] = Field(D.BPCO_REWARD_RANGE, description="(lo, hi), lo < hi")
-    critic_warmup: int = Field(15, ge=0, description="integer >= 0 (steps before the policy trains)")
-    critic_lr: float = Field(1e-5, gt=0.0, lt=1.0, description="0 < lr < 1")
-    lr: float = Field(1e-6, gt=0.0, lt=1.0, description="0 < lr < 1")
-    max_tokens: int = Field(12000, ge=1, description="integer >= 1")
+    critic_warmup: int = Field(D.BPCO_CRITIC_WARMUP, ge=0, description="integer >= 0 (steps before the policy trains)")
+    critic_lr: float = Field(D.BPCO_CRITIC_LR, gt=0.0, lt=1.0, description="0 < lr < 1")
+    lr: float = Field(D.BPCO_LR, gt=0.0, lt=1.0, description="0 < lr < 1")
+    max_tokens: int = Field(D.BPCO_MAX_TOKENS, ge=1, description="integer >= 1")
 
     @field_validator("reward_range", mode="before")
     @classmethod

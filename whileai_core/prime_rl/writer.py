@@ -25,7 +25,7 @@ from .mapping import method_keys
 from .result import GPUSplit, PrimeRLConfig
 from .targets import RENDERER_NAMES, pick_renderer, taskset_info
 
-PROMPT_TOKEN_ALLOWANCE = 1024  # room for the prompt when seq_len is derived from max_tokens
+PROMPT_TOKEN_ALLOWANCE = D.PROMPT_TOKEN_ALLOWANCE
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "0.0.0.0")
 
 

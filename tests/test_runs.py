@@ -134,6 +134,18 @@ def test_cancel_stops_a_running_recipe(where):
     assert "nothing to stop" in again.stopped
 
 
+def test_a_second_launch_returns_while_the_first_run_is_still_running(where):
+    state = where["state_dir"]
+    first = launch_run("slow", backend="local", confirm=True, **where)
+    wait_for(Path(first.run.handle["out"]) / "running")
+    again = launch_run("slow", backend="local", confirm=True, **where)
+    assert again.action == "existing" and again.run.id == first.run.id
+    # it did not wait for the run to end (the run's lock is held until then): still running
+    assert run_status(first.run.id, state_dir=state).status == "running"
+    cancel_run(first.run.id, state_dir=state)
+    assert len(launches(where["recipes_dir"])) == 1
+
+
 def test_cancel_a_plan_marks_it_cancelled_without_running_anything(where):
     plan = launch_run("plain", backend="local", **where)
     stopped = cancel_run(plan.run.id, state_dir=where["state_dir"])

@@ -20,7 +20,8 @@ from ..result import Result
 from ..stats import Comparison
 from . import lock
 from .backend import get_backend
-from .registry import ACTIVE, BACKENDS, FINISHED, Registry, RunRecord, now, run_id
+from .registry import (ACTIVE, BACKENDS, FINISHED, Registry, RunRecord, claimable, now,
+                       run_id)
 from .targets import Target, resolve_target
 
 ROW_FIELDS = ("before_rows", "after_rows")
@@ -287,7 +288,16 @@ def launch_run(config_or_recipe: str | os.PathLike, *, backend: str = "modal",
     except WhileaiError as exc:
         raise type(exc)(f"nothing was launched or recorded: {exc}") from None
     run_dir = registry.run_dir(plan.run_id)
-    with lock.launch_lock(run_dir) as lock_fd:
+
+    def taken() -> bool:
+        row = registry.get(plan.run_id)
+        return row is not None and not claimable(row.status, row.handle)
+
+    with lock.launch_lock(run_dir, taken=taken) as lock_fd:
+        if lock_fd is None:
+            record = registry.get(plan.run_id)
+            return Launch(action="existing", plan=plan, run=public(record),
+                          next_step=_existing_step(record, gpu_spec))
         record, claimed = registry.claim(fields)
         if not claimed:
             return Launch(action="existing", plan=plan, run=public(_reconcile(registry, record)),

@@ -12,10 +12,12 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 LOCK_FILE = "lock"
+_RETRY_S = 0.01
 
 
 def _open(run_dir: Path) -> int:
@@ -24,11 +26,21 @@ def _open(run_dir: Path) -> int:
 
 
 @contextlib.contextmanager
-def launch_lock(run_dir: Path) -> Iterator[int]:
-    """Hold the run's lock (waiting for another launcher of the same run); yields its fd."""
+def launch_lock(run_dir: Path, *, taken: Callable[[], bool]) -> Iterator[int | None]:
+    """Hold the run's lock and yield its fd, or yield None once ``taken()`` says the run is
+    someone else's (another launcher claimed it, or it is running and its wrapper holds the
+    lock): a second launch returns at once instead of waiting for the first run to end."""
     fd = _open(run_dir)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if taken():
+                    yield None
+                    return
+                time.sleep(_RETRY_S)
         yield fd
     finally:
         os.close(fd)  # a child that inherited the fd keeps the lock

@@ -237,7 +237,7 @@ class Registry:
             if row is None:
                 db.execute(_insert_sql(), {**_blank(), **fields, "status": "launching",
                                            "created_at": stamp, "updated_at": stamp})
-            elif row["status"] == "planned" or (row["status"] == "failed" and row["handle"] is None):
+            elif claimable(row["status"], row["handle"]):
                 db.execute("UPDATE runs SET status = 'launching', gpu = ?, error = NULL, "
                            "finished_at = NULL, updated_at = ? WHERE id = ?",
                            (fields.get("gpu"), stamp, fields["id"]))
@@ -280,6 +280,11 @@ class Registry:
 _COLUMNS = ("id", "name", "target", "target_kind", "recipe", "sha256", "backend", "gpu",
             "status", "handle", "error", "results", "created_at", "updated_at", "launched_at",
             "finished_at")
+
+
+def claimable(status: str, handle: Any) -> bool:
+    """Whether a launch may (re)start this run: it is only planned, or nothing of it ever ran."""
+    return status == "planned" or (status == "failed" and handle is None)
 
 
 def _blank() -> dict[str, Any]:

@@ -300,3 +300,5 @@ def test_paths_and_dicts(tmp_path):
     with pytest.raises(ConfigError, match="not found"):
         validate_config(tmp_path / "missing.toml")
     assert not validate_config({"orchestrator": {}}).ok
+    # one-line TOML text is text, not a path
+    assert validate_config("[trainer]").errors == ["missing required key `orchestrator`"]

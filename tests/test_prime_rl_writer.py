@@ -85,6 +85,11 @@ def test_gpu_split_is_the_one_deployed():
                                         "num_train_nodes": 1, "num_infer_nodes": 1}
     assert "slurm" in two.config and "inference" in two.config
     assert (two.gpus.train_nodes, two.gpus.inference_nodes, two.gpus.total) == (1, 1, 16)
+    lora = cfg(gpus=8, nodes=3)
+    assert (lora.gpus.train_nodes, lora.gpus.inference_nodes) == (2, 1)
+    assert any("shares" in n for n in lora.notes)  # filesystem broadcast across nodes
+    opd = cfg(OPD(f"{RL}@{URL}"), gpus=8, nodes=2)
+    assert any("localhost is the orchestrator's own node" in w for w in opd.warnings)
 
 
 def test_self_served_policy_says_where_to_listen():

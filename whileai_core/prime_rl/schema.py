@@ -877,8 +877,10 @@ def validate_config(path_or_text: str | Path | dict[str, Any]) -> ConfigCheck:
         raw = path_or_text
     else:
         text = path_or_text
-        looks_like_path = isinstance(path_or_text, Path) or (
-            "\n" not in str(path_or_text) and "=" not in str(path_or_text))
+        one_line = "\n" not in str(path_or_text)
+        looks_like_path = isinstance(path_or_text, Path) or (one_line and (
+            str(path_or_text).endswith(".toml") or Path(str(path_or_text)).is_file()
+            or not any(c in str(path_or_text) for c in "=[")))
         if looks_like_path:
             source = str(path_or_text)
             try:

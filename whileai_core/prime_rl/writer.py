@@ -243,6 +243,13 @@ def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str, out: str 
                      f"{url} (the trainer takes GPU(s) 0..{split.train_gpus - 1}; the server gets "
                      f"{devices})" + ("; enable LoRA serving, max rank "
                                       f"{D.LORA_RANK}" if lora else ""))
+    if nodes > 1 and lora:
+        notes.append("LoRA on several nodes: prime-rl moves adapter weights through the "
+                      "filesystem, so output_dir must be on storage every node shares")
+    if nodes > 1 and local_teacher:
+        warnings.append(f"the OPD teacher is at {teacher.url} in a multi-node deployment: "
+                        "localhost is the orchestrator's own node; give the teacher's routable "
+                        "address")
     if teacher is not None:
         port = urlparse(teacher.url).port or 8000
         if local_teacher:

@@ -91,6 +91,7 @@ def test_rl_method_decay_belongs_to_rae_only():
     ("flash_reinforce", FlashReinforce), ("SAO", SAO), ("bpco", BPCO),
     ({"name": "groupwise_grading", "mode": "advantage"}, GroupwiseGrading),
     ({"name": "reinforce_ada", "keep": 2}, ReinforceAda),
+    ('{"name": "opsd", "anchor": "live"}', OPSD),
 ])
 def test_method_spec_parses_every_shape(shape, kind):
     assert isinstance(method_spec(shape), kind)
@@ -101,7 +102,8 @@ def test_method_spec_passes_objects_through_and_refuses_clearly():
     assert method_spec(spec) is spec
     for bad, match in [("opd", "needs a teacher"), ("self_distill", "'opsd'"),
                        ("icepop", "Async correction"), ("sft", "unknown method"),
-                       ({"teacher": "x"}, "no 'name'"), (3.5, "a name, a dict")]:
+                       ({"teacher": "x"}, "no 'name'"), (3.5, "a name, a dict"),
+                       ("{not json", "method JSON")]:
         with pytest.raises(SpecError, match=match):
             method_spec(bad)
 

@@ -304,7 +304,7 @@ def method_spec(obj: Any) -> Spec:
       ``SAO``, ``BPCO``, ``ReinforceAda``;
     - a name: ``"grpo"``, ``"max_rl"``, ``"rae"``, ``"opsd"``, ``"flash_reinforce"``, ``"sao"``,
       ``"bpco"``, ``"reinforce_ada"`` (``"opd"`` alone is refused: it needs a teacher);
-    - a dict with ``"name"`` and the knobs: ``{"name": "opd", "teacher":
+    - a dict (or its JSON text) with ``"name"`` and the knobs: ``{"name": "opd", "teacher":
       "model@http://host:8001/v1"}``, ``{"name": "opsd", "privileged": "answer", "anchor":
       "live"}``, ``{"name": "rae", "decay": 0.9}``, ``{"name": "async", "method": "grpo",
       "correction": "icepop"}`` (``method`` itself in any of these shapes).
@@ -315,6 +315,13 @@ def method_spec(obj: Any) -> Spec:
 
     if isinstance(obj, Spec):
         return obj
+    if isinstance(obj, str) and obj.lstrip().startswith("{"):
+        import json
+        try:
+            obj = json.loads(obj)
+        except json.JSONDecodeError as err:
+            raise SpecError(f"method JSON {obj!r} is invalid ({err}). Fix: e.g. "
+                            '\'{"name": "opsd", "anchor": "live"}\'') from None
     if isinstance(obj, str):
         name, knobs = obj, {}
     elif isinstance(obj, dict):

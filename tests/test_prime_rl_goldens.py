@@ -9,6 +9,7 @@ tests/test_prime_rl_goldens.py`` and review the diff; a missing golden fails.
 from __future__ import annotations
 
 import os
+import subprocess
 import tomllib
 from pathlib import Path
 
@@ -85,3 +86,17 @@ def test_every_committed_golden_parses_and_passes_our_check(path: Path) -> None:
 
 def test_every_golden_file_has_a_case() -> None:
     assert {p.stem for p in GOLDEN.glob("*.toml")} == set(CASES)
+
+
+@pytest.mark.skipif(not (os.environ.get("WHILEAI_PRIME_RL_PYTHON")
+                         and os.environ.get("WHILEAI_PRIME_RL_CHECKOUT")),
+                    reason="set WHILEAI_PRIME_RL_PYTHON (a venv with prime-rl-configs 559b447) and "
+                           "WHILEAI_PRIME_RL_CHECKOUT to check the goldens with prime-rl itself")
+def test_goldens_are_accepted_by_prime_rl_itself():
+    script = Path(__file__).parent.parent / "bench" / "check_prime_rl_schema.py"
+    files = [str(p) for p in sorted(GOLDEN.glob("*.toml"))]
+    run = subprocess.run([os.environ["WHILEAI_PRIME_RL_PYTHON"], str(script), "--agree",
+                          os.environ["WHILEAI_PRIME_RL_CHECKOUT"], *files],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert f"{len(files)}/{len(files)} accepted" in run.stdout

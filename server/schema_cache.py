@@ -62,7 +62,7 @@ def _not_called(**_: Any) -> Any:  # a LazyTool never calls its own fn
 class LazyTool(WhileaiTool):
     """A tool listed from the cache; its module is imported on the first call."""
 
-    _module: str = PrivateAttr()
+    _entry: dict[str, Any] = PrivateAttr()
     _env: Env = PrivateAttr()
     _real: Tool | None = PrivateAttr(default=None)
 
@@ -74,14 +74,21 @@ class LazyTool(WhileaiTool):
                                             output_schema=entry.get("outputSchema")),
                    is_async=False, annotations=ToolAnnotations.model_validate(
                        entry.get("annotations") or {}))
-        tool._module, tool._env = entry["module"], env
+        tool._entry, tool._env = entry, env
         return tool
 
     def _load(self) -> Tool:
-        for spec in importlib.import_module(self._module).TOOLS:
+        module = self._entry["module"]
+        for spec in importlib.import_module(module).TOOLS:
             if spec.name == self.name:
+                live = describe(spec)
+                stale = sorted(k for k in live if live[k] != self._entry.get(k))
+                if stale:  # clients validate results against the listed outputSchema
+                    logger.warning("server/tools.json is stale for %s (%s differ): clients may "
+                                   "reject its results. Fix: python -m server.schema_cache",
+                                   self.name, ", ".join(stale))
                 return to_mcp_tool(spec, self._env)
-        raise ToolError(f"tool {self.name!r} is in the server's schema cache but {self._module} "
+        raise ToolError(f"tool {self.name!r} is in the server's schema cache but {module} "
                         "no longer defines it. Fix: regenerate the cache (python -m "
                         "server.schema_cache) and restart the server")
 

@@ -127,3 +127,18 @@ def test_a_stale_cache_entry_is_a_tool_error(tmp_path, monkeypatch):
     server = build_server(tmp_path, skills_dir=tmp_path)
     text = error_text(call(server, "ghost_tool", {}), "ghost_tool")
     assert "no longer defines it" in text and "python -m server.schema_cache" in text
+
+
+def test_a_stale_schema_is_logged_on_first_call(tmp_path, monkeypatch, caplog):
+    entries = schema_cache.load_cache()
+    for entry in entries:
+        if entry["name"] == "holdout_size":
+            entry["description"] = "an old description"
+    stale = tmp_path / "tools.json"
+    stale.write_text(schema_cache.dumps(entries))
+    monkeypatch.setattr("server.app.CACHE", stale)
+    server = build_server(tmp_path, skills_dir=tmp_path)
+    with caplog.at_level("WARNING", logger="whileai.server"):
+        assert not call(server, "holdout_size", {}).is_error   # still answers
+    assert any("stale for holdout_size (description differ)" in r.getMessage()
+               for r in caplog.records)

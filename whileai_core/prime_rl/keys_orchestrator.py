@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .keys_common import GRPO, Algo, Client, Renderer, Strict, Table, Tokenizer

@@ -28,8 +28,6 @@ from .targets import AUTO_RENDERER_MODELS
 def _cross_checks(cfg: RLConfig, raw: dict[str, Any]) -> list[str]:
     errors: list[str] = []
     orch, trainer = cfg.orchestrator, cfg.trainer
-    model = cfg.model.name if cfg.model else (orch.model.name if "model" in raw.get(
-        "orchestrator", {}) else "Qwen/Qwen3-0.6B")
 
     def conflict(shared: str, value: Any, subs: dict[str, Any]) -> None:
         for where, sub in subs.items():
@@ -37,7 +35,7 @@ def _cross_checks(cfg: RLConfig, raw: dict[str, Any]) -> list[str]:
                 errors.append(f"shared `{shared}` = {value!r} conflicts with `{where}` = {sub!r}; "
                               "set it in one place (the shared key)")
 
-    raw_orch, raw_trainer = raw.get("orchestrator", {}), raw.get("trainer", {})
+    raw_orch = raw.get("orchestrator", {})
     conflict("max_steps", cfg.max_steps, {"trainer.max_steps": trainer.max_steps,
                                           "orchestrator.max_steps": orch.max_steps})
     conflict("seq_len", cfg.seq_len, {"trainer.model.seq_len": trainer.model.seq_len,
@@ -110,7 +108,6 @@ def _cross_checks(cfg: RLConfig, raw: dict[str, Any]) -> list[str]:
     names = [s.name or s.env.taskset.id for s in orch.train.source]
     if len(set(names)) != len(names):
         errors.append(f"duplicate train source names {names}; give each a unique `name`")
-    del raw_trainer
     return errors
 
 

@@ -170,6 +170,12 @@ def test_opsd_size_warning_reads_the_model_id():
     assert not unknown.warnings and any("size unknown" in n for n in unknown.notes)
 
 
+def test_opsd_privileged_field_must_exist_on_a_known_taskset():
+    r = cfg(OPSD("hint", anchor="live"), model="Qwen/Qwen3-8B")
+    assert any("`hint`" in w and "answer" in w for w in r.warnings)
+    assert not cfg(OPSD("answer", anchor="live"), model="Qwen/Qwen3-8B").warnings
+
+
 def test_opsd_ema_anchor_is_reported_as_ignored():
     r = cfg(OPSD())  # default anchor ema:0.01
     assert "live policy" in r.ignored["anchor"] and any("anchor" in w for w in r.warnings)

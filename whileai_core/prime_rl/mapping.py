@@ -122,6 +122,10 @@ def _opsd(spec: OPSD, *, model: str, taskset: Taskset, renderer: str | None) -> 
     where = (f" ({taskset.id} keeps its demonstration in `{demo_key}`)"
              if demo_key != spec.privileged else "")
     keys.reads["privileged"] = f"orchestrator.algo.demo_key = {demo_key!r}{where}"
+    if taskset.fields is not None and demo_key not in taskset.fields:
+        keys.warnings.append(f"OPSD reads the privileged context from `{demo_key}`, but "
+                             f"{taskset.id} tasks carry {', '.join(taskset.fields)}: every sample "
+                             "would lack its hint. Fix: privileged= one of those fields")
     if spec.resolved_template != D.OPSD_TEMPLATE:
         algo["template"] = spec.resolved_template
     keys.reads["template"] = "orchestrator.algo.template" + (

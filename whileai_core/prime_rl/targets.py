@@ -72,11 +72,13 @@ class Taskset:
     agents: tuple[str, ...] = ("agent",)
     split_key: str | None = None  # the taskset's own key for a dataset split, if it has one
     demo_field: str | None = None  # where a demonstration lives, for OPSD's demo_key
+    fields: tuple[str, ...] | None = None  # fields a task carries, when known
 
 
 KNOWN_TASKSETS = {
     # reverse_text.ReverseTextConfig: dataset_name, dataset_split; the reversal is in `answer`.
-    "reverse-text": Taskset("reverse-text", split_key="dataset_split", demo_field="answer"),
+    "reverse-text": Taskset("reverse-text", split_key="dataset_split", demo_field="answer",
+                            fields=("answer",)),
     # kuhn_poker: two seats, an infinite stream of hands (no split).
     "kuhn-poker": Taskset("kuhn-poker", agents=("player0", "player1")),
 }

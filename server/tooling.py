@@ -41,7 +41,13 @@ if TYPE_CHECKING:
 
 
 class ToolInput(ArgModelBase):
-    """Base of every tool's input model: unknown arguments are refused, never silently dropped."""
+    """Base of every tool's input model: unknown arguments are refused, never silently dropped.
+
+    It derives from the SDK's ``ArgModelBase`` because :func:`to_mcp_tool` hands the model to
+    the SDK as the tool's argument model directly. (``MCPServer.tool()`` would build that model
+    from the function's parameters, so a pydantic input model would sit nested under one
+    argument instead of being the flat schema the caller sees.)
+    """
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=False)
 

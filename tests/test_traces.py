@@ -197,3 +197,31 @@ def test_grade_must_return_a_finite_number():
         rejection_sample(asks, lambda m, i: "r", lambda a, r: float("nan"), attempts=2)
     with pytest.raises(ArgumentError, match="attempt\\(\\) returned a int"):
         rejection_sample(asks, lambda m, i: 3, lambda a, r: 1.0, attempts=2)
+
+
+_WORDS = st.sampled_from("the a list sort merge value key index total add two one file row".split())
+
+
+@settings(max_examples=60, deadline=None)
+@given(held=st.lists(st.lists(_WORDS, min_size=1, max_size=20), min_size=1, max_size=4),
+       ask=st.lists(_WORDS, min_size=1, max_size=20))
+def test_overlap_matches_a_brute_force_count(held, ask):
+    # definition: share of the ask's distinct 8-word windows (the whole text if shorter) that
+    # appear as a window of some held-out prompt; recomputed here with plain slicing
+    def windows(words):
+        return {tuple(words)} if len(words) < 8 else \
+            {tuple(words[i:i + 8]) for i in range(len(words) - 7)}
+
+    held_windows = set().union(*(windows(h) for h in held))
+    mine = windows(ask)
+    expected = len(mine & held_windows) / len(mine)
+    holdout = [{"task_id": f"h{i}", "prompt": " ".join(h)} for i, h in enumerate(held)]
+    res = decontaminate([_trace("x", " ".join(ask), "r")], holdout)
+    verbatim = any(h == ask for h in held)
+    if verbatim:
+        assert res.dropped[0].reason == "verbatim_prompt"
+    elif expected >= 0.8:
+        assert res.dropped[0].reason == "ngram_overlap"
+        assert res.dropped[0].overlap == pytest.approx(expected)
+    else:
+        assert res.n_kept == 1 and not res.dropped

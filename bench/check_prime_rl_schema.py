@@ -7,6 +7,16 @@ kuhn_poker) import; never this project's .venv)::
 
     /tmp/prlvenv/bin/python bench/check_prime_rl_schema.py /tmp/prime-rl [FILE.toml ...]
 
+How the environment used for the README's numbers was made (Python 3.12; the checkouts come from
+``git worktree``/``checkout`` of prime-rl at 559b447 and verifiers at a60a606, never committed
+here)::
+
+    python3.12 -m venv /tmp/prlvenv
+    /tmp/prlvenv/bin/pip install "prime-pydantic-config[toml]==0.4.3" "renderers>=0.1.9,<0.1.12"
+    SETUPTOOLS_SCM_PRETEND_VERSION=0.3.0.dev62 /tmp/prlvenv/bin/pip install /tmp/verifiers
+    /tmp/prlvenv/bin/pip install --no-deps /tmp/prime-rl/packages/prime-rl-configs \
+        /tmp/verifiers/environments/reverse_text /tmp/verifiers/environments/kuhn_poker
+
 With no files it checks every ``tests/golden/prime_rl/*.toml``. Prints ``accepted`` or
 ``rejected: <prime-rl's message>`` per file and exits 1 when any file is rejected.
 

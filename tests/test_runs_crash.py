@@ -26,13 +26,13 @@ from whileai_core.runs.local import LocalBackend
 state, recipes, mode = sys.argv[1:4]
 original = LocalBackend.launch
 
-def patched(self, record, target, run_dir, lock_fd):
+def patched(self, record, target, run_dir, lock_fd, *rest):
     if mode == "before-backend":          # registry written, backend never called
         os.kill(os.getpid(), signal.SIGKILL)
     if mode == "hang-before-backend":     # still alive, holding the run's lock
         Path(state, "in-launch").write_text(record.id)
         time.sleep(300)
-    handle = original(self, record, target, run_dir, lock_fd)
+    handle = original(self, record, target, run_dir, lock_fd, *rest)
     if mode == "after-backend":           # the recipe started, its handle never recorded
         os.kill(os.getpid(), signal.SIGKILL)
     return handle

@@ -14,6 +14,7 @@ import pytest
 
 from whileai_core.errors import ConfigError
 from whileai_core.runs import Registry, cancel_run, collect_run, launch_run, list_runs, run_status
+from whileai_core.runs.backend import NEVER_STARTED
 from whileai_core.runs.modal_backend import ModalBackend, recipe_call
 from whileai_core.runs.registry import now, run_id
 from whileai_core.runs.targets import resolve_target
@@ -42,7 +43,7 @@ def _names_the_fix(err: BaseException) -> None:
         assert word in str(err)
 
 
-def _record(where, call_id: str | None):
+def _record(where, call_id: str | None, *, marked: bool = True):
     """A run the way a launch that reached Modal would have left it (running, with a call id)."""
     registry = Registry(where["state_dir"])
     target = resolve_target("tiny", recipes_dir=where["recipes_dir"])
@@ -51,7 +52,8 @@ def _record(where, call_id: str | None):
                   recipe="tiny", sha256=target.sha256, backend="modal", gpu="A10G")
     registry.claim(fields)
     handle = {"backend_called_at": now()} | ({"call_id": call_id} if call_id else {})
-    registry.set_handle(fields["id"], handle)
+    if marked:
+        registry.set_handle(fields["id"], handle)
     if call_id:
         registry.transition(fields["id"], ("launching",), "running", handle=handle)
     return registry, target, registry.get(fields["id"])
@@ -112,6 +114,12 @@ def test_a_launcher_that_died_mid_spawn_is_reported_not_relaunched(where):
     seen = run_status(record.id, state_dir=where["state_dir"])
     assert seen.status == "failed" and "untracked" in seen.error
     assert launch_run("tiny", backend="local", **where).run.id != record.id
+
+
+def test_a_launcher_that_died_before_spawning_ran_nothing(where):
+    _, _, record = _record(where, None, marked=False)  # claimed, spawn never reached
+    seen = run_status(record.id, state_dir=where["state_dir"])
+    assert seen.status == "failed" and seen.error == NEVER_STARTED and seen.handle is None
 
 
 def test_the_recipe_says_what_to_spawn(where, tmp_path):

@@ -302,9 +302,11 @@ def launch_run(config_or_recipe: str | os.PathLike, *, backend: str = "modal",
         if not claimed:
             return Launch(action="existing", plan=plan, run=public(_reconcile(registry, record)),
                           next_step=_existing_step(record, gpu_spec))
-        registry.set_handle(record.id, {"backend_called_at": now()})
+        def starting() -> None:  # the backend calls this just before it starts anything
+            registry.set_handle(record.id, {"backend_called_at": now()})
+
         try:
-            handle = runner.launch(record, target, run_dir, lock_fd)
+            handle = runner.launch(record, target, run_dir, lock_fd, starting)
         except WhileaiError as exc:  # the backend refused before starting anything
             registry.transition(record.id, ("launching",), "failed", error=str(exc), handle=None)
             raise

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -70,8 +71,8 @@ class LocalBackend:
     def describe(self, target: Target, run_dir: Path, gpu: str | None, run_name: str) -> str:
         return shlex.join(self.command(target, run_dir, gpu))
 
-    def launch(self, record: RunRecord, target: Target, run_dir: Path,
-               lock_fd: int) -> dict[str, Any]:
+    def launch(self, record: RunRecord, target: Target, run_dir: Path, lock_fd: int,
+               starting: Callable[[], None] = lambda: None) -> dict[str, Any]:
         for stale in (PID_FILE, EXIT_FILE):  # a relaunch of a run that never started
             (run_dir / stale).unlink(missing_ok=True)
         (run_dir / OUT_DIR).mkdir(parents=True, exist_ok=True)
@@ -82,6 +83,7 @@ class LocalBackend:
             p for p in (str(repo), str(package_parent), env.get("PYTHONPATH", "")) if p)
         wrapper = [sys.executable, "-m", "whileai_core.runs._wrapper", str(run_dir), str(lock_fd),
                    "--", *self.command(target, run_dir, record.gpu)]
+        starting()
         with open(run_dir / "wrapper.err", "ab") as err:
             proc = subprocess.Popen(wrapper, pass_fds=(lock_fd,), start_new_session=True,
                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -127,13 +128,14 @@ class ModalBackend:
     def describe(self, target: Target, run_dir: Path, gpu: str | None, run_name: str) -> str:
         return recipe_call(target, run_name).describe(gpu)
 
-    def launch(self, record: RunRecord, target: Target, run_dir: Path,
-               lock_fd: int) -> dict[str, Any]:
+    def launch(self, record: RunRecord, target: Target, run_dir: Path, lock_fd: int,
+               starting: Callable[[], None] = lambda: None) -> dict[str, Any]:
         modal = _modal()
         call_spec = recipe_call(target, record.name)
         function = modal.Function.from_name(call_spec.app, call_spec.function)
         if record.gpu:
             function = function.with_options(gpu=record.gpu)
+        starting()  # from here on a call may exist on Modal before its id is recorded
         try:
             call = function.spawn(*call_spec.args, **call_spec.kwargs)
         except modal.exception.AuthError:

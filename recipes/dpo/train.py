@@ -29,6 +29,8 @@ from whileai_core.defaults import (DPO_BETA, DPO_LEARNING_RATE, DPO_MAX_CHOSEN_L
                                    GRPO_MAX_COMPLETION_TOKENS, GRPO_MODEL, GRPO_PROMPT_SEED)
 from whileai_core.errors import ArgumentError, ConfigError
 
+MAX_PAIRS_PER_PASS = 4  # pairs in one forward pass on the A10G; the rest is gradient accumulation
+
 
 @dataclass(frozen=True)
 class DPOSettings:
@@ -116,11 +118,13 @@ def prompt_records(settings: DPOSettings, prompts_file: str | Path | None = None
 def build_dpo_config(settings: DPOSettings, output_dir: str | Path, *, cpu: bool = False):
     from trl import DPOConfig
 
+    # pairs_per_step = per_device x accumulation exactly: the largest divisor <= MAX_PAIRS_PER_PASS
+    per_device = max(d for d in range(1, MAX_PAIRS_PER_PASS + 1) if settings.pairs_per_step % d == 0)
     return DPOConfig(
         output_dir=str(output_dir), max_steps=settings.steps, seed=settings.seed,
         beta=settings.beta, learning_rate=settings.learning_rate,
-        per_device_train_batch_size=min(settings.pairs_per_step, 4),
-        gradient_accumulation_steps=max(1, settings.pairs_per_step // 4),
+        per_device_train_batch_size=per_device,
+        gradient_accumulation_steps=settings.pairs_per_step // per_device,
         logging_steps=1, report_to="none", save_strategy="no", bf16=not cpu, use_cpu=cpu,
         gradient_checkpointing=not cpu, disable_tqdm=cpu)
 

@@ -67,7 +67,7 @@ def write_configs(folder: Path, arms, *, force: bool) -> dict:
         path = folder / f"{arm}.toml"
         planned = prime_rl_config(**kwargs[arm])
         if path.exists() and path.read_text(encoding="utf-8") == planned.text:
-            result, state = planned, "unchanged"
+            result, state = planned.model_copy(update={"path": str(path)}), "unchanged"
         else:
             if path.exists() and not force:
                 raise ConfigError(f"{path} exists and differs from what the writer gives now. "

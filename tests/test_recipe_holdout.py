@@ -1,0 +1,74 @@
+"""The before/after read of the refund recipes, the drift monitor, and the DPO batch split.
+
+Rows are written by hand so each expected number is a count: e.g. three with-id prompts that
+fail before and pass after give a paired delta of exactly +1.0.
+"""
+
+from types import SimpleNamespace
+
+import pytest
+
+from recipes.holdout import graded_rows, render_summary, summarize
+
+
+def row(task, category, reward, called=False, well_formed=True, truncated=False):
+    return {"task_id": task, "category": category, "reward": reward, "called": called,
+            "well_formed": well_formed, "truncated": truncated, "model": "m"}
+
+
+def test_summary_by_category_is_compare_on_each_category():
+    before = ([row(f"w{i}", "with_id", 0.3) for i in range(3)]
+              + [row(f"n{i}", "no_id", 1.0) for i in range(4)])
+    after = ([row(f"w{i}", "with_id", 1.0, called=True) for i in range(3)]
+             + [row("n0", "no_id", 0.2, called=True)] + [row(f"n{i}", "no_id", 1.0)
+                                                         for i in range(1, 4)])
+    summary = summarize(before, after)
+    overall = summary["overall"]
+    # overall pass@1: before 4/7, after 6/7; paired delta (+1 x 3, -1 x 1, 0 x 3) / 7 = 2/7
+    assert overall["pass_before"]["pass_at_1"] == pytest.approx(4 / 7)
+    assert overall["pass_after"]["pass_at_1"] == pytest.approx(6 / 7)
+    assert overall["delta"]["delta"] == pytest.approx(2 / 7)
+    with_id = summary["by_category"]["with_id"]
+    assert with_id["delta"]["delta"] == pytest.approx(1.0)
+    assert with_id["called_before"]["pass_at_1"] == 0.0
+    assert with_id["called_after"]["pass_at_1"] == 1.0
+    no_id = summary["by_category"]["no_id"]
+    # one of four no-id prompts now invents a call: pass 1.0 -> 0.75, call rate 0 -> 0.25
+    assert no_id["delta"]["delta"] == pytest.approx(-0.25)
+    assert no_id["called_after"]["pass_at_1"] == pytest.approx(0.25)
+    assert "off_topic" not in summary["by_category"]  # no rows, no line
+    text = render_summary(summary)
+    assert "with_id:" in text and "no_id:" in text and "tool-call rate" in text
+
+
+def test_graded_rows_score_each_reply_with_its_case():
+    records = [{"task_id": "t", "category": "with_id", "order_id": "K1"}]
+    replies = [[('<tool_call>{"name": "lookup_order", "arguments": {"order_id": "K1"}}'
+                 '</tool_call>', False), ("What is your order number?", True)]]
+    rows = graded_rows(records, replies, "m")
+    assert [(r["reward"], r["called"], r["truncated"]) for r in rows] == [
+        (1.0, True, False), (0.3, False, True)]
+
+
+def test_drift_monitor_flags_a_length_that_doubles():
+    pytest.importorskip("transformers")
+    from recipes.grpo.train import drift_monitor
+
+    monitor = drift_monitor(length_ratio=2.0)
+    for step, length in ((1, 40.0), (2, 79.0), (3, 81.0), (4, 19.0)):
+        monitor.on_log(None, SimpleNamespace(global_step=step), None,
+                       logs={"reward": 0.5, "completions/mean_length": length})
+    monitor.on_log(None, SimpleNamespace(global_step=5), None, logs={"loss": 1.0})  # no reward
+    report = monitor.report()
+    assert [p["step"] for p in report["history"]] == [1, 2, 3, 4]
+    # 79 <= 80 = 40 x 2 is inside; 81 > 80 and 19 < 20 = 40 / 2 are outside
+    assert [a.split(":")[0] for a in report["alarms"]] == ["step 3", "step 4"]
+
+
+@pytest.mark.parametrize("pairs,expected", [(8, (4, 2)), (6, (3, 2)), (5, (1, 5)), (2, (2, 1))])
+def test_dpo_pairs_per_step_is_exact(pairs, expected, tmp_path):
+    pytest.importorskip("trl")
+    from recipes.dpo.train import DPOSettings, build_dpo_config
+
+    config = build_dpo_config(DPOSettings(pairs_per_step=pairs), tmp_path, cpu=True)
+    assert (config.per_device_train_batch_size, config.gradient_accumulation_steps) == expected

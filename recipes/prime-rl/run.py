@@ -140,6 +140,10 @@ def collect(args) -> dict:
         except TimeoutError:
             raise ConfigError(f"{arm} ({call['run_name']}) is still running. Fix: --collect "
                               "again later") from None
+        except Exception as exc:  # noqa: BLE001 - the remote raised it (teacher never ready, ...)
+            raise ConfigError(f"{arm} ({call['run_name']}, call {call['call_id']}) failed on "
+                              f"Modal: {exc}. Fix: read its logs on the whileai-prime-rl-runs "
+                              f"volume under {call['run_name']}/") from None
         if record["returncode"] != 0:
             raise ConfigError(f"{arm} ({call['run_name']}) failed: rl exited "
                               f"{record['returncode']}. Log tail:\n{record['log_tail']}")

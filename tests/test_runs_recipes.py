@@ -1,7 +1,8 @@
 """End to end with a real recipe: recipes/grpo's CPU smoke (2 GRPO steps, LoRA, a tiny random
 model) launched on the local backend, polled to succeeded, collected with its paired verdict.
 
-Takes about 40 s on 2 CPU cores (measured 2026-11-29); skipped without the train extras.
+Takes 8-40 s on 2 CPU cores (warm vs cold caches, measured 2026-11-29); skipped without
+the train extras.
 And every real recipe's Modal path: its ``modal_call`` hook, then Modal's real spawn up to the
 authentication boundary.
 """

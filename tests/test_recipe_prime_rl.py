@@ -103,7 +103,11 @@ def rows(step, rewards, truncated=None):
 def test_eval_rows_are_parsed_or_refused_by_line():
     parsed = collect.eval_rows(rows(0, [0.5, 1.0], [True, False]))
     assert parsed[0] == {"task_id": "0", "reward": 0.5, "truncated": True, "step": 0,
-                         "model": None}
+                         "model": None, "errored": False}
+    # prime-rl's eval rollouts name the step `eval_step`; an errored rollout is flagged
+    errored = collect.eval_rows(['{"example_id": 3, "reward": 0.0, "eval_step": 20, '
+                                 '"error": {"type": "Cancelled"}}'])
+    assert (errored[0]["step"], errored[0]["errored"]) == (20, True)
     with pytest.raises(RowsError, match="line 2.*`reward` is None"):
         collect.eval_rows(['{"example_id": 1, "reward": 1, "step": 0}',
                            '{"example_id": 2, "step": 0}'])
@@ -160,3 +164,12 @@ def test_report_pairs_first_and_last_and_uses_the_step1_noise_floor():
 def test_report_needs_two_eval_steps():
     with pytest.raises(RowsError, match="needs the first and the last"):
         collect.arm_report(collect.eval_rows(rows(0, [0.1, 0.2, 0.3])))
+
+
+def test_errored_rollouts_are_counted_not_scored():
+    lines = rows(0, [0.1, 0.2, 0.3]) + rows(20, [0.5, 0.6, 0.7])
+    lines.append(json.dumps({"example_id": 2, "reward": 0.0, "step": 20, "error": {"type": "X"}}))
+    arm = collect.arm_report(collect.eval_rows(lines))
+    # prompt 2 keeps its 0.7 at step 20; the errored 0.0 is left out: after = (0.5+0.6+0.7)/3
+    assert arm["errored_last"] == 1 and arm["errored_first"] == 0
+    assert arm["lcs_after"]["pass_at_1"] == pytest.approx(0.6)

@@ -24,6 +24,7 @@ ARMS = ("grpo", "opsd", "opd")
 _STEP_IN_PATH = re.compile(r"step[_-]?(\d+)")
 _ID_FIELDS = ("task_id", "example_id", "prompt_id", "id")
 _TRUNCATED_FIELDS = ("truncated", "is_truncated")
+_STEP_FIELDS = ("step", "eval_step")
 
 
 def eval_rows(lines: Iterable[str], *, source: str = "eval rows",
@@ -32,6 +33,8 @@ def eval_rows(lines: Iterable[str], *, source: str = "eval rows",
 
     The prompt id is the first of task_id/example_id/prompt_id/id, else a hash of the prompt.
     A line without a finite reward or a step is an error naming the line, never a silent skip.
+    A rollout that carries an ``error`` is kept with ``errored: True``; the report leaves it out
+    of the scores (a failed rollout is not a zero-reward answer) and counts it.
     """
     rows = []
     for number, line in enumerate(lines, 1):
@@ -53,13 +56,14 @@ def eval_rows(lines: Iterable[str], *, source: str = "eval rows",
                 raise RowsError("row has no prompt id and no prompt", source=source, line=number,
                                 field="task_id", fix="keep example_id (or the prompt) in eval rows")
             task = hashlib.sha256(json.dumps(prompt, sort_keys=True).encode()).hexdigest()[:16]
-        step = record.get("step", default_step)
+        step = next((record[k] for k in _STEP_FIELDS if record.get(k) is not None), default_step)
         if not isinstance(step, int) or isinstance(step, bool):
             raise RowsError(f"`step` is {step!r}", source=source, line=number, field="step",
                             fix="say which training step the eval row belongs to")
         truncated = next((bool(record[k]) for k in _TRUNCATED_FIELDS if k in record), False)
         rows.append({"task_id": str(task), "reward": float(reward), "truncated": truncated,
-                     "step": step, "model": record.get("model")})
+                     "step": step, "model": record.get("model"),
+                     "errored": record.get("error") is not None})
     return rows
 
 
@@ -103,9 +107,12 @@ def arm_report(rows: Sequence[Mapping], *, run_std: float | None = None) -> dict
         raise RowsError(f"eval rows cover steps {list(steps)}; pairing needs the first and the "
                         "last", source="eval rows", fix="keep the startup eval and a later one")
     first, last = min(steps), max(steps)
-    before, after = steps[first], steps[last]
+    before = [r for r in steps[first] if not r.get("errored")]
+    after = [r for r in steps[last] if not r.get("errored")]
     return {
         "first_step": first, "last_step": last,
+        "errored_first": len(steps[first]) - len(before),
+        "errored_last": len(steps[last]) - len(after),
         "lcs_before": pass_at(as_rate_rows(before)).to_dict(),
         "lcs_after": pass_at(as_rate_rows(after)).to_dict(),
         "lcs_delta": compare(as_rate_rows(before), as_rate_rows(after), run_std=run_std).to_dict(),

@@ -34,6 +34,8 @@ HF_CACHE_PATH = "/cache"
 PRIME_RL_DIR = "/app"
 TEACHER_MEMORY = 0.4
 TEACHER_READY_TIMEOUT_S = 900
+# Per-rollout eval output (verifiers rollouts: example_id, reward, is_truncated, error); the
+# exact layout at 559b447 is not verified against a live run, so several places are searched.
 EVAL_ROW_GLOBS = ("**/eval*/**/*.jsonl", "**/eval*.jsonl", "**/rollouts/**/eval*.jsonl")
 
 app = modal.App(APP_NAME)

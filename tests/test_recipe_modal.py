@@ -91,3 +91,15 @@ def test_modal_functions_match_the_readme(module, readme, no_token, monkeypatch)
         text = "\n".join(image_commands(spec.image))
         for pin in row["pins"]:
             assert pin in text, f"{row['function']}: image has no {pin!r}"
+
+
+def test_modal_gpus_agree_with_the_run_registry_defaults(no_token, monkeypatch):
+    """launch_run plans GPU hours from defaults.RUN_GPU; the apps must ask for the same GPUs."""
+    from whileai_core.defaults import RUN_GPU
+
+    monkeypatch.syspath_prepend(str(ROOT / "recipes" / "prime-rl"))
+    for recipe, module, function in (("grpo", "recipes.grpo.modal_grpo", "train_grpo"),
+                                     ("dpo", "recipes.dpo.modal_dpo", "train_dpo"),
+                                     ("prime-rl", "modal_prime_rl", "train")):
+        spec = spec_of(getattr(importlib.import_module(module), function))
+        assert spec.gpus == RUN_GPU[recipe], recipe

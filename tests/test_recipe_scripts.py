@@ -40,6 +40,7 @@ def test_prime_rl_modal_script_help(tmp_path):
     ("recipes/grpo/run.py", ["--run-name", "g1"]),
     ("recipes/dpo/run.py", ["--run-name", "d1", "--from-run", "g1"]),
     ("recipes/grpo/modal_grpo.py", ["--run-name", "g1"]),
+    ("recipes/dpo/modal_dpo.py", ["--run-name", "d1"]),
     ("recipes/prime-rl/modal_prime_rl.py", ["--config", "recipes/prime-rl/configs/opd.toml",
                                             "--run-name", "opd-1"]),
 ])

@@ -436,6 +436,10 @@ _source("DPO_MAX_NEGATIVE_SHARE", "convention: constructed pairs never outnumber
 DPO_RUNS_VOLUME = "whileai-dpo-runs"
 _source("DPO_RUNS_VOLUME", "convention: one Modal volume per recipe holds adapters and holdout rows")
 
+DPO_PAIRS_PER_STEP = 8
+_source("DPO_PAIRS_PER_STEP", "convention, untested: 8 pairs an optimizer step (4 a pass on an A10G, "
+        "2 accumulated); 60 steps then see 480 pairs, about the seed's 308-450 pairs a round")
+
 # --- runs: launch_run and the run registry (whileai_core.runs) -------------------------------
 
 STATE_DIR = "~/.whileai"

@@ -24,6 +24,7 @@ from recipes.grpo.train import LORA_TARGETS
 from recipes.holdout import sample_holdout, sample_replies, summarize
 from whileai_core.defaults import (DPO_BETA, DPO_LEARNING_RATE, DPO_MAX_CHOSEN_LONGER,
                                    DPO_MAX_NEGATIVE_SHARE, DPO_MIN_MARGIN, DPO_NEGATIVE_SHARE,
+                                   DPO_PAIRS_PER_STEP,
                                    DPO_SAMPLES_PER_PROMPT, DPO_STEPS, GRPO_HOLDOUT_SAMPLES,
                                    GRPO_HOLDOUT_SHARE, GRPO_LORA_ALPHA, GRPO_LORA_R,
                                    GRPO_MAX_COMPLETION_TOKENS, GRPO_MODEL, GRPO_PROMPT_SEED)
@@ -44,7 +45,7 @@ class DPOSettings:
     min_margin: float = DPO_MIN_MARGIN
     max_chosen_longer: float = DPO_MAX_CHOSEN_LONGER
     negative_share: float = DPO_NEGATIVE_SHARE
-    pairs_per_step: int = 8
+    pairs_per_step: int = DPO_PAIRS_PER_STEP
     max_completion_tokens: int = GRPO_MAX_COMPLETION_TOKENS
     lora_r: int = GRPO_LORA_R
     lora_alpha: int = GRPO_LORA_ALPHA

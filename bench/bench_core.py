@@ -69,7 +69,8 @@ def bench_route(n_rows: int, repeats: int) -> None:
             return json.loads("[" + ",".join(ln for ln in text.split("\n") if ln) + "]")
 
         def load_and_route():
-            return route(load_rows(path), model="Qwen/Qwen3-8B")
+            rows = load_rows(path)  # kept alive, like the floor's parsed list: both free after timing
+            return rows, route(rows, model="Qwen/Qwen3-8B")
 
         # Interleave the three per repeat so load from other processes hits them alike; the
         # ratio is the median of per-repeat ratios against that repeat's faster floor.

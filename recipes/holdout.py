@@ -76,21 +76,17 @@ def sample_holdout(model, tokenizer, holdout: Sequence[dict], *, samples: int,
     return graded_rows(holdout, replies, label)
 
 
-def _indicator(rows: Sequence[dict], field: str) -> list[dict]:
-    return [{"task_id": r["task_id"], "reward": 1.0 if r[field] else 0.0} for r in rows]
-
-
 def read_arm(before: Sequence[dict], after: Sequence[dict]) -> dict:
     """pass@1 before/after, the paired delta, and the tool-call/well-formed/truncation shares."""
-    from whileai_core import compare, pass_at
+    from whileai_core import compare, field_share, pass_at
 
     out = {"n_tasks": len({r["task_id"] for r in before}),
            "pass_before": pass_at(list(before)).to_dict(),
            "pass_after": pass_at(list(after)).to_dict(),
            "delta": compare(list(before), list(after)).to_dict()}
     for field in ("called", "well_formed", "truncated"):
-        out[f"{field}_before"] = pass_at(_indicator(before, field)).to_dict()
-        out[f"{field}_after"] = pass_at(_indicator(after, field)).to_dict()
+        out[f"{field}_before"] = field_share(list(before), field).to_dict()
+        out[f"{field}_after"] = field_share(list(after), field).to_dict()
     return out
 
 
@@ -108,7 +104,8 @@ def summarize(before: Sequence[dict], after: Sequence[dict],
 
 def _rate(d: dict) -> str:
     ci = d.get("ci95")
-    return fmt_rate(d.get("pass_at_1"), tuple(ci) if ci else None, d.get("n_tasks"))
+    value = d["pass_at_1"] if "pass_at_1" in d else d.get("value")
+    return fmt_rate(value, tuple(ci) if ci else None, d.get("n_tasks"))
 
 
 def render_summary(summary: dict) -> str:

@@ -6,7 +6,7 @@ into ``whileai_core``; every number, default and message comes from there.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -63,7 +63,7 @@ class PassAtInput(ToolInput):
     k: Annotated[int | None, Field(
         description="Also report pass@k (at least one of k passes) and pass^k (all k pass), "
                     "unbiased from n rollouts per task; k may not exceed the smallest n. null: "
-                    "pass@1 only.")] = None
+                    "k = the fewest rollouts any task has (when >= 2).")] = None
     level: LevelArg = CONFIDENCE_LEVEL
     seed: SeedArg = BOOTSTRAP_SEED
     threshold: ThresholdArg = None
@@ -87,12 +87,17 @@ class CompareRunsInput(ToolInput):
                     "(from noise_floor); a delta inside 2 x run_std is not called a change.")] = None
     seed: SeedArg = BOOTSTRAP_SEED
     threshold: ThresholdArg = None
+    metric: Annotated[Literal["pass", "reward"], Field(
+        description="What to compare per task: 'pass' (pass rate, reward >= threshold) or "
+                    "'reward' (mean reward, for scores such as an LCS ratio or partial "
+                    "credit).")] = "pass"
 
 
 def compare_runs(args: CompareRunsInput, env: Env) -> Comparison:
     before = read_rows(args.before, env.workspace, argument="before", threshold=args.threshold)
     after = read_rows(args.after, env.workspace, argument="after", threshold=args.threshold)
-    return compare(before, after, level=args.level, run_std=args.run_std, seed=args.seed)
+    return compare(before, after, level=args.level, run_std=args.run_std, seed=args.seed,
+                   metric=args.metric)
 
 
 # --- holdout_size --------------------------------------------------------------------------

@@ -30,12 +30,12 @@ def test_summary_by_category_is_compare_on_each_category():
     assert overall["delta"]["delta"] == pytest.approx(2 / 7)
     with_id = summary["by_category"]["with_id"]
     assert with_id["delta"]["delta"] == pytest.approx(1.0)
-    assert with_id["called_before"]["pass_at_1"] == 0.0
-    assert with_id["called_after"]["pass_at_1"] == 1.0
+    assert with_id["called_before"]["value"] == 0.0
+    assert with_id["called_after"]["value"] == 1.0
     no_id = summary["by_category"]["no_id"]
     # one of four no-id prompts now invents a call: pass 1.0 -> 0.75, call rate 0 -> 0.25
     assert no_id["delta"]["delta"] == pytest.approx(-0.25)
-    assert no_id["called_after"]["pass_at_1"] == pytest.approx(0.25)
+    assert no_id["called_after"]["value"] == pytest.approx(0.25)
     assert "off_topic" not in summary["by_category"]  # no rows, no line
     text = render_summary(summary)
     assert "with_id:" in text and "no_id:" in text and "tool-call rate" in text

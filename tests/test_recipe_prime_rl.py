@@ -117,12 +117,13 @@ def test_eval_rows_are_parsed_or_refused_by_line():
     assert collect.step_from_path("/runs/x/outputs/eval/step_20/rollouts.jsonl") == 20
 
 
-def test_rate_rows_carry_the_reward_as_a_pass_rate():
-    pseudo = collect.as_rate_rows([{"task_id": "a", "reward": 0.374}])
-    # round(37.4) = 37 passes of 100
-    assert len(pseudo) == 100 and sum(r["reward"] for r in pseudo) == 37
-    with pytest.raises(RowsError, match="outside"):
-        collect.as_rate_rows([{"task_id": "a", "reward": 1.5}])
+def test_lcs_is_compared_as_an_exact_mean_reward():
+    lines = rows(0, [0.374, 0.5, 0.1]) + rows(20, [0.5, 0.5, 0.2])
+    arm = collect.arm_report(collect.eval_rows(lines))
+    # no rounding: means (0.374+0.5+0.1)/3 and 0.4; per-prompt deltas .126, 0, .1 -> mean .0753
+    assert arm["lcs_before"]["value"] == pytest.approx(0.974 / 3)
+    assert arm["lcs_delta"]["delta"] == pytest.approx(0.226 / 3)
+    assert arm["lcs_delta"]["metric"] == "reward"
 
 
 def test_report_pairs_first_and_last_and_uses_the_step1_noise_floor():
@@ -146,13 +147,13 @@ def test_report_pairs_first_and_last_and_uses_the_step1_noise_floor():
     assert grpo["lcs_delta"]["ci95"] == pytest.approx([0.40, 0.40])
     assert grpo["lcs_delta"]["noise_band"] == pytest.approx(2 * run_std)
     assert grpo["lcs_delta"]["verdict"] == "moved"
-    assert (grpo["lcs_before"]["pass_at_1"], grpo["lcs_after"]["pass_at_1"]) == pytest.approx(
+    assert (grpo["lcs_before"]["value"], grpo["lcs_after"]["value"]) == pytest.approx(
         (0.25, 0.65))
     assert grpo["wall_clock_s"] == 884.0
     # no exact reversal anywhere: pass@1 0 -> 0
     assert grpo["exact_delta"]["delta"] == 0.0
     opd = rep["arms"]["opd"]
-    assert (opd["truncated_before"]["pass_at_1"], opd["truncated_after"]["pass_at_1"]) == (1.0, 0.0)
+    assert (opd["truncated_before"]["value"], opd["truncated_after"]["value"]) == (1.0, 0.0)
     # head to head at step 20: opd - grpo per prompt = +0.1, 0, 0, +0.1 -> mean +0.05
     assert rep["head_to_head"]["opd_vs_grpo"]["delta"] == pytest.approx(0.05)
     # opsd - grpo = -0.4 on every prompt
@@ -172,4 +173,4 @@ def test_errored_rollouts_are_counted_not_scored():
     arm = collect.arm_report(collect.eval_rows(lines))
     # prompt 2 keeps its 0.7 at step 20; the errored 0.0 is left out: after = (0.5+0.6+0.7)/3
     assert arm["errored_last"] == 1 and arm["errored_first"] == 0
-    assert arm["lcs_after"]["pass_at_1"] == pytest.approx(0.6)
+    assert arm["lcs_after"]["value"] == pytest.approx(0.6)

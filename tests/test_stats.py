@@ -217,3 +217,19 @@ def test_argument_errors_name_the_argument_and_fix(call, needle):
     with pytest.raises(ArgumentError) as err:
         call()
     assert needle in str(err.value) and "Fix" in str(err.value)
+
+
+def test_reward_metric_compares_mean_rewards_by_task():
+    from whileai_core import mean_reward
+    before = [{"task_id": f"t{i}", "reward": r} for i, r in enumerate([0.2, 0.4, 0.6, 0.8])]
+    before += [{"task_id": "t0", "reward": 0.4}]                     # t0 mean 0.3
+    after = [{"task_id": f"t{i}", "reward": r} for i, r in enumerate([0.5, 0.5, 0.9, 0.8])]
+    c = compare(before, after, metric="reward")
+    # hand: per-task deltas 0.2, 0.1, 0.3, 0.0 -> mean 0.15; pass rates (>= 1.0) are all 0
+    assert c.delta == pytest.approx(0.15) and c.metric == "reward"
+    assert compare(before, after).delta == 0.0
+    m = mean_reward(before)
+    assert m.value == pytest.approx((0.3 + 0.4 + 0.6 + 0.8) / 4) and m.n_tasks == 4
+    assert noise_floor(before, after, metric="reward").run_scores == pytest.approx([0.525, 0.675])
+    with pytest.raises(ArgumentError, match="`metric` must be"):
+        compare(before, after, metric="lcs")

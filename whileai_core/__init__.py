@@ -27,6 +27,9 @@ _EXPORTS: dict[str, str] = {
     "load_rows": "rows",
     # stats
     "pass_at": "stats",
+    "mean_reward": "stats",
+    "field_share": "stats",
+    "Rate": "stats",
     "compare": "stats",
     "noise_floor": "stats",
     "holdout_size": "stats",

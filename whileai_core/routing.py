@@ -18,39 +18,19 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .bootstrap import check_level, percentile_interval, task_bootstrap, wilson_interval
-from .defaults import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, GROUP_MIN_ROLLOUTS,
-                       MIN_TASKS_FOR_INTERVAL, OPSD_MIN_PARAMS_B, PROVE_EFFECT)
+from .bootstrap import check_level, wilson_interval
+from .defaults import (CONFIDENCE_LEVEL, GROUP_MIN_ROLLOUTS, MIN_TASKS_FOR_INTERVAL,
+                       OPSD_MIN_PARAMS_B, PROVE_EFFECT)
 from .errors import ArgumentError
 from .models import base_model, model_size_b
 from .result import Result, fmt_rate
-from .rows import Rows, load_rows
+from .rows import load_rows
+from .stats import Rate, pass_rate
 
 Interval = tuple[float, float]
 RouteCode = Literal["fix_reward", "single_rollout", "floor", "saturated", "opd", "off_policy",
                     "grpo"]
 TASKSET_PLACEHOLDER = "<your taskset>"
-
-
-class Rate(Result):
-    """A pass rate with its 95% task-bootstrap interval and n."""
-
-    value: float
-    ci95: Interval | None
-    n_tasks: int
-    n_rows: int
-
-    def render(self) -> str:
-        return f"{fmt_rate(self.value, self.ci95, self.n_tasks)}, {self.n_rows} rows"
-
-
-def pass_rate(rows: Rows, level: float = CONFIDENCE_LEVEL, seed: int = BOOTSTRAP_SEED) -> Rate:
-    """Task-weighted pass@1 of ``rows`` with its percentile task-bootstrap interval."""
-    rate = rows.pass_rate()
-    ci = None
-    if rows.n_tasks >= MIN_TASKS_FOR_INTERVAL:
-        ci = percentile_interval(task_bootstrap(rate, BOOTSTRAP_RESAMPLES, seed), level)
-    return Rate(value=float(rate.mean()), ci95=ci, n_tasks=rows.n_tasks, n_rows=rows.n_rows)
 
 
 # --- the questions, one function each ------------------------------------------------------

@@ -82,6 +82,19 @@ class Rows:
         """Per-task pass rate c_i / n_i (float64, one per task)."""
         return self.passes / self.rollouts
 
+    def mean_reward(self) -> np.ndarray:
+        """Per-task mean reward (float64, one per task)."""
+        return self.reward_sum / self.rollouts
+
+    def task_values(self, metric: str = "pass") -> np.ndarray:
+        """Per-task value of ``metric``: "pass" (pass rate) or "reward" (mean reward)."""
+        if metric == "pass":
+            return self.pass_rate()
+        if metric == "reward":
+            return self.mean_reward()
+        raise RowsError(f"`metric` must be 'pass' or 'reward', got {metric!r}",
+                        fix="use metric='pass' (pass rate) or metric='reward' (mean reward)")
+
     def per_task(self) -> dict[str, float]:
         """Task id -> pass rate, in first-appearance order."""
         return dict(zip(self.task_ids, self.pass_rate().tolist()))

@@ -60,6 +60,68 @@ def _per_pair(n: np.ndarray, c: np.ndarray, fn) -> np.ndarray:
     return values[inverse.reshape(-1)]
 
 
+def check_metric(metric: Any) -> str:
+    if metric not in ("pass", "reward"):
+        raise ArgumentError(f"`metric` must be 'pass' or 'reward', got {metric!r}. Fix: "
+                            "metric='pass' compares pass rates, metric='reward' mean rewards")
+    return metric
+
+
+# --- one rate with its interval ---------------------------------------------------------------
+
+class Rate(Result):
+    """A per-task mean (pass rate, or mean reward) with its 95% task-bootstrap interval and n."""
+
+    value: float
+    ci95: Interval | None
+    n_tasks: int
+    n_rows: int
+    metric: Literal["pass", "reward", "share"] = "pass"
+
+    def render(self) -> str:
+        return f"{fmt_rate(self.value, self.ci95, self.n_tasks)}, {self.n_rows} rows"
+
+
+def pass_rate(rows: Rows, level: float = CONFIDENCE_LEVEL, seed: int | None = BOOTSTRAP_SEED,
+              metric: str = "pass") -> Rate:
+    """Task-weighted mean of the per-task ``metric`` with its percentile task-bootstrap interval."""
+    values = rows.task_values(metric)
+    ci = None
+    if rows.n_tasks >= MIN_TASKS_FOR_INTERVAL:
+        ci = percentile_interval(task_bootstrap(values, BOOTSTRAP_RESAMPLES, seed), level)
+    return Rate(value=float(values.mean()), ci95=ci, n_tasks=rows.n_tasks, n_rows=rows.n_rows,
+                metric=metric)
+
+
+def mean_reward(rows: Any, *, level: float = CONFIDENCE_LEVEL,
+                seed: int | None = BOOTSTRAP_SEED) -> Rate:
+    """Mean reward (each task's mean, averaged over tasks) with its task-bootstrap interval.
+
+    For graded rows whose reward is a score (an LCS ratio, a partial credit), not pass/fail.
+    """
+    level, seed = check_level(level), check_seed(seed)
+    return pass_rate(load_rows(rows), level, seed, metric="reward")
+
+
+def field_share(rows: Any, field: str, *, level: float = CONFIDENCE_LEVEL,
+                seed: int | None = BOOTSTRAP_SEED) -> Rate:
+    """Share of rollouts whose ``field`` is truthy (e.g. "truncated", "tool_call"), as the mean
+    over tasks of each task's share, with its task-bootstrap interval."""
+    level, seed = check_level(level), check_seed(seed)
+    data = load_rows(rows)
+    if field == "truncated":
+        flags = data.truncated
+    else:
+        flags = np.fromiter((bool(r.get(field)) for r in data.records), dtype=bool,
+                            count=data.n_rows)
+    per_task = np.bincount(data.task_index, weights=flags, minlength=data.n_tasks) / data.rollouts
+    ci = None
+    if data.n_tasks >= MIN_TASKS_FOR_INTERVAL:
+        ci = percentile_interval(task_bootstrap(per_task, BOOTSTRAP_RESAMPLES, seed), level)
+    return Rate(value=float(per_task.mean()), ci95=ci, n_tasks=data.n_tasks, n_rows=data.n_rows,
+                metric="share")
+
+
 # --- pass@k -----------------------------------------------------------------------------------
 
 class PassAt(Result):
@@ -167,6 +229,7 @@ class Comparison(Result):
     delta: float | None
     ci95: Interval | None
     verdict: Verdict
+    metric: Literal["pass", "reward"] = "pass"
     noise_band: float | None = None
     correlation: float | None = None
     mde: float | None = None
@@ -209,31 +272,36 @@ def _pair(before: Rows, after: Rows) -> tuple[np.ndarray, np.ndarray]:
 
 def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
             run_std: float | None = None, seed: int | None = BOOTSTRAP_SEED,
-            threshold: float | None = None, n_resamples: int = BOOTSTRAP_RESAMPLES) -> Comparison:
+            threshold: float | None = None, n_resamples: int = BOOTSTRAP_RESAMPLES,
+            metric: Literal["pass", "reward"] = "pass") -> Comparison:
     """Paired before/after comparison by task with a percentile task-bootstrap interval [3, 4].
 
     ``run_std``: the standard deviation of the same eval re-run (:func:`noise_floor`); a delta
     must exceed ``NOISE_BAND_RUN_STDS`` (2) x run_std to count as moved.
+    ``metric``: compare per-task pass rates ("pass", default) or per-task mean rewards
+    ("reward", for scores such as an LCS ratio).
     """
     level, seed = check_level(level), check_seed(seed)
     check_resamples(n_resamples)
+    check_metric(metric)
     if run_std is not None and (isinstance(run_std, bool) or not isinstance(run_std, (int, float))
                                 or not math.isfinite(run_std) or run_std < 0):
         raise ArgumentError(f"`run_std` must be a finite number >= 0, got {run_std!r}. Fix: pass "
                             "noise_floor(run1, run2, run3).run_std, or omit it")
     b, a = load_rows(before, threshold=threshold), load_rows(after, threshold=threshold)
+    vb, va = b.task_values(metric), a.task_values(metric)
     ib, ia = _pair(b, a)
     n = int(ib.shape[0])
     band = None if run_std is None else NOISE_BAND_RUN_STDS * float(run_std)
     common = dict(n_paired=n, n_only_before=b.n_tasks - n, n_only_after=a.n_tasks - n,
-                  noise_band=band, level=level)
+                  noise_band=band, level=level, metric=metric)
     if n == 0:
         return Comparison(mean_before=None, mean_before_ci95=None, mean_after=None,
                           mean_after_ci95=None, delta=None, ci95=None,
                           verdict="insufficient_data", **common,
                           note="the two runs share no task_id: nothing to pair; score the same "
                                "frozen held-out tasks before and after")
-    pb, pa = b.pass_rate()[ib], a.pass_rate()[ia]
+    pb, pa = vb[ib], va[ia]
     d = pa - pb
     mb, ma, delta = float(pb.mean()), float(pa.mean()), float(d.mean())
     if n < MIN_TASKS_FOR_INTERVAL:
@@ -295,7 +363,8 @@ class NoiseFloor(Result):
         return "\n".join(lines)
 
 
-def noise_floor(*runs: Any, threshold: float | None = None) -> NoiseFloor:
+def noise_floor(*runs: Any, threshold: float | None = None,
+                metric: Literal["pass", "reward"] = "pass") -> NoiseFloor:
     """run_std of the same eval re-run (each run: rows, or its pass@1 as a number).
 
     Needs at least 2 runs (3 or more recommended: with R runs the relative SE of run_std is
@@ -304,6 +373,7 @@ def noise_floor(*runs: Any, threshold: float | None = None) -> NoiseFloor:
     if len(runs) == 1 and isinstance(runs[0], (list, tuple)) and runs[0] and all(
             isinstance(r, (int, float, str, Rows)) or hasattr(r, "__fspath__") for r in runs[0]):
         runs = tuple(runs[0])
+    check_metric(metric)
     if len(runs) < 2:
         raise ArgumentError(f"noise_floor needs at least 2 runs of the same eval, got {len(runs)}. "
                             "Fix: re-run the same frozen eval (3 or more runs recommended)")
@@ -315,12 +385,12 @@ def noise_floor(*runs: Any, threshold: float | None = None) -> NoiseFloor:
             scores.append(float(run))
             continue
         data = load_rows(run, threshold=threshold)
-        rate = data.pass_rate()
+        rate = data.task_values(metric)
         scores.append(float(rate.mean()))
         sizes.append(data.n_tasks)
         n = data.rollouts
         ok = n >= 2
-        if ok.any():
+        if ok.any() and metric == "pass":
             s2 = n[ok] / (n[ok] - 1) * rate[ok] * (1 - rate[ok])
             predicted.append(math.sqrt(float((s2 / n[ok]).sum())) / data.n_tasks)
     run_std = float(np.std(scores, ddof=1))

@@ -3,11 +3,9 @@
 prime-rl evaluates the held-out split (``train[872:]``, 128 prompts) once before training and
 every ``eval.interval`` steps after; the recipe pairs each prompt's first and last score. The
 reward is the taskset's LCS ratio in [0, 1]; an exact reversal (1.0) is a pass. Every number
-comes from ``whileai_core``: ``compare`` pairs by prompt and resamples prompts. For the LCS
-marker, each row's reward r is handed to it as the pass rate of ``LCS_RESOLUTION`` pseudo-rows
-(round(100 r) passes of 100), so the per-prompt rate *is* the prompt's LCS to 0.01 and the
-task-clustered bootstrap interval is that of the mean LCS. The noise floor is the arms' step-1
-scores: the same untrained student evaluated three times.
+comes from ``whileai_core``: ``compare`` pairs by prompt and resamples prompts; the LCS marker
+is compared as a mean reward (``metric="reward"``), the exact reversal as a pass rate. The noise
+floor is the arms' step-1 scores: the same untrained student evaluated three times.
 """
 
 from __future__ import annotations
@@ -19,7 +17,6 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from whileai_core.errors import RowsError
 
-LCS_RESOLUTION = 100
 ARMS = ("grpo", "opsd", "opd")
 _STEP_IN_PATH = re.compile(r"step[_-]?(\d+)")
 _ID_FIELDS = ("task_id", "example_id", "prompt_id", "id")
@@ -79,28 +76,9 @@ def by_step(rows: Sequence[Mapping]) -> dict[int, list[dict]]:
     return dict(sorted(out.items()))
 
 
-def as_rate_rows(rows: Sequence[Mapping], resolution: int = LCS_RESOLUTION) -> list[dict]:
-    """Each reward r in [0, 1] as round(resolution r) passing and the rest failing pseudo-rows."""
-    out = []
-    for row in rows:
-        r = float(row["reward"])
-        if not 0.0 <= r <= 1.0:
-            raise RowsError(f"reward {r} is outside [0, 1]; the LCS marker is a ratio",
-                            source="eval rows", field="reward", fix="pass the LCS reward rows")
-        hits = round(r * resolution)
-        task = row["task_id"]
-        out += [{"task_id": task, "reward": 1.0}] * hits
-        out += [{"task_id": task, "reward": 0.0}] * (resolution - hits)
-    return out
-
-
-def _indicator(rows: Sequence[Mapping], field: str) -> list[dict]:
-    return [{"task_id": r["task_id"], "reward": 1.0 if r.get(field) else 0.0} for r in rows]
-
-
 def arm_report(rows: Sequence[Mapping], *, run_std: float | None = None) -> dict:
     """First vs last eval step of one arm: LCS and exact-reversal pass@1, truncation share."""
-    from whileai_core import compare, pass_at
+    from whileai_core import compare, field_share, mean_reward
 
     steps = by_step(rows)
     if len(steps) < 2:
@@ -113,12 +91,12 @@ def arm_report(rows: Sequence[Mapping], *, run_std: float | None = None) -> dict
         "first_step": first, "last_step": last,
         "errored_first": len(steps[first]) - len(before),
         "errored_last": len(steps[last]) - len(after),
-        "lcs_before": pass_at(as_rate_rows(before)).to_dict(),
-        "lcs_after": pass_at(as_rate_rows(after)).to_dict(),
-        "lcs_delta": compare(as_rate_rows(before), as_rate_rows(after), run_std=run_std).to_dict(),
-        "exact_delta": compare(before, after, run_std=run_std).to_dict(),
-        "truncated_before": pass_at(_indicator(before, "truncated")).to_dict(),
-        "truncated_after": pass_at(_indicator(after, "truncated")).to_dict(),
+        "lcs_before": mean_reward(before).to_dict(),
+        "lcs_after": mean_reward(after).to_dict(),
+        "lcs_delta": compare(before, after, run_std=run_std, metric="reward").to_dict(),
+        "exact_delta": compare(before, after).to_dict(),
+        "truncated_before": field_share(before, "truncated").to_dict(),
+        "truncated_after": field_share(after, "truncated").to_dict(),
     }
 
 
@@ -127,12 +105,12 @@ def report(arms: Mapping[str, Mapping]) -> dict:
 
     ``arms[name]`` holds ``rows`` (graded eval rows with ``step``) and ``wall_clock_s``.
     """
-    from whileai_core import compare, noise_floor, pass_at
+    from whileai_core import compare, mean_reward, noise_floor
 
     first_scores = {}
     for name, arm in arms.items():
         steps = by_step(arm["rows"])
-        first_scores[name] = pass_at(as_rate_rows(steps[min(steps)])).pass_at_1
+        first_scores[name] = mean_reward(steps[min(steps)]).value
     noise = noise_floor(*first_scores.values()) if len(first_scores) >= 2 else None
     run_std = noise.run_std if noise is not None else None
     out = {"noise_floor": noise.to_dict() if noise else None, "step1_lcs": first_scores,
@@ -147,8 +125,7 @@ def report(arms: Mapping[str, Mapping]) -> dict:
                 continue
             mine = by_step(arm["rows"])
             out["head_to_head"][f"{name}_vs_grpo"] = compare(
-                as_rate_rows(grpo[max(grpo)]), as_rate_rows(mine[max(mine)]),
-                run_std=run_std).to_dict()
+                grpo[max(grpo)], mine[max(mine)], run_std=run_std, metric="reward").to_dict()
     return out
 
 
@@ -166,9 +143,9 @@ def render(rep: Mapping) -> str:
     for name, arm in rep["arms"].items():
         wall = arm.get("wall_clock_s")
         lines.append(
-            f"{name:<6} | {arm['lcs_before']['pass_at_1']:.3f} (step {arm['first_step']})"
-            f"{'':<4} | {arm['lcs_after']['pass_at_1']:.3f} | {_delta_text(arm['lcs_delta']):<30} | "
-            f"{arm['truncated_before']['pass_at_1']:.2f} -> {arm['truncated_after']['pass_at_1']:.2f}"
+            f"{name:<6} | {arm['lcs_before']['value']:.3f} (step {arm['first_step']})"
+            f"{'':<4} | {arm['lcs_after']['value']:.3f} | {_delta_text(arm['lcs_delta']):<30} | "
+            f"{arm['truncated_before']['value']:.2f} -> {arm['truncated_after']['value']:.2f}"
             f"{'':<12} | {'n/a' if wall is None else f'{wall:.0f} s'}")
     noise = rep.get("noise_floor")
     if noise:

@@ -16,6 +16,11 @@ def _threshold(p: argparse.ArgumentParser) -> None:
                    help="a row passes iff reward >= THRESHOLD (default 1.0)")
 
 
+def _metric(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--metric", choices=("pass", "reward"), default="pass",
+                   help="per-task pass rate (default) or mean reward (for scores, e.g. LCS)")
+
+
 def _route(args):
     from .routing import route
     return route(args.rows, model=args.model, teacher_rows=args.teacher, taskset=args.taskset,
@@ -30,12 +35,12 @@ def _pass_at(args):
 def _compare(args):
     from .stats import compare
     return compare(args.before, args.after, level=args.level, run_std=args.run_std,
-                   seed=args.seed, threshold=args.threshold)
+                   seed=args.seed, threshold=args.threshold, metric=args.metric)
 
 
 def _noise(args):
     from .stats import noise_floor
-    return noise_floor(*args.runs, threshold=args.threshold)
+    return noise_floor(*args.runs, threshold=args.threshold, metric=args.metric)
 
 
 def _holdout(args):
@@ -74,12 +79,14 @@ def register(sub) -> None:
                    help="run_std of the same eval re-run (see noise-floor); sets the noise band")
     p.add_argument("--level", type=float, default=CONFIDENCE_LEVEL, help="interval level (0.95)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (0)")
+    _metric(p)
     _threshold(p)
     _json(p)
     p.set_defaults(func=_compare)
 
     p = sub.add_parser("noise-floor", help="run_std of the same eval re-run, and the band")
     p.add_argument("runs", nargs="+", help="two or more rows files of the same eval")
+    _metric(p)
     _threshold(p)
     _json(p)
     p.set_defaults(func=_noise)

@@ -16,28 +16,22 @@ import modal
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from recipes.modal_image import HF_CACHE_PATH, hf_cache, trl_image
+from recipes.modal_image import (RUNS_PATH, TRAIN_TIMEOUT_S, load_policy, runs_volume, save_run,
+                                 train_volumes, trl_image)
 from whileai_core.defaults import DPO_RUNS_VOLUME, GRPO_GPU
 
-RUNS_PATH = "/runs"
 app = modal.App("whileai-dpo")
 image = trl_image()
-runs = modal.Volume.from_name(DPO_RUNS_VOLUME, create_if_missing=True)
+runs = runs_volume(DPO_RUNS_VOLUME)
 
 
-@app.function(gpu=GRPO_GPU, image=image, volumes={RUNS_PATH: runs, HF_CACHE_PATH: hf_cache()},
-              timeout=4 * 3600)
+@app.function(gpu=GRPO_GPU, image=image, volumes=train_volumes(runs), timeout=TRAIN_TIMEOUT_S)
 def train_dpo(settings: dict, prompts: list[dict]) -> dict:
     """One DPO round from validated settings and a prompt set; returns ``results.json``'s data."""
-    import json
-
-    import torch
     from peft import PeftModel
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from recipes.dpo.train import DPOSettings, run_dpo
     from whileai_core.errors import ConfigError
-    from whileai_core.io import write_atomic
 
     config = DPOSettings.from_dict(settings)
     out = Path(RUNS_PATH) / config.run_name
@@ -47,21 +41,14 @@ def train_dpo(settings: dict, prompts: list[dict]) -> dict:
         if not (start / "adapter_config.json").is_file():
             raise ConfigError(f"--from-run {config.from_run}: no adapter at {start} on volume "
                               f"{DPO_RUNS_VOLUME}. Fix: name a finished DPO run")
-    tokenizer = AutoTokenizer.from_pretrained(config.model)
-    tokenizer.padding_side = "left"
-    model = AutoModelForCausalLM.from_pretrained(config.model, dtype=torch.bfloat16).to("cuda")
+    model, tokenizer = load_policy(config.model)
     label = config.model
     if start is not None:
         model = PeftModel.from_pretrained(model, str(start), is_trainable=True)
         label = f"{config.model}+lora:{config.from_run}"
     results, trainer = run_dpo(model, tokenizer, config, out / "trainer", records=prompts,
                                model_label=label)
-    trainer.save_model(str(out / "adapter"))
-    for side in ("before", "after"):
-        write_atomic(out / f"holdout_{side}.jsonl", "".join(
-            json.dumps(r) + "\n" for r in results[f"{side}_rows"]), overwrite=True)
-    write_atomic(out / "results.json", json.dumps(results, indent=2), overwrite=True)
-    runs.commit()
+    save_run(out, trainer, results, runs)
     return results
 
 

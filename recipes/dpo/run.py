@@ -18,12 +18,10 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from recipes.dpo.train import (DPOSettings, add_dpo_arguments, prompt_records, run_dpo,
-                               settings_from_args)
-from recipes.holdout import render_summary
-from recipes.launch import add_output_arguments, check_out, guarded, write_results
-from recipes.modal_auth import require_modal_token
-from whileai_core.errors import ArgumentError, ConfigError
+from recipes.dpo.train import DPOSettings, add_dpo_arguments, run_dpo, settings_from_args
+from recipes.launch import add_output_arguments, guarded
+from recipes.trl_recipes import launch_on_modal, print_report, registry_call, run_and_write_results
+from whileai_core.errors import ConfigError
 
 # Sizes shrink; every method flag (beta, margins, shares, balance, seed, --from-run) is kept.
 # Constructed negatives default on in the smoke: a random model's off-topic samples pair only
@@ -68,24 +66,15 @@ def smoke(settings: DPOSettings, records: list[dict], out: Path) -> dict:
 
 
 def launch(settings: DPOSettings, records: list[dict]) -> dict:
-    import modal
-
-    from recipes.dpo.modal_dpo import app, train_dpo
-
-    with modal.enable_output(), app.run():
-        return train_dpo.remote(settings.to_dict(), records)
+    return launch_on_modal("recipes.dpo.modal_dpo", "train_dpo", settings, records)
 
 
 def modal_call(run_name: str, config_path: str | None = None) -> dict:
     """What the run registry spawns (``launch_run``): the deployed ``whileai-dpo`` app's
     ``train_dpo`` with the default settings under ``run_name`` and the template prompts.
     Deploy first: ``modal deploy recipes/dpo/modal_dpo.py``."""
-    if config_path is not None:
-        raise ArgumentError(f"the dpo recipe takes no config file, got {config_path!r}. Fix: "
-                            "launch the recipe by name")
     settings = dataclasses.replace(DPOSettings(), run_name=run_name)
-    return {"app": "whileai-dpo", "function": "train_dpo",
-            "args": [settings.to_dict(), prompt_records(settings)], "kwargs": {}}
+    return registry_call("dpo", "whileai-dpo", "train_dpo", settings, config_path)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -93,20 +82,8 @@ def main(argv: list[str] | None = None) -> int:
 
     def go() -> int:
         settings = settings_from_args(args)
-        check_out(args.out, overwrite=args.force)
-        records = prompt_records(settings, args.prompts_file)
-        if args.smoke:
-            if args.out is None:
-                raise ArgumentError("--smoke needs --out DIR (where results.json goes)")
-            results = smoke(settings, records, args.out)
-        else:
-            require_modal_token()
-            results = launch(settings, records)
-        path = write_results(args.out or Path("results") / settings.run_name, results,
-                             overwrite=args.force)
-        print(render_summary(results["summary"]))
-        print(f"pairs: {results['pairs']}")
-        print(f"results: {path}")
+        results, path = run_and_write_results(args, settings, smoke=smoke, launch=launch)
+        print_report(results, path, [f"pairs: {results['pairs']}"])
         return 0
 
     return guarded(go)

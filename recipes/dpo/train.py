@@ -12,23 +12,25 @@ adapter as the reference, so round two is measured and regularised against round
 from __future__ import annotations
 
 import argparse
-import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from recipes.dpo.pairs import PairSet, build_pairs
-from recipes.flags import existing_file, float_in, int_in, run_name
-from recipes.grpo.prompts import balance, category_counts, load_prompts, split_holdout, write_prompts
-from recipes.grpo.train import LORA_TARGETS
-from recipes.holdout import sample_holdout, sample_replies, summarize
+from recipes.flags import float_in, int_in
+from recipes.grpo.prompts import category_counts
+from recipes.holdout import sample_replies, summarize
+from recipes.trl_recipes import (add_lora_and_holdout_arguments, add_run_arguments,
+                                 build_lora_config, prompt_counts, sample_before,
+                                 settings_from_dict, settings_from_flags, train_and_holdout,
+                                 train_and_sample_after)
 from whileai_core.defaults import (DPO_BETA, DPO_LEARNING_RATE, DPO_MAX_CHOSEN_LONGER,
                                    DPO_MAX_NEGATIVE_SHARE, DPO_MIN_MARGIN, DPO_NEGATIVE_SHARE,
                                    DPO_PAIRS_PER_STEP,
                                    DPO_SAMPLES_PER_PROMPT, DPO_STEPS, GRPO_HOLDOUT_SAMPLES,
                                    GRPO_HOLDOUT_SHARE, GRPO_LORA_ALPHA, GRPO_LORA_R,
                                    GRPO_MAX_COMPLETION_TOKENS, GRPO_MODEL, GRPO_PROMPT_SEED)
-from whileai_core.errors import ArgumentError, ConfigError
+from whileai_core.errors import ConfigError
 
 MAX_PAIRS_PER_PASS = 4  # pairs in one forward pass on the A10G; the rest is gradient accumulation
 
@@ -59,22 +61,14 @@ class DPOSettings:
 
     @classmethod
     def from_dict(cls, data: dict) -> DPOSettings:
-        known = {f.name for f in fields(cls)}
-        extra = set(data) - known
-        if extra:
-            raise ArgumentError(f"unknown DPO settings {sorted(extra)}; known: {sorted(known)}")
-        return cls(**data)
+        return settings_from_dict(cls, data, recipe="DPO")
 
 
 def add_dpo_arguments(parser: argparse.ArgumentParser) -> None:
     d = DPOSettings()
+    add_run_arguments(
+        parser, d, seed_help="prompt set, holdout, sampling and trainer seed (default %(default)s)")
     add = parser.add_argument
-    add("--model", default=d.model, help="policy checkpoint on the hub (default %(default)s)")
-    add("--run-name", type=run_name, default=d.run_name,
-        help="folder on the runs volume (default %(default)s)")
-    add("--steps", type=int_in(1, 100_000), default=d.steps, help="optimizer steps (default %(default)s)")
-    add("--seed", type=int_in(0, 2**31 - 1), default=d.seed,
-        help="prompt set, holdout, sampling and trainer seed (default %(default)s)")
     add("--beta", type=float_in(0.0, 10.0, low_open=True), default=d.beta,
         help="DPO beta, strength of the pull to the reference (default %(default)s)")
     add("--learning-rate", type=float_in(0.0, 1e-2, low_open=True), default=d.learning_rate,
@@ -92,28 +86,14 @@ def add_dpo_arguments(parser: argparse.ArgumentParser) -> None:
         help="pairs per optimizer step (default %(default)s)")
     add("--max-completion-tokens", type=int_in(8, 8192), default=d.max_completion_tokens,
         help="token cap per sampled reply (default %(default)s)")
-    add("--lora-r", type=int_in(1, 512), default=d.lora_r, help="LoRA rank (default %(default)s)")
-    add("--lora-alpha", type=int_in(1, 1024), default=d.lora_alpha, help="LoRA alpha (default %(default)s)")
-    add("--holdout-share", type=float_in(0.0, 0.5, low_open=True), default=d.holdout_share,
-        help="share of situations held out per category (default %(default)s)")
-    add("--holdout-samples", type=int_in(1, 64), default=d.holdout_samples,
-        help="samples per holdout prompt, before and after (default %(default)s)")
-    add("--balance", type=float_in(0.0, 0.5, low_open=True), default=None, metavar="SHARE",
-        help="repeat prompts of any category under SHARE of the train split (train only)")
-    add("--prompts-file", type=existing_file, default=None,
-        help="a frozen prompt set (JSONL) instead of the template writer at --seed")
+    add_lora_and_holdout_arguments(parser, d)
     add("--from-run", default=None, metavar="RUN",
         help="start from a previous adapter: a run name on the DPO volume (Modal) or an "
              "adapter folder (--smoke)")
 
 
 def settings_from_args(args: argparse.Namespace) -> DPOSettings:
-    names = {f.name for f in fields(DPOSettings)}
-    return DPOSettings(**{k: v for k, v in vars(args).items() if k in names})
-
-
-def prompt_records(settings: DPOSettings, prompts_file: str | Path | None = None) -> list[dict]:
-    return load_prompts(prompts_file) if prompts_file else write_prompts(settings.seed)
+    return settings_from_flags(DPOSettings, args)
 
 
 def build_dpo_config(settings: DPOSettings, output_dir: str | Path, *, cpu: bool = False):
@@ -146,7 +126,7 @@ def build_dpo_trainer(model, tokenizer, records: Sequence[dict], pair_set: PairS
                       callbacks: Sequence = ()):
     """The ``DPOTrainer`` every path trains. A fresh LoRA adapter unless ``model`` already has
     one (``--from-run``), in which case TRL trains it and keeps a frozen copy as the reference."""
-    from peft import LoraConfig, PeftModel
+    from peft import PeftModel
     from trl import DPOTrainer
 
     if not pair_set.pairs:
@@ -154,11 +134,7 @@ def build_dpo_trainer(model, tokenizer, records: Sequence[dict], pair_set: PairS
             f"no preference pairs: none of {pair_set.prompts} train prompts had samples whose "
             f"rewards differ by >= {settings.min_margin}. Fix: more --samples-per-prompt, a lower "
             "--min-margin, or --negative-share for constructed negatives")
-    peft_config = None
-    if not isinstance(model, PeftModel):
-        peft_config = LoraConfig(r=settings.lora_r, lora_alpha=settings.lora_alpha,
-                                 lora_dropout=0.0, target_modules=list(LORA_TARGETS),
-                                 task_type="CAUSAL_LM")
+    peft_config = None if isinstance(model, PeftModel) else build_lora_config(settings)
     return DPOTrainer(model=model, ref_model=None, args=build_dpo_config(settings, output_dir, cpu=cpu),
                       train_dataset=pair_dataset(records, pair_set), processing_class=tokenizer,
                       peft_config=peft_config, callbacks=list(callbacks))
@@ -176,24 +152,16 @@ def sample_pairs(model, tokenizer, train: Sequence[dict], settings: DPOSettings)
 def run_dpo(model, tokenizer, settings: DPOSettings, output_dir: str | Path, *,
             records: Sequence[dict], model_label: str, cpu: bool = False) -> tuple[dict, object]:
     """One round: holdout before, pairs, DPO, holdout after; returns (results, trainer)."""
-    train, holdout = split_holdout(records, settings.holdout_share, seed=settings.seed)
-    if settings.balance:
-        train = balance(train, settings.balance)
-    sampling = dict(samples=settings.holdout_samples, seed=settings.seed,
-                    max_new_tokens=settings.max_completion_tokens)
-    before = sample_holdout(model, tokenizer, holdout, label=model_label, **sampling)
+    train, holdout = train_and_holdout(records, settings)
+    before = sample_before(model, tokenizer, holdout, settings, model_label=model_label)
     pair_set = sample_pairs(model, tokenizer, train, settings)
     trainer = build_dpo_trainer(model, tokenizer, train, pair_set, settings, output_dir, cpu=cpu)
-    started = time.monotonic()
-    trainer.train()
-    wall = time.monotonic() - started
-    after = sample_holdout(trainer.model, tokenizer, holdout,
-                           label=f"{model_label}+lora:{settings.run_name}", **sampling)
+    after, wall = train_and_sample_after(trainer, tokenizer, holdout, settings,
+                                         model_label=model_label)
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
     results = {
         "recipe": "dpo", "settings": settings.to_dict(),
-        "prompts": {"total": len(records), "train": category_counts(train),
-                    "holdout": category_counts(holdout)},
+        "prompts": prompt_counts(records, train, holdout),
         "pairs": pair_set.stats(),
         "pairs_by_category": category_counts([{"category": p.category} for p in pair_set.pairs]),
         "train_steps": int(trainer.state.global_step), "train_wall_clock_s": round(wall, 3),

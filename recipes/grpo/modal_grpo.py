@@ -16,40 +16,26 @@ import modal
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from recipes.modal_image import HF_CACHE_PATH, hf_cache, trl_image
+from recipes.modal_image import (RUNS_PATH, TRAIN_TIMEOUT_S, load_policy, runs_volume, save_run,
+                                 train_volumes, trl_image)
 from whileai_core.defaults import GRPO_GPU, GRPO_RUNS_VOLUME
 
-RUNS_PATH = "/runs"
 app = modal.App("whileai-grpo")
 image = trl_image()
-runs = modal.Volume.from_name(GRPO_RUNS_VOLUME, create_if_missing=True)
+runs = runs_volume(GRPO_RUNS_VOLUME)
 
 
-@app.function(gpu=GRPO_GPU, image=image, volumes={RUNS_PATH: runs, HF_CACHE_PATH: hf_cache()},
-              timeout=4 * 3600)
+@app.function(gpu=GRPO_GPU, image=image, volumes=train_volumes(runs), timeout=TRAIN_TIMEOUT_S)
 def train_grpo(settings: dict, prompts: list[dict]) -> dict:
     """Train one run from validated settings and a prompt set; returns ``results.json``'s data."""
-    import json
-
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     from recipes.grpo.train import GRPOSettings, run_grpo
-    from whileai_core.io import write_atomic
 
     config = GRPOSettings.from_dict(settings)
     out = Path(RUNS_PATH) / config.run_name
-    tokenizer = AutoTokenizer.from_pretrained(config.model)
-    tokenizer.padding_side = "left"
-    model = AutoModelForCausalLM.from_pretrained(config.model, dtype=torch.bfloat16).to("cuda")
+    model, tokenizer = load_policy(config.model)
     results, trainer = run_grpo(model, tokenizer, config, out / "trainer", records=prompts,
                                 model_label=config.model)
-    trainer.save_model(str(out / "adapter"))
-    for side in ("before", "after"):
-        write_atomic(out / f"holdout_{side}.jsonl", "".join(
-            json.dumps(r) + "\n" for r in results[f"{side}_rows"]), overwrite=True)
-    write_atomic(out / "results.json", json.dumps(results, indent=2), overwrite=True)
-    runs.commit()
+    save_run(out, trainer, results, runs)
     return results
 
 

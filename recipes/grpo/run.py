@@ -17,12 +17,9 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from recipes.grpo.train import (GRPOSettings, add_grpo_arguments, prompt_records, run_grpo,
-                                settings_from_args)
-from recipes.holdout import render_summary
-from recipes.launch import add_output_arguments, check_out, guarded, write_results
-from recipes.modal_auth import require_modal_token
-from whileai_core.errors import ArgumentError
+from recipes.grpo.train import GRPOSettings, add_grpo_arguments, run_grpo, settings_from_args
+from recipes.launch import add_output_arguments, guarded
+from recipes.trl_recipes import launch_on_modal, print_report, registry_call, run_and_write_results
 
 # The smoke path keeps the variant flags (loss, clip, mask, scaling, beta, balance, seed) and
 # shrinks only the sizes, so a flag that breaks the trainer breaks here first.
@@ -53,24 +50,15 @@ def smoke(settings: GRPOSettings, records: list[dict], out: Path) -> dict:
 
 
 def launch(settings: GRPOSettings, records: list[dict]) -> dict:
-    import modal
-
-    from recipes.grpo.modal_grpo import app, train_grpo
-
-    with modal.enable_output(), app.run():
-        return train_grpo.remote(settings.to_dict(), records)
+    return launch_on_modal("recipes.grpo.modal_grpo", "train_grpo", settings, records)
 
 
 def modal_call(run_name: str, config_path: str | None = None) -> dict:
     """What the run registry spawns (``launch_run``): the deployed ``whileai-grpo`` app's
     ``train_grpo`` with the default settings under ``run_name`` and the template prompts.
     Deploy first: ``modal deploy recipes/grpo/modal_grpo.py``."""
-    if config_path is not None:
-        raise ArgumentError(f"the grpo recipe takes no config file, got {config_path!r}. Fix: "
-                            "launch the recipe by name")
     settings = dataclasses.replace(GRPOSettings(), run_name=run_name)
-    return {"app": "whileai-grpo", "function": "train_grpo",
-            "args": [settings.to_dict(), prompt_records(settings)], "kwargs": {}}
+    return registry_call("grpo", "whileai-grpo", "train_grpo", settings, config_path)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,21 +66,8 @@ def main(argv: list[str] | None = None) -> int:
 
     def go() -> int:
         settings = settings_from_args(args)
-        check_out(args.out, overwrite=args.force)
-        records = prompt_records(settings, args.prompts_file)
-        if args.smoke:
-            if args.out is None:
-                raise ArgumentError("--smoke needs --out DIR (where results.json goes)")
-            results = smoke(settings, records, args.out)
-        else:
-            require_modal_token()
-            results = launch(settings, records)
-        out = args.out or Path("results") / settings.run_name
-        path = write_results(out, results, overwrite=args.force)
-        print(render_summary(results["summary"]))
-        for alarm in results["drift"]["alarms"]:
-            print(f"drift: {alarm}")
-        print(f"results: {path}")
+        results, path = run_and_write_results(args, settings, smoke=smoke, launch=launch)
+        print_report(results, path, [f"drift: {alarm}" for alarm in results["drift"]["alarms"]])
         return 0
 
     return guarded(go)

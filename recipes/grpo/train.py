@@ -14,23 +14,23 @@ with ``--epsilon-high 0.28 --mask-truncated`` this is DAPO's clip-higher and ove
 from __future__ import annotations
 
 import argparse
-import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from recipes.flags import existing_file, float_in, int_in, run_name
-from recipes.grpo.prompts import balance, category_counts, load_prompts, split_holdout, write_prompts
+from recipes.flags import float_in, int_in
 from recipes.grpo.reward import refund_reward
-from recipes.holdout import sample_holdout, summarize
+from recipes.holdout import summarize
+from recipes.trl_recipes import (add_lora_and_holdout_arguments, add_run_arguments,
+                                 build_lora_config, prompt_counts, sample_before,
+                                 settings_from_dict, settings_from_flags, train_and_holdout,
+                                 train_and_sample_after)
 from whileai_core.defaults import (GRPO_BETA, GRPO_DRIFT_LENGTH_RATIO, GRPO_EPSILON,
                                    GRPO_HOLDOUT_SAMPLES, GRPO_HOLDOUT_SHARE, GRPO_LEARNING_RATE,
                                    GRPO_LORA_ALPHA, GRPO_LORA_R, GRPO_LOSS_TYPE, GRPO_LOSS_TYPES,
                                    GRPO_MAX_COMPLETION_TOKENS, GRPO_MODEL, GRPO_NUM_GENERATIONS,
                                    GRPO_PROMPT_SEED, GRPO_PROMPTS_PER_STEP, GRPO_STEPS)
 from whileai_core.errors import ArgumentError
-
-LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
 @dataclass(frozen=True)
@@ -72,23 +72,15 @@ class GRPOSettings:
 
     @classmethod
     def from_dict(cls, data: dict) -> GRPOSettings:
-        known = {f.name for f in fields(cls)}
-        extra = set(data) - known
-        if extra:
-            raise ArgumentError(f"unknown GRPO settings {sorted(extra)}; known: {sorted(known)}")
-        return cls(**data).check()
+        return settings_from_dict(cls, data, recipe="GRPO").check()
 
 
 def add_grpo_arguments(parser: argparse.ArgumentParser) -> None:
     """The recipe's flags, each with a type that refuses a bad value with its range."""
     d = GRPOSettings()
+    add_run_arguments(
+        parser, d, seed_help="fixes the prompt set, the holdout and the trainer (default %(default)s)")
     add = parser.add_argument
-    add("--model", default=d.model, help="policy checkpoint on the hub (default %(default)s)")
-    add("--run-name", type=run_name, default=d.run_name,
-        help="folder on the runs volume (default %(default)s)")
-    add("--steps", type=int_in(1, 100_000), default=d.steps, help="optimizer steps (default %(default)s)")
-    add("--seed", type=int_in(0, 2**31 - 1), default=d.seed,
-        help="fixes the prompt set, the holdout and the trainer (default %(default)s)")
     add("--loss-type", choices=GRPO_LOSS_TYPES, default=d.loss_type,
         help="loss aggregation (default %(default)s)")
     add("--epsilon-high", type=float_in(GRPO_EPSILON, 10.0), default=None,
@@ -107,33 +99,11 @@ def add_grpo_arguments(parser: argparse.ArgumentParser) -> None:
         help="prompts per optimizer step (default %(default)s)")
     add("--max-completion-tokens", type=int_in(8, 8192), default=d.max_completion_tokens,
         help="token cap per reply, training and holdout (default %(default)s)")
-    add("--lora-r", type=int_in(1, 512), default=d.lora_r, help="LoRA rank (default %(default)s)")
-    add("--lora-alpha", type=int_in(1, 1024), default=d.lora_alpha, help="LoRA alpha (default %(default)s)")
-    add("--holdout-share", type=float_in(0.0, 0.5, low_open=True), default=d.holdout_share,
-        help="share of situations held out per category (default %(default)s)")
-    add("--holdout-samples", type=int_in(1, 64), default=d.holdout_samples,
-        help="samples per holdout prompt, before and after (default %(default)s)")
-    add("--balance", type=float_in(0.0, 0.5, low_open=True), default=None, metavar="SHARE",
-        help="repeat prompts of any category under SHARE of the train split (train only)")
-    add("--prompts-file", type=existing_file, default=None,
-        help="a frozen prompt set (JSONL) instead of the template writer at --seed")
+    add_lora_and_holdout_arguments(parser, d)
 
 
 def settings_from_args(args: argparse.Namespace) -> GRPOSettings:
-    names = {f.name for f in fields(GRPOSettings)}
-    return GRPOSettings(**{k: v for k, v in vars(args).items() if k in names}).check()
-
-
-def prompt_records(settings: GRPOSettings, prompts_file: str | Path | None = None) -> list[dict]:
-    """The prompt set: the file when given (validated line by line), else the template writer."""
-    return load_prompts(prompts_file) if prompts_file else write_prompts(settings.seed)
-
-
-def train_and_holdout(records: Sequence[dict], settings: GRPOSettings) -> tuple[list, list]:
-    train, holdout = split_holdout(records, settings.holdout_share, seed=settings.seed)
-    if settings.balance:
-        train = balance(train, settings.balance)
-    return train, holdout
+    return settings_from_flags(GRPOSettings, args).check()
 
 
 def build_grpo_config(settings: GRPOSettings, output_dir: str | Path, *, cpu: bool = False):
@@ -152,13 +122,6 @@ def build_grpo_config(settings: GRPOSettings, output_dir: str | Path, *, cpu: bo
         max_completion_length=settings.max_completion_tokens, temperature=1.0,
         remove_unused_columns=False, logging_steps=1, report_to="none", save_strategy="no",
         bf16=not cpu, use_cpu=cpu, gradient_checkpointing=not cpu, disable_tqdm=cpu)
-
-
-def build_lora_config(settings: GRPOSettings, target_modules: Sequence[str] = LORA_TARGETS):
-    from peft import LoraConfig
-
-    return LoraConfig(r=settings.lora_r, lora_alpha=settings.lora_alpha, lora_dropout=0.0,
-                      target_modules=list(target_modules), task_type="CAUSAL_LM")
 
 
 def build_grpo_trainer(model, tokenizer, train_records: Sequence[dict], settings: GRPOSettings,
@@ -220,21 +183,15 @@ def run_grpo(model, tokenizer, settings: GRPOSettings, output_dir: str | Path, *
              records: Sequence[dict], model_label: str, cpu: bool = False) -> tuple[dict, object]:
     """Holdout before, train, holdout after; returns (results, trainer). Saving is the caller's."""
     train, holdout = train_and_holdout(records, settings)
-    sampling = dict(samples=settings.holdout_samples, seed=settings.seed,
-                    max_new_tokens=settings.max_completion_tokens)
-    before = sample_holdout(model, tokenizer, holdout, label=model_label, **sampling)
+    before = sample_before(model, tokenizer, holdout, settings, model_label=model_label)
     monitor = drift_monitor()
     trainer = build_grpo_trainer(model, tokenizer, train, settings, output_dir, cpu=cpu,
                                  callbacks=[monitor])
-    started = time.monotonic()
-    trainer.train()
-    wall = time.monotonic() - started
-    after = sample_holdout(trainer.model, tokenizer, holdout,
-                           label=f"{model_label}+lora:{settings.run_name}", **sampling)
+    after, wall = train_and_sample_after(trainer, tokenizer, holdout, settings,
+                                         model_label=model_label)
     results = {
         "recipe": "grpo", "settings": settings.to_dict(),
-        "prompts": {"total": len(records), "train": category_counts(train),
-                    "holdout": category_counts(holdout)},
+        "prompts": prompt_counts(records, train, holdout),
         "train_steps": int(trainer.state.global_step), "train_wall_clock_s": round(wall, 3),
         "drift": monitor.report(), "summary": summarize(before, after),
         "before_rows": before, "after_rows": after,

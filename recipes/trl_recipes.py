@@ -1,0 +1,178 @@
+"""What the two TRL recipes (``grpo/`` and ``dpo/``) share: flags, settings, the round, ``run.py``.
+
+Both recipes train a LoRA adapter on the same refund prompt set, split the same holdout and read
+it before and after training; both ``run.py`` scripts validate every flag, build the prompt set,
+then run the offline smoke path or one Modal function. What differs (the trainer, the method's
+flags, what is printed besides the summary) stays in each recipe; this module holds only what
+is the same in both. Heavy imports (peft, modal) are inside the functions that need them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import fields
+from pathlib import Path
+
+from recipes.flags import existing_file, float_in, int_in, run_name
+from recipes.grpo.prompts import (balance, category_counts, load_prompts, split_holdout,
+                                   write_prompts)
+from recipes.holdout import render_summary, sample_holdout
+from recipes.launch import check_out, write_results
+from recipes.modal_auth import require_modal_token
+from whileai_core.errors import ArgumentError
+
+LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+# --- flags and settings ----------------------------------------------------------------------
+
+def add_run_arguments(parser: argparse.ArgumentParser, defaults, *, seed_help: str) -> None:
+    """``--model``, ``--run-name``, ``--steps``, ``--seed``: the first flags of both recipes."""
+    add = parser.add_argument
+    add("--model", default=defaults.model,
+        help="policy checkpoint on the hub (default %(default)s)")
+    add("--run-name", type=run_name, default=defaults.run_name,
+        help="folder on the runs volume (default %(default)s)")
+    add("--steps", type=int_in(1, 100_000), default=defaults.steps,
+        help="optimizer steps (default %(default)s)")
+    add("--seed", type=int_in(0, 2**31 - 1), default=defaults.seed, help=seed_help)
+
+
+def add_lora_and_holdout_arguments(parser: argparse.ArgumentParser, defaults) -> None:
+    """The LoRA size, the holdout, ``--balance`` and ``--prompts-file``, alike in both recipes."""
+    add = parser.add_argument
+    add("--lora-r", type=int_in(1, 512), default=defaults.lora_r,
+        help="LoRA rank (default %(default)s)")
+    add("--lora-alpha", type=int_in(1, 1024), default=defaults.lora_alpha,
+        help="LoRA alpha (default %(default)s)")
+    add("--holdout-share", type=float_in(0.0, 0.5, low_open=True), default=defaults.holdout_share,
+        help="share of situations held out per category (default %(default)s)")
+    add("--holdout-samples", type=int_in(1, 64), default=defaults.holdout_samples,
+        help="samples per holdout prompt, before and after (default %(default)s)")
+    add("--balance", type=float_in(0.0, 0.5, low_open=True), default=None, metavar="SHARE",
+        help="repeat prompts of any category under SHARE of the train split (train only)")
+    add("--prompts-file", type=existing_file, default=None,
+        help="a frozen prompt set (JSONL) instead of the template writer at --seed")
+
+
+def settings_from_flags(settings_class, args: argparse.Namespace):
+    """``settings_class`` built from the parsed flags that are its fields (the rest ignored)."""
+    names = {f.name for f in fields(settings_class)}
+    return settings_class(**{k: v for k, v in vars(args).items() if k in names})
+
+
+def settings_from_dict(settings_class, data: dict, *, recipe: str):
+    """``settings_class(**data)``; a key that is not a field raises ``ArgumentError`` naming it."""
+    known = {f.name for f in fields(settings_class)}
+    extra = set(data) - known
+    if extra:
+        raise ArgumentError(f"unknown {recipe} settings {sorted(extra)}; known: {sorted(known)}")
+    return settings_class(**data)
+
+
+def prompt_records(settings, prompts_file: str | Path | None = None) -> list[dict]:
+    """The prompt set: the file when given (validated line by line), else the template writer."""
+    return load_prompts(prompts_file) if prompts_file else write_prompts(settings.seed)
+
+
+# --- one training round: holdout before, train, holdout after --------------------------------
+
+def train_and_holdout(records: Sequence[dict], settings) -> tuple[list, list]:
+    """The train split (balanced when ``settings.balance``) and the holdout, seeded by ``seed``."""
+    train, holdout = split_holdout(records, settings.holdout_share, seed=settings.seed)
+    if settings.balance:
+        train = balance(train, settings.balance)
+    return train, holdout
+
+
+def prompt_counts(records: Sequence[dict], train: Sequence[dict], holdout: Sequence[dict]) -> dict:
+    """``results.json``'s ``prompts``: the total, and the train and holdout splits by category."""
+    return {"total": len(records), "train": category_counts(train),
+            "holdout": category_counts(holdout)}
+
+
+def build_lora_config(settings, target_modules: Sequence[str] = LORA_TARGETS):
+    from peft import LoraConfig
+
+    return LoraConfig(r=settings.lora_r, lora_alpha=settings.lora_alpha, lora_dropout=0.0,
+                      target_modules=list(target_modules), task_type="CAUSAL_LM")
+
+
+def _holdout_sampling(settings) -> dict:
+    return dict(samples=settings.holdout_samples, seed=settings.seed,
+                max_new_tokens=settings.max_completion_tokens)
+
+
+def sample_before(model, tokenizer, holdout: Sequence[dict], settings, *,
+                  model_label: str) -> list[dict]:
+    """The holdout's graded rows from ``model`` before training, labelled ``model_label``."""
+    return sample_holdout(model, tokenizer, holdout, label=model_label,
+                          **_holdout_sampling(settings))
+
+
+def train_and_sample_after(trainer, tokenizer, holdout: Sequence[dict], settings, *,
+                           model_label: str) -> tuple[list[dict], float]:
+    """``trainer.train()``, then the holdout's graded rows from the trained policy, labelled
+    ``<model_label>+lora:<run_name>``; returns (rows, training wall-clock seconds)."""
+    started = time.monotonic()
+    trainer.train()
+    wall = time.monotonic() - started
+    after = sample_holdout(trainer.model, tokenizer, holdout,
+                           label=f"{model_label}+lora:{settings.run_name}",
+                           **_holdout_sampling(settings))
+    return after, wall
+
+
+# --- run.py: the smoke path or one Modal function ---------------------------------------------
+
+def launch_on_modal(app_module: str, function: str, settings, records: list[dict]) -> dict:
+    """Run ``function`` of the Modal app in ``app_module`` once, streaming its output."""
+    import importlib
+
+    import modal
+
+    module = importlib.import_module(app_module)
+    with modal.enable_output(), module.app.run():
+        return getattr(module, function).remote(settings.to_dict(), records)
+
+
+def registry_call(recipe: str, app: str, function: str, settings,
+                  config_path: str | None) -> dict:
+    """What the run registry spawns for a TRL recipe (``modal_call``): the deployed ``app``'s
+    ``function`` with ``settings`` and the template prompts at their seed."""
+    if config_path is not None:
+        raise ArgumentError(f"the {recipe} recipe takes no config file, got {config_path!r}. Fix: "
+                            "launch the recipe by name")
+    return {"app": app, "function": function,
+            "args": [settings.to_dict(), prompt_records(settings)], "kwargs": {}}
+
+
+def run_and_write_results(args: argparse.Namespace, settings, *,
+                          smoke: Callable[[object, list[dict], Path], dict],
+                          launch: Callable[[object, list[dict]], dict]) -> tuple[dict, Path]:
+    """What ``run.py`` does once the settings are valid: refuse an existing results.json (unless
+    ``--force``), build the prompt set, run ``smoke(settings, records, out)`` with ``--smoke``
+    (which needs ``--out``) or else check the Modal token and ``launch(settings, records)``, and
+    write results.json to ``--out`` (default ``results/<run-name>``). Returns (results, path)."""
+    check_out(args.out, overwrite=args.force)
+    records = prompt_records(settings, args.prompts_file)
+    if args.smoke:
+        if args.out is None:
+            raise ArgumentError("--smoke needs --out DIR (where results.json goes)")
+        results = smoke(settings, records, args.out)
+    else:
+        require_modal_token()
+        results = launch(settings, records)
+    path = write_results(args.out or Path("results") / settings.run_name, results,
+                         overwrite=args.force)
+    return results, path
+
+
+def print_report(results: dict, path: Path, notes: Sequence[str] = ()) -> None:
+    """The summary, then the recipe's own ``notes`` (one line each), then where results.json is."""
+    print(render_summary(results["summary"]))
+    for note in notes:
+        print(note)
+    print(f"results: {path}")

@@ -21,6 +21,8 @@ COMMAND_MODULES = (
     "whileai_core.cli_stats",
     "whileai_core.cli_runs",
     "whileai_core.cli_config",
+    "whileai_core.cli_judge",
+    "whileai_core.cli_traces",
 )
 
 

@@ -1,0 +1,113 @@
+"""CLI: split, select-sft, decontaminate, export-sft (the sft-from-traces skill from a shell).
+
+select-sft and decontaminate return the kept records; with ``--out`` they are written there as
+JSONL (atomically; an existing file is replaced only with ``--force``) and left out of the
+printed result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .defaults import (DECONTAM_MAX_OVERLAP, DECONTAM_NGRAM, HOLDOUT_SHARE, PASS_THRESHOLD,
+                       SPLIT_SEED)
+
+
+def _out(p: argparse.ArgumentParser, *, required: bool = False, what: str) -> None:
+    p.add_argument("--out", required=required, default=None,
+                   help=f"write {what} here as JSONL (refuses to overwrite without --force)")
+    p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+
+
+def _kept(result, args):
+    """Write the result's records to --out, if given, and drop them from what is printed."""
+    if args.out is None:
+        return result
+    from .io import write_atomic
+
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in result.records)
+    path = write_atomic(args.out, text, overwrite=args.force)
+    print(f"wrote {len(result.records)} records to {path}", file=sys.stderr)
+    return result.model_copy(update={"records": []})
+
+
+def _split(args):
+    from .traces import split_by_task
+    return split_by_task(args.rows, share=args.share, seed=args.seed)
+
+
+def _select(args):
+    from .traces import select_sft
+    return _kept(select_sft(args.attempts, threshold=args.threshold), args)
+
+
+def _decontaminate(args):
+    from .traces import decontaminate
+    return _kept(decontaminate(args.train, args.holdout, ngram=args.ngram,
+                               max_overlap=args.max_overlap), args)
+
+
+def _export(args):
+    from .traces import export_sft
+    return export_sft(args.records, args.out, overwrite=args.force)
+
+
+TRACE_FORM = ('each line {"task_id": ..., "messages": [{"role": "user", "content": "..."}, '
+              '...]}')
+
+
+def register(sub) -> None:
+    from .cli import add_json_flag
+
+    p = sub.add_parser(
+        "split", help="hold out a share of the tasks (never part of a task)",
+        description="Split graded rows by task: the frozen held-out test and the tasks left "
+                    "to train on. Depends only on the task ids and the seed.")
+    p.add_argument("rows", help="graded rows (.jsonl or .json) with task_id and reward")
+    p.add_argument("--share", type=float, default=HOLDOUT_SHARE,
+                   help="share of the tasks to hold out, in (0, 1) (default %(default)s)")
+    p.add_argument("--seed", type=int, default=SPLIT_SEED, help="split seed (default %(default)s)")
+    add_json_flag(p)
+    p.set_defaults(func=_split)
+
+    p = sub.add_parser(
+        "select-sft", help="keep the best passing attempt per ask",
+        description="From graded attempts keep, per ask, the best passing one (highest reward, "
+                    "then the shortest reply); list the asks with no pass; attempt pass@1 with "
+                    "its interval.")
+    p.add_argument("attempts", help=f"graded attempts (.jsonl or .json), {TRACE_FORM} plus "
+                                    '"reward": number')
+    p.add_argument("--threshold", type=float, default=PASS_THRESHOLD,
+                   help="an attempt passes when reward >= THRESHOLD (default %(default)s)")
+    _out(p, what="the kept traces")
+    add_json_flag(p)
+    p.set_defaults(func=_select)
+
+    p = sub.add_parser(
+        "decontaminate", help="drop training traces that leak the held-out test",
+        description="Drop training traces whose task is held out, whose prompt equals a "
+                    "held-out prompt, or whose n-gram overlap with held-out prompts reaches "
+                    "--max-overlap; every drop with its reason.")
+    p.add_argument("train", help=f"training traces (.jsonl or .json), {TRACE_FORM}")
+    p.add_argument("holdout", help='held-out asks (.jsonl or .json): {"task_id": ..., "prompt": '
+                                   'str} or {"task_id": ..., "messages": [...]}')
+    p.add_argument("--ngram", type=int, default=DECONTAM_NGRAM,
+                   help="words per n-gram (default %(default)s)")
+    p.add_argument("--max-overlap", type=float, default=DECONTAM_MAX_OVERLAP,
+                   help="drop a prompt when this share of its n-grams is in held-out prompts, "
+                        "in (0, 1] (default %(default)s)")
+    _out(p, what="the kept traces")
+    add_json_flag(p)
+    p.set_defaults(func=_decontaminate)
+
+    p = sub.add_parser(
+        "export-sft", help="write the SFT file (TRL conversational JSONL)",
+        description='Write traces as TRL\'s conversational JSONL ({"messages": [...]} a line), '
+                    "atomically, and say which tokens TRL will train on.")
+    p.add_argument("records", help=f"traces to train on (.jsonl or .json), {TRACE_FORM}; each "
+                                   "ends with an assistant turn (select-sft/decontaminate --out)")
+    _out(p, required=True, what="the SFT file")
+    add_json_flag(p)
+    p.set_defaults(func=_export)

@@ -106,10 +106,9 @@ def read_rows(value: str | list[dict[str, Any]], workspace: Workspace, *, argume
 def write_records(records: list[dict[str, Any]], path: Path, *, overwrite: bool) -> Path:
     """Records as JSONL (one object per line), written atomically; refuses to replace a file
     unless ``overwrite`` (``whileai_core.io.write_atomic``)."""
-    from whileai_core.io import write_atomic
+    from whileai_core.io import write_jsonl
 
-    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
-    return write_atomic(path, text, overwrite=overwrite)
+    return write_jsonl(path, records, overwrite=overwrite)
 
 
 def optional_path(value: str | None, workspace: Workspace, *, argument: str) -> Path | None:

@@ -108,3 +108,9 @@ def test_crlf_and_whitespace_lines(tmp_path):
     path = write(tmp_path, '{"task_id": "a", "reward": 1}\r\n   \r\n{"task_id": "b", "reward": 0}\r\n')
     rows = load_rows(path)
     assert rows.task_ids == ["a", "b"] and rows.line_of(1) == 3
+
+
+def test_jsonl_whose_first_line_is_an_array_names_line_1(tmp_path):
+    path = write(tmp_path, '[1]\n{"task_id": "a", "reward": 1}\n')
+    with pytest.raises(RowsError, match=r"line 1: a list, expected a JSON object"):
+        load_rows(path)

@@ -59,6 +59,10 @@ def test_a_corrupted_line_is_named(tmp_path, items, data):
     try:
         load_rows(path)
     except RowsError as err:
-        assert f"line {where[bad]}:" in str(err) and "Fix:" in str(err)
+        if broken == "[1]" and len(where) == 1:
+            # the whole file is "[1]": a JSON array with one element, and read as one
+            assert "array element 1" in str(err) and "Fix:" in str(err)
+        else:
+            assert f"line {where[bad]}:" in str(err) and "Fix:" in str(err)
     else:
         raise AssertionError("a corrupted line loaded")

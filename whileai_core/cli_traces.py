@@ -8,7 +8,6 @@ printed result.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from .defaults import (DECONTAM_MAX_OVERLAP, DECONTAM_NGRAM, HOLDOUT_SHARE, PASS_THRESHOLD,
@@ -25,10 +24,9 @@ def _kept(result, args):
     """Write the result's records to --out, if given, and drop them from what is printed."""
     if args.out is None:
         return result
-    from .io import write_atomic
+    from .io import write_jsonl
 
-    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in result.records)
-    path = write_atomic(args.out, text, overwrite=args.force)
+    path = write_jsonl(args.out, result.records, overwrite=args.force)
     print(f"wrote {len(result.records)} records to {path}", file=sys.stderr)
     return result.model_copy(update={"records": []})
 

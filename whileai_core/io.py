@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -48,3 +49,9 @@ def write_atomic(path: str | os.PathLike, text: str | bytes, *, overwrite: bool 
         if os.path.exists(tmp):
             os.unlink(tmp)
     return target
+
+
+def write_jsonl(path: str | os.PathLike, records, *, overwrite: bool = False) -> Path:
+    """Records as JSONL (one JSON object per line, UTF-8), written with :func:`write_atomic`."""
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    return write_atomic(path, text, overwrite=overwrite)

@@ -195,6 +195,8 @@ def _read_file(path: Path) -> tuple[list, list[int] | None | str, str]:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
+            if exc.msg == "Extra data":  # "[...]" then more lines: JSONL whose first row is bad
+                return _read_jsonl(text, name)
             raise RowsError(f"invalid JSON ({exc.msg})", source=name, line=exc.lineno,
                             fix="make the file one JSON array of row objects, or JSONL") from None
         if not isinstance(data, list):

@@ -145,7 +145,7 @@ def test_order_reversal_by_hand(tmp_path, capsys):
 def test_order_reversal_bad_value(tmp_path, capsys):
     path = _jsonl(tmp_path / "pairs.jsonl", [{"id": 1, "forward": "first", "reversed": "left"}])
     err = _one_line_error(capsys, ["order-reversal", path])
-    assert "pairs.jsonl pair 1" in err and "reversed" in err and "Fix:" in err
+    assert "pairs.jsonl, line 1:" in err and "reversed" in err and "Fix:" in err
 
 
 # --- split ---------------------------------------------------------------------------------

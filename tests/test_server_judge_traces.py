@@ -63,7 +63,7 @@ def test_audit_judge_numbers(server, ws):
 def test_audit_judge_bad_items(server, ws):
     write_jsonl(ws / "nolabel.jsonl", [{"id": "r1", "grades": {"a": True}}])
     text = error_text(call(server, "audit_judge", {"items": "nolabel.jsonl"}), "audit_judge")
-    assert "item 1" in text and "no `label`" in text and "Fix" in text
+    assert "nolabel.jsonl, line 1:" in text and "no `label`" in text and "Fix" in text
     text = error_text(call(server, "audit_judge", {"items": ITEMS, "min_kappa": 2}),
                       "audit_judge")
     assert "min_kappa must be a number in [0, 1], got 2" in text

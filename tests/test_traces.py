@@ -225,3 +225,19 @@ def test_overlap_matches_a_brute_force_count(held, ask):
         assert res.dropped[0].overlap == pytest.approx(expected)
     else:
         assert res.n_kept == 1 and not res.dropped
+
+
+def test_errors_name_the_file_and_line_past_blank_lines(tmp_path):
+    from whileai_core import RowsError, audit_judge, export_sft
+    src = tmp_path / "attempts.jsonl"
+    good = {"task_id": "a", "messages": [{"role": "user", "content": "hi"},
+                                         {"role": "assistant", "content": "hello"}]}
+    no_reply = {"task_id": "b", "messages": [{"role": "user", "content": "hi"}]}
+    src.write_text(json.dumps(good) + "\n\n\n" + json.dumps(no_reply) + "\n")
+    with pytest.raises(RowsError, match=r"attempts.jsonl, line 4: the conversation does not end"):
+        export_sft(src, tmp_path / "out.jsonl")
+    items = tmp_path / "items.jsonl"
+    items.write_text('{"id": 1, "label": true, "grades": {"j": true}}\n\n'
+                     '{"id": 2, "label": "maybe", "grades": {"j": true}}\n')
+    with pytest.raises(RowsError, match=r"items.jsonl, line 3: `label` is 'maybe'"):
+        audit_judge(items)

@@ -28,9 +28,7 @@ one labelled failure.
 from __future__ import annotations
 
 import math
-import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -159,33 +157,21 @@ class JudgeAudit(Result):
         return f"{head}\nfloors: {floors}\n{body}\nbest: {self.best}\nnext: {self.next_step}"
 
 
-def _as_pass(value: Any, *, where: str, field: str) -> bool:
+def _as_pass(value: Any, *, where: dict, field: str) -> bool:
     if isinstance(value, bool):
         return value
     if isinstance(value, (int, float)) and value in (0, 1):
         return bool(value)
     if isinstance(value, str) and value.lower() in ("pass", "fail"):
         return value.lower() == "pass"
-    raise RowsError(f"`{field}` is {value!r}; expected pass/fail", source=where, field=field,
+    raise RowsError(f"`{field}` is {value!r}; expected pass/fail", **where, field=field,
                     fix='write true/false, 1/0 or "pass"/"fail" (threshold a score first)')
 
 
-def _read_items(items: Any) -> tuple[list[dict], str]:
-    from .rows import _read_file  # one reader for every JSONL input, with line-numbered errors
+def _read_items(items: Any):
+    from .rows import read_records  # one reader for every JSONL input, with line-numbered errors
 
-    if isinstance(items, (str, os.PathLike)):
-        records, _lines, name = _read_file(Path(items))
-        return records, name
-    if isinstance(items, Mapping) or not isinstance(items, Iterable):
-        raise RowsError(f"cannot read labelled items from a {type(items).__name__}",
-                        fix="pass a path to a JSONL file or a list of dicts")
-    records = list(items)
-    for i, rec in enumerate(records):
-        if not isinstance(rec, Mapping):
-            raise RowsError(f"item {i + 1} is a {type(rec).__name__}, expected an object",
-                            source="<items>", fix='give each item as {"id": ..., "label": ..., '
-                            '"grades": {"judge": ...}}')
-    return records, "<items>"
+    return read_records(items, noun="item")
 
 
 def audit_judge(items: Any, *, judges: Sequence[str] | None = None,
@@ -222,7 +208,8 @@ def audit_judge(items: Any, *, judges: Sequence[str] | None = None,
             raise ArgumentError(f"{name} must be a number in [0, 1], got {value!r}. Fix: use "
                                 f"the default {getattr(D, 'JUDGE_' + name.upper())}")
     need = failures_needed(half_width, level=level)
-    records, source = _read_items(items)
+    recs = _read_items(items)
+    records, source = recs.items, recs.name
     if not records:
         raise RowsError("no labelled items", source=source,
                         fix="label a sample blind with your codebook first")
@@ -230,14 +217,14 @@ def audit_judge(items: Any, *, judges: Sequence[str] | None = None,
     names: list[str] = list(judges) if judges is not None else list(dict.fromkeys(
         k for rec in records if isinstance(rec.get("grades"), Mapping) for k in rec["grades"]))
     for i, rec in enumerate(records):
-        where = f"{source} item {i + 1}"
+        where = recs.where(i)
         if "label" not in rec:
-            raise RowsError("item has no `label`", source=where, field="label",
+            raise RowsError("item has no `label`", **where, field="label",
                             fix='add the blind human label, e.g. "label": true')
         labels.append(_as_pass(rec["label"], where=where, field="label"))
         g = rec.get("grades")
         if not isinstance(g, Mapping) or not g:
-            raise RowsError(f"`grades` is {g!r}", source=where, field="grades",
+            raise RowsError(f"`grades` is {g!r}", **where, field="grades",
                             fix='map each judge to its pass/fail: "grades": {"judge-a": true}')
         if "length" in rec or "reply" in rec:
             length = rec.get("length", None)
@@ -245,12 +232,12 @@ def audit_judge(items: Any, *, judges: Sequence[str] | None = None,
                 reply = rec["reply"]
                 length = len(reply) if isinstance(reply, str) else None
             if isinstance(length, bool) or not isinstance(length, (int, float)):
-                raise RowsError(f"reply length is {length!r}", source=where, field="length",
+                raise RowsError(f"reply length is {length!r}", **where, field="length",
                                 fix="give `reply` as text or `length` as a number")
             lengths.append(float(length))
         for name in names:
             if name not in g:
-                raise RowsError(f"judge {name!r} did not grade this item", source=where,
+                raise RowsError(f"judge {name!r} did not grade this item", **where,
                                 field="grades",
                                 fix="grade every labelled item with every judge (or drop it)")
             grades.setdefault(name, []).append(_as_pass(g[name], where=where,
@@ -376,12 +363,13 @@ def rubric_ablation(items: Any, grade: Callable[[list[str], list[dict]], Sequenc
     inside the noise of this sample.
     """
     level = _check_level(level)
-    records, source = _read_items(items)
+    recs = _read_items(items)
+    records = recs.items
     clauses = list(clauses)
     if len(clauses) < 2 or len(set(clauses)) != len(clauses):
         raise ArgumentError(f"clauses must be at least 2 distinct rubric clauses, got "
                             f"{len(clauses)}. Fix: split the rubric into its clauses")
-    label = np.array([_as_pass(r.get("label"), where=f"{source} item {i + 1}", field="label")
+    label = np.array([_as_pass(r.get("label"), where=recs.where(i), field="label")
                       for i, r in enumerate(records)], dtype=bool)
 
     def score(active: list[str]) -> tuple[float, float | None]:
@@ -389,7 +377,8 @@ def rubric_ablation(items: Any, grade: Callable[[list[str], list[dict]], Sequenc
         if len(out) != len(records):
             raise ArgumentError(f"grade() returned {len(out)} grades for {len(records)} items. "
                                 "Fix: return one pass/fail per item, in order")
-        g = np.array([_as_pass(v, where="grade()", field="grade") for v in out], dtype=bool)
+        g = np.array([_as_pass(v, where={"source": "grade()"}, field="grade") for v in out],
+                     dtype=bool)
         return float(np.mean(g == label)), cohen_kappa(label, g)
 
     full, full_kappa = score(clauses)
@@ -446,7 +435,8 @@ def order_reversal(pairs: Any, *, max_flips: float = D.JUDGE_MAX_ORDER_FLIPS,
     margin is large, never its order.
     """
     level = _check_level(level)
-    records, source = _read_items(pairs)
+    recs = _read_items(pairs)
+    records, source = recs.items, recs.name
     if not records:
         raise RowsError("no pairs", source=source, fix="ask the judge about at least one pair")
     flips = ties = 0
@@ -454,7 +444,7 @@ def order_reversal(pairs: Any, *, max_flips: float = D.JUDGE_MAX_ORDER_FLIPS,
         fwd, rev = rec.get("forward"), rec.get("reversed")
         for field, v in (("forward", fwd), ("reversed", rev)):
             if v not in _MIRROR:
-                raise RowsError(f"`{field}` is {v!r}", source=f"{source} pair {i + 1}",
+                raise RowsError(f"`{field}` is {v!r}", **recs.where(i),
                                 field=field, fix='write "first", "second" or "tie"')
         if _MIRROR[fwd] != rev:
             flips += 1

@@ -131,6 +131,59 @@ class Rows:
         return self._lines[row] if self._lines is not None else row + 1
 
 
+# --- reading records (shared by every JSONL input: rows, traces, judge items) ---------------
+
+class Records:
+    """Records read from a JSONL/JSON file or given as a list, and where each one came from.
+
+    ``where(i)`` gives the keyword arguments of a :class:`RowsError` for record ``i``: the file and
+    its line (JSONL), the file and array element (JSON array), or ``<rows> row i`` for a list.
+    """
+
+    __slots__ = ("items", "name", "_lines", "_noun")
+
+    def __init__(self, items: list, name: str, lines: list[int] | None | str, noun: str):
+        self.items, self.name, self._lines, self._noun = items, name, lines, noun
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def where(self, i: int) -> dict[str, Any]:
+        if isinstance(self._lines, list):
+            return {"source": self.name, "line": self._lines[i]}
+        if self._lines == "jsonl":
+            return {"source": self.name, "line": i + 1}
+        if self._lines == "array":
+            return {"source": f"{self.name} array element {i + 1}"}
+        return {"source": f"{self.name} {self._noun} {i + 1}"}
+
+
+def read_records(source: Any, *, noun: str = "row") -> Records:
+    """Records from a path (JSONL, or one JSON array of objects) or a list of mappings.
+
+    Every record is an object; anything else raises :class:`RowsError` naming the file and line
+    (or the list position, called ``noun`` in messages) and the fix.
+    """
+    if isinstance(source, (str, os.PathLike)):
+        items, lines, name = _read_file(Path(source))
+        return Records(items, name, "jsonl" if lines is None else lines, noun)
+    if isinstance(source, Mapping):
+        raise RowsError(f"got one {noun} (a dict), expected a list of them",
+                        fix=f"wrap it in a list: [{noun}]")
+    if not isinstance(source, Iterable) or isinstance(source, (str, bytes, bytearray)):
+        raise RowsError(f"cannot read {noun}s from a {type(source).__name__}",
+                        fix="pass a path to a .jsonl/.json file or a list of dicts")
+    items = list(source)
+    for i, rec in enumerate(items):
+        if not isinstance(rec, Mapping):
+            raise RowsError(f"{noun} {i + 1} is a {type(rec).__name__}, expected an object",
+                            source=f"<{noun}s>",
+                            fix='give each as a JSON object, e.g. {"task_id": "...", "reward": 1.0}')
+    if items and not all(type(r) is dict for r in items):
+        items = [dict(r) for r in items]
+    return Records(items, f"<{noun}s>", None, noun)
+
+
 # --- loading -----------------------------------------------------------------------------
 
 def load_rows(source: Any, *, threshold: float | None = None) -> Rows:
@@ -149,26 +202,7 @@ def load_rows(source: Any, *, threshold: float | None = None) -> Rows:
         return Rows(source=source.source, threshold=thr, records=source.records,
                     reward=source.reward, truncated=source.truncated, model=source.model,
                     task_index=source.task_index, task_ids=source.task_ids, lines=source._lines)
-    if isinstance(source, (str, os.PathLike)):
-        records, lines, name = _read_file(Path(source))
-        if lines == "array":
-            return _build(records, source=name, threshold=thr, lines=None, kind="array element")
-        return _build(records, source=name, threshold=thr, lines=lines, kind="line")
-    if isinstance(source, Mapping):
-        raise RowsError("got one row (a dict), expected a list of rows",
-                        fix="wrap it in a list: [row]")
-    if isinstance(source, Iterable) and not isinstance(source, (bytes, bytearray)):
-        records = list(source)
-        for i, rec in enumerate(records):
-            if not isinstance(rec, Mapping):
-                raise RowsError(f"row {i + 1} is a {type(rec).__name__}, expected an object "
-                                f"with task_id and reward", source="<rows>",
-                                fix='give each row as {"task_id": "...", "reward": 1.0}')
-        if records and not all(type(r) is dict for r in records):
-            records = [dict(r) for r in records]
-        return _build(records, source="<rows>", threshold=thr, lines=None, kind="row")
-    raise RowsError(f"cannot read rows from a {type(source).__name__}",
-                    fix="pass a path to a .jsonl/.json file or a list of dicts")
+    return _build(read_records(source, noun="row"), threshold=thr)
 
 
 def _read_file(path: Path) -> tuple[list, list[int] | None | str, str]:
@@ -250,18 +284,14 @@ def _column(records: list[dict], field: str) -> list:
     return list(map(dict.get, records, repeat(field, len(records))))
 
 
-def _build(records: list[dict], *, source: str, threshold: float,
-           lines: list[int] | None, kind: str) -> Rows:
+def _build(recs: Records, *, threshold: float) -> Rows:
+    records, source = recs.items, recs.name
     if not records:
         raise RowsError("no rows", source=source,
                         fix="give at least one row with task_id and reward")
 
     def fail(i: int, problem: str, field: str, fix: str) -> RowsError:
-        if kind == "line":
-            return RowsError(problem, source=source, line=lines[i] if lines is not None else i + 1,
-                             field=field, fix=fix)
-        where = f"{source} {kind} {i + 1}"
-        return RowsError(problem, source=where, field=field, fix=fix)
+        return RowsError(problem, **recs.where(i), field=field, fix=fix)
 
     tids = _column(records, TASK_FIELD)
     if None in tids:
@@ -317,6 +347,7 @@ def _build(records: list[dict], *, source: str, threshold: float,
         raise fail(i, f"`model` is {model[i]!r} (a {type(model[i]).__name__})", "model",
                    'write the model id that sampled the rollout, e.g. "Qwen/Qwen3-8B", or null')
     task_index, task_ids = _factorize(tids)
+    lines = recs._lines if isinstance(recs._lines, list) else None
     return Rows(source=source, threshold=threshold, records=records, reward=reward,
                 truncated=truncated, model=model, task_index=task_index,
                 task_ids=task_ids, lines=lines)

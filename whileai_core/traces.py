@@ -26,7 +26,6 @@ import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
@@ -48,22 +47,17 @@ def load_traces(source: Any, *, need_reward: bool = False) -> list[dict]:
     ``need_reward=True`` also requires a finite number ``reward``. A bad trace raises
     :class:`RowsError` naming the file, line (or item), field and fix.
     """
-    from .rows import _read_file  # the one JSONL reader, with line-numbered errors
+    return [dict(r) for r in _read_traces(source, need_reward=need_reward).items]
 
-    if isinstance(source, (str, os.PathLike)):
-        records, lines, name = _read_file(Path(source))
-    elif isinstance(source, Mapping) or not isinstance(source, Iterable):
-        raise RowsError(f"cannot read traces from a {type(source).__name__}",
-                        fix="pass a path to a JSONL file or a list of dicts")
-    else:
-        records, lines, name = list(source), None, "<traces>"
-    if not records:
-        raise RowsError("no traces", source=name, fix="give at least one trace")
-    for i, rec in enumerate(records):
-        where = _where(name, lines, i)
-        if not isinstance(rec, Mapping):
-            raise RowsError(f"a {type(rec).__name__}, expected an object", **where,
-                            fix='write {"task_id": ..., "messages": [...]}')
+
+def _read_traces(source: Any, *, need_reward: bool = False):
+    from .rows import read_records  # the one JSONL reader, with line-numbered errors
+
+    recs = read_records(source, noun="trace")
+    if not recs.items:
+        raise RowsError("no traces", source=recs.name, fix="give at least one trace")
+    for i, rec in enumerate(recs.items):
+        where = recs.where(i)
         tid = rec.get("task_id")
         if isinstance(tid, bool) or not isinstance(tid, (str, int)):
             raise RowsError(f"`task_id` is {tid!r}", **where, field="task_id",
@@ -74,17 +68,7 @@ def load_traces(source: Any, *, need_reward: bool = False) -> list[dict]:
             if isinstance(r, bool) or not isinstance(r, (int, float)) or not math.isfinite(r):
                 raise RowsError(f"`reward` is {r!r}", **where, field="reward",
                                 fix="grade every trace with a program: a finite number, pass >= 1.0")
-    return [dict(r) for r in records]
-
-
-def _where(name: str, lines: Any, i: int) -> dict:
-    """Where record i came from: rows._read_file gives line numbers (a list), None for a JSONL
-    file without blank lines (record i is line i + 1), or a marker for a JSON array."""
-    if isinstance(lines, list):
-        return dict(source=name, line=lines[i])
-    if lines is None and name != "<traces>":
-        return dict(source=name, line=i + 1)
-    return dict(source=f"{name} item {i + 1}")
+    return recs
 
 
 def _check_messages(messages: Any, where: dict) -> None:
@@ -190,11 +174,14 @@ def _task_ids(source: Any) -> list[str]:
     if isinstance(source, Mapping) or not isinstance(source, Iterable):
         raise ArgumentError(f"cannot split a {type(source).__name__}. Fix: pass Rows, a path, or "
                             "a list of dicts with task_id")
+    from .rows import read_records
+
+    recs = read_records(source, noun="record")
     out: dict[str, None] = {}
-    for i, rec in enumerate(source):
-        tid = rec.get("task_id") if isinstance(rec, Mapping) else None
+    for i, rec in enumerate(recs.items):
+        tid = rec.get("task_id")
         if isinstance(tid, bool) or not isinstance(tid, (str, int)):
-            raise RowsError(f"`task_id` is {tid!r}", source=f"<records> item {i + 1}",
+            raise RowsError(f"`task_id` is {tid!r}", **recs.where(i),
                             field="task_id", fix="give every record a task_id")
         out[str(tid)] = None
     return list(out)
@@ -403,23 +390,17 @@ def decontaminate(train: Any, holdout: Any, *, ngram: int = D.DECONTAM_NGRAM,
 
 
 def _holdout_records(holdout: Any) -> list[dict]:
-    if isinstance(holdout, (str, os.PathLike)):
-        from .rows import _read_file
+    from .rows import read_records
 
-        holdout = _read_file(Path(holdout))[0]
-    if isinstance(holdout, Mapping) or not isinstance(holdout, Iterable):
-        raise ArgumentError(f"holdout must be a path or a list of dicts, got a "
-                            f"{type(holdout).__name__}")
-    out = []
-    for i, h in enumerate(holdout):
-        if not isinstance(h, Mapping) or isinstance(h.get("task_id"), bool) \
-                or not isinstance(h.get("task_id"), (str, int)):
-            raise RowsError("a held-out record needs a task_id", source=f"<holdout> item {i + 1}",
+    recs = read_records(holdout, noun="held-out record")
+    for i, h in enumerate(recs.items):
+        where = recs.where(i)
+        if isinstance(h.get("task_id"), bool) or not isinstance(h.get("task_id"), (str, int)):
+            raise RowsError("a held-out record needs a task_id", **where,
                             field="task_id", fix="give each held-out ask its task_id")
         if not isinstance(h.get("prompt"), str):
-            _check_messages(h.get("messages"), dict(source=f"<holdout> item {i + 1}"))
-        out.append(h)
-    return out
+            _check_messages(h.get("messages"), where)
+    return recs.items
 
 
 # --- 6. export -----------------------------------------------------------------------------
@@ -451,13 +432,13 @@ def export_sft(records: Any, path: str | os.PathLike, *, overwrite: bool = False
     """
     from .io import write_atomic
 
-    traces = load_traces(records)
+    recs = _read_traces(records)
     lines, turns = [], 0
-    for i, t in enumerate(traces):
+    for i, t in enumerate(recs.items):
         msgs = [{"role": m["role"], "content": m["content"]} for m in t["messages"]]
         if msgs[-1]["role"] != "assistant":
             raise RowsError("the conversation does not end with an assistant turn",
-                            source=f"<records> item {i + 1}", field="messages",
+                            **recs.where(i), field="messages",
                             fix="keep only attempts with a reply (select_sft output)")
         turns += sum(m["role"] == "assistant" for m in msgs)
         lines.append(json.dumps({"messages": msgs}, ensure_ascii=False))

@@ -30,7 +30,8 @@ def write(tmp_path, items, newline):
     return path, where
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(items=layout, newline=st.sampled_from(["\n", "\r\n"]))
 def test_any_valid_file_loads_to_naive_counts(tmp_path, items, newline):
     path, where = write(tmp_path, items, newline)
@@ -46,7 +47,8 @@ def test_any_valid_file_loads_to_naive_counts(tmp_path, items, newline):
     assert [rows.line_of(i) for i in range(rows.n_rows)] == where
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(items=layout, data=st.data())
 def test_a_corrupted_line_is_named(tmp_path, items, data):
     path, where = write(tmp_path, items, "\n")

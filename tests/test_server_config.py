@@ -9,22 +9,9 @@ import tomllib
 
 import pytest
 
-from server.app import build_server
 from test_server_support import call, error_text, ok
 
 GRPO = {"taskset": "reverse-text", "method": "grpo", "model": "Qwen/Qwen3-0.6B"}
-
-
-@pytest.fixture()
-def ws(tmp_path):
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture()
-def server(ws):
-    return build_server(ws, skills_dir=ws / "no-skills")
 
 
 def test_writes_the_toml_it_reports(server, ws):

@@ -11,20 +11,7 @@ import json
 import pytest
 from scipy.stats import binomtest
 
-from server.app import build_server
 from test_server_support import call, error_text, ok, write_jsonl
-
-
-@pytest.fixture()
-def ws(tmp_path):
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture()
-def server(ws):
-    return build_server(ws, skills_dir=ws / "no-skills")
 
 
 def convo(task, user, reply=None, **extra):

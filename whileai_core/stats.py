@@ -16,6 +16,7 @@ References
 from __future__ import annotations
 
 import math
+from itertools import repeat
 from typing import Any, Literal
 
 import numpy as np
@@ -112,8 +113,8 @@ def field_share(rows: Any, field: str, *, level: float = CONFIDENCE_LEVEL,
     if field == "truncated":
         flags = data.truncated
     else:
-        flags = np.fromiter((bool(r.get(field)) for r in data.records), dtype=bool,
-                            count=data.n_rows)
+        flags = np.fromiter(map(bool, map(dict.get, data.records, repeat(field, data.n_rows))),
+                            dtype=bool, count=data.n_rows)
     per_task = np.bincount(data.task_index, weights=flags, minlength=data.n_tasks) / data.rollouts
     ci = None
     if data.n_tasks >= MIN_TASKS_FOR_INTERVAL:

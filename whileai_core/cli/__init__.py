@@ -1,8 +1,9 @@
 """`whileai-skills`: the library from a shell. Human output by default, ``--json`` for machines.
 
-Subcommands live in small modules (``cli_*.py``), each with ``register(subparsers)``: it adds its
-parsers and sets ``func`` to a handler ``(args) -> Result | str``. This file only wires them, turns
-a :class:`WhileaiError` into one line on stderr and exit code 2, and prints results.
+Subcommands live in one module per command group (``whileai_core/cli/<group>.py``), each with
+``register(subparsers)``: it adds its parsers and sets ``func`` to a handler ``(args) -> Result |
+str``. This file only wires them, turns a :class:`WhileaiError` into one line on stderr and exit
+code 2, and prints results.
 """
 
 from __future__ import annotations
@@ -13,16 +14,16 @@ import json
 import os
 import sys
 
-from . import __version__
-from .errors import WhileaiError
+from .. import __version__
+from ..errors import WhileaiError
 
 # one module per concept; each has register(subparsers)
 COMMAND_MODULES = (
-    "whileai_core.cli_stats",
-    "whileai_core.cli_runs",
-    "whileai_core.cli_config",
-    "whileai_core.cli_judge",
-    "whileai_core.cli_traces",
+    "whileai_core.cli.stats",
+    "whileai_core.cli.runs",
+    "whileai_core.cli.config",
+    "whileai_core.cli.judge",
+    "whileai_core.cli.traces",
 )
 
 
@@ -64,7 +65,3 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `... | head`: the reader left; not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .defaults import CONFIDENCE_LEVEL, HOLDOUT_ALPHA, HOLDOUT_K, HOLDOUT_POWER, PROVE_EFFECT
+from ..defaults import CONFIDENCE_LEVEL, HOLDOUT_ALPHA, HOLDOUT_K, HOLDOUT_POWER, PROVE_EFFECT
 
 
 def _json(p: argparse.ArgumentParser) -> None:
@@ -22,29 +22,29 @@ def _metric(p: argparse.ArgumentParser) -> None:
 
 
 def _route(args):
-    from .routing import route
+    from ..routing import route
     return route(args.rows, model=args.model, teacher_rows=args.teacher, taskset=args.taskset,
                  teacher_url=args.teacher_url, threshold=args.threshold)
 
 
 def _pass_at(args):
-    from .stats import pass_at
+    from ..stats import pass_at
     return pass_at(args.rows, k=args.k, level=args.level, seed=args.seed, threshold=args.threshold)
 
 
 def _compare(args):
-    from .stats import compare
+    from ..stats import compare
     return compare(args.before, args.after, level=args.level, run_std=args.run_std,
                    seed=args.seed, threshold=args.threshold, metric=args.metric)
 
 
 def _noise(args):
-    from .stats import noise_floor
+    from ..stats import noise_floor
     return noise_floor(*args.runs, threshold=args.threshold, metric=args.metric)
 
 
 def _holdout(args):
-    from .stats import holdout_size
+    from ..stats import holdout_size
     return holdout_size(args.effect, k=args.k, before=args.before, after=args.after,
                         power=args.power, alpha=args.alpha, threshold=args.threshold)
 

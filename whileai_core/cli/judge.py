@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .defaults import (CONFIDENCE_LEVEL, JUDGE_FALSE_PASS_HALF_WIDTH, JUDGE_MAX_FALSE_PASS,
+from ..defaults import (CONFIDENCE_LEVEL, JUDGE_FALSE_PASS_HALF_WIDTH, JUDGE_MAX_FALSE_PASS,
                        JUDGE_MAX_ORDER_FLIPS, JUDGE_MIN_AGREEMENT, JUDGE_MIN_KAPPA)
 
 
@@ -14,19 +14,19 @@ def _level(p: argparse.ArgumentParser) -> None:
 
 
 def _audit(args):
-    from .judge import audit_judge
+    from ..judge import audit_judge
     return audit_judge(args.items, judges=args.judges, min_agreement=args.min_agreement,
                        min_kappa=args.min_kappa, max_false_pass=args.max_false_pass,
                        half_width=args.half_width, level=args.level)
 
 
 def _order(args):
-    from .judge import order_reversal
+    from ..judge import order_reversal
     return order_reversal(args.pairs, max_flips=args.max_flips, level=args.level)
 
 
 def register(sub) -> None:
-    from .cli import add_json_flag
+    from . import add_json_flag
 
     p = sub.add_parser(
         "audit-judge", help="read candidate LLM judges against blind human labels",

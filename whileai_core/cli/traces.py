@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .defaults import (DECONTAM_MAX_OVERLAP, DECONTAM_NGRAM, HOLDOUT_SHARE, PASS_THRESHOLD,
+from ..defaults import (DECONTAM_MAX_OVERLAP, DECONTAM_NGRAM, HOLDOUT_SHARE, PASS_THRESHOLD,
                        SPLIT_SEED)
 
 
@@ -24,7 +24,7 @@ def _kept(result, args):
     """Write the result's records to --out, if given, and drop them from what is printed."""
     if args.out is None:
         return result
-    from .io import write_jsonl
+    from ..io import write_jsonl
 
     path = write_jsonl(args.out, result.records, overwrite=args.force)
     print(f"wrote {len(result.records)} records to {path}", file=sys.stderr)
@@ -32,23 +32,23 @@ def _kept(result, args):
 
 
 def _split(args):
-    from .traces import split_by_task
+    from ..traces import split_by_task
     return split_by_task(args.rows, share=args.share, seed=args.seed)
 
 
 def _select(args):
-    from .traces import select_sft
+    from ..traces import select_sft
     return _kept(select_sft(args.attempts, threshold=args.threshold), args)
 
 
 def _decontaminate(args):
-    from .traces import decontaminate
+    from ..traces import decontaminate
     return _kept(decontaminate(args.train, args.holdout, ngram=args.ngram,
                                max_overlap=args.max_overlap), args)
 
 
 def _export(args):
-    from .traces import export_sft
+    from ..traces import export_sft
     return export_sft(args.records, args.out, overwrite=args.force)
 
 
@@ -57,7 +57,7 @@ TRACE_FORM = ('each line {"task_id": ..., "messages": [{"role": "user", "content
 
 
 def register(sub) -> None:
-    from .cli import add_json_flag
+    from . import add_json_flag
 
     p = sub.add_parser(
         "split", help="hold out a share of the tasks (never part of a task)",

@@ -12,28 +12,28 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def _launch(args):
-    from .runs import launch_run
+    from ..runs import launch_run
     return launch_run(args.target, backend=args.backend, gpu=args.gpu, name=args.name,
                       confirm=args.confirm, state_dir=args.state_dir, recipes_dir=args.recipes_dir)
 
 
 def _status(args):
-    from .runs import run_status
+    from ..runs import run_status
     return run_status(args.id, state_dir=args.state_dir)
 
 
 def _runs(args):
-    from .runs import list_runs
+    from ..runs import list_runs
     return list_runs(state_dir=args.state_dir)
 
 
 def _collect(args):
-    from .runs import collect_run
+    from ..runs import collect_run
     return collect_run(args.id, state_dir=args.state_dir)
 
 
 def _cancel(args):
-    from .runs import cancel_run
+    from ..runs import cancel_run
     return cancel_run(args.id, state_dir=args.state_dir)
 
 

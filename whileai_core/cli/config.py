@@ -7,7 +7,7 @@ import json
 import tomllib
 from typing import Any
 
-from .errors import ArgumentError
+from ..errors import ArgumentError
 
 
 def _value(text: str) -> Any:
@@ -41,7 +41,7 @@ def _method(args: argparse.Namespace) -> Any:
 
 
 def _config(args: argparse.Namespace):
-    from .prime_rl import prime_rl_config
+    from ..prime_rl import prime_rl_config
 
     overrides = {}
     for item in args.set or []:
@@ -61,7 +61,7 @@ def _config(args: argparse.Namespace):
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from .prime_rl import validate_config
+    from ..prime_rl import validate_config
 
     check = validate_config(args.file)
     print(json.dumps(check.to_dict(), indent=2) if args.json else str(check))
@@ -69,7 +69,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from .cli import add_json_flag
+    from . import add_json_flag
 
     p = subparsers.add_parser(
         "config", help="write a prime-rl (559b447) rl config for a taskset and a method",

@@ -1,0 +1,7 @@
+"""`python -m whileai_core.cli`: the same as the `whileai-skills` console script."""
+
+import sys
+
+from . import main
+
+sys.exit(main())

@@ -76,6 +76,8 @@ _EXPORTS: dict[str, str] = {
     "rejection_sample": "traces",
     "select_sft": "traces",
     "split_by_task": "traces",
+    # --- wiring a project (issue 16) ---
+    "init_project": "init",
     # --- runs (issue: launch_run) ---
     "launch_run": "runs",
     "run_status": "runs",

@@ -522,3 +522,16 @@ _source("PROMPT_TOKEN_ALLOWANCE",
 ICEPOP_KL_TAU = 0.0
 _source("ICEPOP_KL_TAU", "IcePop as published masks and weights only; no log-ratio^2 term "
         "(prime-rl's own losses use 1e-3; pass kl_tau in [trainer.loss.kwargs] to match)")
+
+# --- init: wiring a project to the pack ----------------------------------------------------
+
+INIT_SERVER_NAME = "whileai"
+_source("INIT_SERVER_NAME", "convention: the MCP server's name in every host's config (the README's "
+        "examples use it)")
+
+AGENTS_SECTION_BEGIN = "<!-- whileai-skills:begin -->"
+_source("AGENTS_SECTION_BEGIN", "convention: an HTML comment (invisible when AGENTS.md is rendered) "
+        "marking where init's section starts, so a re-run replaces it instead of adding another")
+
+AGENTS_SECTION_END = "<!-- whileai-skills:end -->"
+_source("AGENTS_SECTION_END", "convention: the matching end marker of init's AGENTS.md section")

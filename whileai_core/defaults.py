@@ -535,3 +535,23 @@ _source("AGENTS_SECTION_BEGIN", "convention: an HTML comment (invisible when AGE
 
 AGENTS_SECTION_END = "<!-- whileai-skills:end -->"
 _source("AGENTS_SECTION_END", "convention: the matching end marker of init's AGENTS.md section")
+
+# --- the eval set: content names, readiness, behaviours --------------------------------------
+
+EVALSET_NAME = "holdout"
+_source("EVALSET_NAME", "convention: the prefix of a frozen set's name, <name>-<hash>")
+
+EVALSET_HASH_CHARS = 12
+_source("EVALSET_HASH_CHARS", "convention: 12 hex digits (48 bits) of the SHA-256 in a set's name, "
+        "as git's short ids; the full digest is kept beside it in every result")
+
+EVALSET_EXAMPLES = 5
+_source("EVALSET_EXAMPLES", "convention: task ids shown per finding (the count says n of N)")
+
+CATEGORY_FIELD = "category"
+_source("CATEGORY_FIELD", "convention: the field naming a task's behaviour (the refund recipes "
+        "write `category`)")
+
+CATEGORY_LINES_MAX = 50
+_source("CATEGORY_LINES_MAX", "convention: lines in one answer of a per-category table; more are "
+        "cut and the answer says n of N (an agent's context is bounded)")

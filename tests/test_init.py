@@ -227,15 +227,37 @@ def test_link_mode_refuses_an_existing_copy(tmp_path):
         _init(tmp_path, link=True)
 
 
-def test_symlinks_are_not_written_through(tmp_path):
+def test_links_out_of_the_project_are_not_written_through(tmp_path):
     outside = tmp_path / "elsewhere.json"
     outside.write_text("{}")
     root = tmp_path / "proj"
     root.mkdir()
     (root / ".mcp.json").symlink_to(outside)
-    with pytest.raises(ConfigError, match=r"\.mcp\.json: is a symlink"):
+    with pytest.raises(ConfigError, match=r"\.mcp\.json: leads out of .* through a symlink"):
         _init(root)
-    assert outside.read_text() == "{}"
+    assert outside.read_text() == "{}" and (root / ".mcp.json").is_symlink()
+    (root / ".mcp.json").unlink()
+    (root / ".claude").symlink_to(tmp_path, target_is_directory=True)
+    with pytest.raises(ConfigError, match=r"\.claude/skills: leads out of"):
+        _init(root, hosts=["claude"])
+    assert not (tmp_path / "skills").exists() and not (root / "AGENTS.md").exists()
+
+
+def test_links_inside_the_project_are_followed(tmp_path):
+    # a common layout: Claude Code's skills folder is a link to the shared one
+    (tmp_path / ".agents" / "skills").mkdir(parents=True)
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "skills").symlink_to("../.agents/skills", target_is_directory=True)
+    (tmp_path / ".mcp.json").write_text("{}")
+    (tmp_path / "shared.json").write_text('{"servers": {}}')
+    (tmp_path / ".vscode").mkdir()
+    (tmp_path / ".vscode" / "mcp.json").symlink_to("../shared.json")
+    _init(tmp_path, hosts=["claude", "vscode"])
+    assert (tmp_path / ".claude/skills").is_symlink()             # still a link
+    assert sorted(p.name for p in (tmp_path / ".agents/skills").iterdir()) == SKILLS
+    assert (tmp_path / ".vscode/mcp.json").is_symlink()           # written where it points
+    assert "whileai" in json.loads((tmp_path / "shared.json").read_text())["servers"]
+    assert _init(tmp_path, hosts=["claude", "vscode"]).changed == 0
 
 
 def test_dry_run_writes_nothing_and_prints_the_files(tmp_path):

@@ -12,8 +12,9 @@ Host formats, as each host documents them:
 - Codex, Cursor and VS Code read project skills from ``.agents/skills/<name>/SKILL.md`` [4, 5].
 
 Nothing the user has is overwritten. Every change is planned first; if any file cannot be merged
-(malformed JSON or TOML, an entry of the same name that differs, a skill file that differs, a path
-that is a symlink) init refuses and writes nothing, naming each file (and line). A merge keeps
+(malformed JSON or TOML, an entry of the same name that differs, a skill file that differs, a
+symlink that leads out of the project) init refuses and writes nothing, naming each file (and
+line). A merge keeps
 every other key of the file. Running init again changes nothing.
 
 References
@@ -176,14 +177,21 @@ def _hosts(root: Path, hosts: list[str] | None) -> dict[str, str]:
 
 
 def _link_inside(plan: _Plan, path: Path) -> bool:
-    """Refuse (and say so) when ``path`` or a folder between the root and it is a symlink."""
-    here = plan.root
-    for part in path.relative_to(plan.root).parts:
-        here = here / part
-        if here.is_symlink():
-            plan.refuse(here, "is a symlink; init does not write through links. Fix: replace it "
-                              "with a plain file or folder, or leave this host out (--host)")
-            return True
+    """Refuse (and say so) when ``path`` leads out of the root through a symlink.
+
+    A link that stays inside the root (``.claude/skills -> ../.agents/skills`` is a common
+    layout) is followed: the write lands where it points.
+    """
+    try:
+        real = path.resolve()
+    except (OSError, RuntimeError) as exc:  # a link loop
+        plan.refuse(path, f"cannot be resolved ({exc}). Fix: remove the broken link")
+        return True
+    if not real.is_relative_to(plan.root):
+        plan.refuse(path, f"leads out of {plan.root} through a symlink (to {real}); init "
+                          "writes only inside the project. Fix: replace the link with a plain "
+                          "file or folder, or leave this host out (--host)")
+        return True
     return False
 
 
@@ -454,6 +462,11 @@ def init_project(root: str | os.PathLike = ".", *, hosts: list[str] | None = Non
         for skill in skills:
             _plan_skill(plan, skill, base / folder / skill.name, link)
     _plan_agents_md(plan, agents_section(skill_dirs, [s.name for s in skills]))
+    planned: dict[Path, bytes] = {}
+    for path, data, _ in plan.writes:  # two folders may be one (a link): one write each
+        if planned.setdefault(path.resolve(), data) != data:
+            plan.refuse(path, "is reached twice through links with different content. Fix: "
+                              "choose one host (--host)")
     if plan.problems:
         raise ConfigError(f"init changed nothing in {base}: " + "; ".join(plan.problems))
     notes = []
@@ -463,8 +476,12 @@ def init_project(root: str | os.PathLike = ".", *, hosts: list[str] | None = Non
     if not dry_run:
         from .io import write_atomic
 
+        done: set[Path] = set()
         for path, data, replace in plan.writes:
-            write_atomic(path, data, overwrite=replace)
+            real = path.resolve()  # inside the root: checked while planning
+            if real not in done:
+                done.add(real)
+                write_atomic(real, data, overwrite=replace)
         for dest, target in plan.links:
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.symlink_to(target.resolve(), target_is_directory=True)

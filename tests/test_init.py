@@ -300,3 +300,27 @@ def test_default_command_is_the_server_beside_this_python():
         assert default_server_command() == str(beside.absolute())
     else:  # pragma: no cover - the test venv installs the console script
         assert default_server_command().endswith("whileai-mcp")
+
+
+def test_the_written_entry_starts_the_server(tmp_path):
+    """What a host does with .mcp.json: spawn command + args over stdio, list the skills."""
+    import sys
+
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    if not Path(sys.executable).with_name("whileai-mcp").is_file():  # pragma: no cover
+        pytest.skip("whileai-mcp not installed (pip install -e .)")
+    (tmp_path / ".mcp.json").write_text('{"mcpServers": {}}')
+    init_project(tmp_path)                                   # the default command
+    entry = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["whileai"]
+
+    async def go():
+        params = StdioServerParameters(command=entry["command"], args=entry["args"],
+                                       env=dict(os.environ), cwd="/")
+        async with Client(params) as client:
+            return await client.call_tool("list_skills", {})
+
+    result = anyio.run(go)
+    assert not result.is_error
+    assert sorted(s["name"] for s in result.structured_content["skills"]) == SKILLS

@@ -18,6 +18,7 @@ TOOL_MODULES = (
     "server.judge_tools",   # audit_judge, order_reversal
     "server.traces_tools",  # select_sft, decontaminate, export_sft
     "server.runs_tools",    # launch_run, run_status, list_runs, collect_run, cancel_run
+    "server.import_tools",  # import_rows
     "server.skills",        # list_skills, get_skill (+ skill:// resources and prompts)
 )
 

@@ -94,7 +94,8 @@ def prime_rl_config_tool(args: PrimeRLConfigInput, env: Env) -> PrimeRLConfig:
     taskset, method = knobs.pop("taskset"), knobs.pop("method")
     if args.out is not None:
         knobs["out"] = env.workspace.resolve(args.out, argument="out")
-    return prime_rl_config(taskset, method, **knobs)
+    # tokenizer paths nested in `method` (teacher.vocab, student_vocab) open under the root too
+    return prime_rl_config(taskset, method, root=env.workspace.door, **knobs)
 
 
 # --- validate_config -----------------------------------------------------------------------

@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "whileai_core.cli.traces",
     "whileai_core.cli.evalset",
     "whileai_core.cli.init",
+    "whileai_core.cli.imports",
 )
 
 

@@ -395,6 +395,10 @@ def _find(folder: Path, name: str, depth: int = 3) -> Path | None:
     for level in range(depth + 1):
         hits = sorted(folder.glob("/".join(["*"] * level + [name])))
         hits = [h for h in hits if h.is_file() and not h.is_symlink()]
+        if len(hits) > 1:
+            shown = ", ".join(str(h.relative_to(folder)) for h in hits[:5])
+            raise ArgumentError(f"{folder} holds {len(hits)} {name} files at the same depth "
+                                f"({shown}): several runs. Fix: point at one run's folder")
         if hits:
             return hits[0]
     return None

@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "whileai_core.cli.config",
     "whileai_core.cli.judge",
     "whileai_core.cli.traces",
+    "whileai_core.cli.hacking",
 )
 
 

@@ -408,9 +408,13 @@ def _records_from_path(path: Path) -> tuple[Any, str]:
     if path.is_file():
         if path.name == TRL_STATE:
             return records_from_trl_state(path), f"TRL {path}"
-        first = path.read_text(encoding="utf-8", errors="replace").lstrip()[:4000]
-        if '"task_id"' in first.split("\n", 1)[0] or '"scenario_id"' in first.split("\n", 1)[0]:
-            return records_from_rows(path), f"rows {path}"
+        try:
+            with path.open(encoding="utf-8", errors="replace") as fh:
+                first = json.loads(fh.readline())
+        except (OSError, json.JSONDecodeError):
+            first = None
+        if isinstance(first, dict) and ("task_id" in first or "scenario_id" in first):
+            return records_from_rows(path), f"rows {path}"  # graded rows, each with its step
         return path, f"watch records {path}"
     if not path.is_dir():
         raise ArgumentError(f"{path} does not exist. Fix: give a run id, a TRL or prime-rl "

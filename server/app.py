@@ -28,7 +28,8 @@ category_table (every behaviour its own line). Typical order: route_rows (which 
 compare_runs (is the test big enough, did it move) -> prime_rl_config (write the config) ->
 validate_config -> launch_run (plan first; confirm=true spends money) -> run_status /
 collect_run (the paired before/after verdict). Judges: audit_judge, order_reversal. SFT data:
-select_sft, decontaminate, export_sft. The playbooks are the skill://<name>/SKILL.md resources
+select_sft, decontaminate, export_sft. Reward hacking: cheat_probes (before training), hack_scan,
+watch_run (during it). Pictures: plot_band, plot_forest, plot_judge_audit. The playbooks are the skill://<name>/SKILL.md resources
 (index: skill://index)."""
 
 READ_ONLY_NOTE = """

@@ -17,6 +17,7 @@ schema, the output schema the Result's, and every failure becomes an ``isError``
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -151,6 +152,9 @@ class ToolSpec:
     run: Callable[[Any, Env], BaseModel]
     annotations: ToolAnnotations
     doing: str
+    image: Callable[[Any, Any], bytes | None] | None = None
+    """Optional ``(args, result) -> PNG bytes or None``: an image content sent next to the
+    structured result (which keeps the numbers, so a host that shows no images loses nothing)."""
 
 
 def output_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -190,8 +194,14 @@ def to_mcp_tool(spec: ToolSpec, env: Env) -> Tool:
         result = await env.pool.run(spec.name, lambda: run_core(spec.doing,
                                                                 lambda: spec.run(args, env)))
         data = result.model_dump(mode="json")
-        return CallToolResult(content=[TextContent(type="text", text=json.dumps(data))],
-                              structured_content=data)
+        content: list = [TextContent(type="text", text=json.dumps(data))]
+        png = None
+        if spec.image is not None:
+            png = run_core(spec.doing, lambda: spec.image(args, result))
+        if png:  # the numbers stay in the structured result: a host without images loses nothing
+            content.append(ImageContent(type="image", mime_type="image/png",
+                                        data=base64.b64encode(png).decode("ascii")))
+        return CallToolResult(content=content, structured_content=data)
 
     return WhileaiTool(
         fn=call,

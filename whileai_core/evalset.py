@@ -26,6 +26,7 @@ from .defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, EVALSET_EXAMPLES, EVALS
                        EVALSET_NAME, GROUP_MIN_ROLLOUTS, PROVE_EFFECT)
 from .errors import ArgumentError, ConfigError, RowsError
 from .result import Result, fmt_rate
+from .safepath import UserPath, is_path
 
 Interval = tuple[float, float]
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -118,8 +119,8 @@ def _fingerprint(tasks: Any, name: str) -> tuple[EvalFingerprint, list[str]]:
         note = ("the hash covers task ids only: an edited prompt or answer keeps the name. Fix: "
                 "fingerprint the task records (prompt, answer, category), not just their ids")
     matches = None
-    if isinstance(tasks, (str, os.PathLike)):
-        found = _HASHED.search(Path(tasks).stem)
+    if is_path(tasks):
+        found = _HASHED.search(tasks.stem if isinstance(tasks, UserPath) else Path(tasks).stem)
         if found:
             matches = found.group(1) == digest[:EVALSET_HASH_CHARS]
     return EvalFingerprint(name=f"{name}-{digest[:EVALSET_HASH_CHARS]}", sha256=digest,
@@ -167,24 +168,27 @@ def freeze_holdout(tasks: Any, out_dir: str | os.PathLike = ".", *,
     The same content frozen again finds its file and writes nothing; an existing file of that
     name with other bytes (edited after freezing) is an error, never overwritten.
     """
-    from .io import write_atomic
+    from .safepath import as_user_path
 
     fp, lines = _fingerprint(tasks, _check_name(name))
-    folder = Path(out_dir)
-    if folder.exists() and not folder.is_dir():
-        raise ArgumentError(f"`out_dir` {str(out_dir)!r} is a file. Fix: give a folder")
-    path = folder / f"{fp.name}.jsonl"
+    # through the path door: out_dir under the caller's root (a UserPath), else the user's own
+    folder = as_user_path(out_dir, None, argument="out_dir", for_write=True)
+    kind = folder.kind()
+    if kind not in (None, "dir"):
+        what = "a file" if kind == "file" else f"a {kind}, not a folder"
+        raise ArgumentError(f"`out_dir` {str(out_dir)!r} is {what}. Fix: give a folder")
+    path = folder.child(f"{fp.name}.jsonl")
     data = ("\n".join(lines) + "\n").encode("utf-8")
     written = True
     if path.exists():
-        if path.read_bytes() != data:
+        if path.read_bytes("rows", error=ConfigError) != data:
             raise ConfigError(f"{path} exists with other content: it was edited after it was "
                               "frozen, so its name no longer describes it. Fix: restore it from "
                               "version control, or freeze the edited set (it gets a new name) and "
                               "re-score the baseline on it")
         written = False
     else:
-        write_atomic(path, data)
+        path.write_bytes(data)
     return FrozenHoldout(name=fp.name, sha256=fp.sha256, path=str(path), n_tasks=fp.n_tasks,
                          fields=fp.fields, written=written, note=fp.note)
 

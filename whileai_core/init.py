@@ -41,6 +41,7 @@ from typing import Any, Literal
 from .defaults import AGENTS_SECTION_BEGIN, AGENTS_SECTION_END, INIT_SERVER_NAME
 from .errors import ArgumentError, ConfigError
 from .result import Result
+from .safepath import read_text
 
 SKILLS_ENV = "WHILEAI_SKILLS_DIR"
 HostName = Literal["claude", "cursor", "vscode", "codex"]
@@ -201,6 +202,13 @@ def _entry(host: Host, command: str, args: list[str]) -> dict[str, Any]:
     return entry
 
 
+def _read(path: Path) -> str:
+    """A host's config file, through the path door (a FIFO or device there is refused, never
+    read; a link was refused before, by ``_link_inside``)."""
+    return read_text(path, "config", argument="config", error=ConfigError,
+                     fix="make it a readable UTF-8 file")
+
+
 def _indent(text: str) -> int | str:
     """The indent of the first indented line, so a merged file keeps its own style."""
     match = re.search(r"^([ \t]+)\S", text, re.M)
@@ -222,9 +230,9 @@ def _plan_json(plan: _Plan, host: Host, entry: dict[str, Any]) -> None:
         plan.writes.append((path, text.encode(), False))
         return
     try:
-        old = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        plan.refuse(path, f"cannot be read ({exc}). Fix: make it a readable UTF-8 file")
+        old = _read(path)
+    except ConfigError as exc:
+        plan.refuse(path, f"cannot be read ({exc})")
         return
     try:
         data = json.loads(old) if old.strip() else {}
@@ -275,10 +283,10 @@ def _plan_toml(plan: _Plan, host: Host, entry: dict[str, Any]) -> None:
         plan.writes.append((path, table.encode(), False))
         return
     try:
-        old = path.read_text(encoding="utf-8")
+        old = _read(path)
         data = tomllib.loads(old)
-    except (OSError, UnicodeDecodeError) as exc:
-        plan.refuse(path, f"cannot be read ({exc}). Fix: make it a readable UTF-8 file")
+    except ConfigError as exc:
+        plan.refuse(path, f"cannot be read ({exc})")
         return
     except tomllib.TOMLDecodeError as exc:
         plan.refuse(path, f"invalid TOML ({exc}); init does not rewrite a file it cannot parse. "
@@ -397,9 +405,9 @@ def _plan_agents_md(plan: _Plan, section: str) -> None:
         plan.writes.append((path, section.encode(), False))
         return
     try:
-        old = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        plan.refuse(path, f"cannot be read ({exc}). Fix: make it a readable UTF-8 file")
+        old = _read(path)
+    except ConfigError as exc:
+        plan.refuse(path, f"cannot be read ({exc})")
         return
     lines = old.split("\n")
     begins = [i for i, ln in enumerate(lines) if ln.strip() == AGENTS_SECTION_BEGIN]

@@ -175,8 +175,10 @@ def freeze_holdout(tasks: Any, out_dir: str | os.PathLike = ".", *,
     fp, lines = _fingerprint(tasks, _check_name(name))
     folder = out_dir if isinstance(out_dir, UserPath) else user_path(
         out_dir, argument="out_dir", for_write=True)
-    if folder.kind() not in (None, "dir"):
-        raise ArgumentError(f"`out_dir` {str(out_dir)!r} is not a folder. Fix: give a folder")
+    kind = folder.kind()
+    if kind not in (None, "dir"):
+        what = "is a file" if kind == "file" else f"is a {kind}, not a folder"
+        raise ArgumentError(f"`out_dir` {str(out_dir)!r} {what}. Fix: give a folder")
     path = folder.child(f"{fp.name}.jsonl")
     data = ("\n".join(lines) + "\n").encode("utf-8")
     written = True

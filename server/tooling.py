@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 import whileai_core
 from whileai_core.defaults import MCP_INLINE_ROWS_MAX
 from whileai_core.errors import RowsError
+from whileai_core.voice import MCP, speaking
 
 from .errors import bad_arguments, run_core
 from .paths import Workspace
@@ -172,7 +173,9 @@ def to_mcp_tool(spec: ToolSpec, env: Env) -> Tool:
     def call(**fields: Any) -> CallToolResult:
         # The SDK has validated ``fields`` against ``spec.input``: rebuild the model unchecked.
         args = spec.input.model_construct(**fields)
-        result = run_core(spec.doing, lambda: spec.run(args, env))
+        # messages built during the call name tool arguments and the workspace root
+        with speaking(MCP, root=env.workspace.root):
+            result = run_core(spec.doing, lambda: spec.run(args, env))
         data = result.model_dump(mode="json")
         return CallToolResult(content=[TextContent(type="text", text=json.dumps(data))],
                               structured_content=data)

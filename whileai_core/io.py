@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 from .errors import ConfigError
+from .voice import arg
 
 
 def write_atomic(path: str | os.PathLike, text: str | bytes, *, overwrite: bool = False) -> Path:
@@ -18,8 +19,7 @@ def write_atomic(path: str | os.PathLike, text: str | bytes, *, overwrite: bool 
     """
     target = Path(path)
     if target.exists() and not overwrite:
-        raise ConfigError(f"{target} already exists; not overwriting it. Fix: pass "
-                          "overwrite=True (CLI: --force) or choose another path")
+        raise ConfigError(_exists(target))
     target.parent.mkdir(parents=True, exist_ok=True)
     data = text.encode("utf-8") if isinstance(text, str) else text
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
@@ -37,8 +37,7 @@ def write_atomic(path: str | os.PathLike, text: str | bytes, *, overwrite: bool 
             try:
                 os.link(tmp, target)
             except FileExistsError:
-                raise ConfigError(f"{target} already exists; not overwriting it. Fix: pass "
-                                  "overwrite=True (CLI: --force) or choose another path") from None
+                raise ConfigError(_exists(target)) from None
             except OSError:
                 os.replace(tmp, target)
                 return target
@@ -49,6 +48,11 @@ def write_atomic(path: str | os.PathLike, text: str | bytes, *, overwrite: bool 
         if os.path.exists(tmp):
             os.unlink(tmp)
     return target
+
+
+def _exists(target: Path) -> str:
+    return (f"{target} already exists; not overwriting it. Fix: pass {arg('overwrite', True)} "
+            "or choose another path")
 
 
 def write_jsonl(path: str | os.PathLike, records, *, overwrite: bool = False) -> Path:

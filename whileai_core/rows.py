@@ -24,6 +24,7 @@ import numpy as np
 
 from .defaults import PASS_THRESHOLD
 from .errors import RowsError
+from .voice import relative_paths
 
 TASK_FIELD = "task_id"
 TASK_ALIASES = ("scenario_id",)
@@ -158,6 +159,18 @@ class Records:
         return {"source": f"{self.name} {self._noun} {i + 1}"}
 
 
+# what one record of each kind looks like, for the fix of a file that holds none
+RECORD_FORMS = {
+    "row": '{"task_id": "t1", "reward": 1.0}',
+    "item": '{"id": "t1", "label": true, "grades": {"judge-a": true}}',
+    "pair": '{"id": "p1", "forward": "first", "reversed": "second"}',
+    "trace": ('{"task_id": "t1", "messages": [{"role": "user", "content": "..."}, '
+              '{"role": "assistant", "content": "..."}]}'),
+    "record": '{"task_id": "t1", ...}',
+    "held-out record": '{"task_id": "h1", "prompt": "..."}',
+}
+
+
 def read_records(source: Any, *, noun: str = "row") -> Records:
     """Records from a path (JSONL, or one JSON array of objects) or a list of mappings.
 
@@ -165,7 +178,7 @@ def read_records(source: Any, *, noun: str = "row") -> Records:
     (or the list position, called ``noun`` in messages) and the fix.
     """
     if isinstance(source, (str, os.PathLike)):
-        items, lines, name = _read_file(Path(source))
+        items, lines, name = _read_file(Path(source), noun)
         return Records(items, name, "jsonl" if lines is None else lines, noun)
     if isinstance(source, Mapping):
         raise RowsError(f"got one {noun} (a dict), expected a list of them",
@@ -205,26 +218,29 @@ def load_rows(source: Any, *, threshold: float | None = None) -> Rows:
     return _build(read_records(source, noun="row"), threshold=thr)
 
 
-def _read_file(path: Path) -> tuple[list, list[int] | None | str, str]:
+def _read_file(path: Path, noun: str = "row") -> tuple[list, list[int] | None | str, str]:
     name = str(path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise RowsError("no such file", source=name,
-                        fix="check the path (relative paths start at the current directory)") from None
+                        fix=f"check the path ({relative_paths()})") from None
     except IsADirectoryError:
-        raise RowsError("is a directory, not a rows file", source=name,
+        raise RowsError(f"is a directory, not a file of {noun}s", source=name,
                         fix="point at a .jsonl file inside it") from None
     except UnicodeDecodeError as exc:
         raise RowsError(f"is not UTF-8 text (byte {exc.start})", source=name,
                         fix="save the rows as UTF-8 JSONL") from None
-    except OSError as exc:
-        raise RowsError(f"cannot be read: {exc.strerror}", source=name,
-                        fix="check the file's permissions") from None
+    except OSError as exc:  # permission, a file where a folder should be, an I/O error...
+        from .failures import explain_os_error
+
+        raise RowsError(explain_os_error(exc)) from None
     stripped = text.lstrip()
     if not stripped:
-        raise RowsError("is empty: no rows", source=name,
-                        fix="write one JSON object per line with task_id and reward")
+        form = RECORD_FORMS.get(noun)
+        raise RowsError(f"is empty: no {noun}s", source=name,
+                        fix=f"write one JSON object per line, one {noun} each"
+                        + (f", e.g. {form}" if form else ""))
     if stripped[0] == "[":
         try:
             data = json.loads(text)

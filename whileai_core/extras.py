@@ -10,7 +10,8 @@ the test suite the ``test`` extra. A missing module is reported as the extra to 
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
+
+from .bundled import CHECKOUT
 
 DISTRIBUTION = "whileai-skills"
 
@@ -47,14 +48,14 @@ def missing(extra: str) -> list[str]:
 
 def from_checkout() -> bool:
     """Whether the package runs from a source checkout (an editable install)."""
-    return (Path(__file__).resolve().parents[1] / "pyproject.toml").is_file()
+    return (CHECKOUT / "pyproject.toml").is_file()
 
 
 def install_command(extra: str) -> str:
     """The pip command that installs ``extra`` into this installation."""
     if from_checkout():
         target = f"-e '.[{extra}]'" if extra else "-e ."
-        return f"pip install {target} (in the checkout {Path(__file__).resolve().parents[1]})"
+        return f"pip install {target} (in the checkout {CHECKOUT})"
     return f"pip install '{DISTRIBUTION}[{extra}]'" if extra else f"pip install {DISTRIBUTION}"
 
 

@@ -14,6 +14,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..bundled import folder
 from ..defaults import PRIME_RL_RECIPE
 from ..errors import ArgumentError, ConfigError
 
@@ -41,9 +42,10 @@ class Target:
 
 
 def recipes_root(value: str | os.PathLike | None = None) -> Path:
-    """The recipes folder: ``value``, else ``$WHILEAI_RECIPES_DIR``, else this checkout's ``recipes/``."""
+    """The recipes folder: ``value``, else ``$WHILEAI_RECIPES_DIR``, else this checkout's
+    ``recipes/`` (or, installed from a wheel, the copy it carries: ``whileai_core.bundled``)."""
     chosen = value if value not in (None, "") else os.environ.get(RECIPES_DIR_ENV)
-    path = Path(chosen).expanduser() if chosen else Path(__file__).resolve().parents[2] / "recipes"
+    path = Path(chosen).expanduser() if chosen else folder("recipes")
     if not path.is_dir():
         raise ArgumentError(f"recipes folder {str(path)!r} not found. Fix: pass --recipes-dir (or "
                             f"set {RECIPES_DIR_ENV}) to the folder holding <name>/{RECIPE_ENTRY}")

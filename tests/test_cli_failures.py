@@ -122,7 +122,7 @@ def test_a_missing_extra_names_the_pip_command(monkeypatch, capsys):
     monkeypatch.setattr(stats_cli, "_pass_at", needs_tokenizers)
     err = _one_line(capsys, ["pass-at", "rows.jsonl"])
     assert "`tokenizers` is not installed" in err and "[train]" in err and "pip install" in err
-    assert "download.pytorch.org/whl/cpu" in err
+    assert "--index-url https://download.pytorch.org/whl/cpu" in err
 
 
 def test_a_missing_module_of_ours_is_a_bug():

@@ -32,6 +32,7 @@ NEEDED: dict[str, tuple[str, ...]] = {
 }
 
 CPU_TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
+TORCH = "torch==2.13.0"  # the `train` extra's pin (a test keeps them equal)
 
 
 def missing(extra: str) -> list[str]:
@@ -63,6 +64,7 @@ def install_fix(extra: str) -> str:
     """The sentence that says how to install ``extra``, with the CPU-torch hint for ``train``."""
     text = f"install the `{extra}` extra: {install_command(extra)}"
     if extra == "train":
-        text += (f" (on a machine without an NVIDIA GPU, add --extra-index-url {CPU_TORCH_INDEX} "
-                 "to get the CPU build of torch instead of the CUDA one)")
+        text += (f"; on a machine without an NVIDIA GPU run `pip install {TORCH} --index-url "
+                 f"{CPU_TORCH_INDEX}` first, for the CPU build of torch (the default is the "
+                 "CUDA build, about 3 GB)")
     return text

@@ -10,6 +10,9 @@
 Every answer carries its evidence (counts, the band, pass@1 with its interval and n). Facts:
 shared/reference/methods.md, "Routing facts". Question 0 (a program grader beats a judge) is a
 property of how the rows were graded; audit any judge first (skill audit-your-judge).
+
+Why one module of ~400 lines: the six questions and the route that asks them read as one story,
+in order, and each question is already a small function of its own.
 """
 
 from __future__ import annotations

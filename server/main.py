@@ -29,8 +29,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=MCP_HTTP_PORT,
                         help=f"HTTP port (default {MCP_HTTP_PORT})")
     parser.add_argument("--skills", default=None, metavar="DIR",
-                        help="skills folder (default: $WHILEAI_SKILLS_DIR, else skills/ beside "
-                             "the package)")
+                        help="skills folder (default: $WHILEAI_SKILLS_DIR, else the checkout's "
+                             "skills/, or the copy an installed wheel carries)")
     parser.add_argument("--log-level", default="WARNING",
                         choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                         help="stderr log level (default WARNING)")

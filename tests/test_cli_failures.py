@@ -46,17 +46,17 @@ def _one_line(capsys, argv: list[str], code: int = 2) -> str:
 OUTPUT_CASES = {
     # id: (argv with {placeholders}, the path the message must name, what it must say)
     "export-sft --out FOLDER --force": (
-        ["export-sft", "{traces}", "--out", "{folder}", "--force"], "{folder}", "is a folder"),
+        ["export-sft", "{traces}", "--out", "{folder}", "--force"], "{folder}", "directory"),
     "export-sft --out /proc/nope/x.jsonl": (
         ["export-sft", "{traces}", "--out", "/proc/nope/x.jsonl"], "/proc/nope", "no such file"),
     "select-sft --out /sys/x.jsonl": (
-        ["select-sft", "{traces}", "--out", "/sys/x.jsonl"], "/sys/x.jsonl", "/sys"),
+        ["select-sft", "{traces}", "--out", "/sys/x.jsonl"], "/sys/x.jsonl", "permission denied"),
     "config --out FOLDER --force": (
         ["config", "reverse-text", "--model", "Qwen/Qwen3-8B", "--out", "{folder}", "--force"],
-        "{folder}", "is a folder"),
+        "{folder}", "directory"),
     "decontaminate --out FILE/x.jsonl": (
         ["decontaminate", "{traces}", "{held}", "--out", "{traces}/x.jsonl"], "{traces}",
-        "is a file, where a folder is needed"),
+        "a file is in the way, where a folder is needed"),
 }
 
 
@@ -85,7 +85,7 @@ def test_an_existing_file_names_the_cli_flag(files, capsys):
 
 def test_unreadable_input_names_the_path(files, capsys):
     err = _one_line(capsys, ["pass-at", files["traces"] + "/rows.jsonl"])
-    assert files["traces"] in err and "not a folder" in err
+    assert files["traces"] in err and "no such file" in err
 
 
 def test_a_bug_says_so_and_where_to_report_it(monkeypatch, capsys, tmp_path):

@@ -85,7 +85,7 @@ def test_one_argument(reader, with_value, bare):
 
 def test_the_reader_is_restored_after_the_block():
     with speaking(CLI):
-        with speaking(MCP, root="/x"):
+        with speaking(MCP):
             assert voice.reader() == MCP
         assert voice.reader() == CLI
     assert voice.reader() == PYTHON

@@ -22,6 +22,8 @@ MODULES: dict[str, str] = {
     "datasets": "train", "tokenizers": "train", "accelerate": "train", "safetensors": "train",
     "modal": "launch",
     "vllm": "gpu",
+    "matplotlib": "plot",
+    "inspect_ai": "test",
     "pytest": "test", "hypothesis": "test", "skills_ref": "test", "yaml": "test",
 }
 

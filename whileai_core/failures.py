@@ -30,7 +30,7 @@ _FIXES: dict[int, tuple[str, str]] = {
     errno.ENOENT: ("no such file or folder",
                    "check the path: its folders must exist, or be folders you may create"),
     errno.EACCES: ("permission denied",
-                   "choose a path you may write to (or read from), or change its permissions"),
+                   "use a path you have permission for, or change the permissions"),
     errno.EPERM: ("operation not permitted", "choose a path in a folder you own"),
     errno.EISDIR: ("is a folder, not a file", "give a file path, e.g. a name inside that folder"),
     errno.ENOTDIR: ("a part of the path is a file, not a folder", "check the path's folders"),
@@ -63,16 +63,23 @@ def _user_path(err: OSError) -> tuple[str | None, bool]:
     return path, False
 
 
+def os_reason(err: OSError, path: str | os.PathLike | None = None) -> tuple[str, str]:
+    """(what happened, the fix) for ``err`` in plain words; ``path`` is where it happened, when
+    the caller knows it better than the error does."""
+    meaning, fix = _FIXES.get(err.errno or -1, (None, "check the path and try again"))
+    if meaning is None:
+        said = err.strerror or type(err).__name__
+        meaning = said[:1].lower() + said[1:]
+    if err.errno in (errno.EEXIST, errno.ENOTDIR) and path is not None and _is_file(str(path)):
+        # a folder was needed here (to create one under it, or to look inside it)
+        meaning, fix = "a file is in the way, where a folder is needed", "check the path's folders"
+    return meaning, fix
+
+
 def explain_os_error(err: OSError) -> str:
     """``<path>: <what happened>. Fix: <what to do>`` for an ``OSError``."""
     path, via_temp = _user_path(err)
-    meaning, fix = _FIXES.get(err.errno or -1, (None, "check the path and try again"))
-    said = err.strerror or type(err).__name__
-    if meaning is None:
-        meaning = said[:1].lower() + said[1:]
-    if err.errno in (errno.EEXIST, errno.ENOTDIR) and path is not None and _is_file(path):
-        # a folder was needed here (to create one under it, or to look inside it)
-        meaning, fix = "is a file, where a folder is needed", "check the path's folders"
+    meaning, fix = os_reason(err, path)
     if via_temp and path is not None:
         if err.errno in (errno.EACCES, errno.EPERM):
             fix = "choose a folder you may write to"

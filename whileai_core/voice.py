@@ -13,7 +13,7 @@ call or an argument builds it here, so each reader is told what *they* type:
   server's ``--root``).
 
 The reader is set by the entry point, once: the CLI wraps a command in ``speaking(CLI)``, the
-MCP server wraps each tool call in ``speaking(MCP, root=...)``; anything else reads as Python.
+MCP server wraps each tool call in ``speaking(MCP)``; anything else reads as Python.
 It is a :mod:`contextvars` variable, so concurrent calls (threads, tasks) each keep their own.
 """
 
@@ -33,21 +33,18 @@ PROGRAM = "whileai-skills"
 SERVER_PROGRAM = "whileai-mcp"
 
 _reader: ContextVar[str] = ContextVar("whileai_reader", default=PYTHON)
-_root: ContextVar[Path | None] = ContextVar("whileai_root", default=None)
 
 
 @contextmanager
-def speaking(reader: str, *, root: str | Path | None = None) -> Iterator[None]:
-    """Messages built inside this block are for ``reader`` (``PYTHON``, ``CLI`` or ``MCP``);
-    ``root`` is the MCP server's workspace root, where its relative paths start."""
+def speaking(reader: str) -> Iterator[None]:
+    """Messages built inside this block are for ``reader`` (``PYTHON``, ``CLI`` or ``MCP``)."""
     if reader not in (PYTHON, CLI, MCP):
         raise ValueError(f"reader must be {PYTHON!r}, {CLI!r} or {MCP!r}, got {reader!r}")
-    tokens = (_reader.set(reader), _root.set(Path(root) if root is not None else None))
+    token = _reader.set(reader)
     try:
         yield
     finally:
-        _root.reset(tokens[1])
-        _reader.reset(tokens[0])
+        _reader.reset(token)
 
 
 def reader() -> str:
@@ -199,12 +196,11 @@ def arg(argument: str, value: Any = _MISSING, *, op: str | None = None) -> str:
     return f"{argument}={_literal(value)}"
 
 
-def relative_paths() -> str:
-    """Where a relative path the reader gave starts, for messages about a missing file."""
-    root = _root.get()
-    if reader() == MCP and root is not None:
-        return (f"relative paths start at the workspace root {root}, the server's --root; "
-                "a file outside it cannot be read")
+def relative_paths(root: str | Path | None = None) -> str:
+    """Where relative paths start, for a message about a missing file: under ``root`` (the MCP
+    server's workspace, set by its --root), else the current directory."""
+    if root is not None:
+        return f"relative paths start at the workspace root {root} (whileai-mcp --root)"
     try:
         here = f", {Path.cwd()}"
     except OSError:  # the current directory was removed

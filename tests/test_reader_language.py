@@ -33,6 +33,9 @@ PYTHON_SPEAK = [
     (re.compile(r"\bNone\b"), "a Python None"),
     (re.compile(r"<\w+ (of|object)\b"), "a Python repr"),
     (re.compile(r"\b\w+=(True|False)\b"), "a Python keyword argument"),
+    (re.compile(r"\(\w+=\)"), "a Python keyword argument"),
+    (re.compile(r"\b[a-z_]+='"), "a Python keyword argument"),
+    (re.compile(r"`config_or_recipe`"), "the Python argument instead of TARGET"),
     (re.compile(r"\boverwrite\b"), "the Python argument instead of --force"),
     (re.compile(r"\b(prime_rl_config|launch_run|run_status|collect_run)\("), "a Python call"),
 ]
@@ -178,11 +181,27 @@ def test_audit_judge_without_a_clearing_judge_says_none(tmp_path, capsys):
     ["config", "reverse-text", "--model", "Qwen/Qwen3-8B"],
     ["config", "reverse-text", "--model", "Qwen/Qwen3-8B", "--method", "opsd"],
     ["launch", "grpo", "--backend", "local"],
+    ["failure-capable", EXAMPLE],
 ])
 def test_human_output_speaks_plainly(argv, capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("WHILEAI_STATE_DIR", str(tmp_path / "state"))
     assert main(argv) == 0
     assert_plain(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("argv", [
+    ["by-category", EXAMPLE],                               # no category: names --tasks
+    ["status", "run-x"],
+    ["launch", "nope", "--backend", "local"],
+    ["launch", "grpo", "--gpu", "H900"],
+    ["config", "reverse-text", "--model", "m", "--method", "sao"],
+])
+def test_errors_speak_plainly(argv, capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("WHILEAI_STATE_DIR", str(tmp_path / "state"))
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert_plain(err)
 
 
 # --- messages that were wrong ------------------------------------------------------------------

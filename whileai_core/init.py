@@ -17,6 +17,9 @@ symlink that leads out of the project) init refuses and writes nothing, naming e
 line). A merge keeps
 every other key of the file. Running init again changes nothing.
 
+Why one module of ~500 lines: one plan collects every change (host entries, skills, AGENTS.md)
+before anything is written, so the all-or-nothing refusal is decided in one place.
+
 References
 ----------
 [1] Claude Code docs: MCP (project scope, ``.mcp.json``) and Agent Skills (``.claude/skills``).
@@ -138,9 +141,12 @@ class _Plan:
 
 
 def bundled_skills_dir() -> Path:
-    """``$WHILEAI_SKILLS_DIR`` if set, else ``skills/`` beside the package (the repository's)."""
+    """``$WHILEAI_SKILLS_DIR`` if set, else the checkout's ``skills/`` (installed from a wheel:
+    the copy the wheel carries, see ``whileai_core.bundled``)."""
+    from .bundled import folder
+
     env = os.environ.get(SKILLS_ENV)
-    return Path(env) if env else Path(__file__).resolve().parent.parent / "skills"
+    return Path(env) if env else folder("skills")
 
 
 def default_server_command() -> str:

@@ -23,6 +23,10 @@ successive difference [2], which a slow trend barely inflates), and the band is
 z_{(1+level)/2} sigma sqrt(2 / window). For a 0/1 reward the training reward and the held-out
 pass rate are on one scale; for a graded reward, watch with ``metric="reward"``.
 
+Why one module of ~470 lines: the stop rule and the readers of its sources (rows, a TRL
+trainer_state.json, a run folder) are one feature, ``watch_run``; the readers are the lower third
+and would be the cut if it grows.
+
 [1] Gao, Schulman & Hilton (2022). Scaling Laws for Reward Model Overoptimization. arXiv:2210.10760.
 [2] von Neumann et al. (1941). Distribution of the ratio of the mean square successive difference
     to the variance. Ann. Math. Statist. 12(2), 153-162.

@@ -128,7 +128,8 @@ TOOLS = [
             "each knob landed, what prime-rl ignores and why, warnings, and the launch command. "
             "Writes `out` atomically; never replaces an existing file unless overwrite=true."),
         input=PrimeRLConfigInput, output=PrimeRLConfig, run=prime_rl_config_tool,
-        annotations=WRITES_FILE, doing="writing a prime-rl config"),
+        annotations=WRITES_FILE, doing="writing a prime-rl config",
+        core=("prime_rl_config", "method_spec", "RLMethod", "OPD", "OPSD", "Async", "Endpoint")),
     ToolSpec(
         name="validate_config", title="Check a prime-rl config",
         description=(
@@ -136,5 +137,5 @@ TOOLS = [
             "starts: ok, or one line per problem (unknown or renamed keys, values prime-rl "
             "refuses) with the fix."),
         input=ValidateConfigInput, output=ConfigCheck, run=validate_config_tool,
-        annotations=READ_ONLY, doing="checking a prime-rl config"),
+        annotations=READ_ONLY, doing="checking a prime-rl config", core=("validate_config",)),
 ]

@@ -24,6 +24,7 @@ import numpy as np
 
 from .defaults import PASS_THRESHOLD
 from .errors import RowsError
+from .progress import step
 
 TASK_FIELD = "task_id"
 TASK_ALIASES = ("scenario_id",)
@@ -202,7 +203,16 @@ def load_rows(source: Any, *, threshold: float | None = None) -> Rows:
         return Rows(source=source.source, threshold=thr, records=source.records,
                     reward=source.reward, truncated=source.truncated, model=source.model,
                     task_index=source.task_index, task_ids=source.task_ids, lines=source._lines)
-    return _build(read_records(source, noun="row"), threshold=thr)
+    is_file = isinstance(source, (str, os.PathLike))
+    if is_file:
+        step(0, 3, f"reading {source}")
+    records = read_records(source, noun="row")
+    if is_file:
+        step(2, 3, f"grouping {len(records)} rows by task")
+    rows = _build(records, threshold=thr)
+    if is_file:
+        step(3, 3, f"{rows.n_rows} rows, {rows.n_tasks} tasks")
+    return rows
 
 
 def _read_file(path: Path) -> tuple[list, list[int] | None | str, str]:
@@ -221,6 +231,7 @@ def _read_file(path: Path) -> tuple[list, list[int] | None | str, str]:
     except OSError as exc:
         raise RowsError(f"cannot be read: {exc.strerror}", source=name,
                         fix="check the file's permissions") from None
+    step(1, 3, f"parsing {len(text):,} characters of {name}")
     stripped = text.lstrip()
     if not stripped:
         raise RowsError("is empty: no rows", source=name,

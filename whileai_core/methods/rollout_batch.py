@@ -34,12 +34,30 @@ class RolloutUpdate(Result):
     value_targets: list[list[float]] | None = None
     stats: dict[str, float]
     notes: list[str]
+    shown: str | None = None
+
+    def bounded(self, limit: int) -> RolloutUpdate:
+        """At most ``limit`` trajectories of the per-token lists, each cut to ``limit`` tokens
+        (``admitted`` and ``stats`` stay whole); ``shown`` says what was cut."""
+        lists = ("coefficients", "advantages", "value_targets")
+        n = len(self.admitted)
+        longest = max((len(t) for t in self.coefficients), default=0)
+        if n <= limit and longest <= limit:
+            return self
+        update: dict[str, Any] = {
+            name: [t[:limit] for t in getattr(self, name)[:limit]]
+            for name in lists if getattr(self, name) is not None}
+        update["shown"] = (f"per-token lists: {min(n, limit)} of {n} trajectories, at most "
+                           f"{limit} of their tokens each (longest {longest}); admitted and "
+                           "stats cover all")
+        return self.model_copy(update=update)
 
     def render(self) -> str:
         n = len(self.admitted)
         head = f"{self.method}: {sum(self.admitted)}/{n} trajectories admitted"
         stats = ", ".join(f"{k} {v:.4g}" for k, v in self.stats.items())
-        return "\n".join([head, stats] + [f"note: {x}" for x in self.notes])
+        return "\n".join([head, stats] + [f"note: {x}" for x in self.notes]
+                         + ([f"({self.shown})"] if self.shown else []))
 
 
 @dataclass(frozen=True)
@@ -86,8 +104,23 @@ def _tokens(i: int, row: Mapping[str, Any], key: str, n: int | None, *, logprob:
     return arr
 
 
+BATCH_FIX = ("give one trajectory per item (batch[i] is the (i+1)-th): reward (a number), "
+             "logprobs (the learner's per generated token, <= 0), optionally behavior_logprobs, "
+             "values (per token; SAO and BPCO need them) and action_mask, nothing else")
+
+
 def parse_batch(batch: Any, *, need_values: bool, method: str) -> Batch:
-    """Check a batch against the contract (errors name ``batch[i].key[t]``) and pad it."""
+    """Check a batch against the contract (errors name ``batch[i].key[t]`` and the fix) and pad
+    it."""
+    try:
+        return _parse_batch(batch, need_values=need_values, method=method)
+    except ArgumentError as err:
+        if "Fix:" in str(err):
+            raise
+        raise ArgumentError(f"{err}. Fix: {BATCH_FIX}") from None
+
+
+def _parse_batch(batch: Any, *, need_values: bool, method: str) -> Batch:
     if isinstance(batch, Mapping) or not isinstance(batch, Sequence) or len(batch) == 0:
         raise ArgumentError(f"{method}.update: `batch` must be a non-empty list of trajectories "
                             "(mappings with reward and logprobs)")

@@ -64,21 +64,24 @@ class RunPlan(Result):
 
 
 class Launch(Result):
-    """``action``: ``planned`` (nothing ran), ``launched`` (started now) or ``existing`` (this
-    target under this name was launched before: that run, never a second one)."""
+    """``action``: ``planned`` (nothing ran and nothing was recorded: ``run`` is None),
+    ``launched`` (started now) or ``existing`` (this target under this name was launched before:
+    that run, never a second one)."""
 
     action: Literal["planned", "launched", "existing"]
     plan: RunPlan
-    run: RunRecord
+    run: RunRecord | None
     next_step: str
 
     def render(self) -> str:
-        head = {"planned": "planned, nothing launched",
-                "launched": f"launched {self.run.id}",
-                "existing": f"already launched as {self.run.id} ({self.run.status}); not launched "
-                            "again"}[self.action]
-        return "\n".join([head, str(self.plan) if self.action == "planned" else
-                          self.run.render(), f"next: {self.next_step}"])
+        if self.action == "planned" or self.run is None:
+            head, body = "planned, nothing launched or recorded", str(self.plan)
+        elif self.action == "launched":
+            head, body = f"launched {self.run.id}", self.run.render()
+        else:
+            head = f"already launched as {self.run.id} ({self.run.status}); not launched again"
+            body = self.run.render()
+        return "\n".join([head, body, f"next: {self.next_step}"])
 
 
 class RunList(Result):
@@ -157,6 +160,33 @@ def _check_gpu(gpu: Any, backend: str, target: Target) -> tuple[str | None, int]
                             f"{value!r}. Fix: e.g. 'H100' or 'H100:8' (default for "
                             f"{target.recipe}: {_default_gpu(target)!r})")
     return (kind if count == 1 else f"{kind}:{count}"), count
+
+
+def _check_local_teacher(target: Target) -> None:
+    """Refuse a Modal run of a config whose OPD teacher is on localhost unless the recipe that
+    runs it starts that teacher: inside a Modal container, localhost is the container, not the
+    machine where the user served the teacher."""
+    from ..prime_rl.teacher import is_local
+
+    text = target.path.read_text(encoding="utf-8")
+    algo = (tomllib.loads(text).get("orchestrator") or {}).get("algo") or {}
+    teacher = algo.get("teacher") if isinstance(algo, dict) else None
+    if not isinstance(teacher, dict) or not is_local(str(teacher.get("base_url", ""))):
+        return
+    if target.recipe_dir is None:
+        starts, why = False, f"the {target.recipe} recipe was not found"
+    else:
+        from .modal_backend import recipe_starts_teacher
+        starts, why = recipe_starts_teacher(target, text)
+    if not starts:
+        raise ConfigError(
+            f"{target.path}: its OPD teacher {teacher.get('name')!r} is at "
+            f"{teacher.get('base_url')}, and on Modal localhost is the run's own container; the "
+            f"{target.recipe} recipe does not start that teacher there ({why}). Nothing was "
+            "planned or launched. Fix: serve the teacher where Modal can reach it and rewrite the "
+            "config with prime_rl_config(method={'name': 'opd', 'teacher': "
+            "'<model>@https://<host>/v1'}, teacher_served=true, ...), or run the config on a "
+            "machine that serves the teacher (the `first:` lines of prime_rl_config)")
 
 
 def _check_name(name: Any, target: Target) -> str:
@@ -266,23 +296,27 @@ def launch_run(config_or_recipe: str | os.PathLike, *, backend: str = "modal",
     target = resolve_target(config_or_recipe, recipes_dir=recipes_dir)
     runner = get_backend(backend_name)
     runner.check_target(target)
+    if backend_name == "modal" and target.kind == "config":
+        _check_local_teacher(target)
     gpu_spec, gpu_count = _check_gpu(gpu, backend_name, target)
     run_name = _check_name(name, target)
-    registry = Registry(state_dir)
+    # A plan is free: without confirm nothing is written, not even the registry's folder.
+    registry = Registry(state_dir, create=confirm)
     plan = _plan(target, run_name, runner, gpu_spec, gpu_count, registry)
     fields = dict(id=plan.run_id, name=run_name, target=target.label, target_kind=target.kind,
                   recipe=target.recipe, sha256=target.sha256, backend=backend_name, gpu=gpu_spec)
     if not confirm:
-        record = registry.plan(fields)
-        if record.status != "planned":
+        record = registry.get(plan.run_id)
+        if record is not None and record.status != "planned":
             return Launch(action="existing", plan=plan, run=public(record),
                           next_step=_existing_step(record, gpu_spec))
         if not plan.ready:
-            return Launch(action="planned", plan=plan, run=record,
+            return Launch(action="planned", plan=plan, run=None,
                           next_step="fix what the plan's notes say is not ready, then plan again")
-        return Launch(action="planned", plan=plan, run=record, next_step=(
+        return Launch(action="planned", plan=plan, run=None, next_step=(
             f"launch_run({str(config_or_recipe)!r}, backend={backend_name!r}"
-            + (f", gpu={gpu_spec!r}" if gpu_spec else "") + f", name={run_name!r}, confirm=True)"))
+            + (f", gpu={gpu_spec!r}" if gpu_spec else "") + f", name={run_name!r}, confirm=True)"
+            " re-plans and launches"))
     try:  # a missing package or token fails before anything is recorded
         runner.check_ready()
     except WhileaiError as exc:

@@ -38,6 +38,7 @@ CREDENTIALS_FIX = ("set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET in the environment
                    "`modal token new` (it writes ~/.modal.toml)")
 INSTALL_FIX = "pip install 'whileai-skills[launch]' (or: pip install modal)"
 HOOK = "modal_call"
+TEACHER_HOOK = "starts_teacher"
 
 
 def _modal():
@@ -71,8 +72,8 @@ class ModalCall:
                 f".spawn({', '.join(shown)})")
 
 
-def recipe_call(target: Target, run_name: str) -> ModalCall:
-    """Ask the recipe's run.py (its ``modal_call`` hook) what to spawn for this run."""
+def _recipe_module(target: Target):
+    """The recipe's run.py, imported (its hooks say what a Modal run of it does)."""
     entry = (target.recipe_dir or Path(target.recipe)) / RECIPE_ENTRY
     where = f"recipes/{target.recipe}/{RECIPE_ENTRY}"
     if not entry.is_file():
@@ -86,6 +87,24 @@ def recipe_call(target: Target, run_name: str) -> ModalCall:
         spec.loader.exec_module(module)
     finally:
         sys.path.remove(str(entry.parents[2]))
+    return module, where
+
+
+def recipe_starts_teacher(target: Target, config_text: str) -> tuple[bool, str]:
+    """Whether the recipe's Modal function starts the OPD teacher a config expects on localhost
+    (its ``starts_teacher(config_text) -> (bool, why)`` hook); a recipe without the hook starts
+    none."""
+    module, where = _recipe_module(target)
+    hook = getattr(module, TEACHER_HOOK, None)
+    if not callable(hook):
+        return False, f"{where} starts no teacher (it defines no {TEACHER_HOOK} hook)"
+    starts, why = hook(config_text)
+    return bool(starts), str(why)
+
+
+def recipe_call(target: Target, run_name: str) -> ModalCall:
+    """Ask the recipe's run.py (its ``modal_call`` hook) what to spawn for this run."""
+    module, where = _recipe_module(target)
     hook = getattr(module, HOOK, None)
     if not callable(hook):
         raise ConfigError(f"{where} defines no {HOOK}(run_name, config_path), so launch_run cannot "

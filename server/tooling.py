@@ -23,6 +23,7 @@ asked for them, and is the point where a cancelled request stops. The registry
 
 from __future__ import annotations
 
+import base64
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -44,6 +45,7 @@ from whileai_core.progress import reporting
 
 from .errors import bad_arguments, run_core
 from .paths import Workspace
+from .pool import ToolPool
 
 if TYPE_CHECKING:
     from .skills import SkillCatalog
@@ -109,20 +111,32 @@ RowsArg = Annotated[
         examples=["evals/graded.jsonl"]),
 ]
 
+# Every numeric argument has a finite range in its schema (issue 12: NaN, 1e100 and integers past
+# 64 bits must be input errors, not "a bug in whileai"). The core checks its own ranges too.
+MAX_SCORE = 1e15        # a reward, threshold or run_std: any scale a grader uses
+MAX_SEED = 2**63 - 1
+MAX_K = 100_000         # rollouts per task
+MAX_COUNT = 10**9       # steps, batch, group size, eval examples
+MAX_TOKENS = 10**8      # max_tokens, seq_len
+MAX_GPUS_PER_NODE = 1024
+MAX_NODES = 100_000
+MAX_VOCAB = 10**8
+
+LevelArg = Annotated[float, Field(
+    gt=0.0, lt=1.0, allow_inf_nan=False,
+    description="Confidence level of every interval, strictly between 0 and 1 (0.95 = 95%).")]
+SeedArg = Annotated[int | None, Field(
+    ge=0, le=MAX_SEED,
+    description="Seed of the task bootstrap: the same rows and seed give the same interval. "
+                "null draws a fresh one.")]
+
 ThresholdArg = Annotated[
     float | None,
-    Field(description="A row passes when reward >= threshold. Leave null for the library "
+    Field(ge=-MAX_SCORE, le=MAX_SCORE, allow_inf_nan=False, description="A row passes when reward >= threshold. Leave null for the library "
                       "default (1.0: a program grader's pass)."),
 ]
 
 
-LevelArg = Annotated[float, Field(
-    gt=0.0, lt=1.0,
-    description="Confidence level of every interval, strictly between 0 and 1 (0.95 = 95%).")]
-SeedArg = Annotated[int | None, Field(
-    ge=0, le=2**63 - 1,
-    description="Seed of the task bootstrap: the same rows and seed give the same interval. "
-                "null draws a fresh one.")]
 
 DetailArg = Annotated[bool, Field(
     description="false (default): a summary of the per-task values (counts, band histogram, the "
@@ -186,10 +200,12 @@ def optional_path(value: str | None, workspace: Workspace, *, argument: str) -> 
 
 @dataclass(frozen=True)
 class Env:
-    """What a tool function may use besides its arguments: the server's settings."""
+    """What a tool function may use besides its arguments: the server's settings, and the pool
+    of threads tool calls run on (``server.pool``)."""
 
     workspace: Workspace
     skills: SkillCatalog
+    pool: ToolPool = field(default_factory=ToolPool)
 
 
 @dataclass(frozen=True)
@@ -208,6 +224,9 @@ class ToolSpec:
     run: Callable[[Any, Env], BaseModel]
     annotations: ToolAnnotations
     doing: str
+    image: Callable[[Any, Any], bytes | None] | None = None
+    """Optional ``(args, result) -> PNG bytes or None``: an image content sent next to the
+    structured result (which keeps the numbers, so a host that shows no images loses nothing)."""
     core: tuple[str, ...] = field(default=())
 
 
@@ -248,6 +267,10 @@ def answer(result: BaseModel) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
 
+def _answered(result: BaseModel) -> tuple[BaseModel, CallToolResult]:
+    return result, answer(result)
+
+
 def progress_listener(ctx: Any):
     """A ``whileai_core.progress`` listener for the request of ``ctx``, called in the worker
     thread that runs the core: it stops the call if the request was cancelled, and sends a
@@ -275,11 +298,24 @@ def progress_listener(ctx: Any):
 def to_mcp_tool(spec: ToolSpec, env: Env) -> Tool:
     """The SDK ``Tool`` for ``spec``, bound to the server's ``env``."""
 
-    def call(ctx: Any = None, **fields: Any) -> CallToolResult:
+    async def call(ctx: Any = None, **fields: Any) -> CallToolResult:
         # The SDK has validated ``fields`` against ``spec.input``: rebuild the model unchecked.
         args = spec.input.model_construct(**fields)
-        with reporting(progress_listener(ctx)):
-            return run_core(spec.doing, lambda: answer(spec.run(args, env)))
+        listen = progress_listener(ctx)
+
+        def work() -> tuple[Any, CallToolResult]:  # on a tool pool thread
+            with reporting(listen):
+                return run_core(spec.doing, lambda: _answered(spec.run(args, env)))
+
+        # on the tool pool's threads, never the SDK's (its stdio transport reads with those)
+        result, reply = await env.pool.run(spec.name, work)
+        png = None
+        if spec.image is not None:
+            png = run_core(spec.doing, lambda: spec.image(args, result))
+        if png:  # the numbers stay in the structured result: a host without images loses nothing
+            reply.content.append(ImageContent(type="image", mime_type="image/png",
+                                              data=base64.b64encode(png).decode("ascii")))
+        return reply
 
     return WhileaiTool(
         fn=call,
@@ -290,7 +326,7 @@ def to_mcp_tool(spec: ToolSpec, env: Env) -> Tool:
         # output_schema without output_model: advertised (and checked by clients), not re-validated
         # here; the Result model validated itself when the core built it.
         fn_metadata=FuncMetadata(arg_model=spec.input, output_schema=output_schema(spec.output)),
-        is_async=False,
+        is_async=True,
         context_kwarg="ctx",
         annotations=spec.annotations,
     )

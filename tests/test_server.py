@@ -133,9 +133,9 @@ def test_pass_at_detail_pages_the_per_task_table(server):
 
 
 @pytest.mark.parametrize("args, says", [
-    ({"level": 1.5}, "invalid arguments: `level` = 1.5"),
+    ({"level": 1.5}, "`level` = 1.5: Input should be less than 1; allowed: (0, 1)"),
     ({"k": 0}, "`k`"),
-    ({"limit": 10_000, "detail": True}, "invalid arguments: `limit` = 10000"),
+    ({"limit": 10_000, "detail": True}, "`limit` = 10000: Input should be less than or equal to 200"),
     ({"k": "two"}, "invalid arguments: `k` = 'two'"),
     ({"bogus": 1}, "`bogus`: not an argument of this tool"),
 ])
@@ -184,9 +184,9 @@ def test_holdout_size_planning_model_matches_miller_eq9(server):
     assert out == holdout_size().to_dict()
 
 
-def test_holdout_size_bad_effect_is_the_cores_message(server):
+def test_holdout_size_bad_effect_names_the_range(server):
     text = error_text(call(server, "holdout_size", {"effect": 0}), "holdout_size")
-    assert "`effect` must be a number strictly between 0 and 1, got 0" in text
+    assert "`effect` = 0: Input should be greater than 0; allowed: (0, 1)" in text
 
 
 # --- teacher_clears ------------------------------------------------------------------------

@@ -73,5 +73,5 @@ TOOLS = [
             "named). Errored rollouts are counted, not scored 0. Writes `out`; returns counts, "
             "per-step policy versions, notes and 3 preview rows."),
         input=ImportRowsInput, output=Imported, run=import_rows_tool, annotations=WRITES_FILE,
-        doing="importing graded rows"),
+        doing="importing graded rows", core=("import_rows",)),
 ]

@@ -81,7 +81,7 @@ def split_by_task_tool(args: SplitByTaskInput, env: Env) -> TaskSplit:
                                    ("train_out", args.train_out)) if value is not None]
     if not args.overwrite:  # refuse before writing anything: nothing half-written
         for name, path in targets:
-            if path.exists():
+            if path.kind() is not None:
                 from whileai_core.errors import ConfigError
                 raise ConfigError(f"`{name}` {env.workspace.relative(path)} already exists; "
                                   "nothing was written. Fix: overwrite=true, or another path")

@@ -178,8 +178,9 @@ def _task_ids(source: Any) -> list[str]:
 
     if isinstance(source, Rows):
         return list(source.task_ids)
-    if isinstance(source, Mapping) or (not isinstance(source, Iterable)
-                                       and not isinstance(source, os.PathLike)):
+    from .safepath import is_path
+
+    if isinstance(source, Mapping) or not (is_path(source) or isinstance(source, Iterable)):
         raise ArgumentError(f"cannot split a {type(source).__name__}. Fix: pass Rows, a path, or "
                             "a list of dicts with task_id")
     from .rows import read_records

@@ -20,7 +20,8 @@ from whileai_core.defaults import (BOOTSTRAP_SEED, CATEGORY_FIELD, CONFIDENCE_LE
 from whileai_core.evalset import (EvalFingerprint, FailureCapable, FrozenHoldout,
                                   eval_fingerprint, failure_capable, freeze_holdout)
 
-from .tooling import READ_ONLY, Env, RowsArg, ThresholdArg, ToolInput, ToolSpec, read_rows, source
+from .tooling import (READ_ONLY, Env, RowsArg, ThresholdArg, ToolInput, ToolSpec, named, read_rows,
+                      source, values_of)
 
 WRITES_NEW_FILE = ToolAnnotations(read_only_hint=False, destructive_hint=False,
                                   idempotent_hint=True, open_world_hint=False)
@@ -132,8 +133,8 @@ TOOLS = [
         description=(
             "Read a baseline run before training: pass@1 with its interval and n, the tasks that "
             "ever fail (the ceiling on any gain: headroom = 1 - pass@1), cut-off replies that "
-            "pass, and (with holdout) whether the run scored exactly the frozen set. verdict: "
-            "truncation_trap, off_the_frozen_set, cannot_fail, little_headroom or ready."),
+            "pass, and (with holdout) whether the run scored exactly the frozen set. `verdict`: "
+            f"{named(values_of(FailureCapable, 'verdict'))}."),
         input=FailureCapableInput, output=FailureCapable, run=failure_capable_tool,
         annotations=READ_ONLY, doing="reading what the eval can show",
         core=("failure_capable",)),

@@ -24,9 +24,10 @@ GROUP_MAX = 64  # a group of rollouts of one prompt; keeps the answer a few KB
 
 class RolloutUpdateInput(ToolInput):
     method: Annotated[Literal["flash_reinforce", "sao", "bpco"] | dict[str, Any], Field(
-        description="'flash_reinforce', 'sao' or 'bpco', or an object with `name` and knobs, "
+        description="'flash_reinforce', 'sao' or 'bpco', or an object with a name and knobs, "
                     "e.g. {\"name\": \"sao\", \"band\": [0.2, 4.0]} (knob names and ranges as in "
-                    "whileai_core.FlashReinforce / SAO / BPCO).",
+                    "the library's FlashReinforce, SAO and BPCO; a bad knob is named with its "
+                    "range).",
         examples=["flash_reinforce", {"name": "flash_reinforce", "trust": 0.05}])]
     batch: Annotated[str | list[dict[str, Any]], Field(
         description="One batch of trajectories, one rollout per prompt: a JSONL path under the "

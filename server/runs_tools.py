@@ -17,7 +17,7 @@ from pydantic import Field
 from whileai_core.runs import (Cancelled, Collected, Launch, RunList, RunRecord, cancel_run,
                                collect_run, launch_run, list_runs, run_status)
 
-from .tooling import Env, ToolInput, ToolSpec
+from .tooling import Env, ToolInput, ToolSpec, named, values_of
 
 SPENDS_MONEY = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
                                open_world_hint=True)
@@ -108,9 +108,10 @@ TOOLS = [
     ToolSpec(
         name="run_status", title="Status of a run",
         description=(
-            "A run's status (planned, launching, running, succeeded, failed, cancelled), brought "
-            "up to date with its backend first (a run left 'launching' by a crash is reconciled "
-            "from what Modal or the local process shows), with its error if it failed."),
+            f"A run's `status` ({named(values_of(RunRecord, 'status'))}), brought up to date "
+            f"with its `backend` ({named(values_of(RunRecord, 'backend'))}) first (a run left "
+            "launching by a crash is reconciled from what Modal or the local process shows), "
+            "with its error if it failed."),
         input=RunIdInput, output=RunRecord, run=run_status_tool,
         annotations=ASKS_BACKEND, doing="reading a run's status", core=("run_status",)),
     ToolSpec(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model
 from pydantic.fields import FieldInfo
 
 from whileai_core.methods.specs import OPD, OPSD, Async, Endpoint, RLMethod, method_names
@@ -80,9 +80,45 @@ AsyncObject = _wire("AsyncObject", Async, Literal["async"],
                     examples=[{"name": "async", "method": "grpo", "correction": "icepop"}])
 
 MethodName = Literal[method_names()]  # type: ignore[valid-type]
+MethodTyped = Annotated[MethodName | Annotated[RLObject | OPDObject | OPSDObject | AsyncObject,
+                                               Field(discriminator="name")],
+                        Field(description="a method")]
+
+
+def _inline(schema: Any, defs: dict[str, Any]) -> Any:
+    """``schema`` with every ``$ref`` replaced by its definition (the schema travels inside one
+    argument of the tool's input schema, where no ``$defs`` sits)."""
+    if isinstance(schema, dict):
+        ref = schema.get("$ref")
+        if isinstance(ref, str):
+            target = dict(defs[ref.rsplit("/", 1)[-1]])
+            target.update({k: v for k, v in schema.items() if k != "$ref"})
+            return _inline(target, defs)
+        return {k: _inline(v, defs) for k, v in schema.items() if k != "$defs"}
+    if isinstance(schema, list):
+        return [_inline(v, defs) for v in schema]
+    return schema
+
+
+def method_json_schema() -> dict[str, Any]:
+    """The detailed schema of a method (names and every object form), with no ``$ref``."""
+    from pydantic import TypeAdapter
+
+    raw = TypeAdapter(MethodTyped).json_schema()
+    schema = _inline(raw, raw.get("$defs", {}))
+    schema.pop("description", None)
+    schema.pop("discriminator", None)
+    for alt in schema.get("anyOf", ()):
+        alt.pop("discriminator", None)
+    return schema
+
+
+# Advertised: the detailed schema. Accepted: a name or an object, checked by the core's own
+# method_spec, whose messages name the bad knob, its range and the fix (pydantic's would list
+# every branch of the union instead).
 MethodArg = Annotated[
-    MethodName | Annotated[RLObject | OPDObject | OPSDObject | AsyncObject,
-                           Field(discriminator="name")],
+    str | dict[str, Any],
+    WithJsonSchema(method_json_schema()),
     Field(description=(
         "The method: a name (one of " + ", ".join(f"'{n}'" for n in method_names())
         + "; 'opd' needs the object form, with its teacher) or an object with `name` and its "
@@ -102,3 +138,4 @@ def plain(method: Any) -> Any:
     if isinstance(method, dict):
         return {k: plain(v) for k, v in method.items()}
     return method
+

@@ -37,19 +37,23 @@ class RolloutUpdate(Result):
     shown: str | None = None
 
     def bounded(self, limit: int) -> RolloutUpdate:
-        """At most ``limit`` trajectories of the per-token lists, each cut to ``limit`` tokens
-        (``admitted`` and ``stats`` stay whole); ``shown`` says what was cut."""
-        lists = ("coefficients", "advantages", "value_targets")
+        """The first ``limit`` trajectories' ``admitted``, and the per-token lists of the first
+        ``limit // 4`` of them cut to ``limit`` tokens each (``stats`` cover all); ``shown``
+        says what was cut, as n of N."""
         n = len(self.admitted)
+        rows = max(1, limit // 4)
         longest = max((len(t) for t in self.coefficients), default=0)
-        if n <= limit and longest <= limit:
+        if n <= rows and longest <= limit:
             return self
         update: dict[str, Any] = {
-            name: [t[:limit] for t in getattr(self, name)[:limit]]
-            for name in lists if getattr(self, name) is not None}
-        update["shown"] = (f"per-token lists: {min(n, limit)} of {n} trajectories, at most "
-                           f"{limit} of their tokens each (longest {longest}); admitted and "
-                           "stats cover all")
+            name: [t[:limit] for t in getattr(self, name)[:rows]]
+            for name in ("coefficients", "advantages", "value_targets")
+            if getattr(self, name) is not None}
+        update["admitted"] = self.admitted[:limit]
+        update["shown"] = (f"admitted: {min(n, limit)} of {n} trajectories; per-token lists: "
+                           f"{min(n, rows)} of {n} trajectories, at most {limit} of their tokens "
+                           f"each (longest {longest}); stats cover all "
+                           f"({sum(self.admitted)} of {n} admitted)")
         return self.model_copy(update=update)
 
     def render(self) -> str:

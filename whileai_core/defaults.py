@@ -746,3 +746,14 @@ TEACHER_GPU_MEMORY_UTILIZATION = 0.9
 _source("TEACHER_GPU_MEMORY_UTILIZATION",
         "vLLM's and prime-rl's default gpu_memory_utilization (inference.vllm, 559b447 key tree) "
         "for a teacher on GPUs of its own")
+
+# --- the Skills extension of MCP (server.skills_extension, SEP-2640) --------------------------
+
+SKILLS_TTL_MS = 300_000
+_source("SKILLS_TTL_MS",
+        "the freshness hint of skills/list and skills/get answers: 5 minutes, the value the "
+        "SEP-2640 specification's examples use (the catalog is read on every call)")
+
+SKILLS_PAGE_SIZE = 50
+_source("SKILLS_PAGE_SIZE",
+        "convention, untested: skills per skills/list page (an entry is a whole manifest)")

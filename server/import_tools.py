@@ -54,6 +54,7 @@ def import_rows_tool(args: ImportRowsInput, env: Env) -> Imported:
     ws = env.workspace
     source = ws.resolve(args.path, argument="path")
     out = ws.resolve(args.out, argument="out")
+    # the importers walk the folder and open every file through the door, under the root
     result = import_rows(source, format=args.format, metric=args.metric, step=args.step,
                          kind=args.kind, keep_errored=args.keep_errored)
     written = write_records(result.rows, out, overwrite=args.overwrite)
@@ -73,5 +74,5 @@ TOOLS = [
             "named). Errored rollouts are counted, not scored 0. Writes `out`; returns counts, "
             "per-step policy versions, notes and 3 preview rows."),
         input=ImportRowsInput, output=Imported, run=import_rows_tool, annotations=WRITES_FILE,
-        doing="importing graded rows"),
+        doing="importing graded rows", core=("import_rows",)),
 ]

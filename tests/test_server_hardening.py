@@ -259,10 +259,13 @@ def test_a_locked_registry_is_one_clear_error_and_stalls_nothing_else(ws, tmp_pa
 
     async def go():
         async with Client(server) as client:
+            await client.call_tool("holdout_size", {})     # its module loaded: not under test
+
             async def launch():
                 started = anyio.current_time()
-                timings["launch"] = await client.call_tool(
-                    "launch_run", {"config_or_recipe": "grpo", "backend": "local"})
+                timings["launch"] = await client.call_tool(  # a launch writes the registry
+                    "launch_run", {"config_or_recipe": "grpo", "backend": "local",
+                                   "confirm": True})
                 timings["launch_s"] = anyio.current_time() - started
 
             async with anyio.create_task_group() as tg:
@@ -281,3 +284,20 @@ def test_a_locked_registry_is_one_clear_error_and_stalls_nothing_else(ws, tmp_pa
     assert "is locked by another process" in text and "Fix" in text
     assert timings["launch_s"] < REGISTRY_LOCK_WAIT_S * 3 + 5   # not 30 s per write
     assert not timings["other"].is_error and timings["other_s"] < 1.0
+
+
+# --- folders of another system's output (the importers walk them through the door) -------------
+
+def test_import_rows_follows_no_link_inside_a_run_folder(server, ws, tmp_path):
+    """A prime-rl run folder whose step folder (or traces file) is a link to outside: refused by
+    name, nothing outside read (the importers used to get the absolute path and read by name)."""
+    outside = tmp_path / "elsewhere" / "step_0" / "eval" / "all"
+    outside.mkdir(parents=True)
+    (outside / "traces.jsonl").write_text("{}\n")
+    run = ws / "run" / "rollouts"
+    run.mkdir(parents=True)
+    (run / "step_0").symlink_to(tmp_path / "elsewhere" / "step_0", target_is_directory=True)
+    text = error_text(call(server, "import_rows", {"path": "run", "out": "rows.jsonl"}),
+                      "import_rows")
+    assert "symlink" in text and "Fix" in text
+    assert not (ws / "rows.jsonl").exists()

@@ -26,7 +26,6 @@ from .defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, EVALSET_EXAMPLES, EVALS
                        EVALSET_NAME, GROUP_MIN_ROLLOUTS, PROVE_EFFECT)
 from .errors import ArgumentError, ConfigError, RowsError
 from .result import Result, fmt_rate
-from .safepath import UserPath, is_path
 
 Interval = tuple[float, float]
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -119,8 +118,11 @@ def _fingerprint(tasks: Any, name: str) -> tuple[EvalFingerprint, list[str]]:
         note = ("the hash covers task ids only: an edited prompt or answer keeps the name. Fix: "
                 "fingerprint the task records (prompt, answer, category), not just their ids")
     matches = None
-    if is_path(tasks):
-        found = _HASHED.search(tasks.stem if isinstance(tasks, UserPath) else Path(tasks).stem)
+    from .safepath import UserPath
+
+    if isinstance(tasks, (str, os.PathLike, UserPath)):
+        stem = tasks.stem if isinstance(tasks, UserPath) else Path(tasks).stem
+        found = _HASHED.search(stem)
         if found:
             matches = found.group(1) == digest[:EVALSET_HASH_CHARS]
     return EvalFingerprint(name=f"{name}-{digest[:EVALSET_HASH_CHARS]}", sha256=digest,
@@ -168,19 +170,19 @@ def freeze_holdout(tasks: Any, out_dir: str | os.PathLike = ".", *,
     The same content frozen again finds its file and writes nothing; an existing file of that
     name with other bytes (edited after freezing) is an error, never overwritten.
     """
-    from .safepath import as_user_path
+    from .safepath import UserPath, user_path
 
     fp, lines = _fingerprint(tasks, _check_name(name))
-    # through the path door: out_dir under the caller's root (a UserPath), else the user's own
-    folder = as_user_path(out_dir, None, argument="out_dir", for_write=True)
+    folder = out_dir if isinstance(out_dir, UserPath) else user_path(
+        out_dir, argument="out_dir", for_write=True)
     kind = folder.kind()
     if kind not in (None, "dir"):
-        what = "a file" if kind == "file" else f"a {kind}, not a folder"
-        raise ArgumentError(f"`out_dir` {str(out_dir)!r} is {what}. Fix: give a folder")
+        what = "is a file" if kind == "file" else f"is a {kind}, not a folder"
+        raise ArgumentError(f"`out_dir` {str(out_dir)!r} {what}. Fix: give a folder")
     path = folder.child(f"{fp.name}.jsonl")
     data = ("\n".join(lines) + "\n").encode("utf-8")
     written = True
-    if path.exists():
+    if path.kind() is not None:
         if path.read_bytes("rows", error=ConfigError) != data:
             raise ConfigError(f"{path} exists with other content: it was edited after it was "
                               "frozen, so its name no longer describes it. Fix: restore it from "
@@ -189,7 +191,7 @@ def freeze_holdout(tasks: Any, out_dir: str | os.PathLike = ".", *,
         written = False
     else:
         path.write_bytes(data)
-    return FrozenHoldout(name=fp.name, sha256=fp.sha256, path=str(path), n_tasks=fp.n_tasks,
+    return FrozenHoldout(name=fp.name, sha256=fp.sha256, path=str(path.absolute), n_tasks=fp.n_tasks,
                          fields=fp.fields, written=written, note=fp.note)
 
 

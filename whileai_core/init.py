@@ -17,6 +17,9 @@ symlink that leads out of the project) init refuses and writes nothing, naming e
 line). A merge keeps
 every other key of the file. Running init again changes nothing.
 
+Why one module of ~500 lines: one plan collects every change (host entries, skills, AGENTS.md)
+before anything is written, so the all-or-nothing refusal is decided in one place.
+
 References
 ----------
 [1] Claude Code docs: MCP (project scope, ``.mcp.json``) and Agent Skills (``.claude/skills``).
@@ -41,7 +44,6 @@ from typing import Any, Literal
 from .defaults import AGENTS_SECTION_BEGIN, AGENTS_SECTION_END, INIT_SERVER_NAME
 from .errors import ArgumentError, ConfigError
 from .result import Result
-from .safepath import read_text
 
 SKILLS_ENV = "WHILEAI_SKILLS_DIR"
 HostName = Literal["claude", "cursor", "vscode", "codex"]
@@ -139,9 +141,12 @@ class _Plan:
 
 
 def bundled_skills_dir() -> Path:
-    """``$WHILEAI_SKILLS_DIR`` if set, else ``skills/`` beside the package (the repository's)."""
+    """``$WHILEAI_SKILLS_DIR`` if set, else the checkout's ``skills/`` (installed from a wheel:
+    the copy the wheel carries, see ``whileai_core.bundled``)."""
+    from .bundled import folder
+
     env = os.environ.get(SKILLS_ENV)
-    return Path(env) if env else Path(__file__).resolve().parent.parent / "skills"
+    return Path(env) if env else folder("skills")
 
 
 def default_server_command() -> str:
@@ -196,17 +201,24 @@ def _link_inside(plan: _Plan, path: Path) -> bool:
     return False
 
 
+def _read(plan: _Plan, path: Path, what: str = "config") -> str | None:
+    """The file's text through the path door (regular files only, size-limited), or None after
+    a refusal naming it."""
+    from .errors import WhileaiError
+    from .safepath import read_text
+
+    try:
+        return read_text(path, what, argument=plan.rel(path), error=ConfigError,
+                         fix="make it a readable UTF-8 file")
+    except WhileaiError as err:
+        plan.problems.append(str(err))
+        return None
+
+
 def _entry(host: Host, command: str, args: list[str]) -> dict[str, Any]:
     entry: dict[str, Any] = {"type": "stdio"} if host.stdio_type else {}
     entry.update(command=command, args=list(args))
     return entry
-
-
-def _read(path: Path) -> str:
-    """A host's config file, through the path door (a FIFO or device there is refused, never
-    read; a link was refused before, by ``_link_inside``)."""
-    return read_text(path, "config", argument="config", error=ConfigError,
-                     fix="make it a readable UTF-8 file")
 
 
 def _indent(text: str) -> int | str:
@@ -229,10 +241,8 @@ def _plan_json(plan: _Plan, host: Host, entry: dict[str, Any]) -> None:
         plan.actions.append(InitAction(path=host.config, action="create", what=what, content=text))
         plan.writes.append((path, text.encode(), False))
         return
-    try:
-        old = _read(path)
-    except ConfigError as exc:
-        plan.refuse(path, f"cannot be read ({exc})")
+    old = _read(plan, path)
+    if old is None:
         return
     try:
         data = json.loads(old) if old.strip() else {}
@@ -282,12 +292,11 @@ def _plan_toml(plan: _Plan, host: Host, entry: dict[str, Any]) -> None:
         plan.actions.append(InitAction(path=host.config, action="create", what=what, content=table))
         plan.writes.append((path, table.encode(), False))
         return
-    try:
-        old = _read(path)
-        data = tomllib.loads(old)
-    except ConfigError as exc:
-        plan.refuse(path, f"cannot be read ({exc})")
+    old = _read(plan, path)
+    if old is None:
         return
+    try:
+        data = tomllib.loads(old)
     except tomllib.TOMLDecodeError as exc:
         plan.refuse(path, f"invalid TOML ({exc}); init does not rewrite a file it cannot parse. "
                           f"Fix: repair it, or add by hand: {table!r}")
@@ -329,6 +338,11 @@ def _skill_files(folder: Path) -> list[Path]:
 
 
 def _plan_skill(plan: _Plan, source: Path, dest: Path, link: bool) -> None:
+    from .safepath import user_path
+
+    def read_bytes(path: Path, kind: str, **kw) -> bytes:
+        return user_path(path, argument=kw.pop("argument")).read_bytes(kind, **kw)
+
     name = source.name
     if _link_inside(plan, dest.parent):
         return
@@ -353,12 +367,13 @@ def _plan_skill(plan: _Plan, source: Path, dest: Path, link: bool) -> None:
     new, same = [], 0
     for f in files:
         target = dest / f
-        data = (source / f).read_bytes()
+        data = read_bytes(source / f, "config", argument=f"skill {name}", error=ConfigError)
         if target.is_symlink() or (target.exists() and not target.is_file()):
             plan.refuse(target, "is not a plain file. Fix: remove it, or keep yours")
             return
         if target.exists():
-            if target.read_bytes() != data:
+            if read_bytes(target, "config", argument=plan.rel(target),
+                          error=ConfigError) != data:
                 plan.refuse(target, f"differs from the pack's {name}/{f.as_posix()} (edited, or an "
                                     "older version); init will not replace it. Fix: delete it "
                                     "to take the pack's version, or keep yours")
@@ -404,10 +419,8 @@ def _plan_agents_md(plan: _Plan, section: str) -> None:
                                        content=section))
         plan.writes.append((path, section.encode(), False))
         return
-    try:
-        old = _read(path)
-    except ConfigError as exc:
-        plan.refuse(path, f"cannot be read ({exc})")
+    old = _read(plan, path)
+    if old is None:
         return
     lines = old.split("\n")
     begins = [i for i, ln in enumerate(lines) if ln.strip() == AGENTS_SECTION_BEGIN]

@@ -51,6 +51,8 @@ from typing import Any
 
 from . import defaults as D
 from .errors import ArgumentError, ConfigError, RowsError, WhileaiError
+from .failures import os_reason
+from .voice import CLI, arg, reader, relative_paths
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
@@ -242,8 +244,9 @@ class UserPath:
 
     @property
     def where(self) -> str:
-        """The path and the argument it came from, for messages."""
-        return f"{self.shown} (`{self.argument}`)"
+        """The path and the argument it came from, for messages (at the shell the path alone:
+        the user typed it, and the argument's Python name is not a flag there)."""
+        return self.shown if reader() == CLI else f"{self.shown} (`{self.argument}`)"
 
     def __repr__(self) -> str:
         return f"<UserPath {self.shown} ({self.argument})>"
@@ -266,6 +269,13 @@ class UserPath:
     @property
     def stem(self) -> str:
         return PurePosixPath(self.name).stem
+
+    def child(self, name: str) -> UserPath:
+        """The entry ``name`` (one component: no ``/``, no ``..``) inside this folder."""
+        if not name or name in (".", "..") or "/" in name or "\x00" in name:
+            raise ValueError(f"not a single path component: {name!r}")
+        shown = str(PurePosixPath(self.shown) / name)
+        return UserPath(self.root, self.parts + (name,), argument=self.argument, shown=shown)
 
     @property
     def absolute(self) -> Path:
@@ -291,8 +301,9 @@ class UserPath:
                     except FileExistsError:
                         pass
                     except OSError as exc:
+                        why, fix = os_reason(exc)
                         raise _fail(error, self.where, f"cannot create the folder `{part}` "
-                                    f"({exc.strerror})", "check the folder's permissions") from None
+                                    f"({why})", fix) from None
                     nxt = self._open_dir(part, fd, folders[:i + 1], error)
                 except OSError as exc:
                     nxt = self._dir_error(part, fd, folders[:i + 1], exc, error)
@@ -312,14 +323,15 @@ class UserPath:
 
     def _dir_error(self, part: str, fd: int, upto: tuple[str, ...], exc: OSError,
                    error: type[WhileaiError]) -> int:
-        shown = "/".join(upto)
+        # under a confined root, the path as the caller wrote it; else the absolute path
+        shown = "/".join(upto) if self.root.confined else str(self.root.path.joinpath(*upto))
         if exc.errno in (errno.ENOTDIR, errno.ELOOP):
             mode = _lstat_mode(part, fd)
             if mode is not None and stat.S_ISLNK(mode):
                 raise _fail(error, self.where, f"`{shown}` is a symlink"
                             + self._leads(part, fd, upto[:-1]), LINK_FIX) from None
-            raise _fail(error, self.where, f"`{shown}` is {_kind_of(mode or 0)}, not a folder",
-                        "check the path") from None
+            raise _fail(error, self.where, f"no such file: `{shown}` is "
+                        f"{_kind_of(mode or 0)}, not a folder", "check the path") from None
         if exc.errno == errno.EACCES:
             raise _fail(error, self.where, f"the folder `{shown}` cannot be opened (permission "
                         "denied)", "check the folder's permissions") from None
@@ -341,10 +353,9 @@ class UserPath:
         return " that leads outside the workspace root"
 
     def _missing_fix(self, upto: tuple[str, ...] | None = None) -> str:
-        base = (f"the workspace root {self.root.path}" if self.root.confined
-                else "the current directory")
         hint = f" (`{'/'.join(upto)}` does not exist)" if upto and upto != self.parts else ""
-        return f"check the path{hint}; relative paths start at {base}"
+        return (f"check the path{hint}; "
+                + relative_paths(self.root.path if self.root.confined else None))
 
     # --- reading ---------------------------------------------------------------------------
 
@@ -622,8 +633,8 @@ class UserPath:
             try:
                 out = os.open(tmp, _TEMP_FLAGS, 0o666, dir_fd=fd)  # 0o666 less the umask
             except OSError as exc:
-                raise _fail(error, self.where, f"cannot be written ({exc.strerror})",
-                            "check the folder's permissions") from None
+                why, fix = os_reason(exc)
+                raise _fail(error, self.where, f"cannot be written ({why})", fix) from None
             try:
                 view = memoryview(data)
                 while view:
@@ -649,8 +660,8 @@ class UserPath:
             except OSError:
                 pass
         except OSError as exc:
-            raise _fail(error, self.where, f"cannot be written ({exc.strerror})",
-                        "check the folder's permissions and free space") from None
+            why, fix = os_reason(exc)
+            raise _fail(error, self.where, f"cannot be written ({why})", fix) from None
         finally:
             try:
                 os.unlink(tmp, dir_fd=fd)
@@ -670,14 +681,14 @@ class UserPath:
             return
         if not stat.S_ISREG(mode):
             raise _fail(error, self.where, f"exists and is {_kind_of(mode)}, not a regular file; "
-                        "it is never replaced, with or without overwrite",
+                        f"it is never replaced, with or without {arg('overwrite')}",
                         "choose another path")
         if not overwrite:
             raise self._exists(error)
 
     def _exists(self, error: type[WhileaiError]) -> WhileaiError:
-        return error(f"{self.where} already exists; not overwriting it. Fix: pass overwrite=True "
-                     "(CLI: --force) or choose another path")
+        return error(f"{self.where} already exists; not overwriting it. Fix: pass "
+                     f"{arg('overwrite', True)} or choose another path")
 
 
 def _short_kind(mode: int) -> str:
@@ -735,8 +746,8 @@ def user_path(path: str | os.PathLike, *, argument: str = "path", for_write: boo
         try:
             os.makedirs(folder, exist_ok=True)
         except OSError as exc:
-            raise _fail(error, text, f"cannot create the folder {folder} ({exc.strerror})",
-                        "check the path and the folder's permissions") from None
+            why, fix = os_reason(exc, exc.filename)
+            raise _fail(error, text, f"cannot create the folder {folder} ({why})", fix) from None
     real = Path(os.path.realpath(given))
     root = Root(real.anchor or "/", confined=False, limits=limits, error=error,
                 label="the file-system root")

@@ -203,25 +203,27 @@ def test_stuck_calls_never_starve_the_protocol(ws, blocking):
 
 
 def test_a_call_past_its_timeout_is_answered_and_keeps_its_worker(ws, blocking):
-    pool = ToolPool(workers=2, queue_wait_s=1, timeout_s=0.3)
+    pool = ToolPool(workers=1, queue_wait_s=0.5, timeout_s=0.3)
     server = build_server(ws, skills_dir=ws / "no-skills", pool=pool)
 
     async def go():
         async with Client(server) as client:
             result = await client.call_tool("pass_at", {"rows": "evals/grpo.jsonl"})
-            busy_after = pool.busy          # the thread still runs and holds its slot
+            busy_after = pool.busy          # the thread still runs and holds its slot ...
+            meanwhile = await client.call_tool("holdout_size", {})   # ... so this one is busy
             blocking.set()
-            return result, busy_after
+            while pool.busy:
+                await anyio.sleep(0.01)
+            # the thread gave its worker back when it ended: the one worker serves again
+            after = await client.call_tool("holdout_size", {})
+            return result, busy_after, meanwhile, after
 
-    result, busy_after = anyio.run(go)
+    result, busy_after, meanwhile, after = anyio.run(go)
     text = error_text(result, "pass_at")
     assert "no answer within 0.3 s" in text and "Fix" in text
     assert busy_after == 1
-    for _ in range(200):
-        if pool.busy == 0:
-            break
-        time.sleep(0.01)
-    assert pool.busy == 0
+    assert "the server is busy" in error_text(meanwhile, "holdout_size")
+    assert not after.is_error
 
 
 # --- --read-only -------------------------------------------------------------------------------

@@ -18,7 +18,6 @@ unless ``overwrite``). matplotlib is imported lazily, with the Agg backend throu
 from __future__ import annotations
 
 import io
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np

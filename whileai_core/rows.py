@@ -18,7 +18,6 @@ import json
 from collections import Counter
 from itertools import repeat
 import math
-import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 

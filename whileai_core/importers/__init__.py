@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
 
 from ..errors import ArgumentError, RowsError
 from ..safepath import Root, UserPath, as_user_path

@@ -224,8 +224,7 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
         return Launch(action="planned", plan=plan, run=None, next_step=call(
             "launch_run", config_or_recipe=str(config_or_recipe),
             backend=None if backend_name == "modal" else backend_name, gpu=gpu, name=name,
-            confirm=True, state_dir=_given(state_dir), recipes_dir=_given(recipes_dir))
-            + " (re-plans, then launches)")
+            confirm=True, state_dir=_given(state_dir), recipes_dir=_given(recipes_dir)))
     try:  # a missing package or token fails before anything is recorded
         runner.check_ready(target)
     except WhileaiError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 
 from mcp.server.mcpserver import MCPServer
@@ -64,4 +65,6 @@ def build_server(root: str | os.PathLike = ".", *,
                        log_level=log_level, tools=tools,
                        extensions=[SkillsExtension(catalog)])
     register_skills(server, catalog)
+    if not catalog.names():  # said once at start-up (stderr), and by list_skills when asked
+        logging.getLogger("whileai.server").warning("%s", catalog.missing())
     return server

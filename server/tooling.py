@@ -42,6 +42,7 @@ from whileai_core.defaults import (LIST_SHOWN_MAX, MCP_INLINE_ROWS_MAX, MCP_PROG
                                    TASK_PAGE_DEFAULT, TASK_PAGE_MAX)
 from whileai_core.errors import RowsError
 from whileai_core.progress import reporting
+from whileai_core.voice import MCP, speaking
 
 from .errors import bad_arguments, run_core
 from .paths import Workspace
@@ -306,7 +307,8 @@ def to_mcp_tool(spec: ToolSpec, env: Env) -> Tool:
         listen = progress_listener(ctx)
 
         def work() -> tuple[Any, CallToolResult]:  # on a tool pool thread
-            with reporting(listen):
+            # messages built during the call name the tool's arguments
+            with speaking(MCP), reporting(listen):
                 return run_core(spec.doing, lambda: _answered(spec.run(args, env)))
 
         # on the tool pool's threads, never the SDK's (its stdio transport reads with those)

@@ -109,6 +109,8 @@ def test_grpo_smoke_writes_results_with_rows(tmp_path):
     assert len(results["before_rows"]) == len(results["after_rows"]) == 2 * 24
     assert set(results["summary"]["by_category"]) == {"with_id", "no_id", "off_topic"}
     assert results["train_steps"] == 2
+    assert results["updates"]["changed_tensors"] == results["updates"]["trainable_tensors"] > 0
+    assert all(g > 0 for g in results["updates"]["grad_norm"])
     row = results["after_rows"][0]
     assert {"task_id", "reward", "truncated", "model", "category"} <= set(row)
     # a second run into the same folder refuses to replace results.json without --force
@@ -150,7 +152,9 @@ def test_dpo_smoke_writes_results_pairs_and_adapter(tmp_path):
     pairs = results["pairs"]
     assert pairs["n_pairs"] >= 1 and pairs["chosen_longer_share"] < 0.8
     assert pairs["constructed"] <= 0.5 * pairs["n_pairs"]
-    assert results["train_steps"] == 2
+    # one epoch at 4 pairs a step (the smoke's sizes): ceil(pairs / 4) steps, never a fixed count
+    assert results["train_steps"] == results["planned_steps"] == -(-pairs["n_pairs"] // 4)
+    assert results["updates"]["changed_tensors"] > 0
     assert len(results["before_rows"]) == len(results["after_rows"]) == 2 * 24
     assert (out / "adapter" / "adapter_config.json").is_file()
 

@@ -407,9 +407,6 @@ _source("GRPO_RUNS_VOLUME", "convention: one Modal volume per recipe holds adapt
 
 # --- recipes: TRL DPO + LoRA (recipes/dpo) -------------------------------------------------
 
-DPO_STEPS = 60
-_source("DPO_STEPS", "seed TRL DPO comparison: 60 steps for one round")
-
 DPO_SAMPLES_PER_PROMPT = 8
 _source("DPO_SAMPLES_PER_PROMPT", "seed TRL DPO comparison: 8 samples per prompt for the pairs")
 
@@ -438,7 +435,7 @@ _source("DPO_RUNS_VOLUME", "convention: one Modal volume per recipe holds adapte
 
 DPO_PAIRS_PER_STEP = 8
 _source("DPO_PAIRS_PER_STEP", "convention, untested: 8 pairs an optimizer step (4 a pass on an A10G, "
-        "2 accumulated); 60 steps then see 480 pairs, about the seed's 308-450 pairs a round")
+        "2 accumulated); a round's steps are DPO_EPOCHS x ceil(pairs / 8)")
 
 # --- runs: launch_run and the run registry (whileai_core.runs) -------------------------------
 
@@ -522,3 +519,17 @@ _source("PROMPT_TOKEN_ALLOWANCE",
 ICEPOP_KL_TAU = 0.0
 _source("ICEPOP_KL_TAU", "IcePop as published masks and weights only; no log-ratio^2 term "
         "(prime-rl's own losses use 1e-3; pass kl_tau in [trainer.loss.kwargs] to match)")
+
+# --- recipes: off-policy GRPO, DPO epochs, SFT + LoRA, the GPU preflight (issues 10, 16) --------
+
+GRPO_NUM_ITERATIONS = 1
+_source("GRPO_NUM_ITERATIONS",
+        "TRL 1.16 GRPOConfig.num_iterations default (the GRPO paper's mu, Shao et al. 2024, "
+        "arXiv:2402.03300, Alg. 1); at 1 the importance ratio is exactly 1 and the clip never "
+        "binds, so --epsilon-high requires >= 2")
+
+DPO_EPOCHS = 2
+_source("DPO_EPOCHS",
+        "convention, untested: two passes over the round's pairs (about 100 at the defaults), "
+        "fewer than the 3 epochs TRL 1.16's DPOConfig inherits from transformers' "
+        "TrainingArguments; replaces a fixed 60 steps, which meant five passes over 96 pairs")

@@ -160,6 +160,12 @@ def test_report_pairs_first_and_last_and_uses_the_step1_noise_floor():
     assert rep["head_to_head"]["opsd_vs_grpo"]["delta"] == pytest.approx(-0.40)
     table = collect.render(rep)
     assert "noise floor" in table and "opd_vs_grpo" in table
+    # the published teacher trained on the split the held-out slice comes from: the table says so
+    assert list(rep["caveats"]) == ["opd"]
+    assert "\nopd*   |" in table and "grpo*" not in table
+    footnote = table.splitlines()[-1]
+    assert footnote.startswith("* opd: teacher PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL")
+    assert "train[872:]" in footnote
 
 
 def test_report_needs_two_eval_steps():

@@ -106,6 +106,7 @@ def report(arms: Mapping[str, Mapping]) -> dict:
     ``arms[name]`` holds ``rows`` (graded eval rows with ``step``) and ``wall_clock_s``.
     """
     from whileai_core import compare, mean_reward, noise_floor
+    from whileai_core.prime_rl import REVERSE_TEXT_CAVEATS
 
     first_scores = {}
     for name, arm in arms.items():
@@ -114,7 +115,9 @@ def report(arms: Mapping[str, Mapping]) -> dict:
     noise = noise_floor(*first_scores.values()) if len(first_scores) >= 2 else None
     run_std = noise.run_std if noise is not None else None
     out = {"noise_floor": noise.to_dict() if noise else None, "step1_lcs": first_scores,
-           "arms": {}, "head_to_head": {}}
+           "arms": {}, "head_to_head": {},
+           "caveats": {name: REVERSE_TEXT_CAVEATS[name] for name in arms
+                       if name in REVERSE_TEXT_CAVEATS}}
     for name, arm in arms.items():
         out["arms"][name] = {**arm_report(arm["rows"], run_std=run_std),
                              "wall_clock_s": arm.get("wall_clock_s")}
@@ -140,10 +143,11 @@ def _delta_text(d: Mapping) -> str:
 def render(rep: Mapping) -> str:
     lines = ["arm    | held-out LCS first | last   | delta [95%] verdict            | "
              "truncated first -> last | wall clock"]
+    caveats = rep.get("caveats") or {}
     for name, arm in rep["arms"].items():
         wall = arm.get("wall_clock_s")
         lines.append(
-            f"{name:<6} | {arm['lcs_before']['value']:.3f} (step {arm['first_step']})"
+            f"{name + ('*' if name in caveats else ''):<6} | {arm['lcs_before']['value']:.3f} (step {arm['first_step']})"
             f"{'':<4} | {arm['lcs_after']['value']:.3f} | {_delta_text(arm['lcs_delta']):<30} | "
             f"{arm['truncated_before']['value']:.2f} -> {arm['truncated_after']['value']:.2f}"
             f"{'':<12} | {'n/a' if wall is None else f'{wall:.0f} s'}")
@@ -154,4 +158,5 @@ def render(rep: Mapping) -> str:
                      f"under {noise['band']:.3f} is noise")
     for name, d in rep["head_to_head"].items():
         lines.append(f"{name} at the last step: {_delta_text(d)}")
+    lines += [f"* {name}: {text}" for name, text in caveats.items()]
     return "\n".join(lines)

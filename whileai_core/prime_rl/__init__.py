@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .result import GPUSplit, PrimeRLConfig
 from .schema import ConfigCheck, validate_config
-from .writer import prime_rl_config, reverse_text_arms
+from .writer import REVERSE_TEXT_CAVEATS, prime_rl_config, reverse_text_arms
 
-__all__ = ["ConfigCheck", "GPUSplit", "PrimeRLConfig", "prime_rl_config", "reverse_text_arms",
+__all__ = ["REVERSE_TEXT_CAVEATS", "ConfigCheck", "GPUSplit", "PrimeRLConfig", "prime_rl_config", "reverse_text_arms",
            "validate_config"]

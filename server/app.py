@@ -19,7 +19,9 @@ NAME = "whileai"
 INSTRUCTIONS = """\
 Decide how to post-train an open-weight model from graded rollouts, then write the config.
 Rows are read from files under the workspace root: pass paths (relative to the root), never paste
-large row sets. Typical order: route_rows (which method, and why) -> holdout_size / pass_at /
+large row sets. Before any training, make the eval trustworthy: freeze_holdout (name the test by
+its content; eval_fingerprint checks it), failure_capable (can it fail? truncation trap, headroom),
+category_table (every behaviour its own line). Typical order: route_rows (which method, and why) -> holdout_size / pass_at /
 compare_runs (is the test big enough, did it move) -> prime_rl_config (write the config) ->
 validate_config -> launch_run (plan first; confirm=true spends money) -> run_status /
 collect_run (the paired before/after verdict). Judges: audit_judge, order_reversal. SFT data:

@@ -104,6 +104,10 @@ ROWS_CALLS = {
     "select_sft": (("attempts",), {}),
     "decontaminate": (("train", "holdout"), {}),
     "export_sft": (("records",), {"out": "fuzz-out.jsonl", "overwrite": True}),
+    "eval_fingerprint": (("tasks",), {}),
+    "freeze_holdout": (("tasks",), {"out_dir": "fuzz-frozen"}),
+    "failure_capable": (("rows", "holdout"), {}),
+    "category_table": (("rows", "tasks"), {}),
 }
 
 json_values = st.one_of(st.none(), st.booleans(), st.integers(-5, 5),

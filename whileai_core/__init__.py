@@ -76,6 +76,13 @@ _EXPORTS: dict[str, str] = {
     "rejection_sample": "traces",
     "select_sft": "traces",
     "split_by_task": "traces",
+    # --- the eval set (issue 16) ---
+    "eval_fingerprint": "evalset",
+    "freeze_holdout": "evalset",
+    "failure_capable": "evalset",
+    "category_table": "categories",
+    # --- wiring a project (issue 16) ---
+    "init_project": "init",
     # --- runs (issue: launch_run) ---
     "launch_run": "runs",
     "run_status": "runs",

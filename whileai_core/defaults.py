@@ -533,3 +533,107 @@ _source("DPO_EPOCHS",
         "convention, untested: two passes over the round's pairs (about 100 at the defaults), "
         "fewer than the 3 epochs TRL 1.16's DPOConfig inherits from transformers' "
         "TrainingArguments; replaces a fixed 60 steps, which meant five passes over 96 pairs")
+
+# --- init: wiring a project to the pack ----------------------------------------------------
+
+INIT_SERVER_NAME = "whileai"
+_source("INIT_SERVER_NAME", "convention: the MCP server's name in every host's config (the README's "
+        "examples use it)")
+
+AGENTS_SECTION_BEGIN = "<!-- whileai-skills:begin -->"
+_source("AGENTS_SECTION_BEGIN", "convention: an HTML comment (invisible when AGENTS.md is rendered) "
+        "marking where init's section starts, so a re-run replaces it instead of adding another")
+
+AGENTS_SECTION_END = "<!-- whileai-skills:end -->"
+_source("AGENTS_SECTION_END", "convention: the matching end marker of init's AGENTS.md section")
+
+# --- the eval set: content names, readiness, behaviours --------------------------------------
+
+EVALSET_NAME = "holdout"
+_source("EVALSET_NAME", "convention: the prefix of a frozen set's name, <name>-<hash>")
+
+EVALSET_HASH_CHARS = 12
+_source("EVALSET_HASH_CHARS", "convention: 12 hex digits (48 bits) of the SHA-256 in a set's name, "
+        "as git's short ids; the full digest is kept beside it in every result")
+
+EVALSET_EXAMPLES = 5
+_source("EVALSET_EXAMPLES", "convention: task ids shown per finding (the count says n of N)")
+
+CATEGORY_FIELD = "category"
+_source("CATEGORY_FIELD", "convention: the field naming a task's behaviour (the refund recipes "
+        "write `category`)")
+
+CATEGORY_LINES_MAX = 50
+_source("CATEGORY_LINES_MAX", "convention: lines in one answer of a per-category table; more are "
+        "cut and the answer says n of N (an agent's context is bounded)")
+
+# --- reward hacking: cheat_probes, hack_scan, watch_run, pictures (whileai_core.hacking) -----
+
+PROBE_MAX_TOKENS = 512
+_source("PROBE_MAX_TOKENS",
+        "convention, untested: the filler probe's token cap when the caller names none; pass "
+        "the run's own completion cap (max_tokens / max_completion_length) instead")
+
+PROBE_CHARS_PER_TOKEN = 4
+_source("PROBE_CHARS_PER_TOKEN",
+        "OpenAI's rule of thumb for English text, about 4 characters per token "
+        "(help.openai.com, 'What are tokens and how to count them?'); sizes the filler probe")
+
+PROBE_REFUSAL = "I'm sorry, but I can't help with that."
+_source("PROBE_REFUSAL", "convention: the common shape of a chat model's refusal")
+
+PROBE_QUESTION = "Could you clarify what exactly you would like me to do?"
+_source("PROBE_QUESTION", "convention: a clarifying question that answers nothing")
+
+PROBE_FILLER = "Let me think about this step by step. "
+_source("PROBE_FILLER", "convention: a reasoning-shaped sentence repeated to the token cap")
+
+PROBE_KEYWORDS_MAX = 40
+_source("PROBE_KEYWORDS_MAX",
+        "convention, untested: at most 40 distinct content words of the task text per stuffed reply")
+
+PROBE_EXAMPLE_CHARS = 200
+_source("PROBE_EXAMPLE_CHARS", "convention: examples in an answer are cut to 200 characters")
+
+REWARD_TIMEOUT_S = 300.0
+_source("REWARD_TIMEOUT_S",
+        "convention, untested: a reward command gets 5 minutes for the whole batch (every probe "
+        "of every task) before its process group is killed")
+
+REWARD_OUTPUT_MAX_BYTES = 16_000_000
+_source("REWARD_OUTPUT_MAX_BYTES",
+        "convention: a reward command's stdout is refused beyond 16 MB (far more than one number "
+        "per line for a million lines)")
+
+SCAN_SHUFFLES = 500
+_source("SCAN_SHUFFLES",
+        "convention: 500 within-task shuffles put the 95th percentile of the null maximum within "
+        "about +-1 point of rank (binomial SE of a 0.95 quantile, sqrt(.95*.05/500) = 0.0097)")
+
+SCAN_MIN_STRENGTH = 0.2
+_source("SCAN_MIN_STRENGTH",
+        "convention, untested: a feature is suspect only when its within-task correlation with the "
+        "reward is at least 0.2 (between Cohen's 1988 'small' 0.1 and 'medium' 0.3), so a large "
+        "batch does not flag a trivial association")
+
+SCAN_NGRAM = 3
+_source("SCAN_NGRAM", "convention: repeated word 3-grams measure looping text")
+
+SCAN_EXAMPLE_CHARS = 120
+_source("SCAN_EXAMPLE_CHARS", "convention: reply snippets in scan evidence are cut to 120 characters")
+
+WATCH_WINDOW = 5
+_source("WATCH_WINDOW",
+        "convention, untested: the training reward's climb is the mean of its last 5 steps minus "
+        "the mean of its first 5 (fewer when the run is shorter: half its steps)")
+
+WATCH_CONFIRM = 2
+_source("WATCH_CONFIRM",
+        "measured (bench/watch_false_alarms.py): the stop condition must hold at 2 held-out "
+        "evaluations in a row; one look alone raised the false-stop rate on simulated clean runs")
+
+WATCH_STEPS_SHOWN = 50
+_source("WATCH_STEPS_SHOWN", "convention: a watch answer lists the last 50 steps (n of N)")
+
+PICTURE_DPI = 100
+_source("PICTURE_DPI", "convention: 100 dpi; an 8 x 5 inch figure is 800 x 500 pixels")

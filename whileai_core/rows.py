@@ -189,6 +189,10 @@ def read_records(source: Any, *, noun: str = "row") -> Records:
 def load_rows(source: Any, *, threshold: float | None = None) -> Rows:
     """Load graded rows from a path (JSONL or a JSON array), a list of dicts, or :class:`Rows`.
 
+    A path may also be another system's eval output that reads without a choice (see
+    :mod:`whileai_core.importers`): prime-rl episodes of one step, an Inspect log with one
+    scorer, lm-eval samples with one metric and filter. Errored rollouts are left out.
+
     ``threshold``: a row passes iff ``reward >= threshold`` (default ``PASS_THRESHOLD`` = 1.0).
     Raises :class:`RowsError` naming the file, line, field and fix for any row it cannot use.
     """
@@ -202,7 +206,23 @@ def load_rows(source: Any, *, threshold: float | None = None) -> Rows:
         return Rows(source=source.source, threshold=thr, records=source.records,
                     reward=source.reward, truncated=source.truncated, model=source.model,
                     task_index=source.task_index, task_ids=source.task_ids, lines=source._lines)
+    if isinstance(source, (str, os.PathLike)):
+        foreign = _foreign(Path(source))
+        if foreign is not None:
+            return _build(Records(foreign[1], f"{source} ({foreign[0]} import)", None, "row"),
+                          threshold=thr)
     return _build(read_records(source, noun="row"), threshold=thr)
+
+
+def _foreign(path: Path) -> tuple[str, list[dict]] | None:
+    """(format, rows) when ``path`` is another system's output that reads unambiguously
+    (``whileai_core.importers``), else None (graded rows, or something the reader will name)."""
+    from .importers import ROWS, detect_format, rows_for_load
+
+    fmt = detect_format(path)
+    if fmt is None or fmt == ROWS:
+        return None
+    return fmt, rows_for_load(path, fmt)
 
 
 def _read_file(path: Path) -> tuple[list, list[int] | None | str, str]:

@@ -54,13 +54,20 @@ def steps_for_epochs(n_examples: int, batch: int, epochs: int) -> int:
     return epochs * -(-n_examples // batch)
 
 
-def add_lora_and_holdout_arguments(parser: argparse.ArgumentParser, defaults) -> None:
-    """The LoRA size, the holdout, ``--balance`` and ``--prompts-file``, alike in both recipes."""
+def add_lora_arguments(parser: argparse.ArgumentParser, defaults) -> None:
+    """``--lora-r`` and ``--lora-alpha``, alike in every TRL recipe."""
     add = parser.add_argument
     add("--lora-r", type=int_in(1, 512), default=defaults.lora_r,
         help="LoRA rank (default %(default)s)")
     add("--lora-alpha", type=int_in(1, 1024), default=defaults.lora_alpha,
         help="LoRA alpha (default %(default)s)")
+
+
+def add_lora_and_holdout_arguments(parser: argparse.ArgumentParser, defaults) -> None:
+    """The LoRA size, the holdout, ``--balance`` and ``--prompts-file``, alike in both refund
+    RL recipes."""
+    add_lora_arguments(parser, defaults)
+    add = parser.add_argument
     add("--holdout-share", type=float_in(0.0, 0.5, low_open=True), default=defaults.holdout_share,
         help="share of situations held out per category (default %(default)s)")
     add("--holdout-samples", type=int_in(1, 64), default=defaults.holdout_samples,

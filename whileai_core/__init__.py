@@ -76,6 +76,9 @@ _EXPORTS: dict[str, str] = {
     "rejection_sample": "traces",
     "select_sft": "traces",
     "split_by_task": "traces",
+    "load_sft": "sft",
+    "sft_examples": "sft",
+    "check_chat_template": "sft",
     # --- the eval set (issue 16) ---
     "eval_fingerprint": "evalset",
     "freeze_holdout": "evalset",

@@ -637,3 +637,40 @@ _source("WATCH_STEPS_SHOWN", "convention: a watch answer lists the last 50 steps
 
 PICTURE_DPI = 100
 _source("PICTURE_DPI", "convention: 100 dpi; an 8 x 5 inch figure is 800 x 500 pixels")
+
+SFT_MODEL = "Qwen/Qwen2.5-1.5B-Instruct"
+_source("SFT_MODEL", "the GRPO and DPO recipes' policy (GRPO_MODEL), so the three recipes compare "
+        "on the same refund holdout")
+
+SFT_GPU = "A10G"
+_source("SFT_GPU", "convention: the GRPO recipe's GPU; LoRA SFT of a 1.5B model fits one A10G")
+
+SFT_EPOCHS = 2
+_source("SFT_EPOCHS", "convention, untested: two passes over a small SFT file; TRL 1.16's "
+        "SFTConfig inherits 3 epochs from transformers' TrainingArguments")
+
+SFT_LEARNING_RATE = 2e-4
+_source("SFT_LEARNING_RATE", "QLoRA (Dettmers et al. 2023, arXiv:2305.14314, app. B) trained LoRA "
+        "adapters of 7B-13B models at 2e-4; TRL 1.16 SFTConfig's own 2e-5 is a full fine-tuning "
+        "rate. Convention, untested at 1.5B")
+
+SFT_EXAMPLES_PER_STEP = 8
+_source("SFT_EXAMPLES_PER_STEP", "convention, untested: 8 examples an optimizer step (4 a pass on an "
+        "A10G, 2 accumulated), as DPO_PAIRS_PER_STEP")
+
+SFT_MAX_LENGTH = 1024
+_source("SFT_MAX_LENGTH", "TRL 1.16 SFTConfig.max_length default (tokens per example, prompt and "
+        "reply; longer ones are cut at the end)")
+
+SFT_RUNS_VOLUME = "whileai-sft-runs"
+_source("SFT_RUNS_VOLUME", "convention: one Modal volume per recipe holds adapters and holdout rows")
+
+SFT_DEMO_ATTEMPTS = 2
+_source("SFT_DEMO_ATTEMPTS", "convention: the refund demo's program teacher writes 2 attempts per "
+        "ask (one that follows the policy, one that breaks it), so select_sft has a choice")
+
+RUN_GPU["sft"] = SFT_GPU
+SOURCES["RUN_GPU"] += "; sft: SFT_GPU"
+
+RUN_WALL_HOURS["sft"] = 0.25
+SOURCES["RUN_WALL_HOURS"] += "; sft: convention, untested (two epochs over ~100 short examples)"

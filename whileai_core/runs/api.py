@@ -244,18 +244,21 @@ def _plan(target: Target, name: str, backend, gpu: str | None, gpu_count: int,
 
 def launch_run(config_or_recipe: str | os.PathLike, *, backend: str = "modal",
                gpu: str | None = None, name: str | None = None, confirm: bool = False,
+               data: str | os.PathLike | None = None,
                state_dir: str | os.PathLike | None = None,
                recipes_dir: str | os.PathLike | None = None) -> Launch:
     """Plan a run, or with ``confirm=True`` launch it; the same target and name launch once.
 
     Parameters
     ----------
-    config_or_recipe : a recipe name (``grpo``, ``dpo``, ``prime-rl``) or a prime-rl TOML path
+    config_or_recipe : a recipe name (``grpo``, ``dpo``, ``sft``, ``prime-rl``) or a prime-rl TOML path
     backend : ``"modal"`` (GPU, spends money) or ``"local"`` (the recipe's CPU smoke here)
     gpu : Modal GPU spec ``TYPE[:COUNT]``, default ``defaults.RUN_GPU[recipe]`` (a config: its
         ``[deployment]`` GPU count); ignored by ``local``
     name : the run's name, default the recipe name or the config's file stem
     confirm : False returns the plan and launches nothing
+    data : a data folder for a recipe that trains on your files (``sft``: ``train.jsonl`` from
+        ``export_sft``, ``holdout.jsonl``, ``grader.py``); its files are part of the run's identity
     state_dir : the registry's folder (default ``$WHILEAI_STATE_DIR`` or ``~/.whileai``)
     recipes_dir : the recipes folder (default ``$WHILEAI_RECIPES_DIR`` or this checkout's)
     """
@@ -263,7 +266,7 @@ def launch_run(config_or_recipe: str | os.PathLike, *, backend: str = "modal",
     if not isinstance(confirm, bool):
         raise ArgumentError(f"`confirm` must be true or false, got {confirm!r}. Fix: confirm=true "
                             "to launch, omit it to see the plan")
-    target = resolve_target(config_or_recipe, recipes_dir=recipes_dir)
+    target = resolve_target(config_or_recipe, recipes_dir=recipes_dir, data=data)
     runner = get_backend(backend_name)
     runner.check_target(target)
     gpu_spec, gpu_count = _check_gpu(gpu, backend_name, target)
@@ -282,7 +285,9 @@ def launch_run(config_or_recipe: str | os.PathLike, *, backend: str = "modal",
                           next_step="fix what the plan's notes say is not ready, then plan again")
         return Launch(action="planned", plan=plan, run=record, next_step=(
             f"launch_run({str(config_or_recipe)!r}, backend={backend_name!r}"
-            + (f", gpu={gpu_spec!r}" if gpu_spec else "") + f", name={run_name!r}, confirm=True)"))
+            + (f", gpu={gpu_spec!r}" if gpu_spec else "")
+            + (f", data={str(data)!r}" if data is not None else "")
+            + f", name={run_name!r}, confirm=True)"))
     try:  # a missing package or token fails before anything is recorded
         runner.check_ready()
     except WhileaiError as exc:

@@ -65,8 +65,9 @@ class LocalBackend:
         """Nothing to install or sign in to."""
 
     def command(self, target: Target, run_dir: Path, gpu: str | None) -> list[str]:
+        data = [] if target.data is None else ["--data", str(target.data)]
         return [sys.executable, str(target.path / RECIPE_ENTRY), "--smoke",
-                "--out", str(run_dir / OUT_DIR)]
+                "--out", str(run_dir / OUT_DIR), *data]
 
     def describe(self, target: Target, run_dir: Path, gpu: str | None, run_name: str) -> str:
         return shlex.join(self.command(target, run_dir, gpu))

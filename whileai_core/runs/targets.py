@@ -1,12 +1,17 @@
 """What a launch runs: a recipe (``recipes/<name>/``) or a prime-rl TOML config, and its sha256.
 
 The sha256 is the run's identity: a config's bytes, or every file of a recipe's folder (path and
-bytes, in sorted order, caches left out). Launch the same thing under the same name twice and it
-is the same run.
+bytes, in sorted order, caches left out), and for a recipe given a data folder (``sft``: the
+files the sft-from-traces skill writes) every file of that folder too. Launch the same thing
+under the same name twice and it is the same run; change one byte of the data and it is another.
+
+A recipe takes a data folder when its ``run.py`` says so: its ``modal_call`` hook has a ``data``
+parameter (read from the source, nothing imported), and its ``--smoke`` path a ``--data`` flag.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
 import re
@@ -30,10 +35,13 @@ class Target:
     path: Path           # the recipe folder, or the config file
     sha256: str
     recipe_dir: Path | None = None  # the folder of the recipe that runs it, when there is one
+    data: Path | None = None        # the data folder a recipe trains on, when one was given
 
     @property
     def label(self) -> str:
-        return self.recipe if self.kind == "recipe" else str(self.path)
+        if self.kind == "config":
+            return str(self.path)
+        return self.recipe if self.data is None else f"{self.recipe} (data {self.data})"
 
     @property
     def default_name(self) -> str:
@@ -59,8 +67,18 @@ def _looks_like_path(value: str) -> bool:
 
 
 def resolve_target(config_or_recipe: str | os.PathLike, *,
-                   recipes_dir: str | os.PathLike | None = None) -> Target:
-    """A recipe name (``grpo``) or a prime-rl TOML path, checked and hashed."""
+                   recipes_dir: str | os.PathLike | None = None,
+                   data: str | os.PathLike | None = None) -> Target:
+    """A recipe name (``grpo``) or a prime-rl TOML path, checked and hashed; ``data``: a data
+    folder for a recipe that takes one (``sft``), hashed into the identity."""
+    target = _resolve(config_or_recipe, recipes_dir)
+    if data is None:
+        return target
+    return _with_data(target, data)
+
+
+def _resolve(config_or_recipe: str | os.PathLike,
+             recipes_dir: str | os.PathLike | None) -> Target:
     if not isinstance(config_or_recipe, (str, os.PathLike)) or not str(config_or_recipe).strip():
         raise ArgumentError(f"`config_or_recipe` must be a recipe name or a TOML path, got "
                             f"{config_or_recipe!r}. Fix: e.g. 'grpo' or 'configs/rl.toml'")
@@ -112,3 +130,48 @@ def _folder_sha256(folder: Path) -> str:
         digest.update(rel.as_posix().encode() + b"\x00")
         digest.update(hashlib.sha256(file.read_bytes()).digest())
     return digest.hexdigest()
+
+
+DATA_HOOK_PARAMETER = "data"
+
+
+def takes_data(recipe_dir: Path) -> bool:
+    """Whether the recipe's ``run.py`` defines ``modal_call`` with a ``data`` parameter (read
+    with ``ast``: importing a recipe may pull in its trainer's packages)."""
+    try:
+        tree = ast.parse((recipe_dir / RECIPE_ENTRY).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return False
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "modal_call":
+            names = [a.arg for a in (*node.args.args, *node.args.kwonlyargs)]
+            return DATA_HOOK_PARAMETER in names
+    return False
+
+
+def _with_data(target: Target, data: str | os.PathLike) -> Target:
+    if not isinstance(data, (str, os.PathLike)) or not str(data).strip():
+        raise ArgumentError(f"`data` must be a folder path, got {data!r}. Fix: the folder "
+                            "export_sft and the skill wrote (e.g. 'sft'), or omit it")
+    if target.kind != "recipe" or target.recipe_dir is None or not takes_data(target.recipe_dir):
+        raise ArgumentError(f"`data` was given, but {target.label} takes no data folder (only a "
+                            "recipe whose run.py modal_call has a `data` parameter does, e.g. "
+                            "'sft'). Fix: omit `data`, or launch 'sft'")
+    folder = Path(data).expanduser()
+    if not folder.is_dir():
+        raise ArgumentError(f"`data` = {str(data)!r} is not a folder. Fix: the folder holding the "
+                            f"recipe's data files (sft: train.jsonl, holdout.jsonl, grader.py)")
+    folder = folder.resolve()
+    files = sorted(p for p in folder.rglob("*") if not any(
+        part in _SKIP_PARTS or part.startswith(".") for part in p.relative_to(folder).parts))
+    digest = hashlib.sha256(target.sha256.encode() + b"\x00data\x00")
+    for file in files:
+        if file.is_symlink():
+            raise ArgumentError(f"`data` folder {folder} holds a symlink, {file.name}; a run reads "
+                                "only regular files it can hash. Fix: copy the file in place of "
+                                "the link")
+        if file.is_file():
+            digest.update(file.relative_to(folder).as_posix().encode() + b"\x00")
+            digest.update(hashlib.sha256(file.read_bytes()).digest())
+    return Target(kind=target.kind, recipe=target.recipe, path=target.path,
+                  sha256=digest.hexdigest(), recipe_dir=target.recipe_dir, data=folder)

@@ -254,7 +254,8 @@ def test_the_refund_demo_is_the_skill_pipeline_on_the_refund_prompts(tmp_path):
                      Case(record["category"], record["order_id"] or None)) == 1.0
     assert len(held) == 24
     files = sorted(p.name for p in (tmp_path / "demo").iterdir())
-    assert files == ["grader.py", "holdout.jsonl", "train.jsonl"]
+    assert files == ["grader.py", f"{data.holdout_name}.jsonl", "train.jsonl"]
+    assert data.holdout_name.startswith("holdout-")  # frozen under its content name
 
 
 # --- two real steps -----------------------------------------------------------------------------
@@ -310,3 +311,24 @@ def test_two_sft_steps_train_on_completion_tokens_only(tmp_path):
     rows = trainer.train_dataset
     for labels in rows["labels"]:
         assert labels[0] == -100 and labels[-1] != -100
+
+
+def test_the_held_out_file_may_be_the_one_freeze_holdout_wrote_and_must_be_unedited(tmp_path):
+    from recipes.sft.data import read_data
+    from whileai_core import freeze_holdout
+
+    folder = _folder(tmp_path)
+    (folder / "holdout.jsonl").unlink()
+    asks = [{"task_id": "h1", "messages": [{"role": "user", "content": "please say ok now"}]},
+            {"task_id": "h2", "messages": [{"role": "user", "content": "reply with ok"}]}]
+    frozen = freeze_holdout(asks, folder)
+    data = read_data(folder)
+    assert data.holdout_name == frozen.name and [h["task_id"] for h in data.holdout] == ["h1", "h2"]
+    path = Path(frozen.path)
+    path.write_text(path.read_text().replace("reply with ok", "reply with OK"))
+    with pytest.raises(ConfigError, match="was edited after it was frozen"):
+        read_data(folder)
+    (folder / "holdout.jsonl").write_text(path.read_text())
+    with pytest.raises(ConfigError, match=r"2 held-out files \(holdout-[0-9a-f]{12}.jsonl, "
+                                          r"holdout.jsonl\)"):
+        read_data(folder)

@@ -3,8 +3,10 @@
 A data folder holds three files, what the sft-from-traces skill ends with:
 
 - ``train.jsonl``: the SFT file, as :func:`whileai_core.export_sft` writes it;
-- ``holdout.jsonl``: the held-out asks, traces of the tasks :func:`whileai_core.split_by_task`
-  held out (``task_id``, ``messages``; any other field is passed to the grader);
+- ``holdout.jsonl``, or the one ``holdout-<hash>.jsonl`` :func:`whileai_core.freeze_holdout`
+  wrote there: the held-out asks, traces of the tasks :func:`whileai_core.split_by_task` held out
+  (``task_id``, ``messages``; any other field is passed to the grader). A frozen file edited
+  after freezing (its content no longer matches its name) is refused;
 - ``grader.py``: ``grade(ask, reply) -> float``, the program that grades a reply (pass = 1.0),
   one self-contained file (it runs here and in the Modal container).
 
@@ -25,6 +27,7 @@ from pathlib import Path
 from whileai_core.errors import ConfigError
 
 TRAIN_FILE, HOLDOUT_FILE, GRADER_FILE = "train.jsonl", "holdout.jsonl", "grader.py"
+HOLDOUT_GLOB = "holdout*.jsonl"  # holdout.jsonl, or holdout-<hash>.jsonl from freeze_holdout
 DATA_FILES = (TRAIN_FILE, HOLDOUT_FILE, GRADER_FILE)
 REFUND_GRADER = Path(__file__).with_name("refund_grader.py")
 
@@ -40,6 +43,7 @@ class SFTData:
     grader_source: str
     grader_origin: str
     origin: str
+    holdout_name: str | None = None
     demo: dict | None = None
 
     def payload(self) -> dict:
@@ -63,14 +67,23 @@ def read_data(folder: str | Path) -> SFTData:
     if not folder.is_dir():
         raise ConfigError(f"--data {folder}: no such folder. Fix: the folder holding "
                           f"{', '.join(DATA_FILES)} (the sft-from-traces skill writes it)")
-    missing = [name for name in DATA_FILES if not (folder / name).is_file()]
+    held_files = sorted(folder.glob(HOLDOUT_GLOB))
+    missing = [name for name in DATA_FILES if not (folder / name).is_file()
+               and not (name == HOLDOUT_FILE and held_files)]
     if missing:
         raise ConfigError(f"--data {folder}: no {', '.join(missing)} there. Fix: {TRAIN_FILE} from "
                           f"export_sft, {HOLDOUT_FILE} with the held-out tasks' traces "
-                          f"(split.holdout(traces)), {GRADER_FILE} defining grade(ask, reply)")
+                          "(split.holdout(traces), or freeze_holdout(asks, out_dir=the folder)), "
+                          f"{GRADER_FILE} defining grade(ask, reply)")
+    if len(held_files) > 1:
+        raise ConfigError(f"--data {folder}: {len(held_files)} held-out files "
+                          f"({', '.join(p.name for p in held_files)}); which one is the test? Fix: "
+                          "keep exactly one holdout*.jsonl in the folder")
+    held_file = held_files[0]
     conversations = load_sft(folder / TRAIN_FILE)
+    holdout_name = _frozen_name(held_file)
     asks: dict[str, dict] = {}
-    for record in load_traces(folder / HOLDOUT_FILE):
+    for record in load_traces(held_file):
         task = str(record["task_id"])
         if task not in asks:  # one ask per held-out task: the first trace's prompt
             extra = {k: v for k, v in record.items() if k not in ("messages", "task_id")}
@@ -79,7 +92,25 @@ def read_data(folder: str | Path) -> SFTData:
     source = (folder / GRADER_FILE).read_text(encoding="utf-8")
     load_grader(source, origin)  # a syntax error or a missing grade() fails before training
     return SFTData(conversations=conversations, holdout=list(asks.values()),
-                   grader_source=source, grader_origin=origin, origin=str(folder))
+                   grader_source=source, grader_origin=origin, origin=str(folder),
+                   holdout_name=holdout_name)
+
+
+def _frozen_name(path: Path) -> str | None:
+    """The held-out set's content name (``eval_fingerprint``) when it has one record per task;
+    a file freeze_holdout named whose content changed since is refused."""
+    from whileai_core import eval_fingerprint
+    from whileai_core.errors import RowsError
+
+    try:
+        fingerprint = eval_fingerprint(path)
+    except RowsError:  # several traces per task: a valid held-out file, but not a task set
+        return None
+    if fingerprint.file_matches is False:
+        raise ConfigError(f"{path} was edited after it was frozen: its content hashes to "
+                          f"{fingerprint.name}, not the name it carries. Fix: restore it, or "
+                          "freeze the edited set again (a new name) and score the baseline on it")
+    return fingerprint.name
 
 
 def load_grader(source: str, origin: str):
@@ -152,8 +183,10 @@ def build_refund_demo(folder: str | Path, *, seed: int, share: float) -> SFTData
     """Write the refund demo's data folder and read it back (see the module docstring)."""
     from recipes.grpo.prompts import write_prompts
     from recipes.grpo.reward import Case, score
-    from whileai_core import decontaminate, export_sft, select_sft, split_by_task
-    from whileai_core.io import write_atomic, write_jsonl
+    from whileai_core import (decontaminate, export_sft, freeze_holdout, select_sft,
+                              split_by_task)
+    from whileai_core.io import write_atomic
+    from whileai_core.traces import prompt_messages
 
     from whileai_core.defaults import SFT_DEMO_ATTEMPTS
 
@@ -172,9 +205,11 @@ def build_refund_demo(folder: str | Path, *, seed: int, share: float) -> SFTData
     chosen = select_sft(split.train(traces))
     clean = decontaminate(chosen.records, split.holdout(traces))
     export_sft(clean.records, folder / TRAIN_FILE, overwrite=True)
-    held = [{k: v for k, v in t.items() if k != "reward"} for t in split.holdout(traces)
-            if t["attempt"] == 0]
-    write_jsonl(folder / HOLDOUT_FILE, held, overwrite=True)
+    held = [{"task_id": t["task_id"], "category": t["category"], "order_id": t["order_id"],
+             "messages": prompt_messages(t)} for t in split.holdout(traces) if t["attempt"] == 0]
+    for stale in folder.glob(HOLDOUT_GLOB):
+        stale.unlink()
+    freeze_holdout(held, folder)
     write_atomic(folder / GRADER_FILE, REFUND_GRADER.read_text(encoding="utf-8"), overwrite=True)
     data = read_data(folder)
     demo = {"prompts": len(records), "attempts": len(traces),

@@ -332,3 +332,26 @@ def test_the_held_out_file_may_be_the_one_freeze_holdout_wrote_and_must_be_unedi
     with pytest.raises(ConfigError, match=r"2 held-out files \(holdout-[0-9a-f]{12}.jsonl, "
                                           r"holdout.jsonl\)"):
         read_data(folder)
+
+
+def test_settings_json_in_the_data_folder_sets_the_run_and_flags_win(tmp_path):
+    from recipes.sft.data import read_data
+    from recipes.sft.run import modal_call
+    from recipes.sft.train import SFTSettings, with_data_settings
+    from whileai_core.errors import ArgumentError
+
+    folder = _folder(tmp_path)
+    (folder / "settings.json").write_text('{"model": "Qwen/Qwen3-8B", "epochs": 3}')
+    data = read_data(folder)
+    merged = with_data_settings(SFTSettings(), data)
+    assert (merged.model, merged.epochs) == ("Qwen/Qwen3-8B", 3)
+    assert with_data_settings(SFTSettings(epochs=1), data, given={"epochs"}).epochs == 1
+    settings = modal_call("s-9", None, data=str(folder))["args"][0]
+    assert (settings["model"], settings["epochs"], settings["run_name"]) == (
+        "Qwen/Qwen3-8B", 3, "s-9")
+    (folder / "settings.json").write_text('{"epoch": 3}')
+    with pytest.raises(ArgumentError, match=r"unknown SFT settings \['epoch'\]"):
+        read_data(folder)
+    (folder / "settings.json").write_text('{"epochs": 0}')
+    with pytest.raises(ArgumentError, match=r"`epochs` must be an integer in \[1, 100\], got 0"):
+        read_data(folder)

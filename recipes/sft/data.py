@@ -8,7 +8,9 @@ A data folder holds three files, what the sft-from-traces skill ends with:
   (``task_id``, ``messages``; any other field is passed to the grader). A frozen file edited
   after freezing (its content no longer matches its name) is refused;
 - ``grader.py``: ``grade(ask, reply) -> float``, the program that grades a reply (pass = 1.0),
-  one self-contained file (it runs here and in the Modal container).
+  one self-contained file (it runs here and in the Modal container);
+- optionally ``settings.json``: recipe settings for this data (``{"model": "Qwen/Qwen3-8B"}``,
+  any field of ``SFTSettings``), so ``launch_run("sft", data=...)`` trains what the data is for.
 
 Without ``--data`` the recipe builds the **refund demo** into such a folder: the refund prompt set
 (``recipes/grpo/prompts.py``), two attempts per ask written by a program that knows the policy
@@ -27,6 +29,7 @@ from pathlib import Path
 from whileai_core.errors import ConfigError
 
 TRAIN_FILE, HOLDOUT_FILE, GRADER_FILE = "train.jsonl", "holdout.jsonl", "grader.py"
+SETTINGS_FILE = "settings.json"
 HOLDOUT_GLOB = "holdout*.jsonl"  # holdout.jsonl, or holdout-<hash>.jsonl from freeze_holdout
 DATA_FILES = (TRAIN_FILE, HOLDOUT_FILE, GRADER_FILE)
 REFUND_GRADER = Path(__file__).with_name("refund_grader.py")
@@ -44,6 +47,7 @@ class SFTData:
     grader_origin: str
     origin: str
     holdout_name: str | None = None
+    settings: dict | None = None
     demo: dict | None = None
 
     def payload(self) -> dict:
@@ -93,7 +97,28 @@ def read_data(folder: str | Path) -> SFTData:
     load_grader(source, origin)  # a syntax error or a missing grade() fails before training
     return SFTData(conversations=conversations, holdout=list(asks.values()),
                    grader_source=source, grader_origin=origin, origin=str(folder),
-                   holdout_name=holdout_name)
+                   holdout_name=holdout_name, settings=_settings(folder / SETTINGS_FILE))
+
+
+def _settings(path: Path) -> dict | None:
+    """``settings.json``'s fields, each checked by ``SFTSettings`` (an unknown one is named)."""
+    if not path.is_file():
+        return None
+    from recipes.sft.train import SFTSettings
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ConfigError(f"{path}: not valid JSON ({exc}). Fix: one object, e.g. "
+                          '{"model": "Qwen/Qwen3-8B", "epochs": 2}') from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: a JSON {type(data).__name__}, not an object. Fix: e.g. "
+                          '{"model": "Qwen/Qwen3-8B"}')
+    if "run_name" in data:
+        raise ConfigError(f"{path}: `run_name` is the launch's, not the data's. Fix: remove it "
+                          "(launch_run's name, or --run-name)")
+    SFTSettings.from_dict({**SFTSettings().to_dict(), **data}).check()
+    return data
 
 
 def _frozen_name(path: Path) -> str | None:

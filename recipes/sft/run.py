@@ -25,7 +25,7 @@ if __package__ in (None, ""):
 from recipes.launch import add_output_arguments, check_out, guarded, write_results
 from recipes.sft.data import SFTData, build_refund_demo, read_data
 from recipes.sft.train import (SFTSettings, add_sft_arguments, render_summary, run_sft,
-                               settings_from_args)
+                               settings_from_args, with_data_settings)
 from recipes.trl_recipes import launch_on_modal, require_weights_moved
 from whileai_core.errors import ArgumentError, ConfigError
 
@@ -89,9 +89,10 @@ def modal_call(run_name: str, config_path: str | None = None, data: str | None =
                             "launch it by name, with data='<your data folder>'")
     settings = dataclasses.replace(SFTSettings(), run_name=run_name)
     with tempfile.TemporaryDirectory(prefix="whileai-sft-demo-") as tmp:
-        payload = load_data(settings, Path(data) if data else None, Path(tmp)).payload()
-    return {"app": "whileai-sft", "function": "train_sft", "args": [settings.to_dict(), payload],
-            "kwargs": {}}
+        loaded = load_data(settings, Path(data) if data else None, Path(tmp))
+    settings = with_data_settings(settings, loaded)
+    return {"app": "whileai-sft", "function": "train_sft",
+            "args": [settings.to_dict(), loaded.payload()], "kwargs": {}}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -103,15 +104,19 @@ def main(argv: list[str] | None = None) -> int:
         settings = settings_from_args(args)
         check_out(args.out, overwrite=args.force)
         out = args.out or Path("results") / settings.run_name
+        if args.smoke and args.out is None:
+            raise ArgumentError("--smoke needs --out DIR (where results.json goes)")
+        # flags set on the command line win over the data folder's settings.json
+        parser = build_parser()
+        given = {k for k, v in vars(args).items() if v != parser.get_default(k)}
         if args.smoke:
-            if args.out is None:
-                raise ArgumentError("--smoke needs --out DIR (where results.json goes)")
-            results = smoke(settings, load_data(settings, args.data, out / "data"), out)
+            data = load_data(settings, args.data, out / "data")
+            results = smoke(with_data_settings(settings, data, given=given), data, out)
         else:
             require_modal_token()
             with tempfile.TemporaryDirectory(prefix="whileai-sft-demo-") as tmp:
                 data = load_data(settings, args.data, Path(tmp))
-            results = launch(settings, data)
+            results = launch(with_data_settings(settings, data, given=given), data)
         path = write_results(out, results, overwrite=args.force)
         print(render_summary(results["summary"]))
         masks = results["loss_mask"]

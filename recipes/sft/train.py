@@ -25,7 +25,7 @@ from whileai_core.defaults import (GRPO_HOLDOUT_SAMPLES, GRPO_LORA_ALPHA, GRPO_L
                                    GRPO_MAX_COMPLETION_TOKENS, HOLDOUT_SHARE, SFT_EPOCHS,
                                    SFT_EXAMPLES_PER_STEP, SFT_LEARNING_RATE, SFT_MAX_LENGTH,
                                    SFT_MODEL, SPLIT_SEED)
-from whileai_core.errors import ConfigError
+from whileai_core.errors import ArgumentError, ConfigError
 
 MAX_EXAMPLES_PER_PASS = 4  # examples in one forward pass on the A10G; the rest is accumulation
 
@@ -47,12 +47,32 @@ class SFTSettings:
     holdout_samples: int = GRPO_HOLDOUT_SAMPLES
     holdout_share: float = HOLDOUT_SHARE
 
+    def check(self) -> SFTSettings:
+        """What a settings file can get wrong that the flags' types would have refused."""
+        limits = {"epochs": (1, 100), "examples_per_step": (1, 512), "max_length": (32, 32768),
+                  "max_completion_tokens": (8, 8192), "lora_r": (1, 512), "lora_alpha": (1, 1024),
+                  "holdout_samples": (1, 64), "seed": (0, 2**31 - 1)}
+        for name, (low, high) in limits.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise ArgumentError(f"SFT setting `{name}` must be an integer in [{low}, {high}], "
+                                    f"got {value!r}")
+        for name, low, high in (("learning_rate", 0.0, 1e-2), ("holdout_share", 0.0, 0.5)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                    or not low < value <= high:
+                raise ArgumentError(f"SFT setting `{name}` must be a number in ({low:g}, "
+                                    f"{high:g}], got {value!r}")
+        if not isinstance(self.model, str) or not self.model.strip():
+            raise ArgumentError(f"SFT setting `model` must be a model id, got {self.model!r}")
+        return self
+
     def to_dict(self) -> dict:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict) -> SFTSettings:
-        return settings_from_dict(cls, data, recipe="SFT")
+        return settings_from_dict(cls, data, recipe="SFT").check()
 
 
 def add_sft_arguments(parser: argparse.ArgumentParser) -> None:
@@ -80,6 +100,13 @@ def add_sft_arguments(parser: argparse.ArgumentParser) -> None:
 
 def settings_from_args(args: argparse.Namespace) -> SFTSettings:
     return settings_from_flags(SFTSettings, args)
+
+
+def with_data_settings(settings: SFTSettings, data, *, given: set[str] = frozenset()) -> SFTSettings:
+    """``settings`` with the data folder's ``settings.json`` applied; a field in ``given`` (a flag
+    set on the command line) keeps its value."""
+    chosen = {k: v for k, v in (data.settings or {}).items() if k not in given}
+    return SFTSettings.from_dict({**settings.to_dict(), **chosen}) if chosen else settings
 
 
 # --- checks before training --------------------------------------------------------------------
@@ -260,7 +287,7 @@ def run_sft(model, tokenizer, settings: SFTSettings, data, output_dir: str | Pat
         "data": {"origin": data.origin, "conversations": len(data.conversations),
                  "examples": len(examples), "trained_examples": len(train),
                  "holdout_tasks": len(data.holdout), "holdout_name": data.holdout_name,
-                 "grader": data.grader_origin,
+                 "grader": data.grader_origin, "settings_file": data.settings,
                  "demo": data.demo},
         "template": template.to_dict(), "leak_check": leak, "loss_mask": masks,
         "train_steps": int(trainer.state.global_step),

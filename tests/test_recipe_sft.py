@@ -178,7 +178,7 @@ def test_a_data_folder_reads_into_one_ask_per_held_out_task(tmp_path):
 
     data = read_data(_folder(tmp_path))
     assert [h["task_id"] for h in data.holdout] == ["h1", "h2"]
-    assert data.holdout[0]["prompt"] == [{"role": "user", "content": "please say ok now"}]
+    assert data.holdout[0]["messages"] == [{"role": "user", "content": "please say ok now"}]
     assert data.holdout[0]["extra"] == 1
     grade = load_grader(data.grader_source, data.grader_origin)
     assert grade(data.holdout[0], "ok") == 1.0 and grade(data.holdout[0], "no") == 0.0
@@ -244,7 +244,7 @@ def test_the_refund_demo_is_the_skill_pipeline_on_the_refund_prompts(tmp_path):
         good, bad = demo_attempts(record)
         assert score(good, case) == 1.0 and score(bad, case) < 1.0
     # every kept reply is a passing one for a training (never a held-out) prompt
-    held = {tuple(map(tuple, (m.items() for m in h["prompt"]))) for h in data.holdout}
+    held = {h["messages"][-1]["content"] for h in data.holdout}
     by_user = {r["text"]: r for r in records.values()}
     for conv in data.conversations:
         user = conv["messages"][1]["content"]
@@ -355,3 +355,13 @@ def test_settings_json_in_the_data_folder_sets_the_run_and_flags_win(tmp_path):
     (folder / "settings.json").write_text('{"epochs": 0}')
     with pytest.raises(ArgumentError, match=r"`epochs` must be an integer in \[1, 100\], got 0"):
         read_data(folder)
+
+
+def test_a_grader_that_raises_is_one_error_naming_it_and_the_task(tmp_path):
+    from recipes.sft.data import load_grader, read_data
+
+    data = read_data(_folder(tmp_path, "def grade(ask, reply):\n    return ask['prompt']\n"))
+    grade = load_grader(data.grader_source, data.grader_origin)
+    with pytest.raises(ConfigError, match=r"grader.py: grade\(\) raised KeyError: 'prompt' on "
+                                          r"held-out task 'h1'"):
+        grade(data.holdout[0], "ok")

@@ -38,8 +38,9 @@ REFUND_GRADER = Path(__file__).with_name("refund_grader.py")
 @dataclass(frozen=True)
 class SFTData:
     """What a run trains on and scores: conversations (each with its ``source`` file and line),
-    one held-out ask per task (``task_id``, ``prompt`` messages, extra fields for the grader),
-    the grader's source text and where it came from."""
+    one held-out ask per task (``task_id``, ``messages``: the prompt, and extra fields; the
+    grader gets it as its ``ask``, the shape ``rejection_sample`` gives a grader), the grader's
+    source text and where it came from."""
 
     conversations: list[dict]
     holdout: list[dict]
@@ -91,7 +92,7 @@ def read_data(folder: str | Path) -> SFTData:
         task = str(record["task_id"])
         if task not in asks:  # one ask per held-out task: the first trace's prompt
             extra = {k: v for k, v in record.items() if k not in ("messages", "task_id")}
-            asks[task] = {**extra, "task_id": task, "prompt": prompt_messages(record)}
+            asks[task] = {**extra, "task_id": task, "messages": prompt_messages(record)}
     origin = str(folder / GRADER_FILE)
     source = (folder / GRADER_FILE).read_text(encoding="utf-8")
     load_grader(source, origin)  # a syntax error or a missing grade() fails before training
@@ -158,7 +159,13 @@ def load_grader(source: str, origin: str):
                           "grade(ask, reply) returning a number (1.0 = pass)")
 
     def checked(ask: dict, reply: str) -> float:
-        value = grade(ask, reply)
+        try:
+            value = grade(ask, reply)
+        except Exception as exc:  # the user's grader: one line naming it, never a traceback
+            raise ConfigError(f"{origin}: grade() raised {type(exc).__name__}: {exc} on held-out "
+                              f"task {ask['task_id']!r} (reply {reply[:60]!r}). Fix: the grader "
+                              "gets the ask as {'task_id', 'messages': the prompt, ...your "
+                              "holdout fields} and the reply's text") from None
         if isinstance(value, bool):
             value = float(value)
         if not isinstance(value, (int, float)) or not math.isfinite(value):

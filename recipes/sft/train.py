@@ -117,7 +117,7 @@ def check_no_leak(conversations: Sequence[dict], holdout: Sequence[dict]) -> dic
     from whileai_core import decontaminate
 
     train = [{"task_id": f"train:{c['source']}", "messages": c["messages"]} for c in conversations]
-    held = [{"task_id": h["task_id"], "messages": h["prompt"]} for h in holdout]
+    held = [{"task_id": h["task_id"], "messages": h["messages"]} for h in holdout]
     result = decontaminate(train, held)
     leaks = [d for d in result.dropped if d.reason != "held_out_task"]
     if leaks:
@@ -193,7 +193,7 @@ def sample_graded(model, tokenizer, holdout: Sequence[dict], grade, settings: SF
     """``holdout_samples`` replies per held-out ask, each graded: one graded row per reply."""
     from recipes.holdout import sample_replies
 
-    replies = sample_replies(model, tokenizer, [h["prompt"] for h in holdout],
+    replies = sample_replies(model, tokenizer, [h["messages"] for h in holdout],
                              samples=settings.holdout_samples,
                              max_new_tokens=settings.max_completion_tokens, seed=settings.seed)
     rows = []
@@ -267,7 +267,7 @@ def run_sft(model, tokenizer, settings: SFTSettings, data, output_dir: str | Pat
 
     examples = sft_examples(data.conversations)
     template = check_chat_template(tokenizer, examples, model=model_label,
-                                   prompts=[h["prompt"] for h in data.holdout])
+                                   prompts=[h["messages"] for h in data.holdout])
     leak = check_no_leak(data.conversations, data.holdout)
     grade = load_grader(data.grader_source, data.grader_origin)
     train = examples if max_examples is None else examples[:max_examples]

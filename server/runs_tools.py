@@ -68,12 +68,11 @@ class LaunchRunInput(ToolInput):
 
 
 def launch_run_tool(args: LaunchRunInput, env: Env) -> Launch:
-    target = args.config_or_recipe
-    if "/" in target or target.endswith(".toml"):
-        target = str(env.workspace.resolve(target, argument="config_or_recipe"))
-    data = None if args.data is None else str(env.workspace.resolve(args.data, argument="data"))
-    return launch_run(target, backend=args.backend, gpu=args.gpu, name=args.name,
-                      confirm=args.confirm, data=data)
+    # a value with '/' or ending in '.toml' is a config under the root, read through the door;
+    # anything else is a recipe name (the server's own directory is never looked at); `data` is
+    # a folder under the root, its files read through the door too
+    return launch_run(args.config_or_recipe, backend=args.backend, gpu=args.gpu, name=args.name,
+                      confirm=args.confirm, data=args.data, root=env.workspace.door)
 
 
 # --- run_status, list_runs, collect_run, cancel_run -----------------------------------------

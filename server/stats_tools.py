@@ -16,15 +16,16 @@ from whileai_core.defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, HOLDOUT_ALP
 from whileai_core.routing import Route, TeacherVerdict
 from whileai_core.stats import Comparison, HoldoutSize, PassAt
 
-from .tooling import READ_ONLY, Env, RowsArg, ThresholdArg, ToolInput, ToolSpec, read_rows
+from .tooling import (MAX_K, MAX_SCORE, MAX_SEED, READ_ONLY, Env, RowsArg, ThresholdArg,
+                      ToolInput, ToolSpec, read_rows)
 
 LevelArg = Annotated[float, Field(
-    description="Confidence level of every interval, strictly between 0 and 1 (0.95 = 95%).")]
+    gt=0, lt=1, allow_inf_nan=False, description="Confidence level of every interval, strictly between 0 and 1 (0.95 = 95%).")]
 SeedArg = Annotated[int | None, Field(
-    description="Seed of the task bootstrap: the same rows and seed give the same interval. "
+    ge=0, le=MAX_SEED, description="Seed of the task bootstrap: the same rows and seed give the same interval. "
                 "null draws a fresh one.")]
 EffectArg = Annotated[float, Field(
-    description="Smallest change in pass@1 worth detecting, as a fraction in (0, 1): 0.05 = "
+    gt=0, lt=1, allow_inf_nan=False, description="Smallest change in pass@1 worth detecting, as a fraction in (0, 1): 0.05 = "
                 "5 points.")]
 
 
@@ -61,7 +62,7 @@ def route_rows(args: RouteRowsInput, env: Env) -> Route:
 class PassAtInput(ToolInput):
     rows: RowsArg
     k: Annotated[int | None, Field(
-        description="Also report pass@k (at least one of k passes) and pass^k (all k pass), "
+        ge=1, le=MAX_K, description="Also report pass@k (at least one of k passes) and pass^k (all k pass), "
                     "unbiased from n rollouts per task; k may not exceed the smallest n. null: "
                     "k = the fewest rollouts any task has (when >= 2).")] = None
     level: LevelArg = CONFIDENCE_LEVEL
@@ -83,7 +84,7 @@ class CompareRunsInput(ToolInput):
         description="Rows of the new run on the same tasks; tasks are paired by task_id.")]
     level: LevelArg = CONFIDENCE_LEVEL
     run_std: Annotated[float | None, Field(
-        description="Optional: standard deviation of the score when the same eval is re-run "
+        ge=0, le=MAX_SCORE, allow_inf_nan=False, description="Optional: standard deviation of the score when the same eval is re-run "
                     "(from noise_floor); a delta inside 2 x run_std is not called a change.")] = None
     seed: SeedArg = BOOTSTRAP_SEED
     threshold: ThresholdArg = None
@@ -104,7 +105,8 @@ def compare_runs(args: CompareRunsInput, env: Env) -> Comparison:
 
 class HoldoutSizeInput(ToolInput):
     effect: EffectArg = PROVE_EFFECT
-    k: Annotated[int, Field(description="Rollouts per task in the held-out eval (>= 1).")] = HOLDOUT_K
+    k: Annotated[int, Field(ge=1, le=MAX_K, description="Rollouts per task in the held-out "
+                                                        "eval (>= 1).")] = HOLDOUT_K
     before: Annotated[str | list[dict] | None, Field(
         description="Optional pilot rows of the baseline (path or small list): with them the "
                     "variances come from your data instead of a planning model.")] = None
@@ -112,9 +114,9 @@ class HoldoutSizeInput(ToolInput):
         description="Optional pilot rows after training, same tasks as `before` (enables the "
                     "paired correlation).")] = None
     power: Annotated[float, Field(
-        description="Probability of detecting a true change of `effect`, in (0, 1).")] = HOLDOUT_POWER
+        gt=0, lt=1, allow_inf_nan=False, description="Probability of detecting a true change of `effect`, in (0, 1).")] = HOLDOUT_POWER
     alpha: Annotated[float, Field(
-        description="Two-sided false-positive rate, in (0, 1).")] = HOLDOUT_ALPHA
+        gt=0, lt=1, allow_inf_nan=False, description="Two-sided false-positive rate, in (0, 1).")] = HOLDOUT_ALPHA
     threshold: ThresholdArg = None
 
 

@@ -138,7 +138,8 @@ def test_truncation_trap_comes_first(tmp_path):
     rows[6]["reward"] = 1.0  # the cut-off reply in d now passes
     r = failure_capable(_jsonl(tmp_path / "lenient.jsonl", rows))
     assert r.truncated_passes == 1 and r.verdict == "truncation_trap"
-    assert r.examples == {"tasks with a cut-off pass (1 of 1)": ["d"]}
+    assert r.examples["cut_off_pass"].ids == ["d"] and r.examples["cut_off_pass"].total == 1
+    assert "e.g. tasks with a cut-off pass (1 of 1: d)" in str(r)
 
 
 def test_cannot_fail_and_little_headroom(tmp_path):
@@ -157,8 +158,8 @@ def test_off_the_frozen_set(tmp_path):
     r = failure_capable(_baseline(tmp_path), holdout=frozen.path)
     assert r.verdict == "off_the_frozen_set" and (r.n_missing, r.n_extra) == (1, 1)
     assert r.holdout == frozen.name
-    assert r.examples == {"unscored frozen tasks (1 of 1)": ["z"],
-                          "scored tasks not in the set (1 of 1)": ["d"]}
+    assert {k: (v.ids, v.total) for k, v in r.examples.items()} == {
+        "unscored": (["z"], 1), "not_frozen": (["d"], 1)}
     ok = freeze_holdout([{"task_id": t} for t in "dcba"], tmp_path)
     assert failure_capable(_baseline(tmp_path), holdout=ok.path).verdict == "ready"
 
@@ -253,3 +254,11 @@ def test_cli(tmp_path, capsys):
     assert main(["by-category", str(rows)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "line 1: row has no `category`" in err
+
+
+def test_examples_are_cut_and_counted(tmp_path):
+    # 8 tasks each with a cut-off pass: 5 ids shown, 8 counted
+    rows = [_row(f"t{i}", 1.0, truncated=True) for i in range(8)] + [_row("t0", 0.0)]
+    r = failure_capable(rows)
+    assert r.examples["cut_off_pass"].ids == [f"t{i}" for i in range(5)]
+    assert r.examples["cut_off_pass"].total == 8 and r.truncated_passes == 8

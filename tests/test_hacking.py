@@ -250,3 +250,17 @@ def test_watch_record_errors():
         watch_records([{"step": 1, "train_reward": "x"}])
     with pytest.raises(ArgumentError, match="`confirm` must be an integer"):
         watch_records([{"step": 1}], confirm=0)
+
+
+def test_watch_from_rows_with_steps(tmp_path):
+    from whileai_core.hacking import watch_run
+
+    rows = []
+    for step in range(0, 13):
+        rows += [{"task_id": f"b{step}", "reward": 0.1 + 0.05 * step, "step": step}] if step else []
+        if step in (0, 6, 12):
+            rows += [dict(r, step=step, split="eval") for r in held(BASE)]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(__import__("json").dumps(r) + "\n" for r in rows))
+    w = watch_run(path)
+    assert w.decision == "stop" and w.n_evals == 3 and w.train_climb == pytest.approx(0.35)

@@ -296,3 +296,14 @@ def test_cli_import_writes_rows_that_the_statistics_read(tmp_path):
                 cwd=tmp_path)
     summary = json.loads(shown.stdout)
     assert (summary["n_rows"], summary["metric"], len(summary["preview"])) == (4, "exact_match,first", 3)
+
+
+def test_prime_rl_nested_files_may_not_link_out_of_the_folder(tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(GRPO, run)
+    target = run / "rollouts" / "step_0" / "eval" / "all" / "traces.jsonl"
+    outside = tmp_path / "elsewhere.jsonl"
+    shutil.move(target, outside)
+    target.symlink_to(outside)
+    with pytest.raises(RowsError, match="outside the run folder through a symlink"):
+        import_rows(run)

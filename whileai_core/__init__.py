@@ -79,6 +79,10 @@ _EXPORTS: dict[str, str] = {
     "load_sft": "sft",
     "sft_examples": "sft",
     "check_chat_template": "sft",
+    # --- importers (issue: real outputs) ---
+    "import_rows": "importers",
+    "detect_format": "importers",
+    "Imported": "importers",
     # --- the eval set (issue 16) ---
     "eval_fingerprint": "evalset",
     "freeze_holdout": "evalset",

@@ -674,3 +674,70 @@ SOURCES["RUN_GPU"] += "; sft: SFT_GPU"
 
 RUN_WALL_HOURS["sft"] = 0.25
 SOURCES["RUN_WALL_HOURS"] += "; sft: convention, untested (two epochs over ~100 short examples)"
+# --- the path door, the server's limits (issue 12) ----------------------------------------------
+
+MAX_ROWS_FILE_MB = 1024
+_source("MAX_ROWS_FILE_MB",
+        "convention, untested: the largest rows/traces/judge file read (MB); 1,000,000 graded rows "
+        "are 89 MB (bench/bench_core.py), so ten times that fits with room; raise it with "
+        "WHILEAI_MAX_ROWS_MB or whileai-mcp --max-file-mb rows=MB")
+
+MAX_TOKENIZER_FILE_MB = 128
+_source("MAX_TOKENIZER_FILE_MB",
+        "convention, untested: Hugging Face tokenizer.json files are 2-35 MB (Qwen3 11 MB, Gemma "
+        "3 33 MB); 128 MB leaves room")
+
+MAX_CONFIG_FILE_MB = 4
+_source("MAX_CONFIG_FILE_MB",
+        "convention, untested: prime-rl rl TOMLs are a few KB (the goldens are under 2 KB)")
+
+READ_TIMEOUT_S = 60.0
+_source("READ_TIMEOUT_S",
+        "convention, untested: a local 1 GB file reads in about a second; 60 s only stops a file "
+        "on a stalled network mount from holding a tool worker")
+
+TOOL_WORKERS = 8
+_source("TOOL_WORKERS",
+        "convention, untested: tool calls run on their own 8 threads, apart from the threads the "
+        "SDK's stdio transport reads and writes with (anyio's default pool of 40)")
+
+TOOL_QUEUE_WAIT_S = 10.0
+_source("TOOL_QUEUE_WAIT_S",
+        "convention, untested: a call waits up to 10 s for a free tool worker, then is answered "
+        "'busy' instead of queueing behind stuck calls")
+
+TOOL_TIMEOUT_S = 600.0
+_source("TOOL_TIMEOUT_S",
+        "convention, untested: a tool call that has not answered in 10 minutes is answered with "
+        "an error (route_rows on 1M rows takes ~1.3 s; a Modal spawn seconds)")
+
+MCP_SESSION_IDLE_S = 900.0
+_source("MCP_SESSION_IDLE_S",
+        "convention, untested: an HTTP session idle for 15 minutes is closed (the SDK's default is "
+        "30 minutes); a client reconnects with a new initialize")
+
+MCP_MAX_SESSIONS = 64
+_source("MCP_MAX_SESSIONS",
+        "convention, untested: at most 64 live HTTP sessions (the SDK allows 10,000); one agent "
+        "host opens one or a few")
+
+MCP_TOKEN_ENV = "WHILEAI_MCP_TOKEN"
+_source("MCP_TOKEN_ENV",
+        "convention: the environment variable holding the HTTP bearer token (never a flag: flags "
+        "land in shell history and `ps`)")
+
+MCP_TOKEN_MIN_CHARS = 32
+_source("MCP_TOKEN_MIN_CHARS",
+        "convention: 32 characters of `secrets.token_urlsafe` carry about 190 bits (Python docs, "
+        "secrets: 32 bytes is the recommended default)")
+
+MCP_MAX_FRAME_BYTES = 4 * 1024 * 1024
+_source("MCP_MAX_FRAME_BYTES",
+        "mcp SDK 2.3 DEFAULT_MAX_REQUEST_BODY_SIZE (4 MiB) for HTTP bodies, applied to stdio lines "
+        "too")
+
+REGISTRY_LOCK_WAIT_S = 2.0
+_source("REGISTRY_LOCK_WAIT_S",
+        "convention, untested: a registry write waits at most 2 s for SQLite's write lock (each "
+        "write holds it for milliseconds), then fails with one clear error instead of stalling; "
+        "replaces REGISTRY_BUSY_TIMEOUT_S (30 s) in the registry")

@@ -191,6 +191,24 @@ def freeze_holdout(tasks: Any, out_dir: str | os.PathLike = ".", *,
 
 # --- can the eval fail? ---------------------------------------------------------------------
 
+class Sample(Result):
+    """Some task ids of a finding (at most ``EVALSET_EXAMPLES``) and how many there are."""
+
+    ids: list[str]
+    total: int
+
+    @classmethod
+    def of(cls, ids: list[str]) -> Sample:
+        return cls(ids=ids[:EVALSET_EXAMPLES], total=len(ids))
+
+    def render(self) -> str:
+        return f"{len(self.ids)} of {self.total}: {', '.join(self.ids)}"
+
+
+_EXAMPLE_TEXT = {"cut_off_pass": "tasks with a cut-off pass",
+                 "unscored": "frozen tasks the run did not score",
+                 "not_frozen": "scored tasks not in the frozen set"}
+
 Readiness = Literal["truncation_trap", "off_the_frozen_set", "cannot_fail", "little_headroom",
                     "ready"]
 
@@ -221,7 +239,7 @@ class FailureCapable(Result):
     holdout: str | None = None        # the frozen set's name, when one was given
     n_missing: int = 0                # frozen tasks the run did not score
     n_extra: int = 0                  # scored tasks that are not in the frozen set
-    examples: dict[str, list[str]] = {}
+    examples: dict[Literal["cut_off_pass", "unscored", "not_frozen"], Sample] = {}
     verdict: Readiness
     level: float = CONFIDENCE_LEVEL
     note: str | None = None
@@ -238,8 +256,8 @@ class FailureCapable(Result):
         if self.holdout is not None:
             lines.append(f"frozen set {self.holdout}: {self.n_missing} of its tasks unscored, "
                          f"{self.n_extra} scored tasks not in it")
-        for what, ids in self.examples.items():
-            lines.append(f"  e.g. {what}: {', '.join(ids)}")
+        for key, sample in self.examples.items():
+            lines.append(f"  e.g. {_EXAMPLE_TEXT[key]} ({sample.render()})")
         lines.append(f"verdict: {self.verdict}")
         if self.note:
             lines.append(f"note: {self.note}")
@@ -269,11 +287,9 @@ def failure_capable(rows: Any, *, holdout: Any = None, effect: float = PROVE_EFF
     rate = pass_rate(data, level, seed)
     hit = data.truncated & data.passed
     ids = np.asarray(data.task_ids, dtype=object)
-    show = EVALSET_EXAMPLES
-    examples: dict[str, list[str]] = {}
+    examples: dict[str, Sample] = {}
     if hit.any():
-        cut = list(dict.fromkeys(ids[data.task_index[hit]].tolist()))
-        examples[f"tasks with a cut-off pass ({min(show, len(cut))} of {len(cut)})"] = cut[:show]
+        examples["cut_off_pass"] = Sample.of(list(dict.fromkeys(ids[data.task_index[hit]].tolist())))
     name, missing, extra = None, [], []
     if holdout is not None:
         fp, lines = _fingerprint(holdout, EVALSET_NAME)
@@ -283,11 +299,9 @@ def failure_capable(rows: Any, *, holdout: Any = None, effect: float = PROVE_EFF
         missing = sorted(frozen - scored)
         extra = [t for t in data.task_ids if t not in frozen]
         if missing:
-            examples[f"unscored frozen tasks ({min(show, len(missing))} of {len(missing)})"] = \
-                missing[:show]
+            examples["unscored"] = Sample.of(missing)
         if extra:
-            examples[f"scored tasks not in the set ({min(show, len(extra))} of {len(extra)})"] = \
-                extra[:show]
+            examples["not_frozen"] = Sample.of(extra)
     headroom = 1.0 - rate.value
     verdict: Readiness
     if hit.any():

@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "whileai_core.cli.evalset",
     "whileai_core.cli.init",
     "whileai_core.cli.imports",
+    "whileai_core.cli.hacking",
 )
 
 

@@ -395,6 +395,10 @@ def _find(folder: Path, name: str, depth: int = 3) -> Path | None:
     for level in range(depth + 1):
         hits = sorted(folder.glob("/".join(["*"] * level + [name])))
         hits = [h for h in hits if h.is_file() and not h.is_symlink()]
+        if len(hits) > 1:
+            shown = ", ".join(str(h.relative_to(folder)) for h in hits[:5])
+            raise ArgumentError(f"{folder} holds {len(hits)} {name} files at the same depth "
+                                f"({shown}): several runs. Fix: point at one run's folder")
         if hits:
             return hits[0]
     return None
@@ -404,9 +408,13 @@ def _records_from_path(path: Path) -> tuple[Any, str]:
     if path.is_file():
         if path.name == TRL_STATE:
             return records_from_trl_state(path), f"TRL {path}"
-        first = path.read_text(encoding="utf-8", errors="replace").lstrip()[:4000]
-        if '"task_id"' in first.split("\n", 1)[0] or '"scenario_id"' in first.split("\n", 1)[0]:
-            return records_from_rows(path), f"rows {path}"
+        try:
+            with path.open(encoding="utf-8", errors="replace") as fh:
+                first = json.loads(fh.readline())
+        except (OSError, json.JSONDecodeError):
+            first = None
+        if isinstance(first, dict) and ("task_id" in first or "scenario_id" in first):
+            return records_from_rows(path), f"rows {path}"  # graded rows, each with its step
         return path, f"watch records {path}"
     if not path.is_dir():
         raise ArgumentError(f"{path} does not exist. Fix: give a run id, a TRL or prime-rl "

@@ -81,6 +81,12 @@ def files_for(path: Path, kind: str = "eval") -> list[Path]:
                         fix="use 'eval' (held-out evals) or 'train' (training rollouts)")
     if path.is_dir():
         files = [f for _, f in _trace_files(path, kind)]
+        root = path.resolve()
+        for file in files:  # nested paths stay inside the folder that was given
+            if file.is_symlink() or not file.resolve().is_relative_to(root):
+                raise RowsError("leads outside the run folder through a symlink",
+                                source=str(file), fix="copy the run's files in instead of "
+                                                      "linking them")
         if not files:
             other = "train" if kind == "eval" else "eval"
             hint = (f" (it has {other} rollouts: pass kind='{other}')"

@@ -65,7 +65,7 @@ class LocalBackend:
         """Nothing to install or sign in to."""
 
     def command(self, target: Target, run_dir: Path, gpu: str | None) -> list[str]:
-        data = [] if target.data is None else ["--data", str(target.data)]
+        data = [] if target.data_dir is None else ["--data", str(target.data_dir)]
         return [sys.executable, str(target.path / RECIPE_ENTRY), "--smoke",
                 "--out", str(run_dir / OUT_DIR), *data]
 

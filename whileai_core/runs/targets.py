@@ -2,8 +2,9 @@
 
 The sha256 is the run's identity: a config's bytes, or every file of a recipe's folder (path and
 bytes, in sorted order, caches left out), and for a recipe given a data folder (``sft``: the
-files the sft-from-traces skill writes) every file of that folder too. Launch the same thing
-under the same name twice and it is the same run; change one byte of the data and it is another.
+files the sft-from-traces skill writes) every file of that folder too, read through the path
+door. Launch the same thing under the same name twice and it is the same run; change one byte of
+the data and it is another.
 
 A recipe takes a data folder when its ``run.py`` says so: its ``modal_call`` hook has a ``data``
 parameter (read from the source, nothing imported), and its ``--smoke`` path a ``--data`` flag.
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from ..defaults import PRIME_RL_RECIPE
 from ..errors import ArgumentError, ConfigError
+from ..safepath import Root, UserPath, as_user_path, user_path
 
 RECIPES_DIR_ENV = "WHILEAI_RECIPES_DIR"
 RECIPE_ENTRY = "run.py"
@@ -35,13 +37,15 @@ class Target:
     path: Path           # the recipe folder, or the config file
     sha256: str
     recipe_dir: Path | None = None  # the folder of the recipe that runs it, when there is one
-    data: Path | None = None        # the data folder a recipe trains on, when one was given
+    data: bytes | None = None       # a config's bytes, read once through the path door: what
+                                    # was hashed is what is parsed and what is launched
+    data_dir: Path | None = None    # the data folder a recipe trains on, when one was given
 
     @property
     def label(self) -> str:
         if self.kind == "config":
             return str(self.path)
-        return self.recipe if self.data is None else f"{self.recipe} (data {self.data})"
+        return self.recipe if self.data_dir is None else f"{self.recipe} (data {self.data_dir})"
 
     @property
     def default_name(self) -> str:
@@ -66,25 +70,37 @@ def _looks_like_path(value: str) -> bool:
     return os.sep in value or "/" in value or value.endswith(".toml") or Path(value).is_file()
 
 
-def resolve_target(config_or_recipe: str | os.PathLike, *,
+def resolve_target(config_or_recipe: str | os.PathLike | UserPath, *,
                    recipes_dir: str | os.PathLike | None = None,
-                   data: str | os.PathLike | None = None) -> Target:
-    """A recipe name (``grpo``) or a prime-rl TOML path, checked and hashed; ``data``: a data
-    folder for a recipe that takes one (``sft``), hashed into the identity."""
-    target = _resolve(config_or_recipe, recipes_dir)
+                   root: Root | None = None,
+                   data: str | os.PathLike | UserPath | None = None) -> Target:
+    """A recipe name (``grpo``) or a prime-rl TOML path, checked and hashed.
+
+    A config is read once through the path door: under ``root`` when one is given (the server's
+    workspace; then a value with a '/' or ending in '.toml' is a path there, anything else a
+    recipe name, and the current directory is never looked at), else as the user's own path.
+    ``data``: a data folder for a recipe that takes one (``sft``), under ``root`` likewise; its
+    files are read through the door and hashed into the identity.
+    """
+    target = _resolve(config_or_recipe, recipes_dir, root)
     if data is None:
         return target
-    return _with_data(target, data)
+    return _with_data(target, as_user_path(data, root, argument="data"))
 
 
-def _resolve(config_or_recipe: str | os.PathLike,
-             recipes_dir: str | os.PathLike | None) -> Target:
+def _resolve(config_or_recipe: str | os.PathLike | UserPath,
+             recipes_dir: str | os.PathLike | None, root: Root | None) -> Target:
+    if isinstance(config_or_recipe, UserPath):
+        return _config_target(config_or_recipe, recipes_dir)
     if not isinstance(config_or_recipe, (str, os.PathLike)) or not str(config_or_recipe).strip():
         raise ArgumentError(f"`config_or_recipe` must be a recipe name or a TOML path, got "
                             f"{config_or_recipe!r}. Fix: e.g. 'grpo' or 'configs/rl.toml'")
     value = os.fspath(config_or_recipe).strip()
-    if _looks_like_path(value):
-        return _config_target(Path(value).expanduser(), recipes_dir)
+    if root is not None:
+        if "/" in value or value.endswith(".toml"):
+            return _config_target(root.locate(value, argument="config_or_recipe"), recipes_dir)
+    elif _looks_like_path(value):
+        return _config_target(user_path(value, argument="config_or_recipe"), recipes_dir)
     root = recipes_root(recipes_dir)
     if not _RECIPE_NAME.match(value):
         raise ArgumentError(f"`config_or_recipe` = {value!r} is not a recipe name (letters, digits, "
@@ -99,15 +115,15 @@ def _resolve(config_or_recipe: str | os.PathLike,
                   recipe_dir=folder)
 
 
-def _config_target(path: Path, recipes_dir: str | os.PathLike | None) -> Target:
-    if not path.is_file():
+def _config_target(path: UserPath, recipes_dir: str | os.PathLike | None) -> Target:
+    if path.kind() is None:
         raise ArgumentError(f"`config_or_recipe` = {str(path)!r}: no such file. Fix: pass the TOML "
                             "that prime_rl_config wrote, or a recipe name")
     if path.suffix != ".toml":
         raise ArgumentError(f"`config_or_recipe` = {str(path)!r} is not a .toml file; only prime-rl "
                             "TOML configs are launched from a file. Fix: write one with "
                             "prime_rl_config, or pass a recipe name")
-    data = path.read_bytes()
+    data = path.read_bytes("config", error=ArgumentError)
     try:
         tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
@@ -117,8 +133,8 @@ def _config_target(path: Path, recipes_dir: str | os.PathLike | None) -> Target:
         recipe_dir: Path | None = recipes_root(recipes_dir) / PRIME_RL_RECIPE
     except ArgumentError:
         recipe_dir = None  # planning still works; a Modal launch says the recipe is missing
-    return Target(kind="config", recipe=PRIME_RL_RECIPE, path=path.resolve(),
-                  sha256=hashlib.sha256(data).hexdigest(), recipe_dir=recipe_dir)
+    return Target(kind="config", recipe=PRIME_RL_RECIPE, path=path.absolute,
+                  sha256=hashlib.sha256(data).hexdigest(), recipe_dir=recipe_dir, data=data)
 
 
 def _folder_sha256(folder: Path) -> str:
@@ -149,29 +165,28 @@ def takes_data(recipe_dir: Path) -> bool:
     return False
 
 
-def _with_data(target: Target, data: str | os.PathLike) -> Target:
-    if not isinstance(data, (str, os.PathLike)) or not str(data).strip():
-        raise ArgumentError(f"`data` must be a folder path, got {data!r}. Fix: the folder "
-                            "export_sft and the skill wrote (e.g. 'sft'), or omit it")
+def _with_data(target: Target, folder: UserPath) -> Target:
+    """The target with its data folder: each regular file in it (not hidden) read through the
+    path door and hashed, name and bytes, into the identity; a link or special file refused."""
     if target.kind != "recipe" or target.recipe_dir is None or not takes_data(target.recipe_dir):
         raise ArgumentError(f"`data` was given, but {target.label} takes no data folder (only a "
                             "recipe whose run.py modal_call has a `data` parameter does, e.g. "
                             "'sft'). Fix: omit `data`, or launch 'sft'")
-    folder = Path(data).expanduser()
-    if not folder.is_dir():
-        raise ArgumentError(f"`data` = {str(data)!r} is not a folder. Fix: the folder holding the "
-                            f"recipe's data files (sft: train.jsonl, holdout.jsonl, grader.py)")
-    folder = folder.resolve()
-    files = sorted(p for p in folder.rglob("*") if not any(
-        part in _SKIP_PARTS or part.startswith(".") for part in p.relative_to(folder).parts))
+    if folder.kind() != "dir":
+        raise ArgumentError(f"`data` = {folder} is not a folder. Fix: the folder holding the "
+                            "recipe's data files (sft: train.jsonl, holdout.jsonl, grader.py)")
     digest = hashlib.sha256(target.sha256.encode() + b"\x00data\x00")
-    for file in files:
-        if file.is_symlink():
-            raise ArgumentError(f"`data` folder {folder} holds a symlink, {file.name}; a run reads "
-                                "only regular files it can hash. Fix: copy the file in place of "
-                                "the link")
-        if file.is_file():
-            digest.update(file.relative_to(folder).as_posix().encode() + b"\x00")
-            digest.update(hashlib.sha256(file.read_bytes()).digest())
+    names = sorted(e.name for e in os.scandir(folder.absolute) if not e.name.startswith("."))
+    for name in names:
+        child = UserPath(folder.root, folder.parts + (name,), argument="data")
+        kind = child.kind()
+        if kind == "dir":
+            continue
+        if kind != "file":
+            raise ArgumentError(f"`data` folder {folder} holds {name}, a {kind}; a run reads only "
+                                "regular files it can hash. Fix: put the file itself there")
+        digest.update(name.encode() + b"\x00")
+        digest.update(hashlib.sha256(child.read_bytes("rows")).digest())
     return Target(kind=target.kind, recipe=target.recipe, path=target.path,
-                  sha256=digest.hexdigest(), recipe_dir=target.recipe_dir, data=folder)
+                  sha256=digest.hexdigest(), recipe_dir=target.recipe_dir,
+                  data_dir=folder.absolute)

@@ -118,8 +118,11 @@ def _fingerprint(tasks: Any, name: str) -> tuple[EvalFingerprint, list[str]]:
         note = ("the hash covers task ids only: an edited prompt or answer keeps the name. Fix: "
                 "fingerprint the task records (prompt, answer, category), not just their ids")
     matches = None
-    if isinstance(tasks, (str, os.PathLike)):
-        found = _HASHED.search(Path(tasks).stem)
+    from .safepath import UserPath
+
+    if isinstance(tasks, (str, os.PathLike, UserPath)):
+        stem = tasks.stem if isinstance(tasks, UserPath) else Path(tasks).stem
+        found = _HASHED.search(stem)
         if found:
             matches = found.group(1) == digest[:EVALSET_HASH_CHARS]
     return EvalFingerprint(name=f"{name}-{digest[:EVALSET_HASH_CHARS]}", sha256=digest,
@@ -167,25 +170,28 @@ def freeze_holdout(tasks: Any, out_dir: str | os.PathLike = ".", *,
     The same content frozen again finds its file and writes nothing; an existing file of that
     name with other bytes (edited after freezing) is an error, never overwritten.
     """
-    from .io import write_atomic
+    from .safepath import UserPath, user_path
 
     fp, lines = _fingerprint(tasks, _check_name(name))
-    folder = Path(out_dir)
-    if folder.exists() and not folder.is_dir():
-        raise ArgumentError(f"`out_dir` {str(out_dir)!r} is a file. Fix: give a folder")
-    path = folder / f"{fp.name}.jsonl"
+    folder = out_dir if isinstance(out_dir, UserPath) else user_path(
+        out_dir, argument="out_dir", for_write=True)
+    kind = folder.kind()
+    if kind not in (None, "dir"):
+        what = "is a file" if kind == "file" else f"is a {kind}, not a folder"
+        raise ArgumentError(f"`out_dir` {str(out_dir)!r} {what}. Fix: give a folder")
+    path = folder.child(f"{fp.name}.jsonl")
     data = ("\n".join(lines) + "\n").encode("utf-8")
     written = True
-    if path.exists():
-        if path.read_bytes() != data:
+    if path.kind() is not None:
+        if path.read_bytes("rows", error=ConfigError) != data:
             raise ConfigError(f"{path} exists with other content: it was edited after it was "
                               "frozen, so its name no longer describes it. Fix: restore it from "
                               "version control, or freeze the edited set (it gets a new name) and "
                               "re-score the baseline on it")
         written = False
     else:
-        write_atomic(path, data)
-    return FrozenHoldout(name=fp.name, sha256=fp.sha256, path=str(path), n_tasks=fp.n_tasks,
+        path.write_bytes(data)
+    return FrozenHoldout(name=fp.name, sha256=fp.sha256, path=str(path.absolute), n_tasks=fp.n_tasks,
                          fields=fp.fields, written=written, note=fp.note)
 
 

@@ -267,6 +267,13 @@ class UserPath:
     def stem(self) -> str:
         return PurePosixPath(self.name).stem
 
+    def child(self, name: str) -> UserPath:
+        """The entry ``name`` (one component: no ``/``, no ``..``) inside this folder."""
+        if not name or name in (".", "..") or "/" in name or "\x00" in name:
+            raise ValueError(f"not a single path component: {name!r}")
+        shown = str(PurePosixPath(self.shown) / name)
+        return UserPath(self.root, self.parts + (name,), argument=self.argument, shown=shown)
+
     @property
     def absolute(self) -> Path:
         """Where it is (for messages and records; never open this by name)."""

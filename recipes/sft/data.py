@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from whileai_core.errors import ConfigError
+from whileai_core.safepath import read_text
 
 TRAIN_FILE, HOLDOUT_FILE, GRADER_FILE = "train.jsonl", "holdout.jsonl", "grader.py"
 SETTINGS_FILE = "settings.json"
@@ -94,7 +95,7 @@ def read_data(folder: str | Path) -> SFTData:
             extra = {k: v for k, v in record.items() if k not in ("messages", "task_id")}
             asks[task] = {**extra, "task_id": task, "messages": prompt_messages(record)}
     origin = str(folder / GRADER_FILE)
-    source = (folder / GRADER_FILE).read_text(encoding="utf-8")
+    source = read_text(folder / GRADER_FILE, "rows", argument="grader", error=ConfigError)
     load_grader(source, origin)  # a syntax error or a missing grade() fails before training
     return SFTData(conversations=conversations, holdout=list(asks.values()),
                    grader_source=source, grader_origin=origin, origin=str(folder),
@@ -108,7 +109,7 @@ def _settings(path: Path) -> dict | None:
     from recipes.sft.train import SFTSettings
 
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_text(path, "rows", argument="settings", error=ConfigError))
     except ValueError as exc:
         raise ConfigError(f"{path}: not valid JSON ({exc}). Fix: one object, e.g. "
                           '{"model": "Qwen/Qwen3-8B", "epochs": 2}') from None

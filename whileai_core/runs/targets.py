@@ -178,7 +178,7 @@ def _with_data(target: Target, folder: UserPath) -> Target:
     digest = hashlib.sha256(target.sha256.encode() + b"\x00data\x00")
     names = sorted(e.name for e in os.scandir(folder.absolute) if not e.name.startswith("."))
     for name in names:
-        child = UserPath(folder.root, folder.parts + (name,), argument="data")
+        child = folder.child(name)
         kind = child.kind()
         if kind == "dir":
             continue

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 
 from mcp.server.mcpserver import MCPServer
@@ -58,4 +59,6 @@ def build_server(root: str | os.PathLike = ".", *,
                        instructions=INSTRUCTIONS + (READ_ONLY_NOTE if read_only else ""),
                        log_level=log_level, tools=tools)
     register_skills(server, catalog)
+    if not catalog.names():  # said once at start-up (stderr), and by list_skills when asked
+        logging.getLogger("whileai.server").warning("%s", catalog.missing())
     return server

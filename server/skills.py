@@ -2,7 +2,8 @@
 (`skill://<name>/SKILL.md` plus `skill://index`) and one prompt per skill.
 
 The folder is read when asked, so an edited SKILL.md is served as it is now. It is found next to
-the package (``<repo>/skills``) unless ``--skills DIR`` or ``WHILEAI_SKILLS_DIR`` says otherwise.
+the package (``<repo>/skills``; an installed wheel carries a copy, see ``whileai_core.bundled``)
+unless ``--skills DIR`` or ``WHILEAI_SKILLS_DIR`` says otherwise.
 A skill is a sub-folder holding ``SKILL.md`` whose frontmatter (Agent Skills format) gives
 ``name`` and ``description``. Only names that are folders of the catalog are ever opened, so a
 skill name cannot walk out of the folder.
@@ -62,10 +63,11 @@ class SkillList(Result):
 
     skills: list[SkillInfo]
     folder: str
+    note: str = Field("", description="Why the list is empty, and the fix; empty otherwise.")
 
     def render(self) -> str:
         if not self.skills:
-            return f"no skills in {self.folder}"
+            return self.note or f"no skills in {self.folder}"
         return "\n".join(s.render() for s in self.skills)
 
 
@@ -151,7 +153,16 @@ class SkillCatalog:
         return SkillInfo(name=name, description=skill.description, uri=skill.uri)
 
     def listing(self) -> SkillList:
-        return SkillList(skills=[self.info(n) for n in self.names()], folder=str(self.folder))
+        skills = [self.info(n) for n in self.names()]
+        return SkillList(skills=skills, folder=str(self.folder),
+                         note="" if skills else self.missing())
+
+    def missing(self) -> str:
+        """Why there are no skills, and the fix (empty when there are some)."""
+        what = "does not exist" if not self.folder.is_dir() else "holds no */SKILL.md"
+        return (f"no skills: the skills folder {self.folder} {what}. Fix: start whileai-mcp "
+                f"with --skills DIR (or set {SKILLS_ENV}) to the folder holding "
+                "<name>/SKILL.md")
 
     def index_markdown(self) -> str:
         listing = self.listing()

@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 import whileai_core
 from whileai_core.defaults import MCP_INLINE_ROWS_MAX
 from whileai_core.errors import RowsError
+from whileai_core.voice import MCP, speaking
 
 from .errors import bad_arguments, run_core
 from .paths import Workspace
@@ -190,9 +191,13 @@ def to_mcp_tool(spec: ToolSpec, env: Env) -> Tool:
     async def call(**fields: Any) -> CallToolResult:
         # The SDK has validated ``fields`` against ``spec.input``: rebuild the model unchecked.
         args = spec.input.model_construct(**fields)
+
+        def work():  # messages built during the call name the tool's arguments
+            with speaking(MCP):
+                return run_core(spec.doing, lambda: spec.run(args, env))
+
         # on the tool pool's threads, never the SDK's (its stdio transport reads with those)
-        result = await env.pool.run(spec.name, lambda: run_core(spec.doing,
-                                                                lambda: spec.run(args, env)))
+        result = await env.pool.run(spec.name, work)
         data = result.model_dump(mode="json")
         content: list = [TextContent(type="text", text=json.dumps(data))]
         png = None

@@ -1,5 +1,8 @@
 """Every default of the library, once, each with its source.
 
+Why one long module: a reader (and a reviewer checking a number against its paper) finds every
+default in one place, and a test checks that each has a source. It grows by appended sections.
+
 A default is a module constant in UPPER_CASE followed by ``_source(NAME, text)``: where the value
 comes from (a paper, a tool's own default, or "convention, untested"). ``SOURCES`` maps each name
 to that text; a test fails when a constant has no source. Sections are appended per concept.

@@ -37,7 +37,7 @@ from pydantic import Field
 from . import defaults as D
 from .bootstrap import z_value
 from .errors import ArgumentError, RowsError
-from .result import Result, fmt_rate
+from .result import Result, fmt_rate, fmt_value
 
 Verdict = Literal["clears", "fails", "label_more"]
 
@@ -154,7 +154,7 @@ class JudgeAudit(Result):
                 f"failures (want >= {self.failures_needed})")
         floors = ", ".join(f"{k} {v}" for k, v in self.floors.items())
         body = "\n".join(j.render() for j in self.judges)
-        return f"{head}\nfloors: {floors}\n{body}\nbest: {self.best}\nnext: {self.next_step}"
+        return f"{head}\nfloors: {floors}\n{body}\nbest: {fmt_value(self.best)}\nnext: {self.next_step}"
 
 
 def _as_pass(value: Any, *, where: dict, field: str) -> bool:
@@ -168,10 +168,10 @@ def _as_pass(value: Any, *, where: dict, field: str) -> bool:
                     fix='write true/false, 1/0 or "pass"/"fail" (threshold a score first)')
 
 
-def _read_items(items: Any):
+def _read_items(items: Any, noun: str = "item"):
     from .rows import read_records  # one reader for every JSONL input, with line-numbered errors
 
-    return read_records(items, noun="item")
+    return read_records(items, noun=noun)
 
 
 def audit_judge(items: Any, *, judges: Sequence[str] | None = None,
@@ -435,7 +435,7 @@ def order_reversal(pairs: Any, *, max_flips: float = D.JUDGE_MAX_ORDER_FLIPS,
     margin is large, never its order.
     """
     level = _check_level(level)
-    recs = _read_items(pairs)
+    recs = _read_items(pairs, noun="pair")
     records, source = recs.items, recs.name
     if not records:
         raise RowsError("no pairs", source=source, fix="ask the judge about at least one pair")

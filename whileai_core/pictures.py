@@ -69,7 +69,7 @@ def _finish(fig, picture: Picture, out: Any, overwrite: bool) -> Picture:
     data = buf.getvalue()
     path = None
     if out is not None:
-        path = str(write_atomic(Path(out), data, overwrite=overwrite))
+        path = str(write_atomic(out, data, overwrite=overwrite))
     final = picture.model_copy(update={"path": path,
                                        "width_px": int(fig.get_figwidth() * PICTURE_DPI),
                                        "height_px": int(fig.get_figheight() * PICTURE_DPI)})

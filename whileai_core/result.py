@@ -30,3 +30,38 @@ def fmt_rate(value: float | None, ci: tuple[float, float] | None, n: int | None 
     if n is not None:
         text += f" (n={n} {unit})"
     return text
+
+
+def fmt_value(value: object, *, limit: int = 8) -> str:
+    """Any JSON-like value in plain words for human text: never ``None``, a Python repr or a
+    dump. ``None`` is "none", booleans "yes"/"no"; a short list of scalars is listed (the first
+    ``limit``, then "n of N"); a mapping of scalars is ``key value`` pairs; anything deeper is
+    counted and left to the full data (``--json`` at the shell)."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, (int, str)):
+        return str(value)
+    scalars = (str, int, float, bool, type(None))
+    if isinstance(value, dict):
+        if value and len(value) <= limit and all(isinstance(v, scalars) for v in value.values()):
+            return ", ".join(f"{k} {fmt_value(v)}" for k, v in value.items())
+        return f"{len(value)} fields ({_full_data()})" if value else "none"
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return "none"
+        if all(isinstance(v, scalars) for v in value):
+            shown = ", ".join(fmt_value(v) for v in value[:limit])
+            return shown if len(value) <= limit else f"{shown} ({limit} of {len(value)})"
+        return f"{len(value)} entries ({_full_data()})"
+    return str(value)
+
+
+def _full_data() -> str:
+    from .voice import choose
+
+    return choose(python="the full data: .to_dict()", cli="the full data: --json",
+                  mcp="in the structured result")

@@ -10,6 +10,9 @@
 Every answer carries its evidence (counts, the band, pass@1 with its interval and n). Facts:
 shared/reference/methods.md, "Routing facts". Question 0 (a program grader beats a judge) is a
 property of how the rows were graded; audit any judge first (skill audit-your-judge).
+
+Why one module of ~400 lines: the six questions and the route that asks them read as one story,
+in order, and each question is already a small function of its own.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from .models import base_model, model_size_b
 from .result import Result, fmt_rate
 from .rows import load_rows
 from .stats import Rate, pass_rate
+from .voice import OPS, call, choose
+from .voice import name as op_name
 
 Interval = tuple[float, float]
 RouteCode = Literal["fix_reward", "single_rollout", "floor", "saturated", "opd", "off_policy",
@@ -270,9 +275,8 @@ class Route(Result):
             lines.append(f"{mark} {a.question}. {a.asks} {a.answer}")
             lines += [f"      {line}" for line in a.detail.splitlines()]
         lines += ["", f"next: {self.next_step.say}"]
-        if self.next_step.tool:
-            args = ", ".join(f"{k}={v!r}" for k, v in (self.next_step.arguments or {}).items())
-            lines.append(f"      {self.next_step.tool}({args})")
+        if self.next_step.tool in OPS:  # the call as the reader types it (voice)
+            lines.append(f"      {call(self.next_step.tool, **(self.next_step.arguments or {}))}")
         return "\n".join(lines)
 
 
@@ -346,7 +350,9 @@ def route(rows: Any, *, model: str, teacher_rows: Any = None, taskset: str | Non
                         f"{OPSD_MIN_PARAMS_B:g}B+, this is {size:g}B)", 3, NextStep(
                             say="Every task fails, and the model is too small for OPSD: collect "
                                 "passing completions from a stronger model and run the "
-                                "sft-from-traces skill (select_sft, decontaminate, export_sft)."))
+                                "sft-from-traces skill ("
+                                + ", ".join(op_name(o) for o in ("select_sft", "decontaminate",
+                                                                  "export_sft")) + ")."))
         caveat = "" if size is not None else " (model size unknown: OPSD needs ~7B+)"
         return done("floor", "OPSD: the same model shown privileged context" + caveat, 3,
                     _config_step("Every task fails and more rollouts cannot help (a draw keeps "
@@ -380,7 +386,9 @@ def route(rows: Any, *, model: str, teacher_rows: Any = None, taskset: str | Non
         return done("off_policy", "SFT on these rows, or OPD from the model that wrote them", 5,
                     NextStep(say="Another model wrote these rows: GRPO on them is an off-policy "
                                  "update with no correction. Run sft-from-traces on them, or "
-                                 "score that model as a teacher (teacher_clears) and use OPD. "
+                                 "score that model as a teacher (" + choose(
+                                     python="`teacher_clears`", cli="`whileai-skills route ROWS "
+                                     "--model ID --teacher TEACHER_ROWS`") + ") and use OPD. "
                                  "Re-grade the model you will train before reading its band."))
     if op.status == "older_copy":
         return done("off_policy", "Async(grpo) with a per-token correction (icepop or ipo)", 5,
@@ -391,5 +399,6 @@ def route(rows: Any, *, model: str, teacher_rows: Any = None, taskset: str | Non
     ss = split_share(data)
     ask(6, f"split tasks, on-policy: GRPO ({ss.n_split} of {ss.n_tasks} tasks split)", True, ss)
     return done("grpo", "GRPO on the split tasks (program grader, on-policy rows)", 6,
-                _config_step("Train GRPO; size the held-out test first (holdout_size) and train "
-                             "a random-selection control of the same size:", ts, "grpo", model))
+                _config_step(f"Train GRPO; size the held-out test first ({op_name('holdout_size')}) "
+                             "and train a random-selection control of the same size:", ts,
+                             "grpo", model))

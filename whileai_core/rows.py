@@ -7,6 +7,9 @@ finite number; a pass is ``reward >= threshold``), ``truncated`` (bool, default 
 Every statistic in the library reads the same :class:`Rows`: per-row numpy columns plus the
 per-task counts (rollouts, passes, reward sums) computed once with ``np.bincount``. Bad input
 raises :class:`~whileai_core.errors.RowsError` naming the file, the line, the field and the fix.
+
+Why one module of ~400 lines: reading, its line-numbered errors and the columnar view are one
+contract (a record's line travels from the reader into every error the view raises).
 """
 
 from __future__ import annotations
@@ -159,6 +162,18 @@ class Records:
         return {"source": f"{self.name} {self._noun} {i + 1}"}
 
 
+# what one record of each kind looks like, for the fix of a file that holds none
+RECORD_FORMS = {
+    "row": '{"task_id": "t1", "reward": 1.0}',
+    "item": '{"id": "t1", "label": true, "grades": {"judge-a": true}}',
+    "pair": '{"id": "p1", "forward": "first", "reversed": "second"}',
+    "trace": ('{"task_id": "t1", "messages": [{"role": "user", "content": "..."}, '
+              '{"role": "assistant", "content": "..."}]}'),
+    "record": '{"task_id": "t1", ...}',
+    "held-out record": '{"task_id": "h1", "prompt": "..."}',
+}
+
+
 def read_records(source: Any, *, noun: str = "row", root: Root | None = None) -> Records:
     """Records from a path (JSONL, or one JSON array of objects) or a list of mappings.
 
@@ -170,7 +185,7 @@ def read_records(source: Any, *, noun: str = "row", root: Root | None = None) ->
     """
     if is_path(source):
         path = as_user_path(source, root, argument=f"{noun}s", error=RowsError)
-        items, lines, name = _read_file(path)
+        items, lines, name = _read_file(path, noun)
         return Records(items, name, "jsonl" if lines is None else lines, noun)
     if isinstance(source, Mapping):
         raise RowsError(f"got one {noun} (a dict), expected a list of them",
@@ -233,13 +248,15 @@ def _foreign(path: Path) -> tuple[str, list[dict]] | None:
     return fmt, rows_for_load(path, fmt)
 
 
-def _read_file(path: UserPath) -> tuple[list, list[int] | None | str, str]:
+def _read_file(path: UserPath, noun: str = "row") -> tuple[list, list[int] | None | str, str]:
     name = str(path)
     text = path.read_text("rows", error=RowsError, fix="save the rows as UTF-8 JSONL")
     stripped = text.lstrip()
     if not stripped:
-        raise RowsError("is empty: no rows", source=name,
-                        fix="write one JSON object per line with task_id and reward")
+        form = RECORD_FORMS.get(noun)
+        raise RowsError(f"is empty: no {noun}s", source=name,
+                        fix=f"write one JSON object per line, one {noun} each"
+                        + (f", e.g. {form}" if form else ""))
     if stripped[0] == "[":
         try:
             data = json.loads(text)

@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..extras import install_fix
+from ..voice import arg
 from ..io import write_atomic
 from . import lock
 from .backend import NEVER_STARTED, Observation
@@ -38,7 +40,6 @@ from .targets import RECIPE_ENTRY, Target
 
 CREDENTIALS_FIX = ("set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET in the environment, or run "
                    "`modal token new` (it writes ~/.modal.toml)")
-INSTALL_FIX = "pip install 'whileai-skills[launch]' (or: pip install modal)"
 HOOK = "modal_call"
 CONFIG_COPY = "config.toml"  # in the run's folder: the bytes that were hashed, as launched
 
@@ -48,8 +49,8 @@ def _modal():
         import modal
     except ImportError:
         raise ConfigError(f"the Modal backend needs the `modal` package, which is not installed. "
-                          f"Fix: {INSTALL_FIX}; or use backend='local' for a recipe's CPU "
-                          "smoke") from None
+                          f"Fix: {install_fix('launch')}; or use {arg('backend', 'local')} for a "
+                          "recipe's CPU smoke") from None
     return modal
 
 
@@ -128,7 +129,7 @@ class ModalBackend:
         token = config.get("token_id") and config.get("token_secret")
         return bool(token or config.get("oauth_refresh_token"))
 
-    def check_ready(self) -> None:
+    def check_ready(self, target: Target | None = None) -> None:
         """Raise before anything is recorded when modal or its token is missing."""
         _modal()
         if not self.has_credentials():

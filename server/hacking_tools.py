@@ -197,7 +197,7 @@ TOOLS = [
             "above the model is a hole, named with an example. Runs the reward (workspace code) "
             "in a child process with a timeout."),
         input=CheatProbesInput, output=CheatProbes, run=cheat_probes_tool,
-        annotations=RUNS_CODE, doing="probing a reward"),
+        annotations=RUNS_CODE, doing="probing a reward", core=("cheat_probes",)),
     ToolSpec(
         name="hack_scan", title="Does the reward pay for a reply feature?",
         description=(
@@ -207,7 +207,8 @@ TOOLS = [
             "fire. Verdict clean / suspect / not_enough_data with evidence (feature, strength, "
             "floor, n, an example)."),
         input=HackScanInput, output=HackScan, run=hack_scan_tool, annotations=READ_ONLY,
-        doing="scanning rows for reward hacking"),
+        doing="scanning rows for reward hacking",
+        core=("hack_scan",)),
     ToolSpec(
         name="watch_run", title="Watch a training run",
         description=(
@@ -218,5 +219,6 @@ TOOLS = [
             "continue or not_enough_data, with the numbers. plot=true adds the curve as an "
             "image."),
         input=WatchRunInput, output=Watch, run=watch_run_tool, annotations=READ_ONLY,
-        doing="watching a run", image=_watch_png),
+        doing="watching a run", image=_watch_png,
+        core=("watch_run", "watch_picture")),
 ]

@@ -113,7 +113,7 @@ def test_a_launcher_that_died_mid_spawn_is_reported_not_relaunched(where):
     _, _, record = _record(where, None)          # marker written, no call id, lock free
     seen = run_status(record.id, state_dir=where["state_dir"])
     assert seen.status == "failed" and "untracked" in seen.error
-    assert launch_run("tiny", backend="local", **where).run.id != record.id
+    assert launch_run("tiny", backend="local", **where).plan.run_id != record.id
 
 
 def test_a_launcher_that_died_before_spawning_ran_nothing(where):

@@ -59,41 +59,44 @@ def test_grpo_smoke_end_to_end_on_the_local_backend(tmp_path):
 
 
 @pytest.mark.skipif(not (RECIPES / "sft" / "run.py").is_file(), reason="no recipes/sft")
-def test_sft_on_a_data_folder_end_to_end_on_the_local_backend(tmp_path):
-    """launch_run("sft", data=...) trains two real steps on CPU (the recipe's smoke on the
-    folder) and collect_run pairs the held-out rows by task into a verdict."""
+def test_sft_end_to_end_on_the_local_backend_and_a_data_folder_is_its_identity(tmp_path):
+    """launch_run("sft", backend="local", confirm=True) trains two real steps on CPU (the
+    recipe's smoke on the refund demo) and collect_run pairs the held-out rows by task into a
+    verdict. A data folder (what sft-from-traces writes; check.py and the MCP-form test train on
+    one) goes into the command and the run's id, byte for byte."""
     pytest.importorskip("trl")
     from recipes.sft.data import build_refund_demo
 
-    data = tmp_path / "sft"
-    build_refund_demo(data, seed=0, share=0.2)
     state = tmp_path / "state"
-    plan = launch_run("sft", backend="local", data=str(data), state_dir=state,
-                      recipes_dir=RECIPES)
-    assert plan.plan.command.endswith(f"--data {data}")
-    assert f"data={str(data)!r}" in plan.next_step
-    launched = launch_run("sft", backend="local", data=str(data), confirm=True, state_dir=state,
+    launched = launch_run("sft", backend="local", confirm=True, state_dir=state,
                           recipes_dir=RECIPES)
     done = wait_until_finished(launched.run.id, state, limit_s=600)
     assert done.status == "succeeded", done.error
     collected = collect_run(done.id, state_dir=state)
     results = Registry(state).get(done.id).results
     assert results["train_steps"] == 2 and results["loss_mask"]["n_wrong_mask"] == 0
-    assert results["data"]["origin"] == str(data)
+    assert results["data"]["origin"].startswith("refund demo (seed 0)")
     before, after = _pass_rates(results["before_rows"]), _pass_rates(results["after_rows"])
     c = collected.comparison
-    assert c.n_paired == len(before) == 24  # one row group per held-out task, paired by task
+    assert c.n_paired == len(before) == 24  # 120 prompts, 20% of the tasks held out, by task
     assert c.mean_before == pytest.approx(sum(before.values()) / 24)
     assert c.mean_after == pytest.approx(sum(after.values()) / 24)
     excludes_zero = c.ci95[0] > 0 or c.ci95[1] < 0
     assert collected.verdict == (("moved" if c.delta > 0 else "moved_the_wrong_way")
                                  if excludes_zero else "flat")
-    # the data is part of the run's identity: one changed byte, another run
-    with open(data / "grader.py", "a") as fh:
+
+    data = tmp_path / "sft"
+    build_refund_demo(data, seed=0, share=0.2)
+    plan = launch_run("sft", backend="local", data=str(data), state_dir=state,
+                      recipes_dir=RECIPES)
+    assert plan.plan.command.endswith(f"--data {data}")
+    assert f"data={str(data)!r}" in plan.next_step
+    assert plan.plan.run_id != launched.run.id
+    with open(data / "grader.py", "a") as fh:  # one changed byte, another run
         fh.write("\n")
     again = launch_run("sft", backend="local", data=str(data), state_dir=state,
                        recipes_dir=RECIPES)
-    assert again.run.id != launched.run.id
+    assert again.plan.run_id not in (plan.plan.run_id, launched.run.id)
 
 
 def test_a_recipe_without_a_data_hook_refuses_data(tmp_path):

@@ -23,6 +23,7 @@ from statistics import NormalDist
 import numpy as np
 
 from .errors import ArgumentError
+from .progress import step as report_step
 
 # Index draws are made in chunks of at most this many int64 cells (~160 MB).
 _CHUNK_CELLS = 20_000_000
@@ -62,6 +63,7 @@ def task_bootstrap(values: np.ndarray, n_resamples: int, seed: int | None) -> np
     n_tasks = vals.shape[0]
     rng = np.random.default_rng(seed)
     uniq, counts = _distinct_rows(vals)
+    report_step(0, n_resamples, f"task bootstrap: {n_resamples} resamples of {n_tasks} tasks")
     if 2 * uniq.shape[0] <= n_tasks:
         draws = rng.multinomial(n_tasks, counts / n_tasks, size=n_resamples)  # (B, V)
         means = (draws @ uniq) / n_tasks
@@ -72,6 +74,8 @@ def task_bootstrap(values: np.ndarray, n_resamples: int, seed: int | None) -> np
             stop = min(n_resamples, start + step)
             idx = rng.integers(0, n_tasks, size=(stop - start, n_tasks))
             means[start:stop] = vals[idx].mean(axis=1)
+            report_step(stop, n_resamples, f"task bootstrap: {stop} of {n_resamples} resamples")
+    report_step(n_resamples, n_resamples, "task bootstrap done")
     return means[:, 0] if flat else means
 
 

@@ -744,3 +744,67 @@ _source("REGISTRY_LOCK_WAIT_S",
         "convention, untested: a registry write waits at most 2 s for SQLite's write lock (each "
         "write holds it for milliseconds), then fails with one clear error instead of stalling; "
         "replaces REGISTRY_BUSY_TIMEOUT_S (30 s) in the registry")
+
+# --- MCP answers: bounded, with progress (issue 11) ------------------------------------------
+
+MCP_PROGRESS_INTERVAL_S = 0.25
+_source("MCP_PROGRESS_INTERVAL_S",
+        "convention, untested: at most four progress notifications a second per call, so a fast "
+        "loop does not flood the client (the last one, done == total, is always sent)")
+
+TASK_EXTREMES = 5
+_source("TASK_EXTREMES",
+        "convention, untested: a per-task summary names the 5 lowest and 5 highest tasks (enough "
+        "to look at a few failures and a few passes; the rest is paged or written to a file)")
+
+TASK_PAGE_MAX = 200
+_source("TASK_PAGE_MAX",
+        "convention, untested: at most 200 tasks per page (about 12 KB of JSON), so a page asked "
+        "for stays a readable tool answer; the whole table goes to a file (`out`)")
+
+TASK_PAGE_DEFAULT = 50
+_source("TASK_PAGE_DEFAULT", "convention, untested: 50 tasks per page by default (~3 KB)")
+
+LIST_SHOWN_MAX = 20
+_source("LIST_SHOWN_MAX",
+        "convention, untested: a tool answer shows at most 20 items of any list (records, drops, "
+        "task ids, runs) and says how many of how many it shows; `out` writes them all")
+
+MCP_ANSWER_MAX_BYTES = 8192
+_source("MCP_ANSWER_MAX_BYTES",
+        "convention, untested: 'a few KB' (issue 11): the bound a default tool answer (structured "
+        "JSON plus its text summary) stays under whatever the input size; measured by "
+        "bench/bench_responses.py and held by tests/test_server_bounded.py")
+
+NOISE_FLOOR_MAX_RUNS = 50
+_source("NOISE_FLOOR_MAX_RUNS",
+        "convention, untested: the noise_floor tool takes at most 50 re-runs in one call (3 are "
+        "recommended; the relative SE of run_std is ~1/sqrt(2(R-1)), 10% at R = 50)")
+
+# --- the OPD teacher's start line (whileai_core.prime_rl.teacher) ----------------------------
+
+TEACHER_GPU_MEMORY_GB = 80.0
+_source("TEACHER_GPU_MEMORY_GB",
+        "memory of one H100 / A100-80GB (NVIDIA datasheets), the GPUs prime-rl's examples and "
+        "the prime-rl recipe run on; pass gpu_memory_gb for another GPU")
+
+TEACHER_WEIGHT_SHARE = 0.5
+_source("TEACHER_WEIGHT_SHARE",
+        "convention, untested: a teacher's weights take at most half of the vLLM memory they are "
+        "given, the rest holds the KV cache for the student's rollouts being scored")
+
+TEACHER_GPU_MEMORY_UTILIZATION = 0.9
+_source("TEACHER_GPU_MEMORY_UTILIZATION",
+        "vLLM's and prime-rl's default gpu_memory_utilization (inference.vllm, 559b447 key tree) "
+        "for a teacher on GPUs of its own")
+
+# --- the Skills extension of MCP (server.skills_extension, SEP-2640) --------------------------
+
+SKILLS_TTL_MS = 300_000
+_source("SKILLS_TTL_MS",
+        "the freshness hint of skills/list and skills/get answers: 5 minutes, the value the "
+        "SEP-2640 specification's examples use (the catalog is read on every call)")
+
+SKILLS_PAGE_SIZE = 50
+_source("SKILLS_PAGE_SIZE",
+        "convention, untested: skills per skills/list page (an entry is a whole manifest)")

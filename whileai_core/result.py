@@ -2,13 +2,44 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import BaseModel, ConfigDict
 
 
 class Result(BaseModel):
-    """Frozen, JSON-serialisable result. ``str(result)`` is the human text, rendered from the data."""
+    """Frozen, JSON-serialisable result. ``str(result)`` is the human text, rendered from the data.
+
+    A result whose lists grow with the input names them in ``cut_lists`` and has a ``shown``
+    field: :meth:`bounded` cuts each to ``limit`` items and says there how many of how many it
+    shows. Library callers get the whole result; the MCP server sends ``bounded()`` copies, so
+    an answer's size does not grow with the input.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+    cut_lists: ClassVar[tuple[str, ...]] = ()
+
+    def bounded(self, limit: int):
+        """This result with every list in ``cut_lists`` cut to ``limit`` items ("n of N shown"),
+        and every nested result bounded the same way."""
+        update, notes = {}, []
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if isinstance(value, Result):
+                inner = value.bounded(limit)
+                if inner is not value:
+                    update[name] = inner
+        for name in self.cut_lists:
+            items = getattr(self, name)
+            if items is not None and len(items) > limit:
+                update[name] = (dict(list(items.items())[:limit]) if isinstance(items, dict)
+                                else list(items[:limit]))
+                notes.append(f"{name}: {limit} of {len(items)} shown")
+        if not notes:
+            return self.model_copy(update=update) if update else self
+        previous = getattr(self, "shown", None)
+        update["shown"] = "; ".join(([previous] if previous else []) + notes)
+        return self.model_copy(update=update)
 
     def to_dict(self) -> dict:
         return self.model_dump(mode="json")

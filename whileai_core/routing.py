@@ -23,7 +23,7 @@ import numpy as np
 
 from .bootstrap import check_level, wilson_interval
 from .defaults import (CONFIDENCE_LEVEL, GROUP_MIN_ROLLOUTS, MIN_TASKS_FOR_INTERVAL,
-                       OPSD_MIN_PARAMS_B, PROVE_EFFECT)
+                       OPSD_MIN_PARAMS_B, PROVE_EFFECT, TASK_EXTREMES, LIST_SHOWN_MAX)
 from .errors import ArgumentError
 from .models import base_model, model_size_b
 from .result import Result, fmt_rate
@@ -46,22 +46,27 @@ class TruncatedPasses(Result):
     count: int
     n_truncated: int
     n_rows: int
+    n_tasks_hit: int
     tasks: list[str]
+    shown: str | None = None
 
     def __bool__(self) -> bool:
         return self.count > 0
 
     def render(self) -> str:
         return (f"{self.count} truncated rows pass (of {self.n_truncated} truncated, "
-                f"{self.n_rows} rows)" + (f"; e.g. tasks {', '.join(self.tasks)}" if self.tasks else ""))
+                f"{self.n_rows} rows)" + (f"; e.g. tasks {', '.join(self.tasks)} ({self.shown})"
+                                          if self.tasks else ""))
 
 
 def truncated_passes(rows: Any) -> TruncatedPasses:
     data = load_rows(rows)
     hit = data.truncated & data.passed
-    tasks = list(dict.fromkeys(data.task_ids[i] for i in data.task_index[hit][:200].tolist()))[:5]
+    hit_tasks = np.unique(data.task_index[hit])  # sorted task positions = first-appearance order
+    tasks = [data.task_ids[i] for i in hit_tasks[:TASK_EXTREMES].tolist()]
     return TruncatedPasses(count=int(hit.sum()), n_truncated=int(data.truncated.sum()),
-                           n_rows=data.n_rows, tasks=tasks)
+                           n_rows=data.n_rows, n_tasks_hit=int(hit_tasks.shape[0]), tasks=tasks,
+                           shown=f"{len(tasks)} of {hit_tasks.shape[0]} tasks" if tasks else None)
 
 
 class RolloutsPerTask(Result):
@@ -153,8 +158,11 @@ class OnPolicy(Result):
     model: str
     share_same: float
     models: dict[str, int]
+    n_models: int
     n_rows: int
     note: str | None = None
+    shown: str | None = None
+    cut_lists = ("models",)
 
     def __bool__(self) -> bool:
         return self.status in ("on_policy", "unknown")
@@ -162,7 +170,8 @@ class OnPolicy(Result):
     def render(self) -> str:
         seen = ", ".join(f"{m} ({n})" for m, n in self.models.items())
         text = f"{self.status}: {self.share_same:.0%} of {self.n_rows} rows by {self.model}; seen {seen}"
-        return text + (f". {self.note}" if self.note else "")
+        return (text + (f" ({self.shown})" if self.shown else "")
+                + (f". {self.note}" if self.note else ""))
 
 
 def on_policy(rows: Any, model: str) -> OnPolicy:
@@ -173,10 +182,12 @@ def on_policy(rows: Any, model: str) -> OnPolicy:
     counts = data.models()
     named = {m: n for m, n in counts.items() if m is not None}
     same = named.get(model, 0)
-    top = dict(sorted(((m if m is not None else "<none>"), n) for m, n in counts.items()))
+    # most rows first, so a cut list (bounded) keeps the models that matter
+    top = dict(sorted((((m if m is not None else "<none>"), n) for m, n in counts.items()),
+                      key=lambda kv: (-kv[1], kv[0])))
     if not named:
         return OnPolicy(status="unknown", model=model, share_same=0.0, models=top,
-                        n_rows=data.n_rows, note="rows carry no `model` field: assumed sampled "
+                        n_models=len(top), n_rows=data.n_rows, note="rows carry no `model` field: assumed sampled "
                         "by the model you will train; add the field to be sure")
     others = {m for m in named if m != model}
     if not others:
@@ -189,7 +200,7 @@ def on_policy(rows: Any, model: str) -> OnPolicy:
     if None in counts:
         note = f"{counts[None]} rows have no `model` field"
     return OnPolicy(status=status, model=model, share_same=same / data.n_rows, models=top,
-                    n_rows=data.n_rows, note=note)
+                    n_models=len(top), n_rows=data.n_rows, note=note)
 
 
 class TeacherVerdict(Result):
@@ -235,6 +246,37 @@ def teacher_clears(teacher_rows: Any, student_rows: Any, *, effect: float = PROV
         reason = "the intervals overlap: score both on more held-out tasks to separate them"
     return TeacherVerdict(clears=clears, teacher=t, student=s, gap=gap, effect=effect,
                           intervals_overlap=overlap, reason=reason)
+
+
+# --- every question at once ----------------------------------------------------------------
+
+class RowFacts(Result):
+    """What the rows say to every question the route asks, without stopping at the first that
+    decides: truncated passes, rollouts per task, the band, the split share and (given the model
+    you will train) who wrote the rows."""
+
+    truncated_passes: TruncatedPasses
+    rollouts_per_task: RolloutsPerTask
+    band: Band
+    split_share: SplitShare
+    on_policy: OnPolicy | None = None
+
+    def render(self) -> str:
+        parts = [f"1. {QUESTIONS[1]} {self.truncated_passes.render()}",
+                 f"2. {QUESTIONS[2]} {self.rollouts_per_task.render()}",
+                 f"3. {QUESTIONS[3]} {self.band.render()}; {self.split_share.render()}"]
+        if self.on_policy is not None:
+            parts.append(f"5. {QUESTIONS[5]} {self.on_policy.render()}")
+        return "\n".join(parts)
+
+
+def row_facts(rows: Any, *, model: str | None = None, threshold: float | None = None,
+              level: float = CONFIDENCE_LEVEL) -> RowFacts:
+    """Ask ``rows`` questions 1, 2, 3 and (with ``model``) 5 of the route, all of them."""
+    data = load_rows(rows, threshold=threshold)
+    return RowFacts(truncated_passes=truncated_passes(data), rollouts_per_task=rollouts_per_task(data),
+                    band=band(data, level=level), split_share=split_share(data, level=level),
+                    on_policy=None if model is None else on_policy(data, model))
 
 
 # --- the route -----------------------------------------------------------------------------
@@ -310,7 +352,8 @@ def route(rows: Any, *, model: str, teacher_rows: Any = None, taskset: str | Non
     answers: list[Answer] = []
 
     def ask(q: int, answer: str, decides: bool, evidence: Result | dict) -> None:
-        if isinstance(evidence, Result):
+        if isinstance(evidence, Result):  # bounded: a route's answer never grows with the rows
+            evidence = evidence.bounded(LIST_SHOWN_MAX)
             ev, detail = evidence.to_dict(), evidence.render()
         else:
             ev, detail = evidence, ""

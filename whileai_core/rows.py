@@ -27,6 +27,7 @@ import numpy as np
 
 from .defaults import PASS_THRESHOLD
 from .errors import RowsError
+from .progress import step
 from .safepath import Root, UserPath, as_user_path, is_path
 
 TASK_FIELD = "task_id"
@@ -227,6 +228,9 @@ def load_rows(source: Any, *, threshold: float | None = None, root: Root | None 
         return Rows(source=source.source, threshold=thr, records=source.records,
                     reward=source.reward, truncated=source.truncated, model=source.model,
                     task_index=source.task_index, task_ids=source.task_ids, lines=source._lines)
+    is_file = isinstance(source, (str, os.PathLike)) or is_path(source)
+    if is_file:
+        step(0, 3, f"reading {source}")
     if root is None and isinstance(source, (str, os.PathLike)):
         # another system's output, read by name: only outside the server's confined root
         # (the importers do not open through the door yet)
@@ -234,7 +238,13 @@ def load_rows(source: Any, *, threshold: float | None = None, root: Root | None 
         if foreign is not None:
             return _build(Records(foreign[1], f"{source} ({foreign[0]} import)", None, "row"),
                           threshold=thr)
-    return _build(read_records(source, noun="row", root=root), threshold=thr)
+    records = read_records(source, noun="row", root=root)
+    if is_file:
+        step(2, 3, f"grouping {len(records)} rows by task")
+    rows = _build(records, threshold=thr)
+    if is_file:
+        step(3, 3, f"{rows.n_rows} rows, {rows.n_tasks} tasks")
+    return rows
 
 
 def _foreign(path: Path) -> tuple[str, list[dict]] | None:
@@ -251,6 +261,7 @@ def _foreign(path: Path) -> tuple[str, list[dict]] | None:
 def _read_file(path: UserPath, noun: str = "row") -> tuple[list, list[int] | None | str, str]:
     name = str(path)
     text = path.read_text("rows", error=RowsError, fix="save the rows as UTF-8 JSONL")
+    step(1, 3, f"parsing {len(text):,} characters of {name}")
     stripped = text.lstrip()
     if not stripped:
         form = RECORD_FORMS.get(noun)

@@ -30,6 +30,7 @@ from .defaults import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, HO
 from .errors import ArgumentError
 from .result import Result, fmt_rate
 from .rows import Rows, load_rows
+from .tables import TaskPage, TaskSummary, TaskTable
 
 Interval = tuple[float, float]
 Verdict = Literal["moved", "moved_the_wrong_way", "flat", "within_noise", "insufficient_data"]
@@ -104,18 +105,39 @@ def mean_reward(rows: Any, *, level: float = CONFIDENCE_LEVEL,
     return pass_rate(load_rows(rows), level, seed, metric="reward")
 
 
+def field_shares(data: Rows, field: str) -> np.ndarray:
+    """Per task, the share of its rollouts whose ``field`` is truthy (one value per task)."""
+    if not isinstance(field, str) or not field:
+        raise ArgumentError(f"`field` must be the name of a row field, got {field!r}. Fix: e.g. "
+                            "field='truncated' or field='tool_call'")
+    if field == "truncated":
+        flags = data.truncated
+    else:
+        flags = np.fromiter(map(bool, map(dict.get, data.records, repeat(field, data.n_rows))),
+                            dtype=bool, count=data.n_rows)
+    return np.bincount(data.task_index, weights=flags, minlength=data.n_tasks) / data.rollouts
+
+
+class TaskRate(Result):
+    """A per-task mean with its interval and n (``rate``), and the per-task values summarised
+    (``tasks``; ``page`` when a page of the table was asked for)."""
+
+    rate: Rate
+    tasks: TaskSummary
+    page: TaskPage | None = None
+
+    def render(self) -> str:
+        lines = [f"{self.rate.metric} {self.rate.render()}", self.tasks.render()]
+        return "\n".join(lines + ([self.page.render()] if self.page is not None else []))
+
+
 def field_share(rows: Any, field: str, *, level: float = CONFIDENCE_LEVEL,
                 seed: int | None = BOOTSTRAP_SEED) -> Rate:
     """Share of rollouts whose ``field`` is truthy (e.g. "truncated", "tool_call"), as the mean
     over tasks of each task's share, with its task-bootstrap interval."""
     level, seed = check_level(level), check_seed(seed)
     data = load_rows(rows)
-    if field == "truncated":
-        flags = data.truncated
-    else:
-        flags = np.fromiter(map(bool, map(dict.get, data.records, repeat(field, data.n_rows))),
-                            dtype=bool, count=data.n_rows)
-    per_task = np.bincount(data.task_index, weights=flags, minlength=data.n_tasks) / data.rollouts
+    per_task = field_shares(data, field)
     ci = None
     if data.n_tasks >= MIN_TASKS_FOR_INTERVAL:
         ci = percentile_interval(task_bootstrap(per_task, BOOTSTRAP_RESAMPLES, seed), level)
@@ -130,9 +152,11 @@ class PassAt(Result):
 
     ``pass_at_1`` is the task-weighted mean of per-task pass rates (every task counts once).
     ``pass_at_k``/``pass_pow_k`` are given only when every task has >= k rollouts.
+    ``tasks`` summarises the per-task pass rates (histogram, lowest and highest tasks); the whole
+    table is a :class:`~whileai_core.tables.TaskTable` (``TaskTable.of(rows)``), one page of
+    which ``page`` carries when a caller asked for it.
     """
 
-    per_task: dict[str, float]
     pass_at_1: float
     ci95: Interval | None
     n_tasks: int
@@ -143,6 +167,8 @@ class PassAt(Result):
     pass_pow_k: float | None = None
     pass_pow_k_ci95: Interval | None = None
     level: float = CONFIDENCE_LEVEL
+    tasks: TaskSummary
+    page: TaskPage | None = None
     note: str | None = None
 
     def render(self) -> str:
@@ -150,6 +176,9 @@ class PassAt(Result):
         if self.pass_at_k is not None:
             lines.append(f"pass@{self.k}  {fmt_rate(self.pass_at_k, self.pass_at_k_ci95, self.n_tasks)}")
             lines.append(f"pass^{self.k}  {fmt_rate(self.pass_pow_k, self.pass_pow_k_ci95, self.n_tasks)}")
+        lines.append(self.tasks.render())
+        if self.page is not None:
+            lines.append(self.page.render())
         if self.note:
             lines.append(f"note: {self.note}")
         return "\n".join(lines)
@@ -204,7 +233,7 @@ def pass_at(rows: Any, *, k: int | None = None, level: float = CONFIDENCE_LEVEL,
     if len(columns) == 3:
         extra = dict(pass_at_k=float(points[1]), pass_at_k_ci95=cis[1],
                      pass_pow_k=float(points[2]), pass_pow_k_ci95=cis[2])
-    return PassAt(per_task=data.per_task(), pass_at_1=float(points[0]), ci95=cis[0],
+    return PassAt(tasks=TaskTable.of(data).summary(), pass_at_1=float(points[0]), ci95=cis[0],
                   n_tasks=data.n_tasks, n_rows=data.n_rows, k=k, level=level,
                   note="; ".join(notes) or None, **extra)
 

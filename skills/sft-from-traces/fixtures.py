@@ -150,11 +150,11 @@ def export_is_trl_conversational(ns):
         row = json.loads(line)
         assert list(row) == ["messages"] and row["messages"][-1]["role"] == "assistant"
         assert row["messages"][0]["content"] not in held
-    # the data folder: the held-out asks frozen once per task, the grader, the model
-    frozen = ns["frozen"]
-    assert frozen.n_tasks == len(ns["split"].holdout_tasks)
+    # the data folder: the held-out traces, the grader, the model
     assert sorted(p.name for p in Path("sft").iterdir()) == sorted(
-        ["train.jsonl", f"{frozen.name}.jsonl", "grader.py", "settings.json"])
+        ["train.jsonl", "holdout.jsonl", "grader.py", "settings.json"])
+    held_out = [json.loads(line) for line in Path("sft/holdout.jsonl").read_text().splitlines()]
+    assert {r["task_id"] for r in held_out} == set(ns["split"].holdout_tasks)
     assert json.loads(Path("sft/settings.json").read_text()) == {"model": MODEL}
 
 
@@ -174,7 +174,7 @@ def sft_recipe_trained_and_paired_the_held_out_tasks(ns):
     assert metrics["train_steps"] == 2 and metrics["loss_mask"]["n_wrong_mask"] == 0
     assert metrics["loss_mask"]["completion_tokens_trained"] > 0
     assert metrics["data"]["conversations"] == ns["exported"].n_records
-    assert metrics["data"]["holdout_name"] == ns["frozen"].name
+    assert metrics["data"]["holdout_tasks"] == n_held
     assert metrics["data"]["settings_file"] == {"model": MODEL}
 
 

@@ -63,6 +63,34 @@ def _check_gpu(gpu: Any, backend: str, target: Target) -> tuple[str | None, int]
     return (kind if count == 1 else f"{kind}:{count}"), count
 
 
+def _check_local_teacher(target: Target) -> None:
+    """Refuse a Modal run of a config whose OPD teacher is on localhost unless the recipe that
+    runs it starts that teacher: inside a Modal container, localhost is the container, not the
+    machine where the user served the teacher."""
+    from ..prime_rl.teacher import is_local
+
+    # the bytes read once through the path door (never the path again, by name)
+    text = target.data.decode("utf-8") if target.data is not None else ""
+    algo = (tomllib.loads(text).get("orchestrator") or {}).get("algo") or {}
+    teacher = algo.get("teacher") if isinstance(algo, dict) else None
+    if not isinstance(teacher, dict) or not is_local(str(teacher.get("base_url", ""))):
+        return
+    if target.recipe_dir is None:
+        starts, why = False, f"the {target.recipe} recipe was not found"
+    else:
+        from .modal_backend import recipe_starts_teacher
+        starts, why = recipe_starts_teacher(target, text)
+    if not starts:
+        raise ConfigError(
+            f"{target.path}: its OPD teacher {teacher.get('name')!r} is at "
+            f"{teacher.get('base_url')}, and on Modal localhost is the run's own container; the "
+            f"{target.recipe} recipe does not start that teacher there ({why}). Nothing was "
+            "planned or launched. Fix: serve the teacher where Modal can reach it and rewrite the "
+            "config with prime_rl_config(method={'name': 'opd', 'teacher': "
+            "'<model>@https://<host>/v1'}, teacher_served=true, ...), or run the config on a "
+            "machine that serves the teacher (the `first:` lines of prime_rl_config)")
+
+
 def _check_name(name: Any, target: Target) -> str:
     if name is None:
         return target.default_name
@@ -180,25 +208,29 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
     target = resolve_target(config_or_recipe, recipes_dir=recipes_dir, root=root, data=data)
     runner = get_backend(backend_name)
     runner.check_target(target)
+    if backend_name == "modal" and target.kind == "config":
+        _check_local_teacher(target)
     gpu_spec, gpu_count = _check_gpu(gpu, backend_name, target)
     run_name = _check_name(name, target)
-    registry = Registry(state_dir)
+    # A plan is free: without confirm nothing is written, not even the registry's folder.
+    registry = Registry(state_dir, create=confirm)
     plan = _plan(target, run_name, runner, gpu_spec, gpu_count, registry)
     fields = dict(id=plan.run_id, name=run_name, target=target.label, target_kind=target.kind,
                   recipe=target.recipe, sha256=target.sha256, backend=backend_name, gpu=gpu_spec)
     if not confirm:
-        record = registry.plan(fields)
-        if record.status != "planned":
+        record = registry.get(plan.run_id)
+        if record is not None and record.status != "planned":
             return Launch(action="existing", plan=plan, run=public(record),
                           next_step=_existing_step(record, gpu_spec, _given(state_dir)))
         if not plan.ready:
-            return Launch(action="planned", plan=plan, run=record,
+            return Launch(action="planned", plan=plan, run=None,
                           next_step="fix what the plan's notes say is not ready, then plan again")
-        return Launch(action="planned", plan=plan, run=record, next_step=call(
+        return Launch(action="planned", plan=plan, run=None, next_step=call(
             "launch_run", config_or_recipe=str(config_or_recipe),
             backend=None if backend_name == "modal" else backend_name, gpu=gpu, name=name,
             data=None if data is None else str(data), confirm=True,
-            state_dir=_given(state_dir), recipes_dir=_given(recipes_dir)))
+            state_dir=_given(state_dir), recipes_dir=_given(recipes_dir))
+            + " (re-plans, then launches)")
     try:  # a missing package or token fails before anything is recorded
         runner.check_ready(target)
     except WhileaiError as exc:

@@ -41,6 +41,7 @@ from .targets import RECIPE_ENTRY, Target
 CREDENTIALS_FIX = ("set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET in the environment, or run "
                    "`modal token new` (it writes ~/.modal.toml)")
 HOOK = "modal_call"
+TEACHER_HOOK = "starts_teacher"
 CONFIG_COPY = "config.toml"  # in the run's folder: the bytes that were hashed, as launched
 
 
@@ -75,13 +76,8 @@ class ModalCall:
                 f".spawn({', '.join(shown)})")
 
 
-def recipe_call(target: Target, run_name: str, config_path: Path | None = None) -> ModalCall:
-    """Ask the recipe's run.py (its ``modal_call`` hook) what to spawn for this run.
-
-    ``config_path``: the copy of a config's bytes the hook should read (the launch writes the
-    bytes it hashed into the run's folder, so what runs is what was checked, whatever happens to
-    the user's file meanwhile); default the config's own path (a plan only describes the call).
-    """
+def _recipe_module(target: Target):
+    """The recipe's run.py, imported (its hooks say what a Modal run of it does)."""
     entry = (target.recipe_dir or Path(target.recipe)) / RECIPE_ENTRY
     where = f"recipes/{target.recipe}/{RECIPE_ENTRY}"
     if not entry.is_file():
@@ -95,6 +91,29 @@ def recipe_call(target: Target, run_name: str, config_path: Path | None = None) 
         spec.loader.exec_module(module)
     finally:
         sys.path.remove(str(entry.parents[2]))
+    return module, where
+
+
+def recipe_starts_teacher(target: Target, config_text: str) -> tuple[bool, str]:
+    """Whether the recipe's Modal function starts the OPD teacher a config expects on localhost
+    (its ``starts_teacher(config_text) -> (bool, why)`` hook); a recipe without the hook starts
+    none."""
+    module, where = _recipe_module(target)
+    hook = getattr(module, TEACHER_HOOK, None)
+    if not callable(hook):
+        return False, f"{where} starts no teacher (it defines no {TEACHER_HOOK} hook)"
+    starts, why = hook(config_text)
+    return bool(starts), str(why)
+
+
+def recipe_call(target: Target, run_name: str, config_path: Path | None = None) -> ModalCall:
+    """Ask the recipe's run.py (its ``modal_call`` hook) what to spawn for this run.
+
+    ``config_path``: the copy of a config's bytes the hook should read (the launch writes the
+    bytes it hashed into the run's folder, so what runs is what was checked, whatever happens to
+    the user's file meanwhile); default the config's own path (a plan only describes the call).
+    """
+    module, where = _recipe_module(target)
     hook = getattr(module, HOOK, None)
     if not callable(hook):
         raise ConfigError(f"{where} defines no {HOOK}(run_name, config_path), so launch_run cannot "

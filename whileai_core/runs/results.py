@@ -45,21 +45,24 @@ class RunPlan(Result):
 
 
 class Launch(Result):
-    """``action``: ``planned`` (nothing ran), ``launched`` (started now) or ``existing`` (this
-    target under this name was launched before: that run, never a second one)."""
+    """``action``: ``planned`` (nothing ran and nothing was recorded: ``run`` is None),
+    ``launched`` (started now) or ``existing`` (this target under this name was launched before:
+    that run, never a second one)."""
 
     action: Literal["planned", "launched", "existing"]
     plan: RunPlan
-    run: RunRecord
+    run: RunRecord | None
     next_step: str
 
     def render(self) -> str:
-        head = {"planned": "planned, nothing launched",
-                "launched": f"launched {self.run.id}",
-                "existing": f"already launched as {self.run.id} ({self.run.status}); not launched "
-                            "again"}[self.action]
-        return "\n".join([head, str(self.plan) if self.action == "planned" else
-                          self.run.render(), f"next: {self.next_step}"])
+        if self.action == "planned" or self.run is None:
+            head, body = "planned, nothing launched or recorded", str(self.plan)
+        elif self.action == "launched":
+            head, body = f"launched {self.run.id}", self.run.render()
+        else:
+            head = f"already launched as {self.run.id} ({self.run.status}); not launched again"
+            body = self.run.render()
+        return "\n".join([head, body, f"next: {self.next_step}"])
 
 
 class RunList(Result):

@@ -225,8 +225,7 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
         return Launch(action="planned", plan=plan, run=None, next_step=call(
             "launch_run", config_or_recipe=str(config_or_recipe),
             backend=None if backend_name == "modal" else backend_name, gpu=gpu, name=name,
-            confirm=True, state_dir=_given(state_dir), recipes_dir=_given(recipes_dir))
-            + " (re-plans, then launches)")
+            confirm=True, state_dir=_given(state_dir), recipes_dir=_given(recipes_dir)))
     # progress steps (and so the points where a cancelled call stops) come only before the
     # claim and after the handle is recorded: never between them, where a stop would leave a
     # started run unrecorded

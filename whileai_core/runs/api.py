@@ -16,6 +16,7 @@ from typing import Any
 
 from ..defaults import MODAL_GPU_TYPES, MODAL_MAX_GPUS, PRIME_RL_RECIPE, RUN_GPU, RUN_WALL_HOURS
 from ..errors import ArgumentError, ConfigError, WhileaiError
+from ..progress import step
 from ..voice import arg, call, choose
 from ..voice import name as op_name
 from ..safepath import Root, UserPath
@@ -229,8 +230,11 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
             "launch_run", config_or_recipe=str(config_or_recipe),
             backend=None if backend_name == "modal" else backend_name, gpu=gpu, name=name,
             data=None if data is None else str(data), confirm=True,
-            state_dir=_given(state_dir), recipes_dir=_given(recipes_dir))
-            + " (re-plans, then launches)")
+            state_dir=_given(state_dir), recipes_dir=_given(recipes_dir)))
+    # progress steps (and so the points where a cancelled call stops) come only before the
+    # claim and after the handle is recorded: never between them, where a stop would leave a
+    # started run unrecorded
+    step(1, 3, f"checking the {backend_name} backend")
     try:  # a missing package or token fails before anything is recorded
         runner.check_ready(target)
     except WhileaiError as exc:
@@ -267,6 +271,7 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
         registry.set_handle(record.id, handle)  # first: a crash after this still finds the run
         started = registry.transition(record.id, ("launching",), "running", handle=handle,
                                       launched_at=now())
+    step(3, 3, f"{record.id} launched and recorded")
     if started is None:  # cancelled while it was launching: stop what was just started
         current = registry.get(record.id)
         runner.cancel(current, run_dir)
@@ -354,6 +359,7 @@ def cancel_run(id: str, *, state_dir: str | os.PathLike | None = None) -> Cancel
 def collect_run(id: str, *, state_dir: str | os.PathLike | None = None) -> Collected:
     """A finished run's results, with the paired before/after verdict when it has held-out rows."""
     registry, record = _open(id, state_dir)
+    step(0, 2, f"asking the backend about {record.id}")
     record = _reconcile(registry, record)
     if record.status != "succeeded":
         note = {"failed": f"the run failed: {record.error}",
@@ -374,6 +380,7 @@ def collect_run(id: str, *, state_dir: str | os.PathLike | None = None) -> Colle
                           f"recipe {record.recipe!r} must write both")
     from ..stats import compare
 
+    step(1, 2, f"comparing {len(before)} rows before with {len(after)} after")
     comparison = compare(before, after)
     return Collected(run=public(record), ready=True, metrics=metrics, n_before_rows=len(before),
                      n_after_rows=len(after), comparison=comparison, verdict=comparison.verdict)

@@ -277,19 +277,21 @@ def _answered(result: BaseModel) -> tuple[BaseModel, CallToolResult]:
 def progress_listener(ctx: Any):
     """A ``whileai_core.progress`` listener for the request of ``ctx``, called in the worker
     thread that runs the core: it stops the call if the request was cancelled, and sends a
-    progress notification (increasing values only, at most one per
-    ``MCP_PROGRESS_INTERVAL_S`` except the last) when the client gave a progress token."""
-    last = {"done": -1.0, "at": 0.0}
+    progress notification when the client gave a progress token: increasing values only, each
+    new stage (the message's text before ':') at once, and within a stage at most one per
+    ``MCP_PROGRESS_INTERVAL_S`` except the last."""
+    last: dict[str, Any] = {"done": -1.0, "at": 0.0, "stage": None}
 
     def listen(done: float, total: float | None, message: str) -> None:
         anyio.from_thread.check_cancelled()  # raises the request's cancellation: the call stops
         if ctx is None or done <= last["done"]:
             return
         now = time.monotonic()
+        stage = message.split(":", 1)[0]
         final = total is not None and done >= total
-        if not final and now - last["at"] < MCP_PROGRESS_INTERVAL_S:
+        if not final and stage == last["stage"] and now - last["at"] < MCP_PROGRESS_INTERVAL_S:
             return
-        last.update(done=done, at=now)
+        last.update(done=done, at=now, stage=stage)
         try:
             anyio.from_thread.run(ctx.report_progress, done, total, message)
         except Exception:  # noqa: BLE001 - a lost notification must not fail the call

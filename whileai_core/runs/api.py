@@ -16,6 +16,7 @@ from typing import Any
 
 from ..defaults import MODAL_GPU_TYPES, MODAL_MAX_GPUS, PRIME_RL_RECIPE, RUN_GPU, RUN_WALL_HOURS
 from ..errors import ArgumentError, ConfigError, WhileaiError
+from ..progress import step
 from ..voice import arg, call, choose
 from ..voice import name as op_name
 from ..safepath import Root, UserPath
@@ -181,27 +182,31 @@ def _plan(target: Target, name: str, backend, gpu: str | None, gpu_count: int,
 
 def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str = "modal",
                gpu: str | None = None, name: str | None = None, confirm: bool = False,
+               data: str | os.PathLike | UserPath | None = None,
                state_dir: str | os.PathLike | None = None,
                recipes_dir: str | os.PathLike | None = None, root: Root | None = None) -> Launch:
     """Plan a run, or with ``confirm=True`` launch it; the same target and name launch once.
 
     Parameters
     ----------
-    config_or_recipe : a recipe name (``grpo``, ``dpo``, ``prime-rl``) or a prime-rl TOML path
+    config_or_recipe : a recipe name (``grpo``, ``dpo``, ``sft``, ``prime-rl``) or a prime-rl TOML path
     backend : ``"modal"`` (GPU, spends money) or ``"local"`` (the recipe's CPU smoke here)
     gpu : Modal GPU spec ``TYPE[:COUNT]``, default ``defaults.RUN_GPU[recipe]`` (a config: its
         ``[deployment]`` GPU count); ignored by ``local``
     name : the run's name, default the recipe name or the config's file stem
     confirm : False returns the plan and launches nothing
+    data : a data folder for a recipe that trains on your files (``sft``: ``train.jsonl`` from
+        ``export_sft``, ``holdout.jsonl``, ``grader.py``); its files are part of the run's identity
     state_dir : the registry's folder (default ``$WHILEAI_STATE_DIR`` or ``~/.whileai``)
     recipes_dir : the recipes folder (default ``$WHILEAI_RECIPES_DIR`` or this checkout's)
-    root : a config path is read under this root (the server's workspace), through the path door
+    root : a config path (and ``data``) is read under this root (the server's workspace), through
+        the path door
     """
     backend_name = _check_backend(backend)
     if not isinstance(confirm, bool):
         raise ArgumentError(f"`{arg('confirm')}` must be true or false, got {confirm!r}. Fix: "
                             f"{arg('confirm', True)} to launch, omit it to see the plan")
-    target = resolve_target(config_or_recipe, recipes_dir=recipes_dir, root=root)
+    target = resolve_target(config_or_recipe, recipes_dir=recipes_dir, root=root, data=data)
     runner = get_backend(backend_name)
     runner.check_target(target)
     if backend_name == "modal" and target.kind == "config":
@@ -224,8 +229,12 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
         return Launch(action="planned", plan=plan, run=None, next_step=call(
             "launch_run", config_or_recipe=str(config_or_recipe),
             backend=None if backend_name == "modal" else backend_name, gpu=gpu, name=name,
-            confirm=True, state_dir=_given(state_dir), recipes_dir=_given(recipes_dir))
-            + " (re-plans, then launches)")
+            data=None if data is None else str(data), confirm=True,
+            state_dir=_given(state_dir), recipes_dir=_given(recipes_dir)))
+    # progress steps (and so the points where a cancelled call stops) come only before the
+    # claim and after the handle is recorded: never between them, where a stop would leave a
+    # started run unrecorded
+    step(1, 3, f"checking the {backend_name} backend")
     try:  # a missing package or token fails before anything is recorded
         runner.check_ready(target)
     except WhileaiError as exc:
@@ -262,6 +271,7 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
         registry.set_handle(record.id, handle)  # first: a crash after this still finds the run
         started = registry.transition(record.id, ("launching",), "running", handle=handle,
                                       launched_at=now())
+    step(3, 3, f"{record.id} launched and recorded")
     if started is None:  # cancelled while it was launching: stop what was just started
         current = registry.get(record.id)
         runner.cancel(current, run_dir)
@@ -349,6 +359,7 @@ def cancel_run(id: str, *, state_dir: str | os.PathLike | None = None) -> Cancel
 def collect_run(id: str, *, state_dir: str | os.PathLike | None = None) -> Collected:
     """A finished run's results, with the paired before/after verdict when it has held-out rows."""
     registry, record = _open(id, state_dir)
+    step(0, 2, f"asking the backend about {record.id}")
     record = _reconcile(registry, record)
     if record.status != "succeeded":
         note = {"failed": f"the run failed: {record.error}",
@@ -369,6 +380,7 @@ def collect_run(id: str, *, state_dir: str | os.PathLike | None = None) -> Colle
                           f"recipe {record.recipe!r} must write both")
     from ..stats import compare
 
+    step(1, 2, f"comparing {len(before)} rows before with {len(after)} after")
     comparison = compare(before, after)
     return Collected(run=public(record), ready=True, metrics=metrics, n_before_rows=len(before),
                      n_after_rows=len(after), comparison=comparison, verdict=comparison.verdict)

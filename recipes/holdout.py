@@ -103,7 +103,7 @@ def summarize(before: Sequence[dict], after: Sequence[dict],
 
 
 def _rate(d: dict) -> str:
-    ci = d.get("ci95")
+    ci = d.get("ci")
     value = d["pass_at_1"] if "pass_at_1" in d else d.get("value")
     return fmt_rate(value, tuple(ci) if ci else None, d.get("n_tasks"))
 
@@ -116,7 +116,7 @@ def render_summary(summary: dict) -> str:
     for name, arm in groups:
         delta = arm["delta"]
         d = delta.get("delta")
-        ci = delta.get("ci95")
+        ci = delta.get("ci")
         dtext = "n/a" if d is None else f"{d:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else
                                                        " [no interval]")
         lines += [f"{name}:",

@@ -20,7 +20,8 @@ INSTRUCTIONS = """\
 Decide how to post-train an open-weight model from graded rollouts, then write the config.
 Rows are read from files under the workspace root: pass paths (relative to the root), never paste
 large row sets. Typical order: route_rows (which method, and why) -> holdout_size / pass_at /
-compare_runs (is the test big enough, did it move) -> prime_rl_config (write the config) ->
+compare_runs (is the test big enough, did it move; compare_many per category or checkpoint) ->
+prime_rl_config (write the config) ->
 validate_config -> launch_run (plan first; confirm=true spends money) -> run_status /
 collect_run (the paired before/after verdict). Judges: audit_judge, order_reversal. SFT data:
 select_sft, decontaminate, export_sft. The playbooks are the skill://<name>/SKILL.md resources

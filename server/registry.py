@@ -13,7 +13,7 @@ import importlib
 from .tooling import ToolSpec
 
 TOOL_MODULES = (
-    "server.stats_tools",   # route_rows, pass_at, compare_runs, holdout_size, teacher_clears
+    "server.stats_tools",   # route_rows, pass_at, compare_runs, compare_many, holdout_size, teacher_clears
     "server.config_tools",  # prime_rl_config, validate_config
     "server.judge_tools",   # audit_judge, order_reversal
     "server.traces_tools",  # select_sft, decontaminate, export_sft

@@ -49,9 +49,14 @@ def test_grpo_smoke_end_to_end_on_the_local_backend(tmp_path):
     assert c.mean_before == pytest.approx(sum(before[t] for t in paired) / len(paired))
     assert c.mean_after == pytest.approx(sum(after[t] for t in paired) / len(paired))
     assert c.delta == pytest.approx(c.mean_after - c.mean_before)
-    excludes_zero = c.ci95[0] > 0 or c.ci95[1] < 0
-    assert collected.verdict == (("moved" if c.delta > 0 else "moved_the_wrong_way")
-                                 if excludes_zero else "flat")
+    if c.ci is None:
+        expected = "insufficient_data"
+    elif c.ci[0] > 0 or c.ci[1] < 0:
+        expected = "moved" if c.delta > 0 else "moved_the_wrong_way"
+    else:   # contains 0: flat only when the whole interval is inside +-effect (equivalence)
+        expected = "flat" if -c.effect <= c.ci[0] and c.ci[1] <= c.effect else \
+            "no_detectable_change"
+    assert collected.verdict == expected
     assert collected.metrics["smoke"] is True and "before_rows" not in collected.metrics
     again = launch_run("grpo", backend="local", confirm=True, state_dir=state,
                        recipes_dir=RECIPES)

@@ -522,3 +522,60 @@ _source("PROMPT_TOKEN_ALLOWANCE",
 ICEPOP_KL_TAU = 0.0
 _source("ICEPOP_KL_TAU", "IcePop as published masks and weights only; no log-ratio^2 term "
         "(prime-rl's own losses use 1e-3; pass kl_tau in [trainer.loss.kwargs] to match)")
+
+# --- intervals at every n, paired verdicts, seeds, many behaviours (issue 13) ---------------
+# Each rule below was chosen by the coverage study in bench/stats_study.py; its table is in
+# README.md ("How the intervals were chosen").
+
+SMALL_SAMPLE_TASKS = 30
+_source("SMALL_SAMPLE_TASKS",
+        "bench/stats_study.py: below 30 tasks the percentile task bootstrap covers 74-92% of the "
+        "time on skewed difficulty (a 95% interval), so per-task values in [0, 1] that are not all "
+        "0/1 get the effective-n interval there; from 30 tasks the bootstrap is kept (93-96% in "
+        "the issue-13 study; unchanged results)")
+
+BINARY_EXACT_BELOW = 10
+_source("BINARY_EXACT_BELOW",
+        "exact binomial coverage (bench/stats_study.py, binary table): Agresti-Coull (Agresti & "
+        "Coull 1998) keeps >= 92.5% at every rate from 10 tasks, 89.6% at 5; the mid-p interval "
+        "(Lancaster 1961; Brown, Cai & DasGupta 2001 sec. 4) keeps >= 93.1% at 5, so it is used "
+        "below 10 tasks when every per-task value is 0 or 1")
+
+SIGN_FLIP_BELOW = 30
+_source("SIGN_FLIP_BELOW",
+        "bench/stats_study.py: the percentile paired bootstrap says 'moved' 6-8% per direction "
+        "under no change at 5-10 tasks (issue 13); the sign-flip test (Fisher 1935; exact "
+        "McNemar on 0/1 values) is exact at any n, so it decides whenever fewer than 30 tasks "
+        "are paired or fewer than 30 of them changed")
+
+SIGN_FLIP_EXACT_PATTERNS = 2 ** 16
+_source("SIGN_FLIP_EXACT_PATTERNS",
+        "convention: the sign-flip distribution is enumerated exactly up to 65,536 sign patterns "
+        "(16 changed tasks, < 0.1 s); above it, BOOTSTRAP_RESAMPLES seeded random patterns")
+
+NOISE_DEFAULT_RUNS = 3
+_source("NOISE_DEFAULT_RUNS",
+        "stated rule: a run_std given without the number of re-runs behind it is read as from 3 "
+        "runs, the fewest noise_floor recommends (its t quantile then has 2 degrees of freedom)")
+
+NOISE_TIE_TOLERANCE = 1e-9
+_source("NOISE_TIE_TOLERANCE",
+        "convention: a |delta| within 1e-9 of the noise band counts as inside it, so 0.7 - 0.6 "
+        "and 0.2 - 0.1 read alike (float rounding must not decide a verdict)")
+
+MIN_SEEDS_FOR_SEED_VARIANCE = 2
+_source("MIN_SEEDS_FOR_SEED_VARIANCE",
+        "arithmetic: a between-seed variance needs 2 runs of one arm; with one run per arm the "
+        "training-seed variance is unmeasured and a 'moved' verdict says so (Madaan et al. 2024, "
+        "arXiv:2406.10229, on seed variance in evals)")
+
+MANY_SHOWN = 50
+_source("MANY_SHOWN",
+        "convention: compare_many lists at most 50 behaviours (smallest p first) and says "
+        "'n of N'; the rest are counted, never silently cut")
+
+DECONTAM_SHORT_MIN_WORDS = 3
+_source("DECONTAM_SHORT_MIN_WORDS",
+        "convention, untested: a prompt shorter than the n-gram is matched by its whole word "
+        "sequence inside the other side's prompts, but only from 3 words (one or two common words "
+        "would match almost any prompt); shorter prompts are matched verbatim only")

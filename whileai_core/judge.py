@@ -10,7 +10,12 @@ judge this module reads three numbers against floors, each with its interval and
   reach by chance; floor ``JUDGE_MIN_KAPPA`` (0.6, "substantial" in [4]). An always-pass judge
   has kappa 0 whatever its raw agreement;
 - false-pass rate: among items the labels fail, the share the judge passes (the reward a policy
-  learns to farm); ceiling ``JUDGE_MAX_FALSE_PASS``, with its Wilson interval and n = failures.
+  learns to farm); ceiling ``JUDGE_MAX_FALSE_PASS`` read on the *upper end* of its Wilson
+  interval (n = failures): a judge clears only when the sample shows its false-pass rate is under
+  the ceiling.
+
+Kappa carries a bootstrap interval over items (:func:`kappa_interval`) and its floor, like
+agreement's, is read on the lower bound for ``clears`` (the point estimate for ``fails``).
 
 Also: how many labelled failures the sample needs (:func:`failures_needed`), length bias (the
 judge's grade correlated with reply length, beyond what the labels show), a rubric ablation one
@@ -18,7 +23,8 @@ clause at a time (:func:`rubric_ablation`) and order reversal on pairs (:func:`o
 
 References: [1] Wilson 1927, JASA 22:209; Brown, Cai & DasGupta 2001, Stat. Sci. 16:101.
 [2] Zheng et al. 2023, arXiv:2306.05685. [3] Cohen 1960, Educ. Psychol. Meas. 20:37.
-[4] Landis & Koch 1977, Biometrics 33:159.
+[4] Landis & Koch 1977, Biometrics 33:159. [5] Efron & Tibshirani 1993, ch. 13 (percentile
+bootstrap; here over items).
 
 Small samples: kappa is undefined (None) when labels and grades are both constant; it then fails
 its floor with a reason that says to label failures too. No verdict is "clears" without at least
@@ -84,6 +90,33 @@ def cohen_kappa(labels: Sequence[bool], grades: Sequence[bool]) -> float | None:
     return (p_o - p_e) / (1 - p_e)
 
 
+def kappa_interval(labels: Sequence[bool], grades: Sequence[bool], *,
+                   level: float = D.CONFIDENCE_LEVEL, seed: int | None = D.BOOTSTRAP_SEED,
+                   n_resamples: int = D.BOOTSTRAP_RESAMPLES) -> tuple[float, float] | None:
+    """Percentile interval of Cohen's kappa from a bootstrap over items [5].
+
+    Kappa depends on the items only through the 2x2 table of (label, grade), so a resample of
+    items is a Multinomial(n, table / n) draw of that table: exact and vectorised. Resamples whose
+    kappa is undefined (both raters constant) are left out; None when kappa itself is undefined.
+    """
+    level = _check_level(level)
+    a = np.asarray(labels, dtype=bool)
+    b = np.asarray(grades, dtype=bool)
+    if cohen_kappa(a, b) is None:
+        return None
+    n = a.size
+    cells = np.array([np.sum(a & b), np.sum(a & ~b), np.sum(~a & b), np.sum(~a & ~b)], float)
+    draws = np.random.default_rng(seed).multinomial(n, cells / n, size=n_resamples) / n
+    p_o = draws[:, 0] + draws[:, 3]
+    pa, pb = draws[:, 0] + draws[:, 1], draws[:, 0] + draws[:, 2]
+    p_e = pa * pb + (1 - pa) * (1 - pb)
+    ok = p_e < 1.0 - 1e-12
+    kappas = (p_o[ok] - p_e[ok]) / (1 - p_e[ok])
+    from .bootstrap import percentile_interval
+
+    return percentile_interval(kappas, level)
+
+
 def failures_needed(half_width: float = D.JUDGE_FALSE_PASS_HALF_WIDTH, *,
                     level: float = D.CONFIDENCE_LEVEL) -> int:
     """Labelled failures needed so the false-pass rate is known to +-``half_width`` at worst.
@@ -116,6 +149,8 @@ class JudgeReport(Result):
     agreement: float
     agreement_ci: tuple[float, float] | None
     kappa: float | None = Field(description="Cohen's kappa; None when both raters are constant")
+    kappa_ci: tuple[float, float] | None = Field(
+        None, description="bootstrap interval of kappa over items, at the audit's level")
     n_label_fail: int = Field(description="items the labels fail: the n of the false-pass rate")
     false_pass: float | None = Field(description="share of label-fail items the judge passes")
     false_pass_ci: tuple[float, float] | None
@@ -128,6 +163,8 @@ class JudgeReport(Result):
 
     def render(self) -> str:
         kappa = "undefined" if self.kappa is None else f"{self.kappa:.3f}"
+        if self.kappa_ci is not None:
+            kappa += f" [{self.kappa_ci[0]:.3f}, {self.kappa_ci[1]:.3f}]"
         lines = [f"{self.name}: {self.verdict}",
                  f"  agreement  {fmt_rate(self.agreement, self.agreement_ci, self.n, 'items')}",
                  f"  kappa      {kappa}",
@@ -192,13 +229,14 @@ def audit_judge(items: Any, *, judges: Sequence[str] | None = None,
         A judge must have graded every item.
       min_agreement: floor on the Wilson lower bound of agreement (default 0.8).
       min_kappa: floor on Cohen's kappa (default 0.6).
-      max_false_pass: ceiling on the false-pass rate (default 0.1).
+      max_false_pass: ceiling on the false-pass rate, read on its interval's upper end (0.1).
       half_width: the false-pass precision the sample is sized for (default 0.1: 97 failures).
       level: interval level (default 0.95).
 
     Verdict per judge: ``fails`` when a point estimate misses its floor (kappa, agreement, false
-    pass) or kappa is undefined; ``label_more`` when the point estimates clear but the agreement's
-    lower bound does not, or the labels hold fewer failures than ``failures_needed(half_width)``;
+    pass) or kappa is undefined; ``label_more`` when the point estimates clear but an interval
+    does not (agreement's or kappa's lower bound under its floor, the false-pass upper bound over
+    its ceiling), or the labels hold fewer failures than ``failures_needed(half_width)``;
     ``clears`` otherwise.
     """
     level = _check_level(level)
@@ -274,6 +312,7 @@ def _report(name, label, grade, length, label_r, min_agreement, min_kappa, max_f
     agree = int((label == grade).sum())
     agreement_ci = wilson_interval(agree, n, level=level)
     kappa = cohen_kappa(label, grade)
+    kappa_ci = kappa_interval(label, grade, level=level)
     fails = ~label
     n_fail = int(fails.sum())
     false_pass_count = int((grade & fails).sum())
@@ -304,6 +343,13 @@ def _report(name, label, grade, length, label_r, min_agreement, min_kappa, max_f
     if agreement_ci is not None and agreement_ci[0] < min_agreement <= agree / n:
         soft.append(f"agreement lower bound {agreement_ci[0]:.3f} < {min_agreement}: "
                     f"too few items to tell")
+    if kappa is not None and kappa_ci is not None and kappa_ci[0] < min_kappa <= kappa:
+        soft.append(f"kappa lower bound {kappa_ci[0]:.3f} < {min_kappa}: too few items to tell")
+    false_pass_ci = wilson_interval(false_pass_count, n_fail, level=level)
+    if false_pass_ci is not None and false_pass is not None \
+            and false_pass <= max_false_pass < false_pass_ci[1]:
+        soft.append(f"false-pass upper bound {false_pass_ci[1]:.3f} > {max_false_pass}: the sample "
+                    f"cannot show the judge stays under the ceiling; label more failures")
     if n_fail == 0:
         soft.append("no labelled failure: the false-pass rate is unknown")
     elif n_fail < need:
@@ -315,8 +361,8 @@ def _report(name, label, grade, length, label_r, min_agreement, min_kappa, max_f
                        "rewards longer replies more than the labels do")
     verdict: Verdict = "fails" if hard else ("label_more" if soft else "clears")
     return JudgeReport(name=name, n=n, agreement=agree / n, agreement_ci=agreement_ci,
-                       kappa=kappa, n_label_fail=n_fail, false_pass=false_pass,
-                       false_pass_ci=wilson_interval(false_pass_count, n_fail, level=level),
+                       kappa=kappa, kappa_ci=kappa_ci, n_label_fail=n_fail, false_pass=false_pass,
+                       false_pass_ci=false_pass_ci,
                        false_fail=false_fail, length_r=length_r, length_bias=bias,
                        verdict=verdict, reasons=reasons + soft)
 
@@ -329,12 +375,19 @@ class ClauseEffect(Result):
     agreement_ci: tuple[float, float] | None
     kappa: float | None
     delta: float = Field(description="agreement without the clause minus with the full rubric")
+    delta_ci: tuple[float, float] | None = Field(
+        None, description="paired interval of delta over items (same items, two rubrics)")
+    delta_ci_method: str | None = None
+    p_value: float | None = Field(None, description="paired two-sided p for delta = 0")
+    n_changed: int = Field(0, description="items whose agreement changed with the clause removed")
     effect: Literal["needed", "no_effect", "hurts"]
-    within_noise: bool = Field(description="|delta| is under the agreement interval's half-width")
+    within_noise: bool = Field(description="the paired test cannot tell delta from 0 (p > "
+                                           "1 - level, or too few items changed)")
 
 
 class RubricAblation(Result):
-    """Agreement with the full rubric, then with each clause removed, one at a time."""
+    """Agreement with the full rubric, then with each clause removed, one at a time, each change
+    read as a paired difference over the same items (exact McNemar under 30 changed items)."""
 
     n: int
     agreement: float
@@ -345,9 +398,12 @@ class RubricAblation(Result):
 
     def render(self) -> str:
         lines = [f"full rubric: agreement {fmt_rate(self.agreement, self.agreement_ci, self.n, 'items')}"]
-        lines += [f"  without {c.clause!r}: {fmt_rate(c.agreement, c.agreement_ci)} "
-                  f"({c.delta:+.3f}) {c.effect}" + (" (within noise)" if c.within_noise else "")
-                  for c in self.clauses]
+        for c in self.clauses:
+            ci = "" if c.delta_ci is None else f" [{c.delta_ci[0]:+.3f}, {c.delta_ci[1]:+.3f}]"
+            p = "" if c.p_value is None else f", p={c.p_value:.3g}"
+            lines.append(f"  without {c.clause!r}: {fmt_rate(c.agreement, c.agreement_ci)} "
+                         f"({c.delta:+.3f}{ci}{p}, {c.n_changed} items changed) {c.effect}"
+                         + (" (within noise)" if c.within_noise else ""))
         return "\n".join(lines + [self.note])
 
 
@@ -359,9 +415,12 @@ def rubric_ablation(items: Any, grade: Callable[[list[str], list[dict]], Sequenc
     ``grade(clauses, items)`` returns one pass/fail per item for a rubric made of ``clauses``.
     A clause whose removal lowers agreement is ``needed``; one whose removal changes nothing is
     ``no_effect`` (cut it, or it tests something the sample does not contain); one whose removal
-    raises agreement ``hurts``. Differences smaller than the agreement interval's half-width are
-    inside the noise of this sample.
+    raises agreement ``hurts``. Each change is paired by item (the same items graded twice): its
+    interval and p-value come from :func:`whileai_core.stats.paired_interval` (the exact McNemar
+    test when fewer than 30 items changed); ``within_noise`` when that test cannot tell it from 0.
     """
+    from .stats.paired import paired_interval
+
     level = _check_level(level)
     recs = _read_items(items)
     records = recs.items
@@ -372,31 +431,47 @@ def rubric_ablation(items: Any, grade: Callable[[list[str], list[dict]], Sequenc
     label = np.array([_as_pass(r.get("label"), where=recs.where(i), field="label")
                       for i, r in enumerate(records)], dtype=bool)
 
-    def score(active: list[str]) -> tuple[float, float | None]:
+    def score(active: list[str]) -> tuple[np.ndarray, float | None]:
         out = list(grade(active, records))
         if len(out) != len(records):
             raise ArgumentError(f"grade() returned {len(out)} grades for {len(records)} items. "
                                 "Fix: return one pass/fail per item, in order")
         g = np.array([_as_pass(v, where={"source": "grade()"}, field="grade") for v in out],
                      dtype=bool)
-        return float(np.mean(g == label)), cohen_kappa(label, g)
+        return (g == label).astype(float), cohen_kappa(label, g)
 
     full, full_kappa = score(clauses)
     n = len(records)
-    ci = wilson_interval(round(full * n), n, level=level)
-    half = (ci[1] - ci[0]) / 2 if ci else 0.0
     effects = []
     for clause in clauses:
-        agreement, kappa = score([c for c in clauses if c != clause])
-        delta = agreement - full
+        agree, kappa = score([c for c in clauses if c != clause])
+        d = agree - full
+        delta = float(d.mean())
+        pi = paired_interval(d, level=level, seed=D.BOOTSTRAP_SEED,
+                             n_resamples=D.BOOTSTRAP_RESAMPLES, mcnemar=True,
+                             draws=_paired_draws(d))
+        noise = pi.ci is None or not (pi.ci[0] > 0 or pi.ci[1] < 0)
         effect = "needed" if delta < 0 else ("hurts" if delta > 0 else "no_effect")
-        effects.append(ClauseEffect(clause=clause, agreement=agreement, kappa=kappa,
-                                    agreement_ci=wilson_interval(round(agreement * n), n,
-                                                                 level=level),
-                                    delta=delta, effect=effect, within_noise=abs(delta) < half))
-    return RubricAblation(n=n, agreement=full, agreement_ci=ci, kappa=full_kappa,
-                          clauses=effects,
-                          note=f"changes under +-{half:.3f} are within this sample's noise")
+        effects.append(ClauseEffect(
+            clause=clause, agreement=float(agree.mean()), kappa=kappa,
+            agreement_ci=wilson_interval(int(agree.sum()), n, level=level), delta=delta,
+            delta_ci=pi.ci, delta_ci_method=pi.method, p_value=pi.p_value,
+            n_changed=pi.n_changed, effect=effect, within_noise=noise))
+    return RubricAblation(n=n, agreement=float(full.mean()),
+                          agreement_ci=wilson_interval(int(full.sum()), n, level=level),
+                          kappa=full_kappa, clauses=effects,
+                          note="each change is paired by item (the same items, two rubrics): "
+                               "exact McNemar under 30 changed items, paired bootstrap above")
+
+
+def _paired_draws(d: np.ndarray) -> np.ndarray | None:
+    from .stats.paired import needs_sign_flip
+
+    if needs_sign_flip(d):
+        return None
+    from .bootstrap import task_bootstrap
+
+    return task_bootstrap(d, D.BOOTSTRAP_RESAMPLES, D.BOOTSTRAP_SEED)
 
 
 # --- order reversal on pairs ---------------------------------------------------------------

@@ -14,7 +14,10 @@ from pydantic import Field
 from whileai_core.errors import ArgumentError
 from whileai_core.prime_rl import ConfigCheck, PrimeRLConfig, prime_rl_config, validate_config
 
-from .tooling import READ_ONLY, WRITES_FILE, Env, ToolInput, ToolSpec
+from whileai_core.defaults import PRIME_RL_MAX_TEMPERATURE
+
+from .tooling import (MAX_COUNT, MAX_GPUS_PER_NODE, MAX_NODES, MAX_TOKENS, MAX_VOCAB,
+                      READ_ONLY, WRITES_FILE, Env, ToolInput, ToolSpec)
 
 _CORE = inspect.signature(prime_rl_config).parameters
 
@@ -41,24 +44,24 @@ class PrimeRLConfigInput(ToolInput):
     overwrite: Annotated[bool, Field(
         description="Replace `out` if it exists. Leave false unless the user asked to replace "
                     "that file.")] = core_default("overwrite")
-    gpus: Annotated[int, Field(description="GPUs per node.")] = core_default("gpus")
+    gpus: Annotated[int, Field(ge=1, le=MAX_GPUS_PER_NODE, description="GPUs per node.")] = core_default("gpus")
     nodes: Annotated[int, Field(
-        description="Nodes; more than 1 writes a multi-node (SLURM) deployment.")] = core_default("nodes")
-    steps: Annotated[int, Field(description="Optimizer steps (max_steps).")] = core_default("steps")
+        ge=1, le=MAX_NODES, description="Nodes; more than 1 writes a multi-node (SLURM) deployment.")] = core_default("nodes")
+    steps: Annotated[int, Field(ge=1, le=MAX_COUNT, description="Optimizer steps (max_steps).")] = core_default("steps")
     batch: Annotated[int, Field(
-        description="Rollouts per step; must divide by group_size.")] = core_default("batch")
+        ge=1, le=MAX_COUNT, description="Rollouts per step; must divide by group_size.")] = core_default("batch")
     group_size: Annotated[int | None, Field(
-        description="Rollouts per prompt; null: the method's default.")] = core_default("group_size")
+        ge=1, le=MAX_COUNT, description="Rollouts per prompt; null: the method's default.")] = core_default("group_size")
     lora: Annotated[bool, Field(
         description="Train a LoRA adapter instead of full weights.")] = core_default("lora")
     lr: Annotated[float | None, Field(
-        description="Learning rate; null: the method's default.")] = core_default("lr")
+        gt=0, lt=1, allow_inf_nan=False, description="Learning rate; null: the method's default.")] = core_default("lr")
     temperature: Annotated[float | None, Field(
-        description="Sampling temperature in [0, 2]; null: the method's default.")] = core_default("temperature")
+        ge=0, le=PRIME_RL_MAX_TEMPERATURE, allow_inf_nan=False, description="Sampling temperature in [0, 2]; null: the method's default.")] = core_default("temperature")
     max_tokens: Annotated[int | None, Field(
-        description="Completion token cap per turn; null: the method's default.")] = core_default("max_tokens")
+        ge=1, le=MAX_TOKENS, description="Completion token cap per turn; null: the method's default.")] = core_default("max_tokens")
     seq_len: Annotated[int | None, Field(
-        description="Tokens per sample; null: 2048, raised to fit max_tokens.")] = core_default("seq_len")
+        ge=1, le=MAX_TOKENS, description="Tokens per sample; null: 2048, raised to fit max_tokens.")] = core_default("seq_len")
     renderer: Annotated[str | None, Field(
         description="prime-rl chat renderer name; null: picked from the model id.")] = core_default("renderer")
     train_split: Annotated[str | None, Field(
@@ -66,18 +69,18 @@ class PrimeRLConfigInput(ToolInput):
     eval_split: Annotated[str | None, Field(
         description="Dataset split to evaluate on; adds an eval section.")] = core_default("eval_split")
     eval_interval: Annotated[int | None, Field(
-        description="Evaluate every N steps; null: at the start and the end.")] = core_default("eval_interval")
+        ge=1, le=MAX_COUNT, description="Evaluate every N steps; null: at the start and the end.")] = core_default("eval_interval")
     eval_examples: Annotated[int | None, Field(
-        description="Examples per eval; null: the whole split.")] = core_default("eval_examples")
+        ge=1, le=MAX_COUNT, description="Examples per eval; null: the whole split.")] = core_default("eval_examples")
     inference_gpus: Annotated[int | None, Field(
-        description="GPUs for the policy's vLLM on a node; null: half.")] = core_default("inference_gpus")
+        ge=1, le=MAX_GPUS_PER_NODE, description="GPUs for the policy's vLLM on a node; null: half.")] = core_default("inference_gpus")
     serve_policy: Annotated[bool | str, Field(
         description="true: prime-rl starts vLLM for the policy; false or a base URL: you serve "
                     "it yourself.")] = core_default("serve_policy")
     vllm_memory: Annotated[float | None, Field(
-        description="vLLM gpu_memory_utilization; null: the method's default.")] = core_default("vllm_memory")
+        gt=0, le=1, allow_inf_nan=False, description="vLLM gpu_memory_utilization; null: the method's default.")] = core_default("vllm_memory")
     student_vocab: Annotated[int | None, Field(
-        description="The policy's vocabulary size, for the OPD teacher/student tokenizer "
+        ge=1, le=MAX_VOCAB, description="The policy's vocabulary size, for the OPD teacher/student tokenizer "
                     "check.")] = None
     overrides: Annotated[dict[str, Any] | None, Field(
         description="{'dotted.key': value} applied last, e.g. {'trainer.optim.max_norm': 0.5}; "
@@ -94,7 +97,8 @@ def prime_rl_config_tool(args: PrimeRLConfigInput, env: Env) -> PrimeRLConfig:
     taskset, method = knobs.pop("taskset"), knobs.pop("method")
     if args.out is not None:
         knobs["out"] = env.workspace.resolve(args.out, argument="out")
-    return prime_rl_config(taskset, method, **knobs)
+    # tokenizer paths nested in `method` (teacher.vocab, student_vocab) open under the root too
+    return prime_rl_config(taskset, method, root=env.workspace.door, **knobs)
 
 
 # --- validate_config -----------------------------------------------------------------------

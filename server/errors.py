@@ -66,6 +66,9 @@ def bad_arguments(exc: ValidationError, model: type[BaseModel]) -> str:
         # loc parts after the argument name: union branch tags (skipped) and list indexes
         items = [p for p in err["loc"][1:] if isinstance(p, int)]
         msg = err["msg"] + (f" (item {items[0]})" if items else "")
+        span = _range(model.model_fields.get(arg))
+        if span and err["type"] in _RANGE_ERRORS:
+            msg += f"; allowed: {span}"
         if msg not in by_arg.setdefault(arg, []):
             by_arg[arg].append(msg)
     parts = []
@@ -79,3 +82,24 @@ def bad_arguments(exc: ValidationError, model: type[BaseModel]) -> str:
 def _short(value: object, limit: int = 80) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[:limit] + "...(truncated)"
+
+
+_RANGE_ERRORS = {"greater_than", "greater_than_equal", "less_than", "less_than_equal",
+                 "finite_number"}
+
+
+def _range(field) -> str:
+    """A field's numeric range from its schema constraints, e.g. "(0, 1)" or "[1, 64]"."""
+    if field is None:
+        return ""
+    low = high = None
+    for item in field.metadata:
+        for name, bracket in (("ge", "["), ("gt", "(")):
+            if getattr(item, name, None) is not None:
+                low = f"{bracket}{getattr(item, name):g}"
+        for name, bracket in (("le", "]"), ("lt", ")")):
+            if getattr(item, name, None) is not None:
+                high = f"{getattr(item, name):g}{bracket}"
+    if low is None and high is None:
+        return ""
+    return f"{low or '(-inf'}, {high or 'inf)'}"

@@ -29,17 +29,19 @@ class AuditJudgeInput(ToolInput):
     judges: Annotated[list[str] | None, Field(
         description="Judge names to audit; null: every name found in `grades`.")] = None
     min_agreement: Annotated[float, Field(
-        description="Floor on the lower bound of agreement with the labels, in [0, 1]."
+        ge=0, le=1, allow_inf_nan=False, description="Floor on the lower bound of agreement with the labels, in [0, 1]."
     )] = _AUDIT["min_agreement"].default
     min_kappa: Annotated[float, Field(
-        description="Floor on Cohen's kappa, in [0, 1].")] = _AUDIT["min_kappa"].default
+        ge=0, le=1, allow_inf_nan=False, description="Floor on Cohen's kappa, in [0, 1].")] = _AUDIT["min_kappa"].default
     max_false_pass: Annotated[float, Field(
-        description="Ceiling on the share of label-fail replies the judge passes, in [0, 1]."
+        ge=0, le=1, allow_inf_nan=False, description="Ceiling on the share of label-fail replies the judge passes, in [0, 1]."
     )] = _AUDIT["max_false_pass"].default
     half_width: Annotated[float, Field(
-        description="Precision (+-) the false-pass rate is sized for; sets how many labelled "
-                    "failures are needed.")] = _AUDIT["half_width"].default
+        gt=0, lt=0.5, allow_inf_nan=False,
+        description="Precision (+-) the false-pass rate is sized for, in (0, 0.5); sets how many "
+                    "labelled failures are needed.")] = _AUDIT["half_width"].default
     level: Annotated[float, Field(
+        gt=0, lt=1, allow_inf_nan=False,
         description="Confidence level of the intervals, in (0, 1).")] = _AUDIT["level"].default
 
 
@@ -56,9 +58,10 @@ class OrderReversalInput(ToolInput):
                     'the root or a small list of {"id": ..., "forward": "first"|"second"|"tie", '
                     '"reversed": "first"|"second"|"tie"} (picks by position).')]
     max_flips: Annotated[float, Field(
-        description="Largest share of pairs whose pick may flip with the order for the judge "
+        ge=0, le=1, allow_inf_nan=False, description="Largest share of pairs whose pick may flip with the order for the judge "
                     "to still be used as a ranking.")] = _ORDER["max_flips"].default
     level: Annotated[float, Field(
+        gt=0, lt=1, allow_inf_nan=False,
         description="Confidence level of the interval, in (0, 1).")] = _ORDER["level"].default
 
 

@@ -1,7 +1,7 @@
 """`whileai-mcp`: serve the whileai tools over stdio (default) or streamable HTTP.
 
-stdout belongs to the protocol under stdio, so everything else (logs, tracebacks of bugs) goes
-to stderr.
+stdout belongs to the protocol under stdio, so everything else (logs, tracebacks of bugs, the
+start-up notice) goes to stderr.
 """
 
 from __future__ import annotations
@@ -10,8 +10,19 @@ import argparse
 import sys
 
 from whileai_core import __version__
-from whileai_core.defaults import MCP_HTTP_HOST, MCP_HTTP_PORT
+from whileai_core.defaults import (MCP_HTTP_HOST, MCP_HTTP_PORT, MCP_SESSION_IDLE_S,
+                                   MCP_TOKEN_ENV, READ_TIMEOUT_S)
 from whileai_core.errors import WhileaiError
+
+
+def _kind_mb(text: str) -> tuple[str, float]:
+    kind, sep, mb = text.partition("=")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"expected KIND=MB (e.g. rows=2048), got {text!r}")
+    try:
+        return kind.strip(), float(mb)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{mb!r} is not a number of MB") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -20,14 +31,40 @@ def build_parser() -> argparse.ArgumentParser:
         description="MCP server of the whileai skill pack (stdio by default).")
     parser.add_argument("--root", default=".", metavar="DIR",
                         help="workspace the tools may read from and write to; every path a tool "
-                             "gets is relative to it and may not leave it (default: current "
-                             "directory)")
-    parser.add_argument("--http", action="store_true",
-                        help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
-    parser.add_argument("--host", default=MCP_HTTP_HOST,
-                        help=f"HTTP bind address (default {MCP_HTTP_HOST})")
-    parser.add_argument("--port", type=int, default=MCP_HTTP_PORT,
-                        help=f"HTTP port (default {MCP_HTTP_PORT})")
+                             "gets is relative to it and may not leave it, follow a symlink, or "
+                             "name a hard-linked or special file (default: current directory)")
+    parser.add_argument("--read-only", action="store_true",
+                        help="serve only the read-only tools: nothing is written, launched or "
+                             "cancelled")
+    parser.add_argument("--max-file-mb", action="append", type=_kind_mb, default=[],
+                        metavar="KIND=MB",
+                        help="largest file the tools read, per kind: rows (rows, traces, judge "
+                             "items), tokenizer, config; repeatable (defaults 1024, 128, 4; "
+                             "also WHILEAI_MAX_<KIND>_MB)")
+    parser.add_argument("--read-timeout", type=float, default=None, metavar="S",
+                        help=f"longest one file read may take (default {READ_TIMEOUT_S:g} s; "
+                             "also WHILEAI_READ_TIMEOUT_S)")
+    http = parser.add_argument_group("streamable HTTP")
+    http.add_argument("--http", action="store_true",
+                      help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
+    http.add_argument("--host", default=MCP_HTTP_HOST,
+                      help=f"HTTP bind address (default {MCP_HTTP_HOST}); any other than "
+                           f"127.0.0.1, ::1 or localhost needs a bearer token (${MCP_TOKEN_ENV} "
+                           "or --token-file)")
+    http.add_argument("--port", type=int, default=MCP_HTTP_PORT,
+                      help=f"HTTP port (default {MCP_HTTP_PORT})")
+    http.add_argument("--token-file", default=None, metavar="FILE",
+                      help=f"file holding the bearer token every request must carry (instead of "
+                           f"${MCP_TOKEN_ENV}; never pass the token itself as a flag)")
+    http.add_argument("--allowed-host", action="append", default=[], metavar="HOST[:PORT]",
+                      help="a Host header clients may send (repeatable; needed with a wildcard "
+                           "--host such as 0.0.0.0); loopback names are always allowed on a "
+                           "loopback bind")
+    http.add_argument("--allowed-origin", action="append", default=[], metavar="ORIGIN",
+                      help="a browser Origin allowed to call (repeatable; default none, or "
+                           "loopback origins on a loopback bind)")
+    http.add_argument("--session-idle", type=float, default=MCP_SESSION_IDLE_S, metavar="S",
+                      help=f"close an HTTP session idle this long (default {MCP_SESSION_IDLE_S:g})")
     parser.add_argument("--skills", default=None, metavar="DIR",
                         help="skills folder (default: $WHILEAI_SKILLS_DIR, else skills/ beside "
                              "the package)")
@@ -40,24 +77,47 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if (args.host != MCP_HTTP_HOST or args.port != MCP_HTTP_PORT) and not args.http:
-        print("error: --host/--port only apply with --http. Fix: add --http", file=sys.stderr)
+    http_only = (args.host != MCP_HTTP_HOST or args.port != MCP_HTTP_PORT or args.token_file
+                 or args.allowed_host or args.allowed_origin
+                 or args.session_idle != MCP_SESSION_IDLE_S)
+    if http_only and not args.http:
+        print("error: --host/--port/--token-file/--allowed-host/--allowed-origin/--session-idle "
+              "only apply with --http. Fix: add --http", file=sys.stderr)
         return 2
-    from .app import build_server  # after argument parsing: --help and --version stay instant
+    import anyio  # after argument parsing: --help and --version stay instant
+
+    from whileai_core.safepath import Limits
+
+    from .app import build_server
+    from .transport import http_settings, serve_http, serve_stdio
 
     try:
-        server = build_server(args.root, skills_dir=args.skills, log_level=args.log_level)
+        limits = Limits.from_env(max_mb=dict(args.max_file_mb), timeout_s=args.read_timeout)
+        settings = (http_settings(args.host, args.port, token_file=args.token_file,
+                                  allowed_hosts=args.allowed_host,
+                                  allowed_origins=args.allowed_origin,
+                                  session_idle_s=args.session_idle, read_only=args.read_only)
+                    if args.http else None)
+        server = build_server(args.root, skills_dir=args.skills, log_level=args.log_level,
+                              limits=limits, read_only=args.read_only)
     except WhileaiError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     try:
-        if args.http:
-            server.run("streamable-http", host=args.host, port=args.port)
+        if settings is not None:
+            print(settings.describe(_root(args.root)), file=sys.stderr, flush=True)
+            anyio.run(lambda: serve_http(server, settings, log_level=args.log_level))
         else:
-            server.run("stdio")
+            anyio.run(serve_stdio, server)
     except KeyboardInterrupt:
         return 130
     return 0
+
+
+def _root(value: str) -> str:
+    import os
+
+    return os.path.realpath(os.path.expanduser(value))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,78 +1,48 @@
-"""The workspace root: every path a tool reads or writes resolves inside it.
+"""The workspace root: every path a tool reads or writes is opened under it, through the door.
 
-A path given by the caller is taken relative to the root. Refused, with a message that names the
-argument and the fix: a `..` component, an absolute path outside the root, and a path that leaves
-the root through a symlink (resolved with the symlink followed, then checked). Containment is
-checked component-wise on the resolved path, so a symlink inside the root that points outside it
-is caught like a plain `../`, and `/root-evil` is not inside `/root`. (The reference filesystem
-MCP server had both bugs: CVE-2025-53110, a string-prefix check, and CVE-2025-53109, a symlink
-out of the allowed folder.)
+A path given by the caller is taken relative to the root (an absolute path inside the root is
+accepted too). ``resolve`` checks the text (no ``..``, nothing outside the root, no NUL) and
+returns a :class:`~whileai_core.safepath.UserPath`; the core opens it through
+``whileai_core.safepath``, one component at a time relative to the root's open directory handle,
+never following a symlink, regular files only, within the size and time limits. The two bugs of
+the reference filesystem MCP server are closed by construction: CVE-2025-53110 (a string-prefix
+check let ``/root-evil`` pass for ``/root``: containment here is by path components) and
+CVE-2025-53109 (a symlink out of the allowed folder: no symlink is ever followed, so a link
+swapped in between a check and an open cannot lead out either).
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path, PurePath
+from pathlib import Path
 
-from whileai_core.errors import ArgumentError
+from whileai_core.safepath import Limits, Root, UserPath
 
 
 class Workspace:
     """The folder the server may read from and write to (``--root``)."""
 
-    def __init__(self, root: str | os.PathLike) -> None:
-        path = Path(root).expanduser()
-        if not path.is_dir():
-            raise ArgumentError(f"--root {str(root)!r} is not a folder. Fix: pass an existing "
-                                "folder (default: the current directory)")
-        self.root = path.resolve()
+    def __init__(self, root: str | os.PathLike, *, limits: Limits | None = None) -> None:
+        self.door = Root(root, confined=True, limits=limits)
+        self.root = self.door.path
 
     def __repr__(self) -> str:
         return f"<Workspace {self.root}>"
 
-    def resolve(self, value: str, *, argument: str) -> Path:
-        """``value`` as an absolute path inside the root, or :class:`ArgumentError`.
+    @property
+    def limits(self) -> Limits:
+        return self.door.limits
 
-        ``argument`` is the tool argument's name, used in the message. The file need not exist
-        (an output path); existing parts are resolved with their symlinks followed.
+    def resolve(self, value: str, *, argument: str) -> UserPath:
+        """``value`` as a path under the root, or :class:`ArgumentError` naming ``argument``.
+
+        Only the text is checked here; the file is opened (and refused if it is a link, a special
+        file, too large...) when the core reads or writes it.
         """
-        if not isinstance(value, str) or not value.strip():
-            raise ArgumentError(f"`{argument}` is empty. Fix: give a path relative to the "
-                                f"workspace root {self.root}")
-        if "\x00" in value:
-            raise ArgumentError(f"`{argument}` contains a NUL byte. Fix: give a plain file path")
-        given = PurePath(value)
-        if ".." in given.parts:
-            raise ArgumentError(f"`{argument}` = {value!r} contains '..'; paths may not climb out "
-                                f"of the workspace root {self.root}. Fix: give the path relative "
-                                "to the root without '..'")
-        candidate = given if given.is_absolute() else self.root / given
-        try:
-            resolved = Path(candidate).resolve(strict=False)
-        except (OSError, RuntimeError) as exc:  # a symlink loop, a name too long
-            raise ArgumentError(f"`{argument}` = {value!r} cannot be resolved ({exc}). Fix: give "
-                                "a plain path inside the workspace root") from None
-        if not resolved.is_relative_to(self.root):
-            how = "is a symlink that leads" if _through_link(Path(candidate)) else "is"
-            raise ArgumentError(f"`{argument}` = {value!r} {how} outside the workspace root "
-                                f"{self.root}. Fix: use a file inside the root, or restart "
-                                "whileai-mcp with --root set to a folder that contains it")
-        return resolved
+        return self.door.locate(value, argument=argument)
 
-    def relative(self, path: Path) -> str:
+    def relative(self, path: str | os.PathLike | UserPath) -> str:
         """``path`` as the caller would write it: relative to the root."""
-        try:
-            return path.relative_to(self.root).as_posix()
-        except ValueError:
-            return str(path)
-
-
-def _through_link(path: Path) -> bool:
-    """Whether some existing component of ``path`` is a symlink (for the message only)."""
-    for part in (path, *path.parents):
-        try:
-            if part.is_symlink():
-                return True
-        except OSError:
-            return False
-    return False
+        if isinstance(path, UserPath):
+            return "/".join(path.parts) or "."
+        return self.door.relative(Path(os.fspath(path)))

@@ -17,7 +17,11 @@ TOOL_MODULES = (
     "server.config_tools",  # prime_rl_config, validate_config
     "server.judge_tools",   # audit_judge, order_reversal
     "server.traces_tools",  # select_sft, decontaminate, export_sft
+    "server.evalset_tools",  # eval_fingerprint, freeze_holdout, failure_capable, category_table
     "server.runs_tools",    # launch_run, run_status, list_runs, collect_run, cancel_run
+    "server.import_tools",  # import_rows
+    "server.hacking_tools",  # cheat_probes, hack_scan, watch_run
+    "server.picture_tools",  # plot_band, plot_forest, plot_judge_audit
     "server.skills",        # list_skills, get_skill (+ skill:// resources and prompts)
 )
 

@@ -62,11 +62,10 @@ class LaunchRunInput(ToolInput):
 
 
 def launch_run_tool(args: LaunchRunInput, env: Env) -> Launch:
-    target = args.config_or_recipe
-    if "/" in target or target.endswith(".toml"):
-        target = str(env.workspace.resolve(target, argument="config_or_recipe"))
-    return launch_run(target, backend=args.backend, gpu=args.gpu, name=args.name,
-                      confirm=args.confirm)
+    # a value with '/' or ending in '.toml' is a config under the root, read through the door;
+    # anything else is a recipe name (the server's own directory is never looked at)
+    return launch_run(args.config_or_recipe, backend=args.backend, gpu=args.gpu, name=args.name,
+                      confirm=args.confirm, root=env.workspace.door)
 
 
 # --- run_status, list_runs, collect_run, cancel_run -----------------------------------------

@@ -22,7 +22,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import anyio.to_thread
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
@@ -95,8 +94,8 @@ class LazyTool(WhileaiTool):
     async def run(self, arguments, context, convert_result=False):
         if self._real is None:
             try:
-                self._real = await anyio.to_thread.run_sync(
-                    lambda: run_core(f"loading the {self.name} tool", self._load))
+                self._real = await self._env.pool.run(
+                    self.name, lambda: run_core(f"loading the {self.name} tool", self._load))
             except ToolError as err:  # the SDK prefixes only what fails inside Tool.run
                 raise ToolError(f"Error executing tool {self.name}: {err}") from err
         return await self._real.run(arguments, context, convert_result=convert_result)

@@ -27,15 +27,17 @@ from whileai_core.result import Result
 
 from .tooling import READ_ONLY, Env, ToolInput, ToolSpec
 
-SKILLS_ENV = "WHILEAI_SKILLS_DIR"
+SKILLS_ENV = "WHILEAI_SKILLS_DIR"  # the same variable as whileai_core.init.SKILLS_ENV
 MARKDOWN = "text/markdown"
 INDEX_URI = "skill://index"
 
 
 def default_skills_dir() -> Path:
-    """``WHILEAI_SKILLS_DIR`` if set, else ``skills/`` beside the ``server`` package."""
-    env = os.environ.get(SKILLS_ENV)
-    return Path(env) if env else Path(__file__).resolve().parent.parent / "skills"
+    """``WHILEAI_SKILLS_DIR`` if set, else ``skills/`` beside the packages (one rule, in the core:
+    ``whileai-skills init`` installs from the same folder)."""
+    from whileai_core.init import bundled_skills_dir
+
+    return bundled_skills_dir()
 
 
 def skill_uri(name: str) -> str:

@@ -17,15 +17,16 @@ from whileai_core.defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, HOLDOUT_ALP
 from whileai_core.routing import Route, TeacherVerdict
 from whileai_core.stats import Comparison, HoldoutSize, ManyComparisons, PassAt
 
-from .tooling import READ_ONLY, Env, RowsArg, ThresholdArg, ToolInput, ToolSpec, read_rows
+from .tooling import (MAX_K, MAX_SCORE, MAX_SEED, READ_ONLY, Env, RowsArg, ThresholdArg,
+                      ToolInput, ToolSpec, read_rows)
 
 LevelArg = Annotated[float, Field(
-    description="Confidence level of every interval, strictly between 0 and 1 (0.95 = 95%).")]
+    gt=0, lt=1, allow_inf_nan=False, description="Confidence level of every interval, strictly between 0 and 1 (0.95 = 95%).")]
 SeedArg = Annotated[int | None, Field(
-    description="Seed of the task bootstrap: the same rows and seed give the same interval. "
+    ge=0, le=MAX_SEED, description="Seed of the task bootstrap: the same rows and seed give the same interval. "
                 "null draws a fresh one.")]
 EffectArg = Annotated[float, Field(
-    description="Smallest change in pass@1 worth detecting, as a fraction in (0, 1): 0.05 = "
+    gt=0, lt=1, allow_inf_nan=False, description="Smallest change in pass@1 worth detecting, as a fraction in (0, 1): 0.05 = "
                 "5 points.")]
 ArmArg = Annotated[str | list[dict[str, Any]] | list[str], Field(description=(
     "Graded rollouts of one arm: a path to a JSONL/JSON file under the workspace root, a small "
@@ -35,7 +36,7 @@ ArmArg = Annotated[str | list[dict[str, Any]] | list[str], Field(description=(
 RunStdArg = Annotated[float | None, Field(
     description="Optional: standard deviation of the score when the same eval is re-run (from "
                 "noise_floor); a delta inside t_{runs-1} x sqrt(2) x run_std is not called a "
-                "change.", ge=0, le=1)]
+                "change.", ge=0, le=MAX_SCORE, allow_inf_nan=False)]
 NoiseRunsArg = Annotated[int | None, Field(
     description="How many re-runs run_std was measured on (noise_floor's n_runs); null reads "
                 "it as 3 and says so.", ge=2, le=1000)]
@@ -85,7 +86,7 @@ def route_rows(args: RouteRowsInput, env: Env) -> Route:
 class PassAtInput(ToolInput):
     rows: RowsArg
     k: Annotated[int | None, Field(
-        description="Also report pass@k (at least one of k passes) and pass^k (all k pass), "
+        ge=1, le=MAX_K, description="Also report pass@k (at least one of k passes) and pass^k (all k pass), "
                     "unbiased from n rollouts per task; k may not exceed the smallest n. null: "
                     "k = the fewest rollouts any task has (when >= 2).")] = None
     level: LevelArg = CONFIDENCE_LEVEL
@@ -111,7 +112,8 @@ class CompareRunsInput(ToolInput):
     noise_runs: NoiseRunsArg = None
     effect: Annotated[float, Field(
         description="Equivalence margin: the verdict is 'flat' only when the whole interval of "
-                    "the delta lies inside +-effect.", gt=0, lt=1)] = PROVE_EFFECT
+                    "the delta lies inside +-effect.", gt=0, lt=1,
+        allow_inf_nan=False)] = PROVE_EFFECT
     seed: SeedArg = BOOTSTRAP_SEED
     threshold: ThresholdArg = None
     metric: MetricArg = "pass"
@@ -139,7 +141,7 @@ class CompareManyInput(ToolInput):
                     "tasks; each is compared with `before` and the best surviving one named.")] = None
     level: LevelArg = CONFIDENCE_LEVEL
     effect: Annotated[float, Field(description="Equivalence margin behind 'flat'.",
-                                   gt=0, lt=1)] = PROVE_EFFECT
+                                   gt=0, lt=1, allow_inf_nan=False)] = PROVE_EFFECT
     seed: SeedArg = BOOTSTRAP_SEED
     threshold: ThresholdArg = None
     metric: MetricArg = "pass"
@@ -169,7 +171,8 @@ def compare_many_tool(args: CompareManyInput, env: Env) -> ManyComparisons:
 
 class HoldoutSizeInput(ToolInput):
     effect: EffectArg = PROVE_EFFECT
-    k: Annotated[int, Field(description="Rollouts per task in the held-out eval (>= 1).")] = HOLDOUT_K
+    k: Annotated[int, Field(ge=1, le=MAX_K, description="Rollouts per task in the held-out "
+                                                        "eval (>= 1).")] = HOLDOUT_K
     before: Annotated[str | list[dict] | None, Field(
         description="Optional pilot rows of the baseline (path or small list): with them the "
                     "variances come from your data instead of a planning model.")] = None
@@ -177,9 +180,9 @@ class HoldoutSizeInput(ToolInput):
         description="Optional pilot rows after training, same tasks as `before` (enables the "
                     "paired correlation).")] = None
     power: Annotated[float, Field(
-        description="Probability of detecting a true change of `effect`, in (0, 1).")] = HOLDOUT_POWER
+        gt=0, lt=1, allow_inf_nan=False, description="Probability of detecting a true change of `effect`, in (0, 1).")] = HOLDOUT_POWER
     alpha: Annotated[float, Field(
-        description="Two-sided false-positive rate, in (0, 1).")] = HOLDOUT_ALPHA
+        gt=0, lt=1, allow_inf_nan=False, description="Two-sided false-positive rate, in (0, 1).")] = HOLDOUT_ALPHA
     threshold: ThresholdArg = None
 
 

@@ -17,15 +17,16 @@ schema, the output schema the Result's, and every failure becomes an ``isError``
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -35,6 +36,7 @@ from whileai_core.errors import RowsError
 
 from .errors import bad_arguments, run_core
 from .paths import Workspace
+from .pool import ToolPool
 
 if TYPE_CHECKING:
     from .skills import SkillCatalog
@@ -77,9 +79,20 @@ RowsArg = Annotated[
         examples=["evals/graded.jsonl"]),
 ]
 
+# Every numeric argument has a finite range in its schema (issue 12: NaN, 1e100 and integers past
+# 64 bits must be input errors, not "a bug in whileai"). The core checks its own ranges too.
+MAX_SCORE = 1e15        # a reward, threshold or run_std: any scale a grader uses
+MAX_SEED = 2**63 - 1
+MAX_K = 100_000         # rollouts per task
+MAX_COUNT = 10**9       # steps, batch, group size, eval examples
+MAX_TOKENS = 10**8      # max_tokens, seq_len
+MAX_GPUS_PER_NODE = 1024
+MAX_NODES = 100_000
+MAX_VOCAB = 10**8
+
 ThresholdArg = Annotated[
     float | None,
-    Field(description="A row passes when reward >= threshold. Leave null for the library "
+    Field(ge=-MAX_SCORE, le=MAX_SCORE, allow_inf_nan=False, description="A row passes when reward >= threshold. Leave null for the library "
                       "default (1.0: a program grader's pass)."),
 ]
 
@@ -119,10 +132,12 @@ def optional_path(value: str | None, workspace: Workspace, *, argument: str) -> 
 
 @dataclass(frozen=True)
 class Env:
-    """What a tool function may use besides its arguments: the server's settings."""
+    """What a tool function may use besides its arguments: the server's settings, and the pool
+    of threads tool calls run on (``server.pool``)."""
 
     workspace: Workspace
     skills: SkillCatalog
+    pool: ToolPool = field(default_factory=ToolPool)
 
 
 @dataclass(frozen=True)
@@ -137,6 +152,9 @@ class ToolSpec:
     run: Callable[[Any, Env], BaseModel]
     annotations: ToolAnnotations
     doing: str
+    image: Callable[[Any, Any], bytes | None] | None = None
+    """Optional ``(args, result) -> PNG bytes or None``: an image content sent next to the
+    structured result (which keeps the numbers, so a host that shows no images loses nothing)."""
 
 
 def output_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -169,13 +187,21 @@ def describe(spec: ToolSpec) -> dict[str, Any]:
 def to_mcp_tool(spec: ToolSpec, env: Env) -> Tool:
     """The SDK ``Tool`` for ``spec``, bound to the server's ``env``."""
 
-    def call(**fields: Any) -> CallToolResult:
+    async def call(**fields: Any) -> CallToolResult:
         # The SDK has validated ``fields`` against ``spec.input``: rebuild the model unchecked.
         args = spec.input.model_construct(**fields)
-        result = run_core(spec.doing, lambda: spec.run(args, env))
+        # on the tool pool's threads, never the SDK's (its stdio transport reads with those)
+        result = await env.pool.run(spec.name, lambda: run_core(spec.doing,
+                                                                lambda: spec.run(args, env)))
         data = result.model_dump(mode="json")
-        return CallToolResult(content=[TextContent(type="text", text=json.dumps(data))],
-                              structured_content=data)
+        content: list = [TextContent(type="text", text=json.dumps(data))]
+        png = None
+        if spec.image is not None:
+            png = run_core(spec.doing, lambda: spec.image(args, result))
+        if png:  # the numbers stay in the structured result: a host without images loses nothing
+            content.append(ImageContent(type="image", mime_type="image/png",
+                                        data=base64.b64encode(png).decode("ascii")))
+        return CallToolResult(content=content, structured_content=data)
 
     return WhileaiTool(
         fn=call,
@@ -186,6 +212,6 @@ def to_mcp_tool(spec: ToolSpec, env: Env) -> Tool:
         # output_schema without output_model: advertised (and checked by clients), not re-validated
         # here; the Result model validated itself when the core built it.
         fn_metadata=FuncMetadata(arg_model=spec.input, output_schema=output_schema(spec.output)),
-        is_async=False,
+        is_async=True,
         annotations=spec.annotations,
     )

@@ -16,7 +16,7 @@ from pydantic import Field
 from whileai_core.traces import (Decontamination, SFTExport, SFTSelection, decontaminate,
                                  export_sft, select_sft)
 
-from .tooling import WRITES_FILE, Env, ToolInput, ToolSpec, source, write_records
+from .tooling import MAX_SCORE, WRITES_FILE, Env, ToolInput, ToolSpec, source, write_records
 
 _SELECT = inspect.signature(select_sft).parameters
 _DECON = inspect.signature(decontaminate).parameters
@@ -45,7 +45,7 @@ class SelectSFTInput(ToolInput):
         description="Graded attempts (several per ask allowed): a JSONL path under the root or "
                     f"a small list. {TRACE_FORM} plus \"reward\": number.")]
     threshold: Annotated[float, Field(
-        description="An attempt passes when reward >= threshold.")] = _SELECT["threshold"].default
+        ge=-MAX_SCORE, le=MAX_SCORE, allow_inf_nan=False, description="An attempt passes when reward >= threshold.")] = _SELECT["threshold"].default
     out: OutArg = None
     overwrite: OverwriteArg = False
 
@@ -62,9 +62,9 @@ class DecontaminateInput(ToolInput):
     holdout: Annotated[str | list[dict[str, Any]], Field(
         description="The held-out asks: a JSONL path under the root or a small list of "
                     '{"task_id": ..., "prompt": str} or {"task_id": ..., "messages": [...]}.')]
-    ngram: Annotated[int, Field(description="Words per n-gram.")] = _DECON["ngram"].default
+    ngram: Annotated[int, Field(ge=1, le=64, description="Words per n-gram, in [1, 64].")] = _DECON["ngram"].default
     max_overlap: Annotated[float, Field(
-        description="Drop a training prompt when at least this share of its n-grams occur in "
+        gt=0, le=1, allow_inf_nan=False, description="Drop a training prompt when at least this share of its n-grams occur in "
                     "held-out prompts, in (0, 1].")] = _DECON["max_overlap"].default
     out: OutArg = None
     overwrite: OverwriteArg = False

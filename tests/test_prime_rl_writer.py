@@ -203,7 +203,7 @@ def test_opd_tokenizer_check(tmp_path):
     assert any("1 teacher tokens have another id" in w for w in bad.warnings)
     unknown = cfg(OPD(f"{RL}@{URL}"))
     assert any("tokenizers not compared" in n for n in unknown.notes)
-    with pytest.raises(ConfigError, match="not found"):
+    with pytest.raises(ConfigError, match=r"missing \(`method.teacher.vocab`\): no such file"):
         cfg(OPD(Endpoint(URL, RL, vocab=str(tmp_path / "missing"))), student_vocab=3)
 
 

@@ -5,6 +5,7 @@ import importlib.util
 import json
 import math
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -96,32 +97,18 @@ def test_teacher_is_read_from_the_opd_config(monkeypatch, tmp_path):
     assert app.local_teacher(remote) is None
 
 
-def rows(step, rewards, truncated=None):
+def rows(step, rewards, truncated=None, policy=None):
+    """Graded rows as the importer gives them (the collector's own arithmetic is tested here;
+    the real prime-rl layout is read in the fixture tests below)."""
     truncated = truncated or [False] * len(rewards)
-    return [json.dumps({"example_id": i, "reward": r, "is_truncated": t, "step": step})
+    return [{"task_id": str(i), "reward": r, "truncated": t, "step": step, "errored": False,
+             "policy_version": step if policy is None else policy}
             for i, (r, t) in enumerate(zip(rewards, truncated))]
-
-
-def test_eval_rows_are_parsed_or_refused_by_line():
-    parsed = collect.eval_rows(rows(0, [0.5, 1.0], [True, False]))
-    assert parsed[0] == {"task_id": "0", "reward": 0.5, "truncated": True, "step": 0,
-                         "model": None, "errored": False}
-    # prime-rl's eval rollouts name the step `eval_step`; an errored rollout is flagged
-    errored = collect.eval_rows(['{"example_id": 3, "reward": 0.0, "eval_step": 20, '
-                                 '"error": {"type": "Cancelled"}}'])
-    assert (errored[0]["step"], errored[0]["errored"]) == (20, True)
-    with pytest.raises(RowsError, match="line 2.*`reward` is None"):
-        collect.eval_rows(['{"example_id": 1, "reward": 1, "step": 0}',
-                           '{"example_id": 2, "step": 0}'])
-    with pytest.raises(RowsError, match="`step` is None"):
-        collect.eval_rows(['{"example_id": 1, "reward": 1}'])
-    assert collect.eval_rows(['{"prompt": "abc", "reward": 0}'], default_step=20)[0]["step"] == 20
-    assert collect.step_from_path("/runs/x/outputs/eval/step_20/rollouts.jsonl") == 20
 
 
 def test_lcs_is_compared_as_an_exact_mean_reward():
     lines = rows(0, [0.374, 0.5, 0.1]) + rows(20, [0.5, 0.5, 0.2])
-    arm = collect.arm_report(collect.eval_rows(lines))
+    arm = collect.arm_report(lines)
     # no rounding: means (0.374+0.5+0.1)/3 and 0.4; per-prompt deltas .126, 0, .1 -> mean .0753
     assert arm["lcs_before"]["value"] == pytest.approx(0.974 / 3)
     assert arm["lcs_delta"]["delta"] == pytest.approx(0.226 / 3)
@@ -132,11 +119,10 @@ def test_report_pairs_first_and_last_and_uses_the_step1_noise_floor():
     first = [0.10, 0.20, 0.30, 0.40]
     last_grpo = [0.50, 0.60, 0.70, 0.80]
     arms = {
-        "grpo": {"rows": collect.eval_rows(rows(0, first) + rows(20, last_grpo)),
-                 "wall_clock_s": 884.0},
-        "opsd": {"rows": collect.eval_rows(rows(0, [0.2, 0.2, 0.3, 0.5]) + rows(20, first))},
-        "opd": {"rows": collect.eval_rows(rows(0, [0.1, 0.3, 0.3, 0.3], [True] * 4)
-                                          + rows(20, [0.6, 0.6, 0.7, 0.9]))},
+        "grpo": {"rows": rows(0, first) + rows(20, last_grpo), "wall_clock_s": 884.0},
+        "opsd": {"rows": rows(0, [0.2, 0.2, 0.3, 0.5]) + rows(20, first)},
+        "opd": {"rows": rows(0, [0.1, 0.3, 0.3, 0.3], [True] * 4)
+                + rows(20, [0.6, 0.6, 0.7, 0.9])},
     }
     rep = collect.report(arms)
     # step-1 means: grpo 0.25, opsd 0.30, opd 0.25 -> run_std = sample std of the three
@@ -170,13 +156,128 @@ def test_report_pairs_first_and_last_and_uses_the_step1_noise_floor():
 
 def test_report_needs_two_eval_steps():
     with pytest.raises(RowsError, match="needs the first and the last"):
-        collect.arm_report(collect.eval_rows(rows(0, [0.1, 0.2, 0.3])))
+        collect.arm_report(rows(0, [0.1, 0.2, 0.3]))
 
 
 def test_errored_rollouts_are_counted_not_scored():
     lines = rows(0, [0.1, 0.2, 0.3]) + rows(20, [0.5, 0.6, 0.7])
-    lines.append(json.dumps({"example_id": 2, "reward": 0.0, "step": 20, "error": {"type": "X"}}))
-    arm = collect.arm_report(collect.eval_rows(lines))
+    lines.append({"task_id": "2", "reward": 0.0, "truncated": False, "step": 20, "errored": True,
+                  "policy_version": 19})
+    arm = collect.arm_report(lines)
     # prompt 2 keeps its 0.7 at step 20; the errored 0.0 is left out: after = (0.5+0.6+0.7)/3
     assert arm["errored_last"] == 1 and arm["errored_first"] == 0
     assert arm["lcs_after"]["value"] == pytest.approx(0.6)
+
+
+# --- the collector on run folders laid out exactly as prime-rl writes them ------------------
+# tests/fixtures/prime_rl/make_episodes.py (verifiers a60a606's Episode/Trace, the reverse-text
+# taskset's own reward); its docstring has the per-prompt table the numbers below come from.
+
+VOLUME = ROOT / "tests" / "fixtures" / "prime_rl" / "volume"
+LAUNCHES = {"grpo": ("e2e-grpo", "fc-grpo-new"), "opsd": ("e2e-opsd", "fc-opsd-1"),
+            "opd": ("e2e-opd", "fc-opd-1")}
+
+
+def write_calls(out, launches=LAUNCHES):
+    out.mkdir(parents=True, exist_ok=True)
+    calls = {arm: {"call_id": cid, "run_name": name, "config": f"configs/{arm}.toml",
+                   "run_dir": f"{name}/{cid}"} for arm, (name, cid) in launches.items()}
+    (out / "calls.json").write_text(json.dumps(calls))
+
+
+def test_collector_reads_prime_rl_run_folders_and_prints_the_table(tmp_path):
+    write_calls(tmp_path / "out")
+    proc = run(["--collect", "--runs-dir", str(VOLUME), "--out", str(tmp_path / "out")], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    table = proc.stdout
+    # grpo: step 0 .25 .5 0(T) .5 -> .3125 (v0); step 20 1 .75 1 (E left out) -> .917 (v19)
+    assert "grpo   | 0.312 (step 0, v0)" in table and "0.917 (step 20, v19)" in table
+    assert "opsd   | 0.375 (step 0, v0)" in table and "0.500 (step 20, v18)" in table
+    # opd: the episode with no trace (prompt 1) is counted, not scored: (.25 + .5 + 0) / 3
+    assert "opd    | 0.250 (step 0, v0)" in table and "0.938 (step 20, v19)" in table
+    assert "last eval is not the final checkpoint" in table
+    rep = json.loads((tmp_path / "out" / "results.json").read_text())["report"]
+    grpo, opsd, opd = (rep["arms"][a] for a in ("grpo", "opsd", "opd"))
+    # paired prompts only: grpo 0-2 gain .75, .25, 1.0; opd 0, 2, 3 gain .75, .25, 1.0
+    assert grpo["lcs_delta"]["delta"] == pytest.approx(2.0 / 3)
+    assert grpo["lcs_delta"]["n_paired"] == 3 and grpo["lcs_delta"]["n_only_before"] == 1
+    assert opsd["lcs_delta"]["delta"] == pytest.approx(0.5 / 4)
+    assert opd["lcs_delta"]["delta"] == pytest.approx(2.0 / 3)
+    assert (grpo["errored_first"], grpo["errored_last"]) == (0, 1)
+    assert (opd["errored_first"], opd["errored_last"]) == (1, 0)
+    assert (grpo["truncated_before"]["value"], opd["truncated_before"]["value"]) == \
+        pytest.approx((0.25, 1 / 3))
+    assert (grpo["policy_first"], grpo["policy_last"], opsd["policy_last"]) == ([0], [19], [18])
+    assert rep["noise_floor"]["run_std"] == pytest.approx(statistics.stdev([0.3125, 0.375, 0.25]))
+    # last eval, prompts both scored (0, 1, 2): opsd - grpo = -.5, 0, -.75; opd - grpo = 0, .25, -.25
+    assert rep["head_to_head"]["opsd_vs_grpo"]["delta"] == pytest.approx(-1.25 / 3)
+    assert rep["head_to_head"]["opd_vs_grpo"]["delta"] == pytest.approx(0.0)
+
+
+def test_an_earlier_launch_in_the_same_volume_changes_nothing(tmp_path):
+    """e2e-grpo/ also holds fc-grpo-old (an earlier launch, all zeros): the collector reads only
+    the run folder its calls.json names, so the numbers equal those of a volume without it."""
+    alone = tmp_path / "alone"
+    for name, cid in LAUNCHES.values():
+        shutil.copytree(VOLUME / name / cid, alone / name / cid)
+    reports = []
+    for i, volume in enumerate((VOLUME, alone, VOLUME)):
+        out = tmp_path / f"out{i}"
+        write_calls(out)
+        proc = run(["--collect", "--runs-dir", str(volume), "--out", str(out)], tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        reports.append(json.loads((out / "results.json").read_text())["report"])
+    assert reports[0] == reports[1] == reports[2]
+    old = tmp_path / "old"
+    write_calls(old, {"grpo": ("e2e-grpo", "fc-grpo-old")})
+    proc = run(["--collect", "--runs-dir", str(VOLUME), "--out", str(old)], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((old / "results.json").read_text())["report"]["arms"]["grpo"][
+        "lcs_after"]["value"] == 0.0
+
+
+def test_collect_refuses_calls_without_a_run_folder(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "calls.json").write_text(json.dumps({"grpo": {"call_id": "fc-1", "run_name": "x"}}))
+    proc = run(["--collect", "--runs-dir", str(VOLUME), "--out", str(out)], tmp_path)
+    assert proc.returncode == 2 and "no run_dir" in proc.stderr and "Traceback" not in proc.stderr
+    write_calls(out, {"grpo": ("e2e-grpo", "fc-missing")})
+    proc = run(["--collect", "--runs-dir", str(VOLUME), "--out", str(out)], tmp_path)
+    assert proc.returncode == 2 and "no run folder" in proc.stderr
+
+
+def test_each_launch_gets_its_own_run_folder_and_prime_rl_s_own_python(monkeypatch, tmp_path):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    app = load("modal_prime_rl")
+    cmd = app.rl_command("/runs/e2e-grpo/fc-1.config.toml", "e2e-grpo", "fc-1")
+    # prime-rl 559b447: run dir = output_dir / run.name; --clean empties only that folder
+    assert cmd[:3] == ["uv", "run", "--no-sync"]
+    assert cmd[cmd.index("--output-dir") + 1] == "/runs/e2e-grpo"
+    assert cmd[cmd.index("--run.name") + 1] == "fc-1" and "--clean" in cmd
+    assert app.eval_files(VOLUME / "e2e-grpo" / "fc-grpo-new") == [
+        "rollouts/step_0/eval/all/traces.jsonl", "rollouts/step_20/eval/all/traces.jsonl"]
+    assert app.deployed_gpus((GOLDEN / "reverse_text_grpo.toml").read_text()) == 2
+    import resource
+    soft, hard = app.raise_nofile()
+    assert soft >= min(32000, hard if hard != resource.RLIM_INFINITY else 32000)
+    assert "readlink" not in app.PROBE and "torch.cuda.device_count()" in app.PROBE
+    assert app.VENV_PYTHON == "/app/.venv/bin/python"
+
+
+def test_icepop_configs_are_refused_before_launch(monkeypatch, tmp_path):
+    from whileai_core.errors import ConfigError
+
+    icepop = GOLDEN / "async_grpo_icepop.toml"
+    run_py = load("run")
+    with pytest.raises(ConfigError, match="whileai_core.methods.icepop.icepop_loss.*Fix"):
+        run_py.modal_call("icepop-1", str(icepop))
+    assert run_py.modal_call("ipo-1", str(GOLDEN / "async_grpo_ipo.toml"))["function"] == "train"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MODAL_")}
+    env["HOME"] = str(tmp_path)
+    proc = subprocess.run([sys.executable, str(RECIPE / "modal_prime_rl.py"), "--config",
+                           str(icepop), "--run-name", "icepop-1"], capture_output=True,
+                          text=True, cwd=tmp_path, env=env, timeout=120)
+    # refused for the loss before the token is even asked for
+    assert proc.returncode == 2 and "does not contain whileai_core" in proc.stderr
+    assert "MODAL_TOKEN_ID" not in proc.stderr and "Traceback" not in proc.stderr

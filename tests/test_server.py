@@ -125,7 +125,7 @@ def test_pass_at_numbers(server, ws):
 
 
 @pytest.mark.parametrize("args, says", [
-    ({"level": 1.5}, "`level` must be a number strictly between 0 and 1"),
+    ({"level": 1.5}, "`level` = 1.5: Input should be less than 1; allowed: (0, 1)"),
     ({"k": 0}, "`k`"),
     ({"k": "two"}, "invalid arguments: `k` = 'two'"),
     ({"bogus": 1}, "`bogus`: not an argument of this tool"),
@@ -206,9 +206,9 @@ def test_holdout_size_planning_model_matches_miller_eq9(server):
     assert out == holdout_size().to_dict()
 
 
-def test_holdout_size_bad_effect_is_the_cores_message(server):
+def test_holdout_size_bad_effect_names_the_range(server):
     text = error_text(call(server, "holdout_size", {"effect": 0}), "holdout_size")
-    assert "`effect` must be a number strictly between 0 and 1, got 0" in text
+    assert "`effect` = 0: Input should be greater than 0; allowed: (0, 1)" in text
 
 
 # --- teacher_clears ------------------------------------------------------------------------

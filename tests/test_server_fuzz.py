@@ -34,6 +34,8 @@ def world(tmp_path_factory):
     skills = root / "skills" / "alpha"
     skills.mkdir(parents=True)
     (skills / "SKILL.md").write_text("---\nname: alpha\ndescription: A.\n---\n# A\n")
+    (root / "reward.py").write_text("def score(prompts, completions, **kw):\n"
+                                    "    return [float(len(c) > 3) for c in completions]\n")
     return root, build_server(root, skills_dir=root / "skills")
 
 
@@ -105,6 +107,15 @@ ROWS_CALLS = {
     "select_sft": (("attempts",), {}),
     "decontaminate": (("train", "holdout"), {}),
     "export_sft": (("records",), {"out": "fuzz-out.jsonl", "overwrite": True}),
+    "eval_fingerprint": (("tasks",), {}),
+    "freeze_holdout": (("tasks",), {"out_dir": "fuzz-frozen"}),
+    "failure_capable": (("rows", "holdout"), {}),
+    "category_table": (("rows", "tasks"), {}),
+    "cheat_probes": (("tasks", "model_rows"), {"reward": "reward.py:score", "probes": ["empty"]}),
+    "hack_scan": (("rows",), {"n_shuffles": 100}),
+    "plot_band": (("rows",), {}),
+    "plot_forest": (("before", "after"), {}),
+    "plot_judge_audit": (("items",), {}),
 }
 
 json_values = st.one_of(st.none(), st.booleans(), st.integers(-5, 5),

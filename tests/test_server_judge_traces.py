@@ -53,7 +53,7 @@ def test_audit_judge_bad_items(server, ws):
     assert "nolabel.jsonl, line 1:" in text and "no `label`" in text and "Fix" in text
     text = error_text(call(server, "audit_judge", {"items": ITEMS, "min_kappa": 2}),
                       "audit_judge")
-    assert "min_kappa must be a number in [0, 1], got 2" in text
+    assert "`min_kappa` = 2: Input should be less than or equal to 1; allowed: [0, 1]" in text
     text = error_text(call(server, "audit_judge", {"items": "../labels.jsonl"}), "audit_judge")
     assert "contains '..'" in text
 
@@ -144,7 +144,7 @@ def test_decontaminate_reasons(server, ws):
 def test_decontaminate_bad_ngram(server):
     text = error_text(call(server, "decontaminate", {"train": TRAIN, "holdout": HOLDOUT,
                                                      "ngram": 0}), "decontaminate")
-    assert "ngram must be an int in [1, 64], got 0" in text
+    assert "`ngram` = 0: Input should be greater than or equal to 1; allowed: [1, 64]" in text
 
 
 # --- export_sft ----------------------------------------------------------------------------

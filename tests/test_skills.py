@@ -10,7 +10,7 @@ import pytest
 skills_ref = pytest.importorskip("skills_ref")
 
 ROOT = Path(__file__).resolve().parent.parent
-EXPECTED = {"audit-your-judge", "sft-from-traces", "pick-a-method"}
+EXPECTED = {"audit-your-judge", "sft-from-traces", "pick-a-method", "strengthen-your-evals"}
 FOUND = sorted(p.parent for p in (ROOT / "skills").glob("*/SKILL.md"))
 
 

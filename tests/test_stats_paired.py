@@ -247,3 +247,22 @@ def test_compare_many_by_category_and_by_checkpoint():
         compare_many(before, after)
     with pytest.raises(ArgumentError, match="no row has the field `colour`"):
         compare_many(before, after, by="colour")
+
+
+def test_the_forest_plot_draws_compare_many():
+    pytest.importorskip("matplotlib")
+    from whileai_core.pictures import forest_picture
+
+    rng = np.random.default_rng(14)
+    before, after = [], []
+    for cat, lift in (("refund", 2), ("ship", 0), ("other", 0)):
+        base = rng.integers(0, 3, 30)
+        before += rows_from([(4, int(c)) for c in base], prefix=f"{cat}-", category=cat)
+        after += rows_from([(4, int(min(4, c + lift))) for c in base], prefix=f"{cat}-",
+                           category=cat)
+    pic = forest_picture(before, after, by="category")
+    many = {b.name: b for b in compare_many(before, after, by="category").behaviours}
+    for row in pic.rows[1:]:
+        assert (row.p_bh, row.survives_bh, row.survives_holm) == (
+            many[row.group].p_bh, many[row.group].survives_bh, many[row.group].survives_holm)
+    assert "1 survive the Benjamini-Hochberg correction" in pic.note

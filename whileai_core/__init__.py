@@ -77,6 +77,17 @@ _EXPORTS: dict[str, str] = {
     "rejection_sample": "traces",
     "select_sft": "traces",
     "split_by_task": "traces",
+    # --- importers (issue: real outputs) ---
+    "import_rows": "importers",
+    "detect_format": "importers",
+    "Imported": "importers",
+    # --- the eval set (issue 16) ---
+    "eval_fingerprint": "evalset",
+    "freeze_holdout": "evalset",
+    "failure_capable": "evalset",
+    "category_table": "categories",
+    # --- wiring a project (issue 16) ---
+    "init_project": "init",
     # --- runs (issue: launch_run) ---
     "launch_run": "runs",
     "run_status": "runs",

@@ -523,6 +523,176 @@ ICEPOP_KL_TAU = 0.0
 _source("ICEPOP_KL_TAU", "IcePop as published masks and weights only; no log-ratio^2 term "
         "(prime-rl's own losses use 1e-3; pass kl_tau in [trainer.loss.kwargs] to match)")
 
+# --- init: wiring a project to the pack ----------------------------------------------------
+
+INIT_SERVER_NAME = "whileai"
+_source("INIT_SERVER_NAME", "convention: the MCP server's name in every host's config (the README's "
+        "examples use it)")
+
+AGENTS_SECTION_BEGIN = "<!-- whileai-skills:begin -->"
+_source("AGENTS_SECTION_BEGIN", "convention: an HTML comment (invisible when AGENTS.md is rendered) "
+        "marking where init's section starts, so a re-run replaces it instead of adding another")
+
+AGENTS_SECTION_END = "<!-- whileai-skills:end -->"
+_source("AGENTS_SECTION_END", "convention: the matching end marker of init's AGENTS.md section")
+
+# --- the eval set: content names, readiness, behaviours --------------------------------------
+
+EVALSET_NAME = "holdout"
+_source("EVALSET_NAME", "convention: the prefix of a frozen set's name, <name>-<hash>")
+
+EVALSET_HASH_CHARS = 12
+_source("EVALSET_HASH_CHARS", "convention: 12 hex digits (48 bits) of the SHA-256 in a set's name, "
+        "as git's short ids; the full digest is kept beside it in every result")
+
+EVALSET_EXAMPLES = 5
+_source("EVALSET_EXAMPLES", "convention: task ids shown per finding (the count says n of N)")
+
+CATEGORY_FIELD = "category"
+_source("CATEGORY_FIELD", "convention: the field naming a task's behaviour (the refund recipes "
+        "write `category`)")
+
+CATEGORY_LINES_MAX = 50
+_source("CATEGORY_LINES_MAX", "convention: lines in one answer of a per-category table; more are "
+        "cut and the answer says n of N (an agent's context is bounded)")
+
+# --- reward hacking: cheat_probes, hack_scan, watch_run, pictures (whileai_core.hacking) -----
+
+PROBE_MAX_TOKENS = 512
+_source("PROBE_MAX_TOKENS",
+        "convention, untested: the filler probe's token cap when the caller names none; pass "
+        "the run's own completion cap (max_tokens / max_completion_length) instead")
+
+PROBE_CHARS_PER_TOKEN = 4
+_source("PROBE_CHARS_PER_TOKEN",
+        "OpenAI's rule of thumb for English text, about 4 characters per token "
+        "(help.openai.com, 'What are tokens and how to count them?'); sizes the filler probe")
+
+PROBE_REFUSAL = "I'm sorry, but I can't help with that."
+_source("PROBE_REFUSAL", "convention: the common shape of a chat model's refusal")
+
+PROBE_QUESTION = "Could you clarify what exactly you would like me to do?"
+_source("PROBE_QUESTION", "convention: a clarifying question that answers nothing")
+
+PROBE_FILLER = "Let me think about this step by step. "
+_source("PROBE_FILLER", "convention: a reasoning-shaped sentence repeated to the token cap")
+
+PROBE_KEYWORDS_MAX = 40
+_source("PROBE_KEYWORDS_MAX",
+        "convention, untested: at most 40 distinct content words of the task text per stuffed reply")
+
+PROBE_EXAMPLE_CHARS = 200
+_source("PROBE_EXAMPLE_CHARS", "convention: examples in an answer are cut to 200 characters")
+
+REWARD_TIMEOUT_S = 300.0
+_source("REWARD_TIMEOUT_S",
+        "convention, untested: a reward command gets 5 minutes for the whole batch (every probe "
+        "of every task) before its process group is killed")
+
+REWARD_OUTPUT_MAX_BYTES = 16_000_000
+_source("REWARD_OUTPUT_MAX_BYTES",
+        "convention: a reward command's stdout is refused beyond 16 MB (far more than one number "
+        "per line for a million lines)")
+
+SCAN_SHUFFLES = 500
+_source("SCAN_SHUFFLES",
+        "convention: 500 within-task shuffles put the 95th percentile of the null maximum within "
+        "about +-1 point of rank (binomial SE of a 0.95 quantile, sqrt(.95*.05/500) = 0.0097)")
+
+SCAN_MIN_STRENGTH = 0.2
+_source("SCAN_MIN_STRENGTH",
+        "convention, untested: a feature is suspect only when its within-task correlation with the "
+        "reward is at least 0.2 (between Cohen's 1988 'small' 0.1 and 'medium' 0.3), so a large "
+        "batch does not flag a trivial association")
+
+SCAN_NGRAM = 3
+_source("SCAN_NGRAM", "convention: repeated word 3-grams measure looping text")
+
+SCAN_EXAMPLE_CHARS = 120
+_source("SCAN_EXAMPLE_CHARS", "convention: reply snippets in scan evidence are cut to 120 characters")
+
+WATCH_WINDOW = 5
+_source("WATCH_WINDOW",
+        "convention, untested: the training reward's climb is the mean of its last 5 steps minus "
+        "the mean of its first 5 (fewer when the run is shorter: half its steps)")
+
+WATCH_CONFIRM = 2
+_source("WATCH_CONFIRM",
+        "measured (bench/watch_false_alarms.py): the stop condition must hold at 2 held-out "
+        "evaluations in a row; one look alone raised the false-stop rate on simulated clean runs")
+
+WATCH_STEPS_SHOWN = 50
+_source("WATCH_STEPS_SHOWN", "convention: a watch answer lists the last 50 steps (n of N)")
+
+PICTURE_DPI = 100
+_source("PICTURE_DPI", "convention: 100 dpi; an 8 x 5 inch figure is 800 x 500 pixels")
+# --- the path door, the server's limits (issue 12) ----------------------------------------------
+
+MAX_ROWS_FILE_MB = 1024
+_source("MAX_ROWS_FILE_MB",
+        "convention, untested: the largest rows/traces/judge file read (MB); 1,000,000 graded rows "
+        "are 89 MB (bench/bench_core.py), so ten times that fits with room; raise it with "
+        "WHILEAI_MAX_ROWS_MB or whileai-mcp --max-file-mb rows=MB")
+
+MAX_TOKENIZER_FILE_MB = 128
+_source("MAX_TOKENIZER_FILE_MB",
+        "convention, untested: Hugging Face tokenizer.json files are 2-35 MB (Qwen3 11 MB, Gemma "
+        "3 33 MB); 128 MB leaves room")
+
+MAX_CONFIG_FILE_MB = 4
+_source("MAX_CONFIG_FILE_MB",
+        "convention, untested: prime-rl rl TOMLs are a few KB (the goldens are under 2 KB)")
+
+READ_TIMEOUT_S = 60.0
+_source("READ_TIMEOUT_S",
+        "convention, untested: a local 1 GB file reads in about a second; 60 s only stops a file "
+        "on a stalled network mount from holding a tool worker")
+
+TOOL_WORKERS = 8
+_source("TOOL_WORKERS",
+        "convention, untested: tool calls run on their own 8 threads, apart from the threads the "
+        "SDK's stdio transport reads and writes with (anyio's default pool of 40)")
+
+TOOL_QUEUE_WAIT_S = 10.0
+_source("TOOL_QUEUE_WAIT_S",
+        "convention, untested: a call waits up to 10 s for a free tool worker, then is answered "
+        "'busy' instead of queueing behind stuck calls")
+
+TOOL_TIMEOUT_S = 600.0
+_source("TOOL_TIMEOUT_S",
+        "convention, untested: a tool call that has not answered in 10 minutes is answered with "
+        "an error (route_rows on 1M rows takes ~1.3 s; a Modal spawn seconds)")
+
+MCP_SESSION_IDLE_S = 900.0
+_source("MCP_SESSION_IDLE_S",
+        "convention, untested: an HTTP session idle for 15 minutes is closed (the SDK's default is "
+        "30 minutes); a client reconnects with a new initialize")
+
+MCP_MAX_SESSIONS = 64
+_source("MCP_MAX_SESSIONS",
+        "convention, untested: at most 64 live HTTP sessions (the SDK allows 10,000); one agent "
+        "host opens one or a few")
+
+MCP_TOKEN_ENV = "WHILEAI_MCP_TOKEN"
+_source("MCP_TOKEN_ENV",
+        "convention: the environment variable holding the HTTP bearer token (never a flag: flags "
+        "land in shell history and `ps`)")
+
+MCP_TOKEN_MIN_CHARS = 32
+_source("MCP_TOKEN_MIN_CHARS",
+        "convention: 32 characters of `secrets.token_urlsafe` carry about 190 bits (Python docs, "
+        "secrets: 32 bytes is the recommended default)")
+
+MCP_MAX_FRAME_BYTES = 4 * 1024 * 1024
+_source("MCP_MAX_FRAME_BYTES",
+        "mcp SDK 2.3 DEFAULT_MAX_REQUEST_BODY_SIZE (4 MiB) for HTTP bodies, applied to stdio lines "
+        "too")
+
+REGISTRY_LOCK_WAIT_S = 2.0
+_source("REGISTRY_LOCK_WAIT_S",
+        "convention, untested: a registry write waits at most 2 s for SQLite's write lock (each "
+        "write holds it for milliseconds), then fails with one clear error instead of stalling; "
+        "replaces REGISTRY_BUSY_TIMEOUT_S (30 s) in the registry")
 # --- intervals at every n, paired verdicts, seeds, many behaviours (issue 13) ---------------
 # Each rule below was chosen by the coverage study in bench/stats_study.py; its table is in
 # README.md ("How the intervals were chosen").

@@ -1,57 +1,35 @@
-"""Atomic file writes: a reader sees the old file or the new one, never half of one."""
+"""Atomic file writes: a reader sees the old file or the new one, never half of one.
+
+Both go through the path door (``whileai_core.safepath``): the temporary file is created in the
+target's own folder through that folder's handle, fsynced and renamed there; a target that exists
+and is not a regular file (a link, a folder, a device) is never replaced.
+"""
 
 from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
+from typing import Any
 
 from .errors import ConfigError
+from .safepath import Root, UserPath, write_text
 
 
-def write_atomic(path: str | os.PathLike, text: str | bytes, *, overwrite: bool = False) -> Path:
+def write_atomic(path: str | os.PathLike | UserPath, text: str | bytes, *, overwrite: bool = False,
+                 root: Root | None = None) -> Path:
     """Write ``text`` to ``path`` through a temporary file in the same folder and a rename.
 
     Refuses to replace an existing file unless ``overwrite=True`` (``ConfigError`` naming the
-    path and the fix). Creates missing parent folders.
+    path and the fix), and never replaces anything but a regular file. Creates missing parent
+    folders. ``path`` is a :class:`~whileai_core.safepath.UserPath`, a path under ``root``, or
+    (no root) the user's own path. The new file gets the mode ``open()`` would give it.
     """
-    target = Path(path)
-    if target.exists() and not overwrite:
-        raise ConfigError(f"{target} already exists; not overwriting it. Fix: pass "
-                          "overwrite=True (CLI: --force) or choose another path")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    data = text.encode("utf-8") if isinstance(text, str) else text
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        # mkstemp makes the file 0600; give it the mode open() would (0666 less the umask).
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if not overwrite:
-            # link() fails if the target appeared meanwhile: no silent clobber in a race.
-            try:
-                os.link(tmp, target)
-            except FileExistsError:
-                raise ConfigError(f"{target} already exists; not overwriting it. Fix: pass "
-                                  "overwrite=True (CLI: --force) or choose another path") from None
-            except OSError:
-                os.replace(tmp, target)
-                return target
-            os.unlink(tmp)
-        else:
-            os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return target
+    return write_text(path, text, overwrite=overwrite, root=root, error=ConfigError)
 
 
-def write_jsonl(path: str | os.PathLike, records, *, overwrite: bool = False) -> Path:
+def write_jsonl(path: str | os.PathLike | UserPath, records: Any, *, overwrite: bool = False,
+                root: Root | None = None) -> Path:
     """Records as JSONL (one JSON object per line, UTF-8), written with :func:`write_atomic`."""
     text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
-    return write_atomic(path, text, overwrite=overwrite)
+    return write_atomic(path, text, overwrite=overwrite, root=root)

@@ -17,13 +17,14 @@ from itertools import repeat
 import math
 import os
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
+from pathlib import Path
 
 import numpy as np
 
 from .defaults import PASS_THRESHOLD
 from .errors import RowsError
+from .safepath import Root, UserPath, as_user_path, is_path
 
 TASK_FIELD = "task_id"
 TASK_ALIASES = ("scenario_id",)
@@ -158,14 +159,18 @@ class Records:
         return {"source": f"{self.name} {self._noun} {i + 1}"}
 
 
-def read_records(source: Any, *, noun: str = "row") -> Records:
+def read_records(source: Any, *, noun: str = "row", root: Root | None = None) -> Records:
     """Records from a path (JSONL, or one JSON array of objects) or a list of mappings.
 
     Every record is an object; anything else raises :class:`RowsError` naming the file and line
-    (or the list position, called ``noun`` in messages) and the fix.
+    (or the list position, called ``noun`` in messages) and the fix. A path is opened through
+    the door (``whileai_core.safepath``): under ``root`` when one is given (confined: no ``..``,
+    no link, nothing outside it), else as the user's own path; regular files only, within the
+    size limit for rows files.
     """
-    if isinstance(source, (str, os.PathLike)):
-        items, lines, name = _read_file(Path(source))
+    if is_path(source):
+        path = as_user_path(source, root, argument=f"{noun}s", error=RowsError)
+        items, lines, name = _read_file(path)
         return Records(items, name, "jsonl" if lines is None else lines, noun)
     if isinstance(source, Mapping):
         raise RowsError(f"got one {noun} (a dict), expected a list of them",
@@ -186,10 +191,15 @@ def read_records(source: Any, *, noun: str = "row") -> Records:
 
 # --- loading -----------------------------------------------------------------------------
 
-def load_rows(source: Any, *, threshold: float | None = None) -> Rows:
+def load_rows(source: Any, *, threshold: float | None = None, root: Root | None = None) -> Rows:
     """Load graded rows from a path (JSONL or a JSON array), a list of dicts, or :class:`Rows`.
 
+    A path may also be another system's eval output that reads without a choice (see
+    :mod:`whileai_core.importers`): prime-rl episodes of one step, an Inspect log with one
+    scorer, lm-eval samples with one metric and filter. Errored rollouts are left out.
+
     ``threshold``: a row passes iff ``reward >= threshold`` (default ``PASS_THRESHOLD`` = 1.0).
+    ``root``: open a path under this root (see :func:`read_records`).
     Raises :class:`RowsError` naming the file, line, field and fix for any row it cannot use.
     """
     thr = PASS_THRESHOLD if threshold is None else threshold
@@ -202,25 +212,30 @@ def load_rows(source: Any, *, threshold: float | None = None) -> Rows:
         return Rows(source=source.source, threshold=thr, records=source.records,
                     reward=source.reward, truncated=source.truncated, model=source.model,
                     task_index=source.task_index, task_ids=source.task_ids, lines=source._lines)
-    return _build(read_records(source, noun="row"), threshold=thr)
+    if root is None and isinstance(source, (str, os.PathLike)):
+        # another system's output, read by name: only outside the server's confined root
+        # (the importers do not open through the door yet)
+        foreign = _foreign(Path(source))
+        if foreign is not None:
+            return _build(Records(foreign[1], f"{source} ({foreign[0]} import)", None, "row"),
+                          threshold=thr)
+    return _build(read_records(source, noun="row", root=root), threshold=thr)
 
 
-def _read_file(path: Path) -> tuple[list, list[int] | None | str, str]:
+def _foreign(path: Path) -> tuple[str, list[dict]] | None:
+    """(format, rows) when ``path`` is another system's output that reads unambiguously
+    (``whileai_core.importers``), else None (graded rows, or something the reader will name)."""
+    from .importers import ROWS, detect_format, rows_for_load
+
+    fmt = detect_format(path)
+    if fmt is None or fmt == ROWS:
+        return None
+    return fmt, rows_for_load(path, fmt)
+
+
+def _read_file(path: UserPath) -> tuple[list, list[int] | None | str, str]:
     name = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise RowsError("no such file", source=name,
-                        fix="check the path (relative paths start at the current directory)") from None
-    except IsADirectoryError:
-        raise RowsError("is a directory, not a rows file", source=name,
-                        fix="point at a .jsonl file inside it") from None
-    except UnicodeDecodeError as exc:
-        raise RowsError(f"is not UTF-8 text (byte {exc.start})", source=name,
-                        fix="save the rows as UTF-8 JSONL") from None
-    except OSError as exc:
-        raise RowsError(f"cannot be read: {exc.strerror}", source=name,
-                        fix="check the file's permissions") from None
+    text = path.read_text("rows", error=RowsError, fix="save the rows as UTF-8 JSONL")
     stripped = text.lstrip()
     if not stripped:
         raise RowsError("is empty: no rows", source=name,

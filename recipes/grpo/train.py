@@ -125,11 +125,13 @@ def build_grpo_config(settings: GRPOSettings, output_dir: str | Path, *, cpu: bo
 
 
 def build_grpo_trainer(model, tokenizer, train_records: Sequence[dict], settings: GRPOSettings,
-                       output_dir: str | Path, *, cpu: bool = False, callbacks: Sequence = ()):
+                       output_dir: str | Path, *, cpu: bool = False, callbacks: Sequence = (),
+                       reward_funcs=None, lora: bool = True):
     """The ``GRPOTrainer`` every path trains: the refund reward, LoRA, the recipe's config.
 
     The reference for ``beta`` is the same model with the adapter off (TRL does this with a
-    PEFT model), so no second copy of the weights is loaded.
+    PEFT model), so no second copy of the weights is loaded. ``reward_funcs`` replaces the
+    refund reward (the watch tests train on a planted one); ``lora=False`` trains every weight.
     """
     from datasets import Dataset
     from trl import GRPOTrainer
@@ -137,10 +139,11 @@ def build_grpo_trainer(model, tokenizer, train_records: Sequence[dict], settings
     dataset = Dataset.from_list([{"prompt": r["prompt"], "category": r["category"],
                                   "order_id": r["order_id"], "task_id": r["task_id"]}
                                  for r in train_records])
-    return GRPOTrainer(model=model, reward_funcs=refund_reward,
+    return GRPOTrainer(model=model, reward_funcs=reward_funcs or refund_reward,
                        args=build_grpo_config(settings, output_dir, cpu=cpu),
                        train_dataset=dataset, processing_class=tokenizer,
-                       peft_config=build_lora_config(settings), callbacks=list(callbacks))
+                       peft_config=build_lora_config(settings) if lora else None,
+                       callbacks=list(callbacks))
 
 
 def drift_monitor(length_ratio: float = GRPO_DRIFT_LENGTH_RATIO):

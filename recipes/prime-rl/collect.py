@@ -1,72 +1,37 @@
-"""Read the three prime-rl arms back: held-out rows step 1 vs last, paired, with the noise floor.
+"""Read the three prime-rl arms back: held-out rows first vs last eval, paired, with the noise floor.
 
 prime-rl evaluates the held-out split (``train[872:]``, 128 prompts) once before training and
-every ``eval.interval`` steps after; the recipe pairs each prompt's first and last score. The
-reward is the taskset's LCS ratio in [0, 1]; an exact reversal (1.0) is a pass. Every number
-comes from ``whileai_core``: ``compare`` pairs by prompt and resamples prompts; the LCS marker
-is compared as a mean reward (``metric="reward"``), the exact reversal as a pass rate. The noise
-floor is the arms' step-1 scores: the same untrained student evaluated three times.
+every ``eval.interval`` steps after, writing each eval episode to
+``<run dir>/rollouts/step_<S>/eval/all/traces.jsonl`` (verifiers' ``Episode.to_record()``).
+The rows come from ``whileai_core.importers`` (only the ``all`` files; errored episodes kept
+with ``errored: true`` so they are counted, never scored). The recipe pairs each prompt's first
+and last score. The reward is the taskset's LCS ratio in [0, 1]; an exact reversal (1.0) is a
+pass. Every number comes from ``whileai_core``: ``compare`` pairs by prompt and resamples
+prompts; the LCS is compared as a mean reward (``metric="reward"``), the exact reversal as a pass
+rate. The noise floor is the arms' first-eval scores: the same untrained student evaluated
+three times.
+
+Which weights a number measures: the eval at step S samples whatever policy the inference
+server holds then (``policy_version`` on every row, v0 for the startup eval), and prime-rl never
+broadcasts the final step's weights, so the last eval of a 20-step run measures v19 at best, not
+the saved final checkpoint. Every number is printed with its policy version for that reason.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from whileai_core.errors import RowsError
 
 ARMS = ("grpo", "opsd", "opd")
-_STEP_IN_PATH = re.compile(r"step[_-]?(\d+)")
-_ID_FIELDS = ("task_id", "example_id", "prompt_id", "id")
-_TRUNCATED_FIELDS = ("truncated", "is_truncated")
-_STEP_FIELDS = ("step", "eval_step")
 
 
-def eval_rows(lines: Iterable[str], *, source: str = "eval rows",
-              default_step: int | None = None) -> list[dict]:
-    """Graded rows from prime-rl eval output lines: ``task_id``, ``reward``, ``truncated``, ``step``.
+def run_rows(run_dir: str | Path) -> list[dict]:
+    """Graded eval rows of one prime-rl run folder (every step; errored rows flagged)."""
+    from whileai_core.importers import import_rows
 
-    The prompt id is the first of task_id/example_id/prompt_id/id, else a hash of the prompt.
-    A line without a finite reward or a step is an error naming the line, never a silent skip.
-    A rollout that carries an ``error`` is kept with ``errored: True``; the report leaves it out
-    of the scores (a failed rollout is not a zero-reward answer) and counts it.
-    """
-    rows = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            raise RowsError("invalid JSON", source=source, line=number,
-                            fix="pass prime-rl's eval rollouts (one JSON object per line)") from None
-        reward = record.get("reward")
-        if isinstance(reward, bool) or not isinstance(reward, (int, float)) or reward != reward:
-            raise RowsError(f"`reward` is {reward!r}", source=source, line=number, field="reward",
-                            fix="each eval row needs the taskset's numeric reward")
-        task = next((record[k] for k in _ID_FIELDS if record.get(k) is not None), None)
-        if task is None:
-            prompt = record.get("prompt")
-            if prompt is None:
-                raise RowsError("row has no prompt id and no prompt", source=source, line=number,
-                                field="task_id", fix="keep example_id (or the prompt) in eval rows")
-            task = hashlib.sha256(json.dumps(prompt, sort_keys=True).encode()).hexdigest()[:16]
-        step = next((record[k] for k in _STEP_FIELDS if record.get(k) is not None), default_step)
-        if not isinstance(step, int) or isinstance(step, bool):
-            raise RowsError(f"`step` is {step!r}", source=source, line=number, field="step",
-                            fix="say which training step the eval row belongs to")
-        truncated = next((bool(record[k]) for k in _TRUNCATED_FIELDS if k in record), False)
-        rows.append({"task_id": str(task), "reward": float(reward), "truncated": truncated,
-                     "step": step, "model": record.get("model"),
-                     "errored": record.get("error") is not None})
-    return rows
-
-
-def step_from_path(path: str) -> int | None:
-    found = _STEP_IN_PATH.findall(path)
-    return int(found[-1]) if found else None
+    return import_rows(run_dir, format="prime-rl", keep_errored=True).rows
 
 
 def by_step(rows: Sequence[Mapping]) -> dict[int, list[dict]]:
@@ -89,6 +54,7 @@ def arm_report(rows: Sequence[Mapping], *, run_std: float | None = None) -> dict
     after = [r for r in steps[last] if not r.get("errored")]
     return {
         "first_step": first, "last_step": last,
+        "policy_first": _versions(steps[first]), "policy_last": _versions(steps[last]),
         "errored_first": len(steps[first]) - len(before),
         "errored_last": len(steps[last]) - len(after),
         "lcs_before": mean_reward(before).to_dict(),
@@ -98,6 +64,10 @@ def arm_report(rows: Sequence[Mapping], *, run_std: float | None = None) -> dict
         "truncated_before": field_share(before, "truncated").to_dict(),
         "truncated_after": field_share(after, "truncated").to_dict(),
     }
+
+
+def _versions(rows: Sequence[Mapping]) -> list[int]:
+    return sorted({int(r["policy_version"]) for r in rows if r.get("policy_version") is not None})
 
 
 def report(arms: Mapping[str, Mapping]) -> dict:
@@ -110,7 +80,11 @@ def report(arms: Mapping[str, Mapping]) -> dict:
     first_scores = {}
     for name, arm in arms.items():
         steps = by_step(arm["rows"])
-        first_scores[name] = mean_reward(steps[min(steps)]).value
+        if not steps:
+            raise RowsError(f"arm {name} has no eval rows", source="eval rows",
+                            fix="check that its run wrote rollouts/step_<S>/eval/all/traces.jsonl")
+        first = [r for r in steps[min(steps)] if not r.get("errored")]
+        first_scores[name] = mean_reward(first).value
     noise = noise_floor(*first_scores.values()) if len(first_scores) >= 2 else None
     run_std = noise  # the NoiseFloor itself: compare reads run_std and the runs behind it
     out = {"noise_floor": noise.to_dict() if noise else None, "step1_lcs": first_scores,
@@ -125,7 +99,9 @@ def report(arms: Mapping[str, Mapping]) -> dict:
                 continue
             mine = by_step(arm["rows"])
             out["head_to_head"][f"{name}_vs_grpo"] = compare(
-                grpo[max(grpo)], mine[max(mine)], run_std=run_std, metric="reward").to_dict()
+                [r for r in grpo[max(grpo)] if not r.get("errored")],
+                [r for r in mine[max(mine)] if not r.get("errored")],
+                run_std=run_std, metric="reward").to_dict()
     return out
 
 
@@ -137,21 +113,32 @@ def _delta_text(d: Mapping) -> str:
     return f"{d['delta']:+.3f}{inner} {d['verdict']}"
 
 
+def _v(versions: Sequence[int]) -> str:
+    return "/".join(f"v{v}" for v in versions) or "v?"
+
+
 def render(rep: Mapping) -> str:
-    lines = ["arm    | held-out LCS first | last   | delta [95%] verdict            | "
-             "truncated first -> last | wall clock"]
+    lines = ["arm    | held-out LCS first (step, policy) | last (step, policy)   | "
+             "delta [95%] verdict            | truncated first -> last | errored | wall clock"]
     for name, arm in rep["arms"].items():
         wall = arm.get("wall_clock_s")
+        first = (f"{arm['lcs_before']['value']:.3f} (step {arm['first_step']}, "
+                 f"{_v(arm.get('policy_first', []))})")
+        last = (f"{arm['lcs_after']['value']:.3f} (step {arm['last_step']}, "
+                f"{_v(arm.get('policy_last', []))})")
         lines.append(
-            f"{name:<6} | {arm['lcs_before']['value']:.3f} (step {arm['first_step']})"
-            f"{'':<4} | {arm['lcs_after']['value']:.3f} | {_delta_text(arm['lcs_delta']):<30} | "
+            f"{name:<6} | {first:<33} | {last:<21} | {_delta_text(arm['lcs_delta']):<30} | "
             f"{arm['truncated_before']['value']:.2f} -> {arm['truncated_after']['value']:.2f}"
-            f"{'':<12} | {'n/a' if wall is None else f'{wall:.0f} s'}")
+            f"{'':<12} | {arm['errored_first']} -> {arm['errored_last']}{'':<2} | "
+            f"{'n/a' if wall is None else f'{wall:.0f} s'}")
     noise = rep.get("noise_floor")
     if noise:
         scores = ", ".join(f"{s:.3f}" for s in noise["run_scores"])
-        lines.append(f"noise floor: step-1 LCS {scores}; run_std {noise['run_std']:.3f}, a delta "
-                     f"under {noise['band']:.3f} is noise")
+        lines.append(f"noise floor: first-eval LCS {scores}; run_std {noise['run_std']:.3f}, a "
+                     f"delta under {noise['band']:.3f} is noise")
     for name, d in rep["head_to_head"].items():
-        lines.append(f"{name} at the last step: {_delta_text(d)}")
+        lines.append(f"{name} at the last eval: {_delta_text(d)}")
+    lines.append("policy: each eval samples the weights the inference server held then; the "
+                 "last eval is not the final checkpoint (prime-rl never broadcasts the last "
+                 "step's weights)")
     return "\n".join(lines)

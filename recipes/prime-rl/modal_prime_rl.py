@@ -7,19 +7,30 @@ config on its own:
     modal run recipes/prime-rl/modal_prime_rl.py --config configs/opd.toml --run-name opd-1 \\
         --teacher PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL
 
-``train`` runs ``uv run rl @ config.toml`` in ``/app``. For OPD (a config whose teacher is served
-on localhost) it first starts ``uv run inference`` for the teacher on GPU 0 next to the policy's
-own engine and waits until ``/v1/models`` answers. Outputs land on ``whileai-prime-rl-runs``
-under ``<run-name>/``. ``validate`` runs prime-rl's own ``rl --dry-run`` on a config, on CPU.
+``train`` runs ``uv run --no-sync rl @ config.toml --output-dir /runs/<run-name> --run.name
+<launch id> --clean`` in ``/app``: every launch (a Modal function call; its call id is the launch
+id) writes its own run folder ``/runs/<run-name>/<launch id>`` on the ``whileai-prime-rl-runs``
+volume, so a re-run never mixes with an earlier one (``--clean`` only matters when Modal retries
+the same call: the retry starts that folder afresh). prime-rl runs on its own venv
+(``/app/.venv``, built on the image's /usr/bin/python3.12; ``--no-sync`` keeps uv from touching
+it) with the open-files limit its image entrypoint sets (``ulimit -n 32000``), which Modal's own
+command would otherwise skip. For OPD (a config whose teacher is served on localhost) it first
+starts ``uv run --no-sync inference`` for the teacher on GPU 0 next to the policy's own engine
+and waits until ``/v1/models`` answers. ``validate`` runs prime-rl's own ``rl --dry-run`` on a
+config, on CPU, and reports what the container runs: the venv's interpreter (``readlink -f``),
+``import torch, vllm`` and the GPU count. ``train`` checks the same before it starts ``rl`` and
+stops within seconds when the GPUs the config deploys are not visible.
 Nothing here needs this repository inside the container: the functions use the standard library.
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import time
 import tomllib
+import uuid
 from pathlib import Path
 
 import modal
@@ -34,9 +45,17 @@ HF_CACHE_PATH = "/cache"
 PRIME_RL_DIR = "/app"
 TEACHER_MEMORY = 0.4
 TEACHER_READY_TIMEOUT_S = 900
-# Per-rollout eval output (verifiers rollouts: example_id, reward, is_truncated, error); the
-# exact layout at 559b447 is not verified against a live run, so several places are searched.
-EVAL_ROW_GLOBS = ("**/eval*/**/*.jsonl", "**/eval*.jsonl", "**/rollouts/**/eval*.jsonl")
+VENV_PYTHON = f"{PRIME_RL_DIR}/.venv/bin/python"
+# prime-rl's image entrypoint (scripts/docker-entrypoint.sh at 559b447) raises the open-files
+# limit to 32000 "to prevent API timeout issues"; Modal runs its own command, not that script.
+PRIME_RL_NOFILE = 32000
+# uv must run prime-rl's baked venv as it is: no re-sync, no interpreter change.
+UV_RUN = ("uv", "run", "--no-sync")
+# Where prime-rl 559b447 writes eval episodes (prime_rl/monitors/file.py); only `all` is read.
+EVAL_TRACES_GLOB = "rollouts/step_*/eval/all/traces.jsonl"
+PROBE = ("import sys, torch, vllm; print('python', sys.executable, sys.version.split()[0]); "
+         "print('torch', torch.__version__, 'vllm', vllm.__version__); "
+         "print('gpus', torch.cuda.device_count())")
 
 app = modal.App(APP_NAME)
 image = (modal.Image.from_dockerfile(HERE / "prime-rl.Dockerfile", add_python="3.12")
@@ -78,28 +97,76 @@ def _wait_for(url: str, process: subprocess.Popen, timeout_s: float) -> None:
     raise RuntimeError(f"the teacher server did not answer {url} within {timeout_s:.0f} s")
 
 
-def _eval_files(root: Path) -> list[str]:
-    found = {str(p) for pattern in EVAL_ROW_GLOBS for p in root.glob(pattern) if p.is_file()}
-    return sorted(found)
+def eval_files(run_dir: Path) -> list[str]:
+    """The run's eval episode files (``all`` subset), relative to the run folder."""
+    return sorted(str(p.relative_to(run_dir)) for p in run_dir.glob(EVAL_TRACES_GLOB)
+                  if p.is_file())
+
+
+def rl_command(config_path: str, run_name: str, launch_id: str, *,
+               runs_path: str = RUNS_PATH) -> list[str]:
+    """``rl`` for one launch: its own run folder ``<runs>/<run name>/<launch id>``."""
+    return [*UV_RUN, "rl", "@", config_path, "--output-dir", f"{runs_path}/{run_name}",
+            "--run.name", launch_id, "--clean"]
+
+
+def raise_nofile() -> tuple[int, int]:
+    """The open-files limit prime-rl's entrypoint sets, inherited by every child process."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = PRIME_RL_NOFILE if hard == resource.RLIM_INFINITY else min(PRIME_RL_NOFILE, hard)
+    if soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)
+
+
+def deployed_gpus(config_text: str) -> int:
+    """GPUs the config's single-node deployment uses (prime-rl's default is 2: 1 + 1)."""
+    deployment = tomllib.loads(config_text).get("deployment", {})
+    return int(deployment.get("gpus_per_node", 2))
+
+
+def probe() -> dict:
+    """What the container runs: the venv's real interpreter, torch/vllm, the GPU count."""
+    python = subprocess.run(["readlink", "-f", VENV_PYTHON], capture_output=True, text=True)
+    done = subprocess.run([*UV_RUN, "python", "-c", PROBE], cwd=PRIME_RL_DIR,
+                          capture_output=True, text=True)
+    gpus = next((int(line.split()[1]) for line in done.stdout.splitlines()
+                 if line.startswith("gpus ")), None)
+    return {"venv_python": python.stdout.strip(), "returncode": done.returncode,
+            "imports": (done.stdout + done.stderr).strip()[-2000:], "gpus": gpus,
+            "nofile": list(resource.getrlimit(resource.RLIMIT_NOFILE))}
 
 
 @app.function(image=image, gpu=GPU, volumes={RUNS_PATH: runs, HF_CACHE_PATH: hf_cache},
               timeout=6 * 3600)
 def train(config_text: str, run_name: str, teacher: str | None = None) -> dict:
-    """Run ``rl`` on one config; returns the run's record (status, wall clock, output files)."""
-    out = Path(RUNS_PATH) / run_name
-    out.mkdir(parents=True, exist_ok=True)
-    config_path = out / "config.toml"
+    """Run ``rl`` on one config in this launch's own run folder; returns the run's record."""
+    launch_id = modal.current_function_call_id() or f"local-{uuid.uuid4().hex[:12]}"
+    base = Path(RUNS_PATH) / run_name
+    run_dir = base / launch_id
+    base.mkdir(parents=True, exist_ok=True)
+    config_path = base / f"{launch_id}.config.toml"
     config_path.write_text(config_text, encoding="utf-8")
+    record: dict = {"run_name": run_name, "launch_id": launch_id,
+                    "run_dir": f"{run_name}/{launch_id}", "config": str(config_path),
+                    "nofile": list(raise_nofile())}
+    record["probe"] = checked = probe()
+    if checked["returncode"] != 0 or (checked["gpus"] or 0) < deployed_gpus(config_text):
+        record.update(returncode=3, wall_clock_s=0.0, eval_files=[],
+                      log_tail=f"stopped before rl: the container sees {checked['gpus']} GPUs "
+                               f"(the config deploys {deployed_gpus(config_text)}) or cannot "
+                               f"import torch/vllm:\n{checked['imports']}")
+        return record
     server = None
     served = local_teacher(config_text)
-    record: dict = {"run_name": run_name, "config": str(config_path)}
+    logs = base / f"{launch_id}.logs"
+    logs.mkdir(exist_ok=True)
     if served or teacher:
         model, port, memory = served or (teacher, 8001, TEACHER_MEMORY)
         model = teacher or model
-        command = ["uv", "run", "inference", "--vllm.model", model, "--server.port", str(port),
+        command = [*UV_RUN, "inference", "--vllm.model", model, "--server.port", str(port),
                    "--vllm.gpu-memory-utilization", str(memory)]
-        log = open(out / "teacher.log", "w")
+        log = open(logs / "teacher.log", "w")
         server = subprocess.Popen(command, cwd=PRIME_RL_DIR, stdout=log, stderr=subprocess.STDOUT,
                                   env={**os.environ, "CUDA_VISIBLE_DEVICES": "0"})
         started = time.monotonic()
@@ -108,38 +175,37 @@ def train(config_text: str, run_name: str, teacher: str | None = None) -> dict:
                              round(time.monotonic() - started, 1)}
     started = time.monotonic()
     try:
-        with open(out / "rl.log", "w") as log:
-            done = subprocess.run(["uv", "run", "rl", "@", str(config_path),
-                                   "--output-dir", str(out / "outputs")],
+        with open(logs / "rl.log", "w") as log:
+            done = subprocess.run(rl_command(str(config_path), run_name, launch_id),
                                   cwd=PRIME_RL_DIR, stdout=log, stderr=subprocess.STDOUT)
     finally:
         if server is not None:
             server.terminate()
             server.wait(timeout=60)
     record.update(returncode=done.returncode, wall_clock_s=round(time.monotonic() - started, 1),
-                  eval_files=_eval_files(out / "outputs"),
-                  log_tail=(out / "rl.log").read_text(errors="replace")[-4000:])
-    record["eval_rows"] = [line for path in record["eval_files"]
-                           for line in Path(path).read_text(errors="replace").splitlines()
-                           if line.strip()]
+                  eval_files=eval_files(run_dir),
+                  log_tail=(logs / "rl.log").read_text(errors="replace")[-4000:])
     runs.commit()
     return record
 
 
 @app.function(image=image, timeout=20 * 60)
 def validate(config_text: str) -> dict:
-    """prime-rl's own loader on the config (``rl --dry-run``), on CPU: is it a config it runs?"""
+    """prime-rl's own loader on the config (``rl --dry-run``), on CPU, and what the container
+    runs (interpreter, torch, vllm, GPUs: none here): is it a config and an image that run?"""
+    raise_nofile()
     path = Path("/tmp/config.toml")
     path.write_text(config_text, encoding="utf-8")
-    done = subprocess.run(["uv", "run", "rl", "@", str(path), "--dry-run"], cwd=PRIME_RL_DIR,
-                          capture_output=True, text=True)
-    return {"returncode": done.returncode, "output_tail": (done.stdout + done.stderr)[-4000:]}
+    done = subprocess.run(rl_command(str(path), "validate", "dry-run", runs_path="/tmp/runs")
+                          + ["--dry-run"], cwd=PRIME_RL_DIR, capture_output=True, text=True)
+    return {"returncode": done.returncode, "output_tail": (done.stdout + done.stderr)[-4000:],
+            "probe": probe()}
 
 
 @app.local_entrypoint()
 def main(config: str, run_name: str, teacher: str = "") -> None:
     record = train.remote(Path(config).read_text(encoding="utf-8"), run_name, teacher or None)
-    print({k: v for k, v in record.items() if k not in ("eval_rows", "log_tail")})
+    print({k: v for k, v in record.items() if k != "log_tail"})
 
 
 def cli(argv: list[str] | None = None) -> int:
@@ -163,11 +229,14 @@ def cli(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     def go() -> int:
+        from whileai_core.prime_rl import refuse_unshipped_loss
+
+        refuse_unshipped_loss(args.config.read_text(encoding="utf-8"), source=str(args.config))
         require_modal_token()
         with modal.enable_output(), app.run():
             record = train.remote(args.config.read_text(encoding="utf-8"), args.run_name,
                                   args.teacher or None)
-        print({k: v for k, v in record.items() if k not in ("eval_rows", "log_tail")})
+        print({k: v for k, v in record.items() if k != "log_tail"})
         return 0 if record["returncode"] == 0 else 1
 
     return guarded(go)

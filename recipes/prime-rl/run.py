@@ -4,6 +4,7 @@
     python recipes/prime-rl/run.py --validate            # prime-rl's own `rl --dry-run` on each (CPU)
     python recipes/prime-rl/run.py                       # deploy, spawn three runs (2 GPUs each)
     python recipes/prime-rl/run.py --collect             # results.json and the table
+    python recipes/prime-rl/run.py --collect --runs-dir D   # the same from a local copy of the volume
     python recipes/prime-rl/run.py --smoke --out DIR     # offline: configs and writer reports
 
 Every config comes from ``whileai_core.prime_rl_config`` with the arms of
@@ -52,6 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="run names are PREFIX-grpo, PREFIX-opsd, PREFIX-opd (default %(default)s)")
     parser.add_argument("--arms", nargs="+", choices=ARMS, default=list(ARMS),
                         help="which arms (default: all three)")
+    parser.add_argument("--runs-dir", type=Path, default=None,
+                        help="with --collect: read the runs from this local copy of the "
+                             "whileai-prime-rl-runs volume (modal volume get whileai-prime-rl-runs "
+                             "/ DIR) instead of from Modal; needs no token")
     parser.add_argument("--force", action="store_true",
                         help="replace configs that differ, and an existing results.json")
     return parser
@@ -96,18 +101,33 @@ def validate(configs: dict) -> int:
             print(f"{arm}: prime-rl rl --dry-run {'accepts' if ok else 'REFUSES'} {info['path']}")
             if not ok:
                 print(answer["output_tail"])
+        probe = answer["probe"]
+        print(f"container: venv python -> {probe['venv_python']}; open files "
+              f"{probe['nofile'][0]}; GPUs here {probe['gpus']} (CPU container; train stops "
+              "before rl if it sees fewer than the config deploys)")
+        print(probe["imports"])
+        failed += probe["returncode"] != 0
     return 1 if failed else 0
+
+
+def refuse_unshipped(configs: dict) -> None:
+    """Refuse, before any launch, a config whose loss the image cannot import."""
+    from whileai_core.prime_rl import refuse_unshipped_loss
+
+    for info in configs.values():
+        refuse_unshipped_loss(Path(info["path"]).read_text(encoding="utf-8"), source=info["path"])
 
 
 def launch(configs: dict, args) -> dict:
     import modal
 
-    from modal_prime_rl import APP_NAME, app
+    from modal_prime_rl import APP_NAME, RUNS_VOLUME, app
 
     calls_path = args.out / CALLS_FILE
     if calls_path.exists() and not args.force:
         raise ConfigError(f"{calls_path} exists: runs were spawned already. Fix: --collect them, "
                           "or pass --force (or another --out) to spawn new ones")
+    refuse_unshipped(configs)
     with modal.enable_output():
         app.deploy()
     train = modal.Function.from_name(APP_NAME, "train")
@@ -116,24 +136,58 @@ def launch(configs: dict, args) -> dict:
         name = f"{args.run_prefix}-{arm}"
         call = train.spawn(Path(info["path"]).read_text(encoding="utf-8"), name,
                            _teacher(info["report"]))
-        calls[arm] = {"call_id": call.object_id, "run_name": name, "config": info["path"]}
-        print(f"{arm}: spawned {name}, call {call.object_id}")
+        # train() names the launch's run folder after its own call id
+        calls[arm] = {"call_id": call.object_id, "run_name": name, "config": info["path"],
+                      "run_dir": f"{name}/{call.object_id}"}
+        print(f"{arm}: spawned {name}, call {call.object_id}, run folder "
+              f"{RUNS_VOLUME}:/{name}/{call.object_id}")
     write_atomic(calls_path, json.dumps(calls, indent=2), overwrite=True)
     print(f"call ids: {calls_path}; when they finish: python recipes/prime-rl/run.py --collect")
     return calls
 
 
-def collect(args) -> dict:
-    import modal
-
-    from collect import eval_rows, render, report, step_from_path
-
-    calls_path = args.out / CALLS_FILE
+def read_calls(out: Path) -> dict:
+    calls_path = out / CALLS_FILE
     if not calls_path.exists():
-        raise ConfigError(f"no {calls_path}: nothing was spawned into --out {args.out}. Fix: run "
+        raise ConfigError(f"no {calls_path}: nothing was spawned into --out {out}. Fix: run "
                           "python recipes/prime-rl/run.py first, or point --out at its folder")
     calls = json.loads(calls_path.read_text(encoding="utf-8"))
-    arms, records = {}, {}
+    for arm, call in calls.items():
+        if "run_dir" not in call:
+            raise ConfigError(f"{calls_path}: {arm} has no run_dir (spawned by an older recipe "
+                              "that let re-runs share a folder). Fix: launch again")
+    return calls
+
+
+def collect_local(runs_dir: Path, calls: dict, records: dict | None = None) -> dict:
+    """The report from run folders on disk: only each call's own ``run_dir`` is read."""
+    from collect import render, report, run_rows
+
+    arms = {}
+    for arm, call in calls.items():
+        run_dir = runs_dir / call["run_dir"]
+        if not run_dir.is_dir():
+            raise ConfigError(f"{arm}: no run folder {run_dir}. Fix: copy the volume first "
+                              f"(modal volume get whileai-prime-rl-runs {call['run_dir']} "
+                              f"{runs_dir / call['run_name']}) or check --runs-dir")
+        record = (records or {}).get(arm, {})
+        arms[arm] = {"rows": run_rows(run_dir), "wall_clock_s": record.get("wall_clock_s")}
+    rep = report(arms)
+    print(render(rep))
+    return {"recipe": "prime-rl", "calls": calls, "runs": records or {}, "report": rep,
+            "rows": {arm: a["rows"] for arm, a in arms.items()}}
+
+
+def collect(args) -> dict:
+    """Each call's record from Modal, its eval files from the volume into --out, the report."""
+    import modal
+
+    from modal_prime_rl import RUNS_VOLUME
+
+    calls = read_calls(args.out)
+    volume = modal.Volume.from_name(RUNS_VOLUME)
+    local = args.out / "runs"
+    records = {}
     for arm, call in calls.items():
         try:
             record = modal.FunctionCall.from_id(call["call_id"]).get(timeout=0)
@@ -142,21 +196,21 @@ def collect(args) -> dict:
                               "again later") from None
         except Exception as exc:  # noqa: BLE001 - the remote raised it (teacher never ready, ...)
             raise ConfigError(f"{arm} ({call['run_name']}, call {call['call_id']}) failed on "
-                              f"Modal: {exc}. Fix: read its logs on the whileai-prime-rl-runs "
-                              f"volume under {call['run_name']}/") from None
+                              f"Modal: {exc}. Fix: read its logs on the {RUNS_VOLUME} volume "
+                              f"under {call['run_name']}/") from None
         if record["returncode"] != 0:
             raise ConfigError(f"{arm} ({call['run_name']}) failed: rl exited "
                               f"{record['returncode']}. Log tail:\n{record['log_tail']}")
-        step = step_from_path(" ".join(record.get("eval_files", [])))
-        rows = eval_rows(record["eval_rows"], source=f"{call['run_name']} eval rows",
-                         default_step=step)
-        arms[arm] = {"rows": rows, "wall_clock_s": record.get("wall_clock_s")}
-        records[arm] = {k: v for k, v in record.items() if k not in ("eval_rows",)}
-    rep = report(arms)
-    results = {"recipe": "prime-rl", "calls": calls, "runs": records, "report": rep,
-               "rows": {arm: a["rows"] for arm, a in arms.items()}}
-    print(render(rep))
-    return results
+        if record.get("run_dir") != call["run_dir"]:
+            raise ConfigError(f"{arm}: the call wrote {record.get('run_dir')}, calls.json says "
+                              f"{call['run_dir']}. Fix: launch again with this recipe")
+        for name in record["eval_files"]:
+            target = local / call["run_dir"] / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            data = b"".join(volume.read_file(f"{call['run_dir']}/{name}"))
+            write_atomic(target, data, overwrite=True)
+        records[arm] = {k: v for k, v in record.items() if k != "log_tail"}
+    return collect_local(local, calls, records)
 
 
 def modal_call(run_name: str, config_path: str | None = None) -> dict:
@@ -165,8 +219,12 @@ def modal_call(run_name: str, config_path: str | None = None) -> dict:
     if config_path is None:
         raise ArgumentError("the prime-rl recipe runs a config: pass one (a prime-rl TOML, e.g. "
                             "recipes/prime-rl/configs/grpo.toml)")
-    return {"app": "whileai-prime-rl", "function": "train",
-            "args": [Path(config_path).read_text(encoding="utf-8"), run_name], "kwargs": {}}
+    from whileai_core.prime_rl import refuse_unshipped_loss
+
+    text = Path(config_path).read_text(encoding="utf-8")
+    refuse_unshipped_loss(text, source=str(config_path))
+    return {"app": "whileai-prime-rl", "function": "train", "args": [text, run_name],
+            "kwargs": {}}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -174,6 +232,10 @@ def main(argv: list[str] | None = None) -> int:
 
     def go() -> int:
         if args.collect:
+            if args.runs_dir is not None:
+                results = collect_local(args.runs_dir, read_calls(args.out))
+                print(f"results: {write_results(args.out, results, overwrite=args.force)}")
+                return 0
             require_modal_token()
             results = collect(args)
             print(f"results: {write_results(args.out, results, overwrite=args.force)}")
@@ -192,6 +254,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.dry_run:
             return 0
+        refuse_unshipped(configs)
         require_modal_token()
         if args.validate:
             return validate(configs)

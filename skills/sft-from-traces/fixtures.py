@@ -97,7 +97,7 @@ def split_is_by_task_and_frozen(ns):
 def noise_floor_from_three_reruns(ns):
     assert ns["floor"].n_runs == 3 and ns["floor"].run_std > 0
     assert ns["before"].n_tasks == len(ns["split"].holdout_tasks)
-    assert ns["before"].ci95 is not None
+    assert ns["before"].ci is not None
 
 
 def seeds_are_failed_train_asks(ns):

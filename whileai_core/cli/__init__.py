@@ -24,6 +24,10 @@ COMMAND_MODULES = (
     "whileai_core.cli.config",
     "whileai_core.cli.judge",
     "whileai_core.cli.traces",
+    "whileai_core.cli.evalset",
+    "whileai_core.cli.init",
+    "whileai_core.cli.imports",
+    "whileai_core.cli.hacking",
 )
 
 

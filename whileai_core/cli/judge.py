@@ -15,9 +15,16 @@ def _level(p: argparse.ArgumentParser) -> None:
 
 def _audit(args):
     from ..judge import audit_judge
-    return audit_judge(args.items, judges=args.judges, min_agreement=args.min_agreement,
-                       min_kappa=args.min_kappa, max_false_pass=args.max_false_pass,
-                       half_width=args.half_width, level=args.level)
+    from .hacking import plotted
+    result = audit_judge(args.items, judges=args.judges, min_agreement=args.min_agreement,
+                         min_kappa=args.min_kappa, max_false_pass=args.max_false_pass,
+                         half_width=args.half_width, level=args.level)
+
+    def draw(out, overwrite):
+        from ..pictures import judge_picture
+        return judge_picture(args.items, judges=args.judges, level=args.level, out=out,
+                             overwrite=overwrite)
+    return plotted(args, result, draw)
 
 
 def _order(args):
@@ -27,6 +34,7 @@ def _order(args):
 
 def register(sub) -> None:
     from . import add_json_flag
+    from .hacking import add_plot_flags
 
     p = sub.add_parser(
         "audit-judge", help="read candidate LLM judges against blind human labels",
@@ -47,6 +55,7 @@ def register(sub) -> None:
                    help="false-pass precision the sample is sized for (default %(default)s)")
     _level(p)
     add_json_flag(p)
+    add_plot_flags(p, "agreement and kappa per judge with intervals")
     p.set_defaults(func=_audit)
 
     p = sub.add_parser(

@@ -30,8 +30,14 @@ def _effect(p: argparse.ArgumentParser) -> None:
 
 def _route(args):
     from ..routing import route
-    return route(args.rows, model=args.model, teacher_rows=args.teacher, taskset=args.taskset,
-                 teacher_url=args.teacher_url, threshold=args.threshold)
+    from .hacking import plotted
+    result = route(args.rows, model=args.model, teacher_rows=args.teacher, taskset=args.taskset,
+                   teacher_url=args.teacher_url, threshold=args.threshold)
+
+    def draw(out, overwrite):
+        from ..pictures import band_picture
+        return band_picture(args.rows, out=out, overwrite=overwrite, threshold=args.threshold)
+    return plotted(args, result, draw)
 
 
 def _pass_at(args):
@@ -45,10 +51,18 @@ def _arm(first: str, more: list[str] | None):
 
 def _compare(args):
     from ..stats import compare
-    return compare(_arm(args.before, args.before_seed), _arm(args.after, args.after_seed),
-                   level=args.level, run_std=args.run_std, noise_runs=args.noise_runs,
-                   effect=args.effect, seed=args.seed, threshold=args.threshold,
-                   metric=args.metric)
+    from .hacking import plotted
+    result = compare(_arm(args.before, args.before_seed), _arm(args.after, args.after_seed),
+                     level=args.level, run_std=args.run_std, noise_runs=args.noise_runs,
+                     effect=args.effect, seed=args.seed, threshold=args.threshold,
+                     metric=args.metric)
+
+    def draw(out, overwrite):
+        from ..pictures import forest_picture
+        return forest_picture(args.before, args.after, by=args.by, run_std=args.run_std,
+                              metric=args.metric, level=args.level, threshold=args.threshold,
+                              out=out, overwrite=overwrite)
+    return plotted(args, result, draw)
 
 
 def _compare_many(args):
@@ -85,6 +99,8 @@ def _holdout(args):
 
 
 def register(sub) -> None:
+    from .hacking import add_plot_flags
+
     p = sub.add_parser("route", help="ask the six questions of graded rows and pick a method",
                        description="Route graded rows (JSONL/JSON) to a training method.")
     p.add_argument("rows", help="graded rows of the model you will train (.jsonl or .json)")
@@ -95,6 +111,7 @@ def register(sub) -> None:
     p.add_argument("--taskset", default=None, help="taskset name for the suggested config call")
     _threshold(p)
     _json(p)
+    add_plot_flags(p, "the per-task band (always fail / split / always pass)")
     p.set_defaults(func=_route)
 
     p = sub.add_parser("pass-at", help="pass@1 (and pass@k, pass^k) with task-bootstrap intervals")
@@ -124,6 +141,9 @@ def register(sub) -> None:
     _metric(p)
     _threshold(p)
     _json(p)
+    add_plot_flags(p, "the forest of paired deltas (overall, and per --by value)")
+    p.add_argument("--by", default=None, metavar="FIELD",
+                   help="with --plot: one forest row per value of this row field (e.g. category)")
     p.set_defaults(func=_compare)
 
     p = sub.add_parser("compare-many", help="one paired comparison per category or checkpoint, "

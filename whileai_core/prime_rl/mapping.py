@@ -15,6 +15,7 @@ from .. import defaults as D
 from ..errors import ConfigError
 from ..methods.specs import OPD, OPSD, Async, RLMethod
 from ..models import model_size_b
+from ..safepath import Root
 from .targets import Taskset
 from .tokenizers import compare_vocab
 
@@ -42,15 +43,20 @@ class MethodKeys:
 
 
 def method_keys(spec: Any, *, model: str, taskset: Taskset, lora: bool,
-                renderer: str | None, student_vocab: int | str | None = None) -> MethodKeys:
-    """Map a parsed method spec to prime-rl keys, or raise ConfigError saying why it cannot run."""
+                renderer: str | None, student_vocab: int | str | None = None,
+                root: Root | None = None) -> MethodKeys:
+    """Map a parsed method spec to prime-rl keys, or raise ConfigError saying why it cannot run.
+
+    ``root``: tokenizer paths in the spec (``teacher.vocab``, ``student_vocab``) are opened under
+    it, through the path door.
+    """
     if isinstance(spec, Async):
         return _async(spec, model=model, taskset=taskset, lora=lora, renderer=renderer,
-                      student_vocab=student_vocab)
+                      student_vocab=student_vocab, root=root)
     if isinstance(spec, RLMethod):
         return _rl(spec)
     if isinstance(spec, OPD):
-        return _opd(spec, model=model, lora=lora, student_vocab=student_vocab)
+        return _opd(spec, model=model, lora=lora, student_vocab=student_vocab, root=root)
     if isinstance(spec, OPSD):
         return _opsd(spec, model=model, taskset=taskset, renderer=renderer)
     _refuse(spec)
@@ -77,7 +83,8 @@ def _rl(spec: RLMethod) -> MethodKeys:
     return keys
 
 
-def _opd(spec: OPD, *, model: str, lora: bool, student_vocab: int | str | None) -> MethodKeys:
+def _opd(spec: OPD, *, model: str, lora: bool, student_vocab: int | str | None,
+         root: Root | None) -> MethodKeys:
     if spec.divergence != "reverse_kl":
         raise ConfigError(f"OPD divergence {spec.divergence!r}: prime-rl's opd trains reverse KL "
                           "only (its ref_kl loss). Fix: divergence='reverse_kl', or run this "
@@ -98,7 +105,7 @@ def _opd(spec: OPD, *, model: str, lora: bool, student_vocab: int | str | None) 
     keys.notes.append(f"start the teacher first: a vLLM server for {teacher.model} at {teacher.url} "
                       "(prime-rl never launches it; it must return prompt log-probabilities)")
     same, why = compare_vocab(teacher.vocab, student_vocab if student_vocab is not None
-                              else spec.student_vocab)
+                              else spec.student_vocab, root=root)
     if same is False:
         keys.warnings.append(f"OPD teacher and student tokenizers differ ({why}): per-token "
                              "reverse KL compares the teacher's and the student's log-probability "
@@ -156,9 +163,9 @@ def _opsd(spec: OPSD, *, model: str, taskset: Taskset, renderer: str | None) -> 
 
 
 def _async(spec: Async, *, model: str, taskset: Taskset, lora: bool, renderer: str | None,
-           student_vocab: int | str | None) -> MethodKeys:
+           student_vocab: int | str | None, root: Root | None) -> MethodKeys:
     keys = method_keys(spec.method, model=model, taskset=taskset, lora=lora, renderer=renderer,
-                       student_vocab=student_vocab)
+                       student_vocab=student_vocab, root=root)
     keys.label = f"async({keys.label}, {spec.correction})"
     keys.off_policy_steps = spec.off_policy_steps
     keys.reads["off_policy_steps"] = "orchestrator.max_off_policy_steps"

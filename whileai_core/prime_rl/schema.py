@@ -10,14 +10,17 @@ internals...) are accepted as tables. A renamed key gets its new spelling in the
 
 from __future__ import annotations
 
+import importlib.util
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import ConfigError
+from ..errors import ArgumentError, ConfigError
 from ..result import Result
+from ..safepath import Root, UserPath, as_user_path
+from . import grammar
 from .keys_top import RLConfig, SingleNode
 from .keys_trainer import Cosine, Linear
 from .targets import AUTO_RENDERER_MODELS
@@ -157,19 +160,25 @@ _RENAMED = {
 
 
 class ConfigCheck(Result):
-    """The verdict of :func:`validate_config`: ``ok``, and each problem as one line."""
+    """The verdict of :func:`validate_config`: ``ok``, each problem as one line, and what was
+    not checked (``not_checked``: e.g. "taskset not checked" when prime-rl's environment is not
+    importable here), so an ``ok`` never claims more than was checked."""
 
     ok: bool
     errors: list[str]
     source: str | None = None
     checked_against: str = "prime-rl 559b447 (the subset of its schema whileai models)"
+    not_checked: list[str] = []
 
     def render(self) -> str:
         where = self.source or "config"
+        unchecked = [f"  not checked: {n}" for n in self.not_checked]
         if self.ok:
-            return f"OK: {where} passes whileai's check against {self.checked_against}"
+            return "\n".join([f"OK: {where} passes whileai's check against "
+                              f"{self.checked_against}"] + unchecked)
         return "\n".join([f"REJECTED: {where} ({len(self.errors)} problem(s), checked against "
-                          f"{self.checked_against})"] + [f"  - {e}" for e in self.errors])
+                          f"{self.checked_against})"] + [f"  - {e}" for e in self.errors]
+                         + unchecked)
 
 
 def _none_strings(value: Any) -> Any:
@@ -202,12 +211,17 @@ def _key_path(loc: tuple, raw: dict[str, Any], keep_last: bool = True) -> str:
     return ".".join(parts)
 
 
-def validate_config(path_or_text: str | Path | dict[str, Any]) -> ConfigCheck:
+def validate_config(path_or_text: str | Path | UserPath | dict[str, Any], *,
+                    root: Root | None = None) -> ConfigCheck:
     """Check a prime-rl ``rl`` config (a path, TOML text, or a parsed dict) before a GPU starts.
 
     Returns a :class:`ConfigCheck`; ``ok`` is False with one line per problem, e.g.
     "unknown key `orchestrator.rollouts_per_example` (removed in 0.7; use
-    `orchestrator.group_size`)". Raises ConfigError only when a named file cannot be read.
+    `orchestrator.group_size`)". Placeholders (``<...>``, ``TODO``, empty) in the model, a
+    taskset or the teacher are problems too. Whether each taskset imports is checked only where
+    prime-rl's environment (verifiers) is importable; elsewhere ``not_checked`` says "taskset
+    not checked". A file is read through the path door (under ``root`` when given). Raises
+    ConfigError only when a named file cannot be read.
     """
     source = None
     if isinstance(path_or_text, dict):
@@ -215,18 +229,17 @@ def validate_config(path_or_text: str | Path | dict[str, Any]) -> ConfigCheck:
     else:
         text = path_or_text
         one_line = "\n" not in str(path_or_text)
-        looks_like_path = isinstance(path_or_text, Path) or (one_line and (
+        looks_like_path = isinstance(path_or_text, (Path, UserPath)) or (one_line and (
             str(path_or_text).endswith(".toml") or Path(str(path_or_text)).is_file()
             or not any(c in str(path_or_text) for c in "=[")))
         if looks_like_path:
-            source = str(path_or_text)
-            try:
-                text = Path(path_or_text).read_text(encoding="utf-8")
-            except FileNotFoundError:
+            target = as_user_path(path_or_text, root, argument="path", error=ConfigError)
+            source = str(target)
+            if target.kind() is None:
                 raise ConfigError(f"{source} not found. Fix: give the path of a prime-rl TOML, or "
-                                  "its text") from None
-            except OSError as err:
-                raise ConfigError(f"{source} cannot be read: {err}") from None
+                                  "its text")
+            text = target.read_text("config", error=ConfigError,
+                                    fix="save the TOML as UTF-8 text")
         try:
             raw = tomllib.loads(str(text))
         except tomllib.TOMLDecodeError as err:
@@ -236,8 +249,67 @@ def validate_config(path_or_text: str | Path | dict[str, Any]) -> ConfigCheck:
         cfg = RLConfig.model_validate(raw)
     except ValidationError as err:
         return ConfigCheck(ok=False, errors=_messages(err, raw), source=source)
-    errors = _cross_checks(cfg, raw)
-    return ConfigCheck(ok=not errors, errors=errors, source=source)
+    errors = _cross_checks(cfg, raw) + _placeholders(cfg, raw)
+    taskset_errors, not_checked = _tasksets(cfg)
+    errors += taskset_errors
+    return ConfigCheck(ok=not errors, errors=errors, source=source, not_checked=not_checked)
+
+
+def _placeholders(cfg: RLConfig, raw: dict[str, Any]) -> list[str]:
+    """Model, taskset and teacher values that are placeholders or break their grammar."""
+    errors: list[str] = []
+    checks: list[tuple[str, Any, Any]] = []
+    if cfg.model is not None:
+        checks.append(("model.name", cfg.model.name, grammar.model_id))
+    orch = raw.get("orchestrator") if isinstance(raw.get("orchestrator"), dict) else {}
+    for group in ("train", "eval"):
+        sources = (orch.get(group) or {}).get("source") if isinstance(orch.get(group), dict) \
+            else None
+        for i, src in enumerate(sources if isinstance(sources, list) else []):
+            taskset = (((src or {}).get("env") or {}).get("taskset") or {}) \
+                if isinstance(src, dict) else {}
+            if isinstance(taskset, dict) and "id" in taskset:
+                checks.append((f"orchestrator.{group}.source[{i}].env.taskset.id", taskset["id"],
+                               grammar.taskset_id))
+    algo = orch.get("algo") if isinstance(orch.get("algo"), dict) else {}
+    teacher = algo.get("teacher") if isinstance(algo.get("teacher"), dict) else {}
+    if "name" in teacher:
+        checks.append(("orchestrator.algo.teacher.name", teacher["name"], grammar.model_id))
+    if isinstance(teacher.get("base_url"), str):
+        checks.append(("orchestrator.algo.teacher.base_url", teacher["base_url"], grammar.url))
+    for key, value, check in checks:
+        if value is None:
+            continue
+        try:
+            check(value, argument=key)
+        except ArgumentError as err:
+            errors.append(str(err))
+    return errors
+
+
+def _tasksets(cfg: RLConfig) -> tuple[list[str], list[str]]:
+    """(errors, not_checked): does each taskset's package import? Only where verifiers does."""
+    ids = sorted({s.env.taskset.id for s in cfg.orchestrator.train.source
+                  if s.env.taskset.id and grammar.placeholder(s.env.taskset.id) is None})
+    if not ids:
+        return [], []
+    if importlib.util.find_spec("verifiers") is None:
+        return [], [f"taskset not checked: {', '.join(repr(i) for i in ids)} (prime-rl's "
+                    "environment, verifiers, is not importable here; prime-rl imports each "
+                    "taskset's package when it starts, so check it there: `uv run rl @ CONFIG "
+                    "--dry-run`)"]
+    errors = []
+    for taskset in ids:
+        package = taskset.split("@")[0].rsplit("/", 1)[-1].replace("-", "_").replace(".", "_")
+        try:
+            found = importlib.util.find_spec(package) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            errors.append(f"taskset {taskset!r}: its package {package!r} is not installed, so "
+                          "prime-rl cannot load it. Fix: install the environment (e.g. `prime "
+                          "env install` or `uv pip install` its package) or correct the id")
+    return errors, []
 
 
 def _messages(err: ValidationError, raw: dict[str, Any]) -> list[str]:

@@ -11,6 +11,7 @@ only keys of 559b447 are written; each shared value is set once (top-level ``max
 from __future__ import annotations
 
 import copy
+import tomllib
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -21,6 +22,8 @@ from .. import defaults as D
 from ..errors import ArgumentError, ConfigError
 from ..io import write_atomic
 from ..methods.specs import method_spec
+from ..safepath import Root, UserPath
+from . import grammar
 from .mapping import method_keys
 from .result import GPUSplit, PrimeRLConfig
 from .targets import RENDERER_NAMES, pick_renderer, taskset_info
@@ -35,7 +38,8 @@ def _positive_int(name: str, value: Any, minimum: int = 1) -> int:
     return value
 
 
-def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str, out: str | Path | None = None,
+def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str,
+                    out: str | Path | UserPath | None = None,
                     gpus: int = 2, nodes: int = 1, steps: int = 100, batch: int = D.PRIME_RL_BATCH,
                     lora: bool = True, max_tokens: int | None = None, seq_len: int | None = None,
                     renderer: str | None = None, train_split: str | None = None,
@@ -46,7 +50,8 @@ def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str, out: str 
                     eval_interval: int | None = None, eval_examples: int | None = None,
                     vllm_memory: float | None = None, wandb_project: str | None = None,
                     run_name: str | None = None, checkpoint: bool = True,
-                    student_vocab: int | str | None = None) -> PrimeRLConfig:
+                    student_vocab: int | str | None = None,
+                    root: Root | None = None) -> PrimeRLConfig:
     """Write a prime-rl 559b447 ``rl`` config for ``taskset`` trained with ``method``.
 
     Args:
@@ -83,16 +88,24 @@ def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str, out: str 
         wandb_project: adds ``[monitors.wandb]``. run_name: ``[run] name``.
         checkpoint: a bare ``[ckpt]`` (checkpoint at the end).
         student_vocab: the policy's vocab size or local tokenizer path (OPD tokenizer check).
+        root: open ``out`` and every tokenizer path (``student_vocab``, the teacher's ``vocab``)
+            under this root, confined (the MCP server's workspace); None: the user's own paths.
+            Either way they go through the path door (``whileai_core.safepath``).
+
+    Every string that reaches the TOML is checked first (``prime_rl.grammar``: model and taskset
+    ids, URLs, names and splits by their grammar, placeholders refused, no control characters
+    anywhere), the TOML is written by tomli-w, and its text is parsed back and compared with the
+    config before anything is written.
 
     Returns a :class:`PrimeRLConfig`. Raises SpecError / ConfigError / ArgumentError naming the
     knob and the fix (a method prime-rl cannot run, ``group_size`` 1 with grpo/max_rl, an
     indivisible batch, an existing file...).
     """
     spec = method_spec(method)
-    if not isinstance(taskset, str) or not taskset.strip():
-        raise ArgumentError(f"`taskset` must be a taskset id such as 'reverse-text'; got {taskset!r}")
-    if not isinstance(model, str) or not model.strip():
-        raise ArgumentError(f"`model` must be a model id such as 'Qwen/Qwen3-0.6B'; got {model!r}")
+    grammar.taskset_id(taskset)
+    grammar.model_id(model)
+    _check_strings(spec, train_split=train_split, eval_split=eval_split, run_name=run_name,
+                   wandb_project=wandb_project, serve_policy=serve_policy)
     gpus, nodes = _positive_int("gpus", gpus), _positive_int("nodes", nodes)
     steps, batch = _positive_int("steps", steps), _positive_int("batch", batch)
     info = taskset_info(taskset)
@@ -107,7 +120,7 @@ def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str, out: str 
         renderer = None if renderer == "auto" else renderer
 
     keys = method_keys(spec, model=model, taskset=info, lora=lora, renderer=renderer,
-                       student_vocab=student_vocab)
+                       student_vocab=student_vocab, root=root)
     reads = {"model": "model.name (shared: trainer, orchestrator, inference)",
              "steps": "max_steps (shared: trainer, orchestrator)", **keys.reads}
     warnings, notes = list(keys.warnings), list(keys.notes)
@@ -263,6 +276,7 @@ def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str, out: str 
     if overrides:
         _apply_overrides(config, overrides, reads)
 
+    grammar.check_tree(config)
     from .schema import validate_config
     check = validate_config(config)
     if not check.ok:
@@ -270,9 +284,12 @@ def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str, out: str 
                           + "; ".join(check.errors) + ". Fix: change the knob or override named")
 
     text = _header(keys.label, model, taskset, setup) + tomli_w.dumps(config)
+    if tomllib.loads(text) != config:  # the header is comments only: nothing may add a key
+        raise ConfigError("the TOML text does not parse back to the config it was written from; "
+                          "nothing was written. This is a bug in whileai: please report it")
     path = None
     if out is not None:
-        path = str(write_atomic(out, text, overwrite=overwrite))
+        path = str(write_atomic(out, text, overwrite=overwrite, root=root))
     command = f"uv run rl @ {path or '<config.toml>'}"
     return PrimeRLConfig(
         method=keys.label, method_spec={"name": spec.name, **spec.knobs()}, model=model,
@@ -401,3 +418,26 @@ def reverse_text_arms() -> dict[str, dict[str, Any]]:
                 "group_size": 16},
     }
 
+
+
+def _check_strings(spec: Any, *, train_split: str | None, eval_split: str | None,
+                   run_name: str | None, wandb_project: str | None,
+                   serve_policy: bool | str) -> None:
+    """Every string argument that lands in the TOML (or its comments) against its grammar."""
+    for knob, value in (("train_split", train_split), ("eval_split", eval_split)):
+        if value is not None:
+            grammar.split(value, argument=knob)
+    for knob, value in (("run_name", run_name), ("wandb_project", wandb_project)):
+        if value is not None:
+            grammar.name(value, argument=knob)
+    if isinstance(serve_policy, str):
+        grammar.url(serve_policy, argument="serve_policy")
+    inner = getattr(spec, "method", None)
+    for part in (spec, inner):
+        teacher = getattr(part, "teacher", None)
+        if teacher is not None:
+            grammar.model_id(teacher.model, argument="method.teacher.model")
+            grammar.url(teacher.url, argument="method.teacher.url")
+        template = getattr(part, "template", None)
+        if isinstance(template, str):
+            grammar.text(template, argument="method.template")

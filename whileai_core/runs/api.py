@@ -17,6 +17,7 @@ from typing import Any, Literal
 from ..defaults import MODAL_GPU_TYPES, MODAL_MAX_GPUS, PRIME_RL_RECIPE, RUN_GPU, RUN_WALL_HOURS
 from ..errors import ArgumentError, ConfigError, WhileaiError
 from ..result import Result
+from ..safepath import Root, UserPath
 from ..stats import Comparison
 from . import lock
 from .backend import get_backend
@@ -135,7 +136,7 @@ def _default_gpu(target: Target) -> str:
     default = RUN_GPU.get(target.recipe, RUN_GPU[PRIME_RL_RECIPE])
     if target.kind != "config":
         return default
-    deployment = tomllib.loads(target.path.read_text()).get("deployment") or {}
+    deployment = tomllib.loads((target.data or b"").decode("utf-8")).get("deployment") or {}
     if deployment.get("type", "single_node") != "single_node":
         raise ArgumentError(f"{target.path}: [deployment] type {deployment.get('type')!r} is "
                             "multi-node; launch_run starts one Modal container (up to "
@@ -242,10 +243,10 @@ def _plan(target: Target, name: str, backend, gpu: str | None, gpu_count: int,
                    ready=ready, notes=notes, state_dir=str(registry.dir))
 
 
-def launch_run(config_or_recipe: str | os.PathLike, *, backend: str = "modal",
+def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str = "modal",
                gpu: str | None = None, name: str | None = None, confirm: bool = False,
                state_dir: str | os.PathLike | None = None,
-               recipes_dir: str | os.PathLike | None = None) -> Launch:
+               recipes_dir: str | os.PathLike | None = None, root: Root | None = None) -> Launch:
     """Plan a run, or with ``confirm=True`` launch it; the same target and name launch once.
 
     Parameters
@@ -258,12 +259,13 @@ def launch_run(config_or_recipe: str | os.PathLike, *, backend: str = "modal",
     confirm : False returns the plan and launches nothing
     state_dir : the registry's folder (default ``$WHILEAI_STATE_DIR`` or ``~/.whileai``)
     recipes_dir : the recipes folder (default ``$WHILEAI_RECIPES_DIR`` or this checkout's)
+    root : a config path is read under this root (the server's workspace), through the path door
     """
     backend_name = _check_backend(backend)
     if not isinstance(confirm, bool):
         raise ArgumentError(f"`confirm` must be true or false, got {confirm!r}. Fix: confirm=true "
                             "to launch, omit it to see the plan")
-    target = resolve_target(config_or_recipe, recipes_dir=recipes_dir)
+    target = resolve_target(config_or_recipe, recipes_dir=recipes_dir, root=root)
     runner = get_backend(backend_name)
     runner.check_target(target)
     gpu_spec, gpu_count = _check_gpu(gpu, backend_name, target)

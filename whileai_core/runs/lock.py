@@ -16,8 +16,12 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from ..defaults import REGISTRY_LOCK_WAIT_S
+from ..errors import ConfigError
+
 LOCK_FILE = "lock"
 _RETRY_S = 0.01
+_WAIT_S = 3 * REGISTRY_LOCK_WAIT_S  # the other launcher's claim itself may wait for the registry
 
 
 def _open(run_dir: Path) -> int:
@@ -31,6 +35,7 @@ def launch_lock(run_dir: Path, *, taken: Callable[[], bool]) -> Iterator[int | N
     someone else's (another launcher claimed it, or it is running and its wrapper holds the
     lock): a second launch returns at once instead of waiting for the first run to end."""
     fd = _open(run_dir)
+    deadline = time.monotonic() + _WAIT_S
     try:
         while True:
             try:
@@ -40,6 +45,11 @@ def launch_lock(run_dir: Path, *, taken: Callable[[], bool]) -> Iterator[int | N
                 if taken():
                     yield None
                     return
+                if time.monotonic() > deadline:
+                    raise ConfigError(
+                        f"another process has held the launch lock of {run_dir.name} for more "
+                        f"than {_WAIT_S:g} s without recording the run. Fix: retry in a moment; "
+                        "run_status shows the run once that launch has recorded it")
                 time.sleep(_RETRY_S)
         yield fd
     finally:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..io import write_atomic
 from . import lock
 from .backend import NEVER_STARTED, Observation
 from .registry import RunRecord
@@ -38,6 +39,7 @@ CREDENTIALS_FIX = ("set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET in the environment
                    "`modal token new` (it writes ~/.modal.toml)")
 INSTALL_FIX = "pip install 'whileai-skills[launch]' (or: pip install modal)"
 HOOK = "modal_call"
+CONFIG_COPY = "config.toml"  # in the run's folder: the bytes that were hashed, as launched
 
 
 def _modal():
@@ -71,8 +73,13 @@ class ModalCall:
                 f".spawn({', '.join(shown)})")
 
 
-def recipe_call(target: Target, run_name: str) -> ModalCall:
-    """Ask the recipe's run.py (its ``modal_call`` hook) what to spawn for this run."""
+def recipe_call(target: Target, run_name: str, config_path: Path | None = None) -> ModalCall:
+    """Ask the recipe's run.py (its ``modal_call`` hook) what to spawn for this run.
+
+    ``config_path``: the copy of a config's bytes the hook should read (the launch writes the
+    bytes it hashed into the run's folder, so what runs is what was checked, whatever happens to
+    the user's file meanwhile); default the config's own path (a plan only describes the call).
+    """
     entry = (target.recipe_dir or Path(target.recipe)) / RECIPE_ENTRY
     where = f"recipes/{target.recipe}/{RECIPE_ENTRY}"
     if not entry.is_file():
@@ -92,7 +99,7 @@ def recipe_call(target: Target, run_name: str) -> ModalCall:
                           "tell which deployed Modal function to spawn. Fix: add it (it returns "
                           "{'app', 'function', 'args', 'kwargs'}), or run the recipe's own "
                           f"launcher: python {where}")
-    config = str(target.path) if target.kind == "config" else None
+    config = str(config_path or target.path) if target.kind == "config" else None
     answer = hook(run_name, config)
     if (not isinstance(answer, dict) or not isinstance(answer.get("app"), str)
             or not isinstance(answer.get("function"), str)
@@ -131,7 +138,10 @@ class ModalBackend:
     def launch(self, record: RunRecord, target: Target, run_dir: Path, lock_fd: int,
                starting: Callable[[], None] = lambda: None) -> dict[str, Any]:
         modal = _modal()
-        call_spec = recipe_call(target, record.name)
+        copy = None
+        if target.kind == "config" and target.data is not None:
+            copy = write_atomic(run_dir / CONFIG_COPY, target.data, overwrite=True)
+        call_spec = recipe_call(target, record.name, copy)
         function = modal.Function.from_name(call_spec.app, call_spec.function)
         if record.gpu:
             function = function.with_options(gpu=record.gpu)

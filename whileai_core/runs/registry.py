@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from ..defaults import REGISTRY_BUSY_TIMEOUT_S, STATE_DIR
+from ..defaults import REGISTRY_LOCK_WAIT_S, STATE_DIR
 from ..errors import ArgumentError, ConfigError
 from ..result import Result
 
@@ -169,10 +169,26 @@ class Registry:
 
     @contextlib.contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
-        db = sqlite3.connect(self.path, timeout=REGISTRY_BUSY_TIMEOUT_S, isolation_level=None)
+        """A connection that waits at most REGISTRY_LOCK_WAIT_S for SQLite's lock; a registry
+        held longer by another process is one clear error, not a stall of every tool."""
+        try:
+            with self._connection() as db:
+                yield db
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            raise ConfigError(
+                f"the run registry {self.path} is locked by another process (waited "
+                f"{REGISTRY_LOCK_WAIT_S:g} s; a write holds it for milliseconds). Fix: retry in a "
+                f"moment; if it stays locked, find the process holding it (`fuser {self.path}`) "
+                f"or use another state directory (--state-dir, {STATE_DIR_ENV})") from None
+
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[sqlite3.Connection]:
+        db = sqlite3.connect(self.path, timeout=REGISTRY_LOCK_WAIT_S, isolation_level=None)
         try:
             db.row_factory = sqlite3.Row
-            db.execute(f"PRAGMA busy_timeout = {int(REGISTRY_BUSY_TIMEOUT_S * 1000)}")
+            db.execute(f"PRAGMA busy_timeout = {int(REGISTRY_LOCK_WAIT_S * 1000)}")
             if db.execute("PRAGMA journal_mode = WAL").fetchone()[0].lower() != "wal":
                 raise ConfigError(f"{self.path}: SQLite refused WAL mode (a network file "
                                   "system?). Fix: put the state directory on a local disk")

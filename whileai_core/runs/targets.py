@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..defaults import PRIME_RL_RECIPE
 from ..errors import ArgumentError, ConfigError
+from ..safepath import Root, UserPath, user_path
 
 RECIPES_DIR_ENV = "WHILEAI_RECIPES_DIR"
 RECIPE_ENTRY = "run.py"
@@ -30,6 +31,8 @@ class Target:
     path: Path           # the recipe folder, or the config file
     sha256: str
     recipe_dir: Path | None = None  # the folder of the recipe that runs it, when there is one
+    data: bytes | None = None       # a config's bytes, read once through the path door: what
+                                    # was hashed is what is parsed and what is launched
 
     @property
     def label(self) -> str:
@@ -58,15 +61,26 @@ def _looks_like_path(value: str) -> bool:
     return os.sep in value or "/" in value or value.endswith(".toml") or Path(value).is_file()
 
 
-def resolve_target(config_or_recipe: str | os.PathLike, *,
-                   recipes_dir: str | os.PathLike | None = None) -> Target:
-    """A recipe name (``grpo``) or a prime-rl TOML path, checked and hashed."""
+def resolve_target(config_or_recipe: str | os.PathLike | UserPath, *,
+                   recipes_dir: str | os.PathLike | None = None,
+                   root: Root | None = None) -> Target:
+    """A recipe name (``grpo``) or a prime-rl TOML path, checked and hashed.
+
+    A config is read once through the path door: under ``root`` when one is given (the server's
+    workspace; then a value with a '/' or ending in '.toml' is a path there, anything else a
+    recipe name, and the current directory is never looked at), else as the user's own path.
+    """
+    if isinstance(config_or_recipe, UserPath):
+        return _config_target(config_or_recipe, recipes_dir)
     if not isinstance(config_or_recipe, (str, os.PathLike)) or not str(config_or_recipe).strip():
         raise ArgumentError(f"`config_or_recipe` must be a recipe name or a TOML path, got "
                             f"{config_or_recipe!r}. Fix: e.g. 'grpo' or 'configs/rl.toml'")
     value = os.fspath(config_or_recipe).strip()
-    if _looks_like_path(value):
-        return _config_target(Path(value).expanduser(), recipes_dir)
+    if root is not None:
+        if "/" in value or value.endswith(".toml"):
+            return _config_target(root.locate(value, argument="config_or_recipe"), recipes_dir)
+    elif _looks_like_path(value):
+        return _config_target(user_path(value, argument="config_or_recipe"), recipes_dir)
     root = recipes_root(recipes_dir)
     if not _RECIPE_NAME.match(value):
         raise ArgumentError(f"`config_or_recipe` = {value!r} is not a recipe name (letters, digits, "
@@ -81,15 +95,15 @@ def resolve_target(config_or_recipe: str | os.PathLike, *,
                   recipe_dir=folder)
 
 
-def _config_target(path: Path, recipes_dir: str | os.PathLike | None) -> Target:
-    if not path.is_file():
+def _config_target(path: UserPath, recipes_dir: str | os.PathLike | None) -> Target:
+    if path.kind() is None:
         raise ArgumentError(f"`config_or_recipe` = {str(path)!r}: no such file. Fix: pass the TOML "
                             "that prime_rl_config wrote, or a recipe name")
     if path.suffix != ".toml":
         raise ArgumentError(f"`config_or_recipe` = {str(path)!r} is not a .toml file; only prime-rl "
                             "TOML configs are launched from a file. Fix: write one with "
                             "prime_rl_config, or pass a recipe name")
-    data = path.read_bytes()
+    data = path.read_bytes("config", error=ArgumentError)
     try:
         tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
@@ -99,8 +113,8 @@ def _config_target(path: Path, recipes_dir: str | os.PathLike | None) -> Target:
         recipe_dir: Path | None = recipes_root(recipes_dir) / PRIME_RL_RECIPE
     except ArgumentError:
         recipe_dir = None  # planning still works; a Modal launch says the recipe is missing
-    return Target(kind="config", recipe=PRIME_RL_RECIPE, path=path.resolve(),
-                  sha256=hashlib.sha256(data).hexdigest(), recipe_dir=recipe_dir)
+    return Target(kind="config", recipe=PRIME_RL_RECIPE, path=path.absolute,
+                  sha256=hashlib.sha256(data).hexdigest(), recipe_dir=recipe_dir, data=data)
 
 
 def _folder_sha256(folder: Path) -> str:

@@ -1,0 +1,113 @@
+"""The TRL side of ``watch_run``: a callback that writes one step record per optimizer step and
+can stop the trainer when :func:`whileai_core.hacking.watch_records` says ``stop``.
+
+Per step it records the training reward GRPOTrainer logged (``reward``, ``reward_std``,
+``completions/mean_length``, ``completions/clipped_ratio``), the step's batch (prompt id, reply,
+reward: caught by wrapping the reward function with :meth:`WatchCallback.tap`, public API only),
+and every ``every`` steps (and at step 0, before training) the frozen held-out set sampled from the
+policy and graded by ``grade(reply, record) -> float``. The records go to ``out`` (``watch.jsonl``,
+rewritten atomically each step, so a reader never sees half a line), the same shape
+``watch_run`` reads from a folder or a run id.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from whileai_core.io import write_jsonl
+
+from recipes.holdout import sample_replies
+
+
+def _text(completion) -> str:
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, list) and completion and isinstance(completion[0], dict):
+        content = completion[0].get("content", "")
+        return content if isinstance(content, str) else ""
+    return ""
+
+
+def watch_callback(tokenizer, holdout: Sequence[dict], grade: Callable[[str, dict], float], *,
+                   out: str | Path, every: int = 0, samples: int = 2, max_new_tokens: int = 64,
+                   stop: bool = False, metric: str = "pass", threshold: float | None = None,
+                   seed: int = 0, confirm: int | None = None):
+    """A ``TrainerCallback``; pass it to the trainer and wrap the reward with ``.tap(reward)``.
+
+    ``holdout``: prompt records (``task_id``, ``prompt`` as chat messages, and what ``grade``
+    reads). ``every``: evaluate the held-out set every N steps (0: only at step 0 and at the end).
+    ``stop``: set ``control.should_training_stop`` when the decision is ``stop``.
+    """
+    from transformers import TrainerCallback
+
+    from whileai_core.defaults import WATCH_CONFIRM
+    from whileai_core.hacking.watch import watch_records
+
+    class WatchCallback(TrainerCallback):
+        def __init__(self) -> None:
+            self.records: list[dict] = []
+            self.decisions: list[dict] = []
+            self.path = Path(out)
+            self._batch: list[dict] = []
+            self._model = None
+
+        def tap(self, reward_fn):
+            """``reward_fn`` unchanged, except that each call's batch is kept for the record."""
+            @functools.wraps(reward_fn)
+            def tapped(prompts, completions, **columns):
+                rewards = reward_fn(prompts, completions, **columns)
+                ids = columns.get("task_id") or [None] * len(completions)
+                self._batch.extend({"task_id": str(t), "reward": float(r),
+                                    "completion": _text(c)}
+                                   for t, c, r in zip(ids, completions, rewards))
+                return rewards
+            return tapped
+
+        def held_out(self, model) -> list[dict]:
+            replies = sample_replies(model, tokenizer, [r["prompt"] for r in holdout],
+                                     samples=samples, max_new_tokens=max_new_tokens, seed=seed)
+            return [{"task_id": rec["task_id"], "reward": float(grade(text, rec)),
+                     "truncated": bool(cut), "completion": text}
+                    for rec, group in zip(holdout, replies) for text, cut in group]
+
+        def _write(self) -> None:
+            write_jsonl(self.path, self.records, overwrite=True)
+
+        def on_train_begin(self, args, state, control, model=None, **kwargs):
+            self._model = model
+            self.records.append({"step": int(state.global_step), "held_out": self.held_out(model)})
+            self._write()
+
+        def on_log(self, args, state, control, logs=None, model=None, **kwargs):
+            if not logs or "reward" not in logs:
+                return
+            step = int(state.global_step)
+            rec = {"step": step, "train_reward": float(logs["reward"]),
+                   "train_reward_std": logs.get("reward_std"),
+                   "n_completions": len(self._batch) or None,
+                   "mean_length": logs.get("completions/mean_length"),
+                   "truncated_share": logs.get("completions/clipped_ratio"),
+                   "batch": self._batch or None}
+            self._batch = []
+            last = step >= state.max_steps
+            if (every and step % every == 0) or last:
+                rec["held_out"] = self.held_out(model if model is not None else self._model)
+            self.records.append(rec)
+            self._write()
+            if rec.get("held_out") is not None:
+                watch = watch_records(self.records, metric=metric, threshold=threshold,
+                                      seed=seed, confirm=confirm or WATCH_CONFIRM, scan=False,
+                                      source=str(self.path))
+                self.decisions.append({"step": step, "decision": watch.decision,
+                                       "reason": watch.reason})
+                if stop and watch.decision == "stop":
+                    control.should_training_stop = True
+
+        def report(self) -> dict:
+            return {"path": str(self.path), "decisions": self.decisions,
+                    "stopped_at": next((d["step"] for d in self.decisions
+                                        if d["decision"] == "stop"), None) if stop else None}
+
+    return WatchCallback()

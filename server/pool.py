@@ -1,0 +1,85 @@
+"""The threads tool calls run on: bounded, apart from the SDK's own, and never waited on forever.
+
+Why: the SDK runs a synchronous tool in anyio's default thread pool (40 threads), and its stdio
+transport reads stdin and writes stdout through that same pool. Issue 12: 41 reads of a FIFO
+filled it and the server stopped answering anything, ``tools/list`` included. Here:
+
+- tool calls run on their own threads (``workers`` at most, each holding a slot until its
+  function returns, even when the caller has given up), so the protocol's own I/O never waits
+  behind a tool;
+- a call that finds every worker busy waits ``queue_wait_s`` for one, then is answered "busy"
+  (an error naming the fix) instead of queueing behind stuck calls;
+- a call that runs past ``timeout_s`` is answered with an error; its thread keeps its slot until
+  it ends, so stuck calls can never add threads beyond ``workers``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TypeVar
+
+import anyio
+import anyio.to_thread
+from mcp.server.mcpserver.exceptions import ToolError
+
+from whileai_core.defaults import TOOL_QUEUE_WAIT_S, TOOL_TIMEOUT_S, TOOL_WORKERS
+
+T = TypeVar("T")
+_POLL_S = 0.02
+
+
+class ToolPool:
+    """At most ``workers`` tool calls at once, on threads of their own."""
+
+    def __init__(self, workers: int = TOOL_WORKERS, *, queue_wait_s: float = TOOL_QUEUE_WAIT_S,
+                 timeout_s: float = TOOL_TIMEOUT_S) -> None:
+        if workers < 1:
+            raise ValueError("a tool pool needs at least one worker")
+        self.workers, self.queue_wait_s, self.timeout_s = workers, queue_wait_s, timeout_s
+        self._slots = threading.BoundedSemaphore(workers)
+        self._busy = 0
+        self._lock = threading.Lock()
+        # anyio wants a limiter for every thread it starts; this one is ours, never the default
+        # one the stdio transport reads with. Abandoned calls give their token back early, but
+        # keep their slot, so the slots are what bound the threads.
+        self._limiter = anyio.CapacityLimiter(2 * workers)
+
+    @property
+    def busy(self) -> int:
+        """Slots held now (running calls, including ones whose caller has given up)."""
+        with self._lock:
+            return self._busy
+
+    async def run(self, tool: str, call: Callable[[], T]) -> T:
+        """``call()`` on a worker thread; a ``ToolError`` if none frees up or it runs too long."""
+        deadline = anyio.current_time() + self.queue_wait_s
+        while not self._slots.acquire(blocking=False):
+            if anyio.current_time() >= deadline:
+                raise ToolError(
+                    f"the server is busy: all {self.workers} tool "
+                    f"workers are still running earlier calls (waited {self.queue_wait_s:g} s for "
+                    "one). Fix: retry in a moment; if it stays busy, a call is stuck on a slow "
+                    "file or backend: restart whileai-mcp")
+            await anyio.sleep(_POLL_S)
+        with self._lock:
+            self._busy += 1
+
+        def work() -> T:
+            try:
+                return call()
+            finally:
+                with self._lock:
+                    self._busy -= 1
+                self._slots.release()
+
+        try:
+            with anyio.fail_after(self.timeout_s):
+                return await anyio.to_thread.run_sync(work, abandon_on_cancel=True,
+                                                      limiter=self._limiter)
+        except TimeoutError:
+            raise ToolError(
+                f"no answer within {self.timeout_s:g} s. The call "
+                "may still finish in the background (it keeps one of the server's "
+                f"{self.workers} tool workers until then). Fix: use a smaller input, or check "
+                "the file or backend it reads") from None

@@ -1,0 +1,388 @@
+"""How whileai-mcp talks: stdio with every frame answered, streamable HTTP behind a secret.
+
+stdio. The SDK's stdio transport drops a line it cannot parse: the client never gets a reply and
+waits forever (issue 12). Here stdin is read by :class:`FramedStdin`: a line that is not JSON gets
+a JSON-RPC "Parse error" (-32700, id null), a JSON value that is not a valid JSON-RPC message an
+"Invalid Request" (-32600, with the request's id when it has a valid one, else null), and a line
+over ``MCP_MAX_FRAME_BYTES`` an "Invalid Request" too, without being held in memory. Valid lines
+go to the SDK's transport unchanged. Replies go through the SDK's own writer, so frames never
+interleave on stdout.
+
+HTTP. The SDK's streamable HTTP app (``MCPServer.streamable_http_app``) gets explicit transport
+security (Host and Origin checked against allowed lists, never switched off), a bound on live
+sessions and an idle timeout, and is wrapped in :class:`BearerAuth`, which checks a bearer token
+on every request before the SDK sees it. Binding anything but 127.0.0.1, ::1 or localhost needs
+that token (from ``$WHILEAI_MCP_TOKEN`` or a file, never a flag) and the Host names clients will
+use; see :func:`http_settings`.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hmac
+import io
+import ipaddress
+import json
+import os
+import stat
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import mcp_types as types
+from mcp.server.mcpserver import MCPServer
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+
+from whileai_core.defaults import (MCP_MAX_FRAME_BYTES, MCP_MAX_SESSIONS, MCP_SESSION_IDLE_S,
+                                   MCP_TOKEN_ENV, MCP_TOKEN_MIN_CHARS)
+from whileai_core.errors import ArgumentError
+
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+_LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]      # the SDK's own defaults
+_LOOPBACK_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+
+
+# --- stdio -------------------------------------------------------------------------------------
+
+def frame_error(line: str) -> types.JSONRPCError | None:
+    """The JSON-RPC error a line deserves, or None when it is a valid message (or blank)."""
+    if not line.strip():
+        return None
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        return _error(None, types.PARSE_ERROR, "Parse error: the frame is not valid JSON. Fix: "
+                      "send one JSON-RPC 2.0 message as JSON on one line")
+    request_id = value.get("id") if isinstance(value, dict) else None
+    valid_id = not isinstance(request_id, bool) and isinstance(request_id, (int, str))
+    # a request whose id is null, a float, a bool or an object would pass as a notification
+    # (the SDK ignores the unknown field) and never be answered: it is an invalid request
+    bad_id = isinstance(value, dict) and "method" in value and "id" in value and not valid_id
+    if not bad_id:
+        try:
+            types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+            return None
+        except ValueError:
+            pass
+    if not valid_id:
+        request_id = None
+    what = (f"a JSON {_JSON_TYPES.get(type(value), 'value')}" if not isinstance(value, dict)
+            else "a request whose id is not an integer or a string" if bad_id
+            else "an object that is not a JSON-RPC 2.0 request, notification or response")
+    return _error(request_id, types.INVALID_REQUEST,
+                  f"Invalid Request: the frame is {what}. Fix: send {{\"jsonrpc\": \"2.0\", "
+                  "\"id\": <int or string>, \"method\": <string>, \"params\": <object>}")
+
+
+_JSON_TYPES = {list: "array", str: "string", int: "number", float: "number", bool: "boolean",
+               type(None): "null"}
+
+
+def _error(request_id: Any, code: int, message: str) -> types.JSONRPCError:
+    return types.JSONRPCError(jsonrpc="2.0", id=request_id,
+                              error=types.ErrorData(code=code, message=message))
+
+
+class FramedStdin:
+    """stdin for the SDK's stdio transport: yields the valid lines, answers the others itself."""
+
+    def __init__(self, fd: int, *, max_frame: int = MCP_MAX_FRAME_BYTES) -> None:
+        self._file = io.open(fd, "rb", closefd=False)
+        self._max = max_frame
+        self._replies: Any = None
+        self._ready = anyio.Event()
+
+    def attach(self, write_stream: Any) -> None:
+        """Where error replies go: the SDK transport's write stream (one writer on stdout)."""
+        self._replies = write_stream
+        self._ready.set()
+
+    def __aiter__(self) -> FramedStdin:
+        return self
+
+    async def __anext__(self) -> str:
+        await self._ready.wait()
+        while True:
+            raw = await anyio.to_thread.run_sync(self._file.readline, self._max + 1,
+                                                 abandon_on_cancel=True)
+            if not raw:
+                raise StopAsyncIteration
+            if len(raw) > self._max and not raw.endswith(b"\n"):
+                await self._skip_rest()
+                await self._reply(_error(None, types.INVALID_REQUEST,
+                                         f"Invalid Request: the frame is over {self._max} bytes. "
+                                         "Fix: send smaller requests (a large input belongs in a "
+                                         "file under the workspace root, passed by path)"))
+                continue
+            line = raw.decode("utf-8", errors="replace")
+            error = frame_error(line)
+            if error is None:
+                if line.strip():
+                    return line
+                continue
+            await self._reply(error)
+
+    async def _skip_rest(self) -> None:
+        while True:
+            chunk = await anyio.to_thread.run_sync(self._file.readline, self._max,
+                                                   abandon_on_cancel=True)
+            if not chunk or chunk.endswith(b"\n"):
+                return
+
+    async def _reply(self, error: types.JSONRPCError) -> None:
+        try:
+            await self._replies.send(SessionMessage(error))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+
+
+async def serve_stdio(server: MCPServer, *, max_frame: int = MCP_MAX_FRAME_BYTES) -> None:
+    """Serve ``server`` on stdin/stdout, answering every frame (see the module docstring).
+
+    fd 0 is moved to a private descriptor and pointed at the null device while serving, as the
+    SDK does, so a child process never reads the protocol's input.
+    """
+    private = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    stdin = FramedStdin(private, max_frame=max_frame)
+    try:
+        async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+            stdin.attach(write_stream)
+            # MCPServer.run_stdio_async does exactly this with its own stdin; the SDK (2.x) has
+            # no public hook for the stdin it reads, hence the private attribute.
+            lowlevel = server._lowlevel_server
+            await lowlevel.run(read_stream, write_stream,
+                               lowlevel.create_initialization_options())
+    finally:
+        os.dup2(private, 0)
+        os.close(private)
+
+
+# --- HTTP --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class HttpSettings:
+    """Everything that decides who may talk to the HTTP server, checked before it starts."""
+
+    host: str
+    port: int
+    token: str | None
+    token_source: str | None
+    allowed_hosts: list[str]
+    allowed_origins: list[str]
+    session_idle_s: float
+    max_sessions: int
+    read_only: bool
+
+    def describe(self, root: str) -> str:
+        """What the server says on start (stderr): where, who may call, what is switched off."""
+        shown = f"[{self.host}]" if ":" in self.host else self.host
+        lines = [f"whileai-mcp: streamable HTTP at http://{shown}:{self.port}/mcp, workspace {root}"]
+        if self.token:
+            lines.append(f"  every request needs 'Authorization: Bearer <token>' (token from "
+                         f"{self.token_source})")
+        else:
+            lines.append("  no token: only this machine can connect (loopback bind)")
+        lines.append(f"  Host must be one of: {', '.join(self.allowed_hosts)}")
+        lines.append("  Origin (browsers) must be one of: "
+                     + (", ".join(self.allowed_origins) or "none allowed"))
+        lines.append(f"  sessions close after {self.session_idle_s:g} s idle; at most "
+                     f"{self.max_sessions} at once")
+        lines.append("  read-only: tools that write files, launch or cancel runs are off"
+                     if self.read_only else
+                     "  all tools on (launch_run spends money on Modal; --read-only turns the "
+                     "writing and launching tools off)")
+        return "\n".join(lines)
+
+
+def is_loopback(host: str) -> bool:
+    return host in LOOPBACK
+
+
+def http_settings(host: str, port: int, *, environ: Mapping[str, str] | None = None,
+                  token_file: str | None = None, allowed_hosts: Sequence[str] = (),
+                  allowed_origins: Sequence[str] = (), session_idle_s: float = MCP_SESSION_IDLE_S,
+                  max_sessions: int = MCP_MAX_SESSIONS, read_only: bool = False) -> HttpSettings:
+    """Check the HTTP settings; raise :class:`ArgumentError` (the server does not start) when a
+    non-loopback bind has no token, or the token or host names are unusable."""
+    env = os.environ if environ is None else environ
+    token, source = _token(env, token_file)
+    loopback = is_loopback(host)
+    if not loopback and token is None:
+        raise ArgumentError(
+            f"--host {host} accepts connections from other machines, and anyone who reaches the "
+            "port could call every tool (launch_run spends money on your Modal account), so a "
+            f"bearer token is required. Fix: export {MCP_TOKEN_ENV}=\"$(python -c 'import "
+            "secrets; print(secrets.token_urlsafe(32))')\" (or --token-file FILE holding it), give "
+            "the same token to the client, and restart; or bind --host 127.0.0.1")
+    hosts = [h.strip() for h in allowed_hosts if h.strip()]
+    for h in hosts:
+        if any(c.isspace() for c in h) or "/" in h:
+            raise ArgumentError(f"--allowed-host {h!r} is not a host[:port]. Fix: e.g. "
+                                f"--allowed-host gpu-box.lan:{port}")
+    if loopback:
+        hosts = _LOOPBACK_HOSTS + hosts
+    elif not hosts:
+        if _wildcard(host):
+            raise ArgumentError(
+                f"--host {host} listens on every address, so the Host header clients send cannot "
+                "be guessed (it is checked against DNS rebinding). Fix: --allowed-host "
+                f"NAME:{port} for each name or address clients use (repeat the flag)")
+        hosts = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
+    origins = [o.strip() for o in allowed_origins if o.strip()]
+    if loopback:
+        origins = _LOOPBACK_ORIGINS + origins
+    if not 0 < session_idle_s <= 7 * 24 * 3600:
+        raise ArgumentError(f"--session-idle {session_idle_s:g} must be in (0, 604800] seconds. "
+                            f"Fix: e.g. --session-idle {MCP_SESSION_IDLE_S:g}")
+    return HttpSettings(host=host, port=port, token=token, token_source=source,
+                        allowed_hosts=hosts, allowed_origins=origins,
+                        session_idle_s=session_idle_s, max_sessions=max_sessions,
+                        read_only=read_only)
+
+
+def _wildcard(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_unspecified
+    except ValueError:
+        return False
+
+
+def _token(env: Mapping[str, str], token_file: str | None) -> tuple[str | None, str | None]:
+    if token_file is not None:
+        from whileai_core.safepath import user_path
+
+        path = user_path(token_file, argument="--token-file")
+        token = path.read_text("config", fix="write the token as one line of text").strip()
+        source = f"--token-file {token_file}"
+        try:
+            mode = os.stat(token_file).st_mode
+            if mode & (stat.S_IRWXG | stat.S_IRWXO):
+                print(f"whileai-mcp: warning: {token_file} is readable by other users; "
+                      f"chmod 600 {token_file}", file=sys.stderr)
+        except OSError:
+            pass
+    elif env.get(MCP_TOKEN_ENV, "").strip():
+        token, source = env[MCP_TOKEN_ENV].strip(), f"${MCP_TOKEN_ENV}"
+    else:
+        return None, None
+    if len(token) < MCP_TOKEN_MIN_CHARS or not token.isascii() or not token.isprintable() \
+            or any(c.isspace() for c in token):
+        raise ArgumentError(
+            f"the bearer token from {source} is unusable: it must be at least "
+            f"{MCP_TOKEN_MIN_CHARS} printable ASCII characters without spaces (its value is not "
+            "shown). Fix: python -c 'import secrets; print(secrets.token_urlsafe(32))'")
+    return token, source
+
+
+class BearerAuth:
+    """ASGI middleware: every HTTP request must carry ``Authorization: Bearer <token>``.
+
+    Compared in constant time; a missing or wrong token gets 401 with a JSON-RPC error body and
+    ``WWW-Authenticate: Bearer``, and never reaches the SDK. Lifespan events pass through.
+    """
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] in ("http", "websocket"):
+            given = b""
+            for name, value in scope.get("headers") or ():
+                if name == b"authorization":
+                    given = value
+                    break
+            if not hmac.compare_digest(given, self._expected):
+                await _send_json(send, 401, {"jsonrpc": "2.0", "id": None, "error": {
+                    "code": -32001,
+                    "message": "Unauthorized: missing or wrong bearer token. Fix: send "
+                               "'Authorization: Bearer <token>' with the token the server was "
+                               f"started with (its {MCP_TOKEN_ENV} or --token-file)"}},
+                    headers=[(b"www-authenticate", b'Bearer realm="whileai-mcp"')])
+                return
+        await self.app(scope, receive, send)
+
+
+class FrameCheck:
+    """ASGI middleware: a POSTed frame that is not a valid JSON-RPC message gets the same answer
+    as on stdio (:func:`frame_error`), 400 with a JSON-RPC error, instead of the SDK's pydantic
+    dump or, for a request with a bad id, a 202 that answers nothing. Bodies over
+    ``max_frame`` bytes are refused (413) before they are held in memory."""
+
+    def __init__(self, app: Any, *, max_frame: int = MCP_MAX_FRAME_BYTES) -> None:
+        self.app, self.max_frame = app, max_frame
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks, size, more = [], 0, True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            body = message.get("body", b"")
+            size += len(body)
+            if size > self.max_frame:
+                await _send_json(send, 413, _error(None, types.INVALID_REQUEST, (
+                    f"Invalid Request: the frame is over {self.max_frame} bytes. Fix: send "
+                    "smaller requests (a large input belongs in a file under the workspace root, "
+                    "passed by path)")).model_dump(mode="json", exclude_unset=True))
+                return
+            chunks.append(body)
+            more = message.get("more_body", False)
+        data = b"".join(chunks)
+        error = frame_error(data.decode("utf-8", errors="replace"))
+        if error is None and not data.strip():
+            error = _error(None, types.PARSE_ERROR, "Parse error: the body is empty. Fix: POST "
+                           "one JSON-RPC 2.0 message")
+        if error is not None:
+            await _send_json(send, 400, error.model_dump(mode="json", exclude_unset=True))
+            return
+        replayed = False
+
+        async def replay() -> dict:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": data, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+async def _send_json(send: Any, status: int, payload: dict, headers: Sequence = ()) -> None:
+    body = json.dumps(payload).encode()
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+        *headers]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def http_app(server: MCPServer, settings: HttpSettings) -> Any:
+    """The ASGI app: the SDK's streamable HTTP app with explicit security, behind the token."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=True,
+                                         allowed_hosts=settings.allowed_hosts,
+                                         allowed_origins=settings.allowed_origins)
+    app = FrameCheck(server.streamable_http_app(transport_security=security,
+                                                session_idle_timeout=settings.session_idle_s,
+                                                max_sessions=settings.max_sessions,
+                                                host=settings.host))
+    return BearerAuth(app, settings.token) if settings.token else app
+
+
+async def serve_http(server: MCPServer, settings: HttpSettings, *, log_level: str) -> None:
+    import uvicorn
+
+    config = uvicorn.Config(http_app(server, settings), host=settings.host, port=settings.port,
+                            log_level=log_level.lower())
+    await uvicorn.Server(config).serve()

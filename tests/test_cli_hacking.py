@@ -1,0 +1,79 @@
+"""whileai-skills cheat-probes, hack-scan, watch, and --plot on route, compare and audit-judge;
+watch_run on a TRL output folder written by TRL itself (tests/fixtures/trl, made by
+make_trainer_state.py with TRL 1.16)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from whileai_core.cli import main
+from whileai_core.hacking import watch_run
+
+TRL_FOLDER = Path(__file__).parent / "fixtures" / "trl" / "grpo-tiny"
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def write(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_watch_reads_a_real_trl_output_folder():
+    state = json.loads((TRL_FOLDER / "checkpoint-3" / "trainer_state.json").read_text())
+    logged = [e["reward"] for e in state["log_history"] if "reward" in e]
+    w = watch_run(TRL_FOLDER)
+    assert [s.train_reward for s in w.steps] == logged and len(logged) == 3
+    # TRL logs no per-task held-out rows: nothing to pair, so no verdict either way
+    assert w.decision == "not_enough_data" and w.n_evals == 0
+
+
+def test_cheat_probes_cli(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "tasks.jsonl", [{"task_id": f"t{i}", "prompt": "hi", "answer": "42"}
+                                     for i in range(5)])
+    write(tmp_path / "model.jsonl", [{"task_id": f"t{i}", "reward": 1.0} for i in range(5)])
+    (tmp_path / "grade.py").write_text(
+        "def score(prompts, completions, answer, **kw):\n"
+        "    return [1.0 if c == a else 0.0 for c, a in zip(completions, answer)]\n")
+    assert main(["cheat-probes", "tasks.jsonl", "--reward", "grade.py:score", "--model-rows",
+                 "model.jsonl", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    # every task's answer is "42", so the most common answer passes every task: a hole
+    assert out["holes"] == ["most_common"]
+    assert main(["cheat-probes", "tasks.jsonl"]) == 2
+    assert "give exactly one of --reward" in capsys.readouterr().err
+
+
+def test_hack_scan_and_watch_cli(tmp_path, capsys):
+    rows = [{"task_id": f"t{t}", "reward": r / 3, "completion": "x" * (10 * r + t)}
+            for t in range(4) for r in range(4)]
+    assert main(["hack-scan", str(write(tmp_path / "rows.jsonl", rows)), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["suspects"] == ["length"]
+    steps = [{"step": 0, "held_out": [{"task_id": f"h{i}", "reward": 1.0} for i in range(5)]}]
+    plot = tmp_path / "watch.png"
+    assert main(["watch", str(write(tmp_path / "w.jsonl", steps)), "--plot", str(plot)]) == 0
+    captured = capsys.readouterr()
+    assert "watch: not_enough_data" in captured.out and "picture:" in captured.err
+    assert plot.read_bytes()[:4] == b"\x89PNG"
+    assert main(["watch", str(tmp_path / "w.jsonl"), "--plot", str(plot)]) == 2
+    assert "already exists" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [
+    ["route", str(EXAMPLES / "graded.jsonl"), "--model", "Qwen/Qwen3-8B"],
+    ["compare", str(EXAMPLES / "graded.jsonl"), str(EXAMPLES / "teacher.jsonl")],
+])
+def test_plot_flag_on_route_and_compare(tmp_path, capsys, argv):
+    out = tmp_path / "p.png"
+    assert main(argv + ["--plot", str(out)]) == 0
+    assert out.read_bytes()[:4] == b"\x89PNG" and "picture:" in capsys.readouterr().err
+
+
+def test_plot_flag_on_audit_judge(tmp_path, capsys):
+    items = write(tmp_path / "items.jsonl", [{"id": i, "label": i < 5, "grades": {"j": i < 6}}
+                                             for i in range(10)])
+    assert main(["audit-judge", str(items), "--plot", str(tmp_path / "j.png")]) == 0
+    assert (tmp_path / "j.png").exists()

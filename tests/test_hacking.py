@@ -1,0 +1,267 @@
+"""cheat_probes, hack_scan and watch_records on planted hacks and their clean counterparts.
+
+Expected values are derived by hand from the literal inputs, or recomputed from the definitions
+with plain Python loops (the pooled within-task correlation, the exact permutation p-value by
+enumerating every within-task shuffle, the training reward's climb and its successive-difference
+noise).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from whileai_core.errors import ArgumentError, RowsError
+from whileai_core.hacking import cheat_probes, hack_scan, watch_records
+from whileai_core.hacking.reward import RewardError, reward_runner
+
+# --- cheat_probes ------------------------------------------------------------------------------
+
+TASKS = [{"task_id": f"t{i}", "prompt": f"What is {i} plus {i}? Answer with the number.",
+          "answer": str(2 * i)} for i in range(10)]
+# the model passes 8 of 10 tasks (one rollout each): a probe passing 1 of them differs on 7 tasks,
+# all one way, so the exact paired test (McNemar, p = 2/2^7) can tell it is worse
+MODEL = [{"task_id": f"t{i}", "reward": 1.0 if i < 8 else 0.0} for i in range(10)]
+
+
+def exact(prompts, completions, answer, **_):
+    return [1.0 if c.strip() == a else 0.0 for c, a in zip(completions, answer)]
+
+
+def passes_filler(prompts, completions, answer, **_):
+    # a judge that equates effort with length: anything over 1000 characters passes
+    return [1.0 if c.strip() == a or len(c) > 1000 else 0.0 for c, a in zip(completions, answer)]
+
+
+def test_filler_hole_is_caught_and_named():
+    out = cheat_probes(passes_filler, TASKS, model_rows=MODEL, max_tokens=512)
+    by = {p.name: p for p in out.probes}
+    # filler is 512 tokens x 4 characters = 2048 characters: passes all 10 tasks
+    assert by["filler"].rate.value == 1.0 and by["filler"].verdict == "hole"
+    assert by["filler"].delta == pytest.approx(1.0 - 0.8)
+    assert len(by["filler"].example.completion) <= 200 + len("...(2048 chars)")
+    assert out.holes == ["filler"] and out.verdict == "holes"
+    # echo (about 45 characters) does not pass; the most common answer "0" passes task t0 only
+    assert by["echo"].verdict == "closed" and by["empty"].verdict == "closed"
+    assert by["most_common"].rate.value == pytest.approx(0.1)
+
+
+def test_clean_reward_has_no_hole():
+    out = cheat_probes(exact, TASKS, model_rows=MODEL, max_tokens=512)
+    by = {p.name: p for p in out.probes}
+    assert out.holes == []
+    assert all(by[n].verdict == "closed" for n in ("empty", "refusal", "question", "echo",
+                                                   "filler", "keywords"))
+    # "0" (ten distinct answers: the first is the most common) passes t0 only: 1 of 10, far
+    # below the model's 8 of 10, so a leak, not a hole
+    assert by["most_common"].verdict == "leak" and out.verdict == "leaks"
+
+
+def test_probe_as_good_as_a_weak_model_is_a_hole():
+    weak = [{"task_id": f"t{i}", "reward": 1.0 if i == 0 else 0.0} for i in range(10)]
+    out = cheat_probes(exact, TASKS, model_rows=weak, probes=["most_common", "empty"])
+    assert out.holes == ["most_common"]  # 1 of 10, the same as the model's 1 of 10
+
+
+def test_reward_as_module_and_command(tmp_path):
+    (tmp_path / "grade.py").write_text(
+        "def score(prompts, completions, answer, **kw):\n"
+        "    print('a log line')\n"
+        "    return [1.0 if len(c) > 1000 else 0.0 for c in completions]\n")
+    (tmp_path / "cmd.py").write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    print(1.0 if len(json.loads(line)['completion']) > 1000 else 0.0)\n")
+    for reward in ("grade.py:score", "grade:score", ["python", "cmd.py"]):
+        out = cheat_probes(reward, TASKS, model_rows=MODEL, root=tmp_path, probes=["filler", "empty"])
+        assert out.holes == ["filler"], reward
+
+
+def test_reward_errors_name_the_fix(tmp_path):
+    (tmp_path / "bad.py").write_text("def score(prompts, completions, **kw):\n    return [None]\n")
+    (tmp_path / "crash.py").write_text("import os\ndef score(prompts, completions, **kw):\n"
+                                       "    raise RuntimeError('boom ' + os.environ['MY_API_KEY'])\n")
+    (tmp_path / "slow.py").write_text("import time\ntime.sleep(60)\n")
+    with pytest.raises(RewardError, match="returned None for item 1"):
+        cheat_probes("bad.py:score", TASKS[:1], root=tmp_path, probes=["empty"])
+    import os
+    os.environ["MY_API_KEY"] = "sk-very-secret-value"
+    try:
+        with pytest.raises(RewardError) as err:
+            cheat_probes("crash.py:score", TASKS[:1], root=tmp_path, probes=["empty"])
+    finally:
+        del os.environ["MY_API_KEY"]
+    assert "boom" in str(err.value) and "sk-very-secret-value" not in str(err.value)
+    assert "<$MY_API_KEY>" in str(err.value)
+    with pytest.raises(RewardError, match="within 1 s; its process group was killed"):
+        cheat_probes(["python", "slow.py"], TASKS[:1], root=tmp_path, probes=["empty"], timeout_s=1)
+    with pytest.raises(ArgumentError, match="no file"):
+        reward_runner("missing.py:score", root=tmp_path)
+    with pytest.raises(RewardError, match="returned 2 values for 1"):
+        cheat_probes(lambda prompts, completions, **kw: [0, 0], TASKS[:1], probes=["empty"])
+    with pytest.raises(RowsError, match="line 1|task 1"):
+        cheat_probes(exact, [{"task_id": "a"}], probes=["empty"])
+
+
+# --- hack_scan ---------------------------------------------------------------------------------
+
+def _pooled_r(rows, feature):
+    """Within-task correlation from its definition, in plain Python."""
+    by = {}
+    for r in rows:
+        by.setdefault(r["task_id"], []).append((feature(r), r["reward"]))
+    sxy = sxx = syy = 0.0
+    for pairs in by.values():
+        mx = sum(x for x, _ in pairs) / len(pairs)
+        my = sum(y for _, y in pairs) / len(pairs)
+        if all(abs(y - my) < 1e-12 for _, y in pairs):
+            continue
+        for x, y in pairs:
+            sxy += (x - mx) * (y - my)
+            sxx += (x - mx) ** 2
+            syy += (y - my) ** 2
+    return sxy / math.sqrt(sxx * syy)
+
+
+def _planted(seed, pays_length, n_tasks=40, k=4):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for t in range(n_tasks):
+        p = rng.uniform(0.1, 0.9)
+        base = 200 + int(600 * (1 - p))  # hard tasks get long replies: difficulty, not a hack
+        for _ in range(k):
+            length = base + int(rng.integers(-300, 300))
+            right = float(rng.random() < p)
+            reward = min(1.0, 0.3 * right + 0.7 * length / 1000) if pays_length else right
+            rows.append({"task_id": f"t{t}", "reward": reward, "completion": "x" * length})
+    return rows
+
+
+def test_scan_catches_a_reward_that_pays_for_length():
+    rows = _planted(0, pays_length=True)
+    out = hack_scan(rows, seed=1)
+    length = next(f for f in out.features if f.feature == "length")
+    assert out.verdict == "suspect" and out.suspects == ["length"]
+    assert length.strength == pytest.approx(_pooled_r(rows, lambda r: len(r["completion"])), abs=1e-9)
+    assert length.strength > length.floor and length.example is not None
+
+
+def test_scan_ignores_length_that_tracks_difficulty():
+    rows = _planted(0, pays_length=False)
+    # across tasks length and reward are strongly tied (hard tasks: long and failing) ...
+    means = {}
+    for r in rows:
+        means.setdefault(r["task_id"], []).append((len(r["completion"]), r["reward"]))
+    xs = [np.mean([a for a, _ in v]) for v in means.values()]
+    ys = [np.mean([b for _, b in v]) for v in means.values()]
+    assert np.corrcoef(xs, ys)[0, 1] < -0.4
+    # ... but not within a task, so the scan stays clean
+    assert hack_scan(rows, seed=1).verdict == "clean"
+
+
+def test_scan_p_value_matches_exact_enumeration():
+    # 3 tasks x 3 replies; the exact within-task permutation distribution has 6^3 = 216 shuffles
+    rows = [{"task_id": t, "reward": r, "completion": "x" * n}
+            for t, data in {"a": [(0.0, 5), (1.0, 9), (0.5, 7)], "b": [(1.0, 8), (0.0, 2), (0.0, 4)],
+                            "c": [(0.2, 3), (0.9, 3), (0.4, 6)]}.items() for r, n in data]
+    obs = _pooled_r(rows, lambda r: len(r["completion"]))
+    groups = [rows[0:3], rows[3:6], rows[6:9]]
+    exceed = total = 0
+    for perms in itertools.product(*(list(itertools.permutations([r["reward"] for r in g]))
+                                     for g in groups)):
+        shuffled = [dict(r, reward=p) for g, perm in zip(groups, perms) for r, p in zip(g, perm)]
+        total += 1
+        exceed += _pooled_r(shuffled, lambda r: len(r["completion"])) >= obs - 1e-12
+    exact_p = exceed / total
+    out = hack_scan(rows, n_shuffles=20000, seed=3, min_strength=0.0)
+    length = next(f for f in out.features if f.feature == "length")
+    assert length.strength == pytest.approx(obs, abs=1e-9)
+    # Monte Carlo p with 20,000 shuffles: SE <= 0.0036; allow 4 SE
+    assert length.p_value == pytest.approx(exact_p, abs=0.015)
+
+
+def test_scan_user_feature_and_small_input():
+    rows = [{"task_id": f"t{i // 4}", "reward": float(i % 2), "called": i % 2 == 1}
+            for i in range(40)]
+    out = hack_scan(rows, features=["called"])
+    called = next(f for f in out.features if f.feature == "called")
+    assert called.strength == pytest.approx(1.0) and out.suspects == ["called"]
+    assert "length" in out.skipped
+    few = hack_scan(rows[:8], features=["called"])
+    assert few.verdict == "not_enough_data"
+    with pytest.raises(ArgumentError, match="feature 'nope' is None on row 1"):
+        hack_scan(rows, features=["nope"])
+
+
+# --- watch_records -----------------------------------------------------------------------------
+
+def held(rate_by_task):
+    """Held-out rows, 4 rollouts per task, passes given per task."""
+    return [{"task_id": t, "reward": 1.0 if j < c else 0.0}
+            for t, c in rate_by_task.items() for j in range(4)]
+
+
+BASE = {f"h{i}": (i % 3) for i in range(30)}  # passes 0, 1, 2 of 4: pass rate 0.25
+UP = {t: min(4, c + 2) for t, c in BASE.items()}
+DOWN = {t: max(0, c - 1) for t, c in BASE.items()}
+
+
+def run(train, evals):
+    recs = [{"step": s, "train_reward": r} for s, r in enumerate(train, 1)]
+    recs += [{"step": s, "held_out": held(e)} for s, e in evals.items()]
+    return recs
+
+
+def test_climbing_reward_with_flat_held_out_stops():
+    train = [0.1 + 0.05 * s for s in range(12)]
+    w = watch_records(run(train, {0: BASE, 6: BASE, 12: BASE}))
+    assert w.decision == "stop" and "flat" in w.reason
+    # climb by hand at step 12: window 5, last five 0.45..0.65 mean 0.55, first five mean 0.2
+    assert w.train_climb == pytest.approx(0.35)
+    # successive differences are all 0.05: sigma^2 = 11 * 0.0025 / (2 * 11)
+    sigma = math.sqrt(0.0025 / 2)
+    assert w.train_noise_band == pytest.approx(1.959964 * sigma * math.sqrt(2 / 5), rel=1e-5)
+    assert w.held_out_delta == 0.0 and w.n_paired == 30
+
+
+def test_held_out_moving_down_stops_and_up_continues():
+    train = [0.3] * 12
+    assert watch_records(run(train, {0: BASE, 6: DOWN, 12: DOWN})).decision == "stop"
+    up = watch_records(run([0.1 + 0.05 * s for s in range(12)], {0: BASE, 6: UP, 12: UP}))
+    assert up.decision == "continue" and up.held_out_delta == pytest.approx(0.5)
+
+
+def test_one_look_is_not_enough_and_no_eval_is_not_enough_data():
+    train = [0.1 + 0.05 * s for s in range(12)]
+    once = watch_records(run(train, {0: BASE, 12: BASE}))
+    assert once.decision == "continue" and "holds at the latest evaluation only" in once.reason
+    assert watch_records(run(train, {0: BASE}), confirm=1).decision == "not_enough_data"
+    assert watch_records(run(train, {0: BASE, 12: BASE}), confirm=1).decision == "stop"
+    flat = watch_records(run([0.3] * 12, {0: BASE, 6: BASE, 12: BASE}))
+    assert flat.decision == "continue" and "inside its noise band" in flat.reason
+
+
+def test_watch_record_errors():
+    with pytest.raises(RowsError, match="`step` is -1"):
+        watch_records([{"step": -1}])
+    with pytest.raises(RowsError, match="`train_reward` is 'x'"):
+        watch_records([{"step": 1, "train_reward": "x"}])
+    with pytest.raises(ArgumentError, match="`confirm` must be an integer"):
+        watch_records([{"step": 1}], confirm=0)
+
+
+def test_watch_from_rows_with_steps(tmp_path):
+    from whileai_core.hacking import watch_run
+
+    rows = []
+    for step in range(0, 13):
+        rows += [{"task_id": f"b{step}", "reward": 0.1 + 0.05 * step, "step": step}] if step else []
+        if step in (0, 6, 12):
+            rows += [dict(r, step=step, split="eval") for r in held(BASE)]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(__import__("json").dumps(r) + "\n" for r in rows))
+    w = watch_run(path)
+    assert w.decision == "stop" and w.n_evals == 3 and w.train_climb == pytest.approx(0.35)

@@ -1,0 +1,136 @@
+"""Every behaviour its own line: pass@1 per category, with its interval and n.
+
+A task's category comes from the rows (a field on every row, default ``category``) or from the
+task set (the frozen held-out file, whose records carry it); a task with no category, or with
+two, is an error naming the file and line. Each line is the rows of that category's tasks read
+exactly as :func:`whileai_core.stats.pass_rate` reads a whole run, so one category's line equals
+``pass_at`` on that category's rows alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .defaults import BOOTSTRAP_SEED, CATEGORY_FIELD, CATEGORY_LINES_MAX, CONFIDENCE_LEVEL
+from .errors import RowsError
+from .result import Result, fmt_rate
+from .rows import Rows
+
+Interval = tuple[float, float]
+
+
+class CategoryLine(Result):
+    """One behaviour: its pass@1 with interval and n."""
+
+    category: str
+    pass_at_1: float
+    ci95: Interval | None
+    n_tasks: int
+    n_rows: int
+
+    def render(self) -> str:
+        return f"{self.category:24} {fmt_rate(self.pass_at_1, self.ci95, self.n_tasks)}"
+
+
+class CategoryTable(Result):
+    """pass@1 per category, sorted by name, and over all tasks."""
+
+    field: str
+    lines: list[CategoryLine]
+    overall: CategoryLine
+    n_categories: int
+    level: float = CONFIDENCE_LEVEL
+    note: str | None = None
+
+    def render(self) -> str:
+        out = [f"pass@1 by {self.field} ({self.n_categories} categories"
+               + (f", {len(self.lines)} of {self.n_categories} shown" if
+                  len(self.lines) < self.n_categories else "") + ")"]
+        out += [ln.render() for ln in self.lines]
+        out.append(self.overall.render())
+        if self.note:
+            out.append(f"note: {self.note}")
+        return "\n".join(out)
+
+
+def task_categories(data: Rows, *, field: str = CATEGORY_FIELD, tasks: Any = None) -> list[str]:
+    """The category of each task of ``data`` (in ``data.task_ids`` order).
+
+    From ``tasks`` (records with ``task_id`` and ``field``) when given, else from the rows'
+    own ``field``; every row of a task must agree.
+    """
+    if tasks is not None:
+        from .rows import TASK_FIELD, read_records
+
+        recs = read_records(tasks, noun="task")
+        of: dict[str, str] = {}
+        for i, rec in enumerate(recs.items):
+            tid = rec.get(TASK_FIELD)
+            value = rec.get(field)
+            if value is None or isinstance(value, bool) or not isinstance(value, (str, int)):
+                raise RowsError(f"task has no `{field}`" if value is None else
+                                f"`{field}` is {value!r} (a {type(value).__name__})",
+                                **recs.where(i), field=field,
+                                fix=f'give every task "{field}": "<the behaviour it tests>"')
+            of[str(tid)] = str(value)
+        missing = [t for t in data.task_ids if t not in of]
+        if missing:
+            raise RowsError(f"{len(missing)} scored task(s) have no record here, e.g. "
+                            f"{missing[0]!r}", source=recs.name, field=field,
+                            fix="give the task set the rows were scored on (the frozen held-out "
+                                "file)")
+        return [of[t] for t in data.task_ids]
+    values = list(map(dict.get, data.records, [field] * data.n_rows))
+    cats: list[str | None] = [None] * data.n_tasks
+    first_row: list[int] = [0] * data.n_tasks
+    for i, (t, value) in enumerate(zip(data.task_index.tolist(), values)):
+        if value is None or isinstance(value, bool) or not isinstance(value, (str, int)):
+            raise RowsError(f"row has no `{field}`" if value is None else
+                            f"`{field}` is {value!r} (a {type(value).__name__})",
+                            source=data.source, line=data.line_of(i), field=field,
+                            fix=f'add "{field}": "<the behaviour this task tests>" to every row, '
+                                "or pass the task set that holds it (tasks=)")
+        value = str(value)
+        if cats[t] is None:
+            cats[t], first_row[t] = value, i
+        elif cats[t] != value:
+            raise RowsError(f"task {data.task_ids[t]!r} is `{field}` {value!r} here but "
+                            f"{cats[t]!r} at line {data.line_of(first_row[t])}",
+                            source=data.source, line=data.line_of(i), field=field,
+                            fix="give every row of a task the same category")
+    return cats  # type: ignore[return-value]
+
+
+def category_table(rows: Any, *, field: str = CATEGORY_FIELD, tasks: Any = None,
+                   level: float = CONFIDENCE_LEVEL, seed: int | None = BOOTSTRAP_SEED,
+                   threshold: float | None = None) -> CategoryTable:
+    """pass@1 for each category of one run, each with its task-bootstrap interval and n."""
+    from .bootstrap import check_level, check_seed
+    from .rows import load_rows
+    from .stats import pass_rate
+
+    level, seed = check_level(level), check_seed(seed)
+    data = load_rows(rows, threshold=threshold)
+    cats = np.asarray(task_categories(data, field=field, tasks=tasks), dtype=object)
+    row_cat = cats[data.task_index]
+    names = sorted(set(cats.tolist()))
+    lines = []
+    for name in names:
+        part = data.where(row_cat == name)
+        r = pass_rate(part, level, seed)
+        lines.append(CategoryLine(category=name, pass_at_1=r.value, ci95=r.ci,
+                                  n_tasks=r.n_tasks, n_rows=r.n_rows))
+    whole = pass_rate(data, level, seed)
+    overall = CategoryLine(category="all", pass_at_1=whole.value, ci95=whole.ci,
+                           n_tasks=whole.n_tasks, n_rows=whole.n_rows)
+    notes = [f"each interval is its own {level:.0%}: across {len(names)} categories about "
+             f"{(1 - level) * len(names):.1f} would miss by chance alone; compare runs category "
+             "by category only with a correction for the number compared"]
+    small = [ln.category for ln in lines if ln.ci95 is None]
+    if small:
+        notes.append(f"{len(small)} categor{'y has' if len(small) == 1 else 'ies have'} fewer "
+                     f"than 3 tasks and no interval (e.g. {small[0]!r}): score more tasks there")
+    return CategoryTable(field=field, lines=lines[:CATEGORY_LINES_MAX], overall=overall,
+                         n_categories=len(names), level=level, note="; ".join(notes))

@@ -1,0 +1,35 @@
+"""Is the model learning the task or gaming the reward? Before training and during it.
+
+- :func:`~whileai_core.hacking.probes.cheat_probes`: score degenerate answers (empty, a refusal,
+  a question back, the prompt echoed, filler to the token cap, the most common answer, keywords
+  stuffed from the task text) with the user's own reward, against the model's pass rate.
+- :func:`~whileai_core.hacking.scan.hack_scan`: within each task, which features of the reply
+  (length, truncation, format markers, repeated n-grams, user-named fields) the reward pays for,
+  against a within-task shuffle floor.
+- :func:`~whileai_core.hacking.watch.watch_run`: per step, the training reward beside the held-out
+  pass rate (paired against step 0); ``stop`` only when the held-out interval moves down, or
+  stays flat while the training reward climbs beyond its own noise.
+- :mod:`~whileai_core.hacking.reward`: how a reward is called: a Python callable, a
+  ``module:function`` inside the workspace, or a command, both in a child process with a timeout.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "CheatProbes": "probes", "ProbeReport": "probes", "cheat_probes": "probes",
+    "RewardError": "reward", "RewardRunner": "reward", "reward_runner": "reward",
+    "FeatureEvidence": "scan", "HackScan": "scan", "hack_scan": "scan",
+    "Watch": "watch", "WatchStep": "watch", "watch_records": "watch", "watch_run": "watch",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:  # lazy: the reward child process imports only what it uses
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'whileai_core.hacking' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

@@ -1,0 +1,130 @@
+"""Features of a reply that a reward may pay for instead of the task: one number per row.
+
+Built in (each computed from the row's reply text, read from the first of ``REPLY_FIELDS``
+present, or from the row's own fields):
+
+- ``length``: the reply's length: ``completion_tokens`` / ``tokens`` / ``length`` when the row
+  gives one, else its characters.
+- ``truncated``: the row's ``truncated`` flag (hit the token cap).
+- ``markdown``: markdown markers: headers, list bullets, bold/italic runs, tables.
+- ``xml_tags``: XML-like tags (``<answer>``, ``<tool_call>``...).
+- ``boxed``: LaTeX ``\\boxed{}`` answers.
+- ``repeated_ngrams``: the share of the reply's word 3-grams that repeat an earlier one (a
+  looping reply scores near 1).
+
+A user feature is a row field holding a number or a bool (``"called"``, ``"well_formed"``), or in
+the library a function ``record -> number``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from itertools import repeat
+from typing import Any
+
+import numpy as np
+
+from ..defaults import SCAN_NGRAM
+from ..errors import ArgumentError
+
+REPLY_FIELDS = ("completion", "reply", "response", "output", "text")
+LENGTH_FIELDS = ("completion_tokens", "tokens", "length", "chars")
+BUILT_IN = ("length", "truncated", "markdown", "xml_tags", "boxed", "repeated_ngrams")
+
+_MARKDOWN = re.compile(r"(?m)^\s{0,3}(?:#{1,6}\s|[-*+]\s|\d+\.\s|\|)|\*\*|__|`")
+_XML = re.compile(r"</?[A-Za-z_][\w:-]*(?:\s[^<>]*)?>")
+_BOXED = re.compile(r"\\boxed\{")
+_WORDS = re.compile(r"\w+")
+
+
+def reply_text(record: dict) -> str | None:
+    """The reply of a row: the first text field of ``REPLY_FIELDS`` (a chat list: its contents)."""
+    for field in REPLY_FIELDS:
+        value = record.get(field)
+        if isinstance(value, str):
+            return value
+        if isinstance(value, list):
+            parts = [m.get("content") for m in value if isinstance(m, dict)]
+            return "\n".join(p for p in parts if isinstance(p, str))
+    return None
+
+
+def repeated_ngram_share(text: str, n: int = SCAN_NGRAM) -> float:
+    words = _WORDS.findall(text.lower())
+    total = len(words) - n + 1
+    if total <= 1:
+        return 0.0
+    grams = set(zip(*(words[i:] for i in range(n))))
+    return 1.0 - len(grams) / total
+
+
+def feature_matrix(records: Sequence[dict], truncated: np.ndarray,
+                   features: Sequence[str] | dict[str, Any] | None) -> tuple[
+                       list[str], np.ndarray, dict[str, str]]:
+    """(names, matrix n x m, skipped name -> why) for the built-ins and the user's features."""
+    n = len(records)
+    texts = [reply_text(r) for r in records]
+    have_text = sum(t is not None for t in texts)
+    columns: dict[str, np.ndarray] = {}
+    skipped: dict[str, str] = {}
+    length = None
+    for field in LENGTH_FIELDS:
+        col = list(map(dict.get, records, repeat(field, n)))
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in col):
+            length = np.asarray(col, dtype=np.float64)
+            break
+    if length is None and have_text == n:
+        length = np.fromiter(map(len, texts), dtype=np.float64, count=n)
+    if length is not None:
+        columns["length"] = length
+    else:
+        skipped["length"] = ("no reply text (completion/reply/response/output/text) or token "
+                             "count (completion_tokens/tokens/length) on every row")
+    columns["truncated"] = truncated.astype(np.float64)
+    if have_text == n:
+        columns["markdown"] = np.fromiter((len(_MARKDOWN.findall(t)) for t in texts), np.float64, n)
+        columns["xml_tags"] = np.fromiter((len(_XML.findall(t)) for t in texts), np.float64, n)
+        columns["boxed"] = np.fromiter((len(_BOXED.findall(t)) for t in texts), np.float64, n)
+        columns["repeated_ngrams"] = np.fromiter(map(repeated_ngram_share, texts), np.float64, n)
+    else:
+        for name in ("markdown", "xml_tags", "boxed", "repeated_ngrams"):
+            skipped[name] = f"needs the reply text on every row ({have_text} of {n} have it)"
+    user: dict[str, Any] = {}
+    if isinstance(features, dict):
+        user = dict(features)
+    elif features is not None:
+        if isinstance(features, str):
+            raise ArgumentError(f"`features` must be a list of field names, got the string "
+                                f"{features!r}. Fix: features=[{features!r}]")
+        user = {name: name for name in features}
+    for name, how in user.items():
+        if name in columns:
+            continue
+        if callable(how):
+            try:
+                values = [how(r) for r in records]
+            except Exception as exc:  # the user's function: say which and why
+                raise ArgumentError(f"feature {name!r} failed on a row: {type(exc).__name__}: "
+                                    f"{exc}. Fix: make it return a number for every row") from None
+        elif isinstance(how, str):
+            values = list(map(dict.get, records, repeat(how, n)))
+        else:
+            raise ArgumentError(f"feature {name!r} must be a row field name or a function, got "
+                                f"{type(how).__name__}")
+        bad = next((i for i, v in enumerate(values) if isinstance(v, str) or v is None
+                    or not isinstance(v, (int, float, bool, np.number))), None)
+        if bad is not None:
+            raise ArgumentError(f"feature {name!r} is {values[bad]!r} on row {bad + 1}; a feature "
+                                "must be a number or a bool on every row. Fix: add the field to "
+                                "every row, or drop the feature")
+        columns[name] = np.asarray(values, dtype=np.float64)
+    names = list(columns)
+    matrix = np.column_stack([columns[k] for k in names]) if names else np.zeros((n, 0))
+    if not np.isfinite(matrix).all():
+        j = int(np.flatnonzero(~np.isfinite(matrix).all(axis=0))[0])
+        raise ArgumentError(f"feature {names[j]!r} has a non-finite value. Fix: give finite numbers")
+    return names, matrix, skipped
+
+
+FeatureFn = Callable[[dict], float]

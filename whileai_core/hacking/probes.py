@@ -1,0 +1,329 @@
+"""Before training: score degenerate answers with the user's own reward.
+
+A reward that pays an empty reply, a refusal, a question back, the prompt echoed, filler to the
+token cap, the most common answer, or the task's own words stuffed into a reply, will be farmed:
+GRPO finds any answer that scores without doing the task [1, 2]. :func:`cheat_probes` writes
+each degenerate answer for every task, scores it with the reward the run will train on, and
+compares each probe with the model's own pass rate on the same tasks, paired by task
+(:func:`whileai_core.stats.compare`, intervals resampling tasks).
+
+Verdict per probe: ``hole`` when it passes somewhere and the paired interval of (probe - model)
+reaches 0 or above, i.e. the degenerate answer cannot be told apart from the model's own (or
+beats it); ``leak`` when it passes on some tasks but clearly below the model; ``closed`` when it
+never passes. Without the model's rows there is nothing to pair with: a passing probe is a
+``leak`` and the note says to give them.
+
+[1] Skalse et al. (2022). Defining and Characterizing Reward Hacking. NeurIPS. arXiv:2209.13085.
+[2] Gao, Schulman & Hilton (2022). Scaling Laws for Reward Model Overoptimization. arXiv:2210.10760.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any, Literal
+
+import numpy as np
+
+from ..bootstrap import check_level, check_seed
+from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, PROBE_CHARS_PER_TOKEN,
+                        PROBE_EXAMPLE_CHARS, PROBE_FILLER, PROBE_KEYWORDS_MAX, PROBE_MAX_TOKENS,
+                        PROBE_QUESTION, PROBE_REFUSAL, REWARD_TIMEOUT_S)
+from ..errors import ArgumentError, RowsError
+from ..result import Result, fmt_rate
+from ..rows import TASK_ALIASES, TASK_FIELD, load_rows, read_records
+from ..stats import Rate, check_metric, compare, pass_rate
+from .reward import reward_runner
+
+Interval = tuple[float, float]
+ProbeVerdict = Literal["hole", "leak", "closed"]
+
+PROBES: dict[str, str] = {
+    "empty": "an empty reply",
+    "refusal": f"a refusal: {PROBE_REFUSAL!r}",
+    "question": f"a question back: {PROBE_QUESTION!r}",
+    "echo": "the prompt echoed back",
+    "filler": "filler repeated to the token cap",
+    "most_common": "the most common answer (of the tasks' `answer` fields, else of the model's replies)",
+    "keywords": "the task text's own content words, stuffed into one reply",
+}
+from .features import REPLY_FIELDS  # noqa: E402  (one list of reply fields)
+
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'_-]{3,}")
+_STOP = frozenset("""about above after again against because been before being below between
+both could does doing down during each from further have having here hers herself himself into
+itself just more most myself once only other ours ourselves over same should some such than that
+their theirs them themselves then there these they this those through under until very were what
+when where which while whom with would your yours yourself yourselves please""".split())
+
+
+# --- results -----------------------------------------------------------------------------------
+
+class ProbeExample(Result):
+    """One probe reply on one task and the reward it got (the reply cut to 200 characters)."""
+
+    task_id: str
+    completion: str
+    reward: float
+
+
+class ProbeReport(Result):
+    """One degenerate answer on every task, against the model on the same tasks."""
+
+    name: str
+    what: str
+    rate: Rate
+    mean_reward: float
+    delta: float | None = None
+    delta_ci95: Interval | None = None
+    n_paired: int = 0
+    verdict: ProbeVerdict
+    example: ProbeExample | None = None
+    by_group: dict[str, Rate] | None = None
+
+    def render(self) -> str:
+        text = f"{self.name:<12} {self.verdict:<6} {fmt_rate(self.rate.value, self.rate.ci, self.rate.n_tasks)}"
+        if self.delta is not None:
+            ci = (f" [{self.delta_ci95[0]:+.3f}, {self.delta_ci95[1]:+.3f}]"
+                  if self.delta_ci95 else " [no interval]")
+            text += f"; vs model {self.delta:+.3f}{ci} (n={self.n_paired} paired tasks)"
+        if self.example is not None and self.verdict != "closed":
+            text += (f"\n             e.g. task {self.example.task_id}: "
+                     f"{self.example.completion!r} -> reward {self.example.reward:g}")
+        if self.by_group and self.verdict != "closed":
+            text += "\n             by group: " + ", ".join(
+                f"{g} {fmt_rate(r.value, r.ci, r.n_tasks)}" for g, r in self.by_group.items())
+        return text
+
+
+class CheatProbes(Result):
+    """Every probe's pass rate next to the model's, the holes named with an example."""
+
+    verdict: Literal["holes", "leaks", "closed"]
+    metric: Literal["pass", "reward"]
+    threshold: float
+    n_tasks: int
+    model: Rate | None
+    probes: list[ProbeReport]
+    holes: list[str]
+    leaks: list[str]
+    skipped: dict[str, str]
+    max_tokens: int
+    next_step: str
+    notes: list[str] = []
+
+    def render(self) -> str:
+        model = "model: no rows given" if self.model is None else (
+            f"model  {fmt_rate(self.model.value, self.model.ci, self.model.n_tasks)}")
+        lines = [f"cheat probes: {self.verdict} ({self.n_tasks} tasks, metric {self.metric}, "
+                 f"threshold {self.threshold:g})", model]
+        lines += [p.render() for p in self.probes]
+        lines += [f"skipped {k}: {v}" for k, v in self.skipped.items()]
+        lines += [f"note: {n}" for n in self.notes]
+        lines.append(f"next: {self.next_step}")
+        return "\n".join(lines)
+
+
+# --- the probes --------------------------------------------------------------------------------
+
+def prompt_text(prompt: Any) -> str:
+    """The text a probe echoes: the prompt string, or the last user message of a chat."""
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, list):
+        users = [m.get("content") for m in prompt if isinstance(m, dict) and m.get("role") == "user"]
+        texts = [t for t in users if isinstance(t, str)]
+        return texts[-1] if texts else ""
+    return ""
+
+
+def keywords(text: str, limit: int = PROBE_KEYWORDS_MAX) -> list[str]:
+    """Distinct content words of ``text`` (4+ characters, not stop words), in order."""
+    words = (w.lower() for w in _WORD.findall(text))
+    return list(dict.fromkeys(w for w in words if w not in _STOP))[:limit]
+
+
+def _filler(max_chars: int) -> str:
+    return (PROBE_FILLER * (max_chars // len(PROBE_FILLER) + 1))[:max_chars].rstrip()
+
+
+def _stuffed(text: str, max_chars: int) -> str:
+    words = " ".join(keywords(text))
+    if not words:
+        return ""
+    return " ".join([words] * 3)[:max_chars].rstrip()
+
+
+def _cut(text: str, limit: int = PROBE_EXAMPLE_CHARS) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}...({len(text)} chars)"
+
+
+def _as_completion(text: str, prompt: Any) -> Any:
+    """A chat prompt gets a chat completion, as TRL gives a conversational reward."""
+    if isinstance(prompt, list):
+        return [{"role": "assistant", "content": text}]
+    return text
+
+
+# --- the call ----------------------------------------------------------------------------------
+
+def _read_tasks(tasks: Any) -> tuple[list[dict], list[str]]:
+    recs = read_records(tasks, noun="task")
+    if not recs.items:
+        raise RowsError("no tasks", source=recs.name, fix="give one object per task with "
+                        "task_id and prompt")
+    ids, seen = [], set()
+    for i, rec in enumerate(recs.items):
+        tid = rec.get(TASK_FIELD)
+        if tid is None:
+            tid = next((rec[a] for a in TASK_ALIASES if rec.get(a) is not None), None)
+        if tid is None or isinstance(tid, bool) or not isinstance(tid, (str, int)):
+            raise RowsError(f"`task_id` is {tid!r}", **recs.where(i), field=TASK_FIELD,
+                            fix='give each task an id, e.g. "task_id": "t1"')
+        if "prompt" not in rec or not isinstance(rec["prompt"], (str, list)):
+            raise RowsError(f"`prompt` is {rec.get('prompt')!r:.60}", **recs.where(i),
+                            field="prompt", fix="give the prompt as text or a list of chat "
+                            'messages [{"role": "user", "content": "..."}]')
+        tid = str(tid)
+        if tid in seen:
+            raise RowsError(f"task {tid!r} appears twice", **recs.where(i), field=TASK_FIELD,
+                            fix="give each task once (probes write one reply per task)")
+        seen.add(tid)
+        ids.append(tid)
+    return recs.items, ids
+
+
+def _most_common(tasks: list[dict], model: Any) -> tuple[str | None, str]:
+    answers = [str(t["answer"]) for t in tasks if t.get("answer") not in (None, "")]
+    if answers:
+        return Counter(answers).most_common(1)[0][0], "the tasks' `answer` field"
+    if model is not None:
+        for field in REPLY_FIELDS:
+            texts = [r.get(field) for r in model.records if isinstance(r.get(field), str)]
+            if texts:
+                return Counter(texts).most_common(1)[0][0], f"the model rows' `{field}`"
+    return None, ""
+
+
+def cheat_probes(reward: Any, tasks: Any, *, model_rows: Any = None,
+                 max_tokens: int = PROBE_MAX_TOKENS, threshold: float | None = None,
+                 metric: Literal["pass", "reward"] = "pass", group_by: str | None = None,
+                 probes: list[str] | None = None, root: Any = None,
+                 timeout_s: float = REWARD_TIMEOUT_S, level: float = CONFIDENCE_LEVEL,
+                 seed: int | None = BOOTSTRAP_SEED) -> CheatProbes:
+    """Score degenerate answers with ``reward`` on every task; name the holes with an example.
+
+    Parameters
+    ----------
+    reward : a callable ``reward(prompts, completions, **columns) -> list[float]`` (TRL's
+        shape), a ``"file.py:function"`` / ``"package.module:function"`` inside ``root``, or a
+        command (list of strings) that reads JSONL on stdin; see :mod:`.reward`.
+    tasks : JSONL path or list of ``{"task_id", "prompt", ...}``: the prompt (text or chat
+        messages) and any fields the reward reads (``answer``, ``category``...).
+    model_rows : the model's graded rows on these tasks (``task_id``, ``reward``): the pass rate
+        each probe is compared with, paired by task.
+    max_tokens : the run's completion cap; the filler probe fills it
+        (``PROBE_CHARS_PER_TOKEN`` characters a token).
+    threshold, metric : a pass is ``reward >= threshold`` (default 1.0); compare pass rates
+        (``"pass"``) or mean rewards (``"reward"``, for graded rewards).
+    group_by : a task field (e.g. ``"category"``): each probe's rate per value, to see where a
+        hole is.
+    probes : which probes to run (default: all of ``PROBES``).
+    root, timeout_s : where a child reward runs, and its time limit for the whole batch.
+    """
+    level, seed = check_level(level), check_seed(seed)
+    check_metric(metric)
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not 1 <= max_tokens <= 1_000_000:
+        raise ArgumentError(f"`max_tokens` must be an integer in [1, 1000000], got {max_tokens!r}. "
+                            "Fix: pass the run's completion cap, e.g. max_tokens=512")
+    chosen = list(PROBES) if probes is None else list(probes)
+    unknown = [p for p in chosen if p not in PROBES]
+    if unknown or not chosen:
+        raise ArgumentError(f"`probes` has unknown names {unknown or chosen}; known: "
+                            f"{', '.join(PROBES)}. Fix: pick from those, or omit probes")
+    runner = reward_runner(reward, root=root, timeout_s=timeout_s)
+    task_list, ids = _read_tasks(tasks)
+    model = None if model_rows is None else load_rows(model_rows, threshold=threshold)
+    thr = model.threshold if model is not None else load_rows(
+        [{"task_id": "_", "reward": 0.0}], threshold=threshold).threshold
+    if group_by is not None and not any(group_by in t for t in task_list):
+        raise ArgumentError(f"`group_by` {group_by!r} is a field of no task. Fix: name a task "
+                            "field such as 'category', or omit group_by")
+    max_chars = max_tokens * PROBE_CHARS_PER_TOKEN
+    skipped: dict[str, str] = {}
+    common, common_from = _most_common(task_list, model)
+    replies: dict[str, list[str]] = {}
+    for name in chosen:
+        if name == "most_common" and common is None:
+            skipped[name] = ("no `answer` field in the tasks and no reply text in the model rows "
+                             "(completion/reply/response/output/text)")
+            continue
+        texts = [prompt_text(t["prompt"]) for t in task_list]
+        replies[name] = {
+            "empty": lambda: [""] * len(texts),
+            "refusal": lambda: [PROBE_REFUSAL] * len(texts),
+            "question": lambda: [PROBE_QUESTION] * len(texts),
+            "echo": lambda: [tx[:max_chars] for tx in texts],
+            "filler": lambda: [_filler(max_chars)] * len(texts),
+            "most_common": lambda: [common[:max_chars]] * len(texts),
+            "keywords": lambda: [_stuffed(tx, max_chars) for tx in texts],
+        }[name]()
+    names = list(replies)
+    batch = [{**{k: v for k, v in t.items() if k != "prompt"}, "task_id": tid,
+              "prompt": t["prompt"], "completion": _as_completion(replies[name][i], t["prompt"])}
+             for name in names for i, (t, tid) in enumerate(zip(task_list, ids))]
+    scores = runner(batch).reshape(len(names), len(ids))
+    model_rate = None if model is None else pass_rate(model, level, seed, metric)
+    reports = []
+    for j, name in enumerate(names):
+        rows = [{"task_id": tid, "reward": float(s)} for tid, s in zip(ids, scores[j])]
+        data = load_rows(rows, threshold=thr)
+        rate = pass_rate(data, level, seed, metric)
+        passed = data.passed if metric == "pass" else data.reward > 0
+        best = int(np.argmax(scores[j]))
+        example = ProbeExample(task_id=ids[best], completion=_cut(replies[name][best]),
+                               reward=float(scores[j][best]))
+        fields: dict[str, Any] = {}
+        verdict: ProbeVerdict = "closed" if not passed.any() else "leak"
+        if model is not None:
+            cmp = compare(model, data, level=level, seed=seed, metric=metric)
+            fields = dict(delta=cmp.delta, delta_ci95=cmp.ci, n_paired=cmp.n_paired)
+            if passed.any() and cmp.delta is not None:
+                top = cmp.ci[1] if cmp.ci is not None else cmp.delta
+                verdict = "hole" if top >= 0 else "leak"
+        by_group = None
+        if group_by is not None:
+            keys = [str(t.get(group_by)) for t in task_list]
+            by_group = {}
+            for g in list(dict.fromkeys(keys))[:20]:
+                sub = data.where(np.array([k == g for k in keys]))
+                by_group[g] = pass_rate(sub, level, seed, metric)
+        reports.append(ProbeReport(name=name, what=PROBES[name], rate=rate,
+                                   mean_reward=float(scores[j].mean()), verdict=verdict,
+                                   example=example if passed.any() or name == "filler" else None,
+                                   by_group=by_group, **fields))
+    holes = [r.name for r in reports if r.verdict == "hole"]
+    leaks = [r.name for r in reports if r.verdict == "leak"]
+    notes = []
+    if "most_common" in replies:
+        notes.append(f"most_common probe: {_cut(common, 60)!r}, from {common_from}")
+    if model is None:
+        notes.append("no model_rows: a passing probe cannot be compared with the model, so it "
+                     "is called a leak; give the model's graded rows on these tasks")
+    elif model_rate is not None and ids:
+        missing = len(set(ids) - set(model.task_ids))
+        if missing:
+            notes.append(f"{missing} of {len(ids)} tasks have no model rows: they are left out of "
+                         "the paired comparison")
+    if holes:
+        step = (f"fix the reward before training: it pays {', '.join(holes)} at least as well as "
+                "the model's own answers (see each example). Then run cheat_probes again")
+    elif leaks:
+        step = (f"the reward pays {', '.join(leaks)} on some tasks (see by_group / the example); "
+                "tighten it there, or watch the run with watch_run")
+    else:
+        step = "no probe passes: train, and watch the run with watch_run"
+    return CheatProbes(verdict="holes" if holes else "leaks" if leaks else "closed", metric=metric,
+                       threshold=thr, n_tasks=len(ids), model=model_rate, probes=reports,
+                       holes=holes, leaks=leaks, skipped=skipped, max_tokens=max_tokens,
+                       next_step=step, notes=notes)

@@ -1,0 +1,180 @@
+"""Inspect eval logs -> graded rows (one per sample and epoch).
+
+Read with inspect's own reader (``inspect_ai.log.read_eval_log``) when ``inspect_ai`` is
+installed: both formats, ``.eval`` and ``.json``. Without it, ``.json`` logs are read as the
+documented JSON (``inspect log schema``: ``eval``, ``samples`` with ``id``, ``epoch``, ``scores``,
+``output``, ``error``, ``limit``); a ``.eval`` log then needs inspect (or ``inspect log convert
+--to json``).
+
+Per sample: ``task_id`` = the sample ``id``; ``epoch``; ``reward`` = the chosen scorer's value
+mapped as inspect's ``value_to_float`` maps it ("C" 1, "P" 0.5, "I" and "N" 0, numbers and
+booleans as numbers, "yes"/"true" 1, "no"/"false" 0, numeric strings); ``truncated`` when the
+output stopped at ``max_tokens``/``model_length`` or the sample hit a ``token``, ``context``,
+``message`` or ``turn`` limit; ``model`` = the log's ``eval.model``; ``errored`` when the sample
+has an ``error`` (then it has no score: counted, left out unless kept). ``metric`` names the
+scorer; a log with one scorer needs none.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from ..errors import RowsError
+from .result import Imported, summarize
+
+FORMAT = "inspect"
+TRUNCATING_STOPS = frozenset({"max_tokens", "model_length"})
+TRUNCATING_LIMITS = frozenset({"token", "context", "message", "turn"})
+_WORDS = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
+_LETTERS = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
+
+
+def looks_like_log(data: Any) -> bool:
+    """Whether a parsed JSON document is an Inspect eval log."""
+    return (isinstance(data, dict) and isinstance(data.get("eval"), dict)
+            and "status" in data and "version" in data)
+
+
+def is_eval_archive(path: Path) -> bool:
+    """A ``.eval`` log: a zip archive with a ``header.json`` or ``_journal/start.json``."""
+    if not zipfile.is_zipfile(path):
+        return False
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = set(archive.namelist())
+    except (zipfile.BadZipFile, OSError):
+        return False
+    return "header.json" in names or "_journal/start.json" in names
+
+
+def _read(path: Path) -> tuple[dict, list[dict], str]:
+    """(eval spec, samples as dicts, how it was read)."""
+    try:
+        from inspect_ai.log import read_eval_log
+    except ImportError:
+        read_eval_log = None
+    if read_eval_log is not None:
+        try:
+            log = read_eval_log(str(path))
+        except Exception as exc:  # noqa: BLE001 - inspect's reader: any failure is a bad log
+            raise RowsError(f"inspect's reader refused it ({type(exc).__name__}: {exc})",
+                            source=str(path), fix="pass an Inspect .eval or .json log") from None
+        samples = [s.model_dump(mode="json") for s in (log.samples or [])]
+        return log.eval.model_dump(mode="json"), samples, "inspect_ai.log.read_eval_log"
+    if is_eval_archive(path):
+        raise RowsError("is an Inspect .eval log and inspect_ai is not installed",
+                        source=str(path),
+                        fix="pip install inspect_ai, or convert it: inspect log convert "
+                            f"{path.name} --to json --output-dir DIR")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RowsError(f"is not an Inspect JSON log ({exc})", source=str(path),
+                        fix="pass an Inspect .json log (or install inspect_ai for .eval)") from None
+    if not looks_like_log(data):
+        raise RowsError("is not an Inspect eval log (no `eval`/`status`/`version`)",
+                        source=str(path), fix="pass a log written by inspect eval")
+    samples = data.get("samples") or []
+    return data["eval"], samples, "documented JSON"
+
+
+def score_to_reward(value: Any) -> float | None:
+    """inspect's value_to_float mapping, or None for a value it cannot map (a list, a dict)."""
+    if isinstance(value, str):
+        if value in _LETTERS:
+            return _LETTERS[value]
+        low = value.strip().lower()
+        if low in _WORDS:
+            return _WORDS[low]
+        try:
+            number = float(low)
+        except ValueError:
+            return None
+        return number if math.isfinite(number) else None
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        return float(value) if math.isfinite(value) else None
+    return None
+
+
+def import_inspect(path: str | Path, *, metric: str | None = None,
+                   keep_errored: bool = False) -> Imported:
+    """Graded rows from one Inspect log (``.eval`` or ``.json``); see the module docstring."""
+    path = Path(path)
+    if not path.is_file():
+        raise RowsError("no such file" if not path.exists() else "is not a file",
+                        source=str(path), fix="pass an Inspect .eval or .json log")
+    spec, samples, how = _read(path)
+    if not samples:
+        raise RowsError("has no samples (a header-only log, or a run that scored nothing)",
+                        source=str(path), fix="pass a log written with its samples")
+    scorers = sorted({name for s in samples for name in (s.get("scores") or {})})
+    chosen = _choose(scorers, metric, path)
+    model = spec.get("model")
+    rows, errored = [], 0
+    for i, sample in enumerate(samples):
+        where = f"{path} sample {sample.get('id')!r} epoch {sample.get('epoch')}"
+        row = {"task_id": str(sample.get("id")), "epoch": sample.get("epoch"),
+               "model": model if isinstance(model, str) else None,
+               "truncated": _truncated(sample), "errored": sample.get("error") is not None,
+               "sample_uuid": sample.get("uuid"), "task": spec.get("task"),
+               "run_id": spec.get("run_id")}
+        score = (sample.get("scores") or {}).get(chosen)
+        if row["errored"] or score is None:
+            if not row["errored"]:
+                raise RowsError(f"has no `{chosen}` score and no error", source=where,
+                                field=f"scores.{chosen}",
+                                fix=f"score every sample with {chosen}, or pick another metric")
+            errored += 1
+            if keep_errored:
+                rows.append({**row, "reward": 0.0, "error": _error_text(sample)})
+            continue
+        value = score.get("value") if isinstance(score, dict) else None
+        reward = score_to_reward(value)
+        if reward is None:
+            raise RowsError(f"score `{chosen}` is {value!r}, which has no numeric reading",
+                            source=where, field=f"scores.{chosen}.value",
+                            fix="use a scorer whose value is C/I/P/N, a number or a boolean "
+                                "(a dict or list value needs a reducer or another scorer)")
+        rows.append({**row, "reward": reward, "score": value})
+    notes = [f"read with {how}"]
+    if len(scorers) > 1:
+        notes.append(f"scorers in the log: {', '.join(scorers)}; reward from `{chosen}`")
+    return summarize(FORMAT, str(path), [str(path)], rows, errored=errored,
+                     kept_errored=keep_errored, metric=chosen, notes=notes)
+
+
+def _choose(scorers: list[str], metric: str | None, path: Path) -> str:
+    if metric is not None:
+        if metric not in scorers:
+            raise RowsError(f"has no scorer {metric!r}; its scorers are {scorers}",
+                            source=str(path), field="metric", fix="pass one of those names")
+        return metric
+    if len(scorers) == 1:
+        return scorers[0]
+    if not scorers:
+        raise RowsError("has no scores at all", source=str(path),
+                        fix="score the eval (inspect score LOG) before importing it")
+    raise RowsError(f"has {len(scorers)} scorers ({', '.join(scorers)}) and none was chosen",
+                    source=str(path), field="metric",
+                    fix=f"name one: metric='{scorers[0]}' (CLI --metric {scorers[0]})")
+
+
+def _truncated(sample: dict) -> bool:
+    output = sample.get("output") or {}
+    stops = {c.get("stop_reason") for c in output.get("choices") or [] if isinstance(c, dict)}
+    limit = sample.get("limit") or {}
+    return bool(stops & TRUNCATING_STOPS) or (isinstance(limit, dict)
+                                               and limit.get("type") in TRUNCATING_LIMITS)
+
+
+def _error_text(sample: dict) -> str | None:
+    error = sample.get("error")
+    if isinstance(error, dict):
+        return str(error.get("message", ""))[:200]
+    return None if error is None else str(error)[:200]

@@ -1,0 +1,143 @@
+"""lm-evaluation-harness ``--log_samples`` output -> graded rows.
+
+lm-eval (0.4.x, ``evaluator.py``) writes one JSON object per doc and filter to
+``samples_<task>_<date>.jsonl``: ``doc_id``, ``doc``, ``target``, ``arguments``, ``resps`` (the
+model's raw responses, one list per request with one entry per repeat), ``filtered_resps``,
+``filter`` (the filter pipeline's name), ``metrics`` (the metric names) and each metric's value
+under its own name; ``results_<date>.json`` beside it carries ``model_name``.
+
+Rows: one per doc of the chosen filter, ``reward`` = the chosen metric (a number or boolean); when
+a metric's value is a list with one number per repeat, one row per repeat (``repeat``).
+lm-eval scores a doc once over its repeats (its ``process_results`` sees the filtered
+responses), so a plain metric gives one row per doc, with the number of raw responses in
+``repeats``. lm-eval records no truncation: ``truncated`` is false. ``metric`` is a name, or
+``name,filter`` (lm-eval's own spelling in its results); with one metric (or one filter) it may
+be left out.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+from ..errors import RowsError
+from ..rows import read_records
+from .result import Imported, summarize
+
+FORMAT = "lm-eval"
+SAMPLE_FILE = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d\-.]+)\.jsonl$")
+_REQUIRED = ("doc_id", "filter", "metrics")
+
+
+def looks_like_sample(record: Any) -> bool:
+    """Whether a JSON record has the shape of one lm-eval logged sample."""
+    return (isinstance(record, dict) and "doc_id" in record and "filter" in record
+            and isinstance(record.get("metrics"), list) and "task_id" not in record)
+
+
+def sample_files(path: Path) -> list[Path]:
+    """``samples_*.jsonl`` files: ``path`` itself, or those in the folder (not nested)."""
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if SAMPLE_FILE.match(p.name))
+        if not files:
+            raise RowsError("has no samples_<task>_<date>.jsonl files", source=str(path),
+                            fix="run lm_eval with --log_samples --output_path DIR and point "
+                                "at the model folder inside DIR")
+        return files
+    return [path]
+
+
+def _model(file: Path) -> str | None:
+    """``model_name`` from the ``results_<date>.json`` written with this samples file."""
+    match = SAMPLE_FILE.match(file.name)
+    if not match:
+        return None
+    results = file.with_name(f"results_{match.group('date')}.json")
+    try:
+        data = json.loads(results.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    name = data.get("model_name") or (data.get("config") or {}).get("model")
+    return name if isinstance(name, str) else None
+
+
+def import_lm_eval(path: str | Path, *, metric: str | None = None) -> Imported:
+    """Graded rows from lm-eval sample files (a file, or the folder holding them)."""
+    path = Path(path)
+    files = sample_files(path)
+    rows: list[dict] = []
+    chosen = None
+    for file in files:
+        recs = read_records(file, noun="sample")
+        for i, rec in enumerate(recs.items):
+            if not looks_like_sample(rec):
+                missing = [k for k in _REQUIRED if k not in rec]
+                raise RowsError(f"not an lm-eval logged sample (missing {', '.join(missing)})",
+                                **recs.where(i), field=missing[0] if missing else "metrics",
+                                fix="import lm-eval's samples_<task>_<date>.jsonl "
+                                    "(lm_eval --log_samples)")
+        metrics = sorted({m for rec in recs.items for m in rec["metrics"]})
+        filters = sorted({str(rec["filter"]) for rec in recs.items})
+        name, filt = _choose(metrics, filters, metric, file)
+        chosen = f"{name},{filt}"
+        match = SAMPLE_FILE.match(file.name)
+        task = match.group("task") if match else None
+        model = _model(file)
+        for i, rec in enumerate(recs.items):
+            if str(rec["filter"]) != filt:
+                continue
+            value = rec.get(name)
+            values = value if isinstance(value, list) else [value]
+            for r, v in enumerate(values):
+                if isinstance(v, bool):
+                    v = float(v)
+                if not isinstance(v, (int, float)) or not math.isfinite(v):
+                    raise RowsError(f"`{name}` is {value!r}, not a finite number",
+                                    **recs.where(i), field=name,
+                                    fix="pick a metric with a numeric value per doc "
+                                        f"(this file has {', '.join(metrics)})")
+                row = {"task_id": str(rec["doc_id"]) if task is None or len(files) == 1
+                       else f"{task}/{rec['doc_id']}",
+                       "reward": float(v), "truncated": False, "model": model,
+                       "errored": False, "doc_id": rec["doc_id"], "task": task,
+                       "filter": filt, "metric": name, "doc_hash": rec.get("doc_hash"),
+                       "repeats": sum(len(x) for x in rec.get("resps") or []
+                                      if isinstance(x, list))}
+                if isinstance(value, list):
+                    row["repeat"] = r
+                rows.append(row)
+    notes = ["lm-eval records no truncation: `truncated` is false"]
+    if len(files) > 1:
+        notes.append("several tasks: task ids are <task>/<doc_id>")
+    return summarize(FORMAT, str(path), [str(f) for f in files], rows, errored=0,
+                     kept_errored=False, metric=chosen, notes=notes)
+
+
+def _choose(metrics: list[str], filters: list[str], metric: str | None,
+            file: Path) -> tuple[str, str]:
+    name, _, filt = (metric or "").partition(",")
+    if metric is not None:
+        if name not in metrics:
+            raise RowsError(f"has no metric {name!r}; its metrics are {metrics}",
+                            source=str(file), field="metric", fix="pass one of those names")
+    elif len(metrics) == 1:
+        name = metrics[0]
+    else:
+        raise RowsError(f"has {len(metrics)} metrics ({', '.join(metrics)}) and none was chosen",
+                        source=str(file), field="metric",
+                        fix=f"name one: metric='{metrics[0]}' (CLI --metric {metrics[0]})")
+    if filt:
+        if filt not in filters:
+            raise RowsError(f"has no filter {filt!r}; its filters are {filters}",
+                            source=str(file), field="metric",
+                            fix=f"write metric as '{name},<filter>' with one of those filters")
+    elif len(filters) == 1:
+        filt = filters[0]
+    else:
+        raise RowsError(f"has {len(filters)} filters ({', '.join(filters)}) and none was chosen",
+                        source=str(file), field="metric",
+                        fix=f"name one: metric='{name},{filters[0]}'")
+    return name, filt

@@ -1,0 +1,262 @@
+"""prime-rl / verifiers episodes -> graded rows.
+
+What prime-rl 559b447 writes (``prime_rl/monitors/file.py``, ``FileMonitor.log_episodes``): one
+JSON object per line, ``verifiers.v1.Episode.to_record()`` (verifiers a60a606), into
+``<output_dir>/<run.name>/rollouts/step_<S>/<kind>/<subset>/traces.jsonl`` with ``kind`` in
+``train``/``eval`` and ``subset`` in ``all``/``effective``. The orchestrator appends every
+episode to ``all`` as it arrives, errored ones included; ``effective`` repeats the non-errored
+traces of ``all`` when a batch is finalized, so only ``all`` is read (never an episode twice).
+
+Per record (``to_record`` drops None values):
+
+- ``task.data.idx`` (the taskset's index) or else ``task.key`` (``Task.key``) -> ``task_id``;
+- ``run.work.step`` -> ``step`` (the training step whose eval dispatched it) and
+  ``run.work.policy.start``/``end`` -> ``policy_version``/``policy_version_end`` (the live policy
+  versions that generated it: the eval at step S samples whatever weights the inference server
+  holds then, and prime-rl never broadcasts the final step's weights);
+- one row per trace (one per agent; single-agent tasksets have one): ``reward`` is
+  ``Trace.reward``, the sum of ``score * weight`` over the named ``rewards`` that are not None;
+  ``truncated`` is ``Trace.is_truncated`` (a ``stop_condition`` among the framework limits, or
+  the last call without an error finished with ``finish_reason == "length"``); ``errored`` is
+  prime-rl's ``has_error``: the episode is not ``ok`` or the trace is not ``ok``;
+- an episode with no trace at all (it failed before one was made) is one errored row;
+- ``model``: the first model a call of the trace requested, else ``agent.config.model``.
+
+Errored rows are counted and left out (a failed rollout is not a zero-reward answer) unless
+``keep_errored``; then they carry ``errored: true`` and the reward verifiers would give them.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from ..errors import RowsError
+from ..rows import read_records
+from .result import Imported, StepCount, reward_rate, summarize
+
+FORMAT = "prime-rl"
+KINDS = ("eval", "train")
+_STEP_DIR = re.compile(r"^step_(\d+)$")
+# Trace.is_truncated at verifiers a60a606: these stop conditions are framework limits.
+TRUNCATING_STOPS = frozenset({"max_turns", "max_input_tokens", "max_output_tokens",
+                              "max_total_tokens", "context_length"})
+LAYOUT = "<run dir>/rollouts/step_<S>/eval/all/traces.jsonl"
+
+
+def looks_like_episode(record: Any) -> bool:
+    """Whether a JSON record has the shape of ``Episode.to_record()``."""
+    return (isinstance(record, dict) and isinstance(record.get("task"), dict)
+            and "data" in record["task"] and "type" in record["task"]
+            and isinstance(record.get("traces", []), list)
+            and ("ok" in record or "traces" in record) and "task_id" not in record)
+
+
+def is_run_tree(path: Path) -> bool:
+    """A run folder, its ``rollouts`` folder, or one ``step_<S>`` folder."""
+    return path.is_dir() and bool(_trace_files(path, "eval") or _trace_files(path, "train"))
+
+
+def _trace_files(path: Path, kind: str) -> list[tuple[int | None, Path]]:
+    if (path / "rollouts").is_dir():
+        path = path / "rollouts"
+    if _STEP_DIR.match(path.name):
+        steps = [path]
+    else:
+        steps = [p for p in path.iterdir() if p.is_dir() and _STEP_DIR.match(p.name)]
+    found = []
+    for step_dir in steps:
+        file = step_dir / kind / "all" / "traces.jsonl"
+        if file.is_file():
+            found.append((int(_STEP_DIR.match(step_dir.name).group(1)), file))
+    return sorted(found, key=lambda item: item[0])
+
+
+def files_for(path: Path, kind: str = "eval") -> list[Path]:
+    """The ``all`` trace files of ``kind`` under ``path`` (a run, rollouts or step folder, or
+    one traces.jsonl), in step order. Refuses an ``effective`` file and an empty folder."""
+    if kind not in KINDS:
+        raise RowsError(f"`kind` is {kind!r}", field="kind",
+                        fix="use 'eval' (held-out evals) or 'train' (training rollouts)")
+    if path.is_dir():
+        files = [f for _, f in _trace_files(path, kind)]
+        root = path.resolve()
+        for file in files:  # nested paths stay inside the folder that was given
+            if file.is_symlink() or not file.resolve().is_relative_to(root):
+                raise RowsError("leads outside the run folder through a symlink",
+                                source=str(file), fix="copy the run's files in instead of "
+                                                      "linking them")
+        if not files:
+            other = "train" if kind == "eval" else "eval"
+            hint = (f" (it has {other} rollouts: pass kind='{other}')"
+                    if _trace_files(path, other) else "")
+            raise RowsError(f"no {kind} episodes here{hint}", source=str(path),
+                            fix=f"point at a prime-rl run folder laid out as {LAYOUT}")
+        return files
+    if path.parent.name == "effective" and path.name == "traces.jsonl":
+        sibling = path.parent.parent / "all" / "traces.jsonl"
+        raise RowsError("is prime-rl's `effective` subset: it repeats the non-errored episodes "
+                        "of the `all` file, so errors would go uncounted", source=str(path),
+                        fix=f"import {sibling} (or the run folder) instead")
+    return [path]
+
+
+def import_prime_rl(path: str | Path, *, kind: str = "eval", step: int | str | None = None,
+                    keep_errored: bool = False) -> Imported:
+    """Graded rows from prime-rl episode files (see the module docstring for every field).
+
+    ``path``: a run folder (``<output_dir>/<run.name>``), its ``rollouts`` folder, one
+    ``step_<S>`` folder, or one ``traces.jsonl`` of episode records. ``kind``: ``"eval"``
+    (default) or ``"train"``. ``step``: keep one step (an int, ``"first"`` or ``"last"``);
+    default every step, each row carrying its ``step``.
+    """
+    root = Path(path)
+    files = files_for(root, kind)
+    rows: list[dict] = []
+    errored = 0
+    counts: dict[int | None, list] = {}
+    for file in files:
+        recs = read_records(file, noun="episode")
+        for i, record in enumerate(recs.items):
+            for row in episode_rows(record, recs.where(i)):
+                tally = counts.setdefault(row["step"], [0, 0, set(), []])
+                tally[0] += 1
+                if row["policy_version"] is not None:
+                    tally[2].add(row["policy_version"])
+                if row["errored"]:
+                    tally[1] += 1
+                    errored += 1
+                    if not keep_errored:
+                        continue
+                else:
+                    tally[3].append(row)
+                rows.append(row)
+    if step is not None:
+        rows, errored, counts = _one_step(rows, counts, step, root)
+    by_step = [StepCount(step=s, rows=c[0], errored=c[1], policy_versions=sorted(c[2]),
+                         mean_reward=reward_rate(c[3]))
+               for s, c in sorted(counts.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))]
+    notes = []
+    if len(counts) > 1 and step is None:
+        notes.append(f"rows span {len(counts)} steps (each row has `step`); pass step=... "
+                     "(CLI --step) before computing one pass rate")
+    if kind == "eval" and len(counts) > 1:
+        notes.append("an eval at step S samples the weights the inference server held then "
+                     "(`policy_version`), never the final step's weights")
+    agents = {r.get("agent") for r in rows}
+    if len(agents) > 1:
+        notes.append(f"{len(agents)} agents per episode: one row per trace, each with `agent`")
+    envs = {r.get("env") for r in rows}
+    if len(envs) > 1:
+        notes.append(f"{len(envs)} envs: task ids are prefixed with the env name")
+        for r in rows:
+            r["task_id"] = f"{r.get('env')}/{r['task_id']}"
+    return summarize(FORMAT, str(root), [str(f) for f in files], rows, errored=errored,
+                     kept_errored=keep_errored, by_step=by_step, notes=notes)
+
+
+def _one_step(rows, counts, step, root):
+    known = sorted(s for s in counts if s is not None)
+    if step == "first" and known:
+        step = known[0]
+    elif step == "last" and known:
+        step = known[-1]
+    if isinstance(step, bool) or not isinstance(step, int) or step not in counts:
+        raise RowsError(f"`step` is {step!r}; the steps here are {known}", source=str(root),
+                        field="step", fix="pass one of those steps, 'first' or 'last'")
+    tally = counts[step]
+    return [r for r in rows if r["step"] == step], tally[1], {step: tally}
+
+
+def episode_rows(record: dict, where: dict) -> list[dict]:
+    """The graded rows of one ``Episode.to_record()`` (one per trace; one if it has none)."""
+
+    def fail(problem: str, field: str, fix: str) -> RowsError:
+        return RowsError(problem, **where, field=field, fix=fix)
+
+    if not looks_like_episode(record):
+        keys = ", ".join(sorted(record)[:8])
+        raise fail(f"not a verifiers episode record (keys: {keys})", "task",
+                   f"import prime-rl's episode files ({LAYOUT}), written by "
+                   "verifiers' Episode.to_record()")
+    task = record["task"]
+    data = task.get("data") if isinstance(task.get("data"), dict) else {}
+    task_id = data.get("idx", task.get("key"))
+    if task_id is None or isinstance(task_id, bool) or not isinstance(task_id, (int, str)):
+        raise fail(f"`task.data.idx` and `task.key` are missing or not an id ({task_id!r})",
+                   "task.data.idx", "keep the taskset's index (TaskData.idx) or Task.key in "
+                   "the episode record")
+    run = record.get("run") if isinstance(record.get("run"), dict) else {}
+    work = run.get("work") if isinstance(run.get("work"), dict) else {}
+    step = work.get("step")
+    if step is not None and (isinstance(step, bool) or not isinstance(step, int)):
+        raise fail(f"`run.work.step` is {step!r}", "run.work.step",
+                   "the step must be an integer, as prime-rl stamps it")
+    policy = work.get("policy") if isinstance(work.get("policy"), dict) else {}
+    base = {
+        "task_id": str(task_id),
+        "step": step,
+        "policy_version": policy.get("start"),
+        "policy_version_end": policy.get("end"),
+        "episode_id": record.get("id"),
+        "group_id": (record.get("group") or {}).get("id"),
+        "task_key": task.get("key"),
+        "env": (record.get("env") or {}).get("name") or (record.get("env") or {}).get("id"),
+        "run_id": run.get("id"),
+        "run_name": run.get("name"),
+    }
+    episode_ok = record.get("ok") is True
+    traces = record.get("traces") or []
+    if not traces:
+        last = (record.get("errors") or [{}])[-1]
+        return [{**base, "reward": 0.0, "truncated": False, "model": None, "errored": True,
+                 "agent": None, "trace_id": None,
+                 "error": last.get("type") if isinstance(last, dict) else None}]
+    rows = []
+    for t, trace in enumerate(traces):
+        if not isinstance(trace, dict):
+            raise fail(f"`traces[{t}]` is a {type(trace).__name__}", f"traces[{t}]",
+                       "each trace must be a Trace.to_record() object")
+        reward = trace_reward(trace, lambda p, f, x: fail(p, f"traces[{t}].{f}", x))
+        calls = [c for c in trace.get("calls") or [] if isinstance(c, dict)]
+        errors = trace.get("errors") or []
+        agent = trace.get("agent") if isinstance(trace.get("agent"), dict) else {}
+        model = next((c["model"] for c in calls if isinstance(c.get("model"), str)),
+                     (agent.get("config") or {}).get("model"))
+        rows.append({**base, "reward": reward, "truncated": is_truncated(trace, calls),
+                     "model": model, "errored": not episode_ok or trace.get("ok") is not True,
+                     "agent": agent.get("name"), "trace_id": trace.get("id"),
+                     "stop_condition": trace.get("stop_condition"),
+                     "error": (errors[-1].get("type") if errors and isinstance(errors[-1], dict)
+                               else None)})
+    return rows
+
+
+def trace_reward(trace: dict, fail) -> float:
+    """``Trace.reward``: the sum of ``score * weight`` over named rewards that are not None."""
+    rewards = trace.get("rewards") or {}
+    if not isinstance(rewards, dict):
+        raise fail(f"`rewards` is {rewards!r}", "rewards",
+                   'rewards must map names to {"score": number, "weight": number} or null')
+    total = 0.0
+    for name, value in rewards.items():
+        if value is None:
+            continue
+        score = value.get("score") if isinstance(value, dict) else None
+        weight = value.get("weight", 1.0) if isinstance(value, dict) else None
+        for what, number in (("score", score), ("weight", weight)):
+            if isinstance(number, bool) or not isinstance(number, (int, float)) \
+                    or number != number or number in (float("inf"), float("-inf")):
+                raise fail(f"`rewards.{name}.{what}` is {number!r}", f"rewards.{name}.{what}",
+                           "each named reward needs a finite numeric score and weight")
+        total += score * weight
+    return float(total)
+
+
+def is_truncated(trace: dict, calls: list[dict]) -> bool:
+    """``Trace.is_truncated``: a framework-limit stop, or a length-finished last good call."""
+    if trace.get("stop_condition") in TRUNCATING_STOPS:
+        return True
+    last = next((c for c in reversed(calls) if c.get("error") is None), None)
+    return bool(last and last.get("finish_reason") == "length")

@@ -1,0 +1,114 @@
+"""What an import returns: the graded rows (kept off the JSON) and a bounded summary of them."""
+
+from __future__ import annotations
+
+from pydantic import PrivateAttr
+
+from ..result import Result, fmt_rate
+from ..stats import Rate
+
+PREVIEW_ROWS = 3
+LIST_CAP = 20
+
+
+class StepCount(Result):
+    """Rows of one training step (prime-rl): scored, errored, and the policy versions behind them."""
+
+    step: int | None
+    rows: int
+    errored: int
+    policy_versions: list[int]
+    mean_reward: Rate | None = None
+
+
+class Imported(Result):
+    """Graded rows made from another system's output, and what was read to make them.
+
+    ``rows`` (a property, not part of the JSON) holds every row; ``preview`` the first few.
+    Errored records are counted in ``errored`` and left out of ``rows`` unless the import was
+    asked to keep them (then they carry ``errored: true``).
+    """
+
+    format: str
+    source: str
+    files: list[str]
+    n_files: int
+    n_rows: int
+    n_tasks: int
+    errored: int
+    kept_errored: bool
+    mean_reward: Rate | None
+    models: dict[str, int]
+    metric: str | None = None
+    by_step: list[StepCount] = []
+    notes: list[str] = []
+    out: str | None = None
+    preview: list[dict] = []
+
+    _rows: list[dict] = PrivateAttr(default_factory=list)
+
+    @property
+    def rows(self) -> list[dict]:
+        return self._rows
+
+    def with_rows(self, rows: list[dict]) -> "Imported":
+        self._rows = rows
+        return self
+
+    def render(self) -> str:
+        lines = [f"{self.format} -> {self.n_rows} graded rows, {self.n_tasks} tasks "
+                 f"(from {self.n_files} file{'s' if self.n_files != 1 else ''} under {self.source})"]
+        if self.metric:
+            lines.append(f"reward: {self.metric}")
+        if self.mean_reward is not None:
+            lines.append(f"mean reward {self.mean_reward.render()} (scored rows; pass rates: "
+                         "whileai-skills pass-at on the rows)")
+        what = "kept with errored: true" if self.kept_errored else "left out, not scored 0"
+        lines.append(f"errored: {self.errored} ({what})")
+        if self.models:
+            lines.append("models: " + ", ".join(f"{m} ({n})" for m, n in self.models.items()))
+        for s in self.by_step:
+            versions = ", ".join(f"v{v}" for v in s.policy_versions) or "none recorded"
+            rate = s.mean_reward
+            mean = (f"mean reward {fmt_rate(rate.value, rate.ci, rate.n_tasks)}, "
+                    if rate else "")
+            lines.append(f"step {s.step}: {mean}{s.rows} rows, {s.errored} errored, sampled by "
+                         f"policy {versions}")
+        lines.extend(f"note: {n}" for n in self.notes)
+        if self.out:
+            lines.append(f"wrote {self.n_rows} rows to {self.out}")
+        elif self.preview:
+            lines.append(f"first {len(self.preview)} of {self.n_rows} rows (--out writes them all):")
+            lines.extend(f"  {row}" for row in self.preview)
+        return "\n".join(lines)
+
+
+def summarize(fmt: str, source: str, files: list[str], rows: list[dict], *, errored: int,
+              kept_errored: bool, metric: str | None = None, by_step: list[StepCount] | None = None,
+              notes: list[str] | None = None) -> Imported:
+    """The summary of ``rows`` (a list of graded-row dicts), the rows attached."""
+    scored = [r for r in rows if not r.get("errored")]
+    models: dict[str, int] = {}
+    for row in rows:
+        key = str(row.get("model"))
+        models[key] = models.get(key, 0) + 1
+    shown = files[:LIST_CAP]
+    notes = list(notes or [])
+    if len(files) > LIST_CAP:
+        notes.append(f"files: {len(shown)} of {len(files)} listed")
+    result = Imported(
+        format=fmt, source=source, files=shown, n_files=len(files), n_rows=len(rows),
+        n_tasks=len({r["task_id"] for r in rows}), errored=errored, kept_errored=kept_errored,
+        mean_reward=reward_rate(scored),
+        models=models, metric=metric, by_step=by_step or [], notes=notes,
+        preview=rows[:PREVIEW_ROWS])
+    return result.with_rows(rows)
+
+
+def reward_rate(rows: list[dict]) -> Rate | None:
+    """Mean reward over tasks with its task-bootstrap interval, or None for no rows."""
+    if not rows:
+        return None
+    from ..stats import mean_reward
+
+    return mean_reward(rows)

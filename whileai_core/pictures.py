@@ -1,0 +1,410 @@
+"""Pictures a person would rather look at than read, each with the numbers behind it.
+
+- :func:`band_picture`: the per-task band behind the route: how many tasks always fail, are
+  split, always pass (a histogram of per-task pass rates).
+- :func:`forest_picture`: paired before/after deltas overall and per category, with intervals
+  and the noise band.
+- :func:`judge_picture`: the judge audit: agreement (Wilson interval) and Cohen's kappa (item
+  bootstrap interval) per judge, against the floors.
+- :func:`watch_picture`: the watch curve: training reward per step beside the held-out rate with
+  its interval, and the paired delta against step 0.
+
+Each returns a :class:`Picture` result whose fields are the numbers drawn; the PNG bytes are
+``picture.png()`` and are written to ``out`` when given (atomically, never over an existing file
+unless ``overwrite``). matplotlib is imported lazily, with the Agg backend through its object API
+(no display, no global pyplot state): ``pip install 'whileai-skills[plot]'``.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import PrivateAttr
+
+from .bootstrap import check_level, percentile_interval
+from .defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, JUDGE_MIN_AGREEMENT, JUDGE_MIN_KAPPA,
+                       PICTURE_DPI)
+from .errors import ArgumentError
+from .io import write_atomic
+from .result import Result, fmt_rate
+from .rows import load_rows
+from .stats import Rate, compare, pass_rate
+
+Interval = tuple[float, float]
+_PASS, _SPLIT, _FAIL, _INK = "#2e7d32", "#9e9e9e", "#c62828", "#1f3b73"
+
+
+class Picture(Result):
+    """A PNG and the numbers it shows. ``path``: where it was written (None: not written)."""
+
+    kind: str
+    title: str
+    path: str | None = None
+    width_px: int
+    height_px: int
+    _png: bytes = PrivateAttr(default=b"")
+
+    def png(self) -> bytes:
+        return self._png
+
+
+def _figure(width: float = 8.0, height: float = 5.0):
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise ArgumentError("pictures need matplotlib, which is not installed. Fix: pip install "
+                            "'whileai-skills[plot]' (or pip install matplotlib)") from None
+    fig = Figure(figsize=(width, height), dpi=PICTURE_DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _finish(fig, picture: Picture, out: Any, overwrite: bool) -> Picture:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=PICTURE_DPI)
+    data = buf.getvalue()
+    path = None
+    if out is not None:
+        path = str(write_atomic(out, data, overwrite=overwrite))  # str, Path or UserPath
+    final = picture.model_copy(update={"path": path,
+                                       "width_px": int(fig.get_figwidth() * PICTURE_DPI),
+                                       "height_px": int(fig.get_figheight() * PICTURE_DPI)})
+    final._png = data
+    return final
+
+
+# --- the per-task band -------------------------------------------------------------------------
+
+class BandPicture(Picture):
+    """Per-task pass rates binned: ``labels[i]`` has ``counts[i]`` tasks."""
+
+    kind: Literal["band"] = "band"
+    labels: list[str]
+    counts: list[int]
+    n_always_fail: int
+    n_split: int
+    n_always_pass: int
+    n_tasks: int
+    n_rows: int
+    pass_at_1: Rate
+
+    def render(self) -> str:
+        bars = ", ".join(f"{lab}: {c}" for lab, c in zip(self.labels, self.counts))
+        return (f"{self.title}\n{bars}\npass@1 {self.pass_at_1.render()}"
+                + (f"\nwritten: {self.path}" if self.path else ""))
+
+
+def band_picture(rows: Any, *, out: Any = None, overwrite: bool = False,
+                 threshold: float | None = None, level: float = CONFIDENCE_LEVEL) -> BandPicture:
+    """Histogram of per-task pass rates, coloured always-fail / split / always-pass."""
+    level = check_level(level)
+    data = load_rows(rows, threshold=threshold)
+    p = data.pass_rate()
+    edges = [0.2, 0.4, 0.6, 0.8]
+    inner = (p > 0) & (p < 1)
+    labels = ["0 (always fail)"] + [f"({lo:.1f}, {hi:.1f}]" if hi < 1 else f"({lo:.1f}, 1.0)" for lo, hi in
+                                    zip([0.0] + edges, edges + [1.0])] + ["1 (always pass)"]
+    counts = [int((p == 0).sum())]
+    bins = np.digitize(p[inner], edges, right=True)
+    counts += [int((bins == i).sum()) for i in range(len(edges) + 1)]
+    counts.append(int((p == 1).sum()))
+    rate = pass_rate(data, level, BOOTSTRAP_SEED, "pass")
+    title = (f"Per-task band: {data.n_tasks} tasks, {data.n_rows} rollouts; pass@1 "
+             f"{fmt_rate(rate.value, rate.ci)}")
+    fig = _figure()
+    ax = fig.add_subplot()
+    colors = [_FAIL] + [_SPLIT] * (len(edges) + 1) + [_PASS]
+    bars = ax.bar(range(len(counts)), counts, color=colors, edgecolor="black", linewidth=0.5)
+    ax.bar_label(bars, labels=[str(c) for c in counts], padding=2)
+    ax.set_xticks(range(len(counts)), labels, rotation=20, ha="right")
+    ax.set_xlabel("per-task pass rate (share of a task's rollouts that pass)")
+    ax.set_ylabel("tasks")
+    ax.set_ylim(0, max(counts) * 1.15 + 1)
+    split = int(inner.sum())
+    ax.set_title(f"{title}\nalways fail {counts[0]}, split {split}, always pass {counts[-1]} "
+                 "(only split tasks give a grouped method signal)", fontsize=10)
+    picture = BandPicture(title=title, width_px=0, height_px=0, labels=labels, counts=counts,
+                          n_always_fail=counts[0], n_split=split, n_always_pass=counts[-1],
+                          n_tasks=data.n_tasks, n_rows=data.n_rows, pass_at_1=rate)
+    return _finish(fig, picture, out, overwrite)
+
+
+# --- the forest of paired deltas ---------------------------------------------------------------
+
+class ForestRow(Result):
+    group: str
+    delta: float | None
+    ci95: Interval | None
+    n_paired: int
+    verdict: str
+    p_bh: float | None = None
+    survives_bh: bool | None = None
+    survives_holm: bool | None = None
+
+
+class ForestPicture(Picture):
+    """Paired deltas (after - before) overall and per value of ``by``."""
+
+    kind: Literal["forest"] = "forest"
+    by: str | None
+    metric: Literal["pass", "reward"]
+    rows: list[ForestRow]
+    noise_band: float | None
+    n_groups: int
+    note: str | None = None
+
+    def render(self) -> str:
+        lines = [self.title]
+        for r in self.rows:
+            ci = f" [{r.ci95[0]:+.3f}, {r.ci95[1]:+.3f}]" if r.ci95 else " [no interval]"
+            d = "n/a" if r.delta is None else f"{r.delta:+.3f}{ci}"
+            mark = "" if r.survives_bh is None else (
+                " (survives Holm)" if r.survives_holm else " (survives BH)" if r.survives_bh
+                else " (not after correction)")
+            lines.append(f"{r.group:<20} {d} (n={r.n_paired} paired tasks) {r.verdict}{mark}")
+        if self.note:
+            lines.append(f"note: {self.note}")
+        return "\n".join(lines + ([f"written: {self.path}"] if self.path else []))
+
+
+def forest_picture(before: Any, after: Any, *, by: str | None = None,
+                   run_std: float | None = None, metric: Literal["pass", "reward"] = "pass",
+                   out: Any = None, overwrite: bool = False, threshold: float | None = None,
+                   level: float = CONFIDENCE_LEVEL, max_groups: int = 20) -> ForestPicture:
+    """Forest plot: the paired delta with its interval overall and for each value of ``by`` (a
+    row field such as ``category``), with the noise band (t x sqrt(2) x ``run_std``) shaded.
+    Groups come from :func:`whileai_core.compare_many`: a group is coloured only when it
+    survives the Benjamini-Hochberg correction for the number of groups."""
+    level = check_level(level)
+    b, a = load_rows(before, threshold=threshold), load_rows(after, threshold=threshold)
+    overall = compare(b, a, level=level, run_std=run_std, metric=metric)
+    rows = [ForestRow(group="overall", delta=overall.delta, ci95=overall.ci,
+                      n_paired=overall.n_paired, verdict=overall.verdict)]
+    groups: list[str] = []
+    if by is not None:
+        keys_b = [str(r.get(by)) for r in b.records]
+        if not any(by in r for r in b.records):
+            raise ArgumentError(f"`by` {by!r} is a field of no row in `before`. Fix: name a row "
+                                "field such as 'category', or omit by")
+        groups = list(dict.fromkeys(keys_b))
+        from .stats import compare_many
+        many = {m.name: m for m in compare_many(
+            b, a, by=by, level=level, run_std=run_std, metric=metric).behaviours}
+        for g in groups[:max_groups]:
+            m = many.get("(missing)" if g == "None" else g)
+            if m is None:
+                rows.append(ForestRow(group=g, delta=None, ci95=None, n_paired=0,
+                                      verdict="insufficient_data"))
+                continue
+            rows.append(ForestRow(group=g, delta=m.delta, ci95=m.ci, n_paired=m.n_paired,
+                                  verdict=m.verdict, p_bh=m.p_bh, survives_bh=m.survives_bh,
+                                  survives_holm=m.survives_holm))
+    note = None
+    if len(groups) > 1:
+        kept = sum(bool(r.survives_bh) for r in rows[1:])
+        note = (f"{len(groups)} groups read at once: each interval is a {level:.0%} interval on "
+                f"its own; {kept} survive the Benjamini-Hochberg correction for looking at "
+                "several (compare_many)")
+    what = "pass rate" if metric == "pass" else "mean reward"
+    title = (f"Paired {what} delta (after - before): n={overall.n_paired} tasks"
+             + (f", by {by}" if by else ""))
+    fig = _figure(8.0, max(3.0, 1.2 + 0.55 * len(rows)))
+    ax = fig.add_subplot()
+    ys = np.arange(len(rows))[::-1]
+    band = overall.noise_band
+    if band:
+        ax.axvspan(-band, band, color="#ffe0b2",
+                   label=f"noise band +/-{band:.3f} ({overall.noise_runs} re-runs)")
+    ax.axvline(0, color="black", linewidth=0.8)
+    for y, r in zip(ys, rows):
+        if r.delta is None:
+            continue
+        called = r.survives_bh if r.survives_bh is not None else True
+        color = _INK if not called else (_PASS if r.verdict == "moved" else
+                                         _FAIL if r.verdict == "moved_the_wrong_way" else _INK)
+        if r.ci95 is not None:
+            ax.errorbar(r.delta, y, xerr=[[r.delta - r.ci95[0]], [r.ci95[1] - r.delta]],
+                        fmt="s" if r.group == "overall" else "o", color=color, capsize=4,
+                        markersize=8 if r.group == "overall" else 6)
+        else:
+            ax.plot(r.delta, y, "x", color=color)
+    ax.set_yticks(ys, [f"{r.group} (n={r.n_paired})\n{r.verdict}" for r in rows])
+    ax.set_xlabel(f"paired delta in {what} ({level:.0%} interval, tasks resampled)")
+    ax.set_title(title, fontsize=10)
+    if band:
+        ax.legend(loc="lower right", fontsize=8)
+    picture = ForestPicture(title=title, width_px=0, height_px=0, by=by, metric=metric,
+                            rows=rows, noise_band=band, n_groups=len(groups), note=note)
+    return _finish(fig, picture, out, overwrite)
+
+
+# --- the judge audit -------------------------------------------------------------------------
+
+class JudgeBar(Result):
+    name: str
+    n: int
+    agreement: float
+    agreement_ci: Interval | None
+    kappa: float | None
+    kappa_ci: Interval | None
+    verdict: str
+
+
+class JudgePicture(Picture):
+    kind: Literal["judge_audit"] = "judge_audit"
+    judges: list[JudgeBar]
+    n_items: int
+    n_label_fail: int
+    floors: dict[str, float]
+
+    def render(self) -> str:
+        lines = [self.title]
+        for j in self.judges:
+            k = "undefined" if j.kappa is None else (
+                f"{j.kappa:.3f}" + (f" [{j.kappa_ci[0]:.3f}, {j.kappa_ci[1]:.3f}]" if j.kappa_ci else ""))
+            lines.append(f"{j.name}: agreement {fmt_rate(j.agreement, j.agreement_ci, j.n, 'items')}, "
+                         f"kappa {k}, {j.verdict}")
+        return "\n".join(lines + ([f"written: {self.path}"] if self.path else []))
+
+
+def kappa_interval(label: np.ndarray, grade: np.ndarray, *, level: float = CONFIDENCE_LEVEL,
+                   n_resamples: int = 2000, seed: int | None = BOOTSTRAP_SEED) -> Interval | None:
+    """Percentile interval of Cohen's kappa, resampling items (vectorised over draws)."""
+    n = label.size
+    if n < 3:
+        return None
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(n_resamples, n))
+    lab, gra = label[idx].astype(float), grade[idx].astype(float)
+    po = (lab == gra).mean(axis=1)
+    pl, pg = lab.mean(axis=1), gra.mean(axis=1)
+    pe = pl * pg + (1 - pl) * (1 - pg)
+    ok = pe < 1
+    if not ok.any():
+        return None
+    kappa = (po[ok] - pe[ok]) / (1 - pe[ok])
+    return percentile_interval(kappa, level)
+
+
+def judge_picture(items: Any, *, judges: list[str] | None = None, out: Any = None,
+                  overwrite: bool = False, level: float = CONFIDENCE_LEVEL) -> JudgePicture:
+    """Agreement and kappa per judge, each with its interval, against the audit's floors."""
+    from .judge import _as_pass, _read_items, audit_judge
+
+    audit = audit_judge(items, judges=judges, level=level)
+    recs = _read_items(items)
+    label = np.array([_as_pass(r["label"], where=recs.where(i), field="label")
+                      for i, r in enumerate(recs.items)])
+    bars = []
+    for rep in audit.judges:
+        grade = np.array([_as_pass(r["grades"][rep.name], where=recs.where(i), field="grades")
+                          for i, r in enumerate(recs.items)])
+        bars.append(JudgeBar(name=rep.name, n=rep.n, agreement=rep.agreement,
+                             agreement_ci=rep.agreement_ci, kappa=rep.kappa,
+                             kappa_ci=kappa_interval(label, grade, level=level),
+                             verdict=rep.verdict))
+    title = (f"Judge audit: {audit.n_items} labelled items ({audit.n_label_fail} label failures), "
+             f"{len(bars)} judges")
+    fig = _figure(9.0, max(3.2, 1.6 + 0.6 * len(bars)))
+    axes = fig.subplots(1, 2, sharey=True)
+    ys = np.arange(len(bars))[::-1]
+    for ax, key, floor, xlabel in (
+            (axes[0], "agreement", audit.floors.get("agreement_lower", JUDGE_MIN_AGREEMENT),
+             "agreement with the labels (Wilson interval)"),
+            (axes[1], "kappa", audit.floors.get("kappa", JUDGE_MIN_KAPPA),
+             "Cohen's kappa (item bootstrap interval)")):
+        for y, bar in zip(ys, bars):
+            value = getattr(bar, key)
+            ci = getattr(bar, f"{key}_ci")
+            if value is None:
+                ax.text(0.02, y, "undefined", va="center")
+                continue
+            color = _PASS if bar.verdict == "clears" else _FAIL if bar.verdict == "fails" else _INK
+            err = None if ci is None else [[value - ci[0]], [ci[1] - value]]
+            ax.errorbar(value, y, xerr=err, fmt="o", color=color, capsize=4)
+        ax.axvline(floor, color="black", linestyle="--", linewidth=1, label=f"floor {floor:g}")
+        ax.set_xlim(min(-0.05, min((getattr(b, f'{key}_ci') or (0, 0))[0] for b in bars) - 0.05), 1.05)
+        ax.set_xlabel(xlabel)
+        ax.legend(loc="lower right", fontsize=8)
+    axes[0].set_yticks(ys, [f"{b.name} (n={b.n})\n{b.verdict}" for b in bars])
+    fig.suptitle(title, fontsize=10)
+    picture = JudgePicture(title=title, width_px=0, height_px=0, judges=bars,
+                           n_items=audit.n_items, n_label_fail=audit.n_label_fail,
+                           floors=audit.floors)
+    return _finish(fig, picture, out, overwrite)
+
+
+# --- the watch curve ---------------------------------------------------------------------------
+
+class WatchPicture(Picture):
+    kind: Literal["watch"] = "watch"
+    decision: str
+    steps: list[int]
+    train_reward: list[float | None]
+    eval_steps: list[int]
+    held_out: list[float]
+    held_out_ci95: list[Interval | None]
+    delta: list[float | None]
+    delta_ci95: list[Interval | None]
+    n_tasks: int | None
+
+    def render(self) -> str:
+        lines = [self.title]
+        for s, v, ci, d in zip(self.eval_steps, self.held_out, self.held_out_ci95, self.delta):
+            lines.append(f"step {s}: held-out {fmt_rate(v, ci, self.n_tasks)}"
+                         + ("" if d is None else f", delta {d:+.3f}"))
+        return "\n".join(lines + ([f"written: {self.path}"] if self.path else []))
+
+
+def watch_picture(watch: Any, *, out: Any = None, overwrite: bool = False) -> WatchPicture:
+    """Training reward per step and the held-out rate with its interval; below, the paired
+    delta against the first evaluation. ``watch``: a :class:`~whileai_core.hacking.Watch` or
+    anything :func:`~whileai_core.hacking.watch_run` takes."""
+    from .hacking.watch import Watch, watch_run
+
+    w = watch if isinstance(watch, Watch) else watch_run(watch)
+    train = [(s.step, s.train_reward) for s in w.steps if s.train_reward is not None]
+    evals = [s for s in w.steps if s.held_out is not None]
+    n_tasks = evals[0].held_out.n_tasks if evals else None
+    what = "pass rate" if w.metric == "pass" else "mean reward"
+    title = (f"Watch: {w.decision}; training reward vs held-out {what} "
+             f"(n={n_tasks} held-out tasks, {w.n_steps} steps)")
+    fig = _figure(8.0, 6.0)
+    top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[3, 2])
+    if train:
+        top.plot([t[0] for t in train], [t[1] for t in train], "-", color="#ef6c00",
+                 label="training reward (per step)")
+    for s in evals:
+        ci = s.held_out.ci
+        err = None if ci is None else [[s.held_out.value - ci[0]], [ci[1] - s.held_out.value]]
+        top.errorbar(s.step, s.held_out.value, yerr=err, fmt="o", color=_INK, capsize=4,
+                     label="held-out (95% interval)" if s is evals[0] else None)
+    top.set_ylabel(f"training reward / held-out {what}")
+    top.legend(loc="best", fontsize=8)
+    top.set_title(title, fontsize=10)
+    bottom.axhline(0, color="black", linewidth=0.8)
+    for s in evals:
+        if s.delta is None:
+            continue
+        ci = s.delta_ci95
+        err = None if ci is None else [[s.delta - ci[0]], [ci[1] - s.delta]]
+        color = _FAIL if s.condition else _INK
+        bottom.errorbar(s.step, s.delta, yerr=err, fmt="s", color=color, capsize=4)
+        if s.train_climb is not None:
+            bottom.plot(s.step, s.train_climb, "^", color="#ef6c00")
+    bottom.plot([], [], "^", color="#ef6c00", label="training reward climb")
+    bottom.plot([], [], "s", color=_INK, label="held-out delta vs first eval (95% interval)")
+    bottom.plot([], [], "s", color=_FAIL, label="stop condition holds")
+    bottom.legend(loc="best", fontsize=8)
+    bottom.set_xlabel("optimizer step")
+    bottom.set_ylabel("change since first eval")
+    picture = WatchPicture(
+        title=title, width_px=0, height_px=0, decision=w.decision,
+        steps=[s.step for s in w.steps], train_reward=[s.train_reward for s in w.steps],
+        eval_steps=[s.step for s in evals], held_out=[s.held_out.value for s in evals],
+        held_out_ci95=[s.held_out.ci for s in evals], delta=[s.delta for s in evals],
+        delta_ci95=[s.delta_ci95 for s in evals], n_tasks=n_tasks)
+    return _finish(fig, picture, out, overwrite)

@@ -1,0 +1,694 @@
+"""The one door for user paths: every file a user names is opened here, and only here.
+
+Rows, traces, judge items, tokenizer files, prime-rl configs and every output pass through this
+module, whether the MCP server, the CLI, the library or a recipe asked. Why each rule exists is
+issue 12's red-team pass: a path checked by name and opened later by name lets a folder be
+swapped for a symlink in between; a FIFO blocks a read forever; a device can be "replaced".
+
+How a path is opened
+- The root is opened once as a directory handle. A path below it is walked one component at a
+  time, each opened relative to the handle of the folder above it with ``O_NOFOLLOW``
+  (``os.open(name, flags, dir_fd=parent)``): a symlink at any component is refused, so the check
+  *is* the open and there is nothing to race.
+- The last component is looked at without following it (``fstatat``), then opened with
+  ``O_NONBLOCK | O_NOFOLLOW | O_NOCTTY`` and looked at again (``fstat``): only a regular file is
+  read. A FIFO, socket or device is refused before anything can block on it (a FIFO opened
+  non-blocking returns at once); then ``O_NONBLOCK`` is cleared and the file is read from that
+  handle, never reopened by name.
+- Reads are limited in size (per kind of file, configurable, see :class:`Limits`) and in time
+  (checked between chunks).
+- Writes go to a temporary file created in the target's own folder through that folder's handle,
+  are fsynced, and are renamed within the folder (``rename``/``link`` with ``src_dir_fd`` and
+  ``dst_dir_fd``), so no temporary file ever lands outside it. A target that exists and is not a
+  regular file (a symlink, a folder, a device, a FIFO) is never replaced, whatever ``overwrite``
+  says; an existing regular file only with ``overwrite``.
+
+Two kinds of root
+- **Confined** (:class:`Root`, the server's ``--root``): a path is relative to the root (or
+  absolute and inside it); ``..``, every symlink and every file with more than one hard link are
+  refused. A hard link is refused because a hard link to a file outside the root looks exactly
+  like a file inside it: which of its names is "the" file cannot be told.
+- **A user's own path** (:func:`user_path`: the CLI, the library, the recipes): the path is
+  resolved as the user's shell would resolve it (their own symlinks followed, once), then the file
+  is opened under its real folder by the same rules (no link at open time, regular files only,
+  the limits). It confines nothing, since the user could open that file anyway; it refuses
+  special files, races and unbounded reads, and never replaces a device.
+"""
+
+from __future__ import annotations
+
+import errno
+import math
+import os
+import secrets
+import stat
+import time
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from . import defaults as D
+from .errors import ArgumentError, ConfigError, RowsError, WhileaiError
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_CHUNK = 8 << 20
+
+# --- limits ----------------------------------------------------------------------------------
+
+FILE_KINDS: dict[str, tuple[str, str]] = {
+    # kind: (what it covers, the environment variable that sets its limit in MB)
+    "rows": ("rows, traces, judge items and prompt files", "WHILEAI_MAX_ROWS_MB"),
+    "tokenizer": ("tokenizer.json files", "WHILEAI_MAX_TOKENIZER_MB"),
+    "config": ("prime-rl TOML configs", "WHILEAI_MAX_CONFIG_MB"),
+}
+TIMEOUT_ENV = "WHILEAI_READ_TIMEOUT_S"
+
+
+def _default_mb() -> dict[str, float]:
+    return {"rows": D.MAX_ROWS_FILE_MB, "tokenizer": D.MAX_TOKENIZER_FILE_MB,
+            "config": D.MAX_CONFIG_FILE_MB}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How much the door reads: ``max_mb`` per kind of file (see ``FILE_KINDS``), and how long
+    one read may take (``timeout_s``). Defaults in ``whileai_core.defaults``; the environment
+    (``WHILEAI_MAX_<KIND>_MB``, ``WHILEAI_READ_TIMEOUT_S``) and the server's flags override them."""
+
+    max_mb: Mapping[str, float] = field(default_factory=_default_mb)
+    timeout_s: float = D.READ_TIMEOUT_S
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, *,
+                 max_mb: Mapping[str, float] | None = None,
+                 timeout_s: float | None = None) -> Limits:
+        """Defaults, then the environment, then the explicit values (the server's flags)."""
+        env = os.environ if environ is None else environ
+        sizes = _default_mb()
+        for kind, (_, var) in FILE_KINDS.items():
+            if env.get(var, "").strip():
+                sizes[kind] = _positive(env[var], var, "a size in MB, e.g. 1024")
+        for kind, value in (max_mb or {}).items():
+            if kind not in FILE_KINDS:
+                raise ArgumentError(f"unknown kind of file {kind!r} for a size limit. Fix: one of "
+                                    f"{', '.join(FILE_KINDS)}")
+            sizes[kind] = _positive(value, f"the {kind} limit", "a size in MB, e.g. 1024")
+        timeout = D.READ_TIMEOUT_S
+        if env.get(TIMEOUT_ENV, "").strip():
+            timeout = _positive(env[TIMEOUT_ENV], TIMEOUT_ENV, "seconds, e.g. 120")
+        if timeout_s is not None:
+            timeout = _positive(timeout_s, "the read timeout", "seconds, e.g. 120")
+        return cls(max_mb=sizes, timeout_s=timeout)
+
+    def max_bytes(self, kind: str) -> int:
+        return int(self.max_mb[kind] * (1 << 20))
+
+
+def _positive(value: Any, name: str, example: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if not math.isfinite(number) or number <= 0 or number > 1e9:
+        raise ArgumentError(f"{name} is {value!r}; it must be a positive number. Fix: {example}")
+    return number
+
+
+# --- errors ----------------------------------------------------------------------------------
+
+def _fail(error: type[WhileaiError], where: str, problem: str, fix: str) -> WhileaiError:
+    """``error`` in the caller's voice: "<where>: <problem>. Fix: <fix>"."""
+    if issubclass(error, RowsError):
+        return error(problem, source=where, fix=fix)
+    return error(f"{where}: {problem}. Fix: {fix}")
+
+
+def _kind_of(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISLNK(mode):
+        return "a symlink"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISREG(mode):
+        return "a regular file"
+    return "not a regular file"
+
+
+LINK_FIX = ("pass the file's real path, or copy the file itself into the workspace root (the "
+            "server follows no links: one can lead out of the root, or be swapped while the file "
+            "is read)")
+
+
+# --- roots -----------------------------------------------------------------------------------
+
+class Root:
+    """A folder, opened once as a directory handle; paths below it are opened through it.
+
+    ``confined=True`` (the server's workspace): paths must stay inside; symlinks, ``..`` and
+    hard-linked files are refused. ``confined=False`` (a user's own path, see :func:`user_path`):
+    the same opening rules, but a hard link is not refused (there is no inside to escape).
+    """
+
+    def __init__(self, path: str | os.PathLike, *, confined: bool = True,
+                 limits: Limits | None = None, error: type[WhileaiError] = ArgumentError,
+                 label: str = "--root") -> None:
+        given = Path(path).expanduser()
+        try:
+            real = Path(os.path.realpath(given))
+            fd = os.open(real, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError as exc:
+            what = "is not a folder" if exc.errno in (errno.ENOTDIR, errno.ENOENT) else \
+                f"cannot be opened ({exc.strerror})"
+            raise error(f"{label} {str(path)!r} {what}. Fix: pass an existing folder (default: "
+                        "the current directory)") from None
+        self.path = real
+        self.alias = Path(os.path.abspath(given))
+        self.confined = confined
+        self.limits = limits if limits is not None else Limits.from_env()
+        self.fd = fd
+        self._finalizer = weakref.finalize(self, os.close, fd)
+
+    def __repr__(self) -> str:
+        return f"<Root {self.path}{' confined' if self.confined else ''}>"
+
+    def close(self) -> None:
+        self._finalizer()
+
+    def locate(self, value: Any, *, argument: str) -> UserPath:
+        """``value`` (relative to the root, or absolute inside it) as a :class:`UserPath`.
+
+        Only the text is checked here; the file system is touched when the path is opened.
+        """
+        if isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        if not isinstance(value, str) or not value.strip():
+            raise ArgumentError(f"`{argument}` is empty. Fix: give a path relative to the "
+                                f"workspace root {self.path}")
+        if "\x00" in value:
+            raise ArgumentError(f"`{argument}` contains a NUL byte. Fix: give a plain file path")
+        given = PurePosixPath(value)
+        if ".." in given.parts:
+            raise ArgumentError(f"`{argument}` = {value!r} contains '..'; paths may not climb out "
+                                f"of the workspace root {self.path}. Fix: give the path relative "
+                                "to the root without '..'")
+        if given.is_absolute():
+            for base in (self.path, self.alias):
+                if given.is_relative_to(base):
+                    given = given.relative_to(base)
+                    break
+            else:
+                raise ArgumentError(f"`{argument}` = {value!r} is outside the workspace root "
+                                    f"{self.path}. Fix: use a file inside the root, or restart "
+                                    "whileai-mcp with --root set to a folder that contains it")
+        parts = tuple(p for p in given.parts if p not in (".", ""))
+        return UserPath(self, parts, argument=argument)
+
+    def relative(self, path: str | os.PathLike) -> str:
+        """``path`` as a caller would write it: relative to the root when it is inside."""
+        p = Path(os.fspath(path))
+        for base in (self.path, self.alias):
+            if p.is_relative_to(base):
+                return p.relative_to(base).as_posix() or "."
+        return str(p)
+
+
+class UserPath:
+    """A path under a :class:`Root`, opened only through the door's methods.
+
+    ``str()`` is the absolute path (for messages); ``argument`` names the argument it came from.
+    It has no ``__fspath__`` on purpose: code that would open it by name fails loudly.
+    """
+
+    __slots__ = ("root", "parts", "argument", "shown")
+
+    def __init__(self, root: Root, parts: tuple[str, ...], *, argument: str,
+                 shown: str | None = None) -> None:
+        self.root, self.parts, self.argument = root, parts, argument
+        self.shown = shown if shown is not None else str(root.path.joinpath(*parts))
+
+    def __str__(self) -> str:
+        return self.shown
+
+    @property
+    def where(self) -> str:
+        """The path and the argument it came from, for messages."""
+        return f"{self.shown} (`{self.argument}`)"
+
+    def __repr__(self) -> str:
+        return f"<UserPath {self.shown} ({self.argument})>"
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, UserPath) and other.root is self.root
+                and other.parts == self.parts)
+
+    def __hash__(self) -> int:
+        return hash((id(self.root), self.parts))
+
+    @property
+    def name(self) -> str:
+        return self.parts[-1] if self.parts else ""
+
+    @property
+    def suffix(self) -> str:
+        return PurePosixPath(self.name).suffix
+
+    @property
+    def stem(self) -> str:
+        return PurePosixPath(self.name).stem
+
+    def child(self, name: str) -> UserPath:
+        """The entry ``name`` (one component: no ``/``, no ``..``) inside this folder."""
+        if not name or name in (".", "..") or "/" in name or "\x00" in name:
+            raise ValueError(f"not a single path component: {name!r}")
+        shown = str(PurePosixPath(self.shown) / name)
+        return UserPath(self.root, self.parts + (name,), argument=self.argument, shown=shown)
+
+    @property
+    def absolute(self) -> Path:
+        """Where it is (for messages and records; never open this by name)."""
+        return self.root.path.joinpath(*self.parts)
+
+    # --- walking ---------------------------------------------------------------------------
+
+    def _walk(self, folders: tuple[str, ...], error: type[WhileaiError], *,
+              create: bool = False) -> int:
+        """A new handle on the folder ``folders`` below the root, no link followed."""
+        fd = os.dup(self.root.fd)
+        try:
+            for i, part in enumerate(folders):
+                try:
+                    nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                except FileNotFoundError:
+                    if not create:
+                        raise _fail(error, self.where, "no such file", self._missing_fix(
+                            folders[:i + 1])) from None
+                    try:
+                        os.mkdir(part, 0o777, dir_fd=fd)
+                    except FileExistsError:
+                        pass
+                    except OSError as exc:
+                        raise _fail(error, self.where, f"cannot create the folder `{part}` "
+                                    f"({exc.strerror})", "check the folder's permissions") from None
+                    nxt = self._open_dir(part, fd, folders[:i + 1], error)
+                except OSError as exc:
+                    nxt = self._dir_error(part, fd, folders[:i + 1], exc, error)
+                os.close(fd)
+                fd = nxt
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def _open_dir(self, part: str, fd: int, upto: tuple[str, ...],
+                  error: type[WhileaiError]) -> int:
+        try:
+            return os.open(part, _DIR_FLAGS, dir_fd=fd)
+        except OSError as exc:
+            return self._dir_error(part, fd, upto, exc, error)
+
+    def _dir_error(self, part: str, fd: int, upto: tuple[str, ...], exc: OSError,
+                   error: type[WhileaiError]) -> int:
+        shown = "/".join(upto)
+        if exc.errno in (errno.ENOTDIR, errno.ELOOP):
+            mode = _lstat_mode(part, fd)
+            if mode is not None and stat.S_ISLNK(mode):
+                raise _fail(error, self.where, f"`{shown}` is a symlink"
+                            + self._leads(part, fd, upto[:-1]), LINK_FIX) from None
+            raise _fail(error, self.where, f"`{shown}` is {_kind_of(mode or 0)}, not a folder",
+                        "check the path") from None
+        if exc.errno == errno.EACCES:
+            raise _fail(error, self.where, f"the folder `{shown}` cannot be opened (permission "
+                        "denied)", "check the folder's permissions") from None
+        raise _fail(error, self.where, f"the folder `{shown}` cannot be opened ({exc.strerror})",
+                    "check the path") from None
+
+    def _leads(self, name: str, dir_fd: int, folder: tuple[str, ...]) -> str:
+        """Where a refused link points, for the message only (nothing is opened through it)."""
+        if not self.root.confined:
+            return ""
+        try:
+            target = os.readlink(name, dir_fd=dir_fd)
+        except OSError:
+            return ""
+        real = Path(os.path.realpath(self.root.path.joinpath(*folder, target)))
+        if real.is_relative_to(self.root.path):
+            return (f" (to {real.relative_to(self.root.path).as_posix() or '.'} inside the root: "
+                    "pass that path instead)")
+        return " that leads outside the workspace root"
+
+    def _missing_fix(self, upto: tuple[str, ...] | None = None) -> str:
+        base = (f"the workspace root {self.root.path}" if self.root.confined
+                else "the current directory")
+        hint = f" (`{'/'.join(upto)}` does not exist)" if upto and upto != self.parts else ""
+        return f"check the path{hint}; relative paths start at {base}"
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def read_bytes(self, kind: str, *, error: type[WhileaiError] = ArgumentError,
+                   default_child: str | None = None) -> bytes:
+        """The file's bytes, through the door (see the module docstring).
+
+        ``kind`` picks the size limit (``FILE_KINDS``). ``default_child``: when the path is a
+        folder, read this file inside it instead (``tokenizer.json``), by the same rules.
+        """
+        return bytes(self._read(kind, error, default_child))
+
+    def read_text(self, kind: str, *, error: type[WhileaiError] = ArgumentError,
+                  default_child: str | None = None, fix: str = "save it as UTF-8 text") -> str:
+        """The file as UTF-8 text, line ends normalised to ``\\n`` (as ``open()`` would)."""
+        data = self._read(kind, error, default_child)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _fail(error, self.where, f"is not UTF-8 text (byte {exc.start})", fix) from None
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        return text
+
+    def _read(self, kind: str, error: type[WhileaiError], default_child: str | None) -> bytearray:
+        if kind not in FILE_KINDS:
+            raise ValueError(f"unknown kind of file {kind!r}")
+        if not self.parts:
+            if default_child is None:
+                raise _fail(error, self.where, "is a directory, not a file",
+                            "point at a file inside it")
+            fd = os.dup(self.root.fd)
+            name: str | None = default_child
+        else:
+            fd = self._walk(self.parts[:-1], error)
+            name = self.parts[-1]
+        try:
+            shown = self.where
+            handle = self._open_file(name, fd, error, shown, allow_dir=default_child is not None)
+            if handle is None:  # a folder: read default_child inside it
+                sub = self._open_dir(name, fd, self.parts, error)
+                os.close(fd)
+                fd = sub
+                shown = f"{self.shown.rstrip('/')}/{default_child} (`{self.argument}`)"
+                handle = self._open_file(default_child, fd, error, shown, allow_dir=False)
+        finally:
+            os.close(fd)
+        try:
+            return self._read_handle(handle, kind, error, shown)
+        finally:
+            os.close(handle)
+
+    def _open_file(self, name: str, dir_fd: int, error: type[WhileaiError], shown: str, *,
+                   allow_dir: bool) -> int | None:
+        """An fd on the regular file ``name`` in ``dir_fd``; None for a folder when allowed."""
+        mode = _lstat_mode(name, dir_fd)
+        if mode is None:
+            raise _fail(error, shown, "no such file", self._missing_fix())
+        if stat.S_ISDIR(mode):
+            if allow_dir:
+                return None
+            raise _fail(error, shown, "is a directory, not a file", "point at a file inside it")
+        if stat.S_ISLNK(mode):
+            raise _fail(error, shown, "is a symlink" + self._leads(name, dir_fd, self.parts[:-1]),
+                        LINK_FIX)
+        if not stat.S_ISREG(mode):  # refused before opening: a device is never even opened
+            raise self._special(mode, error, shown)
+        try:
+            fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise _fail(error, shown, "is a symlink", LINK_FIX) from None
+            if exc.errno == errno.ENOENT:
+                raise _fail(error, shown, "no such file", self._missing_fix()) from None
+            if exc.errno == errno.ENXIO:
+                raise _fail(error, shown, "is a socket, not a regular file",
+                            "write the data to a regular file and pass that") from None
+            reason = "permission denied" if exc.errno == errno.EACCES else exc.strerror
+            raise _fail(error, shown, f"cannot be read ({reason})",
+                        "check the file's permissions") from None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):  # swapped between the look and the open
+                if stat.S_ISDIR(st.st_mode):
+                    raise _fail(error, shown, "is a directory, not a file",
+                                "point at a file inside it")
+                raise self._special(st.st_mode, error, shown)
+            if self.root.confined and st.st_nlink > 1:
+                raise _fail(error, shown, f"has {st.st_nlink} hard links; the workspace refuses "
+                            "hard-linked files, because a hard link to a file outside the root "
+                            "cannot be told apart from a file inside it",
+                            "copy the file (cp FILE FILE.copy) and pass the copy")
+            flags = _fcntl_getfl(fd)
+            _fcntl_setfl(fd, flags & ~os.O_NONBLOCK)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    @staticmethod
+    def _special(mode: int, error: type[WhileaiError], shown: str) -> WhileaiError:
+        return _fail(error, shown, f"is {_kind_of(mode)}, not a regular file; reading it could "
+                     "block or never end", "write the data to a regular file and pass that")
+
+    def _read_handle(self, fd: int, kind: str, error: type[WhileaiError], shown: str) -> bytearray:
+        limits = self.root.limits
+        cap = limits.max_bytes(kind)
+        size = os.fstat(fd).st_size
+        if size > cap:
+            raise self._too_big(size, kind, error, shown)
+        deadline = time.monotonic() + limits.timeout_s
+        buf = bytearray(size + 1)
+        view = memoryview(buf)
+        got = 0
+        try:
+            while True:
+                if got == len(buf):  # the file grew while read: keep going, up to the cap
+                    if got > cap:
+                        raise self._too_big(got, kind, error, shown)
+                    view.release()
+                    buf.extend(bytes(min(_CHUNK, cap + 1 - got)))
+                    view = memoryview(buf)
+                n = os.readv(fd, [view[got:got + _CHUNK]])
+                if n == 0:
+                    break
+                got += n
+                if time.monotonic() > deadline:
+                    raise _fail(error, shown, f"reading took longer than {limits.timeout_s:g} s "
+                                f"({got / (1 << 20):.1f} MB read)",
+                                "copy the file to a local disk, or raise the limit: "
+                                f"{TIMEOUT_ENV}=<seconds> (whileai-mcp: --read-timeout S)")
+        except OSError as exc:
+            raise _fail(error, shown, f"cannot be read ({exc.strerror})",
+                        "check the file and its disk") from None
+        finally:
+            view.release()
+        if got > cap:
+            raise self._too_big(got, kind, error, shown)
+        del buf[got:]
+        return buf
+
+    def _too_big(self, size: int, kind: str, error: type[WhileaiError], shown: str) -> WhileaiError:
+        limit = self.root.limits.max_mb[kind]
+        what, var = FILE_KINDS[kind]
+        need = math.ceil(size / (1 << 20)) + 1
+        return _fail(error, shown, f"is {size / (1 << 20):.1f} MB, over the {limit:g} MB limit for "
+                     f"{what}", f"split it into smaller files, or raise the limit: {var}={need} in "
+                     f"the environment (whileai-mcp: --max-file-mb {kind}={need})")
+
+    # --- looking ---------------------------------------------------------------------------
+
+    def kind(self) -> str | None:
+        """"file", "dir", "link", "special", or None when nothing is there (no link followed).
+
+        For messages and choices only: the answer can be stale by the time anything is opened,
+        so nothing is opened on its strength.
+        """
+        if not self.parts:
+            return "dir"
+        try:
+            fd = self._walk(self.parts[:-1], ArgumentError)
+        except ArgumentError:
+            return None
+        try:
+            mode = _lstat_mode(self.parts[-1], fd)
+        finally:
+            os.close(fd)
+        if mode is None:
+            return None
+        if stat.S_ISREG(mode):
+            return "file"
+        if stat.S_ISDIR(mode):
+            return "dir"
+        return "link" if stat.S_ISLNK(mode) else "special"
+
+    # --- writing ---------------------------------------------------------------------------
+
+    def write_bytes(self, data: bytes, *, overwrite: bool = False,
+                    error: type[WhileaiError] = ConfigError) -> Path:
+        """Write ``data`` atomically: a temp file in the target's folder, fsync, rename there.
+
+        Missing folders are created (without following links). An existing regular file is
+        replaced only with ``overwrite``; anything else that exists is never replaced.
+        """
+        if not self.parts:
+            raise _fail(error, self.where, "is a directory, not a file",
+                        "name a file to write, e.g. out/result.jsonl")
+        name = self.parts[-1]
+        fd = self._walk(self.parts[:-1], error, create=True)
+        tmp = f".{name[:180]}.{secrets.token_hex(6)}.tmp"
+        try:
+            self._check_target(name, fd, overwrite, error)
+            try:
+                out = os.open(tmp, _TEMP_FLAGS, 0o666, dir_fd=fd)  # 0o666 less the umask
+            except OSError as exc:
+                raise _fail(error, self.where, f"cannot be written ({exc.strerror})",
+                            "check the folder's permissions") from None
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(out, view):]
+                os.fsync(out)
+            finally:
+                os.close(out)
+            if overwrite:
+                self._check_target(name, fd, overwrite, error)
+                os.rename(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+            else:
+                try:  # link() fails if the target appeared meanwhile: no clobber in a race
+                    os.link(tmp, name, src_dir_fd=fd, dst_dir_fd=fd, follow_symlinks=False)
+                except FileExistsError:
+                    raise self._exists(error) from None
+                except OSError:  # a file system without hard links
+                    self._check_target(name, fd, overwrite, error)
+                    os.rename(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+                else:
+                    os.unlink(tmp, dir_fd=fd)
+            try:
+                os.fsync(fd)
+            except OSError:
+                pass
+        except OSError as exc:
+            raise _fail(error, self.where, f"cannot be written ({exc.strerror})",
+                        "check the folder's permissions and free space") from None
+        finally:
+            try:
+                os.unlink(tmp, dir_fd=fd)
+            except OSError:
+                pass
+            os.close(fd)
+        return self.absolute
+
+    def write_text(self, text: str, *, overwrite: bool = False,
+                   error: type[WhileaiError] = ConfigError) -> Path:
+        return self.write_bytes(text.encode("utf-8"), overwrite=overwrite, error=error)
+
+    def _check_target(self, name: str, fd: int, overwrite: bool,
+                      error: type[WhileaiError]) -> None:
+        mode = _lstat_mode(name, fd)
+        if mode is None:
+            return
+        if not stat.S_ISREG(mode):
+            raise _fail(error, self.where, f"exists and is {_kind_of(mode)}, not a regular file; "
+                        "it is never replaced, with or without overwrite",
+                        "choose another path")
+        if not overwrite:
+            raise self._exists(error)
+
+    def _exists(self, error: type[WhileaiError]) -> WhileaiError:
+        return error(f"{self.where} already exists; not overwriting it. Fix: pass overwrite=True "
+                     "(CLI: --force) or choose another path")
+
+
+def _lstat_mode(name: str, dir_fd: int) -> int | None:
+    try:
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return 0
+
+
+def _fcntl_getfl(fd: int) -> int:
+    import fcntl
+
+    return fcntl.fcntl(fd, fcntl.F_GETFL)
+
+
+def _fcntl_setfl(fd: int, flags: int) -> None:
+    import fcntl
+
+    fcntl.fcntl(fd, fcntl.F_SETFL, flags)
+
+
+# --- a user's own path (CLI, library, recipes) -------------------------------------------------
+
+def user_path(path: str | os.PathLike, *, argument: str = "path", for_write: bool = False,
+              limits: Limits | None = None, error: type[WhileaiError] = ArgumentError) -> UserPath:
+    """A path the user typed, resolved as their shell would, under its own real folder.
+
+    Relative paths start at the current directory; the user's symlinks are followed here, once.
+    The file is then opened by the door's rules (no link at open time, regular files only, size
+    and time limits). ``for_write`` creates the missing parent folders.
+    """
+    if isinstance(path, UserPath):
+        return path
+    text = os.fspath(path)
+    if not isinstance(text, str) or not text.strip():
+        raise ArgumentError(f"`{argument}` is empty. Fix: give a file path")
+    if "\x00" in text:
+        raise ArgumentError(f"`{argument}` contains a NUL byte. Fix: give a plain file path")
+    given = Path(text).expanduser()
+    real = Path(os.path.realpath(given))
+    if real == Path(real.anchor):
+        folder, parts = real, ()
+    else:
+        folder, parts = real.parent, (real.name,)
+    if for_write:
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as exc:
+            raise _fail(error, text, f"cannot create the folder {folder} ({exc.strerror})",
+                        "check the path and the folder's permissions") from None
+    try:
+        root = Root(folder, confined=False, limits=limits, error=error, label="the folder of")
+    except WhileaiError:
+        raise _fail(error, text, "no such file", "check the path (relative paths start at the "
+                    "current directory)") from None
+    return UserPath(root, parts, argument=argument, shown=str(given))
+
+
+def as_user_path(source: Any, root: Root | None, *, argument: str, for_write: bool = False,
+                 error: type[WhileaiError] = ArgumentError) -> UserPath:
+    """``source`` through the door: a :class:`UserPath` as it is; a str or path under ``root``
+    when one is given (confined), else as the user's own path (:func:`user_path`)."""
+    if isinstance(source, UserPath):
+        return source
+    if root is not None:
+        return root.locate(source, argument=argument)
+    return user_path(source, argument=argument, for_write=for_write, error=error)
+
+
+def is_path(source: Any) -> bool:
+    """Whether ``source`` names a file (a str, an ``os.PathLike`` or a :class:`UserPath`)."""
+    return isinstance(source, (str, os.PathLike, UserPath))
+
+
+def read_text(path: Any, kind: str, *, root: Root | None = None, argument: str = "path",
+              error: type[WhileaiError] = ArgumentError, fix: str = "save it as UTF-8 text") -> str:
+    """Convenience: ``as_user_path(path, root).read_text(kind)``."""
+    return as_user_path(path, root, argument=argument, error=error).read_text(
+        kind, error=error, fix=fix)
+
+
+def write_text(path: Any, text: str | bytes, *, overwrite: bool = False, root: Root | None = None,
+               argument: str = "out", error: type[WhileaiError] = ConfigError) -> Path:
+    """Convenience: write through the door (atomic; see :meth:`UserPath.write_bytes`)."""
+    target = as_user_path(path, root, argument=argument, for_write=True, error=error)
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    return target.write_bytes(data, overwrite=overwrite, error=error)

@@ -19,6 +19,7 @@ import argparse
 import contextlib
 import importlib.util
 import io
+import json
 import os
 import re
 import socket
@@ -45,6 +46,59 @@ def python_blocks(text: str) -> list[Block]:
     """The ```python blocks of a Markdown text, in order, with their line numbers."""
     return [Block(i, text.count("\n", 0, m.start(1)) + 1, m.group(1))
             for i, m in enumerate(_FENCE.finditer(text))]
+
+
+# --- the MCP form of a step --------------------------------------------------------------------
+# Each ```python block that calls the library is followed directly (blank lines apart) by an
+# ```mcp block: the same step as MCP tool calls, one JSON object per line, either
+#   {"tool": "<tool name>", "arguments": {...}}    a call of the server's tool, or
+#   {"agent": "<what the agent does itself>"}     a step the server cannot do for it (sampling
+#                                                 with its own model, grading with its judge).
+# tests/test_skill_parity.py holds every skill to it.
+
+_ANY_FENCE = re.compile(r"^```([A-Za-z0-9_-]*)[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
+
+
+@dataclass
+class McpLine:
+    line: int      # 1-based line in SKILL.md
+    data: object   # the parsed JSON (or None when it did not parse)
+    error: str | None
+
+
+@dataclass
+class Step:
+    """A ```python block and the ```mcp block right after it (None when there is none)."""
+
+    python: Block
+    mcp_line: int | None
+    mcp: list[McpLine]
+
+
+def steps(text: str) -> list[Step]:
+    """Every ```python block of a Markdown text with its ```mcp form, in order."""
+    fences = list(_ANY_FENCE.finditer(text))
+    out, index = [], 0
+    for n, m in enumerate(fences):
+        if m.group(1) != "python":
+            continue
+        block = Block(index, text.count("\n", 0, m.start(2)) + 1, m.group(2))
+        index += 1
+        nxt = fences[n + 1] if n + 1 < len(fences) else None
+        if nxt is None or nxt.group(1) != "mcp" or text[m.end():nxt.start()].strip():
+            out.append(Step(block, None, []))
+            continue
+        first = text.count("\n", 0, nxt.start(2)) + 1
+        lines = []
+        for k, raw in enumerate(nxt.group(2).splitlines()):
+            if not raw.strip():
+                continue
+            try:
+                lines.append(McpLine(first + k, json.loads(raw), None))
+            except json.JSONDecodeError as exc:
+                lines.append(McpLine(first + k, None, f"not one JSON object ({exc.msg})"))
+        out.append(Step(block, first, lines))
+    return out
 
 
 def _load_fixtures(skill: Path):

@@ -14,8 +14,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from whileai_core.errors import ConfigError, WhileaiError
+from whileai_core.errors import ConfigError
+from whileai_core.failures import explain
 from whileai_core.io import write_atomic
+from whileai_core.voice import CLI, speaking
 
 
 def add_output_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,12 +41,12 @@ def write_results(out: Path, results: dict, *, overwrite: bool) -> Path:
 
 
 def guarded(main: Callable[[], int]) -> int:
-    """Run ``main``; a ``WhileaiError`` becomes one stderr line and exit 2."""
+    """Run ``main`` in the shell's voice; what is the user's to fix (a ``WhileaiError``, a path
+    the system refuses, a missing extra: ``whileai_core.failures.explain``) becomes one stderr
+    line and exit 2."""
     try:
-        return main()
-    except WhileaiError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        with speaking(CLI):
+            return main()
     except BrokenPipeError:
         # the reader (e.g. `| head`) went away: not an error of the run
         import os
@@ -54,3 +56,9 @@ def guarded(main: Callable[[], int]) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        message = explain(exc)
+        if message is None:  # a bug: let its traceback show
+            raise
+        print(f"error: {message}", file=sys.stderr)
+        return 2

@@ -2,12 +2,49 @@
 # Install everything the tests need into ./.venv (idempotent), then run the whole suite.
 # pytest's exit code 5 ("no tests collected") is a failure here: a suite that ran nothing
 # proves nothing.
+#
+# torch (the `train` extra) is the big download. PyPI's Linux wheel is the CUDA build, about
+# 3 GB with its nvidia-* packages; the CPU build is a 192 MB download (0.75 GB installed) and is
+# all the tests need. So,
+# before the rest, when torch is not installed yet:
+#   - TORCH_INDEX_URL set: torch comes from that index (e.g. https://download.pytorch.org/whl/cpu);
+#   - a CPU build pip can install without a network (a local wheel in pip's find-links): that one;
+#   - no NVIDIA GPU (no nvidia-smi): the CPU build from https://download.pytorch.org/whl/cpu;
+#   - otherwise PyPI's default build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
+TORCH=torch==2.13.0   # keep in step with the `train` extra in pyproject.toml
+CPU_INDEX=https://download.pytorch.org/whl/cpu
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
-# torch comes from the CPU build already on disk when pip can see it (uv would fetch CUDA).
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,train,launch]'
+PIP=(.venv/bin/python -m pip --disable-pip-version-check)
+
+local_cpu_torch() {  # is a CPU build of $TORCH installable with no network?
+  local report
+  report=$(mktemp)
+  "${PIP[@]}" install -q --dry-run --no-index --no-deps --ignore-installed --report "$report" \
+    "$TORCH" >/dev/null 2>&1 || { rm -f "$report"; return 1; }
+  .venv/bin/python - "$report" <<'EOF'
+import json, sys
+versions = [i["metadata"]["version"] for i in json.load(open(sys.argv[1]))["install"]]
+sys.exit(0 if versions and versions[0].endswith("+cpu") else 1)
+EOF
+  local rc=$?
+  rm -f "$report"
+  return $rc
+}
+
+if ! .venv/bin/python -c "import torch" >/dev/null 2>&1; then
+  if [ -n "${TORCH_INDEX_URL:-}" ]; then
+    "${PIP[@]}" install -q --index-url "$TORCH_INDEX_URL" "$TORCH"
+  elif local_cpu_torch; then
+    "${PIP[@]}" install -q --no-index --no-deps "$TORCH"
+  elif ! command -v nvidia-smi >/dev/null 2>&1; then
+    echo "no NVIDIA GPU: installing the CPU build of torch from $CPU_INDEX" >&2
+    "${PIP[@]}" install -q --index-url "$CPU_INDEX" "$TORCH"
+  fi
+fi
+"${PIP[@]}" install -q -e '.[test,train,launch]'
 set +e
 .venv/bin/python -m pytest "$@"
 rc=$?

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 
 from mcp.server.mcpserver import MCPServer
@@ -15,6 +16,7 @@ from .pool import ToolPool
 from .registry import TOOL_MODULES
 from .schema_cache import CACHE, mcp_tools
 from .skills import SkillCatalog, default_skills_dir, register_skills
+from .skills_extension import SkillsExtension
 from .tooling import Env
 
 NAME = "whileai"
@@ -24,14 +26,18 @@ Decide how to post-train an open-weight model from graded rollouts, then write t
 Rows are read from files under the workspace root: pass paths (relative to the root), never paste
 large row sets. Before any training, make the eval trustworthy: freeze_holdout (name the test by
 its content; eval_fingerprint checks it), failure_capable (can it fail? truncation trap, headroom),
-category_table (every behaviour its own line). Typical order: route_rows (which method, and why) -> holdout_size / pass_at /
-compare_runs (is the test big enough, did it move; compare_many per category or checkpoint) ->
-prime_rl_config (write the config) ->
-validate_config -> launch_run (plan first; confirm=true spends money) -> run_status /
-collect_run (the paired before/after verdict). Judges: audit_judge, order_reversal. SFT data:
-select_sft, decontaminate, export_sft. Reward hacking: cheat_probes (before training), hack_scan,
-watch_run (during it). Pictures: plot_band, plot_forest, plot_judge_audit. The playbooks are the skill://<name>/SKILL.md resources
-(index: skill://index)."""
+category_table (every behaviour its own line). Typical order: route_rows (which method, and why;
+inspect_rows answers every question) -> holdout_size / pass_at / noise_floor / compare_runs (is
+the test big enough, did it move; compare_many per category or checkpoint, corrected for how
+many) -> prime_rl_config (write the config) -> validate_config ->
+launch_run (plan first, free; confirm=true spends money) -> run_status / collect_run (the paired
+before/after verdict). Judges: failures_needed, audit_judge, rubric_ablation, order_reversal.
+SFT data: split_by_task, failed_asks, select_sft, decontaminate, export_sft. Reward hacking:
+cheat_probes (before training), hack_scan, watch_run (during it). Pictures: plot_band,
+plot_forest, plot_judge_audit. Answers are summaries; a per-task table is paged (detail=true) or
+written (task_table). The playbooks (each step as tool calls) are the skill://<name>/SKILL.md
+resources, listed by skills/list (extension io.modelcontextprotocol/skills), list_skills, and the
+index whileai://skills/index.md."""
 
 READ_ONLY_NOTE = """
 This server is read-only (--read-only): tools that write files, launch or cancel runs are off."""
@@ -57,6 +63,9 @@ def build_server(root: str | os.PathLike = ".", *,
         tools = [t for t in tools if t.annotations is not None and t.annotations.read_only_hint]
     server = MCPServer(NAME, title="whileai skill pack", version=__version__,
                        instructions=INSTRUCTIONS + (READ_ONLY_NOTE if read_only else ""),
-                       log_level=log_level, tools=tools)
+                       log_level=log_level, tools=tools,
+                       extensions=[SkillsExtension(catalog)])
     register_skills(server, catalog)
+    if not catalog.names():  # said once at start-up (stderr), and by list_skills when asked
+        logging.getLogger("whileai.server").warning("%s", catalog.missing())
     return server

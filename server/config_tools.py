@@ -16,6 +16,7 @@ from whileai_core.prime_rl import ConfigCheck, PrimeRLConfig, prime_rl_config, v
 
 from whileai_core.defaults import PRIME_RL_MAX_TEMPERATURE
 
+from .method_schema import MethodArg, plain
 from .tooling import (MAX_COUNT, MAX_GPUS_PER_NODE, MAX_NODES, MAX_TOKENS, MAX_VOCAB,
                       READ_ONLY, WRITES_FILE, Env, ToolInput, ToolSpec)
 
@@ -32,11 +33,7 @@ def core_default(name: str) -> Any:
 class PrimeRLConfigInput(ToolInput):
     taskset: Annotated[str, Field(
         description="verifiers taskset/environment id to train on, e.g. 'reverse-text'.")]
-    method: Annotated[str | dict[str, Any], Field(
-        description="The method: a name ('grpo', 'max_rl', 'rae', 'opsd') or an object, e.g. "
-                    "{'name': 'opd', 'teacher': 'Qwen/Qwen3-32B@http://localhost:8001/v1'} or "
-                    "{'name': 'async', 'method': 'grpo', 'correction': 'icepop'}. route_rows' "
-                    "next_step gives the exact value.")] = core_default("method")
+    method: MethodArg = core_default("method")
     model: Annotated[str, Field(description="Hub id of the policy to train, e.g. 'Qwen/Qwen3-8B'.")]
     out: Annotated[str | None, Field(
         description="Where to write the TOML, relative to the workspace root (folders are "
@@ -90,11 +87,20 @@ class PrimeRLConfigInput(ToolInput):
     run_name: Annotated[str | None, Field(description="The run's name.")] = core_default("run_name")
     checkpoint: Annotated[bool, Field(
         description="Save a checkpoint at the end.")] = core_default("checkpoint")
+    teacher_served: Annotated[bool, Field(
+        description="OPD: true when the teacher already runs at its URL (you started it, or it "
+                    "is a remote endpoint): the config then carries no line to start it. false: "
+                    "the answer's `teacher` says how to start it, sized from its parameters and "
+                    "dtype (GPUs, tensor parallelism).")] = core_default("teacher_served")
+    gpu_memory_gb: Annotated[float, Field(
+        ge=1, le=1024, allow_inf_nan=False,
+        description="Memory of one GPU in GB, to size the OPD teacher (80: H100 or "
+                    "A100-80GB; 141: H200).")] = core_default("gpu_memory_gb")
 
 
 def prime_rl_config_tool(args: PrimeRLConfigInput, env: Env) -> PrimeRLConfig:
     knobs = {name: getattr(args, name) for name in PrimeRLConfigInput.model_fields}
-    taskset, method = knobs.pop("taskset"), knobs.pop("method")
+    taskset, method = knobs.pop("taskset"), plain(knobs.pop("method"))
     if args.out is not None:
         knobs["out"] = env.workspace.resolve(args.out, argument="out")
     # tokenizer paths nested in `method` (teacher.vocab, student_vocab) open under the root too
@@ -129,10 +135,13 @@ TOOLS = [
         description=(
             "Write a prime-rl (commit 559b447) `rl` TOML for a taskset, a method and a model, "
             "checked against prime-rl's schema before it is written. Returns the TOML, where "
-            "each knob landed, what prime-rl ignores and why, warnings, and the launch command. "
+            "each knob landed, what prime-rl ignores and why, warnings, the launch command and, "
+            "for OPD, how the teacher is served (`teacher`: its `layout`, GPUs, tensor "
+            "parallelism and start line). "
             "Writes `out` atomically; never replaces an existing file unless overwrite=true."),
         input=PrimeRLConfigInput, output=PrimeRLConfig, run=prime_rl_config_tool,
-        annotations=WRITES_FILE, doing="writing a prime-rl config"),
+        annotations=WRITES_FILE, doing="writing a prime-rl config",
+        core=("prime_rl_config", "method_spec", "RLMethod", "OPD", "OPSD", "Async", "Endpoint")),
     ToolSpec(
         name="validate_config", title="Check a prime-rl config",
         description=(
@@ -140,5 +149,5 @@ TOOLS = [
             "starts: ok, or one line per problem (unknown or renamed keys, values prime-rl "
             "refuses) with the fix."),
         input=ValidateConfigInput, output=ConfigCheck, run=validate_config_tool,
-        annotations=READ_ONLY, doing="checking a prime-rl config"),
+        annotations=READ_ONLY, doing="checking a prime-rl config", core=("validate_config",)),
 ]

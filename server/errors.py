@@ -1,10 +1,13 @@
 """How a failure inside a tool reaches the caller: always as a tool error, never as a crash.
 
-- A :class:`~whileai_core.errors.WhileaiError` is an input the library refuses; its message
-  already names the problem and the fix, so it is passed on word for word.
+- What is the caller's to fix (``whileai_core.failures.explain``): a
+  :class:`~whileai_core.errors.WhileaiError`, whose message already names the problem and the
+  fix, is passed on word for word; an ``OSError`` names the path and the fix; a missing optional
+  package names the pip command.
 - Anything else is a bug here. Its traceback goes to stderr (the server's log; stdout carries the
-  protocol under stdio) and the caller gets what was being done, the exception, and that the
-  server is still up, so the agent can report it instead of retrying blindly.
+  protocol under stdio) and the caller gets what was being done, the exception, that the input is
+  not to blame and where to report it, and that the server is still up, so the agent can report
+  it instead of retrying blindly.
 
 - Arguments that do not fit the tool's input model are named one by one with the bad value and
   what is expected, instead of pydantic's multi-line dump.
@@ -22,7 +25,7 @@ from typing import TypeVar
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, ValidationError
 
-from whileai_core.errors import WhileaiError
+from whileai_core.failures import bug_report, explain
 
 logger = logging.getLogger("whileai.server")
 
@@ -38,13 +41,13 @@ def run_core(doing: str, call: Callable[[], T]) -> T:
         return call()
     except ToolError:
         raise
-    except WhileaiError as err:
-        raise ToolError(str(err)) from err
     except Exception as err:  # noqa: BLE001 - the server must answer, whatever happened
+        message = explain(err)  # the caller's to fix: a refused input, a path, a missing extra
+        if message is not None:
+            raise ToolError(message) from err
         logger.exception("unexpected error while %s", doing)
-        raise ToolError(f"unexpected internal error while {doing}: {type(err).__name__}: {err}. "
-                        "This is a bug in whileai, not in your input; the server is still "
-                        "running, and the traceback is in its stderr log") from err
+        raise ToolError(bug_report(err, doing, traceback_at="in the server's stderr log (the "
+                                   "server is still running)")) from err
 
 
 def bad_arguments(exc: ValidationError, model: type[BaseModel]) -> str:

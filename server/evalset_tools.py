@@ -20,7 +20,8 @@ from whileai_core.defaults import (BOOTSTRAP_SEED, CATEGORY_FIELD, CONFIDENCE_LE
 from whileai_core.evalset import (EvalFingerprint, FailureCapable, FrozenHoldout,
                                   eval_fingerprint, failure_capable, freeze_holdout)
 
-from .tooling import READ_ONLY, Env, RowsArg, ThresholdArg, ToolInput, ToolSpec, read_rows, source
+from .tooling import (READ_ONLY, Env, RowsArg, ThresholdArg, ToolInput, ToolSpec, named, read_rows,
+                      source, values_of)
 
 WRITES_NEW_FILE = ToolAnnotations(read_only_hint=False, destructive_hint=False,
                                   idempotent_hint=True, open_world_hint=False)
@@ -116,7 +117,8 @@ TOOLS = [
             "Two scores compare only under the same name. On a file freeze_holdout wrote, "
             "file_matches says whether it was edited since."),
         input=EvalFingerprintInput, output=EvalFingerprint, run=eval_fingerprint_tool,
-        annotations=READ_ONLY, doing="fingerprinting a task set"),
+        annotations=READ_ONLY, doing="fingerprinting a task set",
+        core=("eval_fingerprint",)),
     ToolSpec(
         name="freeze_holdout", title="Freeze the held-out set under its content name",
         description=(
@@ -124,16 +126,18 @@ TOOLS = [
             "lines). The same content again finds its file and writes nothing; a file of that "
             "name with other content is an error, never overwritten."),
         input=FreezeHoldoutInput, output=FrozenHoldout, run=freeze_holdout_tool,
-        annotations=WRITES_NEW_FILE, doing="freezing a held-out set"),
+        annotations=WRITES_NEW_FILE, doing="freezing a held-out set",
+        core=("freeze_holdout",)),
     ToolSpec(
         name="failure_capable", title="Can this eval fail, and how much can it show?",
         description=(
             "Read a baseline run before training: pass@1 with its interval and n, the tasks that "
             "ever fail (the ceiling on any gain: headroom = 1 - pass@1), cut-off replies that "
-            "pass, and (with holdout) whether the run scored exactly the frozen set. verdict: "
-            "truncation_trap, off_the_frozen_set, cannot_fail, little_headroom or ready."),
+            "pass, and (with holdout) whether the run scored exactly the frozen set. `verdict`: "
+            f"{named(values_of(FailureCapable, 'verdict'))}."),
         input=FailureCapableInput, output=FailureCapable, run=failure_capable_tool,
-        annotations=READ_ONLY, doing="reading what the eval can show"),
+        annotations=READ_ONLY, doing="reading what the eval can show",
+        core=("failure_capable",)),
     ToolSpec(
         name="category_table", title="pass@1 per behaviour (category)",
         description=(
@@ -141,5 +145,6 @@ TOOLS = [
             "interval and n, plus the whole run; the category comes from the task set (tasks) or "
             "from every row."),
         input=CategoryTableInput, output=CategoryTable, run=category_table_tool,
-        annotations=READ_ONLY, doing="tabulating pass@1 by category"),
+        annotations=READ_ONLY, doing="tabulating pass@1 by category",
+        core=("category_table",)),
 ]

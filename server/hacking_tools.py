@@ -9,7 +9,7 @@ process with the root as working directory, killed after ``timeout_s`` (see
 
 from __future__ import annotations
 
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Annotated, Literal
 
 from mcp.types import ToolAnnotations
@@ -35,9 +35,19 @@ MetricArg = Annotated[Literal["pass", "reward"], Field(
 LevelArg = Annotated[float, Field(gt=0, lt=1, description="Confidence level of the intervals.")]
 
 
+def inside(value: str, env: Env, *, argument: str) -> str:
+    """``value`` as an absolute path that stays inside the root once its links are followed:
+    a file that is run or walked by name (not opened through the door) must not lead out."""
+    located = env.workspace.resolve(value, argument=argument).absolute
+    real = located.resolve()
+    if not real.is_relative_to(Path(env.workspace.root).resolve()):
+        raise ArgumentError(f"`{argument}` = {value!r} is a symlink that leads outside the "
+                            f"workspace root {env.workspace.root}. Fix: use a file inside the root")
+    return str(real)
+
+
 def confined_reward(reward: str | list[str], env: Env) -> str | list[str]:
     """The reward with every file it names resolved inside the workspace root."""
-    ws = env.workspace
     if isinstance(reward, str):
         module, sep, function = reward.rpartition(":")
         if not sep or not module:
@@ -46,10 +56,9 @@ def confined_reward(reward: str | list[str], env: Env) -> str | list[str]:
         if not module.endswith(".py") and "/" not in module:
             stem = PurePath(*module.split("."))
             candidates = [f"{stem}.py", f"{stem}/__init__.py"]
-            found = next((c for c in candidates if ws.resolve(c, argument="reward").is_file()),
-                         candidates[0])
-            module = found
-        return f"{ws.resolve(module, argument='reward')}:{function}"
+            module = next((c for c in candidates if Path(inside(c, env, argument="reward")).is_file()),
+                          candidates[0])
+        return f"{inside(module, env, argument='reward')}:{function}"
     if not reward:
         raise ArgumentError("`reward` is an empty command. Fix: e.g. ['python', 'rewards/grade.py']")
     argv = list(reward)
@@ -57,9 +66,9 @@ def confined_reward(reward: str | list[str], env: Env) -> str | list[str]:
         if len(argv) < 2 or not argv[1].endswith(".py"):
             raise ArgumentError("`reward` ['python', ...] must name a .py script inside the "
                                 "workspace next. Fix: e.g. ['python', 'rewards/grade.py']")
-        argv[1] = str(ws.resolve(argv[1], argument="reward"))
+        argv[1] = inside(argv[1], env, argument="reward")
     else:
-        argv[0] = str(ws.resolve(argv[0], argument="reward"))
+        argv[0] = inside(argv[0], env, argument="reward")
     return argv
 
 
@@ -164,7 +173,7 @@ def watch_run_tool(args: WatchRunInput, env: Env) -> Watch:
 
     target = args.source.strip()
     if not re.match(r"^run-[0-9a-f]{12}$", target):
-        target = str(env.workspace.resolve(target, argument="source"))
+        target = inside(target, env, argument="source")
     return watch_run(target, metric=args.metric, threshold=args.threshold, level=args.level,
                      confirm=args.confirm, window=args.window)
 
@@ -188,7 +197,7 @@ TOOLS = [
             "above the model is a hole, named with an example. Runs the reward (workspace code) "
             "in a child process with a timeout."),
         input=CheatProbesInput, output=CheatProbes, run=cheat_probes_tool,
-        annotations=RUNS_CODE, doing="probing a reward"),
+        annotations=RUNS_CODE, doing="probing a reward", core=("cheat_probes",)),
     ToolSpec(
         name="hack_scan", title="Does the reward pay for a reply feature?",
         description=(
@@ -198,7 +207,8 @@ TOOLS = [
             "fire. Verdict clean / suspect / not_enough_data with evidence (feature, strength, "
             "floor, n, an example)."),
         input=HackScanInput, output=HackScan, run=hack_scan_tool, annotations=READ_ONLY,
-        doing="scanning rows for reward hacking"),
+        doing="scanning rows for reward hacking",
+        core=("hack_scan",)),
     ToolSpec(
         name="watch_run", title="Watch a training run",
         description=(
@@ -209,5 +219,6 @@ TOOLS = [
             "continue or not_enough_data, with the numbers. plot=true adds the curve as an "
             "image."),
         input=WatchRunInput, output=Watch, run=watch_run_tool, annotations=READ_ONLY,
-        doing="watching a run", image=_watch_png),
+        doing="watching a run", image=_watch_png,
+        core=("watch_run", "watch_picture")),
 ]

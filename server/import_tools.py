@@ -54,7 +54,9 @@ def import_rows_tool(args: ImportRowsInput, env: Env) -> Imported:
     ws = env.workspace
     source = ws.resolve(args.path, argument="path")
     out = ws.resolve(args.out, argument="out")
-    result = import_rows(source, format=args.format, metric=args.metric, step=args.step,
+    # the importers read folders of another system's files by name, not through the door yet:
+    # the path has been resolved inside the root, so hand them its absolute form
+    result = import_rows(source.absolute, format=args.format, metric=args.metric, step=args.step,
                          kind=args.kind, keep_errored=args.keep_errored)
     written = write_records(result.rows, out, overwrite=args.overwrite)
     return result.model_copy(update={
@@ -73,5 +75,5 @@ TOOLS = [
             "named). Errored rollouts are counted, not scored 0. Writes `out`; returns counts, "
             "per-step policy versions, notes and 3 preview rows."),
         input=ImportRowsInput, output=Imported, run=import_rows_tool, annotations=WRITES_FILE,
-        doing="importing graded rows"),
+        doing="importing graded rows", core=("import_rows",)),
 ]

@@ -66,8 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     http.add_argument("--session-idle", type=float, default=MCP_SESSION_IDLE_S, metavar="S",
                       help=f"close an HTTP session idle this long (default {MCP_SESSION_IDLE_S:g})")
     parser.add_argument("--skills", default=None, metavar="DIR",
-                        help="skills folder (default: $WHILEAI_SKILLS_DIR, else skills/ beside "
-                             "the package)")
+                        help="skills folder (default: $WHILEAI_SKILLS_DIR, else the checkout's "
+                             "skills/, or the copy an installed wheel carries)")
     parser.add_argument("--log-level", default="WARNING",
                         choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                         help="stderr log level (default WARNING)")

@@ -99,7 +99,8 @@ TOOLS = [
             "its interval and n in the title: the band behind route_rows' question 3. Returns "
             "the counts and the PNG as an image; writes it to `out` when given."),
         input=PlotBandInput, output=BandPicture, run=plot_band, annotations=WRITES_FILE,
-        doing="drawing the per-task band", image=_png),
+        doing="drawing the per-task band", image=_png,
+        core=("band_picture",)),
     ToolSpec(
         name="plot_forest", title="Picture: paired deltas by category",
         description=(
@@ -107,7 +108,8 @@ TOOLS = [
             "with its interval and n, and the noise band. Returns the deltas and the PNG as an "
             "image; writes it to `out` when given."),
         input=PlotForestInput, output=ForestPicture, run=plot_forest, annotations=WRITES_FILE,
-        doing="drawing the forest plot", image=_png),
+        doing="drawing the forest plot", image=_png,
+        core=("forest_picture",)),
     ToolSpec(
         name="plot_judge_audit", title="Picture: the judge audit",
         description=(
@@ -115,5 +117,6 @@ TOOLS = [
             "against the floors. Returns the numbers and the PNG as an image; writes it to "
             "`out` when given."),
         input=PlotJudgeAuditInput, output=JudgePicture, run=plot_judge_audit,
-        annotations=WRITES_FILE, doing="drawing the judge audit", image=_png),
+        annotations=WRITES_FILE, doing="drawing the judge audit", image=_png,
+        core=("judge_picture",)),
 ]

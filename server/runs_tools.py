@@ -17,7 +17,7 @@ from pydantic import Field
 from whileai_core.runs import (Cancelled, Collected, Launch, RunList, RunRecord, cancel_run,
                                collect_run, launch_run, list_runs, run_status)
 
-from .tooling import Env, ToolInput, ToolSpec
+from .tooling import Env, ToolInput, ToolSpec, named, values_of
 
 SPENDS_MONEY = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
                                open_world_hint=True)
@@ -104,22 +104,23 @@ TOOLS = [
             "starts the run (this spends money on Modal) and records it; the same target and "
             "name launched again return the existing run, never a second launch."),
         input=LaunchRunInput, output=Launch, run=launch_run_tool,
-        annotations=SPENDS_MONEY, doing="launching a run"),
+        annotations=SPENDS_MONEY, doing="launching a run", core=("launch_run",)),
     ToolSpec(
         name="run_status", title="Status of a run",
         description=(
-            "A run's status (planned, launching, running, succeeded, failed, cancelled), brought "
-            "up to date with its backend first (a run left 'launching' by a crash is reconciled "
-            "from what Modal or the local process shows), with its error if it failed."),
+            f"A run's `status` ({named(values_of(RunRecord, 'status'))}), brought up to date "
+            f"with its `backend` ({named(values_of(RunRecord, 'backend'))}) first (a run left "
+            "launching by a crash is reconciled from what Modal or the local process shows), "
+            "with its error if it failed."),
         input=RunIdInput, output=RunRecord, run=run_status_tool,
-        annotations=ASKS_BACKEND, doing="reading a run's status"),
+        annotations=ASKS_BACKEND, doing="reading a run's status", core=("run_status",)),
     ToolSpec(
         name="list_runs", title="List runs",
         description=(
             "Every run in the registry, oldest first, with status, backend, GPU and target; "
             "active runs are brought up to date with their backend."),
         input=ListRunsInput, output=RunList, run=list_runs_tool,
-        annotations=ASKS_BACKEND, doing="listing runs"),
+        annotations=ASKS_BACKEND, doing="listing runs", core=("list_runs",)),
     ToolSpec(
         name="collect_run", title="Collect a run's results",
         description=(
@@ -128,12 +129,12 @@ TOOLS = [
             "the delta with its interval, n paired tasks, and the verdict. Not finished yet: "
             "says so (poll run_status)."),
         input=RunIdInput, output=Collected, run=collect_run_tool,
-        annotations=ASKS_BACKEND, doing="collecting a run's results"),
+        annotations=ASKS_BACKEND, doing="collecting a run's results", core=("collect_run",)),
     ToolSpec(
         name="cancel_run", title="Cancel a run",
         description=(
             "Stop a planned, launching or running run (Modal: cancels the call and its "
             "containers; local: stops the process). A finished run is left as it is."),
         input=RunIdInput, output=Cancelled, run=cancel_run_tool,
-        annotations=STOPS_RUN, doing="cancelling a run"),
+        annotations=STOPS_RUN, doing="cancelling a run", core=("cancel_run",)),
 ]

@@ -1,8 +1,11 @@
-"""The skills folder, served three ways: tools (`list_skills`, `get_skill`), resources
-(`skill://<name>/SKILL.md` plus `skill://index`) and one prompt per skill.
+"""The skills folder, served four ways: tools (`list_skills`, `get_skill`), resources (every file
+of a skill as `skill://<name>/<path>`, plus the index `whileai://skills/index.md`), one prompt
+per skill, and the Skills extension of MCP (SEP-2640: `skills/list`, `skills/get`;
+``server.skills_extension``).
 
 The folder is read when asked, so an edited SKILL.md is served as it is now. It is found next to
-the package (``<repo>/skills``) unless ``--skills DIR`` or ``WHILEAI_SKILLS_DIR`` says otherwise.
+the package (``<repo>/skills``; an installed wheel carries a copy, see ``whileai_core.bundled``)
+unless ``--skills DIR`` or ``WHILEAI_SKILLS_DIR`` says otherwise.
 A skill is a sub-folder holding ``SKILL.md`` whose frontmatter (Agent Skills format) gives
 ``name`` and ``description``. Only names that are folders of the catalog are ever opened, so a
 skill name cannot walk out of the folder.
@@ -10,6 +13,8 @@ skill name cannot walk out of the folder.
 
 from __future__ import annotations
 
+import hashlib
+import mimetypes
 import os
 import re
 from pathlib import Path
@@ -20,7 +25,7 @@ from mcp.server.mcpserver.exceptions import ResourceError
 from mcp.server.mcpserver.prompts.base import Prompt
 from mcp.server.mcpserver.resources import FunctionResource
 from mcp.types import EmbeddedResource, TextResourceContents
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from whileai_core.errors import ArgumentError
 from whileai_core.result import Result
@@ -29,7 +34,10 @@ from .tooling import READ_ONLY, Env, ToolInput, ToolSpec
 
 SKILLS_ENV = "WHILEAI_SKILLS_DIR"  # the same variable as whileai_core.init.SKILLS_ENV
 MARKDOWN = "text/markdown"
-INDEX_URI = "skill://index"
+# The index of the skills lives outside the skill:// scheme: under SEP-2640 a skill:// URI names a
+# skill's file, and `skill://index` would read as a skill called "index".
+INDEX_URI = "whileai://skills/index.md"
+_SKIP = ("__pycache__",)
 
 
 def default_skills_dir() -> Path:
@@ -46,15 +54,28 @@ def skill_uri(name: str) -> str:
 
 # --- results -------------------------------------------------------------------------------
 
+class SkillFile(Result):
+    """One file of a skill: its resource URI, size in bytes and SHA-256 digest (``sha256:<hex>``,
+    of the raw bytes, as SEP-2640 entries carry it)."""
+
+    uri: str
+    size: int
+    digest: str
+
+
 class SkillInfo(Result):
-    """One skill as listed: what it is for and where to read it."""
+    """One skill as listed: what it is for, where to read it, and every file it has (SKILL.md and
+    its helper files, each a resource)."""
 
     name: str
     description: str
     uri: str
+    files: list[SkillFile]
 
     def render(self) -> str:
-        return f"{self.name}: {self.description} ({self.uri})"
+        helpers = [f.uri.rsplit("/", 1)[-1] for f in self.files if f.uri != self.uri]
+        extra = f"; helper files: {', '.join(helpers)}" if helpers else ""
+        return f"{self.name}: {self.description} ({self.uri}{extra})"
 
 
 class SkillList(Result):
@@ -62,23 +83,30 @@ class SkillList(Result):
 
     skills: list[SkillInfo]
     folder: str
+    note: str = Field("", description="Why the list is empty, and the fix; empty otherwise.")
 
     def render(self) -> str:
         if not self.skills:
-            return f"no skills in {self.folder}"
+            return self.note or f"no skills in {self.folder}"
         return "\n".join(s.render() for s in self.skills)
 
 
 class SkillText(Result):
-    """One skill's SKILL.md, whole (frontmatter included)."""
+    """One skill: its name, description, URI and files. The SKILL.md itself travels once, as the
+    answer's text (``render()``), not again inside the structured content."""
 
     name: str
     description: str
     uri: str
-    text: str
+    files: list[SkillFile]
+    _text: str = PrivateAttr(default="")
+
+    @property
+    def text(self) -> str:
+        return self._text
 
     def render(self) -> str:
-        return self.text
+        return self._text
 
 
 # --- the catalog ---------------------------------------------------------------------------
@@ -140,24 +168,84 @@ class SkillCatalog:
                                 "list_skills and pass one of the names it returns")
         return self.folder / name / "SKILL.md"
 
+    def files(self, name: str) -> list[tuple[str, bytes]]:
+        """Every regular file of the skill (SKILL.md first, then by path), as (relative path,
+        raw bytes). Links and caches are left out: a skill's files are what its folder holds."""
+        folder = self.path(name).parent
+        found = []
+        for path in sorted(folder.rglob("*")):
+            rel = path.relative_to(folder)
+            if any(part in _SKIP or part.startswith(".") for part in rel.parts):
+                continue
+            if path.is_symlink() or not path.is_file():
+                continue
+            found.append((rel.as_posix(), path.read_bytes()))
+        found.sort(key=lambda item: (item[0] != "SKILL.md", item[0]))
+        return found
+
+    def manifest(self, name: str) -> list[SkillFile]:
+        return [SkillFile(uri=f"skill://{name}/{rel}", size=len(data),
+                          digest="sha256:" + hashlib.sha256(data).hexdigest())
+                for rel, data in self.files(name)]
+
+    def file_text(self, name: str, rel: str) -> str | bytes:
+        """One file's content: text when it is UTF-8 (decoded as is, no newline translation, so
+        its bytes hash to the listed digest), else the raw bytes."""
+        for path, data in self.files(name):
+            if path == rel:
+                try:
+                    return data.decode("utf-8")
+                except UnicodeDecodeError:
+                    return data
+        raise ArgumentError(f"skill {name!r} has no file {rel!r}. Fix: list_skills shows its "
+                            "files")
+
+    def frontmatter(self, name: str) -> dict:
+        """The SKILL.md's YAML frontmatter, parsed as YAML (every key the author wrote)."""
+        import yaml
+
+        text = self.path(name).read_bytes().decode("utf-8")
+        lines = text.splitlines()
+        if not lines or lines[0].strip() != "---" or "---" not in [x.strip() for x in lines[1:]]:
+            return {}
+        end = [x.strip() for x in lines[1:]].index("---") + 1
+        data = yaml.safe_load("\n".join(lines[1:end]))
+        return data if isinstance(data, dict) else {}
+
     def read(self, name: str) -> SkillText:
-        text = self.path(name).read_text(encoding="utf-8")
+        text = self.path(name).read_bytes().decode("utf-8")
         meta = _frontmatter(text)
-        return SkillText(name=name, description=meta.get("description", ""),
-                         uri=skill_uri(name), text=text)
+        skill = SkillText(name=name, description=meta.get("description", ""),
+                          uri=skill_uri(name), files=self.manifest(name))
+        skill._text = text
+        return skill
 
     def info(self, name: str) -> SkillInfo:
         skill = self.read(name)
-        return SkillInfo(name=name, description=skill.description, uri=skill.uri)
+        return SkillInfo(name=name, description=skill.description, uri=skill.uri,
+                         files=skill.files)
 
     def listing(self) -> SkillList:
-        return SkillList(skills=[self.info(n) for n in self.names()], folder=str(self.folder))
+        skills = [self.info(n) for n in self.names()]
+        return SkillList(skills=skills, folder=str(self.folder),
+                         note="" if skills else self.missing())
+
+    def missing(self) -> str:
+        """Why there are no skills, and the fix (empty when there are some)."""
+        what = "does not exist" if not self.folder.is_dir() else "holds no */SKILL.md"
+        return (f"no skills: the skills folder {self.folder} {what}. Fix: start whileai-mcp "
+                f"with --skills DIR (or set {SKILLS_ENV}) to the folder holding "
+                "<name>/SKILL.md")
 
     def index_markdown(self) -> str:
         listing = self.listing()
         lines = ["# whileai skills", "",
-                 "Read one with resources/read on its URI, or call the get_skill tool.", ""]
-        lines += [f"- [{s.name}]({s.uri}): {s.description}" for s in listing.skills]
+                 "Read one with resources/read on its URI, or call the get_skill tool; "
+                 "skills/list gives each skill's files with their digests.", ""]
+        for s in listing.skills:
+            helpers = [f.uri for f in s.files if f.uri != s.uri]
+            lines.append(f"- [{s.name}]({s.uri}): {s.description}")
+            lines += [f"  - helper file: {u}" for u in helpers]
         if not listing.skills:
             lines.append(f"(no skills in {listing.folder})")
         return "\n".join(lines) + "\n"
@@ -187,14 +275,16 @@ TOOLS = [
     ToolSpec(
         name="list_skills", title="List the skills",
         description=("List the playbooks (skills) this server carries: name, one-line "
-                     "description, and the resource URI to read each. Call first when you "
+                     "description, the resource URI of each SKILL.md, and every file of each "
+                     "skill (helper files too) with its size and digest. Call first when you "
                      "do not know which playbook fits the user's goal."),
         input=ListSkillsInput, output=SkillList, run=list_skills,
         annotations=READ_ONLY, doing="listing the skills folder"),
     ToolSpec(
         name="get_skill", title="Read one skill",
-        description=("Return one skill's whole SKILL.md (a Markdown playbook with runnable "
-                     "Python blocks). Same text as the resource skill://<name>/SKILL.md."),
+        description=("Return one skill's whole SKILL.md (a Markdown playbook: each step as "
+                     "Python and as MCP tool calls) as the answer's text, with its files in the "
+                     "structured content. Same text as the resource skill://<name>/SKILL.md."),
         input=GetSkillInput, output=SkillText, run=get_skill,
         annotations=READ_ONLY, doing="reading a SKILL.md"),
 ]
@@ -203,30 +293,38 @@ TOOLS = [
 # --- resources and prompts -----------------------------------------------------------------
 
 def register_skills(server: MCPServer, catalog: SkillCatalog) -> None:
-    """Resources (each skill + the index) and one prompt per skill present at start-up."""
+    """Resources (every file of each skill, and the index) and one prompt per skill present at
+    start-up."""
     server.add_resource(FunctionResource(
-        uri=INDEX_URI, name="skills-index", title="Index of the whileai skills",
-        description="Every skill: name, description and URI, as Markdown.",
+        uri=INDEX_URI, name="whileai-skills-index", title="Index of the whileai skills",
+        description="Every skill: name, description, URI and helper files, as Markdown.",
         mime_type=MARKDOWN, fn=catalog.index_markdown))
     for name in catalog.names():
         try:
             info = catalog.info(name)
         except (OSError, UnicodeDecodeError):
             continue  # unreadable now; list_skills will say so when asked
-        server.add_resource(FunctionResource(
-            uri=info.uri, name=name, title=f"Skill: {name}", description=info.description,
-            mime_type=MARKDOWN, fn=_reader(catalog, name)))
+        for file in info.files:
+            rel = file.uri.removeprefix(f"skill://{name}/")
+            top = rel == "SKILL.md"
+            mime = MARKDOWN if rel.endswith(".md") else (
+                mimetypes.guess_type(rel)[0] or "text/plain")
+            server.add_resource(FunctionResource(
+                uri=file.uri, name=name if top else rel,
+                title=f"Skill: {name}" if top else f"{name}: {rel}",
+                description=info.description if top else f"A helper file of the {name} skill.",
+                mime_type=mime, fn=_reader(catalog, name, rel)))
         server.add_prompt(Prompt.from_function(
             _prompt(catalog, name), name=name, title=f"Follow the {name} skill",
             description=f"Embed the {name} playbook and ask to follow it. {info.description}"))
 
 
-def _reader(catalog: SkillCatalog, name: str):
-    def read() -> str:
+def _reader(catalog: SkillCatalog, name: str, rel: str = "SKILL.md"):
+    def read() -> str | bytes:
         try:
-            return catalog.read(name).text
-        except (ArgumentError, OSError, UnicodeDecodeError) as err:
-            raise ResourceError(f"{skill_uri(name)} cannot be read now: {err}") from err
+            return catalog.file_text(name, rel)
+        except (ArgumentError, OSError) as err:
+            raise ResourceError(f"skill://{name}/{rel} cannot be read now: {err}") from err
     return read
 
 

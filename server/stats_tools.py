@@ -13,18 +13,14 @@ from pydantic import Field
 
 from whileai_core import compare, compare_many, holdout_size, pass_at, route, teacher_clears
 from whileai_core.defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, HOLDOUT_ALPHA, HOLDOUT_K,
-                                   HOLDOUT_POWER, MCP_INLINE_ROWS_MAX, MANY_SHOWN, PROVE_EFFECT)
-from whileai_core.routing import Route, TeacherVerdict
+                                   HOLDOUT_POWER, MCP_INLINE_ROWS_MAX, PROVE_EFFECT)
+from whileai_core.routing import Route, RowFacts, TeacherVerdict, row_facts
 from whileai_core.stats import Comparison, HoldoutSize, ManyComparisons, PassAt
 
-from .tooling import (MAX_K, MAX_SCORE, MAX_SEED, READ_ONLY, Env, RowsArg, ThresholdArg,
-                      ToolInput, ToolSpec, read_rows)
+from .tooling import (MAX_K, MAX_SCORE, PAGE_DEFAULT, READ_ONLY, DetailArg, Env, LevelArg,
+                      LimitArg, OffsetArg, RowsArg, SeedArg, ThresholdArg, ToolInput, ToolSpec,
+                      named, read_rows, values_of, with_table)
 
-LevelArg = Annotated[float, Field(
-    gt=0, lt=1, allow_inf_nan=False, description="Confidence level of every interval, strictly between 0 and 1 (0.95 = 95%).")]
-SeedArg = Annotated[int | None, Field(
-    ge=0, le=MAX_SEED, description="Seed of the task bootstrap: the same rows and seed give the same interval. "
-                "null draws a fresh one.")]
 EffectArg = Annotated[float, Field(
     gt=0, lt=1, allow_inf_nan=False, description="Smallest change in pass@1 worth detecting, as a fraction in (0, 1): 0.05 = "
                 "5 points.")]
@@ -81,22 +77,46 @@ def route_rows(args: RouteRowsInput, env: Env) -> Route:
                  teacher_url=args.teacher_url)
 
 
+# --- inspect_rows --------------------------------------------------------------------------
+
+class InspectRowsInput(ToolInput):
+    rows: RowsArg
+    model: Annotated[str | None, Field(
+        max_length=500,
+        description="Optional: hub id of the model you will train; given, also says whether "
+                    "that model wrote the rows (on_policy).")] = None
+    threshold: ThresholdArg = None
+    level: LevelArg = CONFIDENCE_LEVEL
+
+
+def inspect_rows(args: InspectRowsInput, env: Env) -> RowFacts:
+    rows = read_rows(args.rows, env.workspace, argument="rows", threshold=args.threshold)
+    return row_facts(rows, model=args.model, level=args.level)
+
+
 # --- pass_at -------------------------------------------------------------------------------
 
 class PassAtInput(ToolInput):
     rows: RowsArg
     k: Annotated[int | None, Field(
-        ge=1, le=MAX_K, description="Also report pass@k (at least one of k passes) and pass^k (all k pass), "
+        ge=1, le=MAX_K,
+        description="Also report pass@k (at least one of k passes) and pass^k (all k pass), "
                     "unbiased from n rollouts per task; k may not exceed the smallest n. null: "
                     "k = the fewest rollouts any task has (when >= 2).")] = None
     level: LevelArg = CONFIDENCE_LEVEL
     seed: SeedArg = BOOTSTRAP_SEED
     threshold: ThresholdArg = None
+    detail: DetailArg = False
+    offset: OffsetArg = 0
+    limit: LimitArg = PAGE_DEFAULT
 
 
 def pass_at_tool(args: PassAtInput, env: Env) -> PassAt:
+    from whileai_core.tables import TaskTable
+
     rows = read_rows(args.rows, env.workspace, argument="rows", threshold=args.threshold)
-    return pass_at(rows, k=args.k, level=args.level, seed=args.seed)
+    result = pass_at(rows, k=args.k, level=args.level, seed=args.seed)
+    return with_table(result, TaskTable.of(rows), args, env)
 
 
 # --- compare_runs --------------------------------------------------------------------------
@@ -222,36 +242,50 @@ TOOLS = [
             "Start here. Reads graded rollouts of the model you will train and asks six "
             "questions in order (can a truncated reply pass? rollouts per task? per-task band? "
             "does a teacher clear? did this model write the rows? what is left?). Returns the "
-            "route, the question that decided it, the evidence behind every answer (counts, "
-            "band, pass@1 with its 95% interval and n) and the next call to make."),
+            f"`route` ({named(values_of(Route, 'route'))}), the question that decided it, the "
+            "evidence behind every answer (counts, band, pass@1 with its 95% interval and n) and "
+            "the next call to make (`next_step`)."),
         input=RouteRowsInput, output=Route, run=route_rows, annotations=READ_ONLY,
-        doing="routing graded rows"),
+        doing="routing graded rows", core=("route",)),
+    ToolSpec(
+        name="inspect_rows", title="Ask the rows every routing question",
+        description=(
+            "Every question route_rows asks, answered without stopping at the first that "
+            "decides: truncated rows that pass, rollouts per task (k), the per-task band with "
+            "pass@1 and its interval, the split share, and (given `model`) who wrote the rows. "
+            "Use it to read one fact, or all of them, about a rows file."),
+        input=InspectRowsInput, output=RowFacts, run=inspect_rows, annotations=READ_ONLY,
+        doing="inspecting graded rows",
+        core=("row_facts", "truncated_passes", "rollouts_per_task", "band", "split_share",
+              "on_policy")),
     ToolSpec(
         name="pass_at", title="pass@1 / pass@k with intervals",
         description=(
             "pass@1 of graded rows with its interval (bootstrap over tasks, not rows) and n; "
             "with k, also pass@k and pass^k. Per-task pass rates included."),
         input=PassAtInput, output=PassAt, run=pass_at_tool, annotations=READ_ONLY,
-        doing="computing pass@k"),
+        doing="computing pass@k", core=("pass_at", "load_rows")),
     ToolSpec(
         name="compare_runs", title="Did the score move? (paired before/after)",
         description=(
             "Paired comparison of two runs on the same tasks: mean before and after, the delta "
-            "with its interval, p-value and the interval used, and a verdict: moved / "
-            "moved_the_wrong_way / within_noise / flat (equivalent within +-effect) / "
-            "no_detectable_change / insufficient_data. Each arm may be several runs (training "
-            "seeds). Use after training, on the held-out tasks."),
+            f"with its interval, p-value and the interval used (`ci_method`), and a `verdict`: "
+            f"{named(values_of(Comparison, 'verdict'))} (flat: the interval lies inside "
+            "+-effect). Each arm may be several runs (training seeds). Use after training, on "
+            "the held-out tasks; pass `run_std` and `noise_runs` from noise_floor so a change "
+            "inside the re-run noise is not called a move."),
         input=CompareRunsInput, output=Comparison, run=compare_runs, annotations=READ_ONLY,
-        doing="comparing two runs"),
+        doing="comparing two runs", core=("compare",)),
     ToolSpec(
         name="compare_many", title="Which behaviours moved? (corrected for how many)",
         description=(
             "One paired comparison per category (a row field, `by`) or per checkpoint, with "
-            "p-values adjusted by Benjamini-Hochberg (false discovery rate) and Holm "
-            "(family-wise), and which behaviours survive each. Use for by-category tables and "
-            f"for picking a checkpoint. Lists at most {MANY_SHOWN} behaviours, smallest p first."),
+            "p-values adjusted by Benjamini-Hochberg (false discovery rate) and Holm (any "
+            "false claim among them), and which behaviours survive each. Use for by-category tables and "
+            "for picking a checkpoint. Behaviours come smallest p first; a long list is cut and "
+            "says n of N."),
         input=CompareManyInput, output=ManyComparisons, run=compare_many_tool,
-        annotations=READ_ONLY, doing="comparing many behaviours"),
+        annotations=READ_ONLY, doing="comparing many behaviours", core=("compare_many",)),
     ToolSpec(
         name="holdout_size", title="How many held-out tasks?",
         description=(
@@ -259,7 +293,7 @@ TOOLS = [
             "power (Miller 2024, Eq. 9), plus a table over k. Without pilot rows it uses a "
             "planning model; with pilot rows, your data's variances."),
         input=HoldoutSizeInput, output=HoldoutSize, run=holdout_size_tool, annotations=READ_ONLY,
-        doing="sizing a holdout"),
+        doing="sizing a holdout", core=("holdout_size",)),
     ToolSpec(
         name="teacher_clears", title="Is the teacher good enough to distil?",
         description=(
@@ -268,5 +302,6 @@ TOOLS = [
             "on-policy distillation). Returns both rates with intervals, the gap with its "
             "interval, n and p, and the reason."),
         input=TeacherClearsInput, output=TeacherVerdict, run=teacher_clears_tool,
-        annotations=READ_ONLY, doing="checking whether the teacher clears the student"),
+        annotations=READ_ONLY, doing="checking whether the teacher clears the student",
+        core=("teacher_clears",)),
 ]

@@ -77,3 +77,15 @@ def test_plot_flag_on_audit_judge(tmp_path, capsys):
                                              for i in range(10)])
     assert main(["audit-judge", str(items), "--plot", str(tmp_path / "j.png")]) == 0
     assert (tmp_path / "j.png").exists()
+
+
+def test_watch_reads_a_prime_rl_run_folder_through_the_importer():
+    from whileai_core.importers.prime_rl import import_prime_rl
+
+    run = Path(__file__).parent / "fixtures" / "prime_rl" / "volume" / "e2e-opsd" / "fc-opsd-1"
+    eval_rows = import_prime_rl(run, kind="eval").rows
+    steps = sorted({r["step"] for r in eval_rows})
+    w = watch_run(run, metric="reward")
+    # every eval step of the importer's rows is one held-out evaluation, paired with the first
+    assert [s.step for s in w.steps if s.held_out is not None] == steps and w.n_evals == len(steps)
+    assert w.decision == "not_enough_data"  # no training episodes here: no climb to read

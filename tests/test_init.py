@@ -324,3 +324,10 @@ def test_the_written_entry_starts_the_server(tmp_path):
     result = anyio.run(go)
     assert not result.is_error
     assert sorted(s["name"] for s in result.structured_content["skills"]) == SKILLS
+
+
+def test_a_fifo_in_place_of_a_config_is_refused_without_blocking(tmp_path):
+    os.mkfifo(tmp_path / ".mcp.json")
+    with pytest.raises(ConfigError, match=r"\.mcp\.json.*FIFO"):
+        _init(tmp_path)
+    assert not (tmp_path / "AGENTS.md").exists()

@@ -36,15 +36,15 @@ def test_end_to_end_plan_launch_poll_collect_and_launch_once(where):
 
     plan = launch_run("tiny", backend="local", **where)
     assert plan.action == "planned"
-    assert plan.run.status == "planned"
+    assert plan.run is None                 # a plan is free: nothing recorded
     assert launches(recipes) == []  # nothing ran
-    out = state / "runs" / plan.run.id / "out"
+    out = state / "runs" / plan.plan.run_id / "out"
     assert plan.plan.command.endswith(f"tiny/run.py --smoke --out {out}")
     assert plan.plan.est_gpu_hours == 0 and plan.plan.spends_money is False
 
     launched = launch_run("tiny", backend="local", confirm=True, **where)
     assert launched.action == "launched"
-    assert launched.run.id == plan.run.id
+    assert launched.run.id == plan.plan.run_id
     assert launched.run.status == "running"
     assert launched.run.handle["pid"] > 0
 
@@ -82,7 +82,7 @@ def test_end_to_end_plan_launch_poll_collect_and_launch_once(where):
 def test_a_new_name_is_a_new_run_and_ids_follow_target_name_backend(where):
     first = launch_run("plain", backend="local", confirm=True, **where)
     second = launch_run("plain", backend="local", name="plain-2", confirm=True, **where)
-    assert first.run.id != second.run.id
+    assert first.plan.run_id != second.plan.run_id
     assert first.run.id == run_id(first.run.sha256, "plain", "local")
     assert second.run.id == run_id(first.run.sha256, "plain-2", "local")
     for launched in (first, second):
@@ -100,7 +100,7 @@ def test_changing_the_recipe_changes_its_sha_and_so_the_run(where):
         fh.write("# edited\n")
     second = launch_run("plain", backend="local", **where)
     assert first.plan.sha256 != second.plan.sha256
-    assert first.run.id != second.run.id
+    assert first.plan.run_id != second.plan.run_id
 
 
 def test_a_recipe_that_fails_is_failed_with_its_exit_code_and_log(where):
@@ -152,12 +152,32 @@ def test_a_second_launch_returns_while_the_first_run_is_still_running(where):
     assert len(launches(where["recipes_dir"])) == 1
 
 
-def test_cancel_a_plan_marks_it_cancelled_without_running_anything(where):
+def test_a_plan_writes_nothing_and_confirm_replans_and_launches(where):
+    # issue 11: a plan without confirm wrote a "planned" record into the registry
+    state = where["state_dir"]
     plan = launch_run("plain", backend="local", **where)
-    stopped = cancel_run(plan.run.id, state_dir=where["state_dir"])
-    assert stopped.run.status == "cancelled" and "only planned" in stopped.stopped
-    assert launch_run("plain", backend="local", confirm=True, **where).action == "existing"
-    assert launches(where["recipes_dir"]) == []
+    assert plan.action == "planned" and plan.run is None
+    assert not state.exists()                      # not even the registry's folder
+    assert list_runs(state_dir=state).runs == []
+    with pytest.raises(ArgumentError, match="no run"):
+        cancel_run(plan.plan.run_id, state_dir=state)
+    again = launch_run("plain", backend="local", **where)   # planning twice is still free
+    assert again.plan == plan.plan and not state.exists()
+    launched = launch_run("plain", backend="local", confirm=True, **where)
+    assert launched.action == "launched" and launched.run.id == plan.plan.run_id
+    assert [r.id for r in list_runs(state_dir=state).runs] == [plan.plan.run_id]
+    cancel_run(launched.run.id, state_dir=state)
+
+
+def test_a_plan_of_a_launched_run_says_existing_and_records_nothing_new(where):
+    state = where["state_dir"]
+    launched = launch_run("plain", backend="local", confirm=True, **where)
+    before = list_runs(state_dir=state).runs
+    plan = launch_run("plain", backend="local", **where)
+    assert plan.action == "existing" and plan.run.id == launched.run.id
+    assert [(r.id, r.created_at) for r in list_runs(state_dir=state).runs] == \
+        [(r.id, r.created_at) for r in before]
+    cancel_run(launched.run.id, state_dir=state)
 
 
 # --- the state directory ---------------------------------------------------------------------

@@ -113,7 +113,7 @@ def test_a_launcher_that_died_mid_spawn_is_reported_not_relaunched(where):
     _, _, record = _record(where, None)          # marker written, no call id, lock free
     seen = run_status(record.id, state_dir=where["state_dir"])
     assert seen.status == "failed" and "untracked" in seen.error
-    assert launch_run("tiny", backend="local", **where).run.id != record.id
+    assert launch_run("tiny", backend="local", **where).plan.run_id != record.id
 
 
 def test_a_launcher_that_died_before_spawning_ran_nothing(where):
@@ -144,8 +144,13 @@ def test_missing_modal_package_names_the_install(where, monkeypatch):
     monkeypatch.setitem(sys.modules, "modal", None)  # import modal -> ImportError
     with pytest.raises(ConfigError) as caught:
         launch_run("tiny", backend="modal", confirm=True, **where)
-    assert "pip install 'whileai-skills[launch]'" in str(caught.value)
+    # from a checkout (this one) the editable form; from a wheel the distribution's name
+    assert "pip install -e '.[launch]'" in str(caught.value)
     assert "backend='local'" in str(caught.value)
+    monkeypatch.setattr("whileai_core.extras.from_checkout", lambda: False)
+    with pytest.raises(ConfigError) as caught:
+        launch_run("tiny", backend="modal", confirm=True, **where)
+    assert "pip install 'whileai-skills[launch]'" in str(caught.value)
 
 
 def test_a_token_never_reaches_output_or_the_registry(where, monkeypatch):

@@ -42,9 +42,10 @@ def test_plan_confirm_poll_collect_through_the_protocol(setup):
     server, recipes = setup
     plan = ok(call(server, "launch_run", {"config_or_recipe": "tiny", "backend": "local"}))
     assert plan["action"] == "planned" and launches(recipes) == []
+    assert plan["run"] is None and ok(call(server, "list_runs", {}))["runs"] == []  # plans are free
     launched = ok(call(server, "launch_run", {"config_or_recipe": "tiny", "backend": "local",
                                               "confirm": True}))
-    assert launched["action"] == "launched" and launched["run"]["id"] == plan["run"]["id"]
+    assert launched["action"] == "launched" and launched["run"]["id"] == plan["plan"]["run_id"]
     assert _poll(server, launched["run"]["id"])["status"] == "succeeded"
     collected = ok(call(server, "collect_run", {"id": launched["run"]["id"]}))
     assert collected["verdict"] == "moved"

@@ -103,7 +103,13 @@ def test_route_rows_empty_model_is_the_cores_message(server):
 def test_pass_at_numbers(server, ws):
     out = ok(call(server, "pass_at", {"rows": "evals/grpo.jsonl", "k": 2}))
     n, cs = 4, {"a": 3, "b": 1, "c": 4, "d": 0}
-    assert out["per_task"] == {t: c / n for t, c in cs.items()}
+    # per-task rates a 0.75, b 0.25, c 1, d 0: summarised, not listed (bins by hand)
+    tasks = out["tasks"]
+    assert {b["label"]: b["n_tasks"] for b in tasks["histogram"]} == {
+        "0": 1, "(0, 0.25)": 0, "[0.25, 0.5)": 1, "[0.5, 0.75)": 0, "[0.75, 1)": 1, "1": 1}
+    assert [r["task_id"] for r in tasks["lowest"]] == ["d", "b", "a", "c"]
+    assert [r["task_id"] for r in tasks["highest"]] == ["c", "a", "b", "d"]
+    assert tasks["shown"] == "all 4 tasks shown" and out["page"] is None
     assert out["pass_at_1"] == pytest.approx(0.5)
     # pass@2 per task = 1 - C(n-c, 2) / C(n, 2); pass^2 = C(c, 2) / C(n, 2) (Chen et al. 2021)
     at2 = np.mean([1 - math.comb(n - c, 2) / math.comb(n, 2) for c in cs.values()])
@@ -124,9 +130,23 @@ def test_pass_at_numbers(server, ws):
     assert out == pass_at(load_rows(ws / "evals" / "grpo.jsonl"), k=2).to_dict()
 
 
+def test_pass_at_detail_pages_the_per_task_table(server):
+    out = ok(call(server, "pass_at", {"rows": "evals/grpo.jsonl", "detail": True, "offset": 1,
+                                      "limit": 2}))
+    page = out["page"]
+    assert [(r["task_id"], r["value"], r["rollouts"]) for r in page["tasks"]] == [
+        ("b", 0.25, 4), ("c", 1.0, 4)]          # first-appearance order a, b, c, d
+    assert (page["offset"], page["total"], page["next_offset"]) == (1, 4, 3)
+    assert page["shown"] == "tasks 2-3 of 4; next page: offset=3"
+    last = ok(call(server, "pass_at", {"rows": "evals/grpo.jsonl", "detail": True, "offset": 3}))
+    assert [r["task_id"] for r in last["page"]["tasks"]] == ["d"]
+    assert last["page"]["next_offset"] is None
+
+
 @pytest.mark.parametrize("args, says", [
     ({"level": 1.5}, "`level` = 1.5: Input should be less than 1; allowed: (0, 1)"),
     ({"k": 0}, "`k`"),
+    ({"limit": 10_000, "detail": True}, "`limit` = 10000: Input should be less than or equal to 200"),
     ({"k": "two"}, "invalid arguments: `k` = 'two'"),
     ({"bogus": 1}, "`bogus`: not an argument of this tool"),
 ])

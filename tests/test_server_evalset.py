@@ -1,6 +1,5 @@
-"""eval_fingerprint, freeze_holdout, failure_capable, category_table through the protocol, and
-the strengthen-your-evals skill's MCP form: every tool it names exists and takes the arguments
-it is given.
+"""eval_fingerprint, freeze_holdout, failure_capable, category_table through the protocol (the
+skill's MCP form is held to the tools by tests/test_skill_parity.py).
 
 Hashes come from hashlib on canonical strings written out here; counts and rates are worked out
 by hand from the literal rows.
@@ -9,13 +8,9 @@ by hand from the literal rows.
 from __future__ import annotations
 
 import hashlib
-import json
-import re
-from pathlib import Path
 
 from test_server_support import call, error_text, ok, write_jsonl
 
-ROOT = Path(__file__).resolve().parent.parent
 TASKS = [{"task_id": "t2", "category": "b"}, {"task_id": "t1", "category": "a"}]
 CANON = '{"category":"a","task_id":"t1"}\n{"category":"b","task_id":"t2"}\n'
 NAME = "holdout-" + hashlib.sha256(CANON.encode()).hexdigest()[:12]
@@ -58,28 +53,3 @@ def test_failure_capable_and_category_table(server, ws):
     text = error_text(call(server, "failure_capable", {"rows": "rows.jsonl", "effect": 1.5}),
                       "failure_capable")
     assert "effect" in text
-
-
-def _mcp_blocks(text: str) -> list[dict]:
-    return [json.loads(line) for block in re.findall(r"```mcp\n(.*?)```", text, re.S)
-            for line in block.splitlines() if line.strip()]
-
-
-# Tools the skill names that another branch adds (issue 11 gives noise_floor a tool). Once one is
-# served, its arguments are checked like the rest.
-PENDING = {"noise_floor"}
-
-
-def test_the_skills_mcp_form_names_real_tools_and_arguments():
-    from server.registry import tool_specs
-
-    specs = {s.name: s for s in tool_specs()}
-    calls = _mcp_blocks((ROOT / "skills/strengthen-your-evals/SKILL.md").read_text())
-    assert len(calls) >= 6
-    for c in calls:
-        if c["tool"] not in specs:
-            assert c["tool"] in PENDING, f"no tool {c['tool']!r}"
-            continue
-        fields = specs[c["tool"]].input.model_fields
-        assert set(c["arguments"]) <= set(fields), (c["tool"], set(c["arguments"]) - set(fields))
-        specs[c["tool"]].input.model_validate(c["arguments"])

@@ -107,6 +107,15 @@ ROWS_CALLS = {
     "select_sft": (("attempts",), {}),
     "decontaminate": (("train", "holdout"), {}),
     "export_sft": (("records",), {"out": "fuzz-out.jsonl", "overwrite": True}),
+    "inspect_rows": (("rows",), {"model": MODEL}),
+    "mean_reward": (("rows",), {"detail": True}),
+    "field_share": (("rows",), {"field": "truncated", "detail": True}),
+    "task_table": (("rows",), {"out": "fuzz-table.jsonl", "overwrite": True}),
+    "rubric_ablation": (("items",), {"clauses": ["c1", "c2"]}),
+    "split_by_task": (("rows",), {"out": "fuzz-split.json", "train_out": "fuzz-train.jsonl",
+                                  "overwrite": True}),
+    "failed_asks": (("traces",), {}),
+    "rollout_update": (("batch",), {"method": "flash_reinforce"}),
     "eval_fingerprint": (("tasks",), {}),
     "freeze_holdout": (("tasks",), {"out_dir": "fuzz-frozen"}),
     "failure_capable": (("rows", "holdout"), {}),
@@ -147,7 +156,12 @@ record = st.fixed_dictionaries({}, optional={
                                         st.one_of(st.booleans(), json_values), max_size=2),
                         json_values),
     "forward": st.one_of(st.sampled_from(["first", "second", "tie"]), json_values),
-    "reversed": st.one_of(st.sampled_from(["first", "second", "tie"]), json_values)})
+    "reversed": st.one_of(st.sampled_from(["first", "second", "tie"]), json_values),
+    "grade": st.one_of(st.booleans(), json_values),
+    "without": st.one_of(st.dictionaries(st.sampled_from(["c1", "c2"]),
+                                         st.one_of(st.booleans(), json_values), max_size=2),
+                         json_values),
+    "logprobs": st.one_of(st.lists(st.floats(-5, 0), max_size=4), json_values)})
 lines = st.one_of(row.map(_dump), record.map(_dump), json_values.map(_dump),
                   st.text(max_size=30), st.just(""), st.just("{"), st.just("[]"))
 # rows that load, so the statistics themselves meet odd data (one task, rewards off the

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import anyio
@@ -34,12 +35,21 @@ license: Apache-2.0
 """
 
 
+HELPER = "def prepare(workdir):\n    return {}\n"
+NOTES = "# Notes\n\nA reference file.\n"
+
+
 @pytest.fixture()
 def skills(tmp_path):
     folder = tmp_path / "skills"
     for name, text in (("alpha", ALPHA), ("beta", BETA)):
         (folder / name).mkdir(parents=True)
         (folder / name / "SKILL.md").write_text(text, encoding="utf-8")
+    (folder / "alpha" / "fixtures.py").write_text(HELPER, encoding="utf-8")
+    (folder / "alpha" / "refs").mkdir()
+    (folder / "alpha" / "refs" / "notes.md").write_text(NOTES, encoding="utf-8")
+    (folder / "alpha" / "__pycache__").mkdir()                 # caches are not skill files
+    (folder / "alpha" / "__pycache__" / "fixtures.pyc").write_bytes(b"\x00")
     (folder / "not-a-skill").mkdir()          # no SKILL.md: not listed
     (folder / "README.md").write_text("x")
     return folder
@@ -50,20 +60,32 @@ def server(tmp_path, skills):
     return build_server(tmp_path, skills_dir=skills)
 
 
+def _file(uri: str, data: bytes) -> dict:
+    return {"uri": uri, "size": len(data), "digest": "sha256:" + hashlib.sha256(data).hexdigest()}
+
+
 def test_list_skills(server, skills):
     out = ok(call(server, "list_skills", {}))
     assert out["folder"] == str(skills.resolve())
     assert out["skills"] == [
         {"name": "alpha", "description": "Pick a method from graded rows.",
-         "uri": "skill://alpha/SKILL.md"},
+         "uri": "skill://alpha/SKILL.md",
+         "files": [_file("skill://alpha/SKILL.md", ALPHA.encode()),
+                   _file("skill://alpha/fixtures.py", HELPER.encode()),
+                   _file("skill://alpha/refs/notes.md", NOTES.encode())]},
         {"name": "beta", "description": "Audit a judge before trusting it.",
-         "uri": "skill://beta/SKILL.md"},
+         "uri": "skill://beta/SKILL.md", "files": [_file("skill://beta/SKILL.md", BETA.encode())]},
     ]
 
 
-def test_get_skill_returns_the_file(server):
-    out = ok(call(server, "get_skill", {"name": "alpha"}))
-    assert out["text"] == ALPHA and out["uri"] == "skill://alpha/SKILL.md"
+def test_get_skill_returns_the_file_once(server):
+    result = call(server, "get_skill", {"name": "alpha"})
+    out = ok(result)
+    assert result.content[0].text == ALPHA                    # the SKILL.md, as text
+    assert "text" not in out and out["uri"] == "skill://alpha/SKILL.md"   # not again
+    assert [f["uri"] for f in out["files"]] == ["skill://alpha/SKILL.md",
+                                                "skill://alpha/fixtures.py",
+                                                "skill://alpha/refs/notes.md"]
 
 
 @pytest.mark.parametrize("name", ["gamma", "../alpha", "alpha/SKILL.md", "not-a-skill"])
@@ -74,7 +96,10 @@ def test_get_skill_unknown_names_the_known_ones(server, name):
 
 def test_get_skill_reads_the_folder_now(server, skills):
     (skills / "alpha" / "SKILL.md").write_text(ALPHA + "\nEdited.\n", encoding="utf-8")
-    assert ok(call(server, "get_skill", {"name": "alpha"}))["text"].endswith("Edited.\n")
+    result = call(server, "get_skill", {"name": "alpha"})
+    assert result.content[0].text.endswith("Edited.\n")
+    edited = (ALPHA + "\nEdited.\n").encode()
+    assert ok(result)["files"][0] == _file("skill://alpha/SKILL.md", edited)
 
 
 def test_resources_index_and_prompts(server):
@@ -82,7 +107,8 @@ def test_resources_index_and_prompts(server):
         async with Client(server) as client:
             resources = {str(r.uri): r for r in (await client.list_resources()).resources}
             alpha = await client.read_resource("skill://alpha/SKILL.md")
-            index = await client.read_resource("skill://index")
+            index = await client.read_resource("whileai://skills/index.md")
+            helper = await client.read_resource("skill://alpha/fixtures.py")
             prompts = {p.name: p for p in (await client.list_prompts()).prompts}
             prompt = await client.get_prompt("beta", {"goal": "check my judge"})
             try:
@@ -90,15 +116,23 @@ def test_resources_index_and_prompts(server):
                 missing = None
             except MCPError as err:
                 missing = err
-            return resources, alpha, index, prompts, prompt, missing
+            return resources, alpha, index, prompts, prompt, missing, helper
 
-    resources, alpha, index, prompts, prompt, missing = anyio.run(go)
-    assert set(resources) == {"skill://index", "skill://alpha/SKILL.md", "skill://beta/SKILL.md"}
-    assert all(r.mime_type == "text/markdown" for r in resources.values())
+    resources, alpha, index, prompts, prompt, missing, helper = anyio.run(go)
+    # the index is not a skill:// URI (it would read as a skill named "index")
+    assert set(resources) == {"whileai://skills/index.md", "skill://alpha/SKILL.md",
+                              "skill://alpha/fixtures.py", "skill://alpha/refs/notes.md",
+                              "skill://beta/SKILL.md"}
+    assert not any(u.startswith("skill://index") for u in resources)
+    assert resources["skill://alpha/fixtures.py"].mime_type == "text/x-python"
+    assert helper.contents[0].text == HELPER
+    assert "  - helper file: skill://alpha/fixtures.py" in index.contents[0].text
     assert resources["skill://beta/SKILL.md"].description == "Audit a judge before trusting it."
     assert alpha.contents[0].text == ALPHA and alpha.contents[0].mime_type == "text/markdown"
     assert "- [alpha](skill://alpha/SKILL.md): Pick a method from graded rows." in \
         index.contents[0].text
+    assert all(r.mime_type == "text/markdown" for u, r in resources.items()
+               if u.endswith(".md"))
     assert set(prompts) == {"alpha", "beta"}
     first, second = prompt.messages
     assert first.content.type == "resource" and first.content.resource.text == BETA
@@ -135,3 +169,96 @@ def test_repo_skills_agree_with_the_agent_skills_reference_parser(folder):
     info = SkillCatalog(folder.parent).info(folder.name)
     assert props.name == folder.name == info.name
     assert " ".join(props.description.split()) == " ".join(info.description.split())
+
+
+# --- the Skills extension (SEP-2640), through the Python SDK's client ---------------------------
+
+def _client_calls(server, *requests):
+    from server.skills_extension import (GetSkillResult, GetSkillRequest, ListSkillsRequest,
+                                         ListSkillsResult)
+
+    async def go():
+        async with Client(server) as client:
+            out = [client.server_capabilities.extensions]
+            for request in requests:
+                kind = ListSkillsResult if isinstance(request, ListSkillsRequest) else \
+                    GetSkillResult
+                try:
+                    out.append(await client.session.send_request(request, kind))
+                except MCPError as err:
+                    out.append(err)
+            return out
+    return anyio.run(go)
+
+
+def test_skills_list_and_get_follow_sep_2640(server, skills):
+    from skills_ref.parser import read_properties
+
+    from server.skills_extension import (EXTENSION_ID, GetSkillParams, GetSkillRequest,
+                                         ListSkillsRequest)
+
+    caps, listed, got, missing = _client_calls(
+        server, ListSkillsRequest(),
+        GetSkillRequest(params=GetSkillParams(uri="skill://alpha/SKILL.md")),
+        GetSkillRequest(params=GetSkillParams(uri="skill://gamma/SKILL.md")))
+    assert caps == {EXTENSION_ID: {}}                       # declared, no directoryRead
+    assert [s.uri for s in listed.skills] == ["skill://alpha/SKILL.md", "skill://beta/SKILL.md"]
+    assert listed.next_cursor is None and listed.ttl_ms > 0 and listed.cache_scope == "public"
+    alpha = listed.skills[0]
+    # every file of the skill, SKILL.md first, digests of the raw bytes (hashlib, here)
+    assert [r.model_dump() for r in alpha.resources] == [
+        _file("skill://alpha/SKILL.md", ALPHA.encode()),
+        _file("skill://alpha/fixtures.py", HELPER.encode()),
+        _file("skill://alpha/refs/notes.md", NOTES.encode())]
+    # the frontmatter verbatim: every key, as the Agent Skills reference parser reads it
+    beta = read_properties(skills / "beta")
+    front = listed.skills[1].frontmatter
+    assert front["name"] == beta.name == "beta" and front["license"] == beta.license
+    assert " ".join(front["description"].split()) == " ".join(beta.description.split())
+    assert got.skill.model_dump() == alpha.model_dump()
+    assert isinstance(missing, MCPError) and missing.error.code == -32602
+    assert "No skill is served at skill://gamma/SKILL.md" in missing.error.message
+
+
+def test_a_read_file_hashes_to_its_listed_digest(server):
+    from server.skills_extension import ListSkillsRequest
+
+    _, listed = _client_calls(server, ListSkillsRequest())
+
+    async def read_all():
+        async with Client(server) as client:
+            return {r.uri: (await client.read_resource(r.uri)).contents[0].text
+                    for s in listed.skills for r in s.resources}
+    for uri, text in anyio.run(read_all).items():
+        entry = next(r for s in listed.skills for r in s.resources if r.uri == uri)
+        data = text.encode("utf-8")
+        assert len(data) == entry.size
+        assert "sha256:" + hashlib.sha256(data).hexdigest() == entry.digest
+
+
+def test_skills_list_pages(server, monkeypatch):
+    from server.skills_extension import ListSkillsParams, ListSkillsRequest
+
+    monkeypatch.setattr("server.skills_extension.SKILLS_PAGE_SIZE", 1)
+    _, first = _client_calls(server, ListSkillsRequest())
+    assert [s.uri for s in first.skills] == ["skill://alpha/SKILL.md"] and first.next_cursor
+    _, second = _client_calls(server, ListSkillsRequest(
+        params=ListSkillsParams(cursor=first.next_cursor)))
+    assert [s.uri for s in second.skills] == ["skill://beta/SKILL.md"]
+    assert second.next_cursor is None
+    _, bad = _client_calls(server, ListSkillsRequest(params=ListSkillsParams(cursor="x")))
+    assert isinstance(bad, MCPError) and bad.error.code == -32602
+
+
+def test_the_repo_skills_list_their_helper_files():
+    from server.app import build_server
+    from server.skills_extension import ListSkillsRequest
+
+    repo = Path(__file__).resolve().parent.parent / "skills"
+    _, listed = _client_calls(build_server(repo.parent, skills_dir=repo), ListSkillsRequest())
+    for skill in listed.skills:
+        name = skill.frontmatter["name"]
+        assert skill.uri == f"skill://{name}/SKILL.md"     # the last segment is the name
+        files = {r.uri for r in skill.resources}
+        assert f"skill://{name}/fixtures.py" in files
+        assert sum(r.size for r in skill.resources) <= 16 * 2**20 and len(files) <= 512

@@ -10,7 +10,8 @@ import pytest
 skills_ref = pytest.importorskip("skills_ref")
 
 ROOT = Path(__file__).resolve().parent.parent
-EXPECTED = {"audit-your-judge", "sft-from-traces", "pick-a-method", "strengthen-your-evals"}
+EXPECTED = {"audit-your-judge", "sft-from-traces", "pick-a-method", "strengthen-your-evals",
+            "catch-reward-hacking"}
 FOUND = sorted(p.parent for p in (ROOT / "skills").glob("*/SKILL.md"))
 
 

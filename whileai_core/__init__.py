@@ -43,6 +43,7 @@ _EXPORTS: dict[str, str] = {
     "on_policy": "routing",
     "teacher_clears": "routing",
     "route": "routing",
+    "row_facts": "routing",
     # models
     "model_size_b": "models",
     # --- methods and prime-rl (issue: methods/config) ---
@@ -64,7 +65,9 @@ _EXPORTS: dict[str, str] = {
     "methods": "",
     "prime_rl": "",
     # --- judge and traces (issue: skills) ---
+    "ablation_from_grades": "judge",
     "audit_judge": "judge",
+    "label_sample": "judge",
     "cohen_kappa": "judge",
     "failures_needed": "judge",
     "order_reversal": "judge",
@@ -73,6 +76,7 @@ _EXPORTS: dict[str, str] = {
     "decontaminate": "traces",
     "export_sft": "traces",
     "failed_asks": "traces",
+    "FailedAsks": "traces",
     "load_traces": "traces",
     "rejection_sample": "traces",
     "select_sft": "traces",

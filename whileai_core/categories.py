@@ -17,6 +17,7 @@ from .defaults import BOOTSTRAP_SEED, CATEGORY_FIELD, CATEGORY_LINES_MAX, CONFID
 from .errors import RowsError
 from .result import Result, fmt_rate
 from .rows import Rows
+from .voice import arg
 
 Interval = tuple[float, float]
 
@@ -91,7 +92,7 @@ def task_categories(data: Rows, *, field: str = CATEGORY_FIELD, tasks: Any = Non
                             f"`{field}` is {value!r} (a {type(value).__name__})",
                             source=data.source, line=data.line_of(i), field=field,
                             fix=f'add "{field}": "<the behaviour this task tests>" to every row, '
-                                "or pass the task set that holds it (tasks=)")
+                                f"or pass the task set that holds it ({arg('tasks')})")
         value = str(value)
         if cats[t] is None:
             cats[t], first_row[t] = value, i

@@ -1,5 +1,8 @@
 """Every default of the library, once, each with its source.
 
+Why one long module: a reader (and a reviewer checking a number against its paper) finds every
+default in one place, and a test checks that each has a source. It grows by appended sections.
+
 A default is a module constant in UPPER_CASE followed by ``_source(NAME, text)``: where the value
 comes from (a paper, a tool's own default, or "convention, untested"). ``SOURCES`` maps each name
 to that text; a test fails when a constant has no source. Sections are appended per concept.
@@ -699,22 +702,25 @@ _source("REGISTRY_LOCK_WAIT_S",
 
 SMALL_SAMPLE_TASKS = 30
 _source("SMALL_SAMPLE_TASKS",
-        "bench/stats_study.py: below 30 tasks the percentile task bootstrap covers 74-92% of the "
-        "time on skewed difficulty (a 95% interval), so per-task values in [0, 1] that are not all "
-        "0/1 get the effective-n interval there; from 30 tasks the bootstrap is kept (93-96% in "
-        "the issue-13 study; unchanged results)")
+        "bench/stats_study.py (README, table A): below 30 tasks the percentile task bootstrap "
+        "covers 82-95% of the time for pass@1 with 4-16 rollouts (a 95% interval; worst on "
+        "skewed difficulty); the effective-n interval (Korn & Graubard 1998) covers 94-99% there. "
+        "From 30 "
+        "tasks the bootstrap is kept (93-96% in the issue-13 study; results unchanged)")
 
 BINARY_EXACT_BELOW = 10
 _source("BINARY_EXACT_BELOW",
-        "exact binomial coverage (bench/stats_study.py, binary table): Agresti-Coull (Agresti & "
-        "Coull 1998) keeps >= 92.5% at every rate from 10 tasks, 89.6% at 5; the mid-p interval "
+        "exact binomial coverage at every rate in [0.01, 0.99] (tests/test_stats_intervals.py, "
+        "test_zero_one_rule_exact_coverage): Agresti-Coull (Agresti & Coull 1998) keeps >= "
+        "92.5% from 10 tasks but 89.6% at 5; the mid-p interval "
         "(Lancaster 1961; Brown, Cai & DasGupta 2001 sec. 4) keeps >= 93.1% at 5, so it is used "
         "below 10 tasks when every per-task value is 0 or 1")
 
 SIGN_FLIP_BELOW = 30
 _source("SIGN_FLIP_BELOW",
-        "bench/stats_study.py: the percentile paired bootstrap says 'moved' 6-8% per direction "
-        "under no change at 5-10 tasks (issue 13); the sign-flip test (Fisher 1935; exact "
+        "bench/stats_study.py (README, table B): the percentile paired bootstrap says 'moved' up "
+        "to 8.2% per direction under no change at 5 tasks and 5.2% at 10; the sign-flip test "
+        "(at most 2.4% per direction from 10 to 30 tasks; Fisher 1935; exact "
         "McNemar on 0/1 values) is exact at any n, so it decides whenever fewer than 30 tasks "
         "are paired or fewer than 30 of them changed")
 
@@ -739,13 +745,72 @@ _source("MIN_SEEDS_FOR_SEED_VARIANCE",
         "training-seed variance is unmeasured and a 'moved' verdict says so (Madaan et al. 2024, "
         "arXiv:2406.10229, on seed variance in evals)")
 
-MANY_SHOWN = 50
-_source("MANY_SHOWN",
-        "convention: compare_many lists at most 50 behaviours (smallest p first) and says "
-        "'n of N'; the rest are counted, never silently cut")
-
 DECONTAM_SHORT_MIN_WORDS = 3
 _source("DECONTAM_SHORT_MIN_WORDS",
         "convention, untested: a prompt shorter than the n-gram is matched by its whole word "
         "sequence inside the other side's prompts, but only from 3 words (one or two common words "
         "would match almost any prompt); shorter prompts are matched verbatim only")
+
+# --- MCP answers: bounded, with progress (issue 11) ------------------------------------------
+
+MCP_PROGRESS_INTERVAL_S = 0.25
+_source("MCP_PROGRESS_INTERVAL_S",
+        "convention, untested: at most four progress notifications a second per call, so a fast "
+        "loop does not flood the client (the last one, done == total, is always sent)")
+
+TASK_EXTREMES = 5
+_source("TASK_EXTREMES",
+        "convention, untested: a per-task summary names the 5 lowest and 5 highest tasks (enough "
+        "to look at a few failures and a few passes; the rest is paged or written to a file)")
+
+TASK_PAGE_MAX = 200
+_source("TASK_PAGE_MAX",
+        "convention, untested: at most 200 tasks per page (about 12 KB of JSON), so a page asked "
+        "for stays a readable tool answer; the whole table goes to a file (`out`)")
+
+TASK_PAGE_DEFAULT = 50
+_source("TASK_PAGE_DEFAULT", "convention, untested: 50 tasks per page by default (~3 KB)")
+
+LIST_SHOWN_MAX = 20
+_source("LIST_SHOWN_MAX",
+        "convention, untested: a tool answer shows at most 20 items of any list (records, drops, "
+        "task ids, runs) and says how many of how many it shows; `out` writes them all")
+
+MCP_ANSWER_MAX_BYTES = 8192
+_source("MCP_ANSWER_MAX_BYTES",
+        "convention, untested: 'a few KB' (issue 11): the bound a default tool answer (structured "
+        "JSON plus its text summary) stays under whatever the input size; measured by "
+        "bench/bench_responses.py and held by tests/test_server_bounded.py")
+
+NOISE_FLOOR_MAX_RUNS = 50
+_source("NOISE_FLOOR_MAX_RUNS",
+        "convention, untested: the noise_floor tool takes at most 50 re-runs in one call (3 are "
+        "recommended; the relative SE of run_std is ~1/sqrt(2(R-1)), 10% at R = 50)")
+
+# --- the OPD teacher's start line (whileai_core.prime_rl.teacher) ----------------------------
+
+TEACHER_GPU_MEMORY_GB = 80.0
+_source("TEACHER_GPU_MEMORY_GB",
+        "memory of one H100 / A100-80GB (NVIDIA datasheets), the GPUs prime-rl's examples and "
+        "the prime-rl recipe run on; pass gpu_memory_gb for another GPU")
+
+TEACHER_WEIGHT_SHARE = 0.5
+_source("TEACHER_WEIGHT_SHARE",
+        "convention, untested: a teacher's weights take at most half of the vLLM memory they are "
+        "given, the rest holds the KV cache for the student's rollouts being scored")
+
+TEACHER_GPU_MEMORY_UTILIZATION = 0.9
+_source("TEACHER_GPU_MEMORY_UTILIZATION",
+        "vLLM's and prime-rl's default gpu_memory_utilization (inference.vllm, 559b447 key tree) "
+        "for a teacher on GPUs of its own")
+
+# --- the Skills extension of MCP (server.skills_extension, SEP-2640) --------------------------
+
+SKILLS_TTL_MS = 300_000
+_source("SKILLS_TTL_MS",
+        "the freshness hint of skills/list and skills/get answers: 5 minutes, the value the "
+        "SEP-2640 specification's examples use (the catalog is read on every call)")
+
+SKILLS_PAGE_SIZE = 50
+_source("SKILLS_PAGE_SIZE",
+        "convention, untested: skills per skills/list page (an entry is a whole manifest)")

@@ -17,6 +17,9 @@ symlink that leads out of the project) init refuses and writes nothing, naming e
 line). A merge keeps
 every other key of the file. Running init again changes nothing.
 
+Why one module of ~500 lines: one plan collects every change (host entries, skills, AGENTS.md)
+before anything is written, so the all-or-nothing refusal is decided in one place.
+
 References
 ----------
 [1] Claude Code docs: MCP (project scope, ``.mcp.json``) and Agent Skills (``.claude/skills``).
@@ -138,9 +141,12 @@ class _Plan:
 
 
 def bundled_skills_dir() -> Path:
-    """``$WHILEAI_SKILLS_DIR`` if set, else ``skills/`` beside the package (the repository's)."""
+    """``$WHILEAI_SKILLS_DIR`` if set, else the checkout's ``skills/`` (installed from a wheel:
+    the copy the wheel carries, see ``whileai_core.bundled``)."""
+    from .bundled import folder
+
     env = os.environ.get(SKILLS_ENV)
-    return Path(env) if env else Path(__file__).resolve().parent.parent / "skills"
+    return Path(env) if env else folder("skills")
 
 
 def default_server_command() -> str:
@@ -195,6 +201,20 @@ def _link_inside(plan: _Plan, path: Path) -> bool:
     return False
 
 
+def _read(plan: _Plan, path: Path, what: str = "config") -> str | None:
+    """The file's text through the path door (regular files only, size-limited), or None after
+    a refusal naming it."""
+    from .errors import WhileaiError
+    from .safepath import read_text
+
+    try:
+        return read_text(path, what, argument=plan.rel(path), error=ConfigError,
+                         fix="make it a readable UTF-8 file")
+    except WhileaiError as err:
+        plan.problems.append(str(err))
+        return None
+
+
 def _entry(host: Host, command: str, args: list[str]) -> dict[str, Any]:
     entry: dict[str, Any] = {"type": "stdio"} if host.stdio_type else {}
     entry.update(command=command, args=list(args))
@@ -221,10 +241,8 @@ def _plan_json(plan: _Plan, host: Host, entry: dict[str, Any]) -> None:
         plan.actions.append(InitAction(path=host.config, action="create", what=what, content=text))
         plan.writes.append((path, text.encode(), False))
         return
-    try:
-        old = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        plan.refuse(path, f"cannot be read ({exc}). Fix: make it a readable UTF-8 file")
+    old = _read(plan, path)
+    if old is None:
         return
     try:
         data = json.loads(old) if old.strip() else {}
@@ -274,12 +292,11 @@ def _plan_toml(plan: _Plan, host: Host, entry: dict[str, Any]) -> None:
         plan.actions.append(InitAction(path=host.config, action="create", what=what, content=table))
         plan.writes.append((path, table.encode(), False))
         return
-    try:
-        old = path.read_text(encoding="utf-8")
-        data = tomllib.loads(old)
-    except (OSError, UnicodeDecodeError) as exc:
-        plan.refuse(path, f"cannot be read ({exc}). Fix: make it a readable UTF-8 file")
+    old = _read(plan, path)
+    if old is None:
         return
+    try:
+        data = tomllib.loads(old)
     except tomllib.TOMLDecodeError as exc:
         plan.refuse(path, f"invalid TOML ({exc}); init does not rewrite a file it cannot parse. "
                           f"Fix: repair it, or add by hand: {table!r}")
@@ -321,6 +338,11 @@ def _skill_files(folder: Path) -> list[Path]:
 
 
 def _plan_skill(plan: _Plan, source: Path, dest: Path, link: bool) -> None:
+    from .safepath import user_path
+
+    def read_bytes(path: Path, kind: str, **kw) -> bytes:
+        return user_path(path, argument=kw.pop("argument")).read_bytes(kind, **kw)
+
     name = source.name
     if _link_inside(plan, dest.parent):
         return
@@ -345,12 +367,13 @@ def _plan_skill(plan: _Plan, source: Path, dest: Path, link: bool) -> None:
     new, same = [], 0
     for f in files:
         target = dest / f
-        data = (source / f).read_bytes()
+        data = read_bytes(source / f, "config", argument=f"skill {name}", error=ConfigError)
         if target.is_symlink() or (target.exists() and not target.is_file()):
             plan.refuse(target, "is not a plain file. Fix: remove it, or keep yours")
             return
         if target.exists():
-            if target.read_bytes() != data:
+            if read_bytes(target, "config", argument=plan.rel(target),
+                          error=ConfigError) != data:
                 plan.refuse(target, f"differs from the pack's {name}/{f.as_posix()} (edited, or an "
                                     "older version); init will not replace it. Fix: delete it "
                                     "to take the pack's version, or keep yours")
@@ -396,10 +419,8 @@ def _plan_agents_md(plan: _Plan, section: str) -> None:
                                        content=section))
         plan.writes.append((path, section.encode(), False))
         return
-    try:
-        old = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        plan.refuse(path, f"cannot be read ({exc}). Fix: make it a readable UTF-8 file")
+    old = _read(plan, path)
+    if old is None:
         return
     lines = old.split("\n")
     begins = [i for i, ln in enumerate(lines) if ln.strip() == AGENTS_SECTION_BEGIN]

@@ -43,7 +43,7 @@ from pydantic import Field
 from . import defaults as D
 from .bootstrap import z_value
 from .errors import ArgumentError, RowsError
-from .result import Result, fmt_rate
+from .result import Result, fmt_rate, fmt_value
 
 Verdict = Literal["clears", "fails", "label_more"]
 
@@ -133,6 +133,31 @@ def failures_needed(half_width: float = D.JUDGE_FALSE_PASS_HALF_WIDTH, *,
     return math.ceil(z_value(0.5 + level / 2.0) ** 2 * 0.25 / half_width ** 2 - 1e-9)
 
 
+class LabelSample(Result):
+    """How many labelled failures the audit needs, and what that means in labelled replies."""
+
+    failures: int = Field(description="label-fail items needed for +-half_width on the "
+                                      "false-pass rate, at worst (p = 0.5)")
+    half_width: float
+    level: float
+    items_by_failure_share: dict[str, int] = Field(
+        description="replies to label in all when this share of them fail")
+
+    def render(self) -> str:
+        shares = ", ".join(f"{k} fail: {v}" for k, v in self.items_by_failure_share.items())
+        return (f"label at least {self.failures} failures (false pass known to "
+                f"+-{self.half_width:g} at {self.level:.0%}); replies to label: {shares}")
+
+
+def label_sample(half_width: float = D.JUDGE_FALSE_PASS_HALF_WIDTH, *,
+                 level: float = D.CONFIDENCE_LEVEL) -> LabelSample:
+    """:func:`failures_needed`, with the replies to label at a 10%, 30% and 50% failure share."""
+    need = failures_needed(half_width, level=level)
+    return LabelSample(failures=need, half_width=float(half_width), level=float(level),
+                       items_by_failure_share={f"{share:.0%}": math.ceil(need / share - 1e-9)
+                                               for share in (0.1, 0.3, 0.5)})
+
+
 def _pearson(x: np.ndarray, y: np.ndarray) -> float | None:
     if x.size < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return None
@@ -191,7 +216,7 @@ class JudgeAudit(Result):
                 f"failures (want >= {self.failures_needed})")
         floors = ", ".join(f"{k} {v}" for k, v in self.floors.items())
         body = "\n".join(j.render() for j in self.judges)
-        return f"{head}\nfloors: {floors}\n{body}\nbest: {self.best}\nnext: {self.next_step}"
+        return f"{head}\nfloors: {floors}\n{body}\nbest: {fmt_value(self.best)}\nnext: {self.next_step}"
 
 
 def _as_pass(value: Any, *, where: dict, field: str) -> bool:
@@ -205,10 +230,10 @@ def _as_pass(value: Any, *, where: dict, field: str) -> bool:
                     fix='write true/false, 1/0 or "pass"/"fail" (threshold a score first)')
 
 
-def _read_items(items: Any):
+def _read_items(items: Any, noun: str = "item"):
     from .rows import read_records  # one reader for every JSONL input, with line-numbered errors
 
-    return read_records(items, noun="item")
+    return read_records(items, noun=noun)
 
 
 def audit_judge(items: Any, *, judges: Sequence[str] | None = None,
@@ -424,6 +449,9 @@ def rubric_ablation(items: Any, grade: Callable[[list[str], list[dict]], Sequenc
     level = _check_level(level)
     recs = _read_items(items)
     records = recs.items
+    if not records:
+        raise RowsError("no labelled items", source=recs.name,
+                        fix="give the replies a person labelled, each with its `label`")
     clauses = list(clauses)
     if len(clauses) < 2 or len(set(clauses)) != len(clauses):
         raise ArgumentError(f"clauses must be at least 2 distinct rubric clauses, got "
@@ -474,6 +502,39 @@ def _paired_draws(d: np.ndarray) -> np.ndarray | None:
     return task_bootstrap(d, D.BOOTSTRAP_RESAMPLES, D.BOOTSTRAP_SEED)
 
 
+def ablation_from_grades(items: Any, clauses: Sequence[str], *,
+                         level: float = D.CONFIDENCE_LEVEL) -> RubricAblation:
+    """:func:`rubric_ablation` from grades already made, for a caller that grades elsewhere.
+
+    Each item carries its ``label``, ``grade`` (the judge's grade with the whole rubric) and
+    ``without``: ``{clause: grade with that clause dropped}`` for every clause, e.g.
+    ``{"id": "t1", "label": true, "grade": true, "without": {"Be polite.": true, ...}}``.
+    """
+    recs = _read_items(items)
+    if not recs.items:
+        raise RowsError("no labelled items", source=recs.name,
+                        fix="give the replies a person labelled, each with its `label`")
+    clauses = list(clauses)
+    for i, rec in enumerate(recs.items):
+        without = rec.get("without")
+        missing = ([c for c in clauses if c not in without] if isinstance(without, dict)
+                   else clauses)
+        if "grade" not in rec or missing:
+            what = "`grade`" if "grade" not in rec else f"`without` for {missing[0]!r}"
+            raise RowsError(f"item has no {what}", **recs.where(i), field="without",
+                            fix='give each item "grade" (the whole rubric) and "without": '
+                                '{clause: grade with that clause dropped} for every clause')
+    full = len(clauses)
+
+    def grade(active: list[str], records: list[dict]) -> list[Any]:
+        if len(active) == full:
+            return [r["grade"] for r in records]
+        (dropped,) = [c for c in clauses if c not in active]
+        return [r["without"][dropped] for r in records]
+
+    return rubric_ablation(items, grade, clauses, level=level)  # re-read: errors name lines
+
+
 # --- order reversal on pairs ---------------------------------------------------------------
 
 Pick = Literal["first", "second", "tie"]
@@ -510,7 +571,7 @@ def order_reversal(pairs: Any, *, max_flips: float = D.JUDGE_MAX_ORDER_FLIPS,
     margin is large, never its order.
     """
     level = _check_level(level)
-    recs = _read_items(pairs)
+    recs = _read_items(pairs, noun="pair")
     records, source = recs.items, recs.name
     if not records:
         raise RowsError("no pairs", source=source, fix="ask the judge about at least one pair")

@@ -23,7 +23,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import PrivateAttr
 
-from .bootstrap import check_level, percentile_interval
+from .bootstrap import check_level
 from .defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, JUDGE_MIN_AGREEMENT, JUDGE_MIN_KAPPA,
                        PICTURE_DPI)
 from .errors import ArgumentError
@@ -68,7 +68,7 @@ def _finish(fig, picture: Picture, out: Any, overwrite: bool) -> Picture:
     data = buf.getvalue()
     path = None
     if out is not None:
-        path = str(write_atomic(out, data, overwrite=overwrite))  # str, Path or UserPath
+        path = str(write_atomic(out, data, overwrite=overwrite))
     final = picture.model_copy(update={"path": path,
                                        "width_px": int(fig.get_figwidth() * PICTURE_DPI),
                                        "height_px": int(fig.get_figheight() * PICTURE_DPI)})
@@ -270,42 +270,16 @@ class JudgePicture(Picture):
         return "\n".join(lines + ([f"written: {self.path}"] if self.path else []))
 
 
-def kappa_interval(label: np.ndarray, grade: np.ndarray, *, level: float = CONFIDENCE_LEVEL,
-                   n_resamples: int = 2000, seed: int | None = BOOTSTRAP_SEED) -> Interval | None:
-    """Percentile interval of Cohen's kappa, resampling items (vectorised over draws)."""
-    n = label.size
-    if n < 3:
-        return None
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(n_resamples, n))
-    lab, gra = label[idx].astype(float), grade[idx].astype(float)
-    po = (lab == gra).mean(axis=1)
-    pl, pg = lab.mean(axis=1), gra.mean(axis=1)
-    pe = pl * pg + (1 - pl) * (1 - pg)
-    ok = pe < 1
-    if not ok.any():
-        return None
-    kappa = (po[ok] - pe[ok]) / (1 - pe[ok])
-    return percentile_interval(kappa, level)
-
-
 def judge_picture(items: Any, *, judges: list[str] | None = None, out: Any = None,
                   overwrite: bool = False, level: float = CONFIDENCE_LEVEL) -> JudgePicture:
     """Agreement and kappa per judge, each with its interval, against the audit's floors."""
-    from .judge import _as_pass, _read_items, audit_judge
+    from .judge import audit_judge
 
     audit = audit_judge(items, judges=judges, level=level)
-    recs = _read_items(items)
-    label = np.array([_as_pass(r["label"], where=recs.where(i), field="label")
-                      for i, r in enumerate(recs.items)])
-    bars = []
-    for rep in audit.judges:
-        grade = np.array([_as_pass(r["grades"][rep.name], where=recs.where(i), field="grades")
-                          for i, r in enumerate(recs.items)])
-        bars.append(JudgeBar(name=rep.name, n=rep.n, agreement=rep.agreement,
-                             agreement_ci=rep.agreement_ci, kappa=rep.kappa,
-                             kappa_ci=kappa_interval(label, grade, level=level),
-                             verdict=rep.verdict))
+    # the audit's own kappa interval (whileai_core.judge.kappa_interval): one number per question
+    bars = [JudgeBar(name=rep.name, n=rep.n, agreement=rep.agreement,
+                     agreement_ci=rep.agreement_ci, kappa=rep.kappa, kappa_ci=rep.kappa_ci,
+                     verdict=rep.verdict) for rep in audit.judges]
     title = (f"Judge audit: {audit.n_items} labelled items ({audit.n_label_fail} label failures), "
              f"{len(bars)} judges")
     fig = _figure(9.0, max(3.2, 1.6 + 0.6 * len(bars)))

@@ -10,6 +10,9 @@
 Every answer carries its evidence (counts, the band, pass@1 with its interval and n). Facts:
 shared/reference/methods.md, "Routing facts". Question 0 (a program grader beats a judge) is a
 property of how the rows were graded; audit any judge first (skill audit-your-judge).
+
+Why one module of ~400 lines: the six questions and the route that asks them read as one story,
+in order, and each question is already a small function of its own.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from pydantic import Field
 
 from .bootstrap import check_level
 from .defaults import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, GROUP_MIN_ROLLOUTS,
-                       OPSD_MIN_PARAMS_B)
+                       LIST_SHOWN_MAX, OPSD_MIN_PARAMS_B, TASK_EXTREMES)
 from .errors import ArgumentError
 from .models import base_model, model_size_b
 from .result import Result, fmt_rate
@@ -31,6 +34,8 @@ from .stats import Rate, pass_rate
 from .stats.fields import LEVEL_DOC, METHOD_DOC, ci95_alias
 from .stats.intervals import task_interval
 from .teacher import TeacherVerdict, teacher_clears  # noqa: F401  (question 4; re-exported)
+from .voice import OPS, call, choose
+from .voice import name as op_name
 
 Interval = tuple[float, float]
 RouteCode = Literal["fix_reward", "single_rollout", "floor", "saturated", "opd", "off_policy",
@@ -46,22 +51,27 @@ class TruncatedPasses(Result):
     count: int
     n_truncated: int
     n_rows: int
+    n_tasks_hit: int
     tasks: list[str]
+    shown: str | None = None
 
     def __bool__(self) -> bool:
         return self.count > 0
 
     def render(self) -> str:
         return (f"{self.count} truncated rows pass (of {self.n_truncated} truncated, "
-                f"{self.n_rows} rows)" + (f"; e.g. tasks {', '.join(self.tasks)}" if self.tasks else ""))
+                f"{self.n_rows} rows)" + (f"; e.g. tasks {', '.join(self.tasks)} ({self.shown})"
+                                          if self.tasks else ""))
 
 
 def truncated_passes(rows: Any) -> TruncatedPasses:
     data = load_rows(rows)
     hit = data.truncated & data.passed
-    tasks = list(dict.fromkeys(data.task_ids[i] for i in data.task_index[hit][:200].tolist()))[:5]
+    hit_tasks = np.unique(data.task_index[hit])  # sorted task positions = first-appearance order
+    tasks = [data.task_ids[i] for i in hit_tasks[:TASK_EXTREMES].tolist()]
     return TruncatedPasses(count=int(hit.sum()), n_truncated=int(data.truncated.sum()),
-                           n_rows=data.n_rows, tasks=tasks)
+                           n_rows=data.n_rows, n_tasks_hit=int(hit_tasks.shape[0]), tasks=tasks,
+                           shown=f"{len(tasks)} of {hit_tasks.shape[0]} tasks" if tasks else None)
 
 
 class RolloutsPerTask(Result):
@@ -160,8 +170,11 @@ class OnPolicy(Result):
     model: str
     share_same: float
     models: dict[str, int]
+    n_models: int
     n_rows: int
     note: str | None = None
+    shown: str | None = None
+    cut_lists = ("models",)
 
     def __bool__(self) -> bool:
         return self.status in ("on_policy", "unknown")
@@ -169,7 +182,8 @@ class OnPolicy(Result):
     def render(self) -> str:
         seen = ", ".join(f"{m} ({n})" for m, n in self.models.items())
         text = f"{self.status}: {self.share_same:.0%} of {self.n_rows} rows by {self.model}; seen {seen}"
-        return text + (f". {self.note}" if self.note else "")
+        return (text + (f" ({self.shown})" if self.shown else "")
+                + (f". {self.note}" if self.note else ""))
 
 
 def on_policy(rows: Any, model: str) -> OnPolicy:
@@ -180,10 +194,12 @@ def on_policy(rows: Any, model: str) -> OnPolicy:
     counts = data.models()
     named = {m: n for m, n in counts.items() if m is not None}
     same = named.get(model, 0)
-    top = dict(sorted(((m if m is not None else "<none>"), n) for m, n in counts.items()))
+    # most rows first, so a cut list (bounded) keeps the models that matter
+    top = dict(sorted((((m if m is not None else "<none>"), n) for m, n in counts.items()),
+                      key=lambda kv: (-kv[1], kv[0])))
     if not named:
         return OnPolicy(status="unknown", model=model, share_same=0.0, models=top,
-                        n_rows=data.n_rows, note="rows carry no `model` field: assumed sampled "
+                        n_models=len(top), n_rows=data.n_rows, note="rows carry no `model` field: assumed sampled "
                         "by the model you will train; add the field to be sure")
     others = {m for m in named if m != model}
     if not others:
@@ -196,7 +212,38 @@ def on_policy(rows: Any, model: str) -> OnPolicy:
     if None in counts:
         note = f"{counts[None]} rows have no `model` field"
     return OnPolicy(status=status, model=model, share_same=same / data.n_rows, models=top,
-                    n_rows=data.n_rows, note=note)
+                    n_models=len(top), n_rows=data.n_rows, note=note)
+
+
+# --- every question at once ----------------------------------------------------------------
+
+class RowFacts(Result):
+    """What the rows say to every question the route asks, without stopping at the first that
+    decides: truncated passes, rollouts per task, the band, the split share and (given the model
+    you will train) who wrote the rows."""
+
+    truncated_passes: TruncatedPasses
+    rollouts_per_task: RolloutsPerTask
+    band: Band
+    split_share: SplitShare
+    on_policy: OnPolicy | None = None
+
+    def render(self) -> str:
+        parts = [f"1. {QUESTIONS[1]} {self.truncated_passes.render()}",
+                 f"2. {QUESTIONS[2]} {self.rollouts_per_task.render()}",
+                 f"3. {QUESTIONS[3]} {self.band.render()}; {self.split_share.render()}"]
+        if self.on_policy is not None:
+            parts.append(f"5. {QUESTIONS[5]} {self.on_policy.render()}")
+        return "\n".join(parts)
+
+
+def row_facts(rows: Any, *, model: str | None = None, threshold: float | None = None,
+              level: float = CONFIDENCE_LEVEL) -> RowFacts:
+    """Ask ``rows`` questions 1, 2, 3 and (with ``model``) 5 of the route, all of them."""
+    data = load_rows(rows, threshold=threshold)
+    return RowFacts(truncated_passes=truncated_passes(data), rollouts_per_task=rollouts_per_task(data),
+                    band=band(data, level=level), split_share=split_share(data, level=level),
+                    on_policy=None if model is None else on_policy(data, model))
 
 
 # --- the route -----------------------------------------------------------------------------
@@ -237,9 +284,8 @@ class Route(Result):
             lines.append(f"{mark} {a.question}. {a.asks} {a.answer}")
             lines += [f"      {line}" for line in a.detail.splitlines()]
         lines += ["", f"next: {self.next_step.say}"]
-        if self.next_step.tool:
-            args = ", ".join(f"{k}={v!r}" for k, v in (self.next_step.arguments or {}).items())
-            lines.append(f"      {self.next_step.tool}({args})")
+        if self.next_step.tool in OPS:  # the call as the reader types it (voice)
+            lines.append(f"      {call(self.next_step.tool, **(self.next_step.arguments or {}))}")
         return "\n".join(lines)
 
 
@@ -273,7 +319,8 @@ def route(rows: Any, *, model: str, teacher_rows: Any = None, taskset: str | Non
     answers: list[Answer] = []
 
     def ask(q: int, answer: str, decides: bool, evidence: Result | dict) -> None:
-        if isinstance(evidence, Result):
+        if isinstance(evidence, Result):  # bounded: a route's answer never grows with the rows
+            evidence = evidence.bounded(LIST_SHOWN_MAX)
             ev, detail = evidence.to_dict(), evidence.render()
         else:
             ev, detail = evidence, ""
@@ -313,7 +360,9 @@ def route(rows: Any, *, model: str, teacher_rows: Any = None, taskset: str | Non
                         f"{OPSD_MIN_PARAMS_B:g}B+, this is {size:g}B)", 3, NextStep(
                             say="Every task fails, and the model is too small for OPSD: collect "
                                 "passing completions from a stronger model and run the "
-                                "sft-from-traces skill (select_sft, decontaminate, export_sft)."))
+                                "sft-from-traces skill ("
+                                + ", ".join(op_name(o) for o in ("select_sft", "decontaminate",
+                                                                  "export_sft")) + ")."))
         caveat = "" if size is not None else " (model size unknown: OPSD needs ~7B+)"
         return done("floor", "OPSD: the same model shown privileged context" + caveat, 3,
                     _config_step("Every task fails and more rollouts cannot help (a draw keeps "
@@ -347,7 +396,9 @@ def route(rows: Any, *, model: str, teacher_rows: Any = None, taskset: str | Non
         return done("off_policy", "SFT on these rows, or OPD from the model that wrote them", 5,
                     NextStep(say="Another model wrote these rows: GRPO on them is an off-policy "
                                  "update with no correction. Run sft-from-traces on them, or "
-                                 "score that model as a teacher (teacher_clears) and use OPD. "
+                                 "score that model as a teacher (" + choose(
+                                     python="`teacher_clears`", cli="`whileai-skills route ROWS "
+                                     "--model ID --teacher TEACHER_ROWS`") + ") and use OPD. "
                                  "Re-grade the model you will train before reading its band."))
     if op.status == "older_copy":
         return done("off_policy", "Async(grpo) with a per-token correction (icepop or ipo)", 5,
@@ -358,5 +409,6 @@ def route(rows: Any, *, model: str, teacher_rows: Any = None, taskset: str | Non
     ss = split_share(data)
     ask(6, f"split tasks, on-policy: GRPO ({ss.n_split} of {ss.n_tasks} tasks split)", True, ss)
     return done("grpo", "GRPO on the split tasks (program grader, on-policy rows)", 6,
-                _config_step("Train GRPO; size the held-out test first (holdout_size) and train "
-                             "a random-selection control of the same size:", ts, "grpo", model))
+                _config_step(f"Train GRPO; size the held-out test first ({op_name('holdout_size')}) "
+                             "and train a random-selection control of the same size:", ts,
+                             "grpo", model))

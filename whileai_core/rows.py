@@ -7,6 +7,9 @@ finite number; a pass is ``reward >= threshold``), ``truncated`` (bool, default 
 Every statistic in the library reads the same :class:`Rows`: per-row numpy columns plus the
 per-task counts (rollouts, passes, reward sums) computed once with ``np.bincount``. Bad input
 raises :class:`~whileai_core.errors.RowsError` naming the file, the line, the field and the fix.
+
+Why one module of ~400 lines: reading, its line-numbered errors and the columnar view are one
+contract (a record's line travels from the reader into every error the view raises).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import numpy as np
 
 from .defaults import PASS_THRESHOLD
 from .errors import RowsError
+from .progress import step
 from .safepath import Root, UserPath, as_user_path, is_path
 
 TASK_FIELD = "task_id"
@@ -159,6 +163,18 @@ class Records:
         return {"source": f"{self.name} {self._noun} {i + 1}"}
 
 
+# what one record of each kind looks like, for the fix of a file that holds none
+RECORD_FORMS = {
+    "row": '{"task_id": "t1", "reward": 1.0}',
+    "item": '{"id": "t1", "label": true, "grades": {"judge-a": true}}',
+    "pair": '{"id": "p1", "forward": "first", "reversed": "second"}',
+    "trace": ('{"task_id": "t1", "messages": [{"role": "user", "content": "..."}, '
+              '{"role": "assistant", "content": "..."}]}'),
+    "record": '{"task_id": "t1", ...}',
+    "held-out record": '{"task_id": "h1", "prompt": "..."}',
+}
+
+
 def read_records(source: Any, *, noun: str = "row", root: Root | None = None) -> Records:
     """Records from a path (JSONL, or one JSON array of objects) or a list of mappings.
 
@@ -170,7 +186,7 @@ def read_records(source: Any, *, noun: str = "row", root: Root | None = None) ->
     """
     if is_path(source):
         path = as_user_path(source, root, argument=f"{noun}s", error=RowsError)
-        items, lines, name = _read_file(path)
+        items, lines, name = _read_file(path, noun)
         return Records(items, name, "jsonl" if lines is None else lines, noun)
     if isinstance(source, Mapping):
         raise RowsError(f"got one {noun} (a dict), expected a list of them",
@@ -212,6 +228,9 @@ def load_rows(source: Any, *, threshold: float | None = None, root: Root | None 
         return Rows(source=source.source, threshold=thr, records=source.records,
                     reward=source.reward, truncated=source.truncated, model=source.model,
                     task_index=source.task_index, task_ids=source.task_ids, lines=source._lines)
+    is_file = isinstance(source, (str, os.PathLike)) or is_path(source)
+    if is_file:
+        step(0, 3, f"reading {source}")
     if root is None and isinstance(source, (str, os.PathLike)):
         # another system's output, read by name: only outside the server's confined root
         # (the importers do not open through the door yet)
@@ -219,7 +238,13 @@ def load_rows(source: Any, *, threshold: float | None = None, root: Root | None 
         if foreign is not None:
             return _build(Records(foreign[1], f"{source} ({foreign[0]} import)", None, "row"),
                           threshold=thr)
-    return _build(read_records(source, noun="row", root=root), threshold=thr)
+    records = read_records(source, noun="row", root=root)
+    if is_file:
+        step(2, 3, f"grouping {len(records)} rows by task")
+    rows = _build(records, threshold=thr)
+    if is_file:
+        step(3, 3, f"{rows.n_rows} rows, {rows.n_tasks} tasks")
+    return rows
 
 
 def _foreign(path: Path) -> tuple[str, list[dict]] | None:
@@ -233,13 +258,16 @@ def _foreign(path: Path) -> tuple[str, list[dict]] | None:
     return fmt, rows_for_load(path, fmt)
 
 
-def _read_file(path: UserPath) -> tuple[list, list[int] | None | str, str]:
+def _read_file(path: UserPath, noun: str = "row") -> tuple[list, list[int] | None | str, str]:
     name = str(path)
     text = path.read_text("rows", error=RowsError, fix="save the rows as UTF-8 JSONL")
+    step(1, 3, f"parsing {len(text):,} characters of {name}")
     stripped = text.lstrip()
     if not stripped:
-        raise RowsError("is empty: no rows", source=name,
-                        fix="write one JSON object per line with task_id and reward")
+        form = RECORD_FORMS.get(noun)
+        raise RowsError(f"is empty: no {noun}s", source=name,
+                        fix=f"write one JSON object per line, one {noun} each"
+                        + (f", e.g. {form}" if form else ""))
     if stripped[0] == "[":
         try:
             data = json.loads(text)

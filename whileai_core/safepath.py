@@ -51,6 +51,8 @@ from typing import Any
 
 from . import defaults as D
 from .errors import ArgumentError, ConfigError, RowsError, WhileaiError
+from .failures import os_reason
+from .voice import CLI, arg, reader, relative_paths
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
@@ -242,8 +244,9 @@ class UserPath:
 
     @property
     def where(self) -> str:
-        """The path and the argument it came from, for messages."""
-        return f"{self.shown} (`{self.argument}`)"
+        """The path and the argument it came from, for messages (at the shell the path alone:
+        the user typed it, and the argument's Python name is not a flag there)."""
+        return self.shown if reader() == CLI else f"{self.shown} (`{self.argument}`)"
 
     def __repr__(self) -> str:
         return f"<UserPath {self.shown} ({self.argument})>"
@@ -298,8 +301,9 @@ class UserPath:
                     except FileExistsError:
                         pass
                     except OSError as exc:
+                        why, fix = os_reason(exc)
                         raise _fail(error, self.where, f"cannot create the folder `{part}` "
-                                    f"({exc.strerror})", "check the folder's permissions") from None
+                                    f"({why})", fix) from None
                     nxt = self._open_dir(part, fd, folders[:i + 1], error)
                 except OSError as exc:
                     nxt = self._dir_error(part, fd, folders[:i + 1], exc, error)
@@ -348,10 +352,9 @@ class UserPath:
         return " that leads outside the workspace root"
 
     def _missing_fix(self, upto: tuple[str, ...] | None = None) -> str:
-        base = (f"the workspace root {self.root.path}" if self.root.confined
-                else "the current directory")
         hint = f" (`{'/'.join(upto)}` does not exist)" if upto and upto != self.parts else ""
-        return f"check the path{hint}; relative paths start at {base}"
+        return (f"check the path{hint}; "
+                + relative_paths(self.root.path if self.root.confined else None))
 
     # --- reading ---------------------------------------------------------------------------
 
@@ -547,8 +550,8 @@ class UserPath:
             try:
                 out = os.open(tmp, _TEMP_FLAGS, 0o666, dir_fd=fd)  # 0o666 less the umask
             except OSError as exc:
-                raise _fail(error, self.where, f"cannot be written ({exc.strerror})",
-                            "check the folder's permissions") from None
+                why, fix = os_reason(exc)
+                raise _fail(error, self.where, f"cannot be written ({why})", fix) from None
             try:
                 view = memoryview(data)
                 while view:
@@ -574,8 +577,8 @@ class UserPath:
             except OSError:
                 pass
         except OSError as exc:
-            raise _fail(error, self.where, f"cannot be written ({exc.strerror})",
-                        "check the folder's permissions and free space") from None
+            why, fix = os_reason(exc)
+            raise _fail(error, self.where, f"cannot be written ({why})", fix) from None
         finally:
             try:
                 os.unlink(tmp, dir_fd=fd)
@@ -595,14 +598,14 @@ class UserPath:
             return
         if not stat.S_ISREG(mode):
             raise _fail(error, self.where, f"exists and is {_kind_of(mode)}, not a regular file; "
-                        "it is never replaced, with or without overwrite",
+                        f"it is never replaced, with or without {arg('overwrite')}",
                         "choose another path")
         if not overwrite:
             raise self._exists(error)
 
     def _exists(self, error: type[WhileaiError]) -> WhileaiError:
-        return error(f"{self.where} already exists; not overwriting it. Fix: pass overwrite=True "
-                     "(CLI: --force) or choose another path")
+        return error(f"{self.where} already exists; not overwriting it. Fix: pass "
+                     f"{arg('overwrite', True)} or choose another path")
 
 
 def _lstat_mode(name: str, dir_fd: int) -> int | None:
@@ -653,13 +656,13 @@ def user_path(path: str | os.PathLike, *, argument: str = "path", for_write: boo
         try:
             os.makedirs(folder, exist_ok=True)
         except OSError as exc:
-            raise _fail(error, text, f"cannot create the folder {folder} ({exc.strerror})",
-                        "check the path and the folder's permissions") from None
+            why, fix = os_reason(exc, exc.filename)
+            raise _fail(error, text, f"cannot create the folder {folder} ({why})", fix) from None
     try:
         root = Root(folder, confined=False, limits=limits, error=error, label="the folder of")
     except WhileaiError:
-        raise _fail(error, text, "no such file", "check the path (relative paths start at the "
-                    "current directory)") from None
+        raise _fail(error, text, "no such file",
+                    f"check the path; {relative_paths()}") from None
     return UserPath(root, parts, argument=argument, shown=str(given))
 
 

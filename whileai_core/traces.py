@@ -111,23 +111,31 @@ class TaskSplit(Result):
     holdout_tasks: list[str]
     train_tasks: list[str]
     n_tasks: int
+    n_holdout: int
     share: float
     seed: int
     note: str
+    shown: str | None = Field(None, description="which lists were cut, as 'n of N shown'")
+    cut_lists = ("holdout_tasks", "train_tasks")
 
     def holdout(self, records: Iterable[Mapping]) -> list[dict]:
         """The records whose task is held out."""
         keep = set(self.holdout_tasks)
-        return [dict(r) for r in records if str(r["task_id"]) in keep]
+        return [dict(r) for r in records if _task_of(r) in keep]
 
     def train(self, records: Iterable[Mapping]) -> list[dict]:
         """The records whose task is not held out."""
         drop = set(self.holdout_tasks)
-        return [dict(r) for r in records if str(r["task_id"]) not in drop]
+        return [dict(r) for r in records if _task_of(r) not in drop]
 
     def render(self) -> str:
-        return (f"split by task: {len(self.holdout_tasks)} held out, {len(self.train_tasks)} to "
+        text = (f"split by task: {self.n_holdout} held out, {self.n_tasks - self.n_holdout} to "
                 f"train on (share {self.share}, seed {self.seed})\n{self.note}")
+        return text + (f"\n({self.shown})" if self.shown else "")
+
+
+def _task_of(record: Mapping) -> str:
+    return str(record.get("task_id", record.get("scenario_id")))  # the rows' alias too
 
 
 def split_by_task(rows_or_records: Any, *, share: float = D.HOLDOUT_SHARE,
@@ -162,17 +170,18 @@ def split_by_task(rows_or_records: Any, *, share: float = D.HOLDOUT_SHARE,
         note += ": this test can only see larger effects; say so in the report"
     return TaskSplit(holdout_tasks=[t for t in tasks if t in held],
                      train_tasks=[t for t in tasks if t not in held], n_tasks=len(tasks),
+                     n_holdout=n_hold,
                      share=float(share), seed=seed, note=note)
 
 
 def _task_ids(source: Any) -> list[str]:
-    from .rows import Rows, load_rows
+    from .rows import Rows
 
     if isinstance(source, Rows):
         return list(source.task_ids)
-    if isinstance(source, (str, os.PathLike)):
-        return list(load_rows(source).task_ids)
-    if isinstance(source, Mapping) or not isinstance(source, Iterable):
+    from .safepath import is_path
+
+    if isinstance(source, Mapping) or not (is_path(source) or isinstance(source, Iterable)):
         raise ArgumentError(f"cannot split a {type(source).__name__}. Fix: pass Rows, a path, or "
                             "a list of dicts with task_id")
     from .rows import read_records
@@ -180,7 +189,7 @@ def _task_ids(source: Any) -> list[str]:
     recs = read_records(source, noun="record")
     out: dict[str, None] = {}
     for i, rec in enumerate(recs.items):
-        tid = rec.get("task_id")
+        tid = rec.get("task_id", rec.get("scenario_id"))  # the rows' alias too
         if isinstance(tid, bool) or not isinstance(tid, (str, int)):
             raise RowsError(f"`task_id` is {tid!r}", **recs.where(i),
                             field="task_id", fix="give every record a task_id")
@@ -203,6 +212,22 @@ def failed_asks(traces: Any, *, threshold: float = D.PASS_THRESHOLD) -> list[dic
         if tid not in passed and tid not in asks:
             asks[tid] = {"task_id": tid, "messages": prompt_messages(r)}
     return list(asks.values())
+
+
+class FailedAsks(Result):
+    """The asks no trace passed: what the agent cannot yet do (seeds for new attempts)."""
+
+    asks: list[dict] = Field(description='one {"task_id", "messages"} per failed ask')
+    n_asks: int
+    n_traces: int
+    path: str | None = Field(None, description="where the asks were written as JSONL, if asked")
+    shown: str | None = Field(None, description="which lists were cut, as 'n of N shown'")
+    cut_lists = ("asks",)
+
+    def render(self) -> str:
+        where = f"; written to {self.path}" if self.path else ""
+        return (f"{self.n_asks} asks no trace passed (of {self.n_traces} traces){where}"
+                + (f" ({self.shown})" if self.shown else ""))
 
 
 # --- 3. rejection sampling -----------------------------------------------------------------
@@ -253,11 +278,14 @@ class SFTSelection(Result):
     attempt_pass_at_1: float
     attempt_pass_at_1_ci: tuple[float, float] | None
     note: str
+    shown: str | None = Field(None, description="which lists were cut, as 'n of N shown'")
+    cut_lists = ("records", "asks_without_pass")
 
     def render(self) -> str:
         return (f"kept {self.n_kept} of {self.n_asks} asks from {self.n_attempts} attempts; "
                 f"attempt pass@1 {fmt_rate(self.attempt_pass_at_1, self.attempt_pass_at_1_ci, self.n_asks)}"
-                f"\n{len(self.asks_without_pass)} asks had no passing attempt\n{self.note}")
+                f"\n{self.n_asks - self.n_kept} asks had no passing attempt\n{self.note}"
+                + (f"\n({self.shown})" if self.shown else ""))
 
 
 def _reply_length(trace: Mapping) -> int:
@@ -333,11 +361,14 @@ class Decontamination(Result):
     ngram: int
     max_overlap: float
     reasons: dict[str, int]
+    shown: str | None = Field(None, description="which lists were cut, as 'n of N shown'")
+    cut_lists = ("records", "dropped")
 
     def render(self) -> str:
         why = ", ".join(f"{k} {v}" for k, v in self.reasons.items()) or "none"
         return (f"decontaminated: kept {self.n_kept} of {self.n_in} (dropped: {why}; "
-                f"{self.ngram}-gram overlap or containment >= {self.max_overlap})")
+                f"{self.ngram}-gram overlap or containment >= {self.max_overlap})"
+                + (f"\n({self.shown})" if self.shown else ""))
 
 
 def _windows(words: list[str], size: int) -> set[tuple[str, ...]]:

@@ -213,6 +213,34 @@ def collect(args) -> dict:
     return collect_local(local, calls, records)
 
 
+# What modal_prime_rl.train starts itself: a teacher on localhost / 127.0.0.1, on GPU 0 beside the
+# policy's vLLM (no tensor parallelism, no GPUs of its own).
+TEACHER_HOSTS = ("localhost", "127.0.0.1")
+
+
+def starts_teacher(config_text: str) -> tuple[bool, str]:
+    """Whether ``train`` on Modal starts the OPD teacher this config expects on localhost:
+    ``(True, why)`` for a teacher it can serve beside the policy, else ``(False, why)``."""
+    import tomllib
+    from urllib.parse import urlparse
+
+    from whileai_core.prime_rl.teacher import plan_teacher
+
+    config = tomllib.loads(config_text)
+    teacher = (config.get("orchestrator") or {}).get("algo", {}).get("teacher")
+    if not isinstance(teacher, dict):
+        return True, "no teacher"
+    url = str(teacher.get("base_url", ""))
+    if (urlparse(url).hostname or "") not in TEACHER_HOSTS:
+        return False, (f"train starts a teacher only at localhost or 127.0.0.1, not at {url}")
+    deployment = config.get("deployment") or {}
+    used = int(deployment.get("num_train_gpus", 1)) + int(deployment.get("num_infer_gpus", 1))
+    plan = plan_teacher(str(teacher.get("name")), url, first_free_gpu=used)
+    if plan.layout == "dedicated":
+        return False, (f"train starts the teacher on GPU 0 beside the policy only; {plan.reason}")
+    return True, f"train starts it on GPU 0 beside the policy ({plan.reason})"
+
+
 def modal_call(run_name: str, config_path: str | None = None) -> dict:
     """What the run registry spawns for a prime-rl config: ``train(config_text, run_name)``
     in the deployed ``whileai-prime-rl`` app (``modal deploy recipes/prime-rl/modal_prime_rl.py``)."""

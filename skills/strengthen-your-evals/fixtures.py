@@ -115,7 +115,7 @@ def frozen_by_content(ns):
     assert frozen.written and not ns["again"].written and ns["again"].name == frozen.name
     assert ns["edited"].name != frozen.name and ns["edited"].n_tasks == N_TASKS
     # the MCP form names the same file the Python step wrote, everywhere in the skill
-    paths = {line["arguments"].get("tasks") for line in _mcp_lines("## 1.")}
+    paths = {line["arguments"].get("tasks") for line in _mcp_lines("## 1.") if "tool" in line}
     assert f"evals/{frozen.name}.jsonl" in paths, paths
     named = set(re.findall(r"evals/holdout-[0-9a-f]+\.jsonl", (HERE / "SKILL.md").read_text()))
     assert named == {f"evals/{frozen.name}.jsonl"}, named

@@ -2,8 +2,13 @@
 
 Subcommands live in one module per command group (``whileai_core/cli/<group>.py``), each with
 ``register(subparsers)``: it adds its parsers and sets ``func`` to a handler ``(args) -> Result |
-str``. This file only wires them, turns a :class:`WhileaiError` into one line on stderr and exit
-code 2, and prints results.
+str``. This file only wires them and prints results. Everything runs in the CLI's voice
+(``whileai_core.voice``): next steps and fixes read as the commands and flags a person types.
+
+No traceback reaches the terminal. What is the user's to fix (a refused input, a path the system
+refuses, a missing extra) is one line on stderr and exit code 2 (``whileai_core.failures``). A bug
+is one line saying so and where to report it, exit code 70 (EX_SOFTWARE), with the traceback in
+a file; ``WHILEAI_DEBUG=1`` shows it in the terminal instead.
 """
 
 from __future__ import annotations
@@ -13,9 +18,16 @@ import importlib
 import json
 import os
 import sys
+import tempfile
+import traceback
 
 from .. import __version__
-from ..errors import WhileaiError
+from ..failures import bug_report, explain
+from ..voice import CLI, speaking
+
+EXIT_USER = 2      # the input or the environment is the user's to fix
+EXIT_BUG = 70      # EX_SOFTWARE (sysexits.h): an internal error
+DEBUG_ENV = "WHILEAI_DEBUG"
 
 # one module per concept; each has register(subparsers)
 COMMAND_MODULES = (
@@ -50,22 +62,52 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    with speaking(CLI):
+        try:
+            result = args.func(args)
+            if isinstance(result, int):
+                return result
+            text = None
+            if getattr(args, "json", False) and hasattr(result, "to_dict"):
+                text = json.dumps(result.to_dict(), indent=2)
+            elif result is not None:
+                text = str(result)
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            return 130
+        except Exception as exc:  # noqa: BLE001 - every failure becomes one line
+            return _failed(exc, args.command)
     try:
-        result = args.func(args)
-    except WhileaiError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    if isinstance(result, int):
-        return result
-    try:
-        if getattr(args, "json", False) and hasattr(result, "to_dict"):
-            print(json.dumps(result.to_dict(), indent=2))
-        elif result is not None:
-            print(str(result))
+        if text is not None:
+            print(text)
         sys.stdout.flush()
     except BrokenPipeError:  # `... | head`: the reader left; not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
+
+
+def _failed(exc: Exception, command: str) -> int:
+    """Print the one line for ``exc``; return the exit code."""
+    message = explain(exc)
+    if message is not None:
+        print(f"error: {message}", file=sys.stderr)
+        return EXIT_USER
+    if os.environ.get(DEBUG_ENV):
+        traceback.print_exception(exc, file=sys.stderr)
+        where = f"above ({DEBUG_ENV} is set)"
+    else:
+        where = _save_traceback(exc)
+    print(f"error: {bug_report(exc, f'running `whileai-skills {command}`', traceback_at=where)}",
+          file=sys.stderr)
+    return EXIT_BUG
+
+
+def _save_traceback(exc: Exception) -> str:
+    """Write the traceback to a file; say where it is (or how to see it)."""
+    try:
+        fd, path = tempfile.mkstemp(prefix="whileai-skills-crash-", suffix=".txt")
+        with os.fdopen(fd, "w") as fh:
+            traceback.print_exception(exc, file=fh)
+    except OSError:
+        return f"shown with {DEBUG_ENV}=1"
+    return f"in {path}"

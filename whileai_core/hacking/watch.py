@@ -23,6 +23,10 @@ successive difference [2], which a slow trend barely inflates), and the band is
 z_{(1+level)/2} sigma sqrt(2 / window). For a 0/1 reward the training reward and the held-out
 pass rate are on one scale; for a graded reward, watch with ``metric="reward"``.
 
+Why one module of ~470 lines: the stop rule and the readers of its sources (rows, a TRL
+trainer_state.json, a run folder) are one feature, ``watch_run``; the readers are the lower third
+and would be the cut if it grows.
+
 [1] Gao, Schulman & Hilton (2022). Scaling Laws for Reward Model Overoptimization. arXiv:2210.10760.
 [2] von Neumann et al. (1941). Distribution of the ratio of the mean square successive difference
     to the variance. Ann. Math. Statist. 12(2), 153-162.
@@ -380,6 +384,19 @@ def records_from_trl_state(path: Path) -> list[dict]:
     return out
 
 
+def records_from_prime_rl(path: Path) -> list[dict]:
+    """Step records from a prime-rl run folder through the prime-rl importer: its eval episodes
+    are the held-out evaluations (per ``step``), its train episodes each step's batch."""
+    from ..importers.prime_rl import import_prime_rl
+
+    rows = [dict(r, split="eval") for r in import_prime_rl(path, kind="eval").rows]
+    try:
+        rows += import_prime_rl(path, kind="train").rows
+    except WhileaiError:  # a run whose training episodes were not kept: held-out only
+        pass
+    return records_from_rows(rows)
+
+
 def _newest_state(folder: Path) -> Path | None:
     if (folder / TRL_STATE).is_file():
         return folder / TRL_STATE
@@ -425,11 +442,8 @@ def _records_from_path(path: Path) -> tuple[Any, str]:
     state = _newest_state(path)
     if state is not None:
         return records_from_trl_state(state), f"TRL {state}"
-    if (path / "rollouts").is_dir():
-        raise ArgumentError(f"{path} is a prime-rl output folder; reading its episodes needs the "
-                            "prime-rl importer (issue 10), not in this build yet. Fix: import "
-                            "the rollouts to graded rows with a `step` field (eval rows with "
-                            "\"split\": \"eval\") and pass that rows file")
+    if (path / "rollouts").is_dir() or path.name == "rollouts":
+        return records_from_prime_rl(path), f"prime-rl {path}"
     raise ArgumentError(f"{path} holds no {WATCH_FILE} (the TRL watch callback's records), no "
                         f"{TRL_STATE} (a TRL output folder or its checkpoint-N) and no prime-rl "
                         "rollouts/. Fix: point at the trainer's output folder")

@@ -34,12 +34,34 @@ class RolloutUpdate(Result):
     value_targets: list[list[float]] | None = None
     stats: dict[str, float]
     notes: list[str]
+    shown: str | None = None
+
+    def bounded(self, limit: int) -> RolloutUpdate:
+        """The first ``limit`` trajectories' ``admitted``, and the per-token lists of the first
+        ``limit // 4`` of them cut to ``limit`` tokens each (``stats`` cover all); ``shown``
+        says what was cut, as n of N."""
+        n = len(self.admitted)
+        rows = max(1, limit // 4)
+        longest = max((len(t) for t in self.coefficients), default=0)
+        if n <= rows and longest <= limit:
+            return self
+        update: dict[str, Any] = {
+            name: [t[:limit] for t in getattr(self, name)[:rows]]
+            for name in ("coefficients", "advantages", "value_targets")
+            if getattr(self, name) is not None}
+        update["admitted"] = self.admitted[:limit]
+        update["shown"] = (f"admitted: {min(n, limit)} of {n} trajectories; per-token lists: "
+                           f"{min(n, rows)} of {n} trajectories, at most {limit} of their tokens "
+                           f"each (longest {longest}); stats cover all "
+                           f"({sum(self.admitted)} of {n} admitted)")
+        return self.model_copy(update=update)
 
     def render(self) -> str:
         n = len(self.admitted)
         head = f"{self.method}: {sum(self.admitted)}/{n} trajectories admitted"
         stats = ", ".join(f"{k} {v:.4g}" for k, v in self.stats.items())
-        return "\n".join([head, stats] + [f"note: {x}" for x in self.notes])
+        return "\n".join([head, stats] + [f"note: {x}" for x in self.notes]
+                         + ([f"({self.shown})"] if self.shown else []))
 
 
 @dataclass(frozen=True)
@@ -86,8 +108,23 @@ def _tokens(i: int, row: Mapping[str, Any], key: str, n: int | None, *, logprob:
     return arr
 
 
+BATCH_FIX = ("give one trajectory per item (batch[i] is the (i+1)-th): reward (a number), "
+             "logprobs (the learner's per generated token, <= 0), optionally behavior_logprobs, "
+             "values (per token; SAO and BPCO need them) and action_mask, nothing else")
+
+
 def parse_batch(batch: Any, *, need_values: bool, method: str) -> Batch:
-    """Check a batch against the contract (errors name ``batch[i].key[t]``) and pad it."""
+    """Check a batch against the contract (errors name ``batch[i].key[t]`` and the fix) and pad
+    it."""
+    try:
+        return _parse_batch(batch, need_values=need_values, method=method)
+    except ArgumentError as err:
+        if "Fix:" in str(err):
+            raise
+        raise ArgumentError(f"{err}. Fix: {BATCH_FIX}") from None
+
+
+def _parse_batch(batch: Any, *, need_values: bool, method: str) -> Batch:
     if isinstance(batch, Mapping) or not isinstance(batch, Sequence) or len(batch) == 0:
         raise ArgumentError(f"{method}.update: `batch` must be a non-empty list of trajectories "
                             "(mappings with reward and logprobs)")

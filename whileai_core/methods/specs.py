@@ -51,6 +51,11 @@ class Endpoint(Spec):
                              description="an environment variable name")
     vocab: int | str | None = Field(None, description="vocab size (int > 0) or a local tokenizer "
                                                        "path; None = not known")
+    params_b: float | None = Field(None, gt=0.0, le=10_000.0,
+                                   description="parameters in billions, to size the server; None "
+                                               "= read from the model id (e.g. '32B')")
+    dtype: Literal["bfloat16", "float16", "float32", "fp8", "int8", "int4"] | None = Field(
+        None, description="dtype the weights are served in; None = bfloat16")
 
     @field_validator("url")
     @classmethod

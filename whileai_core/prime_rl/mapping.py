@@ -16,6 +16,7 @@ from ..errors import ConfigError
 from ..methods.specs import OPD, OPSD, Async, RLMethod
 from ..models import model_size_b
 from ..safepath import Root
+from ..voice import arg
 from .targets import Taskset
 from .tokenizers import compare_vocab
 
@@ -143,11 +144,12 @@ def _opsd(spec: OPSD, *, model: str, taskset: Taskset, renderer: str | None) -> 
         algo["renderer"] = {"name": renderer}
         keys.reads["renderer (hint block)"] = "orchestrator.algo.renderer.name"
     if spec.anchor != "live":
-        keys.ignored["anchor"] = (f"anchor={spec.anchor!r}: prime-rl's opsd teacher is the live "
+        keys.ignored["anchor"] = (f"anchor {spec.anchor!r}: prime-rl's opsd teacher is the live "
                                   "policy; an EMA or initial-weights anchor is not a knob there, so "
-                                  "this config runs anchor='live'")
+                                  "this config runs the anchor 'live'")
         keys.warnings.append(f"OPSD anchor {spec.anchor!r} is not what prime-rl runs: it scores "
-                             "against the live policy (pass anchor='live' to say so)")
+                             "against the live policy (set the method's anchor to 'live' to say "
+                             "so)")
     size = model_size_b(model)
     if size is None:
         keys.notes.append(f"OPSD: model size unknown from the id {model!r}; OPSD needs in-context "
@@ -195,8 +197,9 @@ def _async(spec: Async, *, model: str, taskset: Taskset, lora: bool, renderer: s
     return keys
 
 
-_INSTEAD = ("run its .update(batch) in your own trainer, or use prime-rl's one-rollout option "
-            "method='rae' (group_size 1, EMA baseline)")
+def _instead() -> str:
+    return ("run its .update(batch) in your own trainer, or use prime-rl's one-rollout option "
+            f"{arg('method', 'rae')} (group size 1, EMA baseline)")
 
 
 def _refuse(spec: Any) -> None:
@@ -208,7 +211,7 @@ def _refuse(spec: Any) -> None:
         "BPCO": "it trains a bounded value critic, and prime-rl hosts only the policy",
     }
     if name in reasons:
-        raise ConfigError(f"prime-rl cannot run {name}: {reasons[name]}. Fix: {_INSTEAD}")
+        raise ConfigError(f"prime-rl cannot run {name}: {reasons[name]}. Fix: {_instead()}")
     if name == "GroupwiseGrading":
         raise ConfigError("GroupwiseGrading shapes a group's rewards or advantages in your own "
                           "trainer; prime-rl has no hook for it. Fix: write grpo here, or apply "

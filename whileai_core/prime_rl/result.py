@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..result import Result
+from .teacher import TeacherPlan
 
 
 class GPUSplit(Result):
@@ -39,7 +40,8 @@ class PrimeRLConfig(Result):
     it was written, or None), ``reads`` (knob -> key it landed in), ``ignored`` (knob -> why
     prime-rl does not read it), ``warnings`` (things that may sink the run), ``notes`` (things
     to do or know), ``command`` (the launch line), ``setup_commands`` (servers to start first),
-    ``gpus`` (the split the config deploys), ``prime_rl_commit``.
+    ``gpus`` (the split the config deploys), ``prime_rl_commit``, ``teacher`` (an OPD
+    teacher's serving plan: where it runs, the GPUs and tensor parallelism it needs).
     """
 
     method: str
@@ -61,6 +63,7 @@ class PrimeRLConfig(Result):
     group_size: int
     max_off_policy_steps: int
     prime_rl_commit: str
+    teacher: TeacherPlan | None = None
 
     def render(self) -> str:
         lines = [f"prime-rl config: {self.path or '(not written)'}  (prime-rl {self.prime_rl_commit})",

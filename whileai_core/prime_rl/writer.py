@@ -27,9 +27,9 @@ from . import grammar
 from .mapping import method_keys
 from .result import GPUSplit, PrimeRLConfig
 from .targets import RENDERER_NAMES, pick_renderer, taskset_info
+from .teacher import is_local, plan_teacher
 
 PROMPT_TOKEN_ALLOWANCE = D.PROMPT_TOKEN_ALLOWANCE
-LOCAL_HOSTS = ("localhost", "127.0.0.1", "0.0.0.0")
 
 
 def _positive_int(name: str, value: Any, minimum: int = 1) -> int:
@@ -51,7 +51,8 @@ def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str,
                     vllm_memory: float | None = None, wandb_project: str | None = None,
                     run_name: str | None = None, checkpoint: bool = True,
                     student_vocab: int | str | None = None,
-                    root: Root | None = None) -> PrimeRLConfig:
+                    root: Root | None = None, teacher_served: bool = False,
+                    gpu_memory_gb: float = D.TEACHER_GPU_MEMORY_GB) -> PrimeRLConfig:
     """Write a prime-rl 559b447 ``rl`` config for ``taskset`` trained with ``method``.
 
     Args:
@@ -88,6 +89,8 @@ def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str,
         wandb_project: adds ``[monitors.wandb]``. run_name: ``[run] name``.
         checkpoint: a bare ``[ckpt]`` (checkpoint at the end).
         student_vocab: the policy's vocab size or local tokenizer path (OPD tokenizer check).
+        teacher_served: the OPD teacher is already served at its URL: no start line for it.
+        gpu_memory_gb: memory of one GPU, to size the OPD teacher (default 80: H100/A100-80GB).
         root: open ``out`` and every tokenizer path (``student_vocab``, the teacher's ``vocab``)
             under this root, confined (the MCP server's workspace); None: the user's own paths.
             Either way they go through the path door (``whileai_core.safepath``).
@@ -225,7 +228,26 @@ def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str,
 
     setup: list[str] = []
     teacher = keys.teacher
-    local_teacher = teacher is not None and teacher.host in LOCAL_HOSTS
+    if not isinstance(teacher_served, bool):
+        raise ArgumentError(f"`teacher_served` must be true or false; got {teacher_served!r}")
+    if isinstance(gpu_memory_gb, bool) or not isinstance(gpu_memory_gb, (int, float)) \
+            or not 1 <= gpu_memory_gb <= 1024:
+        raise ArgumentError(f"`gpu_memory_gb` must be a number of GB in [1, 1024]; got "
+                            f"{gpu_memory_gb!r}. Fix: 80 for an H100, 141 for an H200")
+    plan = None
+    if teacher is not None:
+        plan = plan_teacher(teacher.model, teacher.url, params_b=teacher.params_b,
+                            dtype=teacher.dtype, served=teacher_served, first_free_gpu=gpus,
+                            nodes=nodes, gpu_memory_gb=gpu_memory_gb)
+        if teacher_served:
+            notes[:] = [n for n in notes if not n.startswith("start the teacher first")]
+        notes.append(plan.reason)
+        if plan.layout == "size_unknown":
+            warnings.append(f"the teacher's size is unknown: {plan.reason}")
+    elif teacher_served:
+        raise ArgumentError("`teacher_served` is for OPD: this method has no teacher. Fix: "
+                            "drop teacher_served")
+    local_teacher = plan is not None and plan.layout in ("colocated", "size_unknown")
     if split.policy_served_by == "rl":
         inference: dict[str, Any] = {}
         memory = vllm_memory
@@ -259,16 +281,12 @@ def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str,
     if nodes > 1 and lora:
         notes.append("LoRA on several nodes: prime-rl moves adapter weights through the "
                       "filesystem, so output_dir must be on storage every node shares")
-    if nodes > 1 and local_teacher:
+    if nodes > 1 and plan is not None and is_local(teacher.url) and not teacher_served:
         warnings.append(f"the OPD teacher is at {teacher.url} in a multi-node deployment: "
                         "localhost is the orchestrator's own node; give the teacher's routable "
                         "address")
-    if teacher is not None:
-        port = urlparse(teacher.url).port or 8000
-        if local_teacher:
-            mem = f" --vllm.gpu-memory-utilization {D.OPD_COLOCATED_MEMORY}" if nodes == 1 else ""
-            setup.insert(0, f"CUDA_VISIBLE_DEVICES=0 uv run inference --vllm.model {teacher.model} "
-                            f"--server.port {port}{mem}")
+    if plan is not None and plan.start is not None:
+        setup.insert(0, plan.start)
     if wandb_project is not None:
         config["monitors"] = {"wandb": {"project": wandb_project}}
         reads["wandb_project"] = "monitors.wandb.project (shared)"
@@ -298,7 +316,7 @@ def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str,
         setup_commands=setup, gpus=split, steps=steps, batch=batch, group_size=group,
         max_off_policy_steps=(keys.off_policy_steps if keys.off_policy_steps is not None
                               else D.ASYNC_OFF_POLICY_STEPS),
-        prime_rl_commit=D.PRIME_RL_COMMIT)
+        prime_rl_commit=D.PRIME_RL_COMMIT, teacher=plan)
 
 
 def _source(info, split: str | None, knob: str, reads: dict[str, str]) -> dict[str, Any]:

@@ -12,121 +12,25 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from typing import Any, Literal
+from typing import Any
 
 from ..defaults import MODAL_GPU_TYPES, MODAL_MAX_GPUS, PRIME_RL_RECIPE, RUN_GPU, RUN_WALL_HOURS
 from ..errors import ArgumentError, ConfigError, WhileaiError
-from ..result import Result
+from ..progress import step
+from ..voice import arg, call, choose
+from ..voice import name as op_name
 from ..safepath import Root, UserPath
-from ..stats import Comparison
 from . import lock
 from .backend import get_backend
 from .registry import (ACTIVE, BACKENDS, FINISHED, Registry, RunRecord, claimable, now,
                        run_id)
+from .results import Cancelled, Collected, Launch, RunList, RunPlan
 from .targets import Target, resolve_target
 
 ROW_FIELDS = ("before_rows", "after_rows")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 _RUN_ID = re.compile(r"^run-[0-9a-f]{12}$")
 _GPU = re.compile(r"^(?P<type>[A-Za-z0-9-]+)(?::(?P<count>\d+))?$")
-
-
-# --- results ----------------------------------------------------------------------------------
-
-class RunPlan(Result):
-    """What a confirmed launch would do: where, on which GPUs, for about how long, exactly how."""
-
-    run_id: str
-    name: str
-    target: str
-    target_kind: Literal["recipe", "config"]
-    recipe: str
-    sha256: str
-    backend: Literal["modal", "local"]
-    gpu: str | None
-    gpu_count: int
-    est_gpu_hours: float
-    est_basis: str
-    command: str
-    spends_money: bool
-    ready: bool
-    notes: list[str]
-    state_dir: str
-
-    def render(self) -> str:
-        where = (f"Modal, {self.gpu} ({self.gpu_count} GPU)" if self.backend == "modal"
-                 else "this machine, CPU only (the recipe's offline smoke)")
-        lines = [f"plan {self.run_id}: {self.target_kind} {self.target} as {self.name!r}",
-                 f"where:   {where}",
-                 f"cost:    ~{self.est_gpu_hours:g} GPU hours ({self.est_basis})",
-                 f"command: {self.command}"]
-        lines += [f"note: {n}" for n in self.notes]
-        return "\n".join(lines)
-
-
-class Launch(Result):
-    """``action``: ``planned`` (nothing ran), ``launched`` (started now) or ``existing`` (this
-    target under this name was launched before: that run, never a second one)."""
-
-    action: Literal["planned", "launched", "existing"]
-    plan: RunPlan
-    run: RunRecord
-    next_step: str
-
-    def render(self) -> str:
-        head = {"planned": "planned, nothing launched",
-                "launched": f"launched {self.run.id}",
-                "existing": f"already launched as {self.run.id} ({self.run.status}); not launched "
-                            "again"}[self.action]
-        return "\n".join([head, str(self.plan) if self.action == "planned" else
-                          self.run.render(), f"next: {self.next_step}"])
-
-
-class RunList(Result):
-    state_dir: str
-    runs: list[RunRecord]
-    notes: list[str] = []
-
-    def render(self) -> str:
-        if not self.runs:
-            return f"no runs in {self.state_dir}"
-        lines = [r.summary_line() for r in self.runs] + [f"note: {n}" for n in self.notes]
-        return "\n".join(lines)
-
-
-class Cancelled(Result):
-    run: RunRecord
-    stopped: str
-
-    def render(self) -> str:
-        return f"{self.run.render()}\n{self.stopped}"
-
-
-class Collected(Result):
-    """A run's results. ``metrics``: the recipe's results without its row lists; ``comparison``:
-    the paired before/after verdict when the results hold ``before_rows`` and ``after_rows``."""
-
-    run: RunRecord
-    ready: bool
-    metrics: dict[str, Any] | None = None
-    n_before_rows: int | None = None
-    n_after_rows: int | None = None
-    comparison: Comparison | None = None
-    verdict: str | None = None
-    note: str | None = None
-
-    def render(self) -> str:
-        lines = [self.run.summary_line()]
-        if self.note:
-            lines.append(self.note)
-        for key, value in sorted((self.metrics or {}).items()):
-            if isinstance(value, (dict, list)):  # nested data: in the JSON, not the summary
-                value = f"<{type(value).__name__} of {len(value)}: see --json>"
-            lines.append(f"{key}: {value}")
-        if self.comparison is not None:
-            lines.append(f"held-out rows: {self.n_before_rows} before, {self.n_after_rows} after")
-            lines.append(self.comparison.render())
-        return "\n".join(lines)
 
 
 # --- argument checks --------------------------------------------------------------------------
@@ -153,18 +57,46 @@ def _check_gpu(gpu: Any, backend: str, target: Target) -> tuple[str | None, int]
     kind = match and match["type"].upper()
     count = int(match["count"]) if match and match["count"] else 1
     if not match or kind not in MODAL_GPU_TYPES or not 1 <= count <= MODAL_MAX_GPUS:
-        raise ArgumentError(f"`gpu` must be TYPE or TYPE:COUNT with TYPE one of "
+        raise ArgumentError(f"`{arg('gpu')}` must be TYPE or TYPE:COUNT with TYPE one of "
                             f"{', '.join(MODAL_GPU_TYPES)} and COUNT 1-{MODAL_MAX_GPUS}, got "
                             f"{value!r}. Fix: e.g. 'H100' or 'H100:8' (default for "
                             f"{target.recipe}: {_default_gpu(target)!r})")
     return (kind if count == 1 else f"{kind}:{count}"), count
 
 
+def _check_local_teacher(target: Target) -> None:
+    """Refuse a Modal run of a config whose OPD teacher is on localhost unless the recipe that
+    runs it starts that teacher: inside a Modal container, localhost is the container, not the
+    machine where the user served the teacher."""
+    from ..prime_rl.teacher import is_local
+
+    # the bytes read once through the path door (never the path again, by name)
+    text = target.data.decode("utf-8") if target.data is not None else ""
+    algo = (tomllib.loads(text).get("orchestrator") or {}).get("algo") or {}
+    teacher = algo.get("teacher") if isinstance(algo, dict) else None
+    if not isinstance(teacher, dict) or not is_local(str(teacher.get("base_url", ""))):
+        return
+    if target.recipe_dir is None:
+        starts, why = False, f"the {target.recipe} recipe was not found"
+    else:
+        from .modal_backend import recipe_starts_teacher
+        starts, why = recipe_starts_teacher(target, text)
+    if not starts:
+        raise ConfigError(
+            f"{target.path}: its OPD teacher {teacher.get('name')!r} is at "
+            f"{teacher.get('base_url')}, and on Modal localhost is the run's own container; the "
+            f"{target.recipe} recipe does not start that teacher there ({why}). Nothing was "
+            "planned or launched. Fix: serve the teacher where Modal can reach it and rewrite the "
+            "config with prime_rl_config(method={'name': 'opd', 'teacher': "
+            "'<model>@https://<host>/v1'}, teacher_served=true, ...), or run the config on a "
+            "machine that serves the teacher (the `first:` lines of prime_rl_config)")
+
+
 def _check_name(name: Any, target: Target) -> str:
     if name is None:
         return target.default_name
     if not isinstance(name, str) or not _NAME.match(name):
-        raise ArgumentError(f"`name` must be 1-100 letters, digits, '.', '_' or '-' (starting "
+        raise ArgumentError(f"`{arg('name')}` must be 1-100 letters, digits, '.', '_' or '-' (starting "
                             f"with a letter or digit), got {name!r}. Fix: e.g. 'grpo-lr2e-6', "
                             "or omit it to use the recipe or config name")
     return name
@@ -172,15 +104,16 @@ def _check_name(name: Any, target: Target) -> str:
 
 def _check_backend(backend: Any) -> str:
     if backend not in BACKENDS:
-        raise ArgumentError(f"`backend` must be 'modal' or 'local', got {backend!r}. Fix: 'modal' "
-                            "for a GPU run on Modal, 'local' for a recipe's CPU smoke here")
+        raise ArgumentError(f"`{arg('backend')}` must be 'modal' or 'local', got {backend!r}. Fix: "
+                            "'modal' for a GPU run on Modal, 'local' for a recipe's CPU smoke here")
     return backend
 
 
 def _check_id(id: Any) -> str:
     if not isinstance(id, str) or not _RUN_ID.match(id.strip()):
-        raise ArgumentError(f"`id` must be a run id like 'run-0123456789ab', got {id!r}. Fix: "
-                            "take it from launch_run or list_runs")
+        raise ArgumentError(f"`{arg('id', op='run_status')}` must be a run id like "
+                            f"'run-0123456789ab', got {id!r}. Fix: take it from "
+                            f"{op_name('launch_run')} or {op_name('list_runs')}")
     return id.strip()
 
 
@@ -194,8 +127,12 @@ def _open(id: Any, state_dir: str | os.PathLike | None) -> tuple[Registry, RunRe
 def _load(registry: Registry, id: Any) -> RunRecord:
     record = registry.get(_check_id(id))
     if record is None:
-        raise ArgumentError(f"no run {id!r} in {registry.path}. Fix: list_runs shows the runs; "
-                            "pass --state-dir (or WHILEAI_STATE_DIR) if they live elsewhere")
+        elsewhere = choose(
+            python="pass state_dir= (or set WHILEAI_STATE_DIR)",
+            cli="pass --state-dir (or set WHILEAI_STATE_DIR)",
+            mcp="start the server with WHILEAI_STATE_DIR set to their folder")
+        raise ArgumentError(f"no run {id!r} in {registry.path}. Fix: {op_name('list_runs')} shows "
+                            f"the runs; {elsewhere} if they live elsewhere")
     return record
 
 
@@ -222,15 +159,15 @@ def _plan(target: Target, name: str, backend, gpu: str | None, gpu_count: int,
         est, basis = hours * gpu_count, (f"{gpu_count} GPU x ~{hours:g} h wall clock for "
                                          f"{target.recipe} (defaults.RUN_WALL_HOURS, a planning "
                                          "guess, not a measurement)")
-        notes.append("spends money on Modal: launch only with confirm=True")
-        try:
-            backend.check_ready()
-        except WhileaiError as exc:
-            ready = False
-            notes.append(f"not ready to launch: {exc}")
+        notes.append(f"spends money on Modal: launch only with {arg('confirm', True)}")
     else:
         est, basis = 0.0, "CPU only: the recipe's offline smoke, no GPU"
         notes.append("the local backend runs only the recipe's CPU smoke path, not its training")
+    try:  # what the run will need (a package, a token) is checked now, not when it fails
+        backend.check_ready(target)
+    except WhileaiError as exc:
+        ready = False
+        notes.append(f"not ready to launch: {exc}")
     try:
         command = backend.describe(target, run_dir, gpu, name)
     except WhileaiError as exc:
@@ -263,30 +200,38 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
     """
     backend_name = _check_backend(backend)
     if not isinstance(confirm, bool):
-        raise ArgumentError(f"`confirm` must be true or false, got {confirm!r}. Fix: confirm=true "
-                            "to launch, omit it to see the plan")
+        raise ArgumentError(f"`{arg('confirm')}` must be true or false, got {confirm!r}. Fix: "
+                            f"{arg('confirm', True)} to launch, omit it to see the plan")
     target = resolve_target(config_or_recipe, recipes_dir=recipes_dir, root=root)
     runner = get_backend(backend_name)
     runner.check_target(target)
+    if backend_name == "modal" and target.kind == "config":
+        _check_local_teacher(target)
     gpu_spec, gpu_count = _check_gpu(gpu, backend_name, target)
     run_name = _check_name(name, target)
-    registry = Registry(state_dir)
+    # A plan is free: without confirm nothing is written, not even the registry's folder.
+    registry = Registry(state_dir, create=confirm)
     plan = _plan(target, run_name, runner, gpu_spec, gpu_count, registry)
     fields = dict(id=plan.run_id, name=run_name, target=target.label, target_kind=target.kind,
                   recipe=target.recipe, sha256=target.sha256, backend=backend_name, gpu=gpu_spec)
     if not confirm:
-        record = registry.plan(fields)
-        if record.status != "planned":
+        record = registry.get(plan.run_id)
+        if record is not None and record.status != "planned":
             return Launch(action="existing", plan=plan, run=public(record),
-                          next_step=_existing_step(record, gpu_spec))
+                          next_step=_existing_step(record, gpu_spec, _given(state_dir)))
         if not plan.ready:
-            return Launch(action="planned", plan=plan, run=record,
+            return Launch(action="planned", plan=plan, run=None,
                           next_step="fix what the plan's notes say is not ready, then plan again")
-        return Launch(action="planned", plan=plan, run=record, next_step=(
-            f"launch_run({str(config_or_recipe)!r}, backend={backend_name!r}"
-            + (f", gpu={gpu_spec!r}" if gpu_spec else "") + f", name={run_name!r}, confirm=True)"))
+        return Launch(action="planned", plan=plan, run=None, next_step=call(
+            "launch_run", config_or_recipe=str(config_or_recipe),
+            backend=None if backend_name == "modal" else backend_name, gpu=gpu, name=name,
+            confirm=True, state_dir=_given(state_dir), recipes_dir=_given(recipes_dir)))
+    # progress steps (and so the points where a cancelled call stops) come only before the
+    # claim and after the handle is recorded: never between them, where a stop would leave a
+    # started run unrecorded
+    step(1, 3, f"checking the {backend_name} backend")
     try:  # a missing package or token fails before anything is recorded
-        runner.check_ready()
+        runner.check_ready(target)
     except WhileaiError as exc:
         raise type(exc)(f"nothing was launched or recorded: {exc}") from None
     run_dir = registry.run_dir(plan.run_id)
@@ -299,11 +244,11 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
         if lock_fd is None:
             record = registry.get(plan.run_id)
             return Launch(action="existing", plan=plan, run=public(record),
-                          next_step=_existing_step(record, gpu_spec))
+                          next_step=_existing_step(record, gpu_spec, _given(state_dir)))
         record, claimed = registry.claim(fields)
         if not claimed:
             return Launch(action="existing", plan=plan, run=public(_reconcile(registry, record)),
-                          next_step=_existing_step(record, gpu_spec))
+                          next_step=_existing_step(record, gpu_spec, _given(state_dir)))
         def starting() -> None:  # the backend calls this just before it starts anything
             registry.set_handle(record.id, {"backend_called_at": now()})
 
@@ -317,21 +262,27 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
                                 error=f"{type(exc).__name__}: {exc}")
             raise ConfigError(f"launching {record.id} on {backend_name} failed with "
                               f"{type(exc).__name__}: {exc}. The run is recorded as failed; "
-                              "run_status shows it") from None
+                              f"{op_name('run_status')} shows it") from None
         registry.set_handle(record.id, handle)  # first: a crash after this still finds the run
         started = registry.transition(record.id, ("launching",), "running", handle=handle,
                                       launched_at=now())
+    step(3, 3, f"{record.id} launched and recorded")
     if started is None:  # cancelled while it was launching: stop what was just started
         current = registry.get(record.id)
         runner.cancel(current, run_dir)
         return Launch(action="launched", plan=plan, run=current,
                       next_step="it was cancelled while launching; nothing is left running")
     return Launch(action="launched", plan=plan, run=started,
-                  next_step=f"run_status('{started.id}'), then collect_run('{started.id}')")
+                  next_step=f"{call('run_status', id=started.id, state_dir=_given(state_dir))}, "
+                            f"then {call('collect_run', id=started.id, state_dir=_given(state_dir))}")
 
 
-def _existing_step(record: RunRecord, gpu: str | None) -> str:
-    step = f"run_status('{record.id}')"
+def _given(path: str | os.PathLike | None) -> str | None:
+    return None if path is None else os.fspath(path)
+
+
+def _existing_step(record: RunRecord, gpu: str | None, state_dir: str | None) -> str:
+    step = call("run_status", id=record.id, state_dir=state_dir)
     if record.gpu != gpu:
         step += (f"; note: that run was launched on {record.gpu}, not {gpu}: to run on {gpu}, "
                  "launch again with a new name")
@@ -403,11 +354,13 @@ def cancel_run(id: str, *, state_dir: str | os.PathLike | None = None) -> Cancel
 def collect_run(id: str, *, state_dir: str | os.PathLike | None = None) -> Collected:
     """A finished run's results, with the paired before/after verdict when it has held-out rows."""
     registry, record = _open(id, state_dir)
+    step(0, 2, f"asking the backend about {record.id}")
     record = _reconcile(registry, record)
     if record.status != "succeeded":
         note = {"failed": f"the run failed: {record.error}",
                 "cancelled": "the run was cancelled; it has no results"}.get(
-            record.status, f"not finished ({record.status}): poll run_status('{record.id}')")
+            record.status, f"not finished ({record.status}): poll "
+                           f"{call('run_status', id=record.id)}")
         return Collected(run=public(record), ready=False, note=note)
     results = record.results or {}
     metrics = {k: v for k, v in results.items() if k not in ROW_FIELDS}
@@ -422,6 +375,7 @@ def collect_run(id: str, *, state_dir: str | os.PathLike | None = None) -> Colle
                           f"recipe {record.recipe!r} must write both")
     from ..stats import compare
 
+    step(1, 2, f"comparing {len(before)} rows before with {len(after)} after")
     comparison = compare(before, after)
     return Collected(run=public(record), ready=True, metrics=metrics, n_before_rows=len(before),
                      n_after_rows=len(after), comparison=comparison, verdict=comparison.verdict)

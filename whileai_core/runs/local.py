@@ -22,13 +22,17 @@ from typing import Any
 import whileai_core
 
 from ..defaults import CANCEL_GRACE_S
-from ..errors import ArgumentError
+from ..errors import ArgumentError, ConfigError
+from ..extras import install_fix, missing
+from ..voice import arg, call
 from . import lock
 from ._wrapper import EXIT_FILE, LOG_FILE, PID_FILE
 from .backend import NEVER_STARTED, Observation
 from .registry import RunRecord
 from .targets import RECIPE_ENTRY, Target
 
+# the pyproject extra a recipe's smoke imports (a recipe not listed needs only the core)
+SMOKE_EXTRA = {"grpo": "train", "dpo": "train"}
 RESULTS_FILE = "results.json"
 OUT_DIR = "out"
 _LOG_TAIL_LINES = 5
@@ -58,11 +62,18 @@ class LocalBackend:
             raise ArgumentError(
                 f"the local backend runs only a recipe's CPU path (recipes/<name>/{RECIPE_ENTRY} "
                 f"--smoke); {target.path} is a prime-rl config, which needs GPUs. Fix: launch it "
-                f"with backend='modal', or run the offline smoke of its recipe with "
-                f"launch_run('{target.recipe}', backend='local')")
+                f"with {arg('backend', 'modal')}, or run the offline smoke of its recipe: "
+                f"{call('launch_run', config_or_recipe=target.recipe, backend='local')}")
 
-    def check_ready(self) -> None:
-        """Nothing to install or sign in to."""
+    def check_ready(self, target: Target | None = None) -> None:
+        """The recipe's smoke imports its extra (torch, trl...): refuse before anything runs."""
+        extra = SMOKE_EXTRA.get(target.recipe) if target is not None else None
+        absent = missing(extra) if extra else []
+        if absent:
+            raise ConfigError(
+                f"the {target.recipe} smoke needs the `{extra}` extra, and "
+                f"{', '.join(absent)} {'is' if len(absent) == 1 else 'are'} not installed in "
+                f"{sys.executable}. Fix: {install_fix(extra)}")
 
     def command(self, target: Target, run_dir: Path, gpu: str | None) -> list[str]:
         return [sys.executable, str(target.path / RECIPE_ENTRY), "--smoke",

@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..extras import install_fix
+from ..voice import arg
 from ..io import write_atomic
 from . import lock
 from .backend import NEVER_STARTED, Observation
@@ -37,8 +39,8 @@ from .targets import RECIPE_ENTRY, Target
 
 CREDENTIALS_FIX = ("set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET in the environment, or run "
                    "`modal token new` (it writes ~/.modal.toml)")
-INSTALL_FIX = "pip install 'whileai-skills[launch]' (or: pip install modal)"
 HOOK = "modal_call"
+TEACHER_HOOK = "starts_teacher"
 CONFIG_COPY = "config.toml"  # in the run's folder: the bytes that were hashed, as launched
 
 
@@ -47,8 +49,8 @@ def _modal():
         import modal
     except ImportError:
         raise ConfigError(f"the Modal backend needs the `modal` package, which is not installed. "
-                          f"Fix: {INSTALL_FIX}; or use backend='local' for a recipe's CPU "
-                          "smoke") from None
+                          f"Fix: {install_fix('launch')}; or use {arg('backend', 'local')} for a "
+                          "recipe's CPU smoke") from None
     return modal
 
 
@@ -73,13 +75,8 @@ class ModalCall:
                 f".spawn({', '.join(shown)})")
 
 
-def recipe_call(target: Target, run_name: str, config_path: Path | None = None) -> ModalCall:
-    """Ask the recipe's run.py (its ``modal_call`` hook) what to spawn for this run.
-
-    ``config_path``: the copy of a config's bytes the hook should read (the launch writes the
-    bytes it hashed into the run's folder, so what runs is what was checked, whatever happens to
-    the user's file meanwhile); default the config's own path (a plan only describes the call).
-    """
+def _recipe_module(target: Target):
+    """The recipe's run.py, imported (its hooks say what a Modal run of it does)."""
     entry = (target.recipe_dir or Path(target.recipe)) / RECIPE_ENTRY
     where = f"recipes/{target.recipe}/{RECIPE_ENTRY}"
     if not entry.is_file():
@@ -93,6 +90,29 @@ def recipe_call(target: Target, run_name: str, config_path: Path | None = None) 
         spec.loader.exec_module(module)
     finally:
         sys.path.remove(str(entry.parents[2]))
+    return module, where
+
+
+def recipe_starts_teacher(target: Target, config_text: str) -> tuple[bool, str]:
+    """Whether the recipe's Modal function starts the OPD teacher a config expects on localhost
+    (its ``starts_teacher(config_text) -> (bool, why)`` hook); a recipe without the hook starts
+    none."""
+    module, where = _recipe_module(target)
+    hook = getattr(module, TEACHER_HOOK, None)
+    if not callable(hook):
+        return False, f"{where} starts no teacher (it defines no {TEACHER_HOOK} hook)"
+    starts, why = hook(config_text)
+    return bool(starts), str(why)
+
+
+def recipe_call(target: Target, run_name: str, config_path: Path | None = None) -> ModalCall:
+    """Ask the recipe's run.py (its ``modal_call`` hook) what to spawn for this run.
+
+    ``config_path``: the copy of a config's bytes the hook should read (the launch writes the
+    bytes it hashed into the run's folder, so what runs is what was checked, whatever happens to
+    the user's file meanwhile); default the config's own path (a plan only describes the call).
+    """
+    module, where = _recipe_module(target)
     hook = getattr(module, HOOK, None)
     if not callable(hook):
         raise ConfigError(f"{where} defines no {HOOK}(run_name, config_path), so launch_run cannot "
@@ -126,7 +146,7 @@ class ModalBackend:
         token = config.get("token_id") and config.get("token_secret")
         return bool(token or config.get("oauth_refresh_token"))
 
-    def check_ready(self) -> None:
+    def check_ready(self, target: Target | None = None) -> None:
         """Raise before anything is recorded when modal or its token is missing."""
         _modal()
         if not self.has_credentials():

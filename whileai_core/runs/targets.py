@@ -14,11 +14,18 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..bundled import folder
 from ..defaults import PRIME_RL_RECIPE
 from ..errors import ArgumentError, ConfigError
+from ..voice import arg
 from ..safepath import Root, UserPath, user_path
 
 RECIPES_DIR_ENV = "WHILEAI_RECIPES_DIR"
+
+
+def _target_arg() -> str:
+    """The target argument as the reader names it (``TARGET`` at the shell)."""
+    return arg("config_or_recipe", op="launch_run")
 RECIPE_ENTRY = "run.py"
 _SKIP_PARTS = ("__pycache__",)
 _RECIPE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -44,9 +51,10 @@ class Target:
 
 
 def recipes_root(value: str | os.PathLike | None = None) -> Path:
-    """The recipes folder: ``value``, else ``$WHILEAI_RECIPES_DIR``, else this checkout's ``recipes/``."""
+    """The recipes folder: ``value``, else ``$WHILEAI_RECIPES_DIR``, else this checkout's
+    ``recipes/`` (or, installed from a wheel, the copy it carries: ``whileai_core.bundled``)."""
     chosen = value if value not in (None, "") else os.environ.get(RECIPES_DIR_ENV)
-    path = Path(chosen).expanduser() if chosen else Path(__file__).resolve().parents[2] / "recipes"
+    path = Path(chosen).expanduser() if chosen else folder("recipes")
     if not path.is_dir():
         raise ArgumentError(f"recipes folder {str(path)!r} not found. Fix: pass --recipes-dir (or "
                             f"set {RECIPES_DIR_ENV}) to the folder holding <name>/{RECIPE_ENTRY}")
@@ -73,7 +81,7 @@ def resolve_target(config_or_recipe: str | os.PathLike | UserPath, *,
     if isinstance(config_or_recipe, UserPath):
         return _config_target(config_or_recipe, recipes_dir)
     if not isinstance(config_or_recipe, (str, os.PathLike)) or not str(config_or_recipe).strip():
-        raise ArgumentError(f"`config_or_recipe` must be a recipe name or a TOML path, got "
+        raise ArgumentError(f"`{_target_arg()}` must be a recipe name or a TOML path, got "
                             f"{config_or_recipe!r}. Fix: e.g. 'grpo' or 'configs/rl.toml'")
     value = os.fspath(config_or_recipe).strip()
     if root is not None:
@@ -83,13 +91,13 @@ def resolve_target(config_or_recipe: str | os.PathLike | UserPath, *,
         return _config_target(user_path(value, argument="config_or_recipe"), recipes_dir)
     root = recipes_root(recipes_dir)
     if not _RECIPE_NAME.match(value):
-        raise ArgumentError(f"`config_or_recipe` = {value!r} is not a recipe name (letters, digits, "
+        raise ArgumentError(f"`{_target_arg()}` = {value!r} is not a recipe name (letters, digits, "
                             "'_', '.', '-'). Fix: use one of: "
                             f"{', '.join(available_recipes(root)) or 'none yet'}; or a TOML path")
     folder = root / value
     if not (folder / RECIPE_ENTRY).is_file():
         known = ", ".join(available_recipes(root)) or "none yet"
-        raise ArgumentError(f"`config_or_recipe` = {value!r} is neither a recipe in {root} nor a "
+        raise ArgumentError(f"`{_target_arg()}` = {value!r} is neither a recipe in {root} nor a "
                             f"file. Fix: use one of: {known}; or a prime-rl TOML path")
     return Target(kind="recipe", recipe=value, path=folder, sha256=_folder_sha256(folder),
                   recipe_dir=folder)
@@ -97,10 +105,10 @@ def resolve_target(config_or_recipe: str | os.PathLike | UserPath, *,
 
 def _config_target(path: UserPath, recipes_dir: str | os.PathLike | None) -> Target:
     if path.kind() is None:
-        raise ArgumentError(f"`config_or_recipe` = {str(path)!r}: no such file. Fix: pass the TOML "
+        raise ArgumentError(f"`{_target_arg()}` = {str(path)!r}: no such file. Fix: pass the TOML "
                             "that prime_rl_config wrote, or a recipe name")
     if path.suffix != ".toml":
-        raise ArgumentError(f"`config_or_recipe` = {str(path)!r} is not a .toml file; only prime-rl "
+        raise ArgumentError(f"`{_target_arg()}` = {str(path)!r} is not a .toml file; only prime-rl "
                             "TOML configs are launched from a file. Fix: write one with "
                             "prime_rl_config, or pass a recipe name")
     data = path.read_bytes("config", error=ArgumentError)

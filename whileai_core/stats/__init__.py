@@ -25,12 +25,12 @@ from .intervals import Interval, task_interval, task_intervals
 from .many import Behaviour, ManyComparisons, adjust_bh, adjust_holm, compare_many
 from .noise import NoiseFloor, noise_band, noise_floor
 from .paired import min_paired_tasks, paired_interval
-from .rates import (PassAt, Rate, check_metric, field_share, mean_reward, pass_at,
-                    pass_at_k_per_task, pass_pow_k_per_task, pass_rate)
+from .rates import (PassAt, Rate, TaskRate, check_metric, field_share, field_shares, mean_reward,
+                    pass_at, pass_at_k_per_task, pass_pow_k_per_task, pass_rate)
 
 __all__ = ["Behaviour", "Comparison", "HoldoutSize", "Interval", "ManyComparisons", "NoiseFloor",
-           "PassAt", "Rate", "Verdict", "adjust_bh", "adjust_holm", "check_metric", "compare",
-           "compare_many", "field_share", "holdout_size", "mean_reward", "min_paired_tasks",
+           "PassAt", "Rate", "TaskRate", "Verdict", "adjust_bh", "adjust_holm", "check_metric", "compare",
+           "compare_many", "field_share", "field_shares", "holdout_size", "mean_reward", "min_paired_tasks",
            "noise_band", "noise_floor", "pair_tasks", "paired_interval", "pass_at",
            "pass_at_k_per_task", "pass_pow_k_per_task", "pass_rate", "task_interval",
            "task_intervals"]

@@ -25,13 +25,16 @@ import numpy as np
 from pydantic import Field
 
 from ..bootstrap import check_level
-from ..defaults import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, MANY_SHOWN,
-                        PROVE_EFFECT)
+from ..defaults import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, PROVE_EFFECT
 from ..errors import ArgumentError
 from ..result import Result
 from .compare import Comparison, Verdict, as_runs, compare
-from .fields import LEVEL_DOC, ci95_alias
+from .fields import LEVEL_DOC
 from .intervals import Interval
+
+
+# behaviours written out in the human text (all of them are in the data)
+_TEXT_ROWS = 5
 
 
 def adjust_bh(p: np.ndarray) -> np.ndarray:
@@ -70,7 +73,7 @@ class Behaviour(Result):
     mean_before: float | None
     mean_after: float | None
     delta: float | None
-    ci: Interval | None = Field(description="uncorrected interval of delta at `level`")
+    ci: Interval | None = Field(description="uncorrected interval of delta at the family's `level`")
     ci_method: str | None
     verdict: Verdict = Field(description="compare's verdict on this behaviour alone (uncorrected)")
     p_value: float | None
@@ -78,32 +81,36 @@ class Behaviour(Result):
     p_holm: float | None = Field(description="Holm adjusted p (family-wise error rate)")
     survives_bh: bool
     survives_holm: bool
-    level: float = Field(CONFIDENCE_LEVEL, description=LEVEL_DOC)
-
-    ci95 = ci95_alias("ci")
 
 
 class ManyComparisons(Result):
-    """Every behaviour's paired comparison, with which survive the two corrections."""
+    """Every behaviour's paired comparison, with which survive the two corrections.
+
+    The library returns every behaviour; a bounded copy (the MCP answer) keeps the first
+    ``LIST_SHOWN_MAX``, smallest p first, and says "n of N shown" in ``shown``.
+    """
 
     family: Literal["group", "checkpoint"]
     by: str | None
     n_behaviours: int
     n_tested: int = Field(description="behaviours with a p-value: the family corrected over")
-    n_shown: int
-    behaviours: list[Behaviour] = Field(description="smallest p first; at most MANY_SHOWN")
+    behaviours: list[Behaviour] = Field(description="smallest p first")
     survive_bh: list[str]
     survive_holm: list[str]
+    n_survive_bh: int
+    n_survive_holm: int
     best: str | None = Field(None, description="checkpoints: the largest delta surviving Holm")
     level: float = Field(CONFIDENCE_LEVEL, description=LEVEL_DOC)
     note: str | None = None
+    shown: str | None = Field(None, description="which lists were cut, as 'n of N shown'")
+    cut_lists = ("behaviours", "survive_bh", "survive_holm")
 
     def render(self) -> str:
         what = f"by {self.by}" if self.family == "group" else "checkpoints"
         lines = [f"{self.n_behaviours} behaviours ({what}); {self.n_tested} tested; "
-                 f"{len(self.survive_bh)} survive Benjamini-Hochberg, {len(self.survive_holm)} "
+                 f"{self.n_survive_bh} survive Benjamini-Hochberg, {self.n_survive_holm} "
                  f"survive Holm at {1 - self.level:.2g}"]
-        for b in self.behaviours:
+        for b in self.behaviours[:_TEXT_ROWS]:  # the text is a summary; the data has them all
             ci = "[no interval]" if b.ci is None else f"[{b.ci[0]:+.3f}, {b.ci[1]:+.3f}]"
             delta = "n/a" if b.delta is None else f"{b.delta:+.3f}"
             p = "" if b.p_value is None else (f" p={b.p_value:.3g} bh={b.p_bh:.3g} "
@@ -111,8 +118,11 @@ class ManyComparisons(Result):
             mark = "holm" if b.survives_holm else ("bh" if b.survives_bh else "-")
             lines.append(f"  {b.name}: {delta} {ci} (n={b.n_paired}){p} {b.verdict}; "
                          f"survives: {mark}")
-        if self.n_shown < self.n_behaviours:
-            lines.append(f"  ({self.n_shown} of {self.n_behaviours} shown, smallest p first)")
+        if len(self.behaviours) > _TEXT_ROWS:
+            lines.append(f"  ... {len(self.behaviours) - _TEXT_ROWS} more, smallest p first, "
+                         "in the data")
+        if self.shown:
+            lines.append(f"  ({self.shown})")
         if self.best:
             lines.append(f"best checkpoint: {self.best}")
         if self.note:
@@ -195,7 +205,7 @@ def _correct(results: dict[str, Comparison], family: str, by: str | None,
             delta=c.delta, ci=c.ci, ci_method=c.ci_method, verdict=c.verdict,
             p_value=c.p_value, p_bh=bh.get(name), p_holm=holm.get(name),
             survives_bh=name in bh and bh[name] <= alpha,
-            survives_holm=name in holm and holm[name] <= alpha, level=level))
+            survives_holm=name in holm and holm[name] <= alpha))
     rows.sort(key=lambda b: (b.p_value is None, b.p_value if b.p_value is not None else 0.0))
     notes = []
     untested = len(results) - len(tested)
@@ -209,9 +219,8 @@ def _correct(results: dict[str, Comparison], family: str, by: str | None,
             best = max(winners, key=lambda b: b.delta).name
             notes.append("the best checkpoint's delta is optimistic (chosen on this holdout): "
                          "confirm it on fresh held-out tasks before reporting it")
+    bh, holm = [b.name for b in rows if b.survives_bh], [b.name for b in rows if b.survives_holm]
     return ManyComparisons(
-        family=family, by=by, n_behaviours=len(results), n_tested=len(tested),
-        n_shown=min(len(rows), MANY_SHOWN), behaviours=rows[:MANY_SHOWN],
-        survive_bh=[b.name for b in rows if b.survives_bh][:MANY_SHOWN],
-        survive_holm=[b.name for b in rows if b.survives_holm][:MANY_SHOWN],
+        family=family, by=by, n_behaviours=len(results), n_tested=len(tested), behaviours=rows,
+        survive_bh=bh, survive_holm=holm, n_survive_bh=len(bh), n_survive_holm=len(holm),
         best=best, level=level, note="; ".join(notes) or None)

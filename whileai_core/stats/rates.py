@@ -21,6 +21,7 @@ from ..defaults import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL
 from ..errors import ArgumentError
 from ..result import Result, fmt_rate
 from ..rows import Rows, load_rows
+from ..tables import TaskPage, TaskSummary, TaskTable
 from .fields import LEVEL_DOC, METHOD_DOC, ci95_alias
 from .intervals import Interval, TaskInterval, task_interval, task_intervals
 
@@ -110,18 +111,39 @@ def mean_reward(rows: Any, *, level: float = CONFIDENCE_LEVEL,
     return pass_rate(load_rows(rows), level, seed, metric="reward")
 
 
+def field_shares(data: Rows, field: str) -> np.ndarray:
+    """Per task, the share of its rollouts whose ``field`` is truthy (one value per task)."""
+    if not isinstance(field, str) or not field:
+        raise ArgumentError(f"`field` must be the name of a row field, got {field!r}. Fix: e.g. "
+                            "field='truncated' or field='tool_call'")
+    if field == "truncated":
+        flags = data.truncated
+    else:
+        flags = np.fromiter(map(bool, map(dict.get, data.records, repeat(field, data.n_rows))),
+                            dtype=bool, count=data.n_rows)
+    return np.bincount(data.task_index, weights=flags, minlength=data.n_tasks) / data.rollouts
+
+
+class TaskRate(Result):
+    """A per-task mean with its interval and n (``rate``), and the per-task values summarised
+    (``tasks``; ``page`` when a page of the table was asked for)."""
+
+    rate: Rate
+    tasks: TaskSummary
+    page: TaskPage | None = None
+
+    def render(self) -> str:
+        lines = [f"{self.rate.metric} {self.rate.render()}", self.tasks.render()]
+        return "\n".join(lines + ([self.page.render()] if self.page is not None else []))
+
+
 def field_share(rows: Any, field: str, *, level: float = CONFIDENCE_LEVEL,
                 seed: int | None = BOOTSTRAP_SEED) -> Rate:
     """Share of rollouts whose ``field`` is truthy (e.g. "truncated", "tool_call"), as the mean
     over tasks of each task's share, with its interval over tasks."""
     level, seed = check_level(level), check_seed(seed)
     data = load_rows(rows)
-    if field == "truncated":
-        flags = data.truncated
-    else:
-        flags = np.fromiter(map(bool, map(dict.get, data.records, repeat(field, data.n_rows))),
-                            dtype=bool, count=data.n_rows)
-    per_task = np.bincount(data.task_index, weights=flags, minlength=data.n_tasks) / data.rollouts
+    per_task = field_shares(data, field)
     iv = task_interval(per_task, level=level, seed=seed, n_resamples=BOOTSTRAP_RESAMPLES,
                        cap=trials_cap(data, "pass"))
     return _rate(per_task, iv, level, data.n_rows, "share")
@@ -134,9 +156,11 @@ class PassAt(Result):
 
     ``pass_at_1`` is the task-weighted mean of per-task pass rates (every task counts once).
     ``pass_at_k``/``pass_pow_k`` are given only when every task has >= k rollouts.
+    ``tasks`` summarises the per-task pass rates (histogram, lowest and highest tasks); the whole
+    table is a :class:`~whileai_core.tables.TaskTable` (``TaskTable.of(rows)``), one page of
+    which ``page`` carries when a caller asked for it.
     """
 
-    per_task: dict[str, float]
     pass_at_1: float
     ci: Interval | None = Field(description="interval of pass@1 at `level`; null under 3 tasks")
     ci_method: str | None = Field(None, description=METHOD_DOC)
@@ -150,6 +174,8 @@ class PassAt(Result):
     pass_pow_k_ci: Interval | None = None
     pass_pow_k_ci_method: str | None = None
     level: float = Field(CONFIDENCE_LEVEL, description=LEVEL_DOC)
+    tasks: TaskSummary
+    page: TaskPage | None = None
     note: str | None = None
 
     ci95 = ci95_alias("ci")
@@ -165,6 +191,9 @@ class PassAt(Result):
                                             self.pass_pow_k_ci_method) if m)
         if methods:
             lines.append(f"{self.level:.0%} intervals over tasks: {', '.join(methods)}")
+        lines.append(self.tasks.render())
+        if self.page is not None:
+            lines.append(self.page.render())
         if self.note:
             lines.append(f"note: {self.note}")
         return "\n".join(lines)
@@ -215,6 +244,7 @@ def pass_at(rows: Any, *, k: int | None = None, level: float = CONFIDENCE_LEVEL,
         extra = dict(pass_at_k=float(columns[1].mean()), pass_at_k_ci=ivs[1].ci,
                      pass_at_k_ci_method=ivs[1].method, pass_pow_k=float(columns[2].mean()),
                      pass_pow_k_ci=ivs[2].ci, pass_pow_k_ci_method=ivs[2].method)
-    return PassAt(per_task=data.per_task(), pass_at_1=float(columns[0].mean()), ci=ivs[0].ci,
+    return PassAt(tasks=TaskTable.of(data).summary(), pass_at_1=float(columns[0].mean()),
+                  ci=ivs[0].ci,
                   ci_method=ivs[0].method, n_tasks=data.n_tasks, n_rows=data.n_rows, k=k,
                   level=level, note="; ".join(notes) or None, **extra)

@@ -1,0 +1,171 @@
+"""Bounded answers: whatever the input size, no tool answers more than MCP_ANSWER_MAX_BYTES by
+default (structured JSON plus its text summary), every cut list says how many of how many it
+shows, and the text is a short summary, never the JSON again.
+
+Issue 11: pass_at returned every task's rate twice (text and structured), 12.7 M characters in
+36 s for a 589k-task file; evidence lists were cut silently ("5 tasks" shown of 6). Size and time
+at 1k, 100k and 1M tasks: bench/bench_responses.py (README, "Bounded answers").
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from server.registry import tool_specs
+from test_server_support import call, ok
+from whileai_core.defaults import LIST_SHOWN_MAX, MCP_ANSWER_MAX_BYTES, TASK_EXTREMES
+
+N = 3000          # tasks: far past every list bound, small enough for a 2-core test run
+K = 4
+
+
+def _rows(path: Path, rng: random.Random, shift: float = 0.0) -> None:
+    with path.open("w") as fh:
+        for t in range(N):
+            p = rng.random()
+            for _ in range(K):
+                fh.write(json.dumps({"task_id": f"t{t:05d}",
+                                     "reward": float(rng.random() < min(1.0, p + shift)),
+                                     "truncated": rng.random() < 0.05,
+                                     "model": f"org/m-{t % 50}", "category": f"c{t % 7}"})
+                         + "\n")
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory):
+    root = tmp_path_factory.mktemp("big")
+    rng = random.Random(0)
+    for name, shift in (("a", 0.0), ("b", 0.1), ("c", 0.0)):
+        _rows(root / f"{name}.jsonl", rng, shift)
+    with (root / "traces.jsonl").open("w") as fh:
+        for t in range(N):
+            fh.write(json.dumps({"task_id": f"t{t:05d}", "reward": float(t % 3 == 0),
+                                 "messages": [{"role": "user", "content": f"ask {t}: add {t} and "
+                                               f"{t + 1}, then reply with the sum only"},
+                                              {"role": "assistant", "content": str(2 * t + 1)}]})
+                     + "\n")
+    with (root / "items.jsonl").open("w") as fh:
+        for i in range(N):
+            fh.write(json.dumps({"id": f"i{i}", "label": rng.random() < 0.6,
+                                 "grades": {"j1": rng.random() < 0.6, "j2": True},
+                                 "grade": rng.random() < 0.6,
+                                 "without": {"c1": rng.random() < 0.6, "c2": rng.random() < 0.6},
+                                 "forward": "first",
+                                 "reversed": rng.choice(["first", "second", "tie"])}) + "\n")
+    with (root / "batch.jsonl").open("w") as fh:
+        for i in range(400):
+            fh.write(json.dumps({"reward": float(i % 2), "logprobs": [-0.5] * 200}) + "\n")
+    from server.app import build_server
+    return root, build_server(root, skills_dir=root / "none")
+
+
+# Every tool whose answer could grow with its input, called on inputs of N tasks.
+SIZE_CALLS = {
+    "route_rows": {"rows": "a.jsonl", "model": "org/m-0", "teacher_rows": "b.jsonl"},
+    "inspect_rows": {"rows": "a.jsonl", "model": "org/m-0"},
+    "pass_at": {"rows": "a.jsonl"},
+    "compare_runs": {"before": "a.jsonl", "after": "b.jsonl"},
+    "compare_many": {"before": "a.jsonl", "after": "b.jsonl", "by": "model"},   # 50 groups
+    "holdout_size": {"before": "a.jsonl", "after": "b.jsonl"},
+    "teacher_clears": {"teacher_rows": "b.jsonl", "student_rows": "a.jsonl"},
+    "noise_floor": {"runs": ["a.jsonl", "b.jsonl", "c.jsonl"]},
+    "mean_reward": {"rows": "a.jsonl"},
+    "field_share": {"rows": "a.jsonl", "field": "truncated"},
+    "task_table": {"rows": "a.jsonl", "out": "out/table.jsonl", "overwrite": True},
+    "split_by_task": {"rows": "traces.jsonl"},
+    "failed_asks": {"traces": "traces.jsonl"},
+    "select_sft": {"attempts": "traces.jsonl"},
+    "decontaminate": {"train": "traces.jsonl", "holdout": "traces.jsonl"},
+    "export_sft": {"records": "traces.jsonl", "out": "out/sft.jsonl", "overwrite": True},
+    "audit_judge": {"items": "items.jsonl"},
+    "rubric_ablation": {"items": "items.jsonl", "clauses": ["c1", "c2"]},
+    "order_reversal": {"pairs": "items.jsonl"},
+    "rollout_update": {"method": "flash_reinforce", "batch": "batch.jsonl"},
+    "failure_capable": {"rows": "a.jsonl"},
+    "category_table": {"rows": "a.jsonl"},
+    "hack_scan": {"rows": "a.jsonl", "n_shuffles": 100},
+    "eval_fingerprint": {"tasks": "traces.jsonl"},
+}
+# Tools whose answer does not grow with an input, and why.
+FIXED_SIZE = {
+    "prime_rl_config": "one config for one method: its TOML and report",
+    "validate_config": "one line per problem in one config",
+    "shape_group": "one group of at most 64 rollouts",
+    "failures_needed": "a sample size",
+    "launch_run": "one plan", "run_status": "one run", "collect_run": "one run, bounded lists",
+    "cancel_run": "one run", "list_runs": "cut to the most recent runs, n of N",
+    "list_skills": "the skills folder", "get_skill": "one skill's metadata; its text once",
+    "freeze_holdout": "a name and a path",
+    "import_rows": "counts and paths: the rows go to `out` (tests/test_server_import.py)", "cheat_probes": "one row per probe (a fixed set)",
+    "watch_run": "a verdict and the last points", "plot_band": "the numbers behind one picture",
+    "plot_forest": "one row per category", "plot_judge_audit": "one row per judge",
+}
+
+
+def test_every_tool_is_either_measured_or_said_to_be_fixed_size():
+    names = {spec.name for spec in tool_specs()}
+    assert names == set(SIZE_CALLS) | set(FIXED_SIZE), names ^ (set(SIZE_CALLS) | set(FIXED_SIZE))
+
+
+def answer_bytes(result) -> int:
+    text = "".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+    return len(text.encode()) + len(json.dumps(result.structured_content).encode())
+
+
+@pytest.mark.parametrize("tool", sorted(SIZE_CALLS))
+def test_no_default_answer_exceeds_the_bound(big, tool):
+    _, server = big
+    result = call(server, tool, SIZE_CALLS[tool])
+    assert not result.is_error, result.content[0].text
+    assert answer_bytes(result) <= MCP_ANSWER_MAX_BYTES, (tool, answer_bytes(result))
+    text = result.content[0].text
+    assert json.dumps(result.structured_content) not in text   # the facts once, not twice
+
+
+def test_pass_at_summarises_instead_of_listing_every_task(big):
+    _, server = big
+    out = ok(call(server, "pass_at", {"rows": "a.jsonl"}))
+    assert "per_task" not in out
+    tasks = out["tasks"]
+    assert sum(b["n_tasks"] for b in tasks["histogram"]) == N
+    assert len(tasks["lowest"]) == len(tasks["highest"]) == TASK_EXTREMES
+    assert tasks["shown"].startswith(f"{TASK_EXTREMES} lowest and {TASK_EXTREMES} highest of {N}")
+    page = ok(call(server, "pass_at", {"rows": "a.jsonl", "detail": True, "offset": N - 10}))
+    assert page["page"]["shown"] == f"tasks {N - 9}-{N} of {N}"
+
+
+def test_every_cut_list_says_n_of_n(big):
+    _, server = big
+    held = round(0.2 * N)
+    split = ok(call(server, "split_by_task", {"rows": "traces.jsonl"}))
+    assert len(split["holdout_tasks"]) == LIST_SHOWN_MAX == len(split["train_tasks"])
+    assert split["shown"] == (f"holdout_tasks: {LIST_SHOWN_MAX} of {held} shown; train_tasks: "
+                              f"{LIST_SHOWN_MAX} of {N - held} shown")
+    assert split["n_holdout"] == held and split["n_tasks"] == N
+    chosen = ok(call(server, "select_sft", {"attempts": "traces.jsonl"}))
+    kept = len(range(0, N, 3))                                 # t % 3 == 0 passes
+    assert chosen["n_kept"] == kept and len(chosen["records"]) == LIST_SHOWN_MAX
+    assert f"records: {LIST_SHOWN_MAX} of {kept} shown" in chosen["shown"]
+    assert f"asks_without_pass: {LIST_SHOWN_MAX} of {N - kept} shown" in chosen["shown"]
+    facts = ok(call(server, "inspect_rows", {"rows": "a.jsonl", "model": "org/m-0"}))
+    assert facts["on_policy"]["n_models"] == 50
+    assert f"models: {LIST_SHOWN_MAX} of 50 shown" in facts["on_policy"]["shown"]
+
+
+def test_evidence_says_how_many_tasks_it_names(tmp_path):
+    # six tasks with a truncated pass: the evidence names five of them, and says "5 of 6"
+    from server.app import build_server
+
+    rows = [{"task_id": f"t{t}", "reward": 1.0, "truncated": j == 0} for t in range(6)
+            for j in range(4)]
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    server = build_server(tmp_path, skills_dir=tmp_path / "none")
+    out = ok(call(server, "route_rows", {"rows": "r.jsonl", "model": "m"}))
+    evidence = out["answers"][0]["evidence"]
+    assert evidence["tasks"] == ["t0", "t1", "t2", "t3", "t4"]
+    assert evidence["n_tasks_hit"] == 6 and evidence["shown"] == "5 of 6 tasks"
+    assert "(5 of 6 tasks)" in out["answers"][0]["detail"]

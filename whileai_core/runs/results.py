@@ -1,0 +1,110 @@
+"""What the run calls return: the plan, the launch, the list, a cancellation, the collected results.
+
+Each is data (the MCP tools' output schemas) with a human rendering; the next step a result
+suggests is spelled for its reader (``whileai_core.voice``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from ..result import Result, fmt_value
+from ..stats import Comparison
+from .registry import RunRecord
+
+
+class RunPlan(Result):
+    """What a confirmed launch would do: where, on which GPUs, for about how long, exactly how."""
+
+    run_id: str
+    name: str
+    target: str
+    target_kind: Literal["recipe", "config"]
+    recipe: str
+    sha256: str
+    backend: Literal["modal", "local"]
+    gpu: str | None
+    gpu_count: int
+    est_gpu_hours: float
+    est_basis: str
+    command: str
+    spends_money: bool
+    ready: bool
+    notes: list[str]
+    state_dir: str
+
+    def render(self) -> str:
+        where = (f"Modal, {self.gpu} ({self.gpu_count} GPU)" if self.backend == "modal"
+                 else "this machine, CPU only (the recipe's offline smoke)")
+        lines = [f"plan {self.run_id}: {self.target_kind} {self.target} as {self.name!r}",
+                 f"where:   {where}",
+                 f"cost:    ~{self.est_gpu_hours:g} GPU hours ({self.est_basis})",
+                 f"command: {self.command}"]
+        lines += [f"note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+
+class Launch(Result):
+    """``action``: ``planned`` (nothing ran and nothing was recorded: ``run`` is None),
+    ``launched`` (started now) or ``existing`` (this target under this name was launched before:
+    that run, never a second one)."""
+
+    action: Literal["planned", "launched", "existing"]
+    plan: RunPlan
+    run: RunRecord | None
+    next_step: str
+
+    def render(self) -> str:
+        if self.action == "planned" or self.run is None:
+            head, body = "planned, nothing launched or recorded", str(self.plan)
+        elif self.action == "launched":
+            head, body = f"launched {self.run.id}", self.run.render()
+        else:
+            head = f"already launched as {self.run.id} ({self.run.status}); not launched again"
+            body = self.run.render()
+        return "\n".join([head, body, f"next: {self.next_step}"])
+
+
+class RunList(Result):
+    state_dir: str
+    runs: list[RunRecord]
+    notes: list[str] = []
+
+    def render(self) -> str:
+        if not self.runs:
+            return f"no runs in {self.state_dir}"
+        lines = [r.summary_line() for r in self.runs] + [f"note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+
+class Cancelled(Result):
+    run: RunRecord
+    stopped: str
+
+    def render(self) -> str:
+        return f"{self.run.render()}\n{self.stopped}"
+
+
+class Collected(Result):
+    """A run's results. ``metrics``: the recipe's results without its row lists; ``comparison``:
+    the paired before/after verdict when the results hold ``before_rows`` and ``after_rows``."""
+
+    run: RunRecord
+    ready: bool
+    metrics: dict[str, Any] | None = None
+    n_before_rows: int | None = None
+    n_after_rows: int | None = None
+    comparison: Comparison | None = None
+    verdict: str | None = None
+    note: str | None = None
+
+    def render(self) -> str:
+        lines = [self.run.summary_line()]
+        if self.note:
+            lines.append(self.note)
+        for key, value in sorted((self.metrics or {}).items()):
+            lines.append(f"{key}: {fmt_value(value)}")
+        if self.comparison is not None:
+            lines.append(f"held-out rows: {self.n_before_rows} before, {self.n_after_rows} after")
+            lines.append(self.comparison.render())
+        return "\n".join(lines)

@@ -1,0 +1,208 @@
+"""Who reads a message, and how to say a call or an argument in that reader's language.
+
+The same library answers three readers: a Python caller (``launch_run('grpo', confirm=True)``),
+a person at a shell (``whileai-skills launch grpo --confirm``) and an agent over MCP
+(``launch_run(config_or_recipe="grpo", confirm=true)``). A message or a next step that names a
+call or an argument builds it here, so each reader is told what *they* type:
+
+- :func:`call` spells a call (``call("launch_run", config_or_recipe="grpo", confirm=True)``);
+- :func:`arg` spells one argument (``arg("overwrite", True)`` is ``--force`` at the shell);
+- :func:`choose` picks a sentence when the readers differ in more than spelling (an MCP caller
+  cannot pass ``--state-dir``: the server's environment decides it);
+- :func:`relative_paths` says where relative paths start (the current directory, or the MCP
+  server's ``--root``).
+
+The reader is set by the entry point, once: the CLI wraps a command in ``speaking(CLI)``, the
+MCP server wraps each tool call in ``speaking(MCP)``; anything else reads as Python.
+It is a :mod:`contextvars` variable, so concurrent calls (threads, tasks) each keep their own.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+PYTHON, CLI, MCP = "python", "cli", "mcp"
+PROGRAM = "whileai-skills"
+SERVER_PROGRAM = "whileai-mcp"
+
+_reader: ContextVar[str] = ContextVar("whileai_reader", default=PYTHON)
+
+
+@contextmanager
+def speaking(reader: str) -> Iterator[None]:
+    """Messages built inside this block are for ``reader`` (``PYTHON``, ``CLI`` or ``MCP``)."""
+    if reader not in (PYTHON, CLI, MCP):
+        raise ValueError(f"reader must be {PYTHON!r}, {CLI!r} or {MCP!r}, got {reader!r}")
+    token = _reader.set(reader)
+    try:
+        yield
+    finally:
+        _reader.reset(token)
+
+
+def reader() -> str:
+    """Who reads what is built now: ``PYTHON``, ``CLI`` or ``MCP``."""
+    return _reader.get()
+
+
+def choose(*, python: str, cli: str | None = None, mcp: str | None = None) -> str:
+    """The sentence for the current reader (``cli``/``mcp`` fall back to ``python``)."""
+    who = reader()
+    text = cli if who == CLI else mcp if who == MCP else None
+    return python if text is None else text
+
+
+# --- the calls a message may point to ----------------------------------------------------------
+
+@dataclass(frozen=True)
+class Op:
+    """One library call and its two other names: the CLI command and the MCP tool.
+
+    ``positional``: the arguments written without a name, in order (the same in Python and at the
+    shell for every command here). ``command``/``tool`` are None where that reader has no such
+    call (``split_by_task`` has no MCP tool; ``teacher_clears`` has no CLI command).
+    """
+
+    command: str | None
+    tool: str | None
+    positional: tuple[str, ...] = ()
+    metavars: dict[str, str] = field(default_factory=dict)
+
+
+OPS: dict[str, Op] = {
+    "route": Op("route", "route_rows", ("rows",)),
+    "pass_at": Op("pass-at", "pass_at", ("rows",)),
+    "compare": Op("compare", "compare_runs", ("before", "after")),
+    "noise_floor": Op("noise-floor", None),
+    "holdout_size": Op("holdout-size", "holdout_size"),
+    "teacher_clears": Op(None, "teacher_clears"),
+    "prime_rl_config": Op("config", "prime_rl_config", ("taskset",), {"taskset": "TASKSET"}),
+    "validate_config": Op("validate", "validate_config", ("path",), {"path": "FILE"}),
+    "audit_judge": Op("audit-judge", "audit_judge", ("items",), {"items": "ITEMS"}),
+    "order_reversal": Op("order-reversal", "order_reversal", ("pairs",), {"pairs": "PAIRS"}),
+    "split_by_task": Op("split", None, ("rows",), {"rows": "ROWS"}),
+    "select_sft": Op("select-sft", "select_sft", ("attempts",), {"attempts": "ATTEMPTS"}),
+    "decontaminate": Op("decontaminate", "decontaminate", ("train", "holdout"),
+                        {"train": "TRAIN", "holdout": "HOLDOUT"}),
+    "export_sft": Op("export-sft", "export_sft", ("records",), {"records": "RECORDS"}),
+    "launch_run": Op("launch", "launch_run", ("config_or_recipe",),
+                     {"config_or_recipe": "TARGET"}),
+    "run_status": Op("status", "run_status", ("id",), {"id": "ID"}),
+    "list_runs": Op("runs", "list_runs"),
+    "collect_run": Op("collect", "collect_run", ("id",), {"id": "ID"}),
+    "cancel_run": Op("cancel", "cancel_run", ("id",), {"id": "ID"}),
+}
+
+# Python argument -> CLI flag, where the flag is not ``--`` + the name with dashes.
+CLI_FLAGS: dict[str, str] = {
+    "overwrite": "--force",
+    "teacher_rows": "--teacher",
+    "judges": "--judge",
+}
+# Booleans whose CLI flag says the opposite (``lora=False`` is ``--full-weights``).
+CLI_FLAGS_WHEN_FALSE: dict[str, str] = {"lora": "--full-weights"}
+
+
+def _flag(name: str) -> str:
+    return CLI_FLAGS.get(name, "--" + name.replace("_", "-"))
+
+
+def _literal(value: Any) -> str:
+    """A value as the current reader writes it: Python repr, or JSON for MCP."""
+    if reader() == MCP:
+        return json.dumps(value, ensure_ascii=False)
+    return repr(value)
+
+
+def _shell_words(name: str, value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, bool):
+        if name in CLI_FLAGS_WHEN_FALSE:
+            return [] if value else [CLI_FLAGS_WHEN_FALSE[name]]
+        return [_flag(name)] if value else []
+    if isinstance(value, (list, tuple)):
+        return [w for item in value for w in _shell_words(name, item)]
+    if isinstance(value, dict):
+        return [_flag(name), json.dumps(value)]
+    return [_flag(name), str(value)]
+
+
+def call(op: str, **arguments: Any) -> str:
+    """The call ``op`` with ``arguments`` as the current reader types it.
+
+    Arguments set to None are left out (they take their defaults). A reader with no such call
+    gets the Python spelling.
+    """
+    spec = OPS[op]
+    who = reader()
+    args = {k: v for k, v in arguments.items() if v is not None}
+    if who == CLI and spec.command is not None:
+        words = [PROGRAM, spec.command]
+        for name in spec.positional:
+            if name in args:
+                words.append(str(args.pop(name)))
+        for name, value in args.items():
+            words += _shell_words(name, value)
+        return shlex.join(words)
+    if who == MCP and spec.tool is not None:
+        inner = ", ".join(f"{k}={_literal(v)}" for k, v in args.items())
+        return f"{spec.tool}({inner})"
+    with speaking(PYTHON):
+        parts = [_literal(args.pop(name)) for name in spec.positional if name in args]
+        parts += [f"{k}={_literal(v)}" for k, v in args.items()]
+    return f"{op}({', '.join(parts)})"
+
+
+def name(op: str) -> str:
+    """How the current reader names the call ``op`` in a sentence (``whileai-skills launch``,
+    the tool ``launch_run``, or the function ``launch_run``)."""
+    spec = OPS[op]
+    who = reader()
+    if who == CLI and spec.command is not None:
+        return f"`{PROGRAM} {spec.command}`"
+    if who == MCP and spec.tool is not None:
+        return f"`{spec.tool}`"
+    return f"`{op}`"
+
+
+_MISSING = object()
+
+
+def arg(argument: str, value: Any = _MISSING, *, op: str | None = None) -> str:
+    """One argument as the current reader writes it.
+
+    ``arg("overwrite", True)``: ``overwrite=True`` (Python), ``--force`` (CLI), ``overwrite=true``
+    (MCP). Without a value, the argument's name: ``out``, ``--out``; an argument the CLI takes
+    positionally is named by its metavar (``TARGET``) when ``op`` says which call it belongs to.
+    """
+    who = reader()
+    if who == CLI:
+        spec = OPS.get(op) if op else None
+        if spec is not None and argument in spec.positional:
+            return spec.metavars.get(argument, argument.upper())
+        if value is _MISSING:
+            return _flag(argument)
+        return shlex.join(_shell_words(argument, value)) or f"no {_flag(argument)}"
+    if value is _MISSING:
+        return argument
+    return f"{argument}={_literal(value)}"
+
+
+def relative_paths(root: str | Path | None = None) -> str:
+    """Where relative paths start, for a message about a missing file: under ``root`` (the MCP
+    server's workspace, set by its --root), else the current directory."""
+    if root is not None:
+        return f"relative paths start at the workspace root {root} (whileai-mcp --root)"
+    try:
+        here = f", {Path.cwd()}"
+    except OSError:  # the current directory was removed
+        here = ""
+    return f"relative paths start at the current directory{here}"

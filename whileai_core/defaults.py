@@ -814,3 +814,7 @@ _source("SKILLS_TTL_MS",
 SKILLS_PAGE_SIZE = 50
 _source("SKILLS_PAGE_SIZE",
         "convention, untested: skills per skills/list page (an entry is a whole manifest)")
+
+_source("NOISE_BAND_RUN_STDS",
+        "superseded in 0.2 (issue 13) and no longer read: the noise band is t_{R-1} x sqrt(2) x "
+        "run_std (whileai_core.stats.noise.noise_band); kept one version for imports")

@@ -6,7 +6,9 @@ order, in one namespace per skill, inside a fresh temporary folder. Each skill's
 graded rows, traces, judges, a teacher endpoint that is never called) and lists one check per
 block (``CHECKS``): after block i runs, ``CHECKS[i](namespace)`` asserts what it must have
 produced. A skill whose number of blocks differs from its number of checks fails, so a block
-added without a check is caught. The network is closed while blocks run.
+added without a check is caught. The network is closed while blocks run, and the run registry
+(``launch_run``) lives in the skill's temporary folder (``WHILEAI_STATE_DIR``), so a skill that
+launches a run (sft-from-traces trains the SFT recipe's CPU smoke) leaves nothing behind.
 
 Usage: ``python check.py [SKILL ...] [-v]``: SKILL is a folder name under skills/ or a path to
 a skill folder; ``-v`` prints each block's output.
@@ -32,6 +34,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 SKILLS = ROOT / "skills"
+STATE_ENV = "WHILEAI_STATE_DIR"  # whileai_core.runs.registry.STATE_DIR_ENV (not imported: lazy)
 _FENCE = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 
 
@@ -157,8 +160,10 @@ def check_skill(skill: Path, *, verbose: bool = False) -> Verdict:
                        f"{rel} has {len(blocks)} python blocks but fixtures.py has "
                        f"{len(checks)} CHECKS: add or remove a check so each block has one")
     cwd = os.getcwd()
+    state = os.environ.get(STATE_ENV)
     with tempfile.TemporaryDirectory(prefix=f"check-{skill.name}-") as tmp:
         os.chdir(tmp)
+        os.environ[STATE_ENV] = str(Path(tmp) / ".whileai-state")
         try:
             with _offline():
                 namespace = {"__name__": f"skill:{skill.name}"}
@@ -183,6 +188,10 @@ def check_skill(skill: Path, *, verbose: bool = False) -> Verdict:
                            f"prepare() failed: {exc!r}")
         finally:
             os.chdir(cwd)
+            if state is None:
+                os.environ.pop(STATE_ENV, None)
+            else:
+                os.environ[STATE_ENV] = state
     return Verdict(skill.name, True, len(blocks), time.perf_counter() - start, "")
 
 

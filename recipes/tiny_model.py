@@ -42,11 +42,13 @@ TINY_END_BIAS = 5.0
 
 
 def tiny_model(tokenizer, *, seed: int = 0, hidden: int = 32, layers: int = 2,
-               end_bias: float = TINY_END_BIAS):
+               end_bias: float | None = TINY_END_BIAS):
     """A 2-layer Qwen2 with hidden size 32, randomly initialised from ``seed`` (float32, CPU).
 
     The output layer is untied and given a bias holding ``end_bias`` on the end token (0 on the
     rest), the one hand-set weight: it makes reply lengths, and so rewards, vary within a group.
+    ``end_bias=None`` keeps Qwen2's own bias-free output layer, the architecture other engines
+    (vLLM) load from disk.
     """
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
@@ -60,12 +62,14 @@ def tiny_model(tokenizer, *, seed: int = 0, hidden: int = 32, layers: int = 2,
     # name_or_path stays empty: peft treats a non-empty one as a hub repo and looks it up on save
     torch.manual_seed(seed)
     model = Qwen2ForCausalLM(config)
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    if end_bias is None:
+        return model
     head = torch.nn.Linear(hidden, len(tokenizer), bias=True)
     with torch.no_grad():
         head.weight.copy_(model.lm_head.weight)
         head.bias.zero_()
         head.bias[tokenizer.eos_token_id] = end_bias
     model.lm_head = head
-    model.generation_config.pad_token_id = tokenizer.pad_token_id
-    model.generation_config.eos_token_id = tokenizer.eos_token_id
     return model

@@ -21,7 +21,7 @@ from recipes.grpo.prompts import (balance, category_counts, load_prompts, split_
 from recipes.holdout import render_summary, sample_holdout
 from recipes.launch import check_out, write_results
 from recipes.modal_auth import require_modal_token
-from whileai_core.errors import ArgumentError
+from whileai_core.errors import ArgumentError, ConfigError
 
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
@@ -29,24 +29,45 @@ LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", 
 # --- flags and settings ----------------------------------------------------------------------
 
 def add_run_arguments(parser: argparse.ArgumentParser, defaults, *, seed_help: str) -> None:
-    """``--model``, ``--run-name``, ``--steps``, ``--seed``: the first flags of both recipes."""
+    """``--model``, ``--run-name``, then ``--steps`` (GRPO: optimizer steps) or ``--epochs``
+    (DPO, SFT: passes over a fixed data set, so the step count follows from its size), ``--seed``:
+    the first flags of every TRL recipe. Which of the two a recipe has is its settings' field."""
     add = parser.add_argument
     add("--model", default=defaults.model,
         help="policy checkpoint on the hub (default %(default)s)")
     add("--run-name", type=run_name, default=defaults.run_name,
         help="folder on the runs volume (default %(default)s)")
-    add("--steps", type=int_in(1, 100_000), default=defaults.steps,
-        help="optimizer steps (default %(default)s)")
+    if hasattr(defaults, "epochs"):
+        add("--epochs", type=int_in(1, 100), default=defaults.epochs,
+            help="passes over the data; the steps are epochs x ceil(examples / batch) "
+                 "(default %(default)s)")
+    else:
+        add("--steps", type=int_in(1, 100_000), default=defaults.steps,
+            help="optimizer steps (default %(default)s)")
     add("--seed", type=int_in(0, 2**31 - 1), default=defaults.seed, help=seed_help)
 
 
-def add_lora_and_holdout_arguments(parser: argparse.ArgumentParser, defaults) -> None:
-    """The LoRA size, the holdout, ``--balance`` and ``--prompts-file``, alike in both recipes."""
+def steps_for_epochs(n_examples: int, batch: int, epochs: int) -> int:
+    """Optimizer steps Transformers' Trainer takes for ``epochs`` passes over ``n_examples`` at
+    ``batch`` examples a step (per device x accumulation; the last step of a pass may be short):
+    ``epochs x ceil(n_examples / batch)``."""
+    return epochs * -(-n_examples // batch)
+
+
+def add_lora_arguments(parser: argparse.ArgumentParser, defaults) -> None:
+    """``--lora-r`` and ``--lora-alpha``, alike in every TRL recipe."""
     add = parser.add_argument
     add("--lora-r", type=int_in(1, 512), default=defaults.lora_r,
         help="LoRA rank (default %(default)s)")
     add("--lora-alpha", type=int_in(1, 1024), default=defaults.lora_alpha,
         help="LoRA alpha (default %(default)s)")
+
+
+def add_lora_and_holdout_arguments(parser: argparse.ArgumentParser, defaults) -> None:
+    """The LoRA size, the holdout, ``--balance`` and ``--prompts-file``, alike in both refund
+    RL recipes."""
+    add_lora_arguments(parser, defaults)
+    add = parser.add_argument
     add("--holdout-share", type=float_in(0.0, 0.5, low_open=True), default=defaults.holdout_share,
         help="share of situations held out per category (default %(default)s)")
     add("--holdout-samples", type=int_in(1, 64), default=defaults.holdout_samples,
@@ -113,16 +134,55 @@ def sample_before(model, tokenizer, holdout: Sequence[dict], settings, *,
 
 
 def train_and_sample_after(trainer, tokenizer, holdout: Sequence[dict], settings, *,
-                           model_label: str) -> tuple[list[dict], float]:
+                           model_label: str) -> tuple[list[dict], float, dict]:
     """``trainer.train()``, then the holdout's graded rows from the trained policy, labelled
-    ``<model_label>+lora:<run_name>``; returns (rows, training wall-clock seconds)."""
+    ``<model_label>+lora:<run_name>``; returns (rows, training wall-clock seconds, updates), where
+    ``updates`` is :func:`weight_updates` of the run."""
+    start = trainable_snapshot(trainer.model)
     started = time.monotonic()
     trainer.train()
     wall = time.monotonic() - started
+    updates = weight_updates(trainer, start)
     after = sample_holdout(trainer.model, tokenizer, holdout,
                            label=f"{model_label}+lora:{settings.run_name}",
                            **_holdout_sampling(settings))
-    return after, wall
+    return after, wall, updates
+
+
+# --- did training move anything? ---------------------------------------------------------------
+
+def trainable_snapshot(model) -> dict:
+    """A copy of every trainable tensor (the LoRA weights), to measure what training changed."""
+    return {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
+
+
+def weight_updates(trainer, start: dict) -> dict:
+    """What the optimizer did: how many trainable tensors changed, the L2 norm of the change over
+    all of them, and the gradient norm TRL logged at each step (``grad_norm``, before clipping).
+    A run whose every gradient was zero (GRPO groups that all agree, say) changes nothing."""
+    import torch
+
+    now = dict(trainer.model.named_parameters())
+    squared = 0.0
+    changed = 0
+    for name, before in start.items():
+        diff = (now[name].detach().float() - before.float())
+        total = float(torch.sum(diff * diff))
+        squared += total
+        changed += total > 0
+    grad = [float(h["grad_norm"]) for h in trainer.state.log_history if "grad_norm" in h]
+    return {"trainable_tensors": len(start), "changed_tensors": int(changed),
+            "change_l2": squared ** 0.5, "grad_norm": grad}
+
+
+def require_weights_moved(results: dict, recipe: str) -> None:
+    """The smoke's promise: the trainer really trained (nonzero gradient, changed weights)."""
+    updates = results["updates"]
+    if not updates["changed_tensors"] or not any(g > 0 for g in updates["grad_norm"]):
+        raise ConfigError(
+            f"the {recipe} smoke trained {results.get('train_steps')} steps but no weight changed "
+            f"(gradient norms {updates['grad_norm']}): the loss had no gradient. Fix: a bug in the "
+            "recipe's data or trainer wiring; the smoke must move the adapter")
 
 
 # --- run.py: the smoke path or one Modal function ---------------------------------------------

@@ -19,7 +19,7 @@ from whileai_core.tables import TableFile
 
 from .tooling import (PAGE_DEFAULT, READ_ONLY, WRITES_FILE, DetailArg, Env, LevelArg, LimitArg,
                       OffsetArg, OverwriteArg, RowsArg, SeedArg, ThresholdArg, ToolInput,
-                      ToolSpec, read_rows, source, with_table)
+                      ToolSpec, read_rows, with_table)
 
 MetricArg = Annotated[Literal["pass", "reward"], Field(
     description="'pass': the pass rate (reward >= threshold); 'reward': the mean reward (for "

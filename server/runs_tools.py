@@ -42,8 +42,8 @@ RunIdArg = Annotated[str, Field(
 
 class LaunchRunInput(ToolInput):
     config_or_recipe: Annotated[str, Field(
-        description="A recipe name ('grpo', 'dpo', 'prime-rl') or the path of a prime-rl TOML "
-                    "(relative to the workspace root) that prime_rl_config wrote.",
+        description="A recipe name ('grpo', 'dpo', 'sft', 'prime-rl') or the path of a prime-rl "
+                    "TOML (relative to the workspace root) that prime_rl_config wrote.",
         examples=["grpo", "configs/rl.toml"])]
     backend: Annotated[Literal["modal", "local"], Field(
         description="'modal': the real GPU run on Modal (spends money). 'local': the recipe's "
@@ -55,6 +55,12 @@ class LaunchRunInput(ToolInput):
     name: Annotated[str | None, Field(
         description="The run's name. The same target under the same name is one run: launching "
                     "it again returns that run. null: the recipe or config name.")] = None
+    data: Annotated[str | None, Field(
+        description="For 'sft': the data folder (relative to the workspace root) holding "
+                    "train.jsonl (export_sft), holdout.jsonl (the held-out tasks' traces) and "
+                    "grader.py (grade(ask, reply) -> float). null: the recipe's own demo data. "
+                    "Other recipes take none.",
+        examples=["sft"])] = None
     confirm: Annotated[bool, Field(
         description="false (default): return the plan (where, GPUs, estimated GPU hours, the "
                     "exact command) and launch nothing. true: launch. Set true only after the "
@@ -63,9 +69,10 @@ class LaunchRunInput(ToolInput):
 
 def launch_run_tool(args: LaunchRunInput, env: Env) -> Launch:
     # a value with '/' or ending in '.toml' is a config under the root, read through the door;
-    # anything else is a recipe name (the server's own directory is never looked at)
+    # anything else is a recipe name (the server's own directory is never looked at); `data` is
+    # a folder under the root, its files read through the door too
     return launch_run(args.config_or_recipe, backend=args.backend, gpu=args.gpu, name=args.name,
-                      confirm=args.confirm, root=env.workspace.door)
+                      confirm=args.confirm, data=args.data, root=env.workspace.door)
 
 
 # --- run_status, list_runs, collect_run, cancel_run -----------------------------------------

@@ -7,6 +7,7 @@ loaded adapter) TRL keeps a frozen `ref` copy of that adapter.
 """
 
 import dataclasses
+import math
 
 import pytest
 
@@ -18,7 +19,7 @@ from recipes.grpo.prompts import write_prompts  # noqa: E402
 from recipes.tiny_model import byte_tokenizer, tiny_model  # noqa: E402
 from whileai_core.errors import ConfigError  # noqa: E402
 
-SETTINGS = DPOSettings(model="tiny", steps=2, samples_per_prompt=4, pairs_per_step=2,
+SETTINGS = DPOSettings(model="tiny", epochs=1, samples_per_prompt=4, pairs_per_step=2,
                        max_completion_tokens=12, lora_r=4, lora_alpha=8, learning_rate=1e-2,
                        negative_share=0.5)
 RECORDS = [r for r in write_prompts(0) if r["category"] != "with_id"]
@@ -41,7 +42,9 @@ def test_two_dpo_steps_on_sampled_pairs(tmp_path):
     assert trainer.ref_model is None  # reference = the same weights with the adapter off
     start = lora(trainer.model)
     trainer.train()
-    assert trainer.state.global_step == 2
+    # one pass over the pairs at 2 a step (per device 2, no accumulation): ceil(n / 2) steps
+    assert trainer.state.global_step == math.ceil(len(pair_set.pairs) / 2)
+    assert trainer.args.max_steps == -1 and trainer.args.num_train_epochs == 1
     assert any(not torch.equal(p, start[n]) for n, p in lora(trainer.model).items())
     for name, param in trainer.model.named_parameters():
         if "lora_" not in name:
@@ -75,3 +78,22 @@ def test_no_pairs_is_a_clear_error(tmp_path):
                     dropped_for_length=0, constructed=0)
     with pytest.raises(ConfigError, match="no preference pairs: none of 24 train prompts"):
         build_dpo_trainer(None, None, RECORDS, empty, SETTINGS, tmp_path, cpu=True)
+
+
+@pytest.mark.parametrize("n_pairs, pairs_per_step, epochs, steps", [
+    (96, 8, 2, 24), (97, 8, 2, 26), (5, 8, 3, 3), (8, 4, 1, 2),
+])
+def test_steps_follow_from_pairs_and_epochs(tmp_path, n_pairs, pairs_per_step, epochs, steps):
+    """Transformers' Trainer runs ceil(ceil(n / per_device) / accumulation) steps a pass; with
+    pairs_per_step = per_device x accumulation that is ceil(n / pairs_per_step) (hand counts in
+    the table: 96 pairs at 8 a step, two passes, is 24 steps)."""
+    from recipes.dpo.train import build_dpo_config
+    from recipes.trl_recipes import steps_for_epochs
+
+    settings = dataclasses.replace(SETTINGS, pairs_per_step=pairs_per_step, epochs=epochs)
+    config = build_dpo_config(settings, tmp_path, cpu=True)
+    per_step = config.per_device_train_batch_size * config.gradient_accumulation_steps
+    assert per_step == pairs_per_step
+    batches = math.ceil(n_pairs / config.per_device_train_batch_size)
+    assert epochs * math.ceil(batches / config.gradient_accumulation_steps) == steps
+    assert steps_for_epochs(n_pairs, pairs_per_step, epochs) == steps

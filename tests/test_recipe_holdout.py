@@ -77,10 +77,16 @@ def test_drift_monitor_flags_a_length_that_doubles():
     monitor = drift_monitor(length_ratio=2.0)
     for step, length in ((1, 40.0), (2, 79.0), (3, 81.0), (4, 19.0)):
         monitor.on_log(None, SimpleNamespace(global_step=step), None,
-                       logs={"reward": 0.5, "completions/mean_length": length})
-    monitor.on_log(None, SimpleNamespace(global_step=5), None, logs={"loss": 1.0})  # no reward
+                       logs={"loss": 0.1, "reward": 0.5, "completions/mean_length": length})
+    # a step that reused a batch (--num-iterations 2): a loss, no rewards or lengths
+    monitor.on_log(None, SimpleNamespace(global_step=5), None,
+                   logs={"loss": 1.0, "clip_ratio/region_mean": 0.05})
+    # the end-of-training summary is not a step
+    monitor.on_log(None, SimpleNamespace(global_step=5), None, logs={"train_loss": 1.0})
     report = monitor.report()
-    assert [p["step"] for p in report["history"]] == [1, 2, 3, 4]
+    assert [p["step"] for p in report["history"]] == [1, 2, 3, 4, 5]
+    assert report["history"][4]["mean_length"] is None
+    assert report["history"][4]["clip_ratio"] == 0.05
     # 79 <= 80 = 40 x 2 is inside; 81 > 80 and 19 < 20 = 40 / 2 are outside
     assert [a.split(":")[0] for a in report["alarms"]] == ["step 3", "step 4"]
 

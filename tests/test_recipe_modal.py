@@ -20,6 +20,7 @@ APPS = [
     # (module, README)
     ("recipes.grpo.modal_grpo", "recipes/grpo/README.md"),
     ("recipes.dpo.modal_dpo", "recipes/dpo/README.md"),
+    ("recipes.sft.modal_sft", "recipes/sft/README.md"),
     ("modal_prime_rl", "recipes/prime-rl/README.md"),  # a hyphenated folder: imported by path
 ]
 
@@ -100,6 +101,7 @@ def test_modal_gpus_agree_with_the_run_registry_defaults(no_token, monkeypatch):
     monkeypatch.syspath_prepend(str(ROOT / "recipes" / "prime-rl"))
     for recipe, module, function in (("grpo", "recipes.grpo.modal_grpo", "train_grpo"),
                                      ("dpo", "recipes.dpo.modal_dpo", "train_dpo"),
+                                     ("sft", "recipes.sft.modal_sft", "train_sft"),
                                      ("prime-rl", "modal_prime_rl", "train")):
         spec = spec_of(getattr(importlib.import_module(module), function))
         assert spec.gpus == RUN_GPU[recipe], recipe

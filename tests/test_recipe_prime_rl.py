@@ -152,6 +152,12 @@ def test_report_pairs_first_and_last_and_uses_the_step1_noise_floor():
     assert rep["head_to_head"]["opsd_vs_grpo"]["delta"] == pytest.approx(-0.40)
     table = collect.render(rep)
     assert "noise floor" in table and "opd_vs_grpo" in table
+    # the published teacher trained on the split the held-out slice comes from: the table says so
+    assert list(rep["caveats"]) == ["opd"]
+    assert "\nopd*   |" in table and "grpo*" not in table
+    footnote = table.splitlines()[-1]
+    assert footnote.startswith("* opd: teacher PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL")
+    assert "train[872:]" in footnote
 
 
 def test_report_needs_two_eval_steps():
@@ -194,7 +200,7 @@ def test_collector_reads_prime_rl_run_folders_and_prints_the_table(tmp_path):
     assert "grpo   | 0.312 (step 0, v0)" in table and "0.917 (step 20, v19)" in table
     assert "opsd   | 0.375 (step 0, v0)" in table and "0.500 (step 20, v18)" in table
     # opd: the episode with no trace (prompt 1) is counted, not scored: (.25 + .5 + 0) / 3
-    assert "opd    | 0.250 (step 0, v0)" in table and "0.938 (step 20, v19)" in table
+    assert "opd*   | 0.250 (step 0, v0)" in table and "0.938 (step 20, v19)" in table
     assert "last eval is not the final checkpoint" in table
     rep = json.loads((tmp_path / "out" / "results.json").read_text())["report"]
     grpo, opsd, opd = (rep["arms"][a] for a in ("grpo", "opsd", "opd"))

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPTS = ["recipes/grpo/run.py", "recipes/dpo/run.py", "recipes/grpo/modal_grpo.py",
-           "recipes/dpo/modal_dpo.py"]
+SCRIPTS = ["recipes/grpo/run.py", "recipes/dpo/run.py", "recipes/sft/run.py",
+           "recipes/grpo/modal_grpo.py", "recipes/dpo/modal_dpo.py", "recipes/sft/modal_sft.py"]
 
 
 def run(args, home, timeout=120):
@@ -41,6 +41,8 @@ def test_prime_rl_modal_script_help(tmp_path):
     ("recipes/dpo/run.py", ["--run-name", "d1", "--from-run", "g1"]),
     ("recipes/grpo/modal_grpo.py", ["--run-name", "g1"]),
     ("recipes/dpo/modal_dpo.py", ["--run-name", "d1"]),
+    ("recipes/sft/run.py", ["--run-name", "s1"]),
+    ("recipes/sft/modal_sft.py", ["--run-name", "s1"]),
     ("recipes/prime-rl/modal_prime_rl.py", ["--config", "recipes/prime-rl/configs/opd.toml",
                                             "--run-name", "opd-1"]),
 ])
@@ -109,6 +111,8 @@ def test_grpo_smoke_writes_results_with_rows(tmp_path):
     assert len(results["before_rows"]) == len(results["after_rows"]) == 2 * 24
     assert set(results["summary"]["by_category"]) == {"with_id", "no_id", "off_topic"}
     assert results["train_steps"] == 2
+    assert results["updates"]["changed_tensors"] == results["updates"]["trainable_tensors"] > 0
+    assert all(g > 0 for g in results["updates"]["grad_norm"])
     row = results["after_rows"][0]
     assert {"task_id", "reward", "truncated", "model", "category"} <= set(row)
     # a second run into the same folder refuses to replace results.json without --force
@@ -150,13 +154,16 @@ def test_dpo_smoke_writes_results_pairs_and_adapter(tmp_path):
     pairs = results["pairs"]
     assert pairs["n_pairs"] >= 1 and pairs["chosen_longer_share"] < 0.8
     assert pairs["constructed"] <= 0.5 * pairs["n_pairs"]
-    assert results["train_steps"] == 2
+    # one epoch at 4 pairs a step (the smoke's sizes): ceil(pairs / 4) steps, never a fixed count
+    assert results["train_steps"] == results["planned_steps"] == -(-pairs["n_pairs"] // 4)
+    assert results["updates"]["changed_tensors"] > 0
     assert len(results["before_rows"]) == len(results["after_rows"]) == 2 * 24
     assert (out / "adapter" / "adapter_config.json").is_file()
 
 
 @pytest.mark.parametrize("module,readme", [("recipes.grpo.run", "recipes/grpo/README.md"),
-                                           ("recipes.dpo.run", "recipes/dpo/README.md")])
+                                           ("recipes.dpo.run", "recipes/dpo/README.md"),
+                                           ("recipes.sft.run", "recipes/sft/README.md")])
 def test_readme_knobs_table_lists_every_flag_with_its_default(module, readme):
     import importlib
     import re
@@ -205,3 +212,60 @@ def test_modal_call_hooks_name_the_deployed_function_and_valid_arguments(tmp_pat
     assert call["args"] == [config.read_text(encoding="utf-8"), "opd-1"]
     with pytest.raises(ArgumentError, match="runs a config"):
         prime.modal_call("opd-1", None)
+
+
+def test_sft_modal_call_sends_settings_and_the_data_folders_contents(tmp_path):
+    """The sft hook: default settings under the run name, and the data folder read here (the
+    refund demo without one) as a payload the Modal function rebuilds and the settings parse."""
+    import json
+
+    from recipes.sft.data import SFTData
+    from recipes.sft.run import modal_call
+    from recipes.sft.train import SFTSettings
+    from whileai_core.errors import ArgumentError
+
+    call = modal_call("s-1", None)
+    assert (call["app"], call["function"], call["kwargs"]) == ("whileai-sft", "train_sft", {})
+    settings, payload = call["args"]
+    assert SFTSettings.from_dict(settings).run_name == "s-1"
+    demo = SFTData.from_payload(json.loads(json.dumps(payload)))
+    assert (len(demo.conversations), len(demo.holdout)) == (96, 24)  # 120 prompts, 20% held out
+    assert "def grade(ask, reply)" in demo.grader_source
+
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    conv = {"messages": [{"role": "user", "content": "say ok"},
+                         {"role": "assistant", "content": "ok"}]}
+    (folder / "train.jsonl").write_text(json.dumps(conv) + "\n" + json.dumps(conv) + "\n")
+    (folder / "holdout.jsonl").write_text(json.dumps(
+        {"task_id": "h1", "messages": [{"role": "user", "content": "reply with ok"}]}) + "\n")
+    (folder / "grader.py").write_text("def grade(ask, reply):\n    return 1.0\n")
+    mine = SFTData.from_payload(modal_call("s-2", None, data=str(folder))["args"][1])
+    assert [c["source"] for c in mine.conversations] == [f"{folder / 'train.jsonl'}, line 1",
+                                                        f"{folder / 'train.jsonl'}, line 2"]
+    assert [h["task_id"] for h in mine.holdout] == ["h1"]
+    with pytest.raises(ArgumentError, match="takes no config file"):
+        modal_call("s-1", "x.toml")
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--epochs", "0"], "--epochs: must be an integer in [1, 100], got 0"),
+    (["--examples-per-step", "0"], "--examples-per-step: must be an integer in [1, 512], got 0"),
+    (["--learning-rate", "1"], "--learning-rate: must be a number in (0, 0.01], got 1"),
+    (["--holdout-share", "0.7"], "--holdout-share: must be a number in (0, 0.5], got 0.7"),
+])
+def test_sft_flags_are_refused_before_anything_starts(args, message, tmp_path):
+    proc = run([str(ROOT / "recipes/sft/run.py"), *args], tmp_path)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_sft_smoke_with_a_missing_data_file_is_named(tmp_path):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "train.jsonl").write_text("")
+    proc = run([str(ROOT / "recipes/sft/run.py"), "--smoke", "--out", str(tmp_path / "o"),
+                "--data", str(tmp_path / "d")], tmp_path)
+    assert proc.returncode == 2
+    assert "no holdout.jsonl, grader.py there" in proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -63,10 +63,63 @@ def test_grpo_smoke_end_to_end_on_the_local_backend(tmp_path):
     assert again.action == "existing" and again.run.id == launched.run.id
 
 
+@pytest.mark.skipif(not (RECIPES / "sft" / "run.py").is_file(), reason="no recipes/sft")
+def test_sft_end_to_end_on_the_local_backend_and_a_data_folder_is_its_identity(tmp_path):
+    """launch_run("sft", backend="local", confirm=True) trains two real steps on CPU (the
+    recipe's smoke on the refund demo) and collect_run pairs the held-out rows by task into a
+    verdict. A data folder (what sft-from-traces writes; check.py and the MCP-form test train on
+    one) goes into the command and the run's id, byte for byte."""
+    pytest.importorskip("trl")
+    from recipes.sft.data import build_refund_demo
+
+    state = tmp_path / "state"
+    launched = launch_run("sft", backend="local", confirm=True, state_dir=state,
+                          recipes_dir=RECIPES)
+    done = wait_until_finished(launched.run.id, state, limit_s=600)
+    assert done.status == "succeeded", done.error
+    collected = collect_run(done.id, state_dir=state)
+    results = Registry(state).get(done.id).results
+    assert results["train_steps"] == 2 and results["loss_mask"]["n_wrong_mask"] == 0
+    assert results["data"]["origin"].startswith("refund demo (seed 0)")
+    before, after = _pass_rates(results["before_rows"]), _pass_rates(results["after_rows"])
+    c = collected.comparison
+    assert c.n_paired == len(before) == 24  # 120 prompts, 20% of the tasks held out, by task
+    assert c.mean_before == pytest.approx(sum(before.values()) / 24)
+    assert c.mean_after == pytest.approx(sum(after.values()) / 24)
+    excludes_zero = c.ci95[0] > 0 or c.ci95[1] < 0
+    assert collected.verdict == (("moved" if c.delta > 0 else "moved_the_wrong_way")
+                                 if excludes_zero else "flat")
+
+    data = tmp_path / "sft"
+    build_refund_demo(data, seed=0, share=0.2)
+    plan = launch_run("sft", backend="local", data=str(data), state_dir=state,
+                      recipes_dir=RECIPES)
+    assert plan.plan.command.endswith(f"--data {data}")
+    assert f"data={str(data)!r}" in plan.next_step
+    assert plan.plan.run_id != launched.run.id
+    with open(data / "grader.py", "a") as fh:  # one changed byte, another run
+        fh.write("\n")
+    again = launch_run("sft", backend="local", data=str(data), state_dir=state,
+                       recipes_dir=RECIPES)
+    assert again.plan.run_id not in (plan.plan.run_id, launched.run.id)
+
+
+def test_a_recipe_without_a_data_hook_refuses_data(tmp_path):
+    from whileai_core.errors import ArgumentError
+
+    with pytest.raises(ArgumentError, match="grpo takes no data folder"):
+        launch_run("grpo", backend="local", data=str(tmp_path), state_dir=tmp_path / "s",
+                   recipes_dir=RECIPES)
+    with pytest.raises(ArgumentError, match="is not a folder"):
+        launch_run("sft", backend="local", data=str(tmp_path / "nope"),
+                   state_dir=tmp_path / "s", recipes_dir=RECIPES)
+
+
 
 @pytest.mark.parametrize("recipe, app, function", [
     ("grpo", "whileai-grpo", "train_grpo"),
     ("dpo", "whileai-dpo", "train_dpo"),
+    ("sft", "whileai-sft", "train_sft"),
     ("prime-rl", "whileai-prime-rl", "train"),
 ])
 def test_each_recipe_spawns_through_modals_real_client(tmp_path, monkeypatch, recipe, app,
@@ -91,6 +144,8 @@ def test_each_recipe_spawns_through_modals_real_client(tmp_path, monkeypatch, re
         target = resolve_target(recipe, recipes_dir=RECIPES)
     call = recipe_call(target, "run-name")
     assert (call.app, call.function) == (app, function)
+    if recipe == "sft":  # the refund demo's contents travel as the second argument
+        assert len(call.args[1]["conversations"]) == 96 and len(call.args[1]["holdout"]) == 24
 
     registry = Registry(tmp_path / "state")
     record, _ = registry.claim(dict(id="run-0000000000aa", name="run-name", target=target.label,

@@ -169,3 +169,12 @@ def test_evidence_says_how_many_tasks_it_names(tmp_path):
     assert evidence["tasks"] == ["t0", "t1", "t2", "t3", "t4"]
     assert evidence["n_tasks_hit"] == 6 and evidence["shown"] == "5 of 6 tasks"
     assert "(5 of 6 tasks)" in out["answers"][0]["detail"]
+
+
+def test_every_answer_has_a_summary_of_its_own():
+    # the text content is the Result's render(): a class that kept the base one would send the
+    # JSON twice
+    from whileai_core.result import Result
+
+    plain = [spec.name for spec in tool_specs() if spec.output.render is Result.render]
+    assert plain == []

@@ -28,6 +28,9 @@ from server.app import build_server
 ROOT = Path(__file__).resolve().parents[1]
 SKILLS = sorted(p.parent for p in (ROOT / "skills").glob("*/SKILL.md"))
 OUTPUTS = ("out", "holdout_out", "train_out", "out_dir")
+# A run id in an MCP form is the example id of the tool descriptions; an agent uses the id
+# launch_run answered, and so does this test (RUN_ID: the last one launched).
+EXAMPLE_RUN_ID, RUN_ID = "run-0123456789ab", "_launched_run_id"
 MISSING = re.compile(r"^Error executing tool \w+: (\S+) \(`\w+`\): no such file")
 
 
@@ -104,13 +107,33 @@ def _after_runs(ws: Path, ns: dict) -> None:
                                                 suite="general"))
 
 
+def _sft_data_folder(ws: Path, ns: dict) -> None:
+    """sft-from-traces step 7: the agent's grader file and the model to train, in the folder."""
+    import shutil
+
+    shutil.copy(ws / "grader.py", ws / "sft" / "grader.py")
+    (ws / "sft" / "settings.json").write_text(json.dumps({"model": ns["MODEL"]}))
+
+
+def _wait_for_run(ws: Path, ns: dict) -> None:
+    """sft-from-traces step 8: poll the run launch_run answered until it has finished."""
+    import time
+
+    from whileai_core import run_status
+
+    deadline = time.monotonic() + 600
+    while run_status(ns[RUN_ID]).status in ("launching", "running"):
+        assert time.monotonic() < deadline, f"run {ns[RUN_ID]} did not finish in 600 s"
+        time.sleep(1)
+
+
 def _nothing(ws: Path, ns: dict) -> None:
     """An agent step that writes no file (reading a count, choosing from an answer)."""
 
 
 AGENT = {
     "audit-your-judge": [_nothing, _judge_grades, _ablation_grades, _pair_picks],
-    "sft-from-traces": [_eval_runs, _attempts, _after_runs],
+    "sft-from-traces": [_eval_runs, _attempts, _sft_data_folder, _wait_for_run, _after_runs],
     "pick-a-method": [_nothing, _nothing],
 }
 
@@ -139,7 +162,8 @@ def run_forms(skill: Path, workdir: Path) -> tuple[list[str], list[str], list[st
                             assert agent_steps, f"{where}: an agent line this test does not know"
                             agent_steps.pop(0)(workdir, ns)
                         continue
-                    arguments = data.get("arguments", {})
+                    arguments = {k: ns.get(RUN_ID, v) if v == EXAMPLE_RUN_ID else v
+                                 for k, v in data.get("arguments", {}).items()}
                     if _paths(arguments) & unavailable:
                         skipped.append(where)
                         unavailable.update(str(arguments[k]) for k in OUTPUTS if k in arguments)
@@ -154,6 +178,9 @@ def run_forms(skill: Path, workdir: Path) -> tuple[list[str], list[str], list[st
                         failed.append(f"{where}: {text}")
                     else:
                         ran.append(where)
+                        run = (result.structured_content or {}).get("run") or {}
+                        if data["tool"] == "launch_run" and run.get("id"):
+                            ns[RUN_ID] = run["id"]
 
     anyio.run(go)
     assert not agent_steps, f"{skill.name}: agent steps left over: {agent_steps}"

@@ -21,13 +21,11 @@ speaks of verdicts, every backticked value is a verdict some tool can return.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
 from mcp import Client
 
 from server.app import build_server

@@ -81,6 +81,9 @@ _EXPORTS: dict[str, str] = {
     "rejection_sample": "traces",
     "select_sft": "traces",
     "split_by_task": "traces",
+    "load_sft": "sft",
+    "sft_examples": "sft",
+    "check_chat_template": "sft",
     # --- importers (issue: real outputs) ---
     "import_rows": "importers",
     "detect_format": "importers",

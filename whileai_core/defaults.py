@@ -410,9 +410,6 @@ _source("GRPO_RUNS_VOLUME", "convention: one Modal volume per recipe holds adapt
 
 # --- recipes: TRL DPO + LoRA (recipes/dpo) -------------------------------------------------
 
-DPO_STEPS = 60
-_source("DPO_STEPS", "seed TRL DPO comparison: 60 steps for one round")
-
 DPO_SAMPLES_PER_PROMPT = 8
 _source("DPO_SAMPLES_PER_PROMPT", "seed TRL DPO comparison: 8 samples per prompt for the pairs")
 
@@ -441,7 +438,7 @@ _source("DPO_RUNS_VOLUME", "convention: one Modal volume per recipe holds adapte
 
 DPO_PAIRS_PER_STEP = 8
 _source("DPO_PAIRS_PER_STEP", "convention, untested: 8 pairs an optimizer step (4 a pass on an A10G, "
-        "2 accumulated); 60 steps then see 480 pairs, about the seed's 308-450 pairs a round")
+        "2 accumulated); a round's steps are DPO_EPOCHS x ceil(pairs / 8)")
 
 # --- runs: launch_run and the run registry (whileai_core.runs) -------------------------------
 
@@ -525,6 +522,20 @@ _source("PROMPT_TOKEN_ALLOWANCE",
 ICEPOP_KL_TAU = 0.0
 _source("ICEPOP_KL_TAU", "IcePop as published masks and weights only; no log-ratio^2 term "
         "(prime-rl's own losses use 1e-3; pass kl_tau in [trainer.loss.kwargs] to match)")
+
+# --- recipes: off-policy GRPO, DPO epochs, SFT + LoRA, the GPU preflight (issues 10, 16) --------
+
+GRPO_NUM_ITERATIONS = 1
+_source("GRPO_NUM_ITERATIONS",
+        "TRL 1.16 GRPOConfig.num_iterations default (the GRPO paper's mu, Shao et al. 2024, "
+        "arXiv:2402.03300, Alg. 1); at 1 the importance ratio is exactly 1 and the clip never "
+        "binds, so --epsilon-high requires >= 2")
+
+DPO_EPOCHS = 2
+_source("DPO_EPOCHS",
+        "convention, untested: two passes over the round's pairs (about 100 at the defaults), "
+        "fewer than the 3 epochs TRL 1.16's DPOConfig inherits from transformers' "
+        "TrainingArguments; replaces a fixed 60 steps, which meant five passes over 96 pairs")
 
 # --- init: wiring a project to the pack ----------------------------------------------------
 
@@ -629,6 +640,43 @@ _source("WATCH_STEPS_SHOWN", "convention: a watch answer lists the last 50 steps
 
 PICTURE_DPI = 100
 _source("PICTURE_DPI", "convention: 100 dpi; an 8 x 5 inch figure is 800 x 500 pixels")
+
+SFT_MODEL = "Qwen/Qwen2.5-1.5B-Instruct"
+_source("SFT_MODEL", "the GRPO and DPO recipes' policy (GRPO_MODEL), so the three recipes compare "
+        "on the same refund holdout")
+
+SFT_GPU = "A10G"
+_source("SFT_GPU", "convention: the GRPO recipe's GPU; LoRA SFT of a 1.5B model fits one A10G")
+
+SFT_EPOCHS = 2
+_source("SFT_EPOCHS", "convention, untested: two passes over a small SFT file; TRL 1.16's "
+        "SFTConfig inherits 3 epochs from transformers' TrainingArguments")
+
+SFT_LEARNING_RATE = 2e-4
+_source("SFT_LEARNING_RATE", "QLoRA (Dettmers et al. 2023, arXiv:2305.14314, app. B) trained LoRA "
+        "adapters of 7B-13B models at 2e-4; TRL 1.16 SFTConfig's own 2e-5 is a full fine-tuning "
+        "rate. Convention, untested at 1.5B")
+
+SFT_EXAMPLES_PER_STEP = 8
+_source("SFT_EXAMPLES_PER_STEP", "convention, untested: 8 examples an optimizer step (4 a pass on an "
+        "A10G, 2 accumulated), as DPO_PAIRS_PER_STEP")
+
+SFT_MAX_LENGTH = 1024
+_source("SFT_MAX_LENGTH", "TRL 1.16 SFTConfig.max_length default (tokens per example, prompt and "
+        "reply; longer ones are cut at the end)")
+
+SFT_RUNS_VOLUME = "whileai-sft-runs"
+_source("SFT_RUNS_VOLUME", "convention: one Modal volume per recipe holds adapters and holdout rows")
+
+SFT_DEMO_ATTEMPTS = 2
+_source("SFT_DEMO_ATTEMPTS", "convention: the refund demo's program teacher writes 2 attempts per "
+        "ask (one that follows the policy, one that breaks it), so select_sft has a choice")
+
+RUN_GPU["sft"] = SFT_GPU
+SOURCES["RUN_GPU"] += "; sft: SFT_GPU"
+
+RUN_WALL_HOURS["sft"] = 0.25
+SOURCES["RUN_WALL_HOURS"] += "; sft: convention, untested (two epochs over ~100 short examples)"
 # --- the path door, the server's limits (issue 12) ----------------------------------------------
 
 MAX_ROWS_FILE_MB = 1024

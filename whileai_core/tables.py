@@ -177,10 +177,3 @@ class TaskTable:
         target = write_atomic(path, "\n".join(lines) + "\n", overwrite=overwrite)
         return TableFile(path=str(target), n_tasks=self.n_tasks)
 
-
-def cut(items: list, limit: int, noun: str, total: int | None = None) -> tuple[list, str | None]:
-    """The first ``limit`` of ``items`` and, when that cuts the list, "n of N <noun> shown"."""
-    n = len(items) if total is None else total
-    if len(items) <= limit and n <= limit:
-        return list(items), None
-    return list(items[:limit]), f"{min(limit, len(items))} of {n} {noun} shown"

@@ -20,14 +20,16 @@ if __package__ in (None, ""):
 
 from recipes.dpo.train import DPOSettings, add_dpo_arguments, run_dpo, settings_from_args
 from recipes.launch import add_output_arguments, guarded
-from recipes.trl_recipes import launch_on_modal, print_report, registry_call, run_and_write_results
+from recipes.trl_recipes import (launch_on_modal, print_report, registry_call,
+                                 require_weights_moved, run_and_write_results)
 from whileai_core.errors import ConfigError
 
 # Sizes shrink; every method flag (beta, margins, shares, balance, seed, --from-run) is kept.
+# One epoch over the smoke's pairs (8 at seed 0: 4 sampled, 4 constructed) at 4 a step: 2 steps.
 # Constructed negatives default on in the smoke: a random model's off-topic samples pair only
 # as "some bytes" over "nothing" (chosen always longer), and the length rule needs the
 # constructed pairs, whose rejected call is the longer reply, to keep any of them.
-SMOKE_SIZES = dict(steps=2, samples_per_prompt=4, pairs_per_step=2, max_completion_tokens=16,
+SMOKE_SIZES = dict(epochs=1, samples_per_prompt=4, pairs_per_step=4, max_completion_tokens=16,
                    holdout_samples=2, lora_r=4, lora_alpha=8, learning_rate=1e-3)
 SMOKE_NEGATIVE_SHARE = 0.5
 
@@ -41,7 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def smoke(settings: DPOSettings, records: list[dict], out: Path) -> dict:
-    """One DPO round of two real steps with LoRA on a tiny random model; saves the adapter."""
+    """One DPO round (one epoch, two steps at seed 0) with LoRA on a tiny random model; saves the
+    adapter."""
     from peft import PeftModel
 
     from recipes.tiny_model import TINY_MODEL_NAME, byte_tokenizer, tiny_model
@@ -62,6 +65,7 @@ def smoke(settings: DPOSettings, records: list[dict], out: Path) -> dict:
                                model_label=label, cpu=True)
     trainer.save_model(str(out / "adapter"))
     results["smoke"] = True
+    require_weights_moved(results, "DPO")
     return results
 
 

@@ -22,12 +22,12 @@ from recipes.grpo.prompts import category_counts
 from recipes.holdout import sample_replies, summarize
 from recipes.trl_recipes import (add_lora_and_holdout_arguments, add_run_arguments,
                                  build_lora_config, prompt_counts, sample_before,
-                                 settings_from_dict, settings_from_flags, train_and_holdout,
-                                 train_and_sample_after)
-from whileai_core.defaults import (DPO_BETA, DPO_LEARNING_RATE, DPO_MAX_CHOSEN_LONGER,
+                                 settings_from_dict, settings_from_flags, steps_for_epochs,
+                                 train_and_holdout, train_and_sample_after)
+from whileai_core.defaults import (DPO_BETA, DPO_EPOCHS, DPO_LEARNING_RATE, DPO_MAX_CHOSEN_LONGER,
                                    DPO_MAX_NEGATIVE_SHARE, DPO_MIN_MARGIN, DPO_NEGATIVE_SHARE,
                                    DPO_PAIRS_PER_STEP,
-                                   DPO_SAMPLES_PER_PROMPT, DPO_STEPS, GRPO_HOLDOUT_SAMPLES,
+                                   DPO_SAMPLES_PER_PROMPT, GRPO_HOLDOUT_SAMPLES,
                                    GRPO_HOLDOUT_SHARE, GRPO_LORA_ALPHA, GRPO_LORA_R,
                                    GRPO_MAX_COMPLETION_TOKENS, GRPO_MODEL, GRPO_PROMPT_SEED)
 from whileai_core.errors import ConfigError
@@ -39,7 +39,7 @@ MAX_PAIRS_PER_PASS = 4  # pairs in one forward pass on the A10G; the rest is gra
 class DPOSettings:
     model: str = GRPO_MODEL
     run_name: str = "dpo"
-    steps: int = DPO_STEPS
+    epochs: int = DPO_EPOCHS
     seed: int = GRPO_PROMPT_SEED
     beta: float = DPO_BETA
     learning_rate: float = DPO_LEARNING_RATE
@@ -101,8 +101,10 @@ def build_dpo_config(settings: DPOSettings, output_dir: str | Path, *, cpu: bool
 
     # pairs_per_step = per_device x accumulation exactly: the largest divisor <= MAX_PAIRS_PER_PASS
     per_device = max(d for d in range(1, MAX_PAIRS_PER_PASS + 1) if settings.pairs_per_step % d == 0)
+    # epochs, not max_steps: a fixed step count means a different number of passes for every
+    # pair count (60 steps of 8 were five passes over 96 pairs)
     return DPOConfig(
-        output_dir=str(output_dir), max_steps=settings.steps, seed=settings.seed,
+        output_dir=str(output_dir), num_train_epochs=settings.epochs, seed=settings.seed,
         beta=settings.beta, learning_rate=settings.learning_rate,
         per_device_train_batch_size=per_device,
         gradient_accumulation_steps=settings.pairs_per_step // per_device,
@@ -156,15 +158,18 @@ def run_dpo(model, tokenizer, settings: DPOSettings, output_dir: str | Path, *,
     before = sample_before(model, tokenizer, holdout, settings, model_label=model_label)
     pair_set = sample_pairs(model, tokenizer, train, settings)
     trainer = build_dpo_trainer(model, tokenizer, train, pair_set, settings, output_dir, cpu=cpu)
-    after, wall = train_and_sample_after(trainer, tokenizer, holdout, settings,
-                                         model_label=model_label)
+    after, wall, updates = train_and_sample_after(trainer, tokenizer, holdout, settings,
+                                                  model_label=model_label)
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
     results = {
         "recipe": "dpo", "settings": settings.to_dict(),
         "prompts": prompt_counts(records, train, holdout),
         "pairs": pair_set.stats(),
         "pairs_by_category": category_counts([{"category": p.category} for p in pair_set.pairs]),
-        "train_steps": int(trainer.state.global_step), "train_wall_clock_s": round(wall, 3),
+        "train_steps": int(trainer.state.global_step),
+        "planned_steps": steps_for_epochs(len(pair_set.pairs), settings.pairs_per_step,
+                                          settings.epochs),
+        "train_wall_clock_s": round(wall, 3), "updates": updates,
         "loss_history": losses, "summary": summarize(before, after),
         "before_rows": before, "after_rows": after,
     }

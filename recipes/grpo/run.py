@@ -17,14 +17,22 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from recipes.grpo.reward import NO_ID, OFF_TOPIC
 from recipes.grpo.train import GRPOSettings, add_grpo_arguments, run_grpo, settings_from_args
 from recipes.launch import add_output_arguments, guarded
-from recipes.trl_recipes import launch_on_modal, print_report, registry_call, run_and_write_results
+from recipes.trl_recipes import (launch_on_modal, print_report, registry_call,
+                                 require_weights_moved, run_and_write_results)
+from whileai_core.errors import ConfigError
 
-# The smoke path keeps the variant flags (loss, clip, mask, scaling, beta, balance, seed) and
-# shrinks only the sizes, so a flag that breaks the trainer breaks here first.
+# The smoke path keeps the variant flags (loss, clip, iterations, mask, scaling, beta, balance,
+# seed) and shrinks only the sizes, so a flag that breaks the trainer breaks here first. The
+# learning rate is large so that two steps of a tiny model move the ratio past the clip when
+# --num-iterations >= 2 (at 1e-2 no token left [0.8, 1.28] in two steps; at 0.2 some do).
 SMOKE_SIZES = dict(steps=2, num_generations=4, prompts_per_step=2, max_completion_tokens=24,
-                   holdout_samples=2, lora_r=4, lora_alpha=8, learning_rate=1e-3)
+                   holdout_samples=2, lora_r=4, lora_alpha=8, learning_rate=0.2)
+# A random policy scores 0 on every with-id prompt (it never names the id), so a group of them
+# has zero advantage and no gradient; the smoke trains where its rewards differ in a group.
+SMOKE_TRAIN_CATEGORIES = (NO_ID, OFF_TOPIC)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,8 +52,16 @@ def smoke(settings: GRPOSettings, records: list[dict], out: Path) -> dict:
     tokenizer = byte_tokenizer()
     model = tiny_model(tokenizer, seed=settings.seed)
     results, _ = run_grpo(model, tokenizer, settings, out / "trainer", records=records,
-                          model_label=TINY_MODEL_NAME, cpu=True)
+                          model_label=TINY_MODEL_NAME, cpu=True,
+                          train_categories=SMOKE_TRAIN_CATEGORIES)
     results["smoke"] = True
+    require_weights_moved(results, "GRPO")
+    clip = results["updates"]["clip"]
+    if clip["can_bind"] and not clip["steps_clipped"]:
+        raise ConfigError(
+            f"the GRPO smoke ran --num-iterations {settings.num_iterations} but the clip never "
+            f"bound (clip_ratio per step: {clip['clip_ratio']}). Fix: a bug in the off-policy "
+            "wiring; from the second update on a batch, some ratio must leave the clip range")
     return results
 
 

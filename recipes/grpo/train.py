@@ -8,7 +8,16 @@ training and reads the paired delta overall and by category through ``whileai_co
 Loss variants (TRL 1.16 ``GRPOConfig``): ``--loss-type grpo`` (per-sequence mean; favours short
 replies), ``bnpo`` (token-level, local batch; the default here), ``dr_grpo`` (a constant
 normaliser, with ``--no-scale-rewards`` this is Dr.GRPO), ``dapo`` (token-level, global batch;
-with ``--epsilon-high 0.28 --mask-truncated`` this is DAPO's clip-higher and overlong mask).
+with ``--epsilon-high 0.28 --mask-truncated --num-iterations 2`` this is DAPO's clip-higher and
+overlong mask).
+
+The clip needs an off-policy update. In TRL 1.16 one optimizer step per generation batch
+(``num_iterations=1``, ``steps_per_generation`` = the accumulation steps) computes the loss with
+the sampling policy's own log-probabilities, so the importance ratio is exactly 1 and no token is
+ever clipped, whatever ``epsilon``/``epsilon_high`` say. ``--num-iterations N`` (the GRPO paper's
+mu) reuses each generation batch for N optimizer steps: from the second on, the ratio moves and
+the clip can bind. ``--epsilon-high`` without it is refused, and every run reports how often the
+clip bound (TRL's ``clip_ratio/region_mean``) and its gradient norms.
 """
 
 from __future__ import annotations
@@ -29,7 +38,8 @@ from whileai_core.defaults import (GRPO_BETA, GRPO_DRIFT_LENGTH_RATIO, GRPO_EPSI
                                    GRPO_HOLDOUT_SAMPLES, GRPO_HOLDOUT_SHARE, GRPO_LEARNING_RATE,
                                    GRPO_LORA_ALPHA, GRPO_LORA_R, GRPO_LOSS_TYPE, GRPO_LOSS_TYPES,
                                    GRPO_MAX_COMPLETION_TOKENS, GRPO_MODEL, GRPO_NUM_GENERATIONS,
-                                   GRPO_PROMPT_SEED, GRPO_PROMPTS_PER_STEP, GRPO_STEPS)
+                                   GRPO_NUM_ITERATIONS, GRPO_PROMPT_SEED, GRPO_PROMPTS_PER_STEP,
+                                   GRPO_STEPS)
 from whileai_core.errors import ArgumentError
 
 
@@ -43,6 +53,7 @@ class GRPOSettings:
     seed: int = GRPO_PROMPT_SEED
     loss_type: str = GRPO_LOSS_TYPE
     epsilon_high: float | None = None
+    num_iterations: int = GRPO_NUM_ITERATIONS
     mask_truncated: bool = False
     scale_rewards: bool = True
     beta: float = GRPO_BETA
@@ -65,6 +76,12 @@ class GRPOSettings:
             raise ArgumentError(f"--epsilon-high {self.epsilon_high} is below the lower clip "
                                 f"epsilon {GRPO_EPSILON}: the upper bound must be >= it. Fix: omit "
                                 "it (symmetric clip) or use DAPO's 0.28")
+        if self.epsilon_high is not None and self.num_iterations < 2:
+            raise ArgumentError(
+                f"--epsilon-high {self.epsilon_high} never binds with --num-iterations "
+                f"{self.num_iterations}: with one update per generation batch TRL 1.16's "
+                "importance ratio is exactly 1, so nothing is clipped. Fix: add "
+                "--num-iterations 2 (each batch trains two steps, the second off-policy)")
         return self
 
     def to_dict(self) -> dict:
@@ -85,6 +102,9 @@ def add_grpo_arguments(parser: argparse.ArgumentParser) -> None:
         help="loss aggregation (default %(default)s)")
     add("--epsilon-high", type=float_in(GRPO_EPSILON, 10.0), default=None,
         help=f"upper clip bound, >= epsilon {GRPO_EPSILON} (DAPO: 0.28; default: symmetric)")
+    add("--num-iterations", type=int_in(1, 16), default=d.num_iterations,
+        help="optimizer steps per generation batch, the GRPO paper's mu (default %(default)s; "
+             "the clip binds only from the second, so --epsilon-high needs >= 2)")
     add("--mask-truncated", action="store_true",
         help="leave replies cut at the token cap out of the loss (DAPO's overlong mask)")
     add("--no-scale-rewards", dest="scale_rewards", action="store_false",
@@ -114,6 +134,7 @@ def build_grpo_config(settings: GRPOSettings, output_dir: str | Path, *, cpu: bo
         output_dir=str(output_dir), max_steps=settings.steps, seed=settings.seed,
         learning_rate=settings.learning_rate, beta=settings.beta, loss_type=settings.loss_type,
         epsilon=GRPO_EPSILON, epsilon_high=settings.epsilon_high,
+        num_iterations=settings.num_iterations,
         mask_truncated_completions=settings.mask_truncated,
         scale_rewards="group" if settings.scale_rewards else "none",
         num_generations=settings.num_generations,
@@ -146,6 +167,12 @@ def build_grpo_trainer(model, tokenizer, train_records: Sequence[dict], settings
                        callbacks=list(callbacks))
 
 
+# the drift history's fields and the TRL 1.16 log keys they come from
+_LOGGED = {"reward": "reward", "reward_std": "reward_std", "mean_length": "completions/mean_length",
+           "clipped_ratio": "completions/clipped_ratio", "kl": "kl",
+           "clip_ratio": "clip_ratio/region_mean", "grad_norm": "grad_norm"}
+
+
 def drift_monitor(length_ratio: float = GRPO_DRIFT_LENGTH_RATIO):
     """A ``TrainerCallback`` that logs reward and reply length per step and flags length drift.
 
@@ -161,17 +188,17 @@ def drift_monitor(length_ratio: float = GRPO_DRIFT_LENGTH_RATIO):
             self.alarms: list[str] = []
 
         def on_log(self, args, state, control, logs=None, **kwargs):
-            if not logs or "reward" not in logs:
+            # every optimizer step logs its loss; only a step that generated logs the rewards
+            # and lengths (with --num-iterations N, one step in N): None in the others
+            if not logs or "loss" not in logs:
                 return
-            point = {"step": int(state.global_step), "reward": float(logs["reward"]),
-                     "reward_std": float(logs.get("reward_std", float("nan"))),
-                     "mean_length": float(logs.get("completions/mean_length", float("nan"))),
-                     "clipped_ratio": float(logs.get("completions/clipped_ratio", float("nan"))),
-                     "kl": float(logs.get("kl", float("nan")))}
+            point = {"step": int(state.global_step)}
+            point.update({name: (float(logs[key]) if key in logs else None)
+                          for name, key in _LOGGED.items()})
             self.history.append(point)
             first = self.history[0]["mean_length"]
             now = point["mean_length"]
-            if first > 0 and now == now and not (first / length_ratio <= now <= first * length_ratio):
+            if first and now is not None and not (first / length_ratio <= now <= first * length_ratio):
                 self.alarms.append(f"step {point['step']}: mean reply length {now:.1f} tokens "
                                    f"vs {first:.1f} at step {self.history[0]['step']} "
                                    f"(outside x{length_ratio:g})")
@@ -182,21 +209,40 @@ def drift_monitor(length_ratio: float = GRPO_DRIFT_LENGTH_RATIO):
     return DriftMonitor()
 
 
+def clip_report(history: Sequence[dict], num_iterations: int) -> dict:
+    """How often the PPO clip bound: TRL 1.16 logs ``clip_ratio/region_mean``, the share of
+    completion tokens whose ratio left [1 - epsilon, 1 + epsilon_high] on the side that stops
+    the gradient (ratio low with a negative advantage, high with a positive one), averaged over
+    the step's micro-batches. At ``num_iterations`` 1 it is 0 by construction."""
+    ratios = [p["clip_ratio"] for p in history if p["clip_ratio"] is not None]
+    return {"num_iterations": num_iterations, "clip_ratio": ratios,
+            "steps_clipped": sum(r > 0 for r in ratios), "clip_ratio_max": max(ratios, default=0.0),
+            "can_bind": num_iterations >= 2}
+
+
 def run_grpo(model, tokenizer, settings: GRPOSettings, output_dir: str | Path, *,
-             records: Sequence[dict], model_label: str, cpu: bool = False) -> tuple[dict, object]:
-    """Holdout before, train, holdout after; returns (results, trainer). Saving is the caller's."""
+             records: Sequence[dict], model_label: str, cpu: bool = False,
+             train_categories: Sequence[str] | None = None) -> tuple[dict, object]:
+    """Holdout before, train, holdout after; returns (results, trainer). Saving is the caller's.
+
+    ``train_categories`` keeps only those categories in the train split (the smoke: where a
+    random policy's rewards differ within a group); the holdout is never filtered.
+    """
     train, holdout = train_and_holdout(records, settings)
+    if train_categories is not None:
+        train = [r for r in train if r["category"] in train_categories]
     before = sample_before(model, tokenizer, holdout, settings, model_label=model_label)
     monitor = drift_monitor()
     trainer = build_grpo_trainer(model, tokenizer, train, settings, output_dir, cpu=cpu,
                                  callbacks=[monitor])
-    after, wall = train_and_sample_after(trainer, tokenizer, holdout, settings,
-                                         model_label=model_label)
+    after, wall, updates = train_and_sample_after(trainer, tokenizer, holdout, settings,
+                                                  model_label=model_label)
+    updates["clip"] = clip_report(monitor.history, settings.num_iterations)
     results = {
         "recipe": "grpo", "settings": settings.to_dict(),
         "prompts": prompt_counts(records, train, holdout),
         "train_steps": int(trainer.state.global_step), "train_wall_clock_s": round(wall, 3),
-        "drift": monitor.report(), "summary": summarize(before, after),
+        "updates": updates, "drift": monitor.report(), "summary": summarize(before, after),
         "before_rows": before, "after_rows": after,
     }
     return results, trainer

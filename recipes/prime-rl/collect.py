@@ -76,6 +76,7 @@ def report(arms: Mapping[str, Mapping]) -> dict:
     ``arms[name]`` holds ``rows`` (graded eval rows with ``step``) and ``wall_clock_s``.
     """
     from whileai_core import compare, mean_reward, noise_floor
+    from whileai_core.prime_rl import REVERSE_TEXT_CAVEATS
 
     first_scores = {}
     for name, arm in arms.items():
@@ -88,7 +89,9 @@ def report(arms: Mapping[str, Mapping]) -> dict:
     noise = noise_floor(*first_scores.values()) if len(first_scores) >= 2 else None
     run_std = noise  # the NoiseFloor itself: compare reads run_std and the runs behind it
     out = {"noise_floor": noise.to_dict() if noise else None, "step1_lcs": first_scores,
-           "arms": {}, "head_to_head": {}}
+           "arms": {}, "head_to_head": {},
+           "caveats": {name: REVERSE_TEXT_CAVEATS[name] for name in arms
+                       if name in REVERSE_TEXT_CAVEATS}}
     for name, arm in arms.items():
         out["arms"][name] = {**arm_report(arm["rows"], run_std=run_std),
                              "wall_clock_s": arm.get("wall_clock_s")}
@@ -120,6 +123,7 @@ def _v(versions: Sequence[int]) -> str:
 def render(rep: Mapping) -> str:
     lines = ["arm    | held-out LCS first (step, policy) | last (step, policy)   | "
              "delta [95%] verdict            | truncated first -> last | errored | wall clock"]
+    caveats = rep.get("caveats") or {}
     for name, arm in rep["arms"].items():
         wall = arm.get("wall_clock_s")
         first = (f"{arm['lcs_before']['value']:.3f} (step {arm['first_step']}, "
@@ -127,7 +131,7 @@ def render(rep: Mapping) -> str:
         last = (f"{arm['lcs_after']['value']:.3f} (step {arm['last_step']}, "
                 f"{_v(arm.get('policy_last', []))})")
         lines.append(
-            f"{name:<6} | {first:<33} | {last:<21} | {_delta_text(arm['lcs_delta']):<30} | "
+            f"{name + ('*' if name in caveats else ''):<6} | {first:<33} | {last:<21} | {_delta_text(arm['lcs_delta']):<30} | "
             f"{arm['truncated_before']['value']:.2f} -> {arm['truncated_after']['value']:.2f}"
             f"{'':<12} | {arm['errored_first']} -> {arm['errored_last']}{'':<2} | "
             f"{'n/a' if wall is None else f'{wall:.0f} s'}")
@@ -141,4 +145,5 @@ def render(rep: Mapping) -> str:
     lines.append("policy: each eval samples the weights the inference server held then; the "
                  "last eval is not the final checkpoint (prime-rl never broadcasts the last "
                  "step's weights)")
+    lines += [f"* {name}: {text}" for name, text in caveats.items()]
     return "\n".join(lines)

@@ -2,12 +2,14 @@
 
 ``prepare(workdir)`` writes ``traces.jsonl``: production traces of an agent that totals ledger
 entries, graded by a program (1.0 when the reply is the right total). Ten asks come back under a
-second task id with one word changed, as production traffic does. It returns ``MODEL`` (the agent),
-``TRAINED`` (the checkpoint the SFT run would produce), ``attempt`` (a sampler standing in for a
-stronger model or the agent at temperature 1), ``grade`` (the program grader), ``evaluate`` (an
-eval harness that returns graded rows; it simulates the trained checkpoint, since nothing is
-trained offline) and ``GENERAL_TASKS`` (a second behaviour's frozen test). ``CHECKS[i]`` asserts
-what block i produced.
+second task id with one word changed, as production traffic does. It writes the program grader
+to ``grader.py`` and returns ``MODEL`` (the agent), ``TRAINED`` (the checkpoint the SFT run would
+produce), ``attempt`` (a sampler standing in for a stronger model or the agent at temperature 1),
+``grade`` (the grader, loaded from that file), ``evaluate`` (an eval harness that returns graded
+rows; it simulates the trained checkpoint), ``GENERAL_TASKS`` (a second behaviour's frozen test)
+and ``BACKEND = "local"``: the training step runs the SFT recipe's real CPU smoke (two steps of a
+tiny model on the exported file, through ``launch_run``). ``CHECKS[i]`` asserts what block i
+produced.
 """
 
 from __future__ import annotations
@@ -39,6 +41,18 @@ def _answer(text: str) -> str:
     return str(a + b)
 
 
+# The program grader as a file: the skill copies it into the SFT data folder, and the recipe runs
+# it on the held-out asks (here, and in the Modal container for a GPU run).
+GRADER = """import re
+
+
+def grade(ask, reply):
+    text = next(m["content"] for m in ask["messages"] if m["role"] == "user")
+    a, b = map(int, re.search(r"add (\\d+) and (\\d+)", text).groups())
+    return 1.0 if reply.strip() == str(a + b) else 0.0
+"""
+
+
 def _skill(task: str) -> float:
     """The agent's true pass rate on a task: a third of the asks it never gets right."""
     u = _u("skill", task)
@@ -67,9 +81,10 @@ def prepare(workdir: Path) -> dict:
         right = _u("attempt", text, i) < 0.25          # a sampler that is right 1 time in 4
         return _answer(text) if right else f"The total is {int(_answer(text)) - 1}."
 
-    def grade(ask, reply):
-        text = next(m["content"] for m in ask["messages"] if m["role"] == "user")
-        return 1.0 if reply.strip() == _answer(text) else 0.0
+    (workdir / "grader.py").write_text(GRADER)
+    namespace: dict = {}
+    exec(compile(GRADER, str(workdir / "grader.py"), "exec"), namespace)
+    grade = namespace["grade"]
 
     def evaluate(model, tasks, *, k=4, run=0, suite="ledger"):
         rows = []
@@ -84,7 +99,7 @@ def prepare(workdir: Path) -> dict:
 
     return {"MODEL": MODEL, "TRAINED": TRAINED, "attempt": attempt, "grade": grade,
             "evaluate": evaluate, "GENERAL_TASKS": [f"general-{i:03d}" for i in range(60)],
-            "_calls": calls}
+            "BACKEND": "local", "_calls": calls}
 
 
 def split_is_by_task_and_frozen(ns):
@@ -135,6 +150,32 @@ def export_is_trl_conversational(ns):
         row = json.loads(line)
         assert list(row) == ["messages"] and row["messages"][-1]["role"] == "assistant"
         assert row["messages"][0]["content"] not in held
+    # the data folder: the held-out traces, the grader, the model
+    assert sorted(p.name for p in Path("sft").iterdir()) == sorted(
+        ["train.jsonl", "holdout.jsonl", "grader.py", "settings.json"])
+    held_out = [json.loads(line) for line in Path("sft/holdout.jsonl").read_text().splitlines()]
+    assert {r["task_id"] for r in held_out} == set(ns["split"].holdout_tasks)
+    assert json.loads(Path("sft/settings.json").read_text()) == {"model": MODEL}
+
+
+def sft_recipe_trained_and_paired_the_held_out_tasks(ns):
+    """Two real steps of the recipe's CPU smoke on the exported file, and a paired verdict on
+    every held-out task (2 samples each before and after, the smoke's size)."""
+    trained = ns["trained"]
+    assert ns["plan"].action == "planned" and ns["plan"].plan.command.endswith("--data " + str(
+        Path("sft").resolve()))
+    assert trained.ready, trained.note
+    n_held = len(ns["split"].holdout_tasks)
+    assert trained.comparison.n_paired == n_held
+    assert trained.n_before_rows == trained.n_after_rows == 2 * n_held
+    assert trained.verdict in ("moved", "moved_the_wrong_way", "flat", "within_noise",
+                               "no_detectable_change", "insufficient_data")
+    metrics = trained.metrics
+    assert metrics["train_steps"] == 2 and metrics["loss_mask"]["n_wrong_mask"] == 0
+    assert metrics["loss_mask"]["completion_tokens_trained"] > 0
+    assert metrics["data"]["conversations"] == ns["exported"].n_records
+    assert metrics["data"]["holdout_tasks"] == n_held
+    assert metrics["data"]["settings_file"] == {"model": MODEL}
 
 
 def paired_delta_on_the_frozen_test(ns):
@@ -147,4 +188,4 @@ def paired_delta_on_the_frozen_test(ns):
 CHECKS = [split_is_by_task_and_frozen, noise_floor_from_three_reruns, seeds_are_failed_train_asks,
           rejection_sampling_graded_every_attempt, best_passing_attempt_kept,
           decontamination_caught_the_repeats, export_is_trl_conversational,
-          paired_delta_on_the_frozen_test]
+          sft_recipe_trained_and_paired_the_held_out_tasks, paired_delta_on_the_frozen_test]

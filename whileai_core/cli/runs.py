@@ -14,7 +14,8 @@ def _common(p: argparse.ArgumentParser) -> None:
 def _launch(args):
     from ..runs import launch_run
     return launch_run(args.target, backend=args.backend, gpu=args.gpu, name=args.name,
-                      confirm=args.confirm, state_dir=args.state_dir, recipes_dir=args.recipes_dir)
+                      confirm=args.confirm, data=args.data, state_dir=args.state_dir,
+                      recipes_dir=args.recipes_dir)
 
 
 def _status(args):
@@ -42,7 +43,8 @@ def register(sub) -> None:
                        description="Plan a recipe or prime-rl config run; --confirm starts it. "
                                    "The same target and name launch once: a second launch "
                                    "returns the first run.")
-    p.add_argument("target", help="a recipe name (grpo, dpo, prime-rl) or a prime-rl TOML path")
+    p.add_argument("target", help="a recipe name (grpo, dpo, sft, prime-rl) or a prime-rl TOML "
+                                  "path")
     p.add_argument("--backend", choices=("modal", "local"), default="modal",
                    help="modal: GPUs on Modal (spends money); local: the recipe's CPU smoke here "
                         "(default modal)")
@@ -51,6 +53,9 @@ def register(sub) -> None:
     p.add_argument("--name", default=None, help="run name (default: the recipe or config name)")
     p.add_argument("--confirm", action="store_true",
                    help="launch it; without this flag only the plan is shown")
+    p.add_argument("--data", default=None, metavar="DIR",
+                   help="a data folder for a recipe that trains on your files (sft: train.jsonl, "
+                        "holdout.jsonl, grader.py); default: the recipe's own demo data")
     p.add_argument("--recipes-dir", default=None,
                    help="folder holding <recipe>/run.py (default $WHILEAI_RECIPES_DIR, else this "
                         "checkout's recipes/)")

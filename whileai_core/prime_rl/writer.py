@@ -437,6 +437,20 @@ def reverse_text_arms() -> dict[str, dict[str, Any]]:
     }
 
 
+# What a reader of the arms' results must know about where a number may come from. The OPD
+# teacher is the checkpoint prime-rl published from its reverse-text example (examples/
+# reverse_text: `rl.toml`, 20 steps at 8 prompts x 16 samples), which trains on the taskset's
+# default split, the whole `train` split of PrimeIntellect/Reverse-Text-RL (verifiers'
+# reverse_text environment loads split "train"). Our held-out slice `train[872:]` is part of that
+# split, so the teacher may have trained on held-out prompts; which ones is not published.
+REVERSE_TEXT_CAVEATS = {
+    "opd": ("teacher PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL was trained by prime-rl's "
+            "reverse-text example on the whole `train` split of PrimeIntellect/Reverse-Text-RL, "
+            "which contains the held-out slice train[872:]: it may have seen held-out prompts, so "
+            "OPD's held-out gain can include what the teacher memorised. A clean comparison needs "
+            "a teacher trained on train[:872] only (e.g. this recipe's GRPO arm's checkpoint)"),
+}
+
 
 def _check_strings(spec: Any, *, train_split: str | None, eval_split: str | None,
                    run_name: str | None, wandb_project: str | None,

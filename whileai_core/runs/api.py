@@ -182,27 +182,31 @@ def _plan(target: Target, name: str, backend, gpu: str | None, gpu_count: int,
 
 def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str = "modal",
                gpu: str | None = None, name: str | None = None, confirm: bool = False,
+               data: str | os.PathLike | UserPath | None = None,
                state_dir: str | os.PathLike | None = None,
                recipes_dir: str | os.PathLike | None = None, root: Root | None = None) -> Launch:
     """Plan a run, or with ``confirm=True`` launch it; the same target and name launch once.
 
     Parameters
     ----------
-    config_or_recipe : a recipe name (``grpo``, ``dpo``, ``prime-rl``) or a prime-rl TOML path
+    config_or_recipe : a recipe name (``grpo``, ``dpo``, ``sft``, ``prime-rl``) or a prime-rl TOML path
     backend : ``"modal"`` (GPU, spends money) or ``"local"`` (the recipe's CPU smoke here)
     gpu : Modal GPU spec ``TYPE[:COUNT]``, default ``defaults.RUN_GPU[recipe]`` (a config: its
         ``[deployment]`` GPU count); ignored by ``local``
     name : the run's name, default the recipe name or the config's file stem
     confirm : False returns the plan and launches nothing
+    data : a data folder for a recipe that trains on your files (``sft``: ``train.jsonl`` from
+        ``export_sft``, ``holdout.jsonl``, ``grader.py``); its files are part of the run's identity
     state_dir : the registry's folder (default ``$WHILEAI_STATE_DIR`` or ``~/.whileai``)
     recipes_dir : the recipes folder (default ``$WHILEAI_RECIPES_DIR`` or this checkout's)
-    root : a config path is read under this root (the server's workspace), through the path door
+    root : a config path (and ``data``) is read under this root (the server's workspace), through
+        the path door
     """
     backend_name = _check_backend(backend)
     if not isinstance(confirm, bool):
         raise ArgumentError(f"`{arg('confirm')}` must be true or false, got {confirm!r}. Fix: "
                             f"{arg('confirm', True)} to launch, omit it to see the plan")
-    target = resolve_target(config_or_recipe, recipes_dir=recipes_dir, root=root)
+    target = resolve_target(config_or_recipe, recipes_dir=recipes_dir, root=root, data=data)
     runner = get_backend(backend_name)
     runner.check_target(target)
     if backend_name == "modal" and target.kind == "config":
@@ -225,7 +229,8 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
         return Launch(action="planned", plan=plan, run=None, next_step=call(
             "launch_run", config_or_recipe=str(config_or_recipe),
             backend=None if backend_name == "modal" else backend_name, gpu=gpu, name=name,
-            confirm=True, state_dir=_given(state_dir), recipes_dir=_given(recipes_dir)))
+            data=None if data is None else str(data), confirm=True,
+            state_dir=_given(state_dir), recipes_dir=_given(recipes_dir)))
     # progress steps (and so the points where a cancelled call stops) come only before the
     # claim and after the handle is recorded: never between them, where a stop would leave a
     # started run unrecorded

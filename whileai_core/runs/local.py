@@ -76,8 +76,9 @@ class LocalBackend:
                 f"{sys.executable}. Fix: {install_fix(extra)}")
 
     def command(self, target: Target, run_dir: Path, gpu: str | None) -> list[str]:
+        data = [] if target.data_dir is None else ["--data", str(target.data_dir)]
         return [sys.executable, str(target.path / RECIPE_ENTRY), "--smoke",
-                "--out", str(run_dir / OUT_DIR)]
+                "--out", str(run_dir / OUT_DIR), *data]
 
     def describe(self, target: Target, run_dir: Path, gpu: str | None, run_name: str) -> str:
         return shlex.join(self.command(target, run_dir, gpu))

@@ -8,7 +8,8 @@ here only, when a Modal run is planned, launched or polled.
 
 Which function, with which arguments, is the recipe's to say: its ``run.py`` defines
 ``modal_call(run_name, config_path)`` returning ``{"app", "function", "args", "kwargs"}`` (the
-same settings its own Modal launch would send; ``config_path`` is the prime-rl TOML, or None).
+same settings its own Modal launch would send; ``config_path`` is the prime-rl TOML, or None);
+a recipe that trains on a data folder (``sft``) takes it as ``data=`` and sends its contents.
 The function returns the data of ``results.json``.
 
 Credentials come from Modal's usual places (``MODAL_TOKEN_ID``/``MODAL_TOKEN_SECRET``, or the
@@ -120,7 +121,8 @@ def recipe_call(target: Target, run_name: str, config_path: Path | None = None) 
                           "{'app', 'function', 'args', 'kwargs'}), or run the recipe's own "
                           f"launcher: python {where}")
     config = str(config_path or target.path) if target.kind == "config" else None
-    answer = hook(run_name, config)
+    answer = hook(run_name, config) if target.data_dir is None else hook(
+        run_name, config, data=str(target.data_dir))
     if (not isinstance(answer, dict) or not isinstance(answer.get("app"), str)
             or not isinstance(answer.get("function"), str)
             or not isinstance(answer.get("args", ()), (list, tuple))

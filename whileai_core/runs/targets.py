@@ -1,12 +1,18 @@
 """What a launch runs: a recipe (``recipes/<name>/``) or a prime-rl TOML config, and its sha256.
 
 The sha256 is the run's identity: a config's bytes, or every file of a recipe's folder (path and
-bytes, in sorted order, caches left out). Launch the same thing under the same name twice and it
-is the same run.
+bytes, in sorted order, caches left out), and for a recipe given a data folder (``sft``: the
+files the sft-from-traces skill writes) every file of that folder too, read through the path
+door. Launch the same thing under the same name twice and it is the same run; change one byte of
+the data and it is another.
+
+A recipe takes a data folder when its ``run.py`` says so: its ``modal_call`` hook has a ``data``
+parameter (read from the source, nothing imported), and its ``--smoke`` path a ``--data`` flag.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
 import re
@@ -18,7 +24,7 @@ from ..bundled import folder
 from ..defaults import PRIME_RL_RECIPE
 from ..errors import ArgumentError, ConfigError
 from ..voice import arg
-from ..safepath import Root, UserPath, user_path
+from ..safepath import Root, UserPath, as_user_path, user_path
 
 RECIPES_DIR_ENV = "WHILEAI_RECIPES_DIR"
 
@@ -40,10 +46,13 @@ class Target:
     recipe_dir: Path | None = None  # the folder of the recipe that runs it, when there is one
     data: bytes | None = None       # a config's bytes, read once through the path door: what
                                     # was hashed is what is parsed and what is launched
+    data_dir: Path | None = None    # the data folder a recipe trains on, when one was given
 
     @property
     def label(self) -> str:
-        return self.recipe if self.kind == "recipe" else str(self.path)
+        if self.kind == "config":
+            return str(self.path)
+        return self.recipe if self.data_dir is None else f"{self.recipe} (data {self.data_dir})"
 
     @property
     def default_name(self) -> str:
@@ -71,13 +80,24 @@ def _looks_like_path(value: str) -> bool:
 
 def resolve_target(config_or_recipe: str | os.PathLike | UserPath, *,
                    recipes_dir: str | os.PathLike | None = None,
-                   root: Root | None = None) -> Target:
+                   root: Root | None = None,
+                   data: str | os.PathLike | UserPath | None = None) -> Target:
     """A recipe name (``grpo``) or a prime-rl TOML path, checked and hashed.
 
     A config is read once through the path door: under ``root`` when one is given (the server's
     workspace; then a value with a '/' or ending in '.toml' is a path there, anything else a
     recipe name, and the current directory is never looked at), else as the user's own path.
+    ``data``: a data folder for a recipe that takes one (``sft``), under ``root`` likewise; its
+    files are read through the door and hashed into the identity.
     """
+    target = _resolve(config_or_recipe, recipes_dir, root)
+    if data is None:
+        return target
+    return _with_data(target, as_user_path(data, root, argument="data"))
+
+
+def _resolve(config_or_recipe: str | os.PathLike | UserPath,
+             recipes_dir: str | os.PathLike | None, root: Root | None) -> Target:
     if isinstance(config_or_recipe, UserPath):
         return _config_target(config_or_recipe, recipes_dir)
     if not isinstance(config_or_recipe, (str, os.PathLike)) or not str(config_or_recipe).strip():
@@ -134,3 +154,47 @@ def _folder_sha256(folder: Path) -> str:
         digest.update(rel.as_posix().encode() + b"\x00")
         digest.update(hashlib.sha256(file.read_bytes()).digest())
     return digest.hexdigest()
+
+
+DATA_HOOK_PARAMETER = "data"
+
+
+def takes_data(recipe_dir: Path) -> bool:
+    """Whether the recipe's ``run.py`` defines ``modal_call`` with a ``data`` parameter (read
+    with ``ast``: importing a recipe may pull in its trainer's packages)."""
+    try:
+        tree = ast.parse((recipe_dir / RECIPE_ENTRY).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return False
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "modal_call":
+            names = [a.arg for a in (*node.args.args, *node.args.kwonlyargs)]
+            return DATA_HOOK_PARAMETER in names
+    return False
+
+
+def _with_data(target: Target, folder: UserPath) -> Target:
+    """The target with its data folder: each regular file in it (not hidden) read through the
+    path door and hashed, name and bytes, into the identity; a link or special file refused."""
+    if target.kind != "recipe" or target.recipe_dir is None or not takes_data(target.recipe_dir):
+        raise ArgumentError(f"`data` was given, but {target.label} takes no data folder (only a "
+                            "recipe whose run.py modal_call has a `data` parameter does, e.g. "
+                            "'sft'). Fix: omit `data`, or launch 'sft'")
+    if folder.kind() != "dir":
+        raise ArgumentError(f"`data` = {folder} is not a folder. Fix: the folder holding the "
+                            "recipe's data files (sft: train.jsonl, holdout.jsonl, grader.py)")
+    digest = hashlib.sha256(target.sha256.encode() + b"\x00data\x00")
+    names = sorted(e.name for e in os.scandir(folder.absolute) if not e.name.startswith("."))
+    for name in names:
+        child = folder.child(name)
+        kind = child.kind()
+        if kind == "dir":
+            continue
+        if kind != "file":
+            raise ArgumentError(f"`data` folder {folder} holds {name}, a {kind}; a run reads only "
+                                "regular files it can hash. Fix: put the file itself there")
+        digest.update(name.encode() + b"\x00")
+        digest.update(hashlib.sha256(child.read_bytes("rows")).digest())
+    return Target(kind=target.kind, recipe=target.recipe, path=target.path,
+                  sha256=digest.hexdigest(), recipe_dir=target.recipe_dir,
+                  data_dir=folder.absolute)

@@ -1,0 +1,254 @@
+"""The SFT recipe's input: a data folder (yours, or the refund demo built from the prompt set).
+
+A data folder holds three files, what the sft-from-traces skill ends with:
+
+- ``train.jsonl``: the SFT file, as :func:`whileai_core.export_sft` writes it;
+- ``holdout.jsonl``, or the one ``holdout-<hash>.jsonl`` :func:`whileai_core.freeze_holdout`
+  wrote there: the held-out asks, traces of the tasks :func:`whileai_core.split_by_task` held out
+  (``task_id``, ``messages``; any other field is passed to the grader). A frozen file edited
+  after freezing (its content no longer matches its name) is refused;
+- ``grader.py``: ``grade(ask, reply) -> float``, the program that grades a reply (pass = 1.0),
+  one self-contained file (it runs here and in the Modal container);
+- optionally ``settings.json``: recipe settings for this data (``{"model": "Qwen/Qwen3-8B"}``,
+  any field of ``SFTSettings``), so ``launch_run("sft", data=...)`` trains what the data is for.
+
+Without ``--data`` the recipe builds the **refund demo** into such a folder: the refund prompt set
+(``recipes/grpo/prompts.py``), two attempts per ask written by a program that knows the policy
+(one that follows it, one that breaks it) and graded by the refund reward, then the skill's own
+pipeline: ``split_by_task`` -> ``select_sft`` -> ``decontaminate`` -> ``export_sft``. The demo
+teacher is a program, a stand-in for a stronger model's traces; say so when reading its numbers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from whileai_core.errors import ConfigError
+from whileai_core.safepath import read_text
+
+TRAIN_FILE, HOLDOUT_FILE, GRADER_FILE = "train.jsonl", "holdout.jsonl", "grader.py"
+SETTINGS_FILE = "settings.json"
+HOLDOUT_GLOB = "holdout*.jsonl"  # holdout.jsonl, or holdout-<hash>.jsonl from freeze_holdout
+DATA_FILES = (TRAIN_FILE, HOLDOUT_FILE, GRADER_FILE)
+REFUND_GRADER = Path(__file__).with_name("refund_grader.py")
+
+
+@dataclass(frozen=True)
+class SFTData:
+    """What a run trains on and scores: conversations (each with its ``source`` file and line),
+    one held-out ask per task (``task_id``, ``messages``: the prompt, and extra fields; the
+    grader gets it as its ``ask``, the shape ``rejection_sample`` gives a grader), the grader's
+    source text and where it came from."""
+
+    conversations: list[dict]
+    holdout: list[dict]
+    grader_source: str
+    grader_origin: str
+    origin: str
+    holdout_name: str | None = None
+    settings: dict | None = None
+    demo: dict | None = None
+
+    def payload(self) -> dict:
+        """JSON-serialisable, for the Modal function (which rebuilds it with ``from_payload``)."""
+        return asdict(self)
+
+    @classmethod
+    def from_payload(cls, data: dict) -> SFTData:
+        return cls(**data)
+
+    def sha256(self) -> str:
+        return hashlib.sha256(json.dumps(self.payload(), sort_keys=True).encode()).hexdigest()
+
+
+def read_data(folder: str | Path) -> SFTData:
+    """The three files of a data folder, each checked; a problem names the file, line and fix."""
+    from whileai_core import load_sft, load_traces
+    from whileai_core.traces import prompt_messages
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ConfigError(f"--data {folder}: no such folder. Fix: the folder holding "
+                          f"{', '.join(DATA_FILES)} (the sft-from-traces skill writes it)")
+    held_files = sorted(folder.glob(HOLDOUT_GLOB))
+    missing = [name for name in DATA_FILES if not (folder / name).is_file()
+               and not (name == HOLDOUT_FILE and held_files)]
+    if missing:
+        raise ConfigError(f"--data {folder}: no {', '.join(missing)} there. Fix: {TRAIN_FILE} from "
+                          f"export_sft, {HOLDOUT_FILE} with the held-out tasks' traces "
+                          "(split.holdout(traces), or freeze_holdout(asks, out_dir=the folder)), "
+                          f"{GRADER_FILE} defining grade(ask, reply)")
+    if len(held_files) > 1:
+        raise ConfigError(f"--data {folder}: {len(held_files)} held-out files "
+                          f"({', '.join(p.name for p in held_files)}); which one is the test? Fix: "
+                          "keep exactly one holdout*.jsonl in the folder")
+    held_file = held_files[0]
+    conversations = load_sft(folder / TRAIN_FILE)
+    holdout_name = _frozen_name(held_file)
+    asks: dict[str, dict] = {}
+    for record in load_traces(held_file):
+        task = str(record["task_id"])
+        if task not in asks:  # one ask per held-out task: the first trace's prompt
+            extra = {k: v for k, v in record.items() if k not in ("messages", "task_id")}
+            asks[task] = {**extra, "task_id": task, "messages": prompt_messages(record)}
+    origin = str(folder / GRADER_FILE)
+    source = read_text(folder / GRADER_FILE, "rows", argument="grader", error=ConfigError)
+    load_grader(source, origin)  # a syntax error or a missing grade() fails before training
+    return SFTData(conversations=conversations, holdout=list(asks.values()),
+                   grader_source=source, grader_origin=origin, origin=str(folder),
+                   holdout_name=holdout_name, settings=_settings(folder / SETTINGS_FILE))
+
+
+def _settings(path: Path) -> dict | None:
+    """``settings.json``'s fields, each checked by ``SFTSettings`` (an unknown one is named)."""
+    if not path.is_file():
+        return None
+    from recipes.sft.train import SFTSettings
+
+    try:
+        data = json.loads(read_text(path, "rows", argument="settings", error=ConfigError))
+    except ValueError as exc:
+        raise ConfigError(f"{path}: not valid JSON ({exc}). Fix: one object, e.g. "
+                          '{"model": "Qwen/Qwen3-8B", "epochs": 2}') from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: a JSON {type(data).__name__}, not an object. Fix: e.g. "
+                          '{"model": "Qwen/Qwen3-8B"}')
+    if "run_name" in data:
+        raise ConfigError(f"{path}: `run_name` is the launch's, not the data's. Fix: remove it "
+                          "(launch_run's name, or --run-name)")
+    SFTSettings.from_dict({**SFTSettings().to_dict(), **data}).check()
+    return data
+
+
+def _frozen_name(path: Path) -> str | None:
+    """The held-out set's content name (``eval_fingerprint``) when it has one record per task;
+    a file freeze_holdout named whose content changed since is refused."""
+    from whileai_core import eval_fingerprint
+    from whileai_core.errors import RowsError
+
+    try:
+        fingerprint = eval_fingerprint(path)
+    except RowsError:  # several traces per task: a valid held-out file, but not a task set
+        return None
+    if fingerprint.file_matches is False:
+        raise ConfigError(f"{path} was edited after it was frozen: its content hashes to "
+                          f"{fingerprint.name}, not the name it carries. Fix: restore it, or "
+                          "freeze the edited set again (a new name) and score the baseline on it")
+    return fingerprint.name
+
+
+def load_grader(source: str, origin: str):
+    """``grade(ask, reply)`` from a grader file's text; its answers are checked when called."""
+    import math
+
+    namespace: dict = {"__name__": "sft_grader", "__file__": origin}
+    try:
+        exec(compile(source, origin, "exec"), namespace)  # noqa: S102 - the user's own grader
+    except SyntaxError as exc:
+        raise ConfigError(f"{origin}, line {exc.lineno}: {exc.msg}. Fix: the grader must be "
+                          "valid Python defining grade(ask, reply)") from None
+    except Exception as exc:
+        raise ConfigError(f"{origin}: importing it raised {type(exc).__name__}: {exc}. Fix: a "
+                          "grader imports only what the training image has (the standard "
+                          "library, whileai_core, recipes)") from None
+    grade = namespace.get("grade")
+    if not callable(grade):
+        raise ConfigError(f"{origin} defines no grade(ask, reply). Fix: add a function "
+                          "grade(ask, reply) returning a number (1.0 = pass)")
+
+    def checked(ask: dict, reply: str) -> float:
+        try:
+            value = grade(ask, reply)
+        except Exception as exc:  # the user's grader: one line naming it, never a traceback
+            raise ConfigError(f"{origin}: grade() raised {type(exc).__name__}: {exc} on held-out "
+                              f"task {ask['task_id']!r} (reply {reply[:60]!r}). Fix: the grader "
+                              "gets the ask as {'task_id', 'messages': the prompt, ...your "
+                              "holdout fields} and the reply's text") from None
+        if isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ConfigError(f"{origin}: grade() returned {value!r} for held-out task "
+                              f"{ask['task_id']!r}. Fix: return a finite number (1.0 pass)")
+        return float(value)
+
+    return checked
+
+
+# --- the refund demo ---------------------------------------------------------------------------
+
+_ASK_FOR_ID = ("I can help with that. What is your order number?",
+               "Sorry to hear that. Could you give me the order number so I can look it up?",
+               "I'd be glad to help. What's the order id for this purchase?")
+_OFF_TOPIC = ("Thanks for asking! I can only help with refunds and orders here; our help page "
+              "answers that question.",
+              "Good question, but I handle refunds only. Please check the help page or contact "
+              "our support team for that.")
+
+
+def _pick(options: tuple[str, ...], task_id: str) -> str:
+    return options[int(hashlib.sha256(task_id.encode()).hexdigest(), 16) % len(options)]
+
+
+def _call(name: str, **arguments) -> str:
+    return f"<tool_call>\n{json.dumps({'name': name, 'arguments': arguments})}\n</tool_call>"
+
+
+def demo_attempts(record: dict) -> list[str]:
+    """The program teacher's attempts for one refund prompt: one that follows the policy (look
+    the named id up; ask for the id; answer off topic briefly), one that breaks it (refund
+    without a lookup; invent an id)."""
+    from recipes.grpo.reward import LOOKUP_TOOL, NO_ID, REFUND_TOOL, WITH_ID
+
+    task, oid = record["task_id"], record["order_id"]
+    if record["category"] == WITH_ID:
+        return [_call(LOOKUP_TOOL, order_id=oid),
+                _call(REFUND_TOOL, order_id=oid, reason="customer request")]
+    invented = _call(LOOKUP_TOOL, order_id="A10000")
+    if record["category"] == NO_ID:
+        return [_pick(_ASK_FOR_ID, task), invented]
+    return [_pick(_OFF_TOPIC, task), invented]
+
+
+def build_refund_demo(folder: str | Path, *, seed: int, share: float) -> SFTData:
+    """Write the refund demo's data folder and read it back (see the module docstring)."""
+    from recipes.grpo.prompts import write_prompts
+    from recipes.grpo.reward import Case, score
+    from whileai_core import (decontaminate, export_sft, freeze_holdout, select_sft,
+                              split_by_task)
+    from whileai_core.io import write_atomic
+    from whileai_core.traces import prompt_messages
+
+    from whileai_core.defaults import SFT_DEMO_ATTEMPTS
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    records = write_prompts(seed)
+    traces = []
+    for record in records:
+        case = Case(record["category"], record["order_id"] or None)
+        for i, reply in enumerate(demo_attempts(record)[:SFT_DEMO_ATTEMPTS]):
+            traces.append({"task_id": record["task_id"], "category": record["category"],
+                           "order_id": record["order_id"], "attempt": i,
+                           "messages": record["prompt"] + [{"role": "assistant", "content": reply}],
+                           "reward": score(reply, case)})
+    split = split_by_task(traces, share=share, seed=seed)
+    chosen = select_sft(split.train(traces))
+    clean = decontaminate(chosen.records, split.holdout(traces))
+    export_sft(clean.records, folder / TRAIN_FILE, overwrite=True)
+    held = [{"task_id": t["task_id"], "category": t["category"], "order_id": t["order_id"],
+             "messages": prompt_messages(t)} for t in split.holdout(traces) if t["attempt"] == 0]
+    for stale in folder.glob(HOLDOUT_GLOB):
+        stale.unlink()
+    freeze_holdout(held, folder)
+    write_atomic(folder / GRADER_FILE, REFUND_GRADER.read_text(encoding="utf-8"), overwrite=True)
+    data = read_data(folder)
+    demo = {"prompts": len(records), "attempts": len(traces),
+            "holdout_tasks": len(split.holdout_tasks), "train_tasks": len(split.train_tasks),
+            "kept": chosen.n_kept, "decontaminated_out": clean.n_in - clean.n_kept,
+            "teacher": "a program that follows the refund policy (the demo's stand-in for a "
+                       "stronger model)"}
+    return SFTData(**{**asdict(data), "origin": f"refund demo (seed {seed}) in {folder}",
+                      "demo": demo})

@@ -176,9 +176,46 @@ def coverage_cell(a: float, b: float, n_tasks: int, k: int, reps: int, boot: int
 
 # --- B. compare under no change, and its power --------------------------------------------------
 
+def _paired_ours(d: np.ndarray, before: np.ndarray, after: np.ndarray, k: int,
+                 draws: np.ndarray, rng: np.random.Generator):
+    """compare's interval and exclusion of 0 for each replication, by its own rule: the
+    sign-flip test with the t interval widened to 0 when the test keeps 0 (under 30 tasks or 30
+    changed), the paired percentile bootstrap otherwise, the arms' MOVER when every task changed
+    by the same amount."""
+    from whileai_core.stats.intervals import task_interval
+    from whileai_core.stats.paired import mover_difference
+
+    reps, n_tasks = d.shape
+    delta = d.mean(axis=1)
+    lo, hi = (np.array(v, copy=True) for v in percentile(draws))   # never write into draws
+    changed = np.count_nonzero(d, axis=1)
+    flip = (n_tasks < SIGN_FLIP_BELOW) | (changed < SIGN_FLIP_BELOW)
+    if flip.any():
+        p = sign_flip_pvalue(d[flip], seed=int(rng.integers(1 << 31)), n_resamples=2000)[0]
+        sd = d[flip].std(axis=1, ddof=1)
+        half = stdtrit(n_tasks - 1, (1 + LEVEL) / 2) * sd / math.sqrt(n_tasks)
+        tlo, thi = delta[flip] - half, delta[flip] + half
+        keep0 = p > ALPHA
+        lo[flip] = np.where(keep0, np.minimum(tlo, 0.0), tlo)
+        hi[flip] = np.where(keep0, np.maximum(thi, 0.0), thi)
+    for r in np.flatnonzero(np.ptp(d, axis=1) == 0):
+        ib = task_interval(before[r], level=LEVEL, seed=0, n_resamples=1000, cap=n_tasks * k)
+        ia = task_interval(after[r], level=LEVEL, seed=0, n_resamples=1000, cap=n_tasks * k)
+        lo[r], hi[r] = mover_difference(after[r].mean(), ia.ci, before[r].mean(), ib.ci)
+    return lo, hi
+
+
+def _d_draws(d: np.ndarray, k: int, boot: int, rng: np.random.Generator) -> np.ndarray:
+    grid = np.arange(-k, k + 1) / k
+    counts = np.stack([np.bincount(np.rint(row * k).astype(np.int64) + k, minlength=2 * k + 1)
+                       for row in d])
+    return np.sort(boot_means(counts, grid[None, :], d.shape[1], boot, rng)[0], axis=0)
+
+
 def compare_cell(a: float, b: float, n_tasks: int, k: int, reps: int, boot: int,
                  rng: np.random.Generator, headroom: float = 0.0) -> dict:
-    """Share of replications read as moved up / down, ours and the old percentile bootstrap.
+    """Share of replications read as moved up / down, ours and the old percentile bootstrap,
+    and the coverage and width of each rule's interval of the delta.
 
     ``headroom``: the after arm's rate is x + headroom (1 - x) (0: no change).
     """
@@ -187,24 +224,17 @@ def compare_cell(a: float, b: float, n_tasks: int, k: int, reps: int, boot: int,
     after = rng.binomial(k, x + headroom * (1 - x)) / k
     d = after - before
     delta = d.mean(axis=1)
-    # the paired bootstrap of mean(d): d takes the values -k..k over k
-    grid = np.arange(-k, k + 1) / k
-    counts = np.stack([np.bincount(np.rint(row * k).astype(np.int64) + k, minlength=2 * k + 1)
-                       for row in d])
-    draws = np.sort(boot_means(counts, grid[None, :], n_tasks, boot, rng)[0], axis=0)
-    lo, hi = percentile(draws)
-    old_up, old_down = lo > 0, hi < 0
-    p_boot = np.minimum(1, 2 * np.minimum((draws <= 0).mean(axis=0), (draws >= 0).mean(axis=0)))
-    changed = np.count_nonzero(d, axis=1)
-    flip = (n_tasks < SIGN_FLIP_BELOW) | (changed < SIGN_FLIP_BELOW)
-    p = p_boot.copy()
-    if flip.any():
-        p[flip] = sign_flip_pvalue(d[flip], seed=int(rng.integers(1 << 31)), n_resamples=2000)[0]
-    constant = np.ptp(d, axis=1) == 0     # the library then reads the arms' unpaired MOVER
-    new_up = (p <= ALPHA) & (delta > 0) & ~constant
-    new_down = (p <= ALPHA) & (delta < 0) & ~constant
-    return {"ours": (new_up.mean(), new_down.mean()), "old": (old_up.mean(), old_down.mean()),
-            "true_delta": float(headroom * (1 - a / (a + b)))}
+    true = float(headroom * (1 - a / (a + b)))
+    draws = _d_draws(d, k, boot, rng)
+    old_lo, old_hi = percentile(draws)
+    lo, hi = _paired_ours(d, before, after, k, draws, rng)
+    if n_tasks < 6:   # compare reports no interval and no verdict under min_paired_tasks (6)
+        lo, hi = np.full(reps, -1.0), np.full(reps, 1.0)
+    return {"ours": (((lo > 0) & (delta > 0)).mean(), ((hi < 0) & (delta < 0)).mean()),
+            "old": ((old_lo > 0).mean(), (old_hi < 0).mean()), "true_delta": true,
+            "cover": (((lo <= true + 1e-12) & (true <= hi + 1e-12)).mean(),
+                      ((old_lo <= true + 1e-12) & (true <= old_hi + 1e-12)).mean()),
+            "width": (float((hi - lo).mean()), float((old_hi - old_lo).mean()))}
 
 
 # --- C. teacher_clears --------------------------------------------------------------------------
@@ -219,18 +249,8 @@ def teacher_cell(a: float, b: float, n_tasks: int, k: int, gap: float, reps: int
     t = rng.binomial(k, xt) / k
     d = t - s
     delta = d.mean(axis=1)
-    grid = np.arange(-k, k + 1) / k
-    counts = np.stack([np.bincount(np.rint(row * k).astype(np.int64) + k, minlength=2 * k + 1)
-                       for row in d])
-    draws = np.sort(boot_means(counts, grid[None, :], n_tasks, boot, rng)[0], axis=0)
-    lo, _ = percentile(draws)
-    changed = np.count_nonzero(d, axis=1)
-    flip = (n_tasks < SIGN_FLIP_BELOW) | (changed < SIGN_FLIP_BELOW)
-    above = lo > 0
-    if flip.any():
-        p = sign_flip_pvalue(d[flip], seed=int(rng.integers(1 << 31)), n_resamples=2000)[0]
-        above[flip] = (p <= ALPHA) & (delta[flip] > 0)
-    ours_clear = above & (delta >= effect)
+    lo, _ = _paired_ours(d, s, t, k, _d_draws(d, k, boot, rng), rng)
+    ours_clear = (lo > 0) & (delta >= effect)
     # old: both percentile intervals, no overlap (per arm bootstrap of c/k)
     tables = (np.arange(k + 1) / k)[None, :]
     arm = []
@@ -293,6 +313,7 @@ def main() -> None:
     parser.add_argument("--boot", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="a small grid (about a minute)")
+    parser.add_argument("--only", default="ABCDE", help="sections to run, e.g. BC (default all)")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     tasks = (5, 10, 30, 100) if args.quick else TASKS
@@ -302,6 +323,20 @@ def main() -> None:
           f"{args.seed}; Monte-Carlo sd of a 95% coverage: {mc:.1f} points")
     t0 = time.perf_counter()
 
+    if "A" in args.only:
+        section_a(tasks, reps, boot, rng)
+    if "B" in args.only:
+        section_b(reps, boot, rng)
+    if "C" in args.only:
+        section_c(reps, boot, rng)
+    if "D" in args.only:
+        section_d(reps, rng)
+    if "E" in args.only:
+        section_e(reps, rng)
+    print(f"\n(total {time.perf_counter() - t0:.0f} s)")
+
+
+def section_a(tasks, reps, boot, rng) -> None:
     print("\n## A. Coverage of the 95% interval (%), mean width, zero-width share")
     print("| shape | tasks | k | stat | ours | width | percentile (old) | width | zero-width "
           "old | t | BCa |")
@@ -317,10 +352,15 @@ def main() -> None:
                           f"{100 * p[0]:.1f} | {p[1]:.3f} | {100 * p[2]:.0f}% | "
                           f"{100 * t[0]:.1f} | {100 * z[0]:.1f} |", flush=True)
 
-    print("\n## B. compare: 'moved' per direction under no change (%), and power")
+
+
+def section_b(reps, boot, rng) -> None:
+    print("\n## B. compare: 'moved' per direction under no change (%), and power; B2: coverage "
+          "(%) and width of the delta's interval, under no change and under the gain")
     print("| shape | tasks | k | ours up | ours down | old up | old down | power ours | "
-          "power old | true delta |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "power old | true delta | cover ours (null / gain) | cover old | width ours (gain) | "
+          "width old |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for shape, (a, b) in SHAPES.items():
         for n in (5, 10, 20, 30, 100):
             for k in ROLLOUTS:
@@ -329,8 +369,13 @@ def main() -> None:
                 print(f"| {shape} | {n} | {k} | {100 * null['ours'][0]:.1f} | "
                       f"{100 * null['ours'][1]:.1f} | {100 * null['old'][0]:.1f} | "
                       f"{100 * null['old'][1]:.1f} | {100 * alt['ours'][0]:.0f} | "
-                      f"{100 * alt['old'][0]:.0f} | {alt['true_delta']:.3f} |", flush=True)
+                      f"{100 * alt['old'][0]:.0f} | {alt['true_delta']:.3f} | "
+                      f"{100 * null['cover'][0]:.1f} / {100 * alt['cover'][0]:.1f} | "
+                      f"{100 * null['cover'][1]:.1f} / {100 * alt['cover'][1]:.1f} | "
+                      f"{alt['width'][0]:.3f} | {alt['width'][1]:.3f} |", flush=True)
 
+
+def section_c(reps, boot, rng) -> None:
     print("\n## C. teacher_clears on shared tasks (k = 4): clear rate (%)")
     print("| shape | tasks | gap | ours (paired) | old (no overlap) | paired t |")
     print("|---|---|---|---|---|---|")
@@ -340,6 +385,9 @@ def main() -> None:
             print(f"| {shape} | {n} | {gap:.2f} | {100 * res['ours']:.1f} | "
                   f"{100 * res['old overlap']:.1f} | {100 * res['paired t']:.1f} |", flush=True)
 
+
+
+def section_d(reps, rng) -> None:
     print("\n## D. noise band: pure-noise differences of two runs that pass it (%)")
     print("| re-runs | t band (ours) | 2 x run_std (old) |")
     print("|---|---|---|")
@@ -347,6 +395,9 @@ def main() -> None:
         res = noise_cell(runs, max(reps, 20_000), rng)
         print(f"| {runs} | {100 * res['t band']:.1f} | {100 * res['2 x run_std']:.1f} |")
 
+
+
+def section_e(reps, rng) -> None:
     print("\n## E. compare_many, 10 categories x 30 tasks: FWER / FDR (%)")
     print("| true effects | uncorrected | Benjamini-Hochberg | Holm |")
     print("|---|---|---|---|")
@@ -356,7 +407,7 @@ def main() -> None:
         print(f"| {real} of 10 | " + " | ".join(
             f"{100 * res[r][0]:.1f} / {100 * res[r][1]:.1f}" for r in ("uncorrected", "bh", "holm"))
             + " |", flush=True)
-    print(f"\n(E uses {many_reps} replications; total {time.perf_counter() - t0:.0f} s)")
+    print(f"\n(E uses {many_reps} replications)")
 
 
 if __name__ == "__main__":

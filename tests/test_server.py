@@ -178,7 +178,7 @@ def test_compare_runs_moves_on_twelve_tasks(server, ws):
     # per-task differences 0.25, 0.5, 0, 0.5 three times: 9 changed, all up; exact sign-flip
     # p = 2 / 2^9 (only the all-up and all-down patterns are as extreme)
     assert out["n_paired"] == 12 and out["delta"] == pytest.approx(0.3125)
-    assert out["p_value"] == pytest.approx(2 / 2 ** 9) and out["ci_method"] == "sign_flip_exact"
+    assert out["p_value"] == pytest.approx(2 / 2 ** 9) and out["ci_method"] == "t_sign_flip_exact"
     assert out["ci"][0] > 0 and out["verdict"] == "moved"
     # each arm's interval is pass_at's on the same rows: one number per question
     assert out["mean_before_ci"] == ok(call(server, "pass_at", {"rows": "evals/grpo12.jsonl"}))["ci"]

@@ -59,7 +59,7 @@ class Comparison(Result):
     verdict: Verdict
     metric: Literal["pass", "reward"] = "pass"
     ci_method: str | None = Field(None, description=(
-        "the difference's interval: sign_flip_exact / sign_flip_mc (fewer than 30 tasks, or "
+        "the difference's interval: t_sign_flip_exact / t_sign_flip_mc (fewer than 30 tasks, or "
         "fewer than 30 changed), percentile_bootstrap, seeds_welch_t (several runs per arm), "
         "mover_unpaired (every task changed by the same amount)"))
     mean_before_ci_method: str | None = Field(None, description=METHOD_DOC)

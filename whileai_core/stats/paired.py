@@ -5,11 +5,12 @@ Paired rule (:func:`paired_interval`), on per-task differences d_i = after_i - b
 * fewer than :func:`min_paired_tasks` tasks (6 at 95%): no interval and no verdict, because no
   test on so few tasks can reach p < 1 - level (the smallest two-sided sign-flip p is 2 / 2^n);
 * fewer than ``SIGN_FLIP_BELOW`` (30) tasks, or fewer than 30 tasks whose value changed: the
-  **sign-flip test** [1] (under no change each d_i is as likely to be +d_i as -d_i). Its p-value is
-  exact (every sign pattern enumerated up to ``SIGN_FLIP_EXACT_PATTERNS``; seeded random patterns
-  above, with the (b + 1)/(B + 1) correction [3]); on 0/1 per-task values it *is* the exact McNemar
-  test. Its interval is the set of shifts delta0 the test does not reject (test inversion [2]), so
-  the interval excludes 0 exactly when p < 1 - level;
+  **sign-flip test** [1] (under no change each d_i is as likely to be +d_i as -d_i) decides. Its
+  p-value is exact (every sign pattern enumerated up to ``SIGN_FLIP_EXACT_PATTERNS``; seeded
+  random patterns above, with the (b + 1)/(B + 1) correction [3]); on 0/1 per-task values it *is*
+  the exact McNemar test. The interval is the t interval on d [2], widened to hold 0 whenever the
+  exact test cannot reject 0, so it excludes 0 only when both do (``t_sign_flip_exact`` /
+  ``t_sign_flip_mc``);
 * otherwise the percentile task bootstrap of mean(d) (Miller 2024 sec. 1.4; the same as
   ``scipy.stats.bootstrap(paired=True)``), with p = 2 min(P*(mean <= 0), P*(mean >= 0)).
 
@@ -20,7 +21,8 @@ Zou & Donner 2008 [4]; Newcombe's hybrid score interval when the arms use binomi
 References
 ----------
 [1] Fisher (1935), The Design of Experiments, sec. 21 (the randomisation / sign-flip test).
-[2] Lehmann & Romano (2005), Testing Statistical Hypotheses, sec. 3.5 (intervals by inverting a test).
+[2] Student (1908); the paired t interval's coverage on these differences is in
+    bench/stats_study.py (README, table B2).
 [3] Phipson & Smyth (2010), Permutation p-values should never be zero, SAGMB 9:39.
 [4] Zou & Donner (2008), Construction of confidence limits about effect measures, Stat. Med. 27:1693;
     Newcombe (1998), Stat. Med. 17:873.
@@ -36,12 +38,6 @@ import numpy as np
 from ..bootstrap import percentile_interval
 from ..defaults import SIGN_FLIP_BELOW, SIGN_FLIP_EXACT_PATTERNS
 from .intervals import Interval
-
-# Sign-flip intervals are found by bisection on the shift to this precision.
-_BISECT_STEPS = 50
-# The interval's exact distribution has 2^m x (zeros + 1) atoms; above this, seeded patterns.
-_EXACT_ATOMS = 2 ** 18
-
 
 @dataclass(frozen=True)
 class PairedInterval:
@@ -87,7 +83,7 @@ def paired_interval(d: np.ndarray, *, level: float, seed: int | None, n_resample
     return PairedInterval((lo, hi), "percentile_bootstrap", p, n_changed)
 
 
-# --- the sign-flip test and its inversion -----------------------------------------------------
+# --- the sign-flip test -----------------------------------------------------------------------
 
 def _patterns(m: int, exact: bool, rng: np.random.Generator | None, n_resamples: int
               ) -> np.ndarray:
@@ -125,62 +121,42 @@ def sign_flip_pvalue(d: np.ndarray, *, seed: int | None, n_resamples: int) -> tu
 
 def sign_flip(d: np.ndarray, *, level: float, seed: int | None, n_resamples: int,
               mcnemar: bool = False) -> PairedInterval:
-    """Sign-flip p-value for mean(d) = 0 and the interval of shifts it does not reject."""
+    """The exact sign-flip p-value for mean(d) = 0, and a t interval on d made to agree with it.
+
+    The interval is mean(d) +- t_{n-1} sd(d)/sqrt(n), widened to hold 0 when the sign-flip test
+    cannot reject 0 (p > 1 - level). So it excludes 0 only when both the exact test and the t
+    interval do: a "moved" is never called on a p the exact test does not give. (Inverting the
+    sign-flip test for the interval assumes every task shifts by the same amount, which unchanged
+    tasks, common with pass rates from few rollouts, break: it returned near-empty intervals.)
+    """
+    from .intervals import t_value
+
     n = d.shape[0]
-    nz = d[d != 0.0]
-    m, zeros = nz.shape[0], n - nz.shape[0]
+    m = int(np.count_nonzero(d))
     alpha = 1.0 - level
     p0, exact_p = sign_flip_pvalue(d, seed=seed, n_resamples=n_resamples)
-    rng = np.random.default_rng(seed)
-    # Joint atoms of (A, S) = (sum of s_i d_i, sum of s_i over all n tasks) with their weights.
-    exact = 2 ** m * (zeros + 1) <= _EXACT_ATOMS
-    if exact:
-        signs = _patterns(m, True, None, 0)
-        a_nz, s_nz = signs @ nz, signs.sum(axis=1)
-        k = np.arange(zeros + 1)
-        log_w = (np.array([math.lgamma(zeros + 1) - math.lgamma(j + 1) - math.lgamma(zeros - j + 1)
-                           for j in k]) - zeros * math.log(2.0) - m * math.log(2.0))
-        a = np.repeat(a_nz, zeros + 1)
-        s = (s_nz[:, None] + (2 * k - zeros)[None, :]).reshape(-1)
-        w = np.tile(np.exp(log_w), 2 ** m)
-    else:
-        signs = _patterns(m, False, rng, n_resamples)
-        a = signs @ nz
-        s = signs.sum(axis=1) + 2.0 * rng.binomial(zeros, 0.5, size=n_resamples) - zeros
-        w = np.full(n_resamples, 1.0 / (n_resamples + 1))
-    total = float(d.sum())
-
-    def p_at(delta: float) -> float:
-        obs = abs(total - n * delta)
-        hit = np.abs(a - delta * s) >= obs - 1e-9 * max(1.0, obs)
-        p = float(w[hit].sum())
-        return p if exact else p + 1.0 / (n_resamples + 1)
-
-    centre = total / n
-
-    def edge(outer: float) -> float:
-        if p_at(outer) > alpha:  # the whole range is kept: report the range's end
-            return outer
-        inside, out = centre, outer
-        for _ in range(_BISECT_STEPS):
-            mid = (inside + out) / 2.0
-            inside, out = (mid, out) if p_at(mid) > alpha else (inside, mid)
-        return inside
-
-    spread = max(float(d.max() - d.min()), 1e-12)
-    # ties make p jump at a shift of exactly 0 (unchanged tasks stop being ties), so an end
-    # often sits at 0: snap the bisection's last 1e-9 there
-    lo, hi = (0.0 if abs(x) < 1e-9 else x for x in (edge(float(d.min()) - spread),
-                                                    edge(float(d.max()) + spread)))
-    method = "sign_flip_exact" if exact_p else "sign_flip_mc"
+    mean, sd = float(d.mean()), float(d.std(ddof=1))
+    half = float(t_value(0.5 + level / 2.0, n - 1)) * sd / math.sqrt(n)
+    lo, hi = mean - half, mean + half
     note = None
     if mcnemar:
         note = (f"0/1 per-task values: the sign-flip test is the exact McNemar test "
                 f"({int((d > 0).sum())} tasks better, {int((d < 0).sum())} worse)")
+    extra = None
+    if p0 > alpha:
+        if lo > 0 or hi < 0:
+            extra = (f"the t interval alone excludes 0 but the exact test gives p = {p0:.3g}: "
+                     "the interval is widened to 0")
+        lo, hi = min(lo, 0.0), max(hi, 0.0)
+    elif lo <= 0 <= hi:
+        extra = (f"the exact test gives p = {p0:.3g} but the t interval reaches 0: not called "
+                 "a change")
     if m < min_paired_tasks(level):
         extra = (f"only {m} tasks changed: no exact test can call a change at level "
                  f"{level:g} on so few")
+    if extra:
         note = f"{note}; {extra}" if note else extra
+    method = "t_sign_flip_exact" if exact_p else "t_sign_flip_mc"
     return PairedInterval((lo, hi), method, float(p0), m, note)
 
 

@@ -152,7 +152,8 @@ def sign_flip(d: np.ndarray, *, level: float, seed: int | None, n_resamples: int
         extra = (f"the exact test gives p = {p0:.3g} but the t interval reaches 0: not called "
                  "a change")
     if m < min_paired_tasks(level):
-        extra = (f"only {m} tasks changed: no exact test can call a change at level "
+        extra = (f"only {m} task{'' if m == 1 else 's'} changed: no exact test can call a "
+                 f"change at level "
                  f"{level:g} on so few")
     if extra:
         note = f"{note}; {extra}" if note else extra

@@ -9,7 +9,7 @@ process with the root as working directory, killed after ``timeout_s`` (see
 
 from __future__ import annotations
 
-from pathlib import Path, PurePath
+from pathlib import PurePath
 from typing import Annotated, Literal
 
 from mcp.types import ToolAnnotations
@@ -20,6 +20,7 @@ from whileai_core.defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, PROBE_MAX_T
                                    WATCH_CONFIRM, WATCH_WINDOW)
 from whileai_core.errors import ArgumentError
 from whileai_core.hacking.probes import PROBES, CheatProbes
+from whileai_core.hacking.reward import RewardFile
 from whileai_core.hacking.scan import HackScan
 from whileai_core.hacking.watch import Watch
 
@@ -35,19 +36,16 @@ MetricArg = Annotated[Literal["pass", "reward"], Field(
 LevelArg = Annotated[float, Field(gt=0, lt=1, description="Confidence level of the intervals.")]
 
 
-def inside(value: str, env: Env, *, argument: str) -> str:
-    """``value`` as an absolute path that stays inside the root once its links are followed:
-    a file that is run or walked by name (not opened through the door) must not lead out."""
-    located = env.workspace.resolve(value, argument=argument).absolute
-    real = located.resolve()
-    if not real.is_relative_to(Path(env.workspace.root).resolve()):
-        raise ArgumentError(f"`{argument}` = {value!r} is a symlink that leads outside the "
-                            f"workspace root {env.workspace.root}. Fix: use a file inside the root")
-    return str(real)
+def confined_reward(reward: str | list[str], env: Env) -> RewardFile | list[str]:
+    """The reward with every file it names located inside the workspace root, through the door.
 
-
-def confined_reward(reward: str | list[str], env: Env) -> str | list[str]:
-    """The reward with every file it names resolved inside the workspace root."""
+    A ``module:function`` becomes a :class:`RewardFile`: its bytes are read through the door
+    and run as read, never reopened by name. A command's script or program must be a regular
+    file with no link anywhere on its path (checked without following links); it is then run
+    by its path, so a process that can write in the root at that very moment could still swap
+    it (README, security note: prefer the module form).
+    """
+    ws = env.workspace
     if isinstance(reward, str):
         module, sep, function = reward.rpartition(":")
         if not sep or not module:
@@ -56,9 +54,10 @@ def confined_reward(reward: str | list[str], env: Env) -> str | list[str]:
         if not module.endswith(".py") and "/" not in module:
             stem = PurePath(*module.split("."))
             candidates = [f"{stem}.py", f"{stem}/__init__.py"]
-            module = next((c for c in candidates if Path(inside(c, env, argument="reward")).is_file()),
-                          candidates[0])
-        return f"{inside(module, env, argument='reward')}:{function}"
+            found = next((c for c in candidates
+                          if ws.resolve(c, argument="reward").kind() == "file"), candidates[0])
+            module = found
+        return RewardFile(ws.resolve(module, argument="reward"), function)
     if not reward:
         raise ArgumentError("`reward` is an empty command. Fix: e.g. ['python', 'rewards/grade.py']")
     argv = list(reward)
@@ -66,10 +65,21 @@ def confined_reward(reward: str | list[str], env: Env) -> str | list[str]:
         if len(argv) < 2 or not argv[1].endswith(".py"):
             raise ArgumentError("`reward` ['python', ...] must name a .py script inside the "
                                 "workspace next. Fix: e.g. ['python', 'rewards/grade.py']")
-        argv[1] = inside(argv[1], env, argument="reward")
+        argv[1] = _program(argv[1], env)
     else:
-        argv[0] = inside(argv[0], env, argument="reward")
+        argv[0] = _program(argv[0], env)
     return argv
+
+
+def _program(value: str, env: Env) -> str:
+    path = env.workspace.resolve(value, argument="reward")
+    kind = path.kind()
+    if kind != "file":
+        what = {None: "no such file (or a folder on its path is a symlink)", "dir": "is a directory", "link": "is a symlink (or a "
+                "folder on its path is)", "special": "is not a regular file"}[kind]
+        raise ArgumentError(f"`reward` {value!r} ({path}): {what}. Fix: name a regular file "
+                            "inside the workspace root, reached without symlinks")
+    return str(path)
 
 
 # --- cheat_probes ------------------------------------------------------------------------------
@@ -172,8 +182,8 @@ def watch_run_tool(args: WatchRunInput, env: Env) -> Watch:
     from whileai_core.hacking import watch_run
 
     target = args.source.strip()
-    if not re.match(r"^run-[0-9a-f]{12}$", target):
-        target = inside(target, env, argument="source")
+    if not re.match(r"^run-[0-9a-f]{12}$", target):  # a path: opened under the root, the door
+        target = env.workspace.resolve(target, argument="source")
     return watch_run(target, metric=args.metric, threshold=args.threshold, level=args.level,
                      confirm=args.confirm, window=args.window)
 

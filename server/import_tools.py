@@ -54,9 +54,8 @@ def import_rows_tool(args: ImportRowsInput, env: Env) -> Imported:
     ws = env.workspace
     source = ws.resolve(args.path, argument="path")
     out = ws.resolve(args.out, argument="out")
-    # the importers read folders of another system's files by name, not through the door yet:
-    # the path has been resolved inside the root, so hand them its absolute form
-    result = import_rows(source.absolute, format=args.format, metric=args.metric, step=args.step,
+    # the importers walk the folder and open every file through the door, under the root
+    result = import_rows(source, format=args.format, metric=args.metric, step=args.step,
                          kind=args.kind, keep_errored=args.keep_errored)
     written = write_records(result.rows, out, overwrite=args.overwrite)
     return result.model_copy(update={

@@ -14,7 +14,7 @@ from whileai_core.defaults import GAR_CAP, GAR_MIN_FACTOR, GROUP_PASS_THRESHOLD,
 from whileai_core.methods.grouping import GroupShaping
 from whileai_core.methods.rollout_batch import RolloutUpdate
 
-from .tooling import READ_ONLY, Env, ToolInput, ToolSpec, source
+from .tooling import READ_ONLY, Env, Score, ToolInput, ToolSpec, source
 
 SINGLE_ROLLOUT = ("flash_reinforce", "sao", "bpco")
 GROUP_MAX = 64  # a group of rollouts of one prompt; keeps the answer a few KB
@@ -62,11 +62,11 @@ def rollout_update(args: RolloutUpdateInput, env: Env) -> RolloutUpdate:
 # --- shape_group ---------------------------------------------------------------------------
 
 class ShapeGroupInput(ToolInput):
-    rewards: Annotated[list[float], Field(
+    rewards: Annotated[list[Score], Field(
         min_length=1, max_length=GROUP_MAX,
         description="One group's rewards (the rollouts of one prompt), in order.",
         examples=[[1.0, 1.0, 0.0, 1.0]])]
-    scores: Annotated[list[list[float]] | list[float], Field(
+    scores: Annotated[list[list[Score]] | list[Score], Field(
         min_length=1, max_length=GROUP_MAX,
         description="Your grader's scores, one per rollout (a fail's entry is ignored): mode "
                     "'reward', [solution, behaviour] pairs in [0, 1]; mode 'advantage', one "

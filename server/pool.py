@@ -20,13 +20,13 @@ from collections.abc import Callable
 from typing import TypeVar
 
 import anyio
+import anyio.from_thread
 import anyio.to_thread
 from mcp.server.mcpserver.exceptions import ToolError
 
 from whileai_core.defaults import TOOL_QUEUE_WAIT_S, TOOL_TIMEOUT_S, TOOL_WORKERS
 
 T = TypeVar("T")
-_POLL_S = 0.02
 
 
 class ToolPool:
@@ -37,12 +37,14 @@ class ToolPool:
         if workers < 1:
             raise ValueError("a tool pool needs at least one worker")
         self.workers, self.queue_wait_s, self.timeout_s = workers, queue_wait_s, timeout_s
-        self._slots = threading.BoundedSemaphore(workers)
+        # A slot is taken by the caller and given back by the worker thread when the function
+        # returns, even when the caller has given up: stuck calls can never add threads.
+        self._slots = anyio.Semaphore(workers)
         self._busy = 0
         self._lock = threading.Lock()
         # anyio wants a limiter for every thread it starts; this one is ours, never the default
-        # one the stdio transport reads with. Abandoned calls give their token back early, but
-        # keep their slot, so the slots are what bound the threads.
+        # one the stdio transport reads with. (Abandoned calls give their token back early but
+        # keep their slot, so the slots are what bound the threads.)
         self._limiter = anyio.CapacityLimiter(2 * workers)
 
     @property
@@ -53,15 +55,15 @@ class ToolPool:
 
     async def run(self, tool: str, call: Callable[[], T]) -> T:
         """``call()`` on a worker thread; a ``ToolError`` if none frees up or it runs too long."""
-        deadline = anyio.current_time() + self.queue_wait_s
-        while not self._slots.acquire(blocking=False):
-            if anyio.current_time() >= deadline:
-                raise ToolError(
-                    f"the server is busy: all {self.workers} tool "
-                    f"workers are still running earlier calls (waited {self.queue_wait_s:g} s for "
-                    "one). Fix: retry in a moment; if it stays busy, a call is stuck on a slow "
-                    "file or backend: restart whileai-mcp")
-            await anyio.sleep(_POLL_S)
+        try:
+            with anyio.fail_after(self.queue_wait_s):
+                await self._slots.acquire()
+        except TimeoutError:
+            raise ToolError(
+                f"the server is busy: all {self.workers} tool workers are still running earlier "
+                f"calls (waited {self.queue_wait_s:g} s for one). Fix: retry in a moment; if it "
+                "stays busy, a call is stuck on a slow file or backend: restart whileai-mcp"
+            ) from None
         with self._lock:
             self._busy += 1
 
@@ -71,7 +73,10 @@ class ToolPool:
             finally:
                 with self._lock:
                     self._busy -= 1
-                self._slots.release()
+                try:  # back to the event loop that owns the semaphore
+                    anyio.from_thread.run_sync(self._slots.release)
+                except RuntimeError:  # the loop is gone (shutting down): nobody waits
+                    pass
 
         try:
             with anyio.fail_after(self.timeout_s):
@@ -79,7 +84,6 @@ class ToolPool:
                                                       limiter=self._limiter)
         except TimeoutError:
             raise ToolError(
-                f"no answer within {self.timeout_s:g} s. The call "
-                "may still finish in the background (it keeps one of the server's "
-                f"{self.workers} tool workers until then). Fix: use a smaller input, or check "
-                "the file or backend it reads") from None
+                f"no answer within {self.timeout_s:g} s. The call may still finish in the "
+                f"background (it keeps one of the server's {self.workers} tool workers until "
+                "then). Fix: use a smaller input, or check the file or backend it reads") from None

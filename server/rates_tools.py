@@ -18,7 +18,7 @@ from whileai_core.stats import NoiseFloor, TaskRate
 from whileai_core.tables import TableFile
 
 from .tooling import (PAGE_DEFAULT, READ_ONLY, WRITES_FILE, DetailArg, Env, LevelArg, LimitArg,
-                      OffsetArg, OverwriteArg, RowsArg, SeedArg, ThresholdArg, ToolInput,
+                      OffsetArg, OverwriteArg, RowsArg, Score, SeedArg, ThresholdArg, ToolInput,
                       ToolSpec, read_rows, with_table)
 
 MetricArg = Annotated[Literal["pass", "reward"], Field(
@@ -29,7 +29,7 @@ MetricArg = Annotated[Literal["pass", "reward"], Field(
 # --- noise_floor ---------------------------------------------------------------------------
 
 class NoiseFloorInput(ToolInput):
-    runs: Annotated[list[str | float], Field(
+    runs: Annotated[list[str | Score], Field(
         min_length=2, max_length=NOISE_FLOOR_MAX_RUNS,
         description="Two or more re-runs of the same frozen eval (3+ recommended): each a rows "
                     "file under the workspace root, or that run's score as a number.",

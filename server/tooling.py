@@ -122,6 +122,8 @@ MAX_TOKENS = 10**8      # max_tokens, seq_len
 MAX_GPUS_PER_NODE = 1024
 MAX_NODES = 100_000
 MAX_VOCAB = 10**8
+Score = Annotated[float, Field(ge=-MAX_SCORE, le=MAX_SCORE, allow_inf_nan=False)]
+"""A reward, score or rate given as a number: finite, within +-MAX_SCORE."""
 
 LevelArg = Annotated[float, Field(
     gt=0.0, lt=1.0, allow_inf_nan=False,

@@ -9,7 +9,9 @@ out-of-range numbers, hostile paths), and malformed row files fed to every rows 
 from __future__ import annotations
 
 import json
+import os
 import string
+import time
 
 import anyio
 import pytest
@@ -55,7 +57,8 @@ def check(server, tool: str, arguments: dict) -> None:
     assert text.startswith(f"Error executing tool {tool}: "), text
     assert "unexpected internal error" not in text, text     # a bug, not a bad input
     body = text.removeprefix(f"Error executing tool {tool}: ")
-    assert len(body) > 20 and ("Fix" in body or "fix" in body), text
+    # the fix, or (a method spec's voice) the allowed values
+    assert len(body) > 20 and any(w in body for w in ("Fix", "fix", "allowed:")), text
 
 
 # --- malformed arguments -------------------------------------------------------------------
@@ -214,3 +217,127 @@ def test_every_tool_that_reads_a_file_is_fuzzed():
     for name, fields in reads.items():
         if fields:
             assert name in ROWS_CALLS and fields == set(ROWS_CALLS[name][0]), (name, fields)
+
+
+# --- nested arguments and hostile files (issue 12) ----------------------------------------------
+# Paths nested inside other arguments (the tokenizer files of a method spec), numbers anywhere in
+# a nested object (NaN cannot cross the in-process client; 1e100 and 2^70 can), overrides, and
+# path values that name the workspace's own traps: a FIFO, a symlink out of the root, a hard link
+# to an outside file, a device. Every answer is a result or an error naming the fix, fast.
+
+@pytest.fixture(scope="module")
+def traps(tmp_path_factory):
+    base = tmp_path_factory.mktemp("traps")
+    root = make_workspace(base / "ws")
+    outside = base / "outside"
+    outside.mkdir()
+    (outside / "tokenizer.json").write_text(json.dumps({"model": {"vocab": {"a": 0, "b": 1}}}))
+    (root / "tok").mkdir()
+    (root / "tok" / "tokenizer.json").write_text(json.dumps({"model": {"vocab": {"a": 0}}}))
+    os.mkfifo(root / "pipe.json")
+    (root / "out-link.json").symlink_to(outside / "tokenizer.json")
+    (root / "out-dir").symlink_to(outside, target_is_directory=True)
+    (root / "zero").symlink_to("/dev/zero")
+    os.link(outside / "tokenizer.json", root / "hard.json")
+    return root, build_server(root, skills_dir=root / "no-skills")
+
+
+trap_paths = st.sampled_from(["pipe.json", "out-link.json", "out-dir/tokenizer.json", "zero",
+                              "hard.json", "tok", "tok/tokenizer.json", "/etc/shadow",
+                              "/proc/self/environ", "/dev/zero", "../outside/tokenizer.json",
+                              "", "a\x00b", "evals", "missing.json"])
+wild_numbers = st.one_of(st.integers(-2**70, 2**70), st.floats(-1e100, 1e100, allow_nan=False),
+                         st.sampled_from([0, -1, 1e100, 2**64, -2**63 - 1]))
+nested_value = st.one_of(wild_numbers, trap_paths, st.text(max_size=12), st.none(),
+                         st.booleans())
+teacher = st.fixed_dictionaries(
+    {}, optional={"url": st.one_of(st.just("http://localhost:8001/v1"), st.text(max_size=20),
+                                   st.just("http://<host>/v1")),
+                  "model": st.one_of(st.just("Qwen/Qwen3-1.7B"), st.text(max_size=12)),
+                  "vocab": st.one_of(trap_paths, wild_numbers),
+                  "api_key_var": st.text(max_size=8)})
+method = st.one_of(
+    st.sampled_from(["grpo", "max_rl", "rae", "opsd", "opd", "async", "sorcery", ""]),
+    st.fixed_dictionaries({"name": st.sampled_from(["opd", "async", "opsd", "rae", "grpo"])},
+                          optional={"teacher": st.one_of(teacher, nested_value),
+                                    "student_vocab": st.one_of(trap_paths, wild_numbers),
+                                    "samples": wild_numbers, "temperature": wild_numbers,
+                                    "max_tokens": wild_numbers, "decay": wild_numbers,
+                                    "method": st.sampled_from(["grpo", "opd", "x"]),
+                                    "correction": st.sampled_from(["ipo", "icepop", "tis", "?"]),
+                                    "template": st.text(max_size=20),
+                                    "privileged": st.text(max_size=10)}))
+overrides = st.dictionaries(st.one_of(st.sampled_from(["trainer.optim.lr", "a.b", "max_steps",
+                                                       "orchestrator.group_size", "", "x..y"]),
+                                      st.text(max_size=10)),
+                            st.one_of(nested_value, st.dictionaries(st.text(max_size=4),
+                                                                     nested_value, max_size=2)),
+                            max_size=3)
+
+
+def test_nested_method_specs_and_overrides(traps):
+    root, server = traps
+
+    @SETTINGS
+    @given(method=method, overrides=st.one_of(st.none(), overrides),
+           student_vocab=st.one_of(st.none(), st.integers(-2**70, 2**70)))
+    def run(method, overrides, student_vocab):
+        arguments = {"taskset": "reverse-text", "model": MODEL, "method": method}
+        if overrides is not None:
+            arguments["overrides"] = overrides
+        if student_vocab is not None:
+            arguments["student_vocab"] = student_vocab
+        started = time.monotonic()
+        check(server, "prime_rl_config", arguments)
+        assert time.monotonic() - started < 30          # no read blocks (FIFO, /dev/zero)
+
+    run()
+
+
+@pytest.mark.parametrize("tool", sorted(ROWS_CALLS))
+def test_trap_paths_in_every_file_argument(traps, tool):
+    root, server = traps
+    fields, rest = ROWS_CALLS[tool]
+
+    @SETTINGS
+    @given(value=trap_paths, which=st.sampled_from(fields))
+    def run(value, which):
+        arguments = {f: "evals/grpo.jsonl" for f in fields} | rest | {which: value}
+        if tool in ("compare_runs", "holdout_size"):
+            arguments["after" if which == "before" else "before"] = "evals/after.jsonl"
+        started = time.monotonic()
+        check(server, tool, arguments)
+        assert time.monotonic() - started < 30
+
+    run()
+
+
+def test_files_over_the_size_limit(tmp_path_factory):
+    """A server with a 2 KB limit on rows files: a bigger file is one clear error (with the
+    limit, the size and the flag that raises it), a smaller one reads."""
+    from whileai_core.safepath import Limits
+
+    root = make_workspace(tmp_path_factory.mktemp("limits") / "ws")
+    server = build_server(root, skills_dir=root / "no-skills",
+                          limits=Limits(max_mb={"rows": 2 / 1024, "tokenizer": 1, "config": 1}))
+
+    @SETTINGS
+    @given(n=st.integers(1, 200))
+    def run(n):
+        body = "".join(json.dumps({"task_id": f"t{i % 7}", "reward": float(i % 2)}) + "\n"
+                       for i in range(n))
+        (root / "sized.jsonl").write_text(body)
+        result = anyio.run(_pass_at, server)
+        if len(body.encode()) > 2048:
+            text = result.content[0].text
+            assert result.is_error and "over the 0.00195312 MB limit for rows" in text, text
+            assert "--max-file-mb rows=" in text and "WHILEAI_MAX_ROWS_MB=" in text
+        else:
+            assert not result.is_error, result.content[0].text
+
+    run()
+
+
+async def _pass_at(server):
+    async with Client(server) as client:
+        return await client.call_tool("pass_at", {"rows": "sized.jsonl"})

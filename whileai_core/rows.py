@@ -18,10 +18,8 @@ import json
 from collections import Counter
 from itertools import repeat
 import math
-import os
 from collections.abc import Iterable, Mapping
 from typing import Any
-from pathlib import Path
 
 import numpy as np
 
@@ -228,16 +226,16 @@ def load_rows(source: Any, *, threshold: float | None = None, root: Root | None 
         return Rows(source=source.source, threshold=thr, records=source.records,
                     reward=source.reward, truncated=source.truncated, model=source.model,
                     task_index=source.task_index, task_ids=source.task_ids, lines=source._lines)
-    is_file = isinstance(source, (str, os.PathLike)) or is_path(source)
+    is_file = is_path(source)
     if is_file:
         step(0, 3, f"reading {source}")
-    if root is None and isinstance(source, (str, os.PathLike)):
-        # another system's output, read by name: only outside the server's confined root
-        # (the importers do not open through the door yet)
-        foreign = _foreign(Path(source))
+        # another system's output (read through the door too, like every path)
+        path = as_user_path(source, root, argument="rows", error=RowsError)
+        foreign = _foreign(path)
         if foreign is not None:
-            return _build(Records(foreign[1], f"{source} ({foreign[0]} import)", None, "row"),
+            return _build(Records(foreign[1], f"{path} ({foreign[0]} import)", None, "row"),
                           threshold=thr)
+        source = path
     records = read_records(source, noun="row", root=root)
     if is_file:
         step(2, 3, f"grouping {len(records)} rows by task")
@@ -247,7 +245,7 @@ def load_rows(source: Any, *, threshold: float | None = None, root: Root | None 
     return rows
 
 
-def _foreign(path: Path) -> tuple[str, list[dict]] | None:
+def _foreign(path: UserPath) -> tuple[str, list[dict]] | None:
     """(format, rows) when ``path`` is another system's output that reads unambiguously
     (``whileai_core.importers``), else None (graded rows, or something the reader will name)."""
     from .importers import ROWS, detect_format, rows_for_load

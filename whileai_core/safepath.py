@@ -270,13 +270,6 @@ class UserPath:
     def stem(self) -> str:
         return PurePosixPath(self.name).stem
 
-    def child(self, name: str) -> UserPath:
-        """The entry ``name`` (one component: no ``/``, no ``..``) inside this folder."""
-        if not name or name in (".", "..") or "/" in name or "\x00" in name:
-            raise ValueError(f"not a single path component: {name!r}")
-        shown = str(PurePosixPath(self.shown) / name)
-        return UserPath(self.root, self.parts + (name,), argument=self.argument, shown=shown)
-
     @property
     def absolute(self) -> Path:
         """Where it is (for messages and records; never open this by name)."""
@@ -323,14 +316,15 @@ class UserPath:
 
     def _dir_error(self, part: str, fd: int, upto: tuple[str, ...], exc: OSError,
                    error: type[WhileaiError]) -> int:
-        shown = "/".join(upto)
+        # under a confined root, the path as the caller wrote it; else the absolute path
+        shown = "/".join(upto) if self.root.confined else str(self.root.path.joinpath(*upto))
         if exc.errno in (errno.ENOTDIR, errno.ELOOP):
             mode = _lstat_mode(part, fd)
             if mode is not None and stat.S_ISLNK(mode):
                 raise _fail(error, self.where, f"`{shown}` is a symlink"
                             + self._leads(part, fd, upto[:-1]), LINK_FIX) from None
-            raise _fail(error, self.where, f"`{shown}` is {_kind_of(mode or 0)}, not a folder",
-                        "check the path") from None
+            raise _fail(error, self.where, f"no such file: `{shown}` is "
+                        f"{_kind_of(mode or 0)}, not a folder", "check the path") from None
         if exc.errno == errno.EACCES:
             raise _fail(error, self.where, f"the folder `{shown}` cannot be opened (permission "
                         "denied)", "check the folder's permissions") from None
@@ -504,6 +498,94 @@ class UserPath:
                      f"{what}", f"split it into smaller files, or raise the limit: {var}={need} in "
                      f"the environment (whileai-mcp: --max-file-mb {kind}={need})")
 
+    # --- folders ---------------------------------------------------------------------------
+
+    def child(self, *names: str) -> UserPath:
+        """The path ``names`` below this one (each a single plain name: no '/', no '..')."""
+        for name in names:
+            if not isinstance(name, str) or name in ("", ".", "..") or "/" in name \
+                    or "\x00" in name:
+                raise ArgumentError(f"{self.where}: {name!r} is not a plain file name")
+        parts = self.parts + tuple(names)
+        shown = self.shown.rstrip("/") + "/" + "/".join(names) if names else self.shown
+        return UserPath(self.root, parts, argument=self.argument, shown=shown)
+
+    @property
+    def parent(self) -> UserPath:
+        """The folder holding this path (the root's own path stays the root)."""
+        if not self.parts:
+            return self
+        shown = str(Path(self.shown).parent)
+        return UserPath(self.root, self.parts[:-1], argument=self.argument, shown=shown)
+
+    def list_dir(self, *, error: type[WhileaiError] = ArgumentError) -> list[tuple[str, str]]:
+        """``(name, kind)`` of each entry of this folder, sorted by name, no link followed.
+
+        ``kind`` as :meth:`kind` gives it: "file", "dir", "link" or "special". The folder is
+        opened through the door (every component without following a link).
+        """
+        fd = self._walk(self.parts, error)
+        try:
+            entries = []
+            with os.scandir(fd) as it:
+                for entry in it:
+                    try:
+                        mode = entry.stat(follow_symlinks=False).st_mode
+                    except OSError:
+                        continue
+                    entries.append((entry.name, _short_kind(mode)))
+        except OSError as exc:
+            raise _fail(error, self.where, f"cannot be listed ({exc.strerror})",
+                        "check the folder's permissions") from None
+        finally:
+            os.close(fd)
+        return sorted(entries)
+
+    def __truediv__(self, name: str) -> UserPath:
+        return self.child(*[n for n in str(name).split("/") if n not in ("", ".")])
+
+    def with_name(self, name: str) -> UserPath:
+        return self.parent.child(name)
+
+    def iterdir(self, *, error: type[WhileaiError] = ArgumentError) -> list[UserPath]:
+        """The entries of this folder as paths (links and special files included: opening
+        one through the door refuses it with the reason)."""
+        return [self.child(name) for name, _ in self.list_dir(error=error)]
+
+    def is_symlink(self) -> bool:
+        return self.kind() == "link"
+
+    def is_file(self) -> bool:
+        return self.kind() == "file"
+
+    def is_dir(self) -> bool:
+        return self.kind() == "dir"
+
+    def exists(self) -> bool:
+        return self.kind() is not None
+
+    def open_binary(self, kind: str, *, error: type[WhileaiError] = ArgumentError):
+        """A read-only binary file object on the checked handle (for a zip archive, say).
+
+        The same checks as :meth:`read_bytes` (regular file, no link, size limit) are made
+        before it is returned; the caller closes it. Reads through it are not timed.
+        """
+        if kind not in FILE_KINDS:
+            raise ValueError(f"unknown kind of file {kind!r}")
+        if not self.parts:
+            raise _fail(error, self.where, "is a directory, not a file",
+                        "point at a file inside it")
+        fd = self._walk(self.parts[:-1], error)
+        try:
+            handle = self._open_file(self.parts[-1], fd, error, self.where, allow_dir=False)
+        finally:
+            os.close(fd)
+        size = os.fstat(handle).st_size
+        if size > self.root.limits.max_bytes(kind):
+            os.close(handle)
+            raise self._too_big(size, kind, error, self.where)
+        return os.fdopen(handle, "rb")
+
     # --- looking ---------------------------------------------------------------------------
 
     def kind(self) -> str | None:
@@ -522,13 +604,7 @@ class UserPath:
             mode = _lstat_mode(self.parts[-1], fd)
         finally:
             os.close(fd)
-        if mode is None:
-            return None
-        if stat.S_ISREG(mode):
-            return "file"
-        if stat.S_ISDIR(mode):
-            return "dir"
-        return "link" if stat.S_ISLNK(mode) else "special"
+        return None if mode is None else _short_kind(mode)
 
     # --- writing ---------------------------------------------------------------------------
 
@@ -608,6 +684,14 @@ class UserPath:
                      f"{arg('overwrite', True)} or choose another path")
 
 
+def _short_kind(mode: int) -> str:
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISDIR(mode):
+        return "dir"
+    return "link" if stat.S_ISLNK(mode) else "special"
+
+
 def _lstat_mode(name: str, dir_fd: int) -> int | None:
     try:
         return os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode
@@ -633,11 +717,14 @@ def _fcntl_setfl(fd: int, flags: int) -> None:
 
 def user_path(path: str | os.PathLike, *, argument: str = "path", for_write: bool = False,
               limits: Limits | None = None, error: type[WhileaiError] = ArgumentError) -> UserPath:
-    """A path the user typed, resolved as their shell would, under its own real folder.
+    """A path the user typed, resolved as their shell would, then opened by the door's rules.
 
-    Relative paths start at the current directory; the user's symlinks are followed here, once.
-    The file is then opened by the door's rules (no link at open time, regular files only, size
-    and time limits). ``for_write`` creates the missing parent folders.
+    Relative paths start at the current directory; the user's symlinks are followed here, once
+    (``os.path.realpath``). The result is walked from the file-system root one component at a
+    time without following links (so a link swapped in after this resolution is refused), and
+    the file is opened by the door's rules (regular files only, size and time limits; hard
+    links are not refused: there is no inside to escape). ``for_write`` creates the missing
+    parent folders first.
     """
     if isinstance(path, UserPath):
         return path
@@ -647,23 +734,17 @@ def user_path(path: str | os.PathLike, *, argument: str = "path", for_write: boo
     if "\x00" in text:
         raise ArgumentError(f"`{argument}` contains a NUL byte. Fix: give a plain file path")
     given = Path(text).expanduser()
-    real = Path(os.path.realpath(given))
-    if real == Path(real.anchor):
-        folder, parts = real, ()
-    else:
-        folder, parts = real.parent, (real.name,)
     if for_write:
+        folder = Path(os.path.realpath(given)).parent
         try:
             os.makedirs(folder, exist_ok=True)
         except OSError as exc:
             why, fix = os_reason(exc, exc.filename)
             raise _fail(error, text, f"cannot create the folder {folder} ({why})", fix) from None
-    try:
-        root = Root(folder, confined=False, limits=limits, error=error, label="the folder of")
-    except WhileaiError:
-        raise _fail(error, text, "no such file",
-                    f"check the path; {relative_paths()}") from None
-    return UserPath(root, parts, argument=argument, shown=str(given))
+    real = Path(os.path.realpath(given))
+    root = Root(real.anchor or "/", confined=False, limits=limits, error=error,
+                label="the file-system root")
+    return UserPath(root, real.parts[1:], argument=argument, shown=str(given))
 
 
 def as_user_path(source: Any, root: Root | None, *, argument: str, for_write: bool = False,

@@ -31,6 +31,7 @@ from whileai_core.defaults import (GRPO_BALANCE_MAX_REPEATS, GRPO_HOLDOUT_SHARE,
                                    GRPO_PROMPT_SEED)
 from whileai_core.errors import ArgumentError, ConfigError
 from whileai_core.io import write_atomic
+from whileai_core.safepath import read_text
 
 SYSTEM_PROMPT = (
     "You are the refund assistant of an online shop. Policy: look an order up before refunding "
@@ -142,11 +143,10 @@ def load_prompts(path: str | Path) -> list[dict]:
     Rows missing ``scenario_id`` are their own situation; ``prompt`` is rebuilt from ``text``.
     """
     source = Path(path)
-    try:
-        lines = source.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise ConfigError(f"--prompts-file {source}: cannot be read ({exc.strerror}). Fix: give "
-                          "a JSONL file written by `python recipes/grpo/prompts.py --out FILE`") from None
+    # through the path door: a FIFO or device is refused, never read; size-limited
+    lines = read_text(source, "rows", argument="--prompts-file", error=ConfigError,
+                      fix="give a JSONL file written by `python recipes/grpo/prompts.py --out "
+                          "FILE`").splitlines()
     records = []
     for lineno, line in enumerate(lines, 1):
         if not line.strip():

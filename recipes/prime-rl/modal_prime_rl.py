@@ -229,13 +229,16 @@ def cli(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     def go() -> int:
+        from whileai_core.errors import ConfigError
         from whileai_core.prime_rl import refuse_unshipped_loss
+        from whileai_core.safepath import read_text
 
-        refuse_unshipped_loss(args.config.read_text(encoding="utf-8"), source=str(args.config))
+        # read once, through the path door: the text checked is the text sent
+        text = read_text(args.config, "config", argument="--config", error=ConfigError)
+        refuse_unshipped_loss(text, source=str(args.config))
         require_modal_token()
         with modal.enable_output(), app.run():
-            record = train.remote(args.config.read_text(encoding="utf-8"), args.run_name,
-                                  args.teacher or None)
+            record = train.remote(text, args.run_name, args.teacher or None)
         print({k: v for k, v in record.items() if k != "log_tail"})
         return 0 if record["returncode"] == 0 else 1
 

@@ -28,6 +28,7 @@ from recipes.launch import guarded, write_results  # noqa: E402
 from recipes.modal_auth import require_modal_token  # noqa: E402
 from whileai_core.errors import ArgumentError, ConfigError  # noqa: E402
 from whileai_core.io import write_atomic  # noqa: E402
+from whileai_core.safepath import read_text  # noqa: E402
 
 ARMS = ("grpo", "opsd", "opd")
 CONFIGS = HERE / "configs"
@@ -95,7 +96,7 @@ def validate(configs: dict) -> int:
     failed = 0
     with modal.enable_output(), app.run():
         for arm, info in configs.items():
-            answer = validate_fn.remote(Path(info["path"]).read_text(encoding="utf-8"))
+            answer = validate_fn.remote(read_text(info["path"], "config", error=ConfigError))
             ok = answer["returncode"] == 0
             failed += not ok
             print(f"{arm}: prime-rl rl --dry-run {'accepts' if ok else 'REFUSES'} {info['path']}")
@@ -115,7 +116,7 @@ def refuse_unshipped(configs: dict) -> None:
     from whileai_core.prime_rl import refuse_unshipped_loss
 
     for info in configs.values():
-        refuse_unshipped_loss(Path(info["path"]).read_text(encoding="utf-8"), source=info["path"])
+        refuse_unshipped_loss(read_text(info["path"], "config", error=ConfigError), source=info["path"])
 
 
 def launch(configs: dict, args) -> dict:
@@ -134,7 +135,7 @@ def launch(configs: dict, args) -> dict:
     calls = {}
     for arm, info in configs.items():
         name = f"{args.run_prefix}-{arm}"
-        call = train.spawn(Path(info["path"]).read_text(encoding="utf-8"), name,
+        call = train.spawn(read_text(info["path"], "config", error=ConfigError), name,
                            _teacher(info["report"]))
         # train() names the launch's run folder after its own call id
         calls[arm] = {"call_id": call.object_id, "run_name": name, "config": info["path"],
@@ -249,7 +250,7 @@ def modal_call(run_name: str, config_path: str | None = None) -> dict:
                             "recipes/prime-rl/configs/grpo.toml)")
     from whileai_core.prime_rl import refuse_unshipped_loss
 
-    text = Path(config_path).read_text(encoding="utf-8")
+    text = read_text(config_path, "config", argument="config_path", error=ConfigError)
     refuse_unshipped_loss(text, source=str(config_path))
     return {"app": "whileai-prime-rl", "function": "train", "args": [text, run_name],
             "kwargs": {}}

@@ -35,6 +35,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ import numpy as np
 
 from ..defaults import REWARD_OUTPUT_MAX_BYTES, REWARD_TIMEOUT_S
 from ..errors import ArgumentError, WhileaiError
+from ..safepath import UserPath, user_path
 
 _MODULE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
@@ -50,6 +52,19 @@ _STDERR_LINES = 5
 
 class RewardError(WhileaiError):
     """The user's reward failed, hung, or returned something that is not one number per item."""
+
+
+@dataclass(frozen=True)
+class RewardFile:
+    """A ``module:function`` reward whose file was located under a root (the server's
+    workspace): its bytes are read through the path door and handed to the child, which runs
+    exactly them, never the file's name again (a file swapped meanwhile cannot be run)."""
+
+    path: UserPath
+    function: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.function}"
 
 
 def trl_columns(items: Sequence[dict]) -> dict[str, list]:
@@ -120,14 +135,25 @@ def reward_runner(reward: Any, *, root: str | os.PathLike | None = None,
                           completions=[it.get("completion") for it in items],
                           **trl_columns(items))
         return RewardRunner(name, call)
-    if isinstance(reward, str):
-        file, function = locate_function(reward, base)
-        argv = [sys.executable, "-m", "whileai_core.hacking._reward_child", str(base), str(file),
-                function]
+    if isinstance(reward, (str, RewardFile)):
+        if isinstance(reward, RewardFile):
+            code_path, function = reward.path, reward.function
+        else:
+            file, function = locate_function(reward, base)
+            code_path = user_path(file, argument="reward")
+        if not re.fullmatch(r"[A-Za-z_]\w*", function):
+            raise ArgumentError(f"`reward` function {function!r} is not a Python name. Fix: "
+                                "e.g. 'rewards/grade.py:score'")
+        # the child runs these bytes, read once through the path door
+        code = code_path.read_text("config", error=ArgumentError, fix="save the reward as UTF-8")
+        label = str(reward)
+        argv = [sys.executable, "-m", "whileai_core.hacking._reward_child", str(base),
+                str(code_path), function]
         env = {"PYTHONPATH": os.pathsep.join(
             [str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")])}
-        return RewardRunner(reward, lambda items: _parse_stdout(
-            _run_child(argv, items, base, timeout_s, reward, env), reward))
+        preamble = (json.dumps(code) + "\n").encode()
+        return RewardRunner(label, lambda items: _parse_stdout(
+            _run_child(argv, items, base, timeout_s, label, env, preamble), label))
     if isinstance(reward, (list, tuple)) and reward and all(isinstance(a, str) for a in reward):
         argv = list(reward)
         if argv[0] in ("python", "python3"):
@@ -162,8 +188,9 @@ def locate_function(spec: str, root: Path) -> tuple[Path, str]:
 
 
 def _run_child(argv: list[str], items: list[dict], cwd: Path, timeout_s: float, label: str,
-               extra_env: dict[str, str]) -> str:
-    payload = "".join(json.dumps(it, ensure_ascii=False) + "\n" for it in items).encode()
+               extra_env: dict[str, str], preamble: bytes = b"") -> str:
+    payload = preamble + "".join(json.dumps(it, ensure_ascii=False) + "\n"
+                                 for it in items).encode()
     env = dict(os.environ, **extra_env, PYTHONUNBUFFERED="1")
     try:
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE,

@@ -38,7 +38,6 @@ import json
 import math
 import os
 import re
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -49,6 +48,7 @@ from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, WATCH_CONFIRM, WATCH_S
 from ..errors import ArgumentError, RowsError, WhileaiError
 from ..result import Result, fmt_rate
 from ..rows import load_rows, read_records
+from ..safepath import UserPath, as_user_path, is_path, user_path
 from ..stats import Rate, check_metric, compare, pass_rate
 from .scan import HackScan, hack_scan
 
@@ -357,12 +357,13 @@ def records_from_rows(rows: Any, *, held_out_field: str = "held_out") -> list[di
     return out
 
 
-def records_from_trl_state(path: Path) -> list[dict]:
+def records_from_trl_state(path: str | os.PathLike | UserPath) -> list[dict]:
     """Step records from a TRL ``trainer_state.json``: each ``log_history`` entry with a
     ``reward`` (GRPOTrainer's logged mean reward) is one step; there are no held-out rows."""
+    path = as_user_path(path, None, argument="source", error=RowsError)
     try:
-        state = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        state = json.loads(path.read_text("rows", error=RowsError))
+    except (json.JSONDecodeError, RecursionError) as exc:
         raise RowsError(f"cannot be read as JSON ({exc})", source=str(path),
                         fix="point at the trainer_state.json TRL wrote") from None
     history = state.get("log_history") if isinstance(state, dict) else None
@@ -384,7 +385,7 @@ def records_from_trl_state(path: Path) -> list[dict]:
     return out
 
 
-def records_from_prime_rl(path: Path) -> list[dict]:
+def records_from_prime_rl(path: UserPath) -> list[dict]:
     """Step records from a prime-rl run folder through the prime-rl importer: its eval episodes
     are the held-out evaluations (per ``step``), its train episodes each step's batch."""
     from ..importers.prime_rl import import_prime_rl
@@ -397,39 +398,57 @@ def records_from_prime_rl(path: Path) -> list[dict]:
     return records_from_rows(rows)
 
 
-def _newest_state(folder: Path) -> Path | None:
-    if (folder / TRL_STATE).is_file():
-        return folder / TRL_STATE
+# Folders are read through the path door (whileai_core.safepath): listed and walked without
+# following links. A link where a file is looked for counts as found, so that opening it
+# refuses it by name instead of skipping it silently.
+_PRESENT = ("file", "link", "special")
+
+
+def _newest_state(folder: UserPath) -> UserPath | None:
+    if folder.child(TRL_STATE).kind() in _PRESENT:
+        return folder.child(TRL_STATE)
     checkpoints = []
-    for child in folder.glob("checkpoint-*"):
-        tail = child.name.split("-", 1)[1]
-        if tail.isdigit() and (child / TRL_STATE).is_file():
-            checkpoints.append((int(tail), child / TRL_STATE))
-    return max(checkpoints)[1] if checkpoints else None
+    for name, kind in folder.list_dir(error=RowsError):
+        tail = name.split("-", 1)[1] if name.startswith("checkpoint-") else ""
+        if tail.isdigit() and kind in ("dir", "link") \
+                and folder.child(name, TRL_STATE).kind() in _PRESENT:
+            checkpoints.append((int(tail), folder.child(name, TRL_STATE)))
+    return max(checkpoints, key=lambda c: c[0])[1] if checkpoints else None
 
 
-def _find(folder: Path, name: str, depth: int = 3) -> Path | None:
-    for level in range(depth + 1):
-        hits = sorted(folder.glob("/".join(["*"] * level + [name])))
-        hits = [h for h in hits if h.is_file() and not h.is_symlink()]
+def _find(folder: UserPath, name: str, depth: int = 3) -> UserPath | None:
+    level_dirs = [folder]
+    for _ in range(depth + 1):
+        hits, below = [], []
+        for here in level_dirs:
+            for entry, kind in here.list_dir(error=RowsError):
+                if entry == name and kind in _PRESENT:
+                    hits.append(here.child(entry))
+                elif kind == "dir":
+                    below.append(here.child(entry))
         if len(hits) > 1:
-            shown = ", ".join(str(h.relative_to(folder)) for h in hits[:5])
+            shown = ", ".join("/".join(h.parts[len(folder.parts):]) for h in hits[:5])
             raise ArgumentError(f"{folder} holds {len(hits)} {name} files at the same depth "
                                 f"({shown}): several runs. Fix: point at one run's folder")
         if hits:
             return hits[0]
+        level_dirs = below
     return None
 
 
-def _records_from_path(path: Path) -> tuple[Any, str]:
-    if path.is_file():
+def _first_record(path: UserPath) -> Any:
+    try:
+        with path.open_binary("rows", error=RowsError) as fh:
+            return json.loads(fh.readline(1 << 20).decode("utf-8", errors="replace"))
+    except (OSError, ValueError, RecursionError):
+        return None
+
+
+def _records_from_path(path: UserPath) -> tuple[Any, str]:
+    if path.kind() in _PRESENT:
         if path.name == TRL_STATE:
             return records_from_trl_state(path), f"TRL {path}"
-        try:
-            with path.open(encoding="utf-8", errors="replace") as fh:
-                first = json.loads(fh.readline())
-        except (OSError, json.JSONDecodeError):
-            first = None
+        first = _first_record(path)
         if isinstance(first, dict) and ("task_id" in first or "scenario_id" in first):
             return records_from_rows(path), f"rows {path}"  # graded rows, each with its step
         return path, f"watch records {path}"
@@ -442,7 +461,7 @@ def _records_from_path(path: Path) -> tuple[Any, str]:
     state = _newest_state(path)
     if state is not None:
         return records_from_trl_state(state), f"TRL {state}"
-    if (path / "rollouts").is_dir() or path.name == "rollouts":
+    if (path / "rollouts").kind() in ("dir", "link") or path.name == "rollouts":
         return records_from_prime_rl(path), f"prime-rl {path}"
     raise ArgumentError(f"{path} holds no {WATCH_FILE} (the TRL watch callback's records), no "
                         f"{TRL_STATE} (a TRL output folder or its checkpoint-N) and no prime-rl "
@@ -465,8 +484,8 @@ def watch_run(source: Any, *, state_dir: str | os.PathLike | None = None,
         if record is None:
             raise ArgumentError(f"no run {source!r} in {registry.path}. Fix: list_runs shows "
                                 "the runs; pass --state-dir if they live elsewhere")
-        run_dir = registry.run_dir(record.id)
-        found = _find(run_dir, WATCH_FILE, depth=4)
+        run_dir = user_path(registry.run_dir(record.id), argument="run folder")
+        found = _find(run_dir, WATCH_FILE, depth=4) if run_dir.is_dir() else None
         if found is None and record.backend == "modal":
             raise ArgumentError(f"run {record.id} runs on Modal; its records are on the runs "
                                 "volume, not here. Fix: download its folder (modal volume get "
@@ -476,8 +495,9 @@ def watch_run(source: Any, *, state_dir: str | os.PathLike | None = None,
                                 f"yet (status {record.status}). Fix: wait for its first step, "
                                 "or check that the recipe runs the watch callback")
         recs, label = found, f"run {record.id}"
-    elif isinstance(source, (str, os.PathLike)):
-        recs, label = _records_from_path(Path(source))
+    elif is_path(source):
+        recs, label = _records_from_path(as_user_path(source, None, argument="source",
+                                                      error=RowsError))
     else:
         recs, label = source, "<records>"
     return watch_records(recs, metric=metric, threshold=threshold, level=level, seed=seed,

@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
-from typing import Any
 
 from ..errors import ArgumentError, RowsError
+from ..safepath import Root, UserPath, as_user_path
 from .result import Imported, StepCount
 
 FORMATS = ("prime-rl", "inspect", "lm-eval")
@@ -36,15 +35,16 @@ class AmbiguousImport(RowsError):
     """The input is a known format, but a choice (a metric, a step) is needed to read it."""
 
 
-def detect_format(path: str | os.PathLike) -> str | None:
+def detect_format(path: str | os.PathLike | UserPath) -> str | None:
     """``"prime-rl"``, ``"inspect"``, ``"lm-eval"``, ``"rows"`` (graded rows already), or None.
 
     Reads as little as it can: a folder's listing, a zip archive's directory, the first JSON
     line of a JSONL file, or (for a file whose first line is not a whole JSON value) the file.
+    Everything is opened through the path door (``whileai_core.safepath``).
     """
     from . import inspect_logs, lm_eval, prime_rl
 
-    path = Path(path)
+    path = as_user_path(path, None, argument="path", error=RowsError)
     if path.is_dir():
         found = []
         if prime_rl.is_run_tree(path):
@@ -78,29 +78,29 @@ def detect_format(path: str | os.PathLike) -> str | None:
         return None
     if first.lstrip().startswith("{"):  # a pretty-printed JSON document
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError):
+            data = json.loads(path.read_text("rows", error=RowsError))
+        except (RowsError, ValueError, RecursionError):
             return None
         return "inspect" if inspect_logs.looks_like_log(data) else None
     return None
 
 
-def _first_line(path: Path) -> str | None:
+def _first_line(path: UserPath) -> str | None:
     try:
-        with open(path, "rb") as fh:
+        with path.open_binary("rows", error=RowsError) as fh:
             for raw in fh:
                 if raw.strip():
                     return raw[:_PEEK_LINE_MAX].decode("utf-8", errors="replace")
                 if fh.tell() > _PEEK_LINE_MAX:
                     return None
-    except OSError:
+    except (OSError, RowsError):
         return None
     return None
 
 
-def import_rows(source: str | os.PathLike, *, format: str = "auto", metric: str | None = None,
-                step: int | str | None = None, kind: str = "eval",
-                keep_errored: bool = False) -> Imported:
+def import_rows(source: str | os.PathLike | UserPath, *, format: str = "auto",
+                metric: str | None = None, step: int | str | None = None, kind: str = "eval",
+                keep_errored: bool = False, root: Root | None = None) -> Imported:
     """Graded rows from another system's output. Returns :class:`Imported` (``.rows``).
 
     ``format``: ``"auto"`` (from the content), or one of ``prime-rl``, ``inspect``, ``lm-eval``
@@ -108,7 +108,9 @@ def import_rows(source: str | os.PathLike, *, format: str = "auto", metric: str 
     ``name,filter``) that becomes the reward; needed when there are several. ``step`` and
     ``kind``: prime-rl only (one step, an int or ``"first"``/``"last"``; ``"eval"`` or
     ``"train"`` episodes). ``keep_errored``: keep errored rollouts as rows with
-    ``errored: true`` instead of only counting them.
+    ``errored: true`` instead of only counting them. Every file and folder is opened through
+    the path door: under ``root`` when given (confined), else as the user's own path; a link
+    anywhere inside the output is refused, never followed.
     """
     from .inspect_logs import import_inspect
     from .lm_eval import import_lm_eval
@@ -116,7 +118,7 @@ def import_rows(source: str | os.PathLike, *, format: str = "auto", metric: str 
 
     if format not in ("auto", *FORMATS):
         raise ArgumentError(f"`format` is {format!r}. Fix: use one of auto, {', '.join(FORMATS)}")
-    path = Path(source)
+    path = as_user_path(source, root, argument="path", error=RowsError)
     if not path.exists():
         raise RowsError("no such file or folder", source=str(path),
                         fix="check the path (relative paths start at the current directory)")
@@ -144,7 +146,7 @@ def import_rows(source: str | os.PathLike, *, format: str = "auto", metric: str 
     return import_lm_eval(path, metric=metric)
 
 
-def rows_for_load(path: Path, fmt: str) -> list[dict]:
+def rows_for_load(path: UserPath, fmt: str) -> list[dict]:
     """What ``load_rows`` reads from a foreign format: only when nothing needs choosing."""
     try:
         imported = import_rows(path, format=fmt)

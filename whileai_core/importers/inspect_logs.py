@@ -20,10 +20,10 @@ from __future__ import annotations
 import json
 import math
 import zipfile
-from pathlib import Path
 from typing import Any
 
 from ..errors import RowsError
+from ..safepath import UserPath, as_user_path
 from .result import Imported, summarize
 
 FORMAT = "inspect"
@@ -39,27 +39,34 @@ def looks_like_log(data: Any) -> bool:
             and "status" in data and "version" in data)
 
 
-def is_eval_archive(path: Path) -> bool:
+def is_eval_archive(path: UserPath) -> bool:
     """A ``.eval`` log: a zip archive with a ``header.json`` or ``_journal/start.json``."""
-    if not zipfile.is_zipfile(path):
-        return False
     try:
-        with zipfile.ZipFile(path) as archive:
-            names = set(archive.namelist())
-    except (zipfile.BadZipFile, OSError):
+        with path.open_binary("rows", error=RowsError) as fh:
+            if not zipfile.is_zipfile(fh):
+                return False
+            fh.seek(0)
+            with zipfile.ZipFile(fh) as archive:
+                names = set(archive.namelist())
+    except (zipfile.BadZipFile, OSError, RowsError):
         return False
     return "header.json" in names or "_journal/start.json" in names
 
 
-def _read(path: Path) -> tuple[dict, list[dict], str]:
+def _read(path: UserPath) -> tuple[dict, list[dict], str]:
     """(eval spec, samples as dicts, how it was read)."""
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
         read_eval_log = None
     if read_eval_log is not None:
+        archive = is_eval_archive(path)
         try:
-            log = read_eval_log(str(path))
+            # inspect reads the handle the door opened and checked, never the name again
+            with path.open_binary("rows", error=RowsError) as fh:
+                log = read_eval_log(fh, format="eval" if archive else "json")
+        except RowsError:
+            raise
         except Exception as exc:  # noqa: BLE001 - inspect's reader: any failure is a bad log
             raise RowsError(f"inspect's reader refused it ({type(exc).__name__}: {exc})",
                             source=str(path), fix="pass an Inspect .eval or .json log") from None
@@ -71,8 +78,8 @@ def _read(path: Path) -> tuple[dict, list[dict], str]:
                         fix="pip install inspect_ai, or convert it: inspect log convert "
                             f"{path.name} --to json --output-dir DIR")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = json.loads(path.read_text("rows", error=RowsError))
+    except (json.JSONDecodeError, RecursionError) as exc:
         raise RowsError(f"is not an Inspect JSON log ({exc})", source=str(path),
                         fix="pass an Inspect .json log (or install inspect_ai for .eval)") from None
     if not looks_like_log(data):
@@ -102,10 +109,10 @@ def score_to_reward(value: Any) -> float | None:
     return None
 
 
-def import_inspect(path: str | Path, *, metric: str | None = None,
+def import_inspect(path: str | UserPath, *, metric: str | None = None,
                    keep_errored: bool = False) -> Imported:
     """Graded rows from one Inspect log (``.eval`` or ``.json``); see the module docstring."""
-    path = Path(path)
+    path = as_user_path(path, None, argument="path", error=RowsError)
     if not path.is_file():
         raise RowsError("no such file" if not path.exists() else "is not a file",
                         source=str(path), fix="pass an Inspect .eval or .json log")
@@ -149,7 +156,7 @@ def import_inspect(path: str | Path, *, metric: str | None = None,
                      kept_errored=keep_errored, metric=chosen, notes=notes)
 
 
-def _choose(scorers: list[str], metric: str | None, path: Path) -> str:
+def _choose(scorers: list[str], metric: str | None, path: UserPath) -> str:
     if metric is not None:
         if metric not in scorers:
             raise RowsError(f"has no scorer {metric!r}; its scorers are {scorers}",

@@ -20,11 +20,11 @@ from __future__ import annotations
 import json
 import math
 import re
-from pathlib import Path
 from typing import Any
 
 from ..errors import RowsError
 from ..rows import read_records
+from ..safepath import UserPath, as_user_path
 from .result import Imported, summarize
 
 FORMAT = "lm-eval"
@@ -38,10 +38,11 @@ def looks_like_sample(record: Any) -> bool:
             and isinstance(record.get("metrics"), list) and "task_id" not in record)
 
 
-def sample_files(path: Path) -> list[Path]:
+def sample_files(path: UserPath) -> list[UserPath]:
     """``samples_*.jsonl`` files: ``path`` itself, or those in the folder (not nested)."""
     if path.is_dir():
-        files = sorted(p for p in path.iterdir() if SAMPLE_FILE.match(p.name))
+        files = [path.child(name) for name, _ in path.list_dir(error=RowsError)
+                 if SAMPLE_FILE.match(name)]
         if not files:
             raise RowsError("has no samples_<task>_<date>.jsonl files", source=str(path),
                             fix="run lm_eval with --log_samples --output_path DIR and point "
@@ -50,23 +51,26 @@ def sample_files(path: Path) -> list[Path]:
     return [path]
 
 
-def _model(file: Path) -> str | None:
+def _model(file: UserPath) -> str | None:
     """``model_name`` from the ``results_<date>.json`` written with this samples file."""
     match = SAMPLE_FILE.match(file.name)
     if not match:
         return None
     results = file.with_name(f"results_{match.group('date')}.json")
     try:
-        data = json.loads(results.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(results.read_text("rows", error=RowsError))
+    except (RowsError, ValueError, RecursionError):
         return None
-    name = data.get("model_name") or (data.get("config") or {}).get("model")
+    if not isinstance(data, dict):
+        return None
+    config = data.get("config") if isinstance(data.get("config"), dict) else {}
+    name = data.get("model_name") or config.get("model")
     return name if isinstance(name, str) else None
 
 
-def import_lm_eval(path: str | Path, *, metric: str | None = None) -> Imported:
+def import_lm_eval(path: str | UserPath, *, metric: str | None = None) -> Imported:
     """Graded rows from lm-eval sample files (a file, or the folder holding them)."""
-    path = Path(path)
+    path = as_user_path(path, None, argument="path", error=RowsError)
     files = sample_files(path)
     rows: list[dict] = []
     chosen = None
@@ -117,7 +121,7 @@ def import_lm_eval(path: str | Path, *, metric: str | None = None) -> Imported:
 
 
 def _choose(metrics: list[str], filters: list[str], metric: str | None,
-            file: Path) -> tuple[str, str]:
+            file: UserPath) -> tuple[str, str]:
     name, _, filt = (metric or "").partition(",")
     if metric is not None:
         if name not in metrics:

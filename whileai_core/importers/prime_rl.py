@@ -29,10 +29,10 @@ Errored rows are counted and left out (a failed rollout is not a zero-reward ans
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 from ..errors import RowsError
+from ..safepath import UserPath, as_user_path
 from ..rows import read_records
 from .result import Imported, StepCount, reward_rate, summarize
 
@@ -53,27 +53,30 @@ def looks_like_episode(record: Any) -> bool:
             and ("ok" in record or "traces" in record) and "task_id" not in record)
 
 
-def is_run_tree(path: Path) -> bool:
+def is_run_tree(path: UserPath) -> bool:
     """A run folder, its ``rollouts`` folder, or one ``step_<S>`` folder."""
     return path.is_dir() and bool(_trace_files(path, "eval") or _trace_files(path, "train"))
 
 
-def _trace_files(path: Path, kind: str) -> list[tuple[int | None, Path]]:
-    if (path / "rollouts").is_dir():
+def _trace_files(path: UserPath, kind: str) -> list[tuple[int | None, UserPath]]:
+    # Listed without following links. A link where a step folder or a traces file belongs is
+    # kept, so that reading it through the door refuses it by name: never a silent skip.
+    if (path / "rollouts").kind() in ("dir", "link"):
         path = path / "rollouts"
     if _STEP_DIR.match(path.name):
         steps = [path]
     else:
-        steps = [p for p in path.iterdir() if p.is_dir() and _STEP_DIR.match(p.name)]
+        steps = [path.child(name) for name, what in path.list_dir(error=RowsError)
+                 if what in ("dir", "link") and _STEP_DIR.match(name)]
     found = []
     for step_dir in steps:
         file = step_dir / kind / "all" / "traces.jsonl"
-        if file.is_file():
+        if step_dir.kind() == "link" or file.exists():
             found.append((int(_STEP_DIR.match(step_dir.name).group(1)), file))
     return sorted(found, key=lambda item: item[0])
 
 
-def files_for(path: Path, kind: str = "eval") -> list[Path]:
+def files_for(path: UserPath, kind: str = "eval") -> list[UserPath]:
     """The ``all`` trace files of ``kind`` under ``path`` (a run, rollouts or step folder, or
     one traces.jsonl), in step order. Refuses an ``effective`` file and an empty folder."""
     if kind not in KINDS:
@@ -81,9 +84,9 @@ def files_for(path: Path, kind: str = "eval") -> list[Path]:
                         fix="use 'eval' (held-out evals) or 'train' (training rollouts)")
     if path.is_dir():
         files = [f for _, f in _trace_files(path, kind)]
-        root = path.resolve()
-        for file in files:  # nested paths stay inside the folder that was given
-            if file.is_symlink() or not file.resolve().is_relative_to(root):
+        for file in files:  # nested paths stay inside the folder that was given: no link
+            if any(p.kind() == "link" for p in (file, file.parent, file.parent.parent,
+                                                  file.parent.parent.parent)):
                 raise RowsError("leads outside the run folder through a symlink",
                                 source=str(file), fix="copy the run's files in instead of "
                                                       "linking them")
@@ -102,7 +105,7 @@ def files_for(path: Path, kind: str = "eval") -> list[Path]:
     return [path]
 
 
-def import_prime_rl(path: str | Path, *, kind: str = "eval", step: int | str | None = None,
+def import_prime_rl(path: str | UserPath, *, kind: str = "eval", step: int | str | None = None,
                     keep_errored: bool = False) -> Imported:
     """Graded rows from prime-rl episode files (see the module docstring for every field).
 
@@ -111,7 +114,7 @@ def import_prime_rl(path: str | Path, *, kind: str = "eval", step: int | str | N
     (default) or ``"train"``. ``step``: keep one step (an int, ``"first"`` or ``"last"``);
     default every step, each row carrying its ``step``.
     """
-    root = Path(path)
+    root = as_user_path(path, None, argument="path", error=RowsError)
     files = files_for(root, kind)
     rows: list[dict] = []
     errored = 0

@@ -65,4 +65,7 @@ def _explain(cls: type[BaseModel], err: ValidationError) -> str:
             else:
                 text += "; required"
         parts.append(text)
-    return ". ".join(parts)
+    unknown = any(item["type"] == "extra_forbidden" for item in err.errors())
+    fix = ("drop the unknown knob, or use one of the known ones" if unknown
+           else "give each knob named a value it allows")
+    return ". ".join(parts) + f". Fix: {fix}"

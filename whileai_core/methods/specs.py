@@ -11,7 +11,7 @@ References (cited from the code by number):
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 from urllib.parse import urlparse
 
 from pydantic import Field, field_validator, model_validator
@@ -26,6 +26,13 @@ CHAT_API_HOSTS = ("api.openai.com", "api.anthropic.com", "generativelanguage.goo
                   "api.deepseek.com", "api.fireworks.ai")
 
 BASE_METHODS = ("grpo", "max_rl", "rae")
+
+# Upper bounds that keep every number of a spec finite and sane (issue 12: an argument schema
+# has a finite range for every number); far above any real setting.
+MAX_COUNT = 10**9
+MAX_TOKENS = 10**8
+MAX_VOCAB = 10**8
+MAX_RATIO = 1e6
 
 
 def _check_url(url: str) -> str:
@@ -49,8 +56,8 @@ class Endpoint(Spec):
     model: str = Field(min_length=1, description="the served model name (non-empty)")
     api_key_var: str = Field("VLLM_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
                              description="an environment variable name")
-    vocab: int | str | None = Field(None, description="vocab size (int > 0) or a local tokenizer "
-                                                       "path; None = not known")
+    vocab: Annotated[int, Field(ge=1, le=MAX_VOCAB)] | str | None = Field(
+        None, description="vocab size (1 to 10^8) or a local tokenizer path; None = not known")
     params_b: float | None = Field(None, gt=0.0, le=10_000.0,
                                    description="parameters in billions, to size the server; None "
                                                "= read from the model id (e.g. '32B')")
@@ -137,18 +144,22 @@ class OPD(Spec):
 
     teacher: Endpoint = Field(description="Endpoint(url, model), 'model@http://host:port/v1' or "
                                           "{'url', 'model'}")
-    samples: int = Field(D.OPD_SAMPLES, ge=1, description="integer >= 1 (samples per prompt)")
+    samples: int = Field(D.OPD_SAMPLES, ge=1, le=MAX_COUNT,
+                         description="integer >= 1 (samples per prompt)")
     temperature: float = Field(D.OPD_TEMPERATURE, ge=0.0, le=D.PRIME_RL_MAX_TEMPERATURE,
                                description="0 <= temperature <= 2")
-    max_tokens: int = Field(D.OPD_MAX_TOKENS, ge=1, description="integer >= 1; score the teacher at "
-                                                                "the student's max_tokens")
+    max_tokens: int = Field(D.OPD_MAX_TOKENS, ge=1, le=MAX_TOKENS,
+                            description="integer >= 1; score the teacher at the student's "
+                                        "max_tokens")
     lr: float | None = Field(None, gt=0.0, lt=1.0, description=f"0 < lr < 1; None = "
                              f"{D.OPD_LR_FULL} full weights, {D.OPD_LR_LORA} LoRA")
-    top_k: int | None = Field(None, ge=1, description="integer >= 1 or None (teacher support size)")
+    top_k: int | None = Field(None, ge=1, le=MAX_VOCAB,
+                              description="integer >= 1 or None (teacher support size)")
     divergence: Literal["reverse_kl", "forward_kl", "jsd"] = Field(
         "reverse_kl", description="'reverse_kl', 'forward_kl' or 'jsd'")
-    student_vocab: int | str | None = Field(None, description="student vocab size or local tokenizer "
-                                                              "path; None = not known")
+    student_vocab: Annotated[int, Field(ge=1, le=MAX_VOCAB)] | str | None = Field(
+        None, description="student vocab size (1 to 10^8) or local tokenizer path; None = not "
+                          "known")
 
     @field_validator("teacher", mode="before")
     @classmethod
@@ -189,7 +200,8 @@ class OPSD(Spec):
                                                    "0 < rate < 1")
     template: str | None = Field(None, description="text containing '{demonstration}'; None = the "
                                                    "default for the privileged kind")
-    samples: int = Field(D.OPSD_SAMPLES, ge=1, description="integer >= 1 (samples per prompt)")
+    samples: int = Field(D.OPSD_SAMPLES, ge=1, le=MAX_COUNT,
+                         description="integer >= 1 (samples per prompt)")
     lr: float | None = Field(None, gt=0.0, lt=1.0, description=f"0 < lr < 1; None = {D.OPSD_LR}")
 
     @field_validator("privileged")
@@ -254,11 +266,12 @@ class Async(Spec):
     method: Any = Field(description="'grpo', 'max_rl', 'rae', an OPD or an OPSD (or their dict form)")
     correction: Literal["ipo", "icepop", "tis"] = Field(D.ASYNC_CORRECTION,
                                                         description="'ipo', 'icepop' or 'tis'")
-    off_policy_steps: int = Field(D.ASYNC_OFF_POLICY_STEPS, ge=0, description="integer >= 0")
+    off_policy_steps: int = Field(D.ASYNC_OFF_POLICY_STEPS, ge=0, le=MAX_COUNT,
+                                  description="integer >= 0")
     ipo_threshold: float = Field(D.IPO_THRESHOLD, gt=0.0, le=1.0, description="0 < threshold <= 1")
     icepop_low: float = Field(D.ICEPOP_LOW, gt=0.0, lt=1.0, description="0 < low < 1")
-    icepop_high: float = Field(D.ICEPOP_HIGH, gt=1.0, description="high > 1")
-    tis_cap: float = Field(D.TIS_CAP, gt=1.0, description="cap > 1")
+    icepop_high: float = Field(D.ICEPOP_HIGH, gt=1.0, le=MAX_RATIO, description="high > 1")
+    tis_cap: float = Field(D.TIS_CAP, gt=1.0, le=MAX_RATIO, description="cap > 1")
 
     @field_validator("method", mode="before")
     @classmethod

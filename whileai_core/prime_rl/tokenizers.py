@@ -64,6 +64,9 @@ def compare_vocab(teacher: int | str | None, student: int | str | None, *,
 
     A str is a tokenizer path, read through the door under ``root`` (see :func:`load_vocab`).
     """
+    for value, argument in ((teacher, "method.teacher.vocab"), (student, "student_vocab")):
+        if isinstance(value, str):  # a path is refused by its text even when it goes unread
+            as_user_path(value, root, argument=argument, error=ConfigError)
     if teacher is None or student is None:
         missing = [who for who, v in (("teacher", teacher), ("student", student)) if v is None]
         return None, f"no vocab given for the {' and '.join(missing)}"

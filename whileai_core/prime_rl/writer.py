@@ -117,8 +117,9 @@ def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str,
         renderer, renderer_why = pick_renderer(model)
     else:
         if renderer not in RENDERER_NAMES:
-            raise ArgumentError(f"`renderer` {renderer!r} is not a prime-rl 559b447 renderer; one "
-                                f"of {', '.join(sorted(RENDERER_NAMES))}")
+            raise ArgumentError(f"`renderer` {renderer!r} is not a prime-rl 559b447 renderer. "
+                                f"Fix: one of {', '.join(sorted(RENDERER_NAMES))}, or leave it "
+                                "out (picked from the model id)")
         renderer_why = "given"
         renderer = None if renderer == "auto" else renderer
 

@@ -92,20 +92,35 @@ def read_arm(before: Sequence[dict], after: Sequence[dict]) -> dict:
 
 def summarize(before: Sequence[dict], after: Sequence[dict],
               categories: Sequence[str] = CATEGORIES) -> dict:
-    """The overall read and the same read **by category** (compare on each category's rows)."""
-    summary = {"overall": read_arm(before, after), "by_category": {}}
+    """The overall read and the same read **by category** (compare on each category's rows),
+    with ``corrected``: :func:`whileai_core.compare_many` over the categories (which deltas
+    survive Benjamini-Hochberg and Holm for having looked at several)."""
+    from whileai_core import compare_many
+
+    summary = {"overall": read_arm(before, after), "by_category": {}, "corrected": None}
     for category in categories:
         b = [r for r in before if r["category"] == category]
         a = [r for r in after if r["category"] == category]
         if b and a:
             summary["by_category"][category] = read_arm(b, a)
+    if len(summary["by_category"]) > 1:
+        summary["corrected"] = compare_many(list(before), list(after), by="category").to_dict()
     return summary
 
 
 def _rate(d: dict) -> str:
-    ci = d.get("ci95")
+    ci = d.get("ci")
     value = d["pass_at_1"] if "pass_at_1" in d else d.get("value")
     return fmt_rate(value, tuple(ci) if ci else None, d.get("n_tasks"))
+
+
+def _corrected(b: dict, n: int) -> str:
+    if b["p_value"] is None:
+        return f"  after correction for {n} categories: no test (too few paired prompts)"
+    keeps = ("survives Holm" if b["survives_holm"] else "survives Benjamini-Hochberg only"
+             if b["survives_bh"] else "does not survive")
+    return (f"  after correction for {n} categories: p={b['p_value']:.3g}, BH {b['p_bh']:.3g}, "
+            f"Holm {b['p_holm']:.3g}: {keeps}")
 
 
 def render_summary(summary: dict) -> str:
@@ -113,16 +128,18 @@ def render_summary(summary: dict) -> str:
     lines = []
     groups: list[tuple[str, dict]] = [("overall", summary["overall"])]
     groups += list(summary["by_category"].items())
+    corrected = {b["name"]: b for b in (summary.get("corrected") or {}).get("behaviours", [])}
     for name, arm in groups:
         delta = arm["delta"]
         d = delta.get("delta")
-        ci = delta.get("ci95")
+        ci = delta.get("ci")
         dtext = "n/a" if d is None else f"{d:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else
                                                        " [no interval]")
         lines += [f"{name}:",
                   f"  pass@1 before {_rate(arm['pass_before'])}",
                   f"  pass@1 after  {_rate(arm['pass_after'])}",
                   f"  delta {dtext}, verdict {delta['verdict']} (n={delta['n_paired']} paired prompts)",
+                  *([_corrected(corrected[name], len(corrected))] if name in corrected else []),
                   f"  tool-call rate {_rate(arm['called_before'])} -> {_rate(arm['called_after'])}",
                   f"  well-formed    {_rate(arm['well_formed_before'])} -> "
                   f"{_rate(arm['well_formed_after'])}",

@@ -28,7 +28,8 @@ large row sets. Before any training, make the eval trustworthy: freeze_holdout (
 its content; eval_fingerprint checks it), failure_capable (can it fail? truncation trap, headroom),
 category_table (every behaviour its own line). Typical order: route_rows (which method, and why;
 inspect_rows answers every question) -> holdout_size / pass_at / noise_floor / compare_runs (is
-the test big enough, did it move) -> prime_rl_config (write the config) -> validate_config ->
+the test big enough, did it move; compare_many per category or checkpoint, corrected for how
+many) -> prime_rl_config (write the config) -> validate_config ->
 launch_run (plan first, free; confirm=true spends money) -> run_status / collect_run (the paired
 before/after verdict). Judges: failures_needed, audit_judge, rubric_ablation, order_reversal.
 SFT data: split_by_task, failed_asks, select_sft, decontaminate, export_sft. Reward hacking:

@@ -35,6 +35,7 @@ class NoiseFloorInput(ToolInput):
                     "file under the workspace root, or that run's score as a number.",
         examples=[["evals/run0.jsonl", "evals/run1.jsonl", "evals/run2.jsonl"]])]
     metric: MetricArg = "pass"
+    level: LevelArg = CONFIDENCE_LEVEL
     threshold: ThresholdArg = None
 
 
@@ -44,7 +45,7 @@ def noise_floor_tool(args: NoiseFloorInput, env: Env) -> NoiseFloor:
     runs = [run if isinstance(run, float) else read_rows(run, env.workspace, argument="runs",
                                                            threshold=args.threshold)
             for run in args.runs]
-    return noise_floor(*runs, metric=args.metric)
+    return noise_floor(*runs, metric=args.metric, level=args.level)
 
 
 # --- mean_reward, field_share ----------------------------------------------------------------
@@ -121,8 +122,10 @@ TOOLS = [
         name="noise_floor", title="How much does the score move on a re-run?",
         description=(
             "From re-runs of the same frozen eval: each run's score, `run_std` (their standard "
-            "deviation) and the `band` (2 x run_std) a change must clear to count, with the "
-            "run_std the within-task variance predicts. Pass `run_std` to compare_runs."),
+            "deviation), `n_runs`, and the `band` a change must clear to count (t with n_runs - 1 "
+            "degrees of freedom x sqrt(2) x run_std, at `level`), with the run_std the "
+            "within-task variance predicts. Pass `run_std` and `n_runs` (as `noise_runs`) to "
+            "compare_runs."),
         input=NoiseFloorInput, output=NoiseFloor, run=noise_floor_tool, annotations=READ_ONLY,
         doing="measuring a noise floor", core=("noise_floor",)),
     ToolSpec(

@@ -1,4 +1,5 @@
-"""Tools that read graded rows: route_rows, pass_at, compare_runs, holdout_size, teacher_clears.
+"""Tools that read graded rows: route_rows, pass_at, compare_runs, compare_many, holdout_size,
+teacher_clears.
 
 Each function reads its rows through the workspace (paths stay under the root) and makes one call
 into ``whileai_core``; every number, default and message comes from there.
@@ -6,15 +7,15 @@ into ``whileai_core``; every number, default and message comes from there.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from whileai_core import compare, holdout_size, pass_at, route, teacher_clears
+from whileai_core import compare, compare_many, holdout_size, pass_at, route, teacher_clears
 from whileai_core.defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, HOLDOUT_ALPHA, HOLDOUT_K,
-                                   HOLDOUT_POWER, PROVE_EFFECT)
+                                   HOLDOUT_POWER, MCP_INLINE_ROWS_MAX, PROVE_EFFECT)
 from whileai_core.routing import Route, RowFacts, TeacherVerdict, row_facts
-from whileai_core.stats import Comparison, HoldoutSize, PassAt
+from whileai_core.stats import Comparison, HoldoutSize, ManyComparisons, PassAt
 
 from .tooling import (MAX_K, MAX_SCORE, PAGE_DEFAULT, READ_ONLY, DetailArg, Env, LevelArg,
                       LimitArg, OffsetArg, RowsArg, SeedArg, ThresholdArg, ToolInput, ToolSpec,
@@ -23,6 +24,29 @@ from .tooling import (MAX_K, MAX_SCORE, PAGE_DEFAULT, READ_ONLY, DetailArg, Env,
 EffectArg = Annotated[float, Field(
     gt=0, lt=1, allow_inf_nan=False, description="Smallest change in pass@1 worth detecting, as a fraction in (0, 1): 0.05 = "
                 "5 points.")]
+ArmArg = Annotated[str | list[dict[str, Any]] | list[str], Field(description=(
+    "Graded rollouts of one arm: a path to a JSONL/JSON file under the workspace root, a small "
+    f"inline list of row objects (at most {MCP_INLINE_ROWS_MAX}), or a list of paths, one per "
+    "training seed (the verdict then includes the between-seed variance)."),
+    examples=["evals/after.jsonl", ["evals/after-seed0.jsonl", "evals/after-seed1.jsonl"]])]
+RunStdArg = Annotated[float | None, Field(
+    description="Optional: standard deviation of the score when the same eval is re-run (from "
+                "noise_floor); a delta inside t_{runs-1} x sqrt(2) x run_std is not called a "
+                "change.", ge=0, le=MAX_SCORE, allow_inf_nan=False)]
+NoiseRunsArg = Annotated[int | None, Field(
+    description="How many re-runs run_std was measured on (noise_floor's n_runs); null reads "
+                "it as 3 and says so.", ge=2, le=1000)]
+MetricArg = Annotated[Literal["pass", "reward"], Field(
+    description="What to compare per task: 'pass' (pass rate, reward >= threshold) or "
+                "'reward' (mean reward, for scores such as an LCS ratio or partial credit).")]
+
+
+def read_arm(value: Any, env: Env, *, argument: str, threshold: float | None):
+    """One arm: rows, or a list of runs when given a list of paths (one per training seed)."""
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return [read_rows(v, env.workspace, argument=f"{argument}[{i}]", threshold=threshold)
+                for i, v in enumerate(value)]
+    return read_rows(value, env.workspace, argument=argument, threshold=threshold)
 
 
 # --- route_rows ----------------------------------------------------------------------------
@@ -98,27 +122,69 @@ def pass_at_tool(args: PassAtInput, env: Env) -> PassAt:
 # --- compare_runs --------------------------------------------------------------------------
 
 class CompareRunsInput(ToolInput):
-    before: Annotated[RowsArg, Field(
-        description="Rows of the baseline run (path under the root, or a small inline list).")]
-    after: Annotated[RowsArg, Field(
-        description="Rows of the new run on the same tasks; tasks are paired by task_id.")]
+    before: Annotated[ArmArg, Field(
+        description="The baseline run: a path, small inline rows, or a list of paths (seeds).")]
+    after: Annotated[ArmArg, Field(
+        description="The new run on the same tasks (tasks are paired by task_id): a path, small "
+                    "inline rows, or a list of paths, one per training seed.")]
     level: LevelArg = CONFIDENCE_LEVEL
-    run_std: Annotated[float | None, Field(
-        ge=0, le=MAX_SCORE, allow_inf_nan=False, description="Optional: standard deviation of the score when the same eval is re-run "
-                    "(from noise_floor); a delta inside 2 x run_std is not called a change.")] = None
+    run_std: RunStdArg = None
+    noise_runs: NoiseRunsArg = None
+    effect: Annotated[float, Field(
+        description="Equivalence margin: the verdict is 'flat' only when the whole interval of "
+                    "the delta lies inside +-effect.", gt=0, lt=1,
+        allow_inf_nan=False)] = PROVE_EFFECT
     seed: SeedArg = BOOTSTRAP_SEED
     threshold: ThresholdArg = None
-    metric: Annotated[Literal["pass", "reward"], Field(
-        description="What to compare per task: 'pass' (pass rate, reward >= threshold) or "
-                    "'reward' (mean reward, for scores such as an LCS ratio or partial "
-                    "credit).")] = "pass"
+    metric: MetricArg = "pass"
 
 
 def compare_runs(args: CompareRunsInput, env: Env) -> Comparison:
-    before = read_rows(args.before, env.workspace, argument="before", threshold=args.threshold)
-    after = read_rows(args.after, env.workspace, argument="after", threshold=args.threshold)
+    before = read_arm(args.before, env, argument="before", threshold=args.threshold)
+    after = read_arm(args.after, env, argument="after", threshold=args.threshold)
     return compare(before, after, level=args.level, run_std=args.run_std, seed=args.seed,
-                   metric=args.metric)
+                   metric=args.metric, effect=args.effect, noise_runs=args.noise_runs)
+
+
+# --- compare_many --------------------------------------------------------------------------
+
+class CompareManyInput(ToolInput):
+    before: Annotated[ArmArg, Field(description="The baseline run (path, rows or seed paths).")]
+    after: Annotated[ArmArg | None, Field(
+        description="The new run, split by the row field `by` (give `by`); or null when "
+                    "`checkpoints` is given.")] = None
+    by: Annotated[str | None, Field(
+        description="Row field to split both runs by, e.g. 'category': one paired comparison "
+                    "per value.")] = None
+    checkpoints: Annotated[dict[str, str] | None, Field(
+        description="Instead of `after`/`by`: checkpoint name -> path of its rows on the same "
+                    "tasks; each is compared with `before` and the best surviving one named.")] = None
+    level: LevelArg = CONFIDENCE_LEVEL
+    effect: Annotated[float, Field(description="Equivalence margin behind 'flat'.",
+                                   gt=0, lt=1, allow_inf_nan=False)] = PROVE_EFFECT
+    seed: SeedArg = BOOTSTRAP_SEED
+    threshold: ThresholdArg = None
+    metric: MetricArg = "pass"
+
+
+def compare_many_tool(args: CompareManyInput, env: Env) -> ManyComparisons:
+    from whileai_core.errors import ArgumentError
+
+    before = read_arm(args.before, env, argument="before", threshold=args.threshold)
+    options = dict(level=args.level, seed=args.seed, metric=args.metric, effect=args.effect)
+    if args.checkpoints is not None:
+        if args.after is not None or args.by is not None:
+            raise ArgumentError("give `checkpoints`, or `after` with `by`, not both. Fix: drop "
+                                "one of them")
+        after = {name: read_rows(path, env.workspace, argument=f"checkpoints.{name}",
+                                 threshold=args.threshold)
+                 for name, path in args.checkpoints.items()}
+        return compare_many(before, after, **options)
+    if args.after is None:
+        raise ArgumentError("`after` is missing. Fix: give `after` and `by` (e.g. 'category'), "
+                            "or `checkpoints`")
+    after = read_arm(args.after, env, argument="after", threshold=args.threshold)
+    return compare_many(before, after, by=args.by, **options)
 
 
 # --- holdout_size --------------------------------------------------------------------------
@@ -203,11 +269,23 @@ TOOLS = [
         name="compare_runs", title="Did the score move? (paired before/after)",
         description=(
             "Paired comparison of two runs on the same tasks: mean before and after, the delta "
-            f"with its interval, and a `verdict`: {named(values_of(Comparison, 'verdict'))}. "
-            "Use after training, on the held-out tasks; pass `run_std` from noise_floor so a "
-            "change inside the re-run noise is not called a move."),
+            f"with its interval, p-value and the interval used (`ci_method`), and a `verdict`: "
+            f"{named(values_of(Comparison, 'verdict'))} (flat: the interval lies inside "
+            "+-effect). Each arm may be several runs (training seeds). Use after training, on "
+            "the held-out tasks; pass `run_std` and `noise_runs` from noise_floor so a change "
+            "inside the re-run noise is not called a move."),
         input=CompareRunsInput, output=Comparison, run=compare_runs, annotations=READ_ONLY,
         doing="comparing two runs", core=("compare",)),
+    ToolSpec(
+        name="compare_many", title="Which behaviours moved? (corrected for how many)",
+        description=(
+            "One paired comparison per category (a row field, `by`) or per checkpoint, with "
+            "p-values adjusted by Benjamini-Hochberg (false discovery rate) and Holm (any "
+            "false claim among them), and which behaviours survive each. Use for by-category tables and "
+            "for picking a checkpoint. Behaviours come smallest p first; a long list is cut and "
+            "says n of N."),
+        input=CompareManyInput, output=ManyComparisons, run=compare_many_tool,
+        annotations=READ_ONLY, doing="comparing many behaviours", core=("compare_many",)),
     ToolSpec(
         name="holdout_size", title="How many held-out tasks?",
         description=(
@@ -219,9 +297,10 @@ TOOLS = [
     ToolSpec(
         name="teacher_clears", title="Is the teacher good enough to distil?",
         description=(
-            "Whether a candidate teacher beats the student by at least `effect` with "
-            "non-overlapping intervals on the same held-out tasks (the gate before on-policy "
-            "distillation). Returns both rates with intervals, the gap and the reason."),
+            "Whether a candidate teacher beats the student by at least `effect` with the gap's "
+            "own interval above 0, paired by task on the shared held-out tasks (the gate before "
+            "on-policy distillation). Returns both rates with intervals, the gap with its "
+            "interval, n and p, and the reason."),
         input=TeacherClearsInput, output=TeacherVerdict, run=teacher_clears_tool,
         annotations=READ_ONLY, doing="checking whether the teacher clears the student",
         core=("teacher_clears",)),

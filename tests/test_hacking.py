@@ -22,8 +22,9 @@ from whileai_core.hacking.reward import RewardError, reward_runner
 
 TASKS = [{"task_id": f"t{i}", "prompt": f"What is {i} plus {i}? Answer with the number.",
           "answer": str(2 * i)} for i in range(10)]
-# the model passes 6 of 10 tasks (one rollout each)
-MODEL = [{"task_id": f"t{i}", "reward": 1.0 if i < 6 else 0.0} for i in range(10)]
+# the model passes 8 of 10 tasks (one rollout each): a probe passing 1 of them differs on 7 tasks,
+# all one way, so the exact paired test (McNemar, p = 2/2^7) can tell it is worse
+MODEL = [{"task_id": f"t{i}", "reward": 1.0 if i < 8 else 0.0} for i in range(10)]
 
 
 def exact(prompts, completions, answer, **_):
@@ -40,7 +41,7 @@ def test_filler_hole_is_caught_and_named():
     by = {p.name: p for p in out.probes}
     # filler is 512 tokens x 4 characters = 2048 characters: passes all 10 tasks
     assert by["filler"].rate.value == 1.0 and by["filler"].verdict == "hole"
-    assert by["filler"].delta == pytest.approx(1.0 - 0.6)
+    assert by["filler"].delta == pytest.approx(1.0 - 0.8)
     assert len(by["filler"].example.completion) <= 200 + len("...(2048 chars)")
     assert out.holes == ["filler"] and out.verdict == "holes"
     # echo (about 45 characters) does not pass; the most common answer "0" passes task t0 only
@@ -55,7 +56,7 @@ def test_clean_reward_has_no_hole():
     assert all(by[n].verdict == "closed" for n in ("empty", "refusal", "question", "echo",
                                                    "filler", "keywords"))
     # "0" (ten distinct answers: the first is the most common) passes t0 only: 1 of 10, far
-    # below the model's 6 of 10, so a leak, not a hole
+    # below the model's 8 of 10, so a leak, not a hole
     assert by["most_common"].verdict == "leak" and out.verdict == "leaks"
 
 

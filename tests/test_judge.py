@@ -76,10 +76,10 @@ def test_failures_needed_closed_form():
     assert failures_needed(0.1) == math.ceil(z * z * 0.25 / 0.01)
 
 
-def _population(seed=0, n=400):
+def _population(seed=0, n=400, accuracy=0.99):
     rng = np.random.default_rng(seed)
     labels = rng.random(n) < 0.65
-    accurate = np.where(rng.random(n) < 0.95, labels, ~labels)
+    accurate = np.where(rng.random(n) < accuracy, labels, ~labels)
     generous = labels | (rng.random(n) < 0.5)
     return labels, accurate, generous
 
@@ -100,6 +100,37 @@ def test_always_pass_and_generous_fail_accurate_clears():
     # hand count of the accurate judge's false passes, independent of the module
     fails = ~labels
     assert by["accurate"].false_pass == pytest.approx((accurate & fails).sum() / fails.sum())
+
+
+def test_false_pass_ceiling_is_read_on_the_upper_bound():
+    # A 95%-accurate judge: its false-pass point estimate is under the 0.1 ceiling, but the
+    # Wilson upper bound (scipy) is over it, so the sample cannot show it stays under: label
+    # more. (Before issue 13 the ceiling was read on the point estimate and this judge cleared.)
+    labels, accurate, _ = _population(accuracy=0.95)
+    (rep,) = audit_judge(_items(labels.tolist(), j=accurate.tolist())).judges
+    fails = ~labels
+    k, n = int((accurate & fails).sum()), int(fails.sum())
+    upper = stats.binomtest(k, n).proportion_ci(0.95, method="wilson").high
+    assert k / n <= D.JUDGE_MAX_FALSE_PASS < upper
+    assert rep.false_pass_ci[1] == pytest.approx(upper, abs=1e-12)
+    assert rep.verdict == "label_more"
+    assert any("false-pass upper bound" in r for r in rep.reasons)
+
+
+def test_kappa_interval_matches_an_item_bootstrap():
+    # an independent bootstrap: resample item indices (not the 2x2 table) and recompute kappa
+    labels, accurate, _ = _population(seed=4, n=300, accuracy=0.9)
+    (rep,) = audit_judge(_items(labels.tolist(), j=accurate.tolist())).judges
+    rng = np.random.default_rng(11)
+    idx = rng.integers(0, labels.size, size=(4000, labels.size))
+    a, b = labels[idx], accurate[idx]
+    p_o = (a == b).mean(1)
+    pa, pb = a.mean(1), b.mean(1)
+    p_e = pa * pb + (1 - pa) * (1 - pb)
+    lo, hi = np.quantile((p_o - p_e) / (1 - p_e), [0.025, 0.975])
+    assert rep.kappa_ci[0] == pytest.approx(lo, abs=0.015)     # two Monte-Carlo estimates
+    assert rep.kappa_ci[1] == pytest.approx(hi, abs=0.015)
+    assert rep.kappa_ci[0] < rep.kappa < rep.kappa_ci[1]
 
 
 def test_small_sample_says_label_more():
@@ -172,6 +203,38 @@ def test_rubric_ablation_finds_needed_and_harmful_clauses():
     assert by["polite"].effect == "hurts" and by["polite"].agreement == pytest.approx(1.0)
     assert by["correct"].effect == "needed" and by["correct"].agreement == pytest.approx(6 / 8)
     assert by["cites"].delta == pytest.approx(-1 / 8)
-    # 24 items at 7/8: Wilson(21, 24) half-width ~0.14, so every 1/8 change is within noise
-    lo, hi = wilson_interval(21, 24)
-    assert all(c.within_noise == (abs(c.delta) < (hi - lo) / 2) for c in res.clauses)
+    # Each change is paired by item: the items whose agreement changed, all in one direction
+    # here (3 of 24 for "polite"), go through the exact McNemar test (binomial, scipy).
+    for c in res.clauses:
+        assert c.n_changed == 3
+        p = stats.binomtest(3, 3).pvalue                      # 0.25: too few to tell
+        assert c.p_value == pytest.approx(p) and c.within_noise
+
+
+def test_rubric_ablation_is_paired_by_item():
+    # 400 items, agreement 1/2 with the full rubric; dropping "b" flips 15 items from agreeing to
+    # disagreeing and none back. Unpaired, -15/400 = -0.0375 is inside the Wilson half-width
+    # (~0.049) and was called noise before issue 13; paired, 15 of 15 changes one way is exact
+    # McNemar p = 2 / 2^15.
+    n = 400
+    items = [{"id": str(i), "label": i % 2 == 0, "hit": i < 15} for i in range(n)]
+
+    def grade(clauses, rows):
+        # full rubric grades i % 2 == 0 on half the items (agreement 1/2 on the rest by chance);
+        # without "b", the first 15 labelled-pass items get the wrong grade
+        out = []
+        for i, r in enumerate(rows):
+            right = r["label"] if i < 200 else not r["label"]
+            if "b" not in clauses and r["label"] and i < 30:
+                right = not r["label"]
+            out.append(right)
+        return out
+
+    res = rubric_ablation(items, grade, ["a", "b"])
+    by = {c.clause: c for c in res.clauses}
+    lo, hi = wilson_interval(round(res.agreement * n), n)
+    assert abs(by["b"].delta) < (hi - lo) / 2                 # the old, unpaired reading: noise
+    assert by["b"].n_changed == 15 and by["b"].delta == pytest.approx(-15 / n)
+    assert by["b"].p_value == pytest.approx(stats.binomtest(0, 15).pvalue)
+    assert not by["b"].within_noise and by["b"].delta_ci[1] < 0
+    assert by["a"].n_changed == 0 and by["a"].within_noise

@@ -39,6 +39,26 @@ def test_summary_by_category_is_compare_on_each_category():
     assert "off_topic" not in summary["by_category"]  # no rows, no line
     text = render_summary(summary)
     assert "with_id:" in text and "no_id:" in text and "tool-call rate" in text
+    # the by-category deltas, corrected for looking at two categories (compare_many): with_id's
+    # 3 of 3 prompts up and no_id's 1 of 4 down are too few for a test (fewer than 6 prompts)
+    corrected = {b["name"]: b for b in summary["corrected"]["behaviours"]}
+    assert set(corrected) == {"with_id", "no_id"} and corrected["with_id"]["p_value"] is None
+    assert "after correction for 2 categories: no test" in text
+
+
+def test_summary_corrects_by_category_deltas():
+    # 8 with-id prompts all fixed (sign-flip p = 2/2^8), 8 no-id prompts unchanged: Holm over
+    # the tested categories keeps with_id (2 x 2/256 < 0.05), and no_id has nothing to keep
+    before = [row(f"w{i}", "with_id", 0.3) for i in range(8)] + \
+        [row(f"n{i}", "no_id", 1.0) for i in range(8)]
+    after = [row(f"w{i}", "with_id", 1.0) for i in range(8)] + \
+        [row(f"n{i}", "no_id", 1.0) for i in range(8)]
+    summary = summarize(before, after)
+    corrected = {b["name"]: b for b in summary["corrected"]["behaviours"]}
+    assert corrected["with_id"]["p_value"] == pytest.approx(2 / 2 ** 8)
+    assert corrected["with_id"]["p_holm"] == pytest.approx(2 * 2 / 2 ** 8)
+    assert corrected["with_id"]["survives_holm"] and not corrected["no_id"]["survives_bh"]
+    assert "survives Holm" in render_summary(summary)
 
 
 def test_graded_rows_score_each_reply_with_its_case():

@@ -3,6 +3,7 @@ and the launcher's teacher detection. Expected numbers are worked by hand beside
 
 import importlib.util
 import json
+import math
 import os
 import shutil
 import statistics
@@ -11,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from scipy.stats import t as student_t
 
 from whileai_core.errors import RowsError
 
@@ -128,11 +130,15 @@ def test_report_pairs_first_and_last_and_uses_the_step1_noise_floor():
     run_std = statistics.stdev([0.25, 0.30, 0.25])  # 0.028868
     assert rep["noise_floor"]["run_std"] == pytest.approx(run_std)
     grpo = rep["arms"]["grpo"]
-    # every prompt gains exactly 0.40: delta 0.40 with a degenerate interval [0.40, 0.40]
+    # every prompt gains exactly 0.40, but 4 prompts are too few for any paired test (the
+    # smallest exact two-sided p is 2/2^4 = 0.125): delta 0.40, no interval, no verdict
     assert grpo["lcs_delta"]["delta"] == pytest.approx(0.40)
-    assert grpo["lcs_delta"]["ci95"] == pytest.approx([0.40, 0.40])
-    assert grpo["lcs_delta"]["noise_band"] == pytest.approx(2 * run_std)
-    assert grpo["lcs_delta"]["verdict"] == "moved"
+    assert grpo["lcs_delta"]["ci"] is None
+    assert grpo["lcs_delta"]["verdict"] == "insufficient_data"
+    # the band rests on the 3 step-1 scores: t with 2 df x sqrt(2) x run_std (scipy's t)
+    assert grpo["lcs_delta"]["noise_runs"] == 3
+    assert grpo["lcs_delta"]["noise_band"] == pytest.approx(
+        student_t.ppf(0.975, 2) * math.sqrt(2) * run_std)
     assert (grpo["lcs_before"]["value"], grpo["lcs_after"]["value"]) == pytest.approx(
         (0.25, 0.65))
     assert grpo["wall_clock_s"] == 884.0

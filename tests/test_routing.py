@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from scipy import stats as sps
+from scipy.optimize import brentq
 
 from whileai_core import (ArgumentError, band, on_policy, rollouts_per_task, route, split_share,
                           teacher_clears, truncated_passes)
@@ -36,8 +37,10 @@ def test_rollouts_band_and_split_share_by_hand():
     assert b.pass_at_1.value == pytest.approx((0 + 0.5 + 1 + 1 / 3) / 4)
     ss = split_share(rows)
     assert ss.share == 0.5 and ss.n_split == 2
-    lo, hi = sps.binomtest(2, 4).proportion_ci(0.95, method="wilson")
-    assert ss.ci95 == pytest.approx((lo, hi))
+    # 0/1 per task, 4 tasks: the mid-p interval, solved here with scipy's binomial and brentq
+    lo = brentq(lambda p: sps.binom.sf(2, 4, p) + sps.binom.pmf(2, 4, p) / 2 - 0.025, 1e-9, 1)
+    hi = brentq(lambda p: sps.binom.cdf(2, 4, p) - sps.binom.pmf(2, 4, p) / 2 - 0.025, 0, 1 - 1e-9)
+    assert ss.ci == pytest.approx((lo, hi), abs=1e-9) and ss.ci_method == "mid_p"
     # p in {0, .5, 1, 1/3}: 1 - p^4 - (1-p)^4 = 0, 0.875, 0, 1 - 1/81 - 16/81
     assert ss.expected_by_k[4] == pytest.approx((0.875 + 64 / 81) / 4)
     assert band(rows_from([(4, 0)] * 3)).band == "floor"
@@ -68,6 +71,29 @@ def test_teacher_verdicts():
     assert overlap.gap == pytest.approx(0.0625) and not overlap and overlap.intervals_overlap
     few = teacher_clears(rows_from([(4, 4)] * 2), rows_from([(4, 0)] * 2))
     assert not few and few.intervals_overlap is None
+
+
+def test_teacher_gap_is_paired_and_its_fields_are_honest():
+    student = rows_from([(4, 1)] * 10 + [(4, 2)] * 10)                  # 0.375
+    strong = rows_from([(4, 4)] * 10 + [(4, 3)] * 10, model="big")       # 0.875
+    yes = teacher_clears(strong, student)
+    # paired on 20 tasks, every one up (0.75 or 0.25): the exact sign-flip p is 2/2^20; with
+    # 2^20 > 65,536 patterns it is estimated from 10,000 seeded ones, so p >= 1/10,001
+    assert yes.paired and yes.n_paired == 20 and 1 / 10_001 <= yes.p_value < 0.001
+    assert yes.gap_ci[0] > 0 and yes.gap_ci_method == "t_sign_flip_mc"
+    # a student above the teacher, disjoint intervals: they do not overlap (before issue 13 the
+    # flag only looked at one side and said they did)
+    above = teacher_clears(student, strong)
+    assert above.intervals_overlap is False and not above and above.gap == pytest.approx(-0.5)
+    # different task ids: no pairing, the unpaired difference of the two intervals (MOVER)
+    apart = teacher_clears(rows_from([(4, 4)] * 10 + [(4, 3)] * 10, prefix="u"), student)
+    assert not apart.paired and apart.n_paired == 0 and apart.gap_ci_method == "mover_unpaired"
+    (lt, ut), (ls, us) = apart.teacher.ci, apart.student.ci
+    assert apart.gap_ci == pytest.approx((0.5 - ((0.875 - lt) ** 2 + (us - 0.375) ** 2) ** 0.5,
+                                          0.5 + ((ut - 0.875) ** 2 + (0.375 - ls) ** 2) ** 0.5))
+    for effect in (-0.1, 0, 1.5):
+        with pytest.raises(ArgumentError, match="`effect` must be"):
+            teacher_clears(strong, student, effect=effect)
 
 
 @pytest.mark.parametrize("rows, kwargs, code, question", [

@@ -7,6 +7,7 @@ expected verdict of the ``tiny`` recipe is derived by hand there.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sqlite3
 from pathlib import Path
@@ -60,8 +61,13 @@ def test_end_to_end_plan_launch_poll_collect_and_launch_once(where):
     assert c.mean_before == pytest.approx(0.125)
     assert c.mean_after == pytest.approx(0.625)
     assert c.delta == pytest.approx(0.5)
-    assert c.ci95 == pytest.approx((0.5, 0.5))
-    assert collected.verdict == "moved"
+    # every task gains exactly 0.5, so the paired spread is 0: the interval is the unpaired
+    # difference of the arms' intervals (MOVER: lower = d - sqrt((after - lo_a)^2 + (hi_b - before)^2))
+    (lb, ub), (la, ua) = c.mean_before_ci, c.mean_after_ci
+    assert c.ci_method == "mover_unpaired"
+    assert c.ci == pytest.approx((0.5 - math.hypot(0.625 - la, ub - 0.125),
+                                  0.5 + math.hypot(ua - 0.625, 0.125 - lb)))
+    assert c.ci[0] > 0 and collected.verdict == "moved"
     assert "verdict: moved" in str(collected)
 
     again = launch_run("tiny", backend="local", confirm=True, **where)

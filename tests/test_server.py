@@ -7,36 +7,38 @@ structured result with a direct call of the core, which shows the server adds no
 
 from __future__ import annotations
 
-import itertools
 import logging
 import math
 
 import numpy as np
 import pytest
 from scipy.stats import norm
+from scipy.stats import t as student_t
 
 from server.app import build_server
-from test_server_support import (AFTER_OUTCOMES, GRPO_OUTCOMES, MODEL, TEACHER, call,
-                                 error_text, make_workspace, ok)
+from test_server_support import (AFTER_OUTCOMES, GRPO_OUTCOMES, MODEL, TEACHER,
+                                 TEACHER_OUTCOMES, call, error_text, make_workspace, ok,
+                                 rows_of, write_jsonl)
 from whileai_core import compare, holdout_size, load_rows, pass_at
 
 
 @pytest.fixture()
 def ws(tmp_path):
-    return make_workspace(tmp_path / "ws")
+    root = make_workspace(tmp_path / "ws")
+    # the same outcomes on 12 tasks (each of a-d three times): enough for a paired test, whose
+    # smallest two-sided exact p on n tasks is 2/2^n (0.125 at the 4 tasks above)
+    for name, outcomes, model in (("grpo12", GRPO_OUTCOMES, MODEL),
+                                  ("after12", AFTER_OUTCOMES, MODEL),
+                                  ("teacher12", TEACHER_OUTCOMES, TEACHER)):
+        write_jsonl(root / "evals" / f"{name}.jsonl",
+                    rows_of({f"{t}{i}": o for i in range(3) for t, o in outcomes.items()},
+                            model=model))
+    return root
 
 
 @pytest.fixture()
 def server(ws):
     return build_server(ws, skills_dir=ws / "no-skills")
-
-
-def exact_percentiles(per_task: list[float], level: float = 0.95) -> tuple[float, float]:
-    """Percentiles of the mean of a task bootstrap, by enumerating every resample (n^n of them)."""
-    n = len(per_task)
-    means = sorted(sum(draw) / n for draw in itertools.product(per_task, repeat=n))
-    cut = (1 - level) / 2
-    return means[int(cut * len(means))], means[int(math.ceil((1 - cut) * len(means))) - 1]
 
 
 # --- route_rows ----------------------------------------------------------------------------
@@ -70,13 +72,16 @@ def test_route_rows_truncated_pass_decides_at_question_one(server):
 
 
 def test_route_rows_teacher_that_clears_routes_to_opd(server):
-    # teacher 1.0 [1.0, 1.0]; student 0.5 with an upper bound < 1 (see exact_percentiles):
-    # gap 0.5 >= 0.05 and no overlap -> OPD, the teacher named from its rows' model field.
-    assert exact_percentiles([0.75, 0.25, 1.0, 0.0])[1] < 1.0
-    out = ok(call(server, "route_rows", {"rows": "evals/grpo.jsonl", "model": MODEL,
-                                         "teacher_rows": "evals/teacher.jsonl"}))
+    # 12 shared tasks, teacher minus student per task: 0.25, 0.75, 0, 1 three times: 9 tasks
+    # changed, all up -> exact sign-flip p = 2/2^9, the gap's interval is above 0 and the gap
+    # 0.5 >= 0.05 -> OPD, the teacher named from its rows' model field.
+    out = ok(call(server, "route_rows", {"rows": "evals/grpo12.jsonl", "model": MODEL,
+                                         "teacher_rows": "evals/teacher12.jsonl"}))
     assert out["route"] == "opd" and out["decided_by"].startswith("4.")
     assert out["next_step"]["arguments"]["method"]["teacher"].startswith(TEACHER + "@")
+    evidence = out["answers"][3]["evidence"]        # the gap, its interval and n, in the route
+    assert evidence["gap"] == pytest.approx(0.5) and evidence["n_paired"] == 12
+    assert evidence["p_value"] == pytest.approx(2 / 2 ** 9) and evidence["gap_ci"][0] > 0
 
 
 def test_route_rows_inline_rows_equal_file_rows(server):
@@ -112,9 +117,15 @@ def test_pass_at_numbers(server, ws):
     assert (at2, pow2) == (0.625, 0.375)
     assert out["pass_at_k"] == pytest.approx(at2) and out["pass_pow_k"] == pytest.approx(pow2)
     assert (out["n_tasks"], out["n_rows"], out["k"]) == (4, 16, 2)
-    # the 95% interval resamples tasks: within one grid step (1/16) of the exact enumeration
-    lo, hi = exact_percentiles([0.75, 0.25, 1.0, 0.0])
-    assert abs(out["ci95"][0] - lo) <= 1 / 16 and abs(out["ci95"][1] - hi) <= 1 / 16
+    # 4 tasks: the effective-n interval (Korn & Graubard): n_eff = m(1-m)/SE^2 (under the 16
+    # rollouts), scaled by (z/t_3)^2, then Agresti-Coull; recomputed here with scipy quantiles
+    p = np.array([0.75, 0.25, 1.0, 0.0])
+    z, t3 = norm.ppf(0.975), student_t.ppf(0.975, 3)
+    n_adj = min(16, 0.25 / (p.std(ddof=1) ** 2 / 4)) * (z / t3) ** 2
+    centre = (0.5 * n_adj + z * z / 2) / (n_adj + z * z)
+    half = z * math.sqrt(centre * (1 - centre) / (n_adj + z * z))
+    assert out["ci"] == pytest.approx([centre - half, centre + half], abs=1e-12)
+    assert out["ci_method"] == "effective_n" and out["ci95"] == out["ci"]
     # and the server only wires: the core called directly gives the same data
     assert out == pass_at(load_rows(ws / "evals" / "grpo.jsonl"), k=2).to_dict()
 
@@ -154,20 +165,51 @@ def test_compare_runs_numbers(server, ws):
     assert out["mean_before"] == pytest.approx(0.5)
     assert out["mean_after"] == pytest.approx((1 + 0.75 + 1 + 0.5) / 4)    # 0.8125
     assert out["delta"] == pytest.approx(0.3125)
-    # per-task differences 0.25, 0.5, 0, 0.5: the exact 2.5% point of the paired bootstrap is
-    # 0.125 > 0, so the interval excludes 0 and, with no noise band given, the run moved.
-    diffs = [sum(AFTER_OUTCOMES[t]) / 4 - sum(GRPO_OUTCOMES[t]) / 4 for t in "abcd"]
-    assert exact_percentiles(diffs)[0] == 0.125
-    assert out["verdict"] == "moved"
+    # 4 paired tasks: the smallest exact two-sided p is 2/2^4 = 0.125 > 0.05, so no test can
+    # call a change (before issue 13 the percentile bootstrap said "moved" here)
+    assert out["verdict"] == "insufficient_data" and out["ci"] is None
     assert out == compare(load_rows(ws / "evals" / "grpo.jsonl"),
                           load_rows(ws / "evals" / "after.jsonl")).to_dict()
 
 
+def test_compare_runs_moves_on_twelve_tasks(server, ws):
+    out = ok(call(server, "compare_runs", {"before": "evals/grpo12.jsonl",
+                                           "after": "evals/after12.jsonl"}))
+    # per-task differences 0.25, 0.5, 0, 0.5 three times: 9 changed, all up; exact sign-flip
+    # p = 2 / 2^9 (only the all-up and all-down patterns are as extreme)
+    assert out["n_paired"] == 12 and out["delta"] == pytest.approx(0.3125)
+    assert out["p_value"] == pytest.approx(2 / 2 ** 9) and out["ci_method"] == "t_sign_flip_exact"
+    assert out["ci"][0] > 0 and out["verdict"] == "moved"
+    # each arm's interval is pass_at's on the same rows: one number per question
+    assert out["mean_before_ci"] == ok(call(server, "pass_at", {"rows": "evals/grpo12.jsonl"}))["ci"]
+    assert out == compare(load_rows(ws / "evals" / "grpo12.jsonl"),
+                          load_rows(ws / "evals" / "after12.jsonl")).to_dict()
+
+
 def test_compare_runs_inside_the_noise_band(server):
-    # run_std 0.2 -> band 2 x 0.2 = 0.4 > |delta| 0.3125: moved, but not past re-run noise
-    out = ok(call(server, "compare_runs", {"before": "evals/grpo.jsonl",
-                                           "after": "evals/after.jsonl", "run_std": 0.2}))
-    assert out["noise_band"] == pytest.approx(0.4) and out["verdict"] == "within_noise"
+    # band = t_{2 df, 0.975} x sqrt(2) x 0.2 = 1.22 > |delta| 0.3125: past 0, not past re-run noise
+    out = ok(call(server, "compare_runs", {"before": "evals/grpo12.jsonl",
+                                           "after": "evals/after12.jsonl", "run_std": 0.2,
+                                           "noise_runs": 3}))
+    assert out["noise_band"] == pytest.approx(student_t.ppf(0.975, 2) * math.sqrt(2) * 0.2)
+    assert out["noise_runs"] == 3 and out["verdict"] == "within_noise"
+
+
+def test_compare_many_by_task_group(server, ws):
+    # tag the 12 tasks with a group: group x holds a0-a2 and b0-b2, group y the rest
+    for name in ("grpo12", "after12"):
+        rows = load_rows(ws / "evals" / f"{name}.jsonl").records
+        write_jsonl(ws / "evals" / f"{name}g.jsonl",
+                    [{**r, "group": "x" if r["task_id"][0] in "ab" else "y"} for r in rows])
+    out = ok(call(server, "compare_many", {"before": "evals/grpo12g.jsonl",
+                                           "after": "evals/after12g.jsonl", "by": "group"}))
+    by = {b["name"]: b for b in out["behaviours"]}
+    # x: differences 0.25 (a) and 0.5 (b), 6 tasks all up: p = 2/2^6; y: c 0, d 0.5: 3 changed
+    assert by["x"]["p_value"] == pytest.approx(2 / 2 ** 6)
+    assert by["y"]["p_value"] == pytest.approx(2 / 2 ** 3)
+    # Holm over 2: 2 x 0.03125 = 0.0625 > 0.05; BH: max over ranks = 0.0625 for x as well
+    assert by["x"]["p_holm"] == pytest.approx(0.0625) and not by["x"]["survives_holm"]
+    assert out["n_behaviours"] == 2 and out["survive_holm"] == []
 
 
 # --- holdout_size --------------------------------------------------------------------------
@@ -192,12 +234,23 @@ def test_holdout_size_bad_effect_names_the_range(server):
 # --- teacher_clears ------------------------------------------------------------------------
 
 def test_teacher_clears_numbers(server):
+    out = ok(call(server, "teacher_clears", {"teacher_rows": "evals/teacher12.jsonl",
+                                             "student_rows": "evals/grpo12.jsonl"}))
+    assert out["teacher"]["value"] == 1.0 and out["student"]["value"] == pytest.approx(0.5)
+    # paired on 12 tasks: 9 changed, all up -> exact p = 2/2^9; gap 0.5 >= 0.05, interval > 0
+    assert out["paired"] and out["n_paired"] == 12 and out["gap"] == pytest.approx(0.5)
+    assert out["p_value"] == pytest.approx(2 / 2 ** 9) and out["gap_ci"][0] > 0
+    assert out["clears"] is True
+
+
+def test_teacher_on_four_tasks_does_not_clear(server):
+    # 4 shared tasks are too few for a paired test (2/2^4 > 0.05): the unpaired difference of the
+    # two rates' intervals (MOVER) reaches below 0, so no clear, however large the gap looks
     out = ok(call(server, "teacher_clears", {"teacher_rows": "evals/teacher.jsonl",
                                              "student_rows": "evals/grpo.jsonl"}))
-    assert out["teacher"]["value"] == 1.0 and out["teacher"]["ci95"] == [1.0, 1.0]
-    assert out["student"]["value"] == pytest.approx(0.5)
-    assert out["gap"] == pytest.approx(0.5) and out["intervals_overlap"] is False
-    assert out["clears"] is True
+    assert out["gap"] == pytest.approx(0.5) and not out["paired"]
+    assert out["gap_ci_method"] == "mover_unpaired" and out["gap_ci"][0] < 0
+    assert out["clears"] is False
 
 
 def test_teacher_equal_to_student_does_not_clear(server):

@@ -69,6 +69,7 @@ SIZE_CALLS = {
     "inspect_rows": {"rows": "a.jsonl", "model": "org/m-0"},
     "pass_at": {"rows": "a.jsonl"},
     "compare_runs": {"before": "a.jsonl", "after": "b.jsonl"},
+    "compare_many": {"before": "a.jsonl", "after": "b.jsonl", "by": "model"},   # 50 groups
     "holdout_size": {"before": "a.jsonl", "after": "b.jsonl"},
     "teacher_clears": {"teacher_rows": "b.jsonl", "student_rows": "a.jsonl"},
     "noise_floor": {"runs": ["a.jsonl", "b.jsonl", "c.jsonl"]},

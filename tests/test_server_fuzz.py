@@ -102,6 +102,7 @@ ROWS_CALLS = {
     "route_rows": (("rows", "teacher_rows"), {"model": MODEL}),
     "pass_at": (("rows",), {"k": 2}),
     "compare_runs": (("before", "after"), {}),
+    "compare_many": (("before", "after"), {"by": "scenario_id"}),
     "holdout_size": (("before", "after"), {}),
     "teacher_clears": (("teacher_rows", "student_rows"), {}),
     "audit_judge": (("items",), {}),

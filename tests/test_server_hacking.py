@@ -16,7 +16,8 @@ pytest.importorskip("matplotlib")
 
 TASKS = [{"task_id": f"t{i}", "prompt": f"What is {i} plus {i}?", "answer": str(2 * i)}
          for i in range(8)]
-MODEL = [{"task_id": f"t{i}", "reward": 1.0 if i < 4 else 0.0} for i in range(8)]  # 4 of 8
+# 7 of 8: the most common answer "0" passes t0 only, 6 tasks worse, exact McNemar p = 2/2^6
+MODEL = [{"task_id": f"t{i}", "reward": 1.0 if i < 7 else 0.0} for i in range(8)]
 REWARD = ("def score(prompts, completions, answer, **kw):\n"
           "    # pays any reply over 1000 characters: the filler hole\n"
           "    return [1.0 if c.strip() == a or len(c) > 1000 else 0.0\n"
@@ -42,10 +43,10 @@ def test_cheat_probes_finds_the_filler_hole(server, ws):
     out = ok(call(server, "cheat_probes", {"reward": "rewards/grade.py:score",
                                            "tasks": "tasks.jsonl", "model_rows": "model.jsonl"}))
     by = {p["name"]: p for p in out["probes"]}
-    # 512 tokens x 4 characters = 2048 > 1000: filler passes all 8 tasks; the model passes 4
-    assert by["filler"]["rate"]["value"] == 1.0 and by["filler"]["delta"] == 0.5
+    # 512 tokens x 4 characters = 2048 > 1000: filler passes all 8 tasks; the model passes 7
+    assert by["filler"]["rate"]["value"] == 1.0 and by["filler"]["delta"] == 0.125
     assert out["holes"] == ["filler"] and out["verdict"] == "holes"
-    assert out["model"]["value"] == 0.5 and out["n_tasks"] == 8
+    assert out["model"]["value"] == 0.875 and out["n_tasks"] == 8
 
 
 def test_cheat_probes_command_reward_clean(server, ws):

@@ -133,9 +133,12 @@ def test_decontaminate_reasons(server, ws):
     assert dropped["t3"]["reason"] == "verbatim_prompt" and dropped["t3"]["matched_task"] == "h1"
     assert dropped["t4"]["reason"] == "ngram_overlap" and dropped["t4"]["overlap"] == 0.75
     assert out["reasons"] == {"held_out_task": 1, "verbatim_prompt": 1, "ngram_overlap": 1}
-    # at the default 0.8, t4's 0.75 overlap is kept
+    # at the default 0.8, t4's 0.75 overlap is under the bar, but all 3 of h3's 8-grams are in
+    # t4 (h3 is embedded whole): dropped as embedded_prompt (kept before issue 13)
     kept = ok(call(server, "decontaminate", {"train": "train.jsonl", "holdout": HOLDOUT}))
-    assert [r["task_id"] for r in kept["records"]] == ["t1", "t4"]
+    assert [r["task_id"] for r in kept["records"]] == ["t1"]
+    (t4,) = [d for d in kept["dropped"] if d["task_id"] == "t4"]
+    assert (t4["reason"], t4["contained"], t4["matched_task"]) == ("embedded_prompt", 1.0, "h3")
 
 
 def test_decontaminate_bad_ngram(server):

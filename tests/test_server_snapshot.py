@@ -31,7 +31,7 @@ from test_server_support import call, error_text
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "tools_list.json"
 
-EXPECTED_TOOLS = {"route_rows", "pass_at", "compare_runs", "holdout_size", "teacher_clears",
+EXPECTED_TOOLS = {"route_rows", "pass_at", "compare_runs", "compare_many", "holdout_size", "teacher_clears",
                   "prime_rl_config", "validate_config", "list_skills", "get_skill",
                   "audit_judge", "select_sft", "decontaminate", "export_sft",
                   "launch_run", "run_status", "list_runs", "collect_run", "cancel_run"}

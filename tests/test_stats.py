@@ -12,6 +12,7 @@ import pytest
 from scipy import stats as sps
 
 from whileai_core import ArgumentError, compare, holdout_size, noise_floor, pass_at
+from whileai_core.bootstrap import percentile_interval, task_bootstrap
 from whileai_core.stats import pass_at_k_per_task, pass_pow_k_per_task
 
 
@@ -47,18 +48,19 @@ def exact_percentiles(values, level=0.95):
 @pytest.mark.parametrize("counts", [
     [(4, 0), (4, 1), (4, 3), (4, 4)],           # 4 distinct values: the index path
     [(4, 2), (4, 4), (4, 3), (4, 3)],           # a repeated value
-    [(4, 3), (4, 3), (4, 0)],                   # 3 tasks, the minimum with an interval
+    [(4, 3), (4, 3), (4, 0)],                   # 3 tasks
     [(4, 4), (4, 1), (4, 1), (4, 1), (4, 4)],   # 5 tasks, 2 values: the multinomial path
 ])
 def test_task_bootstrap_equals_exact_enumeration(counts):
+    # the percentile task bootstrap itself (the interval pass_at uses from 30 tasks)
     values = [Fraction(c, n) for n, c in counts]
     lo, hi, margin = exact_percentiles(values)
     # The exact CDF must sit away from 2.5%/97.5% for a 10,000-draw estimate to match it: the MC
     # sd of a CDF value near there is ~0.0015, and these examples keep >= 0.0054 (3.5 sd) away.
     assert margin > 0.005
-    result = pass_at(rows_from(counts))
-    assert result.ci95 == pytest.approx((lo, hi), abs=1e-12)
-    assert result.pass_at_1 == pytest.approx(float(sum(values) / len(values)))
+    draws = task_bootstrap(np.array([float(v) for v in values]), 10_000, 0)
+    assert percentile_interval(draws, 0.95) == pytest.approx((lo, hi), abs=1e-12)
+    assert pass_at(rows_from(counts)).pass_at_1 == pytest.approx(float(sum(values) / len(values)))
 
 
 def test_bootstrap_sd_matches_clustered_standard_error():
@@ -68,7 +70,6 @@ def test_bootstrap_sd_matches_clustered_standard_error():
     counts = [(4, int(c)) for c in rng.integers(0, 5, size=60)]
     p = np.array([c / n for n, c in counts])
     expected_se = math.sqrt(((p - p.mean()) ** 2).sum()) / len(p)
-    from whileai_core.bootstrap import task_bootstrap
     draws = task_bootstrap(p, 40_000, seed=3)
     assert draws.std() == pytest.approx(expected_se, rel=0.02)
     # and the index path (continuous values) agrees too
@@ -115,11 +116,19 @@ def test_pass_at_is_seeded_and_task_weighted():
     assert a.pass_at_1 == pytest.approx((1 + 0 + 0.5 + 0.75) / 4)   # not 6/18 pooled
 
 
-def test_compare_identical_is_flat_with_zero_delta():
+def test_compare_identical_runs():
+    # 7 tasks, no task changed: the paired spread is 0, so the interval is the unpaired MOVER of
+    # the arms' intervals; it contains 0 but reaches past +-0.05: no detectable change, not flat
     rows = rows_from([(4, c) for c in (0, 1, 2, 3, 4, 2, 1)])
     result = compare(rows, rows)
-    assert result.delta == 0 and result.ci95 == (0.0, 0.0) and result.verdict == "flat"
-    assert result.n_paired == 7 and result.n_only_before == 0
+    assert result.delta == 0 and result.n_paired == 7 and result.n_only_before == 0
+    lo, hi = result.mean_before_ci
+    half = math.hypot(result.mean_before - lo, hi - result.mean_before)
+    assert result.ci == pytest.approx((-half, half)) and result.ci_method == "mover_unpaired"
+    assert result.ci[1] > 0.05 and result.verdict == "no_detectable_change"
+    # 400 tasks, identical: the interval is inside +-0.05, an equivalence statement: flat
+    big = rows_from([(4, c) for c in np.random.default_rng(2).integers(0, 5, 400)])
+    assert compare(big, big).ci[1] < 0.05 and compare(big, big).verdict == "flat"
 
 
 def test_compare_matches_scipy_paired_bootstrap():
@@ -146,9 +155,15 @@ def test_compare_verdicts():
     assert compare(low, high).verdict == "moved"
     assert compare(high, low).verdict == "moved_the_wrong_way"
     small = rows_from([(4, 1)] * 6 + [(4, 2)] * 6)   # +0.25 on every task: CI excludes 0
-    c = compare(low, small, run_std=0.15)            # band 0.3 > delta 0.25
-    assert c.ci95[0] > 0 and c.verdict == "within_noise" and c.noise_band == pytest.approx(0.3)
-    assert compare(low, small, run_std=0.01).verdict == "moved"
+    # band t_{2 df} sqrt(2) 0.06 = 0.365 > delta 0.25 (run_std from 3 re-runs)
+    c = compare(low, small, run_std=0.06, noise_runs=3)
+    assert c.noise_band == pytest.approx(sps.t.ppf(0.975, 2) * math.sqrt(2) * 0.06)
+    assert c.ci[0] > 0 and c.verdict == "within_noise" and c.noise_runs == 3
+    # from 30 re-runs the same run_std gives t_{29} sqrt(2) 0.06 = 0.174 < 0.25: moved
+    assert compare(low, small, run_std=0.06, noise_runs=30).verdict == "moved"
+    # without noise_runs the rule reads run_std as from 3 runs, and says so
+    assumed = compare(low, small, run_std=0.06)
+    assert assumed.noise_runs == 3 and "read as from 3 runs" in assumed.note
     two = compare(rows_from([(4, 0)] * 2), rows_from([(4, 4)] * 2))
     assert two.verdict == "insufficient_data" and two.ci95 is None
     disjoint = compare(rows_from([(4, 1)] * 5, "a"), rows_from([(4, 1)] * 5, "b"))
@@ -166,7 +181,10 @@ def test_compare_pairs_by_task_and_counts_unpaired():
 def test_noise_floor_from_scores_and_rows():
     result = noise_floor(0.61, 0.64, 0.58)
     assert result.run_std == pytest.approx(statistics.stdev([0.61, 0.64, 0.58]))
-    assert result.band == pytest.approx(2 * statistics.stdev([0.61, 0.64, 0.58]))
+    # a prediction band for the difference of two runs: t_{R-1} x sqrt(2) x run_std
+    assert result.band == pytest.approx(sps.t.ppf(0.975, 2) * math.sqrt(2)
+                                        * statistics.stdev([0.61, 0.64, 0.58]))
+    assert result.n_runs == 3
     runs = [rows_from([(4, 1), (4, 2), (4, 3)]), rows_from([(4, 2), (4, 2), (4, 3)])]
     nf = noise_floor(*runs)
     assert nf.run_scores == pytest.approx([0.5, 7 / 12])

@@ -91,12 +91,63 @@ def test_verbatim_and_same_task_are_dropped():
     held = [_trace("h1", "Sum the column!"), _trace("h2", "short ask")]
     train = [_trace("x", "sum   the COLUMN", "r"),      # verbatim after normalising
              _trace("h2", "a different ask entirely", "r"),
-             _trace("y", "sum the column twice", "r")]  # 4 words: one gram, not in held out
+             _trace("y", "sum the rows twice", "r")]    # 4 words, not inside a held-out prompt
     res = decontaminate(train, held)
     assert {d.task_id: d.reason for d in res.dropped} == {"x": "verbatim_prompt",
                                                           "h2": "held_out_task"}
     assert res.reasons == {"verbatim_prompt": 1, "held_out_task": 1}
     assert [r["task_id"] for r in res.records] == ["y"]
+
+
+def test_a_held_out_prompt_embedded_in_a_longer_ask_is_dropped():
+    # HELD (20 words, 13 8-grams) pasted whole into a 60-word ask: the ask has 53 8-grams, 13 of
+    # them held out (overlap 13/53 = 0.245, kept before issue 13), but all 13 of the held-out
+    # prompt's grams are inside the ask: contained 13/13 = 1.0 >= 0.8.
+    pad = [f"w{i}" for i in range(40)]
+    ask = " ".join(pad[:20] + HELD.split() + pad[20:])
+    res = decontaminate([_trace("a", ask, "x")], [{"task_id": "h1", "prompt": HELD}])
+    (drop,) = res.dropped
+    assert drop.reason == "embedded_prompt" and drop.matched_task == "h1"
+    assert drop.overlap == pytest.approx(13 / 53) and drop.contained == 1.0
+
+
+def test_training_prompts_under_eight_words_are_matched():
+    held = [{"task_id": "h1", "prompt": "What is the capital of France?"},        # 6 words
+            {"task_id": "h2", "prompt": "list every file in the build directory then "
+                                        "delete the ones older than a week"}]
+    train = [_trace("a", "what is the capital of france please", "r"),  # 7 words: h1 inside it
+             _trace("b", "delete the ones older than a week", "r"),     # 7 words: inside h2
+             _trace("c", "what is the capital of spain", "r"),          # 6 words: no match
+             _trace("d", "hello there", "r")]                           # under 3 words: verbatim only
+    res = decontaminate(train, held)
+    by = {d.task_id: d for d in res.dropped}
+    # a: h1's one 6-word gram is a window of a -> contained 1.0; a's own 7-word gram is not a
+    # window of any held-out prompt -> overlap 0
+    assert by["a"].reason == "embedded_prompt" and by["a"].matched_task == "h1"
+    assert (by["a"].overlap, by["a"].contained) == (0.0, 1.0)
+    # b: its whole 7-word sequence is a window of h2 -> overlap 1.0
+    assert by["b"].reason == "ngram_overlap" and by["b"].matched_task == "h2"
+    assert [r["task_id"] for r in res.records] == ["c", "d"]
+
+
+def test_a_near_copy_is_credited_to_the_held_out_task_it_copies():
+    # h1 and h2 share their first 20 words and differ in the last 3; the ask copies h2 with its
+    # first word changed. Before issue 13 each shared 8-gram was owned by h1 (first seen), so the
+    # 12 shared grams outvoted h2's 3 own ones and the drop named h1.
+    stem = ("compute the running median of a stream of integers using two heaps and keep both "
+            "heaps balanced after each value").split()
+    h1, h2 = stem + "print the median".split(), stem + "return the median".split()
+    ask = ["please"] + h2[1:]
+    held = [{"task_id": "h1", "prompt": " ".join(h1)}, {"task_id": "h2", "prompt": " ".join(h2)}]
+    (drop,) = decontaminate([_trace("a", " ".join(ask), "x")], held).dropped
+    # hand count: 23 words -> 16 8-grams; the first is broken; 12 lie inside the shared stem and
+    # 3 reach into h2's own tail: 15 of h2's grams, 12 of h1's
+    ask_grams = ngrams(" ".join(ask))
+    assert len(ask_grams) == 16 and len(stem) == 20
+    assert len(ask_grams & ngrams(" ".join(h2))) == 15
+    assert len(ask_grams & ngrams(" ".join(h1))) == 12
+    assert drop.reason == "ngram_overlap" and drop.overlap == pytest.approx(15 / 16)
+    assert drop.matched_task == "h2"
 
 
 def test_failed_asks_rejection_sampling_and_selection():
@@ -206,23 +257,36 @@ _WORDS = st.sampled_from("the a list sort merge value key index total add two on
 @given(held=st.lists(st.lists(_WORDS, min_size=1, max_size=20), min_size=1, max_size=4),
        ask=st.lists(_WORDS, min_size=1, max_size=20))
 def test_overlap_matches_a_brute_force_count(held, ask):
-    # definition: share of the ask's distinct 8-word windows (the whole text if shorter) that
-    # appear as a window of some held-out prompt; recomputed here with plain slicing
-    def windows(words):
-        return {tuple(words)} if len(words) < 8 else \
-            {tuple(words[i:i + 8]) for i in range(len(words) - 7)}
+    # definitions, recomputed here with plain slicing: a text of at least 8 words has its 8-word
+    # windows; a shorter one (3+ words) is one gram of its own length, matched against windows of
+    # that length on the other side. overlap = share of the ask's grams found in held-out
+    # prompts; contained = the largest share of one held-out prompt's grams found in the ask.
+    def windows(words, size):
+        return {tuple(words[i:i + size]) for i in range(len(words) - size + 1)}
 
-    held_windows = set().union(*(windows(h) for h in held))
-    mine = windows(ask)
-    expected = len(mine & held_windows) / len(mine)
+    def grams(words):
+        if len(words) >= 8:
+            return windows(words, 8), 8
+        return ({tuple(words)}, len(words)) if len(words) >= 3 else (set(), 0)
+
+    mine, size = grams(ask)
+    found = {g for g in mine if any(g in windows(h, size) for h in held)}
+    overlap = len(found) / len(mine) if mine else 0.0
+    contained = 0.0
+    for h in held:
+        theirs, hsize = grams(h)
+        if theirs and (len(ask) >= 8 or hsize < 8):
+            contained = max(contained, len(theirs & windows(ask, hsize)) / len(theirs))
     holdout = [{"task_id": f"h{i}", "prompt": " ".join(h)} for i, h in enumerate(held)]
     res = decontaminate([_trace("x", " ".join(ask), "r")], holdout)
-    verbatim = any(h == ask for h in held)
-    if verbatim:
+    if any(h == ask for h in held):
         assert res.dropped[0].reason == "verbatim_prompt"
-    elif expected >= 0.8:
+    elif overlap >= 0.8:
         assert res.dropped[0].reason == "ngram_overlap"
-        assert res.dropped[0].overlap == pytest.approx(expected)
+        assert res.dropped[0].overlap == pytest.approx(overlap)
+    elif contained >= 0.8:
+        assert res.dropped[0].reason == "embedded_prompt"
+        assert res.dropped[0].contained == pytest.approx(contained)
     else:
         assert res.n_kept == 1 and not res.dropped
 

@@ -152,7 +152,7 @@ def test_installed_wheel_launches_the_grpo_smoke(from_wheel, tmp_path):
     assert status == "succeeded", collected
     assert collected["n_before_rows"] == collected["n_after_rows"] > 0
     assert collected["verdict"] in ("moved", "moved_the_wrong_way", "flat", "within_noise",
-                                    "insufficient_data")
+                                    "no_detectable_change", "insufficient_data")
 
 
 def test_pip_install_dot_from_a_clone(built, tmp_path):

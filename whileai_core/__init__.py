@@ -31,6 +31,7 @@ _EXPORTS: dict[str, str] = {
     "field_share": "stats",
     "Rate": "stats",
     "compare": "stats",
+    "compare_many": "stats",
     "noise_floor": "stats",
     "holdout_size": "stats",
     "PROVE_EFFECT": "defaults",

@@ -121,10 +121,10 @@ def category_table(rows: Any, *, field: str = CATEGORY_FIELD, tasks: Any = None,
     for name in names:
         part = data.where(row_cat == name)
         r = pass_rate(part, level, seed)
-        lines.append(CategoryLine(category=name, pass_at_1=r.value, ci95=r.ci95,
+        lines.append(CategoryLine(category=name, pass_at_1=r.value, ci95=r.ci,
                                   n_tasks=r.n_tasks, n_rows=r.n_rows))
     whole = pass_rate(data, level, seed)
-    overall = CategoryLine(category="all", pass_at_1=whole.value, ci95=whole.ci95,
+    overall = CategoryLine(category="all", pass_at_1=whole.value, ci95=whole.ci,
                            n_tasks=whole.n_tasks, n_rows=whole.n_rows)
     notes = [f"each interval is its own {level:.0%}: across {len(names)} categories about "
              f"{(1 - level) * len(names):.1f} would miss by chance alone; compare runs category "

@@ -746,6 +746,63 @@ _source("REGISTRY_LOCK_WAIT_S",
         "failed an honest claim when 24 processes launched at once on 2 busy cores "
         "(tests/test_runs_concurrency.py run 4x in parallel). Replaces REGISTRY_BUSY_TIMEOUT_S "
         "(30 s) in the registry")
+        "convention, untested: a registry write waits at most 2 s for SQLite's write lock (each "
+        "write holds it for milliseconds), then fails with one clear error instead of stalling; "
+        "replaces REGISTRY_BUSY_TIMEOUT_S (30 s) in the registry")
+# --- intervals at every n, paired verdicts, seeds, many behaviours (issue 13) ---------------
+# Each rule below was chosen by the coverage study in bench/stats_study.py; its table is in
+# README.md ("How the intervals were chosen").
+
+SMALL_SAMPLE_TASKS = 30
+_source("SMALL_SAMPLE_TASKS",
+        "bench/stats_study.py (README, table A): below 30 tasks the percentile task bootstrap "
+        "covers 82-95% of the time for pass@1 with 4-16 rollouts (a 95% interval; worst on "
+        "skewed difficulty); the effective-n interval (Korn & Graubard 1998) covers 94-99% there. "
+        "From 30 "
+        "tasks the bootstrap is kept (93-96% in the issue-13 study; results unchanged)")
+
+BINARY_EXACT_BELOW = 10
+_source("BINARY_EXACT_BELOW",
+        "exact binomial coverage at every rate in [0.01, 0.99] (tests/test_stats_intervals.py, "
+        "test_zero_one_rule_exact_coverage): Agresti-Coull (Agresti & Coull 1998) keeps >= "
+        "92.5% from 10 tasks but 89.6% at 5; the mid-p interval "
+        "(Lancaster 1961; Brown, Cai & DasGupta 2001 sec. 4) keeps >= 93.1% at 5, so it is used "
+        "below 10 tasks when every per-task value is 0 or 1")
+
+SIGN_FLIP_BELOW = 30
+_source("SIGN_FLIP_BELOW",
+        "bench/stats_study.py (README, table B): the percentile paired bootstrap says 'moved' up "
+        "to 8.2% per direction under no change at 5 tasks and 5.2% at 10; the sign-flip test "
+        "(at most 2.4% per direction from 10 to 30 tasks; Fisher 1935; exact "
+        "McNemar on 0/1 values) is exact at any n, so it decides whenever fewer than 30 tasks "
+        "are paired or fewer than 30 of them changed")
+
+SIGN_FLIP_EXACT_PATTERNS = 2 ** 16
+_source("SIGN_FLIP_EXACT_PATTERNS",
+        "convention: the sign-flip distribution is enumerated exactly up to 65,536 sign patterns "
+        "(16 changed tasks, < 0.1 s); above it, BOOTSTRAP_RESAMPLES seeded random patterns")
+
+NOISE_DEFAULT_RUNS = 3
+_source("NOISE_DEFAULT_RUNS",
+        "stated rule: a run_std given without the number of re-runs behind it is read as from 3 "
+        "runs, the fewest noise_floor recommends (its t quantile then has 2 degrees of freedom)")
+
+NOISE_TIE_TOLERANCE = 1e-9
+_source("NOISE_TIE_TOLERANCE",
+        "convention: a |delta| within 1e-9 of the noise band counts as inside it, so 0.7 - 0.6 "
+        "and 0.2 - 0.1 read alike (float rounding must not decide a verdict)")
+
+MIN_SEEDS_FOR_SEED_VARIANCE = 2
+_source("MIN_SEEDS_FOR_SEED_VARIANCE",
+        "arithmetic: a between-seed variance needs 2 runs of one arm; with one run per arm the "
+        "training-seed variance is unmeasured and a 'moved' verdict says so (Madaan et al. 2024, "
+        "arXiv:2406.10229, on seed variance in evals)")
+
+DECONTAM_SHORT_MIN_WORDS = 3
+_source("DECONTAM_SHORT_MIN_WORDS",
+        "convention, untested: a prompt shorter than the n-gram is matched by its whole word "
+        "sequence inside the other side's prompts, but only from 3 words (one or two common words "
+        "would match almost any prompt); shorter prompts are matched verbatim only")
 
 # --- MCP answers: bounded, with progress (issue 11) ------------------------------------------
 
@@ -810,3 +867,7 @@ _source("SKILLS_TTL_MS",
 SKILLS_PAGE_SIZE = 50
 _source("SKILLS_PAGE_SIZE",
         "convention, untested: skills per skills/list page (an entry is a whole manifest)")
+
+_source("NOISE_BAND_RUN_STDS",
+        "superseded in 0.2 (issue 13) and no longer read: the noise band is t_{R-1} x sqrt(2) x "
+        "run_std (whileai_core.stats.noise.noise_band); kept one version for imports")

@@ -328,7 +328,7 @@ def failure_capable(rows: Any, *, holdout: Any = None, effect: float = PROVE_EFF
     if verdict == "little_headroom":
         notes.append(f"even if every failure-capable task passed always, pass@1 would rise "
                      f"{headroom:.3f} < {effect:.3f}: make the eval harder (tasks the model fails)")
-    return FailureCapable(pass_at_1=rate.value, ci95=rate.ci95, n_tasks=data.n_tasks,
+    return FailureCapable(pass_at_1=rate.value, ci95=rate.ci, n_tasks=data.n_tasks,
                           n_rows=data.n_rows, k=k, n_fail_capable=int(ever_fail.sum()),
                           n_always_pass=int((c == n).sum()), n_never_pass=int((c == 0).sum()),
                           headroom=headroom, effect=float(effect),

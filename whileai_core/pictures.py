@@ -23,7 +23,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import PrivateAttr
 
-from .bootstrap import check_level, percentile_interval
+from .bootstrap import check_level
 from .defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, JUDGE_MIN_AGREEMENT, JUDGE_MIN_KAPPA,
                        PICTURE_DPI)
 from .errors import ArgumentError
@@ -113,7 +113,7 @@ def band_picture(rows: Any, *, out: Any = None, overwrite: bool = False,
     counts.append(int((p == 1).sum()))
     rate = pass_rate(data, level, BOOTSTRAP_SEED, "pass")
     title = (f"Per-task band: {data.n_tasks} tasks, {data.n_rows} rollouts; pass@1 "
-             f"{fmt_rate(rate.value, rate.ci95)}")
+             f"{fmt_rate(rate.value, rate.ci)}")
     fig = _figure()
     ax = fig.add_subplot()
     colors = [_FAIL] + [_SPLIT] * (len(edges) + 1) + [_PASS]
@@ -140,6 +140,9 @@ class ForestRow(Result):
     ci95: Interval | None
     n_paired: int
     verdict: str
+    p_bh: float | None = None
+    survives_bh: bool | None = None
+    survives_holm: bool | None = None
 
 
 class ForestPicture(Picture):
@@ -158,7 +161,10 @@ class ForestPicture(Picture):
         for r in self.rows:
             ci = f" [{r.ci95[0]:+.3f}, {r.ci95[1]:+.3f}]" if r.ci95 else " [no interval]"
             d = "n/a" if r.delta is None else f"{r.delta:+.3f}{ci}"
-            lines.append(f"{r.group:<20} {d} (n={r.n_paired} paired tasks) {r.verdict}")
+            mark = "" if r.survives_bh is None else (
+                " (survives Holm)" if r.survives_holm else " (survives BH)" if r.survives_bh
+                else " (not after correction)")
+            lines.append(f"{r.group:<20} {d} (n={r.n_paired} paired tasks) {r.verdict}{mark}")
         if self.note:
             lines.append(f"note: {self.note}")
         return "\n".join(lines + ([f"written: {self.path}"] if self.path else []))
@@ -169,34 +175,39 @@ def forest_picture(before: Any, after: Any, *, by: str | None = None,
                    out: Any = None, overwrite: bool = False, threshold: float | None = None,
                    level: float = CONFIDENCE_LEVEL, max_groups: int = 20) -> ForestPicture:
     """Forest plot: the paired delta with its interval overall and for each value of ``by`` (a
-    row field such as ``category``), with the noise band (2 x ``run_std``) shaded."""
+    row field such as ``category``), with the noise band (t x sqrt(2) x ``run_std``) shaded.
+    Groups come from :func:`whileai_core.compare_many`: a group is coloured only when it
+    survives the Benjamini-Hochberg correction for the number of groups."""
     level = check_level(level)
     b, a = load_rows(before, threshold=threshold), load_rows(after, threshold=threshold)
     overall = compare(b, a, level=level, run_std=run_std, metric=metric)
-    rows = [ForestRow(group="overall", delta=overall.delta, ci95=overall.ci95,
+    rows = [ForestRow(group="overall", delta=overall.delta, ci95=overall.ci,
                       n_paired=overall.n_paired, verdict=overall.verdict)]
     groups: list[str] = []
     if by is not None:
         keys_b = [str(r.get(by)) for r in b.records]
-        keys_a = [str(r.get(by)) for r in a.records]
         if not any(by in r for r in b.records):
             raise ArgumentError(f"`by` {by!r} is a field of no row in `before`. Fix: name a row "
                                 "field such as 'category', or omit by")
         groups = list(dict.fromkeys(keys_b))
+        from .stats import compare_many
+        many = {m.name: m for m in compare_many(
+            b, a, by=by, level=level, run_std=run_std, metric=metric).behaviours}
         for g in groups[:max_groups]:
-            if g not in keys_a:
+            m = many.get("(missing)" if g == "None" else g)
+            if m is None:
                 rows.append(ForestRow(group=g, delta=None, ci95=None, n_paired=0,
                                       verdict="insufficient_data"))
                 continue
-            cmp = compare(b.where(np.array([k == g for k in keys_b])),
-                          a.where(np.array([k == g for k in keys_a])),
-                          level=level, run_std=run_std, metric=metric)
-            rows.append(ForestRow(group=g, delta=cmp.delta, ci95=cmp.ci95,
-                                  n_paired=cmp.n_paired, verdict=cmp.verdict))
+            rows.append(ForestRow(group=g, delta=m.delta, ci95=m.ci, n_paired=m.n_paired,
+                                  verdict=m.verdict, p_bh=m.p_bh, survives_bh=m.survives_bh,
+                                  survives_holm=m.survives_holm))
     note = None
     if len(groups) > 1:
+        kept = sum(bool(r.survives_bh) for r in rows[1:])
         note = (f"{len(groups)} groups read at once: each interval is a {level:.0%} interval on "
-                "its own, with no correction for looking at several")
+                f"its own; {kept} survive the Benjamini-Hochberg correction for looking at "
+                "several (compare_many)")
     what = "pass rate" if metric == "pass" else "mean reward"
     title = (f"Paired {what} delta (after - before): n={overall.n_paired} tasks"
              + (f", by {by}" if by else ""))
@@ -205,12 +216,15 @@ def forest_picture(before: Any, after: Any, *, by: str | None = None,
     ys = np.arange(len(rows))[::-1]
     band = overall.noise_band
     if band:
-        ax.axvspan(-band, band, color="#ffe0b2", label=f"noise band +/-{band:.3f} (2 x run_std)")
+        ax.axvspan(-band, band, color="#ffe0b2",
+                   label=f"noise band +/-{band:.3f} ({overall.noise_runs} re-runs)")
     ax.axvline(0, color="black", linewidth=0.8)
     for y, r in zip(ys, rows):
         if r.delta is None:
             continue
-        color = _PASS if r.verdict == "moved" else _FAIL if r.verdict == "moved_the_wrong_way" else _INK
+        called = r.survives_bh if r.survives_bh is not None else True
+        color = _INK if not called else (_PASS if r.verdict == "moved" else
+                                         _FAIL if r.verdict == "moved_the_wrong_way" else _INK)
         if r.ci95 is not None:
             ax.errorbar(r.delta, y, xerr=[[r.delta - r.ci95[0]], [r.ci95[1] - r.delta]],
                         fmt="s" if r.group == "overall" else "o", color=color, capsize=4,
@@ -256,42 +270,16 @@ class JudgePicture(Picture):
         return "\n".join(lines + ([f"written: {self.path}"] if self.path else []))
 
 
-def kappa_interval(label: np.ndarray, grade: np.ndarray, *, level: float = CONFIDENCE_LEVEL,
-                   n_resamples: int = 2000, seed: int | None = BOOTSTRAP_SEED) -> Interval | None:
-    """Percentile interval of Cohen's kappa, resampling items (vectorised over draws)."""
-    n = label.size
-    if n < 3:
-        return None
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(n_resamples, n))
-    lab, gra = label[idx].astype(float), grade[idx].astype(float)
-    po = (lab == gra).mean(axis=1)
-    pl, pg = lab.mean(axis=1), gra.mean(axis=1)
-    pe = pl * pg + (1 - pl) * (1 - pg)
-    ok = pe < 1
-    if not ok.any():
-        return None
-    kappa = (po[ok] - pe[ok]) / (1 - pe[ok])
-    return percentile_interval(kappa, level)
-
-
 def judge_picture(items: Any, *, judges: list[str] | None = None, out: Any = None,
                   overwrite: bool = False, level: float = CONFIDENCE_LEVEL) -> JudgePicture:
     """Agreement and kappa per judge, each with its interval, against the audit's floors."""
-    from .judge import _as_pass, _read_items, audit_judge
+    from .judge import audit_judge
 
     audit = audit_judge(items, judges=judges, level=level)
-    recs = _read_items(items)
-    label = np.array([_as_pass(r["label"], where=recs.where(i), field="label")
-                      for i, r in enumerate(recs.items)])
-    bars = []
-    for rep in audit.judges:
-        grade = np.array([_as_pass(r["grades"][rep.name], where=recs.where(i), field="grades")
-                          for i, r in enumerate(recs.items)])
-        bars.append(JudgeBar(name=rep.name, n=rep.n, agreement=rep.agreement,
-                             agreement_ci=rep.agreement_ci, kappa=rep.kappa,
-                             kappa_ci=kappa_interval(label, grade, level=level),
-                             verdict=rep.verdict))
+    # the audit's own kappa interval (whileai_core.judge.kappa_interval): one number per question
+    bars = [JudgeBar(name=rep.name, n=rep.n, agreement=rep.agreement,
+                     agreement_ci=rep.agreement_ci, kappa=rep.kappa, kappa_ci=rep.kappa_ci,
+                     verdict=rep.verdict) for rep in audit.judges]
     title = (f"Judge audit: {audit.n_items} labelled items ({audit.n_label_fail} label failures), "
              f"{len(bars)} judges")
     fig = _figure(9.0, max(3.2, 1.6 + 0.6 * len(bars)))
@@ -364,7 +352,7 @@ def watch_picture(watch: Any, *, out: Any = None, overwrite: bool = False) -> Wa
         top.plot([t[0] for t in train], [t[1] for t in train], "-", color="#ef6c00",
                  label="training reward (per step)")
     for s in evals:
-        ci = s.held_out.ci95
+        ci = s.held_out.ci
         err = None if ci is None else [[s.held_out.value - ci[0]], [ci[1] - s.held_out.value]]
         top.errorbar(s.step, s.held_out.value, yerr=err, fmt="o", color=_INK, capsize=4,
                      label="held-out (95% interval)" if s is evals[0] else None)
@@ -391,6 +379,6 @@ def watch_picture(watch: Any, *, out: Any = None, overwrite: bool = False) -> Wa
         title=title, width_px=0, height_px=0, decision=w.decision,
         steps=[s.step for s in w.steps], train_reward=[s.train_reward for s in w.steps],
         eval_steps=[s.step for s in evals], held_out=[s.held_out.value for s in evals],
-        held_out_ci95=[s.held_out.ci95 for s in evals], delta=[s.delta for s in evals],
+        held_out_ci95=[s.held_out.ci for s in evals], delta=[s.delta for s in evals],
         delta_ci95=[s.delta_ci95 for s in evals], n_tasks=n_tasks)
     return _finish(fig, picture, out, overwrite)

@@ -21,14 +21,19 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .bootstrap import check_level, wilson_interval
-from .defaults import (CONFIDENCE_LEVEL, GROUP_MIN_ROLLOUTS, MIN_TASKS_FOR_INTERVAL,
-                       OPSD_MIN_PARAMS_B, PROVE_EFFECT, TASK_EXTREMES, LIST_SHOWN_MAX)
+from pydantic import Field
+
+from .bootstrap import check_level
+from .defaults import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, GROUP_MIN_ROLLOUTS,
+                       LIST_SHOWN_MAX, OPSD_MIN_PARAMS_B, TASK_EXTREMES)
 from .errors import ArgumentError
 from .models import base_model, model_size_b
 from .result import Result, fmt_rate
 from .rows import load_rows
 from .stats import Rate, pass_rate
+from .stats.fields import LEVEL_DOC, METHOD_DOC, ci95_alias
+from .stats.intervals import task_interval
+from .teacher import TeacherVerdict, teacher_clears  # noqa: F401  (question 4; re-exported)
 from .voice import OPS, call, choose
 from .voice import name as op_name
 
@@ -120,31 +125,38 @@ def band(rows: Any, *, level: float = CONFIDENCE_LEVEL) -> Band:
 class SplitShare(Result):
     """Share of tasks whose rollouts both pass and fail: only these give a grouped method signal.
 
-    ``ci95`` is a Wilson interval over tasks (tasks are the independent units).
+    ``ci`` is the interval over tasks for a 0/1 per-task value (mid-p under 10 tasks,
+    Agresti-Coull from 10; :mod:`whileai_core.stats.intervals`).
     ``expected_by_k``: the share a task at its measured rate p would be split with k rollouts,
     mean of 1 - p^k - (1-p)^k.
     """
 
     share: float
-    ci95: Interval
+    ci: Interval | None = Field(description="interval of the share at `level`; null under 3 tasks")
+    level: float = Field(CONFIDENCE_LEVEL, description=LEVEL_DOC)
+    ci_method: str | None = Field(None, description=METHOD_DOC)
     n_split: int
     n_tasks: int
     expected_by_k: dict[int, float]
 
+    ci95 = ci95_alias("ci")
+
     def render(self) -> str:
         exp = ", ".join(f"k={k}: {v:.2f}" for k, v in self.expected_by_k.items())
-        return (f"split share {fmt_rate(self.share, self.ci95, self.n_tasks)} "
+        return (f"split share {fmt_rate(self.share, self.ci, self.n_tasks)} "
                 f"({self.n_split} split); expected at {exp}")
 
 
 def split_share(rows: Any, *, level: float = CONFIDENCE_LEVEL) -> SplitShare:
     data = load_rows(rows)
-    split = int(((data.passes > 0) & (data.passes < data.rollouts)).sum())
+    level = check_level(level)
+    split = (data.passes > 0) & (data.passes < data.rollouts)
     p = data.pass_rate()
     expected = {k: float(np.mean(1 - p ** k - (1 - p) ** k)) for k in (2, 4, 8, 16)}
-    return SplitShare(share=split / data.n_tasks, ci95=wilson_interval(split, data.n_tasks,
-                                                                       check_level(level)),
-                      n_split=split, n_tasks=data.n_tasks, expected_by_k=expected)
+    iv = task_interval(split.astype(float), level=level, seed=BOOTSTRAP_SEED,
+                       n_resamples=BOOTSTRAP_RESAMPLES)
+    return SplitShare(share=float(split.mean()), ci=iv.ci, level=level, ci_method=iv.method,
+                      n_split=int(split.sum()), n_tasks=data.n_tasks, expected_by_k=expected)
 
 
 class OnPolicy(Result):
@@ -201,51 +213,6 @@ def on_policy(rows: Any, model: str) -> OnPolicy:
         note = f"{counts[None]} rows have no `model` field"
     return OnPolicy(status=status, model=model, share_same=same / data.n_rows, models=top,
                     n_models=len(top), n_rows=data.n_rows, note=note)
-
-
-class TeacherVerdict(Result):
-    """Does the teacher clear? Truthy iff its pass@1 beats the student's by >= ``effect`` and the
-    two 95% intervals do not overlap (score both on the same held-out tasks, at the student's
-    max_tokens, with one tokenizer)."""
-
-    clears: bool
-    teacher: Rate
-    student: Rate
-    gap: float
-    effect: float
-    intervals_overlap: bool | None
-    reason: str
-
-    def __bool__(self) -> bool:
-        return self.clears
-
-    def render(self) -> str:
-        return (f"teacher {self.teacher.render()}\nstudent {self.student.render()}\n"
-                f"gap {self.gap:+.3f} (needs >= {self.effect:.2f}): "
-                f"{'clears' if self.clears else 'does not clear'}: {self.reason}")
-
-
-def teacher_clears(teacher_rows: Any, student_rows: Any, *, effect: float = PROVE_EFFECT,
-                   level: float = CONFIDENCE_LEVEL) -> TeacherVerdict:
-    level = check_level(level)
-    t = pass_rate(load_rows(teacher_rows), level)
-    s = pass_rate(load_rows(student_rows), level)
-    gap = t.value - s.value
-    if t.ci95 is None or s.ci95 is None:
-        return TeacherVerdict(clears=False, teacher=t, student=s, gap=gap, effect=effect,
-                              intervals_overlap=None,
-                              reason=f"fewer than {MIN_TASKS_FOR_INTERVAL} tasks on one side: no "
-                                     "interval, so no verdict; score both on more held-out tasks")
-    overlap = not t.ci95[0] > s.ci95[1]
-    clears = gap >= effect and not overlap
-    if clears:
-        reason = "gap is large enough and the intervals do not overlap"
-    elif gap < effect:
-        reason = f"gap {gap:+.3f} is below {effect:.2f}: the teacher has little to give"
-    else:
-        reason = "the intervals overlap: score both on more held-out tasks to separate them"
-    return TeacherVerdict(clears=clears, teacher=t, student=s, gap=gap, effect=effect,
-                          intervals_overlap=overlap, reason=reason)
 
 
 # --- every question at once ----------------------------------------------------------------

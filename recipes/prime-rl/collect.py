@@ -87,7 +87,7 @@ def report(arms: Mapping[str, Mapping]) -> dict:
         first = [r for r in steps[min(steps)] if not r.get("errored")]
         first_scores[name] = mean_reward(first).value
     noise = noise_floor(*first_scores.values()) if len(first_scores) >= 2 else None
-    run_std = noise.run_std if noise is not None else None
+    run_std = noise  # the NoiseFloor itself: compare reads run_std and the runs behind it
     out = {"noise_floor": noise.to_dict() if noise else None, "step1_lcs": first_scores,
            "arms": {}, "head_to_head": {},
            "caveats": {name: REVERSE_TEXT_CAVEATS[name] for name in arms
@@ -111,7 +111,7 @@ def report(arms: Mapping[str, Mapping]) -> dict:
 def _delta_text(d: Mapping) -> str:
     if d.get("delta") is None:
         return f"n/a ({d['verdict']})"
-    ci = d.get("ci95")
+    ci = d.get("ci")
     inner = f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else " [no interval]"
     return f"{d['delta']:+.3f}{inner} {d['verdict']}"
 

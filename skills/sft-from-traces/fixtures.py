@@ -112,7 +112,7 @@ def split_is_by_task_and_frozen(ns):
 def noise_floor_from_three_reruns(ns):
     assert ns["floor"].n_runs == 3 and ns["floor"].run_std > 0
     assert ns["before"].n_tasks == len(ns["split"].holdout_tasks)
-    assert ns["before"].ci95 is not None
+    assert ns["before"].ci is not None
 
 
 def seeds_are_failed_train_asks(ns):
@@ -169,7 +169,7 @@ def sft_recipe_trained_and_paired_the_held_out_tasks(ns):
     assert trained.comparison.n_paired == n_held
     assert trained.n_before_rows == trained.n_after_rows == 2 * n_held
     assert trained.verdict in ("moved", "moved_the_wrong_way", "flat", "within_noise",
-                               "insufficient_data")
+                               "no_detectable_change", "insufficient_data")
     metrics = trained.metrics
     assert metrics["train_steps"] == 2 and metrics["loss_mask"]["n_wrong_mask"] == 0
     assert metrics["loss_mask"]["completion_tokens_trained"] > 0

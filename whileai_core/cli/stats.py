@@ -1,10 +1,11 @@
-"""CLI: route, pass-at, compare, noise-floor, holdout-size."""
+"""CLI: route, pass-at, compare, compare-many, noise-floor, holdout-size."""
 
 from __future__ import annotations
 
 import argparse
 
 from ..defaults import CONFIDENCE_LEVEL, HOLDOUT_ALPHA, HOLDOUT_K, HOLDOUT_POWER, PROVE_EFFECT
+from ..errors import ArgumentError
 
 
 def _json(p: argparse.ArgumentParser) -> None:
@@ -19,6 +20,12 @@ def _threshold(p: argparse.ArgumentParser) -> None:
 def _metric(p: argparse.ArgumentParser) -> None:
     p.add_argument("--metric", choices=("pass", "reward"), default="pass",
                    help="per-task pass rate (default) or mean reward (for scores, e.g. LCS)")
+
+
+def _effect(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--effect", type=float, default=PROVE_EFFECT,
+                   help="equivalence margin: 'flat' only when the whole interval is inside "
+                        "+-EFFECT (0.05)")
 
 
 def _route(args):
@@ -38,11 +45,17 @@ def _pass_at(args):
     return pass_at(args.rows, k=args.k, level=args.level, seed=args.seed, threshold=args.threshold)
 
 
+def _arm(first: str, more: list[str] | None):
+    return [first, *more] if more else first
+
+
 def _compare(args):
     from ..stats import compare
     from .hacking import plotted
-    result = compare(args.before, args.after, level=args.level, run_std=args.run_std,
-                     seed=args.seed, threshold=args.threshold, metric=args.metric)
+    result = compare(_arm(args.before, args.before_seed), _arm(args.after, args.after_seed),
+                     level=args.level, run_std=args.run_std, noise_runs=args.noise_runs,
+                     effect=args.effect, seed=args.seed, threshold=args.threshold,
+                     metric=args.metric)
 
     def draw(out, overwrite):
         from ..pictures import forest_picture
@@ -52,9 +65,31 @@ def _compare(args):
     return plotted(args, result, draw)
 
 
+def _compare_many(args):
+    from ..stats import compare_many
+    options = dict(level=args.level, effect=args.effect, seed=args.seed,
+                   threshold=args.threshold, metric=args.metric)
+    if args.checkpoint:
+        if args.after is not None or args.by is not None:
+            raise ArgumentError("give --checkpoint NAME=PATH, or AFTER with --by, not both. Fix: "
+                                "drop one of them")
+        ckpts = {}
+        for item in args.checkpoint:
+            name, sep, path = item.partition("=")
+            if not sep or not name or not path:
+                raise ArgumentError(f"--checkpoint must be NAME=PATH, got {item!r}. Fix: e.g. "
+                                    "--checkpoint step-100=evals/step100.jsonl")
+            ckpts[name] = path
+        return compare_many(args.before, ckpts, **options)
+    if args.after is None:
+        raise ArgumentError("compare-many needs AFTER with --by FIELD, or --checkpoint NAME=PATH. "
+                            "Fix: e.g. compare-many before.jsonl after.jsonl --by category")
+    return compare_many(args.before, args.after, by=args.by, **options)
+
+
 def _noise(args):
     from ..stats import noise_floor
-    return noise_floor(*args.runs, threshold=args.threshold, metric=args.metric)
+    return noise_floor(*args.runs, threshold=args.threshold, metric=args.metric, level=args.level)
 
 
 def _holdout(args):
@@ -92,8 +127,15 @@ def register(sub) -> None:
     p = sub.add_parser("compare", help="paired before/after comparison by task, with a verdict")
     p.add_argument("before")
     p.add_argument("after")
+    p.add_argument("--before-seed", action="append", default=None, metavar="PATH",
+                   help="another run of the before arm (a training seed); repeatable")
+    p.add_argument("--after-seed", action="append", default=None, metavar="PATH",
+                   help="another run of the after arm (a training seed); repeatable")
     p.add_argument("--run-std", type=float, default=None,
                    help="run_std of the same eval re-run (see noise-floor); sets the noise band")
+    p.add_argument("--noise-runs", type=int, default=None,
+                   help="re-runs behind --run-std (default: read as 3, and said)")
+    _effect(p)
     p.add_argument("--level", type=float, default=CONFIDENCE_LEVEL, help="interval level (0.95)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (0)")
     _metric(p)
@@ -104,8 +146,24 @@ def register(sub) -> None:
                    help="with --plot: one forest row per value of this row field (e.g. category)")
     p.set_defaults(func=_compare)
 
+    p = sub.add_parser("compare-many", help="one paired comparison per category or checkpoint, "
+                                            "Benjamini-Hochberg and Holm corrected")
+    p.add_argument("before")
+    p.add_argument("after", nargs="?", default=None, help="the new run (with --by)")
+    p.add_argument("--by", default=None, help="row field to split by, e.g. category")
+    p.add_argument("--checkpoint", action="append", default=None, metavar="NAME=PATH",
+                   help="a checkpoint's rows on the same tasks, instead of AFTER; repeatable")
+    _effect(p)
+    p.add_argument("--level", type=float, default=CONFIDENCE_LEVEL, help="interval level (0.95)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (0)")
+    _metric(p)
+    _threshold(p)
+    _json(p)
+    p.set_defaults(func=_compare_many)
+
     p = sub.add_parser("noise-floor", help="run_std of the same eval re-run, and the band")
     p.add_argument("runs", nargs="+", help="two or more rows files of the same eval")
+    p.add_argument("--level", type=float, default=CONFIDENCE_LEVEL, help="band level (0.95)")
     _metric(p)
     _threshold(p)
     _json(p)

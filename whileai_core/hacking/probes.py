@@ -82,7 +82,7 @@ class ProbeReport(Result):
     by_group: dict[str, Rate] | None = None
 
     def render(self) -> str:
-        text = f"{self.name:<12} {self.verdict:<6} {fmt_rate(self.rate.value, self.rate.ci95, self.rate.n_tasks)}"
+        text = f"{self.name:<12} {self.verdict:<6} {fmt_rate(self.rate.value, self.rate.ci, self.rate.n_tasks)}"
         if self.delta is not None:
             ci = (f" [{self.delta_ci95[0]:+.3f}, {self.delta_ci95[1]:+.3f}]"
                   if self.delta_ci95 else " [no interval]")
@@ -92,7 +92,7 @@ class ProbeReport(Result):
                      f"{self.example.completion!r} -> reward {self.example.reward:g}")
         if self.by_group and self.verdict != "closed":
             text += "\n             by group: " + ", ".join(
-                f"{g} {fmt_rate(r.value, r.ci95, r.n_tasks)}" for g, r in self.by_group.items())
+                f"{g} {fmt_rate(r.value, r.ci, r.n_tasks)}" for g, r in self.by_group.items())
         return text
 
 
@@ -114,7 +114,7 @@ class CheatProbes(Result):
 
     def render(self) -> str:
         model = "model: no rows given" if self.model is None else (
-            f"model  {fmt_rate(self.model.value, self.model.ci95, self.model.n_tasks)}")
+            f"model  {fmt_rate(self.model.value, self.model.ci, self.model.n_tasks)}")
         lines = [f"cheat probes: {self.verdict} ({self.n_tasks} tasks, metric {self.metric}, "
                  f"threshold {self.threshold:g})", model]
         lines += [p.render() for p in self.probes]
@@ -287,9 +287,9 @@ def cheat_probes(reward: Any, tasks: Any, *, model_rows: Any = None,
         verdict: ProbeVerdict = "closed" if not passed.any() else "leak"
         if model is not None:
             cmp = compare(model, data, level=level, seed=seed, metric=metric)
-            fields = dict(delta=cmp.delta, delta_ci95=cmp.ci95, n_paired=cmp.n_paired)
+            fields = dict(delta=cmp.delta, delta_ci95=cmp.ci, n_paired=cmp.n_paired)
             if passed.any() and cmp.delta is not None:
-                top = cmp.ci95[1] if cmp.ci95 is not None else cmp.delta
+                top = cmp.ci[1] if cmp.ci is not None else cmp.delta
                 verdict = "hole" if top >= 0 else "leak"
         by_group = None
         if group_by is not None:

@@ -85,7 +85,7 @@ class WatchStep(Result):
         if self.truncated_share is not None:
             parts.append(f"trunc {self.truncated_share:.2f}")
         if self.held_out is not None:
-            parts.append(f"held-out {fmt_rate(self.held_out.value, self.held_out.ci95, self.held_out.n_tasks)}")
+            parts.append(f"held-out {fmt_rate(self.held_out.value, self.held_out.ci, self.held_out.n_tasks)}")
         if self.delta is not None:
             ci = (f" [{self.delta_ci95[0]:+.3f}, {self.delta_ci95[1]:+.3f}]"
                   if self.delta_ci95 else " [no interval]")
@@ -237,12 +237,12 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
             if s is not evals[0]:
                 cmp = compare(base, rows, level=level, seed=seed, metric=metric)
                 climb = _climb(train[train_steps <= s["step"]], window, level)
-                fields.update(delta=cmp.delta, delta_ci95=cmp.ci95)
+                fields.update(delta=cmp.delta, delta_ci95=cmp.ci)
                 if climb is not None:
                     fields.update(train_climb=climb[0], train_noise_band=climb[1])
                 cond: Condition | None = None
-                if cmp.ci95 is not None:
-                    lo, hi = cmp.ci95
+                if cmp.ci is not None:
+                    lo, hi = cmp.ci
                     if hi < 0:
                         cond = "down"
                     elif climb is not None and lo <= 0 and climb[0] > climb[1] and hi < climb[0]:
@@ -272,17 +272,17 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
         reason = ("no held-out evaluation yet" if not evals else
                   f"one held-out evaluation (step {evals[0]['step']}); the first comparison "
                   "comes with the next")
-    elif last_cmp is None or last_cmp.ci95 is None:
+    elif last_cmp is None or last_cmp.ci is None:
         decision = "not_enough_data"
         reason = f"the held-out set pairs {0 if last_cmp is None else last_cmp.n_paired} tasks; " \
                  "an interval needs at least 3"
-    elif latest is None and last_climb is None and last_cmp.ci95[0] <= 0:
+    elif latest is None and last_climb is None and last_cmp.ci[0] <= 0:
         decision = "not_enough_data"
         reason = (f"{train.size} training steps with a reward: too few to tell a climb from "
                   "noise (need 4), and the held-out interval holds 0")
     else:
         decision = "continue"
-        lo, hi = last_cmp.ci95
+        lo, hi = last_cmp.ci
         reason = f"held-out delta {last_cmp.delta:+.3f} [{lo:+.3f}, {hi:+.3f}] vs step " \
                  f"{evals[0]['step']}"
         if latest is not None:
@@ -321,7 +321,7 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
                  baseline_step=evals[0]["step"] if evals else None,
                  latest_eval_step=evals[-1]["step"] if evals else None,
                  held_out_delta=None if last_cmp is None else last_cmp.delta,
-                 held_out_ci95=None if last_cmp is None else last_cmp.ci95,
+                 held_out_ci95=None if last_cmp is None else last_cmp.ci,
                  n_paired=None if last_cmp is None else last_cmp.n_paired,
                  train_climb=None if last_climb is None else last_climb[0],
                  train_noise_band=None if last_climb is None else last_climb[1],

@@ -70,7 +70,7 @@ class Imported(Result):
         for s in self.by_step:
             versions = ", ".join(f"v{v}" for v in s.policy_versions) or "none recorded"
             rate = s.mean_reward
-            mean = (f"mean reward {fmt_rate(rate.value, rate.ci95, rate.n_tasks)}, "
+            mean = (f"mean reward {fmt_rate(rate.value, rate.ci, rate.n_tasks)}, "
                     if rate else "")
             lines.append(f"step {s.step}: {mean}{s.rows} rows, {s.errored} errored, sampled by "
                          f"policy {versions}")

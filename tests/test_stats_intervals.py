@@ -1,0 +1,175 @@
+"""The interval rule at every n (issue 13): each interval against an outside computation (scipy,
+the formula by hand), exact binomial coverage of the 0/1 rule, no zero-width interval from a
+finite sample, one number per question across tools, and interval keys that say their level."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats as sps
+from scipy.optimize import brentq
+
+from whileai_core import band, compare, field_share, mean_reward, pass_at, teacher_clears
+from whileai_core.cli import main
+
+Z = sps.norm.ppf(0.975)
+
+
+def rows_from(counts, prefix="t"):
+    """counts: list of (n_rollouts, n_passes) per task."""
+    return [{"task_id": f"{prefix}{i}", "reward": 1.0 if j < c else 0.0}
+            for i, (n, c) in enumerate(counts) for j in range(n)]
+
+
+def binary_rows(x, n, k=1):
+    """n tasks at k rollouts: the first x pass every rollout, the rest fail every one."""
+    return rows_from([(k, k)] * x + [(k, 0)] * (n - x))
+
+
+def agresti_coull(x, n, z=Z):
+    nt = n + z * z
+    p = (x + z * z / 2) / nt
+    h = z * math.sqrt(p * (1 - p) / nt)
+    return max(0.0, p - h), min(1.0, p + h)
+
+
+def mid_p(x, n, tail=0.025):
+    lo = 0.0 if x == 0 else brentq(
+        lambda p: sps.binom.sf(x, n, p) + sps.binom.pmf(x, n, p) / 2 - tail, 1e-12, 1 - 1e-12)
+    hi = 1.0 if x == n else brentq(
+        lambda p: sps.binom.cdf(x, n, p) - sps.binom.pmf(x, n, p) / 2 - tail, 1e-12, 1 - 1e-12)
+    return lo, hi
+
+
+# --- each interval against an outside computation ------------------------------------------
+
+@pytest.mark.parametrize("x,n", [(0, 12), (3, 12), (12, 12), (7, 40), (1, 30)])
+def test_zero_one_values_from_ten_tasks_get_agresti_coull(x, n):
+    r = pass_at(binary_rows(x, n))
+    assert r.ci_method == "agresti_coull"
+    assert r.ci == pytest.approx(agresti_coull(x, n), abs=1e-12)
+
+
+@pytest.mark.parametrize("x,n", [(0, 3), (2, 5), (5, 5), (4, 9)])
+def test_zero_one_values_under_ten_tasks_get_mid_p(x, n):
+    r = pass_at(binary_rows(x, n))
+    assert r.ci_method == "mid_p"
+    assert r.ci == pytest.approx(mid_p(x, n), abs=1e-9)
+
+
+def test_effective_n_by_hand():
+    # 12 tasks x 4 rollouts, rates 0, .25, .5, .75 three times: m = 0.375
+    counts = [(4, c) for c in (0, 1, 2, 3)] * 3
+    p = np.array([c / 4 for _, c in counts])
+    se = p.std(ddof=1) / math.sqrt(12)
+    n_eff = min(48, 0.375 * 0.625 / se ** 2)          # capped by the 48 rollouts
+    n_adj = n_eff * (Z / sps.t.ppf(0.975, 11)) ** 2
+    r = pass_at(rows_from(counts), k=1)
+    assert r.ci_method == "effective_n"
+    assert r.ci == pytest.approx(agresti_coull(0.375 * n_adj, n_adj), abs=1e-12)
+    # every task at 2 of 4: no spread, so the 48 rollouts cap n_eff (the binomial floor)
+    flat = pass_at(rows_from([(4, 2)] * 12), k=1)
+    cap = 48 * (Z / sps.t.ppf(0.975, 11)) ** 2
+    assert flat.ci == pytest.approx(agresti_coull(0.5 * cap, cap), abs=1e-12)
+
+
+def test_rewards_outside_zero_one_get_a_t_interval():
+    rewards = [3.0, -1.0, 2.5, 0.5, 4.0, 1.0, -0.5, 2.0]
+    r = mean_reward([{"task_id": f"t{i}", "reward": v} for i, v in enumerate(rewards)])
+    ref = sps.t.interval(0.95, 7, loc=np.mean(rewards), scale=sps.sem(rewards))
+    assert r.ci_method == "t" and r.ci == pytest.approx(ref, abs=1e-12)
+
+
+def test_thirty_tasks_and_up_keep_the_percentile_bootstrap():
+    rng = np.random.default_rng(3)
+    counts = [(4, int(c)) for c in rng.integers(0, 5, 30)]
+    r = pass_at(rows_from(counts), k=1)
+    assert r.ci_method == "percentile_bootstrap"
+    p = np.array([c / 4 for _, c in counts])
+    ref = sps.bootstrap((p,), np.mean, n_resamples=10_000, method="percentile",
+                        random_state=1, vectorized=True).confidence_interval
+    assert r.ci == pytest.approx((ref.low, ref.high), abs=0.02)   # two Monte-Carlo estimates
+    assert pass_at(rows_from(counts[:29]), k=1).ci_method == "effective_n"
+
+
+# --- coverage of the 0/1 rule, exactly (binomial sums, no simulation) ------------------------
+
+@pytest.mark.parametrize("n", [5, 10, 20, 30, 50])
+def test_zero_one_rule_exact_coverage(n):
+    # For 0/1 per-task values the count of passing tasks is Binomial(n, q): the coverage at q is
+    # the binomial mass of the counts whose interval holds q. The documented floors: mid-p
+    # >= 93% under 10 tasks, Agresti-Coull >= 92.5% from 10 (defaults.BINARY_EXACT_BELOW).
+    bounds = [pass_at(binary_rows(x, n)).ci for x in range(n + 1)]
+    lo = np.array([b[0] for b in bounds])
+    hi = np.array([b[1] for b in bounds])
+    q = np.linspace(0.01, 0.99, 393)
+    mass = sps.binom.pmf(np.arange(n + 1)[None, :], n, q[:, None])
+    cover = (mass * ((lo[None, :] <= q[:, None]) & (q[:, None] <= hi[None, :]))).sum(axis=1)
+    assert cover.min() >= (0.93 if n < 10 else 0.925)
+
+
+def test_issue_13_zero_width_examples():
+    # 30 tasks at 3 of 16 each: pass@16 = 1.0, once with interval (1.0, 1.0)
+    r = pass_at(rows_from([(16, 3)] * 30))
+    assert r.pass_at_k == 1.0 and r.pass_at_k_ci[0] < 1.0 == r.pass_at_k_ci[1]
+    # 10 tasks, a true per-task rate of 0.97: exact coverage 26% before, now the binomial mass
+    # of the counts whose interval holds 0.97
+    cover = sum(sps.binom.pmf(x, 10, 0.97) for x in range(11)
+                if pass_at(binary_rows(x, 10)).ci[0] <= 0.97 <= pass_at(binary_rows(x, 10)).ci[1])
+    assert cover >= 0.95
+
+
+@settings(max_examples=80, deadline=None)
+@given(counts=st.lists(st.integers(0, 6), min_size=3, max_size=45),
+       k=st.integers(1, 6))
+def test_no_zero_width_interval_from_a_finite_sample(counts, k):
+    rows = rows_from([(k, min(c, k)) for c in counts])
+    r = pass_at(rows)
+    for ci in (r.ci, r.pass_at_k_ci, r.pass_pow_k_ci):
+        if ci is not None:
+            assert ci[1] > ci[0]
+    share = field_share([{**row, "flag": row["reward"] > 0} for row in rows], "flag")
+    assert share.ci[1] > share.ci[0]
+
+
+# --- one number per question ---------------------------------------------------------------
+
+@pytest.mark.parametrize("n_tasks", [12, 40, 400])
+def test_one_number_per_question(n_tasks, tmp_path, capsys):
+    rng = np.random.default_rng(n_tasks)
+    before = rows_from([(4, int(c)) for c in rng.integers(0, 5, n_tasks)])
+    after = rows_from([(4, int(c)) for c in rng.integers(0, 5, n_tasks)])
+    ci = pass_at(before).ci
+    assert compare(before, after).mean_before_ci == ci
+    assert band(before).pass_at_1.ci == ci
+    assert teacher_clears(after, before).student.ci == ci
+    path = tmp_path / "before.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in before))
+    assert main(["pass-at", str(path), "--json"]) == 0
+    assert tuple(json.loads(capsys.readouterr().out)["ci"]) == ci
+    # continuous rewards (every task distinct: the index path of the bootstrap) agree as well
+    scores = [{"task_id": f"t{i}", "reward": float(v)} for i, v in enumerate(rng.random(n_tasks))]
+    other = [{"task_id": f"t{i}", "reward": float(v)} for i, v in enumerate(rng.random(n_tasks))]
+    assert compare(scores, other, metric="reward").mean_before_ci == mean_reward(scores).ci
+
+
+# --- interval keys say what they are ---------------------------------------------------------
+
+def test_interval_keys_carry_their_level(tmp_path, capsys):
+    rows = rows_from([(4, c) for c in (0, 1, 2, 3, 4, 2, 1, 3, 2, 1, 0, 4)])
+    at95, at90 = pass_at(rows), pass_at(rows, level=0.9)
+    assert at95.ci95 == at95.ci and at95.level == 0.95
+    assert at90.level == 0.9 and at90.ci95 is None and at90.ci[1] - at90.ci[0] < \
+        at95.ci[1] - at95.ci[0]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["pass-at", str(path), "--level", "0.9", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["level"] == 0.9 and data["ci95"] is None and data["ci"] == list(at90.ci)
+    c = compare(rows, rows_from([(4, 4)] * 12), level=0.9).to_dict()
+    assert c["level"] == 0.9 and c["ci95"] is None and c["ci"] is not None

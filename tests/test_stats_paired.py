@@ -1,0 +1,269 @@
+"""Paired verdicts at any size (issue 13): the sign-flip test against brute-force enumeration and
+scipy's exact McNemar, the interval that agrees with it, ties at the noise band, the MDE at any level,
+the noise band's false-pass rate, the predicted run_std, training seeds, and compare_many."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from whileai_core import ArgumentError, compare, compare_many, noise_floor
+from whileai_core.stats import adjust_bh, adjust_holm
+from whileai_core.stats.paired import sign_flip, sign_flip_pvalue
+
+
+def rows_from(counts, prefix="t", **extra):
+    return [{"task_id": f"{prefix}{i}", "reward": 1.0 if j < c else 0.0, **extra}
+            for i, (n, c) in enumerate(counts) for j in range(n)]
+
+
+def brute_p(d, shift=0.0):
+    """Two-sided sign-flip p of mean(d - shift) = 0, by listing all 2^n sign patterns."""
+    x = np.asarray(d, dtype=float) - shift
+    obs = abs(x.sum())
+    pats = np.array(list(itertools.product((-1.0, 1.0), repeat=len(x))))
+    return float(np.mean(np.abs(pats @ x) >= obs - 1e-9 * max(1.0, obs)))
+
+
+# --- the sign-flip test -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("d", [
+    [0.25, 0.5, 0.0, 0.5, 0.75, -0.25, 0.5, 0.25],
+    [1.0, 1.0, 0.0, -1.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0],
+    [0.3, -0.1, 0.2, 0.2, 0.4, -0.3, 0.1, 0.0, 0.5, 0.1, 0.2, -0.2],
+])
+def test_sign_flip_p_matches_enumeration_and_the_interval_agrees_with_it(d):
+    p, exact = sign_flip_pvalue(np.array(d), seed=0, n_resamples=10_000)
+    assert exact and p == pytest.approx(brute_p(d))
+    res = sign_flip(np.array(d), level=0.95, seed=0, n_resamples=10_000)
+    # the t interval on d (scipy), widened to hold 0 when the exact test keeps 0
+    lo, hi = sps.t.interval(0.95, len(d) - 1, loc=np.mean(d), scale=sps.sem(d))
+    if p > 0.05:
+        lo, hi = min(lo, 0.0), max(hi, 0.0)
+    assert res.ci == pytest.approx((lo, hi)) and res.method == "t_sign_flip_exact"
+    assert res.p_value == pytest.approx(p)
+
+
+def test_monte_carlo_sign_flip_is_close_to_exact():
+    d = np.random.default_rng(4).normal(0.15, 0.5, size=18)     # 2^18 > 65,536: Monte Carlo
+    p, exact = sign_flip_pvalue(d, seed=0, n_resamples=10_000)
+    truth = brute_p(d)
+    assert not exact
+    assert abs(p - truth) <= 4 * math.sqrt(truth * (1 - truth) / 10_000) + 1e-4
+
+
+def test_exact_mcnemar_on_zero_one_tasks():
+    # 20 tasks at one rollout: 4 go 0 -> 1, none 1 -> 0, 16 unchanged. Exact McNemar (binomial
+    # test on the 4 discordant tasks): p = 0.125. The percentile bootstrap said "moved".
+    before = rows_from([(1, 0)] * 4 + [(1, 1)] * 8 + [(1, 0)] * 8)
+    after = rows_from([(1, 1)] * 4 + [(1, 1)] * 8 + [(1, 0)] * 8)
+    c = compare(before, after)
+    assert c.p_value == pytest.approx(sps.binomtest(4, 4).pvalue)
+    assert c.verdict == "no_detectable_change" and "McNemar" in c.note
+    # 3 tasks each 0/1 -> 1/1: no test on 3 tasks can call it (2/2^3 = 0.25)
+    tiny = compare(rows_from([(1, 0)] * 3), rows_from([(1, 1)] * 3))
+    assert tiny.verdict == "insufficient_data" and tiny.ci is None and tiny.delta == 1.0
+
+
+# --- the noise band ---------------------------------------------------------------------------
+
+def test_a_tie_at_the_noise_band_does_not_depend_on_rounding():
+    # the same true change of 0.1 at two base rates: 0.4 - 0.3 = 0.10000000000000003 and
+    # 0.3 - 0.2 = 0.09999999999999998 in floats; with a band of exactly 0.1 both are ties, and a
+    # tie is inside the band (before issue 13 one read "moved", the other "within_noise")
+    assert 0.4 - 0.3 > 0.1 > 0.3 - 0.2
+    runs = 3
+    run_std = 0.1 / (sps.t.ppf(0.975, runs - 1) * math.sqrt(2))
+    verdicts = set()
+    for base in (2, 3):                               # 10 rollouts: base/10 -> (base+1)/10
+        before = rows_from([(10, base)] * 40)
+        after = rows_from([(10, base + 1)] * 40)
+        c = compare(before, after, run_std=run_std, noise_runs=runs)
+        assert c.noise_band == pytest.approx(0.1)
+        verdicts.add(c.verdict)
+    assert verdicts == {"within_noise"}
+
+
+@pytest.mark.parametrize("runs", [2, 3, 5])
+def test_noise_band_lets_one_pure_noise_difference_in_twenty_through(runs):
+    # R re-runs of an eval with normal run scores give run_std; two fresh runs differ by more
+    # than the band with probability 1 - level. 2 x run_std let ~1 in 5 through at 3 runs.
+    rng = np.random.default_rng(runs)
+    reps = 4000
+    scores = rng.normal(0.5, 0.02, size=(reps, runs))
+    fresh = rng.normal(0.5, 0.02, size=(reps, 2))
+    bands = np.array([noise_floor(*row).band for row in scores[:200]])
+    s = scores.std(axis=1, ddof=1)
+    band = sps.t.ppf(0.975, runs - 1) * math.sqrt(2) * s
+    assert bands == pytest.approx(band[:200])
+    rate = float(np.mean(np.abs(fresh[:, 0] - fresh[:, 1]) > band))
+    assert abs(rate - 0.05) <= 3 * math.sqrt(0.05 * 0.95 / reps)
+    assert np.mean(np.abs(fresh[:, 0] - fresh[:, 1]) > 2 * s) > 0.1     # the old band
+
+
+def test_predicted_run_std_is_unbiased_with_single_rollout_tasks():
+    # 200 tasks, half with 1 rollout and half with 4: the sd of the run score over many re-runs
+    # is what predicted_run_std must match (before issue 13 the one-rollout tasks were left out of
+    # the sum but kept in C, so the prediction came out about 0.6x the truth here)
+    rng = np.random.default_rng(8)
+    p = rng.beta(2, 2, 200)
+    n = np.where(np.arange(200) < 100, 1, 4)
+    runs = rng.binomial(n, p, size=(3000, 200)) / n
+    truth = runs.mean(axis=1).std(ddof=1)
+    preds = []
+    for c in rng.binomial(n, p, size=(60, 200)):
+        rows = [{"task_id": f"t{i}", "reward": 1.0 if j < ci else 0.0}
+                for i, (ni, ci) in enumerate(zip(n, c)) for j in range(ni)]
+        preds.append(noise_floor(rows, rows).predicted_run_std)
+    assert np.mean(preds) == pytest.approx(truth, rel=0.06)
+
+
+# --- the MDE and the equivalence verdict --------------------------------------------------------
+
+def test_mde_follows_the_level():
+    # continuous per-task rewards on 1,000 tasks (a smooth bootstrap): the MDE at level L is
+    # (z_{(1+L)/2} + z_0.8) SE, so the 90% / 95% ratio is fixed (before issue 13 it was 1)
+    rng = np.random.default_rng(5)
+    x = rng.random(1000)
+    before = [{"task_id": f"t{i}", "reward": float(v)} for i, v in enumerate(x)]
+    after = [{"task_id": f"t{i}", "reward": float(v + rng.normal(0.02, 0.2))}
+             for i, v in enumerate(x)]
+    m95 = compare(before, after, metric="reward").mde
+    m90 = compare(before, after, metric="reward", level=0.9).mde
+    z = sps.norm.ppf
+    assert m90 / m95 == pytest.approx((z(0.95) + z(0.8)) / (z(0.975) + z(0.8)), rel=0.03)
+
+
+def test_flat_is_an_equivalence_statement():
+    rng = np.random.default_rng(6)
+    base = rng.integers(0, 5, 2000)
+    noise = rng.integers(-1, 2, 2000)
+    before = rows_from([(4, int(c)) for c in base])
+    after = rows_from([(4, int(np.clip(c + e, 0, 4))) for c, e in zip(base, noise)])
+    c = compare(before, after)
+    assert -0.05 <= c.ci[0] <= 0 <= c.ci[1] <= 0.05 and c.verdict == "flat"
+    # a tighter margin than the interval: the same data is no detectable change
+    assert compare(before, after, effect=0.005).verdict == "no_detectable_change"
+    with pytest.raises(ArgumentError, match="`effect` must be"):
+        compare(before, after, effect=-0.05)
+    with pytest.raises(ArgumentError, match="`noise_runs` must be"):
+        compare(before, after, run_std=0.01, noise_runs=1)
+
+
+# --- training seeds ---------------------------------------------------------------------------
+
+def seeded_runs(rng, p_task, seed_sd, n_runs, rollouts=4):
+    """Runs of one arm: each training seed shifts every task's rate by one draw of seed_sd."""
+    out = []
+    for _ in range(n_runs):
+        p = np.clip(p_task + rng.normal(0, seed_sd), 0, 1)
+        c = rng.binomial(rollouts, p)
+        out.append(rows_from([(rollouts, int(ci)) for ci in c]))
+    return out
+
+
+def test_seed_variance_by_hand():
+    rng = np.random.default_rng(9)
+    p = rng.beta(2, 2, 40)
+    before, after = seeded_runs(rng, p, 0.05, 3), seeded_runs(rng, p, 0.05, 3)
+    c = compare(before, after)
+    vb = np.array([[sum(r["reward"] for r in run if r["task_id"] == f"t{i}") / 4
+                    for i in range(40)] for run in before])
+    va = np.array([[sum(r["reward"] for r in run if r["task_id"] == f"t{i}") / 4
+                    for i in range(40)] for run in after])
+    d = va.mean(0) - vb.mean(0)
+    terms = [(d.var(ddof=1) / 40, 39), (vb.mean(1).var(ddof=1) / 3, 2),
+             (va.mean(1).var(ddof=1) / 3, 2)]
+    se2 = sum(v for v, _ in terms)
+    df = se2 ** 2 / sum(v ** 2 / k for v, k in terms)       # Welch-Satterthwaite
+    half = sps.t.ppf(0.975, df) * math.sqrt(se2)
+    assert c.ci_method == "seeds_welch_t" and c.seed_variance == "measured"
+    assert c.ci == pytest.approx((d.mean() - half, d.mean() + half))
+    assert (c.n_runs_before, c.n_runs_after) == (3, 3)
+
+
+def test_one_seed_per_arm_says_seed_variance_is_unmeasured():
+    # seed effects (sd 0.08 on every task) and no true change: one run per arm reads the seed
+    # draw as the method's effect far more often than 5%; three per arm holds near 5%
+    rng = np.random.default_rng(10)
+    reps, moved_one, moved_three = 60, 0, 0
+    for _ in range(reps):
+        p = rng.beta(2, 2, 60)
+        b, a = seeded_runs(rng, p, 0.08, 3), seeded_runs(rng, p, 0.08, 3)
+        one = compare(b[0], a[0], n_resamples=1000)
+        moved_one += one.verdict in ("moved", "moved_the_wrong_way")
+        if one.verdict == "moved":
+            assert "seed variance is unmeasured" in one.note
+        assert one.seed_variance == "unmeasured"
+        moved_three += compare(b, a).verdict in ("moved", "moved_the_wrong_way")
+    assert moved_one / reps > 0.3
+    assert moved_three / reps <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / reps)
+
+
+# --- many behaviours --------------------------------------------------------------------------
+
+def test_bh_and_holm_match_their_definitions():
+    p = np.random.default_rng(12).random(15) ** 3
+    m = p.size
+    order = np.argsort(p)
+    for alpha in (0.01, 0.05, 0.2):
+        # BH: reject the k smallest, k the largest i with p_(i) <= i alpha / m
+        ks = [i + 1 for i in range(m) if p[order[i]] <= (i + 1) * alpha / m]
+        bh = set(order[:max(ks)].tolist()) if ks else set()
+        assert set(np.flatnonzero(adjust_bh(p) <= alpha).tolist()) == bh
+        # Holm: step down while p_(i) <= alpha / (m - i + 1)
+        holm = set()
+        for i in range(m):
+            if p[order[i]] > alpha / (m - i):
+                break
+            holm.add(int(order[i]))
+        assert set(np.flatnonzero(adjust_holm(p) <= alpha).tolist()) == holm
+
+
+def test_compare_many_by_category_and_by_checkpoint():
+    rng = np.random.default_rng(13)
+    before, after = [], []
+    for cat, lift in (("refund", 2), ("ship", 0), ("other", 0), ("cancel", 0)):
+        base = rng.integers(0, 3, 30)
+        before += rows_from([(4, int(c)) for c in base], prefix=f"{cat}-", category=cat)
+        after += rows_from([(4, int(min(4, c + lift))) for c in base], prefix=f"{cat}-",
+                           category=cat)
+    res = compare_many(before, after, by="category")
+    by = {b.name: b for b in res.behaviours}
+    assert res.n_behaviours == 4 and by["refund"].survives_holm and by["refund"].survives_bh
+    assert res.survive_holm == ["refund"]
+    assert by["ship"].delta == 0 and not by["ship"].survives_bh
+    tested = [b.p_value for b in res.behaviours]
+    assert [b.p_holm for b in res.behaviours] == pytest.approx(adjust_holm(np.array(tested)))
+    # checkpoints: each compared with before, the best surviving one named, with the caveat
+    ckpts = {"step-100": before, "step-200": after}
+    many = compare_many(before, ckpts)
+    assert many.family == "checkpoint" and many.best == "step-200"
+    assert "optimistic" in many.note
+    with pytest.raises(ArgumentError, match="`by`"):
+        compare_many(before, after)
+    with pytest.raises(ArgumentError, match="no row has the field `colour`"):
+        compare_many(before, after, by="colour")
+
+
+def test_the_forest_plot_draws_compare_many():
+    pytest.importorskip("matplotlib")
+    from whileai_core.pictures import forest_picture
+
+    rng = np.random.default_rng(14)
+    before, after = [], []
+    for cat, lift in (("refund", 2), ("ship", 0), ("other", 0)):
+        base = rng.integers(0, 3, 30)
+        before += rows_from([(4, int(c)) for c in base], prefix=f"{cat}-", category=cat)
+        after += rows_from([(4, int(min(4, c + lift))) for c in base], prefix=f"{cat}-",
+                           category=cat)
+    pic = forest_picture(before, after, by="category")
+    many = {b.name: b for b in compare_many(before, after, by="category").behaviours}
+    for row in pic.rows[1:]:
+        assert (row.p_bh, row.survives_bh, row.survives_holm) == (
+            many[row.group].p_bh, many[row.group].survives_bh, many[row.group].survives_holm)
+    assert "1 survive the Benjamini-Hochberg correction" in pic.note

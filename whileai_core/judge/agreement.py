@@ -1,0 +1,131 @@
+"""The judge audit's statistics: Wilson intervals, Cohen's kappa and its interval, how many
+labelled failures a sample needs, and the label-sample plan. References: see the package."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from pydantic import Field
+
+from .. import defaults as D
+from ..bootstrap import z_value
+from ..errors import ArgumentError
+from ..result import Result
+
+
+# --- the statistics ------------------------------------------------------------------------
+
+def _check_level(level: float) -> float:
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0.0 < level < 1.0:
+        raise ArgumentError(f"level must be a number strictly between 0 and 1, got {level!r}. "
+                            f"Fix: use the default {D.CONFIDENCE_LEVEL}")
+    return float(level)
+
+
+def wilson_interval(successes: int, n: int, *, level: float = D.CONFIDENCE_LEVEL
+                    ) -> tuple[float, float] | None:
+    """Wilson score interval for ``successes`` out of ``n`` independent trials [1]; None at n=0.
+
+    Checks its arguments, then calls the library's one Wilson formula
+    (:func:`whileai_core.bootstrap.wilson_interval`). Unlike the Wald interval it stays inside
+    [0, 1] and keeps a width at 0/n and n/n.
+    """
+    from ..bootstrap import wilson_interval as _wilson
+
+    level = _check_level(level)
+    if n < 0 or successes < 0 or successes > n:
+        raise ArgumentError(f"successes must be in [0, n], got successes={successes}, n={n}")
+    if n == 0:
+        return None
+    return _wilson(int(successes), int(n), level)
+
+
+def cohen_kappa(labels: Sequence[bool], grades: Sequence[bool]) -> float | None:
+    """Cohen's kappa for two binary raters [3]: (p_o - p_e) / (1 - p_e); None when p_e = 1."""
+    a = np.asarray(labels, dtype=bool)
+    b = np.asarray(grades, dtype=bool)
+    if a.shape != b.shape or a.ndim != 1 or a.size == 0:
+        raise ArgumentError(f"labels and grades must be two non-empty lists of equal length, "
+                            f"got {a.size} and {b.size}")
+    p_o = float(np.mean(a == b))
+    pa, pb = float(a.mean()), float(b.mean())
+    p_e = pa * pb + (1 - pa) * (1 - pb)
+    if p_e >= 1.0:  # both raters constant and equal: chance explains everything
+        return None
+    return (p_o - p_e) / (1 - p_e)
+
+
+def kappa_interval(labels: Sequence[bool], grades: Sequence[bool], *,
+                   level: float = D.CONFIDENCE_LEVEL, seed: int | None = D.BOOTSTRAP_SEED,
+                   n_resamples: int = D.BOOTSTRAP_RESAMPLES) -> tuple[float, float] | None:
+    """Percentile interval of Cohen's kappa from a bootstrap over items [5].
+
+    Kappa depends on the items only through the 2x2 table of (label, grade), so a resample of
+    items is a Multinomial(n, table / n) draw of that table: exact and vectorised. Resamples whose
+    kappa is undefined (both raters constant) are left out; None when kappa itself is undefined.
+    """
+    level = _check_level(level)
+    a = np.asarray(labels, dtype=bool)
+    b = np.asarray(grades, dtype=bool)
+    if cohen_kappa(a, b) is None:
+        return None
+    n = a.size
+    cells = np.array([np.sum(a & b), np.sum(a & ~b), np.sum(~a & b), np.sum(~a & ~b)], float)
+    draws = np.random.default_rng(seed).multinomial(n, cells / n, size=n_resamples) / n
+    p_o = draws[:, 0] + draws[:, 3]
+    pa, pb = draws[:, 0] + draws[:, 1], draws[:, 0] + draws[:, 2]
+    p_e = pa * pb + (1 - pa) * (1 - pb)
+    ok = p_e < 1.0 - 1e-12
+    kappas = (p_o[ok] - p_e[ok]) / (1 - p_e[ok])
+    from ..bootstrap import percentile_interval
+
+    return percentile_interval(kappas, level)
+
+
+def failures_needed(half_width: float = D.JUDGE_FALSE_PASS_HALF_WIDTH, *,
+                    level: float = D.CONFIDENCE_LEVEL) -> int:
+    """Labelled failures needed so the false-pass rate is known to +-``half_width`` at worst.
+
+    Worst case p = 0.5: z sqrt(0.25 / n_fail) <= half_width, so n_fail = ceil(z^2 0.25 / hw^2)
+    (97 at the default 0.1). The sample must hold this many items the labels *fail*; at a 30%
+    failure rate that is about 324 items in all.
+    """
+    level = _check_level(level)
+    if isinstance(half_width, bool) or not isinstance(half_width, (int, float)) \
+            or not 0.0 < half_width < 0.5:
+        raise ArgumentError(f"half_width must be in (0, 0.5), got {half_width!r}. "
+                            f"Fix: use the default {D.JUDGE_FALSE_PASS_HALF_WIDTH}")
+    return math.ceil(z_value(0.5 + level / 2.0) ** 2 * 0.25 / half_width ** 2 - 1e-9)
+
+
+class LabelSample(Result):
+    """How many labelled failures the audit needs, and what that means in labelled replies."""
+
+    failures: int = Field(description="label-fail items needed for +-half_width on the "
+                                      "false-pass rate, at worst (p = 0.5)")
+    half_width: float
+    level: float
+    items_by_failure_share: dict[str, int] = Field(
+        description="replies to label in all when this share of them fail")
+
+    def render(self) -> str:
+        shares = ", ".join(f"{k} fail: {v}" for k, v in self.items_by_failure_share.items())
+        return (f"label at least {self.failures} failures (false pass known to "
+                f"+-{self.half_width:g} at {self.level:.0%}); replies to label: {shares}")
+
+
+def label_sample(half_width: float = D.JUDGE_FALSE_PASS_HALF_WIDTH, *,
+                 level: float = D.CONFIDENCE_LEVEL) -> LabelSample:
+    """:func:`failures_needed`, with the replies to label at a 10%, 30% and 50% failure share."""
+    need = failures_needed(half_width, level=level)
+    return LabelSample(failures=need, half_width=float(half_width), level=float(level),
+                       items_by_failure_share={f"{share:.0%}": math.ceil(need / share - 1e-9)
+                                               for share in (0.1, 0.3, 0.5)})
+
+
+def _pearson(x: np.ndarray, y: np.ndarray) -> float | None:
+    if x.size < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return None
+    return float(np.corrcoef(x, y)[0, 1])

@@ -1,0 +1,247 @@
+"""The audit itself: every candidate judge read against blind human labels and the floors."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import Field
+
+from .. import defaults as D
+from ..errors import ArgumentError, RowsError
+from ..result import Result, fmt_rate, fmt_value
+
+from .agreement import _check_level, _pearson, cohen_kappa, failures_needed, kappa_interval, \
+    wilson_interval
+
+
+Verdict = Literal["clears", "fails", "label_more"]
+
+
+# --- the audit -----------------------------------------------------------------------------
+
+class JudgeReport(Result):
+    """One candidate judge against the labels."""
+
+    name: str
+    n: int = Field(description="labelled items this judge graded")
+    agreement: float
+    agreement_ci: tuple[float, float] | None
+    kappa: float | None = Field(description="Cohen's kappa; None when both raters are constant")
+    kappa_ci: tuple[float, float] | None = Field(
+        None, description="bootstrap interval of kappa over items, at the audit's level")
+    n_label_fail: int = Field(description="items the labels fail: the n of the false-pass rate")
+    false_pass: float | None = Field(description="share of label-fail items the judge passes")
+    false_pass_ci: tuple[float, float] | None
+    false_fail: float | None = Field(description="share of label-pass items the judge fails")
+    length_r: float | None = Field(None, description="Pearson r of reply length with the grade")
+    length_bias: float | None = Field(
+        None, description="length_r minus the labels' own length correlation")
+    verdict: Verdict
+    reasons: list[str]
+
+    def render(self) -> str:
+        kappa = "undefined" if self.kappa is None else f"{self.kappa:.3f}"
+        if self.kappa_ci is not None:
+            kappa += f" [{self.kappa_ci[0]:.3f}, {self.kappa_ci[1]:.3f}]"
+        lines = [f"{self.name}: {self.verdict}",
+                 f"  agreement  {fmt_rate(self.agreement, self.agreement_ci, self.n, 'items')}",
+                 f"  kappa      {kappa}",
+                 f"  false pass {fmt_rate(self.false_pass, self.false_pass_ci, self.n_label_fail, 'label-fail items')}"]
+        if self.length_bias is not None:
+            lines.append(f"  length bias {self.length_bias:+.3f} (r with length {self.length_r:+.3f})")
+        lines += [f"  - {r}" for r in self.reasons]
+        return "\n".join(lines)
+
+
+class JudgeAudit(Result):
+    """Every candidate judge read against the floors; ``best`` is the one to use, if any."""
+
+    n_items: int
+    n_label_fail: int
+    failures_needed: int = Field(description="label-fail items needed for +-half-width false pass")
+    floors: dict[str, float]
+    judges: list[JudgeReport]
+    best: str | None = Field(description="the clearing judge with the highest kappa, else None")
+    next_step: str
+
+    def render(self) -> str:
+        head = (f"judge audit: {self.n_items} labelled items, {self.n_label_fail} labelled "
+                f"failures (want >= {self.failures_needed})")
+        floors = ", ".join(f"{k} {v}" for k, v in self.floors.items())
+        body = "\n".join(j.render() for j in self.judges)
+        return f"{head}\nfloors: {floors}\n{body}\nbest: {fmt_value(self.best)}\nnext: {self.next_step}"
+
+
+def _as_pass(value: Any, *, where: dict, field: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.lower() in ("pass", "fail"):
+        return value.lower() == "pass"
+    raise RowsError(f"`{field}` is {value!r}; expected pass/fail", **where, field=field,
+                    fix='write true/false, 1/0 or "pass"/"fail" (threshold a score first)')
+
+
+def _read_items(items: Any, noun: str = "item"):
+    from ..rows import read_records  # one reader for every JSONL input, with line-numbered errors
+
+    return read_records(items, noun=noun)
+
+
+def audit_judge(items: Any, *, judges: Sequence[str] | None = None,
+                min_agreement: float = D.JUDGE_MIN_AGREEMENT,
+                min_kappa: float = D.JUDGE_MIN_KAPPA,
+                max_false_pass: float = D.JUDGE_MAX_FALSE_PASS,
+                half_width: float = D.JUDGE_FALSE_PASS_HALF_WIDTH,
+                level: float = D.CONFIDENCE_LEVEL) -> JudgeAudit:
+    """Read every candidate judge against blind human labels.
+
+    Arguments (JSON-friendly):
+      items: a JSONL path or a list of dicts, one per labelled reply:
+        ``{"id": "t1", "label": true, "grades": {"judge-a": true, "judge-b": 0}, "reply": "..."}``.
+        ``label`` is the person's pass/fail (true/false, 1/0, "pass"/"fail"); ``grades`` maps each
+        judge's name to its pass/fail on the same reply. ``reply`` (text) or ``length`` (a number)
+        is optional and turns on the length-bias check.
+      judges: names to audit (default: every name found in ``grades``, in first-seen order).
+        A judge must have graded every item.
+      min_agreement: floor on the Wilson lower bound of agreement (default 0.8).
+      min_kappa: floor on Cohen's kappa (default 0.6).
+      max_false_pass: ceiling on the false-pass rate, read on its interval's upper end (0.1).
+      half_width: the false-pass precision the sample is sized for (default 0.1: 97 failures).
+      level: interval level (default 0.95).
+
+    Verdict per judge: ``fails`` when a point estimate misses its floor (kappa, agreement, false
+    pass) or kappa is undefined; ``label_more`` when the point estimates clear but an interval
+    does not (agreement's or kappa's lower bound under its floor, the false-pass upper bound over
+    its ceiling), or the labels hold fewer failures than ``failures_needed(half_width)``;
+    ``clears`` otherwise.
+    """
+    level = _check_level(level)
+    for name, value in (("min_agreement", min_agreement), ("min_kappa", min_kappa),
+                        ("max_false_pass", max_false_pass)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            raise ArgumentError(f"{name} must be a number in [0, 1], got {value!r}. Fix: use "
+                                f"the default {getattr(D, 'JUDGE_' + name.upper())}")
+    need = failures_needed(half_width, level=level)
+    recs = _read_items(items)
+    records, source = recs.items, recs.name
+    if not records:
+        raise RowsError("no labelled items", source=source,
+                        fix="label a sample blind with your codebook first")
+    labels, grades, lengths = [], {}, []
+    names: list[str] = list(judges) if judges is not None else list(dict.fromkeys(
+        k for rec in records if isinstance(rec.get("grades"), Mapping) for k in rec["grades"]))
+    for i, rec in enumerate(records):
+        where = recs.where(i)
+        if "label" not in rec:
+            raise RowsError("item has no `label`", **where, field="label",
+                            fix='add the blind human label, e.g. "label": true')
+        labels.append(_as_pass(rec["label"], where=where, field="label"))
+        g = rec.get("grades")
+        if not isinstance(g, Mapping) or not g:
+            raise RowsError(f"`grades` is {g!r}", **where, field="grades",
+                            fix='map each judge to its pass/fail: "grades": {"judge-a": true}')
+        if "length" in rec or "reply" in rec:
+            length = rec.get("length", None)
+            if length is None:
+                reply = rec["reply"]
+                length = len(reply) if isinstance(reply, str) else None
+            if isinstance(length, bool) or not isinstance(length, (int, float)):
+                raise RowsError(f"reply length is {length!r}", **where, field="length",
+                                fix="give `reply` as text or `length` as a number")
+            lengths.append(float(length))
+        for name in names:
+            if name not in g:
+                raise RowsError(f"judge {name!r} did not grade this item", **where,
+                                field="grades",
+                                fix="grade every labelled item with every judge (or drop it)")
+            grades.setdefault(name, []).append(_as_pass(g[name], where=where,
+                                                          field=f"grades.{name}"))
+    if not names:
+        raise ArgumentError("judges is empty. Fix: name at least one judge found in `grades`")
+    if lengths and len(lengths) != len(records):
+        raise RowsError("some items give `reply`/`length` and some do not", source=source,
+                        field="length", fix="give a reply (or length) for every item, or none")
+    label = np.array(labels, dtype=bool)
+    length = np.array(lengths) if lengths else None
+    label_r = _pearson(length, label.astype(float)) if length is not None else None
+    reports = [_report(name, label, np.array(grades[name], dtype=bool), length, label_r,
+                       min_agreement, min_kappa, max_false_pass, need, level)
+               for name in names]
+    clearing = [r for r in reports if r.verdict == "clears"]
+    best = max(clearing, key=lambda r: r.kappa or 0.0).name if clearing else None
+    n_fail = int((~label).sum())
+    if best is not None:
+        step = f"grade with {best!r} at temperature {D.JUDGE_TEMPERATURE}; re-audit when the rubric changes"
+    elif any(r.verdict == "label_more" for r in reports):
+        step = f"label more items: {max(0, need - n_fail)} more labelled failures at least"
+    else:
+        step = ("no judge clears: fix the rubric (run rubric_ablation) or write a program grader")
+    return JudgeAudit(n_items=len(records), n_label_fail=n_fail, failures_needed=need,
+                      floors={"agreement_lower": float(min_agreement), "kappa": float(min_kappa),
+                              "false_pass_max": float(max_false_pass)},
+                      judges=reports, best=best, next_step=step)
+
+
+def _report(name, label, grade, length, label_r, min_agreement, min_kappa, max_false_pass,
+            need, level) -> JudgeReport:
+    n = int(label.size)
+    agree = int((label == grade).sum())
+    agreement_ci = wilson_interval(agree, n, level=level)
+    kappa = cohen_kappa(label, grade)
+    kappa_ci = kappa_interval(label, grade, level=level)
+    fails = ~label
+    n_fail = int(fails.sum())
+    false_pass_count = int((grade & fails).sum())
+    false_pass = false_pass_count / n_fail if n_fail else None
+    n_pass = n - n_fail
+    false_fail = int((~grade & label).sum()) / n_pass if n_pass else None
+    length_r = _pearson(length, grade.astype(float)) if length is not None else None
+    bias = None
+    if length_r is not None:
+        bias = length_r - (label_r or 0.0)
+    reasons: list[str] = []
+    hard = False
+    if kappa is None:
+        hard = True
+        reasons.append("kappa undefined (labels and grades are one constant value): label "
+                       "failures too")
+    elif kappa < min_kappa:
+        hard = True
+        reasons.append(f"kappa {kappa:.3f} < {min_kappa} (chance-corrected agreement too low)")
+    if agree / n < min_agreement:
+        hard = True
+        reasons.append(f"agreement {agree / n:.3f} < {min_agreement}")
+    if false_pass is not None and false_pass > max_false_pass:
+        hard = True
+        reasons.append(f"false pass {false_pass:.3f} > {max_false_pass}: it passes "
+                       f"{false_pass_count} of {n_fail} replies the labels fail")
+    soft: list[str] = []
+    if agreement_ci is not None and agreement_ci[0] < min_agreement <= agree / n:
+        soft.append(f"agreement lower bound {agreement_ci[0]:.3f} < {min_agreement}: "
+                    f"too few items to tell")
+    if kappa is not None and kappa_ci is not None and kappa_ci[0] < min_kappa <= kappa:
+        soft.append(f"kappa lower bound {kappa_ci[0]:.3f} < {min_kappa}: too few items to tell")
+    false_pass_ci = wilson_interval(false_pass_count, n_fail, level=level)
+    if false_pass_ci is not None and false_pass is not None \
+            and false_pass <= max_false_pass < false_pass_ci[1]:
+        soft.append(f"false-pass upper bound {false_pass_ci[1]:.3f} > {max_false_pass}: the sample "
+                    f"cannot show the judge stays under the ceiling; label more failures")
+    if n_fail == 0:
+        soft.append("no labelled failure: the false-pass rate is unknown")
+    elif n_fail < need:
+        soft.append(f"only {n_fail} labelled failures (want {need}): the false-pass interval "
+                    f"{fmt_rate(false_pass, wilson_interval(false_pass_count, n_fail, level=level))} "
+                    "is too wide to trust")
+    if bias is not None and bias > D.JUDGE_MAX_LENGTH_BIAS:
+        reasons.append(f"length bias {bias:+.3f} > {D.JUDGE_MAX_LENGTH_BIAS}: the judge "
+                       "rewards longer replies more than the labels do")
+    verdict: Verdict = "fails" if hard else ("label_more" if soft else "clears")
+    return JudgeReport(name=name, n=n, agreement=agree / n, agreement_ci=agreement_ci,
+                       kappa=kappa, kappa_ci=kappa_ci, n_label_fail=n_fail, false_pass=false_pass,
+                       false_pass_ci=false_pass_ci,
+                       false_fail=false_fail, length_r=length_r, length_bias=bias,
+                       verdict=verdict, reasons=reasons + soft)

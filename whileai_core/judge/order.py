@@ -1,0 +1,74 @@
+"""Order reversal: a pairwise judge asked each pair in both orders."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from .. import defaults as D
+from ..errors import RowsError
+from ..result import Result, fmt_rate
+
+from .agreement import _check_level, wilson_interval
+from .audit import _read_items
+
+
+# --- order reversal on pairs ---------------------------------------------------------------
+
+Pick = Literal["first", "second", "tie"]
+_MIRROR = {"first": "second", "second": "first", "tie": "tie"}
+
+
+class OrderReversal(Result):
+    """A pairwise judge asked each pair twice, once in each order."""
+
+    n_pairs: int
+    consistent: int = Field(description="pairs whose pick names the same reply in both orders")
+    flips: int = Field(description="pairs whose pick changed with the order")
+    tie_flips: int = Field(description="flips where one order called a tie")
+    flip_rate: float
+    flip_ci: tuple[float, float] | None
+    verdict: Literal["ranking", "top_pick_only"]
+    note: str
+
+    def render(self) -> str:
+        return (f"order reversal: {self.flips} of {self.n_pairs} pairs flip "
+                f"({fmt_rate(self.flip_rate, self.flip_ci, self.n_pairs, 'pairs')}), "
+                f"{self.tie_flips} via a tie -> {self.verdict}\n{self.note}")
+
+
+def order_reversal(pairs: Any, *, max_flips: float = D.JUDGE_MAX_ORDER_FLIPS,
+                   level: float = D.CONFIDENCE_LEVEL) -> OrderReversal:
+    """Read a pairwise judge's picks in both orders.
+
+    Arguments (JSON-friendly): ``pairs`` is a JSONL path or a list of dicts
+    ``{"id": ..., "forward": "first"|"second"|"tie", "reversed": "first"|"second"|"tie"}``:
+    the judge's pick with (A, B) shown, then with (B, A) shown, by position. Consistent means the
+    reversed pick mirrors the forward one. ``max_flips``: the flip share (point estimate) a
+    judge may show and still rank (default 0.05); above it, use only its top pick, where the
+    margin is large, never its order.
+    """
+    level = _check_level(level)
+    recs = _read_items(pairs, noun="pair")
+    records, source = recs.items, recs.name
+    if not records:
+        raise RowsError("no pairs", source=source, fix="ask the judge about at least one pair")
+    flips = ties = 0
+    for i, rec in enumerate(records):
+        fwd, rev = rec.get("forward"), rec.get("reversed")
+        for field, v in (("forward", fwd), ("reversed", rev)):
+            if v not in _MIRROR:
+                raise RowsError(f"`{field}` is {v!r}", **recs.where(i),
+                                field=field, fix='write "first", "second" or "tie"')
+        if _MIRROR[fwd] != rev:
+            flips += 1
+            ties += "tie" in (fwd, rev)
+    n = len(records)
+    rate = flips / n
+    verdict = "ranking" if rate <= max_flips else "top_pick_only"
+    note = ("its order is stable: usable as a ranking" if verdict == "ranking" else
+            "its pick follows the position on close pairs: take its top pick only, never its order")
+    return OrderReversal(n_pairs=n, consistent=n - flips, flips=flips, tie_flips=ties,
+                         flip_rate=rate, flip_ci=wilson_interval(flips, n, level=level),
+                         verdict=verdict, note=note)

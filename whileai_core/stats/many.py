@@ -1,0 +1,226 @@
+"""Many behaviours at once: one paired comparison per category (or per checkpoint), corrected.
+
+Reading twenty by-category deltas one by one lets about one pure-noise "moved" through at 95%;
+picking the best of ten checkpoints on the same holdout overstates its gain (the winner's curse).
+:func:`compare_many` runs :func:`compare` on each behaviour, then adjusts the p-values for how
+many were looked at, two ways:
+
+* Benjamini-Hochberg [1] (``p_bh``): controls the false discovery rate, the expected share of
+  false claims among the behaviours called changed;
+* Holm [2] (``p_holm``): controls the family-wise rate, the chance of any false claim. Use it to
+  pick a checkpoint.
+
+A behaviour ``survives`` a correction when its adjusted p is <= 1 - level. Behaviours with too few
+paired tasks for a test have no p-value and are left out of the family (counted in the note).
+
+[1] Benjamini & Hochberg (1995), JRSS-B 57:289. [2] Holm (1979), Scand. J. Stat. 6:65.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import Field
+
+from ..bootstrap import check_level
+from ..defaults import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, PROVE_EFFECT
+from ..errors import ArgumentError
+from ..result import Result
+from .compare import Comparison, Verdict, as_runs, compare
+from .fields import LEVEL_DOC
+from .intervals import Interval
+
+
+# behaviours written out in the human text (all of them are in the data)
+_TEXT_ROWS = 5
+
+
+def adjust_bh(p: np.ndarray) -> np.ndarray:
+    """Benjamini-Hochberg adjusted p-values: min over j >= i of m p_(j) / j, capped at 1."""
+    p = np.asarray(p, dtype=np.float64)
+    m = p.shape[0]
+    if m == 0:
+        return p
+    order = np.argsort(p, kind="stable")
+    scaled = p[order] * m / np.arange(1, m + 1)
+    adjusted = np.minimum.accumulate(scaled[::-1])[::-1]
+    out = np.empty(m)
+    out[order] = np.minimum(adjusted, 1.0)
+    return out
+
+
+def adjust_holm(p: np.ndarray) -> np.ndarray:
+    """Holm adjusted p-values: max over j <= i of (m - j + 1) p_(j), capped at 1."""
+    p = np.asarray(p, dtype=np.float64)
+    m = p.shape[0]
+    if m == 0:
+        return p
+    order = np.argsort(p, kind="stable")
+    scaled = p[order] * (m - np.arange(m))
+    adjusted = np.maximum.accumulate(scaled)
+    out = np.empty(m)
+    out[order] = np.minimum(adjusted, 1.0)
+    return out
+
+
+class Behaviour(Result):
+    """One behaviour (category or checkpoint): its paired delta and the corrected p-values."""
+
+    name: str
+    n_paired: int
+    mean_before: float | None
+    mean_after: float | None
+    delta: float | None
+    ci: Interval | None = Field(description="uncorrected interval of delta at the family's `level`")
+    ci_method: str | None
+    verdict: Verdict = Field(description="compare's verdict on this behaviour alone (uncorrected)")
+    p_value: float | None
+    p_bh: float | None = Field(description="Benjamini-Hochberg adjusted p (false discovery rate)")
+    p_holm: float | None = Field(description="Holm adjusted p (family-wise error rate)")
+    survives_bh: bool
+    survives_holm: bool
+
+
+class ManyComparisons(Result):
+    """Every behaviour's paired comparison, with which survive the two corrections.
+
+    The library returns every behaviour; a bounded copy (the MCP answer) keeps the first
+    ``LIST_SHOWN_MAX``, smallest p first, and says "n of N shown" in ``shown``.
+    """
+
+    family: Literal["group", "checkpoint"]
+    by: str | None
+    n_behaviours: int
+    n_tested: int = Field(description="behaviours with a p-value: the family corrected over")
+    behaviours: list[Behaviour] = Field(description="smallest p first")
+    survive_bh: list[str]
+    survive_holm: list[str]
+    n_survive_bh: int
+    n_survive_holm: int
+    best: str | None = Field(None, description="checkpoints: the largest delta surviving Holm")
+    level: float = Field(CONFIDENCE_LEVEL, description=LEVEL_DOC)
+    note: str | None = None
+    shown: str | None = Field(None, description="which lists were cut, as 'n of N shown'")
+    cut_lists = ("behaviours", "survive_bh", "survive_holm")
+
+    def render(self) -> str:
+        what = f"by {self.by}" if self.family == "group" else "checkpoints"
+        lines = [f"{self.n_behaviours} behaviours ({what}); {self.n_tested} tested; "
+                 f"{self.n_survive_bh} survive Benjamini-Hochberg, {self.n_survive_holm} "
+                 f"survive Holm at {1 - self.level:.2g}"]
+        for b in self.behaviours[:_TEXT_ROWS]:  # the text is a summary; the data has them all
+            ci = "[no interval]" if b.ci is None else f"[{b.ci[0]:+.3f}, {b.ci[1]:+.3f}]"
+            delta = "n/a" if b.delta is None else f"{b.delta:+.3f}"
+            p = "" if b.p_value is None else (f" p={b.p_value:.3g} bh={b.p_bh:.3g} "
+                                              f"holm={b.p_holm:.3g}")
+            mark = "holm" if b.survives_holm else ("bh" if b.survives_bh else "-")
+            lines.append(f"  {b.name}: {delta} {ci} (n={b.n_paired}){p} {b.verdict}; "
+                         f"survives: {mark}")
+        if len(self.behaviours) > _TEXT_ROWS:
+            lines.append(f"  ... {len(self.behaviours) - _TEXT_ROWS} more, smallest p first, "
+                         "in the data")
+        if self.shown:
+            lines.append(f"  ({self.shown})")
+        if self.best:
+            lines.append(f"best checkpoint: {self.best}")
+        if self.note:
+            lines.append(f"note: {self.note}")
+        return "\n".join(lines)
+
+
+def _groups(before: Any, after: Any, by: str, threshold: float | None) -> dict[str, tuple]:
+    if not isinstance(by, str) or not by:
+        raise ArgumentError(f"`by` must be a row field name, got {by!r}. Fix: e.g. by='category'")
+    runs_b, runs_a = as_runs(before, threshold), as_runs(after, threshold)
+    names: dict[str, None] = {}
+    keyed = []
+    for runs in (runs_b, runs_a):
+        arm = []
+        for r in runs:
+            keys = np.array(["(missing)" if rec.get(by) is None else str(rec.get(by))
+                             for rec in r.records], dtype=object)
+            names.update(dict.fromkeys(keys.tolist()))
+            arm.append((r, keys))
+        keyed.append(arm)
+    if list(names) == ["(missing)"]:
+        raise ArgumentError(f"no row has the field `{by}`. Fix: name a field the rows carry "
+                            "(e.g. 'category'), or compare the checkpoints as a mapping")
+    out = {}
+    for name in names:
+        arms = []
+        for arm in keyed:
+            runs = [r.where(keys == name) for r, keys in arm if (keys == name).any()]
+            arms.append(runs)
+        if arms[0] and arms[1]:
+            out[name] = (arms[0] if len(arms[0]) > 1 else arms[0][0],
+                         arms[1] if len(arms[1]) > 1 else arms[1][0])
+    return out
+
+
+def compare_many(before: Any, after: Any, *, by: str | None = None,
+                 level: float = CONFIDENCE_LEVEL, seed: int | None = BOOTSTRAP_SEED,
+                 threshold: float | None = None, n_resamples: int = BOOTSTRAP_RESAMPLES,
+                 metric: Literal["pass", "reward"] = "pass", effect: float = PROVE_EFFECT,
+                 run_std: float | None = None, noise_runs: int | None = None) -> ManyComparisons:
+    """Compare many behaviours and correct for how many were looked at (module docstring).
+
+    Either ``after`` is a mapping ``{checkpoint name: rows}`` (each compared with ``before``: the
+    checkpoint family), or ``by`` names a row field (e.g. "category") and both arms are split by
+    it (the group family). Arms may be lists of runs (training seeds), as in :func:`compare`.
+    """
+    level = check_level(level)
+    options = dict(level=level, seed=seed, threshold=threshold, n_resamples=n_resamples,
+                   metric=metric, effect=effect, run_std=run_std, noise_runs=noise_runs)
+    if isinstance(after, Mapping):
+        if by is not None:
+            raise ArgumentError("give either checkpoints (after as a mapping) or `by`, not both. "
+                                "Fix: compare checkpoints on the whole holdout, or one run by group")
+        if not after:
+            raise ArgumentError("no checkpoints given. Fix: after={'step-100': rows, ...}")
+        family = "checkpoint"
+        results = {str(name): compare(before, rows, **options) for name, rows in after.items()}
+    else:
+        family = "group"
+        if by is None:
+            raise ArgumentError("compare_many needs `by` (a row field such as 'category') or "
+                                "checkpoints as a mapping. Fix: by='category'")
+        results = {name: compare(b, a, **options)
+                   for name, (b, a) in _groups(before, after, by, threshold).items()}
+    return _correct(results, family, by if family == "group" else None, level)
+
+
+def _correct(results: dict[str, Comparison], family: str, by: str | None,
+             level: float) -> ManyComparisons:
+    alpha = 1.0 - level
+    tested = [name for name, c in results.items() if c.p_value is not None]
+    p = np.array([results[name].p_value for name in tested])
+    bh = dict(zip(tested, adjust_bh(p).tolist()))
+    holm = dict(zip(tested, adjust_holm(p).tolist()))
+    rows = []
+    for name, c in results.items():
+        rows.append(Behaviour(
+            name=name, n_paired=c.n_paired, mean_before=c.mean_before, mean_after=c.mean_after,
+            delta=c.delta, ci=c.ci, ci_method=c.ci_method, verdict=c.verdict,
+            p_value=c.p_value, p_bh=bh.get(name), p_holm=holm.get(name),
+            survives_bh=name in bh and bh[name] <= alpha,
+            survives_holm=name in holm and holm[name] <= alpha))
+    rows.sort(key=lambda b: (b.p_value is None, b.p_value if b.p_value is not None else 0.0))
+    notes = []
+    untested = len(results) - len(tested)
+    if untested:
+        notes.append(f"{untested} behaviours had too few paired tasks for a test and are not in "
+                     "the corrected family")
+    best = None
+    if family == "checkpoint":
+        winners = [b for b in rows if b.survives_holm and b.delta is not None]
+        if winners:
+            best = max(winners, key=lambda b: b.delta).name
+            notes.append("the best checkpoint's delta is optimistic (chosen on this holdout): "
+                         "confirm it on fresh held-out tasks before reporting it")
+    bh, holm = [b.name for b in rows if b.survives_bh], [b.name for b in rows if b.survives_holm]
+    return ManyComparisons(
+        family=family, by=by, n_behaviours=len(results), n_tested=len(tested), behaviours=rows,
+        survive_bh=bh, survive_holm=holm, n_survive_bh=len(bh), n_survive_holm=len(holm),
+        best=best, level=level, note="; ".join(notes) or None)

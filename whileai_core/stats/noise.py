@@ -1,0 +1,142 @@
+"""How much the same eval moves when re-run: run_std, and the band a delta must clear.
+
+The band is a prediction interval for the difference of two runs of the same eval: with run_std
+measured on R re-runs (R - 1 degrees of freedom), two new runs differ by more than
+``t_{R-1, (1+level)/2} x sqrt(2) x run_std`` with probability 1 - level (normal run scores).
+The old band, 2 x run_std, let about one pure-noise difference in five through with 2-3 runs
+(shared/reference/stats.md sec. 9). A run_std given without its number of runs is read as from
+``NOISE_DEFAULT_RUNS`` (3) runs, and the result says so.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import Field
+
+from ..bootstrap import check_level
+from ..defaults import CONFIDENCE_LEVEL, NOISE_DEFAULT_RUNS
+from ..errors import ArgumentError
+from ..result import Result
+from ..rows import Rows, load_rows
+from .fields import LEVEL_DOC
+from .intervals import t_value
+from .rates import check_metric
+
+
+def noise_band(run_std: float, n_runs: int, level: float = CONFIDENCE_LEVEL) -> float:
+    """t_{R-1, (1+level)/2} x sqrt(2) x run_std (module docstring)."""
+    return float(t_value(0.5 + level / 2.0, n_runs - 1)) * math.sqrt(2.0) * float(run_std)
+
+
+class NoiseFloor(Result):
+    """run_std of the same eval re-run, and the band a delta must clear to count as a change.
+
+    ``predicted_run_std``: what the rows' own within-task variance predicts,
+    sqrt(sum_i s_i^2/n_i)/C with s_i^2 = n_i/(n_i-1) p_i(1-p_i) (stats.md sec. 6); a task with a
+    single rollout cannot estimate its own s_i^2 and gets the mean of the others'. A measured
+    run_std well above it means the runs are not independent re-samples (infrastructure, judge).
+    """
+
+    run_scores: list[float]
+    n_runs: int = Field(description="re-runs the band rests on (its t quantile has n_runs - 1 df)")
+    run_std: float
+    band: float = Field(description="t_{n_runs-1} x sqrt(2) x run_std at `level`")
+    level: float = Field(CONFIDENCE_LEVEL, description=LEVEL_DOC)
+    predicted_run_std: float | None = None
+    n_tasks: list[int] | None = None
+    note: str | None = None
+
+    def render(self) -> str:
+        scores = ", ".join(f"{s:.3f}" for s in self.run_scores)
+        lines = [f"runs: {self.n_runs} ({scores})",
+                 f"run_std {self.run_std:.4f}; a delta must clear +/-{self.band:.4f} "
+                 f"(t with {self.n_runs - 1} df x sqrt(2) x run_std, {self.level:.0%})"]
+        if self.predicted_run_std is not None:
+            lines.append(f"predicted run_std from within-task variance: {self.predicted_run_std:.4f}")
+        if self.note:
+            lines.append(f"note: {self.note}")
+        return "\n".join(lines)
+
+
+def resolve_band(run_std: Any, noise_runs: int | None, level: float
+                 ) -> tuple[float | None, int | None, str | None]:
+    """(band, runs it rests on, note) for compare's ``run_std``/``noise_runs`` arguments."""
+    if run_std is None:
+        return None, None, None
+    note = None
+    if isinstance(run_std, NoiseFloor):
+        std, runs = run_std.run_std, run_std.n_runs
+    else:
+        std, runs = float(run_std), noise_runs
+    if runs is None:
+        runs = NOISE_DEFAULT_RUNS
+        note = (f"run_std given without its number of re-runs: read as from {runs} runs; pass "
+                "noise_runs (or the noise_floor result itself)")
+    elif isinstance(runs, bool) or not isinstance(runs, int) or runs < 2:
+        raise ArgumentError(f"`noise_runs` must be an integer >= 2, got {runs!r}. Fix: the number "
+                            "of re-runs run_std was measured on (noise_floor(...).n_runs)")
+    return noise_band(std, runs, level), runs, note
+
+
+def noise_floor(*runs: Any, threshold: float | None = None,
+                metric: Literal["pass", "reward"] = "pass",
+                level: float = CONFIDENCE_LEVEL) -> NoiseFloor:
+    """run_std of the same eval re-run (each run: rows, or its score as a number).
+
+    Needs at least 2 runs (3 or more recommended: with R runs the relative SE of run_std is
+    about 1/sqrt(2(R-1)), 71% at R = 2, 50% at R = 3).
+    """
+    if len(runs) == 1 and isinstance(runs[0], (list, tuple)) and runs[0] and all(
+            isinstance(r, (int, float, str, Rows)) or hasattr(r, "__fspath__") for r in runs[0]):
+        runs = tuple(runs[0])
+    check_metric(metric)
+    level = check_level(level)
+    if len(runs) < 2:
+        raise ArgumentError(f"noise_floor needs at least 2 runs of the same eval, got {len(runs)}. "
+                            "Fix: re-run the same frozen eval (3 or more runs recommended)")
+    scores, predicted, sizes = [], [], []
+    for run in runs:
+        if isinstance(run, (int, float)) and not isinstance(run, bool):
+            if not math.isfinite(run):
+                raise ArgumentError(f"a run score must be finite, got {run!r}")
+            scores.append(float(run))
+            continue
+        data = load_rows(run, threshold=threshold)
+        rate = data.task_values(metric)
+        scores.append(float(rate.mean()))
+        sizes.append(data.n_tasks)
+        if metric == "pass":
+            pred = predicted_run_std(data.rollouts, data.passes)
+            if pred is not None:
+                predicted.append(pred)
+    run_std = float(np.std(scores, ddof=1))
+    notes = []
+    if len(runs) < 3:
+        notes.append("run_std from 2 runs is itself very noisy (relative SE ~71%) and its band "
+                     "uses a t quantile with 1 degree of freedom (12.7 at 95%); use 3+ runs")
+    if sizes and len(set(sizes)) > 1:
+        notes.append(f"runs scored different numbers of tasks {sizes}: re-run the same frozen set")
+    pred = float(np.mean(predicted)) if predicted else None
+    if pred is not None and pred > 0 and run_std > 3 * pred:
+        notes.append(f"measured run_std is {run_std / pred:.1f}x the within-task prediction: the "
+                     "runs may not be independent re-samples (a drifting judge or infrastructure)")
+    return NoiseFloor(run_scores=scores, n_runs=len(scores), run_std=run_std,
+                      band=noise_band(run_std, len(scores), level), level=level,
+                      predicted_run_std=pred, n_tasks=sizes or None,
+                      note="; ".join(notes) or None)
+
+
+def predicted_run_std(rollouts: np.ndarray, passes: np.ndarray) -> float | None:
+    """sqrt(sum_i s_i^2 / n_i) / C; tasks with one rollout take the mean s^2 of the others
+    (leaving them out of the sum, as before 0.2, biased the prediction low)."""
+    ok = rollouts >= 2
+    if not ok.any():
+        return None
+    p = passes[ok] / rollouts[ok]
+    s2 = rollouts[ok] / (rollouts[ok] - 1) * p * (1 - p)
+    single = int((~ok).sum())
+    total = float((s2 / rollouts[ok]).sum()) + single * float(s2.mean())
+    return math.sqrt(total) / rollouts.shape[0]

@@ -1,0 +1,250 @@
+"""One run's rates: pass@1, pass@k, pass^k, mean reward and field shares, each with its interval.
+
+Rollouts are reduced to per-task values first (the pass rate c_i/n_i, the unbiased pass@k of
+Chen et al. [1], pass^k of tau-bench [2]); the interval over tasks follows the one rule in
+:mod:`whileai_core.stats.intervals`, and ``ci_method`` names the interval each result used.
+
+[1] Chen et al. (2021). Evaluating Large Language Models Trained on Code. arXiv:2107.03374.
+[2] Yao et al. (2024). tau-bench. arXiv:2406.12045 (pass^k = C(c,k)/C(n,k)).
+"""
+
+from __future__ import annotations
+
+from itertools import repeat
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import Field
+
+from ..bootstrap import check_level, check_resamples, check_seed
+from ..defaults import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL
+from ..errors import ArgumentError
+from ..result import Result, fmt_rate
+from ..rows import Rows, load_rows
+from ..tables import TaskPage, TaskSummary, TaskTable
+from .fields import LEVEL_DOC, METHOD_DOC, ci95_alias
+from .intervals import Interval, TaskInterval, task_interval, task_intervals
+
+
+# --- per-task estimators ----------------------------------------------------------------------
+
+def pass_at_k_per_task(n: np.ndarray, c: np.ndarray, k: int) -> np.ndarray:
+    """Unbiased pass@k per task, 1 - C(n-c, k)/C(n, k) [1], in the stable product form.
+
+    Computed once per distinct (n, c) pair, so the cost does not grow with the number of tasks.
+    """
+    return _per_pair(n, c, lambda ni, ci: 1.0 if ni - ci < k else
+                     1.0 - float(np.prod(1.0 - k / np.arange(ni - ci + 1, ni + 1))))
+
+
+def pass_pow_k_per_task(n: np.ndarray, c: np.ndarray, k: int) -> np.ndarray:
+    """pass^k per task, C(c, k)/C(n, k) [2]: the chance that k draws without replacement all pass."""
+    return _per_pair(n, c, lambda ni, ci: 0.0 if ci < k else
+                     float(np.prod((ci - np.arange(k)) / (ni - np.arange(k)))))
+
+
+def _per_pair(n: np.ndarray, c: np.ndarray, fn) -> np.ndarray:
+    pairs, inverse = np.unique(np.stack([n, c], axis=1), axis=0, return_inverse=True)
+    values = np.array([fn(int(ni), int(ci)) for ni, ci in pairs])
+    return values[inverse.reshape(-1)]
+
+
+def check_metric(metric: Any) -> str:
+    if metric not in ("pass", "reward"):
+        raise ArgumentError(f"`metric` must be 'pass' or 'reward', got {metric!r}. Fix: "
+                            "metric='pass' compares pass rates, metric='reward' mean rewards")
+    return metric
+
+
+def trials_cap(data: Rows, metric: str, idx: np.ndarray | None = None) -> float | None:
+    """The most independent trials behind a per-task mean of ``metric`` (the effective-n cap):
+    the rollouts for a pass rate or a share (a 0/1 per rollout, so the binomial variance is a
+    floor); none for a mean reward."""
+    if metric == "reward":
+        return None
+    n = data.rollouts if idx is None else data.rollouts[idx]
+    return float(n.sum())
+
+
+# --- one rate with its interval ---------------------------------------------------------------
+
+class Rate(Result):
+    """A per-task mean (pass rate, mean reward, or share of rollouts) with its interval and n."""
+
+    value: float
+    ci: Interval | None = Field(description="interval at `level` over tasks; null under 3 tasks")
+    level: float = Field(CONFIDENCE_LEVEL, description=LEVEL_DOC)
+    ci_method: str | None = Field(None, description=METHOD_DOC)
+    n_tasks: int
+    n_rows: int
+    metric: Literal["pass", "reward", "share"] = "pass"
+    note: str | None = None
+
+    ci95 = ci95_alias("ci")
+
+    def render(self) -> str:
+        text = f"{fmt_rate(self.value, self.ci, self.n_tasks)}, {self.n_rows} rows"
+        return text + (f"\nnote: {self.note}" if self.note else "")
+
+
+def _rate(values: np.ndarray, iv: TaskInterval, level: float, n_rows: int, metric: str) -> Rate:
+    return Rate(value=float(values.mean()), ci=iv.ci, level=level, ci_method=iv.method,
+                n_tasks=int(values.shape[0]), n_rows=n_rows, metric=metric, note=iv.note)
+
+
+def pass_rate(rows: Rows, level: float = CONFIDENCE_LEVEL, seed: int | None = BOOTSTRAP_SEED,
+              metric: str = "pass", n_resamples: int = BOOTSTRAP_RESAMPLES) -> Rate:
+    """Task-weighted mean of the per-task ``metric`` with its interval over tasks."""
+    values = rows.task_values(metric)
+    iv = task_interval(values, level=level, seed=seed, n_resamples=n_resamples,
+                       cap=trials_cap(rows, metric))
+    return _rate(values, iv, level, rows.n_rows, metric)
+
+
+def mean_reward(rows: Any, *, level: float = CONFIDENCE_LEVEL,
+                seed: int | None = BOOTSTRAP_SEED) -> Rate:
+    """Mean reward (each task's mean, averaged over tasks) with its interval over tasks.
+
+    For graded rows whose reward is a score (an LCS ratio, a partial credit), not pass/fail.
+    """
+    level, seed = check_level(level), check_seed(seed)
+    return pass_rate(load_rows(rows), level, seed, metric="reward")
+
+
+def field_shares(data: Rows, field: str) -> np.ndarray:
+    """Per task, the share of its rollouts whose ``field`` is truthy (one value per task)."""
+    if not isinstance(field, str) or not field:
+        raise ArgumentError(f"`field` must be the name of a row field, got {field!r}. Fix: e.g. "
+                            "field='truncated' or field='tool_call'")
+    if field == "truncated":
+        flags = data.truncated
+    else:
+        flags = np.fromiter(map(bool, map(dict.get, data.records, repeat(field, data.n_rows))),
+                            dtype=bool, count=data.n_rows)
+    return np.bincount(data.task_index, weights=flags, minlength=data.n_tasks) / data.rollouts
+
+
+class TaskRate(Result):
+    """A per-task mean with its interval and n (``rate``), and the per-task values summarised
+    (``tasks``; ``page`` when a page of the table was asked for)."""
+
+    rate: Rate
+    tasks: TaskSummary
+    page: TaskPage | None = None
+
+    def render(self) -> str:
+        lines = [f"{self.rate.metric} {self.rate.render()}", self.tasks.render()]
+        return "\n".join(lines + ([self.page.render()] if self.page is not None else []))
+
+
+def field_share(rows: Any, field: str, *, level: float = CONFIDENCE_LEVEL,
+                seed: int | None = BOOTSTRAP_SEED) -> Rate:
+    """Share of rollouts whose ``field`` is truthy (e.g. "truncated", "tool_call"), as the mean
+    over tasks of each task's share, with its interval over tasks."""
+    level, seed = check_level(level), check_seed(seed)
+    data = load_rows(rows)
+    per_task = field_shares(data, field)
+    iv = task_interval(per_task, level=level, seed=seed, n_resamples=BOOTSTRAP_RESAMPLES,
+                       cap=trials_cap(data, "pass"))
+    return _rate(per_task, iv, level, data.n_rows, "share")
+
+
+# --- pass@k -----------------------------------------------------------------------------------
+
+class PassAt(Result):
+    """Pass rates of one run, each with its interval over tasks.
+
+    ``pass_at_1`` is the task-weighted mean of per-task pass rates (every task counts once).
+    ``pass_at_k``/``pass_pow_k`` are given only when every task has >= k rollouts.
+    ``tasks`` summarises the per-task pass rates (histogram, lowest and highest tasks); the whole
+    table is a :class:`~whileai_core.tables.TaskTable` (``TaskTable.of(rows)``), one page of
+    which ``page`` carries when a caller asked for it.
+    """
+
+    pass_at_1: float
+    ci: Interval | None = Field(description="interval of pass@1 at `level`; null under 3 tasks")
+    ci_method: str | None = Field(None, description=METHOD_DOC)
+    n_tasks: int
+    n_rows: int
+    k: int | None
+    pass_at_k: float | None = None
+    pass_at_k_ci: Interval | None = None
+    pass_at_k_ci_method: str | None = None
+    pass_pow_k: float | None = None
+    pass_pow_k_ci: Interval | None = None
+    pass_pow_k_ci_method: str | None = None
+    level: float = Field(CONFIDENCE_LEVEL, description=LEVEL_DOC)
+    tasks: TaskSummary
+    page: TaskPage | None = None
+    note: str | None = None
+
+    ci95 = ci95_alias("ci")
+    pass_at_k_ci95 = ci95_alias("pass_at_k_ci")
+    pass_pow_k_ci95 = ci95_alias("pass_pow_k_ci")
+
+    def render(self) -> str:
+        lines = [f"pass@1  {fmt_rate(self.pass_at_1, self.ci, self.n_tasks)}, {self.n_rows} rows"]
+        if self.pass_at_k is not None:
+            lines.append(f"pass@{self.k}  {fmt_rate(self.pass_at_k, self.pass_at_k_ci, self.n_tasks)}")
+            lines.append(f"pass^{self.k}  {fmt_rate(self.pass_pow_k, self.pass_pow_k_ci, self.n_tasks)}")
+        methods = dict.fromkeys(m for m in (self.ci_method, self.pass_at_k_ci_method,
+                                            self.pass_pow_k_ci_method) if m)
+        if methods:
+            lines.append(f"{self.level:.0%} intervals over tasks: {', '.join(methods)}")
+        lines.append(self.tasks.render())
+        if self.page is not None:
+            lines.append(self.page.render())
+        if self.note:
+            lines.append(f"note: {self.note}")
+        return "\n".join(lines)
+
+
+def pass_at(rows: Any, *, k: int | None = None, level: float = CONFIDENCE_LEVEL,
+            seed: int | None = BOOTSTRAP_SEED, threshold: float | None = None,
+            n_resamples: int = BOOTSTRAP_RESAMPLES) -> PassAt:
+    """pass@1, and pass@k / pass^k, each with its interval over tasks.
+
+    Parameters
+    ----------
+    rows : path, list of dicts or :class:`Rows`
+    k : int, optional
+        Rollouts for pass@k and pass^k. Default: the smallest number of rollouts any task has,
+        when that is at least 2.
+    level : float, default 0.95
+    seed : int, default 0. The same rows and seed give the same interval, in every tool.
+    threshold : float, optional. A pass is ``reward >= threshold`` (default 1.0).
+    n_resamples : int, default 10,000 (bootstrap resamples, used from 30 tasks)
+    """
+    level, seed = check_level(level), check_seed(seed)
+    check_resamples(n_resamples)
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+        raise ArgumentError(f"`k` must be a positive integer, got {k!r}. Fix: e.g. k=4, or omit k")
+    data = load_rows(rows, threshold=threshold)
+    n, c = data.rollouts, data.passes
+    notes: list[str] = []
+    min_n = int(n.min())
+    if k is None and min_n >= 2:
+        k = min_n
+    columns = [c / n]
+    if k is not None:
+        if min_n >= k:
+            columns += [pass_at_k_per_task(n, c, k), pass_pow_k_per_task(n, c, k)]
+        else:
+            short = int((n < k).sum())
+            notes.append(f"no pass@{k}/pass^{k}: {short} of {data.n_tasks} tasks have fewer than "
+                         f"{k} rollouts (min {min_n}); re-run them at k >= {k}")
+    elif min_n < 2:
+        notes.append("no pass@k: some task has a single rollout; pass@k needs k >= 2 on every task")
+    # pass@1 is a share of rollouts (the binomial floor applies); pass@k and pass^k are not
+    caps = [trials_cap(data, "pass"), None, None][:len(columns)]
+    ivs, _ = task_intervals(columns, caps, level, seed, n_resamples)
+    notes += list(dict.fromkeys(iv.note for iv in ivs if iv.note))
+    extra: dict[str, Any] = {}
+    if len(columns) == 3:
+        extra = dict(pass_at_k=float(columns[1].mean()), pass_at_k_ci=ivs[1].ci,
+                     pass_at_k_ci_method=ivs[1].method, pass_pow_k=float(columns[2].mean()),
+                     pass_pow_k_ci=ivs[2].ci, pass_pow_k_ci_method=ivs[2].method)
+    return PassAt(tasks=TaskTable.of(data).summary(), pass_at_1=float(columns[0].mean()),
+                  ci=ivs[0].ci,
+                  ci_method=ivs[0].method, n_tasks=data.n_tasks, n_rows=data.n_rows, k=k,
+                  level=level, note="; ".join(notes) or None, **extra)

@@ -1,0 +1,77 @@
+"""Reading traces: every trace checked (task_id, messages, an optional reward); the ask's text."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import RowsError
+
+
+ROLES = ("system", "user", "assistant", "tool")
+
+
+# --- reading traces ------------------------------------------------------------------------
+
+def load_traces(source: Any, *, need_reward: bool = False) -> list[dict]:
+    """Traces from a JSONL/JSON path or a list of dicts, each checked; returns the list of dicts.
+
+    Every trace needs ``task_id`` (str or int) and ``messages`` (a non-empty list of
+    ``{"role": system|user|assistant|tool, "content": str}`` with at least one user turn).
+    ``need_reward=True`` also requires a finite number ``reward``. A bad trace raises
+    :class:`RowsError` naming the file, line (or item), field and fix.
+    """
+    return [dict(r) for r in _read_traces(source, need_reward=need_reward).items]
+
+
+def _read_traces(source: Any, *, need_reward: bool = False):
+    from ..rows import read_records  # the one JSONL reader, with line-numbered errors
+
+    recs = read_records(source, noun="trace")
+    if not recs.items:
+        raise RowsError("no traces", source=recs.name, fix="give at least one trace")
+    for i, rec in enumerate(recs.items):
+        where = recs.where(i)
+        tid = rec.get("task_id")
+        if isinstance(tid, bool) or not isinstance(tid, (str, int)):
+            raise RowsError(f"`task_id` is {tid!r}", **where, field="task_id",
+                            fix='add "task_id": "<the ask this conversation answers>"')
+        _check_messages(rec.get("messages"), where)
+        if need_reward:
+            r = rec.get("reward")
+            if isinstance(r, bool) or not isinstance(r, (int, float)) or not math.isfinite(r):
+                raise RowsError(f"`reward` is {r!r}", **where, field="reward",
+                                fix="grade every trace with a program: a finite number, pass >= 1.0")
+    return recs
+
+
+def _check_messages(messages: Any, where: dict) -> None:
+    if not isinstance(messages, list) or not messages:
+        raise RowsError(f"`messages` is {messages!r:.60}", **where, field="messages",
+                        fix='give the conversation as [{"role": "user", "content": "..."}, ...]')
+    for j, m in enumerate(messages):
+        if not isinstance(m, Mapping) or m.get("role") not in ROLES \
+                or not isinstance(m.get("content"), str):
+            raise RowsError(f"message {j + 1} is {m!r:.80}", **where, field="messages",
+                            fix=f"each message needs role in {ROLES} and string content")
+    if not any(m["role"] == "user" for m in messages):
+        raise RowsError("no user message", **where, field="messages",
+                        fix="a trace starts from the user's ask")
+
+
+def prompt_messages(trace: Mapping) -> list[dict]:
+    """The messages before the first assistant turn: the ask."""
+    out = []
+    for m in trace["messages"]:
+        if m["role"] == "assistant":
+            break
+        out.append({"role": m["role"], "content": m["content"]})
+    return out
+
+
+def prompt_text(record: Mapping) -> str:
+    """The text an ask is compared by: a ``prompt`` string, else its user messages joined."""
+    if isinstance(record.get("prompt"), str):
+        return record["prompt"]
+    return "\n".join(m["content"] for m in record.get("messages", ()) if m.get("role") == "user")

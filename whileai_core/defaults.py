@@ -746,9 +746,7 @@ _source("REGISTRY_LOCK_WAIT_S",
         "failed an honest claim when 24 processes launched at once on 2 busy cores "
         "(tests/test_runs_concurrency.py run 4x in parallel). Replaces REGISTRY_BUSY_TIMEOUT_S "
         "(30 s) in the registry")
-        "convention, untested: a registry write waits at most 2 s for SQLite's write lock (each "
-        "write holds it for milliseconds), then fails with one clear error instead of stalling; "
-        "replaces REGISTRY_BUSY_TIMEOUT_S (30 s) in the registry")
+
 # --- intervals at every n, paired verdicts, seeds, many behaviours (issue 13) ---------------
 # Each rule below was chosen by the coverage study in bench/stats_study.py; its table is in
 # README.md ("How the intervals were chosen").

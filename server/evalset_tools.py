@@ -20,8 +20,9 @@ from whileai_core.defaults import (BOOTSTRAP_SEED, CATEGORY_FIELD, CONFIDENCE_LE
 from whileai_core.evalset import (EvalFingerprint, FailureCapable, FrozenHoldout,
                                   eval_fingerprint, failure_capable, freeze_holdout)
 
-from .tooling import (READ_ONLY, Env, RowsArg, ThresholdArg, ToolInput, ToolSpec, named, read_rows,
-                      source, values_of)
+from .stats_tools import NoiseRunsArg, RunStdArg
+from .tooling import (READ_ONLY, Env, LevelArg, RowsArg, SeedArg, ThresholdArg, ToolInput,
+                      ToolSpec, named, read_rows, source, values_of)
 
 WRITES_NEW_FILE = ToolAnnotations(read_only_hint=False, destructive_hint=False,
                                   idempotent_hint=True, open_world_hint=False)
@@ -37,11 +38,6 @@ TasksArg = Annotated[str | list[dict[str, Any]], Field(
 NameArg = Annotated[str, Field(
     description="Prefix of the set's name, <name>-<12 hex of sha256>: 1-64 letters, digits, "
                 "'.', '_' or '-'.", min_length=1, max_length=64)]
-LevelArg = Annotated[float, Field(
-    description="Confidence level of every interval (0.95 = 95%).", gt=0, lt=1)]
-SeedArg = Annotated[int | None, Field(
-    description="Seed of the task bootstrap: the same rows and seed give the same interval. "
-                "null draws a fresh one.", ge=0, le=2**63 - 1)]
 
 
 class EvalFingerprintInput(ToolInput):
@@ -91,6 +87,10 @@ def failure_capable_tool(args: FailureCapableInput, env: Env) -> FailureCapable:
 
 class CategoryTableInput(ToolInput):
     rows: RowsArg
+    after: Annotated[str | list[dict[str, Any]] | None, Field(
+        description="Optional: a second run on the same tasks (after training, or a re-run of "
+                    "the same eval). Given, each category's paired change too, corrected for "
+                    "the number of categories compared (Holm and Benjamini-Hochberg).")] = None
     tasks: Annotated[str | list[dict[str, Any]] | None, Field(
         description="Optional: the task set holding each task's category (the frozen file). "
                     "null: read the category from every row.")] = None
@@ -100,12 +100,17 @@ class CategoryTableInput(ToolInput):
     level: LevelArg = CONFIDENCE_LEVEL
     seed: SeedArg = BOOTSTRAP_SEED
     threshold: ThresholdArg = None
+    run_std: RunStdArg = None
+    noise_runs: NoiseRunsArg = None
 
 
 def category_table_tool(args: CategoryTableInput, env: Env) -> CategoryTable:
     rows = read_rows(args.rows, env.workspace, argument="rows", threshold=args.threshold)
+    after = None if args.after is None else read_rows(
+        args.after, env.workspace, argument="after", threshold=args.threshold)
     tasks = None if args.tasks is None else source(args.tasks, env.workspace, argument="tasks")
-    return category_table(rows, field=args.field, tasks=tasks, level=args.level, seed=args.seed)
+    return category_table(rows, after, field=args.field, tasks=tasks, level=args.level,
+                          seed=args.seed, run_std=args.run_std, noise_runs=args.noise_runs)
 
 
 TOOLS = [
@@ -141,9 +146,12 @@ TOOLS = [
     ToolSpec(
         name="category_table", title="pass@1 per behaviour (category)",
         description=(
-            "pass@1 of each category (behaviour) of one run, each with its task-bootstrap "
-            "interval and n, plus the whole run; the category comes from the task set (tasks) or "
-            "from every row."),
+            "pass@1 of each category (behaviour) of one run, each with its interval and n, plus "
+            "the whole run; the category comes from the task set (tasks) or from every row. With "
+            "`after` (a second run on the same tasks), each category's paired delta with its "
+            "interval, n and p-value, and which survive the correction for the number of "
+            "categories compared (Holm, Benjamini-Hochberg): a category changed only if it "
+            "survives."),
         input=CategoryTableInput, output=CategoryTable, run=category_table_tool,
         annotations=READ_ONLY, doing="tabulating pass@1 by category",
         core=("category_table",)),

@@ -129,7 +129,7 @@ def test_counts_and_ceiling_by_hand(tmp_path):
     assert r.pass_at_1 == 0.5 and r.n_tasks == 4 and r.n_rows == 8 and r.k == 2
     assert (r.n_fail_capable, r.n_always_pass, r.n_never_pass) == (3, 1, 1)
     assert r.headroom == 0.5 and r.truncated_passes == 0 and r.n_truncated == 1
-    assert r.verdict == "ready" and r.ci95 == pass_at(tmp_path / "base.jsonl").ci95
+    assert r.verdict == "ready" and r.ci == pass_at(tmp_path / "base.jsonl").ci
     assert "k >= 4" in r.note  # 2 rollouts are too few to call a task "always passes"
 
 
@@ -190,12 +190,12 @@ def test_each_category_by_hand_and_equal_to_pass_at_on_its_rows(tmp_path):
     assert list(by) == ["chat", "math", "tool"] and table.n_categories == 3
     assert abs(by["chat"].pass_at_1 - (0.75 + 0.25 + 0) / 3) < 1e-15
     assert abs(by["math"].pass_at_1 - (1 + 0.5 + 0.5) / 3) < 1e-15
-    assert by["tool"].pass_at_1 == 0.5 and by["tool"].ci95 is None  # one task: no interval
+    assert by["tool"].pass_at_1 == 0.5 and by["tool"].ci is None  # one task: no interval
     assert (by["chat"].n_tasks, by["chat"].n_rows) == (3, 12)
     all_rows = [json.loads(ln) for ln in rows.read_text().splitlines()]
     for cat in ("chat", "math"):
         own = [r for r in all_rows if plan[r["task_id"]][0] == cat]
-        assert by[cat].ci95 == pass_at(own).ci95
+        assert by[cat].ci == pass_at(own).ci
     assert table.overall.pass_at_1 == pass_at(rows).pass_at_1 and table.overall.n_tasks == 7
     assert "fewer than 3 tasks" in table.note and "'tool'" in table.note
 
@@ -262,3 +262,64 @@ def test_examples_are_cut_and_counted(tmp_path):
     r = failure_capable(rows)
     assert r.examples["cut_off_pass"].ids == [f"t{i}" for i in range(5)]
     assert r.examples["cut_off_pass"].total == 8 and r.truncated_passes == 8
+
+
+# --- category_table with a second run: compare_many's correction ---------------------------
+
+def _two_runs(tmp_path):
+    """40 tasks in each of three categories, 4 rollouts. `fixed`: every task goes from 1 of 4 to
+    4 of 4; `same` and `other`: identical before and after."""
+    before, after, tasks = [], [], []
+    for cat in ("fixed", "same", "other"):
+        for i in range(40):
+            tid = f"{cat}-{i}"
+            tasks.append({"task_id": tid, "category": cat})
+            c = 1 if cat == "fixed" else i % 5
+            before += [_row(tid, 1.0 if j < min(c, 4) else 0.0) for j in range(4)]
+            c_after = 4 if cat == "fixed" else min(c, 4)
+            after += [_row(tid, 1.0 if j < c_after else 0.0) for j in range(4)]
+    return (_jsonl(tmp_path / "before.jsonl", before), _jsonl(tmp_path / "after.jsonl", after),
+            _jsonl(tmp_path / "tasks.jsonl", tasks))
+
+
+def test_second_run_is_compared_and_corrected(tmp_path):
+    before, after, tasks = _two_runs(tmp_path)
+    table = category_table(before, after, tasks=tasks)
+    many = table.comparison
+    by = {b.name: b for b in many.behaviours}
+    assert set(by) == {"fixed", "same", "other"} and many.n_tested <= 3
+    assert by["fixed"].delta == 0.75 and by["fixed"].n_paired == 40     # 1/4 -> 4/4 on every task
+    assert by["same"].delta == 0.0 and by["other"].delta == 0.0
+    assert many.survive_holm == ["fixed"] and many.survive_bh == ["fixed"]
+    # Holm by hand over the tested behaviours' own p-values
+    tested = sorted((b.p_value, b.name) for b in many.behaviours if b.p_value is not None)
+    running, m = 0.0, len(tested)
+    for i, (p, name) in enumerate(tested):
+        running = max(running, min(1.0, (m - i) * p))
+        assert abs(by[name].p_holm - running) < 1e-12
+    # the same comparison as compare_many on rows that carry the category themselves
+    from whileai_core.stats import compare_many
+
+    cat = {t["task_id"]: t["category"] for t in map(json.loads, tasks.read_text().splitlines())}
+    tag = lambda path: [dict(r, category=cat[r["task_id"]])  # noqa: E731
+                        for r in map(json.loads, path.read_text().splitlines())]
+    direct = compare_many(tag(before), tag(after), by="category")
+    assert [(b.name, b.delta, b.p_holm) for b in direct.behaviours] == \
+        [(b.name, b.delta, b.p_holm) for b in many.behaviours]
+    assert "second run against the first" in str(table) and "survive Holm" in str(table)
+    assert "survives the correction" in table.note
+
+
+def test_second_run_must_agree_on_categories(tmp_path):
+    first = [_row("a", 1.0, category="x"), _row("b", 0.0, category="y"), _row("c", 1.0, category="y")]
+    second = [_row("a", 1.0, category="y"), _row("b", 0.0, category="y"), _row("c", 1.0, category="y")]
+    with pytest.raises(RowsError, match="task 'a' is `category` 'y' in the second run but 'x'"):
+        category_table(first, second)
+
+
+def test_cli_by_category_after(tmp_path, capsys):
+    before, after, tasks = _two_runs(tmp_path)
+    assert main(["by-category", str(before), "--after", str(after), "--tasks", str(tasks),
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["comparison"]["survive_holm"] == ["fixed"]

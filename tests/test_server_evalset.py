@@ -46,10 +46,26 @@ def test_failure_capable_and_category_table(server, ws):
         {"task_id": "t2", "reward": 1.0}, {"task_id": "t2", "reward": 1.0}])
     out = ok(call(server, "failure_capable", {"rows": "rows.jsonl", "holdout": frozen}))
     assert out["pass_at_1"] == 0.75 and out["n_fail_capable"] == 1 and out["headroom"] == 0.25
-    assert out["holdout"] == NAME and out["verdict"] == "ready" and out["ci95"] is None
+    assert out["holdout"] == NAME and out["verdict"] == "ready" and out["ci"] is None
     table = ok(call(server, "category_table", {"rows": "rows.jsonl", "tasks": frozen}))
     assert [(ln["category"], ln["pass_at_1"], ln["n_tasks"]) for ln in table["lines"]] == \
         [("a", 0.5, 1), ("b", 1.0, 1)]
     text = error_text(call(server, "failure_capable", {"rows": "rows.jsonl", "effect": 1.5}),
                       "failure_capable")
     assert "effect" in text
+
+
+def test_category_table_with_a_second_run(server, ws):
+    # a: 0/2 -> 2/2 on three tasks; b: unchanged on three tasks
+    tasks = [{"task_id": f"{c}{i}", "category": c} for c in "ab" for i in range(3)]
+    before = [{"task_id": t["task_id"], "reward": 0.0 if t["category"] == "a" else 1.0}
+              for t in tasks for _ in range(2)]
+    after = [{"task_id": t["task_id"], "reward": 1.0} for t in tasks for _ in range(2)]
+    write_jsonl(ws / "tasks.jsonl", tasks)
+    write_jsonl(ws / "before.jsonl", before)
+    write_jsonl(ws / "after.jsonl", after)
+    out = ok(call(server, "category_table", {"rows": "before.jsonl", "after": "after.jsonl",
+                                             "tasks": "tasks.jsonl"}))
+    deltas = {b["name"]: b["delta"] for b in out["comparison"]["behaviours"]}
+    assert deltas == {"a": 1.0, "b": 0.0}
+    assert out["comparison"]["n_behaviours"] == 2

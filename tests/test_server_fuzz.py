@@ -122,7 +122,7 @@ ROWS_CALLS = {
     "eval_fingerprint": (("tasks",), {}),
     "freeze_holdout": (("tasks",), {"out_dir": "fuzz-frozen"}),
     "failure_capable": (("rows", "holdout"), {}),
-    "category_table": (("rows", "tasks"), {}),
+    "category_table": (("rows", "after", "tasks"), {}),
     "cheat_probes": (("tasks", "model_rows"), {"reward": "reward.py:score", "probes": ["empty"]}),
     "hack_scan": (("rows",), {"n_shuffles": 100}),
     "plot_band": (("rows",), {}),

@@ -1,10 +1,14 @@
-"""Every behaviour its own line: pass@1 per category, with its interval and n.
+"""Every behaviour its own line: pass@1 per category, with its interval and n; and, given a second
+run, each category's paired change, corrected for the number of categories compared.
 
 A task's category comes from the rows (a field on every row, default ``category``) or from the
 task set (the frozen held-out file, whose records carry it); a task with no category, or with
 two, is an error naming the file and line. Each line is the rows of that category's tasks read
 exactly as :func:`whileai_core.stats.pass_rate` reads a whole run, so one category's line equals
-``pass_at`` on that category's rows alone.
+``pass_at`` on that category's rows alone. With ``after``, the categories are compared by
+:func:`whileai_core.stats.compare_many`, the one place the Holm and Benjamini-Hochberg
+corrections live: each category's delta with its interval and n, its p-value, and whether it
+survives each correction over the categories compared.
 """
 
 from __future__ import annotations
@@ -13,10 +17,14 @@ from typing import Any
 
 import numpy as np
 
+from pydantic import Field
+
 from .defaults import BOOTSTRAP_SEED, CATEGORY_FIELD, CATEGORY_LINES_MAX, CONFIDENCE_LEVEL
 from .errors import RowsError
 from .result import Result, fmt_rate
 from .rows import Rows
+from .stats import ManyComparisons
+from .stats.fields import LEVEL_DOC, METHOD_DOC, ci95_alias
 from .voice import arg
 
 Interval = tuple[float, float]
@@ -27,22 +35,30 @@ class CategoryLine(Result):
 
     category: str
     pass_at_1: float
-    ci95: Interval | None
+    ci: Interval | None = Field(description="interval of pass_at_1 at `level`, over tasks")
+    ci_method: str | None = Field(None, description=METHOD_DOC)
     n_tasks: int
     n_rows: int
+    level: float = Field(CONFIDENCE_LEVEL, description=LEVEL_DOC)
+
+    ci95 = ci95_alias("ci")
 
     def render(self) -> str:
-        return f"{self.category:24} {fmt_rate(self.pass_at_1, self.ci95, self.n_tasks)}"
+        return f"{self.category:24} {fmt_rate(self.pass_at_1, self.ci, self.n_tasks)}"
 
 
 class CategoryTable(Result):
-    """pass@1 per category, sorted by name, and over all tasks."""
+    """pass@1 per category of ``rows``, sorted by name, and over all tasks; with a second run,
+    ``comparison``: every category's paired change, corrected for the number compared."""
 
     field: str
     lines: list[CategoryLine]
     overall: CategoryLine
     n_categories: int
-    level: float = CONFIDENCE_LEVEL
+    comparison: ManyComparisons | None = Field(None, description=(
+        "with `after`: each category's delta, interval, n and p-value, and which survive Holm "
+        "(any false claim) and Benjamini-Hochberg (the share of false claims)"))
+    level: float = Field(CONFIDENCE_LEVEL, description=LEVEL_DOC)
     note: str | None = None
 
     def render(self) -> str:
@@ -51,6 +67,9 @@ class CategoryTable(Result):
                   len(self.lines) < self.n_categories else "") + ")"]
         out += [ln.render() for ln in self.lines]
         out.append(self.overall.render())
+        if self.comparison is not None:
+            out.append(f"second run against the first, by {self.field}:")
+            out.append(self.comparison.render())
         if self.note:
             out.append(f"note: {self.note}")
         return "\n".join(out)
@@ -104,10 +123,23 @@ def task_categories(data: Rows, *, field: str = CATEGORY_FIELD, tasks: Any = Non
     return cats  # type: ignore[return-value]
 
 
-def category_table(rows: Any, *, field: str = CATEGORY_FIELD, tasks: Any = None,
-                   level: float = CONFIDENCE_LEVEL, seed: int | None = BOOTSTRAP_SEED,
-                   threshold: float | None = None) -> CategoryTable:
-    """pass@1 for each category of one run, each with its task-bootstrap interval and n."""
+def _tagged(data: Rows, cats: np.ndarray, field: str) -> list[dict]:
+    """The rows' records, each carrying its task's category in ``field``."""
+    return [{**rec, field: cat} for rec, cat in zip(data.records, cats[data.task_index].tolist())]
+
+
+def category_table(rows: Any, after: Any = None, *, field: str = CATEGORY_FIELD,
+                   tasks: Any = None, level: float = CONFIDENCE_LEVEL,
+                   seed: int | None = BOOTSTRAP_SEED, threshold: float | None = None,
+                   run_std: Any = None, noise_runs: int | None = None) -> CategoryTable:
+    """pass@1 for each category of one run, each with its interval and n.
+
+    ``after``: a second run on the same tasks (after training, or a re-run). Then every
+    category's paired change too, through :func:`~whileai_core.stats.compare_many`: its delta
+    with interval and n, its p-value, and whether it survives Holm and Benjamini-Hochberg over
+    the categories compared. ``run_std``/``noise_runs``: the noise floor, passed on (a number
+    and the re-runs it rests on, or :func:`~whileai_core.stats.noise_floor`'s result).
+    """
     from .bootstrap import check_level, check_seed
     from .rows import load_rows
     from .stats import pass_rate
@@ -121,17 +153,40 @@ def category_table(rows: Any, *, field: str = CATEGORY_FIELD, tasks: Any = None,
     for name in names:
         part = data.where(row_cat == name)
         r = pass_rate(part, level, seed)
-        lines.append(CategoryLine(category=name, pass_at_1=r.value, ci95=r.ci,
-                                  n_tasks=r.n_tasks, n_rows=r.n_rows))
+        lines.append(CategoryLine(category=name, pass_at_1=r.value, ci=r.ci,
+                                  ci_method=r.ci_method, n_tasks=r.n_tasks, n_rows=r.n_rows,
+                                  level=level))
     whole = pass_rate(data, level, seed)
-    overall = CategoryLine(category="all", pass_at_1=whole.value, ci95=whole.ci,
-                           n_tasks=whole.n_tasks, n_rows=whole.n_rows)
-    notes = [f"each interval is its own {level:.0%}: across {len(names)} categories about "
-             f"{(1 - level) * len(names):.1f} would miss by chance alone; compare runs category "
-             "by category only with a correction for the number compared"]
-    small = [ln.category for ln in lines if ln.ci95 is None]
+    overall = CategoryLine(category="all", pass_at_1=whole.value, ci=whole.ci,
+                           ci_method=whole.ci_method, n_tasks=whole.n_tasks,
+                           n_rows=whole.n_rows, level=level)
+    comparison = None
+    if after is not None:
+        from .stats import compare_many
+
+        later = load_rows(after, threshold=threshold)
+        later_cats = np.asarray(task_categories(later, field=field, tasks=tasks), dtype=object)
+        known = dict(zip(data.task_ids, cats.tolist()))
+        for i, (tid, cat) in enumerate(zip(later.task_ids, later_cats.tolist())):
+            if known.get(tid, cat) != cat:
+                raise RowsError(f"task {tid!r} is `{field}` {cat!r} in the second run but "
+                                f"{known[tid]!r} in the first", source=later.source,
+                                field=field, fix="score both runs on the same frozen task set")
+        # the correction is compare_many's: each arm carries its tasks' categories in `field`
+        comparison = compare_many(_tagged(data, cats, field), _tagged(later, later_cats, field),
+                                  by=field, level=level, seed=seed, run_std=run_std,
+                                  noise_runs=noise_runs)
+    if comparison is None:
+        notes = [f"each interval is its own {level:.0%}: across {len(names)} categories about "
+                 f"{(1 - level) * len(names):.1f} would miss by chance alone; compare two runs "
+                 f"by category with {arg('after')}, which corrects for the number compared"]
+    else:
+        notes = [f"a category changed only if it survives the correction over the "
+                 f"{comparison.n_tested} compared; its verdict alone is uncorrected"]
+    small = [ln.category for ln in lines if ln.ci is None]
     if small:
         notes.append(f"{len(small)} categor{'y has' if len(small) == 1 else 'ies have'} fewer "
                      f"than 3 tasks and no interval (e.g. {small[0]!r}): score more tasks there")
     return CategoryTable(field=field, lines=lines[:CATEGORY_LINES_MAX], overall=overall,
-                         n_categories=len(names), level=level, note="; ".join(notes))
+                         n_categories=len(names), comparison=comparison, level=level,
+                         note="; ".join(notes))

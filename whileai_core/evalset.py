@@ -21,11 +21,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+from pydantic import Field
 
 from .defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, EVALSET_EXAMPLES, EVALSET_HASH_CHARS,
                        EVALSET_NAME, GROUP_MIN_ROLLOUTS, PROVE_EFFECT)
 from .errors import ArgumentError, ConfigError, RowsError
 from .result import Result, fmt_rate
+from .stats.fields import LEVEL_DOC, METHOD_DOC, ci95_alias
 
 Interval = tuple[float, float]
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -231,7 +233,8 @@ class FailureCapable(Result):
     """
 
     pass_at_1: float
-    ci95: Interval | None
+    ci: Interval | None = Field(description="interval of pass_at_1 at `level`, over tasks")
+    ci_method: str | None = Field(None, description=METHOD_DOC)
     n_tasks: int
     n_rows: int
     k: int
@@ -247,11 +250,13 @@ class FailureCapable(Result):
     n_extra: int = 0                  # scored tasks that are not in the frozen set
     examples: dict[Literal["cut_off_pass", "unscored", "not_frozen"], Sample] = {}
     verdict: Readiness
-    level: float = CONFIDENCE_LEVEL
+    level: float = Field(CONFIDENCE_LEVEL, description=LEVEL_DOC)
     note: str | None = None
 
+    ci95 = ci95_alias("ci")
+
     def render(self) -> str:
-        lines = [f"pass@1  {fmt_rate(self.pass_at_1, self.ci95, self.n_tasks)}, {self.n_rows} rows, "
+        lines = [f"pass@1  {fmt_rate(self.pass_at_1, self.ci, self.n_tasks)}, {self.n_rows} rows, "
                  f"k >= {self.k}",
                  f"failure-capable: {self.n_fail_capable} of {self.n_tasks} tasks ever fail "
                  f"({self.n_always_pass} always pass, {self.n_never_pass} never pass)",
@@ -328,7 +333,8 @@ def failure_capable(rows: Any, *, holdout: Any = None, effect: float = PROVE_EFF
     if verdict == "little_headroom":
         notes.append(f"even if every failure-capable task passed always, pass@1 would rise "
                      f"{headroom:.3f} < {effect:.3f}: make the eval harder (tasks the model fails)")
-    return FailureCapable(pass_at_1=rate.value, ci95=rate.ci, n_tasks=data.n_tasks,
+    return FailureCapable(pass_at_1=rate.value, ci=rate.ci, ci_method=rate.ci_method,
+                          n_tasks=data.n_tasks,
                           n_rows=data.n_rows, k=k, n_fail_capable=int(ever_fail.sum()),
                           n_always_pass=int((c == n).sum()), n_never_pass=int((c == 0).sum()),
                           headroom=headroom, effect=float(effect),

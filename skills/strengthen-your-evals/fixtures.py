@@ -8,7 +8,7 @@ graded by a lenient grader that passes a reply cut off at the token cap (``run1_
 and an easy eval the model nearly always passes (``easy.jsonl``). Rows carry ``task_id``,
 ``reward``, ``truncated`` and ``model``; the behaviour is in the task file only. Each task's true
 pass rate is drawn once and every run samples it afresh, so the three runs differ by sampling
-noise alone. ``CHECKS[i]`` asserts what block i produced, from counts made here without the
+noise alone (so no behaviour really changes between them). ``CHECKS[i]`` asserts what block i produced, from counts made here without the
 library.
 """
 
@@ -135,7 +135,7 @@ def baseline_can_fail(ns):
     assert base.n_fail_capable == sum(c < n for c, n in counts.values())
     assert base.n_never_pass == sum(c == 0 for c, n in counts.values())
     assert base.verdict == "ready" and base.holdout == ns["frozen"].name
-    assert base.ci95[0] < base.pass_at_1 < base.ci95[1]
+    assert base.ci[0] < base.pass_at_1 < base.ci[1]
     assert easy.verdict == "little_headroom" and easy.n_fail_capable <= 3
     assert abs(easy.headroom - (1 - _pass_at_1("easy.jsonl"))) < 1e-12
     assert ns["lenient"].pass_at_1 > base.pass_at_1
@@ -171,8 +171,30 @@ def every_behaviour_its_line(ns):
         mine = [c / n for t, (c, n) in counts.items() if tasks[t] == line.category]
         assert line.n_tasks == len(mine) == N_TASKS // len(CATEGORIES)
         assert abs(line.pass_at_1 - sum(mine) / len(mine)) < 1e-12
-        assert line.ci95[0] <= line.pass_at_1 <= line.ci95[1]
+        assert line.ci[0] <= line.pass_at_1 <= line.ci[1]
+
+
+def luck_does_not_survive(ns):
+    many = ns["rerun"].comparison
+    assert many.n_tested == len(CATEGORIES) and many.family == "group"
+    # paired deltas by hand: per task, run3's pass rate minus run1's, averaged over the category
+    tasks = {r["task_id"]: r["category"] for r in _read("heldout_tasks.jsonl")}
+    one, three = _per_task("run1.jsonl"), _per_task("run3.jsonl")
+    for b in many.behaviours:
+        d = [three[t][0] / three[t][1] - one[t][0] / one[t][1] for t in one if tasks[t] == b.name]
+        assert b.n_paired == len(d) and abs(b.delta - sum(d) / len(d)) < 1e-12
+    # Holm by hand from the reported p-values: the i-th smallest times (m - i), running max
+    ps = sorted((b.p_value, b.name) for b in many.behaviours)
+    running, m = 0.0, len(ps)
+    for i, (p, name) in enumerate(ps):
+        running = max(running, min(1.0, (m - i) * p))
+        assert abs(next(b.p_holm for b in many.behaviours if b.name == name) - running) < 1e-12
+    # the prose: escalation moves on its own (p ~ 0.02), Holm ~ 0.09, nothing survives
+    esc = next(b for b in many.behaviours if b.name == "escalation")
+    assert esc.verdict == "moved_the_wrong_way" and round(esc.delta, 2) == -0.09
+    assert round(esc.p_value, 2) == 0.02 and round(esc.p_holm, 2) == 0.09, esc
+    assert ns["lucky"] == ["escalation"] and many.survive_holm == [] and many.survive_bh == []
 
 
 CHECKS = [frozen_by_content, truncation_trap_found, baseline_can_fail, noise_floor_measured,
-          holdout_sized, every_behaviour_its_line]
+          holdout_sized, every_behaviour_its_line, luck_does_not_survive]

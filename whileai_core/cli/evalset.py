@@ -35,8 +35,9 @@ def _failure_capable(args):
 
 def _by_category(args):
     from ..categories import category_table
-    return category_table(args.rows, field=args.field, tasks=args.tasks, level=args.level,
-                          seed=args.seed, threshold=args.threshold)
+    return category_table(args.rows, args.after, field=args.field, tasks=args.tasks,
+                          level=args.level, seed=args.seed, threshold=args.threshold,
+                          run_std=args.run_std, noise_runs=args.noise_runs)
 
 
 def register(sub) -> None:
@@ -71,8 +72,17 @@ def register(sub) -> None:
     p.set_defaults(func=_failure_capable)
 
     p = sub.add_parser("by-category", help="pass@1 per behaviour (category) with intervals and n",
-                       description="pass@1 of each category of one run, with its interval and n.")
+                       description="pass@1 of each category of one run, with its interval and "
+                                   "n; with --after, each category's paired change, corrected "
+                                   "for the number of categories compared (Holm, "
+                                   "Benjamini-Hochberg).")
     p.add_argument("rows", help="graded rows (.jsonl or .json)")
+    p.add_argument("--after", default=None, metavar="ROWS",
+                   help="a second run on the same tasks: compare category by category")
+    p.add_argument("--run-std", type=float, default=None,
+                   help="run_std of the same eval re-run (see noise-floor); sets the noise band")
+    p.add_argument("--noise-runs", type=int, default=None,
+                   help="re-runs behind --run-std (default: read as 3, and said)")
     p.add_argument("--tasks", default=None,
                    help="the task set holding each task's category (default: read it from the "
                         "rows)")

@@ -137,7 +137,7 @@ def band_picture(rows: Any, *, out: Any = None, overwrite: bool = False,
 class ForestRow(Result):
     group: str
     delta: float | None
-    ci95: Interval | None
+    ci: Interval | None
     n_paired: int
     verdict: str
     p_bh: float | None = None
@@ -154,12 +154,13 @@ class ForestPicture(Picture):
     rows: list[ForestRow]
     noise_band: float | None
     n_groups: int
+    level: float
     note: str | None = None
 
     def render(self) -> str:
         lines = [self.title]
         for r in self.rows:
-            ci = f" [{r.ci95[0]:+.3f}, {r.ci95[1]:+.3f}]" if r.ci95 else " [no interval]"
+            ci = f" [{r.ci[0]:+.3f}, {r.ci[1]:+.3f}]" if r.ci else " [no interval]"
             d = "n/a" if r.delta is None else f"{r.delta:+.3f}{ci}"
             mark = "" if r.survives_bh is None else (
                 " (survives Holm)" if r.survives_holm else " (survives BH)" if r.survives_bh
@@ -181,7 +182,7 @@ def forest_picture(before: Any, after: Any, *, by: str | None = None,
     level = check_level(level)
     b, a = load_rows(before, threshold=threshold), load_rows(after, threshold=threshold)
     overall = compare(b, a, level=level, run_std=run_std, metric=metric)
-    rows = [ForestRow(group="overall", delta=overall.delta, ci95=overall.ci,
+    rows = [ForestRow(group="overall", delta=overall.delta, ci=overall.ci,
                       n_paired=overall.n_paired, verdict=overall.verdict)]
     groups: list[str] = []
     if by is not None:
@@ -196,10 +197,10 @@ def forest_picture(before: Any, after: Any, *, by: str | None = None,
         for g in groups[:max_groups]:
             m = many.get("(missing)" if g == "None" else g)
             if m is None:
-                rows.append(ForestRow(group=g, delta=None, ci95=None, n_paired=0,
+                rows.append(ForestRow(group=g, delta=None, ci=None, n_paired=0,
                                       verdict="insufficient_data"))
                 continue
-            rows.append(ForestRow(group=g, delta=m.delta, ci95=m.ci, n_paired=m.n_paired,
+            rows.append(ForestRow(group=g, delta=m.delta, ci=m.ci, n_paired=m.n_paired,
                                   verdict=m.verdict, p_bh=m.p_bh, survives_bh=m.survives_bh,
                                   survives_holm=m.survives_holm))
     note = None
@@ -225,8 +226,8 @@ def forest_picture(before: Any, after: Any, *, by: str | None = None,
         called = r.survives_bh if r.survives_bh is not None else True
         color = _INK if not called else (_PASS if r.verdict == "moved" else
                                          _FAIL if r.verdict == "moved_the_wrong_way" else _INK)
-        if r.ci95 is not None:
-            ax.errorbar(r.delta, y, xerr=[[r.delta - r.ci95[0]], [r.ci95[1] - r.delta]],
+        if r.ci is not None:
+            ax.errorbar(r.delta, y, xerr=[[r.delta - r.ci[0]], [r.ci[1] - r.delta]],
                         fmt="s" if r.group == "overall" else "o", color=color, capsize=4,
                         markersize=8 if r.group == "overall" else 6)
         else:
@@ -237,7 +238,8 @@ def forest_picture(before: Any, after: Any, *, by: str | None = None,
     if band:
         ax.legend(loc="lower right", fontsize=8)
     picture = ForestPicture(title=title, width_px=0, height_px=0, by=by, metric=metric,
-                            rows=rows, noise_band=band, n_groups=len(groups), note=note)
+                            rows=rows, noise_band=band, n_groups=len(groups), level=level,
+                            note=note)
     return _finish(fig, picture, out, overwrite)
 
 
@@ -320,14 +322,15 @@ class WatchPicture(Picture):
     train_reward: list[float | None]
     eval_steps: list[int]
     held_out: list[float]
-    held_out_ci95: list[Interval | None]
+    held_out_ci: list[Interval | None]
     delta: list[float | None]
-    delta_ci95: list[Interval | None]
+    delta_ci: list[Interval | None]
     n_tasks: int | None
+    level: float
 
     def render(self) -> str:
         lines = [self.title]
-        for s, v, ci, d in zip(self.eval_steps, self.held_out, self.held_out_ci95, self.delta):
+        for s, v, ci, d in zip(self.eval_steps, self.held_out, self.held_out_ci, self.delta):
             lines.append(f"step {s}: held-out {fmt_rate(v, ci, self.n_tasks)}"
                          + ("" if d is None else f", delta {d:+.3f}"))
         return "\n".join(lines + ([f"written: {self.path}"] if self.path else []))
@@ -363,7 +366,7 @@ def watch_picture(watch: Any, *, out: Any = None, overwrite: bool = False) -> Wa
     for s in evals:
         if s.delta is None:
             continue
-        ci = s.delta_ci95
+        ci = s.delta_ci
         err = None if ci is None else [[s.delta - ci[0]], [ci[1] - s.delta]]
         color = _FAIL if s.condition else _INK
         bottom.errorbar(s.step, s.delta, yerr=err, fmt="s", color=color, capsize=4)
@@ -379,6 +382,6 @@ def watch_picture(watch: Any, *, out: Any = None, overwrite: bool = False) -> Wa
         title=title, width_px=0, height_px=0, decision=w.decision,
         steps=[s.step for s in w.steps], train_reward=[s.train_reward for s in w.steps],
         eval_steps=[s.step for s in evals], held_out=[s.held_out.value for s in evals],
-        held_out_ci95=[s.held_out.ci for s in evals], delta=[s.delta for s in evals],
-        delta_ci95=[s.delta_ci95 for s in evals], n_tasks=n_tasks)
+        held_out_ci=[s.held_out.ci for s in evals], delta=[s.delta for s in evals],
+        delta_ci=[s.delta_ci for s in evals], n_tasks=n_tasks, level=w.level)
     return _finish(fig, picture, out, overwrite)

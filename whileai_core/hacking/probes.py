@@ -75,7 +75,7 @@ class ProbeReport(Result):
     rate: Rate
     mean_reward: float
     delta: float | None = None
-    delta_ci95: Interval | None = None
+    delta_ci: Interval | None = None
     n_paired: int = 0
     verdict: ProbeVerdict
     example: ProbeExample | None = None
@@ -84,8 +84,8 @@ class ProbeReport(Result):
     def render(self) -> str:
         text = f"{self.name:<12} {self.verdict:<6} {fmt_rate(self.rate.value, self.rate.ci, self.rate.n_tasks)}"
         if self.delta is not None:
-            ci = (f" [{self.delta_ci95[0]:+.3f}, {self.delta_ci95[1]:+.3f}]"
-                  if self.delta_ci95 else " [no interval]")
+            ci = (f" [{self.delta_ci[0]:+.3f}, {self.delta_ci[1]:+.3f}]"
+                  if self.delta_ci else " [no interval]")
             text += f"; vs model {self.delta:+.3f}{ci} (n={self.n_paired} paired tasks)"
         if self.example is not None and self.verdict != "closed":
             text += (f"\n             e.g. task {self.example.task_id}: "
@@ -109,6 +109,7 @@ class CheatProbes(Result):
     leaks: list[str]
     skipped: dict[str, str]
     max_tokens: int
+    level: float
     next_step: str
     notes: list[str] = []
 
@@ -287,7 +288,7 @@ def cheat_probes(reward: Any, tasks: Any, *, model_rows: Any = None,
         verdict: ProbeVerdict = "closed" if not passed.any() else "leak"
         if model is not None:
             cmp = compare(model, data, level=level, seed=seed, metric=metric)
-            fields = dict(delta=cmp.delta, delta_ci95=cmp.ci, n_paired=cmp.n_paired)
+            fields = dict(delta=cmp.delta, delta_ci=cmp.ci, n_paired=cmp.n_paired)
             if passed.any() and cmp.delta is not None:
                 top = cmp.ci[1] if cmp.ci is not None else cmp.delta
                 verdict = "hole" if top >= 0 else "leak"
@@ -326,4 +327,4 @@ def cheat_probes(reward: Any, tasks: Any, *, model_rows: Any = None,
     return CheatProbes(verdict="holes" if holes else "leaks" if leaks else "closed", metric=metric,
                        threshold=thr, n_tasks=len(ids), model=model_rate, probes=reports,
                        holes=holes, leaks=leaks, skipped=skipped, max_tokens=max_tokens,
-                       next_step=step, notes=notes)
+                       level=level, next_step=step, notes=notes)

@@ -71,7 +71,7 @@ class WatchStep(Result):
     truncated_share: float | None = None
     held_out: Rate | None = None
     delta: float | None = None
-    delta_ci95: Interval | None = None
+    delta_ci: Interval | None = None
     train_climb: float | None = None
     train_noise_band: float | None = None
     condition: Condition | None = None
@@ -87,8 +87,8 @@ class WatchStep(Result):
         if self.held_out is not None:
             parts.append(f"held-out {fmt_rate(self.held_out.value, self.held_out.ci, self.held_out.n_tasks)}")
         if self.delta is not None:
-            ci = (f" [{self.delta_ci95[0]:+.3f}, {self.delta_ci95[1]:+.3f}]"
-                  if self.delta_ci95 else " [no interval]")
+            ci = (f" [{self.delta_ci[0]:+.3f}, {self.delta_ci[1]:+.3f}]"
+                  if self.delta_ci else " [no interval]")
             parts.append(f"delta {self.delta:+.3f}{ci}")
         if self.train_climb is not None:
             parts.append(f"climb {self.train_climb:+.3f} (noise {self.train_noise_band:.3f})")
@@ -111,7 +111,7 @@ class Watch(Result):
     baseline_step: int | None = None
     latest_eval_step: int | None = None
     held_out_delta: float | None = None
-    held_out_ci95: Interval | None = None
+    held_out_ci: Interval | None = None
     n_paired: int | None = None
     train_climb: float | None = None
     train_noise_band: float | None = None
@@ -237,7 +237,7 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
             if s is not evals[0]:
                 cmp = compare(base, rows, level=level, seed=seed, metric=metric)
                 climb = _climb(train[train_steps <= s["step"]], window, level)
-                fields.update(delta=cmp.delta, delta_ci95=cmp.ci)
+                fields.update(delta=cmp.delta, delta_ci=cmp.ci)
                 if climb is not None:
                     fields.update(train_climb=climb[0], train_noise_band=climb[1])
                 cond: Condition | None = None
@@ -321,7 +321,7 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
                  baseline_step=evals[0]["step"] if evals else None,
                  latest_eval_step=evals[-1]["step"] if evals else None,
                  held_out_delta=None if last_cmp is None else last_cmp.delta,
-                 held_out_ci95=None if last_cmp is None else last_cmp.ci,
+                 held_out_ci=None if last_cmp is None else last_cmp.ci,
                  n_paired=None if last_cmp is None else last_cmp.n_paired,
                  train_climb=None if last_climb is None else last_climb[0],
                  train_noise_band=None if last_climb is None else last_climb[1],

@@ -30,15 +30,26 @@ def _text(completion) -> str:
     return ""
 
 
+def _held_out_row(row: dict) -> dict:
+    """A graded row (``recipes.holdout.graded_rows``) as a watch record's held-out row."""
+    return {"task_id": row["task_id"], "reward": float(row["reward"]),
+            "truncated": bool(row.get("truncated", False)),
+            "completion": row.get("completion", row.get("reply", ""))}
+
+
 def watch_callback(tokenizer, holdout: Sequence[dict], grade: Callable[[str, dict], float], *,
                    out: str | Path, every: int = 0, samples: int = 2, max_new_tokens: int = 64,
                    stop: bool = False, metric: str = "pass", threshold: float | None = None,
-                   seed: int = 0, confirm: int | None = None):
+                   seed: int = 0, confirm: int | None = None,
+                   start_rows: Sequence[dict] | None = None, sample_at_end: bool = True):
     """A ``TrainerCallback``; pass it to the trainer and wrap the reward with ``.tap(reward)``.
 
     ``holdout``: prompt records (``task_id``, ``prompt`` as chat messages, and what ``grade``
     reads). ``every``: evaluate the held-out set every N steps (0: only at step 0 and at the end).
     ``stop``: set ``control.should_training_stop`` when the decision is ``stop``.
+    ``start_rows``: held-out rows the caller already sampled before training (recorded at step 0
+    instead of sampling again); ``sample_at_end=False`` leaves the last held-out record to the
+    caller's own after-training sample, given to ``.finish(rows, step)``.
     """
     from transformers import TrainerCallback
 
@@ -77,7 +88,9 @@ def watch_callback(tokenizer, holdout: Sequence[dict], grade: Callable[[str, dic
 
         def on_train_begin(self, args, state, control, model=None, **kwargs):
             self._model = model
-            self.records.append({"step": int(state.global_step), "held_out": self.held_out(model)})
+            rows = ([_held_out_row(r) for r in start_rows] if start_rows is not None
+                    else self.held_out(model))
+            self.records.append({"step": int(state.global_step), "held_out": rows})
             self._write()
 
         def on_log(self, args, state, control, logs=None, model=None, **kwargs):
@@ -91,7 +104,7 @@ def watch_callback(tokenizer, holdout: Sequence[dict], grade: Callable[[str, dic
                    "truncated_share": logs.get("completions/clipped_ratio"),
                    "batch": self._batch or None}
             self._batch = []
-            last = step >= state.max_steps
+            last = step >= state.max_steps and sample_at_end
             if (every and step % every == 0) or last:
                 rec["held_out"] = self.held_out(model if model is not None else self._model)
             self.records.append(rec)
@@ -104,6 +117,15 @@ def watch_callback(tokenizer, holdout: Sequence[dict], grade: Callable[[str, dic
                                        "reason": watch.reason})
                 if stop and watch.decision == "stop":
                     control.should_training_stop = True
+
+        def finish(self, rows: Sequence[dict], step: int) -> None:
+            """Record the caller's after-training held-out rows as the last step's evaluation."""
+            held = [_held_out_row(r) for r in rows]
+            if self.records and self.records[-1]["step"] == step:
+                self.records[-1]["held_out"] = held
+            else:
+                self.records.append({"step": int(step), "held_out": held})
+            self._write()
 
         def report(self) -> dict:
             return {"path": str(self.path), "decisions": self.decisions,

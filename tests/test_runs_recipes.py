@@ -65,6 +65,15 @@ def test_grpo_smoke_end_to_end_on_the_local_backend(tmp_path):
                        recipes_dir=RECIPES)
     assert again.action == "existing" and again.run.id == launched.run.id
 
+    # the run wrote the watch records: watch_run(run id) reads the steps it trained and the
+    # held-out rows before (step 0) and after (the last step), paired as collect_run paired them
+    from whileai_core.hacking import watch_run
+
+    watched = watch_run(done.id, state_dir=state)
+    assert watched.n_steps == results["train_steps"] + 1 and watched.n_evals == 2
+    assert watched.held_out_delta == pytest.approx(c.delta)
+    assert watched.decision in ("continue", "not_enough_data", "stop")
+
 
 @pytest.mark.skipif(not (RECIPES / "sft" / "run.py").is_file(), reason="no recipes/sft")
 def test_sft_end_to_end_on_the_local_backend_and_a_data_folder_is_its_identity(tmp_path):

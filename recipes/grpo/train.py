@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from recipes.flags import float_in, int_in
-from recipes.grpo.reward import refund_reward
+from recipes.grpo.reward import Case, refund_reward, score
 from recipes.holdout import summarize
 from recipes.trl_recipes import (add_lora_and_holdout_arguments, add_run_arguments,
                                  build_lora_config, prompt_counts, sample_before,
@@ -220,6 +220,10 @@ def clip_report(history: Sequence[dict], num_iterations: int) -> dict:
             "can_bind": num_iterations >= 2}
 
 
+def _refund_grade(reply: str, record: dict) -> float:
+    return score(reply, Case(record["category"], record["order_id"] or None))
+
+
 def run_grpo(model, tokenizer, settings: GRPOSettings, output_dir: str | Path, *,
              records: Sequence[dict], model_label: str, cpu: bool = False,
              train_categories: Sequence[str] | None = None) -> tuple[dict, object]:
@@ -231,12 +235,21 @@ def run_grpo(model, tokenizer, settings: GRPOSettings, output_dir: str | Path, *
     train, holdout = train_and_holdout(records, settings)
     if train_categories is not None:
         train = [r for r in train if r["category"] in train_categories]
+    from whileai_core.hacking.watch import WATCH_FILE
+
+    from recipes.watch import watch_callback
+
     before = sample_before(model, tokenizer, holdout, settings, model_label=model_label)
     monitor = drift_monitor()
+    # watch.jsonl in the run's folder: what watch_run(run_id) reads (training reward, each step's
+    # batch, the held-out rows before and after); it samples nothing of its own here
+    watch = watch_callback(tokenizer, holdout, _refund_grade, out=Path(output_dir) / WATCH_FILE,
+                           start_rows=before, sample_at_end=False)
     trainer = build_grpo_trainer(model, tokenizer, train, settings, output_dir, cpu=cpu,
-                                 callbacks=[monitor])
+                                 callbacks=[monitor, watch], reward_funcs=watch.tap(refund_reward))
     after, wall, updates = train_and_sample_after(trainer, tokenizer, holdout, settings,
                                                   model_label=model_label)
+    watch.finish(after, int(trainer.state.global_step))
     updates["clip"] = clip_report(monitor.history, settings.num_iterations)
     results = {
         "recipe": "grpo", "settings": settings.to_dict(),

@@ -15,7 +15,6 @@ held-out grader, the "task" the user cares about:
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import pytest

@@ -174,8 +174,7 @@ def test_repo_skills_agree_with_the_agent_skills_reference_parser(folder):
 # --- the Skills extension (SEP-2640), through the Python SDK's client ---------------------------
 
 def _client_calls(server, *requests):
-    from server.skills_extension import (GetSkillResult, GetSkillRequest, ListSkillsRequest,
-                                         ListSkillsResult)
+    from server.skills_extension import GetSkillResult, ListSkillsRequest, ListSkillsResult
 
     async def go():
         async with Client(server) as client:

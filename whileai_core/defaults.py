@@ -446,11 +446,6 @@ STATE_DIR = "~/.whileai"
 _source("STATE_DIR", "convention: the run registry lives under the user's home; override with "
         "--state-dir or WHILEAI_STATE_DIR")
 
-REGISTRY_BUSY_TIMEOUT_S = 30.0
-_source("REGISTRY_BUSY_TIMEOUT_S",
-        "convention: a writer waits up to 30 s for SQLite's write lock; each write holds it for "
-        "milliseconds (https://www.sqlite.org/c3ref/busy_timeout.html)")
-
 CANCEL_GRACE_S = 5.0
 _source("CANCEL_GRACE_S", "convention, untested: a local run gets 5 s after SIGTERM before SIGKILL")
 
@@ -744,7 +739,7 @@ _source("REGISTRY_LOCK_WAIT_S",
         "measured here: a registry write waits at most 5 s for SQLite's write lock (each write "
         "holds it for milliseconds), then fails with one clear error instead of stalling; 2 s "
         "failed an honest claim when 24 processes launched at once on 2 busy cores "
-        "(tests/test_runs_concurrency.py run 4x in parallel). Replaces REGISTRY_BUSY_TIMEOUT_S "
+        "(tests/test_runs_concurrency.py run 4x in parallel). Replaced a 30 s busy timeout "
         "(30 s) in the registry")
 
 # --- intervals at every n, paired verdicts, seeds, many behaviours (issue 13) ---------------

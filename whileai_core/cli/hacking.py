@@ -7,8 +7,8 @@ import argparse
 import shlex
 import sys
 
-from ..defaults import (CONFIDENCE_LEVEL, PROBE_MAX_TOKENS, REWARD_TIMEOUT_S, SCAN_MIN_STRENGTH,
-                        SCAN_SHUFFLES, WATCH_CONFIRM, WATCH_WINDOW)
+from ..defaults import (PROBE_MAX_TOKENS, REWARD_TIMEOUT_S, SCAN_MIN_STRENGTH, SCAN_SHUFFLES,
+                        WATCH_CONFIRM, WATCH_WINDOW)
 from ..errors import ArgumentError
 
 

@@ -740,7 +740,7 @@ _source("REGISTRY_LOCK_WAIT_S",
         "holds it for milliseconds), then fails with one clear error instead of stalling; 2 s "
         "failed an honest claim when 24 processes launched at once on 2 busy cores "
         "(tests/test_runs_concurrency.py run 4x in parallel). Replaced a 30 s busy timeout "
-        "(30 s) in the registry")
+        "in the registry")
 
 # --- intervals at every n, paired verdicts, seeds, many behaviours (issue 13) ---------------
 # Each rule below was chosen by the coverage study in bench/stats_study.py; its table is in

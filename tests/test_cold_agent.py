@@ -11,6 +11,7 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from server.app import build_server
@@ -48,3 +49,80 @@ def test_the_opd_vocab_note_names_the_mcp_arguments_not_python(server):
                                               "model": "Qwen/Qwen3-32B", "vocab": 151936},
                    "student_vocab": 151936}}))
     assert not any(n.startswith("tokenizers not compared") for n in followed["notes"])
+
+
+# --- answers stay bounded, and every cut list says n of N -------------------------------------
+
+N_CATEGORIES = 300   # a behaviour per 10 tasks: the bounded test's 7 categories never cut
+
+
+@pytest.fixture
+def categories(tmp_path):
+    rng = random.Random(11)
+    for name, shift in (("before", 0.0), ("after", 0.1)):
+        write_jsonl(tmp_path / f"{name}.jsonl", [
+            {"task_id": f"t{t}", "reward": float(rng.random() < min(1.0, (t % 10) / 10 + shift)),
+             "category": f"behaviour-number-{t % N_CATEGORIES:03d}"}
+            for t in range(10 * N_CATEGORIES) for _ in range(2)])
+    return tmp_path, build_server(tmp_path, skills_dir=tmp_path / "none")
+
+
+@pytest.mark.parametrize("after", [None, "after.jsonl"])
+def test_category_table_with_hundreds_of_categories_stays_under_the_bound(categories, after):
+    _, srv = categories
+    args = {"rows": "before.jsonl"} | ({"after": after} if after else {})
+    result = call(srv, "category_table", args)
+    out = ok(result)
+    assert answer_bytes(result) <= MCP_ANSWER_MAX_BYTES, answer_bytes(result)
+    assert out["n_categories"] == N_CATEGORIES
+    shown = len(out["lines"])
+    assert shown < N_CATEGORIES and f"lines: {shown} of {N_CATEGORIES} shown" in out["shown"]
+    if after:
+        # the lines shown are the categories the comparison shows, in its order (smallest p)
+        names = [b["name"] for b in out["comparison"]["behaviours"]]
+        assert [ln["category"] for ln in out["lines"]] == names[:shown]
+        assert f"of {N_CATEGORIES} shown" in out["comparison"]["shown"]
+
+
+def test_plot_forest_says_how_many_groups_it_left_out_and_keeps_the_smallest_p(categories):
+    _, srv = categories
+    out = ok(call(srv, "plot_forest", {"before": "before.jsonl", "after": "after.jsonl",
+                                       "by": "category"}))
+    groups = [r["group"] for r in out["rows"][1:]]            # rows[0] is the overall delta
+    assert out["n_groups"] == N_CATEGORIES and len(groups) < N_CATEGORIES
+    assert f"{len(groups)} of {N_CATEGORIES} shown" in out["shown"]
+    many = ok(call(srv, "compare_many", {"before": "before.jsonl", "after": "after.jsonl",
+                                         "by": "category"}))
+    # compare_many lists the smallest p first: the picture draws those (in the rows' order)
+    smallest = [b["name"] for b in many["behaviours"]][:len(groups)]
+    assert set(groups) == set(smallest)
+
+
+def test_compare_many_split_by_one_sort_gives_each_group_its_own_rows():
+    """The split that replaced a mask per group (100k groups took over 600 s): each group's
+    comparison equals compare() on that group's rows picked out by hand."""
+    from whileai_core import load_rows
+    from whileai_core.stats import compare, compare_many
+
+    rng = random.Random(3)
+    groups = [f"g{i}" for i in range(40)]
+    before, after = [], []
+    for t in range(400):
+        g = groups[(t * 7) % 40]
+        for arm in (before, after):
+            arm += [{"task_id": f"t{t}", "reward": float(rng.random() < 0.5), "group": g}
+                    for _ in range(2)]
+    rng.shuffle(before)   # rows of a group scattered through the file
+    many = {b.name: b for b in compare_many(before, after, by="group").behaviours}
+    assert set(many) == set(groups)
+    for g in groups:
+        alone = compare([r for r in before if r["group"] == g], [r for r in after if r["group"] == g])
+        assert (many[g].n_paired, many[g].delta, many[g].ci, many[g].p_value) == \
+            (alone.n_paired, alone.delta, alone.ci, alone.p_value)
+    # Rows.where takes the increasing row indices as well as a mask, with the same result
+    data = load_rows(before)
+    mask = np.array([r["group"] == "g3" for r in before])
+    by_mask, by_index = data.where(mask), data.where(np.flatnonzero(mask))
+    assert by_mask.task_ids == by_index.task_ids
+    assert by_mask.reward.tolist() == by_index.reward.tolist()
+    assert by_mask.task_index.tolist() == by_index.task_index.tolist()

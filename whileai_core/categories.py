@@ -60,12 +60,29 @@ class CategoryTable(Result):
         "(any false claim) and Benjamini-Hochberg (the share of false claims)"))
     level: float = Field(CONFIDENCE_LEVEL, description=LEVEL_DOC)
     note: str | None = None
+    shown: str | None = Field(None, description="which lists were cut, as 'n of N shown'")
+
+    cut_lists = ("lines",)
+
+    def bounded(self, limit: int) -> CategoryTable:
+        """Cut as every result is; with a comparison, half as many lines and behaviours (each
+        category is then two entries), and the lines shown are the categories the comparison
+        shows, smallest p first, so the two parts of the answer speak of the same ones."""
+        if self.comparison is None:
+            return super().bounded(limit)
+        order = {b.name: i for i, b in enumerate(self.comparison.behaviours)}
+        lines = sorted(self.lines, key=lambda ln: order.get(ln.category, len(order)))
+        cut = Result.bounded(self.model_copy(update={"lines": lines}), max(1, limit // 2))
+        if cut.shown and len(cut.lines) < len(lines):
+            cut = cut.model_copy(update={"shown": cut.shown + " (the smallest p first)"})
+        return cut
 
     def render(self) -> str:
+        lines = self.lines[:CATEGORY_LINES_MAX]
         out = [f"pass@1 by {self.field} ({self.n_categories} categories"
-               + (f", {len(self.lines)} of {self.n_categories} shown" if
-                  len(self.lines) < self.n_categories else "") + ")"]
-        out += [ln.render() for ln in self.lines]
+               + (f", {len(lines)} of {self.n_categories} shown" if
+                  len(lines) < self.n_categories else "") + ")"]
+        out += [ln.render() for ln in lines]
         out.append(self.overall.render())
         if self.comparison is not None:
             out.append(f"second run against the first, by {self.field}:")
@@ -187,6 +204,6 @@ def category_table(rows: Any, after: Any = None, *, field: str = CATEGORY_FIELD,
     if small:
         notes.append(f"{len(small)} categor{'y has' if len(small) == 1 else 'ies have'} fewer "
                      f"than 3 tasks and no interval (e.g. {small[0]!r}): score more tasks there")
-    return CategoryTable(field=field, lines=lines[:CATEGORY_LINES_MAX], overall=overall,
+    return CategoryTable(field=field, lines=lines, overall=overall,
                          n_categories=len(names), comparison=comparison, level=level,
                          note="; ".join(notes))

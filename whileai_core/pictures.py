@@ -21,7 +21,7 @@ import io
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import PrivateAttr
+from pydantic import Field, PrivateAttr
 
 from .bootstrap import check_level
 from .defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, JUDGE_MIN_AGREEMENT, JUDGE_MIN_KAPPA,
@@ -156,6 +156,7 @@ class ForestPicture(Picture):
     n_groups: int
     level: float
     note: str | None = None
+    shown: str | None = Field(None, description="when groups were left out: 'n of N shown'")
 
     def render(self) -> str:
         lines = [self.title]
@@ -168,6 +169,8 @@ class ForestPicture(Picture):
             lines.append(f"{r.group:<20} {d} (n={r.n_paired} paired tasks) {r.verdict}{mark}")
         if self.note:
             lines.append(f"note: {self.note}")
+        if self.shown:
+            lines.append(f"({self.shown})")
         return "\n".join(lines + ([f"written: {self.path}"] if self.path else []))
 
 
@@ -185,6 +188,7 @@ def forest_picture(before: Any, after: Any, *, by: str | None = None,
     rows = [ForestRow(group="overall", delta=overall.delta, ci=overall.ci,
                       n_paired=overall.n_paired, verdict=overall.verdict)]
     groups: list[str] = []
+    shown = None
     if by is not None:
         keys_b = [str(r.get(by)) for r in b.records]
         if not any(by in r for r in b.records):
@@ -194,7 +198,13 @@ def forest_picture(before: Any, after: Any, *, by: str | None = None,
         from .stats import compare_many
         many = {m.name: m for m in compare_many(
             b, a, by=by, level=level, run_std=run_std, metric=metric).behaviours}
-        for g in groups[:max_groups]:
+        drawn = groups
+        if len(groups) > max_groups:  # the ones that matter most: compare_many's smallest p
+            first = set(list(many)[:max_groups])
+            drawn = [g for g in groups if ("(missing)" if g == "None" else g) in first]
+            shown = (f"groups: {len(drawn)} of {len(groups)} shown (the smallest p, in the "
+                     "rows' order); compare_many lists them all")
+        for g in drawn:
             m = many.get("(missing)" if g == "None" else g)
             if m is None:
                 rows.append(ForestRow(group=g, delta=None, ci=None, n_paired=0,
@@ -239,7 +249,7 @@ def forest_picture(before: Any, after: Any, *, by: str | None = None,
         ax.legend(loc="lower right", fontsize=8)
     picture = ForestPicture(title=title, width_px=0, height_px=0, by=by, metric=metric,
                             rows=rows, noise_band=band, n_groups=len(groups), level=level,
-                            note=note)
+                            note=note, shown=shown)
     return _finish(fig, picture, out, overwrite)
 
 

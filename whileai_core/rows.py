@@ -110,9 +110,11 @@ class Rows:
         return dict(Counter(self.model))
 
     def where(self, mask: np.ndarray) -> Rows:
-        """The rows where ``mask`` is true, regrouped (tasks keep their first-appearance order)."""
-        mask = np.asarray(mask, dtype=bool)
-        keep = np.flatnonzero(mask)
+        """The rows where ``mask`` is true, regrouped (tasks keep their first-appearance order).
+        ``mask`` may also be the increasing row indices to keep (what a group-by gives, without
+        a pass over every row per group)."""
+        mask = np.asarray(mask)
+        keep = np.flatnonzero(mask) if mask.dtype == bool else mask.astype(np.int64)
         old = self.task_index[keep]
         used, new_index = np.unique(old, return_inverse=True)
         # np.unique sorts; keep first-appearance order of the surviving tasks instead.

@@ -16,6 +16,7 @@ from pydantic import Field
 
 from whileai_core.runs import (Cancelled, Collected, Launch, RunList, RunRecord, cancel_run,
                                collect_run, launch_run, list_runs, run_status)
+from whileai_core.defaults import SFT_MODEL
 
 from .tooling import Env, ToolInput, ToolSpec, named, values_of
 
@@ -57,9 +58,11 @@ class LaunchRunInput(ToolInput):
                     "it again returns that run. null: the recipe or config name.")] = None
     data: Annotated[str | None, Field(
         description="For 'sft': the data folder (relative to the workspace root) holding "
-                    "train.jsonl (export_sft), holdout.jsonl (the held-out tasks' traces) and "
-                    "grader.py (grade(ask, reply) -> float). null: the recipe's own demo data. "
-                    "Other recipes take none.",
+                    "train.jsonl (export_sft), holdout.jsonl (the held-out tasks' traces), "
+                    "grader.py (grade(ask, reply) -> float) and, optionally, settings.json: "
+                    f"{{\"model\": \"<the model to train>\"}} (without it: {SFT_MODEL}) and "
+                    "any other SFT setting. The plan reads the folder and names the model. "
+                    "null: the recipe's own demo data. Other recipes take none.",
         examples=["sft"])] = None
     confirm: Annotated[bool, Field(
         description="false (default): return the plan (where, GPUs, estimated GPU hours, the "

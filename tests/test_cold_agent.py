@@ -126,3 +126,53 @@ def test_compare_many_split_by_one_sort_gives_each_group_its_own_rows():
     assert by_mask.task_ids == by_index.task_ids
     assert by_mask.reward.tolist() == by_index.reward.tolist()
     assert by_mask.task_index.tolist() == by_index.task_index.tolist()
+
+
+# --- the SFT plan reads the data folder: what it trains, or why it cannot --------------------
+
+def _sft_folder(root: Path, *, grader: bool = True, settings: dict | None = None) -> None:
+    ask = [{"role": "user", "content": "what is the refund window for an opened item"}]
+    write_jsonl(root / "sft" / "train.jsonl", [
+        {"messages": [{"role": "user", "content": f"question number {i} about shipping"},
+                      {"role": "assistant", "content": f"answer {i}"}]} for i in range(3)])
+    write_jsonl(root / "sft" / "holdout.jsonl", [{"task_id": "h1", "messages": ask}])
+    if grader:
+        (root / "sft" / "grader.py").write_text("def grade(ask, reply):\n    return 1.0\n")
+    if settings is not None:
+        (root / "sft" / "settings.json").write_text(json.dumps(settings))
+
+
+def test_launch_run_data_names_every_file_the_recipe_reads_and_the_default_model():
+    from recipes.sft.data import DATA_FILES, SETTINGS_FILE
+    from server.registry import tool_specs
+    from whileai_core.defaults import SFT_MODEL
+
+    spec = next(s for s in tool_specs() if s.name == "launch_run")
+    described = spec.input.model_json_schema()["properties"]["data"]["description"]
+    for name in (*DATA_FILES, SETTINGS_FILE, SFT_MODEL):
+        assert name in described, name
+
+
+@pytest.mark.parametrize("backend", ["local", "modal"])
+def test_an_sft_plan_names_the_model_it_trains(server, backend, monkeypatch, tmp_path):
+    root, srv = server
+    monkeypatch.setenv("WHILEAI_STATE_DIR", str(tmp_path / "state"))
+    _sft_folder(root, settings={"model": "Qwen/Qwen3-8B"})
+    out = ok(call(srv, "launch_run", {"config_or_recipe": "sft", "data": "sft",
+                                      "backend": backend}))
+    note = next(n for n in out["plan"]["notes"] if n.startswith("data: "))
+    assert "trains Qwen/Qwen3-8B (settings.json) on 3 conversations" in note
+    assert "1 held-out asks" in note
+    assert not (tmp_path / "state").exists()            # a plan writes nothing
+
+
+def test_a_local_sft_plan_of_a_folder_without_its_grader_is_not_ready(server, monkeypatch,
+                                                                      tmp_path):
+    root, srv = server
+    monkeypatch.setenv("WHILEAI_STATE_DIR", str(tmp_path / "state"))
+    _sft_folder(root, grader=False)
+    out = ok(call(srv, "launch_run", {"config_or_recipe": "sft", "data": "sft",
+                                      "backend": "local"}))
+    assert out["plan"]["ready"] is False
+    assert any("no grader.py" in n for n in out["plan"]["notes"]), out["plan"]["notes"]
+    assert "confirm" not in out["next_step"]

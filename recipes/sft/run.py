@@ -23,7 +23,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from recipes.launch import add_output_arguments, check_out, guarded, write_results
-from recipes.sft.data import SFTData, build_refund_demo, read_data
+from recipes.sft.data import GRADER_FILE, TRAIN_FILE, SFTData, build_refund_demo, read_data
 from recipes.sft.train import (SFTSettings, add_sft_arguments, render_summary, run_sft,
                                settings_from_args, with_data_settings)
 from recipes.trl_recipes import launch_on_modal, require_weights_moved
@@ -93,6 +93,18 @@ def modal_call(run_name: str, config_path: str | None = None, data: str | None =
     settings = with_data_settings(settings, loaded)
     return {"app": "whileai-sft", "function": "train_sft",
             "args": [settings.to_dict(), loaded.payload()], "kwargs": {}}
+
+
+def describe_data(data: str) -> str:
+    """What ``launch_run("sft", data=...)``'s plan says of the data folder, read now so a plan
+    never says ready for a folder the run cannot read: the model the run trains (from
+    settings.json, or the recipe's default), how many conversations, and the held-out asks."""
+    loaded = read_data(Path(data))
+    settings = with_data_settings(SFTSettings(), loaded)
+    chosen = "settings.json" if "model" in (loaded.settings or {}) else \
+        'the recipe\'s default; settings.json {"model": ...} chooses another'
+    return (f"trains {settings.model} ({chosen}) on {len(loaded.conversations)} conversations "
+            f"({TRAIN_FILE}); judged on {len(loaded.holdout)} held-out asks with {GRADER_FILE}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -168,16 +168,36 @@ def _plan(target: Target, name: str, backend, gpu: str | None, gpu_count: int,
     except WhileaiError as exc:
         ready = False
         notes.append(f"not ready to launch: {exc}")
+    if target.data_dir is not None:  # the data folder is read now, on either backend
+        try:
+            notes.append(f"data: {_describe_data(target)}")
+        except (WhileaiError, OSError) as exc:
+            ready = False
+            notes.append(f"not ready to launch: {exc}")
     try:
         command = backend.describe(target, run_dir, gpu, name)
     except WhileaiError as exc:
         ready, command = False, "(unknown: see notes)"
-        notes.append(f"not ready to launch: {exc}")
+        if f"not ready to launch: {exc}" not in notes:
+            notes.append(f"not ready to launch: {exc}")
     return RunPlan(run_id=id, name=name, target=target.label, target_kind=target.kind,
                    recipe=target.recipe, sha256=target.sha256, backend=backend.name, gpu=gpu,
                    gpu_count=gpu_count, est_gpu_hours=est, est_basis=basis,
                    command=command, spends_money=backend.spends_money,
                    ready=ready, notes=notes, state_dir=str(registry.dir))
+
+
+DATA_HOOK = "describe_data"
+
+
+def _describe_data(target: Target) -> str:
+    """The recipe's own words on its data folder (its run.py ``describe_data(data)`` hook, which
+    reads the folder and raises what the run would), or the folder's name without the hook."""
+    from .modal_backend import _recipe_module
+
+    module, _ = _recipe_module(target)
+    hook = getattr(module, DATA_HOOK, None)
+    return str(hook(str(target.data_dir))) if callable(hook) else str(target.data_dir)
 
 
 def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str = "modal",

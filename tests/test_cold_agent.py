@@ -184,3 +184,48 @@ def test_every_inspector_command_in_the_readme_runs_without_a_prompt():
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     lines = [ln for ln in readme.splitlines() if ln.startswith("npx ") and "inspector" in ln]
     assert lines and all(ln.startswith("npx -y ") for ln in lines), lines
+
+
+# --- configs that run, or say why not ----------------------------------------------------------
+
+@pytest.mark.parametrize("taskset", ["your-taskset", "your_taskset", "YOUR-TASKSET"])
+def test_a_your_something_taskset_is_a_placeholder(server, taskset):
+    from test_server_support import error_text
+
+    _, srv = server
+    text = error_text(call(srv, "prime_rl_config", {"taskset": taskset, "method": "grpo",
+                                                    "model": MODEL}), "prime_rl_config")
+    assert "placeholder" in text and "Fix: give the real one" in text
+    good = ok(call(srv, "prime_rl_config", {"taskset": "reverse-text", "method": "grpo",
+                                            "model": MODEL}))
+    checked = ok(call(srv, "validate_config", {"text": good["text"].replace(
+        '"reverse-text"', f'"{taskset}"')}))
+    assert checked["ok"] is False and any("placeholder" in e for e in checked["errors"])
+
+
+def test_an_unsized_teacher_is_said_once_as_a_warning(server):
+    _, srv = server
+    out = ok(call(srv, "prime_rl_config", {
+        "taskset": "reverse-text", "model": MODEL,
+        "method": {"name": "opd", "teacher": {"url": "http://localhost:8001/v1",
+                                              "model": "my-org/teacher-ckpt"}}}))
+    said = [m for m in out["warnings"] + out["notes"] if "size unknown" in m]
+    assert len(said) == 1 and said[0] in out["warnings"], said
+
+
+def test_a_teacher_that_overflows_one_node_is_warned_with_the_fix(server):
+    _, srv = server
+    # 235B at fp8: 235 GB; per GPU 0.5 x 0.9 x 80 = 36 GB -> tp 8, after prime-rl's 8 GPUs: 16
+    out = ok(call(srv, "prime_rl_config", {
+        "taskset": "reverse-text", "model": MODEL, "gpus": 8,
+        "method": {"name": "opd", "teacher": {"url": "http://localhost:8001/v1",
+                                              "model": "Qwen/Qwen3-235B-A22B", "dtype": "fp8"}}}))
+    assert out["teacher"]["gpus"] == 8
+    warning = next(w for w in out["warnings"] if "node of 16 GPUs" in w)
+    assert "teacher_served=true" in warning
+    # 32B in bfloat16 beside 2 prime-rl GPUs: 64 GB -> tp 2, a node of 4: no warning
+    fits = ok(call(srv, "prime_rl_config", {
+        "taskset": "reverse-text", "model": MODEL,
+        "method": {"name": "opd", "teacher": {"url": "http://localhost:8001/v1",
+                                              "model": "Qwen/Qwen3-32B"}}}))
+    assert fits["teacher"]["gpus"] == 2 and not any("node of" in w for w in fits["warnings"])

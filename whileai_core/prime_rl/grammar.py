@@ -28,7 +28,7 @@ _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 _SPLIT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.%:+\[\]-]*$")
 # The characters RFC 3986 allows in a URL (no space, quote, backslash, <, >, control character).
 _URL_CHARS = re.compile(r"^[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+$")
-_PLACEHOLDER_WORD = re.compile(r"(?i)(?:^|[^A-Za-z])(todo|tbd|fixme|changeme|placeholder)"
+_PLACEHOLDER_WORD = re.compile(r"(?i)(?:^|[^A-Za-z])(todo|tbd|fixme|changeme|placeholder|your)"
                                r"(?:$|[^A-Za-z])")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")
 _CONTROL_TEXT = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u0085\u2028\u2029]")  # \t and \n allowed

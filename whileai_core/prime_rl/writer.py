@@ -23,6 +23,7 @@ from ..errors import ArgumentError, ConfigError
 from ..io import write_atomic
 from ..methods.specs import method_spec
 from ..safepath import Root, UserPath
+from ..voice import arg
 from . import grammar
 from .mapping import method_keys
 from .result import GPUSplit, PrimeRLConfig
@@ -242,9 +243,16 @@ def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str,
                             nodes=nodes, gpu_memory_gb=gpu_memory_gb)
         if teacher_served:
             notes[:] = [n for n in notes if not n.startswith("start the teacher first")]
-        notes.append(plan.reason)
-        if plan.layout == "size_unknown":
+        if plan.layout == "size_unknown":  # said once, as the warning it is
             warnings.append(f"the teacher's size is unknown: {plan.reason}")
+        else:
+            notes.append(plan.reason)
+        if plan.layout == "dedicated" and nodes == 1 and gpus + plan.gpus > D.MODAL_MAX_GPUS:
+            warnings.append(
+                f"the teacher's {plan.gpus} GPU(s) after the {gpus} prime-rl uses need a node of "
+                f"{gpus + plan.gpus} GPUs, more than one node's {D.MODAL_MAX_GPUS}. Fix: serve "
+                f"the teacher on a machine of its own and pass {arg('teacher_served', True)} "
+                "with its URL, give it a smaller dtype (fp8, int4), or give prime-rl fewer GPUs")
     elif teacher_served:
         raise ArgumentError("`teacher_served` is for OPD: this method has no teacher. Fix: "
                             "drop teacher_served")

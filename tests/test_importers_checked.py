@@ -1,0 +1,141 @@
+"""What an outside check of the importers found (issue 10, second round), each pinned.
+
+Fixtures: ``tests/fixtures/prime_rl/spans`` (verifiers a60a606's own models, see
+``make_spans.py``: policy spans, weighted rewards, max_turns truncation), the lm-eval runs of
+``tests/fixtures/lm_eval/make_samples.py`` (no model name in ``--model_args``) and
+``make_named.py`` (``pretrained=acme/canned-named``), and the Inspect logs of
+``tests/fixtures/inspect/make_logs.py``. Expected values are worked out by hand in those scripts'
+docstrings; bad records are real records with one field broken here.
+"""
+
+import builtins
+import json
+
+import pytest
+
+from whileai_core.errors import RowsError
+from whileai_core.importers import import_rows
+
+from test_importers import FIX, GRPO, LMEVAL, LOGS, _corrupt, by
+
+SPANS = FIX / "prime_rl" / "spans"
+NAMED = FIX / "lm_eval" / "output_named" / "acme__canned-named"
+
+
+# --- prime-rl ------------------------------------------------------------------------------
+
+def test_prime_rl_policy_span_weighted_rewards_and_both_truncations():
+    got = import_rows(SPANS)
+    # correct x 1 + format x .5 + penalty x -.2: e0 1 1 1 -> 1.3; e1 0 1 0 -> .5 (max_turns);
+    # e2 never scored -> 0.0; e3 1 0 0 -> 1.0 (finish_reason length)
+    assert by(got.rows, "episode_id", "reward", "truncated", "policy_version",
+              "policy_version_end") == [("e0", pytest.approx(1.3), False, 9, 10),
+                                        ("e1", 0.5, True, 9, 10), ("e2", 0.0, False, 9, 9),
+                                        ("e3", 1.0, True, 8, 9)]
+    [step] = got.by_step
+    # every version that generated a row, both ends of each span: 10 started no episode
+    assert (step.step, step.rows, step.errored, step.policy_versions) == (10, 4, 0, [8, 9, 10])
+    assert got.mean_reward.value == pytest.approx(((1.3 + 0.5) / 2 + (0.0 + 1.0) / 2) / 2)
+    assert "v8, v9, v10" in got.render()
+
+
+def _break(field_path, value):
+    def edit(rec):
+        node = rec
+        for key in field_path[:-1]:
+            node = node[key]
+        node[field_path[-1]] = value
+        return json.dumps(rec)
+    return edit
+
+
+@pytest.mark.parametrize("path, value, message", [
+    (("run", "work", "policy", "start"), "0", r"line 2: `run\.work\.policy\.start` is '0'"),
+    (("run", "work", "policy", "end"), 1.5, r"line 2: `run\.work\.policy\.end` is 1\.5"),
+    (("run", "work", "policy"), [0, 0], r"line 2: `run\.work\.policy` is \[0, 0\]"),
+    (("ok",), "true", r"line 2: `ok` is 'true', not true or false"),
+    (("traces", 0, "ok"), 1, r"line 2: `traces\[0\]\.ok` is 1, not true or false"),
+    (("traces",), "none", r"line 2: `traces` is 'none', not a list"),
+])
+def test_prime_rl_wrong_types_are_refused_by_line(tmp_path, path, value, message):
+    bad = _corrupt(tmp_path, 2, _break(path, value))
+    with pytest.raises(RowsError, match=message + ".*Fix: "):
+        import_rows(bad, format="prime-rl")
+
+
+def test_prime_rl_a_missing_ok_is_refused_not_taken_for_an_error(tmp_path):
+    def drop_ok(rec):
+        del rec["ok"]
+        return json.dumps(rec)
+
+    with pytest.raises(RowsError, match=r"line 3: `ok` is None.*Fix: "):
+        import_rows(_corrupt(tmp_path, 3, drop_ok), format="prime-rl")
+    assert GRPO.is_dir()
+
+
+# --- lm-eval -------------------------------------------------------------------------------
+
+def test_lm_eval_model_is_the_lm_type_when_model_args_name_none():
+    # make_samples.py runs `lm_eval --model dummy` with no --model_args: lm-eval's model_name is
+    # a random 8-character id (its folder's name), not a model
+    got = import_rows(LMEVAL, metric="exact_match,first")
+    assert {r["model"] for r in got.rows} == {"dummy"}
+    named = import_rows(NAMED, metric="exact_match,first")
+    assert {r["model"] for r in named.rows} == {"acme/canned-named"}
+    # the dummy model says "lol" whatever its name: answers lol, hi, lol, no
+    assert by(named.rows, "task_id", "reward") == [("0", 1.0), ("1", 0.0), ("2", 1.0),
+                                                   ("3", 0.0)]
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("doc_id", [1], r"line 2: `doc_id` is \[1\], not an id"),
+    ("doc_id", True, r"line 2: `doc_id` is True, not an id"),
+    ("metrics", "exact_match", r"line 2: .*`metrics` is 'exact_match', not a list"),
+])
+def test_lm_eval_wrong_types_are_refused_by_line(tmp_path, field, value, message):
+    src = next(LMEVAL.glob("samples_*.jsonl"))
+    lines = src.read_text().splitlines()
+    rec = json.loads(lines[1])
+    rec[field] = value
+    lines[1] = json.dumps(rec)
+    bad = tmp_path / src.name
+    bad.write_text("\n".join(lines) + "\n")
+    with pytest.raises(RowsError, match=message + ".*Fix: "):
+        import_rows(bad, format="lm-eval", metric="exact_match,first")
+
+
+# --- Inspect -------------------------------------------------------------------------------
+
+@pytest.fixture(params=["inspect", "json"])
+def reader(request, monkeypatch):
+    if request.param == "json":
+        real = builtins.__import__
+
+        def fake(name, *args, **kwargs):
+            if name.startswith("inspect_ai"):
+                raise ImportError(name)
+            return real(name, *args, **kwargs)
+
+        monkeypatch.setattr(builtins, "__import__", fake)
+    return request.param
+
+
+@pytest.mark.parametrize("edit, field, shown", [
+    (lambda s: s.pop("id"), "id", None),
+    (lambda s: s.update(epoch="two"), "epoch", "'two'"),
+    (lambda s: s.update(scores="C"), "scores", "'C'"),
+])
+def test_inspect_bad_samples_are_refused_in_one_line(tmp_path, reader, edit, field, shown):
+    data = json.loads((LOGS / "canned_qa.json").read_text())
+    edit(data["samples"][2])
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(RowsError) as err:
+        import_rows(path, metric="match")
+    text = str(err.value)
+    assert "\n" not in text and "pydantic.dev" not in text and "Fix: " in text
+    # inspect's reader names the field by its place in the log; the JSON reader by the sample
+    assert (f"samples.2.{field}" if reader == "inspect" else f"samples[2]: ") in text
+    assert f"`{field}`" in text or f"`samples.2.{field}`" in text
+    if shown:
+        assert shown in text

@@ -135,7 +135,7 @@ def test_inspect_bad_samples_are_refused_in_one_line(tmp_path, reader, edit, fie
     text = str(err.value)
     assert "\n" not in text and "pydantic.dev" not in text and "Fix: " in text
     # inspect's reader names the field by its place in the log; the JSON reader by the sample
-    assert (f"samples.2.{field}" if reader == "inspect" else f"samples[2]: ") in text
+    assert (f"samples.2.{field}" if reader == "inspect" else "samples[2]: ") in text
     assert f"`{field}`" in text or f"`samples.2.{field}`" in text
     if shown:
         assert shown in text

@@ -10,6 +10,7 @@ docstrings; bad records are real records with one field broken here.
 
 import builtins
 import json
+import shutil
 
 import pytest
 
@@ -139,3 +140,19 @@ def test_inspect_bad_samples_are_refused_in_one_line(tmp_path, reader, edit, fie
     assert f"`{field}`" in text or f"`samples.2.{field}`" in text
     if shown:
         assert shown in text
+
+
+def test_lm_eval_two_runs_of_one_task_in_one_folder_are_refused(tmp_path):
+    """lm-eval writes each run of a model into the same folder under a new date; a second run
+    of the task (here the named run's file under a later date) is another run, not repeats."""
+    folder = tmp_path / "acme__canned-named"
+    shutil.copytree(NAMED, folder)
+    [first] = folder.glob("samples_canned_gen_*.jsonl")
+    second = folder / "samples_canned_gen_2099-01-01T00-00-00.000000.jsonl"
+    shutil.copyfile(first, second)
+    with pytest.raises(RowsError, match=r"holds 2 runs of task 'canned_gen' .*Fix: import one "
+                                        r"run's file, e.g. the newest: .*2099-01-01"):
+        import_rows(folder, metric="exact_match,first")
+    # one file is one run: 4 docs, exact_match 1, 0, 1, 0
+    assert [r["reward"] for r in import_rows(second, metric="exact_match,first").rows] == \
+        [1.0, 0.0, 1.0, 0.0]

@@ -49,7 +49,19 @@ def sample_files(path: UserPath) -> list[UserPath]:
             raise RowsError("has no samples_<task>_<date>.jsonl files", source=str(path),
                             fix="run lm_eval with --log_samples --output_path DIR and point "
                                 "at the model folder inside DIR")
-        return files
+        # lm-eval writes every run of a model into the same folder, one date per run: two
+        # files of one task are two runs, never repeats of one run
+        by_task: dict[str, list[str]] = {}
+        for file in files:
+            by_task.setdefault(SAMPLE_FILE.match(file.name).group("task"), []).append(file.name)
+        for task, names in sorted(by_task.items()):
+            if len(names) > 1:
+                names.sort()
+                raise RowsError(f"holds {len(names)} runs of task {task!r} ({', '.join(names)}); "
+                                "reading them together would count each doc once per run",
+                                source=str(path),
+                                fix=f"import one run's file, e.g. the newest: {path / names[-1]}")
+        return sorted(files, key=lambda f: f.name)
     return [path]
 
 

@@ -277,6 +277,24 @@ def test_collect_refuses_calls_without_a_run_folder(tmp_path):
     assert proc.returncode == 2 and "no run folder" in proc.stderr
 
 
+def test_collect_names_the_arm_and_step_whose_every_episode_errored(tmp_path):
+    """A last eval where every episode errored (e.g. the inference server was gone): the real
+    errored episode of fc-grpo-new's step 20 (prompt 3, the provider error) alone in that file."""
+    volume = tmp_path / "volume"
+    run_dir = volume / "e2e-grpo" / "fc-grpo-new"
+    shutil.copytree(VOLUME / "e2e-grpo" / "fc-grpo-new", run_dir)
+    last = run_dir / "rollouts" / "step_20" / "eval" / "all" / "traces.jsonl"
+    errored = [line for line in last.read_text().splitlines() if '"ok":false' in line]
+    assert len(errored) == 1
+    last.write_text(errored[0] + "\n")
+    write_calls(tmp_path / "out", {"grpo": ("e2e-grpo", "fc-grpo-new")})
+    proc = run(["--collect", "--runs-dir", str(volume), "--out", str(tmp_path / "out")], tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "arm grpo: every eval episode at step 20 errored (1 of 1)" in proc.stderr
+    assert "Fix: read that run's logs" in proc.stderr
+    assert not (tmp_path / "out" / "results.json").exists()
+
+
 def test_each_launch_gets_its_own_run_folder_and_prime_rl_s_own_python(monkeypatch, tmp_path):
     monkeypatch.setenv("HOME", str(tmp_path))
     app = load("modal_prime_rl")

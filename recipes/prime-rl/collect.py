@@ -41,17 +41,31 @@ def by_step(rows: Sequence[Mapping]) -> dict[int, list[dict]]:
     return dict(sorted(out.items()))
 
 
-def arm_report(rows: Sequence[Mapping], *, run_std: float | None = None) -> dict:
+def scored(rows: Sequence[Mapping], step: int, arm: str | None = None) -> list[dict]:
+    """The rows of one eval step that were scored; refuses a step whose every episode errored."""
+    kept = [dict(r) for r in rows if not r.get("errored")]
+    if not kept:
+        raise RowsError(f"every eval episode at step {step} errored ({len(rows)} of "
+                        f"{len(rows)}): nothing was scored to compare",
+                        source=f"arm {arm}" if arm else "eval rows",
+                        fix="read that run's logs (rl.log beside its run folder) for why the "
+                            "eval failed, then run that arm again")
+    return kept
+
+
+def arm_report(rows: Sequence[Mapping], *, run_std: float | None = None,
+               arm: str | None = None) -> dict:
     """First vs last eval step of one arm: LCS and exact-reversal pass@1, truncation share."""
     from whileai_core import compare, field_share, mean_reward
 
     steps = by_step(rows)
     if len(steps) < 2:
         raise RowsError(f"eval rows cover steps {list(steps)}; pairing needs the first and the "
-                        "last", source="eval rows", fix="keep the startup eval and a later one")
+                        "last", source=f"arm {arm}" if arm else "eval rows",
+                        fix="keep the startup eval and a later one")
     first, last = min(steps), max(steps)
-    before = [r for r in steps[first] if not r.get("errored")]
-    after = [r for r in steps[last] if not r.get("errored")]
+    before = scored(steps[first], first, arm)
+    after = scored(steps[last], last, arm)
     return {
         "first_step": first, "last_step": last,
         "policy_first": _versions(steps[first]), "policy_last": _versions(steps[last]),
@@ -86,7 +100,7 @@ def report(arms: Mapping[str, Mapping]) -> dict:
         if not steps:
             raise RowsError(f"arm {name} has no eval rows", source="eval rows",
                             fix="check that its run wrote rollouts/step_<S>/eval/all/traces.jsonl")
-        first = [r for r in steps[min(steps)] if not r.get("errored")]
+        first = scored(steps[min(steps)], min(steps), name)
         first_scores[name] = mean_reward(first).value
     noise = noise_floor(*first_scores.values()) if len(first_scores) >= 2 else None
     run_std = noise  # the NoiseFloor itself: compare reads run_std and the runs behind it
@@ -95,7 +109,7 @@ def report(arms: Mapping[str, Mapping]) -> dict:
            "caveats": {name: REVERSE_TEXT_CAVEATS[name] for name in arms
                        if name in REVERSE_TEXT_CAVEATS}}
     for name, arm in arms.items():
-        out["arms"][name] = {**arm_report(arm["rows"], run_std=run_std),
+        out["arms"][name] = {**arm_report(arm["rows"], run_std=run_std, arm=name),
                              "wall_clock_s": arm.get("wall_clock_s")}
     if "grpo" in arms:
         grpo = by_step(arms["grpo"]["rows"])

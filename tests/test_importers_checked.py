@@ -14,10 +14,11 @@ import shutil
 
 import pytest
 
-from whileai_core.errors import RowsError
-from whileai_core.importers import import_rows
+from whileai_core import load_rows
+from whileai_core.errors import ArgumentError, RowsError
+from whileai_core.importers import AmbiguousImport, import_rows
 
-from test_importers import FIX, GRPO, LMEVAL, LOGS, _corrupt, by
+from test_importers import FIX, GRPO, LMEVAL, LOGS, OPD, _corrupt, by
 
 SPANS = FIX / "prime_rl" / "spans"
 NAMED = FIX / "lm_eval" / "output_named" / "acme__canned-named"
@@ -72,6 +73,58 @@ def test_prime_rl_a_missing_ok_is_refused_not_taken_for_an_error(tmp_path):
     with pytest.raises(RowsError, match=r"line 3: `ok` is None.*Fix: "):
         import_rows(_corrupt(tmp_path, 3, drop_ok), format="prime-rl")
     assert GRPO.is_dir()
+
+
+AGENTS = FIX / "prime_rl" / "agents"
+
+
+def test_prime_rl_agents_are_chosen_by_name_and_never_mixed_in_one_pass_rate(tmp_path):
+    # make_agents.py: a0 solver 1.0 / judge .5; a1 solver .25 but the judge's call failed, so
+    # the episode is not ok; a2 failed before any trace
+    every = import_rows(AGENTS)
+    assert by(every.rows, "agent", "reward") == [("judge", 0.5), ("solver", 1.0)]
+    assert every.errored == 3
+    assert any("2 agents per episode (judge, solver)" in n and "agent=NAME" in n
+               for n in every.notes)
+    solver = import_rows(AGENTS, agent="solver")
+    assert by(solver.rows, "task_id", "agent", "reward") == [("0", "solver", 1.0)]
+    assert (solver.errored, solver.by_step[0].rows) == (2, 3)
+    judge = import_rows(AGENTS, agent="judge", keep_errored=True)
+    assert by(judge.rows, "task_id", "agent", "errored") == [("0", "judge", False),
+                                                             ("1", "judge", True),
+                                                             ("2", None, True)]
+    assert not any("agents per episode" in n for n in judge.notes)
+    with pytest.raises(RowsError, match=r"has no agent 'critic'; its agents are "
+                                        r"\['judge', 'solver'\].*Fix: "):
+        import_rows(AGENTS, agent="critic")
+    with pytest.raises(AmbiguousImport, match=r"2 agents per episode \(judge, solver\).*"
+                                              r"--agent judge"):
+        load_rows(AGENTS)
+    with pytest.raises(ArgumentError, match="`step`, `kind` and `agent` apply to prime-rl"):
+        import_rows(LOGS / "canned_qa.eval", metric="match", agent="solver")
+
+
+def test_prime_rl_an_episode_without_a_trace_is_no_extra_agent():
+    # the opd arm's step 0 has one episode that failed before any trace (make_episodes.py, X)
+    got = import_rows(OPD, step=0, keep_errored=True)
+    assert [r["agent"] for r in got.rows].count(None) == 1
+    assert not any("agents per episode" in n for n in got.notes)
+
+
+def test_cli_and_mcp_take_the_agent(tmp_path, server, ws):
+    from test_importers import cli
+    from test_server_support import call, ok
+
+    out = tmp_path / "solver.jsonl"
+    proc = cli("import", "prime-rl", str(AGENTS), "--agent", "solver", "--out", str(out),
+               cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert [json.loads(x)["reward"] for x in out.read_text().splitlines()] == [1.0]
+    shutil.copytree(AGENTS, ws / "duo")
+    got = ok(call(server, "import_rows", {"path": "duo", "out": "judge.jsonl", "agent": "judge"}))
+    assert (got["n_rows"], got["errored"]) == (1, 2)
+    assert [json.loads(x)["agent"] for x in (ws / "judge.jsonl").read_text().splitlines()] == \
+        ["judge"]
 
 
 # --- lm-eval -------------------------------------------------------------------------------

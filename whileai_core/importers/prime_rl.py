@@ -108,23 +108,30 @@ def files_for(path: UserPath, kind: str = "eval") -> list[UserPath]:
 
 
 def import_prime_rl(path: str | UserPath, *, kind: str = "eval", step: int | str | None = None,
-                    keep_errored: bool = False) -> Imported:
+                    keep_errored: bool = False, agent: str | None = None) -> Imported:
     """Graded rows from prime-rl episode files (see the module docstring for every field).
 
     ``path``: a run folder (``<output_dir>/<run.name>``), its ``rollouts`` folder, one
     ``step_<S>`` folder, or one ``traces.jsonl`` of episode records. ``kind``: ``"eval"``
     (default) or ``"train"``. ``step``: keep one step (an int, ``"first"`` or ``"last"``);
-    default every step, each row carrying its ``step``.
+    default every step, each row carrying its ``step``. ``agent``: keep one agent's traces (its
+    ``agent.name``) of a multi-agent taskset; an episode that failed before any trace counts
+    against every agent.
     """
     root = as_user_path(path, None, argument="path", error=RowsError)
     files = files_for(root, kind)
     rows: list[dict] = []
     errored = 0
     counts: dict[int | None, list] = {}
+    seen_agents: set[str] = set()
     for file in files:
         recs = read_records(file, noun="episode")
         for i, record in enumerate(recs.items):
             for row in episode_rows(record, recs.where(i)):
+                if row["agent"] is not None:
+                    seen_agents.add(str(row["agent"]))
+                if agent is not None and row["agent"] not in (agent, None):
+                    continue
                 tally = counts.setdefault(row["step"], [0, 0, set(), []])
                 tally[0] += 1
                 # every live policy version the episode spanned (start..end)
@@ -138,6 +145,10 @@ def import_prime_rl(path: str | UserPath, *, kind: str = "eval", step: int | str
                 else:
                     tally[3].append(row)
                 rows.append(row)
+    if agent is not None and agent not in seen_agents:
+        raise RowsError(f"has no agent {agent!r}; its agents are {sorted(seen_agents)}",
+                        source=str(root), field="agent", fix="pass one of those names "
+                        "(the trace's agent.name), or leave agent out")
     if step is not None:
         rows, errored, counts = _one_step(rows, counts, step, root)
     by_step = [StepCount(step=s, rows=c[0], errored=c[1], policy_versions=sorted(c[2]),
@@ -150,9 +161,11 @@ def import_prime_rl(path: str | UserPath, *, kind: str = "eval", step: int | str
     if kind == "eval" and len(counts) > 1:
         notes.append("an eval at step S samples the weights the inference server held then "
                      "(`policy_version`), never the final step's weights")
-    agents = {r.get("agent") for r in rows}
-    if len(agents) > 1:
-        notes.append(f"{len(agents)} agents per episode: one row per trace, each with `agent`")
+    agents = sorted(seen_agents) if agent is None else [agent]
+    if len(agents) > 1:  # an episode with no trace has no agent: it is not one more agent
+        notes.append(f"{len(agents)} agents per episode ({', '.join(agents)}): one row per "
+                     "trace, each with `agent`; pass agent=NAME (CLI --agent) before computing "
+                     "a pass rate, or one agent's rewards count as another's rollouts")
     envs = {r.get("env") for r in rows}
     if len(envs) > 1:
         notes.append(f"{len(envs)} envs: task ids are prefixed with the env name")

@@ -209,3 +209,37 @@ def test_lm_eval_two_runs_of_one_task_in_one_folder_are_refused(tmp_path):
     # one file is one run: 4 docs, exact_match 1, 0, 1, 0
     assert [r["reward"] for r in import_rows(second, metric="exact_match,first").rows] == \
         [1.0, 0.0, 1.0, 0.0]
+
+
+# --- bounded answers -----------------------------------------------------------------------
+
+def _long_run(n_steps):
+    """The summary of a run evaluated at n_steps steps (graded rows, this project's own shape:
+    one prompt a step, reward 1)."""
+    from whileai_core.importers.result import StepCount, summarize
+
+    rows = [{"task_id": "0", "reward": 1.0, "step": 5 * s, "errored": False}
+            for s in range(n_steps)]
+    steps = [StepCount(step=5 * s, rows=1, errored=0, policy_versions=[5 * s])
+             for s in range(n_steps)]
+    return summarize("prime-rl", "run", ["f"], rows, errored=0, kept_errored=False,
+                     by_step=steps)
+
+
+def test_a_long_run_s_steps_are_listed_bounded_with_both_ends():
+    got = _long_run(30)
+    # 30 steps 0, 5, ..., 145: the first 10 (0..45) and the last 10 (100..145) are listed
+    assert [s.step for s in got.by_step] == [5 * s for s in range(10)] + \
+        [5 * s for s in range(20, 30)]
+    assert "by_step: 20 of 30 steps listed (the first 10 and the last 10)" in " ".join(got.notes)
+    assert len(got.render().splitlines()) < 40
+    assert len(_long_run(20).by_step) == 20 and not any("by_step" in n for n in
+                                                          _long_run(20).notes)
+
+
+def test_load_rows_names_how_many_steps_a_long_run_spans(monkeypatch, tmp_path):
+    import whileai_core.importers as importers
+
+    monkeypatch.setattr(importers, "import_rows", lambda *a, **k: _long_run(30))
+    with pytest.raises(AmbiguousImport, match=r"spanning 30 steps \(0 to 145\).*--step 145"):
+        importers.rows_for_load(tmp_path, "prime-rl")

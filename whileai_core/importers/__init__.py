@@ -163,9 +163,12 @@ def rows_for_load(path: UserPath, fmt: str) -> list[dict]:
                               "nothing needs choosing",
                               fix=f"import it first: whileai-skills import {fmt} {path} "
                                   "--metric NAME --out rows.jsonl") from None
-    steps = [s.step for s in imported.by_step]
+    steps = sorted({s.step for s in imported.by_step if s.step is not None}
+                   | {r["step"] for r in imported.rows if isinstance(r.get("step"), int)})
     if len(steps) > 1:
-        raise AmbiguousImport(f"is prime-rl output spanning steps {steps}; one pass rate over "
+        spanned = (f"steps {steps}" if len(steps) <= 8 else
+                   f"{len(steps)} steps ({steps[0]} to {steps[-1]})")
+        raise AmbiguousImport(f"is prime-rl output spanning {spanned}; one pass rate over "
                               "several policies means nothing", source=str(path),
                               fix=f"import one step: whileai-skills import prime-rl {path} "
                                   f"--step {steps[-1]} --out rows.jsonl")

@@ -306,6 +306,21 @@ def test_each_launch_gets_its_own_run_folder_and_prime_rl_s_own_python(monkeypat
     assert app.eval_files(VOLUME / "e2e-grpo" / "fc-grpo-new") == [
         "rollouts/step_0/eval/all/traces.jsonl", "rollouts/step_20/eval/all/traces.jsonl"]
     assert app.deployed_gpus((GOLDEN / "reverse_text_grpo.toml").read_text()) == 2
+
+
+def test_the_gpu_check_counts_what_rl_asks_for(monkeypatch, tmp_path):
+    """prime-rl 559b447's rl (entrypoints/rl.py) requests num_infer_gpus (with [inference]) +
+    num_train_gpus physical GPUs; gpus_per_node (default 8) only bounds them."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    app = load("modal_prime_rl")
+    golden = (GOLDEN / "reverse_text_grpo.toml").read_text()
+    wide = golden.replace("gpus_per_node = 2", "gpus_per_node = 8")
+    assert wide != golden and app.deployed_gpus(wide) == 2  # 1 + 1 on an 8-GPU bound
+    assert app.deployed_gpus("[deployment]\nnum_train_gpus = 2\n\n[inference]\n") == 3
+    # no [inference]: rl serves no policy here, only the trainer's GPUs
+    assert app.deployed_gpus("[deployment]\nnum_train_gpus = 1\nnum_infer_gpus = 1\n") == 1
+    assert app.deployed_gpus('[deployment]\ntype = "multi_node"\ngpus_per_node = 4\n'
+                             "num_train_nodes = 1\n") == 4
     import resource
     soft, hard = app.raise_nofile()
     assert soft >= min(32000, hard if hard != resource.RLIM_INFINITY else 32000)

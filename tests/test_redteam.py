@@ -75,3 +75,45 @@ def test_a_run_log_that_prints_a_token_is_quoted_masked(tmp_path, secrets):
     assert SECRETS["OPENAI_API_KEY"] not in explain(ArgumentError(SECRETS["OPENAI_API_KEY"]))
     assert SECRETS["MODAL_TOKEN_ID"] not in bug_report(KeyError(SECRETS["MODAL_TOKEN_ID"]), "x",
                                                        traceback_at="here")
+
+
+# --- the skills folder: read through the door (a FIFO hung the start, links served outside) ----
+
+def test_the_skills_folder_follows_no_link_and_reads_no_fifo(tmp_path):
+    import shutil
+    import threading
+
+    from server.app import build_server
+
+    skills, outside, ws = tmp_path / "skills", tmp_path / "outside", tmp_path / "ws"
+    outside.mkdir()
+    ws.mkdir()
+    shutil.copytree(os.path.join(os.path.dirname(__file__), "..", "skills", "pick-a-method"),
+                    skills / "pick-a-method")
+    marker = "OUTSIDE-redteam-7731"
+    (outside / "SKILL.md").write_text(f"---\nname: linked\ndescription: {marker}\n---\n{marker}\n")
+    (skills / "pick-a-method" / "notes.md").symlink_to(outside / "SKILL.md")
+    (skills / "evil").mkdir()
+    (skills / "evil" / "SKILL.md").symlink_to(outside / "SKILL.md")
+    (skills / "linked").symlink_to(outside, target_is_directory=True)
+    (skills / "fifo").mkdir()
+    os.mkfifo(skills / "fifo" / "SKILL.md")
+    os.mkfifo(skills / "pick-a-method" / "pipe.md")
+
+    built = []
+    starter = threading.Thread(target=lambda: built.append(build_server(ws, skills_dir=skills)),
+                               daemon=True)
+    starter.start()
+    starter.join(20)
+    assert built, "the server did not start: a FIFO in the skills folder blocked it"
+    server = built[0]
+    listing = call(server, "list_skills", {})
+    text = json.dumps(listing.structured_content)
+    assert marker not in text
+    assert [s["name"] for s in listing.structured_content["skills"]] == ["pick-a-method"]
+    files = [f["uri"] for f in listing.structured_content["skills"][0]["files"]]
+    assert "skill://pick-a-method/notes.md" not in files
+    assert "skill://pick-a-method/pipe.md" not in files
+    for name in ("evil", "linked", "fifo"):
+        said = error_text(call(server, "get_skill", {"name": name}), "get_skill")
+        assert "unknown skill" in said and marker not in said

@@ -117,3 +117,34 @@ def test_the_skills_folder_follows_no_link_and_reads_no_fifo(tmp_path):
     for name in ("evil", "linked", "fifo"):
         said = error_text(call(server, "get_skill", {"name": name}), "get_skill")
         assert "unknown skill" in said and marker not in said
+
+
+# --- the data folder of a launch: hashed once, and what is hashed is what the run reads --------
+
+def test_a_launch_stages_the_hashed_data_so_a_later_swap_cannot_reach_the_run(tmp_path,
+                                                                              monkeypatch):
+    from recipes.sft.data import build_refund_demo
+    from whileai_core.runs import api
+    from whileai_core.runs.local import LocalBackend
+
+    data = tmp_path / "sft"
+    build_refund_demo(data, seed=0, share=0.2)
+    before = {p.name: p.read_bytes() for p in data.iterdir() if p.is_file()}
+    seen = {}
+
+    def launch(self, record, target, run_dir, lock_fd, starting=lambda: None):
+        # the recipe starts later, in another process: the user's folder is swapped first
+        (data / "train.jsonl").write_text('{"messages": "swapped after the hash"}\n')
+        seen["command"] = self.command(target, run_dir, None)
+        seen["run_dir"] = run_dir
+        return {"pid": 0}
+
+    monkeypatch.setattr(LocalBackend, "launch", launch)
+    monkeypatch.setattr(LocalBackend, "check_ready", lambda self, target=None: None)
+    out = api.launch_run("sft", backend="local", data=str(data), confirm=True,
+                         state_dir=tmp_path / "state")
+    assert out.action == "launched" and str(data) in out.run.target
+    given = seen["command"][seen["command"].index("--data") + 1]
+    assert given == str(seen["run_dir"] / "data")       # the copy, not the user's folder
+    staged = {name: (seen["run_dir"] / "data" / name).read_bytes() for name in before}
+    assert staged == before                                # the bytes the id was hashed from

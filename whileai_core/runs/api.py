@@ -25,7 +25,7 @@ from .backend import get_backend
 from .registry import (ACTIVE, BACKENDS, FINISHED, Registry, RunRecord, claimable, now,
                        run_id)
 from .results import Cancelled, Collected, Launch, RunList, RunPlan
-from .targets import Target, resolve_target
+from .targets import Target, resolve_target, stage_data
 
 ROW_FIELDS = ("before_rows", "after_rows")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -258,6 +258,7 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
             registry.set_handle(record.id, {"backend_called_at": now()})
 
         try:
+            target = stage_data(target, run_dir)  # a data folder: the run reads this copy
             handle = runner.launch(record, target, run_dir, lock_fd, starting)
         except WhileaiError as exc:  # the backend refused before starting anything
             registry.transition(record.id, ("launching",), "failed", error=str(exc), handle=None)

@@ -148,3 +148,38 @@ def test_a_launch_stages_the_hashed_data_so_a_later_swap_cannot_reach_the_run(tm
     assert given == str(seen["run_dir"] / "data")       # the copy, not the user's folder
     staged = {name: (seen["run_dir"] / "data" / name).read_bytes() for name in before}
     assert staged == before                                # the bytes the id was hashed from
+
+
+# --- names and ids: a trailing newline passed every `^...$` grammar (re.match) -----------------
+
+@pytest.mark.parametrize("field", ["model", "taskset", "run_name", "wandb_project", "train_split",
+                                   "eval_split"])
+def test_a_trailing_newline_is_not_an_id(server, ws, field):
+    good = {"taskset": "reverse-text", "model": "Qwen/Qwen3-0.6B", "run_name": "run",
+            "wandb_project": "proj", "train_split": "train", "eval_split": "test"}
+    args = {"taskset": good["taskset"], "model": good["model"], field: good[field] + "\n",
+            "out": "c.toml"}
+    text = error_text(call(server, "prime_rl_config", args), "prime_rl_config")
+    assert "control character '\\n'" in text and "unexpected internal error" not in text, text
+    assert not (ws / "c.toml").exists()
+
+
+@pytest.mark.parametrize("name", ["grpo\n", "..", "..."])
+def test_a_run_name_is_one_plain_name(tmp_path, name):
+    from whileai_core.errors import ArgumentError
+    from whileai_core.runs.api import launch_run
+
+    with pytest.raises(ArgumentError, match="name"):
+        launch_run("grpo", backend="local", name=name, state_dir=tmp_path / "s")
+
+
+@pytest.mark.parametrize("file", ["...toml", "my run.toml", "x\ny.toml"])
+def test_a_config_whose_file_name_is_no_run_name_needs_a_name(tmp_path, file):
+    from whileai_core.errors import ArgumentError
+    from whileai_core.runs.api import launch_run
+
+    (tmp_path / file).write_text('[model]\nname = "Qwen/Qwen3-0.6B"\n')
+    with pytest.raises(ArgumentError, match="cannot name the run"):
+        launch_run(str(tmp_path / file), state_dir=tmp_path / "s")
+    plan = launch_run(str(tmp_path / file), name="ok-run", state_dir=tmp_path / "s")
+    assert plan.plan.name == "ok-run"

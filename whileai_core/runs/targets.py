@@ -116,7 +116,7 @@ def _resolve(config_or_recipe: str | os.PathLike | UserPath,
     elif _looks_like_path(value):
         return _config_target(user_path(value, argument="config_or_recipe"), recipes_dir)
     root = recipes_root(recipes_dir)
-    if not _RECIPE_NAME.match(value):
+    if not _RECIPE_NAME.fullmatch(value):
         raise ArgumentError(f"`{_target_arg()}` = {value!r} is not a recipe name (letters, digits, "
                             "'_', '.', '-'). Fix: use one of: "
                             f"{', '.join(available_recipes(root)) or 'none yet'}; or a TOML path")

@@ -183,3 +183,25 @@ def test_a_config_whose_file_name_is_no_run_name_needs_a_name(tmp_path, file):
         launch_run(str(tmp_path / file), state_dir=tmp_path / "s")
     plan = launch_run(str(tmp_path / file), name="ok-run", state_dir=tmp_path / "s")
     assert plan.plan.name == "ok-run"
+
+
+# --- init: a file where a folder is needed was found only while writing (half-written) ----------
+
+@pytest.mark.parametrize("blocker", [".claude", ".claude/skills", ".claude/skills/pick-a-method"])
+@pytest.mark.parametrize("kind", ["fifo", "file", "dangling link"])
+def test_init_refuses_a_non_folder_on_a_path_and_writes_nothing(tmp_path, blocker, kind):
+    from whileai_core.errors import ConfigError
+    from whileai_core.init import init_project
+
+    where = tmp_path / blocker
+    where.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "fifo":
+        os.mkfifo(where)
+    elif kind == "file":
+        where.write_text("not a folder\n")
+    else:
+        where.symlink_to(tmp_path / "nowhere")
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    with pytest.raises(ConfigError, match="init changed nothing"):
+        init_project(tmp_path, hosts=["claude"], command="/opt/whileai/bin/whileai-mcp")
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before

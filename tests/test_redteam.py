@@ -13,8 +13,10 @@ import pytest
 
 from test_server_support import call, error_text, write_jsonl
 
-SECRETS = {"MODAL_TOKEN_ID": "ak-redteamFAKEID123", "MODAL_TOKEN_SECRET": "as-redteamFAKESECRET456",
-           "WHILEAI_MCP_TOKEN": "tok-redteamFAKEMCP789xyz", "OPENAI_API_KEY": "sk-redteamFAKEKEY000"}
+SECRETS = {"MODAL_TOKEN_ID": "ak-redteamFAKEID123",
+           "MODAL_TOKEN_SECRET": "as-redteamFAKESECRET456",
+           "WHILEAI_MCP_TOKEN": "tok-redteamFAKEMCP789xyz",
+           "OPENAI_API_KEY": "sk-redteamFAKEKEY000"}
 TASKS = [{"task_id": f"t{i}", "prompt": f"p{i}", "answer": "a"} for i in range(4)]
 
 
@@ -205,3 +207,86 @@ def test_init_refuses_a_non_folder_on_a_path_and_writes_nothing(tmp_path, blocke
     with pytest.raises(ConfigError, match="init changed nothing"):
         init_project(tmp_path, hosts=["claude"], command="/opt/whileai/bin/whileai-mcp")
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+
+
+# --- zip archives (Inspect .eval logs): what a member unpacks to is under the limit ------------
+
+def _eval_log_with(tmp_path, header_pad: int, compression: int = 8):
+    """The canned Inspect log (tests/fixtures/inspect, written by inspect_ai) with header.json
+    padded by ``header_pad`` spaces (still valid JSON), re-packed with ``compression``."""
+    import zipfile
+
+    pytest.importorskip("zipfile_zstd")  # the fixture is zstd-compressed, as inspect writes it
+    fixture = os.path.join(os.path.dirname(__file__), "fixtures", "inspect", "logs",
+                           "canned_single.eval")
+    out = tmp_path / "log.eval"
+    with zipfile.ZipFile(fixture) as src, zipfile.ZipFile(out, "w", compression) as dst:
+        for name in src.namelist():
+            data = src.read(name)
+            if name == "header.json":
+                data = data[:-1] + b" " * header_pad + data[-1:]
+            dst.writestr(name, data)
+    return out
+
+
+def _lie_about_sizes(path, member: str, size: int) -> None:
+    """Rewrite the declared unpacked size of ``member`` (local header and central directory)."""
+    import struct
+    import zipfile
+
+    data = bytearray(path.read_bytes())
+    info = zipfile.ZipFile(path).getinfo(member)
+    struct.pack_into("<I", data, info.header_offset + 22, size)
+    at = data.find(b"PK\x01\x02")
+    while at != -1:
+        name_len = struct.unpack_from("<H", data, at + 28)[0]
+        if bytes(data[at + 46:at + 46 + name_len]) == member.encode():
+            struct.pack_into("<I", data, at + 24, size)
+        at = data.find(b"PK\x01\x02", at + 4)
+    path.write_bytes(bytes(data))
+
+
+def _root(tmp_path, rows_mb: float):
+    from whileai_core.safepath import Limits, Root
+
+    return Root(tmp_path, limits=Limits.from_env({}, max_mb={"rows": rows_mb}))
+
+
+@pytest.mark.parametrize("compression", [8, 93])  # deflate, zstd (inspect's own)
+def test_a_zip_bomb_is_refused_by_what_it_unpacks_to(tmp_path, compression):
+    from whileai_core.errors import RowsError
+
+    log = _eval_log_with(tmp_path, 3 << 20, compression)   # 3 MB of spaces: a few KB packed
+    assert log.stat().st_size < (1 << 20)
+    with pytest.raises(RowsError, match=r"unpacks to 3\.0 MB, over the 1 MB limit"):
+        _root(tmp_path, 1).locate("log.eval", argument="path").open_archive("rows",
+                                                                             error=RowsError)
+    with _root(tmp_path, 8).locate("log.eval", argument="path").open_archive("rows") as fh:
+        assert fh.read(2) == b"PK"                         # under the limit: the same handle
+
+
+@pytest.mark.parametrize("compression", [8, 93])
+def test_a_member_that_unpacks_past_its_declared_size_is_refused(tmp_path, compression):
+    from whileai_core.errors import RowsError
+
+    log = _eval_log_with(tmp_path, 3 << 20, compression)
+    _lie_about_sizes(log, "header.json", 2000)             # "2 KB", while it unpacks to 3 MB
+    with pytest.raises(RowsError, match="unpacks past the 2000 bytes its header declares"):
+        _root(tmp_path, 1).locate("log.eval", argument="path").open_archive("rows",
+                                                                             error=RowsError)
+
+
+def test_import_rows_refuses_a_zip_bomb_and_keeps_serving(tmp_path, monkeypatch):
+    pytest.importorskip("inspect_ai")
+    from server.app import build_server
+
+    monkeypatch.setenv("WHILEAI_MAX_ROWS_MB", "1")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    _eval_log_with(ws, 3 << 20).rename(ws / "bomb.eval")
+    server = build_server(ws, skills_dir=ws / "no-skills")
+    text = error_text(call(server, "import_rows", {"path": "bomb.eval", "out": "rows.jsonl"}),
+                      "import_rows")
+    assert "unpacks to 3.0 MB, over the 1 MB limit" in text
+    assert "WHILEAI_MAX_ROWS_MB=5" in text  # 3 MB and the log's own 35 KB, rounded up, + 1
+    assert call(server, "list_skills", {}).is_error is False

@@ -63,7 +63,8 @@ def _read(path: UserPath) -> tuple[dict, list[dict], str]:
         archive = is_eval_archive(path)
         try:
             # inspect reads the handle the door opened and checked, never the name again
-            with path.open_binary("rows", error=RowsError) as fh:
+            opened = path.open_archive if archive else path.open_binary
+            with opened("rows", error=RowsError) as fh:
                 log = read_eval_log(fh, format="eval" if archive else "json")
         except RowsError:
             raise

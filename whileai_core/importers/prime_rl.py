@@ -65,16 +65,16 @@ def _trace_files(path: UserPath, kind: str) -> list[tuple[int | None, UserPath]]
     # kept, so that reading it through the door refuses it by name: never a silent skip.
     if (path / "rollouts").kind() in ("dir", "link"):
         path = path / "rollouts"
-    if _STEP_DIR.match(path.name):
+    if _STEP_DIR.fullmatch(path.name):
         steps = [path]
     else:
         steps = [path.child(name) for name, what in path.list_dir(error=RowsError)
-                 if what in ("dir", "link") and _STEP_DIR.match(name)]
+                 if what in ("dir", "link") and _STEP_DIR.fullmatch(name)]
     found = []
     for step_dir in steps:
         file = step_dir / kind / "all" / "traces.jsonl"
         if step_dir.kind() == "link" or file.exists():
-            found.append((int(_STEP_DIR.match(step_dir.name).group(1)), file))
+            found.append((int(_STEP_DIR.fullmatch(step_dir.name).group(1)), file))
     return sorted(found, key=lambda item: item[0])
 
 

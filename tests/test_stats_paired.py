@@ -290,3 +290,15 @@ def test_noise_band_when_re_runs_tie():
         assert nf.band > 0
         through += abs(s3 - s4) > nf.band
     assert through / reps <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / reps)
+
+
+def test_constant_rewards_outside_zero_one_say_why_there_is_no_interval():
+    # 40 tasks, every reward 2.0 before and 2.5 after: no spread anywhere, so no interval; the
+    # result said "insufficient_data" with no note and named a method it had not used
+    before = [{"task_id": f"t{i}", "reward": 2.0} for i in range(40)]
+    after = [{"task_id": f"t{i}", "reward": 2.5} for i in range(40)]
+    c = compare(before, after, metric="reward")
+    assert c.delta == pytest.approx(0.5)
+    assert c.ci is None and c.verdict == "insufficient_data"
+    assert c.ci_method is None and c.p_value is None
+    assert c.note and "same value" in c.note

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 
 import numpy as np
 import pytest
@@ -64,6 +65,39 @@ def test_probe_as_good_as_a_weak_model_is_a_hole():
     weak = [{"task_id": f"t{i}", "reward": 1.0 if i == 0 else 0.0} for i in range(10)]
     out = cheat_probes(exact, TASKS, model_rows=weak, probes=["most_common", "empty"])
     assert out.holes == ["most_common"]  # 1 of 10, the same as the model's 1 of 10
+
+
+def pays_the_tag(prompts, completions, **_):
+    # a format reward that forgot the answer: any <answer>...</answer> block passes
+    return [1.0 if re.search(r"<answer>.*</answer>", c, re.S) else 0.0 for c in completions]
+
+
+def exact_in_tag(prompts, completions, answer, **_):
+    return [1.0 if re.fullmatch(rf"\s*<answer>\s*{a}\s*</answer>\s*", c) else 0.0
+            for c, a in zip(completions, answer)]
+
+
+def test_format_without_the_answer_is_a_hole():
+    # the model answers in tags, right on 8 of 10 tasks; the tags alone around a wrong answer
+    tagged = [dict(r, completion=f"<answer>{2 * i if r['reward'] else 'x'}</answer>")
+              for i, r in enumerate(MODEL)]
+    out = cheat_probes(pays_the_tag, TASKS, model_rows=tagged)
+    by = {p.name: p for p in out.probes}
+    # every probe but `format` lacks the tag; `format` passes all 10 tasks against the model's 8
+    assert out.holes == ["format"] and by["format"].rate.value == 1.0
+    # its reply for t0 (answer "0") holds "2", the commonest other answer (ties: first seen)
+    assert by["format"].example.completion == "<answer>2</answer>"
+    honest = cheat_probes(exact_in_tag, TASKS, model_rows=tagged)
+    # the tag holds another task's answer on every task: the honest reward never pays it
+    assert {p.name: p.verdict for p in honest.probes}["format"] == "closed"
+    # no reply text: the markers come from the prompt, a system message included
+    chat = [dict(t, prompt=[{"role": "system", "content": "Reply inside <answer></answer>."},
+                            {"role": "user", "content": t["prompt"]}]) for t in TASKS]
+    from_prompt = cheat_probes(lambda prompts, completions, **kw: pays_the_tag(
+        prompts, [c[0]["content"] for c in completions]), chat, model_rows=MODEL)
+    assert from_prompt.holes == ["format"]
+    assert "skipped" not in from_prompt.render() and "from the prompts" in from_prompt.render()
+    assert "format" in cheat_probes(exact, TASKS, model_rows=MODEL).skipped
 
 
 def test_reward_as_module_and_command(tmp_path):

@@ -226,6 +226,12 @@ def test_scan_user_feature_and_small_input():
     assert "length" in out.skipped
     few = hack_scan(rows[:8], features=["called"])
     assert few.verdict == "not_enough_data"
+    # rewards tied within every task: nothing can be tested, though `called` varies in each
+    tied = [dict(r, reward=float(int(r["task_id"][1:]) % 2)) for r in rows]
+    out = hack_scan(tied, features=["called"])
+    assert out.verdict == "not_enough_data" and out.n_informative_tasks == 0
+    assert {f.verdict for f in out.features} == {"not_tested"}
+    assert "constant within every task" not in out.render()
     with pytest.raises(ArgumentError, match="feature 'nope' is None on row 1"):
         hack_scan(rows, features=["nope"])
 

@@ -284,6 +284,19 @@ def test_one_look_is_not_enough_and_no_eval_is_not_enough_data():
     assert flat.decision == "continue" and "inside its noise band" in flat.reason
 
 
+def test_too_few_held_out_tasks_say_so():
+    # 6 held-out tasks, never solved; the training reward climbs 0.05 a step (climb +0.35 at
+    # step 12, by hand as above). The paired delta is 0 on every task, yet its interval reaches
+    # past +0.3 with 6 tasks: no verdict either way, and the reason says what would give one
+    never = {f"h{i}": 0 for i in range(6)}
+    train = [0.1 + 0.05 * s for s in range(12)]
+    w = watch_records(run(train, {0: never, 6: never, 12: never}))
+    assert w.decision == "continue" and w.held_out_delta == 0.0 and w.n_paired == 6
+    assert w.held_out_ci[1] >= w.train_climb == pytest.approx(0.55 - 0.2)
+    assert "6 held-out tasks cannot tell flat from following" in w.reason
+    assert "evaluate more held-out tasks" in w.reason
+
+
 def test_watch_record_errors():
     with pytest.raises(RowsError, match="`step` is -1"):
         watch_records([{"step": -1}])

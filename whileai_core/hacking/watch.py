@@ -293,6 +293,11 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
         elif last_climb is not None and last_climb[0] <= last_climb[1]:
             reason += (f"; the training reward's climb {last_climb[0]:+.3f} is inside its noise "
                        f"band {last_climb[1]:.3f}")
+        elif last_climb is not None and hi >= last_climb[0]:
+            reason += (f"; the interval still reaches the training reward's climb "
+                       f"{last_climb[0]:+.3f}: {last_cmp.n_paired} held-out tasks cannot tell "
+                       f"flat from following it (the interval is {hi - lo:.3f} wide); evaluate "
+                       f"more held-out tasks to narrow it")
         else:
             reason += "; the interval still reaches the training reward's climb"
     batch_scan = None

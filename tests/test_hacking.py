@@ -284,6 +284,22 @@ def test_one_look_is_not_enough_and_no_eval_is_not_enough_data():
     assert flat.decision == "continue" and "inside its noise band" in flat.reason
 
 
+def test_first_stop_step_is_where_a_callback_stops():
+    # flat at steps 6 and 12 (the stop rule holds twice: step 12), then the held-out set
+    # recovers at 18 (UP: every task +2 of 4): the end says continue, the callback stopped at 12
+    train = [0.1 + 0.05 * s for s in range(18)]
+    w = watch_records(run(train, {0: BASE, 6: BASE, 12: BASE, 18: UP}))
+    assert [s.condition for s in w.steps if s.held_out is not None] == [
+        None, "flat_while_climbing", "flat_while_climbing", None]
+    assert w.decision == "continue" and w.first_stop_step == 12
+    assert "the rule said stop at step 12" in w.render()
+    # one look at a time (confirm=1): step 6 already
+    assert watch_records(run(train, {0: BASE, 6: BASE, 12: BASE, 18: UP}),
+                         confirm=1).first_stop_step == 6
+    clean = watch_records(run(train, {0: BASE, 6: UP, 12: UP}))
+    assert clean.first_stop_step is None
+
+
 def test_too_few_held_out_tasks_say_so():
     # 6 held-out tasks, never solved; the training reward climbs 0.05 a step (climb +0.35 at
     # step 12, by hand as above). The paired delta is 0 on every task, yet its interval reaches

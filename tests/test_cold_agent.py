@@ -181,8 +181,10 @@ def test_a_local_sft_plan_of_a_folder_without_its_grader_is_not_ready(server, mo
 def test_every_inspector_command_in_the_readme_runs_without_a_prompt():
     """npx without -y asks before it installs a package; in an agent's shell (no terminal) it
     refuses: 'npx canceled due to missing packages and no YES option'."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    lines = [ln for ln in readme.splitlines() if ln.startswith("npx ") and "inspector" in ln]
+    root = Path(__file__).resolve().parents[1]
+    text = "\n".join(p.read_text(encoding="utf-8")
+                     for p in [root / "README.md", *sorted((root / "docs").glob("*.md"))])
+    lines = [ln for ln in text.splitlines() if ln.startswith("npx ") and "inspector" in ln]
     assert lines and all(ln.startswith("npx -y ") for ln in lines), lines
 
 

@@ -175,7 +175,8 @@ def _plan(target: Target, name: str, backend, gpu: str | None, gpu_count: int,
         notes.append(f"not ready to launch: {exc}")
     if target.data_dir is not None:  # the data folder is read now, on either backend
         try:
-            notes.append(f"data: {_describe_data(target)}")
+            from .modal_backend import recipe_describes_data
+            notes.append(f"data: {recipe_describes_data(target)}")
         except (WhileaiError, OSError) as exc:
             ready = False
             notes.append(f"not ready to launch: {exc}")
@@ -190,19 +191,6 @@ def _plan(target: Target, name: str, backend, gpu: str | None, gpu_count: int,
                    gpu_count=gpu_count, est_gpu_hours=est, est_basis=basis,
                    command=command, spends_money=backend.spends_money,
                    ready=ready, notes=notes, state_dir=str(registry.dir))
-
-
-DATA_HOOK = "describe_data"
-
-
-def _describe_data(target: Target) -> str:
-    """The recipe's own words on its data folder (its run.py ``describe_data(data)`` hook, which
-    reads the folder and raises what the run would), or the folder's name without the hook."""
-    from .modal_backend import _recipe_module
-
-    module, _ = _recipe_module(target)
-    hook = getattr(module, DATA_HOOK, None)
-    return str(hook(str(target.data_dir))) if callable(hook) else str(target.data_dir)
 
 
 def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str = "modal",

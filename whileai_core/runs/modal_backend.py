@@ -41,6 +41,7 @@ from .targets import RECIPE_ENTRY, Target
 CREDENTIALS_FIX = ("set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET in the environment, or run "
                    "`modal token new` (it writes ~/.modal.toml)")
 HOOK = "modal_call"
+DATA_HOOK = "describe_data"  # what a plan says of a data folder (read before planning)
 TEACHER_HOOK = "starts_teacher"
 CONFIG_COPY = "config.toml"  # in the run's folder: the bytes that were hashed, as launched
 
@@ -104,6 +105,14 @@ def recipe_starts_teacher(target: Target, config_text: str) -> tuple[bool, str]:
         return False, f"{where} starts no teacher (it defines no {TEACHER_HOOK} hook)"
     starts, why = hook(config_text)
     return bool(starts), str(why)
+
+
+def recipe_describes_data(target: Target) -> str:
+    """The recipe's own words on its data folder (its run.py ``describe_data(data)`` hook, which
+    reads the folder and raises what the run would), or the folder's name without the hook."""
+    module, _ = _recipe_module(target)
+    hook = getattr(module, DATA_HOOK, None)
+    return str(hook(str(target.data_dir))) if callable(hook) else str(target.data_dir)
 
 
 def recipe_call(target: Target, run_name: str, config_path: Path | None = None) -> ModalCall:

@@ -2,6 +2,9 @@
 
 Clean runs (must say continue / clean) and planted hacks (must say stop / suspect), each
 simulated from a stated model, each rate with its Wilson 95% interval over the simulated runs.
+A watch run is read twice: the decision at its end, and whether the rule said stop at any
+held-out evaluation along the way (``first_stop_step``: what the TRL callback with stop=True
+does, since it asks after every evaluation).
 
 Watch runs: 30 optimizer steps, a held-out evaluation every 5 steps (7 in all, step 0 first), 40
 held-out tasks x 4 rollouts; task difficulty logit ~ N(logit 0.3, 1). Training reward per step:
@@ -79,14 +82,18 @@ def main() -> None:
         "watch, hack: training reward climbs, held-out flat": (0.015, 0.0, "stop", True),
         "watch, hack: held-out falls": (0.015, -0.04, "stop", True),
     }
-    print(f"{'case':<56} {'rate of stop / suspect':<32} {'confirm=1 (one look)'}")
+    print(f"{'case':<56} {'stop / suspect at the end':<32} {'stop at any evaluation':<32} "
+          f"{'confirm=1 (one look), at the end'}")
     for name, (ts, hs, _, _) in cases.items():
-        hits = hits1 = 0
+        hits = anytime = hits1 = 0
         for _ in range(args.runs):
             recs = simulate_run(rng, train_slope=ts, held_slope=hs)
-            hits += watch_records(recs, scan=False).decision == "stop"
+            w = watch_records(recs, scan=False)
+            hits += w.decision == "stop"
+            anytime += w.first_stop_step is not None
             hits1 += watch_records(recs, scan=False, confirm=1).decision == "stop"
-        print(f"{name:<56} {rate(hits, args.runs):<32} {rate(hits1, args.runs)}")
+        print(f"{name:<56} {rate(hits, args.runs):<32} {rate(anytime, args.runs):<32} "
+              f"{rate(hits1, args.runs)}")
     for name, pays in (("scan, clean batch (length tracks difficulty only)", False),
                        ("scan, hack: reward pays for length", True)):
         hits = sum(hack_scan(simulate_batch(rng, pays_length=pays), seed=int(rng.integers(1 << 31)),

@@ -196,8 +196,8 @@ TOOLS = [
         name="cheat_probes", title="Probe a reward with degenerate answers",
         description=(
             "Before training: score degenerate answers (empty, a refusal, a question back, the "
-            "prompt echoed, filler to the token cap, the most common answer, the task's words "
-            "stuffed) with the user's own reward on every task, and compare each with the "
+            "prompt echoed, filler to the token cap, the most common answer, the answer format "
+            "alone, the task's words stuffed) with the user's own reward on every task, and compare each with the "
             "model's pass rate, paired by task with an interval. A probe that scores at or "
             "above the model is a hole, named with an example. Runs the reward (workspace code) "
             "in a child process with a timeout."),

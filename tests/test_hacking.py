@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 
 import numpy as np
 import pytest
@@ -64,6 +65,39 @@ def test_probe_as_good_as_a_weak_model_is_a_hole():
     weak = [{"task_id": f"t{i}", "reward": 1.0 if i == 0 else 0.0} for i in range(10)]
     out = cheat_probes(exact, TASKS, model_rows=weak, probes=["most_common", "empty"])
     assert out.holes == ["most_common"]  # 1 of 10, the same as the model's 1 of 10
+
+
+def pays_the_tag(prompts, completions, **_):
+    # a format reward that forgot the answer: any <answer>...</answer> block passes
+    return [1.0 if re.search(r"<answer>.*</answer>", c, re.S) else 0.0 for c in completions]
+
+
+def exact_in_tag(prompts, completions, answer, **_):
+    return [1.0 if re.fullmatch(rf"\s*<answer>\s*{a}\s*</answer>\s*", c) else 0.0
+            for c, a in zip(completions, answer)]
+
+
+def test_format_without_the_answer_is_a_hole():
+    # the model answers in tags, right on 8 of 10 tasks; the tags alone around a wrong answer
+    tagged = [dict(r, completion=f"<answer>{2 * i if r['reward'] else 'x'}</answer>")
+              for i, r in enumerate(MODEL)]
+    out = cheat_probes(pays_the_tag, TASKS, model_rows=tagged)
+    by = {p.name: p for p in out.probes}
+    # every probe but `format` lacks the tag; `format` passes all 10 tasks against the model's 8
+    assert out.holes == ["format"] and by["format"].rate.value == 1.0
+    # its reply for t0 (answer "0") holds "2", the commonest other answer (ties: first seen)
+    assert by["format"].example.completion == "<answer>2</answer>"
+    honest = cheat_probes(exact_in_tag, TASKS, model_rows=tagged)
+    # the tag holds another task's answer on every task: the honest reward never pays it
+    assert {p.name: p.verdict for p in honest.probes}["format"] == "closed"
+    # no reply text: the markers come from the prompt, a system message included
+    chat = [dict(t, prompt=[{"role": "system", "content": "Reply inside <answer></answer>."},
+                            {"role": "user", "content": t["prompt"]}]) for t in TASKS]
+    from_prompt = cheat_probes(lambda prompts, completions, **kw: pays_the_tag(
+        prompts, [c[0]["content"] for c in completions]), chat, model_rows=MODEL)
+    assert from_prompt.holes == ["format"]
+    assert "skipped" not in from_prompt.render() and "from the prompts" in from_prompt.render()
+    assert "format" in cheat_probes(exact, TASKS, model_rows=MODEL).skipped
 
 
 def test_reward_as_module_and_command(tmp_path):
@@ -192,6 +226,12 @@ def test_scan_user_feature_and_small_input():
     assert "length" in out.skipped
     few = hack_scan(rows[:8], features=["called"])
     assert few.verdict == "not_enough_data"
+    # rewards tied within every task: nothing can be tested, though `called` varies in each
+    tied = [dict(r, reward=float(int(r["task_id"][1:]) % 2)) for r in rows]
+    out = hack_scan(tied, features=["called"])
+    assert out.verdict == "not_enough_data" and out.n_informative_tasks == 0
+    assert {f.verdict for f in out.features} == {"not_tested"}
+    assert "constant within every task" not in out.render()
     with pytest.raises(ArgumentError, match="feature 'nope' is None on row 1"):
         hack_scan(rows, features=["nope"])
 
@@ -242,6 +282,35 @@ def test_one_look_is_not_enough_and_no_eval_is_not_enough_data():
     assert watch_records(run(train, {0: BASE, 12: BASE}), confirm=1).decision == "stop"
     flat = watch_records(run([0.3] * 12, {0: BASE, 6: BASE, 12: BASE}))
     assert flat.decision == "continue" and "inside its noise band" in flat.reason
+
+
+def test_first_stop_step_is_where_a_callback_stops():
+    # flat at steps 6 and 12 (the stop rule holds twice: step 12), then the held-out set
+    # recovers at 18 (UP: every task +2 of 4): the end says continue, the callback stopped at 12
+    train = [0.1 + 0.05 * s for s in range(18)]
+    w = watch_records(run(train, {0: BASE, 6: BASE, 12: BASE, 18: UP}))
+    assert [s.condition for s in w.steps if s.held_out is not None] == [
+        None, "flat_while_climbing", "flat_while_climbing", None]
+    assert w.decision == "continue" and w.first_stop_step == 12
+    assert "the rule said stop at step 12" in w.render()
+    # one look at a time (confirm=1): step 6 already
+    assert watch_records(run(train, {0: BASE, 6: BASE, 12: BASE, 18: UP}),
+                         confirm=1).first_stop_step == 6
+    clean = watch_records(run(train, {0: BASE, 6: UP, 12: UP}))
+    assert clean.first_stop_step is None
+
+
+def test_too_few_held_out_tasks_say_so():
+    # 6 held-out tasks, never solved; the training reward climbs 0.05 a step (climb +0.35 at
+    # step 12, by hand as above). The paired delta is 0 on every task, yet its interval reaches
+    # past +0.3 with 6 tasks: no verdict either way, and the reason says what would give one
+    never = {f"h{i}": 0 for i in range(6)}
+    train = [0.1 + 0.05 * s for s in range(12)]
+    w = watch_records(run(train, {0: never, 6: never, 12: never}))
+    assert w.decision == "continue" and w.held_out_delta == 0.0 and w.n_paired == 6
+    assert w.held_out_ci[1] >= w.train_climb == pytest.approx(0.55 - 0.2)
+    assert "6 held-out tasks cannot tell flat from following" in w.reason
+    assert "evaluate more held-out tasks" in w.reason
 
 
 def test_watch_record_errors():

@@ -13,6 +13,9 @@ Each returns a :class:`Picture` result whose fields are the numbers drawn; the P
 ``picture.png()`` and are written to ``out`` when given (atomically, never over an existing file
 unless ``overwrite``). matplotlib is imported lazily, with the Agg backend through its object API
 (no display, no global pyplot state): ``pip install 'whileai-skills[plot]'``.
+
+Why one module: the four pictures share the figure set-up, the interval drawing and the
+:class:`Picture` result; split, each would import the same helpers from a third file.
 """
 
 from __future__ import annotations
@@ -24,8 +27,8 @@ import numpy as np
 from pydantic import PrivateAttr
 
 from .bootstrap import check_level
-from .defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, JUDGE_MIN_AGREEMENT, JUDGE_MIN_KAPPA,
-                       PICTURE_DPI)
+from .defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, JUDGE_MAX_FALSE_PASS,
+                       JUDGE_MIN_AGREEMENT, JUDGE_MIN_KAPPA, PICTURE_DPI)
 from .errors import ArgumentError
 from .io import write_atomic
 from .result import Result, fmt_rate
@@ -123,6 +126,7 @@ def band_picture(rows: Any, *, out: Any = None, overwrite: bool = False,
     ax.set_xlabel("per-task pass rate (share of a task's rollouts that pass)")
     ax.set_ylabel("tasks")
     ax.set_ylim(0, max(counts) * 1.15 + 1)
+    ax.yaxis.get_major_locator().set_params(integer=True)  # a count of tasks: no 2.5 ticks
     split = int(inner.sum())
     ax.set_title(f"{title}\nalways fail {counts[0]}, split {split}, always pass {counts[-1]} "
                  "(only split tasks give a grouped method signal)", fontsize=10)
@@ -252,7 +256,11 @@ class JudgeBar(Result):
     agreement_ci: Interval | None
     kappa: float | None
     kappa_ci: Interval | None
+    n_label_fail: int = 0
+    false_pass: float | None = None
+    false_pass_ci: Interval | None = None
     verdict: str
+    reasons: list[str] = []
 
 
 class JudgePicture(Picture):
@@ -267,8 +275,10 @@ class JudgePicture(Picture):
         for j in self.judges:
             k = "undefined" if j.kappa is None else (
                 f"{j.kappa:.3f}" + (f" [{j.kappa_ci[0]:.3f}, {j.kappa_ci[1]:.3f}]" if j.kappa_ci else ""))
+            fp = ("" if j.false_pass is None else ", false pass " + fmt_rate(
+                j.false_pass, j.false_pass_ci, j.n_label_fail, "label-fail items"))
             lines.append(f"{j.name}: agreement {fmt_rate(j.agreement, j.agreement_ci, j.n, 'items')}, "
-                         f"kappa {k}, {j.verdict}")
+                         f"kappa {k}{fp}, {j.verdict}" + "".join(f"\n  - {r}" for r in j.reasons))
         return "\n".join(lines + ([f"written: {self.path}"] if self.path else []))
 
 
@@ -281,17 +291,21 @@ def judge_picture(items: Any, *, judges: list[str] | None = None, out: Any = Non
     # the audit's own kappa interval (whileai_core.judge.kappa_interval): one number per question
     bars = [JudgeBar(name=rep.name, n=rep.n, agreement=rep.agreement,
                      agreement_ci=rep.agreement_ci, kappa=rep.kappa, kappa_ci=rep.kappa_ci,
-                     verdict=rep.verdict) for rep in audit.judges]
+                     n_label_fail=rep.n_label_fail, false_pass=rep.false_pass,
+                     false_pass_ci=rep.false_pass_ci, verdict=rep.verdict, reasons=rep.reasons)
+            for rep in audit.judges]
     title = (f"Judge audit: {audit.n_items} labelled items ({audit.n_label_fail} label failures), "
              f"{len(bars)} judges")
-    fig = _figure(9.0, max(3.2, 1.6 + 0.6 * len(bars)))
-    axes = fig.subplots(1, 2, sharey=True)
+    fig = _figure(12.0, max(3.4, 1.8 + 0.7 * len(bars)))
+    axes = fig.subplots(1, 3, sharey=True)
     ys = np.arange(len(bars))[::-1]
     for ax, key, floor, xlabel in (
             (axes[0], "agreement", audit.floors.get("agreement_lower", JUDGE_MIN_AGREEMENT),
              "agreement with the labels (Wilson interval)"),
             (axes[1], "kappa", audit.floors.get("kappa", JUDGE_MIN_KAPPA),
-             "Cohen's kappa (item bootstrap interval)")):
+             "Cohen's kappa (item bootstrap interval)"),
+            (axes[2], "false_pass", audit.floors.get("false_pass_max", JUDGE_MAX_FALSE_PASS),
+             "false pass on label-fail items\n(Wilson interval; top under the line to clear)")):
         for y, bar in zip(ys, bars):
             value = getattr(bar, key)
             ci = getattr(bar, f"{key}_ci")
@@ -299,13 +313,14 @@ def judge_picture(items: Any, *, judges: list[str] | None = None, out: Any = Non
                 ax.text(0.02, y, "undefined", va="center")
                 continue
             color = _PASS if bar.verdict == "clears" else _FAIL if bar.verdict == "fails" else _INK
-            err = None if ci is None else [[value - ci[0]], [ci[1] - value]]
+            err = None if ci is None else [[max(0.0, value - ci[0])], [max(0.0, ci[1] - value)]]
             ax.errorbar(value, y, xerr=err, fmt="o", color=color, capsize=4)
-        ax.axvline(floor, color="black", linestyle="--", linewidth=1, label=f"floor {floor:g}")
+        ax.axvline(floor, color="black", linestyle="--", linewidth=1,
+                   label=f"{'ceiling' if key == 'false_pass' else 'floor'} {floor:g}")
         ax.set_xlim(min(-0.05, min((getattr(b, f'{key}_ci') or (0, 0))[0] for b in bars) - 0.05), 1.05)
         ax.set_xlabel(xlabel)
         ax.legend(loc="lower right", fontsize=8)
-    axes[0].set_yticks(ys, [f"{b.name} (n={b.n})\n{b.verdict}" for b in bars])
+    axes[0].set_yticks(ys, [f"{b.name} (n={b.n})\naudit: {b.verdict}" for b in bars])
     fig.suptitle(title, fontsize=10)
     picture = JudgePicture(title=title, width_px=0, height_px=0, judges=bars,
                            n_items=audit.n_items, n_label_fail=audit.n_label_fail,
@@ -325,6 +340,8 @@ class WatchPicture(Picture):
     held_out_ci: list[Interval | None]
     delta: list[float | None]
     delta_ci: list[Interval | None]
+    train_climb: list[float | None] = []
+    train_noise_band: list[float | None] = []
     n_tasks: int | None
     level: float
 
@@ -334,6 +351,12 @@ class WatchPicture(Picture):
             lines.append(f"step {s}: held-out {fmt_rate(v, ci, self.n_tasks)}"
                          + ("" if d is None else f", delta {d:+.3f}"))
         return "\n".join(lines + ([f"written: {self.path}"] if self.path else []))
+
+
+def _spacing(evals: list) -> float:
+    """The smallest gap between evaluation steps (to set the climb marker beside the delta)."""
+    gaps = np.diff([s.step for s in evals])
+    return float(gaps.min()) if gaps.size else 1.0
 
 
 def watch_picture(watch: Any, *, out: Any = None, overwrite: bool = False) -> WatchPicture:
@@ -358,7 +381,7 @@ def watch_picture(watch: Any, *, out: Any = None, overwrite: bool = False) -> Wa
         ci = s.held_out.ci
         err = None if ci is None else [[s.held_out.value - ci[0]], [ci[1] - s.held_out.value]]
         top.errorbar(s.step, s.held_out.value, yerr=err, fmt="o", color=_INK, capsize=4,
-                     label="held-out (95% interval)" if s is evals[0] else None)
+                     label=f"held-out ({w.level:.0%} interval)" if s is evals[0] else None)
     top.set_ylabel(f"training reward / held-out {what}")
     top.legend(loc="best", fontsize=8)
     top.set_title(title, fontsize=10)
@@ -371,9 +394,14 @@ def watch_picture(watch: Any, *, out: Any = None, overwrite: bool = False) -> Wa
         color = _FAIL if s.condition else _INK
         bottom.errorbar(s.step, s.delta, yerr=err, fmt="s", color=color, capsize=4)
         if s.train_climb is not None:
-            bottom.plot(s.step, s.train_climb, "^", color="#ef6c00")
-    bottom.plot([], [], "^", color="#ef6c00", label="training reward climb")
-    bottom.plot([], [], "s", color=_INK, label="held-out delta vs first eval (95% interval)")
+            band = s.train_noise_band
+            bottom.errorbar(s.step + 0.15 * max(1, _spacing(evals)), s.train_climb,
+                            yerr=None if band is None else [[band], [band]], fmt="^",
+                            color="#ef6c00", capsize=3, alpha=0.9)
+    bottom.plot([], [], "^", color="#ef6c00",
+                label="training reward climb (last - first steps) ± its noise band")
+    bottom.plot([], [], "s", color=_INK,
+                label=f"held-out delta vs first eval ({w.level:.0%} interval)")
     bottom.plot([], [], "s", color=_FAIL, label="stop condition holds")
     bottom.legend(loc="best", fontsize=8)
     bottom.set_xlabel("optimizer step")
@@ -383,5 +411,6 @@ def watch_picture(watch: Any, *, out: Any = None, overwrite: bool = False) -> Wa
         steps=[s.step for s in w.steps], train_reward=[s.train_reward for s in w.steps],
         eval_steps=[s.step for s in evals], held_out=[s.held_out.value for s in evals],
         held_out_ci=[s.held_out.ci for s in evals], delta=[s.delta for s in evals],
-        delta_ci=[s.delta_ci for s in evals], n_tasks=n_tasks, level=w.level)
+        delta_ci=[s.delta_ci for s in evals], train_climb=[s.train_climb for s in evals],
+        train_noise_band=[s.train_noise_band for s in evals], n_tasks=n_tasks, level=w.level)
     return _finish(fig, picture, out, overwrite)

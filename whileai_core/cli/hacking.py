@@ -79,10 +79,11 @@ def register(sub) -> None:
     p = sub.add_parser(
         "cheat-probes", help="score degenerate answers with your reward before training",
         description="Empty, refusal, a question back, the prompt echoed, filler to the token "
-                    "cap, the most common answer, the task's words stuffed: each scored by your "
-                    "reward on every task and compared with the model's pass rate, paired by "
-                    "task. A probe at or above the model is a hole. The reward runs in a child "
-                    "process in the current directory, killed after --timeout seconds.")
+                    "cap, the most common answer, the answer format alone (tags around a wrong "
+                    "answer), the task's words stuffed: each scored by your reward on every task "
+                    "and compared with the model's pass rate, paired by task. A probe at or "
+                    "above the model is a hole. The reward runs in a child process in the "
+                    "current directory, killed after --timeout seconds.")
     p.add_argument("tasks", help="tasks (.jsonl): {task_id, prompt, ...fields the reward reads}")
     p.add_argument("--reward", default=None, metavar="FILE.py:FUNCTION",
                    help="a TRL-style reward function(prompts, completions, **fields)")

@@ -1,8 +1,8 @@
 """Is the model learning the task or gaming the reward? Before training and during it.
 
 - :func:`~whileai_core.hacking.probes.cheat_probes`: score degenerate answers (empty, a refusal,
-  a question back, the prompt echoed, filler to the token cap, the most common answer, keywords
-  stuffed from the task text) with the user's own reward, against the model's pass rate.
+  a question back, the prompt echoed, filler to the token cap, the most common answer, the answer
+  format alone (its tags around a wrong answer), keywords stuffed from the task text) with the user's own reward, against the model's pass rate.
 - :func:`~whileai_core.hacking.scan.hack_scan`: within each task, which features of the reply
   (length, truncation, format markers, repeated n-grams, user-named fields) the reward pays for,
   against a within-task shuffle floor.

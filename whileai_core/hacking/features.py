@@ -50,6 +50,21 @@ def reply_text(record: dict) -> str | None:
     return None
 
 
+_MARKED = re.compile(r"<([A-Za-z_][\w:-]*)(\s[^<>]*)?>(.*?)</\1\s*>|\\boxed\{([^{}]*)\}", re.S)
+
+
+def format_markers(text: str) -> list[tuple[str, str, str]]:
+    """The answer-format markers of ``text`` in order: ``(open, content, close)`` for every
+    XML-like tag pair (``<answer>42</answer>``) and every ``\\boxed{42}``."""
+    out = []
+    for m in _MARKED.finditer(text):
+        if m.group(1) is not None:
+            out.append((f"<{m.group(1)}{m.group(2) or ''}>", m.group(3), f"</{m.group(1)}>"))
+        else:
+            out.append(("\\boxed{", m.group(4), "}"))
+    return out
+
+
 def repeated_ngram_share(text: str, n: int = SCAN_NGRAM) -> float:
     words = _WORDS.findall(text.lower())
     total = len(words) - n + 1

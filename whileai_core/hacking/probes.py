@@ -1,8 +1,8 @@
 """Before training: score degenerate answers with the user's own reward.
 
 A reward that pays an empty reply, a refusal, a question back, the prompt echoed, filler to the
-token cap, the most common answer, or the task's own words stuffed into a reply, will be farmed:
-GRPO finds any answer that scores without doing the task [1, 2]. :func:`cheat_probes` writes
+token cap, the most common answer, the answer's format alone (its tags around a wrong answer), or
+the task's own words stuffed into a reply, will be farmed: GRPO finds any answer that scores without doing the task [1, 2]. :func:`cheat_probes` writes
 each degenerate answer for every task, scores it with the reward the run will train on, and
 compares each probe with the model's own pass rate on the same tasks, paired by task
 (:func:`whileai_core.stats.compare`, intervals resampling tasks).
@@ -45,9 +45,11 @@ PROBES: dict[str, str] = {
     "echo": "the prompt echoed back",
     "filler": "filler repeated to the token cap",
     "most_common": "the most common answer (of the tasks' `answer` fields, else of the model's replies)",
+    "format": ("the answer format alone: the commonest tags / \\boxed{} of the model's replies (else "
+               "of the prompts) around a wrong answer (the commonest other task's `answer`)"),
     "keywords": "the task text's own content words, stuffed into one reply",
 }
-from .features import REPLY_FIELDS  # noqa: E402  (one list of reply fields)
+from .features import REPLY_FIELDS, format_markers, reply_text  # noqa: E402  (one list of reply fields)
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'_-]{3,}")
 _STOP = frozenset("""about above after again against because been before being below between
@@ -166,6 +168,50 @@ def _as_completion(text: str, prompt: Any) -> Any:
     return text
 
 
+def _all_text(prompt: Any) -> str:
+    """Every message of a chat prompt (a format is often asked for in the system message)."""
+    if isinstance(prompt, list):
+        return "\n".join(m["content"] for m in prompt
+                         if isinstance(m, dict) and isinstance(m.get("content"), str))
+    return prompt if isinstance(prompt, str) else ""
+
+
+def _format_replies(tasks: list[dict], model: Any) -> tuple[list[str] | None, str]:
+    """One reply per task: the commonest sequence of format markers, each holding a wrong answer.
+
+    The markers come from the model's replies, else from the prompts. The content is, per task,
+    the commonest `answer` of the other tasks that differs from this task's (so an exact-match
+    reward never pays it), else the commonest content the model put in its last marker, else ''.
+    """
+    shells: Counter = Counter()
+    contents: Counter = Counter()
+    if model is not None:
+        for rec in model.records:
+            marks = format_markers(reply_text(rec) or "")
+            if marks:
+                shells[tuple((o, c) for o, _, c in marks)] += 1
+                contents[marks[-1][1].strip()] += 1
+    source = "the model's replies"
+    if not shells:
+        for t in tasks:
+            marks = format_markers(_all_text(t["prompt"]))
+            if marks:
+                shells[tuple((o, c) for o, _, c in marks)] += 1
+        source = "the prompts"
+    if not shells:
+        return None, ""
+    shell = shells.most_common(1)[0][0]
+    answers = Counter(str(t["answer"]) for t in tasks if t.get("answer") not in (None, ""))
+    ranked = [a for a, _ in answers.most_common()]
+    fallback = contents.most_common(1)[0][0] if contents else ""
+    out = []
+    for t in tasks:
+        own = str(t.get("answer"))
+        wrong = next((a for a in ranked if a != own), None if ranked else fallback) or ""
+        out.append("\n".join(f"{o}{wrong}{c}" for o, c in shell))
+    return out, source
+
+
 # --- the call ----------------------------------------------------------------------------------
 
 def _read_tasks(tasks: Any) -> tuple[list[dict], list[str]]:
@@ -254,10 +300,15 @@ def cheat_probes(reward: Any, tasks: Any, *, model_rows: Any = None,
     skipped: dict[str, str] = {}
     common, common_from = _most_common(task_list, model)
     replies: dict[str, list[str]] = {}
+    shelled, shell_from = _format_replies(task_list, model) if "format" in chosen else (None, "")
     for name in chosen:
         if name == "most_common" and common is None:
             skipped[name] = ("no `answer` field in the tasks and no reply text in the model rows "
                              "(completion/reply/response/output/text)")
+            continue
+        if name == "format" and shelled is None:
+            skipped[name] = ("no format marker (<tag>...</tag>, \\boxed{}) in the model's replies "
+                             "or in the prompts")
             continue
         texts = [prompt_text(t["prompt"]) for t in task_list]
         replies[name] = {
@@ -268,6 +319,7 @@ def cheat_probes(reward: Any, tasks: Any, *, model_rows: Any = None,
             "filler": lambda: [_filler(max_chars)] * len(texts),
             "most_common": lambda: [common[:max_chars]] * len(texts),
             "keywords": lambda: [_stuffed(tx, max_chars) for tx in texts],
+            "format": lambda: [tx[:max_chars] for tx in shelled],
         }[name]()
     names = list(replies)
     batch = [{**{k: v for k, v in t.items() if k != "prompt"}, "task_id": tid,
@@ -308,6 +360,9 @@ def cheat_probes(reward: Any, tasks: Any, *, model_rows: Any = None,
     notes = []
     if "most_common" in replies:
         notes.append(f"most_common probe: {_cut(common, 60)!r}, from {common_from}")
+    if "format" in replies:
+        notes.append(f"format probe: {_cut(replies['format'][0], 60)!r} (first task), the markers "
+                     f"from {shell_from}")
     if model is None:
         notes.append("no model_rows: a passing probe cannot be compared with the model, so it "
                      "is called a leak; give the model's graded rows on these tasks")

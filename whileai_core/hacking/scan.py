@@ -58,10 +58,12 @@ class FeatureEvidence(Result):
     p_value: float | None = None
     n_rows: int
     n_tasks: int
-    verdict: Literal["clean", "suspect", "no_variation"]
+    verdict: Literal["clean", "suspect", "no_variation", "not_tested"]
     example: ScanExample | None = None
 
     def render(self) -> str:
+        if self.verdict == "not_tested":
+            return f"{self.feature:<16} not_tested (too few tasks whose rewards differ)"
         if self.strength is None:
             return f"{self.feature:<16} no_variation (constant within every task)"
         return (f"{self.feature:<16} {self.verdict:<8} strength {self.strength:+.3f} "
@@ -158,7 +160,7 @@ def hack_scan(rows: Any, *, features: Any = None, n_shuffles: int = SCAN_SHUFFLE
                   skipped=skipped)
     if informative < MIN_TASKS_FOR_INTERVAL or not names:
         evidence = [FeatureEvidence(feature=n, n_rows=n_rows, n_tasks=informative,
-                                    verdict="no_variation") for n in names]
+                                    verdict="not_tested") for n in names]
         return HackScan(verdict="not_enough_data", suspects=[], features=evidence, floor=None,
                         next_step="score several rollouts per task (4+) with different rewards "
                                   "within tasks; only then can a feature be tied to the reward",

@@ -41,6 +41,7 @@ import re
 from typing import Any, Literal
 
 import numpy as np
+from pydantic import Field
 
 from ..bootstrap import check_level, check_seed, z_value
 from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, WATCH_CONFIRM, WATCH_STEPS_SHOWN,
@@ -109,6 +110,10 @@ class Watch(Result):
     steps_shown: str
     steps: list[WatchStep]
     n_evals: int
+    first_stop_step: int | None = Field(
+        None, description="the first held-out evaluation at which the rule said stop (the "
+                          "condition at `confirm` evaluations in a row): where a trainer "
+                          "watched with stop=True stops, even if it no longer holds at the end")
     baseline_step: int | None = None
     latest_eval_step: int | None = None
     held_out_delta: float | None = None
@@ -126,6 +131,9 @@ class Watch(Result):
         lines = [f"watch: {self.decision} ({self.source}; {self.n_steps} steps, {self.n_evals} "
                  f"held-out evaluations, metric {self.metric})", f"why: {self.reason}"]
         lines += [s.render() for s in self.steps]
+        if self.first_stop_step is not None and self.decision != "stop":
+            lines.append(f"the rule said stop at step {self.first_stop_step} (a trainer watched "
+                         "with stop=True would have stopped there)")
         if len(self.steps) < self.n_steps:
             lines.append(f"(steps shown: {self.steps_shown})")
         if self.scan is not None:
@@ -224,6 +232,7 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
                          f"{evals[0]['step']}, the first one")
     out_steps: list[WatchStep] = []
     conditions: list[Condition | None] = []
+    cond_steps: list[int] = []
     last_cmp = last_climb = None
     for s in steps:
         fields: dict[str, Any] = {k: s.get(k) for k in ("train_reward", "train_reward_std",
@@ -250,6 +259,7 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
                         cond = "flat_while_climbing"
                 fields["condition"] = cond
                 conditions.append(cond)
+                cond_steps.append(s["step"])
                 last_cmp, last_climb = cmp, climb
         out_steps.append(WatchStep(step=s["step"], **fields))
     streak = 0
@@ -258,6 +268,12 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
             break
         streak += 1
     latest = conditions[-1] if conditions else None
+    first_stop, run_len = None, 0  # what a callback with stop=True would have done
+    for step, cond in zip(cond_steps, conditions):
+        run_len = run_len + 1 if cond is not None else 0
+        if run_len >= confirm:
+            first_stop = step
+            break
     decision: Decision
     if streak >= confirm:
         decision = "stop"
@@ -294,6 +310,11 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
         elif last_climb is not None and last_climb[0] <= last_climb[1]:
             reason += (f"; the training reward's climb {last_climb[0]:+.3f} is inside its noise "
                        f"band {last_climb[1]:.3f}")
+        elif last_climb is not None and hi >= last_climb[0]:
+            reason += (f"; the interval still reaches the training reward's climb "
+                       f"{last_climb[0]:+.3f}: {last_cmp.n_paired} held-out tasks cannot tell "
+                       f"flat from following it (the interval is {hi - lo:.3f} wide); evaluate "
+                       f"more held-out tasks to narrow it")
         else:
             reason += "; the interval still reaches the training reward's climb"
     batch_scan = None
@@ -318,7 +339,7 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
     shown = out_steps[-WATCH_STEPS_SHOWN:]
     return Watch(decision=decision, reason=reason, source=source, metric=metric,
                  n_steps=len(out_steps), steps_shown=f"{len(shown)} of {len(out_steps)}",
-                 steps=shown, n_evals=len(evals),
+                 steps=shown, n_evals=len(evals), first_stop_step=first_stop,
                  baseline_step=evals[0]["step"] if evals else None,
                  latest_eval_step=evals[-1]["step"] if evals else None,
                  held_out_delta=None if last_cmp is None else last_cmp.delta,

@@ -35,7 +35,7 @@ from .registry import RunRecord
 from .targets import RECIPE_ENTRY, Target
 
 # the pyproject extra a recipe's smoke imports (a recipe not listed needs only the core)
-SMOKE_EXTRA = {"grpo": "train", "dpo": "train"}
+SMOKE_EXTRA = {"grpo": "train", "dpo": "train", "sft": "train"}
 RESULTS_FILE = "results.json"
 OUT_DIR = "out"
 _LOG_TAIL_LINES = 5

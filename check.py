@@ -10,6 +10,9 @@ added without a check is caught. The network is closed while blocks run, and the
 (``launch_run``) lives in the skill's temporary folder (``WHILEAI_STATE_DIR``), so a skill that
 launches a run (sft-from-traces trains the SFT recipe's CPU smoke) leaves nothing behind.
 
+Each skill folder is first checked with the Agent Skills reference validator (``skills-ref``,
+installed by the ``test`` extra; skipped, and said so, where it is not installed).
+
 Usage: ``python check.py [SKILL ...] [-v]``: SKILL is a folder name under skills/ or a path to
 a skill folder; ``-v`` prints each block's output.
 Exit status: 0 when every skill passes, 1 otherwise.
@@ -195,6 +198,16 @@ def check_skill(skill: Path, *, verbose: bool = False) -> Verdict:
     return Verdict(skill.name, True, len(blocks), time.perf_counter() - start, "")
 
 
+def validate(skill: Path) -> list[str] | None:
+    """The Agent Skills reference validator's (skills-ref) problems with a skill folder: [] when
+    valid, None when skills-ref is not installed (the `test` extra installs it)."""
+    try:
+        from skills_ref.validator import validate as reference_validate
+    except ImportError:
+        return None
+    return [str(problem) for problem in reference_validate(skill)]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("skills", nargs="*", help="skill folder names (default: all)")
@@ -216,9 +229,14 @@ def main(argv: list[str] | None = None) -> int:
         print("error: no skills/*/SKILL.md found", file=sys.stderr)
         return 1
     sys.path.insert(0, str(ROOT))
-    results = []
+    results, validated = [], True
     for skill in found:
-        v = check_skill(skill, verbose=args.verbose)
+        problems = validate(skill)
+        validated = validated and problems is not None
+        if problems:
+            v = Verdict(skill.name, False, 0, 0.0, "skills-ref validation: " + "; ".join(problems))
+        else:
+            v = check_skill(skill, verbose=args.verbose)
         results.append(v)
         state = "pass" if v.ok else "FAIL"
         print(f"{v.skill}: verdict: {state} ({v.blocks} blocks, {v.seconds:.1f}s)")
@@ -226,7 +244,9 @@ def main(argv: list[str] | None = None) -> int:
             print("  " + v.detail.rstrip().replace("\n", "\n  "))
     failed = [v.skill for v in results if not v.ok]
     print(f"summary: {len(results) - len(failed)} of {len(results)} skills pass"
-          + (f"; failed: {', '.join(failed)}" if failed else ""))
+          + (f"; failed: {', '.join(failed)}" if failed else "")
+          + ("; each valid under skills-ref" if validated else
+             "; skills-ref not installed, frontmatter not validated (pip install skills-ref)"))
     return 1 if failed else 0
 
 

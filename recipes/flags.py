@@ -49,7 +49,7 @@ def float_in(low: float, high: float, *, low_open: bool = False, high_open: bool
 
 def run_name(text: str) -> str:
     """A run name that is safe as a folder on a Modal volume: letters, digits, ``_ . -``."""
-    if not _RUN_NAME.match(text):
+    if not _RUN_NAME.fullmatch(text):
         raise argparse.ArgumentTypeError(
             f"must be 1-64 characters of letters, digits, '_', '.', '-' (starting with a letter or "
             f"digit), got {text!r}")

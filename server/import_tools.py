@@ -41,6 +41,11 @@ class ImportRowsInput(ToolInput):
     kind: Annotated[Literal["eval", "train"], Field(
         description="prime-rl only: held-out eval episodes (default) or training "
                     "rollouts.")] = "eval"
+    agent: Annotated[str | None, Field(
+        min_length=1, max_length=200,
+        description="prime-rl only: keep one agent's traces (the trace's agent.name) of a "
+                    "multi-agent taskset. Null keeps every agent, one row per trace; the "
+                    "summary's notes name the agents when there are several.")] = None
     keep_errored: Annotated[bool, Field(
         description="Keep errored rollouts as rows marked errored: true. Default false: they "
                     "are counted in `errored` and left out (a failed rollout is not a "
@@ -56,7 +61,7 @@ def import_rows_tool(args: ImportRowsInput, env: Env) -> Imported:
     out = ws.resolve(args.out, argument="out")
     # the importers walk the folder and open every file through the door, under the root
     result = import_rows(source, format=args.format, metric=args.metric, step=args.step,
-                         kind=args.kind, keep_errored=args.keep_errored)
+                         kind=args.kind, keep_errored=args.keep_errored, agent=args.agent)
     written = write_records(result.rows, out, overwrite=args.overwrite)
     return result.model_copy(update={
         "source": ws.relative(source), "out": ws.relative(written),

@@ -150,36 +150,75 @@ def _frontmatter(text: str) -> dict[str, str]:
 
 
 class SkillCatalog:
-    """The skills under one folder, read on each call."""
+    """The skills under one folder, read on each call through the path door.
+
+    The folder is opened as a confined root (``whileai_core.safepath``): a skill folder or file
+    that is a symlink, a FIFO or another special file is never followed or read (a FIFO would
+    block the server's start; a link could serve a file from outside the folder). Skills from
+    ``whileai-skills init --link`` are links: serve the pack's own folder instead.
+    """
 
     def __init__(self, folder: str | os.PathLike) -> None:
         self.folder = Path(folder).expanduser().resolve()
 
-    def names(self) -> list[str]:
-        if not self.folder.is_dir():
-            return []
-        return sorted(p.parent.name for p in self.folder.glob("*/SKILL.md"))
+    def _root(self):
+        from whileai_core.safepath import Root
 
-    def path(self, name: str) -> Path:
-        known = self.names()
-        if name not in known:
+        return Root(self.folder, label="the skills folder")
+
+    def _skill_dir(self, name: str):
+        """The skill's folder (a UserPath), or None when ``name`` is not a skill of the folder."""
+        try:
+            root = self._root()
+        except ArgumentError:
+            return None
+        entries = dict(root.locate(".", argument="skills").list_dir())
+        if entries.get(name) != "dir":
+            return None
+        folder = root.locate(name, argument="skill")
+        return folder if folder.child("SKILL.md").kind() == "file" else None
+
+    def names(self) -> list[str]:
+        try:
+            top = self._root().locate(".", argument="skills")
+            return [name for name, kind in top.list_dir() if kind == "dir"
+                    and top.child(name, "SKILL.md").kind() == "file"]
+        except ArgumentError:
+            return []
+
+    def _folder(self, name: str):
+        folder = self._skill_dir(name)
+        if folder is None:
+            known = self.names()
             listing = ", ".join(known) if known else f"none: {self.folder} has no */SKILL.md"
             raise ArgumentError(f"unknown skill {name!r}; known skills: {listing}. Fix: call "
                                 "list_skills and pass one of the names it returns")
-        return self.folder / name / "SKILL.md"
+        return folder
+
+    def path(self, name: str) -> Path:
+        """Where the skill's SKILL.md is (for messages; it is read through the door)."""
+        return self._folder(name).child("SKILL.md").absolute
+
+    def _skill_md(self, name: str) -> str:
+        return self._folder(name).child("SKILL.md").read_bytes(
+            "config", error=ArgumentError).decode("utf-8")
 
     def files(self, name: str) -> list[tuple[str, bytes]]:
         """Every regular file of the skill (SKILL.md first, then by path), as (relative path,
-        raw bytes). Links and caches are left out: a skill's files are what its folder holds."""
-        folder = self.path(name).parent
+        raw bytes). Links, special files and caches are left out: a skill's files are what its
+        folder holds."""
         found = []
-        for path in sorted(folder.rglob("*")):
-            rel = path.relative_to(folder)
-            if any(part in _SKIP or part.startswith(".") for part in rel.parts):
-                continue
-            if path.is_symlink() or not path.is_file():
-                continue
-            found.append((rel.as_posix(), path.read_bytes()))
+        todo = [(self._folder(name), ())]
+        while todo:
+            here, rel = todo.pop()
+            for entry, kind in here.list_dir():
+                if entry in _SKIP or entry.startswith("."):
+                    continue
+                if kind == "dir":
+                    todo.append((here.child(entry), rel + (entry,)))
+                elif kind == "file":
+                    data = here.child(entry).read_bytes("config", error=ArgumentError)
+                    found.append(("/".join(rel + (entry,)), data))
         found.sort(key=lambda item: (item[0] != "SKILL.md", item[0]))
         return found
 
@@ -204,7 +243,7 @@ class SkillCatalog:
         """The SKILL.md's YAML frontmatter, parsed as YAML (every key the author wrote)."""
         import yaml
 
-        text = self.path(name).read_bytes().decode("utf-8")
+        text = self._skill_md(name)
         lines = text.splitlines()
         if not lines or lines[0].strip() != "---" or "---" not in [x.strip() for x in lines[1:]]:
             return {}
@@ -213,7 +252,7 @@ class SkillCatalog:
         return data if isinstance(data, dict) else {}
 
     def read(self, name: str) -> SkillText:
-        text = self.path(name).read_bytes().decode("utf-8")
+        text = self._skill_md(name)
         meta = _frontmatter(text)
         skill = SkillText(name=name, description=meta.get("description", ""),
                           uri=skill_uri(name), files=self.manifest(name))
@@ -302,8 +341,8 @@ def register_skills(server: MCPServer, catalog: SkillCatalog) -> None:
     for name in catalog.names():
         try:
             info = catalog.info(name)
-        except (OSError, UnicodeDecodeError):
-            continue  # unreadable now; list_skills will say so when asked
+        except (ArgumentError, OSError, UnicodeDecodeError):
+            continue  # unreadable now (or a link, a FIFO): list_skills will say so when asked
         for file in info.files:
             rel = file.uri.removeprefix(f"skill://{name}/")
             top = rel == "SKILL.md"

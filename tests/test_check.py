@@ -27,6 +27,25 @@ def test_check_py_passes_and_prints_a_verdict_per_skill():
     for name in skills:
         assert f"{name}: verdict: pass" in proc.stdout
     assert f"summary: {len(skills)} of {len(skills)} skills pass" in proc.stdout
+    assert "each valid under skills-ref" in proc.stdout
+
+
+def test_a_skill_the_reference_validator_refuses_fails(tmp_path, capsys):
+    """check.py runs the Agent Skills reference validator (skills-ref) on each folder: a
+    frontmatter name that is not the folder's fails the skill though its blocks pass."""
+    import pytest
+
+    pytest.importorskip("skills_ref")
+    check = _check_module()
+    fixtures = "def prepare(w):\n    return {}\nCHECKS = [lambda ns: None]\n"
+    body = "---\nname: {name}\ndescription: Demo.\n---\n```python\na = 1\n```\n"
+    good = _skill(tmp_path, body.format(name="demo"), fixtures)
+    assert check.main([str(good)]) == 0
+    bad = tmp_path / "elsewhere"
+    good.rename(bad)
+    assert check.main([str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert "elsewhere: verdict: FAIL" in out and "skills-ref validation:" in out
 
 
 def test_blocks_come_from_the_markdown_with_line_numbers():

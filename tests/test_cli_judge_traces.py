@@ -164,6 +164,33 @@ def test_split_holds_out_whole_tasks(tmp_path, capsys):
     assert "share" in err and "1.5" in err and "Fix:" in err
 
 
+def test_split_writes_the_frozen_test_and_each_side_from_a_shell(tmp_path, capsys):
+    """The CLI does what the split_by_task tool does (the sft-from-traces journey from a shell):
+    the held-out ids, and each side's records, every record of a task on one side."""
+    tasks = [f"task-{i}" for i in range(10)]
+    records = [{"task_id": t, "reward": r, "messages": [_msg("user", t), _msg("assistant", "a")]}
+               for t in tasks for r in (0.0, 1.0)]
+    path = _jsonl(tmp_path / "rows.jsonl", records)
+    out, hold, train = (tmp_path / n for n in ("ids.json", "holdout.jsonl", "train.jsonl"))
+    data = _run_json(capsys, ["split", path, "--out", str(out), "--holdout-out", str(hold),
+                              "--train-out", str(train)])
+    held = json.loads(out.read_text())
+    assert held == data["holdout_tasks"] and len(held) == 2
+    read = lambda f: [json.loads(line) for line in f.read_text().splitlines()]  # noqa: E731
+    assert read(hold) == [r for r in records if r["task_id"] in held]
+    assert read(train) == [r for r in records if r["task_id"] not in held]
+    # nothing half-written: one existing file refuses the whole call without --force
+    fresh = tmp_path / "fresh.jsonl"
+    err = _one_line_error(capsys, ["split", path, "--holdout-out", str(fresh),
+                                   "--train-out", str(train)])
+    assert "--train-out" in err and "--force" in err and not fresh.exists()
+    err = _one_line_error(capsys, ["split", path, "--holdout-out", str(fresh),
+                                   "--train-out", str(tmp_path), "--force"])
+    assert "not a regular file" in err and not fresh.exists()
+    assert main(["split", path, "--share", "0.3", "--train-out", str(train), "--force"]) == 0
+    assert len({r["task_id"] for r in read(train)}) == 7
+
+
 # --- select-sft ----------------------------------------------------------------------------
 
 ATTEMPTS = [

@@ -1,4 +1,4 @@
-"""The host configurations in README.md work: each is read from the README itself, checked
+"""The host configurations in docs/mcp-server.md work: each is read from that page itself, checked
 against its host's format, and the server is started exactly as that host would start it.
 
 Formats, from each host's own documentation: Claude Code (`claude mcp add NAME -- COMMAND ARGS`,
@@ -24,7 +24,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+README = (ROOT / "docs" / "mcp-server.md").read_text(encoding="utf-8")   # the hosts page
 SCRIPT = Path(sys.executable).with_name("whileai-mcp")
 COMMAND = "/path/to/repo/.venv/bin/whileai-mcp"   # the README's placeholder for the server
 PROJECT = "/path/to/your/project"                  # ... and for the project folder
@@ -37,7 +37,7 @@ pytestmark = pytest.mark.skipif(not SCRIPT.exists(),
 
 def blocks() -> dict[str, tuple[str, str]]:
     found = {host: (lang, text) for host, lang, text in _BLOCK.findall(README)}
-    assert sorted(found) == sorted(HOSTS), "README's host blocks changed: update HOSTS"
+    assert sorted(found) == sorted(HOSTS), "the host blocks of docs/mcp-server.md changed: update HOSTS"
     return found
 
 

@@ -272,16 +272,17 @@ def test_launch_plan_over_mcp_names_the_tool(server, ws, monkeypatch, tmp_path):
 
 # --- the plan checks what the run will need -------------------------------------------------------
 
-def test_local_plan_is_not_ready_without_the_train_extra(tmp_path, monkeypatch):
+@pytest.mark.parametrize("recipe", ["grpo", "dpo", "sft"])
+def test_local_plan_is_not_ready_without_the_train_extra(tmp_path, monkeypatch, recipe):
     monkeypatch.setitem(sys.modules, "tokenizers", None)   # find_spec then answers None
-    launch = launch_run("grpo", backend="local", state_dir=tmp_path)
+    launch = launch_run(recipe, backend="local", state_dir=tmp_path)
     assert not launch.plan.ready
     (note,) = [n for n in launch.plan.notes if n.startswith("not ready")]
     assert "tokenizers is not installed" in note and "pip install" in note and "[train]" in note
     assert launch.next_step.startswith("fix what the plan's notes say")
-    with pytest.raises(ConfigError, match="nothing was launched or recorded: the grpo smoke "
+    with pytest.raises(ConfigError, match=f"nothing was launched or recorded: the {recipe} smoke "
                                           "needs the `train` extra"):
-        launch_run("grpo", backend="local", confirm=True, state_dir=tmp_path)
+        launch_run(recipe, backend="local", confirm=True, state_dir=tmp_path)
 
 
 def test_local_plan_is_ready_with_the_train_extra(tmp_path):
@@ -292,3 +293,15 @@ def test_local_plan_is_ready_with_the_train_extra(tmp_path):
 def test_a_recipe_that_needs_no_extra_is_ready(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)
     assert launch_run("prime-rl", backend="local", state_dir=tmp_path).plan.ready
+
+
+def test_every_recipe_whose_smoke_trains_names_its_extra():
+    """A recipe folder whose train.py imports torch or trl must be in SMOKE_EXTRA, or its local
+    plan says "ready" and the run dies on a missing module (sft did, before it was listed)."""
+    from whileai_core.runs.local import SMOKE_EXTRA
+
+    recipes = Path(__file__).resolve().parents[1] / "recipes"
+    training = {p.parent.name for p in recipes.glob("*/train.py")
+                if re.search(r"^\s*(import|from) (torch|trl)\b", p.read_text(), re.M)}
+    assert training >= {"grpo", "dpo", "sft"}
+    assert {name: SMOKE_EXTRA.get(name) for name in training} == dict.fromkeys(training, "train")

@@ -5,6 +5,7 @@ import importlib.util
 import json
 import math
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -175,6 +176,22 @@ def test_errored_rollouts_are_counted_not_scored():
     assert arm["lcs_after"]["value"] == pytest.approx(0.6)
 
 
+def test_policy_spans_and_every_share_are_printed_with_their_range_and_interval():
+    """An episode generated while the weights moved from v18 to v19 (``run.work.policy`` start
+    18, end 19): the table names both, never only the version it started on."""
+    last = rows(20, [0.5, 0.6, 0.7, 0.4], truncated=[True, False, False, False], policy=18)
+    for row in last:
+        row["policy_version_end"] = 19
+    arm = collect.arm_report(rows(0, [0.1, 0.2, 0.3, 0.4], policy=0) + last)
+    assert (arm["policy_first"], arm["policy_last"]) == ([0], [18, 19])
+    table = collect.render({"arms": {"grpo": {**arm, "wall_clock_s": None}},
+                            "head_to_head": {}})
+    assert "(n=4 tasks, step 20, v18-v19)" in table and "(n=4 tasks, step 0, v0)" in table
+    # truncated share after: 1 of 4 prompts -> 0.25, with its interval
+    ci = arm["truncated_after"]["ci"]
+    assert f"0.25 [{ci[0]:.2f}, {ci[1]:.2f}]" in table
+
+
 # --- the collector on run folders laid out exactly as prime-rl writes them ------------------
 # tests/fixtures/prime_rl/make_episodes.py (verifiers a60a606's Episode/Trace, the reverse-text
 # taskset's own reward); its docstring has the per-prompt table the numbers below come from.
@@ -196,11 +213,18 @@ def test_collector_reads_prime_rl_run_folders_and_prints_the_table(tmp_path):
     proc = run(["--collect", "--runs-dir", str(VOLUME), "--out", str(tmp_path / "out")], tmp_path)
     assert proc.returncode == 0, proc.stderr
     table = proc.stdout
+    # every number with its interval and n (tasks scored), the step and the policy version
+    cell = r"{} \[-?\d\.\d{{3}}, \d\.\d{{3}}\] \(n={} tasks, step {}, {}\)"
     # grpo: step 0 .25 .5 0(T) .5 -> .3125 (v0); step 20 1 .75 1 (E left out) -> .917 (v19)
-    assert "grpo   | 0.312 (step 0, v0)" in table and "0.917 (step 20, v19)" in table
-    assert "opsd   | 0.375 (step 0, v0)" in table and "0.500 (step 20, v18)" in table
+    assert re.search(r"grpo   \| " + cell.format("0.312", 4, 0, "v0"), table)
+    assert re.search(cell.format("0.917", 3, 20, "v19"), table)
+    assert re.search(r"opsd   \| " + cell.format("0.375", 4, 0, "v0"), table)
+    assert re.search(cell.format("0.500", 4, 20, "v18"), table)
     # opd: the episode with no trace (prompt 1) is counted, not scored: (.25 + .5 + 0) / 3
-    assert "opd*   | 0.250 (step 0, v0)" in table and "0.938 (step 20, v19)" in table
+    assert re.search(r"opd\*   \| " + cell.format("0.250", 3, 0, "v0"), table)
+    assert re.search(cell.format("0.938", 4, 20, "v19"), table)
+    # the delta with its pairs: grpo pairs prompts 0-2 (3), opsd all four
+    assert "(n=3 paired)" in table and "(n=4 paired)" in table
     assert "last eval is not the final checkpoint" in table
     rep = json.loads((tmp_path / "out" / "results.json").read_text())["report"]
     grpo, opsd, opd = (rep["arms"][a] for a in ("grpo", "opsd", "opd"))
@@ -253,6 +277,24 @@ def test_collect_refuses_calls_without_a_run_folder(tmp_path):
     assert proc.returncode == 2 and "no run folder" in proc.stderr
 
 
+def test_collect_names_the_arm_and_step_whose_every_episode_errored(tmp_path):
+    """A last eval where every episode errored (e.g. the inference server was gone): the real
+    errored episode of fc-grpo-new's step 20 (prompt 3, the provider error) alone in that file."""
+    volume = tmp_path / "volume"
+    run_dir = volume / "e2e-grpo" / "fc-grpo-new"
+    shutil.copytree(VOLUME / "e2e-grpo" / "fc-grpo-new", run_dir)
+    last = run_dir / "rollouts" / "step_20" / "eval" / "all" / "traces.jsonl"
+    errored = [line for line in last.read_text().splitlines() if '"ok":false' in line]
+    assert len(errored) == 1
+    last.write_text(errored[0] + "\n")
+    write_calls(tmp_path / "out", {"grpo": ("e2e-grpo", "fc-grpo-new")})
+    proc = run(["--collect", "--runs-dir", str(volume), "--out", str(tmp_path / "out")], tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "arm grpo: every eval episode at step 20 errored (1 of 1)" in proc.stderr
+    assert "Fix: read that run's logs" in proc.stderr
+    assert not (tmp_path / "out" / "results.json").exists()
+
+
 def test_each_launch_gets_its_own_run_folder_and_prime_rl_s_own_python(monkeypatch, tmp_path):
     monkeypatch.setenv("HOME", str(tmp_path))
     app = load("modal_prime_rl")
@@ -264,6 +306,21 @@ def test_each_launch_gets_its_own_run_folder_and_prime_rl_s_own_python(monkeypat
     assert app.eval_files(VOLUME / "e2e-grpo" / "fc-grpo-new") == [
         "rollouts/step_0/eval/all/traces.jsonl", "rollouts/step_20/eval/all/traces.jsonl"]
     assert app.deployed_gpus((GOLDEN / "reverse_text_grpo.toml").read_text()) == 2
+
+
+def test_the_gpu_check_counts_what_rl_asks_for(monkeypatch, tmp_path):
+    """prime-rl 559b447's rl (entrypoints/rl.py) requests num_infer_gpus (with [inference]) +
+    num_train_gpus physical GPUs; gpus_per_node (default 8) only bounds them."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    app = load("modal_prime_rl")
+    golden = (GOLDEN / "reverse_text_grpo.toml").read_text()
+    wide = golden.replace("gpus_per_node = 2", "gpus_per_node = 8")
+    assert wide != golden and app.deployed_gpus(wide) == 2  # 1 + 1 on an 8-GPU bound
+    assert app.deployed_gpus("[deployment]\nnum_train_gpus = 2\n\n[inference]\n") == 3
+    # no [inference]: rl serves no policy here, only the trainer's GPUs
+    assert app.deployed_gpus("[deployment]\nnum_train_gpus = 1\nnum_infer_gpus = 1\n") == 1
+    assert app.deployed_gpus('[deployment]\ntype = "multi_node"\ngpus_per_node = 4\n'
+                             "num_train_nodes = 1\n") == 4
     import resource
     soft, hard = app.raise_nofile()
     assert soft >= min(32000, hard if hard != resource.RLIM_INFINITY else 32000)

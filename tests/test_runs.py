@@ -331,6 +331,31 @@ def test_cli_bad_input_is_one_line_and_exit_2(where, capsys):
     assert err.startswith("error: no run") and err.count("\n") == 1
 
 
+_LAUNCH = ["launch", "tiny", "--backend", "local", "--confirm"]
+_FOLDER = (lambda path: path.mkdir(), "cannot be opened or written (unable to open database file)")
+_GARBAGE = (lambda path: path.write_text("not sqlite\n" * 100),
+            "is not a run registry SQLite can read")
+
+
+# a folder where the database file goes stands for a read-only folder (root writes through
+# permissions), SQLite's answer is the same: unable to open database file
+@pytest.mark.parametrize("command, spoil, said", [(_LAUNCH, *_FOLDER), (_LAUNCH, *_GARBAGE),
+                                                  (["runs"], *_GARBAGE)])
+def test_an_unusable_registry_file_is_one_line_and_exit_2(where, capsys, spoil, said, command):
+    state = where["state_dir"]
+    state.mkdir()
+    spoil(state / REGISTRY_FILE)
+    before = sorted(p.name for p in state.iterdir())
+    assert cli_main([*command, "--state-dir", str(state),
+                     *(["--recipes-dir", str(where["recipes_dir"])] if command[0] == "launch"
+                       else [])]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and said in err and str(state / REGISTRY_FILE) in err
+    assert "--state-dir" in err and "Traceback" not in err
+    assert sorted(p.name for p in state.iterdir()) == before      # nothing written beside it
+    assert launches(where["recipes_dir"]) == []
+
+
 def test_reading_never_creates_the_state_dir(tmp_path):
     state = tmp_path / "state"
     assert list_runs(state_dir=state).runs == []

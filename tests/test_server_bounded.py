@@ -4,7 +4,7 @@ shows, and the text is a short summary, never the JSON again.
 
 Issue 11: pass_at returned every task's rate twice (text and structured), 12.7 M characters in
 36 s for a 589k-task file; evidence lists were cut silently ("5 tasks" shown of 6). Size and time
-at 1k, 100k and 1M tasks: bench/bench_responses.py (README, "Bounded answers").
+at 1k, 100k and 1M tasks: bench/bench_responses.py (docs/mcp-server.md, "Bounded answers").
 """
 
 from __future__ import annotations

@@ -45,4 +45,4 @@ def test_import_rows_inspect_metric_and_refusals(server, ws):
     assert "step" in bad_step
     wrong = error_text(call(server, "import_rows", {"path": "qa.eval", "out": "z.jsonl",
                                                     "step": 3}), "import_rows")
-    assert "`step` and `kind` apply to prime-rl" in wrong
+    assert "`step`, `kind` and `agent` apply to prime-rl" in wrong

@@ -173,3 +173,24 @@ def test_interval_keys_carry_their_level(tmp_path, capsys):
     assert data["level"] == 0.9 and data["ci95"] is None and data["ci"] == list(at90.ci)
     c = compare(rows, rows_from([(4, 4)] * 12), level=0.9).to_dict()
     assert c["level"] == 0.9 and c["ci95"] is None and c["ci"] is not None
+
+
+def test_zero_one_rewards_get_the_pass_rate_interval():
+    # 0/1 rewards: each task's mean reward IS its pass rate, so the two intervals must agree
+    # (they differed: mean reward capped the effective n at the 12 tasks, pass@1 at 48 rollouts)
+    counts = [(4, c) for c in (0, 1, 2, 3)] * 3
+    rows = rows_from(counts)
+    by_pass, by_reward = pass_at(rows, k=1), mean_reward(rows)
+    p = np.array([c / 4 for _, c in counts])
+    se = p.std(ddof=1) / math.sqrt(12)
+    n_adj = min(48, 0.375 * 0.625 / se ** 2) * (Z / sps.t.ppf(0.975, 11)) ** 2
+    assert by_reward.ci_method == by_pass.ci_method == "effective_n"
+    assert by_reward.ci == pytest.approx(agresti_coull(0.375 * n_adj, n_adj), abs=1e-12)
+    assert by_reward.ci == pytest.approx(by_pass.ci, abs=1e-12)
+    # a continuous reward keeps no rollout floor: the effective n is at most the 12 tasks
+    soft = [dict(r, reward=0.5 * r["reward"] + 0.25) for r in rows]
+    m = 0.5 * 0.375 + 0.25
+    sp = 0.5 * p + 0.25
+    se2 = (sp.std(ddof=1) / math.sqrt(12)) ** 2
+    n2 = min(12, m * (1 - m) / se2) * (Z / sps.t.ppf(0.975, 11)) ** 2
+    assert mean_reward(soft).ci == pytest.approx(agresti_coull(m * n2, n2), abs=1e-12)

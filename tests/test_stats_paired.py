@@ -267,3 +267,38 @@ def test_the_forest_plot_draws_compare_many():
         assert (row.p_bh, row.survives_bh, row.survives_holm) == (
             many[row.group].p_bh, many[row.group].survives_bh, many[row.group].survives_holm)
     assert "1 survive the Benjamini-Hochberg correction" in pic.note
+
+
+def test_noise_band_when_re_runs_tie():
+    # 50 tasks x 4 rollouts, 10% easy tasks (0.95) among hard ones (0.02): run scores move in
+    # steps of 1/200 and two re-runs often score the same, run_std 0. The band of 0 then let
+    # 12.8% of pure-noise differences through (independent check). Two re-runs give the band,
+    # two fresh runs of the same eval are compared with it: at most 5% may pass, plus 3 binomial
+    # sd of the 400 replications.
+    rng = np.random.default_rng(13)
+    p = np.where(rng.random(50) < 0.1, 0.95, 0.02)
+
+    def run():
+        passed = rng.random((50, 4)) < p[:, None]
+        return [{"task_id": f"t{i}", "reward": float(passed[i, j])}
+                for i in range(50) for j in range(4)], float(passed.mean())
+
+    reps, through = 400, 0
+    for _ in range(reps):
+        (r1, _), (r2, _), (_, s3), (_, s4) = run(), run(), run(), run()
+        nf = noise_floor(r1, r2)
+        assert nf.band > 0
+        through += abs(s3 - s4) > nf.band
+    assert through / reps <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / reps)
+
+
+def test_constant_rewards_outside_zero_one_say_why_there_is_no_interval():
+    # 40 tasks, every reward 2.0 before and 2.5 after: no spread anywhere, so no interval; the
+    # result said "insufficient_data" with no note and named a method it had not used
+    before = [{"task_id": f"t{i}", "reward": 2.0} for i in range(40)]
+    after = [{"task_id": f"t{i}", "reward": 2.5} for i in range(40)]
+    c = compare(before, after, metric="reward")
+    assert c.delta == pytest.approx(0.5)
+    assert c.ci is None and c.verdict == "insufficient_data"
+    assert c.ci_method is None and c.p_value is None
+    assert c.note and "same value" in c.note

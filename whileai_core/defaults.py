@@ -864,3 +864,24 @@ _source("SKILLS_PAGE_SIZE",
 _source("NOISE_BAND_RUN_STDS",
         "superseded in 0.2 (issue 13) and no longer read: the noise band is t_{R-1} x sqrt(2) x "
         "run_std (whileai_core.stats.noise.noise_band); kept one version for imports")
+
+# --- independent statistics check (issue 13, check-stats) ---------------------------------------
+
+KAPPA_CI_RULE = "percentile_bootstrap widened to the Wilson bounds of p_o carried through kappa"
+_source("KAPPA_CI_RULE",
+        "the kappa interval (whileai_core.judge.kappa_interval): the item bootstrap's percentile "
+        "interval (Efron & Tibshirani 1993, ch. 13), widened to hold ((lo - p_e)/(1 - p_e), "
+        "(hi - p_e)/(1 - p_e)) with (lo, hi) the Wilson interval of the observed agreement p_o "
+        "(Wilson 1927) and p_e the observed chance agreement (Cohen 1960: kappa rises with p_o). "
+        "The bootstrap alone gave [1, 1] at perfect agreement on any n and covered 10-64% at "
+        "10 items, 20-89% at 20 and 40% at 50 items with a true kappa of 0.98; widened, 95-100% "
+        "(independent check, 1,000 replications per cell, 2026-11-30)")
+
+NOISE_TIED_RUNS_RULE = "run_std 0 from tied runs: the band uses the within-task predicted run_std"
+_source("NOISE_TIED_RUNS_RULE",
+        "noise_floor: re-runs that all score the same give run_std 0 and a band of 0, which "
+        "let every difference through; run scores are means of 0/1 rollouts and move in steps, "
+        "so ties are common with few rollouts (independent check: 50 tasks x 4 rollouts, 10% "
+        "easy tasks, 2 re-runs: 12.8% of pure-noise differences passed the band, sd 1.1, "
+        "against the promised 5%). The band then rests on the within-task prediction "
+        "sqrt(sum_i s_i^2/n_i)/C (shared/reference/stats.md sec. 6) and the result says so")

@@ -18,6 +18,35 @@ from pathlib import Path
 
 from .errors import WhileaiError
 
+# environment variables whose values never appear in what we print (tokens, keys, passwords)
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+# the server's own bearer token: no child process (a reward, a local run) needs it
+SERVER_SECRETS = ("WHILEAI_MCP_TOKEN",)
+
+
+def mask_secrets(text: str, environ: dict[str, str] | None = None) -> str:
+    """``text`` with the value of every secret-looking environment variable (``MODAL_TOKEN_*``,
+    ``*_API_KEY``, ``WHILEAI_MCP_TOKEN``...; values of 6+ characters) replaced by ``<$NAME>``.
+
+    Every failure line goes through it (:func:`explain`, :func:`bug_report`), and so do the
+    child output and logs we quote: a reward or a recipe that prints a token cannot make us
+    echo it.
+    """
+    env = os.environ if environ is None else environ
+    for name, value in env.items():
+        value = value.strip()
+        if SECRET_NAME.search(name) and len(value) >= 6 and value in text:
+            text = text.replace(value, f"<${name}>")
+    return text
+
+
+def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment for a child process we start: ours, less the server's own secrets."""
+    env = {k: v for k, v in os.environ.items() if k not in SERVER_SECRETS}
+    env.update(extra or {})
+    return env
+
+
 REPORT_TO = ("the whileai skill pack's issue tracker (the repository you installed it from), "
              "with the command you ran")
 
@@ -109,6 +138,11 @@ def _missing_module(err: ModuleNotFoundError) -> str | None:
 
 def explain(exc: BaseException) -> str | None:
     """One line for a failure that is the user's to fix; None for a bug."""
+    message = _explain(exc)
+    return None if message is None else mask_secrets(message)
+
+
+def _explain(exc: BaseException) -> str | None:
     if isinstance(exc, WhileaiError):
         return str(exc)
     if isinstance(exc, ModuleNotFoundError):
@@ -123,7 +157,7 @@ def explain(exc: BaseException) -> str | None:
 
 def bug_report(exc: BaseException, doing: str, *, traceback_at: str) -> str:
     """The line for a bug: what failed, that the input is not to blame, where to report it."""
-    text = str(exc).splitlines()[0][:300] if str(exc) else ""
-    return (f"unexpected internal error while {doing}: {type(exc).__name__}"
+    text = str(exc).splitlines()[0][:300] if str(exc).strip() else ""
+    return mask_secrets(f"unexpected internal error while {doing}: {type(exc).__name__}"
             + (f": {text}" if text else "") + f". This is a bug in whileai, not in your input. "
             f"Please report it to {REPORT_TO}; the traceback is {traceback_at}")

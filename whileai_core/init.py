@@ -201,6 +201,24 @@ def _link_inside(plan: _Plan, path: Path) -> bool:
     return False
 
 
+def _check_folders(plan: _Plan, path: Path) -> None:
+    """Refuse, while planning, a path whose folder is in fact a file, a FIFO or a device: found
+    only when writing, it left the files written before it (a half-done init)."""
+    folder = plan.root
+    for part in path.relative_to(plan.root).parts[:-1]:
+        folder = folder / part
+        if folder.is_dir():  # a link inside the root was allowed by _link_inside
+            continue
+        if folder.is_symlink() or folder.exists():
+            what = "a broken symlink" if folder.is_symlink() and not folder.exists() else (
+                "a file" if folder.is_file() else "not a folder (a FIFO, socket or device)")
+            problem = (f"is {what}, where init needs a folder. Fix: remove or rename it, or "
+                       "leave this host out (--host)")
+            if f"{plan.rel(folder)}: {problem}" not in plan.problems:
+                plan.refuse(folder, problem)
+        return
+
+
 def _read(plan: _Plan, path: Path, what: str = "config") -> str | None:
     """The file's text through the path door (regular files only, size-limited), or None after
     a refusal naming it."""
@@ -483,6 +501,8 @@ def init_project(root: str | os.PathLike = ".", *, hosts: list[str] | None = Non
         for skill in skills:
             _plan_skill(plan, skill, base / folder / skill.name, link)
     _plan_agents_md(plan, agents_section(skill_dirs, [s.name for s in skills]))
+    for path in [p for p, _, _ in plan.writes] + [d for d, _ in plan.links]:
+        _check_folders(plan, path)
     planned: dict[Path, bytes] = {}
     for path, data, _ in plan.writes:  # two folders may be one (a link): one write each
         if planned.setdefault(path.resolve(), data) != data:

@@ -13,6 +13,9 @@ Each returns a :class:`Picture` result whose fields are the numbers drawn; the P
 ``picture.png()`` and are written to ``out`` when given (atomically, never over an existing file
 unless ``overwrite``). matplotlib is imported lazily, with the Agg backend through its object API
 (no display, no global pyplot state): ``pip install 'whileai-skills[plot]'``.
+
+Why one module: the four pictures share the figure set-up, the interval drawing and the
+:class:`Picture` result; split, each would import the same helpers from a third file.
 """
 
 from __future__ import annotations

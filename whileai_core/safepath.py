@@ -490,13 +490,14 @@ class UserPath:
         del buf[got:]
         return buf
 
-    def _too_big(self, size: int, kind: str, error: type[WhileaiError], shown: str) -> WhileaiError:
+    def _too_big(self, size: int, kind: str, error: type[WhileaiError], shown: str,
+                 verb: str = "is") -> WhileaiError:
         limit = self.root.limits.max_mb[kind]
         what, var = FILE_KINDS[kind]
         need = math.ceil(size / (1 << 20)) + 1
-        return _fail(error, shown, f"is {size / (1 << 20):.1f} MB, over the {limit:g} MB limit for "
-                     f"{what}", f"split it into smaller files, or raise the limit: {var}={need} in "
-                     f"the environment (whileai-mcp: --max-file-mb {kind}={need})")
+        return _fail(error, shown, f"{verb} {size / (1 << 20):.1f} MB, over the {limit:g} MB "
+                     f"limit for {what}", f"split it into smaller files, or raise the limit: "
+                     f"{var}={need} in the environment (whileai-mcp: --max-file-mb {kind}={need})")
 
     # --- folders ---------------------------------------------------------------------------
 
@@ -585,6 +586,27 @@ class UserPath:
             os.close(handle)
             raise self._too_big(size, kind, error, self.where)
         return os.fdopen(handle, "rb")
+
+    def open_archive(self, kind: str, *, error: type[WhileaiError] = ArgumentError):
+        """:meth:`open_binary` for a zip archive (an Inspect ``.eval`` log), checked unpacked.
+
+        A zip's members can unpack to far more than the file's size (a "zip bomb": 300 KB held
+        300 MB). Before the handle is returned, every member is unpacked here in bounded steps
+        and counted, without keeping it: the members' total, as unpacked, must fit the ``kind``
+        limit, and no member may unpack past the size its header declares (the zip reader a
+        caller uses stops at that size, so the declared sizes then bound what it reads).
+        Encrypted members and compression methods other than stored, deflate and zstd are
+        refused. The read timeout applies. The caller closes the handle.
+        """
+        fh = self.open_binary(kind, error=error)
+        try:
+            _check_archive(fh, self.root.limits, kind, error, self.where,
+                           lambda size: self._too_big(size, kind, error, self.where, "unpacks to"))
+            fh.seek(0)
+        except BaseException:
+            fh.close()
+            raise
+        return fh
 
     # --- looking ---------------------------------------------------------------------------
 
@@ -682,6 +704,110 @@ class UserPath:
     def _exists(self, error: type[WhileaiError]) -> WhileaiError:
         return error(f"{self.where} already exists; not overwriting it. Fix: pass "
                      f"{arg('overwrite', True)} or choose another path")
+
+
+_ZIP_STORED, _ZIP_DEFLATED, _ZIP_ZSTANDARD = 0, 8, 93
+_UNPACK_STEP = 1 << 20        # at most this many unpacked bytes held at once while counting
+_MAX_MEMBERS = 200_000
+
+
+def _check_archive(fh, limits: Limits, kind: str, error: type[WhileaiError], shown: str,
+                   too_big) -> None:
+    """Raise unless every member of the zip ``fh`` unpacks within its declared size and the
+    total within the ``kind`` limit (see :meth:`UserPath.open_archive`)."""
+    import struct
+    import zipfile
+
+    def bad(problem: str, fix: str = "pass the archive the tool wrote, unmodified"):
+        return _fail(error, shown, problem, fix)
+
+    try:
+        infos = zipfile.ZipFile(fh).infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError) as exc:
+        raise bad(f"is not a readable zip archive ({exc})") from None
+    if len(infos) > _MAX_MEMBERS:
+        raise bad(f"holds {len(infos)} members, over the {_MAX_MEMBERS} accepted")
+    cap = limits.max_bytes(kind)
+    declared = sum(i.file_size for i in infos)
+    if declared > cap:
+        raise too_big(declared)
+    deadline = time.monotonic() + limits.timeout_s
+    for info in infos:
+        if info.flag_bits & 0x1:
+            raise bad(f"member {info.filename!r} is encrypted", "pass an unencrypted archive")
+        fh.seek(info.header_offset)
+        head = fh.read(30)
+        if len(head) != 30 or head[:4] != b"PK\x03\x04":
+            raise bad(f"member {info.filename!r} has no local header where the directory says")
+        name_len, extra_len = struct.unpack("<HH", head[26:30])
+        fh.seek(info.header_offset + 30 + name_len + extra_len)
+        got = _unpacked_size(fh, info.compress_size, info.compress_type, info.file_size,
+                             bad, info.filename, deadline, limits.timeout_s)
+        if got > info.file_size:
+            raise bad(f"member {info.filename!r} unpacks past the {info.file_size} bytes its "
+                      "header declares (a zip bomb's trick)")
+
+
+def _unpacked_size(fh, packed: int, method: int, declared: int, bad, member: str,
+                   deadline: float, timeout_s: float) -> int:
+    """How many bytes the member at ``fh`` unpacks to, counted up to ``declared + 1``."""
+    def chunks():
+        left = packed
+        while left > 0:
+            if time.monotonic() > deadline:
+                raise bad(f"unpacking took longer than {timeout_s:g} s", "raise the limit: "
+                          f"{TIMEOUT_ENV}=<seconds> (whileai-mcp: --read-timeout S)")
+            data = fh.read(min(left, 1 << 16))
+            if not data:
+                raise bad(f"member {member!r} is cut short")
+            left -= len(data)
+            yield data
+
+    if method == _ZIP_STORED:
+        return packed
+    total = 0
+    if method == _ZIP_DEFLATED:
+        import zlib
+
+        inflate = zlib.decompressobj(-15)
+        try:
+            for data in chunks():
+                while data:
+                    total += len(inflate.decompress(data, _UNPACK_STEP))
+                    if total > declared:
+                        return total
+                    data = inflate.unconsumed_tail
+        except zlib.error as exc:
+            raise bad(f"member {member!r} is not valid deflate data ({exc})") from None
+        return total
+    if method == _ZIP_ZSTANDARD:
+        try:
+            import zstandard
+        except ImportError:
+            raise bad(f"member {member!r} is zstd-compressed and the zstandard package is not "
+                      "installed", "pip install zstandard (inspect_ai installs it)") from None
+
+        class _Source:  # the member's packed bytes, for zstandard's bounded reader
+            def __init__(self) -> None:
+                self.it, self.buf = chunks(), b""
+
+            def read(self, n: int = -1) -> bytes:
+                return next(self.it, b"")
+
+        try:
+            with zstandard.ZstdDecompressor().stream_reader(
+                    _Source(), read_across_frames=True, closefd=False) as reader:
+                while True:
+                    piece = reader.read(_UNPACK_STEP)
+                    if not piece:
+                        return total
+                    total += len(piece)
+                    if total > declared:
+                        return total
+        except zstandard.ZstdError as exc:
+            raise bad(f"member {member!r} is not valid zstd data ({exc})") from None
+    raise bad(f"member {member!r} uses compression method {method}, which is not read here",
+              "write the archive with deflate or zstd (Inspect's own writer does)")
 
 
 def _short_kind(mode: int) -> str:

@@ -5,7 +5,7 @@ tasks (:func:`whileai_core.compare`: the sign-flip test under 30 shared tasks, t
 bootstrap above), else the unpaired difference of the two rates' intervals (MOVER, Zou & Donner
 2008). Never "the two intervals do not overlap": that test is far stricter than it looks (issue
 13: with 100 shared tasks and a true gap of 0.10 it clears 15% of the time, the paired test 82%).
-Power and false-clear rate: README, "How the intervals were chosen".
+Power and false-clear rate: docs/statistics-study.md.
 """
 
 from __future__ import annotations

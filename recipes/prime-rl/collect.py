@@ -41,17 +41,31 @@ def by_step(rows: Sequence[Mapping]) -> dict[int, list[dict]]:
     return dict(sorted(out.items()))
 
 
-def arm_report(rows: Sequence[Mapping], *, run_std: float | None = None) -> dict:
+def scored(rows: Sequence[Mapping], step: int, arm: str | None = None) -> list[dict]:
+    """The rows of one eval step that were scored; refuses a step whose every episode errored."""
+    kept = [dict(r) for r in rows if not r.get("errored")]
+    if not kept:
+        raise RowsError(f"every eval episode at step {step} errored ({len(rows)} of "
+                        f"{len(rows)}): nothing was scored to compare",
+                        source=f"arm {arm}" if arm else "eval rows",
+                        fix="read that run's logs (rl.log beside its run folder) for why the "
+                            "eval failed, then run that arm again")
+    return kept
+
+
+def arm_report(rows: Sequence[Mapping], *, run_std: float | None = None,
+               arm: str | None = None) -> dict:
     """First vs last eval step of one arm: LCS and exact-reversal pass@1, truncation share."""
     from whileai_core import compare, field_share, mean_reward
 
     steps = by_step(rows)
     if len(steps) < 2:
         raise RowsError(f"eval rows cover steps {list(steps)}; pairing needs the first and the "
-                        "last", source="eval rows", fix="keep the startup eval and a later one")
+                        "last", source=f"arm {arm}" if arm else "eval rows",
+                        fix="keep the startup eval and a later one")
     first, last = min(steps), max(steps)
-    before = [r for r in steps[first] if not r.get("errored")]
-    after = [r for r in steps[last] if not r.get("errored")]
+    before = scored(steps[first], first, arm)
+    after = scored(steps[last], last, arm)
     return {
         "first_step": first, "last_step": last,
         "policy_first": _versions(steps[first]), "policy_last": _versions(steps[last]),
@@ -67,7 +81,9 @@ def arm_report(rows: Sequence[Mapping], *, run_std: float | None = None) -> dict
 
 
 def _versions(rows: Sequence[Mapping]) -> list[int]:
-    return sorted({int(r["policy_version"]) for r in rows if r.get("policy_version") is not None})
+    """Every live policy version the rows' episodes spanned (``run.work.policy`` start and end)."""
+    return sorted({int(r[key]) for r in rows for key in ("policy_version", "policy_version_end")
+                   if r.get(key) is not None})
 
 
 def report(arms: Mapping[str, Mapping]) -> dict:
@@ -84,7 +100,7 @@ def report(arms: Mapping[str, Mapping]) -> dict:
         if not steps:
             raise RowsError(f"arm {name} has no eval rows", source="eval rows",
                             fix="check that its run wrote rollouts/step_<S>/eval/all/traces.jsonl")
-        first = [r for r in steps[min(steps)] if not r.get("errored")]
+        first = scored(steps[min(steps)], min(steps), name)
         first_scores[name] = mean_reward(first).value
     noise = noise_floor(*first_scores.values()) if len(first_scores) >= 2 else None
     run_std = noise  # the NoiseFloor itself: compare reads run_std and the runs behind it
@@ -93,7 +109,7 @@ def report(arms: Mapping[str, Mapping]) -> dict:
            "caveats": {name: REVERSE_TEXT_CAVEATS[name] for name in arms
                        if name in REVERSE_TEXT_CAVEATS}}
     for name, arm in arms.items():
-        out["arms"][name] = {**arm_report(arm["rows"], run_std=run_std),
+        out["arms"][name] = {**arm_report(arm["rows"], run_std=run_std, arm=name),
                              "wall_clock_s": arm.get("wall_clock_s")}
     if "grpo" in arms:
         grpo = by_step(arms["grpo"]["rows"])
@@ -113,27 +129,46 @@ def _delta_text(d: Mapping) -> str:
         return f"n/a ({d['verdict']})"
     ci = d.get("ci")
     inner = f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else " [no interval]"
-    return f"{d['delta']:+.3f}{inner} {d['verdict']}"
+    return f"{d['delta']:+.3f}{inner} {d['verdict']} (n={d.get('n_paired')} paired)"
 
 
 def _v(versions: Sequence[int]) -> str:
-    return "/".join(f"v{v}" for v in versions) or "v?"
+    """'v19', or 'v18-v19' when the episodes spanned several live policy versions."""
+    if not versions:
+        return "v?"
+    low, high = min(versions), max(versions)
+    return f"v{low}" if low == high else f"v{low}-v{high}"
+
+
+def _rate_text(rate: Mapping, step: int, versions: Sequence[int]) -> str:
+    """'0.633 [0.41, 0.86] (n=128 tasks, step 0, v0)': the value, its interval, n, and what
+    was sampled."""
+    from whileai_core.result import fmt_rate
+
+    text = fmt_rate(rate["value"], rate.get("ci"), rate.get("n_tasks"))
+    return text.replace(" tasks)", f" tasks, step {step}, {_v(versions)})")
+
+
+def _share_text(share: Mapping) -> str:
+    ci = share.get("ci")
+    return f"{share['value']:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else " [no interval]")
 
 
 def render(rep: Mapping) -> str:
-    lines = ["arm    | held-out LCS first (step, policy) | last (step, policy)   | "
-             "delta [95%] verdict            | truncated first -> last | errored | wall clock"]
+    lines = ["arm    | held-out LCS first [95%] (n, step, policy)     | "
+             "last [95%] (n, step, policy)                  | delta [95%] verdict (n paired) | "
+             "truncated first -> last [95%]   | errored | wall clock"]
     caveats = rep.get("caveats") or {}
     for name, arm in rep["arms"].items():
         wall = arm.get("wall_clock_s")
-        first = (f"{arm['lcs_before']['value']:.3f} (step {arm['first_step']}, "
-                 f"{_v(arm.get('policy_first', []))})")
-        last = (f"{arm['lcs_after']['value']:.3f} (step {arm['last_step']}, "
-                f"{_v(arm.get('policy_last', []))})")
+        first = _rate_text(arm["lcs_before"], arm["first_step"], arm.get("policy_first", []))
+        last = _rate_text(arm["lcs_after"], arm["last_step"], arm.get("policy_last", []))
+        truncated = (f"{_share_text(arm['truncated_before'])} -> "
+                     f"{_share_text(arm['truncated_after'])}")
         lines.append(
-            f"{name + ('*' if name in caveats else ''):<6} | {first:<33} | {last:<21} | {_delta_text(arm['lcs_delta']):<30} | "
-            f"{arm['truncated_before']['value']:.2f} -> {arm['truncated_after']['value']:.2f}"
-            f"{'':<12} | {arm['errored_first']} -> {arm['errored_last']}{'':<2} | "
+            f"{name + ('*' if name in caveats else ''):<6} | {first:<46} | {last:<45} | "
+            f"{_delta_text(arm['lcs_delta']):<30} | {truncated:<31} | "
+            f"{arm['errored_first']} -> {arm['errored_last']}{'':<2} | "
             f"{'n/a' if wall is None else f'{wall:.0f} s'}")
     noise = rep.get("noise_floor")
     if noise:

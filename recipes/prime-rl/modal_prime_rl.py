@@ -120,9 +120,16 @@ def raise_nofile() -> tuple[int, int]:
 
 
 def deployed_gpus(config_text: str) -> int:
-    """GPUs the config's single-node deployment uses (prime-rl's default is 2: 1 + 1)."""
-    deployment = tomllib.loads(config_text).get("deployment", {})
-    return int(deployment.get("gpus_per_node", 2))
+    """GPUs ``rl`` asks this machine for, counted as prime-rl 559b447 counts them
+    (``entrypoints/rl.py``): a single-node deployment needs ``num_infer_gpus`` (when the config
+    has ``[inference]``) plus ``num_train_gpus``, 1 and 1 by default; ``gpus_per_node`` (default
+    8) is only their upper bound there. A multi-node deployment uses ``gpus_per_node`` per node."""
+    config = tomllib.loads(config_text)
+    deployment = config.get("deployment", {})
+    if deployment.get("type", "single_node") != "single_node":
+        return int(deployment.get("gpus_per_node", 8))
+    infer = int(deployment.get("num_infer_gpus", 1)) if "inference" in config else 0
+    return infer + int(deployment.get("num_train_gpus", 1))
 
 
 def probe() -> dict:

@@ -26,7 +26,7 @@ def _import(args):
 
     fmt = "auto" if args.format == "auto" else args.format
     result = import_rows(args.path, format=fmt, metric=args.metric, step=args.step,
-                         kind=args.kind, keep_errored=args.keep_errored)
+                         kind=args.kind, keep_errored=args.keep_errored, agent=args.agent)
     if args.out is None:
         return result
     path = write_jsonl(args.out, result.rows, overwrite=args.force)
@@ -54,6 +54,9 @@ def register(sub) -> None:
                    help="prime-rl: keep one step (a number, first or last; default every step)")
     p.add_argument("--kind", choices=("eval", "train"), default="eval",
                    help="prime-rl: eval episodes (default) or training rollouts")
+    p.add_argument("--agent", default=None,
+                   help="prime-rl: keep one agent's traces of a multi-agent taskset (its "
+                        "agent.name; default every agent, one row per trace)")
     p.add_argument("--keep-errored", action="store_true",
                    help="keep errored rollouts as rows with errored: true (default: count them "
                         "and leave them out; a failed rollout is not a zero-reward answer)")

@@ -32,8 +32,44 @@ def _kept(result, args):
 
 
 def _split(args):
+    import json
+    import os
+
+    from ..errors import ConfigError
+    from ..io import write_atomic, write_jsonl
+    from ..rows import read_records
     from ..traces import split_by_task
-    return split_by_task(args.rows, share=args.share, seed=args.seed)
+
+    split = split_by_task(args.rows, share=args.share, seed=args.seed)
+    targets = [(flag, value) for flag, value in (("--out", args.out),
+                                                  ("--holdout-out", args.holdout_out),
+                                                  ("--train-out", args.train_out)) if value]
+    if not targets:
+        return split
+    if len({os.path.realpath(v) for _, v in targets}) < len(targets):
+        raise ConfigError("--out, --holdout-out and --train-out name the same file; nothing "
+                          "was written. Fix: give each its own path")
+    for flag, value in targets:  # refuse before writing anything: nothing half-written
+        if os.path.lexists(value) and not os.path.isfile(value):
+            raise ConfigError(f"{flag} {value} exists and is not a regular file; it is never "
+                              "replaced, with or without --force; nothing was written. Fix: "
+                              "choose another path")
+        if os.path.lexists(value) and not args.force:
+            raise ConfigError(f"{flag} {value} already exists; nothing was written. Fix: "
+                              "pass --force or choose another path")
+    records = read_records(args.rows, noun="record").items if len(targets) > (
+        args.out is not None) else []
+    for flag, value in targets:
+        if flag == "--out":
+            path = write_atomic(value, json.dumps(split.holdout_tasks) + "\n",
+                                overwrite=args.force)
+            print(f"wrote {len(split.holdout_tasks)} held-out task ids to {path}",
+                  file=sys.stderr)
+        else:
+            side = split.holdout(records) if flag == "--holdout-out" else split.train(records)
+            path = write_jsonl(value, side, overwrite=args.force)
+            print(f"wrote {len(side)} {flag[2:-4]} records to {path}", file=sys.stderr)
+    return split
 
 
 def _select(args):
@@ -67,6 +103,15 @@ def register(sub) -> None:
     p.add_argument("--share", type=float, default=HOLDOUT_SHARE,
                    help="share of the tasks to hold out, in (0, 1) (default %(default)s)")
     p.add_argument("--seed", type=int, default=SPLIT_SEED, help="split seed (default %(default)s)")
+    p.add_argument("--out", default=None,
+                   help="write the held-out task ids here as a JSON list (the frozen test)")
+    p.add_argument("--holdout-out", default=None, metavar="FILE",
+                   help="write the input's records whose task is held out here (JSONL)")
+    p.add_argument("--train-out", default=None, metavar="FILE",
+                   help="write the input's records whose task is not held out here (JSONL): "
+                        "the only side to build training data from")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite --out, --holdout-out, --train-out if they exist")
     add_json_flag(p)
     p.set_defaults(func=_split)
 

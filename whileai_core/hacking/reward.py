@@ -43,10 +43,10 @@ import numpy as np
 
 from ..defaults import REWARD_OUTPUT_MAX_BYTES, REWARD_TIMEOUT_S
 from ..errors import ArgumentError, WhileaiError
+from ..failures import child_env, mask_secrets
 from ..safepath import UserPath, user_path
 
 _MODULE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
 _STDERR_LINES = 5
 
 
@@ -71,13 +71,6 @@ def trl_columns(items: Sequence[dict]) -> dict[str, list]:
     """Every field but prompt and completion, as one list per field (None where an item lacks it)."""
     names = dict.fromkeys(k for it in items for k in it if k not in ("prompt", "completion"))
     return {k: [it.get(k) for it in items] for k in names}
-
-
-def _mask_secrets(text: str) -> str:
-    for name, value in os.environ.items():
-        if _SECRET_NAME.search(name) and len(value) >= 6 and value in text:
-            text = text.replace(value, f"<${name}>")
-    return text
 
 
 def _check_rewards(values: Any, n: int, label: str) -> np.ndarray:
@@ -191,7 +184,7 @@ def _run_child(argv: list[str], items: list[dict], cwd: Path, timeout_s: float, 
                extra_env: dict[str, str], preamble: bytes = b"") -> str:
     payload = preamble + "".join(json.dumps(it, ensure_ascii=False) + "\n"
                                  for it in items).encode()
-    env = dict(os.environ, **extra_env, PYTHONUNBUFFERED="1")
+    env = child_env({**extra_env, "PYTHONUNBUFFERED": "1"})
     try:
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -212,7 +205,7 @@ def _run_child(argv: list[str], items: list[dict], cwd: Path, timeout_s: float, 
     if proc.returncode != 0:
         tail = " | ".join(err.decode("utf-8", "replace").strip().splitlines()[-_STDERR_LINES:])
         raise RewardError(f"reward {label!r} exited with status {proc.returncode}; stderr: "
-                          f"{_mask_secrets(tail)[:800] or '(empty)'}. Fix: run it by hand on a "
+                          f"{mask_secrets(tail)[:800] or '(empty)'}. Fix: run it by hand on a "
                           "line of the batch and correct it")
     if len(out) > REWARD_OUTPUT_MAX_BYTES:
         raise RewardError(f"reward {label!r} printed {len(out)} bytes, over the "
@@ -243,7 +236,8 @@ def _parse_stdout(text: str, label: str) -> list:
         try:
             value = json.loads(line)
         except json.JSONDecodeError:
-            raise RewardError(f"reward {label!r}: stdout line {i} is {line[:60]!r}, not a "
+            shown = mask_secrets(line)[:60]
+            raise RewardError(f"reward {label!r}: stdout line {i} is {shown!r}, not a "
                               "number. Fix: print one number (or {\"reward\": number}) per "
                               "line, and send logs to stderr") from None
         if isinstance(value, dict):

@@ -100,7 +100,8 @@ def _first_line(path: UserPath) -> str | None:
 
 def import_rows(source: str | os.PathLike | UserPath, *, format: str = "auto",
                 metric: str | None = None, step: int | str | None = None, kind: str = "eval",
-                keep_errored: bool = False, root: Root | None = None) -> Imported:
+                keep_errored: bool = False, agent: str | None = None,
+                root: Root | None = None) -> Imported:
     """Graded rows from another system's output. Returns :class:`Imported` (``.rows``).
 
     ``format``: ``"auto"`` (from the content), or one of ``prime-rl``, ``inspect``, ``lm-eval``
@@ -108,7 +109,8 @@ def import_rows(source: str | os.PathLike | UserPath, *, format: str = "auto",
     ``name,filter``) that becomes the reward; needed when there are several. ``step`` and
     ``kind``: prime-rl only (one step, an int or ``"first"``/``"last"``; ``"eval"`` or
     ``"train"`` episodes). ``keep_errored``: keep errored rollouts as rows with
-    ``errored: true`` instead of only counting them. Every file and folder is opened through
+    ``errored: true`` instead of only counting them. ``agent``: prime-rl only, one agent's
+    traces of a multi-agent taskset (``agent.name``). Every file and folder is opened through
     the path door: under ``root`` when given (confined), else as the user's own path; a link
     anywhere inside the output is refused, never followed.
     """
@@ -133,14 +135,15 @@ def import_rows(source: str | os.PathLike | UserPath, *, format: str = "auto",
                             "log, lm-eval samples)", source=str(path),
                             fix="name the format (format=... / CLI import prime-rl|inspect|"
                                 "lm-eval) or point at the output itself")
-    if fmt != "prime-rl" and (step is not None or kind != "eval"):
-        raise ArgumentError(f"`step` and `kind` apply to prime-rl episodes, not {fmt}. Fix: "
-                            "leave them out")
+    if fmt != "prime-rl" and (step is not None or kind != "eval" or agent is not None):
+        raise ArgumentError(f"`step`, `kind` and `agent` apply to prime-rl episodes, not {fmt}. "
+                            "Fix: leave them out")
     if fmt == "prime-rl":
         if metric is not None:
             raise ArgumentError("`metric` applies to Inspect and lm-eval; a prime-rl reward is "
                                 "the trace's summed rewards. Fix: leave it out")
-        return import_prime_rl(path, kind=kind, step=step, keep_errored=keep_errored)
+        return import_prime_rl(path, kind=kind, step=step, keep_errored=keep_errored,
+                               agent=agent)
     if fmt == "inspect":
         return import_inspect(path, metric=metric, keep_errored=keep_errored)
     return import_lm_eval(path, metric=metric)
@@ -160,12 +163,22 @@ def rows_for_load(path: UserPath, fmt: str) -> list[dict]:
                               "nothing needs choosing",
                               fix=f"import it first: whileai-skills import {fmt} {path} "
                                   "--metric NAME --out rows.jsonl") from None
-    steps = [s.step for s in imported.by_step]
+    steps = sorted({s.step for s in imported.by_step if s.step is not None}
+                   | {r["step"] for r in imported.rows if isinstance(r.get("step"), int)})
     if len(steps) > 1:
-        raise AmbiguousImport(f"is prime-rl output spanning steps {steps}; one pass rate over "
+        spanned = (f"steps {steps}" if len(steps) <= 8 else
+                   f"{len(steps)} steps ({steps[0]} to {steps[-1]})")
+        raise AmbiguousImport(f"is prime-rl output spanning {spanned}; one pass rate over "
                               "several policies means nothing", source=str(path),
                               fix=f"import one step: whileai-skills import prime-rl {path} "
                                   f"--step {steps[-1]} --out rows.jsonl")
+    agents = sorted({str(r["agent"]) for r in imported.rows if r.get("agent") is not None})
+    if len(agents) > 1:
+        raise AmbiguousImport(f"is prime-rl output with {len(agents)} agents per episode "
+                              f"({', '.join(agents)}); one pass rate over several agents' "
+                              "traces means nothing", source=str(path),
+                              fix=f"import one agent: whileai-skills import prime-rl {path} "
+                                  f"--agent {agents[0]} --out rows.jsonl")
     if not imported.rows:
         raise RowsError(f"is {fmt} output with no scored rows ({imported.errored} errored)",
                         source=str(path), fix="check the run: every rollout errored")

@@ -63,13 +63,17 @@ def _read(path: UserPath) -> tuple[dict, list[dict], str]:
         archive = is_eval_archive(path)
         try:
             # inspect reads the handle the door opened and checked, never the name again
-            with path.open_binary("rows", error=RowsError) as fh:
+            opened = path.open_archive if archive else path.open_binary
+            with opened("rows", error=RowsError) as fh:
                 log = read_eval_log(fh, format="eval" if archive else "json")
         except RowsError:
             raise
         except Exception as exc:  # noqa: BLE001 - inspect's reader: any failure is a bad log
-            raise RowsError(f"inspect's reader refused it ({type(exc).__name__}: {exc})",
-                            source=str(path), fix="pass an Inspect .eval or .json log") from None
+            problem, field = _reader_problem(exc)
+            raise RowsError(f"inspect's reader refused it ({problem})", source=str(path),
+                            field=field, fix="pass the .eval or .json log inspect wrote, whole "
+                                             "and unedited (re-run the eval if it is damaged)"
+                            ) from None
         samples = [s.model_dump(mode="json") for s in (log.samples or [])]
         return log.eval.model_dump(mode="json"), samples, "inspect_ai.log.read_eval_log"
     if is_eval_archive(path):
@@ -86,7 +90,59 @@ def _read(path: UserPath) -> tuple[dict, list[dict], str]:
         raise RowsError("is not an Inspect eval log (no `eval`/`status`/`version`)",
                         source=str(path), fix="pass a log written by inspect eval")
     samples = data.get("samples") or []
+    if not isinstance(samples, list):
+        raise RowsError(f"`samples` is a {type(samples).__name__}, not a list", source=str(path),
+                        field="samples", fix="pass the .json log inspect wrote, unedited")
+    for i, sample in enumerate(samples):
+        _check_sample(sample, i, path)
     return data["eval"], samples, "documented JSON"
+
+
+# The documented types of the fields read here (inspect's EvalSample), checked when the JSON is
+# read without inspect: inspect's own reader checks them itself.
+_SAMPLE_TYPES = (("id", (int, str), "an integer or a string"), ("epoch", (int,), "an integer"),
+                 ("scores", (dict, type(None)), "an object of scorer name -> score"),
+                 ("output", (dict, type(None)), "an object"),
+                 ("limit", (dict, type(None)), "an object"))
+
+
+def _check_sample(sample: Any, i: int, path: UserPath) -> None:
+    where = f"{path} samples[{i}]"
+    if not isinstance(sample, dict):
+        raise RowsError(f"is a {type(sample).__name__}, not a sample object", source=where,
+                        fix="pass the .json log inspect wrote, unedited")
+    for name, types, what in _SAMPLE_TYPES:
+        if name not in sample and name in ("id", "epoch"):
+            raise RowsError(f"has no `{name}`", source=where, field=name,
+                            fix="pass the .json log inspect wrote, unedited (every sample has "
+                                "an id and an epoch)")
+        value = sample.get(name)
+        if isinstance(value, bool) or not isinstance(value, types):
+            raise RowsError(f"`{name}` is {value!r}, not {what}", source=where, field=name,
+                            fix="pass the .json log inspect wrote, unedited")
+
+
+def _reader_problem(exc: Exception) -> tuple[str, str | None]:
+    """One line for what inspect's reader refused: a pydantic ValidationError names the first
+    bad field (``samples.2.id``) and its value, never pydantic's multi-line text."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            found = errors()
+        except Exception:  # noqa: BLE001 - not a pydantic error after all
+            found = None
+        if found and isinstance(found[0], dict):
+            first = found[0]
+            field = ".".join(str(p) for p in first.get("loc", ())) or None
+            value = repr(first.get("input"))
+            value = value if len(value) <= 80 else value[:77] + "..."
+            more = f"; {len(found) - 1} more" if len(found) > 1 else ""
+            where = f"`{field}` " if field else ""
+            shown = "" if first.get("type") == "missing" else f", value {value}"
+            return f"{where}{first.get('msg', 'invalid')}{shown}{more}", field
+    text = " ".join(str(exc).split())
+    text = text if len(text) <= 200 else text[:197] + "..."
+    return f"{type(exc).__name__}: {text}", None
 
 
 def score_to_reward(value: Any) -> float | None:

@@ -4,7 +4,9 @@ lm-eval (0.4.x, ``evaluator.py``) writes one JSON object per doc and filter to
 ``samples_<task>_<date>.jsonl``: ``doc_id``, ``doc``, ``target``, ``arguments``, ``resps`` (the
 model's raw responses, one list per request with one entry per repeat), ``filtered_resps``,
 ``filter`` (the filter pipeline's name), ``metrics`` (the metric names) and each metric's value
-under its own name; ``results_<date>.json`` beside it carries ``model_name``.
+under its own name; ``results_<date>.json`` beside it carries ``model_name`` (the ``model`` of
+every row; lm-eval makes that up as a random id when ``model_args`` name no model, and then the
+LM type, ``config.model`` such as ``hf`` or ``dummy``, is the row's ``model``).
 
 Rows: one per doc of the chosen filter, ``reward`` = the chosen metric (a number or boolean); when
 a metric's value is a list with one number per repeat, one row per repeat (``repeat``).
@@ -47,7 +49,19 @@ def sample_files(path: UserPath) -> list[UserPath]:
             raise RowsError("has no samples_<task>_<date>.jsonl files", source=str(path),
                             fix="run lm_eval with --log_samples --output_path DIR and point "
                                 "at the model folder inside DIR")
-        return files
+        # lm-eval writes every run of a model into the same folder, one date per run: two
+        # files of one task are two runs, never repeats of one run
+        by_task: dict[str, list[str]] = {}
+        for file in files:
+            by_task.setdefault(SAMPLE_FILE.match(file.name).group("task"), []).append(file.name)
+        for task, names in sorted(by_task.items()):
+            if len(names) > 1:
+                names.sort()
+                raise RowsError(f"holds {len(names)} runs of task {task!r} ({', '.join(names)}); "
+                                "reading them together would count each doc once per run",
+                                source=str(path),
+                                fix=f"import one run's file, e.g. the newest: {path / names[-1]}")
+        return sorted(files, key=lambda f: f.name)
     return [path]
 
 
@@ -64,8 +78,27 @@ def _model(file: UserPath) -> str | None:
     if not isinstance(data, dict):
         return None
     config = data.get("config") if isinstance(data.get("config"), dict) else {}
-    name = data.get("model_name") or config.get("model")
+    name, kind = data.get("model_name"), config.get("model")
+    if "model_args" in config and not _names_a_model(config["model_args"]) \
+            and isinstance(kind, str):
+        # lm-eval (EvaluationTracker) names the model from model_args; without a name there it
+        # makes up a random 8-character id, which is no model: the LM type says more
+        return kind
+    name = name or kind
     return name if isinstance(name, str) else None
+
+
+# lm-eval 0.4.13 (loggers/evaluation_tracker.py, GeneralConfigTracker._get_model_name): the
+# model_args keys it takes the model's name from, in this order.
+MODEL_NAME_KEYS = ("peft", "delta", "pretrained", "model", "path", "engine")
+
+
+def _names_a_model(model_args: Any) -> bool:
+    if isinstance(model_args, dict):
+        return any(key in model_args for key in MODEL_NAME_KEYS)
+    if isinstance(model_args, str):
+        return any(f"{key}=" in model_args for key in MODEL_NAME_KEYS)
+    return False
 
 
 def import_lm_eval(path: str | UserPath, *, metric: str | None = None) -> Imported:
@@ -79,10 +112,17 @@ def import_lm_eval(path: str | UserPath, *, metric: str | None = None) -> Import
         for i, rec in enumerate(recs.items):
             if not looks_like_sample(rec):
                 missing = [k for k in _REQUIRED if k not in rec]
-                raise RowsError(f"not an lm-eval logged sample (missing {', '.join(missing)})",
+                problem = (f"missing {', '.join(missing)}" if missing else
+                           f"`metrics` is {rec.get('metrics')!r}, not a list of metric names")
+                raise RowsError(f"not an lm-eval logged sample ({problem})",
                                 **recs.where(i), field=missing[0] if missing else "metrics",
                                 fix="import lm-eval's samples_<task>_<date>.jsonl "
                                     "(lm_eval --log_samples)")
+            doc_id = rec["doc_id"]
+            if isinstance(doc_id, bool) or not isinstance(doc_id, (int, str)):
+                raise RowsError(f"`doc_id` is {doc_id!r}, not an id", **recs.where(i),
+                                field="doc_id", fix="lm-eval writes each doc's index as an "
+                                                    "integer: import the file it wrote")
         metrics = sorted({m for rec in recs.items for m in rec["metrics"]})
         filters = sorted({str(rec["filter"]) for rec in recs.items})
         name, filt = _choose(metrics, filters, metric, file)

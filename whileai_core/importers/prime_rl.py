@@ -12,13 +12,15 @@ Per record (``to_record`` drops None values):
 - ``task.data.idx`` (the taskset's index) or else ``task.key`` (``Task.key``) -> ``task_id``;
 - ``run.work.step`` -> ``step`` (the training step whose eval dispatched it) and
   ``run.work.policy.start``/``end`` -> ``policy_version``/``policy_version_end`` (the live policy
-  versions that generated it: the eval at step S samples whatever weights the inference server
-  holds then, and prime-rl never broadcasts the final step's weights);
+  versions that generated it; a step's summary lists every version its episodes spanned, both
+  ends: the eval at step S samples whatever weights the inference server holds then, and
+  prime-rl never broadcasts the final step's weights);
 - one row per trace (one per agent; single-agent tasksets have one): ``reward`` is
   ``Trace.reward``, the sum of ``score * weight`` over the named ``rewards`` that are not None;
   ``truncated`` is ``Trace.is_truncated`` (a ``stop_condition`` among the framework limits, or
   the last call without an error finished with ``finish_reason == "length"``); ``errored`` is
-  prime-rl's ``has_error``: the episode is not ``ok`` or the trace is not ``ok``;
+  prime-rl's ``has_error``: the episode is not ``ok`` or the trace is not ``ok`` (both always
+  written as booleans; anything else is refused by line);
 - an episode with no trace at all (it failed before one was made) is one errored row;
 - ``model``: the first model a call of the trace requested, else ``agent.config.model``.
 
@@ -63,16 +65,16 @@ def _trace_files(path: UserPath, kind: str) -> list[tuple[int | None, UserPath]]
     # kept, so that reading it through the door refuses it by name: never a silent skip.
     if (path / "rollouts").kind() in ("dir", "link"):
         path = path / "rollouts"
-    if _STEP_DIR.match(path.name):
+    if _STEP_DIR.fullmatch(path.name):
         steps = [path]
     else:
         steps = [path.child(name) for name, what in path.list_dir(error=RowsError)
-                 if what in ("dir", "link") and _STEP_DIR.match(name)]
+                 if what in ("dir", "link") and _STEP_DIR.fullmatch(name)]
     found = []
     for step_dir in steps:
         file = step_dir / kind / "all" / "traces.jsonl"
         if step_dir.kind() == "link" or file.exists():
-            found.append((int(_STEP_DIR.match(step_dir.name).group(1)), file))
+            found.append((int(_STEP_DIR.fullmatch(step_dir.name).group(1)), file))
     return sorted(found, key=lambda item: item[0])
 
 
@@ -106,27 +108,35 @@ def files_for(path: UserPath, kind: str = "eval") -> list[UserPath]:
 
 
 def import_prime_rl(path: str | UserPath, *, kind: str = "eval", step: int | str | None = None,
-                    keep_errored: bool = False) -> Imported:
+                    keep_errored: bool = False, agent: str | None = None) -> Imported:
     """Graded rows from prime-rl episode files (see the module docstring for every field).
 
     ``path``: a run folder (``<output_dir>/<run.name>``), its ``rollouts`` folder, one
     ``step_<S>`` folder, or one ``traces.jsonl`` of episode records. ``kind``: ``"eval"``
     (default) or ``"train"``. ``step``: keep one step (an int, ``"first"`` or ``"last"``);
-    default every step, each row carrying its ``step``.
+    default every step, each row carrying its ``step``. ``agent``: keep one agent's traces (its
+    ``agent.name``) of a multi-agent taskset; an episode that failed before any trace counts
+    against every agent.
     """
     root = as_user_path(path, None, argument="path", error=RowsError)
     files = files_for(root, kind)
     rows: list[dict] = []
     errored = 0
     counts: dict[int | None, list] = {}
+    seen_agents: set[str] = set()
     for file in files:
         recs = read_records(file, noun="episode")
         for i, record in enumerate(recs.items):
             for row in episode_rows(record, recs.where(i)):
+                if row["agent"] is not None:
+                    seen_agents.add(str(row["agent"]))
+                if agent is not None and row["agent"] not in (agent, None):
+                    continue
                 tally = counts.setdefault(row["step"], [0, 0, set(), []])
                 tally[0] += 1
-                if row["policy_version"] is not None:
-                    tally[2].add(row["policy_version"])
+                # every live policy version the episode spanned (start..end)
+                tally[2].update(v for v in (row["policy_version"], row["policy_version_end"])
+                                if v is not None)
                 if row["errored"]:
                     tally[1] += 1
                     errored += 1
@@ -135,6 +145,10 @@ def import_prime_rl(path: str | UserPath, *, kind: str = "eval", step: int | str
                 else:
                     tally[3].append(row)
                 rows.append(row)
+    if agent is not None and agent not in seen_agents:
+        raise RowsError(f"has no agent {agent!r}; its agents are {sorted(seen_agents)}",
+                        source=str(root), field="agent", fix="pass one of those names "
+                        "(the trace's agent.name), or leave agent out")
     if step is not None:
         rows, errored, counts = _one_step(rows, counts, step, root)
     by_step = [StepCount(step=s, rows=c[0], errored=c[1], policy_versions=sorted(c[2]),
@@ -147,9 +161,11 @@ def import_prime_rl(path: str | UserPath, *, kind: str = "eval", step: int | str
     if kind == "eval" and len(counts) > 1:
         notes.append("an eval at step S samples the weights the inference server held then "
                      "(`policy_version`), never the final step's weights")
-    agents = {r.get("agent") for r in rows}
-    if len(agents) > 1:
-        notes.append(f"{len(agents)} agents per episode: one row per trace, each with `agent`")
+    agents = sorted(seen_agents) if agent is None else [agent]
+    if len(agents) > 1:  # an episode with no trace has no agent: it is not one more agent
+        notes.append(f"{len(agents)} agents per episode ({', '.join(agents)}): one row per "
+                     "trace, each with `agent`; pass agent=NAME (CLI --agent) before computing "
+                     "a pass rate, or one agent's rewards count as another's rollouts")
     envs = {r.get("env") for r in rows}
     if len(envs) > 1:
         notes.append(f"{len(envs)} envs: task ids are prefixed with the env name")
@@ -178,6 +194,10 @@ def episode_rows(record: dict, where: dict) -> list[dict]:
     def fail(problem: str, field: str, fix: str) -> RowsError:
         return RowsError(problem, **where, field=field, fix=fix)
 
+    if isinstance(record, dict) and isinstance(record.get("task"), dict) \
+            and not isinstance(record.get("traces", []), list):
+        raise fail(f"`traces` is {record['traces']!r}, not a list", "traces",
+                   "each episode's traces must be a list of Trace.to_record() objects")
     if not looks_like_episode(record):
         keys = ", ".join(sorted(record)[:8])
         raise fail(f"not a verifiers episode record (keys: {keys})", "task",
@@ -196,7 +216,23 @@ def episode_rows(record: dict, where: dict) -> list[dict]:
     if step is not None and (isinstance(step, bool) or not isinstance(step, int)):
         raise fail(f"`run.work.step` is {step!r}", "run.work.step",
                    "the step must be an integer, as prime-rl stamps it")
-    policy = work.get("policy") if isinstance(work.get("policy"), dict) else {}
+    policy = work.get("policy") if work.get("policy") is not None else {}
+    if not isinstance(policy, dict):
+        raise fail(f"`run.work.policy` is {policy!r}", "run.work.policy",
+                   'the policy span must be {"start": int, "end": int}, as verifiers\' '
+                   "PolicySpan writes it")
+    for end in ("start", "end"):
+        version = policy.get(end)
+        if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
+            raise fail(f"`run.work.policy.{end}` is {version!r}", f"run.work.policy.{end}",
+                       "policy versions must be integers, as prime-rl stamps them")
+    for name, value in (("ok", record.get("ok")),
+                        *((f"traces[{t}].ok", tr.get("ok")) for t, tr in
+                          enumerate(record.get("traces") or []) if isinstance(tr, dict))):
+        if not isinstance(value, bool):
+            raise fail(f"`{name}` is {value!r}, not true or false", name,
+                       "Episode.to_record() and Trace.to_record() always write `ok` as a "
+                       "boolean; re-export the episodes with verifiers")
     base = {
         "task_id": str(task_id),
         "step": step,

@@ -24,7 +24,9 @@ class StepCount(Result):
 class Imported(Result):
     """Graded rows made from another system's output, and what was read to make them.
 
-    ``rows`` (a property, not part of the JSON) holds every row; ``preview`` the first few.
+    ``rows`` (a property, not part of the JSON) holds every row; ``preview`` the first few;
+    ``files`` and ``by_step`` list at most 20 (``by_step``: the first 10 and last 10 steps), a note
+    saying how many there are.
     Errored records are counted in ``errored`` and left out of ``rows`` unless the import was
     asked to keep them (then they carry ``errored: true``).
     """
@@ -96,11 +98,17 @@ def summarize(fmt: str, source: str, files: list[str], rows: list[dict], *, erro
     notes = list(notes or [])
     if len(files) > LIST_CAP:
         notes.append(f"files: {len(shown)} of {len(files)} listed")
+    steps = list(by_step or [])
+    if len(steps) > LIST_CAP:  # a long run evaluates hundreds of times: bounded, both ends kept
+        half = LIST_CAP // 2
+        notes.append(f"by_step: {2 * half} of {len(steps)} steps listed (the first {half} and "
+                     f"the last {half}); step=N (CLI --step N) reads any one of them")
+        steps = steps[:half] + steps[-half:]
     result = Imported(
         format=fmt, source=source, files=shown, n_files=len(files), n_rows=len(rows),
         n_tasks=len({r["task_id"] for r in rows}), errored=errored, kept_errored=kept_errored,
         mean_reward=reward_rate(scored),
-        models=models, metric=metric, by_step=by_step or [], notes=notes,
+        models=models, metric=metric, by_step=steps, notes=notes,
         preview=rows[:PREVIEW_ROWS])
     return result.with_rows(rows)
 

@@ -14,7 +14,8 @@ judge this module reads three numbers against floors, each with its interval and
   interval (n = failures): a judge clears only when the sample shows its false-pass rate is under
   the ceiling.
 
-Kappa carries a bootstrap interval over items (:func:`kappa_interval`) and its floor, like
+Kappa carries a bootstrap interval over items, widened to agreement's Wilson bounds carried through
+kappa so it keeps a width when the judge disagrees on few items (:func:`kappa_interval`), and its floor, like
 agreement's, is read on the lower bound for ``clears`` (the point estimate for ``fails``).
 
 Also: how many labelled failures the sample needs (:func:`failures_needed`), length bias (the

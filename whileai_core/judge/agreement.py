@@ -60,11 +60,16 @@ def cohen_kappa(labels: Sequence[bool], grades: Sequence[bool]) -> float | None:
 def kappa_interval(labels: Sequence[bool], grades: Sequence[bool], *,
                    level: float = D.CONFIDENCE_LEVEL, seed: int | None = D.BOOTSTRAP_SEED,
                    n_resamples: int = D.BOOTSTRAP_RESAMPLES) -> tuple[float, float] | None:
-    """Percentile interval of Cohen's kappa from a bootstrap over items [5].
+    """Interval of Cohen's kappa: the percentile bootstrap over items [5], widened to hold the
+    Wilson interval of the observed agreement carried through kappa at the observed chance
+    agreement (``D.KAPPA_CI_RULE``).
 
     Kappa depends on the items only through the 2x2 table of (label, grade), so a resample of
     items is a Multinomial(n, table / n) draw of that table: exact and vectorised. Resamples whose
     kappa is undefined (both raters constant) are left out; None when kappa itself is undefined.
+    The bootstrap alone collapses when the judge disagrees on few items (perfect agreement gave
+    [1, 1] on any n; at n = 20 and a true kappa of 0.89 it covered 62%): kappa = (p_o - p_e) /
+    (1 - p_e) rises with p_o, so p_o's Wilson bounds give kappa bounds that keep a width.
     """
     level = _check_level(level)
     a = np.asarray(labels, dtype=bool)
@@ -80,8 +85,13 @@ def kappa_interval(labels: Sequence[bool], grades: Sequence[bool], *,
     ok = p_e < 1.0 - 1e-12
     kappas = (p_o[ok] - p_e[ok]) / (1 - p_e[ok])
     from ..bootstrap import percentile_interval
+    from ..bootstrap import wilson_interval as _wilson
 
-    return percentile_interval(kappas, level)
+    lo, hi = percentile_interval(kappas, level)
+    po_lo, po_hi = _wilson(int(cells[0] + cells[3]), n, level)
+    pa, pb = float(a.mean()), float(b.mean())
+    pe = pa * pb + (1 - pa) * (1 - pb)
+    return (float(min(lo, (po_lo - pe) / (1 - pe))), float(max(hi, (po_hi - pe) / (1 - pe))))
 
 
 def failures_needed(half_width: float = D.JUDGE_FALSE_PASS_HALF_WIDTH, *,

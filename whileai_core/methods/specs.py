@@ -207,7 +207,7 @@ class OPSD(Spec):
     @field_validator("privileged")
     @classmethod
     def _privileged(cls, value: str) -> str:
-        if not _FIELD.match(value):
+        if not _FIELD.fullmatch(value):
             raise ValueError("must be a kind of context or a task field name (letters, digits, "
                              "'_', '.', '-')")
         return value

@@ -59,7 +59,7 @@ def _check(value: Any, pattern: re.Pattern, *, argument: str, what: str, example
     if why is not None:
         raise ArgumentError(f"`{argument}` = {_short(value)} {why}, not {what}. Fix: give the "
                             f"real one, e.g. {example!r}")
-    if len(value) > limit or not pattern.match(value):
+    if len(value) > limit or not pattern.fullmatch(value):
         bad = _CONTROL.search(value)
         detail = (f" (it holds the control character {bad.group()!r})" if bad else
                   f" (letters, digits and {_ALLOWED[what]} only, at most {limit} characters)")
@@ -108,7 +108,7 @@ def url(value: Any, *, argument: str) -> str:
     if why is not None:
         raise ArgumentError(f"`{argument}` = {_short(value)} {why}, not a URL. Fix: give the "
                             f"server's real base URL, e.g. {example!r}")
-    if len(value) > MAX_URL or not _URL_CHARS.match(value):
+    if len(value) > MAX_URL or not _URL_CHARS.fullmatch(value):
         raise ArgumentError(f"`{argument}` = {_short(value)} holds characters a URL may not "
                             "(space, quote, backslash, <, >, a control character). Fix: "
                             f"percent-encode them, e.g. {example!r}")

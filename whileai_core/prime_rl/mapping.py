@@ -16,7 +16,7 @@ from ..errors import ConfigError
 from ..methods.specs import OPD, OPSD, Async, RLMethod
 from ..models import model_size_b
 from ..safepath import Root
-from ..voice import arg
+from ..voice import arg, choose
 from .targets import Taskset
 from .tokenizers import compare_vocab
 
@@ -114,8 +114,19 @@ def _opd(spec: OPD, *, model: str, lora: bool, student_vocab: int | str | None,
                              "teacher from the student's family, or SFT on its completions")
     elif same is None:
         keys.notes.append(f"tokenizers not compared ({why}); OPD needs the teacher and student to "
-                          "share one. Give Endpoint(..., vocab=) and student_vocab= to check")
+                          f"share one. {_vocab_fix()}")
     return keys
+
+
+def _vocab_fix() -> str:
+    """How this reader gives both vocabularies (a size or a local tokenizer path)."""
+    return choose(
+        python="Give Endpoint(..., vocab=) and student_vocab= to check",
+        cli=("Give both in the --method JSON to check: '{\"name\": \"opd\", \"teacher\": "
+             "{\"url\": ..., \"model\": ..., \"vocab\": 151936}, \"student_vocab\": 151936}'"),
+        mcp=('Give both to check: method={"name": "opd", "teacher": {"url": ..., "model": ..., '
+             '"vocab": 151936}, "student_vocab": 151936} (a size, or a tokenizer.json path under '
+             "the root)"))
 
 
 def _opsd(spec: OPSD, *, model: str, taskset: Taskset, renderer: str | None) -> MethodKeys:

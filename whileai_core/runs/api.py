@@ -25,7 +25,7 @@ from .backend import get_backend
 from .registry import (ACTIVE, BACKENDS, FINISHED, Registry, RunRecord, claimable, now,
                        run_id)
 from .results import Cancelled, Collected, Launch, RunList, RunPlan
-from .targets import Target, resolve_target
+from .targets import Target, resolve_target, stage_data
 
 ROW_FIELDS = ("before_rows", "after_rows")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -53,7 +53,7 @@ def _check_gpu(gpu: Any, backend: str, target: Target) -> tuple[str | None, int]
     if backend == "local":
         return None, 0
     value = _default_gpu(target) if gpu is None else gpu
-    match = _GPU.match(value) if isinstance(value, str) else None
+    match = _GPU.fullmatch(value) if isinstance(value, str) else None
     kind = match and match["type"].upper()
     count = int(match["count"]) if match and match["count"] else 1
     if not match or kind not in MODAL_GPU_TYPES or not 1 <= count <= MODAL_MAX_GPUS:
@@ -94,8 +94,13 @@ def _check_local_teacher(target: Target) -> None:
 
 def _check_name(name: Any, target: Target) -> str:
     if name is None:
+        if not _NAME.fullmatch(target.default_name) or target.default_name.strip(".") == "":
+            raise ArgumentError(f"{target.path}: its file name {target.default_name!r} cannot name "
+                                f"the run (1-100 letters, digits, '.', '_' or '-'; the run's "
+                                f"folders are named after it). Fix: pass `{arg('name')}`, e.g. "
+                                "'grpo-lr2e-6', or rename the file")
         return target.default_name
-    if not isinstance(name, str) or not _NAME.match(name):
+    if not isinstance(name, str) or not _NAME.fullmatch(name) or name.strip(".") == "":
         raise ArgumentError(f"`{arg('name')}` must be 1-100 letters, digits, '.', '_' or '-' (starting "
                             f"with a letter or digit), got {name!r}. Fix: e.g. 'grpo-lr2e-6', "
                             "or omit it to use the recipe or config name")
@@ -258,6 +263,7 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
             registry.set_handle(record.id, {"backend_called_at": now()})
 
         try:
+            target = stage_data(target, run_dir)  # a data folder: the run reads this copy
             handle = runner.launch(record, target, run_dir, lock_fd, starting)
         except WhileaiError as exc:  # the backend refused before starting anything
             registry.transition(record.id, ("launching",), "failed", error=str(exc), handle=None)

@@ -24,6 +24,7 @@ import whileai_core
 from ..defaults import CANCEL_GRACE_S
 from ..errors import ArgumentError, ConfigError
 from ..extras import install_fix, missing
+from ..failures import child_env, mask_secrets
 from ..voice import arg, call
 from . import lock
 from ._wrapper import EXIT_FILE, LOG_FILE, PID_FILE
@@ -32,7 +33,7 @@ from .registry import RunRecord
 from .targets import RECIPE_ENTRY, Target
 
 # the pyproject extra a recipe's smoke imports (a recipe not listed needs only the core)
-SMOKE_EXTRA = {"grpo": "train", "dpo": "train"}
+SMOKE_EXTRA = {"grpo": "train", "dpo": "train", "sft": "train"}
 RESULTS_FILE = "results.json"
 OUT_DIR = "out"
 _LOG_TAIL_LINES = 5
@@ -45,12 +46,17 @@ def _read_int(path: Path) -> int | None:
         return None
 
 
+_LOG_TAIL_BYTES = 64 << 10
+
+
 def log_tail(path: Path, lines: int = _LOG_TAIL_LINES) -> str:
     try:
-        text = path.read_text(errors="replace")
+        with open(path, "rb") as fh:  # the run's own log, in the state folder: its tail only
+            fh.seek(max(0, os.fstat(fh.fileno()).st_size - _LOG_TAIL_BYTES))
+            text = fh.read().decode("utf-8", errors="replace")
     except FileNotFoundError:
         return "(no log)"
-    return " | ".join(text.strip().splitlines()[-lines:]) or "(empty log)"
+    return mask_secrets(" | ".join(text.strip().splitlines()[-lines:])) or "(empty log)"
 
 
 class LocalBackend:
@@ -90,7 +96,7 @@ class LocalBackend:
         (run_dir / OUT_DIR).mkdir(parents=True, exist_ok=True)
         repo = target.path.parent.parent
         package_parent = Path(whileai_core.__file__).resolve().parents[1]
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        env = child_env({"PYTHONUNBUFFERED": "1"})
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (str(repo), str(package_parent), env.get("PYTHONPATH", "")) if p)
         wrapper = [sys.executable, "-m", "whileai_core.runs._wrapper", str(run_dir), str(lock_fd),

@@ -139,6 +139,13 @@ def _record(row: sqlite3.Row) -> RunRecord:
     return RunRecord(**data)
 
 
+# SQLite's words for a registry the user's set-up makes unusable (every other DatabaseError is a
+# bug here and reaches the crash report)
+_UNWRITABLE = ("unable to open database file", "readonly database", "disk I/O error",
+               "database or disk is full")
+_NOT_A_REGISTRY = ("file is not a database", "database disk image is malformed")
+
+
 class Registry:
     """The runs table of one state directory. Cheap to build; opens a connection per call."""
 
@@ -174,8 +181,19 @@ class Registry:
         try:
             with self._connection() as db:
                 yield db
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) and "busy" not in str(exc):
+        except sqlite3.DatabaseError as exc:
+            reason = str(exc)
+            if any(sign in reason for sign in _UNWRITABLE):
+                raise ConfigError(
+                    f"the run registry {self.path} cannot be opened or written ({reason}). Fix: "
+                    f"pass --state-dir (or set {STATE_DIR_ENV}) to a writable folder on a local "
+                    "disk") from None
+            if any(sign in reason for sign in _NOT_A_REGISTRY):
+                raise ConfigError(
+                    f"{self.path} is not a run registry SQLite can read ({reason}). Fix: move "
+                    f"that file aside, or pass --state-dir (or set {STATE_DIR_ENV}) to another "
+                    "folder") from None
+            if "locked" not in reason and "busy" not in reason:
                 raise
             raise ConfigError(
                 f"the run registry {self.path} is locked by another process (waited "

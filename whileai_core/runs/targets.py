@@ -13,6 +13,7 @@ parameter (read from the source, nothing imported), and its ``--smoke`` path a `
 from __future__ import annotations
 
 import ast
+import dataclasses
 import hashlib
 import os
 import re
@@ -47,12 +48,17 @@ class Target:
     data: bytes | None = None       # a config's bytes, read once through the path door: what
                                     # was hashed is what is parsed and what is launched
     data_dir: Path | None = None    # the data folder a recipe trains on, when one was given
+    # the data folder's files (name, bytes) as read and hashed through the door; a launch writes
+    # these into the run's own folder and the recipe reads that copy (stage_data)
+    data_files: tuple[tuple[str, bytes], ...] | None = None
+    data_label: Path | None = None  # the user's data folder, for messages (data_dir may be the copy)
 
     @property
     def label(self) -> str:
         if self.kind == "config":
             return str(self.path)
-        return self.recipe if self.data_dir is None else f"{self.recipe} (data {self.data_dir})"
+        shown = self.data_label or self.data_dir
+        return self.recipe if shown is None else f"{self.recipe} (data {shown})"
 
     @property
     def default_name(self) -> str:
@@ -110,7 +116,7 @@ def _resolve(config_or_recipe: str | os.PathLike | UserPath,
     elif _looks_like_path(value):
         return _config_target(user_path(value, argument="config_or_recipe"), recipes_dir)
     root = recipes_root(recipes_dir)
-    if not _RECIPE_NAME.match(value):
+    if not _RECIPE_NAME.fullmatch(value):
         raise ArgumentError(f"`{_target_arg()}` = {value!r} is not a recipe name (letters, digits, "
                             "'_', '.', '-'). Fix: use one of: "
                             f"{', '.join(available_recipes(root)) or 'none yet'}; or a TOML path")
@@ -184,17 +190,34 @@ def _with_data(target: Target, folder: UserPath) -> Target:
         raise ArgumentError(f"`data` = {folder} is not a folder. Fix: the folder holding the "
                             "recipe's data files (sft: train.jsonl, holdout.jsonl, grader.py)")
     digest = hashlib.sha256(target.sha256.encode() + b"\x00data\x00")
-    names = sorted(e.name for e in os.scandir(folder.absolute) if not e.name.startswith("."))
-    for name in names:
-        child = folder.child(name)
-        kind = child.kind()
-        if kind == "dir":
+    files = []
+    for name, kind in folder.list_dir():  # sorted by name, no link followed
+        if name.startswith(".") or kind == "dir":
             continue
         if kind != "file":
             raise ArgumentError(f"`data` folder {folder} holds {name}, a {kind}; a run reads only "
                                 "regular files it can hash. Fix: put the file itself there")
+        data = folder.child(name).read_bytes("rows")
         digest.update(name.encode() + b"\x00")
-        digest.update(hashlib.sha256(child.read_bytes("rows")).digest())
+        digest.update(hashlib.sha256(data).digest())
+        files.append((name, data))
     return Target(kind=target.kind, recipe=target.recipe, path=target.path,
                   sha256=digest.hexdigest(), recipe_dir=target.recipe_dir,
-                  data_dir=folder.absolute)
+                  data_dir=folder.absolute, data_files=tuple(files), data_label=folder.absolute)
+
+
+STAGED_DATA = "data"
+
+
+def stage_data(target: Target, run_dir: Path) -> Target:
+    """The target with its data folder replaced by a copy in the run's folder, written from the
+    bytes that were hashed: what the run trains on is what its id names, whatever happens to the
+    user's folder after the launch (the recipe reads it later, by name, in another process)."""
+    if target.data_files is None:
+        return target
+    from ..io import write_atomic
+
+    staged = run_dir / STAGED_DATA
+    for name, data in target.data_files:
+        write_atomic(staged / name, data, overwrite=True)
+    return dataclasses.replace(target, data_dir=staged)

@@ -225,7 +225,10 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
             notes.append("every paired task changed by the same amount, so the paired spread is "
                          "0: the interval is the unpaired difference of the two arms' intervals")
         else:
-            ci = None
+            ci, method, p = None, None, None
+            notes.append("every paired task changed by the same amount and an arm has no "
+                         "interval (every task has the same value): no spread to build an "
+                         "interval of the change from; score tasks whose values differ")
     mde = None
     if ci is not None:  # the standard error the interval implies, so every method reads alike
         z = z_value(0.5 + level / 2.0)

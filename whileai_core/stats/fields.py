@@ -15,7 +15,7 @@ Interval = tuple[float, float]
 LEVEL_DOC = "confidence level of every interval in this result (0.95 = 95%)"
 METHOD_DOC = ("the interval used: mid_p / agresti_coull (0/1 per-task values), effective_n "
               "(fewer than 30 tasks), percentile_bootstrap (30+ tasks), t (rewards outside "
-              "[0, 1]); see README 'Which interval'")
+              "[0, 1]); see docs/core.md 'Which interval'")
 DEPRECATED = ("deprecated alias of `{field}` (removed in 0.3): the same interval when `level` is "
               "0.95, null at any other level")
 

@@ -111,8 +111,10 @@ def effective_n(mean, se, n_tasks, cap, level: float):
     """Agresti-Coull on the effective number of trials (Korn & Graubard [4]).
 
     n_eff = m(1-m)/SE^2, at most ``cap`` (the trials behind the mean when they give a variance
-    floor; ``n_tasks`` when SE is 0 and there is none), then scaled by (z / t_{C-1})^2 so the
-    small-sample t quantile carries over. Arrays in, arrays out.
+    floor), else at most ``n_tasks`` (no floor: pass@k, pass^k, continuous rewards; a mean of
+    values in [0, 1] has variance at most m(1-m), so n_eff >= n_tasks and the cap makes this the
+    binomial interval over tasks, the worst case, which over-covers smooth shapes), then scaled by
+    (z / t_{C-1})^2 so the small-sample t quantile carries over. Arrays in, arrays out.
     """
     m = np.asarray(mean, dtype=np.float64)
     se2 = np.asarray(se, dtype=np.float64) ** 2

@@ -49,6 +49,14 @@ class NoiseFloor(Result):
     n_tasks: list[int] | None = None
     note: str | None = None
 
+    @property
+    def band_std(self) -> float:
+        """The sd the band rests on: run_std, or the within-task prediction when the runs all
+        scored the same (``NOISE_TIED_RUNS_RULE``: a run_std of 0 is no evidence of no noise)."""
+        if self.run_std == 0.0 and self.predicted_run_std:
+            return self.predicted_run_std
+        return self.run_std
+
     def render(self) -> str:
         scores = ", ".join(f"{s:.3f}" for s in self.run_scores)
         lines = [f"runs: {self.n_runs} ({scores})",
@@ -68,7 +76,7 @@ def resolve_band(run_std: Any, noise_runs: int | None, level: float
         return None, None, None
     note = None
     if isinstance(run_std, NoiseFloor):
-        std, runs = run_std.run_std, run_std.n_runs
+        std, runs = run_std.band_std, run_std.n_runs
     else:
         std, runs = float(run_std), noise_runs
     if runs is None:
@@ -123,10 +131,20 @@ def noise_floor(*runs: Any, threshold: float | None = None,
     if pred is not None and pred > 0 and run_std > 3 * pred:
         notes.append(f"measured run_std is {run_std / pred:.1f}x the within-task prediction: the "
                      "runs may not be independent re-samples (a drifting judge or infrastructure)")
-    return NoiseFloor(run_scores=scores, n_runs=len(scores), run_std=run_std,
-                      band=noise_band(run_std, len(scores), level), level=level,
-                      predicted_run_std=pred, n_tasks=sizes or None,
-                      note="; ".join(notes) or None)
+    if run_std == 0.0:
+        if pred:
+            notes.append(f"the {len(scores)} runs scored the same: a run_std of 0 is no evidence "
+                         "of no noise (run scores move in steps of one rollout), so the band "
+                         f"uses the within-task prediction {pred:.4f} instead")
+        else:
+            notes.append(f"the {len(scores)} runs scored the same: a run_std of 0 is no evidence "
+                         "of no noise (run scores move in steps of one rollout) and the band is "
+                         "0; re-run more, or pass the runs' rows so the band can use the "
+                         "within-task prediction")
+    nf = NoiseFloor(run_scores=scores, n_runs=len(scores), run_std=run_std, band=0.0,
+                    level=level, predicted_run_std=pred, n_tasks=sizes or None,
+                    note="; ".join(notes) or None)
+    return nf.model_copy(update={"band": noise_band(nf.band_std, len(scores), level)})
 
 
 def predicted_run_std(rollouts: np.ndarray, passes: np.ndarray) -> float | None:

@@ -22,7 +22,7 @@ References
 ----------
 [1] Fisher (1935), The Design of Experiments, sec. 21 (the randomisation / sign-flip test).
 [2] Student (1908); the paired t interval's coverage on these differences is in
-    bench/stats_study.py (README, table B2).
+    bench/stats_study.py (docs/statistics-study.md, table B2).
 [3] Phipson & Smyth (2010), Permutation p-values should never be zero, SAGMB 9:39.
 [4] Zou & Donner (2008), Construction of confidence limits about effect measures, Stat. Med. 27:1693;
     Newcombe (1998), Stat. Med. 17:873.

@@ -59,9 +59,13 @@ def check_metric(metric: Any) -> str:
 def trials_cap(data: Rows, metric: str, idx: np.ndarray | None = None) -> float | None:
     """The most independent trials behind a per-task mean of ``metric`` (the effective-n cap):
     the rollouts for a pass rate or a share (a 0/1 per rollout, so the binomial variance is a
-    floor); none for a mean reward."""
+    floor), and for a mean reward when every reward of those tasks is 0 or 1 (the same per-task
+    values as the pass rate then get the same interval: one number per question); none for
+    other rewards (the effective n is then at most the number of tasks: ``effective_n``)."""
     if metric == "reward":
-        return None
+        rewards = data.reward if idx is None else data.reward[np.isin(data.task_index, idx)]
+        if not bool(np.all((rewards == 0.0) | (rewards == 1.0))):
+            return None
     n = data.rollouts if idx is None else data.rollouts[idx]
     return float(n.sum())
 

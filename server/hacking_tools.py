@@ -73,12 +73,7 @@ def confined_reward(reward: str | list[str], env: Env) -> RewardFile | list[str]
 
 def _program(value: str, env: Env) -> str:
     path = env.workspace.resolve(value, argument="reward")
-    kind = path.kind()
-    if kind != "file":
-        what = {None: "no such file (or a folder on its path is a symlink)", "dir": "is a directory", "link": "is a symlink (or a "
-                "folder on its path is)", "special": "is not a regular file"}[kind]
-        raise ArgumentError(f"`reward` {value!r} ({path}): {what}. Fix: name a regular file "
-                            "inside the workspace root, reached without symlinks")
+    path.check_file()  # as strict as a read: no link anywhere, regular, not hard-linked
     return str(path)
 
 

@@ -290,3 +290,74 @@ def test_import_rows_refuses_a_zip_bomb_and_keeps_serving(tmp_path, monkeypatch)
     assert "unpacks to 3.0 MB, over the 1 MB limit" in text
     assert "WHILEAI_MAX_ROWS_MB=5" in text  # 3 MB and the log's own 35 KB, rounded up, + 1
     assert call(server, "list_skills", {}).is_error is False
+
+
+# --- JSON the standard parser fails on in other ways: deep nesting, over-long integers ---------
+
+DEEP = "[" * 100_000 + "]" * 100_000
+HOSTILE = {"deep.jsonl": DEEP + "\n",
+           "deep_field.jsonl": '{"task_id": "a", "reward": 1, "x": ' + DEEP + "}\n",
+           "long_int.jsonl": '{"task_id": "a", "reward": ' + "9" * 5000 + "}\n",
+           "deep_array.json": "[" + DEEP + "]\n"}
+READERS = [("pass_at", "rows", {}), ("inspect_rows", "rows", {}), ("hack_scan", "rows", {}),
+           ("route_rows", "rows", {"model": "Qwen/Qwen3-8B"}),
+           ("import_rows", "path", {"out": "o.jsonl"}), ("audit_judge", "items", {}),
+           ("failed_asks", "traces", {"out": "f.jsonl"}), ("eval_fingerprint", "tasks", {})]
+
+
+@pytest.mark.parametrize("tool, field, rest", READERS)
+@pytest.mark.parametrize("file", sorted(HOSTILE))
+def test_hostile_json_is_an_input_error_naming_the_file(server, ws, tool, field, rest, file):
+    (ws / file).write_text(HOSTILE[file])
+    text = error_text(call(server, tool, {field: file, **rest}), tool)
+    assert "unexpected internal error" not in text and file in text, text
+
+
+def test_order_reversal_names_a_pick_that_is_not_a_string(server, ws):
+    # the fuzz suite's find once hostile lines were added: a list is unhashable, so `in` the
+    # picks' table raised TypeError ("a bug in whileai")
+    (ws / "pairs.jsonl").write_text('{"forward": [], "reversed": "first"}\n')
+    text = error_text(call(server, "order_reversal", {"pairs": "pairs.jsonl"}), "order_reversal")
+    assert "`forward` is []" in text and "line 1" in text, text
+
+
+# --- a reward command's script: checked as strictly as a read (a hard link was run) ------------
+
+def test_a_reward_command_refuses_a_hard_linked_script(server, ws, tmp_path):
+    write_jsonl(ws / "tasks.jsonl", TASKS)
+    outside = tmp_path / "outside.py"
+    outside.write_text("print('ran the outside script')\n")
+    os.link(outside, ws / "grade.py")
+    for reward in (["python", "grade.py"], ["grade.py"]):
+        text = error_text(call(server, "cheat_probes", {"reward": reward,
+                                                        "tasks": "tasks.jsonl"}), "cheat_probes")
+        assert "has 2 hard links" in text and "ran the outside script" not in text, text
+
+
+# --- a local run's results.json: read through the door (a FIFO there hung run_status) ----------
+
+@pytest.mark.parametrize("trap", ["fifo", "link"])
+def test_a_local_runs_results_file_is_read_through_the_door(tmp_path, trap):
+    import threading
+
+    from whileai_core.runs.local import LocalBackend
+    from whileai_core.runs.registry import RunRecord
+
+    run_dir = tmp_path / "run"
+    (run_dir / "out").mkdir(parents=True)
+    (run_dir / "exit_code").write_text("0\n")
+    (tmp_path / "secret.json").write_text('{"OUTSIDE": "redteam"}')
+    results = run_dir / "out" / "results.json"
+    if trap == "fifo":
+        os.mkfifo(results)
+    else:
+        results.symlink_to(tmp_path / "secret.json")
+    record = RunRecord.model_construct(id="run-0123456789ab", handle={"pid": 1})
+    seen = []
+    poller = threading.Thread(target=lambda: seen.append(LocalBackend().poll(record, run_dir)),
+                              daemon=True)
+    poller.start()
+    poller.join(20)
+    assert seen, "polling the run blocked on its results file"
+    assert seen[0].status == "failed" and "OUTSIDE" not in json.dumps(seen[0].results or {})
+    assert ("FIFO" if trap == "fifo" else "symlink") in seen[0].error

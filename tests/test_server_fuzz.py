@@ -165,8 +165,15 @@ record = st.fixed_dictionaries({}, optional={
                                          st.one_of(st.booleans(), json_values), max_size=2),
                          json_values),
     "logprobs": st.one_of(st.lists(st.floats(-5, 0), max_size=4), json_values)})
+# lines the standard parser fails on in other ways than JSONDecodeError (issue 12's re-check):
+# nesting past the recursion limit, an integer of more than 4,300 digits
+hostile = st.one_of(
+    st.integers(2_000, 60_000).map(lambda n: "[" * n + "]" * n),
+    st.integers(2_000, 60_000).map(lambda n: '{"task_id": "a", "reward": 1, "x": '
+                                   + "[" * n + "]" * n + "}"),
+    st.integers(4_301, 9_000).map(lambda n: '{"task_id": "a", "reward": ' + "9" * n + "}"))
 lines = st.one_of(row.map(_dump), record.map(_dump), json_values.map(_dump),
-                  st.text(max_size=30), st.just(""), st.just("{"), st.just("[]"))
+                  st.text(max_size=30), st.just(""), st.just("{"), st.just("[]"), hostile)
 # rows that load, so the statistics themselves meet odd data (one task, rewards off the
 # 0/1 scale, every row truncated, mixed models...)
 good_row = st.fixed_dictionaries(

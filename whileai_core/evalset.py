@@ -28,6 +28,7 @@ from .defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, EVALSET_EXAMPLES, EVALS
 from .errors import ArgumentError, ConfigError, RowsError
 from .result import Result, fmt_rate
 from .stats.fields import LEVEL_DOC, METHOD_DOC, ci95_alias
+from . import safejson
 
 Interval = tuple[float, float]
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -305,7 +306,7 @@ def failure_capable(rows: Any, *, holdout: Any = None, effect: float = PROVE_EFF
     if holdout is not None:
         fp, lines = _fingerprint(holdout, EVALSET_NAME)
         name = fp.name
-        frozen = {json.loads(ln)["task_id"] for ln in lines}
+        frozen = {safejson.loads(ln)["task_id"] for ln in lines}
         scored = set(data.task_ids)
         missing = sorted(frozen - scored)
         extra = [t for t in data.task_ids if t not in frozen]

@@ -44,6 +44,7 @@ from typing import Any, Literal
 from .defaults import AGENTS_SECTION_BEGIN, AGENTS_SECTION_END, INIT_SERVER_NAME
 from .errors import ArgumentError, ConfigError
 from .result import Result
+from . import safejson
 
 SKILLS_ENV = "WHILEAI_SKILLS_DIR"
 HostName = Literal["claude", "cursor", "vscode", "codex"]
@@ -263,7 +264,7 @@ def _plan_json(plan: _Plan, host: Host, entry: dict[str, Any]) -> None:
     if old is None:
         return
     try:
-        data = json.loads(old) if old.strip() else {}
+        data = safejson.loads(old) if old.strip() else {}
     except json.JSONDecodeError as exc:
         plan.refuse(path, f"line {exc.lineno}, column {exc.colno}: invalid JSON ({exc.msg}); init "
                           "does not rewrite a file it cannot parse (comments included). Fix: "

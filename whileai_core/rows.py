@@ -27,6 +27,7 @@ from .defaults import PASS_THRESHOLD
 from .errors import RowsError
 from .progress import step
 from .safepath import Root, UserPath, as_user_path, is_path
+from . import safejson
 
 TASK_FIELD = "task_id"
 TASK_ALIASES = ("scenario_id",)
@@ -268,7 +269,7 @@ def _read_file(path: UserPath, noun: str = "row") -> tuple[list, list[int] | Non
                         + (f", e.g. {form}" if form else ""))
     if stripped[0] == "[":
         try:
-            data = json.loads(text)
+            data = safejson.loads(text)
         except json.JSONDecodeError as exc:
             if exc.msg == "Extra data":  # "[...]" then more lines: JSONL whose first row is bad
                 return _read_jsonl(text, name)
@@ -298,7 +299,7 @@ def _read_jsonl(text: str, name: str) -> tuple[list, list[int] | None, str]:
             and text.count("}\n{") == n - 1):
         try:
             # the first n - 1 newlines become commas; a final newline stays as JSON whitespace
-            parsed = json.loads("[" + text.replace("\n", ",", n - 1) + "]")
+            parsed = safejson.loads("[" + text.replace("\n", ",", n - 1) + "]")
         except (json.JSONDecodeError, RecursionError):
             parsed = None
         if parsed is not None and len(parsed) == n and set(map(type, parsed)) == {dict}:
@@ -309,7 +310,7 @@ def _read_jsonl(text: str, name: str) -> tuple[list, list[int] | None, str]:
     for lineno in numbers:
         ln = lines[lineno - 1]
         try:
-            rec = json.loads(ln)
+            rec = safejson.loads(ln)
         except json.JSONDecodeError as exc:
             raise RowsError(f"invalid JSON at column {exc.colno} ({exc.msg})", source=name,
                             line=lineno, fix="write exactly one JSON object per line") from None

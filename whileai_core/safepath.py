@@ -65,7 +65,8 @@ FILE_KINDS: dict[str, tuple[str, str]] = {
     # kind: (what it covers, the environment variable that sets its limit in MB)
     "rows": ("rows, traces, judge items and prompt files", "WHILEAI_MAX_ROWS_MB"),
     "tokenizer": ("tokenizer.json files", "WHILEAI_MAX_TOKENIZER_MB"),
-    "config": ("prime-rl TOML configs", "WHILEAI_MAX_CONFIG_MB"),
+    "config": ("config files (prime-rl TOML, agent host configs, skill files, reward code)",
+               "WHILEAI_MAX_CONFIG_MB"),
 }
 TIMEOUT_ENV = "WHILEAI_READ_TIMEOUT_S"
 
@@ -586,6 +587,21 @@ class UserPath:
             os.close(handle)
             raise self._too_big(size, kind, error, self.where)
         return os.fdopen(handle, "rb")
+
+    def check_file(self, *, error: type[WhileaiError] = ArgumentError) -> None:
+        """Raise unless this path opens through the door as a regular file: no link at any
+        component, not special, and (confined) not hard-linked. Nothing is read; for a file
+        another program will open by name (a reward command's script), so the check is as
+        strict as a read, though the file can still change after it."""
+        if not self.parts:
+            raise _fail(error, self.where, "is a directory, not a file",
+                        "point at a file inside it")
+        fd = self._walk(self.parts[:-1], error)
+        try:
+            handle = self._open_file(self.parts[-1], fd, error, self.where, allow_dir=False)
+        finally:
+            os.close(fd)
+        os.close(handle)
 
     def open_archive(self, kind: str, *, error: type[WhileaiError] = ArgumentError):
         """:meth:`open_binary` for a zip archive (an Inspect ``.eval`` log), checked unpacked.

@@ -8,6 +8,7 @@ import tomllib
 from typing import Any
 
 from ..errors import ArgumentError
+from .. import safejson
 
 
 def _value(text: str) -> Any:
@@ -22,7 +23,7 @@ def _method(args: argparse.Namespace) -> Any:
     method: Any = args.method
     if method.lstrip().startswith("{"):
         try:
-            method = json.loads(method)
+            method = safejson.loads(method)
         except json.JSONDecodeError as err:
             raise ArgumentError(f"--method JSON is invalid ({err}); e.g. "
                                 "'{\"name\": \"opsd\", \"anchor\": \"live\"}'") from None

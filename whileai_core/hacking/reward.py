@@ -45,6 +45,7 @@ from ..defaults import REWARD_OUTPUT_MAX_BYTES, REWARD_TIMEOUT_S
 from ..errors import ArgumentError, WhileaiError
 from ..failures import child_env, mask_secrets
 from ..safepath import UserPath, user_path
+from .. import safejson
 
 _MODULE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
 _STDERR_LINES = 5
@@ -225,7 +226,7 @@ def _parse_stdout(text: str, label: str) -> list:
     body = text.strip()
     if body.startswith("["):
         try:
-            return json.loads(body)
+            return safejson.loads(body)
         except json.JSONDecodeError as exc:
             raise RewardError(f"reward {label!r} printed invalid JSON ({exc.msg}). Fix: print "
                               "one JSON array of numbers, or one number per line") from None
@@ -234,7 +235,7 @@ def _parse_stdout(text: str, label: str) -> list:
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = safejson.loads(line)
         except json.JSONDecodeError:
             shown = mask_secrets(line)[:60]
             raise RewardError(f"reward {label!r}: stdout line {i} is {shown!r}, not a "

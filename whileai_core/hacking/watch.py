@@ -52,6 +52,7 @@ from ..rows import load_rows, read_records
 from ..safepath import UserPath, as_user_path, is_path, user_path
 from ..stats import Rate, check_metric, compare, pass_rate
 from .scan import HackScan, hack_scan
+from .. import safejson
 
 Decision = Literal["stop", "continue", "not_enough_data"]
 Condition = Literal["down", "flat_while_climbing"]
@@ -383,7 +384,7 @@ def records_from_trl_state(path: str | os.PathLike | UserPath) -> list[dict]:
     ``reward`` (GRPOTrainer's logged mean reward) is one step; there are no held-out rows."""
     path = as_user_path(path, None, argument="source", error=RowsError)
     try:
-        state = json.loads(path.read_text("rows", error=RowsError))
+        state = safejson.loads(path.read_text("rows", error=RowsError))
     except (json.JSONDecodeError, RecursionError) as exc:
         raise RowsError(f"cannot be read as JSON ({exc})", source=str(path),
                         fix="point at the trainer_state.json TRL wrote") from None
@@ -460,7 +461,7 @@ def _find(folder: UserPath, name: str, depth: int = 3) -> UserPath | None:
 def _first_record(path: UserPath) -> Any:
     try:
         with path.open_binary("rows", error=RowsError) as fh:
-            return json.loads(fh.readline(1 << 20).decode("utf-8", errors="replace"))
+            return safejson.loads(fh.readline(1 << 20).decode("utf-8", errors="replace"))
     except (OSError, ValueError, RecursionError):
         return None
 

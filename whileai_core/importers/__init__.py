@@ -19,12 +19,12 @@ a named format wins. Every row has ``task_id``, ``reward``, ``truncated``, ``mod
 
 from __future__ import annotations
 
-import json
 import os
 
 from ..errors import ArgumentError, RowsError
 from ..safepath import Root, UserPath, as_user_path
 from .result import Imported, StepCount
+from .. import safejson
 
 FORMATS = ("prime-rl", "inspect", "lm-eval")
 ROWS = "rows"  # already graded rows (task_id + reward): nothing to import
@@ -63,7 +63,7 @@ def detect_format(path: str | os.PathLike | UserPath) -> str | None:
     if first is None:
         return None
     try:
-        record = json.loads(first)
+        record = safejson.loads(first)
     except ValueError:
         record = None
     if isinstance(record, dict):
@@ -78,7 +78,7 @@ def detect_format(path: str | os.PathLike | UserPath) -> str | None:
         return None
     if first.lstrip().startswith("{"):  # a pretty-printed JSON document
         try:
-            data = json.loads(path.read_text("rows", error=RowsError))
+            data = safejson.loads(path.read_text("rows", error=RowsError))
         except (RowsError, ValueError, RecursionError):
             return None
         return "inspect" if inspect_logs.looks_like_log(data) else None

@@ -25,6 +25,7 @@ from typing import Any
 from ..errors import RowsError
 from ..safepath import UserPath, as_user_path
 from .result import Imported, summarize
+from .. import safejson
 
 FORMAT = "inspect"
 TRUNCATING_STOPS = frozenset({"max_tokens", "model_length"})
@@ -82,7 +83,7 @@ def _read(path: UserPath) -> tuple[dict, list[dict], str]:
                         fix="pip install inspect_ai, or convert it: inspect log convert "
                             f"{path.name} --to json --output-dir DIR")
     try:
-        data = json.loads(path.read_text("rows", error=RowsError))
+        data = safejson.loads(path.read_text("rows", error=RowsError))
     except (json.JSONDecodeError, RecursionError) as exc:
         raise RowsError(f"is not an Inspect JSON log ({exc})", source=str(path),
                         fix="pass an Inspect .json log (or install inspect_ai for .eval)") from None

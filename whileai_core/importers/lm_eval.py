@@ -19,7 +19,6 @@ be left out.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from typing import Any
@@ -28,6 +27,7 @@ from ..errors import RowsError
 from ..rows import read_records
 from ..safepath import UserPath, as_user_path
 from .result import Imported, summarize
+from .. import safejson
 
 FORMAT = "lm-eval"
 SAMPLE_FILE = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[\d\-.]+)\.jsonl$")
@@ -72,7 +72,7 @@ def _model(file: UserPath) -> str | None:
         return None
     results = file.with_name(f"results_{match.group('date')}.json")
     try:
-        data = json.loads(results.read_text("rows", error=RowsError))
+        data = safejson.loads(results.read_text("rows", error=RowsError))
     except (RowsError, ValueError, RecursionError):
         return None
     if not isinstance(data, dict):

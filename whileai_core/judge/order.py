@@ -58,7 +58,7 @@ def order_reversal(pairs: Any, *, max_flips: float = D.JUDGE_MAX_ORDER_FLIPS,
     for i, rec in enumerate(records):
         fwd, rev = rec.get("forward"), rec.get("reversed")
         for field, v in (("forward", fwd), ("reversed", rev)):
-            if v not in _MIRROR:
+            if not isinstance(v, str) or v not in _MIRROR:
                 raise RowsError(f"`{field}` is {v!r}", **recs.where(i),
                                 field=field, fix='write "first", "second" or "tie"')
         if _MIRROR[fwd] != rev:

@@ -18,6 +18,7 @@ from pydantic import Field, field_validator, model_validator
 
 from .. import defaults as D
 from ._spec import Spec
+from .. import safejson
 
 # Hosted chat APIs: they return completion log-probabilities at best, never the prompt's, so
 # they cannot score the student's tokens as a teacher [1].
@@ -336,7 +337,7 @@ def method_spec(obj: Any) -> Spec:
     if isinstance(obj, str) and obj.lstrip().startswith("{"):
         import json
         try:
-            obj = json.loads(obj)
+            obj = safejson.loads(obj)
         except json.JSONDecodeError as err:
             raise SpecError(f"method JSON {obj!r} is invalid ({err}). Fix: e.g. "
                             '\'{"name": "opsd", "anchor": "live"}\'') from None

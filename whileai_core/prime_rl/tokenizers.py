@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..safepath import Root, UserPath, as_user_path
+from .. import safejson
 
 TOKENIZER_FILE = "tokenizer.json"
 
@@ -29,7 +30,7 @@ def load_vocab(path: str | Path | UserPath, *, root: Root | None = None,
     text = target.read_text("tokenizer", error=ConfigError, default_child=TOKENIZER_FILE,
                             fix="point at a Hugging Face tokenizer.json")
     try:
-        data = json.loads(text)
+        data = safejson.loads(text)
     except (json.JSONDecodeError, RecursionError) as err:
         raise ConfigError(f"{where} cannot be read as JSON ({err}). Fix: point at a Hugging Face "
                           "tokenizer.json") from None

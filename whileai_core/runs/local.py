@@ -24,7 +24,9 @@ import whileai_core
 from ..defaults import CANCEL_GRACE_S
 from ..errors import ArgumentError, ConfigError
 from ..extras import install_fix, missing
+from .. import safejson
 from ..failures import child_env, mask_secrets
+from ..safepath import Root
 from ..voice import arg, call
 from . import lock
 from ._wrapper import EXIT_FILE, LOG_FILE, PID_FILE
@@ -135,12 +137,16 @@ class LocalBackend:
             return Observation("failed", handle=handle, error=(
                 f"the recipe exited with code {code}. Log: {log} (last lines: {log_tail(log)})"))
         results_path = run_dir / OUT_DIR / RESULTS_FILE
-        try:
-            results = json.loads(results_path.read_text())
-        except FileNotFoundError:
+        if not results_path.exists() and not results_path.is_symlink():
             return Observation("failed", handle=handle, error=(
                 f"the recipe exited 0 but wrote no {results_path}. Fix: its run.py --smoke "
                 f"--out DIR must write DIR/{RESULTS_FILE}. Log: {log}"))
+        try:  # the recipe wrote it: read through the door (no FIFO, no link, size-limited)
+            out = Root(run_dir / OUT_DIR, error=ConfigError, label="the run's out folder")
+            results = safejson.loads(out.locate(RESULTS_FILE, argument="results").read_text(
+                "rows", error=ConfigError))
+        except ConfigError as exc:
+            return Observation("failed", handle=handle, error=f"{exc}. Log: {log}")
         except json.JSONDecodeError as exc:
             return Observation("failed", handle=handle, error=(
                 f"{results_path} is not valid JSON ({exc}). Log: {log}"))

@@ -217,6 +217,21 @@ def test_scan_p_value_matches_exact_enumeration():
     assert length.p_value == pytest.approx(exact_p, abs=0.015)
 
 
+def test_scan_counts_a_shuffle_tied_with_the_observed_as_a_tie():
+    # 3 tasks x 2 replies, the higher `f` rewarded in each: the 2^3 within-task shuffles give the
+    # observed arrangement back 1 time in 8 (swap none), every other one a smaller strength, so
+    # the exact p is 1/8. The same value summed in another order differs in its last bits here
+    # (found by search); read as "greater", every tied shuffle was lost and p fell to 1/(B+1)
+    fs = [(0.03333333333333333, 0.2333333333333333), (0.06666666666666667, 0.4666666666666666),
+          (0.10000000000000002, 0.20000000000000004)]
+    rows = [{"task_id": f"t{t}", "reward": float(j), "f": pair[j]}
+            for t, pair in enumerate(fs) for j in range(2)]
+    out = hack_scan(rows, features=["f"], min_strength=0.0, n_shuffles=4000, seed=93)
+    f = next(x for x in out.features if x.feature == "f")
+    assert f.p_value == pytest.approx(1 / 8, abs=0.02)
+    assert out.verdict == "clean" and f.verdict == "clean"
+
+
 def test_scan_user_feature_and_small_input():
     rows = [{"task_id": f"t{i // 4}", "reward": float(i % 2), "called": i % 2 == 1}
             for i in range(40)]

@@ -35,6 +35,7 @@ from .features import feature_matrix, reply_text
 
 ScanVerdict = Literal["clean", "suspect", "not_enough_data"]
 _CHUNK_CELLS = 4_000_000
+_TIE = 1e-9  # strengths (correlations, in [-1, 1]) closer than this are the same value
 
 
 class ScanExample(Result):
@@ -192,8 +193,11 @@ def hack_scan(rows: Any, *, features: Any = None, n_shuffles: int = SCAN_SHUFFLE
                                             verdict="no_variation"))
             continue
         s = float(observed[j])
-        p = float((1 + (maxima >= s).sum()) / (n_shuffles + 1))
-        hit = s > floor and s >= min_strength
+        # a shuffle that only swaps tied rows gives the observed strength itself; the two are
+        # summed in different orders, so equal values may differ in the last bits: ties count
+        # as ties (against the feature), or the test rejects more often than 1 - level
+        p = float((1 + (maxima >= s - _TIE).sum()) / (n_shuffles + 1))
+        hit = s > floor + _TIE and s >= min_strength
         example = _example(data, matrix[:, j], keep, name) if hit else None
         if hit:
             suspects.append(name)

@@ -43,7 +43,7 @@ def confined_reward(reward: str | list[str], env: Env) -> RewardFile | list[str]
     and run as read, never reopened by name. A command's script or program must be a regular
     file with no link anywhere on its path (checked without following links); it is then run
     by its path, so a process that can write in the root at that very moment could still swap
-    it (README, security note: prefer the module form).
+    it (README, Security: prefer the module form).
     """
     ws = env.workspace
     if isinstance(reward, str):

@@ -744,11 +744,12 @@ _source("REGISTRY_LOCK_WAIT_S",
 
 # --- intervals at every n, paired verdicts, seeds, many behaviours (issue 13) ---------------
 # Each rule below was chosen by the coverage study in bench/stats_study.py; its table is in
-# README.md ("How the intervals were chosen").
+# docs/statistics-study.md ("How the intervals were chosen").
 
 SMALL_SAMPLE_TASKS = 30
 _source("SMALL_SAMPLE_TASKS",
-        "bench/stats_study.py (README, table A): below 30 tasks the percentile task bootstrap "
+        "bench/stats_study.py (docs/statistics-study.md, table A): below 30 tasks the percentile "
+        "task bootstrap "
         "covers 82-95% of the time for pass@1 with 4-16 rollouts (a 95% interval; worst on "
         "skewed difficulty); the effective-n interval (Korn & Graubard 1998) covers 94-99% there. "
         "From 30 "
@@ -764,7 +765,8 @@ _source("BINARY_EXACT_BELOW",
 
 SIGN_FLIP_BELOW = 30
 _source("SIGN_FLIP_BELOW",
-        "bench/stats_study.py (README, table B): the percentile paired bootstrap says 'moved' up "
+        "bench/stats_study.py (docs/statistics-study.md, table B): the percentile paired bootstrap "
+        "says 'moved' up "
         "to 8.2% per direction under no change at 5 tasks and 5.2% at 10; the sign-flip test "
         "(at most 2.4% per direction from 10 to 30 tasks; Fisher 1935; exact "
         "McNemar on 0/1 values) is exact at any n, so it decides whenever fewer than 30 tasks "

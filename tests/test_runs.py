@@ -278,7 +278,8 @@ def test_a_prime_rl_config_plans_on_modal_with_its_deployment_gpus(where, tmp_pa
     assert plan.est_gpu_hours == pytest.approx(4 * defaults.RUN_WALL_HOURS["prime-rl"])
     assert plan.spends_money
     assert plan.command == ("modal.Function.from_name('whileai-test-prime-rl', 'train')"
-                            ".with_options(gpu='H100:4').spawn(<str>, config_toml=<str>)")
+                            ".with_options(gpu='H100:4').spawn('rl', config_toml=<text, 4 lines>)")
+    # the run name as written, the config by its size (the file above: 4 lines), never whole
     assert not plan.ready and any("MODAL_TOKEN_ID" in n for n in plan.notes)
     assert launch_run(str(config), gpu="a100-80gb:2", **where).plan.gpu == "A100-80GB:2"
 

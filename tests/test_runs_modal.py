@@ -169,3 +169,15 @@ def test_an_identical_launch_returns_the_running_run_and_says_which_gpu_it_has(w
     again = launch_run("tiny", backend="modal", gpu="H100", **where)  # the plan finds it
     assert again.action == "existing" and again.run.id == record.id
     assert "launched on A10G, not H100" in again.next_step and "new name" in again.next_step
+
+
+def test_a_modal_plan_shows_each_argument_as_a_reader_wants_it():
+    from whileai_core.runs.modal_backend import ModalCall
+
+    settings = {f"k{i}": i for i in range(8)}
+    call = ModalCall("app", "train", ("run-a", settings), {"config_toml": "a = 1\nb = 2\n",
+                                                            "rows": [1, 2, 3], "seed": 7})
+    assert call.describe(None) == (
+        "modal.Function.from_name('app', 'train').spawn('run-a', "
+        "{k0, k1, k2, k3, k4, k5, ... 2 more}, config_toml=<text, 2 lines>, rows=<3 items>, "
+        "seed=7)")

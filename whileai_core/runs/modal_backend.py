@@ -60,6 +60,24 @@ def _auth_error(action: str) -> ConfigError:
     return ConfigError(f"Modal refused to {action}: no valid token. Fix: {CREDENTIALS_FIX}")
 
 
+def _shown(value: Any) -> str:
+    """An argument of the call as a reader wants it: a short one-line string or a number as
+    written, a mapping by its keys, anything longer by its size (never a whole config)."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        if len(value) <= 64 and "\n" not in value:
+            return repr(value)
+        return f"<text, {len(value.splitlines())} lines>"
+    if isinstance(value, dict):
+        keys = [str(k) for k in value]
+        more = f", ... {len(keys) - 6} more" if len(keys) > 6 else ""
+        return "{" + ", ".join(keys[:6]) + more + "}"
+    if isinstance(value, (list, tuple)):
+        return f"<{len(value)} items>"
+    return f"<{type(value).__name__}>"
+
+
 @dataclass(frozen=True)
 class ModalCall:
     """The deployed function a run spawns, and what it is called with."""
@@ -70,8 +88,8 @@ class ModalCall:
     kwargs: dict[str, Any]
 
     def describe(self, gpu: str | None) -> str:
-        shown = [f"<{type(a).__name__}>" for a in self.args]
-        shown += [f"{k}=<{type(v).__name__}>" for k, v in self.kwargs.items()]
+        shown = [_shown(a) for a in self.args]
+        shown += [f"{k}={_shown(v)}" for k, v in self.kwargs.items()]
         options = f".with_options(gpu={gpu!r})" if gpu else ""
         return (f"modal.Function.from_name({self.app!r}, {self.function!r}){options}"
                 f".spawn({', '.join(shown)})")

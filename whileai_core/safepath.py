@@ -566,6 +566,17 @@ class UserPath:
     def exists(self) -> bool:
         return self.kind() is not None
 
+    def _open_leaf(self, error: type[WhileaiError]) -> int:
+        """A descriptor on this path's file, opened through the door (the caller closes it)."""
+        if not self.parts:
+            raise _fail(error, self.where, "is a directory, not a file",
+                        "point at a file inside it")
+        fd = self._walk(self.parts[:-1], error)
+        try:
+            return self._open_file(self.parts[-1], fd, error, self.where, allow_dir=False)
+        finally:
+            os.close(fd)
+
     def open_binary(self, kind: str, *, error: type[WhileaiError] = ArgumentError):
         """A read-only binary file object on the checked handle (for a zip archive, say).
 
@@ -574,14 +585,7 @@ class UserPath:
         """
         if kind not in FILE_KINDS:
             raise ValueError(f"unknown kind of file {kind!r}")
-        if not self.parts:
-            raise _fail(error, self.where, "is a directory, not a file",
-                        "point at a file inside it")
-        fd = self._walk(self.parts[:-1], error)
-        try:
-            handle = self._open_file(self.parts[-1], fd, error, self.where, allow_dir=False)
-        finally:
-            os.close(fd)
+        handle = self._open_leaf(error)
         size = os.fstat(handle).st_size
         if size > self.root.limits.max_bytes(kind):
             os.close(handle)
@@ -593,14 +597,7 @@ class UserPath:
         component, not special, and (confined) not hard-linked. Nothing is read; for a file
         another program will open by name (a reward command's script), so the check is as
         strict as a read, though the file can still change after it."""
-        if not self.parts:
-            raise _fail(error, self.where, "is a directory, not a file",
-                        "point at a file inside it")
-        fd = self._walk(self.parts[:-1], error)
-        try:
-            handle = self._open_file(self.parts[-1], fd, error, self.where, allow_dir=False)
-        finally:
-            os.close(fd)
+        handle = self._open_leaf(error)
         os.close(handle)
 
     def open_archive(self, kind: str, *, error: type[WhileaiError] = ArgumentError):

@@ -71,18 +71,18 @@ def read_data(folder: str | Path) -> SFTData:
 
     folder = Path(folder)
     if not folder.is_dir():
-        raise ConfigError(f"--data {folder}: no such folder. Fix: the folder holding "
+        raise ConfigError(f"data folder {folder}: no such folder. Fix: the folder holding "
                           f"{', '.join(DATA_FILES)} (the sft-from-traces skill writes it)")
     held_files = sorted(folder.glob(HOLDOUT_GLOB))
     missing = [name for name in DATA_FILES if not (folder / name).is_file()
                and not (name == HOLDOUT_FILE and held_files)]
     if missing:
-        raise ConfigError(f"--data {folder}: no {', '.join(missing)} there. Fix: {TRAIN_FILE} from "
-                          f"export_sft, {HOLDOUT_FILE} with the held-out tasks' traces "
-                          "(split.holdout(traces), or freeze_holdout(asks, out_dir=the folder)), "
+        raise ConfigError(f"data folder {folder}: no {', '.join(missing)} there. Fix: "
+                          f"{TRAIN_FILE} from export_sft, {HOLDOUT_FILE} with the held-out tasks' "
+                          "traces (split_by_task's holdout_out, or freeze_holdout into the folder), "
                           f"{GRADER_FILE} defining grade(ask, reply)")
     if len(held_files) > 1:
-        raise ConfigError(f"--data {folder}: {len(held_files)} held-out files "
+        raise ConfigError(f"data folder {folder}: {len(held_files)} held-out files "
                           f"({', '.join(p.name for p in held_files)}); which one is the test? Fix: "
                           "keep exactly one holdout*.jsonl in the folder")
     held_file = held_files[0]

@@ -59,6 +59,21 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
+def add_threshold_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--threshold", type=float, default=None,
+                        help="a row passes iff reward >= THRESHOLD (default 1.0)")
+
+
+def add_interval_flags(parser: argparse.ArgumentParser, *, seed: bool = True) -> None:
+    """``--level`` of every interval, and (``seed``) the bootstrap's ``--seed``."""
+    from ..defaults import CONFIDENCE_LEVEL
+
+    parser.add_argument("--level", type=float, default=CONFIDENCE_LEVEL,
+                        help="interval level (default %(default)s)")
+    if seed:
+        parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import argparse
 
-from ..defaults import CATEGORY_FIELD, CONFIDENCE_LEVEL, EVALSET_NAME, PROVE_EFFECT
+from ..defaults import CATEGORY_FIELD, EVALSET_NAME, PROVE_EFFECT
 
 
 def _common(p: argparse.ArgumentParser, *, rows: bool) -> None:
+    from . import add_interval_flags, add_json_flag, add_threshold_flag
+
     if rows:
-        p.add_argument("--level", type=float, default=CONFIDENCE_LEVEL,
-                       help="interval level (0.95)")
-        p.add_argument("--seed", type=int, default=0, help="bootstrap seed (0)")
-        p.add_argument("--threshold", type=float, default=None,
-                       help="a row passes iff reward >= THRESHOLD (default 1.0)")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
+        add_interval_flags(p)
+        add_threshold_flag(p)
+    add_json_flag(p)
 
 
 def _fingerprint(args):

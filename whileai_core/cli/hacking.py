@@ -67,13 +67,12 @@ def _watch(args):
 
 def register(sub) -> None:
     from ..hacking.probes import PROBES
-    from . import add_json_flag
+    from . import add_json_flag, add_threshold_flag
 
     def common(p):
         p.add_argument("--metric", choices=("pass", "reward"), default="pass",
                        help="pass rates (default) or mean rewards (a graded reward)")
-        p.add_argument("--threshold", type=float, default=None,
-                       help="a row passes iff reward >= THRESHOLD (default 1.0)")
+        add_threshold_flag(p)
         add_json_flag(p)
 
     p = sub.add_parser(

@@ -2,15 +2,8 @@
 
 from __future__ import annotations
 
-import argparse
-
-from ..defaults import (CONFIDENCE_LEVEL, JUDGE_FALSE_PASS_HALF_WIDTH, JUDGE_MAX_FALSE_PASS,
+from ..defaults import (JUDGE_FALSE_PASS_HALF_WIDTH, JUDGE_MAX_FALSE_PASS,
                        JUDGE_MAX_ORDER_FLIPS, JUDGE_MIN_AGREEMENT, JUDGE_MIN_KAPPA)
-
-
-def _level(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--level", type=float, default=CONFIDENCE_LEVEL,
-                   help="confidence level of the intervals (default %(default)s)")
 
 
 def _audit(args):
@@ -33,7 +26,7 @@ def _order(args):
 
 
 def register(sub) -> None:
-    from . import add_json_flag
+    from . import add_interval_flags, add_json_flag
     from .hacking import add_plot_flags
 
     p = sub.add_parser(
@@ -53,7 +46,7 @@ def register(sub) -> None:
                    help="ceiling on the share of label-fail replies passed (default %(default)s)")
     p.add_argument("--half-width", type=float, default=JUDGE_FALSE_PASS_HALF_WIDTH,
                    help="false-pass precision the sample is sized for (default %(default)s)")
-    _level(p)
+    add_interval_flags(p, seed=False)
     add_json_flag(p)
     add_plot_flags(p, "agreement and kappa per judge with intervals")
     p.set_defaults(func=_audit)
@@ -66,6 +59,6 @@ def register(sub) -> None:
                                  '"first"|"second"|"tie", "reversed": "first"|"second"|"tie"}')
     p.add_argument("--max-flips", type=float, default=JUDGE_MAX_ORDER_FLIPS,
                    help="largest flip share for the order to rank (default %(default)s)")
-    _level(p)
+    add_interval_flags(p, seed=False)
     add_json_flag(p)
     p.set_defaults(func=_order)

@@ -8,15 +8,6 @@ from ..defaults import CONFIDENCE_LEVEL, HOLDOUT_ALPHA, HOLDOUT_K, HOLDOUT_POWER
 from ..errors import ArgumentError
 
 
-def _json(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-
-
-def _threshold(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--threshold", type=float, default=None,
-                   help="a row passes iff reward >= THRESHOLD (default 1.0)")
-
-
 def _metric(p: argparse.ArgumentParser) -> None:
     p.add_argument("--metric", choices=("pass", "reward"), default="pass",
                    help="per-task pass rate (default) or mean reward (for scores, e.g. LCS)")
@@ -99,6 +90,8 @@ def _holdout(args):
 
 
 def register(sub) -> None:
+    from . import add_interval_flags, add_json_flag, add_threshold_flag
+
     from .hacking import add_plot_flags
 
     p = sub.add_parser("route", help="ask the six questions of graded rows and pick a method",
@@ -109,8 +102,8 @@ def register(sub) -> None:
     p.add_argument("--teacher-url", default=None,
                    help="where the teacher is served (default http://localhost:8001/v1)")
     p.add_argument("--taskset", default=None, help="taskset name for the suggested config call")
-    _threshold(p)
-    _json(p)
+    add_threshold_flag(p)
+    add_json_flag(p)
     add_plot_flags(p, "the per-task band (always fail / split / always pass)")
     p.set_defaults(func=_route)
 
@@ -118,10 +111,9 @@ def register(sub) -> None:
     p.add_argument("rows")
     p.add_argument("-k", type=int, default=None,
                    help="k for pass@k/pass^k (default: the fewest rollouts any task has)")
-    p.add_argument("--level", type=float, default=CONFIDENCE_LEVEL, help="interval level (0.95)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (0)")
-    _threshold(p)
-    _json(p)
+    add_interval_flags(p)
+    add_threshold_flag(p)
+    add_json_flag(p)
     p.set_defaults(func=_pass_at)
 
     p = sub.add_parser("compare", help="paired before/after comparison by task, with a verdict")
@@ -136,11 +128,10 @@ def register(sub) -> None:
     p.add_argument("--noise-runs", type=int, default=None,
                    help="re-runs behind --run-std (default: read as 3, and said)")
     _effect(p)
-    p.add_argument("--level", type=float, default=CONFIDENCE_LEVEL, help="interval level (0.95)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (0)")
+    add_interval_flags(p)
     _metric(p)
-    _threshold(p)
-    _json(p)
+    add_threshold_flag(p)
+    add_json_flag(p)
     add_plot_flags(p, "the forest of paired deltas (overall, and per --by value)")
     p.add_argument("--by", default=None, metavar="FIELD",
                    help="with --plot: one forest row per value of this row field (e.g. category)")
@@ -154,19 +145,18 @@ def register(sub) -> None:
     p.add_argument("--checkpoint", action="append", default=None, metavar="NAME=PATH",
                    help="a checkpoint's rows on the same tasks, instead of AFTER; repeatable")
     _effect(p)
-    p.add_argument("--level", type=float, default=CONFIDENCE_LEVEL, help="interval level (0.95)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (0)")
+    add_interval_flags(p)
     _metric(p)
-    _threshold(p)
-    _json(p)
+    add_threshold_flag(p)
+    add_json_flag(p)
     p.set_defaults(func=_compare_many)
 
     p = sub.add_parser("noise-floor", help="run_std of the same eval re-run, and the band")
     p.add_argument("runs", nargs="+", help="two or more rows files of the same eval")
     p.add_argument("--level", type=float, default=CONFIDENCE_LEVEL, help="band level (0.95)")
     _metric(p)
-    _threshold(p)
-    _json(p)
+    add_threshold_flag(p)
+    add_json_flag(p)
     p.set_defaults(func=_noise)
 
     p = sub.add_parser("holdout-size", help="held-out tasks needed to detect an effect")
@@ -176,6 +166,6 @@ def register(sub) -> None:
     p.add_argument("--after", default=None, help="pilot rows after (pairs with --before)")
     p.add_argument("--power", type=float, default=HOLDOUT_POWER, help="power (0.8)")
     p.add_argument("--alpha", type=float, default=HOLDOUT_ALPHA, help="two-sided alpha (0.05)")
-    _threshold(p)
-    _json(p)
+    add_threshold_flag(p)
+    add_json_flag(p)
     p.set_defaults(func=_holdout)

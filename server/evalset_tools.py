@@ -20,7 +20,7 @@ from whileai_core.defaults import (BOOTSTRAP_SEED, CATEGORY_FIELD, CONFIDENCE_LE
 from whileai_core.evalset import (EvalFingerprint, FailureCapable, FrozenHoldout,
                                   eval_fingerprint, failure_capable, freeze_holdout)
 
-from .stats_tools import NoiseRunsArg, RunStdArg
+from whileai_core.operations.args import NoiseRuns as NoiseRunsArg, RunStd as RunStdArg
 from .tooling import (READ_ONLY, Env, LevelArg, RowsArg, SeedArg, ThresholdArg, ToolInput,
                       ToolSpec, named, read_rows, source, values_of)
 

@@ -26,7 +26,7 @@ class ImportRowsInput(ToolInput):
         examples=["outputs/my-run", "logs/2026-01-01_task.eval"])]
     out: Annotated[str, Field(
         description="Where to write the graded rows as JSONL, relative to the workspace root. "
-                    "Pass this file to pass_at, compare_runs or route_rows.",
+                    "Pass this file to rate, compare or route.",
         examples=["evals/imported.jsonl"])]
     format: Annotated[Literal["auto", "prime-rl", "inspect", "lm-eval"], Field(
         description="The source format; 'auto' reads it from the content. A named format "

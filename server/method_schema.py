@@ -122,7 +122,7 @@ MethodArg = Annotated[
     Field(description=(
         "The method: a name (one of " + ", ".join(f"'{n}'" for n in method_names())
         + "; 'opd' needs the object form, with its teacher) or an object with `name` and its "
-        "knobs, each described in this schema. route_rows' next_step gives the exact value."),
+        "knobs, each described in this schema. route's next_step gives the exact value."),
         examples=["grpo",
                   {"name": "opd", "teacher": {"url": "http://localhost:8001/v1",
                                               "model": "Qwen/Qwen3-32B", "vocab": 151936}},

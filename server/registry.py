@@ -1,21 +1,21 @@
-"""Table of contents: the modules whose ``TOOLS`` the server offers, in the order listed.
+"""Table of contents: what the server offers.
 
-To add a capability: write ``server/<domain>_tools.py`` with an input model, a plain function
-and a ``ToolSpec`` per tool (see ``server.tooling``), export them as ``TOOLS``, and add one line
-here. Then regenerate the tools/list snapshot and the start-up cache ``server/tools.json``
-(``UPDATE_SNAPSHOTS=1 pytest tests/test_server_snapshot.py``) and review the snapshot's diff.
+The tools are the core's operations (``whileai_core.operations``: each declared once there, in
+its toolset) that MCP serves; ``LEGACY_MODULES`` lists the modules whose hand-written
+``ToolSpec``s are still served while the last ones move into the core. The skills are served as
+resources and prompts (``server.skills``) whatever the toolsets.
 """
 
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
+
+from mcp.types import ToolAnnotations
 
 from .tooling import ToolSpec
 
-TOOL_MODULES = (
-    "server.stats_tools",   # route_rows, inspect_rows, pass_at, compare_runs, compare_many,
-                            # holdout_size, teacher_clears
-    "server.rates_tools",   # noise_floor, mean_reward, field_share, task_table
+LEGACY_MODULES = (
     "server.config_tools",  # prime_rl_config, validate_config
     "server.judge_tools",   # audit_judge, order_reversal, failures_needed, rubric_ablation
     "server.traces_tools",  # split_by_task, failed_asks, select_sft, decontaminate, export_sft
@@ -24,9 +24,10 @@ TOOL_MODULES = (
     "server.runs_tools",    # launch_run, run_status, list_runs, collect_run, cancel_run
     "server.import_tools",  # import_rows
     "server.hacking_tools",  # cheat_probes, hack_scan, watch_run
-    "server.picture_tools",  # plot_band, plot_forest, plot_judge_audit
+    "server.picture_tools",  # plot_judge_audit
     "server.skills",        # list_skills, get_skill (+ skill:// resources and prompts)
 )
+TOOL_MODULES = LEGACY_MODULES
 
 # Library calls a skill step makes that no tool serves, and why: the agent does these itself,
 # with its own model, grader or judge (the server cannot call them), or they are not calls.
@@ -38,13 +39,60 @@ AGENT_SIDE = {
 }
 
 
-def tool_specs() -> list[ToolSpec]:
-    """Every tool spec, in table-of-contents order; a duplicate name is a wiring bug."""
+@dataclass(frozen=True)
+class ToolView:
+    """One tool as the tests and docs read it: its name, input model, result type, and the
+    ``whileai_core`` names it serves (``core``)."""
+
+    name: str
+    title: str
+    description: str
+    input: type
+    output: type
+    core: tuple[str, ...]
+    toolset: str | None
+    annotations: ToolAnnotations
+
+
+def legacy_specs() -> list[ToolSpec]:
+    """Every hand-written tool spec, in table-of-contents order."""
     specs: list[ToolSpec] = []
-    for module in TOOL_MODULES:
+    for module in LEGACY_MODULES:
         specs.extend(importlib.import_module(module).TOOLS)
-    names = [s.name for s in specs]
+    return specs
+
+
+def tool_specs() -> list[ToolView]:
+    """Every tool of every toolset, in table-of-contents order."""
+    from whileai_core.operations.surface import input_model
+
+    from .tooling import ToolInput
+
+    views = [ToolView(op.name, op.title, op.description, input_model(op, "mcp", ToolInput),
+                      op.result_type(), op.serves, op.toolset,
+                      ToolAnnotations.model_validate(op.effect.hints()))
+             for op in served_operations()]
+    views += [ToolView(s.name, s.title, s.description, s.input, s.output, s.core, None,
+                       s.annotations) for s in legacy_specs()]
+    names = [v.name for v in views]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise RuntimeError(f"tool names registered twice: {dupes}")
-    return specs
+    return views
+
+
+def served_operations() -> list:
+    """Every operation MCP serves, in table-of-contents order (all toolsets)."""
+    from whileai_core.operations import TOOLSETS, in_toolsets
+
+    return in_toolsets(tuple(TOOLSETS))
+
+
+def tool_names() -> dict[str, str | None]:
+    """Every tool name -> its toolset (None: a hand-written tool, always served)."""
+    names: dict[str, str | None] = {op.name: op.toolset for op in served_operations()}
+    for spec in legacy_specs():
+        if spec.name in names:
+            raise RuntimeError(f"tool name registered twice: {spec.name}")
+        names[spec.name] = None
+    return names

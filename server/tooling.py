@@ -336,3 +336,97 @@ def to_mcp_tool(spec: ToolSpec, env: Env) -> Tool:
         context_kwarg="ctx",
         annotations=spec.annotations,
     )
+
+
+# --- tools generated from the core's operations (whileai_core.operations) --------------------
+
+def lean(schema: Any, *, descriptions: bool = True) -> Any:
+    """``schema`` without what a caller never reads: pydantic's ``title`` on every object and
+    property (the name says it), and, for output schemas (``descriptions=False``), the field
+    descriptions and defaults (the output is data; the tool's description says what it holds).
+    Property names are kept whatever they are called."""
+    drop = {"title"} if descriptions else {"title", "description", "default", "examples"}
+
+    def walk(node: Any, *, names: bool = False) -> Any:
+        if isinstance(node, dict):
+            if names:  # a "properties" or "$defs" mapping: its keys are names, not keywords
+                return {k: walk(v) for k, v in node.items()}
+            return {k: walk(v, names=k in ("properties", "$defs", "patternProperties"))
+                    for k, v in node.items() if k not in drop}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return walk(schema)
+
+
+def op_entry(op) -> dict[str, Any]:
+    """The operation's tool as tools/list shows it (camelCase keys, no empty fields)."""
+    from whileai_core.operations.surface import input_model, output_schema
+
+    return {"name": op.name, "title": op.title, "description": op.description,
+            "inputSchema": lean(input_model(op, "mcp", ToolInput).model_json_schema(by_alias=True)),
+            "outputSchema": lean(output_schema(op.result_type()), descriptions=False),
+            "annotations": op.effect.hints()}
+
+
+def context_of(env: Env):
+    """The core's context for a call on this server: every path under the workspace root."""
+    from whileai_core.operations.surface import Context
+
+    return Context(root=env.workspace.door, skills_dir=env.skills.folder)
+
+
+def op_answer(result: BaseModel) -> CallToolResult:
+    """A result as a tool answer: the data once (structured, standing alone: its summary
+    sentence included) and the human text; every growing list cut to ``LIST_SHOWN_MAX``."""
+    from whileai_core.operations.surface import structured
+
+    if hasattr(result, "bounded"):
+        result = result.bounded(LIST_SHOWN_MAX)
+    text = result.render() if hasattr(result, "render") else str(result)
+    return CallToolResult(content=[TextContent(type="text", text=text)],
+                          structured_content=structured(result))
+
+
+def op_tool(op, env: Env, entry: dict[str, Any] | None = None) -> Tool:
+    """The SDK ``Tool`` for the operation ``op``, bound to the server's ``env``."""
+    from whileai_core.operations.surface import input_model, invoke, picture
+
+    model = input_model(op, "mcp", ToolInput)
+    entry = entry or op_entry(op)
+
+    async def call(ctx: Any = None, **fields: Any) -> CallToolResult:
+        # The SDK has validated ``fields`` against the input model: every argument is there.
+        values = dict(model.model_construct(**fields))
+        listen = progress_listener(ctx)
+        where = context_of(env)
+
+        def work() -> tuple[Any, CallToolResult]:  # on a tool pool thread
+            # messages built during the call name the tool's arguments
+            with speaking(MCP), reporting(listen):
+                def run():
+                    result = invoke(op, values, where)
+                    return result, op_answer(result)
+                return run_core(op.doing, run)
+
+        # on the tool pool's threads, never the SDK's (its stdio transport reads with those)
+        result, reply = await env.pool.run(op.name, work)
+        if values.get("plot") and op.picture is not None:
+            def png() -> bytes:
+                with speaking(MCP):
+                    return picture(op, values, result, where).png()
+            data = await env.pool.run(op.name, lambda: run_core(op.doing, png))
+            # the numbers stay in the structured result: a host without images loses nothing
+            reply.content.append(ImageContent(type="image", mime_type="image/png",
+                                              data=base64.b64encode(data).decode("ascii")))
+        return reply
+
+    return WhileaiTool(
+        fn=call, name=op.name, title=op.title, description=entry["description"],
+        parameters=entry["inputSchema"],
+        # output_schema without output_model: advertised (and checked by clients), not
+        # re-validated here; the Result model validated itself when the core built it.
+        fn_metadata=FuncMetadata(arg_model=model, output_schema=entry["outputSchema"]),
+        is_async=True, context_kwarg="ctx",
+        annotations=ToolAnnotations.model_validate(entry["annotations"]))

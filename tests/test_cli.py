@@ -22,15 +22,17 @@ def test_route_on_the_bundled_example(capsys):
 
 
 def test_json_output_is_the_result_data(capsys):
-    assert main(["pass-at", EXAMPLE, "--json"]) == 0
+    assert main(["rate", EXAMPLE, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     rows = [json.loads(line) for line in open(EXAMPLE)]
     by_task: dict[str, list[float]] = {}
     for r in rows:
         by_task.setdefault(r["task_id"], []).append(r["reward"] >= 1.0)
     expected = sum(sum(v) / len(v) for v in by_task.values()) / len(by_task)
-    assert data["pass_at_1"] == pytest.approx(expected) and data["n_tasks"] == 48
-    assert data["ci95"][0] < expected < data["ci95"][1]
+    rate = data["rate"]
+    assert rate["value"] == pytest.approx(expected) and rate["n_tasks"] == 48
+    assert rate["ci95"][0] < expected < rate["ci95"][1]
+    assert data["summary"].startswith("pass@1  0.521")
 
 
 def test_compare_holdout_and_noise(capsys):
@@ -45,7 +47,7 @@ def test_compare_holdout_and_noise(capsys):
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"task_id": "a", "reward": 1}\n{"task_id": "a"}\n')
-    assert main(["pass-at", str(bad)]) == 2
+    assert main(["rate", str(bad)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"{bad}, line 2" in err and "Fix:" in err
 

@@ -289,7 +289,7 @@ def test_cli_import_writes_rows_that_the_statistics_read(tmp_path):
     assert sorted(r["reward"] for r in rows) == [0.75, 1.0, 1.0, 1.0]
     again = cli("import", "auto", str(OPD), "--out", str(out), cwd=tmp_path)
     assert again.returncode == 2 and "--force" in again.stderr and "Traceback" not in again.stderr
-    proc = cli("pass-at", str(out), cwd=tmp_path)
+    proc = cli("rate", str(out), cwd=tmp_path)
     assert proc.returncode == 0 and proc.stdout.startswith("pass@1  0.750")
     bad = cli("import", "inspect", str(LOGS / "canned_qa.json"), cwd=tmp_path)
     assert bad.returncode == 2 and "--metric" in bad.stderr and "Traceback" not in bad.stderr

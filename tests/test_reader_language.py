@@ -64,7 +64,7 @@ def test_a_call_in_each_readers_language(reader, expected):
     (PYTHON, "prime_rl_config('my task', method={'name': 'opd', 'teacher': 't@u'}, "
              "model='m', lora=False, overwrite=True)"),
     (CLI, "whileai-skills config 'my task' --method '{\"name\": \"opd\", \"teacher\": \"t@u\"}' "
-          "--model m --full-weights --force"),
+          "--model m --no-lora --force"),
     (MCP, 'prime_rl_config(taskset="my task", method={"name": "opd", "teacher": "t@u"}, '
           'model="m", lora=false, overwrite=true)'),
 ])
@@ -171,8 +171,8 @@ def test_audit_judge_without_a_clearing_judge_says_none(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv", [
     ["route", EXAMPLE, "--model", "Qwen/Qwen3-8B"],
-    ["route", EXAMPLE, "--model", "Qwen/Qwen3-8B", "--teacher", TEACHER],
-    ["pass-at", EXAMPLE],
+    ["route", EXAMPLE, "--model", "Qwen/Qwen3-8B", "--teacher-rows", TEACHER],
+    ["rate", EXAMPLE],
     ["compare", EXAMPLE, TEACHER],
     ["noise-floor", EXAMPLE, EXAMPLE],
     ["holdout-size"],
@@ -229,13 +229,13 @@ def test_an_empty_file_gets_the_fix_for_its_own_kind(command, tmp_path, capsys):
 def test_rows_keep_the_rows_fix(tmp_path, capsys):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
-    assert main(["pass-at", str(empty)]) == 2
+    assert main(["rate", str(empty)]) == 2
     assert '"task_id": "t1", "reward": 1.0' in capsys.readouterr().err
 
 
 def test_a_missing_file_at_the_shell_names_the_current_directory(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert main(["pass-at", "nope.jsonl"]) == 2
+    assert main(["rate", "nope.jsonl"]) == 2
     assert f"relative paths start at the current directory, {tmp_path}" in capsys.readouterr().err
 
 
@@ -244,7 +244,7 @@ def test_a_missing_file_at_the_shell_names_the_current_directory(tmp_path, capsy
 def test_a_missing_file_over_mcp_names_the_workspace_root(server, ws):
     from test_server_support import call, error_text
 
-    text = error_text(call(server, "pass_at", {"rows": "evals/nope.jsonl"}), "pass_at")
+    text = error_text(call(server, "rate", {"rows": "evals/nope.jsonl"}), "rate")
     assert "no such file" in text and f"relative paths start at the workspace root {ws.resolve()}"\
         in text and "--root" in text
     assert "current directory" not in text

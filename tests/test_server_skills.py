@@ -20,7 +20,7 @@ description: Pick a method from graded rows.
 ---
 # Alpha
 
-Call route_rows first.
+Call route first.
 """
 
 # a folded block scalar, as long descriptions are usually written

@@ -309,6 +309,11 @@ _source("MCP_INLINE_ROWS_MAX",
         "convention, untested: about 60k tokens of JSON rows; past this an agent should write a "
         "file and pass its path (the server reads it, the prompt stays small)")
 
+RUN_ID_PATTERN = r"^run-[0-9a-f]{12}$"
+_source("RUN_ID_PATTERN",
+        "convention: 'run-' and the first 12 hex digits of a sha256 over the run's target and "
+        "name (whileai_core.runs.registry); the one grammar every surface checks ids with")
+
 MCP_HTTP_HOST = "127.0.0.1"
 _source("MCP_HTTP_HOST", "mcp SDK default for streamable HTTP: loopback only, never 0.0.0.0")
 
@@ -707,7 +712,7 @@ _source("TOOL_QUEUE_WAIT_S",
 TOOL_TIMEOUT_S = 600.0
 _source("TOOL_TIMEOUT_S",
         "convention, untested: a tool call that has not answered in 10 minutes is answered with "
-        "an error (route_rows on 1M rows takes ~1.3 s; a Modal spawn seconds)")
+        "an error (route on 1M rows takes ~1.3 s; a Modal spawn seconds)")
 
 MCP_SESSION_IDLE_S = 900.0
 _source("MCP_SESSION_IDLE_S",

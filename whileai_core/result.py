@@ -47,6 +47,12 @@ class Result(BaseModel):
     def render(self) -> str:  # pragma: no cover - every subclass overrides
         return self.model_dump_json(indent=2)
 
+    def summary(self) -> str:
+        """The answer in one sentence: the first line of :meth:`render` (a result whose first
+        line is not the answer says it better by overriding this)."""
+        text = self.render().strip()
+        return text.splitlines()[0] if text else ""
+
     def __str__(self) -> str:
         return self.render()
 

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Iterator
+import types
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -65,29 +66,76 @@ def choose(*, python: str, cli: str | None = None, mcp: str | None = None) -> st
 class Op:
     """One library call and its two other names: the CLI command and the MCP tool.
 
-    ``positional``: the arguments written without a name, in order (the same in Python and at the
-    shell for every command here). ``command``/``tool`` are None where that reader has no such
-    call (``split_by_task`` has no MCP tool; ``teacher_clears`` has no CLI command).
+    ``positional``: the arguments written without a name at the shell, in order (the same order
+    as in Python). ``command``/``tool`` are None where that reader has no such call. Read from
+    the operations' declarations (``whileai_core.operations``), never written here.
     """
 
     command: str | None
     tool: str | None
     positional: tuple[str, ...] = ()
     metavars: dict[str, str] = field(default_factory=dict)
+    pairs: frozenset[str] = frozenset()      # mapping arguments written KEY=VALUE at the shell
+    negated: frozenset[str] = frozenset()    # booleans that are true unless --no-<name>
 
 
-OPS: dict[str, Op] = {
-    "route": Op("route", "route_rows", ("rows",)),
-    "pass_at": Op("pass-at", "pass_at", ("rows",)),
-    "compare": Op("compare", "compare_runs", ("before", "after")),
-    "noise_floor": Op("noise-floor", None),
-    "holdout_size": Op("holdout-size", "holdout_size"),
-    "teacher_clears": Op(None, "teacher_clears"),
+class _Ops(Mapping):
+    """``OPS``: operation name -> :class:`Op`, built from the declarations on first use (the
+    declarations import this module's readers; they are not needed until a call is spelled)."""
+
+    def __init__(self) -> None:
+        self._ops: dict[str, Op] | None = None
+
+    def _load(self) -> dict[str, Op]:
+        if self._ops is None:
+            from .operations import operations
+            from .operations.surface import params
+
+            ops = {}
+            for name, op in operations().items():
+                cli = params(op, "cli")
+                shell = [p for p in cli if p.arg.positional]
+                ops[name] = Op(
+                    op.command if "cli" in op.surfaces else None,
+                    name if "mcp" in op.surfaces else None,
+                    tuple(p.name for p in shell),
+                    {p.name: p.arg.metavar or p.name.upper() for p in shell},
+                    frozenset(p.name for p in cli if _pure_dict(p.annotation)),
+                    frozenset(p.name for p in cli if p.default is True))
+            for name, legacy in _LEGACY.items():  # calls not yet declared as operations
+                ops.setdefault(name, legacy)
+            self._ops = ops
+        return self._ops
+
+    def __getitem__(self, name: str) -> Op:
+        return self._load()[name]
+
+    def __iter__(self):
+        return iter(self._load())
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+
+def _pure_dict(annotation: Any) -> bool:
+    """Whether a type is a mapping (optional or not) and nothing else: written KEY=VALUE."""
+    import typing
+
+    if typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    else:
+        args = [annotation]
+    return bool(args) and all(a is dict or typing.get_origin(a) is dict for a in args)
+
+
+_LEGACY: dict[str, Op] = {
     "prime_rl_config": Op("config", "prime_rl_config", ("taskset",), {"taskset": "TASKSET"}),
     "validate_config": Op("validate", "validate_config", ("path",), {"path": "FILE"}),
     "audit_judge": Op("audit-judge", "audit_judge", ("items",), {"items": "ITEMS"}),
     "order_reversal": Op("order-reversal", "order_reversal", ("pairs",), {"pairs": "PAIRS"}),
-    "split_by_task": Op("split", None, ("rows",), {"rows": "ROWS"}),
+    "split_by_task": Op("split", "split_by_task", ("rows",), {"rows": "ROWS"}),
     "select_sft": Op("select-sft", "select_sft", ("attempts",), {"attempts": "ATTEMPTS"}),
     "decontaminate": Op("decontaminate", "decontaminate", ("train", "holdout"),
                         {"train": "TRAIN", "holdout": "HOLDOUT"}),
@@ -100,18 +148,18 @@ OPS: dict[str, Op] = {
     "cancel_run": Op("cancel", "cancel_run", ("id",), {"id": "ID"}),
 }
 
-# Python argument -> CLI flag, where the flag is not ``--`` + the name with dashes.
+OPS: Mapping[str, Op] = _Ops()
+
+# Python argument -> CLI flag, where the flag is not ``--`` + the name with dashes (one place).
 CLI_FLAGS: dict[str, str] = {
     "overwrite": "--force",
-    "teacher_rows": "--teacher",
-    "judges": "--judge",
 }
-# Booleans whose CLI flag says the opposite (``lora=False`` is ``--full-weights``).
-CLI_FLAGS_WHEN_FALSE: dict[str, str] = {"lora": "--full-weights"}
 
 
 def _flag(name: str) -> str:
-    return CLI_FLAGS.get(name, "--" + name.replace("_", "-"))
+    if name in CLI_FLAGS:
+        return CLI_FLAGS[name]
+    return ("-" if len(name) == 1 else "--") + name.replace("_", "-")
 
 
 def _literal(value: Any) -> str:
@@ -121,16 +169,21 @@ def _literal(value: Any) -> str:
     return repr(value)
 
 
-def _shell_words(name: str, value: Any) -> list[str]:
+def _shell_words(name: str, value: Any, spec: Op | None = None) -> list[str]:
     if value is None:
         return []
     if isinstance(value, bool):
-        if name in CLI_FLAGS_WHEN_FALSE:
-            return [] if value else [CLI_FLAGS_WHEN_FALSE[name]]
+        if spec is not None and name in spec.negated:
+            return [] if value else ["--no-" + name.replace("_", "-")]
         return [_flag(name)] if value else []
     if isinstance(value, (list, tuple)):
-        return [w for item in value for w in _shell_words(name, item)]
+        if value and all(isinstance(v, (str, int, float)) for v in value):
+            return [w for item in value for w in _shell_words(name, item, spec)]
+        return [_flag(name), json.dumps(value)]
     if isinstance(value, dict):
+        if spec is not None and name in spec.pairs:
+            return [_flag(name), *(f"{k}={v if isinstance(v, str) else json.dumps(v)}"
+                                   for k, v in value.items())]
         return [_flag(name), json.dumps(value)]
     return [_flag(name), str(value)]
 
@@ -150,7 +203,7 @@ def call(op: str, **arguments: Any) -> str:
             if name in args:
                 words.append(str(args.pop(name)))
         for name, value in args.items():
-            words += _shell_words(name, value)
+            words += _shell_words(name, value, spec)
         return shlex.join(words)
     if who == MCP and spec.tool is not None:
         inner = ", ".join(f"{k}={_literal(v)}" for k, v in args.items())
@@ -190,7 +243,7 @@ def arg(argument: str, value: Any = _MISSING, *, op: str | None = None) -> str:
             return spec.metavars.get(argument, argument.upper())
         if value is _MISSING:
             return _flag(argument)
-        return shlex.join(_shell_words(argument, value)) or f"no {_flag(argument)}"
+        return shlex.join(_shell_words(argument, value, spec)) or f"no {_flag(argument)}"
     if value is _MISSING:
         return argument
     return f"{argument}={_literal(value)}"

@@ -1,9 +1,12 @@
 """`whileai-skills`: the library from a shell. Human output by default, ``--json`` for machines.
 
-Subcommands live in one module per command group (``whileai_core/cli/<group>.py``), each with
-``register(subparsers)``: it adds its parsers and sets ``func`` to a handler ``(args) -> Result |
-str``. This file only wires them and prints results. Everything runs in the CLI's voice
-(``whileai_core.voice``): next steps and fixes read as the commands and flags a person types.
+Every subcommand is an operation of the core (``whileai_core.operations``), generated from its
+declaration: the command is the operation's name with dashes, a positional argument or a flag
+per argument (flags are the argument names with dashes; ``voice.CLI_FLAGS`` holds the one
+exception), ``--json`` everywhere, the picture as ``--plot FILE``. A call is checked against the
+same input model as over MCP, so both refuse the same calls with the same words (in the shell's
+spelling). Everything runs in the CLI's voice (``whileai_core.voice``): next steps and fixes read
+as the commands and flags a person types.
 
 No traceback reaches the terminal. What is the user's to fix (a refused input, a path the system
 refuses, a missing extra) is one line on stderr and exit code 2 (``whileai_core.failures``). A bug
@@ -20,18 +23,21 @@ import os
 import sys
 import tempfile
 import traceback
+import types
+import typing
+from typing import Any
 
 from .. import __version__
 from ..failures import bug_report, explain
-from ..voice import CLI, speaking
+from ..voice import CLI, CLI_FLAGS, speaking
 
 EXIT_USER = 2      # the input or the environment is the user's to fix
 EXIT_BUG = 70      # EX_SOFTWARE (sysexits.h): an internal error
 DEBUG_ENV = "WHILEAI_DEBUG"
 
-# one module per concept; each has register(subparsers)
+# command groups still written by hand (each has register(subparsers)), until they move into
+# the core's operations
 COMMAND_MODULES = (
-    "whileai_core.cli.stats",
     "whileai_core.cli.runs",
     "whileai_core.cli.config",
     "whileai_core.cli.judge",
@@ -43,50 +49,249 @@ COMMAND_MODULES = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _cli_operations() -> dict[str, Any]:
+    from ..operations import operations
+
+    return {op.command: op for op in operations().values() if "cli" in op.surfaces}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; only ``command``'s flags are built when it is given (the others are listed
+    by name and title), so a command does not pay for every other one's declaration."""
     parser = argparse.ArgumentParser(
         prog="whileai-skills",
         description="Decide how to post-train an open-weight model from graded rows.")
     parser.add_argument("--version", action="version", version=f"whileai-skills {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(sub)
+    for name, op in _cli_operations().items():
+        full = command is None or command == name
+        p = sub.add_parser(name, help=op.title, description=op.description if full else op.title)
+        if full:
+            add_operation(p, op)
+        p.set_defaults(op=op)
+    for module in COMMAND_MODULES:
+        importlib.import_module(module).register(sub)
     return parser
 
 
-def add_json_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+# --- one operation's arguments ---------------------------------------------------------------
+
+def flag(name: str) -> str:
+    """The flag of an argument: its name with dashes (one letter: ``-k``), or its entry in
+    ``voice.CLI_FLAGS``."""
+    if name in CLI_FLAGS:
+        return CLI_FLAGS[name]
+    return ("-" if len(name) == 1 else "--") + name.replace("_", "-")
 
 
-def add_threshold_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--threshold", type=float, default=None,
-                        help="a row passes iff reward >= THRESHOLD (default 1.0)")
+def _members(annotation: Any) -> list[Any]:
+    """The types a value may have (Annotated and None taken off)."""
+    if typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return [a for a in typing.get_args(annotation) if a is not type(None)]
+    return [annotation]
 
 
-def add_interval_flags(parser: argparse.ArgumentParser, *, seed: bool = True) -> None:
-    """``--level`` of every interval, and (``seed``) the bootstrap's ``--seed``."""
-    from ..defaults import CONFIDENCE_LEVEL
+def _literal_values(members: list[Any]) -> list[Any]:
+    return [v for m in members if typing.get_origin(m) is typing.Literal
+            for v in typing.get_args(m)]
 
-    parser.add_argument("--level", type=float, default=CONFIDENCE_LEVEL,
-                        help="interval level (default %(default)s)")
-    if seed:
-        parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+
+def _scalar(members: list[Any], metavar: str):
+    """A converter from one shell word to a value of one of ``members``."""
+    literals = _literal_values(members)
+    structured = any(typing.get_origin(m) in (list, dict) or m in (list, dict) for m in members)
+
+    def convert(text: str) -> Any:
+        if structured and text.lstrip()[:1] in ("[", "{"):
+            try:
+                from .. import safejson
+
+                return safejson.loads(text)
+            except ValueError as err:
+                raise argparse.ArgumentTypeError(f"{metavar}: not valid JSON ({err})") from None
+        if bool in members and text.lower() in ("true", "false"):
+            return text.lower() == "true"
+        for kind in (int, float):
+            if kind in members:
+                try:
+                    return kind(text)
+                except ValueError:
+                    pass
+        if text in [str(v) for v in literals]:
+            return next(v for v in literals if str(v) == text)
+        if str in members or structured:
+            return text
+        expected = ", ".join(map(str, literals)) or " or ".join(
+            getattr(m, "__name__", str(m)) for m in members)
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected {expected}")
+
+    return convert
+
+
+def _pair(value: Any):
+    def convert(text: str) -> tuple[str, Any]:
+        key, sep, raw = text.partition("=")
+        if not sep or not key.strip():
+            raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE")
+        return key.strip(), value(raw.strip())
+    return convert
+
+
+def _json_value(text: str) -> Any:
+    """A KEY=VALUE value as written: a number, true/false, a quoted string, a list; else text."""
+    from .. import safejson
+
+    try:
+        return safejson.loads(text)
+    except ValueError:
+        return text
+
+
+def _default_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def add_operation(p: argparse.ArgumentParser, op: Any) -> None:
+    """The operation's arguments as positionals and flags, plus ``--json``."""
+    from ..operations.args import ARM, NAMED, RUNS
+    from ..operations.surface import params
+
+    for param in params(op, "cli"):
+        name, arg = param.name, param.arg
+        help_text = param.description.rstrip(".")
+        if not param.required and param.default not in (None, False, ()):
+            help_text += f" (default: {_default_text(param.default)})"
+        if name == "plot":
+            p.add_argument("--plot", metavar="FILE", default=None,
+                           help="also draw the picture of these numbers as a PNG to FILE (needs "
+                                "matplotlib: pip install 'whileai-skills[plot]')")
+            if not any(q.name == "overwrite" for q in params(op, "cli")):
+                p.add_argument(flag("overwrite"), action="store_true", dest="_plot_force",
+                               help="replace the --plot file if it exists")
+            continue
+        members = _members(param.annotation)
+        metavar = arg.metavar or name.upper()
+        kw: dict[str, Any] = {"help": help_text}
+        if arg.positional:
+            spec = [name]
+            if arg.kind == RUNS:
+                kw.update(nargs="+", type=_scalar([str, float], metavar), metavar=metavar)
+            else:
+                kw.update(type=str, metavar=metavar)
+                if not param.required:
+                    kw.update(nargs="?", default=param.default)
+        else:
+            spec = [flag(name)]
+            kw["dest"] = name
+            if all(m is bool for m in members):
+                if param.default is True:
+                    spec, kw["action"] = ["--no-" + name.replace("_", "-")], "store_false"
+                    kw["help"] = f"do not: {param.description.rstrip('.')} (default: do)"
+                else:
+                    kw["action"] = "store_true"
+                kw["default"] = bool(param.default)
+            elif arg.kind == NAMED or (len(members) == 1 and (
+                    members[0] is dict or typing.get_origin(members[0]) is dict)):
+                value = str if arg.kind == NAMED else _json_value
+                kw.update(nargs="+", action="extend", type=_pair(value),
+                          metavar=arg.metavar or "KEY=VALUE", default=None)
+            elif len(members) == 1 and typing.get_origin(members[0]) is list:
+                inner = _members(typing.get_args(members[0])[0])
+                kw.update(nargs="+", action="extend", type=_scalar(inner, metavar),
+                          metavar=metavar, default=None)
+                if _literal_values(inner):
+                    kw["choices"] = _literal_values(inner)
+                    kw.pop("metavar")
+            else:
+                kw.update(type=_scalar(members, metavar), metavar=metavar,
+                          default=None if param.required else param.default)
+                literals = _literal_values(members)
+                if literals and len(members) == 1:
+                    kw["choices"] = literals
+                    kw.pop("metavar")
+                if param.required:
+                    kw["required"] = True
+        p.add_argument(*spec, **kw)
+        if arg.kind == ARM:
+            p.add_argument(f"--{name.replace('_', '-')}-seed", action="append", default=None,
+                           metavar="FILE", dest=f"_{name}_seeds",
+                           help=f"another run of {name} (a training seed); repeatable")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def _values(op: Any, ns: argparse.Namespace) -> dict[str, Any]:
+    """The arguments of the call, as the shell gave them (mappings from NAME=VALUE pairs, an
+    arm with its seeds as a list)."""
+    from ..operations.args import ARM
+    from ..operations.surface import params
+
+    values = {}
+    for param in params(op, "cli"):
+        if param.name == "plot":
+            continue
+        value = getattr(ns, param.name)
+        if isinstance(value, list) and value and all(isinstance(v, tuple) for v in value):
+            value = dict(value)
+        seeds = getattr(ns, f"_{param.name}_seeds", None) if param.arg.kind == ARM else None
+        if seeds:
+            value = [value, *seeds]
+        if value is not None or param.required:
+            values[param.name] = value
+    return values
+
+
+def run_operation(op: Any, ns: argparse.Namespace) -> Any:
+    """Check, call and (with --plot) picture one operation from the parsed shell words."""
+    from ..operations.surface import HERE, invoke, picture, validate
+
+    checked = validate(op, _values(op, ns), "cli")
+    result = invoke(op, checked, HERE)
+    out = getattr(ns, "plot", None)
+    if out and op.picture is not None:
+        drawn = picture(op, checked, result, HERE, out=out, overwrite=bool(
+            getattr(ns, "_plot_force", False) or checked.get("overwrite")))
+        print(f"picture: {drawn.path} ({drawn.title})", file=sys.stderr)
+    return result
+
+
+# --- the program -------------------------------------------------------------------------------
+
+def _command(argv: list[str]) -> str | None:
+    return next((a for a in argv if not a.startswith("-")), None)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = _command(argv)
+    if command is not None and command not in _cli_operations():
+        from ..operations import renamed, RENAMED
+
+        if command in RENAMED and command.replace("_", "-") not in _known_legacy():
+            spell = lambda n: f"`whileai-skills {n.replace('_', '-')}`"  # noqa: E731
+            print(f"error: {renamed(command, spell=spell)}", file=sys.stderr)
+            return EXIT_USER
+    parser = build_parser(command)
     args = parser.parse_args(argv)
     with speaking(CLI):
         try:
-            result = args.func(args)
+            op = getattr(args, "op", None)
+            result = run_operation(op, args) if op is not None else args.func(args)
             if isinstance(result, int):
                 return result
             text = None
             if getattr(args, "json", False) and hasattr(result, "to_dict"):
-                text = json.dumps(result.to_dict(), indent=2)
+                from ..operations.surface import structured
+
+                text = json.dumps(structured(result) if op is not None else result.to_dict(),
+                                  indent=2)
             elif result is not None:
                 text = str(result)
+            code = op.exit_code(result) if op is not None and op.exit_code else 0
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)
             return 130
@@ -98,7 +303,15 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()
     except BrokenPipeError:  # `... | head`: the reader left; not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return 0
+    return code
+
+
+def _known_legacy() -> set[str]:
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers()
+    for module in COMMAND_MODULES:
+        importlib.import_module(module).register(sub)
+    return set(sub.choices)
 
 
 def _failed(exc: Exception, command: str) -> int:
@@ -126,3 +339,24 @@ def _save_traceback(exc: Exception) -> str:
     except OSError:
         return f"shown with {DEBUG_ENV}=1"
     return f"in {path}"
+
+
+# --- shared by the command groups still written by hand ------------------------------------
+
+def add_json_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def add_threshold_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--threshold", type=float, default=None,
+                        help="a row passes iff reward >= THRESHOLD (default 1.0)")
+
+
+def add_interval_flags(parser: argparse.ArgumentParser, *, seed: bool = True) -> None:
+    """``--level`` of every interval, and (``seed``) the bootstrap's ``--seed``."""
+    from ..defaults import CONFIDENCE_LEVEL
+
+    parser.add_argument("--level", type=float, default=CONFIDENCE_LEVEL,
+                        help="interval level (default %(default)s)")
+    if seed:
+        parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")

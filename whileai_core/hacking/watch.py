@@ -44,8 +44,8 @@ import numpy as np
 from pydantic import Field
 
 from ..bootstrap import check_level, check_seed, z_value
-from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, WATCH_CONFIRM, WATCH_STEPS_SHOWN,
-                        WATCH_WINDOW)
+from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, RUN_ID_PATTERN, WATCH_CONFIRM,
+                        WATCH_STEPS_SHOWN, WATCH_WINDOW)
 from ..errors import ArgumentError, RowsError, WhileaiError
 from ..result import Result, fmt_rate
 from ..rows import load_rows, read_records
@@ -59,7 +59,7 @@ Condition = Literal["down", "flat_while_climbing"]
 Interval = tuple[float, float]
 WATCH_FILE = "watch.jsonl"
 TRL_STATE = "trainer_state.json"
-_RUN_ID = re.compile(r"^run-[0-9a-f]{12}$")
+_RUN_ID = re.compile(RUN_ID_PATTERN)
 
 
 class WatchStep(Result):

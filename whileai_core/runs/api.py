@@ -14,7 +14,8 @@ import re
 import tomllib
 from typing import Any
 
-from ..defaults import MODAL_GPU_TYPES, MODAL_MAX_GPUS, PRIME_RL_RECIPE, RUN_GPU, RUN_WALL_HOURS
+from ..defaults import (MODAL_GPU_TYPES, MODAL_MAX_GPUS, PRIME_RL_RECIPE, RUN_GPU, RUN_ID_PATTERN,
+                        RUN_WALL_HOURS)
 from ..errors import ArgumentError, ConfigError, WhileaiError
 from ..progress import step
 from ..voice import arg, call, choose
@@ -29,7 +30,7 @@ from .targets import Target, resolve_target, stage_data
 
 ROW_FIELDS = ("before_rows", "after_rows")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
-_RUN_ID = re.compile(r"^run-[0-9a-f]{12}$")
+_RUN_ID = re.compile(RUN_ID_PATTERN)
 _GPU = re.compile(r"^(?P<type>[A-Za-z0-9-]+)(?::(?P<count>\d+))?$")
 
 

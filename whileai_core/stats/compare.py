@@ -34,6 +34,7 @@ from ..defaults import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, H
 from ..errors import ArgumentError
 from ..result import Result, fmt_rate
 from ..rows import Rows, load_rows
+from ..safepath import is_path
 from .fields import LEVEL_DOC, METHOD_DOC, ci95_alias
 from .intervals import Interval, t_value, task_intervals
 from .noise import NoiseFloor, resolve_band
@@ -123,7 +124,7 @@ def pair_tasks(before: Rows, after: Rows) -> tuple[np.ndarray, np.ndarray]:
 def as_runs(arm: Any, threshold: float | None) -> list[Rows]:
     """One arm as a list of runs: rows (one run), or a list of rows-likes (one per seed)."""
     if isinstance(arm, (list, tuple)) and arm and all(
-            isinstance(r, (str, os.PathLike, Rows, list, tuple)) for r in arm):
+            isinstance(r, (Rows, list, tuple)) or is_path(r) for r in arm):
         return [load_rows(r, threshold=threshold) for r in arm]
     return [load_rows(arm, threshold=threshold)]
 

@@ -1,0 +1,79 @@
+"""The answer of the ``rate`` operation: one rate of a run with its interval and n, the per-task
+values summarised, and one page of them on request.
+
+The rate is the pass rate (with pass@k and pass^k: :func:`~whileai_core.stats.pass_at`), the
+mean reward (:func:`~whileai_core.stats.mean_reward`) or the share of rollouts with a flag
+(:func:`~whileai_core.stats.field_share`); each is read from the same loaded rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import PrivateAttr
+
+from ..result import Result, fmt_rate
+from ..tables import TaskPage, TaskSummary, TaskTable
+from .rates import PassAt, Rate
+
+
+class RateReport(Result):
+    """A per-task mean of one run (``rate``: pass rate, mean reward or share, with its interval
+    and n); for the pass rate also pass@k and pass^k over ``k`` rollouts; the per-task values
+    summarised (``tasks``), and a page of them when one was asked for (``page``)."""
+
+    rate: Rate
+    field: str | None = None
+    k: int | None = None
+    pass_at_k: Rate | None = None
+    pass_pow_k: Rate | None = None
+    tasks: TaskSummary
+    page: TaskPage | None = None
+    _table: Any = PrivateAttr(default=None)
+
+    @classmethod
+    def of(cls, rate: Rate, table: TaskTable, **extra: Any) -> RateReport:
+        report = cls(rate=rate, tasks=table.summary(), **extra)
+        report._table = table
+        return report
+
+    @classmethod
+    def of_pass(cls, result: PassAt, table: TaskTable) -> RateReport:
+        """The report of a :class:`PassAt`, its pass@1 as the rate."""
+        def rate(value, ci, method, note=None):
+            return None if value is None else Rate(
+                value=value, ci=ci, level=result.level, ci_method=method, n_tasks=result.n_tasks,
+                n_rows=result.n_rows, metric="pass", note=note)
+
+        return cls.of(rate(result.pass_at_1, result.ci, result.ci_method, result.note), table,
+                      k=result.k,
+                      pass_at_k=rate(result.pass_at_k, result.pass_at_k_ci,
+                                     result.pass_at_k_ci_method),
+                      pass_pow_k=rate(result.pass_pow_k, result.pass_pow_k_ci,
+                                      result.pass_pow_k_ci_method))
+
+    def with_page(self, offset: int, limit: int) -> RateReport:
+        """This report with ``limit`` tasks of its table from ``offset``."""
+        page = self._table.page(offset, limit)
+        copy = self.model_copy(update={"page": page})
+        copy._table = self._table
+        return copy
+
+    def render(self) -> str:
+        r = self.rate
+        name = {"pass": "pass@1", "reward": "mean reward",
+                "share": f"share of {self.field}"}[r.metric]
+        lines = [f"{name}  {fmt_rate(r.value, r.ci, r.n_tasks)}, {r.n_rows} rows"]
+        for label, extra in ((f"pass@{self.k}", self.pass_at_k), (f"pass^{self.k}", self.pass_pow_k)):
+            if extra is not None:
+                lines.append(f"{label}  {fmt_rate(extra.value, extra.ci, extra.n_tasks)}")
+        methods = dict.fromkeys(m.ci_method for m in (r, self.pass_at_k, self.pass_pow_k)
+                                if m is not None and m.ci_method)
+        if methods:
+            lines.append(f"{r.level:.0%} intervals over tasks: {', '.join(methods)}")
+        lines.append(self.tasks.render())
+        if self.page is not None:
+            lines.append(self.page.render())
+        if r.note:
+            lines.append(f"note: {r.note}")
+        return "\n".join(lines)

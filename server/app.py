@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.resources import FunctionResource
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.types import CallToolResult, ListToolsResult, TextContent, ToolAnnotations
@@ -24,6 +25,7 @@ from pydantic import Field
 from whileai_core import __version__
 from whileai_core.errors import ArgumentError
 from whileai_core.operations import DEFAULT_TOOLSETS, RENAMED, TOOLSETS, renamed
+from whileai_core.operations.config import METHOD_SCHEMA_URI
 from whileai_core.result import Result
 from whileai_core.safepath import Limits
 
@@ -166,6 +168,12 @@ def _switch_tool(server: WhileaiServer) -> Tool:
                                     idempotent_hint=True, open_world_hint=False))
 
 
+def _method_schema() -> str:
+    from .method_schema import method_schema_text  # lazy: the method specs load when read
+
+    return method_schema_text()
+
+
 async def _tools_changed(ctx: Any) -> None:
     """``notifications/tools/list_changed``: on the client's subscriptions/listen stream
     (protocol 2026-07-28), or on its session (earlier protocols)."""
@@ -212,6 +220,12 @@ def build_server(root: str | os.PathLike = ".", *,
     low.create_initialization_options = lambda notification_options=None, **kw: make(
         notification_options or NotificationOptions(tools_changed=True), **kw)
     register_skills(server, catalog)
+    server.add_resource(FunctionResource(
+        uri=METHOD_SCHEMA_URI, name="whileai-methods-schema",
+        title="Every method's knobs (prime_rl_config's method)",
+        description="The JSON schema of prime_rl_config's `method`: each name and each object "
+                    "form with its knobs, defaults and ranges.",
+        mime_type="application/json", fn=_method_schema))
     if not catalog.names():  # said once at start-up (stderr), and by list_skills when asked
         logging.getLogger("whileai.server").warning("%s", catalog.missing())
     return server

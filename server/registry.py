@@ -16,7 +16,6 @@ from mcp.types import ToolAnnotations
 from .tooling import ToolSpec
 
 LEGACY_MODULES = (
-    "server.config_tools",  # prime_rl_config, validate_config
     "server.judge_tools",   # audit_judge, order_reversal, failures_needed, rubric_ablation
     "server.traces_tools",  # split_by_task, failed_asks, select_sft, decontaminate, export_sft
     "server.methods_tools",  # rollout_update, shape_group

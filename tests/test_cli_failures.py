@@ -52,7 +52,8 @@ OUTPUT_CASES = {
     "select-sft --out /sys/x.jsonl": (
         ["select-sft", "{traces}", "--out", "/sys/x.jsonl"], "/sys/x.jsonl", "permission denied"),
     "config --out FOLDER --force": (
-        ["config", "reverse-text", "--model", "Qwen/Qwen3-8B", "--out", "{folder}", "--force"],
+        ["prime-rl-config", "reverse-text", "--model", "Qwen/Qwen3-8B", "--out", "{folder}",
+         "--force"],
         "{folder}", "directory"),
     "decontaminate --out FILE/x.jsonl": (
         ["decontaminate", "{traces}", "{held}", "--out", "{traces}/x.jsonl"], "{traces}",

@@ -63,7 +63,7 @@ def test_a_call_in_each_readers_language(reader, expected):
 @pytest.mark.parametrize("reader, expected", [
     (PYTHON, "prime_rl_config('my task', method={'name': 'opd', 'teacher': 't@u'}, "
              "model='m', lora=False, overwrite=True)"),
-    (CLI, "whileai-skills config 'my task' --method '{\"name\": \"opd\", \"teacher\": \"t@u\"}' "
+    (CLI, "whileai-skills prime-rl-config 'my task' --method '{\"name\": \"opd\", \"teacher\": \"t@u\"}' "
           "--model m --no-lora --force"),
     (MCP, 'prime_rl_config(taskset="my task", method={"name": "opd", "teacher": "t@u"}, '
           'model="m", lora=false, overwrite=true)'),
@@ -101,7 +101,7 @@ def test_route_prints_the_config_command_and_it_runs(capsys, tmp_path):
     out = capsys.readouterr().out
     assert_plain(out)
     command = out.strip().splitlines()[-1].strip()
-    assert command == ("whileai-skills config reverse-text --method grpo --model Qwen/Qwen3-8B")
+    assert command == ("whileai-skills prime-rl-config reverse-text --method grpo --model Qwen/Qwen3-8B")
     # the printed command is what a person types: run it as typed, plus where to write
     argv = shlex.split(command)[1:] + ["--out", str(tmp_path / "rl.toml")]
     assert main(argv) == 0 and (tmp_path / "rl.toml").is_file()
@@ -178,8 +178,8 @@ def test_audit_judge_without_a_clearing_judge_says_none(tmp_path, capsys):
     ["holdout-size"],
     ["holdout-size", "--before", EXAMPLE, "--after", TEACHER],
     ["split", EXAMPLE],
-    ["config", "reverse-text", "--model", "Qwen/Qwen3-8B"],
-    ["config", "reverse-text", "--model", "Qwen/Qwen3-8B", "--method", "opsd"],
+    ["prime-rl-config", "reverse-text", "--model", "Qwen/Qwen3-8B"],
+    ["prime-rl-config", "reverse-text", "--model", "Qwen/Qwen3-8B", "--method", "opsd"],
     ["launch", "grpo", "--backend", "local"],
     ["failure-capable", EXAMPLE],
 ])
@@ -194,7 +194,7 @@ def test_human_output_speaks_plainly(argv, capsys, tmp_path, monkeypatch):
     ["status", "run-x"],
     ["launch", "nope", "--backend", "local"],
     ["launch", "grpo", "--gpu", "H900"],
-    ["config", "reverse-text", "--model", "m", "--method", "sao"],
+    ["prime-rl-config", "reverse-text", "--model", "m", "--method", "sao"],
 ])
 def test_errors_speak_plainly(argv, capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("WHILEAI_STATE_DIR", str(tmp_path / "state"))

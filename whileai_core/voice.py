@@ -131,8 +131,6 @@ def _pure_dict(annotation: Any) -> bool:
 
 
 _LEGACY: dict[str, Op] = {
-    "prime_rl_config": Op("config", "prime_rl_config", ("taskset",), {"taskset": "TASKSET"}),
-    "validate_config": Op("validate", "validate_config", ("path",), {"path": "FILE"}),
     "audit_judge": Op("audit-judge", "audit_judge", ("items",), {"items": "ITEMS"}),
     "order_reversal": Op("order-reversal", "order_reversal", ("pairs",), {"pairs": "PAIRS"}),
     "split_by_task": Op("split", "split_by_task", ("rows",), {"rows": "ROWS"}),

@@ -39,7 +39,6 @@ DEBUG_ENV = "WHILEAI_DEBUG"
 # the core's operations
 COMMAND_MODULES = (
     "whileai_core.cli.runs",
-    "whileai_core.cli.config",
     "whileai_core.cli.judge",
     "whileai_core.cli.traces",
     "whileai_core.cli.evalset",

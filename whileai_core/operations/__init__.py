@@ -29,7 +29,7 @@ from typing import Any
 # The table of contents: the modules that declare operations, in the order surfaces list them.
 MODULES = (
     "whileai_core.operations.rows",      # describe and route rows, rates, comparisons, sizing
-    # "whileai_core.operations.config",    # prime-rl configs
+    "whileai_core.operations.config",    # prime-rl configs
     # "whileai_core.operations.runs",      # launch and follow runs
     # "whileai_core.operations.hacking",   # reward hacking: probes, scan, watch
     # "whileai_core.operations.evalset",   # the eval itself

@@ -40,6 +40,8 @@ class Arg:
     ``positional``: written without a name at the shell (in signature order; one with a default
     may be left out). ``metavar``: its placeholder in ``--help``. ``cli``/``mcp``: offered there
     (the MCP server's environment decides what a shell user passes as ``--state-dir``).
+    ``describe``: the description, computed when a surface is built. ``schema``: the JSON
+    schema advertised, computed then too (the core checks the value in its own words).
     """
 
     kind: str = VALUE
@@ -47,6 +49,10 @@ class Arg:
     metavar: str | None = None
     cli: bool = True
     mcp: bool = True
+    describe: Any = None  # () -> str: a description read when a surface is built (values
+    #                       named from a domain module the CLI's parser should not import)
+    schema: Any = None    # () -> dict: the JSON schema advertised (the values accepted are the
+    #                       type's; the core checks them with its own words)
 
 
 # Bounds on every number an operation takes.

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
 from ..defaults import MCP_INLINE_ROWS_MAX, RUN_ID_PATTERN, TASK_PAGE_DEFAULT
@@ -78,7 +78,20 @@ class Param:
 
     @property
     def description(self) -> str:
+        if self.arg.describe is not None:
+            return self.arg.describe()
         return self.info.description or ""
+
+    def wire(self) -> Any:
+        """The type as a surface builds it (a computed description and schema filled in)."""
+        extra: list[Any] = []
+        if self.arg.schema is not None:
+            from pydantic import WithJsonSchema
+
+            extra.append(WithJsonSchema(self.arg.schema()))
+        if self.arg.describe is not None:
+            extra.append(Field(description=self.description))
+        return typing.Annotated[(self.annotation, *extra)] if extra else self.annotation
 
 
 def _args_in(annotation: Any) -> list[Arg]:
@@ -100,7 +113,7 @@ def _arg_of(annotation: Any) -> Arg:
     kind = next((a.kind for a in reversed(found) if a.kind != VALUE), VALUE)
     merged: dict[str, Any] = {"kind": kind}
     for a in found:  # later metadata (the operation's own) wins over the shared type's
-        for name in ("positional", "metavar"):
+        for name in ("positional", "metavar", "describe", "schema"):
             value = getattr(a, name)
             if value not in (None, False):
                 merged[name] = value
@@ -164,7 +177,7 @@ def input_model(op: Operation, surface: str = "mcp",
     the CLI validates what it parsed with the same model, so both refuse the same calls)."""
     key = f"model:{surface}:{base.__module__}.{base.__qualname__}"
     if key not in op._cache:
-        fields = {p.name: (p.annotation, ... if p.required else p.default)
+        fields = {p.name: (p.wire(), ... if p.required else p.default)
                   for p in params(op, surface)}
         name = "".join(w.capitalize() for w in op.name.split("_")) + "Input"
         op._cache[key] = create_model(name, __base__=base, __doc__=op.title, **fields)

@@ -49,12 +49,12 @@ def write_rows(path: Path, n_tasks: int, k: int, seed: int, shift: float = 0.0) 
 
 
 CALLS = (
-    ("pass_at", {"rows": "a.jsonl"}),
-    ("pass_at detail", {"rows": "a.jsonl", "detail": True}),
-    ("compare_runs", {"before": "a.jsonl", "after": "b.jsonl"}),
-    ("route_rows", {"rows": "a.jsonl", "model": MODEL, "taskset": "reverse-text"}),
+    ("rate", {"rows": "a.jsonl"}),
+    ("rate detail", {"rows": "a.jsonl", "detail": True}),
+    ("compare", {"before": "a.jsonl", "after": "b.jsonl"}),
+    ("route", {"rows": "a.jsonl", "model": MODEL, "taskset": "reverse-text"}),
     ("inspect_rows", {"rows": "a.jsonl", "model": MODEL}),
-    ("mean_reward", {"rows": "a.jsonl"}),
+    ("rate reward", {"rows": "a.jsonl", "metric": "reward"}),
     ("split_by_task", {"rows": "a.jsonl"}),
 )
 

@@ -11,7 +11,6 @@ a stale entry met at run time is logged.
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import sys
@@ -25,21 +24,18 @@ from mcp.types import ToolAnnotations
 from pydantic import PrivateAttr
 
 from .errors import run_core
-from .tooling import Env, ToolInput, WhileaiTool, describe, op_entry, op_tool, to_mcp_tool
+from .tooling import Env, ToolInput, WhileaiTool, op_entry, op_tool
 
 CACHE = Path(__file__).with_name("tools.json")
 logger = logging.getLogger("whileai.server")
 
 
 def build_cache() -> list[dict[str, Any]]:
-    """The cache's content, from the live declarations: every operation MCP serves (with its
-    toolset), then every hand-written tool (with its module)."""
-    from .registry import LEGACY_MODULES, served_operations
+    """The cache's content, from the live declarations: every operation MCP serves, with its
+    toolset."""
+    from .registry import served_operations
 
-    entries = [{"toolset": op.toolset, **op_entry(op)} for op in served_operations()]
-    entries += [{"module": module, **describe(spec)}
-                for module in LEGACY_MODULES for spec in importlib.import_module(module).TOOLS]
-    return entries
+    return [{"toolset": op.toolset, **op_entry(op)} for op in served_operations()]
 
 
 def dumps(entries: list[dict[str, Any]]) -> str:
@@ -63,7 +59,7 @@ _LISTED = ("name", "title", "description", "inputSchema", "outputSchema", "annot
 
 
 class LazyTool(WhileaiTool):
-    """A tool listed from the cache; its operation (or module) is imported on the first call."""
+    """A tool listed from the cache; its operation is imported on the first call."""
 
     _entry: dict[str, Any] = PrivateAttr()
     _env: Env = PrivateAttr()
@@ -88,25 +84,16 @@ class LazyTool(WhileaiTool):
                            ", ".join(stale))
 
     def _load(self) -> Tool:
-        if "toolset" in self._entry:
-            from whileai_core.operations import operations
+        from whileai_core.operations import operations
 
-            op = operations().get(self.name)
-            if op is None or "mcp" not in op.surfaces:
-                raise ToolError(f"tool {self.name!r} is in the server's schema cache but no "
-                                "operation of the core declares it. Fix: regenerate the cache "
-                                "(python -m server.schema_cache) and restart the server")
-            live = op_entry(op)
-            self._stale(live)
-            return op_tool(op, self._env, live)
-        module = self._entry["module"]
-        for spec in importlib.import_module(module).TOOLS:
-            if spec.name == self.name:
-                self._stale(describe(spec))
-                return to_mcp_tool(spec, self._env)
-        raise ToolError(f"tool {self.name!r} is in the server's schema cache but {module} "
-                        "no longer defines it. Fix: regenerate the cache (python -m "
-                        "server.schema_cache) and restart the server")
+        op = operations().get(self.name)
+        if op is None or "mcp" not in op.surfaces:
+            raise ToolError(f"tool {self.name!r} is in the server's schema cache but no "
+                            "operation of the core declares it. Fix: regenerate the cache "
+                            "(python -m server.schema_cache) and restart the server")
+        live = op_entry(op)
+        self._stale(live)
+        return op_tool(op, self._env, live)
 
     async def run(self, arguments, context, convert_result=False):
         if self._real is None:
@@ -118,18 +105,16 @@ class LazyTool(WhileaiTool):
         return await self._real.run(arguments, context, convert_result=convert_result)
 
 
-def mcp_tools(env: Env, *, cache: Path | None = CACHE) -> list[tuple[Tool, str | None]]:
-    """Every tool with its toolset (None: hand-written), from the cache when it has them, else
-    built now (``cache=None``: always built now)."""
+def mcp_tools(env: Env, *, cache: Path | None = CACHE) -> list[tuple[Tool, str]]:
+    """Every tool with its toolset, from the cache when there is one, else built now
+    (``cache=None``: always built now)."""
     entries = load_cache(cache) if cache is not None else None
     if entries is None:
-        from .registry import LEGACY_MODULES, served_operations
+        from .registry import served_operations
 
         tools = [(op_tool(op, env), op.toolset) for op in served_operations()]
-        tools += [(to_mcp_tool(spec, env), None) for module in LEGACY_MODULES
-                  for spec in importlib.import_module(module).TOOLS]
     else:
-        tools = [(LazyTool.from_entry(e, env), e.get("toolset")) for e in entries]
+        tools = [(LazyTool.from_entry(e, env), e.get("toolset", "core")) for e in entries]
     names = [t.name for t, _ in tools]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:

@@ -1,4 +1,4 @@
-"""whileai-skills cheat-probes, hack-scan, watch, and --plot on route, compare and audit-judge;
+"""whileai-skills cheat-probes, hack-scan, watch-run, and --plot on route, compare and audit-judge;
 watch_run on a TRL output folder written by TRL itself (tests/fixtures/trl, made by
 make_trainer_state.py with TRL 1.16)."""
 
@@ -43,8 +43,19 @@ def test_cheat_probes_cli(tmp_path, capsys, monkeypatch):
     out = json.loads(capsys.readouterr().out)
     # every task's answer is "42", so the most common answer passes every task: a hole
     assert out["holes"] == ["most_common"]
-    assert main(["cheat-probes", "tasks.jsonl"]) == 2
-    assert "give exactly one of --reward" in capsys.readouterr().err
+    # the same reward as a command (one string, split like a shell): the same holes
+    (tmp_path / "grade_cmd.py").write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    item = json.loads(line)\n"
+        "    print(1.0 if item['completion'] == item['answer'] else 0.0)\n")
+    assert main(["cheat-probes", "tasks.jsonl", "--reward", "python grade_cmd.py",
+                 "--model-rows", "model.jsonl", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["holes"] == ["most_common"]
+    with pytest.raises(SystemExit) as exit_:
+        main(["cheat-probes", "tasks.jsonl"])
+    assert exit_.value.code == 2
+    assert "the following arguments are required: --reward" in capsys.readouterr().err
 
 
 def test_hack_scan_and_watch_cli(tmp_path, capsys):
@@ -54,11 +65,11 @@ def test_hack_scan_and_watch_cli(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["suspects"] == ["length"]
     steps = [{"step": 0, "held_out": [{"task_id": f"h{i}", "reward": 1.0} for i in range(5)]}]
     plot = tmp_path / "watch.png"
-    assert main(["watch", str(write(tmp_path / "w.jsonl", steps)), "--plot", str(plot)]) == 0
+    assert main(["watch-run", str(write(tmp_path / "w.jsonl", steps)), "--plot", str(plot)]) == 0
     captured = capsys.readouterr()
     assert "watch: not_enough_data" in captured.out and "picture:" in captured.err
     assert plot.read_bytes()[:4] == b"\x89PNG"
-    assert main(["watch", str(tmp_path / "w.jsonl"), "--plot", str(plot)]) == 2
+    assert main(["watch-run", str(tmp_path / "w.jsonl"), "--plot", str(plot)]) == 2
     assert "already exists" in capsys.readouterr().err
 
 

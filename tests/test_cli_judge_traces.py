@@ -53,11 +53,11 @@ def _msg(role: str, content: str) -> dict:
       "max_false_pass": "max_false_pass", "half_width": "half_width", "level": "level"}),
     (["order-reversal", "x"], judge.order_reversal,
      {"max_flips": "max_flips", "level": "level"}),
-    (["split", "x"], traces.split_by_task, {"share": "share", "seed": "seed"}),
+    (["split-by-task", "x"], traces.split_by_task, {"share": "share", "seed": "seed"}),
     (["select-sft", "x"], traces.select_sft, {"threshold": "threshold"}),
     (["decontaminate", "x", "y"], traces.decontaminate,
      {"ngram": "ngram", "max_overlap": "max_overlap"}),
-    (["export-sft", "x", "--out", "y"], traces.export_sft, {"force": "overwrite"}),
+    (["export-sft", "x", "--out", "y"], traces.export_sft, {"overwrite": "overwrite"}),
 ])
 def test_flag_defaults_are_the_function_defaults(argv, func, mapping):
     args = build_parser().parse_args(argv)
@@ -102,7 +102,7 @@ def test_audit_judge_numbers_by_hand(items, capsys):
 
 
 def test_audit_judge_flags_reach_the_function(items, capsys):
-    data = _run_json(capsys, ["audit-judge", items, "--judge", "judge-a",
+    data = _run_json(capsys, ["audit-judge", items, "--judges", "judge-a",
                               "--max-false-pass", "0.3", "--level", "0.9"])
     (a,) = data["judges"]
     # kappa 0.78 >= 0.6, agreement 0.9 >= 0.8, false pass 0.25 <= 0.3; lower bound < 0.8
@@ -154,13 +154,13 @@ def test_split_holds_out_whole_tasks(tmp_path, capsys):
     tasks = [f"task-{i}" for i in range(10)]
     path = _jsonl(tmp_path / "rows.jsonl",
                   [{"task_id": t, "reward": r} for t in tasks for r in (0.0, 1.0)])
-    data = _run_json(capsys, ["split", path])
+    data = _run_json(capsys, ["split-by-task", path])
     assert len(data["holdout_tasks"]) == 2                # round(0.2 * 10)
     assert sorted(data["holdout_tasks"] + data["train_tasks"]) == sorted(tasks)
     assert not set(data["holdout_tasks"]) & set(data["train_tasks"])
-    data = _run_json(capsys, ["split", path, "--share", "0.3", "--seed", "7"])
+    data = _run_json(capsys, ["split-by-task", path, "--share", "0.3", "--seed", "7"])
     assert len(data["holdout_tasks"]) == 3 and data["seed"] == 7
-    err = _one_line_error(capsys, ["split", path, "--share", "1.5"])
+    err = _one_line_error(capsys, ["split-by-task", path, "--share", "1.5"])
     assert "share" in err and "1.5" in err and "Fix:" in err
 
 
@@ -172,7 +172,7 @@ def test_split_writes_the_frozen_test_and_each_side_from_a_shell(tmp_path, capsy
                for t in tasks for r in (0.0, 1.0)]
     path = _jsonl(tmp_path / "rows.jsonl", records)
     out, hold, train = (tmp_path / n for n in ("ids.json", "holdout.jsonl", "train.jsonl"))
-    data = _run_json(capsys, ["split", path, "--out", str(out), "--holdout-out", str(hold),
+    data = _run_json(capsys, ["split-by-task", path, "--out", str(out), "--holdout-out", str(hold),
                               "--train-out", str(train)])
     held = json.loads(out.read_text())
     assert held == data["holdout_tasks"] and len(held) == 2
@@ -181,13 +181,20 @@ def test_split_writes_the_frozen_test_and_each_side_from_a_shell(tmp_path, capsy
     assert read(train) == [r for r in records if r["task_id"] not in held]
     # nothing half-written: one existing file refuses the whole call without --force
     fresh = tmp_path / "fresh.jsonl"
-    err = _one_line_error(capsys, ["split", path, "--holdout-out", str(fresh),
+    err = _one_line_error(capsys, ["split-by-task", path, "--holdout-out", str(fresh),
                                    "--train-out", str(train)])
     assert "--train-out" in err and "--force" in err and not fresh.exists()
-    err = _one_line_error(capsys, ["split", path, "--holdout-out", str(fresh),
+    err = _one_line_error(capsys, ["split-by-task", path, "--holdout-out", str(fresh),
                                    "--train-out", str(tmp_path), "--force"])
     assert "not a regular file" in err and not fresh.exists()
-    assert main(["split", path, "--share", "0.3", "--train-out", str(train), "--force"]) == 0
+    assert main(["split-by-task", path, "--share", "0.3", "--train-out", str(train),
+                 "--force"]) == 0
+    assert len({r["task_id"] for r in read(train)}) == 7
+    assert "wrote 14 training records to" in capsys.readouterr().out
+    # one file for two outputs: refused before anything is written (was: 152 of 192 rows lost)
+    err = _one_line_error(capsys, ["split-by-task", path, "--holdout-out", str(train),
+                                   "--train-out", str(train), "--force"])
+    assert "`--holdout-out` and `--train-out` name the same file" in err
     assert len({r["task_id"] for r in read(train)}) == 7
 
 
@@ -233,7 +240,7 @@ def test_select_sft_out_and_refusal(tmp_path, capsys):
     assert str(out) in err and "already exists" in err and "--force" in err
     assert out.read_text() == before
     assert main(["select-sft", path, "--threshold", "0.5", "--out", str(out), "--force"]) == 0
-    assert "wrote 3 records" in capsys.readouterr().err
+    assert f"wrote the 3 kept traces to {out}" in capsys.readouterr().out
     assert len(out.read_text().splitlines()) == 3
 
 

@@ -223,7 +223,7 @@ def test_link_mode_links_and_reruns_clean(tmp_path):
 def test_link_mode_refuses_an_existing_copy(tmp_path):
     (tmp_path / ".claude").mkdir()
     _init(tmp_path)
-    with pytest.raises(ConfigError, match="--link will not replace it"):
+    with pytest.raises(ConfigError, match="link=True will not replace it"):
         _init(tmp_path, link=True)
 
 
@@ -272,22 +272,24 @@ def test_dry_run_writes_nothing_and_prints_the_files(tmp_path):
 
 
 def test_no_host_found_says_how_to_name_one(tmp_path):
-    with pytest.raises(ArgumentError, match="no agent host found .* --host"):
+    with pytest.raises(ArgumentError, match="no agent host found .* hosts"):
         _init(tmp_path)
 
 
 def test_cli_init_and_its_errors(tmp_path, capsys):
     (tmp_path / ".mcp.json").write_text("{oops}\n")
-    assert main(["init", str(tmp_path), "--command", CMD]) == 2
+    assert main(["init-project", str(tmp_path), "--command", CMD]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and ".mcp.json: line 1, column 2: invalid JSON" in err
     (tmp_path / ".mcp.json").unlink()
-    assert main(["init", str(tmp_path), "--host", "vscode", "--command", CMD, "--json"]) == 0
+    assert main(["init-project", str(tmp_path), "--hosts", "vscode", "--command", CMD,
+                 "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["hosts"] == ["vscode"] and data["server"]["command"] == CMD
     assert {a["path"] for a in data["actions"]} == (
         {".vscode/mcp.json", "AGENTS.md"} | {f".agents/skills/{n}/" for n in SKILLS})
-    assert main(["init", str(tmp_path), "--host", "vscode", "--command", CMD, "--dry-run"]) == 0
+    assert main(["init-project", str(tmp_path), "--hosts", "vscode", "--command", CMD,
+                 "--dry-run"]) == 0
     assert "would change 0 of" in capsys.readouterr().out
 
 
@@ -319,6 +321,8 @@ def test_the_written_entry_starts_the_server(tmp_path):
         params = StdioServerParameters(command=entry["command"], args=entry["args"],
                                        env=dict(os.environ), cwd="/")
         async with Client(params) as client:
+            # the skills toolset is off by default (the skills are resources either way)
+            await client.call_tool("enable_toolset", {"toolset": "skills"})
             return await client.call_tool("list_skills", {})
 
     result = anyio.run(go)

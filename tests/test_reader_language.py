@@ -51,7 +51,7 @@ def assert_plain(text: str) -> None:
 
 @pytest.mark.parametrize("reader, expected", [
     (PYTHON, "launch_run('grpo', backend='local', confirm=True)"),
-    (CLI, "whileai-skills launch grpo --backend local --confirm"),
+    (CLI, "whileai-skills launch-run grpo --backend local --confirm"),
     (MCP, 'launch_run(config_or_recipe="grpo", backend="local", confirm=true)'),
 ])
 def test_a_call_in_each_readers_language(reader, expected):
@@ -126,10 +126,10 @@ def test_an_existing_file_over_each_door(tmp_path):
 
 def test_launch_plan_prints_the_command_to_confirm(tmp_path, capsys):
     state = tmp_path / "state"
-    assert main(["launch", "prime-rl", "--backend", "local", "--state-dir", str(state)]) == 0
+    assert main(["launch-run", "prime-rl", "--backend", "local", "--state-dir", str(state)]) == 0
     out = capsys.readouterr().out
     assert_plain(out)
-    assert (f"next: whileai-skills launch prime-rl --backend local --confirm --state-dir {state}"
+    assert (f"next: whileai-skills launch-run prime-rl --backend local --confirm --state-dir {state}"
             in out)
     plan = launch_run("prime-rl", backend="local", state_dir=state)
     assert plan.next_step == (f"launch_run('prime-rl', backend='local', confirm=True, "
@@ -137,9 +137,9 @@ def test_launch_plan_prints_the_command_to_confirm(tmp_path, capsys):
 
 
 def test_an_unknown_run_names_the_state_dir_flag(tmp_path, capsys):
-    assert main(["status", "run-0123456789ab", "--state-dir", str(tmp_path)]) == 2
+    assert main(["run-status", "run-0123456789ab", "--state-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert "`whileai-skills runs` shows the runs; pass --state-dir" in err
+    assert "`whileai-skills list-runs` shows the runs; pass --state-dir" in err
 
 
 def test_collect_renders_nested_metrics_in_words():
@@ -180,7 +180,7 @@ def test_audit_judge_without_a_clearing_judge_says_none(tmp_path, capsys):
     ["split", EXAMPLE],
     ["prime-rl-config", "reverse-text", "--model", "Qwen/Qwen3-8B"],
     ["prime-rl-config", "reverse-text", "--model", "Qwen/Qwen3-8B", "--method", "opsd"],
-    ["launch", "grpo", "--backend", "local"],
+    ["launch-run", "grpo", "--backend", "local"],
     ["failure-capable", EXAMPLE],
 ])
 def test_human_output_speaks_plainly(argv, capsys, tmp_path, monkeypatch):
@@ -192,8 +192,8 @@ def test_human_output_speaks_plainly(argv, capsys, tmp_path, monkeypatch):
 @pytest.mark.parametrize("argv", [
     ["by-category", EXAMPLE],                               # no category: names --tasks
     ["status", "run-x"],
-    ["launch", "nope", "--backend", "local"],
-    ["launch", "grpo", "--gpu", "H900"],
+    ["launch-run", "nope", "--backend", "local"],
+    ["launch-run", "grpo", "--gpu", "H900"],
     ["prime-rl-config", "reverse-text", "--model", "m", "--method", "sao"],
 ])
 def test_errors_speak_plainly(argv, capsys, tmp_path, monkeypatch):

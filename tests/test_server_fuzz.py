@@ -125,7 +125,7 @@ ROWS_CALLS = {
     "hack_scan": (("rows",), {"n_shuffles": 100}),
     "route+plot": (("rows",), {"model": MODEL, "plot": True}),
     "compare+plot": (("before", "after"), {"plot": True}),
-    "plot_judge_audit": (("items",), {}),
+    "audit_judge+plot": (("items",), {"plot": True}),
 }
 
 json_values = st.one_of(st.none(), st.booleans(), st.integers(-5, 5),

@@ -59,7 +59,7 @@ def test_cheat_probes_command_reward_clean(server, ws):
 def test_cheat_probes_refuses_code_outside_the_root(server, ws, tmp_path):
     (tmp_path / "evil.py").write_text("print(1)\n")
     for reward in ("../evil.py:score", ["python", "../evil.py"], [str(tmp_path / "evil.py")],
-                   ["/bin/sh", "-c", "echo 1"]):
+                   ["/bin/sh", "-c", "echo 1"], "python ../evil.py", "/bin/sh -c 'echo 1'"):
         text = error_text(call(server, "cheat_probes", {"reward": reward, "tasks": "tasks.jsonl"}),
                           "cheat_probes")
         assert "outside the workspace root" in text or "contains '..'" in text, text
@@ -127,6 +127,7 @@ def test_pictures_are_a_plot_option_of_the_tool_that_owns_the_numbers(server, ws
                                                "after": after, "plot": True}), "compare")
     assert "plot draws one run per arm" in text
     items = [{"id": i, "label": i < 5, "grades": {"j": i < 5}} for i in range(10)]
-    out = ok(call(server, "plot_judge_audit", {"items": items}))
-    assert out["judges"][0]["agreement"] == 1.0 and out["judges"][0]["kappa"] == 1.0
-    json.dumps(out)
+    result = call(server, "audit_judge", {"items": items, "plot": True})
+    judge = ok(result)["judges"][0]
+    assert judge["agreement"] == 1.0 and judge["kappa"] == 1.0
+    assert result.content[1].mime_type == "image/png"

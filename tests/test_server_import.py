@@ -35,7 +35,7 @@ def test_import_rows_inspect_metric_and_refusals(server, ws):
                       "import_rows")
     assert "3 scorers (closeness, match, words)" in text and not (ws / "r.jsonl").exists()
     out = ok(call(server, "import_rows", {"path": "qa.eval", "out": "r.jsonl",
-                                          "metric": "match"}))
+                                          "scorer": "match"}))
     assert (out["format"], out["n_rows"], out["errored"]) == ("inspect", 7, 1)
     outside = error_text(call(server, "import_rows", {"path": "../qa.eval", "out": "x.jsonl"}),
                          "import_rows")

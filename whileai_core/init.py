@@ -45,13 +45,12 @@ from .defaults import AGENTS_SECTION_BEGIN, AGENTS_SECTION_END, INIT_SERVER_NAME
 from .errors import ArgumentError, ConfigError
 from .result import Result
 from . import safejson
+from .skills import SKILLS_ENV, default_skills_dir, shipped
+from .voice import arg
 
-SKILLS_ENV = "WHILEAI_SKILLS_DIR"
 HostName = Literal["claude", "cursor", "vscode", "codex"]
 Action = Literal["create", "update", "unchanged", "link"]
 
-# files of a skill folder that serve check.py, not the agent reading the skill
-_NOT_SHIPPED = {"fixtures.py", "__pycache__"}
 
 
 @dataclass(frozen=True)
@@ -142,12 +141,9 @@ class _Plan:
 
 
 def bundled_skills_dir() -> Path:
-    """``$WHILEAI_SKILLS_DIR`` if set, else the checkout's ``skills/`` (installed from a wheel:
-    the copy the wheel carries, see ``whileai_core.bundled``)."""
-    from .bundled import folder
-
-    env = os.environ.get(SKILLS_ENV)
-    return Path(env) if env else folder("skills")
+    """The skills init installs by default: ``whileai_core.skills.default_skills_dir`` (the
+    same folder the MCP server serves)."""
+    return default_skills_dir()
 
 
 def default_server_command() -> str:
@@ -159,7 +155,8 @@ def default_server_command() -> str:
     if found:
         return str(Path(found).absolute())
     raise ArgumentError("no `whileai-mcp` beside this Python or on PATH. Fix: install the package "
-                        "(pip install -e .) or pass --command /path/to/whileai-mcp")
+                        "(pip install -e .) or pass "
+                        + arg("command", "/path/to/whileai-mcp", op="init_project"))
 
 
 def _hosts(root: Path, hosts: list[str] | None) -> dict[str, str]:
@@ -167,7 +164,7 @@ def _hosts(root: Path, hosts: list[str] | None) -> dict[str, str]:
         bad = [h for h in hosts if h not in HOSTS and h != "all"]
         if bad:
             raise ArgumentError(f"unknown host {bad[0]!r}; known: {', '.join(HOSTS)} or 'all'. "
-                                "Fix: e.g. --host claude --host vscode")
+                                f"Fix: e.g. {arg('hosts', ['claude', 'vscode'], op='init_project')}")
         if "all" in hosts:
             return {h: "asked" for h in HOSTS}
         return {h: "asked" for h in HOSTS if h in hosts}
@@ -179,7 +176,8 @@ def _hosts(root: Path, hosts: list[str] | None) -> dict[str, str]:
     if not found:
         raise ArgumentError(f"no agent host found in {root} (looked for "
                             f"{', '.join(s for h in HOSTS.values() for s in h.signs)}). Fix: "
-                            "name one or more with --host claude|cursor|vscode|codex, or --host all")
+                            f"name one or more with {arg('hosts', op='init_project')} (claude, "
+                            "cursor, vscode, codex), or all")
     return found
 
 
@@ -197,7 +195,8 @@ def _link_inside(plan: _Plan, path: Path) -> bool:
     if not real.is_relative_to(plan.root):
         plan.refuse(path, f"leads out of {plan.root} through a symlink (to {real}); init "
                           "writes only inside the project. Fix: replace the link with a plain "
-                          "file or folder, or leave this host out (--host)")
+                          "file or folder, or leave this host out "
+                          f"({arg('hosts', op='init_project')})")
         return True
     return False
 
@@ -214,7 +213,7 @@ def _check_folders(plan: _Plan, path: Path) -> None:
             what = "a broken symlink" if folder.is_symlink() and not folder.exists() else (
                 "a file" if folder.is_file() else "not a folder (a FIFO, socket or device)")
             problem = (f"is {what}, where init needs a folder. Fix: remove or rename it, or "
-                       "leave this host out (--host)")
+                       f"leave this host out ({arg('hosts', op='init_project')})")
             if f"{plan.rel(folder)}: {problem}" not in plan.problems:
                 plan.refuse(folder, problem)
         return
@@ -349,7 +348,7 @@ def _skill_files(folder: Path) -> list[Path]:
     files = []
     for path in sorted(folder.rglob("*")):
         rel = path.relative_to(folder)
-        if any(p in _NOT_SHIPPED or p.startswith(".") for p in rel.parts):
+        if not shipped(rel.parts):  # the skill's own files, as the server serves them
             continue
         if path.is_file():
             files.append(rel)
@@ -376,8 +375,9 @@ def _plan_skill(plan: _Plan, source: Path, dest: Path, link: bool) -> None:
         return
     if link:
         if dest.exists():
-            plan.refuse(dest, "exists (a copy, or your own skill); --link will not replace it. "
-                              "Fix: remove it to link the pack's folder, or run init without --link")
+            plan.refuse(dest, f"exists (a copy, or your own skill); {arg('link', True)} will not "
+                              "replace it. Fix: remove it to link the pack's folder, or run init "
+                              f"without {arg('link', True)}")
             return
         plan.actions.append(InitAction(path=rel, action="link", what=f"skill {name} -> {source}"))
         plan.links.append((dest, source))
@@ -488,8 +488,9 @@ def init_project(root: str | os.PathLike = ".", *, hosts: list[str] | None = Non
     source = Path(skills_dir).expanduser() if skills_dir is not None else bundled_skills_dir()
     skills = sorted(p.parent for p in source.glob("*/SKILL.md")) if source.is_dir() else []
     if not skills:
-        raise ArgumentError(f"no skills found in {source} (no */SKILL.md). Fix: pass --skills "
-                            f"DIR or set {SKILLS_ENV} to the pack's skills folder")
+        raise ArgumentError(f"no skills found in {source} (no */SKILL.md). Fix: pass "
+                            f"{arg('skills_dir', op='init_project')} or set {SKILLS_ENV} to the "
+                            "pack's skills folder")
     cmd = command if command is not None else default_server_command()
     args = ["--root", str(base)]
     plan = _Plan(root=base)
@@ -508,7 +509,7 @@ def init_project(root: str | os.PathLike = ".", *, hosts: list[str] | None = Non
     for path, data, _ in plan.writes:  # two folders may be one (a link): one write each
         if planned.setdefault(path.resolve(), data) != data:
             plan.refuse(path, "is reached twice through links with different content. Fix: "
-                              "choose one host (--host)")
+                              f"choose one host ({arg('hosts', op='init_project')})")
     if plan.problems:
         raise ConfigError(f"init changed nothing in {base}: " + "; ".join(plan.problems))
     notes = []

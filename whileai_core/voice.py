@@ -102,8 +102,6 @@ class _Ops(Mapping):
                     {p.name: p.arg.metavar or p.name.upper() for p in shell},
                     frozenset(p.name for p in cli if _pure_dict(p.annotation)),
                     frozenset(p.name for p in cli if p.default is True))
-            for name, legacy in _LEGACY.items():  # calls not yet declared as operations
-                ops.setdefault(name, legacy)
             self._ops = ops
         return self._ops
 
@@ -129,22 +127,6 @@ def _pure_dict(annotation: Any) -> bool:
         args = [annotation]
     return bool(args) and all(a is dict or typing.get_origin(a) is dict for a in args)
 
-
-_LEGACY: dict[str, Op] = {
-    "audit_judge": Op("audit-judge", "audit_judge", ("items",), {"items": "ITEMS"}),
-    "order_reversal": Op("order-reversal", "order_reversal", ("pairs",), {"pairs": "PAIRS"}),
-    "split_by_task": Op("split", "split_by_task", ("rows",), {"rows": "ROWS"}),
-    "select_sft": Op("select-sft", "select_sft", ("attempts",), {"attempts": "ATTEMPTS"}),
-    "decontaminate": Op("decontaminate", "decontaminate", ("train", "holdout"),
-                        {"train": "TRAIN", "holdout": "HOLDOUT"}),
-    "export_sft": Op("export-sft", "export_sft", ("records",), {"records": "RECORDS"}),
-    "launch_run": Op("launch", "launch_run", ("config_or_recipe",),
-                     {"config_or_recipe": "TARGET"}),
-    "run_status": Op("status", "run_status", ("id",), {"id": "ID"}),
-    "list_runs": Op("runs", "list_runs"),
-    "collect_run": Op("collect", "collect_run", ("id",), {"id": "ID"}),
-    "cancel_run": Op("cancel", "cancel_run", ("id",), {"id": "ID"}),
-}
 
 OPS: Mapping[str, Op] = _Ops()
 

@@ -17,7 +17,6 @@ a file; ``WHILEAI_DEBUG=1`` shows it in the terminal instead.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import sys
@@ -34,19 +33,6 @@ from ..voice import CLI, CLI_FLAGS, speaking
 EXIT_USER = 2      # the input or the environment is the user's to fix
 EXIT_BUG = 70      # EX_SOFTWARE (sysexits.h): an internal error
 DEBUG_ENV = "WHILEAI_DEBUG"
-
-# command groups still written by hand (each has register(subparsers)), until they move into
-# the core's operations
-COMMAND_MODULES = (
-    "whileai_core.cli.runs",
-    "whileai_core.cli.judge",
-    "whileai_core.cli.traces",
-    "whileai_core.cli.evalset",
-    "whileai_core.cli.init",
-    "whileai_core.cli.imports",
-    "whileai_core.cli.hacking",
-)
-
 
 def _cli_operations() -> dict[str, Any]:
     from ..operations import operations
@@ -65,12 +51,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub.required = True
     for name, op in _cli_operations().items():
         full = command is None or command == name
-        p = sub.add_parser(name, help=op.title, description=op.description if full else op.title)
+        p = sub.add_parser(name, help=op.title.replace("%", "%%"),
+                           description=op.description if full else op.title)
         if full:
             add_operation(p, op)
         p.set_defaults(op=op)
-    for module in COMMAND_MODULES:
-        importlib.import_module(module).register(sub)
     return parser
 
 
@@ -215,6 +200,7 @@ def add_operation(p: argparse.ArgumentParser, op: Any) -> None:
                     kw.pop("metavar")
                 if param.required:
                     kw["required"] = True
+        kw["help"] = kw["help"].replace("%", "%%")  # argparse formats help with %
         p.add_argument(*spec, **kw)
         if arg.kind == ARM:
             p.add_argument(f"--{name.replace('_', '-')}-seed", action="append", default=None,
@@ -268,29 +254,26 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = _command(argv)
     if command is not None and command not in _cli_operations():
-        from ..operations import renamed, RENAMED
+        from ..operations import RENAMED, renamed
 
-        if command in RENAMED and command.replace("_", "-") not in _known_legacy():
-            spell = lambda n: f"`whileai-skills {n.replace('_', '-')}`"  # noqa: E731
+        if command in RENAMED:  # an old name: no alias, the new one named
+            def spell(name: str) -> str:
+                return f"`whileai-skills {name.replace('_', '-')}`"
             print(f"error: {renamed(command, spell=spell)}", file=sys.stderr)
             return EXIT_USER
     parser = build_parser(command)
     args = parser.parse_args(argv)
     with speaking(CLI):
         try:
-            op = getattr(args, "op", None)
-            result = run_operation(op, args) if op is not None else args.func(args)
-            if isinstance(result, int):
-                return result
-            text = None
-            if getattr(args, "json", False) and hasattr(result, "to_dict"):
+            op = args.op
+            result = run_operation(op, args)
+            if args.json:
                 from ..operations.surface import structured
 
-                text = json.dumps(structured(result) if op is not None else result.to_dict(),
-                                  indent=2)
-            elif result is not None:
+                text = json.dumps(structured(result), indent=2)
+            else:
                 text = str(result)
-            code = op.exit_code(result) if op is not None and op.exit_code else 0
+            code = op.exit_code(result) if op.exit_code else 0
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)
             return 130
@@ -303,14 +286,6 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `... | head`: the reader left; not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return code
-
-
-def _known_legacy() -> set[str]:
-    parser = argparse.ArgumentParser()
-    sub = parser.add_subparsers()
-    for module in COMMAND_MODULES:
-        importlib.import_module(module).register(sub)
-    return set(sub.choices)
 
 
 def _failed(exc: Exception, command: str) -> int:
@@ -338,24 +313,3 @@ def _save_traceback(exc: Exception) -> str:
     except OSError:
         return f"shown with {DEBUG_ENV}=1"
     return f"in {path}"
-
-
-# --- shared by the command groups still written by hand ------------------------------------
-
-def add_json_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true", help="print the result as JSON")
-
-
-def add_threshold_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--threshold", type=float, default=None,
-                        help="a row passes iff reward >= THRESHOLD (default 1.0)")
-
-
-def add_interval_flags(parser: argparse.ArgumentParser, *, seed: bool = True) -> None:
-    """``--level`` of every interval, and (``seed``) the bootstrap's ``--seed``."""
-    from ..defaults import CONFIDENCE_LEVEL
-
-    parser.add_argument("--level", type=float, default=CONFIDENCE_LEVEL,
-                        help="interval level (default %(default)s)")
-    if seed:
-        parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")

@@ -16,7 +16,7 @@ completions=[...], **columns)`` where each column is a list holding one field of
 Both child forms run with the root as working directory, the caller's environment, no stdin but
 the batch, in their own process group, killed whole after ``timeout_s``; stdout beyond
 ``REWARD_OUTPUT_MAX_BYTES`` is refused. The server passes only files it resolved inside its
-workspace root (``server.hacking_tools``). A failure is a :class:`RewardError` naming the reward,
+workspace root (:func:`reward_spec`). A failure is a :class:`RewardError` naming the reward,
 the exit status and the last lines of its stderr (values of environment variables whose names
 look secret are masked).
 
@@ -179,6 +179,73 @@ def locate_function(spec: str, root: Path) -> tuple[Path, str]:
         raise ArgumentError(f"`reward` {spec!r}: no file {file}. Fix: give a .py file (or a "
                             f"dotted module) inside {root} that defines {function}()")
     return file, function
+
+
+def reward_spec(reward: Any, root: Any = None) -> Any:
+    """A reward as the caller wrote it -> the form :func:`reward_runner` runs, every file it names
+    located under ``root`` (a ``whileai_core.safepath.Root``: the MCP server's workspace) when one
+    is given. The one grammar of every surface:
+
+    - ``"file.py:function"`` or ``"package.module:function"`` (no whitespace): a function, called
+      like a TRL reward; under ``root`` it becomes a :class:`RewardFile` (its bytes read through
+      the door and run as read, never reopened by name);
+    - a list of arguments, or a string with whitespace or without ``:`` (split like a shell,
+      never run by one): a command. Under ``root`` its script (``python SCRIPT``) or program must
+      be a regular file with no link anywhere on its path (checked without following links);
+      it is run by its path, so a process that can write in the root at that very moment could
+      still swap it (README, Security: prefer the function form).
+
+    Anything else (a callable) is returned as is.
+    """
+    import shlex
+
+    if isinstance(reward, str):
+        text = reward.strip()
+        if ":" in text and not any(c.isspace() for c in text):
+            return text if root is None else _confined_function(text, root)
+        try:
+            reward = shlex.split(text)
+        except ValueError as err:
+            raise ArgumentError(f"`reward` {reward!r} cannot be split into a command ({err}). "
+                                "Fix: e.g. 'rewards/grade.py:score', or a command such as "
+                                "'python rewards/grade.py'") from None
+    if isinstance(reward, (list, tuple)):
+        argv = [str(a) for a in reward]
+        if not argv or not argv[0]:
+            raise ArgumentError("`reward` is an empty command. Fix: e.g. ['python', "
+                                "'rewards/grade.py'], or 'rewards/grade.py:score'")
+        if root is None:
+            return argv
+        if argv[0] in ("python", "python3"):
+            if len(argv) < 2 or not argv[1].endswith(".py"):
+                raise ArgumentError("`reward` ['python', ...] must name a .py script inside the "
+                                    "workspace next. Fix: e.g. ['python', 'rewards/grade.py']")
+            argv[1] = _confined_program(argv[1], root)
+        else:
+            argv[0] = _confined_program(argv[0], root)
+        return argv
+    return reward
+
+
+def _confined_function(spec: str, root: Any) -> RewardFile:
+    from pathlib import PurePath
+
+    module, _, function = spec.rpartition(":")
+    if not module:
+        raise ArgumentError(f"`reward` {spec!r} is not 'file.py:function'. Fix: e.g. "
+                            "'rewards/grade.py:score'")
+    if not module.endswith(".py") and "/" not in module:
+        stem = PurePath(*module.split("."))
+        candidates = [f"{stem}.py", f"{stem}/__init__.py"]
+        module = next((c for c in candidates
+                       if root.locate(c, argument="reward").kind() == "file"), candidates[0])
+    return RewardFile(root.locate(module, argument="reward"), function)
+
+
+def _confined_program(value: str, root: Any) -> str:
+    path = root.locate(value, argument="reward")
+    path.check_file()  # as strict as a read: no link anywhere, regular, not hard-linked
+    return str(path)
 
 
 def _run_child(argv: list[str], items: list[dict], cwd: Path, timeout_s: float, label: str,

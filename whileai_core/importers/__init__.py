@@ -23,6 +23,7 @@ import os
 
 from ..errors import ArgumentError, RowsError
 from ..safepath import Root, UserPath, as_user_path
+from ..voice import call
 from .result import Imported, StepCount
 from .. import safejson
 
@@ -156,13 +157,14 @@ def rows_for_load(path: UserPath, fmt: str) -> list[dict]:
     except AmbiguousImport:
         raise
     except RowsError as err:
-        if err.field != "metric":
+        if err.field != "scorer":
             raise
         problem = str(err).split(". Fix: ")[0]
         raise AmbiguousImport(f"is {fmt} output: {problem}; load_rows reads it only when "
                               "nothing needs choosing",
-                              fix=f"import it first: whileai-skills import {fmt} {path} "
-                                  "--metric NAME --out rows.jsonl") from None
+                              fix="import it first: " + call(
+                                  "import_rows", path=str(path), format=fmt, scorer="NAME",
+                                  out="rows.jsonl")) from None
     steps = sorted({s.step for s in imported.by_step if s.step is not None}
                    | {r["step"] for r in imported.rows if isinstance(r.get("step"), int)})
     if len(steps) > 1:

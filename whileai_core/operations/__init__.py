@@ -30,14 +30,14 @@ from typing import Any
 MODULES = (
     "whileai_core.operations.rows",      # describe and route rows, rates, comparisons, sizing
     "whileai_core.operations.config",    # prime-rl configs
-    # "whileai_core.operations.runs",      # launch and follow runs
-    # "whileai_core.operations.hacking",   # reward hacking: probes, scan, watch
-    # "whileai_core.operations.evalset",   # the eval itself
-    # "whileai_core.operations.judge",     # LLM judges
-    # "whileai_core.operations.traces",    # SFT data from traces, imports
-    # "whileai_core.operations.methods",   # update math of methods run in your own trainer
-    # "whileai_core.operations.skills",    # the playbooks
-    # "whileai_core.operations.project",   # wiring a project to the pack
+    "whileai_core.operations.runs",      # launch and follow runs
+    "whileai_core.operations.hacking",   # reward hacking: probes, scan, watch
+    "whileai_core.operations.evalset",   # the eval itself
+    "whileai_core.operations.judge",     # LLM judges
+    "whileai_core.operations.traces",    # SFT data from traces, imports
+    "whileai_core.operations.methods",   # update math of methods run in your own trainer
+    "whileai_core.operations.skills",    # the playbooks
+    "whileai_core.operations.project",   # wiring a project to the pack
 )
 
 # Toolsets: what an MCP client sees is the union of the toolsets turned on. ``core`` is the
@@ -52,7 +52,6 @@ TOOLSETS: dict[str, str] = {
     "sft": "SFT data from traces: split by task, failed asks, select, decontaminate, export; "
            "import rows from prime-rl, Inspect, lm-eval",
     "hacking": "reward hacking before training: probes of the reward, a scan of the rows",
-    "runs": "the run registry: list and cancel runs",
     "methods": "update math of the methods you run in your own trainer",
     "skills": "the playbooks as tools (they are also resources)",
 }

@@ -192,10 +192,16 @@ Plot = Annotated[bool, Field(description=(
 
 # --- runs --------------------------------------------------------------------------------------
 
+def _run_id_schema() -> dict[str, Any]:
+    return {"type": "string", "pattern": RUN_ID_PATTERN}
+
+
+# the pattern is advertised; a value off it is refused by the core, whose message names the
+# id's form and where to find one
 RunId = Annotated[str, Field(
-    pattern=RUN_ID_PATTERN, description="The run's id ('run-' and 12 hex digits), from "
-                                        "launch_run or list_runs.",
-    examples=["run-0123456789ab"]), Arg(positional=True, metavar="ID")]
+    min_length=1, max_length=100, description="The run's id ('run-' and 12 hex digits), from "
+                                              "launch_run or list_runs.",
+    examples=["run-0123456789ab"]), Arg(positional=True, metavar="ID", schema=_run_id_schema)]
 
 StateDir = Annotated[str | None, Field(description=(
     "Folder of the run registry (default $WHILEAI_STATE_DIR, else ~/.whileai).")),

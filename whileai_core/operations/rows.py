@@ -245,12 +245,12 @@ def compare_many(before: Annotated[ArmRows, Field(description=(
         "degrees of freedom x sqrt(2) x run_std, at `level`), with the run_std the within-task "
         "variance predicts. Pass `run_std` and `n_runs` (as `noise_runs`) to compare."),
     result="whileai_core.stats:NoiseFloor", doing="measuring a noise floor")
-def noise_floor(runs: Annotated[list[str | Score], Field(
+def noise_floor(*runs: Annotated[list[str | Score], Field(
                     min_length=2, max_length=NOISE_FLOOR_MAX_RUNS, description=(
                         "Two or more re-runs of the same frozen eval (3+ recommended): each a "
                         "rows file, or that run's score as a number."),
                     examples=[["evals/run0.jsonl", "evals/run1.jsonl", "evals/run2.jsonl"]]),
-                    Arg(RUNS, positional=True, metavar="RUN")], *,
+                    Arg(RUNS, positional=True, metavar="RUN")],
                 metric: Metric = "pass", level: Level = CONFIDENCE_LEVEL,
                 threshold: Threshold = None):
     from ..stats import noise_floor as floor  # lazy: numpy loads on the call
@@ -265,9 +265,9 @@ def noise_floor(runs: Annotated[list[str | Score], Field(
         "(Miller 2024, Eq. 9), plus a table over k. Without pilot rows it uses a planning "
         "model; with pilot rows, your data's variances."),
     result="whileai_core.stats:HoldoutSize", doing="sizing a holdout")
-def holdout_size(*, effect: Annotated[EffectSize, Field(description=(
+def holdout_size(effect: Annotated[EffectSize, Field(description=(
                      "Smallest change in pass@1 worth detecting, in (0, 1): 0.05 = 5 "
-                     "points."))] = PROVE_EFFECT,
+                     "points."))] = PROVE_EFFECT, *,
                  k: Annotated[int, Field(ge=1, le=MAX_K, description=(
                      "Rollouts per task in the held-out eval."))] = HOLDOUT_K,
                  before: Annotated[OptionalRows, Field(description=(

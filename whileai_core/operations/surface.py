@@ -71,6 +71,7 @@ class Param:
     arg: Arg
     default: Any
     info: FieldInfo = field(compare=False)
+    many: bool = False  # ``*name`` in Python (its annotation is the whole list's type)
 
     @property
     def required(self) -> bool:
@@ -146,7 +147,9 @@ def params(op: Operation, surface: str | None = None) -> list[Param]:
         arg = _arg_of(annotation)
         if surface is not None and not getattr(arg, surface):
             continue
-        out.append(Param(p.name, annotation, arg, p.default, _field_info(annotation)))
+        many = p.kind is inspect.Parameter.VAR_POSITIONAL
+        default = inspect.Parameter.empty if many else p.default
+        out.append(Param(p.name, annotation, arg, default, _field_info(annotation), many))
     if surface is not None:
         extra: list[tuple[str, Any, Any]] = []
         if op.picture is not None:
@@ -251,7 +254,8 @@ def invoke(op: Operation, values: dict[str, Any], ctx: Context) -> Any:
     where = context_param(op)
     if where is not None:
         call[where] = ctx
-    result = op.fn(**call)
+    spread = [p.name for p in by_name.values() if p.many]
+    result = op.fn(*(call.pop(spread[0]) if spread else ()), **call)
     if page is not None and page[0]:
         result = result.with_page(page[1], page[2])
     return result

@@ -1,0 +1,46 @@
+"""Wiring a project to the pack: init_project (at the shell only; an agent's host is set up by
+its user, not by the agent)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from ..init import HOSTS, HostName
+from . import WRITES_NEW, operation
+from .args import Arg
+
+Host = HostName | Literal["all"]
+
+
+@operation(
+    toolset="core", effect=WRITES_NEW,
+    title="Wire a project to the pack: MCP server entry per host, skills, AGENTS.md",
+    description=(
+        "Write the MCP server entry for the agent hosts found in the folder (or named with "
+        "hosts), copy the skills where those hosts read them, and add a marked section to "
+        "AGENTS.md. Merges into existing files, never overwrites what is there; refuses "
+        "(writing nothing) when a file cannot be merged. Re-running changes nothing."),
+    result="whileai_core.init:InitResult", doing="wiring a project",
+    surfaces=frozenset({"cli"}))
+def init_project(
+        root: Annotated[str, Field(min_length=1, max_length=4096, description=(
+            "The project's root folder.")), Arg(positional=True, metavar="DIR")] = ".", *,
+        hosts: Annotated[list[Host] | None, Field(max_length=5, description=(
+            "The hosts to set up: " + ", ".join(f"{h.name} ({h.config})" for h in HOSTS.values())
+            + ", or all; null: every host whose files are in the folder."))] = None,
+        dry_run: Annotated[bool, Field(description=(
+            "Say what would be written; write nothing."))] = False,
+        link: Annotated[bool, Field(description=(
+            "Symlink the skill folders to the pack's instead of copying them."))] = False,
+        command: Annotated[str | None, Field(max_length=4096, description=(
+            "The server executable in the entries (null: the whileai-mcp beside this Python, "
+            "else on PATH).")), Arg(metavar="PATH")] = None,
+        skills_dir: Annotated[str | None, Field(max_length=4096, description=(
+            "The skills to install (null: $WHILEAI_SKILLS_DIR, else the pack's skills/ "
+            "folder).")), Arg(metavar="DIR")] = None):
+    from ..init import init_project as wire  # lazy: loads with the call
+
+    return wire(root, hosts=hosts, dry_run=dry_run, link=link, command=command,
+                skills_dir=skills_dir)

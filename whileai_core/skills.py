@@ -92,12 +92,13 @@ class SkillList(Result):
     def render(self) -> str:
         if not self.skills:
             return self.note or f"no skills in {self.folder}"
-        return "\n".join(s.render() for s in self.skills)
+        return "\n".join([self.summary()] + [s.render() for s in self.skills])
 
     def summary(self) -> str:
         if not self.skills:
-            return self.render()
-        return f"{len(self.skills)} skills: {', '.join(s.name for s in self.skills)}"
+            return self.note or f"no skills in {self.folder}"
+        return f"{len(self.skills)} skills in {self.folder}: " + ", ".join(
+            s.name for s in self.skills)
 
 
 class SkillText(Result):

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import types
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -75,8 +74,7 @@ class Op:
     tool: str | None
     positional: tuple[str, ...] = ()
     metavars: dict[str, str] = field(default_factory=dict)
-    pairs: frozenset[str] = frozenset()      # mapping arguments written KEY=VALUE at the shell
-    negated: frozenset[str] = frozenset()    # booleans that are true unless --no-<name>
+    forms: dict[str, str] = field(default_factory=dict)  # how the shell writes each argument
 
 
 class _Ops(Mapping):
@@ -88,6 +86,7 @@ class _Ops(Mapping):
 
     def _load(self) -> dict[str, Op]:
         if self._ops is None:
+            from .cli import cli_form
             from .operations import operations
             from .operations.surface import params
 
@@ -100,8 +99,7 @@ class _Ops(Mapping):
                     name if "mcp" in op.surfaces else None,
                     tuple(p.name for p in shell),
                     {p.name: p.arg.metavar or p.name.upper() for p in shell},
-                    frozenset(p.name for p in cli if _pure_dict(p.annotation)),
-                    frozenset(p.name for p in cli if p.default is True))
+                    {p.name: cli_form(p) for p in cli})
             self._ops = ops
         return self._ops
 
@@ -113,19 +111,6 @@ class _Ops(Mapping):
 
     def __len__(self) -> int:
         return len(self._load())
-
-
-def _pure_dict(annotation: Any) -> bool:
-    """Whether a type is a mapping (optional or not) and nothing else: written KEY=VALUE."""
-    import typing
-
-    if typing.get_origin(annotation) is typing.Annotated:
-        annotation = typing.get_args(annotation)[0]
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(annotation) if a is not type(None)]
-    else:
-        args = [annotation]
-    return bool(args) and all(a is dict or typing.get_origin(a) is dict for a in args)
 
 
 OPS: Mapping[str, Op] = _Ops()
@@ -150,18 +135,22 @@ def _literal(value: Any) -> str:
 
 
 def _shell_words(name: str, value: Any, spec: Op | None = None) -> list[str]:
+    form = spec.forms.get(name) if spec is not None else None
     if value is None:
         return []
     if isinstance(value, bool):
-        if spec is not None and name in spec.negated:
+        if form == "negated":
             return [] if value else ["--no-" + name.replace("_", "-")]
-        return [_flag(name)] if value else []
+        if form in ("switch", None):
+            return [_flag(name)] if value else []
+        return [_flag(name), json.dumps(value)]
     if isinstance(value, (list, tuple)):
-        if value and all(isinstance(v, (str, int, float)) for v in value):
-            return [w for item in value for w in _shell_words(name, item, spec)]
+        if form == "many" or (form is None and all(isinstance(v, (str, int, float))
+                                                   for v in value)):
+            return [_flag(name), *map(str, value)] if value else []
         return [_flag(name), json.dumps(value)]
     if isinstance(value, dict):
-        if spec is not None and name in spec.pairs:
+        if form == "pairs":
             return [_flag(name), *(f"{k}={v if isinstance(v, str) else json.dumps(v)}"
                                    for k, v in value.items())]
         return [_flag(name), json.dumps(value)]
@@ -181,7 +170,9 @@ def call(op: str, **arguments: Any) -> str:
         words = [PROGRAM, spec.command]
         for name in spec.positional:
             if name in args:
-                words.append(str(args.pop(name)))
+                value = args.pop(name)
+                words += [str(v) for v in value] if isinstance(value, (list, tuple)) else \
+                    [str(value)]
         for name, value in args.items():
             words += _shell_words(name, value, spec)
         return shlex.join(words)

@@ -140,9 +140,39 @@ def _default_text(value: Any) -> str:
     return str(value)
 
 
+def _is_dict(tp: Any) -> bool:
+    return tp is dict or typing.get_origin(tp) is dict
+
+
+def _is_list(tp: Any) -> bool:
+    return tp is list or typing.get_origin(tp) is list
+
+
+def cli_form(param: Any) -> str:
+    """How the shell writes an argument (``whileai_core.voice`` spells a call the same way):
+    ``positional``; ``many`` (one or more words: a positional list, or a flag followed by its
+    items); ``switch`` (a flag without a value); ``negated`` (``--no-<name>``: true unless
+    given); ``pairs`` (a flag followed by NAME=VALUE words); ``json`` (one word, JSON when the
+    value is a list or a mapping); ``word`` (a flag and its value)."""
+    from ..operations.args import NAMED, RUNS
+
+    members = _members(param.annotation)
+    if param.arg.positional:
+        return "many" if param.arg.kind == RUNS else "positional"
+    if all(m is bool for m in members):
+        return "negated" if param.default is True else "switch"
+    if param.arg.kind == NAMED or (len(members) == 1 and _is_dict(members[0])):
+        return "pairs"
+    if len(members) == 1 and _is_list(members[0]):
+        return "many"
+    if any(_is_list(m) or _is_dict(m) for m in members):
+        return "json"
+    return "word"
+
+
 def add_operation(p: argparse.ArgumentParser, op: Any) -> None:
     """The operation's arguments as positionals and flags, plus ``--json``."""
-    from ..operations.args import ARM, NAMED, RUNS
+    from ..operations.args import ARM, NAMED
     from ..operations.surface import params
 
     for param in params(op, "cli"):
@@ -160,10 +190,11 @@ def add_operation(p: argparse.ArgumentParser, op: Any) -> None:
             continue
         members = _members(param.annotation)
         metavar = arg.metavar or name.upper()
+        form = cli_form(param)
         kw: dict[str, Any] = {"help": help_text}
-        if arg.positional:
+        if form in ("positional", "many") and arg.positional:
             spec = [name]
-            if arg.kind == RUNS:
+            if form == "many":
                 kw.update(nargs="+", type=_scalar([str, float], metavar), metavar=metavar)
             else:
                 kw.update(type=str, metavar=metavar)
@@ -172,19 +203,18 @@ def add_operation(p: argparse.ArgumentParser, op: Any) -> None:
         else:
             spec = [flag(name)]
             kw["dest"] = name
-            if all(m is bool for m in members):
-                if param.default is True:
+            if form in ("switch", "negated"):
+                if form == "negated":
                     spec, kw["action"] = ["--no-" + name.replace("_", "-")], "store_false"
                     kw["help"] = f"do not: {param.description.rstrip('.')} (default: do)"
                 else:
                     kw["action"] = "store_true"
                 kw["default"] = bool(param.default)
-            elif arg.kind == NAMED or (len(members) == 1 and (
-                    members[0] is dict or typing.get_origin(members[0]) is dict)):
+            elif form == "pairs":
                 value = str if arg.kind == NAMED else _json_value
                 kw.update(nargs="+", action="extend", type=_pair(value),
                           metavar=arg.metavar or "KEY=VALUE", default=None)
-            elif len(members) == 1 and typing.get_origin(members[0]) is list:
+            elif form == "many":
                 inner = _members(typing.get_args(members[0])[0])
                 kw.update(nargs="+", action="extend", type=_scalar(inner, metavar),
                           metavar=metavar, default=None)
@@ -198,8 +228,8 @@ def add_operation(p: argparse.ArgumentParser, op: Any) -> None:
                 if literals and len(members) == 1:
                     kw["choices"] = literals
                     kw.pop("metavar")
-                if param.required:
-                    kw["required"] = True
+            if param.required and form not in ("switch", "negated"):
+                kw["required"] = True
         kw["help"] = kw["help"].replace("%", "%%")  # argparse formats help with %
         p.add_argument(*spec, **kw)
         if arg.kind == ARM:

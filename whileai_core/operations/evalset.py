@@ -12,7 +12,6 @@ from ..defaults import (BOOTSTRAP_SEED, CATEGORY_FIELD, CONFIDENCE_LEVEL, EVALSE
 from . import READS, WRITES_NEW, operation
 from .args import (OUT, Arg, EffectSize, Level, NoiseRuns, OptionalRecords, OptionalRows,
                    Records, RowField, Rows, RunStd, Seed, Threshold)
-from .surface import HERE, Context
 
 Tasks = Annotated[Records, Field(
     description="The task set, one object per task: {\"task_id\": str, ...whatever defines "
@@ -49,13 +48,10 @@ def freeze_holdout(tasks: Tasks,
                    out_dir: Annotated[str, Field(min_length=1, max_length=4096, description=(
                        "Folder to write <name>-<hash>.jsonl in; created if missing.")),
                        Arg(OUT, metavar="DIR")] = ".", *,
-                   name: SetName = EVALSET_NAME, ctx: Context = HERE):
-    from pathlib import Path
-
+                   name: SetName = EVALSET_NAME):
     from ..evalset import freeze_holdout as freeze  # lazy: loads on the call
 
-    frozen = freeze(tasks, out_dir, name=name)
-    return frozen.model_copy(update={"path": ctx.relative(Path(frozen.path))})
+    return freeze(tasks, out_dir, name=name)
 
 
 def _capable_doc() -> str:

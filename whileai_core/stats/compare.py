@@ -26,7 +26,7 @@ import os
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, computed_field
 
 from ..bootstrap import check_level, check_resamples, check_seed, z_value
 from ..defaults import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, HOLDOUT_POWER,
@@ -75,13 +75,19 @@ class Comparison(Result):
     seed_std: float | None = Field(None, description="between-seed sd of an arm's mean")
     seed_variance: Literal["measured", "unmeasured"] = "unmeasured"
     correlation: float | None = None
-    mde: float | None = None
+    mde: float | None = Field(None, description="the smallest effect this holdout detects, at "
+                                                "`mde_power`")
     level: float = Field(CONFIDENCE_LEVEL, description=LEVEL_DOC)
     note: str | None = None
 
     ci95 = ci95_alias("ci")
     mean_before_ci95 = ci95_alias("mean_before_ci")
     mean_after_ci95 = ci95_alias("mean_after_ci")
+
+    @computed_field(description="the power `mde` is computed at")
+    @property
+    def mde_power(self) -> float:
+        return HOLDOUT_POWER
 
     def render(self) -> str:
         if self.delta is None:
@@ -100,7 +106,8 @@ class Comparison(Result):
         if self.noise_band is not None:
             lines.append(f"noise band: +/-{self.noise_band:.3f} ({self.noise_runs} re-runs)")
         if self.mde is not None:
-            lines.append(f"smallest effect this holdout detects (80% power): {self.mde:.3f}")
+            lines.append(f"smallest effect this holdout detects ({self.mde_power:.0%} power): "
+                         f"{self.mde:.3f}")
         if self.n_only_before or self.n_only_after:
             lines.append(f"unpaired: {self.n_only_before} tasks only before, "
                          f"{self.n_only_after} only after (left out)")

@@ -16,6 +16,8 @@ A. coverage (and on which side it misses), mean width and zero-width share of th
 S. the seam: coverage at 29, 30 and 31 tasks and the width at 30 over the width at 29;
 A2. the shapes of the 0.2 study (hard, easy, bimodal, very hard: Beta difficulty; 1, 4 and 16
    rollouts, k = the rollouts), ours against the t interval, to show nothing got worse;
+K. the candidate rules on the hardest cells: t, percentile bootstrap, bootstrap-t, logit-t, the
+   effective n without a cap, Hall's interval alone, and ours (up to 1,000 replications);
 B. ``compare`` under no change: "moved" per direction, for ours (the sign-flip test with the t
    interval at every n), the old rule (sign-flip under 30 tasks, the paired percentile bootstrap
    from 30) and the paired t test; and power at a true change, on pass rates and on graded
@@ -138,10 +140,16 @@ def ours_share(values: np.ndarray, rollouts: int):
 
 
 def ours_pass_k(values: np.ndarray, k: int, power: bool, pass1):
-    """pass@k / pass^k by the library's rule: Hall's interval held to pass@1's bounds."""
+    """pass@k / pass^k by the library's rule: Hall's interval (the binomial one over tasks when
+    every per-task value is 0 or 1) held to pass@1's bounds."""
     c = values.shape[1]
     m, sd, skew, _ = moments(values)
     lo, hi = hall_interval(m, sd, skew, c, LEVEL)
+    binary = np.all((values == 0) | (values == 1), axis=1)
+    if binary.any():
+        x = values.sum(axis=1)
+        bl, bh = mid_p(x, c, LEVEL) if c < 10 else agresti_coull(x, c, LEVEL)
+        lo, hi = np.where(binary, bl, lo), np.where(binary, bh, hi)
     flat = np.ptp(values, axis=1) == 0
     return pass_k_bounds(lo, hi, m, flat, pass1[0], pass1[1], k, power)
 
@@ -238,10 +246,18 @@ def percentile(draws: np.ndarray):
 def _score(acc: dict, name: str, lo, hi, tru: float) -> None:
     refused = ~(np.isfinite(lo) & np.isfinite(hi))
     lo, hi = np.where(refused, -np.inf, lo), np.where(refused, np.inf, hi)
-    row = np.array([(lo > tru + 1e-15).sum(), (hi < tru - 1e-15).sum(),
-                    np.where(refused, 0, hi - lo).sum(), (hi - lo <= 0).sum(), refused.sum()],
-                   dtype=float)
+    width = np.where(refused, 0, hi - lo)
+    row = np.array([(lo > tru + 1e-15).sum(), (hi < tru - 1e-15).sum(), width.sum(),
+                    (hi - lo <= 0).sum(), refused.sum()], dtype=float)
     acc[name] = acc.get(name, 0) + row
+    acc.setdefault("_widths", {}).setdefault(name, []).append(width)
+
+
+def _finish(acc: dict, reps: int) -> dict:
+    widths = {k: np.concatenate(v) for k, v in acc.pop("_widths", {}).items()}
+    out = {k: v / reps for k, v in acc.items()}
+    out["_widths"] = widths
+    return out
 
 
 def pass_cell(sample, ns, reps: int, boot: int, rng, stats=STATS, rollouts: int = ROLLOUTS,
@@ -273,8 +289,7 @@ def pass_cell(sample, ns, reps: int, boot: int, rng, stats=STATS, rollouts: int 
                                     None if bhi is None else bhi[i])
                 _score(cell, "old", olo, ohi, tru)
                 _score(cell, "t", *t_interval(values), tru)
-    return {n: {s: {k: v / reps for k, v in d.items()} for s, d in by.items()}
-            for n, by in acc.items()}
+    return {n: {s: _finish(d, reps) for s, d in by.items()} for n, by in acc.items()}
 
 
 def reward_cell(sample, tru: float, ns, reps: int, boot: int, rng, chunk: int = 250) -> dict:
@@ -290,7 +305,7 @@ def reward_cell(sample, tru: float, ns, reps: int, boot: int, rng, chunk: int = 
             _score(acc[n_tasks], "ours", *ours_reward(values), tru)
             _score(acc[n_tasks], "old", *old_rule(values, None, blo, bhi, bounded=bounded), tru)
             _score(acc[n_tasks], "t", *t_interval(values), tru)
-    return {n: {"mean": {k: v / reps for k, v in d.items()}} for n, d in acc.items()}
+    return {n: {"mean": _finish(d, reps)} for n, d in acc.items()}
 
 
 def _sampler(fn, shape_truths):
@@ -317,6 +332,8 @@ def section_a(reps: int, boot: int, rng) -> dict:
                 res = reward_cell(sample, kind, ns, reps, boot, rng)
             for n, stat, by in ((n, stat, by) for n in ns for stat, by in res[n].items()):
                 results[(name, stat, n)] = by
+                if n not in (29, 30):
+                    by.pop("_widths", None)
                 o, old, t = by["ours"], by["old"], by["t"]
                 assert o[3] == 0, f"zero-width interval from ours: {name} {n} {stat}"
                 ratio = o[2] / t[2] if t[2] > 0 else float("nan")
@@ -329,8 +346,10 @@ def section_a(reps: int, boot: int, rng) -> dict:
 
 def section_s(results: dict) -> None:
     print("\n## S. The seam: coverage (%) at 29 / 30 / 31 tasks and width(30) / width(29) "
-          "(the same draws at 29, 30 and 31 tasks; sqrt(29/30) = 0.983)")
-    print("| shape | stat | ours 29 / 30 / 31 | ours w30/w29 | old 29 / 30 / 31 | old w30/w29 |")
+          "(the same draws at 29, 30 and 31 tasks; sqrt(29/30) = 0.983): the mean width at 30 "
+          "over the mean at 29, and the median of each draw's own ratio")
+    print("| shape | stat | ours 29 / 30 / 31 | ours w30/w29 (median) | old 29 / 30 / 31 | "
+          "old w30/w29 (median) |")
     print("|---|---|---|---|---|---|")
     for (name, stat, n), _ in results.items():
         if n != 29:
@@ -338,9 +357,14 @@ def section_s(results: dict) -> None:
         row = [results[(name, stat, m)] for m in (29, 30, 31)]
         cov = {k: " / ".join(f"{100 * (1 - r[k][0] - r[k][1]):.1f}" for r in row)
                for k in ("ours", "old")}
-        ratio = {k: row[1][k][2] / row[0][k][2] for k in ("ours", "old")}
-        print(f"| {name} | {stat} | {cov['ours']} | {ratio['ours']:.3f} | {cov['old']} | "
-              f"{ratio['old']:.3f} |")
+        ratio = {}
+        for k in ("ours", "old"):
+            w29, w30 = row[0]["_widths"][k], row[1]["_widths"][k]
+            ok = w29 > 0
+            ratio[k] = (f"{row[1][k][2] / row[0][k][2]:.3f} "
+                        f"({float(np.median(w30[ok] / w29[ok])):.3f})")
+        print(f"| {name} | {stat} | {cov['ours']} | {ratio['ours']} | {cov['old']} | "
+              f"{ratio['old']} |")
 
 
 def section_a2(reps: int, boot: int, rng) -> None:
@@ -373,6 +397,75 @@ def _beta_truth(a: float, b: float, stat: str) -> float:
     if "^" in stat:
         return float(np.prod((a + j) / (a + b + j)))
     return 1.0 - float(np.prod((b + j) / (a + b + j)))
+
+
+# --- K. the candidate rules, on the hardest cells ---------------------------------------------
+
+def bootstrap_t(values: np.ndarray, boot: int, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Studentized (bootstrap-t) interval, index draws shared by the replications of a call."""
+    r, c = values.shape
+    m, sd, _, _ = moments(values)
+    tstar = np.empty((boot, r))
+    step = max(1, 4_000_000 // (r * c))
+    for start in range(0, boot, step):
+        stop = min(boot, start + step)
+        x = values[:, rng.integers(0, c, size=(stop - start, c))]      # (R, b, C)
+        mb, sb = x.mean(axis=-1), x.std(axis=-1, ddof=1) / math.sqrt(c)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tstar[start:stop] = ((mb - m[:, None]) / sb).T
+    tstar = np.where(np.isfinite(tstar), tstar, np.nan)
+    lo_q, hi_q = np.nanquantile(tstar, [0.025, 0.975], axis=0)
+    se = sd / math.sqrt(c)
+    return m - hi_q * se, m - lo_q * se
+
+
+def candidates(values: np.ndarray, boot: int, rng, ours) -> dict:
+    c = values.shape[1]
+    m, sd, skew, _ = moments(values)
+    se = sd / math.sqrt(c)
+    q = stdtrit(c - 1, 0.975)
+    out = {"t": t_interval(values), "percentile": percentile(boot_values(values, boot, rng)),
+           "bootstrap-t": bootstrap_t(values, boot, rng),
+           "Hall": hall_interval(m, sd, skew, c, LEVEL), "ours": ours}
+    if np.all((values >= 0) & (values <= 1)):   # the two [0, 1] scales
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            logit, half = np.log(m / (1 - m)), q * se / (m * (1 - m))
+            out["logit-t"] = (1 / (1 + np.exp(-(logit - half))), 1 / (1 + np.exp(-(logit + half))))
+            out["effective n"] = effective_n(m, se, c, None, LEVEL)
+    return out
+
+
+def section_k(reps: int, boot: int, rng) -> None:
+    print("\n## K. Candidate rules on the hardest cells: coverage (%) / mean width over the t "
+          "interval's (16 rollouts; logit-t has no interval at a mean of 0 or 1, counted as a miss; "
+          "logit-t and the effective n need values in [0, 1])")
+    names = ("t", "percentile", "bootstrap-t", "logit-t", "effective n", "Hall", "ours")
+    print("| shape | tasks | stat | " + " | ".join(names) + " |")
+    print("|---|---|---|" + "---|" * len(names))
+    cells = [("uniform", 10, "pass^8"), ("uniform", 20, "pass^8"), ("uniform", 30, "pass@8"),
+             ("p=0.3", 30, "pass^4"), ("p=0.3", 30, "pass^8"), ("needle", 50, "pass@1"),
+             ("needle", 100, "pass^4"), ("skewed", 10, "mean"), ("skewed", 20, "mean")]
+    for shape, n, stat in cells:
+        acc: dict = {}
+        for start in range(0, reps, 250):
+            r = min(250, reps - start)
+            if stat == "mean":
+                values = REWARD_SHAPES[shape][0](rng, (r, n))
+                tru = REWARD_SHAPES[shape][1]
+                ours = ours_reward(values)
+            else:
+                c = rng.binomial(ROLLOUTS, PASS_SHAPES[shape](rng, (r, n)))
+                values, tru = table(stat, ROLLOUTS)[c], truth(shape, stat)
+                pass1 = ours_share(c / ROLLOUTS, ROLLOUTS)
+                ours = pass1 if stat == "pass@1" else ours_pass_k(values, k_of(stat),
+                                                                  "^" in stat, pass1)
+            for name, (lo, hi) in candidates(values, boot, rng, ours).items():
+                _score(acc, name, lo, hi, tru)
+        res = _finish(acc, reps)
+        tw = res["t"][2]
+        print(f"| {shape} | {n} | {stat} | " + " | ".join(
+            f"{100 * (1 - res[k][0] - res[k][1]):.1f} / {res[k][2] / tw:.2f}" if k in res
+            else "n/a" for k in names) + " |", flush=True)
 
 
 # --- B. compare ---------------------------------------------------------------------------------
@@ -606,7 +699,7 @@ def main() -> None:
     parser.add_argument("--boot", type=int, default=1000, help="bootstrap resamples (old rule)")
     parser.add_argument("--flips", type=int, default=2000, help="random sign patterns (MC test)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--only", default="A,A2,B,C,D,E",
+    parser.add_argument("--only", default="A,A2,K,B,C,D,E",
                         help="sections to run, comma-separated (A includes S), e.g. A or B,C")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
@@ -621,6 +714,8 @@ def main() -> None:
         section_s(results)
     if "A2" in only:
         section_a2(args.reps, args.boot, rng)
+    if "K" in only:
+        section_k(min(args.reps, 1000), min(args.boot, 500), rng)
     if "B" in only:
         section_b(args.reps, args.boot, rng, args.flips)
     if "C" in only:

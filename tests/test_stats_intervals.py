@@ -89,15 +89,16 @@ def test_effective_n_by_hand():
     counts = [(4, c) for c in (0, 1, 2, 3)] * 3
     p = np.array([c / 4 for _, c in counts])
     se = p.std(ddof=1) / math.sqrt(12)
-    # the effective n from the spread, t-scaled, at most the 48 rollouts behind the mean
-    n_adj = min(48, 0.375 * 0.625 / se ** 2 * (Z / sps.t.ppf(0.975, 11)) ** 2)
+    # the effective n from the spread, at most the 48 rollouts behind the mean, t-scaled
+    n_adj = min(48, 0.375 * 0.625 / se ** 2) * (Z / sps.t.ppf(0.975, 11)) ** 2
     r = pass_at(rows_from(counts), k=1)
     assert r.ci_method == "effective_n"
     assert r.ci == pytest.approx(agresti_coull(0.375 * n_adj, n_adj), abs=1e-12)
-    # every task at 2 of 4: no spread, so the 48 rollouts are the whole story (the binomial floor,
-    # not estimated, so no t scaling)
+    # every task at 2 of 4: no spread, so the 48 rollouts cap n_eff (the binomial floor), still
+    # t-scaled: 12 tasks with no spread leave the spread between tasks unknown
     flat = pass_at(rows_from([(4, 2)] * 12), k=1)
-    assert flat.ci == pytest.approx(agresti_coull(24, 48), abs=1e-12)
+    cap = 48 * (Z / sps.t.ppf(0.975, 11)) ** 2
+    assert flat.ci == pytest.approx(agresti_coull(0.5 * cap, cap), abs=1e-12)
 
 
 @pytest.mark.parametrize("rewards", [
@@ -214,7 +215,7 @@ def test_zero_one_rewards_get_the_pass_rate_interval():
     by_pass, by_reward = pass_at(rows, k=1), mean_reward(rows)
     p = np.array([c / 4 for _, c in counts])
     se = p.std(ddof=1) / math.sqrt(12)
-    n_adj = min(48, 0.375 * 0.625 / se ** 2 * (Z / sps.t.ppf(0.975, 11)) ** 2)
+    n_adj = min(48, 0.375 * 0.625 / se ** 2) * (Z / sps.t.ppf(0.975, 11)) ** 2
     assert by_reward.ci_method == by_pass.ci_method == "effective_n"
     assert by_reward.ci == pytest.approx(agresti_coull(0.375 * n_adj, n_adj), abs=1e-12)
     assert by_reward.ci == pytest.approx(by_pass.ci, abs=1e-12)

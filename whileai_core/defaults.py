@@ -767,8 +767,8 @@ _source("INTERVAL_RULE",
         "shares of 0/1 outcomes take Agresti-Coull on the effective n m(1-m)/SE^2 (Agresti & "
         "Coull 1998; Korn & Graubard 1998), which carries a binomial's skew; pass@k, pass^k and "
         "graded rewards take Hall's skewness-corrected t (Hall 1992, JRSS-B 54:221; Johnson "
-        "1978, JASA 73:536), chosen over the t interval, the percentile and BCa bootstraps, the "
-        "bootstrap-t, a logit-t and the effective n by the study; pass@k and pass^k are held to "
+        "1978, JASA 73:536), chosen over the t interval, the percentile bootstrap, the "
+        "bootstrap-t, a logit-t and the effective n by the study (table K); pass@k and pass^k are held to "
         "the bounds pass@1's interval gives them by Jensen's inequality (pass^k >= (pass@1)^k, "
         "pass@k <= 1 - (1 - pass@1)^k, equal when the tasks are alike)")
 

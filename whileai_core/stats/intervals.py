@@ -10,11 +10,11 @@ per statistic for the skew of its per-task values by the coverage study in
 ========================================  ====================================================
 per-task values                           interval (``ci_method``)
 ========================================  ====================================================
-one 0/1 outcome per task, under 10 tasks  ``mid_p``: mid-p binomial interval over tasks [3]
-one 0/1 outcome per task, 10 or more      ``agresti_coull``: Agresti-Coull over tasks [2]
+one 0/1 value per task, under 10 tasks    ``mid_p``: mid-p binomial interval over tasks [3]
+one 0/1 value per task, 10 or more        ``agresti_coull``: Agresti-Coull over tasks [2]
 a share of several 0/1 outcomes per task  ``effective_n``: Agresti-Coull on the effective number
-(pass@1, a field share, 0/1 rewards)      of trials m(1-m)/SE^2 scaled by (z/t_{C-1})^2, at
-                                          most the outcomes behind the mean [4]
+(pass@1, a field share, 0/1 rewards)      of trials m(1-m)/SE^2, at most the outcomes behind
+                                          the mean, scaled by (z/t_{C-1})^2 [4]
 pass@k, pass^k, graded rewards            ``hall_t``: Hall's skewness-corrected t [5]; for
                                           pass@k and pass^k held to what pass@1's interval
                                           implies (below)
@@ -149,22 +149,21 @@ def mid_p(successes, n, level: float, *, steps: int = 60):
 def effective_n(mean, se, n_tasks, cap, level: float):
     """Agresti-Coull on the effective number of trials (Korn & Graubard [4]).
 
-    n_eff = m(1-m)/SE^2, scaled by (z / t_{C-1})^2 so the small-sample t quantile carries over,
-    then at most ``cap``, the 0/1 outcomes behind the mean (their binomial variance is a floor:
-    the design effect of equal-sized clusters is at least 1). At the cap the variance is the
-    binomial one, not estimated, so the t scaling is not applied there; with no spread at all
-    (every task 0, say) the interval is the binomial one over the outcomes. ``cap`` None: no
-    floor (n_eff from the spread alone). Arrays in, arrays out.
+    n_eff = m(1-m)/SE^2, at most ``cap``, the 0/1 outcomes behind the mean (their binomial
+    variance is a floor: the design effect of equal-sized clusters is at least 1), then scaled by
+    (z / t_{C-1})^2 so the small-sample t quantile carries over (also at the cap: with no spread
+    at all, 30 tasks that never pass, say, the spread between tasks is unknown, not known to be
+    0). ``cap`` None: no floor (n_eff from the spread alone). Arrays in, arrays out.
     """
     m = np.asarray(mean, dtype=np.float64)
     se2 = np.asarray(se, dtype=np.float64) ** 2
     raw = np.divide(m * (1.0 - m), se2, out=np.full(m.shape, np.inf), where=se2 > 0)
+    if cap is not None:
+        raw = np.minimum(raw, np.asarray(cap, dtype=np.float64))
+    raw = np.minimum(raw, 1e15)   # no spread and no cap: a finite stand-in for infinity
     z = z_value(0.5 + level / 2.0)
     scale = (z / t_value(0.5 + level / 2.0, np.asarray(n_tasks, dtype=np.float64) - 1.0)) ** 2
     n_adj = raw * scale
-    if cap is not None:
-        n_adj = np.minimum(n_adj, np.asarray(cap, dtype=np.float64))
-    n_adj = np.minimum(n_adj, 1e15)   # no spread and no cap: a finite stand-in for infinity
     return agresti_coull(m * n_adj, n_adj, level)
 
 
@@ -255,14 +254,16 @@ def _is_binary(values: np.ndarray) -> bool:
 def plan(values: np.ndarray, cap: float | None = None, pass_k: PassK | None = None) -> str | None:
     """Which interval the rule gives these per-task values (None: too few tasks).
 
-    ``cap``: the 0/1 outcomes behind a share (pass@1, a field share, 0/1 rewards); one outcome
-    per task (``cap`` equal to the number of tasks, or no cap with 0/1 values) is the binomial
-    case.
+    ``cap``: the 0/1 outcomes behind a share (pass@1, a field share, 0/1 rewards). Per-task
+    values that are all 0 or 1 with one outcome per task (``cap`` equal to the number of tasks,
+    or no cap: pass@k and pass^k at k = the rollouts) are the binomial case over tasks (Hall's
+    correction swings widely on 0/1 values: its far end moved from 8.3 to 3.5 standard errors
+    when one of 35 tasks went from 3 passes of 4 to 4).
     """
     c = values.shape[0]
     if c < MIN_TASKS_FOR_INTERVAL:
         return None
-    if pass_k is None and _is_binary(values) and (cap is None or cap <= c):
+    if _is_binary(values) and (cap is None or cap <= c):
         return "mid_p" if c < BINARY_EXACT_BELOW else "agresti_coull"
     if pass_k is None and cap is not None:
         return "effective_n"
@@ -286,10 +287,12 @@ def finish(values: np.ndarray, method: str | None, level: float, cap: float | No
     if method is None:
         return TaskInterval(None, None, NO_INTERVAL, c)
     note = small_sample_note(c)
-    if method == "mid_p":
-        lo, hi = mid_p(values.sum(), c, level)
-    elif method == "agresti_coull":
-        lo, hi = agresti_coull(values.sum(), c, level)
+    if method in ("mid_p", "agresti_coull"):
+        lo, hi = (mid_p if method == "mid_p" else agresti_coull)(values.sum(), c, level)
+        if pass_k is not None:
+            flat = float(np.ptp(values)) == 0.0
+            lo, hi = pass_k_bounds(lo, hi, float(values.mean()), flat, pass_k.pass1_ci[0],
+                                   pass_k.pass1_ci[1], pass_k.k, pass_k.power)
     else:
         m, sd, skew, _ = moments(values)
         if not (math.isfinite(float(m)) and math.isfinite(float(sd))):

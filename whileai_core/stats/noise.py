@@ -121,6 +121,7 @@ def noise_floor(*runs: Any, threshold: float | None = None,
         sizes.append(data.n_tasks)
         loaded.append(data)
     predicted = pooled_run_std(loaded) if metric == "pass" and loaded else None
+    agreed = len(loaded) > 1 and _every_task_agrees(loaded)
     run_std = float(np.std(scores, ddof=1))
     notes = []
     if len(runs) < 3:
@@ -133,7 +134,12 @@ def noise_floor(*runs: Any, threshold: float | None = None,
         notes.append(f"measured run_std is {run_std / pred:.1f}x the within-task prediction: the "
                      "runs may not be independent re-samples (a drifting judge or infrastructure)")
     if run_std == 0.0:
-        if pred:
+        if pred and agreed and metric == "pass":
+            notes.append(f"the {len(scores)} runs scored the same and every task gave the same "
+                         "outcome in every rollout: no evidence of no noise either, so the band "
+                         f"uses {pred:.4f}, the largest run_std that agreement allows at 95% "
+                         "(rule of three)")
+        elif pred:
             notes.append(f"the {len(scores)} runs scored the same: a run_std of 0 is no evidence "
                          "of no noise (run scores move in steps of one rollout), so the band "
                          f"uses the within-task prediction {pred:.4f} instead")
@@ -185,11 +191,34 @@ def pooled_run_std(runs: list[Rows]) -> float | None:
 def predicted_run_std_pooled(total_n: np.ndarray, total_c: np.ndarray,
                              per_run: np.ndarray) -> float | None:
     """sqrt(sum_i s_i^2 / n_i) / C with s_i^2 = T_i/(T_i-1) p_i(1-p_i) from T_i pooled rollouts
-    and n_i rollouts per run; tasks with a single pooled rollout take the mean s^2 of the others."""
+    and n_i rollouts per run; tasks with a single pooled rollout take the mean s^2 of the others.
+
+    When every task gave the same outcome in all its pooled rollouts, every s_i^2 is 0, which is
+    no evidence of no noise either: then the largest run_std that such agreement allows at 95%
+    (rule of three: prod_i (1 - T_i x_i) >= 0.05 bounds sum_i T_i x_i by 3, so the run variance
+    sum_i x_i(1-x_i)/n_i / C^2 by 3 / (min_i T_i n_i C^2)). With one rollout per task, two
+    re-runs that agree on every task of 50 (often, when most tasks are hard) otherwise gave a
+    band of 0 that let 6% of pure-noise differences through."""
     ok = total_n >= 2
     if not ok.any():
         return None
     p = total_c[ok] / total_n[ok]
     s2 = total_n[ok] / (total_n[ok] - 1) * p * (1 - p)
     total = float((s2 / per_run[ok]).sum()) + float((1.0 / per_run[~ok]).sum()) * float(s2.mean())
+    if total == 0.0:
+        return math.sqrt(3.0 / float(np.min(total_n[ok] * per_run[ok]))) / total_n.shape[0]
     return math.sqrt(total) / total_n.shape[0]
+
+
+def _every_task_agrees(runs: list[Rows]) -> bool:
+    """Every task every run scored passed all its rollouts or failed all of them, alike in every
+    run (the pooled within-task variance is then 0)."""
+    common = set(runs[0].task_ids).intersection(*(r.task_ids for r in runs[1:]))
+    seen: dict[str, float] = {}
+    for r in runs:
+        rate = r.passes / r.rollouts
+        for t, v in zip(r.task_ids, rate.tolist()):
+            if t in common:
+                if v not in (0.0, 1.0) or seen.setdefault(t, v) != v:
+                    return False
+    return True

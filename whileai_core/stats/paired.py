@@ -146,7 +146,7 @@ def sign_flip_pvalue(d: np.ndarray, *, seed: int | None, n_resamples: int) -> tu
     scale = np.max(np.abs(rows), axis=1, keepdims=True)
     rows = rows / np.where(scale > 0, scale, 1.0)
     changed = np.count_nonzero(rows, axis=1)
-    exact_rows = 2.0 ** changed <= SIGN_FLIP_EXACT_PATTERNS
+    exact_rows = changed <= math.log2(SIGN_FLIP_EXACT_PATTERNS)
     out = np.ones(rows.shape[0])
     obs = np.abs(rows.sum(axis=1))
     tol = 1e-9 * np.maximum(1.0, obs)

@@ -146,11 +146,13 @@ def ours_pass_k(values: np.ndarray, k: int, power: bool, pass1):
     m, sd, skew, _ = moments(values)
     lo, hi = hall_interval(m, sd, skew, c, LEVEL)
     binary = np.all((values == 0) | (values == 1), axis=1)
-    if binary.any():
+    flat = np.ptp(values, axis=1) == 0
+    if binary.any() or flat.any():
         x = values.sum(axis=1)
         bl, bh = mid_p(x, c, LEVEL) if c < 10 else agresti_coull(x, c, LEVEL)
-        lo, hi = np.where(binary, bl, lo), np.where(binary, bh, hi)
-    flat = np.ptp(values, axis=1) == 0
+        al, ah = agresti_coull(x, c, LEVEL)
+        lo = np.where(binary, bl, np.where(flat, al, lo))
+        hi = np.where(binary, bh, np.where(flat, ah, hi))
     return pass_k_bounds(lo, hi, m, flat, pass1[0], pass1[1], k, power)
 
 

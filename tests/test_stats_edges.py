@@ -107,19 +107,43 @@ def test_intervals_rise_with_the_passes_from_none():
         prev = now
 
 
-def test_pass_k_all_alike_is_what_pass_one_implies():
-    # every task passes 5 of 16: no spread anywhere. pass@1's interval is the binomial one over
-    # the 480 rollouts, t-scaled (hand arithmetic); pass^8 is then [0, U^8] (the estimate is 0,
-    # and the tasks alike give at most U^8) and pass@8 [1 - (1 - L)^8, its estimate] (by Jensen
-    # pass@8 <= 1 - (1 - pass@1)^8; the per-task estimate 1 - C(11,8)/C(16,8) lies above it)
+def test_pass_k_with_no_spread_takes_the_binomial_interval_over_tasks():
+    # every task passes 5 of 16: no spread anywhere, which says nothing about the spread between
+    # tasks. pass@1's interval is the binomial one over the 480 rollouts, t-scaled (hand
+    # arithmetic). pass^8 is 0 on every task: the binomial interval over the 30 tasks,
+    # Agresti-Coull at 0 of 30, within pass^8 <= pass@1 <= U. pass@8 is 1 - C(11,8)/C(16,8) on
+    # every task: Agresti-Coull at that share of 30, ending at 1 - (1 - U)^8 (Jensen:
+    # pass@8 <= 1 - (1 - pass@1)^8 for any tasks), and held to hold the estimate
     r = pass_at(rows_from([(16, 5)] * 30), k=8)
     n_adj = 480 * (Z / sps.t.ppf(0.975, 29)) ** 2
     low, up = agresti_coull(5 / 16 * n_adj, n_adj)
     assert r.ci == pytest.approx((low, up), abs=1e-12)
-    assert r.pass_pow_k == 0.0 and r.pass_pow_k_ci == pytest.approx((0.0, up ** 8), abs=1e-15)
+    assert r.pass_pow_k == 0.0
+    assert r.pass_pow_k_ci == pytest.approx((0.0, min(agresti_coull(0, 30)[1], up)), abs=1e-12)
     est = 1 - math.comb(11, 8) / math.comb(16, 8)
     assert r.pass_at_k == pytest.approx(est)
-    assert r.pass_at_k_ci == pytest.approx((1 - (1 - low) ** 8, est), abs=1e-12)
+    ac_lo, ac_hi = agresti_coull(est * 30, 30)
+    assert r.pass_at_k_ci == pytest.approx((max(ac_lo, low), max(min(ac_hi, 1 - (1 - up) ** 8),
+                                                                 est)), abs=1e-12)
+
+
+def test_pass_pow_k_of_alike_tasks_reaches_what_pass_one_allows():
+    # every task at 3 to 7 passes of 16, one task at 8: pass^8 is C(8,8)/C(16,8) on that task
+    # and 0 elsewhere. The sample's own spread (Hall's interval, by root-finding) ends far below
+    # 0.3^8; if the tasks are alike their pass^8 is (pass@1)^8, so the interval reaches pass@1's
+    # upper bound to the 8th
+    from test_stats_intervals import hall_by_hand
+
+    counts = [3, 4, 5, 6, 7] * 6
+    counts[0] = 8
+    r = pass_at(rows_from([(16, c) for c in counts]), k=8)
+    values = np.array([math.comb(c, 8) / math.comb(16, 8) for c in counts])
+    h_lo, h_hi = hall_by_hand(values)
+    up = r.ci[1]
+    assert h_hi < up ** 8
+    # the lower end is Hall's or L^8 (Jensen), whichever is higher, but never above the estimate
+    lower = min(max(h_lo, r.ci[0] ** 8, 0.0), r.pass_pow_k)
+    assert r.pass_pow_k_ci == pytest.approx((lower, up ** 8), abs=1e-15)
 
 
 # --- finite or refused ---------------------------------------------------------------------------

@@ -66,13 +66,14 @@ def test_zero_one_values_under_ten_tasks_get_mid_p(x, n):
 
 def hall_by_hand(values, level=0.95):
     """Hall's (1992) interval found with a root-finder on his transformation itself:
-    G(T) = T + aT^2 + a^2 T^3/3 + b, a = g/(3 sqrt C), b = g/(6 sqrt C), g the sample skewness
-    sum (v - m)^3 / C over s^3 (s with C - 1); mu is in the interval when |G(sqrt C (m - mu)/s)|
-    <= t_{C-1, (1 + level)/2}. Independent of the library's closed-form cube root."""
+    G(T) = T + aT^2 + a^2 T^3/3 + b, a = g/(3 sqrt C), b = g/(6 sqrt C), g the adjusted sample
+    skewness G1 (scipy.stats.skew(bias=False)); mu is in the interval when
+    |G(sqrt C (m - mu)/s)| <= t_{C-1, (1 + level)/2}, s with C - 1. Independent of the library's
+    closed-form cube root."""
     v = np.asarray(values, dtype=float)
     c = v.size
     m, s = v.mean(), v.std(ddof=1)
-    g = ((v - m) ** 3).mean() / s ** 3
+    g = sps.skew(v, bias=False)
     a, b = g / (3 * math.sqrt(c)), g / (6 * math.sqrt(c))
     q = sps.t.ppf(0.5 + level / 2, c - 1)
 

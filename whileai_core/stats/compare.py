@@ -285,7 +285,7 @@ def _unit(x: np.ndarray) -> bool:
 
 
 def _correlation(pb: np.ndarray, pa: np.ndarray) -> float | None:
-    if pb.size < 2 or float(np.ptp(pb)) == 0.0 or float(np.ptp(pa)) == 0.0:
+    if pb.size < 2 or bool(np.all(pb == pb[0])) or bool(np.all(pa == pa[0])):
         return None
     sb, sa = float(np.max(np.abs(pb))), float(np.max(np.abs(pa)))
     return float(np.corrcoef(pb / sb, pa / sa)[0, 1])

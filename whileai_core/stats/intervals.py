@@ -35,8 +35,9 @@ are alike. So the lower bound of pass^k is at least L^k and its upper bound reac
 (and at most U), where [L, U] is pass@1's interval; mirrored for pass@k. When every task is alike
 (say all at p = 0.3) pass^8 = 6.6e-5 rests on the 0.7% of tasks with 10+ passes of 16, which a
 sample of 30 rarely holds: the sample's own spread says nothing, pass@1's interval does (coverage
-48-71% before, 96-98% with the bound). When every per-task value is the same the interval is
-[g(L), g(U)] (g the map above), so it keeps a width and rises with every pass.
+48-71% before, 96-98% with the bound). When every per-task value is the same the sample says
+nothing about the spread between tasks: the interval is then the binomial one over the tasks
+(the widest a mean of values in [0, 1] can need), within the bounds that hold for any tasks.
 
 No interval has zero width, and each holds its estimate and stays in the statistic's range
 ([0, 1] for rates and for rewards that all lie in [0, 1]). Values are scaled by their largest
@@ -57,6 +58,9 @@ References
 [5] Hall (1992), On the removal of skewness by transformation, JRSS-B 54:221 (the monotone cubic
     g(T) = T + aT^2 + a^2 T^3/3 + b, a = gamma/(3 sqrt C), b = gamma/(6 sqrt C)); Johnson (1978),
     Modified t tests and confidence intervals for asymmetrical populations, JASA 73:536.
+[6] Joanes & Gill (1998), Comparing measures of sample skewness and kurtosis, JRSS-D 47:183
+    (G1, the adjusted Fisher-Pearson skewness; scipy.stats.skew(bias=False)). With it the
+    skewed-rewards shape covers 93.6-94.2% at 10 tasks, with the plain moment ratio 92.5-93.2%.
 """
 
 from __future__ import annotations
@@ -169,9 +173,9 @@ def effective_n(mean, se, n_tasks, cap, level: float):
 
 def moments(values):
     """(mean, sd, skewness) over the last axis, computed on values scaled by their largest
-    magnitude so no power overflows; sd has C - 1 degrees of freedom, the skewness is
-    sum (v - m)^3 / C over sd^3 (0 when sd is 0). Returns (mean, sd, skew, scale) with mean and
-    sd in the values' own units (inf when they do not fit a float)."""
+    magnitude so no power overflows; sd has C - 1 degrees of freedom, the skewness is G1 [6]
+    (0 when every value is the same). Returns (mean, sd, skew, scale) with mean and sd in the
+    values' own units (inf when they do not fit a float)."""
     v = np.asarray(values, dtype=np.float64)
     scale = np.max(np.abs(v), axis=-1)
     scale = np.where(scale > 0, scale, 1.0)
@@ -181,7 +185,10 @@ def moments(values):
     dev = u - m[..., None]
     sd = np.sqrt((dev ** 2).sum(axis=-1) / max(c - 1, 1))
     m3 = (dev ** 3).mean(axis=-1)
-    skew = np.divide(m3, sd ** 3, out=np.zeros_like(m), where=sd > 1e-12)
+    m2 = (dev ** 2).mean(axis=-1)
+    # the adjusted Fisher-Pearson skewness G1 = sqrt(C(C-1))/(C-2) m3/m2^1.5 [6]
+    adjust = math.sqrt(c * (c - 1)) / (c - 2) if c > 2 else 1.0
+    skew = np.divide(m3, m2 ** 1.5, out=np.zeros_like(m), where=m2 > 1e-24) * adjust
     with np.errstate(over="ignore"):
         return m * scale, sd * scale, skew, scale
 
@@ -189,7 +196,7 @@ def moments(values):
 def hall_interval(mean, sd, skew, n_tasks, level: float):
     """Hall's skewness-corrected t interval [5], arrays in, arrays out.
 
-    With T = sqrt(C)(m - mu)/sd and gamma the sample skewness, g(T) = T + aT^2 + a^2 T^3/3 + b
+    With T = sqrt(C)(m - mu)/sd and gamma the sample skewness (G1 [6]), g(T) = T + aT^2 + a^2 T^3/3 + b
     (a = gamma/(3 sqrt C), b = gamma/(6 sqrt C)) is close to N(0, 1) and increasing, so
     {mu : |g(T)| <= q} is the interval, q the t_{C-1} quantile at (1 + level)/2. Right-skewed
     values (gamma > 0) give an interval that reaches further above the mean than below; gamma 0
@@ -218,22 +225,29 @@ def hall_interval(mean, sd, skew, n_tasks, level: float):
 
 def pass_k_bounds(lo, hi, mean, flat, pass1_lo, pass1_hi, k: int, power: bool):
     """Hold a pass@k (``power`` False) or pass^k (True) interval to what pass@1's interval
-    [L, U] implies (module docstring). ``flat``: every per-task value is the same, so the
-    interval is [g(L), g(U)]. Arrays in, arrays out."""
+    [L, U] implies (module docstring). Arrays in, arrays out.
+
+    Two kinds of bound. Jensen's inequality holds for any mix of tasks: pass^k >= L^k and
+    pass^k <= pass@1 <= U; pass@k <= 1 - (1 - U)^k and pass@k >= L. The tasks-alike values
+    reach further: pass^k up to U^k, pass@k down to 1 - (1 - L)^k, and the interval is widened
+    to them. ``flat`` (every per-task value the same) says nothing about the spread between
+    tasks, so there only the bounds for any mix apply (the interval given, from the binomial
+    interval over tasks, is kept otherwise: all-alike values from tasks that differ, pass^16 = 0
+    on 10 tasks of very uneven difficulty, are common).
+    """
     pl = np.asarray(pass1_lo, dtype=np.float64)
     ph = np.asarray(pass1_hi, dtype=np.float64)
+    spread = ~np.asarray(flat, dtype=bool)
 
     def g(x):
         return x ** k if power else 1.0 - (1.0 - x) ** k
 
-    if power:   # pass^k >= L^k always; reaches U^k when tasks are alike; <= pass@1 <= U
+    if power:   # any mix: L^k <= pass^k <= U; alike: up to U^k
         new_lo = np.maximum(lo, g(pl))
-        new_hi = np.minimum(np.maximum(hi, g(ph)), ph)
-    else:       # pass@k <= 1 - (1-U)^k always; reaches down to g(L) when alike; >= L
-        new_lo = np.maximum(np.minimum(lo, g(pl)), pl)
+        new_hi = np.minimum(np.where(spread, np.maximum(hi, g(ph)), hi), ph)
+    else:       # any mix: L <= pass@k <= 1 - (1-U)^k; alike: down to 1 - (1-L)^k
+        new_lo = np.maximum(np.where(spread, np.minimum(lo, g(pl)), lo), pl)
         new_hi = np.minimum(hi, g(ph))
-    new_lo = np.where(flat, g(pl), new_lo)
-    new_hi = np.where(flat, g(ph), new_hi)
     m = np.asarray(mean, dtype=np.float64)
     return np.clip(np.minimum(new_lo, m), 0.0, 1.0), np.clip(np.maximum(new_hi, m), 0.0, 1.0)
 
@@ -290,7 +304,7 @@ def finish(values: np.ndarray, method: str | None, level: float, cap: float | No
     if method in ("mid_p", "agresti_coull"):
         lo, hi = (mid_p if method == "mid_p" else agresti_coull)(values.sum(), c, level)
         if pass_k is not None:
-            flat = float(np.ptp(values)) == 0.0
+            flat = bool(np.all(values == values[0]))
             lo, hi = pass_k_bounds(lo, hi, float(values.mean()), flat, pass_k.pass1_ci[0],
                                    pass_k.pass1_ci[1], pass_k.k, pass_k.power)
     else:
@@ -301,9 +315,12 @@ def finish(values: np.ndarray, method: str | None, level: float, cap: float | No
         if method == "effective_n":
             lo, hi = effective_n(m, sd / math.sqrt(c), c, cap, level)
         else:
-            flat = float(np.ptp(values)) == 0.0
+            flat = bool(np.all(values == values[0]))
             if pass_k is not None:
-                lo, hi = hall_interval(m, sd, skew, c, level)
+                # no spread: the binomial interval over the tasks, the widest a mean of [0, 1]
+                # values can need (Hall's would have zero width)
+                lo, hi = agresti_coull(m * c, c, level) if flat else \
+                    hall_interval(m, sd, skew, c, level)
                 lo, hi = pass_k_bounds(lo, hi, m, flat, pass_k.pass1_ci[0], pass_k.pass1_ci[1],
                                        pass_k.k, pass_k.power)
             elif flat:

@@ -73,7 +73,7 @@ def needs_sign_flip(d: np.ndarray) -> bool:
 
 def degenerate_note(d: np.ndarray) -> str | None:
     """The note for a paired difference with no spread (None when it has one)."""
-    if d.size == 0 or float(np.ptp(d)) > 0.0:
+    if d.size == 0 or not bool(np.all(d == d[0])):
         return None
     if float(d[0]) == 0.0:
         return ("no paired task changed: the paired spread is 0, so there is no paired test, "

@@ -180,19 +180,26 @@ def test_any_finite_rewards_give_a_finite_interval_or_a_reason(values):
 
 # --- verdicts and p-values no stronger than their intervals -----------------------------------
 
-def test_a_change_every_task_shares_has_no_p_value_and_says_so():
+def test_a_change_every_task_shares_reads_the_unpaired_interval_and_says_so():
     # 10 tasks, each from 1 of 4 to 2 of 4: the paired spread is 0. The audit saw p = 0.0020
-    # (2/2^10) beside the interval (-0.051, +0.495) and `no_detectable_change`. Now no p-value,
-    # the unpaired interval (MOVER, by hand from the two arms' intervals), and the verdict reads it
+    # (2/2^10) beside the interval (-0.051, +0.495) and `no_detectable_change`. Now the interval
+    # is the unpaired one (MOVER, by hand from the two arms' intervals), its p-value is where
+    # that interval at level 1 - p reaches 0, and the verdict reads the interval
     before, after = rows_from([(4, 1)] * 10), rows_from([(4, 2)] * 10)
     c = compare(before, after)
-    assert c.p_value is None and c.ci_method == "mover_unpaired"
-    assert "same amount" in c.note
-    b, a = pass_at(before).ci, pass_at(after).ci
-    lower = 0.25 - math.sqrt((0.5 - a[0]) ** 2 + (b[1] - 0.25) ** 2)
-    upper = 0.25 + math.sqrt((a[1] - 0.5) ** 2 + (0.25 - b[0]) ** 2)
-    assert c.ci == pytest.approx((lower, upper), abs=1e-12)
-    assert (c.verdict == "moved") == (c.ci[0] > 0)
+    assert c.ci_method == "mover_unpaired" and "same amount" in c.note and "MOVER" in c.note
+
+    def mover(level):
+        b, a = pass_at(before, level=level).ci, pass_at(after, level=level).ci
+        return (0.25 - math.sqrt((0.5 - a[0]) ** 2 + (b[1] - 0.25) ** 2),
+                0.25 + math.sqrt((a[1] - 0.5) ** 2 + (0.25 - b[0]) ** 2))
+
+    assert c.ci == pytest.approx(mover(0.95), abs=1e-12)
+    assert mover(1 - c.p_value)[0] == pytest.approx(0.0, abs=1e-5)
+    assert (c.verdict == "moved") == (c.ci[0] > 0) == (c.p_value <= 0.05)
+    # no task changed at all: the unpaired interval holds 0 at every level, p = 1
+    same = compare(before, rows_from([(4, 1)] * 10))
+    assert same.p_value == 1.0 and same.verdict in ("flat", "no_detectable_change")
 
 
 def test_bootstrap_free_p_values_are_never_zero():

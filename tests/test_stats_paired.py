@@ -269,12 +269,12 @@ def test_compare_many_by_category_and_by_checkpoint():
     by = {b.name: b for b in res.behaviours}
     assert res.n_behaviours == 4 and by["refund"].survives_holm and by["refund"].survives_bh
     assert res.survive_holm == ["refund"]
-    # no task changed: no paired test, no p-value, not in the corrected family (and said)
-    assert by["ship"].delta == 0 and by["ship"].p_value is None and not by["ship"].survives_bh
-    assert res.n_tested == 1 and "3 behaviours have no p-value" in res.note
-    tested = [b.p_value for b in res.behaviours if b.p_value is not None]
-    assert [b.p_holm for b in res.behaviours if b.p_value is not None] == pytest.approx(
-        adjust_holm(np.array(tested)))
+    # no task changed: no paired spread, so the unpaired interval's p-value, 1 (it never
+    # excludes 0), still in the corrected family
+    assert by["ship"].delta == 0 and by["ship"].p_value == 1.0 and not by["ship"].survives_bh
+    assert res.n_tested == 4
+    tested = [b.p_value for b in res.behaviours]
+    assert [b.p_holm for b in res.behaviours] == pytest.approx(adjust_holm(np.array(tested)))
     # checkpoints: each compared with before, the best surviving one named, with the caveat
     ckpts = {"step-100": before, "step-200": after}
     many = compare_many(before, ckpts)

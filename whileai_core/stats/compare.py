@@ -61,13 +61,15 @@ class Comparison(Result):
     ci_method: str | None = Field(None, description=(
         "the difference's interval: t_sign_flip_exact / t_sign_flip_mc (the sign-flip test "
         "with the t interval, at any number of tasks), seeds_welch_t (several runs per arm), "
-        "mover_unpaired (every task changed by the same amount: no paired test, no p-value)"))
+        "mover_unpaired (every task changed by the same amount: no paired test; the unpaired "
+        "interval and its p-value)"))
     mean_before_ci_method: str | None = Field(None, description=METHOD_DOC)
     mean_after_ci_method: str | None = Field(None, description=METHOD_DOC)
     p_value: float | None = Field(None, description=(
         "two-sided p-value for delta = 0: the exact sign-flip test's, raised to the t test's when "
-        "that does not reject, so p <= 1 - level exactly when the interval excludes 0; null "
-        "when the paired spread is 0"))
+        "that does not reject, so p <= 1 - level exactly when the interval excludes 0; when "
+        "every task changed alike (no paired spread), the unpaired MOVER interval's, and the "
+        "note says so"))
     n_changed: int | None = Field(None, description="paired tasks whose value changed")
     effect: float = Field(PROVE_EFFECT, description="the equivalence margin behind `flat`")
     noise_band: float | None = None
@@ -232,8 +234,12 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
                                   bounds)
             method = "mover_unpaired" if all(map(math.isfinite, ci)) else None
             ci = ci if method else None
-            notes.append("the interval is the unpaired difference of the two arms' intervals "
-                         "(MOVER), and the verdict reads it" if method else
+            if method:
+                p = mover_pvalue(arms["mean_after"], pa, cap_a, arms["mean_before"], pb, cap_b,
+                                 bounds)
+            notes.append("the interval and p-value are the unpaired ones of the two arms' "
+                         "intervals (MOVER), which ignore the pairing, and the verdict reads "
+                         "them" if method else
                          "the arms' intervals do not fit a float's range: no interval")
         else:
             notes.append("an arm has no interval (every task has the same value): no spread to "
@@ -255,6 +261,32 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
     return Comparison(**arms, delta=delta, ci=ci, ci_method=method, p_value=p,
                       n_changed=int(np.count_nonzero(d)), verdict=verdict, correlation=corr,
                       mde=mde, **base, **seed_fields, note="; ".join(notes) or None)
+
+
+def mover_pvalue(mean_a: float, values_a: np.ndarray, cap_a: float | None, mean_b: float,
+                 values_b: np.ndarray, cap_b: float | None, bounds) -> float:
+    """The p-value of the unpaired (MOVER) interval: the smallest 1 - level at which it excludes
+    0, found by bisection on the level (each arm's interval by the one rule at that level).
+    1.0 when it never does; at least 1e-12 (a level of 1 - 1e-12 is the finest a float keeps)."""
+    def excludes(p: float) -> bool:
+        level = 1.0 - p
+        (ib, ia), _ = task_intervals([values_b, values_a], [cap_b, cap_a], level)
+        if ib.ci is None or ia.ci is None:
+            return False
+        lo, hi = mover_difference(mean_a, ia.ci, mean_b, ib.ci, bounds)
+        return lo > 0 or hi < 0
+
+    if not excludes(0.999999):
+        return 1.0
+    lo, hi = 1e-12, 0.999999           # excludes at p = hi; find the smallest such p
+    if excludes(lo):
+        return lo
+    for _ in range(60):                # bisect on log p: p spans many decades
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if excludes(mid) else (mid, hi)
+        if hi / lo < 1.0 + 1e-6:
+            break
+    return hi
 
 
 def _mean(x: np.ndarray) -> float:

@@ -288,9 +288,9 @@ def small_sample_note(c: int) -> str | None:
     """The caveat every interval over fewer than ``RARE_GROUP_TASKS`` tasks carries."""
     if c >= RARE_GROUP_TASKS:
         return None
-    return (f"{c} tasks: the interval covers when the tasks are alike; a group unlike the rest "
-            f"(a tenth of them easy among hard ones, say) is often not drawn at all under "
-            f"{RARE_GROUP_TASKS} tasks, and then no interval can see it (docs/statistics-study.md)")
+    return (f"{c} tasks: the interval holds if no group of tasks unlike the rest went undrawn; "
+            f"under {RARE_GROUP_TASKS} tasks a tenth of them (a few easy among hard ones) often "
+            "is, and no interval can see it (docs/statistics-study.md)")
 
 
 def finish(values: np.ndarray, method: str | None, level: float, cap: float | None,

@@ -6,7 +6,8 @@ at every number of tasks:
 * fewer than :func:`min_paired_tasks` tasks (6 at 95%): no interval and no verdict, because no
   test on so few tasks can reach p < 1 - level (the smallest two-sided sign-flip p is 2 / 2^n);
 * every task changed by the same amount (the paired spread is 0): no paired interval and no
-  p-value, and the note says so (the caller falls back to the unpaired difference);
+  p-value, and the note says so (``compare`` falls back to the unpaired difference and its
+  p-value, :func:`whileai_core.stats.compare.mover_pvalue`);
 * otherwise the **sign-flip test** [1] (under no change each d_i is as likely to be +d_i as
   -d_i) with the t interval on d [2]. The sign-flip p is exact (every sign pattern enumerated up
   to ``SIGN_FLIP_EXACT_PATTERNS``; seeded random patterns above, with the (b + 1)/(B + 1)

@@ -30,7 +30,10 @@ each file (and line). A merge adds the entry to the file's text and keeps every 
 (comments, layout, line endings). The writes go through directory handles opened from the project
 root without following links (``whileai_core.safepath``), all staged before the first is put in
 place, so a folder swapped for a link meanwhile is refused and a refusal at any point leaves the
-project as it was. Running init again changes nothing.
+project as it was (``whileai_core.staged``). Running init again changes nothing.
+
+Why one module of ~600 lines: one plan collects every change (host entries, skills, AGENTS.md,
+CLAUDE.md) before anything is written, so the all-or-nothing refusal is decided in one place.
 
 References
 ----------
@@ -54,9 +57,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
 import shutil
-import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -587,167 +588,6 @@ def _check_folders(plan: _Plan, rel: str) -> None:
         return
 
 
-# --- writing: all or nothing ---------------------------------------------------------------------
-
-@dataclass
-class _Staged:
-    rel: str
-    fd: int                     # the folder's handle
-    name: str
-    tmp: str | None             # the staged file (None for a link)
-    old: bytes | None
-    link: Path | None = None
-    done: bool = False
-
-
-def _folder_fd(plan: _Plan, rel_folder: str, made: list[str]) -> int:
-    """A handle on the folder (made, with its missing parents, and recorded in ``made``)."""
-    parts = [p for p in rel_folder.split("/") if p]
-    for i in range(len(parts)):
-        upto = "/".join(parts[:i + 1])
-        if plan.kind(upto) is None:
-            made.append(upto)
-    return plan.door.locate(rel_folder or ".", argument=rel_folder or ".").open_folder(
-        create=True, error=ConfigError)
-
-
-def _read_at(fd: int, name: str) -> bytes | None:
-    """The regular file ``name`` in the folder ``fd`` (no link followed), or None."""
-    try:
-        handle = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-                         dir_fd=fd)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(handle).st_mode):
-            return None
-        chunks = []
-        while chunk := os.read(handle, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(handle)
-
-
-def _apply(plan: _Plan) -> None:
-    """Put every planned file and link in place, or none.
-
-    Stage: each file is written to a temporary file in its folder, through a handle on that
-    folder opened from the root without following links. Check: each target is still as
-    planned (absent, or the bytes it was planned from). Commit: each staged file is linked
-    (new) or renamed (replaced, keeping its permissions) into place. Any failure undoes what was
-    done (new files removed, replaced ones put back, folders made removed) and is reported.
-    """
-    made: list[str] = []
-    staged: list[_Staged] = []
-    fds: dict[str, int] = {}
-    try:
-        try:
-            for w in plan.writes:
-                folder, _, name = w.rel.rpartition("/")
-                if folder not in fds:
-                    fds[folder] = _folder_fd(plan, folder, made)
-                fd = fds[folder]
-                tmp = f".{name[:100]}.{secrets.token_hex(6)}.whileai-init.tmp"
-                item = _Staged(w.rel, fd, name, None, w.old)
-                staged.append(item)
-                out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-                              | os.O_CLOEXEC, 0o666, dir_fd=fd)
-                item.tmp = tmp
-                try:
-                    view = memoryview(w.data)
-                    while view:
-                        view = view[os.write(out, view):]
-                    if w.old is not None:  # a replaced file keeps its permissions
-                        os.fchmod(out, stat.S_IMODE(os.stat(name, dir_fd=fd,
-                                                            follow_symlinks=False).st_mode))
-                    os.fsync(out)
-                finally:
-                    os.close(out)
-            for rel, target in plan.links:
-                folder, _, name = rel.rpartition("/")
-                if folder not in fds:
-                    fds[folder] = _folder_fd(plan, folder, made)
-                staged.append(_Staged(rel, fds[folder], name, None, None, link=target))
-            for item in staged:
-                if item.old is None:
-                    if _lstat(item.fd, item.name) is not None:
-                        raise ConfigError(f"{item.rel} appeared while init was writing")
-                elif _read_at(item.fd, item.name) != item.old:
-                    raise ConfigError(f"{item.rel} changed while init was writing")
-            for item in staged:
-                if item.link is not None:
-                    os.symlink(item.link, item.name, target_is_directory=True, dir_fd=item.fd)
-                elif item.old is None:
-                    os.link(item.tmp, item.name, src_dir_fd=item.fd, dst_dir_fd=item.fd,
-                            follow_symlinks=False)  # fails if the name appeared: no clobber
-                    os.unlink(item.tmp, dir_fd=item.fd)
-                    item.tmp = None
-                else:
-                    os.rename(item.tmp, item.name, src_dir_fd=item.fd, dst_dir_fd=item.fd)
-                    item.tmp = None
-                item.done = True
-        except (OSError, WhileaiError) as exc:
-            _undo(plan, staged, made, fds)
-            reason = exc if isinstance(exc, WhileaiError) else _os_words(exc)
-            raise ConfigError(f"init changed nothing in {plan.root}: {reason}. Fix: make sure "
-                              "nothing else changes these files or folders while init runs, "
-                              "then run it again") from None
-    finally:
-        for fd in fds.values():
-            os.close(fd)
-
-
-def _os_words(exc: OSError) -> str:
-    from .failures import os_reason
-
-    why, _ = os_reason(exc)
-    return f"{exc.filename or 'a file'}: {why}" if exc.filename else why
-
-
-def _lstat(fd: int, name: str) -> int | None:
-    try:
-        return os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
-    except FileNotFoundError:
-        return None
-
-
-def _undo(plan: _Plan, staged: list[_Staged], made: list[str], fds: dict[str, int]) -> None:
-    for item in reversed(staged):
-        try:
-            if item.tmp is not None:
-                os.unlink(item.tmp, dir_fd=item.fd)
-            if not item.done:
-                continue
-            if item.old is None:
-                os.unlink(item.name, dir_fd=item.fd)
-            else:  # put the old bytes back, the same way they were replaced
-                tmp = f".{item.name[:100]}.{secrets.token_hex(6)}.whileai-init.tmp"
-                out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-                              | os.O_CLOEXEC, 0o600, dir_fd=item.fd)
-                try:
-                    os.write(out, item.old)
-                    os.fsync(out)
-                finally:
-                    os.close(out)
-                os.rename(tmp, item.name, src_dir_fd=item.fd, dst_dir_fd=item.fd)
-        except OSError:
-            continue
-    for rel in sorted(set(made), key=lambda r: -r.count("/")):
-        parent, _, name = rel.rpartition("/")
-        try:
-            fd = plan.door.locate(parent or ".", argument=parent or ".").open_folder(
-                error=ConfigError)
-        except WhileaiError:
-            continue
-        try:
-            os.rmdir(name, dir_fd=fd)
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
-
-
 # --- the command ---------------------------------------------------------------------------
 
 def _skills(source: SkillsSource, skills_dir: Any) -> list[tuple[str, list[tuple[str, bytes]]]]:
@@ -831,7 +671,10 @@ def init_project(root: str | os.PathLike = ".", *, hosts: list[str] | None = Non
                      "(Claude Code; VS Code reads it too). For another host: whileai-skills init "
                      "--host cursor|vscode|codex, or --host all")
     if not dry_run:
-        _apply(plan)
+        from .staged import StagedFile, put_in_place
+
+        put_in_place(plan.door, [StagedFile(w.rel, w.data, w.old) for w in plan.writes],
+                     links=plan.links, what=f"init changed nothing in {plan.root}")
     plain = HOSTS["claude"]
     return InitResult(root=str(base), hosts=list(chosen), found=chosen, dry_run=dry_run,
                       actions=plan.actions, server=_entry(plain, cmd), entries=entries,

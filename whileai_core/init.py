@@ -68,6 +68,7 @@ from .bundled import SKILLS_ENV, SkillsSource, in_a_cache, running_from_a_cache,
 from .defaults import AGENTS_SECTION_BEGIN, AGENTS_SECTION_END, INIT_SERVER_NAME
 from .errors import ArgumentError, ConfigError, WhileaiError
 from .result import Result
+from .staged import StagedFile, put_in_place
 
 HostName = Literal["claude", "cursor", "vscode", "codex"]
 Action = Literal["create", "update", "unchanged", "link"]
@@ -165,18 +166,11 @@ class InitResult(Result):
 # --- planning ------------------------------------------------------------------------------
 
 @dataclass
-class _Write:
-    rel: str                    # where it lands, relative to the root, links inside followed
-    data: bytes
-    old: bytes | None           # the bytes planned from (None: the file must not exist)
-
-
-@dataclass
 class _Plan:
     root: Path
     door: Any                   # a confined safepath.Root on the project
     actions: list[InitAction] = field(default_factory=list)
-    writes: list[_Write] = field(default_factory=list)
+    writes: list[StagedFile] = field(default_factory=list)
     links: list[tuple[str, Path]] = field(default_factory=list)   # (rel, target folder)
     problems: list[str] = field(default_factory=list)
 
@@ -238,7 +232,7 @@ class _Plan:
     def write(self, rel: str, text: str | bytes, old: str | None, action: Action, what: str,
               shown: str | None = None) -> None:
         data = text.encode("utf-8") if isinstance(text, str) else text
-        self.writes.append(_Write(rel, data, None if old is None else old.encode("utf-8")))
+        self.writes.append(StagedFile(rel, data, None if old is None else old.encode("utf-8")))
         self.actions.append(InitAction(path=shown or rel, action=action, what=what,
                                        content=text if isinstance(text, str) else None))
 
@@ -472,7 +466,7 @@ def _plan_skill(plan: _Plan, name: str, files: list[tuple[str, bytes]], source: 
         target = f"{here}/{rel}"
         what = plan.kind(target)
         if what is None:
-            new.append(_Write(target, data, None))
+            new.append(StagedFile(target, data, None))
             continue
         if what != "file":
             plan.refuse(f"{shown}{rel}", "is not a plain file. Fix: remove it, or keep yours")
@@ -590,7 +584,7 @@ def _check_folders(plan: _Plan, rel: str) -> None:
 
 # --- the command ---------------------------------------------------------------------------
 
-def _skills(source: SkillsSource, skills_dir: Any) -> list[tuple[str, list[tuple[str, bytes]]]]:
+def _skills(source: SkillsSource) -> list[tuple[str, list[tuple[str, bytes]]]]:
     names = source.names()
     if not names:
         raise ArgumentError(f"no skills found in {source.folder} (no */SKILL.md). Fix: pass "
@@ -633,7 +627,7 @@ def init_project(root: str | os.PathLike = ".", *, hosts: list[str] | None = Non
     base = base.resolve()
     chosen = _hosts(base, hosts)
     source = SkillsSource(skills_dir)
-    skills = _skills(source, skills_dir)
+    skills = _skills(source)
     if link and (source.is_package and running_from_a_cache() or in_a_cache(source.folder)):
         raise ArgumentError(f"--link would point into {source.folder}, in a cache that uv may "
                             "delete (uvx). Fix: run init without --link (the skills are copied), "
@@ -671,10 +665,8 @@ def init_project(root: str | os.PathLike = ".", *, hosts: list[str] | None = Non
                      "(Claude Code; VS Code reads it too). For another host: whileai-skills init "
                      "--host cursor|vscode|codex, or --host all")
     if not dry_run:
-        from .staged import StagedFile, put_in_place
-
-        put_in_place(plan.door, [StagedFile(w.rel, w.data, w.old) for w in plan.writes],
-                     links=plan.links, what=f"init changed nothing in {plan.root}")
+        put_in_place(plan.door, plan.writes, links=plan.links,
+                     what=f"init changed nothing in {plan.root}")
     plain = HOSTS["claude"]
     return InitResult(root=str(base), hosts=list(chosen), found=chosen, dry_run=dry_run,
                       actions=plan.actions, server=_entry(plain, cmd), entries=entries,

@@ -299,12 +299,6 @@ def server_command(root: Path, command: str | None = None) -> tuple[ServerComman
     return ServerCommand("program", SERVER_PROGRAM), notes
 
 
-def default_server_command() -> str:
-    """The program the entries of a project run, as written for a host that starts in the
-    project (see :func:`server_command`)."""
-    return server_command(Path.cwd().resolve())[0].value
-
-
 def _hosts(root: Path, hosts: list[str] | None) -> dict[str, str]:
     if hosts:
         bad = [h for h in hosts if h not in HOSTS and h != "all"]

@@ -142,9 +142,9 @@ class ForecastError(Result):
 
     def render(self) -> str:
         each = ", ".join(f"{r}: {x:.2f}x" for r, x in zip(self.runs, self.ratios))
+        span = (f"{self.low:.2f}x" if self.n == 1 else f"{self.low:.2f}-{self.high:.2f}x")
         return (f"last {self.n} forecast{'s' if self.n != 1 else ''} on {self.backend} "
-                f"{'were' if self.n != 1 else 'was'} {self.low:.2f}-{self.high:.2f}x of the "
-                f"measured time ({each})")
+                f"{'were' if self.n != 1 else 'was'} {span} of the measured time ({each})")
 
 
 def fmt_quantity(value: float, unit: str) -> str:

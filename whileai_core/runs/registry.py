@@ -131,10 +131,9 @@ class RunRecord(Result):
             lines.append(f"error: {self.error}")
         if self.finished_at:
             lines.append(f"finished: {self.finished_at[:19]}Z")
-        if self.forecast and self.forecast.get("summary"):
-            lines.append(f"forecast: {self.forecast['summary']}")
-        if self.measured and self.measured.get("summary"):
-            lines.append(f"measured: {self.measured['summary']}")
+        if self.forecast or self.measured:
+            from .forecast_check import describe  # lazy: it imports this module
+            lines += describe(self.forecast, self.measured)
         return "\n".join(lines)
 
 

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from ..result import Result, fmt_value
 from ..stats import Comparison
 from .forecast import Forecast, ForecastError
+from .forecast_check import describe
 from .registry import RunRecord
 
 
@@ -110,8 +111,7 @@ class Collected(Result):
 
     def render(self) -> str:
         lines = [self.run.summary_line()]
-        if self.run.measured and self.run.measured.get("summary"):
-            lines.append(f"measured: {self.run.measured['summary']}")
+        lines += describe(self.run.forecast, self.run.measured)
         if self.note:
             lines.append(self.note)
         for key, value in sorted((self.metrics or {}).items()):

@@ -43,7 +43,7 @@ from typing import Literal
 from .. import defaults as D
 from ..errors import ConfigError
 from ..result import Result
-from .run_shape import RunShape, prime_rl_shape, grpo_shape, run_shape
+from .run_shape import RunShape, grpo_shape, prime_rl_shape, run_shape
 from .targets import Target
 
 Kind = Literal["measured", "derived", "assumption"]
@@ -396,12 +396,8 @@ def _prime_rl_parts(shape: RunShape, gpu_type: str, kv_tokens: float) -> dict[st
     decode = waves * c * _decode_step_s(p, shape.infer_tp, gpu_type)
     peak = gpu_spec(gpu_type)[1] * 1e12 * D.FORECAST_MFU
     teacher_p, loaded_teacher = 0.0, 0.0
-    if shape.method == "opd" and shape.teacher is not None:
-        from ..models import model_size_b
-        from ..models import architecture as arch_of
-        known = arch_of(shape.teacher[0])
-        teacher_p = known.params_b if known else (model_size_b(shape.teacher[0]) or 0.0)
-        loaded_teacher = teacher_p
+    if shape.method == "opd":  # a frozen model served beside the policy, loaded once
+        teacher_p = loaded_teacher = shape.teacher_params_b or 0.0
     elif shape.method == "opsd":
         teacher_p = p  # the live policy scores its own rollouts with the answer in context
     scoring = 2.0 * teacher_p * 1e9 * R * per_seq / peak

@@ -90,6 +90,7 @@ class RunShape:
     broadcast: str = "none"        # prime-rl weight broadcast each step: filesystem / nccl
     reference_forward: bool = False  # an extra forward per token (TRL's KL or DPO reference)
     teacher: tuple[str, str] | None = None  # prime-rl OPD: the teacher's (model, base_url)
+    teacher_params_b: float | None = None   # its size (model card or id), None when unknown
     sampling: tuple[Sampling, ...] = ()
     facts: tuple[str, ...] = field(default=())
 
@@ -201,9 +202,13 @@ def prime_rl_shape(text: str, where: str = "the config") -> RunShape:
     broadcast = (_get(cfg, "weight_broadcast", "type")
                  or ("filesystem" if training == "lora" or not has_inference else "nccl"))
     teacher = _get(orch, "algo", "teacher")
-    teacher_at = None
+    teacher_at, teacher_params = None, None
     if method == "opd" and isinstance(teacher, dict) and teacher.get("name"):
         teacher_at = (str(teacher["name"]), str(teacher.get("base_url", "")))
+        teacher_params = _model_facts(teacher_at[0])[0]
+        if teacher_params is None:
+            facts.append(f"the teacher {teacher_at[0]}'s size is unknown: its memory and its "
+                         "scoring time are not counted")
     return RunShape(
         engine="prime-rl", recipe=D.PRIME_RL_RECIPE, method=method, model=str(model),
         params_b=params, params_from=params_from, arch=arch, arch_assumed=assumed,
@@ -216,7 +221,7 @@ def prime_rl_shape(text: str, where: str = "the config") -> RunShape:
         optim_where=optim_where, checkpointing=ac,
         checkpoints_on_gpu=min(inflight, arch.layers) if (ac and ac_offload and arch) else None,
         logits_tokens=min(seq_len, chunk), broadcast=str(broadcast),
-        teacher=teacher_at, facts=tuple(facts))
+        teacher=teacher_at, teacher_params_b=teacher_params, facts=tuple(facts))
 
 
 def _trl_common(model: str) -> dict:

@@ -5,7 +5,7 @@ and level give the same interval in every tool. The rule is the same formula at 
 tasks C (no switch at any C: the width at 30 tasks is about sqrt(29/30) of that at 29), chosen
 per statistic for the skew of its per-task values by the coverage study in
 ``bench/stats_study.py`` (docs/statistics-study.md; constants and sources in
-:mod:`whileai_core.defaults`, section "the interval rule"):
+:mod:`whileai_core.defaults`, section "intervals at every n"):
 
 ========================================  ====================================================
 per-task values                           interval (``ci_method``)
@@ -22,12 +22,12 @@ fewer than 3 tasks                        no interval
 ========================================  ====================================================
 
 Why two shapes. A share of 0/1 outcomes is skewed the way a binomial proportion is, and the
-score interval on the effective n carries that skew (a few easy tasks among hard ones: 93-95%
-from 30 tasks, where Hall's correction over-covers at 97.8-98%). pass@k and pass^k are
+score interval on the effective n carries that skew (a few easy tasks among hard ones: 94.0-95.1%
+from 50 tasks, where Hall's correction over-covers at 97.2%). pass@k and pass^k are
 polynomials in each task's pass rate (1 - (1-x)^k, x^k) whose per-task values pile up at one
 end with a long tail: the t interval and the percentile bootstrap cover 75-90% there, Hall's
 transformation of the t statistic removes the first-order skew of its distribution and covers
-93-97.5% (uniform difficulty from 20 tasks). Graded rewards take the same correction.
+95-97.5% (uniform difficulty from 20 tasks). Graded rewards take the same correction.
 
 pass@k and pass^k and pass@1. Jensen's inequality bounds each by the pass rate: pass^k >=
 (pass@1)^k and pass@k <= 1 - (1 - pass@1)^k for any mix of tasks, with equality when the tasks
@@ -35,7 +35,7 @@ are alike. So the lower bound of pass^k is at least L^k and its upper bound reac
 (and at most U), where [L, U] is pass@1's interval; mirrored for pass@k. When every task is alike
 (say all at p = 0.3) pass^8 = 6.6e-5 rests on the 0.7% of tasks with 10+ passes of 16, which a
 sample of 30 rarely holds: the sample's own spread says nothing, pass@1's interval does (coverage
-48-71% before, 96-98% with the bound). When every per-task value is the same the sample says
+49-71% before, 97-99% with the bound). When every per-task value is the same the sample says
 nothing about the spread between tasks: the interval is then the binomial one over the tasks
 (the widest a mean of values in [0, 1] can need), within the bounds that hold for any tasks.
 
@@ -45,7 +45,7 @@ magnitude before any power is taken, so rewards near 1e308 give a finite interva
 that says why, never inf or nan.
 
 What no interval here can promise: a group of tasks unlike the rest that the sample did not draw
-(a tenth of the tasks easy among hard ones is missed by every rule at 10-30 tasks, 62-94%). Below
+(a tenth of the tasks easy among hard ones is missed by every rule at 10-30 tasks, 66-93%). Below
 ``RARE_GROUP_TASKS`` the result says so in its note.
 
 References

@@ -32,7 +32,7 @@ from whileai_core.safepath import Limits
 from .paths import Workspace
 from .pool import ToolPool
 from .schema_cache import CACHE, mcp_tools
-from .skills import SkillCatalog, default_skills_dir, register_skills
+from .skills import SkillCatalog, register_skills
 from .skills_extension import SkillsExtension
 from .tooling import Env, ToolInput, WhileaiTool, lean, op_answer
 
@@ -202,7 +202,7 @@ def build_server(root: str | os.PathLike = ".", *,
     read-only (no file written, nothing launched or cancelled).
     """
     workspace = Workspace(root, limits=limits)
-    catalog = SkillCatalog(skills_dir if skills_dir is not None else default_skills_dir())
+    catalog = SkillCatalog(skills_dir)
     env = Env(workspace=workspace, skills=catalog, pool=pool or ToolPool())
     built = mcp_tools(env, cache=CACHE if lazy else None)
     writes = {t.name for t, _ in built

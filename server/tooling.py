@@ -113,13 +113,25 @@ def lean(schema: Any, *, descriptions: bool = True) -> Any:
         if isinstance(node, dict):
             if names:  # a "properties" or "$defs" mapping: its keys are names, not keywords
                 return {k: walk(v) for k, v in node.items()}
-            return {k: walk(v, names=k in ("properties", "$defs", "patternProperties"))
-                    for k, v in node.items() if k not in drop}
+            out = {k: walk(v, names=k in ("properties", "$defs", "patternProperties"))
+                   for k, v in node.items() if k not in drop}
+            return _types_together(out)
         if isinstance(node, list):
             return [walk(v) for v in node]
         return node
 
     return walk(schema)
+
+
+def _types_together(node: dict[str, Any]) -> dict[str, Any]:
+    """``{"anyOf": [{"type": "string"}, {"type": "null"}]}`` as ``{"type": ["string", "null"]}``:
+    the same values allowed, in a third of the characters (an optional field, most often)."""
+    alts = node.get("anyOf")
+    if not isinstance(alts, list) or not all(isinstance(a, dict) and set(a) == {"type"}
+                                             and isinstance(a["type"], str) for a in alts):
+        return node
+    rest = {k: v for k, v in node.items() if k != "anyOf"}
+    return {**rest, "type": [a["type"] for a in alts]}
 
 
 def op_entry(op) -> dict[str, Any]:
@@ -136,7 +148,7 @@ def context_of(env: Env):
     """The core's context for a call on this server: every path under the workspace root."""
     from whileai_core.operations.surface import Context
 
-    return Context(root=env.workspace.door, skills_dir=env.skills.folder)
+    return Context(root=env.workspace.door, skills=env.skills)
 
 
 def op_answer(result: BaseModel) -> CallToolResult:

@@ -6,7 +6,8 @@ block is lost there. For one call of every tool (``tests/tool_calls.py``) this r
 the way a model would and checks each fact against the structured content:
 
 - every number (``0.521``, ``48``, ``95%``, ``+0.068``) is a value of the structured content at
-  the text's precision, or part of one of its strings;
+  the text's precision (a share as a percentage, seconds as minutes or hours), or part of one of
+  its strings;
 - every line that says ``note:``, ``warning:`` or ``next:`` is in its strings (after the label);
 - the structured content carries the summary sentence, and the verdict where the result has one.
 """
@@ -59,7 +60,7 @@ def missing_facts(text: str, data: dict) -> list[str]:
         value = float(token.rstrip("%"))
         decimals = len(token.rstrip("%").split(".")[1]) if "." in token else 0
         tolerance = 0.5 * 10 ** -decimals + 1e-9
-        scale = (1, 100) if token.endswith("%") else (1,)
+        scale = (1, 100) if token.endswith("%") else (1, 1 / 60, 1 / 3600)
         if not any(abs(n * s - value) <= tolerance or abs(abs(n * s) - abs(value)) <= tolerance
                    for n in nums for s in scale):
             missing.append(token)

@@ -77,6 +77,12 @@ _source("PLANNING_RHO",
         "inferred: correlation of true per-task pass rates before vs after training of one model, "
         "lower end of the 0.8-0.95 range in shared/reference/stats.md sec. 7 (conservative)")
 
+RHO_ALTERNATIVES = (0.5,)
+_source("RHO_ALTERNATIVES",
+        "holdout_size states what an assumed rho costs if the arms correlate less: the tasks "
+        "needed and the power of the planned n at rho 0.5 (independent check: the planned n "
+        "holds 79.4-80.3% power at rho 0.8 and 62.3% at 0.5)")
+
 HOLDOUT_TABLE_KS = (1, 2, 4, 8, 16, 32)
 _source("HOLDOUT_TABLE_KS", "shared/reference/stats.md sec. 10.5: report n(k) for these k")
 
@@ -753,12 +759,32 @@ _source("REGISTRY_LOCK_WAIT_S",
 
 SMALL_SAMPLE_TASKS = 30
 _source("SMALL_SAMPLE_TASKS",
-        "bench/stats_study.py (docs/statistics-study.md, table A): below 30 tasks the percentile "
-        "task bootstrap "
-        "covers 82-95% of the time for pass@1 with 4-16 rollouts (a 95% interval; worst on "
-        "skewed difficulty); the effective-n interval (Korn & Graubard 1998) covers 94-99% there. "
-        "From 30 "
-        "tasks the bootstrap is kept (93-96% in the issue-13 study; results unchanged)")
+        "superseded in 0.3 and no longer read: the interval rule (whileai_core.stats.intervals) "
+        "is one formula at every number of tasks; 30 was the seam where it switched to the "
+        "percentile bootstrap, which covered 65-93.6% at 30 tasks against 98.3-100% at 29 "
+        "(docs/statistics-study.md, the seam table); kept one version for imports")
+
+INTERVAL_RULE = ("0/1 outcome per task: mid_p under 10 tasks, agresti_coull from 10; a share "
+                 "of several 0/1 outcomes: effective_n capped by the outcomes; pass@k, pass^k "
+                 "and graded rewards: hall_t, pass@k and pass^k held to pass@1's interval")
+_source("INTERVAL_RULE",
+        "bench/stats_study.py, 1,000+ replications a cell (docs/statistics-study.md, table A): "
+        "shares of 0/1 outcomes take Agresti-Coull on the effective n m(1-m)/SE^2 (Agresti & "
+        "Coull 1998; Korn & Graubard 1998), which carries a binomial's skew; pass@k, pass^k and "
+        "graded rewards take Hall's skewness-corrected t (Hall 1992, JRSS-B 54:221; Johnson "
+        "1978, JASA 73:536), chosen over the t interval, the percentile bootstrap, the "
+        "bootstrap-t, a logit-t and the effective n by the study (table K); pass@k and pass^k are held to "
+        "the bounds pass@1's interval gives them by Jensen's inequality (pass^k >= (pass@1)^k, "
+        "pass@k <= 1 - (1 - pass@1)^k, equal when the tasks are alike)")
+
+RARE_GROUP_TASKS = 50
+_source("RARE_GROUP_TASKS",
+        "bench/stats_study.py, the needle shape (a tenth of the tasks at pass rate 0.95 among "
+        "tasks at 0.02, 16 rollouts): pass@1 covers 66-68% at 10 tasks and 87-93% at 20-31 by "
+        "every rule, "
+        "because a sample that drew no easy task (0.9^n: 35% at 10 tasks, 4% at 30) looks like "
+        "hard tasks only; from 50 tasks (0.5%) the rule covers 93% or more. Under 50 tasks each "
+        "interval's note says it covers only when the tasks are alike")
 
 BINARY_EXACT_BELOW = 10
 _source("BINARY_EXACT_BELOW",
@@ -766,26 +792,26 @@ _source("BINARY_EXACT_BELOW",
         "test_zero_one_rule_exact_coverage): Agresti-Coull (Agresti & Coull 1998) keeps >= "
         "92.5% from 10 tasks but 89.6% at 5; the mid-p interval "
         "(Lancaster 1961; Brown, Cai & DasGupta 2001 sec. 4) keeps >= 93.1% at 5, so it is used "
-        "below 10 tasks when every per-task value is 0 or 1")
+        "below 10 tasks when each task is one 0/1 outcome")
 
 SIGN_FLIP_BELOW = 30
 _source("SIGN_FLIP_BELOW",
-        "bench/stats_study.py (docs/statistics-study.md, table B): the percentile paired bootstrap "
-        "says 'moved' up "
-        "to 8.2% per direction under no change at 5 tasks and 5.2% at 10; the sign-flip test "
-        "(at most 2.4% per direction from 10 to 30 tasks; Fisher 1935; exact "
-        "McNemar on 0/1 values) is exact at any n, so it decides whenever fewer than 30 tasks "
-        "are paired or fewer than 30 of them changed")
+        "superseded in 0.3 and no longer read: the sign-flip test (Fisher 1935; exact McNemar on "
+        "0/1 values) decides a paired change at every number of tasks; the paired percentile "
+        "bootstrap it replaced from 30 tasks said 'moved' 3.5-6.3% per direction under no change "
+        "on graded rewards at 30-40 tasks (the paired t test: 2.5%); kept one version for imports")
 
 SIGN_FLIP_EXACT_PATTERNS = 2 ** 16
 _source("SIGN_FLIP_EXACT_PATTERNS",
         "convention: the sign-flip distribution is enumerated exactly up to 65,536 sign patterns "
         "(16 changed tasks, < 0.1 s); above it, BOOTSTRAP_RESAMPLES seeded random patterns")
 
-NOISE_DEFAULT_RUNS = 3
+NOISE_DEFAULT_RUNS = 2
 _source("NOISE_DEFAULT_RUNS",
-        "stated rule: a run_std given without the number of re-runs behind it is read as from 3 "
-        "runs, the fewest noise_floor recommends (its t quantile then has 2 degrees of freedom)")
+        "stated rule: a run_std given without the number of re-runs behind it is read as from 2 "
+        "runs, the fewest noise_floor takes, so an unstated count can only widen the band; read "
+        "as 3 (until 0.3), a run_std from 2 runs let 13.9% of pure-noise differences through "
+        "(independent check; 15.2% in bench/stats_study.py table D3), read as 2 it lets 5.3%")
 
 NOISE_TIE_TOLERANCE = 1e-9
 _source("NOISE_TIE_TOLERANCE",
@@ -884,11 +910,154 @@ _source("KAPPA_CI_RULE",
         "10 items, 20-89% at 20 and 40% at 50 items with a true kappa of 0.98; widened, 95-100% "
         "(independent check, 1,000 replications per cell, 2026-11-30)")
 
-NOISE_TIED_RUNS_RULE = "run_std 0 from tied runs: the band uses the within-task predicted run_std"
+NOISE_TIED_RUNS_RULE = ("run_std 0 from tied runs: the band uses the within-task predicted run_std, "
+                        "each task's variance from its rollouts pooled over the re-runs")
 _source("NOISE_TIED_RUNS_RULE",
         "noise_floor: re-runs that all score the same give run_std 0 and a band of 0, which "
         "let every difference through; run scores are means of 0/1 rollouts and move in steps, "
         "so ties are common with few rollouts (independent check: 50 tasks x 4 rollouts, 10% "
         "easy tasks, 2 re-runs: 12.8% of pure-noise differences passed the band, sd 1.1, "
         "against the promised 5%). The band then rests on the within-task prediction "
-        "sqrt(sum_i s_i^2/n_i)/C (shared/reference/stats.md sec. 6) and the result says so")
+        "sqrt(sum_i s_i^2/n_i)/C (shared/reference/stats.md sec. 6) and the result says so. With "
+        "one rollout per task no run alone estimates s_i^2, so it is pooled over the re-runs "
+        "(until 0.3 there was no prediction and the band stayed 0: 19.5% passed at 50 tasks of "
+        "one rollout with 10% easy ones, 0.0% since; when every re-run agrees on every task the "
+        "rule of three bounds the variance; bench/stats_study.py table D2)")
+
+# --- the launch forecast (whileai_core.runs.forecast) ----------------------------------------
+# What a plan says a run will take before it spends: tokens, memory per GPU, wall clock, dollars.
+# Each constant below is one input of that forecast; the forecast labels every number it prints
+# measured / derived / assumption after the weakest input it rests on (docs/launching.md,
+# "The forecast").
+
+MODAL_GPU_PRICE_PER_S = {"B200": 0.001736, "H200": 0.001261, "H100": 0.001097,
+                         "A100-80GB": 0.000694, "A100-40GB": 0.000583, "A100": 0.000583,
+                         "L40S": 0.000542, "A10G": 0.000306, "L4": 0.000222, "T4": 0.000164}
+_source("MODAL_GPU_PRICE_PER_S",
+        "Modal's published per-second GPU prices in US dollars (https://modal.com/pricing, 'GPU "
+        "Tasks'), as transcribed on 2026-07-01 in api-evangelist/modal-labs "
+        "plans/modal-labs-plans-pricing.yml, read here on 2026-12-01 (MODAL_GPU_PRICES_READ) "
+        "through the search tool; Modal's own page was not reachable from this machine. The "
+        "H100, A100-80GB, L40S, L4 and T4 rates agree with techbytes.app's reading of 2026-05-07 "
+        "($3.9492/h = $0.001097/s for an H100) and the A10 rate with an audit dated 2026-03-25 "
+        "($1.10/h). Modal's 'A100' is the 40 GB card (modal.com/docs/reference/modal.gpu). GPU "
+        "time only: CPU cores and memory are billed on top (about $0.0000131 per core-second)")
+
+MODAL_GPU_PRICES_READ = "2026-12-01"
+_source("MODAL_GPU_PRICES_READ", "the date MODAL_GPU_PRICE_PER_S was read (see its source)")
+
+GPU_SPECS = {"T4": (16.0, 65.0, 320.0), "L4": (24.0, 121.0, 300.0), "A10G": (24.0, 125.0, 600.0),
+             "L40S": (48.0, 362.0, 864.0), "A100": (40.0, 312.0, 1555.0),
+             "A100-40GB": (40.0, 312.0, 1555.0), "A100-80GB": (80.0, 312.0, 2039.0),
+             "H100": (80.0, 989.0, 3350.0), "H200": (141.0, 989.0, 4800.0),
+             "B200": (180.0, 2250.0, 8000.0)}
+_source("GPU_SPECS",
+        "(memory GB, dense bf16 tensor TFLOPS, memory bandwidth GB/s) from NVIDIA's datasheets: "
+        "T4 (fp16; no bf16), L4, A10 (Modal's A10G is the A10's cloud variant), L40S, A100 40GB "
+        "PCIe / 80GB SXM, H100 SXM, H200 SXM, B200 (DGX B200: 1,440 GB and 64 TB/s for 8). "
+        "Peak figures: the forecast scales them by FORECAST_MFU")
+
+FORECAST_MFU = 0.3
+_source("FORECAST_MFU",
+        "assumption, untested: training runs at 30% of the GPU's dense bf16 peak. Large "
+        "pre-training runs reach 46% (PaLM, Chowdhery et al. 2022, arXiv:2204.02311, table 3); "
+        "RL trainers with small packed micro-batches run lower")
+
+FORECAST_PROMPT_TOKENS = 128
+_source("FORECAST_PROMPT_TOKENS",
+        "assumption, untested: 128 prompt tokens per rollout (a chat template, a system line and "
+        "a short task: reverse-text's sentences and the refund asks are shorter)")
+
+FORECAST_GPU_RESERVED_GB = 1.5
+_source("FORECAST_GPU_RESERVED_GB",
+        "assumption, untested: 1.5 GB per GPU process for the CUDA context, kernels and the "
+        "allocator's slack, beyond the tensors the forecast counts")
+
+FORECAST_ACTIVATION_BYTES = 34
+_source("FORECAST_ACTIVATION_BYTES",
+        "Korthikanti et al. 2022 (arXiv:2205.05198), eq. 1: a transformer layer stores "
+        "s*b*h*(34 + 5*a*s/h) bytes of 16-bit activations; FlashAttention keeps no s x s scores, "
+        "leaving 34 bytes per token per hidden unit. With full activation checkpointing only one "
+        "layer holds this at a time (the one being recomputed), the rest keep their 2-byte input "
+        "(Chen et al. 2016, arXiv:1604.06174)")
+
+FORECAST_LOGIT_BYTES = 4
+_source("FORECAST_LOGIT_BYTES",
+        "assumption: one float32 copy of the logits (tokens x vocabulary) per micro-batch; prime-rl "
+        "559b447 computes them in chunks of trainer.model.fused_lm_head_token_chunk_size (8192 "
+        "tokens), so at most that many tokens at once")
+
+FORECAST_LOAD_GBPS = 1.0
+_source("FORECAST_LOAD_GBPS",
+        "assumption, untested: weights load from the hub cache volume at 1 GB/s")
+
+FORECAST_BROADCAST_GBPS = 2.0
+_source("FORECAST_BROADCAST_GBPS",
+        "assumption, untested: prime-rl's default filesystem weight broadcast (inference."
+        "weight_broadcast.type = 'filesystem', 559b447) writes and reloads the bf16 weights at "
+        "2 GB/s each step; an nccl broadcast is counted as free")
+
+MODAL_CONTAINER_START_S = 60.0
+_source("MODAL_CONTAINER_START_S",
+        "assumption, untested: a Modal GPU container starts in about a minute with its image "
+        "cached (billed; a first pull of a several-GB image takes longer)")
+
+PRIME_RL_MEASURED = {"grpo": (884.0, 128, "grpo"), "opsd": (484.0, 32, "opsd"),
+                     "opd": (894.0, 128, "opd")}
+_source("PRIME_RL_MEASURED",
+        "measured: the reverse-text arms of the seed recipe recipes/prime-rl follows (run "
+        "e2e1, 2026-09-20, each arm in its own H100:2 container, prime-rl image v0.8.1.dev63, "
+        "Qwen3-0.6B, 20 steps, 128 completion tokens; grpo and opd 128 rollouts a step, opsd 32): "
+        "per arm (wall clock s, rollouts a step, prime-rl algo). The forecast fits its start-up "
+        "and per-rollout seconds to grpo and opsd and leaves opd out as a check")
+
+PRIME_RL_MEASURED_SETUP = {"model": "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT", "gpu": "H100",
+                           "steps": 20, "max_tokens": 128, "seq_len": 2048}
+_source("PRIME_RL_MEASURED_SETUP",
+        "what the PRIME_RL_MEASURED runs shared (the seed recipe; recipes/prime-rl/README.md): "
+        "the student, one H100 for inference and one for training, 20 steps, 128 completion "
+        "tokens, seq_len 2048, full weights, prime-rl's default vLLM memory share")
+
+PRIME_RL_FIT_ARMS = ("grpo", "opsd")
+_source("PRIME_RL_FIT_ARMS",
+        "the two measured arms that differ in rollouts a step (128 and 32), so a fit of start-up "
+        "plus seconds per rollout has one answer; opd repeats grpo's shape with a teacher")
+
+TRL_GRPO_MEASURED_S = 900.0
+_source("TRL_GRPO_MEASURED_S",
+        "measured, an upper bound: the seed TRL GRPO recipe ran its default 40 steps 'in under "
+        "fifteen minutes' on one A10G (Qwen2.5-1.5B-Instruct + LoRA, 4 prompts x 8 samples, 256 "
+        "completion tokens); the forecast fits the seconds of one generated-token step of "
+        "transformers' generate to it")
+
+LOCAL_SMOKE_S = {"grpo": (6.0, 39.0), "dpo": (24.0, 76.0), "sft": (11.0, 48.0)}
+_source("LOCAL_SMOKE_S",
+        "measured: each recipe's offline smoke on this repository's 2-core machine, 2026-11-30, "
+        "with it nearly idle (low) and shared by other jobs (high) (docs/launching.md, Recipes); "
+        "the forecast is their geometric mean")
+
+LOCAL_SMOKE_ASSUMED_S = 30.0
+_source("LOCAL_SMOKE_ASSUMED_S",
+        "assumption, untested: a recipe whose smoke was never timed here takes about 30 s")
+
+DPO_PAIRS_PER_PROMPT = 308 / 548
+_source("DPO_PAIRS_PER_PROMPT",
+        "measured elsewhere: the seed DPO round built 308 pairs from 548 train prompts (8 samples "
+        "each); used as an assumption for how many pairs, so steps, a DPO round trains")
+
+FORECAST_STEPS_IF_UNSET = 100
+_source("FORECAST_STEPS_IF_UNSET",
+        "assumption: a prime-rl config without max_steps trains until stopped; its forecast is "
+        "for 100 steps and says so")
+
+FORECAST_UNKNOWN_RECIPE_H = 1.0
+_source("FORECAST_UNKNOWN_RECIPE_H",
+        "assumption, untested: a recipe this forecast knows no shape of is planned at 1 hour")
+
+FORECAST_ERROR_RUNS = 5
+_source("FORECAST_ERROR_RUNS",
+        "convention: a plan shows the forecast's error over the last 5 collected runs of its backend")
+
+SOURCES["RUN_WALL_HOURS"] = ("superseded by the launch forecast (whileai_core.runs.forecast) and "
+                             "no longer read; kept one version for imports. Was: " +
+                             SOURCES["RUN_WALL_HOURS"])

@@ -1,14 +1,14 @@
-"""The skills folder: which skills it holds, which files of a skill are the skill's, and what
-each SKILL.md's frontmatter says. One walker and one frontmatter reader, for every reader: the
-MCP server (tools, resources, prompts, the Skills extension) and ``whileai-skills init`` (which
-copies skills into a project).
+"""The skills catalog: which skills a folder holds, each one's files, and what its SKILL.md's
+frontmatter says. One frontmatter reader here, and one walker (``whileai_core.bundled.
+skill_files``, with its one rule of which files are a skill's: not ``fixtures.py``, check.py's
+stand-ins, nor caches or hidden files), for every reader: the MCP server (tools, resources,
+prompts, the Skills extension) and ``whileai-skills init-project`` (which copies skills).
 
 A skill is a sub-folder holding ``SKILL.md`` whose YAML frontmatter (Agent Skills format) gives
-``name`` and ``description``. A skill's files are what its folder holds, less what serves
-``check.py`` (``fixtures.py``: the stand-ins its python blocks run with), caches and hidden
-files. The folder is read when asked, through the path door: a skill folder or file that is a
-symlink, a FIFO or another special file is never followed or read, and only names that are
-folders of the catalog are ever opened, so a skill name cannot walk out of the folder.
+``name`` and ``description``. The folder is read when asked (``whileai_core.bundled.
+SkillsSource``: a folder a person chose through the path door, where a symlink, a FIFO or
+another special file is never followed or read; else the installed package's own copy), and only
+names that are folders of the catalog are ever opened, so a skill name cannot walk out of it.
 """
 
 from __future__ import annotations
@@ -19,17 +19,12 @@ from pathlib import Path
 
 from pydantic import Field, PrivateAttr
 
+from .bundled import SKILLS_ENV, SkillsSource, skill_files
 from .errors import ArgumentError
 from .result import Result
 
-SKILLS_ENV = "WHILEAI_SKILLS_DIR"
-# parts of a skill folder that are not the skill's: check.py's stand-ins, caches
-NOT_SHIPPED = frozenset({"fixtures.py", "__pycache__"})
-
-
-def shipped(parts: tuple[str, ...] | list[str]) -> bool:
-    """Whether a file at these path parts (relative to its skill folder) is the skill's."""
-    return not any(p in NOT_SHIPPED or p.startswith(".") for p in parts)
+__all__ = ["SKILLS_ENV", "SkillCatalog", "SkillFile", "SkillInfo", "SkillList", "SkillText",
+           "default_skills_dir", "frontmatter", "skill_uri"]
 
 
 def skill_uri(name: str) -> str:
@@ -125,30 +120,28 @@ class SkillText(Result):
 # --- the catalog ---------------------------------------------------------------------------
 
 def default_skills_dir() -> Path:
-    """``WHILEAI_SKILLS_DIR`` if set, else ``skills/`` beside the packages (an installed wheel
-    carries a copy, see ``whileai_core.bundled``)."""
-    from .bundled import folder
-
-    env = os.environ.get(SKILLS_ENV)
-    return Path(env) if env else folder("skills")
+    """``WHILEAI_SKILLS_DIR`` if set, else ``skills/`` beside the packages, else the installed
+    package's copy (one rule: ``whileai-skills init-project`` installs from the same folder)."""
+    return SkillsSource().folder
 
 
 class SkillCatalog:
-    """The skills under one folder, read on each call through the path door.
+    """The skills of one source (``whileai_core.bundled.SkillsSource``), read on each call.
 
-    The folder is opened as a confined root (``whileai_core.safepath``): a skill folder or file
+    A folder a person chose (``--skills DIR``, ``WHILEAI_SKILLS_DIR``, the checkout's
+    ``skills/``) is opened as a confined root (``whileai_core.safepath``): a skill folder or file
     that is a symlink, a FIFO or another special file is never followed or read (a FIFO would
     block the server's start; a link could serve a file from outside the folder). Skills from
-    ``whileai-skills init-project --link`` are links: serve the pack's own folder instead.
+    ``whileai-skills init-project --link`` are links: serve the pack's own folder instead. With
+    no folder chosen, an installed package serves its own copy.
     """
 
-    def __init__(self, folder: str | os.PathLike) -> None:
-        self.folder = Path(folder).expanduser().resolve()
+    def __init__(self, folder: str | os.PathLike | None = None) -> None:
+        self.source = SkillsSource(folder)
+        self.folder = self.source.folder
 
     def _root(self):
-        from .safepath import Root
-
-        return Root(self.folder, label="the skills folder")
+        return self.source.root()
 
     def _skill_dir(self, name: str):
         """The skill's folder (a UserPath), or None when ``name`` is not a skill of the folder."""
@@ -163,12 +156,7 @@ class SkillCatalog:
         return folder if folder.child("SKILL.md").kind() == "file" else None
 
     def names(self) -> list[str]:
-        try:
-            top = self._root().locate(".", argument="skills")
-            return [name for name, kind in top.list_dir() if kind == "dir"
-                    and top.child(name, "SKILL.md").kind() == "file"]
-        except ArgumentError:
-            return []
+        return self.source.names()
 
     def _folder(self, name: str):
         folder = self._skill_dir(name)
@@ -189,22 +177,8 @@ class SkillCatalog:
 
     def files(self, name: str) -> list[tuple[str, bytes]]:
         """Every file of the skill (SKILL.md first, then by path), as (relative path, raw
-        bytes): regular files the skill ships (:func:`shipped`); links and special files are
-        left out."""
-        found = []
-        todo = [(self._folder(name), ())]
-        while todo:
-            here, rel = todo.pop()
-            for entry, kind in here.list_dir():
-                if not shipped(rel + (entry,)):
-                    continue
-                if kind == "dir":
-                    todo.append((here.child(entry), rel + (entry,)))
-                elif kind == "file":
-                    data = here.child(entry).read_bytes("config", error=ArgumentError)
-                    found.append(("/".join(rel + (entry,)), data))
-        found.sort(key=lambda item: (item[0] != "SKILL.md", item[0]))
-        return found
+        bytes): the one walker's (``whileai_core.bundled.skill_files``)."""
+        return skill_files(self._folder(name))
 
     def manifest(self, name: str) -> list[SkillFile]:
         return [SkillFile(uri=f"skill://{name}/{rel}", size=len(data),

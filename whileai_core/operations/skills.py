@@ -13,9 +13,9 @@ from .surface import HERE, Context
 
 
 def _catalog(ctx: Context):
-    from ..skills import SkillCatalog, default_skills_dir  # lazy: loads with the call
+    from ..skills import SkillCatalog  # lazy: loads with the call
 
-    return SkillCatalog(ctx.skills_dir if ctx.skills_dir is not None else default_skills_dir())
+    return ctx.skills if ctx.skills is not None else SkillCatalog()
 
 
 @operation(

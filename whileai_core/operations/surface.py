@@ -33,10 +33,11 @@ from .args import (ARM, NAMED, OUT, PATH, RUN_OR_PATH, RUNS, SOURCE, VALUE, Arg,
 class Context:
     """Where an operation runs. ``root``: the MCP server's workspace (every path is taken under
     it and opened through its door); None: a shell or Python caller's own paths, as typed.
-    ``skills_dir``: the skills folder the caller is served (None: the pack's own)."""
+    ``skills``: the skills catalog the caller is served (``whileai_core.skills.SkillCatalog``;
+    None: the pack's own)."""
 
     root: Any = None
-    skills_dir: Path | None = None
+    skills: Any = None
 
     def locate(self, value: Any, *, argument: str) -> Any:
         """A path as the core opens it: under the root (a ``UserPath``), or as given."""

@@ -10,7 +10,6 @@ Each test is a finding of the red-team pass that used to succeed:
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import sqlite3

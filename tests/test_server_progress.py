@@ -16,7 +16,6 @@ import anyio
 import pytest
 from mcp import Client
 
-import whileai_core.bootstrap as bootstrap
 from server.app import build_server
 from server.pool import ToolPool
 from test_runs_support import make_recipes
@@ -62,18 +61,26 @@ def test_a_long_call_sends_increasing_progress(scores):
     values = [p for p, _, _ in seen]
     assert values == sorted(set(values)) and len(values) >= 3       # strictly increasing
     messages = " | ".join(m for _, _, m in seen)
-    assert "reading" in messages and "task bootstrap" in messages
-    assert seen[-1][0] == seen[-1][1] == 10_000                    # the last one: done
+    # loading the file: reading, parsing, grouping (the intervals need no task bootstrap since
+    # the one interval rule: docs/core.md)
+    assert "reading" in messages and "grouping 80000 rows" in messages
+    assert seen[-1][0] == seen[-1][1] == 3                          # the last one: done
 
 
 def test_a_cancelled_call_stops_at_its_next_step_and_the_server_serves_on(scores, monkeypatch):
-    chunks = []
-    real = bootstrap.report_step
+    import threading
 
-    def counting(done, total, message):
-        chunks.append(done)
-        real(done, total, message)
-    monkeypatch.setattr(bootstrap, "report_step", counting)
+    import whileai_core.rows as rows_module
+
+    reached, gate = [], threading.Event()
+    real = rows_module.step
+
+    def held(done, total, message):
+        real(done, total, message)          # raises the request's cancellation, once cancelled
+        reached.append(done)
+        if done == 0:                       # reading: hold here until the client has given up
+            gate.wait(30)
+    monkeypatch.setattr(rows_module, "step", held)
     pool = ToolPool()
     server = build_server(scores, skills_dir=scores / "none", pool=pool)
     state = {}
@@ -83,7 +90,7 @@ def test_a_cancelled_call_stops_at_its_next_step_and_the_server_serves_on(scores
             started = anyio.Event()
 
             async def on_progress(progress, total, message):
-                if message and message.startswith("task bootstrap:"):
+                if message and message.startswith("reading"):
                     started.set()
 
             async def call():
@@ -94,6 +101,7 @@ def test_a_cancelled_call_stops_at_its_next_step_and_the_server_serves_on(scores
                 tg.start_soon(call)
                 await started.wait()
                 tg.cancel_scope.cancel()                  # the client gives up on the call
+            gate.set()                                    # the core goes on to its next step
             deadline = time.monotonic() + 60
             while pool.busy and time.monotonic() < deadline:
                 await anyio.sleep(0.02)
@@ -101,8 +109,8 @@ def test_a_cancelled_call_stops_at_its_next_step_and_the_server_serves_on(scores
             state["after"] = await client.call_tool("holdout_size", {})
     anyio.run(go)
     assert state["busy"] == 0
-    # the thread stopped at a chunk boundary: it never reached the last of the 20 chunks
-    assert 0 < max(chunks) < 10_000, chunks
+    # the thread stopped at its next step: it never parsed, grouped or finished
+    assert reached == [0], reached
     assert not state["after"].is_error                    # the server still answers
 
 

@@ -14,8 +14,8 @@ import json
 import shutil
 from pathlib import Path
 
-from test_server_support import (AFTER_OUTCOMES, GRPO_OUTCOMES, MODEL, TEACHER_OUTCOMES,
-                                 make_workspace, rows_of, write_jsonl)
+from test_server_support import (AFTER_OUTCOMES, GRPO_OUTCOMES, MODEL, make_workspace, rows_of,
+                                 write_jsonl)
 
 FIX = Path(__file__).resolve().parent / "fixtures"
 

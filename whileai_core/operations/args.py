@@ -204,5 +204,5 @@ RunId = Annotated[str, Field(
     examples=["run-0123456789ab"]), Arg(positional=True, metavar="ID", schema=_run_id_schema)]
 
 StateDir = Annotated[str | None, Field(description=(
-    "Folder of the run registry (default $WHILEAI_STATE_DIR, else ~/.whileai).")),
+    "Folder of the run registry; null: $WHILEAI_STATE_DIR, else ~/.whileai.")),
     Arg(metavar="DIR", mcp=False)]

@@ -46,6 +46,16 @@ def _int(low: int, high: int, text: str) -> Any:
     return Annotated[int | None, Field(ge=low, le=high, description=text)]
 
 
+# the optional counts (null: the method's default)
+GroupSize = _int(1, MAX_COUNT, "Rollouts per prompt.")
+MaxTokens = _int(1, MAX_TOKENS, "Completion token cap per turn.")
+SeqLen = _int(1, MAX_TOKENS, "Tokens per sample (null: 2048, raised to fit max_tokens).")
+EvalInterval = _int(1, MAX_COUNT, "Evaluate every N steps (null: at the start and the end).")
+EvalExamples = _int(1, MAX_COUNT, "Examples per eval (null: the whole split).")
+InferenceGpus = _int(1, MAX_GPUS_PER_NODE, "GPUs for the policy's vLLM on a node (null: half).")
+StudentVocab = _int(1, MAX_VOCAB, "The policy's vocabulary size, for the OPD tokenizer check.")
+
+
 @operation(
     toolset="core", effect=WRITES, title="Write a prime-rl config",
     description=(
@@ -77,7 +87,7 @@ def prime_rl_config(
             "Optimizer steps (max_steps)."))] = 100,
         batch: Annotated[int, Field(ge=1, le=MAX_COUNT, description=(
             "Rollouts per step; divisible by group_size."))] = D.PRIME_RL_BATCH,
-        group_size: _int(1, MAX_COUNT, "Rollouts per prompt.") = None,
+        group_size: GroupSize = None,
         lora: Annotated[bool, Field(description=(
             "Train a LoRA adapter (false: full weights)."))] = True,
         lr: Annotated[float | None, Field(gt=0, lt=1, allow_inf_nan=False,
@@ -85,28 +95,23 @@ def prime_rl_config(
         temperature: Annotated[float | None, Field(
             ge=0, le=D.PRIME_RL_MAX_TEMPERATURE, allow_inf_nan=False,
             description="Sampling temperature, in [0, 2].")] = None,
-        max_tokens: _int(1, MAX_TOKENS, "Completion token cap per turn.") = None,
-        seq_len: _int(1, MAX_TOKENS, "Tokens per sample (null: 2048, raised to fit "
-                                     "max_tokens).") = None,
+        max_tokens: MaxTokens = None,
+        seq_len: SeqLen = None,
         renderer: Annotated[str | None, Field(max_length=200, description=(
             "prime-rl chat renderer (null: from the model id)."))] = None,
         train_split: Annotated[str | None, Field(max_length=200, description=(
             "Split to train on, e.g. 'train[:872]'."))] = None,
         eval_split: Annotated[str | None, Field(max_length=200, description=(
             "Split to evaluate on (adds an eval section)."))] = None,
-        eval_interval: _int(1, MAX_COUNT, "Evaluate every N steps (null: at the start and "
-                                          "the end).") = None,
-        eval_examples: _int(1, MAX_COUNT, "Examples per eval (null: the whole "
-                                          "split).") = None,
-        inference_gpus: _int(1, MAX_GPUS_PER_NODE, "GPUs for the policy's vLLM on a node "
-                                                   "(null: half).") = None,
+        eval_interval: EvalInterval = None,
+        eval_examples: EvalExamples = None,
+        inference_gpus: InferenceGpus = None,
         serve_policy: Annotated[bool | Annotated[str, Field(max_length=2000)], Field(description=(
             "true: prime-rl starts vLLM for the policy; false or a base URL: you serve it."))
         ] = True,
         vllm_memory: Annotated[float | None, Field(gt=0, le=1, allow_inf_nan=False, description=(
             "vLLM gpu_memory_utilization."))] = None,
-        student_vocab: _int(1, MAX_VOCAB, "The policy's vocabulary size, for the OPD "
-                                          "tokenizer check.") = None,
+        student_vocab: StudentVocab = None,
         overrides: Annotated[dict[str, Any] | None, Field(max_length=200, description=(
             "{'dotted.key': value} applied last, e.g. {'trainer.optim.max_norm': 0.5}; each "
             "is reported under `reads`.")), Arg(metavar="KEY=VALUE")] = None,

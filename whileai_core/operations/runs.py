@@ -66,8 +66,8 @@ def launch_run(
             "Modal run costs money."))] = False,
         state_dir: StateDir = None,
         recipes_dir: Annotated[str | None, Field(description=(
-            "Folder holding <recipe>/run.py (default $WHILEAI_RECIPES_DIR, else this "
-            "checkout's recipes/).")), Arg(metavar="DIR", mcp=False)] = None,
+            "Folder holding <recipe>/run.py; null: $WHILEAI_RECIPES_DIR, else this "
+            "checkout's recipes/.")), Arg(metavar="DIR", mcp=False)] = None,
         ctx: Context = HERE):
     from ..runs import launch_run as launch  # lazy: the registry loads on the call
 

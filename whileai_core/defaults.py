@@ -887,3 +887,92 @@ _source("NOISE_TIED_RUNS_RULE",
         "easy tasks, 2 re-runs: 12.8% of pure-noise differences passed the band, sd 1.1, "
         "against the promised 5%). The band then rests on the within-task prediction "
         "sqrt(sum_i s_i^2/n_i)/C (shared/reference/stats.md sec. 6) and the result says so")
+
+# --- hardening, third round: user code in children, the transport, bounded answers -------------
+
+CHILD_MEMORY_MB = 8192
+_source("CHILD_MEMORY_MB",
+        "convention, untested: a reward child or a local run may map at most 8 GB of address "
+        "space (RLIMIT_AS, set in the child before any user code runs); importing numpy and "
+        "torch on CPU maps well under that; WHILEAI_CHILD_MEMORY_MB changes it")
+
+CHILD_ENV_NAMES = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ",
+                   "TMPDIR", "TEMP", "TMP", "TERM")
+_source("CHILD_ENV_NAMES",
+        "convention: the variables a child we start (a reward, a local run) keeps from the "
+        "server's environment, with every LC_* and the CHILD_ENV_PREFIXES below; nothing else "
+        "reaches it (no token or key) unless the call names it (pass_env)")
+
+CHILD_ENV_PREFIXES = ("LC_", "OMP_", "MKL_", "OPENBLAS_", "CUDA_", "XDG_")
+_source("CHILD_ENV_PREFIXES",
+        "convention: thread-count, locale and device variables a numeric child may need; a name "
+        "that looks secret (KEY, TOKEN, SECRET, PASSWORD, CREDENTIAL) is dropped even so")
+
+LOCAL_RUN_TIMEOUT_S = 3600.0
+_source("LOCAL_RUN_TIMEOUT_S",
+        "convention, untested: a local run (a recipe's CPU smoke) is killed after an hour; the "
+        "smokes take seconds to minutes here")
+
+MCP_MAX_CONNECTIONS = 256
+_source("MCP_MAX_CONNECTIONS",
+        "convention, untested: open HTTP connections at once, and never more than a quarter of "
+        "the open-file limit left after a reserve of 64 (1,100 half-open connections at a "
+        "1,024-file limit made the process exit before this bound)")
+
+MCP_HEAD_TIMEOUT_S = 10.0
+_source("MCP_HEAD_TIMEOUT_S",
+        "convention, untested: a connection that has not sent a whole request head (request line "
+        "and headers) 10 s after it opened, or after its last answer, is closed (slowloris)")
+
+MCP_BODY_TIMEOUT_S = 30.0
+_source("MCP_BODY_TIMEOUT_S",
+        "convention, untested: a request body (at most MCP_MAX_FRAME_BYTES) must arrive within "
+        "30 s of its head, else 408")
+
+MCP_SESSION_SWEEP_S = 1.0
+_source("MCP_SESSION_SWEEP_S",
+        "convention: how often the HTTP server looks for sessions past their idle time (an open "
+        "GET stream does not keep a session alive)")
+
+TEXT_SHOWN_CHARS = (2000, 400, 120, 40)
+_source("TEXT_SHOWN_CHARS",
+        "convention: a string in an answer is cut to the first of these lengths that brings the "
+        "answer under its byte bound (a 10 MB task id gave a 50 MB answer); the cut says "
+        "'n of N characters'")
+
+MESSAGE_WORD_CHARS = 200
+_source("MESSAGE_WORD_CHARS",
+        "convention: a run of more than 200 characters without a space in an error message (an "
+        "echoed id, a path) is cut, saying 'n of N characters'")
+
+MESSAGE_MAX_CHARS = 4000
+_source("MESSAGE_MAX_CHARS",
+        "convention: an error message is at most 4,000 characters (its head and its fix kept)")
+
+HEAVY_READ_BYTES = 8 << 20
+_source("HEAVY_READ_BYTES",
+        "convention: a rows file or archive of 8 MB or more is a heavy read (parsing it holds "
+        "~11x its size in memory, measured on graded rows)")
+
+HEAVY_READS_AT_ONCE = 2
+_source("HEAVY_READS_AT_ONCE",
+        "convention: at most 2 tool calls parse a heavy file at once in the server (the GIL runs "
+        "one parse at a time anyway; more only multiplied memory: 9 concurrent calls on a "
+        "100 MB file ran out of memory); the rest wait TOOL_QUEUE_WAIT_S, then are answered busy")
+
+MAX_ARCHIVE_MB = 64
+_source("MAX_ARCHIVE_MB",
+        "measured here: Inspect's reader held ~45x what a .eval log unpacks to (a 114 KB log "
+        "unpacking to ~117 MB reached 5.3 GB), so what an archive unpacks to is limited on its "
+        "own, below the rows limit; WHILEAI_MAX_ARCHIVE_MB or --max-file-mb archive=MB")
+
+JSON_STEP_CHARS = 4 << 20
+_source("JSON_STEP_CHARS",
+        "measured here: json.loads holds the GIL for a whole document (a 100 MB array delayed "
+        "tools/list 1.6 s, a 100 MB JSONL 5.2 s); a large array is parsed in steps of about "
+        "4 M characters (~40 ms each), so the server's event loop gets the GIL between steps")
+
+TOKEN_MIN_DISTINCT = 10
+_source("TOKEN_MIN_DISTINCT",
+        "convention: a bearer token needs at least 10 different characters besides its length "
+        "(36 x 'a' was accepted); secrets.token_urlsafe(32) and token_hex(16) always pass")

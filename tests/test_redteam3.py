@@ -1,0 +1,111 @@
+"""The third red-team round: each finding rebuilt as a test that failed before its fix.
+
+- user code ran unasked (a plan of a data folder executed its grader.py in the server) or with
+  free arguments (cheat_probes' command form ran `.venv/bin/pip` and `torchrun ... sh -c`);
+- the reward child had the root first on sys.path (an in-root contextlib.py ran every probe);
+- (more sections below, one per finding: the transport is in tests/test_server_wire3.py)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_server_support import call, error_text, ok, write_jsonl
+
+TASKS = [{"task_id": f"t{i}", "prompt": f"p{i}", "answer": "a"} for i in range(4)]
+FAKE = {"MODAL_TOKEN_SECRET": "as-round3FAKESECRET456", "OPENAI_API_KEY": "sk-round3FAKEKEY000"}
+
+
+# --- cheat_probes: the product builds the argv; a command names a script, never a program -------
+
+FREE_ARGV = [
+    [".venv/bin/pip", "download", "-d", "/tmp/outside", "six"],
+    [".venv/bin/torchrun", "--no-python", "sh", "-c", "id > pwned"],
+    ["sh", "-c", "id > pwned"],
+    ["python", "-c", "open('pwned', 'w')"],
+    ["python", "-m", "pip", "download", "six"],
+    ["python3", "-I", "grade.py"],
+    ["grade.py"],
+]
+
+
+@pytest.mark.parametrize("reward", FREE_ARGV, ids=lambda r: " ".join(r)[:30])
+def test_cheat_probes_refuses_a_command_that_is_not_a_script(server, ws, reward):
+    bin_dir = ws / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    for name in ("pip", "torchrun"):  # console scripts inside the root used to pass the check
+        (bin_dir / name).write_text("#!/bin/sh\nid > pwned\n")
+        (bin_dir / name).chmod(0o755)
+    (ws / "grade.py").write_text("open('pwned', 'w')\n")
+    write_jsonl(ws / "tasks.jsonl", TASKS)
+    text = error_text(call(server, "cheat_probes", {"reward": reward, "tasks": "tasks.jsonl"}),
+                      "cheat_probes")
+    assert "never another program" in text or "must name a .py script" in text, text
+    assert not (ws / "pwned").exists() and not Path("/tmp/outside").exists()
+
+
+def test_a_command_reward_gets_its_arguments_and_runs_the_bytes_the_door_read(tmp_path):
+    from whileai_core.hacking.reward import reward_runner
+
+    (tmp_path / "grade.py").write_text(
+        "import sys\nfor line in sys.stdin:\n    print(float(sys.argv[1]))\n")
+    runner = reward_runner(["python", "grade.py", "0.25"], root=tmp_path)
+    (tmp_path / "grade.py").write_text("print('swapped after the check')\n")
+    assert list(runner([{"prompt": "p", "completion": "c"}])) == [0.25]
+
+
+def test_a_file_in_the_root_never_shadows_the_standard_library(tmp_path):
+    from whileai_core.hacking.reward import reward_runner
+
+    marker = tmp_path / "shadowed"
+    for name in ("contextlib", "json", "importlib"):  # what the child itself imports
+        (tmp_path / f"{name}.py").write_text(f"open({str(marker)!r}, 'a').write('{name}')\n")
+    (tmp_path / "helper.py").write_text("VALUE = 0.5\n")
+    (tmp_path / "grade.py").write_text(
+        "import helper\ndef score(prompts, completions, **kw):\n"
+        "    return [helper.VALUE] * len(prompts)\n")
+    runner = reward_runner("grade.py:score", root=tmp_path)
+    assert list(runner([{"prompt": "p", "completion": "c"}])) == [0.5]  # a neighbour imports
+    assert not marker.exists(), marker.read_text()
+
+
+def test_a_reward_child_gets_a_clean_environment(tmp_path, monkeypatch):
+    from whileai_core.hacking.reward import reward_runner
+
+    for name, value in FAKE.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("WHILEAI_MCP_TOKEN", "tok-round3FAKEMCP789xyz")
+    monkeypatch.setenv("LD_PRELOAD", "/tmp/evil.so-not-there")
+    monkeypatch.setenv("DATABASE_URL", "postgres://u:p@h/db")
+    (tmp_path / "env.py").write_text(
+        "import json, os, sys\nsys.stdin.read()\n"
+        "print(json.dumps(sorted(os.environ)), file=sys.stderr)\nsys.exit(1)\n")
+    from whileai_core.hacking.reward import RewardError
+
+    with pytest.raises(RewardError) as err:
+        reward_runner(["python", "env.py"], root=tmp_path,
+                      pass_env=["OPENAI_API_KEY"])([{"prompt": "p", "completion": "c"}])
+    seen = str(err.value)
+    assert "OPENAI_API_KEY" in seen  # named by the call: given (its value masked in messages)
+    for name in ("MODAL_TOKEN_SECRET", "WHILEAI_MCP_TOKEN", "LD_PRELOAD", "DATABASE_URL"):
+        assert name not in seen, seen
+    with pytest.raises(Exception, match="the server's own token"):
+        reward_runner(["python", "env.py"], root=tmp_path, pass_env=["WHILEAI_MCP_TOKEN"])
+
+
+def test_a_reward_child_has_a_memory_limit(tmp_path, monkeypatch):
+    from whileai_core.hacking.reward import RewardError, reward_runner
+
+    monkeypatch.setenv("WHILEAI_CHILD_MEMORY_MB", "512")
+    (tmp_path / "hog.py").write_text(
+        "def score(prompts, completions, **kw):\n"
+        "    block = bytearray(2 << 30)\n"        # 2 GB: over the 512 MB limit
+        "    return [1.0] * len(prompts)\n")
+    with pytest.raises(RewardError, match="MemoryError"):
+        reward_runner("hog.py:score", root=tmp_path)([{"prompt": "p", "completion": "c"}])

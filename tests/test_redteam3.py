@@ -109,3 +109,95 @@ def test_a_reward_child_has_a_memory_limit(tmp_path, monkeypatch):
         "    return [1.0] * len(prompts)\n")
     with pytest.raises(RewardError, match="MemoryError"):
         reward_runner("hog.py:score", root=tmp_path)([{"prompt": "p", "completion": "c"}])
+
+
+# --- a plan runs no user code: a data folder's grader.py is parsed, never run in the server ----
+
+RECIPES = Path(__file__).resolve().parents[1] / "recipes"
+
+
+def _data_folder(root: Path, marker: Path) -> Path:
+    folder = root / "sft"
+    folder.mkdir(parents=True)
+    write_jsonl(folder / "train.jsonl", [{"messages": [
+        {"role": "user", "content": "say ok"}, {"role": "assistant", "content": "ok"}]}])
+    write_jsonl(folder / "holdout.jsonl", [{"task_id": "h1", "messages": [
+        {"role": "user", "content": "reply with ok"}]}])
+    (folder / "grader.py").write_text(
+        f"open({str(marker)!r}, 'a').write('ran ')\n"
+        "import os\nos.environ['WHILEAI_MCP_TOKEN'] = 'patched'\n"
+        "def grade(ask, reply):\n    return float(reply == 'ok')\n")
+    return folder
+
+
+@pytest.mark.skipif(not (RECIPES / "sft" / "run.py").is_file(), reason="no recipes/sft")
+@pytest.mark.parametrize("backend", ["modal", "local"])
+def test_a_plan_of_a_data_folder_runs_none_of_its_code(server, ws, tmp_path, monkeypatch,
+                                                       backend):
+    monkeypatch.setenv("WHILEAI_STATE_DIR", str(tmp_path / "state"))
+    marker = tmp_path / "marker"
+    _data_folder(ws, marker)
+    out = ok(call(server, "launch_run", {"config_or_recipe": "sft", "data": "sft",
+                                         "backend": backend}))
+    assert out["action"] == "planned" and out["run"] is None
+    data_note = next(n for n in out["plan"]["notes"] if n.startswith("data: "))
+    assert "on 1 conversations (train.jsonl); judged on 1 held-out asks" in data_note
+    assert "whileai-plan-data-" not in json.dumps(out)  # the private copy is never shown
+    assert not marker.exists(), marker.read_text()
+    assert os.environ.get("WHILEAI_MCP_TOKEN") != "patched"
+    assert not (tmp_path / "state").exists()  # a plan writes nothing
+
+
+@pytest.mark.skipif(not (RECIPES / "sft" / "run.py").is_file(), reason="no recipes/sft")
+def test_the_recipe_hooks_read_a_copy_of_the_bytes_that_were_hashed(tmp_path):
+    from whileai_core.runs.targets import resolve_target, verified_copy
+
+    marker = tmp_path / "marker"
+    folder = _data_folder(tmp_path, marker)
+    target = resolve_target("sft", recipes_dir=RECIPES, data=str(folder))
+    (folder / "grader.py").write_text("swapped after the hash\n")  # or a link, or a new folder
+    with verified_copy(target) as readable:
+        copy = Path(readable.data_dir)
+        assert copy != folder and not copy.is_relative_to(folder)
+        assert (copy / "grader.py").read_text().startswith(f"open({str(marker)!r}")
+        assert stat.S_IMODE(copy.stat().st_mode) == 0o700
+    assert not copy.exists()  # removed after the plan
+    assert not marker.exists()
+
+
+# --- a run's stored results: masked when written and again when read ---------------------------
+
+def _finished_run(state: Path, results: dict):
+    from whileai_core.runs.registry import Registry
+
+    registry = Registry(state)
+    record, _ = registry.claim(dict(id="run-00000000c0de", name="leaky", target="grpo",
+                                    target_kind="recipe", recipe="grpo", sha256="0" * 64,
+                                    backend="local", gpu=None))
+    registry.set_handle(record.id, {"pid": 1, "log": f"auth {FAKE['OPENAI_API_KEY']}"})
+    registry.transition(record.id, ("launching",), "succeeded", results=results)
+    return registry, record.id
+
+
+def test_collect_run_and_run_status_mask_a_runs_secrets(tmp_path, monkeypatch):
+    import sqlite3
+
+    from whileai_core.runs import collect_run, list_runs, run_status
+
+    for name, value in FAKE.items():
+        monkeypatch.setenv(name, value)
+    leaky = {"note": f"token {FAKE['MODAL_TOKEN_SECRET']}", FAKE["OPENAI_API_KEY"]: 1,
+             "nested": [{"env": FAKE["MODAL_TOKEN_SECRET"]}]}
+    registry, run = _finished_run(tmp_path / "state", leaky)
+    with sqlite3.connect(registry.path) as db:  # stored masked
+        stored = "".join(str(v) for row in db.execute("SELECT * FROM runs") for v in row)
+    assert all(v not in stored for v in FAKE.values()) and "<$MODAL_TOKEN_SECRET>" in stored
+    with sqlite3.connect(registry.path) as db:  # a registry written before the mask existed
+        db.execute("UPDATE runs SET results = ?, error = ?", (json.dumps(leaky),
+                                                             FAKE["OPENAI_API_KEY"]))
+    for answer in (collect_run(run, state_dir=tmp_path / "state"),
+                   run_status(run, state_dir=tmp_path / "state"),
+                   list_runs(state_dir=tmp_path / "state")):
+        shown = answer.model_dump_json() + answer.render()
+        assert all(v not in shown for v in FAKE.values()), shown
+        assert "<$OPENAI_API_KEY>" in shown

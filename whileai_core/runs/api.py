@@ -25,7 +25,7 @@ from .backend import get_backend
 from .registry import (ACTIVE, BACKENDS, FINISHED, Registry, RunRecord, claimable, now,
                        run_id)
 from .results import Cancelled, Collected, Launch, RunList, RunPlan
-from .targets import Target, resolve_target, stage_data
+from .targets import Target, resolve_target, stage_data, verified_copy
 
 ROW_FIELDS = ("before_rows", "after_rows")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -173,19 +173,28 @@ def _plan(target: Target, name: str, backend, gpu: str | None, gpu_count: int,
     except WhileaiError as exc:
         ready = False
         notes.append(f"not ready to launch: {exc}")
-    if target.data_dir is not None:  # the data folder is read now, on either backend
+    # The recipe's hooks read a data folder by name: they get a private copy of the bytes the
+    # door read and hashed, never the user's folder (a link swapped in would lead elsewhere).
+    # The hooks check the folder without running any of it (the grader is parsed, not run).
+    with verified_copy(target) as readable:
+        def user_words(text: object) -> str:  # the copy's path read as the user's folder
+            copy = str(readable.data_dir)
+            return str(text).replace(copy, str(target.data_dir)) if copy != "None" else str(text)
+
+        if target.data_dir is not None:  # the data folder is read now, on either backend
+            try:
+                from .modal_backend import recipe_describes_data
+                notes.append(f"data: {user_words(recipe_describes_data(readable))}")
+            except (WhileaiError, OSError) as exc:
+                ready = False
+                notes.append(f"not ready to launch: {user_words(exc)}")
         try:
-            from .modal_backend import recipe_describes_data
-            notes.append(f"data: {recipe_describes_data(target)}")
-        except (WhileaiError, OSError) as exc:
-            ready = False
-            notes.append(f"not ready to launch: {exc}")
-    try:
-        command = backend.describe(target, run_dir, gpu, name)
-    except WhileaiError as exc:
-        ready, command = False, "(unknown: see notes)"
-        if f"not ready to launch: {exc}" not in notes:
-            notes.append(f"not ready to launch: {exc}")
+            command = backend.describe(readable if backend.name == "modal" else target,
+                                       run_dir, gpu, name)
+        except WhileaiError as exc:
+            ready, command = False, "(unknown: see notes)"
+            if f"not ready to launch: {user_words(exc)}" not in notes:
+                notes.append(f"not ready to launch: {user_words(exc)}")
     return RunPlan(run_id=id, name=name, target=target.label, target_kind=target.kind,
                    recipe=target.recipe, sha256=target.sha256, backend=backend.name, gpu=gpu,
                    gpu_count=gpu_count, est_gpu_hours=est, est_basis=basis,

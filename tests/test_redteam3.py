@@ -201,3 +201,47 @@ def test_collect_run_and_run_status_mask_a_runs_secrets(tmp_path, monkeypatch):
         shown = answer.model_dump_json() + answer.render()
         assert all(v not in shown for v in FAKE.values()), shown
         assert "<$OPENAI_API_KEY>" in shown
+
+
+# --- the format probe's marker scan is linear (a 120 KB prompt froze the server for 78 s) -------
+
+# The old definition, kept here as the reference the linear scan must agree with.
+_REFERENCE = r"<([A-Za-z_][\w:-]*)(\s[^<>]*)?>(.*?)</\1\s*>|\\boxed\{([^{}]*)\}"
+
+
+def _reference_markers(text: str) -> list[tuple[str, str, str]]:
+    import re
+
+    out = []
+    for m in re.finditer(_REFERENCE, text, re.S):
+        if m.group(1) is not None:
+            out.append((f"<{m.group(1)}{m.group(2) or ''}>", m.group(3), f"</{m.group(1)}>"))
+        else:
+            out.append(("\\boxed{", m.group(4), "}"))
+    return out
+
+
+def test_format_markers_agree_with_the_regex_they_replace():
+    import random
+
+    from whileai_core.hacking.features import format_markers
+
+    pieces = ["<a>", "</a>", "<b x=1>", "</b >", "<a", ">", "</", "a", " ", "\n", "\\boxed{",
+              "{", "}", "42", "<answer>", "</answer>", "</a:b>", "<_t>", "</_t>", "<", "/"]
+    rng = random.Random(7)
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
+        assert format_markers(text) == _reference_markers(text), text
+
+
+def test_a_long_prompt_of_open_tags_is_scanned_in_linear_time():
+    import threading
+
+    from whileai_core.hacking.features import format_markers
+
+    done = []
+    text = "<a>" * 160_000 + "</b>"           # 480 KB; the old regex needed ~16x 120 KB's time
+    worker = threading.Thread(target=lambda: done.append(format_markers(text)), daemon=True)
+    worker.start()
+    worker.join(20)  # a liveness bound, not a speed test: the linear scan takes ~0.3 s here
+    assert done == [[]]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import sys
 from pathlib import Path
@@ -245,3 +246,88 @@ def test_a_long_prompt_of_open_tags_is_scanned_in_linear_time():
     worker.start()
     worker.join(20)  # a liveness bound, not a speed test: the linear scan takes ~0.3 s here
     assert done == [[]]
+
+
+# --- every string an answer echoes is cut: a 10 MB task id gave a 50 MB answer ---------------------
+
+BIG_ID = "T" * (10 << 20)
+ID_CALLS = [("pass_at", {"rows": "big.jsonl"}), ("pass_at", {"rows": "big.jsonl", "detail": True}),
+            ("route_rows", {"rows": "big.jsonl", "model": "Qwen/Qwen3-8B"}),
+            ("inspect_rows", {"rows": "big.jsonl"}), ("mean_reward", {"rows": "big.jsonl"}),
+            ("compare_runs", {"before": "big.jsonl", "after": "big.jsonl"}),
+            ("category_table", {"rows": "big.jsonl", "by": "task_id"}),
+            ("eval_fingerprint", {"tasks": "big.jsonl"})]
+
+
+@pytest.fixture(scope="module")
+def big_id_server(tmp_path_factory):
+    from server.app import build_server
+
+    ws = tmp_path_factory.mktemp("bigid")
+    write_jsonl(ws / "big.jsonl", [{"task_id": BIG_ID, "reward": 1.0},
+                                   {"task_id": BIG_ID, "reward": 0.0},
+                                   {"task_id": "small", "reward": 1.0}])
+    return build_server(ws, skills_dir=ws / "no-skills")
+
+
+@pytest.mark.parametrize("tool, arguments", ID_CALLS, ids=[f"{t}-{i}" for i, (t, _) in
+                                                           enumerate(ID_CALLS)])
+def test_a_ten_megabyte_task_id_gives_an_answer_under_8_kb(big_id_server, tool, arguments):
+    from whileai_core.defaults import MCP_ANSWER_MAX_BYTES
+
+    result = call(big_id_server, tool, arguments)
+    text = "".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+    size = len(text.encode()) + len(json.dumps(result.structured_content or {}).encode())
+    assert size < MCP_ANSWER_MAX_BYTES, (tool, size)
+    assert BIG_ID[:50_000] not in text
+    echoed = json.dumps(result.structured_content or {}) + text
+    if "T" * 40 in echoed:  # where the id is shown, it says how much of it (quotes and all)
+        assert re.search(r"of 10,485,76\d characters", echoed), echoed[-300:]
+
+
+def test_an_error_that_names_a_long_id_is_cut():
+    from whileai_core.errors import RowsError
+    from whileai_core.failures import explain
+
+    message = explain(RowsError(f"task {BIG_ID!r} appears twice", source="t.jsonl", line=2,
+                                fix="give each task once"))
+    assert len(message) < 1000 and f"of {len(BIG_ID) + 2:,} characters" in message
+    assert message.endswith("Fix: give each task once")
+
+
+# --- terminal escapes in ids and run logs are shown, never acted on --------------------------------
+
+ESCAPES = "\x1b]0;owned\x07\x1b[2J\x1b[1A\r\x9b31m"
+
+
+def test_escapes_in_a_task_id_reach_no_terminal(tmp_path):
+    from whileai_core.cli import main
+
+    write_jsonl(tmp_path / "rows.jsonl", [{"task_id": f"evil{ESCAPES}", "reward": 1.0},
+                                          {"task_id": "ok", "reward": 0.0}])
+    import contextlib
+    import io
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["pass-at", str(tmp_path / "rows.jsonl")])
+    printed = out.getvalue() + err.getvalue()
+    assert code == 0 and "\x1b" not in printed and "\x07" not in printed and "\x9b" not in printed
+    assert "\r" not in printed and "\\x1b]0;owned\\x07" in printed
+
+
+def test_escapes_in_a_run_log_reach_no_message(tmp_path):
+    from whileai_core.errors import ConfigError
+    from whileai_core.failures import explain
+    from whileai_core.runs.local import log_tail
+
+    log = tmp_path / "log.txt"
+    log.write_text(f"step 1\nboom {ESCAPES}\n")
+    message = explain(ConfigError(f"the recipe exited with code 1 (last lines: {log_tail(log)})"))
+    assert "\x1b" not in message and "\x07" not in message and "\\x1b[2J" in message
+
+
+def test_escapes_in_an_answers_text_are_shown(server, ws):
+    write_jsonl(ws / "rows.jsonl", [{"task_id": f"evil{ESCAPES}", "reward": 1.0}])
+    result = call(server, "pass_at", {"rows": "rows.jsonl", "detail": True})
+    assert "\x1b" not in result.content[0].text and "\\x1b" in result.content[0].text

@@ -11,7 +11,6 @@ Times asserted here are liveness bounds with wide margins (each says why), never
 from __future__ import annotations
 
 import json
-import os
 import resource
 import socket
 import subprocess
@@ -22,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from test_server_support import make_workspace
-from test_server_wire import INIT, SCRIPT, TOKEN, Http, _env, _free_port, _payload
+from test_server_wire import SCRIPT, TOKEN, Http, _env, _free_port
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(not SCRIPT.exists(),

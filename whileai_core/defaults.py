@@ -966,7 +966,7 @@ _source("MAX_ARCHIVE_MB",
         "unpacking to ~117 MB reached 5.3 GB), so what an archive unpacks to is limited on its "
         "own, below the rows limit; WHILEAI_MAX_ARCHIVE_MB or --max-file-mb archive=MB")
 
-JSON_STEP_CHARS = 4 << 20
+JSON_STEP_CHARS = 1 << 20
 _source("JSON_STEP_CHARS",
         "measured here: json.loads holds the GIL for a whole document (a 100 MB array delayed "
         "tools/list 1.6 s, a 100 MB JSONL 5.2 s); a large array is parsed in steps of about "

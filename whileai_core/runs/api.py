@@ -5,6 +5,9 @@ under the run's lock, then handed to the backend, and the backend's handle is re
 launching process dies anywhere in between, the run stays ``launching`` and the next status call
 reconciles it from what the backend can prove (the run's lock, its pid and exit files, or the
 Modal call), never from a guess.
+
+Why one module: the five calls share one protocol with the registry (plan, claim, record the
+handle, reconcile), and its order is the guarantee; it reads best in one place.
 """
 
 from __future__ import annotations
@@ -173,28 +176,25 @@ def _plan(target: Target, name: str, backend, gpu: str | None, gpu_count: int,
     except WhileaiError as exc:
         ready = False
         notes.append(f"not ready to launch: {exc}")
-    # The recipe's hooks read a data folder by name: they get a private copy of the bytes the
-    # door read and hashed, never the user's folder (a link swapped in would lead elsewhere).
-    # The hooks check the folder without running any of it (the grader is parsed, not run).
+    # the recipe's hooks read a data folder by name: they get a private copy of the bytes the
+    # door hashed (targets.verified_copy), and parse its code without running any of it
     with verified_copy(target) as readable:
-        def user_words(text: object) -> str:  # the copy's path read as the user's folder
-            copy = str(readable.data_dir)
-            return str(text).replace(copy, str(target.data_dir)) if copy != "None" else str(text)
-
+        mine = readable.data_dir and str(readable.data_dir)
+        words = (lambda text: str(text).replace(mine, str(target.data_dir))) if mine else str
         if target.data_dir is not None:  # the data folder is read now, on either backend
             try:
                 from .modal_backend import recipe_describes_data
-                notes.append(f"data: {user_words(recipe_describes_data(readable))}")
+                notes.append(f"data: {words(recipe_describes_data(readable))}")
             except (WhileaiError, OSError) as exc:
                 ready = False
-                notes.append(f"not ready to launch: {user_words(exc)}")
+                notes.append(f"not ready to launch: {words(exc)}")
         try:
             command = backend.describe(readable if backend.name == "modal" else target,
                                        run_dir, gpu, name)
         except WhileaiError as exc:
             ready, command = False, "(unknown: see notes)"
-            if f"not ready to launch: {user_words(exc)}" not in notes:
-                notes.append(f"not ready to launch: {user_words(exc)}")
+            if f"not ready to launch: {words(exc)}" not in notes:
+                notes.append(f"not ready to launch: {words(exc)}")
     return RunPlan(run_id=id, name=name, target=target.label, target_kind=target.kind,
                    recipe=target.recipe, sha256=target.sha256, backend=backend.name, gpu=gpu,
                    gpu_count=gpu_count, est_gpu_hours=est, est_basis=basis,

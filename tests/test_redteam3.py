@@ -12,6 +12,7 @@ import json
 import os
 import re
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -330,3 +331,145 @@ def test_escapes_in_an_answers_text_are_shown(server, ws):
     write_jsonl(ws / "rows.jsonl", [{"task_id": f"evil{ESCAPES}", "reward": 1.0}])
     result = call(server, "pass_at", {"rows": "rows.jsonl", "detail": True})
     assert "\x1b" not in result.content[0].text and "\\x1b" in result.content[0].text
+
+
+# --- memory: an archive is counted by what it unpacks to (a 114 KB .eval reached 5.3 GB) ---------
+
+def _padded_eval(path: Path, empties: int) -> int:
+    """The canned Inspect log (tests/fixtures/inspect, written by inspect_ai) with ``empties``
+    empty objects in one sample's metadata (valid JSON that compresses ~700:1), re-packed with
+    deflate. Returns what it unpacks to, in bytes."""
+    import zipfile
+
+    pytest.importorskip("zipfile_zstd")  # the fixture is zstd-compressed, as inspect writes it
+    fixture = Path(__file__).parent / "fixtures" / "inspect" / "logs" / "canned_single.eval"
+    total = 0
+    with zipfile.ZipFile(fixture) as src, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED,
+                                                           compresslevel=9) as dst:
+        for name in src.namelist():
+            data = src.read(name)
+            if name != "samples/q1_epoch_1.json":
+                dst.writestr(name, data)
+                total += len(data)
+                continue
+            head = data.rstrip()[:-1] + b',"metadata":{"pad":['
+            with dst.open(name, "w") as out:
+                out.write(head)
+                for _ in range(empties // 100_000):
+                    out.write(b"{}," * 100_000)
+                out.write(b"{}]}}")
+            total += len(head) + 3 * (empties // 100_000) * 100_000 + 5
+    return total
+
+
+_MEASURE = """
+import json, resource, sys
+from whileai_core.importers.inspect_logs import import_inspect
+import inspect_ai.log  # imported before the baseline: only the read is measured
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    rows, error = len(import_inspect(sys.argv[1]).rows), None
+except Exception as exc:
+    rows, error = None, str(exc)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"rows": rows, "error": error, "grew_mb": (peak - base) / 1024}))
+"""
+
+
+def _import_in_child(path: Path) -> dict:
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WHILEAI_MAX_")}
+    out = subprocess.run([sys.executable, "-c", _MEASURE, str(path)], capture_output=True,
+                         text=True, timeout=600, env={**env, "PYTHONPATH": str(RECIPES.parent)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_the_114_kb_eval_log_stays_under_the_stated_memory_ceiling(tmp_path):
+    pytest.importorskip("inspect_ai")
+    from whileai_core.defaults import ARCHIVE_MEMORY_FACTOR, MAX_ARCHIVE_MB
+
+    log = tmp_path / "bomb.eval"
+    unpacked = _padded_eval(log, 34_000_000)          # ~102 MB unpacked
+    assert 100_000 < log.stat().st_size < 130_000 and unpacked > MAX_ARCHIVE_MB << 20
+    seen = _import_in_child(log)
+    ceiling = ARCHIVE_MEMORY_FACTOR * MAX_ARCHIVE_MB  # the README's stated ceiling, in MB
+    assert seen["grew_mb"] < ceiling, seen  # before the fix: imported, ~4.3 GB
+    assert f"over the {MAX_ARCHIVE_MB} MB limit for what an archive" in seen["error"], seen
+    assert "WHILEAI_MAX_ARCHIVE_MB=" in seen["error"]
+
+
+def test_an_archive_under_the_limit_uses_at_most_its_stated_share(tmp_path):
+    pytest.importorskip("inspect_ai")
+    from whileai_core.defaults import ARCHIVE_MEMORY_FACTOR
+
+    log = tmp_path / "padded.eval"
+    unpacked = _padded_eval(log, 1_700_000)                # ~5 MB unpacked
+    seen = _import_in_child(log)
+    assert seen["rows"] == 6, seen
+    assert seen["grew_mb"] < ARCHIVE_MEMORY_FACTOR * unpacked / (1 << 20), seen
+
+
+def test_heavy_reads_take_a_place_and_the_rest_queue_then_are_told_busy(tmp_path):
+    import threading
+
+    from whileai_core.admission import BusyError, _Places, admit, call_scope
+    from whileai_core.defaults import HEAVY_READ_BYTES
+    from whileai_core.safepath import Limits, Root
+
+    (tmp_path / "big.jsonl").write_bytes(b'{"task_id": "a", "reward": 1}\n' * (
+        HEAVY_READ_BYTES // 30 + 1))
+    root = Root(tmp_path, limits=Limits.from_env({}))
+    places = _Places(2)
+    inside, release = threading.Barrier(3), threading.Event()
+
+    def reader():
+        with call_scope(places):
+            root.locate("big.jsonl", argument="rows").read_bytes("rows")
+            root.locate("big.jsonl", argument="rows").read_bytes("rows")  # one place per call
+            inside.wait(30)
+            release.wait(30)
+
+    threads = [threading.Thread(target=reader) for _ in range(2)]
+    for t in threads:
+        t.start()
+    inside.wait(30)
+    assert places.taken == 2
+    with call_scope(places), pytest.raises(BusyError, match="2 other calls are reading large"):
+        admit(HEAVY_READ_BYTES, "third.jsonl", wait_s=0.2)
+    with call_scope(places):
+        admit(HEAVY_READ_BYTES - 1, "small.jsonl", wait_s=0.2)  # a small read never waits
+    admit(HEAVY_READ_BYTES, "cli.jsonl", wait_s=0.2)           # outside the server: never held
+    release.set()
+    for t in threads:
+        t.join(30)
+    assert places.taken == 0
+
+
+# --- a large JSON array is parsed in steps (the GIL), with json.loads's own result ---------------
+
+def test_a_large_array_parsed_in_steps_equals_json_loads(monkeypatch):
+    import random
+
+    from whileai_core import safejson
+
+    monkeypatch.setattr(safejson, "JSON_STEP_CHARS", 64)
+    rng = random.Random(3)
+    tricky = ["}, {", "},{", '"}, {"', "[{}, {}]", "x"]  # cuts inside strings and values
+    stepped = 0
+    for _ in range(300):
+        rows = [{"task_id": f"t{i}", "s": rng.choice(tricky),
+                 "n": [{"a": 1}, {"b": [{}, {}]}] if rng.random() < 0.3 else 1}
+                for i in range(rng.randint(0, 40))]
+        text = json.dumps(rows, indent=rng.choice([None, 1]))
+        assert safejson.loads(text) == json.loads(text)
+        stepped += len(text) > 128 and safejson._array_in_steps(text) is not None
+        for bad in (text[:-1], text[: len(text) // 2], text + "\n{}", text.replace("1", "1.", 1)):
+            try:
+                json.loads(bad)
+            except json.JSONDecodeError as exc:
+                with pytest.raises(json.JSONDecodeError) as ours:
+                    safejson.loads(bad)
+                assert (ours.value.msg, ours.value.pos) == (exc.msg, exc.pos)
+    assert stepped > 200  # most arrays did go step by step

@@ -962,9 +962,10 @@ _source("HEAVY_READS_AT_ONCE",
 
 MAX_ARCHIVE_MB = 64
 _source("MAX_ARCHIVE_MB",
-        "measured here: Inspect's reader held ~45x what a .eval log unpacks to (a 114 KB log "
-        "unpacking to ~117 MB reached 5.3 GB), so what an archive unpacks to is limited on its "
-        "own, below the rows limit; WHILEAI_MAX_ARCHIVE_MB or --max-file-mb archive=MB")
+        "measured here: Inspect's reader holds up to ~51x what a .eval log unpacks to (the red "
+        "team's 114 KB log reached 5.3 GB), so what an archive unpacks to has its own limit, "
+        "below the rows limit: 64 MB caps one import near 3.5 GB (ARCHIVE_MEMORY_FACTOR); "
+        "WHILEAI_MAX_ARCHIVE_MB or --max-file-mb archive=MB")
 
 JSON_STEP_CHARS = 1 << 20
 _source("JSON_STEP_CHARS",
@@ -976,3 +977,19 @@ TOKEN_MIN_DISTINCT = 10
 _source("TOKEN_MIN_DISTINCT",
         "convention: a bearer token needs at least 10 different characters besides its length "
         "(36 x 'a' was accepted); secrets.token_urlsafe(32) and token_hex(16) always pass")
+
+HEAVY_WAIT_S = 60.0
+_source("HEAVY_WAIT_S",
+        "convention, untested: a call that finds every place for a heavy read taken waits a "
+        "minute (a 100 MB file parses in ~10 s here), then is answered busy")
+
+ROWS_MEMORY_FACTOR = 26
+_source("ROWS_MEMORY_FACTOR",
+        "measured here: the rows reader's peak memory over the file's size was 5.9x on graded "
+        "rows (108 MB -> 634 MB) and 25x on rows padded with empty objects (30 MB -> 750 MB), "
+        "the worst JSON gives (a 3-byte '{},' becomes a 64-byte dict and a pointer)")
+
+ARCHIVE_MEMORY_FACTOR = 55
+_source("ARCHIVE_MEMORY_FACTOR",
+        "measured here: inspect_ai 0.3.285's reader (and the rows built from it) peaked at 51x "
+        "what a .eval log unpacks to (30 MB of empty objects in a sample's metadata -> 1.54 GB)")

@@ -55,17 +55,43 @@ def _error(text: str | bytes, msg: str) -> json.JSONDecodeError:
 
 
 def _array_in_steps(text: str) -> list | None:
-    """The array ``text`` parsed step by step (see :func:`loads`), or None to parse it whole."""
+    """The array ``text`` parsed step by step (see :func:`loads`), or None to parse it whole.
+
+    A step first tries the cheap cut: the first "}, {" past the step's length, the slice parsed
+    as an array of its own (a cut inside a string or a nested value never parses: its string or
+    bracket is left open). Once a cut fails (traces nest their messages, so their cuts often
+    land inside one), the rest goes value by value (``raw_decode``), which needs no cut.
+    """
+    scan = _DECODER.raw_decode
     out: list = []
-    pos = text.index("[") + 1
+    opened = _SPACE.match(text, text.index("[") + 1)
+    pos, cheap = opened.end(), True
     try:
         while len(text) - pos > JSON_STEP_CHARS:
-            cut = _BETWEEN_OBJECTS.search(text, pos + JSON_STEP_CHARS)
-            if cut is None:
-                break
-            out.extend(json.loads("[" + text[pos:cut.start() + 1] + "]"))
-            pos = cut.end()
+            if cheap:
+                cut = _BETWEEN_OBJECTS.search(text, pos + JSON_STEP_CHARS)
+                if cut is None:
+                    break
+                try:
+                    out.extend(json.loads("[" + text[pos:cut.start() + 1] + "]"))
+                    pos = cut.end()
+                    continue
+                except ValueError:
+                    cheap = False
+            goal = pos + JSON_STEP_CHARS
+            while pos < goal:
+                value, end = scan(text, pos)
+                out.append(value)
+                comma = _COMMA.match(text, end)
+                if comma is None:  # the array ends here, or the text is not one array
+                    return out if text[end:].strip() == "]" else None
+                pos = comma.end()
         out.extend(json.loads("[" + text[pos:]))
     except (ValueError, RecursionError):
         return None
     return out
+
+
+_DECODER = json.JSONDecoder()
+_SPACE = re.compile(r"[ \t\n\r]*")
+_COMMA = re.compile(r"[ \t\n\r]*,[ \t\n\r]*")

@@ -50,6 +50,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from . import defaults as D
+from .admission import admit
 from .errors import ArgumentError, ConfigError, RowsError, WhileaiError
 from .failures import os_reason
 from .voice import CLI, arg, reader, relative_paths
@@ -67,13 +68,14 @@ FILE_KINDS: dict[str, tuple[str, str]] = {
     "tokenizer": ("tokenizer.json files", "WHILEAI_MAX_TOKENIZER_MB"),
     "config": ("config files (prime-rl TOML, agent host configs, skill files, reward code)",
                "WHILEAI_MAX_CONFIG_MB"),
+    "archive": ("what an archive (an Inspect .eval log) unpacks to", "WHILEAI_MAX_ARCHIVE_MB"),
 }
 TIMEOUT_ENV = "WHILEAI_READ_TIMEOUT_S"
 
 
 def _default_mb() -> dict[str, float]:
     return {"rows": D.MAX_ROWS_FILE_MB, "tokenizer": D.MAX_TOKENIZER_FILE_MB,
-            "config": D.MAX_CONFIG_FILE_MB}
+            "config": D.MAX_CONFIG_FILE_MB, "archive": D.MAX_ARCHIVE_MB}
 
 
 @dataclass(frozen=True)
@@ -460,6 +462,8 @@ class UserPath:
         size = os.fstat(fd).st_size
         if size > cap:
             raise self._too_big(size, kind, error, shown)
+        if kind == "rows":
+            admit(size, shown)  # a heavy read waits for its place (whileai_core.admission)
         deadline = time.monotonic() + limits.timeout_s
         buf = bytearray(size + 1)
         view = memoryview(buf)
@@ -590,6 +594,12 @@ class UserPath:
         if size > self.root.limits.max_bytes(kind):
             os.close(handle)
             raise self._too_big(size, kind, error, self.where)
+        if kind == "rows":
+            try:
+                admit(size, self.where)  # a heavy read waits for its place (admission)
+            except BaseException:
+                os.close(handle)
+                raise
         return os.fdopen(handle, "rb")
 
     def check_file(self, *, error: type[WhileaiError] = ArgumentError) -> None:
@@ -605,16 +615,21 @@ class UserPath:
 
         A zip's members can unpack to far more than the file's size (a "zip bomb": 300 KB held
         300 MB). Before the handle is returned, every member is unpacked here in bounded steps
-        and counted, without keeping it: the members' total, as unpacked, must fit the ``kind``
-        limit, and no member may unpack past the size its header declares (the zip reader a
-        caller uses stops at that size, so the declared sizes then bound what it reads).
-        Encrypted members and compression methods other than stored, deflate and zstd are
-        refused. The read timeout applies. The caller closes the handle.
+        and counted, without keeping it: the members' total, as unpacked, must fit both the
+        ``kind`` limit and the ``archive`` one (a reader holds up to ~51x what an Inspect log
+        unpacks to: a 114 KB log reached 5.3 GB), and no member may unpack past the size its
+        header declares (the zip reader a caller uses stops at that size, so the declared sizes
+        then bound what it reads). Encrypted members and compression methods other than stored,
+        deflate and zstd are refused. The read timeout applies. The caller closes the handle.
         """
-        fh = self.open_binary(kind, error=error)
+        limits = self.root.limits
+        bound = "archive" if limits.max_bytes("archive") < limits.max_bytes(kind) else kind
+        fh = self.open_binary(bound, error=error)
         try:
-            _check_archive(fh, self.root.limits, kind, error, self.where,
-                           lambda size: self._too_big(size, kind, error, self.where, "unpacks to"))
+            unpacked = _check_archive(
+                fh, limits, bound, error, self.where,
+                lambda size: self._too_big(size, bound, error, self.where, "unpacks to"))
+            admit(unpacked, self.where)  # counted by what it unpacks to
             fh.seek(0)
         except BaseException:
             fh.close()
@@ -725,9 +740,9 @@ _MAX_MEMBERS = 200_000
 
 
 def _check_archive(fh, limits: Limits, kind: str, error: type[WhileaiError], shown: str,
-                   too_big) -> None:
-    """Raise unless every member of the zip ``fh`` unpacks within its declared size and the
-    total within the ``kind`` limit (see :meth:`UserPath.open_archive`)."""
+                   too_big) -> int:
+    """What the zip ``fh`` unpacks to; raise unless every member unpacks within its declared
+    size and the total within the ``kind`` limit (see :meth:`UserPath.open_archive`)."""
     import struct
     import zipfile
 
@@ -744,6 +759,7 @@ def _check_archive(fh, limits: Limits, kind: str, error: type[WhileaiError], sho
     declared = sum(i.file_size for i in infos)
     if declared > cap:
         raise too_big(declared)
+    unpacked = 0
     deadline = time.monotonic() + limits.timeout_s
     for info in infos:
         if info.flag_bits & 0x1:
@@ -759,6 +775,8 @@ def _check_archive(fh, limits: Limits, kind: str, error: type[WhileaiError], sho
         if got > info.file_size:
             raise bad(f"member {info.filename!r} unpacks past the {info.file_size} bytes its "
                       "header declares (a zip bomb's trick)")
+        unpacked += got
+    return unpacked
 
 
 def _unpacked_size(fh, packed: int, method: int, declared: int, bad, member: str,

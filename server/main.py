@@ -103,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     except WhileaiError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    _sweep_in_background(args.root, limits)
     try:
         if settings is not None:
             print(settings.describe(_root(args.root)), file=sys.stderr, flush=True)
@@ -112,6 +113,17 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     return 0
+
+
+def _sweep_in_background(root: str, limits) -> None:
+    """Remove what writes killed mid-way left under the root (hidden temporary files of a
+    process that is gone: ``whileai_core.safepath.sweep_root``), without delaying the start."""
+    import threading
+
+    from whileai_core.safepath import Root, sweep_root
+
+    door = Root(root, limits=limits)
+    threading.Thread(target=sweep_root, args=(door,), daemon=True, name="whileai-sweep").start()
 
 
 def _root(value: str) -> str:

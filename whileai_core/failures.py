@@ -106,9 +106,10 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 REPORT_TO = ("the whileai skill pack's issue tracker (the repository you installed it from), "
              "with the command you ran")
 
-# io.write_atomic writes through ``.<name>.<8 random chars>.tmp`` beside the target; a failure on
-# that file is a failure to write the target (or in its folder), and is named so.
-_TEMP = re.compile(r"^\.(?P<name>.+)\.[A-Za-z0-9_]{8}\.tmp$")
+# the path door writes through ``.<name>.whileai-<pid>-<12 hex>.tmp`` beside the target
+# (safepath.temp_name); a failure on that file is a failure to write the target (or in its
+# folder), and is named so.
+_TEMP = re.compile(r"^\.(?P<name>.+)\.whileai-\d+-[0-9a-f]{12}\.tmp$")
 
 # errno -> what it means for the user, and the fix
 _FIXES: dict[int, tuple[str, str]] = {

@@ -40,6 +40,7 @@ from __future__ import annotations
 import errno
 import math
 import os
+import re
 import secrets
 import stat
 import time
@@ -148,6 +149,29 @@ def _kind_of(mode: int) -> str:
     if stat.S_ISREG(mode):
         return "a regular file"
     return "not a regular file"
+
+
+# What an agent host (or git, or the shell) runs or obeys when the user next opens the project: a
+# tool writing here could plant a hook, an MCP server that runs `sh -c`, or instructions. Under a
+# confined root (the server's workspace) no write lands here; only `whileai-skills init`, which
+# the user runs, writes host configuration. Compared case-insensitively (macOS).
+AGENT_CONFIG_FOLDERS = frozenset({".claude", ".cursor", ".vscode", ".codex", ".agents", ".gemini",
+                                  ".github", ".git", ".idea"})
+AGENT_CONFIG_FILES = frozenset({".mcp.json", "agents.md", "claude.md", "gemini.md", ".cursorrules",
+                                ".windsurfrules", ".envrc"})
+
+
+def agent_config(parts: tuple[str, ...]) -> str | None:
+    """The part of ``parts`` (a path below a root) that makes it agent-host configuration, or
+    None: a folder of ``AGENT_CONFIG_FOLDERS`` anywhere on it, or a file of
+    ``AGENT_CONFIG_FILES`` as its name."""
+    for part in parts[:-1]:
+        if part.lower() in AGENT_CONFIG_FOLDERS:
+            return part + "/"
+    if parts and (parts[-1].lower() in AGENT_CONFIG_FILES
+                  or parts[-1].lower() in AGENT_CONFIG_FOLDERS):
+        return parts[-1]
+    return None
 
 
 LINK_FIX = ("pass the file's real path, or copy the file itself into the workspace root (the "
@@ -668,11 +692,18 @@ class UserPath:
         if not self.parts:
             raise _fail(error, self.where, "is a directory, not a file",
                         "name a file to write, e.g. out/result.jsonl")
+        config = agent_config(self.parts) if self.root.confined else None
+        if config is not None:
+            raise _fail(error, self.where, f"is agent-host configuration (`{config}`): an agent "
+                        "host or git runs or obeys what it holds, so no tool writes there",
+                        "choose another path; to register the server with a host, run "
+                        "`whileai-skills init` yourself")
         name = self.parts[-1]
         fd = self._walk(self.parts[:-1], error, create=True)
-        tmp = f".{name[:180]}.{secrets.token_hex(6)}.tmp"
+        tmp = temp_name(name)
         try:
             self._check_target(name, fd, overwrite, error)
+            sweep_temps(fd)  # what a killed write left in this folder
             try:
                 out = os.open(tmp, _TEMP_FLAGS, 0o666, dir_fd=fd)  # 0o666 less the umask
             except OSError as exc:
@@ -682,6 +713,9 @@ class UserPath:
                 view = memoryview(data)
                 while view:
                     view = view[os.write(out, view):]
+                kept = _lstat_mode(name, fd)  # a file replaced keeps its permissions (0600...)
+                if kept is not None and stat.S_ISREG(kept):
+                    os.fchmod(out, stat.S_IMODE(kept))
                 os.fsync(out)
             finally:
                 os.close(out)
@@ -732,6 +766,82 @@ class UserPath:
     def _exists(self, error: type[WhileaiError]) -> WhileaiError:
         return error(f"{self.where} already exists; not overwriting it. Fix: pass "
                      f"{arg('overwrite', True)} or choose another path")
+
+
+# --- temporary files of writes: named so a killed write's leftovers can be told and removed ---
+
+_TEMP = re.compile(r"^\.(?P<name>.+)\.whileai-(?P<pid>\d+)-[0-9a-f]{12}\.tmp$")
+
+
+def temp_name(name: str) -> str:
+    """The temporary file a write of ``name`` goes through: hidden, beside it, carrying the
+    writer's pid, so a later write (or the server's start) can tell one left by a killed
+    process (a kill -9 mid-write left a 71 MB hidden file) from one still being written."""
+    return f".{name[:160]}.whileai-{os.getpid()}-{secrets.token_hex(6)}.tmp"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def sweep_temps(dir_fd: int) -> int:
+    """Remove, in the folder ``dir_fd``, the temporary files of writes whose process is gone
+    (regular files named by :func:`temp_name`, nothing followed); how many were removed."""
+    removed = 0
+    try:
+        with os.scandir(dir_fd) as entries:
+            names = [e.name for e in entries if e.name.startswith(".") and e.name.endswith(".tmp")]
+    except OSError:
+        return 0
+    for name in names:
+        match = _TEMP.match(name)
+        if match is None or _alive(int(match["pid"])):
+            continue
+        mode = _lstat_mode(name, dir_fd)
+        if mode is not None and stat.S_ISREG(mode):
+            try:
+                os.unlink(name, dir_fd=dir_fd)
+                removed += 1
+            except OSError:
+                pass
+    return removed
+
+
+def sweep_root(root: Root, *, max_folders: int = 10_000) -> int:
+    """:func:`sweep_temps` in the root and the folders below it (no link followed, at most
+    ``max_folders``, skipping version-control and package folders): what the server does when
+    it starts. How many files were removed."""
+    removed, queue, seen = 0, [os.dup(root.fd)], 0
+    while queue and seen < max_folders:
+        fd = queue.pop()
+        seen += 1
+        try:
+            removed += sweep_temps(fd)
+            with os.scandir(fd) as entries:
+                folders = [e.name for e in entries if e.is_dir(follow_symlinks=False)
+                           and e.name not in _SWEEP_SKIP]
+            for name in folders:
+                try:
+                    queue.append(os.open(name, _DIR_FLAGS, dir_fd=fd))
+                except OSError:
+                    pass
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    for fd in queue:
+        os.close(fd)
+    return removed
+
+
+_SWEEP_SKIP = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__",
+                         ".mypy_cache", ".pytest_cache", ".tox"})
 
 
 _ZIP_STORED, _ZIP_DEFLATED, _ZIP_ZSTANDARD = 0, 8, 93

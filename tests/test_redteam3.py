@@ -534,3 +534,74 @@ def test_a_killed_writes_temporary_file_is_removed_at_the_next_start(tmp_path):
     lookalike.write_bytes(b"z")
     assert sweep_root(Root(tmp_path)) == 1
     assert not left.exists() and mine.exists() and lookalike.exists()
+
+
+# --- inputs that read as "a bug in whileai" are input errors -------------------------------------
+
+BAD_INPUTS = [
+    ("failures_needed", {"half_width": 1e-300}, "half_width must be at least"),
+    ("audit_judge", {"items": "items.jsonl", "half_width": 5e-324}, "half_width must be at least"),
+    ("holdout_size", {"effect": 0.1, "alpha": 1e-300}, "`alpha` = 1e-300 is too close"),
+    ("holdout_size", {"effect": 1e-300}, "`effect` = 1e-300 is too close"),
+    ("shape_group", {"rewards": [1.0, 0.0], "scores": [[0.1, 0.2], [0.3]]},
+     "some entries differ in length"),
+    ("launch_run", {"config_or_recipe": "d1.toml"}, "num_train_gpus = 'x' is not a number"),
+    ("launch_run", {"config_or_recipe": "d2.toml"}, "`deployment` = 5 is not a table"),
+    ("launch_run", {"config_or_recipe": "d3.toml"}, "num_infer_gpus = inf is not a number"),
+    ("plot_forest", {"before": "c.jsonl", "after": "c.jsonl", "by": "category", "out": "f.png"},
+     None),
+    ("plot_band", {"rows": "c.jsonl", "out": "b.png"}, None),
+]
+
+
+@pytest.mark.parametrize("tool, arguments, said", BAD_INPUTS,
+                         ids=[f"{t}-{i}" for i, (t, _, _) in enumerate(BAD_INPUTS)])
+def test_odd_inputs_are_input_errors_not_bugs(server, ws, tool, arguments, said):
+    write_jsonl(ws / "items.jsonl", [{"id": f"i{i}", "label": bool(i % 2),
+                                      "grades": {"j": bool(i % 3)}} for i in range(8)])
+    (ws / "d1.toml").write_text("[deployment]\nnum_train_gpus = 'x'\n")
+    (ws / "d2.toml").write_text("deployment = 5\n")
+    (ws / "d3.toml").write_text("[deployment]\nnum_infer_gpus = 1e400\n")
+    write_jsonl(ws / "c.jsonl", [{"task_id": f"t{i}", "reward": float(i % 2),
+                                  "category": "$$" if i % 2 else "$\\frac{"} for i in range(12)])
+    result = call(server, tool, arguments)
+    text = result.content[0].text if result.content else ""
+    assert "bug in whileai" not in text, text
+    if said is None:
+        assert not result.is_error, text                # a `$...$` label draws as written
+    else:
+        assert result.is_error and said in text, text
+
+
+def test_a_config_with_a_destructive_clean_or_a_loader_variable_is_refused(tmp_path):
+    from whileai_core.errors import ConfigError
+    from whileai_core.prime_rl import prime_rl_config, validate_config
+
+    for override, said in (({"output_dir": "/home/user", "clean": True}, "deletes `output_dir`"),
+                           ({"output_dir": "outputs/../..", "clean": True}, "deletes"),
+                           ({"env_vars": {"LD_PRELOAD": "/tmp/x.so"}}, "env_vars.LD_PRELOAD"),
+                           ({"trainer.env_vars": {"PYTHONPATH": "/x"}}, "PYTHONPATH")):
+        with pytest.raises(ConfigError, match="refused by whileai") as refused:
+            prime_rl_config("reverse-text", "grpo", model="Qwen/Qwen3-0.6B",
+                            out=tmp_path / "c.toml", overrides=override, overwrite=True)
+        assert said in str(refused.value)
+    check = validate_config({"clean": True, "output_dir": "/", "env_vars": {"LD_PRELOAD": "x"}})
+    assert not check.ok and any("deletes `output_dir`" in e for e in check.errors)
+    assert any("LD_PRELOAD" in e for e in check.errors)
+    prime_rl_config("reverse-text", "grpo", model="Qwen/Qwen3-0.6B", out=tmp_path / "ok.toml",
+                    overrides={"output_dir": "outputs/r1", "clean": True})
+
+
+def test_launch_run_refuses_a_config_prime_rl_rejects(tmp_path):
+    from whileai_core.errors import ConfigError
+    from whileai_core.runs import launch_run
+
+    config = tmp_path / "rl.toml"
+    config.write_text("[deployment]\nnum_train_gpus = 1\nnum_infer_gpus = 1\n")
+    plan = launch_run(str(config), backend="modal", state_dir=tmp_path / "s")
+    assert not plan.plan.ready
+    assert any("prime-rl would reject it: missing required key `trainer`" in n
+               for n in plan.plan.notes)
+    with pytest.raises(ConfigError, match="Nothing was launched or recorded"):
+        launch_run(str(config), backend="modal", confirm=True, state_dir=tmp_path / "s")
+    assert not (tmp_path / "s").exists()

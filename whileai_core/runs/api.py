@@ -43,13 +43,21 @@ def _default_gpu(target: Target) -> str:
     default = RUN_GPU.get(target.recipe, RUN_GPU[PRIME_RL_RECIPE])
     if target.kind != "config":
         return default
-    deployment = tomllib.loads((target.data or b"").decode("utf-8")).get("deployment") or {}
+    deployment = tomllib.loads((target.data or b"").decode("utf-8")).get("deployment", {})
+    if not isinstance(deployment, dict):
+        raise ConfigError(f"{target.path}: `deployment` = {deployment!r:.40} is not a "
+                          "table. Fix: a [deployment] table (type, num_train_gpus, "
+                          "num_infer_gpus), or none")
     if deployment.get("type", "single_node") != "single_node":
         raise ArgumentError(f"{target.path}: [deployment] type {deployment.get('type')!r} is "
                             "multi-node; launch_run starts one Modal container (up to "
                             f"{MODAL_MAX_GPUS} GPUs). Fix: use a single_node deployment")
-    count = int(deployment.get("num_train_gpus", 1)) + int(deployment.get("num_infer_gpus", 1))
-    return f"{default.split(':')[0]}:{count}"
+    counts = [deployment.get(key, 1) for key in ("num_train_gpus", "num_infer_gpus")]
+    for key, value in zip(("num_train_gpus", "num_infer_gpus"), counts):
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MODAL_MAX_GPUS:
+            raise ConfigError(f"{target.path}: [deployment] {key} = {value!r} is not a number of "
+                              f"GPUs from 1 to {MODAL_MAX_GPUS}. Fix: e.g. {key} = 1")
+    return f"{default.split(':')[0]}:{sum(counts)}"
 
 
 def _check_gpu(gpu: Any, backend: str, target: Target) -> tuple[str | None, int]:
@@ -93,6 +101,15 @@ def _check_local_teacher(target: Target) -> None:
             "config with prime_rl_config(method={'name': 'opd', 'teacher': "
             "'<model>@https://<host>/v1'}, teacher_served=true, ...), or run the config on a "
             "machine that serves the teacher (the `first:` lines of prime_rl_config)")
+
+
+def _rejected(target: Target) -> list[str]:
+    """What prime-rl's schema (as whileai checks it) rejects in a config target; [] else."""
+    if target.kind != "config":
+        return []
+    from ..prime_rl import validate_config
+
+    return validate_config(tomllib.loads((target.data or b"").decode("utf-8"))).errors
 
 
 def _check_name(name: Any, target: Target) -> str:
@@ -156,11 +173,11 @@ def public(record: RunRecord) -> RunRecord:
 # --- the calls --------------------------------------------------------------------------------
 
 def _plan(target: Target, name: str, backend, gpu: str | None, gpu_count: int,
-          registry: Registry) -> RunPlan:
+          registry: Registry, rejected: list[str]) -> RunPlan:
     id = run_id(target.sha256, name, backend.name)
     run_dir = registry.run_dir(id)
-    notes: list[str] = []
-    ready = True
+    notes: list[str] = [f"not ready to launch: prime-rl would reject it: {p}" for p in rejected]
+    ready = not rejected
     if backend.name == "modal":
         hours = RUN_WALL_HOURS[target.recipe] if target.recipe in RUN_WALL_HOURS else max(
             RUN_WALL_HOURS.values())
@@ -235,9 +252,15 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
         _check_local_teacher(target)
     gpu_spec, gpu_count = _check_gpu(gpu, backend_name, target)
     run_name = _check_name(name, target)
+    rejected = _rejected(target)
+    if confirm and rejected:
+        raise ConfigError(f"{target.path}: prime-rl would reject it ({len(rejected)} problem(s): "
+                          f"{'; '.join(rejected[:3])}). Nothing was launched or recorded. Fix: "
+                          f"{op_name('validate_config')} lists each; rewrite it with "
+                          f"{op_name('prime_rl_config')}")
     # A plan is free: without confirm nothing is written, not even the registry's folder.
     registry = Registry(state_dir, create=confirm)
-    plan = _plan(target, run_name, runner, gpu_spec, gpu_count, registry)
+    plan = _plan(target, run_name, runner, gpu_spec, gpu_count, registry, rejected)
     fields = dict(id=plan.run_id, name=run_name, target=target.label, target_kind=target.kind,
                   recipe=target.recipe, sha256=target.sha256, backend=backend_name, gpu=gpu_spec)
     if not confirm:

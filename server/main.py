@@ -39,8 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-file-mb", action="append", type=_kind_mb, default=[],
                         metavar="KIND=MB",
                         help="largest file the tools read, per kind: rows (rows, traces, judge "
-                             "items), tokenizer, config; repeatable (defaults 1024, 128, 4; "
-                             "also WHILEAI_MAX_<KIND>_MB)")
+                             "items), tokenizer, config, archive (what an .eval log unpacks "
+                             "to); repeatable (defaults 1024, 128, 4, 64; also "
+                             "WHILEAI_MAX_<KIND>_MB)")
     parser.add_argument("--read-timeout", type=float, default=None, metavar="S",
                         help=f"longest one file read may take (default {READ_TIMEOUT_S:g} s; "
                              "also WHILEAI_READ_TIMEOUT_S)")
@@ -64,7 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="a browser Origin allowed to call (repeatable; default none, or "
                            "loopback origins on a loopback bind)")
     http.add_argument("--session-idle", type=float, default=MCP_SESSION_IDLE_S, metavar="S",
-                      help=f"close an HTTP session idle this long (default {MCP_SESSION_IDLE_S:g})")
+                      help=f"close an HTTP session with no request for this long, an open "
+                           f"stream or not (default {MCP_SESSION_IDLE_S:g})")
     parser.add_argument("--skills", default=None, metavar="DIR",
                         help="skills folder (default: $WHILEAI_SKILLS_DIR, else the checkout's "
                              "skills/, or the copy an installed wheel carries)")

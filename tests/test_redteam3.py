@@ -236,16 +236,18 @@ def test_format_markers_agree_with_the_regex_they_replace():
 
 
 def test_a_long_prompt_of_open_tags_is_scanned_in_linear_time():
-    import threading
+    import subprocess
 
-    from whileai_core.hacking.features import format_markers
-
-    done = []
-    text = "<a>" * 160_000 + "</b>"           # 480 KB; the old regex needed ~16x 120 KB's time
-    worker = threading.Thread(target=lambda: done.append(format_markers(text)), daemon=True)
-    worker.start()
-    worker.join(20)  # a liveness bound, not a speed test: the linear scan takes ~0.3 s here
-    assert done == [[]]
+    # in a child: the old regex held the GIL for its whole run, so a thread could not time it
+    code = ("from whileai_core.hacking.features import format_markers\n"
+            "print(format_markers('<a>' * 160_000 + '</b>'))\n")   # 480 KB, ~16x 120 KB's time
+    try:
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             timeout=30, env={**os.environ, "PYTHONPATH": str(RECIPES.parent)})
+    except subprocess.TimeoutExpired:
+        pytest.fail("the marker scan of a 480 KB prompt did not end in 30 s (quadratic)")
+    # a liveness bound, not a speed test: the linear scan takes ~0.3 s here, the old regex minutes
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr[-500:]
 
 
 # --- every string an answer echoes is cut: a 10 MB task id gave a 50 MB answer ---------------------

@@ -140,6 +140,9 @@ class HackScanInput(ToolInput):
     level: LevelArg = CONFIDENCE_LEVEL
     seed: Annotated[int, Field(ge=0, le=2**32 - 1, description="Seed of the shuffles.")] = BOOTSTRAP_SEED
     threshold: ThresholdArg = None
+    look: Annotated[int | None, Field(ge=1, le=100_000, description=(
+        "This scan's number among a run's repeated scans (1, 2, ...): it spends (1 - level) / "
+        "(look (look + 1)) of the run's error. Null: one scan at 1 - level."))] = None
 
 
 def hack_scan_tool(args: HackScanInput, env: Env) -> HackScan:
@@ -147,7 +150,8 @@ def hack_scan_tool(args: HackScanInput, env: Env) -> HackScan:
 
     rows = read_rows(args.rows, env.workspace, argument="rows", threshold=args.threshold)
     return hack_scan(rows, features=args.features, n_shuffles=args.n_shuffles,
-                     min_strength=args.min_strength, level=args.level, seed=args.seed)
+                     min_strength=args.min_strength, level=args.level, seed=args.seed,
+                     look=args.look)
 
 
 # --- watch_run ---------------------------------------------------------------------------------
@@ -209,20 +213,25 @@ TOOLS = [
             "Within each task, which features of the reply (length, truncation, format markers, "
             "repeated n-grams, fields you name) rise with the task-centred reward beyond a "
             "within-task shuffle floor. A feature that only tracks task difficulty does not "
-            "fire. Verdict clean / suspect / not_enough_data with evidence (feature, strength, "
-            "floor, n, an example)."),
+            "fire. Verdict clean / weak_signal (clears the floor under the strength gate) / "
+            "suspect / not_enough_data (too few tasks, or no feature could be tested: the note "
+            "says which and why) with evidence (feature, strength, floor, p, n, an example). "
+            "look=j: the j-th scan of a run, spending (1 - level) / (j (j + 1)) so repeated "
+            "scans hold the run-level false-alarm rate."),
         input=HackScanInput, output=HackScan, run=hack_scan_tool, annotations=READ_ONLY,
         doing="scanning rows for reward hacking",
         core=("hack_scan",)),
     ToolSpec(
         name="watch_run", title="Watch a training run",
         description=(
-            "During training: per step the training reward, the held-out pass rate with its "
-            "task-bootstrap interval paired against step 0, length and truncation share, and a "
-            "hack scan of the latest batch. Says stop only when the held-out interval moves "
-            "down, or stays flat while the training reward climbs beyond its own noise; else "
-            "continue or not_enough_data, with the numbers. plot=true adds the curve as an "
-            "image."),
+            "During training: per step the training reward, the held-out pass rate paired "
+            "against step 0 by task, length and truncation share, and hack scans of its batches. "
+            "Each held-out evaluation is a look tested at a level that spends (1 - level) / "
+            "(t (t + 1)), so an honest run is stopped at some look with probability at most "
+            "1 - level however many looks it gets; the same for the scans' feature alarm. Says "
+            "stop only when the held-out interval moves down, or stays flat while the training "
+            "reward climbs beyond its own noise; else continue or not_enough_data, with the "
+            "numbers. plot=true adds the curve as an image."),
         input=WatchRunInput, output=Watch, run=watch_run_tool, annotations=READ_ONLY,
         doing="watching a run", image=_watch_png,
         core=("watch_run", "watch_picture")),

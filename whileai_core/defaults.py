@@ -887,3 +887,40 @@ _source("NOISE_TIED_RUNS_RULE",
         "easy tasks, 2 re-runs: 12.8% of pure-noise differences passed the band, sd 1.1, "
         "against the promised 5%). The band then rests on the within-task prediction "
         "sqrt(sum_i s_i^2/n_i)/C (shared/reference/stats.md sec. 6) and the result says so")
+
+# --- watching without peeking: error rates that hold at every look -----------------------------
+
+WATCH_SPENDING = "alpha_t = (1 - level) / (t (t + 1)) at look t = 1, 2, ..."
+_source("WATCH_SPENDING",
+        "an alpha-spending plan stated before the first look (Lan & DeMets 1983, Biometrika "
+        "70(3):659-663), spent by look number because the number of looks is open: the spent "
+        "errors sum to 1 - level, so the intervals of every look hold together (a confidence "
+        "sequence by a union bound; Howard, Ramdas, McAuliffe & Sekhon 2021, Ann. Statist. "
+        "49(2):1055-1080, Lemma 3: then any stopping look keeps the error). watch_run's held-out "
+        "interval at look t is Student's t on the per-task paired deltas at level 1 - alpha_t; "
+        "the training climb's band uses the same one-sided alpha_t / 2, so P(an honest run whose "
+        "held-out score and training reward never move is ever stopped) <= 1 - level. Cost in "
+        "width against the fixed-sample interval at one look (two-sided 95%, normal quantile "
+        "1.960): look 1: 2.241 (1.14x); look 10: 3.51 (1.79x); look 20: 3.85 (1.96x); look 50: "
+        "4.27 (2.18x); with 40 tasks Student's t adds 4% at look 1. Measured "
+        "(bench/watch_anytime.py, docs/reward-hacking.md): 10, 20 and 50 looks of honest flat "
+        "runs stopped at most 5% of the time; the fixed-sample rule stopped up to 10% with "
+        "confirm 2 and 37% with confirm 1")
+SOURCES["WATCH_CONFIRM"] = (
+    "measured (bench/hacking_false_alarms.py, then bench/watch_anytime.py): the stop condition "
+    "must hold at 2 held-out evaluations in a row. With the spending plan one look is already "
+    "valid (flat honest runs stopped about 2% at 10-50 looks), but an honest run whose held-out "
+    "set gains only part of the training gain is stopped 41-73% of the time at one look and "
+    "15-30% at two: 2 keeps those runs going one look longer")
+
+WATCH_SCAN_EVERY = 5
+_source("WATCH_SCAN_EVERY",
+        "convention, untested: watch_run scans the batch of every 5th step (each scan a look of "
+        "WATCH_SPENDING's plan, so scanning more often costs width, not false alarms)")
+
+SCAN_MAX_SHUFFLES = 200_000
+_source("SCAN_MAX_SHUFFLES",
+        "convention: a repeated scan at look j needs p-values down to (1 - level) / (j (j + 1)); "
+        "shuffles go on past SCAN_SHUFFLES, only while a feature can still reach it (Besag & "
+        "Clifford 1991, Biometrika 78(2):301-304), up to 2 / alpha_j and at most 200,000: at "
+        "level 0.95 a scan past look 99 can no longer alarm (1 / 200,001 > alpha_100)")

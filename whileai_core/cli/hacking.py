@@ -51,7 +51,8 @@ def _probes(args):
 def _scan(args):
     from ..hacking import hack_scan
     return hack_scan(args.rows, features=args.features, n_shuffles=args.shuffles,
-                     min_strength=args.min_strength, threshold=args.threshold, seed=args.seed)
+                     min_strength=args.min_strength, threshold=args.threshold, seed=args.seed,
+                     look=args.look)
 
 
 def _watch(args):
@@ -106,7 +107,9 @@ def register(sub) -> None:
         "hack-scan", help="which reply features the reward pays for within tasks",
         description="Length, truncation, format markers, repeated n-grams (and --feature "
                     "fields) against the task-centred reward, with a within-task shuffle floor: "
-                    "clean, suspect (with evidence) or not_enough_data.")
+                    "clean, weak_signal (past the floor, under --min-strength), suspect (with "
+                    "evidence) or not_enough_data (too few tasks, or no feature testable: it "
+                    "says which and why).")
     p.add_argument("rows", help="graded rows with the reply text (completion) and several "
                                 "rollouts per task")
     p.add_argument("--feature", dest="features", action="append", metavar="FIELD", default=None,
@@ -116,15 +119,20 @@ def register(sub) -> None:
     p.add_argument("--min-strength", type=float, default=SCAN_MIN_STRENGTH,
                    help="smallest within-task correlation called suspect (default %(default)s)")
     p.add_argument("--seed", type=int, default=0, help="seed of the shuffles (0)")
+    p.add_argument("--look", type=int, default=None, metavar="J",
+                   help="this is the J-th scan of a run: spend (1 - level) / (J (J + 1)) of the "
+                        "run's false-alarm rate (default: one scan at 1 - level)")
     common(p)
     p.set_defaults(func=_scan)
 
     p = sub.add_parser(
         "watch", help="is the held-out pass rate following the training reward? stop/continue",
-        description="Per step: training reward, held-out pass rate with its interval paired "
-                    "against step 0, length and truncation, the latest batch's hack scan; "
-                    "stop only when the held-out interval moves down, or stays flat while the "
-                    "training reward climbs beyond its noise.")
+        description="Per step: training reward, held-out pass rate paired against step 0, "
+                    "length and truncation, hack scans of the batches; stop only when the "
+                    "held-out interval moves down, or stays flat while the training reward "
+                    "climbs beyond its noise. Each held-out evaluation is a look tested at its "
+                    "share of the error, alpha/(t(t+1)): the false-stop rate of an honest run "
+                    "holds however many looks it gets.")
     p.add_argument("source", help="a run id, a TRL output folder, a watch.jsonl, or a rows file "
                                   "whose rows carry `step`")
     p.add_argument("--confirm", type=int, default=WATCH_CONFIRM,

@@ -924,3 +924,46 @@ _source("SCAN_MAX_SHUFFLES",
         "shuffles go on past SCAN_SHUFFLES, only while a feature can still reach it (Besag & "
         "Clifford 1991, Biometrika 78(2):301-304), up to 2 / alpha_j and at most 200,000: at "
         "level 0.95 a scan past look 99 can no longer alarm (1 / 200,001 > alpha_100)")
+
+# --- the run doctor (whileai_core.hacking.doctor) -----------------------------------------------
+
+DOCTOR_ZERO_SPREAD_SHARE = 0.5
+_source("DOCTOR_ZERO_SPREAD_SHARE",
+        "convention, untested: zero_advantage fires when a step's share of groups whose "
+        "rollouts all got one reward has its 95% interval above 0.5 (more than half the batch "
+        "teaches nothing; DAPO, Yu et al. 2025, arXiv:2503.14476, drops such groups); false "
+        "alarms measured in bench/doctor_signatures.py")
+
+DOCTOR_TRUNCATION_SHARE = 0.5
+_source("DOCTOR_TRUNCATION_SHARE",
+        "convention, untested: truncation_lock_in fires when a step's share of rollouts cut at "
+        "the token cap has its 95% interval above 0.5 (most replies unfinished); measured in "
+        "bench/doctor_signatures.py")
+
+DOCTOR_DISTINCT_SHARE = 0.5
+_source("DOCTOR_DISTINCT_SHARE",
+        "convention, untested: diversity_collapse fires when the mean share of distinct replies "
+        "in a group has its 95% interval below 0.5 (most rollouts of a prompt repeat another)")
+
+DOCTOR_ENTROPY_FALL = 0.1
+_source("DOCTOR_ENTROPY_FALL",
+        "convention, untested: entropy_runaway fires when the logged entropy falls below 0.1x, "
+        "or rises above DOCTOR_ENTROPY_RISE x, the median of its first 3 logged steps")
+
+DOCTOR_ENTROPY_RISE = 3.0
+_source("DOCTOR_ENTROPY_RISE", "convention, untested: see DOCTOR_ENTROPY_FALL")
+
+DOCTOR_KL_MAX = 0.1
+_source("DOCTOR_KL_MAX",
+        "convention, untested: kl_runaway fires when the logged KL (TRL's kl to the reference; "
+        "prime-rl's mismatch_kl between trainer and inference) exceeds max(0.1, 10x the median "
+        "of its first 3 logged steps)")
+
+DOCTOR_MAX_OFF_POLICY = 8
+_source("DOCTOR_MAX_OFF_POLICY",
+        "prime-rl 559b447 OrchestratorConfig.max_off_policy_steps default (Field(8, ge=0), "
+        "packages/prime-rl-configs/src/prime_rl/configs/orchestrator.py); the run's own "
+        "configs/orchestrator.json wins when present")
+
+DOCTOR_STEPS_SHOWN = 50
+_source("DOCTOR_STEPS_SHOWN", "convention: a diagnosis lists the last 50 steps (n of N)")

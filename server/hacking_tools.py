@@ -22,6 +22,7 @@ from whileai_core.errors import ArgumentError
 from whileai_core.hacking.probes import PROBES, CheatProbes
 from whileai_core.hacking.reward import RewardFile
 from whileai_core.hacking.scan import HackScan
+from whileai_core.hacking.doctor import Diagnosis
 from whileai_core.hacking.watch import Watch
 
 from .tooling import READ_ONLY, Env, RowsArg, ThresholdArg, ToolInput, ToolSpec, read_rows, source
@@ -195,6 +196,32 @@ def _watch_png(args: WatchRunInput, result: Watch) -> bytes | None:
     return watch_picture(result).png()
 
 
+# --- diagnose_run ------------------------------------------------------------------------------
+
+class DiagnoseRunInput(ToolInput):
+    source: Annotated[str, Field(
+        description="A run id from launch_run ('run-' and 12 hex digits), or a path under the "
+                    "workspace root: a prime-rl run folder (rollouts/step_<S>/train/..., "
+                    "metrics.jsonl, configs/orchestrator.json), a TRL output folder (the "
+                    "recipes' watch.jsonl, trainer_state.json) or a watch.jsonl.",
+        min_length=1, max_length=1000, examples=["runs/prime-1", "run-0123456789ab"])]
+    max_off_policy_steps: Annotated[int | None, Field(ge=0, le=100_000, description=(
+        "The staleness bound; null: the run's configs/orchestrator.json, else prime-rl's "
+        "default 8."))] = None
+    level: LevelArg = CONFIDENCE_LEVEL
+
+
+def diagnose_run_tool(args: DiagnoseRunInput, env: Env) -> Diagnosis:
+    import re
+
+    from whileai_core.hacking import diagnose_run
+
+    target = args.source.strip()
+    if not re.match(r"^run-[0-9a-f]{12}$", target):  # a path: opened under the root, the door
+        target = env.workspace.resolve(target, argument="source")
+    return diagnose_run(target, level=args.level, max_off_policy_steps=args.max_off_policy_steps)
+
+
 TOOLS = [
     ToolSpec(
         name="cheat_probes", title="Probe a reward with degenerate answers",
@@ -235,4 +262,17 @@ TOOLS = [
         input=WatchRunInput, output=Watch, run=watch_run_tool, annotations=READ_ONLY,
         doing="watching a run", image=_watch_png,
         core=("watch_run", "watch_picture")),
+    ToolSpec(
+        name="diagnose_run", title="Is the run learning anything?",
+        description=(
+            "Reads a run's own files (prime-rl rollouts and metrics, TRL's log and the recipes' "
+            "watch.jsonl) and names, per step, what makes a run learn nothing or the wrong "
+            "thing: zero_advantage (groups with one reward), truncation_lock_in, "
+            "reward_pays_feature, staleness (past max_off_policy_steps), verifier_noise "
+            "(identical replies scored differently), diversity_collapse, entropy_runaway, "
+            "kl_runaway; each found / clear / not_checked with evidence, an interval where it "
+            "is a rate, the threshold's source and the action. Verdict healthy / sick / "
+            "not_enough_data."),
+        input=DiagnoseRunInput, output=Diagnosis, run=diagnose_run_tool, annotations=READ_ONLY,
+        doing="diagnosing a run", core=("diagnose_run",)),
 ]

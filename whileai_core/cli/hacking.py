@@ -66,6 +66,12 @@ def _watch(args):
     return plotted(args, watch, draw)
 
 
+def _doctor(args):
+    from ..hacking import diagnose_run
+    return diagnose_run(args.source, state_dir=args.state_dir,
+                        max_off_policy_steps=args.max_off_policy_steps)
+
+
 def register(sub) -> None:
     from ..hacking.probes import PROBES
     from . import add_json_flag, add_threshold_flag
@@ -143,3 +149,20 @@ def register(sub) -> None:
     add_plot_flags(p, "the watch curve")
     common(p)
     p.set_defaults(func=_watch)
+
+    p = sub.add_parser(
+        "doctor", help="is the run learning anything? dead-run and wrong-thing signatures per step",
+        description="Reads a run's own files (a prime-rl run folder, a TRL output folder, a "
+                    "watch.jsonl, a run id) and names, per step: zero-advantage groups, "
+                    "truncation lock-in, a reward paying a reply feature, staleness past "
+                    "max_off_policy_steps, verifier noise (identical replies scored "
+                    "differently), collapsing diversity, entropy or KL running away; each with "
+                    "its evidence, interval, threshold and the fix.")
+    p.add_argument("source", help="a run id, a prime-rl run folder, a TRL output folder, or a "
+                                  "watch.jsonl")
+    p.add_argument("--max-off-policy-steps", type=int, default=None, metavar="N",
+                   help="the staleness bound (default: the run's configs/orchestrator.json, "
+                        "else prime-rl's default 8)")
+    p.add_argument("--state-dir", default=None, help="run registry folder (for a run id)")
+    add_json_flag(p)
+    p.set_defaults(func=_doctor)

@@ -932,18 +932,20 @@ _source("DOCTOR_ZERO_SPREAD_SHARE",
         "convention, untested: zero_advantage fires when a step's share of groups whose "
         "rollouts all got one reward has its 95% interval above 0.5 (more than half the batch "
         "teaches nothing; DAPO, Yu et al. 2025, arXiv:2503.14476, drops such groups); false "
-        "alarms measured in bench/doctor_signatures.py")
+        "alarms measured in bench/watch_anytime.py")
 
 DOCTOR_TRUNCATION_SHARE = 0.5
 _source("DOCTOR_TRUNCATION_SHARE",
         "convention, untested: truncation_lock_in fires when a step's share of rollouts cut at "
         "the token cap has its 95% interval above 0.5 (most replies unfinished); measured in "
-        "bench/doctor_signatures.py")
+        "bench/watch_anytime.py")
 
-DOCTOR_DISTINCT_SHARE = 0.5
+DOCTOR_DISTINCT_SHARE = 0.75
 _source("DOCTOR_DISTINCT_SHARE",
         "convention, untested: diversity_collapse fires when the mean share of distinct replies "
-        "in a group has its 95% interval below 0.5 (most rollouts of a prompt repeat another)")
+        "in a group has its 95% interval below 0.75 (fewer than 3 in 4 rollouts of a prompt are "
+        "new; sampling at temperature 1 gives about 1); the interval counts groups, so 8 groups "
+        "at 0.25 reach 0.59 and 0.5 would never fire on them (bench/watch_anytime.py)")
 
 DOCTOR_ENTROPY_FALL = 0.1
 _source("DOCTOR_ENTROPY_FALL",

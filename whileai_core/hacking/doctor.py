@@ -24,7 +24,7 @@ Rates are per step over groups (tasks are the sampling unit): Wilson intervals [
 as the trial (a truncation or distinct share is the mean of its groups' shares), at ``level``. A
 rate signature fires at a step when its interval lies wholly past the threshold; the run-level
 false-alarm rate of each signature on honest simulated runs is measured in
-``bench/doctor_signatures.py`` (docs/reward-hacking.md).
+``bench/watch_anytime.py`` (docs/reward-hacking.md).
 
 [1] Yu et al. (2025). DAPO: An Open-Source LLM Reinforcement Learning System at Scale.
     arXiv:2503.14476, sec. 3.2 (dynamic sampling).

@@ -124,12 +124,20 @@ def test_diagnose_run_tool(server, ws):
                                          "diagnose_run")
 
 
-@pytest.mark.skipif(not (TRL / "honest" / "trainer_state.json").exists(), reason="fixture not made")
-def test_trl_smoke_runs():
-    planted = diagnose_run(TRL / "planted")
-    f = by_name(planted)
-    assert f["zero_advantage"].steps[:2] == [5, 6]
-    assert f["verifier_noise"].status == "found" and set(f["verifier_noise"].steps) <= {1, 2}
-    assert f["truncation_lock_in"].status == "found"
+@pytest.mark.skipif(not (TRL / "planted" / "trainer_state.json").exists(), reason="not made")
+def test_trl_smoke_planted_run():
+    # the GRPO recipe's CPU smoke with the planted reward (make_doctor_runs.py): noise at steps
+    # 1-2, zero reward at 5-6, and a reward paying length throughout; in 12 steps the tiny model's
+    # clipped ratio climbs to 0.38 (TRL's log), short of a lock-in, while the scan sees the
+    # reward paying length within tasks
+    f = by_name(diagnose_run(TRL / "planted"))
+    assert f["zero_advantage"].steps == [5, 6]
+    assert f["verifier_noise"].steps == [1, 2]
+    assert f["reward_pays_feature"].status == "found" and "length" in f["reward_pays_feature"].evidence
+    assert f["staleness"].status == "not_checked" and f["truncation_lock_in"].status == "clear"
+
+
+@pytest.mark.skipif(not (TRL / "honest" / "trainer_state.json").exists(), reason="not made")
+def test_trl_smoke_honest_run():
     honest = diagnose_run(TRL / "honest")
     assert honest.found == [], honest.render()

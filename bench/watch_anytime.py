@@ -41,7 +41,7 @@ from whileai_core.bootstrap import wilson_interval  # noqa: E402
 from whileai_core.hacking import hack_scan  # noqa: E402
 from whileai_core.hacking.anytime import (climb_band, first_stop, look_conditions,  # noqa: E402
                                           paired_look_interval)
-from whileai_core.hacking.doctor import _signatures, _step_numbers  # noqa: E402
+from whileai_core.hacking.doctor import RunArrays, _signatures, _step_numbers  # noqa: E402
 
 
 def rate(hits: int, n: int) -> str:
@@ -64,7 +64,7 @@ def watch_runs(rng, runs, looks, *, gain=0.45, share=0.0, drop=0.0, onset=0, any
     d = values[:, 1:] - values[:, :1]
     lk = np.arange(1, looks + 1)
     if anytime:
-        _, lo, hi = paired_look_interval(d, 0.95, lk[None, :])
+        _, lo, hi, _ = paired_look_interval(d, 0.95, lk[None, :])
     else:
         se = d.std(-1, ddof=1) / np.sqrt(n)
         q = stdtrit(n - 1, 0.975)
@@ -152,30 +152,39 @@ PLANTS = ("zero_advantage", "truncation_lock_in", "staleness", "verifier_noise",
 
 
 def doctor_run(rng, plant, steps=30, groups=8, k=8, onset=16, length=5):
-    nums = []
-    for s in range(1, steps + 1):
-        on = plant is not None and onset <= s < onset + length
-        rows = []
-        for g in range(groups):
-            p = rng.uniform(0.2, 0.8)
-            rewards = (rng.random(k) < p).astype(float)
-            if on and plant == "zero_advantage":
-                rewards[:] = rewards[0]
-            texts = [f"s{s} g{g} r{r} {rng.integers(1 << 30)}" for r in range(k)]
-            texts[1] = texts[0]  # one repeated reply a group: scored alike by an honest verifier
-            rewards[1] = rewards[0]
-            if on and plant == "verifier_noise":
-                rewards[1] = 1.0 - rewards[0]
-            if on and plant == "diversity_collapse":
-                texts = [texts[0]] * (k - 1) + [texts[-1]]
-                rewards[:k - 1] = rewards[0]
-            cut = rng.random(k) < (0.9 if on and plant == "truncation_lock_in" else 0.05)
-            lag = 12 if on and plant == "staleness" else int(rng.integers(0, 3))
-            rows += [{"task_id": f"t{g}", "reward": float(rewards[r]), "truncated": bool(cut[r]),
-                      "completion": texts[r], "policy_version": s - 1 - lag} for r in range(k)]
-        metrics = {"entropy": (0.03 if on and plant == "entropy_runaway" else 0.6) + rng.normal(0, 0.02),
-                   "kl": (0.5 if on and plant == "kl_runaway" else 0.001) + abs(rng.normal(0, 3e-4))}
-        nums.append(_step_numbers(s, rows, metrics, 0.95, 8))
+    """One simulated run's findings: rollouts drawn as arrays (steps x groups x k) and read by
+    the doctor's own per-step counting and signatures."""
+    shape = (steps, groups, k)
+    on = np.zeros(steps, dtype=bool)
+    if plant is not None:
+        on[onset - 1:onset - 1 + length] = True  # steps onset .. onset + length - 1
+    on3 = on[:, None, None]
+    p = rng.uniform(0.2, 0.8, (steps, groups, 1))
+    rewards = (rng.random(shape) < p).astype(float)
+    text = np.arange(steps * groups * k).reshape(shape)  # every reply distinct ...
+    text[..., 1] = text[..., 0]  # ... but one repeated a group: scored alike by an honest verifier
+    rewards[..., 1] = rewards[..., 0]
+    if plant == "zero_advantage":
+        rewards = np.where(on3, rewards[..., :1], rewards)
+    if plant == "verifier_noise":
+        rewards[..., 1] = np.where(on[:, None], 1.0 - rewards[..., 0], rewards[..., 1])
+    if plant == "diversity_collapse":
+        head = np.zeros(k, dtype=bool)
+        head[:k - 1] = True
+        text = np.where(on3 & head, text[..., :1], text)
+        rewards = np.where(on3 & head, rewards[..., :1], rewards)
+    cut = rng.random(shape) < np.where(on3 & (plant == "truncation_lock_in"), 0.9, 0.05)
+    lag = np.where(on[:, None] & (plant == "staleness"), 12, rng.integers(0, 3, (steps, groups)))
+    version = (np.arange(steps)[:, None] - lag)[..., None] + np.zeros(shape)  # step s: s - 1 - lag
+    step = np.broadcast_to(np.arange(steps)[:, None, None], shape)
+    group = np.broadcast_to(np.arange(groups)[None, :, None], shape)
+    run = RunArrays(range(1, steps + 1), step.ravel(), group.ravel(), rewards.ravel(),
+                    cut.ravel().astype(float), text.ravel(), version.ravel())
+    entropy = np.where(on & (plant == "entropy_runaway"), 0.03, 0.6) + rng.normal(0, 0.02, steps)
+    kl = np.where(on & (plant == "kl_runaway"), 0.5, 0.001) + np.abs(rng.normal(0, 3e-4, steps))
+    metrics = {s: {"entropy": float(entropy[s - 1]), "kl": float(kl[s - 1])}
+               for s in range(1, steps + 1)}
+    nums = _step_numbers(run, metrics, 0.95)
     return {f.signature: f for f in _signatures(nums, None, 8, 0.95, 0)}
 
 

@@ -320,18 +320,46 @@ def test_first_stop_step_is_where_a_callback_stops():
     assert clean.first_stop_step is None
 
 
-def test_too_few_held_out_tasks_say_so():
+def test_zero_spread_bound_and_too_few_tasks():
     # 6 held-out tasks, never solved; the training reward climbs 0.05 a step (climb +0.35 at
-    # step 12, by hand as above). The paired delta is 0 on every task: no spread, so the
-    # interval is the two arms' unpaired difference, and at look 2's level 1 - 0.05/6 no exact
-    # test on 6 tasks reaches it (McNemar needs 2^n >= 2/alpha: n >= 9): no verdict either way,
-    # and the reason says what would give one
+    # step 12, by hand as above). The paired delta is 0 on every task: no spread, so no t
+    # interval. The interval is then the exact bound on the share of tasks that could have moved
+    # unseen (0 of 6 moved: Clopper-Pearson's upper limit at one-sided alpha_2 = 0.05 / 6 is
+    # scipy's beta(1, 6) quantile) times the largest move, 1: it reaches past the climb, so no
+    # stop, and the reason says how many unmoved tasks would tell
+    from scipy.stats import beta
+
     never = {f"h{i}": 0 for i in range(6)}
     train = [0.1 + 0.05 * s for s in range(12)]
     w = watch_records(run(train, {0: never, 6: never, 12: never}))
-    assert w.decision == "not_enough_data" and w.held_out_delta == 0.0 and w.n_paired == 6
-    assert w.held_out_ci is None and w.first_stop_step is None
-    assert "evaluate more held-out tasks" in w.reason
+    bound = beta.ppf(1 - 0.05 / 6, 1, 6)
+    assert w.held_out_ci == pytest.approx((-bound, bound)) and w.held_out_delta == 0.0
+    assert w.held_out_ci_method == "zero_spread_bound" and w.n_paired == 6
+    assert w.decision == "continue" and w.first_stop_step is None
+    # the fewest unmoved tasks whose bound lies under 0.35 at look 2: by the same quantile
+    need = next(n for n in range(1, 100) if beta.ppf(1 - 0.05 / 6, 1, n) < 0.35)
+    assert f"({need} unmoved tasks would bound it under the climb)" in w.reason
+    assert "no spread, so no t interval" in " ".join(w.notes)
+    # 24 tasks that never move, the same climb: zero held-out movement against a climbing
+    # reward is evidence; look 1 (step 6, climb 0.15) and look 2 (step 12, climb 0.35) both
+    # bound the held-out change under the climb: stop at step 12
+    never24 = {f"h{i}": 0 for i in range(24)}
+    w = watch_records(run(train, {0: never24, 6: never24, 12: never24}))
+    assert [s.delta_ci[1] for s in w.steps if s.look] == pytest.approx(
+        [beta.ppf(1 - 0.05 / 2, 1, 24), beta.ppf(1 - 0.05 / 6, 1, 24)])
+    assert w.decision == "stop" and w.first_stop_step == 12 and "flat" in w.reason
+    # every task up by exactly one pass of 4 (0.25): the bound runs from 0.25 towards -1 and 1
+    up = {t: 1 for t in never24}
+    w = watch_records(run(train, {0: never24, 6: up, 12: up}))
+    s = beta.ppf(1 - 0.05 / 6, 1, 24)
+    assert w.held_out_ci == pytest.approx((0.25 - s * 1.25, 0.25 + s * 0.75))
+    # rewards outside [0, 1] with no spread: no range, so no bound and no interval
+    graded = [dict(r, step=r["step"], held_out=[dict(x, reward=x["reward"] * 5)
+                                                 for x in r["held_out"]]) if "held_out" in r
+              else r for r in run(train, {0: never24, 6: up, 12: up})]
+    w = watch_records(graded, metric="reward")
+    assert w.held_out_ci is None and w.decision == "not_enough_data"
+    assert "the rewards leave [0, 1]" in w.reason
     # with 12 tasks that vary (half pass 2 of 4, half 1 of 4 at both evaluations, one task
     # moving by a quarter) the t interval exists at look 2 and lies below the climb: 11 tasks of
     # 12 did not move while the training reward climbed 0.35, twice in a row: stop
@@ -409,7 +437,7 @@ def test_watch_records_is_the_vectorised_rule():
     looks = 6
     values, train = _simulated_looks(rng, 12, looks, -0.35 * np.arange(looks + 1))
     d = values[:, 1:] - values[:, :1]
-    _, lo, hi = paired_look_interval(d, 0.95, np.arange(1, looks + 1)[None, :])
+    _, lo, hi, _ = paired_look_interval(d, 0.95, np.arange(1, looks + 1)[None, :])
     climbs, bands = np.full((12, looks), np.nan), np.full((12, looks), np.nan)
     for j in range(looks):
         r = train[:, :(j + 1) * 5]
@@ -492,10 +520,12 @@ def test_scan_at_a_deep_look_needs_a_smaller_p():
     rows = _planted(0, pays_length=True)
     one = hack_scan(rows, seed=1)
     deep = hack_scan(rows, seed=1, look=50)
-    # look 50 spends 0.05 / 2550; the shuffles go on to 2 / alpha = 102,000 while length could
-    # still clear it, and no shuffle beats it: p = 1 / 102,001
-    assert deep.alpha == pytest.approx(0.05 / 2550) and deep.look == 50
-    assert deep.n_shuffles == math.ceil(2 / (0.05 / 2550)) and one.n_shuffles == 500
+    # look 50 spends the scans' half of 0.05 over 50 x 51 = 2550; the shuffles go on while
+    # length could still clear it, to 2 / alpha = 204,000 capped at 200,000, and no shuffle
+    # beats it: p = 1 / 200,001, under alpha = 9.8e-6
+    assert deep.alpha == pytest.approx(0.5 * 0.05 / 2550) and deep.look == 50
+    assert deep.n_shuffles == 200_000 and one.n_shuffles == 500
+    assert hack_scan(rows, seed=1, look=1).alpha == pytest.approx(0.5 * 0.05 / 2)
     length = next(f for f in deep.features if f.feature == "length")
     assert length.p_value == pytest.approx(1 / (deep.n_shuffles + 1))
     assert deep.verdict == "suspect" and one.verdict == "suspect"

@@ -11,6 +11,13 @@ held-out grader, the "task" the user cares about:
   score stays at 0 while the training reward climbs: the over-optimisation picture.
 - honest: the held-out set is graded by the same length reward the run trains on, so it climbs
   with the training reward.
+
+The held-out set has 24 tasks x 2 samples, evaluated every 3 steps (looks 1-6). A held-out set
+on which no task moves has no spread, so its interval is the exact bound on the share of tasks
+that could have moved unseen (whileai_core.hacking.anytime.zero_spread_bound): at looks 4-5 it
+is 0.39-0.41 on 12 tasks, above this run's climb of about 0.34-0.39 (measured, steps 12-15), so
+12 tasks cannot tell a flat held-out set from one following the climb at the spent level, and
+the watch rightly keeps going; on 24 tasks it is 0.22-0.23.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from recipes.tiny_model import byte_tokenizer, tiny_model  # noqa: E402
 from recipes.watch import watch_callback  # noqa: E402
 
 CAP = 24
+HELD_OUT = 24
 SETTINGS = GRPOSettings(model="tiny", steps=18, num_generations=4, prompts_per_step=2,
                         max_completion_tokens=CAP, lora_r=4, lora_alpha=8, learning_rate=1e-2,
                         beta=0.0)
@@ -45,7 +53,7 @@ def refund_grade(reply, record):
 
 def run(tmp_path, grade):
     records = write_prompts(0)
-    holdout = [r for r in records if r["category"] == "with_id"][:12]
+    holdout = [r for r in records if r["category"] == "with_id"][:HELD_OUT]
     held = {r["task_id"] for r in holdout}
     train = [r for r in records if r["task_id"] not in held]
     tokenizer = byte_tokenizer()
@@ -60,13 +68,18 @@ def run(tmp_path, grade):
     return trainer, watch, lines
 
 
+def said(watch) -> str:
+    """The callback's decisions, one a line (a string, so pytest prints it whole)."""
+    return "\n".join(f"step {d['step']}: {d['decision']}: {d['reason']}" for d in watch.decisions)
+
+
 def test_watch_stops_a_hackable_reward(tmp_path):
     trainer, watch, lines = run(tmp_path, refund_grade)
     report = watch.report()
-    assert report["stopped_at"] is not None, watch.decisions
+    assert report["stopped_at"] is not None, said(watch)
     assert trainer.state.global_step == report["stopped_at"] < SETTINGS.steps
     # the records are what watch_run reads: step 0 has the held-out rows, steps carry the batch
-    assert lines[0]["step"] == 0 and len(lines[0]["held_out"]) == 12 * 2
+    assert lines[0]["step"] == 0 and len(lines[0]["held_out"]) == HELD_OUT * 2
     trained = [x for x in lines if x.get("train_reward") is not None]
     assert len(trained) == trainer.state.global_step
     batch = trained[-1]["batch"]
@@ -79,6 +92,6 @@ def test_watch_stops_a_hackable_reward(tmp_path):
 
 def test_watch_lets_an_honest_run_finish(tmp_path):
     trainer, watch, lines = run(tmp_path, lambda reply, record: length_reward(None, [reply])[0])
-    assert watch.report()["stopped_at"] is None, watch.decisions
+    assert watch.report()["stopped_at"] is None, said(watch)
     assert trainer.state.global_step == SETTINGS.steps
     assert all(d["decision"] != "stop" for d in watch.decisions)

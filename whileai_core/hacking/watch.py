@@ -47,21 +47,23 @@ import numpy as np
 from pydantic import Field
 
 from ..bootstrap import check_level, check_seed
-from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, MIN_TASKS_FOR_INTERVAL, WATCH_CONFIRM,
-                        WATCH_SCAN_EVERY, WATCH_SPENDING, WATCH_STEPS_SHOWN, WATCH_WINDOW)
+from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, MIN_TASKS_FOR_INTERVAL, SCAN_RUN_SHARE,
+                        WATCH_CONFIRM, WATCH_SCAN_EVERY, WATCH_SPENDING, WATCH_STEPS_SHOWN,
+                        WATCH_WINDOW)
 from ..errors import ArgumentError, RowsError, WhileaiError
 from ..result import Result, fmt_rate
 from ..rows import Rows, load_rows, read_records
 from ..safepath import UserPath, as_user_path, is_path, user_path
-from ..stats import Rate, check_metric, compare, pass_rate
+from ..stats import Rate, check_metric, pass_rate
 from ..stats.compare import pair_tasks
 from .anytime import (DOWN, FLAT, climb_band, first_stop, look_alpha, look_conditions,
-                      paired_look_interval)
+                      paired_look_interval, tasks_to_bound, zero_spread_bound)
 from .scan import HackScan, hack_scan
 from .. import safejson
 
 Decision = Literal["stop", "continue", "not_enough_data"]
 Condition = Literal["down", "flat_while_climbing"]
+CiMethod = Literal["t", "zero_spread_bound"]
 Interval = tuple[float, float]
 WATCH_FILE = "watch.jsonl"
 TRL_STATE = "trainer_state.json"
@@ -83,6 +85,10 @@ class WatchStep(Result):
         "the paired delta's interval at this look's spent level `look_level` (not the "
         "fixed-sample level): every look's interval holds together at `level`"))
     n_paired: int | None = None
+    delta_ci_method: CiMethod | None = Field(None, description=(
+        "t: Student's t on the per-task paired deltas; zero_spread_bound: every task changed "
+        "by the same amount (no spread, no t interval), so the interval is the exact bound on "
+        "the share of tasks that could have moved unseen times a task's largest change"))
     look: int | None = Field(None, description="the held-out evaluation's number after the first")
     look_level: float | None = Field(None, description="1 - alpha_t: the level this look is "
                                                        "tested at")
@@ -131,6 +137,7 @@ class Watch(Result):
     latest_eval_step: int | None = None
     held_out_delta: float | None = None
     held_out_ci: Interval | None = None
+    held_out_ci_method: CiMethod | None = None
     n_paired: int | None = None
     train_climb: float | None = None
     train_noise_band: float | None = None
@@ -142,7 +149,8 @@ class Watch(Result):
     scans: int = Field(0, description="batches scanned (every `scan_every`-th step's)")
     feature_alarm_step: int | None = Field(
         None, description="the first scanned step whose batch was suspect at its look's spent "
-                          "level: the run-level false-alarm rate of this alarm is 1 - level")
+                          "level: the run's scans share SCAN_RUN_SHARE of its error, so an "
+                          "honest run alarms at most SCAN_RUN_SHARE x (1 - level) of the time")
     feature_alarm: list[str] = []
     next_step: str
     notes: list[str] = []
@@ -219,31 +227,31 @@ def _climb(rewards: np.ndarray, window: int) -> tuple[float, float, int, int] | 
     return climb, sigma, w, t
 
 
-def _look_interval(base: Rows, rows: Rows, metric: str, level: float, look: int,
-                   seed: int | None) -> tuple[float | None, Interval | None, int, str | None]:
-    """(delta, interval at look ``look``'s spent level, paired tasks, why there is none): the
-    per-task paired
-    differences against the baseline, Student's t at ``1 - alpha_t`` (:mod:`.anytime`). A zero
-    spread (every task changed by the same amount) has no t interval; the interval is then
-    :func:`~whileai_core.stats.compare`'s at the same level (the unpaired difference of the two
-    arms' intervals, or none)."""
+def _look_interval(base: Rows, rows: Rows, metric: str, level: float, look: int
+                   ) -> tuple[float | None, Interval | None, int, str | None, bool]:
+    """(delta, interval at look ``look``'s spent level, paired tasks, why there is none, zero
+    spread): the per-task paired differences against the baseline (:mod:`.anytime`). Student's t
+    when they spread; when every task changed by the same amount, the exact zero-spread bound
+    (:func:`.anytime.zero_spread_bound`), which needs the values' range: pass rates lie in
+    [0, 1]; rewards only when every held-out reward of both evaluations does."""
     ib, ia = pair_tasks(base, rows)
     n = int(ib.size)
     if n == 0:
-        return None, None, 0, "it shares no task_id with the first evaluation"
+        return None, None, 0, "it shares no task_id with the first evaluation", False
     d = rows.task_values(metric)[ia] - base.task_values(metric)[ib]
     delta = float(d.mean())
     if n < MIN_TASKS_FOR_INTERVAL:
-        return delta, None, n, f"an interval needs at least {MIN_TASKS_FOR_INTERVAL} paired tasks"
-    if float(np.ptp(d)) > 0.0:
-        _, lo, hi = paired_look_interval(d, level, look)
-        return delta, (float(lo), float(hi)), n, None
-    spent = 1.0 - look_alpha(1.0 - level, look)
-    cmp = compare(base, rows, level=spent, seed=seed, metric=metric)
-    why = None if cmp.ci is not None else (
-        f"every one changed by the same amount, and at this look's level {spent:.5f} no "
-        f"interval of that exists on {n} tasks: evaluate more held-out tasks")
-    return delta, cmp.ci, n, why
+        return (delta, None, n, f"an interval needs at least {MIN_TASKS_FOR_INTERVAL} paired "
+                "tasks", False)
+    flat = float(np.ptp(d)) == 0.0
+    if flat and metric == "reward" and not all(
+            float(r.reward.min()) >= 0.0 and float(r.reward.max()) <= 1.0 for r in (base, rows)):
+        return (delta, None, n, f"every one of the {n} tasks changed by exactly {delta:+.3f} (no "
+                "spread, so no t interval), and the rewards leave [0, 1], so no bound on how far "
+                "an unseen task could move exists: rescale the reward to [0, 1], or watch the "
+                "pass rate (metric='pass')", True)
+    _, lo, hi, _ = paired_look_interval(d, level, look)
+    return delta, (float(lo), float(hi)), n, None, flat
 
 
 def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
@@ -307,12 +315,14 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
             fields["held_out"] = pass_rate(rows, level, seed, metric)
             if s is not evals[0]:
                 look = len(conditions) + 1
-                delta, ci, n_paired, why = _look_interval(base, rows, metric, level, look, seed)
+                delta, ci, n_paired, why, flat = _look_interval(base, rows, metric, level, look)
                 climb = _climb(train[train_steps <= s["step"]], window)
                 band = None if climb is None else float(
                     climb_band(climb[1], climb[2], climb[3], level, look))
                 fields.update(delta=delta, delta_ci=ci, n_paired=n_paired, look=look,
-                              look_level=1.0 - look_alpha(1.0 - level, look))
+                              look_level=1.0 - look_alpha(1.0 - level, look),
+                              delta_ci_method=None if ci is None else
+                              "zero_spread_bound" if flat else "t")
                 if climb is not None:
                     fields.update(train_climb=climb[0], train_noise_band=band)
                 cond: Condition | None = None
@@ -324,7 +334,8 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
                 fields["condition"] = cond
                 conditions.append(cond)
                 cond_steps.append(s["step"])
-                last = (delta, ci, n_paired, None if climb is None else (climb[0], band), why)
+                last = (delta, ci, n_paired, None if climb is None else (climb[0], band), why,
+                        flat)
         out_steps.append(WatchStep(step=s["step"], **fields))
     streak = 0
     for cond in reversed(conditions):
@@ -337,7 +348,15 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
         codes = np.array([0 if c is None else 1 for c in conditions])
         hit = int(first_stop(codes, confirm))
         first_stop_step = cond_steps[hit] if hit >= 0 else None
-    last_delta, last_ci, last_n, last_climb, last_why = last if last else (None,) * 5
+    last_delta, last_ci, last_n, last_climb, last_why, last_flat = last if last else (None,) * 6
+    looks = len(conditions)
+    if last_flat and last_ci is not None:
+        share = zero_spread_bound(last_n, level, looks)
+        notes.append(f"at step {evals[-1]['step']} every one of the {last_n} paired tasks "
+                     f"changed by exactly {last_delta:+.3f} (no spread, so no t interval): the "
+                     f"interval is the exact bound on the share of tasks that could have moved "
+                     f"unseen, {share:.3f} (0 of {last_n} moved, Clopper-Pearson at the look's "
+                     "level), times the largest change a task can make (1)")
     decision: Decision
     if streak >= confirm:
         decision = "stop"
@@ -374,6 +393,13 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
         elif last_climb is not None and last_climb[0] <= last_climb[1]:
             reason += (f"; the training reward's climb {last_climb[0]:+.3f} is inside its noise "
                        f"band {last_climb[1]:.3f}")
+        elif last_climb is not None and hi >= last_climb[0] and last_flat:
+            need = tasks_to_bound(last_climb[0] - last_delta, level, looks)
+            reason += (f"; no held-out task moved, but at this look {last_n} tasks bound the "
+                       f"change only to {hi:+.3f}, above the training reward's climb "
+                       f"{last_climb[0]:+.3f}"
+                       + (f" ({need} unmoved tasks would bound it under the climb)" if need
+                          else "") + ": evaluate more held-out tasks")
         elif last_climb is not None and hi >= last_climb[0]:
             reason += (f"; the interval still reaches the training reward's climb "
                        f"{last_climb[0]:+.3f}: {last_n} held-out tasks cannot tell "
@@ -397,7 +423,8 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
     if alarm_step is not None:
         notes.append(f"feature alarm: the batch of step {alarm_step} pays for "
                      f"{', '.join(alarm)} within tasks, at its look's spent level (run-level "
-                     f"false-alarm rate {1 - level:.2g}); read watch.scan and run cheat_probes")
+                     f"false-alarm rate at most {SCAN_RUN_SHARE * (1 - level):.2g}); read "
+                     "watch.scan and run cheat_probes")
     elif batch_scan is not None and batch_scan.verdict == "weak_signal":
         notes.append(f"the latest batch shows a weak signal ({', '.join(batch_scan.weak)}): "
                      "below the strength gate, watch the next scans")
@@ -416,6 +443,8 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
                  baseline_step=evals[0]["step"] if evals else None,
                  latest_eval_step=evals[-1]["step"] if evals else None,
                  held_out_delta=last_delta, held_out_ci=last_ci, n_paired=last_n,
+                 held_out_ci_method=None if last_ci is None else
+                 "zero_spread_bound" if last_flat else "t",
                  train_climb=None if last_climb is None else last_climb[0],
                  train_noise_band=None if last_climb is None else last_climb[1],
                  confirm=confirm, level=level, scan=batch_scan, scans=scans,

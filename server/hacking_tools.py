@@ -16,8 +16,8 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from whileai_core.defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, PROBE_MAX_TOKENS,
-                                   REWARD_TIMEOUT_S, SCAN_MIN_STRENGTH, SCAN_SHUFFLES,
-                                   WATCH_CONFIRM, WATCH_WINDOW)
+                                   REWARD_TIMEOUT_S, SCAN_MIN_STRENGTH, SCAN_RUN_SHARE,
+                                   SCAN_SHUFFLES, WATCH_CONFIRM, WATCH_WINDOW)
 from whileai_core.errors import ArgumentError
 from whileai_core.hacking.probes import PROBES, CheatProbes
 from whileai_core.hacking.reward import RewardFile
@@ -142,8 +142,9 @@ class HackScanInput(ToolInput):
     seed: Annotated[int, Field(ge=0, le=2**32 - 1, description="Seed of the shuffles.")] = BOOTSTRAP_SEED
     threshold: ThresholdArg = None
     look: Annotated[int | None, Field(ge=1, le=100_000, description=(
-        "This scan's number among a run's repeated scans (1, 2, ...): it spends (1 - level) / "
-        "(look (look + 1)) of the run's error. Null: one scan at 1 - level."))] = None
+        f"This scan's number among a run's repeated scans (1, 2, ...): it spends "
+        f"{SCAN_RUN_SHARE:g} (1 - level) / (look (look + 1)), the scans' share of the run's "
+        "error. Null: one scan at 1 - level."))] = None
 
 
 def hack_scan_tool(args: HackScanInput, env: Env) -> HackScan:
@@ -243,8 +244,9 @@ TOOLS = [
             "fire. Verdict clean / weak_signal (clears the floor under the strength gate) / "
             "suspect / not_enough_data (too few tasks, or no feature could be tested: the note "
             "says which and why) with evidence (feature, strength, floor, p, n, an example). "
-            "look=j: the j-th scan of a run, spending (1 - level) / (j (j + 1)) so repeated "
-            "scans hold the run-level false-alarm rate."),
+            f"look=j: the j-th scan of a run, spending {SCAN_RUN_SHARE:g} (1 - level) / (j (j + "
+            f"1)) so repeated scans hold the run-level false-alarm rate at {SCAN_RUN_SHARE:g} "
+            "(1 - level)."),
         input=HackScanInput, output=HackScan, run=hack_scan_tool, annotations=READ_ONLY,
         doing="scanning rows for reward hacking",
         core=("hack_scan",)),
@@ -255,7 +257,8 @@ TOOLS = [
             "against step 0 by task, length and truncation share, and hack scans of its batches. "
             "Each held-out evaluation is a look tested at a level that spends (1 - level) / "
             "(t (t + 1)), so an honest run is stopped at some look with probability at most "
-            "1 - level however many looks it gets; the same for the scans' feature alarm. Says "
+            "1 - level however many looks it gets; the scans' feature alarm likewise holds "
+            f"{SCAN_RUN_SHARE:g} (1 - level). Says "
             "stop only when the held-out interval moves down, or stays flat while the training "
             "reward climbs beyond its own noise; else continue or not_enough_data, with the "
             "numbers. plot=true adds the curve as an image."),

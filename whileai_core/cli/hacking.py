@@ -7,8 +7,8 @@ import argparse
 import shlex
 import sys
 
-from ..defaults import (PROBE_MAX_TOKENS, REWARD_TIMEOUT_S, SCAN_MIN_STRENGTH, SCAN_SHUFFLES,
-                        WATCH_CONFIRM, WATCH_WINDOW)
+from ..defaults import (PROBE_MAX_TOKENS, REWARD_TIMEOUT_S, SCAN_MIN_STRENGTH, SCAN_RUN_SHARE,
+                        SCAN_SHUFFLES, WATCH_CONFIRM, WATCH_WINDOW)
 from ..errors import ArgumentError
 
 
@@ -126,8 +126,9 @@ def register(sub) -> None:
                    help="smallest within-task correlation called suspect (default %(default)s)")
     p.add_argument("--seed", type=int, default=0, help="seed of the shuffles (0)")
     p.add_argument("--look", type=int, default=None, metavar="J",
-                   help="this is the J-th scan of a run: spend (1 - level) / (J (J + 1)) of the "
-                        "run's false-alarm rate (default: one scan at 1 - level)")
+                   help=f"this is the J-th scan of a run: spend {SCAN_RUN_SHARE:g} (1 - level) / "
+                        "(J (J + 1)) of the run's false-alarm rate, the scans' share (default: "
+                        "one scan at 1 - level)")
     common(p)
     p.set_defaults(func=_scan)
 

@@ -47,7 +47,7 @@ from ..bootstrap import check_level
 from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, DOCTOR_DISTINCT_SHARE,
                         DOCTOR_ENTROPY_FALL, DOCTOR_ENTROPY_RISE, DOCTOR_KL_MAX,
                         DOCTOR_MAX_OFF_POLICY, DOCTOR_STEPS_SHOWN, DOCTOR_TRUNCATION_SHARE,
-                        DOCTOR_ZERO_SPREAD_SHARE, SOURCES, WATCH_SCAN_EVERY)
+                        DOCTOR_ZERO_SPREAD_SHARE, SCAN_RUN_SHARE, SOURCES, WATCH_SCAN_EVERY)
 from ..errors import ArgumentError, RowsError, WhileaiError
 from ..result import Result, fmt_rate
 from ..rows import read_records
@@ -175,67 +175,150 @@ def _ranges(steps: list[int]) -> str:
     return ", ".join(out)
 
 
-def _wilson(successes: float, n: int, level: float) -> Interval:
-    """Wilson's interval with fractional successes allowed (a mean of group shares x groups)."""
+def _wilson(successes, n, level: float):
+    """Wilson's interval with fractional successes allowed (a mean of group shares x groups);
+    vectorised: arrays give arrays ``(lo, hi)``, numbers give a tuple of floats."""
     from ..bootstrap import z_value
 
     z = z_value(0.5 + level / 2.0)
-    p = successes / n
-    denom = 1.0 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(max(p * (1 - p), 0.0) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    k, n = np.asarray(successes, dtype=np.float64), np.asarray(n, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = k / n
+        denom = 1.0 + z * z / n
+        centre = (p + z * z / (2 * n)) / denom
+        half = z * np.sqrt(np.maximum(p * (1 - p), 0.0) / n + z * z / (4 * n * n)) / denom
+    lo, hi = np.maximum(0.0, centre - half), np.minimum(1.0, centre + half)
+    return (float(lo), float(hi)) if lo.ndim == 0 else (lo, hi)
 
 
 # --- per-step numbers ------------------------------------------------------------------------
 
-def _step_numbers(step: int, rows: list[dict], metrics: dict, level: float,
-                  max_off_policy: int) -> dict[str, Any]:
-    out: dict[str, Any] = {"step": step, "entropy": metrics.get("entropy"),
-                           "kl": metrics.get("kl")}
-    if not rows:
-        for key, logged in (("zero_spread", "zero_spread"), ("truncated", "truncated")):
-            if metrics.get(logged) is not None:
-                out[key] = metrics[logged]  # the trainer's own share, no group count: no interval
-        if metrics.get("reward") is not None:
-            out["mean_reward"] = metrics["reward"]
+class RunArrays:
+    """One run's training rollouts as flat arrays, one entry per rollout (the readers fill it
+    from the files; the bench from a simulation). ``step``: the index into ``steps``; ``group``:
+    a code per group (one task's rollouts of a step); ``truncated``: 1/0, NaN where a rollout
+    has no flag; ``text``: a code per distinct reply, -1 where there is none; ``version``: the
+    policy version that sampled it, NaN where unknown."""
+
+    __slots__ = ("steps", "step", "group", "reward", "truncated", "text", "version")
+
+    def __init__(self, steps, step, group, reward, truncated, text, version):
+        self.steps = list(steps)
+        self.step = np.asarray(step, dtype=np.int64)
+        self.group = np.asarray(group, dtype=np.int64)
+        self.reward = np.asarray(reward, dtype=np.float64)
+        self.truncated = np.asarray(truncated, dtype=np.float64)
+        self.text = np.asarray(text, dtype=np.int64)
+        self.version = np.asarray(version, dtype=np.float64)
+
+    @classmethod
+    def from_rows(cls, by_step: dict[int, list[dict]], steps: list[int]) -> "RunArrays":
+        """From the readers' rows (``task_id`` or ``group``, ``reward``, ``truncated``,
+        ``completion``, ``policy_version``; all but the first two may be missing)."""
+        index = {s: i for i, s in enumerate(steps)}
+        groups: dict[str, int] = {}
+        texts: dict[str, int] = {}
+        cols: tuple[list, ...] = ([], [], [], [], [], [])
+        for s, rows in by_step.items():
+            for r in rows:
+                key = str(r.get("group") or r["task_id"])
+                text = r.get("completion")
+                flag, version = r.get("truncated"), r.get("policy_version")
+                for col, value in zip(cols, (
+                        index[s], groups.setdefault(key, len(groups)), r["reward"],
+                        math.nan if flag is None else float(bool(flag)),
+                        -1 if text is None else texts.setdefault(text, len(texts)),
+                        math.nan if version is None else version)):
+                    col.append(value)
+        return cls(steps, *cols)
+
+
+def _cells(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(distinct keys, each entry's cell, entries per cell)."""
+    return np.unique(key, return_inverse=True, return_counts=True)
+
+
+def _cell_spread(values: np.ndarray, inverse: np.ndarray, n: int) -> np.ndarray:
+    lo, hi = np.full(n, np.inf), np.full(n, -np.inf)
+    np.minimum.at(lo, inverse, values)
+    np.maximum.at(hi, inverse, values)
+    return hi - lo
+
+
+def _step_numbers(run: RunArrays, metrics: dict[int, dict], level: float) -> list[dict[str, Any]]:
+    """Per step (``run.steps``) the rates the signatures read, counted over all rollouts of the
+    run at once (numpy, no loop over rollouts); a step without rollouts keeps the trainer's
+    own logged shares (no group count, so no interval)."""
+    n_steps = len(run.steps)
+    count = lambda where, weights=None: np.bincount(  # noqa: E731
+        where, weights=weights, minlength=n_steps)
+    rows = count(run.step)
+    out = []
+    for s in run.steps:
+        m = metrics.get(s, {})
+        out.append({"step": s, "entropy": m.get("entropy"), "kl": m.get("kl")})
+    for i, n in enumerate(rows):
+        if n:
+            continue
+        m = metrics.get(run.steps[i], {})
+        for key in ("zero_spread", "truncated"):
+            if m.get(key) is not None:
+                out[i][key] = m[key]
+        if m.get("reward") is not None:
+            out[i]["mean_reward"] = m["reward"]
+    if not run.step.size:
         return out
-    groups: dict[str, list[dict]] = {}
-    for r in rows:
-        groups.setdefault(str(r.get("group") or r["task_id"]), []).append(r)
-    multi = [g for g in groups.values() if len(g) >= 2]
-    g = len(multi)
-    out.update(n_rollouts=len(rows), n_groups=len(groups),
-               mean_reward=float(np.mean([r["reward"] for r in rows])))
-    if g:
-        zero = sum(1 for grp in multi if np.ptp([r["reward"] for r in grp]) <= 1e-12)
-        out.update(zero_spread=zero / g, zero_spread_ci=_wilson(zero, g, level))
-    flags = [[r.get("truncated") for r in grp] for grp in groups.values()]
-    if all(f is not None for grp in flags for f in grp):
-        shares = [float(np.mean(grp)) for grp in flags]
-        out.update(truncated=float(np.mean(shares)),
-                   truncated_ci=_wilson(float(np.sum(shares)), len(shares), level))
-    elif metrics.get("truncated") is not None:
-        out["truncated"] = metrics["truncated"]
-    texts = [[r.get("completion") for r in grp] for grp in multi]
-    if g and all(t is not None for grp in texts for t in grp):
-        shares = [len(set(grp)) / len(grp) for grp in texts]
-        out.update(distinct=float(np.mean(shares)),
-                   distinct_ci=_wilson(float(np.sum(shares)), g, level))
-        sets = noisy = 0
-        for grp in multi:
-            by_text: dict[str, list[float]] = {}
-            for r in grp:
-                by_text.setdefault(r["completion"], []).append(r["reward"])
-            for rewards in by_text.values():
-                if len(rewards) >= 2:
-                    sets += 1
-                    noisy += np.ptp(rewards) > 1e-9
-        out.update(duplicate_sets=sets, noisy_sets=int(noisy))
-    versions = [r.get("policy_version") for r in rows]
-    if any(v is not None for v in versions):
-        # prime-rl's episode_staleness: batch `step` trains on policy v{step - 1}
-        out["max_staleness"] = max((step - 1) - v for v in versions if v is not None)
+    width = int(run.group.max()) + 1
+    keys, cell, size = _cells(run.step * width + run.group)
+    cell_step = keys // width
+    n_cells = keys.size
+    multi = size >= 2
+    spread = _cell_spread(run.reward, cell, n_cells)
+    g = count(cell_step[multi])
+    zero = count(cell_step[multi & (spread <= 1e-12)])
+    groups = count(cell_step)
+    reward_sum = count(run.step, run.reward)
+    flagged = count(run.step, ~np.isnan(run.truncated)) == rows
+    share = np.bincount(cell, weights=np.nan_to_num(run.truncated), minlength=n_cells) / size
+    cut_sum = count(cell_step, share)
+    in_multi = multi[cell]
+    texts_ok = count(run.step[in_multi], run.text[in_multi] >= 0) == count(run.step[in_multi])
+    span = int(run.text.max()) + 2  # text codes from -1 (none)
+    tkeys, tcell, tsize = _cells(cell * span + run.text + 1)
+    text_cell = tkeys // span
+    distinct = np.bincount(text_cell, minlength=n_cells)
+    distinct_sum = count(cell_step[multi], distinct[multi] / size[multi])
+    dupes = (tsize >= 2) & (tkeys % span != 0)  # one reply given twice or more in a group
+    tspread = _cell_spread(run.reward, tcell, tkeys.size)
+    sets = count(cell_step[text_cell[dupes]])
+    noisy = count(cell_step[text_cell[dupes & (tspread > 1e-9)]])
+    known = ~np.isnan(run.version)
+    lag = np.full(n_steps, -np.inf)
+    np.maximum.at(lag, run.step[known], np.asarray(run.steps)[run.step[known]] - 1
+                  - run.version[known])
+    z_lo, z_hi = _wilson(zero, g, level)
+    t_lo, t_hi = _wilson(cut_sum, groups, level)
+    d_lo, d_hi = _wilson(distinct_sum, g, level)
+    for i, n in enumerate(rows):
+        if not n:
+            continue
+        num = out[i]
+        num.update(n_rollouts=int(n), n_groups=int(groups[i]),
+                   mean_reward=float(reward_sum[i] / n))
+        if g[i]:
+            num.update(zero_spread=zero[i] / g[i], zero_spread_ci=(float(z_lo[i]), float(z_hi[i])))
+        if flagged[i]:
+            num.update(truncated=float(cut_sum[i] / groups[i]),
+                       truncated_ci=(float(t_lo[i]), float(t_hi[i])))
+        elif metrics.get(run.steps[i], {}).get("truncated") is not None:
+            num["truncated"] = metrics[run.steps[i]]["truncated"]
+        if g[i] and texts_ok[i]:
+            num.update(distinct=float(distinct_sum[i] / g[i]),
+                       distinct_ci=(float(d_lo[i]), float(d_hi[i])),
+                       duplicate_sets=int(sets[i]), noisy_sets=int(noisy[i]))
+        if np.isfinite(lag[i]):
+            # prime-rl's episode_staleness: batch `step` trains on policy v{step - 1}
+            num["max_staleness"] = int(lag[i])
     return out
 
 
@@ -425,7 +508,8 @@ def _feature_signature(records: list[dict] | None, level: float, seed: int | Non
     from .watch import watch_records
 
     rule = ("hack_scan on the batch of every 5th step, each scan a look of the run's spending "
-            "plan (the run-level false-alarm rate is 1 - level)")
+            f"plan (the run's scans share SCAN_RUN_SHARE of its error: an honest run alarms at "
+            f"most {SCAN_RUN_SHARE:g} x (1 - level) of the time)")
     action = ("the reward pays for a reply feature within tasks: read the scan's example, run "
               "cheat_probes, and cap or penalise the feature before training further")
     if not records or not any(r.get("batch") for r in records):
@@ -676,8 +760,7 @@ def diagnose_run(source: Any, *, state_dir: str | os.PathLike | None = None,
         notes.append(f"no configs/orchestrator.json: staleness read against prime-rl's default "
                      f"max_off_policy_steps {DOCTOR_MAX_OFF_POLICY}")
     all_steps = sorted(set(steps) | set(metrics))
-    nums = [_step_numbers(s, steps.get(s, []), metrics.get(s, {}), level, max_off)
-            for s in all_steps]
+    nums = _step_numbers(RunArrays.from_rows(steps, all_steps), metrics, level)
     if not nums:
         return Diagnosis(verdict="not_enough_data", source=label, n_steps=0, found=[],
                          findings=[], steps=[], steps_shown="0 of 0", level=level,

@@ -17,9 +17,10 @@ one-sided: the reward rising with the feature is the hack; replies that fail whe
 normal. "Clears the floor" is read from the feature's max-T p-value: ``p <= 1 - level``.
 
 Scanned again and again during a run (every few steps), each scan is a new chance of a false
-alarm. With ``look=j`` (the j-th scan of a run) the scan spends ``alpha_j = (1 - level) / (j (j +
-1))`` of the run's error (:mod:`.anytime`), so an honest run alarms at some scan with probability
-at most ``1 - level`` however many scans it gets. Deep looks need small p-values, so the
+alarm. The scans of a run get a stated share of its error, ``SCAN_RUN_SHARE`` (0.5): with
+``look=j`` (the j-th scan of a run) the scan spends ``alpha_j = SCAN_RUN_SHARE (1 - level) / (j
+(j + 1))`` (:mod:`.anytime`'s plan), so an honest run alarms at some scan with probability at most
+``SCAN_RUN_SHARE (1 - level)`` (0.025 at level 0.95) however many scans it gets. Deep looks need small p-values, so the
 shuffles continue past ``n_shuffles`` (up to ``SCAN_MAX_SHUFFLES``) while some feature could still
 clear the spent level; a feature with ``1 + exceedances > alpha_j (B_max + 1)`` cannot, which on
 an honest batch is known after the first few hundred shuffles (a sequential Monte Carlo test in
@@ -41,7 +42,8 @@ from pydantic import Field
 
 from ..bootstrap import check_level, check_seed
 from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, MIN_TASKS_FOR_INTERVAL,
-                        SCAN_EXAMPLE_CHARS, SCAN_MAX_SHUFFLES, SCAN_MIN_STRENGTH, SCAN_SHUFFLES)
+                        SCAN_EXAMPLE_CHARS, SCAN_MAX_SHUFFLES, SCAN_MIN_STRENGTH, SCAN_RUN_SHARE,
+                        SCAN_SHUFFLES)
 from ..errors import ArgumentError
 from ..result import Result
 from ..rows import load_rows
@@ -98,7 +100,8 @@ class HackScan(Result):
     floor: float | None = Field(description="the shuffled maximum's quantile at 1 - alpha (None "
                                             "when the shuffles stopped early: the p-values decide)")
     alpha: float = Field(description="the error this scan spends: 1 - level, or at look j of a "
-                                     "run (1 - level) / (j (j + 1))")
+                                     "run SCAN_RUN_SHARE (1 - level) / (j (j + 1)) (the run's "
+                                     "scans together: at most SCAN_RUN_SHARE (1 - level))")
     look: int | None = Field(None, description="the scan's number in a run's sequence of scans")
     min_strength: float
     n_rows: int
@@ -160,7 +163,9 @@ def hack_scan(rows: Any, *, features: Any = None, n_shuffles: int = SCAN_SHUFFLE
     min_strength : smallest within-task correlation called suspect (default 0.2).
     level : the floor is this quantile of the shuffled maximum (default 0.95).
     look : this scan's number (1, 2, ...) among a run's repeated scans: it then spends
-        ``(1 - level) / (look (look + 1))`` of the run's error (module docstring).
+        ``SCAN_RUN_SHARE (1 - level) / (look (look + 1))`` of the run's error (module
+        docstring): an honest run's scans alarm at most ``SCAN_RUN_SHARE (1 - level)`` of the
+        time together.
     """
     level, seed = check_level(level), check_seed(seed)
     if isinstance(n_shuffles, bool) or not isinstance(n_shuffles, int) or not 100 <= n_shuffles <= 100_000:
@@ -173,7 +178,8 @@ def hack_scan(rows: Any, *, features: Any = None, n_shuffles: int = SCAN_SHUFFLE
     if look is not None and (isinstance(look, bool) or not isinstance(look, int) or look < 1):
         raise ArgumentError(f"`look` must be an integer >= 1, got {look!r}. Fix: number a run's "
                             "scans 1, 2, ... or leave look out for one scan")
-    alpha = float(1.0 - level if look is None else look_alpha(1.0 - level, look))
+    alpha = float(1.0 - level if look is None else
+                  look_alpha(SCAN_RUN_SHARE * (1.0 - level), look))
     data = load_rows(rows, threshold=threshold)
     names, matrix, skipped = feature_matrix(data.records, data.truncated, features)
     counts = data.rollouts.astype(np.float64)

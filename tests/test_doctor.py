@@ -124,20 +124,35 @@ def test_diagnose_run_tool(server, ws):
                                          "diagnose_run")
 
 
-@pytest.mark.skipif(not (TRL / "planted" / "trainer_state.json").exists(), reason="not made")
 def test_trl_smoke_planted_run():
     # the GRPO recipe's CPU smoke with the planted reward (make_doctor_runs.py): noise at steps
-    # 1-2, zero reward at 5-6, and a reward paying length throughout; in 12 steps the tiny model's
-    # clipped ratio climbs to 0.38 (TRL's log), short of a lock-in, while the scan sees the
-    # reward paying length within tasks
+    # 1-2, zero reward at 5-6, and a reward paying length throughout
     f = by_name(diagnose_run(TRL / "planted"))
     assert f["zero_advantage"].steps == [5, 6]
     assert f["verifier_noise"].steps == [1, 2]
     assert f["reward_pays_feature"].status == "found" and "length" in f["reward_pays_feature"].evidence
-    assert f["staleness"].status == "not_checked" and f["truncation_lock_in"].status == "clear"
+    assert f["staleness"].status == "not_checked"
+    # What truncation lock-in could not reach here: in 12 steps the tiny model's share of
+    # replies cut at the 24-token cap rose from 0 to 0.38 (TRL's completions/clipped_ratio,
+    # the committed trainer_state.json) while the reward rose 0.21 -> 0.57: the start of a
+    # lock-in, not one. The rule fires when a step's share has its 95% interval above 0.5,
+    # which on 8 groups needs about 85% of replies cut; step 12 (12 of its 32 replies cut)
+    # gives 0.375 with an interval reaching 0.69, so the doctor says clear and the scan
+    # names the cause (the reward pays for length and truncation within tasks). More steps
+    # would have cost the fixture tens of CPU minutes on the shared machine.
+    lock = f["truncation_lock_in"]
+    assert lock.status == "clear" and "0.375" in lock.evidence
 
 
-@pytest.mark.skipif(not (TRL / "honest" / "trainer_state.json").exists(), reason="not made")
 def test_trl_smoke_honest_run():
-    honest = diagnose_run(TRL / "honest")
-    assert honest.found == [], honest.render()
+    # the same smoke with a reward no reply feature pays for (bytes mod 7): nothing named
+    d = diagnose_run(TRL / "honest")
+    assert d.verdict == "healthy" and d.found == [], d.render()
+    f = by_name(d)
+    assert {n for n, x in f.items() if x.status == "clear"} == {
+        "zero_advantage", "truncation_lock_in", "reward_pays_feature", "verifier_noise",
+        "diversity_collapse", "entropy_runaway"}
+    # TRL trains on-policy and this run logged no kl: not checked, never "clear"
+    assert f["staleness"].status == f["kl_runaway"].status == "not_checked"
+    # the reward is deterministic in the text: every repeated reply scored alike
+    assert "each scored alike" in f["verifier_noise"].evidence

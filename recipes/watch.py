@@ -84,8 +84,17 @@ def watch_callback(tokenizer, holdout: Sequence[dict], grade: Callable[[str, dic
             return tapped
 
         def held_out(self, model) -> list[dict]:
-            replies = sample_replies(model, tokenizer, [r["prompt"] for r in holdout],
-                                     samples=samples, max_new_tokens=max_new_tokens, seed=seed)
+            import torch
+
+            device = next(model.parameters()).device
+            # sample_replies seeds torch's global generator; forked, the training's own random
+            # stream continues as if no evaluation had run, so watching (and how many held-out
+            # tasks it samples) does not change the run it watches
+            with torch.random.fork_rng(devices=[device.index or 0] if device.type == "cuda"
+                                       else []):
+                replies = sample_replies(model, tokenizer, [r["prompt"] for r in holdout],
+                                         samples=samples, max_new_tokens=max_new_tokens,
+                                         seed=seed)
             return [{"task_id": rec["task_id"], "reward": float(grade(text, rec)),
                      "truncated": bool(cut), "completion": text}
                     for rec, group in zip(holdout, replies) for text, cut in group]

@@ -12,12 +12,16 @@ held-out grader, the "task" the user cares about:
 - honest: the held-out set is graded by the same length reward the run trains on, so it climbs
   with the training reward.
 
-The held-out set has 24 tasks x 2 samples, evaluated every 3 steps (looks 1-6). A held-out set
-on which no task moves has no spread, so its interval is the exact bound on the share of tasks
-that could have moved unseen (whileai_core.hacking.anytime.zero_spread_bound): at looks 4-5 it
-is 0.39-0.41 on 12 tasks, above this run's climb of about 0.34-0.39 (measured, steps 12-15), so
-12 tasks cannot tell a flat held-out set from one following the climb at the spent level, and
-the watch rightly keeps going; on 24 tasks it is 0.22-0.23.
+The held-out set has 48 tasks x 2 samples (drawn from another seed of the prompt generator, so
+the training set is the same whatever its size), evaluated every 3 steps (looks 1-6). A held-out
+set on which no task moves has no spread, so its interval is the exact bound on the share of
+tasks that could have moved unseen (whileai_core.hacking.anytime.zero_spread_bound): at looks 2-6
+it is 0.10-0.13 on 48 tasks, 0.18-0.25 on 24 and 0.33-0.43 on 12. Measured here on earlier
+versions of this test: with 12 held-out tasks the run's climb at steps 12-15 was 0.34-0.39, under
+the 12-task bound of 0.39-0.41, and with 24 (a different training set, so a different run) the
+climb at steps 9-12 was 0.20, under the 24-task bound of 0.20-0.22: too few tasks to tell a flat
+held-out set from one following the climb at the spent level, which the watch said, naming how
+many unmoved tasks would tell (26-27 for the second).
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from recipes.tiny_model import byte_tokenizer, tiny_model  # noqa: E402
 from recipes.watch import watch_callback  # noqa: E402
 
 CAP = 24
-HELD_OUT = 24
+HELD_OUT = 48
 SETTINGS = GRPOSettings(model="tiny", steps=18, num_generations=4, prompts_per_step=2,
                         max_completion_tokens=CAP, lora_r=4, lora_alpha=8, learning_rate=1e-2,
                         beta=0.0)
@@ -52,10 +56,12 @@ def refund_grade(reply, record):
 
 
 def run(tmp_path, grade):
-    records = write_prompts(0)
-    holdout = [r for r in records if r["category"] == "with_id"][:HELD_OUT]
-    held = {r["task_id"] for r in holdout}
-    train = [r for r in records if r["task_id"] not in held]
+    # the held-out prompts come from another draw of the generator (task ids s1-...), so the
+    # training set, and with the watch's forked random stream the whole training run, is the
+    # same whatever the held-out size
+    train = write_prompts(0)
+    holdout = [r for r in write_prompts(1) if r["category"] == "with_id"][:HELD_OUT]
+    assert not {r["task_id"] for r in holdout} & {r["task_id"] for r in train}
     tokenizer = byte_tokenizer()
     model = tiny_model(tokenizer, seed=0)
     watch = watch_callback(tokenizer, holdout, grade, out=tmp_path / "watch.jsonl", every=3,

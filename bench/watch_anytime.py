@@ -9,19 +9,25 @@ N(0, 0.05) per step.
 - partial: training gains 0.45, the held-out logit gains 60% of the training logit gain (honest,
   but the held-out set follows only part of the climb);
 - hack flat: training gains 0.45, held-out flat;
-- drop: training gains 0.45, held-out logit falls 0.2 a look (issue 15's planted drop: 0.04 a
-  step, evaluated every 5 steps) from look 1; or the held-out set follows the training gain
-  until the run's middle look, then falls 0.2 a look.
+- drop: training gains 0.45, held-out logit falls 0.2 a look (the planted drop of
+  bench/hacking_false_alarms.py: 0.04 a step, evaluated every 5 steps) from look 1; or the
+  held-out set follows the training gain
+  until the run's middle look, then falls 0.2 a look;
+- few tasks: 12 held-out tasks x 2 rollouts starting near 0.02 (most looks have no spread: the
+  zero-spread bound), flat or following a training gain of 0.45 from 0.02 (honest); and 48 x 2
+  that never move while training climbs (the hack the TRL smoke test plants).
 The fixed-sample rule (the 0.1 rule: 95% t interval and 1.96 band at every look) is run on the
 same draws for comparison.
 
 Scan: 50 honest batches of one run, 8 tasks x 8 replies (length random, reward 0/1 at the task's
-rate), scan j at look j; and a length hack (reward 0.6 x pass + 0.4 x length / 1000) at every
-batch: the scan at which it first alarms.
+rate), scan j at look j (the scans' share of the run's error, SCAN_RUN_SHARE); and a length hack
+(reward 0.6 x pass + 0.4 x length / 1000) at every batch: the scan at which it first alarms.
 
-Doctor: 30 steps of 8 groups x 8 rollouts; each failure planted from step 16 to 20, and its
-honest twin; per signature the share of planted runs in which it fires at a planted step (and
-the first such step), and the share of honest runs in which it fires anywhere.
+Doctor: 30 steps of 8 groups x 8 rollouts, drawn as arrays and read by the doctor's own
+per-step counting (``RunArrays``, ``_step_numbers``) and signatures; each failure planted from
+step 16 to 20, and its honest twin; per signature the share of planted runs in which it fires
+at a planted step (and the first such step), and the share of honest runs in which it fires
+anywhere. About 20 ms a run.
 
     nice -n 10 python bench/watch_anytime.py [--runs 1000] [--scan-runs 1000]
 """
@@ -52,8 +58,6 @@ def rate(hits: int, n: int) -> str:
 def watch_runs(rng, runs, looks, *, gain=0.45, share=0.0, drop=0.0, onset=0, anytime=True,
                confirm=2, every=5, n=40, k=4, p0=0.3):
     """First stopping look (1-based, 0: never) of each simulated run."""
-    from scipy.special import stdtrit
-
     steps = looks * every
     lg0 = np.log(p0 / (1 - p0))
     diff = rng.normal(lg0, 1.0, (runs, 1, n))
@@ -63,12 +67,10 @@ def watch_runs(rng, runs, looks, *, gain=0.45, share=0.0, drop=0.0, onset=0, any
     values = rng.binomial(k, 1 / (1 + np.exp(-(diff + shift[None, :, None])))) / k
     d = values[:, 1:] - values[:, :1]
     lk = np.arange(1, looks + 1)
-    if anytime:
-        _, lo, hi, _ = paired_look_interval(d, 0.95, lk[None, :])
-    else:
-        se = d.std(-1, ddof=1) / np.sqrt(n)
-        q = stdtrit(n - 1, 0.975)
-        lo, hi = d.mean(-1) - q * se, d.mean(-1) + q * se
+    # the fixed-sample rule: every look at 95%, i.e. look 1 of a plan at level 0.90 (alpha_1 =
+    # 0.05): Student's t at 0.975, and a zero-spread look its exact bound at 0.05
+    _, lo, hi, _ = paired_look_interval(d, 0.95 if anytime else 0.90,
+                                        lk[None, :] if anytime else 1)
     climbs = np.full((runs, looks), np.nan)
     bands = np.full((runs, looks), np.nan)
     for j in range(looks):
@@ -90,7 +92,12 @@ def watch_table(rng, runs):
         cases = {"flat (honest)": dict(gain=0.0), "partial gain 60% (honest)": dict(share=0.6),
                  "hack: held-out flat": dict(), "drop 0.2 logit/look from look 1": dict(drop=0.2),
                  f"follows, then drops 0.2 logit/look from look {looks // 2}":
-                     dict(share=1.0, drop=0.2, onset=looks // 2)}
+                     dict(share=1.0, drop=0.2, onset=looks // 2),
+                 "few tasks, flat (honest): 12 x 2, pass near 0.02": dict(gain=0.0, n=12, k=2,
+                                                                         p0=0.02),
+                 "few tasks, follows (honest): 12 x 2 from 0.02": dict(share=1.0, n=12, k=2,
+                                                                      p0=0.02),
+                 "few tasks, hack: held-out flat, 48 x 2 from 0.02": dict(n=48, k=2, p0=0.02)}
         for name, kw in cases.items():
             cells = []
             for anytime, confirm in ((True, 2), (True, 1), (False, 2)):

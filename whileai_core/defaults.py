@@ -904,14 +904,16 @@ _source("WATCH_SPENDING",
         "1.960): look 1: 2.241 (1.14x); look 10: 3.51 (1.79x); look 20: 3.85 (1.96x); look 50: "
         "4.27 (2.18x); with 40 tasks Student's t adds 4% at look 1. Measured "
         "(bench/watch_anytime.py, docs/reward-hacking.md): 10, 20 and 50 looks of honest flat "
-        "runs stopped at most 5% of the time; the fixed-sample rule stopped up to 10% with "
-        "confirm 2 and 37% with confirm 1")
+        "runs stopped at most 0.2% of the time with confirm 2 and 2.3% with confirm 1 (the "
+        "fixed-sample rule: up to 11% with confirm 2). A look whose held-out tasks all changed "
+        "by one amount has no t interval: its interval is the exact zero-spread bound "
+        "(hacking.anytime.zero_spread_bound)")
 SOURCES["WATCH_CONFIRM"] = (
     "measured (bench/hacking_false_alarms.py, then bench/watch_anytime.py): the stop condition "
     "must hold at 2 held-out evaluations in a row. With the spending plan one look is already "
     "valid (flat honest runs stopped about 2% at 10-50 looks), but an honest run whose held-out "
-    "set gains only part of the training gain is stopped 41-73% of the time at one look and "
-    "15-30% at two: 2 keeps those runs going one look longer")
+    "set gains only part of the training gain is stopped 43-72% of the time at one look and "
+    "16-34% at two: 2 keeps those runs going one look longer")
 
 WATCH_SCAN_EVERY = 5
 _source("WATCH_SCAN_EVERY",
@@ -925,9 +927,10 @@ _source("SCAN_RUN_SHARE",
         "probability at most SCAN_RUN_SHARE x (1 - level) = 0.025 at level 0.95, however many "
         "there are (a union bound). At the full share the bound over 50 scans is 0.049, and "
         "the batches of a run are independent, so the union bound is nearly exact: measured "
-        "0.052 [0.035, 0.079] of 400 honest runs, not separable from 0.05. Halved, measured "
-        "0.024 of 1,000 (bench/watch_anytime.py --only scan, docs/reward-hacking.md); the "
-        "planted length hack is still caught at scan 1-3. The feature alarm only advises (the "
+        "0.052 [0.035, 0.079] of 400 honest runs, not separable from 0.05. Halved (bound "
+        "0.0245 over 50 scans): 0.024 [0.016, 0.035] of 1,000 honest runs over 50 scans "
+        "(bench/watch_anytime.py --only scan, docs/reward-hacking.md); the planted length hack "
+        "is still caught at every run's scan 1-3. The feature alarm only advises (the "
         "stop rule is the held-out test, with its own 1 - level), so a watched honest run "
         "raises either alarm with probability at most (1 + SCAN_RUN_SHARE) x (1 - level)")
 

@@ -15,7 +15,11 @@ It says ``stop`` only when, at ``confirm`` held-out evaluations in a row,
   lies wholly below the training reward's climb, and the climb clears its noise band.
 
 That is the over-optimisation picture of Gao et al. [1]: the proxy (training) reward keeps
-rising while the gold (held-out) score stops rising, then falls. Otherwise it says ``continue``,
+rising while the gold (held-out) score stops rising, then falls. A held-out set on which every
+task changed by the same amount (often: none moved at all) has no spread and so no t interval;
+its interval is then the exact bound on the share of tasks that could have moved unseen
+(:func:`.anytime.zero_spread_bound`), said so in a note: no movement on enough tasks is evidence
+of a flat held-out set, and on too few the reason says how many would tell. Otherwise it says ``continue``,
 or ``not_enough_data`` (no held-out evaluation after the first, or too few training steps to tell
 a climb from noise), always with the numbers.
 

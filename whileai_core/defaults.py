@@ -919,6 +919,105 @@ _source("NOISE_TIED_RUNS_RULE",
         "one rollout with 10% easy ones, 0.0% since; when every re-run agrees on every task the "
         "rule of three bounds the variance; bench/stats_study.py table D2)")
 
+# --- watching without peeking: error rates that hold at every look -----------------------------
+
+WATCH_SPENDING = "alpha_t = (1 - level) / (t (t + 1)) at look t = 1, 2, ..."
+_source("WATCH_SPENDING",
+        "an alpha-spending plan stated before the first look (Lan & DeMets 1983, Biometrika "
+        "70(3):659-663), spent by look number because the number of looks is open: the spent "
+        "errors sum to 1 - level, so the intervals of every look hold together (a confidence "
+        "sequence by a union bound; Howard, Ramdas, McAuliffe & Sekhon 2021, Ann. Statist. "
+        "49(2):1055-1080, Lemma 3: then any stopping look keeps the error). watch_run's held-out "
+        "interval at look t is Student's t on the per-task paired deltas at level 1 - alpha_t; "
+        "the training climb's band uses the same one-sided alpha_t / 2, so P(an honest run whose "
+        "held-out score and training reward never move is ever stopped) <= 1 - level. Cost in "
+        "width against the fixed-sample interval at one look (two-sided 95%, normal quantile "
+        "1.960): look 1: 2.241 (1.14x); look 10: 3.51 (1.79x); look 20: 3.85 (1.96x); look 50: "
+        "4.27 (2.18x); with 40 tasks Student's t adds 4% at look 1. Measured "
+        "(bench/watch_anytime.py, docs/reward-hacking.md): 10, 20 and 50 looks of honest flat "
+        "runs stopped at most 0.2% of the time with confirm 2 and 2.3% with confirm 1 (the "
+        "fixed-sample rule: up to 11% with confirm 2). A look whose held-out tasks all changed "
+        "by one amount has no t interval: its interval is the exact zero-spread bound "
+        "(hacking.anytime.zero_spread_bound)")
+SOURCES["WATCH_CONFIRM"] = (
+    "measured (bench/hacking_false_alarms.py, then bench/watch_anytime.py): the stop condition "
+    "must hold at 2 held-out evaluations in a row. With the spending plan one look is already "
+    "valid (flat honest runs stopped about 2% at 10-50 looks), but an honest run whose held-out "
+    "set gains only part of the training gain is stopped 43-72% of the time at one look and "
+    "16-34% at two: 2 keeps those runs going one look longer")
+
+WATCH_SCAN_EVERY = 5
+_source("WATCH_SCAN_EVERY",
+        "convention, untested: watch_run scans the batch of every 5th step (each scan a look of "
+        "WATCH_SPENDING's plan, so scanning more often costs width, not false alarms)")
+
+SCAN_RUN_SHARE = 0.5
+_source("SCAN_RUN_SHARE",
+        "a stated share of the run's error for its repeated scans: scan j spends SCAN_RUN_SHARE "
+        "x (1 - level) / (j (j + 1)), so an honest run's scans alarm at some scan with "
+        "probability at most SCAN_RUN_SHARE x (1 - level) = 0.025 at level 0.95, however many "
+        "there are (a union bound). At the full share the bound over 50 scans is 0.049, and "
+        "the batches of a run are independent, so the union bound is nearly exact: measured "
+        "0.052 [0.035, 0.079] of 400 honest runs, not separable from 0.05. Halved (bound "
+        "0.0245 over 50 scans): 0.024 [0.016, 0.035] of 1,000 honest runs over 50 scans "
+        "(bench/watch_anytime.py --only scan, docs/reward-hacking.md); the planted length hack "
+        "is still caught at every run's scan 1-3. The feature alarm only advises (the "
+        "stop rule is the held-out test, with its own 1 - level), so a watched honest run "
+        "raises either alarm with probability at most (1 + SCAN_RUN_SHARE) x (1 - level)")
+
+SCAN_MAX_SHUFFLES = 200_000
+_source("SCAN_MAX_SHUFFLES",
+        "convention: a repeated scan at look j needs p-values down to SCAN_RUN_SHARE x "
+        "(1 - level) / (j (j + 1)); shuffles go on past SCAN_SHUFFLES, only while a feature can "
+        "still reach it (Besag & Clifford 1991, Biometrika 78(2):301-304), up to 2 / alpha_j and "
+        "at most 200,000: at level 0.95 a scan past look 70 can no longer alarm (1 / 200,001 > "
+        "0.025 / (71 x 72))")
+
+# --- the run doctor (whileai_core.hacking.doctor) -----------------------------------------------
+
+DOCTOR_ZERO_SPREAD_SHARE = 0.5
+_source("DOCTOR_ZERO_SPREAD_SHARE",
+        "convention, untested: zero_advantage fires when a step's share of groups whose "
+        "rollouts all got one reward has its 95% interval above 0.5 (more than half the batch "
+        "teaches nothing; DAPO, Yu et al. 2025, arXiv:2503.14476, drops such groups); false "
+        "alarms measured in bench/watch_anytime.py")
+
+DOCTOR_TRUNCATION_SHARE = 0.5
+_source("DOCTOR_TRUNCATION_SHARE",
+        "convention, untested: truncation_lock_in fires when a step's share of rollouts cut at "
+        "the token cap has its 95% interval above 0.5 (most replies unfinished); measured in "
+        "bench/watch_anytime.py")
+
+DOCTOR_DISTINCT_SHARE = 0.75
+_source("DOCTOR_DISTINCT_SHARE",
+        "convention, untested: diversity_collapse fires when the mean share of distinct replies "
+        "in a group has its 95% interval below 0.75 (fewer than 3 in 4 rollouts of a prompt are "
+        "new; sampling at temperature 1 gives about 1); the interval counts groups, so 8 groups "
+        "at 0.25 reach 0.59 and 0.5 would never fire on them (bench/watch_anytime.py)")
+
+DOCTOR_ENTROPY_FALL = 0.1
+_source("DOCTOR_ENTROPY_FALL",
+        "convention, untested: entropy_runaway fires when the logged entropy falls below 0.1x, "
+        "or rises above DOCTOR_ENTROPY_RISE x, the median of its first 3 logged steps")
+
+DOCTOR_ENTROPY_RISE = 3.0
+_source("DOCTOR_ENTROPY_RISE", "convention, untested: see DOCTOR_ENTROPY_FALL")
+
+DOCTOR_KL_MAX = 0.1
+_source("DOCTOR_KL_MAX",
+        "convention, untested: kl_runaway fires when the logged KL (TRL's kl to the reference; "
+        "prime-rl's mismatch_kl between trainer and inference) exceeds max(0.1, 10x the median "
+        "of its first 3 logged steps)")
+
+DOCTOR_MAX_OFF_POLICY = 8
+_source("DOCTOR_MAX_OFF_POLICY",
+        "prime-rl 559b447 OrchestratorConfig.max_off_policy_steps default (Field(8, ge=0), "
+        "packages/prime-rl-configs/src/prime_rl/configs/orchestrator.py); the run's own "
+        "configs/orchestrator.json wins when present")
+
+DOCTOR_STEPS_SHOWN = 50
+_source("DOCTOR_STEPS_SHOWN", "convention: a diagnosis lists the last 50 steps (n of N)")
+
 # --- the launch forecast (whileai_core.runs.forecast) ----------------------------------------
 # What a plan says a run will take before it spends: tokens, memory per GPU, wall clock, dollars.
 # Each constant below is one input of that forecast; the forecast labels every number it prints

@@ -39,6 +39,7 @@ from .intervals import Interval, t_value, task_intervals
 from .noise import NoiseFloor, resolve_band
 from .paired import degenerate_note, min_paired_tasks, mover_difference, paired_interval
 from .rates import check_metric, task_values, trials_cap
+from .selection import Selection, selection_check, selection_ids
 
 Verdict = Literal["moved", "moved_the_wrong_way", "flat", "no_detectable_change",
                   "within_noise", "insufficient_data"]
@@ -82,6 +83,9 @@ class Comparison(Result):
     mde: float | None = None
     level: float = Field(CONFIDENCE_LEVEL, description=LEVEL_DOC)
     note: str | None = None
+    selection: Selection | None = Field(None, description=(
+        "with `selected_on`: whether the checkpoint was chosen on the tasks it is scored on "
+        "(same_set, overlapping, separate), and the fix when it was"))
 
     ci95 = ci95_alias("ci")
     mean_before_ci95 = ci95_alias("mean_before_ci")
@@ -110,6 +114,8 @@ class Comparison(Result):
                          f"{self.n_only_after} only after (left out)")
         if self.note:
             lines.append(f"note: {self.note}")
+        if self.selection is not None:
+            lines.append(self.selection.render())
         return "\n".join(lines)
 
 
@@ -161,7 +167,7 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
             run_std: float | NoiseFloor | None = None, seed: int | None = BOOTSTRAP_SEED,
             threshold: float | None = None, n_resamples: int = BOOTSTRAP_RESAMPLES,
             metric: Literal["pass", "reward"] = "pass", effect: float = PROVE_EFFECT,
-            noise_runs: int | None = None) -> Comparison:
+            noise_runs: int | None = None, selected_on: Any = None) -> Comparison:
     """Paired before/after comparison by task (module docstring for the verdicts).
 
     ``before``/``after``: rows, or a list of runs per arm (training seeds).
@@ -169,7 +175,18 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
     gives ``noise_runs``); the band is t_{R-1} x sqrt(2) x run_std at ``level``.
     ``effect``: the margin of the equivalence statement ``flat`` (default 0.05).
     ``metric``: per-task pass rates ("pass") or per-task mean rewards ("reward").
+    ``selected_on``: when ``after`` is a checkpoint chosen among several, the tasks (or graded
+    rows, or task ids) it was chosen on; ``selection`` then says whether that is the set it is
+    scored on, and the fix (:mod:`.selection`).
     """
+    if selected_on is not None:  # the same comparison, then where its checkpoint was chosen
+        chosen_on = selection_ids(selected_on)
+        result = compare(before, after, level=level, run_std=run_std, seed=seed,
+                         threshold=threshold, n_resamples=n_resamples, metric=metric,
+                         effect=effect, noise_runs=noise_runs)
+        scored = set.intersection(*(set(r.task_ids) for r in
+                                    as_runs(before, threshold) + as_runs(after, threshold)))
+        return result.model_copy(update={"selection": selection_check(scored, chosen_on)})
     level, seed = check_level(level), check_seed(seed)
     check_resamples(n_resamples)
     check_metric(metric)

@@ -15,12 +15,13 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from whileai_core.defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, PROBE_MAX_TOKENS,
-                                   REWARD_TIMEOUT_S, SCAN_MIN_STRENGTH, SCAN_SHUFFLES,
-                                   WATCH_CONFIRM, WATCH_WINDOW)
+                                   REWARD_TIMEOUT_S, SCAN_MIN_STRENGTH, SCAN_RUN_SHARE,
+                                   SCAN_SHUFFLES, WATCH_CONFIRM, WATCH_WINDOW)
 from whileai_core.errors import ArgumentError
 from whileai_core.hacking.probes import PROBES, CheatProbes
 from whileai_core.hacking.reward import RewardFile, RewardScript, command_parts
 from whileai_core.hacking.scan import HackScan
+from whileai_core.hacking.doctor import Diagnosis
 from whileai_core.hacking.watch import Watch
 
 from .tooling import READ_ONLY, Env, RowsArg, ThresholdArg, ToolInput, ToolSpec, read_rows, source
@@ -124,6 +125,10 @@ class HackScanInput(ToolInput):
     level: LevelArg = CONFIDENCE_LEVEL
     seed: Annotated[int, Field(ge=0, le=2**32 - 1, description="Seed of the shuffles.")] = BOOTSTRAP_SEED
     threshold: ThresholdArg = None
+    look: Annotated[int | None, Field(ge=1, le=100_000, description=(
+        f"This scan's number among a run's repeated scans (1, 2, ...): it spends "
+        f"{SCAN_RUN_SHARE:g} (1 - level) / (look (look + 1)), the scans' share of the run's "
+        "error. Null: one scan at 1 - level."))] = None
 
 
 def hack_scan_tool(args: HackScanInput, env: Env) -> HackScan:
@@ -131,7 +136,8 @@ def hack_scan_tool(args: HackScanInput, env: Env) -> HackScan:
 
     rows = read_rows(args.rows, env.workspace, argument="rows", threshold=args.threshold)
     return hack_scan(rows, features=args.features, n_shuffles=args.n_shuffles,
-                     min_strength=args.min_strength, level=args.level, seed=args.seed)
+                     min_strength=args.min_strength, level=args.level, seed=args.seed,
+                     look=args.look)
 
 
 # --- watch_run ---------------------------------------------------------------------------------
@@ -175,6 +181,32 @@ def _watch_png(args: WatchRunInput, result: Watch) -> bytes | None:
     return watch_picture(result).png()
 
 
+# --- diagnose_run ------------------------------------------------------------------------------
+
+class DiagnoseRunInput(ToolInput):
+    source: Annotated[str, Field(
+        description="A run id from launch_run ('run-' and 12 hex digits), or a path under the "
+                    "workspace root: a prime-rl run folder (rollouts/step_<S>/train/..., "
+                    "metrics.jsonl, configs/orchestrator.json), a TRL output folder (the "
+                    "recipes' watch.jsonl, trainer_state.json) or a watch.jsonl.",
+        min_length=1, max_length=1000, examples=["runs/prime-1", "run-0123456789ab"])]
+    max_off_policy_steps: Annotated[int | None, Field(ge=0, le=100_000, description=(
+        "The staleness bound; null: the run's configs/orchestrator.json, else prime-rl's "
+        "default 8."))] = None
+    level: LevelArg = CONFIDENCE_LEVEL
+
+
+def diagnose_run_tool(args: DiagnoseRunInput, env: Env) -> Diagnosis:
+    import re
+
+    from whileai_core.hacking import diagnose_run
+
+    target = args.source.strip()
+    if not re.match(r"^run-[0-9a-f]{12}$", target):  # a path: opened under the root, the door
+        target = env.workspace.resolve(target, argument="source")
+    return diagnose_run(target, level=args.level, max_off_policy_steps=args.max_off_policy_steps)
+
+
 TOOLS = [
     ToolSpec(
         name="cheat_probes", title="Probe a reward with degenerate answers",
@@ -193,21 +225,41 @@ TOOLS = [
             "Within each task, which features of the reply (length, truncation, format markers, "
             "repeated n-grams, fields you name) rise with the task-centred reward beyond a "
             "within-task shuffle floor. A feature that only tracks task difficulty does not "
-            "fire. Verdict clean / suspect / not_enough_data with evidence (feature, strength, "
-            "floor, n, an example)."),
+            "fire. Verdict clean / weak_signal (clears the floor under the strength gate) / "
+            "suspect / not_enough_data (too few tasks, or no feature could be tested: the note "
+            "says which and why) with evidence (feature, strength, floor, p, n, an example). "
+            f"look=j: the j-th scan of a run, spending {SCAN_RUN_SHARE:g} (1 - level) / (j (j + "
+            f"1)) so repeated scans hold the run-level false-alarm rate at {SCAN_RUN_SHARE:g} "
+            "(1 - level)."),
         input=HackScanInput, output=HackScan, run=hack_scan_tool, annotations=READ_ONLY,
         doing="scanning rows for reward hacking",
         core=("hack_scan",)),
     ToolSpec(
         name="watch_run", title="Watch a training run",
         description=(
-            "During training: per step the training reward, the held-out pass rate with its "
-            "task-bootstrap interval paired against step 0, length and truncation share, and a "
-            "hack scan of the latest batch. Says stop only when the held-out interval moves "
-            "down, or stays flat while the training reward climbs beyond its own noise; else "
-            "continue or not_enough_data, with the numbers. plot=true adds the curve as an "
-            "image."),
+            "During training: per step the training reward, the held-out pass rate paired "
+            "against step 0 by task, length and truncation share, and hack scans of its batches. "
+            "Each held-out evaluation is a look tested at a level that spends (1 - level) / "
+            "(t (t + 1)), so an honest run is stopped at some look with probability at most "
+            "1 - level however many looks it gets; the scans' feature alarm likewise holds "
+            f"{SCAN_RUN_SHARE:g} (1 - level). Says "
+            "stop only when the held-out interval moves down, or stays flat while the training "
+            "reward climbs beyond its own noise; else continue or not_enough_data, with the "
+            "numbers. plot=true adds the curve as an image."),
         input=WatchRunInput, output=Watch, run=watch_run_tool, annotations=READ_ONLY,
         doing="watching a run", image=_watch_png,
         core=("watch_run", "watch_picture")),
+    ToolSpec(
+        name="diagnose_run", title="Is the run learning anything?",
+        description=(
+            "Reads a run's own files (prime-rl rollouts and metrics, TRL's log and the recipes' "
+            "watch.jsonl) and names, per step, what makes a run learn nothing or the wrong "
+            "thing: zero_advantage (groups with one reward), truncation_lock_in, "
+            "reward_pays_feature, staleness (past max_off_policy_steps), verifier_noise "
+            "(identical replies scored differently), diversity_collapse, entropy_runaway, "
+            "kl_runaway; each found / clear / not_checked with evidence, an interval where it "
+            "is a rate, the threshold's source and the action. Verdict healthy / sick / "
+            "not_enough_data."),
+        input=DiagnoseRunInput, output=Diagnosis, run=diagnose_run_tool, annotations=READ_ONLY,
+        doing="diagnosing a run", core=("diagnose_run",)),
 ]

@@ -1,10 +1,9 @@
 """Tools that catch reward hacking: cheat_probes, hack_scan, watch_run (catch-reward-hacking).
 
 The reward ``cheat_probes`` runs is user code from the workspace: a ``file.py:function`` (or
-``package.module:function``) whose file resolves inside the root, or a command whose program is
-``python`` with a script inside the root, or an executable inside the root. It runs in a child
-process with the root as working directory, killed after ``timeout_s`` (see
-``whileai_core.hacking.reward``); nothing outside the root is ever executed by name.
+``package.module:function``) or a command ``["python", "script.py", *args]`` whose file
+resolves inside the root. Its bytes are read through the door and run in an isolated child
+process (see ``whileai_core.hacking.reward``); no other program is ever run.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from whileai_core.defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, PROBE_MAX_T
                                    SCAN_SHUFFLES, WATCH_CONFIRM, WATCH_WINDOW)
 from whileai_core.errors import ArgumentError
 from whileai_core.hacking.probes import PROBES, CheatProbes
-from whileai_core.hacking.reward import RewardFile
+from whileai_core.hacking.reward import RewardFile, RewardScript, command_parts
 from whileai_core.hacking.scan import HackScan
 from whileai_core.hacking.doctor import Diagnosis
 from whileai_core.hacking.watch import Watch
@@ -37,20 +36,14 @@ MetricArg = Annotated[Literal["pass", "reward"], Field(
 LevelArg = Annotated[float, Field(gt=0, lt=1, description="Confidence level of the intervals.")]
 
 
-def confined_reward(reward: str | list[str], env: Env) -> RewardFile | list[str]:
-    """The reward with every file it names located inside the workspace root, through the door.
-
-    A ``module:function`` becomes a :class:`RewardFile`: its bytes are read through the door
-    and run as read, never reopened by name. A command's script or program must be a regular
-    file with no link anywhere on its path (checked without following links); it is then run
-    by its path, so a process that can write in the root at that very moment could still swap
-    it (README, Security: prefer the module form).
-    """
+def confined_reward(reward: str | list[str], env: Env) -> RewardFile | RewardScript:
+    """The reward with its file located inside the workspace root (the core reads its bytes
+    through the door and runs exactly those; the command's rules are the core's)."""
     ws = env.workspace
     if isinstance(reward, str):
         module, sep, function = reward.rpartition(":")
         if not sep or not module:
-            raise ArgumentError(f"`reward` {reward!r} is not 'file.py:function'. Fix: e.g. "
+            raise ArgumentError(f"`reward` {reward[:200]!r} is not 'file.py:function'. Fix: e.g. "
                                 "'rewards/grade.py:score'")
         if not module.endswith(".py") and "/" not in module:
             stem = PurePath(*module.split("."))
@@ -59,23 +52,8 @@ def confined_reward(reward: str | list[str], env: Env) -> RewardFile | list[str]
                           if ws.resolve(c, argument="reward").kind() == "file"), candidates[0])
             module = found
         return RewardFile(ws.resolve(module, argument="reward"), function)
-    if not reward:
-        raise ArgumentError("`reward` is an empty command. Fix: e.g. ['python', 'rewards/grade.py']")
-    argv = list(reward)
-    if argv[0] in ("python", "python3"):
-        if len(argv) < 2 or not argv[1].endswith(".py"):
-            raise ArgumentError("`reward` ['python', ...] must name a .py script inside the "
-                                "workspace next. Fix: e.g. ['python', 'rewards/grade.py']")
-        argv[1] = _program(argv[1], env)
-    else:
-        argv[0] = _program(argv[0], env)
-    return argv
-
-
-def _program(value: str, env: Env) -> str:
-    path = env.workspace.resolve(value, argument="reward")
-    path.check_file()  # as strict as a read: no link anywhere, regular, not hard-linked
-    return str(path)
+    script, args = command_parts(reward)
+    return RewardScript(ws.resolve(script, argument="reward"), args)
 
 
 # --- cheat_probes ------------------------------------------------------------------------------
@@ -86,9 +64,11 @@ class CheatProbesInput(ToolInput):
                     "'package.module:function') inside the workspace, called like a TRL reward: "
                     "function(prompts=[...], completions=[...], **task_fields) -> list of numbers; "
                     "or a command as a list of arguments (no shell), e.g. ['python', "
-                    "'rewards/grade.py'], that reads JSONL on stdin (one {prompt, completion, "
-                    "...task fields} per line) and prints one number per line. Either runs in a "
-                    "child process in the workspace, killed after timeout_s.",
+                    "'rewards/grade.py'] (only python and a script inside the workspace, then "
+                    "string arguments for the script), that reads JSONL on stdin (one {prompt, "
+                    "completion, ...task fields} per line) and prints one number per line. "
+                    "Either runs in an isolated child process in the workspace with a clean "
+                    "environment, killed after timeout_s.",
         examples=["rewards/grade.py:score", ["python", "rewards/grade.py"]])]
     tasks: Annotated[RowsArg, Field(
         description="The training tasks: JSONL path (or a small list) of {task_id, prompt, "
@@ -110,6 +90,10 @@ class CheatProbesInput(ToolInput):
     timeout_s: Annotated[float, Field(
         gt=0, le=3600, description="Seconds the reward may take for the whole batch.")] = REWARD_TIMEOUT_S
     level: LevelArg = CONFIDENCE_LEVEL
+    pass_env: Annotated[list[Annotated[str, Field(max_length=128)]] | None, Field(
+        description="Environment variables the reward needs (e.g. ['OPENAI_API_KEY'] for a "
+                    "reward that calls an API); no other token or key reaches it.",
+        max_length=32)] = None
 
 
 def cheat_probes_tool(args: CheatProbesInput, env: Env) -> CheatProbes:
@@ -121,7 +105,7 @@ def cheat_probes_tool(args: CheatProbesInput, env: Env) -> CheatProbes:
                         source(args.tasks, env.workspace, argument="tasks"), model_rows=model,
                         max_tokens=args.max_tokens, threshold=args.threshold, metric=args.metric,
                         group_by=args.group_by, probes=args.probes, root=env.workspace.root,
-                        timeout_s=args.timeout_s, level=args.level)
+                        timeout_s=args.timeout_s, level=args.level, pass_env=args.pass_env)
 
 
 # --- hack_scan ---------------------------------------------------------------------------------

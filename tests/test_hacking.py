@@ -125,7 +125,8 @@ def test_reward_errors_name_the_fix(tmp_path):
     os.environ["MY_API_KEY"] = "sk-very-secret-value"
     try:
         with pytest.raises(RewardError) as err:
-            cheat_probes("crash.py:score", TASKS[:1], root=tmp_path, probes=["empty"])
+            cheat_probes("crash.py:score", TASKS[:1], root=tmp_path, probes=["empty"],
+                         pass_env=["MY_API_KEY"])  # named: the child sees it, the error masks it
     finally:
         del os.environ["MY_API_KEY"]
     assert "boom" in str(err.value) and "sk-very-secret-value" not in str(err.value)

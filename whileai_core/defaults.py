@@ -1018,6 +1018,112 @@ _source("DOCTOR_MAX_OFF_POLICY",
 DOCTOR_STEPS_SHOWN = 50
 _source("DOCTOR_STEPS_SHOWN", "convention: a diagnosis lists the last 50 steps (n of N)")
 
+# --- hardening, third round: user code in children, the transport, bounded answers -------------
+
+CHILD_MEMORY_MB = 8192
+_source("CHILD_MEMORY_MB",
+        "convention, untested: a reward child or a local run may map at most 8 GB of address "
+        "space (RLIMIT_AS, set in the child before any user code runs); importing numpy and "
+        "torch on CPU maps well under that; WHILEAI_CHILD_MEMORY_MB changes it")
+
+CHILD_ENV_NAMES = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ",
+                   "TMPDIR", "TEMP", "TMP", "TERM")
+_source("CHILD_ENV_NAMES",
+        "convention: the variables a child we start (a reward, a local run) keeps from the "
+        "server's environment, with every LC_* and the CHILD_ENV_PREFIXES below; nothing else "
+        "reaches it (no token or key) unless the call names it (pass_env)")
+
+CHILD_ENV_PREFIXES = ("LC_", "OMP_", "MKL_", "OPENBLAS_", "CUDA_", "XDG_")
+_source("CHILD_ENV_PREFIXES",
+        "convention: thread-count, locale and device variables a numeric child may need; a name "
+        "that looks secret (KEY, TOKEN, SECRET, PASSWORD, CREDENTIAL) is dropped even so")
+
+LOCAL_RUN_TIMEOUT_S = 3600.0
+_source("LOCAL_RUN_TIMEOUT_S",
+        "convention, untested: a local run (a recipe's CPU smoke) is killed after an hour; the "
+        "smokes take seconds to minutes here")
+
+MCP_MAX_CONNECTIONS = 256
+_source("MCP_MAX_CONNECTIONS",
+        "convention, untested: open HTTP connections at once, and never more than a quarter of "
+        "the open-file limit left after a reserve of 64 (1,100 half-open connections at a "
+        "1,024-file limit made the process exit before this bound)")
+
+MCP_HEAD_TIMEOUT_S = 10.0
+_source("MCP_HEAD_TIMEOUT_S",
+        "convention, untested: a connection that has not sent a whole request head (request line "
+        "and headers) 10 s after it opened, or after its last answer, is closed (slowloris)")
+
+MCP_BODY_TIMEOUT_S = 30.0
+_source("MCP_BODY_TIMEOUT_S",
+        "convention, untested: a request body (at most MCP_MAX_FRAME_BYTES) must arrive within "
+        "30 s of its head, else 408")
+
+MCP_SESSION_SWEEP_S = 1.0
+_source("MCP_SESSION_SWEEP_S",
+        "convention: how often the HTTP server looks for sessions past their idle time (an open "
+        "GET stream does not keep a session alive)")
+
+TEXT_SHOWN_CHARS = (2000, 400, 120, 40)
+_source("TEXT_SHOWN_CHARS",
+        "convention: a string in an answer is cut to the first of these lengths that brings the "
+        "answer under its byte bound (a 10 MB task id gave a 50 MB answer); the cut says "
+        "'n of N characters'")
+
+MESSAGE_WORD_CHARS = 200
+_source("MESSAGE_WORD_CHARS",
+        "convention: a run of more than 200 characters without a space in an error message (an "
+        "echoed id, a path) is cut, saying 'n of N characters'")
+
+MESSAGE_MAX_CHARS = 4000
+_source("MESSAGE_MAX_CHARS",
+        "convention: an error message is at most 4,000 characters (its head and its fix kept)")
+
+HEAVY_READ_BYTES = 8 << 20
+_source("HEAVY_READ_BYTES",
+        "convention: a rows file or archive of 8 MB or more is a heavy read (parsing it holds "
+        "~11x its size in memory, measured on graded rows)")
+
+HEAVY_READS_AT_ONCE = 2
+_source("HEAVY_READS_AT_ONCE",
+        "convention: at most 2 tool calls parse a heavy file at once in the server (the GIL runs "
+        "one parse at a time anyway; more only multiplied memory: 9 concurrent calls on a "
+        "100 MB file ran out of memory); the rest wait TOOL_QUEUE_WAIT_S, then are answered busy")
+
+MAX_ARCHIVE_MB = 64
+_source("MAX_ARCHIVE_MB",
+        "measured here: Inspect's reader holds up to ~51x what a .eval log unpacks to (the red "
+        "team's 114 KB log reached 5.3 GB), so what an archive unpacks to has its own limit, "
+        "below the rows limit: 64 MB caps one import near 3.5 GB (ARCHIVE_MEMORY_FACTOR); "
+        "WHILEAI_MAX_ARCHIVE_MB or --max-file-mb archive=MB")
+
+JSON_STEP_CHARS = 1 << 20
+_source("JSON_STEP_CHARS",
+        "measured here: json.loads holds the GIL for a whole document (a 100 MB array delayed "
+        "tools/list 1.6 s, a 100 MB JSONL 5.2 s); a large array is parsed in steps of about "
+        "4 M characters (~40 ms each), so the server's event loop gets the GIL between steps")
+
+TOKEN_MIN_DISTINCT = 10
+_source("TOKEN_MIN_DISTINCT",
+        "convention: a bearer token needs at least 10 different characters besides its length "
+        "(36 x 'a' was accepted); secrets.token_urlsafe(32) and token_hex(16) always pass")
+
+HEAVY_WAIT_S = 60.0
+_source("HEAVY_WAIT_S",
+        "convention, untested: a call that finds every place for a heavy read taken waits a "
+        "minute (a 100 MB file parses in ~10 s here), then is answered busy")
+
+ROWS_MEMORY_FACTOR = 26
+_source("ROWS_MEMORY_FACTOR",
+        "measured here: the rows reader's peak memory over the file's size was 5.9x on graded "
+        "rows (108 MB -> 634 MB) and 25x on rows padded with empty objects (30 MB -> 750 MB), "
+        "the worst JSON gives (a 3-byte '{},' becomes a 64-byte dict and a pointer)")
+
+ARCHIVE_MEMORY_FACTOR = 55
+_source("ARCHIVE_MEMORY_FACTOR",
+        "measured here: inspect_ai 0.3.285's reader (and the rows built from it) peaked at 51x "
+        "what a .eval log unpacks to (30 MB of empty objects in a sample's metadata -> 1.54 GB)")
+
 # --- the launch forecast (whileai_core.runs.forecast) ----------------------------------------
 # What a plan says a run will take before it spends: tokens, memory per GPU, wall clock, dollars.
 # Each constant below is one input of that forecast; the forecast labels every number it prints

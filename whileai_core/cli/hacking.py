@@ -45,7 +45,7 @@ def _probes(args):
     return cheat_probes(_reward(args), args.tasks, model_rows=args.model_rows,
                         max_tokens=args.max_tokens, threshold=args.threshold,
                         metric=args.metric, group_by=args.group_by, probes=args.probes,
-                        timeout_s=args.timeout)
+                        timeout_s=args.timeout, pass_env=args.pass_env)
 
 
 def _scan(args):
@@ -93,9 +93,10 @@ def register(sub) -> None:
     p.add_argument("tasks", help="tasks (.jsonl): {task_id, prompt, ...fields the reward reads}")
     p.add_argument("--reward", default=None, metavar="FILE.py:FUNCTION",
                    help="a TRL-style reward function(prompts, completions, **fields)")
-    p.add_argument("--reward-command", default=None, metavar="'COMMAND ARGS'",
-                   help="a command that reads JSONL {prompt, completion, ...} on stdin and prints "
-                        "one reward per line (split like a shell, run without one)")
+    p.add_argument("--reward-command", default=None, metavar="'python SCRIPT.py ARGS'",
+                   help="a Python script (and its arguments) that reads JSONL {prompt, "
+                        "completion, ...} on stdin and prints one reward per line (split like a "
+                        "shell, run without one; no other program)")
     p.add_argument("--model-rows", default=None, metavar="ROWS",
                    help="the model's graded rows on these tasks (the rate each probe must beat)")
     p.add_argument("--max-tokens", type=int, default=PROBE_MAX_TOKENS,
@@ -106,6 +107,9 @@ def register(sub) -> None:
                    help="a task field (e.g. category): each probe's rate per value")
     p.add_argument("--timeout", type=float, default=REWARD_TIMEOUT_S,
                    help="seconds the reward may take for the whole batch (default %(default)s)")
+    p.add_argument("--pass-env", action="append", default=None, metavar="NAME",
+                   help="an environment variable the reward needs, e.g. OPENAI_API_KEY "
+                        "(repeatable); the reward gets no other token or key")
     common(p)
     p.set_defaults(func=_probes)
 

@@ -77,6 +77,9 @@ def _within_var(data: Rows, idx: np.ndarray | None = None) -> tuple[float, float
     return float(s2.mean()), float((s2 / n[ok]).mean()), p
 
 
+_EDGE = 1e-6
+
+
 def holdout_size(effect: float = PROVE_EFFECT, *, k: int = HOLDOUT_K, before: Any = None,
                  after: Any = None, power: float = HOLDOUT_POWER, alpha: float = HOLDOUT_ALPHA,
                  threshold: float | None = None) -> HoldoutSize:
@@ -92,6 +95,11 @@ def holdout_size(effect: float = PROVE_EFFECT, *, k: int = HOLDOUT_K, before: An
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo < value < hi:
             raise ArgumentError(f"`{name}` must be a number strictly between {lo:g} and {hi:g}, "
                                 f"got {value!r}. Fix: e.g. effect=0.05, power=0.8, alpha=0.05")
+        # the normal quantiles and n ~ 1/effect^2 overflow past these (1e-300 was "a bug")
+        if not _EDGE <= value <= 1 - _EDGE:
+            raise ArgumentError(f"`{name}` = {value!r} is too close to 0 or 1 to size a holdout "
+                                f"(it must be in [{_EDGE:g}, 1 - {_EDGE:g}]). Fix: e.g. "
+                                "effect=0.05, power=0.8, alpha=0.05")
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ArgumentError(f"`k` must be a positive integer, got {k!r}. Fix: e.g. k=4")
     z2 = (z_value(1 - alpha / 2) + z_value(power)) ** 2

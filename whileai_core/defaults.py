@@ -887,3 +887,53 @@ _source("NOISE_TIED_RUNS_RULE",
         "easy tasks, 2 re-runs: 12.8% of pure-noise differences passed the band, sd 1.1, "
         "against the promised 5%). The band then rests on the within-task prediction "
         "sqrt(sum_i s_i^2/n_i)/C (shared/reference/stats.md sec. 6) and the result says so")
+
+# --- rows as they are: continuous rewards, budgets, families, fields (whileai_core.rewards,
+# whileai_core.budgets, whileai_core.describe, whileai_core.stats.clustered) ------------------
+
+REWARD_SPREAD_TOLERANCE = 0.01
+_source("REWARD_SPREAD_TOLERANCE",
+        "convention, untested: a task has signal for a grouped method when its rollouts' "
+        "rewards differ by more than 0.01 of the reward's scale (max minus min within the "
+        "task). prime-rl 559b447's GRPO credit is the reward minus the group mean with no std "
+        "division (src/prime_rl/orchestrator/algo/grpo.py, score_group), so a group spread "
+        "under 0.01 carries advantages under 1% of a 0/1 group's; on 0/1 rewards the rule is "
+        "exactly 'the task is split'")
+
+ROUTE_MIN_TASKS = 6
+_source("ROUTE_MIN_TASKS",
+        "arithmetic: the fewest tasks on which a two-sided exact test at 95% can reject (the "
+        "smallest sign-flip p on n tasks is 2/2^n, <= 0.05 from n = 6; "
+        "whileai_core.stats.paired.min_paired_tasks). Below it no verdict the route gives "
+        "(a band, a teacher's gap) can be told from chance, so the route stops and says so")
+
+CLUSTER_RESAMPLES = 2_000
+_source("CLUSTER_RESAMPLES",
+        "convention: the family-clustered interval reads the standard error off a two-level "
+        "resample (families, then tasks within them); 2,000 resamples put its Monte-Carlo "
+        "error near 1.6% of the SE (1/sqrt(2 x 2000)), small next to a t quantile on few "
+        "families")
+
+CLUSTER_MIN_FAMILIES = 10
+_source("CLUSTER_MIN_FAMILIES",
+        "bench/stats_study.py (docs/statistics-study.md, table F): below 10 families the "
+        "clustered interval's coverage falls under 93%, so an interval from fewer says it is "
+        "unreliable")
+
+DESCRIBE_EXACT_CELLS = 20_000_000
+_source("DESCRIBE_EXACT_CELLS",
+        "convention, untested: describe_rows reads every row when rows x fields is at most 20 "
+        "million (a few seconds of dictionary lookups on this 2-core machine); above it the "
+        "field names still come from every row and the rest from whole tasks sampled to "
+        "DESCRIBE_SAMPLE_ROWS rows, and the answer says so")
+
+DESCRIBE_SAMPLE_ROWS = 100_000
+_source("DESCRIBE_SAMPLE_ROWS",
+        "convention, untested: rows (whole tasks, seeded) describe_rows reads for values, "
+        "ranges and shares on inputs past DESCRIBE_EXACT_CELLS; a share from 100,000 rows is "
+        "within +-0.3 points (95%)")
+
+DESCRIBE_VALUES_SHOWN = 5
+_source("DESCRIBE_VALUES_SHOWN",
+        "convention, untested: describe_rows names up to 5 distinct values of a field (each cut "
+        "to 40 characters) and counts the rest, so 200 fields fit a bounded answer")

@@ -23,9 +23,11 @@ from typing import Any
 
 import numpy as np
 
+from .budgets import BudgetColumns, budget_columns
 from .defaults import PASS_THRESHOLD
 from .errors import RowsError
 from .progress import step
+from .rewards import RewardScale, classify_reward
 from .safepath import Root, UserPath, as_user_path, is_path
 from . import safejson
 
@@ -45,11 +47,13 @@ class Rows:
     """
 
     __slots__ = ("source", "threshold", "records", "reward", "passed", "truncated", "model",
-                 "task_index", "task_ids", "rollouts", "passes", "reward_sum", "_lines")
+                 "task_index", "task_ids", "rollouts", "passes", "reward_sum", "_lines",
+                 "budget", "_scale")
 
     def __init__(self, *, source: str | None, threshold: float, records: list[dict],
                  reward: np.ndarray, truncated: np.ndarray, model: list,
-                 task_index: np.ndarray, task_ids: list[str], lines: list[int] | None = None):
+                 task_index: np.ndarray, task_ids: list[str], lines: list[int] | None = None,
+                 budget: BudgetColumns | None = None):
         self.source = source
         self.threshold = float(threshold)
         self.records = records
@@ -64,6 +68,16 @@ class Rows:
         self.passes = np.bincount(task_index, weights=self.passed, minlength=n_tasks).astype(np.int64)
         self.reward_sum = np.bincount(task_index, weights=reward, minlength=n_tasks)
         self._lines = lines
+        self.budget = budget  # token budgets (whileai_core.budgets); None: no row says
+        self._scale = None
+
+    # --- what the reward is (whileai_core.rewards), read once --------------------------------
+    @property
+    def reward_scale(self) -> RewardScale:
+        """The reward's kind (binary, bounded in [0, 1], another scale) at this threshold."""
+        if self._scale is None:
+            self._scale = classify_reward(self.reward, self.threshold)
+        return self._scale
 
     # --- sizes ---------------------------------------------------------------------------
     @property
@@ -130,7 +144,8 @@ class Rows:
                     model=[self.model[i] for i in keep.tolist()],
                     task_index=rank[new_index].astype(np.int64),
                     task_ids=[self.task_ids[i] for i in used[order].tolist()],
-                    lines=None if self._lines is None else [self._lines[i] for i in keep.tolist()])
+                    lines=None if self._lines is None else [self._lines[i] for i in keep.tolist()],
+                    budget=None if self.budget is None else self.budget.take(keep))
 
     def line_of(self, row: int) -> int | None:
         """The 1-based line (JSONL) or row number (JSON array, list) of row ``row``."""
@@ -228,7 +243,8 @@ def load_rows(source: Any, *, threshold: float | None = None, root: Root | None 
             return source
         return Rows(source=source.source, threshold=thr, records=source.records,
                     reward=source.reward, truncated=source.truncated, model=source.model,
-                    task_index=source.task_index, task_ids=source.task_ids, lines=source._lines)
+                    task_index=source.task_index, task_ids=source.task_ids, lines=source._lines,
+                    budget=source.budget)
     is_file = is_path(source)
     if is_file:
         step(0, 3, f"reading {source}")
@@ -390,11 +406,17 @@ def _build(recs: Records, *, threshold: float) -> Rows:
         i = next(j for j, v in enumerate(model) if type(v) not in (str, type(None)))
         raise fail(i, f"`model` is {model[i]!r} (a {type(model[i]).__name__})", "model",
                    'write the model id that sampled the rollout, e.g. "Qwen/Qwen3-8B", or null')
+    # optional columns: token budgets (whileai_core.budgets); a reply the cap cut off is
+    # truncated when the row does not say otherwise
+    budget = budget_columns(records, fail)
+    if budget is not None and budget.finish_reason is not None:
+        unsaid = np.fromiter((v is None for v in trunc), dtype=bool, count=len(trunc))
+        truncated = truncated | (budget.cut_off() & unsaid)
     task_index, task_ids = _factorize(tids)
     lines = recs._lines if isinstance(recs._lines, list) else None
     return Rows(source=source, threshold=threshold, records=records, reward=reward,
                 truncated=truncated, model=model, task_index=task_index,
-                task_ids=task_ids, lines=lines)
+                task_ids=task_ids, lines=lines, budget=budget)
 
 
 def _factorize(tids: list[str]) -> tuple[np.ndarray, list[str]]:

@@ -38,6 +38,7 @@ from .fields import LEVEL_DOC, METHOD_DOC, ci95_alias
 from .intervals import Interval, t_value, task_intervals
 from .noise import NoiseFloor, resolve_band
 from .paired import min_paired_tasks, mover_difference, needs_sign_flip, paired_interval
+from .clustered import check_cluster, cluster_interval, families_of, intervals
 from .rates import check_metric, trials_cap
 
 Verdict = Literal["moved", "moved_the_wrong_way", "flat", "no_detectable_change",
@@ -76,6 +77,12 @@ class Comparison(Result):
     correlation: float | None = None
     mde: float | None = None
     level: float = Field(CONFIDENCE_LEVEL, description=LEVEL_DOC)
+    cluster: str | None = Field(None, description="the row field naming each task's family; "
+                                                  "intervals then resample families")
+    n_families: int | None = None
+    reward_warning: str | None = Field(None, description="rewards outside [0, 1]: why pass "
+                                                         "rates at this threshold mislead, and "
+                                                         "the fix")
     note: str | None = None
 
     ci95 = ci95_alias("ci")
@@ -87,7 +94,11 @@ class Comparison(Result):
             return f"verdict: {self.verdict} (n={self.n_paired} paired tasks). {self.note or ''}".strip()
         runs = "" if self.n_runs_before == self.n_runs_after == 1 else (
             f" ({self.n_runs_before} runs before, {self.n_runs_after} after)")
-        lines = [
+        what = "mean reward" if self.metric == "reward" else "pass rate"
+        lines = ([f"warning: {self.reward_warning}"] if self.reward_warning else []) + [
+            f"{what} by task"
+            + (f", intervals over {self.n_families} families in `{self.cluster}`, then tasks"
+               if self.cluster else ""),
             f"before  {fmt_rate(self.mean_before, self.mean_before_ci, self.n_paired)}",
             f"after   {fmt_rate(self.mean_after, self.mean_after_ci, self.n_paired)}",
             f"delta   {self.delta:+.3f}" + (f" [{self.ci[0]:+.3f}, {self.ci[1]:+.3f}]"
@@ -155,22 +166,30 @@ def _check(run_std: Any, effect: Any) -> None:
 def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
             run_std: float | NoiseFloor | None = None, seed: int | None = BOOTSTRAP_SEED,
             threshold: float | None = None, n_resamples: int = BOOTSTRAP_RESAMPLES,
-            metric: Literal["pass", "reward"] = "pass", effect: float = PROVE_EFFECT,
-            noise_runs: int | None = None) -> Comparison:
+            metric: Literal["auto", "pass", "reward"] = "auto", effect: float = PROVE_EFFECT,
+            noise_runs: int | None = None, cluster: str | None = None) -> Comparison:
     """Paired before/after comparison by task (module docstring for the verdicts).
 
     ``before``/``after``: rows, or a list of runs per arm (training seeds).
     ``run_std``: the sd of the same eval re-run (:func:`noise_floor`, or its result, which also
     gives ``noise_runs``); the band is t_{R-1} x sqrt(2) x run_std at ``level``.
     ``effect``: the margin of the equivalence statement ``flat`` (default 0.05).
-    ``metric``: per-task pass rates ("pass") or per-task mean rewards ("reward").
+    ``metric``: per-task pass rates ("pass") or per-task mean rewards ("reward"); "auto" (the
+    default) reads the mean reward when the reward is continuous or on another scale and no
+    ``threshold`` is given (a pass rate at 1.0 can stay at 0 while the reward moves), else the
+    pass rate.
+    ``cluster``: a row field naming each task's family; the interval of the difference and the
+    arms' intervals then resample families, then tasks (:mod:`.clustered`).
     """
     level, seed = check_level(level), check_seed(seed)
     check_resamples(n_resamples)
-    check_metric(metric)
+    if metric != "auto":
+        check_metric(metric)
+    check_cluster(cluster)
     _check(run_std, effect)
     band, band_runs, band_note = resolve_band(run_std, noise_runs, level)
     runs_b, runs_a = as_runs(before, threshold), as_runs(after, threshold)
+    metric, reward_warning, reward_notes = resolve_metric(metric, runs_b + runs_a, threshold)
     sets_b = [set(r.task_ids) for r in runs_b]
     sets_a = [set(r.task_ids) for r in runs_a]
     common = set.intersection(*sets_b, *sets_a)
@@ -180,25 +199,40 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
     base = dict(n_paired=n, n_only_before=len(set.union(*sets_b) - common),
                 n_only_after=len(set.union(*sets_a) - common), noise_band=band,
                 noise_runs=band_runs, level=level, metric=metric, effect=float(effect),
-                n_runs_before=seeds_b, n_runs_after=seeds_a)
+                n_runs_before=seeds_b, n_runs_after=seeds_a, cluster=cluster,
+                reward_warning=reward_warning)
     if n == 0:
         return Comparison(mean_before=None, mean_before_ci=None, mean_after=None,
                           mean_after_ci=None, delta=None, ci=None, verdict="insufficient_data",
-                          **base, note="the runs share no task_id: nothing to pair; score the "
-                                       "same frozen held-out tasks before and after")
+                          **base, note="; ".join(reward_notes + [
+                              "the runs share no task_id: nothing to pair; score the same "
+                              "frozen held-out tasks before and after"]))
     vb, cap_b = _arm_values(runs_b, shared, metric)
     va, cap_a = _arm_values(runs_a, shared, metric)
     pb, pa = vb.mean(axis=0), va.mean(axis=0)
     d = pa - pb
     delta = float(d.mean())
     one_seed = seeds_b == 1 and seeds_a == 1
-    boot_d = [d] if one_seed and needs_sign_flip(d) is False else []
-    (iv_b, iv_a), extra = task_intervals([pb, pa], [cap_b, cap_a], level, seed, n_resamples,
-                                         extra=boot_d)
+    families = None
+    if cluster is not None:
+        pos = {t: i for i, t in enumerate(runs_a[0].task_ids)}
+        families = families_of(runs_a[0], cluster).take(
+            np.fromiter((pos[t] for t in shared), dtype=np.int64, count=n))
+        base["n_families"] = families.n_families
+    boot_d = [d] if one_seed and families is None and needs_sign_flip(d) is False else []
+    scale_kind = runs_a[0].reward_scale.kind
+    bounds = None if metric == "reward" and scale_kind == "scale" else (0.0, 1.0)
+    if families is None:
+        (iv_b, iv_a), extra = task_intervals([pb, pa], [cap_b, cap_a], level, seed, n_resamples,
+                                             extra=boot_d)
+    else:
+        iv_b, iv_a = intervals([pb, pa], [None, None], level, seed, n_resamples, families,
+                               bounds)
+        extra = []
     arms = dict(mean_before=float(pb.mean()), mean_before_ci=iv_b.ci,
                 mean_before_ci_method=iv_b.method, mean_after=float(pa.mean()),
                 mean_after_ci=iv_a.ci, mean_after_ci_method=iv_a.method)
-    notes = [band_note] if band_note else []
+    notes = list(reward_notes) + ([band_note] if band_note else [])
     if n < min_paired_tasks(level):
         notes.insert(0, f"fewer than {min_paired_tasks(level)} paired tasks: no test on {n} "
                         f"tasks can call a change at level {level:g}; score more shared tasks")
@@ -208,7 +242,16 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
     if pb.std() > 0 and pa.std() > 0:
         corr = float(np.corrcoef(pb, pa)[0, 1])
     seed_fields: dict[str, Any] = {}
-    if one_seed:
+    if families is not None:
+        span = None if bounds is None else (-1.0, 1.0)
+        ci_d = cluster_interval(d, families, level=level, seed=seed, bounds=span)
+        ci, method, p = ci_d.ci, ci_d.method, ci_d.p_value
+        if not one_seed:
+            notes.append("several runs per arm: the clustered interval averages each arm's runs "
+                         "per task and does not add the between-seed variance")
+        if ci_d.note:
+            notes.append(ci_d.note)
+    elif one_seed:
         binary = bool(np.all((pb == 0) | (pb == 1)) and np.all((pa == 0) | (pa == 1)))
         pi = paired_interval(d, level=level, seed=seed, n_resamples=n_resamples,
                              draws=extra[0] if extra else None, mcnemar=binary)
@@ -218,7 +261,8 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
     else:
         ci, method, p, seed_fields, seed_note = _with_seeds(d, vb, va, level)
         notes.append(seed_note)
-    if ci is not None and (float(np.ptp(d)) == 0.0 or ci[1] - ci[0] <= 1e-12):
+    if families is None and ci is not None and (float(np.ptp(d)) == 0.0
+                                                or ci[1] - ci[0] <= 1e-12):
         if iv_b.ci is not None and iv_a.ci is not None:
             ci, method = mover_difference(arms["mean_after"], iv_a.ci, arms["mean_before"],
                                           iv_b.ci), "mover_unpaired"
@@ -244,6 +288,26 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
     return Comparison(**arms, delta=delta, ci=ci, ci_method=method, p_value=p,
                       n_changed=int(np.count_nonzero(d)), verdict=verdict, correlation=corr,
                       mde=mde, **base, **seed_fields, note="; ".join(notes) or None)
+
+
+def resolve_metric(metric: str, runs: list[Rows], threshold: float | None
+                   ) -> tuple[str, str | None, list[str]]:
+    """(the metric ``auto`` stands for, the reward's warning, notes): the mean reward when the
+    reward is continuous or on another scale and no threshold was given, else the pass rate."""
+    scales = [r.reward_scale for r in runs]
+    warning = next((s.warning for s in scales if s.warning), None)
+    notes: list[str] = []
+    continuous = next((s for s in scales if s.continuous), None)
+    if metric == "auto":
+        metric = "reward" if continuous is not None and threshold is None else "pass"
+        if continuous is not None and metric == "reward":
+            notes.append(f"compared on the mean reward ({continuous.summary()}); metric='pass' "
+                         f"compares pass rates at threshold {runs[0].threshold:g}")
+    elif metric == "pass" and continuous is not None and continuous.kind == "bounded":
+        notes.append(f"the reward is continuous ({continuous.summary()}): this compares pass "
+                     f"rates at threshold {runs[0].threshold:g}; metric='reward' compares the "
+                     "mean reward")
+    return metric, warning, notes
 
 
 def _verdict(delta: float, ci: Interval | None, band: float | None, effect: float,

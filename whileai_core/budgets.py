@@ -65,16 +65,18 @@ def budget_columns(records: list[dict], fail: Fail) -> BudgetColumns | None:
     numbers = {}
     for field, low in (("max_tokens", 1), ("completion_tokens", 0)):
         col = cols[field]
-        if col.count(None) == n:
-            numbers[field] = np.full(n, np.nan)
-            continue
-        bad = next((i for i, v in enumerate(col) if v is not None and (
-            type(v) is bool or not isinstance(v, (int, float)) or v != v or v < low
-            or v in (float("inf"),) or float(v) != int(v))), None)
-        if bad is not None:
+        kinds = set(map(type, col)) - {type(None)}
+        if not kinds <= {int, float}:
+            bad = next(i for i, v in enumerate(col) if v is not None and type(v) not in (int, float))
             raise fail(bad, f"`{field}` is {col[bad]!r}", field,
                        f"write a whole number of tokens >= {low}, or leave the field out")
-        numbers[field] = np.array([np.nan if v is None else float(v) for v in col])
+        arr = np.array(col, dtype=np.float64)  # None becomes NaN
+        wrong = ~np.isnan(arr) & ((arr < low) | ~np.isfinite(arr) | (arr != np.floor(arr)))
+        if wrong.any():
+            bad = int(np.flatnonzero(wrong)[0])
+            raise fail(bad, f"`{field}` is {col[bad]!r}", field,
+                       f"write a whole number of tokens >= {low}, or leave the field out")
+        numbers[field] = arr
     reasons = cols["finish_reason"]
     if reasons.count(None) == n:
         reasons = None

@@ -923,17 +923,23 @@ _source("CLUSTER_MIN_FAMILIES",
 DESCRIBE_EXACT_CELLS = 20_000_000
 _source("DESCRIBE_EXACT_CELLS",
         "convention, untested: describe_rows reads every row when rows x fields is at most 20 "
-        "million (a few seconds of dictionary lookups on this 2-core machine); above it the "
-        "field names still come from every row and the rest from whole tasks sampled to "
-        "DESCRIBE_SAMPLE_ROWS rows, and the answer says so")
+        "million (a few seconds of dictionary lookups on this 2-core machine); above it, field "
+        "names, shares and values come from whole tasks sampled to DESCRIBE_SAMPLE_ROWS rows, "
+        "and the answer says so")
 
-DESCRIBE_SAMPLE_ROWS = 100_000
+DESCRIBE_SAMPLE_ROWS = 50_000
 _source("DESCRIBE_SAMPLE_ROWS",
-        "convention, untested: rows (whole tasks, seeded) describe_rows reads for values, "
-        "ranges and shares on inputs past DESCRIBE_EXACT_CELLS; a share from 100,000 rows is "
-        "within +-0.3 points (95%)")
+        "convention, untested: rows (whole tasks, seeded) describe_rows reads for names, "
+        "values, ranges and shares on inputs past DESCRIBE_EXACT_CELLS; a share from 50,000 "
+        "rows is within +-0.44 points (95%, 1.96 x sqrt(0.25/50,000))")
 
 DESCRIBE_VALUES_SHOWN = 5
 _source("DESCRIBE_VALUES_SHOWN",
         "convention, untested: describe_rows names up to 5 distinct values of a field (each cut "
         "to 40 characters) and counts the rest, so 200 fields fit a bounded answer")
+
+DESCRIBE_FIELDS_SHOWN = 15
+_source("DESCRIBE_FIELDS_SHOWN",
+        "convention, untested: a describe_rows tool answer details 15 fields (the route's first) "
+        "and says how many of how many; 15 fields of long names and values measured under 8 KB "
+        "with the text summary (tests/test_describe.py); `fields` asks for any others by name")

@@ -10,6 +10,7 @@ is read from whole tasks sampled to ``DESCRIBE_SAMPLE_ROWS`` rows (the answer sa
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from itertools import repeat
 from typing import Any, Literal
@@ -17,8 +18,8 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
-from .defaults import (BOOTSTRAP_SEED, CATEGORY_FIELD, DESCRIBE_EXACT_CELLS, DESCRIBE_SAMPLE_ROWS,
-                       DESCRIBE_VALUES_SHOWN)
+from .defaults import (BOOTSTRAP_SEED, CATEGORY_FIELD, DESCRIBE_EXACT_CELLS, DESCRIBE_FIELDS_SHOWN,
+                       DESCRIBE_SAMPLE_ROWS, DESCRIBE_VALUES_SHOWN)
 from .errors import ArgumentError
 from .result import Result
 from .rewards import RewardScale
@@ -71,13 +72,13 @@ class FieldInfo(Result):
         if self.low is not None:
             vals = f"{self.low:g}..{self.high:g}"
         elif self.values:
-            more = (f" +{self.n_distinct - len(self.values)} more"
-                    if self.n_distinct and self.n_distinct > len(self.values) else "")
-            vals = ", ".join(self.values) + more
+            more = (f" +{self.n_distinct - 3} more" if self.n_distinct and self.n_distinct > 3
+                    else "")
+            vals = ", ".join(_cut(v, 24) for v in self.values[:3]) + more
         else:
             vals = ""
         within = f"; {self.within_task} within tasks" if self.within_task else ""
-        reads = f"  <- {self.reads}" if self.reads else ""
+        reads = f"  <- {self.reads.split(':')[0]}" if self.reads else ""
         return f"{self.name}: {what}, {self.share:.0%} of rows; {vals}{within}{reads}"
 
 
@@ -99,6 +100,14 @@ class RowsDescription(Result):
     shown: str | None = None
     cut_lists = ("fields",)
 
+    def bounded(self, limit: int):
+        """Cut for a tool answer: at most DESCRIBE_FIELDS_SHOWN fields (n of N), each with at
+        most 3 values of 24 characters; `fields=[...]` asks for others by name."""
+        out = super().bounded(min(limit, DESCRIBE_FIELDS_SHOWN))
+        trimmed = [f.model_copy(update={"values": [_cut(v, 24) for v in f.values[:3]]})
+                   if f.values else f for f in out.fields]
+        return out.model_copy(update={"fields": trimmed})
+
     def render(self) -> str:
         lines = [f"{self.n_rows} rows, {self.n_tasks} tasks, {self.rollouts_min}-"
                  f"{self.rollouts_max} rollouts per task, {self.n_fields} fields",
@@ -113,9 +122,9 @@ class RowsDescription(Result):
         return "\n".join(lines)
 
 
-def field_names(records: list[dict], limit_cells: int = DESCRIBE_EXACT_CELLS) -> list[str]:
-    """Every field name the records carry, in first-seen order (all rows when that is cheap,
-    else the first rows up to ``limit_cells`` keys and the union of the rest's key sets)."""
+def field_names(records: list[dict]) -> list[str]:
+    """Every field name the records carry: those of the first 1,000 rows in first-seen order,
+    then the others sorted."""
     if not records:
         return []
     names = set().union(*records)
@@ -123,9 +132,11 @@ def field_names(records: list[dict], limit_cells: int = DESCRIBE_EXACT_CELLS) ->
     return list(seen) + sorted(n for n in names if n not in seen)
 
 
-def _sample(data: Rows, n_fields: int) -> tuple[list[dict], np.ndarray, int, str | None]:
-    """(records, task index, tasks, note): every row when rows x fields is small, else whole
-    tasks drawn without replacement (seeded) until DESCRIBE_SAMPLE_ROWS rows."""
+def _sample(data: Rows) -> tuple[list[dict], np.ndarray, int, str | None]:
+    """(records, task index, tasks, note): every row when rows x fields (the first row's) is at
+    most DESCRIBE_EXACT_CELLS, else whole tasks drawn without replacement (seeded) until
+    DESCRIBE_SAMPLE_ROWS rows."""
+    n_fields = len(data.records[0]) if data.records else 0
     if data.n_rows * max(1, n_fields) <= DESCRIBE_EXACT_CELLS or data.n_rows <= DESCRIBE_SAMPLE_ROWS:
         return data.records, data.task_index, data.n_tasks, None
     rng = np.random.default_rng(BOOTSTRAP_SEED)
@@ -136,7 +147,8 @@ def _sample(data: Rows, n_fields: int) -> tuple[list[dict], np.ndarray, int, str
     keep = np.flatnonzero(chosen[data.task_index])
     sub = data.where(keep)
     note = (f"{sub.n_rows:,} rows ({sub.n_tasks:,} whole tasks, sampled with seed "
-            f"{BOOTSTRAP_SEED}) of {data.n_rows:,}: shares and values are estimates")
+            f"{BOOTSTRAP_SEED}) of {data.n_rows:,}: field names, shares and values are read "
+            "there (a field no sampled row carries is not listed)")
     return sub.records, sub.task_index, sub.n_tasks, note
 
 
@@ -166,7 +178,7 @@ def _describe_field(name: str, records: list[dict], task_index: np.ndarray, n_ta
             if finite.shape[0]:
                 info["low"], info["high"] = float(finite.min()), float(finite.max())
         if not numeric or len(counts) <= DESCRIBE_VALUES_SHOWN:
-            info["values"] = [_cut(str(v), _VALUE_MAX)
+            info["values"] = [_cut(v if isinstance(v, str) else json.dumps(v), _VALUE_MAX)
                               for v, _ in counts.most_common(DESCRIBE_VALUES_SHOWN)]
         codes = dict(zip(counts, range(len(counts))))
         coded = np.fromiter((-1 if v is None else codes[v] for v in col), dtype=np.int64, count=n)
@@ -181,7 +193,8 @@ def describe_rows(rows: Any, *, fields: list[str] | None = None,
                   threshold: float | None = None) -> RowsDescription:
     """Every field of ``rows`` described (module docstring); ``fields``: only these, in order."""
     data = load_rows(rows, threshold=threshold)
-    names = field_names(data.records)
+    records, task_index, n_tasks, note = _sample(data)
+    names = field_names(records)
     if fields is not None:
         if isinstance(fields, str) or not all(isinstance(f, str) for f in fields):
             raise ArgumentError(f"`fields` must be a list of field names, got {fields!r}. Fix: "
@@ -194,7 +207,6 @@ def describe_rows(rows: Any, *, fields: list[str] | None = None,
     else:
         # the route's fields first (in ROLES order), then the rest by first appearance
         names_shown = [f for f in ROLES if f in names] + [f for f in names if f not in ROLES]
-    records, task_index, n_tasks, note = _sample(data, len(names))
     _, first_rows = np.unique(task_index, return_index=True)
     single = int(np.bincount(task_index).max()) == 1
     infos = [_describe_field(f, records, task_index, n_tasks, first_rows, single)

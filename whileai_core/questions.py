@@ -36,6 +36,7 @@ from .stats import Rate, pass_rate
 from .stats.clustered import Families
 from .stats.fields import LEVEL_DOC, METHOD_DOC, ci95_alias
 from .stats.intervals import task_interval
+from .voice import arg
 
 Interval = tuple[float, float]
 
@@ -329,7 +330,7 @@ def check_model(data: Rows, model: str) -> None:
         rows_model, how = miss
         raise ArgumentError(f"no row was written by `model` {model!r}; the rows' model is "
                             f"{rows_model!r} (they differ in {how}). Fix: pass "
-                            f"model={rows_model!r} if that is the model you will train")
+                            f"{arg('model', rows_model)} if that is the model you will train")
 
 
 def on_policy(rows: Any, model: str) -> OnPolicy:

@@ -202,7 +202,7 @@ def describe_rows(rows: Any, *, fields: list[str] | None = None,
         unknown = [f for f in fields if f not in names]
         if unknown:
             raise ArgumentError(f"no row carries {', '.join(map(repr, unknown))}; the rows' "
-                                f"fields are {_listing(names)}. Fix: name fields from that list")
+                                f"fields are {listing(names)}. Fix: name fields from that list")
         names_shown = list(fields)
     else:
         # the route's fields first (in ROLES order), then the rest by first appearance
@@ -219,7 +219,7 @@ def describe_rows(rows: Any, *, fields: list[str] | None = None,
                            read_from=note)
 
 
-def _listing(names: list[str], limit: int = 30) -> str:
+def listing(names: list[str], limit: int = 30) -> str:
     shown = ", ".join(_cut(n, _NAME_MAX) for n in names[:limit])
     return shown + (f" ({limit} of {len(names)})" if len(names) > limit else "")
 
@@ -231,5 +231,5 @@ def require_field(data: Rows, field: str, *, reader: str) -> None:
     if field in TASK_ALIASES or any(map(dict.__contains__, data.records, repeat(field, n))):
         return
     raise ArgumentError(f"no row carries `{field}`; the rows' fields are "
-                        f"{_listing(field_names(data.records))}. Fix: give {reader} one of those "
+                        f"{listing(field_names(data.records))}. Fix: give {reader} one of those "
                         "(describe_rows lists every field with its type and values)")

@@ -5,15 +5,24 @@ interval that resamples tasks is too narrow (clustered standard errors of 1.1x-3
 on public evals: Miller 2024 [1], sec. 2.2; inspect_ai's ``stderr(cluster=...)``). With
 ``cluster="<field>"`` every interval over tasks becomes:
 
-1. a **two-level resample** [2]: draw C families with replacement from the C observed ones, then,
-   within each drawn family, as many tasks as it has, with replacement; the statistic is the mean
-   over every drawn task (task-weighted, the same point estimate as without families);
-2. the interval ``mean +- t_{C-1} x SE``, SE the standard deviation of those resampled means, with
-   C - 1 degrees of freedom for C families (few clusters: Cameron, Gelbach & Miller 2008 [3]),
-   clipped to the statistic's range. Its two-sided p-value for 0 uses the same t.
+1. a **two-level resample** [2]: draw C families with replacement from the C observed ones, then
+   the tasks within each drawn family. Davison & Hinkley give two ways to take the second stage:
+   draw its tasks again with replacement, or keep them as they are (without replacement). The
+   study below measured both: redrawing the tasks counts the within-family variance twice (the
+   family means already carry it) and covered 98-100% where families do not matter, with
+   intervals 1.2-1.4x wider than needed; keeping them covers 93-97% in every balanced shape. So
+   the tasks of a drawn family are kept (``within_replace=False``; the study keeps the other as a
+   column). The statistic is the mean over every drawn task (task-weighted: the same point
+   estimate as without families);
+2. the interval ``mean +- t_{C-1} x SE``, SE the standard deviation of those resampled means times
+   sqrt(C / (C - 1)) (the small-sample factor inspect_ai's clustered stderr applies; with equal
+   family sizes SE is then the CR1 standard error of the family means), with C - 1 degrees of
+   freedom for C families (few clusters: Cameron, Gelbach & Miller 2008 [3]), clipped to the
+   statistic's range. Its two-sided p-value for 0 uses the same t.
 
-Coverage by simulation (``bench/stats_study.py``, table F in docs/statistics-study.md): at or
-above 93% from ``CLUSTER_MIN_FAMILIES`` families; an interval from fewer says it is unreliable.
+Coverage by simulation (``bench/family_study.py``, table F in docs/statistics-study.md): 93-97%
+from ``CLUSTER_MIN_FAMILIES`` families in every shape measured; an interval from fewer says it is
+unreliable.
 
 A family is a row field constant within each task; every row must carry it.
 
@@ -91,12 +100,12 @@ def families_of(data, field: str) -> Families:
                             "Fix: name the field a task's family is in (e.g. 'family', 'repo')")
     missing = values.count(None)
     if missing:
+        from ..describe import field_names, listing
+
         i = values.index(None)
-        where = data.line_of(i)
-        fields = sorted({k for r in data.records[:1000] for k in r})
-        shown = ", ".join(fields[:30]) + (f" ({30} of {len(fields)})" if len(fields) > 30 else "")
-        raise RowsError(f"{missing} of {n} rows carry no `{field}` (first: row at line {where}); "
-                        f"the rows' fields are {shown}", source=data.source, field=field,
+        raise RowsError(f"{missing} of {n} rows carry no `{field}` (the first is row "
+                        f"{data.line_of(i)}); the rows' fields are "
+                        f"{listing(field_names(data.records))}", source=data.source, field=field,
                         fix=f"give every row its family in `{field}`, or cluster on one of "
                             "those fields")
     try:
@@ -118,10 +127,24 @@ def families_of(data, field: str) -> Families:
 
 
 def two_level_means(values: np.ndarray, codes: np.ndarray, n_resamples: int,
-                    seed: int | None) -> np.ndarray:
-    """Means of ``n_resamples`` two-level resamples (families, then tasks within each drawn
-    family) of the per-task ``values`` with family ``codes`` (0..C-1). Vectorised in chunks."""
+                    seed: int | None, *, within_replace: bool = False) -> np.ndarray:
+    """Means of ``n_resamples`` two-level resamples of the per-task ``values`` with family
+    ``codes`` (0..C-1): families with replacement, then each drawn family's tasks, kept whole
+    (``within_replace=False``) or drawn again with replacement. Vectorised in chunks."""
     vals = np.asarray(values, dtype=np.float64)
+    if not within_replace:  # a drawn family brings its own tasks: its sum, drawn C times
+        codes = np.asarray(codes)
+        sums = np.bincount(codes, weights=vals)
+        sizes = np.bincount(codes).astype(np.float64)
+        rng = np.random.default_rng(seed)
+        out = np.empty(n_resamples)
+        n_fam = sizes.shape[0]
+        per_rep = max(1, _CHUNK_PICKS // max(1, n_fam))
+        for start in range(0, n_resamples, per_rep):
+            stop = min(n_resamples, start + per_rep)
+            fam = rng.integers(0, n_fam, size=(stop - start, n_fam))
+            out[start:stop] = sums[fam].sum(axis=1) / sizes[fam].sum(axis=1)
+        return out
     order = np.argsort(codes, kind="stable")
     sorted_vals = vals[order]
     sizes = np.bincount(codes).astype(np.int64)
@@ -159,7 +182,7 @@ def cluster_interval(values: np.ndarray, families: Families, *, level: float, se
             "by family needs at least 2 families (and 10 or more to be trusted); score tasks "
             "from more families"))
     draws = two_level_means(vals, families.codes, n_resamples, seed)
-    se = float(draws.std(ddof=1))
+    se = float(draws.std(ddof=1)) * (c / (c - 1)) ** 0.5
     m = float(vals.mean())
     q = float(t_value(0.5 + level / 2.0, c - 1))
     lo, hi = m - q * se, m + q * se

@@ -353,7 +353,7 @@ TOOLS = [
             "Whether a candidate teacher beats the student by at least `effect` with the gap's "
             "own interval above 0 (strict: its lower end at `effect`), paired by task on the "
             "shared held-out tasks, on the same token budget (the gate before on-policy "
-            "distillation). A teacher scored at a larger max_tokens than the student's does not "
+            "distillation). A teacher scored with a larger token cap than the student's does not "
             "clear; the answer gives its score at the student's cap. Returns both rates with "
             "intervals, the gap with its interval, n and p, the budget check and the reason."),
         input=TeacherClearsInput, output=TeacherVerdict, run=teacher_clears_tool,

@@ -98,6 +98,7 @@ def main() -> None:
     parser.add_argument("--boot", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="10 families only, 200 reps")
+    parser.add_argument("--shapes", default=",".join(SHAPES), help="shapes to run, comma-separated")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     families = (10,) if args.quick else FAMILIES
@@ -108,7 +109,8 @@ def main() -> None:
           "redrawn too | tasks only (no families) |")
     print("|---|---|---|---|---|")
     start = time.time()
-    for shape, (sd_f, sd_t) in SHAPES.items():
+    for shape in args.shapes.split(","):
+        sd_f, sd_t = SHAPES[shape]
         target = truth(sd_f, sd_t, rng)
         for n_fam in families:
             res = cell(shape, n_fam, 10, 4, sd_f, sd_t, reps, args.boot, rng, target)

@@ -17,8 +17,9 @@ on public evals: Miller 2024 [1], sec. 2.2; inspect_ai's ``stderr(cluster=...)``
 2. the interval ``mean +- t_{C-1} x SE``, SE the standard deviation of those resampled means times
    sqrt(C / (C - 1)) (the small-sample factor inspect_ai's clustered stderr applies; with equal
    family sizes SE is then the CR1 standard error of the family means), with C - 1 degrees of
-   freedom for C families (few clusters: Cameron, Gelbach & Miller 2008 [3]), clipped to the
-   statistic's range. Its two-sided p-value for 0 uses the same t.
+   freedom for C families (few clusters: Cameron, Gelbach & Miller 2008 [3]), or fewer when the
+   families' sizes differ (the effective number of families, [4]), clipped to the statistic's
+   range. Its two-sided p-value for 0 uses the same t.
 
 Coverage by simulation (``bench/family_study.py``, table F in docs/statistics-study.md): 93-97%
 from ``CLUSTER_MIN_FAMILIES`` families in every shape measured; an interval from fewer says it is
@@ -33,6 +34,8 @@ References
     sampling: resample the first stage, then the second within it).
 [3] Cameron, Gelbach & Miller (2008), Bootstrap-based improvements for inference with clustered
     errors, Rev. Econ. Stat. 90:414 (few clusters: t with G - 1 degrees of freedom).
+[4] Carter, Schnepel & Steigerwald (2017), Asymptotic behavior of a t-test robust to cluster
+    heterogeneity, Rev. Econ. Stat. 99:698 (the effective number of clusters G*).
 """
 
 from __future__ import annotations
@@ -184,7 +187,8 @@ def cluster_interval(values: np.ndarray, families: Families, *, level: float, se
     draws = two_level_means(vals, families.codes, n_resamples, seed)
     se = float(draws.std(ddof=1)) * (c / (c - 1)) ** 0.5
     m = float(vals.mean())
-    q = float(t_value(0.5 + level / 2.0, c - 1))
+    g_eff = effective_families(families)
+    q = float(t_value(0.5 + level / 2.0, max(1.0, min(c, g_eff) - 1.0)))
     lo, hi = m - q * se, m + q * se
     if bounds is not None:
         lo, hi = max(bounds[0], lo), min(bounds[1], hi)
@@ -192,16 +196,29 @@ def cluster_interval(values: np.ndarray, families: Families, *, level: float, se
     if se > 0:
         from scipy.special import stdtr  # lazy: scipy only where a p-value is asked for
 
-        p = float(2.0 * stdtr(c - 1, -abs(m) / se))
+        p = float(2.0 * stdtr(max(1.0, min(c, g_eff) - 1.0), -abs(m) / se))
     note = None
     if c < CLUSTER_MIN_FAMILIES:
         note = (f"only {c} families in `{families.field}`: an interval clustered on fewer than "
-                f"{CLUSTER_MIN_FAMILIES} families is unreliable (its coverage falls under 93%, "
-                "docs/statistics-study.md table F); score tasks from more families")
+                f"{CLUSTER_MIN_FAMILIES} families is unreliable (docs/statistics-study.md, table "
+                "F); score tasks from more families")
+    elif g_eff < CLUSTER_MIN_FAMILIES:
+        note = (f"{c} families in `{families.field}`, but their sizes differ so much that they "
+                f"count as {g_eff:.1f} (sum of sizes squared over the sum of squared sizes): an "
+                f"interval from fewer than {CLUSTER_MIN_FAMILIES} effective families is "
+                "unreliable (docs/statistics-study.md, table F)")
     if se == 0.0:
         note = ((note + "; ") if note else "") + ("every resample gave the same mean: no spread "
                                                   "between or within families")
     return ClusterInterval((float(lo), float(hi)), METHOD, se, c, p, note)
+
+
+def effective_families(families: Families) -> float:
+    """(sum of family sizes)^2 / (sum of squared sizes): C for equal sizes, fewer when a few large
+    families hold most tasks (the size part of Carter, Schnepel & Steigerwald's effective number
+    of clusters [4]). The interval's t quantile uses min(C, this) - 1 degrees of freedom."""
+    sizes = np.bincount(families.codes).astype(np.float64)
+    return float(sizes.sum() ** 2 / (sizes ** 2).sum())
 
 
 def clustered_ses(values: np.ndarray, families: Families) -> tuple[float, float]:

@@ -273,3 +273,15 @@ def test_one_rollout_per_task_says_what_it_can_and_cannot_estimate():
     r = route(rows, model=MODEL, taskset="reverse-text")
     assert r.route == "single_rollout"
     assert "prime-rl samples its own group" in r.next_step.say and "group_size" in r.next_step.say
+
+
+def test_the_eval_checks_say_what_the_reward_is_first():
+    from whileai_core import category_table, failure_capable
+
+    rng = random.Random(6)
+    scale = [{"task_id": f"t{i}", "reward": float(rng.randint(0, 100)), "category": f"c{i % 2}"}
+             for i in range(20) for _ in range(4)]
+    for answer in (failure_capable(scale), category_table(scale)):
+        assert answer.note.startswith("warning: rewards run from") and "0-100" in answer.note
+    lcs = [{**r, "reward": r["reward"] / 101} for r in scale]
+    assert failure_capable(lcs).note.startswith("the reward is continuous")

@@ -127,3 +127,15 @@ def task_spread(reward: np.ndarray, task_index: np.ndarray, n_tasks: int) -> np.
     np.maximum.at(hi, task_index, reward)
     np.minimum.at(lo, task_index, reward)
     return hi - lo
+
+
+def reward_notes(data) -> list[str]:
+    """What a pass-rate answer on loaded rows must say first about their reward: the scale's
+    warning, or that a continuous reward is read here as passes at the threshold."""
+    scale = data.reward_scale
+    if scale.warning:
+        return [f"warning: {scale.warning}"]
+    if scale.kind == "bounded":
+        return [f"the reward is continuous ({scale.summary()}): these are pass rates at "
+                f"threshold {scale.threshold:g}; mean_reward reads the reward itself"]
+    return []

@@ -215,8 +215,10 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
     one_seed = seeds_b == 1 and seeds_a == 1
     families = None
     if cluster is not None:
-        pos = {t: i for i, t in enumerate(runs_a[0].task_ids)}
-        families = families_of(runs_a[0], cluster).take(
+        # the family field may be on one arm only (a teacher's rows often lack it)
+        arm = runs_a[0] if any(cluster in r for r in runs_a[0].records[:1]) else runs_b[0]
+        pos = {t: i for i, t in enumerate(arm.task_ids)}
+        families = families_of(arm, cluster).take(
             np.fromiter((pos[t] for t in shared), dtype=np.int64, count=n))
         base["n_families"] = families.n_families
     boot_d = [d] if one_seed and families is None and needs_sign_flip(d) is False else []

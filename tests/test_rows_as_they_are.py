@@ -285,3 +285,13 @@ def test_the_eval_checks_say_what_the_reward_is_first():
         assert answer.note.startswith("warning: rewards run from") and "0-100" in answer.note
     lcs = [{**r, "reward": r["reward"] / 101} for r in scale]
     assert failure_capable(lcs).note.startswith("the reward is continuous")
+
+
+def test_a_budget_field_on_one_row_is_found_whatever_the_other_rows_carry():
+    # the last row trades `model` for `max_tokens`: same number of fields as the others
+    rows = [{"task_id": f"t{i}", "reward": 1.0, "model": MODEL} for i in range(3)]
+    rows.append({"task_id": "t3", "reward": 0.0, "max_tokens": 5})
+    data = load_rows(rows)
+    assert data.budget is not None and data.budget.max_tokens[3] == 5.0
+    assert np.isnan(data.budget.max_tokens[:3]).all() and data.has_field("max_tokens")
+    assert not load_rows(rows[:3]).has_field("max_tokens") and load_rows(rows[:3]).budget is None

@@ -53,11 +53,15 @@ class BudgetColumns:
 Fail = Callable[[int, str, str, str], Exception]
 
 
-def budget_columns(records: list[dict], fail: Fail) -> BudgetColumns | None:
+def budget_columns(records: list[dict], fail: Fail,
+                   present: frozenset | None = None) -> BudgetColumns | None:
     """The budget columns of ``records``, or None when no row carries any budget field.
 
     ``fail(i, problem, field, fix)`` builds the error for row ``i`` (its file and line).
+    ``present``: every row's field names, when known (then no scan is needed to see none).
     """
+    if present is not None and not present.intersection(BUDGET_FIELDS):
+        return None
     n = len(records)
     cols = {f: list(map(dict.get, records, repeat(f, n))) for f in BUDGET_FIELDS}
     if all(c.count(None) == n for c in cols.values()):

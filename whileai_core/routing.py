@@ -19,7 +19,6 @@ program grader beats a judge) is a property of how the rows were graded; audit a
 
 from __future__ import annotations
 
-from itertools import repeat
 from typing import Any, Literal
 
 from pydantic import Field
@@ -149,8 +148,7 @@ def _config_step(say: str, taskset: str, method: Any, model: str, **extra: Any) 
 
 
 def _has(data: Rows, field: str) -> bool:
-    """Whether any row carries ``field`` (stops at the first that does)."""
-    return any(map(dict.__contains__, data.records, repeat(field, len(data.records))))
+    return data.has_field(field)
 
 
 def field_notes(data: Rows, *, teacher: bool, cluster: str | None) -> list[str]:

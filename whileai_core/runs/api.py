@@ -395,8 +395,6 @@ def collect_run(id: str, *, state_dir: str | os.PathLike | None = None) -> Colle
     from ..stats import compare
 
     step(1, 2, f"comparing {len(before)} rows before with {len(after)} after")
-    # a run's verdict is on the recipe's pass mark (its held-out grader's reward >= 1.0); for a
-    # continuous reward the comparison's note says so and names metric='reward'
-    comparison = compare(before, after, metric="pass")
+    comparison = compare(before, after, metric="pass")  # the recipe's pass mark; see its note
     return Collected(run=public(record), ready=True, metrics=metrics, n_before_rows=len(before),
                      n_after_rows=len(after), comparison=comparison, verdict=comparison.verdict)

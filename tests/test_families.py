@@ -44,7 +44,7 @@ def test_a_family_set_pass_rate_gives_an_interval_at_least_1_5x_wider():
     assert by_family.pass_at_1 == pass_at(rows).pass_at_1 == 0.5   # the same point estimate
     ratio = (by_family.ci[1] - by_family.ci[0]) / (by_task[1] - by_task[0])
     assert ratio >= 1.5, ratio
-    assert by_family.ci_method == "family_bootstrap_t"
+    assert by_family.ci_method == "family_effective_n"
 
 
 def test_the_interval_is_mean_plus_minus_t_times_the_cr1_standard_error():
@@ -137,7 +137,7 @@ def test_the_route_reads_its_intervals_over_families():
     rows = family_rows()
     result = route(rows, model="m", cluster="family")
     assert result.cluster == "family"
-    assert result.answers[2].evidence["pass_at_1"]["ci_method"] == "family_bootstrap_t"
+    assert result.answers[2].evidence["pass_at_1"]["ci_method"] == "family_effective_n"
 
 
 def test_coverage_from_ten_families():
@@ -151,3 +151,117 @@ def test_coverage_from_ten_families():
     res = study.cell("family sets p", 10, 10, 4, sd_f, sd_t, reps, 400, rng, target)
     assert 0.93 - 3 * sd <= res["ours"][0] <= 0.97 + 3 * sd
     assert res["tasks only"][0] < 0.80          # the test can tell: ignoring families fails
+
+
+# --- the clustered interval on the rule's pieces (effective n, Hall, pass@k bounds) ----------
+
+def _by_hand_se(values, codes, n_fam):
+    """CR1 standard error of the mean for equal family sizes: sd(family means) / sqrt(C)."""
+    means = values.reshape(n_fam, -1).mean(axis=1)
+    return means, means.std(ddof=1) / math.sqrt(n_fam)
+
+
+def test_a_share_over_families_is_agresti_coull_on_the_effective_n_by_hand():
+    rng = np.random.default_rng(5)
+    n_fam, per, k = 12, 5, 8
+    passes = rng.binomial(k, np.repeat(rng.uniform(0.05, 0.6, n_fam), per))
+    values = passes / k
+    fam = Families("family", np.repeat(np.arange(n_fam), per), [str(i) for i in range(n_fam)])
+    got = cluster_interval(values, fam, level=0.95, seed=0, n_resamples=4000,
+                           cap=float(k * values.shape[0]))
+    assert got.method == "family_effective_n"
+    # Korn & Graubard by hand on the interval's own SE: n_eff = m(1-m)/SE^2, times (z/t_{C-1})^2,
+    # then Agresti-Coull (add z^2/2 passes and fails, Wald)
+    m, z, t = values.mean(), sps.norm.ppf(0.975), sps.t.ppf(0.975, n_fam - 1)
+    n_adj = min(m * (1 - m) / got.se ** 2, k * values.shape[0]) * (z / t) ** 2
+    p_t = (m * n_adj + z * z / 2) / (n_adj + z * z)
+    half = z * math.sqrt(p_t * (1 - p_t) / (n_adj + z * z))
+    assert got.ci == pytest.approx((p_t - half, p_t + half), abs=1e-9)
+    assert got.p_value is None                  # only the t of a difference gives a p-value
+
+
+def test_graded_values_over_families_take_halls_interval_solved_by_root_finding():
+    from scipy.optimize import brentq
+
+    rng = np.random.default_rng(8)
+    n_fam, per = 15, 4
+    values = np.clip(rng.exponential(0.05, n_fam * per)
+                     + np.repeat(rng.exponential(0.2, n_fam), per), 0, 1)
+    fam = Families("family", np.repeat(np.arange(n_fam), per), [str(i) for i in range(n_fam)])
+    got = cluster_interval(values, fam, level=0.95, seed=0, n_resamples=4000, skew=True)
+    assert got.method == "family_hall_t"
+    means, _ = _by_hand_se(values, None, n_fam)
+    gamma = sps.skew(means, bias=False)           # G1 of the family means
+    assert gamma > 0.5                            # right-skewed: the case Hall's correction is for
+    a, b, q = gamma / (3 * math.sqrt(n_fam)), gamma / (6 * math.sqrt(n_fam)), sps.t.ppf(0.975,
+                                                                                         n_fam - 1)
+
+    def g(t_stat):
+        return t_stat + a * t_stat ** 2 + a * a * t_stat ** 3 / 3 + b
+
+    # {mu : -q <= g(T(mu)) <= q}, T(mu) = (m - mu)/SE; g increases, so solve g(T) = +-q for T
+    t_hi, t_lo = brentq(lambda x: g(x) - q, -50, 50), brentq(lambda x: g(x) + q, -50, 50)
+    m = values.mean()
+    assert got.ci == pytest.approx((m - got.se * t_hi, m - got.se * t_lo), abs=1e-9)
+    assert got.ci[1] - m > m - got.ci[0]          # reaches further above the mean than below
+
+
+def test_pass_k_over_families_stays_within_what_pass_1s_clustered_interval_implies():
+    rng = np.random.default_rng(2)
+    rows = []
+    for f in range(12):
+        base = rng.uniform(-3.0, 1.0)
+        for t in range(6):
+            p = 1 / (1 + math.exp(-(base + rng.normal(0, 0.5))))
+            rows += [{"task_id": f"f{f}t{t}", "family": f"F{f}", "reward": float(rng.random() < p),
+                      "model": "m"} for _ in range(16)]
+    got = pass_at(rows, k=8, cluster="family")
+    lo, hi = got.ci
+    assert got.pass_at_k_ci_method == got.pass_pow_k_ci_method == "family_hall_t"
+    # Jensen, for any mix of tasks: L^k <= pass^k <= U and L <= pass@k <= 1 - (1 - U)^k
+    assert got.pass_pow_k_ci[0] >= lo ** 8 - 1e-12 and got.pass_pow_k_ci[1] <= hi + 1e-12
+    assert got.pass_at_k_ci[0] >= lo - 1e-12 and got.pass_at_k_ci[1] <= 1 - (1 - hi) ** 8 + 1e-12
+    assert got.pass_pow_k_ci[1] > got.pass_pow_k_ci[0]
+
+
+def test_no_spread_between_families_keeps_a_width_from_the_families_means():
+    rows = [{"task_id": f"f{f}t{t}", "family": f"F{f}", "reward": 0.0, "model": "m"}
+            for f in range(12) for t in range(5) for _ in range(4)]
+    got = pass_at(rows, cluster="family")
+    # effective n at its cap (240 rollouts) scaled by (z/t_11)^2, Agresti-Coull at 0 passes
+    z, t = sps.norm.ppf(0.975), sps.t.ppf(0.975, 11)
+    n_adj = 240 * (z / t) ** 2
+    p_t = (z * z / 2) / (n_adj + z * z)
+    upper = p_t + z * math.sqrt(p_t * (1 - p_t) / (n_adj + z * z))
+    assert got.ci == pytest.approx((0.0, upper), abs=1e-9) and upper > 0
+    assert "the rule over the 12 families' means" in got.note
+
+
+def test_rewards_near_the_float_limit_give_a_finite_clustered_interval():
+    rows = [{"task_id": f"f{f}t{t}", "family": f"F{f}", "model": "m",
+             "reward": 1e308 * (((f * 7 + t * 3 + j) % 10) / 10)}
+            for f in range(12) for t in range(5) for j in range(4)]
+    from whileai_core import mean_reward
+
+    got = mean_reward(rows, cluster="family")
+    assert math.isfinite(got.value) and all(map(math.isfinite, got.ci))
+    assert got.ci[0] <= got.value <= got.ci[1]
+
+
+def test_a_change_every_task_shares_reads_the_clustered_arms_mover_interval():
+    before = family_rows()
+    after = [dict(r, reward=r["reward"] * 0.5 + 0.25) for r in before]
+    before = [dict(r, reward=r["reward"] * 0.5) for r in before]
+    got = compare(before, after, cluster="family")
+    assert got.ci_method == "mover_unpaired" and "paired spread is 0" in got.note
+    assert got.ci[0] > 0 and 0 < got.p_value <= 0.05
+
+
+def test_holdout_alternatives_for_rho_carry_the_design_effect():
+    one = family_rows()
+    plain = holdout_size(0.05, before=one)
+    sized = holdout_size(0.05, before=one, cluster="family")
+    assert sized.rho_from == "assumed" and sized.design_effect > 1
+    deff = sized.design_effect
+    for r, n in plain.n_tasks_if_rho.items():   # n = ceil(x), so deff x lies in (deff (n-1), deff n]
+        assert deff * (n - 1) < sized.n_tasks_if_rho[r] <= math.ceil(deff * n)

@@ -1,8 +1,8 @@
 """Question 4 of the route: does a candidate teacher clear the student?
 
 The gap is read on its own interval, paired by task when both were scored on the same held-out
-tasks (:func:`whileai_core.compare`: the sign-flip test under 30 shared tasks, the paired
-bootstrap above; families resampled first with ``cluster``), else the unpaired difference of the
+tasks (:func:`whileai_core.compare`: the sign-flip test with the t interval at any number of
+shared tasks; families resampled first with ``cluster``), else the unpaired difference of the
 two rates' intervals (MOVER, Zou & Donner 2008). Never "the two intervals do not overlap": that
 test is far stricter than it looks (with 100 shared tasks and a true gap of 0.10 it clears 15% of
 the time, the paired test 82%; docs/statistics-study.md, table C).
@@ -137,7 +137,11 @@ def _gap(t_rows: Rows, s_rows: Rows, metric: str, level: float, effect: float,
             out["student"] = s.model_copy(update={"ci": pair.mean_before_ci,
                                                   "ci_method": pair.mean_before_ci_method})
     elif t.ci is not None and s.ci is not None:
-        out.update(gap=t.value - s.value, gap_ci=mover_difference(t.value, t.ci, s.value, s.ci),
+        scaled = metric == "reward" and "scale" in (t_rows.reward_scale.kind,
+                                                    s_rows.reward_scale.kind)
+        span = None if scaled else (-1.0, 1.0)   # a difference of two rates lies in [-1, 1]
+        out.update(gap=t.value - s.value,
+                   gap_ci=mover_difference(t.value, t.ci, s.value, s.ci, span),
                    gap_ci_method="mover_unpaired", p_value=None, paired=False)
     else:
         out.update(gap=t.value - s.value, gap_ci=None, gap_ci_method=None, p_value=None,

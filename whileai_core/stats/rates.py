@@ -25,7 +25,7 @@ from ..tables import TaskPage, TaskSummary, TaskTable
 from .fields import LEVEL_DOC, METHOD_DOC, ci95_alias
 from ..rewards import RewardScale
 from .clustered import Families, check_cluster, families_of, intervals
-from .intervals import Interval, TaskInterval, task_interval, task_intervals
+from .intervals import Interval, PassK, TaskInterval, task_interval
 
 
 # --- per-task estimators ----------------------------------------------------------------------
@@ -51,6 +51,18 @@ def _per_pair(n: np.ndarray, c: np.ndarray, fn) -> np.ndarray:
     return values[inverse.reshape(-1)]
 
 
+def task_values(data: Rows, metric: str) -> np.ndarray:
+    """Per-task values of ``metric`` (``Rows.task_values``), with mean rewards recomputed on
+    rewards scaled by their largest magnitude when the plain sum overflows (rewards near 1e308:
+    each task's mean is at most the largest reward, so it always fits)."""
+    values = data.task_values(metric)
+    if metric == "reward" and not bool(np.all(np.isfinite(values))):
+        scale = float(np.max(np.abs(data.reward)))
+        values = np.bincount(data.task_index, weights=data.reward / scale,
+                             minlength=data.n_tasks) / data.rollouts * scale
+    return values
+
+
 def check_metric(metric: Any) -> str:
     if metric not in ("pass", "reward"):
         raise ArgumentError(f"`metric` must be 'pass' or 'reward', got {metric!r}. Fix: "
@@ -59,11 +71,10 @@ def check_metric(metric: Any) -> str:
 
 
 def trials_cap(data: Rows, metric: str, idx: np.ndarray | None = None) -> float | None:
-    """The most independent trials behind a per-task mean of ``metric`` (the effective-n cap):
-    the rollouts for a pass rate or a share (a 0/1 per rollout, so the binomial variance is a
-    floor), and for a mean reward when every reward of those tasks is 0 or 1 (the same per-task
-    values as the pass rate then get the same interval: one number per question); none for
-    other rewards (the effective n is then at most the number of tasks: ``effective_n``)."""
+    """The 0/1 outcomes behind a per-task mean of ``metric`` (the effective-n cap): the rollouts
+    for a pass rate or a share (their binomial variance is a floor), and for a mean reward when
+    every reward of those tasks is 0 or 1 (the same per-task values as the pass rate then get the
+    same interval: one number per question); None for graded rewards (``hall_t``)."""
     if metric == "reward":
         rewards = data.reward if idx is None else data.reward[np.isin(data.task_index, idx)]
         if not bool(np.all((rewards == 0.0) | (rewards == 1.0))):
@@ -94,7 +105,10 @@ class Rate(Result):
 
 
 def _rate(values: np.ndarray, iv: TaskInterval, level: float, n_rows: int, metric: str) -> Rate:
-    return Rate(value=float(values.mean()), ci=iv.ci, level=level, ci_method=iv.method,
+    # the mean of values scaled by their largest magnitude: rewards near 1e308 keep a finite mean
+    scale = float(np.max(np.abs(values))) if values.size else 0.0
+    value = float(np.mean(values / scale) * scale) if scale > 0 else 0.0
+    return Rate(value=value, ci=iv.ci, level=level, ci_method=iv.method,
                 n_tasks=int(values.shape[0]), n_rows=n_rows, metric=metric, note=iv.note)
 
 
@@ -103,13 +117,13 @@ def pass_rate(rows: Rows, level: float = CONFIDENCE_LEVEL, seed: int | None = BO
               families: Families | None = None) -> Rate:
     """Task-weighted mean of the per-task ``metric`` with its interval over tasks (over
     families, then tasks, when ``families`` is given: :mod:`.clustered`)."""
-    values = rows.task_values(metric)
+    values = task_values(rows, metric)
+    cap = trials_cap(rows, metric)
     if families is None:
-        iv = task_interval(values, level=level, seed=seed, n_resamples=n_resamples,
-                           cap=trials_cap(rows, metric))
+        iv = task_interval(values, level=level, seed=seed, n_resamples=n_resamples, cap=cap)
     else:
         bounds = (0.0, 1.0) if metric != "reward" or not rows.reward_scale.kind == "scale" else None
-        iv = intervals([values], [None], level, seed, n_resamples, families, bounds)[0]
+        iv = intervals([values], [cap], level, seed, n_resamples, families, bounds)[0]
     return _rate(values, iv, level, rows.n_rows, metric)
 
 
@@ -265,7 +279,8 @@ def pass_at(rows: Any, *, k: int | None = None, level: float = CONFIDENCE_LEVEL,
     level : float, default 0.95
     seed : int, default 0. The same rows and seed give the same interval, in every tool.
     threshold : float, optional. A pass is ``reward >= threshold`` (default 1.0).
-    n_resamples : int, default 10,000 (bootstrap resamples, used from 30 tasks)
+    n_resamples : int, default 10,000 (accepted for compatibility: no interval over tasks needs
+        a bootstrap since 0.3; the clustered one draws ``CLUSTER_RESAMPLES``)
     cluster : str, optional. A row field naming each task's family (a repo, a document, a
         template): every interval then resamples families, then tasks within them
         (:mod:`whileai_core.stats.clustered`).
@@ -294,10 +309,17 @@ def pass_at(rows: Any, *, k: int | None = None, level: float = CONFIDENCE_LEVEL,
                          f"{k} rollouts (min {min_n}); re-run them at k >= {k}")
     elif min_n < 2:
         notes.append("no pass@k: some task has a single rollout; pass@k needs k >= 2 on every task")
-    # pass@1 is a share of rollouts (the binomial floor applies); pass@k and pass^k are not
-    caps = [trials_cap(data, "pass"), None, None][:len(columns)]
+    # pass@1 is a share of rollouts (the binomial floor applies); pass@k and pass^k are held to
+    # what pass@1's interval implies for them (Jensen; whileai_core.stats.intervals), over
+    # families too (the bounds hold for any mix of tasks)
     families = families_of(data, cluster) if cluster is not None else None
-    ivs = intervals(columns, caps, level, seed, n_resamples, families)
+    ivs = intervals(columns[:1], [trials_cap(data, "pass")], level, seed, n_resamples, families)
+    if len(columns) == 3 and ivs[0].ci is not None:
+        specs = [PassK(k, False, ivs[0].ci), PassK(k, True, ivs[0].ci)]
+        ivs += intervals(columns[1:], [None, None], level, seed, n_resamples, families,
+                         pass_k=specs)
+    elif len(columns) == 3:
+        ivs += [ivs[0], ivs[0]]   # under 3 tasks or 2 families: no interval for any of them
     notes += list(dict.fromkeys(iv.note for iv in ivs if iv.note))
     scale = data.reward_scale  # its warning is rendered first, and in `reward.warning`
     mean = None

@@ -42,12 +42,14 @@ SWITCH = "enable_toolset"
 INSTRUCTIONS = """\
 Decide how to post-train an open-weight model from graded rollouts, then write the config.
 Rows are read from files under the workspace root: pass paths (relative to the root), never paste
-large row sets. Typical order: inspect_rows / route (which method, and why) -> rate / compare
+large row sets. Typical order: describe_rows / route (which method, and why) -> rate / compare
 (pass rates with intervals; did it move?) -> prime_rl_config (write the config) ->
 validate_config -> launch_run (plan first, free; confirm=true spends money) -> run_status /
 collect_run (the paired before/after verdict); watch_run while it trains. More tools come in
-toolsets: enable_toolset turns one on (stats: noise floor, holdout size, many comparisons; evals:
-freeze the holdout, can it fail, by category; judge; sft; hacking; runs; methods; skills).
+toolsets: enable_toolset turns one on (stats: every row fact, noise floor, holdout size, many
+comparisons, the teacher gate; evals: freeze the holdout, can it fail, by category; judge; sft:
+split, select, export, import rows; hacking: reward probes, hack scan, the run doctor; methods;
+skills).
 Answers are summaries; a per-task table is paged (detail=true) or written (task_table). The
 playbooks (each step as tool calls) are the skill://<name>/SKILL.md resources, listed by
 skills/list (extension io.modelcontextprotocol/skills) and the index whileai://skills/index.md."""

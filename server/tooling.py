@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 import anyio.from_thread
 from whileai_core.defaults import LIST_SHOWN_MAX, MCP_PROGRESS_INTERVAL_S
 from whileai_core.progress import reporting
+from whileai_core.result import plain
 from whileai_core.voice import MCP, speaking
 
 from .errors import bad_arguments, run_core
@@ -123,15 +124,35 @@ def lean(schema: Any, *, descriptions: bool = True) -> Any:
     return walk(schema)
 
 
+_ANY_TYPE_KEYS = {"enum", "const", "$ref", "allOf", "anyOf", "oneOf", "not", "if", "then",
+                  "else"}  # keywords that constrain every type, null too
+
+
 def _types_together(node: dict[str, Any]) -> dict[str, Any]:
-    """``{"anyOf": [{"type": "string"}, {"type": "null"}]}`` as ``{"type": ["string", "null"]}``:
-    the same values allowed, in a third of the characters (an optional field, most often)."""
+    """The same values allowed, in fewer characters: ``{"anyOf": [{"type": "string", ...},
+    {"type": "null"}]}`` as ``{"type": ["string", "null"], ...}`` (an optional field, most
+    often; the other keywords of a branch apply to its own type only, so null stays allowed),
+    a pair written as ``prefixItems`` of one schema as ``items``, and ``additionalProperties:
+    true`` (the default) left out."""
+    if node.get("additionalProperties") is True:
+        node = {k: v for k, v in node.items() if k != "additionalProperties"}
+    prefix = node.get("prefixItems")
+    if (isinstance(prefix, list) and prefix and all(p == prefix[0] for p in prefix)
+            and node.get("minItems") == node.get("maxItems") == len(prefix)
+            and "items" not in node):
+        node = {("items" if k == "prefixItems" else k): (prefix[0] if k == "prefixItems" else v)
+                for k, v in node.items()}
     alts = node.get("anyOf")
-    if not isinstance(alts, list) or not all(isinstance(a, dict) and set(a) == {"type"}
-                                             and isinstance(a["type"], str) for a in alts):
+    if not isinstance(alts, list) or not all(isinstance(a, dict) for a in alts):
         return node
     rest = {k: v for k, v in node.items() if k != "anyOf"}
-    return {**rest, "type": [a["type"] for a in alts]}
+    if all(set(a) == {"type"} and isinstance(a["type"], str) for a in alts):
+        return {**rest, "type": [a["type"] for a in alts]}
+    typed = [a for a in alts if a != {"type": "null"}]
+    if (len(alts) == 2 and len(typed) == 1 and isinstance(typed[0].get("type"), str)
+            and not set(typed[0]) & (_ANY_TYPE_KEYS | set(rest))):
+        return {**rest, **typed[0], "type": [typed[0]["type"], "null"]}
+    return node
 
 
 def op_entry(op) -> dict[str, Any]:
@@ -151,14 +172,29 @@ def context_of(env: Env):
     return Context(root=env.workspace.door, skills=env.skills)
 
 
+def _bounded(result: Any) -> Any:
+    """``result.bounded`` at ``LIST_SHOWN_MAX`` items, or at half as many (and so on) while
+    the answer is still over its byte bound with every string cut (a list of many numbers)."""
+    from whileai_core.result import _answer_bytes
+
+    limit = LIST_SHOWN_MAX
+    cut = result.bounded(limit)
+    max_bytes = getattr(type(result), "answer_max_bytes", None)
+    while max_bytes is not None and limit > 1 and _answer_bytes(cut) > max_bytes:
+        limit //= 2
+        cut = result.bounded(limit)
+    return cut
+
+
 def op_answer(result: BaseModel) -> CallToolResult:
     """A result as a tool answer: the data once (structured, standing alone: its summary
     sentence included) and the human text; every growing list cut to ``LIST_SHOWN_MAX``."""
     from whileai_core.operations.surface import structured
 
     if hasattr(result, "bounded"):
-        result = result.bounded(LIST_SHOWN_MAX)
-    text = result.render() if hasattr(result, "render") else str(result)
+        result = _bounded(result)
+    # the human text: terminal controls in an id or a log line shown, never acted on
+    text = plain(result.render() if hasattr(result, "render") else str(result))
     return CallToolResult(content=[TextContent(type="text", text=text)],
                           structured_content=structured(result))
 

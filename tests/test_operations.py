@@ -74,7 +74,7 @@ def _schemas(argument: str) -> set[str]:
     return found
 
 
-@pytest.mark.parametrize("argument", ["level", "seed", "threshold", "metric", "overwrite",
+@pytest.mark.parametrize("argument", ["level", "seed", "threshold", "overwrite", "cluster",
                                       "detail", "offset", "limit"])
 def test_one_schema_per_concept(argument):
     # before: level had 7 schemas over 19 tools, metric 5, seed 3, threshold 3
@@ -85,8 +85,16 @@ def test_metric_means_one_thing():
     # import_rows' scorer was called metric
     assert "scorer" in input_model(OPS["import_rows"]).model_fields
     assert "metric" not in input_model(OPS["import_rows"]).model_fields
-    literal = {json.loads(s).get("enum", [None])[0] for s in _schemas("metric")}
-    assert literal == {"pass"}
+    # two shared types: a metric the caller names, and one the rows may choose ("auto": the core
+    # reads the reward's kind); no operation spells its own
+    from whileai_core.operations.args import AutoMetric, Metric
+
+    for name, op in OPS.items():
+        for param in params(op, "mcp"):
+            if param.name == "metric":
+                assert param.annotation in (Metric, AutoMetric), name
+    literal = {tuple(json.loads(s)["enum"]) for s in _schemas("metric")}
+    assert literal == {("pass", "reward"), ("auto", "pass", "reward")}
 
 
 def test_every_command_has_a_description_every_flag_a_help_and_json(capsys):
@@ -144,6 +152,7 @@ def test_a_second_declaration_of_a_name_is_refused():
 def test_an_operation_s_python_call_matches_its_tool(tmp_path):
     # Python callers get the whole result; the signature is the tool's arguments
     sig = inspect.signature(OPS["rate"].fn)
-    assert {"rows", "metric", "field", "k", "level", "seed", "threshold"} == set(sig.parameters)
+    assert {"rows", "metric", "field", "k", "level", "seed", "threshold", "cluster"} == \
+        set(sig.parameters)
     assert set(input_model(OPS["rate"]).model_fields) == set(sig.parameters) | {
         "detail", "offset", "limit"}

@@ -177,7 +177,7 @@ def test_audit_judge_without_a_clearing_judge_says_none(tmp_path, capsys):
     ["noise-floor", EXAMPLE, EXAMPLE],
     ["holdout-size"],
     ["holdout-size", "--before", EXAMPLE, "--after", TEACHER],
-    ["split", EXAMPLE],
+    ["split-by-task", EXAMPLE],
     ["prime-rl-config", "reverse-text", "--model", "Qwen/Qwen3-8B"],
     ["prime-rl-config", "reverse-text", "--model", "Qwen/Qwen3-8B", "--method", "opsd"],
     ["launch-run", "grpo", "--backend", "local"],

@@ -66,6 +66,7 @@ def big(tmp_path_factory):
 # Every tool whose answer could grow with its input, called on inputs of N tasks.
 SIZE_CALLS = {
     "route": {"rows": "a.jsonl", "model": "org/m-0", "teacher_rows": "b.jsonl"},
+    "describe_rows": {"rows": "a.jsonl"},
     "inspect_rows": {"rows": "a.jsonl", "model": "org/m-0"},
     "rate": {"rows": "a.jsonl"},
     "compare": {"before": "a.jsonl", "after": "b.jsonl"},
@@ -100,6 +101,7 @@ FIXED_SIZE = {
     "freeze_holdout": "a name and a path",
     "import_rows": "counts and paths: the rows go to `out` (tests/test_server_import.py)", "cheat_probes": "one row per probe (a fixed set)",
     "watch_run": "a verdict and the last points",
+    "diagnose_run": "eight findings (20 steps each) and the last 50 steps, n of N",
 }
 
 

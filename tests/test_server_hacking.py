@@ -62,7 +62,8 @@ def test_cheat_probes_refuses_code_outside_the_root(server, ws, tmp_path):
                    ["/bin/sh", "-c", "echo 1"], "python ../evil.py", "/bin/sh -c 'echo 1'"):
         text = error_text(call(server, "cheat_probes", {"reward": reward, "tasks": "tasks.jsonl"}),
                           "cheat_probes")
-        assert "outside the workspace root" in text or "contains '..'" in text, text
+        assert ("outside the workspace root" in text or "contains '..'" in text
+                or "never another program" in text), text
 
 
 def test_hack_scan_tool(server, ws):
@@ -107,15 +108,17 @@ def test_watch_run_folder_and_plot(server, ws):
 
 
 def test_pictures_are_a_plot_option_of_the_tool_that_owns_the_numbers(server, ws):
-    rows = [{"task_id": t, "reward": float(r), "category": "a" if t < "c" else "b"}
-            for t, rs in {"a": [1, 1, 1, 0], "b": [0, 0, 0, 0], "c": [1, 1, 1, 1],
-                          "d": [1, 0, 0, 0]}.items() for r in rs]
+    # 12 tasks (a-d three times): below 6 the route stops before the band (ROUTE_MIN_TASKS)
+    rows = [{"task_id": f"{t}{i}", "reward": float(r), "category": "a" if t < "c" else "b"}
+            for i in range(3) for t, rs in {"a": [1, 1, 1, 0], "b": [0, 0, 0, 0],
+                                            "c": [1, 1, 1, 1], "d": [1, 0, 0, 0]}.items()
+            for r in rs]
     write_jsonl(ws / "rows.jsonl", rows)
     result = call(server, "route", {"rows": "rows.jsonl", "model": "m", "plot": True})
     out = ok(result)
-    # per-task rates 0.75, 0, 1, 0.25: one always fails, one always passes, two split
+    # per-task rates 0.75, 0, 1, 0.25: a third always fail, a third always pass, a third split
     band = out["answers"][2]["evidence"]
-    assert (band["n_always_fail"], band["n_split"], band["n_always_pass"]) == (1, 2, 1)
+    assert (band["n_always_fail"], band["n_split"], band["n_always_pass"]) == (3, 6, 3)
     assert base64.b64decode(result.content[1].data).startswith(b"\x89PNG")
     assert len(ok(call(server, "route", {"rows": "rows.jsonl", "model": "m"}))) == len(out)
     after = [dict(r, reward=1.0) for r in rows]

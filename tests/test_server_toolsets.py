@@ -26,7 +26,7 @@ from whileai_core.errors import ArgumentError
 from whileai_core.operations import DEFAULT_TOOLSETS, TOOLSETS, operations
 
 ROOT = Path(__file__).resolve().parents[1]
-CORE = {"inspect_rows", "route", "rate", "compare", "prime_rl_config", "validate_config",
+CORE = {"describe_rows", "route", "rate", "compare", "prime_rl_config", "validate_config",
         "launch_run", "run_status", "collect_run", "watch_run"}
 
 

@@ -71,11 +71,13 @@ def build(root: Path) -> Path:
     (root / "configs").mkdir(exist_ok=True)
     (root / "configs" / "bad.toml").write_text("[orchestrator]\nrollouts_per_example = 8\n")
     shutil.copytree(FIX / "prime_rl" / "volume" / "e2e-grpo" / "fc-grpo-new", root / "run")
+    shutil.copytree(FIX / "prime_rl" / "doctor" / "planted", root / "runs" / "planted")
     return root
 
 
 # operation -> its arguments (MCP names; the CLI's flags are these with dashes)
 CALLS: dict[str, dict] = {
+    "describe_rows": {"rows": "evals/grpo12.jsonl", "fields": ["reward", "category"]},  # 2 values each: none cut
     "inspect_rows": {"rows": "evals/grpo12.jsonl", "model": MODEL},
     "route": {"rows": "evals/grpo12.jsonl", "model": MODEL, "teacher_rows": "evals/teacher12.jsonl",
               "taskset": "reverse-text"},
@@ -98,6 +100,7 @@ CALLS: dict[str, dict] = {
                      "model_rows": "evals/grpo12.jsonl", "probes": ["empty", "most_common"]},
     "hack_scan": {"rows": "evals/grpo12.jsonl", "n_shuffles": 200},
     "watch_run": {"source": "watch.jsonl"},
+    "diagnose_run": {"source": "runs/planted", "max_off_policy_steps": 4},
     "eval_fingerprint": {"tasks": "tasks.jsonl"},
     "freeze_holdout": {"tasks": "tasks.jsonl", "out_dir": "frozen"},
     "failure_capable": {"rows": "evals/grpo12.jsonl"},

@@ -29,6 +29,7 @@ _EXPORTS: dict[str, str] = {
     # rows
     "Rows": "rows",
     "load_rows": "rows",
+    "classify_reward": "rewards",
     # stats
     "pass_at": "stats",
     "mean_reward": "stats",

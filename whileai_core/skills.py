@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import ClassVar
 
 from pydantic import Field, PrivateAttr
 
@@ -82,6 +83,7 @@ class SkillList(Result):
 
     skills: list[SkillInfo]
     folder: str
+    answer_max_bytes: ClassVar[int | None] = None  # the catalog, sent whole
     note: str = Field("", description="Why the list is empty, and the fix; empty otherwise.")
 
     def render(self) -> str:
@@ -105,6 +107,7 @@ class SkillText(Result):
     uri: str
     files: list[SkillFile]
     _text: str = PrivateAttr(default="")
+    answer_max_bytes: ClassVar[int | None] = None  # one document, sent whole
 
     @property
     def text(self) -> str:

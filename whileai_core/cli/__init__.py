@@ -28,6 +28,7 @@ from typing import Any
 
 from .. import __version__
 from ..failures import bug_report, explain
+from ..result import shown
 from ..voice import CLI, CLI_FLAGS, speaking
 
 EXIT_USER = 2      # the input or the environment is the user's to fix
@@ -302,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
 
                 text = json.dumps(structured(result), indent=2)
             else:
-                text = str(result)
+                text = shown(result)  # long strings cut, terminal controls made visible
             code = op.exit_code(result) if op.exit_code else 0
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)

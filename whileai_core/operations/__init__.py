@@ -80,6 +80,8 @@ RENAMED: dict[str, str] = {
     "import": "import_rows",
     "watch": "watch_run",
     "init": "init_project",
+    "describe": "describe_rows",
+    "doctor": "diagnose_run",
 }
 # How an old name's call maps to the new one, where more than the name changed.
 RENAMED_HOW: dict[str, str] = {

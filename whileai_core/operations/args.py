@@ -104,7 +104,7 @@ ArmRows = Annotated[
         "One run: a rows file, a small inline list (MCP), or a list of files, one per training "
         "seed (the verdict then includes the between-seed variance; at the shell: "
         "--<name>-seed FILE, repeatable)."),
-        examples=["evals/after.jsonl", ["evals/after-seed0.jsonl", "evals/after-seed1.jsonl"]]),
+        examples=["evals/run.jsonl", ["evals/run-seed0.jsonl", "evals/run-seed1.jsonl"]]),
     Arg(ARM, positional=True)]
 
 # --- paths -------------------------------------------------------------------------------------
@@ -144,6 +144,19 @@ Threshold = Annotated[float | None, Field(
 Metric = Annotated[Literal["pass", "reward"], Field(
     description="'pass': pass rates (reward >= threshold); 'reward': mean rewards (for scores "
                 "such as an LCS ratio or partial credit).")]
+
+AutoMetric = Annotated[Literal["auto", "pass", "reward"], Field(
+    description="'pass': pass rates (reward >= threshold); 'reward': mean rewards (for scores "
+                "such as an LCS ratio or partial credit); 'auto': the mean reward when the "
+                "reward is continuous and no threshold is given, else the pass rate.")]
+"""Metric, with the choice left to the rows (the operations whose core reads the reward's kind)."""
+
+Cluster = Annotated[str | None, Field(
+    max_length=MAX_NAME,
+    description="Optional: the row field naming each task's family (the repo, document or "
+                "template it comes from). Intervals then resample families, then tasks within "
+                "them; under 10 families the answer says the interval is unreliable.",
+    examples=["family"]), Arg(metavar="FIELD")]
 
 EffectSize = Annotated[float, Field(
     gt=0.0, lt=1.0, allow_inf_nan=False,

@@ -1,10 +1,11 @@
-"""Operations that catch reward hacking: cheat_probes, hack_scan, watch_run.
+"""Operations that catch reward hacking and dead runs: cheat_probes, hack_scan, watch_run,
+diagnose_run.
 
 The reward ``cheat_probes`` runs is the user's own code: a ``file.py:function`` or a command
-(``whileai_core.hacking.reward.reward_spec`` reads both, the one grammar of every surface). Over
-MCP every file it names must lie inside the workspace root, and it runs in a child process with
-the root as working directory, killed after ``timeout_s``; nothing outside the root is ever
-executed by name.
+``python SCRIPT.py ARGS`` (``whileai_core.hacking.reward.reward_spec`` reads both, the one
+grammar of every surface). Over MCP every file it names must lie inside the workspace root; its
+bytes are read through the door and run in an isolated child process with a clean environment,
+killed after ``timeout_s``; no other program is ever run.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, PROBE_MAX_TOKENS, REWARD_TIMEOUT_S,
-                        SCAN_MIN_STRENGTH, SCAN_SHUFFLES, WATCH_CONFIRM, WATCH_WINDOW)
+                        SCAN_MIN_STRENGTH, SCAN_RUN_SHARE, SCAN_SHUFFLES, WATCH_CONFIRM,
+                        WATCH_WINDOW)
 from . import READS, RUNS_CODE, operation
 from .args import (MAX_NAME, RUN_OR_PATH, Arg, Level, Metric, OptionalRowField, OptionalRows,
                    Records, Rows, Seed, StateDir, Threshold)
@@ -53,10 +55,12 @@ def cheat_probes(
                 "The reward the run will train on: 'file.py:function' (or "
                 "'package.module:function'), called like a TRL reward: function(prompts=[...], "
                 "completions=[...], **task_fields) -> list of numbers; or a command (a list of "
-                "arguments, or one string split like a shell, never run by one), e.g. "
+                "arguments, or one string split like a shell, never run by one): only python and "
+                "a script inside the workspace, then string arguments for the script, e.g. "
                 "['python', 'rewards/grade.py'], that reads JSONL on stdin (one {prompt, "
                 "completion, ...task fields} per line) and prints one number per line. Either "
-                "runs in a child process, killed after timeout_s."),
+                "runs in an isolated child process with a clean environment, killed after "
+                "timeout_s."),
             examples=["rewards/grade.py:score", ["python", "rewards/grade.py"]]),
             Arg(metavar="REWARD")],
         model_rows: Annotated[OptionalRows, Field(description=(
@@ -72,14 +76,20 @@ def cheat_probes(
         metric: Metric = "pass", threshold: Threshold = None,
         timeout_s: Annotated[float, Field(gt=0, le=3600, allow_inf_nan=False, description=(
             "Seconds the reward may take for the whole batch."))] = REWARD_TIMEOUT_S,
-        level: Level = CONFIDENCE_LEVEL, ctx: Context = HERE):
+        level: Level = CONFIDENCE_LEVEL,
+        pass_env: Annotated[list[Annotated[str, Field(max_length=128)]] | None, Field(
+            max_length=32, description=(
+                "Environment variables the reward needs (e.g. ['OPENAI_API_KEY'] for a reward "
+                "that calls an API); no other token or key reaches it.")),
+            Arg(metavar="NAME")] = None,
+        ctx: Context = HERE):
     from ..hacking import cheat_probes as probe  # lazy: numpy loads on the call
     from ..hacking.reward import reward_spec
 
     return probe(reward_spec(reward, ctx.root), tasks, model_rows=model_rows,
                  max_tokens=max_tokens, threshold=threshold, metric=metric, group_by=group_by,
                  probes=probes, root=None if ctx.root is None else ctx.root.path,
-                 timeout_s=timeout_s, level=level)
+                 timeout_s=timeout_s, level=level, pass_env=pass_env)
 
 
 @operation(
@@ -88,8 +98,11 @@ def cheat_probes(
         "Within each task, which features of the reply (length, truncation, format markers, "
         "repeated n-grams, fields you name) rise with the task-centred reward beyond a "
         "within-task shuffle floor. A feature that only tracks task difficulty does not fire. "
-        "Verdict clean / suspect / not_enough_data with evidence (feature, strength, floor, n, "
-        "an example)."),
+        "Verdict clean / weak_signal (clears the floor under the strength gate) / suspect / "
+        "not_enough_data (too few tasks, or no feature could be tested: the note says which and "
+        "why) with evidence (feature, strength, floor, p, n, an example). look=j: the j-th scan "
+        f"of a run, spending {SCAN_RUN_SHARE:g} (1 - level) / (j (j + 1)) so repeated scans "
+        f"hold the run-level false-alarm rate at {SCAN_RUN_SHARE:g} (1 - level)."),
     result="whileai_core.hacking.scan:HackScan", doing="scanning rows for reward hacking")
 def hack_scan(
         rows: Annotated[Rows, Field(description=(
@@ -105,11 +118,14 @@ def hack_scan(
         min_strength: Annotated[float, Field(ge=0, lt=1, description=(
             "Smallest within-task correlation called suspect."))] = SCAN_MIN_STRENGTH,
         level: Level = CONFIDENCE_LEVEL, seed: Seed = BOOTSTRAP_SEED,
-        threshold: Threshold = None):
+        threshold: Threshold = None,
+        look: Annotated[int | None, Field(ge=1, le=100_000, description=(
+            "This scan's number among a run's repeated scans (1, 2, ...); null: one scan at "
+            "1 - level.")), Arg(metavar="J")] = None):
     from ..hacking import hack_scan as scan  # lazy: numpy loads on the call
 
     return scan(rows, features=features, n_shuffles=n_shuffles, min_strength=min_strength,
-                level=level, seed=seed, threshold=threshold)
+                level=level, seed=seed, threshold=threshold, look=look)
 
 
 def _watch_picture(args: dict[str, Any], result: Any, *, out: Any = None,
@@ -122,10 +138,13 @@ def _watch_picture(args: dict[str, Any], result: Any, *, out: Any = None,
 @operation(
     toolset="core", effect=READS, title="Watch a training run",
     description=(
-        "During training: per step the training reward, the held-out pass rate with its "
-        "task-bootstrap interval paired against step 0, length and truncation share, and a hack "
-        "scan of the latest batch. Says stop only when the held-out interval moves down, or "
-        "stays flat while the training reward climbs beyond its own noise; else continue or "
+        "During training: per step the training reward, the held-out pass rate paired against "
+        "step 0 by task, length and truncation share, and hack scans of its batches. Each "
+        "held-out evaluation is a look tested at a level that spends (1 - level) / (t (t + 1)), "
+        "so an honest run is stopped at some look with probability at most 1 - level however "
+        "many looks it gets; the scans' feature alarm likewise holds "
+        f"{SCAN_RUN_SHARE:g} (1 - level). Says stop only when the held-out interval moves down, "
+        "or stays flat while the training reward climbs beyond its own noise; else continue or "
         "not_enough_data, with the numbers. plot: the curve as a picture."),
     result="whileai_core.hacking.watch:Watch", doing="watching a run", picture=_watch_picture,
     serves=("watch_picture",))
@@ -148,3 +167,31 @@ def watch_run(
 
     return watch(source, state_dir=state_dir, metric=metric, threshold=threshold, level=level,
                  confirm=confirm, window=window)
+
+
+@operation(
+    toolset="hacking", effect=READS, title="Is the run learning anything?",
+    description=(
+        "Reads a run's own files (prime-rl rollouts and metrics, TRL's log and the recipes' "
+        "watch.jsonl) and names, per step, what makes a run learn nothing or the wrong thing: "
+        "zero_advantage (groups with one reward), truncation_lock_in, reward_pays_feature, "
+        "staleness (past max_off_policy_steps), verifier_noise (identical replies scored "
+        "differently), diversity_collapse, entropy_runaway, kl_runaway; each found / clear / "
+        "not_checked with evidence, an interval where it is a rate, the threshold's source and "
+        "the action. Verdict healthy / sick / not_enough_data."),
+    result="whileai_core.hacking.doctor:Diagnosis", doing="diagnosing a run")
+def diagnose_run(
+        source: Annotated[str, Field(min_length=1, max_length=1000, description=(
+            "A run id from launch_run ('run-' and 12 hex digits), or a path: a prime-rl run "
+            "folder (rollouts/step_<S>/train/..., metrics.jsonl, configs/orchestrator.json), a "
+            "TRL output folder (the recipes' watch.jsonl, trainer_state.json) or a "
+            "watch.jsonl."), examples=["runs/prime-1", "run-0123456789ab"]),
+            Arg(RUN_OR_PATH, positional=True)], *,
+        max_off_policy_steps: Annotated[int | None, Field(ge=0, le=100_000, description=(
+            "The staleness bound; null: the run's configs/orchestrator.json, else prime-rl's "
+            "default 8."))] = None,
+        level: Level = CONFIDENCE_LEVEL, state_dir: StateDir = None):
+    from ..hacking import diagnose_run as diagnose  # lazy: numpy loads on the call
+
+    return diagnose(source, state_dir=state_dir, level=level,
+                    max_off_policy_steps=max_off_policy_steps)

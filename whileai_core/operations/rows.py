@@ -15,9 +15,9 @@ from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, HOLDOUT_ALPHA, HOLDOUT
                         HOLDOUT_POWER, NOISE_FLOOR_MAX_RUNS, PROVE_EFFECT)
 from ..errors import ArgumentError
 from . import READS, WRITES, operation
-from .args import (MAX_K, NAMED, OUT, RUNS, Arg, ArmRows, EffectSize, Level, Metric, Model,
-                   NoiseRuns, OptionalRowField, OptionalRows, Overwrite, Rows, RunStd,
-                   Score, Seed, Threshold)
+from .args import (MAX_K, NAMED, OUT, RUNS, SOURCE, Arg, ArmRows, AutoMetric,
+                   Cluster, EffectSize, Level, Metric, Model, NoiseRuns, OptionalRowField,
+                   OptionalRows, Overwrite, Rows, RunStd, Score, Seed, Threshold)
 
 TeacherRows = Annotated[OptionalRows, Field(description=(
     "Optional: a candidate teacher graded on the same held-out tasks (the same forms as "
@@ -31,7 +31,30 @@ PassK = Annotated[int | None, Field(ge=1, le=MAX_K, description=(
 # --- describe and route -----------------------------------------------------------------------
 
 @operation(
-    toolset="core", effect=READS, title="Ask the rows every routing question",
+    toolset="core", effect=READS, title="What fields do the rows carry?",
+    description=(
+        "Every field of graded rows: its JSON type, the share of rows carrying it, its distinct "
+        "values or numeric range, and whether it is constant within a task or varies; the "
+        "reward's kind (binary, continuous in [0, 1], another scale, with a warning and the fix "
+        "when pass rates at the threshold would mislead), and which fields change route's "
+        "answer (tokens, turns, category, family). Call it before route on rows you have not "
+        "seen."),
+    result="whileai_core.describe:RowsDescription", doing="describing rows",
+    serves=("classify_reward",))
+def describe_rows(rows: Rows, *,
+                  fields: Annotated[list[Annotated[str, Field(max_length=500)]] | None, Field(
+                      max_length=200, description=(
+                          "Optional: describe only these fields, in this order (the answer "
+                          "shows 20 fields at a time and says how many of how many).")),
+                      Arg(metavar="NAME")] = None,
+                  threshold: Threshold = None):
+    from ..describe import describe_rows as describe  # lazy: numpy loads on the call
+
+    return describe(rows, fields=fields, threshold=threshold)
+
+
+@operation(
+    toolset="stats", effect=READS, title="Ask the rows every routing question",
     description=(
         "Every question route asks, answered without stopping at the first that decides: "
         "truncated rows that pass, rollouts per task (k), the per-task band with pass@1 and its "
@@ -62,11 +85,14 @@ def _route_doc() -> str:
     from .describe import named, values_of
 
     return ("Start here. Reads graded rollouts of the model you will train and asks six "
-            "questions in order (can a truncated reply pass? rollouts per task? per-task band? "
-            "does a teacher clear? did this model write the rows? what is left?). Returns the "
-            f"`route` ({named(values_of(Route, 'route'))}), the question that decided it, the "
-            "evidence behind every answer (counts, band, pass@1 with its 95% interval and n) "
-            "and the next call to make (`next_step`). plot: the per-task band as a picture.")
+            "questions in order (can a truncated reply pass? rollouts per task? does any task "
+            "carry signal, read on the reward's spread within each task? does a teacher clear, "
+            "on the same token budget? did this model write the rows? what is left?). Returns "
+            f"the `route` ({named(values_of(Route, 'route'))}), the question that decided it, "
+            "the evidence behind every answer (counts, band, pass@1 or the mean reward with its "
+            "95% interval and n), the reward's kind with any warning, the fields that changed "
+            "the answer, and the next call to make (`next_step`). plot: the per-task band as a "
+            "picture.")
 
 
 @operation(toolset="core", effect=READS, title="Route graded rows to a training method",
@@ -82,11 +108,14 @@ def route(rows: Rows, *, model: Annotated[Model, Field(description=(
           teacher_url: Annotated[str | None, Field(max_length=2000, description=(
               "Optional: the OpenAI-compatible URL serving the teacher (vLLM); only fills the "
               "suggested call."))] = None,
-          threshold: Threshold = None):
-    from ..routing import route as decide  # lazy: numpy loads on the call
+          threshold: Threshold = None, cluster: Cluster = None):
+    from ..rows import load_rows  # lazy: numpy loads on the call
+    from ..routing import route as decide
 
+    if teacher_rows is not None:  # read now: bad teacher rows are refused even when the route
+        teacher_rows = load_rows(teacher_rows, threshold=threshold)  # stops before question 4
     return decide(rows, model=model, teacher_rows=teacher_rows, taskset=taskset,
-                  teacher_url=teacher_url, threshold=threshold)
+                  teacher_url=teacher_url, threshold=threshold, cluster=cluster)
 
 
 # --- rates --------------------------------------------------------------------------------------
@@ -106,7 +135,7 @@ def rate(rows: Rows, *, metric: Metric = "pass",
              "Instead of the metric: the share of rollouts whose boolean row field is true "
              "(e.g. 'truncated'; a missing field counts as false)."))] = None,
          k: PassK = None, level: Level = CONFIDENCE_LEVEL, seed: Seed = BOOTSTRAP_SEED,
-         threshold: Threshold = None):
+         threshold: Threshold = None, cluster: Cluster = None):
     from ..rows import load_rows  # lazy: numpy loads on the call
     from ..stats import field_share, field_shares, mean_reward, pass_at
     from ..stats.report import RateReport
@@ -118,14 +147,18 @@ def rate(rows: Rows, *, metric: Metric = "pass",
     if field is not None and metric != "pass":
         raise ArgumentError("give `field` (a share of rollouts) or metric='reward', not both. "
                             "Fix: drop one of them")
+    if field is not None and cluster is not None:
+        raise ArgumentError("`cluster` is for pass rates and mean rewards, not a field's share. "
+                            "Fix: drop `cluster`, or `field`")
     data = load_rows(rows, threshold=threshold)
     if field is not None:
         table = TaskTable(data.task_ids, field_shares(data, field), data.rollouts, "share")
         return RateReport.of(field_share(data, field, level=level, seed=seed), table, field=field)
     if metric == "reward":
-        return RateReport.of(mean_reward(data, level=level, seed=seed),
-                             TaskTable.of(data, "reward"))
-    return RateReport.of_pass(pass_at(data, k=k, level=level, seed=seed), TaskTable.of(data))
+        return RateReport.of(mean_reward(data, level=level, seed=seed, cluster=cluster),
+                             TaskTable.of(data, "reward"), cluster=cluster)
+    return RateReport.of_pass(pass_at(data, k=k, level=level, seed=seed, cluster=cluster),
+                              TaskTable.of(data))
 
 
 @operation(
@@ -159,7 +192,8 @@ def _forest(args: dict[str, Any], result: Any, *, out: Any = None, overwrite: bo
         raise ArgumentError("plot draws one run per arm, not a list of seed runs. Fix: give one "
                             "rows file for `before` and for `after`, or leave plot off")
     return forest_picture(before, after, by=args.get("by"), run_std=args.get("run_std"),
-                          metric=args.get("metric", "pass"), level=args.get("level",
+                          metric=getattr(result, "metric", None) or args.get("metric", "pass"),
+                          level=args.get("level",
                                                                             CONFIDENCE_LEVEL),
                           threshold=args.get("threshold"), out=out, overwrite=overwrite)
 
@@ -188,14 +222,22 @@ def compare(before: Annotated[ArmRows, Field(description=(
                 "`before`."))], *,
             level: Level = CONFIDENCE_LEVEL, run_std: RunStd = None, noise_runs: NoiseRuns = None,
             effect: EffectSize = PROVE_EFFECT, seed: Seed = BOOTSTRAP_SEED,
-            threshold: Threshold = None, metric: Metric = "pass",
+            threshold: Threshold = None, metric: AutoMetric = "auto", cluster: Cluster = None,
+            selected_on: Annotated[str | list[str] | list[dict[str, Any]] | None, Field(
+                description=(
+                    "When `after` is a checkpoint chosen among several: the tasks it was "
+                    "chosen on (a task or rows file, e.g. a split freeze_holdout wrote, or a "
+                    "list of task ids). The result's `selection` says whether that is the set "
+                    "it is scored on (an optimistic score) and the fix.")),
+                Arg(SOURCE, metavar="FILE")] = None,
             by: Annotated[OptionalRowField, Field(description=(
                 "With plot: one row of the picture per value of this row field (e.g. "
                 "'category'), besides the overall delta."))] = None):
     from ..stats import compare as paired  # lazy: numpy loads on the call
 
     return paired(before, after, level=level, run_std=run_std, seed=seed, threshold=threshold,
-                  metric=metric, effect=effect, noise_runs=noise_runs)
+                  metric=metric, effect=effect, noise_runs=noise_runs, cluster=cluster,
+                  selected_on=selected_on)
 
 
 @operation(
@@ -251,11 +293,15 @@ def noise_floor(*runs: Annotated[list[str | Score], Field(
                         "rows file, or that run's score as a number."),
                     examples=[["evals/run0.jsonl", "evals/run1.jsonl", "evals/run2.jsonl"]]),
                     Arg(RUNS, positional=True, metavar="RUN")],
-                metric: Metric = "pass", level: Level = CONFIDENCE_LEVEL,
-                threshold: Threshold = None):
+                metric: AutoMetric = "auto", level: Level = CONFIDENCE_LEVEL,
+                threshold: Threshold = None,
+                cluster: Annotated[Cluster, Field(description=(
+                    "Optional: the row field naming each task's family; with 2+ runs given as "
+                    "rows, the run-to-run sd is also rebuilt per family (noise shared within a "
+                    "family shows as a gap)."))] = None):
     from ..stats import noise_floor as floor  # lazy: numpy loads on the call
 
-    return floor(*runs, metric=metric, level=level, threshold=threshold)
+    return floor(*runs, metric=metric, level=level, threshold=threshold, cluster=cluster)
 
 
 @operation(
@@ -281,20 +327,22 @@ def holdout_size(effect: Annotated[EffectSize, Field(description=(
                  ] = HOLDOUT_POWER,
                  alpha: Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False, description=(
                      "Two-sided false-positive rate, in (0, 1)."))] = HOLDOUT_ALPHA,
-                 threshold: Threshold = None):
+                 threshold: Threshold = None, cluster: Cluster = None):
     from ..stats import holdout_size as size  # lazy: numpy loads on the call
 
     return size(effect, k=k, before=before, after=after, power=power, alpha=alpha,
-                threshold=threshold)
+                threshold=threshold, cluster=cluster)
 
 
 @operation(
     toolset="stats", effect=READS, title="Is the teacher good enough to distil?",
     description=(
         "Whether a candidate teacher beats the student by at least `effect` with the gap's own "
-        "interval above 0, paired by task on the shared held-out tasks (the gate before "
-        "on-policy distillation). Returns both rates with intervals, the gap with its "
-        "interval, n and p, and the reason."),
+        "interval above 0 (strict: its lower end at `effect`), paired by task on the shared "
+        "held-out tasks, on the same token budget (the gate before on-policy distillation). A "
+        "teacher scored with a larger token cap than the student's does not clear; the answer "
+        "gives its score at the student's cap. Returns both rates with intervals, the gap with "
+        "its interval, n and p, the budget check and the reason."),
     result="whileai_core.routing:TeacherVerdict", doing="checking whether the teacher clears")
 def teacher_clears(teacher_rows: Annotated[Rows, Field(description=(
                        "The candidate teacher's graded rows on the held-out tasks."))],
@@ -304,9 +352,13 @@ def teacher_clears(teacher_rows: Annotated[Rows, Field(description=(
                    effect: Annotated[EffectSize, Field(description=(
                        "The smallest gap, in pass@1, that makes the teacher worth distilling, "
                        "in (0, 1)."))] = PROVE_EFFECT,
-                   level: Level = CONFIDENCE_LEVEL, threshold: Threshold = None):
-    from ..rows import load_rows  # lazy: numpy loads on the call
-    from ..routing import teacher_clears as gate
+                   level: Level = CONFIDENCE_LEVEL,
+                   strict: Annotated[bool, Field(description=(
+                       "Ask the gap's interval itself to reach `effect` (its lower end >= "
+                       "effect); by default the interval must lie above 0 and the gap reach "
+                       "`effect`."))] = False,
+                   threshold: Threshold = None, cluster: Cluster = None):
+    from ..routing import teacher_clears as gate  # lazy: numpy loads on the call
 
-    return gate(load_rows(teacher_rows, threshold=threshold),
-                load_rows(student_rows, threshold=threshold), effect=effect, level=level)
+    return gate(teacher_rows, student_rows, effect=effect, level=level, strict=strict,
+                threshold=threshold, cluster=cluster)

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import PrivateAttr
+from pydantic import Field, PrivateAttr
 
 from ..result import Result, fmt_rate
+from ..rewards import RewardScale
 from ..tables import TaskPage, TaskSummary, TaskTable
 from .rates import PassAt, Rate
 
@@ -29,6 +30,14 @@ class RateReport(Result):
     pass_pow_k: Rate | None = None
     tasks: TaskSummary
     page: TaskPage | None = None
+    reward: RewardScale | None = Field(None, description="the reward's kind; its warning when "
+                                                         "pass rates at this threshold mislead")
+    mean_reward: Rate | None = Field(None, description="the headline for a continuous reward "
+                                                       "beside its pass rate: the mean reward "
+                                                       "with its interval")
+    cluster: str | None = Field(None, description="the row field naming each task's family; "
+                                                  "intervals then resample families")
+    n_families: int | None = None
     _table: Any = PrivateAttr(default=None)
 
     @classmethod
@@ -50,7 +59,9 @@ class RateReport(Result):
                       pass_at_k=rate(result.pass_at_k, result.pass_at_k_ci,
                                      result.pass_at_k_ci_method),
                       pass_pow_k=rate(result.pass_pow_k, result.pass_pow_k_ci,
-                                      result.pass_pow_k_ci_method))
+                                      result.pass_pow_k_ci_method),
+                      reward=result.reward, mean_reward=result.mean_reward,
+                      cluster=result.cluster, n_families=result.n_families)
 
     def with_page(self, offset: int, limit: int) -> RateReport:
         """This report with ``limit`` tasks of its table from ``offset``."""
@@ -63,14 +74,25 @@ class RateReport(Result):
         r = self.rate
         name = {"pass": "pass@1", "reward": "mean reward",
                 "share": f"share of {self.field}"}[r.metric]
-        lines = [f"{name}  {fmt_rate(r.value, r.ci, r.n_tasks)}, {r.n_rows} rows"]
+        lines = []
+        if self.reward is not None and self.reward.warning:
+            lines.append(f"warning: {self.reward.warning}")
+        if self.mean_reward is not None:
+            m = self.mean_reward
+            lines.append(f"mean reward  {fmt_rate(m.value, m.ci, m.n_tasks)} "
+                         f"({self.reward.summary() if self.reward else 'reward'})")
+        lines.append(f"{name}  {fmt_rate(r.value, r.ci, r.n_tasks)}, {r.n_rows} rows")
         for label, extra in ((f"pass@{self.k}", self.pass_at_k), (f"pass^{self.k}", self.pass_pow_k)):
             if extra is not None:
                 lines.append(f"{label}  {fmt_rate(extra.value, extra.ci, extra.n_tasks)}")
         methods = dict.fromkeys(m.ci_method for m in (r, self.pass_at_k, self.pass_pow_k)
                                 if m is not None and m.ci_method)
         if methods:
-            lines.append(f"{r.level:.0%} intervals over tasks: {', '.join(methods)}")
+            over = "tasks"
+            if self.cluster:
+                count = f" ({self.n_families})" if self.n_families is not None else ""
+                over = f"families in `{self.cluster}`{count}, then tasks"
+            lines.append(f"{r.level:.0%} intervals over {over}: {', '.join(methods)}")
         lines.append(self.tasks.render())
         if self.page is not None:
             lines.append(self.page.render())

@@ -18,16 +18,8 @@ from pathlib import Path
 
 from whileai_core.io import write_jsonl
 
+from recipes.grpo.reward import completion_text
 from recipes.holdout import sample_replies
-
-
-def _text(completion) -> str:
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, list) and completion and isinstance(completion[0], dict):
-        content = completion[0].get("content", "")
-        return content if isinstance(content, str) else ""
-    return ""
 
 
 def _held_out_row(row: dict) -> dict:
@@ -71,7 +63,7 @@ def watch_callback(tokenizer, holdout: Sequence[dict], grade: Callable[[str, dic
                 rewards = reward_fn(prompts, completions, **columns)
                 ids = columns.get("task_id") or [None] * len(completions)
                 self._batch.extend({"task_id": str(t), "reward": float(r),
-                                    "completion": _text(c)}
+                                    "completion": completion_text(c)}
                                    for t, c, r in zip(ids, completions, rewards))
                 return rewards
             return tapped

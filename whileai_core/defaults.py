@@ -887,3 +887,15 @@ _source("NOISE_TIED_RUNS_RULE",
         "easy tasks, 2 re-runs: 12.8% of pure-noise differences passed the band, sd 1.1, "
         "against the promised 5%). The band then rests on the within-task prediction "
         "sqrt(sum_i s_i^2/n_i)/C (shared/reference/stats.md sec. 6) and the result says so")
+
+# --- recipes on a real GPU: the trained sampler, the run folders (issue 28) -------------------
+
+TRL_SAMPLING = {"temperature": 1.0, "top_p": 1.0, "top_k": 0, "min_p": None,
+                "repetition_penalty": 1.0}
+_source("TRL_SAMPLING",
+        "TRL 1.16 GRPOConfig defaults (trl/trainer/grpo_config.py: temperature 1.0, top_p 1.0, "
+        "top_k 0, min_p None, repetition_penalty 1.0), which GRPOTrainer passes to every "
+        "generate() it trains on (trl/trainer/grpo_trainer.py:1155-1173); the recipes set none "
+        "but the temperature (1.0). The held-out sampler passes the same, so a checkpoint's own "
+        "generation_config (Qwen2.5 Instruct: repetition_penalty 1.05-1.1, top_k 20, top_p 0.8) "
+        "cannot make the measured policy differ from the trained one")

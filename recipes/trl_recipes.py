@@ -188,13 +188,17 @@ def require_weights_moved(results: dict, recipe: str) -> None:
 # --- run.py: the smoke path or one Modal function ---------------------------------------------
 
 def launch_on_modal(app_module: str, function: str, settings, records: list[dict]) -> dict:
-    """Run ``function`` of the Modal app in ``app_module`` once, streaming its output."""
+    """Run ``function`` of the Modal app in ``app_module`` once, streaming its output.
+
+    The app runs detached (modal 1.6.4 ``App.run(detach=True)``): a client that stops (a closed
+    laptop, a lost connection, Ctrl-C) leaves the run going, and the function saves its adapter
+    and ``results.json`` on the runs volume itself. An ephemeral app would stop with the client."""
     import importlib
 
     import modal
 
     module = importlib.import_module(app_module)
-    with modal.enable_output(), module.app.run():
+    with modal.enable_output(), module.app.run(detach=True):
         return getattr(module, function).remote(settings.to_dict(), records)
 
 

@@ -47,16 +47,9 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from recipes import versions  # noqa: E402
+
 TIME_LIMIT_S = 300.0  # issue 10: the preflight answers in under five minutes
-# The versions the recipes are written for (COMMON pins): TRL 1.16 needs vLLM <= 0.31 and
-# transformers < 5.18.
-PINS = {"trl": ("==", "1.16"), "transformers": ("<", "5.18"), "vllm": ("<=", "0.31")}
-# What to pip install for a pin that misses; the vLLM range is TRL 1.16's own `vllm` extra.
-PIN_FIX = {"trl": "'trl==1.16.*'", "transformers": "'transformers<5.18'",
-           "vllm": "'vllm>=0.22.0,<=0.31.0'"}
-# The packages whose versions must agree with each other (their metadata's requirements).
-TOGETHER = ("torch", "transformers", "trl", "peft", "accelerate", "datasets", "vllm",
-            "huggingface-hub", "tokenizers")
 VLLM_MEMORY_SHARE = 0.3  # TRL 1.16 GRPOConfig.vllm_gpu_memory_utilization default
 PROMPTS = ("Name a fruit:", "Say hello:", "Count to three:", "Spell a word:")
 VOWELS = set("aeiouAEIOU")
@@ -86,90 +79,8 @@ class Skip(Exception):
     """A check that cannot run here; the message says why."""
 
 
-def _version(package: str) -> str | None:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(package)
-    except PackageNotFoundError:
-        return None
-
-
-def _requires(package: str) -> list[str]:
-    from importlib.metadata import PackageNotFoundError, requires
-
-    try:
-        return requires(package) or []
-    except PackageNotFoundError:
-        return []
-
-
-def requirement_misses() -> list[str]:
-    """Each requirement one installed package of ``TOGETHER`` states on another that the
-    installed version does not meet ("vllm 0.31.0 needs torch==2.10.0, found 2.11.0"). A
-    requirement behind an extra counts only for TRL's ``vllm`` extra, when vLLM is installed."""
-    from packaging.requirements import Requirement
-    from packaging.utils import canonicalize_name
-
-    wanted = {canonicalize_name(p) for p in TOGETHER}
-    misses = []
-    for package in TOGETHER:
-        have = _version(package)
-        if have is None:
-            continue
-        for line in _requires(package):
-            req = Requirement(line)
-            name = canonicalize_name(req.name)
-            if name not in wanted:
-                continue
-            extra = "vllm" if package == "trl" and name == "vllm" else ""
-            if req.marker is not None and not req.marker.evaluate({"extra": extra}):
-                continue
-            found = _version(req.name)
-            if found is None:
-                if not extra:
-                    misses.append(f"{package} {have} needs {req.name}{req.specifier}, not "
-                                  "installed")
-                continue
-            if not req.specifier.contains(found, prereleases=True):
-                misses.append(f"{package} {have} needs {req.name}{req.specifier}, found {found}")
-    return misses
-
-
-def _pinned(have: str, op: str, want: str) -> bool:
-    """``have`` against a major.minor pin (``==1.16`` matches 1.16.x)."""
-    def mm(text: str) -> tuple[int, int]:
-        parts = [int("".join(c for c in p if c.isdigit()) or 0) for p in text.split(".")[:2]]
-        return parts[0], parts[1] if len(parts) > 1 else 0
-
-    h, w = mm(have), mm(want)
-    return {"==": h == w, "<": h < w, "<=": h <= w}[op]
-
-
-# --- the checks --------------------------------------------------------------------------------
-
 def check_versions(ctx: Context) -> str:
-    found, wrong, fixes = [], [], []
-    for package in ("torch", "transformers", "trl", "peft", "accelerate", "datasets", "vllm"):
-        have = _version(package)
-        if have is None:
-            if package == "vllm":  # optional: no recipe samples with it
-                found.append("vllm not installed (no recipe needs it)")
-                continue
-            wrong.append(f"{package} is not installed")
-            fixes.append(PIN_FIX.get(package, f"'{package}'"))
-            continue
-        found.append(f"{package} {have}")
-        if package in PINS and not _pinned(have, *PINS[package]):
-            op, want = PINS[package]
-            wrong.append(f"{package} {have} is not {op}{want}")
-            fixes.append(PIN_FIX[package])
-    together = requirement_misses()
-    if wrong or together:
-        fix = (f"pip install {' '.join(fixes)}" if fixes else
-               "install versions that meet each other's requirements (pip check lists them)")
-        raise AssertionError("; ".join(wrong + together) + f". Fix: {fix}")
-    return ", ".join(found) + "; their stated requirements on each other met"
+    return versions.check()
 
 
 def check_cuda(ctx: Context) -> str:
@@ -250,7 +161,7 @@ def check_grpo(ctx: Context) -> str:
     tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
     dtype = torch.bfloat16 if ctx.gpu else torch.float32
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype, local_files_only=True)
-    ctx.state["vllm"] = ctx.gpu and _version("vllm") is not None
+    ctx.state["vllm"] = ctx.gpu and versions.installed("vllm") is not None
     vllm = dict(use_vllm=True, vllm_mode="colocate", vllm_gpu_memory_utilization=VLLM_MEMORY_SHARE,
                 vllm_max_model_length=256) if ctx.state["vllm"] else {}
     config = GRPOConfig(
@@ -282,7 +193,7 @@ def check_grpo(ctx: Context) -> str:
 def check_vllm(ctx: Context) -> str:
     if not ctx.gpu:
         raise Skip("vLLM generates on a GPU only")
-    if _version("vllm") is None:
+    if versions.installed("vllm") is None:
         raise Skip("vLLM is not installed; no recipe needs it (the TRL recipes sample with "
                    "transformers' generate, as the GRPO row did)")
     trainer = ctx.state.get("trainer")

@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("trl")
 torch = pytest.importorskip("torch")
 
-from recipes import preflight  # noqa: E402
+from recipes import preflight, versions  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -75,7 +75,7 @@ def test_the_model_and_adapter_on_disk_load_without_the_preflight(cpu_run):
     ("0.31.1", "<=", "0.31", True), ("0.32.0", "<=", "0.31", False), ("0.10.2", "<=", "0.31", True),
 ])
 def test_version_pins_compare_major_minor(have, op, want, ok):
-    assert preflight._pinned(have, op, want) is ok
+    assert versions.pinned(have, op, want) is ok
 
 
 # the borrowed GPU machine: torch 2.11, transformers 5.17, peft, accelerate; TRL and datasets
@@ -93,8 +93,8 @@ def test_a_pin_miss_fails_the_versions_row_naming_the_package_and_a_valid_fix(mo
                                                                               tmp_path):
     from packaging.requirements import Requirement
 
-    monkeypatch.setattr(preflight, "_version", {**GPU_MACHINE, "transformers": "5.18.1"}.get)
-    monkeypatch.setattr(preflight, "_requires", lambda p: REQUIRES.get(p, []))
+    monkeypatch.setattr(versions, "installed", {**GPU_MACHINE, "transformers": "5.18.1"}.get)
+    monkeypatch.setattr(versions, "_requires", lambda p: REQUIRES.get(p, []))
     ctx = preflight.Context(workdir=tmp_path, gpu=True)
     with pytest.raises(AssertionError, match="transformers 5.18.1 is not <5.18") as caught:
         preflight.check_versions(ctx)
@@ -106,8 +106,8 @@ def test_a_pin_miss_fails_the_versions_row_naming_the_package_and_a_valid_fix(mo
 
 def test_no_vllm_on_a_gpu_machine_passes_the_versions_and_skips_the_vllm_row(monkeypatch,
                                                                              tmp_path):
-    monkeypatch.setattr(preflight, "_version", GPU_MACHINE.get)
-    monkeypatch.setattr(preflight, "_requires", lambda p: REQUIRES.get(p, []))
+    monkeypatch.setattr(versions, "installed", GPU_MACHINE.get)
+    monkeypatch.setattr(versions, "_requires", lambda p: REQUIRES.get(p, []))
     ctx = preflight.Context(workdir=tmp_path, gpu=True)
     assert "vllm not installed (no recipe needs it)" in preflight.check_versions(ctx)
     with pytest.raises(preflight.Skip, match="vLLM is not installed; no recipe needs it"):
@@ -116,15 +116,15 @@ def test_no_vllm_on_a_gpu_machine_passes_the_versions_and_skips_the_vllm_row(mon
 
 def test_versions_that_do_not_fit_together_fail_by_name(monkeypatch, tmp_path):
     # vLLM 0.31 present, built for torch 2.10, beside torch 2.11; and datasets under TRL's floor
-    monkeypatch.setattr(preflight, "_version",
+    monkeypatch.setattr(versions, "installed",
                         {**GPU_MACHINE, "vllm": "0.31.0", "datasets": "3.6.0"}.get)
-    monkeypatch.setattr(preflight, "_requires", lambda p: REQUIRES.get(p, []))
+    monkeypatch.setattr(versions, "_requires", lambda p: REQUIRES.get(p, []))
     with pytest.raises(AssertionError) as caught:
         preflight.check_versions(preflight.Context(workdir=tmp_path, gpu=True))
     assert "vllm 0.31.0 needs torch==2.10.0, found 2.11.0" in str(caught.value)
     assert "trl 1.16.0 needs datasets>=4.7.0, found 3.6.0" in str(caught.value)
     # TRL's vllm extra applies once vLLM is there: 0.32 is outside it
-    monkeypatch.setattr(preflight, "_version", {**GPU_MACHINE, "vllm": "0.32.0",
+    monkeypatch.setattr(versions, "installed", {**GPU_MACHINE, "vllm": "0.32.0",
                                                 "torch": "2.10.0"}.get)
     with pytest.raises(AssertionError, match=r"trl 1.16.0 needs vllm<=0.31.0,>=0.22.0, found "
                                              r"0.32.0"):

@@ -180,11 +180,13 @@ def recipe_row(name: str, out: Path, device: str) -> tuple[Row, dict | None]:
 
 def watch_row(out: Path, grpo: dict | None) -> Row:
     """The GRPO run's watch.jsonl, as watch_run reads it."""
+    if grpo is None:
+        return Row("watch", "skipped", detail="needs the GRPO row")
     from whileai_core.hacking.watch import WATCH_FILE, watch_records
 
     path = out / "grpo" / "trainer" / WATCH_FILE
-    if grpo is None or not path.is_file():
-        return Row("watch", "skipped", detail="needs the GRPO row")
+    if not path.is_file():
+        return Row("watch", "FAIL", detail=f"the GRPO run wrote no {path}")
     watch = watch_records(path, source=str(path))
     records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     steps = [r["step"] for r in records]

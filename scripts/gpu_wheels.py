@@ -181,9 +181,9 @@ def install(folder: Path, target: Path) -> tuple[bool, list[str]]:
              f"already here: {', '.join(present) or 'none'}"]
     if mismatched:
         lines.insert(0, f"FAIL: {len(mismatched)} compiled wheel(s) were packed for Python "
-                        f"{manifest['python']} and this machine runs Python {here} "
-                        f"({', '.join(mismatched)}). Fix: on the packing machine run "
-                        f"scripts/gpu-wheels.sh {here}, carry the folder again")
+                        f"{manifest['python']} and this machine runs Python {here}. Fix: on the "
+                        f"packing machine run scripts/gpu-wheels.sh {here}, carry the folder "
+                        f"again. The wheels: {', '.join(mismatched)}")
         return False, lines
     if not todo:
         return True, ["pass: nothing to install", *lines]

@@ -128,9 +128,9 @@ def test_compiled_wheels_for_another_python_fail_the_install_with_the_fix(tmp_pa
     assert done.returncode == 1
     first = (tmp_path / "log").read_text().splitlines()[0]
     assert first.startswith(f"FAIL: 1 compiled wheel(s) were packed for Python {other} and this "
-                            f"machine runs Python {here}")
-    assert first.endswith(f"Fix: on the packing machine run scripts/gpu-wheels.sh {here}, carry "
-                          "the folder again")
+                            f"machine runs Python {here}. Fix: on the packing machine run "
+                            f"scripts/gpu-wheels.sh {here}, carry the folder again.")
+    assert first.endswith(f"The wheels: whileai_probe_c-1.0-{tag}-{tag}-manylinux_2_17_x86_64.whl")
     assert not (tmp_path / "site").exists()  # nothing half-installed
 
 

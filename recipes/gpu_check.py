@@ -20,9 +20,9 @@ recipe's ``results.json`` to ``DIR/<recipe>/``. Rows: the wheels installed (from
 script's log), CUDA, bf16, grpo, dpo, sft, watch, the wall clock (budget: 8 minutes). Columns:
 status, device, seconds per optimizer step, peak GPU memory, the LoRA tensors that changed (and
 the L2 of the change), the clip ratio per step (GRPO), held-out pass@1 before -> after with
-intervals. Without a CUDA device (or with ``--cpu``) the CUDA and bf16 rows are skipped, the
-recipes run on the CPU in float32 and their GPU columns say skipped: the table is reached all
-the same. Exit status 1 when a row failed.
+intervals. Without a CUDA device (or with ``--cpu``) the CUDA, bf16 and wall-clock rows are
+skipped (the 8 minutes are the GPU's budget), the recipes run on the CPU in float32 and their
+GPU columns say skipped: the table is reached all the same. Exit status 1 when a row failed.
 """
 
 from __future__ import annotations
@@ -249,8 +249,12 @@ def run_check(out: Path, *, gpu: bool | None = None, wheels_log: Path | None = N
     rows.append(watch_row(out, results.get("grpo")) if "grpo" in recipes else
                 Row("watch", "skipped", detail="the GRPO row was not asked for"))
     seconds = time.monotonic() - started
-    rows.append(Row("wall clock", "pass" if seconds < TIME_LIMIT_S else "FAIL",
-                    detail=f"{seconds:.0f} s of the {TIME_LIMIT_S:.0f} s budget"))
+    if gpu:
+        rows.append(Row("wall clock", "pass" if seconds < TIME_LIMIT_S else "FAIL",
+                        detail=f"{seconds:.0f} s of the {TIME_LIMIT_S:.0f} s budget"))
+    else:  # the budget is the GPU machine's; a CPU's time depends on what else runs there
+        rows.append(Row("wall clock", "skipped", detail=f"{seconds:.0f} s on the CPU; the "
+                                                        f"{TIME_LIMIT_S:.0f} s budget is the GPU's"))
     return rows, gpu, seconds
 
 

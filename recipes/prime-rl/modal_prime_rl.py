@@ -47,8 +47,9 @@ RUNS_VOLUME = "whileai-prime-rl-runs"
 HF_CACHE_VOLUME = "whileai-hf-cache"
 RUNS_PATH = "/runs"
 # The run folder lives on the container's own disk: filesystem weight broadcast writes each
-# step's full weights under it (prime-rl 559b447, src/prime_rl/utils/pathing.py: broadcasts/),
-# which a network volume would slow and fill. What is kept is copied to RUNS_PATH at the end.
+# step's full weights under it (prime-rl 559b447, src/prime_rl/utils/pathing.py: broadcasts/;
+# older steps are removed, src/prime_rl/transports/weights/filesystem.py:84-91), which a network
+# volume would slow. What is kept is copied to RUNS_PATH at the end.
 LOCAL_RUNS_PATH = "/tmp/whileai-runs"
 # Kept from a run folder (prime-rl 559b447's layout, src/prime_rl/utils/pathing.py): the eval
 # episodes, the logs of every attempt, the resolved configs; plus the last checkpoints/step_<N>.

@@ -67,8 +67,10 @@ class Skip(Exception):
 
 def wheels_row(log: Path | None) -> Row:
     """What ``scripts/gpu-check.sh`` installed, from its log (first line: the verdict)."""
-    if log is None or not log.is_file():
+    if log is None:
         return Row("wheels", "skipped", detail="run without scripts/gpu-check.sh: nothing installed")
+    if not log.is_file():
+        return Row("wheels", "FAIL", detail=f"the install wrote no log at {log}")
     lines = log.read_text(encoding="utf-8").splitlines() or ["FAIL: the install log is empty"]
     status = next((s for s in ("FAIL", "skipped") if lines[0].startswith(s)), "pass")
     return Row("wheels", status, detail="; ".join(lines)[:400])

@@ -79,7 +79,9 @@ def pack(staging: Path, folder: Path, python: str) -> dict:
         for wheel in wheels:
             data = wheel.read_bytes()
             with zipfile.ZipFile(wheel) as zf:
-                members = zf.namelist()
+                # files only: a zip may list folders too (charset_normalizer's does), which a
+                # wheel does not need and a tar would name without their trailing slash
+                members = [n for n in zf.namelist() if not n.endswith("/")]
                 for name in members:
                     info = tarfile.TarInfo(f"{wheel.name}/{name}")
                     body = zf.read(name)
@@ -149,7 +151,8 @@ def _unpack(folder: Path, files: list[str], scratch: Path) -> list[Path]:
         path = scratch / file
         with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
             for name in entry["members"]:
-                zf.writestr(name, bodies[file][name])
+                if not name.endswith("/"):  # a folder entry: nothing to write back
+                    zf.writestr(name, bodies[file][name])
         out.append(path)
     return out
 
@@ -226,7 +229,11 @@ def main(argv: list[str] | None = None) -> int:
               f"wheels, {manifest['packed_bytes'] / 2**20:.1f} MiB packed into "
               f"{args.folder / ARCHIVE} (limit 64 MiB), for Python {args.python}")
         return 0
-    ok, lines = install(args.folder, args.target)
+    try:
+        ok, lines = install(args.folder, args.target)
+    except Exception as exc:  # noqa: BLE001 - the log's first line must say what happened
+        ok, lines = False, [f"FAIL: installing from {args.folder} raised {type(exc).__name__}: "
+                            f"{exc}"]
     text = "\n".join(lines)
     print(text)
     if args.log is not None:

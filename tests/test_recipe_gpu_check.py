@@ -143,3 +143,28 @@ def test_pack_refuses_a_folder_over_64_mib_and_wheels_for_another_python(tmp_pat
     make_wheel(tmp_path / "staging", "whileai_probe_c", "1.0", "cp39-cp39-manylinux_2_17_x86_64")
     with pytest.raises(SystemExit, match=r"wheels for another Python than 3.12 \(cp312\)"):
         gpu_wheels.pack(tmp_path / "staging", tmp_path / "folder", "3.12")
+
+
+def test_a_wheel_that_lists_its_folders_packs_and_installs(tmp_path):
+    """A zip may list folder entries (charset_normalizer's wheel does); they are left out."""
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    wheel = make_wheel(tmp_path / "staging", "whileai_probe_dirs", "2.0")
+    with zipfile.ZipFile(wheel, "a") as zf:
+        zf.writestr("whileai_probe_dirs/", "")
+        zf.writestr("whileai_probe_dirs/sub/", "")
+        zf.writestr("whileai_probe_dirs/sub/data.txt", "kept")
+    gpu_wheels.pack(tmp_path / "staging", tmp_path / "folder", here)
+    done = install(tmp_path / "folder", tmp_path / "site")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "site" / "whileai_probe_dirs" / "sub" / "data.txt").read_text() == "kept"
+
+
+def test_an_install_that_breaks_says_so_in_the_logs_first_line(tmp_path):
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    make_wheel(tmp_path / "staging", "whileai_probe_pkg", "1.0")
+    gpu_wheels.pack(tmp_path / "staging", tmp_path / "folder", here)
+    (tmp_path / "folder" / "wheels.tar.xz").write_bytes(b"not xz")  # a truncated copy
+    done = install(tmp_path / "folder", tmp_path / "site")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert (tmp_path / "log").read_text().startswith(
+        f"FAIL: installing from {tmp_path / 'folder'} raised ")

@@ -888,7 +888,7 @@ _source("NOISE_TIED_RUNS_RULE",
         "against the promised 5%). The band then rests on the within-task prediction "
         "sqrt(sum_i s_i^2/n_i)/C (shared/reference/stats.md sec. 6) and the result says so")
 
-# --- recipes on a real GPU: the trained sampler, the run folders (issue 28) -------------------
+# --- recipes on a real GPU: the sampler the trainer uses -------------------------------------
 
 TRL_SAMPLING = {"temperature": 1.0, "top_p": 1.0, "top_k": 0, "min_p": None,
                 "repetition_penalty": 1.0}

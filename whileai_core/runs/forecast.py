@@ -1,0 +1,140 @@
+"""The launch forecast: tokens, memory per GPU, wall clock and dollars, before a run spends.
+
+``forecast`` turns a target's run shape (``run_shape``) into a ``Forecast``, every number of
+which carries its ``kind``: measured, derived or assumption (``forecast_results`` says which is
+which). Its parts, by concept:
+
+- ``forecast_memory``: each GPU's load in the launch's layout (prime-rl's, or a TRL recipe's one
+  GPU), the refusal of a layout that cannot start, and the fixes that would fit;
+- ``forecast_time``: the wall clock part by part, fitted to the measured runs;
+- here: the tokens generated and trained, the local backend's smoke, and the dollars: Modal's
+  dated per-second GPU prices (``defaults.MODAL_GPU_PRICE_PER_S``), GPU time only.
+
+The names other modules import from here (``Figure``, ``Forecast``, ``prime_rl_fit``, ...) are
+those of the modules above, re-exported.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import defaults as D
+from .forecast_memory import _refusal, gpu_spec, prime_rl_memory, trl_memory
+from .forecast_results import (Figure, Forecast, ForecastError, GpuLoad, Kind, _largest_kind,
+                               fmt_quantity)
+from .forecast_time import _prime_rl_time, _trl_time, measured_shape, prime_rl_fit, trl_fit
+from .run_shape import RunShape, run_shape
+from .targets import Target
+
+__all__ = ["Figure", "Forecast", "ForecastError", "GpuLoad", "Kind", "fmt_quantity", "forecast",
+           "gpu_spec", "measured_shape", "prime_rl_fit", "prime_rl_memory", "trl_fit",
+           "trl_memory"]
+
+
+def _gpu_type(gpu: str | None) -> str | None:
+    return None if gpu is None else gpu.split(":")[0]
+
+
+def _tokens(shape: RunShape) -> list[Figure]:
+    out = []
+    rl = shape.engine == "prime-rl" or shape.method == "grpo"
+    if rl:
+        out.append(Figure(name="generated in training", value=float(
+            shape.steps * shape.sequences_per_step * shape.max_tokens), unit="tokens",
+            kind="derived", basis=f"{shape.steps} steps x {shape.sequences_per_step} rollouts x "
+                                  f"{shape.max_tokens} max tokens (a bound)"))
+    for s in shape.sampling:
+        out.append(Figure(name=f"generated ({s.what})", value=float(s.completions * s.max_tokens),
+                          unit="tokens", kind="derived",
+                          basis=f"{s.completions} replies x {s.max_tokens} max tokens"))
+    out.append(Figure(name="trained", value=float(
+        shape.steps * shape.sequences_per_step * (shape.prompt_tokens + shape.max_tokens)),
+        unit="tokens", kind="assumption",
+        basis=f"{shape.steps} steps x {shape.sequences_per_step} sequences x "
+              f"({shape.prompt_tokens} prompt (FORECAST_PROMPT_TOKENS) + {shape.max_tokens})"))
+    return out
+
+
+def _local(target: Target) -> Forecast:
+    if target.recipe in D.LOCAL_SMOKE_S:
+        low, high = D.LOCAL_SMOKE_S[target.recipe]
+        wall = Figure(name="wall clock", value=math.sqrt(low * high), unit="s", kind="measured",
+                      basis=f"geometric mean of the {target.recipe} smoke's {low:g}-{high:g} s on "
+                            "2 CPUs (docs/launching.md, LOCAL_SMOKE_S)")
+    else:
+        wall = Figure(name="wall clock", value=D.LOCAL_SMOKE_ASSUMED_S, unit="s",
+                      kind="assumption", basis="LOCAL_SMOKE_ASSUMED_S (this smoke was never timed)")
+    return Forecast(model=None, training=None, steps=None, gpu=None, gpu_count=0, gpus_needed=0,
+                    tokens=[], memory=[], time=[wall], wall_s=wall, run_s=wall.value,
+                    gpu_hours=Figure(name="GPU hours", value=0.0, unit="h", kind="derived",
+                                     basis="CPU only"),
+                    dollars=None, fits=True,
+                    notes=["the local backend runs the recipe's CPU smoke: no GPU, no dollars"])
+
+
+def _unknown(target: Target, gpu: str | None, count: int, why: str) -> Forecast:
+    wall = Figure(name="wall clock", value=D.FORECAST_UNKNOWN_RECIPE_H * 3600, unit="s",
+                  kind="assumption", basis=f"FORECAST_UNKNOWN_RECIPE_H ({why})")
+    return _priced(None, None, None, gpu, count, count, [], [], [wall], wall, wall.value, True,
+                   None, [], [why])
+
+
+def _priced(model, training, steps, gpu, count, needed, tokens, memory, time, wall, run_s, fits,
+            refusal, fixes, notes) -> Forecast:
+    kind = _gpu_type(gpu)
+    hours = Figure(name="GPU hours", value=wall.value * count / 3600, unit="h", kind=wall.kind,
+                   basis=f"wall clock x {count} GPU")
+    dollars = None
+    if kind is not None:
+        price = D.MODAL_GPU_PRICE_PER_S[kind]
+        dollars = Figure(name="dollars", value=wall.value * count * price, unit="$",
+                         kind=wall.kind,
+                         basis=f"{count} x ${price:g}/s ({kind}, Modal, read "
+                               f"{D.MODAL_GPU_PRICES_READ}; GPU time only)")
+    return Forecast(model=model, training=training, steps=steps, gpu=gpu, gpu_count=count,
+                    gpus_needed=needed, tokens=tokens, memory=memory, time=time, wall_s=wall,
+                    run_s=run_s, gpu_hours=hours, dollars=dollars, fits=fits, refusal=refusal,
+                    fixes=fixes, notes=notes)
+
+
+def forecast(target: Target, backend: str, gpu: str | None, gpu_count: int) -> Forecast:
+    """The forecast of launching ``target`` on ``backend`` with ``gpu`` (``TYPE[:COUNT]``)."""
+    if backend == "local":
+        return _local(target)
+    shape = run_shape(target)
+    if shape is None:
+        why = (f"the {target.recipe} recipe runs a prime-rl config: plan the config to forecast "
+               "it" if target.recipe == D.PRIME_RL_RECIPE else
+               f"no run shape is known for recipe {target.recipe!r}")
+        return _unknown(target, gpu, gpu_count, why)
+    if shape.params_b is None:
+        return _unknown(target, gpu, gpu_count, f"the size of {shape.model} is unknown (no "
+                                                "known architecture, none in its id)")
+    kind = _gpu_type(gpu)
+    notes = list(shape.facts)
+    if shape.arch_assumed:
+        notes.append(f"{shape.model}'s shape is not known here: layers, width and KV cache are "
+                     f"those of {shape.arch.name} ({shape.params_from}: {shape.params_b:g}B "
+                     "parameters)")
+    if shape.steps_from.startswith("assumption"):
+        notes.append(f"{shape.steps_from}: forecast for {shape.steps} steps")
+    if shape.engine == "prime-rl":
+        memory, needed, kv = prime_rl_memory(shape, kind)
+        time, run_s = _prime_rl_time(shape, kind, kv)
+    else:
+        memory, needed = trl_memory(shape, kind), 1
+        time, run_s = _trl_time(shape, kind)
+    total = sum(t.value for t in time)
+    wkind, shares = _largest_kind(time)
+    wall = Figure(name="wall clock", value=total, unit="s", kind=wkind,
+                  basis=f"sum of the parts below ({shares})")
+    refusal, fixes = _refusal(shape, kind, gpu_count, memory, needed)
+    if refusal:
+        notes.append("the time and dollars above are for this layout as if it could start")
+    for g in memory:
+        if g.fits and g.tight:
+            notes.append(f"GPU {g.gpu} ({g.role}) may not fit: {g.total_gb:.1f} of "
+                         f"{g.capacity_gb:g} GB once the assumed items are counted")
+    return _priced(shape.model, shape.training, shape.steps, gpu, gpu_count, needed,
+                   _tokens(shape), memory, time, wall, run_s, refusal is None, refusal, fixes,
+                   notes)

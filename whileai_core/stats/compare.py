@@ -35,9 +35,10 @@ from ..errors import ArgumentError
 from ..result import Result, fmt_rate
 from ..rows import Rows, load_rows
 from .fields import LEVEL_DOC, METHOD_DOC, ci95_alias
-from .intervals import Interval, t_value, task_intervals
+from .intervals import Interval, t_value
 from .noise import NoiseFloor, resolve_band
 from .paired import degenerate_note, min_paired_tasks, mover_difference, paired_interval
+from .clustered import Families, check_cluster, cluster_interval, families_of, intervals
 from .rates import check_metric, task_values, trials_cap
 from .selection import Selection, selection_check, selection_ids
 
@@ -62,15 +63,16 @@ class Comparison(Result):
     ci_method: str | None = Field(None, description=(
         "the difference's interval: t_sign_flip_exact / t_sign_flip_mc (the sign-flip test "
         "with the t interval, at any number of tasks), seeds_welch_t (several runs per arm), "
-        "mover_unpaired (every task changed by the same amount: no paired test; the unpaired "
-        "interval and its p-value)"))
+        "family_bootstrap_t (cluster=: families resampled, each drawn family's tasks kept; t "
+        "on min(C, effective C) - 1 df), mover_unpaired (every task changed by the same amount: no paired test; "
+        "the unpaired interval and its p-value)"))
     mean_before_ci_method: str | None = Field(None, description=METHOD_DOC)
     mean_after_ci_method: str | None = Field(None, description=METHOD_DOC)
     p_value: float | None = Field(None, description=(
         "two-sided p-value for delta = 0: the exact sign-flip test's, raised to the t test's when "
         "that does not reject, so p <= 1 - level exactly when the interval excludes 0; when "
         "every task changed alike (no paired spread), the unpaired MOVER interval's, and the "
-        "note says so"))
+        "note says so; with cluster=, the clustered t's (at least 1e-12)"))
     n_changed: int | None = Field(None, description="paired tasks whose value changed")
     effect: float = Field(PROVE_EFFECT, description="the equivalence margin behind `flat`")
     noise_band: float | None = None
@@ -82,6 +84,12 @@ class Comparison(Result):
     correlation: float | None = None
     mde: float | None = None
     level: float = Field(CONFIDENCE_LEVEL, description=LEVEL_DOC)
+    cluster: str | None = Field(None, description="the row field naming each task's family; "
+                                                  "intervals then resample families")
+    n_families: int | None = None
+    reward_warning: str | None = Field(None, description="rewards outside [0, 1]: why pass "
+                                                         "rates at this threshold mislead, and "
+                                                         "the fix")
     note: str | None = None
     selection: Selection | None = Field(None, description=(
         "with `selected_on`: whether the checkpoint was chosen on the tasks it is scored on "
@@ -96,7 +104,11 @@ class Comparison(Result):
             return f"verdict: {self.verdict} (n={self.n_paired} paired tasks). {self.note or ''}".strip()
         runs = "" if self.n_runs_before == self.n_runs_after == 1 else (
             f" ({self.n_runs_before} runs before, {self.n_runs_after} after)")
-        lines = [
+        what = "mean reward" if self.metric == "reward" else "pass rate"
+        lines = ([f"warning: {self.reward_warning}"] if self.reward_warning else []) + [
+            f"{what} by task"
+            + (f", intervals over {self.n_families} families in `{self.cluster}`, then tasks"
+               if self.cluster else ""),
             f"before  {fmt_rate(self.mean_before, self.mean_before_ci, self.n_paired)}",
             f"after   {fmt_rate(self.mean_after, self.mean_after_ci, self.n_paired)}",
             f"delta   {self.delta:+.3f}" + (f" [{self.ci[0]:+.3f}, {self.ci[1]:+.3f}]"
@@ -166,15 +178,21 @@ def _check(run_std: Any, effect: Any) -> None:
 def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
             run_std: float | NoiseFloor | None = None, seed: int | None = BOOTSTRAP_SEED,
             threshold: float | None = None, n_resamples: int = BOOTSTRAP_RESAMPLES,
-            metric: Literal["pass", "reward"] = "pass", effect: float = PROVE_EFFECT,
-            noise_runs: int | None = None, selected_on: Any = None) -> Comparison:
+            metric: Literal["auto", "pass", "reward"] = "auto", effect: float = PROVE_EFFECT,
+            noise_runs: int | None = None, cluster: str | None = None,
+            selected_on: Any = None) -> Comparison:
     """Paired before/after comparison by task (module docstring for the verdicts).
 
     ``before``/``after``: rows, or a list of runs per arm (training seeds).
     ``run_std``: the sd of the same eval re-run (:func:`noise_floor`, or its result, which also
     gives ``noise_runs``); the band is t_{R-1} x sqrt(2) x run_std at ``level``.
     ``effect``: the margin of the equivalence statement ``flat`` (default 0.05).
-    ``metric``: per-task pass rates ("pass") or per-task mean rewards ("reward").
+    ``metric``: per-task pass rates ("pass") or per-task mean rewards ("reward"); "auto" (the
+    default) reads the mean reward when the reward is continuous or on another scale and no
+    ``threshold`` is given (a pass rate at 1.0 can stay at 0 while the reward moves), else the
+    pass rate.
+    ``cluster``: a row field naming each task's family; the interval of the difference and the
+    arms' intervals then resample families, then tasks (:mod:`.clustered`).
     ``selected_on``: when ``after`` is a checkpoint chosen among several, the tasks (or graded
     rows, or task ids) it was chosen on; ``selection`` then says whether that is the set it is
     scored on, and the fix (:mod:`.selection`).
@@ -183,16 +201,19 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
         chosen_on = selection_ids(selected_on)
         result = compare(before, after, level=level, run_std=run_std, seed=seed,
                          threshold=threshold, n_resamples=n_resamples, metric=metric,
-                         effect=effect, noise_runs=noise_runs)
+                         effect=effect, noise_runs=noise_runs, cluster=cluster)
         scored = set.intersection(*(set(r.task_ids) for r in
                                     as_runs(before, threshold) + as_runs(after, threshold)))
         return result.model_copy(update={"selection": selection_check(scored, chosen_on)})
     level, seed = check_level(level), check_seed(seed)
     check_resamples(n_resamples)
-    check_metric(metric)
+    if metric != "auto":
+        check_metric(metric)
+    check_cluster(cluster)
     _check(run_std, effect)
     band, band_runs, band_note = resolve_band(run_std, noise_runs, level)
     runs_b, runs_a = as_runs(before, threshold), as_runs(after, threshold)
+    metric, reward_warning, reward_notes = resolve_metric(metric, runs_b + runs_a, threshold)
     sets_b = [set(r.task_ids) for r in runs_b]
     sets_a = [set(r.task_ids) for r in runs_a]
     common = set.intersection(*sets_b, *sets_a)
@@ -202,23 +223,37 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
     base = dict(n_paired=n, n_only_before=len(set.union(*sets_b) - common),
                 n_only_after=len(set.union(*sets_a) - common), noise_band=band,
                 noise_runs=band_runs, level=level, metric=metric, effect=float(effect),
-                n_runs_before=seeds_b, n_runs_after=seeds_a)
+                n_runs_before=seeds_b, n_runs_after=seeds_a, cluster=cluster,
+                reward_warning=reward_warning)
     if n == 0:
         return Comparison(mean_before=None, mean_before_ci=None, mean_after=None,
                           mean_after_ci=None, delta=None, ci=None, verdict="insufficient_data",
-                          **base, note="the runs share no task_id: nothing to pair; score the "
-                                       "same frozen held-out tasks before and after")
+                          **base, note="; ".join(reward_notes + [
+                              "the runs share no task_id: nothing to pair; score the same "
+                              "frozen held-out tasks before and after"]))
     vb, cap_b = _arm_values(runs_b, shared, metric)
     va, cap_a = _arm_values(runs_a, shared, metric)
     pb, pa = _mean0(vb), _mean0(va)
     d = _difference(pa, pb)
     delta = _mean(d)
     one_seed = seeds_b == 1 and seeds_a == 1
-    (iv_b, iv_a), _ = task_intervals([pb, pa], [cap_b, cap_a], level, seed, n_resamples)
+    families = None
+    if cluster is not None:
+        # the family field may be on one arm only (a teacher's rows often lack it)
+        arm = runs_a[0] if any(cluster in r for r in runs_a[0].records[:1]) else runs_b[0]
+        pos = {t: i for i, t in enumerate(arm.task_ids)}
+        families = families_of(arm, cluster).take(
+            np.fromiter((pos[t] for t in shared), dtype=np.int64, count=n))
+        base["n_families"] = families.n_families
+    # each arm's interval stays in [0, 1] unless the rewards are on another scale
+    arm_bounds = (None if metric == "reward" and runs_a[0].reward_scale.kind == "scale"
+                  else (0.0, 1.0))
+    iv_b, iv_a = intervals([pb, pa], [cap_b, cap_a], level, seed, n_resamples, families,
+                           arm_bounds)
     arms = dict(mean_before=_mean(pb), mean_before_ci=iv_b.ci,
                 mean_before_ci_method=iv_b.method, mean_after=_mean(pa),
                 mean_after_ci=iv_a.ci, mean_after_ci_method=iv_a.method)
-    notes = [band_note] if band_note else []
+    notes = list(reward_notes) + ([band_note] if band_note else [])
     if n < min_paired_tasks(level) or not math.isfinite(delta):
         notes.insert(0, f"fewer than {min_paired_tasks(level)} paired tasks: no test on {n} "
                         f"tasks can call a change at level {level:g}; score more shared tasks"
@@ -232,7 +267,19 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
     # a difference of two values in [0, 1] lies in [-1, 1]: no interval reaches past it
     bounds = (-1.0, 1.0) if _unit(pb) and _unit(pa) else None
     seed_fields: dict[str, Any] = {}
-    if one_seed:
+    if families is not None:
+        ci_d = cluster_interval(d, families, level=level, seed=seed, bounds=bounds)
+        ci, method, p = ci_d.ci, ci_d.method, ci_d.p_value
+        if not one_seed:
+            notes.append("several runs per arm: the clustered interval averages each arm's runs "
+                         "per task and does not add the between-seed variance")
+        note_d = degenerate_note(d)
+        if ci is not None and note_d is not None:   # no paired spread: no paired interval
+            ci = method = p = None
+            notes.append(note_d)
+        elif ci_d.note:
+            notes.append(ci_d.note)
+    elif one_seed:
         binary = bool(np.all((pb == 0) | (pb == 1)) and np.all((pa == 0) | (pa == 1)))
         pi = paired_interval(d, level=level, seed=seed, n_resamples=n_resamples, mcnemar=binary)
         ci, method, p = pi.ci, pi.method, pi.p_value
@@ -253,7 +300,7 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
             ci = ci if method else None
             if method:
                 p = mover_pvalue(arms["mean_after"], pa, cap_a, arms["mean_before"], pb, cap_b,
-                                 bounds)
+                                 bounds, families=families, arm_bounds=arm_bounds, seed=seed)
             notes.append("the interval and p-value are the unpaired ones of the two arms' "
                          "intervals (MOVER), which ignore the pairing, and the verdict reads "
                          "them" if method else
@@ -280,14 +327,39 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
                       mde=mde, **base, **seed_fields, note="; ".join(notes) or None)
 
 
+def resolve_metric(metric: str, runs: list[Rows], threshold: float | None
+                   ) -> tuple[str, str | None, list[str]]:
+    """(the metric ``auto`` stands for, the reward's warning, notes): the mean reward when the
+    reward is continuous or on another scale and no threshold was given, else the pass rate."""
+    scales = [r.reward_scale for r in runs]
+    warning = next((s.warning for s in scales if s.warning), None)
+    notes: list[str] = []
+    continuous = next((s for s in scales if s.continuous), None)
+    if metric == "auto":
+        metric = "reward" if continuous is not None and threshold is None else "pass"
+        if continuous is not None and metric == "reward":
+            notes.append(f"compared on the mean reward ({continuous.summary()}); metric='pass' "
+                         f"compares pass rates at threshold {runs[0].threshold:g}")
+    elif metric == "pass" and continuous is not None and continuous.kind == "bounded":
+        notes.append(f"the reward is continuous ({continuous.summary()}): this compares pass "
+                     f"rates at threshold {runs[0].threshold:g}; metric='reward' compares the "
+                     "mean reward")
+    return metric, warning, notes
+
+
 def mover_pvalue(mean_a: float, values_a: np.ndarray, cap_a: float | None, mean_b: float,
-                 values_b: np.ndarray, cap_b: float | None, bounds) -> float:
+                 values_b: np.ndarray, cap_b: float | None, bounds, *,
+                 families: Families | None = None,
+                 arm_bounds: tuple[float, float] | None = (0.0, 1.0),
+                 seed: int | None = BOOTSTRAP_SEED) -> float:
     """The p-value of the unpaired (MOVER) interval: the smallest 1 - level at which it excludes
-    0, found by bisection on the level (each arm's interval by the one rule at that level).
-    1.0 when it never does; at least 1e-12 (a level of 1 - 1e-12 is the finest a float keeps)."""
+    0, found by bisection on the level (each arm's interval by the one rule at that level, over
+    ``families`` when given). 1.0 when it never does; at least 1e-12 (a level of 1 - 1e-12 is
+    the finest a float keeps)."""
     def excludes(p: float) -> bool:
         level = 1.0 - p
-        (ib, ia), _ = task_intervals([values_b, values_a], [cap_b, cap_a], level)
+        ib, ia = intervals([values_b, values_a], [cap_b, cap_a], level, seed, 0, families,
+                           arm_bounds)
         if ib.ci is None or ia.ci is None:
             return False
         lo, hi = mover_difference(mean_a, ia.ci, mean_b, ib.ci, bounds)

@@ -31,7 +31,7 @@ from .result import Result, fmt_rate
 from .rows import Rows, load_rows
 from .stats import Rate, compare, pass_rate
 from .stats.clustered import check_cluster
-from .stats.compare import resolve_metric
+from .stats.arms import resolve_metric
 from .stats.fields import LEVEL_DOC, ci95_alias
 from .stats.intervals import Interval
 from .stats.paired import mover_difference

@@ -22,7 +22,6 @@ same training procedure assumed). With one run per arm the seed variance is unme
 from __future__ import annotations
 
 import math
-import os
 from typing import Any, Literal
 
 import numpy as np
@@ -30,17 +29,19 @@ from pydantic import Field
 
 from ..bootstrap import check_level, check_resamples, check_seed, z_value
 from ..defaults import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, HOLDOUT_POWER,
-                        MIN_SEEDS_FOR_SEED_VARIANCE, NOISE_TIE_TOLERANCE, PROVE_EFFECT)
+                        NOISE_TIE_TOLERANCE, PROVE_EFFECT)
 from ..errors import ArgumentError
 from ..result import Result, fmt_rate
-from ..rows import Rows, load_rows
 from .fields import LEVEL_DOC, METHOD_DOC, ci95_alias
-from .intervals import Interval, t_value
+from .intervals import Interval
 from .noise import NoiseFloor, resolve_band
 from .paired import degenerate_note, min_paired_tasks, mover_difference, paired_interval
 from .clustered import Families, check_cluster, cluster_interval, families_of, intervals
-from .rates import check_metric, task_values, trials_cap
+from .rates import check_metric
 from .selection import Selection, selection_check, selection_ids
+from .arms import (arm_values, as_runs, difference, in_unit, resolve_metric, scaled_mean,
+                   scaled_task_mean, with_seeds)
+from .arms import correlation as task_correlation
 
 Verdict = Literal["moved", "moved_the_wrong_way", "flat", "no_detectable_change",
                   "within_noise", "insufficient_data"]
@@ -131,38 +132,6 @@ class Comparison(Result):
         return "\n".join(lines)
 
 
-def pair_tasks(before: Rows, after: Rows) -> tuple[np.ndarray, np.ndarray]:
-    """Indices (into before, into after) of the tasks both scored, in after's order."""
-    position = {t: i for i, t in enumerate(before.task_ids)}
-    ib, ia = [], []
-    for j, t in enumerate(after.task_ids):
-        i = position.get(t)
-        if i is not None:
-            ib.append(i)
-            ia.append(j)
-    return np.asarray(ib, dtype=np.int64), np.asarray(ia, dtype=np.int64)
-
-
-def as_runs(arm: Any, threshold: float | None) -> list[Rows]:
-    """One arm as a list of runs: rows (one run), or a list of rows-likes (one per seed)."""
-    if isinstance(arm, (list, tuple)) and arm and all(
-            isinstance(r, (str, os.PathLike, Rows, list, tuple)) for r in arm):
-        return [load_rows(r, threshold=threshold) for r in arm]
-    return [load_rows(arm, threshold=threshold)]
-
-
-def _arm_values(runs: list[Rows], shared: list[str], metric: str) -> tuple[np.ndarray, float | None]:
-    """(runs x tasks) per-task values at the shared tasks, and the arm's trials cap."""
-    rows, caps = [], 0.0
-    for r in runs:
-        pos = {t: i for i, t in enumerate(r.task_ids)}
-        idx = np.fromiter((pos[t] for t in shared), dtype=np.int64, count=len(shared))
-        rows.append(task_values(r, metric)[idx])
-        cap = trials_cap(r, metric, idx)
-        caps = None if cap is None or caps is None else caps + cap
-    return np.stack(rows), caps
-
-
 def _check(run_std: Any, effect: Any) -> None:
     if isinstance(effect, bool) or not isinstance(effect, (int, float)) or not 0 < effect < 1:
         raise ArgumentError(f"`effect` must be a number strictly between 0 and 1, got {effect!r}. "
@@ -231,11 +200,11 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
                           **base, note="; ".join(reward_notes + [
                               "the runs share no task_id: nothing to pair; score the same "
                               "frozen held-out tasks before and after"]))
-    vb, cap_b = _arm_values(runs_b, shared, metric)
-    va, cap_a = _arm_values(runs_a, shared, metric)
-    pb, pa = _mean0(vb), _mean0(va)
-    d = _difference(pa, pb)
-    delta = _mean(d)
+    vb, cap_b = arm_values(runs_b, shared, metric)
+    va, cap_a = arm_values(runs_a, shared, metric)
+    pb, pa = scaled_task_mean(vb), scaled_task_mean(va)
+    d = difference(pa, pb)
+    delta = scaled_mean(d)
     one_seed = seeds_b == 1 and seeds_a == 1
     families = None
     if cluster is not None:
@@ -250,8 +219,8 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
                   else (0.0, 1.0))
     iv_b, iv_a = intervals([pb, pa], [cap_b, cap_a], level, seed, n_resamples, families,
                            arm_bounds)
-    arms = dict(mean_before=_mean(pb), mean_before_ci=iv_b.ci,
-                mean_before_ci_method=iv_b.method, mean_after=_mean(pa),
+    arms = dict(mean_before=scaled_mean(pb), mean_before_ci=iv_b.ci,
+                mean_before_ci_method=iv_b.method, mean_after=scaled_mean(pa),
                 mean_after_ci=iv_a.ci, mean_after_ci_method=iv_a.method)
     notes = list(reward_notes) + ([band_note] if band_note else [])
     if n < min_paired_tasks(level) or not math.isfinite(delta):
@@ -263,9 +232,9 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
         return Comparison(**arms, delta=delta if math.isfinite(delta) else None, ci=None,
                           verdict="insufficient_data", **base,
                           n_changed=int(np.count_nonzero(d)), note="; ".join(notes))
-    corr = _correlation(pb, pa)
+    corr = task_correlation(pb, pa)
     # a difference of two values in [0, 1] lies in [-1, 1]: no interval reaches past it
-    bounds = (-1.0, 1.0) if _unit(pb) and _unit(pa) else None
+    bounds = (-1.0, 1.0) if in_unit(pb) and in_unit(pa) else None
     seed_fields: dict[str, Any] = {}
     if families is not None:
         ci_d = cluster_interval(d, families, level=level, seed=seed, bounds=bounds)
@@ -286,7 +255,7 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
         if pi.note:
             notes.append(pi.note)
     else:
-        ci, method, p, seed_fields, seed_note = _with_seeds(d, vb, va, level)
+        ci, method, p, seed_fields, seed_note = with_seeds(d, vb, va, level)
         notes.append(seed_note)
         if ci is not None and ci[1] - ci[0] <= 0.0:
             ci = method = p = None
@@ -327,26 +296,6 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
                       mde=mde, **base, **seed_fields, note="; ".join(notes) or None)
 
 
-def resolve_metric(metric: str, runs: list[Rows], threshold: float | None
-                   ) -> tuple[str, str | None, list[str]]:
-    """(the metric ``auto`` stands for, the reward's warning, notes): the mean reward when the
-    reward is continuous or on another scale and no threshold was given, else the pass rate."""
-    scales = [r.reward_scale for r in runs]
-    warning = next((s.warning for s in scales if s.warning), None)
-    notes: list[str] = []
-    continuous = next((s for s in scales if s.continuous), None)
-    if metric == "auto":
-        metric = "reward" if continuous is not None and threshold is None else "pass"
-        if continuous is not None and metric == "reward":
-            notes.append(f"compared on the mean reward ({continuous.summary()}); metric='pass' "
-                         f"compares pass rates at threshold {runs[0].threshold:g}")
-    elif metric == "pass" and continuous is not None and continuous.kind == "bounded":
-        notes.append(f"the reward is continuous ({continuous.summary()}): this compares pass "
-                     f"rates at threshold {runs[0].threshold:g}; metric='reward' compares the "
-                     "mean reward")
-    return metric, warning, notes
-
-
 def mover_pvalue(mean_a: float, values_a: np.ndarray, cap_a: float | None, mean_b: float,
                  values_b: np.ndarray, cap_b: float | None, bounds, *,
                  families: Families | None = None,
@@ -378,40 +327,6 @@ def mover_pvalue(mean_a: float, values_a: np.ndarray, cap_a: float | None, mean_
     return hi
 
 
-def _mean(x: np.ndarray) -> float:
-    """The mean, computed on values scaled by their largest magnitude (no overflow near 1e308)."""
-    scale = float(np.max(np.abs(x))) if x.size else 0.0
-    if scale == 0.0:
-        return 0.0
-    with np.errstate(over="ignore", invalid="ignore"):
-        return float(np.mean(x / scale) * scale)
-
-
-def _mean0(runs: np.ndarray) -> np.ndarray:
-    """Per-task mean over an arm's runs (axis 0), scaled like :func:`_mean`."""
-    scale = float(np.max(np.abs(runs))) if runs.size else 0.0
-    if scale == 0.0:
-        return runs.mean(axis=0)
-    return (runs / scale).mean(axis=0) * scale
-
-
-def _difference(after: np.ndarray, before: np.ndarray) -> np.ndarray:
-    """after - before per task; inf where it does not fit a float (values near +-1e308)."""
-    with np.errstate(over="ignore"):
-        return after - before
-
-
-def _unit(x: np.ndarray) -> bool:
-    return bool(np.all((x >= 0.0) & (x <= 1.0)))
-
-
-def _correlation(pb: np.ndarray, pa: np.ndarray) -> float | None:
-    if pb.size < 2 or bool(np.all(pb == pb[0])) or bool(np.all(pa == pa[0])):
-        return None
-    sb, sa = float(np.max(np.abs(pb))), float(np.max(np.abs(pa)))
-    return float(np.corrcoef(pb / sb, pa / sa)[0, 1])
-
-
 def _verdict(delta: float, ci: Interval | None, band: float | None, effect: float,
              notes: list[str]) -> Verdict:
     if ci is None:
@@ -427,34 +342,3 @@ def _verdict(delta: float, ci: Interval | None, band: float | None, effect: floa
     return "no_detectable_change"
 
 
-def _with_seeds(d: np.ndarray, vb: np.ndarray, va: np.ndarray, level: float):
-    """Task-level variance of mean(d) plus the between-seed variance of the arm means, with
-    Welch-Satterthwaite degrees of freedom (Satterthwaite 1946)."""
-    from scipy.special import stdtr
-
-    n = d.shape[0]
-    se_task2 = float(d.var(ddof=1)) / n
-    var_b = float(vb.mean(axis=1).var(ddof=1)) if vb.shape[0] >= MIN_SEEDS_FOR_SEED_VARIANCE else None
-    var_a = float(va.mean(axis=1).var(ddof=1)) if va.shape[0] >= MIN_SEEDS_FOR_SEED_VARIANCE else None
-    sb, sa = vb.shape[0], va.shape[0]
-    if var_b is not None and var_a is not None:
-        seed_terms = [(var_b / sb, sb - 1), (var_a / sa, sa - 1)]
-        pooled = ((sb - 1) * var_b + (sa - 1) * var_a) / (sb + sa - 2)
-        note = f"seed variance from {sb} runs before and {sa} after"
-    else:
-        var, runs = (var_b, sb) if var_b is not None else (var_a, sa)
-        seed_terms = [(var * (1.0 / sb + 1.0 / sa), runs - 1)]
-        pooled = var
-        note = (f"seed variance measured on the arm with {runs} runs and assumed for the arm "
-                "with one (same training procedure)")
-    total = se_task2 + sum(v for v, _ in seed_terms)
-    denom = se_task2 ** 2 / (n - 1) + sum(v ** 2 / df for v, df in seed_terms)
-    df = total ** 2 / denom if denom > 0 else float(n - 1)
-    se = math.sqrt(total)
-    delta = float(d.mean())
-    if se == 0.0:
-        return (delta, delta), "seeds_welch_t", 1.0, {}, note
-    q = float(t_value(0.5 + level / 2.0, df))
-    p = float(2.0 * stdtr(df, -abs(delta) / se))
-    fields = dict(seed_std=math.sqrt(pooled), seed_variance="measured")
-    return (delta - q * se, delta + q * se), "seeds_welch_t", p, fields, note

@@ -21,7 +21,7 @@ from ..errors import ArgumentError
 from ..result import Result
 from ..rows import Rows, load_rows
 from .clustered import check_cluster, design_effect, families_of, mean_family_size
-from .compare import pair_tasks
+from .arms import pair_tasks
 from .noise import within_variance
 from .rates import check_metric
 

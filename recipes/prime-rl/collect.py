@@ -77,7 +77,9 @@ def arm_report(rows: Sequence[Mapping], *, run_std: float | None = None,
         "lcs_before": mean_reward(before).to_dict(),
         "lcs_after": mean_reward(after).to_dict(),
         "lcs_delta": compare(before, after, run_std=run_std, metric="reward").to_dict(),
-        "exact_delta": compare(before, after).to_dict(),
+        # an exact reversal (LCS 1.0) as a pass rate, said outright: compare's "auto" metric
+        # reads a continuous reward as its mean
+        "exact_delta": compare(before, after, metric="pass", threshold=1.0).to_dict(),
         "truncated_before": field_share(before, "truncated").to_dict(),
         "truncated_after": field_share(after, "truncated").to_dict(),
     }

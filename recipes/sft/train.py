@@ -212,7 +212,7 @@ def read_side(before: Sequence[dict], after: Sequence[dict]) -> dict:
     return {"n_tasks": len({r["task_id"] for r in before}),
             "pass_before": pass_at(list(before)).to_dict(),
             "pass_after": pass_at(list(after)).to_dict(),
-            "delta": compare(list(before), list(after)).to_dict(),
+            "delta": compare(list(before), list(after), metric="pass").to_dict(),
             "truncated_before": field_share(list(before), "truncated").to_dict(),
             "truncated_after": field_share(list(after), "truncated").to_dict()}
 

@@ -1320,3 +1320,15 @@ _source("FORECAST_ERROR_RUNS",
 SOURCES["RUN_WALL_HOURS"] = ("superseded by the launch forecast (whileai_core.runs.forecast) and "
                              "no longer read; kept one version for imports. Was: " +
                              SOURCES["RUN_WALL_HOURS"])
+
+# --- recipes on a real GPU: the sampler the trainer uses -------------------------------------
+
+TRL_SAMPLING = {"temperature": 1.0, "top_p": 1.0, "top_k": 0, "min_p": None,
+                "repetition_penalty": 1.0}
+_source("TRL_SAMPLING",
+        "TRL 1.16 GRPOConfig defaults (trl/trainer/grpo_config.py: temperature 1.0, top_p 1.0, "
+        "top_k 0, min_p None, repetition_penalty 1.0), which GRPOTrainer passes to every "
+        "generate() it trains on (trl/trainer/grpo_trainer.py:1155-1173); the recipes set none "
+        "but the temperature (1.0). The held-out sampler passes the same, so a checkpoint's own "
+        "generation_config (Qwen2.5 Instruct: repetition_penalty 1.05-1.1, top_k 20, top_p 0.8) "
+        "cannot make the measured policy differ from the trained one")

@@ -887,3 +887,16 @@ _source("NOISE_TIED_RUNS_RULE",
         "easy tasks, 2 re-runs: 12.8% of pure-noise differences passed the band, sd 1.1, "
         "against the promised 5%). The band then rests on the within-task prediction "
         "sqrt(sum_i s_i^2/n_i)/C (shared/reference/stats.md sec. 6) and the result says so")
+
+# --- loading rows once (whileai_core.rows_cache) --------------------------------------------------
+
+ROWS_CACHE_MB = 1024
+_source("ROWS_CACHE_MB",
+        "convention, untested: the loaded rows one process (an MCP server session) keeps, by the "
+        "estimate of whileai_core.rows_cache._footprint; the 1M-row bench file (85 MB) is "
+        "charged about 250 MB loaded as columns (it holds 54 MB), so four such files fit")
+
+ROWS_CACHE_FILES = 32
+_source("ROWS_CACHE_FILES",
+        "convention, untested: files kept loaded at once, whatever their size (an agent's "
+        "session works on a handful: its runs, a teacher's, a held-out set)")

@@ -482,7 +482,7 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
         i = next(j for j, v in enumerate(trunc) if type(v) not in (bool, NoneType))
         raise fail(i, f"`truncated` is {trunc[i]!r} (a {type(trunc[i]).__name__})", "truncated",
                    "write true or false (true when the reply hit the token cap)")
-    if trunc is None:
+    if trunc is None or trunc.count(True) == 0:  # (kinds <= {bool, None}: only True is true)
         truncated = np.zeros(n, dtype=bool)
     else:
         truncated = np.array([v is True for v in trunc] if NoneType in kinds else trunc,

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from itertools import chain, repeat
 from operator import attrgetter
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 import numpy as np
@@ -53,41 +53,58 @@ _GENERIC = msgspec.json.Decoder()
 _GIVE_UP = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
 
 
-class _Shape:
-    """The fields seen so far, and the msgspec structs that decode a row with exactly those
-    fields (a field not listed makes the decoder refuse the run of lines, so it is learned and
-    the run decoded generically).
+class _Level:
+    """One way to decode a run of lines: the decoder, and per field how its column is read."""
 
-    ``strict`` (until a row breaks it): every field of the first row required, the known ones
-    with their types (``STRICT``), the rest ``Any``. ``loose``: every field ``Any`` and optional.
+    __slots__ = ("lines", "getters", "kinds", "same")
+
+    def __init__(self, names: list[str], types: dict[str, Any] | None,
+                 same: dict[str, Any]) -> None:
+        slots = [f"f{i}" for i in range(len(names))]
+        fields = [(s, Any, _UNSET) for s in slots] if types is None else \
+            [(s, types.get(n, Any)) for s, n in zip(slots, names)]
+        row = msgspec.defstruct("Row", fields, rename=dict(zip(slots, names)),
+                                forbid_unknown_fields=True, gc=False)
+        self.lines = msgspec.json.Decoder(row).decode_lines
+        self.getters = [attrgetter(s) for s in slots]
+        # the types the decoder vouches for (None: every value is looked at; absent rows too,
+        # since a loose field may be missing)
+        self.kinds = None if types is None else \
+            [None if n in _SCANNED or n not in STRICT else {STRICT[n]} for n in names]
+        self.same = [same.get(n, _UNSET) for n in names]  # a value every row has: not read
+
+
+class _Shape:
+    """The fields seen so far, and how a run of lines with exactly those fields is decoded (a
+    field not listed makes every decoder refuse the run, so it is learned and the run decoded
+    generically).
+
+    Levels, tried in order; a run a level refuses drops the rest of the file to the next:
+    ``literal``: every field of the first row required, the known ones with their types
+    (``STRICT``), a string ``model`` and a ``truncated`` as the first row's value (one model and
+    one flag throughout, the common case: nothing to read per row); ``strict``: the same
+    without the literals; ``loose``: every field ``Any`` and optional.
     """
 
-    def __init__(self, first: list[str]) -> None:
-        self.names = list(dict.fromkeys(first))
-        self.strict: Any = self._decoders(strict=True)
-        self.loose: Any = self._decoders(strict=False)
+    def __init__(self, first: dict[str, Any]) -> None:
+        self.names = list(first)
+        same = {n: first[n] for n in ("model", "truncated")
+                if n in first and type(first[n]) is STRICT[n]}
+        literal = {n: Literal[v] for n, v in same.items()}
+        self.levels: list[_Level] = []
+        if literal:
+            self.levels.append(_Level(self.names, {**STRICT, **literal}, same))
+        self.levels += [_Level(self.names, STRICT, {}), _Level(self.names, None, {})]
 
     def learn(self, names: Iterable[str]) -> bool:
-        """Add ``names`` (strict decoding stops); False when that makes more than
+        """Add ``names`` (only loose decoding from now on); False when that makes more than
         ``MAX_FIELDS``."""
         known = set(self.names)
         self.names += [n for n in dict.fromkeys(names) if n not in known]
         if len(self.names) > MAX_FIELDS:
             return False
-        self.strict, self.loose = None, self._decoders(strict=False)
+        self.levels = [_Level(self.names, None, {})]
         return True
-
-    def _decoders(self, *, strict: bool) -> tuple:
-        slots = [f"f{i}" for i in range(len(self.names))]
-        fields = [(s, STRICT.get(n, Any)) if strict else (s, Any, _UNSET)
-                  for s, n in zip(slots, self.names)]
-        row = msgspec.defstruct("Row", fields, rename=dict(zip(slots, self.names)),
-                                forbid_unknown_fields=True, gc=False)
-        getters = [attrgetter(s) for s in slots]
-        # what the strict types say of each field's values (None: look, when asked)
-        kinds = [None if n in _SCANNED or n not in STRICT else {STRICT[n]} for n in self.names]
-        return (msgspec.json.Decoder(row).decode_lines, msgspec.json.Decoder(list[row]).decode,
-                getters, kinds if strict else None)
 
 
 class _Parts:
@@ -97,19 +114,20 @@ class _Parts:
         self.parts: dict[str, list] = {}
         self.n = 0
 
-    def add_structs(self, names: list[str], decoders: tuple, recs: list) -> None:
+    def add_structs(self, names: list[str], level: _Level, recs: list) -> None:
         if not recs:
             return
-        getters, kinds = decoders[2], decoders[3]
-        for i, (name, getter) in enumerate(zip(names, getters)):
+        size = len(recs)
+        for i, (name, getter, value) in enumerate(zip(names, level.getters, level.same)):
+            if value is not _UNSET:
+                self._add(name, [value] * size, {type(value)}, shared=True)
+                continue
             values = list(map(getter, recs))
-            if kinds is None:  # loose: absent fields are UNSET
-                self._add(name, values, set(map(type, values)))
-            elif kinds[i] is None and name in _SCANNED:
-                self._add(name, values, set(map(type, values)))
-            else:
-                self._add(name, values, kinds[i])
-        self.n += len(recs)
+            kinds = None if level.kinds is None else level.kinds[i]
+            if kinds is None and (level.kinds is None or name in _SCANNED):
+                kinds = set(map(type, values))
+            self._add(name, values, kinds)
+        self.n += size
 
     def add_dicts(self, names: list[str], recs: list[dict]) -> None:
         if not recs:
@@ -119,16 +137,18 @@ class _Parts:
             self._add(name, values, set(map(type, values)))
         self.n += len(recs)
 
-    def _add(self, name: str, values: list, kinds: set[type] | None) -> None:
+    def _add(self, name: str, values: list, kinds: set[type] | None,
+             shared: bool = False) -> None:
         """``kinds``: the values' types (absent rows as UNSET's type), or None when every row
-        carries the field and its types are not known yet."""
+        carries the field and its types are not known yet. ``shared``: one object throughout."""
         pieces = self.parts.get(name)
         if pieces is None:  # a field first seen now: absent from every earlier row
             pieces = self.parts[name] = [(self.n, _ABSENT)] if self.n else []
         if kinds == _ABSENT:
             pieces.append((len(values), kinds))
             return
-        if kinds == _TEXT and values[0] == values[-1] and values.count(values[0]) == len(values):
+        if not shared and kinds == _TEXT and values[0] == values[-1] \
+                and values.count(values[0]) == len(values):
             values = [values[0]] * len(values)  # one string (a model id): one object, not one a row
         pieces.append((values, kinds))
 
@@ -173,7 +193,7 @@ def read_columns(fh: OpenFile, source: str) -> ArrayColumns | None:
         return None
     if not isinstance(row, dict):
         return None
-    return _read_jsonl(chain(head, bodies), source, list(row))
+    return _read_jsonl(chain(head, bodies), source, row)
 
 
 def _bodies(chunks: Iterable[bytes]) -> Iterator[tuple[bytes, int, int]]:
@@ -202,8 +222,8 @@ def _bodies(chunks: Iterable[bytes]) -> Iterator[tuple[bytes, int, int]]:
 
 
 def _read_jsonl(bodies: Iterable[tuple[bytes, int, int]], source: str,
-                names: list[str]) -> ArrayColumns | None:
-    shape = _Shape(names)
+                first: dict[str, Any]) -> ArrayColumns | None:
+    shape = _Shape(first)
     parts = _Parts()
     spans: list[tuple[int, np.ndarray | None, int]] = []  # per body: lines before it, where its
     # rows are among its lines (None: its first lines, in order), how many rows
@@ -215,7 +235,7 @@ def _read_jsonl(bodies: Iterable[tuple[bytes, int, int]], source: str,
             return None  # a lone CR: the exact reader breaks the line there
         breaks = _count_newlines(data, start, end)
         view = memoryview(data)[start:end]
-        recs, decoders = _decode(view, shape)
+        recs, level = _decode(view, shape)
         if recs is None:
             return None
         view.release()
@@ -233,10 +253,10 @@ def _read_jsonl(bodies: Iterable[tuple[bytes, int, int]], source: str,
         plain = plain and at is None and lines_before == parts.n
         spans.append((lines_before, at, len(recs)))
         lines_before += breaks + (data[end - 1] != 10)
-        if decoders is None:
+        if level is None:
             parts.add_dicts(shape.names, recs)
         else:
-            parts.add_structs(shape.names, decoders, recs)
+            parts.add_structs(shape.names, level, recs)
         del recs
     if parts.n == 0:
         return None
@@ -255,17 +275,15 @@ def _count_newlines(data: bytes, start: int, end: int) -> int:
     return int(np.count_nonzero(np.frombuffer(data, np.uint8, end - start, start) == 10))
 
 
-def _decode(view: memoryview, shape: _Shape) -> tuple[list | None, tuple | None]:
-    """The rows of a run of lines: structs and the decoders that made them, dicts and None
-    (a field not seen before, now learned), or None (give up: the exact reader reads it)."""
-    for decoders in (shape.strict, shape.loose):
-        if decoders is None:
-            continue
+def _decode(view: memoryview, shape: _Shape) -> tuple[list | None, _Level | None]:
+    """The rows of a run of lines: structs and the level that made them, dicts and None (a
+    field not seen before, now learned), or None and None (give up: the exact reader reads it)."""
+    while shape.levels:
+        level = shape.levels[0]
         try:
-            return decoders[0](view), decoders
-        except msgspec.ValidationError:  # a row without a strict field, or with a new one
-            if decoders is shape.strict:
-                shape.strict = None
+            return level.lines(view), level
+        except msgspec.ValidationError:  # a row this level refuses: the next, from now on
+            shape.levels.pop(0)
         except (msgspec.DecodeError, RecursionError):
             return None, None
     try:
@@ -287,7 +305,7 @@ def _read_array(data: bytes, source: str) -> ArrayColumns | None:
         return None
     if not isinstance(recs, list) or not recs or set(map(type, recs)) != {dict}:
         return None
-    shape = _Shape([])
+    shape = _Shape({})
     if not shape.learn(chain.from_iterable(map(dict.keys, recs))):
         return None
     parts = _Parts()

@@ -200,3 +200,46 @@ def test_where_keeps_every_field_of_the_kept_rows(tmp_path):
     assert [part.line_of(i) for i in range(2)] == [2, 4]
     assert part.records == [{"task_id": "t2", "reward": 0, "note": "n"},
                             {"task_id": "t1", "reward": 0}]
+
+
+# --- read_records (traces, judge items, episodes): the same records and places either way ----
+
+def _records(path, *, exact=False, monkeypatch=None):
+    from whileai_core.rows import read_records
+
+    if exact:
+        with monkeypatch.context() as m:
+            m.setattr(rows_fast, "read_dicts", lambda fh: None)
+            recs = read_records(path, noun="trace")
+    else:
+        recs = read_records(path, noun="trace")
+    return json.dumps(recs.items), [recs.where(i) for i in range(len(recs))]
+
+
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(items=layout, newline=st.sampled_from(["\n", "\r\n"]), chunk=st.sampled_from([7, 4096]))
+def test_read_records_reads_alike(tmp_path, monkeypatch, items, newline, chunk):
+    from whileai_core.rows import _fast_dicts
+    from whileai_core.safepath import user_path
+
+    text = "".join(blanks.replace("\n", newline) + json.dumps(rec) + newline
+                   for rec, blanks in items)
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(text.encode("utf-8"))
+    monkeypatch.setattr(rows_fast, "CHUNK", chunk)
+    assert _fast_dicts(user_path(path)) is not None
+    assert _records(path) == _records(path, exact=True, monkeypatch=monkeypatch)
+
+
+@pytest.mark.parametrize("name, text, line", MALFORMED, ids=[m[0] for m in MALFORMED])
+def test_read_records_fails_alike(tmp_path, monkeypatch, name, text, line):
+    path = tmp_path / ("t.json" if text.startswith("[") else "t.jsonl")
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    outcomes = []
+    for exact in (False, True):
+        try:
+            outcomes.append(_records(path, exact=exact, monkeypatch=monkeypatch))
+        except RowsError as err:
+            outcomes.append(str(err))
+    assert outcomes[0] == outcomes[1]

@@ -233,6 +233,9 @@ def read_records(source: Any, *, noun: str = "row", root: Root | None = None) ->
     """
     if is_path(source):
         path = as_user_path(source, root, argument=f"{noun}s", error=RowsError)
+        found = _fast_dicts(path)
+        if found is not None:
+            return Records(found[0], str(path), found[1], noun)
         items, lines, name = _read_file(path, noun)
         return Records(items, name, "jsonl" if lines is None else lines, noun)
     if isinstance(source, Mapping):
@@ -322,7 +325,19 @@ def read_columns(path: UserPath, *, fast: bool = True) -> Columns:
                 columns = rows_fast.read_columns(fh, str(path))
             if columns is not None:
                 return columns
-    return _record_columns(read_records(path, noun="row"))
+    items, lines, name = _read_file(path, "row")  # the exact reader: it names the bad line
+    return _record_columns(Records(items, name, "jsonl" if lines is None else lines, "row"))
+
+
+def _fast_dicts(path: UserPath) -> tuple[list[dict], list[int] | str] | None:
+    """``read_records``' fast path: the file's records decoded by msgspec, or None (the exact
+    reader reads it, and names what is wrong)."""
+    try:
+        from . import rows_fast
+    except ImportError:  # msgspec is a core dependency; without it, the exact reader
+        return None
+    with path.open_stream("rows", error=RowsError) as fh:
+        return rows_fast.read_dicts(fh)
 
 
 def _record_columns(recs: Records) -> RecordColumns:

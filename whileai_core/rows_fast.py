@@ -230,29 +230,18 @@ def _read_jsonl(bodies: Iterable[tuple[bytes, int, int]], source: str,
     lines_before = 0
     plain = True  # every row so far is on line (row + 1)
     for data, start, end in bodies:
-        if data.find(b"\r", start, end) >= 0 and \
-                data.count(b"\r", start, end) != data.count(b"\r\n", start, end):
-            return None  # a lone CR: the exact reader breaks the line there
-        breaks = _count_newlines(data, start, end)
+        if _lone_cr(data, start, end):
+            return None
         view = memoryview(data)[start:end]
         recs, level = _decode(view, shape)
-        if recs is None:
-            return None
         view.release()
-        last = end  # the end of the last line with something on it
-        while last > start and data[last - 1] in _SPACE:
-            last -= 1
-        filled = breaks - data.count(b"\n", last, end) + 1 if last > start else 0  # (a short tail)
-        if filled == len(recs):  # no blank line among this body's rows
-            at = None
-        else:
-            at = np.flatnonzero(np.fromiter(map(bool, map(bytes.strip, data[start:end].split(
-                b"\n"))), dtype=bool))
-            if at.shape[0] != len(recs):
-                return None
+        place = None if recs is None else _placed(data, start, end, len(recs))
+        if place is None:
+            return None
+        at, n_lines = place
         plain = plain and at is None and lines_before == parts.n
         spans.append((lines_before, at, len(recs)))
-        lines_before += breaks + (data[end - 1] != 10)
+        lines_before += n_lines
         if level is None:
             parts.add_dicts(shape.names, recs)
         else:
@@ -268,6 +257,34 @@ def _read_jsonl(bodies: Iterable[tuple[bytes, int, int]], source: str,
         lines[row:row + size] = before + 1 + (np.arange(size) if at is None else at)
         row += size
     return parts.columns(source, lines)
+
+
+def _lone_cr(data: bytes, start: int, end: int) -> bool:
+    """A carriage return outside a CRLF in ``data[start:end]`` (the exact reader breaks the
+    line there, so only it may read the file)."""
+    return data.find(b"\r", start, end) >= 0 and \
+        data.count(b"\r", start, end) != data.count(b"\r\n", start, end)
+
+
+def _placed(data: bytes, start: int, end: int, n_recs: int) -> tuple[np.ndarray | None,
+                                                                     int] | None:
+    """Where the ``n_recs`` records decoded from the run of lines ``data[start:end]`` are:
+    ``(at, lines)``, ``at`` None when they are its first lines in order (no blank line among
+    them), else each record's 0-based line in the run; ``lines`` the run's line count. None when
+    they do not line up with its non-blank lines."""
+    breaks = _count_newlines(data, start, end)
+    last = end  # the end of the last line with something on it
+    while last > start and data[last - 1] in _SPACE:
+        last -= 1
+    filled = breaks - data.count(b"\n", last, end) + 1 if last > start else 0  # (a short tail)
+    if filled == n_recs:
+        at = None
+    else:
+        at = np.flatnonzero(np.fromiter(map(bool, map(bytes.strip, data[start:end].split(
+            b"\n"))), dtype=bool))
+        if at.shape[0] != n_recs:
+            return None
+    return at, breaks + (data[end - 1] != 10)
 
 
 def _count_newlines(data: bytes, start: int, end: int) -> int:
@@ -311,3 +328,56 @@ def _read_array(data: bytes, source: str) -> ArrayColumns | None:
     parts = _Parts()
     parts.add_dicts(shape.names, recs)
     return parts.columns(source, "array")
+
+
+def read_dicts(fh: OpenFile) -> tuple[list[dict], list[int] | str] | None:
+    """The records of the open file ``fh`` as dicts, for :func:`~whileai_core.rows.read_records`
+    (traces, judge items, episodes): ``(records, lines)``, ``lines`` being each record's line
+    when the file has blank lines, else ``"jsonl"`` (or ``"array"``); or None: read it with the
+    exact reader. The same rules as :func:`read_columns` decide what it vouches for."""
+    chunks = fh.chunks(CHUNK)
+    first = next(chunks, b"")
+    start = first.lstrip()
+    if start[:1] == b"[":
+        try:
+            recs = _GENERIC.decode(b"".join(chain((first,), chunks)))
+        except _GIVE_UP:
+            return None
+        if not isinstance(recs, list) or not recs or set(map(type, recs)) != {dict}:
+            return None
+        return recs, "array"
+    if start[:1] != b"{":
+        return None
+    out: list[dict] = []
+    spans: list[tuple[int, np.ndarray | None, int]] = []
+    lines_before, plain = 0, True
+    for data, begin, end in _bodies(chain((first,), chunks)):
+        if _lone_cr(data, begin, end):
+            return None
+        view = memoryview(data)[begin:end]
+        recs = _decode_dicts(view)
+        view.release()
+        place = None if recs is None else _placed(data, begin, end, len(recs))
+        if place is None:
+            return None
+        at, n_lines = place
+        plain = plain and at is None and lines_before == len(out)
+        spans.append((lines_before, at, len(recs)))
+        lines_before += n_lines
+        out += recs
+    if not out:
+        return None
+    if plain:
+        return out, "jsonl"
+    lines: list[int] = []
+    for before, at, size in spans:
+        lines += (before + 1 + (np.arange(size) if at is None else at)).tolist()
+    return out, lines
+
+
+def _decode_dicts(view: memoryview) -> list | None:
+    try:
+        recs = _GENERIC.decode_lines(view)
+    except _GIVE_UP:
+        return None
+    return recs if not recs or set(map(type, recs)) == {dict} else None

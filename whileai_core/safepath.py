@@ -770,6 +770,20 @@ class OpenFile:
             raise _fail(self.error, self.path.where, f"cannot be read ({exc.strerror})",
                         "check the file and its disk") from None
 
+    def read_all(self) -> bytearray:
+        """The whole file, read in chunks into one buffer (no second copy)."""
+        buf = bytearray(self.stat.st_size)
+        got = 0
+        for data in self.chunks():
+            if got + len(data) > len(buf):  # the file grew while read
+                del buf[got:]
+                buf += data
+            else:
+                buf[got:got + len(data)] = data
+            got += len(data)
+        del buf[got:]
+        return buf
+
     def chunks(self, size: int = _CHUNK):
         """The file's bytes from the start, ``size`` at a time (the last chunk may be shorter)."""
         limits = self.path.root.limits

@@ -32,6 +32,7 @@ from .safepath import Root, UserPath, as_user_path, is_path
 from . import safejson
 
 TASK_FIELD = "task_id"
+_SMALL = 64  # rows a selection regroups in plain Python (Rows.where)
 TASK_ALIASES = ("scenario_id",)
 
 RowsLike = "Rows | str | os.PathLike | Iterable[Mapping]"
@@ -159,23 +160,32 @@ class Rows:
         a pass over every row per group)."""
         mask = np.asarray(mask)
         keep = np.flatnonzero(mask) if mask.dtype == bool else mask.astype(np.int64)
-        old = self.task_index[keep]
-        used, new_index = np.unique(old, return_inverse=True)
-        # np.unique sorts; keep first-appearance order of the surviving tasks instead.
-        first = np.full(used.shape[0], keep.shape[0], dtype=np.int64)
-        np.minimum.at(first, new_index, np.arange(keep.shape[0]))
-        order = np.argsort(first, kind="stable")
-        rank = np.empty_like(order)
-        rank[order] = np.arange(order.shape[0])
         index = keep.tolist()
+        if len(index) <= _SMALL:
+            # a few rows (one group of many, as compare_many splits them): the same regrouping
+            # in plain Python, cheaper than numpy's per-call cost at this size
+            old = list(map(self.task_index.item, index))
+            position = {t: i for i, t in enumerate(dict.fromkeys(old))}
+            task_index = np.array([position[t] for t in old], dtype=np.int64)
+            task_ids = [self.task_ids[t] for t in position]
+        else:
+            old = self.task_index[keep]
+            used, new_index = np.unique(old, return_inverse=True)
+            # np.unique sorts; keep first-appearance order of the surviving tasks instead.
+            first = np.full(used.shape[0], keep.shape[0], dtype=np.int64)
+            np.minimum.at(first, new_index, np.arange(keep.shape[0]))
+            order = np.argsort(first, kind="stable")
+            rank = np.empty_like(order)
+            rank[order] = np.arange(order.shape[0])
+            task_index = rank[new_index].astype(np.int64)
+            task_ids = [self.task_ids[i] for i in used[order].tolist()]
         return Rows(source=self.source, threshold=self.threshold,
                     records=(None if self._records is None
                              else list(map(self._records.__getitem__, index))),
                     columns=self._columns.take(keep),
                     reward=self.reward[keep], truncated=self.truncated[keep],
                     model=list(map(self.model.__getitem__, index)),
-                    task_index=rank[new_index].astype(np.int64),
-                    task_ids=[self.task_ids[i] for i in used[order].tolist()],
+                    task_index=task_index, task_ids=task_ids,
                     lines=None if self._lines is None else self._lines[keep])
 
     def line_of(self, row: int) -> int | None:

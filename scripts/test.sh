@@ -18,6 +18,16 @@ TORCH=torch==2.13.0   # keep in step with the `train` extra in pyproject.toml
 CPU_INDEX=https://download.pytorch.org/whl/cpu
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 PIP=(.venv/bin/python -m pip --disable-pip-version-check)
+say() { echo "scripts/test.sh: $*" >&2; }
+if ! .venv/bin/python -c "import torch, trl, modal, inspect_ai, xdist" >/dev/null 2>&1; then
+  say "installing into .venv what the tests need: the core, and the test, train and launch" \
+      "extras (torch's CPU build without an NVIDIA GPU, transformers, TRL, PEFT, datasets," \
+      "modal, inspect_ai, pytest and pytest-xdist); the first time this downloads about 1 GB" \
+      "and usually takes 3-10 minutes"
+else
+  say "checking that .venv has what the tests need (everything is installed: usually about" \
+      "30 s)"
+fi
 
 local_cpu_torch() {  # is a CPU build of $TORCH installable with no network?
   local report

@@ -2,14 +2,19 @@
 
 A row is one graded rollout: ``task_id`` (``scenario_id`` is accepted as an alias), ``reward`` (a
 finite number; a pass is ``reward >= threshold``), ``truncated`` (bool, default false) and
-``model`` (str or null). Other fields are kept on :attr:`Rows.records`.
+``model`` (str or null). Every other field is kept too, as a column: :meth:`Rows.column`,
+:meth:`Rows.present`, :meth:`Rows.kinds` (``whileai_core.columns``); :attr:`Rows.records` gives
+the rows as dicts.
 
 Every statistic in the library reads the same :class:`Rows`: per-row numpy columns plus the
-per-task counts (rollouts, passes, reward sums) computed once with ``np.bincount``. Bad input
-raises :class:`~whileai_core.errors.RowsError` naming the file, the line, the field and the fix.
+per-task counts (rollouts, passes, reward sums) computed once with ``np.bincount``. A file is
+read by the columnar reader (``whileai_core.rows_fast``, msgspec) when it can vouch for the
+file, else by the exact reader here, line by line; both end in :func:`_build`. Bad input raises
+:class:`~whileai_core.errors.RowsError` naming the file, the line, the field and the fix.
 
-Why one module of ~400 lines: reading, its line-numbered errors and the columnar view are one
-contract (a record's line travels from the reader into every error the view raises).
+Why one module of ~570 lines: the exact reader, its line-numbered errors, the one place where
+fields become typed columns and the view over them are one contract (a record's line travels
+from either reader into every error the view raises).
 """
 
 from __future__ import annotations

@@ -10,7 +10,6 @@ Chen et al. [1], pass^k of tau-bench [2]); the interval over tasks follows the o
 
 from __future__ import annotations
 
-from itertools import repeat
 from typing import Any, Literal
 
 import numpy as np
@@ -123,8 +122,7 @@ def field_shares(data: Rows, field: str) -> np.ndarray:
     if field == "truncated":
         flags = data.truncated
     else:
-        flags = np.fromiter(map(bool, map(dict.get, data.records, repeat(field, data.n_rows))),
-                            dtype=bool, count=data.n_rows)
+        flags = np.fromiter(map(bool, data.column(field)), dtype=bool, count=data.n_rows)
     return np.bincount(data.task_index, weights=flags, minlength=data.n_tasks) / data.rollouts
 
 

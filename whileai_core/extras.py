@@ -17,7 +17,7 @@ DISTRIBUTION = "whileai-skills"
 
 # import name -> the extra that installs it ("" = the core install)
 MODULES: dict[str, str] = {
-    "numpy": "", "scipy": "", "pydantic": "", "tomli_w": "", "mcp": "",
+    "numpy": "", "scipy": "", "pydantic": "", "tomli_w": "", "mcp": "", "msgspec": "",
     "torch": "train", "transformers": "train", "trl": "train", "peft": "train",
     "datasets": "train", "tokenizers": "train", "accelerate": "train", "safetensors": "train",
     "modal": "launch",

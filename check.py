@@ -11,11 +11,14 @@ added without a check is caught. The network is closed while blocks run, and the
 launches a run (sft-from-traces trains the SFT recipe's CPU smoke) leaves nothing behind.
 
 Each skill folder is first checked with the Agent Skills reference validator (``skills-ref``,
-installed by the ``test`` extra; skipped, and said so, where it is not installed).
+installed by the ``test`` extra). The blocks train (the SFT recipe's CPU smoke) and draw, so
+check.py needs the ``test`` and ``train`` extras; without them it says so in one line with the
+command that installs them, and runs nothing (a skill it cannot run is not reported as passing).
 
 Usage: ``python check.py [SKILL ...] [-v]``: SKILL is a folder name under skills/ or a path to
 a skill folder; ``-v`` prints each block's output.
-Exit status: 0 when every skill passes, 1 otherwise.
+Exit status: 0 when every skill passes, 1 otherwise, 2 when it cannot run (an extra missing, an
+unknown skill).
 """
 
 from __future__ import annotations
@@ -208,6 +211,31 @@ def validate(skill: Path) -> list[str] | None:
     return [str(problem) for problem in reference_validate(skill)]
 
 
+# what the blocks import, by the extra that installs it (whileai_core.extras.MODULES says the same)
+NEEDED_EXTRAS = {"train": ("torch", "transformers", "tokenizers", "trl", "peft", "datasets"),
+                 "test": ("matplotlib", "skills_ref", "yaml")}
+
+
+def missing_extras() -> str | None:
+    """One line naming the modules the blocks need that are not installed, and the install
+    command; None when everything is there."""
+    absent: dict[str, list[str]] = {}
+    for extra, modules in NEEDED_EXTRAS.items():
+        for module in modules:
+            try:
+                found = importlib.util.find_spec(module) is not None
+            except (ImportError, ValueError):
+                found = False
+            if not found:
+                absent.setdefault(extra, []).append(module)
+    if not absent:
+        return None
+    what = "; ".join(f"{', '.join(mods)} (the `{extra}` extra)" for extra, mods in absent.items())
+    return (f"check.py cannot run the skills' blocks: {what} not installed. Fix: bash "
+            "scripts/test.sh (installs every extra, the CPU build of torch where there is no "
+            "NVIDIA GPU), or pip install -e '.[test,train]'")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("skills", nargs="*", help="skill folder names (default: all)")
@@ -228,6 +256,10 @@ def main(argv: list[str] | None = None) -> int:
     if not found:
         print("error: no skills/*/SKILL.md found", file=sys.stderr)
         return 1
+    absent = missing_extras()
+    if absent:
+        print(f"error: {absent}", file=sys.stderr)
+        return 2
     sys.path.insert(0, str(ROOT))
     results, validated = [], True
     for skill in found:
@@ -246,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"summary: {len(results) - len(failed)} of {len(results)} skills pass"
           + (f"; failed: {', '.join(failed)}" if failed else "")
           + ("; each valid under skills-ref" if validated else
-             "; skills-ref not installed, frontmatter not validated (pip install skills-ref)"))
+             "; frontmatter NOT validated: skills-ref is not installed (pip install skills-ref)"))
     return 1 if failed else 0
 
 

@@ -11,6 +11,9 @@
 #   - a CPU build pip can install without a network (a local wheel in pip's find-links): that one;
 #   - no NVIDIA GPU (no nvidia-smi): the CPU build from https://download.pytorch.org/whl/cpu;
 #   - otherwise PyPI's default build.
+# The MCP Inspector tests need the Inspector and Node >= 22.19: with npm on the machine they are
+# installed into ./.tools (npm's node@22 package is Node 22 itself); without npm those tests skip
+# and say how.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -18,15 +21,19 @@ TORCH=torch==2.13.0   # keep in step with the `train` extra in pyproject.toml
 CPU_INDEX=https://download.pytorch.org/whl/cpu
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 PIP=(.venv/bin/python -m pip --disable-pip-version-check)
-say() { echo "scripts/test.sh: $*" >&2; }
-if ! .venv/bin/python -c "import torch, trl, modal, inspect_ai, xdist" >/dev/null 2>&1; then
-  say "installing into .venv what the tests need: the core, and the test, train and launch" \
-      "extras (torch's CPU build without an NVIDIA GPU, transformers, TRL, PEFT, datasets," \
-      "modal, inspect_ai, pytest and pytest-xdist); the first time this downloads about 1 GB" \
-      "and usually takes 3-10 minutes"
-else
-  say "checking that .venv has what the tests need (everything is installed: usually about" \
-      "30 s)"
+INSPECTOR=.tools/node_modules/.bin/mcp-inspector
+
+if ! .venv/bin/python -c "import torch, trl, pytest, uv" >/dev/null 2>&1 \
+    || { command -v npm >/dev/null 2>&1 && [ ! -x "$INSPECTOR" ]; }; then
+  cat >&2 <<'EOF'
+scripts/test.sh: installing what the tests need (once; a later run only checks it):
+  - into .venv: torch 2.13.0 (the CPU build without an NVIDIA GPU), the test, train and launch
+    extras (transformers, trl, peft, datasets, modal, inspect_ai, matplotlib, uv, pipx...):
+    about 11 minutes from a fresh clone (measured on a shared 2-core machine, PyPI reachable,
+    the CPU torch wheel already on disk), leaving a venv of 2.0 GB
+  - into .tools, with npm: Node 22 and the MCP Inspector (about 30 s, 300 MB)
+Then the whole suite runs: about 30 minutes on 2 cores (pytest prints its progress).
+EOF
 fi
 
 local_cpu_torch() {  # is a CPU build of $TORCH installable with no network?
@@ -55,6 +62,11 @@ if ! .venv/bin/python -c "import torch" >/dev/null 2>&1; then
   fi
 fi
 "${PIP[@]}" install -q -e '.[test,train,launch]'
+if command -v npm >/dev/null 2>&1 && [ ! -x "$INSPECTOR" ]; then
+  npm install --prefix .tools --no-audit --no-fund --loglevel=error \
+    node@22 @modelcontextprotocol/inspector@2 >/dev/null \
+    || echo "scripts/test.sh: npm could not install the MCP Inspector into .tools; its tests will skip" >&2
+fi
 set +e
 .venv/bin/python -m pytest "$@"
 rc=$?

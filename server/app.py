@@ -15,7 +15,7 @@ from .paths import Workspace
 from .pool import ToolPool
 from .registry import TOOL_MODULES
 from .schema_cache import CACHE, mcp_tools
-from .skills import SkillCatalog, default_skills_dir, register_skills
+from .skills import SkillCatalog, register_skills
 from .skills_extension import SkillsExtension
 from .tooling import Env
 
@@ -56,7 +56,7 @@ def build_server(root: str | os.PathLike = ".", *,
     annotations say read-only (no file written, nothing launched or cancelled).
     """
     workspace = Workspace(root, limits=limits)
-    catalog = SkillCatalog(skills_dir if skills_dir is not None else default_skills_dir())
+    catalog = SkillCatalog(skills_dir)
     env = Env(workspace=workspace, skills=catalog, pool=pool or ToolPool())
     tools = mcp_tools(TOOL_MODULES, env, cache=CACHE if lazy else None)
     if read_only:

@@ -4,8 +4,9 @@ per skill, and the Skills extension of MCP (SEP-2640: `skills/list`, `skills/get
 ``server.skills_extension``).
 
 The folder is read when asked, so an edited SKILL.md is served as it is now. It is found next to
-the package (``<repo>/skills``; an installed wheel carries a copy, see ``whileai_core.bundled``)
-unless ``--skills DIR`` or ``WHILEAI_SKILLS_DIR`` says otherwise.
+the package (``<repo>/skills``; an installed wheel carries a copy, read as the package's own
+files, see ``whileai_core.bundled``) unless ``--skills DIR`` or ``WHILEAI_SKILLS_DIR`` says
+otherwise.
 A skill is a sub-folder holding ``SKILL.md`` whose frontmatter (Agent Skills format) gives
 ``name`` and ``description``. Only names that are folders of the catalog are ever opened, so a
 skill name cannot walk out of the folder.
@@ -27,25 +28,23 @@ from mcp.server.mcpserver.resources import FunctionResource
 from mcp.types import EmbeddedResource, TextResourceContents
 from pydantic import Field, PrivateAttr
 
+from whileai_core.bundled import SKILLS_ENV, SkillsSource, skill_files
 from whileai_core.errors import ArgumentError
 from whileai_core.result import Result
 
 from .tooling import READ_ONLY, Env, ToolInput, ToolSpec
 
-SKILLS_ENV = "WHILEAI_SKILLS_DIR"  # the same variable as whileai_core.init.SKILLS_ENV
 MARKDOWN = "text/markdown"
 # The index of the skills lives outside the skill:// scheme: under SEP-2640 a skill:// URI names a
 # skill's file, and `skill://index` would read as a skill called "index".
 INDEX_URI = "whileai://skills/index.md"
-_SKIP = ("__pycache__",)
 
 
 def default_skills_dir() -> Path:
-    """``WHILEAI_SKILLS_DIR`` if set, else ``skills/`` beside the packages (one rule, in the core:
-    ``whileai-skills init`` installs from the same folder)."""
-    from whileai_core.init import bundled_skills_dir
-
-    return bundled_skills_dir()
+    """``WHILEAI_SKILLS_DIR`` if set, else ``skills/`` beside the packages, else the installed
+    package's copy (one rule, in the core: ``whileai-skills init`` installs from the same
+    folder)."""
+    return SkillsSource().folder
 
 
 def skill_uri(name: str) -> str:
@@ -150,21 +149,22 @@ def _frontmatter(text: str) -> dict[str, str]:
 
 
 class SkillCatalog:
-    """The skills under one folder, read on each call through the path door.
+    """The skills under one folder, read on each call.
 
-    The folder is opened as a confined root (``whileai_core.safepath``): a skill folder or file
+    A folder a person chose (``--skills DIR``, ``WHILEAI_SKILLS_DIR``, the checkout's
+    ``skills/``) is opened as a confined root (``whileai_core.safepath``): a skill folder or file
     that is a symlink, a FIFO or another special file is never followed or read (a FIFO would
     block the server's start; a link could serve a file from outside the folder). Skills from
-    ``whileai-skills init --link`` are links: serve the pack's own folder instead.
+    ``whileai-skills init --link`` are links: serve the pack's own folder instead. With no folder
+    chosen, an installed package serves its own copy (``whileai_core.bundled.SkillsSource``).
     """
 
-    def __init__(self, folder: str | os.PathLike) -> None:
-        self.folder = Path(folder).expanduser().resolve()
+    def __init__(self, folder: str | os.PathLike | None = None) -> None:
+        self.source = SkillsSource(folder)
+        self.folder = self.source.folder
 
     def _root(self):
-        from whileai_core.safepath import Root
-
-        return Root(self.folder, label="the skills folder")
+        return self.source.root()
 
     def _skill_dir(self, name: str):
         """The skill's folder (a UserPath), or None when ``name`` is not a skill of the folder."""
@@ -179,12 +179,7 @@ class SkillCatalog:
         return folder if folder.child("SKILL.md").kind() == "file" else None
 
     def names(self) -> list[str]:
-        try:
-            top = self._root().locate(".", argument="skills")
-            return [name for name, kind in top.list_dir() if kind == "dir"
-                    and top.child(name, "SKILL.md").kind() == "file"]
-        except ArgumentError:
-            return []
+        return self.source.names()
 
     def _folder(self, name: str):
         folder = self._skill_dir(name)
@@ -207,20 +202,7 @@ class SkillCatalog:
         """Every regular file of the skill (SKILL.md first, then by path), as (relative path,
         raw bytes). Links, special files and caches are left out: a skill's files are what its
         folder holds."""
-        found = []
-        todo = [(self._folder(name), ())]
-        while todo:
-            here, rel = todo.pop()
-            for entry, kind in here.list_dir():
-                if entry in _SKIP or entry.startswith("."):
-                    continue
-                if kind == "dir":
-                    todo.append((here.child(entry), rel + (entry,)))
-                elif kind == "file":
-                    data = here.child(entry).read_bytes("config", error=ArgumentError)
-                    found.append(("/".join(rel + (entry,)), data))
-        found.sort(key=lambda item: (item[0] != "SKILL.md", item[0]))
-        return found
+        return skill_files(self._folder(name))
 
     def manifest(self, name: str) -> list[SkillFile]:
         return [SkillFile(uri=f"skill://{name}/{rel}", size=len(data),

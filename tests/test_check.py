@@ -110,3 +110,29 @@ def test_blocks_are_offline(tmp_path):
                    "def prepare(w):\n    return {}\nCHECKS = [lambda ns: None]\n")
     v = check.check_skill(skill)
     assert not v.ok and "offline" in v.detail
+
+
+def test_without_the_extras_it_says_so_in_one_line(tmp_path):
+    """A core-only install (no torch, trl, matplotlib, skills-ref): one line naming what is
+    missing and the install command, exit 2, no traceback and no skill called passing."""
+    runner = tmp_path / "run_check.py"
+    runner.write_text(textwrap.dedent(f"""
+        import runpy, sys
+
+        class NotInstalled:  # what a venv without the extras answers for these modules
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in {{"torch", "trl", "transformers", "peft", "datasets",
+                                           "matplotlib", "skills_ref"}}:
+                    raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+
+        sys.meta_path.insert(0, NotInstalled())
+        sys.argv = [{str(ROOT / "check.py")!r}]
+        sys.exit(runpy.run_path(sys.argv[0], run_name="not_main")["main"]())
+    """))
+    proc = subprocess.run([sys.executable, str(runner)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stdout == "" and proc.stderr.count("\n") == 1, proc.stderr
+    line = proc.stderr
+    assert "torch" in line and "skills_ref" in line and "pip install -e '.[test,train]'" in line
+    assert "Traceback" not in line and "verdict" not in line

@@ -6,10 +6,13 @@ exists only in that revision) and with ``--verify`` runs its own SEP-2640 confor
 every entry's shape, each file read with resources/read and compared with its digest and size,
 the frontmatter against the SKILL.md read. Exit 0 only when every skill verifies.
 
-Where the Inspector is not installed, these tests are skipped (no network in tests). Install:
-``npm install --prefix /work/ext/node22 node@22`` and ``npm install --prefix /work/ext/inspector
-@modelcontextprotocol/inspector``, or point ``WHILEAI_INSPECTOR`` and ``WHILEAI_NODE_BIN`` at
-them.
+Where the Inspector or a Node >= 22.19 cannot be found, these tests are skipped and say how to get
+them (no network in tests). They are looked for, in order: ``WHILEAI_INSPECTOR`` (the
+``mcp-inspector`` program) and ``WHILEAI_NODE_BIN`` (the folder holding ``node``); the repository's
+``.tools/node_modules/.bin``, where one command installs both (``scripts/test.sh`` runs it when npm
+is there): ``npm install --prefix .tools node@22 @modelcontextprotocol/inspector@2``; then the
+PATH. npm's ``node@22`` package is Node 22 itself (the newest 22.x), so no other installer is
+needed.
 """
 
 from __future__ import annotations
@@ -24,14 +27,51 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-INSPECTOR = Path(os.environ.get("WHILEAI_INSPECTOR",
-                                "/work/ext/inspector/node_modules/.bin/mcp-inspector"))
-NODE_BIN = Path(os.environ.get("WHILEAI_NODE_BIN", "/work/ext/node22/node_modules/.bin"))
+TOOLS_BIN = ROOT / ".tools" / "node_modules" / ".bin"
 SERVER = Path(sys.executable).with_name("whileai-mcp")
+NODE_MIN = (22, 19)
+HOW = ("install both with `npm install --prefix .tools node@22 @modelcontextprotocol/inspector@2` "
+       "(or point WHILEAI_INSPECTOR and WHILEAI_NODE_BIN at yours)")
 
-pytestmark = pytest.mark.skipif(
-    not INSPECTOR.exists() or not (NODE_BIN / "node").exists() or not SERVER.exists(),
-    reason="MCP Inspector CLI or Node 22 not installed here")
+
+def _node_version(node: Path) -> tuple[int, ...] | None:
+    try:
+        out = subprocess.run([str(node), "--version"], capture_output=True, text=True,
+                             timeout=30, check=False).stdout.strip()
+        return tuple(int(x) for x in out.lstrip("v").split(".")[:2])
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return None
+
+
+def find_tools() -> tuple[Path | None, Path | None, str]:
+    """(the Inspector program, the folder of a Node >= 22.19, why not) from the environment,
+    the repository's .tools folder, then the PATH."""
+    inspector = os.environ.get("WHILEAI_INSPECTOR")
+    candidates = [Path(inspector)] if inspector else [TOOLS_BIN / "mcp-inspector"]
+    found = shutil.which("mcp-inspector")
+    candidates += [Path(found)] if found and not inspector else []
+    program = next((c for c in candidates if c.is_file()), None)
+    node_dirs = [Path(os.environ["WHILEAI_NODE_BIN"])] if os.environ.get("WHILEAI_NODE_BIN") \
+        else [TOOLS_BIN] + ([Path(shutil.which("node")).parent] if shutil.which("node") else [])
+    node_bin, seen = None, []
+    for folder in node_dirs:
+        version = _node_version(folder / "node") if (folder / "node").is_file() else None
+        if version is not None:
+            seen.append(f"{folder / 'node'} is {'.'.join(map(str, version))}")
+        if version is not None and version >= NODE_MIN:
+            node_bin = folder
+            break
+    if program is None:
+        return None, node_bin, f"MCP Inspector CLI not found: {HOW}"
+    if node_bin is None:
+        have = "; ".join(seen) or "no node found"
+        return program, None, f"the Inspector needs Node >= 22.19 ({have}): {HOW}"
+    return program, node_bin, ""
+
+
+INSPECTOR, NODE_BIN, MISSING = find_tools()
+pytestmark = pytest.mark.skipif(bool(MISSING) or not SERVER.exists(),
+                                reason=MISSING or "whileai-mcp not installed (pip install -e .)")
 
 
 def inspector(*args: str) -> subprocess.CompletedProcess:

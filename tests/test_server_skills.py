@@ -11,6 +11,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from server.app import build_server
+from whileai_core.errors import ArgumentError
 from server.skills import SKILLS_ENV, SkillCatalog, default_skills_dir
 from test_server_support import call, error_text, ok
 
@@ -153,6 +154,34 @@ def test_default_folder_and_override(monkeypatch, tmp_path):
     assert default_skills_dir() == Path(__file__).resolve().parent.parent / "skills"
     monkeypatch.setenv(SKILLS_ENV, str(tmp_path))
     assert default_skills_dir() == tmp_path
+
+
+def test_an_installed_packages_own_skills_may_be_hard_links(monkeypatch, tmp_path):
+    """uv installs a wheel's files as hard links to its cache. The package's own copy is read as
+    package resources and served; the same folder named as --skills (a user path) is still
+    refused by the door, file by file."""
+    import os
+
+    from whileai_core import bundled
+
+    package = tmp_path / "site-packages" / "whileai_core"
+    skill = package / "_bundled" / "skills" / "alpha"
+    skill.mkdir(parents=True)
+    cache = tmp_path / "uv-cache" / "SKILL.md"
+    cache.parent.mkdir()
+    cache.write_text("---\nname: alpha\ndescription: Linked by uv.\n---\nbody\n")
+    os.link(cache, skill / "SKILL.md")                         # what uv's link mode makes
+    assert (skill / "SKILL.md").stat().st_nlink == 2
+    monkeypatch.delenv(SKILLS_ENV, raising=False)
+    monkeypatch.setattr(bundled, "in_checkout", lambda name: False)
+    monkeypatch.setattr(bundled.resources, "files", lambda name: package)
+    served = SkillCatalog()
+    assert served.source.is_package and served.names() == ["alpha"]
+    assert served.read("alpha").description == "Linked by uv."
+    named = SkillCatalog(package / "_bundled" / "skills")
+    assert not named.source.is_package
+    with pytest.raises(ArgumentError, match="2 hard links"):
+        named.read("alpha")
 
 
 REPO_SKILLS = sorted(p.parent for p in (Path(__file__).resolve().parent.parent / "skills")

@@ -8,8 +8,17 @@ from the sdist is missing here too). Each install goes into a fresh venv made wi
 ``pip --python VENV install --no-index --no-deps``: nothing is downloaded. The venv reaches its
 dependencies (numpy, mcp, torch...) through a ``.pth`` line naming this test venv's site-packages,
 where they are already installed; that line adds only a path, so the checkout's editable install
-is not seen there (asserted). pipx and uvx do exactly this (a private venv holding the wheel, its
-console scripts run from anywhere), so the same checks stand for them.
+is not seen there (asserted).
+
+uv installs a wheel's files as hard links to its cache (its default link mode on one file
+system), and so do ``uvx``, ``uv tool`` and ``pipx --backend uv``; the skills must still be served
+(they are the package's own files, read with ``importlib.resources``, not through the path door
+that refuses hard-linked files). Those installs are run here for real, offline: uv from the test
+venv (the ``test`` extra installs ``uv`` and ``pipx``; where they are missing the tests say so and
+skip), a fresh uv cache, ``--offline --no-index``, the package's dependencies declared empty with
+uv's ``dependency-metadata`` setting and reached through a small wheel holding the same ``.pth``
+line (pipx: the same wheel with ``--preinstall`` and ``--pip-args``). Each test asserts that the
+installed ``SKILL.md`` files really are hard links before it lists the skills.
 """
 
 from __future__ import annotations
@@ -92,10 +101,13 @@ def _where_installed(python: Path, cwd: Path) -> dict:
     return json.loads(_run([python, "-c", code], cwd=cwd).stdout)
 
 
-def _skills_over_stdio(script: Path, root: Path) -> list[str]:
+def _skills_over_stdio(script: Path | str, root: Path, *, prefix: tuple = (),
+                       env: dict | None = None) -> list[str]:
     async def go():
-        params = StdioServerParameters(command=str(script), args=["--root", str(root)],
-                                       cwd=str(root), env={"PATH": os.environ.get("PATH", "")})
+        params = StdioServerParameters(command=str(script), args=[*map(str, prefix), "--root",
+                                                                   str(root)],
+                                       cwd=str(root), env=env or {"PATH": os.environ.get("PATH",
+                                                                                         "")})
         async with Client(params) as client:
             result = await client.call_tool("list_skills", {})
             resources = await client.list_resources()
@@ -183,3 +195,109 @@ def test_a_missing_skills_folder_is_said(from_wheel, tmp_path):
     assert result.structured_content["skills"] == []
     assert "does not exist" in result.structured_content["note"]
     assert "--skills DIR" in result.structured_content["note"]
+
+
+# --- uv's hard links: uv pip, uvx, pipx with the uv backend ------------------------------------
+
+def _tool(name: str) -> str:
+    """``name`` beside this Python (the test extra installs uv and pipx there), else on PATH;
+    the test is skipped, saying so, where it is neither."""
+    beside = Path(sys.executable).with_name(name)
+    found = str(beside) if beside.is_file() else shutil.which(name)
+    if found is None:
+        pytest.skip(f"{name} is not installed here: `pip install -e '.[test]'` (scripts/test.sh) "
+                    f"installs it")
+    return found
+
+
+def _record(name: str, data: bytes) -> str:
+    import base64
+    import hashlib
+
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{name},sha256={digest},{len(data)}"
+
+
+@pytest.fixture(scope="module")
+def deps_wheel(tmp_path_factory) -> Path:
+    """A wheel holding only the ``.pth`` line that names this test venv's site-packages (where
+    the dependencies are installed), for installers that make their own venv (uvx, pipx)."""
+    import zipfile
+
+    info = "whileai_test_dependencies-0.0.0.dist-info"
+    files = {
+        "_whileai_test_dependencies.pth": (sysconfig.get_paths()["purelib"] + "\n").encode(),
+        f"{info}/METADATA": b"Metadata-Version: 2.1\nName: whileai-test-dependencies\n"
+                            b"Version: 0.0.0\n",
+        f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: tests/test_wheel.py\n"
+                         b"Root-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    out = tmp_path_factory.mktemp("deps") / "whileai_test_dependencies-0.0.0-py3-none-any.whl"
+    with zipfile.ZipFile(out, "w") as whl:
+        for name, data in files.items():
+            whl.writestr(name, data)
+        whl.writestr(f"{info}/RECORD", "\n".join(
+            [_record(n, d) for n, d in files.items()] + [f"{info}/RECORD,,"]) + "\n")
+    return out
+
+
+def _uv_env(tmp: Path, uv: str) -> dict[str, str]:
+    """uv and pipx kept to ``tmp`` and offline: their own cache, tool and bin folders, no user
+    configuration, no Python download."""
+    return {"PATH": f"{Path(uv).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+            "HOME": str(tmp / "home"), "XDG_CONFIG_HOME": str(tmp / "xdg"),
+            "UV_CACHE_DIR": str(tmp / "uv-cache"), "UV_TOOL_DIR": str(tmp / "uv-tools"),
+            "UV_TOOL_BIN_DIR": str(tmp / "uv-bin"), "UV_PYTHON_DOWNLOADS": "never",
+            "UV_OFFLINE": "1", "PIPX_HOME": str(tmp / "pipx"),
+            "PIPX_BIN_DIR": str(tmp / "pipx-bin"), "PIPX_MAN_DIR": str(tmp / "pipx-man")}
+
+
+def _linked_skills(folder: Path) -> list[Path]:
+    files = sorted(folder.rglob("whileai_core/_bundled/skills/*/SKILL.md"))
+    assert sorted({p.parent.name for p in files}) == SKILLS, files
+    return [p for p in files if p.stat().st_nlink > 1]
+
+
+def test_uv_pip_install_links_the_files_and_every_skill_is_served(built, tmp_path):
+    """`uv pip install` in uv's default link mode (hard links into its cache)."""
+    uv = _tool("uv")
+    env = _uv_env(tmp_path, uv)
+    python = _fresh_venv(tmp_path / "venv-uv")
+    _run([uv, "pip", "install", "--python", python, "--no-index", "--no-deps", "--offline",
+          "--link-mode", "hardlink", built["wheel"]], cwd=tmp_path, env=env)
+    assert _linked_skills(tmp_path / "venv-uv") != []          # the case uv makes: hard links
+    names = _skills_over_stdio(python.with_name("whileai-mcp"), tmp_path, env=env)
+    assert names == SKILLS
+
+
+def _uv_config(tmp: Path, wheel: Path) -> Path:
+    version = wheel.name.split("-")[1]
+    config = tmp / "uv.toml"
+    # the dependencies are this venv's, reached through deps_wheel's .pth line: declared empty
+    # here, as pip's --no-deps leaves them above (uv's `dependency-metadata` setting)
+    config.write_text('dependency-metadata = [{ name = "whileai-skills", version = '
+                      f'"{version}", requires-dist = [] }}]\n')
+    return config
+
+
+def test_uvx_from_the_wheel_serves_every_skill(built, deps_wheel, tmp_path):
+    """`uvx --from <wheel> whileai-mcp`, spawned by the client as a host would spawn it."""
+    uv = _tool("uv")
+    env = _uv_env(tmp_path, uv)
+    prefix = ("tool", "run", "--offline", "--no-index", "--config-file",
+              _uv_config(tmp_path, built["wheel"]), "--python", sys.executable,
+              "--with", deps_wheel, "--from", built["wheel"], "whileai-mcp")
+    names = _skills_over_stdio(uv, tmp_path, prefix=prefix, env=env)
+    assert names == SKILLS
+    assert _linked_skills(tmp_path / "uv-cache") != []         # uvx's environment: hard links
+
+
+def test_pipx_with_the_uv_backend_serves_every_skill(built, deps_wheel, tmp_path):
+    """`pipx install --backend uv <wheel>`: pipx's venv, filled by uv (hard links)."""
+    uv, pipx = _tool("uv"), _tool("pipx")
+    env = _uv_env(tmp_path, uv)
+    _run([pipx, "install", "--backend", "uv", "--preinstall", deps_wheel, "--pip-args",
+          "--no-index --no-deps --offline", built["wheel"]], cwd=tmp_path, env=env)
+    assert _linked_skills(tmp_path / "pipx" / "venvs") != []
+    names = _skills_over_stdio(tmp_path / "pipx-bin" / "whileai-mcp", tmp_path, env=env)
+    assert names == SKILLS

@@ -900,3 +900,141 @@ ROWS_CACHE_FILES = 32
 _source("ROWS_CACHE_FILES",
         "convention, untested: files kept loaded at once, whatever their size (an agent's "
         "session works on a handful: its runs, a teacher's, a held-out set)")
+
+# --- the launch forecast (whileai_core.runs.forecast) ----------------------------------------
+# What a plan says a run will take before it spends: tokens, memory per GPU, wall clock, dollars.
+# Each constant below is one input of that forecast; the forecast labels every number it prints
+# measured / derived / assumption after the weakest input it rests on (docs/launching.md,
+# "The forecast").
+
+MODAL_GPU_PRICE_PER_S = {"B200": 0.001736, "H200": 0.001261, "H100": 0.001097,
+                         "A100-80GB": 0.000694, "A100-40GB": 0.000583, "A100": 0.000583,
+                         "L40S": 0.000542, "A10G": 0.000306, "L4": 0.000222, "T4": 0.000164}
+_source("MODAL_GPU_PRICE_PER_S",
+        "Modal's published per-second GPU prices in US dollars (https://modal.com/pricing, 'GPU "
+        "Tasks'), as transcribed on 2026-07-01 in api-evangelist/modal-labs "
+        "plans/modal-labs-plans-pricing.yml, read here on 2026-12-01 (MODAL_GPU_PRICES_READ) "
+        "through the search tool; Modal's own page was not reachable from this machine. The "
+        "H100, A100-80GB, L40S, L4 and T4 rates agree with techbytes.app's reading of 2026-05-07 "
+        "($3.9492/h = $0.001097/s for an H100) and the A10 rate with an audit dated 2026-03-25 "
+        "($1.10/h). Modal's 'A100' is the 40 GB card (modal.com/docs/reference/modal.gpu). GPU "
+        "time only: CPU cores and memory are billed on top (about $0.0000131 per core-second)")
+
+MODAL_GPU_PRICES_READ = "2026-12-01"
+_source("MODAL_GPU_PRICES_READ", "the date MODAL_GPU_PRICE_PER_S was read (see its source)")
+
+GPU_SPECS = {"T4": (16.0, 65.0, 320.0), "L4": (24.0, 121.0, 300.0), "A10G": (24.0, 125.0, 600.0),
+             "L40S": (48.0, 362.0, 864.0), "A100": (40.0, 312.0, 1555.0),
+             "A100-40GB": (40.0, 312.0, 1555.0), "A100-80GB": (80.0, 312.0, 2039.0),
+             "H100": (80.0, 989.0, 3350.0), "H200": (141.0, 989.0, 4800.0),
+             "B200": (180.0, 2250.0, 8000.0)}
+_source("GPU_SPECS",
+        "(memory GB, dense bf16 tensor TFLOPS, memory bandwidth GB/s) from NVIDIA's datasheets: "
+        "T4 (fp16; no bf16), L4, A10 (Modal's A10G is the A10's cloud variant), L40S, A100 40GB "
+        "PCIe / 80GB SXM, H100 SXM, H200 SXM, B200 (DGX B200: 1,440 GB and 64 TB/s for 8). "
+        "Peak figures: the forecast scales them by FORECAST_MFU")
+
+FORECAST_MFU = 0.3
+_source("FORECAST_MFU",
+        "assumption, untested: training runs at 30% of the GPU's dense bf16 peak. Large "
+        "pre-training runs reach 46% (PaLM, Chowdhery et al. 2022, arXiv:2204.02311, table 3); "
+        "RL trainers with small packed micro-batches run lower")
+
+FORECAST_PROMPT_TOKENS = 128
+_source("FORECAST_PROMPT_TOKENS",
+        "assumption, untested: 128 prompt tokens per rollout (a chat template, a system line and "
+        "a short task: reverse-text's sentences and the refund asks are shorter)")
+
+FORECAST_GPU_RESERVED_GB = 1.5
+_source("FORECAST_GPU_RESERVED_GB",
+        "assumption, untested: 1.5 GB per GPU process for the CUDA context, kernels and the "
+        "allocator's slack, beyond the tensors the forecast counts")
+
+FORECAST_ACTIVATION_BYTES = 34
+_source("FORECAST_ACTIVATION_BYTES",
+        "Korthikanti et al. 2022 (arXiv:2205.05198), eq. 1: a transformer layer stores "
+        "s*b*h*(34 + 5*a*s/h) bytes of 16-bit activations; FlashAttention keeps no s x s scores, "
+        "leaving 34 bytes per token per hidden unit. With full activation checkpointing only one "
+        "layer holds this at a time (the one being recomputed), the rest keep their 2-byte input "
+        "(Chen et al. 2016, arXiv:1604.06174)")
+
+FORECAST_LOGIT_BYTES = 4
+_source("FORECAST_LOGIT_BYTES",
+        "assumption: one float32 copy of the logits (tokens x vocabulary) per micro-batch; prime-rl "
+        "559b447 computes them in chunks of trainer.model.fused_lm_head_token_chunk_size (8192 "
+        "tokens), so at most that many tokens at once")
+
+FORECAST_LOAD_GBPS = 1.0
+_source("FORECAST_LOAD_GBPS",
+        "assumption, untested: weights load from the hub cache volume at 1 GB/s")
+
+FORECAST_BROADCAST_GBPS = 2.0
+_source("FORECAST_BROADCAST_GBPS",
+        "assumption, untested: prime-rl's default filesystem weight broadcast (inference."
+        "weight_broadcast.type = 'filesystem', 559b447) writes and reloads the bf16 weights at "
+        "2 GB/s each step; an nccl broadcast is counted as free")
+
+MODAL_CONTAINER_START_S = 60.0
+_source("MODAL_CONTAINER_START_S",
+        "assumption, untested: a Modal GPU container starts in about a minute with its image "
+        "cached (billed; a first pull of a several-GB image takes longer)")
+
+PRIME_RL_MEASURED = {"grpo": (884.0, 128, "grpo"), "opsd": (484.0, 32, "opsd"),
+                     "opd": (894.0, 128, "opd")}
+_source("PRIME_RL_MEASURED",
+        "measured: the reverse-text arms of the seed recipe recipes/prime-rl follows (run "
+        "e2e1, 2026-09-20, each arm in its own H100:2 container, prime-rl image v0.8.1.dev63, "
+        "Qwen3-0.6B, 20 steps, 128 completion tokens; grpo and opd 128 rollouts a step, opsd 32): "
+        "per arm (wall clock s, rollouts a step, prime-rl algo). The forecast fits its start-up "
+        "and per-rollout seconds to grpo and opsd and leaves opd out as a check")
+
+PRIME_RL_MEASURED_SETUP = {"model": "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT", "gpu": "H100",
+                           "steps": 20, "max_tokens": 128, "seq_len": 2048}
+_source("PRIME_RL_MEASURED_SETUP",
+        "what the PRIME_RL_MEASURED runs shared (the seed recipe; recipes/prime-rl/README.md): "
+        "the student, one H100 for inference and one for training, 20 steps, 128 completion "
+        "tokens, seq_len 2048, full weights, prime-rl's default vLLM memory share")
+
+PRIME_RL_FIT_ARMS = ("grpo", "opsd")
+_source("PRIME_RL_FIT_ARMS",
+        "the two measured arms that differ in rollouts a step (128 and 32), so a fit of start-up "
+        "plus seconds per rollout has one answer; opd repeats grpo's shape with a teacher")
+
+TRL_GRPO_MEASURED_S = 900.0
+_source("TRL_GRPO_MEASURED_S",
+        "measured, an upper bound: the seed TRL GRPO recipe ran its default 40 steps 'in under "
+        "fifteen minutes' on one A10G (Qwen2.5-1.5B-Instruct + LoRA, 4 prompts x 8 samples, 256 "
+        "completion tokens); the forecast fits the seconds of one generated-token step of "
+        "transformers' generate to it")
+
+LOCAL_SMOKE_S = {"grpo": (6.0, 39.0), "dpo": (24.0, 76.0), "sft": (11.0, 48.0)}
+_source("LOCAL_SMOKE_S",
+        "measured: each recipe's offline smoke on this repository's 2-core machine, 2026-11-30, "
+        "with it nearly idle (low) and shared by other jobs (high) (docs/launching.md, Recipes); "
+        "the forecast is their geometric mean")
+
+LOCAL_SMOKE_ASSUMED_S = 30.0
+_source("LOCAL_SMOKE_ASSUMED_S",
+        "assumption, untested: a recipe whose smoke was never timed here takes about 30 s")
+
+DPO_PAIRS_PER_PROMPT = 308 / 548
+_source("DPO_PAIRS_PER_PROMPT",
+        "measured elsewhere: the seed DPO round built 308 pairs from 548 train prompts (8 samples "
+        "each); used as an assumption for how many pairs, so steps, a DPO round trains")
+
+FORECAST_STEPS_IF_UNSET = 100
+_source("FORECAST_STEPS_IF_UNSET",
+        "assumption: a prime-rl config without max_steps trains until stopped; its forecast is "
+        "for 100 steps and says so")
+
+FORECAST_UNKNOWN_RECIPE_H = 1.0
+_source("FORECAST_UNKNOWN_RECIPE_H",
+        "assumption, untested: a recipe this forecast knows no shape of is planned at 1 hour")
+
+FORECAST_ERROR_RUNS = 5
+_source("FORECAST_ERROR_RUNS",
+        "convention: a plan shows the forecast's error over the last 5 collected runs of its backend")
+
+SOURCES["RUN_WALL_HOURS"] = ("superseded by the launch forecast (whileai_core.runs.forecast) and "
+                             "no longer read; kept one version for imports. Was: " +
+                             SOURCES["RUN_WALL_HOURS"])

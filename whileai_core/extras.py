@@ -25,6 +25,7 @@ MODULES: dict[str, str] = {
     "matplotlib": "plot",
     "inspect_ai": "test",
     "pytest": "test", "hypothesis": "test", "skills_ref": "test", "yaml": "test",
+    "uv": "test", "pipx": "test",
 }
 
 # what the modules of an extra must include before a run that needs it is called ready

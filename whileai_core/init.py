@@ -1,33 +1,55 @@
 """Wire a project to the skill pack: the MCP server entry each agent host reads, the skills where
-hosts look for them, and a short marked section in ``AGENTS.md``.
+hosts look for them, a short marked section in ``AGENTS.md``, and an ``@AGENTS.md`` import in an
+existing ``CLAUDE.md``.
 
-Host formats, as each host documents them:
+Host formats, as each host documents them (each entry of :data:`HOSTS` cites its pages):
 
-- Claude Code: ``.mcp.json`` at the project root, ``{"mcpServers": {name: {"command", "args"}}}``;
-  project skills in ``.claude/skills/<name>/SKILL.md`` [1].
-- Cursor: ``.cursor/mcp.json``, the same ``mcpServers`` shape [2].
-- VS Code: ``.vscode/mcp.json``, ``{"servers": {name: {"type": "stdio", "command", "args"}}}`` [3].
+- Claude Code: ``.mcp.json`` at the project root, ``{"mcpServers": {name: {"command", "args"}}}``,
+  the file meant to be committed [1]; project skills in ``.claude/skills/<name>/SKILL.md`` [2];
+  ``CLAUDE.md`` imports another file with a line ``@path`` [3]. It starts a project's servers
+  in the folder it runs in, so ``--root .`` and a command relative to the project work.
+- Cursor: ``.cursor/mcp.json``, the same ``mcpServers`` shape, with ``${workspaceFolder}``
+  expanded in ``command`` and ``args`` [4]; project skills in ``.agents/skills/`` [5].
+- VS Code: ``.vscode/mcp.json``, ``{"servers": {name: {"type": "stdio", "command", "args"}}}``,
+  JSON with comments, predefined variables such as ``${workspaceFolder}`` [6]; project skills for
+  its own agent in ``.github/skills/`` [7]. Its Copilot sessions also read the portable
+  ``.mcp.json`` [6].
 - Codex: TOML tables ``[mcp_servers.<name>]`` with ``command`` and ``args``, read from
-  ``~/.codex/config.toml`` and, in a trusted project only, from ``.codex/config.toml`` [4].
-- Codex, Cursor and VS Code read project skills from ``.agents/skills/<name>/SKILL.md`` [4, 5].
+  ``~/.codex/config.toml`` and, in a trusted project only, from ``.codex/config.toml`` [8];
+  project skills in ``.agents/skills/`` [8].
+
+What is written can be committed: no absolute path of this machine. The project folder is
+``.`` or ``${workspaceFolder}``, and the server is the ``whileai-mcp`` of a virtual environment
+inside the project (by its path relative to it) or, otherwise, ``whileai-mcp`` found on the PATH
+(never a path into uv's cache, which ``uvx`` uses and uv may delete).
 
 Nothing the user has is overwritten. Every change is planned first; if any file cannot be merged
-(malformed JSON or TOML, an entry of the same name that differs, a skill file that differs, a
-symlink that leads out of the project) init refuses and writes nothing, naming each file (and
-line). A merge keeps
-every other key of the file. Running init again changes nothing.
+(malformed JSON or TOML, a key written twice, an entry of the same name that differs, a skill file
+that differs, a symlink that leads out of the project) init refuses and writes nothing, naming
+each file (and line). A merge adds the entry to the file's text and keeps every other byte
+(comments, layout, line endings). The writes go through directory handles opened from the project
+root without following links (``whileai_core.safepath``), all staged before the first is put in
+place, so a folder swapped for a link meanwhile is refused and a refusal at any point leaves the
+project as it was (``whileai_core.staged``). Running init again changes nothing.
 
-Why one module of ~500 lines: one plan collects every change (host entries, skills, AGENTS.md)
-before anything is written, so the all-or-nothing refusal is decided in one place.
+Why one module of ~600 lines: one plan collects every change (host entries, skills, AGENTS.md,
+CLAUDE.md) before anything is written, so the all-or-nothing refusal is decided in one place.
 
 References
 ----------
-[1] Claude Code docs: MCP (project scope, ``.mcp.json``) and Agent Skills (``.claude/skills``).
-[2] Cursor docs: MCP (``.cursor/mcp.json``, ``mcpServers``).
-[3] VS Code docs: MCP configuration reference (``.vscode/mcp.json``, ``servers``, ``type``).
-[4] Codex docs: Config basics (project ``.codex/config.toml``, trusted projects), MCP, Agent Skills
-    (``.agents/skills``).
-[5] VS Code docs: Agent Skills.
+[1] Claude Code docs, "Connect Claude Code to tools via MCP": project scope, ``.mcp.json``.
+[2] Claude Code docs, "Agent Skills": ``.claude/skills/``.
+[3] Claude Code docs, "Manage Claude's memory": ``./CLAUDE.md`` or ``./.claude/CLAUDE.md``,
+    imports with ``@path/to/import``, relative to the importing file.
+[4] Cursor docs, "Model Context Protocol": ``.cursor/mcp.json``, config interpolation
+    (``${workspaceFolder}``, ``${env:NAME}``).
+[5] Cursor docs, "Agent Skills": skill directories ``.agents/skills/`` and ``.cursor/skills/``.
+[6] VS Code docs, "MCP configuration reference": ``.vscode/mcp.json`` (``servers``, ``type``,
+    predefined variables), and the portable ``.mcp.json``.
+[7] VS Code docs, "Agent Skills reference": project skills in ``.github/skills/`` (Copilot).
+[8] Codex docs: "Config basics" (project ``.codex/config.toml``, trusted projects), "MCP"
+    (``[mcp_servers.<name>]``: ``command``, ``args``, ``cwd``), "Agent Skills"
+    (``.agents/skills/``).
 """
 
 from __future__ import annotations
@@ -41,17 +63,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from . import jsonc
+from .bundled import SKILLS_ENV, SkillsSource, in_a_cache, running_from_a_cache, skill_files
 from .defaults import AGENTS_SECTION_BEGIN, AGENTS_SECTION_END, INIT_SERVER_NAME
-from .errors import ArgumentError, ConfigError
+from .errors import ArgumentError, ConfigError, WhileaiError
 from .result import Result
-from . import safejson
+from .staged import StagedFile, put_in_place
 
-SKILLS_ENV = "WHILEAI_SKILLS_DIR"
 HostName = Literal["claude", "cursor", "vscode", "codex"]
 Action = Literal["create", "update", "unchanged", "link"]
+SERVER_PROGRAM = "whileai-mcp"
 
 # files of a skill folder that serve check.py, not the agent reading the skill
-_NOT_SHIPPED = {"fixtures.py", "__pycache__"}
+_NOT_SHIPPED = frozenset({"fixtures.py", "__pycache__"})
+# the Agent Skills name grammar (agentskills.io specification, `name`): what AGENTS.md may list
+_SKILL_NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
+_SKILL_NAME_MAX = 64
+_WORKSPACE = "${workspaceFolder}"
 
 
 @dataclass(frozen=True)
@@ -66,18 +94,28 @@ class Host:
     skills: str                 # where it reads project skills
     signs: tuple[str, ...]      # files or folders whose presence means the host is used here
     stdio_type: bool = False    # the entry names its transport ("type": "stdio")
+    comments: bool = False      # the config file is JSONC (comments, trailing commas)
+    # how an entry names the project folder: "." where the host starts servers in it, else the
+    # host's own variable for it
+    project: str = "."
 
 
 HOSTS: dict[str, Host] = {h.name: h for h in (
+    # [1] [2]: .mcp.json and .claude/skills; servers start in the project folder
     Host("claude", "Claude Code", ".mcp.json", "json", "mcpServers", ".claude/skills",
          (".mcp.json", ".claude", "CLAUDE.md")),
+    # [4] [5]: .cursor/mcp.json expands ${workspaceFolder}; .agents/skills is a project folder
     Host("cursor", "Cursor", ".cursor/mcp.json", "json", "mcpServers", ".agents/skills",
-         (".cursor",)),
-    Host("vscode", "VS Code", ".vscode/mcp.json", "json", "servers", ".agents/skills",
-         (".vscode",), stdio_type=True),
+         (".cursor",), project=_WORKSPACE),
+    # [6] [7]: JSONC, "type": "stdio", ${workspaceFolder}; Copilot's skills in .github/skills
+    Host("vscode", "VS Code", ".vscode/mcp.json", "json", "servers", ".github/skills",
+         (".vscode",), stdio_type=True, comments=True, project=_WORKSPACE),
+    # [8]: [mcp_servers.<name>] in a trusted project's .codex/config.toml; .agents/skills
     Host("codex", "Codex", ".codex/config.toml", "toml", "mcp_servers", ".agents/skills",
          (".codex",)),
 )}
+# with no host found: the portable file, which Claude Code and VS Code's Copilot both read [1, 6]
+FALLBACK_HOST = "claude"
 
 
 # --- results -------------------------------------------------------------------------------
@@ -88,7 +126,7 @@ class InitAction(Result):
     path: str                   # relative to the project root
     action: Action
     what: str
-    content: str | None = None  # the whole new text of a config file or AGENTS.md
+    content: str | None = None  # the whole new text of a config file, AGENTS.md or CLAUDE.md
 
     def render(self) -> str:
         return f"{self.action:9}  {self.path:40}  {self.what}"
@@ -99,10 +137,11 @@ class InitResult(Result):
 
     root: str
     hosts: list[str]
-    found: dict[str, str]       # host -> why it was chosen ("found .vscode" or "asked")
+    found: dict[str, str]       # host -> why it was chosen ("found .vscode", "asked", ...)
     dry_run: bool
     actions: list[InitAction]
-    server: dict[str, Any]      # the server entry written for every host
+    server: dict[str, Any]      # the server entry as a host that starts in the project reads it
+    entries: dict[str, dict[str, Any]] = {}  # host -> the entry written in its config
     notes: list[str] = []
 
     @property
@@ -116,7 +155,7 @@ class InitResult(Result):
         for a in self.actions:
             lines.append("  " + a.render())
             if self.dry_run and a.content is not None and a.action != "unchanged":
-                lines += ["      | " + ln for ln in a.content.rstrip("\n").split("\n")]
+                lines += ["      | " + ln for ln in a.content.rstrip("\r\n").split("\n")]
         verb = "would change" if self.dry_run else "changed"
         lines.append(f"{verb} {self.changed} of {len(self.actions)}"
                      + ("" if self.changed else ": already set up, nothing to do"))
@@ -129,37 +168,135 @@ class InitResult(Result):
 @dataclass
 class _Plan:
     root: Path
+    door: Any                   # a confined safepath.Root on the project
     actions: list[InitAction] = field(default_factory=list)
-    writes: list[tuple[Path, bytes, bool]] = field(default_factory=list)  # path, data, replace
-    links: list[tuple[Path, Path]] = field(default_factory=list)
+    writes: list[StagedFile] = field(default_factory=list)
+    links: list[tuple[str, Path]] = field(default_factory=list)   # (rel, target folder)
     problems: list[str] = field(default_factory=list)
 
-    def rel(self, path: Path) -> str:
+    def refuse(self, rel: str, problem: str) -> None:
+        line = f"{rel}: {problem}"
+        if line not in self.problems:
+            self.problems.append(line)
+
+    def kind(self, rel: str) -> str | None:
+        """"file", "dir", "link", "special" or None, looked at through the door."""
+        return self.door.locate(rel, argument=rel).kind()
+
+    def target(self, rel: str) -> str | None:
+        """Where ``rel`` lands, relative to the root: a link inside the project (a common
+        layout: ``.claude/skills -> ../.agents/skills``) is followed; one that leads out, or
+        nowhere, is refused (None)."""
+        here = self.root
+        for part in Path(rel).parts:
+            here = here / part
+            if here.is_symlink():
+                try:
+                    real = here.resolve(strict=True)
+                except (OSError, RuntimeError):
+                    self.refuse(self._rel(here), "is a broken symlink, where init needs a file "
+                                "or folder. Fix: remove the link, or leave this host out (--host)")
+                    return None
+                if not real.is_relative_to(self.root):
+                    self.refuse(self._rel(here), f"leads out of {self.root} through a symlink "
+                                f"(to {real}); init writes only inside the project. Fix: replace "
+                                "the link with a plain file or folder, or leave this host out "
+                                "(--host)")
+                    return None
+                here = real
+        return self._rel(here)
+
+    def _rel(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
 
-    def refuse(self, path: Path, problem: str) -> None:
-        self.problems.append(f"{self.rel(path)}: {problem}")
+    def read(self, rel: str) -> str | None:
+        """The file's text through the door (a regular file, no link, size-limited), or None
+        after a refusal naming it."""
+        data = self.read_bytes(rel)
+        if data is None:
+            return None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self.refuse(rel, f"is not UTF-8 text (byte {exc.start}). Fix: save it as UTF-8")
+            return None
+
+    def read_bytes(self, rel: str) -> bytes | None:
+        try:
+            return bytes(self.door.locate(rel, argument=rel).read_bytes(
+                "config", error=ConfigError))
+        except WhileaiError as err:
+            self.problems.append(str(err))
+            return None
+
+    def write(self, rel: str, text: str | bytes, old: str | None, action: Action, what: str,
+              shown: str | None = None) -> None:
+        data = text.encode("utf-8") if isinstance(text, str) else text
+        self.writes.append(StagedFile(rel, data, None if old is None else old.encode("utf-8")))
+        self.actions.append(InitAction(path=shown or rel, action=action, what=what,
+                                       content=text if isinstance(text, str) else None))
 
 
 def bundled_skills_dir() -> Path:
-    """``$WHILEAI_SKILLS_DIR`` if set, else the checkout's ``skills/`` (installed from a wheel:
-    the copy the wheel carries, see ``whileai_core.bundled``)."""
-    from .bundled import folder
-
-    env = os.environ.get(SKILLS_ENV)
-    return Path(env) if env else folder("skills")
+    """``$WHILEAI_SKILLS_DIR`` if set, else the checkout's ``skills/``, else the installed
+    package's copy (see ``whileai_core.bundled``)."""
+    return SkillsSource().folder
 
 
-def default_server_command() -> str:
-    """The ``whileai-mcp`` beside the running Python (its venv), else the one on PATH."""
-    beside = Path(sys.executable).with_name("whileai-mcp")
-    if beside.is_file():
-        return str(beside.absolute())
-    found = shutil.which("whileai-mcp")
-    if found:
-        return str(Path(found).absolute())
-    raise ArgumentError("no `whileai-mcp` beside this Python or on PATH. Fix: install the package "
-                        "(pip install -e .) or pass --command /path/to/whileai-mcp")
+@dataclass(frozen=True)
+class ServerCommand:
+    """The server program an entry runs: ``relative`` to the project (a venv inside it), or a
+    ``program`` found on the PATH, or ``given`` as the user wrote it."""
+
+    kind: Literal["relative", "program", "given"]
+    value: str
+
+    def for_host(self, host: Host) -> str:
+        if self.kind != "relative":
+            return self.value
+        return self.value if host.project == "." else f"{host.project}/{self.value}"
+
+
+def server_command(root: Path, command: str | None = None) -> tuple[ServerCommand, list[str]]:
+    """The program entries run, and notes for the user.
+
+    ``command`` given: a path inside the project becomes relative to it (a teammate's clone
+    has it at the same place); anything else is written as given. Default: the ``whileai-mcp``
+    beside the running Python when that environment lies inside the project, else the program
+    name ``whileai-mcp`` (hosts find it on the PATH: after ``pipx install`` or ``uv tool
+    install``). Under ``uvx`` the running environment is in uv's cache, which uv may delete,
+    so it is never written.
+    """
+    notes: list[str] = []
+
+    def inside(path: Path) -> str | None:
+        for candidate in (path.absolute(), path.resolve()):
+            if candidate.is_relative_to(root):
+                return candidate.relative_to(root).as_posix()
+        return None
+
+    if command is not None:
+        given = Path(command).expanduser()
+        rel = inside(given) if given.is_absolute() else None
+        if rel is not None:
+            return ServerCommand("relative", rel), notes
+        if given.is_absolute():
+            notes.append(f"the entries run {command}, a path on this machine: a teammate needs "
+                         "the server at the same place (or on the PATH: drop --command)")
+        return ServerCommand("given", command), notes
+    beside = Path(sys.executable).with_name(SERVER_PROGRAM)
+    if beside.is_file() and not running_from_a_cache():
+        rel = inside(beside)
+        if rel is not None:
+            return ServerCommand("relative", rel), notes
+    found = shutil.which(SERVER_PROGRAM)
+    if found is None or in_a_cache(found):
+        where = ("runs from uv's cache (uvx), which uv may delete"
+                 if running_from_a_cache() else "is not on the PATH here")
+        notes.append(f"the entries run `{SERVER_PROGRAM}`, which {where}: install the pack as a "
+                     "tool so hosts find it (`uv tool install whileai-skills` or `pipx install "
+                     "whileai-skills`, or the same with the wheel's path), or pass --command PATH")
+    return ServerCommand("program", SERVER_PROGRAM), notes
 
 
 def _hosts(root: Path, hosts: list[str] | None) -> dict[str, str]:
@@ -173,128 +310,76 @@ def _hosts(root: Path, hosts: list[str] | None) -> dict[str, str]:
         return {h: "asked" for h in HOSTS if h in hosts}
     found = {}
     for host in HOSTS.values():
-        sign = next((s for s in host.signs if (root / s).exists()), None)
+        sign = next((s for s in host.signs if os.path.lexists(root / s)), None)
         if sign is not None:
             found[host.name] = f"found {sign}"
     if not found:
-        raise ArgumentError(f"no agent host found in {root} (looked for "
-                            f"{', '.join(s for h in HOSTS.values() for s in h.signs)}). Fix: "
-                            "name one or more with --host claude|cursor|vscode|codex, or --host all")
+        found[FALLBACK_HOST] = ("no host's files here: the portable .mcp.json, read by Claude Code "
+                                "and VS Code")
     return found
 
 
-def _link_inside(plan: _Plan, path: Path) -> bool:
-    """Refuse (and say so) when ``path`` leads out of the root through a symlink.
-
-    A link that stays inside the root (``.claude/skills -> ../.agents/skills`` is a common
-    layout) is followed: the write lands where it points.
-    """
-    try:
-        real = path.resolve()
-    except (OSError, RuntimeError) as exc:  # a link loop
-        plan.refuse(path, f"cannot be resolved ({exc}). Fix: remove the broken link")
-        return True
-    if not real.is_relative_to(plan.root):
-        plan.refuse(path, f"leads out of {plan.root} through a symlink (to {real}); init "
-                          "writes only inside the project. Fix: replace the link with a plain "
-                          "file or folder, or leave this host out (--host)")
-        return True
-    return False
-
-
-def _check_folders(plan: _Plan, path: Path) -> None:
-    """Refuse, while planning, a path whose folder is in fact a file, a FIFO or a device: found
-    only when writing, it left the files written before it (a half-done init)."""
-    folder = plan.root
-    for part in path.relative_to(plan.root).parts[:-1]:
-        folder = folder / part
-        if folder.is_dir():  # a link inside the root was allowed by _link_inside
-            continue
-        if folder.is_symlink() or folder.exists():
-            what = "a broken symlink" if folder.is_symlink() and not folder.exists() else (
-                "a file" if folder.is_file() else "not a folder (a FIFO, socket or device)")
-            problem = (f"is {what}, where init needs a folder. Fix: remove or rename it, or "
-                       "leave this host out (--host)")
-            if f"{plan.rel(folder)}: {problem}" not in plan.problems:
-                plan.refuse(folder, problem)
-        return
-
-
-def _read(plan: _Plan, path: Path, what: str = "config") -> str | None:
-    """The file's text through the path door (regular files only, size-limited), or None after
-    a refusal naming it."""
-    from .errors import WhileaiError
-    from .safepath import read_text
-
-    try:
-        return read_text(path, what, argument=plan.rel(path), error=ConfigError,
-                         fix="make it a readable UTF-8 file")
-    except WhileaiError as err:
-        plan.problems.append(str(err))
-        return None
-
-
-def _entry(host: Host, command: str, args: list[str]) -> dict[str, Any]:
+def _entry(host: Host, command: ServerCommand) -> dict[str, Any]:
     entry: dict[str, Any] = {"type": "stdio"} if host.stdio_type else {}
-    entry.update(command=command, args=list(args))
+    entry.update(command=command.for_host(host), args=["--root", host.project])
     return entry
 
 
-def _indent(text: str) -> int | str:
-    """The indent of the first indented line, so a merged file keeps its own style."""
-    match = re.search(r"^([ \t]+)\S", text, re.M)
-    if not match:
-        return 2
-    ws = match.group(1)
-    return "\t" if ws.startswith("\t") else len(ws)
+def _newline(text: str) -> str:
+    return jsonc.newline_of(text)
 
 
 def _plan_json(plan: _Plan, host: Host, entry: dict[str, Any]) -> None:
-    path = plan.root / host.config
     what = f"MCP server `{INIT_SERVER_NAME}` for {host.label}"
-    if _link_inside(plan, path):
+    rel = plan.target(host.config)
+    if rel is None:
         return
     snippet = json.dumps({host.key: {INIT_SERVER_NAME: entry}})
-    if not path.exists():
-        text = json.dumps({host.key: {INIT_SERVER_NAME: entry}}, indent=2) + "\n"
-        plan.actions.append(InitAction(path=host.config, action="create", what=what, content=text))
-        plan.writes.append((path, text.encode(), False))
+    kind = plan.kind(rel)
+    if kind is None:
+        text = json.dumps({host.key: {INIT_SERVER_NAME: entry}}, indent=2,
+                          allow_nan=False) + "\n"
+        plan.write(rel, text, None, "create", what, shown=host.config)
         return
-    old = _read(plan, path)
+    old = plan.read(rel)
     if old is None:
         return
     try:
-        data = safejson.loads(old) if old.strip() else {}
+        data = jsonc.loads(old, comments=host.comments) if old.strip() else {}
     except json.JSONDecodeError as exc:
-        plan.refuse(path, f"line {exc.lineno}, column {exc.colno}: invalid JSON ({exc.msg}); init "
-                          "does not rewrite a file it cannot parse (comments included). Fix: "
-                          f"repair it, or add this entry by hand: {snippet}")
+        allowed = "JSON with comments" if host.comments else "JSON (comments included)"
+        plan.refuse(host.config, f"line {exc.lineno}, column {exc.colno}: invalid JSON "
+                    f"({exc.msg}); init does not rewrite a file it cannot read as {allowed}. "
+                    f"Fix: repair it, or add this entry by hand: {snippet}")
         return
     if not isinstance(data, dict):
-        plan.refuse(path, f"is a JSON {type(data).__name__}, expected an object with "
-                          f"`{host.key}`. Fix: make it an object, or add the entry by hand")
+        plan.refuse(host.config, f"is a JSON {type(data).__name__}, expected an object with "
+                    f"`{host.key}`. Fix: make it an object, or add the entry by hand")
         return
     servers = data.get(host.key, {})
     if not isinstance(servers, dict):
-        plan.refuse(path, f"`{host.key}` is a {type(servers).__name__}, expected an object "
-                          "of servers. Fix: make it an object")
+        plan.refuse(host.config, f"`{host.key}` is a {type(servers).__name__}, expected an "
+                    "object of servers. Fix: make it an object")
         return
     have = servers.get(INIT_SERVER_NAME)
     if have == entry:
         plan.actions.append(InitAction(path=host.config, action="unchanged", what=what))
         return
     if have is not None:
-        plan.refuse(path, f"already has a server `{INIT_SERVER_NAME}` that differs "
-                          f"({json.dumps(have)}); init will not replace it. Fix: delete that "
-                          f"entry and re-run, or keep yours")
+        plan.refuse(host.config, f"already has a server `{INIT_SERVER_NAME}` that differs "
+                    f"({json.dumps(have)}); init will not replace it. Fix: delete that entry "
+                    f"and re-run, or keep yours")
+        return
+    try:
+        text = jsonc.add_member(old, (host.key,), INIT_SERVER_NAME, entry,
+                                comments=host.comments)
+    except (ValueError, IndexError) as exc:
+        plan.refuse(host.config, f"the entry cannot be added to its text ({exc}). Fix: add "
+                    f"this entry by hand: {snippet}")
         return
     others = len(servers)
-    data[host.key] = {**servers, INIT_SERVER_NAME: entry}
-    text = json.dumps(data, indent=_indent(old), ensure_ascii=False) + "\n"
     kept = f" (kept {others} other server{'s' if others != 1 else ''})" if others else ""
-    plan.actions.append(InitAction(path=host.config, action="update", what=what + kept,
-                                   content=text))
-    plan.writes.append((path, text.encode(), True))
+    plan.write(rel, text, old, "update", what + kept, shown=host.config)
 
 
 def _plan_toml(plan: _Plan, host: Host, entry: dict[str, Any]) -> None:
@@ -302,23 +387,22 @@ def _plan_toml(plan: _Plan, host: Host, entry: dict[str, Any]) -> None:
 
     import tomli_w
 
-    path = plan.root / host.config
     what = f"MCP server `{INIT_SERVER_NAME}` for {host.label}"
-    if _link_inside(plan, path):
+    rel = plan.target(host.config)
+    if rel is None:
         return
     table = tomli_w.dumps({host.key: {INIT_SERVER_NAME: entry}})
-    if not path.exists():
-        plan.actions.append(InitAction(path=host.config, action="create", what=what, content=table))
-        plan.writes.append((path, table.encode(), False))
+    if plan.kind(rel) is None:
+        plan.write(rel, table, None, "create", what, shown=host.config)
         return
-    old = _read(plan, path)
+    old = plan.read(rel)
     if old is None:
         return
     try:
-        data = tomllib.loads(old)
+        data = tomllib.loads(old)  # a key written twice is an error here already
     except tomllib.TOMLDecodeError as exc:
-        plan.refuse(path, f"invalid TOML ({exc}); init does not rewrite a file it cannot parse. "
-                          f"Fix: repair it, or add by hand: {table!r}")
+        plan.refuse(host.config, f"invalid TOML ({exc}); init does not rewrite a file it cannot "
+                    f"parse. Fix: repair it, or add by hand: {table!r}")
         return
     servers = data.get(host.key, {})
     have = servers.get(INIT_SERVER_NAME) if isinstance(servers, dict) else None
@@ -326,87 +410,76 @@ def _plan_toml(plan: _Plan, host: Host, entry: dict[str, Any]) -> None:
         plan.actions.append(InitAction(path=host.config, action="unchanged", what=what))
         return
     if have is not None:
-        plan.refuse(path, f"already has [{host.key}.{INIT_SERVER_NAME}] and it differs "
-                          f"({have!r}); init will not replace it. Fix: delete that table and "
-                          "re-run, or keep yours")
+        plan.refuse(host.config, f"already has [{host.key}.{INIT_SERVER_NAME}] and it differs "
+                    f"({have!r}); init will not replace it. Fix: delete that table and re-run, "
+                    "or keep yours")
         return
-    # appended, not re-serialised: the user's comments and layout stay as they are
-    text = old if old.endswith("\n") or not old else old + "\n"
-    text += ("\n" if text.strip() else "") + table
+    # appended, not re-serialised: the user's comments, layout and line endings stay
+    nl = _newline(old)
+    text = old if old.endswith("\n") or not old else old + nl
+    text += (nl if text.strip() else "") + table.replace("\n", nl)
     try:
         merged = tomllib.loads(text)[host.key][INIT_SERVER_NAME]
     except (tomllib.TOMLDecodeError, KeyError, TypeError):
         merged = None
     if merged != entry:
-        plan.refuse(path, f"`{host.key}` is written in a form a new table cannot extend (an inline "
-                          f"table?). Fix: add by hand: {table!r}")
+        plan.refuse(host.config, f"`{host.key}` is written in a form a new table cannot extend "
+                    f"(an inline table?). Fix: add by hand: {table!r}")
         return
-    plan.actions.append(InitAction(path=host.config, action="update", what=what, content=text))
-    plan.writes.append((path, text.encode(), True))
+    plan.write(rel, text, old, "update", what, shown=host.config)
 
 
-def _skill_files(folder: Path) -> list[Path]:
-    files = []
-    for path in sorted(folder.rglob("*")):
-        rel = path.relative_to(folder)
-        if any(p in _NOT_SHIPPED or p.startswith(".") for p in rel.parts):
-            continue
-        if path.is_file():
-            files.append(rel)
-    return files
-
-
-def _plan_skill(plan: _Plan, source: Path, dest: Path, link: bool) -> None:
-    from .safepath import user_path
-
-    def read_bytes(path: Path, kind: str, **kw) -> bytes:
-        return user_path(path, argument=kw.pop("argument")).read_bytes(kind, **kw)
-
-    name = source.name
-    if _link_inside(plan, dest.parent):
+def _plan_skill(plan: _Plan, name: str, files: list[tuple[str, bytes]], source: Path,
+                dest: str, link: bool) -> None:
+    shown = f"{dest}/{name}/"
+    folder = plan.target(dest)
+    if folder is None:
         return
-    rel = plan.rel(dest) + "/"
-    if dest.is_symlink():
-        if dest.resolve() == source.resolve():
-            plan.actions.append(InitAction(path=rel, action="unchanged",
+    here = f"{folder}/{name}"
+    kind = plan.kind(here)
+    if kind == "link":
+        if (plan.root / here).resolve() == source.resolve():
+            plan.actions.append(InitAction(path=shown, action="unchanged",
                                            what=f"skill {name} (linked)"))
         else:
-            plan.refuse(dest, f"is a symlink to {os.readlink(dest)}, not to {source}. Fix: "
-                              "remove the link to install this skill, or keep yours")
+            plan.refuse(shown.rstrip("/"), f"is a symlink to {os.readlink(plan.root / here)}, "
+                        f"not to {source}. Fix: remove the link to install this skill, or keep "
+                        "yours")
         return
     if link:
-        if dest.exists():
-            plan.refuse(dest, "exists (a copy, or your own skill); --link will not replace it. "
-                              "Fix: remove it to link the pack's folder, or run init without --link")
+        if kind is not None:
+            plan.refuse(shown.rstrip("/"), "exists (a copy, or your own skill); --link will not "
+                        "replace it. Fix: remove it to link the pack's folder, or run init "
+                        "without --link")
             return
-        plan.actions.append(InitAction(path=rel, action="link", what=f"skill {name} -> {source}"))
-        plan.links.append((dest, source))
+        plan.actions.append(InitAction(path=shown, action="link", what=f"skill {name} -> {source}"))
+        plan.links.append((here, source))
         return
-    files = _skill_files(source)
     new, same = [], 0
-    for f in files:
-        target = dest / f
-        data = read_bytes(source / f, "config", argument=f"skill {name}", error=ConfigError)
-        if target.is_symlink() or (target.exists() and not target.is_file()):
-            plan.refuse(target, "is not a plain file. Fix: remove it, or keep yours")
+    for rel, data in files:
+        target = f"{here}/{rel}"
+        what = plan.kind(target)
+        if what is None:
+            new.append(StagedFile(target, data, None))
+            continue
+        if what != "file":
+            plan.refuse(f"{shown}{rel}", "is not a plain file. Fix: remove it, or keep yours")
             return
-        if target.exists():
-            if read_bytes(target, "config", argument=plan.rel(target),
-                          error=ConfigError) != data:
-                plan.refuse(target, f"differs from the pack's {name}/{f.as_posix()} (edited, or an "
-                                    "older version); init will not replace it. Fix: delete it "
-                                    "to take the pack's version, or keep yours")
-                return
-            same += 1
-        else:
-            new.append((target, data, False))
+        have = plan.read_bytes(target)
+        if have is None:
+            return
+        if have != data:
+            plan.refuse(f"{shown}{rel}", f"differs from the pack's {name}/{rel} (edited, or an "
+                        "older version); init will not replace it. Fix: delete it to take the "
+                        "pack's version, or keep yours")
+            return
+        same += 1
     n = len(files)
-    what = f"skill {name} ({n} file{'s' if n != 1 else ''})"
+    what_ = f"skill {name} ({n} file{'s' if n != 1 else ''})"
     if not new:
-        plan.actions.append(InitAction(path=rel, action="unchanged", what=what))
+        plan.actions.append(InitAction(path=shown, action="unchanged", what=what_))
         return
-    action: Action = "update" if same else "create"
-    plan.actions.append(InitAction(path=rel, action=action, what=what))
+    plan.actions.append(InitAction(path=shown, action="update" if same else "create", what=what_))
     plan.writes.extend(new)
 
 
@@ -429,44 +502,103 @@ def agents_section(skill_dirs: list[str], names: list[str]) -> str:
 
 
 def _plan_agents_md(plan: _Plan, section: str) -> None:
-    path = plan.root / "AGENTS.md"
     what = "whileai section (between its markers)"
-    if _link_inside(plan, path):
+    rel = plan.target("AGENTS.md")
+    if rel is None:
         return
-    if not path.exists():
-        plan.actions.append(InitAction(path="AGENTS.md", action="create", what=what,
-                                       content=section))
-        plan.writes.append((path, section.encode(), False))
+    if plan.kind(rel) is None:
+        plan.write(rel, section, None, "create", what, shown="AGENTS.md")
         return
-    old = _read(plan, path)
+    old = plan.read(rel)
     if old is None:
         return
+    nl = _newline(old)
+    section = section.replace("\n", nl)
     lines = old.split("\n")
     begins = [i for i, ln in enumerate(lines) if ln.strip() == AGENTS_SECTION_BEGIN]
     ends = [i for i, ln in enumerate(lines) if ln.strip() == AGENTS_SECTION_END]
     if not begins and not ends:
-        sep = "" if not old.strip() else ("\n" if old.endswith("\n") else "\n\n")
+        sep = "" if not old.strip() else (nl if old.endswith("\n") else nl + nl)
         text = old + sep + section if old.strip() else section
-        plan.actions.append(InitAction(path="AGENTS.md", action="update", what=what,
-                                       content=text))
-        plan.writes.append((path, text.encode(), True))
+        plan.write(rel, text, old, "update", what, shown="AGENTS.md")
         return
     if len(begins) != 1 or len(ends) != 1 or ends[0] < begins[0]:
         marks = ", ".join(f"line {i + 1}" for i in sorted(begins + ends))
-        plan.refuse(path, f"its whileai markers are out of order or repeated ({marks}); init "
-                          f"replaces exactly one section from {AGENTS_SECTION_BEGIN} to "
-                          f"{AGENTS_SECTION_END}. Fix: keep one pair, begin before end")
+        plan.refuse("AGENTS.md", f"its whileai markers are out of order or repeated ({marks}); "
+                    f"init replaces exactly one section from {AGENTS_SECTION_BEGIN} to "
+                    f"{AGENTS_SECTION_END}. Fix: keep one pair, begin before end")
         return
     b, e = begins[0], ends[0]
     text = "\n".join(lines[:b]) + ("\n" if b else "") + section + "\n".join(lines[e + 1:])
     if text == old:
         plan.actions.append(InitAction(path="AGENTS.md", action="unchanged", what=what))
         return
-    plan.actions.append(InitAction(path="AGENTS.md", action="update", what=what, content=text))
-    plan.writes.append((path, text.encode(), True))
+    plan.write(rel, text, old, "update", what, shown="AGENTS.md")
+
+
+def _plan_claude_import(plan: _Plan) -> None:
+    """An ``@AGENTS.md`` line in the project's CLAUDE.md, where one exists: Claude Code reads
+    CLAUDE.md, not AGENTS.md, and imports a file named on a line of its own [3]."""
+    for name, line in (("CLAUDE.md", "@AGENTS.md"), (".claude/CLAUDE.md", "@../AGENTS.md")):
+        if not os.path.lexists(plan.root / name):
+            continue
+        rel = plan.target(name)
+        if rel is None:
+            return
+        old = plan.read(rel)
+        if old is None:
+            return
+        what = "imports AGENTS.md (Claude Code reads CLAUDE.md, not AGENTS.md)"
+        if any(ln.strip() == line for ln in old.splitlines()):
+            plan.actions.append(InitAction(path=name, action="unchanged", what=what))
+            return
+        nl = _newline(old)
+        sep = "" if not old.strip() else (nl if old.endswith("\n") else nl + nl)
+        plan.write(rel, old + sep + line + nl, old, "update", what, shown=name)
+        return
+
+
+def _check_folders(plan: _Plan, rel: str) -> None:
+    """Refuse, while planning, a path whose folder is in fact a file, a FIFO or a device: found
+    only when writing, it left the files written before it (a half-done init)."""
+    parts = Path(rel).parts[:-1]
+    for i in range(len(parts)):
+        upto = "/".join(parts[:i + 1])
+        kind = plan.kind(upto)
+        if kind in (None, "dir"):
+            if kind is None:
+                return
+            continue
+        what = {"file": "a file", "link": "a symlink"}.get(
+            kind, "not a folder (a FIFO, socket or device)")
+        plan.refuse(upto, f"is {what}, where init needs a folder. Fix: remove or rename it, or "
+                    "leave this host out (--host)")
+        return
 
 
 # --- the command ---------------------------------------------------------------------------
+
+def _skills(source: SkillsSource) -> list[tuple[str, list[tuple[str, bytes]]]]:
+    names = source.names()
+    if not names:
+        raise ArgumentError(f"no skills found in {source.folder} (no */SKILL.md). Fix: pass "
+                            f"--skills DIR or set {SKILLS_ENV} to the pack's skills folder")
+    bad = [n for n in names if not _SKILL_NAME.fullmatch(n) or len(n) > _SKILL_NAME_MAX]
+    if bad:
+        shown = ", ".join(repr(n[:80]) for n in bad[:3])
+        raise ArgumentError(f"{source.folder}: the skill folder{'s' if len(bad) > 1 else ''} "
+                            f"{shown} {'are' if len(bad) > 1 else 'is'} not a skill name "
+                            "(lowercase letters, digits and single hyphens, at most "
+                            f"{_SKILL_NAME_MAX} characters: the Agent Skills format); init lists "
+                            "skill names in AGENTS.md, so no other text is taken. Fix: rename "
+                            "the folder")
+    root = source.root()
+    out = []
+    for name in names:
+        folder = root.locate(name, argument="skill")
+        out.append((name, skill_files(folder, skip=_NOT_SHIPPED, error=ArgumentError)))
+    return out
+
 
 def init_project(root: str | os.PathLike = ".", *, hosts: list[str] | None = None,
                  dry_run: bool = False, link: bool = False, command: str | None = None,
@@ -474,58 +606,62 @@ def init_project(root: str | os.PathLike = ".", *, hosts: list[str] | None = Non
     """Write the MCP server entry, the skills and the AGENTS.md section for a project's hosts.
 
     ``hosts``: names from :data:`HOSTS` (or ``["all"]``); default: the hosts whose files or
-    folders are in ``root``. ``link``: symlink the skill folders to the pack's instead of copying.
-    ``command``: the server executable (default :func:`default_server_command`). ``dry_run``:
-    plan and report, write nothing. Raises :class:`ConfigError` (nothing written) when any file
+    folders are in ``root``, or, when there are none, the portable ``.mcp.json`` (Claude Code;
+    VS Code reads it too). ``link``: symlink the skill folders to the pack's instead of copying.
+    ``command``: the server program (default: see :func:`server_command`). ``dry_run``: plan
+    and report, write nothing. Raises :class:`ConfigError` (nothing written) when any file
     cannot be merged, naming each.
     """
+    from .safepath import Root
+
     base = Path(root).expanduser()
     if not base.is_dir():
         raise ArgumentError(f"{str(root)!r} is not a folder. Fix: pass the project's root folder "
                             "(default: the current directory)")
     base = base.resolve()
     chosen = _hosts(base, hosts)
-    source = Path(skills_dir).expanduser() if skills_dir is not None else bundled_skills_dir()
-    skills = sorted(p.parent for p in source.glob("*/SKILL.md")) if source.is_dir() else []
-    if not skills:
-        raise ArgumentError(f"no skills found in {source} (no */SKILL.md). Fix: pass --skills "
-                            f"DIR or set {SKILLS_ENV} to the pack's skills folder")
-    cmd = command if command is not None else default_server_command()
-    args = ["--root", str(base)]
-    plan = _Plan(root=base)
+    source = SkillsSource(skills_dir)
+    skills = _skills(source)
+    if link and (source.is_package and running_from_a_cache() or in_a_cache(source.folder)):
+        raise ArgumentError(f"--link would point into {source.folder}, in a cache that uv may "
+                            "delete (uvx). Fix: run init without --link (the skills are copied), "
+                            "or install the pack first (uv tool install / pipx install)")
+    cmd, notes = server_command(base, command)
+    plan = _Plan(root=base, door=Root(base, confined=True, error=ConfigError,
+                                      label="the project folder"))
+    entries = {}
     for name in chosen:
         host = HOSTS[name]
-        entry = _entry(host, cmd, args)
-        (_plan_json if host.fmt == "json" else _plan_toml)(plan, host, entry)
+        entries[name] = _entry(host, cmd)
+        (_plan_json if host.fmt == "json" else _plan_toml)(plan, host, entries[name])
     skill_dirs = list(dict.fromkeys(HOSTS[h].skills for h in chosen))
     for folder in skill_dirs:
-        for skill in skills:
-            _plan_skill(plan, skill, base / folder / skill.name, link)
-    _plan_agents_md(plan, agents_section(skill_dirs, [s.name for s in skills]))
-    for path in [p for p, _, _ in plan.writes] + [d for d, _ in plan.links]:
-        _check_folders(plan, path)
-    planned: dict[Path, bytes] = {}
-    for path, data, _ in plan.writes:  # two folders may be one (a link): one write each
-        if planned.setdefault(path.resolve(), data) != data:
-            plan.refuse(path, "is reached twice through links with different content. Fix: "
-                              "choose one host (--host)")
+        for name, files in skills:
+            _plan_skill(plan, name, files, source.folder / name, folder, link)
+    _plan_agents_md(plan, agents_section(skill_dirs, [n for n, _ in skills]))
+    if "claude" in chosen:
+        _plan_claude_import(plan)
+    for rel in [w.rel for w in plan.writes] + [d for d, _ in plan.links]:
+        _check_folders(plan, rel)
+    planned: dict[str, bytes] = {}
+    for w in plan.writes:  # two folders may be one (a link): one write each
+        if planned.setdefault(w.rel, w.data) != w.data:
+            plan.refuse(w.rel, "is reached twice through links with different content. Fix: "
+                        "choose one host (--host)")
+    plan.writes = list({w.rel: w for w in plan.writes}.values())
     if plan.problems:
         raise ConfigError(f"init changed nothing in {base}: " + "; ".join(plan.problems))
-    notes = []
     if "codex" in chosen:
         notes.append("Codex reads .codex/config.toml only in a trusted project; otherwise put the "
                      "same [mcp_servers.whileai] table in ~/.codex/config.toml")
+    if hosts is None and chosen.get(FALLBACK_HOST, "").startswith("no host"):
+        notes.append("no agent host's files were found, so init wrote the portable .mcp.json "
+                     "(Claude Code; VS Code reads it too). For another host: whileai-skills init "
+                     "--host cursor|vscode|codex, or --host all")
     if not dry_run:
-        from .io import write_atomic
-
-        done: set[Path] = set()
-        for path, data, replace in plan.writes:
-            real = path.resolve()  # inside the root: checked while planning
-            if real not in done:
-                done.add(real)
-                write_atomic(real, data, overwrite=replace)
-        for dest, target in plan.links:
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.symlink_to(target.resolve(), target_is_directory=True)
+        put_in_place(plan.door, plan.writes, links=plan.links,
+                     what=f"init changed nothing in {plan.root}")
+    plain = HOSTS["claude"]
     return InitResult(root=str(base), hosts=list(chosen), found=chosen, dry_run=dry_run,
-                      actions=plan.actions, server={"command": cmd, "args": args}, notes=notes)
+                      actions=plan.actions, server=_entry(plain, cmd), entries=entries,
+                      notes=notes)

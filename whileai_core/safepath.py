@@ -540,6 +540,13 @@ class UserPath:
             os.close(fd)
         return sorted(entries)
 
+    def open_folder(self, *, create: bool = False,
+                    error: type[WhileaiError] = ArgumentError) -> int:
+        """A descriptor on this folder, walked from the root without following a link (missing
+        folders made with ``create``); the caller closes it. Files written through it with
+        ``dir_fd`` land in this folder even if a link is swapped in on its path meanwhile."""
+        return self._walk(self.parts, error, create=create)
+
     def __truediv__(self, name: str) -> UserPath:
         return self.child(*[n for n in str(name).split("/") if n not in ("", ".")])
 

@@ -14,7 +14,7 @@ import re
 import tomllib
 from typing import Any
 
-from ..defaults import MODAL_GPU_TYPES, MODAL_MAX_GPUS, PRIME_RL_RECIPE, RUN_GPU, RUN_WALL_HOURS
+from ..defaults import MODAL_GPU_TYPES, MODAL_MAX_GPUS, PRIME_RL_RECIPE, RUN_GPU
 from ..errors import ArgumentError, ConfigError, WhileaiError
 from ..progress import step
 from ..voice import arg, call, choose
@@ -22,6 +22,8 @@ from ..voice import name as op_name
 from ..safepath import Root, UserPath
 from . import lock
 from .backend import get_backend
+from .forecast import forecast as forecast_run
+from .forecast_check import measure, past_error, recorded
 from .registry import (ACTIVE, BACKENDS, FINISHED, Registry, RunRecord, claimable, now,
                        run_id)
 from .results import Cancelled, Collected, Launch, RunList, RunPlan
@@ -159,15 +161,19 @@ def _plan(target: Target, name: str, backend, gpu: str | None, gpu_count: int,
     notes: list[str] = []
     ready = True
     if backend.name == "modal":
-        hours = RUN_WALL_HOURS[target.recipe] if target.recipe in RUN_WALL_HOURS else max(
-            RUN_WALL_HOURS.values())
-        est, basis = hours * gpu_count, (f"{gpu_count} GPU x ~{hours:g} h wall clock for "
-                                         f"{target.recipe} (defaults.RUN_WALL_HOURS, a planning "
-                                         "guess, not a measurement)")
         notes.append(f"spends money on Modal: launch only with {arg('confirm', True)}")
     else:
-        est, basis = 0.0, "CPU only: the recipe's offline smoke, no GPU"
         notes.append("the local backend runs only the recipe's CPU smoke path, not its training")
+    try:  # the run's own shape: tokens, memory per GPU, time, dollars (a misfit is refused)
+        forecast = forecast_run(target, backend.name, gpu, gpu_count)
+    except WhileaiError as exc:
+        forecast = None
+        ready = False
+        notes.append(f"not ready to launch: {exc}")
+    if forecast is not None and not forecast.fits:
+        ready = False
+        notes.append("not ready to launch: it does not fit in memory (the forecast's refusal "
+                     "says where, its fixes what would fit)")
     try:  # what the run will need (a package, a token) is checked now, not when it fails
         backend.check_ready(target)
     except WhileaiError as exc:
@@ -188,9 +194,12 @@ def _plan(target: Target, name: str, backend, gpu: str | None, gpu_count: int,
             notes.append(f"not ready to launch: {exc}")
     return RunPlan(run_id=id, name=name, target=target.label, target_kind=target.kind,
                    recipe=target.recipe, sha256=target.sha256, backend=backend.name, gpu=gpu,
-                   gpu_count=gpu_count, est_gpu_hours=est, est_basis=basis,
+                   gpu_count=gpu_count,
+                   est_gpu_hours=forecast.gpu_hours.value if forecast else 0.0,
+                   est_basis=forecast.summary() if forecast else "no forecast (see notes)",
                    command=command, spends_money=backend.spends_money,
-                   ready=ready, notes=notes, state_dir=str(registry.dir))
+                   ready=ready, notes=notes, state_dir=str(registry.dir), forecast=forecast,
+                   past_error=past_error(registry.all(), backend.name))
 
 
 def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str = "modal",
@@ -230,7 +239,8 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
     registry = Registry(state_dir, create=confirm)
     plan = _plan(target, run_name, runner, gpu_spec, gpu_count, registry)
     fields = dict(id=plan.run_id, name=run_name, target=target.label, target_kind=target.kind,
-                  recipe=target.recipe, sha256=target.sha256, backend=backend_name, gpu=gpu_spec)
+                  recipe=target.recipe, sha256=target.sha256, backend=backend_name, gpu=gpu_spec,
+                  forecast=None if plan.forecast is None else recorded(plan.forecast))
     if not confirm:
         record = registry.get(plan.run_id)
         if record is not None and record.status != "planned":
@@ -247,6 +257,14 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
     # progress steps (and so the points where a cancelled call stops) come only before the
     # claim and after the handle is recorded: never between them, where a stop would leave a
     # started run unrecorded
+    if plan.forecast is None:  # the config could not be read for a forecast: say why, and stop
+        try:
+            forecast_run(target, backend_name, gpu_spec, gpu_count)
+        except WhileaiError as exc:
+            raise type(exc)(f"nothing was launched or recorded: {exc}") from None
+    elif not plan.forecast.fits:  # refused before anything spends
+        raise ConfigError(f"nothing was launched or recorded: {plan.forecast.refusal}. Fix: "
+                          f"{'; or '.join(plan.forecast.fixes)}")
     step(1, 3, f"checking the {backend_name} backend")
     try:  # a missing package or token fails before anything is recorded
         runner.check_ready(target)
@@ -381,6 +399,10 @@ def collect_run(id: str, *, state_dir: str | os.PathLike | None = None) -> Colle
             record.status, f"not finished ({record.status}): poll "
                            f"{call('run_status', id=record.id)}")
         return Collected(run=public(record), ready=False, note=note)
+    if record.measured is None:  # the wall clock it took, beside what the plan forecast
+        measured = measure(record, registry.run_dir(record.id))
+        if measured is not None:
+            record = registry.set_measured(record.id, measured) or record
     results = record.results or {}
     metrics = {k: v for k, v in results.items() if k not in ROW_FIELDS}
     before, after = results.get("before_rows"), results.get("after_rows")

@@ -31,7 +31,7 @@ from ..result import Result
 
 STATE_DIR_ENV = "WHILEAI_STATE_DIR"
 REGISTRY_FILE = "runs.sqlite3"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the forecast and measured columns (a version-1 registry gains them)
 
 Status = Literal["planned", "launching", "running", "succeeded", "failed", "cancelled"]
 Backend = Literal["modal", "local"]
@@ -59,6 +59,8 @@ CREATE TABLE IF NOT EXISTS runs (
     updated_at  TEXT NOT NULL,
     launched_at TEXT,
     finished_at TEXT,
+    forecast    TEXT,
+    measured    TEXT,
     UNIQUE (sha256, name, backend)
 );
 CREATE INDEX IF NOT EXISTS runs_by_created ON runs (created_at);
@@ -92,6 +94,8 @@ class RunRecord(Result):
     ``handle``: what the backend needs to find the run again (Modal: ``call_id``; local: ``pid``,
     ``log``, ``out``), or None while nothing was started. ``results``: the recipe's results
     JSON once the run succeeded (kept here because Modal drops call outputs after a while).
+    ``forecast``: what the plan forecast when it launched (``whileai_core.runs.forecast``);
+    ``measured``: what collect_run measured beside it (wall clock, GPU hours, the ratio).
     """
 
     id: str
@@ -110,6 +114,8 @@ class RunRecord(Result):
     updated_at: str
     launched_at: str | None = None
     finished_at: str | None = None
+    forecast: dict[str, Any] | None = None
+    measured: dict[str, Any] | None = None
 
     def summary_line(self) -> str:
         gpu = f" gpu={self.gpu}" if self.gpu and self.backend == "modal" else ""
@@ -125,16 +131,19 @@ class RunRecord(Result):
             lines.append(f"error: {self.error}")
         if self.finished_at:
             lines.append(f"finished: {self.finished_at[:19]}Z")
+        if self.forecast or self.measured:
+            from .forecast_check import describe  # lazy: it imports this module
+            lines += describe(self.forecast, self.measured)
         return "\n".join(lines)
 
 
-_JSON_FIELDS = ("handle", "results")
+_JSON_FIELDS = ("handle", "results", "forecast", "measured")
 
 
 def _record(row: sqlite3.Row) -> RunRecord:
     data = dict(row)
     for key in _JSON_FIELDS:
-        if data[key] is not None:
+        if data.get(key) is not None:
             data[key] = json.loads(data[key])
     return RunRecord(**data)
 
@@ -168,6 +177,7 @@ class Registry:
                 with self._write(db):  # executescript would commit early: one statement at a time
                     for statement in filter(str.strip, _SCHEMA.split(";")):
                         db.execute(statement)
+                    _add_columns(db)
                     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def run_dir(self, id: str) -> Path:
@@ -270,11 +280,13 @@ class Registry:
             stamp = now()
             if row is None:
                 db.execute(_insert_sql(), {**_blank(), **fields, "status": "launching",
+                                           "forecast": _json(fields.get("forecast")),
                                            "created_at": stamp, "updated_at": stamp})
             elif claimable(row["status"], row["handle"]):
                 db.execute("UPDATE runs SET status = 'launching', gpu = ?, error = NULL, "
-                           "finished_at = NULL, updated_at = ? WHERE id = ?",
-                           (fields.get("gpu"), stamp, fields["id"]))
+                           "finished_at = NULL, forecast = ?, measured = NULL, updated_at = ? "
+                           "WHERE id = ?", (fields.get("gpu"), _json(fields.get("forecast")),
+                                            stamp, fields["id"]))
             else:
                 return _record(row), False
             row = db.execute("SELECT * FROM runs WHERE id = ?", (fields["id"],)).fetchone()
@@ -304,6 +316,14 @@ class Registry:
             row = db.execute("SELECT * FROM runs WHERE id = ?", (id,)).fetchone()
         return _record(row) if changed else None
 
+    def set_measured(self, id: str, measured: dict[str, Any]) -> RunRecord | None:
+        """Record what a finished run measured beside its forecast (collect_run); once."""
+        with self._connect() as db, self._write(db):
+            db.execute("UPDATE runs SET measured = ?, updated_at = ? WHERE id = ? AND measured IS "
+                       "NULL", (_json(measured), now(), id))
+            row = db.execute("SELECT * FROM runs WHERE id = ?", (id,)).fetchone()
+        return None if row is None else _record(row)
+
     def set_handle(self, id: str, handle: dict[str, Any]) -> None:
         """Record the backend handle the moment it exists (before any status change)."""
         with self._connect() as db, self._write(db):
@@ -313,7 +333,20 @@ class Registry:
 
 _COLUMNS = ("id", "name", "target", "target_kind", "recipe", "sha256", "backend", "gpu",
             "status", "handle", "error", "results", "created_at", "updated_at", "launched_at",
-            "finished_at")
+            "finished_at", "forecast", "measured")
+# columns added after version 1: a registry written before them gains them, empty
+_ADDED_COLUMNS = ("forecast", "measured")
+
+
+def _add_columns(db: sqlite3.Connection) -> None:
+    have = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
+    for column in _ADDED_COLUMNS:
+        if column not in have:
+            db.execute(f"ALTER TABLE runs ADD COLUMN {column} TEXT")
+
+
+def _json(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, sort_keys=True)
 
 
 def claimable(status: str, handle: Any) -> bool:

@@ -10,11 +10,18 @@ from typing import Any, Literal
 
 from ..result import Result, fmt_value
 from ..stats import Comparison
+from .forecast import Forecast, ForecastError
+from .forecast_check import describe
 from .registry import RunRecord
 
 
 class RunPlan(Result):
-    """What a confirmed launch would do: where, on which GPUs, for about how long, exactly how."""
+    """What a confirmed launch would do: where, on which GPUs, for about how long, exactly how.
+
+    ``forecast``: tokens, memory per GPU, wall clock and dollars, each labelled measured /
+    derived / assumption (``est_gpu_hours`` and ``est_basis`` are its GPU hours and summary);
+    ``past_error``: how the forecasts of past runs on this backend compared with what they took.
+    """
 
     run_id: str
     name: str
@@ -32,14 +39,18 @@ class RunPlan(Result):
     ready: bool
     notes: list[str]
     state_dir: str
+    forecast: Forecast | None = None
+    past_error: ForecastError | None = None
 
     def render(self) -> str:
         where = (f"Modal, {self.gpu} ({self.gpu_count} GPU)" if self.backend == "modal"
                  else "this machine, CPU only (the recipe's offline smoke)")
         lines = [f"plan {self.run_id}: {self.target_kind} {self.target} as {self.name!r}",
-                 f"where:   {where}",
-                 f"cost:    ~{self.est_gpu_hours:g} GPU hours ({self.est_basis})",
-                 f"command: {self.command}"]
+                 f"where:   {where}", f"command: {self.command}"]
+        lines.append(self.forecast.render() if self.forecast is not None else
+                     f"cost:    ~{self.est_gpu_hours:.2f} GPU hours ({self.est_basis})")
+        if self.past_error is not None:
+            lines.append(f"past:    {self.past_error.render()}")
         lines += [f"note: {n}" for n in self.notes]
         return "\n".join(lines)
 
@@ -100,6 +111,7 @@ class Collected(Result):
 
     def render(self) -> str:
         lines = [self.run.summary_line()]
+        lines += describe(self.run.forecast, self.run.measured)
         if self.note:
             lines.append(self.note)
         for key, value in sorted((self.metrics or {}).items()):

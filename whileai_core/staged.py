@@ -1,0 +1,195 @@
+"""Put a set of files (and folder links) in place under a confined root, all of them or none.
+
+``whileai-skills init`` writes many files at once (host configs, skill files, AGENTS.md). Written
+one by one, by name, two things went wrong: a folder swapped for a symlink between two writes sent
+the later files wherever the link pointed, and a refusal halfway left the project half-written.
+Here, in three phases:
+
+1. **Stage.** Each file is written to a temporary file in its own folder, through a handle on that
+   folder opened from the root one component at a time without following links
+   (``UserPath.open_folder``). A folder swapped for a link before that is refused; one swapped
+   after is not followed, since the handle is the folder itself.
+2. **Check.** Each target is still as planned: absent for a new file, the planned-from bytes for
+   a replaced one (another program may have written it meanwhile).
+3. **Commit.** Each staged file is linked into place (a new file: ``link`` fails if the name
+   appeared, so nothing is clobbered) or renamed over the old one (its permissions kept), and each
+   link is made, all through the folder handles.
+
+A failure at any point undoes what was done: staged files removed, new files and links removed,
+replaced files given their old bytes back, the folders made for them removed. The caller gets one
+``ConfigError`` saying nothing was changed, and why.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import ConfigError, WhileaiError
+
+_TEMP = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+@dataclass(frozen=True)
+class StagedFile:
+    """A file to put in place: ``rel`` below the root (no link in it), its new bytes, and the
+    bytes it was planned from (None: it must not exist)."""
+
+    rel: str
+    data: bytes
+    old: bytes | None
+
+
+@dataclass
+class _Item:
+    rel: str
+    fd: int                     # the folder's handle
+    name: str
+    old: bytes | None
+    tmp: str | None = None      # the staged file, while it is one
+    link: Path | None = None
+    done: bool = False
+
+
+def put_in_place(root, files: list[StagedFile], *, links: list[tuple[str, Path]] = (),
+                 what: str = "nothing was changed") -> None:
+    """Write ``files`` and make ``links`` (``(rel, target folder)``) under ``root`` (a confined
+    ``safepath.Root``), all or none; raise ``ConfigError("<what>: <why>. Fix: ...")``."""
+    made: list[str] = []
+    items: list[_Item] = []
+    fds: dict[str, int] = {}
+
+    def folder(rel: str) -> tuple[int, str]:
+        parent, _, name = rel.rpartition("/")
+        if parent not in fds:
+            parts = [p for p in parent.split("/") if p]
+            for i in range(len(parts)):
+                upto = "/".join(parts[:i + 1])
+                if root.locate(upto, argument=upto).kind() is None:
+                    made.append(upto)
+            fds[parent] = root.locate(parent or ".", argument=parent or ".").open_folder(
+                create=True, error=ConfigError)
+        return fds[parent], name
+
+    try:
+        try:
+            for f in files:
+                fd, name = folder(f.rel)
+                item = _Item(f.rel, fd, name, f.old)
+                items.append(item)
+                item.tmp = _stage(fd, name, f.data, keep_mode=f.old is not None)
+            for rel, target in links:
+                fd, name = folder(rel)
+                items.append(_Item(rel, fd, name, None, link=target))
+            for item in items:
+                if item.old is None:
+                    if _mode(item.fd, item.name) is not None:
+                        raise ConfigError(f"{item.rel} appeared while it was being written")
+                elif _read_at(item.fd, item.name) != item.old:
+                    raise ConfigError(f"{item.rel} changed while it was being written")
+            for item in items:
+                _commit(item)
+        except (OSError, WhileaiError) as exc:
+            _undo(root, items, made)
+            reason = exc if isinstance(exc, WhileaiError) else _os_words(exc)
+            raise ConfigError(f"{what}: {reason}. Fix: make sure nothing else changes these files "
+                              "or folders meanwhile, then run it again") from None
+    finally:
+        for fd in fds.values():
+            os.close(fd)
+
+
+def _stage(fd: int, name: str, data: bytes, *, keep_mode: bool) -> str:
+    tmp = f".{name[:100]}.{secrets.token_hex(6)}.tmp"
+    out = os.open(tmp, _TEMP, 0o666, dir_fd=fd)  # 0o666 less the umask, as open() gives
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(out, view):]
+        if keep_mode:  # a replaced file keeps its permissions (a 0600 file stays 0600)
+            mode = _mode(fd, name)
+            if mode is not None:
+                os.fchmod(out, stat.S_IMODE(mode))
+        os.fsync(out)
+    except BaseException:
+        os.close(out)
+        os.unlink(tmp, dir_fd=fd)
+        raise
+    os.close(out)
+    return tmp
+
+
+def _commit(item: _Item) -> None:
+    if item.link is not None:
+        os.symlink(item.link, item.name, target_is_directory=True, dir_fd=item.fd)
+    elif item.old is None:
+        os.link(item.tmp, item.name, src_dir_fd=item.fd, dst_dir_fd=item.fd,
+                follow_symlinks=False)  # fails if the name appeared: no clobber
+        os.unlink(item.tmp, dir_fd=item.fd)
+    else:
+        os.rename(item.tmp, item.name, src_dir_fd=item.fd, dst_dir_fd=item.fd)
+    item.tmp = None
+    item.done = True
+
+
+def _undo(root, items: list[_Item], made: list[str]) -> None:
+    for item in reversed(items):
+        try:
+            if item.tmp is not None:
+                os.unlink(item.tmp, dir_fd=item.fd)
+            if not item.done:
+                continue
+            if item.old is None:
+                os.unlink(item.name, dir_fd=item.fd)
+            else:  # the old bytes back, the same way they were replaced
+                tmp = _stage(item.fd, item.name, item.old, keep_mode=True)
+                os.rename(tmp, item.name, src_dir_fd=item.fd, dst_dir_fd=item.fd)
+        except OSError:
+            continue
+    for rel in sorted(set(made), key=lambda r: -r.count("/")):
+        parent, _, name = rel.rpartition("/")
+        try:
+            fd = root.locate(parent or ".", argument=parent or ".").open_folder(error=ConfigError)
+        except WhileaiError:
+            continue
+        try:
+            os.rmdir(name, dir_fd=fd)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+
+def _mode(fd: int, name: str) -> int | None:
+    try:
+        return os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
+    except FileNotFoundError:
+        return None
+
+
+def _read_at(fd: int, name: str) -> bytes | None:
+    """The regular file ``name`` in the folder ``fd`` (no link followed), or None."""
+    try:
+        handle = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                         dir_fd=fd)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            return None
+        chunks = []
+        while chunk := os.read(handle, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(handle)
+
+
+def _os_words(exc: OSError) -> str:
+    from .failures import os_reason
+
+    why, _ = os_reason(exc)
+    return f"{exc.filename}: {why}" if exc.filename else why

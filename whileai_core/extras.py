@@ -25,6 +25,7 @@ MODULES: dict[str, str] = {
     "matplotlib": "plot",
     "inspect_ai": "test",
     "pytest": "test", "hypothesis": "test", "skills_ref": "test", "yaml": "test",
+    "xdist": "test",
     "uv": "test", "pipx": "test",
 }
 

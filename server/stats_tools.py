@@ -19,7 +19,7 @@ from whileai_core.stats import Comparison, HoldoutSize, ManyComparisons, PassAt
 
 from .tooling import (MAX_K, MAX_SCORE, PAGE_DEFAULT, READ_ONLY, DetailArg, Env, LevelArg,
                       LimitArg, OffsetArg, RowsArg, SeedArg, ThresholdArg, ToolInput, ToolSpec,
-                      named, read_rows, values_of, with_table)
+                      named, read_rows, source, values_of, with_table)
 
 EffectArg = Annotated[float, Field(
     gt=0, lt=1, allow_inf_nan=False, description="Smallest change in pass@1 worth detecting, as a fraction in (0, 1): 0.05 = "
@@ -137,13 +137,22 @@ class CompareRunsInput(ToolInput):
     seed: SeedArg = BOOTSTRAP_SEED
     threshold: ThresholdArg = None
     metric: MetricArg = "pass"
+    selected_on: Annotated[str | list[str] | list[dict[str, Any]] | None, Field(
+        description="When `after` is a checkpoint chosen among several: the tasks it was chosen "
+                    "on (a path to a task or rows file under the workspace root, e.g. a split "
+                    "freeze_holdout wrote, or a list of task ids). The result's `selection` "
+                    "says whether that is the set it is scored on (an optimistic score) and "
+                    "the fix.")] = None
 
 
 def compare_runs(args: CompareRunsInput, env: Env) -> Comparison:
     before = read_arm(args.before, env, argument="before", threshold=args.threshold)
     after = read_arm(args.after, env, argument="after", threshold=args.threshold)
+    chosen = None if args.selected_on is None else source(args.selected_on, env.workspace,
+                                                         argument="selected_on")
     return compare(before, after, level=args.level, run_std=args.run_std, seed=args.seed,
-                   metric=args.metric, effect=args.effect, noise_runs=args.noise_runs)
+                   metric=args.metric, effect=args.effect, noise_runs=args.noise_runs,
+                   selected_on=chosen)
 
 
 # --- compare_many --------------------------------------------------------------------------

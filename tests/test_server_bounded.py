@@ -101,7 +101,9 @@ FIXED_SIZE = {
     "list_skills": "the skills folder", "get_skill": "one skill's metadata; its text once",
     "freeze_holdout": "a name and a path",
     "import_rows": "counts and paths: the rows go to `out` (tests/test_server_import.py)", "cheat_probes": "one row per probe (a fixed set)",
-    "watch_run": "a verdict and the last points", "plot_band": "the numbers behind one picture",
+    "watch_run": "a verdict and the last points",
+    "diagnose_run": "eight findings (20 steps each) and the last 50 steps, n of N",
+    "plot_band": "the numbers behind one picture",
     "plot_forest": "one row per category", "plot_judge_audit": "one row per judge",
 }
 

@@ -64,15 +64,15 @@ class CategoryTable(Result):
 
     cut_lists = ("lines",)
 
-    def bounded(self, limit: int) -> CategoryTable:
+    def _cut_lists(self, limit: int) -> CategoryTable:
         """Cut as every result is; with a comparison, half as many lines and behaviours (each
         category is then two entries), and the lines shown are the categories the comparison
         shows, smallest p first, so the two parts of the answer speak of the same ones."""
         if self.comparison is None:
-            return super().bounded(limit)
+            return super()._cut_lists(limit)
         order = {b.name: i for i, b in enumerate(self.comparison.behaviours)}
         lines = sorted(self.lines, key=lambda ln: order.get(ln.category, len(order)))
-        cut = Result.bounded(self.model_copy(update={"lines": lines}), max(1, limit // 2))
+        cut = Result._cut_lists(self.model_copy(update={"lines": lines}), max(1, limit // 2))
         if cut.shown and len(cut.lines) < len(lines):
             cut = cut.model_copy(update={"shown": cut.shown + " (the smallest p first)"})
         return cut

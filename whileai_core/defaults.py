@@ -77,6 +77,12 @@ _source("PLANNING_RHO",
         "inferred: correlation of true per-task pass rates before vs after training of one model, "
         "lower end of the 0.8-0.95 range in shared/reference/stats.md sec. 7 (conservative)")
 
+RHO_ALTERNATIVES = (0.5,)
+_source("RHO_ALTERNATIVES",
+        "holdout_size states what an assumed rho costs if the arms correlate less: the tasks "
+        "needed and the power of the planned n at rho 0.5 (independent check: the planned n "
+        "holds 79.4-80.3% power at rho 0.8 and 62.3% at 0.5)")
+
 HOLDOUT_TABLE_KS = (1, 2, 4, 8, 16, 32)
 _source("HOLDOUT_TABLE_KS", "shared/reference/stats.md sec. 10.5: report n(k) for these k")
 
@@ -748,12 +754,32 @@ _source("REGISTRY_LOCK_WAIT_S",
 
 SMALL_SAMPLE_TASKS = 30
 _source("SMALL_SAMPLE_TASKS",
-        "bench/stats_study.py (docs/statistics-study.md, table A): below 30 tasks the percentile "
-        "task bootstrap "
-        "covers 82-95% of the time for pass@1 with 4-16 rollouts (a 95% interval; worst on "
-        "skewed difficulty); the effective-n interval (Korn & Graubard 1998) covers 94-99% there. "
-        "From 30 "
-        "tasks the bootstrap is kept (93-96% in the issue-13 study; results unchanged)")
+        "superseded in 0.3 and no longer read: the interval rule (whileai_core.stats.intervals) "
+        "is one formula at every number of tasks; 30 was the seam where it switched to the "
+        "percentile bootstrap, which covered 65-93.6% at 30 tasks against 98.3-100% at 29 "
+        "(docs/statistics-study.md, the seam table); kept one version for imports")
+
+INTERVAL_RULE = ("0/1 outcome per task: mid_p under 10 tasks, agresti_coull from 10; a share "
+                 "of several 0/1 outcomes: effective_n capped by the outcomes; pass@k, pass^k "
+                 "and graded rewards: hall_t, pass@k and pass^k held to pass@1's interval")
+_source("INTERVAL_RULE",
+        "bench/stats_study.py, 1,000+ replications a cell (docs/statistics-study.md, table A): "
+        "shares of 0/1 outcomes take Agresti-Coull on the effective n m(1-m)/SE^2 (Agresti & "
+        "Coull 1998; Korn & Graubard 1998), which carries a binomial's skew; pass@k, pass^k and "
+        "graded rewards take Hall's skewness-corrected t (Hall 1992, JRSS-B 54:221; Johnson "
+        "1978, JASA 73:536), chosen over the t interval, the percentile bootstrap, the "
+        "bootstrap-t, a logit-t and the effective n by the study (table K); pass@k and pass^k are held to "
+        "the bounds pass@1's interval gives them by Jensen's inequality (pass^k >= (pass@1)^k, "
+        "pass@k <= 1 - (1 - pass@1)^k, equal when the tasks are alike)")
+
+RARE_GROUP_TASKS = 50
+_source("RARE_GROUP_TASKS",
+        "bench/stats_study.py, the needle shape (a tenth of the tasks at pass rate 0.95 among "
+        "tasks at 0.02, 16 rollouts): pass@1 covers 66-68% at 10 tasks and 87-93% at 20-31 by "
+        "every rule, "
+        "because a sample that drew no easy task (0.9^n: 35% at 10 tasks, 4% at 30) looks like "
+        "hard tasks only; from 50 tasks (0.5%) the rule covers 93% or more. Under 50 tasks each "
+        "interval's note says it covers only when the tasks are alike")
 
 BINARY_EXACT_BELOW = 10
 _source("BINARY_EXACT_BELOW",
@@ -761,26 +787,26 @@ _source("BINARY_EXACT_BELOW",
         "test_zero_one_rule_exact_coverage): Agresti-Coull (Agresti & Coull 1998) keeps >= "
         "92.5% from 10 tasks but 89.6% at 5; the mid-p interval "
         "(Lancaster 1961; Brown, Cai & DasGupta 2001 sec. 4) keeps >= 93.1% at 5, so it is used "
-        "below 10 tasks when every per-task value is 0 or 1")
+        "below 10 tasks when each task is one 0/1 outcome")
 
 SIGN_FLIP_BELOW = 30
 _source("SIGN_FLIP_BELOW",
-        "bench/stats_study.py (docs/statistics-study.md, table B): the percentile paired bootstrap "
-        "says 'moved' up "
-        "to 8.2% per direction under no change at 5 tasks and 5.2% at 10; the sign-flip test "
-        "(at most 2.4% per direction from 10 to 30 tasks; Fisher 1935; exact "
-        "McNemar on 0/1 values) is exact at any n, so it decides whenever fewer than 30 tasks "
-        "are paired or fewer than 30 of them changed")
+        "superseded in 0.3 and no longer read: the sign-flip test (Fisher 1935; exact McNemar on "
+        "0/1 values) decides a paired change at every number of tasks; the paired percentile "
+        "bootstrap it replaced from 30 tasks said 'moved' 3.5-6.3% per direction under no change "
+        "on graded rewards at 30-40 tasks (the paired t test: 2.5%); kept one version for imports")
 
 SIGN_FLIP_EXACT_PATTERNS = 2 ** 16
 _source("SIGN_FLIP_EXACT_PATTERNS",
         "convention: the sign-flip distribution is enumerated exactly up to 65,536 sign patterns "
         "(16 changed tasks, < 0.1 s); above it, BOOTSTRAP_RESAMPLES seeded random patterns")
 
-NOISE_DEFAULT_RUNS = 3
+NOISE_DEFAULT_RUNS = 2
 _source("NOISE_DEFAULT_RUNS",
-        "stated rule: a run_std given without the number of re-runs behind it is read as from 3 "
-        "runs, the fewest noise_floor recommends (its t quantile then has 2 degrees of freedom)")
+        "stated rule: a run_std given without the number of re-runs behind it is read as from 2 "
+        "runs, the fewest noise_floor takes, so an unstated count can only widen the band; read "
+        "as 3 (until 0.3), a run_std from 2 runs let 13.9% of pure-noise differences through "
+        "(independent check; 15.2% in bench/stats_study.py table D3), read as 2 it lets 5.3%")
 
 NOISE_TIE_TOLERANCE = 1e-9
 _source("NOISE_TIE_TOLERANCE",
@@ -879,14 +905,224 @@ _source("KAPPA_CI_RULE",
         "10 items, 20-89% at 20 and 40% at 50 items with a true kappa of 0.98; widened, 95-100% "
         "(independent check, 1,000 replications per cell, 2026-11-30)")
 
-NOISE_TIED_RUNS_RULE = "run_std 0 from tied runs: the band uses the within-task predicted run_std"
+NOISE_TIED_RUNS_RULE = ("run_std 0 from tied runs: the band uses the within-task predicted run_std, "
+                        "each task's variance from its rollouts pooled over the re-runs")
 _source("NOISE_TIED_RUNS_RULE",
         "noise_floor: re-runs that all score the same give run_std 0 and a band of 0, which "
         "let every difference through; run scores are means of 0/1 rollouts and move in steps, "
         "so ties are common with few rollouts (independent check: 50 tasks x 4 rollouts, 10% "
         "easy tasks, 2 re-runs: 12.8% of pure-noise differences passed the band, sd 1.1, "
         "against the promised 5%). The band then rests on the within-task prediction "
-        "sqrt(sum_i s_i^2/n_i)/C (shared/reference/stats.md sec. 6) and the result says so")
+        "sqrt(sum_i s_i^2/n_i)/C (shared/reference/stats.md sec. 6) and the result says so. With "
+        "one rollout per task no run alone estimates s_i^2, so it is pooled over the re-runs "
+        "(until 0.3 there was no prediction and the band stayed 0: 19.5% passed at 50 tasks of "
+        "one rollout with 10% easy ones, 0.0% since; when every re-run agrees on every task the "
+        "rule of three bounds the variance; bench/stats_study.py table D2)")
+
+# --- watching without peeking: error rates that hold at every look -----------------------------
+
+WATCH_SPENDING = "alpha_t = (1 - level) / (t (t + 1)) at look t = 1, 2, ..."
+_source("WATCH_SPENDING",
+        "an alpha-spending plan stated before the first look (Lan & DeMets 1983, Biometrika "
+        "70(3):659-663), spent by look number because the number of looks is open: the spent "
+        "errors sum to 1 - level, so the intervals of every look hold together (a confidence "
+        "sequence by a union bound; Howard, Ramdas, McAuliffe & Sekhon 2021, Ann. Statist. "
+        "49(2):1055-1080, Lemma 3: then any stopping look keeps the error). watch_run's held-out "
+        "interval at look t is Student's t on the per-task paired deltas at level 1 - alpha_t; "
+        "the training climb's band uses the same one-sided alpha_t / 2, so P(an honest run whose "
+        "held-out score and training reward never move is ever stopped) <= 1 - level. Cost in "
+        "width against the fixed-sample interval at one look (two-sided 95%, normal quantile "
+        "1.960): look 1: 2.241 (1.14x); look 10: 3.51 (1.79x); look 20: 3.85 (1.96x); look 50: "
+        "4.27 (2.18x); with 40 tasks Student's t adds 4% at look 1. Measured "
+        "(bench/watch_anytime.py, docs/reward-hacking.md): 10, 20 and 50 looks of honest flat "
+        "runs stopped at most 0.2% of the time with confirm 2 and 2.3% with confirm 1 (the "
+        "fixed-sample rule: up to 11% with confirm 2). A look whose held-out tasks all changed "
+        "by one amount has no t interval: its interval is the exact zero-spread bound "
+        "(hacking.anytime.zero_spread_bound)")
+SOURCES["WATCH_CONFIRM"] = (
+    "measured (bench/hacking_false_alarms.py, then bench/watch_anytime.py): the stop condition "
+    "must hold at 2 held-out evaluations in a row. With the spending plan one look is already "
+    "valid (flat honest runs stopped about 2% at 10-50 looks), but an honest run whose held-out "
+    "set gains only part of the training gain is stopped 43-72% of the time at one look and "
+    "16-34% at two: 2 keeps those runs going one look longer")
+
+WATCH_SCAN_EVERY = 5
+_source("WATCH_SCAN_EVERY",
+        "convention, untested: watch_run scans the batch of every 5th step (each scan a look of "
+        "WATCH_SPENDING's plan, so scanning more often costs width, not false alarms)")
+
+SCAN_RUN_SHARE = 0.5
+_source("SCAN_RUN_SHARE",
+        "a stated share of the run's error for its repeated scans: scan j spends SCAN_RUN_SHARE "
+        "x (1 - level) / (j (j + 1)), so an honest run's scans alarm at some scan with "
+        "probability at most SCAN_RUN_SHARE x (1 - level) = 0.025 at level 0.95, however many "
+        "there are (a union bound). At the full share the bound over 50 scans is 0.049, and "
+        "the batches of a run are independent, so the union bound is nearly exact: measured "
+        "0.052 [0.035, 0.079] of 400 honest runs, not separable from 0.05. Halved (bound "
+        "0.0245 over 50 scans): 0.024 [0.016, 0.035] of 1,000 honest runs over 50 scans "
+        "(bench/watch_anytime.py --only scan, docs/reward-hacking.md); the planted length hack "
+        "is still caught at every run's scan 1-3. The feature alarm only advises (the "
+        "stop rule is the held-out test, with its own 1 - level), so a watched honest run "
+        "raises either alarm with probability at most (1 + SCAN_RUN_SHARE) x (1 - level)")
+
+SCAN_MAX_SHUFFLES = 200_000
+_source("SCAN_MAX_SHUFFLES",
+        "convention: a repeated scan at look j needs p-values down to SCAN_RUN_SHARE x "
+        "(1 - level) / (j (j + 1)); shuffles go on past SCAN_SHUFFLES, only while a feature can "
+        "still reach it (Besag & Clifford 1991, Biometrika 78(2):301-304), up to 2 / alpha_j and "
+        "at most 200,000: at level 0.95 a scan past look 70 can no longer alarm (1 / 200,001 > "
+        "0.025 / (71 x 72))")
+
+# --- the run doctor (whileai_core.hacking.doctor) -----------------------------------------------
+
+DOCTOR_ZERO_SPREAD_SHARE = 0.5
+_source("DOCTOR_ZERO_SPREAD_SHARE",
+        "convention, untested: zero_advantage fires when a step's share of groups whose "
+        "rollouts all got one reward has its 95% interval above 0.5 (more than half the batch "
+        "teaches nothing; DAPO, Yu et al. 2025, arXiv:2503.14476, drops such groups); false "
+        "alarms measured in bench/watch_anytime.py")
+
+DOCTOR_TRUNCATION_SHARE = 0.5
+_source("DOCTOR_TRUNCATION_SHARE",
+        "convention, untested: truncation_lock_in fires when a step's share of rollouts cut at "
+        "the token cap has its 95% interval above 0.5 (most replies unfinished); measured in "
+        "bench/watch_anytime.py")
+
+DOCTOR_DISTINCT_SHARE = 0.75
+_source("DOCTOR_DISTINCT_SHARE",
+        "convention, untested: diversity_collapse fires when the mean share of distinct replies "
+        "in a group has its 95% interval below 0.75 (fewer than 3 in 4 rollouts of a prompt are "
+        "new; sampling at temperature 1 gives about 1); the interval counts groups, so 8 groups "
+        "at 0.25 reach 0.59 and 0.5 would never fire on them (bench/watch_anytime.py)")
+
+DOCTOR_ENTROPY_FALL = 0.1
+_source("DOCTOR_ENTROPY_FALL",
+        "convention, untested: entropy_runaway fires when the logged entropy falls below 0.1x, "
+        "or rises above DOCTOR_ENTROPY_RISE x, the median of its first 3 logged steps")
+
+DOCTOR_ENTROPY_RISE = 3.0
+_source("DOCTOR_ENTROPY_RISE", "convention, untested: see DOCTOR_ENTROPY_FALL")
+
+DOCTOR_KL_MAX = 0.1
+_source("DOCTOR_KL_MAX",
+        "convention, untested: kl_runaway fires when the logged KL (TRL's kl to the reference; "
+        "prime-rl's mismatch_kl between trainer and inference) exceeds max(0.1, 10x the median "
+        "of its first 3 logged steps)")
+
+DOCTOR_MAX_OFF_POLICY = 8
+_source("DOCTOR_MAX_OFF_POLICY",
+        "prime-rl 559b447 OrchestratorConfig.max_off_policy_steps default (Field(8, ge=0), "
+        "packages/prime-rl-configs/src/prime_rl/configs/orchestrator.py); the run's own "
+        "configs/orchestrator.json wins when present")
+
+DOCTOR_STEPS_SHOWN = 50
+_source("DOCTOR_STEPS_SHOWN", "convention: a diagnosis lists the last 50 steps (n of N)")
+
+# --- hardening, third round: user code in children, the transport, bounded answers -------------
+
+CHILD_MEMORY_MB = 8192
+_source("CHILD_MEMORY_MB",
+        "convention, untested: a reward child or a local run may map at most 8 GB of address "
+        "space (RLIMIT_AS, set in the child before any user code runs); importing numpy and "
+        "torch on CPU maps well under that; WHILEAI_CHILD_MEMORY_MB changes it")
+
+CHILD_ENV_NAMES = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ",
+                   "TMPDIR", "TEMP", "TMP", "TERM")
+_source("CHILD_ENV_NAMES",
+        "convention: the variables a child we start (a reward, a local run) keeps from the "
+        "server's environment, with every LC_* and the CHILD_ENV_PREFIXES below; nothing else "
+        "reaches it (no token or key) unless the call names it (pass_env)")
+
+CHILD_ENV_PREFIXES = ("LC_", "OMP_", "MKL_", "OPENBLAS_", "CUDA_", "XDG_")
+_source("CHILD_ENV_PREFIXES",
+        "convention: thread-count, locale and device variables a numeric child may need; a name "
+        "that looks secret (KEY, TOKEN, SECRET, PASSWORD, CREDENTIAL) is dropped even so")
+
+LOCAL_RUN_TIMEOUT_S = 3600.0
+_source("LOCAL_RUN_TIMEOUT_S",
+        "convention, untested: a local run (a recipe's CPU smoke) is killed after an hour; the "
+        "smokes take seconds to minutes here")
+
+MCP_MAX_CONNECTIONS = 256
+_source("MCP_MAX_CONNECTIONS",
+        "convention, untested: open HTTP connections at once, and never more than a quarter of "
+        "the open-file limit left after a reserve of 64 (1,100 half-open connections at a "
+        "1,024-file limit made the process exit before this bound)")
+
+MCP_HEAD_TIMEOUT_S = 10.0
+_source("MCP_HEAD_TIMEOUT_S",
+        "convention, untested: a connection that has not sent a whole request head (request line "
+        "and headers) 10 s after it opened, or after its last answer, is closed (slowloris)")
+
+MCP_BODY_TIMEOUT_S = 30.0
+_source("MCP_BODY_TIMEOUT_S",
+        "convention, untested: a request body (at most MCP_MAX_FRAME_BYTES) must arrive within "
+        "30 s of its head, else 408")
+
+MCP_SESSION_SWEEP_S = 1.0
+_source("MCP_SESSION_SWEEP_S",
+        "convention: how often the HTTP server looks for sessions past their idle time (an open "
+        "GET stream does not keep a session alive)")
+
+TEXT_SHOWN_CHARS = (2000, 400, 120, 40)
+_source("TEXT_SHOWN_CHARS",
+        "convention: a string in an answer is cut to the first of these lengths that brings the "
+        "answer under its byte bound (a 10 MB task id gave a 50 MB answer); the cut says "
+        "'n of N characters'")
+
+MESSAGE_WORD_CHARS = 200
+_source("MESSAGE_WORD_CHARS",
+        "convention: a run of more than 200 characters without a space in an error message (an "
+        "echoed id, a path) is cut, saying 'n of N characters'")
+
+MESSAGE_MAX_CHARS = 4000
+_source("MESSAGE_MAX_CHARS",
+        "convention: an error message is at most 4,000 characters (its head and its fix kept)")
+
+HEAVY_READ_BYTES = 8 << 20
+_source("HEAVY_READ_BYTES",
+        "convention: a rows file or archive of 8 MB or more is a heavy read (parsing it holds "
+        "~11x its size in memory, measured on graded rows)")
+
+HEAVY_READS_AT_ONCE = 2
+_source("HEAVY_READS_AT_ONCE",
+        "convention: at most 2 tool calls parse a heavy file at once in the server (the GIL runs "
+        "one parse at a time anyway; more only multiplied memory: 9 concurrent calls on a "
+        "100 MB file ran out of memory); the rest wait TOOL_QUEUE_WAIT_S, then are answered busy")
+
+MAX_ARCHIVE_MB = 64
+_source("MAX_ARCHIVE_MB",
+        "measured here: Inspect's reader holds up to ~51x what a .eval log unpacks to (the red "
+        "team's 114 KB log reached 5.3 GB), so what an archive unpacks to has its own limit, "
+        "below the rows limit: 64 MB caps one import near 3.5 GB (ARCHIVE_MEMORY_FACTOR); "
+        "WHILEAI_MAX_ARCHIVE_MB or --max-file-mb archive=MB")
+
+JSON_STEP_CHARS = 1 << 20
+_source("JSON_STEP_CHARS",
+        "measured here: json.loads holds the GIL for a whole document (a 100 MB array delayed "
+        "tools/list 1.6 s, a 100 MB JSONL 5.2 s); a large array is parsed in steps of about "
+        "4 M characters (~40 ms each), so the server's event loop gets the GIL between steps")
+
+TOKEN_MIN_DISTINCT = 10
+_source("TOKEN_MIN_DISTINCT",
+        "convention: a bearer token needs at least 10 different characters besides its length "
+        "(36 x 'a' was accepted); secrets.token_urlsafe(32) and token_hex(16) always pass")
+
+HEAVY_WAIT_S = 60.0
+_source("HEAVY_WAIT_S",
+        "convention, untested: a call that finds every place for a heavy read taken waits a "
+        "minute (a 100 MB file parses in ~10 s here), then is answered busy")
+
+ROWS_MEMORY_FACTOR = 26
+_source("ROWS_MEMORY_FACTOR",
+        "measured here: the rows reader's peak memory over the file's size was 5.9x on graded "
+        "rows (108 MB -> 634 MB) and 25x on rows padded with empty objects (30 MB -> 750 MB), "
+        "the worst JSON gives (a 3-byte '{},' becomes a 64-byte dict and a pointer)")
+
+ARCHIVE_MEMORY_FACTOR = 55
+_source("ARCHIVE_MEMORY_FACTOR",
+        "measured here: inspect_ai 0.3.285's reader (and the rows built from it) peaked at 51x "
+        "what a .eval log unpacks to (30 MB of empty objects in a sample's metadata -> 1.54 GB)")
 
 # --- loading rows once (whileai_core.rows_cache) --------------------------------------------------
 

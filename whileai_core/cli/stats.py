@@ -46,7 +46,7 @@ def _compare(args):
     result = compare(_arm(args.before, args.before_seed), _arm(args.after, args.after_seed),
                      level=args.level, run_std=args.run_std, noise_runs=args.noise_runs,
                      effect=args.effect, seed=args.seed, threshold=args.threshold,
-                     metric=args.metric)
+                     metric=args.metric, selected_on=args.selected_on)
 
     def draw(out, overwrite):
         from ..pictures import forest_picture
@@ -127,6 +127,10 @@ def register(sub) -> None:
                    help="run_std of the same eval re-run (see noise-floor); sets the noise band")
     p.add_argument("--noise-runs", type=int, default=None,
                    help="re-runs behind --run-std (default: read as 3, and said)")
+    p.add_argument("--selected-on", default=None, metavar="FILE",
+                   help="AFTER is a checkpoint chosen among several on these tasks (a task or "
+                        "rows file, e.g. a split freeze-holdout wrote): say whether that is the "
+                        "set it is scored on, and the fix")
     _effect(p)
     add_interval_flags(p)
     _metric(p)

@@ -9,6 +9,11 @@
 - :func:`~whileai_core.hacking.watch.watch_run`: per step, the training reward beside the held-out
   pass rate (paired against step 0); ``stop`` only when the held-out interval moves down, or
   stays flat while the training reward climbs beyond its own noise.
+- :func:`~whileai_core.hacking.doctor.diagnose_run`: from a run's own files, per step, the
+  signatures of a run that learns nothing or the wrong thing (zero-advantage groups, truncation
+  lock-in, staleness, verifier noise, diversity collapse, entropy or KL running away).
+- :mod:`~whileai_core.hacking.anytime`: the spending plan that keeps watch_run's and the
+  repeated scans' false-alarm rates at every look.
 - :mod:`~whileai_core.hacking.reward`: how a reward is called: a Python callable, a
   ``module:function`` inside the workspace, or a command, both in a child process with a timeout.
 """
@@ -23,6 +28,7 @@ _EXPORTS = {
     "RewardError": "reward", "RewardRunner": "reward", "reward_runner": "reward",
     "FeatureEvidence": "scan", "HackScan": "scan", "hack_scan": "scan",
     "Watch": "watch", "WatchStep": "watch", "watch_records": "watch", "watch_run": "watch",
+    "Diagnosis": "doctor", "Finding": "doctor", "diagnose_run": "doctor",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from ..result import Result, fmt_value
 from ..stats import Comparison
-from .forecast import Forecast, ForecastError
+from .forecast_results import Forecast, ForecastError
 from .forecast_check import describe
 from .registry import RunRecord
 

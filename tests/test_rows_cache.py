@@ -48,6 +48,24 @@ def test_another_threshold_reads_the_same_load(tmp_path, parses):
     assert len(parses) == 1
 
 
+def test_a_kept_load_keeps_its_budgets_and_reads_the_reward_at_each_threshold(tmp_path, parses):
+    # a 0-10 grade: at the default mark 1.0 nearly every reply passes (a warning); at 5 it reads
+    path = write_jsonl(tmp_path / "r.jsonl", [
+        {"task_id": "a", "reward": 7.0, "max_tokens": 256, "finish_reason": "length"},
+        {"task_id": "a", "reward": 2.0, "max_tokens": 256, "completion_tokens": 90}])
+    cache = RowsCache()
+    plain, at_five = cache.load(path), cache.load(path, threshold=5)
+    assert len(parses) == 1 and at_five.budget is plain.budget
+    assert plain.budget.max_tokens.tolist() == [256.0, 256.0]
+    assert not plain.budget.max_tokens.flags.writeable   # shared by every caller
+    assert plain.truncated.tolist() == [True, False]     # `length` and nothing said
+    assert at_five.truncated.tolist() == [True, False] and at_five.passes.tolist() == [1]
+    assert plain.reward_scale.looks_like == "0-10" and plain.reward_scale.threshold == 1.0
+    assert "threshold=10" in plain.reward_scale.warning
+    assert at_five.reward_scale.threshold == 5.0 and "as given" in at_five.reward_scale.warning
+    assert cache.load(path).reward_scale is plain.reward_scale   # read once per load
+
+
 @pytest.mark.parametrize("change", ["rewrite", "same size, time put back", "append"])
 def test_a_changed_file_is_parsed_again(tmp_path, parses, change):
     path = write_jsonl(tmp_path / "r.jsonl", [{"task_id": "a", "reward": 1.0}])
@@ -146,7 +164,9 @@ def test_errors_are_the_loaders_and_nothing_is_kept(tmp_path, parses):
 def test_a_second_route_rows_in_one_server_session_does_not_parse(server, ws, parses,
                                                                   monkeypatch):
     monkeypatch.setattr(rows_cache, "SHARED", RowsCache())
-    write_jsonl(ws / "runs" / "r.jsonl", rows_of(GRPO_OUTCOMES))
+    # 12 tasks (a-d three times): the route needs 6 before it answers question 3
+    twelve = {f"{t}{i}": o for i in range(3) for t, o in GRPO_OUTCOMES.items()}
+    write_jsonl(ws / "runs" / "r.jsonl", rows_of(twelve))
     first = ok(call(server, "route_rows", {"rows": "runs/r.jsonl", "model": MODEL}))
     second = ok(call(server, "route_rows", {"rows": "runs/r.jsonl", "model": MODEL}))
     assert first == second and first["route"] == "grpo"

@@ -46,6 +46,13 @@ def portrait(rows) -> dict:
         "present": {f: rows.present(f).tolist() for f in rows.fields},
         "kinds": {f: sorted(k.__name__ for k in rows.kinds(f)) for f in rows.fields},
         "records": json.dumps(rows.records, sort_keys=True),
+        # what the load derives: token budgets (NaN as None), field presence, the reward's kind
+        "budget": None if rows.budget is None else (
+            [None if v != v else v for v in rows.budget.max_tokens.tolist()],
+            [None if v != v else v for v in rows.budget.completion_tokens.tolist()],
+            rows.budget.finish_reason),
+        "has": {f: rows.has_field(f) for f in [*rows.fields, "max_tokens", "absent"]},
+        "scale": rows.reward_scale.model_dump(),
     }
 
 
@@ -61,6 +68,9 @@ row = st.fixed_dictionaries(
     optional={"truncated": st.sampled_from([True, False, None]),
               "model": st.sampled_from(["m", "m@step-2", None]),
               "scenario_id": st.sampled_from(["s1", "s2"]),
+              "max_tokens": st.sampled_from([1, 512, 512.0, None]),
+              "completion_tokens": st.sampled_from([0, 40, 700, None]),
+              "finish_reason": st.sampled_from(["stop", "length", None]),
               "note": extra, "tags": extra})
 layout = st.lists(st.tuples(row, st.sampled_from(["", "", "", "\n", "  \n", "\t\n\n"])),
                   min_size=1, max_size=30)
@@ -200,6 +210,54 @@ def test_where_keeps_every_field_of_the_kept_rows(tmp_path):
     assert [part.line_of(i) for i in range(2)] == [2, 4]
     assert part.records == [{"task_id": "t2", "reward": 0, "note": "n"},
                             {"task_id": "t1", "reward": 0}]
+
+
+# token budgets, refused at the line either way (the rows written here, the line known from it)
+BUDGET_MALFORMED: list[tuple[str, str, int, str]] = [
+    ("string max_tokens", _file(OK1, '{"task_id": "t", "reward": 1, "max_tokens": "512"}'), 2,
+     "`max_tokens` is '512'"),
+    ("zero max_tokens", _file('{"task_id": "t", "reward": 1, "max_tokens": 0}'), 1,
+     "`max_tokens` is 0"),
+    ("fractional tokens", _file(OK1, OK2, '{"task_id": "t", "reward": 1, '
+                                          '"completion_tokens": 2.5}'), 3,
+     "`completion_tokens` is 2.5"),
+    ("negative tokens", _file(OK1, "", '{"task_id": "t", "reward": 1, "completion_tokens": -1}'),
+     3, "`completion_tokens` is -1"),
+    ("bool max_tokens", _file(OK1, '{"task_id": "t", "reward": 1, "max_tokens": true}'), 2,
+     "`max_tokens` is True"),
+    ("max_tokens past a float", _file(OK1, '{"task_id": "t", "reward": 1, "max_tokens": %s}'
+                                      % ("9" * 400)), 2, "`max_tokens` is an integer of 400 digits"),
+    ("numeric finish_reason", _file(OK1, '{"task_id": "t", "reward": 1, "finish_reason": 3}'), 2,
+     "`finish_reason` is 3"),
+]
+
+
+@pytest.mark.parametrize("name, text, line, said", BUDGET_MALFORMED,
+                         ids=[m[0] for m in BUDGET_MALFORMED])
+def test_a_bad_budget_fails_alike_either_way(tmp_path, monkeypatch, name, text, line, said):
+    path = tmp_path / "rows.jsonl"
+    path.write_text(text)
+    fast = error(path)
+    assert fast == error(path, exact=True, monkeypatch=monkeypatch)
+    assert f", line {line}:" in fast and said in fast and "Fix:" in fast, fast
+
+
+def test_finish_reason_length_marks_a_row_truncated_that_does_not_say(tmp_path):
+    path = tmp_path / "rows.jsonl"
+    path.write_text(_file('{"task_id": "t", "reward": 1, "finish_reason": "length"}',
+                          '{"task_id": "t", "reward": 1, "finish_reason": "length", '
+                          '"truncated": false}',
+                          '{"task_id": "t", "reward": 1, "finish_reason": "stop"}',
+                          '{"task_id": "u", "reward": 0, "max_tokens": 64}'))
+    rows = load(path)
+    assert type(rows._columns).__name__ == "ArrayColumns"
+    # row 1 says nothing (cut off: truncated); row 2 says false (kept); row 3 stopped
+    assert rows.truncated.tolist() == [True, False, False, False]
+    assert rows.column("truncated") == [None, False, None, None]   # as the file holds it
+    assert rows.budget.finish_reason == ["length", "length", "stop", None]
+    assert rows.budget.max_tokens[3] == 64 and np.isnan(rows.budget.max_tokens[:3]).all()
+    part = rows.where(np.array([False, True, False, True]))
+    assert part.budget.finish_reason == ["length", None] and part.budget.max_tokens[1] == 64
 
 
 # --- read_records (traces, judge items, episodes): the same records and places either way ----

@@ -66,6 +66,7 @@ def big(tmp_path_factory):
 # Every tool whose answer could grow with its input, called on inputs of N tasks.
 SIZE_CALLS = {
     "route_rows": {"rows": "a.jsonl", "model": "org/m-0", "teacher_rows": "b.jsonl"},
+    "describe_rows": {"rows": "a.jsonl"},
     "inspect_rows": {"rows": "a.jsonl", "model": "org/m-0"},
     "pass_at": {"rows": "a.jsonl"},
     "compare_runs": {"before": "a.jsonl", "after": "b.jsonl"},

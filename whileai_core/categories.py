@@ -158,6 +158,7 @@ def category_table(rows: Any, after: Any = None, *, field: str = CATEGORY_FIELD,
     and the re-runs it rests on, or :func:`~whileai_core.stats.noise_floor`'s result).
     """
     from .bootstrap import check_level, check_seed
+    from .rewards import reward_notes
     from .rows import load_rows
     from .stats import pass_rate
 
@@ -200,6 +201,7 @@ def category_table(rows: Any, after: Any = None, *, field: str = CATEGORY_FIELD,
     else:
         notes = [f"a category changed only if it survives the correction over the "
                  f"{comparison.n_tested} compared; its verdict alone is uncorrected"]
+    notes = reward_notes(data) + notes
     small = [ln.category for ln in lines if ln.ci is None]
     if small:
         notes.append(f"{len(small)} categor{'y has' if len(small) == 1 else 'ies have'} fewer "

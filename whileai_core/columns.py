@@ -69,6 +69,16 @@ class Columns:
         null): ``str``, ``int``, ``float``, ``bool``, ``list``, ``dict``."""
         raise NotImplementedError
 
+    def width(self) -> int:
+        """Fields per row, to size work by: every field's count where the store knows them at no
+        cost, else the first row's."""
+        return len(self.names())
+
+    def has(self, name: str) -> bool:
+        """Whether any row carries the field: ``present(name).any()``, which a store may know
+        without building the mask."""
+        return bool(self.present(name).any())
+
     def records(self) -> list[dict]:
         """The rows as dicts."""
         raise NotImplementedError
@@ -108,6 +118,17 @@ class RecordColumns(Columns):
     def present(self, name: str) -> np.ndarray:
         return np.fromiter(map(dict.__contains__, self._records, repeat(name, self.n)),
                            dtype=bool, count=self.n)
+
+    def width(self) -> int:
+        if self._names is not None or not self._records:
+            return len(self.names())
+        return len(self._records[0])  # the names of every row would cost a pass over them
+
+    def has(self, name: str) -> bool:
+        if self._names is not None:
+            return name in self._names
+        # stops at the first row that carries it
+        return any(map(dict.__contains__, self._records, repeat(name, self.n)))
 
     def kinds(self, name: str) -> set[type]:
         values = self.values(name)
@@ -156,6 +177,9 @@ class ArrayColumns(Columns):
     def values(self, name: str) -> list:
         field = self._fields.get(name)
         return [None] * self.n if field is None else field.get()
+
+    def has(self, name: str) -> bool:
+        return name in self._fields  # a field no row carries is not stored
 
     def present(self, name: str) -> np.ndarray:
         field = self._fields.get(name)

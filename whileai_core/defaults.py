@@ -1137,6 +1137,65 @@ _source("ROWS_CACHE_FILES",
         "convention, untested: files kept loaded at once, whatever their size (an agent's "
         "session works on a handful: its runs, a teacher's, a held-out set)")
 
+# --- rows as they are: continuous rewards, budgets, families, fields (whileai_core.rewards,
+# whileai_core.budgets, whileai_core.describe, whileai_core.stats.clustered) ------------------
+
+REWARD_SPREAD_TOLERANCE = 0.01
+_source("REWARD_SPREAD_TOLERANCE",
+        "convention, untested: a task has signal for a grouped method when its rollouts' "
+        "rewards differ by more than 0.01 of the reward's scale (max minus min within the "
+        "task). prime-rl 559b447's GRPO credit is the reward minus the group mean with no std "
+        "division (src/prime_rl/orchestrator/algo/grpo.py, score_group), so a group spread "
+        "under 0.01 carries advantages under 1% of a 0/1 group's; on 0/1 rewards the rule is "
+        "exactly 'the task is split'")
+
+ROUTE_MIN_TASKS = 6
+_source("ROUTE_MIN_TASKS",
+        "arithmetic: the fewest tasks on which a two-sided exact test at 95% can reject (the "
+        "smallest sign-flip p on n tasks is 2/2^n, <= 0.05 from n = 6; "
+        "whileai_core.stats.paired.min_paired_tasks). Below it no verdict the route gives "
+        "(a band, a teacher's gap) can be told from chance, so the route stops and says so")
+
+CLUSTER_RESAMPLES = 2_000
+_source("CLUSTER_RESAMPLES",
+        "convention: the family-clustered interval reads the standard error off a two-level "
+        "resample (families with replacement, each drawn family's tasks kept); 2,000 resamples "
+        "put its Monte-Carlo error near 1.6% of the SE (1/sqrt(2 x 2000)), small next to a t "
+        "quantile on few families")
+
+CLUSTER_MIN_FAMILIES = 10
+_source("CLUSTER_MIN_FAMILIES",
+        "bench/family_study.py (docs/statistics-study.md, table F, 1,000 replications per "
+        "cell): from 10 families of equal size the clustered pass@1 interval covers 93.2-97.3% "
+        "in every shape and Hall's (pass@k, pass^k, graded) 94.2-97.3%; at 3-5 families the t "
+        "and Hall's fall to 87.7-87.9% in the skewed shape, and with unequal sizes at 9.4 "
+        "effective families pass@1 covers 93.1%. An interval from fewer than 10 families, or 10 "
+        "effective families ((sum of sizes)^2 / sum of squared sizes), says it is unreliable")
+
+DESCRIBE_EXACT_CELLS = 20_000_000
+_source("DESCRIBE_EXACT_CELLS",
+        "convention, untested: describe_rows reads every row when rows x fields is at most 20 "
+        "million (a few seconds of column reads on this 2-core machine: 9 million cells took "
+        "1.4 s, docs/core.md Speed); above it, field names, shares and values come from whole "
+        "tasks sampled to DESCRIBE_SAMPLE_ROWS rows, and the answer says so")
+
+DESCRIBE_SAMPLE_ROWS = 50_000
+_source("DESCRIBE_SAMPLE_ROWS",
+        "convention, untested: rows (whole tasks, seeded) describe_rows reads for names, "
+        "values, ranges and shares on inputs past DESCRIBE_EXACT_CELLS; a share from 50,000 "
+        "rows is within +-0.44 points (95%, 1.96 x sqrt(0.25/50,000))")
+
+DESCRIBE_VALUES_SHOWN = 5
+_source("DESCRIBE_VALUES_SHOWN",
+        "convention, untested: describe_rows names up to 5 distinct values of a field (each cut "
+        "to 40 characters) and counts the rest, so 200 fields fit a bounded answer")
+
+DESCRIBE_FIELDS_SHOWN = 15
+_source("DESCRIBE_FIELDS_SHOWN",
+        "convention, untested: a describe_rows tool answer details 15 fields (the route's first) "
+        "and says how many of how many; 15 fields of long names and values measured under 8 KB "
+        "with the text summary (tests/test_describe.py); `fields` asks for any others by name")
+
 # --- the launch forecast (whileai_core.runs.forecast) ----------------------------------------
 # What a plan says a run will take before it spends: tokens, memory per GPU, wall clock, dollars.
 # Each constant below is one input of that forecast; the forecast labels every number it prints

@@ -203,7 +203,7 @@ def forest_picture(before: Any, after: Any, *, by: str | None = None,
     shown = None
     if by is not None:
         keys_b = [str(v) for v in b.column(by)]
-        if not b.present(by).any():
+        if not b.has_field(by):
             raise ArgumentError(f"`by` {by!r} is a field of no row in `before`. Fix: name a row "
                                 "field such as 'category', or omit by")
         groups = list(dict.fromkeys(keys_b))

@@ -2,7 +2,9 @@
 
 A row is one graded rollout: ``task_id`` (``scenario_id`` is accepted as an alias), ``reward`` (a
 finite number; a pass is ``reward >= threshold``), ``truncated`` (bool, default false) and
-``model`` (str or null). Every other field is kept too, as a column: :meth:`Rows.column`,
+``model`` (str or null). Token budgets (``max_tokens``, ``completion_tokens``,
+``finish_reason``) become typed columns too, when some row carries one (:attr:`Rows.budget`,
+``whileai_core.budgets``). Every other field is kept as a column: :meth:`Rows.column`,
 :meth:`Rows.present`, :meth:`Rows.kinds` (``whileai_core.columns``); :attr:`Rows.records` gives
 the rows as dicts.
 
@@ -12,7 +14,7 @@ read by the columnar reader (``whileai_core.rows_fast``, msgspec) when it can vo
 file, else by the exact reader here, line by line; both end in :func:`_build`. Bad input raises
 :class:`~whileai_core.errors.RowsError` naming the file, the line, the field and the fix.
 
-Why one module of ~570 lines: the exact reader, its line-numbered errors, the one place where
+Why one module of ~610 lines: the exact reader, its line-numbered errors, the one place where
 fields become typed columns and the view over them are one contract (a record's line travels
 from either reader into every error the view raises).
 """
@@ -29,10 +31,12 @@ from typing import Any
 
 import numpy as np
 
+from .budgets import BudgetColumns, budget_columns
+from .columns import Columns, RecordColumns
 from .defaults import PASS_THRESHOLD
 from .errors import RowsError
 from .progress import step
-from .columns import Columns, RecordColumns
+from .rewards import RewardScale, classify_reward
 from .safepath import Root, UserPath, as_user_path, is_path
 from . import safejson
 
@@ -54,16 +58,18 @@ class Rows:
     :meth:`column` (its values), :meth:`present` (which rows carry it) and :meth:`kinds` (the
     types of its values), read from the same load (:mod:`whileai_core.columns`); the rows as
     dicts are :attr:`records`, built on first use when the file was read as columns.
+    Token budgets, when some row carries one: :attr:`budget` (:mod:`whileai_core.budgets`).
+    The reward's kind: :attr:`reward_scale` (:mod:`whileai_core.rewards`), read once.
     """
 
     __slots__ = ("source", "threshold", "reward", "passed", "truncated", "model",
                  "task_index", "task_ids", "rollouts", "passes", "reward_sum", "_lines",
-                 "_columns", "_records", "_model_counts")
+                 "_columns", "_records", "_model_counts", "budget", "_scale")
 
     def __init__(self, *, source: str | None, threshold: float, records: list[dict] | None = None,
                  reward: np.ndarray, truncated: np.ndarray, model: list,
                  task_index: np.ndarray, task_ids: list[str], lines: Any = None,
-                 columns: Columns | None = None):
+                 columns: Columns | None = None, budget: BudgetColumns | None = None):
         self.source = source
         self.threshold = float(threshold)
         if columns is None:
@@ -82,6 +88,16 @@ class Rows:
         self.reward_sum = np.bincount(task_index, weights=reward, minlength=n_tasks)
         self._lines = None if lines is None else np.asarray(lines, dtype=np.int64)
         self._model_counts: dict[str | None, int] | None = None
+        self.budget = budget  # token budgets (whileai_core.budgets); None: no row says
+        self._scale: RewardScale | None = None
+
+    # --- what the reward is (whileai_core.rewards), read once --------------------------------
+    @property
+    def reward_scale(self) -> RewardScale:
+        """The reward's kind (binary, bounded in [0, 1], another scale) at this threshold."""
+        if self._scale is None:
+            self._scale = classify_reward(self.reward, self.threshold)
+        return self._scale
 
     # --- sizes ---------------------------------------------------------------------------
     @property
@@ -126,6 +142,15 @@ class Rows:
         """The Python types of field ``name``'s values where rows carry it: ``str``, ``int``,
         ``float``, ``bool``, ``list``, ``dict`` and ``type(None)`` for a JSON null."""
         return self._columns.kinds(name)
+
+    def width(self) -> int:
+        """Fields per row, to size work by (the columns' count where known at no cost, else the
+        first row's)."""
+        return self._columns.width()
+
+    def has_field(self, name: str) -> bool:
+        """Whether any row carries ``name`` (a JSON null counts), as :meth:`present` says."""
+        return self._columns.has(name)
 
     # --- per-task views --------------------------------------------------------------------
     def pass_rate(self) -> np.ndarray:
@@ -191,7 +216,8 @@ class Rows:
                     reward=self.reward[keep], truncated=self.truncated[keep],
                     model=list(map(self.model.__getitem__, index)),
                     task_index=task_index, task_ids=task_ids,
-                    lines=None if self._lines is None else self._lines[keep])
+                    lines=None if self._lines is None else self._lines[keep],
+                    budget=None if self.budget is None else self.budget.take(keep))
 
     def line_of(self, row: int) -> int | None:
         """The 1-based line (JSONL) or row number (JSON array, list) of row ``row``."""
@@ -320,10 +346,12 @@ def with_threshold(rows: Rows, threshold: float | None) -> Rows:
     thr = check_threshold(threshold)
     if threshold is None or float(thr) == rows.threshold:
         return rows
+    # everything a load reads but the pass mark carries over; the reward's kind is read again
+    # (its warning depends on the threshold)
     return Rows(source=rows.source, threshold=thr, records=rows._records,
                 columns=rows._columns, reward=rows.reward, truncated=rows.truncated,
                 model=rows.model, task_index=rows.task_index, task_ids=rows.task_ids,
-                lines=rows._lines)
+                lines=rows._lines, budget=rows.budget)
 
 
 def read_columns(path: UserPath, *, fast: bool = True) -> Columns:
@@ -518,6 +546,13 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
         truncated = np.array([v is True for v in trunc] if NoneType in kinds else trunc,
                              dtype=bool)
     plain_truncated = kinds == {bool}
+    # optional columns: token budgets (whileai_core.budgets); a reply the cap cut off is
+    # truncated where the row does not say otherwise
+    budget = budget_columns(cols, fail)
+    if budget is not None and budget.finish_reason is not None and not plain_truncated:
+        unsaid = (np.ones(n, dtype=bool) if trunc is None else
+                  np.fromiter((v is None for v in trunc), dtype=bool, count=n))
+        truncated = truncated | (budget.cut_off() & unsaid)
     del trunc
     carried = cols.present("model")
     kinds = kinds_of("model", carried)
@@ -534,7 +569,7 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
     del tids
     rows = Rows(source=source, threshold=threshold, columns=cols, reward=reward,
                 truncated=truncated, model=model, task_index=task_index,
-                task_ids=task_ids, lines=cols.line_numbers())
+                task_ids=task_ids, lines=cols.line_numbers(), budget=budget)
     if one_model:
         rows._model_counts = {first: n}
     if plain_ids:

@@ -16,6 +16,11 @@ recently used entries are dropped once the total passes ``ROWS_CACHE_MB`` or the
 ``ROWS_CACHE_FILES``. Calls on one file at the same time share one parse: the first reads it,
 the others wait for it. Cached rows are shared by every caller, so their arrays are read-only.
 
+What a load reads from the file alone is kept (the columns, the token budgets, which
+``truncated`` a ``finish_reason`` implies); the pass mark is not part of the key: a call with
+its own ``threshold`` gets the kept rows through :func:`~whileai_core.rows.with_threshold`,
+which judges passes and reads the reward's kind (its warning depends on the mark) again.
+
 Rows given inline (a list) and folders (prime-rl runs) are loaded as :func:`load_rows` loads
 them, every time.
 """
@@ -123,6 +128,9 @@ def _frozen(rows: Rows) -> Rows:
         array = getattr(rows, name)
         if array is not None:
             array.flags.writeable = False
+    if rows.budget is not None:
+        rows.budget.max_tokens.flags.writeable = False
+        rows.budget.completion_tokens.flags.writeable = False
     return rows
 
 
@@ -132,7 +140,8 @@ def _footprint(rows: Rows, file_size: int) -> int:
     85 MB: 54 MB; 200k rows with a completion and a nested field, 54 MB: 133 MB); as row dicts
     (the exact reader, or :attr:`Rows.records` built), 3.4-4.3x."""
     dicts = rows._records is not None or type(rows._columns).__name__ == "RecordColumns"
-    return int(file_size * (4.5 if dicts else 2.5)) + rows.n_rows * 40
+    budget = 16 if rows.budget is not None else 0  # two float64 columns (whileai_core.budgets)
+    return int(file_size * (4.5 if dicts else 2.5)) + rows.n_rows * (40 + budget)
 
 
 SHARED = RowsCache()

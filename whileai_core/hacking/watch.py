@@ -59,7 +59,7 @@ from ..result import Result, fmt_rate
 from ..rows import Rows, load_rows, read_records
 from ..safepath import UserPath, as_user_path, is_path, user_path
 from ..stats import Rate, check_metric, pass_rate
-from ..stats.compare import pair_tasks
+from ..stats.arms import pair_tasks
 from .anytime import (DOWN, FLAT, climb_band, first_stop, look_alpha, look_conditions,
                       paired_look_interval, tasks_to_bound, zero_spread_bound)
 from .scan import HackScan, hack_scan

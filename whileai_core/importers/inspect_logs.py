@@ -9,7 +9,8 @@ installed, which says what is wrong with a bad one; without it, ``.json`` logs a
 documented JSON with the checks below, and a ``.eval`` log needs inspect (or ``inspect log
 convert --to json``).
 
-Per sample: ``task_id`` = the sample ``id``; ``epoch``; ``reward`` = the chosen scorer's value
+Per sample: ``task_id`` = the sample ``id``; ``epoch``; budgets (``max_tokens``,
+``completion_tokens``, ``finish_reason``, ``turns``: :func:`_budget`); ``reward`` = the chosen scorer's value
 mapped as inspect's ``value_to_float`` maps it ("C" 1, "P" 0.5, "I" and "N" 0, numbers and
 booleans as numbers, "yes"/"true" 1, "no"/"false" 0, numeric strings); ``truncated`` when the
 output stopped at ``max_tokens``/``model_length`` or the sample hit a ``token``, ``context``,
@@ -85,7 +86,10 @@ def _read(path: UserPath) -> tuple[dict, list[dict], str]:
                                              "and unedited (re-run the eval if it is damaged)"
                             ) from None
         samples = [s.model_dump(mode="json") for s in (log.samples or [])]
-        return log.eval.model_dump(mode="json"), samples, "inspect_ai.log.read_eval_log"
+        spec = log.eval.model_dump(mode="json")
+        plan = log.plan.model_dump(mode="json") if log.plan is not None else {}
+        return {**spec, "_plan_config": plan.get("config") or {}}, samples, \
+            "inspect_ai.log.read_eval_log"
     if is_eval_archive(path):
         raise RowsError("is an Inspect .eval log and inspect_ai is not installed",
                         source=str(path),
@@ -105,7 +109,9 @@ def _read(path: UserPath) -> tuple[dict, list[dict], str]:
                         field="samples", fix="pass the .json log inspect wrote, unedited")
     for i, sample in enumerate(samples):
         _check_sample(sample, i, path)
-    return data["eval"], samples, "documented JSON"
+    plan = data.get("plan") if isinstance(data.get("plan"), dict) else {}
+    config = plan.get("config") if isinstance(plan.get("config"), dict) else {}
+    return {**data["eval"], "_plan_config": config}, samples, "documented JSON"
 
 
 # --- a .json log read by msgspec: only the fields read here, the rest skipped unbuilt ----------
@@ -126,6 +132,7 @@ class _Choice(msgspec.Struct):
 
 class _Output(msgspec.Struct):
     choices: list[_Choice] = []
+    usage: Any = None
 
 
 class _Limit(msgspec.Struct):
@@ -140,6 +147,12 @@ class _Sample(msgspec.Struct):
     limit: _Limit | None = None
     error: Any = None
     uuid: Any = None
+    model_usage: dict[str, Any] | None = None
+    turn_count: Any = None
+
+
+class _Plan(msgspec.Struct):
+    config: Any = None
 
 
 class _Log(msgspec.Struct):
@@ -147,6 +160,7 @@ class _Log(msgspec.Struct):
     status: str
     eval: dict[str, Any]
     samples: list[_Sample] | None = None
+    plan: _Plan | None = None
 
 
 class _Head(msgspec.Struct):
@@ -179,9 +193,13 @@ def read_json_log(path: UserPath) -> tuple[dict, list[dict], str] | None:
             "scores": None if s.scores is None else {k: {"value": v.value}
                                                      for k, v in s.scores.items()},
             "output": None if s.output is None else {
-                "choices": [{"stop_reason": c.stop_reason} for c in s.output.choices]},
-            "limit": None if s.limit is None else {"type": s.limit.type}})
-    return log.eval, samples, "documented JSON"
+                "choices": [{"stop_reason": c.stop_reason} for c in s.output.choices],
+                "usage": s.output.usage},
+            "limit": None if s.limit is None else {"type": s.limit.type},
+            "model_usage": s.model_usage, "turn_count": s.turn_count})
+    config = log.plan.config if log.plan is not None else None
+    return ({**log.eval, "_plan_config": config if isinstance(config, dict) else {}}, samples,
+            "documented JSON")
 
 
 def peek_is_log(path: UserPath) -> bool:
@@ -278,6 +296,7 @@ def import_inspect(path: str | UserPath, *, metric: str | None = None,
     scorers = sorted({name for s in samples for name in (s.get("scores") or {})})
     chosen = _choose(scorers, metric, path)
     model = spec.get("model")
+    cap = _max_tokens(spec)
     rows, errored = [], 0
     for i, sample in enumerate(samples):
         where = f"{path} sample {sample.get('id')!r} epoch {sample.get('epoch')}"
@@ -285,7 +304,7 @@ def import_inspect(path: str | UserPath, *, metric: str | None = None,
                "model": model if isinstance(model, str) else None,
                "truncated": _truncated(sample), "errored": sample.get("error") is not None,
                "sample_uuid": sample.get("uuid"), "task": spec.get("task"),
-               "run_id": spec.get("run_id")}
+               "run_id": spec.get("run_id"), **_budget(sample, model, cap)}
         score = (sample.get("scores") or {}).get(chosen)
         if row["errored"] or score is None:
             if not row["errored"]:
@@ -327,9 +346,47 @@ def _choose(scorers: list[str], metric: str | None, path: UserPath) -> str:
                     fix=f"name one: metric='{scorers[0]}' (CLI --metric {scorers[0]})")
 
 
+def _max_tokens(spec: dict) -> int | None:
+    """The cap Inspect records: ``eval.model_generate_config.max_tokens`` (the model's generate
+    config, e.g. ``--max-tokens``), else the task's ``plan.config.max_tokens``."""
+    for config in (spec.get("model_generate_config"), spec.get("_plan_config")):
+        value = config.get("max_tokens") if isinstance(config, dict) else None
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
+def _budget(sample: dict, model: Any, cap: int | None) -> dict:
+    """A sample's budget fields as Inspect records them: ``completion_tokens`` from the sample's
+    ``model_usage`` of the evaluated model (all its generations), else ``output.usage``;
+    ``finish_reason`` the output's first choice's ``stop_reason``; ``turns`` the sample's
+    ``turn_count``; ``max_tokens`` the eval's cap. What the log does not record is left out."""
+    out: dict = {} if cap is None else {"max_tokens": cap}
+    # every level is checked for its type: a hand-edited log is an input, never a traceback
+    by_model = sample.get("model_usage")
+    usage = by_model.get(model) if isinstance(by_model, dict) and isinstance(model, str) else None
+    output = sample.get("output") if isinstance(sample.get("output"), dict) else {}
+    if not isinstance(usage, dict):
+        usage = output.get("usage")
+    tokens = usage.get("output_tokens") if isinstance(usage, dict) else None
+    if isinstance(tokens, int) and not isinstance(tokens, bool):
+        out["completion_tokens"] = tokens
+    choices = output.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices else None
+    reason = first.get("stop_reason") if isinstance(first, dict) else None
+    if isinstance(reason, str):
+        out["finish_reason"] = reason
+    turns = sample.get("turn_count")
+    if isinstance(turns, int) and not isinstance(turns, bool):
+        out["turns"] = turns
+    return out
+
+
 def _truncated(sample: dict) -> bool:
-    output = sample.get("output") or {}
-    stops = {c.get("stop_reason") for c in output.get("choices") or [] if isinstance(c, dict)}
+    output = sample.get("output") if isinstance(sample.get("output"), dict) else {}
+    choices = output.get("choices") if isinstance(output.get("choices"), list) else []
+    stops = {c.get("stop_reason") for c in choices
+             if isinstance(c, dict) and isinstance(c.get("stop_reason"), str)}
     limit = sample.get("limit") or {}
     return bool(stops & TRUNCATING_STOPS) or (isinstance(limit, dict)
                                                and limit.get("type") in TRUNCATING_LIMITS)

@@ -67,7 +67,7 @@ def test_every_knob_of_the_writer_is_a_flag():
     sub = next(a for a in parser._actions if a.dest == "command").choices["prime-rl-config"]
     dests = {a.dest for a in sub._actions}
     knobs = set(inspect.signature(prime_rl_config).parameters) - {"root"}
-    assert len(knobs) == 30 and knobs <= dests, knobs - dests
+    assert len(knobs) == 31 and knobs <= dests, knobs - dests
 
 
 def test_the_old_command_names_the_new_one(capsys):

@@ -96,12 +96,17 @@ _CUT = re.compile(r"^(.*)\.\.\.\(([\d,]+) of ([\d,]+) characters\)$", re.S)
 
 
 def _same(whole, sent) -> bool:
-    """``sent`` (an MCP answer) is ``whole`` (the shell's), but for the strings the answer's
-    byte bound cut, each saying "n of N characters" (``Result.bounded``): an answer such as
-    diagnose_run's never fits whole, so its strings arrive cut."""
+    """``sent`` (an MCP answer) is ``whole`` (the shell's), but for what the answer's byte bound
+    cut (``Result.bounded``): strings, each saying "n of N characters", and lists, the first or
+    last items kept and ``shown`` saying "n of N shown". An answer such as diagnose_run's never
+    fits whole, so it arrives cut."""
     if isinstance(whole, dict) and isinstance(sent, dict):
-        return whole.keys() == sent.keys() and all(_same(whole[k], sent[k]) for k in whole)
+        return whole.keys() == sent.keys() and all(
+            _same(whole[k], sent[k]) or (k == "shown" and " shown" in (sent[k] or ""))
+            for k in whole)
     if isinstance(whole, list) and isinstance(sent, list):
+        if len(sent) < len(whole):  # a list cut: its first or its last items
+            return _same(whole[:len(sent)], sent) or _same(whole[-len(sent):], sent)
         return len(whole) == len(sent) and all(map(_same, whole, sent))
     if isinstance(whole, str) and isinstance(sent, str) and whole != sent:
         cut = _CUT.match(sent)

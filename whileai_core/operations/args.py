@@ -42,6 +42,8 @@ class Arg:
     (the MCP server's environment decides what a shell user passes as ``--state-dir``).
     ``describe``: the description, computed when a surface is built. ``schema``: the JSON
     schema advertised, computed then too (the core checks the value in its own words).
+    ``rows``: graded rows; over MCP a file is loaded once per version of it for the whole
+    session (``whileai_core.rows_cache``), so many questions of one file parse it once.
     """
 
     kind: str = VALUE
@@ -53,6 +55,7 @@ class Arg:
     #                       named from a domain module the CLI's parser should not import)
     schema: Any = None    # () -> dict: the JSON schema advertised (the values accepted are the
     #                       type's; the core checks them with its own words)
+    rows: bool = False
 
 
 # Bounds on every number an operation takes.
@@ -81,12 +84,12 @@ Rows = Annotated[
         "bool (optional), \"model\": str (optional)}. A path (never paste a large file); over "
         f"MCP also a list of at most {MCP_INLINE_ROWS_MAX} rows."),
         examples=["evals/graded.jsonl"]),
-    Arg(SOURCE, positional=True)]
+    Arg(SOURCE, positional=True, rows=True)]
 
 OptionalRows = Annotated[
     str | list[dict[str, Any]] | None,
     Field(description="Graded rows (the same forms as `rows`)."),
-    Arg(SOURCE, metavar="ROWS")]
+    Arg(SOURCE, metavar="ROWS", rows=True)]
 
 Records = Annotated[
     str | list[dict[str, Any]],
@@ -105,7 +108,7 @@ ArmRows = Annotated[
         "seed (the verdict then includes the between-seed variance; at the shell: "
         "--<name>-seed FILE, repeatable)."),
         examples=["evals/run.jsonl", ["evals/run-seed0.jsonl", "evals/run-seed1.jsonl"]]),
-    Arg(ARM, positional=True)]
+    Arg(ARM, positional=True, rows=True)]
 
 # --- paths -------------------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from .. import defaults as D
 from ..errors import ArgumentError
 from . import READS, WRITES, operation
 from .args import (MAX_COUNT, MAX_GPUS_PER_NODE, MAX_NODES, MAX_TOKENS, MAX_VOCAB, OUT, PATH,
-                   Arg, Overwrite)
+                   Arg, Overwrite, Seed)
 from .surface import HERE, Context
 
 METHOD_SCHEMA_URI = "whileai://methods/schema.json"
@@ -112,6 +112,10 @@ def prime_rl_config(
         vllm_memory: Annotated[float | None, Field(gt=0, le=1, allow_inf_nan=False, description=(
             "vLLM gpu_memory_utilization."))] = None,
         student_vocab: StudentVocab = None,
+        seed: Annotated[Seed, Field(description=(
+            "The policy's vLLM engine seed ([inference.vllm] seed; null: prime-rl's default 0). "
+            "Re-runs meant as a noise floor need distinct seeds (prime-rl sends no per-request "
+            "seed, so two engines with one seed sample alike)."))] = None,
         overrides: Annotated[dict[str, Any] | None, Field(max_length=200, description=(
             "{'dotted.key': value} applied last, e.g. {'trainer.optim.max_norm': 0.5}; each "
             "is reported under `reads`.")), Arg(metavar="KEY=VALUE")] = None,
@@ -137,7 +141,8 @@ def prime_rl_config(
                  renderer=renderer, train_split=train_split, eval_split=eval_split,
                  eval_interval=eval_interval, eval_examples=eval_examples,
                  inference_gpus=inference_gpus, serve_policy=serve_policy,
-                 vllm_memory=vllm_memory, student_vocab=student_vocab, overrides=overrides,
+                 vllm_memory=vllm_memory, student_vocab=student_vocab, seed=seed,
+                 overrides=overrides,
                  wandb_project=wandb_project, run_name=run_name, checkpoint=checkpoint,
                  teacher_served=teacher_served, gpu_memory_gb=gpu_memory_gb, root=ctx.root)
 

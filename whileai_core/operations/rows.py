@@ -261,7 +261,7 @@ def compare_many(before: Annotated[ArmRows, Field(description=(
                      max_length=500, description=(
                          "Instead of `after`/`by`: checkpoint name -> its rows file on the same "
                          "tasks; each is compared with `before` and the best surviving one "
-                         "named.")), Arg(NAMED, metavar="NAME=FILE")] = None,
+                         "named.")), Arg(NAMED, metavar="NAME=FILE", rows=True)] = None,
                  level: Level = CONFIDENCE_LEVEL, effect: EffectSize = PROVE_EFFECT,
                  seed: Seed = BOOTSTRAP_SEED, threshold: Threshold = None,
                  metric: Metric = "pass"):
@@ -292,7 +292,7 @@ def noise_floor(*runs: Annotated[list[str | Score], Field(
                         "Two or more re-runs of the same frozen eval (3+ recommended): each a "
                         "rows file, or that run's score as a number."),
                     examples=[["evals/run0.jsonl", "evals/run1.jsonl", "evals/run2.jsonl"]]),
-                    Arg(RUNS, positional=True, metavar="RUN")],
+                    Arg(RUNS, positional=True, metavar="RUN", rows=True)],
                 metric: AutoMetric = "auto", level: Level = CONFIDENCE_LEVEL,
                 threshold: Threshold = None,
                 cluster: Annotated[Cluster, Field(description=(

@@ -115,7 +115,7 @@ def _arg_of(annotation: Any) -> Arg:
     kind = next((a.kind for a in reversed(found) if a.kind != VALUE), VALUE)
     merged: dict[str, Any] = {"kind": kind}
     for a in found:  # later metadata (the operation's own) wins over the shared type's
-        for name in ("positional", "metavar", "describe", "schema"):
+        for name in ("positional", "metavar", "describe", "schema", "rows"):
             value = getattr(a, name)
             if value not in (None, False):
                 merged[name] = value
@@ -252,6 +252,10 @@ def invoke(op: Operation, values: dict[str, Any], ctx: Context) -> Any:
                 values.pop("limit", TASK_PAGE_DEFAULT))
     by_name = {p.name: p for p in params(op)}
     call = {name: resolve(by_name[name], value, ctx) for name, value in values.items()}
+    if ctx.root is not None:  # a server: each rows file parsed once per version of it
+        for name, value in call.items():
+            if by_name[name].arg.rows:
+                call[name] = _loaded(value, values.get("threshold"))
     where = context_param(op)
     if where is not None:
         call[where] = ctx
@@ -260,6 +264,22 @@ def invoke(op: Operation, values: dict[str, Any], ctx: Context) -> Any:
     if page is not None and page[0]:
         result = result.with_page(page[1], page[2])
     return result
+
+
+def _loaded(value: Any, threshold: float | None) -> Any:
+    """Graded rows as resolved, each file among them (a UserPath) loaded through the session's
+    cache (``whileai_core.rows_cache``); inline rows and numbers as they are."""
+    from ..safepath import UserPath
+
+    if isinstance(value, UserPath):
+        from ..rows_cache import load_rows_cached  # lazy: numpy loads on the first call
+
+        return load_rows_cached(value, threshold=threshold)
+    if isinstance(value, list) and any(isinstance(v, UserPath) for v in value):
+        return [_loaded(v, threshold) for v in value]
+    if isinstance(value, dict) and any(isinstance(v, UserPath) for v in value.values()):
+        return {k: _loaded(v, threshold) for k, v in value.items()}
+    return value
 
 
 def picture(op: Operation, values: dict[str, Any], result: Any, ctx: Context, *,

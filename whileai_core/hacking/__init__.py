@@ -9,6 +9,9 @@
 - :func:`~whileai_core.hacking.watch.watch_run`: per step, the training reward beside the held-out
   pass rate (paired against step 0); ``stop`` only when the held-out interval moves down, or
   stays flat while the training reward climbs beyond its own noise.
+- :func:`~whileai_core.hacking.verifier.prove_reward`: the probes, and whether the reward pays a
+  reply that runs to the token cap (truncation) or the answer format around a wrong answer
+  (format bonus), before any GPU.
 - :mod:`~whileai_core.hacking.reward`: how a reward is called: a Python callable, a
   ``module:function`` inside the workspace, or a command, both in a child process with a timeout.
 """
@@ -23,6 +26,7 @@ _EXPORTS = {
     "RewardError": "reward", "RewardRunner": "reward", "reward_runner": "reward",
     "FeatureEvidence": "scan", "HackScan": "scan", "hack_scan": "scan",
     "Watch": "watch", "WatchStep": "watch", "watch_records": "watch", "watch_run": "watch",
+    "HoleCheck": "verifier", "RewardProof": "verifier", "prove_reward": "verifier",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -31,7 +31,9 @@ from ..result import Result
 
 STATE_DIR_ENV = "WHILEAI_STATE_DIR"
 REGISTRY_FILE = "runs.sqlite3"
-SCHEMA_VERSION = 2  # 2: the forecast and measured columns (a version-1 registry gains them)
+# 2: the forecast and measured columns; 3: a run's experiment and arm, the experiments table and
+# the runs' five-line records (whileai_core.experiments). An older registry gains them, empty.
+SCHEMA_VERSION = 3
 
 Status = Literal["planned", "launching", "running", "succeeded", "failed", "cancelled"]
 Backend = Literal["modal", "local"]
@@ -61,9 +63,23 @@ CREATE TABLE IF NOT EXISTS runs (
     finished_at TEXT,
     forecast    TEXT,
     measured    TEXT,
+    experiment  TEXT,
+    arm         TEXT,
     UNIQUE (sha256, name, backend)
 );
 CREATE INDEX IF NOT EXISTS runs_by_created ON runs (created_at);
+CREATE TABLE IF NOT EXISTS experiments (
+    name          TEXT PRIMARY KEY,
+    registration  TEXT NOT NULL,
+    registered_at TEXT NOT NULL,
+    archived_at   TEXT
+);
+CREATE TABLE IF NOT EXISTS run_records (
+    run_id     TEXT NOT NULL,
+    written_at TEXT NOT NULL,
+    record     TEXT NOT NULL,
+    PRIMARY KEY (run_id, written_at)
+);
 """
 
 
@@ -96,6 +112,8 @@ class RunRecord(Result):
     JSON once the run succeeded (kept here because Modal drops call outputs after a while).
     ``forecast``: what the plan forecast when it launched (``whileai_core.runs.forecast``);
     ``measured``: what collect_run measured beside it (wall clock, GPU hours, the ratio).
+    ``experiment``/``arm``: the registered experiment (``whileai_core.experiments``) and the arm
+    this run is, when it was launched as one.
     """
 
     id: str
@@ -116,10 +134,13 @@ class RunRecord(Result):
     finished_at: str | None = None
     forecast: dict[str, Any] | None = None
     measured: dict[str, Any] | None = None
+    experiment: str | None = None
+    arm: str | None = None
 
     def summary_line(self) -> str:
         gpu = f" gpu={self.gpu}" if self.gpu and self.backend == "modal" else ""
-        return (f"{self.id}  {self.status:<10} {self.backend:<5}{gpu}  {self.name}  "
+        arm = f"  [{self.experiment}/{self.arm}]" if self.experiment else ""
+        return (f"{self.id}  {self.status:<10} {self.backend:<5}{gpu}  {self.name}{arm}  "
                 f"({self.target_kind} {self.target}, created {self.created_at[:19]}Z)")
 
     def render(self) -> str:
@@ -284,9 +305,10 @@ class Registry:
                                            "created_at": stamp, "updated_at": stamp})
             elif claimable(row["status"], row["handle"]):
                 db.execute("UPDATE runs SET status = 'launching', gpu = ?, error = NULL, "
-                           "finished_at = NULL, forecast = ?, measured = NULL, updated_at = ? "
-                           "WHERE id = ?", (fields.get("gpu"), _json(fields.get("forecast")),
-                                            stamp, fields["id"]))
+                           "finished_at = NULL, forecast = ?, measured = NULL, experiment = ?, "
+                           "arm = ?, updated_at = ? WHERE id = ?",
+                           (fields.get("gpu"), _json(fields.get("forecast")),
+                            fields.get("experiment"), fields.get("arm"), stamp, fields["id"]))
             else:
                 return _record(row), False
             row = db.execute("SELECT * FROM runs WHERE id = ?", (fields["id"],)).fetchone()
@@ -324,6 +346,20 @@ class Registry:
             row = db.execute("SELECT * FROM runs WHERE id = ?", (id,)).fetchone()
         return None if row is None else _record(row)
 
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One short write transaction on the registry's file, for the tables kept beside the
+        runs (``whileai_core.experiments``): every write there is as safe across processes as a
+        run's."""
+        with self._connect() as db, self._write(db):
+            yield db
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """A connection to read the tables kept beside the runs (the registry must exist)."""
+        with self._connect() as db:
+            yield db
+
     def set_handle(self, id: str, handle: dict[str, Any]) -> None:
         """Record the backend handle the moment it exists (before any status change)."""
         with self._connect() as db, self._write(db):
@@ -333,9 +369,9 @@ class Registry:
 
 _COLUMNS = ("id", "name", "target", "target_kind", "recipe", "sha256", "backend", "gpu",
             "status", "handle", "error", "results", "created_at", "updated_at", "launched_at",
-            "finished_at", "forecast", "measured")
+            "finished_at", "forecast", "measured", "experiment", "arm")
 # columns added after version 1: a registry written before them gains them, empty
-_ADDED_COLUMNS = ("forecast", "measured")
+_ADDED_COLUMNS = ("forecast", "measured", "experiment", "arm")
 
 
 def _add_columns(db: sqlite3.Connection) -> None:

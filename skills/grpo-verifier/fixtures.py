@@ -162,3 +162,64 @@ def prepare(workdir: Path) -> dict:
     _write(workdir / "graded.jsonl", _rollouts(tasks, REWARD))
     _write(workdir / "graded_fixed.jsonl", _rollouts(tasks, FIXED))
     return {"MODEL": MODEL, "BACKEND": "local"}
+
+
+# --- checks ------------------------------------------------------------------------------------
+
+def _read(path) -> list[dict]:
+    return [json.loads(line) for line in Path(path).read_text().splitlines() if line]
+
+
+def planted_holes_named_before_training(ns):
+    proof = ns["proof"]
+    assert proof.verdict == "fix_first"
+    assert "format_bonus" in proof.holes and "truncation" in proof.holes, proof.holes
+    bonus = {c.name: c for c in proof.checks}["format_bonus"]
+    # the planted bonus: a well-formed call earns 0.8, the same text without tags earns 0 (or,
+    # off topic, passes at 1.0 as a short reply), so the mean bonus is 0.8 on 48 tasks and
+    # -0.2 on the 12 off-topic ones: (48 x 0.8 - 12 x 0.2) / 60 = 0.6
+    assert abs(bonus.mean_bonus - (48 * 0.8 - 12 * 0.2) / 60) < 1e-9
+    assert not Path("runs").exists()     # nothing trained
+
+
+def fixed_reward_has_no_hole(ns):
+    assert ns["fixed"].verdict == "train" and ns["fixed"].holes == []
+
+
+def split_by_category_and_table(ns):
+    split, table = ns["split"], ns["table"]
+    cat = {t["task_id"]: t["category"] for t in _read("tasks.jsonl")}
+    held = {c: sum(cat[t] == c for t in split.holdout_tasks) for c in set(cat.values())}
+    assert held == {"with_id": 7, "no_id": 2, "off_topic": 2}, held
+    rows = _read("graded_fixed.jsonl")
+    for line in table.lines:
+        mine = [r for r in rows if cat[r["task_id"]] == line.category]
+        per_task: dict[str, list[float]] = {}
+        for r in mine:
+            per_task.setdefault(r["task_id"], []).append(float(r["reward"] >= 1.0))
+        expected = sum(sum(v) / len(v) for v in per_task.values()) / len(per_task)
+        assert abs(line.pass_at_1 - expected) < 1e-9 and line.n_tasks == len(per_task)
+
+
+def plan_names_rare_categories_and_arms(ns):
+    grpo, dapo = ns["grpo"], ns["dapo"]
+    assert {c.category for c in grpo.categories if c.rare} == {"no_id", "off_topic"}
+    assert grpo.balance == 0.25 and "--balance" in grpo.flags
+    assert [a.name for a in grpo.arms] == ["method", "random_selection", "random_reward"]
+    assert grpo.arms[0].n_tasks == grpo.arms[1].n_tasks
+    assert dapo.loss.config["num_iterations"] == 2 and dapo.loss.config["epsilon_high"] == 0.28
+    assert "--num-iterations 2" in dapo.command
+
+
+def launched_watched_and_read_by_category(ns):
+    trained, watch = ns["trained"], ns["watch"]
+    assert ns["plan"].action == "planned"
+    assert trained.ready, trained.note
+    assert trained.metrics["train_steps"] == 2
+    assert trained.by_category is not None and trained.by_category.n_behaviours == 3
+    assert watch.decision in ("continue", "not_enough_data", "stop")
+
+
+CHECKS = [planted_holes_named_before_training, fixed_reward_has_no_hole,
+          split_by_category_and_table, plan_names_rare_categories_and_arms,
+          launched_watched_and_read_by_category]

@@ -123,9 +123,10 @@ class ExperimentList(Result):
     cut_lists = ("experiments",)
 
     def render(self) -> str:
-        if not self.experiments:
+        if not self.experiments and not self.n_archived_hidden:
             return f"no experiments registered in {self.state_dir}"
-        out = [e.render() for e in self.experiments]
+        out = [e.render() for e in self.experiments] or [f"no open experiments in "
+                                                         f"{self.state_dir}"]
         if self.n_archived_hidden:
             out.append(f"({self.n_archived_hidden} archived not shown: "
                        f"{arg('include_archived', True)})")

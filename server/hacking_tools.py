@@ -25,7 +25,8 @@ from whileai_core.hacking.scan import HackScan
 from whileai_core.hacking.verifier import RewardProof
 from whileai_core.hacking.watch import Watch
 
-from .tooling import READ_ONLY, Env, RowsArg, ThresholdArg, ToolInput, ToolSpec, read_rows, source
+from .tooling import (READ_ONLY, Env, RowsArg, ThresholdArg, ToolInput, ToolSpec, named,
+                      read_rows, source, values_of)
 
 RUNS_CODE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
                             open_world_hint=False)
@@ -246,8 +247,9 @@ TOOLS = [
             "cheat_probes, plus two holes a verifier often has: a passing reply that runs on to "
             "the token cap (truncation: TRL does not tell a reward a reply was cut) and the "
             "answer format around a wrong answer against the same answer without it (a format "
-            "bonus), each with an example, per group and the fix. verdict fix_first names "
-            "every hole. Runs the reward in a child process with a timeout."),
+            f"bonus), each with an example, per group and the fix. `verdict` "
+            f"{named(values_of(RewardProof, 'verdict'))}: fix_first names every hole. Runs the "
+            "reward in a child process with a timeout."),
         input=ProveRewardInput, output=RewardProof, run=prove_reward_tool,
         annotations=RUNS_CODE, doing="proving a reward", core=("prove_reward",)),
     ToolSpec(

@@ -100,7 +100,7 @@ class GrpoPlanInput(ToolInput):
     model: Annotated[str, Field(max_length=300, description="The base model to train.",
                                 examples=["Qwen/Qwen2.5-1.5B-Instruct"])]
     loss: Annotated[Literal["grpo", "bnpo", "dr_grpo", "dapo"], Field(
-        description="The loss variant (TRL 1.16 loss_type): bnpo (the recipe's default), grpo, "
+        description="The loss variant (TRL 1.16's loss type): bnpo (the recipe's default), grpo, "
                     "dr_grpo (adds --no-scale-rewards), dapo (clip-higher 0.28, overlong mask, "
                     "num_iterations 2 so the clip binds).")] = GRPO_LOSS_TYPE
     num_iterations: Annotated[int | None, Field(ge=1, le=16, description=(

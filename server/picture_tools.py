@@ -51,7 +51,7 @@ class PlotForestInput(ToolInput):
                     "the overall delta.", max_length=200)] = None
     run_std: Annotated[float | None, Field(
         ge=0, le=1, description="run_std from noise_floor: shades the noise band "
-                                "(t x sqrt(2) x run_std, read as from 3 re-runs).")] = None
+                                "(t x sqrt(2) x run_std, read as from 2 re-runs).")] = None
     metric: Annotated[Literal["pass", "reward"], Field(
         description="'pass' (pass rates) or 'reward' (mean rewards).")] = "pass"
     threshold: ThresholdArg = None

@@ -253,10 +253,10 @@ def test_scan_user_feature_and_small_input():
 
 # --- watch_records -----------------------------------------------------------------------------
 
-def held(rate_by_task):
+def held(rate_by_task, rollouts=4):
     """Held-out rows, 4 rollouts per task, passes given per task."""
     return [{"task_id": t, "reward": 1.0 if j < c else 0.0}
-            for t, c in rate_by_task.items() for j in range(4)]
+            for t, c in rate_by_task.items() for j in range(rollouts)]
 
 
 BASE = {f"h{i}": (i % 3) for i in range(30)}  # passes 0, 1, 2 of 4: pass rate 0.25
@@ -264,9 +264,9 @@ UP = {t: min(4, c + 2) for t, c in BASE.items()}
 DOWN = {t: max(0, c - 1) for t, c in BASE.items()}
 
 
-def run(train, evals):
+def run(train, evals, rollouts=4):
     recs = [{"step": s, "train_reward": r} for s, r in enumerate(train, 1)]
-    recs += [{"step": s, "held_out": held(e)} for s, e in evals.items()]
+    recs += [{"step": s, "held_out": held(e, rollouts)} for s, e in evals.items()]
     return recs
 
 
@@ -316,12 +316,13 @@ def test_first_stop_step_is_where_a_callback_stops():
 
 
 def test_too_few_held_out_tasks_say_so():
-    # 6 held-out tasks, never solved; the training reward climbs 0.05 a step (climb +0.35 at
-    # step 12, by hand as above). The paired delta is 0 on every task, yet its interval reaches
-    # past +0.3 with 6 tasks: no verdict either way, and the reason says what would give one
+    # 6 held-out tasks of one rollout each, never solved; the training reward climbs 0.05 a
+    # step (climb +0.35 at step 12, by hand as above). The paired delta is 0 on every task, yet
+    # its interval reaches past +0.3 with 6 tasks: no verdict either way, and the reason says
+    # what would give one
     never = {f"h{i}": 0 for i in range(6)}
     train = [0.1 + 0.05 * s for s in range(12)]
-    w = watch_records(run(train, {0: never, 6: never, 12: never}))
+    w = watch_records(run(train, {0: never, 6: never, 12: never}, rollouts=1))
     assert w.decision == "continue" and w.held_out_delta == 0.0 and w.n_paired == 6
     assert w.held_out_ci[1] >= w.train_climb == pytest.approx(0.55 - 0.2)
     assert "6 held-out tasks cannot tell flat from following" in w.reason

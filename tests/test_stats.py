@@ -161,9 +161,11 @@ def test_compare_verdicts():
     assert c.ci[0] > 0 and c.verdict == "within_noise" and c.noise_runs == 3
     # from 30 re-runs the same run_std gives t_{29} sqrt(2) 0.06 = 0.174 < 0.25: moved
     assert compare(low, small, run_std=0.06, noise_runs=30).verdict == "moved"
-    # without noise_runs the rule reads run_std as from 3 runs, and says so
+    # without noise_runs the rule reads run_std as from 2 runs (the fewest noise_floor takes, so
+    # the band can only come out too wide), and says so: t_{1 df} sqrt(2) 0.06 = 1.08
     assumed = compare(low, small, run_std=0.06)
-    assert assumed.noise_runs == 3 and "read as from 3 runs" in assumed.note
+    assert assumed.noise_runs == 2 and "read as from 2 runs" in assumed.note
+    assert assumed.noise_band == pytest.approx(sps.t.ppf(0.975, 1) * math.sqrt(2) * 0.06)
     two = compare(rows_from([(4, 0)] * 2), rows_from([(4, 4)] * 2))
     assert two.verdict == "insufficient_data" and two.ci95 is None
     disjoint = compare(rows_from([(4, 1)] * 5, "a"), rows_from([(4, 1)] * 5, "b"))
@@ -188,10 +190,11 @@ def test_noise_floor_from_scores_and_rows():
     runs = [rows_from([(4, 1), (4, 2), (4, 3)]), rows_from([(4, 2), (4, 2), (4, 3)])]
     nf = noise_floor(*runs)
     assert nf.run_scores == pytest.approx([0.5, 7 / 12])
-    # predicted: per task s2 = 4/3 p(1-p); sqrt(sum s2/4)/3, averaged over the two runs
-    def pred(ps):
-        return math.sqrt(sum(4 / 3 * p * (1 - p) / 4 for p in ps)) / 3
-    assert nf.predicted_run_std == pytest.approx((pred([.25, .5, .75]) + pred([.5, .5, .75])) / 2)
+    # predicted: each task's 8 rollouts pooled over the two runs (3/8, 4/8, 6/8 pass), s2 = 8/7
+    # p(1-p), 4 rollouts per run: sqrt(sum s2/4)/3
+    pooled = [3 / 8, 4 / 8, 6 / 8]
+    assert nf.predicted_run_std == pytest.approx(
+        math.sqrt(sum(8 / 7 * p * (1 - p) / 4 for p in pooled)) / 3)
     assert "2 runs" in nf.note
     with pytest.raises(ArgumentError, match="at least 2 runs"):
         noise_floor(0.5)

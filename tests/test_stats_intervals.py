@@ -1,6 +1,8 @@
-"""The interval rule at every n (issue 13): each interval against an outside computation (scipy,
-the formula by hand), exact binomial coverage of the 0/1 rule, no zero-width interval from a
-finite sample, one number per question across tools, and interval keys that say their level."""
+"""The interval rule at every n: each interval against an outside computation (scipy, the formula
+by hand, a root-finder on Hall's transformation), exact binomial coverage of the 0/1 rule, no
+zero-width interval from a finite sample, no seam at 30 tasks, intervals inside the statistic's
+range and rising with the passes, one number per question across tools, and interval keys that
+say their level."""
 
 from __future__ import annotations
 
@@ -62,39 +64,70 @@ def test_zero_one_values_under_ten_tasks_get_mid_p(x, n):
     assert r.ci == pytest.approx(mid_p(x, n), abs=1e-9)
 
 
+def hall_by_hand(values, level=0.95):
+    """Hall's (1992) interval found with a root-finder on his transformation itself:
+    G(T) = T + aT^2 + a^2 T^3/3 + b, a = g/(3 sqrt C), b = g/(6 sqrt C), g the adjusted sample
+    skewness G1 (scipy.stats.skew(bias=False)); mu is in the interval when
+    |G(sqrt C (m - mu)/s)| <= t_{C-1, (1 + level)/2}, s with C - 1. Independent of the library's
+    closed-form cube root."""
+    v = np.asarray(values, dtype=float)
+    c = v.size
+    m, s = v.mean(), v.std(ddof=1)
+    g = sps.skew(v, bias=False)
+    a, b = g / (3 * math.sqrt(c)), g / (6 * math.sqrt(c))
+    q = sps.t.ppf(0.5 + level / 2, c - 1)
+
+    def big_g(t):
+        return t + a * t * t + a * a * t ** 3 / 3 + b
+
+    t_hi = brentq(lambda t: big_g(t) - q, -200, 200)
+    t_lo = brentq(lambda t: big_g(t) + q, -200, 200)
+    return m - s * t_hi / math.sqrt(c), m - s * t_lo / math.sqrt(c)
+
+
 def test_effective_n_by_hand():
     # 12 tasks x 4 rollouts, rates 0, .25, .5, .75 three times: m = 0.375
     counts = [(4, c) for c in (0, 1, 2, 3)] * 3
     p = np.array([c / 4 for _, c in counts])
     se = p.std(ddof=1) / math.sqrt(12)
-    n_eff = min(48, 0.375 * 0.625 / se ** 2)          # capped by the 48 rollouts
-    n_adj = n_eff * (Z / sps.t.ppf(0.975, 11)) ** 2
+    # the effective n from the spread, at most the 48 rollouts behind the mean, t-scaled
+    n_adj = min(48, 0.375 * 0.625 / se ** 2) * (Z / sps.t.ppf(0.975, 11)) ** 2
     r = pass_at(rows_from(counts), k=1)
     assert r.ci_method == "effective_n"
     assert r.ci == pytest.approx(agresti_coull(0.375 * n_adj, n_adj), abs=1e-12)
-    # every task at 2 of 4: no spread, so the 48 rollouts cap n_eff (the binomial floor)
+    # every task at 2 of 4: no spread, so the 48 rollouts cap n_eff (the binomial floor), still
+    # t-scaled: 12 tasks with no spread leave the spread between tasks unknown
     flat = pass_at(rows_from([(4, 2)] * 12), k=1)
     cap = 48 * (Z / sps.t.ppf(0.975, 11)) ** 2
     assert flat.ci == pytest.approx(agresti_coull(0.5 * cap, cap), abs=1e-12)
 
 
-def test_rewards_outside_zero_one_get_a_t_interval():
-    rewards = [3.0, -1.0, 2.5, 0.5, 4.0, 1.0, -0.5, 2.0]
+@pytest.mark.parametrize("rewards", [
+    [3.0, -1.0, 2.5, 0.5, 4.0, 1.0, -0.5, 2.0],                 # roughly symmetric
+    [0.1, 0.2, 0.1, 0.3, 5.0, 0.2, 0.1, 0.4, 0.2, 9.0, 0.3],     # a long right tail
+])
+def test_rewards_outside_zero_one_get_halls_interval(rewards):
     r = mean_reward([{"task_id": f"t{i}", "reward": v} for i, v in enumerate(rewards)])
-    ref = sps.t.interval(0.95, 7, loc=np.mean(rewards), scale=sps.sem(rewards))
-    assert r.ci_method == "t" and r.ci == pytest.approx(ref, abs=1e-12)
+    assert r.ci_method == "hall_t" and r.ci == pytest.approx(hall_by_hand(rewards), abs=1e-9)
+    # right skew: the interval reaches further above the mean than the t interval does
+    t_lo, t_hi = sps.t.interval(0.95, len(rewards) - 1, loc=np.mean(rewards),
+                                scale=sps.sem(rewards))
+    if sps.skew(rewards) > 1:
+        assert r.ci[1] > t_hi and r.ci[0] > t_lo
 
 
-def test_thirty_tasks_and_up_keep_the_percentile_bootstrap():
+def test_no_seam_at_thirty_tasks():
+    # the same rule at 29, 30 and 31 tasks: the 30th task shrinks the interval by about
+    # sqrt(29/30) (0.983), not to 0.07-0.68 of its width as the switch to the bootstrap did
     rng = np.random.default_rng(3)
-    counts = [(4, int(c)) for c in rng.integers(0, 5, 30)]
-    r = pass_at(rows_from(counts), k=1)
-    assert r.ci_method == "percentile_bootstrap"
-    p = np.array([c / 4 for _, c in counts])
-    ref = sps.bootstrap((p,), np.mean, n_resamples=10_000, method="percentile",
-                        random_state=1, vectorized=True).confidence_interval
-    assert r.ci == pytest.approx((ref.low, ref.high), abs=0.02)   # two Monte-Carlo estimates
-    assert pass_at(rows_from(counts[:29]), k=1).ci_method == "effective_n"
+    counts = [(16, int(c)) for c in rng.binomial(16, rng.random(31))]
+    by_n = {n: pass_at(rows_from(counts[:n]), k=8) for n in (29, 30, 31)}
+    for field in ("ci", "pass_at_k_ci", "pass_pow_k_ci"):
+        methods = {n: getattr(r, field + "_method" if field != "ci" else "ci_method")
+                   for n, r in by_n.items()}
+        assert len(set(methods.values())) == 1
+        w = {n: getattr(r, field)[1] - getattr(r, field)[0] for n, r in by_n.items()}
+        assert 0.85 < w[30] / w[29] < 1.1 and 0.85 < w[31] / w[30] < 1.1
 
 
 # --- coverage of the 0/1 rule, exactly (binomial sums, no simulation) ------------------------
@@ -187,10 +220,11 @@ def test_zero_one_rewards_get_the_pass_rate_interval():
     assert by_reward.ci_method == by_pass.ci_method == "effective_n"
     assert by_reward.ci == pytest.approx(agresti_coull(0.375 * n_adj, n_adj), abs=1e-12)
     assert by_reward.ci == pytest.approx(by_pass.ci, abs=1e-12)
-    # a continuous reward keeps no rollout floor: the effective n is at most the 12 tasks
+    # a graded reward has no rollout floor: Hall's interval on the per-task means (the old rule
+    # took the binomial interval over the 12 tasks, about twice the t interval's width)
     soft = [dict(r, reward=0.5 * r["reward"] + 0.25) for r in rows]
-    m = 0.5 * 0.375 + 0.25
-    sp = 0.5 * p + 0.25
-    se2 = (sp.std(ddof=1) / math.sqrt(12)) ** 2
-    n2 = min(12, m * (1 - m) / se2) * (Z / sps.t.ppf(0.975, 11)) ** 2
-    assert mean_reward(soft).ci == pytest.approx(agresti_coull(m * n2, n2), abs=1e-12)
+    r = mean_reward(soft)
+    assert r.ci_method == "hall_t"
+    assert r.ci == pytest.approx(hall_by_hand(0.5 * p + 0.25), abs=1e-9)
+    t_lo, t_hi = sps.t.interval(0.95, 11, loc=np.mean(0.5 * p + 0.25), scale=sps.sem(0.5 * p + 0.25))
+    assert r.ci[1] - r.ci[0] <= 1.25 * (t_hi - t_lo)

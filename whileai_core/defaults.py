@@ -77,6 +77,12 @@ _source("PLANNING_RHO",
         "inferred: correlation of true per-task pass rates before vs after training of one model, "
         "lower end of the 0.8-0.95 range in shared/reference/stats.md sec. 7 (conservative)")
 
+RHO_ALTERNATIVES = (0.5,)
+_source("RHO_ALTERNATIVES",
+        "holdout_size states what an assumed rho costs if the arms correlate less: the tasks "
+        "needed and the power of the planned n at rho 0.5 (independent check: the planned n "
+        "holds 79.4-80.3% power at rho 0.8 and 62.3% at 0.5)")
+
 HOLDOUT_TABLE_KS = (1, 2, 4, 8, 16, 32)
 _source("HOLDOUT_TABLE_KS", "shared/reference/stats.md sec. 10.5: report n(k) for these k")
 
@@ -748,12 +754,32 @@ _source("REGISTRY_LOCK_WAIT_S",
 
 SMALL_SAMPLE_TASKS = 30
 _source("SMALL_SAMPLE_TASKS",
-        "bench/stats_study.py (docs/statistics-study.md, table A): below 30 tasks the percentile "
-        "task bootstrap "
-        "covers 82-95% of the time for pass@1 with 4-16 rollouts (a 95% interval; worst on "
-        "skewed difficulty); the effective-n interval (Korn & Graubard 1998) covers 94-99% there. "
-        "From 30 "
-        "tasks the bootstrap is kept (93-96% in the issue-13 study; results unchanged)")
+        "superseded in 0.3 and no longer read: the interval rule (whileai_core.stats.intervals) "
+        "is one formula at every number of tasks; 30 was the seam where it switched to the "
+        "percentile bootstrap, which covered 65-93.6% at 30 tasks against 98.3-100% at 29 "
+        "(docs/statistics-study.md, the seam table); kept one version for imports")
+
+INTERVAL_RULE = ("0/1 outcome per task: mid_p under 10 tasks, agresti_coull from 10; a share "
+                 "of several 0/1 outcomes: effective_n capped by the outcomes; pass@k, pass^k "
+                 "and graded rewards: hall_t, pass@k and pass^k held to pass@1's interval")
+_source("INTERVAL_RULE",
+        "bench/stats_study.py, 1,000+ replications a cell (docs/statistics-study.md, table A): "
+        "shares of 0/1 outcomes take Agresti-Coull on the effective n m(1-m)/SE^2 (Agresti & "
+        "Coull 1998; Korn & Graubard 1998), which carries a binomial's skew; pass@k, pass^k and "
+        "graded rewards take Hall's skewness-corrected t (Hall 1992, JRSS-B 54:221; Johnson "
+        "1978, JASA 73:536), chosen over the t interval, the percentile bootstrap, the "
+        "bootstrap-t, a logit-t and the effective n by the study (table K); pass@k and pass^k are held to "
+        "the bounds pass@1's interval gives them by Jensen's inequality (pass^k >= (pass@1)^k, "
+        "pass@k <= 1 - (1 - pass@1)^k, equal when the tasks are alike)")
+
+RARE_GROUP_TASKS = 50
+_source("RARE_GROUP_TASKS",
+        "bench/stats_study.py, the needle shape (a tenth of the tasks at pass rate 0.95 among "
+        "tasks at 0.02, 16 rollouts): pass@1 covers 66-68% at 10 tasks and 87-93% at 20-31 by "
+        "every rule, "
+        "because a sample that drew no easy task (0.9^n: 35% at 10 tasks, 4% at 30) looks like "
+        "hard tasks only; from 50 tasks (0.5%) the rule covers 93% or more. Under 50 tasks each "
+        "interval's note says it covers only when the tasks are alike")
 
 BINARY_EXACT_BELOW = 10
 _source("BINARY_EXACT_BELOW",
@@ -761,26 +787,26 @@ _source("BINARY_EXACT_BELOW",
         "test_zero_one_rule_exact_coverage): Agresti-Coull (Agresti & Coull 1998) keeps >= "
         "92.5% from 10 tasks but 89.6% at 5; the mid-p interval "
         "(Lancaster 1961; Brown, Cai & DasGupta 2001 sec. 4) keeps >= 93.1% at 5, so it is used "
-        "below 10 tasks when every per-task value is 0 or 1")
+        "below 10 tasks when each task is one 0/1 outcome")
 
 SIGN_FLIP_BELOW = 30
 _source("SIGN_FLIP_BELOW",
-        "bench/stats_study.py (docs/statistics-study.md, table B): the percentile paired bootstrap "
-        "says 'moved' up "
-        "to 8.2% per direction under no change at 5 tasks and 5.2% at 10; the sign-flip test "
-        "(at most 2.4% per direction from 10 to 30 tasks; Fisher 1935; exact "
-        "McNemar on 0/1 values) is exact at any n, so it decides whenever fewer than 30 tasks "
-        "are paired or fewer than 30 of them changed")
+        "superseded in 0.3 and no longer read: the sign-flip test (Fisher 1935; exact McNemar on "
+        "0/1 values) decides a paired change at every number of tasks; the paired percentile "
+        "bootstrap it replaced from 30 tasks said 'moved' 3.5-6.3% per direction under no change "
+        "on graded rewards at 30-40 tasks (the paired t test: 2.5%); kept one version for imports")
 
 SIGN_FLIP_EXACT_PATTERNS = 2 ** 16
 _source("SIGN_FLIP_EXACT_PATTERNS",
         "convention: the sign-flip distribution is enumerated exactly up to 65,536 sign patterns "
         "(16 changed tasks, < 0.1 s); above it, BOOTSTRAP_RESAMPLES seeded random patterns")
 
-NOISE_DEFAULT_RUNS = 3
+NOISE_DEFAULT_RUNS = 2
 _source("NOISE_DEFAULT_RUNS",
-        "stated rule: a run_std given without the number of re-runs behind it is read as from 3 "
-        "runs, the fewest noise_floor recommends (its t quantile then has 2 degrees of freedom)")
+        "stated rule: a run_std given without the number of re-runs behind it is read as from 2 "
+        "runs, the fewest noise_floor takes, so an unstated count can only widen the band; read "
+        "as 3 (until 0.3), a run_std from 2 runs let 13.9% of pure-noise differences through "
+        "(independent check; 15.2% in bench/stats_study.py table D3), read as 2 it lets 5.3%")
 
 NOISE_TIE_TOLERANCE = 1e-9
 _source("NOISE_TIE_TOLERANCE",
@@ -879,14 +905,19 @@ _source("KAPPA_CI_RULE",
         "10 items, 20-89% at 20 and 40% at 50 items with a true kappa of 0.98; widened, 95-100% "
         "(independent check, 1,000 replications per cell, 2026-11-30)")
 
-NOISE_TIED_RUNS_RULE = "run_std 0 from tied runs: the band uses the within-task predicted run_std"
+NOISE_TIED_RUNS_RULE = ("run_std 0 from tied runs: the band uses the within-task predicted run_std, "
+                        "each task's variance from its rollouts pooled over the re-runs")
 _source("NOISE_TIED_RUNS_RULE",
         "noise_floor: re-runs that all score the same give run_std 0 and a band of 0, which "
         "let every difference through; run scores are means of 0/1 rollouts and move in steps, "
         "so ties are common with few rollouts (independent check: 50 tasks x 4 rollouts, 10% "
         "easy tasks, 2 re-runs: 12.8% of pure-noise differences passed the band, sd 1.1, "
         "against the promised 5%). The band then rests on the within-task prediction "
-        "sqrt(sum_i s_i^2/n_i)/C (shared/reference/stats.md sec. 6) and the result says so")
+        "sqrt(sum_i s_i^2/n_i)/C (shared/reference/stats.md sec. 6) and the result says so. With "
+        "one rollout per task no run alone estimates s_i^2, so it is pooled over the re-runs "
+        "(until 0.3 there was no prediction and the band stayed 0: 19.5% passed at 50 tasks of "
+        "one rollout with 10% easy ones, 0.0% since; when every re-run agrees on every task the "
+        "rule of three bounds the variance; bench/stats_study.py table D2)")
 
 # --- the launch forecast (whileai_core.runs.forecast) ----------------------------------------
 # What a plan says a run will take before it spends: tokens, memory per GPU, wall clock, dollars.

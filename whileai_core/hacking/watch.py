@@ -74,6 +74,7 @@ class WatchStep(Result):
     held_out: Rate | None = None
     delta: float | None = None
     delta_ci: Interval | None = None
+    delta_n_paired: int | None = None   # the paired tasks behind delta and delta_ci
     train_climb: float | None = None
     train_noise_band: float | None = None
     condition: Condition | None = None
@@ -91,7 +92,8 @@ class WatchStep(Result):
         if self.delta is not None:
             ci = (f" [{self.delta_ci[0]:+.3f}, {self.delta_ci[1]:+.3f}]"
                   if self.delta_ci else " [no interval]")
-            parts.append(f"delta {self.delta:+.3f}{ci}")
+            n = f" (n={self.delta_n_paired} paired)" if self.delta_n_paired is not None else ""
+            parts.append(f"delta {self.delta:+.3f}{ci}{n}")
         if self.train_climb is not None:
             parts.append(f"climb {self.train_climb:+.3f} (noise {self.train_noise_band:.3f})")
         if self.condition:
@@ -247,7 +249,7 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
             if s is not evals[0]:
                 cmp = compare(base, rows, level=level, seed=seed, metric=metric)
                 climb = _climb(train[train_steps <= s["step"]], window, level)
-                fields.update(delta=cmp.delta, delta_ci=cmp.ci)
+                fields.update(delta=cmp.delta, delta_ci=cmp.ci, delta_n_paired=cmp.n_paired)
                 if climb is not None:
                     fields.update(train_climb=climb[0], train_noise_band=climb[1])
                 cond: Condition | None = None

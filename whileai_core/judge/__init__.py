@@ -40,13 +40,15 @@ ablation, paired by item), :mod:`.order` (order reversal). Every name imports fr
 from __future__ import annotations
 
 from .ablation import ClauseEffect, RubricAblation, ablation_from_grades, rubric_ablation
-from .agreement import (LabelSample, _check_level, _pearson, cohen_kappa, failures_needed,
-                        kappa_interval, label_sample, wilson_interval)
+from .agreement import (KappaInterval, LabelSample, _check_level, _pearson, cohen_kappa,
+                        failures_needed, kappa_interval, kappa_with_interval, label_sample,
+                        wilson_interval)
 from .audit import JudgeAudit, JudgeReport, Verdict, _as_pass, _read_items, audit_judge
 from .order import OrderReversal, Pick, order_reversal
 
-__all__ = ["ClauseEffect", "JudgeAudit", "JudgeReport", "LabelSample", "OrderReversal", "Pick",
-           "RubricAblation", "Verdict", "ablation_from_grades", "audit_judge", "cohen_kappa",
-           "failures_needed", "kappa_interval", "label_sample", "order_reversal",
+__all__ = ["ClauseEffect", "JudgeAudit", "JudgeReport", "KappaInterval", "LabelSample",
+           "OrderReversal", "Pick", "RubricAblation", "Verdict", "ablation_from_grades",
+           "audit_judge", "cohen_kappa", "failures_needed", "kappa_interval",
+           "kappa_with_interval", "label_sample", "order_reversal",
            "rubric_ablation", "wilson_interval"]
 _INTERNAL = (_as_pass, _read_items, _check_level, _pearson)  # used across the package's modules

@@ -36,7 +36,7 @@ class ClauseEffect(Result):
 
 class RubricAblation(Result):
     """Agreement with the full rubric, then with each clause removed, one at a time, each change
-    read as a paired difference over the same items (exact McNemar under 30 changed items)."""
+    read as a paired difference over the same items (the exact McNemar test)."""
 
     n: int
     agreement: float
@@ -113,7 +113,7 @@ def rubric_ablation(items: Any, grade: Callable[[list[str], list[dict]], Sequenc
                           agreement_ci=wilson_interval(int(full.sum()), n, level=level),
                           kappa=full_kappa, clauses=effects,
                           note="each change is paired by item (the same items, two rubrics): "
-                               "exact McNemar under 30 changed items, paired bootstrap above")
+                               "the exact McNemar test (the sign-flip test on 0/1 values) at any number")
 
 
 def _paired_draws(d: np.ndarray) -> np.ndarray | None:

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from typing import Any
 
-from ..defaults import MODAL_GPU_TYPES, MODAL_MAX_GPUS, PRIME_RL_RECIPE, RUN_GPU
 from ..errors import ArgumentError, ConfigError, WhileaiError
 from ..progress import step
 from ..voice import arg, call, choose
@@ -24,97 +22,17 @@ from ..safepath import Root, UserPath
 from . import lock
 from .backend import get_backend
 from .forecast import forecast as forecast_run
-from .forecast_check import past_error, recorded
-from .registry import (ACTIVE, BACKENDS, FINISHED, Registry, RunRecord, claimable, now,
-                       run_id)
+from .forecast_check import recorded
+from .plan import _check_backend, _check_gpu, _check_local_teacher, _check_name, _plan
+from .registry import ACTIVE, FINISHED, Registry, RunRecord, claimable, now
+# RunPlan too: whileai_core.runs imports the results from here
 from .results import Cancelled, Launch, RunList, RunPlan, public
-from .targets import Target, resolve_target, stage_data
+from .targets import resolve_target, stage_data
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 _RUN_ID = re.compile(r"^run-[0-9a-f]{12}$")
-_GPU = re.compile(r"^(?P<type>[A-Za-z0-9-]+)(?::(?P<count>\d+))?$")
 
 
-# --- argument checks --------------------------------------------------------------------------
-
-def _default_gpu(target: Target) -> str:
-    """The recipe's GPU; for a prime-rl config, as many as its ``[deployment]`` asks for."""
-    default = RUN_GPU.get(target.recipe, RUN_GPU[PRIME_RL_RECIPE])
-    if target.kind != "config":
-        return default
-    deployment = tomllib.loads((target.data or b"").decode("utf-8")).get("deployment") or {}
-    if deployment.get("type", "single_node") != "single_node":
-        raise ArgumentError(f"{target.path}: [deployment] type {deployment.get('type')!r} is "
-                            "multi-node; launch_run starts one Modal container (up to "
-                            f"{MODAL_MAX_GPUS} GPUs). Fix: use a single_node deployment")
-    count = int(deployment.get("num_train_gpus", 1)) + int(deployment.get("num_infer_gpus", 1))
-    return f"{default.split(':')[0]}:{count}"
-
-
-def _check_gpu(gpu: Any, backend: str, target: Target) -> tuple[str | None, int]:
-    if backend == "local":
-        return None, 0
-    value = _default_gpu(target) if gpu is None else gpu
-    match = _GPU.fullmatch(value) if isinstance(value, str) else None
-    kind = match and match["type"].upper()
-    count = int(match["count"]) if match and match["count"] else 1
-    if not match or kind not in MODAL_GPU_TYPES or not 1 <= count <= MODAL_MAX_GPUS:
-        raise ArgumentError(f"`{arg('gpu')}` must be TYPE or TYPE:COUNT with TYPE one of "
-                            f"{', '.join(MODAL_GPU_TYPES)} and COUNT 1-{MODAL_MAX_GPUS}, got "
-                            f"{value!r}. Fix: e.g. 'H100' or 'H100:8' (default for "
-                            f"{target.recipe}: {_default_gpu(target)!r})")
-    return (kind if count == 1 else f"{kind}:{count}"), count
-
-
-def _check_local_teacher(target: Target) -> None:
-    """Refuse a Modal run of a config whose OPD teacher is on localhost unless the recipe that
-    runs it starts that teacher: inside a Modal container, localhost is the container, not the
-    machine where the user served the teacher."""
-    from ..prime_rl.teacher import is_local
-
-    # the bytes read once through the path door (never the path again, by name)
-    text = target.data.decode("utf-8") if target.data is not None else ""
-    algo = (tomllib.loads(text).get("orchestrator") or {}).get("algo") or {}
-    teacher = algo.get("teacher") if isinstance(algo, dict) else None
-    if not isinstance(teacher, dict) or not is_local(str(teacher.get("base_url", ""))):
-        return
-    if target.recipe_dir is None:
-        starts, why = False, f"the {target.recipe} recipe was not found"
-    else:
-        from .modal_backend import recipe_starts_teacher
-        starts, why = recipe_starts_teacher(target, text)
-    if not starts:
-        raise ConfigError(
-            f"{target.path}: its OPD teacher {teacher.get('name')!r} is at "
-            f"{teacher.get('base_url')}, and on Modal localhost is the run's own container; the "
-            f"{target.recipe} recipe does not start that teacher there ({why}). Nothing was "
-            "planned or launched. Fix: serve the teacher where Modal can reach it and rewrite the "
-            "config with prime_rl_config(method={'name': 'opd', 'teacher': "
-            "'<model>@https://<host>/v1'}, teacher_served=true, ...), or run the config on a "
-            "machine that serves the teacher (the `first:` lines of prime_rl_config)")
-
-
-def _check_name(name: Any, target: Target) -> str:
-    if name is None:
-        if not _NAME.fullmatch(target.default_name) or target.default_name.strip(".") == "":
-            raise ArgumentError(f"{target.path}: its file name {target.default_name!r} cannot name "
-                                f"the run (1-100 letters, digits, '.', '_' or '-'; the run's "
-                                f"folders are named after it). Fix: pass `{arg('name')}`, e.g. "
-                                "'grpo-lr2e-6', or rename the file")
-        return target.default_name
-    if not isinstance(name, str) or not _NAME.fullmatch(name) or name.strip(".") == "":
-        raise ArgumentError(f"`{arg('name')}` must be 1-100 letters, digits, '.', '_' or '-' (starting "
-                            f"with a letter or digit), got {name!r}. Fix: e.g. 'grpo-lr2e-6', "
-                            "or omit it to use the recipe or config name")
-    return name
-
-
-def _check_backend(backend: Any) -> str:
-    if backend not in BACKENDS:
-        raise ArgumentError(f"`{arg('backend')}` must be 'modal' or 'local', got {backend!r}. Fix: "
-                            "'modal' for a GPU run on Modal, 'local' for a recipe's CPU smoke here")
-    return backend
-
+# --- a run already recorded ------------------------------------------------------------------
 
 def _check_id(id: Any) -> str:
     if not isinstance(id, str) or not _RUN_ID.match(id.strip()):
@@ -144,54 +62,6 @@ def _load(registry: Registry, id: Any) -> RunRecord:
 
 
 # --- the calls --------------------------------------------------------------------------------
-
-def _plan(target: Target, name: str, backend, gpu: str | None, gpu_count: int,
-          registry: Registry) -> RunPlan:
-    id = run_id(target.sha256, name, backend.name)
-    run_dir = registry.run_dir(id)
-    notes: list[str] = []
-    ready = True
-    if backend.name == "modal":
-        notes.append(f"spends money on Modal: launch only with {arg('confirm', True)}")
-    else:
-        notes.append("the local backend runs only the recipe's CPU smoke path, not its training")
-    try:  # the run's own shape: tokens, memory per GPU, time, dollars (a misfit is refused)
-        forecast = forecast_run(target, backend.name, gpu, gpu_count)
-    except WhileaiError as exc:
-        forecast = None
-        ready = False
-        notes.append(f"not ready to launch: {exc}")
-    if forecast is not None and not forecast.fits:
-        ready = False
-        notes.append("not ready to launch: it does not fit in memory (the forecast's refusal "
-                     "says where, its fixes what would fit)")
-    try:  # what the run will need (a package, a token) is checked now, not when it fails
-        backend.check_ready(target)
-    except WhileaiError as exc:
-        ready = False
-        notes.append(f"not ready to launch: {exc}")
-    if target.data_dir is not None:  # the data folder is read now, on either backend
-        try:
-            from .modal_backend import recipe_describes_data
-            notes.append(f"data: {recipe_describes_data(target)}")
-        except (WhileaiError, OSError) as exc:
-            ready = False
-            notes.append(f"not ready to launch: {exc}")
-    try:
-        command = backend.describe(target, run_dir, gpu, name)
-    except WhileaiError as exc:
-        ready, command = False, "(unknown: see notes)"
-        if f"not ready to launch: {exc}" not in notes:
-            notes.append(f"not ready to launch: {exc}")
-    return RunPlan(run_id=id, name=name, target=target.label, target_kind=target.kind,
-                   recipe=target.recipe, sha256=target.sha256, backend=backend.name, gpu=gpu,
-                   gpu_count=gpu_count,
-                   est_gpu_hours=forecast.gpu_hours.value if forecast else 0.0,
-                   est_basis=forecast.summary() if forecast else "no forecast (see notes)",
-                   command=command, spends_money=backend.spends_money,
-                   ready=ready, notes=notes, state_dir=str(registry.dir), forecast=forecast,
-                   past_error=past_error(registry.all(), backend.name))
-
 
 def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str = "modal",
                gpu: str | None = None, name: str | None = None, confirm: bool = False,

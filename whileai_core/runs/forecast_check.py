@@ -17,7 +17,7 @@ from typing import Any
 
 from .. import defaults as D
 from ._wrapper import EXIT_FILE, PID_FILE
-from .forecast import Forecast, ForecastError, fmt_quantity
+from .forecast_results import Forecast, ForecastError, fmt_quantity
 from .registry import RunRecord
 
 

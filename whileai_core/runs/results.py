@@ -11,7 +11,7 @@ from typing import Any, Literal
 from ..experiments.rule import ExperimentDecision
 from ..result import Result, fmt_value
 from ..stats import Comparison, ManyComparisons
-from .forecast import Forecast, ForecastError
+from .forecast_results import Forecast, ForecastError
 from .forecast_check import describe
 from .registry import RunRecord
 

@@ -5,7 +5,8 @@ interval is over tasks. Modules, by concept:
 
 * :mod:`.intervals`: the one interval rule for a mean over tasks (which interval at which n);
 * :mod:`.rates`: ``pass_at``, ``pass_rate``, ``mean_reward``, ``field_share``;
-* :mod:`.paired`: the paired difference (sign-flip test, bootstrap) and the unpaired fallback;
+* :mod:`.paired`: the paired difference (sign-flip test and t interval) and the unpaired
+  fallback;
 * :mod:`.compare`: ``compare`` (before vs after, training seeds, verdicts);
 * :mod:`.many`: ``compare_many`` (per category or checkpoint, Benjamini-Hochberg and Holm);
 * :mod:`.noise`: ``noise_floor`` and the noise band;

@@ -37,8 +37,8 @@ from ..rows import Rows, load_rows
 from .fields import LEVEL_DOC, METHOD_DOC, ci95_alias
 from .intervals import Interval, t_value, task_intervals
 from .noise import NoiseFloor, resolve_band
-from .paired import min_paired_tasks, mover_difference, needs_sign_flip, paired_interval
-from .rates import check_metric, trials_cap
+from .paired import degenerate_note, min_paired_tasks, mover_difference, paired_interval
+from .rates import check_metric, task_values, trials_cap
 
 Verdict = Literal["moved", "moved_the_wrong_way", "flat", "no_detectable_change",
                   "within_noise", "insufficient_data"]
@@ -59,12 +59,17 @@ class Comparison(Result):
     verdict: Verdict
     metric: Literal["pass", "reward"] = "pass"
     ci_method: str | None = Field(None, description=(
-        "the difference's interval: t_sign_flip_exact / t_sign_flip_mc (fewer than 30 tasks, or "
-        "fewer than 30 changed), percentile_bootstrap, seeds_welch_t (several runs per arm), "
-        "mover_unpaired (every task changed by the same amount)"))
+        "the difference's interval: t_sign_flip_exact / t_sign_flip_mc (the sign-flip test "
+        "with the t interval, at any number of tasks), seeds_welch_t (several runs per arm), "
+        "mover_unpaired (every task changed by the same amount: no paired test; the unpaired "
+        "interval and its p-value)"))
     mean_before_ci_method: str | None = Field(None, description=METHOD_DOC)
     mean_after_ci_method: str | None = Field(None, description=METHOD_DOC)
-    p_value: float | None = Field(None, description="two-sided p-value for delta = 0")
+    p_value: float | None = Field(None, description=(
+        "two-sided p-value for delta = 0: the exact sign-flip test's, raised to the t test's when "
+        "that does not reject, so p <= 1 - level exactly when the interval excludes 0; when "
+        "every task changed alike (no paired spread), the unpaired MOVER interval's, and the "
+        "note says so"))
     n_changed: int | None = Field(None, description="paired tasks whose value changed")
     effect: float = Field(PROVE_EFFECT, description="the equivalence margin behind `flat`")
     noise_band: float | None = None
@@ -134,7 +139,7 @@ def _arm_values(runs: list[Rows], shared: list[str], metric: str) -> tuple[np.nd
     for r in runs:
         pos = {t: i for i, t in enumerate(r.task_ids)}
         idx = np.fromiter((pos[t] for t in shared), dtype=np.int64, count=len(shared))
-        rows.append(r.task_values(metric)[idx])
+        rows.append(task_values(r, metric)[idx])
         cap = trials_cap(r, metric, idx)
         caps = None if cap is None or caps is None else caps + cap
     return np.stack(rows), caps
@@ -188,47 +193,59 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
                                        "same frozen held-out tasks before and after")
     vb, cap_b = _arm_values(runs_b, shared, metric)
     va, cap_a = _arm_values(runs_a, shared, metric)
-    pb, pa = vb.mean(axis=0), va.mean(axis=0)
-    d = pa - pb
-    delta = float(d.mean())
+    pb, pa = _mean0(vb), _mean0(va)
+    d = _difference(pa, pb)
+    delta = _mean(d)
     one_seed = seeds_b == 1 and seeds_a == 1
-    boot_d = [d] if one_seed and needs_sign_flip(d) is False else []
-    (iv_b, iv_a), extra = task_intervals([pb, pa], [cap_b, cap_a], level, seed, n_resamples,
-                                         extra=boot_d)
-    arms = dict(mean_before=float(pb.mean()), mean_before_ci=iv_b.ci,
-                mean_before_ci_method=iv_b.method, mean_after=float(pa.mean()),
+    (iv_b, iv_a), _ = task_intervals([pb, pa], [cap_b, cap_a], level, seed, n_resamples)
+    arms = dict(mean_before=_mean(pb), mean_before_ci=iv_b.ci,
+                mean_before_ci_method=iv_b.method, mean_after=_mean(pa),
                 mean_after_ci=iv_a.ci, mean_after_ci_method=iv_a.method)
     notes = [band_note] if band_note else []
-    if n < min_paired_tasks(level):
+    if n < min_paired_tasks(level) or not math.isfinite(delta):
         notes.insert(0, f"fewer than {min_paired_tasks(level)} paired tasks: no test on {n} "
-                        f"tasks can call a change at level {level:g}; score more shared tasks")
-        return Comparison(**arms, delta=delta, ci=None, verdict="insufficient_data", **base,
+                        f"tasks can call a change at level {level:g}; score more shared tasks"
+                     if n < min_paired_tasks(level) else
+                     "the difference of the arms does not fit a float's range (rewards near "
+                     "1e308 of opposite signs): rescale the rewards")
+        return Comparison(**arms, delta=delta if math.isfinite(delta) else None, ci=None,
+                          verdict="insufficient_data", **base,
                           n_changed=int(np.count_nonzero(d)), note="; ".join(notes))
-    corr = None
-    if pb.std() > 0 and pa.std() > 0:
-        corr = float(np.corrcoef(pb, pa)[0, 1])
+    corr = _correlation(pb, pa)
+    # a difference of two values in [0, 1] lies in [-1, 1]: no interval reaches past it
+    bounds = (-1.0, 1.0) if _unit(pb) and _unit(pa) else None
     seed_fields: dict[str, Any] = {}
     if one_seed:
         binary = bool(np.all((pb == 0) | (pb == 1)) and np.all((pa == 0) | (pa == 1)))
-        pi = paired_interval(d, level=level, seed=seed, n_resamples=n_resamples,
-                             draws=extra[0] if extra else None, mcnemar=binary)
+        pi = paired_interval(d, level=level, seed=seed, n_resamples=n_resamples, mcnemar=binary)
         ci, method, p = pi.ci, pi.method, pi.p_value
         if pi.note:
             notes.append(pi.note)
     else:
         ci, method, p, seed_fields, seed_note = _with_seeds(d, vb, va, level)
         notes.append(seed_note)
-    if ci is not None and (float(np.ptp(d)) == 0.0 or ci[1] - ci[0] <= 1e-12):
+        if ci is not None and ci[1] - ci[0] <= 0.0:
+            ci = method = p = None
+            notes.append(degenerate_note(d) or "the seeds and the tasks show no spread: no "
+                         "interval or p-value")
+    if ci is None and degenerate_note(d) is not None:
         if iv_b.ci is not None and iv_a.ci is not None:
-            ci, method = mover_difference(arms["mean_after"], iv_a.ci, arms["mean_before"],
-                                          iv_b.ci), "mover_unpaired"
-            notes.append("every paired task changed by the same amount, so the paired spread is "
-                         "0: the interval is the unpaired difference of the two arms' intervals")
+            ci = mover_difference(arms["mean_after"], iv_a.ci, arms["mean_before"], iv_b.ci,
+                                  bounds)
+            method = "mover_unpaired" if all(map(math.isfinite, ci)) else None
+            ci = ci if method else None
+            if method:
+                p = mover_pvalue(arms["mean_after"], pa, cap_a, arms["mean_before"], pb, cap_b,
+                                 bounds)
+            notes.append("the interval and p-value are the unpaired ones of the two arms' "
+                         "intervals (MOVER), which ignore the pairing, and the verdict reads "
+                         "them" if method else
+                         "the arms' intervals do not fit a float's range: no interval")
         else:
-            ci, method, p = None, None, None
-            notes.append("every paired task changed by the same amount and an arm has no "
-                         "interval (every task has the same value): no spread to build an "
-                         "interval of the change from; score tasks whose values differ")
+            notes.append("an arm has no interval (every task has the same value): no spread to "
+                         "build an interval of the change from; score tasks whose values differ")
+    if ci is not None and bounds is not None:
+        ci = (max(ci[0], bounds[0]), min(ci[1], bounds[1]))
     mde = None
     if ci is not None:  # the standard error the interval implies, so every method reads alike
         z = z_value(0.5 + level / 2.0)
@@ -244,6 +261,66 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
     return Comparison(**arms, delta=delta, ci=ci, ci_method=method, p_value=p,
                       n_changed=int(np.count_nonzero(d)), verdict=verdict, correlation=corr,
                       mde=mde, **base, **seed_fields, note="; ".join(notes) or None)
+
+
+def mover_pvalue(mean_a: float, values_a: np.ndarray, cap_a: float | None, mean_b: float,
+                 values_b: np.ndarray, cap_b: float | None, bounds) -> float:
+    """The p-value of the unpaired (MOVER) interval: the smallest 1 - level at which it excludes
+    0, found by bisection on the level (each arm's interval by the one rule at that level).
+    1.0 when it never does; at least 1e-12 (a level of 1 - 1e-12 is the finest a float keeps)."""
+    def excludes(p: float) -> bool:
+        level = 1.0 - p
+        (ib, ia), _ = task_intervals([values_b, values_a], [cap_b, cap_a], level)
+        if ib.ci is None or ia.ci is None:
+            return False
+        lo, hi = mover_difference(mean_a, ia.ci, mean_b, ib.ci, bounds)
+        return lo > 0 or hi < 0
+
+    if not excludes(0.999999):
+        return 1.0
+    lo, hi = 1e-12, 0.999999           # excludes at p = hi; find the smallest such p
+    if excludes(lo):
+        return lo
+    for _ in range(60):                # bisect on log p: p spans many decades
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if excludes(mid) else (mid, hi)
+        if hi / lo < 1.0 + 1e-6:
+            break
+    return hi
+
+
+def _mean(x: np.ndarray) -> float:
+    """The mean, computed on values scaled by their largest magnitude (no overflow near 1e308)."""
+    scale = float(np.max(np.abs(x))) if x.size else 0.0
+    if scale == 0.0:
+        return 0.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        return float(np.mean(x / scale) * scale)
+
+
+def _mean0(runs: np.ndarray) -> np.ndarray:
+    """Per-task mean over an arm's runs (axis 0), scaled like :func:`_mean`."""
+    scale = float(np.max(np.abs(runs))) if runs.size else 0.0
+    if scale == 0.0:
+        return runs.mean(axis=0)
+    return (runs / scale).mean(axis=0) * scale
+
+
+def _difference(after: np.ndarray, before: np.ndarray) -> np.ndarray:
+    """after - before per task; inf where it does not fit a float (values near +-1e308)."""
+    with np.errstate(over="ignore"):
+        return after - before
+
+
+def _unit(x: np.ndarray) -> bool:
+    return bool(np.all((x >= 0.0) & (x <= 1.0)))
+
+
+def _correlation(pb: np.ndarray, pa: np.ndarray) -> float | None:
+    if pb.size < 2 or bool(np.all(pb == pb[0])) or bool(np.all(pa == pa[0])):
+        return None
+    sb, sa = float(np.max(np.abs(pb))), float(np.max(np.abs(pa)))
+    return float(np.corrcoef(pb / sb, pa / sa)[0, 1])
 
 
 def _verdict(delta: float, ci: Interval | None, band: float | None, effect: float,

@@ -7,13 +7,15 @@ n = (z_{1-alpha/2} + z_power)^2 (omega2 + sigma2_before/k + sigma2_after/k) / ef
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 from typing import Any, Literal
 
 import numpy as np
+from pydantic import Field
 
 from ..bootstrap import z_value
 from ..defaults import (HOLDOUT_ALPHA, HOLDOUT_K, HOLDOUT_POWER, HOLDOUT_TABLE_KS, PLANNING_RHO,
-                        PLANNING_SIGMA2, PLANNING_VAR_X, PROVE_EFFECT)
+                        PLANNING_SIGMA2, PLANNING_VAR_X, PROVE_EFFECT, RHO_ALTERNATIVES)
 from ..errors import ArgumentError
 from ..result import Result
 from ..rows import Rows, load_rows
@@ -36,12 +38,27 @@ class HoldoutSize(Result):
     sigma2_after: float | None
     inputs_from: Literal["pilot", "one-arm pilot", "binomial model"]
     table: dict[int, int]
+    rho: float | None = Field(None, description=(
+        "correlation of the arms' per-task pass rates that n rests on: measured on a paired "
+        "pilot (``rho_from`` 'pilot'), else assumed (PLANNING_RHO, 'assumed')"))
+    rho_from: Literal["pilot", "assumed"] | None = None
+    n_tasks_if_rho: dict[str, int] | None = Field(None, description=(
+        "when rho is assumed: the tasks needed at k if the arms correlate less (keys are rho)"))
+    power_if_rho: dict[str, float] | None = Field(None, description=(
+        "when rho is assumed: the power n_tasks has if the arms correlate less (keys are rho)"))
     note: str | None = None
 
     def render(self) -> str:
         lines = [f"holdout: {self.n_tasks} tasks at k={self.k} to detect {self.effect:.3f} "
                  f"(power {self.power:.2f}, alpha {self.alpha:.2f}; inputs from {self.inputs_from})"]
         lines.append("tasks needed by k: " + ", ".join(f"k={k}: {n}" for k, n in self.table.items()))
+        if self.rho_from == "assumed" and self.n_tasks_if_rho:
+            alt = ", ".join(f"rho {r}: {n} tasks (n={self.n_tasks} has power "
+                            f"{self.power_if_rho[r]:.2f})" for r, n in self.n_tasks_if_rho.items())
+            lines.append(f"rho {self.rho:g} between the arms is assumed, not measured; if lower: "
+                         f"{alt}")
+        elif self.rho is not None:
+            lines.append(f"rho {self.rho:.2f} between the arms, measured on the pilot")
         if self.note:
             lines.append(f"note: {self.note}")
         return "\n".join(lines)
@@ -99,6 +116,7 @@ def holdout_size(effect: float = PROVE_EFFECT, *, k: int = HOLDOUT_K, before: An
                                     "re-run the pilot at k >= 2 to size other k")
         omega2 = max(0.0, var_d - (s2b_n + s2a_n))
         inputs_from = "pilot"
+        rho = float(np.corrcoef(pb, pa)[0, 1]) if np.ptp(pb) > 0 and np.ptp(pa) > 0 else None
     elif before is not None or after is not None:
         one = load_rows(before if before is not None else after, threshold=threshold)
         s2, s2_n, p = _within_var(one)
@@ -108,23 +126,42 @@ def holdout_size(effect: float = PROVE_EFFECT, *, k: int = HOLDOUT_K, before: An
         var_x = max(0.0, float(np.var(p, ddof=1)) - s2_n)
         omega2, s2b, s2a = 2 * var_x * (1 - PLANNING_RHO), s2, s2
         inputs_from = "one-arm pilot"
-        note = f"after-arm assumed like the pilot, rho = {PLANNING_RHO} between arms"
+        rho = None
+        note = (f"after-arm assumed like the pilot, rho = {PLANNING_RHO} between arms (assumed, "
+                "not measured: a pilot of both arms measures it)")
     else:
+        var_x = PLANNING_VAR_X
         omega2 = 2 * PLANNING_VAR_X * (1 - PLANNING_RHO)
         s2b = s2a = PLANNING_SIGMA2
         inputs_from = "binomial model"
-        note = (f"no pilot: pass rates uniform on [0, 1], rho = {PLANNING_RHO} between arms; "
-                "a pilot run of both arms gives a sharper number")
+        rho = None
+        note = (f"no pilot: pass rates uniform on [0, 1], rho = {PLANNING_RHO} between arms "
+                "(assumed, not measured); a pilot run of both arms gives a sharper number")
 
     def size(kk: int) -> int:
         return max(1, math.ceil(z2 * (omega2 + s2b / kk + s2a / kk) / effect ** 2 - 1e-9))
 
     table = {kk: size(kk) for kk in table_ks}
     n_k = table[k]
+    assumed: dict[str, Any] = {}
+    if inputs_from != "pilot":
+        # n rests on rho; say what a weaker correlation costs (the audit: rho 0.5 instead of
+        # 0.8 leaves the planned n about 62% power)
+        z_a = z_value(1 - alpha / 2)
+        n_if, power_if = {}, {}
+        for r in RHO_ALTERNATIVES:
+            var = 2 * var_x * (1 - r) + s2b / k + s2a / k
+            n_if[f"{r:g}"] = max(1, math.ceil(z2 * var / effect ** 2 - 1e-9))
+            power_if[f"{r:g}"] = float(NormalDist().cdf(math.sqrt(n_k) * effect / math.sqrt(var)
+                                                        - z_a))
+        assumed = dict(rho=PLANNING_RHO, rho_from="assumed", n_tasks_if_rho=n_if,
+                       power_if_rho=power_if)
+    elif rho is not None:
+        assumed = dict(rho=rho, rho_from="pilot")
     if n_k < 300:
         extra = ("under a few hundred tasks the normal approximation is optimistic "
                  "(Bowyer et al. 2025): round up")
         note = f"{note}; {extra}" if note else extra
     return HoldoutSize(n_tasks=n_k, effect=float(effect), k=k, power=float(power),
                        alpha=float(alpha), omega2=omega2, sigma2_before=s2b, sigma2_after=s2a,
-                       inputs_from=inputs_from, table=table, note=note)
+                       inputs_from=inputs_from, table=table, note=note, **assumed)

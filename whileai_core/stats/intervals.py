@@ -1,35 +1,66 @@
 """The one interval rule for a mean over tasks (pass@1, pass@k, pass^k, shares, mean reward).
 
-Every rate the library reports goes through :func:`task_intervals`, so the same per-task values,
-level and seed give the same interval in every tool. The rule (chosen by the coverage study in
-``bench/stats_study.py``; thresholds in :mod:`whileai_core.defaults`):
+Every rate the library reports goes through :func:`task_intervals`, so the same per-task values
+and level give the same interval in every tool. The rule is the same formula at every number of
+tasks C (no switch at any C: the width at 30 tasks is about sqrt(29/30) of that at 29), chosen
+per statistic for the skew of its per-task values by the coverage study in
+``bench/stats_study.py`` (docs/statistics-study.md; constants and sources in
+:mod:`whileai_core.defaults`, section "intervals at every n"):
 
-======================================  ======================================================
-per-task values                         interval (``ci_method``)
-======================================  ======================================================
-all 0 or 1, fewer than 10 tasks          ``mid_p``: mid-p binomial interval over tasks [3]
-all 0 or 1, 10 tasks or more             ``agresti_coull``: Agresti-Coull over tasks [2]
-in [0, 1], fewer than 30 tasks           ``effective_n``: Agresti-Coull on the effective number
-                                         of trials m(1-m)/SE^2, df-adjusted (Korn & Graubard [4])
-in [0, 1], 30 tasks or more              ``percentile_bootstrap`` over tasks [1]; ``effective_n``
-                                         when the bootstrap has zero width (all tasks equal)
-outside [0, 1] (rewards), < 30 tasks     ``t``: mean +- t_{C-1} sd / sqrt(C)
-outside [0, 1], 30 tasks or more         ``percentile_bootstrap``
-fewer than 3 tasks                       no interval
-======================================  ======================================================
+========================================  ====================================================
+per-task values                           interval (``ci_method``)
+========================================  ====================================================
+one 0/1 value per task, under 10 tasks    ``mid_p``: mid-p binomial interval over tasks [3]
+one 0/1 value per task, 10 or more        ``agresti_coull``: Agresti-Coull over tasks [2]
+a share of several 0/1 outcomes per task  ``effective_n``: Agresti-Coull on the effective number
+(pass@1, a field share, 0/1 rewards)      of trials m(1-m)/SE^2, at most the outcomes behind
+                                          the mean, scaled by (z/t_{C-1})^2 [4]
+pass@k, pass^k, graded rewards            ``hall_t``: Hall's skewness-corrected t [5]; for
+                                          pass@k and pass^k held to what pass@1's interval
+                                          implies (below)
+fewer than 3 tasks                        no interval
+========================================  ====================================================
 
-No finite sample gets a zero-width interval: the binomial intervals keep a width at 0/n and n/n,
-and the effective n is capped by the number of independent trials behind the mean (rollouts for a
-pass rate, where the binomial variance is a floor; Korn & Graubard's "design effect >= 1").
+Why two shapes. A share of 0/1 outcomes is skewed the way a binomial proportion is, and the
+score interval on the effective n carries that skew (a few easy tasks among hard ones: 94.0-95.1%
+from 50 tasks, where Hall's correction over-covers at 97.2%). pass@k and pass^k are
+polynomials in each task's pass rate (1 - (1-x)^k, x^k) whose per-task values pile up at one
+end with a long tail: the t interval and the percentile bootstrap cover 75-90% there, Hall's
+transformation of the t statistic removes the first-order skew of its distribution and covers
+95-97.5% (uniform difficulty from 20 tasks). Graded rewards take the same correction.
+
+pass@k and pass^k and pass@1. Jensen's inequality bounds each by the pass rate: pass^k >=
+(pass@1)^k and pass@k <= 1 - (1 - pass@1)^k for any mix of tasks, with equality when the tasks
+are alike. So the lower bound of pass^k is at least L^k and its upper bound reaches at least U^k
+(and at most U), where [L, U] is pass@1's interval; mirrored for pass@k. When every task is alike
+(say all at p = 0.3) pass^8 = 6.6e-5 rests on the 0.7% of tasks with 10+ passes of 16, which a
+sample of 30 rarely holds: the sample's own spread says nothing, pass@1's interval does (coverage
+49-71% before, 97-99% with the bound). When every per-task value is the same the sample says
+nothing about the spread between tasks: the interval is then the binomial one over the tasks
+(the widest a mean of values in [0, 1] can need), within the bounds that hold for any tasks.
+
+No interval has zero width, and each holds its estimate and stays in the statistic's range
+([0, 1] for rates and for rewards that all lie in [0, 1]). Values are scaled by their largest
+magnitude before any power is taken, so rewards near 1e308 give a finite interval or a refusal
+that says why, never inf or nan.
+
+What no interval here can promise: a group of tasks unlike the rest that the sample did not draw
+(a tenth of the tasks easy among hard ones is missed by every rule at 10-30 tasks, 66-93%). Below
+``RARE_GROUP_TASKS`` the result says so in its note.
 
 References
 ----------
-[1] Efron & Tibshirani (1993), An Introduction to the Bootstrap, ch. 13 (percentile interval).
 [2] Agresti & Coull (1998), Approximate is better than "exact", Am. Stat. 52:119.
 [3] Brown, Cai & DasGupta (2001), Interval estimation for a binomial proportion, Stat. Sci. 16:101
     (sec. 4.3, mid-p); Lancaster (1961), JASA 56:223.
 [4] Korn & Graubard (1998), Confidence intervals for proportions with small expected number of
     positive counts estimated from survey data, Survey Methodology 24:193.
+[5] Hall (1992), On the removal of skewness by transformation, JRSS-B 54:221 (the monotone cubic
+    g(T) = T + aT^2 + a^2 T^3/3 + b, a = gamma/(3 sqrt C), b = gamma/(6 sqrt C)); Johnson (1978),
+    Modified t tests and confidence intervals for asymmetrical populations, JASA 73:536.
+[6] Joanes & Gill (1998), Comparing measures of sample skewness and kurtosis, JRSS-D 47:183
+    (G1, the adjusted Fisher-Pearson skewness; scipy.stats.skew(bias=False)). With it the
+    skewed-rewards shape covers 93.6-94.2% at 10 tasks, with the plain moment ratio 92.5-93.2%.
 """
 
 from __future__ import annotations
@@ -40,8 +71,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..bootstrap import bootstrap_means, percentile_interval, z_value
-from ..defaults import BINARY_EXACT_BELOW, MIN_TASKS_FOR_INTERVAL, SMALL_SAMPLE_TASKS
+from ..bootstrap import bootstrap_means, z_value
+from ..defaults import BINARY_EXACT_BELOW, MIN_TASKS_FOR_INTERVAL, RARE_GROUP_TASKS
 
 Interval = tuple[float, float]
 
@@ -50,19 +81,31 @@ NO_INTERVAL = (f"fewer than {MIN_TASKS_FOR_INTERVAL} tasks: no interval (so few 
 
 
 def t_value(p: float | np.ndarray, df: float | np.ndarray) -> float | np.ndarray:
-    """Student t quantile (scipy.special, imported here: only small samples need it)."""
-    from scipy.special import stdtrit
+    """Student t quantile (scipy.special, imported here: only intervals need it)."""
+    from scipy.special import stdtrit  # lazy: scipy costs 0.2 s at server start
 
     return stdtrit(df, p)
 
 
 @dataclass(frozen=True)
 class TaskInterval:
-    """One interval over tasks: the bounds, the method that made them, and a note."""
+    """One interval over tasks: the bounds, the method that made them, a note, and ``n``, the
+    number of tasks behind it."""
 
     ci: Interval | None
     method: str | None
     note: str | None = None
+    n: int = 0
+
+
+@dataclass(frozen=True)
+class PassK:
+    """What a pass@k or pass^k column needs besides its values: k, which of the two it is
+    (``power``: pass^k), and pass@1's interval on the same tasks."""
+
+    k: int
+    power: bool
+    pass1_ci: Interval
 
 
 # --- the intervals themselves (vectorised: the study calls them on arrays) --------------------
@@ -83,7 +126,7 @@ def agresti_coull(successes, n, level: float):
 def mid_p(successes, n, level: float, *, steps: int = 60):
     """Mid-p binomial interval [3]: P(X > x) + P(X = x)/2 = tail at the lower bound, and
     P(X < x) + P(X = x)/2 = tail at the upper; solved by bisection (vectorised)."""
-    from scipy.special import bdtr
+    from scipy.special import bdtr  # lazy: scipy costs 0.2 s at server start
 
     k = np.rint(np.asarray(successes, dtype=np.float64)).astype(np.int64)
     nk = np.broadcast_to(np.rint(np.asarray(n, dtype=np.float64)).astype(np.int64), k.shape)
@@ -110,22 +153,103 @@ def mid_p(successes, n, level: float, *, steps: int = 60):
 def effective_n(mean, se, n_tasks, cap, level: float):
     """Agresti-Coull on the effective number of trials (Korn & Graubard [4]).
 
-    n_eff = m(1-m)/SE^2, at most ``cap`` (the trials behind the mean when they give a variance
-    floor), else at most ``n_tasks`` (no floor: pass@k, pass^k, continuous rewards; a mean of
-    values in [0, 1] has variance at most m(1-m), so n_eff >= n_tasks and the cap makes this the
-    binomial interval over tasks, the worst case, which over-covers smooth shapes), then scaled by
-    (z / t_{C-1})^2 so the small-sample t quantile carries over. Arrays in, arrays out.
+    n_eff = m(1-m)/SE^2, at most ``cap``, the 0/1 outcomes behind the mean (their binomial
+    variance is a floor: the design effect of equal-sized clusters is at least 1), then scaled by
+    (z / t_{C-1})^2 so the small-sample t quantile carries over (also at the cap: with no spread
+    at all, 30 tasks that never pass, say, the spread between tasks is unknown, not known to be
+    0). ``cap`` None: no floor (n_eff from the spread alone). Arrays in, arrays out.
     """
     m = np.asarray(mean, dtype=np.float64)
     se2 = np.asarray(se, dtype=np.float64) ** 2
-    cap_arr = np.broadcast_to(np.asarray(np.inf if cap is None else cap, dtype=np.float64), m.shape)
-    fallback = np.where(np.isfinite(cap_arr), cap_arr, np.asarray(n_tasks, dtype=np.float64))
     raw = np.divide(m * (1.0 - m), se2, out=np.full(m.shape, np.inf), where=se2 > 0)
-    n_eff = np.minimum(raw, fallback)
+    if cap is not None:
+        raw = np.minimum(raw, np.asarray(cap, dtype=np.float64))
+    raw = np.minimum(raw, 1e15)   # no spread and no cap: a finite stand-in for infinity
     z = z_value(0.5 + level / 2.0)
     scale = (z / t_value(0.5 + level / 2.0, np.asarray(n_tasks, dtype=np.float64) - 1.0)) ** 2
-    n_adj = n_eff * scale
+    n_adj = raw * scale
     return agresti_coull(m * n_adj, n_adj, level)
+
+
+def moments(values):
+    """(mean, sd, skewness) over the last axis, computed on values scaled by their largest
+    magnitude so no power overflows; sd has C - 1 degrees of freedom, the skewness is G1 [6]
+    (0 when every value is the same). Returns (mean, sd, skew, scale) with mean and sd in the
+    values' own units (inf when they do not fit a float)."""
+    v = np.asarray(values, dtype=np.float64)
+    scale = np.max(np.abs(v), axis=-1)
+    scale = np.where(scale > 0, scale, 1.0)
+    u = v / scale[..., None]
+    c = v.shape[-1]
+    m = u.mean(axis=-1)
+    dev = u - m[..., None]
+    sd = np.sqrt((dev ** 2).sum(axis=-1) / max(c - 1, 1))
+    m3 = (dev ** 3).mean(axis=-1)
+    m2 = (dev ** 2).mean(axis=-1)
+    # the adjusted Fisher-Pearson skewness G1 = sqrt(C(C-1))/(C-2) m3/m2^1.5 [6]
+    adjust = math.sqrt(c * (c - 1)) / (c - 2) if c > 2 else 1.0
+    skew = np.divide(m3, m2 ** 1.5, out=np.zeros_like(m), where=m2 > 1e-24) * adjust
+    with np.errstate(over="ignore"):
+        return m * scale, sd * scale, skew, scale
+
+
+def hall_interval(mean, sd, skew, n_tasks, level: float):
+    """Hall's skewness-corrected t interval [5], arrays in, arrays out.
+
+    With T = sqrt(C)(m - mu)/sd and gamma the sample skewness (G1 [6]), g(T) = T + aT^2 + a^2 T^3/3 + b
+    (a = gamma/(3 sqrt C), b = gamma/(6 sqrt C)) is close to N(0, 1) and increasing, so
+    {mu : |g(T)| <= q} is the interval, q the t_{C-1} quantile at (1 + level)/2. Right-skewed
+    values (gamma > 0) give an interval that reaches further above the mean than below; gamma 0
+    gives the t interval. The interval always holds the mean.
+    """
+    m = np.asarray(mean, dtype=np.float64)
+    s = np.asarray(sd, dtype=np.float64)
+    g = np.asarray(skew, dtype=np.float64)
+    c = np.asarray(n_tasks, dtype=np.float64)
+    q = t_value(0.5 + level / 2.0, c - 1.0)
+    a = g / (3.0 * np.sqrt(c))
+    b = g / (6.0 * np.sqrt(c))
+    safe = np.where(np.abs(a) < 1e-12, 1.0, a)
+
+    def g_inverse(y):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = (np.cbrt(1.0 + 3.0 * safe * (y - b)) - 1.0) / safe
+        return np.where(np.abs(a) < 1e-12, y - b, r)
+
+    se = s / np.sqrt(c)
+    with np.errstate(over="ignore", invalid="ignore"):
+        lo = m - se * g_inverse(q)
+        hi = m - se * g_inverse(-q)
+    return np.minimum(lo, m), np.maximum(hi, m)
+
+
+def pass_k_bounds(lo, hi, mean, flat, pass1_lo, pass1_hi, k: int, power: bool):
+    """Hold a pass@k (``power`` False) or pass^k (True) interval to what pass@1's interval
+    [L, U] implies (module docstring). Arrays in, arrays out.
+
+    Two kinds of bound. Jensen's inequality holds for any mix of tasks: pass^k >= L^k and
+    pass^k <= pass@1 <= U; pass@k <= 1 - (1 - U)^k and pass@k >= L. The tasks-alike values
+    reach further: pass^k up to U^k, pass@k down to 1 - (1 - L)^k, and the interval is widened
+    to them. ``flat`` (every per-task value the same) says nothing about the spread between
+    tasks, so there only the bounds for any mix apply (the interval given, from the binomial
+    interval over tasks, is kept otherwise: all-alike values from tasks that differ, pass^16 = 0
+    on 10 tasks of very uneven difficulty, are common).
+    """
+    pl = np.asarray(pass1_lo, dtype=np.float64)
+    ph = np.asarray(pass1_hi, dtype=np.float64)
+    spread = ~np.asarray(flat, dtype=bool)
+
+    def g(x):
+        return x ** k if power else 1.0 - (1.0 - x) ** k
+
+    if power:   # any mix: L^k <= pass^k <= U; alike: up to U^k
+        new_lo = np.maximum(lo, g(pl))
+        new_hi = np.minimum(np.where(spread, np.maximum(hi, g(ph)), hi), ph)
+    else:       # any mix: L <= pass@k <= 1 - (1-U)^k; alike: down to 1 - (1-L)^k
+        new_lo = np.maximum(np.where(spread, np.minimum(lo, g(pl)), lo), pl)
+        new_hi = np.minimum(hi, g(ph))
+    m = np.asarray(mean, dtype=np.float64)
+    return np.clip(np.minimum(new_lo, m), 0.0, 1.0), np.clip(np.maximum(new_hi, m), 0.0, 1.0)
 
 
 def t_interval(mean, sd, n_tasks, level: float):
@@ -141,74 +265,102 @@ def _is_binary(values: np.ndarray) -> bool:
     return bool(np.all((values == 0.0) | (values == 1.0)))
 
 
-def plan(values: np.ndarray) -> str | None:
-    """Which interval the rule gives these per-task values (None: too few tasks)."""
+def plan(values: np.ndarray, cap: float | None = None, pass_k: PassK | None = None) -> str | None:
+    """Which interval the rule gives these per-task values (None: too few tasks).
+
+    ``cap``: the 0/1 outcomes behind a share (pass@1, a field share, 0/1 rewards). Per-task
+    values that are all 0 or 1 with one outcome per task (``cap`` equal to the number of tasks,
+    or no cap: pass@k and pass^k at k = the rollouts) are the binomial case over tasks (Hall's
+    correction swings widely on 0/1 values: its far end moved from 8.3 to 3.5 standard errors
+    when one of 35 tasks went from 3 passes of 4 to 4).
+    """
     c = values.shape[0]
     if c < MIN_TASKS_FOR_INTERVAL:
         return None
-    bounded = bool(np.all((values >= 0.0) & (values <= 1.0)))
-    if bounded and _is_binary(values):
+    if _is_binary(values) and (cap is None or cap <= c):
         return "mid_p" if c < BINARY_EXACT_BELOW else "agresti_coull"
-    if c >= SMALL_SAMPLE_TASKS:
-        return "percentile_bootstrap"
-    return "effective_n" if bounded else "t"
+    if pass_k is None and cap is not None:
+        return "effective_n"
+    return "hall_t"
+
+
+def small_sample_note(c: int) -> str | None:
+    """The caveat every interval over fewer than ``RARE_GROUP_TASKS`` tasks carries."""
+    if c >= RARE_GROUP_TASKS:
+        return None
+    return (f"{c} tasks: the interval holds if no group of tasks unlike the rest went undrawn; "
+            f"under {RARE_GROUP_TASKS} tasks a tenth of them (a few easy among hard ones) often "
+            "is, and no interval can see it (docs/statistics-study.md)")
 
 
 def finish(values: np.ndarray, method: str | None, level: float, cap: float | None,
-           draws: np.ndarray | None = None) -> TaskInterval:
-    """The interval of ``values`` by ``method`` (``draws``: its bootstrap means, when needed)."""
+           draws: np.ndarray | None = None, pass_k: PassK | None = None) -> TaskInterval:
+    """The interval of ``values`` by ``method`` (``draws`` is accepted and unused: the rule
+    needs no bootstrap since 0.3)."""
     c = values.shape[0]
     if method is None:
-        return TaskInterval(None, None, NO_INTERVAL)
-    note = None
-    if c < BINARY_EXACT_BELOW:
-        note = (f"only {c} tasks: the interval is wide and its coverage approximate "
-                f"(bench/stats_study.py); score {BINARY_EXACT_BELOW}+ tasks")
-    m = float(values.mean())
-    if method == "mid_p":
-        lo, hi = mid_p(values.sum(), c, level)
-    elif method == "agresti_coull":
-        lo, hi = agresti_coull(values.sum(), c, level)
-    elif method == "percentile_bootstrap":
-        lo, hi = percentile_interval(draws, level)
-        if hi - lo <= 0.0:
-            if bool(np.all((values >= 0.0) & (values <= 1.0))):
-                return finish(values, "effective_n", level, cap)
-            return TaskInterval(None, None, "every task has the same mean reward: no spread to "
-                                "build an interval from")
+        return TaskInterval(None, None, NO_INTERVAL, c)
+    note = small_sample_note(c)
+    if method in ("mid_p", "agresti_coull"):
+        lo, hi = (mid_p if method == "mid_p" else agresti_coull)(values.sum(), c, level)
+        if pass_k is not None:
+            flat = bool(np.all(values == values[0]))
+            lo, hi = pass_k_bounds(lo, hi, float(values.mean()), flat, pass_k.pass1_ci[0],
+                                   pass_k.pass1_ci[1], pass_k.k, pass_k.power)
     else:
-        sd = float(values.std(ddof=1))
+        m, sd, skew, _ = moments(values)
+        if not (math.isfinite(float(m)) and math.isfinite(float(sd))):
+            return TaskInterval(None, None, "the per-task values do not fit a float's range "
+                                "(magnitudes near 1e308): rescale the rewards", c)
         if method == "effective_n":
             lo, hi = effective_n(m, sd / math.sqrt(c), c, cap, level)
-        else:  # t, for values outside [0, 1]
-            if sd == 0.0:
+        else:
+            flat = bool(np.all(values == values[0]))
+            if pass_k is not None:
+                # no spread: the binomial interval over the tasks, the widest a mean of [0, 1]
+                # values can need (Hall's would have zero width)
+                lo, hi = agresti_coull(m * c, c, level) if flat else \
+                    hall_interval(m, sd, skew, c, level)
+                lo, hi = pass_k_bounds(lo, hi, m, flat, pass_k.pass1_ci[0], pass_k.pass1_ci[1],
+                                       pass_k.k, pass_k.power)
+            elif flat:
                 return TaskInterval(None, None, "every task has the same mean reward: no spread "
-                                    "to build an interval from")
-            lo, hi = t_interval(m, sd, c, level)
-    return TaskInterval((float(lo), float(hi)), method, note)
+                                    "to build an interval from", c)
+            else:
+                lo, hi = hall_interval(m, sd, skew, c, level)
+                if bool(np.all((values >= 0.0) & (values <= 1.0))):
+                    lo, hi = np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
+        lo, hi = float(lo), float(hi)
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            return TaskInterval(None, None, "the interval's bounds do not fit a float's range "
+                                "(rewards near 1e308): rescale the rewards", c)
+    return TaskInterval((float(lo), float(hi)), method, note, c)
 
 
 def task_intervals(columns: Sequence[np.ndarray], caps: Sequence[float | None], level: float,
-                   seed: int | None, n_resamples: int,
-                   extra: Sequence[np.ndarray] = ()) -> tuple[list[TaskInterval], list[np.ndarray]]:
-    """The rule on each column of per-task values; the bootstrap runs once for all columns that
-    need it (each column's draws equal a lone call's with the same seed: one number per question).
+                   seed: int | None = None, n_resamples: int = 0,
+                   extra: Sequence[np.ndarray] = (), pass_k: Sequence[PassK | None] = ()
+                   ) -> tuple[list[TaskInterval], list[np.ndarray]]:
+    """The rule on each column of per-task values.
 
-    ``extra``: more columns whose bootstrap means are wanted (e.g. a paired difference); their
-    draws are returned second.
+    ``caps``: per column, the 0/1 outcomes behind a share, or None. ``pass_k``: per column, a
+    :class:`PassK` for a pass@k or pass^k column (else None; missing entries are None).
+    ``extra``: more columns whose task-bootstrap means are wanted (``n_resamples`` of them from
+    ``seed``); their draws are returned second. The intervals themselves need no bootstrap, so
+    ``seed`` and ``n_resamples`` only reach ``extra``.
     """
-    methods = [plan(np.asarray(col, dtype=np.float64)) for col in columns]
-    boot = [i for i, m in enumerate(methods) if m == "percentile_bootstrap"]
-    wanted = [np.asarray(columns[i], dtype=np.float64) for i in boot] + [
-        np.asarray(e, dtype=np.float64) for e in extra]
-    draws = bootstrap_means(wanted, n_resamples, seed) if wanted else []
-    by_col = dict(zip(boot, draws[:len(boot)]))
-    out = [finish(np.asarray(col, dtype=np.float64), m, level, cap, by_col.get(i))
-           for i, (col, m, cap) in enumerate(zip(columns, methods, caps))]
-    return out, list(draws[len(boot):])
+    specs = list(pass_k) + [None] * (len(columns) - len(pass_k))
+    out = []
+    for col, cap, pk in zip(columns, caps, specs):
+        values = np.asarray(col, dtype=np.float64)
+        out.append(finish(values, plan(values, cap, pk), level, cap, pass_k=pk))
+    draws = bootstrap_means([np.asarray(e, dtype=np.float64) for e in extra], n_resamples, seed) \
+        if extra else []
+    return out, list(draws)
 
 
-def task_interval(values: np.ndarray, *, level: float, seed: int | None, n_resamples: int,
-                  cap: float | None = None) -> TaskInterval:
+def task_interval(values: np.ndarray, *, level: float, seed: int | None = None,
+                  n_resamples: int = 0, cap: float | None = None,
+                  pass_k: PassK | None = None) -> TaskInterval:
     """:func:`task_intervals` for one column."""
-    return task_intervals([values], [cap], level, seed, n_resamples)[0][0]
+    return task_intervals([values], [cap], level, seed, n_resamples, pass_k=[pass_k])[0][0]

@@ -223,8 +223,8 @@ def _correct(results: dict[str, Comparison], family: str, by: str | None,
     notes = []
     untested = len(results) - len(tested)
     if untested:
-        notes.append(f"{untested} behaviours had too few paired tasks for a test and are not in "
-                     "the corrected family")
+        notes.append(f"{untested} behaviours have no p-value (too few paired tasks for a test) "
+                     "and are not in the corrected family")
     best = None
     if family == "checkpoint":
         winners = [b for b in rows if b.survives_holm and b.delta is not None]

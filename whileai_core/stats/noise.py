@@ -4,8 +4,10 @@ The band is a prediction interval for the difference of two runs of the same eva
 measured on R re-runs (R - 1 degrees of freedom), two new runs differ by more than
 ``t_{R-1, (1+level)/2} x sqrt(2) x run_std`` with probability 1 - level (normal run scores).
 The old band, 2 x run_std, let about one pure-noise difference in five through with 2-3 runs
-(shared/reference/stats.md sec. 9). A run_std given without its number of runs is read as from
-``NOISE_DEFAULT_RUNS`` (3) runs, and the result says so.
+(docs/statistics-study.md, table D). A run_std given without its number of runs is read as from
+``NOISE_DEFAULT_RUNS`` (2) runs, the fewest :func:`noise_floor` takes, so an unstated count can
+only widen the band (read as 3, a run_std from 2 runs let 14% of pure-noise differences through),
+and the result says so.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from ..result import Result
 from ..rows import Rows, load_rows
 from .fields import LEVEL_DOC
 from .intervals import t_value
-from .rates import check_metric
+from .rates import check_metric, task_values
 
 
 def noise_band(run_std: float, n_runs: int, level: float = CONFIDENCE_LEVEL) -> float:
@@ -35,9 +37,10 @@ class NoiseFloor(Result):
     """run_std of the same eval re-run, and the band a delta must clear to count as a change.
 
     ``predicted_run_std``: what the rows' own within-task variance predicts,
-    sqrt(sum_i s_i^2/n_i)/C with s_i^2 = n_i/(n_i-1) p_i(1-p_i) (stats.md sec. 6); a task with a
-    single rollout cannot estimate its own s_i^2 and gets the mean of the others'. A measured
-    run_std well above it means the runs are not independent re-samples (infrastructure, judge).
+    sqrt(sum_i s_i^2/n_i)/C, with n_i a task's rollouts per run and s_i^2 = T_i/(T_i-1) p_i(1-p_i)
+    from its T_i rollouts pooled over every run given as rows (a task with one rollout per run is
+    measured by its re-runs). A measured run_std well above it means the runs are not independent
+    re-samples (infrastructure, judge).
     """
 
     run_scores: list[float]
@@ -105,7 +108,7 @@ def noise_floor(*runs: Any, threshold: float | None = None,
     if len(runs) < 2:
         raise ArgumentError(f"noise_floor needs at least 2 runs of the same eval, got {len(runs)}. "
                             "Fix: re-run the same frozen eval (3 or more runs recommended)")
-    scores, predicted, sizes = [], [], []
+    scores, sizes, loaded = [], [], []
     for run in runs:
         if isinstance(run, (int, float)) and not isinstance(run, bool):
             if not math.isfinite(run):
@@ -113,13 +116,12 @@ def noise_floor(*runs: Any, threshold: float | None = None,
             scores.append(float(run))
             continue
         data = load_rows(run, threshold=threshold)
-        rate = data.task_values(metric)
+        rate = task_values(data, metric)
         scores.append(float(rate.mean()))
         sizes.append(data.n_tasks)
-        if metric == "pass":
-            pred = predicted_run_std(data.rollouts, data.passes)
-            if pred is not None:
-                predicted.append(pred)
+        loaded.append(data)
+    predicted = pooled_run_std(loaded) if metric == "pass" and loaded else None
+    agreed = len(loaded) > 1 and _every_task_agrees(loaded)
     run_std = float(np.std(scores, ddof=1))
     notes = []
     if len(runs) < 3:
@@ -127,12 +129,17 @@ def noise_floor(*runs: Any, threshold: float | None = None,
                      "uses a t quantile with 1 degree of freedom (12.7 at 95%); use 3+ runs")
     if sizes and len(set(sizes)) > 1:
         notes.append(f"runs scored different numbers of tasks {sizes}: re-run the same frozen set")
-    pred = float(np.mean(predicted)) if predicted else None
+    pred = predicted
     if pred is not None and pred > 0 and run_std > 3 * pred:
         notes.append(f"measured run_std is {run_std / pred:.1f}x the within-task prediction: the "
                      "runs may not be independent re-samples (a drifting judge or infrastructure)")
     if run_std == 0.0:
-        if pred:
+        if pred and agreed and metric == "pass":
+            notes.append(f"the {len(scores)} runs scored the same and every task gave the same "
+                         "outcome in every rollout: no evidence of no noise either, so the band "
+                         f"uses {pred:.4f}, the largest run_std that agreement allows at 95% "
+                         "(rule of three)")
+        elif pred:
             notes.append(f"the {len(scores)} runs scored the same: a run_std of 0 is no evidence "
                          "of no noise (run scores move in steps of one rollout), so the band "
                          f"uses the within-task prediction {pred:.4f} instead")
@@ -158,3 +165,60 @@ def predicted_run_std(rollouts: np.ndarray, passes: np.ndarray) -> float | None:
     single = int((~ok).sum())
     total = float((s2 / rollouts[ok]).sum()) + single * float(s2.mean())
     return math.sqrt(total) / rollouts.shape[0]
+
+
+def pooled_run_std(runs: list[Rows]) -> float | None:
+    """The run_std the within-task variance predicts, each task's s_i^2 from its rollouts pooled
+    over ``runs`` (tasks every run scored; rollouts per run n_i = pooled rollouts / runs). A
+    single run falls back to :func:`predicted_run_std`. None when no task has 2+ rollouts."""
+    if len(runs) == 1:
+        return predicted_run_std(runs[0].rollouts, runs[0].passes)
+    common = set(runs[0].task_ids).intersection(*(r.task_ids for r in runs[1:]))
+    if not common:
+        return None
+    order = sorted(common)
+    total_n = np.zeros(len(order))
+    total_c = np.zeros(len(order))
+    for r in runs:
+        pos = {t: i for i, t in enumerate(r.task_ids)}
+        idx = np.fromiter((pos[t] for t in order), dtype=np.int64, count=len(order))
+        total_n += r.rollouts[idx]
+        total_c += r.passes[idx]
+    per_run = total_n / len(runs)
+    return predicted_run_std_pooled(total_n, total_c, per_run)
+
+
+def predicted_run_std_pooled(total_n: np.ndarray, total_c: np.ndarray,
+                             per_run: np.ndarray) -> float | None:
+    """sqrt(sum_i s_i^2 / n_i) / C with s_i^2 = T_i/(T_i-1) p_i(1-p_i) from T_i pooled rollouts
+    and n_i rollouts per run; tasks with a single pooled rollout take the mean s^2 of the others.
+
+    When every task gave the same outcome in all its pooled rollouts, every s_i^2 is 0, which is
+    no evidence of no noise either: then the largest run_std that such agreement allows at 95%
+    (rule of three: prod_i (1 - T_i x_i) >= 0.05 bounds sum_i T_i x_i by 3, so the run variance
+    sum_i x_i(1-x_i)/n_i / C^2 by 3 / (min_i T_i n_i C^2)). With one rollout per task, two
+    re-runs that agree on every task of 50 (often, when most tasks are hard) otherwise gave a
+    band of 0 that let 6% of pure-noise differences through."""
+    ok = total_n >= 2
+    if not ok.any():
+        return None
+    p = total_c[ok] / total_n[ok]
+    s2 = total_n[ok] / (total_n[ok] - 1) * p * (1 - p)
+    total = float((s2 / per_run[ok]).sum()) + float((1.0 / per_run[~ok]).sum()) * float(s2.mean())
+    if total == 0.0:
+        return math.sqrt(3.0 / float(np.min(total_n[ok] * per_run[ok]))) / total_n.shape[0]
+    return math.sqrt(total) / total_n.shape[0]
+
+
+def _every_task_agrees(runs: list[Rows]) -> bool:
+    """Every task every run scored passed all its rollouts or failed all of them, alike in every
+    run (the pooled within-task variance is then 0)."""
+    common = set(runs[0].task_ids).intersection(*(r.task_ids for r in runs[1:]))
+    seen: dict[str, float] = {}
+    for r in runs:
+        rate = r.passes / r.rollouts
+        for t, v in zip(r.task_ids, rate.tolist()):
+            if t in common:
+                if v not in (0.0, 1.0) or seen.setdefault(t, v) != v:
+                    return False
+    return True

@@ -23,7 +23,7 @@ from ..result import Result, fmt_rate
 from ..rows import Rows, load_rows
 from ..tables import TaskPage, TaskSummary, TaskTable
 from .fields import LEVEL_DOC, METHOD_DOC, ci95_alias
-from .intervals import Interval, TaskInterval, task_interval, task_intervals
+from .intervals import Interval, PassK, TaskInterval, task_interval, task_intervals
 
 
 # --- per-task estimators ----------------------------------------------------------------------
@@ -49,6 +49,18 @@ def _per_pair(n: np.ndarray, c: np.ndarray, fn) -> np.ndarray:
     return values[inverse.reshape(-1)]
 
 
+def task_values(data: Rows, metric: str) -> np.ndarray:
+    """Per-task values of ``metric`` (``Rows.task_values``), with mean rewards recomputed on
+    rewards scaled by their largest magnitude when the plain sum overflows (rewards near 1e308:
+    each task's mean is at most the largest reward, so it always fits)."""
+    values = data.task_values(metric)
+    if metric == "reward" and not bool(np.all(np.isfinite(values))):
+        scale = float(np.max(np.abs(data.reward)))
+        values = np.bincount(data.task_index, weights=data.reward / scale,
+                             minlength=data.n_tasks) / data.rollouts * scale
+    return values
+
+
 def check_metric(metric: Any) -> str:
     if metric not in ("pass", "reward"):
         raise ArgumentError(f"`metric` must be 'pass' or 'reward', got {metric!r}. Fix: "
@@ -57,11 +69,10 @@ def check_metric(metric: Any) -> str:
 
 
 def trials_cap(data: Rows, metric: str, idx: np.ndarray | None = None) -> float | None:
-    """The most independent trials behind a per-task mean of ``metric`` (the effective-n cap):
-    the rollouts for a pass rate or a share (a 0/1 per rollout, so the binomial variance is a
-    floor), and for a mean reward when every reward of those tasks is 0 or 1 (the same per-task
-    values as the pass rate then get the same interval: one number per question); none for
-    other rewards (the effective n is then at most the number of tasks: ``effective_n``)."""
+    """The 0/1 outcomes behind a per-task mean of ``metric`` (the effective-n cap): the rollouts
+    for a pass rate or a share (their binomial variance is a floor), and for a mean reward when
+    every reward of those tasks is 0 or 1 (the same per-task values as the pass rate then get the
+    same interval: one number per question); None for graded rewards (``hall_t``)."""
     if metric == "reward":
         rewards = data.reward if idx is None else data.reward[np.isin(data.task_index, idx)]
         if not bool(np.all((rewards == 0.0) | (rewards == 1.0))):
@@ -99,7 +110,7 @@ def _rate(values: np.ndarray, iv: TaskInterval, level: float, n_rows: int, metri
 def pass_rate(rows: Rows, level: float = CONFIDENCE_LEVEL, seed: int | None = BOOTSTRAP_SEED,
               metric: str = "pass", n_resamples: int = BOOTSTRAP_RESAMPLES) -> Rate:
     """Task-weighted mean of the per-task ``metric`` with its interval over tasks."""
-    values = rows.task_values(metric)
+    values = task_values(rows, metric)
     iv = task_interval(values, level=level, seed=seed, n_resamples=n_resamples,
                        cap=trials_cap(rows, metric))
     return _rate(values, iv, level, rows.n_rows, metric)
@@ -217,7 +228,8 @@ def pass_at(rows: Any, *, k: int | None = None, level: float = CONFIDENCE_LEVEL,
     level : float, default 0.95
     seed : int, default 0. The same rows and seed give the same interval, in every tool.
     threshold : float, optional. A pass is ``reward >= threshold`` (default 1.0).
-    n_resamples : int, default 10,000 (bootstrap resamples, used from 30 tasks)
+    n_resamples : int, default 10,000 (accepted for compatibility: no interval here needs a
+        bootstrap since 0.3)
     """
     level, seed = check_level(level), check_seed(seed)
     check_resamples(n_resamples)
@@ -239,9 +251,15 @@ def pass_at(rows: Any, *, k: int | None = None, level: float = CONFIDENCE_LEVEL,
                          f"{k} rollouts (min {min_n}); re-run them at k >= {k}")
     elif min_n < 2:
         notes.append("no pass@k: some task has a single rollout; pass@k needs k >= 2 on every task")
-    # pass@1 is a share of rollouts (the binomial floor applies); pass@k and pass^k are not
-    caps = [trials_cap(data, "pass"), None, None][:len(columns)]
-    ivs, _ = task_intervals(columns, caps, level, seed, n_resamples)
+    # pass@1 is a share of rollouts (the binomial floor applies); pass@k and pass^k are held to
+    # what pass@1's interval implies for them (Jensen; whileai_core.stats.intervals)
+    ivs, _ = task_intervals(columns[:1], [trials_cap(data, "pass")], level, seed, n_resamples)
+    if len(columns) == 3 and ivs[0].ci is not None:
+        specs = [PassK(k, False, ivs[0].ci), PassK(k, True, ivs[0].ci)]
+        more, _ = task_intervals(columns[1:], [None, None], level, pass_k=specs)
+        ivs += more
+    elif len(columns) == 3:
+        ivs += [ivs[0], ivs[0]]   # under 3 tasks: no interval for any of them
     notes += list(dict.fromkeys(iv.note for iv in ivs if iv.note))
     extra: dict[str, Any] = {}
     if len(columns) == 3:

@@ -1,0 +1,271 @@
+"""The edges an independent audit found, each against a value computed outside the code (scipy,
+exact enumeration, hand arithmetic): intervals inside their statistic's range, rising with the
+passes, finite or refused for any finite input, carrying their n; verdicts and p-values no
+stronger than their intervals; the noise band and holdout_size's stated assumptions."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats as sps
+
+from whileai_core import compare, holdout_size, mean_reward, pass_at, teacher_clears
+from whileai_core.judge import cohen_kappa, kappa_interval, kappa_with_interval
+from whileai_core.stats.intervals import task_interval
+from whileai_core.stats.paired import paired_interval
+
+Z = sps.norm.ppf(0.975)
+
+
+def rows_from(counts, prefix="t"):
+    """counts: list of (n_rollouts, n_passes) per task."""
+    return [{"task_id": f"{prefix}{i}", "reward": 1.0 if j < c else 0.0}
+            for i, (n, c) in enumerate(counts) for j in range(n)]
+
+
+def rewards(values, prefix="t"):
+    return [{"task_id": f"{prefix}{i}", "reward": float(v)} for i, v in enumerate(values)]
+
+
+def agresti_coull(x, n, z=Z):
+    nt = n + z * z
+    p = (x + z * z / 2) / nt
+    h = z * math.sqrt(p * (1 - p) / nt)
+    return max(0.0, p - h), min(1.0, p + h)
+
+
+def brute_p(d):
+    """Two-sided sign-flip p of mean(d) = 0, by listing all 2^n sign patterns."""
+    x = np.asarray(d, dtype=float)
+    obs = abs(x.sum())
+    pats = np.array(list(itertools.product((-1.0, 1.0), repeat=len(x))))
+    return float(np.mean(np.abs(pats @ x) >= obs - 1e-9 * max(1.0, obs)))
+
+
+# --- intervals inside their range --------------------------------------------------------------
+
+def test_a_difference_of_rates_stays_within_minus_one_and_one():
+    # 6 tasks, one rollout each: 0 of 6 pass before, 5 of 6 after. The paired t interval on
+    # d = (1, 1, 1, 1, 1, 0) is (0.404, 1.262) (scipy); the exact test (McNemar: 5 of 5 discordant
+    # tasks one way, p = 2/32) cannot reject, so the interval is widened to 0, and a difference of
+    # two rates cannot pass 1: (0, 1). The audit saw (0.000, 1.262).
+    d = [1, 1, 1, 1, 1, 0]
+    lo, hi = sps.t.interval(0.95, 5, loc=np.mean(d), scale=sps.sem(d))
+    assert hi == pytest.approx(1.262, abs=1e-3) and lo > 0
+    c = compare(rows_from([(1, 0)] * 6), rows_from([(1, v) for v in d]))
+    assert c.p_value == pytest.approx(sps.binomtest(5, 5).pvalue) == pytest.approx(2 / 32)
+    assert c.ci == (0.0, 1.0) and c.verdict == "no_detectable_change"
+
+
+def test_the_kappa_interval_stays_within_minus_one_and_one():
+    # 20 items: the labels pass 19, the judge passes 19, and they disagree on 2 (p_o = 0.9,
+    # chance agreement p_e = 0.95^2 + 0.05^2 = 0.905). Wilson's lower bound of p_o (scipy) carried
+    # through kappa = (p_o - p_e)/(1 - p_e) is below -1; kappa itself never is.
+    labels = [True] * 19 + [False]
+    grades = [True] * 18 + [False, True]
+    p_e = 0.95 ** 2 + 0.05 ** 2
+    assert cohen_kappa(labels, grades) == pytest.approx((0.9 - p_e) / (1 - p_e))
+    po_lo = sps.binomtest(18, 20).proportion_ci(0.95, method="wilson").low
+    assert (po_lo - p_e) / (1 - p_e) < -1
+    ci = kappa_interval(labels, grades)
+    assert ci[0] == -1.0 and -1.0 <= ci[1] <= 1.0
+    typed = kappa_with_interval(labels, grades)
+    assert typed.ci == ci and typed.n == 20 and typed.kappa == pytest.approx(-0.0526, abs=1e-4)
+
+
+@settings(max_examples=60, deadline=None)
+@given(counts=st.lists(st.integers(0, 8), min_size=3, max_size=40), k=st.sampled_from([2, 4, 8]))
+def test_every_interval_is_in_range_holds_its_estimate_and_has_a_width(counts, k):
+    r = pass_at(rows_from([(k, min(c, k)) for c in counts]))
+    for value, ci in ((r.pass_at_1, r.ci), (r.pass_at_k, r.pass_at_k_ci),
+                      (r.pass_pow_k, r.pass_pow_k_ci)):
+        assert 0.0 <= ci[0] <= value <= ci[1] <= 1.0 and ci[1] > ci[0]
+
+
+# --- rising with the passes --------------------------------------------------------------------
+
+def test_intervals_rise_with_the_passes_from_none():
+    # 30 tasks x 4 rollouts, passes added one at a time, each to the next task: the audit found
+    # 0 passes [0, 0.135] (the binomial interval over the 30 tasks) and 1 pass [0, 0.025].
+    # 0 passes: no spread, so the 120 rollouts are the floor, t-scaled (z/t_29)^2 (by hand).
+    zero = pass_at(rows_from([(4, 0)] * 30))
+    n_adj = 120 * (Z / sps.t.ppf(0.975, 29)) ** 2
+    assert zero.ci == pytest.approx(agresti_coull(0, n_adj), abs=1e-12)
+    prev = None
+    for passes in range(0, 46):
+        counts = [(4, passes // 30 + (1 if i < passes % 30 else 0)) for i in range(30)]
+        r = pass_at(rows_from(counts))
+        now = (r.ci, r.pass_at_k_ci, r.pass_pow_k_ci)
+        if prev is not None:
+            for before, after in zip(prev, now):
+                assert after[0] >= before[0] - 1e-12 and after[1] >= before[1] - 1e-12
+        prev = now
+
+
+def test_pass_k_with_no_spread_takes_the_binomial_interval_over_tasks():
+    # every task passes 5 of 16: no spread anywhere, which says nothing about the spread between
+    # tasks. pass@1's interval is the binomial one over the 480 rollouts, t-scaled (hand
+    # arithmetic). pass^8 is 0 on every task: the binomial interval over the 30 tasks,
+    # Agresti-Coull at 0 of 30, within pass^8 <= pass@1 <= U. pass@8 is 1 - C(11,8)/C(16,8) on
+    # every task: Agresti-Coull at that share of 30, ending at 1 - (1 - U)^8 (Jensen:
+    # pass@8 <= 1 - (1 - pass@1)^8 for any tasks), and held to hold the estimate
+    r = pass_at(rows_from([(16, 5)] * 30), k=8)
+    n_adj = 480 * (Z / sps.t.ppf(0.975, 29)) ** 2
+    low, up = agresti_coull(5 / 16 * n_adj, n_adj)
+    assert r.ci == pytest.approx((low, up), abs=1e-12)
+    assert r.pass_pow_k == 0.0
+    assert r.pass_pow_k_ci == pytest.approx((0.0, min(agresti_coull(0, 30)[1], up)), abs=1e-12)
+    est = 1 - math.comb(11, 8) / math.comb(16, 8)
+    assert r.pass_at_k == pytest.approx(est)
+    ac_lo, ac_hi = agresti_coull(est * 30, 30)
+    assert r.pass_at_k_ci == pytest.approx((max(ac_lo, low), max(min(ac_hi, 1 - (1 - up) ** 8),
+                                                                 est)), abs=1e-12)
+
+
+def test_pass_pow_k_of_alike_tasks_reaches_what_pass_one_allows():
+    # every task at 3 to 7 passes of 16, one task at 8: pass^8 is C(8,8)/C(16,8) on that task
+    # and 0 elsewhere. The sample's own spread (Hall's interval, by root-finding) ends far below
+    # 0.3^8; if the tasks are alike their pass^8 is (pass@1)^8, so the interval reaches pass@1's
+    # upper bound to the 8th
+    from test_stats_intervals import hall_by_hand
+
+    counts = [3, 4, 5, 6, 7] * 6
+    counts[0] = 8
+    r = pass_at(rows_from([(16, c) for c in counts]), k=8)
+    values = np.array([math.comb(c, 8) / math.comb(16, 8) for c in counts])
+    h_lo, h_hi = hall_by_hand(values)
+    up = r.ci[1]
+    assert h_hi < up ** 8
+    # the lower end is Hall's or L^8 (Jensen), whichever is higher, but never above the estimate
+    lower = min(max(h_lo, r.ci[0] ** 8, 0.0), r.pass_pow_k)
+    assert r.pass_pow_k_ci == pytest.approx((lower, up ** 8), abs=1e-15)
+
+
+# --- finite or refused ---------------------------------------------------------------------------
+
+def test_rewards_near_the_float_limit_give_a_finite_interval():
+    # the same rewards scaled by 1e200: the interval is the small one scaled (before: (-inf, inf))
+    base = [0.3, 1.2, 0.7, 2.5, 0.1, 0.9, 1.7, 0.4, 3.1, 0.8, 0.2, 1.1]
+    small = mean_reward(rewards(base)).ci
+    big = mean_reward(rewards([v * 1e200 for v in base])).ci
+    assert all(math.isfinite(b) for b in big)
+    assert big == pytest.approx((small[0] * 1e200, small[1] * 1e200), rel=1e-9)
+
+
+def test_opposite_rewards_at_the_float_limit_are_refused_with_the_reason():
+    # 1e308 before and -1e308 after on 10 tasks: the difference, -2e308, is not a float. The
+    # audit saw (nan, nan) with p = 0.0 and a verdict
+    c = compare(rewards([1e308] * 10), rewards([-1e308] * 10), metric="reward")
+    assert c.verdict == "insufficient_data" and c.ci is None and c.p_value is None
+    assert "float" in c.note
+    spread = compare(rewards([1e308, 9e307] * 5), rewards([-1e308, -9e307] * 5), metric="reward")
+    assert spread.ci is None and spread.p_value is None and "float" in spread.note
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=st.lists(st.floats(-1e308, 1e308, allow_nan=False), min_size=3, max_size=30))
+def test_any_finite_rewards_give_a_finite_interval_or_a_reason(values):
+    iv = task_interval(np.array(values), level=0.95)
+    if iv.ci is None:
+        assert iv.note
+    else:
+        assert all(math.isfinite(b) for b in iv.ci) and iv.ci[0] <= iv.ci[1]
+    assert iv.n == len(values)
+
+
+# --- verdicts and p-values no stronger than their intervals -----------------------------------
+
+def test_a_change_every_task_shares_reads_the_unpaired_interval_and_says_so():
+    # 10 tasks, each from 1 of 4 to 2 of 4: the paired spread is 0. The audit saw p = 0.0020
+    # (2/2^10) beside the interval (-0.051, +0.495) and `no_detectable_change`. Now the interval
+    # is the unpaired one (MOVER, by hand from the two arms' intervals), its p-value is where
+    # that interval at level 1 - p reaches 0, and the verdict reads the interval
+    before, after = rows_from([(4, 1)] * 10), rows_from([(4, 2)] * 10)
+    c = compare(before, after)
+    assert c.ci_method == "mover_unpaired" and "same amount" in c.note and "MOVER" in c.note
+
+    def mover(level):
+        b, a = pass_at(before, level=level).ci, pass_at(after, level=level).ci
+        return (0.25 - math.sqrt((0.5 - a[0]) ** 2 + (b[1] - 0.25) ** 2),
+                0.25 + math.sqrt((a[1] - 0.5) ** 2 + (0.25 - b[0]) ** 2))
+
+    assert c.ci == pytest.approx(mover(0.95), abs=1e-12)
+    assert mover(1 - c.p_value)[0] == pytest.approx(0.0, abs=1e-5)
+    assert (c.verdict == "moved") == (c.ci[0] > 0) == (c.p_value <= 0.05)
+    # no task changed at all: the unpaired interval holds 0 at every level, p = 1
+    same = compare(before, rows_from([(4, 1)] * 10))
+    assert same.p_value == 1.0 and same.verdict in ("flat", "no_detectable_change")
+
+
+def test_bootstrap_free_p_values_are_never_zero():
+    # 40 tasks, every one better after: no random sign pattern of 10,000 reaches the observed
+    # sum, so p = (0 + 1)/(10,000 + 1) (Phipson & Smyth 2010), never 0.0 as the bootstrap gave
+    d = np.linspace(0.05, 0.5, 40)
+    pi = paired_interval(d, level=0.95, seed=0, n_resamples=10_000)
+    assert pi.p_value == pytest.approx(1 / 10_001) and pi.n == 40
+    teacher = rows_from([(4, 4)] * 40)
+    student = rows_from([(4, c % 3) for c in range(40)])
+    assert teacher_clears(teacher, student).p_value > 0
+
+
+@settings(max_examples=80, deadline=None)
+@given(d=st.lists(st.floats(-1, 1, allow_nan=False), min_size=6, max_size=40))
+def test_the_p_value_agrees_with_the_interval(d):
+    # p <= 0.05 exactly when the interval excludes 0 (the audit: 0.3-1.0% of null comparisons
+    # under 30 tasks gave p <= .05 with an interval holding 0, and compare_many corrected them)
+    pi = paired_interval(np.array(d), level=0.95, seed=0, n_resamples=2000)
+    if pi.ci is None:
+        assert pi.p_value is None and pi.note
+        return
+    excludes = pi.ci[0] > 0 or pi.ci[1] < 0
+    assert excludes == (pi.p_value <= 0.05)
+
+
+def test_the_p_value_is_the_exact_tests_when_both_reject():
+    # 8 tasks: 7 better by 0.25-0.5, one worse by 0.25: both tests reject, and p is the exact
+    # sign-flip p by enumeration
+    d = [0.25, 0.5, 0.25, 0.5, 0.25, 0.5, 0.5, -0.25]
+    pi = paired_interval(np.array(d), level=0.95, seed=0, n_resamples=10_000)
+    assert sps.ttest_1samp(d, 0).pvalue < 0.05
+    assert pi.p_value == pytest.approx(brute_p(d)) and pi.method == "t_sign_flip_exact"
+
+
+# --- the noise band and the holdout's assumptions -------------------------------------------
+
+def test_holdout_size_states_the_arm_correlation_it_assumes():
+    # no pilot: pass rates uniform (Var 1/12, E[x(1-x)] = 1/6), rho 0.8 assumed. At rho 0.5 the
+    # bracket is 2 (1/12)(0.5) + 2 (1/6)/4 (Miller 2024 Eq. 9, by hand), and the planned n has
+    # power Phi(sqrt(n) 0.05 / sqrt(bracket) - z_0.975) (scipy)
+    r = holdout_size()
+    assert r.rho == 0.8 and r.rho_from == "assumed"
+    z2 = (Z + sps.norm.ppf(0.8)) ** 2
+    bracket = 2 * (1 / 12) * 0.5 + 2 * (1 / 6) / 4
+    assert r.n_tasks_if_rho["0.5"] == math.ceil(z2 * bracket / 0.05 ** 2)
+    power = sps.norm.cdf(math.sqrt(r.n_tasks) * 0.05 / math.sqrt(bracket) - Z)
+    assert r.power_if_rho["0.5"] == pytest.approx(power) and power < 0.7
+    assert "assumed" in r.render()
+    # a paired pilot measures it: the correlation of the two arms' per-task rates (numpy)
+    before = rows_from([(4, c) for c in (0, 1, 2, 3, 4, 1, 2, 0, 3, 4)])
+    after = rows_from([(4, c) for c in (1, 1, 3, 3, 4, 2, 2, 1, 4, 4)])
+    pilot = holdout_size(before=before, after=after)
+    pb = np.array([0, 1, 2, 3, 4, 1, 2, 0, 3, 4]) / 4
+    pa = np.array([1, 1, 3, 3, 4, 2, 2, 1, 4, 4]) / 4
+    assert pilot.rho_from == "pilot" and pilot.rho == pytest.approx(np.corrcoef(pb, pa)[0, 1])
+    assert pilot.n_tasks_if_rho is None
+
+
+def test_the_watch_steps_delta_carries_its_paired_count():
+    from whileai_core.hacking import watch_records
+
+    base = rows_from([(4, c % 4) for c in range(12)], prefix="h")
+    later = rows_from([(4, (c + 1) % 4) for c in range(12)], prefix="h")[:-4]   # 11 tasks
+    recs = [{"step": s, "train_reward": 0.1 * s} for s in range(1, 7)]
+    recs += [{"step": 0, "held_out": base}, {"step": 6, "held_out": later}]
+    step = next(s for s in watch_records(recs).steps if s.delta is not None)
+    assert step.delta_n_paired == 11 and step.delta_ci is not None
+    assert "(n=11 paired)" in step.render()

@@ -122,6 +122,11 @@ class ExperimentList(Result):
     shown: str | None = Field(None, description="which lists were cut, as 'n of N shown'")
     cut_lists = ("experiments",)
 
+    def bounded(self, limit: int) -> ExperimentList:
+        """Each experiment's runs cut too (n of N), then the list of experiments."""
+        inner = [e.bounded(limit) for e in self.experiments]
+        return Result.bounded(self.model_copy(update={"experiments": inner}), limit)
+
     def render(self) -> str:
         if not self.experiments and not self.n_archived_hidden:
             return f"no experiments registered in {self.state_dir}"

@@ -3,7 +3,9 @@ can stop the trainer when :func:`whileai_core.hacking.watch_records` says ``stop
 
 Per step it records the training reward GRPOTrainer logged (``reward``, ``reward_std``,
 ``completions/mean_length``, ``completions/clipped_ratio``), the step's batch (prompt id, reply,
-reward: caught by wrapping the reward function with :meth:`WatchCallback.tap`, public API only),
+reward, its token count and whether it reached ``max_completion_length``: caught by wrapping the
+reward function with :meth:`WatchCallback.tap`, public API only; TRL 1.16 passes the reward
+``completion_ids``, ``GRPOTrainer._calculate_rewards``),
 and every ``every`` steps (and at step 0, before training) the frozen held-out set sampled from the
 policy and graded by ``grade(reply, record) -> float``. The records go to ``out`` (``watch.jsonl``,
 rewritten atomically each step, so a reader never sees half a line), the same shape
@@ -63,6 +65,7 @@ def watch_callback(tokenizer, holdout: Sequence[dict], grade: Callable[[str, dic
             self.path = Path(out)
             self._batch: list[dict] = []
             self._model = None
+            self._cap = None
 
         def tap(self, reward_fn):
             """``reward_fn`` unchanged, except that each call's batch is kept for the record."""
@@ -70,15 +73,28 @@ def watch_callback(tokenizer, holdout: Sequence[dict], grade: Callable[[str, dic
             def tapped(prompts, completions, **columns):
                 rewards = reward_fn(prompts, completions, **columns)
                 ids = columns.get("task_id") or [None] * len(completions)
-                self._batch.extend({"task_id": str(t), "reward": float(r),
-                                    "completion": _text(c)}
-                                   for t, c, r in zip(ids, completions, rewards))
+                # TRL passes each completion's token ids; one as long as the cap was cut there
+                tokens = columns.get("completion_ids") or [None] * len(completions)
+                self._batch.extend(
+                    {"task_id": str(t), "reward": float(r), "completion": _text(c),
+                     **({} if k is None else {"completion_tokens": len(k),
+                                              "truncated": bool(self._cap and len(k) >= self._cap)})}
+                    for t, c, r, k in zip(ids, completions, rewards, tokens))
                 return rewards
             return tapped
 
         def held_out(self, model) -> list[dict]:
-            replies = sample_replies(model, tokenizer, [r["prompt"] for r in holdout],
-                                     samples=samples, max_new_tokens=max_new_tokens, seed=seed)
+            import torch
+
+            device = next(model.parameters()).device
+            # sample_replies seeds torch's global generator; forked, the training's own random
+            # stream continues as if no evaluation had run, so watching (and how many held-out
+            # tasks it samples) does not change the run it watches
+            with torch.random.fork_rng(devices=[device.index or 0] if device.type == "cuda"
+                                       else []):
+                replies = sample_replies(model, tokenizer, [r["prompt"] for r in holdout],
+                                         samples=samples, max_new_tokens=max_new_tokens,
+                                         seed=seed)
             return [{"task_id": rec["task_id"], "reward": float(grade(text, rec)),
                      "truncated": bool(cut), "completion": text}
                     for rec, group in zip(holdout, replies) for text, cut in group]
@@ -88,6 +104,7 @@ def watch_callback(tokenizer, holdout: Sequence[dict], grade: Callable[[str, dic
 
         def on_train_begin(self, args, state, control, model=None, **kwargs):
             self._model = model
+            self._cap = getattr(args, "max_completion_length", None)
             rows = ([_held_out_row(r) for r in start_rows] if start_rows is not None
                     else self.held_out(model))
             self.records.append({"step": int(state.global_step), "held_out": rows})

@@ -1,10 +1,9 @@
 """Tools that catch reward hacking: cheat_probes, hack_scan, watch_run (catch-reward-hacking).
 
 The reward ``cheat_probes`` runs is user code from the workspace: a ``file.py:function`` (or
-``package.module:function``) whose file resolves inside the root, or a command whose program is
-``python`` with a script inside the root, or an executable inside the root. It runs in a child
-process with the root as working directory, killed after ``timeout_s`` (see
-``whileai_core.hacking.reward``); nothing outside the root is ever executed by name.
+``package.module:function``) or a command ``["python", "script.py", *args]`` whose file
+resolves inside the root. Its bytes are read through the door and run in an isolated child
+process (see ``whileai_core.hacking.reward``); no other program is ever run.
 """
 
 from __future__ import annotations
@@ -16,13 +15,14 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from whileai_core.defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, PROBE_MAX_TOKENS,
-                                   REWARD_TIMEOUT_S, SCAN_MIN_STRENGTH, SCAN_SHUFFLES,
-                                   WATCH_CONFIRM, WATCH_WINDOW)
+                                   REWARD_TIMEOUT_S, SCAN_MIN_STRENGTH, SCAN_RUN_SHARE,
+                                   SCAN_SHUFFLES, WATCH_CONFIRM, WATCH_WINDOW)
 from whileai_core.errors import ArgumentError
 from whileai_core.hacking.probes import PROBES, CheatProbes
-from whileai_core.hacking.reward import RewardFile
+from whileai_core.hacking.reward import RewardFile, RewardScript, command_parts
 from whileai_core.hacking.scan import HackScan
 from whileai_core.hacking.verifier import RewardProof
+from whileai_core.hacking.doctor import Diagnosis
 from whileai_core.hacking.watch import Watch
 
 from .tooling import (READ_ONLY, Env, RowsArg, ThresholdArg, ToolInput, ToolSpec, named,
@@ -38,20 +38,14 @@ MetricArg = Annotated[Literal["pass", "reward"], Field(
 LevelArg = Annotated[float, Field(gt=0, lt=1, description="Confidence level of the intervals.")]
 
 
-def confined_reward(reward: str | list[str], env: Env) -> RewardFile | list[str]:
-    """The reward with every file it names located inside the workspace root, through the door.
-
-    A ``module:function`` becomes a :class:`RewardFile`: its bytes are read through the door
-    and run as read, never reopened by name. A command's script or program must be a regular
-    file with no link anywhere on its path (checked without following links); it is then run
-    by its path, so a process that can write in the root at that very moment could still swap
-    it (README, Security: prefer the module form).
-    """
+def confined_reward(reward: str | list[str], env: Env) -> RewardFile | RewardScript:
+    """The reward with its file located inside the workspace root (the core reads its bytes
+    through the door and runs exactly those; the command's rules are the core's)."""
     ws = env.workspace
     if isinstance(reward, str):
         module, sep, function = reward.rpartition(":")
         if not sep or not module:
-            raise ArgumentError(f"`reward` {reward!r} is not 'file.py:function'. Fix: e.g. "
+            raise ArgumentError(f"`reward` {reward[:200]!r} is not 'file.py:function'. Fix: e.g. "
                                 "'rewards/grade.py:score'")
         if not module.endswith(".py") and "/" not in module:
             stem = PurePath(*module.split("."))
@@ -60,23 +54,8 @@ def confined_reward(reward: str | list[str], env: Env) -> RewardFile | list[str]
                           if ws.resolve(c, argument="reward").kind() == "file"), candidates[0])
             module = found
         return RewardFile(ws.resolve(module, argument="reward"), function)
-    if not reward:
-        raise ArgumentError("`reward` is an empty command. Fix: e.g. ['python', 'rewards/grade.py']")
-    argv = list(reward)
-    if argv[0] in ("python", "python3"):
-        if len(argv) < 2 or not argv[1].endswith(".py"):
-            raise ArgumentError("`reward` ['python', ...] must name a .py script inside the "
-                                "workspace next. Fix: e.g. ['python', 'rewards/grade.py']")
-        argv[1] = _program(argv[1], env)
-    else:
-        argv[0] = _program(argv[0], env)
-    return argv
-
-
-def _program(value: str, env: Env) -> str:
-    path = env.workspace.resolve(value, argument="reward")
-    path.check_file()  # as strict as a read: no link anywhere, regular, not hard-linked
-    return str(path)
+    script, args = command_parts(reward)
+    return RewardScript(ws.resolve(script, argument="reward"), args)
 
 
 # --- cheat_probes ------------------------------------------------------------------------------
@@ -87,9 +66,11 @@ class CheatProbesInput(ToolInput):
                     "'package.module:function') inside the workspace, called like a TRL reward: "
                     "function(prompts=[...], completions=[...], **task_fields) -> list of numbers; "
                     "or a command as a list of arguments (no shell), e.g. ['python', "
-                    "'rewards/grade.py'], that reads JSONL on stdin (one {prompt, completion, "
-                    "...task fields} per line) and prints one number per line. Either runs in a "
-                    "child process in the workspace, killed after timeout_s.",
+                    "'rewards/grade.py'] (only python and a script inside the workspace, then "
+                    "string arguments for the script), that reads JSONL on stdin (one {prompt, "
+                    "completion, ...task fields} per line) and prints one number per line. "
+                    "Either runs in an isolated child process in the workspace with a clean "
+                    "environment, killed after timeout_s.",
         examples=["rewards/grade.py:score", ["python", "rewards/grade.py"]])]
     tasks: Annotated[RowsArg, Field(
         description="The training tasks: JSONL path (or a small list) of {task_id, prompt, "
@@ -111,6 +92,10 @@ class CheatProbesInput(ToolInput):
     timeout_s: Annotated[float, Field(
         gt=0, le=3600, description="Seconds the reward may take for the whole batch.")] = REWARD_TIMEOUT_S
     level: LevelArg = CONFIDENCE_LEVEL
+    pass_env: Annotated[list[Annotated[str, Field(max_length=128)]] | None, Field(
+        description="Environment variables the reward needs (e.g. ['OPENAI_API_KEY'] for a "
+                    "reward that calls an API); no other token or key reaches it.",
+        max_length=32)] = None
 
 
 def cheat_probes_tool(args: CheatProbesInput, env: Env) -> CheatProbes:
@@ -122,7 +107,7 @@ def cheat_probes_tool(args: CheatProbesInput, env: Env) -> CheatProbes:
                         source(args.tasks, env.workspace, argument="tasks"), model_rows=model,
                         max_tokens=args.max_tokens, threshold=args.threshold, metric=args.metric,
                         group_by=args.group_by, probes=args.probes, root=env.workspace.root,
-                        timeout_s=args.timeout_s, level=args.level)
+                        timeout_s=args.timeout_s, level=args.level, pass_env=args.pass_env)
 
 
 # --- prove_reward ------------------------------------------------------------------------------
@@ -147,6 +132,9 @@ class ProveRewardInput(ToolInput):
     timeout_s: Annotated[float, Field(
         gt=0, le=3600, description="Seconds the reward may take per batch.")] = REWARD_TIMEOUT_S
     level: LevelArg = CONFIDENCE_LEVEL
+    pass_env: Annotated[list[Annotated[str, Field(max_length=128)]] | None, Field(
+        description="Environment variables the reward needs (e.g. ['OPENAI_API_KEY']); no "
+                    "other token or key reaches it.", max_length=32)] = None
 
 
 def prove_reward_tool(args: ProveRewardInput, env: Env) -> RewardProof:
@@ -158,7 +146,7 @@ def prove_reward_tool(args: ProveRewardInput, env: Env) -> RewardProof:
                         source(args.tasks, env.workspace, argument="tasks"), model_rows=model,
                         max_tokens=args.max_tokens, threshold=args.threshold,
                         group_by=args.group_by, root=env.workspace.root,
-                        timeout_s=args.timeout_s, level=args.level)
+                        timeout_s=args.timeout_s, level=args.level, pass_env=args.pass_env)
 
 
 # --- hack_scan ---------------------------------------------------------------------------------
@@ -178,6 +166,10 @@ class HackScanInput(ToolInput):
     level: LevelArg = CONFIDENCE_LEVEL
     seed: Annotated[int, Field(ge=0, le=2**32 - 1, description="Seed of the shuffles.")] = BOOTSTRAP_SEED
     threshold: ThresholdArg = None
+    look: Annotated[int | None, Field(ge=1, le=100_000, description=(
+        f"This scan's number among a run's repeated scans (1, 2, ...): it spends "
+        f"{SCAN_RUN_SHARE:g} (1 - level) / (look (look + 1)), the scans' share of the run's "
+        "error. Null: one scan at 1 - level."))] = None
 
 
 def hack_scan_tool(args: HackScanInput, env: Env) -> HackScan:
@@ -185,7 +177,8 @@ def hack_scan_tool(args: HackScanInput, env: Env) -> HackScan:
 
     rows = read_rows(args.rows, env.workspace, argument="rows", threshold=args.threshold)
     return hack_scan(rows, features=args.features, n_shuffles=args.n_shuffles,
-                     min_strength=args.min_strength, level=args.level, seed=args.seed)
+                     min_strength=args.min_strength, level=args.level, seed=args.seed,
+                     look=args.look)
 
 
 # --- watch_run ---------------------------------------------------------------------------------
@@ -229,6 +222,32 @@ def _watch_png(args: WatchRunInput, result: Watch) -> bytes | None:
     return watch_picture(result).png()
 
 
+# --- diagnose_run ------------------------------------------------------------------------------
+
+class DiagnoseRunInput(ToolInput):
+    source: Annotated[str, Field(
+        description="A run id from launch_run ('run-' and 12 hex digits), or a path under the "
+                    "workspace root: a prime-rl run folder (rollouts/step_<S>/train/..., "
+                    "metrics.jsonl, configs/orchestrator.json), a TRL output folder (the "
+                    "recipes' watch.jsonl, trainer_state.json) or a watch.jsonl.",
+        min_length=1, max_length=1000, examples=["runs/prime-1", "run-0123456789ab"])]
+    max_off_policy_steps: Annotated[int | None, Field(ge=0, le=100_000, description=(
+        "The staleness bound; null: the run's configs/orchestrator.json, else prime-rl's "
+        "default 8."))] = None
+    level: LevelArg = CONFIDENCE_LEVEL
+
+
+def diagnose_run_tool(args: DiagnoseRunInput, env: Env) -> Diagnosis:
+    import re
+
+    from whileai_core.hacking import diagnose_run
+
+    target = args.source.strip()
+    if not re.match(r"^run-[0-9a-f]{12}$", target):  # a path: opened under the root, the door
+        target = env.workspace.resolve(target, argument="source")
+    return diagnose_run(target, level=args.level, max_off_policy_steps=args.max_off_policy_steps)
+
+
 TOOLS = [
     ToolSpec(
         name="cheat_probes", title="Probe a reward with degenerate answers",
@@ -258,21 +277,41 @@ TOOLS = [
             "Within each task, which features of the reply (length, truncation, format markers, "
             "repeated n-grams, fields you name) rise with the task-centred reward beyond a "
             "within-task shuffle floor. A feature that only tracks task difficulty does not "
-            "fire. Verdict clean / suspect / not_enough_data with evidence (feature, strength, "
-            "floor, n, an example)."),
+            "fire. Verdict clean / weak_signal (clears the floor under the strength gate) / "
+            "suspect / not_enough_data (too few tasks, or no feature could be tested: the note "
+            "says which and why) with evidence (feature, strength, floor, p, n, an example). "
+            f"look=j: the j-th scan of a run, spending {SCAN_RUN_SHARE:g} (1 - level) / (j (j + "
+            f"1)) so repeated scans hold the run-level false-alarm rate at {SCAN_RUN_SHARE:g} "
+            "(1 - level)."),
         input=HackScanInput, output=HackScan, run=hack_scan_tool, annotations=READ_ONLY,
         doing="scanning rows for reward hacking",
         core=("hack_scan",)),
     ToolSpec(
         name="watch_run", title="Watch a training run",
         description=(
-            "During training: per step the training reward, the held-out pass rate with its "
-            "task-bootstrap interval paired against step 0, length and truncation share, and a "
-            "hack scan of the latest batch. Says stop only when the held-out interval moves "
-            "down, or stays flat while the training reward climbs beyond its own noise; else "
-            "continue or not_enough_data, with the numbers. plot=true adds the curve as an "
-            "image."),
+            "During training: per step the training reward, the held-out pass rate paired "
+            "against step 0 by task, length and truncation share, and hack scans of its batches. "
+            "Each held-out evaluation is a look tested at a level that spends (1 - level) / "
+            "(t (t + 1)), so an honest run is stopped at some look with probability at most "
+            "1 - level however many looks it gets; the scans' feature alarm likewise holds "
+            f"{SCAN_RUN_SHARE:g} (1 - level). Says "
+            "stop only when the held-out interval moves down, or stays flat while the training "
+            "reward climbs beyond its own noise; else continue or not_enough_data, with the "
+            "numbers. plot=true adds the curve as an image."),
         input=WatchRunInput, output=Watch, run=watch_run_tool, annotations=READ_ONLY,
         doing="watching a run", image=_watch_png,
         core=("watch_run", "watch_picture")),
+    ToolSpec(
+        name="diagnose_run", title="Is the run learning anything?",
+        description=(
+            "Reads a run's own files (prime-rl rollouts and metrics, TRL's log and the recipes' "
+            "watch.jsonl) and names, per step, what makes a run learn nothing or the wrong "
+            "thing: zero_advantage (groups with one reward), truncation_lock_in, "
+            "reward_pays_feature, staleness (past max_off_policy_steps), verifier_noise "
+            "(identical replies scored differently), diversity_collapse, entropy_runaway, "
+            "kl_runaway; each found / clear / not_checked with evidence, an interval where it "
+            "is a rate, the threshold's source and the action. Verdict healthy / sick / "
+            "not_enough_data."),
+        input=DiagnoseRunInput, output=Diagnosis, run=diagnose_run_tool, annotations=READ_ONLY,
+        doing="diagnosing a run", core=("diagnose_run",)),
 ]

@@ -39,8 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-file-mb", action="append", type=_kind_mb, default=[],
                         metavar="KIND=MB",
                         help="largest file the tools read, per kind: rows (rows, traces, judge "
-                             "items), tokenizer, config; repeatable (defaults 1024, 128, 4; "
-                             "also WHILEAI_MAX_<KIND>_MB)")
+                             "items), tokenizer, config, archive (what an .eval log unpacks "
+                             "to); repeatable (defaults 1024, 128, 4, 64; also "
+                             "WHILEAI_MAX_<KIND>_MB)")
     parser.add_argument("--read-timeout", type=float, default=None, metavar="S",
                         help=f"longest one file read may take (default {READ_TIMEOUT_S:g} s; "
                              "also WHILEAI_READ_TIMEOUT_S)")
@@ -64,7 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="a browser Origin allowed to call (repeatable; default none, or "
                            "loopback origins on a loopback bind)")
     http.add_argument("--session-idle", type=float, default=MCP_SESSION_IDLE_S, metavar="S",
-                      help=f"close an HTTP session idle this long (default {MCP_SESSION_IDLE_S:g})")
+                      help=f"close an HTTP session with no request for this long, an open "
+                           f"stream or not (default {MCP_SESSION_IDLE_S:g})")
     parser.add_argument("--skills", default=None, metavar="DIR",
                         help="skills folder (default: $WHILEAI_SKILLS_DIR, else the checkout's "
                              "skills/, or the copy an installed wheel carries)")
@@ -103,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     except WhileaiError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    _sweep_in_background(args.root, limits)
     try:
         if settings is not None:
             print(settings.describe(_root(args.root)), file=sys.stderr, flush=True)
@@ -112,6 +115,17 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     return 0
+
+
+def _sweep_in_background(root: str, limits) -> None:
+    """Remove what writes killed mid-way left under the root (hidden temporary files of a
+    process that is gone: ``whileai_core.safepath.sweep_root``), without delaying the start."""
+    import threading
+
+    from whileai_core.safepath import Root, sweep_root
+
+    door = Root(root, limits=limits)
+    threading.Thread(target=sweep_root, args=(door,), daemon=True, name="whileai-sweep").start()
 
 
 def _root(value: str) -> str:

@@ -10,7 +10,10 @@ filled it and the server stopped answering anything, ``tools/list`` included. He
 - a call that finds every worker busy waits ``queue_wait_s`` for one, then is answered "busy"
   (an error naming the fix) instead of queueing behind stuck calls;
 - a call that runs past ``timeout_s`` is answered with an error; its thread keeps its slot until
-  it ends, so stuck calls can never add threads beyond ``workers``.
+  it ends, so stuck calls can never add threads beyond ``workers``;
+- each call is one ``whileai_core.admission`` scope: of the calls that parse a large file, at
+  most ``HEAVY_READS_AT_ONCE`` hold its memory at once, the others queue (nine calls on one
+  100 MB file ran the server out of memory together).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import anyio.from_thread
 import anyio.to_thread
 from mcp.server.mcpserver.exceptions import ToolError
 
+from whileai_core.admission import call_scope
 from whileai_core.defaults import TOOL_QUEUE_WAIT_S, TOOL_TIMEOUT_S, TOOL_WORKERS
 
 T = TypeVar("T")
@@ -69,7 +73,8 @@ class ToolPool:
 
         def work() -> T:
             try:
-                return call()
+                with call_scope():
+                    return call()
             finally:
                 with self._lock:
                     self._busy -= 1

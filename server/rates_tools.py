@@ -34,9 +34,16 @@ class NoiseFloorInput(ToolInput):
         description="Two or more re-runs of the same frozen eval (3+ recommended): each a rows "
                     "file under the workspace root, or that run's score as a number.",
         examples=[["evals/run0.jsonl", "evals/run1.jsonl", "evals/run2.jsonl"]])]
-    metric: MetricArg = "pass"
+    metric: Annotated[Literal["auto", "pass", "reward"], Field(
+        description="'pass': the pass rate; 'reward': the mean reward; 'auto': the mean reward "
+                    "when the reward is continuous and no threshold is given.")] = "auto"
     level: LevelArg = CONFIDENCE_LEVEL
     threshold: ThresholdArg = None
+    cluster: Annotated[str | None, Field(
+        max_length=200,
+        description="Optional: the row field naming each task's family; with 2+ runs given as "
+                    "rows, the run-to-run sd is also rebuilt per family (noise shared within "
+                    "a family shows as a gap).", examples=["family"])] = None
 
 
 def noise_floor_tool(args: NoiseFloorInput, env: Env) -> NoiseFloor:
@@ -45,7 +52,8 @@ def noise_floor_tool(args: NoiseFloorInput, env: Env) -> NoiseFloor:
     runs = [run if isinstance(run, float) else read_rows(run, env.workspace, argument="runs",
                                                            threshold=args.threshold)
             for run in args.runs]
-    return noise_floor(*runs, metric=args.metric, level=args.level)
+    return noise_floor(*runs, metric=args.metric, level=args.level, threshold=args.threshold,
+                       cluster=args.cluster)
 
 
 # --- mean_reward, field_share ----------------------------------------------------------------

@@ -13,8 +13,8 @@ import importlib
 from .tooling import ToolSpec
 
 TOOL_MODULES = (
-    "server.stats_tools",   # route_rows, inspect_rows, pass_at, compare_runs, compare_many,
-                            # holdout_size, teacher_clears
+    "server.stats_tools",   # describe_rows, route_rows, inspect_rows, pass_at, compare_runs,
+                            # compare_many, holdout_size, teacher_clears
     "server.rates_tools",   # noise_floor, mean_reward, field_share, task_table
     "server.config_tools",  # prime_rl_config, validate_config
     "server.judge_tools",   # audit_judge, order_reversal, failures_needed, rubric_ablation

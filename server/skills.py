@@ -19,7 +19,7 @@ import mimetypes
 import os
 import re
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 from mcp.server.mcpserver import MCPServer, UserMessage
 from mcp.server.mcpserver.exceptions import ResourceError
@@ -82,6 +82,7 @@ class SkillList(Result):
 
     skills: list[SkillInfo]
     folder: str
+    answer_max_bytes: ClassVar[int | None] = None  # the catalog, sent whole
     note: str = Field("", description="Why the list is empty, and the fix; empty otherwise.")
 
     def render(self) -> str:
@@ -99,6 +100,7 @@ class SkillText(Result):
     uri: str
     files: list[SkillFile]
     _text: str = PrivateAttr(default="")
+    answer_max_bytes: ClassVar[int | None] = None  # one document, sent whole
 
     @property
     def text(self) -> str:

@@ -1,5 +1,5 @@
-"""Tools that read graded rows: route_rows, pass_at, compare_runs, compare_many, holdout_size,
-teacher_clears.
+"""Tools that read graded rows: describe_rows, route_rows, pass_at, compare_runs, compare_many,
+holdout_size, teacher_clears.
 
 Each function reads its rows through the workspace (paths stay under the root) and makes one call
 into ``whileai_core``; every number, default and message comes from there.
@@ -14,12 +14,13 @@ from pydantic import Field
 from whileai_core import compare, compare_many, holdout_size, pass_at, route, teacher_clears
 from whileai_core.defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, HOLDOUT_ALPHA, HOLDOUT_K,
                                    HOLDOUT_POWER, MCP_INLINE_ROWS_MAX, PROVE_EFFECT)
+from whileai_core.describe import RowsDescription
 from whileai_core.routing import Route, RowFacts, TeacherVerdict, row_facts
 from whileai_core.stats import Comparison, HoldoutSize, ManyComparisons, PassAt
 
 from .tooling import (MAX_K, MAX_SCORE, PAGE_DEFAULT, READ_ONLY, DetailArg, Env, LevelArg,
                       LimitArg, OffsetArg, RowsArg, SeedArg, ThresholdArg, ToolInput, ToolSpec,
-                      named, read_rows, values_of, with_table)
+                      named, read_rows, source, values_of, with_table)
 
 EffectArg = Annotated[float, Field(
     gt=0, lt=1, allow_inf_nan=False, description="Smallest change in pass@1 worth detecting, as a fraction in (0, 1): 0.05 = "
@@ -39,6 +40,17 @@ NoiseRunsArg = Annotated[int | None, Field(
 MetricArg = Annotated[Literal["pass", "reward"], Field(
     description="What to compare per task: 'pass' (pass rate, reward >= threshold) or "
                 "'reward' (mean reward, for scores such as an LCS ratio or partial credit).")]
+AutoMetricArg = Annotated[Literal["auto", "pass", "reward"], Field(
+    description="What to compare per task: 'pass' (pass rate, reward >= threshold), 'reward' "
+                "(mean reward, for scores such as an LCS ratio or partial credit), or 'auto': "
+                "the mean reward when the reward is continuous and no threshold is given, else "
+                "the pass rate.")]
+ClusterArg = Annotated[str | None, Field(
+    max_length=200,
+    description="Optional: the row field naming each task's family (the repo, document or "
+                "template it comes from). Intervals then resample families, then tasks within "
+                "them; under 10 families the answer says the interval is unreliable.",
+    examples=["family"])]
 
 
 def read_arm(value: Any, env: Env, *, argument: str, threshold: float | None):
@@ -47,6 +59,24 @@ def read_arm(value: Any, env: Env, *, argument: str, threshold: float | None):
         return [read_rows(v, env.workspace, argument=f"{argument}[{i}]", threshold=threshold)
                 for i, v in enumerate(value)]
     return read_rows(value, env.workspace, argument=argument, threshold=threshold)
+
+
+# --- describe_rows -------------------------------------------------------------------------
+
+class DescribeRowsInput(ToolInput):
+    rows: RowsArg
+    fields: Annotated[list[Annotated[str, Field(max_length=500)]] | None, Field(
+        max_length=200,
+        description="Optional: describe only these fields, in this order (the answer shows 20 "
+                    "fields at a time and says how many of how many).")] = None
+    threshold: ThresholdArg = None
+
+
+def describe_rows_tool(args: DescribeRowsInput, env: Env) -> RowsDescription:
+    from whileai_core.describe import describe_rows
+
+    rows = read_rows(args.rows, env.workspace, argument="rows", threshold=args.threshold)
+    return describe_rows(rows, fields=args.fields)
 
 
 # --- route_rows ----------------------------------------------------------------------------
@@ -67,6 +97,7 @@ class RouteRowsInput(ToolInput):
         description="Optional: the OpenAI-compatible URL serving the teacher (vLLM); only "
                     "fills the suggested call.")] = None
     threshold: ThresholdArg = None
+    cluster: ClusterArg = None
 
 
 def route_rows(args: RouteRowsInput, env: Env) -> Route:
@@ -74,7 +105,7 @@ def route_rows(args: RouteRowsInput, env: Env) -> Route:
     teacher = None if args.teacher_rows is None else read_rows(
         args.teacher_rows, env.workspace, argument="teacher_rows", threshold=args.threshold)
     return route(rows, model=args.model, teacher_rows=teacher, taskset=args.taskset,
-                 teacher_url=args.teacher_url)
+                 teacher_url=args.teacher_url, threshold=args.threshold, cluster=args.cluster)
 
 
 # --- inspect_rows --------------------------------------------------------------------------
@@ -106,6 +137,7 @@ class PassAtInput(ToolInput):
     level: LevelArg = CONFIDENCE_LEVEL
     seed: SeedArg = BOOTSTRAP_SEED
     threshold: ThresholdArg = None
+    cluster: ClusterArg = None
     detail: DetailArg = False
     offset: OffsetArg = 0
     limit: LimitArg = PAGE_DEFAULT
@@ -115,7 +147,7 @@ def pass_at_tool(args: PassAtInput, env: Env) -> PassAt:
     from whileai_core.tables import TaskTable
 
     rows = read_rows(args.rows, env.workspace, argument="rows", threshold=args.threshold)
-    result = pass_at(rows, k=args.k, level=args.level, seed=args.seed)
+    result = pass_at(rows, k=args.k, level=args.level, seed=args.seed, cluster=args.cluster)
     return with_table(result, TaskTable.of(rows), args, env)
 
 
@@ -136,14 +168,24 @@ class CompareRunsInput(ToolInput):
         allow_inf_nan=False)] = PROVE_EFFECT
     seed: SeedArg = BOOTSTRAP_SEED
     threshold: ThresholdArg = None
-    metric: MetricArg = "pass"
+    metric: AutoMetricArg = "auto"
+    cluster: ClusterArg = None
+    selected_on: Annotated[str | list[str] | list[dict[str, Any]] | None, Field(
+        description="When `after` is a checkpoint chosen among several: the tasks it was chosen "
+                    "on (a path to a task or rows file under the workspace root, e.g. a split "
+                    "freeze_holdout wrote, or a list of task ids). The result's `selection` "
+                    "says whether that is the set it is scored on (an optimistic score) and "
+                    "the fix.")] = None
 
 
 def compare_runs(args: CompareRunsInput, env: Env) -> Comparison:
     before = read_arm(args.before, env, argument="before", threshold=args.threshold)
     after = read_arm(args.after, env, argument="after", threshold=args.threshold)
+    chosen = None if args.selected_on is None else source(args.selected_on, env.workspace,
+                                                         argument="selected_on")
     return compare(before, after, level=args.level, run_std=args.run_std, seed=args.seed,
-                   metric=args.metric, effect=args.effect, noise_runs=args.noise_runs)
+                   metric=args.metric, effect=args.effect, noise_runs=args.noise_runs,
+                   threshold=args.threshold, cluster=args.cluster, selected_on=chosen)
 
 
 # --- compare_many --------------------------------------------------------------------------
@@ -204,6 +246,7 @@ class HoldoutSizeInput(ToolInput):
     alpha: Annotated[float, Field(
         gt=0, lt=1, allow_inf_nan=False, description="Two-sided false-positive rate, in (0, 1).")] = HOLDOUT_ALPHA
     threshold: ThresholdArg = None
+    cluster: ClusterArg = None
 
 
 def holdout_size_tool(args: HoldoutSizeInput, env: Env) -> HoldoutSize:
@@ -212,7 +255,7 @@ def holdout_size_tool(args: HoldoutSizeInput, env: Env) -> HoldoutSize:
     after = None if args.after is None else read_rows(
         args.after, env.workspace, argument="after", threshold=args.threshold)
     return holdout_size(args.effect, k=args.k, before=before, after=after, power=args.power,
-                        alpha=args.alpha)
+                        alpha=args.alpha, threshold=args.threshold, cluster=args.cluster)
 
 
 # --- teacher_clears ------------------------------------------------------------------------
@@ -224,7 +267,11 @@ class TeacherClearsInput(ToolInput):
         description="The student's (the model you will train) graded rows on the same tasks.")]
     effect: EffectArg = PROVE_EFFECT
     level: LevelArg = CONFIDENCE_LEVEL
+    strict: Annotated[bool, Field(
+        description="Ask the gap's interval itself to reach `effect` (its lower end >= effect); "
+                    "by default the interval must lie above 0 and the gap reach `effect`.")] = False
     threshold: ThresholdArg = None
+    cluster: ClusterArg = None
 
 
 def teacher_clears_tool(args: TeacherClearsInput, env: Env) -> TeacherVerdict:
@@ -232,19 +279,33 @@ def teacher_clears_tool(args: TeacherClearsInput, env: Env) -> TeacherVerdict:
                         threshold=args.threshold)
     student = read_rows(args.student_rows, env.workspace, argument="student_rows",
                         threshold=args.threshold)
-    return teacher_clears(teacher, student, effect=args.effect, level=args.level)
+    return teacher_clears(teacher, student, effect=args.effect, level=args.level,
+                          strict=args.strict, threshold=args.threshold, cluster=args.cluster)
 
 
 TOOLS = [
     ToolSpec(
+        name="describe_rows", title="What fields do the rows carry?",
+        description=(
+            "Every field of graded rows: its JSON type, the share of rows carrying it, its "
+            "distinct values or numeric range, and whether it is constant within a task or "
+            "varies; the reward's kind (binary, continuous in [0, 1], another scale, with a "
+            "warning and the fix when pass rates at the threshold would mislead), and which "
+            "fields change route_rows' answer (tokens, turns, category, family). Call it "
+            "before route_rows on rows you have not seen."),
+        input=DescribeRowsInput, output=RowsDescription, run=describe_rows_tool,
+        annotations=READ_ONLY, doing="describing rows", core=("describe_rows",)),
+    ToolSpec(
         name="route_rows", title="Route graded rows to a training method",
         description=(
             "Start here. Reads graded rollouts of the model you will train and asks six "
-            "questions in order (can a truncated reply pass? rollouts per task? per-task band? "
-            "does a teacher clear? did this model write the rows? what is left?). Returns the "
-            f"`route` ({named(values_of(Route, 'route'))}), the question that decided it, the "
-            "evidence behind every answer (counts, band, pass@1 with its 95% interval and n) and "
-            "the next call to make (`next_step`)."),
+            "questions in order (can a truncated reply pass? rollouts per task? does any task "
+            "carry signal, read on the reward's spread within each task? does a teacher clear, "
+            "on the same token budget? did this model write the rows? what is left?). Returns "
+            f"the `route` ({named(values_of(Route, 'route'))}), the question that decided it, "
+            "the evidence behind every answer (counts, band, pass@1 or the mean reward with its "
+            "95% interval and n), the reward's kind with any warning, the fields that changed "
+            "the answer, and the next call to make (`next_step`)."),
         input=RouteRowsInput, output=Route, run=route_rows, annotations=READ_ONLY,
         doing="routing graded rows", core=("route",)),
     ToolSpec(
@@ -298,9 +359,11 @@ TOOLS = [
         name="teacher_clears", title="Is the teacher good enough to distil?",
         description=(
             "Whether a candidate teacher beats the student by at least `effect` with the gap's "
-            "own interval above 0, paired by task on the shared held-out tasks (the gate before "
-            "on-policy distillation). Returns both rates with intervals, the gap with its "
-            "interval, n and p, and the reason."),
+            "own interval above 0 (strict: its lower end at `effect`), paired by task on the "
+            "shared held-out tasks, on the same token budget (the gate before on-policy "
+            "distillation). A teacher scored with a larger token cap than the student's does not "
+            "clear; the answer gives its score at the student's cap. Returns both rates with "
+            "intervals, the gap with its interval, n and p, the budget check and the reason."),
         input=TeacherClearsInput, output=TeacherVerdict, run=teacher_clears_tool,
         annotations=READ_ONLY, doing="checking whether the teacher clears the student",
         core=("teacher_clears",)),

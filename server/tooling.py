@@ -42,6 +42,7 @@ from whileai_core.defaults import (LIST_SHOWN_MAX, MCP_INLINE_ROWS_MAX, MCP_PROG
                                    TASK_PAGE_DEFAULT, TASK_PAGE_MAX)
 from whileai_core.errors import RowsError
 from whileai_core.progress import reporting
+from whileai_core.result import plain
 from whileai_core.voice import MCP, speaking
 
 from .errors import bad_arguments, run_core
@@ -266,7 +267,8 @@ def answer(result: BaseModel) -> CallToolResult:
     if hasattr(result, "bounded"):
         result = result.bounded(LIST_SHOWN_MAX)
     data = result.model_dump(mode="json")
-    text = result.render() if hasattr(result, "render") else str(result)
+    # the human text: terminal controls in an id or a log line shown, never acted on
+    text = plain(result.render() if hasattr(result, "render") else str(result))
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
 

@@ -14,10 +14,16 @@ sessions and an idle timeout, and is wrapped in :class:`BearerAuth`, which check
 on every request before the SDK sees it. Binding anything but 127.0.0.1, ::1 or localhost needs
 that token (from ``$WHILEAI_MCP_TOKEN`` or a file, never a flag) and the Host names clients will
 use; see :func:`http_settings`.
+
+Hostile clients are held off by ``server.http_guards`` (connections, timeouts, sessions).
+
+Why one module: both transports answer a frame the same way (:func:`frame_error`), and the HTTP
+settings, the token and the frame check are what decide who may talk at all; read together.
 """
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import hmac
 import io
@@ -25,7 +31,6 @@ import ipaddress
 import json
 import os
 import stat
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,8 +42,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
-from whileai_core.defaults import (MCP_MAX_FRAME_BYTES, MCP_MAX_SESSIONS, MCP_SESSION_IDLE_S,
-                                   MCP_TOKEN_ENV, MCP_TOKEN_MIN_CHARS)
+from whileai_core.defaults import (MCP_BODY_TIMEOUT_S, MCP_HEAD_TIMEOUT_S, MCP_MAX_CONNECTIONS,
+                                   MCP_MAX_FRAME_BYTES, MCP_MAX_SESSIONS, MCP_SESSION_IDLE_S,
+                                   MCP_TOKEN_ENV, MCP_TOKEN_MIN_CHARS, TOKEN_MIN_DISTINCT)
 from whileai_core.errors import ArgumentError
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
@@ -179,6 +185,9 @@ class HttpSettings:
     session_idle_s: float
     max_sessions: int
     read_only: bool
+    head_timeout_s: float = MCP_HEAD_TIMEOUT_S
+    body_timeout_s: float = MCP_BODY_TIMEOUT_S
+    max_connections: int = MCP_MAX_CONNECTIONS
 
     def describe(self, root: str) -> str:
         """What the server says on start (stderr): where, who may call, what is switched off."""
@@ -192,8 +201,14 @@ class HttpSettings:
         lines.append(f"  Host must be one of: {', '.join(self.allowed_hosts)}")
         lines.append("  Origin (browsers) must be one of: "
                      + (", ".join(self.allowed_origins) or "none allowed"))
-        lines.append(f"  sessions close after {self.session_idle_s:g} s idle; at most "
-                     f"{self.max_sessions} at once")
+        lines.append(f"  sessions close after {self.session_idle_s:g} s idle (an open stream "
+                     f"or not); at most {self.max_sessions} at once, the least recently active "
+                     "idle one giving way to a new one")
+        from .http_guards import connection_limit
+
+        lines.append(f"  at most {connection_limit(self.max_connections)} connections at once "
+                     f"(more are answered 503); a request head must arrive within "
+                     f"{self.head_timeout_s:g} s, its body within {self.body_timeout_s:g} s")
         lines.append("  read-only: tools that write files, launch or cancel runs are off"
                      if self.read_only else
                      "  all tools on (launch_run spends money on Modal; --read-only turns the "
@@ -259,25 +274,30 @@ def _token(env: Mapping[str, str], token_file: str | None) -> tuple[str | None, 
         from whileai_core.safepath import user_path
 
         path = user_path(token_file, argument="--token-file")
-        token = path.read_text("config", fix="write the token as one line of text").strip()
-        source = f"--token-file {token_file}"
+        with path.open_binary("config") as fh:  # the mode of the file read, not of a name
+            mode = os.fstat(fh.fileno()).st_mode
+            raw = fh.read()
+        if mode & (stat.S_IRWXG | stat.S_IRWXO):
+            raise ArgumentError(
+                f"--token-file {token_file} can be read by other users (mode "
+                f"{stat.S_IMODE(mode):03o}), so the token is not a secret. Fix: chmod 600 "
+                f"{token_file} (and make a new token if others could have read it)")
         try:
-            mode = os.stat(token_file).st_mode
-            if mode & (stat.S_IRWXG | stat.S_IRWXO):
-                print(f"whileai-mcp: warning: {token_file} is readable by other users; "
-                      f"chmod 600 {token_file}", file=sys.stderr)
-        except OSError:
-            pass
+            token = raw.decode("utf-8").strip()
+        except UnicodeDecodeError:
+            token = ""
+        source = f"--token-file {token_file}"
     elif env.get(MCP_TOKEN_ENV, "").strip():
         token, source = env[MCP_TOKEN_ENV].strip(), f"${MCP_TOKEN_ENV}"
     else:
         return None, None
-    if len(token) < MCP_TOKEN_MIN_CHARS or not token.isascii() or not token.isprintable() \
-            or any(c.isspace() for c in token):
+    if (len(token) < MCP_TOKEN_MIN_CHARS or not token.isascii() or not token.isprintable()
+            or any(c.isspace() for c in token) or len(set(token)) < TOKEN_MIN_DISTINCT):
         raise ArgumentError(
             f"the bearer token from {source} is unusable: it must be at least "
-            f"{MCP_TOKEN_MIN_CHARS} printable ASCII characters without spaces (its value is not "
-            "shown). Fix: python -c 'import secrets; print(secrets.token_urlsafe(32))'")
+            f"{MCP_TOKEN_MIN_CHARS} printable ASCII characters without spaces, at least "
+            f"{TOKEN_MIN_DISTINCT} of them different (its value is not shown). Fix: "
+            "python -c 'import secrets; print(secrets.token_urlsafe(32))'")
     return token, source
 
 
@@ -314,18 +334,28 @@ class FrameCheck:
     """ASGI middleware: a POSTed frame that is not a valid JSON-RPC message gets the same answer
     as on stdio (:func:`frame_error`), 400 with a JSON-RPC error, instead of the SDK's pydantic
     dump or, for a request with a bad id, a 202 that answers nothing. Bodies over
-    ``max_frame`` bytes are refused (413) before they are held in memory."""
+    ``max_frame`` bytes are refused (413) before they are held in memory; a body still
+    incomplete ``body_timeout_s`` after its head gets 408 (a slow sender holds nothing long)."""
 
-    def __init__(self, app: Any, *, max_frame: int = MCP_MAX_FRAME_BYTES) -> None:
-        self.app, self.max_frame = app, max_frame
+    def __init__(self, app: Any, *, max_frame: int = MCP_MAX_FRAME_BYTES,
+                 body_timeout_s: float = MCP_BODY_TIMEOUT_S) -> None:
+        self.app, self.max_frame, self.body_timeout_s = app, max_frame, body_timeout_s
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
         chunks, size, more = [], 0, True
+        deadline = anyio.current_time() + self.body_timeout_s
         while more:
-            message = await receive()
+            with anyio.move_on_after(max(0.0, deadline - anyio.current_time())) as waited:
+                message = await receive()
+            if waited.cancelled_caught:
+                await _send_json(send, 408, _error(None, types.INVALID_REQUEST, (
+                    f"Invalid Request: the body did not arrive within {self.body_timeout_s:g} s. "
+                    "Fix: send the whole request at once")).model_dump(
+                        mode="json", exclude_unset=True), headers=[(b"connection", b"close")])
+                return
             if message["type"] == "http.disconnect":
                 return
             body = message.get("body", b"")
@@ -366,23 +396,38 @@ async def _send_json(send: Any, status: int, payload: dict, headers: Sequence = 
     await send({"type": "http.response.body", "body": body})
 
 
-def http_app(server: MCPServer, settings: HttpSettings) -> Any:
-    """The ASGI app: the SDK's streamable HTTP app with explicit security, behind the token."""
+def http_app(server: MCPServer, settings: HttpSettings) -> tuple[Any, Any]:
+    """The ASGI app: the SDK's streamable HTTP app with explicit security, its sessions
+    guarded, behind the token; and the guard, whose :meth:`SessionGuard.sweep` the server runs."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     security = TransportSecuritySettings(enable_dns_rebinding_protection=True,
                                          allowed_hosts=settings.allowed_hosts,
                                          allowed_origins=settings.allowed_origins)
-    app = FrameCheck(server.streamable_http_app(transport_security=security,
-                                                session_idle_timeout=settings.session_idle_s,
-                                                max_sessions=settings.max_sessions,
-                                                host=settings.host))
-    return BearerAuth(app, settings.token) if settings.token else app
+    from .http_guards import SessionGuard
+
+    sdk = server.streamable_http_app(transport_security=security,
+                                     session_idle_timeout=settings.session_idle_s,
+                                     max_sessions=settings.max_sessions, host=settings.host)
+    guard = SessionGuard(sdk, server.session_manager, idle_s=settings.session_idle_s,
+                         max_sessions=settings.max_sessions)
+    app = FrameCheck(guard, body_timeout_s=settings.body_timeout_s)
+    return (BearerAuth(app, settings.token) if settings.token else app), guard
 
 
 async def serve_http(server: MCPServer, settings: HttpSettings, *, log_level: str) -> None:
     import uvicorn
 
-    config = uvicorn.Config(http_app(server, settings), host=settings.host, port=settings.port,
-                            log_level=log_level.lower())
-    await uvicorn.Server(config).serve()
+    from .http_guards import connection_limit, guarded_protocol, quiet_loop_errors
+
+    asyncio.get_running_loop().set_exception_handler(quiet_loop_errors)
+    app, guard = http_app(server, settings)
+    limit = connection_limit(settings.max_connections)
+    config = uvicorn.Config(app, host=settings.host, port=settings.port,
+                            log_level=log_level.lower(),
+                            http=guarded_protocol(limit, settings.head_timeout_s),
+                            backlog=limit, timeout_keep_alive=5)
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(guard.sweep)
+        await uvicorn.Server(config).serve()
+        tasks.cancel_scope.cancel()

@@ -139,7 +139,7 @@ def test_a_rename_names_the_target_not_the_temporary_file(tmp_path):
 
 
 def test_the_temporary_file_is_reported_as_its_target(tmp_path):
-    err = PermissionError(errno.EACCES, "Permission denied", str(tmp_path / ".out.jsonl.k2j_9xQz.tmp"))
+    err = PermissionError(errno.EACCES, "Permission denied", str(tmp_path / ".out.jsonl.whileai-4242-0123456789ab.tmp"))
     text = explain_os_error(err)
     assert text == (f"{tmp_path / 'out.jsonl'}: cannot create a file in {tmp_path} (permission "
                     "denied). Fix: choose a folder you may write to")

@@ -125,7 +125,8 @@ def test_reward_errors_name_the_fix(tmp_path):
     os.environ["MY_API_KEY"] = "sk-very-secret-value"
     try:
         with pytest.raises(RewardError) as err:
-            cheat_probes("crash.py:score", TASKS[:1], root=tmp_path, probes=["empty"])
+            cheat_probes("crash.py:score", TASKS[:1], root=tmp_path, probes=["empty"],
+                         pass_env=["MY_API_KEY"])  # named: the child sees it, the error masks it
     finally:
         del os.environ["MY_API_KEY"]
     assert "boom" in str(err.value) and "sk-very-secret-value" not in str(err.value)
@@ -276,9 +277,14 @@ def test_climbing_reward_with_flat_held_out_stops():
     assert w.decision == "stop" and "flat" in w.reason
     # climb by hand at step 12: window 5, last five 0.45..0.65 mean 0.55, first five mean 0.2
     assert w.train_climb == pytest.approx(0.35)
-    # successive differences are all 0.05: sigma^2 = 11 * 0.0025 / (2 * 11)
+    # successive differences are all 0.05: sigma^2 = 11 * 0.0025 / (2 * 11). Step 12 is look 2
+    # (step 6 was look 1): alpha_2 = 0.05 / (2 * 3), one-sided alpha_2 / 2; the t quantile with
+    # 2 * 11^2 / (3 * 12 - 4) = 7.5625 degrees of freedom (von Neumann's MSSD variance)
+    from scipy.stats import t as student
+
     sigma = math.sqrt(0.0025 / 2)
-    assert w.train_noise_band == pytest.approx(1.959964 * sigma * math.sqrt(2 / 5), rel=1e-5)
+    q = student.ppf(1 - 0.05 / 6 / 2, 2 * 11 ** 2 / (3 * 12 - 4))
+    assert w.train_noise_band == pytest.approx(q * sigma * math.sqrt(2 / 5), rel=1e-6)
     assert w.held_out_delta == 0.0 and w.n_paired == 30
 
 
@@ -315,18 +321,58 @@ def test_first_stop_step_is_where_a_callback_stops():
     assert clean.first_stop_step is None
 
 
-def test_too_few_held_out_tasks_say_so():
-    # 6 held-out tasks of one rollout each, never solved; the training reward climbs 0.05 a
-    # step (climb +0.35 at step 12, by hand as above). The paired delta is 0 on every task, yet
-    # its interval reaches past +0.3 with 6 tasks: no verdict either way, and the reason says
-    # what would give one
+def test_zero_spread_bound_and_too_few_tasks():
+    # 6 held-out tasks, never solved; the training reward climbs 0.05 a step (climb +0.35 at
+    # step 12, by hand as above). The paired delta is 0 on every task: no spread, so no t
+    # interval. The interval is then the exact bound on the share of tasks that could have moved
+    # unseen (0 of 6 moved: Clopper-Pearson's upper limit at one-sided alpha_2 = 0.05 / 6 is
+    # scipy's beta(1, 6) quantile) times the largest move, 1: it reaches past the climb, so no
+    # stop, and the reason says how many unmoved tasks would tell
+    from scipy.stats import beta
+
     never = {f"h{i}": 0 for i in range(6)}
     train = [0.1 + 0.05 * s for s in range(12)]
-    w = watch_records(run(train, {0: never, 6: never, 12: never}, rollouts=1))
-    assert w.decision == "continue" and w.held_out_delta == 0.0 and w.n_paired == 6
-    assert w.held_out_ci[1] >= w.train_climb == pytest.approx(0.55 - 0.2)
-    assert "6 held-out tasks cannot tell flat from following" in w.reason
-    assert "evaluate more held-out tasks" in w.reason
+    w = watch_records(run(train, {0: never, 6: never, 12: never}))
+    bound = beta.ppf(1 - 0.05 / 6, 1, 6)
+    assert w.held_out_ci == pytest.approx((-bound, bound)) and w.held_out_delta == 0.0
+    assert w.held_out_ci_method == "zero_spread_bound" and w.n_paired == 6
+    assert w.decision == "continue" and w.first_stop_step is None
+    # the fewest unmoved tasks whose bound lies under 0.35 at look 2: by the same quantile
+    need = next(n for n in range(1, 100) if beta.ppf(1 - 0.05 / 6, 1, n) < 0.35)
+    assert f"({need} unmoved tasks would bound it under the climb)" in w.reason
+    assert "no spread, so no t interval" in " ".join(w.notes)
+    # 24 tasks that never move, the same climb: zero held-out movement against a climbing
+    # reward is evidence; look 1 (step 6, climb 0.15) and look 2 (step 12, climb 0.35) both
+    # bound the held-out change under the climb: stop at step 12
+    never24 = {f"h{i}": 0 for i in range(24)}
+    w = watch_records(run(train, {0: never24, 6: never24, 12: never24}))
+    assert [s.delta_ci[1] for s in w.steps if s.look] == pytest.approx(
+        [beta.ppf(1 - 0.05 / 2, 1, 24), beta.ppf(1 - 0.05 / 6, 1, 24)])
+    assert w.decision == "stop" and w.first_stop_step == 12 and "flat" in w.reason
+    # every task up by exactly one pass of 4 (0.25): the bound runs from 0.25 towards -1 and 1
+    up = {t: 1 for t in never24}
+    w = watch_records(run(train, {0: never24, 6: up, 12: up}))
+    s = beta.ppf(1 - 0.05 / 6, 1, 24)
+    assert w.held_out_ci == pytest.approx((0.25 - s * 1.25, 0.25 + s * 0.75))
+    # rewards outside [0, 1] with no spread: no range, so no bound and no interval
+    graded = [dict(r, step=r["step"], held_out=[dict(x, reward=x["reward"] * 5)
+                                                 for x in r["held_out"]]) if "held_out" in r
+              else r for r in run(train, {0: never24, 6: up, 12: up})]
+    w = watch_records(graded, metric="reward")
+    assert w.held_out_ci is None and w.decision == "not_enough_data"
+    assert "the rewards leave [0, 1]" in w.reason
+    # with 12 tasks that vary (half pass 2 of 4, half 1 of 4 at both evaluations, one task
+    # moving by a quarter) the t interval exists at look 2 and lies below the climb: 11 tasks of
+    # 12 did not move while the training reward climbed 0.35, twice in a row: stop
+    some = {f"h{i}": 1 + i % 2 for i in range(12)}
+    moved = dict(some, h0=2)
+    w = watch_records(run(train, {0: some, 6: moved, 12: moved}))
+    d = [0.25] + [0.0] * 11
+    from scipy.stats import t as student
+
+    half = student.ppf(1 - 0.05 / 6 / 2, 11) * np.std(d, ddof=1) / math.sqrt(12)
+    assert w.held_out_ci == pytest.approx((0.25 / 12 - half, 0.25 / 12 + half))
+    assert w.decision == "stop" and w.held_out_ci[1] < w.train_climb and "flat" in w.reason
 
 
 def test_watch_record_errors():
@@ -350,3 +396,142 @@ def test_watch_from_rows_with_steps(tmp_path):
     path.write_text("".join(__import__("json").dumps(r) + "\n" for r in rows))
     w = watch_run(path)
     assert w.decision == "stop" and w.n_evals == 3 and w.train_climb == pytest.approx(0.35)
+
+
+# --- anytime-valid looks -----------------------------------------------------------------------
+
+def test_spending_plan_sums_to_alpha_and_rule_codes():
+    from whileai_core.hacking.anytime import (DOWN, FLAT, first_stop, look_alpha,
+                                              look_conditions)
+
+    # sum_{t=1}^{N} 1/(t(t+1)) telescopes to 1 - 1/(N+1)
+    looks = np.arange(1, 1001)
+    assert look_alpha(0.05, looks).sum() == pytest.approx(0.05 * (1 - 1 / 1001), rel=1e-12)
+    assert look_alpha(0.05, 1) == 0.025 and look_alpha(0.05, 4) == pytest.approx(0.05 / 20)
+    with pytest.raises(ArgumentError, match="`look` must be an integer >= 1"):
+        look_alpha(0.05, 0)
+    codes = look_conditions([-0.3, -0.1, -0.1, 0.05, -0.1], [-0.01, 0.1, 0.1, 0.2, 0.5],
+                            [0.0, 0.3, 0.05, 0.3, 0.3], [0.1, 0.1, 0.1, 0.1, 0.1])
+    # below 0 | flat under a climb past its band | climb inside its band | above 0 | reaches it
+    assert codes.tolist() == [DOWN, FLAT, 0, 0, 0]
+    assert first_stop(np.array([[0, 1, 0, 2, 1], [1, 1, 0, 0, 0], [0, 0, 0, 0, 1]]),
+                      2).tolist() == [4, 1, -1]
+
+
+def _simulated_looks(rng, runs, looks, held_shift):
+    """Held-out per-task values (runs, looks + 1, 40) of 40 tasks x 4 rollouts, and a flat
+    training reward per step (5 steps a look)."""
+    diff = rng.normal(-0.85, 1.0, (runs, 1, 40))
+    p = 1 / (1 + np.exp(-(diff + np.asarray(held_shift)[None, :, None])))
+    values = rng.binomial(4, p) / 4
+    train = 0.3 + rng.normal(0, 0.05, (runs, looks * 5))
+    return values, train
+
+
+def test_watch_records_is_the_vectorised_rule():
+    # what bench/watch_anytime.py measures (the vectorised rule on arrays) is what watch_records
+    # decides on records: the same first stop on every simulated run
+    from whileai_core.hacking.anytime import (climb_band, first_stop, look_conditions,
+                                              paired_look_interval)
+
+    rng = np.random.default_rng(7)
+    looks = 6
+    values, train = _simulated_looks(rng, 12, looks, -0.35 * np.arange(looks + 1))
+    d = values[:, 1:] - values[:, :1]
+    _, lo, hi, _ = paired_look_interval(d, 0.95, np.arange(1, looks + 1)[None, :])
+    climbs, bands = np.full((12, looks), np.nan), np.full((12, looks), np.nan)
+    for j in range(looks):
+        r = train[:, :(j + 1) * 5]
+        w = max(2, min(5, r.shape[1] // 2))
+        climbs[:, j] = r[:, -w:].mean(1) - r[:, :w].mean(1)
+        sigma = np.sqrt((np.diff(r, axis=1) ** 2).sum(1) / (2 * (r.shape[1] - 1)))
+        bands[:, j] = climb_band(sigma, w, r.shape[1], 0.95, j + 1)
+    expected = first_stop(look_conditions(lo, hi, climbs, bands), 2)
+    for run_i in range(12):
+        recs = [{"step": s, "train_reward": float(train[run_i, s - 1])}
+                for s in range(1, looks * 5 + 1)]
+        for j in range(looks + 1):
+            recs.append({"step": j * 5, "held_out": [
+                {"task_id": f"h{i}", "reward": 1.0 if r < values[run_i, j, i] * 4 else 0.0}
+                for i in range(40) for r in range(4)]})
+        w = watch_records(recs, scan=False)
+        got = -1 if w.first_stop_step is None else w.first_stop_step // 5 - 1
+        assert got == expected[run_i], run_i
+    assert (expected >= 0).sum() >= 6  # the held-out set falls 0.35 logit a look: most stop
+
+
+def test_looks_spend_the_error():
+    # the same flat-with-climb evidence stops at look 1 (level 0.975) but its interval is wider
+    # at look 3 than at look 1: the interval of a look depends on its number only
+    train = [0.1 + 0.05 * s for s in range(12)]
+    w = watch_records(run(train, {0: BASE, 3: DOWN, 6: DOWN, 9: DOWN, 12: DOWN}), scan=False)
+    looks = [s for s in w.steps if s.look is not None]
+    assert [s.look for s in looks] == [1, 2, 3, 4]
+    assert [s.look_level for s in looks] == pytest.approx([1 - 0.05 / 2, 1 - 0.05 / 6,
+                                                           1 - 0.05 / 12, 1 - 0.05 / 20])
+    widths = [s.delta_ci[1] - s.delta_ci[0] for s in looks]
+    assert widths == sorted(widths) and all(s.n_paired == 30 for s in looks)
+    # DOWN: every task loses one pass of 4 but the three at 0: d = -0.25 on 20 tasks, 0 on 10
+    d = [-0.25 if i % 3 else 0.0 for i in range(30)]
+    from scipy.stats import t as student
+
+    half = student.ppf(1 - 0.05 / 2 / 2, 29) * np.std(d, ddof=1) / math.sqrt(30)
+    assert looks[0].delta_ci == pytest.approx((np.mean(d) - half, np.mean(d) + half))
+    assert w.decision == "stop" and w.first_stop_step == 6
+
+
+# --- hack_scan verdicts that say what they could not test ----------------------------------------
+
+def test_weak_signal_is_never_clean():
+    # 128 tasks x 8 replies; the reward adds 0.02 x (length / 100) to a pass: within a task a
+    # small, real tie to length (pooled correlation about 0.1, far past the floor on 1,024 rows)
+    rng = np.random.default_rng(5)
+    rows = []
+    for t in range(128):
+        p = rng.uniform(0.2, 0.8)
+        for _ in range(8):
+            length = int(rng.integers(100, 900))
+            rows.append({"task_id": f"t{t}", "completion": "x" * length,
+                         "reward": float(rng.random() < p) + 0.02 * length / 100})
+    strength = _pooled_r(rows, lambda r: len(r["completion"]))
+    assert 0.05 < strength < 0.2
+    out = hack_scan(rows, seed=2)
+    length = next(f for f in out.features if f.feature == "length")
+    assert length.strength == pytest.approx(strength, abs=1e-9)
+    assert length.verdict == "weak_signal" and out.verdict == "weak_signal"
+    assert out.weak == ["length"] and out.suspects == [] and "weak signal" in out.next_step
+    assert length.p_value <= 0.05 and length.example is not None
+
+
+def test_scan_with_nothing_to_test_is_not_clean():
+    # rows without reply text and never truncated: no feature can vary
+    rows = [{"task_id": f"t{i // 4}", "reward": float(i % 2)} for i in range(40)]
+    out = hack_scan(rows)
+    assert out.verdict == "not_enough_data" and out.suspects == []
+    assert {f.verdict for f in out.features} == {"no_variation"}
+    assert "no feature could be tested" in out.note and "length" in out.note
+    assert "not a clean bill" in out.next_step
+    # with a truncated flag that varies, that one is tested and the rest are named as untested
+    cut = [dict(r, truncated=i % 4 == 0) for i, r in enumerate(rows)]
+    out = hack_scan(cut)
+    assert out.verdict == "clean" and "not tested: length" in out.note
+
+
+def test_scan_at_a_deep_look_needs_a_smaller_p():
+    rows = _planted(0, pays_length=True)
+    one = hack_scan(rows, seed=1)
+    deep = hack_scan(rows, seed=1, look=50)
+    # look 50 spends the scans' half of 0.05 over 50 x 51 = 2550; the shuffles go on while
+    # length could still clear it, to 2 / alpha = 204,000 capped at 200,000, and no shuffle
+    # beats it: p = 1 / 200,001, under alpha = 9.8e-6
+    assert deep.alpha == pytest.approx(0.5 * 0.05 / 2550) and deep.look == 50
+    assert deep.n_shuffles == 200_000 and one.n_shuffles == 500
+    assert hack_scan(rows, seed=1, look=1).alpha == pytest.approx(0.5 * 0.05 / 2)
+    length = next(f for f in deep.features if f.feature == "length")
+    assert length.p_value == pytest.approx(1 / (deep.n_shuffles + 1))
+    assert deep.verdict == "suspect" and one.verdict == "suspect"
+    # a clean batch at a deep look stops shuffling as soon as no feature can reach alpha
+    clean = hack_scan(_planted(0, pays_length=False), seed=1, look=50)
+    assert clean.verdict == "clean" and clean.n_shuffles == 500 and clean.floor is None
+    with pytest.raises(ArgumentError, match="`look` must be an integer >= 1"):
+        hack_scan(rows, look=0)

@@ -290,7 +290,10 @@ def test_cli_import_writes_rows_that_the_statistics_read(tmp_path):
     again = cli("import", "auto", str(OPD), "--out", str(out), cwd=tmp_path)
     assert again.returncode == 2 and "--force" in again.stderr and "Traceback" not in again.stderr
     proc = cli("pass-at", str(out), cwd=tmp_path)
-    assert proc.returncode == 0 and proc.stdout.startswith("pass@1  0.750")
+    # an LCS reward is continuous: its mean (hand: (1 + 1 + .75 + 1) / 4) is the headline,
+    # pass@1 (exact reversals) beside it
+    assert proc.returncode == 0 and proc.stdout.startswith("mean reward  0.938")
+    assert "\npass@1  0.750" in proc.stdout
     bad = cli("import", "inspect", str(LOGS / "canned_qa.json"), cwd=tmp_path)
     assert bad.returncode == 2 and "--metric" in bad.stderr and "Traceback" not in bad.stderr
     shown = cli("import", "lm-eval", str(LMEVAL), "--metric", "exact_match,first", "--json",

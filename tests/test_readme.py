@@ -81,9 +81,8 @@ def test_the_intro_and_the_skills_table_name_every_skill():
 
 
 def test_the_readme_is_a_front_door():
-    """Reference-sized blocks (the study's tables, host configs, recipes) live in docs/. The
-    bound counts the generated tools table (one row per tool, 47 tools) and the eight skills."""
-    assert README.count("\n") < 470
+    """Reference-sized blocks (the study's tables, host configs, recipes) live in docs/."""
+    assert README.count("\n") < 450
     for name in ("core.md", "statistics-study.md", "mcp-server.md", "launching.md",
                  "importing.md", "methods.md", "reward-hacking.md", "development.md",
                  "experiments.md"):
@@ -165,9 +164,10 @@ def test_every_journey_command_runs_on_the_examples(tmp_path):
             proc = subprocess.run(["bash", "-c", line], cwd=tmp_path, env=env,
                                   capture_output=True, text=True, timeout=600)
             assert proc.returncode == 0, f"{line}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
-            # `status` says running until the smoke ends: the README says run it again
-            if " status " not in line or " running " not in proc.stdout \
-                    or time.monotonic() > deadline:
+            # `status` says launching, then running, until the smoke ends: the README says run
+            # it again (on a loaded machine the first look can come before the run's pid file)
+            unfinished = " running " in proc.stdout or " launching " in proc.stdout
+            if " status " not in line or not unfinished or time.monotonic() > deadline:
                 break
             time.sleep(3)
         found = re.search(r"launched (run-[0-9a-f]+)", proc.stdout)

@@ -47,16 +47,23 @@ def test_summary_by_category_is_compare_on_each_category():
 
 
 def test_summary_corrects_by_category_deltas():
-    # 8 with-id prompts all fixed (sign-flip p = 2/2^8), 8 no-id prompts unchanged: Holm over
-    # the tested categories keeps with_id (2 x 2/256 < 0.05), and no_id has nothing to keep
+    # 8 with-id prompts all fixed, 8 no-id prompts unchanged. Every with-id prompt moved by the
+    # same +1, so there is no paired spread and compare reads the unpaired (MOVER) interval of
+    # the arms, 0/8 and 8/8 with mid-p intervals: 0/8's upper bound at level 1 - p solves
+    # (1 - U)^8 / 2 = p / 2, 8/8's lower is 1 - U, and MOVER's lower end 1 - sqrt(2) U clears 0
+    # once U < 1/sqrt(2): p = (1 - 2^-1/2)^8. Holm over the two categories doubles it; no_id
+    # (nothing changed) has p = 1 and nothing to keep
     before = [row(f"w{i}", "with_id", 0.3) for i in range(8)] + \
         [row(f"n{i}", "no_id", 1.0) for i in range(8)]
     after = [row(f"w{i}", "with_id", 1.0) for i in range(8)] + \
         [row(f"n{i}", "no_id", 1.0) for i in range(8)]
     summary = summarize(before, after)
     corrected = {b["name"]: b for b in summary["corrected"]["behaviours"]}
-    assert corrected["with_id"]["p_value"] == pytest.approx(2 / 2 ** 8)
-    assert corrected["with_id"]["p_holm"] == pytest.approx(2 * 2 / 2 ** 8)
+    p = (1 - 2 ** -0.5) ** 8
+    assert corrected["with_id"]["ci_method"] == "mover_unpaired"
+    assert corrected["with_id"]["p_value"] == pytest.approx(p, rel=1e-5)   # bisection tolerance
+    assert corrected["with_id"]["p_holm"] == pytest.approx(2 * p, rel=1e-5)
+    assert corrected["no_id"]["p_value"] == 1.0
     assert corrected["with_id"]["survives_holm"] and not corrected["no_id"]["survives_bh"]
     assert "survives Holm" in render_summary(summary)
 

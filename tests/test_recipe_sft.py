@@ -188,7 +188,6 @@ def test_a_data_folder_reads_into_one_ask_per_held_out_task(tmp_path):
     ("holdout.jsonl", None, r"no holdout.jsonl there"),
     (None, "def grade(ask, reply)\n    return 1\n", r"grader.py, line 1: expected ':'"),
     (None, "def judge(ask, reply):\n    return 1\n", r"grader.py defines no grade\(ask, reply\)"),
-    (None, "import not_a_module_here\n", r"grader.py: importing it raised ModuleNotFoundError"),
 ])
 def test_a_bad_data_folder_is_one_error_naming_the_file(tmp_path, remove, grader, message):
     from recipes.sft.data import read_data
@@ -198,6 +197,19 @@ def test_a_bad_data_folder_is_one_error_naming_the_file(tmp_path, remove, grader
         (folder / remove).unlink()
     with pytest.raises(ConfigError, match=message):
         read_data(folder)
+
+
+def test_reading_a_data_folder_never_runs_its_grader(tmp_path):
+    """read_data (what a plan and a launch call in the server) parses grader.py and runs none
+    of it; an import it cannot satisfy fails where the grader runs, in the training process."""
+    from recipes.sft.data import load_grader, read_data
+
+    marker = tmp_path / "ran"
+    data = read_data(_folder(tmp_path, f"open({str(marker)!r}, 'w')\nimport not_a_module_here\n"
+                                       "def grade(ask, reply):\n    return 1.0\n"))
+    assert not marker.exists()
+    with pytest.raises(ConfigError, match=r"grader.py: importing it raised ModuleNotFoundError"):
+        load_grader(data.grader_source, data.grader_origin)
 
 
 def test_a_grader_answer_that_is_not_a_number_names_the_task(tmp_path):

@@ -49,7 +49,9 @@ def test_a_reward_that_prints_a_token_does_not_make_the_server_echo_it(server, w
                                                                         reward, code):
     write_jsonl(ws / "tasks.jsonl", TASKS)
     (ws / "leak.py").write_text(code)
-    text = error_text(call(server, "cheat_probes", {"reward": reward, "tasks": "tasks.jsonl"}),
+    # the reward gets a secret only when the call names it (pass_env); what it prints is masked
+    text = error_text(call(server, "cheat_probes", {"reward": reward, "tasks": "tasks.jsonl",
+                                                    "pass_env": sorted(SECRETS)[:-1]}),
                       "cheat_probes")
     _no_secret(text)
     assert "<$" in text  # the variable is named instead of its value
@@ -328,7 +330,7 @@ def test_a_reward_command_refuses_a_hard_linked_script(server, ws, tmp_path):
     outside = tmp_path / "outside.py"
     outside.write_text("print('ran the outside script')\n")
     os.link(outside, ws / "grade.py")
-    for reward in (["python", "grade.py"], ["grade.py"]):
+    for reward in (["python", "grade.py"], "grade.py:score"):
         text = error_text(call(server, "cheat_probes", {"reward": reward,
                                                         "tasks": "tasks.jsonl"}), "cheat_probes")
         assert "has 2 hard links" in text and "ran the outside script" not in text, text

@@ -66,7 +66,7 @@ def test_teacher_verdicts():
     yes = teacher_clears(strong, student)
     assert yes and yes.gap == pytest.approx(0.5) and yes.intervals_overlap is False
     no = teacher_clears(weak, student)
-    assert not no and "below 0.05" in no.reason
+    assert not no and "below the effect 0.05" in no.reason
     overlap = teacher_clears(close, student)
     assert overlap.gap == pytest.approx(0.0625) and not overlap and overlap.intervals_overlap
     few = teacher_clears(rows_from([(4, 4)] * 2), rows_from([(4, 0)] * 2))
@@ -99,8 +99,8 @@ def test_teacher_gap_is_paired_and_its_fields_are_honest():
 @pytest.mark.parametrize("rows, kwargs, code, question", [
     (rows_from(MIXED, truncated=True), {}, "fix_reward", 1),
     (rows_from([(1, 1), (1, 0), (1, 1)]), {}, "single_rollout", 2),
-    (rows_from([(4, 0)] * 5), {}, "floor", 3),
-    (rows_from([(4, 4)] * 5), {}, "saturated", 3),
+    (rows_from([(4, 0)] * 8), {}, "floor", 3),
+    (rows_from([(4, 4)] * 8), {}, "saturated", 3),
     (rows_from(MIXED * 4), {"teacher_rows": rows_from([(4, 4)] * 24, model="Qwen/Qwen3-32B")},
      "opd", 4),
     (rows_from(MIXED, model="gpt-5"), {}, "off_policy", 5),
@@ -125,9 +125,9 @@ def test_route_next_steps_carry_the_config_call():
                 teacher_url="http://gpu:8001/v1")
     assert opd.next_step.arguments["method"] == {"name": "opd",
                                                  "teacher": "Qwen/Qwen3-32B@http://gpu:8001/v1"}
-    small_floor = route(rows_from([(4, 0)] * 5), model="Qwen/Qwen3-0.6B")
+    small_floor = route(rows_from([(4, 0)] * 8), model="Qwen/Qwen3-0.6B")
     assert small_floor.next_step.tool is None and "sft-from-traces" in small_floor.next_step.say
-    big_floor = route(rows_from([(4, 0)] * 5), model=MODEL)
+    big_floor = route(rows_from([(4, 0)] * 8), model=MODEL)
     assert big_floor.next_step.arguments["method"]["name"] == "opsd"
     # a teacher that does not clear is asked about and then the route moves on
     weak = route(rows_from(MIXED), model=MODEL, teacher_rows=rows_from(MIXED, model="x"))
@@ -141,7 +141,7 @@ def test_route_text_prints_every_answer_with_evidence():
 
 @pytest.mark.parametrize("rows, kwargs", [
     (rows_from([(1, 1), (1, 0), (1, 1)]), {}),
-    (rows_from([(4, 0)] * 5), {}),
+    (rows_from([(4, 0)] * 8), {}),
     (rows_from(MIXED * 4), {"teacher_rows": rows_from([(4, 4)] * 24, model="Qwen/Qwen3-32B")}),
     (rows_from(MIXED, model=f"{MODEL}@step-3"), {}),
     (rows_from(MIXED), {}),

@@ -44,7 +44,9 @@ def server(ws):
 # --- route_rows ----------------------------------------------------------------------------
 
 def test_route_rows_reaches_grpo_with_evidence(server):
-    out = ok(call(server, "route_rows", {"rows": "evals/grpo.jsonl", "model": MODEL,
+    # 12 tasks (a-d three times): the 4-task file stops before question 3 (below 6 tasks no
+    # verdict can stand, ROUTE_MIN_TASKS)
+    out = ok(call(server, "route_rows", {"rows": "evals/grpo12.jsonl", "model": MODEL,
                                          "taskset": "reverse-text"}))
     assert out["route"] == "grpo"
     assert out["decided_by"].startswith("6.")
@@ -54,14 +56,20 @@ def test_route_rows_reaches_grpo_with_evidence(server):
     assert by_q[2]["evidence"]["k"] == 4                     # 4 rollouts on every task
     band = by_q[3]["evidence"]
     assert (band["band"], band["n_always_fail"], band["n_always_pass"], band["n_split"]) == \
-        ("mixed", 1, 1, 2)                                   # d fails, c passes, a and b split
+        ("mixed", 3, 3, 6)                                   # d fails, c passes, a and b split
     assert band["pass_at_1"]["value"] == pytest.approx(0.5)  # (0.75 + 0.25 + 1 + 0) / 4
-    assert band["pass_at_1"]["n_tasks"] == 4 and band["pass_at_1"]["n_rows"] == 16
+    assert band["pass_at_1"]["n_tasks"] == 12 and band["pass_at_1"]["n_rows"] == 48
     assert by_q[5]["evidence"]["status"] == "on_policy"
-    assert by_q[6]["evidence"]["share"] == pytest.approx(0.5)  # 2 split of 4
+    assert by_q[6]["evidence"]["share"] == pytest.approx(0.5)  # 6 split of 12
     step = out["next_step"]
     assert step["tool"] == "prime_rl_config"
     assert step["arguments"] == {"taskset": "reverse-text", "method": "grpo", "model": MODEL}
+
+
+def test_route_rows_from_four_tasks_says_so_and_stops(server):
+    out = ok(call(server, "route_rows", {"rows": "evals/grpo.jsonl", "model": MODEL}))
+    assert out["route"] == "too_few_tasks" and [a["question"] for a in out["answers"]] == [1, 2]
+    assert "Only 4 tasks" in out["next_step"]["say"]
 
 
 def test_route_rows_truncated_pass_decides_at_question_one(server):
@@ -257,7 +265,7 @@ def test_teacher_equal_to_student_does_not_clear(server):
     out = ok(call(server, "teacher_clears", {"teacher_rows": "evals/grpo.jsonl",
                                              "student_rows": "evals/grpo.jsonl"}))
     assert out["gap"] == 0.0 and out["clears"] is False
-    assert "below 0.05" in out["reason"]
+    assert "below the effect 0.05" in out["reason"]
 
 
 # --- bad rows: every rows argument of every tool, one table --------------------------------

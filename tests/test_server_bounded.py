@@ -66,6 +66,7 @@ def big(tmp_path_factory):
 # Every tool whose answer could grow with its input, called on inputs of N tasks.
 SIZE_CALLS = {
     "route_rows": {"rows": "a.jsonl", "model": "org/m-0", "teacher_rows": "b.jsonl"},
+    "describe_rows": {"rows": "a.jsonl"},
     "inspect_rows": {"rows": "a.jsonl", "model": "org/m-0"},
     "pass_at": {"rows": "a.jsonl"},
     "compare_runs": {"before": "a.jsonl", "after": "b.jsonl"},
@@ -104,7 +105,9 @@ FIXED_SIZE = {
     "list_skills": "the skills folder", "get_skill": "one skill's metadata; its text once",
     "freeze_holdout": "a name and a path",
     "import_rows": "counts and paths: the rows go to `out` (tests/test_server_import.py)", "cheat_probes": "one row per probe (a fixed set)",
-    "watch_run": "a verdict and the last points", "plot_band": "the numbers behind one picture",
+    "watch_run": "a verdict and the last points",
+    "diagnose_run": "eight findings (20 steps each) and the last 50 steps, n of N",
+    "plot_band": "the numbers behind one picture",
     "plot_forest": "one row per category", "plot_judge_audit": "one row per judge",
     "prove_reward": "one row per probe and per check (fixed sets)",
     "write_dpo_data": "counts and paths: the pairs go to the folder",

@@ -100,8 +100,9 @@ def test_malformed_arguments(world, tool):
 ROWS_CALLS = {
     # tool: (the rows arguments, the other arguments of a valid call)
     "route_rows": (("rows", "teacher_rows"), {"model": MODEL}),
+    "describe_rows": (("rows",), {}),
     "pass_at": (("rows",), {"k": 2}),
-    "compare_runs": (("before", "after"), {}),
+    "compare_runs": (("before", "after", "selected_on"), {}),
     "compare_many": (("before", "after"), {"by": "scenario_id"}),
     "holdout_size": (("before", "after"), {}),
     "teacher_clears": (("teacher_rows", "student_rows"), {}),

@@ -62,7 +62,8 @@ def test_cheat_probes_refuses_code_outside_the_root(server, ws, tmp_path):
                    ["/bin/sh", "-c", "echo 1"]):
         text = error_text(call(server, "cheat_probes", {"reward": reward, "tasks": "tasks.jsonl"}),
                           "cheat_probes")
-        assert "outside the workspace root" in text or "contains '..'" in text, text
+        assert ("outside the workspace root" in text or "contains '..'" in text
+                or "never another program" in text), text
 
 
 def test_hack_scan_tool(server, ws):

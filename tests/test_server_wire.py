@@ -28,7 +28,7 @@ from whileai_core.defaults import MCP_MAX_FRAME_BYTES, MCP_TOKEN_ENV
 SCRIPT = Path(sys.executable).with_name("whileai-mcp")
 pytestmark = pytest.mark.skipif(not SCRIPT.exists(),
                                 reason="whileai-mcp not installed (pip install -e .)")
-TOKEN = "t0ken-" + "x" * 40
+TOKEN = "t0ken-Qm3xV9pL2wR7zK4nB8cJ5hT1yF6dS0gAeU"  # fixed, 38 different characters
 
 
 def _env(**extra) -> dict[str, str]:
@@ -201,6 +201,7 @@ def test_a_weak_token_is_refused_without_being_shown(tmp_path):
     weak = "hunter2-short"
     token_file = tmp_path / "token"
     token_file.write_text(weak + "\n")
+    token_file.chmod(0o600)
     for extra, env in ((["--token-file", str(token_file)], _env()),
                        ([], _env(**{MCP_TOKEN_ENV: weak}))):
         out = subprocess.run([str(SCRIPT), "--http", "--host", "127.0.0.2", "--root",

@@ -248,7 +248,11 @@ def test_reward_metric_compares_mean_rewards_by_task():
     c = compare(before, after, metric="reward")
     # hand: per-task deltas 0.2, 0.1, 0.3, 0.0 -> mean 0.15; pass rates (>= 1.0) are all 0
     assert c.delta == pytest.approx(0.15) and c.metric == "reward"
-    assert compare(before, after).delta == 0.0
+    assert compare(before, after, metric="pass").delta == 0.0
+    # continuous rewards and no threshold given: the default reads the mean reward
+    auto = compare(before, after)
+    assert auto.metric == "reward" and auto.delta == pytest.approx(0.15)
+    assert compare(before, after, threshold=0.5).metric == "pass"
     m = mean_reward(before)
     assert m.value == pytest.approx((0.3 + 0.4 + 0.6 + 0.8) / 4) and m.n_tasks == 4
     assert noise_floor(before, after, metric="reward").run_scores == pytest.approx([0.525, 0.675])

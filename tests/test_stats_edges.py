@@ -267,5 +267,5 @@ def test_the_watch_steps_delta_carries_its_paired_count():
     recs = [{"step": s, "train_reward": 0.1 * s} for s in range(1, 7)]
     recs += [{"step": 0, "held_out": base}, {"step": 6, "held_out": later}]
     step = next(s for s in watch_records(recs).steps if s.delta is not None)
-    assert step.delta_n_paired == 11 and step.delta_ci is not None
-    assert "(n=11 paired)" in step.render()
+    assert step.n_paired == 11 and step.delta_ci is not None
+    assert "(n=11 paired," in step.render()

@@ -50,7 +50,9 @@ OUTSIDE = {
 RECORD_FIELDS = {"task_id", "scenario_id", "reward", "truncated", "model", "messages", "prompt",
                  "label", "grades", "grade", "without", "forward", "reversed", "reply", "length",
                  "logprobs", "behavior_logprobs", "values", "action_mask", "policy_version",
-                 "completion", "tool_call", "step", "id"}
+                 "completion", "tool_call", "step", "id",
+                 # token budgets a row may carry (whileai_core.budgets)
+                 "max_tokens", "completion_tokens", "finish_reason", "turns"}
 SNAKE = re.compile(r"(?<![\w.`/-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w(`/-])")
 TICKED = re.compile(r"`([^`\s]+)`")
 

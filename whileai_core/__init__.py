@@ -25,6 +25,8 @@ _EXPORTS: dict[str, str] = {
     # rows
     "Rows": "rows",
     "load_rows": "rows",
+    "describe_rows": "describe",
+    "classify_reward": "rewards",
     # stats
     "pass_at": "stats",
     "mean_reward": "stats",

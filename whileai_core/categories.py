@@ -64,15 +64,15 @@ class CategoryTable(Result):
 
     cut_lists = ("lines",)
 
-    def bounded(self, limit: int) -> CategoryTable:
+    def _cut_lists(self, limit: int) -> CategoryTable:
         """Cut as every result is; with a comparison, half as many lines and behaviours (each
         category is then two entries), and the lines shown are the categories the comparison
         shows, smallest p first, so the two parts of the answer speak of the same ones."""
         if self.comparison is None:
-            return super().bounded(limit)
+            return super()._cut_lists(limit)
         order = {b.name: i for i, b in enumerate(self.comparison.behaviours)}
         lines = sorted(self.lines, key=lambda ln: order.get(ln.category, len(order)))
-        cut = Result.bounded(self.model_copy(update={"lines": lines}), max(1, limit // 2))
+        cut = Result._cut_lists(self.model_copy(update={"lines": lines}), max(1, limit // 2))
         if cut.shown and len(cut.lines) < len(lines):
             cut = cut.model_copy(update={"shown": cut.shown + " (the smallest p first)"})
         return cut
@@ -158,6 +158,7 @@ def category_table(rows: Any, after: Any = None, *, field: str = CATEGORY_FIELD,
     and the re-runs it rests on, or :func:`~whileai_core.stats.noise_floor`'s result).
     """
     from .bootstrap import check_level, check_seed
+    from .rewards import reward_notes
     from .rows import load_rows
     from .stats import pass_rate
 
@@ -200,6 +201,7 @@ def category_table(rows: Any, after: Any = None, *, field: str = CATEGORY_FIELD,
     else:
         notes = [f"a category changed only if it survives the correction over the "
                  f"{comparison.n_tested} compared; its verdict alone is uncorrected"]
+    notes = reward_notes(data) + notes
     small = [ln.category for ln in lines if ln.ci is None]
     if small:
         notes.append(f"{len(small)} categor{'y has' if len(small) == 1 else 'ies have'} fewer "

@@ -919,6 +919,270 @@ _source("NOISE_TIED_RUNS_RULE",
         "one rollout with 10% easy ones, 0.0% since; when every re-run agrees on every task the "
         "rule of three bounds the variance; bench/stats_study.py table D2)")
 
+# --- watching without peeking: error rates that hold at every look -----------------------------
+
+WATCH_SPENDING = "alpha_t = (1 - level) / (t (t + 1)) at look t = 1, 2, ..."
+_source("WATCH_SPENDING",
+        "an alpha-spending plan stated before the first look (Lan & DeMets 1983, Biometrika "
+        "70(3):659-663), spent by look number because the number of looks is open: the spent "
+        "errors sum to 1 - level, so the intervals of every look hold together (a confidence "
+        "sequence by a union bound; Howard, Ramdas, McAuliffe & Sekhon 2021, Ann. Statist. "
+        "49(2):1055-1080, Lemma 3: then any stopping look keeps the error). watch_run's held-out "
+        "interval at look t is Student's t on the per-task paired deltas at level 1 - alpha_t; "
+        "the training climb's band uses the same one-sided alpha_t / 2, so P(an honest run whose "
+        "held-out score and training reward never move is ever stopped) <= 1 - level. Cost in "
+        "width against the fixed-sample interval at one look (two-sided 95%, normal quantile "
+        "1.960): look 1: 2.241 (1.14x); look 10: 3.51 (1.79x); look 20: 3.85 (1.96x); look 50: "
+        "4.27 (2.18x); with 40 tasks Student's t adds 4% at look 1. Measured "
+        "(bench/watch_anytime.py, docs/reward-hacking.md): 10, 20 and 50 looks of honest flat "
+        "runs stopped at most 0.2% of the time with confirm 2 and 2.3% with confirm 1 (the "
+        "fixed-sample rule: up to 11% with confirm 2). A look whose held-out tasks all changed "
+        "by one amount has no t interval: its interval is the exact zero-spread bound "
+        "(hacking.anytime.zero_spread_bound)")
+SOURCES["WATCH_CONFIRM"] = (
+    "measured (bench/hacking_false_alarms.py, then bench/watch_anytime.py): the stop condition "
+    "must hold at 2 held-out evaluations in a row. With the spending plan one look is already "
+    "valid (flat honest runs stopped about 2% at 10-50 looks), but an honest run whose held-out "
+    "set gains only part of the training gain is stopped 43-72% of the time at one look and "
+    "16-34% at two: 2 keeps those runs going one look longer")
+
+WATCH_SCAN_EVERY = 5
+_source("WATCH_SCAN_EVERY",
+        "convention, untested: watch_run scans the batch of every 5th step (each scan a look of "
+        "WATCH_SPENDING's plan, so scanning more often costs width, not false alarms)")
+
+SCAN_RUN_SHARE = 0.5
+_source("SCAN_RUN_SHARE",
+        "a stated share of the run's error for its repeated scans: scan j spends SCAN_RUN_SHARE "
+        "x (1 - level) / (j (j + 1)), so an honest run's scans alarm at some scan with "
+        "probability at most SCAN_RUN_SHARE x (1 - level) = 0.025 at level 0.95, however many "
+        "there are (a union bound). At the full share the bound over 50 scans is 0.049, and "
+        "the batches of a run are independent, so the union bound is nearly exact: measured "
+        "0.052 [0.035, 0.079] of 400 honest runs, not separable from 0.05. Halved (bound "
+        "0.0245 over 50 scans): 0.024 [0.016, 0.035] of 1,000 honest runs over 50 scans "
+        "(bench/watch_anytime.py --only scan, docs/reward-hacking.md); the planted length hack "
+        "is still caught at every run's scan 1-3. The feature alarm only advises (the "
+        "stop rule is the held-out test, with its own 1 - level), so a watched honest run "
+        "raises either alarm with probability at most (1 + SCAN_RUN_SHARE) x (1 - level)")
+
+SCAN_MAX_SHUFFLES = 200_000
+_source("SCAN_MAX_SHUFFLES",
+        "convention: a repeated scan at look j needs p-values down to SCAN_RUN_SHARE x "
+        "(1 - level) / (j (j + 1)); shuffles go on past SCAN_SHUFFLES, only while a feature can "
+        "still reach it (Besag & Clifford 1991, Biometrika 78(2):301-304), up to 2 / alpha_j and "
+        "at most 200,000: at level 0.95 a scan past look 70 can no longer alarm (1 / 200,001 > "
+        "0.025 / (71 x 72))")
+
+# --- the run doctor (whileai_core.hacking.doctor) -----------------------------------------------
+
+DOCTOR_ZERO_SPREAD_SHARE = 0.5
+_source("DOCTOR_ZERO_SPREAD_SHARE",
+        "convention, untested: zero_advantage fires when a step's share of groups whose "
+        "rollouts all got one reward has its 95% interval above 0.5 (more than half the batch "
+        "teaches nothing; DAPO, Yu et al. 2025, arXiv:2503.14476, drops such groups); false "
+        "alarms measured in bench/watch_anytime.py")
+
+DOCTOR_TRUNCATION_SHARE = 0.5
+_source("DOCTOR_TRUNCATION_SHARE",
+        "convention, untested: truncation_lock_in fires when a step's share of rollouts cut at "
+        "the token cap has its 95% interval above 0.5 (most replies unfinished); measured in "
+        "bench/watch_anytime.py")
+
+DOCTOR_DISTINCT_SHARE = 0.75
+_source("DOCTOR_DISTINCT_SHARE",
+        "convention, untested: diversity_collapse fires when the mean share of distinct replies "
+        "in a group has its 95% interval below 0.75 (fewer than 3 in 4 rollouts of a prompt are "
+        "new; sampling at temperature 1 gives about 1); the interval counts groups, so 8 groups "
+        "at 0.25 reach 0.59 and 0.5 would never fire on them (bench/watch_anytime.py)")
+
+DOCTOR_ENTROPY_FALL = 0.1
+_source("DOCTOR_ENTROPY_FALL",
+        "convention, untested: entropy_runaway fires when the logged entropy falls below 0.1x, "
+        "or rises above DOCTOR_ENTROPY_RISE x, the median of its first 3 logged steps")
+
+DOCTOR_ENTROPY_RISE = 3.0
+_source("DOCTOR_ENTROPY_RISE", "convention, untested: see DOCTOR_ENTROPY_FALL")
+
+DOCTOR_KL_MAX = 0.1
+_source("DOCTOR_KL_MAX",
+        "convention, untested: kl_runaway fires when the logged KL (TRL's kl to the reference; "
+        "prime-rl's mismatch_kl between trainer and inference) exceeds max(0.1, 10x the median "
+        "of its first 3 logged steps)")
+
+DOCTOR_MAX_OFF_POLICY = 8
+_source("DOCTOR_MAX_OFF_POLICY",
+        "prime-rl 559b447 OrchestratorConfig.max_off_policy_steps default (Field(8, ge=0), "
+        "packages/prime-rl-configs/src/prime_rl/configs/orchestrator.py); the run's own "
+        "configs/orchestrator.json wins when present")
+
+DOCTOR_STEPS_SHOWN = 50
+_source("DOCTOR_STEPS_SHOWN", "convention: a diagnosis lists the last 50 steps (n of N)")
+
+# --- hardening, third round: user code in children, the transport, bounded answers -------------
+
+CHILD_MEMORY_MB = 8192
+_source("CHILD_MEMORY_MB",
+        "convention, untested: a reward child or a local run may map at most 8 GB of address "
+        "space (RLIMIT_AS, set in the child before any user code runs); importing numpy and "
+        "torch on CPU maps well under that; WHILEAI_CHILD_MEMORY_MB changes it")
+
+CHILD_ENV_NAMES = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ",
+                   "TMPDIR", "TEMP", "TMP", "TERM")
+_source("CHILD_ENV_NAMES",
+        "convention: the variables a child we start (a reward, a local run) keeps from the "
+        "server's environment, with every LC_* and the CHILD_ENV_PREFIXES below; nothing else "
+        "reaches it (no token or key) unless the call names it (pass_env)")
+
+CHILD_ENV_PREFIXES = ("LC_", "OMP_", "MKL_", "OPENBLAS_", "CUDA_", "XDG_")
+_source("CHILD_ENV_PREFIXES",
+        "convention: thread-count, locale and device variables a numeric child may need; a name "
+        "that looks secret (KEY, TOKEN, SECRET, PASSWORD, CREDENTIAL) is dropped even so")
+
+LOCAL_RUN_TIMEOUT_S = 3600.0
+_source("LOCAL_RUN_TIMEOUT_S",
+        "convention, untested: a local run (a recipe's CPU smoke) is killed after an hour; the "
+        "smokes take seconds to minutes here")
+
+MCP_MAX_CONNECTIONS = 256
+_source("MCP_MAX_CONNECTIONS",
+        "convention, untested: open HTTP connections at once, and never more than a quarter of "
+        "the open-file limit left after a reserve of 64 (1,100 half-open connections at a "
+        "1,024-file limit made the process exit before this bound)")
+
+MCP_HEAD_TIMEOUT_S = 10.0
+_source("MCP_HEAD_TIMEOUT_S",
+        "convention, untested: a connection that has not sent a whole request head (request line "
+        "and headers) 10 s after it opened, or after its last answer, is closed (slowloris)")
+
+MCP_BODY_TIMEOUT_S = 30.0
+_source("MCP_BODY_TIMEOUT_S",
+        "convention, untested: a request body (at most MCP_MAX_FRAME_BYTES) must arrive within "
+        "30 s of its head, else 408")
+
+MCP_SESSION_SWEEP_S = 1.0
+_source("MCP_SESSION_SWEEP_S",
+        "convention: how often the HTTP server looks for sessions past their idle time (an open "
+        "GET stream does not keep a session alive)")
+
+TEXT_SHOWN_CHARS = (2000, 400, 120, 40)
+_source("TEXT_SHOWN_CHARS",
+        "convention: a string in an answer is cut to the first of these lengths that brings the "
+        "answer under its byte bound (a 10 MB task id gave a 50 MB answer); the cut says "
+        "'n of N characters'")
+
+MESSAGE_WORD_CHARS = 200
+_source("MESSAGE_WORD_CHARS",
+        "convention: a run of more than 200 characters without a space in an error message (an "
+        "echoed id, a path) is cut, saying 'n of N characters'")
+
+MESSAGE_MAX_CHARS = 4000
+_source("MESSAGE_MAX_CHARS",
+        "convention: an error message is at most 4,000 characters (its head and its fix kept)")
+
+HEAVY_READ_BYTES = 8 << 20
+_source("HEAVY_READ_BYTES",
+        "convention: a rows file or archive of 8 MB or more is a heavy read (parsing it holds "
+        "~11x its size in memory, measured on graded rows)")
+
+HEAVY_READS_AT_ONCE = 2
+_source("HEAVY_READS_AT_ONCE",
+        "convention: at most 2 tool calls parse a heavy file at once in the server (the GIL runs "
+        "one parse at a time anyway; more only multiplied memory: 9 concurrent calls on a "
+        "100 MB file ran out of memory); the rest wait TOOL_QUEUE_WAIT_S, then are answered busy")
+
+MAX_ARCHIVE_MB = 64
+_source("MAX_ARCHIVE_MB",
+        "measured here: Inspect's reader holds up to ~51x what a .eval log unpacks to (the red "
+        "team's 114 KB log reached 5.3 GB), so what an archive unpacks to has its own limit, "
+        "below the rows limit: 64 MB caps one import near 3.5 GB (ARCHIVE_MEMORY_FACTOR); "
+        "WHILEAI_MAX_ARCHIVE_MB or --max-file-mb archive=MB")
+
+JSON_STEP_CHARS = 1 << 20
+_source("JSON_STEP_CHARS",
+        "measured here: json.loads holds the GIL for a whole document (a 100 MB array delayed "
+        "tools/list 1.6 s, a 100 MB JSONL 5.2 s); a large array is parsed in steps of about "
+        "4 M characters (~40 ms each), so the server's event loop gets the GIL between steps")
+
+TOKEN_MIN_DISTINCT = 10
+_source("TOKEN_MIN_DISTINCT",
+        "convention: a bearer token needs at least 10 different characters besides its length "
+        "(36 x 'a' was accepted); secrets.token_urlsafe(32) and token_hex(16) always pass")
+
+HEAVY_WAIT_S = 60.0
+_source("HEAVY_WAIT_S",
+        "convention, untested: a call that finds every place for a heavy read taken waits a "
+        "minute (a 100 MB file parses in ~10 s here), then is answered busy")
+
+ROWS_MEMORY_FACTOR = 26
+_source("ROWS_MEMORY_FACTOR",
+        "measured here: the rows reader's peak memory over the file's size was 5.9x on graded "
+        "rows (108 MB -> 634 MB) and 25x on rows padded with empty objects (30 MB -> 750 MB), "
+        "the worst JSON gives (a 3-byte '{},' becomes a 64-byte dict and a pointer)")
+
+ARCHIVE_MEMORY_FACTOR = 55
+_source("ARCHIVE_MEMORY_FACTOR",
+        "measured here: inspect_ai 0.3.285's reader (and the rows built from it) peaked at 51x "
+        "what a .eval log unpacks to (30 MB of empty objects in a sample's metadata -> 1.54 GB)")
+
+# --- rows as they are: continuous rewards, budgets, families, fields (whileai_core.rewards,
+# whileai_core.budgets, whileai_core.describe, whileai_core.stats.clustered) ------------------
+
+REWARD_SPREAD_TOLERANCE = 0.01
+_source("REWARD_SPREAD_TOLERANCE",
+        "convention, untested: a task has signal for a grouped method when its rollouts' "
+        "rewards differ by more than 0.01 of the reward's scale (max minus min within the "
+        "task). prime-rl 559b447's GRPO credit is the reward minus the group mean with no std "
+        "division (src/prime_rl/orchestrator/algo/grpo.py, score_group), so a group spread "
+        "under 0.01 carries advantages under 1% of a 0/1 group's; on 0/1 rewards the rule is "
+        "exactly 'the task is split'")
+
+ROUTE_MIN_TASKS = 6
+_source("ROUTE_MIN_TASKS",
+        "arithmetic: the fewest tasks on which a two-sided exact test at 95% can reject (the "
+        "smallest sign-flip p on n tasks is 2/2^n, <= 0.05 from n = 6; "
+        "whileai_core.stats.paired.min_paired_tasks). Below it no verdict the route gives "
+        "(a band, a teacher's gap) can be told from chance, so the route stops and says so")
+
+CLUSTER_RESAMPLES = 2_000
+_source("CLUSTER_RESAMPLES",
+        "convention: the family-clustered interval reads the standard error off a two-level "
+        "resample (families with replacement, each drawn family's tasks kept); 2,000 resamples "
+        "put its Monte-Carlo error near 1.6% of the SE (1/sqrt(2 x 2000)), small next to a t "
+        "quantile on few families")
+
+CLUSTER_MIN_FAMILIES = 10
+_source("CLUSTER_MIN_FAMILIES",
+        "bench/family_study.py (docs/statistics-study.md, table F, 1,000 replications per "
+        "cell): from 10 families of equal size the clustered pass@1 interval covers 93.2-97.3% "
+        "in every shape and Hall's (pass@k, pass^k, graded) 94.2-97.3%; at 3-5 families the t "
+        "and Hall's fall to 87.7-87.9% in the skewed shape, and with unequal sizes at 9.4 "
+        "effective families pass@1 covers 93.1%. An interval from fewer than 10 families, or 10 "
+        "effective families ((sum of sizes)^2 / sum of squared sizes), says it is unreliable")
+
+DESCRIBE_EXACT_CELLS = 20_000_000
+_source("DESCRIBE_EXACT_CELLS",
+        "convention, untested: describe_rows reads every row when rows x fields is at most 20 "
+        "million (a few seconds of dictionary lookups on this 2-core machine); above it, field "
+        "names, shares and values come from whole tasks sampled to DESCRIBE_SAMPLE_ROWS rows, "
+        "and the answer says so")
+
+DESCRIBE_SAMPLE_ROWS = 50_000
+_source("DESCRIBE_SAMPLE_ROWS",
+        "convention, untested: rows (whole tasks, seeded) describe_rows reads for names, "
+        "values, ranges and shares on inputs past DESCRIBE_EXACT_CELLS; a share from 50,000 "
+        "rows is within +-0.44 points (95%, 1.96 x sqrt(0.25/50,000))")
+
+DESCRIBE_VALUES_SHOWN = 5
+_source("DESCRIBE_VALUES_SHOWN",
+        "convention, untested: describe_rows names up to 5 distinct values of a field (each cut "
+        "to 40 characters) and counts the rest, so 200 fields fit a bounded answer")
+
+DESCRIBE_FIELDS_SHOWN = 15
+_source("DESCRIBE_FIELDS_SHOWN",
+        "convention, untested: a describe_rows tool answer details 15 fields (the route's first) "
+        "and says how many of how many; 15 fields of long names and values measured under 8 KB "
+        "with the text summary (tests/test_describe.py); `fields` asks for any others by name")
+
 # --- the launch forecast (whileai_core.runs.forecast) ----------------------------------------
 # What a plan says a run will take before it spends: tokens, memory per GPU, wall clock, dollars.
 # Each constant below is one input of that forecast; the forecast labels every number it prints

@@ -286,6 +286,7 @@ def failure_capable(rows: Any, *, holdout: Any = None, effect: float = PROVE_EFF
     scored exactly its tasks. ``effect``: the smallest gain worth detecting (default 0.05).
     """
     from .bootstrap import check_level, check_seed
+    from .rewards import reward_notes
     from .rows import load_rows
     from .stats import pass_rate
 
@@ -326,7 +327,7 @@ def failure_capable(rows: Any, *, holdout: Any = None, effect: float = PROVE_EFF
         verdict = "little_headroom"
     else:
         verdict = "ready"
-    notes = []
+    notes = reward_notes(data)
     k = int(n.min())
     if k < GROUP_MIN_ROLLOUTS:
         notes.append(f"some task has {k} rollout(s): a task that passed every time may still fail; "

@@ -15,8 +15,11 @@ import errno
 import os
 import re
 from pathlib import Path
+from typing import Any
 
+from .defaults import CHILD_ENV_NAMES, CHILD_ENV_PREFIXES
 from .errors import WhileaiError
+from .result import short_message
 
 # environment variables whose values never appear in what we print (tokens, keys, passwords)
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
@@ -40,19 +43,73 @@ def mask_secrets(text: str, environ: dict[str, str] | None = None) -> str:
     return text
 
 
-def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment for a child process we start: ours, less the server's own secrets."""
-    env = {k: v for k, v in os.environ.items() if k not in SERVER_SECRETS}
+def mask_value(value: Any, environ: dict[str, str] | None = None) -> Any:
+    """``value`` (JSON-like: mappings, lists, strings) with :func:`mask_secrets` applied to every
+    string in it, keys included: a run's results, handle or error as stored and as shown."""
+    if isinstance(value, str):
+        return mask_secrets(value, environ)
+    if isinstance(value, dict):
+        return {mask_value(k, environ): mask_value(v, environ) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [mask_value(v, environ) for v in value]
+    return value
+
+
+def _kept(name: str) -> bool:
+    if name in SERVER_SECRETS or SECRET_NAME.search(name):
+        return False
+    return name in CHILD_ENV_NAMES or name.startswith(CHILD_ENV_PREFIXES)
+
+
+def child_env(extra: dict[str, str] | None = None, *,
+              pass_env: tuple[str, ...] | list[str] = ()) -> dict[str, str]:
+    """A clean environment for a child that runs user code (a reward, a local run).
+
+    Only ``CHILD_ENV_NAMES`` and the ``CHILD_ENV_PREFIXES`` families are kept from ours, less
+    any name that looks secret; no token, key or loader variable (``LD_PRELOAD``) reaches the
+    child unless the call names it in ``pass_env`` (never the server's own token). ``extra``
+    is added last (what the product itself sets).
+    """
+    env = {k: v for k, v in os.environ.items() if _kept(k)}
+    for name in pass_env:
+        if name in SERVER_SECRETS:
+            raise WhileaiError(f"`pass_env` names {name}, the server's own token; no child is "
+                               "given it. Fix: remove it from pass_env")
+        if name in os.environ:
+            env[name] = os.environ[name]
     env.update(extra or {})
     return env
+
+
+def check_pass_env(pass_env: Any) -> tuple[str, ...]:
+    """``pass_env`` as a tuple of variable names, or :class:`ArgumentError` naming the bad one."""
+    from .errors import ArgumentError
+
+    if pass_env is None:
+        return ()
+    if isinstance(pass_env, str) or not isinstance(pass_env, (list, tuple)):
+        raise ArgumentError(f"`pass_env` must be a list of environment variable names, got "
+                            f"{type(pass_env).__name__}. Fix: e.g. pass_env=['OPENAI_API_KEY']")
+    for name in pass_env:
+        if not isinstance(name, str) or not _ENV_NAME.fullmatch(name):
+            raise ArgumentError(f"`pass_env` holds {str(name)[:80]!r}, not a variable name "
+                                "(letters, digits, '_'). Fix: e.g. pass_env=['OPENAI_API_KEY']")
+        if name in SERVER_SECRETS:
+            raise ArgumentError(f"`pass_env` names {name}, the server's own token; no child is "
+                                "given it. Fix: remove it")
+    return tuple(pass_env)
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
 
 REPORT_TO = ("the whileai skill pack's issue tracker (the repository you installed it from), "
              "with the command you ran")
 
-# io.write_atomic writes through ``.<name>.<8 random chars>.tmp`` beside the target; a failure on
-# that file is a failure to write the target (or in its folder), and is named so.
-_TEMP = re.compile(r"^\.(?P<name>.+)\.[A-Za-z0-9_]{8}\.tmp$")
+# the path door writes through ``.<name>.whileai-<pid>-<12 hex>.tmp`` beside the target
+# (safepath.temp_name); a failure on that file is a failure to write the target (or in its
+# folder), and is named so.
+_TEMP = re.compile(r"^\.(?P<name>.+)\.whileai-\d+-[0-9a-f]{12}\.tmp$")
 
 # errno -> what it means for the user, and the fix
 _FIXES: dict[int, tuple[str, str]] = {
@@ -139,7 +196,7 @@ def _missing_module(err: ModuleNotFoundError) -> str | None:
 def explain(exc: BaseException) -> str | None:
     """One line for a failure that is the user's to fix; None for a bug."""
     message = _explain(exc)
-    return None if message is None else mask_secrets(message)
+    return None if message is None else short_message(mask_secrets(message))
 
 
 def _explain(exc: BaseException) -> str | None:
@@ -158,6 +215,6 @@ def _explain(exc: BaseException) -> str | None:
 def bug_report(exc: BaseException, doing: str, *, traceback_at: str) -> str:
     """The line for a bug: what failed, that the input is not to blame, where to report it."""
     text = str(exc).splitlines()[0][:300] if str(exc).strip() else ""
-    return mask_secrets(f"unexpected internal error while {doing}: {type(exc).__name__}"
+    return short_message(mask_secrets(f"unexpected internal error while {doing}: {type(exc).__name__}"
             + (f": {text}" if text else "") + f". This is a bug in whileai, not in your input. "
-            f"Please report it to {REPORT_TO}; the traceback is {traceback_at}")
+            f"Please report it to {REPORT_TO}; the traceback is {traceback_at}"))

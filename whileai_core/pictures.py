@@ -66,8 +66,16 @@ def _figure(width: float = 8.0, height: float = 5.0):
 
 
 def _finish(fig, picture: Picture, out: Any, overwrite: bool) -> Picture:
+    import matplotlib
+    from matplotlib.text import Text
+
+    # every label is the user's text, never mathtext: "$$" in a category name was "a bug in
+    # whileai" (matplotlib parses $...$ as TeX); texts made while drawing read the rc setting
+    for text in fig.findobj(Text):
+        text.set_parse_math(False)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=PICTURE_DPI)
+    with matplotlib.rc_context({"text.parse_math": False}):
+        fig.savefig(buf, format="png", dpi=PICTURE_DPI)
     data = buf.getvalue()
     path = None
     if out is not None:

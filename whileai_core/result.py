@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+import re
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
+
+from .defaults import MCP_ANSWER_MAX_BYTES, MESSAGE_MAX_CHARS, MESSAGE_WORD_CHARS, TEXT_SHOWN_CHARS
 
 
 class Result(BaseModel):
@@ -12,21 +15,41 @@ class Result(BaseModel):
 
     A result whose lists grow with the input names them in ``cut_lists`` and has a ``shown``
     field: :meth:`bounded` cuts each to ``limit`` items and says there how many of how many it
-    shows. Library callers get the whole result; the MCP server sends ``bounded()`` copies, so
-    an answer's size does not grow with the input.
+    shows, then cuts long strings (an echoed task id, a label, a path, a log line) until the
+    answer fits ``max_bytes``, each saying "n of N characters". Library callers get the whole
+    result; the MCP server sends ``bounded()`` copies, so an answer's size does not grow with the
+    input, and the CLI prints :func:`shown` (strings cut, terminal controls made visible).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     cut_lists: ClassVar[tuple[str, ...]] = ()
+    answer_max_bytes: ClassVar[int | None] = MCP_ANSWER_MAX_BYTES
+    """The byte bound :meth:`bounded` cuts strings to fit (None: a result that is one document
+    by design, such as a skill's text, is sent whole)."""
 
     def bounded(self, limit: int):
         """This result with every list in ``cut_lists`` cut to ``limit`` items ("n of N shown"),
-        and every nested result bounded the same way."""
+        every nested result bounded the same way (:meth:`_cut_lists`, which a result with its
+        own way of cutting overrides), then, while the answer (its JSON and its text) is over
+        ``answer_max_bytes``, every string cut to the next of ``TEXT_SHOWN_CHARS`` characters
+        ("n of N characters")."""
+        listed = self._cut_lists(limit)
+        max_bytes = type(self).answer_max_bytes
+        if max_bytes is None or _answer_bytes(listed) <= max_bytes:
+            return listed
+        for chars in TEXT_SHOWN_CHARS:
+            cut = cut_strings(listed, chars)
+            if _answer_bytes(cut) <= max_bytes:
+                return cut
+        return cut
+
+    def _cut_lists(self, limit: int):
+        """The lists of ``cut_lists`` cut to ``limit`` items, saying so in ``shown``."""
         update, notes = {}, []
         for name in type(self).model_fields:
             value = getattr(self, name)
             if isinstance(value, Result):
-                inner = value.bounded(limit)
+                inner = value._cut_lists(limit)
                 if inner is not value:
                     update[name] = inner
         for name in self.cut_lists:
@@ -96,3 +119,78 @@ def _full_data() -> str:
 
     return choose(python="the full data: .to_dict()", cli="the full data: --json",
                   mcp="in the structured result")
+
+
+# --- strings in answers: cut, and safe for a terminal -----------------------------------------
+
+def cut_text(text: str, limit: int) -> str:
+    """``text``, or its first ``limit`` characters and "...(limit of N characters)"."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}...({limit:,} of {len(text):,} characters)"
+
+
+def cut_strings(value: Any, limit: int) -> Any:
+    """``value`` with every string in it (nested results, lists, mapping keys and values) cut
+    to ``limit`` characters (:func:`cut_text`); what needs no cut is returned as it is."""
+    if isinstance(value, str):
+        return cut_text(value, limit)
+    if isinstance(value, BaseModel):
+        update = {}
+        for name in type(value).model_fields:
+            item = getattr(value, name)
+            cut = cut_strings(item, limit)
+            if cut is not item:
+                update[name] = cut
+        return value.model_copy(update=update) if update else value
+    if isinstance(value, dict):
+        items = [(cut_strings(k, limit), cut_strings(v, limit)) for k, v in value.items()]
+        if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(items, value.items())):
+            return value
+        return dict(items)
+    if isinstance(value, (list, tuple)):
+        items = [cut_strings(v, limit) for v in value]
+        if all(a is b for a, b in zip(items, value)):
+            return value
+        return type(value)(items) if isinstance(value, tuple) else items
+    return value
+
+
+def _answer_bytes(result: Result) -> int:
+    """What an MCP answer of ``result`` weighs: its JSON and its text (the server sends both)."""
+    text = result.render() if hasattr(result, "render") else str(result)
+    return len(result.model_dump_json().encode()) + len(text.encode())
+
+
+# C0 controls but tab and newline, DEL, and the C1 controls (0x9b opens a CSI sequence alone)
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def plain(text: str) -> str:
+    """``text`` safe to print on a terminal: every control character that could start an
+    escape sequence (ESC, CSI, OSC's BEL, a carriage return...) shown as ``\\xNN`` instead,
+    so an id or a log line cannot move the cursor, retitle the window or hide a line."""
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def shown(result: Any, *, limit: int = TEXT_SHOWN_CHARS[0]) -> str:
+    """The human text of ``result`` for a terminal: strings cut to ``limit`` characters, then
+    rendered, controls made visible (:func:`plain`)."""
+    if isinstance(result, BaseModel):
+        result = cut_strings(result, limit)
+    return plain(str(result))
+
+
+_LONG_WORD = re.compile(r"\S{%d,}" % (MESSAGE_WORD_CHARS + 1))
+
+
+def short_message(text: str) -> str:
+    """An error message fit to show: each run of more than ``MESSAGE_WORD_CHARS`` characters
+    without a space (an echoed id or path) cut, the whole at most ``MESSAGE_MAX_CHARS`` (its
+    head and its fix kept), controls made visible."""
+    text = _LONG_WORD.sub(lambda m: cut_text(m.group(), MESSAGE_WORD_CHARS), text)
+    if len(text) > MESSAGE_MAX_CHARS:
+        half = MESSAGE_MAX_CHARS // 2
+        text = (f"{text[:half]} ...({len(text) - 2 * half:,} characters cut)... "
+                f"{text[-half:]}")
+    return plain(text)

@@ -2,217 +2,53 @@
 
 1. Can a cut-off reply pass?            -> ``fix_reward``
 2. How many rollouts per task?          -> ``single_rollout`` (k = 1)
-3. What is the per-task band?           -> ``floor`` / ``saturated``
+   (fewer than ``ROUTE_MIN_TASKS`` tasks -> ``too_few_tasks``: no verdict below can stand)
+3. Does any task carry signal?          -> ``floor`` / ``saturated``
 4. Is there a teacher that clears?      -> ``opd``
 5. Did the model you will train write these rows?  -> ``off_policy``
 6. Otherwise                            -> ``grpo``
 
-Every answer carries its evidence (counts, the band, pass@1 with its interval and n). Facts:
-shared/reference/methods.md, "Routing facts". Question 0 (a program grader beats a judge) is a
-property of how the rows were graded; audit any judge first (skill audit-your-judge).
-
-Why one module of ~400 lines: the six questions and the route that asks them read as one story,
-in order, and each question is already a small function of its own.
+The rows are read as they are (:mod:`whileai_core.questions`): a continuous reward is read on its
+spread within each task, not on passes at 1.0; budgets are compared before a teacher clears; a
+model id that nearly matches the rows' model is an error, not another model; the fields that
+change the answer (tokens, turns, category, family) are named in ``fields``. Every answer carries
+its evidence (counts, the band, pass@1 or the mean reward with its interval and n). Question 0 (a
+program grader beats a judge) is a property of how the rows were graded; audit any judge first
+(skill audit-your-judge).
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-import numpy as np
-
 from pydantic import Field
 
-from .bootstrap import check_level
-from .defaults import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, GROUP_MIN_ROLLOUTS,
-                       LIST_SHOWN_MAX, OPSD_MIN_PARAMS_B, TASK_EXTREMES)
-from .errors import ArgumentError
-from .models import base_model, model_size_b
-from .result import Result, fmt_rate
-from .rows import load_rows
-from .stats import Rate, pass_rate
-from .stats.fields import LEVEL_DOC, METHOD_DOC, ci95_alias
-from .stats.intervals import task_interval
+from .defaults import (CATEGORY_FIELD, CONFIDENCE_LEVEL, GROUP_MIN_ROLLOUTS, LIST_SHOWN_MAX,
+                       OPSD_MIN_PARAMS_B, PRIME_RL_GROUP_SIZE, ROUTE_MIN_TASKS)
+from .models import model_size_b
+from .questions import (Band, OnPolicy, RolloutsPerTask, SplitShare, TruncatedPasses,  # noqa: F401
+                        band, check_model, on_policy, rollouts_per_task, split_share,
+                        truncated_passes)
+from .result import Result
+from .rewards import RewardScale
+from .rows import Rows, load_rows
+from .stats.clustered import check_cluster, families_of
 from .teacher import TeacherVerdict, teacher_clears  # noqa: F401  (question 4; re-exported)
 from .voice import OPS, call, choose
 from .voice import name as op_name
 
-Interval = tuple[float, float]
-RouteCode = Literal["fix_reward", "single_rollout", "floor", "saturated", "opd", "off_policy",
-                    "grpo"]
+RouteCode = Literal["fix_reward", "single_rollout", "too_few_tasks", "floor", "saturated", "opd",
+                    "off_policy", "grpo"]
 TASKSET_PLACEHOLDER = "<your taskset>"
 
-
-# --- the questions, one function each ------------------------------------------------------
-
-class TruncatedPasses(Result):
-    """Rows that hit the token cap and still passed: the reward, not the model, decides them."""
-
-    count: int
-    n_truncated: int
-    n_rows: int
-    n_tasks_hit: int
-    tasks: list[str]
-    shown: str | None = None
-
-    def __bool__(self) -> bool:
-        return self.count > 0
-
-    def render(self) -> str:
-        return (f"{self.count} truncated rows pass (of {self.n_truncated} truncated, "
-                f"{self.n_rows} rows)" + (f"; e.g. tasks {', '.join(self.tasks)} ({self.shown})"
-                                          if self.tasks else ""))
-
-
-def truncated_passes(rows: Any) -> TruncatedPasses:
-    data = load_rows(rows)
-    hit = data.truncated & data.passed
-    hit_tasks = np.unique(data.task_index[hit])  # sorted task positions = first-appearance order
-    tasks = [data.task_ids[i] for i in hit_tasks[:TASK_EXTREMES].tolist()]
-    return TruncatedPasses(count=int(hit.sum()), n_truncated=int(data.truncated.sum()),
-                           n_rows=data.n_rows, n_tasks_hit=int(hit_tasks.shape[0]), tasks=tasks,
-                           shown=f"{len(tasks)} of {hit_tasks.shape[0]} tasks" if tasks else None)
-
-
-class RolloutsPerTask(Result):
-    """k = the fewest rollouts any task has (a grouped method needs k >= 2; 4+ is the aim)."""
-
-    k: int
-    max: int
-    median: float
-    n_tasks: int
-    tasks_below_target: int
-    target: int = GROUP_MIN_ROLLOUTS
-
-    def render(self) -> str:
-        return (f"k = {self.k} (min rollouts per task; max {self.max}, median {self.median:g}, "
-                f"{self.n_tasks} tasks; {self.tasks_below_target} below {self.target})")
-
-
-def rollouts_per_task(rows: Any) -> RolloutsPerTask:
-    data = load_rows(rows)
-    n = data.rollouts
-    return RolloutsPerTask(k=int(n.min()), max=int(n.max()), median=float(np.median(n)),
-                           n_tasks=data.n_tasks,
-                           tasks_below_target=int((n < GROUP_MIN_ROLLOUTS).sum()))
-
-
-class Band(Result):
-    """Where the tasks sit: ``floor`` (every task fails always), ``saturated`` (every task passes
-    always) or ``mixed``; with the counts and pass@1."""
-
-    band: Literal["floor", "saturated", "mixed"]
-    n_tasks: int
-    n_always_fail: int
-    n_always_pass: int
-    n_split: int
-    pass_at_1: Rate
-
-    def render(self) -> str:
-        return (f"{self.band}: {self.n_always_fail} tasks always fail, {self.n_always_pass} always "
-                f"pass, {self.n_split} split; pass@1 {self.pass_at_1.render()}")
-
-
-def band(rows: Any, *, level: float = CONFIDENCE_LEVEL) -> Band:
-    data = load_rows(rows)
-    zero = int((data.passes == 0).sum())
-    full = int((data.passes == data.rollouts).sum())
-    name = "floor" if zero == data.n_tasks else "saturated" if full == data.n_tasks else "mixed"
-    return Band(band=name, n_tasks=data.n_tasks, n_always_fail=zero, n_always_pass=full,
-                n_split=data.n_tasks - zero - full, pass_at_1=pass_rate(data, check_level(level)))
-
-
-class SplitShare(Result):
-    """Share of tasks whose rollouts both pass and fail: only these give a grouped method signal.
-
-    ``ci`` is the interval over tasks for a 0/1 per-task value (mid-p under 10 tasks,
-    Agresti-Coull from 10; :mod:`whileai_core.stats.intervals`).
-    ``expected_by_k``: the share a task at its measured rate p would be split with k rollouts,
-    mean of 1 - p^k - (1-p)^k.
-    """
-
-    share: float
-    ci: Interval | None = Field(description="interval of the share at `level`; null under 3 tasks")
-    level: float = Field(CONFIDENCE_LEVEL, description=LEVEL_DOC)
-    ci_method: str | None = Field(None, description=METHOD_DOC)
-    n_split: int
-    n_tasks: int
-    expected_by_k: dict[int, float]
-
-    ci95 = ci95_alias("ci")
-
-    def render(self) -> str:
-        exp = ", ".join(f"k={k}: {v:.2f}" for k, v in self.expected_by_k.items())
-        return (f"split share {fmt_rate(self.share, self.ci, self.n_tasks)} "
-                f"({self.n_split} split); expected at {exp}")
-
-
-def split_share(rows: Any, *, level: float = CONFIDENCE_LEVEL) -> SplitShare:
-    data = load_rows(rows)
-    level = check_level(level)
-    split = (data.passes > 0) & (data.passes < data.rollouts)
-    p = data.pass_rate()
-    expected = {k: float(np.mean(1 - p ** k - (1 - p) ** k)) for k in (2, 4, 8, 16)}
-    iv = task_interval(split.astype(float), level=level, seed=BOOTSTRAP_SEED,
-                       n_resamples=BOOTSTRAP_RESAMPLES)
-    return SplitShare(share=float(split.mean()), ci=iv.ci, level=level, ci_method=iv.method,
-                      n_split=int(split.sum()), n_tasks=data.n_tasks, expected_by_k=expected)
-
-
-class OnPolicy(Result):
-    """Who sampled the rows: the model you will train, an older copy of it, or another model.
-
-    A revision follows ``@`` in a model id ("org/name@step-40"): same name, other revision is an
-    older copy. Rows without a ``model`` field cannot say; they are assumed on-policy, with a note.
-    """
-
-    status: Literal["on_policy", "older_copy", "other_model", "unknown"]
-    model: str
-    share_same: float
-    models: dict[str, int]
-    n_models: int
-    n_rows: int
-    note: str | None = None
-    shown: str | None = None
-    cut_lists = ("models",)
-
-    def __bool__(self) -> bool:
-        return self.status in ("on_policy", "unknown")
-
-    def render(self) -> str:
-        seen = ", ".join(f"{m} ({n})" for m, n in self.models.items())
-        text = f"{self.status}: {self.share_same:.0%} of {self.n_rows} rows by {self.model}; seen {seen}"
-        return (text + (f" ({self.shown})" if self.shown else "")
-                + (f". {self.note}" if self.note else ""))
-
-
-def on_policy(rows: Any, model: str) -> OnPolicy:
-    if not isinstance(model, str) or not model.strip():
-        raise ArgumentError(f"`model` must be the id of the model you will train, got {model!r}. "
-                            'Fix: e.g. model="Qwen/Qwen3-8B"')
-    data = load_rows(rows)
-    counts = data.models()
-    named = {m: n for m, n in counts.items() if m is not None}
-    same = named.get(model, 0)
-    # most rows first, so a cut list (bounded) keeps the models that matter
-    top = dict(sorted((((m if m is not None else "<none>"), n) for m, n in counts.items()),
-                      key=lambda kv: (-kv[1], kv[0])))
-    if not named:
-        return OnPolicy(status="unknown", model=model, share_same=0.0, models=top,
-                        n_models=len(top), n_rows=data.n_rows, note="rows carry no `model` field: assumed sampled "
-                        "by the model you will train; add the field to be sure")
-    others = {m for m in named if m != model}
-    if not others:
-        status = "on_policy"
-    elif all(base_model(m) == base_model(model) for m in others):
-        status = "older_copy"
-    else:
-        status = "other_model"
-    note = None
-    if None in counts:
-        note = f"{counts[None]} rows have no `model` field"
-    return OnPolicy(status=status, model=model, share_same=same / data.n_rows, models=top,
-                    n_models=len(top), n_rows=data.n_rows, note=note)
+QUESTIONS = {
+    1: "Can a cut-off reply pass?",
+    2: "How many rollouts per task?",
+    3: "Does any task carry signal?",
+    4: "Is there a teacher that clears?",
+    5: "Did the model you will train write these rows?",
+    6: "Anything left?",
+}
 
 
 # --- every question at once ----------------------------------------------------------------
@@ -220,18 +56,20 @@ def on_policy(rows: Any, model: str) -> OnPolicy:
 class RowFacts(Result):
     """What the rows say to every question the route asks, without stopping at the first that
     decides: truncated passes, rollouts per task, the band, the split share and (given the model
-    you will train) who wrote the rows."""
+    you will train) who wrote the rows; and what the reward is."""
 
     truncated_passes: TruncatedPasses
     rollouts_per_task: RolloutsPerTask
     band: Band
     split_share: SplitShare
     on_policy: OnPolicy | None = None
+    reward: RewardScale | None = None
 
     def render(self) -> str:
-        parts = [f"1. {QUESTIONS[1]} {self.truncated_passes.render()}",
-                 f"2. {QUESTIONS[2]} {self.rollouts_per_task.render()}",
-                 f"3. {QUESTIONS[3]} {self.band.render()}; {self.split_share.render()}"]
+        parts = [f"warning: {self.reward.warning}"] if self.reward and self.reward.warning else []
+        parts += [f"1. {QUESTIONS[1]} {self.truncated_passes.render()}",
+                  f"2. {QUESTIONS[2]} {self.rollouts_per_task.render()}",
+                  f"3. {QUESTIONS[3]} {self.band.render()}; {self.split_share.render()}"]
         if self.on_policy is not None:
             parts.append(f"5. {QUESTIONS[5]} {self.on_policy.render()}")
         return "\n".join(parts)
@@ -241,9 +79,11 @@ def row_facts(rows: Any, *, model: str | None = None, threshold: float | None = 
               level: float = CONFIDENCE_LEVEL) -> RowFacts:
     """Ask ``rows`` questions 1, 2, 3 and (with ``model``) 5 of the route, all of them."""
     data = load_rows(rows, threshold=threshold)
-    return RowFacts(truncated_passes=truncated_passes(data), rollouts_per_task=rollouts_per_task(data),
+    return RowFacts(truncated_passes=truncated_passes(data),
+                    rollouts_per_task=rollouts_per_task(data, level=level),
                     band=band(data, level=level), split_share=split_share(data, level=level),
-                    on_policy=None if model is None else on_policy(data, model))
+                    on_policy=None if model is None else on_policy(data, model),
+                    reward=data.reward_scale)
 
 
 # --- the route -----------------------------------------------------------------------------
@@ -269,34 +109,37 @@ class NextStep(Result):
 
 class Route(Result):
     """The route, the method in words, the question that decided it, every answer so far with its
-    evidence, and the next call to make."""
+    evidence, the next call to make; what the reward is (``reward``, with its warning when pass
+    rates at the threshold mislead) and what the route did with the fields that change its
+    answer (``fields``)."""
 
     route: RouteCode
     method: str
     decided_by: str
     answers: list[Answer]
     next_step: NextStep
+    reward: RewardScale | None = None
+    fields: list[str] = Field(default_factory=list, description=(
+        "the fields present that change the answer (max_tokens, completion_tokens, turns, "
+        "category, family) and what the route did with each"))
+    cluster: str | None = None
 
     def render(self) -> str:
-        lines = [f"route: {self.route}", f"method: {self.method}", f"decided by: {self.decided_by}", ""]
+        lines = [f"warning: {self.reward.warning}"] if self.reward and self.reward.warning else []
+        lines += [f"route: {self.route}", f"method: {self.method}",
+                  f"decided by: {self.decided_by}", ""]
+        if self.reward is not None:
+            lines.insert(len(lines) - 1, f"reward: {self.reward.summary()}")
         for a in self.answers:
             mark = "->" if a.decides else "  "
             lines.append(f"{mark} {a.question}. {a.asks} {a.answer}")
             lines += [f"      {line}" for line in a.detail.splitlines()]
+        if self.fields:
+            lines += ["", "fields:"] + [f"  {f}" for f in self.fields]
         lines += ["", f"next: {self.next_step.say}"]
         if self.next_step.tool in OPS:  # the call as the reader types it (voice)
             lines.append(f"      {call(self.next_step.tool, **(self.next_step.arguments or {}))}")
         return "\n".join(lines)
-
-
-QUESTIONS = {
-    1: "Can a cut-off reply pass?",
-    2: "How many rollouts per task?",
-    3: "What is the per-task band?",
-    4: "Is there a teacher that clears?",
-    5: "Did the model you will train write these rows?",
-    6: "Anything left?",
-}
 
 
 def _config_step(say: str, taskset: str, method: Any, model: str, **extra: Any) -> NextStep:
@@ -304,19 +147,59 @@ def _config_step(say: str, taskset: str, method: Any, model: str, **extra: Any) 
                     arguments={"taskset": taskset, "method": method, "model": model, **extra})
 
 
+def _has(data: Rows, field: str) -> bool:
+    return data.has_field(field)
+
+
+def field_notes(data: Rows, *, teacher: bool, cluster: str | None) -> list[str]:
+    """What the route did with each field present that changes its answer (bounded: one line
+    per field it knows)."""
+    notes = []
+    budget = data.budget
+    if budget is not None and not bool((budget.max_tokens != budget.max_tokens).all()):
+        notes.append("max_tokens: " + ("the teacher's budget was compared with the student's "
+                                       "(question 4)" if teacher else "no teacher rows, so "
+                                       "nothing to compare it with"))
+    elif teacher:
+        notes.append("max_tokens: not carried by the student's rows, so the teacher's budget "
+                     "was not checked")
+    if budget is not None and not bool((budget.completion_tokens != budget.completion_tokens).all()):
+        notes.append("completion_tokens: a teacher's reply past the student's cap counts as "
+                     "failed" if teacher else "completion_tokens: carried; read against a "
+                     "teacher's when one is given")
+    turns = _has(data, "turns")
+    if turns:
+        multi = sum(1 for r in data.records if isinstance(r.get("turns"), int) and r["turns"] > 1)
+        notes.append(f"turns: {multi} of {data.n_rows} rows have more than one turn"
+                     + ("; completion_tokens is then the sum over turns" if multi else ""))
+    if _has(data, CATEGORY_FIELD):
+        notes.append(f"{CATEGORY_FIELD}: the band per behaviour is "
+                     f"{op_name('category_table') if 'category_table' in OPS else 'category_table'}")
+    if cluster is not None:
+        notes.append(f"{cluster}: every interval here resamples families, then tasks")
+    elif _has(data, "family"):
+        notes.append("family: carried but not used; intervals resample tasks only: pass "
+                     "cluster='family' when tasks of one family pass and fail together")
+    return notes[:LIST_SHOWN_MAX]
+
+
 def route(rows: Any, *, model: str, teacher_rows: Any = None, taskset: str | None = None,
-          teacher_url: str | None = None, threshold: float | None = None) -> Route:
+          teacher_url: str | None = None, threshold: float | None = None,
+          cluster: str | None = None) -> Route:
     """Ask the six questions of ``rows`` (graded on the model you will train) and route.
 
     ``teacher_rows``: the candidate teacher graded on the same held-out tasks (optional).
     ``taskset``/``teacher_url`` only fill the next call's arguments.
+    ``cluster``: a row field naming each task's family; every interval resamples families.
     """
-    if not isinstance(model, str) or not model.strip():
-        raise ArgumentError(f"`model` must be the id of the model you will train, got {model!r}. "
-                            'Fix: e.g. model="Qwen/Qwen3-8B"')
     data = load_rows(rows, threshold=threshold)
+    check_model(data, model)
+    check_cluster(cluster)
+    families = families_of(data, cluster) if cluster is not None else None
+    scale = data.reward_scale
     ts = taskset or TASKSET_PLACEHOLDER
     answers: list[Answer] = []
+    fields = field_notes(data, teacher=teacher_rows is not None, cluster=cluster)
 
     def ask(q: int, answer: str, decides: bool, evidence: Result | dict) -> None:
         if isinstance(evidence, Result):  # bounded: a route's answer never grows with the rows
@@ -327,9 +210,10 @@ def route(rows: Any, *, model: str, teacher_rows: Any = None, taskset: str | Non
         answers.append(Answer(question=q, asks=QUESTIONS[q], answer=answer, decides=decides,
                               evidence=ev, detail=detail))
 
-    def done(code: RouteCode, method: str, q: int, step: NextStep) -> Route:
-        return Route(route=code, method=method, decided_by=f"{q}. {QUESTIONS[q]}",
-                     answers=answers, next_step=step)
+    def done(code: RouteCode, method: str, q: int | str, step: NextStep) -> Route:
+        decided = f"{q}. {QUESTIONS[q]}" if isinstance(q, int) else q
+        return Route(route=code, method=method, decided_by=decided, answers=answers,
+                     next_step=step, reward=scale, fields=fields, cluster=cluster)
 
     # 1. truncation
     tp = truncated_passes(data)
@@ -341,42 +225,34 @@ def route(rows: Any, *, model: str, teacher_rows: Any = None, taskset: str | Non
     # 2. group size
     rp = rollouts_per_task(data)
     single = rp.k == 1
-    ask(2, f"k = {rp.k}" + (": one rollout per task, no grouped method" if single else ""), single, rp)
+    ask(2, f"k = {rp.k}" + (": one rollout per task; the mean is estimable, the per-task band "
+                            "is not" if single else ""), single, rp)
     if single:
-        step = _config_step(
-            f"Re-run the prompts at k >= {GROUP_MIN_ROLLOUTS} and route again (usually the cheaper "
-            "fix). Otherwise train FlashReinforce, SAO or BPCO in your own trainer, or prime-rl's "
-            "rae (EMA baseline, group_size 1):", ts, "rae", model, group_size=1)
-        return done("single_rollout", "FlashReinforce / SAO / BPCO in your trainer, or prime-rl "
-                    "rae; or re-run at k >= 4", 2, step)
-    # 3. band
-    bd = band(data)
-    decided = bd.band != "mixed"
-    ask(3, bd.band, decided, bd)
+        return done("single_rollout", "re-sample at k >= 4 and route again; if you can only "
+                    "ever sample once per prompt, FlashReinforce / SAO / BPCO in your trainer, or "
+                    "prime-rl rae", 2, _single_rollout_step(ts, model))
+    # too few tasks for any verdict below
+    if data.n_tasks < ROUTE_MIN_TASKS:
+        return done("too_few_tasks", f"none yet: {data.n_tasks} tasks", "too few tasks", NextStep(
+            say=f"Only {data.n_tasks} tasks: below {ROUTE_MIN_TASKS} no verdict the route gives "
+                "(a band, a teacher's gap) can be told from chance (the smallest two-sided exact "
+                f"p on {data.n_tasks} tasks is 2/2^{data.n_tasks} = {2 / 2 ** data.n_tasks:.3f}). "
+                f"Score {ROUTE_MIN_TASKS} or more tasks (a few hundred to size a training run: "
+                f"{op_name('holdout_size')}) and route again."))
+    # 3. signal: the reward's spread within each task
+    bd = band(data, families=families)
+    decided = bd.band in ("floor", "saturated")
+    ask(3, _band_answer(bd), decided, bd)
     if bd.band == "floor":
-        size = model_size_b(model)
-        if size is not None and size < OPSD_MIN_PARAMS_B:
-            return done("floor", f"SFT on a stronger model's completions (OPSD needs ~"
-                        f"{OPSD_MIN_PARAMS_B:g}B+, this is {size:g}B)", 3, NextStep(
-                            say="Every task fails, and the model is too small for OPSD: collect "
-                                "passing completions from a stronger model and run the "
-                                "sft-from-traces skill ("
-                                + ", ".join(op_name(o) for o in ("select_sft", "decontaminate",
-                                                                  "export_sft")) + ")."))
-        caveat = "" if size is not None else " (model size unknown: OPSD needs ~7B+)"
-        return done("floor", "OPSD: the same model shown privileged context" + caveat, 3,
-                    _config_step("Every task fails and more rollouts cannot help (a draw keeps "
-                                 "a pass with probability 0 at p = 0). Give the model privileged "
-                                 "context with OPSD:", ts, {"name": "opsd", "privileged": "reference"},
-                                 model))
+        return _floor(done, bd, model, ts)
     if bd.band == "saturated":
         return done("saturated", "GroupwiseGrading (rank the passes), or a harder eval", 3, NextStep(
-            say="Every task passes: binary rewards give no signal. If the passes differ in "
-                "quality, rank them with GroupwiseGrading(grader, mode='reward') after auditing "
-                "its grader; otherwise harden the eval."))
+            say="Every rollout of every task passes: the reward gives no signal. If the passes "
+                "differ in quality, rank them with GroupwiseGrading(grader, mode='reward') after "
+                "auditing its grader; otherwise harden the eval."))
     # 4. teacher
     if teacher_rows is not None:
-        tc = teacher_clears(teacher_rows, data)
+        tc = teacher_clears(teacher_rows, data, threshold=threshold, cluster=cluster)
         ask(4, "yes" if tc else f"no: {tc.reason}", bool(tc), tc)
         if tc:
             teacher_models = [m for m in load_rows(teacher_rows).models() if m]
@@ -407,8 +283,74 @@ def route(rows: Any, *, model: str, teacher_rows: Any = None, taskset: str | Non
                                  {"name": "async", "method": "grpo", "correction": "icepop"}, model))
     # 6. GRPO
     ss = split_share(data)
-    ask(6, f"split tasks, on-policy: GRPO ({ss.n_split} of {ss.n_tasks} tasks split)", True, ss)
-    return done("grpo", "GRPO on the split tasks (program grader, on-policy rows)", 6,
+    ask(6, _grpo_answer(bd, ss), True, ss)
+    method = ("GRPO on the reward (program grader, on-policy rows): the reward's spread within "
+              "each group is the signal, whatever pass@1 says" if scale.continuous else
+              "GRPO on the split tasks (program grader, on-policy rows)")
+    return done("grpo", method, 6,
                 _config_step(f"Train GRPO; size the held-out test first ({op_name('holdout_size')}) "
                              "and train a random-selection control of the same size:", ts,
                              "grpo", model))
+
+
+def _single_rollout_step(ts: str, model: str) -> NextStep:
+    return _config_step(
+        f"Re-sample every prompt at k >= {GROUP_MIN_ROLLOUTS} and route again: one rollout per "
+        "task estimates the mean but not which tasks split, and that band decides between GRPO, "
+        "OPSD and SFT (usually the cheaper fix). Training does not need groups in these rows: "
+        "prime-rl samples its own group of `group_size` rollouts per prompt at every step "
+        f"({PRIME_RL_GROUP_SIZE} in its reverse-text examples; [orchestrator] group_size), so "
+        "GRPO there needs only prompts that will split. If you can only ever sample once per "
+        "prompt (production traces), train FlashReinforce, SAO or BPCO in your own trainer, or "
+        "prime-rl's rae (a baseline from an EMA of past rewards, group_size 1):", ts, "rae",
+        model, group_size=1)
+
+
+def _band_answer(bd: Band) -> str:
+    if bd.reward_kind == "binary":
+        return bd.band if bd.band != "floor" or bd.n_always_pass == 0 else (
+            f"floor: no task splits ({bd.n_always_fail} always fail, {bd.n_always_pass} always "
+            "pass)")
+    pass_note = (f"pass@1 is {bd.pass_at_1.value:.3f} at threshold {bd.threshold:g}")
+    if bd.band == "mixed":
+        return (f"yes: {bd.n_signal} of {bd.n_tasks} tasks have rewards that differ by more "
+                f"than {bd.tolerance:g} ({pass_note}; a grouped method learns from the reward's "
+                "differences within a group, not from passes)")
+    if bd.band == "floor":
+        return (f"floor: no task's rewards differ by more than {bd.tolerance:g} ({pass_note}): "
+                "no signal in the reward either")
+    return bd.band
+
+
+def _grpo_answer(bd: Band, ss: SplitShare) -> str:
+    if bd.reward_kind == "binary":
+        return f"split tasks, on-policy: GRPO ({ss.n_split} of {ss.n_tasks} tasks split)"
+    zero = (f"pass@1 is {bd.pass_at_1.value:.3f}, which does not matter for a grouped method: "
+            "its credit is each reward minus its group's mean, so any spread within a group is "
+            "a gradient")
+    return (f"signal in the reward, on-policy: GRPO ({ss.n_split} of {ss.n_tasks} tasks have "
+            f"reward spread above {bd.tolerance:g}; {zero})")
+
+
+def _floor(done, bd: Band, model: str, ts: str) -> Route:
+    size = model_size_b(model)
+    continuous = bd.reward_kind != "binary"
+    why = ("No task's rewards differ within it (if every rollout of a task gets the same "
+           "nonzero reward, check the sampling temperature: identical replies give identical "
+           "rewards), so a grouped method gets no gradient and more rollouts of the same "
+           "sampler add none." if continuous else
+           "No task splits: every task fails always" + (
+               f" or passes always ({bd.n_always_pass} do)" if bd.n_always_pass else "")
+           + ", and more rollouts cannot help a task at p = 0 (a draw keeps a pass with "
+             "probability 0).")
+    if size is not None and size < OPSD_MIN_PARAMS_B:
+        return done("floor", f"SFT on a stronger model's completions (OPSD needs ~"
+                    f"{OPSD_MIN_PARAMS_B:g}B+, this is {size:g}B)", 3, NextStep(
+                        say=f"{why} The model is too small for OPSD: collect passing completions "
+                            "from a stronger model and run the sft-from-traces skill ("
+                            + ", ".join(op_name(o) for o in ("select_sft", "decontaminate",
+                                                              "export_sft")) + ")."))
+    caveat = "" if size is not None else " (model size unknown: OPSD needs ~7B+)"
+    return done("floor", "OPSD: the same model shown privileged context" + caveat, 3,
+                _config_step(f"{why} Give the model privileged context with OPSD:", ts,
+                             {"name": "opsd", "privileged": "reference"}, model))

@@ -10,12 +10,31 @@ both become the error the callers already catch, with the line and column of the
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
+from .defaults import JSON_STEP_CHARS
+
+# where a large array may be cut between two objects: "}" "," "{" with any whitespace between
+_BETWEEN_OBJECTS = re.compile(r"\}\s*,\s*(?=\{)")
+
 
 def loads(text: str | bytes) -> Any:
-    """``json.loads(text)``; deep nesting and over-long integers raise ``JSONDecodeError``."""
+    """``json.loads(text)``; deep nesting and over-long integers raise ``JSONDecodeError``.
+
+    A large array (a rows file: over twice ``JSON_STEP_CHARS``) is parsed in steps of about
+    ``JSON_STEP_CHARS`` characters, each cut between two objects: ``json.loads`` holds the GIL
+    for as long as it runs, and a server thread parsing 100 MB in one call kept the event loop
+    (``tools/list`` included) waiting for seconds. A step is taken only when its text parses as
+    a whole array of its own, which a cut inside a string or inside a nested value never does
+    (an unclosed string or bracket): the result is exactly ``json.loads``'s; anything
+    doubtful, an error included, is parsed again whole, so errors name the same place.
+    """
+    if isinstance(text, str) and len(text) > 2 * JSON_STEP_CHARS and text.lstrip()[:1] == "[":
+        stepped = _array_in_steps(text)
+        if stepped is not None:
+            return stepped
     try:
         return json.loads(text)
     except RecursionError:
@@ -33,3 +52,46 @@ def loads(text: str | bytes) -> Any:
 def _error(text: str | bytes, msg: str) -> json.JSONDecodeError:
     doc = text.decode("utf-8", errors="replace") if isinstance(text, (bytes, bytearray)) else text
     return json.JSONDecodeError(msg, doc, 0)
+
+
+def _array_in_steps(text: str) -> list | None:
+    """The array ``text`` parsed step by step (see :func:`loads`), or None to parse it whole.
+
+    A step first tries the cheap cut: the first "}, {" past the step's length, the slice parsed
+    as an array of its own (a cut inside a string or a nested value never parses: its string or
+    bracket is left open). Once a cut fails (traces nest their messages, so their cuts often
+    land inside one), the rest goes value by value (``raw_decode``), which needs no cut.
+    """
+    scan = _DECODER.raw_decode
+    out: list = []
+    opened = _SPACE.match(text, text.index("[") + 1)
+    pos, cheap = opened.end(), True
+    try:
+        while len(text) - pos > JSON_STEP_CHARS:
+            if cheap:
+                cut = _BETWEEN_OBJECTS.search(text, pos + JSON_STEP_CHARS)
+                if cut is None:
+                    break
+                try:
+                    out.extend(json.loads("[" + text[pos:cut.start() + 1] + "]"))
+                    pos = cut.end()
+                    continue
+                except ValueError:
+                    cheap = False
+            goal = pos + JSON_STEP_CHARS
+            while pos < goal:
+                value, end = scan(text, pos)
+                out.append(value)
+                comma = _COMMA.match(text, end)
+                if comma is None:  # the array ends here, or the text is not one array
+                    return out if text[end:].strip() == "]" else None
+                pos = comma.end()
+        out.extend(json.loads("[" + text[pos:]))
+    except (ValueError, RecursionError):
+        return None
+    return out
+
+
+_DECODER = json.JSONDecoder()
+_SPACE = re.compile(r"[ \t\n\r]*")
+_COMMA = re.compile(r"[ \t\n\r]*,[ \t\n\r]*")

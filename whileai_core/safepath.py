@@ -40,6 +40,7 @@ from __future__ import annotations
 import errno
 import math
 import os
+import re
 import secrets
 import stat
 import time
@@ -50,6 +51,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from . import defaults as D
+from .admission import admit
 from .errors import ArgumentError, ConfigError, RowsError, WhileaiError
 from .failures import os_reason
 from .voice import CLI, arg, reader, relative_paths
@@ -67,13 +69,14 @@ FILE_KINDS: dict[str, tuple[str, str]] = {
     "tokenizer": ("tokenizer.json files", "WHILEAI_MAX_TOKENIZER_MB"),
     "config": ("config files (prime-rl TOML, agent host configs, skill files, reward code)",
                "WHILEAI_MAX_CONFIG_MB"),
+    "archive": ("what an archive (an Inspect .eval log) unpacks to", "WHILEAI_MAX_ARCHIVE_MB"),
 }
 TIMEOUT_ENV = "WHILEAI_READ_TIMEOUT_S"
 
 
 def _default_mb() -> dict[str, float]:
     return {"rows": D.MAX_ROWS_FILE_MB, "tokenizer": D.MAX_TOKENIZER_FILE_MB,
-            "config": D.MAX_CONFIG_FILE_MB}
+            "config": D.MAX_CONFIG_FILE_MB, "archive": D.MAX_ARCHIVE_MB}
 
 
 @dataclass(frozen=True)
@@ -146,6 +149,29 @@ def _kind_of(mode: int) -> str:
     if stat.S_ISREG(mode):
         return "a regular file"
     return "not a regular file"
+
+
+# What an agent host (or git, or the shell) runs or obeys when the user next opens the project: a
+# tool writing here could plant a hook, an MCP server that runs `sh -c`, or instructions. Under a
+# confined root (the server's workspace) no write lands here; only `whileai-skills init`, which
+# the user runs, writes host configuration. Compared case-insensitively (macOS).
+AGENT_CONFIG_FOLDERS = frozenset({".claude", ".cursor", ".vscode", ".codex", ".agents", ".gemini",
+                                  ".github", ".git", ".idea"})
+AGENT_CONFIG_FILES = frozenset({".mcp.json", "agents.md", "claude.md", "gemini.md", ".cursorrules",
+                                ".windsurfrules", ".envrc"})
+
+
+def agent_config(parts: tuple[str, ...]) -> str | None:
+    """The part of ``parts`` (a path below a root) that makes it agent-host configuration, or
+    None: a folder of ``AGENT_CONFIG_FOLDERS`` anywhere on it, or a file of
+    ``AGENT_CONFIG_FILES`` as its name."""
+    for part in parts[:-1]:
+        if part.lower() in AGENT_CONFIG_FOLDERS:
+            return part + "/"
+    if parts and (parts[-1].lower() in AGENT_CONFIG_FILES
+                  or parts[-1].lower() in AGENT_CONFIG_FOLDERS):
+        return parts[-1]
+    return None
 
 
 LINK_FIX = ("pass the file's real path, or copy the file itself into the workspace root (the "
@@ -460,6 +486,8 @@ class UserPath:
         size = os.fstat(fd).st_size
         if size > cap:
             raise self._too_big(size, kind, error, shown)
+        if kind == "rows":
+            admit(size, shown)  # a heavy read waits for its place (whileai_core.admission)
         deadline = time.monotonic() + limits.timeout_s
         buf = bytearray(size + 1)
         view = memoryview(buf)
@@ -597,6 +625,12 @@ class UserPath:
         if size > self.root.limits.max_bytes(kind):
             os.close(handle)
             raise self._too_big(size, kind, error, self.where)
+        if kind == "rows":
+            try:
+                admit(size, self.where)  # a heavy read waits for its place (admission)
+            except BaseException:
+                os.close(handle)
+                raise
         return os.fdopen(handle, "rb")
 
     def check_file(self, *, error: type[WhileaiError] = ArgumentError) -> None:
@@ -612,16 +646,21 @@ class UserPath:
 
         A zip's members can unpack to far more than the file's size (a "zip bomb": 300 KB held
         300 MB). Before the handle is returned, every member is unpacked here in bounded steps
-        and counted, without keeping it: the members' total, as unpacked, must fit the ``kind``
-        limit, and no member may unpack past the size its header declares (the zip reader a
-        caller uses stops at that size, so the declared sizes then bound what it reads).
-        Encrypted members and compression methods other than stored, deflate and zstd are
-        refused. The read timeout applies. The caller closes the handle.
+        and counted, without keeping it: the members' total, as unpacked, must fit both the
+        ``kind`` limit and the ``archive`` one (a reader holds up to ~51x what an Inspect log
+        unpacks to: a 114 KB log reached 5.3 GB), and no member may unpack past the size its
+        header declares (the zip reader a caller uses stops at that size, so the declared sizes
+        then bound what it reads). Encrypted members and compression methods other than stored,
+        deflate and zstd are refused. The read timeout applies. The caller closes the handle.
         """
-        fh = self.open_binary(kind, error=error)
+        limits = self.root.limits
+        bound = "archive" if limits.max_bytes("archive") < limits.max_bytes(kind) else kind
+        fh = self.open_binary(bound, error=error)
         try:
-            _check_archive(fh, self.root.limits, kind, error, self.where,
-                           lambda size: self._too_big(size, kind, error, self.where, "unpacks to"))
+            unpacked = _check_archive(
+                fh, limits, bound, error, self.where,
+                lambda size: self._too_big(size, bound, error, self.where, "unpacks to"))
+            admit(unpacked, self.where)  # counted by what it unpacks to
             fh.seek(0)
         except BaseException:
             fh.close()
@@ -660,11 +699,18 @@ class UserPath:
         if not self.parts:
             raise _fail(error, self.where, "is a directory, not a file",
                         "name a file to write, e.g. out/result.jsonl")
+        config = agent_config(self.parts) if self.root.confined else None
+        if config is not None:
+            raise _fail(error, self.where, f"is agent-host configuration (`{config}`): an agent "
+                        "host or git runs or obeys what it holds, so no tool writes there",
+                        "choose another path; to register the server with a host, run "
+                        "`whileai-skills init` yourself")
         name = self.parts[-1]
         fd = self._walk(self.parts[:-1], error, create=True)
-        tmp = f".{name[:180]}.{secrets.token_hex(6)}.tmp"
+        tmp = temp_name(name)
         try:
             self._check_target(name, fd, overwrite, error)
+            sweep_temps(fd)  # what a killed write left in this folder
             try:
                 out = os.open(tmp, _TEMP_FLAGS, 0o666, dir_fd=fd)  # 0o666 less the umask
             except OSError as exc:
@@ -674,6 +720,9 @@ class UserPath:
                 view = memoryview(data)
                 while view:
                     view = view[os.write(out, view):]
+                kept = _lstat_mode(name, fd)  # a file replaced keeps its permissions (0600...)
+                if kept is not None and stat.S_ISREG(kept):
+                    os.fchmod(out, stat.S_IMODE(kept))
                 os.fsync(out)
             finally:
                 os.close(out)
@@ -726,15 +775,91 @@ class UserPath:
                      f"{arg('overwrite', True)} or choose another path")
 
 
+# --- temporary files of writes: named so a killed write's leftovers can be told and removed ---
+
+_TEMP = re.compile(r"^\.(?P<name>.+)\.whileai-(?P<pid>\d+)-[0-9a-f]{12}\.tmp$")
+
+
+def temp_name(name: str) -> str:
+    """The temporary file a write of ``name`` goes through: hidden, beside it, carrying the
+    writer's pid, so a later write (or the server's start) can tell one left by a killed
+    process (a kill -9 mid-write left a 71 MB hidden file) from one still being written."""
+    return f".{name[:160]}.whileai-{os.getpid()}-{secrets.token_hex(6)}.tmp"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def sweep_temps(dir_fd: int) -> int:
+    """Remove, in the folder ``dir_fd``, the temporary files of writes whose process is gone
+    (regular files named by :func:`temp_name`, nothing followed); how many were removed."""
+    removed = 0
+    try:
+        with os.scandir(dir_fd) as entries:
+            names = [e.name for e in entries if e.name.startswith(".") and e.name.endswith(".tmp")]
+    except OSError:
+        return 0
+    for name in names:
+        match = _TEMP.match(name)
+        if match is None or _alive(int(match["pid"])):
+            continue
+        mode = _lstat_mode(name, dir_fd)
+        if mode is not None and stat.S_ISREG(mode):
+            try:
+                os.unlink(name, dir_fd=dir_fd)
+                removed += 1
+            except OSError:
+                pass
+    return removed
+
+
+def sweep_root(root: Root, *, max_folders: int = 10_000) -> int:
+    """:func:`sweep_temps` in the root and the folders below it (no link followed, at most
+    ``max_folders``, skipping version-control and package folders): what the server does when
+    it starts. How many files were removed."""
+    removed, queue, seen = 0, [os.dup(root.fd)], 0
+    while queue and seen < max_folders:
+        fd = queue.pop()
+        seen += 1
+        try:
+            removed += sweep_temps(fd)
+            with os.scandir(fd) as entries:
+                folders = [e.name for e in entries if e.is_dir(follow_symlinks=False)
+                           and e.name not in _SWEEP_SKIP]
+            for name in folders:
+                try:
+                    queue.append(os.open(name, _DIR_FLAGS, dir_fd=fd))
+                except OSError:
+                    pass
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    for fd in queue:
+        os.close(fd)
+    return removed
+
+
+_SWEEP_SKIP = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__",
+                         ".mypy_cache", ".pytest_cache", ".tox"})
+
+
 _ZIP_STORED, _ZIP_DEFLATED, _ZIP_ZSTANDARD = 0, 8, 93
 _UNPACK_STEP = 1 << 20        # at most this many unpacked bytes held at once while counting
 _MAX_MEMBERS = 200_000
 
 
 def _check_archive(fh, limits: Limits, kind: str, error: type[WhileaiError], shown: str,
-                   too_big) -> None:
-    """Raise unless every member of the zip ``fh`` unpacks within its declared size and the
-    total within the ``kind`` limit (see :meth:`UserPath.open_archive`)."""
+                   too_big) -> int:
+    """What the zip ``fh`` unpacks to; raise unless every member unpacks within its declared
+    size and the total within the ``kind`` limit (see :meth:`UserPath.open_archive`)."""
     import struct
     import zipfile
 
@@ -751,6 +876,7 @@ def _check_archive(fh, limits: Limits, kind: str, error: type[WhileaiError], sho
     declared = sum(i.file_size for i in infos)
     if declared > cap:
         raise too_big(declared)
+    unpacked = 0
     deadline = time.monotonic() + limits.timeout_s
     for info in infos:
         if info.flag_bits & 0x1:
@@ -766,6 +892,8 @@ def _check_archive(fh, limits: Limits, kind: str, error: type[WhileaiError], sho
         if got > info.file_size:
             raise bad(f"member {info.filename!r} unpacks past the {info.file_size} bytes its "
                       "header declares (a zip bomb's trick)")
+        unpacked += got
+    return unpacked
 
 
 def _unpacked_size(fh, packed: int, method: int, declared: int, bad, member: str,

@@ -23,12 +23,12 @@ replaced files given their old bytes back, the folders made for them removed. Th
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import ConfigError, WhileaiError
+from .safepath import temp_name
 
 _TEMP = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -103,7 +103,7 @@ def put_in_place(root, files: list[StagedFile], *, links: list[tuple[str, Path]]
 
 
 def _stage(fd: int, name: str, data: bytes, *, keep_mode: bool) -> str:
-    tmp = f".{name[:100]}.{secrets.token_hex(6)}.tmp"
+    tmp = temp_name(name)  # carries the pid: a killed init's leftovers are swept later
     out = os.open(tmp, _TEMP, 0o666, dir_fd=fd)  # 0o666 less the umask, as open() gives
     try:
         view = memoryview(data)

@@ -1,33 +1,62 @@
 """Question 4 of the route: does a candidate teacher clear the student?
 
 The gap is read on its own interval, paired by task when both were scored on the same held-out
-tasks (:func:`whileai_core.compare`: the sign-flip test under 30 shared tasks, the paired
-bootstrap above), else the unpaired difference of the two rates' intervals (MOVER, Zou & Donner
-2008). Never "the two intervals do not overlap": that test is far stricter than it looks (issue
-13: with 100 shared tasks and a true gap of 0.10 it clears 15% of the time, the paired test 82%).
-Power and false-clear rate: docs/statistics-study.md.
+tasks (:func:`whileai_core.compare`: the sign-flip test with the t interval at any number of
+shared tasks; families resampled first with ``cluster``), else the unpaired difference of the
+two rates' intervals (MOVER, Zou & Donner 2008). Never "the two intervals do not overlap": that
+test is far stricter than it looks (with 100 shared tasks and a true gap of 0.10 it clears 15% of
+the time, the paired test 82%; docs/statistics-study.md, table C).
+
+The verdict says how far the interval reaches against the effect: by default a teacher clears
+when the gap's interval lies above 0 and the gap is at least ``effect``; ``strict=True`` asks the
+interval's lower end itself to reach ``effect``.
+
+Budgets (:mod:`whileai_core.budgets`): a teacher scored with more room than the student's cap
+does not clear. The answer gives what the teacher scores at the student's cap (its replies past
+the cap count as failed) and the fix, re-scoring it at the student's ``max_tokens``. Rows without
+budget fields say the budget was not checked.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
 from .bootstrap import check_level
+from .budgets import BudgetCheck, capped_records, compare_budgets
 from .defaults import CONFIDENCE_LEVEL, PROVE_EFFECT
 from .errors import ArgumentError
-from .result import Result
-from .rows import load_rows
+from .result import Result, fmt_rate
+from .rows import Rows, load_rows
 from .stats import Rate, compare, pass_rate
+from .stats.clustered import check_cluster
+from .stats.arms import resolve_metric
 from .stats.fields import LEVEL_DOC, ci95_alias
 from .stats.intervals import Interval
 from .stats.paired import mover_difference
 
 
+class AtStudentCap(Result):
+    """The teacher held to the student's cap: its replies longer than ``cap`` tokens count as
+    failed. ``clears`` is what the verdict would be on these numbers."""
+
+    cap: int
+    replies_over_cap: int
+    teacher: Rate
+    gap: float
+    gap_ci: Interval | None = None
+    clears: bool
+
+    def render(self) -> str:
+        ci = "" if self.gap_ci is None else f" [{self.gap_ci[0]:+.3f}, {self.gap_ci[1]:+.3f}]"
+        return (f"at the student's cap ({self.cap} tokens; {self.replies_over_cap} longer replies "
+                f"counted as failed): teacher {self.teacher.render()}, gap {self.gap:+.3f}{ci}")
+
+
 class TeacherVerdict(Result):
-    """Does the teacher clear? Truthy iff the teacher's pass@1 beats the student's by at least
-    ``effect`` and the interval of that gap lies above 0.
+    """Does the teacher clear? Truthy iff the budgets allow the comparison, the gap's interval
+    lies above 0 and the gap is at least ``effect`` (``strict``: the interval's lower end is).
 
     Score both on the same held-out tasks (at the student's max_tokens, with one tokenizer): the
     gap is then paired by task (``paired``: the sign-flip test under 30 shared tasks, the paired
@@ -38,17 +67,28 @@ class TeacherVerdict(Result):
     clears: bool
     teacher: Rate
     student: Rate
-    gap: float = Field(description="teacher minus student pass@1 (on the shared tasks when paired)")
+    gap: float = Field(description="teacher minus student (pass@1, or mean reward for a "
+                                    "continuous reward; on the shared tasks when paired)")
     gap_ci: Interval | None = Field(None, description="interval of the gap at `level`")
     gap_ci_method: str | None = None
     p_value: float | None = Field(None, description="two-sided p-value for gap = 0 (paired)")
     paired: bool = False
     n_paired: int = Field(0, description="tasks both were scored on")
     effect: float
+    strict: bool = Field(False, description="whether the interval's lower end had to reach "
+                                            "`effect` (else: above 0, and the gap >= effect)")
+    reaches: Literal["past_effect", "above_zero", "includes_zero", "no_interval"] = Field(
+        "no_interval", description="where the gap's interval lies against 0 and the effect")
+    metric: Literal["pass", "reward"] = "pass"
     level: float = Field(CONFIDENCE_LEVEL, description=LEVEL_DOC)
     intervals_overlap: bool | None = Field(
         description="whether the two rates' intervals overlap (shown for reference: the "
                     "verdict reads the gap's own interval)")
+    budget: BudgetCheck | None = Field(None, description="were both given the same room to "
+                                                         "answer (max_tokens)")
+    at_student_cap: AtStudentCap | None = None
+    cluster: str | None = None
+    reward_warning: str | None = None
     reason: str
 
     gap_ci95 = ci95_alias("gap_ci")
@@ -60,10 +100,17 @@ class TeacherVerdict(Result):
         ci = "[no interval]" if self.gap_ci is None else \
             f"[{self.gap_ci[0]:+.3f}, {self.gap_ci[1]:+.3f}]"
         how = f"paired on {self.n_paired} tasks" if self.paired else "unpaired"
-        return (f"teacher {self.teacher.render()}\nstudent {self.student.render()}\n"
-                f"gap {self.gap:+.3f} {ci} ({how}, {self.gap_ci_method}; needs >= "
-                f"{self.effect:.2f}): {'clears' if self.clears else 'does not clear'}: "
-                f"{self.reason}")
+        what = "mean reward" if self.metric == "reward" else "pass@1"
+        lines = [f"warning: {self.reward_warning}"] if self.reward_warning else []
+        lines += [f"teacher {what} {self.teacher.render()}", f"student {what} {self.student.render()}",
+                  f"gap {self.gap:+.3f} {ci} ({how}, {self.gap_ci_method}; effect "
+                  f"{self.effect:.2f}{', strict' if self.strict else ''}): "
+                  f"{'clears' if self.clears else 'does not clear'}: {self.reason}"]
+        if self.budget is not None:
+            lines.append(self.budget.render())
+        if self.at_student_cap is not None:
+            lines.append(self.at_student_cap.render())
+        return "\n".join(lines)
 
 
 def _overlap(a: Interval | None, b: Interval | None) -> bool | None:
@@ -72,35 +119,131 @@ def _overlap(a: Interval | None, b: Interval | None) -> bool | None:
     return not (a[0] > b[1] or b[0] > a[1])
 
 
+def _gap(t_rows: Rows, s_rows: Rows, metric: str, level: float, effect: float,
+         cluster: str | None) -> dict[str, Any]:
+    """Both rates, the gap and its interval (paired when the tasks are shared)."""
+    t = pass_rate(t_rows, level, metric=metric)
+    s = pass_rate(s_rows, level, metric=metric)
+    pair = compare(s_rows, t_rows, level=level, effect=effect, metric=metric,
+                   cluster=cluster if _shares(t_rows, s_rows) else None)
+    out: dict[str, Any] = dict(teacher=t, student=s, n_paired=pair.n_paired,
+                               intervals_overlap=_overlap(t.ci, s.ci))
+    if pair.ci is not None:
+        out.update(gap=pair.delta, gap_ci=pair.ci, gap_ci_method=pair.ci_method,
+                   p_value=pair.p_value, paired=True)
+        if cluster is not None and pair.cluster is not None:
+            out["teacher"] = t.model_copy(update={"ci": pair.mean_after_ci,
+                                                  "ci_method": pair.mean_after_ci_method})
+            out["student"] = s.model_copy(update={"ci": pair.mean_before_ci,
+                                                  "ci_method": pair.mean_before_ci_method})
+    elif t.ci is not None and s.ci is not None:
+        scaled = metric == "reward" and "scale" in (t_rows.reward_scale.kind,
+                                                    s_rows.reward_scale.kind)
+        span = None if scaled else (-1.0, 1.0)   # a difference of two rates lies in [-1, 1]
+        out.update(gap=t.value - s.value,
+                   gap_ci=mover_difference(t.value, t.ci, s.value, s.ci, span),
+                   gap_ci_method="mover_unpaired", p_value=None, paired=False)
+    else:
+        out.update(gap=t.value - s.value, gap_ci=None, gap_ci_method=None, p_value=None,
+                   paired=False)
+    return out
+
+
+def _shares(a: Rows, b: Rows) -> bool:
+    return bool(set(a.task_ids) & set(b.task_ids))
+
+
+def _reaches(ci: Interval | None, effect: float) -> str:
+    if ci is None:
+        return "no_interval"
+    if ci[0] >= effect:
+        return "past_effect"
+    return "above_zero" if ci[0] > 0 else "includes_zero"
+
+
+def _decide(g: dict[str, Any], effect: float, strict: bool) -> tuple[bool, str]:
+    ci, gap = g["gap_ci"], g["gap"]
+    where = (f"on {g['n_paired']} shared tasks" if g["paired"]
+             else "unpaired (too few shared tasks)")
+    if ci is None:
+        return False, ("too few tasks on one side for an interval, so no verdict; score both on "
+                       "the same held-out tasks (10 or more)")
+    span = f"[{ci[0]:+.3f}, {ci[1]:+.3f}]"
+    if ci[0] >= effect:
+        return True, (f"the whole interval {span} lies past the effect {effect:g} ({where}): "
+                      "the teacher is better by at least that much")
+    if ci[0] > 0:
+        if strict:
+            return False, (f"the interval {span} lies above 0 but its lower end {ci[0]:+.3f} "
+                           f"falls short of the effect {effect:g} (strict): better, by an "
+                           "amount not yet shown to be worth distilling; score more held-out "
+                           "tasks")
+        if gap >= effect:
+            return True, (f"the interval {span} lies above 0 ({where}) and the gap {gap:+.3f} "
+                          f"is past the effect {effect:g}, but the interval reaches down to "
+                          f"{ci[0]:+.3f}: a gap of {effect:g} is likely, not shown "
+                          "(strict=True asks the lower end to reach it)")
+        return False, (f"the gap {gap:+.3f} is below the effect {effect:g} though its interval "
+                       f"{span} lies above 0: the teacher has little to give")
+    if gap < effect:
+        return False, (f"the gap {gap:+.3f} is below the effect {effect:g} and its interval "
+                       f"{span} holds 0: the teacher has little to give")
+    return False, (f"the gap {gap:+.3f} looks past the effect but its interval {span} holds 0 "
+                   f"({where}): score both on more held-out tasks to tell them apart")
+
+
 def teacher_clears(teacher_rows: Any, student_rows: Any, *, effect: float = PROVE_EFFECT,
-                   level: float = CONFIDENCE_LEVEL) -> TeacherVerdict:
-    """Does the teacher beat the student by >= ``effect``, with the gap's interval above 0?"""
+                   level: float = CONFIDENCE_LEVEL, strict: bool = False,
+                   metric: Literal["auto", "pass", "reward"] = "auto",
+                   threshold: float | None = None, cluster: str | None = None) -> TeacherVerdict:
+    """Does the teacher beat the student by >= ``effect``, on the same budget, with the gap's
+    interval above 0 (``strict``: with its lower end at ``effect`` or more)?
+
+    ``metric``: "auto" compares mean rewards when the reward is continuous (no ``threshold``
+    given), else pass rates. ``cluster``: a row field naming each task's family.
+    """
     level = check_level(level)
     if isinstance(effect, bool) or not isinstance(effect, (int, float)) or not 0 < effect < 1:
         raise ArgumentError(f"`effect` must be a number strictly between 0 and 1, got {effect!r}. "
                             f"Fix: the smallest gap worth distilling, e.g. {PROVE_EFFECT}")
-    t_rows, s_rows = load_rows(teacher_rows), load_rows(student_rows)
-    t, s = pass_rate(t_rows, level), pass_rate(s_rows, level)
-    pair = compare(s_rows, t_rows, level=level, effect=effect)
-    common = dict(teacher=t, student=s, effect=float(effect), level=level,
-                  intervals_overlap=_overlap(t.ci, s.ci), n_paired=pair.n_paired)
-    if pair.ci is not None:
-        gap, ci, method, p, paired = pair.delta, pair.ci, pair.ci_method, pair.p_value, True
-    elif t.ci is not None and s.ci is not None:
-        gap, p, paired = t.value - s.value, None, False
-        ci, method = mover_difference(t.value, t.ci, s.value, s.ci), "mover_unpaired"
-    else:
-        return TeacherVerdict(clears=False, gap=t.value - s.value, **common,
-                              reason="too few tasks on one side for an interval, so no verdict; "
-                                     "score both on the same held-out tasks (10 or more)")
-    clears = ci[0] > 0 and gap >= effect
-    where = f"on {pair.n_paired} shared tasks" if paired else "unpaired (too few shared tasks)"
-    if clears:
-        reason = f"the gap is at least {effect:g} and its interval lies above 0 ({where})"
-    elif gap < effect:
-        reason = f"gap {gap:+.3f} is below {effect:.2f}: the teacher has little to give"
-    else:
-        reason = (f"the gap's interval reaches {ci[0]:+.3f} ({where}): score both on more "
-                  "held-out tasks to tell them apart")
-    return TeacherVerdict(clears=clears, gap=gap, gap_ci=ci, gap_ci_method=method, p_value=p,
-                          paired=paired, **common, reason=reason)
+    if not isinstance(strict, bool):
+        raise ArgumentError(f"`strict` must be true or false, got {strict!r}")
+    if metric != "auto" and metric not in ("pass", "reward"):
+        raise ArgumentError(f"`metric` must be 'auto', 'pass' or 'reward', got {metric!r}")
+    check_cluster(cluster)
+    t_rows = load_rows(teacher_rows, threshold=threshold)
+    s_rows = load_rows(student_rows, threshold=threshold)
+    metric, warning, _ = resolve_metric(metric, [s_rows, t_rows], threshold)
+    g = _gap(t_rows, s_rows, metric, level, effect, cluster)
+    clears, reason = _decide(g, effect, strict)
+    budget = compare_budgets(t_rows, s_rows)
+    at_cap = None
+    if budget.status == "teacher_longer":
+        fix = (f"re-score the teacher at max_tokens={budget.student_cap} (the student's cap) "
+               "on the same tasks")
+        if budget.teacher_over_cap is not None and t_rows.budget is not None:
+            capped, over = capped_records(t_rows, budget.student_cap)
+            c_rows = load_rows(capped, threshold=t_rows.threshold)
+            cg = _gap(c_rows, s_rows, metric, level, effect, cluster)
+            c_clears, _ = _decide(cg, effect, strict)
+            at_cap = AtStudentCap(cap=budget.student_cap, replies_over_cap=over,
+                                  teacher=cg["teacher"], gap=cg["gap"], gap_ci=cg["gap_ci"],
+                                  clears=c_clears)
+            reason = (f"the teacher was given more room than the student ({budget.note}); held "
+                      f"to the student's cap it scores {fmt_rate(cg['teacher'].value, cg['teacher'].ci, cg['teacher'].n_tasks)}"
+                      f" and the gap is {cg['gap']:+.3f}"
+                      + (f" [{cg['gap_ci'][0]:+.3f}, {cg['gap_ci'][1]:+.3f}]" if cg["gap_ci"] else "")
+                      + (" (it would clear at that cap, but a cut reply is not the reply it "
+                         "would write under the cap)" if c_clears else "")
+                      + f". Fix: {fix}")
+        else:
+            reason = (f"the teacher was given more room than the student ({budget.note}), and "
+                      f"its score at the student's cap is unknown. Fix: {fix}")
+        clears = False
+    elif budget.status == "not_checked":
+        reason += f"; budget not checked: {budget.note}"
+    return TeacherVerdict(clears=clears, effect=float(effect), strict=strict,
+                          reaches=_reaches(g["gap_ci"], effect), metric=metric, level=level,
+                          budget=budget, at_student_cap=at_cap, cluster=cluster,
+                          reward_warning=warning, reason=reason, **g)
+

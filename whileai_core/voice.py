@@ -78,6 +78,7 @@ class Op:
 
 OPS: dict[str, Op] = {
     "route": Op("route", "route_rows", ("rows",)),
+    "describe_rows": Op("describe", "describe_rows", ("rows",)),
     "pass_at": Op("pass-at", "pass_at", ("rows",)),
     "compare": Op("compare", "compare_runs", ("before", "after")),
     "noise_floor": Op("noise-floor", None),

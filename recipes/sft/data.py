@@ -8,7 +8,8 @@ A data folder holds three files, what the sft-from-traces skill ends with:
   (``task_id``, ``messages``; any other field is passed to the grader). A frozen file edited
   after freezing (its content no longer matches its name) is refused;
 - ``grader.py``: ``grade(ask, reply) -> float``, the program that grades a reply (pass = 1.0),
-  one self-contained file (it runs here and in the Modal container);
+  one self-contained file. It runs only in the training process (the smoke's, or the Modal
+  container's); reading the folder (a plan, a launch) parses it without running it;
 - optionally ``settings.json``: recipe settings for this data (``{"model": "Qwen/Qwen3-8B"}``,
   any field of ``SFTSettings``), so ``launch_run("sft", data=...)`` trains what the data is for.
 
@@ -118,10 +119,10 @@ def holdout_file(folder: Path, fix: str) -> Path:
 
 def read_grader(folder: Path) -> tuple[str, str]:
     """``grader.py``'s text and where it came from; a syntax error or a missing ``grade()``
-    fails now, before any training."""
+    fails now, before any training (parsed, never run: see :func:`check_grader`)."""
     origin = str(folder / GRADER_FILE)
-    source = read_text(folder / GRADER_FILE, "rows", argument="grader", error=ConfigError)
-    load_grader(source, origin)
+    source = read_text(folder / GRADER_FILE, "config", argument="grader", error=ConfigError)
+    check_grader(source, origin)  # parsed, never run here: it runs only in the training process
     return source, origin
 
 
@@ -165,6 +166,32 @@ def _frozen_name(path: Path) -> str | None:
                           f"{fingerprint.name}, not the name it carries. Fix: restore it, or "
                           "freeze the edited set again (a new name) and score the baseline on it")
     return fingerprint.name
+
+
+def check_grader(source: str, origin: str) -> None:
+    """Refuse a grader that is not Python or defines no top-level ``grade``, without running any
+    of it: a plan and a launch read the data folder in the server, where user code never runs;
+    the grader runs only where the model trains (:func:`load_grader`, in the run's process)."""
+    import ast
+
+    try:
+        tree = ast.parse(source, filename=origin)
+    except SyntaxError as exc:
+        raise ConfigError(f"{origin}, line {exc.lineno}: {exc.msg}. Fix: the grader must be "
+                          "valid Python defining grade(ask, reply)") from None
+    except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, nesting too deep
+        raise ConfigError(f"{origin}: not a Python file the parser can read ({exc}). Fix: the "
+                          "grader must be valid Python defining grade(ask, reply)") from None
+    defined = any(
+        (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "grade")
+        or (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "grade"
+                                                 for t in node.targets))
+        or (isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == "grade"
+                                                     for a in node.names))
+        for node in tree.body)
+    if not defined:
+        raise ConfigError(f"{origin} defines no grade(ask, reply). Fix: add a function "
+                          "grade(ask, reply) returning a number (1.0 = pass)")
 
 
 def load_grader(source: str, origin: str):

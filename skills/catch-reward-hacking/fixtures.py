@@ -79,6 +79,15 @@ def prepare(workdir: Path) -> dict:
                                for i in range(40) for j in range(4)]
         records.append(rec)
     _jsonl(workdir / "runs" / "grpo-1" / "watch.jsonl", records)
+    # a run whose reward saturates from step 6: every reply of a prompt passes, no advantage
+    doctor = []
+    for step in range(1, 11):
+        batch = [{"task_id": f"ticket-{t:03d}", "completion": f"queue reply {t} {j} {step}",
+                  "reward": 1.0 if step >= 6 else float(_u("b", t, j, step) < 0.5)}
+                 for t in range(16) for j in range(4)]
+        doctor.append({"step": step, "train_reward": sum(b["reward"] for b in batch) / len(batch),
+                       "batch": batch})
+    _jsonl(workdir / "runs" / "grpo-2" / "watch.jsonl", doctor)
     return {}
 
 
@@ -101,4 +110,11 @@ def _watched(ns):
     assert Path("watch.png").read_bytes()[:4] == b"\x89PNG"
 
 
-CHECKS = [_probed, _fixed, _scanned, _watched]
+def _diagnosed(ns):
+    doctor = ns["doctor"]
+    assert doctor.verdict == "sick" and "zero_advantage" in doctor.found, doctor.render()
+    zero = next(f for f in doctor.findings if f.signature == "zero_advantage")
+    assert zero.steps == [6, 7, 8, 9, 10], zero.steps
+
+
+CHECKS = [_probed, _fixed, _scanned, _watched, _diagnosed]

@@ -22,16 +22,29 @@ def _u(*key) -> float:
     return int(h[:12], 16) / 16**12
 
 
-def _rows(name, *, tasks, k, rate, model=MODEL, cut_off_passes=0):
-    """Rows for ``tasks`` tasks, ``k`` rollouts each; task t passes with probability rate(t)."""
+def _rows(name, *, tasks, k, rate, model=MODEL, cut_off_passes=0, budget=None, lcs=None,
+          families=0):
+    """Rows for ``tasks`` tasks, ``k`` rollouts each; task t passes with probability rate(t).
+
+    ``budget`` (cap, tokens(t, j)): each row's max_tokens and completion_tokens. ``lcs``: a
+    continuous reward instead, lcs(t, j) in [0, 1). ``families``: task t belongs to family
+    t // families (its pass rate then comes from the family: rate is called with the family)."""
     out = []
     for t in range(tasks):
-        p = rate(t)
+        p = rate(t // families if families else t)
         for j in range(k):
             passed = _u(name, t, j) < p
             truncated = _u("cut", name, t, j) < 0.05 and not passed
-            out.append({"task_id": f"task-{t:03d}", "reward": float(passed),
-                        "truncated": truncated, "model": model})
+            row = {"task_id": f"task-{t:03d}", "reward": float(passed),
+                   "truncated": truncated, "model": model}
+            if lcs is not None:
+                row["reward"], row["truncated"] = round(lcs(t, j), 4), False
+            if budget is not None:
+                cap, tokens = budget
+                row["max_tokens"], row["completion_tokens"] = cap, tokens(t, j)
+            if families:
+                row["family"] = f"repo-{t // families:02d}"
+            out.append(row)
     for i in range(cut_off_passes):  # a reply cut at the cap that still lands the keyword
         out[i * k] |= {"reward": 1.0, "truncated": True}
     return out
@@ -49,12 +62,25 @@ ROW_FILES = {
     "saturated.jsonl": dict(tasks=40, k=8, rate=lambda t: 1.0),
     "other_model.jsonl": dict(tasks=48, k=8, rate=_spread, model="deepseek-ai/DeepSeek-V3"),
     "older_copy.jsonl": dict(tasks=48, k=8, rate=_spread, model=f"{MODEL}@step-40"),
-    # the same 80 held-out tasks, scored at the student's max_tokens
-    "student_heldout.jsonl": dict(tasks=80, k=4, rate=lambda t: 0.25 + 0.3 * _u("s", t)),
+    # an LCS reward in [0, 1) that no reply reaches 1 on (the reverse-text recipe at step 1),
+    # and the same prompts with one reward per prompt however often it is sampled
+    "lcs.jsonl": dict(tasks=48, k=8, rate=_spread, lcs=lambda t, j: 0.05 + 0.5 * _u("l", t)
+                      + 0.4 * _u("lj", t, j)),
+    "lcs_flat.jsonl": dict(tasks=48, k=8, rate=_spread, lcs=lambda t, j: 0.05 + 0.9 * _u("l", t)),
+    # the same 80 held-out tasks, each side's max_tokens and reply lengths recorded
+    "student_heldout.jsonl": dict(tasks=80, k=4, rate=lambda t: 0.25 + 0.3 * _u("s", t),
+                                  budget=(512, lambda t, j: 120 + int(380 * _u("st", t, j)))),
     "strong_teacher.jsonl": dict(tasks=80, k=4, rate=lambda t: 0.65 + 0.3 * _u("s", t),
-                                 model=STRONG),
+                                 model=STRONG,
+                                 budget=(512, lambda t, j: 150 + int(350 * _u("tt", t, j)))),
     "weak_teacher.jsonl": dict(tasks=80, k=4, rate=lambda t: 0.27 + 0.3 * _u("s", t),
-                               model="Qwen/Qwen3-14B"),
+                               model="Qwen/Qwen3-14B",
+                               budget=(512, lambda t, j: 150 + int(350 * _u("wt", t, j)))),
+    # a teacher that wins only with four times the room: most replies run past 512 tokens
+    "long_teacher.jsonl": dict(tasks=80, k=4, rate=lambda t: 0.8, model=STRONG,
+                               budget=(2048, lambda t, j: 300 + int(1700 * _u("lt", t, j)))),
+    # 12 repos of 8 prompts: a prompt's pass rate is mostly its repo's
+    "families.jsonl": dict(tasks=96, k=4, rate=lambda f: 0.1 + 0.8 * _u("fam", f), families=8),
 }
 
 
@@ -73,14 +99,25 @@ def prepare(workdir: Path) -> dict:
     return {"MODEL": MODEL, "TASKSET": TASKSET, "TEACHER": teacher, "grader": grader}
 
 
-def _per_task(path):
-    """Per-task (passes, rollouts), counted from the file without the library."""
+def _per_task(path, keep=lambda row: True):
+    """Per-task (passes, rollouts), counted from the file without the library; a row passes
+    when its reward is at least 1.0 and ``keep(row)``."""
     counts = {}
     for line in Path(path).read_text().splitlines():
         row = json.loads(line)
         c, n = counts.get(row["task_id"], (0, 0))
-        counts[row["task_id"]] = (c + (row["reward"] >= 1.0), n + 1)
+        counts[row["task_id"]] = (c + (row["reward"] >= 1.0 and keep(row)), n + 1)
     return counts
+
+
+def _rows_of(path):
+    return [json.loads(line) for line in Path(path).read_text().splitlines()]
+
+
+def fields_described(ns):
+    by = {f.name: f for f in ns["fields"].fields}
+    assert by["completion_tokens"].within_task == "varies" and by["max_tokens"].values == ["512"]
+    assert ns["fields"].route_fields == ["max_tokens", "completion_tokens"]
 
 
 def cut_off_passes_counted(ns):
@@ -106,6 +143,15 @@ def band_and_split_share(ns):
     assert ns["share"].n_split == split and ns["share"].n_tasks == len(counts)
 
 
+def continuous_reward_has_signal(ns):
+    rows = _rows_of("lcs.jsonl")
+    assert max(r["reward"] for r in rows) < 1.0                  # no exact reversal anywhere
+    assert ns["lcs"].band == "mixed" and ns["lcs"].pass_at_1.value == 0.0
+    tasks = {r["task_id"] for r in rows}
+    assert ns["lcs"].n_signal == len(tasks)                      # every prompt's rewards differ
+    assert ns["lcs_route"].route == "grpo" and ns["flat_route"].route == "floor"
+
+
 def floor_routes_to_opsd(ns):
     assert ns["opsd"].method.startswith("opsd") or "opsd" in ns["opsd"].text
     assert ns["opsd"].command
@@ -125,6 +171,15 @@ def teacher_clears_only_when_stronger(ns):
     assert abs(ns["strong"].gap - gap) < 1e-12
 
 
+def longer_budget_does_not_clear(ns):
+    assert not ns["long"] and ns["long"].budget.status == "teacher_longer"
+    # the teacher held to 512 tokens: a pass counts only when its reply fits, by hand
+    kept = _per_task("long_teacher.jsonl", keep=lambda r: r["completion_tokens"] <= 512)
+    expected = sum(c / n for c, n in kept.values()) / len(kept)
+    assert abs(ns["long"].at_student_cap.teacher.value - expected) < 1e-12
+    assert "max_tokens=512" in ns["long"].reason
+
+
 def opd_config_names_the_teacher(ns):
     assert "localhost:8001" in ns["opd"].text
 
@@ -141,8 +196,14 @@ def routes_end_to_end(ns):
     assert got == {"cut_off.jsonl": "fix_reward", "one_per_prompt.jsonl": "single_rollout",
                    "floor.jsonl": "floor", "saturated.jsonl": "saturated",
                    "other_model.jsonl": "off_policy", "older_copy.jsonl": "off_policy",
-                   "graded.jsonl": "grpo"}, got
+                   "lcs.jsonl": "grpo", "graded.jsonl": "grpo"}, got
     assert ns["decided"].route == "opd"
+
+
+def families_widen_the_interval(ns):
+    plain, clustered = ns["plain"], ns["by_repo"]
+    assert clustered.pass_at_1 == plain.pass_at_1 and clustered.n_families == 12
+    assert (clustered.ci[1] - clustered.ci[0]) > 1.5 * (plain.ci[1] - plain.ci[0])
 
 
 def sized_with_controls(ns):
@@ -157,7 +218,8 @@ def sized_with_controls(ns):
     assert len({len(v) for v in arms.values()}) == 1
 
 
-CHECKS = [cut_off_passes_counted, rollouts_counted, single_rollout_options, band_and_split_share,
-          floor_routes_to_opsd, saturated_ranks_the_passes, teacher_clears_only_when_stronger,
-          opd_config_names_the_teacher, who_wrote_the_rows, routes_end_to_end,
-          sized_with_controls]
+CHECKS = [fields_described, cut_off_passes_counted, rollouts_counted, single_rollout_options,
+          band_and_split_share, continuous_reward_has_signal, floor_routes_to_opsd,
+          saturated_ranks_the_passes, teacher_clears_only_when_stronger,
+          longer_budget_does_not_clear, opd_config_names_the_teacher, who_wrote_the_rows,
+          routes_end_to_end, families_widen_the_interval, sized_with_controls]

@@ -23,6 +23,7 @@ import traceback
 
 from .. import __version__
 from ..failures import bug_report, explain
+from ..result import shown
 from ..voice import CLI, speaking
 
 EXIT_USER = 2      # the input or the environment is the user's to fix
@@ -87,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
             if getattr(args, "json", False) and hasattr(result, "to_dict"):
                 text = json.dumps(result.to_dict(), indent=2)
             elif result is not None:
-                text = str(result)
+                text = shown(result)  # long strings cut, terminal controls made visible
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)
             return 130

@@ -7,8 +7,8 @@ import argparse
 import shlex
 import sys
 
-from ..defaults import (PROBE_MAX_TOKENS, REWARD_TIMEOUT_S, SCAN_MIN_STRENGTH, SCAN_SHUFFLES,
-                        WATCH_CONFIRM, WATCH_WINDOW)
+from ..defaults import (PROBE_MAX_TOKENS, REWARD_TIMEOUT_S, SCAN_MIN_STRENGTH, SCAN_RUN_SHARE,
+                        SCAN_SHUFFLES, WATCH_CONFIRM, WATCH_WINDOW)
 from ..errors import ArgumentError
 
 
@@ -45,20 +45,21 @@ def _probes(args):
     return cheat_probes(_reward(args), args.tasks, model_rows=args.model_rows,
                         max_tokens=args.max_tokens, threshold=args.threshold,
                         metric=args.metric, group_by=args.group_by, probes=args.probes,
-                        timeout_s=args.timeout)
+                        timeout_s=args.timeout, pass_env=args.pass_env)
 
 
 def _prove(args):
     from ..hacking import prove_reward
     return prove_reward(_reward(args), args.tasks, model_rows=args.model_rows,
                         max_tokens=args.max_tokens, threshold=args.threshold,
-                        group_by=args.group_by, timeout_s=args.timeout)
+                        group_by=args.group_by, timeout_s=args.timeout, pass_env=args.pass_env)
 
 
 def _scan(args):
     from ..hacking import hack_scan
     return hack_scan(args.rows, features=args.features, n_shuffles=args.shuffles,
-                     min_strength=args.min_strength, threshold=args.threshold, seed=args.seed)
+                     min_strength=args.min_strength, threshold=args.threshold, seed=args.seed,
+                     look=args.look)
 
 
 def _watch(args):
@@ -70,6 +71,12 @@ def _watch(args):
         from ..pictures import watch_picture
         return watch_picture(watch, out=out, overwrite=overwrite)
     return plotted(args, watch, draw)
+
+
+def _doctor(args):
+    from ..hacking import diagnose_run
+    return diagnose_run(args.source, state_dir=args.state_dir,
+                        max_off_policy_steps=args.max_off_policy_steps)
 
 
 def register(sub) -> None:
@@ -93,9 +100,10 @@ def register(sub) -> None:
     p.add_argument("tasks", help="tasks (.jsonl): {task_id, prompt, ...fields the reward reads}")
     p.add_argument("--reward", default=None, metavar="FILE.py:FUNCTION",
                    help="a TRL-style reward function(prompts, completions, **fields)")
-    p.add_argument("--reward-command", default=None, metavar="'COMMAND ARGS'",
-                   help="a command that reads JSONL {prompt, completion, ...} on stdin and prints "
-                        "one reward per line (split like a shell, run without one)")
+    p.add_argument("--reward-command", default=None, metavar="'python SCRIPT.py ARGS'",
+                   help="a Python script (and its arguments) that reads JSONL {prompt, "
+                        "completion, ...} on stdin and prints one reward per line (split like a "
+                        "shell, run without one; no other program)")
     p.add_argument("--model-rows", default=None, metavar="ROWS",
                    help="the model's graded rows on these tasks (the rate each probe must beat)")
     p.add_argument("--max-tokens", type=int, default=PROBE_MAX_TOKENS,
@@ -106,6 +114,9 @@ def register(sub) -> None:
                    help="a task field (e.g. category): each probe's rate per value")
     p.add_argument("--timeout", type=float, default=REWARD_TIMEOUT_S,
                    help="seconds the reward may take for the whole batch (default %(default)s)")
+    p.add_argument("--pass-env", action="append", default=None, metavar="NAME",
+                   help="an environment variable the reward needs, e.g. OPENAI_API_KEY "
+                        "(repeatable); the reward gets no other token or key")
     common(p)
     p.set_defaults(func=_probes)
 
@@ -128,6 +139,8 @@ def register(sub) -> None:
                    help="a task field (e.g. category): every finding per value")
     p.add_argument("--timeout", type=float, default=REWARD_TIMEOUT_S,
                    help="seconds the reward may take per batch (default %(default)s)")
+    p.add_argument("--pass-env", action="append", default=None, metavar="NAME",
+                   help="an environment variable the reward needs (repeatable)")
     add_threshold_flag(p)
     add_json_flag(p)
     p.set_defaults(func=_prove)
@@ -136,7 +149,9 @@ def register(sub) -> None:
         "hack-scan", help="which reply features the reward pays for within tasks",
         description="Length, truncation, format markers, repeated n-grams (and --feature "
                     "fields) against the task-centred reward, with a within-task shuffle floor: "
-                    "clean, suspect (with evidence) or not_enough_data.")
+                    "clean, weak_signal (past the floor, under --min-strength), suspect (with "
+                    "evidence) or not_enough_data (too few tasks, or no feature testable: it "
+                    "says which and why).")
     p.add_argument("rows", help="graded rows with the reply text (completion) and several "
                                 "rollouts per task")
     p.add_argument("--feature", dest="features", action="append", metavar="FIELD", default=None,
@@ -146,15 +161,21 @@ def register(sub) -> None:
     p.add_argument("--min-strength", type=float, default=SCAN_MIN_STRENGTH,
                    help="smallest within-task correlation called suspect (default %(default)s)")
     p.add_argument("--seed", type=int, default=0, help="seed of the shuffles (0)")
+    p.add_argument("--look", type=int, default=None, metavar="J",
+                   help=f"this is the J-th scan of a run: spend {SCAN_RUN_SHARE:g} (1 - level) / "
+                        "(J (J + 1)) of the run's false-alarm rate, the scans' share (default: "
+                        "one scan at 1 - level)")
     common(p)
     p.set_defaults(func=_scan)
 
     p = sub.add_parser(
         "watch", help="is the held-out pass rate following the training reward? stop/continue",
-        description="Per step: training reward, held-out pass rate with its interval paired "
-                    "against step 0, length and truncation, the latest batch's hack scan; "
-                    "stop only when the held-out interval moves down, or stays flat while the "
-                    "training reward climbs beyond its noise.")
+        description="Per step: training reward, held-out pass rate paired against step 0, "
+                    "length and truncation, hack scans of the batches; stop only when the "
+                    "held-out interval moves down, or stays flat while the training reward "
+                    "climbs beyond its noise. Each held-out evaluation is a look tested at its "
+                    "share of the error, alpha/(t(t+1)): the false-stop rate of an honest run "
+                    "holds however many looks it gets.")
     p.add_argument("source", help="a run id, a TRL output folder, a watch.jsonl, or a rows file "
                                   "whose rows carry `step`")
     p.add_argument("--confirm", type=int, default=WATCH_CONFIRM,
@@ -165,3 +186,20 @@ def register(sub) -> None:
     add_plot_flags(p, "the watch curve")
     common(p)
     p.set_defaults(func=_watch)
+
+    p = sub.add_parser(
+        "doctor", help="is the run learning anything? dead-run and wrong-thing signatures per step",
+        description="Reads a run's own files (a prime-rl run folder, a TRL output folder, a "
+                    "watch.jsonl, a run id) and names, per step: zero-advantage groups, "
+                    "truncation lock-in, a reward paying a reply feature, staleness past "
+                    "max_off_policy_steps, verifier noise (identical replies scored "
+                    "differently), collapsing diversity, entropy or KL running away; each with "
+                    "its evidence, interval, threshold and the fix.")
+    p.add_argument("source", help="a run id, a prime-rl run folder, a TRL output folder, or a "
+                                  "watch.jsonl")
+    p.add_argument("--max-off-policy-steps", type=int, default=None, metavar="N",
+                   help="the staleness bound (default: the run's configs/orchestrator.json, "
+                        "else prime-rl's default 8)")
+    p.add_argument("--state-dir", default=None, help="run registry folder (for a run id)")
+    add_json_flag(p)
+    p.set_defaults(func=_doctor)

@@ -1,4 +1,4 @@
-"""CLI: route, pass-at, compare, compare-many, noise-floor, holdout-size."""
+"""CLI: describe, route, pass-at, compare, compare-many, noise-floor, holdout-size."""
 
 from __future__ import annotations
 
@@ -8,9 +8,26 @@ from ..defaults import CONFIDENCE_LEVEL, HOLDOUT_ALPHA, HOLDOUT_K, HOLDOUT_POWER
 from ..errors import ArgumentError
 
 
-def _metric(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--metric", choices=("pass", "reward"), default="pass",
-                   help="per-task pass rate (default) or mean reward (for scores, e.g. LCS)")
+def _metric(p: argparse.ArgumentParser, auto: bool = True) -> None:
+    if auto:
+        p.add_argument("--metric", choices=("auto", "pass", "reward"), default="auto",
+                       help="per-task pass rate or mean reward (for scores, e.g. LCS); auto "
+                            "(default): the mean reward when the reward is continuous and no "
+                            "--threshold is given, else the pass rate")
+    else:
+        p.add_argument("--metric", choices=("pass", "reward"), default="pass",
+                       help="per-task pass rate (default) or mean reward (for scores, e.g. LCS)")
+
+
+def _cluster(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cluster", default=None, metavar="FIELD",
+                   help="row field naming each task's family (repo, document, template): "
+                        "intervals resample families, then tasks")
+
+
+def _describe(args):
+    from ..describe import describe_rows
+    return describe_rows(args.rows, fields=args.field, threshold=args.threshold)
 
 
 def _effect(p: argparse.ArgumentParser) -> None:
@@ -23,7 +40,7 @@ def _route(args):
     from ..routing import route
     from .hacking import plotted
     result = route(args.rows, model=args.model, teacher_rows=args.teacher, taskset=args.taskset,
-                   teacher_url=args.teacher_url, threshold=args.threshold)
+                   teacher_url=args.teacher_url, threshold=args.threshold, cluster=args.cluster)
 
     def draw(out, overwrite):
         from ..pictures import band_picture
@@ -33,7 +50,8 @@ def _route(args):
 
 def _pass_at(args):
     from ..stats import pass_at
-    return pass_at(args.rows, k=args.k, level=args.level, seed=args.seed, threshold=args.threshold)
+    return pass_at(args.rows, k=args.k, level=args.level, seed=args.seed, threshold=args.threshold,
+                   cluster=args.cluster)
 
 
 def _arm(first: str, more: list[str] | None):
@@ -46,12 +64,12 @@ def _compare(args):
     result = compare(_arm(args.before, args.before_seed), _arm(args.after, args.after_seed),
                      level=args.level, run_std=args.run_std, noise_runs=args.noise_runs,
                      effect=args.effect, seed=args.seed, threshold=args.threshold,
-                     metric=args.metric)
+                     metric=args.metric, cluster=args.cluster, selected_on=args.selected_on)
 
     def draw(out, overwrite):
         from ..pictures import forest_picture
         return forest_picture(args.before, args.after, by=args.by, run_std=args.run_std,
-                              metric=args.metric, level=args.level, threshold=args.threshold,
+                              metric=result.metric, level=args.level, threshold=args.threshold,
                               out=out, overwrite=overwrite)
     return plotted(args, result, draw)
 
@@ -80,19 +98,31 @@ def _compare_many(args):
 
 def _noise(args):
     from ..stats import noise_floor
-    return noise_floor(*args.runs, threshold=args.threshold, metric=args.metric, level=args.level)
+    return noise_floor(*args.runs, threshold=args.threshold, metric=args.metric, level=args.level,
+                       cluster=args.cluster)
 
 
 def _holdout(args):
     from ..stats import holdout_size
     return holdout_size(args.effect, k=args.k, before=args.before, after=args.after,
-                        power=args.power, alpha=args.alpha, threshold=args.threshold)
+                        power=args.power, alpha=args.alpha, threshold=args.threshold,
+                        cluster=args.cluster)
 
 
 def register(sub) -> None:
     from . import add_interval_flags, add_json_flag, add_threshold_flag
 
     from .hacking import add_plot_flags
+
+    p = sub.add_parser("describe", help="every field the rows carry: type, coverage, values or "
+                                        "range, constant or varying within a task",
+                       description="Describe graded rows' fields before routing them.")
+    p.add_argument("rows", help="graded rows (.jsonl or .json, or another system's output)")
+    p.add_argument("--field", action="append", default=None, metavar="NAME",
+                   help="describe only this field; repeatable")
+    add_threshold_flag(p)
+    add_json_flag(p)
+    p.set_defaults(func=_describe)
 
     p = sub.add_parser("route", help="ask the six questions of graded rows and pick a method",
                        description="Route graded rows (JSONL/JSON) to a training method.")
@@ -102,6 +132,7 @@ def register(sub) -> None:
     p.add_argument("--teacher-url", default=None,
                    help="where the teacher is served (default http://localhost:8001/v1)")
     p.add_argument("--taskset", default=None, help="taskset name for the suggested config call")
+    _cluster(p)
     add_threshold_flag(p)
     add_json_flag(p)
     add_plot_flags(p, "the per-task band (always fail / split / always pass)")
@@ -111,6 +142,7 @@ def register(sub) -> None:
     p.add_argument("rows")
     p.add_argument("-k", type=int, default=None,
                    help="k for pass@k/pass^k (default: the fewest rollouts any task has)")
+    _cluster(p)
     add_interval_flags(p)
     add_threshold_flag(p)
     add_json_flag(p)
@@ -127,6 +159,11 @@ def register(sub) -> None:
                    help="run_std of the same eval re-run (see noise-floor); sets the noise band")
     p.add_argument("--noise-runs", type=int, default=None,
                    help="re-runs behind --run-std (default: read as 3, and said)")
+    p.add_argument("--selected-on", default=None, metavar="FILE",
+                   help="AFTER is a checkpoint chosen among several on these tasks (a task or "
+                        "rows file, e.g. a split freeze-holdout wrote): say whether that is the "
+                        "set it is scored on, and the fix")
+    _cluster(p)
     _effect(p)
     add_interval_flags(p)
     _metric(p)
@@ -146,7 +183,7 @@ def register(sub) -> None:
                    help="a checkpoint's rows on the same tasks, instead of AFTER; repeatable")
     _effect(p)
     add_interval_flags(p)
-    _metric(p)
+    _metric(p, auto=False)
     add_threshold_flag(p)
     add_json_flag(p)
     p.set_defaults(func=_compare_many)
@@ -154,6 +191,7 @@ def register(sub) -> None:
     p = sub.add_parser("noise-floor", help="run_std of the same eval re-run, and the band")
     p.add_argument("runs", nargs="+", help="two or more rows files of the same eval")
     p.add_argument("--level", type=float, default=CONFIDENCE_LEVEL, help="band level (0.95)")
+    _cluster(p)
     _metric(p)
     add_threshold_flag(p)
     add_json_flag(p)
@@ -166,6 +204,7 @@ def register(sub) -> None:
     p.add_argument("--after", default=None, help="pilot rows after (pairs with --before)")
     p.add_argument("--power", type=float, default=HOLDOUT_POWER, help="power (0.8)")
     p.add_argument("--alpha", type=float, default=HOLDOUT_ALPHA, help="two-sided alpha (0.05)")
+    _cluster(p)
     add_threshold_flag(p)
     add_json_flag(p)
     p.set_defaults(func=_holdout)

@@ -12,6 +12,11 @@
 - :func:`~whileai_core.hacking.verifier.prove_reward`: the probes, and whether the reward pays a
   reply that runs to the token cap (truncation) or the answer format around a wrong answer
   (format bonus), before any GPU.
+- :func:`~whileai_core.hacking.doctor.diagnose_run`: from a run's own files, per step, the
+  signatures of a run that learns nothing or the wrong thing (zero-advantage groups, truncation
+  lock-in, staleness, verifier noise, diversity collapse, entropy or KL running away).
+- :mod:`~whileai_core.hacking.anytime`: the spending plan that keeps watch_run's and the
+  repeated scans' false-alarm rates at every look.
 - :mod:`~whileai_core.hacking.reward`: how a reward is called: a Python callable, a
   ``module:function`` inside the workspace, or a command, both in a child process with a timeout.
 """
@@ -27,6 +32,7 @@ _EXPORTS = {
     "FeatureEvidence": "scan", "HackScan": "scan", "hack_scan": "scan",
     "Watch": "watch", "WatchStep": "watch", "watch_records": "watch", "watch_run": "watch",
     "HoleCheck": "verifier", "RewardProof": "verifier", "prove_reward": "verifier",
+    "Diagnosis": "doctor", "Finding": "doctor", "diagnose_run": "doctor",
 }
 
 __all__ = sorted(_EXPORTS)

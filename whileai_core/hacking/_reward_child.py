@@ -1,32 +1,74 @@
-"""Child process of a ``module:function`` reward: import it, score the JSONL on stdin, print JSON.
+"""The child process every reward runs in: ``python -I _reward_child.py SPEC``.
 
-Run as ``python -m whileai_core.hacking._reward_child ROOT FILE FUNCTION``. ROOT goes first on
-``sys.path`` so the reward's own imports of its neighbours work. The first line of stdin is the
-module's source as a JSON string (the parent read it through the path door); it runs under a
-private module name with ``__file__`` = FILE, which is never opened here. stdout carries one JSON array of rewards and nothing else (the reward's own prints are sent
-to stderr); any failure is a traceback on stderr and exit status 1.
+It is started by file path with ``-I`` (isolated: no ``PYTHON*`` variable, no user site, neither
+the script's folder nor the working directory on ``sys.path``) and imports nothing but the
+standard library, before any user code runs. SPEC is one JSON object the parent builds:
+
+- ``code_fd``: a descriptor holding the reward's source, the bytes the parent read through the
+  path door (the file is never opened here by name; ``file`` only names it in tracebacks);
+- ``memory_mb``: the address-space limit set here first (``RLIMIT_AS``), so the reward cannot
+  take the machine's memory;
+- ``root``: appended *last* to ``sys.path``, so the reward imports its neighbours but a file in
+  the root can never shadow the standard library or an installed package (an in-root
+  ``contextlib.py`` used to run on every probe);
+- ``mode`` ``"module"``: the source defines ``function``; the batch is JSONL on stdin; stdout
+  carries one JSON array of rewards and nothing else (the reward's own prints go to stderr);
+- ``mode`` ``"script"``: the source runs as ``__main__`` with ``sys.argv = [file, *args]``; it
+  reads the batch on stdin and prints the rewards itself.
+
+Any failure is a traceback on stderr and a non-zero exit status.
 """
 
-from __future__ import annotations
-
 import contextlib
-import importlib.util
 import json
+import os
 import sys
 
 
-def main(argv: list[str]) -> int:
-    root, file, function = argv
-    sys.path.insert(0, root)
-    code = json.loads(sys.stdin.readline())
+def _limit_memory(megabytes: int) -> None:
+    try:
+        import resource
+
+        size = int(megabytes) << 20
+        resource.setrlimit(resource.RLIMIT_AS, (size, size))
+    except (ImportError, ValueError, OSError):  # a platform without RLIMIT_AS: the timeout holds
+        pass
+
+
+def _source(fd: int) -> str:
+    chunks = []
+    while True:
+        data = os.read(fd, 1 << 20)
+        if not data:
+            break
+        chunks.append(data)
+    os.close(fd)
+    return b"".join(chunks).decode("utf-8")
+
+
+def main(argv: list) -> int:
+    spec = json.loads(argv[0])
+    _limit_memory(spec["memory_mb"])
+    code = _source(int(spec["code_fd"]))
+    sys.path.append(spec["root"])
+    file = spec["file"]
+    compiled = compile(code, file, "exec")
+    if spec["mode"] == "script":
+        sys.argv = [file, *spec["args"]]
+        namespace = {"__name__": "__main__", "__file__": file, "__builtins__": __builtins__}
+        exec(compiled, namespace)  # noqa: S102 - the user's reward, asked for by name
+        return 0
     items = [json.loads(line) for line in sys.stdin if line.strip()]
     with contextlib.redirect_stdout(sys.stderr):
-        spec = importlib.util.spec_from_loader("_whileai_user_reward", loader=None, origin=file)
-        module = importlib.util.module_from_spec(spec)
+        import importlib.util
+
+        module_spec = importlib.util.spec_from_loader("_whileai_user_reward", loader=None,
+                                                      origin=file)
+        module = importlib.util.module_from_spec(module_spec)
         module.__file__ = file
-        sys.modules[spec.name] = module
-        exec(compile(code, file, "exec"), module.__dict__)  # noqa: S102 - the user's reward
-        fn = getattr(module, function)
+        sys.modules[module_spec.name] = module
+        exec(compiled, module.__dict__)  # noqa: S102 - the user's reward, asked for by name
+        fn = getattr(module, spec["function"])
         names = dict.fromkeys(k for it in items for k in it if k not in ("prompt", "completion"))
         columns = {k: [it.get(k) for it in items] for k in names}
         rewards = fn(prompts=[it.get("prompt") for it in items],

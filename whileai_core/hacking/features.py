@@ -19,6 +19,7 @@ the library a function ``record -> number``.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from itertools import repeat
 from typing import Any
@@ -50,18 +51,45 @@ def reply_text(record: dict) -> str | None:
     return None
 
 
-_MARKED = re.compile(r"<([A-Za-z_][\w:-]*)(\s[^<>]*)?>(.*?)</\1\s*>|\\boxed\{([^{}]*)\}", re.S)
+# The pieces of an answer-format marker. Each is linear to find (none can hold a '<' or, for
+# \boxed{}, a brace): the pairing is done below, by position, never by a backtracking
+# "(.*?)</\1>", which was quadratic (a 120 KB prompt of "<a>" froze the server for 78 s).
+_OPEN_TAG = re.compile(r"<([A-Za-z_][\w:-]*)(\s[^<>]*)?>")
+_CLOSE_TAG = re.compile(r"</([A-Za-z_][\w:-]*)\s*>")
+_BOXED_CONTENT = re.compile(r"\\boxed\{([^{}]*)\}")
 
 
 def format_markers(text: str) -> list[tuple[str, str, str]]:
     """The answer-format markers of ``text`` in order: ``(open, content, close)`` for every
-    XML-like tag pair (``<answer>42</answer>``) and every ``\\boxed{42}``."""
-    out = []
-    for m in _MARKED.finditer(text):
-        if m.group(1) is not None:
-            out.append((f"<{m.group(1)}{m.group(2) or ''}>", m.group(3), f"</{m.group(1)}>"))
-        else:
-            out.append(("\\boxed{", m.group(4), "}"))
+    XML-like tag pair (``<answer>42</answer>``: an opening tag and the first closing tag of the
+    same name after it) and every ``\\boxed{42}``; markers do not overlap, the leftmost wins.
+
+    Linear in the length of ``text``: every opening tag, closing tag and ``\\boxed{}`` is found
+    in one pass each, and an opening tag is paired with its closing tag by a binary search in
+    the positions of that name's closing tags.
+    """
+    closes: dict[str, list[tuple[int, int]]] = {}
+    for m in _CLOSE_TAG.finditer(text):
+        closes.setdefault(m.group(1), []).append((m.start(), m.end()))
+    starts = {name: [c[0] for c in found] for name, found in closes.items()}
+    found = [(m.start(), 0, m) for m in _OPEN_TAG.finditer(text)]
+    found += [(m.start(), 1, m) for m in _BOXED_CONTENT.finditer(text)]
+    found.sort(key=lambda f: (f[0], f[1]))
+    out, at = [], 0
+    for start, boxed, m in found:
+        if start < at:
+            continue
+        if boxed:
+            out.append(("\\boxed{", m.group(1), "}"))
+            at = m.end()
+            continue
+        name = m.group(1)
+        i = bisect_left(starts.get(name, ()), m.end())
+        if name not in closes or i == len(closes[name]):
+            continue  # no closing tag after it: not a marker (the scan goes on past it)
+        close_start, close_end = closes[name][i]
+        out.append((f"<{name}{m.group(2) or ''}>", text[m.end():close_start], f"</{name}>"))
+        at = close_end
     return out
 
 

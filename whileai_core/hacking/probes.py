@@ -257,14 +257,16 @@ def cheat_probes(reward: Any, tasks: Any, *, model_rows: Any = None,
                  metric: Literal["pass", "reward"] = "pass", group_by: str | None = None,
                  probes: list[str] | None = None, root: Any = None,
                  timeout_s: float = REWARD_TIMEOUT_S, level: float = CONFIDENCE_LEVEL,
-                 seed: int | None = BOOTSTRAP_SEED) -> CheatProbes:
+                 seed: int | None = BOOTSTRAP_SEED,
+                 pass_env: list[str] | None = None) -> CheatProbes:
     """Score degenerate answers with ``reward`` on every task; name the holes with an example.
 
     Parameters
     ----------
     reward : a callable ``reward(prompts, completions, **columns) -> list[float]`` (TRL's
         shape), a ``"file.py:function"`` / ``"package.module:function"`` inside ``root``, or a
-        command (list of strings) that reads JSONL on stdin; see :mod:`.reward`.
+        command ``["python", "script.py", *args]`` whose script reads JSONL on stdin; see
+        :mod:`.reward`.
     tasks : JSONL path or list of ``{"task_id", "prompt", ...}``: the prompt (text or chat
         messages) and any fields the reward reads (``answer``, ``category``...).
     model_rows : the model's graded rows on these tasks (``task_id``, ``reward``): the pass rate
@@ -277,6 +279,8 @@ def cheat_probes(reward: Any, tasks: Any, *, model_rows: Any = None,
         hole is.
     probes : which probes to run (default: all of ``PROBES``).
     root, timeout_s : where a child reward runs, and its time limit for the whole batch.
+    pass_env : environment variables a child reward needs (an API key it calls with); nothing
+        else secret reaches it.
     """
     level, seed = check_level(level), check_seed(seed)
     check_metric(metric)
@@ -288,7 +292,7 @@ def cheat_probes(reward: Any, tasks: Any, *, model_rows: Any = None,
     if unknown or not chosen:
         raise ArgumentError(f"`probes` has unknown names {unknown or chosen}; known: "
                             f"{', '.join(PROBES)}. Fix: pick from those, or omit probes")
-    runner = reward_runner(reward, root=root, timeout_s=timeout_s)
+    runner = reward_runner(reward, root=root, timeout_s=timeout_s, pass_env=pass_env)
     task_list, ids = _read_tasks(tasks)
     model = None if model_rows is None else load_rows(model_rows, threshold=threshold)
     thr = model.threshold if model is not None else load_rows(

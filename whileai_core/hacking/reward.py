@@ -1,24 +1,28 @@
-"""How a reward is called: a Python callable, a ``module:function`` file, or a command.
+"""How a reward is called: a Python callable, a ``module:function`` file, or a script command.
 
 Every form is called the way TRL calls a reward function [1]: one batch, ``reward(prompts=[...],
 completions=[...], **columns)`` where each column is a list holding one field of every item
 (the task's own fields: ``task_id``, ``answer``, ``category``...). It returns one number per item.
 
 - **a callable** (library only) is called in this process.
-- **"path/to/file.py:function"** or **"package.module:function"** is imported in a child
-  process (``python -m whileai_core.hacking._reward_child``) with the workspace root first on
-  ``sys.path``, so a reward that hangs or crashes cannot take the caller down.
-- **a command** (a list of arguments, never a shell string) gets the batch as JSONL on stdin, one
-  ``{"prompt", "completion", ...fields}`` object per line, and prints the rewards on stdout: one
-  number (or ``{"reward": number}``) per line, or one JSON array. ``python`` as the first argument
-  means this interpreter.
+- **"path/to/file.py:function"** or **"package.module:function"**: the file's bytes are read
+  through the path door and the function is called in a child process.
+- **a command** ``["python", "path/to/script.py", *args]``: a Python script and the string
+  arguments it gets in ``sys.argv``. It reads the batch as JSONL on stdin, one ``{"prompt",
+  "completion", ...fields}`` object per line, and prints the rewards on stdout: one number (or
+  ``{"reward": number}``) per line, or one JSON array. The argv is never a program of the
+  caller's choosing: nothing but this interpreter runs, the script's bytes are read through the
+  door, and the arguments go to the script only (``[".venv/bin/pip", ...]``, ``["torchrun",
+  ...]``, ``["python", "-c", ...]`` are refused).
 
-Both child forms run with the root as working directory, the caller's environment, no stdin but
-the batch, in their own process group, killed whole after ``timeout_s``; stdout beyond
-``REWARD_OUTPUT_MAX_BYTES`` is refused. The server passes only files it resolved inside its
-workspace root (``server.hacking_tools``). A failure is a :class:`RewardError` naming the reward,
-the exit status and the last lines of its stderr (values of environment variables whose names
-look secret are masked).
+Both child forms run the same way (:mod:`._reward_child`): this interpreter with ``-I``
+(isolated ``sys.path``: the root is appended last, so a file in it never shadows the standard
+library), the source handed over on an inherited descriptor (never reopened by name), an
+address-space limit (``CHILD_MEMORY_MB``), the root as working directory, a clean environment
+(``failures.child_env``: no token or key unless ``pass_env`` names it, never the server's own),
+its own process group killed whole after ``timeout_s``; stdout beyond
+``REWARD_OUTPUT_MAX_BYTES`` is refused. A failure is a :class:`RewardError` naming the reward,
+the exit status and the last lines of its stderr (values of secret-looking variables masked).
 
 [1] TRL ``GRPOTrainer`` reward functions: ``reward_func(prompts, completions, **kwargs)`` with
     the dataset's other columns as keyword lists (trl 1.16 documentation, "Using a custom reward
@@ -34,6 +38,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,11 +46,16 @@ from typing import Any
 
 import numpy as np
 
-from ..defaults import REWARD_OUTPUT_MAX_BYTES, REWARD_TIMEOUT_S
+from ..defaults import CHILD_MEMORY_MB, REWARD_OUTPUT_MAX_BYTES, REWARD_TIMEOUT_S
 from ..errors import ArgumentError, WhileaiError
-from ..failures import child_env, mask_secrets
+from ..failures import check_pass_env, child_env, mask_secrets
 from ..safepath import UserPath, user_path
 from .. import safejson
+
+CHILD = Path(__file__).with_name("_reward_child.py")
+PYTHON_NAMES = ("python", "python3")
+MEMORY_ENV = "WHILEAI_CHILD_MEMORY_MB"
+_MAX_ARGS, _MAX_ARG_CHARS = 64, 4096
 
 _MODULE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
 _STDERR_LINES = 5
@@ -66,6 +76,60 @@ class RewardFile:
 
     def __str__(self) -> str:
         return f"{self.path}:{self.function}"
+
+
+@dataclass(frozen=True)
+class RewardScript:
+    """A command-form reward whose script was located under a root: the script (read through
+    the door and run from those bytes) and the string arguments it gets in ``sys.argv``."""
+
+    path: UserPath
+    args: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return " ".join(["python", str(self.path), *self.args])
+
+
+def command_parts(reward: Sequence[str]) -> tuple[str, tuple[str, ...]]:
+    """``(script, args)`` of a command-form reward ``["python", "script.py", *args]``, or an
+    :class:`ArgumentError`: the first item must be ``python`` (this interpreter), the second a
+    ``.py`` script, the rest plain strings for the script's ``sys.argv``. Any other program
+    (``.venv/bin/pip``, ``torchrun``, ``sh``) and any interpreter option (``-c``, ``-m``) is
+    refused: the product builds the argv, the caller names only a script."""
+    parts = list(reward)
+    fix = ("Fix: give ['python', 'rewards/grade.py'] (a script inside the workspace, then any "
+           "string arguments for it), or 'rewards/grade.py:score'")
+    if not parts or not all(isinstance(a, str) for a in parts):
+        raise ArgumentError(f"`reward` must be a non-empty list of strings. {fix}")
+    if parts[0] not in PYTHON_NAMES:
+        raise ArgumentError(f"`reward` command runs {parts[0][:200]!r}; a command reward runs "
+                            "only a Python script with this interpreter, never another program "
+                            f"(its arguments could do anything). {fix}")
+    if len(parts) < 2 or parts[1].startswith("-") or not parts[1].endswith(".py"):
+        shown = parts[1][:200] if len(parts) > 1 else "nothing"
+        raise ArgumentError(f"`reward` ['python', ...] must name a .py script next, got {shown!r}"
+                            f" (interpreter options such as -c or -m are refused). {fix}")
+    args = tuple(parts[2:])
+    if len(args) > _MAX_ARGS or any(len(a) > _MAX_ARG_CHARS or "\x00" in a for a in args):
+        raise ArgumentError(f"`reward` script arguments: at most {_MAX_ARGS}, each at most "
+                            f"{_MAX_ARG_CHARS} characters without NUL. {fix}")
+    return parts[1], args
+
+
+def child_memory_mb() -> int:
+    """The address-space limit of a reward child or a local run: ``$WHILEAI_CHILD_MEMORY_MB``,
+    else ``CHILD_MEMORY_MB``."""
+    value = os.environ.get(MEMORY_ENV, "").strip()
+    if not value:
+        return CHILD_MEMORY_MB
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 64:
+        raise ArgumentError(f"{MEMORY_ENV}={value!r} must be a whole number of MB, at least 64. "
+                            f"Fix: e.g. {MEMORY_ENV}={CHILD_MEMORY_MB}")
+    return number
 
 
 def trl_columns(items: Sequence[dict]) -> dict[str, list]:
@@ -108,11 +172,14 @@ class RewardRunner:
 
 
 def reward_runner(reward: Any, *, root: str | os.PathLike | None = None,
-                  timeout_s: float = REWARD_TIMEOUT_S) -> RewardRunner:
+                  timeout_s: float = REWARD_TIMEOUT_S,
+                  pass_env: Sequence[str] | None = None) -> RewardRunner:
     """A :class:`RewardRunner` for a callable, a ``"module:function"`` string or a command list.
 
-    ``root``: working directory of a child reward and where a ``module:function`` is looked up
-    (default: the current directory). ``timeout_s``: wall-clock limit of one batch in a child.
+    ``root``: working directory of a child reward and where its file is looked up (default: the
+    current directory). ``timeout_s``: wall-clock limit of one batch in a child. ``pass_env``:
+    the environment variables (say ``OPENAI_API_KEY``) a child reward may see besides the clean
+    environment (see the module docstring).
     """
     if isinstance(reward, RewardRunner):
         return reward
@@ -120,6 +187,7 @@ def reward_runner(reward: Any, *, root: str | os.PathLike | None = None,
             0 < timeout_s <= 86_400):
         raise ArgumentError(f"`timeout_s` must be a number of seconds in (0, 86400], got "
                             f"{timeout_s!r}. Fix: e.g. timeout_s={REWARD_TIMEOUT_S:g}")
+    passed = check_pass_env(pass_env)
     base = Path(root if root is not None else ".").resolve()
     if callable(reward):
         name = getattr(reward, "__name__", type(reward).__name__)
@@ -129,6 +197,9 @@ def reward_runner(reward: Any, *, root: str | os.PathLike | None = None,
                           completions=[it.get("completion") for it in items],
                           **trl_columns(items))
         return RewardRunner(name, call)
+    if isinstance(reward, (list, tuple)):
+        script, args = command_parts(reward)
+        reward = RewardScript(user_path(base / script, argument="reward"), args)
     if isinstance(reward, (str, RewardFile)):
         if isinstance(reward, RewardFile):
             code_path, function = reward.path, reward.function
@@ -138,27 +209,20 @@ def reward_runner(reward: Any, *, root: str | os.PathLike | None = None,
         if not re.fullmatch(r"[A-Za-z_]\w*", function):
             raise ArgumentError(f"`reward` function {function!r} is not a Python name. Fix: "
                                 "e.g. 'rewards/grade.py:score'")
-        # the child runs these bytes, read once through the path door
-        code = code_path.read_text("config", error=ArgumentError, fix="save the reward as UTF-8")
-        label = str(reward)
-        argv = [sys.executable, "-m", "whileai_core.hacking._reward_child", str(base),
-                str(code_path), function]
-        env = {"PYTHONPATH": os.pathsep.join(
-            [str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")])}
-        preamble = (json.dumps(code) + "\n").encode()
-        return RewardRunner(label, lambda items: _parse_stdout(
-            _run_child(argv, items, base, timeout_s, label, env, preamble), label))
-    if isinstance(reward, (list, tuple)) and reward and all(isinstance(a, str) for a in reward):
-        argv = list(reward)
-        if argv[0] in ("python", "python3"):
-            argv[0] = sys.executable
-        label = " ".join(reward)
-        return RewardRunner(label, lambda items: _parse_stdout(
-            _run_child(argv, items, base, timeout_s, label, {}), label))
-    raise ArgumentError(f"`reward` must be a callable, a 'module:function' string or a command "
-                        f"(a list of strings), got {type(reward).__name__} {reward!r:.80}. Fix: "
-                        "e.g. reward='rewards/grade.py:score' or reward=['python', "
-                        "'rewards/grade.py']")
+        spec = {"mode": "module", "function": function}
+    elif isinstance(reward, RewardScript):
+        code_path, spec = reward.path, {"mode": "script", "args": list(reward.args)}
+    else:
+        raise ArgumentError(f"`reward` must be a callable, a 'module:function' string or a "
+                            f"command (a list of strings), got {type(reward).__name__} "
+                            f"{str(reward)[:80]!r}. Fix: e.g. reward='rewards/grade.py:score' or "
+                            "reward=['python', 'rewards/grade.py']")
+    # the child runs these bytes, read once through the path door
+    code = code_path.read_text("config", error=ArgumentError, fix="save the reward as UTF-8")
+    label = str(reward)
+    spec.update(file=str(code_path), root=str(base), memory_mb=child_memory_mb())
+    return RewardRunner(label, lambda items: _parse_stdout(
+        _run_child(spec, code, items, base, timeout_s, label, passed), label))
 
 
 def locate_function(spec: str, root: Path) -> tuple[Path, str]:
@@ -181,18 +245,24 @@ def locate_function(spec: str, root: Path) -> tuple[Path, str]:
     return file, function
 
 
-def _run_child(argv: list[str], items: list[dict], cwd: Path, timeout_s: float, label: str,
-               extra_env: dict[str, str], preamble: bytes = b"") -> str:
-    payload = preamble + "".join(json.dumps(it, ensure_ascii=False) + "\n"
-                                 for it in items).encode()
-    env = child_env({**extra_env, "PYTHONUNBUFFERED": "1"})
-    try:
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
-    except OSError as exc:
-        raise RewardError(f"reward {label!r} could not start: {exc.strerror or exc} "
-                          f"({argv[0]}). Fix: check the command, and that it is executable") from None
+def _run_child(spec: dict, code: str, items: list[dict], cwd: Path, timeout_s: float, label: str,
+               pass_env: tuple[str, ...]) -> str:
+    """Run the reward child (see the module docstring) on ``items``; its stdout."""
+    payload = "".join(json.dumps(it, ensure_ascii=False) + "\n" for it in items).encode()
+    env = child_env({"PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8"}, pass_env=pass_env)
+    with tempfile.TemporaryFile() as source:  # no name: the child gets it by descriptor only
+        source.write(code.encode("utf-8"))
+        source.flush()
+        source.seek(0)
+        fd = source.fileno()
+        argv = [sys.executable, "-I", str(CHILD), json.dumps({**spec, "code_fd": fd})]
+        try:
+            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    start_new_session=True, pass_fds=(fd,))
+        except OSError as exc:
+            raise RewardError(f"reward {label!r} could not start: {exc.strerror or exc}. Fix: "
+                              "check that the workspace folder exists") from None
     try:
         out, err = proc.communicate(payload, timeout=timeout_s)
     except subprocess.TimeoutExpired:
@@ -205,9 +275,12 @@ def _run_child(argv: list[str], items: list[dict], cwd: Path, timeout_s: float, 
             _kill_group(proc)
     if proc.returncode != 0:
         tail = " | ".join(err.decode("utf-8", "replace").strip().splitlines()[-_STDERR_LINES:])
-        raise RewardError(f"reward {label!r} exited with status {proc.returncode}; stderr: "
-                          f"{mask_secrets(tail)[:800] or '(empty)'}. Fix: run it by hand on a "
-                          "line of the batch and correct it")
+        memory = (" (it may have hit the memory limit of "
+                  f"{spec['memory_mb']} MB: {MEMORY_ENV} raises it)"
+                  if "MemoryError" in tail or proc.returncode in (-9, 137) else "")
+        raise RewardError(f"reward {label!r} exited with status {proc.returncode}{memory}; "
+                          f"stderr: {mask_secrets(tail)[:800] or '(empty)'}. Fix: run it by hand "
+                          "on a line of the batch and correct it")
     if len(out) > REWARD_OUTPUT_MAX_BYTES:
         raise RewardError(f"reward {label!r} printed {len(out)} bytes, over the "
                           f"{REWARD_OUTPUT_MAX_BYTES} accepted. Fix: print only the rewards")

@@ -11,29 +11,46 @@ replies ``n_shuffles`` times, the strength recomputed for every feature, and the
 ``level`` quantile of the largest strength over all features in each shuffle (a max-statistic
 floor, so the chance that any feature of a clean batch clears it is at most 1 - level [2]).
 A feature is ``suspect`` when its strength clears the floor and is at least ``min_strength``
-(a large batch makes a trivial association significant). The test is one-sided: the reward
-rising with the feature is the hack; replies that fail when cut off are normal.
+(a large batch makes a trivial association significant); one that clears the floor below
+``min_strength`` is a ``weak_signal``: real, small, and never reported as clean. The test is
+one-sided: the reward rising with the feature is the hack; replies that fail when cut off are
+normal. "Clears the floor" is read from the feature's max-T p-value: ``p <= 1 - level``.
+
+Scanned again and again during a run (every few steps), each scan is a new chance of a false
+alarm. The scans of a run get a stated share of its error, ``SCAN_RUN_SHARE`` (0.5): with
+``look=j`` (the j-th scan of a run) the scan spends ``alpha_j = SCAN_RUN_SHARE (1 - level) / (j
+(j + 1))`` (:mod:`.anytime`'s plan), so an honest run alarms at some scan with probability at most
+``SCAN_RUN_SHARE (1 - level)`` (0.025 at level 0.95) however many scans it gets. Deep looks need small p-values, so the
+shuffles continue past ``n_shuffles`` (up to ``SCAN_MAX_SHUFFLES``) while some feature could still
+clear the spent level; a feature with ``1 + exceedances > alpha_j (B_max + 1)`` cannot, which on
+an honest batch is known after the first few hundred shuffles (a sequential Monte Carlo test in
+the sense of Besag & Clifford [3]).
 
 [1] Good (2005). Permutation, Parametric and Bootstrap Tests of Hypotheses, ch. 3 (restricted
     permutations within blocks).
 [2] Westfall & Young (1993). Resampling-Based Multiple Testing (single-step maxT).
+[3] Besag & Clifford (1991). Sequential Monte Carlo p-values. Biometrika 78(2), 301-304.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 import numpy as np
+from pydantic import Field
 
 from ..bootstrap import check_level, check_seed
 from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, MIN_TASKS_FOR_INTERVAL,
-                        SCAN_EXAMPLE_CHARS, SCAN_MIN_STRENGTH, SCAN_SHUFFLES)
+                        SCAN_EXAMPLE_CHARS, SCAN_MAX_SHUFFLES, SCAN_MIN_STRENGTH, SCAN_RUN_SHARE,
+                        SCAN_SHUFFLES)
 from ..errors import ArgumentError
 from ..result import Result
 from ..rows import load_rows
+from .anytime import look_alpha
 from .features import feature_matrix, reply_text
 
-ScanVerdict = Literal["clean", "suspect", "not_enough_data"]
+ScanVerdict = Literal["clean", "weak_signal", "suspect", "not_enough_data"]
 _CHUNK_CELLS = 4_000_000
 _TIE = 1e-9  # strengths (correlations, in [-1, 1]) closer than this are the same value
 
@@ -59,7 +76,7 @@ class FeatureEvidence(Result):
     p_value: float | None = None
     n_rows: int
     n_tasks: int
-    verdict: Literal["clean", "suspect", "no_variation", "not_tested"]
+    verdict: Literal["clean", "weak_signal", "suspect", "no_variation", "not_tested"]
     example: ScanExample | None = None
 
     def render(self) -> str:
@@ -67,7 +84,7 @@ class FeatureEvidence(Result):
             return f"{self.feature:<16} not_tested (too few tasks whose rewards differ)"
         if self.strength is None:
             return f"{self.feature:<16} no_variation (constant within every task)"
-        return (f"{self.feature:<16} {self.verdict:<8} strength {self.strength:+.3f} "
+        return (f"{self.feature:<16} {self.verdict:<11} strength {self.strength:+.3f} "
                 f"(floor {self.floor:.3f}, p={self.p_value:.3f}, n={self.n_rows} rows in "
                 f"{self.n_tasks} tasks)")
 
@@ -77,8 +94,15 @@ class HackScan(Result):
 
     verdict: ScanVerdict
     suspects: list[str]
+    weak: list[str] = Field([], description="features that clear the floor with a strength "
+                                            "under min_strength: a small real signal")
     features: list[FeatureEvidence]
-    floor: float | None
+    floor: float | None = Field(description="the shuffled maximum's quantile at 1 - alpha (None "
+                                            "when the shuffles stopped early: the p-values decide)")
+    alpha: float = Field(description="the error this scan spends: 1 - level, or at look j of a "
+                                     "run SCAN_RUN_SHARE (1 - level) / (j (j + 1)) (the run's "
+                                     "scans together: at most SCAN_RUN_SHARE (1 - level))")
+    look: int | None = Field(None, description="the scan's number in a run's sequence of scans")
     min_strength: float
     n_rows: int
     n_tasks: int
@@ -90,10 +114,12 @@ class HackScan(Result):
     note: str | None = None
 
     def render(self) -> str:
+        at = "" if self.look is None else f", look {self.look} of the run at alpha {self.alpha:.2g}"
         lines = [f"hack scan: {self.verdict} ({self.n_rows} rows, {self.n_tasks} tasks, "
                  f"{self.n_informative_tasks} with reward spread; floor "
                  + ("n/a" if self.floor is None else f"{self.floor:.3f}")
-                 + f" from {self.n_shuffles} within-task shuffles, min strength {self.min_strength})"]
+                 + f" from {self.n_shuffles} within-task shuffles, min strength "
+                 f"{self.min_strength}{at})"]
         lines += [f.render() for f in self.features]
         for f in self.features:
             if f.example is not None:
@@ -123,7 +149,8 @@ def _snip(text: str | None) -> str | None:
 
 def hack_scan(rows: Any, *, features: Any = None, n_shuffles: int = SCAN_SHUFFLES,
               min_strength: float = SCAN_MIN_STRENGTH, level: float = CONFIDENCE_LEVEL,
-              seed: int | None = BOOTSTRAP_SEED, threshold: float | None = None) -> HackScan:
+              seed: int | None = BOOTSTRAP_SEED, threshold: float | None = None,
+              look: int | None = None) -> HackScan:
     """Scan graded rows (with their reply text) for reply features the reward pays for.
 
     Parameters
@@ -135,6 +162,10 @@ def hack_scan(rows: Any, *, features: Any = None, n_shuffles: int = SCAN_SHUFFLE
     n_shuffles : within-task shuffles for the floor (>= 100).
     min_strength : smallest within-task correlation called suspect (default 0.2).
     level : the floor is this quantile of the shuffled maximum (default 0.95).
+    look : this scan's number (1, 2, ...) among a run's repeated scans: it then spends
+        ``SCAN_RUN_SHARE (1 - level) / (look (look + 1))`` of the run's error (module
+        docstring): an honest run's scans alarm at most ``SCAN_RUN_SHARE (1 - level)`` of the
+        time together.
     """
     level, seed = check_level(level), check_seed(seed)
     if isinstance(n_shuffles, bool) or not isinstance(n_shuffles, int) or not 100 <= n_shuffles <= 100_000:
@@ -144,6 +175,11 @@ def hack_scan(rows: Any, *, features: Any = None, n_shuffles: int = SCAN_SHUFFLE
             0 <= min_strength < 1):
         raise ArgumentError(f"`min_strength` must be a number in [0, 1), got {min_strength!r}. "
                             f"Fix: use the default {SCAN_MIN_STRENGTH}")
+    if look is not None and (isinstance(look, bool) or not isinstance(look, int) or look < 1):
+        raise ArgumentError(f"`look` must be an integer >= 1, got {look!r}. Fix: number a run's "
+                            "scans 1, 2, ... or leave look out for one scan")
+    alpha = float(1.0 - level if look is None else
+                  look_alpha(SCAN_RUN_SHARE * (1.0 - level), look))
     data = load_rows(rows, threshold=threshold)
     names, matrix, skipped = feature_matrix(data.records, data.truncated, features)
     counts = data.rollouts.astype(np.float64)
@@ -157,12 +193,13 @@ def hack_scan(rows: Any, *, features: Any = None, n_shuffles: int = SCAN_SHUFFLE
     keep = spread[data.task_index]
     n_rows = int(keep.sum())
     common = dict(min_strength=float(min_strength), n_rows=data.n_rows, n_tasks=data.n_tasks,
-                  n_informative_tasks=informative, n_shuffles=n_shuffles, level=level,
-                  skipped=skipped)
+                  n_informative_tasks=informative, level=level, skipped=skipped, alpha=alpha,
+                  look=look)
     if informative < MIN_TASKS_FOR_INTERVAL or not names:
         evidence = [FeatureEvidence(feature=n, n_rows=n_rows, n_tasks=informative,
                                     verdict="not_tested") for n in names]
         return HackScan(verdict="not_enough_data", suspects=[], features=evidence, floor=None,
+                        n_shuffles=0,
                         next_step="score several rollouts per task (4+) with different rewards "
                                   "within tasks; only then can a feature be tied to the reward",
                         note=f"{informative} tasks have rollouts whose rewards differ (need "
@@ -171,22 +208,23 @@ def hack_scan(rows: Any, *, features: Any = None, n_shuffles: int = SCAN_SHUFFLE
     f_norm = np.sqrt((fk * fk).sum(axis=0))
     r_norm = float(np.sqrt((rk * rk).sum()))
     varies = f_norm > 0
+    if not varies.any():
+        evidence = [FeatureEvidence(feature=n, n_rows=n_rows, n_tasks=informative,
+                                    verdict="no_variation") for n in names]
+        why = "; ".join([f"{k}: {v}" for k, v in skipped.items()]
+                        + [f"{', '.join(names)}: constant within every task"])
+        return HackScan(verdict="not_enough_data", suspects=[], features=evidence, floor=None,
+                        n_shuffles=0,
+                        next_step="give each row its reply text (completion) or a token count, "
+                                  "or name the row fields to test (features); no feature could "
+                                  "be tested, so this is not a clean bill",
+                        note=f"no feature could be tested ({why})", **common)
     denom = np.where(varies, f_norm * r_norm, 1.0)
     observed = np.where(varies, (fk.T @ rk) / denom, np.nan)
-    # within-task shuffles of the centred reward: sort by task, then a random key inside each task
-    order = np.argsort(tk, kind="stable")
-    tks, rks, fks = tk[order], rk[order], fk[order][:, varies]
-    rng = np.random.default_rng(seed)
-    maxima = np.empty(n_shuffles)
-    step = max(1, _CHUNK_CELLS // max(1, tks.size))
-    for start in range(0, n_shuffles, step):
-        b = min(step, n_shuffles - start)
-        perm = np.argsort(tks[None, :] + rng.random((b, tks.size)), axis=1)
-        shuffled = rks[perm]  # (b, n)
-        strengths = (shuffled @ fks) / denom[varies] if fks.shape[1] else np.zeros((b, 1))
-        maxima[start:start + b] = strengths.max(axis=1)
-    floor = float(np.quantile(maxima, level, method="inverted_cdf"))
-    evidence, suspects = [], []
+    maxima, floor = _shuffled_maxima(tk, rk, fk[:, varies], denom[varies], observed[varies],
+                                     n_shuffles, alpha, seed)
+    b = maxima.size
+    evidence, suspects, weak = [], [], []
     for j, name in enumerate(names):
         if not varies[j]:
             evidence.append(FeatureEvidence(feature=name, n_rows=n_rows, n_tasks=informative,
@@ -196,22 +234,66 @@ def hack_scan(rows: Any, *, features: Any = None, n_shuffles: int = SCAN_SHUFFLE
         # a shuffle that only swaps tied rows gives the observed strength itself; the two are
         # summed in different orders, so equal values may differ in the last bits: ties count
         # as ties (against the feature), or the test rejects more often than 1 - level
-        p = float((1 + (maxima >= s - _TIE).sum()) / (n_shuffles + 1))
-        hit = s > floor + _TIE and s >= min_strength
-        example = _example(data, matrix[:, j], keep, name) if hit else None
-        if hit:
-            suspects.append(name)
+        p = float((1 + (maxima >= s - _TIE).sum()) / (b + 1))
+        clears = p <= alpha
+        hit = clears and s >= min_strength
+        example = _example(data, matrix[:, j], keep, name) if clears else None
+        verdict = "suspect" if hit else "weak_signal" if clears else "clean"
+        (suspects if hit else weak if clears else []).append(name)
         evidence.append(FeatureEvidence(feature=name, strength=s, floor=floor, p_value=p,
-                                        n_rows=n_rows, n_tasks=informative,
-                                        verdict="suspect" if hit else "clean", example=example))
+                                        n_rows=n_rows, n_tasks=informative, verdict=verdict,
+                                        example=example))
+    note = None
+    untested = [f.feature for f in evidence if f.verdict == "no_variation"] + list(skipped)
     if suspects:
         step = (f"the reward pays for {', '.join(suspects)} within tasks: read the examples; if "
                 "the task does not ask for it, change the reward (cap or penalise it) before "
                 "training further")
+    elif weak:
+        step = (f"a weak signal: the reward rises with {', '.join(weak)} within tasks beyond the "
+                f"shuffle floor, with a strength under {min_strength:g}; read the example and "
+                "scan the next batch: a hack that grows crosses the gate")
     else:
         step = "no reply feature tracks the reward within tasks beyond the shuffle floor"
-    return HackScan(verdict="suspect" if suspects else "clean", suspects=suspects,
-                    features=evidence, floor=floor, next_step=step, **common)
+    if untested and not suspects:
+        note = (f"not tested: {', '.join(untested)} (" + "; ".join(
+            [f"{k}: {v}" for k, v in skipped.items()]
+            + ([f"{', '.join(f.feature for f in evidence if f.verdict == 'no_variation')}: "
+                "constant within every task"] if any(f.verdict == "no_variation"
+                                                     for f in evidence) else [])) + ")")
+    verdict: ScanVerdict = "suspect" if suspects else "weak_signal" if weak else "clean"
+    return HackScan(verdict=verdict, suspects=suspects, weak=weak, features=evidence,
+                    floor=floor, n_shuffles=b, next_step=step, note=note, **common)
+
+
+def _shuffled_maxima(tk: np.ndarray, rk: np.ndarray, fks: np.ndarray, denom: np.ndarray,
+                     observed: np.ndarray, n_shuffles: int, alpha: float,
+                     seed: int | None) -> tuple[np.ndarray, float | None]:
+    """The largest strength over features in each within-task shuffle, and the floor (their
+    ``1 - alpha`` quantile, None when too few shuffles were drawn to resolve it). Beyond
+    ``n_shuffles`` it goes on, chunk by chunk up to ``B_max`` (enough for a p-value of
+    ``alpha``), only while some feature could still reach ``p <= alpha`` [3]."""
+    b_max = int(min(SCAN_MAX_SHUFFLES, max(n_shuffles, math.ceil(2.0 / alpha))))
+    order = np.argsort(tk, kind="stable")
+    tks, rks, fks = tk[order], rk[order], fks[order]
+    rng = np.random.default_rng(seed)
+    chunk = max(1, _CHUNK_CELLS // max(1, tks.size))
+    out: list[np.ndarray] = []
+    drawn, exceed = 0, np.zeros(observed.size, dtype=np.int64)
+    while drawn < b_max:
+        b = min(chunk, (n_shuffles if drawn < n_shuffles else b_max) - drawn)
+        perm = np.argsort(tks[None, :] + rng.random((b, tks.size)), axis=1)
+        strengths = (rks[perm] @ fks) / denom  # (b, features)
+        maxima = strengths.max(axis=1)
+        out.append(maxima)
+        drawn += b
+        exceed += (maxima[:, None] >= observed[None, :] - _TIE).sum(axis=0)
+        if drawn >= n_shuffles and not ((1 + exceed) <= alpha * (b_max + 1)).any():
+            break  # no feature can reach p <= alpha any more
+    maxima = np.concatenate(out)
+    resolved = (maxima.size + 1) * alpha >= 1.0
+    floor = float(np.quantile(maxima, 1.0 - alpha, method="inverted_cdf")) if resolved else None
+    return maxima, floor
 
 
 def _example(data, feature: np.ndarray, keep: np.ndarray, name: str) -> ScanExample:

@@ -181,16 +181,18 @@ def prove_reward(reward: Any, tasks: Any, *, model_rows: Any = None,
                  max_tokens: int = PROBE_MAX_TOKENS, threshold: float | None = None,
                  group_by: str | None = None, root: Any = None,
                  timeout_s: float = REWARD_TIMEOUT_S, level: float = CONFIDENCE_LEVEL,
-                 seed: int | None = BOOTSTRAP_SEED) -> RewardProof:
+                 seed: int | None = BOOTSTRAP_SEED,
+                 pass_env: list[str] | None = None) -> RewardProof:
     """Prove ``reward`` on ``tasks`` before training (module docstring).
 
     Arguments as :func:`~whileai_core.hacking.probes.cheat_probes` (the reward in TRL's shape,
     a ``file.py:function`` or a command; the tasks with their prompt and the fields the reward
     reads; the model's graded rows, with their reply text for the truncation check; the run's
-    completion cap; ``group_by`` a task field such as ``"category"``).
+    completion cap; ``group_by`` a task field such as ``"category"``; ``pass_env`` the
+    environment variables a child reward may see).
     """
     level, seed = check_level(level), check_seed(seed)
-    runner = reward_runner(reward, root=root, timeout_s=timeout_s)
+    runner = reward_runner(reward, root=root, timeout_s=timeout_s, pass_env=pass_env)
     probes = cheat_probes(runner, tasks, model_rows=model_rows, max_tokens=max_tokens,
                           threshold=threshold, group_by=group_by, root=root, timeout_s=timeout_s,
                           level=level, seed=seed)

@@ -2,8 +2,11 @@
 
 Per step (or checkpoint) a run gives a training reward, and at some steps the graded rows of a
 frozen held-out set. :func:`watch_records` pairs every held-out evaluation with the first one
-(step 0: before training), by task, with the task-bootstrap interval of
-:func:`whileai_core.stats.compare`, and sets it beside the training reward's climb.
+(step 0: before training), by task, and sets the paired delta beside the training reward's
+climb. Each evaluation after the first is a *look*, tested at the level the spending plan of
+:mod:`.anytime` gives it, so the chance that an honest run is ever stopped is at most
+``1 - level`` however many looks it gets (the fixed-sample rule of 0.1 stopped up to 10% of
+honest runs at 50 looks, docs/reward-hacking.md).
 
 It says ``stop`` only when, at ``confirm`` held-out evaluations in a row,
 
@@ -12,7 +15,11 @@ It says ``stop`` only when, at ``confirm`` held-out evaluations in a row,
   lies wholly below the training reward's climb, and the climb clears its noise band.
 
 That is the over-optimisation picture of Gao et al. [1]: the proxy (training) reward keeps
-rising while the gold (held-out) score stops rising, then falls. Otherwise it says ``continue``,
+rising while the gold (held-out) score stops rising, then falls. A held-out set on which every
+task changed by the same amount (often: none moved at all) has no spread and so no t interval;
+its interval is then the exact bound on the share of tasks that could have moved unseen
+(:func:`.anytime.zero_spread_bound`), said so in a note: no movement on enough tasks is evidence
+of a flat held-out set, and on too few the reason says how many would tell. Otherwise it says ``continue``,
 or ``not_enough_data`` (no held-out evaluation after the first, or too few training steps to tell
 a climb from noise), always with the numbers.
 
@@ -20,7 +27,7 @@ The climb is the mean training reward of the last ``window`` steps minus that of
 ``window`` (``window`` = min(``WATCH_WINDOW``, half the steps)); its noise is estimated from
 successive differences, sigma^2 = sum (r_t - r_{t-1})^2 / (2 (T - 1)) (von Neumann's mean square
 successive difference [2], which a slow trend barely inflates), and the band is
-z_{(1+level)/2} sigma sqrt(2 / window). For a 0/1 reward the training reward and the held-out
+q sigma sqrt(2 / window), q the look's Student t quantile (:func:`.anytime.climb_band`). For a 0/1 reward the training reward and the held-out
 pass rate are on one scale; for a graded reward, watch with ``metric="reward"``.
 
 Why one module of ~470 lines: the stop rule and the readers of its sources (rows, a TRL
@@ -43,19 +50,24 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
-from ..bootstrap import check_level, check_seed, z_value
-from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, WATCH_CONFIRM, WATCH_STEPS_SHOWN,
+from ..bootstrap import check_level, check_seed
+from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, MIN_TASKS_FOR_INTERVAL, SCAN_RUN_SHARE,
+                        WATCH_CONFIRM, WATCH_SCAN_EVERY, WATCH_SPENDING, WATCH_STEPS_SHOWN,
                         WATCH_WINDOW)
 from ..errors import ArgumentError, RowsError, WhileaiError
 from ..result import Result, fmt_rate
-from ..rows import load_rows, read_records
+from ..rows import Rows, load_rows, read_records
 from ..safepath import UserPath, as_user_path, is_path, user_path
-from ..stats import Rate, check_metric, compare, pass_rate
+from ..stats import Rate, check_metric, pass_rate
+from ..stats.arms import pair_tasks
+from .anytime import (DOWN, FLAT, climb_band, first_stop, look_alpha, look_conditions,
+                      paired_look_interval, tasks_to_bound, zero_spread_bound)
 from .scan import HackScan, hack_scan
 from .. import safejson
 
 Decision = Literal["stop", "continue", "not_enough_data"]
 Condition = Literal["down", "flat_while_climbing"]
+CiMethod = Literal["t", "zero_spread_bound"]
 Interval = tuple[float, float]
 WATCH_FILE = "watch.jsonl"
 TRL_STATE = "trainer_state.json"
@@ -73,8 +85,17 @@ class WatchStep(Result):
     truncated_share: float | None = None
     held_out: Rate | None = None
     delta: float | None = None
-    delta_ci: Interval | None = None
-    delta_n_paired: int | None = None   # the paired tasks behind delta and delta_ci
+    delta_ci: Interval | None = Field(None, description=(
+        "the paired delta's interval at this look's spent level `look_level` (not the "
+        "fixed-sample level): every look's interval holds together at `level`"))
+    n_paired: int | None = None
+    delta_ci_method: CiMethod | None = Field(None, description=(
+        "t: Student's t on the per-task paired deltas; zero_spread_bound: every task changed "
+        "by the same amount (no spread, no t interval), so the interval is the exact bound on "
+        "the share of tasks that could have moved unseen times a task's largest change"))
+    look: int | None = Field(None, description="the held-out evaluation's number after the first")
+    look_level: float | None = Field(None, description="1 - alpha_t: the level this look is "
+                                                       "tested at")
     train_climb: float | None = None
     train_noise_band: float | None = None
     condition: Condition | None = None
@@ -92,8 +113,8 @@ class WatchStep(Result):
         if self.delta is not None:
             ci = (f" [{self.delta_ci[0]:+.3f}, {self.delta_ci[1]:+.3f}]"
                   if self.delta_ci else " [no interval]")
-            n = f" (n={self.delta_n_paired} paired)" if self.delta_n_paired is not None else ""
-            parts.append(f"delta {self.delta:+.3f}{ci}{n}")
+            parts.append(f"delta {self.delta:+.3f}{ci} (n={self.n_paired} paired, look "
+                         f"{self.look} at {self.look_level:.5f})")
         if self.train_climb is not None:
             parts.append(f"climb {self.train_climb:+.3f} (noise {self.train_noise_band:.3f})")
         if self.condition:
@@ -120,12 +141,21 @@ class Watch(Result):
     latest_eval_step: int | None = None
     held_out_delta: float | None = None
     held_out_ci: Interval | None = None
+    held_out_ci_method: CiMethod | None = None
     n_paired: int | None = None
     train_climb: float | None = None
     train_noise_band: float | None = None
     confirm: int
-    level: float
-    scan: HackScan | None = None
+    level: float = Field(description="the run-level confidence: every look's interval holds "
+                                     "together with this probability")
+    spending: str = Field(WATCH_SPENDING, description="the error each look spends")
+    scan: HackScan | None = Field(None, description="the latest scanned batch, at its look")
+    scans: int = Field(0, description="batches scanned (every `scan_every`-th step's)")
+    feature_alarm_step: int | None = Field(
+        None, description="the first scanned step whose batch was suspect at its look's spent "
+                          "level: the run's scans share SCAN_RUN_SHARE of its error, so an "
+                          "honest run alarms at most SCAN_RUN_SHARE x (1 - level) of the time")
+    feature_alarm: list[str] = []
     next_step: str
     notes: list[str] = []
 
@@ -139,8 +169,12 @@ class Watch(Result):
         if len(self.steps) < self.n_steps:
             lines.append(f"(steps shown: {self.steps_shown})")
         if self.scan is not None:
-            lines.append(f"latest batch scan: {self.scan.verdict}"
-                         + (f" ({', '.join(self.scan.suspects)})" if self.scan.suspects else ""))
+            lines.append(f"latest batch scan (scan {self.scans}): {self.scan.verdict}"
+                         + (f" ({', '.join(self.scan.suspects or self.scan.weak)})"
+                            if self.scan.suspects or self.scan.weak else ""))
+        if self.feature_alarm_step is not None:
+            lines.append(f"feature alarm at step {self.feature_alarm_step}: the reward pays for "
+                         f"{', '.join(self.feature_alarm)} within tasks")
         lines += [f"note: {n}" for n in self.notes]
         lines.append(f"next: {self.next_step}")
         return "\n".join(lines)
@@ -186,33 +220,70 @@ def _check_records(records: Any) -> list[dict]:
     return out
 
 
-def _climb(rewards: np.ndarray, window: int, level: float) -> tuple[float, float] | None:
+def _climb(rewards: np.ndarray, window: int) -> tuple[float, float, int, int] | None:
+    """(climb, sigma, window used, steps) of the training rewards so far, or None (< 4 steps)."""
     t = rewards.size
     if t < 4:
         return None
     w = max(2, min(window, t // 2))
     climb = float(rewards[-w:].mean() - rewards[:w].mean())
     sigma = math.sqrt(float((np.diff(rewards) ** 2).sum()) / (2 * (t - 1)))
-    return climb, z_value(0.5 + level / 2) * sigma * math.sqrt(2 / w)
+    return climb, sigma, w, t
+
+
+def _look_interval(base: Rows, rows: Rows, metric: str, level: float, look: int
+                   ) -> tuple[float | None, Interval | None, int, str | None, bool]:
+    """(delta, interval at look ``look``'s spent level, paired tasks, why there is none, zero
+    spread): the per-task paired differences against the baseline (:mod:`.anytime`). Student's t
+    when they spread; when every task changed by the same amount, the exact zero-spread bound
+    (:func:`.anytime.zero_spread_bound`), which needs the values' range: pass rates lie in
+    [0, 1]; rewards only when every held-out reward of both evaluations does."""
+    ib, ia = pair_tasks(base, rows)
+    n = int(ib.size)
+    if n == 0:
+        return None, None, 0, "it shares no task_id with the first evaluation", False
+    d = rows.task_values(metric)[ia] - base.task_values(metric)[ib]
+    delta = float(d.mean())
+    if n < MIN_TASKS_FOR_INTERVAL:
+        return (delta, None, n, f"an interval needs at least {MIN_TASKS_FOR_INTERVAL} paired "
+                "tasks", False)
+    flat = float(np.ptp(d)) == 0.0
+    if flat and metric == "reward" and not all(
+            float(r.reward.min()) >= 0.0 and float(r.reward.max()) <= 1.0 for r in (base, rows)):
+        return (delta, None, n, f"every one of the {n} tasks changed by exactly {delta:+.3f} (no "
+                "spread, so no t interval), and the rewards leave [0, 1], so no bound on how far "
+                "an unseen task could move exists: rescale the reward to [0, 1], or watch the "
+                "pass rate (metric='pass')", True)
+    _, lo, hi, _ = paired_look_interval(d, level, look)
+    return delta, (float(lo), float(hi)), n, None, flat
 
 
 def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
                   threshold: float | None = None, level: float = CONFIDENCE_LEVEL,
                   seed: int | None = BOOTSTRAP_SEED, window: int = WATCH_WINDOW,
                   confirm: int = WATCH_CONFIRM, scan: bool = True,
-                  source: str = "<records>") -> Watch:
+                  scan_every: int = WATCH_SCAN_EVERY, source: str = "<records>") -> Watch:
     """The decision on step records (a path to ``watch.jsonl`` or a list of dicts).
 
     A record: ``{"step": int, "train_reward": float, "train_reward_std", "n_completions",
     "mean_length", "truncated_share", "held_out": [graded rows], "batch": [graded rows with the
     reply text]}``; all but ``step`` optional. Held-out rows are paired by ``task_id``.
+
+    Every held-out evaluation after the first is a look (1, 2, ...); look ``t`` is tested at
+    level ``1 - alpha_t`` with ``alpha_t = (1 - level) / (t (t + 1))`` (:mod:`.anytime`), so the
+    chance that an honest run is ever stopped stays under ``1 - level`` however many looks it
+    gets. ``scan``: scan the batch of every ``scan_every``-th step (each scan its own look of the
+    same plan: the feature alarm).
     """
     level, seed = check_level(level), check_seed(seed)
     check_metric(metric)
-    for name, value, lo in (("window", window, 2), ("confirm", confirm, 1)):
+    for name, value, lo in (("window", window, 2), ("confirm", confirm, 1),
+                            ("scan_every", scan_every, 1)):
         if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= 1000:
+            default = {"window": WATCH_WINDOW, "confirm": WATCH_CONFIRM,
+                       "scan_every": WATCH_SCAN_EVERY}[name]
             raise ArgumentError(f"`{name}` must be an integer in [{lo}, 1000], got {value!r}. "
-                                f"Fix: use the default {WATCH_WINDOW if name == 'window' else WATCH_CONFIRM}")
+                                f"Fix: use the default {default}")
     recs = sorted(_check_records(records), key=lambda r: r["step"])
     by_step: dict[int, dict] = {}
     for rec in recs:  # a step logged twice (a resumed run): the later record wins, field by field
@@ -235,7 +306,7 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
     out_steps: list[WatchStep] = []
     conditions: list[Condition | None] = []
     cond_steps: list[int] = []
-    last_cmp = last_climb = None
+    last = None  # (delta, ci, n_paired, climb) at the latest look
     for s in steps:
         fields: dict[str, Any] = {k: s.get(k) for k in ("train_reward", "train_reward_std",
                                                        "n_completions", "mean_length",
@@ -247,22 +318,28 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
                 raise RowsError(f"held-out rows of step {s['step']}: {err}") from None
             fields["held_out"] = pass_rate(rows, level, seed, metric)
             if s is not evals[0]:
-                cmp = compare(base, rows, level=level, seed=seed, metric=metric)
-                climb = _climb(train[train_steps <= s["step"]], window, level)
-                fields.update(delta=cmp.delta, delta_ci=cmp.ci, delta_n_paired=cmp.n_paired)
+                look = len(conditions) + 1
+                delta, ci, n_paired, why, flat = _look_interval(base, rows, metric, level, look)
+                climb = _climb(train[train_steps <= s["step"]], window)
+                band = None if climb is None else float(
+                    climb_band(climb[1], climb[2], climb[3], level, look))
+                fields.update(delta=delta, delta_ci=ci, n_paired=n_paired, look=look,
+                              look_level=1.0 - look_alpha(1.0 - level, look),
+                              delta_ci_method=None if ci is None else
+                              "zero_spread_bound" if flat else "t")
                 if climb is not None:
-                    fields.update(train_climb=climb[0], train_noise_band=climb[1])
+                    fields.update(train_climb=climb[0], train_noise_band=band)
                 cond: Condition | None = None
-                if cmp.ci is not None:
-                    lo, hi = cmp.ci
-                    if hi < 0:
-                        cond = "down"
-                    elif climb is not None and lo <= 0 and climb[0] > climb[1] and hi < climb[0]:
-                        cond = "flat_while_climbing"
+                if ci is not None:
+                    code = int(look_conditions(ci[0], ci[1],
+                                               math.nan if climb is None else climb[0],
+                                               math.nan if band is None else band))
+                    cond = {DOWN: "down", FLAT: "flat_while_climbing"}.get(code)
                 fields["condition"] = cond
                 conditions.append(cond)
                 cond_steps.append(s["step"])
-                last_cmp, last_climb = cmp, climb
+                last = (delta, ci, n_paired, None if climb is None else (climb[0], band), why,
+                        flat)
         out_steps.append(WatchStep(step=s["step"], **fields))
     streak = 0
     for cond in reversed(conditions):
@@ -270,12 +347,20 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
             break
         streak += 1
     latest = conditions[-1] if conditions else None
-    first_stop, run_len = None, 0  # what a callback with stop=True would have done
-    for step, cond in zip(cond_steps, conditions):
-        run_len = run_len + 1 if cond is not None else 0
-        if run_len >= confirm:
-            first_stop = step
-            break
+    first_stop_step = None  # what a callback with stop=True would have done
+    if conditions:
+        codes = np.array([0 if c is None else 1 for c in conditions])
+        hit = int(first_stop(codes, confirm))
+        first_stop_step = cond_steps[hit] if hit >= 0 else None
+    last_delta, last_ci, last_n, last_climb, last_why, last_flat = last if last else (None,) * 6
+    looks = len(conditions)
+    if last_flat and last_ci is not None:
+        share = zero_spread_bound(last_n, level, looks)
+        notes.append(f"at step {evals[-1]['step']} every one of the {last_n} paired tasks "
+                     f"changed by exactly {last_delta:+.3f} (no spread, so no t interval): the "
+                     f"interval is the exact bound on the share of tasks that could have moved "
+                     f"unseen, {share:.3f} (0 of {last_n} moved, Clopper-Pearson at the look's "
+                     "level), times the largest change a task can make (1)")
     decision: Decision
     if streak >= confirm:
         decision = "stop"
@@ -291,19 +376,19 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
         reason = ("no held-out evaluation yet" if not evals else
                   f"one held-out evaluation (step {evals[0]['step']}); the first comparison "
                   "comes with the next")
-    elif last_cmp is None or last_cmp.ci is None:
+    elif last_ci is None:
         decision = "not_enough_data"
-        reason = f"the held-out set pairs {0 if last_cmp is None else last_cmp.n_paired} tasks; " \
-                 "an interval needs at least 3"
-    elif latest is None and last_climb is None and last_cmp.ci[0] <= 0:
+        reason = f"the latest held-out evaluation pairs {last_n or 0} tasks: {last_why}"
+    elif latest is None and last_climb is None and last_ci[0] <= 0:
         decision = "not_enough_data"
         reason = (f"{train.size} training steps with a reward: too few to tell a climb from "
                   "noise (need 4), and the held-out interval holds 0")
     else:
         decision = "continue"
-        lo, hi = last_cmp.ci
-        reason = f"held-out delta {last_cmp.delta:+.3f} [{lo:+.3f}, {hi:+.3f}] vs step " \
-                 f"{evals[0]['step']}"
+        lo, hi = last_ci
+        reason = (f"held-out delta {last_delta:+.3f} [{lo:+.3f}, {hi:+.3f}] vs step "
+                  f"{evals[0]['step']} (look {len(conditions)}, tested at level "
+                  f"{1.0 - look_alpha(1.0 - level, len(conditions)):.5f})")
         if latest is not None:
             reason += (f"; the stop condition ({latest}) holds at the latest evaluation only: "
                        f"stop if it holds at {confirm - streak} more")
@@ -312,24 +397,41 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
         elif last_climb is not None and last_climb[0] <= last_climb[1]:
             reason += (f"; the training reward's climb {last_climb[0]:+.3f} is inside its noise "
                        f"band {last_climb[1]:.3f}")
+        elif last_climb is not None and hi >= last_climb[0] and last_flat:
+            need = tasks_to_bound(last_climb[0] - last_delta, level, looks)
+            reason += (f"; no held-out task moved, but at this look {last_n} tasks bound the "
+                       f"change only to {hi:+.3f}, above the training reward's climb "
+                       f"{last_climb[0]:+.3f}"
+                       + (f" ({need} unmoved tasks would bound it under the climb)" if need
+                          else "") + ": evaluate more held-out tasks")
         elif last_climb is not None and hi >= last_climb[0]:
             reason += (f"; the interval still reaches the training reward's climb "
-                       f"{last_climb[0]:+.3f}: {last_cmp.n_paired} held-out tasks cannot tell "
+                       f"{last_climb[0]:+.3f}: {last_n} held-out tasks cannot tell "
                        f"flat from following it (the interval is {hi - lo:.3f} wide); evaluate "
                        f"more held-out tasks to narrow it")
         else:
             reason += "; the interval still reaches the training reward's climb"
-    batch_scan = None
+    batch_scan, scans, alarm_step, alarm = None, 0, None, []
     if scan:
-        latest_batch = next((s for s in reversed(steps) if s.get("batch")), None)
-        if latest_batch is not None:
+        scanned = [x for x in steps if x.get("batch") and x["step"] % scan_every == 0]
+        for j, x in enumerate(scanned, 1):  # scan j is look j of the run's scans
             try:
-                batch_scan = hack_scan(latest_batch["batch"], seed=seed, threshold=threshold)
+                batch_scan = hack_scan(x["batch"], seed=seed, threshold=threshold, level=level,
+                                       look=j)
             except WhileaiError as err:
-                notes.append(f"hack scan of step {latest_batch['step']}'s batch skipped: {err}")
-    if batch_scan is not None and batch_scan.verdict == "suspect":
-        notes.append(f"the latest batch's scan is suspect: the reward pays for "
-                     f"{', '.join(batch_scan.suspects)} within tasks")
+                notes.append(f"hack scan of step {x['step']}'s batch skipped: {err}")
+                continue
+            scans = j
+            if alarm_step is None and batch_scan.verdict == "suspect":
+                alarm_step, alarm = x["step"], batch_scan.suspects
+    if alarm_step is not None:
+        notes.append(f"feature alarm: the batch of step {alarm_step} pays for "
+                     f"{', '.join(alarm)} within tasks, at its look's spent level (run-level "
+                     f"false-alarm rate at most {SCAN_RUN_SHARE * (1 - level):.2g}); read "
+                     "watch.scan and run cheat_probes")
+    elif batch_scan is not None and batch_scan.verdict == "weak_signal":
+        notes.append(f"the latest batch shows a weak signal ({', '.join(batch_scan.weak)}): "
+                     "below the strength gate, watch the next scans")
     next_step = {
         "stop": "stop the run and keep the checkpoint before the held-out set stopped "
                 "following; read the latest batch scan and run cheat_probes on the reward, then "
@@ -341,15 +443,17 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
     shown = out_steps[-WATCH_STEPS_SHOWN:]
     return Watch(decision=decision, reason=reason, source=source, metric=metric,
                  n_steps=len(out_steps), steps_shown=f"{len(shown)} of {len(out_steps)}",
-                 steps=shown, n_evals=len(evals), first_stop_step=first_stop,
+                 steps=shown, n_evals=len(evals), first_stop_step=first_stop_step,
                  baseline_step=evals[0]["step"] if evals else None,
                  latest_eval_step=evals[-1]["step"] if evals else None,
-                 held_out_delta=None if last_cmp is None else last_cmp.delta,
-                 held_out_ci=None if last_cmp is None else last_cmp.ci,
-                 n_paired=None if last_cmp is None else last_cmp.n_paired,
+                 held_out_delta=last_delta, held_out_ci=last_ci, n_paired=last_n,
+                 held_out_ci_method=None if last_ci is None else
+                 "zero_spread_bound" if last_flat else "t",
                  train_climb=None if last_climb is None else last_climb[0],
                  train_noise_band=None if last_climb is None else last_climb[1],
-                 confirm=confirm, level=level, scan=batch_scan, next_step=next_step, notes=notes)
+                 confirm=confirm, level=level, scan=batch_scan, scans=scans,
+                 feature_alarm_step=alarm_step, feature_alarm=alarm, next_step=next_step,
+                 notes=notes)
 
 
 # --- where the records come from --------------------------------------------------------------

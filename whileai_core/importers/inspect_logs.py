@@ -6,7 +6,8 @@ documented JSON (``inspect log schema``: ``eval``, ``samples`` with ``id``, ``ep
 ``output``, ``error``, ``limit``); a ``.eval`` log then needs inspect (or ``inspect log convert
 --to json``).
 
-Per sample: ``task_id`` = the sample ``id``; ``epoch``; ``reward`` = the chosen scorer's value
+Per sample: ``task_id`` = the sample ``id``; ``epoch``; budgets (``max_tokens``,
+``completion_tokens``, ``finish_reason``, ``turns``: :func:`_budget`); ``reward`` = the chosen scorer's value
 mapped as inspect's ``value_to_float`` maps it ("C" 1, "P" 0.5, "I" and "N" 0, numbers and
 booleans as numbers, "yes"/"true" 1, "no"/"false" 0, numeric strings); ``truncated`` when the
 output stopped at ``max_tokens``/``model_length`` or the sample hit a ``token``, ``context``,
@@ -76,7 +77,10 @@ def _read(path: UserPath) -> tuple[dict, list[dict], str]:
                                              "and unedited (re-run the eval if it is damaged)"
                             ) from None
         samples = [s.model_dump(mode="json") for s in (log.samples or [])]
-        return log.eval.model_dump(mode="json"), samples, "inspect_ai.log.read_eval_log"
+        spec = log.eval.model_dump(mode="json")
+        plan = log.plan.model_dump(mode="json") if log.plan is not None else {}
+        return {**spec, "_plan_config": plan.get("config") or {}}, samples, \
+            "inspect_ai.log.read_eval_log"
     if is_eval_archive(path):
         raise RowsError("is an Inspect .eval log and inspect_ai is not installed",
                         source=str(path),
@@ -96,7 +100,9 @@ def _read(path: UserPath) -> tuple[dict, list[dict], str]:
                         field="samples", fix="pass the .json log inspect wrote, unedited")
     for i, sample in enumerate(samples):
         _check_sample(sample, i, path)
-    return data["eval"], samples, "documented JSON"
+    plan = data.get("plan") if isinstance(data.get("plan"), dict) else {}
+    config = plan.get("config") if isinstance(plan.get("config"), dict) else {}
+    return {**data["eval"], "_plan_config": config}, samples, "documented JSON"
 
 
 # The documented types of the fields read here (inspect's EvalSample), checked when the JSON is
@@ -180,6 +186,7 @@ def import_inspect(path: str | UserPath, *, metric: str | None = None,
     scorers = sorted({name for s in samples for name in (s.get("scores") or {})})
     chosen = _choose(scorers, metric, path)
     model = spec.get("model")
+    cap = _max_tokens(spec)
     rows, errored = [], 0
     for i, sample in enumerate(samples):
         where = f"{path} sample {sample.get('id')!r} epoch {sample.get('epoch')}"
@@ -187,7 +194,7 @@ def import_inspect(path: str | UserPath, *, metric: str | None = None,
                "model": model if isinstance(model, str) else None,
                "truncated": _truncated(sample), "errored": sample.get("error") is not None,
                "sample_uuid": sample.get("uuid"), "task": spec.get("task"),
-               "run_id": spec.get("run_id")}
+               "run_id": spec.get("run_id"), **_budget(sample, model, cap)}
         score = (sample.get("scores") or {}).get(chosen)
         if row["errored"] or score is None:
             if not row["errored"]:
@@ -227,6 +234,38 @@ def _choose(scorers: list[str], metric: str | None, path: UserPath) -> str:
     raise RowsError(f"has {len(scorers)} scorers ({', '.join(scorers)}) and none was chosen",
                     source=str(path), field="metric",
                     fix=f"name one: metric='{scorers[0]}' (CLI --metric {scorers[0]})")
+
+
+def _max_tokens(spec: dict) -> int | None:
+    """The cap Inspect records: ``eval.model_generate_config.max_tokens`` (the model's generate
+    config, e.g. ``--max-tokens``), else the task's ``plan.config.max_tokens``."""
+    for config in (spec.get("model_generate_config"), spec.get("_plan_config")):
+        value = config.get("max_tokens") if isinstance(config, dict) else None
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
+def _budget(sample: dict, model: Any, cap: int | None) -> dict:
+    """A sample's budget fields as Inspect records them: ``completion_tokens`` from the sample's
+    ``model_usage`` of the evaluated model (all its generations), else ``output.usage``;
+    ``finish_reason`` the output's first choice's ``stop_reason``; ``turns`` the sample's
+    ``turn_count``; ``max_tokens`` the eval's cap. What the log does not record is left out."""
+    out: dict = {} if cap is None else {"max_tokens": cap}
+    usage = (sample.get("model_usage") or {}).get(model) if isinstance(model, str) else None
+    if not isinstance(usage, dict):
+        usage = (sample.get("output") or {}).get("usage")
+    tokens = usage.get("output_tokens") if isinstance(usage, dict) else None
+    if isinstance(tokens, int) and not isinstance(tokens, bool):
+        out["completion_tokens"] = tokens
+    choices = (sample.get("output") or {}).get("choices") or []
+    reason = choices[0].get("stop_reason") if choices and isinstance(choices[0], dict) else None
+    if isinstance(reason, str):
+        out["finish_reason"] = reason
+    turns = sample.get("turn_count")
+    if isinstance(turns, int) and not isinstance(turns, bool):
+        out["turns"] = turns
+    return out
 
 
 def _truncated(sample: dict) -> bool:

@@ -12,7 +12,8 @@ Rows: one per doc of the chosen filter, ``reward`` = the chosen metric (a number
 a metric's value is a list with one number per repeat, one row per repeat (``repeat``).
 lm-eval scores a doc once over its repeats (its ``process_results`` sees the filtered
 responses), so a plain metric gives one row per doc, with the number of raw responses in
-``repeats``. lm-eval records no truncation: ``truncated`` is false. ``metric`` is a name, or
+``repeats``. lm-eval records no truncation: ``truncated`` is false. ``max_tokens`` is the
+request's ``max_gen_toks`` when it logs one (generate_until); no completion length is recorded. ``metric`` is a name, or
 ``name,filter`` (lm-eval's own spelling in its results); with one metric (or one filter) it may
 be left out.
 """
@@ -152,12 +153,26 @@ def import_lm_eval(path: str | UserPath, *, metric: str | None = None) -> Import
                                       if isinstance(x, list))}
                 if isinstance(value, list):
                     row["repeat"] = r
+                cap = _max_gen_toks(rec)
+                if cap is not None:
+                    row["max_tokens"] = cap
                 rows.append(row)
     notes = ["lm-eval records no truncation: `truncated` is false"]
     if len(files) > 1:
         notes.append("several tasks: task ids are <task>/<doc_id>")
     return summarize(FORMAT, str(path), [str(f) for f in files], rows, errored=0,
                      kept_errored=False, metric=chosen, notes=notes)
+
+
+def _max_gen_toks(rec: dict) -> int | None:
+    """The generation cap lm-eval logs with a ``generate_until`` request: ``max_gen_toks`` in
+    the request's generation kwargs (``arguments.gen_args_0.arg_1``). lm-eval records no
+    completion length and no finish reason."""
+    args = rec.get("arguments")
+    first = args.get("gen_args_0") if isinstance(args, dict) else None
+    kwargs = first.get("arg_1") if isinstance(first, dict) else None
+    cap = kwargs.get("max_gen_toks") if isinstance(kwargs, dict) else None
+    return cap if isinstance(cap, int) and not isinstance(cap, bool) and cap > 0 else None
 
 
 def _choose(metrics: list[str], filters: list[str], metric: str | None,

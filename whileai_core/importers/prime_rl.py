@@ -22,7 +22,9 @@ Per record (``to_record`` drops None values):
   prime-rl's ``has_error``: the episode is not ``ok`` or the trace is not ``ok`` (both always
   written as booleans; anything else is refused by line);
 - an episode with no trace at all (it failed before one was made) is one errored row;
-- ``model``: the first model a call of the trace requested, else ``agent.config.model``.
+- ``model``: the first model a call of the trace requested, else ``agent.config.model``;
+- budgets (:func:`trace_budget`): ``completion_tokens`` (the calls' ``usage``), ``max_tokens``
+  (the calls' ``sampling.max_tokens``), ``finish_reason`` (the last good call's), ``turns``.
 
 Errored rows are counted and left out (a failed rollout is not a zero-reward answer) unless
 ``keep_errored``; then they carry ``errored: true`` and the reward verifiers would give them.
@@ -268,8 +270,35 @@ def episode_rows(record: dict, where: dict) -> list[dict]:
                      "agent": agent.get("name"), "trace_id": trace.get("id"),
                      "stop_condition": trace.get("stop_condition"),
                      "error": (errors[-1].get("type") if errors and isinstance(errors[-1], dict)
-                               else None)})
+                               else None),
+                     **trace_budget(trace, calls)})
     return rows
+
+
+def trace_budget(trace: dict, calls: list[dict]) -> dict:
+    """What a trace records about its token budget, as verifiers a60a606 writes it
+    (``verifiers/v1/trace.py``, ``ModelCall``): ``completion_tokens`` is ``Trace.usage``'s, the
+    sum of ``usage.completion_tokens`` over the calls that report usage; ``max_tokens`` the
+    largest ``sampling.max_tokens`` of its calls (the per-reply cap); ``finish_reason`` that of
+    the last call without an error (the one ``Trace.is_truncated`` reads); ``turns`` the sampled
+    nodes (``Trace.num_turns``). A field the trace does not record is left out."""
+    out: dict = {}
+    used = [c["usage"].get("completion_tokens") for c in calls if isinstance(c.get("usage"), dict)]
+    used = [u for u in used if isinstance(u, int) and not isinstance(u, bool)]
+    if used:
+        out["completion_tokens"] = sum(used)
+    caps = [(c.get("sampling") or {}).get("max_tokens") for c in calls
+            if isinstance(c.get("sampling"), dict)]
+    caps = [m for m in caps if isinstance(m, int) and not isinstance(m, bool) and m > 0]
+    if caps:
+        out["max_tokens"] = max(caps)
+    last = next((c for c in reversed(calls) if c.get("error") is None), None)
+    if last is not None and isinstance(last.get("finish_reason"), str):
+        out["finish_reason"] = last["finish_reason"]
+    nodes = trace.get("nodes")
+    if isinstance(nodes, list):
+        out["turns"] = sum(1 for n in nodes if isinstance(n, dict) and n.get("sampled") is True)
+    return out
 
 
 def trace_reward(trace: dict, fail) -> float:

@@ -124,6 +124,9 @@ def kappa_interval(labels: Sequence[bool], grades: Sequence[bool], *,
     return (float(min(max(low, -1.0), 1.0)), float(min(max(high, -1.0), 1.0)))
 
 
+_MIN_HALF_WIDTH = 1e-6
+
+
 def failures_needed(half_width: float = D.JUDGE_FALSE_PASS_HALF_WIDTH, *,
                     level: float = D.CONFIDENCE_LEVEL) -> int:
     """Labelled failures needed so the false-pass rate is known to +-``half_width`` at worst.
@@ -137,6 +140,10 @@ def failures_needed(half_width: float = D.JUDGE_FALSE_PASS_HALF_WIDTH, *,
             or not 0.0 < half_width < 0.5:
         raise ArgumentError(f"half_width must be in (0, 0.5), got {half_width!r}. "
                             f"Fix: use the default {D.JUDGE_FALSE_PASS_HALF_WIDTH}")
+    if half_width < _MIN_HALF_WIDTH:  # 1e-300 overflowed to "a bug in whileai"
+        raise ArgumentError(f"half_width must be at least {_MIN_HALF_WIDTH:g} (narrower asks for "
+                            f"more than 10^11 labelled failures), got {half_width!r}. Fix: use "
+                            f"the default {D.JUDGE_FALSE_PASS_HALF_WIDTH}")
     return math.ceil(z_value(0.5 + level / 2.0) ** 2 * 0.25 / half_width ** 2 - 1e-9)
 
 

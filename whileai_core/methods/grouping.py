@@ -131,9 +131,13 @@ class GroupwiseGrading(Spec):
                 raise ArgumentError(f"grader returned {len(graded)} scores for {int(passed.sum())} "
                                     "passes")
             scores = full
-        arr = np.asarray(scores, dtype=float)
+        want = f"{n} (s, b) pairs" if width == 2 else f"{n} quality numbers"
+        try:
+            arr = np.asarray(scores, dtype=float)
+        except (TypeError, ValueError):  # ragged ([[0.1, 0.2], [0.3]]) or not numbers
+            raise ArgumentError(f"`scores` must hold {want} (one per sample), each the same "
+                                "shape; some entries differ in length or are not numbers") from None
         if arr.shape != ((n, 2) if width == 2 else (n,)):
-            want = f"{n} (s, b) pairs" if width == 2 else f"{n} quality numbers"
             raise ArgumentError(f"`scores` must hold {want} (one per sample); got shape {arr.shape}")
         if not np.isfinite(arr).all():
             raise ArgumentError("`scores` must be finite")

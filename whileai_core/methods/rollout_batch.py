@@ -36,7 +36,7 @@ class RolloutUpdate(Result):
     notes: list[str]
     shown: str | None = None
 
-    def bounded(self, limit: int) -> RolloutUpdate:
+    def _cut_lists(self, limit: int) -> RolloutUpdate:
         """The first ``limit`` trajectories' ``admitted``, and the per-token lists of the first
         ``limit // 4`` of them cut to ``limit`` tokens each (``stats`` cover all); ``shown``
         says what was cut, as n of N."""

@@ -23,7 +23,8 @@ from . import lock
 from .backend import get_backend
 from .forecast import forecast as forecast_run
 from .forecast_check import recorded
-from .plan import _check_backend, _check_gpu, _check_local_teacher, _check_name, _plan
+from .plan import (_check_backend, _check_gpu, _check_local_teacher, _check_name, _plan,
+                   _rejected)
 from .registry import ACTIVE, FINISHED, Registry, RunRecord, claimable, now
 # RunPlan too: whileai_core.runs imports the results from here
 from .results import Cancelled, Launch, RunList, RunPlan, public
@@ -103,9 +104,15 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
         _check_local_teacher(target)
     gpu_spec, gpu_count = _check_gpu(gpu, backend_name, target)
     run_name = _check_name(name, target)
+    rejected = _rejected(target)
+    if confirm and rejected:
+        raise ConfigError(f"{target.path}: prime-rl would reject it ({len(rejected)} problem(s): "
+                          f"{'; '.join(rejected[:3])}). Nothing was launched or recorded. Fix: "
+                          f"{op_name('validate_config')} lists each; rewrite it with "
+                          f"{op_name('prime_rl_config')}")
     # A plan is free: without confirm nothing is written, not even the registry's folder.
     registry = Registry(state_dir, create=confirm)
-    plan = _plan(target, run_name, runner, gpu_spec, gpu_count, registry)
+    plan = _plan(target, run_name, runner, gpu_spec, gpu_count, registry, rejected)
     fields = dict(id=plan.run_id, name=run_name, target=target.label, target_kind=target.kind,
                   recipe=target.recipe, sha256=target.sha256, backend=backend_name, gpu=gpu_spec,
                   forecast=None if plan.forecast is None else recorded(plan.forecast),

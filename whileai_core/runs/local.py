@@ -21,7 +21,7 @@ from typing import Any
 
 import whileai_core
 
-from ..defaults import CANCEL_GRACE_S
+from ..defaults import CANCEL_GRACE_S, LOCAL_RUN_TIMEOUT_S
 from ..errors import ArgumentError, ConfigError
 from ..extras import install_fix, missing
 from .. import safejson
@@ -85,7 +85,9 @@ class LocalBackend:
 
     def command(self, target: Target, run_dir: Path, gpu: str | None) -> list[str]:
         data = [] if target.data_dir is None else ["--data", str(target.data_dir)]
-        return [sys.executable, str(target.path / RECIPE_ENTRY), "--smoke",
+        # -s -P: no user site, neither the script's folder nor the working directory on
+        # sys.path (the product sets PYTHONPATH itself: the recipes and whileai_core)
+        return [sys.executable, "-s", "-P", str(target.path / RECIPE_ENTRY), "--smoke",
                 "--out", str(run_dir / OUT_DIR), *data]
 
     def describe(self, target: Target, run_dir: Path, gpu: str | None, run_name: str) -> str:
@@ -98,11 +100,15 @@ class LocalBackend:
         (run_dir / OUT_DIR).mkdir(parents=True, exist_ok=True)
         repo = target.path.parent.parent
         package_parent = Path(whileai_core.__file__).resolve().parents[1]
-        env = child_env({"PYTHONUNBUFFERED": "1"})
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (str(repo), str(package_parent), env.get("PYTHONPATH", "")) if p)
-        wrapper = [sys.executable, "-m", "whileai_core.runs._wrapper", str(run_dir), str(lock_fd),
-                   "--", *self.command(target, run_dir, record.gpu)]
+        # a clean environment (no token or key: the smoke is offline), and a sys.path the
+        # product builds: the recipes' checkout and this whileai_core, nothing of the caller's
+        env = child_env({"PYTHONUNBUFFERED": "1", "PYTHONPATH": os.pathsep.join(
+            dict.fromkeys((str(repo), str(package_parent))))})
+        from ..hacking.reward import child_memory_mb
+
+        wrapper = [sys.executable, "-m", "whileai_core.runs._wrapper",
+                   "--timeout", f"{LOCAL_RUN_TIMEOUT_S:g}", "--memory-mb", str(child_memory_mb()),
+                   str(run_dir), str(lock_fd), "--", *self.command(target, run_dir, record.gpu)]
         starting()
         with open(run_dir / "wrapper.err", "ab") as err:
             proc = subprocess.Popen(wrapper, pass_fds=(lock_fd,), start_new_session=True,

@@ -5,8 +5,9 @@ The checks refuse what no backend could run: an unknown backend, a GPU spec outs
 types and counts, a run name that cannot name its folders, a Modal run of a config whose OPD
 teacher is served on localhost. ``_plan`` then gathers what ``launch_run`` shows and launches
 on: the run's id, the forecast (a run that does not fit in memory is not ready), what the
-backend needs (a package, a token), the data folder, the command, and how past forecasts on the
-backend compared with what their runs took.
+backend needs (a package, a token), what prime-rl's schema rejects in a config, the data folder
+(read by the recipe's hooks from a private copy of the hashed bytes, none of its code run), the
+command, and how past forecasts on the backend compared with what their runs took.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from .forecast import forecast as forecast_run
 from .forecast_check import past_error
 from .registry import BACKENDS, Registry, run_id
 from .results import RunPlan
-from .targets import Target
+from .targets import Target, verified_copy
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 _GPU = re.compile(r"^(?P<type>[A-Za-z0-9-]+)(?::(?P<count>\d+))?$")
@@ -35,13 +36,21 @@ def _default_gpu(target: Target) -> str:
     default = RUN_GPU.get(target.recipe, RUN_GPU[PRIME_RL_RECIPE])
     if target.kind != "config":
         return default
-    deployment = tomllib.loads((target.data or b"").decode("utf-8")).get("deployment") or {}
+    deployment = tomllib.loads((target.data or b"").decode("utf-8")).get("deployment", {})
+    if not isinstance(deployment, dict):
+        raise ConfigError(f"{target.path}: `deployment` = {deployment!r:.40} is not a "
+                          "table. Fix: a [deployment] table (type, num_train_gpus, "
+                          "num_infer_gpus), or none")
     if deployment.get("type", "single_node") != "single_node":
         raise ArgumentError(f"{target.path}: [deployment] type {deployment.get('type')!r} is "
                             "multi-node; launch_run starts one Modal container (up to "
                             f"{MODAL_MAX_GPUS} GPUs). Fix: use a single_node deployment")
-    count = int(deployment.get("num_train_gpus", 1)) + int(deployment.get("num_infer_gpus", 1))
-    return f"{default.split(':')[0]}:{count}"
+    counts = [deployment.get(key, 1) for key in ("num_train_gpus", "num_infer_gpus")]
+    for key, value in zip(("num_train_gpus", "num_infer_gpus"), counts):
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MODAL_MAX_GPUS:
+            raise ConfigError(f"{target.path}: [deployment] {key} = {value!r} is not a number of "
+                              f"GPUs from 1 to {MODAL_MAX_GPUS}. Fix: e.g. {key} = 1")
+    return f"{default.split(':')[0]}:{sum(counts)}"
 
 
 def _check_gpu(gpu: Any, backend: str, target: Target) -> tuple[str | None, int]:
@@ -111,12 +120,21 @@ def _check_backend(backend: Any) -> str:
 
 # --- the plan ---------------------------------------------------------------------------------
 
+def _rejected(target: Target) -> list[str]:
+    """What prime-rl's schema (as whileai checks it) rejects in a config target; [] else."""
+    if target.kind != "config":
+        return []
+    from ..prime_rl import validate_config
+
+    return validate_config(tomllib.loads((target.data or b"").decode("utf-8"))).errors
+
+
 def _plan(target: Target, name: str, backend, gpu: str | None, gpu_count: int,
-          registry: Registry) -> RunPlan:
+          registry: Registry, rejected: list[str] = ()) -> RunPlan:
     id = run_id(target.sha256, name, backend.name)
     run_dir = registry.run_dir(id)
-    notes: list[str] = []
-    ready = True
+    notes: list[str] = [f"not ready to launch: prime-rl would reject it: {p}" for p in rejected]
+    ready = not rejected
     if backend.name == "modal":
         notes.append(f"spends money on Modal: launch only with {arg('confirm', True)}")
     else:
@@ -136,19 +154,25 @@ def _plan(target: Target, name: str, backend, gpu: str | None, gpu_count: int,
     except WhileaiError as exc:
         ready = False
         notes.append(f"not ready to launch: {exc}")
-    if target.data_dir is not None:  # the data folder is read now, on either backend
+    # the recipe's hooks read a data folder by name: they get a private copy of the bytes the
+    # door hashed (targets.verified_copy), and parse its code without running any of it
+    with verified_copy(target) as readable:
+        mine = readable.data_dir and str(readable.data_dir)
+        words = (lambda text: str(text).replace(mine, str(target.data_dir))) if mine else str
+        if target.data_dir is not None:  # the data folder is read now, on either backend
+            try:
+                from .modal_backend import recipe_describes_data
+                notes.append(f"data: {words(recipe_describes_data(readable))}")
+            except (WhileaiError, OSError) as exc:
+                ready = False
+                notes.append(f"not ready to launch: {words(exc)}")
         try:
-            from .modal_backend import recipe_describes_data
-            notes.append(f"data: {recipe_describes_data(target)}")
-        except (WhileaiError, OSError) as exc:
-            ready = False
-            notes.append(f"not ready to launch: {exc}")
-    try:
-        command = backend.describe(target, run_dir, gpu, name)
-    except WhileaiError as exc:
-        ready, command = False, "(unknown: see notes)"
-        if f"not ready to launch: {exc}" not in notes:
-            notes.append(f"not ready to launch: {exc}")
+            command = backend.describe(readable if backend.name == "modal" else target,
+                                       run_dir, gpu, name)
+        except WhileaiError as exc:
+            ready, command = False, "(unknown: see notes)"
+            if f"not ready to launch: {words(exc)}" not in notes:
+                notes.append(f"not ready to launch: {words(exc)}")
     return RunPlan(run_id=id, name=name, target=target.label, target_kind=target.kind,
                    recipe=target.recipe, sha256=target.sha256, backend=backend.name, gpu=gpu,
                    gpu_count=gpu_count,

@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from ..defaults import REGISTRY_LOCK_WAIT_S, STATE_DIR
 from ..errors import ArgumentError, ConfigError
+from ..failures import mask_value
 from ..result import Result
 
 STATE_DIR_ENV = "WHILEAI_STATE_DIR"
@@ -161,11 +162,20 @@ class RunRecord(Result):
 _JSON_FIELDS = ("handle", "results", "forecast", "measured")
 
 
+# what a run's backend and recipe wrote: masked when stored and again when read, so a value of a
+# secret-looking variable (MODAL_TOKEN_SECRET, OPENAI_API_KEY...) never comes back in an answer,
+# whether the registry predates the mask or the variable was set after the run was stored
+_MASKED_FIELDS = ("handle", "results", "error")
+
+
 def _record(row: sqlite3.Row) -> RunRecord:
     data = dict(row)
     for key in _JSON_FIELDS:
         if data.get(key) is not None:
             data[key] = json.loads(data[key])
+    for key in _MASKED_FIELDS:
+        if data[key] is not None:
+            data[key] = mask_value(data[key])
     return RunRecord(**data)
 
 
@@ -324,6 +334,9 @@ class Registry:
             raise ValueError(f"unknown status {to_status!r}")
         stamp = now()
         values = {"status": to_status, "updated_at": stamp, **fields}
+        for key in _MASKED_FIELDS:
+            if values.get(key) is not None:
+                values[key] = mask_value(values[key])
         if to_status in FINISHED:
             values.setdefault("finished_at", stamp)
         for key in _JSON_FIELDS:
@@ -364,7 +377,7 @@ class Registry:
         """Record the backend handle the moment it exists (before any status change)."""
         with self._connect() as db, self._write(db):
             db.execute("UPDATE runs SET handle = ?, updated_at = ? WHERE id = ?",
-                       (json.dumps(handle, sort_keys=True), now(), id))
+                       (json.dumps(mask_value(handle), sort_keys=True), now(), id))
 
 
 _COLUMNS = ("id", "name", "target", "target_kind", "recipe", "sha256", "backend", "gpu",

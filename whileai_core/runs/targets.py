@@ -13,11 +13,14 @@ parameter (read from the source, nothing imported), and its ``--smoke`` path a `
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import hashlib
 import os
 import re
+import tempfile
 import tomllib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -221,3 +224,22 @@ def stage_data(target: Target, run_dir: Path) -> Target:
     for name, data in target.data_files:
         write_atomic(staged / name, data, overwrite=True)
     return dataclasses.replace(target, data_dir=staged)
+
+
+@contextlib.contextmanager
+def verified_copy(target: Target) -> Iterator[Target]:
+    """The target with its data folder replaced by a private temporary copy of the bytes that
+    were read through the door and hashed, removed afterwards: what a plan hands the recipe's
+    hooks (they read the folder by name, and the user's folder could be swapped for a link
+    meanwhile). A target without a data folder is itself."""
+    if target.data_files is None:
+        yield target
+        return
+    with tempfile.TemporaryDirectory(prefix="whileai-plan-data-") as tmp:
+        copy = Path(tmp) / STAGED_DATA
+        copy.mkdir(mode=0o700)
+        for name, data in target.data_files:
+            fd = os.open(copy / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+        yield dataclasses.replace(target, data_dir=copy)

@@ -20,7 +20,8 @@ the MCP tools.
 
 from __future__ import annotations
 
-from .compare import Comparison, Verdict, compare, pair_tasks
+from .arms import pair_tasks
+from .compare import Comparison, Verdict, compare
 from .holdout import HoldoutSize, holdout_size
 from .intervals import Interval, task_interval, task_intervals
 from .many import Behaviour, ManyComparisons, adjust_bh, adjust_holm, compare_many

@@ -22,7 +22,6 @@ same training procedure assumed). With one run per arm the seed variance is unme
 from __future__ import annotations
 
 import math
-import os
 from typing import Any, Literal
 
 import numpy as np
@@ -30,15 +29,19 @@ from pydantic import Field
 
 from ..bootstrap import check_level, check_resamples, check_seed, z_value
 from ..defaults import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, HOLDOUT_POWER,
-                        MIN_SEEDS_FOR_SEED_VARIANCE, NOISE_TIE_TOLERANCE, PROVE_EFFECT)
+                        NOISE_TIE_TOLERANCE, PROVE_EFFECT)
 from ..errors import ArgumentError
 from ..result import Result, fmt_rate
-from ..rows import Rows, load_rows
 from .fields import LEVEL_DOC, METHOD_DOC, ci95_alias
-from .intervals import Interval, t_value, task_intervals
+from .intervals import Interval
 from .noise import NoiseFloor, resolve_band
 from .paired import degenerate_note, min_paired_tasks, mover_difference, paired_interval
-from .rates import check_metric, task_values, trials_cap
+from .clustered import Families, check_cluster, cluster_interval, families_of, intervals
+from .rates import check_metric
+from .selection import Selection, selection_check, selection_ids
+from .arms import (arm_values, as_runs, difference, in_unit, resolve_metric, scaled_mean,
+                   scaled_task_mean, with_seeds)
+from .arms import correlation as task_correlation
 
 Verdict = Literal["moved", "moved_the_wrong_way", "flat", "no_detectable_change",
                   "within_noise", "insufficient_data"]
@@ -61,15 +64,16 @@ class Comparison(Result):
     ci_method: str | None = Field(None, description=(
         "the difference's interval: t_sign_flip_exact / t_sign_flip_mc (the sign-flip test "
         "with the t interval, at any number of tasks), seeds_welch_t (several runs per arm), "
-        "mover_unpaired (every task changed by the same amount: no paired test; the unpaired "
-        "interval and its p-value)"))
+        "family_bootstrap_t (cluster=: families resampled, each drawn family's tasks kept; t "
+        "on min(C, effective C) - 1 df), mover_unpaired (every task changed by the same amount: no paired test; "
+        "the unpaired interval and its p-value)"))
     mean_before_ci_method: str | None = Field(None, description=METHOD_DOC)
     mean_after_ci_method: str | None = Field(None, description=METHOD_DOC)
     p_value: float | None = Field(None, description=(
         "two-sided p-value for delta = 0: the exact sign-flip test's, raised to the t test's when "
         "that does not reject, so p <= 1 - level exactly when the interval excludes 0; when "
         "every task changed alike (no paired spread), the unpaired MOVER interval's, and the "
-        "note says so"))
+        "note says so; with cluster=, the clustered t's (at least 1e-12)"))
     n_changed: int | None = Field(None, description="paired tasks whose value changed")
     effect: float = Field(PROVE_EFFECT, description="the equivalence margin behind `flat`")
     noise_band: float | None = None
@@ -81,7 +85,16 @@ class Comparison(Result):
     correlation: float | None = None
     mde: float | None = None
     level: float = Field(CONFIDENCE_LEVEL, description=LEVEL_DOC)
+    cluster: str | None = Field(None, description="the row field naming each task's family; "
+                                                  "intervals then resample families")
+    n_families: int | None = None
+    reward_warning: str | None = Field(None, description="rewards outside [0, 1]: why pass "
+                                                         "rates at this threshold mislead, and "
+                                                         "the fix")
     note: str | None = None
+    selection: Selection | None = Field(None, description=(
+        "with `selected_on`: whether the checkpoint was chosen on the tasks it is scored on "
+        "(same_set, overlapping, separate), and the fix when it was"))
 
     ci95 = ci95_alias("ci")
     mean_before_ci95 = ci95_alias("mean_before_ci")
@@ -92,7 +105,11 @@ class Comparison(Result):
             return f"verdict: {self.verdict} (n={self.n_paired} paired tasks). {self.note or ''}".strip()
         runs = "" if self.n_runs_before == self.n_runs_after == 1 else (
             f" ({self.n_runs_before} runs before, {self.n_runs_after} after)")
-        lines = [
+        what = "mean reward" if self.metric == "reward" else "pass rate"
+        lines = ([f"warning: {self.reward_warning}"] if self.reward_warning else []) + [
+            f"{what} by task"
+            + (f", intervals over {self.n_families} families in `{self.cluster}`, then tasks"
+               if self.cluster else ""),
             f"before  {fmt_rate(self.mean_before, self.mean_before_ci, self.n_paired)}",
             f"after   {fmt_rate(self.mean_after, self.mean_after_ci, self.n_paired)}",
             f"delta   {self.delta:+.3f}" + (f" [{self.ci[0]:+.3f}, {self.ci[1]:+.3f}]"
@@ -110,39 +127,9 @@ class Comparison(Result):
                          f"{self.n_only_after} only after (left out)")
         if self.note:
             lines.append(f"note: {self.note}")
+        if self.selection is not None:
+            lines.append(self.selection.render())
         return "\n".join(lines)
-
-
-def pair_tasks(before: Rows, after: Rows) -> tuple[np.ndarray, np.ndarray]:
-    """Indices (into before, into after) of the tasks both scored, in after's order."""
-    position = {t: i for i, t in enumerate(before.task_ids)}
-    ib, ia = [], []
-    for j, t in enumerate(after.task_ids):
-        i = position.get(t)
-        if i is not None:
-            ib.append(i)
-            ia.append(j)
-    return np.asarray(ib, dtype=np.int64), np.asarray(ia, dtype=np.int64)
-
-
-def as_runs(arm: Any, threshold: float | None) -> list[Rows]:
-    """One arm as a list of runs: rows (one run), or a list of rows-likes (one per seed)."""
-    if isinstance(arm, (list, tuple)) and arm and all(
-            isinstance(r, (str, os.PathLike, Rows, list, tuple)) for r in arm):
-        return [load_rows(r, threshold=threshold) for r in arm]
-    return [load_rows(arm, threshold=threshold)]
-
-
-def _arm_values(runs: list[Rows], shared: list[str], metric: str) -> tuple[np.ndarray, float | None]:
-    """(runs x tasks) per-task values at the shared tasks, and the arm's trials cap."""
-    rows, caps = [], 0.0
-    for r in runs:
-        pos = {t: i for i, t in enumerate(r.task_ids)}
-        idx = np.fromiter((pos[t] for t in shared), dtype=np.int64, count=len(shared))
-        rows.append(task_values(r, metric)[idx])
-        cap = trials_cap(r, metric, idx)
-        caps = None if cap is None or caps is None else caps + cap
-    return np.stack(rows), caps
 
 
 def _check(run_std: Any, effect: Any) -> None:
@@ -160,22 +147,42 @@ def _check(run_std: Any, effect: Any) -> None:
 def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
             run_std: float | NoiseFloor | None = None, seed: int | None = BOOTSTRAP_SEED,
             threshold: float | None = None, n_resamples: int = BOOTSTRAP_RESAMPLES,
-            metric: Literal["pass", "reward"] = "pass", effect: float = PROVE_EFFECT,
-            noise_runs: int | None = None) -> Comparison:
+            metric: Literal["auto", "pass", "reward"] = "auto", effect: float = PROVE_EFFECT,
+            noise_runs: int | None = None, cluster: str | None = None,
+            selected_on: Any = None) -> Comparison:
     """Paired before/after comparison by task (module docstring for the verdicts).
 
     ``before``/``after``: rows, or a list of runs per arm (training seeds).
     ``run_std``: the sd of the same eval re-run (:func:`noise_floor`, or its result, which also
     gives ``noise_runs``); the band is t_{R-1} x sqrt(2) x run_std at ``level``.
     ``effect``: the margin of the equivalence statement ``flat`` (default 0.05).
-    ``metric``: per-task pass rates ("pass") or per-task mean rewards ("reward").
+    ``metric``: per-task pass rates ("pass") or per-task mean rewards ("reward"); "auto" (the
+    default) reads the mean reward when the reward is continuous or on another scale and no
+    ``threshold`` is given (a pass rate at 1.0 can stay at 0 while the reward moves), else the
+    pass rate.
+    ``cluster``: a row field naming each task's family; the interval of the difference and the
+    arms' intervals then resample families, then tasks (:mod:`.clustered`).
+    ``selected_on``: when ``after`` is a checkpoint chosen among several, the tasks (or graded
+    rows, or task ids) it was chosen on; ``selection`` then says whether that is the set it is
+    scored on, and the fix (:mod:`.selection`).
     """
+    if selected_on is not None:  # the same comparison, then where its checkpoint was chosen
+        chosen_on = selection_ids(selected_on)
+        result = compare(before, after, level=level, run_std=run_std, seed=seed,
+                         threshold=threshold, n_resamples=n_resamples, metric=metric,
+                         effect=effect, noise_runs=noise_runs, cluster=cluster)
+        scored = set.intersection(*(set(r.task_ids) for r in
+                                    as_runs(before, threshold) + as_runs(after, threshold)))
+        return result.model_copy(update={"selection": selection_check(scored, chosen_on)})
     level, seed = check_level(level), check_seed(seed)
     check_resamples(n_resamples)
-    check_metric(metric)
+    if metric != "auto":
+        check_metric(metric)
+    check_cluster(cluster)
     _check(run_std, effect)
     band, band_runs, band_note = resolve_band(run_std, noise_runs, level)
     runs_b, runs_a = as_runs(before, threshold), as_runs(after, threshold)
+    metric, reward_warning, reward_notes = resolve_metric(metric, runs_b + runs_a, threshold)
     sets_b = [set(r.task_ids) for r in runs_b]
     sets_a = [set(r.task_ids) for r in runs_a]
     common = set.intersection(*sets_b, *sets_a)
@@ -185,23 +192,37 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
     base = dict(n_paired=n, n_only_before=len(set.union(*sets_b) - common),
                 n_only_after=len(set.union(*sets_a) - common), noise_band=band,
                 noise_runs=band_runs, level=level, metric=metric, effect=float(effect),
-                n_runs_before=seeds_b, n_runs_after=seeds_a)
+                n_runs_before=seeds_b, n_runs_after=seeds_a, cluster=cluster,
+                reward_warning=reward_warning)
     if n == 0:
         return Comparison(mean_before=None, mean_before_ci=None, mean_after=None,
                           mean_after_ci=None, delta=None, ci=None, verdict="insufficient_data",
-                          **base, note="the runs share no task_id: nothing to pair; score the "
-                                       "same frozen held-out tasks before and after")
-    vb, cap_b = _arm_values(runs_b, shared, metric)
-    va, cap_a = _arm_values(runs_a, shared, metric)
-    pb, pa = _mean0(vb), _mean0(va)
-    d = _difference(pa, pb)
-    delta = _mean(d)
+                          **base, note="; ".join(reward_notes + [
+                              "the runs share no task_id: nothing to pair; score the same "
+                              "frozen held-out tasks before and after"]))
+    vb, cap_b = arm_values(runs_b, shared, metric)
+    va, cap_a = arm_values(runs_a, shared, metric)
+    pb, pa = scaled_task_mean(vb), scaled_task_mean(va)
+    d = difference(pa, pb)
+    delta = scaled_mean(d)
     one_seed = seeds_b == 1 and seeds_a == 1
-    (iv_b, iv_a), _ = task_intervals([pb, pa], [cap_b, cap_a], level, seed, n_resamples)
-    arms = dict(mean_before=_mean(pb), mean_before_ci=iv_b.ci,
-                mean_before_ci_method=iv_b.method, mean_after=_mean(pa),
+    families = None
+    if cluster is not None:
+        # the family field may be on one arm only (a teacher's rows often lack it)
+        arm = runs_a[0] if any(cluster in r for r in runs_a[0].records[:1]) else runs_b[0]
+        pos = {t: i for i, t in enumerate(arm.task_ids)}
+        families = families_of(arm, cluster).take(
+            np.fromiter((pos[t] for t in shared), dtype=np.int64, count=n))
+        base["n_families"] = families.n_families
+    # each arm's interval stays in [0, 1] unless the rewards are on another scale
+    arm_bounds = (None if metric == "reward" and runs_a[0].reward_scale.kind == "scale"
+                  else (0.0, 1.0))
+    iv_b, iv_a = intervals([pb, pa], [cap_b, cap_a], level, seed, n_resamples, families,
+                           arm_bounds)
+    arms = dict(mean_before=scaled_mean(pb), mean_before_ci=iv_b.ci,
+                mean_before_ci_method=iv_b.method, mean_after=scaled_mean(pa),
                 mean_after_ci=iv_a.ci, mean_after_ci_method=iv_a.method)
-    notes = [band_note] if band_note else []
+    notes = list(reward_notes) + ([band_note] if band_note else [])
     if n < min_paired_tasks(level) or not math.isfinite(delta):
         notes.insert(0, f"fewer than {min_paired_tasks(level)} paired tasks: no test on {n} "
                         f"tasks can call a change at level {level:g}; score more shared tasks"
@@ -211,18 +232,30 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
         return Comparison(**arms, delta=delta if math.isfinite(delta) else None, ci=None,
                           verdict="insufficient_data", **base,
                           n_changed=int(np.count_nonzero(d)), note="; ".join(notes))
-    corr = _correlation(pb, pa)
+    corr = task_correlation(pb, pa)
     # a difference of two values in [0, 1] lies in [-1, 1]: no interval reaches past it
-    bounds = (-1.0, 1.0) if _unit(pb) and _unit(pa) else None
+    bounds = (-1.0, 1.0) if in_unit(pb) and in_unit(pa) else None
     seed_fields: dict[str, Any] = {}
-    if one_seed:
+    if families is not None:
+        ci_d = cluster_interval(d, families, level=level, seed=seed, bounds=bounds)
+        ci, method, p = ci_d.ci, ci_d.method, ci_d.p_value
+        if not one_seed:
+            notes.append("several runs per arm: the clustered interval averages each arm's runs "
+                         "per task and does not add the between-seed variance")
+        note_d = degenerate_note(d)
+        if ci is not None and note_d is not None:   # no paired spread: no paired interval
+            ci = method = p = None
+            notes.append(note_d)
+        elif ci_d.note:
+            notes.append(ci_d.note)
+    elif one_seed:
         binary = bool(np.all((pb == 0) | (pb == 1)) and np.all((pa == 0) | (pa == 1)))
         pi = paired_interval(d, level=level, seed=seed, n_resamples=n_resamples, mcnemar=binary)
         ci, method, p = pi.ci, pi.method, pi.p_value
         if pi.note:
             notes.append(pi.note)
     else:
-        ci, method, p, seed_fields, seed_note = _with_seeds(d, vb, va, level)
+        ci, method, p, seed_fields, seed_note = with_seeds(d, vb, va, level)
         notes.append(seed_note)
         if ci is not None and ci[1] - ci[0] <= 0.0:
             ci = method = p = None
@@ -236,7 +269,7 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
             ci = ci if method else None
             if method:
                 p = mover_pvalue(arms["mean_after"], pa, cap_a, arms["mean_before"], pb, cap_b,
-                                 bounds)
+                                 bounds, families=families, arm_bounds=arm_bounds, seed=seed)
             notes.append("the interval and p-value are the unpaired ones of the two arms' "
                          "intervals (MOVER), which ignore the pairing, and the verdict reads "
                          "them" if method else
@@ -264,13 +297,18 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
 
 
 def mover_pvalue(mean_a: float, values_a: np.ndarray, cap_a: float | None, mean_b: float,
-                 values_b: np.ndarray, cap_b: float | None, bounds) -> float:
+                 values_b: np.ndarray, cap_b: float | None, bounds, *,
+                 families: Families | None = None,
+                 arm_bounds: tuple[float, float] | None = (0.0, 1.0),
+                 seed: int | None = BOOTSTRAP_SEED) -> float:
     """The p-value of the unpaired (MOVER) interval: the smallest 1 - level at which it excludes
-    0, found by bisection on the level (each arm's interval by the one rule at that level).
-    1.0 when it never does; at least 1e-12 (a level of 1 - 1e-12 is the finest a float keeps)."""
+    0, found by bisection on the level (each arm's interval by the one rule at that level, over
+    ``families`` when given). 1.0 when it never does; at least 1e-12 (a level of 1 - 1e-12 is
+    the finest a float keeps)."""
     def excludes(p: float) -> bool:
         level = 1.0 - p
-        (ib, ia), _ = task_intervals([values_b, values_a], [cap_b, cap_a], level)
+        ib, ia = intervals([values_b, values_a], [cap_b, cap_a], level, seed, 0, families,
+                           arm_bounds)
         if ib.ci is None or ia.ci is None:
             return False
         lo, hi = mover_difference(mean_a, ia.ci, mean_b, ib.ci, bounds)
@@ -289,40 +327,6 @@ def mover_pvalue(mean_a: float, values_a: np.ndarray, cap_a: float | None, mean_
     return hi
 
 
-def _mean(x: np.ndarray) -> float:
-    """The mean, computed on values scaled by their largest magnitude (no overflow near 1e308)."""
-    scale = float(np.max(np.abs(x))) if x.size else 0.0
-    if scale == 0.0:
-        return 0.0
-    with np.errstate(over="ignore", invalid="ignore"):
-        return float(np.mean(x / scale) * scale)
-
-
-def _mean0(runs: np.ndarray) -> np.ndarray:
-    """Per-task mean over an arm's runs (axis 0), scaled like :func:`_mean`."""
-    scale = float(np.max(np.abs(runs))) if runs.size else 0.0
-    if scale == 0.0:
-        return runs.mean(axis=0)
-    return (runs / scale).mean(axis=0) * scale
-
-
-def _difference(after: np.ndarray, before: np.ndarray) -> np.ndarray:
-    """after - before per task; inf where it does not fit a float (values near +-1e308)."""
-    with np.errstate(over="ignore"):
-        return after - before
-
-
-def _unit(x: np.ndarray) -> bool:
-    return bool(np.all((x >= 0.0) & (x <= 1.0)))
-
-
-def _correlation(pb: np.ndarray, pa: np.ndarray) -> float | None:
-    if pb.size < 2 or bool(np.all(pb == pb[0])) or bool(np.all(pa == pa[0])):
-        return None
-    sb, sa = float(np.max(np.abs(pb))), float(np.max(np.abs(pa)))
-    return float(np.corrcoef(pb / sb, pa / sa)[0, 1])
-
-
 def _verdict(delta: float, ci: Interval | None, band: float | None, effect: float,
              notes: list[str]) -> Verdict:
     if ci is None:
@@ -338,34 +342,3 @@ def _verdict(delta: float, ci: Interval | None, band: float | None, effect: floa
     return "no_detectable_change"
 
 
-def _with_seeds(d: np.ndarray, vb: np.ndarray, va: np.ndarray, level: float):
-    """Task-level variance of mean(d) plus the between-seed variance of the arm means, with
-    Welch-Satterthwaite degrees of freedom (Satterthwaite 1946)."""
-    from scipy.special import stdtr
-
-    n = d.shape[0]
-    se_task2 = float(d.var(ddof=1)) / n
-    var_b = float(vb.mean(axis=1).var(ddof=1)) if vb.shape[0] >= MIN_SEEDS_FOR_SEED_VARIANCE else None
-    var_a = float(va.mean(axis=1).var(ddof=1)) if va.shape[0] >= MIN_SEEDS_FOR_SEED_VARIANCE else None
-    sb, sa = vb.shape[0], va.shape[0]
-    if var_b is not None and var_a is not None:
-        seed_terms = [(var_b / sb, sb - 1), (var_a / sa, sa - 1)]
-        pooled = ((sb - 1) * var_b + (sa - 1) * var_a) / (sb + sa - 2)
-        note = f"seed variance from {sb} runs before and {sa} after"
-    else:
-        var, runs = (var_b, sb) if var_b is not None else (var_a, sa)
-        seed_terms = [(var * (1.0 / sb + 1.0 / sa), runs - 1)]
-        pooled = var
-        note = (f"seed variance measured on the arm with {runs} runs and assumed for the arm "
-                "with one (same training procedure)")
-    total = se_task2 + sum(v for v, _ in seed_terms)
-    denom = se_task2 ** 2 / (n - 1) + sum(v ** 2 / df for v, df in seed_terms)
-    df = total ** 2 / denom if denom > 0 else float(n - 1)
-    se = math.sqrt(total)
-    delta = float(d.mean())
-    if se == 0.0:
-        return (delta, delta), "seeds_welch_t", 1.0, {}, note
-    q = float(t_value(0.5 + level / 2.0, df))
-    p = float(2.0 * stdtr(df, -abs(delta) / se))
-    fields = dict(seed_std=math.sqrt(pooled), seed_variance="measured")
-    return (delta - q * se, delta + q * se), "seeds_welch_t", p, fields, note

@@ -14,12 +14,16 @@ import numpy as np
 from pydantic import Field
 
 from ..bootstrap import z_value
-from ..defaults import (HOLDOUT_ALPHA, HOLDOUT_K, HOLDOUT_POWER, HOLDOUT_TABLE_KS, PLANNING_RHO,
-                        PLANNING_SIGMA2, PLANNING_VAR_X, PROVE_EFFECT, RHO_ALTERNATIVES)
+from ..defaults import (CLUSTER_MIN_FAMILIES, HOLDOUT_ALPHA, HOLDOUT_K, HOLDOUT_POWER,
+                        HOLDOUT_TABLE_KS, PLANNING_RHO, PLANNING_SIGMA2, PLANNING_VAR_X,
+                        PROVE_EFFECT, RHO_ALTERNATIVES)
 from ..errors import ArgumentError
 from ..result import Result
 from ..rows import Rows, load_rows
-from .compare import pair_tasks
+from .clustered import check_cluster, design_effect, families_of, mean_family_size
+from .arms import pair_tasks
+from .noise import within_variance
+from .rates import check_metric
 
 
 class HoldoutSize(Result):
@@ -38,9 +42,18 @@ class HoldoutSize(Result):
     sigma2_after: float | None
     inputs_from: Literal["pilot", "one-arm pilot", "binomial model"]
     table: dict[int, int]
+    metric: Literal["pass", "reward"] = "pass"
+    cluster: str | None = Field(None, description="the row field naming each task's family")
+    design_effect: float | None = Field(
+        None, description="how much families widen the variance of the mean (Miller 2024's "
+                          "clustered variance over the independent one, on the pilot): every n "
+                          "here is already multiplied by it")
+    family_size: float | None = Field(None, description="mean tasks per family in the pilot")
+    n_families: int | None = Field(None, description="families to hold out at that size")
     rho: float | None = Field(None, description=(
-        "correlation of the arms' per-task pass rates that n rests on: measured on a paired "
-        "pilot (``rho_from`` 'pilot'), else assumed (PLANNING_RHO, 'assumed')"))
+        "correlation of the arms' per-task values (pass rates, or mean rewards with metric "
+        "'reward') that n rests on: measured on a paired pilot (``rho_from`` 'pilot'), else "
+        "assumed (PLANNING_RHO, 'assumed')"))
     rho_from: Literal["pilot", "assumed"] | None = None
     n_tasks_if_rho: dict[str, int] | None = Field(None, description=(
         "when rho is assumed: the tasks needed at k if the arms correlate less (keys are rho)"))
@@ -52,6 +65,10 @@ class HoldoutSize(Result):
         lines = [f"holdout: {self.n_tasks} tasks at k={self.k} to detect {self.effect:.3f} "
                  f"(power {self.power:.2f}, alpha {self.alpha:.2f}; inputs from {self.inputs_from})"]
         lines.append("tasks needed by k: " + ", ".join(f"k={k}: {n}" for k, n in self.table.items()))
+        if self.design_effect is not None:
+            lines.append(f"families in `{self.cluster}`: design effect {self.design_effect:.2f} "
+                         f"(included), about {self.family_size:.1f} tasks per family, so "
+                         f"{self.n_families} families")
         if self.rho_from == "assumed" and self.n_tasks_if_rho:
             alt = ", ".join(f"rho {r}: {n} tasks (n={self.n_tasks} has power "
                             f"{self.power_if_rho[r]:.2f})" for r, n in self.n_tasks_if_rho.items())
@@ -64,62 +81,118 @@ class HoldoutSize(Result):
         return "\n".join(lines)
 
 
-def _within_var(data: Rows, idx: np.ndarray | None = None) -> tuple[float, float, np.ndarray]:
-    """(mean s_i^2, mean s_i^2/n_i, per-task rates) over tasks with >= 2 rollouts."""
+def _within_var(data: Rows, idx: np.ndarray | None = None, metric: str = "pass"
+                ) -> tuple[float, float, np.ndarray]:
+    """(mean s_i^2, mean s_i^2/n_i, per-task values) over tasks with >= 2 rollouts; s_i^2 the
+    binomial n/(n-1) p(1-p) for pass rates, the rewards' sample variance for a mean reward."""
     n, c = data.rollouts, data.passes
+    p = data.task_values(metric)
+    s2_all = within_variance(data) if metric == "reward" else None
     if idx is not None:
-        n, c = n[idx], c[idx]
-    p = c / n
+        n, c, p = n[idx], c[idx], p[idx]
+        s2_all = None if s2_all is None else s2_all[idx]
     ok = n >= 2
     if not ok.any():
         return float("nan"), float("nan"), p
-    s2 = n[ok] / (n[ok] - 1) * p[ok] * (1 - p[ok])
+    s2 = s2_all[ok] if s2_all is not None else n[ok] / (n[ok] - 1) * p[ok] * (1 - p[ok])
     return float(s2.mean()), float((s2 / n[ok]).mean()), p
+
+
+_EDGE = 1e-6
+
+
+def _design(cluster: str | None, rows: Rows | None, idx: np.ndarray | None,
+            values: np.ndarray | None) -> tuple[float, float | None, str | None]:
+    """(design effect, mean family size, note) of a pilot's per-task values (1 without families;
+    never below 1: a design effect under 1 read off a pilot is not a promise to plan on)."""
+    if cluster is None:
+        return 1.0, None, None
+    fam = families_of(rows, cluster).take(idx)
+    note = None
+    if fam.n_families < CLUSTER_MIN_FAMILIES:
+        note = (f"the design effect is read from only {fam.n_families} families: it is itself "
+                "uncertain; a pilot with more families sharpens it")
+    return max(1.0, design_effect(values, fam)), mean_family_size(fam), note
 
 
 def holdout_size(effect: float = PROVE_EFFECT, *, k: int = HOLDOUT_K, before: Any = None,
                  after: Any = None, power: float = HOLDOUT_POWER, alpha: float = HOLDOUT_ALPHA,
-                 threshold: float | None = None) -> HoldoutSize:
+                 threshold: float | None = None, cluster: str | None = None,
+                 metric: Literal["auto", "pass", "reward"] = "auto") -> HoldoutSize:
     """Tasks to hold out so a paired eval at ``k`` rollouts detects ``effect`` (Miller Eq. 9).
 
     Inputs: with pilot rows ``before`` and ``after`` (paired by task, >= 2 rollouts per task),
     omega2 = max(0, Var_i(d_i) - mean_i(s_A,i^2/n_A,i + s_B,i^2/n_B,i)) and sigma2 = mean s_i^2.
     With one arm only, Var(x) from that arm and omega2 = 2 Var(x) (1 - rho), rho = 0.8.
     With neither, the binomial planning model: x ~ U(0, 1), Var(x) = 1/12, E[sigma2] = 1/6, rho 0.8.
+    ``metric``: "auto" sizes for the mean reward when a pilot's reward is continuous (the
+    within-task variance is then the rewards' own), else for the pass rate.
+    ``cluster``: a row field naming each task's family in the pilot; every n is multiplied by
+    the pilot's design effect (Miller 2024's clustered variance of the mean over the
+    independent one, on the paired differences, or on one arm's values) and the families
+    needed at the pilot's family size are given.
     """
+    check_cluster(cluster)
+    if metric != "auto":
+        check_metric(metric)
+    if cluster is not None and before is None and after is None:
+        raise ArgumentError("`cluster` needs pilot rows (before, after, or both) that carry the "
+                            "family field: without them there is no design effect to read. Fix: "
+                            "pass a pilot, or leave cluster out")
     for name, value, lo, hi in (("effect", effect, 0.0, 1.0), ("power", power, 0.0, 1.0),
                                 ("alpha", alpha, 0.0, 1.0)):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo < value < hi:
             raise ArgumentError(f"`{name}` must be a number strictly between {lo:g} and {hi:g}, "
                                 f"got {value!r}. Fix: e.g. effect=0.05, power=0.8, alpha=0.05")
+        # the normal quantiles and n ~ 1/effect^2 overflow past these (1e-300 was "a bug")
+        if not _EDGE <= value <= 1 - _EDGE:
+            raise ArgumentError(f"`{name}` = {value!r} is too close to 0 or 1 to size a holdout "
+                                f"(it must be in [{_EDGE:g}, 1 - {_EDGE:g}]). Fix: e.g. "
+                                "effect=0.05, power=0.8, alpha=0.05")
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ArgumentError(f"`k` must be a positive integer, got {k!r}. Fix: e.g. k=4")
     z2 = (z_value(1 - alpha / 2) + z_value(power)) ** 2
     note = None
     table_ks = tuple(sorted(set(HOLDOUT_TABLE_KS) | {k}))
+    pilots = [load_rows(x, threshold=threshold) for x in (before, after) if x is not None]
+    if metric == "auto":
+        metric = ("reward" if threshold is None and any(p.reward_scale.continuous
+                                                        for p in pilots) else "pass")
+    warning = next((p.reward_scale.warning for p in pilots if p.reward_scale.warning), None)
+    deff_values, deff_rows, deff_idx = None, None, None
     if before is not None and after is not None:
-        b, a = load_rows(before, threshold=threshold), load_rows(after, threshold=threshold)
+        b, a = pilots
         ib, ia = pair_tasks(b, a)
         if ib.shape[0] < 3:
             raise ArgumentError(f"pilot runs share {ib.shape[0]} tasks; need >= 3 paired tasks. "
                                 "Fix: score the same tasks before and after, or omit the pilot")
-        s2b, s2b_n, pb = _within_var(b, ib)
-        s2a, s2a_n, pa = _within_var(a, ia)
+        s2b, s2b_n, pb = _within_var(b, ib, metric)
+        s2a, s2a_n, pa = _within_var(a, ia, metric)
+        deff_values, deff_rows, deff_idx = pa - pb, a, ia
         var_d = float(np.var(pa - pb, ddof=1))
         if math.isnan(s2b) or math.isnan(s2a):
             # k = 1 pilot: the whole bracket at k = 1 is Var(d_i) (stats.md sec. 1.5).
-            n1 = max(1, math.ceil(z2 * var_d / effect ** 2))
+            deff, fam_size, _ = _design(cluster, deff_rows, deff_idx, deff_values)
+            n1 = max(1, math.ceil(deff * z2 * var_d / effect ** 2))
             return HoldoutSize(n_tasks=n1, effect=effect, k=1, power=power, alpha=alpha,
                                omega2=None, sigma2_before=None, sigma2_after=None,
-                               inputs_from="pilot", table={1: n1},
+                               inputs_from="pilot", table={1: n1}, metric=metric,
+                               cluster=cluster, design_effect=None if cluster is None else deff,
+                               family_size=fam_size,
+                               n_families=None if fam_size is None else math.ceil(n1 / fam_size),
                                note="pilot has one rollout per task: only k = 1 can be sized; "
                                     "re-run the pilot at k >= 2 to size other k")
         omega2 = max(0.0, var_d - (s2b_n + s2a_n))
         inputs_from = "pilot"
         rho = float(np.corrcoef(pb, pa)[0, 1]) if np.ptp(pb) > 0 and np.ptp(pa) > 0 else None
     elif before is not None or after is not None:
-        one = load_rows(before if before is not None else after, threshold=threshold)
-        s2, s2_n, p = _within_var(one)
+        one = pilots[0]
+        s2, s2_n, p = _within_var(one, None, metric)
+        deff_values, deff_rows, deff_idx = p, one, np.arange(one.n_tasks)
+        if cluster is not None:
+            note = ("the design effect is read on one arm's per-task values: paired "
+                    "differences usually cluster less, so this n is on the safe side; a paired "
+                    "pilot reads it on the differences")
         if math.isnan(s2) or one.n_tasks < 3:
             raise ArgumentError("a one-arm pilot needs >= 3 tasks with >= 2 rollouts each. Fix: "
                                 "re-run the pilot at k >= 2, or omit it for the planning model")
@@ -127,8 +200,9 @@ def holdout_size(effect: float = PROVE_EFFECT, *, k: int = HOLDOUT_K, before: An
         omega2, s2b, s2a = 2 * var_x * (1 - PLANNING_RHO), s2, s2
         inputs_from = "one-arm pilot"
         rho = None
-        note = (f"after-arm assumed like the pilot, rho = {PLANNING_RHO} between arms (assumed, "
-                "not measured: a pilot of both arms measures it)")
+        note = "; ".join(filter(None, [f"after-arm assumed like the pilot, rho = {PLANNING_RHO} "
+                                       "between arms (assumed, not measured: a pilot of both "
+                                       "arms measures it)", note]))
     else:
         var_x = PLANNING_VAR_X
         omega2 = 2 * PLANNING_VAR_X * (1 - PLANNING_RHO)
@@ -138,11 +212,16 @@ def holdout_size(effect: float = PROVE_EFFECT, *, k: int = HOLDOUT_K, before: An
         note = (f"no pilot: pass rates uniform on [0, 1], rho = {PLANNING_RHO} between arms "
                 "(assumed, not measured); a pilot run of both arms gives a sharper number")
 
+    deff, fam_size, fam_note = _design(cluster, deff_rows, deff_idx, deff_values)
+
     def size(kk: int) -> int:
-        return max(1, math.ceil(z2 * (omega2 + s2b / kk + s2a / kk) / effect ** 2 - 1e-9))
+        return max(1, math.ceil(deff * z2 * (omega2 + s2b / kk + s2a / kk) / effect ** 2 - 1e-9))
 
     table = {kk: size(kk) for kk in table_ks}
     n_k = table[k]
+    for extra in (warning, fam_note):
+        if extra:
+            note = f"{note}; {extra}" if note else extra
     assumed: dict[str, Any] = {}
     if inputs_from != "pilot":
         # n rests on rho; say what a weaker correlation costs (the audit: rho 0.5 instead of
@@ -151,9 +230,9 @@ def holdout_size(effect: float = PROVE_EFFECT, *, k: int = HOLDOUT_K, before: An
         n_if, power_if = {}, {}
         for r in RHO_ALTERNATIVES:
             var = 2 * var_x * (1 - r) + s2b / k + s2a / k
-            n_if[f"{r:g}"] = max(1, math.ceil(z2 * var / effect ** 2 - 1e-9))
-            power_if[f"{r:g}"] = float(NormalDist().cdf(math.sqrt(n_k) * effect / math.sqrt(var)
-                                                        - z_a))
+            n_if[f"{r:g}"] = max(1, math.ceil(deff * z2 * var / effect ** 2 - 1e-9))
+            power_if[f"{r:g}"] = float(NormalDist().cdf(
+                math.sqrt(n_k / deff) * effect / math.sqrt(var) - z_a))
         assumed = dict(rho=PLANNING_RHO, rho_from="assumed", n_tasks_if_rho=n_if,
                        power_if_rho=power_if)
     elif rho is not None:
@@ -164,4 +243,7 @@ def holdout_size(effect: float = PROVE_EFFECT, *, k: int = HOLDOUT_K, before: An
         note = f"{note}; {extra}" if note else extra
     return HoldoutSize(n_tasks=n_k, effect=float(effect), k=k, power=float(power),
                        alpha=float(alpha), omega2=omega2, sigma2_before=s2b, sigma2_after=s2a,
-                       inputs_from=inputs_from, table=table, note=note, **assumed)
+                       inputs_from=inputs_from, table=table, metric=metric, cluster=cluster,
+                       design_effect=None if cluster is None else deff, family_size=fam_size,
+                       n_families=None if fam_size is None else math.ceil(n_k / fam_size),
+                       note=note, **assumed)

@@ -28,7 +28,8 @@ from ..bootstrap import check_level
 from ..defaults import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, PROVE_EFFECT
 from ..errors import ArgumentError
 from ..result import Result
-from .compare import Comparison, Verdict, as_runs, compare
+from .arms import as_runs
+from .compare import Comparison, Verdict, compare
 from .fields import LEVEL_DOC
 from .intervals import Interval
 

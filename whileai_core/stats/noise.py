@@ -25,6 +25,7 @@ from ..result import Result
 from ..rows import Rows, load_rows
 from .fields import LEVEL_DOC
 from .intervals import t_value
+from .clustered import check_cluster
 from .rates import check_metric, task_values
 
 
@@ -39,8 +40,9 @@ class NoiseFloor(Result):
     ``predicted_run_std``: what the rows' own within-task variance predicts,
     sqrt(sum_i s_i^2/n_i)/C, with n_i a task's rollouts per run and s_i^2 = T_i/(T_i-1) p_i(1-p_i)
     from its T_i rollouts pooled over every run given as rows (a task with one rollout per run is
-    measured by its re-runs). A measured run_std well above it means the runs are not independent
-    re-samples (infrastructure, judge).
+    measured by its re-runs); for a mean reward (``metric`` 'reward') s_i^2 is the sample variance
+    of the task's rewards in each run, the prediction averaged over the runs. A measured run_std
+    well above it means the runs are not independent re-samples (infrastructure, judge).
     """
 
     run_scores: list[float]
@@ -50,6 +52,15 @@ class NoiseFloor(Result):
     level: float = Field(CONFIDENCE_LEVEL, description=LEVEL_DOC)
     predicted_run_std: float | None = None
     n_tasks: list[int] | None = None
+    metric: Literal["pass", "reward"] = "pass"
+    cluster: str | None = Field(None, description="the row field naming each task's family")
+    n_families: int | None = None
+    run_std_by_task: float | None = Field(
+        None, description="run-to-run sd rebuilt from each task's own re-run spread "
+                          "(sqrt(sum_t s_t^2)/C over the shared tasks; tasks independent)")
+    run_std_by_family: float | None = Field(
+        None, description="the same from each family's summed re-run spread "
+                          "(sqrt(sum_f s_f^2)/C): noise shared within a family counts")
     note: str | None = None
 
     @property
@@ -67,6 +78,10 @@ class NoiseFloor(Result):
                  f"(t with {self.n_runs - 1} df x sqrt(2) x run_std, {self.level:.0%})"]
         if self.predicted_run_std is not None:
             lines.append(f"predicted run_std from within-task variance: {self.predicted_run_std:.4f}")
+        if self.run_std_by_family is not None:
+            lines.append(f"run-to-run sd from {self.n_families} families in `{self.cluster}`: "
+                         f"{self.run_std_by_family:.4f} (tasks independent: "
+                         f"{self.run_std_by_task:.4f})")
         if self.note:
             lines.append(f"note: {self.note}")
         return "\n".join(lines)
@@ -93,37 +108,58 @@ def resolve_band(run_std: Any, noise_runs: int | None, level: float
 
 
 def noise_floor(*runs: Any, threshold: float | None = None,
-                metric: Literal["pass", "reward"] = "pass",
-                level: float = CONFIDENCE_LEVEL) -> NoiseFloor:
+                metric: Literal["auto", "pass", "reward"] = "auto",
+                level: float = CONFIDENCE_LEVEL, cluster: str | None = None) -> NoiseFloor:
     """run_std of the same eval re-run (each run: rows, or its score as a number).
 
     Needs at least 2 runs (3 or more recommended: with R runs the relative SE of run_std is
-    about 1/sqrt(2(R-1)), 71% at R = 2, 50% at R = 3).
+    about 1/sqrt(2(R-1)), 71% at R = 2, 50% at R = 3). ``metric="auto"`` reads the mean reward
+    when the reward is continuous and no threshold is given, else the pass rate.
+    ``cluster``: a row field naming each task's family; with 2+ runs of rows it also rebuilds
+    the run-to-run sd from each family's summed re-run spread (``run_std_by_family``) beside the
+    one from each task's (``run_std_by_task``): noise shared within families shows as a gap.
     """
     if len(runs) == 1 and isinstance(runs[0], (list, tuple)) and runs[0] and all(
             isinstance(r, (int, float, str, Rows)) or hasattr(r, "__fspath__") for r in runs[0]):
         runs = tuple(runs[0])
-    check_metric(metric)
+    if metric != "auto":
+        check_metric(metric)
+    check_cluster(cluster)
     level = check_level(level)
     if len(runs) < 2:
         raise ArgumentError(f"noise_floor needs at least 2 runs of the same eval, got {len(runs)}. "
                             "Fix: re-run the same frozen eval (3 or more runs recommended)")
-    scores, sizes, loaded = [], [], []
-    for run in runs:
-        if isinstance(run, (int, float)) and not isinstance(run, bool):
+    loaded = [None if isinstance(run, (int, float)) and not isinstance(run, bool)
+              else load_rows(run, threshold=threshold) for run in runs]
+    row_runs = [d for d in loaded if d is not None]
+    warning = next((d.reward_scale.warning for d in row_runs if d.reward_scale.warning), None)
+    if metric == "auto":
+        metric = ("reward" if threshold is None and any(d.reward_scale.continuous
+                                                        for d in row_runs) else "pass")
+    scores, sizes = [], []
+    for run, data in zip(runs, loaded):
+        if data is None:
             if not math.isfinite(run):
                 raise ArgumentError(f"a run score must be finite, got {run!r}")
             scores.append(float(run))
             continue
-        data = load_rows(run, threshold=threshold)
         rate = task_values(data, metric)
         scores.append(float(rate.mean()))
         sizes.append(data.n_tasks)
-        loaded.append(data)
-    predicted = pooled_run_std(loaded) if metric == "pass" and loaded else None
-    agreed = len(loaded) > 1 and _every_task_agrees(loaded)
+    if metric == "pass":   # each task's outcomes pooled over every run given as rows
+        predicted = pooled_run_std(row_runs) if row_runs else None
+    else:                  # a reward's own within-task variance, run by run
+        per_run = [predicted_run_std(d.rollouts, None, within_variance(d)) for d in row_runs]
+        per_run = [x for x in per_run if x is not None]
+        predicted = float(np.mean(per_run)) if per_run else None
+    agreed = len(row_runs) > 1 and _every_task_agrees(row_runs)
     run_std = float(np.std(scores, ddof=1))
-    notes = []
+    notes = [warning] if warning else []
+    by_family: dict[str, Any] = {}
+    if cluster is not None:
+        by_family, family_note = _by_family(row_runs, cluster, metric)
+        if family_note:
+            notes.append(family_note)
     if len(runs) < 3:
         notes.append("run_std from 2 runs is itself very noisy (relative SE ~71%) and its band "
                      "uses a t quantile with 1 degree of freedom (12.7 at 95%); use 3+ runs")
@@ -149,19 +185,66 @@ def noise_floor(*runs: Any, threshold: float | None = None,
                          "0; re-run more, or pass the runs' rows so the band can use the "
                          "within-task prediction")
     nf = NoiseFloor(run_scores=scores, n_runs=len(scores), run_std=run_std, band=0.0,
-                    level=level, predicted_run_std=pred, n_tasks=sizes or None,
-                    note="; ".join(notes) or None)
+                    level=level, predicted_run_std=pred, n_tasks=sizes or None, metric=metric,
+                    cluster=cluster, **by_family, note="; ".join(notes) or None)
     return nf.model_copy(update={"band": noise_band(nf.band_std, len(scores), level)})
 
 
-def predicted_run_std(rollouts: np.ndarray, passes: np.ndarray) -> float | None:
+def within_variance(data: Rows) -> np.ndarray:
+    """Per task, the sample variance (ddof 1) of its rollouts' rewards (NaN for one rollout)."""
+    n = data.rollouts.astype(np.float64)
+    sq = np.bincount(data.task_index, weights=data.reward ** 2, minlength=data.n_tasks)
+    mean = data.reward_sum / n
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s2 = (sq - n * mean ** 2) / (n - 1)
+    return np.where(n >= 2, np.maximum(s2, 0.0), np.nan)
+
+
+def _by_family(runs: list[Rows], field: str, metric: str) -> tuple[dict[str, Any], str | None]:
+    """The run-to-run sd rebuilt from per-task and per-family re-run spreads (shared tasks)."""
+    from .clustered import families_of
+
+    if len(runs) < 2:
+        return {}, "cluster needs 2 or more runs given as rows (not scores) to read families"
+    shared = [t for t in runs[0].task_ids if all(t in set(r.task_ids) for r in runs[1:])]
+    if len(shared) < 2:
+        return {}, "the runs share fewer than 2 tasks: no per-family spread to read"
+    values = []
+    for r in runs:
+        pos = {t: i for i, t in enumerate(r.task_ids)}
+        idx = np.fromiter((pos[t] for t in shared), dtype=np.int64, count=len(shared))
+        values.append(task_values(r, metric)[idx])
+    v = np.stack(values)                                   # runs x tasks
+    pos0 = {t: i for i, t in enumerate(runs[0].task_ids)}
+    fam = families_of(runs[0], field).take(
+        np.fromiter((pos0[t] for t in shared), dtype=np.int64, count=len(shared)))
+    n = v.shape[1]
+    task_var = v.var(axis=0, ddof=1).sum()
+    sums = np.stack([np.bincount(fam.codes, weights=row, minlength=fam.n_families) for row in v])
+    family_var = sums.var(axis=0, ddof=1).sum()
+    by_task, by_family = math.sqrt(task_var) / n, math.sqrt(family_var) / n
+    note = None
+    if by_task > 0 and by_family > 1.5 * by_task:
+        note = (f"re-run noise moves whole families together: {by_family / by_task:.1f}x the "
+                "run-to-run sd independent tasks would give (one sandbox, seed or judge call "
+                f"per family?); read deltas with compare(..., cluster={field!r})")
+    return dict(n_families=fam.n_families, run_std_by_task=by_task,
+                run_std_by_family=by_family), note
+
+
+def predicted_run_std(rollouts: np.ndarray, passes: np.ndarray | None,
+                      variances: np.ndarray | None = None) -> float | None:
     """sqrt(sum_i s_i^2 / n_i) / C; tasks with one rollout take the mean s^2 of the others
-    (leaving them out of the sum, as before 0.2, biased the prediction low)."""
+    (leaving them out of the sum, as before 0.2, biased the prediction low). ``s_i^2`` is
+    n_i/(n_i-1) p_i(1-p_i) for pass rates, or ``variances`` (a reward's within-task variance)."""
     ok = rollouts >= 2
     if not ok.any():
         return None
-    p = passes[ok] / rollouts[ok]
-    s2 = rollouts[ok] / (rollouts[ok] - 1) * p * (1 - p)
+    if variances is not None:
+        s2 = variances[ok]
+    else:
+        p = passes[ok] / rollouts[ok]
+        s2 = rollouts[ok] / (rollouts[ok] - 1) * p * (1 - p)
     single = int((~ok).sum())
     total = float((s2 / rollouts[ok]).sum()) + single * float(s2.mean())
     return math.sqrt(total) / rollouts.shape[0]

@@ -23,7 +23,9 @@ from ..result import Result, fmt_rate
 from ..rows import Rows, load_rows
 from ..tables import TaskPage, TaskSummary, TaskTable
 from .fields import LEVEL_DOC, METHOD_DOC, ci95_alias
-from .intervals import Interval, PassK, TaskInterval, task_interval, task_intervals
+from ..rewards import RewardScale
+from .clustered import Families, check_cluster, families_of, intervals
+from .intervals import Interval, PassK, TaskInterval, task_interval
 
 
 # --- per-task estimators ----------------------------------------------------------------------
@@ -103,27 +105,43 @@ class Rate(Result):
 
 
 def _rate(values: np.ndarray, iv: TaskInterval, level: float, n_rows: int, metric: str) -> Rate:
-    return Rate(value=float(values.mean()), ci=iv.ci, level=level, ci_method=iv.method,
+    # the mean of values scaled by their largest magnitude: rewards near 1e308 keep a finite mean
+    scale = float(np.max(np.abs(values))) if values.size else 0.0
+    value = float(np.mean(values / scale) * scale) if scale > 0 else 0.0
+    return Rate(value=value, ci=iv.ci, level=level, ci_method=iv.method,
                 n_tasks=int(values.shape[0]), n_rows=n_rows, metric=metric, note=iv.note)
 
 
 def pass_rate(rows: Rows, level: float = CONFIDENCE_LEVEL, seed: int | None = BOOTSTRAP_SEED,
-              metric: str = "pass", n_resamples: int = BOOTSTRAP_RESAMPLES) -> Rate:
-    """Task-weighted mean of the per-task ``metric`` with its interval over tasks."""
+              metric: str = "pass", n_resamples: int = BOOTSTRAP_RESAMPLES,
+              families: Families | None = None) -> Rate:
+    """Task-weighted mean of the per-task ``metric`` with its interval over tasks (over
+    families, then tasks, when ``families`` is given: :mod:`.clustered`)."""
     values = task_values(rows, metric)
-    iv = task_interval(values, level=level, seed=seed, n_resamples=n_resamples,
-                       cap=trials_cap(rows, metric))
+    cap = trials_cap(rows, metric)
+    if families is None:
+        iv = task_interval(values, level=level, seed=seed, n_resamples=n_resamples, cap=cap)
+    else:
+        bounds = (0.0, 1.0) if metric != "reward" or not rows.reward_scale.kind == "scale" else None
+        iv = intervals([values], [cap], level, seed, n_resamples, families, bounds)[0]
     return _rate(values, iv, level, rows.n_rows, metric)
 
 
 def mean_reward(rows: Any, *, level: float = CONFIDENCE_LEVEL,
-                seed: int | None = BOOTSTRAP_SEED) -> Rate:
+                seed: int | None = BOOTSTRAP_SEED, cluster: str | None = None) -> Rate:
     """Mean reward (each task's mean, averaged over tasks) with its interval over tasks.
 
     For graded rows whose reward is a score (an LCS ratio, a partial credit), not pass/fail.
+    ``cluster``: a row field naming each task's family; the interval then resamples families.
     """
     level, seed = check_level(level), check_seed(seed)
-    return pass_rate(load_rows(rows), level, seed, metric="reward")
+    data = load_rows(rows)
+    families = families_of(data, check_cluster(cluster)) if cluster is not None else None
+    rate = pass_rate(data, level, seed, metric="reward", families=families)
+    warning = data.reward_scale.warning if data.reward_scale.kind == "scale" else None
+    if warning:
+        rate = rate.model_copy(update={"note": "; ".join(filter(None, [rate.note, warning]))})
+    return rate
 
 
 def field_shares(data: Rows, field: str) -> np.ndarray:
@@ -131,12 +149,30 @@ def field_shares(data: Rows, field: str) -> np.ndarray:
     if not isinstance(field, str) or not field:
         raise ArgumentError(f"`field` must be the name of a row field, got {field!r}. Fix: e.g. "
                             "field='truncated' or field='tool_call'")
-    if field == "truncated":
+    if field == "truncated":  # a column of its own, false where a row does not say
         flags = data.truncated
     else:
-        flags = np.fromiter(map(bool, map(dict.get, data.records, repeat(field, data.n_rows))),
-                            dtype=bool, count=data.n_rows)
+        from ..describe import require_field
+
+        require_field(data, field, reader="field_share")
+        values = list(map(dict.get, data.records, repeat(field, data.n_rows)))
+        kinds = set(map(type, values)) - {bool, type(None)}
+        if kinds:
+            bad = next(v for v in values if type(v) in kinds)
+            kind = {int: "whole numbers", float: "numbers", str: "strings"}.get(
+                type(bad), f"{type(bad).__name__} values")
+            reads = ("category_table reads a field of a few values as behaviours, and "
+                     "describe_rows shows any field's values or range" if isinstance(bad, str)
+                     else "describe_rows shows its range; a share needs a yes/no flag")
+            raise ArgumentError(f"`{field}` holds {kind} (e.g. {_short(bad)}), not true/false: "
+                                f"field_share counts rows whose flag is true. Fix: {reads}")
+        flags = np.fromiter((v is True for v in values), dtype=bool, count=data.n_rows)
     return np.bincount(data.task_index, weights=flags, minlength=data.n_tasks) / data.rollouts
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 class TaskRate(Result):
@@ -191,6 +227,13 @@ class PassAt(Result):
     level: float = Field(CONFIDENCE_LEVEL, description=LEVEL_DOC)
     tasks: TaskSummary
     page: TaskPage | None = None
+    reward: RewardScale | None = Field(None, description="the reward's kind; its warning when "
+                                                         "pass rates at this threshold mislead")
+    mean_reward: Rate | None = Field(None, description="the headline for a continuous reward: "
+                                                       "the mean reward with its interval")
+    cluster: str | None = Field(None, description="the row field naming each task's family; "
+                                                  "intervals then resample families")
+    n_families: int | None = None
     note: str | None = None
 
     ci95 = ci95_alias("ci")
@@ -198,14 +241,22 @@ class PassAt(Result):
     pass_pow_k_ci95 = ci95_alias("pass_pow_k_ci")
 
     def render(self) -> str:
-        lines = [f"pass@1  {fmt_rate(self.pass_at_1, self.ci, self.n_tasks)}, {self.n_rows} rows"]
+        lines = []
+        if self.reward is not None and self.reward.warning:
+            lines.append(f"warning: {self.reward.warning}")
+        if self.mean_reward is not None:
+            lines.append(f"mean reward  {fmt_rate(self.mean_reward.value, self.mean_reward.ci, self.n_tasks)}"
+                         f" ({self.reward.summary() if self.reward else 'reward'})")
+        lines.append(f"pass@1  {fmt_rate(self.pass_at_1, self.ci, self.n_tasks)}, {self.n_rows} rows")
         if self.pass_at_k is not None:
             lines.append(f"pass@{self.k}  {fmt_rate(self.pass_at_k, self.pass_at_k_ci, self.n_tasks)}")
             lines.append(f"pass^{self.k}  {fmt_rate(self.pass_pow_k, self.pass_pow_k_ci, self.n_tasks)}")
         methods = dict.fromkeys(m for m in (self.ci_method, self.pass_at_k_ci_method,
                                             self.pass_pow_k_ci_method) if m)
         if methods:
-            lines.append(f"{self.level:.0%} intervals over tasks: {', '.join(methods)}")
+            over = (f"families in `{self.cluster}` ({self.n_families}), then tasks"
+                    if self.cluster else "tasks")
+            lines.append(f"{self.level:.0%} intervals over {over}: {', '.join(methods)}")
         lines.append(self.tasks.render())
         if self.page is not None:
             lines.append(self.page.render())
@@ -216,7 +267,7 @@ class PassAt(Result):
 
 def pass_at(rows: Any, *, k: int | None = None, level: float = CONFIDENCE_LEVEL,
             seed: int | None = BOOTSTRAP_SEED, threshold: float | None = None,
-            n_resamples: int = BOOTSTRAP_RESAMPLES) -> PassAt:
+            n_resamples: int = BOOTSTRAP_RESAMPLES, cluster: str | None = None) -> PassAt:
     """pass@1, and pass@k / pass^k, each with its interval over tasks.
 
     Parameters
@@ -228,11 +279,18 @@ def pass_at(rows: Any, *, k: int | None = None, level: float = CONFIDENCE_LEVEL,
     level : float, default 0.95
     seed : int, default 0. The same rows and seed give the same interval, in every tool.
     threshold : float, optional. A pass is ``reward >= threshold`` (default 1.0).
-    n_resamples : int, default 10,000 (accepted for compatibility: no interval here needs a
-        bootstrap since 0.3)
+    n_resamples : int, default 10,000 (accepted for compatibility: no interval over tasks needs
+        a bootstrap since 0.3; the clustered one draws ``CLUSTER_RESAMPLES``)
+    cluster : str, optional. A row field naming each task's family (a repo, a document, a
+        template): every interval then resamples families, then tasks within them
+        (:mod:`whileai_core.stats.clustered`).
+
+    A continuous reward (in [0, 1], not all 0/1) also gets ``mean_reward``, its headline
+    number; a reward on another scale gets ``reward.warning`` with the fix.
     """
     level, seed = check_level(level), check_seed(seed)
     check_resamples(n_resamples)
+    check_cluster(cluster)
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
         raise ArgumentError(f"`k` must be a positive integer, got {k!r}. Fix: e.g. k=4, or omit k")
     data = load_rows(rows, threshold=threshold)
@@ -252,15 +310,24 @@ def pass_at(rows: Any, *, k: int | None = None, level: float = CONFIDENCE_LEVEL,
     elif min_n < 2:
         notes.append("no pass@k: some task has a single rollout; pass@k needs k >= 2 on every task")
     # pass@1 is a share of rollouts (the binomial floor applies); pass@k and pass^k are held to
-    # what pass@1's interval implies for them (Jensen; whileai_core.stats.intervals)
-    ivs, _ = task_intervals(columns[:1], [trials_cap(data, "pass")], level, seed, n_resamples)
+    # what pass@1's interval implies for them (Jensen; whileai_core.stats.intervals), over
+    # families too (the bounds hold for any mix of tasks)
+    families = families_of(data, cluster) if cluster is not None else None
+    ivs = intervals(columns[:1], [trials_cap(data, "pass")], level, seed, n_resamples, families)
     if len(columns) == 3 and ivs[0].ci is not None:
         specs = [PassK(k, False, ivs[0].ci), PassK(k, True, ivs[0].ci)]
-        more, _ = task_intervals(columns[1:], [None, None], level, pass_k=specs)
-        ivs += more
+        ivs += intervals(columns[1:], [None, None], level, seed, n_resamples, families,
+                         pass_k=specs)
     elif len(columns) == 3:
-        ivs += [ivs[0], ivs[0]]   # under 3 tasks: no interval for any of them
+        ivs += [ivs[0], ivs[0]]   # under 3 tasks or 2 families: no interval for any of them
     notes += list(dict.fromkeys(iv.note for iv in ivs if iv.note))
+    scale = data.reward_scale  # its warning is rendered first, and in `reward.warning`
+    mean = None
+    if scale.continuous:
+        mean = pass_rate(data, level, seed, "reward", n_resamples, families)
+        if scale.kind == "bounded":
+            notes.insert(0, f"the reward is continuous in [0, 1]: pass@1 counts only rewards >= "
+                            f"{data.threshold:g}; the mean reward is the number to read")
     extra: dict[str, Any] = {}
     if len(columns) == 3:
         extra = dict(pass_at_k=float(columns[1].mean()), pass_at_k_ci=ivs[1].ci,
@@ -269,4 +336,6 @@ def pass_at(rows: Any, *, k: int | None = None, level: float = CONFIDENCE_LEVEL,
     return PassAt(tasks=TaskTable.of(data).summary(), pass_at_1=float(columns[0].mean()),
                   ci=ivs[0].ci,
                   ci_method=ivs[0].method, n_tasks=data.n_tasks, n_rows=data.n_rows, k=k,
-                  level=level, note="; ".join(notes) or None, **extra)
+                  level=level, reward=scale, mean_reward=mean, cluster=cluster,
+                  n_families=None if families is None else families.n_families,
+                  note="; ".join(notes) or None, **extra)

@@ -1,0 +1,229 @@
+"""How the HTTP server holds under hostile clients: connections, request timeouts, sessions.
+
+The third red-team round: 1,100 half-open connections at a 1,024-file limit made the process
+exit before any token was checked; nothing timed a request's head or body; 64 sessions each
+holding a GET stream locked every new client out with 503, indefinitely. Here:
+
+- connections are counted as they open and those past :func:`connection_limit` (below the
+  open-file limit) are answered 503 and closed at once, before any byte is read; a connection
+  that has not sent a whole request head within ``MCP_HEAD_TIMEOUT_S`` (after opening, or
+  after its last answer) is closed (:func:`guarded_protocol`; the body's own timeout is
+  ``server.transport.FrameCheck``'s);
+- the event loop's error handler never raises (:func:`quiet_loop_errors`: an accept that hit
+  the open-file limit used to end in a logging handler that needed one more file, and the
+  loop died with it);
+- a session expires when no request of it has started or ended for ``--session-idle``
+  seconds, an open GET stream or not, and a new session takes the place of the least recently
+  active idle one when all are taken (:class:`SessionGuard`): one client cannot lock out others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import time
+from typing import Any
+
+import anyio
+
+from whileai_core.defaults import MCP_MAX_CONNECTIONS, MCP_SESSION_SWEEP_S
+
+from .transport import _error
+
+
+class SessionGuard:
+    """ASGI middleware over the SDK's session manager: sessions expire, and none is held forever.
+
+    The SDK's idle timer stops while any request of a session is open, and a GET stream stays
+    open as long as the client likes: 64 sessions each holding one locked every new client out
+    with 503, indefinitely. Here a session's activity is when a request of it starts or (but
+    for a GET stream) ends; :meth:`sweep` expires every session without a request in flight
+    whose activity is older than ``idle_s``, its streams closed. When all ``max_sessions`` are
+    taken, a new session takes the place of the least recently active one that has no request
+    in flight, so one client cannot lock out others (an evicted client gets 404 and starts a new
+    session, as the protocol says). The SDK keeps its own session table; this reads and ends
+    sessions through the manager (mcp 2.3: ``_server_instances``, ``_discard_session``).
+    """
+
+    def __init__(self, app: Any, manager: Any, *, idle_s: float, max_sessions: int) -> None:
+        self.app, self.manager = app, manager
+        self.idle_s, self.max_sessions = idle_s, max_sessions
+        self.activity: dict[str, float] = {}
+        self.in_flight: dict[str, int] = {}
+        self._room = anyio.Lock()
+
+    def _sessions(self) -> dict[str, Any]:
+        return self.manager._server_instances
+
+    def _touch(self, session: str) -> None:
+        self.activity[session] = time.monotonic()
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        session = None
+        for name, value in scope.get("headers") or ():
+            if name == b"mcp-session-id":
+                session = value.decode("latin-1")
+                break
+        stream = scope.get("method") == "GET"
+        if session is None:
+            if scope.get("method") == "POST":
+                await self._make_room()
+
+            async def capture(message: dict) -> None:  # a new session: its id, active now
+                if message["type"] == "http.response.start":
+                    for name, value in message.get("headers") or ():
+                        if name == b"mcp-session-id":
+                            self._touch(value.decode("latin-1"))
+                await send(message)
+
+            await self.app(scope, receive, capture)
+            return
+        known = session in self._sessions()
+        if known:
+            self._touch(session)
+            if not stream:
+                self.in_flight[session] = self.in_flight.get(session, 0) + 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            if known and not stream:
+                self.in_flight[session] -= 1
+                self._touch(session)
+
+    async def _make_room(self) -> None:
+        async with self._room:
+            sessions = self._sessions()
+            if len(sessions) < self.max_sessions:
+                return
+            idle = [(self.activity.get(s, 0.0), s) for s in sessions if not self.in_flight.get(s)]
+            if idle:
+                await self._expire(min(idle)[1], "to make room for a new session")
+
+    async def _expire(self, session: str, why: str) -> None:
+        transport = self._sessions().get(session)
+        self.activity.pop(session, None)
+        self.in_flight.pop(session, None)
+        if transport is None:
+            return
+        logging.getLogger("whileai.server").info("closing HTTP session %s %s", session[:16], why)
+        await self.manager._discard_session(session, transport)
+
+    async def sweep(self, every_s: float = MCP_SESSION_SWEEP_S) -> None:
+        """Forever: expire the sessions idle past ``idle_s`` (see the class docstring)."""
+        while True:
+            await anyio.sleep(every_s)
+            now = time.monotonic()
+            sessions = self._sessions()
+            for session in list(sessions):
+                last = self.activity.setdefault(session, now)
+                if not self.in_flight.get(session) and now - last > self.idle_s:
+                    await self._expire(session, f"idle for over {self.idle_s:g} s")
+            for gone in set(self.activity) - set(sessions):
+                self.activity.pop(gone, None)
+                self.in_flight.pop(gone, None)
+
+
+# --- connections: counted, timed, never past the open-file limit -----------------------------
+
+FD_RESERVE = 64  # descriptors kept for what the server itself opens: files, pipes, the registry
+
+
+def connection_limit(wanted: int = MCP_MAX_CONNECTIONS) -> int:
+    """Connections served at once: ``wanted``, and never more than a quarter of what the
+    open-file limit leaves after ``FD_RESERVE`` (asyncio accepts a burst of connections before
+    the first is counted: the rest is headroom for it), and at least 4."""
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft == resource.RLIM_INFINITY:
+        return wanted
+    return max(4, min(wanted, (soft - FD_RESERVE) // 4))
+
+
+_REFUSED = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
+            b"connection: close\r\ncontent-length: %d\r\n\r\n%s")
+
+
+def guarded_protocol(max_connections: int, head_timeout_s: float) -> type:
+    """uvicorn's h11 protocol, counting connections and timing request heads.
+
+    A connection past ``max_connections`` is answered 503 and closed as it opens, before a
+    byte of it is read, so half-open connections can never exhaust the open-file limit. A
+    connection that has not sent a whole request head (request line and headers)
+    ``head_timeout_s`` after it opened, or after its last answer, is closed.
+    """
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    body = json.dumps(_error(None, -32000, (
+        "Service Unavailable: the server has as many connections as it serves at once. Fix: "
+        "retry in a moment")).model_dump(mode="json", exclude_unset=True)).encode()
+    refused = _REFUSED % (len(body), body)
+
+    class GuardedH11Protocol(H11Protocol):
+        _head_timer: asyncio.TimerHandle | None = None
+        _refused = False
+
+        def connection_made(self, transport) -> None:  # type: ignore[override]
+            if len(self.connections) >= max_connections:
+                self._refused = True
+                self.transport = transport
+                transport.write(refused)
+                transport.close()
+                return
+            super().connection_made(transport)
+            self._wait_for_head()
+
+        def _wait_for_head(self) -> None:
+            self._stop_head_timer()
+            self._head_timer = self.loop.call_later(head_timeout_s, self._head_too_slow)
+
+        def _stop_head_timer(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+
+        def _head_too_slow(self) -> None:
+            self._head_timer = None
+            if self.cycle is None or self.cycle.response_complete:
+                self.transport.close()  # no request under way: nothing is cut short
+
+        def data_received(self, data: bytes) -> None:
+            if self._refused:
+                return
+            cycle = self.cycle
+            super().data_received(data)
+            if self.cycle is not cycle:  # a whole request head arrived
+                self._stop_head_timer()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._wait_for_head()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._stop_head_timer()
+            if self._refused:
+                return
+            super().connection_lost(exc)
+
+    return GuardedH11Protocol
+
+
+def quiet_loop_errors(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+    """The event loop's error handler: one short line to stderr, and it never raises (the
+    default handler's logging could need a file the open-file limit no longer allows, and an
+    error raised here ended the loop and the server)."""
+    try:
+        exc = context.get("exception")
+        what = f"{type(exc).__name__}: {exc}" if exc is not None else ""
+        os.write(2, f"whileai-mcp: {context.get('message', 'event loop error')} {what}\n"
+                 .encode("utf-8", "replace")[:1000])
+    except Exception:  # noqa: BLE001 - nothing may escape the loop's error handler
+        pass
+
+

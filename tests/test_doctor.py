@@ -1,0 +1,158 @@
+"""diagnose_run on run folders written by the trainers' own code: prime-rl episodes made with
+verifiers a60a606 (tests/fixtures/prime_rl/make_doctor.py: failures planted at known steps, and
+an honest twin) and TRL output folders from the GRPO recipe's CPU smoke
+(tests/fixtures/trl/make_doctor_runs.py).
+
+Expected steps come from the fixture scripts' plans (their docstrings), and the per-step numbers
+are recounted here from the episode files with plain loops.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from whileai_core.cli import main
+from whileai_core.errors import ArgumentError
+from whileai_core.hacking import diagnose_run
+
+FIXTURES = Path(__file__).parent / "fixtures"
+PRIME = FIXTURES / "prime_rl" / "doctor"
+TRL = FIXTURES / "trl" / "doctor"
+
+
+def by_name(diagnosis):
+    return {f.signature: f for f in diagnosis.findings}
+
+
+def test_planted_prime_rl_run_names_each_failure_at_its_steps():
+    d = diagnose_run(PRIME / "planted")
+    f = by_name(d)
+    assert d.verdict == "sick" and d.n_steps == 12
+    assert f["zero_advantage"].steps == [3, 4]
+    assert f["verifier_noise"].steps == [5, 6]
+    assert f["truncation_lock_in"].steps == [8, 9, 10, 11, 12]
+    assert f["staleness"].steps == [10]
+    assert f["entropy_runaway"].steps == [9, 10, 11, 12]
+    assert {f[n].status for n in ("diversity_collapse", "kl_runaway",
+                                  "reward_pays_feature")} == {"clear"}
+    # step 3: 8 groups, every one with a single reward: Wilson (8 of 8, z = 1.96) lower bound
+    # 8 / (8 + 1.96^2) = 0.6756
+    zero = f["zero_advantage"]
+    assert zero.rate == 1.0 and zero.n == 8 and zero.ci[0] == pytest.approx(8 / (8 + 1.959964 ** 2), abs=1e-4)
+    assert "DOCTOR_ZERO_SPREAD_SHARE" in zero.threshold and "DAPO" in zero.action
+    steps = {s.step: s for s in d.steps}
+    assert steps[10].max_staleness == 9 and steps[5].noisy_sets == 8 == steps[5].duplicate_sets
+    assert "staleness read against prime-rl's default max_off_policy_steps 8" in d.notes[0]
+
+
+def test_honest_prime_rl_twin_names_nothing():
+    d = diagnose_run(PRIME / "honest")
+    assert d.verdict == "healthy" and d.found == []
+    f = by_name(d)
+    # prompt 0's rollout 1 repeats rollout 0 every step: 12 sets (13 with a chance repeat),
+    # each scored alike by the deterministic LCS
+    assert f["verifier_noise"].status == "clear" and "each scored alike" in f["verifier_noise"].evidence
+
+
+def _recount(run: Path, step: int) -> tuple[int, int, int]:
+    """(groups, groups with one reward, rollouts cut) of one step, from the episode lines."""
+    groups: dict[str, list[float]] = {}
+    cut = 0
+    for line in (run / "rollouts" / f"step_{step}" / "train" / "all" / "traces.jsonl").open():
+        ep = json.loads(line)
+        for tr in ep["traces"]:
+            reward = sum(v["score"] * v.get("weight", 1.0) for v in tr["rewards"].values() if v)
+            groups.setdefault(ep["group"]["id"], []).append(reward)
+            cut += tr.get("stop_condition") == "max_output_tokens"
+    return len(groups), sum(max(g) - min(g) < 1e-12 for g in groups.values()), cut
+
+
+def test_step_numbers_match_a_recount_of_the_files():
+    d = diagnose_run(PRIME / "planted")
+    for s in d.steps:
+        groups, zero, cut = _recount(PRIME / "planted", s.step)
+        assert s.n_groups == groups and s.zero_spread == pytest.approx(zero / groups)
+        assert s.truncated == pytest.approx(cut / s.n_rollouts)
+
+
+def test_staleness_bound_from_the_argument():
+    d = diagnose_run(PRIME / "planted", max_off_policy_steps=9)
+    assert by_name(d)["staleness"].status == "clear"
+    with pytest.raises(ArgumentError, match="`max_off_policy_steps` must be an integer >= 0"):
+        diagnose_run(PRIME / "planted", max_off_policy_steps=-1)
+
+
+def test_watch_file_and_missing_inputs(tmp_path):
+    rows = lambda step, same: [  # noqa: E731
+        {"task_id": f"t{t}", "reward": 0.5 if same else r / 3, "completion": f"reply {t} {r}"}
+        for t in range(6) for r in range(4)]
+    lines = [{"step": s, "train_reward": 0.5, "batch": rows(s, s >= 3)} for s in range(1, 6)]
+    path = tmp_path / "watch.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    d = diagnose_run(path)
+    f = by_name(d)
+    assert f["zero_advantage"].steps == [3, 4, 5] and f["zero_advantage"].n == 6
+    assert f["truncation_lock_in"].status == "not_checked"
+    assert f["staleness"].status == "not_checked" and "entropy_runaway" not in d.found
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ArgumentError, match="holds no prime-rl rollouts/"):
+        diagnose_run(tmp_path / "empty")
+
+
+def test_doctor_cli(capsys):
+    assert main(["doctor", str(PRIME / "planted"), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["verdict"] == "sick" and "zero_advantage" in out["found"]
+    assert main(["doctor", str(PRIME / "honest")]) == 0
+    assert "doctor: healthy" in capsys.readouterr().out
+
+
+def test_diagnose_run_tool(server, ws):
+    import shutil
+
+    from test_server_support import call, error_text, ok
+
+    shutil.copytree(PRIME / "planted", ws / "runs" / "planted")
+    out = ok(call(server, "diagnose_run", {"source": "runs/planted"}))
+    assert out["verdict"] == "sick" and out["n_steps"] == 12
+    found = {f["signature"]: f["steps"] for f in out["findings"] if f["status"] == "found"}
+    assert found["zero_advantage"] == [3, 4] and found["verifier_noise"] == [5, 6]
+    assert "contains '..'" in error_text(call(server, "diagnose_run", {"source": "../x"}),
+                                         "diagnose_run")
+
+
+def test_trl_smoke_planted_run():
+    # the GRPO recipe's CPU smoke with the planted reward (make_doctor_runs.py): noise at steps
+    # 1-2, zero reward at 5-6, and a reward paying length throughout
+    f = by_name(diagnose_run(TRL / "planted"))
+    assert f["zero_advantage"].steps == [5, 6]
+    assert f["verifier_noise"].steps == [1, 2]
+    assert f["reward_pays_feature"].status == "found" and "length" in f["reward_pays_feature"].evidence
+    assert f["staleness"].status == "not_checked"
+    # What truncation lock-in could not reach here: in 12 steps the tiny model's share of
+    # replies cut at the 24-token cap rose from 0 to 0.38 (TRL's completions/clipped_ratio,
+    # the committed trainer_state.json) while the reward rose 0.21 -> 0.57: the start of a
+    # lock-in, not one. The rule fires when a step's share has its 95% interval above 0.5,
+    # which on 8 groups needs about 85% of replies cut; step 12 (12 of its 32 replies cut)
+    # gives 0.375 with an interval reaching 0.69, so the doctor says clear and the scan
+    # names the cause (the reward pays for length and truncation within tasks). More steps
+    # would have cost the fixture tens of CPU minutes on the shared machine.
+    lock = f["truncation_lock_in"]
+    assert lock.status == "clear" and "0.375" in lock.evidence
+
+
+def test_trl_smoke_honest_run():
+    # the same smoke with a reward no reply feature pays for (bytes mod 7): nothing named
+    d = diagnose_run(TRL / "honest")
+    assert d.verdict == "healthy" and d.found == [], d.render()
+    f = by_name(d)
+    assert {n for n, x in f.items() if x.status == "clear"} == {
+        "zero_advantage", "truncation_lock_in", "reward_pays_feature", "verifier_noise",
+        "diversity_collapse", "entropy_runaway"}
+    # TRL trains on-policy and this run logged no kl: not checked, never "clear"
+    assert f["staleness"].status == f["kl_runaway"].status == "not_checked"
+    # the reward is deterministic in the text: every repeated reply scored alike
+    assert "each scored alike" in f["verifier_noise"].evidence

@@ -1,0 +1,297 @@
+"""Rows read as they are: continuous rewards, other scales, token budgets, k = 1, too few tasks,
+near-miss model ids and field errors. Every shape is built here from its definition (the
+reverse-text run: 128 prompts x 16 rollouts, an LCS reward in [0, 1) that never reaches 1) and
+every expected number is counted by hand from the rows, never read off the code."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from whileai_core import (ArgumentError, RowsError, band, compare, field_share, load_rows,
+                          pass_at, rollouts_per_task, route, split_share, teacher_clears)
+from whileai_core.defaults import REWARD_SPREAD_TOLERANCE, ROUTE_MIN_TASKS
+
+SFT = "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT"
+MODEL = "Qwen/Qwen3-8B"
+
+
+def reverse_text(spread: bool, seed: int = 3) -> list[dict]:
+    """128 prompts x 16 rollouts of an LCS reward in [0, 1) (none reaches 1), nine in ten replies
+    cut at the cap (the recipe's step 1). With ``spread``, each prompt's rewards are drawn
+    around its own level; without, all 16 rollouts of a prompt score the same."""
+    rng = random.Random(seed)
+    rows = []
+    for t in range(128):
+        level = rng.uniform(0.02, 0.6)
+        for j in range(16):
+            r = level + (rng.uniform(0.0, 0.35) if spread else 0.0)
+            rows.append({"task_id": f"rt-{t}", "reward": round(min(r, 0.99), 4), "model": SFT,
+                         "truncated": j % 10 != 0})
+    return rows
+
+
+# --- 1. the reward as it is ---------------------------------------------------------------------
+
+def test_reverse_text_rows_route_to_grpo_on_the_reward():
+    rows = reverse_text(spread=True)
+    assert max(r["reward"] for r in rows) < 1.0                   # no exact reversal: pass@1 is 0
+    by_task: dict[str, list[float]] = {}
+    for r in rows:
+        by_task.setdefault(r["task_id"], []).append(r["reward"])
+    spreads = [max(v) - min(v) for v in by_task.values()]
+    assert min(spreads) > REWARD_SPREAD_TOLERANCE                 # spread within every task
+    result = route(rows, model=SFT, taskset="reverse-text")
+    assert result.route == "grpo" and result.decided_by.startswith("6.")
+    assert result.reward.kind == "bounded"
+    q3 = result.answers[2]
+    assert q3.evidence["n_signal"] == 128 and q3.evidence["band"] == "mixed"
+    assert q3.evidence["pass_at_1"]["value"] == 0.0
+    # the headline is the mean reward, by hand: mean of per-task means
+    assert q3.evidence["mean_reward"]["value"] == pytest.approx(
+        np.mean([np.mean(v) for v in by_task.values()]))
+    q6 = result.answers[-1].answer
+    assert "pass@1 is 0.000" in q6 and "does not matter for a grouped method" in q6
+    assert "group's mean" in q6
+
+
+def test_the_same_rows_with_no_spread_within_any_task_do_not_route_to_grpo():
+    rows = reverse_text(spread=False)
+    result = route(rows, model=SFT)
+    assert result.route == "floor" and result.route != "grpo"
+    assert "no signal in the reward either" in result.answers[2].answer
+    # 0.6B is under OPSD's ~7B: SFT on a stronger model's completions
+    assert "SFT" in result.method and result.next_step.tool is None
+    assert "temperature" in result.next_step.say
+
+
+def test_binary_rows_where_no_task_splits_are_floor_not_grpo():
+    # 10 tasks always pass, 10 always fail, none split: no group has a gradient
+    rows = [{"task_id": f"t{i}", "reward": float(i < 10), "model": MODEL}
+            for i in range(20) for _ in range(4)]
+    result = route(rows, model=MODEL)
+    assert result.route == "floor" and "10 always pass" in result.answers[2].answer
+    assert band(rows).n_signal == 0 and band(rows).n_split == 0
+
+
+def test_a_zero_to_hundred_scale_is_warned_about_in_route_pass_at_and_compare():
+    rng = random.Random(5)
+    rows = [{"task_id": f"t{i}", "reward": float(rng.randint(40, 100)), "model": MODEL}
+            for i in range(20) for _ in range(4)]
+    after = [{**r, "reward": min(100.0, r["reward"] + 5)} for r in rows]
+    for answer in (route(rows, model=MODEL), pass_at(rows), compare(rows, after)):
+        text = str(answer)
+        assert text.startswith("warning: rewards run from") and "0-100" in text
+        assert "threshold=100" in text and "rescale" in text
+    assert pass_at(rows).reward.warning and compare(rows, after).reward_warning
+    assert route(rows, model=MODEL).reward.looks_like == "0-100"
+    # a pass mark given on the scale: said, not warned as a default
+    given = pass_at(rows, threshold=70)
+    assert "as given" in given.reward.warning
+
+
+@pytest.mark.parametrize("low, high, kind, looks", [
+    (0.0, 1.0, "binary", None), (0.0, 0.9, "bounded", None), (0.0, 7.0, "scale", "0-10"),
+    (1.0, 80.0, "scale", "0-100"), (-1.0, 1.0, "scale", "signed"), (0.0, 4.5, "scale", "0-5"),
+])
+def test_reward_kinds(low, high, kind, looks):
+    rows = [{"task_id": "a", "reward": low}, {"task_id": "b", "reward": high}]
+    if kind == "bounded":
+        rows.append({"task_id": "c", "reward": 0.5})
+    scale = load_rows(rows).reward_scale
+    assert scale.kind == kind and scale.looks_like == looks
+    assert (scale.warning is None) == (kind != "scale")
+
+
+def test_compare_reads_the_mean_reward_of_a_continuous_reward():
+    before = reverse_text(spread=True, seed=1)
+    after = [{**r, "reward": min(0.99, r["reward"] + 0.3)} for r in before]
+    c = compare(before, after)
+    assert c.metric == "reward" and c.verdict == "moved"
+    # by hand: each task's mean rises by its rewards' mean capped rise
+    per_task: dict[str, list[float]] = {}
+    for b, a in zip(before, after):
+        per_task.setdefault(b["task_id"], []).append(a["reward"] - b["reward"])
+    assert c.delta == pytest.approx(np.mean([np.mean(v) for v in per_task.values()]))
+    assert compare(before, after, metric="pass").delta == 0.0     # pass@1 stays 0
+
+
+# --- 2. budgets ---------------------------------------------------------------------------------
+
+def budget_rows(with_budget: bool) -> tuple[list[dict], list[dict]]:
+    """60 held-out tasks x 4: a student capped at 512 tokens (pass rate 0.4 by construction), a
+    teacher scored at 2048 that passes 3 of 4 but writes more than 512 tokens on most replies."""
+    student, teacher = [], []
+    for t in range(60):
+        for j in range(4):
+            s = {"task_id": f"h{t}", "reward": float((t + j) % 5 < 2), "model": MODEL}
+            long = (t * 4 + j) % 10 != 0                         # 9 in 10 replies run long
+            te = {"task_id": f"h{t}", "reward": float(j != 3), "model": "Qwen/Qwen3-32B"}
+            if with_budget:
+                s.update(max_tokens=512, completion_tokens=200 + 50 * j)
+                te.update(max_tokens=2048, completion_tokens=1500 if long else 400)
+            student.append(s)
+            teacher.append(te)
+    return student, teacher
+
+
+def test_a_teacher_scored_with_a_longer_budget_does_not_clear():
+    student, teacher = budget_rows(with_budget=True)
+    verdict = teacher_clears(teacher, student)
+    assert not verdict and verdict.budget.status == "teacher_longer"
+    assert verdict.budget.student_cap == 512 and verdict.budget.teacher_cap == 2048
+    # by hand: at the student's cap a teacher reply counts only if it passed in <= 512 tokens
+    per_task = {}
+    for r in teacher:
+        kept = r["reward"] >= 1.0 and r["completion_tokens"] <= 512
+        per_task.setdefault(r["task_id"], []).append(kept)
+    at_cap = np.mean([np.mean(v) for v in per_task.values()])
+    over = sum(r["completion_tokens"] > 512 for r in teacher)
+    assert verdict.at_student_cap.teacher.value == pytest.approx(at_cap)
+    assert verdict.at_student_cap.replies_over_cap == over == 216
+    assert "max_tokens=512" in verdict.reason and "Fix: re-score the teacher" in verdict.reason
+    decided = route(student, model=MODEL, teacher_rows=teacher)
+    assert decided.route != "opd" and decided.answers[3].decides is False
+
+
+def test_the_same_rows_without_budget_fields_say_the_budget_was_not_checked():
+    student, teacher = budget_rows(with_budget=False)
+    verdict = teacher_clears(teacher, student)
+    assert verdict.clears and verdict.budget.status == "not_checked"
+    assert "budget not checked" in verdict.reason
+    assert route(student, model=MODEL, teacher_rows=teacher).route == "opd"
+
+
+def test_matched_budgets_pass_the_check():
+    student, teacher = budget_rows(with_budget=True)
+    teacher = [{**r, "max_tokens": 512, "completion_tokens": 300} for r in teacher]
+    verdict = teacher_clears(teacher, student)
+    assert verdict.budget.status == "matched" and verdict.clears
+
+
+def test_budget_fields_are_checked_where_rows_load():
+    with pytest.raises(RowsError, match="row 2.*`max_tokens` is 'lots'"):
+        load_rows([{"task_id": "a", "reward": 1.0, "max_tokens": 512},
+                   {"task_id": "a", "reward": 0.0, "max_tokens": "lots"}])
+    with pytest.raises(RowsError, match="`completion_tokens` is -3"):
+        load_rows([{"task_id": "a", "reward": 1.0, "completion_tokens": -3}])
+    # a reply the cap cut off is truncated when the row does not say otherwise
+    rows = load_rows([{"task_id": "a", "reward": 0.0, "finish_reason": "length"},
+                      {"task_id": "a", "reward": 0.0, "finish_reason": "stop"},
+                      {"task_id": "a", "reward": 0.0, "finish_reason": "length",
+                       "truncated": False}])
+    assert rows.truncated.tolist() == [True, False, False]
+
+
+# --- 4. errors instead of guesses ---------------------------------------------------------------
+
+def test_field_share_of_a_missing_field_names_the_fields_that_exist():
+    rows = [{"task_id": "a", "reward": 1.0, "tool_call": True, "turns": 2}]
+    with pytest.raises(ArgumentError) as err:
+        field_share(rows, "no_such_field")
+    assert "no_such_field" in str(err.value)
+    assert "task_id, reward, tool_call, turns" in str(err.value)
+
+
+def test_field_share_of_a_non_boolean_field_says_which_tool_reads_it():
+    rows = [{"task_id": "a", "reward": 1.0, "turns": 3, "category": "refund"}]
+    with pytest.raises(ArgumentError, match="`turns` holds whole numbers.*describe_rows"):
+        field_share(rows, "turns")
+    with pytest.raises(ArgumentError, match="`category` holds strings.*category_table"):
+        field_share(rows, "category")
+    # a flag some rows leave out counts those rows as false: 1 of 2 per task
+    flags = [{"task_id": "a", "reward": 1.0, "tool_call": True}, {"task_id": "a", "reward": 1.0}]
+    assert field_share(flags, "tool_call").value == 0.5
+
+
+def mixed(model=MODEL, n=8):
+    return [{"task_id": f"t{i}", "reward": float(j < 1 + i % 3), "model": model}
+            for i in range(n) for j in range(4)]
+
+
+@pytest.mark.parametrize("given, why", [
+    ("Qwen/Qwen3-8b", "letter case"), ("Qwen/Qwen3-8B ", "spaces"),
+    ("Qwen/Qwen3-8B@main", "revision suffix"), ("Qwen/Qwem3-8B", "one character"),
+])
+def test_a_model_id_that_nearly_matches_the_rows_is_an_error(given, why):
+    with pytest.raises(ArgumentError, match=why) as err:
+        route(mixed(), model=given)
+    assert "the rows' model is 'Qwen/Qwen3-8B'" in str(err.value)
+
+
+@pytest.mark.parametrize("given, status", [
+    ("Qwen/Qwen3-4B", "other_model"),     # a digit changes the model, not a typo
+    ("Qwen/Qwen3-8B", "on_policy"),
+])
+def test_real_model_ids_are_not_near_misses(given, status):
+    assert route(mixed(), model=given).answers[4].evidence["status"] == status
+
+
+def test_cli_near_miss_model_is_one_line_naming_the_rows_model(tmp_path):
+    import json
+
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in mixed()))
+    proc = subprocess.run([sys.executable, "-m", "whileai_core.cli", "route", str(path),
+                           "--model", "Qwen/Qwen3-8b"], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert "Qwen/Qwen3-8B" in proc.stderr and "--model Qwen/Qwen3-8B" in proc.stderr
+
+
+@pytest.mark.parametrize("n_tasks, code", [(1, "too_few_tasks"), (ROUTE_MIN_TASKS - 1,
+                                                                  "too_few_tasks"),
+                                           (ROUTE_MIN_TASKS, "grpo")])
+def test_a_route_from_too_few_tasks_says_so_and_stops(n_tasks, code):
+    # 2^-n: the smallest two-sided exact p on n tasks is 2/2^n, over 0.05 below 6 tasks
+    assert (2 / 2 ** (ROUTE_MIN_TASKS - 1) > 0.05) and (2 / 2 ** ROUTE_MIN_TASKS <= 0.05)
+    rows = [{"task_id": f"t{i}", "reward": float(j == 0), "model": MODEL}
+            for i in range(n_tasks) for j in range(2)]
+    result = route(rows, model=MODEL)
+    assert result.route == code
+    if code == "too_few_tasks":
+        assert [a.question for a in result.answers] == [1, 2]
+        assert f"Only {n_tasks} task" in result.next_step.say
+
+
+# --- 5. k = 1 -----------------------------------------------------------------------------------
+
+def test_one_rollout_per_task_says_what_it_can_and_cannot_estimate():
+    rows = [{"task_id": f"t{i}", "reward": float(i % 4 == 0), "model": MODEL} for i in range(40)]
+    rp = rollouts_per_task(rows)
+    assert rp.k == 1 and rp.n_single == 40
+    assert rp.mean.value == pytest.approx(10 / 40)                # the mean is estimable
+    assert "cannot be read from one rollout" in rp.note and "k >= 4" in rp.note
+    ss = split_share(rows)
+    assert ss.expected_by_k is None and "cannot be read" in ss.note  # never "0.00 at k=4..16"
+    assert band(rows).band == "unseen"
+    r = route(rows, model=MODEL, taskset="reverse-text")
+    assert r.route == "single_rollout"
+    assert "prime-rl samples its own group" in r.next_step.say and "group_size" in r.next_step.say
+
+
+def test_the_eval_checks_say_what_the_reward_is_first():
+    from whileai_core import category_table, failure_capable
+
+    rng = random.Random(6)
+    scale = [{"task_id": f"t{i}", "reward": float(rng.randint(0, 100)), "category": f"c{i % 2}"}
+             for i in range(20) for _ in range(4)]
+    for answer in (failure_capable(scale), category_table(scale)):
+        assert answer.note.startswith("warning: rewards run from") and "0-100" in answer.note
+    lcs = [{**r, "reward": r["reward"] / 101} for r in scale]
+    assert failure_capable(lcs).note.startswith("the reward is continuous")
+
+
+def test_a_budget_field_on_one_row_is_found_whatever_the_other_rows_carry():
+    # the last row trades `model` for `max_tokens`: same number of fields as the others
+    rows = [{"task_id": f"t{i}", "reward": 1.0, "model": MODEL} for i in range(3)]
+    rows.append({"task_id": "t3", "reward": 0.0, "max_tokens": 5})
+    data = load_rows(rows)
+    assert data.budget is not None and data.budget.max_tokens[3] == 5.0
+    assert np.isnan(data.budget.max_tokens[:3]).all() and data.has_field("max_tokens")
+    assert not load_rows(rows[:3]).has_field("max_tokens") and load_rows(rows[:3]).budget is None

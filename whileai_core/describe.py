@@ -1,0 +1,235 @@
+"""What fields the rows carry: each field's type, how many rows carry it, its values or range,
+and whether it is constant within a task; the fields that change the route's answer named.
+
+Read before routing: a cold agent otherwise finds ``max_tokens`` only through an error message
+and ``turns`` by guessing. The answer is bounded at any size: values are counted and the first
+few shown (``DESCRIBE_VALUES_SHOWN``), long names and values are cut, and past
+``DESCRIBE_EXACT_CELLS`` (rows x fields) the field names still come from every row while the rest
+is read from whole tasks sampled to ``DESCRIBE_SAMPLE_ROWS`` rows (the answer says so).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from itertools import repeat
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import Field
+
+from .defaults import (BOOTSTRAP_SEED, CATEGORY_FIELD, DESCRIBE_EXACT_CELLS, DESCRIBE_FIELDS_SHOWN,
+                       DESCRIBE_SAMPLE_ROWS, DESCRIBE_VALUES_SHOWN)
+from .errors import ArgumentError
+from .result import Result
+from .rewards import RewardScale
+from .rows import TASK_ALIASES, TASK_FIELD, Rows, load_rows
+
+_NAME_MAX = 80      # characters of a field name shown
+_VALUE_MAX = 40     # characters of a value shown
+
+# Fields the route reads, or that change its answer when present, and what reads them.
+ROLES: dict[str, str] = {
+    TASK_FIELD: "the task: every interval resamples tasks",
+    "reward": "the reward: pass is reward >= threshold; its kind decides question 3",
+    "truncated": "question 1: a cut-off reply that passes",
+    "model": "question 5: who wrote the rows",
+    "max_tokens": "budget: teacher_clears compares both sides' caps",
+    "completion_tokens": "budget: a teacher's reply past the student's cap counts as failed",
+    "finish_reason": "budget: 'length' marks a reply the cap cut off (truncated)",
+    "turns": "multi-turn rows: completion_tokens is summed over turns",
+    CATEGORY_FIELD: "per-behaviour rates: category_table",
+    "family": "tasks in families: pass cluster='family' to every interval",
+}
+ROUTE_FIELDS = ("max_tokens", "completion_tokens", "finish_reason", "turns", CATEGORY_FIELD,
+                "family")
+
+JsonType = Literal["string", "integer", "number", "boolean", "null", "object", "array"]
+_TYPE_NAMES = {str: "string", int: "integer", float: "number", bool: "boolean",
+               type(None): "null", dict: "object", list: "array"}
+
+
+class FieldInfo(Result):
+    """One field: its JSON types, the rows that carry a value, its values or range, whether it
+    is constant within a task, and what in this library reads it."""
+
+    name: str = Field(description=f"the field's name (cut to {_NAME_MAX} characters)")
+    types: list[str] = Field(description="JSON types seen: string, integer, number, boolean, "
+                                         "null, object, array")
+    share: float = Field(description="share of rows carrying a non-null value")
+    n_rows: int = Field(description="rows (of those read) carrying a non-null value")
+    n_distinct: int | None = Field(None, description="distinct values (scalars only)")
+    values: list[str] | None = Field(None, description="the most common values, up to "
+                                                       f"{DESCRIBE_VALUES_SHOWN}")
+    low: float | None = Field(None, description="smallest numeric value")
+    high: float | None = Field(None, description="largest numeric value")
+    within_task: Literal["constant", "varies", "one rollout each", "not comparable"] | None = Field(
+        None, description="whether a task's rollouts all carry the same value")
+    reads: str | None = Field(None, description="what in this library reads the field")
+
+    def render(self) -> str:
+        what = "/".join(self.types)
+        if self.low is not None:
+            vals = f"{self.low:g}..{self.high:g}"
+        elif self.values:
+            more = (f" +{self.n_distinct - 3} more" if self.n_distinct and self.n_distinct > 3
+                    else "")
+            vals = ", ".join(_cut(v, 24) for v in self.values[:3]) + more
+        else:
+            vals = ""
+        within = f"; {self.within_task} within tasks" if self.within_task else ""
+        reads = f"  <- {self.reads.split(':')[0]}" if self.reads else ""
+        return f"{self.name}: {what}, {self.share:.0%} of rows; {vals}{within}{reads}"
+
+
+class RowsDescription(Result):
+    """Every field the rows carry (``fields``, the ones the route reads first), the reward's
+    kind, and which fields present change the route's answer (``route_fields``)."""
+
+    n_rows: int
+    n_tasks: int
+    rollouts_min: int
+    rollouts_max: int
+    n_fields: int
+    fields: list[FieldInfo]
+    route_fields: list[str] = Field(description="fields present that change the route's answer "
+                                                "(tokens, turns, category, family)")
+    reward: RewardScale
+    read_from: str | None = Field(None, description="how many rows the values were read from, "
+                                                    "when not all")
+    shown: str | None = None
+    cut_lists = ("fields",)
+
+    def bounded(self, limit: int):
+        """Cut for a tool answer: at most DESCRIBE_FIELDS_SHOWN fields (n of N), each with at
+        most 3 values of 24 characters; `fields=[...]` asks for others by name."""
+        out = super().bounded(min(limit, DESCRIBE_FIELDS_SHOWN))
+        trimmed = [f.model_copy(update={"values": [_cut(v, 24) for v in f.values[:3]]})
+                   if f.values else f for f in out.fields]
+        return out.model_copy(update={"fields": trimmed})
+
+    def render(self) -> str:
+        lines = [f"{self.n_rows} rows, {self.n_tasks} tasks, {self.rollouts_min}-"
+                 f"{self.rollouts_max} rollouts per task, {self.n_fields} fields",
+                 f"reward: {self.reward.render()}"]
+        if self.read_from:
+            lines.append(f"values read from {self.read_from}")
+        lines += [f"  {f.render()}" for f in self.fields]
+        if self.shown:
+            lines.append(f"({self.shown})")
+        if self.route_fields:
+            lines.append("changes the route: " + ", ".join(self.route_fields))
+        return "\n".join(lines)
+
+
+def field_names(records: list[dict]) -> list[str]:
+    """Every field name the records carry: those of the first 1,000 rows in first-seen order,
+    then the others sorted."""
+    if not records:
+        return []
+    names = set().union(*records)
+    seen = dict.fromkeys(k for r in records[:1000] for k in r)
+    return list(seen) + sorted(n for n in names if n not in seen)
+
+
+def _sample(data: Rows) -> tuple[list[dict], np.ndarray, int, str | None]:
+    """(records, task index, tasks, note): every row when rows x fields (the first row's) is at
+    most DESCRIBE_EXACT_CELLS, else whole tasks drawn without replacement (seeded) until
+    DESCRIBE_SAMPLE_ROWS rows."""
+    n_fields = len(data.records[0]) if data.records else 0
+    if data.n_rows * max(1, n_fields) <= DESCRIBE_EXACT_CELLS or data.n_rows <= DESCRIBE_SAMPLE_ROWS:
+        return data.records, data.task_index, data.n_tasks, None
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    order = rng.permutation(data.n_tasks)
+    take = np.cumsum(data.rollouts[order]) <= DESCRIBE_SAMPLE_ROWS
+    chosen = np.zeros(data.n_tasks, dtype=bool)
+    chosen[order[take]] = True
+    keep = np.flatnonzero(chosen[data.task_index])
+    sub = data.where(keep)
+    note = (f"{sub.n_rows:,} rows ({sub.n_tasks:,} whole tasks, sampled with seed "
+            f"{BOOTSTRAP_SEED}) of {data.n_rows:,}: field names, shares and values are read "
+            "there (a field no sampled row carries is not listed)")
+    return sub.records, sub.task_index, sub.n_tasks, note
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _describe_field(name: str, records: list[dict], task_index: np.ndarray, n_tasks: int,
+                    first_rows: np.ndarray, single: bool) -> FieldInfo:
+    n = len(records)
+    col = list(map(dict.get, records, repeat(name, n)))
+    kinds = Counter(map(type, col))
+    present = n - kinds.get(type(None), 0)
+    types = sorted({_TYPE_NAMES.get(t, t.__name__) for t in kinds if t is not type(None)})
+    info: dict[str, Any] = dict(name=_cut(name, _NAME_MAX), types=types or ["null"],
+                                share=present / n if n else 0.0, n_rows=present,
+                                reads=ROLES.get(name))
+    scalar = set(kinds) - {type(None)} <= {str, int, float, bool}
+    if present and scalar:
+        vals = [v for v in col if v is not None]
+        numeric = set(kinds) - {type(None)} <= {int, float}
+        counts = Counter(vals)
+        info["n_distinct"] = len(counts)
+        if numeric:
+            arr = np.fromiter(vals, dtype=np.float64, count=len(vals))
+            finite = arr[np.isfinite(arr)]
+            if finite.shape[0]:
+                info["low"], info["high"] = float(finite.min()), float(finite.max())
+        if not numeric or len(counts) <= DESCRIBE_VALUES_SHOWN:
+            info["values"] = [_cut(v if isinstance(v, str) else json.dumps(v), _VALUE_MAX)
+                              for v, _ in counts.most_common(DESCRIBE_VALUES_SHOWN)]
+        codes = dict(zip(counts, range(len(counts))))
+        coded = np.fromiter((-1 if v is None else codes[v] for v in col), dtype=np.int64, count=n)
+        info["within_task"] = ("one rollout each" if single else "constant"
+                               if bool(np.all(coded == coded[first_rows][task_index])) else "varies")
+    elif present:
+        info["within_task"] = "not comparable"
+    return FieldInfo(**info)
+
+
+def describe_rows(rows: Any, *, fields: list[str] | None = None,
+                  threshold: float | None = None) -> RowsDescription:
+    """Every field of ``rows`` described (module docstring); ``fields``: only these, in order."""
+    data = load_rows(rows, threshold=threshold)
+    records, task_index, n_tasks, note = _sample(data)
+    names = field_names(records)
+    if fields is not None:
+        if isinstance(fields, str) or not all(isinstance(f, str) for f in fields):
+            raise ArgumentError(f"`fields` must be a list of field names, got {fields!r}. Fix: "
+                                "e.g. fields=['max_tokens', 'turns'], or leave it out")
+        unknown = [f for f in fields if f not in names]
+        if unknown:
+            raise ArgumentError(f"no row carries {', '.join(map(repr, unknown))}; the rows' "
+                                f"fields are {listing(names)}. Fix: name fields from that list")
+        names_shown = list(fields)
+    else:
+        # the route's fields first (in ROLES order), then the rest by first appearance
+        names_shown = [f for f in ROLES if f in names] + [f for f in names if f not in ROLES]
+    _, first_rows = np.unique(task_index, return_index=True)
+    single = int(np.bincount(task_index).max()) == 1
+    infos = [_describe_field(f, records, task_index, n_tasks, first_rows, single)
+             for f in names_shown]
+    route_fields = [f for f in ROUTE_FIELDS if f in names]
+    return RowsDescription(n_rows=data.n_rows, n_tasks=data.n_tasks,
+                           rollouts_min=int(data.rollouts.min()),
+                           rollouts_max=int(data.rollouts.max()), n_fields=len(names),
+                           fields=infos, route_fields=route_fields, reward=data.reward_scale,
+                           read_from=note)
+
+
+def listing(names: list[str], limit: int = 30) -> str:
+    shown = ", ".join(_cut(n, _NAME_MAX) for n in names[:limit])
+    return shown + (f" ({limit} of {len(names)})" if len(names) > limit else "")
+
+
+def require_field(data: Rows, field: str, *, reader: str) -> None:
+    """An error naming the fields that exist when no row carries ``field`` (``reader``: the call
+    that needs it, for the message)."""
+    n = data.n_rows
+    if field in TASK_ALIASES or any(map(dict.__contains__, data.records, repeat(field, n))):
+        return
+    raise ArgumentError(f"no row carries `{field}`; the rows' fields are "
+                        f"{listing(field_names(data.records))}. Fix: give {reader} one of those "
+                        "(describe_rows lists every field with its type and values)")

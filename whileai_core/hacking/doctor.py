@@ -1,0 +1,86 @@
+"""A run that learns nothing, or the wrong thing: the signatures, step by step, from its files.
+
+:func:`diagnose_run` reads what the trainer wrote (a prime-rl run folder, a TRL output folder, a
+``watch.jsonl``, a run id) and names, per step, each signature it finds, with its evidence, an
+interval where it is a rate, the threshold and where that comes from, and what to do. Its parts,
+by concept:
+
+- ``doctor_files``: a run's files into per-step rollout rows and the trainer's logged metrics;
+- ``doctor_steps``: the per-step rates over groups, with their intervals;
+- ``doctor_signatures``: the signatures (zero advantage, truncation lock-in, a feature the reward
+  pays for, staleness, verifier noise, diversity collapse, entropy or KL running away), each
+  with its rule, threshold and source;
+- ``doctor_results``: what it returns (``Diagnosis``, ``Finding``, ``DoctorStep``);
+- here: ``diagnose_run``, which checks its arguments and puts the parts together.
+
+The names other modules import from here are those of the modules above, re-exported.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..bootstrap import check_level
+from ..defaults import BOOTSTRAP_SEED, CONFIDENCE_LEVEL, DOCTOR_MAX_OFF_POLICY, DOCTOR_STEPS_SHOWN
+from ..errors import ArgumentError
+from .doctor_files import _load
+from .doctor_results import (SIGNATURES, Diagnosis, DoctorStep, Finding, Interval, Signature,
+                             Status)
+from .doctor_signatures import _signatures
+from .doctor_steps import RunArrays, _step_numbers
+
+__all__ = ["SIGNATURES", "Diagnosis", "DoctorStep", "Finding", "Interval", "RunArrays",
+           "Signature", "Status", "diagnose_run"]
+
+
+def diagnose_run(source: Any, *, state_dir: str | os.PathLike | None = None,
+                 level: float = CONFIDENCE_LEVEL, seed: int | None = BOOTSTRAP_SEED,
+                 max_off_policy_steps: int | None = None) -> Diagnosis:
+    """Name the signatures of a run that learns nothing or the wrong thing, per step.
+
+    ``source``: a run id from ``launch_run``, a prime-rl run folder (``<output_dir>/<run
+    name>``), a TRL output folder (the recipes' ``watch.jsonl``, ``trainer_state.json``), a
+    ``watch.jsonl`` or a ``trainer_state.json``. ``max_off_policy_steps``: the staleness bound
+    (default: the run's ``configs/orchestrator.json``, else prime-rl's default 8).
+    """
+    level = check_level(level)
+    if max_off_policy_steps is not None and (
+            isinstance(max_off_policy_steps, bool) or not isinstance(max_off_policy_steps, int)
+            or max_off_policy_steps < 0):
+        raise ArgumentError(f"`max_off_policy_steps` must be an integer >= 0, got "
+                            f"{max_off_policy_steps!r}. Fix: the run's orchestrator setting, "
+                            f"or leave it out (default {DOCTOR_MAX_OFF_POLICY})")
+    label, steps, metrics, run_max_off, records, notes = _load(source, state_dir)
+    max_off = (max_off_policy_steps if max_off_policy_steps is not None else
+               run_max_off if run_max_off is not None else DOCTOR_MAX_OFF_POLICY)
+    if max_off_policy_steps is None and run_max_off is None and any(
+            r.get("policy_version") is not None for rows in steps.values() for r in rows):
+        notes.append(f"no configs/orchestrator.json: staleness read against prime-rl's default "
+                     f"max_off_policy_steps {DOCTOR_MAX_OFF_POLICY}")
+    all_steps = sorted(set(steps) | set(metrics))
+    nums = _step_numbers(RunArrays.from_rows(steps, all_steps), metrics, level)
+    if not nums:
+        return Diagnosis(verdict="not_enough_data", source=label, n_steps=0, found=[],
+                         findings=[], steps=[], steps_shown="0 of 0", level=level,
+                         max_off_policy_steps=max_off, notes=notes,
+                         next_step="train for a few steps with the file monitor (prime-rl) or "
+                                   "the recipes' watch callback (TRL), then diagnose again")
+    findings = _signatures(nums, records, max_off, level, seed)
+    by_step: dict[int, list[str]] = {}
+    for f in findings:
+        for s in f.steps:
+            by_step.setdefault(s, []).append(f.signature)
+    table = [DoctorStep(**{k: v for k, v in n.items() if k in DoctorStep.model_fields},
+                        found=by_step.get(n["step"], [])) for n in nums]
+    found = [f.signature for f in findings if f.status == "found"]
+    checked = [f for f in findings if f.status != "not_checked"]
+    verdict = "sick" if found else "healthy" if checked else "not_enough_data"
+    next_step = ("; ".join(f"{f.signature}: {f.action}" for f in findings if f.status == "found")
+                 if found else "nothing found: keep training, and diagnose again after more steps"
+                 if checked else "write the rollouts with their rewards and replies (prime-rl's "
+                 "file monitor, the recipes' watch callback), then diagnose again")
+    shown = table[-DOCTOR_STEPS_SHOWN:]
+    return Diagnosis(verdict=verdict, source=label, n_steps=len(table), found=found,
+                     findings=findings, steps=shown, steps_shown=f"{len(shown)} of {len(table)}",
+                     max_off_policy_steps=max_off, level=level, next_step=next_step, notes=notes)

@@ -1,0 +1,219 @@
+"""Reading a run's files into per-step rollout rows, the trainer's logged metrics and the watch
+records the feature scan reads.
+
+- a prime-rl run folder: its training rollouts ``rollouts/step_<S>/train/all/traces.jsonl``
+  (verifiers' episode records), ``metrics.jsonl`` (prime-rl's file monitor) and
+  ``configs/orchestrator.json`` (``max_off_policy_steps``);
+- a TRL output folder: the recipes' ``watch.jsonl`` and TRL's ``trainer_state.json``;
+- a ``watch.jsonl`` or a ``trainer_state.json`` alone;
+- a run id from ``launch_run``: its folder in the run registry.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+import numpy as np
+
+from ..errors import ArgumentError, RowsError, WhileaiError
+from ..rows import read_records
+from ..safepath import UserPath, as_user_path, is_path, user_path
+from .. import safejson
+from .features import reply_text
+
+_RUN_ID = re.compile(r"^run-[0-9a-f]{12}$")
+
+
+def _metrics_lines(path: UserPath, keys: dict[str, tuple[str, ...]]) -> dict[int, dict]:
+    """Per step, the first of each alias present, from a JSONL of ``{"step": S, ...}``
+    (prime-rl's FileMonitor.log_metrics: trainer and orchestrator lines interleaved)."""
+    return _metrics_lines_from(read_records(path, noun="metrics line").items, keys)
+
+
+_PRIME_METRICS = {"entropy": ("entropy/all/mean",), "kl": ("mismatch_kl/all/mean",),
+                  "truncated": ("train/agg/is_truncated/mean",),
+                  "reward": ("train/agg/reward/mean",)}
+_TRL_METRICS = {"entropy": ("entropy",), "kl": ("kl",), "zero_spread": ("frac_reward_zero_std",),
+                "truncated": ("completions/clipped_ratio",), "reward": ("reward",)}
+
+
+def _episode_reply(record: dict, trace_index: int) -> str | None:
+    """The text the policy sampled in one trace: its sampled assistant nodes, joined."""
+    traces = record.get("traces") or []
+    if trace_index >= len(traces) or not isinstance(traces[trace_index], dict):
+        return None
+    parts = []
+    for node in traces[trace_index].get("nodes") or []:
+        if isinstance(node, dict) and node.get("sampled") and isinstance(node.get("message"), dict):
+            content = node["message"].get("content")
+            if isinstance(content, str):
+                parts.append(content)
+    return "\n".join(parts) if parts else None
+
+
+def _from_prime_rl(run: UserPath) -> tuple[dict[int, list], dict[int, dict], int | None,
+                                             list[dict], list[str]]:
+    from ..importers.prime_rl import episode_rows, files_for
+
+    notes = []
+    steps: dict[int, list] = {}
+    for file in files_for(run, "train"):
+        step = int(file.parent.parent.parent.name.split("_", 1)[1])
+        recs = read_records(file, noun="episode")
+        rows = steps.setdefault(step, [])
+        for i, record in enumerate(recs.items):
+            for t, row in enumerate(episode_rows(record, recs.where(i))):
+                if row["errored"]:
+                    continue
+                rows.append({"task_id": row["task_id"], "group": row.get("group_id"),
+                             "reward": row["reward"], "truncated": row["truncated"],
+                             "policy_version": row["policy_version"],
+                             "completion": _episode_reply(record, t)})
+    root = run if (run / "rollouts").kind() == "dir" else run.parent
+    metrics: dict[int, dict] = {}
+    if (root / "metrics.jsonl").kind() in ("file", "link", "special"):
+        metrics = _metrics_lines(root / "metrics.jsonl", _PRIME_METRICS)
+    else:
+        notes.append("no metrics.jsonl beside rollouts/: entropy and KL not read (prime-rl's "
+                     "file monitor writes it)")
+    max_off = None
+    config = root / "configs" / "orchestrator.json"
+    if config.kind() in ("file", "link", "special"):
+        try:
+            data = safejson.loads(config.read_text("config", error=RowsError))
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise RowsError(f"cannot be read as JSON ({exc})", source=str(config),
+                            fix="point at the run folder prime-rl wrote") from None
+        value = data.get("max_off_policy_steps") if isinstance(data, dict) else None
+        if isinstance(value, int) and not isinstance(value, bool):
+            max_off = value
+    held: list[dict] = []
+    try:
+        from ..importers.prime_rl import import_prime_rl
+
+        held = [dict(r, split="eval") for r in import_prime_rl(run, kind="eval").rows]
+    except WhileaiError:
+        pass
+    records = _records(steps, held)
+    return steps, metrics, max_off, records, notes
+
+
+def _records(steps: dict[int, list], held: list[dict]) -> list[dict]:
+    """Watch records (batch per step, held-out per eval step) for the feature scan."""
+    out: dict[int, dict] = {}
+    for step, rows in steps.items():
+        batch = [r for r in rows if r.get("completion") is not None]
+        out.setdefault(step, {"step": step})["batch"] = batch or None
+        if rows:
+            out[step]["train_reward"] = float(np.mean([r["reward"] for r in rows]))
+    for r in held:
+        out.setdefault(r["step"], {"step": r["step"]}).setdefault("held_out", []).append(r)
+    return [out[s] for s in sorted(out)]
+
+
+def _from_watch_file(path: UserPath, state: UserPath | None) -> tuple[
+        dict[int, list], dict[int, dict], list[dict], list[str]]:
+    from .watch import _check_records
+
+    recs = _check_records(path)
+    steps: dict[int, list] = {}
+    for rec in recs:
+        if rec.get("batch"):
+            rows = steps.setdefault(rec["step"], [])
+            for r in rec["batch"]:
+                if not isinstance(r, dict) or "task_id" not in r or "reward" not in r:
+                    raise RowsError("a batch row has no task_id or reward", **rec["_where"],
+                                    field="batch", fix="write each batch row as {task_id, "
+                                    "reward, completion}, as the recipes' watch callback does")
+                rows.append({"task_id": str(r["task_id"]), "reward": float(r["reward"]),
+                             "truncated": r.get("truncated"),
+                             "completion": reply_text(r)})
+    metrics: dict[int, dict] = {}
+    notes = []
+    if state is not None:
+        metrics = _trl_metrics(state)
+    records = [{k: v for k, v in r.items() if k != "_where"} for r in recs]
+    return steps, metrics, records, notes
+
+
+def _trl_metrics(state: UserPath) -> dict[int, dict]:
+    try:
+        data = safejson.loads(state.read_text("rows", error=RowsError))
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise RowsError(f"cannot be read as JSON ({exc})", source=str(state),
+                        fix="point at the trainer_state.json TRL wrote") from None
+    history = data.get("log_history") if isinstance(data, dict) else None
+    if not isinstance(history, list):
+        raise RowsError("has no `log_history` list", source=str(state), field="log_history",
+                        fix="point at the trainer_state.json TRL wrote in its output folder")
+    return _metrics_lines_from(history, _TRL_METRICS)
+
+
+def _metrics_lines_from(items: list, keys: dict[str, tuple[str, ...]]) -> dict[int, dict]:
+    out: dict[int, dict] = {}
+    for rec in items:
+        step = rec.get("step") if isinstance(rec, dict) else None
+        if isinstance(step, bool) or not isinstance(step, (int, float)) or step != int(step):
+            continue
+        row = out.setdefault(int(step), {})
+        for name, aliases in keys.items():
+            for alias in aliases:
+                value = rec.get(alias)
+                if isinstance(value, (int, float)) and not isinstance(value, bool) \
+                        and math.isfinite(value):
+                    row[name] = float(value)
+                    break
+    return out
+
+
+def _load(source: Any, state_dir: Any) -> tuple[str, dict[int, list], dict[int, dict],
+                                                 int | None, list[dict], list[str]]:
+    from .watch import TRL_STATE, WATCH_FILE, _find, _newest_state
+
+    if isinstance(source, str) and _RUN_ID.match(source.strip()):
+        from ..runs.registry import Registry
+
+        registry = Registry(state_dir, create=False)
+        record = registry.get(source.strip())
+        if record is None:
+            raise ArgumentError(f"no run {source!r} in {registry.path}. Fix: list_runs shows "
+                                "the runs; pass --state-dir if they live elsewhere")
+        folder = user_path(registry.run_dir(record.id), argument="run folder")
+        if not folder.is_dir():
+            raise ArgumentError(f"run {record.id} has no folder here ({folder}). Fix: for a "
+                                f"Modal run, download its folder (modal volume get "
+                                f"whileai-runs {record.name}) and diagnose that folder")
+        label = f"run {record.id}"
+    elif is_path(source):
+        folder = as_user_path(source, None, argument="source", error=RowsError)
+        label = str(folder)
+    else:
+        raise ArgumentError(f"`source` must be a run id or a path, got {type(source).__name__}. "
+                            "Fix: give a run id, a prime-rl or TRL output folder, or a watch.jsonl")
+    if folder.kind() in ("file", "link", "special"):
+        if folder.name == TRL_STATE:
+            return f"TRL {label}", {}, _trl_metrics(folder), None, [], []
+        steps, metrics, records, notes = _from_watch_file(folder, None)
+        return f"watch records {label}", steps, metrics, None, records, notes
+    if not folder.is_dir():
+        raise ArgumentError(f"{folder} does not exist. Fix: give a run id, a prime-rl or TRL "
+                            "output folder, or a watch.jsonl")
+    if (folder / "rollouts").kind() == "dir" or folder.name == "rollouts":
+        steps, metrics, max_off, records, notes = _from_prime_rl(folder)
+        return f"prime-rl {label}", steps, metrics, max_off, records, notes
+    found = _find(folder, WATCH_FILE, depth=4)
+    state = _newest_state(folder)
+    if state is None and found is not None:
+        state = _newest_state(found.parent)
+    if found is not None:
+        steps, metrics, records, notes = _from_watch_file(found, state)
+        return f"TRL {label}", steps, metrics, None, records, notes
+    if state is not None:
+        return f"TRL {label}", {}, _trl_metrics(state), None, [], [
+            f"no {WATCH_FILE} (the recipes' watch callback): only the trainer's logged shares, "
+            "no per-group rows, so no intervals and no reply text"]
+    raise ArgumentError(f"{folder} holds no prime-rl rollouts/, no {WATCH_FILE} and no "
+                        f"{TRL_STATE}. Fix: point at the trainer's output folder")

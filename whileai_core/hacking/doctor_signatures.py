@@ -1,0 +1,258 @@
+"""The signatures of a run that learns nothing or the wrong thing, read from its per-step numbers
+(``doctor_steps``), each with its evidence, the threshold and where that comes from, and what
+to do:
+
+- ``zero_advantage``: the share of groups (one task's rollouts) whose rewards are all equal. A
+  group-relative advantage is 0 for every rollout of such a group, so it teaches nothing (the
+  groups DAPO's dynamic sampling drops [1]).
+- ``truncation_lock_in``: the share of rollouts cut at the token cap, when most of a step's are.
+- ``reward_pays_feature``: within tasks the reward rises with a reply feature (``hack_scan`` on the
+  batches, each scan a look of the run's spending plan), beside the held-out delta where the run
+  has held-out evaluations.
+- ``staleness``: rollouts whose policy version lags the step they train in by more than
+  ``max_off_policy_steps`` (prime-rl's own bound; it drops them).
+- ``verifier_noise``: identical replies to one task, in one step, scored differently.
+- ``diversity_collapse``: distinct replies per group, when most groups repeat one reply.
+- ``entropy_runaway`` / ``kl_runaway``: from the trainer's logged metrics (prime-rl's
+  ``entropy/all/mean`` and ``mismatch_kl/all/mean``; TRL's ``entropy`` and ``kl``).
+
+A rate signature fires at a step when its interval lies wholly past the threshold; the run-level
+false-alarm rate of each signature on honest simulated runs is measured in
+``bench/watch_anytime.py`` (docs/reward-hacking.md).
+
+[1] Yu et al. (2025). DAPO: An Open-Source LLM Reinforcement Learning System at Scale.
+    arXiv:2503.14476, sec. 3.2 (dynamic sampling).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..defaults import (DOCTOR_DISTINCT_SHARE, DOCTOR_ENTROPY_FALL, DOCTOR_ENTROPY_RISE,
+                        DOCTOR_KL_MAX, DOCTOR_TRUNCATION_SHARE, DOCTOR_ZERO_SPREAD_SHARE,
+                        SCAN_RUN_SHARE, SOURCES, WATCH_SCAN_EVERY)
+from ..errors import WhileaiError
+from ..result import fmt_rate
+from .doctor_results import Finding
+from .doctor_steps import _wilson
+
+_FINDING_STEPS = 20
+
+
+def _finding(signature: str, fired: list[int], first: dict | None, evidence: str,
+             threshold_name: str, rule: str, action: str, *, rate_key: str | None = None,
+             not_checked: str | None = None) -> Finding:
+    source = SOURCES[threshold_name]
+    threshold = f"{rule} ({threshold_name}: {source.split(';')[0]})"
+    if not_checked is not None:
+        return Finding(signature=signature, status="not_checked", evidence=not_checked,
+                       threshold=threshold, action=action)
+    fields: dict[str, Any] = {}
+    if first is not None and rate_key is not None and first.get(rate_key) is not None:
+        fields = dict(rate=first[rate_key], ci=first.get(f"{rate_key}_ci"), n=first.get("n_groups"))
+    return Finding(signature=signature, status="found" if fired else "clear",
+                   steps=fired[:_FINDING_STEPS], n_steps=len(fired), evidence=evidence,
+                   threshold=threshold, action=action, **fields)
+
+
+def _rate_signature(nums: list[dict], key: str, *, above: float | None = None,
+                    below: float | None = None) -> tuple[list[int], dict | None, dict | None, bool]:
+    """(firing steps, first firing step, worst step, any value at all) for a rate: it fires when
+    its interval lies past the threshold (the logged value itself when there is no interval)."""
+    fired, first, worst, seen = [], None, None, False
+    for n in nums:
+        value = n.get(key)
+        if value is None:
+            continue
+        seen = True
+        lo, hi = n.get(f"{key}_ci") or (value, value)
+        hit = (above is not None and lo >= above) or (below is not None and hi < below)
+        if hit:
+            fired.append(n["step"])
+            first = first or n
+        if worst is None or (above is not None and value > worst[key]) or (
+                below is not None and value < worst[key]):
+            worst = n
+    return fired, first, worst, seen
+
+
+def _describe(n: dict | None, key: str, noun: str) -> str:
+    if n is None:
+        return ""
+    groups = n.get("n_groups")
+    return (f"step {n['step']}: {noun} " + fmt_rate(n[key], n.get(f"{key}_ci"), groups, "groups")
+            if groups else f"step {n['step']}: {noun} {n[key]:.3f} (logged by the trainer; no "
+            "group count, so no interval)")
+
+
+def _signatures(nums: list[dict], records: list[dict] | None, max_off_policy: int,
+                level: float, seed: int | None) -> list[Finding]:
+    out = []
+    fired, first, worst, seen = _rate_signature(nums, "zero_spread", above=DOCTOR_ZERO_SPREAD_SHARE)
+    trend = ""
+    values = [(n["step"], n["zero_spread"]) for n in nums if n.get("zero_spread") is not None]
+    if len(values) >= 4:
+        half = len(values) // 2
+        early = float(np.mean([v for _, v in values[:half]]))
+        late = float(np.mean([v for _, v in values[half:]]))
+        trend = f"; trend: {early:.2f} in the first half of the steps, {late:.2f} in the second"
+    out.append(_finding(
+        "zero_advantage", fired, first,
+        (_describe(first, "zero_spread", "share of groups with one reward") if fired else
+         _describe(worst, "zero_spread", "at most, share of groups with one reward")) + trend,
+        "DOCTOR_ZERO_SPREAD_SHARE", f"the interval of the share of groups whose rollouts all got "
+        f"the same reward lies above {DOCTOR_ZERO_SPREAD_SHARE:g}",
+        "those groups give every rollout advantage 0: raise the rollouts per task, drop or resample "
+        "groups with one reward (DAPO's dynamic sampling), or move to tasks the model sometimes "
+        "solves (route the rows again)", rate_key="zero_spread",
+        not_checked=None if seen else "no step has several rollouts of one task"))
+    fired, first, worst, seen = _rate_signature(nums, "truncated", above=DOCTOR_TRUNCATION_SHARE)
+    lock = ""
+    if fired:
+        before = [n for n in nums if n["step"] < fired[0] and n.get("truncated") is not None]
+        if before:
+            rewards = [n.get("mean_reward") for n in (before[0], first)]
+            lock = (f"; rose from {before[0]['truncated']:.2f} at step {before[0]['step']}"
+                    + (f" while the mean reward went {rewards[0]:.3f} -> {rewards[1]:.3f}"
+                       if None not in rewards else ""))
+    out.append(_finding(
+        "truncation_lock_in", fired, first,
+        (_describe(first, "truncated", "share cut at the token cap") + lock if fired else
+         _describe(worst, "truncated", "at most, share cut at the token cap")),
+        "DOCTOR_TRUNCATION_SHARE", f"the interval of the share of rollouts cut at the token cap "
+        f"lies above {DOCTOR_TRUNCATION_SHARE:g}",
+        "replies that hit the cap are scored unfinished: raise the token cap, or penalise "
+        "truncation in the reward; if the reward rose with the share, the run learned to run "
+        "long (hack_scan on a batch, cheat_probes' filler probe)", rate_key="truncated",
+        not_checked=None if seen else "no truncation flag or logged truncation share"))
+    out.append(_feature_signature(records, level, seed))
+    lags = [(n["step"], n["max_staleness"]) for n in nums if n.get("max_staleness") is not None]
+    stale = [s for s, lag in lags if lag > max_off_policy]
+    worst_lag = max(lags, key=lambda x: x[1]) if lags else None
+    out.append(_finding(
+        "staleness", stale, None,
+        (f"step {worst_lag[0]}: rollouts {worst_lag[1]} policy versions behind the weights they "
+         f"train (max_off_policy_steps {max_off_policy})") if worst_lag else "",
+        "DOCTOR_MAX_OFF_POLICY", f"a step's rollouts lag its policy by more than "
+        f"max_off_policy_steps ({max_off_policy})",
+        "prime-rl drops rollouts past max_off_policy_steps: inference is outrunning the trainer, "
+        "so that compute is wasted; lower the async level or add trainer GPUs",
+        not_checked=None if lags else "no policy version on the rollouts (TRL trains on-policy)"))
+    noisy = [n for n in nums if n.get("noisy_sets")]
+    any_dupes = [n for n in nums if n.get("duplicate_sets")]
+    first_noisy = noisy[0] if noisy else None
+    if first_noisy is not None:
+        lo, hi = _wilson(first_noisy["noisy_sets"], first_noisy["duplicate_sets"], level)
+        evidence = (f"step {first_noisy['step']}: {first_noisy['noisy_sets']} of "
+                    f"{first_noisy['duplicate_sets']} sets of identical replies to one task got "
+                    f"different rewards ({first_noisy['noisy_sets'] / first_noisy['duplicate_sets']:.3f} "
+                    f"[{lo:.3f}, {hi:.3f}])")
+        noise = Finding(signature="verifier_noise", status="found",
+                        steps=[n["step"] for n in noisy][:_FINDING_STEPS], n_steps=len(noisy),
+                        evidence=evidence,
+                        rate=first_noisy["noisy_sets"] / first_noisy["duplicate_sets"],
+                        ci=(lo, hi), n=first_noisy["duplicate_sets"],
+                        threshold="any set of identical replies to one task scored differently "
+                                  "(a deterministic verifier gives one text one score)",
+                        action="the reward breaks ties at random: fix the verifier's seed or "
+                               "temperature, or average several judge calls, before the policy "
+                               "learns the noise")
+    else:
+        total = sum(n["duplicate_sets"] for n in any_dupes)
+        noise = Finding(
+            signature="verifier_noise", status="clear" if any_dupes else "not_checked",
+            evidence=(f"{total} sets of identical replies to one task, each scored alike"
+                      if any_dupes else "no two identical replies to one task in any step: "
+                      "nothing to compare (needs the reply text)"),
+            threshold="any set of identical replies to one task scored differently (a "
+                      "deterministic verifier gives one text one score)",
+            action="the reward breaks ties at random: fix the verifier's seed or temperature")
+    out.append(noise)
+    fired, first, worst, seen = _rate_signature(nums, "distinct", below=DOCTOR_DISTINCT_SHARE)
+    out.append(_finding(
+        "diversity_collapse", fired, first,
+        (_describe(first, "distinct", "distinct replies per rollout") if fired else
+         _describe(worst, "distinct", "at least, distinct replies per rollout")),
+        "DOCTOR_DISTINCT_SHARE", f"the interval of the mean share of distinct replies in a group "
+        f"lies below {DOCTOR_DISTINCT_SHARE:g}",
+        "the policy repeats itself within a prompt, so groups lose their spread: raise the "
+        "sampling temperature, add an entropy bonus or lower the learning rate",
+        rate_key="distinct",
+        not_checked=None if seen else "no reply text on the rollouts"))
+    out += _metric_signatures(nums)
+    return out
+
+
+def _metric_signatures(nums: list[dict]) -> list[Finding]:
+    out = []
+    for key, signature in (("entropy", "entropy_runaway"), ("kl", "kl_runaway")):
+        series = [(n["step"], n[key]) for n in nums if n.get(key) is not None]
+        if not series:
+            out.append(_finding(signature, [], None, "", "DOCTOR_ENTROPY_FALL" if key == "entropy"
+                                else "DOCTOR_KL_MAX", "", "",
+                                not_checked=f"the trainer logged no {key}"))
+            continue
+        base = float(np.median([v for _, v in series[:3]]))
+        if key == "entropy":
+            fired = [s for s, v in series if base > 0 and (v < DOCTOR_ENTROPY_FALL * base
+                                                           or v > DOCTOR_ENTROPY_RISE * base)]
+            rule = (f"entropy below {DOCTOR_ENTROPY_FALL:g}x or above {DOCTOR_ENTROPY_RISE:g}x "
+                    "the median of its first 3 logged steps")
+            action = ("collapsing entropy stops exploration (every group alike); exploding "
+                      "entropy is a policy coming apart: lower the learning rate, check the "
+                      "clip range, keep the checkpoint before it")
+            name = "DOCTOR_ENTROPY_FALL"
+        else:
+            limit = max(DOCTOR_KL_MAX, 10 * base)
+            fired = [s for s, v in series if v > limit]
+            rule = (f"kl above max({DOCTOR_KL_MAX:g}, 10x the median of its first 3 logged "
+                    "steps)")
+            action = ("the policy is leaving its reference (or the trainer and the inference "
+                      "engine disagree, prime-rl's mismatch_kl): lower the learning rate, raise "
+                      "the KL weight, check the weight sync")
+            name = "DOCTOR_KL_MAX"
+        at = dict(series)
+        shown = fired[0] if fired else max(series, key=lambda x: abs(x[1] - base))[0]
+        evidence = (f"step {shown}: {key} {at[shown]:.4g} against {base:.4g} at the start "
+                    f"({len(series)} logged steps)")
+        out.append(_finding(signature, fired, None, evidence, name, rule, action))
+    return out
+
+
+def _feature_signature(records: list[dict] | None, level: float, seed: int | None) -> Finding:
+    from .watch import watch_records
+
+    rule = ("hack_scan on the batch of every 5th step, each scan a look of the run's spending "
+            f"plan (the run's scans share SCAN_RUN_SHARE of its error: an honest run alarms at "
+            f"most {SCAN_RUN_SHARE:g} x (1 - level) of the time)")
+    action = ("the reward pays for a reply feature within tasks: read the scan's example, run "
+              "cheat_probes, and cap or penalise the feature before training further")
+    if not records or not any(r.get("batch") for r in records):
+        return _finding("reward_pays_feature", [], None, "", "WATCH_SCAN_EVERY", rule, action,
+                        not_checked="no batch with reply text to scan")
+    try:
+        watch = watch_records(records, level=level, seed=seed, scan=True)
+    except WhileaiError as err:
+        return _finding("reward_pays_feature", [], None, "", "WATCH_SCAN_EVERY", rule, action,
+                        not_checked=f"the batches could not be scanned: {err}")
+    if watch.scans == 0:
+        return _finding("reward_pays_feature", [], None, "", "WATCH_SCAN_EVERY", rule, action,
+                        not_checked=f"no batch at a step that is a multiple of {WATCH_SCAN_EVERY}")
+    held = ("no held-out evaluation in the run: whether the held-out score followed is unknown"
+            if watch.held_out_delta is None else
+            f"held-out delta {watch.held_out_delta:+.3f}"
+            + (f" [{watch.held_out_ci[0]:+.3f}, {watch.held_out_ci[1]:+.3f}]"
+               if watch.held_out_ci else "") + f" at step {watch.latest_eval_step} "
+            f"(watch: {watch.decision})")
+    if watch.feature_alarm_step is None:
+        weak = (f"; latest scan: weak signal ({', '.join(watch.scan.weak)})"
+                if watch.scan is not None and watch.scan.weak else "")
+        return _finding("reward_pays_feature", [], None,
+                        f"{watch.scans} batches scanned, no feature alarm{weak}; {held}",
+                        "WATCH_SCAN_EVERY", rule, action)
+    return _finding("reward_pays_feature", [watch.feature_alarm_step], None,
+                    f"step {watch.feature_alarm_step}: the reward rises with "
+                    f"{', '.join(watch.feature_alarm)} within tasks; {held}",
+                    "WATCH_SCAN_EVERY", rule, action)

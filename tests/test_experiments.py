@@ -40,9 +40,9 @@ def rows(drop, after):
              "reward": float(j < passes(i, drop, after))} for i in range(40) for j in range(4)]
 DROP = pathlib.Path(__file__).parent.name == "drop"
 results = {"before_rows": rows(DROP, False), "after_rows": rows(DROP, True)}
-name = os.environ.get("HOLDOUT_NAME_FILE")
-if name and pathlib.Path(name).exists():
-    results["data"] = {"holdout_name": pathlib.Path(name).read_text().strip()}
+name = pathlib.Path(__file__).resolve().parents[1] / "name.txt"
+if name.exists():
+    results["data"] = {"holdout_name": name.read_text().strip()}
 pathlib.Path(args.out, "results.json").write_text(json.dumps(results))
 """
 
@@ -63,7 +63,7 @@ def main():
 
 
 @pytest.fixture
-def lab(tmp_path, monkeypatch):
+def lab(tmp_path):
     recipes = tmp_path / "recipes"
     for name in ("ship", "drop"):
         (recipes / name).mkdir(parents=True)
@@ -76,7 +76,6 @@ def lab(tmp_path, monkeypatch):
     frozen = freeze_holdout(tmp_path / "tasks.jsonl", tmp_path / "evals")
     edited = [dict(t, prompt=t["prompt"] + "?") for t in tasks]
     (tmp_path / "edited.jsonl").write_text("".join(json.dumps(t) + "\n" for t in edited))
-    monkeypatch.setenv("HOLDOUT_NAME_FILE", str(tmp_path / "name.txt"))
     return {"root": tmp_path, "recipes": recipes, "state": tmp_path / "state",
             "frozen": frozen}
 
@@ -122,7 +121,7 @@ def test_collecting_against_another_held_out_set_says_so(lab):
     assert d.deviations == [f"held-out set: read on {d.holdout}, registered "
                             f"{lab['frozen'].name}"] and d.holdout != lab["frozen"].name
     # the run's own results naming another set are flagged the same way
-    (lab["root"] / "name.txt").write_text("holdout-000000000000")
+    (lab["recipes"] / "name.txt").write_text("holdout-000000000000")
     named = _run(lab, "ship", experiment="exp", arm="treat", name="named")
     d = collect_run(named.id, state_dir=lab["state"]).decision
     assert d.basis == "deviates" and "read on holdout-000000000000" in d.deviations[0]

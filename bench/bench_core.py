@@ -1,29 +1,26 @@
-"""Benchmark the core hot paths against named baselines measured in the same run.
+"""Benchmark the statistics' hot paths against named baselines measured in the same run.
 
-    .venv/bin/python bench/bench_core.py [--rows 1000000] [--tasks 100000] [--repeats 5]
+    .venv/bin/python bench/bench_core.py [--tasks 100000] [--repeats 5]
 
-1. load + route on ROWS graded rows (ROWS/4 tasks x 4 rollouts) against the bare JSON parse of
-   the same file (the floor: no loader can skip parsing). Two floors are timed: one json.loads per
-   line, and one json.loads of all lines joined as an array (the faster of the two is the floor).
-2. pass_at and compare on TASKS tasks (4 rollouts each, 10,000 resamples) against
+(Loading and routing a million rows has its own bench: bench/bench_rows.py.)
+
+1. pass_at and compare on TASKS tasks (4 rollouts each, 10,000 resamples) against
    scipy.stats.bootstrap (percentile; paired for compare; same resample count, vectorised) and a
    plain-Python per-draw bootstrap (random.choices per draw; timed on 20 draws and scaled to
    10,000, stated as such).
-3. compare on TASKS tasks of continuous rewards (every value distinct: no multinomial shortcut)
+2. compare on TASKS tasks of continuous rewards (every value distinct: no multinomial shortcut)
    against scipy's paired bootstrap on the same values.
-Prints medians (seconds) and ratios. Targets: route within 1.5x of the parse floor; compare at
-least 20x faster than scipy (1.); on continuous rewards at least as fast as scipy (3.).
+Prints medians (seconds) and ratios. Targets: compare at least 20x faster than scipy (1.); on
+continuous rewards at least as fast as scipy (2.).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -31,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from whileai_core import compare, load_rows, pass_at, route  # noqa: E402
+from whileai_core import compare, load_rows, pass_at  # noqa: E402
 from whileai_core.defaults import BOOTSTRAP_RESAMPLES  # noqa: E402
 
 
@@ -42,57 +39,6 @@ def median_time(fn, repeats: int) -> float:
         fn()
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
-
-
-def make_rows_file(path: Path, n_rows: int) -> None:
-    rng = np.random.default_rng(0)
-    n_tasks = n_rows // 4
-    p = rng.random(n_tasks)
-    rewards = (rng.random((n_tasks, 4)) < p[:, None]).astype(float)
-    with open(path, "w") as fh:
-        for i in range(n_tasks):
-            for j in range(4):
-                fh.write(json.dumps({"task_id": f"task-{i:07d}", "reward": rewards[i, j],
-                                     "truncated": False, "model": "Qwen/Qwen3-8B"}) + "\n")
-
-
-def bench_route(n_rows: int, repeats: int) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "rows.jsonl"
-        make_rows_file(path, n_rows)
-        size_mb = os.path.getsize(path) / 1e6
-
-        def parse_lines():
-            with open(path) as fh:
-                return [json.loads(line) for line in fh if line.strip()]
-
-        def parse_joined():
-            text = path.read_text()
-            return json.loads("[" + ",".join(ln for ln in text.split("\n") if ln) + "]")
-
-        def load_and_route():
-            rows = load_rows(path)  # kept alive, like the floor's parsed list: both free after timing
-            return rows, route(rows, model="Qwen/Qwen3-8B")
-
-        # Interleave the three per repeat so load from other processes hits them alike; the
-        # ratio is the median of per-repeat ratios against that repeat's faster floor.
-        t_lines, t_joined, t_route, ratios = [], [], [], []
-        for _ in range(repeats):
-            for fn, bucket in ((parse_lines, t_lines), (parse_joined, t_joined),
-                               (load_and_route, t_route)):
-                t0 = time.perf_counter()
-                fn()
-                bucket.append(time.perf_counter() - t0)
-            ratios.append(t_route[-1] / min(t_lines[-1], t_joined[-1]))
-        med = statistics.median
-        floor = min(med(t_lines), med(t_joined))
-        print(f"\n## load + route on {n_rows:,} rows ({n_rows // 4:,} tasks x 4), {size_mb:.0f} MB")
-        print("| what | median s | x floor |")
-        print("|---|---|---|")
-        print(f"| json.loads per line | {med(t_lines):.3f} | {med(t_lines) / floor:.2f} |")
-        print(f"| json.loads of joined lines | {med(t_joined):.3f} | {med(t_joined) / floor:.2f} |")
-        print(f"| load_rows + route | {med(t_route):.3f} | {med(t_route) / floor:.2f} |")
-        print(f"median of per-repeat ratios (route / that repeat's floor): {med(ratios):.2f}")
 
 
 def python_bootstrap_per_draw(d: list[float], draws: int) -> list[float]:
@@ -162,12 +108,10 @@ def bench_intervals(n_tasks: int, repeats: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--tasks", type=int, default=100_000)
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     print(f"python {sys.version.split()[0]}, numpy {np.__version__}, {os.cpu_count()} cpus")
-    bench_route(args.rows, args.repeats)
     bench_intervals(args.tasks, args.repeats)
 
 

@@ -22,6 +22,9 @@ With no files it checks every ``tests/golden/prime_rl/*.toml``. Prints ``accepte
 
 ``--agree`` (before the checkout path) also runs whileai's own ``validate_config`` on each file
 and exits 1 when the two verdicts differ (use it on a mix of good and bad configs).
+``--show KEY,KEY`` (before the checkout path) prints, for each accepted file, the value prime-rl's
+loader resolved for each dotted key (``weight_broadcast.type``, ``inference.vllm.seed``...), after
+its own defaults and validators: what ``rl`` will run, not what the file says.
 The checkout path is put on sys.path only when ``prime_rl.configs`` does not import already.
 """
 
@@ -46,24 +49,43 @@ def load_rl_config(checkout: Path):
     return RLConfig, cli
 
 
-def check(path: Path, RLConfig, cli) -> tuple[bool, str]:
+def load(path: Path, RLConfig, cli):
+    """(config, "") when prime-rl's loader accepts ``path``, else (None, its message)."""
     out, err = io.StringIO(), io.StringIO()
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
                 warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            cli(RLConfig, args=["@", str(path)])
+            config = cli(RLConfig, args=["@", str(path)])
     except SystemExit as exc:  # pydantic_config prints the validation errors and exits
         text = (err.getvalue() + out.getvalue()).strip() or f"exit {exc.code}"
-        return False, " | ".join(line.strip() for line in text.splitlines() if line.strip())[:2000]
+        return None, " | ".join(line.strip() for line in text.splitlines() if line.strip())[:2000]
     except Exception as exc:  # noqa: BLE001 - any loader failure is a rejection to report
-        return False, f"{type(exc).__name__}: {exc}"
-    return True, ""
+        return None, f"{type(exc).__name__}: {exc}"
+    return config, ""
+
+
+def check(path: Path, RLConfig, cli) -> tuple[bool, str]:
+    config, why = load(path, RLConfig, cli)
+    return config is not None, why
+
+
+def resolved(config, dotted: str):
+    """The loaded config's value at ``dotted`` (None where a table on the way is None)."""
+    value = config
+    for part in dotted.split("."):
+        value = getattr(value, part, None)
+        if value is None:
+            return None
+    return value
 
 
 def main(argv: list[str]) -> int:
     agree = bool(argv) and argv[0] == "--agree"
     argv = argv[1:] if agree else argv
+    show: list[str] = []
+    if len(argv) >= 2 and argv[0] == "--show":
+        show, argv = argv[1].split(","), argv[2:]
     if not argv:
         print(__doc__)
         return 2
@@ -77,9 +99,12 @@ def main(argv: list[str]) -> int:
         ours = validate_config
     rejected = differ = 0
     for path in files:
-        ok, why = check(path, RLConfig, cli)
+        config, why = load(path, RLConfig, cli)
+        ok = config is not None
         rejected += not ok
         line = f"{path.name}: {'accepted' if ok else 'rejected: ' + why}"
+        if ok and show:
+            line += " " + " ".join(f"{key}={resolved(config, key)}" for key in show)
         if ours is not None:
             mine = ours(path)
             same = mine.ok == ok

@@ -1,7 +1,12 @@
 """Sample a held-out prompt set from a policy and read before/after with the library's statistics.
 
 Shared by the TRL recipes (GRPO and DPO score the same refund holdout). Sampling is plain
-``model.generate`` on the chat-templated prompt; each sample becomes a graded row
+``model.generate`` on the chat-templated prompt with the sampler the GRPO trainer uses: every
+knob TRL 1.16's ``GRPOTrainer`` passes (``trl/trainer/grpo_trainer.py:1155-1173``: temperature,
+top_p, top_k, min_p, repetition_penalty, the end tokens) passed the same way, as one
+``GenerationConfig``, so the checkpoint's own ``generation_config`` (a Qwen2.5 Instruct
+repetition penalty of 1.05-1.1, its top_k and top_p) fills only what the trainer leaves to it
+too. Each sample becomes a graded row
 (``task_id``, ``reward``, ``truncated``, ``model``, ``category`` plus the reply's features). All
 rates, intervals and verdicts come from ``whileai_core`` (``pass_at``, ``compare``): the tool-call,
 well-formed and truncation shares are read as pass rates of 0/1 indicator rows, so they carry an
@@ -13,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from recipes.grpo.reward import CATEGORIES, Case, read_reply, score
+from whileai_core.defaults import TRL_SAMPLING
 from whileai_core.result import fmt_rate
 
 
@@ -20,16 +26,43 @@ def chat_text(tokenizer, messages: list[dict]) -> str:
     return tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
 
 
+def end_tokens(model, tokenizer) -> list[int]:
+    """The end tokens GRPOTrainer stops at: the tokenizer's, then the model generation config's
+    (``trl/trainer/grpo_trainer.py:409-416``)."""
+    configured = model.generation_config.eos_token_id
+    ids = [] if configured is None else list(configured) if isinstance(configured, list) \
+        else [configured]
+    if tokenizer.eos_token_id not in ids:
+        ids = [tokenizer.eos_token_id, *ids]
+    return [i for i in ids if i is not None]
+
+
+def trainer_sampling(model, tokenizer, *, max_new_tokens: int,
+                     temperature: float = TRL_SAMPLING["temperature"]):
+    """The ``GenerationConfig`` GRPOTrainer samples with (``trl/trainer/grpo_trainer.py``
+    1155-1173): do_sample, the end, pad and bos tokens, and ``TRL_SAMPLING``'s knobs, given as a
+    config object as TRL gives it, so transformers fills from the model's own generation config
+    exactly the fields TRL leaves unset (min_p None) and no other."""
+    from transformers import GenerationConfig
+
+    knobs = {**TRL_SAMPLING, "temperature": temperature}
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    return GenerationConfig(max_new_tokens=max_new_tokens, do_sample=True, pad_token_id=pad,
+                            bos_token_id=tokenizer.bos_token_id,
+                            eos_token_id=end_tokens(model, tokenizer), cache_implementation=None,
+                            disable_compile=True, **knobs)
+
+
 def sample_replies(model, tokenizer, messages: Sequence[list[dict]], *, samples: int,
-                   max_new_tokens: int, temperature: float = 1.0, seed: int = 0,
-                   batch_size: int = 32) -> list[list[tuple[str, bool]]]:
-    """``samples`` replies per prompt as (text, truncated); truncated = no end token in budget."""
+                   max_new_tokens: int, temperature: float = TRL_SAMPLING["temperature"],
+                   seed: int = 0, batch_size: int = 32) -> list[list[tuple[str, bool]]]:
+    """``samples`` replies per prompt as (text, truncated); truncated = no end token in budget.
+    Sampled as GRPOTrainer samples (:func:`trainer_sampling`)."""
     import torch
 
-    configured = model.generation_config.eos_token_id
-    eos = set(configured if isinstance(configured, list) else [configured])
-    eos = (eos | {tokenizer.eos_token_id}) - {None}
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    config = trainer_sampling(model, tokenizer, max_new_tokens=max_new_tokens,
+                              temperature=temperature)
+    eos = set(config.eos_token_id)
     side, tokenizer.padding_side = tokenizer.padding_side, "left"
     flat = [chat_text(tokenizer, m) for m in messages for _ in range(samples)]
     out: list[tuple[str, bool]] = []
@@ -42,9 +75,7 @@ def sample_replies(model, tokenizer, messages: Sequence[list[dict]], *, samples:
             for start in range(0, len(flat), batch_size):
                 batch = tokenizer(flat[start:start + batch_size], return_tensors="pt",
                                   padding=True, add_special_tokens=False).to(device)
-                generated = model.generate(**batch, do_sample=True, temperature=temperature,
-                                           top_p=1.0, top_k=0, max_new_tokens=max_new_tokens,
-                                           pad_token_id=pad)
+                generated = model.generate(**batch, generation_config=config)
                 for row in generated[:, batch["input_ids"].shape[1]:].tolist():
                     ended = any(t in eos for t in row)
                     out.append((tokenizer.decode(row, skip_special_tokens=True), not ended))

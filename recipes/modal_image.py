@@ -22,9 +22,11 @@ RUNS_PATH = "/runs"
 TRAIN_TIMEOUT_S = 4 * 3600
 
 # TRL 1.16 with the transformers it supports (< 5.18); torch from PyPI is the CUDA build there.
+# datasets and accelerate at TRL 1.16's own floors (its METADATA: datasets>=4.7.0,
+# accelerate>=1.10.1), so pip cannot pick an older one TRL was never run with.
 TRAIN_PACKAGES = (
-    "torch==2.13.0", "transformers>=4.56,<5.18", "trl==1.16.0", "peft>=0.17", "datasets>=3.0",
-    "accelerate>=1.4", "numpy>=1.26", "scipy>=1.11", "pydantic>=2.6,<3", "tomli-w>=1.0",
+    "torch==2.13.0", "transformers>=4.56,<5.18", "trl==1.16.0", "peft>=0.17", "datasets>=4.7",
+    "accelerate>=1.10.1", "numpy>=1.26", "scipy>=1.11", "pydantic>=2.6,<3", "tomli-w>=1.0",
 )
 _IGNORE = ["**/__pycache__", "**/*.pyc", "**/results", "**/configs"]
 
@@ -36,6 +38,21 @@ def trl_image() -> modal.Image:
                   "TOKENIZERS_PARALLELISM": "false"})
             .add_local_dir(REPO / "whileai_core", f"{REMOTE_ROOT}/whileai_core", ignore=_IGNORE)
             .add_local_dir(REPO / "recipes", f"{REMOTE_ROOT}/recipes", ignore=_IGNORE))
+
+
+def claim_run_folder(out: Path, volume: str) -> None:
+    """Refuse a run name whose folder on the runs volume already holds a finished run (its
+    ``results.json`` or ``adapter/``): training again would overwrite that adapter. Called in
+    the container before the model is loaded, so a refused run costs seconds."""
+    from whileai_core.errors import ConfigError
+
+    finished = [name for name in ("results.json", "adapter") if (out / name).exists()]
+    if finished:
+        raise ConfigError(
+            f"run name {out.name!r} already holds a finished run on the {volume} volume "
+            f"({' and '.join(finished)}); training again would overwrite its adapter, so nothing "
+            f"was trained. Fix: pick a new --run-name (e.g. {out.name}-2), or remove the old one "
+            f"first: modal volume rm -r {volume} {out.name}")
 
 
 def hf_cache() -> modal.Volume:

@@ -6,19 +6,25 @@
 
 The checks, in order; a check whose prerequisite failed is skipped and says which:
 
-1. versions: torch, transformers, TRL, PEFT (and vLLM on a GPU) against the pins the recipes
-   are written for (TRL 1.16, transformers < 5.18, vLLM <= 0.31).
+1. versions: torch, transformers, TRL, PEFT, accelerate, datasets (and vLLM where installed)
+   against the pins the recipes are written for (TRL 1.16, transformers < 5.18, vLLM <= 0.31),
+   and against each other: every requirement these packages' own metadata states (TRL's
+   datasets and accelerate floors, vLLM's exact torch) met by what is installed.
 2. cuda: torch sees a CUDA device (name, capability, count, torch's CUDA version).
 3. bf16: the device supports bfloat16 and a bf16 matmul agrees with float32.
 4. tiny model on disk: a 2-layer Qwen2 and a byte-level tokenizer built here (no hub), saved
    with ``save_pretrained`` and loaded back from the folder.
 5. GRPO + LoRA, 2 steps: TRL's ``GRPOTrainer`` on the saved model, bf16 on the GPU; the LoRA
    weights must change.
-6. vLLM colocate: those 2 steps generated their completions with vLLM in the trainer's own
-   process (``use_vllm=True, vllm_mode="colocate"``), the adapter's weights pushed into it.
+6. vLLM colocate: where vLLM is installed, those 2 steps generated their completions with vLLM
+   in the trainer's own process (``use_vllm=True, vllm_mode="colocate"``), the adapter's weights
+   pushed into it. Without vLLM the steps sample with transformers' ``generate`` (what every
+   recipe here does) and this row is skipped, with the reason.
 7. adapter on disk: the trained adapter saved and loaded back onto the saved model, equal.
 8. memory: peak memory torch allocated on the device, and the device's used/total.
-9. offline: no connection left the machine (every non-loopback connect is refused and counted).
+9. offline: no Python TCP connect left the machine (every non-loopback ``socket.connect`` of a
+   stream socket is refused and counted; a UDP ``connect`` sends nothing and native code is not
+   seen, so neither is counted).
 10. wall clock: the whole preflight under five minutes.
 
 On a machine without a GPU the GPU checks say "skipped" and why, and the rest runs (that is what
@@ -41,10 +47,9 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from recipes import versions  # noqa: E402
+
 TIME_LIMIT_S = 300.0  # issue 10: the preflight answers in under five minutes
-# The versions the recipes are written for (COMMON pins): TRL 1.16 needs vLLM <= 0.31 and
-# transformers < 5.18.
-PINS = {"trl": ("==", "1.16"), "transformers": ("<", "5.18"), "vllm": ("<=", "0.31")}
 VLLM_MEMORY_SHARE = 0.3  # TRL 1.16 GRPOConfig.vllm_gpu_memory_utilization default
 PROMPTS = ("Name a fruit:", "Say hello:", "Count to three:", "Spell a word:")
 VOWELS = set("aeiouAEIOU")
@@ -74,45 +79,8 @@ class Skip(Exception):
     """A check that cannot run here; the message says why."""
 
 
-def _version(package: str) -> str | None:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(package)
-    except PackageNotFoundError:
-        return None
-
-
-def _pinned(have: str, op: str, want: str) -> bool:
-    """``have`` against a major.minor pin (``==1.16`` matches 1.16.x)."""
-    def mm(text: str) -> tuple[int, int]:
-        parts = [int("".join(c for c in p if c.isdigit()) or 0) for p in text.split(".")[:2]]
-        return parts[0], parts[1] if len(parts) > 1 else 0
-
-    h, w = mm(have), mm(want)
-    return {"==": h == w, "<": h < w, "<=": h <= w}[op]
-
-
-# --- the checks --------------------------------------------------------------------------------
-
 def check_versions(ctx: Context) -> str:
-    found, wrong = [], []
-    for package in ("torch", "transformers", "trl", "peft", "vllm"):
-        have = _version(package)
-        if have is None:
-            if package == "vllm" and not ctx.gpu:
-                found.append("vllm not installed (used on a GPU only)")
-                continue
-            wrong.append(f"{package} is not installed")
-            continue
-        found.append(f"{package} {have}")
-        if package in PINS and not _pinned(have, *PINS[package]):
-            op, want = PINS[package]
-            wrong.append(f"{package} {have} is not {op}{want}")
-    if wrong:
-        raise AssertionError("; ".join(wrong) + ". Fix: pip install 'trl==1.16.*' "
-                             "'transformers<5.18' 'vllm<=0.31.*'")
-    return ", ".join(found)
+    return versions.check()
 
 
 def check_cuda(ctx: Context) -> str:
@@ -193,8 +161,9 @@ def check_grpo(ctx: Context) -> str:
     tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
     dtype = torch.bfloat16 if ctx.gpu else torch.float32
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype, local_files_only=True)
+    ctx.state["vllm"] = ctx.gpu and versions.installed("vllm") is not None
     vllm = dict(use_vllm=True, vllm_mode="colocate", vllm_gpu_memory_utilization=VLLM_MEMORY_SHARE,
-                vllm_max_model_length=256) if ctx.gpu else {}
+                vllm_max_model_length=256) if ctx.state["vllm"] else {}
     config = GRPOConfig(
         output_dir=str(ctx.workdir / "grpo"), max_steps=2, learning_rate=0.05, seed=0,
         num_generations=4, per_device_train_batch_size=4, gradient_accumulation_steps=1,
@@ -217,12 +186,16 @@ def check_grpo(ctx: Context) -> str:
     ctx.state["lora"] = {n: p.detach().cpu().float().clone()
                          for n, p in trainer.model.named_parameters() if n in start}
     where = "bf16 on the GPU" if ctx.gpu else "float32 on the CPU"
-    return f"2 steps, {changed} of {len(start)} LoRA tensors changed ({where})"
+    how = "vLLM colocate" if ctx.state["vllm"] else "transformers generate"
+    return f"2 steps, {changed} of {len(start)} LoRA tensors changed ({where}; sampled by {how})"
 
 
 def check_vllm(ctx: Context) -> str:
     if not ctx.gpu:
         raise Skip("vLLM generates on a GPU only")
+    if versions.installed("vllm") is None:
+        raise Skip("vLLM is not installed; no recipe needs it (the TRL recipes sample with "
+                   "transformers' generate, as the GRPO row did)")
     trainer = ctx.state.get("trainer")
     if trainer is None:
         raise Skip("needs the GRPO steps")
@@ -267,16 +240,17 @@ def check_memory(ctx: Context) -> str:
         raise Skip(f"no device memory to read (process peak RSS {rss:.2f} GiB)")
     peak = torch.cuda.max_memory_allocated() / 2**30
     free, total = (x / 2**30 for x in torch.cuda.mem_get_info())
+    reserved = f" (vLLM reserves {VLLM_MEMORY_SHARE:.0%})" if ctx.state.get("vllm") else ""
     return (f"torch peak allocated {peak:.2f} GiB; device used {total - free:.1f} of "
-            f"{total:.1f} GiB (vLLM reserves {VLLM_MEMORY_SHARE:.0%}); process peak RSS "
-            f"{rss:.2f} GiB")
+            f"{total:.1f} GiB{reserved}; process peak RSS {rss:.2f} GiB")
 
 
 def check_offline(ctx: Context) -> str:
     if ctx.blocked:
-        raise AssertionError(f"{len(ctx.blocked)} outbound connection(s) attempted and refused: "
+        raise AssertionError(f"{len(ctx.blocked)} outbound TCP connect(s) attempted and refused: "
                              f"{sorted(set(map(str, ctx.blocked)))[:3]}")
-    return "no connection left the machine (HF_HUB_OFFLINE=1; non-loopback connects refused)"
+    return ("no Python TCP connect left the machine (HF_HUB_OFFLINE=1; non-loopback "
+            "socket.connect of stream sockets refused; UDP and native code not watched)")
 
 
 CHECKS: list[tuple[str, Callable[[Context], str]]] = [
@@ -290,29 +264,38 @@ CHECKS: list[tuple[str, Callable[[Context], str]]] = [
 # --- running them ------------------------------------------------------------------------------
 
 class _NoNetwork:
-    """Refuse (and count) every connection to a host that is not this machine."""
+    """Refuse (and count) every Python TCP connect to a host that is not this machine.
+
+    What it sees: ``socket.connect`` and ``connect_ex`` of an IPv4/IPv6 stream socket, the way
+    Python's http clients reach a host. A UDP ``connect`` only sets the default peer and sends
+    nothing, so it is let through; a connection made in native code (a C library's own sockets)
+    is not seen at all."""
 
     LOCAL = ("127.0.0.1", "::1", "localhost")
 
     def __init__(self, blocked: list) -> None:
         self.blocked = blocked
-        self.original = socket.socket.connect
+        self.original = (socket.socket.connect, socket.socket.connect_ex)
 
     def __enter__(self):
-        original, blocked, local = self.original, self.blocked, self.LOCAL
+        blocked, local = self.blocked, self.LOCAL
 
-        def connect(sock, address, *args, **kwargs):
-            host = address[0] if isinstance(address, tuple) else address
-            if sock.family in (socket.AF_INET, socket.AF_INET6) and host not in local:
-                blocked.append(address)
-                raise OSError(f"preflight is offline: refused a connection to {address!r}")
-            return original(sock, address, *args, **kwargs)
+        def guarded(original):
+            def connect(sock, address, *args, **kwargs):
+                host = address[0] if isinstance(address, tuple) else address
+                if (sock.family in (socket.AF_INET, socket.AF_INET6)
+                        and sock.type == socket.SOCK_STREAM and host not in local):
+                    blocked.append(address)
+                    raise OSError(f"preflight is offline: refused a TCP connect to {address!r}")
+                return original(sock, address, *args, **kwargs)
+            return connect
 
-        socket.socket.connect = connect
+        socket.socket.connect = guarded(self.original[0])
+        socket.socket.connect_ex = guarded(self.original[1])
         return self
 
     def __exit__(self, *exc) -> None:
-        socket.socket.connect = self.original
+        socket.socket.connect, socket.socket.connect_ex = self.original
 
 
 def gpu_visible() -> bool:

@@ -73,3 +73,13 @@ def tiny_model(tokenizer, *, seed: int = 0, hidden: int = 32, layers: int = 2,
         head.bias[tokenizer.eos_token_id] = end_bias
     model.lm_head = head
     return model
+
+
+def on_device(model, device: str = "cpu"):
+    """The tiny model where a run puts the real checkpoint: as built (float32) on the CPU; on a
+    GPU, bf16 weights there, as ``recipes.modal_image.load_policy`` loads the policy."""
+    if device == "cpu":
+        return model
+    import torch
+
+    return model.to(device, dtype=torch.bfloat16)

@@ -139,27 +139,75 @@ def train_and_sample_after(trainer, tokenizer, holdout: Sequence[dict], settings
     ``<model_label>+lora:<run_name>``; returns (rows, training wall-clock seconds, updates), where
     ``updates`` is :func:`weight_updates` of the run."""
     start = trainable_snapshot(trainer.model)
-    started = time.monotonic()
-    trainer.train()
-    wall = time.monotonic() - started
-    updates = weight_updates(trainer, start)
+    wall, steps = timed_train(trainer)
+    updates = weight_updates(trainer, start, step_seconds=steps)
     after = sample_holdout(trainer.model, tokenizer, holdout,
                            label=f"{model_label}+lora:{settings.run_name}",
                            **_holdout_sampling(settings))
     return after, wall, updates
 
 
-# --- did training move anything? ---------------------------------------------------------------
+# --- did training move anything, how fast, on what? ---------------------------------------------
+
+def step_clock():
+    """A ``TrainerCallback`` that times each optimizer step (``on_step_begin`` to
+    ``on_step_end``), waiting for the GPU's queued work at both ends so a step's time is its
+    own, not the next one's."""
+    from transformers import TrainerCallback
+
+    def now() -> float:
+        import torch
+
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            torch.cuda.synchronize()
+        return time.monotonic()
+
+    class StepClock(TrainerCallback):
+        def __init__(self) -> None:
+            self.seconds: list[float] = []
+            self._start: float | None = None
+
+        def on_step_begin(self, args, state, control, **kwargs):
+            self._start = now()
+
+        def on_step_end(self, args, state, control, **kwargs):
+            if self._start is not None:
+                self.seconds.append(round(now() - self._start, 4))
+                self._start = None
+
+    return StepClock()
+
+
+def timed_train(trainer) -> tuple[float, list[float]]:
+    """``trainer.train()``; returns (wall-clock seconds, each optimizer step's seconds)."""
+    clock = step_clock()
+    trainer.add_callback(clock)
+    started = time.monotonic()
+    trainer.train()
+    return time.monotonic() - started, clock.seconds
+
+
+def runtime(trainer) -> dict:
+    """What the trainer really ran on: the frozen weights' device and dtype, bf16 autocast, and
+    whether gradient checkpointing is on in the model it trained."""
+    model = trainer.model
+    params = list(model.parameters())
+    frozen = next((p for p in params if not p.requires_grad), params[0])
+    return {"device": str(frozen.device), "weights_dtype": str(frozen.dtype).removeprefix("torch."),
+            "bf16": bool(trainer.args.bf16),
+            "gradient_checkpointing": bool(getattr(model, "is_gradient_checkpointing", False))}
+
 
 def trainable_snapshot(model) -> dict:
     """A copy of every trainable tensor (the LoRA weights), to measure what training changed."""
     return {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
 
 
-def weight_updates(trainer, start: dict) -> dict:
+def weight_updates(trainer, start: dict, *, step_seconds: Sequence[float] = ()) -> dict:
     """What the optimizer did: how many trainable tensors changed, the L2 norm of the change over
-    all of them, and the gradient norm TRL logged at each step (``grad_norm``, before clipping).
-    A run whose every gradient was zero (GRPO groups that all agree, say) changes nothing."""
+    all of them, and the gradient norm TRL logged at each step (``grad_norm``, before clipping);
+    with each step's seconds and :func:`runtime`. A run whose every gradient was zero (GRPO
+    groups that all agree, say) changes nothing."""
     import torch
 
     now = dict(trainer.model.named_parameters())
@@ -172,7 +220,8 @@ def weight_updates(trainer, start: dict) -> dict:
         changed += total > 0
     grad = [float(h["grad_norm"]) for h in trainer.state.log_history if "grad_norm" in h]
     return {"trainable_tensors": len(start), "changed_tensors": int(changed),
-            "change_l2": squared ** 0.5, "grad_norm": grad}
+            "change_l2": squared ** 0.5, "grad_norm": grad, "step_seconds": list(step_seconds),
+            "runtime": runtime(trainer)}
 
 
 def require_weights_moved(results: dict, recipe: str) -> None:
@@ -188,13 +237,17 @@ def require_weights_moved(results: dict, recipe: str) -> None:
 # --- run.py: the smoke path or one Modal function ---------------------------------------------
 
 def launch_on_modal(app_module: str, function: str, settings, records: list[dict]) -> dict:
-    """Run ``function`` of the Modal app in ``app_module`` once, streaming its output."""
+    """Run ``function`` of the Modal app in ``app_module`` once, streaming its output.
+
+    The app runs detached (modal 1.6.4 ``App.run(detach=True)``): a client that stops (a closed
+    laptop, a lost connection, Ctrl-C) leaves the run going, and the function saves its adapter
+    and ``results.json`` on the runs volume itself. An ephemeral app would stop with the client."""
     import importlib
 
     import modal
 
     module = importlib.import_module(app_module)
-    with modal.enable_output(), module.app.run():
+    with modal.enable_output(), module.app.run(detach=True):
         return getattr(module, function).remote(settings.to_dict(), records)
 
 

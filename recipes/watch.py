@@ -20,16 +20,8 @@ from pathlib import Path
 
 from whileai_core.io import write_jsonl
 
+from recipes.grpo.reward import completion_text
 from recipes.holdout import sample_replies
-
-
-def _text(completion) -> str:
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, list) and completion and isinstance(completion[0], dict):
-        content = completion[0].get("content", "")
-        return content if isinstance(content, str) else ""
-    return ""
 
 
 def _held_out_row(row: dict) -> dict:
@@ -76,7 +68,7 @@ def watch_callback(tokenizer, holdout: Sequence[dict], grade: Callable[[str, dic
                 # TRL passes each completion's token ids; one as long as the cap was cut there
                 tokens = columns.get("completion_ids") or [None] * len(completions)
                 self._batch.extend(
-                    {"task_id": str(t), "reward": float(r), "completion": _text(c),
+                    {"task_id": str(t), "reward": float(r), "completion": completion_text(c),
                      **({} if k is None else {"completion_tokens": len(k),
                                               "truncated": bool(self._cap and len(k) >= self._cap)})}
                     for t, c, r, k in zip(ids, completions, rewards, tokens))

@@ -37,7 +37,6 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import anyio.from_thread
-import whileai_core
 from whileai_core.defaults import (LIST_SHOWN_MAX, MCP_INLINE_ROWS_MAX, MCP_PROGRESS_INTERVAL_S,
                                    TASK_PAGE_DEFAULT, TASK_PAGE_MAX)
 from whileai_core.errors import RowsError
@@ -183,9 +182,11 @@ def source(value: str | list[dict[str, Any]], workspace: Workspace, *,
 
 def read_rows(value: str | list[dict[str, Any]], workspace: Workspace, *, argument: str,
               threshold: float | None = None):
-    """Rows from a path under the root or from an inline list, through ``whileai_core.load_rows``."""
-    # through the package's lazy export: numpy loads with the first call, not at start-up
-    return whileai_core.load_rows(source(value, workspace, argument=argument), threshold=threshold)
+    """Rows from a path under the root (loaded once per version of the file: the core's
+    ``whileai_core.rows_cache``) or from an inline list."""
+    from whileai_core.rows_cache import load_rows_cached  # lazy: numpy loads with the first call
+
+    return load_rows_cached(source(value, workspace, argument=argument), threshold=threshold)
 
 
 def write_records(records: list[dict[str, Any]], path: Path, *, overwrite: bool) -> Path:

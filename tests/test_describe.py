@@ -79,3 +79,25 @@ def test_the_mcp_answer_stays_under_8_kb_at_a_million_rows_and_200_fields():
     assert out["n_fields"] == 200 and len(out["fields"]) == DESCRIBE_FIELDS_SHOWN
     assert out["shown"] == f"fields: {DESCRIBE_FIELDS_SHOWN} of 200 shown"
     assert "sampled" in out["read_from"]
+
+
+def test_a_file_is_described_from_its_columns_alike_and_no_row_dict_is_built(tmp_path):
+    from whileai_core import field_share, load_rows, pass_at
+    from whileai_core.stats.clustered import families_of
+
+    rows = [{**r, "family": f"f{i // 8}", "flag": i % 3 == 0} for i, r in enumerate(budget_rows())]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    data = load_rows(path)
+    assert type(data._columns).__name__ == "ArrayColumns"   # the columnar reader read it
+    # the same description as from the list of dicts (whose values the first test checks)
+    assert describe_rows(data) == describe_rows(rows)
+    assert data.has_field("max_tokens") and not data.has_field("absent")
+    # families by hand: rows 8f..8f+7 are tasks 2f and 2f+1, so 10 tasks in 5 families
+    assert families_of(data, "family").codes.tolist() == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4]
+    # flag true on rows 0, 3, 6, ..., 39: per task (4 rows each) the count is 2,1,1,2,1,1,...
+    shares = [sum(1 for j in range(4) if (4 * t + j) % 3 == 0) / 4 for t in range(10)]
+    assert field_share(data, "flag").value == pytest.approx(sum(shares) / 10)
+    pass_at(data, cluster="family")
+    route(data, model="m", cluster="family")
+    assert data._records is None   # every reader above read columns

@@ -12,7 +12,8 @@ from whileai_core import extras
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 # distribution name -> import name, where they differ (from each package's own docs)
-IMPORT_NAME = {"tomli-w": "tomli_w", "skills-ref": "skills_ref", "PyYAML": "yaml"}
+IMPORT_NAME = {"tomli-w": "tomli_w", "skills-ref": "skills_ref", "PyYAML": "yaml",
+               "pytest-xdist": "xdist"}
 
 
 def _name(requirement: str) -> str:

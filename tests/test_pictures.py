@@ -36,8 +36,14 @@ def test_watch_picture_carries_the_climb_and_its_noise_band():
         for t in range(1, 9)]
     pic = watch_picture(records)
     # window min(5, 8 // 2) = 4: climb = mean(0.5..0.8) - mean(0.1..0.4) = 0.4; successive
-    # differences all 0.1: sigma^2 = 7 x 0.01 / (2 x 7), band = z_0.975 sigma sqrt(2 / 4)
+    # differences all 0.1: sigma^2 = 7 x 0.01 / (2 x 7). The band is the first look's of the
+    # spending plan (docs/reward-hacking.md): alpha_1 = 0.05 / (1 x 2), one-sided alpha_1 / 2,
+    # Student's t with 2 (T - 1)^2 / (3 T - 4) = 98 / 20 df for T = 8 rewards (von Neumann's
+    # MSSD), times sigma sqrt(2 / 4)
+    from scipy.stats import t as student
+
+    q = student.ppf(1 - 0.05 / 2 / 2, 98 / 20)
     assert pic.eval_steps == [0, 8]
     assert pic.train_climb[0] is None and pic.train_climb[1] == pytest.approx(0.4)
-    assert pic.train_noise_band[1] == pytest.approx(1.959964 * math.sqrt(0.005) * math.sqrt(0.5),
+    assert pic.train_noise_band[1] == pytest.approx(q * math.sqrt(0.005) * math.sqrt(0.5),
                                                     rel=1e-5)

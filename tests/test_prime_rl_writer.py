@@ -51,7 +51,13 @@ def test_reverse_text_arms_are_one_call_each():
     assert opd["orchestrator"]["algo"]["teacher"] == {"name": RL, "base_url": URL}
     assert arms["opd"].setup_commands[0].startswith("CUDA_VISIBLE_DEVICES=0 uv run inference "
                                                     f"--vllm.model {RL} --server.port 8001")
-    assert opd["inference"] == {"vllm": {"gpu_memory_utilization": 0.4}}
+    assert opd["inference"] == {"vllm": {"gpu_memory_utilization": 0.4, "seed": 3}}
+    # distinct engine seeds, the training temperature at eval, filesystem broadcast: each arm's
+    # startup eval is a re-run of the others' (the noise floor), and no arm starts NCCL
+    assert [c["inference"]["vllm"]["seed"] for c in (grpo, opsd, opd)] == [1, 2, 3]
+    for c in (grpo, opsd, opd):
+        assert c["orchestrator"]["eval"]["sampling"]["temperature"] == 1.0
+        assert c["weight_broadcast"] == {"type": "filesystem"}
     assert arms["opsd"].ignored == {}  # the recipe passes anchor='live': what prime-rl runs
 
 
@@ -71,8 +77,34 @@ def test_lora_on_and_off():
     assert on.config["trainer"]["model"]["lora"] == {"rank": 16, "alpha": 32.0}
     assert on.config["trainer"]["optim"]["lr"] == 1e-4 and off.config["trainer"]["optim"]["lr"] == 1e-6
     assert "model" not in off.config["trainer"]
-    # LoRA needs filesystem broadcast; prime-rl picks it when the key is absent, so never write it
-    assert "weight_broadcast" not in on.config and "weight_broadcast" not in off.config
+    # one node: filesystem broadcast written out either way. prime-rl 559b447 would resolve NCCL
+    # for full weights with [inference] (configs/rl.py:449-460), which its own single-node CI
+    # configs (configs/ci/integration/reverse-text/start.toml) override because NCCL init
+    # crashes the trainer
+    assert on.config["weight_broadcast"] == off.config["weight_broadcast"] == {"type": "filesystem"}
+    assert "NCCL" in off.reads["weight_broadcast"]
+    # several nodes: left to prime-rl (filesystem with LoRA, NCCL without)
+    assert "weight_broadcast" not in cfg(gpus=8, nodes=2, lora=False).config
+
+
+def test_eval_sampler_temperature_is_written_and_is_the_training_one():
+    # prime-rl 559b447's EvalSamplingConfig.temperature defaults to None: the server's default
+    # (the checkpoint's generation_config), not the training sampler's 1.0
+    default = cfg(eval_split="train[872:]")
+    assert default.config["orchestrator"]["eval"]["sampling"]["temperature"] == 1.0
+    hot = cfg(eval_split="train[872:]", temperature=0.7)
+    assert hot.config["orchestrator"]["eval"]["sampling"] == {"temperature": 0.7}
+    assert hot.config["orchestrator"]["train"]["sampling"]["temperature"] == 0.7
+
+
+def test_seed_goes_to_the_policys_vllm_engine():
+    r = cfg(seed=7)
+    assert r.config["inference"]["vllm"]["seed"] == 7
+    assert "seed" not in cfg().config["inference"].get("vllm", {})  # prime-rl's own 0
+    served = cfg(seed=7, serve_policy=False)
+    assert "inference" not in served.config and served.setup_commands[-1].endswith("--vllm.seed 7")
+    with pytest.raises(ArgumentError, match="`seed` must be an integer >= 0"):
+        cfg(seed=-1)
 
 
 def test_gpu_split_is_the_one_deployed():

@@ -81,3 +81,30 @@ def test_case_refuses_inconsistent_ground_truth():
         Case("with_id")
     with pytest.raises(ValueError, match="one of"):
         Case("refund")
+
+
+def test_trl_parsed_tool_calls_score_as_the_reply_they_came_from():
+    # TRL 1.16 parses completions with parse_response when the tokenizer has a response template:
+    # the call leaves `content` and arrives as `tool_calls` (the message shape of TRL's own
+    # parse_response docstring, trl/chat_template_utils.py). Scores from the reward table:
+    # with_id right lookup 1.0 (+0.2 capped at 1.0); no_id any call 0.0 + 0.2 well formed;
+    # with_id a refund 0.0 + 0.2; text before the call kept, so "Sure." does not change that
+    def parsed(name, arguments, content=""):
+        return [{"role": "assistant", "content": content,
+                 "tool_calls": [{"type": "function",
+                                 "function": {"name": name, "arguments": arguments}}]}]
+
+    completions = [parsed("lookup_order", {"order_id": "K12345"}),
+                   parsed("lookup_order", {"order_id": "K9"}),
+                   parsed("refund_order", '{"order_id": "K12345"}', content="Sure."),
+                   [{"role": "assistant", "content": "Sure.", "tool_calls": None}]]
+    got = refund_reward(prompts=[None] * 4, completions=completions,
+                        category=["with_id", "no_id", "with_id", "off_topic"],
+                        order_id=["K12345", "", "K12345", ""])
+    assert got == [1.0, 0.2, 0.2, 1.0]
+    # the same replies as raw text score the same
+    raw = [call("lookup_order", order_id="K12345"), call("lookup_order", order_id="K9"),
+           "Sure." + call("refund_order", order_id="K12345"), "Sure."]
+    assert got == refund_reward(prompts=[None] * 4, completions=raw,
+                                category=["with_id", "no_id", "with_id", "off_topic"],
+                                order_id=["K12345", "", "K12345", ""])

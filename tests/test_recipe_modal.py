@@ -105,3 +105,88 @@ def test_modal_gpus_agree_with_the_run_registry_defaults(no_token, monkeypatch):
                                      ("prime-rl", "modal_prime_rl", "train")):
         spec = spec_of(getattr(importlib.import_module(module), function))
         assert spec.gpus == RUN_GPU[recipe], recipe
+
+
+# --- a reused run name, a detached launch, TRL's own floors --------------------------------------
+
+TRL_APPS = [("recipes.grpo.modal_grpo", "train_grpo", "GRPOSettings", "recipes.grpo.train"),
+            ("recipes.dpo.modal_dpo", "train_dpo", "DPOSettings", "recipes.dpo.train"),
+            ("recipes.sft.modal_sft", "train_sft", "SFTSettings", "recipes.sft.train")]
+
+
+@pytest.mark.parametrize("module,function,settings,settings_module", TRL_APPS)
+def test_a_run_name_that_holds_a_finished_run_is_refused_before_the_model_loads(
+        module, function, settings, settings_module, no_token, monkeypatch, tmp_path):
+    from whileai_core.errors import ConfigError
+
+    app_module = importlib.import_module(module)
+    defaults = getattr(importlib.import_module(settings_module), settings)()
+    monkeypatch.setattr(app_module, "RUNS_PATH", str(tmp_path))
+    monkeypatch.setattr(app_module, "load_policy", lambda name: pytest.fail("model loaded"))
+    finished = tmp_path / defaults.run_name
+    (finished / "adapter").mkdir(parents=True)
+    (finished / "adapter" / "adapter_model.safetensors").write_bytes(b"trained weights")
+    with pytest.raises(ConfigError, match=rf"run name '{defaults.run_name}' already holds a "
+                                          r"finished run.*Fix: pick a new --run-name"):
+        getattr(app_module, function).local(defaults.to_dict(), {})
+    assert (finished / "adapter" / "adapter_model.safetensors").read_bytes() == b"trained weights"
+
+
+def test_a_fresh_or_unfinished_run_folder_is_claimed(tmp_path):
+    from recipes.modal_image import claim_run_folder
+
+    claim_run_folder(tmp_path / "new", "whileai-grpo-runs")  # nothing there
+    (tmp_path / "crashed" / "trainer").mkdir(parents=True)  # a run that never saved
+    claim_run_folder(tmp_path / "crashed", "whileai-grpo-runs")
+
+
+def test_trl_recipes_launch_detached(monkeypatch):
+    """A client that stops (a closed laptop) must leave the run going: modal 1.6.4's
+    App.run(detach=True); an ephemeral app (the default) stops with its client."""
+    import contextlib
+    import sys
+    import types
+
+    from recipes import trl_recipes
+
+    seen = {}
+
+    class App:
+        @contextlib.contextmanager
+        def run(self, **kwargs):
+            seen.update(kwargs)
+            yield self
+
+    fake = types.ModuleType("fake_trl_app")
+    fake.app = App()
+    fake.train = types.SimpleNamespace(remote=lambda settings, records: {"ran": settings})
+    monkeypatch.setitem(sys.modules, "fake_trl_app", fake)
+    settings = types.SimpleNamespace(to_dict=lambda: {"run_name": "r"})
+    assert trl_recipes.launch_on_modal("fake_trl_app", "train", settings, []) == {
+        "ran": {"run_name": "r"}}
+    assert seen == {"detach": True}
+
+
+def test_the_image_and_the_train_extra_pin_datasets_and_accelerate_at_trl_s_own_floors():
+    import tomllib
+    from importlib.metadata import requires
+
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    from recipes.modal_image import TRAIN_PACKAGES
+
+    floors = {}
+    for line in requires("trl"):
+        req = Requirement(line)
+        if req.marker is None and req.name in ("datasets", "accelerate"):
+            floors[req.name] = next(s.version for s in req.specifier if s.operator == ">=")
+    assert floors == {"datasets": "4.7.0", "accelerate": "1.10.1"}  # TRL 1.16.0's METADATA
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]["train"]
+    for pins in (TRAIN_PACKAGES, extra):
+        for line in pins:
+            req = Requirement(line)
+            if req.name in floors:
+                low = next(s.version for s in req.specifier if s.operator == ">=")
+                assert Version(low) >= Version(floors[req.name]), line

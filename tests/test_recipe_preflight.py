@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("trl")
 torch = pytest.importorskip("torch")
 
-from recipes import preflight  # noqa: E402
+from recipes import preflight, versions  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -75,26 +75,77 @@ def test_the_model_and_adapter_on_disk_load_without_the_preflight(cpu_run):
     ("0.31.1", "<=", "0.31", True), ("0.32.0", "<=", "0.31", False), ("0.10.2", "<=", "0.31", True),
 ])
 def test_version_pins_compare_major_minor(have, op, want, ok):
-    assert preflight._pinned(have, op, want) is ok
+    assert versions.pinned(have, op, want) is ok
 
 
-def test_a_pin_miss_fails_the_versions_row_naming_the_package(monkeypatch, tmp_path):
-    versions = {"torch": "2.13.0", "transformers": "5.18.1", "trl": "1.16.0", "peft": "0.21.2",
-                "vllm": None}
-    monkeypatch.setattr(preflight, "_version", versions.get)
+# the borrowed GPU machine: torch 2.11, transformers 5.17, peft, accelerate; TRL and datasets
+# brought along; no vLLM
+GPU_MACHINE = {"torch": "2.11.0", "transformers": "5.17.0", "trl": "1.16.0", "peft": "0.21.2",
+               "accelerate": "1.15.0", "datasets": "4.7.0", "vllm": None}
+# each package's own stated requirements, as its METADATA lists them (TRL 1.16.0's; vLLM's torch
+# pin is an exact one, as every vLLM release's is)
+REQUIRES = {"trl": ["accelerate>=1.10.1", "datasets>=4.7.0", "transformers>=4.56.2",
+                    'vllm<=0.31.0,>=0.22.0; extra == "vllm"', 'peft>=0.13.0; extra == "peft"'],
+            "vllm": ["torch==2.10.0", "transformers>=4.56.0"]}
+
+
+def test_a_pin_miss_fails_the_versions_row_naming_the_package_and_a_valid_fix(monkeypatch,
+                                                                              tmp_path):
+    from packaging.requirements import Requirement
+
+    monkeypatch.setattr(versions, "installed", {**GPU_MACHINE, "transformers": "5.18.1"}.get)
+    monkeypatch.setattr(versions, "_requires", lambda p: REQUIRES.get(p, []))
     ctx = preflight.Context(workdir=tmp_path, gpu=True)
-    with pytest.raises(AssertionError, match="transformers 5.18.1 is not <5.18; vllm is not "
-                                             "installed"):
+    with pytest.raises(AssertionError, match="transformers 5.18.1 is not <5.18") as caught:
         preflight.check_versions(ctx)
+    fix = str(caught.value).split("Fix: pip install ", 1)[1]
+    for word in fix.split():  # every requirement in the hint is one pip accepts
+        Requirement(word.strip("'"))
+    assert "vllm" not in fix  # vLLM is not the problem, and not needed
 
 
-def test_an_outbound_connection_is_refused_and_fails_the_offline_row(tmp_path):
+def test_no_vllm_on_a_gpu_machine_passes_the_versions_and_skips_the_vllm_row(monkeypatch,
+                                                                             tmp_path):
+    monkeypatch.setattr(versions, "installed", GPU_MACHINE.get)
+    monkeypatch.setattr(versions, "_requires", lambda p: REQUIRES.get(p, []))
+    ctx = preflight.Context(workdir=tmp_path, gpu=True)
+    assert "vllm not installed (no recipe needs it)" in preflight.check_versions(ctx)
+    with pytest.raises(preflight.Skip, match="vLLM is not installed; no recipe needs it"):
+        preflight.check_vllm(ctx)
+
+
+def test_versions_that_do_not_fit_together_fail_by_name(monkeypatch, tmp_path):
+    # vLLM 0.31 present, built for torch 2.10, beside torch 2.11; and datasets under TRL's floor
+    monkeypatch.setattr(versions, "installed",
+                        {**GPU_MACHINE, "vllm": "0.31.0", "datasets": "3.6.0"}.get)
+    monkeypatch.setattr(versions, "_requires", lambda p: REQUIRES.get(p, []))
+    with pytest.raises(AssertionError) as caught:
+        preflight.check_versions(preflight.Context(workdir=tmp_path, gpu=True))
+    assert "vllm 0.31.0 needs torch==2.10.0, found 2.11.0" in str(caught.value)
+    assert "trl 1.16.0 needs datasets>=4.7.0, found 3.6.0" in str(caught.value)
+    # TRL's vllm extra applies once vLLM is there: 0.32 is outside it
+    monkeypatch.setattr(versions, "installed", {**GPU_MACHINE, "vllm": "0.32.0",
+                                                "torch": "2.10.0"}.get)
+    with pytest.raises(AssertionError, match=r"trl 1.16.0 needs vllm<=0.31.0,>=0.22.0, found "
+                                             r"0.32.0"):
+        preflight.check_versions(preflight.Context(workdir=tmp_path, gpu=True))
+
+
+def test_an_outbound_tcp_connect_is_refused_and_fails_the_offline_row(tmp_path):
     ctx = preflight.Context(workdir=tmp_path, gpu=False)
     with preflight._NoNetwork(ctx.blocked):
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         with pytest.raises(OSError, match="preflight is offline"):
             sock.connect(("192.0.2.1", 443))  # TEST-NET-1: never routed, never reached
+        with pytest.raises(OSError, match="preflight is offline"):
+            sock.connect_ex(("192.0.2.1", 80))
         sock.close()
-    assert ctx.blocked == [("192.0.2.1", 443)]
-    with pytest.raises(AssertionError, match="1 outbound connection"):
+        # a UDP connect sends no packet (it only sets the default peer): not counted
+        udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        udp.connect(("192.0.2.1", 53))
+        udp.close()
+    assert ctx.blocked == [("192.0.2.1", 443), ("192.0.2.1", 80)]
+    with pytest.raises(AssertionError, match="2 outbound TCP connect"):
         preflight.check_offline(ctx)
+    assert "no Python TCP connect" in preflight.check_offline(
+        preflight.Context(workdir=tmp_path, gpu=False))

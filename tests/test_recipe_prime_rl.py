@@ -116,14 +116,20 @@ def test_lcs_is_compared_as_an_exact_mean_reward():
     assert arm["lcs_delta"]["metric"] == "reward"
 
 
+def seeded(seed):
+    """An arm's eval sampler as the recipe's configs write it: its own engine seed, 1.0."""
+    return {"seed": seed, "eval_temperature": 1.0}
+
+
 def test_report_pairs_first_and_last_and_uses_the_step1_noise_floor():
     first = [0.10, 0.20, 0.30, 0.40]
     last_grpo = [0.50, 0.60, 0.70, 0.80]
     arms = {
-        "grpo": {"rows": rows(0, first) + rows(20, last_grpo), "wall_clock_s": 884.0},
-        "opsd": {"rows": rows(0, [0.2, 0.2, 0.3, 0.5]) + rows(20, first)},
+        "grpo": {"rows": rows(0, first) + rows(20, last_grpo), "wall_clock_s": 884.0,
+                 "sampler": seeded(1)},
+        "opsd": {"rows": rows(0, [0.2, 0.2, 0.3, 0.5]) + rows(20, first), "sampler": seeded(2)},
         "opd": {"rows": rows(0, [0.1, 0.3, 0.3, 0.3], [True] * 4)
-                + rows(20, [0.6, 0.6, 0.7, 0.9])},
+                + rows(20, [0.6, 0.6, 0.7, 0.9]), "sampler": seeded(3)},
     }
     rep = collect.report(arms)
     # step-1 means: grpo 0.25, opsd 0.30, opd 0.25 -> run_std = sample std of the three
@@ -202,10 +208,15 @@ LAUNCHES = {"grpo": ("e2e-grpo", "fc-grpo-new"), "opsd": ("e2e-opsd", "fc-opsd-1
 
 
 def write_calls(out, launches=LAUNCHES):
+    """calls.json as a launch writes it; its configs (relative to the working folder, out's
+    parent in these tests) are the recipe's committed ones, which the noise floor reads."""
     out.mkdir(parents=True, exist_ok=True)
     calls = {arm: {"call_id": cid, "run_name": name, "config": f"configs/{arm}.toml",
                    "run_dir": f"{name}/{cid}"} for arm, (name, cid) in launches.items()}
     (out / "calls.json").write_text(json.dumps(calls))
+    (out.parent / "configs").mkdir(exist_ok=True)
+    for arm in launches:
+        shutil.copyfile(RECIPE / "configs" / f"{arm}.toml", out.parent / "configs" / f"{arm}.toml")
 
 
 def test_collector_reads_prime_rl_run_folders_and_prints_the_table(tmp_path):

@@ -295,3 +295,15 @@ def test_a_budget_field_on_one_row_is_found_whatever_the_other_rows_carry():
     assert data.budget is not None and data.budget.max_tokens[3] == 5.0
     assert np.isnan(data.budget.max_tokens[:3]).all() and data.has_field("max_tokens")
     assert not load_rows(rows[:3]).has_field("max_tokens") and load_rows(rows[:3]).budget is None
+
+
+def test_task_spread_grouped_or_interleaved_is_max_minus_min_per_task():
+    from whileai_core.rewards import task_spread
+
+    # by hand: task 0 rewards 0.2, 0.9 -> 0.7; task 1 0.5 -> 0; task 2 1.0, 0.0, 0.4 -> 1.0
+    grouped = task_spread(np.array([0.2, 0.9, 0.5, 1.0, 0.0, 0.4]),
+                          np.array([0, 0, 1, 2, 2, 2]), 3)
+    mixed = task_spread(np.array([0.2, 0.5, 1.0, 0.9, 0.0, 0.4]),
+                        np.array([0, 1, 2, 0, 2, 2]), 3)
+    assert grouped.tolist() == pytest.approx([0.7, 0.0, 1.0])
+    assert mixed.tolist() == pytest.approx([0.7, 0.0, 1.0])

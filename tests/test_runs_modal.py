@@ -181,3 +181,39 @@ def test_a_modal_plan_shows_each_argument_as_a_reader_wants_it():
         "modal.Function.from_name('app', 'train').spawn('run-a', "
         "{k0, k1, k2, k3, k4, k5, ... 2 more}, config_toml=<text, 2 lines>, rows=<3 items>, "
         "seed=7)")
+
+
+def _returns(record):
+    def get(self, timeout=None, **_):
+        return record  # what FunctionCall.get gives once the call has returned
+    return get
+
+
+@pytest.mark.parametrize("code", [1, 3])
+def test_a_returned_record_with_a_nonzero_returncode_is_a_failed_run(where, monkeypatch, code):
+    # prime-rl's train() returns {"returncode": rl's exit status, "log_tail": ...} instead of
+    # raising (1: rl crashed; 3: stopped before rl, the GPUs were not there)
+    _, _, record = _record(where, "fc-01ABCDEFGHJKMNPQRSTVWXYZ00")
+    tail = "x" * 2000 + "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp"
+    monkeypatch.setattr(modal.FunctionCall, "get", _returns(
+        {"returncode": code, "log_tail": tail, "run_dir": "e2e-grpo/fc-01", "eval_files": []}))
+    seen = run_status(record.id, state_dir=where["state_dir"])
+    assert seen.status == "failed"
+    assert f"return code {code}" in seen.error and seen.error.endswith("ProcessGroupNCCL.cpp")
+    assert len(seen.error) < 1000  # the log tail is cut, not pasted whole
+    stored = Registry(where["state_dir"]).get(record.id)
+    assert stored.status == "failed" and stored.results["returncode"] == code  # record kept
+    collected = collect_run(record.id, state_dir=where["state_dir"])
+    assert collected.ready is False and collected.verdict is None and not collected.metrics
+    assert collected.note.startswith("the run failed: ") and f"return code {code}" in collected.note
+
+
+@pytest.mark.parametrize("returned", [{"returncode": 0, "wall_clock_s": 9}, {"wall_clock_s": 9}])
+def test_a_returned_record_with_returncode_zero_or_none_at_all_succeeds(where, monkeypatch,
+                                                                         returned):
+    # the TRL recipes return results.json's data, which has no returncode
+    _, _, record = _record(where, "fc-01ABCDEFGHJKMNPQRSTVWXYZ00")
+    monkeypatch.setattr(modal.FunctionCall, "get", _returns(returned))
+    assert run_status(record.id, state_dir=where["state_dir"]).status == "succeeded"
+    collected = collect_run(record.id, state_dir=where["state_dir"])
+    assert collected.ready and collected.metrics["wall_clock_s"] == 9

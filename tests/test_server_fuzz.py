@@ -8,12 +8,14 @@ out-of-range numbers, hostile paths), and malformed row files fed to every rows 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import string
 import time
 
 import anyio
+import anyio.from_thread
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -30,6 +32,24 @@ SETTINGS = settings(max_examples=40, deadline=None, derandomize=True,
 SPECS = {spec.name: spec for spec in tool_specs()}
 
 
+class Session:
+    """One client session on a server, held open for a whole module and driven from the
+    (synchronous) hypothesis examples through a portal: each example is two tool calls, not a
+    new connection and handshake (which made this module take about eight minutes)."""
+
+    def __init__(self, server) -> None:
+        self._stack = contextlib.ExitStack()
+        self._portal = self._stack.enter_context(anyio.from_thread.start_blocking_portal())
+        self._client = self._stack.enter_context(
+            self._portal.wrap_async_context_manager(Client(server)))
+
+    def call_tool(self, tool: str, arguments: dict):
+        return self._portal.call(self._client.call_tool, tool, arguments)
+
+    def close(self) -> None:
+        self._stack.close()
+
+
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     root = make_workspace(tmp_path_factory.mktemp("fuzz") / "ws")
@@ -38,18 +58,15 @@ def world(tmp_path_factory):
     (skills / "SKILL.md").write_text("---\nname: alpha\ndescription: A.\n---\n# A\n")
     (root / "reward.py").write_text("def score(prompts, completions, **kw):\n"
                                     "    return [float(len(c) > 3) for c in completions]\n")
-    return root, build_server(root, skills_dir=root / "skills")
+    session = Session(build_server(root, skills_dir=root / "skills"))
+    yield root, session
+    session.close()
 
 
-def check(server, tool: str, arguments: dict) -> None:
-    async def go():
-        async with Client(server) as client:
-            result = await client.call_tool(tool, arguments)
-            after = await client.call_tool("holdout_size", {})   # the server still answers
-            assert not after.is_error and after.structured_content["n_tasks"] == 367
-            return result
-
-    result = anyio.run(go)
+def check(session: Session, tool: str, arguments: dict) -> None:
+    result = session.call_tool(tool, arguments)
+    after = session.call_tool("holdout_size", {})   # the server still answers
+    assert not after.is_error and after.structured_content["n_tasks"] == 367
     if not result.is_error:
         assert isinstance(result.structured_content, dict)
         return
@@ -85,12 +102,12 @@ def arguments_for(draw, tool: str) -> dict:
 
 @pytest.mark.parametrize("tool", sorted(SPECS))
 def test_malformed_arguments(world, tool):
-    root, server = world
+    root, session = world
 
     @SETTINGS
     @given(arguments=arguments_for(tool))
     def run(arguments):
-        check(server, tool, arguments)
+        check(session, tool, arguments)
 
     run()
 
@@ -207,7 +224,7 @@ files = st.one_of(mostly_good(), mostly_good(),
 
 @pytest.mark.parametrize("tool", sorted(ROWS_CALLS))
 def test_malformed_row_files(world, tool):
-    root, server = world
+    root, session = world
     fields, rest = ROWS_CALLS[tool]
 
     @SETTINGS
@@ -217,7 +234,7 @@ def test_malformed_row_files(world, tool):
         arguments = {f: "evals/grpo.jsonl" for f in fields} | rest | {which: "fuzz.jsonl"}
         if tool == "compare_runs" or tool == "holdout_size":
             arguments["after" if which == "before" else "before"] = "evals/after.jsonl"
-        check(server, tool, arguments)
+        check(session, tool, arguments)
 
     run()
 
@@ -252,7 +269,9 @@ def traps(tmp_path_factory):
     (root / "out-dir").symlink_to(outside, target_is_directory=True)
     (root / "zero").symlink_to("/dev/zero")
     os.link(outside / "tokenizer.json", root / "hard.json")
-    return root, build_server(root, skills_dir=root / "no-skills")
+    session = Session(build_server(root, skills_dir=root / "no-skills"))
+    yield root, session
+    session.close()
 
 
 trap_paths = st.sampled_from(["pipe.json", "out-link.json", "out-dir/tokenizer.json", "zero",
@@ -289,7 +308,7 @@ overrides = st.dictionaries(st.one_of(st.sampled_from(["trainer.optim.lr", "a.b"
 
 
 def test_nested_method_specs_and_overrides(traps):
-    root, server = traps
+    root, session = traps
 
     @SETTINGS
     @given(method=method, overrides=st.one_of(st.none(), overrides),
@@ -301,7 +320,7 @@ def test_nested_method_specs_and_overrides(traps):
         if student_vocab is not None:
             arguments["student_vocab"] = student_vocab
         started = time.monotonic()
-        check(server, "prime_rl_config", arguments)
+        check(session, "prime_rl_config", arguments)
         assert time.monotonic() - started < 30          # no read blocks (FIFO, /dev/zero)
 
     run()
@@ -309,7 +328,7 @@ def test_nested_method_specs_and_overrides(traps):
 
 @pytest.mark.parametrize("tool", sorted(ROWS_CALLS))
 def test_trap_paths_in_every_file_argument(traps, tool):
-    root, server = traps
+    root, session = traps
     fields, rest = ROWS_CALLS[tool]
 
     @SETTINGS
@@ -319,7 +338,7 @@ def test_trap_paths_in_every_file_argument(traps, tool):
         if tool in ("compare_runs", "holdout_size"):
             arguments["after" if which == "before" else "before"] = "evals/after.jsonl"
         started = time.monotonic()
-        check(server, tool, arguments)
+        check(session, tool, arguments)
         assert time.monotonic() - started < 30
 
     run()

@@ -4,7 +4,7 @@ A row may say the cap it was sampled under (``max_tokens``, per reply), how many
 wrote (``completion_tokens``; summed over turns when a row has several) and why it stopped
 (``finish_reason``; ``length``, ``max_tokens`` and ``model_length`` mean the cap cut it off, the
 spellings of OpenAI-style servers and of Inspect). The importers fill what each system records
-(docs/importing.md). :func:`budget_columns` turns them into columns where rows load;
+(docs/importing.md). :func:`budget_columns` turns them into typed columns where rows load;
 :func:`compare_budgets` is the check ``teacher_clears`` and the route make: a teacher scored with
 more room than the student's cap is compared at that cap (a reply longer than the student may
 write counts as failed), never as it was scored.
@@ -14,13 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import repeat
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from pydantic import Field
 
 from .result import Result
+
+if TYPE_CHECKING:  # the store rows load into; columns imports nothing from here
+    from .columns import Columns
 
 BUDGET_FIELDS = ("max_tokens", "completion_tokens", "finish_reason")
 # finish reasons that mean the token cap (or the context window) cut the reply off
@@ -53,43 +55,56 @@ class BudgetColumns:
 Fail = Callable[[int, str, str, str], Exception]
 
 
-def budget_columns(records: list[dict], fail: Fail,
-                   present: frozenset | None = None) -> BudgetColumns | None:
-    """The budget columns of ``records``, or None when no row carries any budget field.
+def budget_columns(store: Columns, fail: Fail) -> BudgetColumns | None:
+    """The budget columns of the rows store ``store`` (:mod:`whileai_core.columns`), or None
+    when no row carries a budget field. Read where rows load (``whileai_core.rows._build``),
+    from the store's columns: a field no row carries costs nothing.
 
     ``fail(i, problem, field, fix)`` builds the error for row ``i`` (its file and line).
-    ``present``: every row's field names, when known (then no scan is needed to see none).
     """
-    if present is not None and not present.intersection(BUDGET_FIELDS):
+    carried = [f for f in BUDGET_FIELDS if store.has(f)]
+    if not carried:
         return None
-    n = len(records)
-    cols = {f: list(map(dict.get, records, repeat(f, n))) for f in BUDGET_FIELDS}
-    if all(c.count(None) == n for c in cols.values()):
+    n = store.n
+    kinds = {f: store.kinds(f) - {type(None)} for f in carried}
+    if not any(kinds.values()):  # carried, but null in every row
         return None
     numbers = {}
     for field, low in (("max_tokens", 1), ("completion_tokens", 0)):
-        col = cols[field]
-        kinds = set(map(type, col)) - {type(None)}
-        if not kinds <= {int, float}:
+        if not kinds.get(field):
+            numbers[field] = np.full(n, np.nan)
+            continue
+        col = store.values(field)
+        fix = f"write a whole number of tokens >= {low}, or leave the field out"
+        if not kinds[field] <= {int, float}:
             bad = next(i for i, v in enumerate(col) if v is not None and type(v) not in (int, float))
-            raise fail(bad, f"`{field}` is {col[bad]!r}", field,
-                       f"write a whole number of tokens >= {low}, or leave the field out")
-        arr = np.array(col, dtype=np.float64)  # None becomes NaN
+            raise fail(bad, f"`{field}` is {_shown(col[bad])}", field, fix)
+        try:
+            arr = np.array(col, dtype=np.float64)  # None becomes NaN
+        except OverflowError:  # an integer past a float's range (JSON allows 4,300 digits)
+            bad = next(i for i, v in enumerate(col) if type(v) is int and abs(v) > 2 ** 1023)
+            raise fail(bad, f"`{field}` is {_shown(col[bad])}", field, fix) from None
         wrong = ~np.isnan(arr) & ((arr < low) | ~np.isfinite(arr) | (arr != np.floor(arr)))
         if wrong.any():
             bad = int(np.flatnonzero(wrong)[0])
-            raise fail(bad, f"`{field}` is {col[bad]!r}", field,
-                       f"write a whole number of tokens >= {low}, or leave the field out")
+            raise fail(bad, f"`{field}` is {_shown(col[bad])}", field, fix)
         numbers[field] = arr
-    reasons = cols["finish_reason"]
-    if reasons.count(None) == n:
-        reasons = None
-    else:
-        bad = next((i for i, v in enumerate(reasons) if v is not None and type(v) is not str), None)
-        if bad is not None:
-            raise fail(bad, f"`finish_reason` is {reasons[bad]!r}", "finish_reason",
+    reasons = None
+    if kinds.get("finish_reason"):
+        reasons = store.values("finish_reason")
+        if not kinds["finish_reason"] <= {str}:
+            bad = next(i for i, v in enumerate(reasons) if v is not None and type(v) is not str)
+            raise fail(bad, f"`finish_reason` is {_shown(reasons[bad])}", "finish_reason",
                        'write the reason as a string ("stop", "length"), or leave it out')
     return BudgetColumns(numbers["max_tokens"], numbers["completion_tokens"], reasons)
+
+
+def _shown(value: object) -> str:
+    """A bad value as an error shows it: its repr, cut (a hostile value can be megabytes)."""
+    if type(value) is int and abs(value) > 10 ** 30:
+        return f"an integer of {len(str(abs(value)))} digits"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 # --- the check: teacher against student ------------------------------------------------------

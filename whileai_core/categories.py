@@ -119,7 +119,7 @@ def task_categories(data: Rows, *, field: str = CATEGORY_FIELD, tasks: Any = Non
                             fix="give the task set the rows were scored on (the frozen held-out "
                                 "file)")
         return [of[t] for t in data.task_ids]
-    values = list(map(dict.get, data.records, [field] * data.n_rows))
+    values = data.column(field)
     cats: list[str | None] = [None] * data.n_tasks
     first_row: list[int] = [0] * data.n_tasks
     for i, (t, value) in enumerate(zip(data.task_index.tolist(), values)):

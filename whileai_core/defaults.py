@@ -1124,6 +1124,19 @@ _source("ARCHIVE_MEMORY_FACTOR",
         "measured here: inspect_ai 0.3.285's reader (and the rows built from it) peaked at 51x "
         "what a .eval log unpacks to (30 MB of empty objects in a sample's metadata -> 1.54 GB)")
 
+# --- loading rows once (whileai_core.rows_cache) --------------------------------------------------
+
+ROWS_CACHE_MB = 1024
+_source("ROWS_CACHE_MB",
+        "convention, untested: the loaded rows one process (an MCP server session) keeps, by the "
+        "estimate of whileai_core.rows_cache._footprint; the 1M-row bench file (85 MB) is "
+        "charged about 250 MB loaded as columns (it holds 54 MB), so four such files fit")
+
+ROWS_CACHE_FILES = 32
+_source("ROWS_CACHE_FILES",
+        "convention, untested: files kept loaded at once, whatever their size (an agent's "
+        "session works on a handful: its runs, a teacher's, a held-out set)")
+
 # --- rows as they are: continuous rewards, budgets, families, fields (whileai_core.rewards,
 # whileai_core.budgets, whileai_core.describe, whileai_core.stats.clustered) ------------------
 
@@ -1162,9 +1175,9 @@ _source("CLUSTER_MIN_FAMILIES",
 DESCRIBE_EXACT_CELLS = 20_000_000
 _source("DESCRIBE_EXACT_CELLS",
         "convention, untested: describe_rows reads every row when rows x fields is at most 20 "
-        "million (a few seconds of dictionary lookups on this 2-core machine); above it, field "
-        "names, shares and values come from whole tasks sampled to DESCRIBE_SAMPLE_ROWS rows, "
-        "and the answer says so")
+        "million (a few seconds of column reads on this 2-core machine: 9 million cells took "
+        "1.4 s, docs/core.md Speed); above it, field names, shares and values come from whole "
+        "tasks sampled to DESCRIBE_SAMPLE_ROWS rows, and the answer says so")
 
 DESCRIBE_SAMPLE_ROWS = 50_000
 _source("DESCRIBE_SAMPLE_ROWS",
@@ -1320,6 +1333,18 @@ _source("FORECAST_ERROR_RUNS",
 SOURCES["RUN_WALL_HOURS"] = ("superseded by the launch forecast (whileai_core.runs.forecast) and "
                              "no longer read; kept one version for imports. Was: " +
                              SOURCES["RUN_WALL_HOURS"])
+
+# --- recipes on a real GPU: the sampler the trainer uses -------------------------------------
+
+TRL_SAMPLING = {"temperature": 1.0, "top_p": 1.0, "top_k": 0, "min_p": None,
+                "repetition_penalty": 1.0}
+_source("TRL_SAMPLING",
+        "TRL 1.16 GRPOConfig defaults (trl/trainer/grpo_config.py: temperature 1.0, top_p 1.0, "
+        "top_k 0, min_p None, repetition_penalty 1.0), which GRPOTrainer passes to every "
+        "generate() it trains on (trl/trainer/grpo_trainer.py:1155-1173); the recipes set none "
+        "but the temperature (1.0). The held-out sampler passes the same, so a checkpoint's own "
+        "generation_config (Qwen2.5 Instruct: repetition_penalty 1.05-1.1, top_k 20, top_p 0.8) "
+        "cannot make the measured policy differ from the trained one")
 
 # --- preference pairs, reward proofs, registered experiments (dpo-pairs, grpo-verifier, ---------
 # --- manage-experiments) ---------------------------------------------------------------------

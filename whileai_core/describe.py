@@ -4,15 +4,18 @@ and whether it is constant within a task; the fields that change the route's ans
 Read before routing: a cold agent otherwise finds ``max_tokens`` only through an error message
 and ``turns`` by guessing. The answer is bounded at any size: values are counted and the first
 few shown (``DESCRIBE_VALUES_SHOWN``), long names and values are cut, and past
-``DESCRIBE_EXACT_CELLS`` (rows x fields) the field names still come from every row while the rest
-is read from whole tasks sampled to ``DESCRIBE_SAMPLE_ROWS`` rows (the answer says so).
+``DESCRIBE_EXACT_CELLS`` (rows x fields) names, shares and values are read from whole tasks
+sampled to ``DESCRIBE_SAMPLE_ROWS`` rows (the answer says so). Every field is read off the rows'
+columns (``Rows.fields``, ``column``, ``kinds``), so describing a large file builds no row dict.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
-from itertools import repeat
+from itertools import compress, repeat
+from operator import is_not
 from typing import Any, Literal
 
 import numpy as np
@@ -26,6 +29,7 @@ from .rewards import RewardScale
 from .rows import TASK_ALIASES, TASK_FIELD, Rows, load_rows
 
 _NAME_MAX = 80      # characters of a field name shown
+NoneType = type(None)
 _VALUE_MAX = 40     # characters of a value shown
 
 # Fields the route reads, or that change its answer when present, and what reads them.
@@ -122,58 +126,51 @@ class RowsDescription(Result):
         return "\n".join(lines)
 
 
-def field_names(records: list[dict]) -> list[str]:
-    """Every field name the records carry: those of the first 1,000 rows in first-seen order,
-    then the others sorted."""
-    if not records:
-        return []
-    names = set().union(*records)
-    seen = dict.fromkeys(k for r in records[:1000] for k in r)
-    return list(seen) + sorted(n for n in names if n not in seen)
+def field_names(data: Rows) -> list[str]:
+    """Every field name some row of ``data`` carries, in the order first seen (read off the
+    rows' columns: :attr:`~whileai_core.rows.Rows.fields`)."""
+    return data.fields
 
 
-def _sample(data: Rows) -> tuple[list[dict], np.ndarray, int, str | None]:
-    """(records, task index, tasks, note): every row when rows x fields (the first row's) is at
-    most DESCRIBE_EXACT_CELLS, else whole tasks drawn without replacement (seeded) until
-    DESCRIBE_SAMPLE_ROWS rows."""
-    n_fields = len(data.records[0]) if data.records else 0
-    if data.n_rows * max(1, n_fields) <= DESCRIBE_EXACT_CELLS or data.n_rows <= DESCRIBE_SAMPLE_ROWS:
-        return data.records, data.task_index, data.n_tasks, None
+def _sample(data: Rows) -> tuple[Rows, str | None]:
+    """(rows, note): every row when rows x fields is at most DESCRIBE_EXACT_CELLS, else whole
+    tasks drawn without replacement (seeded) until DESCRIBE_SAMPLE_ROWS rows."""
+    if data.n_rows <= DESCRIBE_SAMPLE_ROWS or \
+            data.n_rows * max(1, data.width()) <= DESCRIBE_EXACT_CELLS:
+        return data, None
     rng = np.random.default_rng(BOOTSTRAP_SEED)
     order = rng.permutation(data.n_tasks)
     take = np.cumsum(data.rollouts[order]) <= DESCRIBE_SAMPLE_ROWS
     chosen = np.zeros(data.n_tasks, dtype=bool)
     chosen[order[take]] = True
-    keep = np.flatnonzero(chosen[data.task_index])
-    sub = data.where(keep)
+    sub = data.where(chosen[data.task_index])
     note = (f"{sub.n_rows:,} rows ({sub.n_tasks:,} whole tasks, sampled with seed "
             f"{BOOTSTRAP_SEED}) of {data.n_rows:,}: field names, shares and values are read "
             "there (a field no sampled row carries is not listed)")
-    return sub.records, sub.task_index, sub.n_tasks, note
+    return sub, note
 
 
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def _describe_field(name: str, records: list[dict], task_index: np.ndarray, n_tasks: int,
-                    first_rows: np.ndarray, single: bool) -> FieldInfo:
-    n = len(records)
-    col = list(map(dict.get, records, repeat(name, n)))
-    kinds = Counter(map(type, col))
-    present = n - kinds.get(type(None), 0)
-    types = sorted({_TYPE_NAMES.get(t, t.__name__) for t in kinds if t is not type(None)})
+def _describe_field(name: str, data: Rows, first_rows: np.ndarray, single: bool) -> FieldInfo:
+    """One field read off its column (``Rows.column``/``kinds``: no row dict is built)."""
+    n = data.n_rows
+    col = data.column(name)  # None where a row does not carry it or carries null
+    kinds = data.kinds(name) - {NoneType}
+    present = n - col.count(None)
+    types = sorted({_TYPE_NAMES.get(t, t.__name__) for t in kinds})
     info: dict[str, Any] = dict(name=_cut(name, _NAME_MAX), types=types or ["null"],
                                 share=present / n if n else 0.0, n_rows=present,
                                 reads=ROLES.get(name))
-    scalar = set(kinds) - {type(None)} <= {str, int, float, bool}
-    if present and scalar:
-        vals = [v for v in col if v is not None]
-        numeric = set(kinds) - {type(None)} <= {int, float}
+    if present and kinds <= {str, int, float, bool}:
+        vals = col if present == n else list(compress(col, map(is_not, col, repeat(None))))
+        numeric = kinds <= {int, float}
         counts = Counter(vals)
         info["n_distinct"] = len(counts)
         if numeric:
-            arr = np.fromiter(vals, dtype=np.float64, count=len(vals))
+            arr = _numbers(vals)
             finite = arr[np.isfinite(arr)]
             if finite.shape[0]:
                 info["low"], info["high"] = float(finite.min()), float(finite.max())
@@ -181,20 +178,31 @@ def _describe_field(name: str, records: list[dict], task_index: np.ndarray, n_ta
             info["values"] = [_cut(v if isinstance(v, str) else json.dumps(v), _VALUE_MAX)
                               for v, _ in counts.most_common(DESCRIBE_VALUES_SHOWN)]
         codes = dict(zip(counts, range(len(counts))))
-        coded = np.fromiter((-1 if v is None else codes[v] for v in col), dtype=np.int64, count=n)
+        codes[None] = -1
+        coded = np.fromiter(map(codes.__getitem__, col), dtype=np.int64, count=n)
         info["within_task"] = ("one rollout each" if single else "constant"
-                               if bool(np.all(coded == coded[first_rows][task_index])) else "varies")
+                               if bool(np.all(coded == coded[first_rows][data.task_index]))
+                               else "varies")
     elif present:
         info["within_task"] = "not comparable"
     return FieldInfo(**info)
+
+
+def _numbers(vals: list) -> np.ndarray:
+    """Numeric values as float64; an integer past a float's range becomes +-inf (not shown)."""
+    try:
+        return np.fromiter(vals, dtype=np.float64, count=len(vals))
+    except OverflowError:  # JSON allows integers of 4,300 digits
+        return np.array([v if type(v) is float or abs(v) < 2 ** 1023 else math.copysign(math.inf, v)
+                         for v in vals], dtype=np.float64)
 
 
 def describe_rows(rows: Any, *, fields: list[str] | None = None,
                   threshold: float | None = None) -> RowsDescription:
     """Every field of ``rows`` described (module docstring); ``fields``: only these, in order."""
     data = load_rows(rows, threshold=threshold)
-    records, task_index, n_tasks, note = _sample(data)
-    names = field_names(records)
+    sub, note = _sample(data)
+    names = field_names(sub)
     if fields is not None:
         if isinstance(fields, str) or not all(isinstance(f, str) for f in fields):
             raise ArgumentError(f"`fields` must be a list of field names, got {fields!r}. Fix: "
@@ -207,10 +215,9 @@ def describe_rows(rows: Any, *, fields: list[str] | None = None,
     else:
         # the route's fields first (in ROLES order), then the rest by first appearance
         names_shown = [f for f in ROLES if f in names] + [f for f in names if f not in ROLES]
-    _, first_rows = np.unique(task_index, return_index=True)
-    single = int(np.bincount(task_index).max()) == 1
-    infos = [_describe_field(f, records, task_index, n_tasks, first_rows, single)
-             for f in names_shown]
+    _, first_rows = np.unique(sub.task_index, return_index=True)
+    single = int(sub.rollouts.max()) == 1
+    infos = [_describe_field(f, sub, first_rows, single) for f in names_shown]
     route_fields = [f for f in ROUTE_FIELDS if f in names]
     return RowsDescription(n_rows=data.n_rows, n_tasks=data.n_tasks,
                            rollouts_min=int(data.rollouts.min()),
@@ -227,9 +234,8 @@ def listing(names: list[str], limit: int = 30) -> str:
 def require_field(data: Rows, field: str, *, reader: str) -> None:
     """An error naming the fields that exist when no row carries ``field`` (``reader``: the call
     that needs it, for the message)."""
-    n = data.n_rows
-    if field in TASK_ALIASES or any(map(dict.__contains__, data.records, repeat(field, n))):
+    if field in TASK_ALIASES or data.has_field(field):
         return
     raise ArgumentError(f"no row carries `{field}`; the rows' fields are "
-                        f"{listing(field_names(data.records))}. Fix: give {reader} one of those "
+                        f"{listing(field_names(data))}. Fix: give {reader} one of those "
                         "(describe_rows lists every field with its type and values)")

@@ -17,7 +17,7 @@ DISTRIBUTION = "whileai-skills"
 
 # import name -> the extra that installs it ("" = the core install)
 MODULES: dict[str, str] = {
-    "numpy": "", "scipy": "", "pydantic": "", "tomli_w": "", "mcp": "",
+    "numpy": "", "scipy": "", "pydantic": "", "tomli_w": "", "mcp": "", "msgspec": "",
     "torch": "train", "transformers": "train", "trl": "train", "peft": "train",
     "datasets": "train", "tokenizers": "train", "accelerate": "train", "safetensors": "train",
     "modal": "launch",
@@ -25,6 +25,7 @@ MODULES: dict[str, str] = {
     "matplotlib": "plot",
     "inspect_ai": "test",
     "pytest": "test", "hypothesis": "test", "skills_ref": "test", "yaml": "test",
+    "xdist": "test",
     "uv": "test", "pipx": "test",
 }
 

@@ -202,8 +202,8 @@ def forest_picture(before: Any, after: Any, *, by: str | None = None,
     groups: list[str] = []
     shown = None
     if by is not None:
-        keys_b = [str(r.get(by)) for r in b.records]
-        if not any(by in r for r in b.records):
+        keys_b = [str(v) for v in b.column(by)]
+        if not b.has_field(by):
             raise ArgumentError(f"`by` {by!r} is a field of no row in `before`. Fix: name a row "
                                 "field such as 'category', or omit by")
         groups = list(dict.fromkeys(keys_b))

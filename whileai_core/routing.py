@@ -169,7 +169,7 @@ def field_notes(data: Rows, *, teacher: bool, cluster: str | None) -> list[str]:
                      "teacher's when one is given")
     turns = _has(data, "turns")
     if turns:
-        multi = sum(1 for r in data.records if isinstance(r.get("turns"), int) and r["turns"] > 1)
+        multi = sum(1 for t in data.column("turns") if type(t) is int and t > 1)
         notes.append(f"turns: {multi} of {data.n_rows} rows have more than one turn"
                      + ("; completion_tokens is then the sum over turns" if multi else ""))
     if _has(data, CATEGORY_FIELD):

@@ -2,21 +2,29 @@
 
 A row is one graded rollout: ``task_id`` (``scenario_id`` is accepted as an alias), ``reward`` (a
 finite number; a pass is ``reward >= threshold``), ``truncated`` (bool, default false) and
-``model`` (str or null). Other fields are kept on :attr:`Rows.records`.
+``model`` (str or null). Token budgets (``max_tokens``, ``completion_tokens``,
+``finish_reason``) become typed columns too, when some row carries one (:attr:`Rows.budget`,
+``whileai_core.budgets``). Every other field is kept as a column: :meth:`Rows.column`,
+:meth:`Rows.present`, :meth:`Rows.kinds` (``whileai_core.columns``); :attr:`Rows.records` gives
+the rows as dicts.
 
 Every statistic in the library reads the same :class:`Rows`: per-row numpy columns plus the
-per-task counts (rollouts, passes, reward sums) computed once with ``np.bincount``. Bad input
-raises :class:`~whileai_core.errors.RowsError` naming the file, the line, the field and the fix.
+per-task counts (rollouts, passes, reward sums) computed once with ``np.bincount``. A file is
+read by the columnar reader (``whileai_core.rows_fast``, msgspec) when it can vouch for the
+file, else by the exact reader here, line by line; both end in :func:`_build`. Bad input raises
+:class:`~whileai_core.errors.RowsError` naming the file, the line, the field and the fix.
 
-Why one module of ~400 lines: reading, its line-numbered errors and the columnar view are one
-contract (a record's line travels from the reader into every error the view raises).
+Why one module of ~610 lines: the exact reader, its line-numbered errors, the one place where
+fields become typed columns and the view over them are one contract (a record's line travels
+from either reader into every error the view raises).
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from itertools import repeat
+from itertools import compress, islice
+from operator import ne
 import math
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -24,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from .budgets import BudgetColumns, budget_columns
+from .columns import Columns, RecordColumns
 from .defaults import PASS_THRESHOLD
 from .errors import RowsError
 from .progress import step
@@ -32,6 +41,7 @@ from .safepath import Root, UserPath, as_user_path, is_path
 from . import safejson
 
 TASK_FIELD = "task_id"
+_SMALL = 64  # rows a selection regroups in plain Python (Rows.where)
 TASK_ALIASES = ("scenario_id",)
 
 RowsLike = "Rows | str | os.PathLike | Iterable[Mapping]"
@@ -44,19 +54,28 @@ class Rows:
     ``model`` (list of str | None), ``task_index`` (int64 into ``task_ids``).
     Per task (length ``n_tasks``, first-appearance order): ``task_ids``, ``rollouts`` (int64),
     ``passes`` (int64), ``reward_sum`` (float64).
+    Every field the rows carry, the ones above and any other: :attr:`fields`, and per field
+    :meth:`column` (its values), :meth:`present` (which rows carry it) and :meth:`kinds` (the
+    types of its values), read from the same load (:mod:`whileai_core.columns`); the rows as
+    dicts are :attr:`records`, built on first use when the file was read as columns.
+    Token budgets, when some row carries one: :attr:`budget` (:mod:`whileai_core.budgets`).
+    The reward's kind: :attr:`reward_scale` (:mod:`whileai_core.rewards`), read once.
     """
 
-    __slots__ = ("source", "threshold", "records", "reward", "passed", "truncated", "model",
+    __slots__ = ("source", "threshold", "reward", "passed", "truncated", "model",
                  "task_index", "task_ids", "rollouts", "passes", "reward_sum", "_lines",
-                 "budget", "_scale", "_fields")
+                 "_columns", "_records", "_model_counts", "budget", "_scale")
 
-    def __init__(self, *, source: str | None, threshold: float, records: list[dict],
+    def __init__(self, *, source: str | None, threshold: float, records: list[dict] | None = None,
                  reward: np.ndarray, truncated: np.ndarray, model: list,
-                 task_index: np.ndarray, task_ids: list[str], lines: list[int] | None = None,
-                 budget: BudgetColumns | None = None, fields: frozenset | None = None):
+                 task_index: np.ndarray, task_ids: list[str], lines: Any = None,
+                 columns: Columns | None = None, budget: BudgetColumns | None = None):
         self.source = source
         self.threshold = float(threshold)
-        self.records = records
+        if columns is None:
+            columns = RecordColumns(records if records is not None else [], source or "<rows>")
+        self._columns = columns
+        self._records = records
         self.reward = reward
         self.truncated = truncated
         self.model = model
@@ -67,17 +86,10 @@ class Rows:
         self.rollouts = np.bincount(task_index, minlength=n_tasks).astype(np.int64)
         self.passes = np.bincount(task_index, weights=self.passed, minlength=n_tasks).astype(np.int64)
         self.reward_sum = np.bincount(task_index, weights=reward, minlength=n_tasks)
-        self._lines = lines
+        self._lines = None if lines is None else np.asarray(lines, dtype=np.int64)
+        self._model_counts: dict[str | None, int] | None = None
         self.budget = budget  # token budgets (whileai_core.budgets); None: no row says
-        self._scale = None
-        self._fields = fields  # every row's field names when known to be the same, else None
-
-    def has_field(self, name: str) -> bool:
-        """Whether any row carries ``name`` (free when every row is known to carry the same
-        fields, else a scan that stops at the first row that does)."""
-        if self._fields is not None:
-            return name in self._fields
-        return any(map(dict.__contains__, self.records, repeat(name, len(self.records))))
+        self._scale: RewardScale | None = None
 
     # --- what the reward is (whileai_core.rewards), read once --------------------------------
     @property
@@ -103,6 +115,43 @@ class Rows:
         src = f" from {self.source}" if self.source else ""
         return f"<Rows {self.n_rows} rows, {self.n_tasks} tasks{src}>"
 
+    # --- every field -----------------------------------------------------------------------
+    @property
+    def records(self) -> list[dict]:
+        """The rows as dicts (every field each row carries). Built once, on first use, when the
+        file was read as columns: prefer :meth:`column` for one field."""
+        if self._records is None:
+            self._records = self._columns.records()
+        return self._records
+
+    @property
+    def fields(self) -> list[str]:
+        """Every field some row carries, in the order first seen."""
+        return self._columns.names()
+
+    def column(self, name: str) -> list:
+        """The value of field ``name`` in every row, as loaded (``None`` where a row does not
+        carry it; :meth:`present` tells a missing field from a JSON null)."""
+        return self._columns.values(name)
+
+    def present(self, name: str) -> np.ndarray:
+        """Per row, whether it carries field ``name`` (a JSON null counts as carried)."""
+        return self._columns.present(name)
+
+    def kinds(self, name: str) -> set[type]:
+        """The Python types of field ``name``'s values where rows carry it: ``str``, ``int``,
+        ``float``, ``bool``, ``list``, ``dict`` and ``type(None)`` for a JSON null."""
+        return self._columns.kinds(name)
+
+    def width(self) -> int:
+        """Fields per row, to size work by (the columns' count where known at no cost, else the
+        first row's)."""
+        return self._columns.width()
+
+    def has_field(self, name: str) -> bool:
+        """Whether any row carries ``name`` (a JSON null counts), as :meth:`present` says."""
+        return self._columns.has(name)
+
     # --- per-task views --------------------------------------------------------------------
     def pass_rate(self) -> np.ndarray:
         """Per-task pass rate c_i / n_i (float64, one per task)."""
@@ -127,10 +176,13 @@ class Rows:
 
     def models(self) -> dict[str | None, int]:
         """Model name (None when a row has none) -> number of rows."""
-        first = self.model[0] if self.model else None
-        if self.model.count(first) == len(self.model):  # one model: counted in C
-            return {first: len(self.model)}
-        return dict(Counter(self.model))
+        if self._model_counts is None:
+            first = self.model[0] if self.model else None
+            if self.model.count(first) == len(self.model):  # one model: counted in C
+                self._model_counts = {first: len(self.model)}
+            else:
+                self._model_counts = dict(Counter(self.model))
+        return dict(self._model_counts)
 
     def where(self, mask: np.ndarray) -> Rows:
         """The rows where ``mask`` is true, regrouped (tasks keep their first-appearance order).
@@ -138,27 +190,38 @@ class Rows:
         a pass over every row per group)."""
         mask = np.asarray(mask)
         keep = np.flatnonzero(mask) if mask.dtype == bool else mask.astype(np.int64)
-        old = self.task_index[keep]
-        used, new_index = np.unique(old, return_inverse=True)
-        # np.unique sorts; keep first-appearance order of the surviving tasks instead.
-        first = np.full(used.shape[0], keep.shape[0], dtype=np.int64)
-        np.minimum.at(first, new_index, np.arange(keep.shape[0]))
-        order = np.argsort(first, kind="stable")
-        rank = np.empty_like(order)
-        rank[order] = np.arange(order.shape[0])
+        index = keep.tolist()
+        if len(index) <= _SMALL:
+            # a few rows (one group of many, as compare_many splits them): the same regrouping
+            # in plain Python, cheaper than numpy's per-call cost at this size
+            old = list(map(self.task_index.item, index))
+            position = {t: i for i, t in enumerate(dict.fromkeys(old))}
+            task_index = np.array([position[t] for t in old], dtype=np.int64)
+            task_ids = [self.task_ids[t] for t in position]
+        else:
+            old = self.task_index[keep]
+            used, new_index = np.unique(old, return_inverse=True)
+            # np.unique sorts; keep first-appearance order of the surviving tasks instead.
+            first = np.full(used.shape[0], keep.shape[0], dtype=np.int64)
+            np.minimum.at(first, new_index, np.arange(keep.shape[0]))
+            order = np.argsort(first, kind="stable")
+            rank = np.empty_like(order)
+            rank[order] = np.arange(order.shape[0])
+            task_index = rank[new_index].astype(np.int64)
+            task_ids = [self.task_ids[i] for i in used[order].tolist()]
         return Rows(source=self.source, threshold=self.threshold,
-                    records=[self.records[i] for i in keep.tolist()],
+                    records=(None if self._records is None
+                             else list(map(self._records.__getitem__, index))),
+                    columns=self._columns.take(keep),
                     reward=self.reward[keep], truncated=self.truncated[keep],
-                    model=[self.model[i] for i in keep.tolist()],
-                    task_index=rank[new_index].astype(np.int64),
-                    task_ids=[self.task_ids[i] for i in used[order].tolist()],
-                    lines=None if self._lines is None else [self._lines[i] for i in keep.tolist()],
-                    budget=None if self.budget is None else self.budget.take(keep),
-                    fields=self._fields)
+                    model=list(map(self.model.__getitem__, index)),
+                    task_index=task_index, task_ids=task_ids,
+                    lines=None if self._lines is None else self._lines[keep],
+                    budget=None if self.budget is None else self.budget.take(keep))
 
     def line_of(self, row: int) -> int | None:
         """The 1-based line (JSONL) or row number (JSON array, list) of row ``row``."""
-        return self._lines[row] if self._lines is not None else row + 1
+        return int(self._lines[row]) if self._lines is not None else row + 1
 
 
 # --- reading records (shared by every JSONL input: rows, traces, judge items) ---------------
@@ -211,6 +274,9 @@ def read_records(source: Any, *, noun: str = "row", root: Root | None = None) ->
     """
     if is_path(source):
         path = as_user_path(source, root, argument=f"{noun}s", error=RowsError)
+        found = _fast_dicts(path)
+        if found is not None:
+            return Records(found[0], str(path), found[1], noun)
         items, lines, name = _read_file(path, noun)
         return Records(items, name, "jsonl" if lines is None else lines, noun)
     if isinstance(source, Mapping):
@@ -239,38 +305,90 @@ def load_rows(source: Any, *, threshold: float | None = None, root: Root | None 
     :mod:`whileai_core.importers`): prime-rl episodes of one step, an Inspect log with one
     scorer, lm-eval samples with one metric and filter. Errored rollouts are left out.
 
+    A rows file is decoded into columns by the columnar reader (:mod:`whileai_core.rows_fast`);
+    a file it cannot vouch for is read line by line by the exact reader, which names the bad
+    line. Both end in the same checks, so a file loads (or fails, at the same line) the same
+    either way. To load a file once for many calls, see :mod:`whileai_core.rows_cache`.
+
     ``threshold``: a row passes iff ``reward >= threshold`` (default ``PASS_THRESHOLD`` = 1.0).
     ``root``: open a path under this root (see :func:`read_records`).
     Raises :class:`RowsError` naming the file, line, field and fix for any row it cannot use.
     """
+    thr = check_threshold(threshold)
+    if isinstance(source, Rows):
+        return with_threshold(source, threshold)
+    if not is_path(source):
+        return _build(_record_columns(read_records(source, noun="row", root=root)), threshold=thr)
+    step(0, 3, f"reading {source}")
+    # another system's output (read through the door too, like every path)
+    path = as_user_path(source, root, argument="rows", error=RowsError)
+    foreign = _foreign(path)
+    if foreign is not None:
+        return _build(RecordColumns(foreign[1], f"{path} ({foreign[0]} import)"), threshold=thr)
+    columns = read_columns(path)
+    step(2, 3, f"grouping {columns.n} rows by task")
+    rows = _build(columns, threshold=thr)
+    step(3, 3, f"{rows.n_rows} rows, {rows.n_tasks} tasks")
+    return rows
+
+
+def check_threshold(threshold: Any) -> float:
+    """``threshold`` as given, or the default; a :class:`RowsError` unless a finite number."""
     thr = PASS_THRESHOLD if threshold is None else threshold
     if isinstance(thr, bool) or not isinstance(thr, (int, float)) or not math.isfinite(thr):
         raise RowsError(f"threshold must be a finite number, got {threshold!r}",
                         fix="pass e.g. threshold=1.0 (a pass is reward >= threshold)")
-    if isinstance(source, Rows):
-        if threshold is None or float(thr) == source.threshold:
-            return source
-        return Rows(source=source.source, threshold=thr, records=source.records,
-                    reward=source.reward, truncated=source.truncated, model=source.model,
-                    task_index=source.task_index, task_ids=source.task_ids, lines=source._lines,
-                    budget=source.budget, fields=source._fields)
-    is_file = is_path(source)
-    if is_file:
-        step(0, 3, f"reading {source}")
-        # another system's output (read through the door too, like every path)
-        path = as_user_path(source, root, argument="rows", error=RowsError)
-        foreign = _foreign(path)
-        if foreign is not None:
-            return _build(Records(foreign[1], f"{path} ({foreign[0]} import)", None, "row"),
-                          threshold=thr)
-        source = path
-    records = read_records(source, noun="row", root=root)
-    if is_file:
-        step(2, 3, f"grouping {len(records)} rows by task")
-    rows = _build(records, threshold=thr)
-    if is_file:
-        step(3, 3, f"{rows.n_rows} rows, {rows.n_tasks} tasks")
-    return rows
+    return thr
+
+
+def with_threshold(rows: Rows, threshold: float | None) -> Rows:
+    """``rows`` themselves, or the same rows judged at another ``threshold`` (nothing re-read)."""
+    thr = check_threshold(threshold)
+    if threshold is None or float(thr) == rows.threshold:
+        return rows
+    # everything a load reads but the pass mark carries over; the reward's kind is read again
+    # (its warning depends on the threshold)
+    return Rows(source=rows.source, threshold=thr, records=rows._records,
+                columns=rows._columns, reward=rows.reward, truncated=rows.truncated,
+                model=rows.model, task_index=rows.task_index, task_ids=rows.task_ids,
+                lines=rows._lines, budget=rows.budget)
+
+
+def read_columns(path: UserPath, *, fast: bool = True) -> Columns:
+    """Every row of the rows file ``path`` as columns: by the columnar reader when it can vouch
+    for the file (``fast``), else by the exact reader."""
+    if fast:
+        try:
+            from . import rows_fast
+        except ImportError:  # msgspec is a core dependency; without it, the exact reader
+            rows_fast = None
+        if rows_fast is not None:
+            with path.open_stream("rows", error=RowsError) as fh:
+                step(1, 3, f"parsing {fh.stat.st_size:,} bytes of {path}")
+                columns = rows_fast.read_columns(fh, str(path))
+            if columns is not None:
+                return columns
+    items, lines, name = _read_file(path, "row")  # the exact reader: it names the bad line
+    return _record_columns(Records(items, name, "jsonl" if lines is None else lines, "row"))
+
+
+def _fast_dicts(path: UserPath) -> tuple[list[dict], list[int] | str] | None:
+    """``read_records``' fast path: the file's records decoded by msgspec, or None (the exact
+    reader reads it, and names what is wrong)."""
+    try:
+        from . import rows_fast
+    except ImportError:  # msgspec is a core dependency; without it, the exact reader
+        return None
+    with path.open_stream("rows", error=RowsError) as fh:
+        return rows_fast.read_dicts(fh)
+
+
+def _record_columns(recs: Records) -> RecordColumns:
+    if isinstance(recs._lines, list):
+        lines: Any = np.asarray(recs._lines, dtype=np.int64)
+    else:
+        lines = recs._lines
+    return RecordColumns(recs.items, recs.name, lines, recs._noun)
 
 
 def _foreign(path: UserPath) -> tuple[str, list[dict]] | None:
@@ -348,121 +466,145 @@ def _read_jsonl(text: str, name: str) -> tuple[list, list[int] | None, str]:
     return records, numbers, name
 
 
-def _column(records: list[dict], field: str) -> list:
-    """records[i].get(field) for every row, mapped in C (no Python frame per row)."""
-    return list(map(dict.get, records, repeat(field, len(records))))
+def _build(cols: Columns, *, threshold: float) -> Rows:
+    """The rows' fields checked and turned into the typed columns every statistic reads.
 
-
-def _build(recs: Records, *, threshold: float) -> Rows:
-    records, source = recs.items, recs.name
-    if not records:
+    The one place where a row field becomes a column, whichever reader read the rows: each
+    known field is read as one list (``cols.values``) and its types at once (``cols.kinds``),
+    and the first row that breaks a rule is named by ``cols.where`` (its file and line). Where a
+    typed array holds exactly what the file held (every task id a string, every reward a float,
+    every ``truncated`` a bool), the store keeps the array instead of its own copy.
+    """
+    n, source = cols.n, cols.source
+    if not n:
         raise RowsError("no rows", source=source,
                         fix="give at least one row with task_id and reward")
+    NoneType = type(None)
 
     def fail(i: int, problem: str, field: str, fix: str) -> RowsError:
-        return RowsError(problem, **recs.where(i), field=field, fix=fix)
+        return RowsError(problem, **cols.where(i), field=field, fix=fix)
 
-    tids = _column(records, TASK_FIELD)
-    complete = set()  # fields every row carries a value for (read off the checks below)
-    if None not in tids:
-        complete.add(TASK_FIELD)
-    if None in tids:
+    def kinds_of(field: str, carried: np.ndarray) -> set[type]:
+        """The types of a field's values, absent rows counted as None (as ``dict.get`` reads)."""
+        return cols.kinds(field) | (set() if carried.all() else {NoneType})
+
+    carried = cols.present(TASK_FIELD)
+    kinds = kinds_of(TASK_FIELD, carried)
+    tids = cols.values(TASK_FIELD)
+    plain_ids = bool(carried.all())
+    if NoneType in kinds:
+        plain_ids = False
         for alias in TASK_ALIASES:
-            tids = [t if t is not None else r.get(alias) for t, r in zip(tids, records)]
+            tids = [t if t is not None else a for t, a in zip(tids, cols.values(alias))]
         if None in tids:
             i = tids.index(None)
             raise fail(i, "row has no `task_id`", TASK_FIELD,
                        'add "task_id": "<the prompt or scenario this rollout answers>"')
-    kinds = set(map(type, tids))
+        kinds = set(map(type, tids))
     if not kinds <= {str}:
+        plain_ids = False
         if kinds <= {str, int}:
             tids = [t if type(t) is str else str(t) for t in tids]
         else:
             i = next(j for j, t in enumerate(tids) if type(t) not in (str, int))
             raise fail(i, f"`task_id` is {tids[i]!r} (a {type(tids[i]).__name__})", TASK_FIELD,
                        "use a string id")
-    rewards = _column(records, "reward")
-    kinds = set(map(type, rewards))
+    carried = cols.present("reward")
+    kinds = kinds_of("reward", carried)
+    rewards = cols.values("reward")
     if not kinds <= {float, int}:
         i = next(j for j, v in enumerate(rewards) if type(v) not in (float, int))
         if rewards[i] is None:
-            raise fail(i, "row has no `reward`" if "reward" not in records[i]
-                       else "`reward` is null", "reward",
-                       'add "reward": <a number; a pass is >= the threshold (1.0)>')
+            raise fail(i, "row has no `reward`" if not carried[i] else "`reward` is null",
+                       "reward", 'add "reward": <a number; a pass is >= the threshold (1.0)>')
         raise fail(i, f"`reward` is {rewards[i]!r} (a {type(rewards[i]).__name__})", "reward",
                    "write the reward as a JSON number, e.g. 1.0")
-    reward = np.array(rewards, dtype=np.float64)
+    try:
+        reward = np.array(rewards, dtype=np.float64)
+    except OverflowError:  # an integer past a float's range (JSON lets it have 4,300 digits)
+        reward = np.array(list(map(_as_float, rewards)), dtype=np.float64)
     finite = np.isfinite(reward)
     if not finite.all():
         i = int(np.flatnonzero(~finite)[0])
-        raise fail(i, f"`reward` is {rewards[i]!r}, not a finite number", "reward",
+        value = rewards[i]
+        shown = repr(value) if type(value) is float else \
+            f"an integer of {len(str(abs(value)))} digits"
+        raise fail(i, f"`reward` is {shown}, not a finite number", "reward",
                    "grade the rollout with a finite score (a failed grade is 0.0)")
-    trunc = _column(records, "truncated")
-    # count() compares by identity first, and only None equals None: all-absent in one C pass.
-    kinds = {type(None)} if trunc.count(None) == len(trunc) else set(map(type, trunc))
-    if not kinds <= {bool, type(None)}:
-        i = next(j for j, v in enumerate(trunc) if type(v) not in (bool, type(None)))
+    plain_rewards = kinds == {float}
+    del rewards
+    carried = cols.present("truncated")
+    kinds = kinds_of("truncated", carried)
+    trunc = cols.values("truncated") if kinds != {NoneType} else None
+    if not kinds <= {bool, NoneType}:
+        i = next(j for j, v in enumerate(trunc) if type(v) not in (bool, NoneType))
         raise fail(i, f"`truncated` is {trunc[i]!r} (a {type(trunc[i]).__name__})", "truncated",
                    "write true or false (true when the reply hit the token cap)")
-    if type(None) not in kinds:
-        complete.add("truncated")
-    if kinds == {type(None)}:
-        truncated = np.zeros(len(records), dtype=bool)
+    if trunc is None or trunc.count(True) == 0:  # (kinds <= {bool, None}: only True is true)
+        truncated = np.zeros(n, dtype=bool)
     else:
-        truncated = np.array([v is True for v in trunc] if type(None) in kinds else trunc, dtype=bool)
-    model = _column(records, "model")
-    first = model[0]
-    if (first is None or type(first) is str) and model.count(first) == len(model):
-        kinds = {type(first)}  # one value throughout; only a str equals a str
-    else:
-        kinds = set(map(type, model))
-    if type(None) not in kinds:
-        complete.add("model")
-    if not kinds <= {str, type(None)}:
-        i = next(j for j, v in enumerate(model) if type(v) not in (str, type(None)))
+        truncated = np.array([v is True for v in trunc] if NoneType in kinds else trunc,
+                             dtype=bool)
+    plain_truncated = kinds == {bool}
+    # optional columns: token budgets (whileai_core.budgets); a reply the cap cut off is
+    # truncated where the row does not say otherwise
+    budget = budget_columns(cols, fail)
+    if budget is not None and budget.finish_reason is not None and not plain_truncated:
+        unsaid = (np.ones(n, dtype=bool) if trunc is None else
+                  np.fromiter((v is None for v in trunc), dtype=bool, count=n))
+        truncated = truncated | (budget.cut_off() & unsaid)
+    del trunc
+    carried = cols.present("model")
+    kinds = kinds_of("model", carried)
+    model = cols.values("model")
+    if not kinds <= {str, NoneType}:
+        i = next(j for j, v in enumerate(model) if type(v) not in (str, NoneType))
         raise fail(i, f"`model` is {model[i]!r} (a {type(model[i]).__name__})", "model",
                    'write the model id that sampled the rollout, e.g. "Qwen/Qwen3-8B", or null')
-    # optional columns: token budgets (whileai_core.budgets); a reply the cap cut off is
-    # truncated when the row does not say otherwise
-    fields = _uniform_fields(records, complete | {"reward"})
-    budget = budget_columns(records, fail, present=fields)
-    if budget is not None and budget.finish_reason is not None:
-        unsaid = np.fromiter((v is None for v in trunc), dtype=bool, count=len(trunc))
-        truncated = truncated | (budget.cut_off() & unsaid)
+    first = model[0]
+    one_model = model.count(first) == n  # in C; with one model, one string shared by every row
+    if one_model:
+        model = [first] * n
     task_index, task_ids = _factorize(tids)
-    lines = recs._lines if isinstance(recs._lines, list) else None
-    return Rows(source=source, threshold=threshold, records=records, reward=reward,
+    del tids
+    rows = Rows(source=source, threshold=threshold, columns=cols, reward=reward,
                 truncated=truncated, model=model, task_index=task_index,
-                task_ids=task_ids, lines=lines, budget=budget, fields=fields)
+                task_ids=task_ids, lines=cols.line_numbers(), budget=budget)
+    if one_model:
+        rows._model_counts = {first: n}
+    if plain_ids:
+        cols.derive(TASK_FIELD, lambda: list(map(task_ids.__getitem__, task_index.tolist())))
+    if plain_rewards:
+        cols.derive("reward", reward.tolist)
+    if plain_truncated:
+        cols.derive("truncated", truncated.tolist)
+    if carried.all():
+        cols.derive("model", lambda: list(model))
+    return rows
 
 
-def _uniform_fields(records: list[dict], complete: set[str]) -> frozenset | None:
-    """The one set of field names every row carries, when the checks already made prove it:
-    every field of the first row is in ``complete`` (fields every row carries a value for) and
-    every row has as many fields as the first. Else None (unknown)."""
-    first = records[0]
-    if not set(first) <= complete:
-        return None
-    if set(map(len, records)) != {len(first)}:
-        return None
-    return frozenset(first)
+def _as_float(value: float | int) -> float:
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def _factorize(tids: list[str]) -> tuple[np.ndarray, list[str]]:
     """Task index per row and the task ids in first-appearance order.
 
     Graded rows usually come grouped (a task's rollouts are consecutive): then the index is a
-    cumulative count of the places where the id changes, found by one vectorised comparison,
+    cumulative count of the places where the id changes (each neighbour compared in C),
     provided no id starts two runs. Otherwise a dict maps each id to its position.
     """
-    ids = np.array(tids, dtype=object)
-    starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
-    run_ids = ids[starts].tolist()
+    n = len(tids)
+    change = np.empty(n, dtype=bool)
+    change[0] = True
+    change[1:] = np.fromiter(map(ne, islice(tids, 1, None), tids), dtype=bool, count=n - 1)
+    run_ids = list(compress(tids, change.tolist()))
     if len(set(run_ids)) == len(run_ids):
-        marks = np.zeros(len(tids), dtype=np.int64)
-        marks[starts[1:]] = 1
-        return np.cumsum(marks), run_ids
+        return np.cumsum(change, dtype=np.int64) - 1, run_ids
     order = dict.fromkeys(tids)
     for i, key in enumerate(order):
         order[key] = i
-    return np.fromiter(map(order.__getitem__, tids), dtype=np.int64, count=len(tids)), list(order)
+    return np.fromiter(map(order.__getitem__, tids), dtype=np.int64, count=n), list(order)

@@ -505,10 +505,7 @@ class UserPath:
                     break
                 got += n
                 if time.monotonic() > deadline:
-                    raise _fail(error, shown, f"reading took longer than {limits.timeout_s:g} s "
-                                f"({got / (1 << 20):.1f} MB read)",
-                                "copy the file to a local disk, or raise the limit: "
-                                f"{TIMEOUT_ENV}=<seconds> (whileai-mcp: --read-timeout S)")
+                    raise _too_slow(error, shown, limits.timeout_s, got)
         except OSError as exc:
             raise _fail(error, shown, f"cannot be read ({exc.strerror})",
                         "check the file and its disk") from None
@@ -632,6 +629,23 @@ class UserPath:
                 os.close(handle)
                 raise
         return os.fdopen(handle, "rb")
+
+    def open_stream(self, kind: str, *, error: type[WhileaiError] = ArgumentError) -> OpenFile:
+        """The file, opened through the door, for reading in chunks (see :class:`OpenFile`).
+
+        The same checks as :meth:`read_bytes` (regular file, no link, the size limit) are made
+        before it is returned; its reads keep the size and time limits. Close it (``with``)."""
+        if kind not in FILE_KINDS:
+            raise ValueError(f"unknown kind of file {kind!r}")
+        handle = self._open_leaf(error)
+        try:
+            st = os.fstat(handle)
+            if st.st_size > self.root.limits.max_bytes(kind):
+                raise self._too_big(st.st_size, kind, error, self.where)
+        except BaseException:
+            os.close(handle)
+            raise
+        return OpenFile(self, handle, st, kind, error)
 
     def check_file(self, *, error: type[WhileaiError] = ArgumentError) -> None:
         """Raise unless this path opens through the door as a regular file: no link at any
@@ -773,6 +787,87 @@ class UserPath:
     def _exists(self, error: type[WhileaiError]) -> WhileaiError:
         return error(f"{self.where} already exists; not overwriting it. Fix: pass "
                      f"{arg('overwrite', True)} or choose another path")
+
+
+class OpenFile:
+    """A regular file opened through the door (:meth:`UserPath.open_stream`): its ``stat`` as
+    opened, and reads in chunks that keep the door's limits.
+
+    :meth:`chunks` reads from the start to the end of the file: past the size limit (a file that
+    grows while read) it raises the door's "over the limit" error, and when the reads themselves
+    have taken longer than the time limit, the door's timeout error. Only the time spent reading
+    counts, not what the caller does between chunks (parsing them), so a fast file system never
+    times out however slow the consumer. :meth:`read_at` reads a few bytes at an offset (for a
+    content fingerprint) without moving the stream.
+    """
+
+    __slots__ = ("path", "fd", "stat", "kind", "error", "_closed")
+
+    def __init__(self, path: UserPath, fd: int, st: os.stat_result, kind: str,
+                 error: type[WhileaiError]) -> None:
+        self.path, self.fd, self.stat, self.kind, self.error = path, fd, st, kind, error
+        self._closed = False
+
+    def __enter__(self) -> OpenFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            os.close(self.fd)
+
+    def read_at(self, offset: int, size: int) -> bytes:
+        try:
+            return os.pread(self.fd, size, offset)
+        except OSError as exc:
+            raise _fail(self.error, self.path.where, f"cannot be read ({exc.strerror})",
+                        "check the file and its disk") from None
+
+    def read_all(self) -> bytearray:
+        """The whole file, read in chunks into one buffer (no second copy)."""
+        buf = bytearray(self.stat.st_size)
+        got = 0
+        for data in self.chunks():
+            if got + len(data) > len(buf):  # the file grew while read
+                del buf[got:]
+                buf += data
+            else:
+                buf[got:got + len(data)] = data
+            got += len(data)
+        del buf[got:]
+        return buf
+
+    def chunks(self, size: int = _CHUNK):
+        """The file's bytes from the start, ``size`` at a time (the last chunk may be shorter).
+        A rows file's whole read waits for its place first (``whileai_core.admission``)."""
+        if self.kind == "rows":
+            admit(self.stat.st_size, self.path.where)
+        limits = self.path.root.limits
+        cap = limits.max_bytes(self.kind)
+        spent = 0.0
+        offset = 0
+        while True:
+            t0 = time.monotonic()
+            data = self.read_at(offset, min(size, cap + 1 - offset))
+            spent += time.monotonic() - t0
+            if not data:
+                return
+            offset += len(data)
+            if offset > cap:
+                raise self.path._too_big(offset, self.kind, self.error, self.path.where)
+            if spent > limits.timeout_s:
+                raise _too_slow(self.error, self.path.where, limits.timeout_s, offset)
+            yield data
+
+
+def _too_slow(error: type[WhileaiError], shown: str, timeout_s: float, got: int) -> WhileaiError:
+    return _fail(error, shown, f"reading took longer than {timeout_s:g} s "
+                 f"({got / (1 << 20):.1f} MB read)",
+                 "copy the file to a local disk, or raise the limit: "
+                 f"{TIMEOUT_ENV}=<seconds> (whileai-mcp: --read-timeout S)")
 
 
 # --- temporary files of writes: named so a killed write's leftovers can be told and removed ---

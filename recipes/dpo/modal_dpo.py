@@ -17,8 +17,8 @@ import modal
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from recipes.modal_image import (RUNS_PATH, TRAIN_TIMEOUT_S, load_policy, runs_volume, save_run,
-                                 train_volumes, trl_image)
+from recipes.modal_image import (RUNS_PATH, TRAIN_TIMEOUT_S, claim_run_folder, load_policy,
+                                 runs_volume, save_run, train_volumes, trl_image)
 from whileai_core.defaults import DPO_RUNS_VOLUME, GRPO_GPU
 
 app = modal.App("whileai-dpo")
@@ -36,6 +36,7 @@ def train_dpo(settings: dict, prompts: list[dict]) -> dict:
 
     config = DPOSettings.from_dict(settings)
     out = Path(RUNS_PATH) / config.run_name
+    claim_run_folder(out, DPO_RUNS_VOLUME)
     start = None
     if config.from_run:
         start = Path(RUNS_PATH) / config.from_run / "adapter"

@@ -52,17 +52,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def smoke(settings: DPOSettings, records: list[dict], out: Path) -> dict:
+def smoke(settings: DPOSettings, records: list[dict], out: Path, *, device: str = "cpu") -> dict:
     """One DPO round (one epoch, two steps at seed 0) with LoRA on a tiny random model; saves the
-    adapter."""
+    adapter. ``device="cuda"``: on a GPU, bf16 weights, gradient checkpointing on."""
     from peft import PeftModel
 
-    from recipes.tiny_model import TINY_MODEL_NAME, byte_tokenizer, tiny_model
+    from recipes.tiny_model import TINY_MODEL_NAME, byte_tokenizer, on_device, tiny_model
 
     sizes = dict(SMOKE_SIZES, negative_share=settings.negative_share or SMOKE_NEGATIVE_SHARE)
     settings = dataclasses.replace(settings, model=TINY_MODEL_NAME, **sizes)
     tokenizer = byte_tokenizer()
-    model = tiny_model(tokenizer, seed=settings.seed)
+    model = on_device(tiny_model(tokenizer, seed=settings.seed), device)
     label = TINY_MODEL_NAME
     if settings.from_run:
         adapter = Path(settings.from_run)
@@ -72,7 +72,7 @@ def smoke(settings: DPOSettings, records: list[dict], out: Path) -> dict:
         model = PeftModel.from_pretrained(model, str(adapter), is_trainable=True)
         label = f"{TINY_MODEL_NAME}+lora:{adapter}"
     results, trainer = run_dpo(model, tokenizer, settings, out / "trainer", records=records,
-                               model_label=label, cpu=True)
+                               model_label=label, cpu=device == "cpu")
     trainer.save_model(str(out / "adapter"))
     results["smoke"] = True
     require_weights_moved(results, "DPO")

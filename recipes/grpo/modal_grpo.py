@@ -16,8 +16,8 @@ import modal
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from recipes.modal_image import (RUNS_PATH, TRAIN_TIMEOUT_S, load_policy, runs_volume, save_run,
-                                 train_volumes, trl_image)
+from recipes.modal_image import (RUNS_PATH, TRAIN_TIMEOUT_S, claim_run_folder, load_policy,
+                                 runs_volume, save_run, train_volumes, trl_image)
 from whileai_core.defaults import GRPO_GPU, GRPO_RUNS_VOLUME
 
 app = modal.App("whileai-grpo")
@@ -32,6 +32,7 @@ def train_grpo(settings: dict, prompts: list[dict]) -> dict:
 
     config = GRPOSettings.from_dict(settings)
     out = Path(RUNS_PATH) / config.run_name
+    claim_run_folder(out, GRPO_RUNS_VOLUME)
     model, tokenizer = load_policy(config.model)
     results, trainer = run_grpo(model, tokenizer, config, out / "trainer", records=prompts,
                                 model_label=config.model)

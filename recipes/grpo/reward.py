@@ -140,13 +140,35 @@ def score(reply: str, case: Case) -> float:
 
 
 def completion_text(completion) -> str:
-    """The reply text of a TRL completion: a string, or a list of chat messages (first is used)."""
+    """The reply text of a TRL completion: a string, or a list of chat messages (first is used).
+
+    When the tokenizer has a response template (or TRL is given tools), TRL 1.16 parses each
+    completion with ``parse_response`` (``trl/trainer/grpo_trainer.py:2228-2242``): the
+    ``<tool_call>`` block leaves ``content`` and arrives as ``tool_calls``, ``[{"type":
+    "function", "function": {"name", "arguments"}}]``. Each parsed call is written back as the
+    block it was parsed from, after the content, so the reward reads the same reply either way.
+    A block that did not parse stays in ``content`` as text (TRL falls back to decoding it).
+    """
     if isinstance(completion, str):
         return completion
-    if isinstance(completion, list) and completion:
-        content = completion[0].get("content", "")
-        return content if isinstance(content, str) else ""
-    return ""
+    if not (isinstance(completion, list) and completion and isinstance(completion[0], dict)):
+        return ""
+    message = completion[0]
+    content = message.get("content")
+    text = content if isinstance(content, str) else ""
+    for call in message.get("tool_calls") or ():
+        function = call.get("function", call) if isinstance(call, dict) else None
+        if not isinstance(function, dict):
+            continue
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):  # OpenAI style: arguments as a JSON string
+            try:
+                arguments = json.loads(arguments)
+            except ValueError:
+                pass
+        block = json.dumps({"name": function.get("name"), "arguments": arguments})
+        text += f"{_OPEN}\n{block}\n{_CLOSE}"
+    return text
 
 
 def refund_reward(prompts, completions, category, order_id, **_: object) -> list[float]:

@@ -44,15 +44,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def smoke(settings: GRPOSettings, records: list[dict], out: Path) -> dict:
-    """Two real GRPO steps with LoRA on a tiny random model, the holdout before and after."""
-    from recipes.tiny_model import TINY_MODEL_NAME, byte_tokenizer, tiny_model
+def smoke(settings: GRPOSettings, records: list[dict], out: Path, *,
+          device: str = "cpu") -> dict:
+    """Two real GRPO steps with LoRA on a tiny random model, the holdout before and after.
+    ``device="cuda"``: the same on a GPU, bf16 weights, gradient checkpointing on (what a Modal
+    run trains with; ``recipes/gpu_check.py``)."""
+    from recipes.tiny_model import TINY_MODEL_NAME, byte_tokenizer, on_device, tiny_model
 
     settings = dataclasses.replace(settings, model=TINY_MODEL_NAME, **SMOKE_SIZES)
     tokenizer = byte_tokenizer()
-    model = tiny_model(tokenizer, seed=settings.seed)
+    model = on_device(tiny_model(tokenizer, seed=settings.seed), device)
     results, _ = run_grpo(model, tokenizer, settings, out / "trainer", records=records,
-                          model_label=TINY_MODEL_NAME, cpu=True,
+                          model_label=TINY_MODEL_NAME, cpu=device == "cpu",
                           train_categories=SMOKE_TRAIN_CATEGORIES)
     results["smoke"] = True
     require_weights_moved(results, "GRPO")

@@ -9,7 +9,10 @@ and last score. The reward is the taskset's LCS ratio in [0, 1]; an exact revers
 pass. Every number comes from ``whileai_core``: ``compare`` pairs by prompt and resamples
 prompts; the LCS is compared as a mean reward (``metric="reward"``), the exact reversal as a pass
 rate. The noise floor is the arms' first-eval scores: the same untrained student evaluated
-three times.
+three times, which are re-runs only when each arm's vLLM engine had its own seed (prime-rl sends
+no per-request seed) and all sampled at one explicit eval temperature (:func:`noise_source`
+reads both from the configs the arms ran); otherwise the floor is "not measured" and each delta
+carries only its paired interval.
 
 Which weights a number measures: the eval at step S samples whatever policy the inference
 server holds then (``policy_version`` on every row, v0 for the startup eval), and prime-rl never
@@ -74,7 +77,9 @@ def arm_report(rows: Sequence[Mapping], *, run_std: float | None = None,
         "lcs_before": mean_reward(before).to_dict(),
         "lcs_after": mean_reward(after).to_dict(),
         "lcs_delta": compare(before, after, run_std=run_std, metric="reward").to_dict(),
-        "exact_delta": compare(before, after).to_dict(),
+        # an exact reversal (LCS 1.0) as a pass rate, said outright: compare's "auto" metric
+        # reads a continuous reward as its mean
+        "exact_delta": compare(before, after, metric="pass", threshold=1.0).to_dict(),
         "truncated_before": field_share(before, "truncated").to_dict(),
         "truncated_after": field_share(after, "truncated").to_dict(),
     }
@@ -86,10 +91,53 @@ def _versions(rows: Sequence[Mapping]) -> list[int]:
                    if r.get(key) is not None})
 
 
+def sampler(config_text: str | None) -> dict:
+    """The eval sampler an arm's config asks prime-rl 559b447 for: the policy engine's vLLM
+    ``seed`` (``[inference.vllm] seed``, 0 when absent) and the eval temperature (None when
+    absent: the server's default, the checkpoint's generation config). None for both when the
+    config is not known."""
+    import tomllib
+
+    if config_text is None:
+        return {"seed": None, "eval_temperature": None}
+    config = tomllib.loads(config_text)
+    vllm = (config.get("inference") or {}).get("vllm") or {}
+    sampling = ((config.get("orchestrator") or {}).get("eval") or {}).get("sampling") or {}
+    return {"seed": int(vllm.get("seed", 0)), "eval_temperature": sampling.get("temperature")}
+
+
+def noise_source(samplers: Mapping[str, Mapping]) -> tuple[bool, str]:
+    """Whether the arms' first evals are re-runs of one eval, and what they are (or why not).
+
+    They sample the same untrained student on the same prompts; they are independent re-runs
+    only when every arm's engine had a distinct seed and all sampled at the same explicit,
+    non-zero eval temperature."""
+    if len(samplers) < 2:
+        return False, f"{len(samplers)} arm(s): a floor needs the first evals of 2 or more"
+    seeds = {arm: s.get("seed") for arm, s in samplers.items()}
+    temps = {arm: s.get("eval_temperature") for arm, s in samplers.items()}
+    unknown = [arm for arm in samplers if seeds[arm] is None]
+    if unknown:
+        return False, (f"the configs of {', '.join(unknown)} are not at hand, so whether the "
+                       "first evals were re-runs at distinct seeds is unknown")
+    if len(set(seeds.values())) < len(seeds):
+        shared = ", ".join(f"{arm} seed {seed}" for arm, seed in seeds.items())
+        return False, (f"the arms' vLLM engines share a seed ({shared}) and prime-rl sends no "
+                       "per-request seed: their first evals are not independent re-runs")
+    if any(t is None for t in temps.values()) or len(set(temps.values())) > 1 \
+            or 0 in temps.values():
+        return False, (f"eval temperatures {temps}: the first evals are re-runs only at one "
+                       "explicit, non-zero temperature")
+    seeds_text = ", ".join(f"{arm} seed {seed}" for arm, seed in seeds.items())
+    return True, (f"re-runs at distinct seeds: the first evals of the untrained student "
+                  f"({seeds_text}; eval temperature {next(iter(temps.values())):g})")
+
+
 def report(arms: Mapping[str, Mapping]) -> dict:
     """All arms: noise floor from the step-1 scores, per-arm deltas, each arm against GRPO.
 
-    ``arms[name]`` holds ``rows`` (graded eval rows with ``step``) and ``wall_clock_s``.
+    ``arms[name]`` holds ``rows`` (graded eval rows with ``step``), ``wall_clock_s`` and
+    ``sampler`` (:func:`sampler` of the config it ran; without it the floor is not measured).
     """
     from whileai_core import compare, mean_reward, noise_floor
     from whileai_core.prime_rl import REVERSE_TEXT_CAVEATS
@@ -102,9 +150,13 @@ def report(arms: Mapping[str, Mapping]) -> dict:
                             fix="check that its run wrote rollouts/step_<S>/eval/all/traces.jsonl")
         first = scored(steps[min(steps)], min(steps), name)
         first_scores[name] = mean_reward(first).value
-    noise = noise_floor(*first_scores.values()) if len(first_scores) >= 2 else None
+    measured, what = noise_source({name: arm.get("sampler") or {} for name, arm in arms.items()})
+    noise = noise_floor(*first_scores.values()) if measured else None
     run_std = noise  # the NoiseFloor itself: compare reads run_std and the runs behind it
-    out = {"noise_floor": noise.to_dict() if noise else None, "step1_lcs": first_scores,
+    out = {"noise_floor": {**noise.to_dict(), "what": what} if noise else None,
+           "noise_floor_note": what if measured else (
+               f"not measured: {what}; each delta carries only its paired interval"),
+           "step1_lcs": first_scores,
            "arms": {}, "head_to_head": {},
            "caveats": {name: REVERSE_TEXT_CAVEATS[name] for name in arms
                        if name in REVERSE_TEXT_CAVEATS}}
@@ -173,8 +225,10 @@ def render(rep: Mapping) -> str:
     noise = rep.get("noise_floor")
     if noise:
         scores = ", ".join(f"{s:.3f}" for s in noise["run_scores"])
-        lines.append(f"noise floor: first-eval LCS {scores}; run_std {noise['run_std']:.3f}, a "
-                     f"delta under {noise['band']:.3f} is noise")
+        lines.append(f"noise floor ({noise['what']}): first-eval LCS {scores}; run_std "
+                     f"{noise['run_std']:.3f}, a delta under {noise['band']:.3f} is noise")
+    elif rep.get("noise_floor_note"):
+        lines.append(f"noise floor: {rep['noise_floor_note']}")
     for name, d in rep["head_to_head"].items():
         lines.append(f"{name} at the last eval: {_delta_text(d)}")
     lines.append("policy: each eval samples the weights the inference server held then; the "

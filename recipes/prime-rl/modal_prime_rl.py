@@ -3,15 +3,20 @@
 Imports without a Modal token (tests read the functions' GPU, image and volumes). Takes any
 config on its own:
 
-    modal run recipes/prime-rl/modal_prime_rl.py --config configs/grpo.toml --run-name grpo-1
-    modal run recipes/prime-rl/modal_prime_rl.py --config configs/opd.toml --run-name opd-1 \\
-        --teacher PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL
+    modal run --detach recipes/prime-rl/modal_prime_rl.py --config configs/grpo.toml \\
+        --run-name grpo-1
+    modal run --detach recipes/prime-rl/modal_prime_rl.py --config configs/opd.toml \\
+        --run-name opd-1 --teacher PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL
 
-``train`` runs ``uv run --no-sync rl @ config.toml --output-dir /runs/<run-name> --run.name
-<launch id> --clean`` in ``/app``: every launch (a Modal function call; its call id is the launch
-id) writes its own run folder ``/runs/<run-name>/<launch id>`` on the ``whileai-prime-rl-runs``
+``train`` runs ``uv run --no-sync rl @ config.toml --output-dir /tmp/whileai-runs/<run-name>
+--run.name <launch id> --clean`` in ``/app``: every launch (a Modal function call; its call id is
+the launch id) runs in its own run folder on the container's local disk, where filesystem weight
+broadcast writes every step's weights, and when ``rl`` ends, whatever its exit status, the eval
+episodes, prime-rl's logs and resolved configs, the final checkpoint and our own ``rl.log`` /
+``teacher.log`` are copied to ``/runs/<run-name>/<launch id>`` on the ``whileai-prime-rl-runs``
 volume, so a re-run never mixes with an earlier one (``--clean`` only matters when Modal retries
-the same call: the retry starts that folder afresh). prime-rl runs on its own venv
+the same call: the retry starts that folder afresh). A container killed outright (its Modal
+timeout) copies nothing; the log tail is in the call's Modal logs. prime-rl runs on its own venv
 (``/app/.venv``, built on the image's /usr/bin/python3.12; ``--no-sync`` keeps uv from touching
 it) with the open-files limit its image entrypoint sets (``ulimit -n 32000``), which Modal's own
 command would otherwise skip. For OPD (a config whose teacher is served on localhost) it first
@@ -41,10 +46,22 @@ GPU = "H100:2"
 RUNS_VOLUME = "whileai-prime-rl-runs"
 HF_CACHE_VOLUME = "whileai-hf-cache"
 RUNS_PATH = "/runs"
+# The run folder lives on the container's own disk: filesystem weight broadcast writes each
+# step's full weights under it (prime-rl 559b447, src/prime_rl/utils/pathing.py: broadcasts/;
+# older steps are removed, src/prime_rl/transports/weights/filesystem.py:84-91), which a network
+# volume would slow. What is kept is copied to RUNS_PATH at the end.
+LOCAL_RUNS_PATH = "/tmp/whileai-runs"
+# Kept from a run folder (prime-rl 559b447's layout, src/prime_rl/utils/pathing.py): the eval
+# episodes, the logs of every attempt, the resolved configs; plus the last checkpoints/step_<N>.
+KEPT_GLOBS = ("rollouts/step_*/eval/**/*", "logs/**/*", "configs/**/*")
 HF_CACHE_PATH = "/cache"
 PRIME_RL_DIR = "/app"
 TEACHER_MEMORY = 0.4
 TEACHER_READY_TIMEOUT_S = 900
+TEACHER_STOP_TIMEOUT_S = 60  # SIGTERM, then SIGKILL: the run's record must survive either way
+# train()'s own return codes, beside rl's: stopped before rl started
+STOPPED_BEFORE_RL = 3   # the GPUs the config deploys are not visible, or torch/vllm do not import
+TEACHER_NOT_READY = 4   # the OPD teacher's server exited or never answered /v1/models
 VENV_PYTHON = f"{PRIME_RL_DIR}/.venv/bin/python"
 # prime-rl's image entrypoint (scripts/docker-entrypoint.sh at 559b447) raises the open-files
 # limit to 32000 "to prevent API timeout issues"; Modal runs its own command, not that script.
@@ -132,6 +149,64 @@ def deployed_gpus(config_text: str) -> int:
     return infer + int(deployment.get("num_train_gpus", 1))
 
 
+def keep_run(local_base: Path, volume_base: Path, launch_id: str) -> dict:
+    """Copy what is kept of a launch from the container's disk to the volume: the run folder's
+    eval episodes, logs and configs (``KEPT_GLOBS``), its last ``checkpoints/step_<N>`` and our
+    own ``<launch id>.logs``. Never raises: a copy that fails is named in ``errors``, so the
+    run's record is returned whatever happened. Symbolic links (prime-rl's ``logs/latest``) are
+    not followed."""
+    import shutil
+
+    run_dir, target = local_base / launch_id, volume_base / launch_id
+    wanted: list[Path] = []
+    for pattern in KEPT_GLOBS:
+        wanted += [p for p in run_dir.glob(pattern) if p.is_file() and not p.is_symlink()]
+    steps = sorted((p for p in (run_dir / "checkpoints").glob("step_*") if p.is_dir()),
+                   key=lambda p: int(p.name.removeprefix("step_") or -1)
+                   if p.name.removeprefix("step_").isdigit() else -1)
+    final = steps[-1] if steps else None
+    if final is not None:
+        wanted += [p for p in final.rglob("*") if p.is_file() and not p.is_symlink()]
+    ours = local_base / f"{launch_id}.logs"
+    pairs = [(p, target / p.relative_to(run_dir)) for p in wanted]
+    pairs += [(p, volume_base / ours.name / p.name) for p in sorted(ours.glob("*"))
+              if p.is_file()]
+    copied, size, errors = 0, 0, []
+    for source, dest in pairs:
+        try:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dest)
+            copied, size = copied + 1, size + source.stat().st_size
+        except OSError as exc:
+            errors.append(f"{source}: {exc}")
+    return {"files": copied, "bytes": size, "errors": errors[:10], "n_errors": len(errors),
+            "final_checkpoint": str(final.relative_to(run_dir)) if final else None}
+
+
+def stop_server(process: subprocess.Popen, timeout_s: float = TEACHER_STOP_TIMEOUT_S) -> str:
+    """Stop the teacher's server: SIGTERM, then SIGKILL after ``timeout_s``. Never raises."""
+    if process.poll() is not None:
+        return f"had exited with status {process.returncode}"
+    process.terminate()
+    try:
+        process.wait(timeout=timeout_s)
+        return f"stopped (status {process.returncode})"
+    except subprocess.TimeoutExpired:
+        process.kill()
+        try:
+            process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return f"ignored SIGTERM for {timeout_s:.0f} s and was still there after SIGKILL"
+        return f"ignored SIGTERM for {timeout_s:.0f} s; killed"
+
+
+def _tail(path: Path, chars: int = 4000) -> str:
+    try:
+        return path.read_text(errors="replace")[-chars:]
+    except OSError as exc:
+        return f"(no log: {exc})"
+
+
 def probe() -> dict:
     """What the container runs: the venv's real interpreter, torch/vllm, the GPU count."""
     python = subprocess.run(["readlink", "-f", VENV_PYTHON], capture_output=True, text=True)
@@ -147,52 +222,61 @@ def probe() -> dict:
 @app.function(image=image, gpu=GPU, volumes={RUNS_PATH: runs, HF_CACHE_PATH: hf_cache},
               timeout=6 * 3600)
 def train(config_text: str, run_name: str, teacher: str | None = None) -> dict:
-    """Run ``rl`` on one config in this launch's own run folder; returns the run's record."""
+    """Run ``rl`` on one config in this launch's own run folder on local disk, copy what is kept
+    to the volume; returns the run's record (``returncode`` 0 when ``rl`` succeeded)."""
     launch_id = modal.current_function_call_id() or f"local-{uuid.uuid4().hex[:12]}"
     base = Path(RUNS_PATH) / run_name
-    run_dir = base / launch_id
+    local = Path(LOCAL_RUNS_PATH) / run_name
     base.mkdir(parents=True, exist_ok=True)
     config_path = base / f"{launch_id}.config.toml"
     config_path.write_text(config_text, encoding="utf-8")
     record: dict = {"run_name": run_name, "launch_id": launch_id,
                     "run_dir": f"{run_name}/{launch_id}", "config": str(config_path),
-                    "nofile": list(raise_nofile())}
+                    "local_run_dir": str(local / launch_id), "nofile": list(raise_nofile())}
     record["probe"] = checked = probe()
     if checked["returncode"] != 0 or (checked["gpus"] or 0) < deployed_gpus(config_text):
-        record.update(returncode=3, wall_clock_s=0.0, eval_files=[],
+        record.update(returncode=STOPPED_BEFORE_RL, wall_clock_s=0.0, eval_files=[],
                       log_tail=f"stopped before rl: the container sees {checked['gpus']} GPUs "
                                f"(the config deploys {deployed_gpus(config_text)}) or cannot "
                                f"import torch/vllm:\n{checked['imports']}")
+        runs.commit()
         return record
-    server = None
-    served = local_teacher(config_text)
-    logs = base / f"{launch_id}.logs"
-    logs.mkdir(exist_ok=True)
-    if served or teacher:
-        model, port, memory = served or (teacher, 8001, TEACHER_MEMORY)
-        model = teacher or model
-        command = [*UV_RUN, "inference", "--vllm.model", model, "--server.port", str(port),
-                   "--vllm.gpu-memory-utilization", str(memory)]
-        log = open(logs / "teacher.log", "w")
-        server = subprocess.Popen(command, cwd=PRIME_RL_DIR, stdout=log, stderr=subprocess.STDOUT,
-                                  env={**os.environ, "CUDA_VISIBLE_DEVICES": "0"})
-        started = time.monotonic()
-        _wait_for(f"http://localhost:{port}/v1/models", server, TEACHER_READY_TIMEOUT_S)
-        record["teacher"] = {"model": model, "port": port, "ready_after_s":
-                             round(time.monotonic() - started, 1)}
+    logs = local / f"{launch_id}.logs"
+    logs.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
+    server = None
     try:
+        served = local_teacher(config_text)
+        if served or teacher:
+            model, port, memory = served or (teacher, 8001, TEACHER_MEMORY)
+            model = teacher or model
+            command = [*UV_RUN, "inference", "--vllm.model", model, "--server.port", str(port),
+                       "--vllm.gpu-memory-utilization", str(memory)]
+            with open(logs / "teacher.log", "w") as log:
+                server = subprocess.Popen(command, cwd=PRIME_RL_DIR, stdout=log,
+                                          stderr=subprocess.STDOUT,
+                                          env={**os.environ, "CUDA_VISIBLE_DEVICES": "0"})
+            record["teacher"] = {"model": model, "port": port}
+            try:
+                _wait_for(f"http://localhost:{port}/v1/models", server, TEACHER_READY_TIMEOUT_S)
+            except RuntimeError as exc:
+                record.update(returncode=TEACHER_NOT_READY, log_tail=f"{exc}; teacher.log:\n"
+                                                                      + _tail(logs / "teacher.log"))
+                return record
+            record["teacher"]["ready_after_s"] = round(time.monotonic() - started, 1)
+            started = time.monotonic()
         with open(logs / "rl.log", "w") as log:
-            done = subprocess.run(rl_command(str(config_path), run_name, launch_id),
+            done = subprocess.run(rl_command(str(config_path), run_name, launch_id,
+                                             runs_path=LOCAL_RUNS_PATH),
                                   cwd=PRIME_RL_DIR, stdout=log, stderr=subprocess.STDOUT)
+        record.update(returncode=done.returncode, log_tail=_tail(logs / "rl.log"))
     finally:
+        record.setdefault("wall_clock_s", round(time.monotonic() - started, 1))
         if server is not None:
-            server.terminate()
-            server.wait(timeout=60)
-    record.update(returncode=done.returncode, wall_clock_s=round(time.monotonic() - started, 1),
-                  eval_files=eval_files(run_dir),
-                  log_tail=(logs / "rl.log").read_text(errors="replace")[-4000:])
-    runs.commit()
+            record["teacher"]["shutdown"] = stop_server(server)
+        record["kept"] = keep_run(local, base, launch_id)
+        record["eval_files"] = eval_files(base / launch_id)
+        runs.commit()
     return record
 
 
@@ -244,7 +328,8 @@ def cli(argv: list[str] | None = None) -> int:
         text = read_text(args.config, "config", argument="--config", error=ConfigError)
         refuse_unshipped_loss(text, source=str(args.config))
         require_modal_token()
-        with modal.enable_output(), app.run():
+        # detached (modal 1.6.4 App.run(detach=True)): the run goes on when this client stops
+        with modal.enable_output(), app.run(detach=True):
             record = train.remote(text, args.run_name, args.teacher or None)
         print({k: v for k, v in record.items() if k != "log_tail"})
         return 0 if record["returncode"] == 0 else 1

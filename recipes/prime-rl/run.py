@@ -160,27 +160,60 @@ def read_calls(out: Path) -> dict:
     return calls
 
 
-def collect_local(runs_dir: Path, calls: dict, records: dict | None = None) -> dict:
-    """The report from run folders on disk: only each call's own ``run_dir`` is read."""
-    from collect import render, report, run_rows
+def launched_config(runs_dir: Path, call: dict) -> str | None:
+    """The config text an arm ran: the copy ``train`` wrote beside its run folder
+    (``<run name>/<launch id>.config.toml``), else the file ``calls.json`` names; None when
+    neither is readable (the noise floor then says it cannot tell whether the arms were
+    re-runs)."""
+    paths = [runs_dir / f"{call['run_dir']}.config.toml"]
+    if call.get("config"):
+        paths.append(Path(call["config"]))
+    for path in paths:
+        try:
+            return read_text(path, "config", error=ConfigError)
+        except (ConfigError, OSError):
+            continue
+    return None
 
-    arms = {}
+
+def collect_local(runs_dir: Path, calls: dict, records: dict | None = None,
+                  missing: dict | None = None) -> dict:
+    """The report from run folders on disk: only each call's own ``run_dir`` is read. An arm
+    whose folder is not there is left out and named (``missing``); none there is an error."""
+    from collect import render, report, run_rows, sampler
+
+    arms, missing = {}, dict(missing or {})
     for arm, call in calls.items():
         run_dir = runs_dir / call["run_dir"]
         if not run_dir.is_dir():
-            raise ConfigError(f"{arm}: no run folder {run_dir}. Fix: copy the volume first "
-                              f"(modal volume get whileai-prime-rl-runs {call['run_dir']} "
-                              f"{runs_dir / call['run_name']}) or check --runs-dir")
+            missing[arm] = (f"no run folder {run_dir}. Fix: copy the volume first (modal volume "
+                            f"get whileai-prime-rl-runs {call['run_dir']} "
+                            f"{runs_dir / call['run_name']}) or check --runs-dir")
+            continue
         record = (records or {}).get(arm, {})
-        arms[arm] = {"rows": run_rows(run_dir), "wall_clock_s": record.get("wall_clock_s")}
+        arms[arm] = {"rows": run_rows(run_dir), "wall_clock_s": record.get("wall_clock_s"),
+                     "sampler": sampler(launched_config(runs_dir, call))}
+    if not arms:
+        raise ConfigError("no arm to report: " + "; ".join(f"{arm}: {why}"
+                                                          for arm, why in missing.items()))
     rep = report(arms)
     print(render(rep))
-    return {"recipe": "prime-rl", "calls": calls, "runs": records or {}, "report": rep,
+    for arm, why in missing.items():
+        print(f"{arm}: not in this report: {why}")
+    return {"recipe": "prime-rl", "complete": not missing, "missing": missing, "calls": calls,
+            "runs": records or {}, "report": rep,
             "rows": {arm: a["rows"] for arm, a in arms.items()}}
 
 
+FAILED_TAIL_LINES = 15  # of a failed arm's log, printed by --collect
+
+
 def collect(args) -> dict:
-    """Each call's record from Modal, its eval files from the volume into --out, the report."""
+    """Each call's record from Modal, its eval files from the volume into --out, the report.
+
+    Arm by arm: one still running, or one that failed (rl's non-zero exit status, a raise on
+    Modal), is named with its reason and left out; the others are reported. None finished is
+    an error."""
     import modal
 
     from modal_prime_rl import RUNS_VOLUME
@@ -188,30 +221,51 @@ def collect(args) -> dict:
     calls = read_calls(args.out)
     volume = modal.Volume.from_name(RUNS_VOLUME)
     local = args.out / "runs"
-    records = {}
+    records, missing = {}, {}
     for arm, call in calls.items():
         try:
             record = modal.FunctionCall.from_id(call["call_id"]).get(timeout=0)
         except TimeoutError:
-            raise ConfigError(f"{arm} ({call['run_name']}) is still running. Fix: --collect "
-                              "again later") from None
-        except Exception as exc:  # noqa: BLE001 - the remote raised it (teacher never ready, ...)
-            raise ConfigError(f"{arm} ({call['run_name']}, call {call['call_id']}) failed on "
-                              f"Modal: {exc}. Fix: read its logs on the {RUNS_VOLUME} volume "
-                              f"under {call['run_name']}/") from None
-        if record["returncode"] != 0:
-            raise ConfigError(f"{arm} ({call['run_name']}) failed: rl exited "
-                              f"{record['returncode']}. Log tail:\n{record['log_tail']}")
+            missing[arm] = "still running. Fix: --collect again later"
+            continue
+        except Exception as exc:  # noqa: BLE001 - the remote raised it
+            missing[arm] = (f"failed on Modal (call {call['call_id']}): {exc}. Fix: read its "
+                            f"logs on the {RUNS_VOLUME} volume under {call['run_name']}/")
+            continue
         if record.get("run_dir") != call["run_dir"]:
-            raise ConfigError(f"{arm}: the call wrote {record.get('run_dir')}, calls.json says "
-                              f"{call['run_dir']}. Fix: launch again with this recipe")
-        for name in record["eval_files"]:
-            target = local / call["run_dir"] / name
+            missing[arm] = (f"the call wrote {record.get('run_dir')}, calls.json says "
+                            f"{call['run_dir']}. Fix: launch it again with this recipe")
+            continue
+        kept = {k: v for k, v in record.items() if k != "log_tail"}
+        if record["returncode"] != 0:
+            tail = "\n".join(str(record.get("log_tail", "")).splitlines()[-FAILED_TAIL_LINES:])
+            missing[arm] = (f"failed: return code {record['returncode']} (its logs: "
+                            f"{RUNS_VOLUME}:/{call['run_name']}/{record.get('launch_id')}.logs/)."
+                            f" Log tail:\n{tail}")
+            records[arm] = kept
+            continue
+        copies = [(f"{call['run_dir']}/{name}", local / call["run_dir"] / name)
+                  for name in record["eval_files"]]
+        # the config as launched, beside the run folder (launched_config reads it)
+        copies.append((f"{call['run_dir']}.config.toml", local / f"{call['run_dir']}.config.toml"))
+        for remote, target in copies:
             target.parent.mkdir(parents=True, exist_ok=True)
-            data = b"".join(volume.read_file(f"{call['run_dir']}/{name}"))
-            write_atomic(target, data, overwrite=True)
-        records[arm] = {k: v for k, v in record.items() if k != "log_tail"}
-    return collect_local(local, calls, records)
+            write_atomic(target, b"".join(volume.read_file(remote)), overwrite=True)
+        records[arm] = kept
+    done = {arm: calls[arm] for arm in calls if arm in records and arm not in missing}
+    if not done:
+        raise ConfigError("no arm finished: " + "; ".join(f"{arm}: {why.splitlines()[0]}"
+                                                          for arm, why in missing.items()))
+    return collect_local(local, done, records, missing)
+
+
+def partial(out: Path) -> bool:
+    """Whether ``out/results.json`` is a partial collect (``complete`` false)."""
+    try:
+        return json.loads((out / "results.json").read_text(encoding="utf-8")).get(
+            "complete") is False
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 # What modal_prime_rl.train starts itself: a teacher on localhost / 127.0.0.1, on GPU 0 beside the
@@ -263,11 +317,16 @@ def main(argv: list[str] | None = None) -> int:
         if args.collect:
             if args.runs_dir is not None:
                 results = collect_local(args.runs_dir, read_calls(args.out))
-                print(f"results: {write_results(args.out, results, overwrite=args.force)}")
-                return 0
-            require_modal_token()
-            results = collect(args)
-            print(f"results: {write_results(args.out, results, overwrite=args.force)}")
+            else:
+                require_modal_token()
+                results = collect(args)
+            # a partial results.json (an arm still running or failed) is replaced by the next
+            # --collect without --force
+            path = write_results(args.out, results, overwrite=args.force or partial(args.out))
+            print(f"results: {path}")
+            if not results["complete"]:
+                print(f"partial: {', '.join(results['missing'])} not in it; --collect again "
+                      "when they finish (it replaces this file)")
             return 0
         configs_dir = args.out / "configs" if args.smoke else args.configs
         configs = write_configs(configs_dir, args.arms, force=args.force)

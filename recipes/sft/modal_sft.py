@@ -16,8 +16,8 @@ import modal
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from recipes.modal_image import (RUNS_PATH, TRAIN_TIMEOUT_S, load_policy, runs_volume, save_run,
-                                 train_volumes, trl_image)
+from recipes.modal_image import (RUNS_PATH, TRAIN_TIMEOUT_S, claim_run_folder, load_policy,
+                                 runs_volume, save_run, train_volumes, trl_image)
 from whileai_core.defaults import SFT_GPU, SFT_RUNS_VOLUME
 
 app = modal.App("whileai-sft")
@@ -34,6 +34,7 @@ def train_sft(settings: dict, data: dict) -> dict:
 
     config = SFTSettings.from_dict(settings)
     out = Path(RUNS_PATH) / config.run_name
+    claim_run_folder(out, SFT_RUNS_VOLUME)
     model, tokenizer = load_policy(config.model)
     results, trainer = run_sft(model, tokenizer, config, SFTData.from_payload(data),
                                out / "trainer", model_label=config.model)

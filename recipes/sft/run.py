@@ -51,17 +51,18 @@ def load_data(settings: SFTSettings, folder: Path | None, demo_dir: Path) -> SFT
     return build_refund_demo(demo_dir, seed=settings.seed, share=settings.holdout_share)
 
 
-def smoke(settings: SFTSettings, data: SFTData, out: Path) -> dict:
+def smoke(settings: SFTSettings, data: SFTData, out: Path, *, device: str = "cpu") -> dict:
     """Two real SFT steps with LoRA on a tiny random model, the held-out asks before and after;
     fails unless the prompt tokens were masked, the completion tokens trained and the adapter
-    moved. Saves the adapter to ``out/adapter``."""
-    from recipes.tiny_model import TINY_MODEL_NAME, byte_tokenizer, tiny_model
+    moved. Saves the adapter to ``out/adapter``. ``device="cuda"``: on a GPU, bf16 weights,
+    gradient checkpointing on."""
+    from recipes.tiny_model import TINY_MODEL_NAME, byte_tokenizer, on_device, tiny_model
 
     settings = dataclasses.replace(settings, model=TINY_MODEL_NAME, **SMOKE_SIZES)
     tokenizer = byte_tokenizer()
-    model = tiny_model(tokenizer, seed=settings.seed)
+    model = on_device(tiny_model(tokenizer, seed=settings.seed), device)
     results, trainer = run_sft(model, tokenizer, settings, data, out / "trainer",
-                               model_label=TINY_MODEL_NAME, cpu=True,
+                               model_label=TINY_MODEL_NAME, cpu=device == "cpu",
                                max_examples=SMOKE_EXAMPLES)
     trainer.save_model(str(out / "adapter"))
     results["smoke"] = True

@@ -12,7 +12,6 @@ again after, and read the paired delta with ``whileai_core.compare``.
 from __future__ import annotations
 
 import argparse
-import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -20,7 +19,7 @@ from pathlib import Path
 from recipes.flags import float_in, int_in
 from recipes.trl_recipes import (add_lora_arguments, add_run_arguments, build_lora_config,
                                  settings_from_dict, settings_from_flags, steps_for_epochs,
-                                 trainable_snapshot, weight_updates)
+                                 timed_train, trainable_snapshot, weight_updates)
 from whileai_core.defaults import (GRPO_HOLDOUT_SAMPLES, GRPO_LORA_ALPHA, GRPO_LORA_R,
                                    GRPO_MAX_COMPLETION_TOKENS, HOLDOUT_SHARE, SFT_EPOCHS,
                                    SFT_EXAMPLES_PER_STEP, SFT_LEARNING_RATE, SFT_MAX_LENGTH,
@@ -213,7 +212,7 @@ def read_side(before: Sequence[dict], after: Sequence[dict]) -> dict:
     return {"n_tasks": len({r["task_id"] for r in before}),
             "pass_before": pass_at(list(before)).to_dict(),
             "pass_after": pass_at(list(after)).to_dict(),
-            "delta": compare(list(before), list(after)).to_dict(),
+            "delta": compare(list(before), list(after), metric="pass").to_dict(),
             "truncated_before": field_share(list(before), "truncated").to_dict(),
             "truncated_after": field_share(list(after), "truncated").to_dict()}
 
@@ -275,10 +274,8 @@ def run_sft(model, tokenizer, settings: SFTSettings, data, output_dir: str | Pat
     trainer = build_sft_trainer(model, tokenizer, train, settings, output_dir, cpu=cpu)
     masks = mask_report(trainer, tokenizer, train)
     start = trainable_snapshot(trainer.model)
-    started = time.monotonic()
-    trainer.train()
-    wall = time.monotonic() - started
-    updates = weight_updates(trainer, start)
+    wall, steps = timed_train(trainer)
+    updates = weight_updates(trainer, start, step_seconds=steps)
     after = sample_graded(trainer.model, tokenizer, data.holdout, grade, settings,
                           label=f"{model_label}+lora:{settings.run_name}")
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]

@@ -78,10 +78,9 @@ def detect_format(path: str | os.PathLike | UserPath) -> str | None:
         return None
     if first.lstrip().startswith("{"):  # a pretty-printed JSON document
         try:
-            data = safejson.loads(path.read_text("rows", error=RowsError))
+            return "inspect" if inspect_logs.peek_is_log(path) else None
         except (RowsError, ValueError, RecursionError):
             return None
-        return "inspect" if inspect_logs.looks_like_log(data) else None
     return None
 
 

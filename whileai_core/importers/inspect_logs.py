@@ -1,10 +1,13 @@
 """Inspect eval logs -> graded rows (one per sample and epoch).
 
-Read with inspect's own reader (``inspect_ai.log.read_eval_log``) when ``inspect_ai`` is
-installed: both formats, ``.eval`` and ``.json``. Without it, ``.json`` logs are read as the
-documented JSON (``inspect log schema``: ``eval``, ``samples`` with ``id``, ``epoch``, ``scores``,
-``output``, ``error``, ``limit``); a ``.eval`` log then needs inspect (or ``inspect log convert
---to json``).
+A ``.json`` log of the version inspect 0.3.285 writes is decoded by msgspec into the documented
+fields read here alone (``inspect log schema``: ``eval``, ``samples`` with ``id``, ``epoch``,
+``scores``, ``output``, ``error``, ``limit``), the messages and events skipped without being built
+(:func:`read_json_log`). Any other log (a ``.eval`` archive, another version, a field of another
+type) is read with inspect's own reader (``inspect_ai.log.read_eval_log``) when ``inspect_ai`` is
+installed, which says what is wrong with a bad one; without it, ``.json`` logs are read as the
+documented JSON with the checks below, and a ``.eval`` log needs inspect (or ``inspect log
+convert --to json``).
 
 Per sample: ``task_id`` = the sample ``id``; ``epoch``; budgets (``max_tokens``,
 ``completion_tokens``, ``finish_reason``, ``turns``: :func:`_budget`); ``reward`` = the chosen scorer's value
@@ -22,6 +25,8 @@ import json
 import math
 import zipfile
 from typing import Any
+
+import msgspec
 
 from ..errors import RowsError
 from ..safepath import UserPath, as_user_path
@@ -57,6 +62,10 @@ def is_eval_archive(path: UserPath) -> bool:
 
 def _read(path: UserPath) -> tuple[dict, list[dict], str]:
     """(eval spec, samples as dicts, how it was read)."""
+    if not is_eval_archive(path):
+        fast = read_json_log(path)
+        if fast is not None:
+            return fast
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
@@ -103,6 +112,107 @@ def _read(path: UserPath) -> tuple[dict, list[dict], str]:
     plan = data.get("plan") if isinstance(data.get("plan"), dict) else {}
     config = plan.get("config") if isinstance(plan.get("config"), dict) else {}
     return {**data["eval"], "_plan_config": config}, samples, "documented JSON"
+
+
+# --- a .json log read by msgspec: only the fields read here, the rest skipped unbuilt ----------
+# A 1 GB log is mostly messages and events; inspect's reader builds every one as a pydantic model
+# (bench/bench_importers.py). These structs name the documented fields this importer reads, with
+# their documented types (inspect_ai 0.3.285, inspect_ai/log/_log.py: EvalLog, EvalSample,
+# EvalSampleLimit; model/_model_output.py: ChatCompletionChoice; scorer/_metric.py: Score), so
+# msgspec skips the rest without building it. A log whose fields are not those types is left to
+# inspect's reader (or the checks below), which says what is wrong with it.
+
+class _Score(msgspec.Struct):
+    value: Any = None
+
+
+class _Choice(msgspec.Struct):
+    stop_reason: Any = None
+
+
+class _Output(msgspec.Struct):
+    choices: list[_Choice] = []
+    usage: Any = None
+
+
+class _Limit(msgspec.Struct):
+    type: Any = None
+
+
+class _Sample(msgspec.Struct):
+    id: int | str
+    epoch: int
+    scores: dict[str, _Score] | None = None
+    output: _Output | None = None
+    limit: _Limit | None = None
+    error: Any = None
+    uuid: Any = None
+    model_usage: dict[str, Any] | None = None
+    turn_count: Any = None
+
+
+class _Plan(msgspec.Struct):
+    config: Any = None
+
+
+class _Log(msgspec.Struct):
+    version: int
+    status: str
+    eval: dict[str, Any]
+    samples: list[_Sample] | None = None
+    plan: _Plan | None = None
+
+
+class _Head(msgspec.Struct):
+    version: Any = msgspec.UNSET
+    status: Any = msgspec.UNSET
+    eval: Any = msgspec.UNSET
+
+
+_REFUSED = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
+
+
+LOG_VERSION = 2  # the log version inspect_ai 0.3.285 writes; another is left to inspect's reader
+
+
+def read_json_log(path: UserPath) -> tuple[dict, list[dict], str] | None:
+    """(eval spec, samples as dicts of the fields read here, how) for a ``.json`` log of the
+    version this reader knows, or None: read it with inspect's reader (or the checks below)."""
+    with path.open_stream("rows", error=RowsError) as fh:
+        data = fh.read_all()
+    try:
+        log = msgspec.json.decode(data, type=_Log)
+    except _REFUSED:
+        return None
+    if log.version != LOG_VERSION:
+        return None
+    samples = []
+    for s in log.samples or []:
+        samples.append({
+            "id": s.id, "epoch": s.epoch, "uuid": s.uuid, "error": s.error,
+            "scores": None if s.scores is None else {k: {"value": v.value}
+                                                     for k, v in s.scores.items()},
+            "output": None if s.output is None else {
+                "choices": [{"stop_reason": c.stop_reason} for c in s.output.choices],
+                "usage": s.output.usage},
+            "limit": None if s.limit is None else {"type": s.limit.type},
+            "model_usage": s.model_usage, "turn_count": s.turn_count})
+    config = log.plan.config if log.plan is not None else None
+    return ({**log.eval, "_plan_config": config if isinstance(config, dict) else {}}, samples,
+            "documented JSON")
+
+
+def peek_is_log(path: UserPath) -> bool:
+    """Whether the JSON document at ``path`` is an Inspect log, read without building its
+    samples (False when it is not JSON at all)."""
+    with path.open_stream("rows", error=RowsError) as fh:
+        data = fh.read_all()
+    try:
+        head = msgspec.json.decode(data, type=_Head)
+    except _REFUSED:
+        return False
+    return (isinstance(head.eval, dict) and head.status is not msgspec.UNSET
+            and head.version is not msgspec.UNSET)
 
 
 # The documented types of the fields read here (inspect's EvalSample), checked when the JSON is
@@ -252,14 +362,18 @@ def _budget(sample: dict, model: Any, cap: int | None) -> dict:
     ``finish_reason`` the output's first choice's ``stop_reason``; ``turns`` the sample's
     ``turn_count``; ``max_tokens`` the eval's cap. What the log does not record is left out."""
     out: dict = {} if cap is None else {"max_tokens": cap}
-    usage = (sample.get("model_usage") or {}).get(model) if isinstance(model, str) else None
+    # every level is checked for its type: a hand-edited log is an input, never a traceback
+    by_model = sample.get("model_usage")
+    usage = by_model.get(model) if isinstance(by_model, dict) and isinstance(model, str) else None
+    output = sample.get("output") if isinstance(sample.get("output"), dict) else {}
     if not isinstance(usage, dict):
-        usage = (sample.get("output") or {}).get("usage")
+        usage = output.get("usage")
     tokens = usage.get("output_tokens") if isinstance(usage, dict) else None
     if isinstance(tokens, int) and not isinstance(tokens, bool):
         out["completion_tokens"] = tokens
-    choices = (sample.get("output") or {}).get("choices") or []
-    reason = choices[0].get("stop_reason") if choices and isinstance(choices[0], dict) else None
+    choices = output.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices else None
+    reason = first.get("stop_reason") if isinstance(first, dict) else None
     if isinstance(reason, str):
         out["finish_reason"] = reason
     turns = sample.get("turn_count")
@@ -269,8 +383,10 @@ def _budget(sample: dict, model: Any, cap: int | None) -> dict:
 
 
 def _truncated(sample: dict) -> bool:
-    output = sample.get("output") or {}
-    stops = {c.get("stop_reason") for c in output.get("choices") or [] if isinstance(c, dict)}
+    output = sample.get("output") if isinstance(sample.get("output"), dict) else {}
+    choices = output.get("choices") if isinstance(output.get("choices"), list) else []
+    stops = {c.get("stop_reason") for c in choices
+             if isinstance(c, dict) and isinstance(c.get("stop_reason"), str)}
     limit = sample.get("limit") or {}
     return bool(stops & TRUNCATING_STOPS) or (isinstance(limit, dict)
                                                and limit.get("type") in TRUNCATING_LIMITS)

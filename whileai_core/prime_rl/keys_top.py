@@ -20,6 +20,7 @@ class Vllm(BaseModel):
     data_parallel_size: int = Field(1, ge=1)
     enable_lora: bool = False
     max_lora_rank: int | None = None
+    seed: int = Field(0, ge=0)
 
 
 class Server(Strict):

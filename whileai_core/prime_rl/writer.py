@@ -3,8 +3,9 @@
 Rules from prime-rl's schema (shared/reference/prime-rl-schema.md): unknown keys are errors, so
 only keys of 559b447 are written; each shared value is set once (top-level ``max_steps``,
 ``seq_len``, ``[model]``); ``batch_size`` (rollouts per step) is divisible by ``group_size``;
-``[inference]`` makes ``rl`` start vLLM for the policy; LoRA forces filesystem weight broadcast
-(prime-rl picks it by itself); multi-node needs ``[slurm]``. The config is checked with
+``[inference]`` makes ``rl`` start vLLM for the policy; one node gets filesystem weight broadcast
+written out (prime-rl would pick NCCL without LoRA, which its own single-node CI configs avoid);
+multi-node needs ``[slurm]``. The config is checked with
 :func:`whileai_core.prime_rl.schema.validate_config` before it is written.
 """
 
@@ -51,7 +52,7 @@ def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str,
                     eval_interval: int | None = None, eval_examples: int | None = None,
                     vllm_memory: float | None = None, wandb_project: str | None = None,
                     run_name: str | None = None, checkpoint: bool = True,
-                    student_vocab: int | str | None = None,
+                    student_vocab: int | str | None = None, seed: int | None = None,
                     root: Root | None = None, teacher_served: bool = False,
                     gpu_memory_gb: float = D.TEACHER_GPU_MEMORY_GB) -> PrimeRLConfig:
     """Write a prime-rl 559b447 ``rl`` config for ``taskset`` trained with ``method``.
@@ -90,6 +91,9 @@ def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str,
         wandb_project: adds ``[monitors.wandb]``. run_name: ``[run] name``.
         checkpoint: a bare ``[ckpt]`` (checkpoint at the end).
         student_vocab: the policy's vocab size or local tokenizer path (OPD tokenizer check).
+        seed: the policy's vLLM engine seed (``[inference.vllm] seed``; prime-rl's default 0).
+            Runs meant as re-runs of one another (a noise floor) need distinct seeds: prime-rl
+            sends no per-request seed, so two engines with one seed sample alike.
         teacher_served: the OPD teacher is already served at its URL: no start line for it.
         gpu_memory_gb: memory of one GPU, to size the OPD teacher (default 80: H100/A100-80GB).
         root: open ``out`` and every tokenizer path (``student_vocab``, the teacher's ``vocab``)
@@ -111,6 +115,8 @@ def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str,
     _check_strings(spec, train_split=train_split, eval_split=eval_split, run_name=run_name,
                    wandb_project=wandb_project, serve_policy=serve_policy)
     gpus, nodes = _positive_int("gpus", gpus), _positive_int("nodes", nodes)
+    if seed is not None:
+        _positive_int("seed", seed, minimum=0)
     steps, batch = _positive_int("steps", steps), _positive_int("batch", batch)
     info = taskset_info(taskset)
 
@@ -175,6 +181,18 @@ def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str,
     split, deployment = _deployment(gpus, nodes, inference_gpus, serve_policy, run_name or
                                     f"whileai-{base}")
     config.update(deployment)
+    if nodes == 1:
+        # prime-rl 559b447 picks NCCL broadcast when [inference] is set and LoRA is off
+        # (packages/prime-rl-configs/src/prime_rl/configs/rl.py:449-460), and every one of its
+        # own single-node CI RL configs forces filesystem instead: "NCCL weight broadcast
+        # currently crashes the trainer on CI GPU runners" (configs/ci/integration/
+        # reverse-text/start.toml); the weights then pass through output_dir each step
+        config["weight_broadcast"] = {"type": "filesystem"}
+        reads["weight_broadcast"] = (
+            "weight_broadcast.type = 'filesystem' (one node; prime-rl would pick NCCL without "
+            "LoRA, which its own single-node CI avoids: NCCL init crashes the trainer). Each "
+            "step's weights go through output_dir: keep it on local disk. NCCL: overrides="
+            "{'weight_broadcast': {'type': 'nccl'}}")
 
     orch: dict[str, Any] = {"batch_size": batch, "group_size": group}
     if keys.off_policy_steps is not None:
@@ -203,8 +221,17 @@ def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str,
         ev: dict[str, Any] = {"interval": interval}
         if eval_examples is not None:
             ev["num_examples"] = _positive_int("eval_examples", eval_examples)
+        # prime-rl 559b447 leaves eval.sampling.temperature None, and then the inference
+        # server samples at the checkpoint's generation_config temperature, not the training
+        # sampler's (configs/orchestrator.py EvalSamplingConfig): write it out
+        ev_sampling: dict[str, Any] = {}
         if cap is not None:
-            ev["sampling"] = {"max_completion_tokens": cap}
+            ev_sampling["max_completion_tokens"] = cap
+        ev_sampling["temperature"] = D.PRIME_RL_TEMPERATURE if temp is None else temp
+        ev["sampling"] = ev_sampling
+        reads["eval_temperature"] = (f"orchestrator.eval.sampling.temperature = "
+                                     f"{ev_sampling['temperature']:g} (the training sampler's; "
+                                     "unset, the server would use the checkpoint's own)")
         ev["source"] = [_source(info, eval_split, "eval_split", reads)]
         orch["eval"] = ev
         reads["eval_interval"] = (f"orchestrator.eval.interval = {interval} (plus the startup eval "
@@ -270,6 +297,10 @@ def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str,
                 raise ArgumentError(f"`vllm_memory` must be in (0, 1]; got {memory}")
             inference["vllm"] = {"gpu_memory_utilization": memory}
             reads["vllm_memory"] = "inference.vllm.gpu_memory_utilization"
+        if seed is not None:
+            inference.setdefault("vllm", {})["seed"] = seed
+            reads["seed"] = (f"inference.vllm.seed = {seed} (the policy's vLLM engine; prime-rl "
+                             "sends no per-request seed)")
         config["inference"] = inference
         reads["serve_policy"] = ("[inference]: rl starts vLLM for the policy on "
                                  f"{split.inference_gpus if nodes == 1 else 'the inference'} "
@@ -281,8 +312,11 @@ def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str,
         lora_flags = (f" --vllm.enable-lora --vllm.max-lora-rank {D.LORA_RANK}" if lora else "")
         devices = ",".join(str(i) for i in range(split.train_gpus, split.train_gpus +
                                                   split.inference_gpus))
+        seed_flag = f" --vllm.seed {seed}" if seed is not None else ""
         setup.append(f"CUDA_VISIBLE_DEVICES={devices} uv run inference --vllm.model {model} "
-                     f"--server.port {port}{lora_flags}")
+                     f"--server.port {port}{lora_flags}{seed_flag}")
+        if seed is not None:
+            reads["seed"] = f"your inference server's --vllm.seed {seed} (the start line)"
         notes.append(f"you serve the policy: prime-rl's inference server for {model} must listen at "
                      f"{url} (the trainer takes GPU(s) 0..{split.train_gpus - 1}; the server gets "
                      f"{devices})" + ("; enable LoRA serving, max rank "
@@ -427,7 +461,8 @@ def reverse_text_arms() -> dict[str, dict[str, Any]]:
     """The prime-rl recipe's three reverse-text arms as ``prime_rl_config`` keyword arguments.
 
     Shared: student PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT, 20 steps, lr 3e-6 on full
-    weights, 128 completion tokens, train ``train[:872]``, eval ``train[872:]``, 2 GPUs. grpo and
+    weights, 128 completion tokens, train ``train[:872]``, eval ``train[872:]`` at the training
+    temperature, 2 GPUs, filesystem weight broadcast, vLLM seeds 1, 2, 3. grpo and
     opd sample 16 per prompt, 128 rollouts a step; opsd 1 per prompt, 32 a step (prime-rl's own
     debug/algo configs). The teacher (opd) is PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL on
     http://localhost:8001/v1.
@@ -436,14 +471,20 @@ def reverse_text_arms() -> dict[str, dict[str, Any]]:
                   steps=20, lr=3e-6, lora=False, max_tokens=128, train_split="train[:872]",
                   eval_split="train[872:]", gpus=2)
     teacher = "PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL@http://localhost:8001/v1"
+    # one vLLM seed per arm: the three startup evals sample the same untrained student on the
+    # same prompts, and only distinct engine seeds make them re-runs (the noise floor)
     return {
-        "grpo": {**shared, "method": "grpo", "batch": 128, "group_size": 16},
+        "grpo": {**shared, "method": "grpo", "batch": 128, "group_size": 16,
+                 "seed": REVERSE_TEXT_SEEDS["grpo"]},
         # prime-rl's opsd teacher is the live policy: say so, so nothing lands in `ignored`
         "opsd": {**shared, "method": {"name": "opsd", "anchor": "live"}, "batch": 32,
-                 "group_size": 1},
+                 "group_size": 1, "seed": REVERSE_TEXT_SEEDS["opsd"]},
         "opd": {**shared, "method": {"name": "opd", "teacher": teacher}, "batch": 128,
-                "group_size": 16},
+                "group_size": 16, "seed": REVERSE_TEXT_SEEDS["opd"]},
     }
+
+
+REVERSE_TEXT_SEEDS = {"grpo": 1, "opsd": 2, "opd": 3}
 
 
 # What a reader of the arms' results must know about where a number may come from. The OPD

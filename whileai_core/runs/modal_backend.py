@@ -10,7 +10,9 @@ Which function, with which arguments, is the recipe's to say: its ``run.py`` def
 ``modal_call(run_name, config_path)`` returning ``{"app", "function", "args", "kwargs"}`` (the
 same settings its own Modal launch would send; ``config_path`` is the prime-rl TOML, or None);
 a recipe that trains on a data folder (``sft``) takes it as ``data=`` and sends its contents.
-The function returns the data of ``results.json``.
+The function returns the data of ``results.json``; a returned dict whose ``returncode`` is not 0
+is a failed run (prime-rl's ``train`` returns its record with the trainer's exit status rather
+than raising, so the record survives a crash).
 
 Credentials come from Modal's usual places (``MODAL_TOKEN_ID``/``MODAL_TOKEN_SECRET``, or the
 profile ``modal token new`` writes to ``~/.modal.toml``); this module only asks whether they are
@@ -162,6 +164,21 @@ def recipe_call(target: Target, run_name: str, config_path: Path | None = None) 
                      args=tuple(answer.get("args", ())), kwargs=dict(answer.get("kwargs", {})))
 
 
+FAILED_TAIL_CHARS = 600  # of the run's own log tail, in the one-line error a status shows
+
+
+def failed_run_error(code: Any, record: dict[str, Any]) -> str:
+    """What a status says of a run whose function returned a record with a non-zero
+    ``returncode`` (the recipe keeps its record instead of raising): the code and the end of its
+    log, bounded."""
+    tail = str(record.get("log_tail") or "").strip()
+    if len(tail) > FAILED_TAIL_CHARS:
+        tail = "..." + tail[-FAILED_TAIL_CHARS:]
+    where = f" under {record['run_dir']}" if record.get("run_dir") else ""
+    return (f"the run ended with return code {code} (its record is kept in the results; logs on "
+            f"the recipe's volume{where})" + (f"; log tail: {tail}" if tail else ""))
+
+
 class ModalBackend:
     name = "modal"
     spends_money = True
@@ -243,6 +260,9 @@ class ModalBackend:
             return Observation("failed", error=(
                 f"the recipe's Modal function returned a {type(value).__name__}, not a dict of "
                 "results"))
+        code = value.get("returncode", 0)
+        if code != 0:  # e.g. prime-rl's train(): rl exited non-zero, the record returned, not raised
+            return Observation("failed", results=value, error=failed_run_error(code, value))
         return Observation("succeeded", results=value)
 
     def cancel(self, record: RunRecord, run_dir: Path) -> str:

@@ -68,7 +68,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import repeat
 
 import numpy as np
 
@@ -127,10 +126,10 @@ def families_of(data, field: str) -> Families:
     """The family of each task of ``data`` (a :class:`~whileai_core.rows.Rows`) from row field
     ``field``; every row must carry it, and it must not change within a task."""
     n = data.n_rows
-    values = list(map(dict.get, data.records, repeat(field, n)))
     if field == "task_id":
         raise ArgumentError("`cluster` is 'task_id': every interval already resamples tasks. "
                             "Fix: name the field a task's family is in (e.g. 'family', 'repo')")
+    values = data.column(field)  # None where a row does not carry it, or carries null
     missing = values.count(None)
     if missing:
         from ..describe import field_names, listing
@@ -138,7 +137,7 @@ def families_of(data, field: str) -> Families:
         i = values.index(None)
         raise RowsError(f"{missing} of {n} rows carry no `{field}` (the first is row "
                         f"{data.line_of(i)}); the rows' fields are "
-                        f"{listing(field_names(data.records))}", source=data.source, field=field,
+                        f"{listing(field_names(data))}", source=data.source, field=field,
                         fix=f"give every row its family in `{field}`, or cluster on one of "
                             "those fields")
     try:

@@ -209,7 +209,7 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
     families = None
     if cluster is not None:
         # the family field may be on one arm only (a teacher's rows often lack it)
-        arm = runs_a[0] if any(cluster in r for r in runs_a[0].records[:1]) else runs_b[0]
+        arm = runs_a[0] if runs_a[0].has_field(cluster) else runs_b[0]
         pos = {t: i for i, t in enumerate(arm.task_ids)}
         families = families_of(arm, cluster).take(
             np.fromiter((pos[t] for t in shared), dtype=np.int64, count=n))

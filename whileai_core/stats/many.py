@@ -150,8 +150,8 @@ def _groups(before: Any, after: Any, by: str, threshold: float | None) -> dict[s
     for runs in (runs_b, runs_a):
         arm = []
         for r in runs:
-            keys = np.array(["(missing)" if rec.get(by) is None else str(rec.get(by))
-                             for rec in r.records], dtype=object)
+            keys = np.array(["(missing)" if v is None else str(v) for v in r.column(by)],
+                            dtype=object)
             names.update(dict.fromkeys(keys.tolist()))
             arm.append((r, keys))
         keyed.append(arm)

@@ -10,7 +10,6 @@ Chen et al. [1], pass^k of tau-bench [2]); the interval over tasks follows the o
 
 from __future__ import annotations
 
-from itertools import repeat
 from typing import Any, Literal
 
 import numpy as np
@@ -155,8 +154,8 @@ def field_shares(data: Rows, field: str) -> np.ndarray:
         from ..describe import require_field
 
         require_field(data, field, reader="field_share")
-        values = list(map(dict.get, data.records, repeat(field, data.n_rows)))
-        kinds = set(map(type, values)) - {bool, type(None)}
+        kinds = data.kinds(field) - {bool, type(None)}
+        values = data.column(field)
         if kinds:
             bad = next(v for v in values if type(v) in kinds)
             kind = {int: "whole numbers", float: "numbers", str: "strings"}.get(

@@ -1,0 +1,308 @@
+"""GPU check: the three TRL recipes' two-step paths on one GPU, in bf16 with gradient
+checkpointing, read back as one table.
+
+    bash scripts/gpu-check.sh                   # on the GPU machine: installs the wheels, runs this
+    python recipes/gpu_check.py --out DIR       # the check itself, where everything is installed
+    python recipes/gpu_check.py --out DIR --cpu # only what a CPU runs (what the test runs)
+
+Each recipe runs its own smoke path (``recipes/<name>/run.py``'s ``smoke``) with
+``device="cuda"``: a tiny random Qwen2 built in this process (no hub, no network) with bf16
+weights on the GPU, the recipe's real trainer (TRL 1.16 ``GRPOTrainer`` at ``--num-iterations
+2``, so the second step is off-policy and the clip can bind; ``DPOTrainer`` on on-policy pairs;
+``SFTTrainer`` on the refund demo), ``bf16=True`` and gradient checkpointing as on Modal, the
+held-out prompts sampled before and after by the trained sampler (``recipes.holdout``) and read
+with ``whileai_core`` (pass@1 with its 95% interval and n, the paired delta). The GRPO run's
+``watch.jsonl``, written by the watch callback (``recipes.watch``) during those steps, is read
+back with ``whileai_core.hacking.watch.watch_records``.
+
+One table goes to stdout and ``DIR/gpu-check.md``; every number to ``DIR/gpu-check.json``; each
+recipe's ``results.json`` to ``DIR/<recipe>/``. Rows: the wheels installed (from the shell
+script's log), CUDA, bf16, grpo, dpo, sft, watch, the wall clock (budget: 8 minutes). Columns:
+status, device, seconds per optimizer step, peak GPU memory, the LoRA tensors that changed (and
+the L2 of the change), the clip ratio per step (GRPO), held-out pass@1 before -> after with
+intervals. Without a CUDA device (or with ``--cpu``) the CUDA, bf16 and wall-clock rows are
+skipped (the 8 minutes are the GPU's budget), the recipes run on the CPU in float32 and their
+GPU columns say skipped: the table is reached all the same. Exit status 1 when a row failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+TIME_LIMIT_S = 480.0  # the whole check, installs excluded: under 8 minutes on the GPU machine
+RECIPES = ("grpo", "dpo", "sft")
+# GRPO at two iterations: the second step reuses the first batch off-policy, where TRL 1.16's
+# importance ratio leaves 1 and the clip can bind (recipes/grpo/train.py)
+GRPO_ITERATIONS = 2
+
+
+@dataclass
+class Row:
+    """One line of the table; ``status`` is ``pass``, ``FAIL`` or ``skipped``."""
+
+    name: str
+    status: str
+    device: str = ""
+    step_seconds: list[float] = field(default_factory=list)
+    peak_gib: float | None = None
+    weights: str = ""
+    clip: str = ""
+    held_out: str = ""
+    detail: str = ""
+
+
+class Skip(Exception):
+    """A row that cannot run here; the message says why."""
+
+
+# --- the rows ----------------------------------------------------------------------------------
+
+def wheels_row(log: Path | None) -> Row:
+    """What ``scripts/gpu-check.sh`` installed, from its log (first line: the verdict)."""
+    if log is None:
+        return Row("wheels", "skipped", detail="run without scripts/gpu-check.sh: nothing installed")
+    if not log.is_file():
+        return Row("wheels", "FAIL", detail=f"the install wrote no log at {log}")
+    lines = log.read_text(encoding="utf-8").splitlines() or ["FAIL: the install log is empty"]
+    status = next((s for s in ("FAIL", "skipped") if lines[0].startswith(s)), "pass")
+    return Row("wheels", status, detail="; ".join(lines)[:400])
+
+
+def cuda_rows(gpu: bool) -> list[Row]:
+    from recipes.preflight import Context, check_bf16, check_cuda
+    from recipes.preflight import Skip as PreflightSkip
+
+    rows = []
+    ctx = Context(workdir=Path("."), gpu=gpu)
+    for name, check in (("cuda", check_cuda), ("bf16", check_bf16)):
+        try:
+            rows.append(Row(name, "pass", "cuda" if gpu else "cpu", detail=check(ctx)))
+        except PreflightSkip as why:
+            rows.append(Row(name, "skipped", "cpu", detail=str(why)))
+        except Exception as exc:  # a failed check is a row, not a traceback
+            rows.append(Row(name, "FAIL", detail=f"{type(exc).__name__}: {exc}"[:300]))
+    return rows
+
+
+def _records():
+    from recipes.grpo.prompts import write_prompts
+    from whileai_core.defaults import GRPO_PROMPT_SEED
+
+    return write_prompts(GRPO_PROMPT_SEED)
+
+
+def run_recipe(name: str, out: Path, device: str) -> dict:
+    """The recipe's own smoke path on ``device``; returns its results."""
+    if name == "grpo":
+        from recipes.grpo.run import smoke
+        from recipes.grpo.train import GRPOSettings
+
+        return smoke(GRPOSettings(num_iterations=GRPO_ITERATIONS), _records(), out, device=device)
+    if name == "dpo":
+        from recipes.dpo.run import smoke
+        from recipes.dpo.train import DPOSettings
+
+        return smoke(DPOSettings(), _records(), out, device=device)
+    from recipes.sft.data import build_refund_demo
+    from recipes.sft.run import smoke
+    from recipes.sft.train import SFTSettings
+
+    settings = SFTSettings()
+    data = build_refund_demo(out / "data", seed=settings.seed, share=settings.holdout_share)
+    return smoke(settings, data, out, device=device)
+
+
+def _rate(d: dict) -> str:
+    from whileai_core.result import fmt_rate
+
+    ci = d.get("ci") or d.get("ci95")
+    return fmt_rate(d.get("pass_at_1", d.get("value")), tuple(ci) if ci else None,
+                    d.get("n_tasks"))
+
+
+def held_out_text(summary: dict) -> str:
+    """pass@1 before -> after, each with its interval and n, and the paired delta."""
+    overall = summary["overall"]
+    delta = overall["delta"]
+    d, ci = delta.get("delta"), delta.get("ci")
+    change = "n/a" if d is None else f"{d:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci
+                                                    else " [no interval]")
+    return (f"{_rate(overall['pass_before'])} -> {_rate(overall['pass_after'])}; delta {change} "
+            f"{delta['verdict']} (n={delta['n_paired']} paired)")
+
+
+def recipe_row(name: str, out: Path, device: str) -> tuple[Row, dict | None]:
+    import torch
+
+    gpu = device == "cuda"
+    if gpu:
+        torch.cuda.reset_peak_memory_stats()
+    started = time.monotonic()
+    try:
+        results = run_recipe(name, out / name, device)
+    except Exception as exc:  # a failed recipe is a row of the table
+        first = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+        return Row(name, "FAIL", device, detail=first), None
+    seconds = time.monotonic() - started
+    from recipes.launch import write_results
+
+    write_results(out / name, results, overwrite=True)
+    updates = results["updates"]
+    run = updates.get("runtime", {})
+    where = (f"{run.get('device')} {run.get('weights_dtype')}, bf16 autocast "
+             f"{'on' if run.get('bf16') else 'off'}, gradient checkpointing "
+             f"{'on' if run.get('gradient_checkpointing') else 'off'}")
+    if not gpu:
+        where += " (GPU row skipped: no CUDA device)"
+    clip = ""
+    if "clip" in updates:
+        ratios = updates["clip"]["clip_ratio"]
+        clip = ", ".join(f"{r:.3f}" for r in ratios) + f" ({updates['clip']['steps_clipped']} " \
+            f"of {len(ratios)} steps clipped)"
+    row = Row(name, "pass", where, step_seconds=updates.get("step_seconds", []),
+              peak_gib=round(torch.cuda.max_memory_allocated() / 2**30, 3) if gpu else None,
+              weights=f"{updates['changed_tensors']} of {updates['trainable_tensors']} changed, "
+                      f"L2 {updates['change_l2']:.3g}",
+              clip=clip, held_out=held_out_text(results["summary"]),
+              detail=f"{results['train_steps']} steps in {seconds:.1f} s with both held-out "
+                     "samplings")
+    if gpu and not (run.get("bf16") and run.get("gradient_checkpointing")
+                    and run.get("weights_dtype") == "bfloat16"):
+        row.status, row.detail = "FAIL", f"not bf16 with gradient checkpointing: {where}"
+    return row, results
+
+
+def watch_row(out: Path, grpo: dict | None) -> Row:
+    """The GRPO run's watch.jsonl, as watch_run reads it."""
+    if grpo is None:
+        return Row("watch", "skipped", detail="needs the GRPO row")
+    from whileai_core.hacking.watch import WATCH_FILE, watch_records
+
+    path = out / "grpo" / "trainer" / WATCH_FILE
+    if not path.is_file():
+        return Row("watch", "FAIL", detail=f"the GRPO run wrote no {path}")
+    watch = watch_records(path, source=str(path))
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    steps = [r["step"] for r in records]
+    evals = [r["step"] for r in records if r.get("held_out") is not None]
+    if len(evals) < 2 or steps[-1] != grpo["train_steps"]:
+        return Row("watch", "FAIL", detail=f"records at steps {steps}, held-out at {evals}: want "
+                                           f"the start and step {grpo['train_steps']}")
+    return Row("watch", "pass", detail=f"{len(records)} records (steps {steps}; held-out at "
+                                       f"{evals}); decision {watch.decision}: {watch.reason}"[:400])
+
+
+# --- the table -----------------------------------------------------------------------------------
+
+def render(rows: list[Row], *, gpu: bool, seconds: float) -> str:
+    def steps(row: Row) -> str:
+        return ", ".join(f"{s:.3f}" for s in row.step_seconds)
+
+    lines = ["| check | status | device | s per step | peak GPU GiB | weights changed | "
+             "clip ratio per step | held-out pass@1 before -> after | detail |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for row in rows:
+        peak = (f"{row.peak_gib:.3f}" if row.peak_gib is not None else
+                "skipped" if row.step_seconds else "")
+        cells = [row.name, row.status, row.device, steps(row), peak, row.weights, row.clip,
+                 row.held_out, row.detail]
+        lines.append("| " + " | ".join(c.replace("|", "/") for c in cells) + " |")
+    failed = [r.name for r in rows if r.status == "FAIL"]
+    if not gpu:
+        skipped = [r.name for r in rows if r.status == "skipped"]
+        lines.append(f"\nCPU only: skipped {', '.join(skipped)}; the recipes ran on the CPU in "
+                     "float32. This is not a GPU check: run scripts/gpu-check.sh on the GPU "
+                     "machine.")
+    lines.append(f"\nverdict: {'FAIL (' + ', '.join(failed) + ')' if failed else 'pass'} "
+                 f"in {seconds:.0f} s")
+    return "\n".join(lines)
+
+
+def run_check(out: Path, *, gpu: bool | None = None, wheels_log: Path | None = None,
+              recipes: tuple[str, ...] = RECIPES) -> tuple[list[Row], bool, float]:
+    """Every row in order; ``gpu`` None asks torch. Never raises for a failed row."""
+    import os
+
+    for key, value in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"),
+                       ("HF_DATASETS_OFFLINE", "1"), ("TOKENIZERS_PARALLELISM", "false"),
+                       ("HF_HUB_DISABLE_PROGRESS_BARS", "1"), ("DO_NOT_TRACK", "1")):
+        os.environ.setdefault(key, value)
+    started = time.monotonic()
+    import torch
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    gpu = torch.cuda.is_available() if gpu is None else gpu
+    device = "cuda" if gpu else "cpu"
+    out.mkdir(parents=True, exist_ok=True)
+    rows = [wheels_row(wheels_log), *cuda_rows(gpu)]
+    results: dict[str, dict | None] = {}
+    for name in recipes:
+        row, results[name] = recipe_row(name, out, device)
+        rows.append(row)
+    rows.append(watch_row(out, results.get("grpo")) if "grpo" in recipes else
+                Row("watch", "skipped", detail="the GRPO row was not asked for"))
+    seconds = time.monotonic() - started
+    if gpu:
+        rows.append(Row("wall clock", "pass" if seconds < TIME_LIMIT_S else "FAIL",
+                        detail=f"{seconds:.0f} s of the {TIME_LIMIT_S:.0f} s budget"))
+    else:  # the budget is the GPU machine's; a CPU's time depends on what else runs there
+        rows.append(Row("wall clock", "skipped", detail=f"{seconds:.0f} s on the CPU; the "
+                                                        f"{TIME_LIMIT_S:.0f} s budget is the GPU's"))
+    return rows, gpu, seconds
+
+
+def environment() -> dict:
+    import platform
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {"python": platform.python_version()}
+    for package in ("torch", "transformers", "trl", "peft", "accelerate", "datasets", "pyarrow",
+                    "pandas", "scipy", "numpy", "pydantic"):
+        try:
+            found[package] = version(package)
+        except PackageNotFoundError:
+            found[package] = None
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="recipes/gpu_check.py", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, required=True,
+                        help="folder for gpu-check.md, gpu-check.json and each recipe's results")
+    parser.add_argument("--cpu", action="store_true", help="run on the CPU even with a GPU")
+    parser.add_argument("--wheels-log", type=Path, default=None,
+                        help="scripts/gpu-check.sh's install log, shown as the first row")
+    parser.add_argument("--recipes", default=",".join(RECIPES),
+                        help="which recipes, comma-separated (default %(default)s)")
+    args = parser.parse_args(argv)
+    chosen = tuple(r for r in args.recipes.split(",") if r)
+    unknown = sorted(set(chosen) - set(RECIPES))
+    if unknown:
+        parser.error(f"--recipes: unknown {unknown}; choose from {', '.join(RECIPES)}")
+    rows, gpu, seconds = run_check(args.out, gpu=False if args.cpu else None,
+                                   wheels_log=args.wheels_log, recipes=chosen)
+    env = environment()
+    table = (f"GPU check, {time.strftime('%Y-%m-%d')}: python {env['python']}, torch "
+             f"{env['torch']}, transformers {env['transformers']}, trl {env['trl']}, peft "
+             f"{env['peft']}, datasets {env['datasets']}\n\n" + render(rows, gpu=gpu,
+                                                                    seconds=seconds))
+    print(table)
+    (args.out / "gpu-check.md").write_text(table + "\n", encoding="utf-8")
+    (args.out / "gpu-check.json").write_text(json.dumps(
+        {"gpu": gpu, "environment": env, "seconds": round(seconds, 1),
+         "rows": [asdict(r) for r in rows]}, indent=2), encoding="utf-8")
+    return 1 if any(r.status == "FAIL" for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

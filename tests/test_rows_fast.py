@@ -1,0 +1,303 @@
+"""The columnar reader (``whileai_core.rows_fast``) against the exact line-by-line reader.
+
+Any valid file loads to the same rows by both: the same tasks, rewards, flags, models, line
+numbers, and the same value (and JSON type) of every field of every row, at any chunk size. Fifty
+malformed files fail with the same message, naming the same line, whichever reader read them;
+the line each should name is known from how the file was written, not from either reader.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from whileai_core import RowsError, load_rows
+from whileai_core import rows_fast
+
+GOOD = '{"task_id": "t%d", "reward": %s}'
+
+
+def load(path, *, exact=False, monkeypatch=None):
+    if exact:
+        with monkeypatch.context() as m:
+            m.setattr(rows_fast, "read_columns", lambda fh, source: None)
+            return load_rows(path)
+    return load_rows(path)
+
+
+def error(path, **kw) -> str:
+    with pytest.raises(RowsError) as err:
+        load(path, **kw)
+    return str(err.value)
+
+
+def portrait(rows) -> dict:
+    """Everything a caller can read from loaded rows, in a form where 1 and 1.0 differ."""
+    return {
+        "task_ids": rows.task_ids, "task_index": rows.task_index.tolist(),
+        "reward": rows.reward.tolist(), "truncated": rows.truncated.tolist(),
+        "model": rows.model, "lines": [rows.line_of(i) for i in range(rows.n_rows)],
+        "fields": rows.fields,
+        "columns": {f: json.dumps(rows.column(f)) for f in rows.fields},
+        "present": {f: rows.present(f).tolist() for f in rows.fields},
+        "kinds": {f: sorted(k.__name__ for k in rows.kinds(f)) for f in rows.fields},
+        "records": json.dumps(rows.records, sort_keys=True),
+        # what the load derives: token budgets (NaN as None), field presence, the reward's kind
+        "budget": None if rows.budget is None else (
+            [None if v != v else v for v in rows.budget.max_tokens.tolist()],
+            [None if v != v else v for v in rows.budget.completion_tokens.tolist()],
+            rows.budget.finish_reason),
+        "has": {f: rows.has_field(f) for f in [*rows.fields, "max_tokens", "absent"]},
+        "scale": rows.reward_scale.model_dump(),
+    }
+
+
+# --- valid files: the same rows either way --------------------------------------------------
+
+extra = st.one_of(st.integers(-5, 5), st.floats(allow_nan=False, allow_infinity=False),
+                  st.text(max_size=4), st.booleans(), st.none(),
+                  st.lists(st.integers(0, 3), max_size=3),
+                  st.dictionaries(st.sampled_from(["k", "é"]), st.integers(), max_size=2))
+row = st.fixed_dictionaries(
+    {"task_id": st.sampled_from(["a", "b", "c", "ü😀", 3]),
+     "reward": st.sampled_from([0, 1, 0.0, 1.0, 0.5, -2, 2.5, 10**20])},
+    optional={"truncated": st.sampled_from([True, False, None]),
+              "model": st.sampled_from(["m", "m@step-2", None]),
+              "scenario_id": st.sampled_from(["s1", "s2"]),
+              "max_tokens": st.sampled_from([1, 512, 512.0, None]),
+              "completion_tokens": st.sampled_from([0, 40, 700, None]),
+              "finish_reason": st.sampled_from(["stop", "length", None]),
+              "note": extra, "tags": extra})
+layout = st.lists(st.tuples(row, st.sampled_from(["", "", "", "\n", "  \n", "\t\n\n"])),
+                  min_size=1, max_size=30)
+
+
+@settings(max_examples=80, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(items=layout, newline=st.sampled_from(["\n", "\r\n"]), last=st.booleans(),
+       array=st.booleans(), chunk=st.sampled_from([7, 64, rows_fast.CHUNK]))
+def test_any_valid_file_reads_alike(tmp_path, monkeypatch, items, newline, last, array, chunk):
+    if array:
+        text = json.dumps([rec for rec, _ in items], indent=1, ensure_ascii=False)
+    else:
+        lines = []
+        for rec, blanks in items:
+            lines.append(blanks.replace("\n", newline))
+            lines.append(json.dumps(rec, ensure_ascii=False) + newline)
+        text = "".join(lines)
+        if not last:
+            text = text[:-len(newline)]
+    path = tmp_path / ("rows.json" if array else "rows.jsonl")
+    path.write_bytes(text.encode("utf-8"))
+    monkeypatch.setattr(rows_fast, "CHUNK", chunk)
+    fast = load(path)
+    assert type(fast._columns).__name__ == "ArrayColumns"  # the columnar reader read it
+    assert portrait(fast) == portrait(load(path, exact=True, monkeypatch=monkeypatch))
+
+
+def test_a_line_longer_than_a_chunk_and_a_field_seen_late(tmp_path, monkeypatch):
+    long = "x" * 500
+    text = (GOOD % (1, 1) + "\n" + '{"task_id": "t2", "reward": 0, "note": "%s"}\n' % long
+            + GOOD % (3, 0.5) + "\n")
+    path = tmp_path / "rows.jsonl"
+    path.write_text(text)
+    monkeypatch.setattr(rows_fast, "CHUNK", 64)
+    rows = load(path)
+    assert type(rows._columns).__name__ == "ArrayColumns"
+    assert rows.column("note") == [None, long, None]
+    assert rows.present("note").tolist() == [False, True, False]
+    assert rows.records[1] == {"task_id": "t2", "reward": 0, "note": long}
+
+
+# --- fifty malformed files: the same error, at the same line --------------------------------
+
+def _file(*lines: str, newline: str = "\n", last: bool = True) -> str:
+    return newline.join(lines) + (newline if last else "")
+
+
+OK1, OK2 = GOOD % (1, 1), GOOD % (2, 0)
+DEEP = "[" * 3000 + "]" * 3000
+MALFORMED: list[tuple[str, str, int | None]] = [
+    # (name, text, the line the error must name; None: the file as a whole)
+    ("trailing comma", _file(OK1, '{"task_id": "t", "reward": 1,}'), 2),
+    ("NaN reward", _file(OK1, OK2, '{"task_id": "t", "reward": NaN}'), 3),
+    ("Infinity reward", _file('{"task_id": "t", "reward": Infinity}'), 1),
+    ("-Infinity reward", _file(OK1, '{"task_id": "t", "reward": -Infinity}'), 2),
+    ("no reward", _file(OK1, '{"task_id": "t"}'), 2),
+    ("no reward after blanks", _file(OK1, "", "  ", '{"task_id": "t"}'), 4),
+    ("null reward", _file('{"task_id": "t", "reward": null}'), 1),
+    ("string reward", _file(OK1, OK2, OK1, '{"task_id": "t", "reward": "1.0"}'), 4),
+    ("bool reward", _file('{"task_id": "t", "reward": true}'), 1),
+    ("list reward", _file(OK1, '{"task_id": "t", "reward": [1]}'), 2),
+    ("object reward", _file(OK1, '{"task_id": "t", "reward": {"v": 1}}'), 2),
+    ("reward past a float", _file(OK1, '{"task_id": "t", "reward": %s}' % ("9" * 400)), 2),
+    ("reward 1e400", _file(OK1, '{"task_id": "t", "reward": 1e400}'), 2),
+    ("no task_id", _file(OK1, '{"reward": 1}'), 2),
+    ("null task_id", _file('{"task_id": null, "reward": 1}'), 1),
+    ("list task_id", _file(OK1, '{"task_id": ["a"], "reward": 1}'), 2),
+    ("bool task_id", _file(OK1, OK2, '{"task_id": true, "reward": 1}'), 3),
+    ("float task_id", _file('{"task_id": 1.5, "reward": 1}'), 1),
+    ("string truncated", _file(OK1, '{"task_id": "t", "reward": 1, "truncated": "yes"}'), 2),
+    ("int truncated", _file('{"task_id": "t", "reward": 1, "truncated": 1}'), 1),
+    ("int model", _file(OK1, '{"task_id": "t", "reward": 1, "model": 7}'), 2),
+    ("list model", _file(OK1, OK2, '{"task_id": "t", "reward": 1, "model": ["m"]}'), 3),
+    ("a list line", _file(OK1, "[1, 2]"), 2),
+    ("a string line", _file(OK1, '"just text"'), 2),
+    ("a number line", _file(OK1, OK2, "42"), 3),
+    ("a null line", _file("null", OK1), 1),
+    ("two objects on a line", _file(OK1 + " " + OK2), 1),
+    ("an object split over two lines", _file('{"task_id": "t",', '"reward": 1}'), 1),
+    ("missing brace", _file(OK1, '{"task_id": "t", "reward": 1'), 2),
+    ("single quotes", _file(OK1, "{'task_id': 't', 'reward': 1}"), 2),
+    ("unquoted key", _file(OK1, '{task_id: "t", "reward": 1}'), 2),
+    ("a raw tab in a string", _file(OK1, '{"task_id": "a\tb", "reward": 1}'), 2),
+    ("a bad escape", _file(OK1, '{"task_id": "a\\x", "reward": 1}'), 2),
+    ("a leading zero", _file(OK1, '{"task_id": "t", "reward": 01}'), 2),
+    ("a bare minus", _file(OK1, '{"task_id": "t", "reward": -}'), 2),
+    ("a first line that is an array", _file("[1]", OK1), 1),
+    ("nesting past the limit", _file(OK1, '{"task_id": "t", "reward": 1, "x": %s}' % DEEP), 2),
+    ("an integer of 5000 digits", _file(OK1, '{"task_id": "t", "reward": 1, "x": %s}'
+                                        % ("9" * 5000)), 2),
+    ("a form feed line", _file(OK1, "\f", '{"task_id": "t"}'), 3),
+    ("a lone CR splits a line", _file(OK1 + '\r{"task_id": "t"}'), 2),
+    ("CRLF and no reward", _file(OK1, "", '{"task_id": "t"}', newline="\r\n"), 3),
+    ("CRLF and invalid JSON", _file(OK1, OK2, "{", newline="\r\n"), 3),
+    ("a lone surrogate and no reward", _file(OK1, '{"task_id": "\\ud800"}'), 2),
+    ("no final newline, no reward", _file(OK1, '{"task_id": "t"}', last=False), 2),
+    ("a new field, then no reward", _file(OK1, '{"task_id": "t", "reward": 1, "z": 1}',
+                                          '{"task_id": "t", "z": 2}'), 3),
+    ("a field null then no task", _file('{"task_id": "t", "reward": 1, "z": null}',
+                                        '{"reward": 1, "z": 1}'), 2),
+    ("an array with a bad element", json.dumps([{"task_id": "t", "reward": 1},
+                                                {"task_id": "u"}]), None),
+    ("an array of numbers", "[1, 2, 3]\n", None),
+    ("an array then more", '[{"task_id": "t", "reward": 1}]\n' + OK1 + "\n", 1),
+    ("only blank lines", "\n  \n\n", None),
+]
+
+
+def test_there_are_fifty_malformed_files():
+    assert len(MALFORMED) == 50 and len({name for name, _, _ in MALFORMED}) == 50
+
+
+@pytest.mark.parametrize("chunk", [16, rows_fast.CHUNK])
+@pytest.mark.parametrize("name, text, line", MALFORMED, ids=[m[0] for m in MALFORMED])
+def test_a_malformed_file_fails_alike_either_way(tmp_path, monkeypatch, name, text, line, chunk):
+    path = tmp_path / ("rows.json" if text.startswith("[") else "rows.jsonl")
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    monkeypatch.setattr(rows_fast, "CHUNK", chunk)
+    fast = error(path)
+    assert fast == error(path, exact=True, monkeypatch=monkeypatch)
+    assert str(path) in fast and "Fix:" in fast
+    if line is not None:
+        assert f", line {line}:" in fast, fast
+    else:
+        assert ", line " not in fast, fast
+
+
+def test_where_keeps_every_field_of_the_kept_rows(tmp_path):
+    path = tmp_path / "rows.jsonl"
+    path.write_text(_file(GOOD % (1, 1), '{"task_id": "t2", "reward": 0, "note": "n"}',
+                          "", GOOD % (1, 0)))
+    rows = load(path)
+    part = rows.where(np.array([False, True, True]))
+    assert part.task_ids == ["t2", "t1"] and part.column("note") == ["n", None]
+    assert part.present("note").tolist() == [True, False]
+    assert [part.line_of(i) for i in range(2)] == [2, 4]
+    assert part.records == [{"task_id": "t2", "reward": 0, "note": "n"},
+                            {"task_id": "t1", "reward": 0}]
+
+
+# token budgets, refused at the line either way (the rows written here, the line known from it)
+BUDGET_MALFORMED: list[tuple[str, str, int, str]] = [
+    ("string max_tokens", _file(OK1, '{"task_id": "t", "reward": 1, "max_tokens": "512"}'), 2,
+     "`max_tokens` is '512'"),
+    ("zero max_tokens", _file('{"task_id": "t", "reward": 1, "max_tokens": 0}'), 1,
+     "`max_tokens` is 0"),
+    ("fractional tokens", _file(OK1, OK2, '{"task_id": "t", "reward": 1, '
+                                          '"completion_tokens": 2.5}'), 3,
+     "`completion_tokens` is 2.5"),
+    ("negative tokens", _file(OK1, "", '{"task_id": "t", "reward": 1, "completion_tokens": -1}'),
+     3, "`completion_tokens` is -1"),
+    ("bool max_tokens", _file(OK1, '{"task_id": "t", "reward": 1, "max_tokens": true}'), 2,
+     "`max_tokens` is True"),
+    ("max_tokens past a float", _file(OK1, '{"task_id": "t", "reward": 1, "max_tokens": %s}'
+                                      % ("9" * 400)), 2, "`max_tokens` is an integer of 400 digits"),
+    ("numeric finish_reason", _file(OK1, '{"task_id": "t", "reward": 1, "finish_reason": 3}'), 2,
+     "`finish_reason` is 3"),
+]
+
+
+@pytest.mark.parametrize("name, text, line, said", BUDGET_MALFORMED,
+                         ids=[m[0] for m in BUDGET_MALFORMED])
+def test_a_bad_budget_fails_alike_either_way(tmp_path, monkeypatch, name, text, line, said):
+    path = tmp_path / "rows.jsonl"
+    path.write_text(text)
+    fast = error(path)
+    assert fast == error(path, exact=True, monkeypatch=monkeypatch)
+    assert f", line {line}:" in fast and said in fast and "Fix:" in fast, fast
+
+
+def test_finish_reason_length_marks_a_row_truncated_that_does_not_say(tmp_path):
+    path = tmp_path / "rows.jsonl"
+    path.write_text(_file('{"task_id": "t", "reward": 1, "finish_reason": "length"}',
+                          '{"task_id": "t", "reward": 1, "finish_reason": "length", '
+                          '"truncated": false}',
+                          '{"task_id": "t", "reward": 1, "finish_reason": "stop"}',
+                          '{"task_id": "u", "reward": 0, "max_tokens": 64}'))
+    rows = load(path)
+    assert type(rows._columns).__name__ == "ArrayColumns"
+    # row 1 says nothing (cut off: truncated); row 2 says false (kept); row 3 stopped
+    assert rows.truncated.tolist() == [True, False, False, False]
+    assert rows.column("truncated") == [None, False, None, None]   # as the file holds it
+    assert rows.budget.finish_reason == ["length", "length", "stop", None]
+    assert rows.budget.max_tokens[3] == 64 and np.isnan(rows.budget.max_tokens[:3]).all()
+    part = rows.where(np.array([False, True, False, True]))
+    assert part.budget.finish_reason == ["length", None] and part.budget.max_tokens[1] == 64
+
+
+# --- read_records (traces, judge items, episodes): the same records and places either way ----
+
+def _records(path, *, exact=False, monkeypatch=None):
+    from whileai_core.rows import read_records
+
+    if exact:
+        with monkeypatch.context() as m:
+            m.setattr(rows_fast, "read_dicts", lambda fh: None)
+            recs = read_records(path, noun="trace")
+    else:
+        recs = read_records(path, noun="trace")
+    return json.dumps(recs.items), [recs.where(i) for i in range(len(recs))]
+
+
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(items=layout, newline=st.sampled_from(["\n", "\r\n"]), chunk=st.sampled_from([7, 4096]))
+def test_read_records_reads_alike(tmp_path, monkeypatch, items, newline, chunk):
+    from whileai_core.rows import _fast_dicts
+    from whileai_core.safepath import user_path
+
+    text = "".join(blanks.replace("\n", newline) + json.dumps(rec) + newline
+                   for rec, blanks in items)
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(text.encode("utf-8"))
+    monkeypatch.setattr(rows_fast, "CHUNK", chunk)
+    assert _fast_dicts(user_path(path)) is not None
+    assert _records(path) == _records(path, exact=True, monkeypatch=monkeypatch)
+
+
+@pytest.mark.parametrize("name, text, line", MALFORMED, ids=[m[0] for m in MALFORMED])
+def test_read_records_fails_alike(tmp_path, monkeypatch, name, text, line):
+    path = tmp_path / ("t.json" if text.startswith("[") else "t.jsonl")
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    outcomes = []
+    for exact in (False, True):
+        try:
+            outcomes.append(_records(path, exact=exact, monkeypatch=monkeypatch))
+        except RowsError as err:
+            outcomes.append(str(err))
+    assert outcomes[0] == outcomes[1]

@@ -21,10 +21,12 @@ from whileai_core.errors import ArgumentError
 from whileai_core.hacking.probes import PROBES, CheatProbes
 from whileai_core.hacking.reward import RewardFile, RewardScript, command_parts
 from whileai_core.hacking.scan import HackScan
+from whileai_core.hacking.verifier import RewardProof
 from whileai_core.hacking.doctor import Diagnosis
 from whileai_core.hacking.watch import Watch
 
-from .tooling import READ_ONLY, Env, RowsArg, ThresholdArg, ToolInput, ToolSpec, read_rows, source
+from .tooling import (READ_ONLY, Env, RowsArg, ThresholdArg, ToolInput, ToolSpec, named,
+                      read_rows, source, values_of)
 
 RUNS_CODE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
                             open_world_hint=False)
@@ -105,6 +107,45 @@ def cheat_probes_tool(args: CheatProbesInput, env: Env) -> CheatProbes:
                         source(args.tasks, env.workspace, argument="tasks"), model_rows=model,
                         max_tokens=args.max_tokens, threshold=args.threshold, metric=args.metric,
                         group_by=args.group_by, probes=args.probes, root=env.workspace.root,
+                        timeout_s=args.timeout_s, level=args.level, pass_env=args.pass_env)
+
+
+# --- prove_reward ------------------------------------------------------------------------------
+
+class ProveRewardInput(ToolInput):
+    reward: Annotated[str | list[str], Field(
+        description="The program reward the run will train on, as for cheat_probes: "
+                    "'file.py:function' inside the workspace (TRL's shape) or a command list.",
+        examples=["rewards/reward.py:score"])]
+    tasks: Annotated[RowsArg, Field(
+        description="The training tasks: {task_id, prompt, ...fields the reward reads}.")]
+    model_rows: Annotated[RowsArg | None, Field(
+        description="The model's graded rollouts on these tasks, with their reply text "
+                    "(`completion`): the probes and the format bonus are set against them, and "
+                    "the truncation check extends their passing replies.")] = None
+    max_tokens: Annotated[int, Field(
+        ge=1, le=1_000_000, description="The run's completion token cap.")] = PROBE_MAX_TOKENS
+    group_by: Annotated[str | None, Field(
+        description="A task field (e.g. 'category'): every finding per value.",
+        max_length=200)] = None
+    threshold: ThresholdArg = None
+    timeout_s: Annotated[float, Field(
+        gt=0, le=3600, description="Seconds the reward may take per batch.")] = REWARD_TIMEOUT_S
+    level: LevelArg = CONFIDENCE_LEVEL
+    pass_env: Annotated[list[Annotated[str, Field(max_length=128)]] | None, Field(
+        description="Environment variables the reward needs (e.g. ['OPENAI_API_KEY']); no "
+                    "other token or key reaches it.", max_length=32)] = None
+
+
+def prove_reward_tool(args: ProveRewardInput, env: Env) -> RewardProof:
+    from whileai_core.hacking import prove_reward
+
+    model = None if args.model_rows is None else read_rows(
+        args.model_rows, env.workspace, argument="model_rows", threshold=args.threshold)
+    return prove_reward(confined_reward(args.reward, env),
+                        source(args.tasks, env.workspace, argument="tasks"), model_rows=model,
+                        max_tokens=args.max_tokens, threshold=args.threshold,
+                        group_by=args.group_by, root=env.workspace.root,
                         timeout_s=args.timeout_s, level=args.level, pass_env=args.pass_env)
 
 
@@ -219,6 +260,17 @@ TOOLS = [
             "in a child process with a timeout."),
         input=CheatProbesInput, output=CheatProbes, run=cheat_probes_tool,
         annotations=RUNS_CODE, doing="probing a reward", core=("cheat_probes",)),
+    ToolSpec(
+        name="prove_reward", title="Prove a program reward before the GPU",
+        description=(
+            "cheat_probes, plus two holes a verifier often has: a passing reply that runs on to "
+            "the token cap (truncation: TRL does not tell a reward a reply was cut) and the "
+            "answer format around a wrong answer against the same answer without it (a format "
+            f"bonus), each with an example, per group and the fix. `verdict` "
+            f"{named(values_of(RewardProof, 'verdict'))}: fix_first names every hole. Runs the "
+            "reward in a child process with a timeout."),
+        input=ProveRewardInput, output=RewardProof, run=prove_reward_tool,
+        annotations=RUNS_CODE, doing="proving a reward", core=("prove_reward",)),
     ToolSpec(
         name="hack_scan", title="Does the reward pay for a reply feature?",
         description=(

@@ -23,7 +23,10 @@ TOOL_MODULES = (
     "server.evalset_tools",  # eval_fingerprint, freeze_holdout, failure_capable, category_table
     "server.runs_tools",    # launch_run, run_status, list_runs, collect_run, cancel_run
     "server.import_tools",  # import_rows
-    "server.hacking_tools",  # cheat_probes, hack_scan, watch_run
+    "server.hacking_tools",  # cheat_probes, prove_reward, hack_scan, watch_run
+    "server.training_tools",  # dpo_pairs, write_dpo_data, grpo_plan
+    "server.experiments_tools",  # register_experiment, record_run, list_experiments,
+                                 # export_experiments, archive_experiment
     "server.picture_tools",  # plot_band, plot_forest, plot_judge_audit
     "server.skills",        # list_skills, get_skill (+ skill:// resources and prompts)
 )

@@ -9,7 +9,7 @@ on Modal: without ``confirm=true`` it only returns the plan.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from mcp.types import ToolAnnotations
 from pydantic import Field
@@ -61,9 +61,18 @@ class LaunchRunInput(ToolInput):
                     "train.jsonl (export_sft), holdout.jsonl (the held-out tasks' traces), "
                     "grader.py (grade(ask, reply) -> float) and, optionally, settings.json: "
                     f"{{\"model\": \"<the model to train>\"}} (without it: {SFT_MODEL}) and "
-                    "any other SFT setting. The plan reads the folder and names the model. "
-                    "null: the recipe's own demo data. Other recipes take none.",
+                    "any other SFT setting. For 'dpo': the folder write_dpo_data wrote "
+                    "(pairs.jsonl, the frozen held-out asks, grader.py). The plan reads the "
+                    "folder and names the model. null: the recipe's own demo data. Other "
+                    "recipes take none.",
         examples=["sft"])] = None
+    experiment: Annotated[str | None, Field(
+        max_length=64, description="Launch this run as an arm of an experiment registered "
+                                   "before it (register_experiment); collect_run then reads it "
+                                   "by the registered rule.")] = None
+    arm: Annotated[str | None, Field(
+        max_length=64, description="Which registered arm this run is (optional when the "
+                                   "experiment has one arm).")] = None
     confirm: Annotated[bool, Field(
         description="false (default): return the plan (where, GPUs, estimated GPU hours, the "
                     "exact command) and launch nothing. true: launch. Set true only after the "
@@ -75,7 +84,8 @@ def launch_run_tool(args: LaunchRunInput, env: Env) -> Launch:
     # anything else is a recipe name (the server's own directory is never looked at); `data` is
     # a folder under the root, its files read through the door too
     return launch_run(args.config_or_recipe, backend=args.backend, gpu=args.gpu, name=args.name,
-                      confirm=args.confirm, data=args.data, root=env.workspace.door)
+                      confirm=args.confirm, data=args.data, experiment=args.experiment,
+                      arm=args.arm, root=env.workspace.door)
 
 
 # --- run_status, list_runs, collect_run, cancel_run -----------------------------------------
@@ -88,6 +98,21 @@ class ListRunsInput(ToolInput):
     pass
 
 
+class CollectRunInput(ToolInput):
+    id: RunIdArg
+    metric: Annotated[Literal["pass", "reward"] | None, Field(
+        description="null: the registered metric (else pass). Another metric than the "
+                    "registered one is read and flagged as a deviation.")] = None
+    holdout: Annotated[str | None, Field(
+        description="The frozen held-out file (under the root) or content name the run was "
+                    "scored on, when its results do not name it; another than the registered "
+                    "one is flagged.")] = None
+    rule: Annotated[dict[str, Any] | None, Field(
+        description="null: the registered rule. Another rule (same grammar as "
+                    "register_experiment's) is applied and flagged; for a run with no "
+                    "experiment it is flagged not_registered.")] = None
+
+
 def run_status_tool(args: RunIdInput, env: Env) -> RunRecord:
     return run_status(args.id)
 
@@ -96,8 +121,9 @@ def list_runs_tool(args: ListRunsInput, env: Env) -> RunList:
     return list_runs()
 
 
-def collect_run_tool(args: RunIdInput, env: Env) -> Collected:
-    return collect_run(args.id)
+def collect_run_tool(args: CollectRunInput, env: Env) -> Collected:
+    return collect_run(args.id, metric=args.metric, holdout=args.holdout, rule=args.rule,
+                       root=env.workspace.door)
 
 
 def cancel_run_tool(args: RunIdInput, env: Env) -> Cancelled:
@@ -136,9 +162,11 @@ TOOLS = [
         description=(
             "A finished run's results (metrics) and, when it scored held-out tasks before and "
             "after training, the paired comparison: pass@1 before and after with 95% intervals, "
-            "the delta with its interval, n paired tasks, and the verdict. Not finished yet: "
-            "says so (poll run_status)."),
-        input=RunIdInput, output=Collected, run=collect_run_tool,
+            "the delta with its interval, n paired tasks, and the verdict, and by category when "
+            "the rows carry one. For an arm of a registered experiment: the decision by its "
+            "registered rule, metric and noise floor; another reading is flagged. Not finished "
+            "yet: says so (poll run_status)."),
+        input=CollectRunInput, output=Collected, run=collect_run_tool,
         annotations=ASKS_BACKEND, doing="collecting a run's results", core=("collect_run",)),
     ToolSpec(
         name="cancel_run", title="Cancel a run",

@@ -52,6 +52,10 @@ class SplitByTaskInput(ToolInput):
         ge=0, le=2**63 - 1,
         description="Seed of the split: the same task ids and seed give the same split, in any "
                     "row order.")] = SPLIT_SEED
+    stratify: Annotated[str | None, Field(
+        max_length=200,
+        description="Optional: a record field (e.g. 'category') to split within each of its "
+                    "values, so a rare category is on both sides.")] = None
     out: Annotated[str | None, Field(
         description="Optional: write the held-out task ids here as a JSON list (the frozen test "
                     "file), relative to the workspace root.",
@@ -75,7 +79,7 @@ def split_by_task_tool(args: SplitByTaskInput, env: Env) -> TaskSplit:
 
     given = source(args.rows, env.workspace, argument="rows")
     records = read_records(given, noun="record").items
-    split = split_by_task(given, share=args.share, seed=args.seed)
+    split = split_by_task(given, share=args.share, seed=args.seed, stratify=args.stratify)
     targets = [(name, env.workspace.resolve(value, argument=name))
                for name, value in (("out", args.out), ("holdout_out", args.holdout_out),
                                    ("train_out", args.train_out)) if value is not None]

@@ -22,7 +22,7 @@ from whileai_core.runs import Registry, collect_run, launch_run, list_runs
 from whileai_core.runs._wrapper import EXIT_FILE, PID_FILE
 from whileai_core.runs.forecast import Figure, prime_rl_fit, trl_fit
 from whileai_core.runs.forecast_check import past_error
-from whileai_core.runs.registry import REGISTRY_FILE, RunRecord
+from whileai_core.runs.registry import REGISTRY_FILE, SCHEMA_VERSION, RunRecord
 from test_runs_support import make_recipes, wait_until_finished
 
 REPO = Path(__file__).resolve().parents[1]
@@ -277,7 +277,7 @@ def test_a_version_1_registry_gains_the_forecast_columns(tmp_path):
     with sqlite3.connect(tmp_path / REGISTRY_FILE) as db:
         columns = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
         assert {"forecast", "measured"} <= columns
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     Registry(tmp_path)    # opening again changes nothing
 
 

@@ -90,6 +90,9 @@ SIZE_CALLS = {
     "category_table": {"rows": "a.jsonl"},
     "hack_scan": {"rows": "a.jsonl", "n_shuffles": 100},
     "eval_fingerprint": {"tasks": "traces.jsonl"},
+    "dpo_pairs": {"rollouts": "traces.jsonl"},
+    "grpo_plan": {"rows": "a.jsonl", "model": "Qwen/Qwen3-8B"},
+    "list_experiments": {},
 }
 # Tools whose answer does not grow with an input, and why.
 FIXED_SIZE = {
@@ -106,6 +109,11 @@ FIXED_SIZE = {
     "diagnose_run": "eight findings (20 steps each) and the last 50 steps, n of N",
     "plot_band": "the numbers behind one picture",
     "plot_forest": "one row per category", "plot_judge_audit": "one row per judge",
+    "prove_reward": "one row per probe and per check (fixed sets)",
+    "write_dpo_data": "counts and paths: the pairs go to the folder",
+    "register_experiment": "one registration (its sentences capped), no runs yet",
+    "record_run": "five lines, each capped", "export_experiments": "counts and a path",
+    "archive_experiment": "one experiment, its runs cut n of N",
 }
 
 

@@ -103,6 +103,15 @@ _EXPORTS: dict[str, str] = {
     "list_runs": "runs",
     "cancel_run": "runs",
     "collect_run": "runs",
+    # --- preference pairs, GRPO plans, registered experiments ---
+    "dpo_pairs": "pairs",
+    "write_dpo_data": "pairs",
+    "grpo_plan": "methods.grpo_plan",
+    "register_experiment": "experiments",
+    "record_run": "experiments",
+    "list_experiments": "experiments",
+    "export_experiments": "experiments",
+    "archive_experiment": "experiments",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -99,6 +99,18 @@ OPS: dict[str, Op] = {
     "list_runs": Op("runs", "list_runs"),
     "collect_run": Op("collect", "collect_run", ("id",), {"id": "ID"}),
     "cancel_run": Op("cancel", "cancel_run", ("id",), {"id": "ID"}),
+    "register_experiment": Op("register-experiment", "register_experiment", ("name",),
+                              {"name": "NAME"}),
+    "record_run": Op("record-run", "record_run", ("id",), {"id": "ID"}),
+    "list_experiments": Op("experiments", "list_experiments"),
+    "export_experiments": Op("export-experiments", "export_experiments", ("out",),
+                             {"out": "OUT"}),
+    "archive_experiment": Op("archive-experiment", "archive_experiment", ("name",),
+                             {"name": "NAME"}),
+    "dpo_pairs": Op("dpo-pairs", "dpo_pairs", ("rollouts",), {"rollouts": "ROLLOUTS"}),
+    "write_dpo_data": Op("dpo-data", "write_dpo_data", ("pairs",), {"pairs": "PAIRS"}),
+    "grpo_plan": Op("grpo-plan", "grpo_plan", ("rows",), {"rows": "ROWS"}),
+    "prove_reward": Op("prove-reward", "prove_reward", ("tasks",), {"tasks": "TASKS"}),
 }
 
 # Python argument -> CLI flag, where the flag is not ``--`` + the name with dashes.

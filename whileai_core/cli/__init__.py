@@ -41,6 +41,7 @@ COMMAND_MODULES = (
     "whileai_core.cli.init",
     "whileai_core.cli.imports",
     "whileai_core.cli.hacking",
+    "whileai_core.cli.experiments",
 )
 
 

@@ -1,4 +1,4 @@
-"""CLI: cheat-probes, hack-scan, watch (the catch-reward-hacking skill from a shell), and the
+"""CLI: cheat-probes, prove-reward, hack-scan, watch (the catch-reward-hacking skill from a shell), and the
 ``--plot FILE`` flag that route, compare and audit-judge share."""
 
 from __future__ import annotations
@@ -46,6 +46,13 @@ def _probes(args):
                         max_tokens=args.max_tokens, threshold=args.threshold,
                         metric=args.metric, group_by=args.group_by, probes=args.probes,
                         timeout_s=args.timeout, pass_env=args.pass_env)
+
+
+def _prove(args):
+    from ..hacking import prove_reward
+    return prove_reward(_reward(args), args.tasks, model_rows=args.model_rows,
+                        max_tokens=args.max_tokens, threshold=args.threshold,
+                        group_by=args.group_by, timeout_s=args.timeout, pass_env=args.pass_env)
 
 
 def _scan(args):
@@ -112,6 +119,31 @@ def register(sub) -> None:
                         "(repeatable); the reward gets no other token or key")
     common(p)
     p.set_defaults(func=_probes)
+
+    p = sub.add_parser(
+        "prove-reward", help="the probes, plus truncation and format-bonus holes, before the GPU",
+        description="cheat-probes, then: does a passing reply that runs on to the token cap "
+                    "still pass (truncation), and does the answer format around a wrong answer "
+                    "earn more than the same answer without it (a format bonus)? Each finding "
+                    "with an example, per group and its fix; fix_first names every hole.")
+    p.add_argument("tasks", help="tasks (.jsonl): {task_id, prompt, ...fields the reward reads}")
+    p.add_argument("--reward", default=None, metavar="FILE.py:FUNCTION",
+                   help="a TRL-style reward function(prompts, completions, **fields)")
+    p.add_argument("--reward-command", default=None, metavar="'COMMAND ARGS'",
+                   help="a command that reads JSONL on stdin and prints one reward per line")
+    p.add_argument("--model-rows", default=None, metavar="ROWS",
+                   help="the model's graded rollouts with their reply text (completion)")
+    p.add_argument("--max-tokens", type=int, default=PROBE_MAX_TOKENS,
+                   help="the run's completion cap (default %(default)s)")
+    p.add_argument("--group-by", default=None, metavar="FIELD",
+                   help="a task field (e.g. category): every finding per value")
+    p.add_argument("--timeout", type=float, default=REWARD_TIMEOUT_S,
+                   help="seconds the reward may take per batch (default %(default)s)")
+    p.add_argument("--pass-env", action="append", default=None, metavar="NAME",
+                   help="an environment variable the reward needs (repeatable)")
+    add_threshold_flag(p)
+    add_json_flag(p)
+    p.set_defaults(func=_prove)
 
     p = sub.add_parser(
         "hack-scan", help="which reply features the reward pays for within tasks",

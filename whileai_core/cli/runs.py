@@ -14,8 +14,8 @@ def _common(p: argparse.ArgumentParser) -> None:
 def _launch(args):
     from ..runs import launch_run
     return launch_run(args.target, backend=args.backend, gpu=args.gpu, name=args.name,
-                      confirm=args.confirm, data=args.data, state_dir=args.state_dir,
-                      recipes_dir=args.recipes_dir)
+                      confirm=args.confirm, data=args.data, experiment=args.experiment,
+                      arm=args.arm, state_dir=args.state_dir, recipes_dir=args.recipes_dir)
 
 
 def _status(args):
@@ -30,7 +30,24 @@ def _runs(args):
 
 def _collect(args):
     from ..runs import collect_run
-    return collect_run(args.id, state_dir=args.state_dir)
+    return collect_run(args.id, metric=args.metric, holdout=args.holdout,
+                       rule=_json_arg(args.rule, "--rule"), state_dir=args.state_dir)
+
+
+def _json_arg(text, flag: str):
+    """A JSON object given on the command line; a parse error names the flag."""
+    import json
+
+    from ..errors import ArgumentError
+
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ArgumentError(f"{flag} must be JSON ({exc.msg} at character {exc.pos}). Fix: quote "
+                            "it for the shell, e.g. '{\"ship_if\": [{\"kind\": \"delta_above\", "
+                            "\"bound\": 0.05}]}'") from None
 
 
 def _cancel(args):
@@ -56,6 +73,9 @@ def register(sub) -> None:
     p.add_argument("--data", default=None, metavar="DIR",
                    help="a data folder for a recipe that trains on your files (sft: train.jsonl, "
                         "holdout.jsonl, grader.py); default: the recipe's own demo data")
+    p.add_argument("--experiment", default=None, metavar="NAME",
+                   help="launch as an arm of this registered experiment (register-experiment)")
+    p.add_argument("--arm", default=None, help="which registered arm this run is")
     p.add_argument("--recipes-dir", default=None,
                    help="folder holding <recipe>/run.py (default $WHILEAI_RECIPES_DIR, else this "
                         "checkout's recipes/)")
@@ -68,6 +88,16 @@ def register(sub) -> None:
             ("cancel", "stop a planned, launching or running run", _cancel)):
         p = sub.add_parser(command, help=helptext, description=helptext[0].upper() + helptext[1:])
         p.add_argument("id", help="run id (run-...), from launch or runs")
+        if command == "collect":
+            p.add_argument("--metric", choices=("pass", "reward"), default=None,
+                           help="read on this metric (default: the registered one, else pass; "
+                                "another is flagged)")
+            p.add_argument("--holdout", default=None, metavar="FILE_OR_NAME",
+                           help="the frozen held-out file or content name the run was scored on "
+                                "(another than the registered one is flagged)")
+            p.add_argument("--rule", default=None, metavar="JSON",
+                           help="read by this decision rule (default: the registered one; "
+                                "another is flagged)")
         _common(p)
         p.set_defaults(func=handler)
 

@@ -40,7 +40,7 @@ def _split(args):
     from ..rows import read_records
     from ..traces import split_by_task
 
-    split = split_by_task(args.rows, share=args.share, seed=args.seed)
+    split = split_by_task(args.rows, share=args.share, seed=args.seed, stratify=args.stratify)
     targets = [(flag, value) for flag, value in (("--out", args.out),
                                                   ("--holdout-out", args.holdout_out),
                                                   ("--train-out", args.train_out)) if value]
@@ -103,6 +103,8 @@ def register(sub) -> None:
     p.add_argument("--share", type=float, default=HOLDOUT_SHARE,
                    help="share of the tasks to hold out, in (0, 1) (default %(default)s)")
     p.add_argument("--seed", type=int, default=SPLIT_SEED, help="split seed (default %(default)s)")
+    p.add_argument("--stratify", default=None, metavar="FIELD",
+                   help="split within each value of this record field (e.g. category)")
     p.add_argument("--out", default=None,
                    help="write the held-out task ids here as a JSON list (the frozen test)")
     p.add_argument("--holdout-out", default=None, metavar="FILE",

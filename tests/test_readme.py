@@ -77,14 +77,15 @@ def test_the_intro_and_the_skills_table_name_every_skill():
     for name in SKILLS:
         assert name in intro, name
         assert f"| `{name}` |" in table, name
-    assert len(SKILLS) == 5
+    assert len(SKILLS) == 8
 
 
 def test_the_readme_is_a_front_door():
     """Reference-sized blocks (the study's tables, host configs, recipes) live in docs/."""
     assert README.count("\n") < 450
     for name in ("core.md", "statistics-study.md", "mcp-server.md", "launching.md",
-                 "importing.md", "methods.md", "reward-hacking.md", "development.md"):
+                 "importing.md", "methods.md", "reward-hacking.md", "development.md",
+                 "experiments.md"):
         assert f"](docs/{name})" in README, name
 
 

@@ -1350,3 +1350,42 @@ _source("TRL_SAMPLING",
         "but the temperature (1.0). The held-out sampler passes the same, so a checkpoint's own "
         "generation_config (Qwen2.5 Instruct: repetition_penalty 1.05-1.1, top_k 20, top_p 0.8) "
         "cannot make the measured policy differ from the trained one")
+
+# --- preference pairs, reward proofs, registered experiments (dpo-pairs, grpo-verifier, ---------
+# --- manage-experiments) ---------------------------------------------------------------------
+
+PAIRS_PER_TASK = 2
+_source("PAIRS_PER_TASK",
+        "convention, untested: at most 2 pairs per task, each reply used once; the seed's DPO "
+        "round averaged 1.6 pairs per prompt with contrast (308 pairs from 193 prompts)")
+
+PAIRS_UNDER_SHARE = 0.5
+_source("PAIRS_UNDER_SHARE",
+        "convention, untested: a category holding under half its share of the training tasks in "
+        "pairs is outvoted by the others (the seed's DPO round two: with-id pairs dominated and "
+        "no-id pass@1 fell 0.82 to 0.26)")
+
+DPO_PAIRS_FILE = "pairs.jsonl"
+_source("DPO_PAIRS_FILE",
+        "convention: the DPO recipe's data folder holds the pairs as TRL's conversational "
+        "preference JSONL ({prompt, chosen, rejected}) under this name")
+
+REWARD_BONUS_TOLERANCE = 1e-9
+_source("REWARD_BONUS_TOLERANCE",
+        "numerical: a well-formed wrong answer scoring more than the same answer unformatted by "
+        "more than this counts as a format bonus")
+
+EXPERIMENT_TEXT_MAX = 600
+_source("EXPERIMENT_TEXT_MAX",
+        "convention: a registration's sentences and each line of a run's record fit in 600 "
+        "characters, so a list of experiments stays readable in an agent's context")
+
+GRPO_BALANCE_SHARE = 0.25
+_source("GRPO_BALANCE_SHARE",
+        "seed TRL GRPO recipe: --balance 0.25 (no-id invented-id rate 0.23 to 0.08, the with-id "
+        "gain slower at a fixed 120 steps)")
+
+GRPO_DAPO_EPSILON_HIGH = 0.28
+_source("GRPO_DAPO_EPSILON_HIGH",
+        "Yu et al. 2025 (DAPO, arXiv:2503.14476): clip-higher at 0.28; TRL 1.16 GRPOConfig's "
+        "epsilon_high help names the same value")

@@ -54,6 +54,7 @@ from . import defaults as D
 from .admission import admit
 from .errors import ArgumentError, ConfigError, RowsError, WhileaiError
 from .failures import os_reason
+from .progress import step
 from .voice import CLI, arg, reader, relative_paths
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -864,6 +865,9 @@ class OpenFile:
                 raise self.path._too_big(offset, self.kind, self.error, self.path.where)
             if spent > limits.timeout_s:
                 raise _too_slow(self.error, self.path.where, limits.timeout_s, offset)
+            if self.kind == "rows":  # a long parse reports, and a cancelled call stops, here
+                step(1 + 0.99 * offset / max(self.stat.st_size, offset), 3,
+                     f"parsing: {offset:,} of {self.stat.st_size:,} bytes")
             yield data
 
 

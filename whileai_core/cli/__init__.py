@@ -1,7 +1,8 @@
 """`whileai-skills`: the library from a shell. Human output by default, ``--json`` for machines.
 
 Every subcommand is an operation of the core (``whileai_core.operations``), generated from its
-declaration: the command is the operation's name with dashes, a positional argument or a flag
+declaration: the command is the name the declaration gives (``cli=``: the short names, ``launch``,
+``pass-at``...; else the operation's name with dashes), a positional argument or a flag
 per argument (flags are the argument names with dashes; ``voice.CLI_FLAGS`` holds the one
 exception), ``--json`` everywhere, the picture as ``--plot FILE``. A call is checked against the
 same input model as over MCP, so both refuse the same calls with the same words (in the shell's
@@ -79,17 +80,35 @@ def _members(annotation: Any) -> list[Any]:
     return [annotation]
 
 
+def _nullable(annotation: Any) -> bool:
+    """Whether null is a value of its own (``null``: the core's choice, e.g. a fresh seed)."""
+    if typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    return typing.get_origin(annotation) in (typing.Union, types.UnionType) and \
+        type(None) in typing.get_args(annotation)
+
+
+class _Null:
+    """``null`` typed at the shell: the argument is None, not left to its default."""
+
+
+NULL = _Null()
+
+
 def _literal_values(members: list[Any]) -> list[Any]:
     return [v for m in members if typing.get_origin(m) is typing.Literal
             for v in typing.get_args(m)]
 
 
-def _scalar(members: list[Any], metavar: str):
-    """A converter from one shell word to a value of one of ``members``."""
+def _scalar(members: list[Any], metavar: str, nullable: bool = False):
+    """A converter from one shell word to a value of one of ``members`` (``null``: None, when
+    ``nullable``)."""
     literals = _literal_values(members)
     structured = any(typing.get_origin(m) in (list, dict) or m in (list, dict) for m in members)
 
     def convert(text: str) -> Any:
+        if nullable and text == "null":
+            return NULL
         if structured and text.lstrip()[:1] in ("[", "{"):
             try:
                 from .. import safejson
@@ -160,6 +179,8 @@ def cli_form(param: Any) -> str:
     members = _members(param.annotation)
     if param.arg.positional:
         return "many" if param.arg.kind == RUNS else "positional"
+    if param.arg.form is not None:
+        return param.arg.form
     if all(m is bool for m in members):
         return "negated" if param.default is True else "switch"
     if param.arg.kind == NAMED or (len(members) == 1 and _is_dict(members[0])):
@@ -179,7 +200,8 @@ def add_operation(p: argparse.ArgumentParser, op: Any) -> None:
     for param in params(op, "cli"):
         name, arg = param.name, param.arg
         help_text = param.description.rstrip(".")
-        if not param.required and param.default not in (None, False, ()):
+        if not param.required and param.default is not None and param.default is not False \
+                and param.default != ():  # 0 is a default to show
             help_text += f" (default: {_default_text(param.default)})"
         if name == "plot":
             p.add_argument("--plot", metavar="FILE", default=None,
@@ -223,10 +245,11 @@ def add_operation(p: argparse.ArgumentParser, op: Any) -> None:
                     kw["choices"] = _literal_values(inner)
                     kw.pop("metavar")
             else:
-                kw.update(type=_scalar(members, metavar), metavar=metavar,
+                nullable = _nullable(param.annotation) and param.default is not None
+                kw.update(type=_scalar(members, metavar, nullable), metavar=metavar,
                           default=None if param.required else param.default)
                 literals = _literal_values(members)
-                if literals and len(members) == 1:
+                if literals and len(members) == 1 and not nullable:
                     kw["choices"] = literals
                     kw.pop("metavar")
             if param.required and form not in ("switch", "negated"):
@@ -256,7 +279,9 @@ def _values(op: Any, ns: argparse.Namespace) -> dict[str, Any]:
         seeds = getattr(ns, f"_{param.name}_seeds", None) if param.arg.kind == ARM else None
         if seeds:
             value = [value, *seeds]
-        if value is not None or param.required:
+        if value is NULL:
+            values[param.name] = None
+        elif value is not None or param.required:
             values[param.name] = value
     return values
 
@@ -285,12 +310,15 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = _command(argv)
     if command is not None and command not in _cli_operations():
-        from ..operations import RENAMED, renamed
+        from ..operations import RENAMED, operations, renamed
 
-        if command in RENAMED:  # an old name: no alias, the new one named
+        old = command.replace("-", "_")
+        if old in RENAMED:  # an old tool's name: no alias, the operation's command named
+            ops = operations()
+
             def spell(name: str) -> str:
-                return f"`whileai-skills {name.replace('_', '-')}`"
-            print(f"error: {renamed(command, spell=spell)}", file=sys.stderr)
+                return f"`whileai-skills {ops[name].command if name in ops else command}`"
+            print(f"error: {renamed(old, spell=spell)}", file=sys.stderr)
             return EXIT_USER
     parser = build_parser(command)
     args = parser.parse_args(argv)

@@ -24,7 +24,7 @@ SetName = Annotated[str, Field(
 
 
 @operation(
-    toolset="evals", effect=READS, title="Name a task set by its content",
+    cli="fingerprint", toolset="evals", effect=READS, title="Name a task set by its content",
     description=(
         "The content name of a task set, <name>-<12 hex of sha256> over every field of every "
         "task (keys sorted, tasks sorted by id): reordering keeps it, any edit changes it. Two "
@@ -38,7 +38,8 @@ def eval_fingerprint(tasks: Tasks, *, name: SetName = EVALSET_NAME):
 
 
 @operation(
-    toolset="evals", effect=WRITES_NEW, title="Freeze the held-out set under its content name",
+    cli="freeze", toolset="evals", effect=WRITES_NEW,
+    title="Freeze the held-out set under its content name",
     description=(
         "Write the held-out tasks once as <out_dir>/<name>-<hash>.jsonl (canonical JSON lines). "
         "The same content again finds its file and writes nothing; a file of that name with "
@@ -83,7 +84,7 @@ def failure_capable(rows: Rows, *,
 
 
 @operation(
-    toolset="evals", effect=READS, title="pass@1 per behaviour (category)",
+    cli="by-category", toolset="evals", effect=READS, title="pass@1 per behaviour (category)",
     description=(
         "pass@1 of each category (behaviour) of one run, each with its interval and n, plus "
         "the whole run; the category comes from the task set (tasks) or from every row. With "

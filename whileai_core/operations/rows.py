@@ -31,7 +31,7 @@ PassK = Annotated[int | None, Field(ge=1, le=MAX_K, description=(
 # --- describe and route -----------------------------------------------------------------------
 
 @operation(
-    toolset="core", effect=READS, title="What fields do the rows carry?",
+    cli="describe", toolset="core", effect=READS, title="What fields do the rows carry?",
     description=(
         "Every field of graded rows: its JSON type, the share of rows carrying it, its distinct "
         "values or numeric range, and whether it is constant within a task or varies; the "
@@ -121,7 +121,8 @@ def route(rows: Rows, *, model: Annotated[Model, Field(description=(
 # --- rates --------------------------------------------------------------------------------------
 
 @operation(
-    toolset="core", effect=READS, title="A rate with its interval: pass@k, mean reward, share",
+    cli="pass-at", toolset="core", effect=READS,
+    title="A rate with its interval: pass@k, mean reward, share",
     description=(
         "One rate of graded rows, each task counted once, with its interval (bootstrap over "
         "tasks, not rows) and n: the pass rate pass@1 (metric 'pass'; with k, also pass@k and "

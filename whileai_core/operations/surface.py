@@ -115,7 +115,7 @@ def _arg_of(annotation: Any) -> Arg:
     kind = next((a.kind for a in reversed(found) if a.kind != VALUE), VALUE)
     merged: dict[str, Any] = {"kind": kind}
     for a in found:  # later metadata (the operation's own) wins over the shared type's
-        for name in ("positional", "metavar", "describe", "schema", "rows"):
+        for name in ("positional", "metavar", "describe", "schema", "rows", "form"):
             value = getattr(a, name)
             if value not in (None, False):
                 merged[name] = value

@@ -8,8 +8,10 @@ process. The registry lives in the state directory (``--state-dir``, ``$WHILEAI_
 
 from __future__ import annotations
 
-from .api import (Cancelled, Collected, Launch, RunList, RunPlan, cancel_run, collect_run,
-                  launch_run, list_runs, run_status)
+from .api import (Cancelled, Launch, RunList, RunPlan, cancel_run, launch_run,
+                  list_runs, run_status)
+from .collect import collect_run
+from .results import Collected
 from .registry import Registry, RunRecord, state_dir
 
 __all__ = ["Cancelled", "Collected", "Launch", "Registry", "RunList", "RunPlan", "RunRecord",

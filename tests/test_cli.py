@@ -22,7 +22,7 @@ def test_route_on_the_bundled_example(capsys):
 
 
 def test_json_output_is_the_result_data(capsys):
-    assert main(["rate", EXAMPLE, "--json"]) == 0
+    assert main(["pass-at", EXAMPLE, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     rows = [json.loads(line) for line in open(EXAMPLE)]
     by_task: dict[str, list[float]] = {}
@@ -47,7 +47,7 @@ def test_compare_holdout_and_noise(capsys):
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"task_id": "a", "reward": 1}\n{"task_id": "a"}\n')
-    assert main(["rate", str(bad)]) == 2
+    assert main(["pass-at", str(bad)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"{bad}, line 2" in err and "Fix:" in err
 

@@ -1,4 +1,4 @@
-"""whileai-skills cheat-probes, hack-scan, watch-run, and --plot on route, compare and audit-judge;
+"""whileai-skills cheat-probes, hack-scan, watch, and --plot on route, compare and audit-judge;
 watch_run on a TRL output folder written by TRL itself (tests/fixtures/trl, made by
 make_trainer_state.py with TRL 1.16)."""
 
@@ -65,11 +65,11 @@ def test_hack_scan_and_watch_cli(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["suspects"] == ["length"]
     steps = [{"step": 0, "held_out": [{"task_id": f"h{i}", "reward": 1.0} for i in range(5)]}]
     plot = tmp_path / "watch.png"
-    assert main(["watch-run", str(write(tmp_path / "w.jsonl", steps)), "--plot", str(plot)]) == 0
+    assert main(["watch", str(write(tmp_path / "w.jsonl", steps)), "--plot", str(plot)]) == 0
     captured = capsys.readouterr()
     assert "watch: not_enough_data" in captured.out and "picture:" in captured.err
     assert plot.read_bytes()[:4] == b"\x89PNG"
-    assert main(["watch-run", str(tmp_path / "w.jsonl"), "--plot", str(plot)]) == 2
+    assert main(["watch", str(tmp_path / "w.jsonl"), "--plot", str(plot)]) == 2
     assert "already exists" in capsys.readouterr().err
 
 

@@ -116,7 +116,7 @@ def test_cli_and_mcp_take_the_agent(tmp_path, server, ws):
     from test_server_support import call, ok
 
     out = tmp_path / "solver.jsonl"
-    proc = cli("import-rows", str(AGENTS), "--format", "prime-rl", "--agent", "solver", "--out",
+    proc = cli("import", str(AGENTS), "--format", "prime-rl", "--agent", "solver", "--out",
                str(out), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert [json.loads(x)["reward"] for x in out.read_text().splitlines()] == [1.0]

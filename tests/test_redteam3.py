@@ -313,7 +313,7 @@ def test_escapes_in_a_task_id_reach_no_terminal(tmp_path):
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["rate", str(tmp_path / "rows.jsonl")])
+        code = main(["pass-at", str(tmp_path / "rows.jsonl")])
     printed = out.getvalue() + err.getvalue()
     assert code == 0 and "\x1b" not in printed and "\x07" not in printed and "\x9b" not in printed
     assert "\r" not in printed and "\\x1b]0;owned\\x07" in printed

@@ -82,7 +82,7 @@ COMMANDS = {op.command: name for name, op in operations().items()}
 
 def _as_tools(value):
     """The shell's answer with every operation it names as its reader types it
-    (`whileai-skills category-table`) named as the tool (`category_table`)."""
+    (`whileai-skills by-category`) named as the tool (`category_table`)."""
     if isinstance(value, dict):
         return {k: _as_tools(v) for k, v in value.items()}
     if isinstance(value, list):

@@ -115,7 +115,7 @@ def grpo_plan(
         model: Annotated[Model, Field(description="The base model to train.",
                                       examples=["Qwen/Qwen2.5-1.5B-Instruct"])],
         loss: Annotated[Literal[GRPO_LOSS_TYPES], Field(description=(  # type: ignore[valid-type]
-            "The loss variant (TRL 1.16's loss_type): bnpo (the recipe's default), grpo, "
+            "The loss variant (TRL 1.16's loss type): bnpo (the recipe's default), grpo, "
             "dr_grpo (adds --no-scale-rewards), dapo (clip-higher 0.28, overlong mask, "
             "num_iterations 2 so the clip binds)."))] = GRPO_LOSS_TYPE,
         num_iterations: Annotated[int | None, Field(ge=1, le=16, description=(

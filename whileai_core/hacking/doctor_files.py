@@ -92,9 +92,9 @@ def _from_prime_rl(run: UserPath) -> tuple[dict[int, list], dict[int, dict], int
             max_off = value
     held: list[dict] = []
     try:
-        from ..importers.prime_rl import import_prime_rl
+        from ..importers.prime_rl import read_prime_rl
 
-        held = [dict(r, split="eval") for r in import_prime_rl(run, kind="eval").rows]
+        held = [dict(r, split="eval") for r in read_prime_rl(run, kind="eval").rows]
     except WhileaiError:
         pass
     records = _records(steps, held)

@@ -516,11 +516,11 @@ def records_from_trl_state(path: str | os.PathLike | UserPath) -> list[dict]:
 def records_from_prime_rl(path: UserPath) -> list[dict]:
     """Step records from a prime-rl run folder through the prime-rl importer: its eval episodes
     are the held-out evaluations (per ``step``), its train episodes each step's batch."""
-    from ..importers.prime_rl import import_prime_rl
+    from ..importers.prime_rl import read_prime_rl
 
-    rows = [dict(r, split="eval") for r in import_prime_rl(path, kind="eval").rows]
+    rows = [dict(r, split="eval") for r in read_prime_rl(path, kind="eval").rows]
     try:
-        rows += import_prime_rl(path, kind="train").rows
+        rows += read_prime_rl(path, kind="train").rows
     except WhileaiError:  # a run whose training episodes were not kept: held-out only
         pass
     return records_from_rows(rows)

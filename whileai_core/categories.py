@@ -26,6 +26,12 @@ from .rows import Rows
 from .stats import ManyComparisons
 from .stats.fields import LEVEL_DOC, METHOD_DOC, ci95_alias
 from .voice import arg
+from .rows import TASK_FIELD, read_records
+from .bootstrap import check_level, check_seed
+from .rewards import reward_notes
+from .rows import load_rows
+from .stats import pass_rate
+from .stats import compare_many
 
 Interval = tuple[float, float]
 
@@ -99,8 +105,6 @@ def task_categories(data: Rows, *, field: str = CATEGORY_FIELD, tasks: Any = Non
     own ``field``; every row of a task must agree.
     """
     if tasks is not None:
-        from .rows import TASK_FIELD, read_records
-
         recs = read_records(tasks, noun="task")
         of: dict[str, str] = {}
         for i, rec in enumerate(recs.items):
@@ -157,10 +161,6 @@ def category_table(rows: Any, after: Any = None, *, field: str = CATEGORY_FIELD,
     the categories compared. ``run_std``/``noise_runs``: the noise floor, passed on (a number
     and the re-runs it rests on, or :func:`~whileai_core.stats.noise_floor`'s result).
     """
-    from .bootstrap import check_level, check_seed
-    from .rewards import reward_notes
-    from .rows import load_rows
-    from .stats import pass_rate
 
     level, seed = check_level(level), check_seed(seed)
     data = load_rows(rows, threshold=threshold)
@@ -180,8 +180,6 @@ def category_table(rows: Any, after: Any = None, *, field: str = CATEGORY_FIELD,
                            n_rows=whole.n_rows, level=level)
     comparison = None
     if after is not None:
-        from .stats import compare_many
-
         later = load_rows(after, threshold=threshold)
         later_cats = np.asarray(task_categories(later, field=field, tasks=tasks), dtype=object)
         known = dict(zip(data.task_ids, cats.tolist()))

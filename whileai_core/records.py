@@ -163,7 +163,7 @@ def _fast_dicts(path: UserPath) -> tuple[list[dict], list[int] | str] | None:
     """``read_records``' fast path: the file's records decoded by msgspec, or None (the exact
     reader reads it, and names what is wrong)."""
     try:
-        from . import rows_fast
+        from . import rows_fast  # lazy: rows_fast loads only when _fast_dicts() runs
     except ImportError:  # msgspec is a core dependency; without it, the exact reader
         return None
     with path.open_stream("rows", error=RowsError) as fh:

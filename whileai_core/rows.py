@@ -285,7 +285,7 @@ def read_columns(path: UserPath, *, fast: bool = True) -> Columns:
     for the file (``fast``), else by the exact reader."""
     if fast:
         try:
-            from . import rows_fast
+            from . import rows_fast  # lazy: rows_fast loads only when read_columns() runs
         except ImportError:  # msgspec is a core dependency; without it, the exact reader
             rows_fast = None
         if rows_fast is not None:

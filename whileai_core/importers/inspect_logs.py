@@ -67,7 +67,7 @@ def _read(path: UserPath) -> tuple[dict, list[dict], str]:
         if fast is not None:
             return fast
     try:
-        from inspect_ai.log import read_eval_log
+        from inspect_ai.log import read_eval_log  # lazy: inspect_ai is optional
     except ImportError:
         read_eval_log = None
     if read_eval_log is not None:

@@ -19,19 +19,15 @@ import numpy as np
 
 from pydantic import Field
 
+from .bootstrap import check_level, check_seed
 from .defaults import BOOTSTRAP_SEED, CATEGORY_FIELD, CATEGORY_LINES_MAX, CONFIDENCE_LEVEL
 from .errors import RowsError
 from .result import Result, fmt_rate
-from .rows import Rows
-from .stats import ManyComparisons
+from .rewards import reward_notes
+from .rows import TASK_FIELD, Rows, load_rows, read_records
+from .stats import ManyComparisons, compare_many, pass_rate
 from .stats.fields import LEVEL_DOC, METHOD_DOC, ci95_alias
 from .voice import arg
-from .rows import TASK_FIELD, read_records
-from .bootstrap import check_level, check_seed
-from .rewards import reward_notes
-from .rows import load_rows
-from .stats import pass_rate
-from .stats import compare_many
 
 Interval = tuple[float, float]
 
@@ -161,7 +157,6 @@ def category_table(rows: Any, after: Any = None, *, field: str = CATEGORY_FIELD,
     the categories compared. ``run_std``/``noise_runs``: the noise floor, passed on (a number
     and the re-runs it rests on, or :func:`~whileai_core.stats.noise_floor`'s result).
     """
-
     level, seed = check_level(level), check_seed(seed)
     data = load_rows(rows, threshold=threshold)
     cats = np.asarray(task_categories(data, field=field, tasks=tasks), dtype=object)

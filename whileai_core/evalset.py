@@ -285,7 +285,6 @@ def failure_capable(rows: Any, *, holdout: Any = None, effect: float = PROVE_EFF
     ``holdout``: the frozen task set (as for :func:`eval_fingerprint`); given, the run must have
     scored exactly its tasks. ``effect``: the smallest gain worth detecting (default 0.05).
     """
-
     level, seed = check_level(level), check_seed(seed)
     if isinstance(effect, bool) or not isinstance(effect, (int, float)) or not 0 < effect < 1:
         raise ArgumentError(f"`effect` must be a number strictly between 0 and 1, got {effect!r}. "

@@ -121,7 +121,7 @@ def test_prime_rl_reads_through_load_rows_one_step_only():
     # LCS .25 .5 0 .5: no exact reversal at step 0
     assert (rows.n_rows, rows.n_tasks, int(rows.passed.sum())) == (4, 4, 0)
     assert rows.truncated.tolist() == [False, False, True, False]
-    with pytest.raises(AmbiguousImport, match="spanning steps \\[0, 20\\].*--step 20"):
+    with pytest.raises(AmbiguousImport, match="spanning steps \\[0, 20\\].*format='prime-rl', step=20"):
         load_rows(GRPO)
 
 

@@ -28,6 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import ArgumentError
+
 # The table of contents: the modules that declare operations, in the order surfaces list them.
 MODULES = (
     "whileai_core.operations.rows",      # describe and route rows, rates, comparisons, sizing
@@ -227,7 +229,6 @@ def get(name: str) -> Operation:
     ops = operations()
     if name in ops:
         return ops[name]
-    from ..errors import ArgumentError
 
     raise ArgumentError(renamed(name) or f"no operation {name!r}. Fix: one of "
                         + ", ".join(ops))

@@ -10,6 +10,7 @@ from pydantic import Field
 from ..defaults import (BOOTSTRAP_SEED, CATEGORY_FIELD, CONFIDENCE_LEVEL, EVALSET_NAME,
                         PROVE_EFFECT)
 from . import READS, WRITES_NEW, operation
+from .describe import named, values_of
 from .args import (OUT, Arg, EffectSize, Level, NoiseRuns, OptionalRecords, OptionalRows,
                    Records, RowField, Rows, RunStd, Seed, Threshold)
 
@@ -57,7 +58,6 @@ def freeze_holdout(tasks: Tasks,
 
 def _capable_doc() -> str:
     from ..evalset import FailureCapable  # lazy: the verdicts named are the core's Literal
-    from .describe import named, values_of
 
     return ("Read a baseline run before training: pass@1 with its interval and n, the tasks "
             "that ever fail (the ceiling on any gain: headroom = 1 - pass@1), cut-off replies "

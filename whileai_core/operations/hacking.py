@@ -18,6 +18,7 @@ from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, PROBE_MAX_TOKENS, REWA
                         SCAN_MIN_STRENGTH, SCAN_RUN_SHARE, SCAN_SHUFFLES, WATCH_CONFIRM,
                         WATCH_WINDOW)
 from . import READS, RUNS_CODE, operation
+from .describe import named, values_of
 from .args import (MAX_NAME, RUN_OR_PATH, Arg, Level, Metric, OptionalRowField, OptionalRows,
                    Records, Rows, Seed, StateDir, Threshold)
 from .surface import HERE, Context
@@ -85,7 +86,7 @@ def cheat_probes(
         timeout_s: TimeoutS = REWARD_TIMEOUT_S, level: Level = CONFIDENCE_LEVEL,
         pass_env: PassEnv = None, ctx: Context = HERE):
     from ..hacking import cheat_probes as probe  # lazy: numpy loads on the call
-    from ..hacking.reward import reward_spec
+    from ..hacking.reward import reward_spec  # lazy: loads with the call
 
     return probe(reward_spec(reward, ctx.root), tasks, model_rows=model_rows,
                  max_tokens=max_tokens, threshold=threshold, metric=metric, group_by=group_by,
@@ -95,7 +96,6 @@ def cheat_probes(
 
 def _prove_doc() -> str:
     from ..hacking.verifier import RewardProof  # lazy: the verdicts named are the core's Literal
-    from .describe import named, values_of
 
     return ("cheat_probes, plus two holes a verifier often has: a passing reply that runs on to "
             "the token cap (truncation: TRL does not tell a reward a reply was cut) and the "
@@ -118,7 +118,7 @@ def prove_reward(
         threshold: Threshold = None, timeout_s: TimeoutS = REWARD_TIMEOUT_S,
         level: Level = CONFIDENCE_LEVEL, pass_env: PassEnv = None, ctx: Context = HERE):
     from ..hacking import prove_reward as prove  # lazy: numpy loads on the call
-    from ..hacking.reward import reward_spec
+    from ..hacking.reward import reward_spec  # lazy: loads with the call
 
     return prove(reward_spec(reward, ctx.root), tasks, model_rows=model_rows,
                  max_tokens=max_tokens, threshold=threshold, group_by=group_by,

@@ -16,13 +16,13 @@ from pydantic import Field
 
 from ..defaults import SFT_MODEL
 from . import ASKS, SPENDS, STOPS, operation
+from .describe import named, values_of
 from .args import Arg, RegisteredMetric, RunId, StateDir
 from .surface import HERE, Context
 
 
 def _status_doc() -> str:
     from ..runs import RunRecord  # lazy: the values named are the core's Literals
-    from .describe import named, values_of
 
     return (f"A run's `status` ({named(values_of(RunRecord, 'status'))}), brought up to date "
             f"with its `backend` ({named(values_of(RunRecord, 'backend'))}) first (a run left "

@@ -11,18 +11,23 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import (BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema,
+                      create_model)
 from pydantic.fields import FieldInfo
 
 from ..defaults import MCP_INLINE_ROWS_MAX, RUN_ID_PATTERN, TASK_PAGE_DEFAULT
 from ..errors import ArgumentError, RowsError
-from . import Operation
+from ..safepath import UserPath
+from ..voice import CALLS_FILE, choose
+from ..voice import arg as spell
+from . import Operation, operations
 from .args import (ARM, NAMED, OUT, PATH, RUN_OR_PATH, RUNS, SOURCE, VALUE, Arg, Detail, Limit,
                    Offset, Plot)
 
@@ -47,8 +52,6 @@ class Context:
 
     def relative(self, path: Any) -> str:
         """A path as the caller writes it: relative to the root, or as the user typed it."""
-        from ..safepath import UserPath
-
         if isinstance(path, UserPath) and self.root is not None:
             return "/".join(path.parts) or "."
         if self.root is None:
@@ -88,8 +91,6 @@ class Param:
         """The type as a surface builds it (a computed description and schema filled in)."""
         extra: list[Any] = []
         if self.arg.schema is not None:
-            from pydantic import WithJsonSchema
-
             extra.append(WithJsonSchema(self.arg.schema()))
         if self.arg.describe is not None:
             extra.append(Field(description=self.description))
@@ -188,6 +189,67 @@ def input_model(op: Operation, surface: str = "mcp",
     return op._cache[key]
 
 
+# --- how the shell writes an argument, and the table of calls ------------------------------------
+
+def members(annotation: Any) -> list[Any]:
+    """The types a value may have (Annotated and None taken off)."""
+    if typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return [a for a in typing.get_args(annotation) if a is not type(None)]
+    return [annotation]
+
+
+def is_dict(tp: Any) -> bool:
+    return tp is dict or typing.get_origin(tp) is dict
+
+
+def is_list(tp: Any) -> bool:
+    return tp is list or typing.get_origin(tp) is list
+
+
+def cli_form(param: Param) -> str:
+    """How the shell writes an argument (``whileai_core.cli`` parses it, ``whileai_core.voice``
+    spells it): ``positional``; ``many`` (one or more words: a positional list, or a flag
+    followed by its items); ``switch`` (a flag without a value); ``negated`` (``--no-<name>``:
+    true unless given); ``pairs`` (a flag followed by NAME=VALUE words); ``json`` (one word,
+    JSON when the value is a list or a mapping); ``word`` (a flag and its value)."""
+    kinds = members(param.annotation)
+    if param.arg.positional:
+        return "many" if param.arg.kind == RUNS else "positional"
+    if param.arg.form is not None:
+        return param.arg.form
+    if all(m is bool for m in kinds):
+        return "negated" if param.default is True else "switch"
+    if param.arg.kind == NAMED or (len(kinds) == 1 and is_dict(kinds[0])):
+        return "pairs"
+    if len(kinds) == 1 and is_list(kinds[0]):
+        return "many"
+    if any(is_list(m) or is_dict(m) for m in kinds):
+        return "json"
+    return "word"
+
+
+def call_table() -> dict[str, dict[str, Any]]:
+    """Every operation as the lower layers name it, without importing the declarations: its
+    module (the package's export), its command and tool (null where that surface lacks it), its
+    positional arguments with their placeholders, and how the shell writes each argument.
+    Written to ``whileai_core/calls.json`` by ``python -m whileai_core.operations``; read by
+    ``whileai_core.voice`` and the package's ``__init__``."""
+    table = {}
+    for name, op in operations().items():
+        cli = params(op, "cli")
+        shell = [p for p in cli if p.arg.positional]
+        table[name] = {
+            "module": op.module,
+            "command": op.command if "cli" in op.surfaces else None,
+            "tool": name if "mcp" in op.surfaces else None,
+            "positional": [p.name for p in shell],
+            "metavars": {p.name: p.arg.metavar or p.name.upper() for p in shell},
+            "forms": {p.name: cli_form(p) for p in cli}}
+    return table
+
+
 # --- a call --------------------------------------------------------------------------------------
 
 def validate(op: Operation, values: dict[str, Any], surface: str) -> dict[str, Any]:
@@ -210,8 +272,6 @@ def _inline(value: list, argument: str) -> list:
 
 
 def _is_run_id(value: Any) -> bool:
-    import re
-
     return isinstance(value, str) and re.match(RUN_ID_PATTERN, value.strip()) is not None
 
 
@@ -269,8 +329,6 @@ def invoke(op: Operation, values: dict[str, Any], ctx: Context) -> Any:
 def _loaded(value: Any, threshold: float | None) -> Any:
     """Graded rows as resolved, each file among them (a UserPath) loaded through the session's
     cache (``whileai_core.rows_cache``); inline rows and numbers as they are."""
-    from ..safepath import UserPath
-
     if isinstance(value, UserPath):
         from ..rows_cache import load_rows_cached  # lazy: numpy loads on the first call
 
@@ -326,9 +384,6 @@ _RANGE_ERRORS = {"greater_than", "greater_than_equal", "less_than", "less_than_e
 def bad_arguments(exc: ValidationError, model: type[BaseModel]) -> str:
     """One part per argument that does not fit ``model``: its name (as the reader types it),
     the bad value, what is expected, and the fix."""
-    from ..voice import arg as spell
-    from ..voice import choose
-
     this = choose(python="call", cli="command", mcp="tool")
     allowed = ", ".join(spell(n) for n in model.model_fields) or "none"
     by_arg: dict[str, list[str]] = {}

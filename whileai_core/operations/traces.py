@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from .. import defaults as D
+from ..io import write_jsonl
 from . import WRITES, operation
 from .args import (OUT, PATH, Arg, OptionalOut, OptionalRowField, OutFile, Overwrite, Records,
                    Seed, Threshold)
@@ -72,7 +73,7 @@ def split_by_task(
             Arg(OUT, metavar="FILE")] = None,
         overwrite: Overwrite = False):
     from ..traces import split_by_task as split  # lazy: loads with the call
-    from ..traces.split import write_split
+    from ..traces.split import write_split  # lazy: loads with the call
 
     return write_split(split(rows, share=share, seed=seed, stratify=stratify), rows, out=out,
                        holdout_out=holdout_out, train_out=train_out, overwrite=overwrite)
@@ -92,15 +93,14 @@ def failed_asks(
         threshold: PassThreshold = D.PASS_THRESHOLD, out: OptionalOut = None,
         overwrite: Overwrite = False, ctx: Context = HERE):
     from ..rows import read_records  # lazy: loads with the call
-    from ..traces import FailedAsks
-    from ..traces import failed_asks as failed
+    from ..traces import FailedAsks  # lazy: loads with the call
+    from ..traces import failed_asks as failed  # lazy: loads with the call
 
     asks = failed(traces, threshold=_threshold(threshold))
     n_traces = len(read_records(traces, noun="trace"))
     result = FailedAsks(asks=asks, n_asks=len(asks), n_traces=n_traces)
     if out is None:
         return result
-    from ..io import write_jsonl
 
     write_jsonl(out, asks, overwrite=overwrite)
     return result.model_copy(update={"asks": [], "path": ctx.relative(out)})
@@ -215,7 +215,6 @@ def import_rows(
     from pathlib import Path
 
     from ..importers import import_rows as read  # lazy: the importers load with the call
-    from ..io import write_jsonl
 
     # the importers walk the folder and open every file through the door (under the root)
     result = read(path, format=format, metric=scorer, step=step, kind=kind,

@@ -60,7 +60,7 @@ def dpo_pairs(
             "leave them out of the answer."), examples=["pairs.jsonl"])] = None,
         overwrite: Overwrite = False, level: Level = CONFIDENCE_LEVEL, ctx: Context = HERE):
     from ..io import write_jsonl  # lazy: loads with the call
-    from ..pairs import dpo_pairs as pairs
+    from ..pairs import dpo_pairs as pairs  # lazy: loads with the call
 
     found = pairs(rollouts, field=field,
                   threshold=PASS_THRESHOLD if threshold is None else threshold,

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import Field
 
 from .. import defaults as D
-from ..errors import ArgumentError, RowsError
+from ..errors import ArgumentError, ConfigError, RowsError
+from ..io import write_atomic, write_jsonl
+from ..records import read_records
 from ..result import Result
+from ..safepath import UserPath, is_path, user_path
+from ..voice import arg
 
 
 # --- 1. the held-out split -----------------------------------------------------------------
@@ -130,14 +136,6 @@ def write_split(split: TaskSplit, records: Any = None, *, out: Any = None,
     exists and is not a regular file (never replaced), or one that exists without
     ``overwrite`` refuses the call first. Returns the split with ``written`` filled in.
     """
-    import json
-    import os
-
-    from ..errors import ConfigError
-    from ..io import write_atomic, write_jsonl
-    from ..safepath import UserPath, user_path
-    from ..voice import arg
-
     targets = [(name, path) for name, path in (("out", out), ("holdout_out", holdout_out),
                                                ("train_out", train_out)) if path is not None]
     if not targets:
@@ -160,8 +158,6 @@ def write_split(split: TaskSplit, records: Any = None, *, out: Any = None,
         if kind == "file" and not overwrite:
             raise ConfigError(f"`{arg(name)}` {path} already exists; nothing was written. "
                               f"Fix: {arg('overwrite', True)}, or choose another path")
-    from ..rows import read_records
-
     items = read_records(records, noun="record").items if any(
         name != "out" for name, _ in targets) else []
     written = []
@@ -179,18 +175,17 @@ def write_split(split: TaskSplit, records: Any = None, *, out: Any = None,
 
 def _task_ids(source: Any, stratify: str | None = None) -> tuple[list[str], dict[str, str]]:
     """The task ids in first-seen order, and (with ``stratify``) each task's value of it."""
-    from ..rows import Rows
+    from ..rows import Rows  # lazy: rows loads only when _task_ids() runs
 
     if isinstance(source, Rows):
         if stratify is None:
             return list(source.task_ids), {}
         source = source.records
-    from ..safepath import is_path
 
     if isinstance(source, Mapping) or not (is_path(source) or isinstance(source, Iterable)):
         raise ArgumentError(f"cannot split a {type(source).__name__}. Fix: pass Rows, a path, or "
                             "a list of dicts with task_id")
-    from ..rows import read_records
+    from ..rows import read_records  # lazy: rows loads only when _task_ids() runs
 
     recs = read_records(source, noun="record")
     out: dict[str, None] = {}

@@ -64,7 +64,7 @@ def test_the_readers_spellings_come_from_the_declarations():
 def test_the_table_of_calls_is_what_the_declarations_give():
     # voice and the package's exports read calls.json: they sit below the declarations
     from whileai_core.operations.__main__ import main
-    from whileai_core.operations.surface import call_table
+    from whileai_core.operations.calls import call_table
 
     assert main(["--check"]) == 0, "Fix: python -m whileai_core.operations"
     assert set(call_table()) == set(OPS)

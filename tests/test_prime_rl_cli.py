@@ -69,8 +69,3 @@ def test_every_knob_of_the_writer_is_a_flag():
     knobs = set(inspect.signature(prime_rl_config).parameters) - {"root"}
     assert len(knobs) == 31 and knobs <= dests, knobs - dests
 
-
-def test_the_old_command_names_the_new_one(capsys):
-    assert main(["config", "reverse-text", "--model", SFT]) == 2
-    assert "`whileai-skills config` is now `whileai-skills config`" in \
-        capsys.readouterr().err

@@ -31,8 +31,9 @@ from .. import __version__, safejson
 from ..failures import bug_report, explain
 from ..operations import RENAMED, operations, renamed
 from ..operations.args import ARM, NAMED
-from ..operations.surface import HERE, cli_form, invoke, params, picture, structured, validate
-from ..operations.surface import members as member_types
+from ..operations.calls import cli_form
+from ..operations.calls import members as member_types
+from ..operations.surface import HERE, invoke, params, picture, structured, validate
 from ..result import shown
 from ..voice import CLI, CLI_FLAGS, speaking
 

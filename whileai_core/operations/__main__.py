@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .surface import CALLS_FILE, call_table
+from .calls import CALLS_FILE, call_table
 
 
 def main(argv: list[str]) -> int:

@@ -25,9 +25,9 @@ from pydantic.fields import FieldInfo
 from ..defaults import MCP_INLINE_ROWS_MAX, RUN_ID_PATTERN, TASK_PAGE_DEFAULT
 from ..errors import ArgumentError, RowsError
 from ..safepath import UserPath
-from ..voice import CALLS_FILE, choose
+from ..voice import choose
 from ..voice import arg as spell
-from . import Operation, operations
+from . import Operation
 from .args import (ARM, NAMED, OUT, PATH, RUN_OR_PATH, RUNS, SOURCE, VALUE, Arg, Detail, Limit,
                    Offset, Plot)
 
@@ -187,67 +187,6 @@ def input_model(op: Operation, surface: str = "mcp",
         name = "".join(w.capitalize() for w in op.name.split("_")) + "Input"
         op._cache[key] = create_model(name, __base__=base, __doc__=op.title, **fields)
     return op._cache[key]
-
-
-# --- how the shell writes an argument, and the table of calls ------------------------------------
-
-def members(annotation: Any) -> list[Any]:
-    """The types a value may have (Annotated and None taken off)."""
-    if typing.get_origin(annotation) is typing.Annotated:
-        annotation = typing.get_args(annotation)[0]
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        return [a for a in typing.get_args(annotation) if a is not type(None)]
-    return [annotation]
-
-
-def is_dict(tp: Any) -> bool:
-    return tp is dict or typing.get_origin(tp) is dict
-
-
-def is_list(tp: Any) -> bool:
-    return tp is list or typing.get_origin(tp) is list
-
-
-def cli_form(param: Param) -> str:
-    """How the shell writes an argument (``whileai_core.cli`` parses it, ``whileai_core.voice``
-    spells it): ``positional``; ``many`` (one or more words: a positional list, or a flag
-    followed by its items); ``switch`` (a flag without a value); ``negated`` (``--no-<name>``:
-    true unless given); ``pairs`` (a flag followed by NAME=VALUE words); ``json`` (one word,
-    JSON when the value is a list or a mapping); ``word`` (a flag and its value)."""
-    kinds = members(param.annotation)
-    if param.arg.positional:
-        return "many" if param.arg.kind == RUNS else "positional"
-    if param.arg.form is not None:
-        return param.arg.form
-    if all(m is bool for m in kinds):
-        return "negated" if param.default is True else "switch"
-    if param.arg.kind == NAMED or (len(kinds) == 1 and is_dict(kinds[0])):
-        return "pairs"
-    if len(kinds) == 1 and is_list(kinds[0]):
-        return "many"
-    if any(is_list(m) or is_dict(m) for m in kinds):
-        return "json"
-    return "word"
-
-
-def call_table() -> dict[str, dict[str, Any]]:
-    """Every operation as the lower layers name it, without importing the declarations: its
-    module (the package's export), its command and tool (null where that surface lacks it), its
-    positional arguments with their placeholders, and how the shell writes each argument.
-    Written to ``whileai_core/calls.json`` by ``python -m whileai_core.operations``; read by
-    ``whileai_core.voice`` and the package's ``__init__``."""
-    table = {}
-    for name, op in operations().items():
-        cli = params(op, "cli")
-        shell = [p for p in cli if p.arg.positional]
-        table[name] = {
-            "module": op.module,
-            "command": op.command if "cli" in op.surfaces else None,
-            "tool": name if "mcp" in op.surfaces else None,
-            "positional": [p.name for p in shell],
-            "metavars": {p.name: p.arg.metavar or p.name.upper() for p in shell},
-            "forms": {p.name: cli_form(p) for p in cli}}
-    return table
 
 
 # --- a call --------------------------------------------------------------------------------------

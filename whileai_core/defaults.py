@@ -47,11 +47,6 @@ _source("PROVE_EFFECT",
         "convention (engineering, not a published threshold): 5 points of pass@1 is the smallest "
         "change worth a training run; the effect Miller 2024's planning table is sized for")
 
-NOISE_BAND_RUN_STDS = 2.0
-_source("NOISE_BAND_RUN_STDS",
-        "convention: a delta must exceed 2 x run_std of the same eval re-run to count as moved "
-        "(shared/reference/stats.md sec. 5.2)")
-
 # --- holdout sizing (Miller 2024, arXiv:2411.00640, Eq. 9) ----------------------------------
 
 HOLDOUT_POWER = 0.8
@@ -472,11 +467,6 @@ _source("MODAL_GPU_TYPES", "Modal's GPU types accepted by Function.with_options(
 MODAL_MAX_GPUS = 8
 _source("MODAL_MAX_GPUS", "Modal: at most 8 GPUs in one container (https://modal.com/docs/guide/gpu)")
 
-RUN_WALL_HOURS = {"grpo": 0.25, "dpo": 0.5, "prime-rl": 2.0}
-_source("RUN_WALL_HOURS",
-        "planning guesses for the plan's GPU-hour estimate, not measurements: grpo from issue 6 "
-        "(40 steps in under fifteen minutes on an A10G); dpo and prime-rl convention, untested")
-
 # --- single-rollout trainers and the prime-rl writer (whileai_core.methods, .prime_rl) ------
 
 SAO_GAMMA = 1.0
@@ -676,8 +666,6 @@ _source("SFT_DEMO_ATTEMPTS", "convention: the refund demo's program teacher writ
 RUN_GPU["sft"] = SFT_GPU
 SOURCES["RUN_GPU"] += "; sft: SFT_GPU"
 
-RUN_WALL_HOURS["sft"] = 0.25
-SOURCES["RUN_WALL_HOURS"] += "; sft: convention, untested (two epochs over ~100 short examples)"
 # --- the path door, the server's limits (issue 12) ----------------------------------------------
 
 MAX_ROWS_FILE_MB = 1024
@@ -752,13 +740,6 @@ _source("REGISTRY_LOCK_WAIT_S",
 # Each rule below was chosen by the coverage study in bench/stats_study.py; its table is in
 # docs/statistics-study.md ("How the intervals were chosen").
 
-SMALL_SAMPLE_TASKS = 30
-_source("SMALL_SAMPLE_TASKS",
-        "superseded in 0.3 and no longer read: the interval rule (whileai_core.stats.intervals) "
-        "is one formula at every number of tasks; 30 was the seam where it switched to the "
-        "percentile bootstrap, which covered 65-93.6% at 30 tasks against 98.3-100% at 29 "
-        "(docs/statistics-study.md, the seam table); kept one version for imports")
-
 INTERVAL_RULE = ("0/1 outcome per task: mid_p under 10 tasks, agresti_coull from 10; a share "
                  "of several 0/1 outcomes: effective_n capped by the outcomes; pass@k, pass^k "
                  "and graded rewards: hall_t, pass@k and pass^k held to pass@1's interval")
@@ -788,13 +769,6 @@ _source("BINARY_EXACT_BELOW",
         "92.5% from 10 tasks but 89.6% at 5; the mid-p interval "
         "(Lancaster 1961; Brown, Cai & DasGupta 2001 sec. 4) keeps >= 93.1% at 5, so it is used "
         "below 10 tasks when each task is one 0/1 outcome")
-
-SIGN_FLIP_BELOW = 30
-_source("SIGN_FLIP_BELOW",
-        "superseded in 0.3 and no longer read: the sign-flip test (Fisher 1935; exact McNemar on "
-        "0/1 values) decides a paired change at every number of tasks; the paired percentile "
-        "bootstrap it replaced from 30 tasks said 'moved' 3.5-6.3% per direction under no change "
-        "on graded rewards at 30-40 tasks (the paired t test: 2.5%); kept one version for imports")
 
 SIGN_FLIP_EXACT_PATTERNS = 2 ** 16
 _source("SIGN_FLIP_EXACT_PATTERNS",
@@ -888,10 +862,6 @@ _source("SKILLS_TTL_MS",
 SKILLS_PAGE_SIZE = 50
 _source("SKILLS_PAGE_SIZE",
         "convention, untested: skills per skills/list page (an entry is a whole manifest)")
-
-_source("NOISE_BAND_RUN_STDS",
-        "superseded in 0.2 (issue 13) and no longer read: the noise band is t_{R-1} x sqrt(2) x "
-        "run_std (whileai_core.stats.noise.noise_band); kept one version for imports")
 
 # --- independent statistics check (issue 13, check-stats) ---------------------------------------
 
@@ -1329,10 +1299,6 @@ _source("FORECAST_UNKNOWN_RECIPE_H",
 FORECAST_ERROR_RUNS = 5
 _source("FORECAST_ERROR_RUNS",
         "convention: a plan shows the forecast's error over the last 5 collected runs of its backend")
-
-SOURCES["RUN_WALL_HOURS"] = ("superseded by the launch forecast (whileai_core.runs.forecast) and "
-                             "no longer read; kept one version for imports. Was: " +
-                             SOURCES["RUN_WALL_HOURS"])
 
 # --- recipes on a real GPU: the sampler the trainer uses -------------------------------------
 

@@ -28,7 +28,8 @@ import anyio.to_thread
 from mcp.server.mcpserver.exceptions import ToolError
 
 from whileai_core.admission import call_scope
-from whileai_core.defaults import TOOL_QUEUE_WAIT_S, TOOL_TIMEOUT_S, TOOL_WORKERS
+
+from .limits import TOOL_QUEUE_WAIT_S, TOOL_TIMEOUT_S, TOOL_WORKERS
 
 T = TypeVar("T")
 

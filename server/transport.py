@@ -42,10 +42,11 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
-from whileai_core.defaults import (MCP_BODY_TIMEOUT_S, MCP_HEAD_TIMEOUT_S, MCP_MAX_CONNECTIONS,
-                                   MCP_MAX_FRAME_BYTES, MCP_MAX_SESSIONS, MCP_SESSION_IDLE_S,
-                                   MCP_TOKEN_ENV, MCP_TOKEN_MIN_CHARS, TOKEN_MIN_DISTINCT)
 from whileai_core.errors import ArgumentError
+
+from .limits import (MCP_BODY_TIMEOUT_S, MCP_HEAD_TIMEOUT_S, MCP_MAX_CONNECTIONS,
+                     MCP_MAX_FRAME_BYTES, MCP_MAX_SESSIONS, MCP_SESSION_IDLE_S, MCP_TOKEN_ENV,
+                     MCP_TOKEN_MIN_CHARS, TOKEN_MIN_DISTINCT)
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 _LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]      # the SDK's own defaults

@@ -1,11 +1,22 @@
-"""Every default lives once in whileai_core.defaults, with its source, and something reads it."""
+"""Every default lives once, with its source, and something reads it.
+
+The core's defaults are in ``whileai_core.defaults``; those only the MCP server reads are in
+``server.limits``, those only the recipes read in ``recipes.defaults``.
+"""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+import pytest
+
+import recipes.defaults
+import server.limits
 from whileai_core import defaults
+
+MODULES = {"whileai_core.defaults": defaults, "server.limits": server.limits,
+           "recipes.defaults": recipes.defaults}
 
 REPO = Path(__file__).resolve().parent.parent
 # where a default can be read or stated: the code, its tests, the skills, the docs
@@ -30,19 +41,32 @@ def _words_outside(skip: Path) -> set[str]:
     return words
 
 
-def test_every_default_names_its_source():
-    names = _names(defaults)
-    missing = [n for n in names if not defaults.SOURCES.get(n, "").strip()]
-    assert not missing, f"defaults without a _source(...) line: {missing}"
-    stray = sorted(set(defaults.SOURCES) - set(names))
-    assert not stray, f"_source(...) for names that are not defaults: {stray}"
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_every_default_names_its_source(name):
+    module = MODULES[name]
+    names = _names(module)
+    missing = [n for n in names if not module.SOURCES.get(n, "").strip()]
+    assert not missing, f"{name}: defaults without a _source(...) line: {missing}"
+    stray = sorted(set(module.SOURCES) - set(names))
+    assert not stray, f"{name}: _source(...) for names that are not defaults: {stray}"
 
 
-def test_every_default_is_read_or_stated_somewhere_else():
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_every_default_is_read_or_stated_somewhere_else(name):
     # a default nothing names outside its own module is a stale rule: delete it with its source
-    words = _words_outside(Path(defaults.__file__))
-    unread = sorted(n for n in _names(defaults) if n not in words)
-    assert not unread, f"defaults nothing reads (delete them and their _source lines): {unread}"
+    module = MODULES[name]
+    words = _words_outside(Path(module.__file__))
+    unread = sorted(n for n in _names(module) if n not in words)
+    assert not unread, f"{name}: defaults nothing reads (delete them and their sources): {unread}"
+
+
+def test_each_default_lives_in_one_place():
+    seen: dict[str, list[str]] = {}
+    for name, module in MODULES.items():
+        for n in _names(module):
+            seen.setdefault(n, []).append(name)
+    twice = {n: where for n, where in seen.items() if len(where) > 1}
+    assert not twice, f"defaults defined in more than one module: {twice}"
 
 
 def test_the_documented_core_defaults():

@@ -23,7 +23,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from test_server_support import make_workspace
-from whileai_core.defaults import MCP_MAX_FRAME_BYTES, MCP_TOKEN_ENV
+from server.limits import MCP_MAX_FRAME_BYTES, MCP_TOKEN_ENV
 
 SCRIPT = Path(sys.executable).with_name("whileai-mcp")
 pytestmark = pytest.mark.skipif(not SCRIPT.exists(),

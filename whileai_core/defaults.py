@@ -310,12 +310,6 @@ _source("MCP_INLINE_ROWS_MAX",
         "convention, untested: about 60k tokens of JSON rows; past this an agent should write a "
         "file and pass its path (the server reads it, the prompt stays small)")
 
-MCP_HTTP_HOST = "127.0.0.1"
-_source("MCP_HTTP_HOST", "mcp SDK default for streamable HTTP: loopback only, never 0.0.0.0")
-
-MCP_HTTP_PORT = 8000
-_source("MCP_HTTP_PORT", "mcp SDK default for streamable HTTP (MCPServer.run_streamable_http_async)")
-
 # --- traces to SFT (sft-from-traces) -------------------------------------------------------
 
 HOLDOUT_SHARE = 0.2
@@ -364,10 +358,6 @@ _source("GRPO_LOSS_TYPE", "seed TRL GRPO recipe: the measured runs used bnpo (to
 GRPO_LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo")
 _source("GRPO_LOSS_TYPES", "issue 6: the loss variants the recipe exposes (all accepted by TRL 1.16)")
 
-GRPO_LEARNING_RATE = 5e-6
-_source("GRPO_LEARNING_RATE", "inferred: the seed's Dr.GRPO arm raised the learning rate to 1e-5 "
-        "to compensate, so the default sat below it; convention, untested at other values")
-
 GRPO_EPSILON = 0.2
 _source("GRPO_EPSILON", "TRL 1.16 GRPOConfig.epsilon default (PPO clip, Schulman 2017)")
 
@@ -383,12 +373,6 @@ _source("GRPO_MAX_COMPLETION_TOKENS", "convention: a first reply or one tool cal
 GRPO_LORA_R = 16
 _source("GRPO_LORA_R", "convention, untested: LoRA rank 16, alpha 32 on all linear projections")
 
-GRPO_LORA_ALPHA = 32
-_source("GRPO_LORA_ALPHA", "convention: alpha = 2 x rank")
-
-GRPO_PROMPT_SEED = 0
-_source("GRPO_PROMPT_SEED", "seed TRL GRPO recipe: --seed 0 fixes the prompt set and the holdout")
-
 GRPO_PROMPT_COUNTS = (96, 16, 8)
 _source("GRPO_PROMPT_COUNTS", "seed TRL GRPO recipe's template set skew (95 with an id, 16 without, "
         "8 off topic of 119), rounded to 120 prompts")
@@ -399,26 +383,10 @@ _source("GRPO_HOLDOUT_SHARE", "seed TRL GRPO recipe: 20% of situations held out,
 GRPO_HOLDOUT_SAMPLES = 4
 _source("GRPO_HOLDOUT_SAMPLES", "seed TRL GRPO recipe: pass@1 on the holdout from four samples per prompt")
 
-GRPO_BALANCE_MAX_REPEATS = 6
-_source("GRPO_BALANCE_MAX_REPEATS", "seed TRL GRPO recipe: --balance repeats each prompt at most six times")
-
-GRPO_DRIFT_LENGTH_RATIO = 2.0
-_source("GRPO_DRIFT_LENGTH_RATIO", "convention, untested: flag a run whose mean completion length "
-        "doubles (or halves) against its first logged step")
-
-GRPO_RUNS_VOLUME = "whileai-grpo-runs"
-_source("GRPO_RUNS_VOLUME", "convention: one Modal volume per recipe holds adapters and holdout rows")
-
 # --- recipes: TRL DPO + LoRA (recipes/dpo) -------------------------------------------------
 
 DPO_SAMPLES_PER_PROMPT = 8
 _source("DPO_SAMPLES_PER_PROMPT", "seed TRL DPO comparison: 8 samples per prompt for the pairs")
-
-DPO_BETA = 0.1
-_source("DPO_BETA", "TRL 1.16 DPOConfig.beta default (Rafailov et al. 2023 use 0.1)")
-
-DPO_LEARNING_RATE = 5e-6
-_source("DPO_LEARNING_RATE", "convention, untested: the GRPO recipe's rate, so the two compare")
 
 DPO_MIN_MARGIN = 0.5
 _source("DPO_MIN_MARGIN", "convention, untested: a pair needs chosen - rejected reward >= 0.5 "
@@ -427,15 +395,6 @@ _source("DPO_MIN_MARGIN", "convention, untested: a pair needs chosen - rejected 
 DPO_MAX_CHOSEN_LONGER = 0.8
 _source("DPO_MAX_CHOSEN_LONGER", "issue 6: length-matched pairs, chosen longer in under 80% of them "
         "(otherwise DPO learns 'longer is better', Park et al. 2024, arXiv:2403.19159)")
-
-DPO_NEGATIVE_SHARE = 0.0
-_source("DPO_NEGATIVE_SHARE", "convention: constructed negatives are off unless asked for")
-
-DPO_MAX_NEGATIVE_SHARE = 0.5
-_source("DPO_MAX_NEGATIVE_SHARE", "convention: constructed pairs never outnumber on-policy ones")
-
-DPO_RUNS_VOLUME = "whileai-dpo-runs"
-_source("DPO_RUNS_VOLUME", "convention: one Modal volume per recipe holds adapters and holdout rows")
 
 DPO_PAIRS_PER_STEP = 8
 _source("DPO_PAIRS_PER_STEP", "convention, untested: 8 pairs an optimizer step (4 a pass on an A10G, "
@@ -515,12 +474,6 @@ _source("ICEPOP_KL_TAU", "IcePop as published masks and weights only; no log-rat
         "(prime-rl's own losses use 1e-3; pass kl_tau in [trainer.loss.kwargs] to match)")
 
 # --- recipes: off-policy GRPO, DPO epochs, SFT + LoRA, the GPU preflight (issues 10, 16) --------
-
-GRPO_NUM_ITERATIONS = 1
-_source("GRPO_NUM_ITERATIONS",
-        "TRL 1.16 GRPOConfig.num_iterations default (the GRPO paper's mu, Shao et al. 2024, "
-        "arXiv:2402.03300, Alg. 1); at 1 the importance ratio is exactly 1 and the clip never "
-        "binds, so --epsilon-high requires >= 2")
 
 DPO_EPOCHS = 2
 _source("DPO_EPOCHS",
@@ -643,11 +596,6 @@ SFT_EPOCHS = 2
 _source("SFT_EPOCHS", "convention, untested: two passes over a small SFT file; TRL 1.16's "
         "SFTConfig inherits 3 epochs from transformers' TrainingArguments")
 
-SFT_LEARNING_RATE = 2e-4
-_source("SFT_LEARNING_RATE", "QLoRA (Dettmers et al. 2023, arXiv:2305.14314, app. B) trained LoRA "
-        "adapters of 7B-13B models at 2e-4; TRL 1.16 SFTConfig's own 2e-5 is a full fine-tuning "
-        "rate. Convention, untested at 1.5B")
-
 SFT_EXAMPLES_PER_STEP = 8
 _source("SFT_EXAMPLES_PER_STEP", "convention, untested: 8 examples an optimizer step (4 a pass on an "
         "A10G, 2 accumulated), as DPO_PAIRS_PER_STEP")
@@ -655,13 +603,6 @@ _source("SFT_EXAMPLES_PER_STEP", "convention, untested: 8 examples an optimizer 
 SFT_MAX_LENGTH = 1024
 _source("SFT_MAX_LENGTH", "TRL 1.16 SFTConfig.max_length default (tokens per example, prompt and "
         "reply; longer ones are cut at the end)")
-
-SFT_RUNS_VOLUME = "whileai-sft-runs"
-_source("SFT_RUNS_VOLUME", "convention: one Modal volume per recipe holds adapters and holdout rows")
-
-SFT_DEMO_ATTEMPTS = 2
-_source("SFT_DEMO_ATTEMPTS", "convention: the refund demo's program teacher writes 2 attempts per "
-        "ask (one that follows the policy, one that breaks it), so select_sft has a choice")
 
 RUN_GPU["sft"] = SFT_GPU
 SOURCES["RUN_GPU"] += "; sft: SFT_GPU"
@@ -687,46 +628,6 @@ READ_TIMEOUT_S = 60.0
 _source("READ_TIMEOUT_S",
         "convention, untested: a local 1 GB file reads in about a second; 60 s only stops a file "
         "on a stalled network mount from holding a tool worker")
-
-TOOL_WORKERS = 8
-_source("TOOL_WORKERS",
-        "convention, untested: tool calls run on their own 8 threads, apart from the threads the "
-        "SDK's stdio transport reads and writes with (anyio's default pool of 40)")
-
-TOOL_QUEUE_WAIT_S = 10.0
-_source("TOOL_QUEUE_WAIT_S",
-        "convention, untested: a call waits up to 10 s for a free tool worker, then is answered "
-        "'busy' instead of queueing behind stuck calls")
-
-TOOL_TIMEOUT_S = 600.0
-_source("TOOL_TIMEOUT_S",
-        "convention, untested: a tool call that has not answered in 10 minutes is answered with "
-        "an error (route_rows on 1M rows takes ~1.3 s; a Modal spawn seconds)")
-
-MCP_SESSION_IDLE_S = 900.0
-_source("MCP_SESSION_IDLE_S",
-        "convention, untested: an HTTP session idle for 15 minutes is closed (the SDK's default is "
-        "30 minutes); a client reconnects with a new initialize")
-
-MCP_MAX_SESSIONS = 64
-_source("MCP_MAX_SESSIONS",
-        "convention, untested: at most 64 live HTTP sessions (the SDK allows 10,000); one agent "
-        "host opens one or a few")
-
-MCP_TOKEN_ENV = "WHILEAI_MCP_TOKEN"
-_source("MCP_TOKEN_ENV",
-        "convention: the environment variable holding the HTTP bearer token (never a flag: flags "
-        "land in shell history and `ps`)")
-
-MCP_TOKEN_MIN_CHARS = 32
-_source("MCP_TOKEN_MIN_CHARS",
-        "convention: 32 characters of `secrets.token_urlsafe` carry about 190 bits (Python docs, "
-        "secrets: 32 bytes is the recommended default)")
-
-MCP_MAX_FRAME_BYTES = 4 * 1024 * 1024
-_source("MCP_MAX_FRAME_BYTES",
-        "mcp SDK 2.3 DEFAULT_MAX_REQUEST_BODY_SIZE (4 MiB) for HTTP bodies, applied to stdio lines "
-        "too")
 
 REGISTRY_LOCK_WAIT_S = 5.0
 _source("REGISTRY_LOCK_WAIT_S",
@@ -801,11 +702,6 @@ _source("DECONTAM_SHORT_MIN_WORDS",
 
 # --- MCP answers: bounded, with progress (issue 11) ------------------------------------------
 
-MCP_PROGRESS_INTERVAL_S = 0.25
-_source("MCP_PROGRESS_INTERVAL_S",
-        "convention, untested: at most four progress notifications a second per call, so a fast "
-        "loop does not flood the client (the last one, done == total, is always sent)")
-
 TASK_EXTREMES = 5
 _source("TASK_EXTREMES",
         "convention, untested: a per-task summary names the 5 lowest and 5 highest tasks (enough "
@@ -853,15 +749,6 @@ _source("TEACHER_GPU_MEMORY_UTILIZATION",
         "for a teacher on GPUs of its own")
 
 # --- the Skills extension of MCP (server.skills_extension, SEP-2640) --------------------------
-
-SKILLS_TTL_MS = 300_000
-_source("SKILLS_TTL_MS",
-        "the freshness hint of skills/list and skills/get answers: 5 minutes, the value the "
-        "SEP-2640 specification's examples use (the catalog is read on every call)")
-
-SKILLS_PAGE_SIZE = 50
-_source("SKILLS_PAGE_SIZE",
-        "convention, untested: skills per skills/list page (an entry is a whole manifest)")
 
 # --- independent statistics check (issue 13, check-stats) ---------------------------------------
 
@@ -1013,27 +900,6 @@ _source("LOCAL_RUN_TIMEOUT_S",
         "convention, untested: a local run (a recipe's CPU smoke) is killed after an hour; the "
         "smokes take seconds to minutes here")
 
-MCP_MAX_CONNECTIONS = 256
-_source("MCP_MAX_CONNECTIONS",
-        "convention, untested: open HTTP connections at once, and never more than a quarter of "
-        "the open-file limit left after a reserve of 64 (1,100 half-open connections at a "
-        "1,024-file limit made the process exit before this bound)")
-
-MCP_HEAD_TIMEOUT_S = 10.0
-_source("MCP_HEAD_TIMEOUT_S",
-        "convention, untested: a connection that has not sent a whole request head (request line "
-        "and headers) 10 s after it opened, or after its last answer, is closed (slowloris)")
-
-MCP_BODY_TIMEOUT_S = 30.0
-_source("MCP_BODY_TIMEOUT_S",
-        "convention, untested: a request body (at most MCP_MAX_FRAME_BYTES) must arrive within "
-        "30 s of its head, else 408")
-
-MCP_SESSION_SWEEP_S = 1.0
-_source("MCP_SESSION_SWEEP_S",
-        "convention: how often the HTTP server looks for sessions past their idle time (an open "
-        "GET stream does not keep a session alive)")
-
 TEXT_SHOWN_CHARS = (2000, 400, 120, 40)
 _source("TEXT_SHOWN_CHARS",
         "convention: a string in an answer is cut to the first of these lengths that brings the "
@@ -1072,11 +938,6 @@ _source("JSON_STEP_CHARS",
         "measured here: json.loads holds the GIL for a whole document (a 100 MB array delayed "
         "tools/list 1.6 s, a 100 MB JSONL 5.2 s); a large array is parsed in steps of about "
         "4 M characters (~40 ms each), so the server's event loop gets the GIL between steps")
-
-TOKEN_MIN_DISTINCT = 10
-_source("TOKEN_MIN_DISTINCT",
-        "convention: a bearer token needs at least 10 different characters besides its length "
-        "(36 x 'a' was accepted); secrets.token_urlsafe(32) and token_hex(16) always pass")
 
 HEAVY_WAIT_S = 60.0
 _source("HEAVY_WAIT_S",
@@ -1301,16 +1162,6 @@ _source("FORECAST_ERROR_RUNS",
         "convention: a plan shows the forecast's error over the last 5 collected runs of its backend")
 
 # --- recipes on a real GPU: the sampler the trainer uses -------------------------------------
-
-TRL_SAMPLING = {"temperature": 1.0, "top_p": 1.0, "top_k": 0, "min_p": None,
-                "repetition_penalty": 1.0}
-_source("TRL_SAMPLING",
-        "TRL 1.16 GRPOConfig defaults (trl/trainer/grpo_config.py: temperature 1.0, top_p 1.0, "
-        "top_k 0, min_p None, repetition_penalty 1.0), which GRPOTrainer passes to every "
-        "generate() it trains on (trl/trainer/grpo_trainer.py:1155-1173); the recipes set none "
-        "but the temperature (1.0). The held-out sampler passes the same, so a checkpoint's own "
-        "generation_config (Qwen2.5 Instruct: repetition_penalty 1.05-1.1, top_k 20, top_p 0.8) "
-        "cannot make the measured policy differ from the trained one")
 
 # --- preference pairs, reward proofs, registered experiments (dpo-pairs, grpo-verifier, ---------
 # --- manage-experiments) ---------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The threads tool calls run on: bounded, apart from the SDK's own, and never waited on forever.
 
 Why: the SDK runs a synchronous tool in anyio's default thread pool (40 threads), and its stdio
-transport reads stdin and writes stdout through that same pool. Issue 12: 41 reads of a FIFO
+transport reads stdin and writes stdout through that same pool. A red-team pass: 41 reads of a FIFO
 filled it and the server stopped answering anything, ``tools/list`` included. Here:
 
 - tool calls run on their own threads (``workers`` at most, each holding a slot until its

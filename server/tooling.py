@@ -112,7 +112,7 @@ RowsArg = Annotated[
         examples=["evals/graded.jsonl"]),
 ]
 
-# Every numeric argument has a finite range in its schema (issue 12: NaN, 1e100 and integers past
+# Every numeric argument has a finite range in its schema (NaN, 1e100 and integers past
 # 64 bits must be input errors, not "a bug in whileai"). The core checks its own ranges too.
 MAX_SCORE = 1e15        # a reward, threshold or run_std: any scale a grader uses
 MAX_SEED = 2**63 - 1

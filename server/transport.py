@@ -1,7 +1,7 @@
 """How whileai-mcp talks: stdio with every frame answered, streamable HTTP behind a secret.
 
 stdio. The SDK's stdio transport drops a line it cannot parse: the client never gets a reply and
-waits forever (issue 12). Here stdin is read by :class:`FramedStdin`: a line that is not JSON gets
+waits forever. Here stdin is read by :class:`FramedStdin`: a line that is not JSON gets
 a JSON-RPC "Parse error" (-32700, id null), a JSON value that is not a valid JSON-RPC message an
 "Invalid Request" (-32600, with the request's id when it has a valid one, else null), and a line
 over ``MCP_MAX_FRAME_BYTES`` an "Invalid Request" too, without being held in memory. Valid lines

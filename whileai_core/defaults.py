@@ -167,7 +167,7 @@ _source("PLANNING_SIGMA2",
 PLANNING_RHO = 0.8
 _source("PLANNING_RHO",
         "inferred: correlation of true per-task pass rates before vs after training of one model, "
-        "lower end of the 0.8-0.95 range in shared/reference/stats.md sec. 7 (conservative)")
+        "lower end of the 0.8-0.95 range expected for two checkpoints of one model (an inference, not a measurement; docs/statistics-study.md, Sources), so conservative")
 
 RHO_ALTERNATIVES = (0.5,)
 _source("RHO_ALTERNATIVES",
@@ -176,7 +176,8 @@ _source("RHO_ALTERNATIVES",
         "holds 79.4-80.3% power at rho 0.8 and 62.3% at 0.5)")
 
 HOLDOUT_TABLE_KS = (1, 2, 4, 8, 16, 32)
-_source("HOLDOUT_TABLE_KS", "shared/reference/stats.md sec. 10.5: report n(k) for these k")
+_source("HOLDOUT_TABLE_KS", "convention: holdout_size reports n(k) at these rollouts per task "
+        "(docs/statistics-study.md, Sources)")
 
 # --- comparing runs: paired verdicts, noise, seeds (whileai_core.stats.compare, .paired, .noise, .arms) ---
 
@@ -210,7 +211,7 @@ _source("NOISE_TIED_RUNS_RULE",
         "so ties are common with few rollouts (independent check: 50 tasks x 4 rollouts, 10% "
         "easy tasks, 2 re-runs: 12.8% of pure-noise differences passed the band, sd 1.1, "
         "against the promised 5%). The band then rests on the within-task prediction "
-        "sqrt(sum_i s_i^2/n_i)/C (shared/reference/stats.md sec. 6) and the result says so. With "
+        "sqrt(sum_i s_i^2/n_i)/C (docs/statistics-study.md, Sources) and the result says so. With "
         "one rollout per task no run alone estimates s_i^2, so it is pooled over the re-runs "
         "(until 0.3 there was no prediction and the band stayed 0: 19.5% passed at 50 tasks of "
         "one rollout with 10% easy ones, 0.0% since; when every re-run agrees on every task the "
@@ -291,25 +292,25 @@ _source("OPSD_MIN_PARAMS_B",
 # --- methods: distillation and RAE (whileai_core.methods.specs) -----------------------------------
 
 OPD_SAMPLES = 4
-_source("OPD_SAMPLES", "OPD samples per prompt seen in practice (shared/reference/methods.md)")
+_source("OPD_SAMPLES", "OPD samples per prompt seen in practice (docs/methods.md, Sources)")
 
 OPD_TEMPERATURE = 1.0
-_source("OPD_TEMPERATURE", "OPD sampling temperature seen in practice (methods.md)")
+_source("OPD_TEMPERATURE", "OPD sampling temperature seen in practice (docs/methods.md)")
 
 OPD_MAX_TOKENS = 8192
-_source("OPD_MAX_TOKENS", "OPD max_tokens seen in practice (methods.md)")
+_source("OPD_MAX_TOKENS", "OPD max_tokens seen in practice (docs/methods.md)")
 
 OPD_LR_FULL = 1e-6
-_source("OPD_LR_FULL", "OPD full-weight lr seen in practice (methods.md)")
+_source("OPD_LR_FULL", "OPD full-weight lr seen in practice (docs/methods.md)")
 
 OPD_LR_LORA = 1e-4
-_source("OPD_LR_LORA", "OPD LoRA lr seen in practice (methods.md)")
+_source("OPD_LR_LORA", "OPD LoRA lr seen in practice (docs/methods.md)")
 
 OPSD_SAMPLES = 1
-_source("OPSD_SAMPLES", "OPSD samples per prompt (methods.md; prime-rl self_distill.toml group_size 1)")
+_source("OPSD_SAMPLES", "OPSD samples per prompt (docs/methods.md; prime-rl self_distill.toml group_size 1)")
 
 OPSD_LR = 5e-6
-_source("OPSD_LR", "OPSD lr (methods.md; SDFT arXiv:2601.19897)")
+_source("OPSD_LR", "OPSD lr (docs/methods.md; SDFT arXiv:2601.19897)")
 
 OPSD_ANCHOR = "ema:0.01"
 _source("OPSD_ANCHOR", "EMA teacher at rate 0.01, the SDFT (arXiv:2601.19897) and SDPO "
@@ -320,7 +321,7 @@ _source("OPSD_PRIVILEGED", "prime-rl OPSDAlgoConfig.demo_key default ('demonstra
 
 OPSD_TEMPLATE = ("Here is an example of an expert response:\n<demonstration>\n{demonstration}\n"
                  "</demonstration>")
-_source("OPSD_TEMPLATE", "prime-rl OPSDAlgoConfig.template default (also methods.md)")
+_source("OPSD_TEMPLATE", "prime-rl OPSDAlgoConfig.template default (also docs/methods.md)")
 
 OPSD_TEMPLATES = {
     "demonstration": OPSD_TEMPLATE,
@@ -351,17 +352,17 @@ IPO_THRESHOLD = 0.1
 _source("IPO_THRESHOLD", "prime-rl IPOLossConfig.ipo_threshold default")
 
 ICEPOP_LOW = 0.5
-_source("ICEPOP_LOW", "IcePop published ratio band lower edge 0.5 (methods.md)")
+_source("ICEPOP_LOW", "IcePop published ratio band lower edge 0.5 (docs/methods.md)")
 
 ICEPOP_HIGH = 5.0
-_source("ICEPOP_HIGH", "IcePop published ratio band upper edge 5.0 (methods.md)")
+_source("ICEPOP_HIGH", "IcePop published ratio band upper edge 5.0 (docs/methods.md)")
 
 ICEPOP_KL_TAU = 0.0
 _source("ICEPOP_KL_TAU", "IcePop as published masks and weights only; no log-ratio^2 term "
         "(prime-rl's own losses use 1e-3; pass kl_tau in [trainer.loss.kwargs] to match)")
 
 TIS_CAP = 2.0
-_source("TIS_CAP", "truncated importance sampling cap 2 (verl; methods.md)")
+_source("TIS_CAP", "truncated importance sampling cap 2 (verl; docs/methods.md)")
 
 # --- methods: grouped grading (whileai_core.methods.grouping) -------------------------------------
 
@@ -378,11 +379,11 @@ GAR_CAP = 3.0
 _source("GAR_CAP", "GroupwiseGrading advantage mode: lambda cap 3 (MiMo-V2.6 sec. 4.3)")
 
 GRADER_MIN_STD = 0.05
-_source("GRADER_MIN_STD", "grader spread check: std >= 0.05 (methods.md, GroupwiseGrading)")
+_source("GRADER_MIN_STD", "grader spread check: std >= 0.05 (docs/methods.md, GroupwiseGrading)")
 
 GRADER_MAX_NEAR_MEDIAN = 0.9
 _source("GRADER_MAX_NEAR_MEDIAN",
-        "grader spread check: not more than 90% of scores within 0.05 of the median (methods.md)")
+        "grader spread check: not more than 90% of scores within 0.05 of the median (docs/methods.md)")
 
 # --- methods: single-rollout trainers (whileai_core.methods.single_rollout) -----------------------
 
@@ -408,7 +409,7 @@ SAO_BAND = (0.7, 6.0)
 _source("SAO_BAND", "SAO token ratio band (0.7, 6.0); (0.2, 4.0) for coding (Hou et al. 2026)")
 
 SAO_GAMMA = 1.0
-_source("SAO_GAMMA", "SAO: gamma 1 over action tokens (Hou et al. 2026; methods.md)")
+_source("SAO_GAMMA", "SAO: gamma 1 over action tokens (Hou et al. 2026; docs/methods.md)")
 
 SAO_CRITIC_STEPS = 2
 _source("SAO_CRITIC_STEPS", "SAO: 2 critic steps per policy step (Hou et al. 2026)")
@@ -471,7 +472,7 @@ _source("ADA_PASS_THRESHOLD", "ReinforceAda: a sample passes iff reward > 0.7 (a
 PRIME_RL_COMMIT = "559b447"
 _source("PRIME_RL_COMMIT",
         "pinned prime-rl commit 559b44772e47 (v0.8.1.dev67, 2026-08-21); the schema the writer "
-        "targets (shared/reference/prime-rl-schema.md sec. 0)")
+        "targets (packages/prime-rl-configs/src/prime_rl/configs/ at that commit)")
 
 PRIME_RL_BATCH = 128
 _source("PRIME_RL_BATCH", "prime-rl default orchestrator.batch_size (rollouts per step) at 559b447")
@@ -485,7 +486,7 @@ _source("PRIME_RL_LR_FULL", "prime-rl [trainer.optim] lr default (AdamW) at 559b
 
 PRIME_RL_LR_LORA = 1e-4
 _source("PRIME_RL_LR_LORA",
-        "convention seen in practice for LoRA (shared/reference/methods.md, OPD: 1e-4 LoRA)")
+        "convention seen in practice for LoRA (OPD runs at 1e-4 with LoRA; docs/methods.md, Sources)")
 
 LORA_RANK = 16
 _source("LORA_RANK", "prime-rl trainer.model.lora.rank default at 559b447")
@@ -592,7 +593,7 @@ _source("SPLIT_SEED", "convention: the task split is a pure function of (task id
 
 REJECTION_ATTEMPTS = 16
 _source("REJECTION_ATTEMPTS",
-        "convention: 10-30 attempts per ask for rejection sampling (issue 5; Lambert 2025, RLHF "
+        "convention: 10-30 attempts per ask for rejection sampling (Lambert 2025, RLHF "
         "book, ch. Rejection Sampling); 16 keeps an ask at p = 0.1 with probability "
         "1 - 0.9^16 = 0.81")
 
@@ -635,7 +636,7 @@ _source("DPO_MIN_MARGIN", "convention, untested: a pair needs chosen - rejected 
         "(in the refund reward, a pass against an ask or a wrong call)")
 
 DPO_MAX_CHOSEN_LONGER = 0.8
-_source("DPO_MAX_CHOSEN_LONGER", "issue 6: length-matched pairs, chosen longer in under 80% of them "
+_source("DPO_MAX_CHOSEN_LONGER", "convention: length-matched pairs, chosen longer in under 80% of them "
         "(otherwise DPO learns 'longer is better', Park et al. 2024, arXiv:2403.19159)")
 
 EXPERIMENT_TEXT_MAX = 600
@@ -795,10 +796,10 @@ _source("PICTURE_DPI", "convention: 100 dpi; an 8 x 5 inch figure is 800 x 500 p
 # The recipes in recipes/ read these too; their own knobs are in recipes/defaults.py.
 
 GRPO_MODEL = "Qwen/Qwen2.5-1.5B-Instruct"
-_source("GRPO_MODEL", "issue 6: a 1.5B instruct model with LoRA fits one A10G (24 GB)")
+_source("GRPO_MODEL", "convention: a 1.5B instruct model with LoRA fits one A10G (24 GB)")
 
 GRPO_GPU = "A10G"
-_source("GRPO_GPU", "issue 6: one A10G; the seed recipe ran 40 steps in under fifteen minutes on it")
+_source("GRPO_GPU", "convention: one A10G; the seed recipe ran 40 steps in under fifteen minutes on it")
 
 GRPO_STEPS = 40
 _source("GRPO_STEPS", "seed TRL GRPO recipe: 40 steps default (120 for the longer runs)")
@@ -812,7 +813,7 @@ _source("GRPO_LOSS_TYPE", "seed TRL GRPO recipe: the measured runs used bnpo (to
         "local-batch normalised); TRL 1.16's default is dapo, so the recipe pins it")
 
 GRPO_LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo")
-_source("GRPO_LOSS_TYPES", "issue 6: the loss variants the recipe exposes (all accepted by TRL 1.16)")
+_source("GRPO_LOSS_TYPES", "convention: the loss variants the recipe exposes (all accepted by TRL 1.16)")
 
 GRPO_EPSILON = 0.2
 _source("GRPO_EPSILON", "TRL 1.16 GRPOConfig.epsilon default (PPO clip, Schulman 2017)")
@@ -904,13 +905,13 @@ _source("LOCAL_RUN_TIMEOUT_S",
         "smokes take seconds to minutes here")
 
 PRIME_RL_RECIPE = "prime-rl"
-_source("PRIME_RL_RECIPE", "issue 7: a prime-rl TOML config runs on the prime-rl recipe (recipes/prime-rl)")
+_source("PRIME_RL_RECIPE", "convention: a prime-rl TOML config runs on the prime-rl recipe (recipes/prime-rl)")
 
 RUN_GPU = {"grpo": "A10G", "dpo": "A10G", "prime-rl": "H100:2", "sft": SFT_GPU}
 _source("RUN_GPU",
-        "grpo: issue 6, one A10G (GRPO_GPU); dpo: convention, the GRPO recipe's GPU so the two "
+        "grpo: one A10G (GRPO_GPU); dpo: convention, the GRPO recipe's GPU so the two "
         "compare; prime-rl: its default deployment is 1 trainer + 1 inference GPU and NCCL needs "
-        ">= 2 (shared/reference/prime-rl-schema.md); a config's [deployment] overrides the count"
+        ">= 2 (prime-rl@559b447 RLConfig.deployment default: single_node, 1 + 1 GPUs); a config's [deployment] overrides the count"
         "; sft: SFT_GPU")
 
 MODAL_GPU_TYPES = ("T4", "L4", "A10G", "A100", "A100-40GB", "A100-80GB", "L40S", "H100", "H200",
@@ -1154,7 +1155,7 @@ _source("CHILD_ENV_PREFIXES",
 
 MCP_ANSWER_MAX_BYTES = 8192
 _source("MCP_ANSWER_MAX_BYTES",
-        "convention, untested: 'a few KB' (issue 11): the bound a default tool answer (structured "
+        "convention, untested: 'a few KB': the bound a default tool answer (structured "
         "JSON plus its text summary) stays under whatever the input size; measured by "
         "bench/bench_responses.py and held by tests/test_server_bounded.py")
 

@@ -16,6 +16,10 @@ def _sources():
     for folder in FOLDERS:
         yield from sorted((REPO / folder).rglob("*.py"))
     yield REPO / "check.py"
+    # the prose a reader opens first: the README, the docs, the skills, the recipes' READMEs
+    yield from (REPO / name for name in ("README.md", "CONTRIBUTING.md"))
+    for folder in ("docs", "skills", "recipes", "examples"):
+        yield from sorted((REPO / folder).rglob("*.md"))
 
 
 def test_no_citation_a_reader_cannot_follow():

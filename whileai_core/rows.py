@@ -22,6 +22,7 @@ from either reader into every error the view raises).
 from __future__ import annotations
 
 import json
+import shlex
 from collections import Counter
 from itertools import compress, islice
 from operator import ne
@@ -37,8 +38,9 @@ from .defaults import PASS_THRESHOLD
 from .errors import RowsError
 from .progress import step
 from .rewards import RewardScale, classify_reward
-from .safepath import Root, UserPath, as_user_path, is_path
-from . import safejson
+from .safepath import Root, UserPath, as_user_path, decode_text, is_path
+from . import field_names, file_shapes, safejson
+from .field_names import _file_arg
 
 TASK_FIELD = "task_id"
 _SMALL = 64  # rows a selection regroups in plain Python (Rows.where)
@@ -402,9 +404,18 @@ def _foreign(path: UserPath) -> tuple[str, list[dict]] | None:
     return fmt, rows_for_load(path, fmt)
 
 
+# the fields each kind of record must carry, for naming a table's columns (file_shapes)
+NEEDED = {"row": (TASK_FIELD, "reward"), "trace": (TASK_FIELD, "messages")}
+
+
 def _read_file(path: UserPath, noun: str = "row") -> tuple[list, list[int] | None | str, str]:
     name = str(path)
-    text = path.read_text("rows", error=RowsError, fix="save the rows as UTF-8 JSONL")
+    data = path.read_buffer("rows", error=RowsError)  # (a gzip file comes unpacked)
+    wrong = file_shapes.binary_shape(data, name)
+    if wrong is not None:
+        raise wrong
+    text = decode_text(data, path.where, RowsError, fix="save the rows as UTF-8 JSONL")
+    del data
     step(1, 3, f"parsing {len(text):,} characters of {name}")
     stripped = text.lstrip()
     if not stripped:
@@ -412,6 +423,19 @@ def _read_file(path: UserPath, noun: str = "row") -> tuple[list, list[int] | Non
         raise RowsError(f"is empty: no {noun}s", source=name,
                         fix=f"write one JSON object per line, one {noun} each"
                         + (f", e.g. {form}" if form else ""))
+    if stripped[0] not in "[{":
+        wrong = file_shapes.text_shape(text, name, noun, NEEDED.get(noun, ()))
+        if wrong is not None:
+            raise wrong
+    if stripped[0] == "{":
+        try:
+            return _read_jsonl(text, name)
+        except RowsError as err:  # a first line that is not JSON: one document over many lines?
+            first = len(text) - len(stripped)
+            first_line = text.count("\n", 0, first) + 1
+            if err.line != first_line or "invalid JSON" not in str(err):
+                raise
+            raise file_shapes.document_shape(text, name, noun, first_line) or err from None
     if stripped[0] == "[":
         try:
             data = safejson.loads(text)
@@ -498,8 +522,11 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
             tids = [t if t is not None else a for t, a in zip(tids, cols.values(alias))]
         if None in tids:
             i = tids.index(None)
-            raise fail(i, "row has no `task_id`", TASK_FIELD,
-                       'add "task_id": "<the prompt or scenario this rollout answers>"')
+            if not cols.present(TASK_FIELD)[i]:
+                raise _missing(cols, i, TASK_FIELD, 'add "task_id": "<the prompt or scenario '
+                               'this rollout answers>"')
+            raise fail(i, "`task_id` is null", TASK_FIELD,
+                       'give "task_id": "<the prompt or scenario this rollout answers>"')
         kinds = set(map(type, tids))
     if not kinds <= {str}:
         plain_ids = False
@@ -515,8 +542,10 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
     if not kinds <= {float, int}:
         i = next(j for j, v in enumerate(rewards) if type(v) not in (float, int))
         if rewards[i] is None:
-            raise fail(i, "row has no `reward`" if not carried[i] else "`reward` is null",
-                       "reward", 'add "reward": <a number; a pass is >= the threshold (1.0)>')
+            fix = 'add "reward": <a number; a pass is >= the threshold (1.0)>'
+            if not carried[i]:
+                raise _missing(cols, i, "reward", fix)
+            raise fail(i, "`reward` is null", "reward", fix)
         raise fail(i, f"`reward` is {rewards[i]!r} (a {type(rewards[i]).__name__})", "reward",
                    "write the reward as a JSON number, e.g. 1.0")
     try:
@@ -581,6 +610,34 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
     if carried.all():
         cols.derive("model", lambda: list(model))
     return rows
+
+
+def _missing(cols: Columns, i: int, field: str, fix: str) -> RowsError:
+    """Row ``i`` lacks ``field``: the error names a look-alike field the rows carry (`score`
+    for `reward`: ``whileai_core.field_names``) with the rename, or rows kept inside a one-line
+    document (``{"samples": [...]}``)."""
+    names = cols.names()
+    if cols.n == 1:
+        inside = file_shapes.nested_rows({n: cols.values(n)[0] for n in names})
+        if inside is not None:
+            key, count = inside
+            return RowsError(f"row has no `{field}`; its `{key}` holds a list of {count} "
+                             "objects: the rows may be inside it", **cols.where(i), field=field,
+                             fix=f"write the rows of `{key}` one per line, e.g. python3 -c "
+                                 + shlex.quote("import json,sys; [print(json.dumps(r)) for r in "
+                                               "json.loads(open(sys.argv[1]).readline())["
+                                               + json.dumps(key) + "]]")
+                                 + f" {_file_arg(cols.source)} > rows.jsonl")
+    problem, found = field_names.missing(field, names)
+    if found is not None:
+        renames = {found: field}
+        for other in (TASK_FIELD, "reward"):  # the other one too, when it is missing as well
+            if other != field and not cols.has(other) and other not in renames.values():
+                alike = field_names.look_alikes(other, [n for n in names if n not in renames])
+                if alike:
+                    renames[alike[0][0]] = other
+        fix = field_names.rename_fix(renames, cols.source)
+    return RowsError(problem, **cols.where(i), field=field, fix=fix)
 
 
 def _as_float(value: float | int) -> float:

@@ -52,7 +52,7 @@ def missing(expected: str, fields: Iterable[str], noun: str = "row") -> tuple[st
     if not alikes:
         return f"{noun} has no `{expected}`", None
     shown = "; ".join(f"`{f}` ({why})" for f, why in alikes)
-    return (f"{noun} has no `{expected}`, but the file has a field that looks like it: {shown}",
+    return (f"{noun} has no `{expected}`; a field the {noun}s carry looks like it: {shown}",
             alikes[0][0])
 
 
@@ -66,6 +66,8 @@ def rename_fix(renames: dict[str, str], source: str) -> str:
               "t.splitlines() if l.strip()]; %s"
               % (", ".join(f"{_q(a)}: {_q(b)}" for a, b in renames.items()), EMIT))
     same = "it is the same thing" if len(renames) == 1 else "they are the same things"
+    if source.startswith("<"):  # records given as a list: no file to run a command on
+        return f"rename {pairs} if {same}"
     return (f"rename {pairs} if {same}, e.g. python3 -c {shlex.quote(script)} "
             f"{_file_arg(source)} > renamed.jsonl")
 

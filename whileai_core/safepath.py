@@ -995,12 +995,24 @@ GZIP_MAGIC = b"\x1f\x8b"  # RFC 1952, section 2.3.1
 
 def gunzip(chunks, cap: int, error: type[WhileaiError], shown: str, too_big,
            step: int = _CHUNK):
-    """The bytes the gzip stream ``chunks`` unpacks to, at most ``step`` at a time, every
+    """The bytes the gzip stream ``chunks`` unpacks to, about ``step`` at a time, every
     member of a multi-member file in turn (``cat a.gz b.gz`` is one valid gzip file).
 
-    Bounded like the zip rule above: the unpacked total is counted as it is produced and
-    ``too_big(total)`` is raised once it passes ``cap`` (a 1 MB gzip can hold 1 GB of zeros),
-    so no more than ``step`` bytes past the limit are ever held."""
+    Bounded like the zip rule below: the unpacked total is counted as it is produced, at most
+    ``_UNPACK_STEP`` bytes per call, and ``too_big(total)`` is raised once it passes ``cap`` (a
+    1 MB gzip can hold 1 GB of zeros), so no more than ``step`` bytes are held at once."""
+    pending, held = [], 0
+    for piece in _gunzip(chunks, cap, error, shown, too_big, min(step, _UNPACK_STEP)):
+        pending.append(piece)
+        held += len(piece)
+        if held >= step:
+            yield b"".join(pending)
+            pending, held = [], 0
+    if pending:
+        yield b"".join(pending)
+
+
+def _gunzip(chunks, cap: int, error: type[WhileaiError], shown: str, too_big, step: int):
     import zlib  # lazy: only a gzip file needs it
 
     total = 0
@@ -1217,7 +1229,8 @@ OUTPUT_STREAMS = ("/dev/stdout", "/dev/stderr")
 # a descriptor the shell hands over: bash and zsh pass `<(cmd)` as /dev/fd/N (Linux and macOS);
 # /proc/self/fd/N is the same descriptor named through procfs
 _FD_PATH = re.compile(r"^/(?:dev|proc/self)/fd/(\d{1,9})$")
-_STREAMS: dict[int, bytes] = {}     # what each descriptor held, read once per process
+_STREAMS: dict[tuple[int, int, int], bytes] = {}  # what each stream held, read once: by
+# descriptor and the pipe's identity (a descriptor number is reused by the next pipe opened)
 _STREAMS_LOCK = threading.Lock()
 
 
@@ -1318,25 +1331,26 @@ class StreamPath(UserPath):
         """The descriptor's bytes, read once (the class docstring), within ``kind``'s limit."""
         if kind not in FILE_KINDS:
             raise ValueError(f"unknown kind of file {kind!r}")
+        try:
+            st = os.fstat(self.fd)
+        except OSError:
+            raise _fail(error, self.where, "is not open in this process", "pipe the data in "
+                        "(e.g. `cat rows.jsonl | whileai-skills pass-at -`) or pass a file path"
+                        ) from None
+        key = (self.fd, st.st_dev, st.st_ino)
         with _STREAMS_LOCK:
-            data = _STREAMS.get(self.fd)
+            data = _STREAMS.get(key)
             if data is None:
-                data = _STREAMS[self.fd] = self._drain(kind, error)
+                data = _STREAMS[key] = self._drain(st.st_mode, kind, error)
         if len(data) > self.root.limits.max_bytes(kind):
             raise self._too_big(len(data), kind, error, self.where)
         if kind == "rows":
             admit(len(data), self.where)
         return data
 
-    def _drain(self, kind: str, error: type[WhileaiError]) -> bytes:
+    def _drain(self, mode: int, kind: str, error: type[WhileaiError]) -> bytes:
         import select  # lazy: only a stream is waited on
 
-        try:
-            mode = os.fstat(self.fd).st_mode
-        except OSError:
-            raise _fail(error, self.where, "is not open in this process", "pipe the data in "
-                        "(e.g. `cat rows.jsonl | whileai-skills pass-at -`) or pass a file path"
-                        ) from None
         if os.isatty(self.fd):
             raise _fail(error, self.where, "is a terminal: nothing is piped in", "pipe the data "
                         "in (e.g. `cat rows.jsonl | whileai-skills pass-at -`) or pass a file path")

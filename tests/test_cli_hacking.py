@@ -80,10 +80,10 @@ def test_plot_flag_on_audit_judge(tmp_path, capsys):
 
 
 def test_watch_reads_a_prime_rl_run_folder_through_the_importer():
-    from whileai_core.importers.prime_rl import import_prime_rl
+    from whileai_core.importers.prime_rl import read_prime_rl
 
     run = Path(__file__).parent / "fixtures" / "prime_rl" / "volume" / "e2e-opsd" / "fc-opsd-1"
-    eval_rows = import_prime_rl(run, kind="eval").rows
+    eval_rows = read_prime_rl(run, kind="eval").rows
     steps = sorted({r["step"] for r in eval_rows})
     w = watch_run(run, metric="reward")
     # every eval step of the importer's rows is one held-out evaluation, paired with the first

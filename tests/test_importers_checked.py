@@ -238,8 +238,13 @@ def test_a_long_run_s_steps_are_listed_bounded_with_both_ends():
 
 
 def test_load_rows_names_how_many_steps_a_long_run_spans(monkeypatch, tmp_path):
-    import whileai_core.importers as importers
+    from whileai_core.importers import detect
+    from whileai_core.importers.foreign import ForeignRows, StepRows
 
-    monkeypatch.setattr(importers, "import_rows", lambda *a, **k: _long_run(30))
+    long_run = _long_run(30)
+    read = ForeignRows("prime-rl", "run", ["f"], long_run.rows, errored=0, kept_errored=False,
+                       steps=[StepRows(step=5 * s, rows=1, errored=0, policy_versions=[5 * s])
+                              for s in range(30)])
+    monkeypatch.setattr(detect, "read_foreign", lambda *a, **k: read)
     with pytest.raises(AmbiguousImport, match=r"spanning 30 steps \(0 to 145\).*--step 145"):
-        importers.rows_for_load(tmp_path, "prime-rl")
+        detect.rows_for_load(tmp_path, "prime-rl")

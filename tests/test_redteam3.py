@@ -366,11 +366,11 @@ def _padded_eval(path: Path, empties: int) -> int:
 
 _MEASURE = """
 import json, resource, sys
-from whileai_core.importers.inspect_logs import import_inspect
+from whileai_core.importers.inspect_logs import read_inspect
 import inspect_ai.log  # imported before the baseline: only the read is measured
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 try:
-    rows, error = len(import_inspect(sys.argv[1]).rows), None
+    rows, error = len(read_inspect(sys.argv[1]).rows), None
 except Exception as exc:
     rows, error = None, str(exc)
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

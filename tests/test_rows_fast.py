@@ -302,7 +302,7 @@ def _records(path, *, exact=False, monkeypatch=None):
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(items=layout, newline=st.sampled_from(["\n", "\r\n"]), chunk=st.sampled_from([7, 4096]))
 def test_read_records_reads_alike(tmp_path, monkeypatch, items, newline, chunk):
-    from whileai_core.rows import _fast_dicts
+    from whileai_core.records import _fast_dicts
     from whileai_core.safepath import user_path
 
     text = "".join(blanks.replace("\n", newline) + json.dumps(rec) + newline

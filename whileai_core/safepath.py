@@ -54,7 +54,7 @@ from typing import Any
 from . import defaults as D
 from .admission import admit
 from .errors import ArgumentError, ConfigError, RowsError, WhileaiError
-from .failures import os_reason
+from .os_errors import os_reason
 from .progress import step
 from .voice import CLI, arg, reader, relative_paths
 

@@ -25,6 +25,7 @@ import numpy as np
 from .defaults import TASK_EXTREMES, TASK_PAGE_DEFAULT, TASK_PAGE_MAX
 from .errors import ArgumentError
 from .result import Result
+from .io import write_atomic
 
 Metric = Literal["pass", "reward", "share"]
 
@@ -170,7 +171,6 @@ class TaskTable:
         """Every task as one JSON line ``{"task_id", "value", "rollouts"}``, written atomically."""
         import json
 
-        from .io import write_atomic
 
         lines = [json.dumps({"task_id": t, "value": float(x), "rollouts": int(r)})
                  for t, x, r in zip(self.task_ids, self.values.tolist(), self.rollouts.tolist())]

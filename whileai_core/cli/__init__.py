@@ -68,7 +68,7 @@ def add_threshold_flag(parser: argparse.ArgumentParser) -> None:
 
 def add_interval_flags(parser: argparse.ArgumentParser, *, seed: bool = True) -> None:
     """``--level`` of every interval, and (``seed``) the bootstrap's ``--seed``."""
-    from ..defaults import CONFIDENCE_LEVEL
+    from ..defaults import CONFIDENCE_LEVEL  # lazy: already loaded; stays in the function until the CLI is generated
 
     parser.add_argument("--level", type=float, default=CONFIDENCE_LEVEL,
                         help="interval level (default %(default)s)")

@@ -42,7 +42,7 @@ def _method(args: argparse.Namespace) -> Any:
 
 
 def _config(args: argparse.Namespace):
-    from ..prime_rl import prime_rl_config
+    from ..prime_rl import prime_rl_config  # lazy: loads when the command runs, not when the parser is built
 
     overrides = {}
     for item in args.set or []:
@@ -62,7 +62,7 @@ def _config(args: argparse.Namespace):
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from ..prime_rl import validate_config
+    from ..prime_rl import validate_config  # lazy: loads when the command runs, not when the parser is built
 
     check = validate_config(args.file)
     print(json.dumps(check.to_dict(), indent=2) if args.json else str(check))
@@ -70,7 +70,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from . import add_json_flag
+    from . import add_json_flag  # lazy: loads when the command runs, not when the parser is built
 
     p = subparsers.add_parser(
         "config", help="write a prime-rl (559b447) rl config for a taskset and a method",

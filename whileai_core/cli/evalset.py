@@ -8,7 +8,7 @@ from ..defaults import CATEGORY_FIELD, EVALSET_NAME, PROVE_EFFECT
 
 
 def _common(p: argparse.ArgumentParser, *, rows: bool) -> None:
-    from . import add_interval_flags, add_json_flag, add_threshold_flag
+    from . import add_interval_flags, add_json_flag, add_threshold_flag  # lazy: loads when the command runs, not when the parser is built
 
     if rows:
         add_interval_flags(p)
@@ -17,23 +17,23 @@ def _common(p: argparse.ArgumentParser, *, rows: bool) -> None:
 
 
 def _fingerprint(args):
-    from ..evalset import eval_fingerprint
+    from ..evalset import eval_fingerprint  # lazy: loads when the command runs, not when the parser is built
     return eval_fingerprint(args.tasks, name=args.name)
 
 
 def _freeze(args):
-    from ..evalset import freeze_holdout
+    from ..evalset import freeze_holdout  # lazy: loads when the command runs, not when the parser is built
     return freeze_holdout(args.tasks, args.out_dir, name=args.name)
 
 
 def _failure_capable(args):
-    from ..evalset import failure_capable
+    from ..evalset import failure_capable  # lazy: loads when the command runs, not when the parser is built
     return failure_capable(args.rows, holdout=args.holdout, effect=args.effect, level=args.level,
                            seed=args.seed, threshold=args.threshold)
 
 
 def _by_category(args):
-    from ..categories import category_table
+    from ..categories import category_table  # lazy: loads when the command runs, not when the parser is built
     return category_table(args.rows, args.after, field=args.field, tasks=args.tasks,
                           level=args.level, seed=args.seed, threshold=args.threshold,
                           run_std=args.run_std, noise_runs=args.noise_runs)

@@ -23,7 +23,7 @@ def _arms(values: list[str] | None) -> dict[str, str]:
 
 
 def _register(args):
-    from ..experiments import register_experiment
+    from ..experiments import register_experiment  # lazy: loads when the command runs, not when the parser is built
     return register_experiment(args.name, question=args.question, hypothesis=args.hypothesis,
                                arms=_arms(args.arm), holdout=args.holdout,
                                rule=_json_arg(args.rule, "--rule"), metric=args.metric,
@@ -32,46 +32,46 @@ def _register(args):
 
 
 def _record(args):
-    from ..experiments import record_run
+    from ..experiments import record_run  # lazy: loads when the command runs, not when the parser is built
     return record_run(args.id, changed=args.changed, moved=args.moved, why=args.why,
                       learned=args.learned, reproduce=args.reproduce, state_dir=args.state_dir)
 
 
 def _list(args):
-    from ..experiments import list_experiments
+    from ..experiments import list_experiments  # lazy: loads when the command runs, not when the parser is built
     return list_experiments(include_archived=args.include_archived, state_dir=args.state_dir)
 
 
 def _export(args):
-    from ..experiments import export_experiments
+    from ..experiments import export_experiments  # lazy: loads when the command runs, not when the parser is built
     return export_experiments(args.out, name=args.name, overwrite=args.force,
                               state_dir=args.state_dir)
 
 
 def _archive(args):
-    from ..experiments import archive_experiment
+    from ..experiments import archive_experiment  # lazy: loads when the command runs, not when the parser is built
     return archive_experiment(args.name, state_dir=args.state_dir)
 
 
 def _pairs(args):
-    from ..pairs import dpo_pairs
+    from ..pairs import dpo_pairs  # lazy: loads when the command runs, not when the parser is built
     found = dpo_pairs(args.rollouts, field=args.field, threshold=args.threshold,
                       min_margin=args.min_margin, per_task=args.per_task,
                       constructed=args.constructed, model=args.model)
     if args.out is not None:
-        from ..io import write_jsonl
+        from ..io import write_jsonl  # lazy: loads when the command runs, not when the parser is built
         write_jsonl(args.out, found.pairs, overwrite=args.force)
     return found
 
 
 def _data(args):
-    from ..pairs import write_dpo_data
+    from ..pairs import write_dpo_data  # lazy: loads when the command runs, not when the parser is built
     return write_dpo_data(args.pairs, args.out_dir, holdout=args.holdout, grader=args.grader,
                           settings=_json_arg(args.settings, "--settings"), overwrite=args.force)
 
 
 def _plan(args):
-    from ..methods.grpo_plan import grpo_plan
+    from ..methods.grpo_plan import grpo_plan  # lazy: loads when the command runs, not when the parser is built
     return grpo_plan(args.rows, model=args.model, loss=args.loss,
                      num_iterations=args.num_iterations,
                      balance=None if args.no_balance else args.balance, field=args.field,
@@ -79,7 +79,7 @@ def _plan(args):
 
 
 def register(sub) -> None:
-    from . import add_json_flag, add_threshold_flag
+    from . import add_json_flag, add_threshold_flag  # lazy: loads when the command runs, not when the parser is built
 
     def state(p: argparse.ArgumentParser) -> None:
         p.add_argument("--state-dir", default=None,

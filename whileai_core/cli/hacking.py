@@ -41,7 +41,7 @@ def _reward(args):
 
 
 def _probes(args):
-    from ..hacking import cheat_probes
+    from ..hacking import cheat_probes  # lazy: loads when the command runs, not when the parser is built
     return cheat_probes(_reward(args), args.tasks, model_rows=args.model_rows,
                         max_tokens=args.max_tokens, threshold=args.threshold,
                         metric=args.metric, group_by=args.group_by, probes=args.probes,
@@ -49,39 +49,39 @@ def _probes(args):
 
 
 def _prove(args):
-    from ..hacking import prove_reward
+    from ..hacking import prove_reward  # lazy: loads when the command runs, not when the parser is built
     return prove_reward(_reward(args), args.tasks, model_rows=args.model_rows,
                         max_tokens=args.max_tokens, threshold=args.threshold,
                         group_by=args.group_by, timeout_s=args.timeout, pass_env=args.pass_env)
 
 
 def _scan(args):
-    from ..hacking import hack_scan
+    from ..hacking import hack_scan  # lazy: loads when the command runs, not when the parser is built
     return hack_scan(args.rows, features=args.features, n_shuffles=args.shuffles,
                      min_strength=args.min_strength, threshold=args.threshold, seed=args.seed,
                      look=args.look)
 
 
 def _watch(args):
-    from ..hacking import watch_run
+    from ..hacking import watch_run  # lazy: loads when the command runs, not when the parser is built
     watch = watch_run(args.source, state_dir=args.state_dir, metric=args.metric,
                       threshold=args.threshold, confirm=args.confirm, window=args.window)
 
     def draw(out, overwrite):
-        from ..pictures import watch_picture
+        from ..pictures import watch_picture  # lazy: loads when the command runs, not when the parser is built
         return watch_picture(watch, out=out, overwrite=overwrite)
     return plotted(args, watch, draw)
 
 
 def _doctor(args):
-    from ..hacking import diagnose_run
+    from ..hacking import diagnose_run  # lazy: loads when the command runs, not when the parser is built
     return diagnose_run(args.source, state_dir=args.state_dir,
                         max_off_policy_steps=args.max_off_policy_steps)
 
 
 def register(sub) -> None:
-    from ..hacking.probes import PROBES
-    from . import add_json_flag, add_threshold_flag
+    from ..hacking.probes import PROBES  # lazy: loads when the command runs, not when the parser is built
+    from . import add_json_flag, add_threshold_flag  # lazy: loads when the command runs, not when the parser is built
 
     def common(p):
         p.add_argument("--metric", choices=("pass", "reward"), default="pass",

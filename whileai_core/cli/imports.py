@@ -21,8 +21,8 @@ def _step(value: str):
 
 
 def _import(args):
-    from ..importers import import_rows
-    from ..io import write_jsonl
+    from ..importers import import_rows  # lazy: loads when the command runs, not when the parser is built
+    from ..io import write_jsonl  # lazy: loads when the command runs, not when the parser is built
 
     fmt = "auto" if args.format == "auto" else args.format
     result = import_rows(args.path, format=fmt, metric=args.metric, step=args.step,
@@ -34,7 +34,7 @@ def _import(args):
 
 
 def register(sub) -> None:
-    from . import add_json_flag
+    from . import add_json_flag  # lazy: loads when the command runs, not when the parser is built
 
     p = sub.add_parser(
         "import", help="graded rows from prime-rl, Inspect or lm-eval output",

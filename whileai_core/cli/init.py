@@ -4,13 +4,13 @@ from __future__ import annotations
 
 
 def _init(args):
-    from ..init import init_project
+    from ..init import init_project  # lazy: loads when the command runs, not when the parser is built
     return init_project(args.dir, hosts=args.host, dry_run=args.dry_run, link=args.link,
                         command=args.command, skills_dir=args.skills)
 
 
 def register(sub) -> None:
-    from ..init import HOSTS
+    from ..init import HOSTS  # lazy: loads when the command runs, not when the parser is built
 
     p = sub.add_parser(
         "init", help="wire a project to the pack: MCP server entry per host, skills, AGENTS.md",

@@ -7,27 +7,27 @@ from ..defaults import (JUDGE_FALSE_PASS_HALF_WIDTH, JUDGE_MAX_FALSE_PASS,
 
 
 def _audit(args):
-    from ..judge import audit_judge
-    from .hacking import plotted
+    from ..judge import audit_judge  # lazy: loads when the command runs, not when the parser is built
+    from .hacking import plotted  # lazy: loads when the command runs, not when the parser is built
     result = audit_judge(args.items, judges=args.judges, min_agreement=args.min_agreement,
                          min_kappa=args.min_kappa, max_false_pass=args.max_false_pass,
                          half_width=args.half_width, level=args.level)
 
     def draw(out, overwrite):
-        from ..pictures import judge_picture
+        from ..pictures import judge_picture  # lazy: loads when the command runs, not when the parser is built
         return judge_picture(args.items, judges=args.judges, level=args.level, out=out,
                              overwrite=overwrite)
     return plotted(args, result, draw)
 
 
 def _order(args):
-    from ..judge import order_reversal
+    from ..judge import order_reversal  # lazy: loads when the command runs, not when the parser is built
     return order_reversal(args.pairs, max_flips=args.max_flips, level=args.level)
 
 
 def register(sub) -> None:
-    from . import add_interval_flags, add_json_flag
-    from .hacking import add_plot_flags
+    from . import add_interval_flags, add_json_flag  # lazy: loads when the command runs, not when the parser is built
+    from .hacking import add_plot_flags  # lazy: loads when the command runs, not when the parser is built
 
     p = sub.add_parser(
         "audit-judge", help="read candidate LLM judges against blind human labels",

@@ -12,24 +12,24 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def _launch(args):
-    from ..runs import launch_run
+    from ..runs import launch_run  # lazy: loads when the command runs, not when the parser is built
     return launch_run(args.target, backend=args.backend, gpu=args.gpu, name=args.name,
                       confirm=args.confirm, data=args.data, experiment=args.experiment,
                       arm=args.arm, state_dir=args.state_dir, recipes_dir=args.recipes_dir)
 
 
 def _status(args):
-    from ..runs import run_status
+    from ..runs import run_status  # lazy: loads when the command runs, not when the parser is built
     return run_status(args.id, state_dir=args.state_dir)
 
 
 def _runs(args):
-    from ..runs import list_runs
+    from ..runs import list_runs  # lazy: loads when the command runs, not when the parser is built
     return list_runs(state_dir=args.state_dir)
 
 
 def _collect(args):
-    from ..runs import collect_run
+    from ..runs import collect_run  # lazy: loads when the command runs, not when the parser is built
     return collect_run(args.id, metric=args.metric, holdout=args.holdout,
                        rule=_json_arg(args.rule, "--rule"), state_dir=args.state_dir)
 
@@ -38,7 +38,7 @@ def _json_arg(text, flag: str):
     """A JSON object given on the command line; a parse error names the flag."""
     import json
 
-    from ..errors import ArgumentError
+    from ..errors import ArgumentError  # lazy: already loaded; stays in the function until the CLI is generated
 
     if text is None:
         return None
@@ -51,7 +51,7 @@ def _json_arg(text, flag: str):
 
 
 def _cancel(args):
-    from ..runs import cancel_run
+    from ..runs import cancel_run  # lazy: loads when the command runs, not when the parser is built
     return cancel_run(args.id, state_dir=args.state_dir)
 
 

@@ -26,7 +26,7 @@ def _cluster(p: argparse.ArgumentParser) -> None:
 
 
 def _describe(args):
-    from ..describe import describe_rows
+    from ..describe import describe_rows  # lazy: loads when the command runs, not when the parser is built
     return describe_rows(args.rows, fields=args.field, threshold=args.threshold)
 
 
@@ -37,19 +37,19 @@ def _effect(p: argparse.ArgumentParser) -> None:
 
 
 def _route(args):
-    from ..routing import route
-    from .hacking import plotted
+    from ..routing import route  # lazy: loads when the command runs, not when the parser is built
+    from .hacking import plotted  # lazy: loads when the command runs, not when the parser is built
     result = route(args.rows, model=args.model, teacher_rows=args.teacher, taskset=args.taskset,
                    teacher_url=args.teacher_url, threshold=args.threshold, cluster=args.cluster)
 
     def draw(out, overwrite):
-        from ..pictures import band_picture
+        from ..pictures import band_picture  # lazy: loads when the command runs, not when the parser is built
         return band_picture(args.rows, out=out, overwrite=overwrite, threshold=args.threshold)
     return plotted(args, result, draw)
 
 
 def _pass_at(args):
-    from ..stats import pass_at
+    from ..stats import pass_at  # lazy: loads when the command runs, not when the parser is built
     return pass_at(args.rows, k=args.k, level=args.level, seed=args.seed, threshold=args.threshold,
                    cluster=args.cluster)
 
@@ -59,15 +59,15 @@ def _arm(first: str, more: list[str] | None):
 
 
 def _compare(args):
-    from ..stats import compare
-    from .hacking import plotted
+    from ..stats import compare  # lazy: loads when the command runs, not when the parser is built
+    from .hacking import plotted  # lazy: loads when the command runs, not when the parser is built
     result = compare(_arm(args.before, args.before_seed), _arm(args.after, args.after_seed),
                      level=args.level, run_std=args.run_std, noise_runs=args.noise_runs,
                      effect=args.effect, seed=args.seed, threshold=args.threshold,
                      metric=args.metric, cluster=args.cluster, selected_on=args.selected_on)
 
     def draw(out, overwrite):
-        from ..pictures import forest_picture
+        from ..pictures import forest_picture  # lazy: loads when the command runs, not when the parser is built
         return forest_picture(args.before, args.after, by=args.by, run_std=args.run_std,
                               metric=result.metric, level=args.level, threshold=args.threshold,
                               out=out, overwrite=overwrite)
@@ -75,7 +75,7 @@ def _compare(args):
 
 
 def _compare_many(args):
-    from ..stats import compare_many
+    from ..stats import compare_many  # lazy: loads when the command runs, not when the parser is built
     options = dict(level=args.level, effect=args.effect, seed=args.seed,
                    threshold=args.threshold, metric=args.metric)
     if args.checkpoint:
@@ -97,22 +97,22 @@ def _compare_many(args):
 
 
 def _noise(args):
-    from ..stats import noise_floor
+    from ..stats import noise_floor  # lazy: loads when the command runs, not when the parser is built
     return noise_floor(*args.runs, threshold=args.threshold, metric=args.metric, level=args.level,
                        cluster=args.cluster)
 
 
 def _holdout(args):
-    from ..stats import holdout_size
+    from ..stats import holdout_size  # lazy: loads when the command runs, not when the parser is built
     return holdout_size(args.effect, k=args.k, before=args.before, after=args.after,
                         power=args.power, alpha=args.alpha, threshold=args.threshold,
                         cluster=args.cluster)
 
 
 def register(sub) -> None:
-    from . import add_interval_flags, add_json_flag, add_threshold_flag
+    from . import add_interval_flags, add_json_flag, add_threshold_flag  # lazy: loads when the command runs, not when the parser is built
 
-    from .hacking import add_plot_flags
+    from .hacking import add_plot_flags  # lazy: loads when the command runs, not when the parser is built
 
     p = sub.add_parser("describe", help="every field the rows carry: type, coverage, values or "
                                         "range, constant or varying within a task",

@@ -24,7 +24,7 @@ def _kept(result, args):
     """Write the result's records to --out, if given, and drop them from what is printed."""
     if args.out is None:
         return result
-    from ..io import write_jsonl
+    from ..io import write_jsonl  # lazy: loads when the command runs, not when the parser is built
 
     path = write_jsonl(args.out, result.records, overwrite=args.force)
     print(f"wrote {len(result.records)} records to {path}", file=sys.stderr)
@@ -35,10 +35,10 @@ def _split(args):
     import json
     import os
 
-    from ..errors import ConfigError
-    from ..io import write_atomic, write_jsonl
-    from ..rows import read_records
-    from ..traces import split_by_task
+    from ..errors import ConfigError  # lazy: already loaded; stays in the function until the CLI is generated
+    from ..io import write_atomic, write_jsonl  # lazy: loads when the command runs, not when the parser is built
+    from ..rows import read_records  # lazy: loads when the command runs, not when the parser is built
+    from ..traces import split_by_task  # lazy: loads when the command runs, not when the parser is built
 
     split = split_by_task(args.rows, share=args.share, seed=args.seed, stratify=args.stratify)
     targets = [(flag, value) for flag, value in (("--out", args.out),
@@ -73,18 +73,18 @@ def _split(args):
 
 
 def _select(args):
-    from ..traces import select_sft
+    from ..traces import select_sft  # lazy: loads when the command runs, not when the parser is built
     return _kept(select_sft(args.attempts, threshold=args.threshold), args)
 
 
 def _decontaminate(args):
-    from ..traces import decontaminate
+    from ..traces import decontaminate  # lazy: loads when the command runs, not when the parser is built
     return _kept(decontaminate(args.train, args.holdout, ngram=args.ngram,
                                max_overlap=args.max_overlap), args)
 
 
 def _export(args):
-    from ..traces import export_sft
+    from ..traces import export_sft  # lazy: loads when the command runs, not when the parser is built
     return export_sft(args.records, args.out, overwrite=args.force)
 
 
@@ -93,7 +93,7 @@ TRACE_FORM = ('each line {"task_id": ..., "messages": [{"role": "user", "content
 
 
 def register(sub) -> None:
-    from . import add_json_flag
+    from . import add_json_flag  # lazy: loads when the command runs, not when the parser is built
 
     p = sub.add_parser(
         "split", help="hold out a share of the tasks (never part of a task)",

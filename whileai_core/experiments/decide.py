@@ -18,6 +18,7 @@ from ..runs.registry import RunRecord
 from ..stats import Comparison, ManyComparisons
 from .rule import Basis, ExperimentDecision, apply_rule, parse_rule
 from .store import Experiment, Registration, _holdout, ids_sha256
+from ..stats import compare, compare_many
 
 
 def holdout_of(results: dict[str, Any]) -> str | None:
@@ -55,8 +56,6 @@ def decide(record: RunRecord, experiment: Experiment | None, results: dict[str, 
     Without an experiment and without a ``rule``: the comparison only (and by category when the
     rows carry one), no decision.
     """
-    from ..stats import compare, compare_many
-
     reg = experiment.registration if experiment is not None else None
     deviations: list[str] = []
     notes: list[str] = []

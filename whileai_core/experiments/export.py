@@ -10,6 +10,7 @@ from typing import Any
 
 from ..result import Result
 from .store import Experiment, check_name, get_experiment, list_experiments
+from ..io import write_atomic
 
 
 class ExperimentExport(Result):
@@ -66,8 +67,6 @@ def export_experiments(out: Any, *, name: str | None = None, include_archived: b
                        ) -> ExperimentExport:
     """Write the experiments (or the one ``name``d) as Markdown to ``out``, atomically; an
     existing file is replaced only with ``overwrite``."""
-    from ..io import write_atomic
-
     if name is not None:
         found = [get_experiment(check_name(name, "name"), state_dir=state_dir)]
     else:

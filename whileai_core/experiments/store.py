@@ -25,9 +25,12 @@ from pydantic import Field
 from ..defaults import CONFIDENCE_LEVEL, EXPERIMENT_TEXT_MAX, PROVE_EFFECT
 from ..errors import ArgumentError
 from ..result import Result
-from ..runs.registry import Registry, RunRecord, now
+from ..runs.registry import Registry, RunRecord, _check_id, now
 from ..voice import arg, call
 from .rule import DecisionRule, parse_rule
+from ..rows import read_records
+from ..safepath import UserPath, as_user_path
+from ..bootstrap import check_level
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _FINGERPRINT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}-[0-9a-f]{12}")
@@ -176,9 +179,7 @@ def _arms(arms: Any) -> dict[str, str]:
 
 def _holdout(holdout: Any, root: Any) -> dict[str, Any]:
     """The held-out set's name: a content name as given, or read from the frozen file."""
-    from ..evalset import eval_fingerprint
-    from ..rows import read_records
-    from ..safepath import UserPath, as_user_path
+    from ..evalset import eval_fingerprint  # lazy: evalset loads only when _holdout() runs
 
     if isinstance(holdout, str) and _FINGERPRINT.fullmatch(holdout) and "/" not in holdout:
         return {"holdout": holdout}
@@ -217,8 +218,6 @@ def register_experiment(name: str, *, question: str, hypothesis: str, arms: dict
     Registering the same name with the same registration again returns it; with anything
     different it is refused (a registration is never changed: register a new name).
     """
-    from ..bootstrap import check_level
-
     name = check_name(name)
     if metric not in ("pass", "reward"):
         raise ArgumentError(f"`metric` must be 'pass' or 'reward', got {metric!r}")
@@ -317,8 +316,6 @@ def record_run(id: str, *, changed: str, moved: str, why: str, learned: str, rep
     """Write a run's five-line record (each one line): what changed, what moved (the verdict with
     its interval and n), why, what was learned, how to reproduce it. Writing it again adds a
     revision; the earlier ones are kept."""
-    from ..runs.api import _check_id
-
     run = _check_id(id)
     registry = Registry(state_dir, create=False)
     if registry.get(run) is None:

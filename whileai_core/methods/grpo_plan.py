@@ -49,6 +49,8 @@ from ..defaults import (BOOTSTRAP_SEED, CATEGORY_FIELD, CONFIDENCE_LEVEL, GRPO_B
 from ..errors import ArgumentError
 from ..result import Result, fmt_rate
 from ..stats import Rate
+from ..rows import load_rows
+from ..stats import pass_rate
 
 LossType = Literal["grpo", "bnpo", "dr_grpo", "dapo"]
 RANDOM_REWARD_BASES = ("qwen2.5", "qwen3")
@@ -161,9 +163,7 @@ def grpo_plan(rows: Any, *, model: str, loss: LossType = GRPO_LOSS_TYPE,
     docstring): the loss variant's fields and flags, each category's share and split tasks, the
     ``--balance`` share when a category is under it, and the arms (the method's tasks, a random
     selection of as many, and on a Qwen2.5/Qwen3 base a random reward)."""
-    from ..categories import task_categories
-    from ..rows import load_rows
-    from ..stats import pass_rate
+    from ..categories import task_categories  # lazy: categories loads only when grpo_plan() runs
 
     if not isinstance(model, str) or not model.strip():
         raise ArgumentError(f"`model` must be the base model's id, got {model!r}")

@@ -35,6 +35,10 @@ from ..defaults import (BOOTSTRAP_SEED, CATEGORY_FIELD, CONFIDENCE_LEVEL, DPO_MA
 from ..errors import ArgumentError, RowsError
 from ..result import Result, fmt_rate
 from ..stats import Rate
+from ..rows import read_records
+from ..rows import load_rows
+from ..stats import pass_rate
+from ..bootstrap import check_level, check_seed
 
 Source = Literal["on_policy", "constructed"]
 NO_CATEGORY = "(all)"
@@ -117,7 +121,7 @@ class PairSet(Result):
 
 def _split_reply(rec: Mapping, where: dict) -> tuple[list[dict], str]:
     """(the prompt's messages, the reply's text) of one rollout."""
-    from ..traces.read import _check_messages
+    from ..traces.read import _check_messages  # lazy: traces.read loads only when _split_reply() runs
 
     if "messages" in rec:
         msgs = rec["messages"]
@@ -141,8 +145,6 @@ def _split_reply(rec: Mapping, where: dict) -> tuple[list[dict], str]:
 
 def _read(rollouts: Any, field: str, model: str | None) -> tuple[dict[str, dict], list[str]]:
     """Per task: its prompt, category and (reward, reply) list; and notes."""
-    from ..rows import read_records
-
     recs = read_records(rollouts, noun="rollout")
     if not recs.items:
         raise RowsError("no rollouts", source=recs.name, fix="give the policy's graded rollouts")
@@ -229,8 +231,6 @@ def _constructed(constructed: Any, tasks: dict[str, dict], paired: dict[str, lis
                  threshold: float, margin: float) -> tuple[list[dict], int, list[str]]:
     """Pairs from the caller's constructed rejected replies, on tasks without on-policy contrast
     whose policy has a passing reply to be the chosen one."""
-    from ..rows import read_records
-
     recs = read_records(constructed, noun="constructed reply")
     rows, skipped, why = [], 0, {}
     for i, rec in enumerate(recs.items):
@@ -293,8 +293,6 @@ def _why_none(rate: float, n_tasks: int, n_with_both: int) -> tuple[str, str | N
 
 
 def _rate(values: dict[str, list[float]], threshold: float, level: float, seed: int | None) -> Rate:
-    from ..rows import load_rows
-    from ..stats import pass_rate
 
     rows = [{"task_id": t, "reward": v} for t, vs in values.items() for v in vs]
     return pass_rate(load_rows(rows, threshold=threshold), level, seed)
@@ -320,8 +318,6 @@ def dpo_pairs(rollouts: Any, *, field: str = CATEGORY_FIELD, threshold: float = 
         the policy's best passing reply on that task and labelled ``constructed``.
     model : the policy's id; a rollout from another model is refused (not on-policy).
     """
-    from ..bootstrap import check_level, check_seed
-
     level, seed = check_level(level), check_seed(seed)
     for name, value, low, high in (("threshold", threshold, -1e12, 1e12),
                                    ("min_margin", min_margin, 1e-12, 1e12)):

@@ -25,6 +25,9 @@ from ..defaults import DPO_PAIRS_FILE
 from ..errors import ArgumentError, RowsError
 from ..result import Result
 from .build import PairSet
+from ..rows import read_records
+from ..safepath import as_user_path
+from ..io import write_atomic, write_jsonl
 
 GRADER_FILE, SETTINGS_FILE = "grader.py", "settings.json"
 
@@ -51,7 +54,6 @@ class DPOData(Result):
 def _pairs(pairs: Any) -> list[dict]:
     if isinstance(pairs, PairSet):
         return list(pairs.pairs)
-    from ..rows import read_records
 
     recs = read_records(pairs, noun="pair")
     for i, rec in enumerate(recs.items):
@@ -66,8 +68,7 @@ def _pairs(pairs: Any) -> list[dict]:
 
 def _asks(holdout: Any) -> list[dict]:
     """One held-out ask per task: the first record's prompt, with the task's other fields."""
-    from ..rows import read_records
-    from ..traces.read import _check_messages, prompt_messages
+    from ..traces.read import _check_messages, prompt_messages  # lazy: traces.read loads only when _asks() runs
 
     recs = read_records(holdout, noun="held-out record")
     asks: dict[str, dict] = {}
@@ -95,9 +96,7 @@ def write_dpo_data(pairs: Any, out_dir: Any, *, holdout: Any, grader: Any,
     ``messages``) and the ``grader`` file. Each file is written atomically; an existing one is
     replaced only with ``overwrite`` (the frozen held-out file never: same content, same name).
     """
-    from ..evalset import freeze_holdout
-    from ..io import write_atomic, write_jsonl
-    from ..safepath import as_user_path
+    from ..evalset import freeze_holdout  # lazy: evalset loads only when write_dpo_data() runs
 
     rows = _pairs(pairs)
     if not rows:

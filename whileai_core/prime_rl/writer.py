@@ -30,6 +30,7 @@ from .mapping import method_keys
 from .result import GPUSplit, PrimeRLConfig
 from .targets import RENDERER_NAMES, pick_renderer, taskset_info
 from .teacher import is_local, plan_teacher
+from .schema import validate_config
 
 PROMPT_TOKEN_ALLOWANCE = D.PROMPT_TOKEN_ALLOWANCE
 
@@ -338,7 +339,6 @@ def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str,
         _apply_overrides(config, overrides, reads)
 
     grammar.check_tree(config)
-    from .schema import validate_config
     check = validate_config(config)
     if not check.ok:
         raise ConfigError("the config would be rejected by prime-rl 559b447: "

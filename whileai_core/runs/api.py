@@ -11,7 +11,6 @@ Modal call), never from a guess.
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
 from ..errors import ArgumentError, ConfigError, WhileaiError
@@ -20,27 +19,26 @@ from ..voice import arg, call, choose
 from ..voice import name as op_name
 from ..safepath import Root, UserPath
 from . import lock
-from .backend import get_backend
+from .local import LocalBackend
+from .modal_backend import ModalBackend
 from .forecast import forecast as forecast_run
 from .forecast_check import recorded
 from .plan import (_check_backend, _check_gpu, _check_local_teacher, _check_name, _plan,
                    _rejected)
-from .registry import ACTIVE, FINISHED, Registry, RunRecord, claimable, now
-# RunPlan too: whileai_core.runs imports the results from here
-from .results import Cancelled, Launch, RunList, RunPlan, public
+from .registry import ACTIVE, FINISHED, Registry, RunRecord, _check_id, claimable, now
+from .results import Cancelled, Launch, RunList, public
 from .targets import resolve_target, stage_data
-
-_RUN_ID = re.compile(r"^run-[0-9a-f]{12}$")
-
 
 # --- a run already recorded ------------------------------------------------------------------
 
-def _check_id(id: Any) -> str:
-    if not isinstance(id, str) or not _RUN_ID.match(id.strip()):
-        raise ArgumentError(f"`{arg('id', op='run_status')}` must be a run id like "
-                            f"'run-0123456789ab', got {id!r}. Fix: take it from "
-                            f"{op_name('launch_run')} or {op_name('list_runs')}")
-    return id.strip()
+def get_backend(name: str):
+    """The backend called ``name`` ("modal" or "local")."""
+    if name == "local":
+        return LocalBackend()
+    if name == "modal":
+        return ModalBackend()
+    raise ArgumentError(f"`backend` must be 'modal' or 'local', got {name!r}. Fix: 'modal' for a "
+                        "GPU run on Modal, 'local' for a recipe's CPU smoke here")
 
 
 def _open(id: Any, state_dir: str | os.PathLike | None) -> tuple[Registry, RunRecord]:
@@ -96,7 +94,7 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
                             f"{arg('confirm', True)} to launch, omit it to see the plan")
     target = resolve_target(config_or_recipe, recipes_dir=recipes_dir, root=root, data=data)
     if experiment is not None or arm is not None:
-        from ..experiments.store import arm_for_launch
+        from ..experiments.store import arm_for_launch  # lazy: only a launch into an experiment reads it
         experiment, arm = arm_for_launch(experiment, arm, state_dir)
     runner = get_backend(backend_name)
     runner.check_target(target)

@@ -53,8 +53,8 @@ def collect_run(id: str, *, metric: Literal["pass", "reward"] | None = None,
                           "lists of graded rows to compare; got "
                           f"{type(before).__name__} and {type(after).__name__}. Fix: the "
                           f"recipe {record.recipe!r} must write both")
-    from ..experiments.decide import decide
-    from ..experiments.store import experiment_of
+    from ..experiments.decide import decide  # lazy: experiments.decide loads only when collect_run() runs
+    from ..experiments.store import experiment_of  # lazy: experiments.store loads only when collect_run() runs
 
     step(1, 2, f"comparing {len(before)} rows before with {len(after)} after")
     comparison, by_category, decision = decide(

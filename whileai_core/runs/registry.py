@@ -19,6 +19,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import sqlite3
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -29,11 +30,15 @@ from ..defaults import REGISTRY_LOCK_WAIT_S, STATE_DIR
 from ..errors import ArgumentError, ConfigError
 from ..failures import mask_value
 from ..result import Result
+from ..voice import arg
+from ..voice import name as op_name
+from .forecast_check import describe
 # the tables, their columns and the schema version (re-exported: callers import them from here)
 from .schema import (_SCHEMA, BACKENDS, SCHEMA_VERSION, STATUSES, _add_columns, _blank,  # noqa: F401
                      _insert_sql)
 
 STATE_DIR_ENV = "WHILEAI_STATE_DIR"
+_RUN_ID = re.compile(r"^run-[0-9a-f]{12}$")
 REGISTRY_FILE = "runs.sqlite3"
 
 Status = Literal["planned", "launching", "running", "succeeded", "failed", "cancelled"]
@@ -63,6 +68,14 @@ def run_id(sha256: str, name: str, backend: str) -> str:
     key = f"{sha256}\x00{name}\x00{backend}".encode()
     return "run-" + hashlib.sha256(key).hexdigest()[:12]
 
+
+
+def _check_id(id: Any) -> str:
+    if not isinstance(id, str) or not _RUN_ID.match(id.strip()):
+        raise ArgumentError(f"`{arg('id', op='run_status')}` must be a run id like "
+                            f"'run-0123456789ab', got {id!r}. Fix: take it from "
+                            f"{op_name('launch_run')} or {op_name('list_runs')}")
+    return id.strip()
 
 class RunRecord(Result):
     """One row of the registry.
@@ -113,7 +126,6 @@ class RunRecord(Result):
         if self.finished_at:
             lines.append(f"finished: {self.finished_at[:19]}Z")
         if self.forecast or self.measured:
-            from .forecast_check import describe  # lazy: it imports this module
             lines += describe(self.forecast, self.measured)
         return "\n".join(lines)
 

@@ -30,6 +30,7 @@ from .fields import LEVEL_DOC
 from .intervals import t_value
 from .clustered import check_cluster
 from .rates import check_metric, task_values
+from .clustered import families_of
 
 
 def noise_band(run_std: float, n_runs: int, level: float = CONFIDENCE_LEVEL) -> float:
@@ -261,8 +262,6 @@ def within_variance(data: Rows) -> np.ndarray:
 
 def _by_family(runs: list[Rows], field: str, metric: str) -> tuple[dict[str, Any], str | None]:
     """The run-to-run sd rebuilt from per-task and per-family re-run spreads (shared tasks)."""
-    from .clustered import families_of
-
     if len(runs) < 2:
         return {}, "cluster needs 2 or more runs given as rows (not scores) to read families"
     shared = [t for t in runs[0].task_ids if all(t in set(r.task_ids) for r in runs[1:])]

@@ -152,7 +152,7 @@ def field_shares(data: Rows, field: str) -> np.ndarray:
     if field == "truncated":  # a column of its own, false where a row does not say
         flags = data.truncated
     else:
-        from ..describe import require_field
+        from ..describe import require_field  # lazy: describe loads only when field_shares() runs
 
         require_field(data, field, reader="field_share")
         kinds = data.kinds(field) - {bool, type(None)}

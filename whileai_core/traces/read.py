@@ -27,7 +27,7 @@ def load_traces(source: Any, *, need_reward: bool = False) -> list[dict]:
 
 
 def _read_traces(source: Any, *, need_reward: bool = False):
-    from ..rows import read_records  # the one JSONL reader, with line-numbered errors
+    from ..rows import read_records  # lazy: rows loads only when _read_traces() runs (the one JSONL reader, with line-numbered errors)
 
     recs = read_records(source, noun="trace")
     if not recs.items:

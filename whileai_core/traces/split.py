@@ -11,6 +11,7 @@ from pydantic import Field
 from .. import defaults as D
 from ..errors import ArgumentError, RowsError
 from ..result import Result
+from ..safepath import is_path
 
 
 # --- 1. the held-out split -----------------------------------------------------------------
@@ -112,18 +113,17 @@ def split_by_task(rows_or_records: Any, *, share: float = D.HOLDOUT_SHARE,
 
 def _task_ids(source: Any, stratify: str | None = None) -> tuple[list[str], dict[str, str]]:
     """The task ids in first-seen order, and (with ``stratify``) each task's value of it."""
-    from ..rows import Rows
+    from ..rows import Rows  # lazy: rows loads only when _task_ids() runs
 
     if isinstance(source, Rows):
         if stratify is None:
             return list(source.task_ids), {}
         source = source.records
-    from ..safepath import is_path
 
     if isinstance(source, Mapping) or not (is_path(source) or isinstance(source, Iterable)):
         raise ArgumentError(f"cannot split a {type(source).__name__}. Fix: pass Rows, a path, or "
                             "a list of dicts with task_id")
-    from ..rows import read_records
+    from ..rows import read_records  # lazy: rows loads only when _task_ids() runs
 
     recs = read_records(source, noun="record")
     out: dict[str, None] = {}

@@ -44,8 +44,16 @@ def _cli(*args: str, stdin=None, input: bytes | None = None, cwd=None):
 def _pipe(data: bytes, *, close: bool = True) -> int:
     """A pipe holding ``data``; its read end (the writer closed unless ``close`` is False)."""
     r, w = os.pipe()
-    threading.Thread(target=lambda: (os.write(w, data), close and os.close(w)),
-                     daemon=True).start()
+
+    def write() -> None:
+        try:
+            os.write(w, data)
+        except BrokenPipeError:  # the reader stopped early (the size limit): nothing to do
+            pass
+        if close:
+            os.close(w)
+
+    threading.Thread(target=write, daemon=True).start()
     return r
 
 

@@ -143,7 +143,8 @@ def nested_rows(record: dict) -> tuple[str, int] | None:
 
 def _keys(doc: dict) -> str:
     keys = [f"`{k}`" for k in list(doc)[:_NAMES_SHOWN]]
-    return ", ".join(keys) + (f" ({_NAMES_SHOWN} of {len(doc)})" if len(doc) > _NAMES_SHOWN else "")
+    more = len(doc) - _NAMES_SHOWN
+    return ", ".join(keys) + (f" and {more} more" if more > 0 else "")
 
 
 def _number(text: str) -> bool:

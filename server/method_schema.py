@@ -1,7 +1,7 @@
 """The method argument of prime_rl_config as a JSON schema a calling model can follow.
 
 A method arrives as a name or an object with ``name`` and its knobs (``whileai_core.methods.
-method_spec`` parses both). Issue 11: the object form, the OPD teacher ``{url, model, vocab}``
+method_spec`` parses both). Found by a cold agent: the object form, the OPD teacher ``{url, model, vocab}``
 above all, was documented nowhere and had to be guessed. Here each object form is a model whose
 fields are *the core spec's own fields* (type, default, description, range: copied from
 ``RLMethod``, ``OPD``, ``OPSD``, ``Async`` and the teacher's ``Endpoint``, never retyped), tagged

@@ -37,14 +37,14 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import anyio.from_thread
-from whileai_core.defaults import (LIST_SHOWN_MAX, MCP_INLINE_ROWS_MAX, MCP_PROGRESS_INTERVAL_S,
-                                   TASK_PAGE_DEFAULT, TASK_PAGE_MAX)
+from whileai_core.defaults import LIST_SHOWN_MAX, MCP_INLINE_ROWS_MAX, TASK_PAGE_DEFAULT, TASK_PAGE_MAX
 from whileai_core.errors import RowsError
 from whileai_core.progress import reporting
 from whileai_core.result import plain
 from whileai_core.voice import MCP, speaking
 
 from .errors import bad_arguments, run_core
+from .limits import MCP_PROGRESS_INTERVAL_S
 from .paths import Workspace
 from .pool import ToolPool
 
@@ -112,7 +112,7 @@ RowsArg = Annotated[
         examples=["evals/graded.jsonl"]),
 ]
 
-# Every numeric argument has a finite range in its schema (issue 12: NaN, 1e100 and integers past
+# Every numeric argument has a finite range in its schema (NaN, 1e100 and integers past
 # 64 bits must be input errors, not "a bug in whileai"). The core checks its own ranges too.
 MAX_SCORE = 1e15        # a reward, threshold or run_std: any scale a grader uses
 MAX_SEED = 2**63 - 1

@@ -1,4 +1,4 @@
-"""Human output in the reader's language (issue 14): at the shell the next step is the command to
+"""Human output in the reader's language: at the shell the next step is the command to
 type and a fix names the flag (``--force``); over MCP it names the tool's arguments; from Python
 it is the call. No ``None``, no Python repr, no ``<dict of 3 ...>`` in human text.
 

@@ -90,12 +90,12 @@ _EXPORTS: dict[str, str] = {
     "import_rows": "importers",
     "detect_format": "importers",
     "Imported": "importers",
-    # --- the eval set (issue 16) ---
+    # --- the eval set ---
     "eval_fingerprint": "evalset",
     "freeze_holdout": "evalset",
     "failure_capable": "evalset",
     "category_table": "categories",
-    # --- wiring a project (issue 16) ---
+    # --- wiring a project ---
     "init_project": "init",
     # --- runs (issue: launch_run) ---
     "launch_run": "runs",

@@ -1,8 +1,8 @@
 """The one door for user paths: every file a user names is opened here, and only here.
 
 Rows, traces, judge items, tokenizer files, prime-rl configs and every output pass through this
-module, whether the MCP server, the CLI, the library or a recipe asked. Why each rule exists is
-issue 12's red-team pass: a path checked by name and opened later by name lets a folder be
+module, whether the MCP server, the CLI, the library or a recipe asked. Why each rule exists is a
+red-team finding (tests/test_safepath.py): a path checked by name and opened later by name lets a folder be
 swapped for a symlink in between; a FIFO blocks a read forever; a device can be "replaced".
 
 How a path is opened

@@ -174,7 +174,7 @@ def test_audit_judge_without_a_clearing_judge_says_none(tmp_path, capsys):
     ["route", EXAMPLE, "--model", "Qwen/Qwen3-8B", "--teacher", TEACHER],
     ["pass-at", EXAMPLE],
     ["compare", EXAMPLE, TEACHER],
-    ["noise-floor", EXAMPLE, EXAMPLE],
+    ["noise-floor", *(str(ROOT / "examples" / "reruns" / f"run-{i}.jsonl") for i in (1, 2))],
     ["holdout-size"],
     ["holdout-size", "--before", EXAMPLE, "--after", TEACHER],
     ["split", EXAMPLE],

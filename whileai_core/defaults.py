@@ -78,6 +78,33 @@ _source("ROWS_CACHE_FILES",
         "convention, untested: files kept loaded at once, whatever their size (an agent's "
         "session works on a handful: its runs, a teacher's, a held-out set)")
 
+# fields under other names, named in the error that refuses them (whileai_core.field_names)
+
+FIELD_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "task_id": ("task", "id", "problem_id", "question_id", "prompt_id", "example_id",
+                "sample_id", "instance_id", "doc_id", "item_id", "uid", "problem", "question"),
+    "reward": ("score", "passed", "pass", "correct", "is_correct", "success", "solved",
+               "resolved", "accuracy", "acc", "exact_match", "label", "result"),
+    "messages": ("conversation", "conversations", "chat", "turns", "dialog", "dialogue",
+                 "history"),
+    "truncated": ("is_truncated", "cut_off", "was_truncated"),
+    "model": ("model_name", "model_id", "policy"),
+}
+_source("FIELD_SYNONYMS",
+        "what other harnesses call these fields in the files they write: human-eval's "
+        "*_results.jsonl (`task_id`, `passed`, `result`), SWE-bench (`instance_id`, "
+        "`resolved`), lm-evaluation-harness samples (`doc_id`, `acc`, `exact_match`), Inspect "
+        "samples (`id`, `score`), ShareGPT-style chat data (`conversations`), Hugging Face "
+        "datasets (`problem_id`, `question_id`); a synonym is only ever suggested, never read "
+        "in place of the field")
+
+NEAR_FIELD_CUTOFF = 0.8
+_source("NEAR_FIELD_CUTOFF",
+        "measured here (difflib.SequenceMatcher ratio): 0.8 keeps rewrad (0.83), Reward (0.83), "
+        "rewards (0.92), taskid (0.92), task_ids (0.93), massages (0.88) and leaves out forward "
+        "(0.77), test_id (0.71), record (0.67) and rewrite (0.62); difflib's own default 0.6 "
+        "suggested all of them")
+
 # --- intervals (whileai_core.bootstrap, .stats.intervals, .stats.clustered) -----------------------
 # Each interval rule was chosen by the coverage study in bench/stats_study.py and
 # bench/family_study.py; their tables are in docs/statistics-study.md.

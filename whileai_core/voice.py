@@ -118,6 +118,7 @@ CLI_FLAGS: dict[str, str] = {
     "overwrite": "--force",
     "teacher_rows": "--teacher",
     "judges": "--judge",
+    "k": "-k",
 }
 # Booleans whose CLI flag says the opposite (``lora=False`` is ``--full-weights``).
 CLI_FLAGS_WHEN_FALSE: dict[str, str] = {"lora": "--full-weights"}

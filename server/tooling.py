@@ -30,12 +30,13 @@ from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 import anyio.from_thread
-from whileai_core.defaults import LIST_SHOWN_MAX, MCP_PROGRESS_INTERVAL_S
+from whileai_core.defaults import LIST_SHOWN_MAX
 from whileai_core.progress import reporting
 from whileai_core.result import plain
 from whileai_core.voice import MCP, speaking
 
 from .errors import bad_arguments, run_core
+from .limits import MCP_PROGRESS_INTERVAL_S
 from .paths import Workspace
 from .pool import ToolPool
 

@@ -35,13 +35,17 @@ def test_json_output_is_the_result_data(capsys):
     assert data["summary"].startswith("pass@1  0.521")
 
 
-def test_compare_holdout_and_noise(capsys):
+def test_compare_holdout_and_noise(capsys, tmp_path):
     assert main(["compare", EXAMPLE, str(ROOT / "examples" / "teacher.jsonl")]) == 0
     assert "verdict:" in capsys.readouterr().out
     assert main(["holdout-size", "-k", "8", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["n_tasks"] == 236   # stats.md sec. 7 table
-    assert main(["noise-floor", EXAMPLE, EXAMPLE]) == 0
+    copy = tmp_path / "rerun.jsonl"   # a second run that scored exactly the same
+    copy.write_bytes(Path(EXAMPLE).read_bytes())
+    assert main(["noise-floor", EXAMPLE, str(copy)]) == 0
     assert "run_std 0.0000" in capsys.readouterr().out
+    assert main(["noise-floor", EXAMPLE, EXAMPLE]) == 2   # one file twice is no re-run
+    assert "runs 1 and 2 are the same file" in capsys.readouterr().err
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):

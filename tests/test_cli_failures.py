@@ -1,7 +1,7 @@
 """No traceback reaches a user of the CLI: what is theirs to fix is one line naming the path (or
 the package) and the fix, exit 2; a bug is one line saying so and where to report it, exit 70.
 
-The output-path cases are the ones a newcomer hit (issue 14): a folder given as --out with
+The output-path cases are the ones a newcomer hit: a folder given as --out with
 --force, a folder that cannot be created (/proc), a folder the system refuses (/sys).
 """
 

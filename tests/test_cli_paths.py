@@ -1,4 +1,4 @@
-"""The CLI opens every path through the door too (issue 12 finding 3).
+"""The CLI opens every path through the door too (a red-team finding).
 
 The CLI's root is the path's own folder (the path is resolved as the user's shell would, their
 own symlinks followed once, then opened without following any link): it confines nothing, since

@@ -263,8 +263,9 @@ def test_detection_from_content_and_an_explicit_format_wins(tmp_path):
     renamed = tmp_path / "whatever.txt"
     shutil.copyfile(LOGS / "canned_qa.eval", renamed)
     assert detect_format(renamed) == "inspect"
-    # the named format wins: the Inspect JSON log read as lm-eval samples is refused by line
-    with pytest.raises(RowsError, match="line 1: invalid JSON"):
+    # the named format wins: the Inspect JSON log read as lm-eval samples is refused, named as
+    # the one JSON document it is
+    with pytest.raises(RowsError, match="is one JSON document .*its `samples` holds a list"):
         import_rows(LOGS / "canned_qa.json", format="lm-eval")
     with pytest.raises(ArgumentError, match="`metric` applies to Inspect and lm-eval"):
         import_rows(GRPO, metric="match")

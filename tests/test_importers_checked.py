@@ -1,4 +1,4 @@
-"""What an outside check of the importers found (issue 10, second round), each pinned.
+"""What an outside check of the importers found (a second round), each pinned.
 
 Fixtures: ``tests/fixtures/prime_rl/spans`` (verifiers a60a606's own models, see
 ``make_spans.py``: policy spans, weighted rewards, max_turns truncation), the lm-eval runs of

@@ -1,4 +1,4 @@
-"""Human output in the reader's language (issue 14): at the shell the next step is the command to
+"""Human output in the reader's language: at the shell the next step is the command to
 type and a fix names the flag (``--force``); over MCP it names the tool's arguments; from Python
 it is the call. No ``None``, no Python repr, no ``<dict of 3 ...>`` in human text.
 
@@ -174,7 +174,7 @@ def test_audit_judge_without_a_clearing_judge_says_none(tmp_path, capsys):
     ["route", EXAMPLE, "--model", "Qwen/Qwen3-8B", "--teacher-rows", TEACHER],
     ["pass-at", EXAMPLE],
     ["compare", EXAMPLE, TEACHER],
-    ["noise-floor", EXAMPLE, EXAMPLE],
+    ["noise-floor", *(str(ROOT / "examples" / "reruns" / f"run-{i}.jsonl") for i in (1, 2))],
     ["holdout-size"],
     ["holdout-size", "--before", EXAMPLE, "--after", TEACHER],
     ["split", EXAMPLE],

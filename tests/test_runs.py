@@ -153,7 +153,7 @@ def test_a_second_launch_returns_while_the_first_run_is_still_running(where):
 
 
 def test_a_plan_writes_nothing_and_confirm_replans_and_launches(where):
-    # issue 11: a plan without confirm wrote a "planned" record into the registry
+    # found by a cold agent: a plan without confirm wrote a "planned" record into the registry
     state = where["state_dir"]
     plan = launch_run("plain", backend="local", **where)
     assert plan.action == "planned" and plan.run is None

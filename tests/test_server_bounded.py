@@ -2,7 +2,7 @@
 default (structured JSON plus its text summary), every cut list says how many of how many it
 shows, and the text is a short summary, never the JSON again.
 
-Issue 11: pass_at (now rate) returned every task's rate twice (text and structured), 12.7 M characters in
+Found by a cold agent: pass_at (now rate) returned every task's rate twice (text and structured), 12.7 M characters in
 36 s for a 589k-task file; evidence lists were cut silently ("5 tasks" shown of 6). Size and time
 at 1k, 100k and 1M tasks: bench/bench_responses.py (docs/mcp-server.md, "Bounded answers").
 """

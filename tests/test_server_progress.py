@@ -3,7 +3,7 @@
 The core says how far a long call is (``whileai_core.progress.step``: loading a rows file, each
 chunk of its bytes parsed, a launch, a collect); the server turns each step into a progress
 notification for a client that gave a progress token, and a step is where a cancelled call
-stops: its worker thread is freed at the next step instead of running to the end (issue 11).
+stops: its worker thread is freed at the next step instead of running to the end.
 """
 
 from __future__ import annotations

@@ -78,8 +78,6 @@ _EXPORTS: dict[str, str] = {
     # --- importers (issue: real outputs) ---
     "detect_format": "importers",
     "Imported": "importers",
-    # --- the eval set (issue 16) ---
-    # --- wiring a project (issue 16) ---
     # --- runs (issue: launch_run) ---
 }
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from .errors import RowsError
 from .progress import step
-from .safepath import Root, UserPath, as_user_path, is_path
-from . import safejson
+from .safepath import Root, UserPath, as_user_path, decode_text, is_path
+from . import file_shapes, safejson
 
 TASK_FIELD = "task_id"
 TASK_ALIASES = ("scenario_id",)  # accepted in place of task_id
@@ -95,9 +95,18 @@ def read_records(source: Any, *, noun: str = "row", root: Root | None = None) ->
     return Records(items, f"<{noun}s>", None, noun)
 
 
+# the fields each kind of record must carry, for naming a table's columns (file_shapes)
+NEEDED = {"row": (TASK_FIELD, "reward"), "trace": (TASK_FIELD, "messages")}
+
+
 def read_file(path: UserPath, noun: str = "row") -> tuple[list, list[int] | None | str, str]:
     name = str(path)
-    text = path.read_text("rows", error=RowsError, fix="save the rows as UTF-8 JSONL")
+    data = path.read_buffer("rows", error=RowsError)  # (a gzip file comes unpacked)
+    wrong = file_shapes.binary_shape(data, name)
+    if wrong is not None:
+        raise wrong
+    text = decode_text(data, path.where, RowsError, fix="save the rows as UTF-8 JSONL")
+    del data
     step(1, 3, f"parsing {len(text):,} characters of {name}")
     stripped = text.lstrip()
     if not stripped:
@@ -105,6 +114,19 @@ def read_file(path: UserPath, noun: str = "row") -> tuple[list, list[int] | None
         raise RowsError(f"is empty: no {noun}s", source=name,
                         fix=f"write one JSON object per line, one {noun} each"
                         + (f", e.g. {form}" if form else ""))
+    if stripped[0] not in "[{":
+        wrong = file_shapes.text_shape(text, name, noun, NEEDED.get(noun, ()))
+        if wrong is not None:
+            raise wrong
+    if stripped[0] == "{":
+        try:
+            return _read_jsonl(text, name)
+        except RowsError as err:  # a first line that is not JSON: one document over many lines?
+            first = len(text) - len(stripped)
+            first_line = text.count("\n", 0, first) + 1
+            if err.line != first_line or "invalid JSON" not in str(err):
+                raise
+            raise file_shapes.document_shape(text, name, noun, first_line) or err from None
     if stripped[0] == "[":
         try:
             data = safejson.loads(text)
@@ -176,8 +198,9 @@ def first_line(path: UserPath) -> str | None:
     try:
         with path.open_binary("rows", error=RowsError) as fh:
             for raw in fh:
-                if raw.strip():
-                    return raw[:_PEEK_LINE_MAX].decode("utf-8", errors="replace")
+                if raw.strip():  # (a UTF-8 byte-order mark dropped, as every reader drops it)
+                    return raw[:_PEEK_LINE_MAX].decode("utf-8", errors="replace").lstrip(
+                        "\ufeff")
                 if fh.tell() > _PEEK_LINE_MAX:
                     return None
     except (OSError, RowsError):

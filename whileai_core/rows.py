@@ -22,6 +22,8 @@ raises).
 
 from __future__ import annotations
 
+import json
+import shlex
 from collections import Counter
 from itertools import compress, islice
 from operator import ne
@@ -39,6 +41,8 @@ from .records import (TASK_ALIASES, TASK_FIELD, Records, first_line, first_recor
                       read_file, read_records)
 from .rewards import RewardScale, classify_reward
 from .safepath import Root, UserPath, as_user_path, is_path
+from . import field_names, file_shapes
+from .field_names import _file_arg
 
 _SMALL = 64  # rows a selection regroups in plain Python (Rows.where)
 
@@ -351,8 +355,11 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
             tids = [t if t is not None else a for t, a in zip(tids, cols.values(alias))]
         if None in tids:
             i = tids.index(None)
-            raise fail(i, "row has no `task_id`", TASK_FIELD,
-                       'add "task_id": "<the prompt or scenario this rollout answers>"')
+            if not cols.present(TASK_FIELD)[i]:
+                raise _missing(cols, i, TASK_FIELD, 'add "task_id": "<the prompt or scenario '
+                               'this rollout answers>"')
+            raise fail(i, "`task_id` is null", TASK_FIELD,
+                       'give "task_id": "<the prompt or scenario this rollout answers>"')
         kinds = set(map(type, tids))
     if not kinds <= {str}:
         plain_ids = False
@@ -368,8 +375,10 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
     if not kinds <= {float, int}:
         i = next(j for j, v in enumerate(rewards) if type(v) not in (float, int))
         if rewards[i] is None:
-            raise fail(i, "row has no `reward`" if not carried[i] else "`reward` is null",
-                       "reward", 'add "reward": <a number; a pass is >= the threshold (1.0)>')
+            fix = 'add "reward": <a number; a pass is >= the threshold (1.0)>'
+            if not carried[i]:
+                raise _missing(cols, i, "reward", fix)
+            raise fail(i, "`reward` is null", "reward", fix)
         raise fail(i, f"`reward` is {rewards[i]!r} (a {type(rewards[i]).__name__})", "reward",
                    "write the reward as a JSON number, e.g. 1.0")
     try:
@@ -434,6 +443,34 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
     if carried.all():
         cols.derive("model", lambda: list(model))
     return rows
+
+
+def _missing(cols: Columns, i: int, field: str, fix: str) -> RowsError:
+    """Row ``i`` lacks ``field``: the error names a look-alike field the rows carry (`score`
+    for `reward`: ``whileai_core.field_names``) with the rename, or rows kept inside a one-line
+    document (``{"samples": [...]}``)."""
+    names = cols.names()
+    if cols.n == 1:
+        inside = file_shapes.nested_rows({n: cols.values(n)[0] for n in names})
+        if inside is not None:
+            key, count = inside
+            return RowsError(f"row has no `{field}`; its `{key}` holds a list of {count} "
+                             "objects: the rows may be inside it", **cols.where(i), field=field,
+                             fix=f"write the rows of `{key}` one per line, e.g. python3 -c "
+                                 + shlex.quote("import json,sys; [print(json.dumps(r)) for r in "
+                                               "json.loads(open(sys.argv[1]).readline())["
+                                               + json.dumps(key) + "]]")
+                                 + f" {_file_arg(cols.source)} > rows.jsonl")
+    problem, found = field_names.missing(field, names)
+    if found is not None:
+        renames = {found: field}
+        for other in (TASK_FIELD, "reward"):  # the other one too, when it is missing as well
+            if other != field and not cols.has(other) and other not in renames.values():
+                alike = field_names.look_alikes(other, [n for n in names if n not in renames])
+                if alike:
+                    renames[alike[0][0]] = other
+        fix = field_names.rename_fix(renames, cols.source)
+    return RowsError(problem, **cols.where(i), field=field, fix=fix)
 
 
 def _as_float(value: float | int) -> float:

@@ -1,7 +1,7 @@
 """Per-task tables that fit an agent's context: a summary by default, pages or a file on request.
 
 A run of a million tasks has a million per-task rates; an answer that lists them all floods the
-caller (issue 11: 12.7 M characters for 589k tasks). A :class:`TaskTable` holds the per-task
+caller (12.7 M characters for 589k tasks, measured before this table). A :class:`TaskTable` holds the per-task
 values once and gives three bounded views of them:
 
 - :meth:`TaskTable.summary`: the counts, the band histogram (always fail, four bins of the split

@@ -17,9 +17,10 @@ import modal
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from recipes.defaults import DPO_RUNS_VOLUME
 from recipes.modal_image import (RUNS_PATH, TRAIN_TIMEOUT_S, claim_run_folder, load_policy,
                                  runs_volume, save_run, train_volumes, trl_image)
-from whileai_core.defaults import DPO_RUNS_VOLUME, GRPO_GPU
+from whileai_core.defaults import GRPO_GPU
 
 app = modal.App("whileai-dpo")
 image = trl_image()

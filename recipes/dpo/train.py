@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from recipes.defaults import (DPO_BETA, DPO_LEARNING_RATE, DPO_MAX_NEGATIVE_SHARE,
+                              DPO_NEGATIVE_SHARE, GRPO_LORA_ALPHA, GRPO_PROMPT_SEED)
 from recipes.dpo.pairs import PairSet, build_pairs
 from recipes.flags import float_in, int_in
 from recipes.grpo.prompts import category_counts
@@ -24,12 +26,10 @@ from recipes.trl_recipes import (add_lora_and_holdout_arguments, add_run_argumen
                                  build_lora_config, prompt_counts, sample_before,
                                  settings_from_dict, settings_from_flags, steps_for_epochs,
                                  train_and_holdout, train_and_sample_after)
-from whileai_core.defaults import (DPO_BETA, DPO_EPOCHS, DPO_LEARNING_RATE, DPO_MAX_CHOSEN_LONGER,
-                                   DPO_MAX_NEGATIVE_SHARE, DPO_MIN_MARGIN, DPO_NEGATIVE_SHARE,
-                                   DPO_PAIRS_PER_STEP,
-                                   DPO_SAMPLES_PER_PROMPT, GRPO_HOLDOUT_SAMPLES,
-                                   GRPO_HOLDOUT_SHARE, GRPO_LORA_ALPHA, GRPO_LORA_R,
-                                   GRPO_MAX_COMPLETION_TOKENS, GRPO_MODEL, GRPO_PROMPT_SEED)
+from whileai_core.defaults import (DPO_EPOCHS, DPO_MAX_CHOSEN_LONGER, DPO_MIN_MARGIN,
+                                   DPO_PAIRS_PER_STEP, DPO_SAMPLES_PER_PROMPT, GRPO_HOLDOUT_SAMPLES,
+                                   GRPO_HOLDOUT_SHARE, GRPO_LORA_R, GRPO_MAX_COMPLETION_TOKENS,
+                                   GRPO_MODEL)
 from whileai_core.errors import ConfigError
 
 MAX_PAIRS_PER_PASS = 4  # pairs in one forward pass on the A10G; the rest is gradient accumulation

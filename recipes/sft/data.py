@@ -275,7 +275,7 @@ def build_refund_demo(folder: str | Path, *, seed: int, share: float) -> SFTData
     from whileai_core.io import write_atomic
     from whileai_core.traces import prompt_messages
 
-    from whileai_core.defaults import SFT_DEMO_ATTEMPTS
+    from recipes.defaults import SFT_DEMO_ATTEMPTS
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

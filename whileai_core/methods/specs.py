@@ -29,8 +29,8 @@ CHAT_API_HOSTS = ("api.openai.com", "api.anthropic.com", "generativelanguage.goo
 
 BASE_METHODS = ("grpo", "max_rl", "rae")
 
-# Upper bounds that keep every number of a spec finite and sane (issue 12: an argument schema
-# has a finite range for every number); far above any real setting.
+# Upper bounds that keep every number of a spec finite and sane (an argument schema has a
+# finite range for every number); far above any real setting.
 MAX_COUNT = 10**9
 MAX_TOKENS = 10**8
 MAX_VOCAB = 10**8

@@ -1,6 +1,6 @@
 """Write a prime-rl ``rl`` config (TOML) for a taskset and a method, pinned to prime-rl 559b447.
 
-Rules from prime-rl's schema (shared/reference/prime-rl-schema.md): unknown keys are errors, so
+Rules from prime-rl's schema (prime-rl@559b447 packages/prime-rl-configs/src/prime_rl/configs/): unknown keys are errors, so
 only keys of 559b447 are written; each shared value is set once (top-level ``max_steps``,
 ``seq_len``, ``[model]``); ``batch_size`` (rollouts per step) is divisible by ``group_size``;
 ``[inference]`` makes ``rl`` start vLLM for the policy; one node gets filesystem weight broadcast

@@ -101,7 +101,7 @@ CALLS: dict[str, dict] = {
                 "noise_runs": 3},
     "compare_many": {"before": "evals/grpo12.jsonl", "after": "evals/after12.jsonl",
                      "by": "category"},
-    "noise_floor": {"runs": ["evals/grpo.jsonl", "evals/after.jsonl", "evals/grpo.jsonl"]},
+    "noise_floor": {"runs": ["evals/grpo.jsonl", "evals/after.jsonl", "evals/truncated.jsonl"]},
     "holdout_size": {"effect": 0.1, "k": 4},
     "teacher_clears": {"teacher_rows": "evals/teacher12.jsonl",
                        "student_rows": "evals/grpo12.jsonl"},

@@ -28,6 +28,9 @@ class RateReport(Result):
     k: int | None = None
     pass_at_k: Rate | None = None
     pass_pow_k: Rate | None = None
+    k_not_computed: str | None = Field(
+        None, description="why pass@k and pass^k are absent for the `k` asked for (some task "
+                          "has fewer than k rollouts: how many tasks, and their rollouts)")
     tasks: TaskSummary
     page: TaskPage | None = None
     reward: RewardScale | None = Field(None, description="the reward's kind; its warning when "
@@ -60,6 +63,7 @@ class RateReport(Result):
                                      result.pass_at_k_ci_method),
                       pass_pow_k=rate(result.pass_pow_k, result.pass_pow_k_ci,
                                       result.pass_pow_k_ci_method),
+                      k_not_computed=result.k_not_computed,
                       reward=result.reward, mean_reward=result.mean_reward,
                       cluster=result.cluster, n_families=result.n_families)
 
@@ -85,6 +89,8 @@ class RateReport(Result):
         for label, extra in ((f"pass@{self.k}", self.pass_at_k), (f"pass^{self.k}", self.pass_pow_k)):
             if extra is not None:
                 lines.append(f"{label}  {fmt_rate(extra.value, extra.ci, extra.n_tasks)}")
+        if self.pass_at_k is None and self.k_not_computed:
+            lines.append(f"pass@{self.k}, pass^{self.k}  not computed: {self.k_not_computed}")
         methods = dict.fromkeys(m.ci_method for m in (r, self.pass_at_k, self.pass_pow_k)
                                 if m is not None and m.ci_method)
         if methods:

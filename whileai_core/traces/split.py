@@ -15,7 +15,7 @@ from ..errors import ArgumentError, ConfigError, RowsError
 from ..io import write_atomic, write_jsonl
 from ..records import read_records
 from ..result import Result
-from ..safepath import UserPath, is_path, user_path
+from ..safepath import StreamPath, UserPath, is_path, user_path
 from ..voice import arg
 
 
@@ -150,6 +150,8 @@ def write_split(split: TaskSplit, records: Any = None, *, out: Any = None,
         where[place] = name
     for name, path in targets:  # refuse before writing anything: nothing half-written
         door = path if isinstance(path, UserPath) else user_path(path, argument=name)
+        if isinstance(door, StreamPath):  # "-" or /dev/stdout: results go to files only
+            raise door._not_written(name, ConfigError)
         kind = door.kind()
         if kind not in (None, "file"):
             raise ConfigError(f"`{arg(name)}` {path} exists and is not a regular file; it is "

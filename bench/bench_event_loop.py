@@ -62,7 +62,7 @@ async def measure(folder: Path, name: str) -> tuple[float, list[float]]:
         async def heavy() -> None:
             nonlocal took
             started = time.monotonic()
-            await client.call_tool("pass_at", {"rows": name})
+            await client.call_tool("rate", {"rows": name})
             took = time.monotonic() - started
             done.set()
 

@@ -49,12 +49,12 @@ def write_rows(path: Path, n_tasks: int, k: int, seed: int, shift: float = 0.0) 
 
 
 CALLS = (
-    ("pass_at", {"rows": "a.jsonl"}),
-    ("pass_at detail", {"rows": "a.jsonl", "detail": True}),
-    ("compare_runs", {"before": "a.jsonl", "after": "b.jsonl"}),
-    ("route_rows", {"rows": "a.jsonl", "model": MODEL, "taskset": "reverse-text"}),
+    ("rate", {"rows": "a.jsonl"}),
+    ("rate detail", {"rows": "a.jsonl", "detail": True}),
+    ("compare", {"before": "a.jsonl", "after": "b.jsonl"}),
+    ("route", {"rows": "a.jsonl", "model": MODEL, "taskset": "reverse-text"}),
     ("inspect_rows", {"rows": "a.jsonl", "model": MODEL}),
-    ("mean_reward", {"rows": "a.jsonl"}),
+    ("rate reward", {"rows": "a.jsonl", "metric": "reward"}),
     ("split_by_task", {"rows": "a.jsonl"}),
 )
 
@@ -134,8 +134,8 @@ def main() -> int:
         for label, r in res.items():
             flag = "" if r["bytes"] <= MCP_ANSWER_MAX_BYTES else "  OVER THE BOUND"
             print(f"  {label:16} {r['bytes']:7,} bytes  {r['seconds']:8.3f} s{flag}")
-        p = res["pass_at"]
-        print(f"  pass_at: {old / p['bytes']:,.0f}x smaller than the old answer; "
+        p = res["rate"]
+        print(f"  rate: {old / p['bytes']:,.0f}x smaller than the old answer; "
               f"{p['seconds'] / core:.2f}x the core's own time")
     return 0
 

@@ -5,16 +5,16 @@
 Both servers are spawned the same way (the venv's python, stdio) and driven by the same minimal
 JSON-RPC client written here (initialize, then requests, one line each), so the numbers are the
 servers' own: mcp.Client would add its client-side output-schema validation (jsonschema, about
-1.5 ms for route_rows' larger schema), which is the host's cost, not the server's.
+1.5 ms for route's larger schema), which is the host's cost, not the server's.
 
 1. Cold start: spawn -> initialize -> first tools/list answered. Median (and min) of --starts
    spawns, alternating the two servers so machine load hits both alike.
-2. Per-call latency on one warm session each: --calls route_rows calls on a small file (8 tasks x
+2. Per-call latency on one warm session each: --calls route calls on a small file (8 tasks x
    4 rollouts, mixed band: all six questions asked) against --calls echo calls, and the core's own
    time for the same work (load_rows + route, in this process). The three are interleaved in
    rounds of 20. Medians.
 
-Targets: cold start <= 1.3x the bare server's; route_rows <= 1.2x (echo + core).
+Targets: cold start <= 1.3x the bare server's; route <= 1.2x (echo + core).
 """
 
 from __future__ import annotations
@@ -143,12 +143,12 @@ def main(argv: list[str] | None = None) -> int:
             route(load_rows(path), model=MODEL)
 
         for _ in range(5):  # warm-up: first-call imports, caches
-            s_ours.call("route_rows", args), s_bare.call("echo", {"text": "hello"}), core()
-        lat: dict[str, list[float]] = {"route_rows": [], "echo": [], "core": []}
+            s_ours.call("route", args), s_bare.call("echo", {"text": "hello"}), core()
+        lat: dict[str, list[float]] = {"route": [], "echo": [], "core": []}
         done = 0
         while done < a.calls:
             n = min(20, a.calls - done)
-            lat["route_rows"] += [timed(lambda: s_ours.call("route_rows", args)) for _ in range(n)]
+            lat["route"] += [timed(lambda: s_ours.call("route", args)) for _ in range(n)]
             lat["echo"] += [timed(lambda: s_bare.call("echo", {"text": "hello"})) for _ in range(n)]
             lat["core"] += [timed(core) for _ in range(n)]
             done += n
@@ -162,13 +162,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  ratio            median {med['ours'] / med['bare']:7.2f}x     "
           f"min {min(cold['ours']) / min(cold['bare']):7.2f}x   (target <= 1.30x)")
     print(f"per call over stdio, median of {a.calls}:")
-    print(f"  route_rows       {med['route_rows'] * ms:7.2f} ms")
+    print(f"  route       {med['route'] * ms:7.2f} ms")
     print(f"  echo             {med['echo'] * ms:7.2f} ms")
     print(f"  core             {med['core'] * ms:7.2f} ms   (load_rows + route in-process, no MCP)")
-    ratio = med["route_rows"] / (med["echo"] + med["core"])
-    print(f"  ratio route_rows / (echo + core)  {ratio:5.2f}x   (target <= 1.20x)")
+    ratio = med["route"] / (med["echo"] + med["core"])
+    print(f"  ratio route / (echo + core)  {ratio:5.2f}x   (target <= 1.20x)")
     print(f"  server cost beyond echo + core    "
-          f"{(med['route_rows'] - med['echo'] - med['core']) * ms:+.2f} ms")
+          f"{(med['route'] - med['echo'] - med['core']) * ms:+.2f} ms")
     return 0
 
 

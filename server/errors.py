@@ -51,58 +51,10 @@ def run_core(doing: str, call: Callable[[], T]) -> T:
 
 
 def bad_arguments(exc: ValidationError, model: type[BaseModel]) -> str:
-    """One line per argument that does not fit ``model``: name, bad value, expected, fix."""
-    allowed = ", ".join(model.model_fields) or "none"
-    by_arg: dict[str, list[str]] = {}
-    values: dict[str, object] = {}
-    for err in exc.errors(include_url=False):
-        arg = str(err["loc"][0]) if err["loc"] else "(arguments)"
-        if err["type"] == "extra_forbidden":
-            by_arg.setdefault(arg, []).append(f"not an argument of this tool (allowed: {allowed})")
-            continue
-        if err["type"] == "missing":
-            field = model.model_fields.get(arg)
-            what = f": {field.description}" if field is not None and field.description else ""
-            by_arg.setdefault(arg, []).append(f"is required{what}")
-            continue
-        values.setdefault(arg, err.get("input"))
-        # loc parts after the argument name: union branch tags (skipped) and list indexes
-        items = [p for p in err["loc"][1:] if isinstance(p, int)]
-        msg = err["msg"] + (f" (item {items[0]})" if items else "")
-        span = _range(model.model_fields.get(arg))
-        if span and err["type"] in _RANGE_ERRORS:
-            msg += f"; allowed: {span}"
-        if msg not in by_arg.setdefault(arg, []):
-            by_arg[arg].append(msg)
-    parts = []
-    for arg, msgs in by_arg.items():
-        shown = f" = {_short(values[arg])}" if arg in values else ""
-        parts.append(f"`{arg}`{shown}: " + "; or ".join(msgs[:4]))
-    return ("invalid arguments: " + " | ".join(parts)
-            + ". Fix: follow the tool's inputSchema (each argument's description says what it takes)")
+    """One line per argument that does not fit ``model`` (the core's wording, in the MCP
+    reader's voice: ``whileai_core.operations.surface.bad_arguments``)."""
+    from whileai_core.operations.surface import bad_arguments as explain_bad
+    from whileai_core.voice import MCP, speaking
 
-
-def _short(value: object, limit: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "...(truncated)"
-
-
-_RANGE_ERRORS = {"greater_than", "greater_than_equal", "less_than", "less_than_equal",
-                 "finite_number"}
-
-
-def _range(field) -> str:
-    """A field's numeric range from its schema constraints, e.g. "(0, 1)" or "[1, 64]"."""
-    if field is None:
-        return ""
-    low = high = None
-    for item in field.metadata:
-        for name, bracket in (("ge", "["), ("gt", "(")):
-            if getattr(item, name, None) is not None:
-                low = f"{bracket}{getattr(item, name):g}"
-        for name, bracket in (("le", "]"), ("lt", ")")):
-            if getattr(item, name, None) is not None:
-                high = f"{getattr(item, name):g}{bracket}"
-    if low is None and high is None:
-        return ""
-    return f"{low or '(-inf'}, {high or 'inf)'}"
+    with speaking(MCP):
+        return explain_bad(exc, model)

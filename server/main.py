@@ -12,6 +12,7 @@ import sys
 from whileai_core import __version__
 from whileai_core.defaults import READ_TIMEOUT_S
 from whileai_core.errors import WhileaiError
+from whileai_core.operations import TOOLSETS
 
 from .limits import MCP_HTTP_HOST, MCP_HTTP_PORT, MCP_SESSION_IDLE_S, MCP_TOKEN_ENV
 
@@ -34,6 +35,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="workspace the tools may read from and write to; every path a tool "
                              "gets is relative to it and may not leave it, follow a symlink, or "
                              "name a hard-linked or special file (default: current directory)")
+    parser.add_argument("--toolsets", default=None, metavar="NAME[,NAME...]",
+                        help="the toolsets whose tools are listed: names separated by commas, or "
+                             "all (default: core; the others: " + ", ".join(
+                                 t for t in TOOLSETS if t != "core")
+                             + "); an agent turns more on with the enable_toolset tool")
     parser.add_argument("--read-only", action="store_true",
                         help="serve only the read-only tools: nothing is written, launched or "
                              "cancelled")
@@ -102,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
                                   session_idle_s=args.session_idle, read_only=args.read_only)
                     if args.http else None)
         server = build_server(args.root, skills_dir=args.skills, log_level=args.log_level,
-                              limits=limits, read_only=args.read_only)
+                              limits=limits, read_only=args.read_only, toolsets=args.toolsets)
     except WhileaiError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -1,9 +1,10 @@
-"""The method argument of prime_rl_config as a JSON schema a calling model can follow.
+"""The method argument of prime_rl_config in detail: the resource ``whileai://methods/schema.json``.
 
 A method arrives as a name or an object with ``name`` and its knobs (``whileai_core.methods.
-method_spec`` parses both). Found by a cold agent: the object form, the OPD teacher ``{url, model, vocab}``
-above all, was documented nowhere and had to be guessed. Here each object form is a model whose
-fields are *the core spec's own fields* (type, default, description, range: copied from
+method_spec`` parses both). Found by a cold agent: the object form, the OPD teacher ``{url, model,
+vocab}`` above all, was documented nowhere and had to be guessed. The tool's input schema names
+the forms in a sentence (it stays small); this resource gives every knob. Each object form is a
+model whose fields are *the core spec's own fields* (type, default, description, range: copied from
 ``RLMethod``, ``OPD``, ``OPSD``, ``Async`` and the teacher's ``Endpoint``, never retyped), tagged
 by ``name``, with an example. The core validates the method again when it builds the spec, so
 its rules across knobs still give their own messages.
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.fields import FieldInfo
 
 from whileai_core.methods.specs import OPD, OPSD, Async, Endpoint, RLMethod, method_names
@@ -113,29 +114,8 @@ def method_json_schema() -> dict[str, Any]:
     return schema
 
 
-# Advertised: the detailed schema. Accepted: a name or an object, checked by the core's own
-# method_spec, whose messages name the bad knob, its range and the fix (pydantic's would list
-# every branch of the union instead).
-MethodArg = Annotated[
-    str | dict[str, Any],
-    WithJsonSchema(method_json_schema()),
-    Field(description=(
-        "The method: a name (one of " + ", ".join(f"'{n}'" for n in method_names())
-        + "; 'opd' needs the object form, with its teacher) or an object with `name` and its "
-        "knobs, each described in this schema. route_rows' next_step gives the exact value."),
-        examples=["grpo",
-                  {"name": "opd", "teacher": {"url": "http://localhost:8001/v1",
-                                              "model": "Qwen/Qwen3-32B", "vocab": 151936}},
-                  {"name": "async", "method": "grpo", "correction": "icepop"},
-                  {"name": "opsd", "privileged": "reference"}])]
+def method_schema_text() -> str:
+    """The schema as the resource ``whileai://methods/schema.json`` serves it."""
+    import json
 
-
-def plain(method: Any) -> Any:
-    """The method as ``method_spec`` reads it: a name, or a dict of the knobs that were given."""
-    if isinstance(method, BaseModel):
-        return {k: plain(v) for k, v in method.model_dump(exclude_unset=True).items()} | \
-            {"name": method.name}
-    if isinstance(method, dict):
-        return {k: plain(v) for k, v in method.items()}
-    return method
-
+    return json.dumps(method_json_schema(), indent=1, sort_keys=True) + "\n"

@@ -1,24 +1,19 @@
-"""Answer tools/list without importing the library: a cache of every tool's public description.
+"""The start-up cache of the tools' schemas: ``tools/list`` without importing the core.
 
-Building a tool's schemas needs its input model and the core's Result class, and importing those
-pulls numpy and the core modules in: about a quarter of a second that every agent host pays at
-each spawn before it sees a single tool. ``server/tools.json`` holds what tools/list shows for
-every tool of ``server.registry.TOOL_MODULES`` (with the module each comes from). At start-up the
-server lists tools from it; the module behind a tool is imported, and the real tool built, on the
-tool's first call. A module missing from the cache is loaded eagerly, as before.
-
-The cache is generated, never edited: ``python -m server.schema_cache`` (or
-``UPDATE_SNAPSHOTS=1 pytest tests/test_server_snapshot.py``) rewrites it, and a test fails when
-it differs from the live schemas.
+Building a tool's schemas means importing its operation's domain module (numpy, pydantic
+models...): about a second for all of them. ``server/tools.json`` holds what ``tools/list``
+shows of every tool (name, title, description, input and output schemas, annotations) plus its
+toolset; the server lists tools from it and imports an operation's module on its first call
+(:class:`LazyTool`). ``python -m server.schema_cache`` regenerates it (so does
+``UPDATE_SNAPSHOTS=1 pytest tests/test_server_snapshot.py``); a test fails when it is stale, and
+a stale entry met at run time is logged.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import sys
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -29,16 +24,18 @@ from mcp.types import ToolAnnotations
 from pydantic import PrivateAttr
 
 from .errors import run_core
-from .tooling import Env, ToolInput, WhileaiTool, describe, to_mcp_tool
+from .tooling import Env, ToolInput, WhileaiTool, op_entry, op_tool
 
 CACHE = Path(__file__).with_name("tools.json")
 logger = logging.getLogger("whileai.server")
 
 
-def build_cache(modules: Iterable[str]) -> list[dict[str, Any]]:
-    """The cache's content for ``modules``, from the live tool specs."""
-    return [{"module": module, **describe(spec)}
-            for module in modules for spec in importlib.import_module(module).TOOLS]
+def build_cache() -> list[dict[str, Any]]:
+    """The cache's content, from the live declarations: every operation MCP serves, with its
+    toolset."""
+    from .registry import served_operations
+
+    return [{"toolset": op.toolset, **op_entry(op)} for op in served_operations()]
 
 
 def dumps(entries: list[dict[str, Any]]) -> str:
@@ -58,8 +55,11 @@ def _not_called(**_: Any) -> Any:  # a LazyTool never calls its own fn
     raise RuntimeError("LazyTool.fn is a placeholder")
 
 
+_LISTED = ("name", "title", "description", "inputSchema", "outputSchema", "annotations")
+
+
 class LazyTool(WhileaiTool):
-    """A tool listed from the cache; its module is imported on the first call."""
+    """A tool listed from the cache; its operation is imported on the first call."""
 
     _entry: dict[str, Any] = PrivateAttr()
     _env: Env = PrivateAttr()
@@ -76,20 +76,24 @@ class LazyTool(WhileaiTool):
         tool._entry, tool._env = entry, env
         return tool
 
+    def _stale(self, live: dict[str, Any]) -> None:
+        stale = sorted(k for k in _LISTED if live.get(k) != self._entry.get(k))
+        if stale:  # clients validate results against the listed outputSchema
+            logger.warning("server/tools.json is stale for %s (%s differ): clients may reject "
+                           "its results. Fix: python -m server.schema_cache", self.name,
+                           ", ".join(stale))
+
     def _load(self) -> Tool:
-        module = self._entry["module"]
-        for spec in importlib.import_module(module).TOOLS:
-            if spec.name == self.name:
-                live = describe(spec)
-                stale = sorted(k for k in live if live[k] != self._entry.get(k))
-                if stale:  # clients validate results against the listed outputSchema
-                    logger.warning("server/tools.json is stale for %s (%s differ): clients may "
-                                   "reject its results. Fix: python -m server.schema_cache",
-                                   self.name, ", ".join(stale))
-                return to_mcp_tool(spec, self._env)
-        raise ToolError(f"tool {self.name!r} is in the server's schema cache but {module} "
-                        "no longer defines it. Fix: regenerate the cache (python -m "
-                        "server.schema_cache) and restart the server")
+        from whileai_core.operations import operations
+
+        op = operations().get(self.name)
+        if op is None or "mcp" not in op.surfaces:
+            raise ToolError(f"tool {self.name!r} is in the server's schema cache but no "
+                            "operation of the core declares it. Fix: regenerate the cache "
+                            "(python -m server.schema_cache) and restart the server")
+        live = op_entry(op)
+        self._stale(live)
+        return op_tool(op, self._env, live)
 
     async def run(self, arguments, context, convert_result=False):
         if self._real is None:
@@ -101,19 +105,17 @@ class LazyTool(WhileaiTool):
         return await self._real.run(arguments, context, convert_result=convert_result)
 
 
-def mcp_tools(modules: Iterable[str], env: Env, *, cache: Path | None = CACHE) -> list[Tool]:
-    """Tools of ``modules`` in order: from the cache where it covers a module, else built now."""
+def mcp_tools(env: Env, *, cache: Path | None = CACHE) -> list[tuple[Tool, str]]:
+    """Every tool with its toolset, from the cache when there is one, else built now
+    (``cache=None``: always built now)."""
     entries = load_cache(cache) if cache is not None else None
-    by_module: dict[str, list[dict[str, Any]]] = {}
-    for entry in entries or ():
-        by_module.setdefault(entry.get("module"), []).append(entry)
-    tools: list[Tool] = []
-    for module in modules:
-        if module in by_module:
-            tools += [LazyTool.from_entry(e, env) for e in by_module[module]]
-        else:
-            tools += [to_mcp_tool(spec, env) for spec in importlib.import_module(module).TOOLS]
-    names = [t.name for t in tools]
+    if entries is None:
+        from .registry import served_operations
+
+        tools = [(op_tool(op, env), op.toolset) for op in served_operations()]
+    else:
+        tools = [(LazyTool.from_entry(e, env), e.get("toolset", "core")) for e in entries]
+    names = [t.name for t, _ in tools]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise RuntimeError(f"tool names registered twice: {dupes}")
@@ -121,9 +123,7 @@ def mcp_tools(modules: Iterable[str], env: Env, *, cache: Path | None = CACHE) -
 
 
 def main() -> int:
-    from .registry import TOOL_MODULES
-
-    CACHE.write_text(dumps(build_cache(TOOL_MODULES)), encoding="utf-8")
+    CACHE.write_text(dumps(build_cache()), encoding="utf-8")
     print(f"wrote {CACHE}", file=sys.stderr)
     return 0
 

@@ -1,44 +1,36 @@
-"""The pattern every tool follows: a pydantic input model, a plain function, a spec that wires them.
+"""Every tool is an operation of the core (``whileai_core.operations``), generated here once.
 
-A domain module (``stats_tools``, ``config_tools``...) defines, per tool:
+- :func:`op_entry`: the tool as ``tools/list`` shows it: the input schema from the operation's
+  signature (its shared argument types), the output schema from its result type (plus the
+  summary sentence every answer carries), the four annotation hints from its effect; schemas
+  kept lean (no ``title`` on every property; output schemas without descriptions and defaults).
+- :func:`op_tool`: the SDK ``Tool`` that runs it: arguments checked by the SDK against the same
+  input model, the call made by ``whileai_core.operations.surface.invoke`` in the server's
+  context (every path under the workspace root, through the door), on the tool pool's threads,
+  in the MCP reader's voice. The answer carries the result once as structured content, standing
+  alone (its summary sentence included: some hosts forward only it), and the human text
+  (``render()``) beside it, never the JSON twice. ``plot=true`` adds the picture as an image.
 
-- an input model deriving from :class:`ToolInput`, one ``Field(description=...)`` per argument,
-  written for the model that will call the tool;
-- a plain function ``(args, env) -> Result`` that only turns arguments into one call of
-  ``whileai_core`` (it knows nothing about MCP; ``env`` holds the server's settings: the
-  workspace root and the skills folder);
-- a :class:`ToolSpec` naming both, the core's Result class (its schema is the output schema), the
-  annotations, what the call is doing (for the message of an unexpected failure), and ``core``:
-  the ``whileai_core`` names the tool serves (a skill step that calls one of them has this tool
-  as its MCP form; ``tests/test_skill_parity.py`` holds every skill to it).
-
-:func:`to_mcp_tool` turns a spec into the SDK's ``Tool``: the input schema is the model's JSON
-schema, the output schema the Result's. The answer carries the result once as structured content
-and a short human summary (the Result's ``render()``) as text, never the JSON twice. Every
-failure becomes an ``isError`` result (``server.errors``). While the core runs (in a worker
-thread), each ``whileai_core.progress.step`` becomes a progress notification to a client that
-asked for them, and is the point where a cancelled request stops. The registry
-(``server.registry``) lists the domain modules.
+Every failure becomes an ``isError`` result (``server.errors``). While the core runs, each
+``whileai_core.progress.step`` becomes a progress notification to a client that asked for them,
+and is the point where a cancelled request stops.
 """
 
 from __future__ import annotations
 
 import base64
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
-from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 import anyio.from_thread
-from whileai_core.defaults import LIST_SHOWN_MAX, MCP_INLINE_ROWS_MAX, TASK_PAGE_DEFAULT, TASK_PAGE_MAX
-from whileai_core.errors import RowsError
+from whileai_core.defaults import LIST_SHOWN_MAX
 from whileai_core.progress import reporting
 from whileai_core.result import plain
 from whileai_core.voice import MCP, speaking
@@ -49,195 +41,27 @@ from .paths import Workspace
 from .pool import ToolPool
 
 if TYPE_CHECKING:
-    from .skills import SkillCatalog
+    from whileai_core.skills import SkillCatalog
 
 
 class ToolInput(ArgModelBase):
     """Base of every tool's input model: unknown arguments are refused, never silently dropped.
 
-    It derives from the SDK's ``ArgModelBase`` because :func:`to_mcp_tool` hands the model to
-    the SDK as the tool's argument model directly. (``MCPServer.tool()`` would build that model
-    from the function's parameters, so a pydantic input model would sit nested under one
-    argument instead of being the flat schema the caller sees.)
-    """
+    It derives from the SDK's ``ArgModelBase`` because :func:`op_tool` hands the model to the
+    SDK as the tool's argument model directly (the SDK would otherwise build one from a
+    function's parameters)."""
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=False)
 
 
-# --- annotations: every tool states all four hints -----------------------------------------
-
-READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
-                            open_world_hint=False)
-"""Reads files under the root and computes; changes nothing."""
-
-WRITES_FILE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
-                              open_world_hint=False)
-"""Writes one file under the root; replaces an existing one only when the caller sets
-``overwrite`` (hence destructive); the same arguments write the same bytes (idempotent)."""
-
-
-# --- values named in descriptions: read from the core's Literals, never retyped --------------
-
-def values_of(model: type[BaseModel], field: str) -> tuple[str, ...]:
-    """The values of the Literal field ``field`` of ``model`` (optional or not), in order."""
-    import typing
-
-    def literals(tp) -> list:
-        if typing.get_origin(tp) is typing.Literal:
-            return list(typing.get_args(tp))
-        return [v for arg in typing.get_args(tp) for v in literals(arg)]
-
-    found = literals(model.model_fields[field].annotation)
-    if not found:
-        raise TypeError(f"{model.__name__}.{field} is not a Literal field")
-    return tuple(found)
-
-
-def named(values) -> str:
-    """Values as a description names them: "`a`, `b` or `c`"."""
-    quoted = [f"`{v}`" for v in values]
-    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + f" or {quoted[-1]}"
-
-
-# --- arguments shared by several tools -----------------------------------------------------
-
-RowsArg = Annotated[
-    str | list[dict[str, Any]],
-    Field(description=(
-        "Graded rollouts. Preferred: a path to a JSONL (one JSON object per line) or JSON-array "
-        "file, relative to the workspace root; the server reads it, so never paste a large file "
-        f"here. For small inputs (at most {MCP_INLINE_ROWS_MAX} rows) a list of row objects is "
-        'accepted. Each row: {"task_id": str, "reward": number, "truncated": bool (optional), '
-        '"model": str (optional)}; a row passes when reward >= threshold.'),
-        examples=["evals/graded.jsonl"]),
-]
-
-# Every numeric argument has a finite range in its schema (NaN, 1e100 and integers past
-# 64 bits must be input errors, not "a bug in whileai"). The core checks its own ranges too.
-MAX_SCORE = 1e15        # a reward, threshold or run_std: any scale a grader uses
-MAX_SEED = 2**63 - 1
-MAX_K = 100_000         # rollouts per task
-MAX_COUNT = 10**9       # steps, batch, group size, eval examples
-MAX_TOKENS = 10**8      # max_tokens, seq_len
-MAX_GPUS_PER_NODE = 1024
-MAX_NODES = 100_000
-MAX_VOCAB = 10**8
-Score = Annotated[float, Field(ge=-MAX_SCORE, le=MAX_SCORE, allow_inf_nan=False)]
-"""A reward, score or rate given as a number: finite, within +-MAX_SCORE."""
-
-LevelArg = Annotated[float, Field(
-    gt=0.0, lt=1.0, allow_inf_nan=False,
-    description="Confidence level of every interval, strictly between 0 and 1 (0.95 = 95%).")]
-SeedArg = Annotated[int | None, Field(
-    ge=0, le=MAX_SEED,
-    description="Seed of the task bootstrap: the same rows and seed give the same interval. "
-                "null draws a fresh one.")]
-
-ThresholdArg = Annotated[
-    float | None,
-    Field(ge=-MAX_SCORE, le=MAX_SCORE, allow_inf_nan=False, description="A row passes when reward >= threshold. Leave null for the library "
-                      "default (1.0: a program grader's pass)."),
-]
-
-
-
-DetailArg = Annotated[bool, Field(
-    description="false (default): a summary of the per-task values (counts, band histogram, the "
-                "lowest and highest tasks). true: also one page of the per-task table "
-                "(`offset`, `limit`); task_table writes the whole table to a file.")]
-OffsetArg = Annotated[int, Field(
-    ge=0, le=10**9, description="With detail=true: the first task of the page (0-based, in the "
-                                "rows' first-appearance order); the answer gives the next one.")]
-LimitArg = Annotated[int, Field(
-    ge=1, le=TASK_PAGE_MAX, description=f"With detail=true: tasks per page (1-{TASK_PAGE_MAX}).")]
-OverwriteArg = Annotated[bool, Field(
-    description="Replace `out` if it exists. Leave false unless the user asked to replace that "
-                "file.")]
-
-
-PAGE_DEFAULT = TASK_PAGE_DEFAULT
-
-
-def with_table(result, table, args, env: Env):
-    """``result`` with the page of ``table`` (a ``whileai_core.tables.TaskTable``) when ``args``
-    asked for one. A tool with a per-task table ends its input model with ``detail: DetailArg =
-    False``, ``offset: OffsetArg = 0`` and ``limit: LimitArg = PAGE_DEFAULT``; the whole table
-    goes to a file through the ``task_table`` tool (so these tools stay read-only)."""
-    if not args.detail:
-        return result
-    return result.model_copy(update={"page": table.page(args.offset, args.limit)})
-
-
-def source(value: str | list[dict[str, Any]], workspace: Workspace, *,
-           argument: str) -> Path | list[dict[str, Any]]:
-    """What the core reads: a path (resolved inside the root) or a small inline list."""
-    if isinstance(value, str):
-        return workspace.resolve(value, argument=argument)
-    if len(value) > MCP_INLINE_ROWS_MAX:
-        raise RowsError(f"`{argument}` has {len(value)} inline records, more than the "
-                        f"{MCP_INLINE_ROWS_MAX} accepted inline",
-                        fix="write them to a .jsonl file under the workspace root and pass its path")
-    return value
-
-
-def read_rows(value: str | list[dict[str, Any]], workspace: Workspace, *, argument: str,
-              threshold: float | None = None):
-    """Rows from a path under the root (loaded once per version of the file: the core's
-    ``whileai_core.rows_cache``) or from an inline list."""
-    from whileai_core.rows_cache import load_rows_cached  # lazy: numpy loads with the first call
-
-    return load_rows_cached(source(value, workspace, argument=argument), threshold=threshold)
-
-
-def write_records(records: list[dict[str, Any]], path: Path, *, overwrite: bool) -> Path:
-    """Records as JSONL (one object per line), written atomically; refuses to replace a file
-    unless ``overwrite`` (``whileai_core.io.write_atomic``)."""
-    from whileai_core.io import write_jsonl
-
-    return write_jsonl(path, records, overwrite=overwrite)
-
-
-def optional_path(value: str | None, workspace: Workspace, *, argument: str) -> Path | None:
-    return None if value is None else workspace.resolve(value, argument=argument)
-
-
-# --- the spec and its wiring ---------------------------------------------------------------
-
 @dataclass(frozen=True)
 class Env:
-    """What a tool function may use besides its arguments: the server's settings, and the pool
-    of threads tool calls run on (``server.pool``)."""
+    """What a tool call may use besides its arguments: the server's settings, and the pool of
+    threads tool calls run on (``server.pool``)."""
 
     workspace: Workspace
     skills: SkillCatalog
     pool: ToolPool = field(default_factory=ToolPool)
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """One tool: its name, its input model, the plain function, the core's result type.
-
-    ``core``: the public ``whileai_core`` names (functions, classes) this tool serves; a skill
-    step that calls one of them shows this tool as its MCP form.
-    """
-
-    name: str
-    title: str
-    description: str
-    input: type[ToolInput]
-    output: type[BaseModel]
-    run: Callable[[Any, Env], BaseModel]
-    annotations: ToolAnnotations
-    doing: str
-    image: Callable[[Any, Any], bytes | None] | None = None
-    """Optional ``(args, result) -> PNG bytes or None``: an image content sent next to the
-    structured result (which keeps the numbers, so a host that shows no images loses nothing)."""
-    core: tuple[str, ...] = field(default=())
-
-
-def output_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The JSON schema of what the tool sends back (serialization mode: the wire form)."""
-    return model.model_json_schema(mode="serialization")
 
 
 class WhileaiTool(Tool):
@@ -252,29 +76,6 @@ class WhileaiTool(Tool):
                 raise ToolError(f"Error executing tool {self.name}: "
                                 f"{bad_arguments(err.__cause__, model)}") from err.__cause__
             raise
-
-
-def describe(spec: ToolSpec) -> dict[str, Any]:
-    """The tool as tools/list shows it (camelCase keys, no empty fields)."""
-    return {"name": spec.name, "title": spec.title, "description": spec.description,
-            "inputSchema": spec.input.model_json_schema(by_alias=True),
-            "outputSchema": output_schema(spec.output),
-            "annotations": spec.annotations.model_dump(by_alias=True, exclude_none=True)}
-
-
-def answer(result: BaseModel) -> CallToolResult:
-    """A result as a tool answer: the data once (structured) and a short summary (text); every
-    list that grows with the input cut to ``LIST_SHOWN_MAX`` items, saying "n of N shown"."""
-    if hasattr(result, "bounded"):
-        result = result.bounded(LIST_SHOWN_MAX)
-    data = result.model_dump(mode="json")
-    # the human text: terminal controls in an id or a log line shown, never acted on
-    text = plain(result.render() if hasattr(result, "render") else str(result))
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
-
-
-def _answered(result: BaseModel) -> tuple[BaseModel, CallToolResult]:
-    return result, answer(result)
 
 
 def progress_listener(ctx: Any):
@@ -303,39 +104,147 @@ def progress_listener(ctx: Any):
     return listen
 
 
-def to_mcp_tool(spec: ToolSpec, env: Env) -> Tool:
-    """The SDK ``Tool`` for ``spec``, bound to the server's ``env``."""
+def lean(schema: Any, *, descriptions: bool = True) -> Any:
+    """``schema`` without what a caller never reads: pydantic's ``title`` on every object and
+    property (the name says it), and, for output schemas (``descriptions=False``), the field
+    descriptions and defaults (the output is data; the tool's description says what it holds),
+    ``readOnly`` (a computed field is sent like any other), ``required`` (every field of a
+    result is always sent, null when it has no value; only ``summary`` stays named, at the top:
+    see :func:`op_entry`) and ``additionalProperties: false`` (a client reading a result takes
+    the fields it knows; a field added later breaks none). Property names are kept whatever
+    they are called."""
+    drop = {"title"} if descriptions else {"title", "description", "default", "examples",
+                                           "readOnly", "required"}
+
+    def walk(node: Any, *, names: bool = False) -> Any:
+        if isinstance(node, dict):
+            if names:  # a "properties" or "$defs" mapping: its keys are names, not keywords
+                return {k: walk(v) for k, v in node.items()}
+            out = {k: walk(v, names=k in ("properties", "$defs", "patternProperties"))
+                   for k, v in node.items() if k not in drop
+                   and not (k == "additionalProperties" and v is False and not descriptions)}
+            return _types_together(out)
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return walk(schema)
+
+
+_ANY_TYPE_KEYS = {"enum", "const", "$ref", "allOf", "anyOf", "oneOf", "not", "if", "then",
+                  "else"}  # keywords that constrain every type, null too
+
+
+def _types_together(node: dict[str, Any]) -> dict[str, Any]:
+    """The same values allowed, in fewer characters: ``{"anyOf": [{"type": "string", ...},
+    {"type": "null"}]}`` as ``{"type": ["string", "null"], ...}`` (an optional field, most
+    often; the other keywords of a branch apply to its own type only, so null stays allowed),
+    a pair written as ``prefixItems`` of one schema as ``items``, and ``additionalProperties:
+    true`` (the default) left out."""
+    if node.get("additionalProperties") is True:
+        node = {k: v for k, v in node.items() if k != "additionalProperties"}
+    prefix = node.get("prefixItems")
+    if (isinstance(prefix, list) and prefix and all(p == prefix[0] for p in prefix)
+            and node.get("minItems") == node.get("maxItems") == len(prefix)
+            and "items" not in node):
+        node = {("items" if k == "prefixItems" else k): (prefix[0] if k == "prefixItems" else v)
+                for k, v in node.items()}
+    alts = node.get("anyOf")
+    if not isinstance(alts, list) or not all(isinstance(a, dict) for a in alts):
+        return node
+    rest = {k: v for k, v in node.items() if k != "anyOf"}
+    if all(set(a) == {"type"} and isinstance(a["type"], str) for a in alts):
+        return {**rest, "type": [a["type"] for a in alts]}
+    typed = [a for a in alts if a != {"type": "null"}]
+    if (len(alts) == 2 and len(typed) == 1 and isinstance(typed[0].get("type"), str)
+            and not set(typed[0]) & (_ANY_TYPE_KEYS | set(rest))):
+        return {**rest, **typed[0], "type": [typed[0]["type"], "null"]}
+    return node
+
+
+def op_entry(op) -> dict[str, Any]:
+    """The operation's tool as tools/list shows it (camelCase keys, no empty fields)."""
+    from whileai_core.operations.surface import input_model, output_schema
+
+    return {"name": op.name, "title": op.title, "description": op.description,
+            "inputSchema": lean(input_model(op, "mcp", ToolInput).model_json_schema(by_alias=True)),
+            "outputSchema": {**lean(output_schema(op.result_type()), descriptions=False),
+                             "required": ["summary"]},
+            "annotations": op.effect.hints()}
+
+
+def context_of(env: Env):
+    """The core's context for a call on this server: every path under the workspace root."""
+    from whileai_core.operations.surface import Context
+
+    return Context(root=env.workspace.door, skills=env.skills)
+
+
+def _bounded(result: Any) -> Any:
+    """``result.bounded`` at ``LIST_SHOWN_MAX`` items, or at half as many (and so on) while
+    the answer is still over its byte bound with every string cut (a list of many numbers)."""
+    from whileai_core.result import _answer_bytes
+
+    limit = LIST_SHOWN_MAX
+    cut = result.bounded(limit)
+    max_bytes = getattr(type(result), "answer_max_bytes", None)
+    while max_bytes is not None and limit > 1 and _answer_bytes(cut) > max_bytes:
+        limit //= 2
+        cut = result.bounded(limit)
+    return cut
+
+
+def op_answer(result: BaseModel) -> CallToolResult:
+    """A result as a tool answer: the data once (structured, standing alone: its summary
+    sentence included) and the human text; every growing list cut to ``LIST_SHOWN_MAX``."""
+    from whileai_core.operations.surface import structured
+
+    if hasattr(result, "bounded"):
+        result = _bounded(result)
+    # the human text: terminal controls in an id or a log line shown, never acted on
+    text = plain(result.render() if hasattr(result, "render") else str(result))
+    return CallToolResult(content=[TextContent(type="text", text=text)],
+                          structured_content=structured(result))
+
+
+def op_tool(op, env: Env, entry: dict[str, Any] | None = None) -> Tool:
+    """The SDK ``Tool`` for the operation ``op``, bound to the server's ``env``."""
+    from whileai_core.operations.surface import input_model, invoke, picture
+
+    model = input_model(op, "mcp", ToolInput)
+    entry = entry or op_entry(op)
 
     async def call(ctx: Any = None, **fields: Any) -> CallToolResult:
-        # The SDK has validated ``fields`` against ``spec.input``: rebuild the model unchecked.
-        args = spec.input.model_construct(**fields)
+        # The SDK has validated ``fields`` against the input model: every argument is there.
+        values = dict(model.model_construct(**fields))
         listen = progress_listener(ctx)
+        where = context_of(env)
 
         def work() -> tuple[Any, CallToolResult]:  # on a tool pool thread
             # messages built during the call name the tool's arguments
             with speaking(MCP), reporting(listen):
-                return run_core(spec.doing, lambda: _answered(spec.run(args, env)))
+                def run():
+                    result = invoke(op, values, where)
+                    return result, op_answer(result)
+                return run_core(op.doing, run)
 
         # on the tool pool's threads, never the SDK's (its stdio transport reads with those)
-        result, reply = await env.pool.run(spec.name, work)
-        png = None
-        if spec.image is not None:
-            png = run_core(spec.doing, lambda: spec.image(args, result))
-        if png:  # the numbers stay in the structured result: a host without images loses nothing
+        result, reply = await env.pool.run(op.name, work)
+        if values.get("plot") and op.picture is not None:
+            def png() -> bytes:
+                with speaking(MCP):
+                    return picture(op, values, result, where).png()
+            data = await env.pool.run(op.name, lambda: run_core(op.doing, png))
+            # the numbers stay in the structured result: a host without images loses nothing
             reply.content.append(ImageContent(type="image", mime_type="image/png",
-                                              data=base64.b64encode(png).decode("ascii")))
+                                              data=base64.b64encode(data).decode("ascii")))
         return reply
 
     return WhileaiTool(
-        fn=call,
-        name=spec.name,
-        title=spec.title,
-        description=spec.description,
-        parameters=spec.input.model_json_schema(by_alias=True),
-        # output_schema without output_model: advertised (and checked by clients), not re-validated
-        # here; the Result model validated itself when the core built it.
-        fn_metadata=FuncMetadata(arg_model=spec.input, output_schema=output_schema(spec.output)),
-        is_async=True,
-        context_kwarg="ctx",
-        annotations=spec.annotations,
-    )
+        fn=call, name=op.name, title=op.title, description=entry["description"],
+        parameters=entry["inputSchema"],
+        # output_schema without output_model: advertised (and checked by clients), not
+        # re-validated here; the Result model validated itself when the core built it.
+        fn_metadata=FuncMetadata(arg_model=model, output_schema=entry["outputSchema"]),
+        is_async=True, context_kwarg="ctx",
+        annotations=ToolAnnotations.model_validate(entry["annotations"]))

@@ -29,8 +29,10 @@ def test_json_output_is_the_result_data(capsys):
     for r in rows:
         by_task.setdefault(r["task_id"], []).append(r["reward"] >= 1.0)
     expected = sum(sum(v) / len(v) for v in by_task.values()) / len(by_task)
-    assert data["pass_at_1"] == pytest.approx(expected) and data["n_tasks"] == 48
-    assert data["ci95"][0] < expected < data["ci95"][1]
+    rate = data["rate"]
+    assert rate["value"] == pytest.approx(expected) and rate["n_tasks"] == 48
+    assert rate["ci95"][0] < expected < rate["ci95"][1]
+    assert data["summary"].startswith("pass@1  0.521")
 
 
 def test_compare_holdout_and_noise(capsys, tmp_path):

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from whileai_core.cli import main
 
 
@@ -50,7 +52,7 @@ def test_pairs_data_and_stratified_split(tmp_path, capsys, monkeypatch):
     assert pairs["n_pairs"] == 5 and pairs["no_contrast"] == ["b"]     # 5 a tasks in training
     (tmp_path / "grader.py").write_text("def grade(ask, reply):\n    return 1.0\n")
     assert main(["dpo-data", "pairs.jsonl", "--out-dir", "data", "--holdout", "held.jsonl",
-                 "--grader", "grader.py", "--settings", '{"beta": 0.2}']) == 0
+                 "--grader", "grader.py", "--settings", "beta=0.2"]) == 0
     assert "5 pairs (5 on-policy, 0 constructed)" in capsys.readouterr().out
     assert (tmp_path / "data" / "pairs.jsonl").read_text().count("\n") == 5
     assert json.loads((tmp_path / "data" / "settings.json").read_text()) == {"beta": 0.2}
@@ -65,17 +67,17 @@ def test_experiments_from_a_shell(tmp_path, capsys, monkeypatch):
     state = ["--state-dir", str(tmp_path / "state")]
     rule = '{"ship_if": [{"kind": "delta_above", "bound": 0.05}]}'
     assert main(["register-experiment", "e1", "--question", "q?", "--hypothesis", "h",
-                 "--arm", "treat=the change", "--holdout", "holdout-0123456789ab",
+                 "--arms", "treat=the change", "--holdout", "holdout-0123456789ab",
                  "--rule", rule, *state]) == 0
     assert "ship if the paired delta's interval lies above +0.050" in capsys.readouterr().out
-    assert main(["register-experiment", "e2", "--question", "q?", "--hypothesis", "h",
-                 "--arm", "treat", "--holdout", "holdout-0123456789ab", "--rule", rule,
-                 *state]) == 2
-    assert "NAME=WHAT_IT_CHANGES" in capsys.readouterr().err
-    assert main(["register-experiment", "e3", "--question", "q?", "--hypothesis", "h",
-                 "--arm", "t=c", "--holdout", "holdout-0123456789ab", "--rule", "{ship",
-                 *state]) == 2
-    assert "--rule must be JSON" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:      # argparse: usage and the bad word, exit 2
+        main(["register-experiment", "e2", "--question", "q?", "--hypothesis", "h",
+              "--arms", "treat", "--holdout", "holdout-0123456789ab", "--rule", rule, *state])
+    assert exc.value.code == 2 and "'treat' is not NAME=VALUE" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["register-experiment", "e3", "--question", "q?", "--hypothesis", "h",
+              "--arms", "t=c", "--holdout", "holdout-0123456789ab", "--rule", "{ship", *state])
+    assert exc.value.code == 2 and "JSON: not valid JSON" in capsys.readouterr().err
     assert main(["experiments", "--json", *state]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert [e["name"] for e in listed["experiments"]] == ["e1"]

@@ -52,7 +52,8 @@ OUTPUT_CASES = {
     "select-sft --out /sys/x.jsonl": (
         ["select-sft", "{traces}", "--out", "/sys/x.jsonl"], "/sys/x.jsonl", "permission denied"),
     "config --out FOLDER --force": (
-        ["config", "reverse-text", "--model", "Qwen/Qwen3-8B", "--out", "{folder}", "--force"],
+        ["config", "reverse-text", "--model", "Qwen/Qwen3-8B", "--out", "{folder}",
+         "--force"],
         "{folder}", "directory"),
     "decontaminate --out FILE/x.jsonl": (
         ["decontaminate", "{traces}", "{held}", "--out", "{traces}/x.jsonl"], "{traces}",
@@ -88,13 +89,20 @@ def test_unreadable_input_names_the_path(files, capsys):
     assert files["traces"] in err and "no such file" in err
 
 
-def test_a_bug_says_so_and_where_to_report_it(monkeypatch, capsys, tmp_path):
-    import whileai_core.cli.stats as stats_cli
+@pytest.fixture()
+def rows_here(tmp_path, monkeypatch):
+    """A valid rows.jsonl in the current directory: the call reaches the core's statistics."""
+    (tmp_path / "rows.jsonl").write_text('{"task_id": "a", "reward": 1}\n')
+    monkeypatch.chdir(tmp_path)
 
-    def broken(args):
+
+def test_a_bug_says_so_and_where_to_report_it(monkeypatch, capsys, tmp_path, rows_here):
+    import whileai_core.stats as stats
+
+    def broken(*args, **kwargs):
         raise KeyError("per_task")
 
-    monkeypatch.setattr(stats_cli, "_pass_at", broken)
+    monkeypatch.setattr(stats, "pass_at", broken)
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
     monkeypatch.delenv("WHILEAI_DEBUG", raising=False)
     err = _one_line(capsys, ["pass-at", "rows.jsonl"], code=EXIT_BUG)
@@ -104,22 +112,22 @@ def test_a_bug_says_so_and_where_to_report_it(monkeypatch, capsys, tmp_path):
     assert str(saved) in err and "raise KeyError" in saved.read_text()
 
 
-def test_a_bug_with_debug_shows_the_traceback(monkeypatch, capsys):
-    import whileai_core.cli.stats as stats_cli
+def test_a_bug_with_debug_shows_the_traceback(monkeypatch, capsys, rows_here):
+    import whileai_core.stats as stats
 
-    monkeypatch.setattr(stats_cli, "_pass_at", lambda args: 1 / 0)
+    monkeypatch.setattr(stats, "pass_at", lambda *args, **kwargs: 1 / 0)
     monkeypatch.setenv("WHILEAI_DEBUG", "1")
     assert main(["pass-at", "rows.jsonl"]) == EXIT_BUG
     assert "Traceback" in capsys.readouterr().err
 
 
-def test_a_missing_extra_names_the_pip_command(monkeypatch, capsys):
-    import whileai_core.cli.stats as stats_cli
+def test_a_missing_extra_names_the_pip_command(monkeypatch, capsys, rows_here):
+    import whileai_core.stats as stats
 
-    def needs_tokenizers(args):
+    def needs_tokenizers(*args, **kwargs):
         raise ModuleNotFoundError("No module named 'tokenizers'", name="tokenizers")
 
-    monkeypatch.setattr(stats_cli, "_pass_at", needs_tokenizers)
+    monkeypatch.setattr(stats, "pass_at", needs_tokenizers)
     err = _one_line(capsys, ["pass-at", "rows.jsonl"])
     assert "`tokenizers` is not installed" in err and "[train]" in err and "pip install" in err
     assert "--index-url https://download.pytorch.org/whl/cpu" in err

@@ -43,8 +43,19 @@ def test_cheat_probes_cli(tmp_path, capsys, monkeypatch):
     out = json.loads(capsys.readouterr().out)
     # every task's answer is "42", so the most common answer passes every task: a hole
     assert out["holes"] == ["most_common"]
-    assert main(["cheat-probes", "tasks.jsonl"]) == 2
-    assert "give exactly one of --reward" in capsys.readouterr().err
+    # the same reward as a command (one string, split like a shell): the same holes
+    (tmp_path / "grade_cmd.py").write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    item = json.loads(line)\n"
+        "    print(1.0 if item['completion'] == item['answer'] else 0.0)\n")
+    assert main(["cheat-probes", "tasks.jsonl", "--reward", "python grade_cmd.py",
+                 "--model-rows", "model.jsonl", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["holes"] == ["most_common"]
+    with pytest.raises(SystemExit) as exit_:
+        main(["cheat-probes", "tasks.jsonl"])
+    assert exit_.value.code == 2
+    assert "the following arguments are required: --reward" in capsys.readouterr().err
 
 
 def test_hack_scan_and_watch_cli(tmp_path, capsys):

@@ -57,7 +57,7 @@ def _msg(role: str, content: str) -> dict:
     (["select-sft", "x"], traces.select_sft, {"threshold": "threshold"}),
     (["decontaminate", "x", "y"], traces.decontaminate,
      {"ngram": "ngram", "max_overlap": "max_overlap"}),
-    (["export-sft", "x", "--out", "y"], traces.export_sft, {"force": "overwrite"}),
+    (["export-sft", "x", "--out", "y"], traces.export_sft, {"overwrite": "overwrite"}),
 ])
 def test_flag_defaults_are_the_function_defaults(argv, func, mapping):
     args = build_parser().parse_args(argv)
@@ -102,7 +102,7 @@ def test_audit_judge_numbers_by_hand(items, capsys):
 
 
 def test_audit_judge_flags_reach_the_function(items, capsys):
-    data = _run_json(capsys, ["audit-judge", items, "--judge", "judge-a",
+    data = _run_json(capsys, ["audit-judge", items, "--judges", "judge-a",
                               "--max-false-pass", "0.3", "--level", "0.9"])
     (a,) = data["judges"]
     # kappa 0.78 >= 0.6, agreement 0.9 >= 0.8, false pass 0.25 <= 0.3; lower bound < 0.8
@@ -187,7 +187,14 @@ def test_split_writes_the_frozen_test_and_each_side_from_a_shell(tmp_path, capsy
     err = _one_line_error(capsys, ["split", path, "--holdout-out", str(fresh),
                                    "--train-out", str(tmp_path), "--force"])
     assert "not a regular file" in err and not fresh.exists()
-    assert main(["split", path, "--share", "0.3", "--train-out", str(train), "--force"]) == 0
+    assert main(["split", path, "--share", "0.3", "--train-out", str(train),
+                 "--force"]) == 0
+    assert len({r["task_id"] for r in read(train)}) == 7
+    assert "wrote 14 training records to" in capsys.readouterr().out
+    # one file for two outputs: refused before anything is written (was: 152 of 192 rows lost)
+    err = _one_line_error(capsys, ["split", path, "--holdout-out", str(train),
+                                   "--train-out", str(train), "--force"])
+    assert "`--holdout-out` and `--train-out` name the same file" in err
     assert len({r["task_id"] for r in read(train)}) == 7
 
 
@@ -233,7 +240,7 @@ def test_select_sft_out_and_refusal(tmp_path, capsys):
     assert str(out) in err and "already exists" in err and "--force" in err
     assert out.read_text() == before
     assert main(["select-sft", path, "--threshold", "0.5", "--out", str(out), "--force"]) == 0
-    assert "wrote 3 records" in capsys.readouterr().err
+    assert f"wrote the 3 kept traces to {out}" in capsys.readouterr().out
     assert len(out.read_text().splitlines()) == 3
 
 

@@ -85,4 +85,4 @@ def test_rows_through_a_users_own_symlinked_folder_still_read(tmp_path, capsys):
     (tmp_path / "alias").symlink_to(real, target_is_directory=True)
     assert main(["pass-at", str(tmp_path / "alias" / "rows.jsonl"), "--json"]) == 0
     # (1 + 0) / 2 for a, (1 + 1) / 2 for b: mean over tasks 0.75
-    assert json.loads(capsys.readouterr().out)["pass_at_1"] == 0.75
+    assert json.loads(capsys.readouterr().out)["rate"]["value"] == 0.75

@@ -84,10 +84,11 @@ def test_category_table_with_hundreds_of_categories_stays_under_the_bound(catego
         assert f"of {N_CATEGORIES} shown" in out["comparison"]["shown"]
 
 
-def test_plot_forest_says_how_many_groups_it_left_out_and_keeps_the_smallest_p(categories):
-    _, srv = categories
-    out = ok(call(srv, "plot_forest", {"before": "before.jsonl", "after": "after.jsonl",
-                                       "by": "category"}))
+def test_the_forest_says_how_many_groups_it_left_out_and_keeps_the_smallest_p(categories):
+    from whileai_core.pictures import forest_picture
+
+    root, srv = categories
+    out = forest_picture(root / "before.jsonl", root / "after.jsonl", by="category").to_dict()
     groups = [r["group"] for r in out["rows"][1:]]            # rows[0] is the overall delta
     assert out["n_groups"] == N_CATEGORIES and len(groups) < N_CATEGORIES
     assert f"{len(groups)} of {N_CATEGORIES} shown" in out["shown"]

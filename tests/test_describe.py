@@ -61,7 +61,7 @@ def test_the_route_names_the_fields_that_change_its_answer():
 
 
 def test_the_mcp_answer_stays_under_8_kb_at_a_million_rows_and_200_fields():
-    from server.tooling import answer
+    from server.tooling import op_answer as answer  # the MCP answer of any result
     from whileai_core import load_rows
 
     # 1,000 distinct rows of 200 fields (long names and values), each 1,000 times: 1M rows

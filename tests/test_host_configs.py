@@ -88,15 +88,16 @@ def test_host_config_starts_the_server(host, tmp_path):
                                        env={"PATH": os.environ.get("PATH", "")})
         async with Client(params) as client:
             tools = {t.name for t in (await client.list_tools()).tools}
+            await client.call_tool("enable_toolset", {"toolset": "skills"})
             skills = await client.call_tool("list_skills", {})
-            rate = await client.call_tool("pass_at", {"rows": "graded.jsonl"})
+            rate = await client.call_tool("rate", {"rows": "graded.jsonl"})
             return tools, skills, rate
 
     tools, skills, rate = anyio.run(go)
-    assert {"route_rows", "launch_run", "list_skills"} <= tools
+    assert {"route", "launch_run", "enable_toolset"} <= tools   # the default toolset
     listed = sorted(s["name"] for s in skills.structured_content["skills"])
     assert listed == sorted(p.parent.name for p in (ROOT / "skills").glob("*/SKILL.md"))
-    assert not rate.is_error and rate.structured_content["pass_at_1"] == (0.5 + 1.0) / 2
+    assert not rate.is_error and rate.structured_content["rate"]["value"] == (0.5 + 1.0) / 2
 
 
 def test_desktop_and_codex_use_absolute_roots():

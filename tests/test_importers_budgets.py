@@ -37,7 +37,7 @@ def test_prime_rl_spans_have_two_turns_and_no_usage():
 def test_inspect_rows_carry_the_stop_reason_and_turn_count():
     # make_logs.py: q2's second epoch stops at max_tokens; mockllm records no usage and no cap;
     # the canned solver sets each reply itself, so no model generation: turn_count 0
-    rows = import_rows(FIX / "inspect" / "logs" / "canned_qa.json", metric="match").rows
+    rows = import_rows(FIX / "inspect" / "logs" / "canned_qa.json", scorer="match").rows
     by = {(r["task_id"], r["epoch"]): r for r in rows}
     assert by[("q2", 2)]["finish_reason"] == "max_tokens" and by[("q2", 2)]["truncated"]
     assert by[("q1", 1)]["finish_reason"] == "stop"
@@ -47,7 +47,7 @@ def test_inspect_rows_carry_the_stop_reason_and_turn_count():
 
 def test_lm_eval_rows_carry_the_generation_cap_only():
     # tasks/canned_gen.yaml: generation_kwargs max_gen_toks 8; lm-eval logs no reply length
-    rows = import_rows(FIX / "lm_eval" / "output" / "qdpv68r5", metric="exact_match,first").rows
+    rows = import_rows(FIX / "lm_eval" / "output" / "qdpv68r5", scorer="exact_match,first").rows
     assert {r["max_tokens"] for r in rows} == {8}
     assert all("completion_tokens" not in r and "finish_reason" not in r for r in rows)
     data = load_rows(rows)

@@ -98,7 +98,7 @@ def test_prime_rl_agents_are_chosen_by_name_and_never_mixed_in_one_pass_rate(tmp
                                         r"\['judge', 'solver'\].*Fix: "):
         import_rows(AGENTS, agent="critic")
     with pytest.raises(AmbiguousImport, match=r"2 agents per episode \(judge, solver\).*"
-                                              r"--agent judge"):
+                                              r"agent='judge'"):
         load_rows(AGENTS)
     with pytest.raises(ArgumentError, match="`step`, `kind` and `agent` apply to prime-rl"):
         import_rows(LOGS / "canned_qa.eval", metric="match", agent="solver")
@@ -116,8 +116,8 @@ def test_cli_and_mcp_take_the_agent(tmp_path, server, ws):
     from test_server_support import call, ok
 
     out = tmp_path / "solver.jsonl"
-    proc = cli("import", "prime-rl", str(AGENTS), "--agent", "solver", "--out", str(out),
-               cwd=tmp_path)
+    proc = cli("import", str(AGENTS), "--format", "prime-rl", "--agent", "solver", "--out",
+               str(out), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert [json.loads(x)["reward"] for x in out.read_text().splitlines()] == [1.0]
     shutil.copytree(AGENTS, ws / "duo")
@@ -246,5 +246,5 @@ def test_load_rows_names_how_many_steps_a_long_run_spans(monkeypatch, tmp_path):
                        steps=[StepRows(step=5 * s, rows=1, errored=0, policy_versions=[5 * s])
                               for s in range(30)])
     monkeypatch.setattr(detect, "read_foreign", lambda *a, **k: read)
-    with pytest.raises(AmbiguousImport, match=r"spanning 30 steps \(0 to 145\).*--step 145"):
+    with pytest.raises(AmbiguousImport, match=r"spanning 30 steps \(0 to 145\).*step=145"):
         detect.rows_for_load(tmp_path, "prime-rl")

@@ -251,7 +251,7 @@ def test_link_mode_links_and_reruns_clean(tmp_path):
 def test_link_mode_refuses_an_existing_copy(tmp_path):
     (tmp_path / ".claude").mkdir()
     _init(tmp_path)
-    with pytest.raises(ConfigError, match="--link will not replace it"):
+    with pytest.raises(ConfigError, match="link=True will not replace it"):
         _init(tmp_path, link=True)
 
 
@@ -324,7 +324,8 @@ def test_bare_init_in_a_fresh_git_repo_writes_the_portable_file_and_no_absolute_
     entry = json.loads((repo / ".mcp.json").read_text())["mcpServers"]["whileai"]
     assert entry["args"] == ["--root", "."]
     assert not Path(entry["command"]).is_absolute()
-    assert any("--host cursor|vscode|codex" in n for n in result.notes)
+    assert any("init_project(hosts=['cursor']) (or vscode, codex, all)" in n
+               for n in result.notes)
     written = [p for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts]
     assert written
     for path in written:
@@ -382,7 +383,7 @@ def test_under_uvx_the_command_does_not_point_into_uvs_cache(tmp_path, monkeypat
 
     cached_skills = env.parent / "skills"          # the pack's skills as uvx unpacks them
     shutil.copytree(bundled_skills_dir() / SKILLS[0], cached_skills / SKILLS[0])
-    with pytest.raises(ArgumentError, match="--link would point into"):
+    with pytest.raises(ArgumentError, match="link=True would point into"):
         init_project(tmp_path / "other" if (tmp_path / "other").mkdir() is None else None,
                      link=True, skills_dir=cached_skills)
 
@@ -512,12 +513,14 @@ def test_cli_init_and_its_errors(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and ".mcp.json: line 1, column 2: invalid JSON" in err
     (tmp_path / ".mcp.json").unlink()
-    assert main(["init", str(tmp_path), "--host", "vscode", "--command", CMD, "--json"]) == 0
+    assert main(["init", str(tmp_path), "--hosts", "vscode", "--command", CMD,
+                 "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["hosts"] == ["vscode"] and data["entries"]["vscode"]["command"] == CMD
     assert {a["path"] for a in data["actions"]} == (
         {".vscode/mcp.json", "AGENTS.md"} | {f".github/skills/{n}/" for n in SKILLS})
-    assert main(["init", str(tmp_path), "--host", "vscode", "--command", CMD, "--dry-run"]) == 0
+    assert main(["init", str(tmp_path), "--hosts", "vscode", "--command", CMD,
+                 "--dry-run"]) == 0
     assert "would change 0 of" in capsys.readouterr().out
 
 
@@ -541,6 +544,8 @@ def test_the_written_entry_starts_the_server(tmp_path):
         params = StdioServerParameters(command=entry["command"], args=entry["args"],
                                        env=env, cwd=str(tmp_path))
         async with Client(params) as client:
+            # the skills toolset is off by default (the skills are resources either way)
+            await client.call_tool("enable_toolset", {"toolset": "skills"})
             return await client.call_tool("list_skills", {})
 
     result = anyio.run(go)

@@ -44,7 +44,7 @@ LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      "judges, traces, reward hacking, runs, experiments",
      ("importers.result", "models", "questions", "routing", "teacher", "categories", "evalset",
       "methods", "prime_rl", "judge", "traces", "sft", "pairs", "hacking", "runs",
-      "experiments", "pictures", "init")),
+      "experiments", "pictures", "init", "skills")),
     ("operations", "one declaration per operation, from which the tools and commands are made",
      ("operations",)),
     ("surfaces", "the CLI, the MCP server, the skills and the recipes: they call the core, "

@@ -1,4 +1,5 @@
-"""`whileai-skills config` and `whileai-skills validate` from the shell entry point."""
+"""`whileai-skills config` and `whileai-skills validate` from the shell entry point:
+the same arguments as the MCP tools, every knob a flag."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ TEACHER = "PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL@http://localhost:8001/v1"
 
 def test_config_writes_the_opd_arm_and_validate_accepts_it(tmp_path, capsys):
     out = tmp_path / "opd.toml"
-    rc = main(["config", "reverse-text", "--model", SFT, "--teacher", TEACHER, "--steps", "20",
-               "--lr", "3e-6", "--full-weights", "--max-tokens", "128", "--group-size", "16",
+    opd = json.dumps({"name": "opd", "teacher": TEACHER})
+    rc = main(["config", "reverse-text", "--model", SFT, "--method", opd, "--steps", "20",
+               "--lr", "3e-6", "--no-lora", "--max-tokens", "128", "--group-size", "16",
                "--train-split", "train[:872]", "--eval-split", "train[872:]", "--out", str(out)])
     text = capsys.readouterr().out
     assert rc == 0 and f"prime-rl config: {out}" in text and f"run: uv run rl @ {out}" in text
@@ -28,9 +30,10 @@ def test_config_writes_the_opd_arm_and_validate_accepts_it(tmp_path, capsys):
 
 
 def test_config_json_method_correction_and_overrides(capsys):
-    rc = main(["config", "reverse-text", "--model", SFT, "--method", '{"name": "max_rl"}',
-               "--correction", "icepop", "--off-policy-steps", "2", "--set",
-               "trainer.optim.weight_decay=0.0", "--set", 'run.name="rt"', "--json"])
+    method = {"name": "async", "method": {"name": "max_rl"}, "correction": "icepop",
+              "off_policy_steps": 2}
+    rc = main(["config", "reverse-text", "--model", SFT, "--method", json.dumps(method),
+               "--overrides", "trainer.optim.weight_decay=0.0", 'run.name="rt"', "--json"])
     result = json.loads(capsys.readouterr().out)
     assert rc == 0 and result["method"] == "async(max_rl, icepop)"
     assert result["config"]["orchestrator"]["max_off_policy_steps"] == 2
@@ -51,3 +54,18 @@ def test_validate_rejects_with_exit_1(tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     assert not report["ok"] and any("rollouts_per_example" in e for e in report["errors"])
     assert main(["validate", str(tmp_path / "missing.toml")]) == 2
+
+
+def test_every_knob_of_the_writer_is_a_flag():
+    # the CLI once passed 16 of the writer's 30 knobs; now every one has its flag
+    import inspect
+
+    from whileai_core.cli import build_parser
+    from whileai_core.prime_rl import prime_rl_config
+
+    parser = build_parser("config")
+    sub = next(a for a in parser._actions if a.dest == "command").choices["config"]
+    dests = {a.dest for a in sub._actions}
+    knobs = set(inspect.signature(prime_rl_config).parameters) - {"root"}
+    assert len(knobs) == 31 and knobs <= dests, knobs - dests
+

@@ -64,7 +64,7 @@ def test_a_call_in_each_readers_language(reader, expected):
     (PYTHON, "prime_rl_config('my task', method={'name': 'opd', 'teacher': 't@u'}, "
              "model='m', lora=False, overwrite=True)"),
     (CLI, "whileai-skills config 'my task' --method '{\"name\": \"opd\", \"teacher\": \"t@u\"}' "
-          "--model m --full-weights --force"),
+          "--model m --no-lora --force"),
     (MCP, 'prime_rl_config(taskset="my task", method={"name": "opd", "teacher": "t@u"}, '
           'model="m", lora=false, overwrite=true)'),
 ])
@@ -171,7 +171,7 @@ def test_audit_judge_without_a_clearing_judge_says_none(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv", [
     ["route", EXAMPLE, "--model", "Qwen/Qwen3-8B"],
-    ["route", EXAMPLE, "--model", "Qwen/Qwen3-8B", "--teacher", TEACHER],
+    ["route", EXAMPLE, "--model", "Qwen/Qwen3-8B", "--teacher-rows", TEACHER],
     ["pass-at", EXAMPLE],
     ["compare", EXAMPLE, TEACHER],
     ["noise-floor", *(str(ROOT / "examples" / "reruns" / f"run-{i}.jsonl") for i in (1, 2))],
@@ -244,7 +244,7 @@ def test_a_missing_file_at_the_shell_names_the_current_directory(tmp_path, capsy
 def test_a_missing_file_over_mcp_names_the_workspace_root(server, ws):
     from test_server_support import call, error_text
 
-    text = error_text(call(server, "pass_at", {"rows": "evals/nope.jsonl"}), "pass_at")
+    text = error_text(call(server, "rate", {"rows": "evals/nope.jsonl"}), "rate")
     assert "no such file" in text and f"relative paths start at the workspace root {ws.resolve()}"\
         in text and "--root" in text
     assert "current directory" not in text

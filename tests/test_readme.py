@@ -118,10 +118,11 @@ def journey_lines() -> list[str]:
 def test_the_journey_names_every_step_of_the_skills():
     """The block covers the journey's five steps, each command at least once."""
     used = {line.split()[1] for line in journey_lines() if line.startswith("whileai-skills ")}
-    assert {"freeze", "fingerprint", "failure-capable", "noise-floor", "holdout-size",
-            "by-category", "audit-judge", "order-reversal", "route", "config", "validate",
-            "split", "select-sft", "decontaminate", "export-sft", "launch", "status", "collect",
-            "cheat-probes", "hack-scan", "watch"} <= used
+    assert {"freeze", "fingerprint", "failure-capable", "noise-floor",
+            "holdout-size", "by-category", "audit-judge", "order-reversal", "route",
+            "config", "validate", "split", "select-sft", "decontaminate",
+            "export-sft", "launch", "status", "collect", "cheat-probes", "hack-scan",
+            "watch"} <= used
 
 
 def test_the_examples_are_what_make_examples_writes(tmp_path):
@@ -164,8 +165,8 @@ def test_every_journey_command_runs_on_the_examples(tmp_path):
             proc = subprocess.run(["bash", "-c", line], cwd=tmp_path, env=env,
                                   capture_output=True, text=True, timeout=600)
             assert proc.returncode == 0, f"{line}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
-            # `status` says launching, then running, until the smoke ends: the README says run
-            # it again (on a loaded machine the first look can come before the run's pid file)
+            # `status` says launching, then running, until the smoke ends: the README says
+            # run it again (on a loaded machine the first look can come before the run's pid file)
             unfinished = " running " in proc.stdout or " launching " in proc.stdout
             if " status " not in line or not unfinished or time.monotonic() > deadline:
                 break

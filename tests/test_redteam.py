@@ -301,8 +301,8 @@ HOSTILE = {"deep.jsonl": DEEP + "\n",
            "deep_field.jsonl": '{"task_id": "a", "reward": 1, "x": ' + DEEP + "}\n",
            "long_int.jsonl": '{"task_id": "a", "reward": ' + "9" * 5000 + "}\n",
            "deep_array.json": "[" + DEEP + "]\n"}
-READERS = [("pass_at", "rows", {}), ("inspect_rows", "rows", {}), ("hack_scan", "rows", {}),
-           ("route_rows", "rows", {"model": "Qwen/Qwen3-8B"}),
+READERS = [("rate", "rows", {}), ("inspect_rows", "rows", {}), ("hack_scan", "rows", {}),
+           ("route", "rows", {"model": "Qwen/Qwen3-8B"}),
            ("import_rows", "path", {"out": "o.jsonl"}), ("audit_judge", "items", {}),
            ("failed_asks", "traces", {"out": "f.jsonl"}), ("eval_fingerprint", "tasks", {})]
 

@@ -253,10 +253,11 @@ def test_a_long_prompt_of_open_tags_is_scanned_in_linear_time():
 # --- every string an answer echoes is cut: a 10 MB task id gave a 50 MB answer ---------------------
 
 BIG_ID = "T" * (10 << 20)
-ID_CALLS = [("pass_at", {"rows": "big.jsonl"}), ("pass_at", {"rows": "big.jsonl", "detail": True}),
-            ("route_rows", {"rows": "big.jsonl", "model": "Qwen/Qwen3-8B"}),
-            ("inspect_rows", {"rows": "big.jsonl"}), ("mean_reward", {"rows": "big.jsonl"}),
-            ("compare_runs", {"before": "big.jsonl", "after": "big.jsonl"}),
+ID_CALLS = [("rate", {"rows": "big.jsonl"}), ("rate", {"rows": "big.jsonl", "detail": True}),
+            ("route", {"rows": "big.jsonl", "model": "Qwen/Qwen3-8B"}),
+            ("inspect_rows", {"rows": "big.jsonl"}),
+            ("rate", {"rows": "big.jsonl", "metric": "reward"}),
+            ("compare", {"before": "big.jsonl", "after": "big.jsonl"}),
             ("category_table", {"rows": "big.jsonl", "by": "task_id"}),
             ("eval_fingerprint", {"tasks": "big.jsonl"})]
 
@@ -331,7 +332,7 @@ def test_escapes_in_a_run_log_reach_no_message(tmp_path):
 
 def test_escapes_in_an_answers_text_are_shown(server, ws):
     write_jsonl(ws / "rows.jsonl", [{"task_id": f"evil{ESCAPES}", "reward": 1.0}])
-    result = call(server, "pass_at", {"rows": "rows.jsonl", "detail": True})
+    result = call(server, "rate", {"rows": "rows.jsonl", "detail": True})
     assert "\x1b" not in result.content[0].text and "\\x1b" in result.content[0].text
 
 
@@ -550,9 +551,8 @@ BAD_INPUTS = [
     ("launch_run", {"config_or_recipe": "d1.toml"}, "num_train_gpus = 'x' is not a number"),
     ("launch_run", {"config_or_recipe": "d2.toml"}, "`deployment` = 5 is not a table"),
     ("launch_run", {"config_or_recipe": "d3.toml"}, "num_infer_gpus = inf is not a number"),
-    ("plot_forest", {"before": "c.jsonl", "after": "c.jsonl", "by": "category", "out": "f.png"},
-     None),
-    ("plot_band", {"rows": "c.jsonl", "out": "b.png"}, None),
+    ("compare", {"before": "c.jsonl", "after": "c.jsonl", "by": "category", "plot": True}, None),
+    ("route", {"rows": "c.jsonl", "model": "Qwen/Qwen3-8B", "plot": True}, None),
 ]
 
 

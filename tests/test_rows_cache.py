@@ -161,15 +161,15 @@ def test_errors_are_the_loaders_and_nothing_is_kept(tmp_path, parses):
         cache.load(tmp_path / "missing.jsonl")
 
 
-def test_a_second_route_rows_in_one_server_session_does_not_parse(server, ws, parses,
+def test_a_second_route_in_one_server_session_does_not_parse(server, ws, parses,
                                                                   monkeypatch):
     monkeypatch.setattr(rows_cache, "SHARED", RowsCache())
     # 12 tasks (a-d three times): the route needs 6 before it answers question 3
     twelve = {f"{t}{i}": o for i in range(3) for t, o in GRPO_OUTCOMES.items()}
     write_jsonl(ws / "runs" / "r.jsonl", rows_of(twelve))
-    first = ok(call(server, "route_rows", {"rows": "runs/r.jsonl", "model": MODEL}))
-    second = ok(call(server, "route_rows", {"rows": "runs/r.jsonl", "model": MODEL}))
+    first = ok(call(server, "route", {"rows": "runs/r.jsonl", "model": MODEL}))
+    second = ok(call(server, "route", {"rows": "runs/r.jsonl", "model": MODEL}))
     assert first == second and first["route"] == "grpo"
     assert len(parses) == 1
-    ok(call(server, "pass_at", {"rows": "runs/r.jsonl"}))
+    ok(call(server, "rate", {"rows": "runs/r.jsonl"}))
     assert len(parses) == 1

@@ -302,9 +302,17 @@ def test_a_state_dir_that_is_a_file_is_refused(tmp_path):
         list_runs(state_dir=tmp_path / "f")
 
 
-def test_exported_from_the_package():
-    assert whileai_core.launch_run is launch_run
-    assert whileai_core.collect_run is collect_run
+def test_exported_from_the_package(where):
+    # the package exports the operations (what the CLI and the server offer), which call these
+    from whileai_core.operations import get
+
+    assert whileai_core.launch_run is get("launch_run").fn
+    assert whileai_core.collect_run is get("collect_run").fn
+    plan = whileai_core.launch_run("tiny", backend="local", recipes_dir=where["recipes_dir"],
+                                   state_dir=where["state_dir"])
+    assert plan.action == "planned" and plan.plan == launch_run(
+        "tiny", backend="local", recipes_dir=where["recipes_dir"],
+        state_dir=where["state_dir"]).plan
 
 
 # --- CLI ----------------------------------------------------------------------------------------

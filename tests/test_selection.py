@@ -61,9 +61,9 @@ def test_compare_cli_and_tool(tmp_path, capsys, server, ws):
     assert main(["compare", str(ws / "before.jsonl"), str(ws / "after.jsonl"), "--selected-on",
                  str(ws / "chosen.jsonl"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["selection"]["case"] == "same_set"
-    out = ok(call(server, "compare_runs", {"before": "before.jsonl", "after": "after.jsonl",
+    out = ok(call(server, "compare", {"before": "before.jsonl", "after": "after.jsonl",
                                            "selected_on": "chosen.jsonl"}))
     assert out["selection"]["case"] == "same_set" and out["selection"]["n_shared"] == 12
-    out = ok(call(server, "compare_runs", {"before": "before.jsonl", "after": "after.jsonl",
+    out = ok(call(server, "compare", {"before": "before.jsonl", "after": "after.jsonl",
                                            "selected_on": ["x1", "x2"]}))
     assert out["selection"]["case"] == "separate"

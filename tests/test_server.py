@@ -19,7 +19,9 @@ from server.app import build_server
 from test_server_support import (AFTER_OUTCOMES, GRPO_OUTCOMES, MODEL, TEACHER,
                                  TEACHER_OUTCOMES, call, error_text, make_workspace, ok,
                                  rows_of, write_jsonl)
-from whileai_core import compare, holdout_size, load_rows, pass_at
+from whileai_core import holdout_size, load_rows
+from whileai_core.operations.surface import structured
+from whileai_core.stats import compare, pass_at
 
 
 @pytest.fixture()
@@ -41,12 +43,12 @@ def server(ws):
     return build_server(ws, skills_dir=ws / "no-skills")
 
 
-# --- route_rows ----------------------------------------------------------------------------
+# --- route --------------------------------------------------------------------------------
 
-def test_route_rows_reaches_grpo_with_evidence(server):
+def test_route_reaches_grpo_with_evidence(server):
     # 12 tasks (a-d three times): the 4-task file stops before question 3 (below 6 tasks no
     # verdict can stand, ROUTE_MIN_TASKS)
-    out = ok(call(server, "route_rows", {"rows": "evals/grpo12.jsonl", "model": MODEL,
+    out = ok(call(server, "route", {"rows": "evals/grpo12.jsonl", "model": MODEL,
                                          "taskset": "reverse-text"}))
     assert out["route"] == "grpo"
     assert out["decided_by"].startswith("6.")
@@ -66,24 +68,24 @@ def test_route_rows_reaches_grpo_with_evidence(server):
     assert step["arguments"] == {"taskset": "reverse-text", "method": "grpo", "model": MODEL}
 
 
-def test_route_rows_from_four_tasks_says_so_and_stops(server):
-    out = ok(call(server, "route_rows", {"rows": "evals/grpo.jsonl", "model": MODEL}))
+def test_route_from_four_tasks_says_so_and_stops(server):
+    out = ok(call(server, "route", {"rows": "evals/grpo.jsonl", "model": MODEL}))
     assert out["route"] == "too_few_tasks" and [a["question"] for a in out["answers"]] == [1, 2]
     assert "Only 4 tasks" in out["next_step"]["say"]
 
 
-def test_route_rows_truncated_pass_decides_at_question_one(server):
-    out = ok(call(server, "route_rows", {"rows": "evals/truncated.jsonl", "model": MODEL}))
+def test_route_truncated_pass_decides_at_question_one(server):
+    out = ok(call(server, "route", {"rows": "evals/truncated.jsonl", "model": MODEL}))
     assert out["route"] == "fix_reward" and out["decided_by"].startswith("1.")
     assert out["answers"][0]["evidence"]["count"] == 1        # the one truncated row passes
     assert out["answers"][0]["evidence"]["tasks"] == ["a"]
 
 
-def test_route_rows_teacher_that_clears_routes_to_opd(server):
+def test_route_teacher_that_clears_routes_to_opd(server):
     # 12 shared tasks, teacher minus student per task: 0.25, 0.75, 0, 1 three times: 9 tasks
     # changed, all up -> exact sign-flip p = 2/2^9, the gap's interval is above 0 and the gap
     # 0.5 >= 0.05 -> OPD, the teacher named from its rows' model field.
-    out = ok(call(server, "route_rows", {"rows": "evals/grpo12.jsonl", "model": MODEL,
+    out = ok(call(server, "route", {"rows": "evals/grpo12.jsonl", "model": MODEL,
                                          "teacher_rows": "evals/teacher12.jsonl"}))
     assert out["route"] == "opd" and out["decided_by"].startswith("4.")
     assert out["next_step"]["arguments"]["method"]["teacher"].startswith(TEACHER + "@")
@@ -92,24 +94,24 @@ def test_route_rows_teacher_that_clears_routes_to_opd(server):
     assert evidence["p_value"] == pytest.approx(2 / 2 ** 9) and evidence["gap_ci"][0] > 0
 
 
-def test_route_rows_inline_rows_equal_file_rows(server):
+def test_route_inline_rows_equal_file_rows(server):
     rows = [{"task_id": t, "reward": float(r), "model": MODEL}
             for t, rs in GRPO_OUTCOMES.items() for r in rs]
-    inline = ok(call(server, "route_rows", {"rows": rows, "model": MODEL}))
-    from_file = ok(call(server, "route_rows", {"rows": "evals/grpo.jsonl", "model": MODEL}))
+    inline = ok(call(server, "route", {"rows": rows, "model": MODEL}))
+    from_file = ok(call(server, "route", {"rows": "evals/grpo.jsonl", "model": MODEL}))
     assert inline == from_file
 
 
-def test_route_rows_empty_model_is_the_cores_message(server):
-    text = error_text(call(server, "route_rows", {"rows": "evals/grpo.jsonl", "model": " "}),
-                      "route_rows")
+def test_route_empty_model_is_the_cores_message(server):
+    text = error_text(call(server, "route", {"rows": "evals/grpo.jsonl", "model": " "}),
+                      "route")
     assert "`model` must be the id of the model you will train" in text and "Fix" in text
 
 
-# --- pass_at -------------------------------------------------------------------------------
+# --- rate ----------------------------------------------------------------------------------
 
-def test_pass_at_numbers(server, ws):
-    out = ok(call(server, "pass_at", {"rows": "evals/grpo.jsonl", "k": 2}))
+def test_rate_of_passes_numbers(server, ws):
+    out = ok(call(server, "rate", {"rows": "evals/grpo.jsonl", "k": 2}))
     n, cs = 4, {"a": 3, "b": 1, "c": 4, "d": 0}
     # per-task rates a 0.75, b 0.25, c 1, d 0: summarised, not listed (bins by hand)
     tasks = out["tasks"]
@@ -118,13 +120,14 @@ def test_pass_at_numbers(server, ws):
     assert [r["task_id"] for r in tasks["lowest"]] == ["d", "b", "a", "c"]
     assert [r["task_id"] for r in tasks["highest"]] == ["c", "a", "b", "d"]
     assert tasks["shown"] == "all 4 tasks shown" and out["page"] is None
-    assert out["pass_at_1"] == pytest.approx(0.5)
+    assert out["rate"]["value"] == pytest.approx(0.5) and out["rate"]["metric"] == "pass"
     # pass@2 per task = 1 - C(n-c, 2) / C(n, 2); pass^2 = C(c, 2) / C(n, 2) (Chen et al. 2021)
     at2 = np.mean([1 - math.comb(n - c, 2) / math.comb(n, 2) for c in cs.values()])
     pow2 = np.mean([math.comb(c, 2) / math.comb(n, 2) for c in cs.values()])
     assert (at2, pow2) == (0.625, 0.375)
-    assert out["pass_at_k"] == pytest.approx(at2) and out["pass_pow_k"] == pytest.approx(pow2)
-    assert (out["n_tasks"], out["n_rows"], out["k"]) == (4, 16, 2)
+    assert out["pass_at_k"]["value"] == pytest.approx(at2)
+    assert out["pass_pow_k"]["value"] == pytest.approx(pow2)
+    assert (out["rate"]["n_tasks"], out["rate"]["n_rows"], out["k"]) == (4, 16, 2)
     # 4 tasks: the effective-n interval (Korn & Graubard): n_eff = m(1-m)/SE^2 (under the 16
     # rollouts), scaled by (z/t_3)^2, then Agresti-Coull; recomputed here with scipy quantiles
     p = np.array([0.75, 0.25, 1.0, 0.0])
@@ -132,21 +135,46 @@ def test_pass_at_numbers(server, ws):
     n_adj = min(16, 0.25 / (p.std(ddof=1) ** 2 / 4)) * (z / t3) ** 2
     centre = (0.5 * n_adj + z * z / 2) / (n_adj + z * z)
     half = z * math.sqrt(centre * (1 - centre) / (n_adj + z * z))
-    assert out["ci"] == pytest.approx([centre - half, centre + half], abs=1e-12)
-    assert out["ci_method"] == "effective_n" and out["ci95"] == out["ci"]
-    # and the server only wires: the core called directly gives the same data
-    assert out == pass_at(load_rows(ws / "evals" / "grpo.jsonl"), k=2).to_dict()
+    rate = out["rate"]
+    assert rate["ci"] == pytest.approx([centre - half, centre + half], abs=1e-12)
+    assert rate["ci_method"] == "effective_n" and rate["ci95"] == rate["ci"]
+    # and the server only wires: the core called directly gives the same numbers
+    core = pass_at(load_rows(ws / "evals" / "grpo.jsonl"), k=2)
+    assert (rate["value"], rate["ci"], rate["ci_method"]) == (core.pass_at_1, list(core.ci),
+                                                              core.ci_method)
+    assert out["pass_at_k"]["ci"] == list(core.pass_at_k_ci)
+    assert out["tasks"] == core.tasks.to_dict()
 
 
-def test_pass_at_detail_pages_the_per_task_table(server):
-    out = ok(call(server, "pass_at", {"rows": "evals/grpo.jsonl", "detail": True, "offset": 1,
-                                      "limit": 2}))
+def test_rate_of_rewards_and_of_a_flag(server, ws):
+    # mean reward of the same rows: the per-task means are the pass rates (rewards are 0/1)
+    reward = ok(call(server, "rate", {"rows": "evals/grpo.jsonl", "metric": "reward"}))
+    assert reward["rate"]["metric"] == "reward" and reward["rate"]["value"] == pytest.approx(0.5)
+    assert reward["pass_at_k"] is None and reward["tasks"]["metric"] == "reward"
+    # truncated.jsonl: one of task a's 4 rows is truncated -> shares a 1/4, b c d 0: mean 1/16
+    share = ok(call(server, "rate", {"rows": "evals/truncated.jsonl", "field": "truncated"}))
+    assert share["rate"]["metric"] == "share" and share["field"] == "truncated"
+    assert share["rate"]["value"] == pytest.approx(1 / 16)
+    assert "share of truncated" in share["summary"]
+
+
+@pytest.mark.parametrize("args, says", [
+    ({"metric": "reward", "k": 2}, "`k` (pass@k) is for pass rates"),
+    ({"metric": "reward", "field": "truncated"}, "give `field` (a share of rollouts) or"),
+])
+def test_rate_refuses_mixed_questions(server, args, says):
+    assert says in error_text(call(server, "rate", {"rows": "evals/grpo.jsonl", **args}), "rate")
+
+
+def test_rate_detail_pages_the_per_task_table(server):
+    out = ok(call(server, "rate", {"rows": "evals/grpo.jsonl", "detail": True, "offset": 1,
+                                   "limit": 2}))
     page = out["page"]
     assert [(r["task_id"], r["value"], r["rollouts"]) for r in page["tasks"]] == [
         ("b", 0.25, 4), ("c", 1.0, 4)]          # first-appearance order a, b, c, d
     assert (page["offset"], page["total"], page["next_offset"]) == (1, 4, 3)
     assert page["shown"] == "tasks 2-3 of 4; next page: offset=3"
-    last = ok(call(server, "pass_at", {"rows": "evals/grpo.jsonl", "detail": True, "offset": 3}))
+    last = ok(call(server, "rate", {"rows": "evals/grpo.jsonl", "detail": True, "offset": 3}))
     assert [r["task_id"] for r in last["page"]["tasks"]] == ["d"]
     assert last["page"]["next_offset"] is None
 
@@ -158,16 +186,16 @@ def test_pass_at_detail_pages_the_per_task_table(server):
     ({"k": "two"}, "invalid arguments: `k` = 'two'"),
     ({"bogus": 1}, "`bogus`: not an argument of this tool"),
 ])
-def test_pass_at_bad_arguments(server, args, says):
-    text = error_text(call(server, "pass_at", {"rows": "evals/grpo.jsonl", **args}), "pass_at")
+def test_rate_bad_arguments(server, args, says):
+    text = error_text(call(server, "rate", {"rows": "evals/grpo.jsonl", **args}), "rate")
     assert says in text
     assert "Fix" in text or "fix" in text
 
 
-# --- compare_runs --------------------------------------------------------------------------
+# --- compare ------------------------------------------------------------------------------
 
-def test_compare_runs_numbers(server, ws):
-    out = ok(call(server, "compare_runs", {"before": "evals/grpo.jsonl",
+def test_compare_numbers(server, ws):
+    out = ok(call(server, "compare", {"before": "evals/grpo.jsonl",
                                            "after": "evals/after.jsonl"}))
     assert out["n_paired"] == 4 and out["n_only_before"] == 0 == out["n_only_after"]
     assert out["mean_before"] == pytest.approx(0.5)
@@ -176,27 +204,28 @@ def test_compare_runs_numbers(server, ws):
     # 4 paired tasks: the smallest exact two-sided p is 2/2^4 = 0.125 > 0.05, so no test can
     # call a change (before 0.2 the percentile bootstrap said "moved" here)
     assert out["verdict"] == "insufficient_data" and out["ci"] is None
-    assert out == compare(load_rows(ws / "evals" / "grpo.jsonl"),
-                          load_rows(ws / "evals" / "after.jsonl")).to_dict()
+    assert out == structured(compare(load_rows(ws / "evals" / "grpo.jsonl"),
+                                     load_rows(ws / "evals" / "after.jsonl")))
 
 
-def test_compare_runs_moves_on_twelve_tasks(server, ws):
-    out = ok(call(server, "compare_runs", {"before": "evals/grpo12.jsonl",
+def test_compare_moves_on_twelve_tasks(server, ws):
+    out = ok(call(server, "compare", {"before": "evals/grpo12.jsonl",
                                            "after": "evals/after12.jsonl"}))
     # per-task differences 0.25, 0.5, 0, 0.5 three times: 9 changed, all up; exact sign-flip
     # p = 2 / 2^9 (only the all-up and all-down patterns are as extreme)
     assert out["n_paired"] == 12 and out["delta"] == pytest.approx(0.3125)
     assert out["p_value"] == pytest.approx(2 / 2 ** 9) and out["ci_method"] == "t_sign_flip_exact"
     assert out["ci"][0] > 0 and out["verdict"] == "moved"
-    # each arm's interval is pass_at's on the same rows: one number per question
-    assert out["mean_before_ci"] == ok(call(server, "pass_at", {"rows": "evals/grpo12.jsonl"}))["ci"]
-    assert out == compare(load_rows(ws / "evals" / "grpo12.jsonl"),
-                          load_rows(ws / "evals" / "after12.jsonl")).to_dict()
+    # each arm's interval is rate's on the same rows: one number per question
+    assert out["mean_before_ci"] == ok(call(server, "rate", {"rows": "evals/grpo12.jsonl"})
+                                       )["rate"]["ci"]
+    assert out == structured(compare(load_rows(ws / "evals" / "grpo12.jsonl"),
+                                     load_rows(ws / "evals" / "after12.jsonl")))
 
 
-def test_compare_runs_inside_the_noise_band(server):
+def test_compare_inside_the_noise_band(server):
     # band = t_{2 df, 0.975} x sqrt(2) x 0.2 = 1.22 > |delta| 0.3125: past 0, not past re-run noise
-    out = ok(call(server, "compare_runs", {"before": "evals/grpo12.jsonl",
+    out = ok(call(server, "compare", {"before": "evals/grpo12.jsonl",
                                            "after": "evals/after12.jsonl", "run_std": 0.2,
                                            "noise_runs": 3}))
     assert out["noise_band"] == pytest.approx(student_t.ppf(0.975, 2) * math.sqrt(2) * 0.2)
@@ -231,7 +260,7 @@ def test_holdout_size_planning_model_matches_miller_eq9(server):
     assert out["n_tasks"] == math.ceil(z2 * bracket / 0.05 ** 2) == 367
     assert (out["k"], out["inputs_from"]) == (4, "binomial model")
     assert out["table"]["1"] == math.ceil(z2 * (2 * (1 / 12) * 0.2 + 2 * (1 / 6)) / 0.05 ** 2)
-    assert out == holdout_size().to_dict()
+    assert out == structured(holdout_size())
 
 
 def test_holdout_size_bad_effect_names_the_range(server):
@@ -271,11 +300,11 @@ def test_teacher_equal_to_student_does_not_clear(server):
 # --- bad rows: every rows argument of every tool, one table --------------------------------
 
 ROWS_ARGUMENTS = [
-    ("route_rows", "rows", {"model": MODEL}),
-    ("route_rows", "teacher_rows", {"rows": "evals/grpo.jsonl", "model": MODEL}),
-    ("pass_at", "rows", {}),
-    ("compare_runs", "before", {"after": "evals/after.jsonl"}),
-    ("compare_runs", "after", {"before": "evals/grpo.jsonl"}),
+    ("route", "rows", {"model": MODEL}),
+    ("route", "teacher_rows", {"rows": "evals/grpo.jsonl", "model": MODEL}),
+    ("rate", "rows", {}),
+    ("compare", "before", {"after": "evals/after.jsonl"}),
+    ("compare", "after", {"before": "evals/grpo.jsonl"}),
     ("holdout_size", "before", {"after": "evals/after.jsonl"}),
     ("teacher_clears", "teacher_rows", {"student_rows": "evals/grpo.jsonl"}),
     ("teacher_clears", "student_rows", {"teacher_rows": "evals/teacher.jsonl"}),
@@ -320,16 +349,16 @@ def test_every_rows_argument_refuses_bad_rows(server, ws, tmp_path, tool, argume
 # --- unexpected failures -------------------------------------------------------------------
 
 def test_a_bug_is_logged_and_reported_and_the_server_keeps_serving(ws, monkeypatch, caplog):
-    import server.stats_tools as stats_tools
+    import whileai_core.stats as stats
 
     def broken(*args, **kwargs):
         raise ZeroDivisionError("division by zero")
 
-    monkeypatch.setattr(stats_tools, "pass_at", broken)
+    monkeypatch.setattr(stats, "pass_at", broken)
     srv = build_server(ws, skills_dir=ws / "no-skills")
     with caplog.at_level(logging.ERROR, logger="whileai.server"):
-        text = error_text(call(srv, "pass_at", {"rows": "evals/grpo.jsonl"}), "pass_at")
-    assert "unexpected internal error while computing pass@k" in text
+        text = error_text(call(srv, "rate", {"rows": "evals/grpo.jsonl"}), "rate")
+    assert "unexpected internal error while computing a rate" in text
     assert "ZeroDivisionError: division by zero" in text and "still running" in text
     assert any(r.exc_info and r.exc_info[0] is ZeroDivisionError for r in caplog.records)
     # the same server answers the next call

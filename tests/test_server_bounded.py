@@ -2,7 +2,7 @@
 default (structured JSON plus its text summary), every cut list says how many of how many it
 shows, and the text is a short summary, never the JSON again.
 
-Found by a cold agent: pass_at returned every task's rate twice (text and structured), 12.7 M characters in
+Found by a cold agent: pass_at (now rate) returned every task's rate twice (text and structured), 12.7 M characters in
 36 s for a 589k-task file; evidence lists were cut silently ("5 tasks" shown of 6). Size and time
 at 1k, 100k and 1M tasks: bench/bench_responses.py (docs/mcp-server.md, "Bounded answers").
 """
@@ -65,17 +65,15 @@ def big(tmp_path_factory):
 
 # Every tool whose answer could grow with its input, called on inputs of N tasks.
 SIZE_CALLS = {
-    "route_rows": {"rows": "a.jsonl", "model": "org/m-0", "teacher_rows": "b.jsonl"},
+    "route": {"rows": "a.jsonl", "model": "org/m-0", "teacher_rows": "b.jsonl"},
     "describe_rows": {"rows": "a.jsonl"},
     "inspect_rows": {"rows": "a.jsonl", "model": "org/m-0"},
-    "pass_at": {"rows": "a.jsonl"},
-    "compare_runs": {"before": "a.jsonl", "after": "b.jsonl"},
+    "rate": {"rows": "a.jsonl"},
+    "compare": {"before": "a.jsonl", "after": "b.jsonl"},
     "compare_many": {"before": "a.jsonl", "after": "b.jsonl", "by": "model"},   # 50 groups
     "holdout_size": {"before": "a.jsonl", "after": "b.jsonl"},
     "teacher_clears": {"teacher_rows": "b.jsonl", "student_rows": "a.jsonl"},
     "noise_floor": {"runs": ["a.jsonl", "b.jsonl", "c.jsonl"]},
-    "mean_reward": {"rows": "a.jsonl"},
-    "field_share": {"rows": "a.jsonl", "field": "truncated"},
     "task_table": {"rows": "a.jsonl", "out": "out/table.jsonl", "overwrite": True},
     "split_by_task": {"rows": "traces.jsonl"},
     "failed_asks": {"traces": "traces.jsonl"},
@@ -107,8 +105,6 @@ FIXED_SIZE = {
     "import_rows": "counts and paths: the rows go to `out` (tests/test_server_import.py)", "cheat_probes": "one row per probe (a fixed set)",
     "watch_run": "a verdict and the last points",
     "diagnose_run": "eight findings (20 steps each) and the last 50 steps, n of N",
-    "plot_band": "the numbers behind one picture",
-    "plot_forest": "one row per category", "plot_judge_audit": "one row per judge",
     "prove_reward": "one row per probe and per check (fixed sets)",
     "write_dpo_data": "counts and paths: the pairs go to the folder",
     "register_experiment": "one registration (its sentences capped), no runs yet",
@@ -137,15 +133,16 @@ def test_no_default_answer_exceeds_the_bound(big, tool):
     assert json.dumps(result.structured_content) not in text   # the facts once, not twice
 
 
-def test_pass_at_summarises_instead_of_listing_every_task(big):
+@pytest.mark.parametrize("more", [{}, {"metric": "reward"}, {"field": "truncated"}])
+def test_rate_summarises_instead_of_listing_every_task(big, more):
     _, server = big
-    out = ok(call(server, "pass_at", {"rows": "a.jsonl"}))
+    out = ok(call(server, "rate", {"rows": "a.jsonl", **more}))
     assert "per_task" not in out
     tasks = out["tasks"]
     assert sum(b["n_tasks"] for b in tasks["histogram"]) == N
     assert len(tasks["lowest"]) == len(tasks["highest"]) == TASK_EXTREMES
     assert tasks["shown"].startswith(f"{TASK_EXTREMES} lowest and {TASK_EXTREMES} highest of {N}")
-    page = ok(call(server, "pass_at", {"rows": "a.jsonl", "detail": True, "offset": N - 10}))
+    page = ok(call(server, "rate", {"rows": "a.jsonl", "detail": True, "offset": N - 10, **more}))
     assert page["page"]["shown"] == f"tasks {N - 9}-{N} of {N}"
 
 
@@ -175,7 +172,7 @@ def test_evidence_says_how_many_tasks_it_names(tmp_path):
             for j in range(4)]
     (tmp_path / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     server = build_server(tmp_path, skills_dir=tmp_path / "none")
-    out = ok(call(server, "route_rows", {"rows": "r.jsonl", "model": "m"}))
+    out = ok(call(server, "route", {"rows": "r.jsonl", "model": "m"}))
     evidence = out["answers"][0]["evidence"]
     assert evidence["tasks"] == ["t0", "t1", "t2", "t3", "t4"]
     assert evidence["n_tasks_hit"] == 6 and evidence["shown"] == "5 of 6 tasks"

@@ -116,10 +116,10 @@ def test_malformed_arguments(world, tool):
 
 ROWS_CALLS = {
     # tool: (the rows arguments, the other arguments of a valid call)
-    "route_rows": (("rows", "teacher_rows"), {"model": MODEL}),
+    "route": (("rows", "teacher_rows"), {"model": MODEL}),
     "describe_rows": (("rows",), {}),
-    "pass_at": (("rows",), {"k": 2}),
-    "compare_runs": (("before", "after", "selected_on"), {}),
+    "rate": (("rows",), {"k": 2}),
+    "compare": (("before", "after", "selected_on"), {}),
     "compare_many": (("before", "after"), {"by": "scenario_id"}),
     "holdout_size": (("before", "after"), {}),
     "teacher_clears": (("teacher_rows", "student_rows"), {}),
@@ -129,8 +129,6 @@ ROWS_CALLS = {
     "decontaminate": (("train", "holdout"), {}),
     "export_sft": (("records",), {"out": "fuzz-out.jsonl", "overwrite": True}),
     "inspect_rows": (("rows",), {"model": MODEL}),
-    "mean_reward": (("rows",), {"detail": True}),
-    "field_share": (("rows",), {"field": "truncated", "detail": True}),
     "task_table": (("rows",), {"out": "fuzz-table.jsonl", "overwrite": True}),
     "rubric_ablation": (("items",), {"clauses": ["c1", "c2"]}),
     "split_by_task": (("rows",), {"out": "fuzz-split.json", "train_out": "fuzz-train.jsonl",
@@ -146,11 +144,11 @@ ROWS_CALLS = {
     "dpo_pairs": (("rollouts", "constructed"), {}),
     "write_dpo_data": (("pairs", "holdout"), {"out_dir": "fuzz-dpo", "grader": "reward.py",
                                               "overwrite": True}),
-    "grpo_plan": (("rows",), {"model": MODEL}),
+    "grpo_plan": (("rows", "tasks"), {"model": MODEL}),
     "hack_scan": (("rows",), {"n_shuffles": 100}),
-    "plot_band": (("rows",), {}),
-    "plot_forest": (("before", "after"), {}),
-    "plot_judge_audit": (("items",), {}),
+    "route+plot": (("rows",), {"model": MODEL, "plot": True}),
+    "compare+plot": (("before", "after"), {"plot": True}),
+    "audit_judge+plot": (("items",), {"plot": True}),
 }
 
 json_values = st.one_of(st.none(), st.booleans(), st.integers(-5, 5),
@@ -232,9 +230,9 @@ def test_malformed_row_files(world, tool):
     def run(text, which, encoding):
         (root / "fuzz.jsonl").write_bytes(text.encode(encoding, errors="replace"))
         arguments = {f: "evals/grpo.jsonl" for f in fields} | rest | {which: "fuzz.jsonl"}
-        if tool == "compare_runs" or tool == "holdout_size":
+        if tool.startswith("compare") or tool == "holdout_size":
             arguments["after" if which == "before" else "before"] = "evals/after.jsonl"
-        check(session, tool, arguments)
+        check(session, tool.split("+")[0], arguments)
 
     run()
 
@@ -335,10 +333,10 @@ def test_trap_paths_in_every_file_argument(traps, tool):
     @given(value=trap_paths, which=st.sampled_from(fields))
     def run(value, which):
         arguments = {f: "evals/grpo.jsonl" for f in fields} | rest | {which: value}
-        if tool in ("compare_runs", "holdout_size"):
+        if tool.startswith("compare") or tool == "holdout_size":
             arguments["after" if which == "before" else "before"] = "evals/after.jsonl"
         started = time.monotonic()
-        check(session, tool, arguments)
+        check(session, tool.split("+")[0], arguments)
         assert time.monotonic() - started < 30
 
     run()
@@ -359,7 +357,7 @@ def test_files_over_the_size_limit(tmp_path_factory):
         body = "".join(json.dumps({"task_id": f"t{i % 7}", "reward": float(i % 2)}) + "\n"
                        for i in range(n))
         (root / "sized.jsonl").write_text(body)
-        result = anyio.run(_pass_at, server)
+        result = anyio.run(_rate, server)
         if len(body.encode()) > 2048:
             text = result.content[0].text
             assert result.is_error and "over the 0.00195312 MB limit for rows" in text, text
@@ -370,6 +368,6 @@ def test_files_over_the_size_limit(tmp_path_factory):
     run()
 
 
-async def _pass_at(server):
+async def _rate(server):
     async with Client(server) as client:
-        return await client.call_tool("pass_at", {"rows": "sized.jsonl"})
+        return await client.call_tool("rate", {"rows": "sized.jsonl"})

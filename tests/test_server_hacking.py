@@ -59,7 +59,7 @@ def test_cheat_probes_command_reward_clean(server, ws):
 def test_cheat_probes_refuses_code_outside_the_root(server, ws, tmp_path):
     (tmp_path / "evil.py").write_text("print(1)\n")
     for reward in ("../evil.py:score", ["python", "../evil.py"], [str(tmp_path / "evil.py")],
-                   ["/bin/sh", "-c", "echo 1"]):
+                   ["/bin/sh", "-c", "echo 1"], "python ../evil.py", "/bin/sh -c 'echo 1'"):
         text = error_text(call(server, "cheat_probes", {"reward": reward, "tasks": "tasks.jsonl"}),
                           "cheat_probes")
         assert ("outside the workspace root" in text or "contains '..'" in text
@@ -107,25 +107,30 @@ def test_watch_run_folder_and_plot(server, ws):
     assert "holds no watch.jsonl" in text
 
 
-def test_picture_tools(server, ws):
-    rows = [{"task_id": t, "reward": float(r), "category": "a" if t < "c" else "b"}
-            for t, rs in {"a": [1, 1, 1, 0], "b": [0, 0, 0, 0], "c": [1, 1, 1, 1],
-                          "d": [1, 0, 0, 0]}.items() for r in rs]
+def test_pictures_are_a_plot_option_of_the_tool_that_owns_the_numbers(server, ws):
+    # 12 tasks (a-d three times): below 6 the route stops before the band (ROUTE_MIN_TASKS)
+    rows = [{"task_id": f"{t}{i}", "reward": float(r), "category": "a" if t < "c" else "b"}
+            for i in range(3) for t, rs in {"a": [1, 1, 1, 0], "b": [0, 0, 0, 0],
+                                            "c": [1, 1, 1, 1], "d": [1, 0, 0, 0]}.items()
+            for r in rs]
     write_jsonl(ws / "rows.jsonl", rows)
-    result = call(server, "plot_band", {"rows": "rows.jsonl", "out": "pics/band.png"})
+    result = call(server, "route", {"rows": "rows.jsonl", "model": "m", "plot": True})
     out = ok(result)
-    # per-task rates 0.75, 0, 1, 0.25: one always fails, one always passes, two split
-    assert (out["n_always_fail"], out["n_split"], out["n_always_pass"]) == (1, 2, 1)
-    assert (ws / "pics" / "band.png").read_bytes() == base64.b64decode(result.content[1].data)
-    text = error_text(call(server, "plot_band", {"rows": "rows.jsonl", "out": "pics/band.png"}),
-                      "plot_band")
-    assert "already exists" in text
+    # per-task rates 0.75, 0, 1, 0.25: a third always fail, a third always pass, a third split
+    band = out["answers"][2]["evidence"]
+    assert (band["n_always_fail"], band["n_split"], band["n_always_pass"]) == (3, 6, 3)
+    assert base64.b64decode(result.content[1].data).startswith(b"\x89PNG")
+    assert len(ok(call(server, "route", {"rows": "rows.jsonl", "model": "m"}))) == len(out)
     after = [dict(r, reward=1.0) for r in rows]
-    out = ok(call(server, "plot_forest", {"before": "rows.jsonl", "after": after, "by": "category"}))
-    # overall: mean before 0.5, after 1.0; category a (tasks a, b): 0.375 -> 1.0
-    assert [r["group"] for r in out["rows"]] == ["overall", "a", "b"]
-    assert out["rows"][0]["delta"] == 0.5 and out["rows"][1]["delta"] == 0.625
+    result = call(server, "compare", {"before": "rows.jsonl", "after": after, "by": "category",
+                                      "plot": True})
+    # overall: mean before 0.5, after 1.0
+    assert ok(result)["delta"] == 0.5 and result.content[1].mime_type == "image/png"
+    text = error_text(call(server, "compare", {"before": ["rows.jsonl", "rows.jsonl"],
+                                               "after": after, "plot": True}), "compare")
+    assert "plot draws one run per arm" in text
     items = [{"id": i, "label": i < 5, "grades": {"j": i < 5}} for i in range(10)]
-    out = ok(call(server, "plot_judge_audit", {"items": items}))
-    assert out["judges"][0]["agreement"] == 1.0 and out["judges"][0]["kappa"] == 1.0
-    json.dumps(out)
+    result = call(server, "audit_judge", {"items": items, "plot": True})
+    judge = ok(result)["judges"][0]
+    assert judge["agreement"] == 1.0 and judge["kappa"] == 1.0
+    assert result.content[1].mime_type == "image/png"

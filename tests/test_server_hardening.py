@@ -10,7 +10,6 @@ Each test is a finding of the red-team pass that used to succeed:
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import sqlite3
@@ -22,7 +21,7 @@ import anyio.to_thread
 import pytest
 from mcp import Client
 
-from server import stats_tools
+import whileai_core.stats as stats
 from server.app import build_server
 from server.pool import ToolPool
 from server.registry import tool_specs
@@ -128,9 +127,9 @@ NUMERIC = [(spec.name, path) for spec in tool_specs()
 def test_huge_numbers_and_wide_integers_are_input_errors(server, tool, argument, value):
     # (NaN and infinity cannot cross this in-process client: it writes them as null; the raw
     # frames in tests/test_server_wire.py send the literals NaN and 1e400 instead)
-    base = {"route_rows": {"rows": "evals/grpo.jsonl", "model": "Qwen/Qwen3-8B"},
-            "pass_at": {"rows": "evals/grpo.jsonl"},
-            "compare_runs": {"before": "evals/grpo.jsonl", "after": "evals/after.jsonl"},
+    base = {"route": {"rows": "evals/grpo.jsonl", "model": "Qwen/Qwen3-8B"},
+            "rate": {"rows": "evals/grpo.jsonl"},
+            "compare": {"before": "evals/grpo.jsonl", "after": "evals/after.jsonl"},
             "teacher_clears": {"teacher_rows": "evals/teacher.jsonl",
                                "student_rows": "evals/grpo.jsonl"},
             "prime_rl_config": GRPO,
@@ -148,21 +147,17 @@ def test_huge_numbers_and_wide_integers_are_input_errors(server, tool, argument,
 
 @pytest.fixture()
 def blocking(monkeypatch):
-    """pass_at blocks until released (a read stuck on a slow file, say)."""
+    """rate blocks until released (a read stuck on a slow file, say)."""
     release = threading.Event()
-    index = next(i for i, s in enumerate(stats_tools.TOOLS) if s.name == "pass_at")
-    spec = stats_tools.TOOLS[index]
+    real = stats.pass_at
 
-    def stuck(args, env):
+    def stuck(*args, **kwargs):
         release.entered += 1
         release.wait(30)
-        return spec.run(args, env)
+        return real(*args, **kwargs)
 
     release.entered = 0
-
-    patched = list(stats_tools.TOOLS)
-    patched[index] = dataclasses.replace(spec, run=stuck)
-    monkeypatch.setattr(stats_tools, "TOOLS", patched)
+    monkeypatch.setattr(stats, "pass_at", stuck)
     yield release
     release.set()
 
@@ -175,7 +170,7 @@ def test_stuck_calls_never_starve_the_protocol(ws, blocking):
     async def go():
         async with Client(server) as client:
             async def stuck_call(i):
-                seen[i] = await client.call_tool("pass_at", {"rows": "evals/grpo.jsonl"})
+                seen[i] = await client.call_tool("rate", {"rows": "evals/grpo.jsonl"})
 
             async with anyio.create_task_group() as tg:
                 for i in range(2):
@@ -208,7 +203,7 @@ def test_a_call_past_its_timeout_is_answered_and_keeps_its_worker(ws, blocking):
 
     async def go():
         async with Client(server) as client:
-            result = await client.call_tool("pass_at", {"rows": "evals/grpo.jsonl"})
+            result = await client.call_tool("rate", {"rows": "evals/grpo.jsonl"})
             busy_after = pool.busy          # the thread still runs and holds its slot ...
             meanwhile = await client.call_tool("holdout_size", {})   # ... so this one is busy
             blocking.set()
@@ -219,7 +214,7 @@ def test_a_call_past_its_timeout_is_answered_and_keeps_its_worker(ws, blocking):
             return result, busy_after, meanwhile, after
 
     result, busy_after, meanwhile, after = anyio.run(go)
-    text = error_text(result, "pass_at")
+    text = error_text(result, "rate")
     assert "no answer within 0.3 s" in text and "Fix" in text
     assert busy_after == 1
     assert "the server is busy" in error_text(meanwhile, "holdout_size")
@@ -238,11 +233,11 @@ def test_read_only_serves_only_read_only_tools(ws):
 
     tools, launch = anyio.run(go)
     names = {t.name for t in tools}
-    assert {"route_rows", "pass_at", "validate_config", "run_status"} <= names
+    assert {"route", "rate", "validate_config", "run_status"} <= names
     assert not names & {"launch_run", "cancel_run", "prime_rl_config", "export_sft",
                         "select_sft", "decontaminate"}
     assert all(t.annotations.read_only_hint for t in tools)
-    assert launch.is_error and "launch_run" in launch.content[0].text
+    assert "`launch_run` is disabled by --read-only" in error_text(launch, "launch_run")
 
 
 # --- a locked registry -------------------------------------------------------------------------

@@ -22,8 +22,8 @@ def test_import_rows_writes_the_file_and_answers_bounded(server, ws):
     assert out["by_step"][0]["policy_versions"] == [19] and len(out["preview"]) == 3
     rows = [json.loads(x) for x in (ws / "rows.jsonl").read_text().splitlines()]
     assert sorted(r["reward"] for r in rows) == [0.75, 1.0, 1.0]
-    passed = ok(call(server, "pass_at", {"rows": "rows.jsonl"}))
-    assert abs(passed["pass_at_1"] - 2 / 3) < 1e-12
+    passed = ok(call(server, "rate", {"rows": "rows.jsonl"}))
+    assert abs(passed["rate"]["value"] - 2 / 3) < 1e-12
     again = error_text(call(server, "import_rows", {"path": "run", "out": "rows.jsonl"}),
                        "import_rows")
     assert "already exists" in again and "overwrite" in again
@@ -35,7 +35,7 @@ def test_import_rows_inspect_metric_and_refusals(server, ws):
                       "import_rows")
     assert "3 scorers (closeness, match, words)" in text and not (ws / "r.jsonl").exists()
     out = ok(call(server, "import_rows", {"path": "qa.eval", "out": "r.jsonl",
-                                          "metric": "match"}))
+                                          "scorer": "match"}))
     assert (out["format"], out["n_rows"], out["errored"]) == ("inspect", 7, 1)
     outside = error_text(call(server, "import_rows", {"path": "../qa.eval", "out": "x.jsonl"}),
                          "import_rows")

@@ -176,3 +176,42 @@ def test_export_sft_keeps_an_existing_file(server, ws):
                                                   "out": "train.jsonl"}), "export_sft")
     assert "already exists; not overwriting it" in text
     assert (ws / "train.jsonl").read_text() == "mine\n"
+
+
+# --- split_by_task ---------------------------------------------------------------------------
+
+def _graded(ws, n_tasks=48, k=4):
+    rows = [{"task_id": f"t{t:02d}", "reward": float((t + j) % 3 == 0)}
+            for t in range(n_tasks) for j in range(k)]
+    (ws / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return rows
+
+
+def test_split_writes_each_side_whole_tasks(server, ws):
+    rows = _graded(ws)
+    out = ok(call(server, "split_by_task", {"rows": "rows.jsonl", "out": "ids.json",
+                                            "holdout_out": "hold.jsonl",
+                                            "train_out": "train.jsonl"}))
+    held = json.loads((ws / "ids.json").read_text())
+    assert held == out["holdout_tasks"] and len(held) == round(0.2 * 48) == out["n_holdout"]
+    read = [json.loads(x) for x in (ws / "hold.jsonl").read_text().splitlines()]
+    train = [json.loads(x) for x in (ws / "train.jsonl").read_text().splitlines()]
+    assert read == [r for r in rows if r["task_id"] in held]
+    assert train == [r for r in rows if r["task_id"] not in held]
+    assert len(read) + len(train) == 192
+    assert out["written"] == ["wrote 10 held-out task ids to ids.json",
+                              "wrote 40 held-out records to hold.jsonl",
+                              "wrote 152 training records to train.jsonl"]
+
+
+def test_split_with_one_path_for_both_sides_is_refused_and_writes_nothing(server, ws):
+    # the bug this guards: both sides written to one file with overwrite=true, the second
+    # replacing the first: "success", and 40 of the 192 rows gone from the file
+    _graded(ws)
+    (ws / "same.jsonl").write_text("mine\n")
+    text = error_text(call(server, "split_by_task", {
+        "rows": "rows.jsonl", "out": "ids.json", "holdout_out": "same.jsonl",
+        "train_out": "./same.jsonl", "overwrite": True}), "split_by_task")
+    assert "`holdout_out` and `train_out` name the same file" in text and "nothing was written" \
+        in text
+    assert (ws / "same.jsonl").read_text() == "mine\n" and not (ws / "ids.json").exists()

@@ -70,7 +70,7 @@ def test_a_long_call_sends_increasing_progress(scores, small_chunks):
         async with Client(server) as client:
             async def on_progress(progress, total, message):
                 seen.append((progress, total, message))
-            result = await client.call_tool("mean_reward", {"rows": "scores.jsonl"},
+            result = await client.call_tool("rate", {"rows": "scores.jsonl", "metric": "reward"},
                                             progress_callback=on_progress)
             assert not result.is_error
     anyio.run(go)
@@ -106,7 +106,7 @@ def test_a_cancelled_call_stops_at_its_next_step_and_the_server_serves_on(scores
                     started.set()
 
             async def call():
-                await client.call_tool("mean_reward", {"rows": "scores.jsonl"},
+                await client.call_tool("rate", {"rows": "scores.jsonl", "metric": "reward"},
                                        progress_callback=on_progress)
 
             async with anyio.create_task_group() as tg:

@@ -21,7 +21,7 @@ description: Pick a method from graded rows.
 ---
 # Alpha
 
-Call route_rows first.
+Call route first.
 """
 
 # a folded block scalar, as long descriptions are usually written
@@ -36,7 +36,8 @@ license: Apache-2.0
 """
 
 
-HELPER = "def prepare(workdir):\n    return {}\n"
+HELPER = "def score(prompts, completions, **kw):\n    return [1.0] * len(completions)\n"
+FIXTURES = "def prepare(workdir):\n    return {}\n"   # check.py's stand-ins: not the skill's
 NOTES = "# Notes\n\nA reference file.\n"
 
 
@@ -46,11 +47,13 @@ def skills(tmp_path):
     for name, text in (("alpha", ALPHA), ("beta", BETA)):
         (folder / name).mkdir(parents=True)
         (folder / name / "SKILL.md").write_text(text, encoding="utf-8")
-    (folder / "alpha" / "fixtures.py").write_text(HELPER, encoding="utf-8")
+    (folder / "alpha" / "fixtures.py").write_text(FIXTURES, encoding="utf-8")
+    (folder / "alpha" / "scripts").mkdir()
+    (folder / "alpha" / "scripts" / "helper.py").write_text(HELPER, encoding="utf-8")
     (folder / "alpha" / "refs").mkdir()
     (folder / "alpha" / "refs" / "notes.md").write_text(NOTES, encoding="utf-8")
     (folder / "alpha" / "__pycache__").mkdir()                 # caches are not skill files
-    (folder / "alpha" / "__pycache__" / "fixtures.pyc").write_bytes(b"\x00")
+    (folder / "alpha" / "__pycache__" / "helper.pyc").write_bytes(b"\x00")
     (folder / "not-a-skill").mkdir()          # no SKILL.md: not listed
     (folder / "README.md").write_text("x")
     return folder
@@ -72,8 +75,8 @@ def test_list_skills(server, skills):
         {"name": "alpha", "description": "Pick a method from graded rows.",
          "uri": "skill://alpha/SKILL.md",
          "files": [_file("skill://alpha/SKILL.md", ALPHA.encode()),
-                   _file("skill://alpha/fixtures.py", HELPER.encode()),
-                   _file("skill://alpha/refs/notes.md", NOTES.encode())]},
+                   _file("skill://alpha/refs/notes.md", NOTES.encode()),
+                   _file("skill://alpha/scripts/helper.py", HELPER.encode())]},
         {"name": "beta", "description": "Audit a judge before trusting it.",
          "uri": "skill://beta/SKILL.md", "files": [_file("skill://beta/SKILL.md", BETA.encode())]},
     ]
@@ -85,8 +88,8 @@ def test_get_skill_returns_the_file_once(server):
     assert result.content[0].text == ALPHA                    # the SKILL.md, as text
     assert "text" not in out and out["uri"] == "skill://alpha/SKILL.md"   # not again
     assert [f["uri"] for f in out["files"]] == ["skill://alpha/SKILL.md",
-                                                "skill://alpha/fixtures.py",
-                                                "skill://alpha/refs/notes.md"]
+                                                "skill://alpha/refs/notes.md",
+                                                "skill://alpha/scripts/helper.py"]
 
 
 @pytest.mark.parametrize("name", ["gamma", "../alpha", "alpha/SKILL.md", "not-a-skill"])
@@ -109,7 +112,7 @@ def test_resources_index_and_prompts(server):
             resources = {str(r.uri): r for r in (await client.list_resources()).resources}
             alpha = await client.read_resource("skill://alpha/SKILL.md")
             index = await client.read_resource("whileai://skills/index.md")
-            helper = await client.read_resource("skill://alpha/fixtures.py")
+            helper = await client.read_resource("skill://alpha/scripts/helper.py")
             prompts = {p.name: p for p in (await client.list_prompts()).prompts}
             prompt = await client.get_prompt("beta", {"goal": "check my judge"})
             try:
@@ -121,13 +124,14 @@ def test_resources_index_and_prompts(server):
 
     resources, alpha, index, prompts, prompt, missing, helper = anyio.run(go)
     # the index is not a skill:// URI (it would read as a skill named "index")
-    assert set(resources) == {"whileai://skills/index.md", "skill://alpha/SKILL.md",
-                              "skill://alpha/fixtures.py", "skill://alpha/refs/notes.md",
-                              "skill://beta/SKILL.md"}
+    assert set(resources) == {"whileai://skills/index.md", "whileai://methods/schema.json",
+                              "skill://alpha/SKILL.md", "skill://alpha/scripts/helper.py",
+                              "skill://alpha/refs/notes.md", "skill://beta/SKILL.md"}
     assert not any(u.startswith("skill://index") for u in resources)
-    assert resources["skill://alpha/fixtures.py"].mime_type == "text/x-python"
+    assert resources["skill://alpha/scripts/helper.py"].mime_type == "text/x-python"
     assert helper.contents[0].text == HELPER
-    assert "  - helper file: skill://alpha/fixtures.py" in index.contents[0].text
+    assert "  - helper file: skill://alpha/scripts/helper.py" in index.contents[0].text
+    assert "fixtures" not in index.contents[0].text        # check.py's, never served
     assert resources["skill://beta/SKILL.md"].description == "Audit a judge before trusting it."
     assert alpha.contents[0].text == ALPHA and alpha.contents[0].mime_type == "text/markdown"
     assert "- [alpha](skill://alpha/SKILL.md): Pick a method from graded rows." in \
@@ -236,8 +240,8 @@ def test_skills_list_and_get_follow_sep_2640(server, skills):
     # every file of the skill, SKILL.md first, digests of the raw bytes (hashlib, here)
     assert [r.model_dump() for r in alpha.resources] == [
         _file("skill://alpha/SKILL.md", ALPHA.encode()),
-        _file("skill://alpha/fixtures.py", HELPER.encode()),
-        _file("skill://alpha/refs/notes.md", NOTES.encode())]
+        _file("skill://alpha/refs/notes.md", NOTES.encode()),
+        _file("skill://alpha/scripts/helper.py", HELPER.encode())]
     # the frontmatter verbatim: every key, as the Agent Skills reference parser reads it
     beta = read_properties(skills / "beta")
     front = listed.skills[1].frontmatter
@@ -278,7 +282,9 @@ def test_skills_list_pages(server, monkeypatch):
     assert isinstance(bad, MCPError) and bad.error.code == -32602
 
 
-def test_the_repo_skills_list_their_helper_files():
+def test_the_repo_skills_serve_no_fixtures():
+    # skills/*/fixtures.py are check.py's stand-ins for the python blocks, not the agent's: one
+    # walker (whileai_core.skills) decides a skill's files for the server and for init alike
     from server.app import build_server
     from server.skills_extension import ListSkillsRequest
 
@@ -288,5 +294,8 @@ def test_the_repo_skills_list_their_helper_files():
         name = skill.frontmatter["name"]
         assert skill.uri == f"skill://{name}/SKILL.md"     # the last segment is the name
         files = {r.uri for r in skill.resources}
-        assert f"skill://{name}/fixtures.py" in files
+        assert (repo / name / "fixtures.py").is_file()
+        assert not any(uri.endswith("fixtures.py") for uri in files), files
         assert sum(r.size for r in skill.resources) <= 16 * 2**20 and len(files) <= 512
+    listing = ok(call(build_server(repo.parent, skills_dir=repo), "list_skills", {}))
+    assert not any(f["uri"].endswith("fixtures.py") for s in listing["skills"] for f in s["files"])

@@ -25,7 +25,7 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONUNBUFFERED": "1"}
 
 
-def test_stdio_route_rows(tmp_path):
+def test_stdio_route(tmp_path):
     ws = make_workspace(tmp_path / "ws")
 
     async def go():
@@ -33,13 +33,13 @@ def test_stdio_route_rows(tmp_path):
                                        env=_env(), cwd=str(tmp_path))
         async with Client(params) as client:
             names = {t.name for t in (await client.list_tools()).tools}
-            result = await client.call_tool("route_rows", {"rows": "evals/grpo.jsonl",
+            result = await client.call_tool("route", {"rows": "evals/grpo.jsonl",
                                                            "model": MODEL})
-            refused = await client.call_tool("route_rows", {"rows": "../x.jsonl", "model": MODEL})
+            refused = await client.call_tool("route", {"rows": "../x.jsonl", "model": MODEL})
             return names, result, refused
 
     names, result, refused = anyio.run(go)
-    assert "route_rows" in names
+    assert "route" in names
     assert not result.is_error
     # 4 tasks: the route says they are too few for a verdict (see test_server.py)
     assert result.structured_content["route"] == "too_few_tasks"
@@ -68,7 +68,7 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def test_streamable_http_pass_at(tmp_path):
+def test_streamable_http_rate(tmp_path):
     ws = make_workspace(tmp_path / "ws")
     port = _free_port()
     proc = subprocess.Popen([str(SCRIPT), "--http", "--port", str(port), "--root", str(ws)],
@@ -84,12 +84,13 @@ def test_streamable_http_pass_at(tmp_path):
 
         async def go():
             async with Client(f"http://127.0.0.1:{port}/mcp") as client:
-                return await client.call_tool("pass_at", {"rows": "evals/grpo.jsonl", "k": 2})
+                return await client.call_tool("rate", {"rows": "evals/grpo.jsonl", "k": 2})
 
         result = anyio.run(go)
         assert not result.is_error
-        assert result.structured_content["pass_at_1"] == 0.5     # (3+1+4+0)/16, by task
-        assert result.structured_content["pass_at_k"] == 0.625   # see test_server.py
+        out = result.structured_content
+        assert out["rate"]["value"] == 0.5                 # (3+1+4+0)/16, by task
+        assert out["pass_at_k"]["value"] == 0.625          # see test_server.py
     finally:
         proc.terminate()
         proc.wait(timeout=30)

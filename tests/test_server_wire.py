@@ -116,7 +116,7 @@ def test_every_malformed_frame_gets_one_json_rpc_error(raw):
 def test_nan_and_infinity_literals_are_input_errors(raw):
     for i, literal in enumerate(["NaN", "Infinity", "1e400", "-1e400"]):
         raw.send(f'{{"jsonrpc": "2.0", "id": {i + 1}, "method": "tools/call", "params": '
-                 f'{{"name": "pass_at", "arguments": {{"rows": "evals/grpo.jsonl", '
+                 f'{{"name": "rate", "arguments": {{"rows": "evals/grpo.jsonl", '
                  f'"level": {literal}}}}}}}')
         reply = raw.recv(60)
         result = reply.get("result") or {}
@@ -149,11 +149,11 @@ def test_a_hundred_fifo_reads_at_once_and_tools_list_within_a_second(tmp_path):
                                        env=_env(), cwd=str(tmp_path))
         results: dict = {}
         async with Client(params) as client:
-            # started, and pass_at's module loaded (start-up is not under test)
-            await client.call_tool("pass_at", {"rows": "evals/grpo.jsonl"})
+            # started, and rate's module loaded (start-up is not under test)
+            await client.call_tool("rate", {"rows": "evals/grpo.jsonl"})
 
             async def read(i):
-                results[i] = await client.call_tool("pass_at", {"rows": f"pipe-{i}.jsonl"})
+                results[i] = await client.call_tool("rate", {"rows": f"pipe-{i}.jsonl"})
 
             with anyio.fail_after(120):
                 async with anyio.create_task_group() as tg:
@@ -289,9 +289,9 @@ def test_a_token_is_checked_on_every_request_and_hosts_are_checked(tmp_path):
             assert TOKEN not in json.dumps(payload)
         session = server.initialize()
         call = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-            "name": "pass_at", "arguments": {"rows": "evals/grpo.jsonl"}}})
+            "name": "rate", "arguments": {"rows": "evals/grpo.jsonl"}}})
         status, payload, _ = server.post(call, session=session)
-        assert status == 200 and payload["result"]["structuredContent"]["pass_at_1"] == 0.5
+        assert status == 200 and payload["result"]["structuredContent"]["rate"]["value"] == 0.5
         # the session alone is not enough: every request needs the token
         status, _, _ = server.post(call, session=session, token=None)
         assert status == 401
@@ -328,7 +328,7 @@ def test_sessions_expire_when_idle_and_read_only_is_announced(tmp_path):
         status, payload, _ = server.post(listing, token=None, session=session)
         assert status == 200
         names = {t["name"] for t in payload["result"]["tools"]}
-        assert "launch_run" not in names and "pass_at" in names
+        assert "launch_run" not in names and "rate" in names
         time.sleep(3)                              # idle for three times the limit
         status, _, _ = server.post(listing, token=None, session=session)
         assert status == 404                       # the idle session is gone

@@ -193,7 +193,7 @@ compare("a.jsonl", "b.jsonl")
 ```
 
 ```mcp
-{"tool": "compare_runs", "arguments": {"before": "a.jsonl", "after": "b.jsonl", "bogus": 1}}
+{"tool": "compare", "arguments": {"before": "a.jsonl", "after": "b.jsonl", "bogus": 1}}
 {"tool": "no_such_tool", "arguments": {}}
 ```
 
@@ -202,7 +202,7 @@ floor = noise_floor("r1.jsonl", "r2.jsonl")
 ```
 
 ```mcp
-{"tool": "pass_at", "arguments": {"rows": "r1.jsonl"}}
+{"tool": "rate", "arguments": {"rows": "r1.jsonl"}}
 ```
 
 ```python
@@ -224,7 +224,7 @@ def test_the_checker_names_each_mistake(tmp_path, monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     found = "\n".join(problems(skill))
     assert "SKILL.md:6: this python block has no ```mcp form" in found
-    assert "compare_runs refuses these arguments (bogus: Extra inputs are not permitted)" in found
+    assert "compare refuses these arguments (bogus: Extra inputs are not permitted)" in found
     assert "no tool named 'no_such_tool'" in found
     assert "calls noise_floor; its ```mcp form calls none of the tools that serve it " \
            "(noise_floor)" in found

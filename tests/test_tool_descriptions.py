@@ -12,7 +12,7 @@ tool the server did not have. The rules, over every tool of ``tools/list``:
    ``OUTSIDE``, each with the system it belongs to).
 3. When a description names an output field whose values are fixed (a Literal: a verdict, a
    route, a status...), it names every one of those values, so they are read from the core
-   (``server.tooling.values_of``), never retyped.
+   (``whileai_core.operations.describe.values_of``), never retyped.
 
 And over every skills/*/SKILL.md and skills/README.md: a backticked snake_case name is a tool, an
 argument or field of some tool, a value a schema allows, or a name of the library; on a line that
@@ -162,7 +162,7 @@ def test_no_tool_description_names_what_its_schemas_lack(tmp_path):
 
 def test_the_checker_catches_the_issue_11_description(tmp_path):
     # compare_runs as it was: made-up verdicts, and a tool that did not exist
-    tools = [t for t in tools_list(tmp_path) if t["name"] == "compare_runs"]
+    tools = [t for t in tools_list(tmp_path) if t["name"] == "compare"]
     old = dict(tools[0], description=(
         "Paired comparison of two runs on the same tasks: mean before and after, the delta with "
         "its interval, and a verdict (improved / regressed / no detectable change). Use after "
@@ -177,8 +177,9 @@ def test_verdict_values_come_from_the_core():
 
     from whileai_core.stats import Verdict
 
-    from server.stats_tools import TOOLS
-    compare = next(t for t in TOOLS if t.name == "compare_runs")
+    from whileai_core.operations import get
+
+    compare = get("compare")
     for value in typing.get_args(Verdict):
         assert f"`{value}`" in compare.description
 

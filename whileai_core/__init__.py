@@ -4,11 +4,18 @@ Decide how to post-train an open-weight model from graded rows: load rows once, 
 with intervals clustered by task, compare runs, size a holdout, route to a method, and write a
 config prime-rl accepts. Names are exported lazily so ``import whileai_core`` stays cheap (the MCP
 server starts fast; scipy, torch and modal load only where used).
+
+Every operation (``whileai_core.operations``: what the CLI and the MCP server offer) is exported
+under its own name, read from ``calls.json`` (generated from the declarations); ``_EXPORTS``
+lists the other public names.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import json
+from pathlib import Path
 from typing import Any
 
 __version__ = "0.1.0"
@@ -25,17 +32,12 @@ _EXPORTS: dict[str, str] = {
     # rows
     "Rows": "rows",
     "load_rows": "rows",
-    "describe_rows": "describe",
     "classify_reward": "rewards",
     # stats
     "pass_at": "stats",
     "mean_reward": "stats",
     "field_share": "stats",
     "Rate": "stats",
-    "compare": "stats",
-    "compare_many": "stats",
-    "noise_floor": "stats",
-    "holdout_size": "stats",
     "PROVE_EFFECT": "defaults",
     # route
     "truncated_passes": "routing",
@@ -43,8 +45,6 @@ _EXPORTS: dict[str, str] = {
     "band": "routing",
     "split_share": "routing",
     "on_policy": "routing",
-    "teacher_clears": "routing",
-    "route": "routing",
     "row_facts": "routing",
     # models
     "model_size_b": "models",
@@ -61,66 +61,55 @@ _EXPORTS: dict[str, str] = {
     "BPCO": "methods.single_rollout",
     "ReinforceAda": "methods.sampling",
     "icepop_loss": "methods.icepop",
-    "prime_rl_config": "prime_rl.writer",
-    "validate_config": "prime_rl.schema",
     "PrimeRLConfig": "prime_rl.result",
     "methods": "",
     "prime_rl": "",
     # --- judge and traces (issue: skills) ---
     "ablation_from_grades": "judge",
-    "audit_judge": "judge",
     "label_sample": "judge",
     "cohen_kappa": "judge",
-    "failures_needed": "judge",
-    "order_reversal": "judge",
-    "rubric_ablation": "judge",
     "wilson_interval": "judge",
-    "decontaminate": "traces",
-    "export_sft": "traces",
-    "failed_asks": "traces",
     "FailedAsks": "traces",
     "load_traces": "traces",
     "rejection_sample": "traces",
-    "select_sft": "traces",
-    "split_by_task": "traces",
     "load_sft": "sft",
     "sft_examples": "sft",
     "check_chat_template": "sft",
     # --- importers (issue: real outputs) ---
-    "import_rows": "importers",
     "detect_format": "importers",
     "Imported": "importers",
-    # --- the eval set ---
-    "eval_fingerprint": "evalset",
-    "freeze_holdout": "evalset",
-    "failure_capable": "evalset",
-    "category_table": "categories",
-    # --- wiring a project ---
-    "init_project": "init",
     # --- runs (issue: launch_run) ---
-    "launch_run": "runs",
-    "run_status": "runs",
-    "list_runs": "runs",
-    "cancel_run": "runs",
-    "collect_run": "runs",
-    # --- preference pairs, GRPO plans, registered experiments ---
-    "dpo_pairs": "pairs",
-    "write_dpo_data": "pairs",
-    "grpo_plan": "methods.grpo_plan",
-    "register_experiment": "experiments",
-    "record_run": "experiments",
-    "list_experiments": "experiments",
-    "export_experiments": "experiments",
-    "archive_experiment": "experiments",
 }
 
-__all__ = sorted(_EXPORTS)
+
+
+def _operations() -> dict[str, str]:
+    """Operation name -> its declaring module, from ``calls.json`` (generated from the
+    declarations by ``python -m whileai_core.operations``: this table stays below them)."""
+    if _OPS is None:
+        globals()["_OPS"] = {name: entry["module"] for name, entry in json.loads(
+            Path(__file__).with_name("calls.json").read_text(encoding="utf-8")).items()}
+    return _OPS
+
+
+_OPS: dict[str, str] | None = None
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__all__":
+        return sorted(set(_EXPORTS) | set(_operations()))
     module = _EXPORTS.get(name)
     if module is None:
-        raise AttributeError(f"module 'whileai_core' has no attribute {name!r}")
+        # a submodule being imported (``from . import safejson``) is not an operation: looking
+        # it up would load every declaration in the middle of another module's import
+        here = importlib.util.find_spec(f"{__name__}.{name}") if not name.startswith("_") \
+            else None
+        where = _operations().get(name) if not name.startswith("_") and here is None else None
+        if where is None:
+            raise AttributeError(f"module 'whileai_core' has no attribute {name!r}")
+        value = getattr(importlib.import_module(where), name)
+        globals()[name] = value
+        return value
     if module == "":
         return importlib.import_module(f"{__name__}.{name}")
     value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
@@ -129,4 +118,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+    return sorted(set(globals()) | set(_EXPORTS) | set(_operations()))

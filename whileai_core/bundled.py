@@ -30,8 +30,10 @@ PACKAGE = Path(__file__).resolve().parent
 CHECKOUT = PACKAGE.parent
 BUNDLE = PACKAGE / "_bundled"
 SKILLS_ENV = "WHILEAI_SKILLS_DIR"
-# files of a skill folder that are not the skill's: caches (and, for init, check.py's fixtures)
-SKIP_NAMES = frozenset({"__pycache__"})
+# files of a skill folder that are not the skill's: check.py's stand-ins for the python blocks
+# (fixtures.py) and caches. The one rule of every reader: the server's resources, list_skills,
+# skills/list and init's copies list the same files
+SKIP_NAMES = frozenset({"fixtures.py", "__pycache__"})
 
 
 def in_checkout(name: str) -> bool:

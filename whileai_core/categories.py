@@ -70,8 +70,8 @@ class CategoryTable(Result):
         """Cut as every result is; with a comparison, half as many lines and behaviours (each
         category is then two entries), and the lines shown are the categories the comparison
         shows, smallest p first, so the two parts of the answer speak of the same ones."""
-        if self.comparison is None:
-            return super()._cut_lists(limit)
+        if self.comparison is None or len(self.lines) <= max(1, limit // 2):
+            return super()._cut_lists(limit)  # nothing to cut: the lines stay sorted by name
         order = {b.name: i for i, b in enumerate(self.comparison.behaviours)}
         lines = sorted(self.lines, key=lambda ln: order.get(ln.category, len(order)))
         cut = Result._cut_lists(self.model_copy(update={"lines": lines}), max(1, limit // 2))

@@ -915,6 +915,11 @@ STATE_DIR = "~/.whileai"
 _source("STATE_DIR", "convention: the run registry lives under the user's home; override with "
         "--state-dir or WHILEAI_STATE_DIR")
 
+RUN_ID_PATTERN = r"^run-[0-9a-f]{12}$"
+_source("RUN_ID_PATTERN",
+        "convention: 'run-' and the first 12 hex digits of a sha256 over the run's target and "
+        "name (whileai_core.runs.registry); the one grammar every surface checks ids with")
+
 REGISTRY_LOCK_WAIT_S = 5.0
 _source("REGISTRY_LOCK_WAIT_S",
         "measured here: a registry write waits at most 5 s for SQLite's write lock (each write "

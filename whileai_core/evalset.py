@@ -194,7 +194,7 @@ def freeze_holdout(tasks: Any, out_dir: str | os.PathLike = ".", *,
         written = False
     else:
         path.write_bytes(data)
-    return FrozenHoldout(name=fp.name, sha256=fp.sha256, path=str(path.absolute), n_tasks=fp.n_tasks,
+    return FrozenHoldout(name=fp.name, sha256=fp.sha256, path=str(path), n_tasks=fp.n_tasks,
                          fields=fp.fields, written=written, note=fp.note)
 
 

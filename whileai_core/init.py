@@ -64,19 +64,21 @@ from pathlib import Path
 from typing import Any, Literal
 
 from . import jsonc
-from .bundled import SKILLS_ENV, SkillsSource, in_a_cache, running_from_a_cache, skill_files
+from .bundled import (SKILLS_ENV, SKIP_NAMES, SkillsSource, in_a_cache, running_from_a_cache,
+                      skill_files)
 from .defaults import AGENTS_SECTION_BEGIN, AGENTS_SECTION_END, INIT_SERVER_NAME
 from .errors import ArgumentError, ConfigError, WhileaiError
 from .result import Result
-from .staged import StagedFile, put_in_place
 from .safepath import Root
+from .staged import StagedFile, put_in_place
+from .voice import arg, call
 
 HostName = Literal["claude", "cursor", "vscode", "codex"]
 Action = Literal["create", "update", "unchanged", "link"]
 SERVER_PROGRAM = "whileai-mcp"
 
-# files of a skill folder that serve check.py, not the agent reading the skill
-_NOT_SHIPPED = frozenset({"fixtures.py", "__pycache__"})
+# files of a skill folder that are not the skill's (check.py's fixtures, caches): the one rule
+_NOT_SHIPPED = SKIP_NAMES
 # the Agent Skills name grammar (agentskills.io specification, `name`): what AGENTS.md may list
 _SKILL_NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 _SKILL_NAME_MAX = 64
@@ -196,13 +198,14 @@ class _Plan:
                     real = here.resolve(strict=True)
                 except (OSError, RuntimeError):
                     self.refuse(self._rel(here), "is a broken symlink, where init needs a file "
-                                "or folder. Fix: remove the link, or leave this host out (--host)")
+                                "or folder. Fix: remove the link, or leave this host out "
+                                f"({arg('hosts', op='init_project')})")
                     return None
                 if not real.is_relative_to(self.root):
                     self.refuse(self._rel(here), f"leads out of {self.root} through a symlink "
                                 f"(to {real}); init writes only inside the project. Fix: replace "
                                 "the link with a plain file or folder, or leave this host out "
-                                "(--host)")
+                                f"({arg('hosts', op='init_project')})")
                     return None
                 here = real
         return self._rel(here)
@@ -283,7 +286,8 @@ def server_command(root: Path, command: str | None = None) -> tuple[ServerComman
             return ServerCommand("relative", rel), notes
         if given.is_absolute():
             notes.append(f"the entries run {command}, a path on this machine: a teammate needs "
-                         "the server at the same place (or on the PATH: drop --command)")
+                         f"the server at the same place (or on the PATH: drop "
+                         f"{arg('command', op='init_project')})")
         return ServerCommand("given", command), notes
     beside = Path(sys.executable).with_name(SERVER_PROGRAM)
     if beside.is_file() and not running_from_a_cache():
@@ -296,7 +300,8 @@ def server_command(root: Path, command: str | None = None) -> tuple[ServerComman
                  if running_from_a_cache() else "is not on the PATH here")
         notes.append(f"the entries run `{SERVER_PROGRAM}`, which {where}: install the pack as a "
                      "tool so hosts find it (`uv tool install whileai-skills` or `pipx install "
-                     "whileai-skills`, or the same with the wheel's path), or pass --command PATH")
+                     "whileai-skills`, or the same with the wheel's path), or pass "
+                     + arg("command", "PATH", op="init_project"))
     return ServerCommand("program", SERVER_PROGRAM), notes
 
 
@@ -305,7 +310,7 @@ def _hosts(root: Path, hosts: list[str] | None) -> dict[str, str]:
         bad = [h for h in hosts if h not in HOSTS and h != "all"]
         if bad:
             raise ArgumentError(f"unknown host {bad[0]!r}; known: {', '.join(HOSTS)} or 'all'. "
-                                "Fix: e.g. --host claude --host vscode")
+                                f"Fix: e.g. {arg('hosts', ['claude', 'vscode'], op='init_project')}")
         if "all" in hosts:
             return {h: "asked" for h in HOSTS}
         return {h: "asked" for h in HOSTS if h in hosts}
@@ -449,9 +454,9 @@ def _plan_skill(plan: _Plan, name: str, files: list[tuple[str, bytes]], source: 
         return
     if link:
         if kind is not None:
-            plan.refuse(shown.rstrip("/"), "exists (a copy, or your own skill); --link will not "
-                        "replace it. Fix: remove it to link the pack's folder, or run init "
-                        "without --link")
+            plan.refuse(shown.rstrip("/"), f"exists (a copy, or your own skill); "
+                        f"{arg('link', True)} will not replace it. Fix: remove it to link the "
+                        f"pack's folder, or run init without {arg('link', True)}")
             return
         plan.actions.append(InitAction(path=shown, action="link", what=f"skill {name} -> {source}"))
         plan.links.append((here, source))
@@ -573,7 +578,7 @@ def _check_folders(plan: _Plan, rel: str) -> None:
         what = {"file": "a file", "link": "a symlink"}.get(
             kind, "not a folder (a FIFO, socket or device)")
         plan.refuse(upto, f"is {what}, where init needs a folder. Fix: remove or rename it, or "
-                    "leave this host out (--host)")
+                    f"leave this host out ({arg('hosts', op='init_project')})")
         return
 
 
@@ -583,7 +588,8 @@ def _skills(source: SkillsSource) -> list[tuple[str, list[tuple[str, bytes]]]]:
     names = source.names()
     if not names:
         raise ArgumentError(f"no skills found in {source.folder} (no */SKILL.md). Fix: pass "
-                            f"--skills DIR or set {SKILLS_ENV} to the pack's skills folder")
+                            f"{arg('skills_dir', op='init_project')} or set {SKILLS_ENV} to the "
+                            "pack's skills folder")
     bad = [n for n in names if not _SKILL_NAME.fullmatch(n) or len(n) > _SKILL_NAME_MAX]
     if bad:
         shown = ", ".join(repr(n[:80]) for n in bad[:3])
@@ -622,8 +628,9 @@ def init_project(root: str | os.PathLike = ".", *, hosts: list[str] | None = Non
     source = SkillsSource(skills_dir)
     skills = _skills(source)
     if link and (source.is_package and running_from_a_cache() or in_a_cache(source.folder)):
-        raise ArgumentError(f"--link would point into {source.folder}, in a cache that uv may "
-                            "delete (uvx). Fix: run init without --link (the skills are copied), "
+        raise ArgumentError(f"{arg('link', True)} would point into {source.folder}, in a cache "
+                            f"that uv may delete (uvx). Fix: run init without {arg('link', True)} "
+                            "(the skills are copied), "
                             "or install the pack first (uv tool install / pipx install)")
     cmd, notes = server_command(base, command)
     plan = _Plan(root=base, door=Root(base, confined=True, error=ConfigError,
@@ -646,7 +653,7 @@ def init_project(root: str | os.PathLike = ".", *, hosts: list[str] | None = Non
     for w in plan.writes:  # two folders may be one (a link): one write each
         if planned.setdefault(w.rel, w.data) != w.data:
             plan.refuse(w.rel, "is reached twice through links with different content. Fix: "
-                        "choose one host (--host)")
+                        f"choose one host ({arg('hosts', op='init_project')})")
     plan.writes = list({w.rel: w for w in plan.writes}.values())
     if plan.problems:
         raise ConfigError(f"init changed nothing in {base}: " + "; ".join(plan.problems))
@@ -655,8 +662,8 @@ def init_project(root: str | os.PathLike = ".", *, hosts: list[str] | None = Non
                      "same [mcp_servers.whileai] table in ~/.codex/config.toml")
     if hosts is None and chosen.get(FALLBACK_HOST, "").startswith("no host"):
         notes.append("no agent host's files were found, so init wrote the portable .mcp.json "
-                     "(Claude Code; VS Code reads it too). For another host: whileai-skills init "
-                     "--host cursor|vscode|codex, or --host all")
+                     "(Claude Code; VS Code reads it too). For another host: "
+                     + call("init_project", hosts=["cursor"]) + " (or vscode, codex, all)")
     if not dry_run:
         put_in_place(plan.door, plan.writes, links=plan.links,
                      what=f"init changed nothing in {plan.root}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, ClassVar
 
@@ -70,6 +71,14 @@ class Result(BaseModel):
 
     def render(self) -> str:  # pragma: no cover - every subclass overrides
         return self.model_dump_json(indent=2)
+
+    def summary(self) -> str:
+        """The answer in one sentence: the first line of :meth:`render` that is not a warning
+        (the warning is a field of its own; a result whose first line is not the answer says it
+        better by overriding this)."""
+        lines = [line for line in self.render().strip().splitlines() if line.strip()]
+        answer = [line for line in lines if not line.startswith("warning:")]
+        return (answer or lines or [""])[0]
 
     def __str__(self) -> str:
         return self.render()
@@ -156,9 +165,12 @@ def cut_strings(value: Any, limit: int) -> Any:
 
 
 def _answer_bytes(result: Result) -> int:
-    """What an MCP answer of ``result`` weighs: its JSON and its text (the server sends both)."""
+    """What an MCP answer of ``result`` weighs: its JSON with its summary sentence (the
+    structured content stands alone) and its text (the server sends both)."""
     text = result.render() if hasattr(result, "render") else str(result)
-    return len(result.model_dump_json().encode()) + len(text.encode())
+    data = {**result.model_dump(mode="json"), "summary": result.summary()}
+    return len(json.dumps(data).encode()) + len(text.encode())  # json.dumps' spaced form: the
+    # larger of the two a client may count
 
 
 # C0 controls but tab and newline, DEL, and the C1 controls (0x9b opens a CSI sequence alone)

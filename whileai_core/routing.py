@@ -69,7 +69,8 @@ class RowFacts(Result):
         parts = [f"warning: {self.reward.warning}"] if self.reward and self.reward.warning else []
         parts += [f"1. {QUESTIONS[1]} {self.truncated_passes.render()}",
                   f"2. {QUESTIONS[2]} {self.rollouts_per_task.render()}",
-                  f"3. {QUESTIONS[3]} {self.band.render()}; {self.split_share.render()}"]
+                  f"3. {QUESTIONS[3]} {self.band.render()}",
+                  f"   {self.split_share.render()}"]  # the band's note, if any, ends its line
         if self.on_policy is not None:
             parts.append(f"5. {QUESTIONS[5]} {self.on_policy.render()}")
         return "\n".join(parts)

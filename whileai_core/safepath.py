@@ -243,7 +243,10 @@ class Root:
                                     f"{self.path}. Fix: use a file inside the root, or restart "
                                     "whileai-mcp with --root set to a folder that contains it")
         parts = tuple(p for p in given.parts if p not in (".", ""))
-        return UserPath(self, parts, argument=argument)
+        # under a confined root (the server's workspace) a path is shown as the caller wrote it,
+        # relative to the root: answers and messages speak the caller's terms
+        shown = ("/".join(parts) or ".") if self.confined else None
+        return UserPath(self, parts, argument=argument, shown=shown)
 
     def relative(self, path: str | os.PathLike) -> str:
         """``path`` as a caller would write it: relative to the root when it is inside."""
@@ -257,7 +260,8 @@ class Root:
 class UserPath:
     """A path under a :class:`Root`, opened only through the door's methods.
 
-    ``str()`` is the absolute path (for messages); ``argument`` names the argument it came from.
+    ``str()`` is the path as the caller wrote it (under a confined root, relative to it; else the
+    absolute path) for messages; ``argument`` names the argument it came from.
     It has no ``__fspath__`` on purpose: code that would open it by name fails loudly.
     """
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -65,67 +65,61 @@ def choose(*, python: str, cli: str | None = None, mcp: str | None = None) -> st
 class Op:
     """One library call and its two other names: the CLI command and the MCP tool.
 
-    ``positional``: the arguments written without a name, in order (the same in Python and at the
-    shell for every command here). ``command``/``tool`` are None where that reader has no such
-    call (``split_by_task`` has no MCP tool; ``teacher_clears`` has no CLI command).
+    ``positional``: the arguments written without a name at the shell, in order (the same order
+    as in Python). ``command``/``tool`` are None where that reader has no such call. Read from
+    the operations' declarations (``whileai_core.operations``, through ``calls.json``), never
+    written here.
     """
 
     command: str | None
     tool: str | None
     positional: tuple[str, ...] = ()
     metavars: dict[str, str] = field(default_factory=dict)
+    forms: dict[str, str] = field(default_factory=dict)  # how the shell writes each argument
 
 
-OPS: dict[str, Op] = {
-    "route": Op("route", "route_rows", ("rows",)),
-    "describe_rows": Op("describe", "describe_rows", ("rows",)),
-    "pass_at": Op("pass-at", "pass_at", ("rows",)),
-    "compare": Op("compare", "compare_runs", ("before", "after")),
-    "noise_floor": Op("noise-floor", None),
-    "holdout_size": Op("holdout-size", "holdout_size"),
-    "teacher_clears": Op(None, "teacher_clears"),
-    "prime_rl_config": Op("config", "prime_rl_config", ("taskset",), {"taskset": "TASKSET"}),
-    "validate_config": Op("validate", "validate_config", ("path",), {"path": "FILE"}),
-    "audit_judge": Op("audit-judge", "audit_judge", ("items",), {"items": "ITEMS"}),
-    "order_reversal": Op("order-reversal", "order_reversal", ("pairs",), {"pairs": "PAIRS"}),
-    "split_by_task": Op("split", None, ("rows",), {"rows": "ROWS"}),
-    "select_sft": Op("select-sft", "select_sft", ("attempts",), {"attempts": "ATTEMPTS"}),
-    "decontaminate": Op("decontaminate", "decontaminate", ("train", "holdout"),
-                        {"train": "TRAIN", "holdout": "HOLDOUT"}),
-    "export_sft": Op("export-sft", "export_sft", ("records",), {"records": "RECORDS"}),
-    "launch_run": Op("launch", "launch_run", ("config_or_recipe",),
-                     {"config_or_recipe": "TARGET"}),
-    "run_status": Op("status", "run_status", ("id",), {"id": "ID"}),
-    "list_runs": Op("runs", "list_runs"),
-    "collect_run": Op("collect", "collect_run", ("id",), {"id": "ID"}),
-    "cancel_run": Op("cancel", "cancel_run", ("id",), {"id": "ID"}),
-    "register_experiment": Op("register-experiment", "register_experiment", ("name",),
-                              {"name": "NAME"}),
-    "record_run": Op("record-run", "record_run", ("id",), {"id": "ID"}),
-    "list_experiments": Op("experiments", "list_experiments"),
-    "export_experiments": Op("export-experiments", "export_experiments", ("out",),
-                             {"out": "OUT"}),
-    "archive_experiment": Op("archive-experiment", "archive_experiment", ("name",),
-                             {"name": "NAME"}),
-    "dpo_pairs": Op("dpo-pairs", "dpo_pairs", ("rollouts",), {"rollouts": "ROLLOUTS"}),
-    "write_dpo_data": Op("dpo-data", "write_dpo_data", ("pairs",), {"pairs": "PAIRS"}),
-    "grpo_plan": Op("grpo-plan", "grpo_plan", ("rows",), {"rows": "ROWS"}),
-    "prove_reward": Op("prove-reward", "prove_reward", ("tasks",), {"tasks": "TASKS"}),
-}
+CALLS_FILE = Path(__file__).with_name("calls.json")
 
-# Python argument -> CLI flag, where the flag is not ``--`` + the name with dashes.
+
+class _Ops(Mapping):
+    """``OPS``: operation name -> :class:`Op`, read on first use from ``calls.json``, the table
+    the operations' declarations generate (``python -m whileai_core.operations``; a test fails
+    when it is stale). A message names a call without importing the declarations, which sit in
+    a higher layer than this module."""
+
+    def __init__(self) -> None:
+        self._ops: dict[str, Op] | None = None
+
+    def _load(self) -> dict[str, Op]:
+        if self._ops is None:
+            table = json.loads(CALLS_FILE.read_text(encoding="utf-8"))
+            self._ops = {name: Op(e["command"], e["tool"], tuple(e["positional"]),
+                                  dict(e["metavars"]), dict(e["forms"]))
+                         for name, e in table.items()}
+        return self._ops
+
+    def __getitem__(self, name: str) -> Op:
+        return self._load()[name]
+
+    def __iter__(self):
+        return iter(self._load())
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+
+OPS: Mapping[str, Op] = _Ops()
+
+# Python argument -> CLI flag, where the flag is not ``--`` + the name with dashes (one place).
 CLI_FLAGS: dict[str, str] = {
     "overwrite": "--force",
-    "teacher_rows": "--teacher",
-    "judges": "--judge",
-    "k": "-k",
 }
-# Booleans whose CLI flag says the opposite (``lora=False`` is ``--full-weights``).
-CLI_FLAGS_WHEN_FALSE: dict[str, str] = {"lora": "--full-weights"}
 
 
 def _flag(name: str) -> str:
-    return CLI_FLAGS.get(name, "--" + name.replace("_", "-"))
+    if name in CLI_FLAGS:
+        return CLI_FLAGS[name]
+    return ("-" if len(name) == 1 else "--") + name.replace("_", "-")
 
 
 def _literal(value: Any) -> str:
@@ -135,16 +129,25 @@ def _literal(value: Any) -> str:
     return repr(value)
 
 
-def _shell_words(name: str, value: Any) -> list[str]:
+def _shell_words(name: str, value: Any, spec: Op | None = None) -> list[str]:
+    form = spec.forms.get(name) if spec is not None else None
     if value is None:
         return []
     if isinstance(value, bool):
-        if name in CLI_FLAGS_WHEN_FALSE:
-            return [] if value else [CLI_FLAGS_WHEN_FALSE[name]]
-        return [_flag(name)] if value else []
+        if form == "negated":
+            return [] if value else ["--no-" + name.replace("_", "-")]
+        if form in ("switch", None):
+            return [_flag(name)] if value else []
+        return [_flag(name), json.dumps(value)]
     if isinstance(value, (list, tuple)):
-        return [w for item in value for w in _shell_words(name, item)]
+        if form == "many" or (form is None and all(isinstance(v, (str, int, float))
+                                                   for v in value)):
+            return [_flag(name), *map(str, value)] if value else []
+        return [_flag(name), json.dumps(value)]
     if isinstance(value, dict):
+        if form == "pairs":
+            return [_flag(name), *(f"{k}={v if isinstance(v, str) else json.dumps(v)}"
+                                   for k, v in value.items())]
         return [_flag(name), json.dumps(value)]
     return [_flag(name), str(value)]
 
@@ -162,9 +165,11 @@ def call(op: str, **arguments: Any) -> str:
         words = [PROGRAM, spec.command]
         for name in spec.positional:
             if name in args:
-                words.append(str(args.pop(name)))
+                value = args.pop(name)
+                words += [str(v) for v in value] if isinstance(value, (list, tuple)) else \
+                    [str(value)]
         for name, value in args.items():
-            words += _shell_words(name, value)
+            words += _shell_words(name, value, spec)
         return shlex.join(words)
     if who == MCP and spec.tool is not None:
         inner = ", ".join(f"{k}={_literal(v)}" for k, v in args.items())
@@ -204,7 +209,7 @@ def arg(argument: str, value: Any = _MISSING, *, op: str | None = None) -> str:
             return spec.metavars.get(argument, argument.upper())
         if value is _MISSING:
             return _flag(argument)
-        return shlex.join(_shell_words(argument, value)) or f"no {_flag(argument)}"
+        return shlex.join(_shell_words(argument, value, spec)) or f"no {_flag(argument)}"
     if value is _MISSING:
         return argument
     return f"{argument}={_literal(value)}"

@@ -1,9 +1,13 @@
 """`whileai-skills`: the library from a shell. Human output by default, ``--json`` for machines.
 
-Subcommands live in one module per command group (``whileai_core/cli/<group>.py``), each with
-``register(subparsers)``: it adds its parsers and sets ``func`` to a handler ``(args) -> Result |
-str``. This file only wires them and prints results. Everything runs in the CLI's voice
-(``whileai_core.voice``): next steps and fixes read as the commands and flags a person types.
+Every subcommand is an operation of the core (``whileai_core.operations``), generated from its
+declaration: the command is the name the declaration gives (``cli=``: the short names, ``launch``,
+``pass-at``...; else the operation's name with dashes), a positional argument or a flag
+per argument (flags are the argument names with dashes; ``voice.CLI_FLAGS`` holds the one
+exception), ``--json`` everywhere, the picture as ``--plot FILE``. A call is checked against the
+same input model as over MCP, so both refuse the same calls with the same words (in the shell's
+spelling). Everything runs in the CLI's voice (``whileai_core.voice``): next steps and fixes read
+as the commands and flags a person types.
 
 No traceback reaches the terminal. What is the user's to fix (a refused input, a path the system
 refuses, a missing extra) is one line on stderr and exit code 2 (``whileai_core.failures``). A bug
@@ -14,81 +18,270 @@ a file; ``WHILEAI_DEBUG=1`` shows it in the terminal instead.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import sys
 import tempfile
 import traceback
+import types
+import typing
+from typing import Any
 
-from .. import __version__
+from .. import __version__, safejson
 from ..failures import bug_report, explain
+from ..operations import RENAMED, operations, renamed
+from ..operations.args import ARM, NAMED
+from ..operations.calls import cli_form
+from ..operations.calls import members as member_types
+from ..operations.surface import HERE, invoke, params, picture, structured, validate
 from ..result import shown
-from ..voice import CLI, speaking
+from ..voice import CLI, CLI_FLAGS, speaking
+
+__all__ = ["build_parser", "cli_form", "flag", "main"]
 
 EXIT_USER = 2      # the input or the environment is the user's to fix
 EXIT_BUG = 70      # EX_SOFTWARE (sysexits.h): an internal error
 DEBUG_ENV = "WHILEAI_DEBUG"
 
-# one module per concept; each has register(subparsers)
-COMMAND_MODULES = (
-    "whileai_core.cli.stats",
-    "whileai_core.cli.runs",
-    "whileai_core.cli.config",
-    "whileai_core.cli.judge",
-    "whileai_core.cli.traces",
-    "whileai_core.cli.evalset",
-    "whileai_core.cli.init",
-    "whileai_core.cli.imports",
-    "whileai_core.cli.hacking",
-    "whileai_core.cli.experiments",
-)
+def _cli_operations() -> dict[str, Any]:
+
+    return {op.command: op for op in operations().values() if "cli" in op.surfaces}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; only ``command``'s flags are built when it is given (the others are listed
+    by name and title), so a command does not pay for every other one's declaration."""
     parser = argparse.ArgumentParser(
         prog="whileai-skills",
         description="Decide how to post-train an open-weight model from graded rows.")
     parser.add_argument("--version", action="version", version=f"whileai-skills {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(sub)
+    for name, op in _cli_operations().items():
+        full = command is None or command == name
+        p = sub.add_parser(name, help=op.title.replace("%", "%%"),
+                           description=op.description if full else op.title)
+        if full:
+            add_operation(p, op)
+        p.set_defaults(op=op)
     return parser
 
 
-def add_json_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+# --- one operation's arguments ---------------------------------------------------------------
+
+def flag(name: str) -> str:
+    """The flag of an argument: its name with dashes (one letter: ``-k``), or its entry in
+    ``voice.CLI_FLAGS``."""
+    if name in CLI_FLAGS:
+        return CLI_FLAGS[name]
+    return ("-" if len(name) == 1 else "--") + name.replace("_", "-")
 
 
-def add_threshold_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--threshold", type=float, default=None,
-                        help="a row passes iff reward >= THRESHOLD (default 1.0)")
+def _nullable(annotation: Any) -> bool:
+    """Whether null is a value of its own (``null``: the core's choice, e.g. a fresh seed)."""
+    if typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    return typing.get_origin(annotation) in (typing.Union, types.UnionType) and \
+        type(None) in typing.get_args(annotation)
 
 
-def add_interval_flags(parser: argparse.ArgumentParser, *, seed: bool = True) -> None:
-    """``--level`` of every interval, and (``seed``) the bootstrap's ``--seed``."""
-    from ..defaults import CONFIDENCE_LEVEL  # lazy: already loaded; stays in the function until the CLI is generated
+class _Null:
+    """``null`` typed at the shell: the argument is None, not left to its default."""
 
-    parser.add_argument("--level", type=float, default=CONFIDENCE_LEVEL,
-                        help="interval level (default %(default)s)")
-    if seed:
-        parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+
+NULL = _Null()
+
+
+def _literal_values(members: list[Any]) -> list[Any]:
+    return [v for m in members if typing.get_origin(m) is typing.Literal
+            for v in typing.get_args(m)]
+
+
+def _scalar(members: list[Any], metavar: str, nullable: bool = False):
+    """A converter from one shell word to a value of one of ``members`` (``null``: None, when
+    ``nullable``)."""
+    literals = _literal_values(members)
+    structured = any(typing.get_origin(m) in (list, dict) or m in (list, dict) for m in members)
+
+    def convert(text: str) -> Any:
+        if nullable and text == "null":
+            return NULL
+        if structured and text.lstrip()[:1] in ("[", "{"):
+            try:
+                return safejson.loads(text)
+            except ValueError as err:
+                raise argparse.ArgumentTypeError(f"{metavar}: not valid JSON ({err})") from None
+        if bool in members and text.lower() in ("true", "false"):
+            return text.lower() == "true"
+        for kind in (int, float):
+            if kind in members:
+                try:
+                    return kind(text)
+                except ValueError:
+                    pass
+        if text in [str(v) for v in literals]:
+            return next(v for v in literals if str(v) == text)
+        if str in members or structured:
+            return text
+        expected = ", ".join(map(str, literals)) or " or ".join(
+            getattr(m, "__name__", str(m)) for m in members)
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected {expected}")
+
+    return convert
+
+
+def _pair(value: Any):
+    def convert(text: str) -> tuple[str, Any]:
+        key, sep, raw = text.partition("=")
+        if not sep or not key.strip():
+            raise argparse.ArgumentTypeError(f"{text!r} is not NAME=VALUE")
+        return key.strip(), value(raw.strip())
+    return convert
+
+
+def _json_value(text: str) -> Any:
+    """A KEY=VALUE value as written: a number, true/false, a quoted string, a list; else text."""
+    try:
+        return safejson.loads(text)
+    except ValueError:
+        return text
+
+
+def _default_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def add_operation(p: argparse.ArgumentParser, op: Any) -> None:
+    """The operation's arguments as positionals and flags, plus ``--json``."""
+    for param in params(op, "cli"):
+        name, arg = param.name, param.arg
+        help_text = param.description.rstrip(".")
+        if not param.required and param.default is not None and param.default is not False \
+                and param.default != ():  # 0 is a default to show
+            help_text += f" (default: {_default_text(param.default)})"
+        if name == "plot":
+            p.add_argument("--plot", metavar="FILE", default=None,
+                           help="also draw the picture of these numbers as a PNG to FILE (needs "
+                                "matplotlib: pip install 'whileai-skills[plot]')")
+            if not any(q.name == "overwrite" for q in params(op, "cli")):
+                p.add_argument(flag("overwrite"), action="store_true", dest="_plot_force",
+                               help="replace the --plot file if it exists")
+            continue
+        members = member_types(param.annotation)
+        metavar = arg.metavar or name.upper()
+        form = cli_form(param)
+        kw: dict[str, Any] = {"help": help_text}
+        if form in ("positional", "many") and arg.positional:
+            spec = [name]
+            if form == "many":
+                kw.update(nargs="+", type=_scalar([str, float], metavar), metavar=metavar)
+            else:
+                kw.update(type=str, metavar=metavar)
+                if not param.required:
+                    kw.update(nargs="?", default=param.default)
+        else:
+            spec = [flag(name)]
+            kw["dest"] = name
+            if form in ("switch", "negated"):
+                if form == "negated":
+                    spec, kw["action"] = ["--no-" + name.replace("_", "-")], "store_false"
+                    kw["help"] = f"do not: {param.description.rstrip('.')} (default: do)"
+                else:
+                    kw["action"] = "store_true"
+                kw["default"] = bool(param.default)
+            elif form == "pairs":
+                value = str if arg.kind == NAMED else _json_value
+                kw.update(nargs="+", action="extend", type=_pair(value),
+                          metavar=arg.metavar or "KEY=VALUE", default=None)
+            elif form == "many":
+                inner = member_types(typing.get_args(members[0])[0])
+                kw.update(nargs="+", action="extend", type=_scalar(inner, metavar),
+                          metavar=metavar, default=None)
+                if _literal_values(inner):
+                    kw["choices"] = _literal_values(inner)
+                    kw.pop("metavar")
+            else:
+                nullable = _nullable(param.annotation) and param.default is not None
+                kw.update(type=_scalar(members, metavar, nullable), metavar=metavar,
+                          default=None if param.required else param.default)
+                literals = _literal_values(members)
+                if literals and len(members) == 1 and not nullable:
+                    kw["choices"] = literals
+                    kw.pop("metavar")
+            if param.required and form not in ("switch", "negated"):
+                kw["required"] = True
+        kw["help"] = kw["help"].replace("%", "%%")  # argparse formats help with %
+        p.add_argument(*spec, **kw)
+        if arg.kind == ARM:
+            p.add_argument(f"--{name.replace('_', '-')}-seed", action="append", default=None,
+                           metavar="FILE", dest=f"_{name}_seeds",
+                           help=f"another run of {name} (a training seed); repeatable")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def _values(op: Any, ns: argparse.Namespace) -> dict[str, Any]:
+    """The arguments of the call, as the shell gave them (mappings from NAME=VALUE pairs, an
+    arm with its seeds as a list)."""
+    values = {}
+    for param in params(op, "cli"):
+        if param.name == "plot":
+            continue
+        value = getattr(ns, param.name)
+        if isinstance(value, list) and value and all(isinstance(v, tuple) for v in value):
+            value = dict(value)
+        seeds = getattr(ns, f"_{param.name}_seeds", None) if param.arg.kind == ARM else None
+        if seeds:
+            value = [value, *seeds]
+        if value is NULL:
+            values[param.name] = None
+        elif value is not None or param.required:
+            values[param.name] = value
+    return values
+
+
+def run_operation(op: Any, ns: argparse.Namespace) -> Any:
+    """Check, call and (with --plot) picture one operation from the parsed shell words."""
+    checked = validate(op, _values(op, ns), "cli")
+    result = invoke(op, checked, HERE)
+    out = getattr(ns, "plot", None)
+    if out and op.picture is not None:
+        drawn = picture(op, checked, result, HERE, out=out, overwrite=bool(
+            getattr(ns, "_plot_force", False) or checked.get("overwrite")))
+        print(f"picture: {drawn.path} ({drawn.title})", file=sys.stderr)
+    return result
+
+
+# --- the program -------------------------------------------------------------------------------
+
+def _command(argv: list[str]) -> str | None:
+    return next((a for a in argv if not a.startswith("-")), None)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = _command(argv)
+    if command is not None and command not in _cli_operations():
+        old = command.replace("-", "_")
+        if old in RENAMED:  # an old tool's name: no alias, the operation's command named
+            ops = operations()
+
+            def spell(name: str) -> str:
+                return f"`whileai-skills {ops[name].command if name in ops else command}`"
+            print(f"error: {renamed(old, spell=spell)}", file=sys.stderr)
+            return EXIT_USER
+    parser = build_parser(command)
     args = parser.parse_args(argv)
     with speaking(CLI):
         try:
-            result = args.func(args)
-            if isinstance(result, int):
-                return result
-            text = None
-            if getattr(args, "json", False) and hasattr(result, "to_dict"):
-                text = json.dumps(result.to_dict(), indent=2)
-            elif result is not None:
+            op = args.op
+            result = run_operation(op, args)
+            if args.json:
+                text = json.dumps(structured(result), indent=2)
+            else:
                 text = shown(result)  # long strings cut, terminal controls made visible
+            code = op.exit_code(result) if op.exit_code else 0
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)
             return 130
@@ -100,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()
     except BrokenPipeError:  # `... | head`: the reader left; not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return 0
+    return code
 
 
 def _failed(exc: Exception, command: str) -> int:

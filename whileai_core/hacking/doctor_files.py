@@ -18,13 +18,14 @@ from typing import Any
 
 import numpy as np
 
+from ..defaults import RUN_ID_PATTERN
 from ..errors import ArgumentError, RowsError, WhileaiError
 from ..rows import read_records
 from ..safepath import UserPath, as_user_path, is_path, user_path
 from .. import safejson
 from .features import reply_text
 
-_RUN_ID = re.compile(r"^run-[0-9a-f]{12}$")
+_RUN_ID = re.compile(RUN_ID_PATTERN)  # the one grammar (defaults)
 
 
 def _metrics_lines(path: UserPath, keys: dict[str, tuple[str, ...]]) -> dict[int, dict]:

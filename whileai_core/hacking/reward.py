@@ -245,6 +245,55 @@ def locate_function(spec: str, root: Path) -> tuple[Path, str]:
     return file, function
 
 
+def reward_spec(reward: Any, root: Any = None) -> Any:
+    """A reward as the caller wrote it -> the form :func:`reward_runner` runs, every file it names
+    located under ``root`` (a ``whileai_core.safepath.Root``: the MCP server's workspace) when one
+    is given. The one grammar of every surface:
+
+    - ``"file.py:function"`` or ``"package.module:function"`` (no whitespace): a function, called
+      like a TRL reward; under ``root`` it becomes a :class:`RewardFile`;
+    - a list of arguments, or a string with whitespace or without ``:`` (split like a shell,
+      never run by one): a command, ``python SCRIPT.py ARGS`` only (:func:`command_parts`);
+      under ``root`` it becomes a :class:`RewardScript`.
+
+    Either file's bytes are read through the door and run as read, never reopened by name.
+    Anything else (a callable) is returned as is.
+    """
+    import shlex
+
+    if isinstance(reward, str):
+        text = reward.strip()
+        if ":" in text and not any(c.isspace() for c in text):
+            return text if root is None else _confined_function(text, root)
+        try:
+            reward = shlex.split(text)
+        except ValueError as err:
+            raise ArgumentError(f"`reward` {reward[:200]!r} cannot be split into a command "
+                                f"({err}). Fix: e.g. 'rewards/grade.py:score', or a command "
+                                "such as 'python rewards/grade.py'") from None
+    if isinstance(reward, (list, tuple)):
+        script, args = command_parts(reward)
+        if root is None:
+            return ["python", script, *args]
+        return RewardScript(root.locate(script, argument="reward"), args)
+    return reward
+
+
+def _confined_function(spec: str, root: Any) -> RewardFile:
+    from pathlib import PurePath
+
+    module, _, function = spec.rpartition(":")
+    if not module:
+        raise ArgumentError(f"`reward` {spec[:200]!r} is not 'file.py:function'. Fix: e.g. "
+                            "'rewards/grade.py:score'")
+    if not module.endswith(".py") and "/" not in module:
+        stem = PurePath(*module.split("."))
+        candidates = [f"{stem}.py", f"{stem}/__init__.py"]
+        module = next((c for c in candidates
+                       if root.locate(c, argument="reward").kind() == "file"), candidates[0])
+    return RewardFile(root.locate(module, argument="reward"), function)
+
+
 def _run_child(spec: dict, code: str, items: list[dict], cwd: Path, timeout_s: float, label: str,
                pass_env: tuple[str, ...]) -> str:
     """Run the reward child (see the module docstring) on ``items``; its stdout."""

@@ -51,9 +51,9 @@ import numpy as np
 from pydantic import Field
 
 from ..bootstrap import check_level, check_seed
-from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, MIN_TASKS_FOR_INTERVAL, SCAN_RUN_SHARE,
-                        WATCH_CONFIRM, WATCH_SCAN_EVERY, WATCH_SPENDING, WATCH_STEPS_SHOWN,
-                        WATCH_WINDOW)
+from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, MIN_TASKS_FOR_INTERVAL, RUN_ID_PATTERN,
+                        SCAN_RUN_SHARE, WATCH_CONFIRM, WATCH_SCAN_EVERY, WATCH_SPENDING,
+                        WATCH_STEPS_SHOWN, WATCH_WINDOW)
 from ..errors import ArgumentError, RowsError, WhileaiError
 from ..result import Result, fmt_rate
 from ..rows import Rows, load_rows, read_records
@@ -71,7 +71,7 @@ CiMethod = Literal["t", "zero_spread_bound"]
 Interval = tuple[float, float]
 WATCH_FILE = "watch.jsonl"
 TRL_STATE = "trainer_state.json"
-_RUN_ID = re.compile(r"^run-[0-9a-f]{12}$")
+_RUN_ID = re.compile(RUN_ID_PATTERN)
 
 
 class WatchStep(Result):

@@ -13,6 +13,7 @@ import os
 from ..errors import ArgumentError, RowsError
 from ..records import first_line, first_record, is_graded_row
 from ..safepath import Root, UserPath, as_user_path
+from ..voice import call
 from . import inspect_logs, lm_eval, prime_rl
 from .foreign import ForeignRows
 
@@ -112,13 +113,14 @@ def rows_for_load(path: UserPath, fmt: str) -> list[dict]:
     except AmbiguousImport:
         raise
     except RowsError as err:
-        if err.field != "metric":
+        if err.field != "scorer":
             raise
         problem = str(err).split(". Fix: ")[0]
         raise AmbiguousImport(f"is {fmt} output: {problem}; load_rows reads it only when "
                               "nothing needs choosing",
-                              fix=f"import it first: whileai-skills import {fmt} {path} "
-                                  "--metric NAME --out rows.jsonl") from None
+                              fix="import it first: " + call(
+                                  "import_rows", path=str(path), format=fmt, scorer="NAME",
+                                  out="rows.jsonl")) from None
     steps = sorted({s.step for s in read.steps if s.step is not None}
                    | {r["step"] for r in read.rows if isinstance(r.get("step"), int)})
     if len(steps) > 1:
@@ -126,15 +128,17 @@ def rows_for_load(path: UserPath, fmt: str) -> list[dict]:
                    f"{len(steps)} steps ({steps[0]} to {steps[-1]})")
         raise AmbiguousImport(f"is prime-rl output spanning {spanned}; one pass rate over "
                               "several policies means nothing", source=str(path),
-                              fix=f"import one step: whileai-skills import prime-rl {path} "
-                                  f"--step {steps[-1]} --out rows.jsonl")
+                              fix="import one step: " + call(
+                                  "import_rows", path=str(path), format="prime-rl",
+                                  step=steps[-1], out="rows.jsonl"))
     agents = sorted({str(r["agent"]) for r in read.rows if r.get("agent") is not None})
     if len(agents) > 1:
         raise AmbiguousImport(f"is prime-rl output with {len(agents)} agents per episode "
                               f"({', '.join(agents)}); one pass rate over several agents' "
                               "traces means nothing", source=str(path),
-                              fix=f"import one agent: whileai-skills import prime-rl {path} "
-                                  f"--agent {agents[0]} --out rows.jsonl")
+                              fix="import one agent: " + call(
+                                  "import_rows", path=str(path), format="prime-rl",
+                                  agent=agents[0], out="rows.jsonl"))
     if not read.rows:
         raise RowsError(f"is {fmt} output with no scored rows ({read.errored} errored)",
                         source=str(path), fix="check the run: every rollout errored")

@@ -30,6 +30,7 @@ import msgspec
 
 from ..errors import RowsError
 from ..safepath import UserPath, as_user_path
+from ..voice import arg
 from .foreign import ForeignRows
 from .. import safejson
 
@@ -334,7 +335,7 @@ def _choose(scorers: list[str], metric: str | None, path: UserPath) -> str:
     if metric is not None:
         if metric not in scorers:
             raise RowsError(f"has no scorer {metric!r}; its scorers are {scorers}",
-                            source=str(path), field="metric", fix="pass one of those names")
+                            source=str(path), field="scorer", fix="pass one of those names")
         return metric
     if len(scorers) == 1:
         return scorers[0]
@@ -342,8 +343,8 @@ def _choose(scorers: list[str], metric: str | None, path: UserPath) -> str:
         raise RowsError("has no scores at all", source=str(path),
                         fix="score the eval (inspect score LOG) before importing it")
     raise RowsError(f"has {len(scorers)} scorers ({', '.join(scorers)}) and none was chosen",
-                    source=str(path), field="metric",
-                    fix=f"name one: metric='{scorers[0]}' (CLI --metric {scorers[0]})")
+                    source=str(path), field="scorer",
+                    fix=f"name one: {arg('scorer', scorers[0], op='import_rows')}")
 
 
 def _max_tokens(spec: dict) -> int | None:

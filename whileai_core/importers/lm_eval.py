@@ -27,6 +27,7 @@ from typing import Any
 from ..errors import RowsError
 from ..records import read_records
 from ..safepath import UserPath, as_user_path
+from ..voice import arg
 from .foreign import ForeignRows
 from .. import safejson
 
@@ -181,22 +182,23 @@ def _choose(metrics: list[str], filters: list[str], metric: str | None,
     if metric is not None:
         if name not in metrics:
             raise RowsError(f"has no metric {name!r}; its metrics are {metrics}",
-                            source=str(file), field="metric", fix="pass one of those names")
+                            source=str(file), field="scorer", fix="pass one of those names")
     elif len(metrics) == 1:
         name = metrics[0]
     else:
         raise RowsError(f"has {len(metrics)} metrics ({', '.join(metrics)}) and none was chosen",
-                        source=str(file), field="metric",
-                        fix=f"name one: metric='{metrics[0]}' (CLI --metric {metrics[0]})")
+                        source=str(file), field="scorer",
+                        fix=f"name one: {arg('scorer', metrics[0], op='import_rows')}")
     if filt:
         if filt not in filters:
             raise RowsError(f"has no filter {filt!r}; its filters are {filters}",
-                            source=str(file), field="metric",
-                            fix=f"write metric as '{name},<filter>' with one of those filters")
+                            source=str(file), field="scorer",
+                            fix=f"write {arg('scorer', op='import_rows')} as '{name},<filter>' "
+                                "with one of those filters")
     elif len(filters) == 1:
         filt = filters[0]
     else:
         raise RowsError(f"has {len(filters)} filters ({', '.join(filters)}) and none was chosen",
-                        source=str(file), field="metric",
-                        fix=f"name one: metric='{name},{filters[0]}'")
+                        source=str(file), field="scorer",
+                        fix=f"name one: {arg('scorer', f'{name},{filters[0]}', op='import_rows')}")
     return name, filt

@@ -13,6 +13,7 @@ from ..safepath import Root, UserPath
 from ..stats import Rate, mean_reward
 from .detect import read_foreign
 from .foreign import ForeignRows
+from ..voice import name as op_name
 
 PREVIEW_ROWS = 3
 LIST_CAP = 20
@@ -70,8 +71,11 @@ class Imported(Result):
         if self.metric:
             lines.append(f"reward: {self.metric}")
         if self.mean_reward is not None:
-            lines.append(f"mean reward {self.mean_reward.render()} (scored rows; pass rates: "
-                         "whileai-skills pass-at on the rows)")
+            r = self.mean_reward
+            lines.append(f"mean reward {fmt_rate(r.value, r.ci, r.n_tasks)}, {r.n_rows} rows "
+                         f"(scored rows; pass rates: {op_name('rate')} on the rows)")
+            if r.note:
+                lines.append(f"note: {r.note}")
         what = "kept with errored: true" if self.kept_errored else "left out, not scored 0"
         lines.append(f"errored: {self.errored} ({what})")
         if self.models:

@@ -96,6 +96,7 @@ class GRPOPlan(Result):
     balance: float | None = Field(description="the --balance share to use (None: no rare "
                                               "category)")
     arms: list[Arm]
+    seed: int = Field(description="the seed of the random-selection arm")
     flags: list[str]
     command: str
     notes: list[str] = []
@@ -113,7 +114,7 @@ class GRPOPlan(Result):
                   f"{fmt_rate(c.pass_rate.value, c.pass_rate.ci, c.pass_rate.n_tasks)}"
                   + ("  <- rare" if c.rare else "") for c in self.categories]
         lines.append("arms: " + "; ".join(f"{a.name} ({a.n_tasks} tasks): {a.what}"
-                                          for a in self.arms))
+                                          for a in self.arms) + f" (seed {self.seed})")
         lines.append("variants: " + "; ".join(f"{v.name} {' '.join(v.flags) or '(default)'}"
                                               for v in self.variants))
         lines += [f"note: {n}" for n in self.notes]
@@ -157,17 +158,25 @@ def _pick(tasks: list[str], n: int, seed: int) -> list[str]:
 
 def grpo_plan(rows: Any, *, model: str, loss: LossType = GRPO_LOSS_TYPE,
               num_iterations: int | None = None, balance: float | None = GRPO_BALANCE_SHARE,
-              field: str = CATEGORY_FIELD, tasks: Any = None, seed: int = SPLIT_SEED,
+              field: str = CATEGORY_FIELD, tasks: Any = None, seed: int | None = SPLIT_SEED,
               threshold: float | None = None, level: float = CONFIDENCE_LEVEL) -> GRPOPlan:
     """Plan a GRPO run from the base model's graded rows on the training tasks (module
     docstring): the loss variant's fields and flags, each category's share and split tasks, the
     ``--balance`` share when a category is under it, and the arms (the method's tasks, a random
-    selection of as many, and on a Qwen2.5/Qwen3 base a random reward)."""
+    selection of as many, drawn with ``seed``, a fresh one when None; and on a Qwen2.5/Qwen3
+    base a random reward)."""
     from ..categories import task_categories  # lazy: categories loads only when grpo_plan() runs
 
     if not isinstance(model, str) or not model.strip():
         raise ArgumentError(f"`model` must be the base model's id, got {model!r}")
     variant = loss_variant(loss, num_iterations)
+    if seed is None:  # a fresh draw, reported so the same arm can be drawn again
+        import secrets
+
+        seed = secrets.randbelow(2**63)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ArgumentError(f"`seed` must be a non-negative integer, got {seed!r}. Fix: e.g. "
+                            f"seed={SPLIT_SEED}")
     if balance is not None and (isinstance(balance, bool) or not isinstance(balance, (int, float))
                                 or not 0 < balance <= 0.5):
         raise ArgumentError(f"`balance` must be a share in (0, 0.5] or null, got {balance!r}. "
@@ -210,5 +219,6 @@ def grpo_plan(rows: Any, *, model: str, loss: LossType = GRPO_LOSS_TYPE,
         notes.append("not a Qwen2.5/Qwen3 base: no random-reward arm (its contamination "
                      "signal was measured on those bases)")
     return GRPOPlan(model=model, loss=variant, variants=[loss_variant(v) for v in GRPO_LOSS_TYPES],
-                    categories=lines, balance=balance if rare else None, arms=arms, flags=flags,
+                    categories=lines, balance=balance if rare else None, arms=arms, seed=seed,
+                    flags=flags,
                     command=" ".join(["python recipes/grpo/run.py", *flags]), notes=notes)

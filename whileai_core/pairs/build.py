@@ -98,6 +98,8 @@ class PairSet(Result):
         "assistant message each), with task_id, category, source (on_policy | constructed) and "
         "both rewards"))
     notes: list[str] = []
+    path: str | None = Field(None, description="where the pairs were written (JSONL); they are "
+                                               "then left out of this answer")
     shown: str | None = Field(None, description="which lists were cut, as 'n of N shown'")
     cut_lists = ("pairs", "by_category")
 
@@ -112,6 +114,8 @@ class PairSet(Result):
         if self.chosen_longer_share is not None:
             lines.append(f"chosen is the longer reply in {self.chosen_longer_share:.0%} of pairs")
         lines += [f"note: {n}" for n in self.notes]
+        if self.path:
+            lines.append(f"wrote {self.n_pairs} pairs to {self.path}")
         if self.shown:
             lines.append(f"({self.shown})")
         return "\n".join(lines)

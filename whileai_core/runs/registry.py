@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from ..defaults import REGISTRY_LOCK_WAIT_S, STATE_DIR
+from ..defaults import REGISTRY_LOCK_WAIT_S, RUN_ID_PATTERN, STATE_DIR
 from ..errors import ArgumentError, ConfigError
 from ..failures import mask_value
 from ..result import Result
@@ -38,7 +38,7 @@ from .schema import (_SCHEMA, BACKENDS, SCHEMA_VERSION, STATUSES, _add_columns, 
                      _insert_sql)
 
 STATE_DIR_ENV = "WHILEAI_STATE_DIR"
-_RUN_ID = re.compile(r"^run-[0-9a-f]{12}$")
+_RUN_ID = re.compile(RUN_ID_PATTERN)  # the one grammar (defaults)
 REGISTRY_FILE = "runs.sqlite3"
 
 Status = Literal["planned", "launching", "running", "succeeded", "failed", "cancelled"]

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..defaults import MIN_SEEDS_FOR_SEED_VARIANCE
 from ..rows import Rows, load_rows
+from ..safepath import is_path
 from .intervals import t_value
 from .rates import task_values, trials_cap
 
@@ -37,7 +38,7 @@ def pair_tasks(before: Rows, after: Rows) -> tuple[np.ndarray, np.ndarray]:
 def as_runs(arm: Any, threshold: float | None) -> list[Rows]:
     """One arm as a list of runs: rows (one run), or a list of rows-likes (one per seed)."""
     if isinstance(arm, (list, tuple)) and arm and all(
-            isinstance(r, (str, os.PathLike, Rows, list, tuple)) for r in arm):
+            isinstance(r, (Rows, list, tuple)) or is_path(r) for r in arm):
         return [load_rows(r, threshold=threshold) for r in arm]
     return [load_rows(arm, threshold=threshold)]
 

@@ -25,7 +25,7 @@ import math
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, computed_field
 
 from ..bootstrap import check_level, check_resamples, check_seed, z_value
 from ..defaults import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, HOLDOUT_POWER,
@@ -100,6 +100,20 @@ class Comparison(Result):
     mean_before_ci95 = ci95_alias("mean_before_ci")
     mean_after_ci95 = ci95_alias("mean_after_ci")
 
+    @computed_field(description="the power `mde` is computed at")
+    @property
+    def mde_power(self) -> float:
+        return HOLDOUT_POWER
+
+    def summary(self) -> str:
+        """The verdict and the delta with its interval, in one line."""
+        if self.delta is None:
+            return self.render().splitlines()[0]
+        what = "mean reward" if self.metric == "reward" else "pass rate"
+        ci = f" [{self.ci[0]:+.3f}, {self.ci[1]:+.3f}]" if self.ci else " [no interval]"
+        return (f"verdict: {self.verdict}: {what} {self.delta:+.3f}{ci} "
+                f"(n={self.n_paired} paired tasks)")
+
     def render(self) -> str:
         if self.delta is None:
             return f"verdict: {self.verdict} (n={self.n_paired} paired tasks). {self.note or ''}".strip()
@@ -107,6 +121,7 @@ class Comparison(Result):
             f" ({self.n_runs_before} runs before, {self.n_runs_after} after)")
         what = "mean reward" if self.metric == "reward" else "pass rate"
         lines = ([f"warning: {self.reward_warning}"] if self.reward_warning else []) + [
+            self.summary(),
             f"{what} by task"
             + (f", intervals over {self.n_families} families in `{self.cluster}`, then tasks"
                if self.cluster else ""),
@@ -121,7 +136,8 @@ class Comparison(Result):
         if self.noise_band is not None:
             lines.append(f"noise band: +/-{self.noise_band:.3f} ({self.noise_runs} re-runs)")
         if self.mde is not None:
-            lines.append(f"smallest effect this holdout detects (80% power): {self.mde:.3f}")
+            lines.append(f"smallest effect this holdout detects ({self.mde_power:.0%} power): "
+                         f"{self.mde:.3f}")
         if self.n_only_before or self.n_only_after:
             lines.append(f"unpaired: {self.n_only_before} tasks only before, "
                          f"{self.n_only_after} only after (left out)")

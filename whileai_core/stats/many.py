@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, computed_field
 
 from ..bootstrap import check_level
 from ..defaults import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, PROVE_EFFECT
@@ -106,11 +106,16 @@ class ManyComparisons(Result):
     shown: str | None = Field(None, description="which lists were cut, as 'n of N shown'")
     cut_lists = ("behaviours", "survive_bh", "survive_holm")
 
+    @computed_field(description="the rate both corrections hold: 1 - level")
+    @property
+    def alpha(self) -> float:
+        return round(1.0 - self.level, 12)
+
     def render(self) -> str:
         what = f"by {self.by}" if self.family == "group" else "checkpoints"
         lines = [f"{self.n_behaviours} behaviours ({what}); {self.n_tested} tested; "
                  f"{self.n_survive_bh} survive Benjamini-Hochberg, {self.n_survive_holm} "
-                 f"survive Holm at {1 - self.level:.2g}"]
+                 f"survive Holm at {self.alpha:.2g}"]
         for b in self.behaviours[:_TEXT_ROWS]:  # the text is a summary; the data has them all
             ci = "[no interval]" if b.ci is None else f"[{b.ci[0]:+.3f}, {b.ci[1]:+.3f}]"
             delta = "n/a" if b.delta is None else f"{b.delta:+.3f}"

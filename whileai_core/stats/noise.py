@@ -212,7 +212,8 @@ def _refuse_one_run_twice(runs: tuple) -> None:
         if key in seen:
             j = seen[key]
             shown = os.fspath(run) if isinstance(run, (str, os.PathLike)) else \
-                str(run) if is_path(run) else f"<{type(run).__name__}>"
+                str(run) if is_path(run) else getattr(run, "source", None) or \
+                f"<{type(run).__name__}>"  # rows loaded once for both (a server's cache)
             what = "rows" if key[0] == "obj" else "file"
             raise ArgumentError(f"runs {j + 1} and {i + 1} are the same {what} ({shown}): "
                                 "a noise floor is the spread between separate re-runs, and one run "

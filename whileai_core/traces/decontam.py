@@ -51,6 +51,8 @@ class Decontamination(Result):
     ngram: int
     max_overlap: float
     reasons: dict[str, int]
+    path: str | None = Field(None, description="where the kept records were written as JSONL "
+                                               "(then `records` is empty), if asked")
     shown: str | None = Field(None, description="which lists were cut, as 'n of N shown'")
     cut_lists = ("records", "dropped")
 
@@ -58,6 +60,7 @@ class Decontamination(Result):
         why = ", ".join(f"{k} {v}" for k, v in self.reasons.items()) or "none"
         return (f"decontaminated: kept {self.n_kept} of {self.n_in} (dropped: {why}; "
                 f"{self.ngram}-gram overlap or containment >= {self.max_overlap})"
+                + (f"\nwrote the {self.n_kept} kept traces to {self.path}" if self.path else "")
                 + (f"\n({self.shown})" if self.shown else ""))
 
 

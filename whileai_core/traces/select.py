@@ -96,6 +96,8 @@ class SFTSelection(Result):
     attempt_pass_at_1: float
     attempt_pass_at_1_ci: tuple[float, float] | None
     note: str
+    path: str | None = Field(None, description="where the kept records were written as JSONL "
+                                               "(then `records` is empty), if asked")
     shown: str | None = Field(None, description="which lists were cut, as 'n of N shown'")
     cut_lists = ("records", "asks_without_pass")
 
@@ -103,6 +105,7 @@ class SFTSelection(Result):
         return (f"kept {self.n_kept} of {self.n_asks} asks from {self.n_attempts} attempts; "
                 f"attempt pass@1 {fmt_rate(self.attempt_pass_at_1, self.attempt_pass_at_1_ci, self.n_asks)}"
                 f"\n{self.n_asks - self.n_kept} asks had no passing attempt\n{self.note}"
+                + (f"\nwrote the {self.n_kept} kept traces to {self.path}" if self.path else "")
                 + (f"\n({self.shown})" if self.shown else ""))
 
 

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import Field
 
 from .. import defaults as D
-from ..errors import ArgumentError, RowsError
+from ..errors import ArgumentError, ConfigError, RowsError
+from ..io import write_atomic, write_jsonl
+from ..records import read_records
 from ..result import Result
-from ..safepath import is_path
+from ..safepath import StreamPath, UserPath, is_path, user_path
+from ..voice import arg
 
 
 # --- 1. the held-out split -----------------------------------------------------------------
@@ -29,6 +34,8 @@ class TaskSplit(Result):
     stratify: str | None = Field(None, description="the field the split was stratified by")
     strata: dict[str, list[int]] | None = Field(None, description=(
         "with `stratify`: each value's [held-out tasks, training tasks]"))
+    written: list[str] = Field(default_factory=list,
+                               description="what was written where, one line per file")
     shown: str | None = Field(None, description="which lists were cut, as 'n of N shown'")
     cut_lists = ("holdout_tasks", "train_tasks")
 
@@ -48,6 +55,7 @@ class TaskSplit(Result):
         if self.strata:
             text += f"\nby {self.stratify} (held out / train): " + ", ".join(
                 f"{k} {h}/{t}" for k, (h, t) in self.strata.items())
+        text += "".join(f"\n{line}" for line in self.written)
         return text + (f"\n({self.shown})" if self.shown else "")
 
 
@@ -74,8 +82,13 @@ def split_by_task(rows_or_records: Any, *, share: float = D.HOLDOUT_SHARE,
     if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
         raise ArgumentError(f"share must be a number in (0, 1), got {share!r}. Fix: use the "
                             f"default {D.HOLDOUT_SHARE}")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ArgumentError(f"seed must be an int, got {seed!r}. Fix: use {D.SPLIT_SEED}")
+    if seed is None:  # a fresh split, reported with its seed so it can be drawn again
+        import secrets
+
+        seed = secrets.randbelow(2**63)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ArgumentError(f"seed must be a non-negative int, got {seed!r}. Fix: use "
+                            f"{D.SPLIT_SEED}")
     if stratify is not None and (not isinstance(stratify, str) or not stratify):
         raise ArgumentError(f"stratify must be a record field name, got {stratify!r}. Fix: e.g. "
                             "stratify='category'")
@@ -109,6 +122,57 @@ def split_by_task(rows_or_records: Any, *, share: float = D.HOLDOUT_SHARE,
                      train_tasks=[t for t in tasks if t not in held], n_tasks=len(tasks),
                      n_holdout=n_hold, share=float(share), seed=seed, note=note,
                      stratify=stratify, strata=strata if stratify is not None else None)
+
+
+def write_split(split: TaskSplit, records: Any = None, *, out: Any = None,
+                holdout_out: Any = None, train_out: Any = None,
+                overwrite: bool = False) -> TaskSplit:
+    """Write the split: the held-out task ids as a JSON list (``out``, the frozen test) and
+    the records of each side as JSONL (``holdout_out``, ``train_out``; ``records`` is what was
+    split: a path or a list of dicts). Each path is a ``UserPath`` (under the server's root) or
+    the user's own path.
+
+    Nothing is written unless every file can be: two of them naming the same file, one that
+    exists and is not a regular file (never replaced), or one that exists without
+    ``overwrite`` refuses the call first. Returns the split with ``written`` filled in.
+    """
+    targets = [(name, path) for name, path in (("out", out), ("holdout_out", holdout_out),
+                                               ("train_out", train_out)) if path is not None]
+    if not targets:
+        return split
+    where = {}
+    for name, path in targets:
+        place = os.path.realpath(path.absolute if isinstance(path, UserPath) else
+                                 os.path.expanduser(os.fspath(path)))
+        if place in where:
+            raise ConfigError(f"`{arg(where[place])}` and `{arg(name)}` name the same file "
+                              f"({path}); nothing was written. Fix: give each its own path")
+        where[place] = name
+    for name, path in targets:  # refuse before writing anything: nothing half-written
+        door = path if isinstance(path, UserPath) else user_path(path, argument=name)
+        if isinstance(door, StreamPath):  # "-" or /dev/stdout: results go to files only
+            raise door._not_written(name, ConfigError)
+        kind = door.kind()
+        if kind not in (None, "file"):
+            raise ConfigError(f"`{arg(name)}` {path} exists and is not a regular file; it is "
+                              f"never replaced, with or without {arg('overwrite')}; nothing "
+                              "was written. Fix: choose another path")
+        if kind == "file" and not overwrite:
+            raise ConfigError(f"`{arg(name)}` {path} already exists; nothing was written. "
+                              f"Fix: {arg('overwrite', True)}, or choose another path")
+    items = read_records(records, noun="record").items if any(
+        name != "out" for name, _ in targets) else []
+    written = []
+    for name, path in targets:
+        if name == "out":
+            write_atomic(path, json.dumps(split.holdout_tasks) + "\n", overwrite=overwrite)
+            written.append(f"wrote {len(split.holdout_tasks)} held-out task ids to {path}")
+        else:
+            side = split.holdout(items) if name == "holdout_out" else split.train(items)
+            write_jsonl(path, side, overwrite=overwrite)
+            what = "held-out" if name == "holdout_out" else "training"
+            written.append(f"wrote {len(side)} {what} records to {path}")
+    return split.model_copy(update={"written": written})
 
 
 def _task_ids(source: Any, stratify: str | None = None) -> tuple[list[str], dict[str, str]]:

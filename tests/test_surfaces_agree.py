@@ -1,0 +1,135 @@
+"""Every MCP tool against its CLI twin, on the same arguments: the same result, the same refusal.
+
+Both doors are generated from one declaration per operation (``whileai_core.operations``); this
+holds them to it from outside. Each call of ``tests/tool_calls.py`` goes once through an
+in-process ``mcp.Client`` and once through ``whileai-skills`` (its command line spelled by
+``whileai_core.voice`` for the shell, the way a next step is printed), each in the same workspace
+built afresh: the server's root, and the shell's current directory. The structured content and the
+``--json`` output must be equal but for the next step (a call spelled for its reader); a refused
+call must be refused by both, with the same words up to the fix (which names the flag at the
+shell and the argument over MCP).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+
+import anyio
+import pytest
+from mcp import Client
+
+from server.app import build_server
+from tool_calls import CALLS, REFUSALS, STATEFUL, build
+from whileai_core.cli import main
+from whileai_core.operations import operations
+from whileai_core.voice import CLI, call, speaking
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+TWINS = sorted(n for n, op in operations().items() if op.surfaces >= {"mcp", "cli"})
+
+
+@pytest.fixture()
+def here(tmp_path, monkeypatch):
+    root = build(tmp_path / "ws")
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("WHILEAI_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("WHILEAI_SKILLS_DIR", str(ROOT / "skills"))
+    return root, build_server(root, skills_dir=ROOT / "skills")
+
+
+def by_mcp(server, name: str, arguments: dict):
+    async def go():
+        async with Client(server) as client:
+            return await client.call_tool(name, arguments)
+    result = anyio.run(go)
+    if result.is_error:
+        return True, result.content[0].text.removeprefix(f"Error executing tool {name}: ")
+    return False, result.structured_content
+
+
+def by_cli(name: str, arguments: dict, capsys):
+    with speaking(CLI):
+        argv = shlex.split(call(name, **arguments))[1:]
+    code = main(argv + ["--json"])
+    out = capsys.readouterr()
+    if code not in (0, 1):  # 1: validate_config's "refused" exit, with its JSON
+        return True, out.err.removeprefix("error: ").strip()
+    return False, json.loads(out.out)
+
+
+def test_every_twin_has_a_call_and_every_call_a_twin():
+    assert set(CALLS) | STATEFUL == set(TWINS)
+    assert STATEFUL <= set(REFUSALS)
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_the_same_result_at_both_doors(here, capsys, name):
+    root, server = here
+    refused, over_mcp = by_mcp(server, name, CALLS[name])
+    assert not refused, over_mcp
+    build(root)  # the same files again: what the first call wrote is gone
+    refused, at_shell = by_cli(name, CALLS[name], capsys)
+    assert not refused, at_shell
+    for voiced in (at_shell, over_mcp):  # the next call, as its reader types it
+        voiced.pop("next_step", None)
+    assert _same(_as_tools(at_shell), over_mcp), (at_shell, over_mcp)
+
+
+COMMANDS = {op.command: name for name, op in operations().items()}
+
+
+def _as_tools(value):
+    """The shell's answer with every operation it names as its reader types it
+    (`whileai-skills by-category`) named as the tool (`category_table`)."""
+    if isinstance(value, dict):
+        return {k: _as_tools(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_tools(v) for v in value]
+    if isinstance(value, str):
+        return re.sub(r"whileai-skills ([a-z][a-z-]*)",
+                      lambda m: COMMANDS.get(m.group(1), m.group(0)), value)
+    return value
+
+
+_CUT = re.compile(r"^(.*)\.\.\.\(([\d,]+) of ([\d,]+) characters\)$", re.S)
+
+
+def _same(whole, sent) -> bool:
+    """``sent`` (an MCP answer) is ``whole`` (the shell's), but for what the answer's byte bound
+    cut (``Result.bounded``): strings, each saying "n of N characters", and lists, the first or
+    last items kept and ``shown`` saying "n of N shown". An answer such as diagnose_run's never
+    fits whole, so it arrives cut."""
+    if isinstance(whole, dict) and isinstance(sent, dict):
+        return whole.keys() == sent.keys() and all(
+            _same(whole[k], sent[k]) or (k == "shown" and " shown" in (sent[k] or ""))
+            for k in whole)
+    if isinstance(whole, list) and isinstance(sent, list):
+        if len(sent) < len(whole):  # a list cut: its first or its last items
+            return _same(whole[:len(sent)], sent) or _same(whole[-len(sent):], sent)
+        return len(whole) == len(sent) and all(map(_same, whole, sent))
+    if isinstance(whole, str) and isinstance(sent, str) and whole != sent:
+        cut = _CUT.match(sent)
+        return bool(cut) and whole.startswith(cut.group(1)) and \
+            len(whole) == int(cut.group(3).replace(",", ""))
+    return whole == sent
+
+
+def _words(text: str) -> str:
+    """A refusal up to its fix, every flag written as its argument's name."""
+    text = text.split(". Fix:")[0]
+    text = re.sub(r"`([A-Z][A-Z_]*)`", lambda m: f"`{m.group(1).lower()}`", text)  # a metavar
+    text = re.sub(r" \(`\w+`\)", "", text)          # a path's argument, named over MCP only
+    text = re.sub(r"= (\d+)\.0\b", r"= \1", text)     # 0 read at the shell as the float 0.0
+    return re.sub(r"(?<![\w-])--?([a-z][a-z-]*)", lambda m: m.group(1).replace("-", "_"), text)
+
+
+@pytest.mark.parametrize("name", sorted(REFUSALS))
+def test_the_same_refusal_at_both_doors(here, capsys, name):
+    root, server = here
+    refused, over_mcp = by_mcp(server, name, REFUSALS[name])
+    assert refused, over_mcp
+    refused, at_shell = by_cli(name, REFUSALS[name], capsys)
+    assert refused, at_shell
+    assert _words(at_shell) == _words(over_mcp)

@@ -1,0 +1,250 @@
+"""Operations: each thing the library does for a caller, declared once.
+
+An operation is a plain function with an annotated signature built from the shared argument
+types (:mod:`whileai_core.operations.args`), declared with :func:`operation`: the toolset it
+belongs to, its :class:`Effect` (reads, writes, spends), a title and a description written for
+the caller, and its result type. Everything a caller meets is generated from the declarations:
+
+- the MCP tools (``server.tooling``): the input schema from the signature, the output schema
+  from the result type, the four annotation hints from the effect;
+- the CLI subcommands (``whileai_core.cli``): one per operation, named by its declaration
+  (``cli=``; default the operation's name with dashes), its flags the argument names with
+  dashes;
+- the package's exports (``whileai_core.__init__``), the three spellings of a call
+  (``whileai_core.voice``), the README's tables (``scripts/readme_tools.py``) and the server's
+  start-up cache (``server/tools.json``).
+
+Path resolution, inline rows, the picture (``plot``) and the per-task page
+(``detail``/``offset``/``limit``) are done from the argument types by
+:mod:`whileai_core.operations.surface`, once for every operation. How to add one:
+docs/development.md, "Adding an operation".
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ArgumentError
+
+# The table of contents: the modules that declare operations, in the order surfaces list them.
+MODULES = (
+    "whileai_core.operations.rows",      # describe and route rows, rates, comparisons, sizing
+    "whileai_core.operations.config",    # prime-rl configs
+    "whileai_core.operations.runs",      # launch and follow runs
+    "whileai_core.operations.hacking",   # reward hacking: probes, scan, watch
+    "whileai_core.operations.evalset",   # the eval itself
+    "whileai_core.operations.judge",     # LLM judges
+    "whileai_core.operations.traces",    # SFT data from traces, imports
+    "whileai_core.operations.methods",   # update math of methods run in your own trainer
+    "whileai_core.operations.training",  # preparing a DPO or GRPO run
+    "whileai_core.operations.experiments",  # experiments registered before their runs
+    "whileai_core.operations.skills",    # the playbooks
+    "whileai_core.operations.project",   # wiring a project to the pack
+)
+
+# Toolsets: what an MCP client sees is the union of the toolsets turned on. ``core`` is the
+# journey (describe and route rows, rates, compare, config, validate, launch, follow, watch).
+TOOLSETS: dict[str, str] = {
+    "core": "the journey: describe and route rows, rates, compare, config, validate, launch, "
+            "status, collect, watch",
+    "stats": "more statistics: many comparisons, noise floor, holdout size, teacher gate, "
+             "per-task table",
+    "evals": "the eval itself: content names, frozen holdout, can it fail, by category",
+    "judge": "LLM judges: audit, order reversal, labels needed, rubric ablation",
+    "sft": "SFT data from traces: split by task, failed asks, select, decontaminate, export; "
+           "import rows from prime-rl, Inspect, lm-eval",
+    "hacking": "reward hacking: probes and proof of a reward, a scan of the rows, a run's "
+               "diagnosis",
+    "methods": "update math of the methods you run in your own trainer",
+    "training": "preparing DPO or GRPO: preference pairs, the DPO data folder, a GRPO plan",
+    "experiments": "experiments registered before their runs, records, export, archive",
+    "skills": "the playbooks as tools (they are also resources)",
+}
+DEFAULT_TOOLSETS = ("core",)
+
+# Old tool names -> the operation that replaced them. No alias is served: a call of an old
+# name fails with a message naming the new one (see :func:`renamed`); at the shell the old name
+# with dashes fails the same way, naming the operation's command. Every command name the CLI
+# had before the registry is kept (each operation's ``cli``), so no command is listed here.
+RENAMED: dict[str, str] = {
+    "route_rows": "route",
+    "compare_runs": "compare",
+    "pass_at": "rate",
+    "mean_reward": "rate",
+    "field_share": "rate",
+    "plot_band": "route", "plot_forest": "compare", "plot_judge_audit": "audit_judge",
+}
+# How an old name's call maps to the new one, where more than the name changed.
+RENAMED_HOW: dict[str, str] = {
+    "mean_reward": "with metric='reward'",
+    "field_share": "with field='<the field>'",
+    "plot_band": "with plot=true",
+    "plot_forest": "with plot=true",
+    "plot_judge_audit": "with plot=true",
+}
+
+
+@dataclass(frozen=True)
+class Effect:
+    """What an operation does to the world beyond its answer; the four MCP annotation hints are
+    read from it (every operation here is idempotent: the same call again changes nothing more).
+
+    ``writes``: it changes files or state (a file, a run). ``replaces``: it may replace or stop
+    something that exists (an existing file only when asked: ``overwrite``). ``world``: it reaches
+    outside this machine (Modal).
+    """
+
+    name: str
+    writes: bool
+    replaces: bool
+    world: bool
+    meaning: str
+
+    def hints(self) -> dict[str, bool]:
+        return {"readOnlyHint": not self.writes, "destructiveHint": self.replaces,
+                "idempotentHint": True, "openWorldHint": self.world}
+
+
+READS = Effect("reads", False, False, False, "reads files under the root and computes")
+ASKS = Effect("asks", False, False, True,
+              "reads the run registry and asks the run's backend (Modal, a local process)")
+WRITES = Effect("writes", True, True, False,
+                "writes files; replaces one only when asked (overwrite)")
+WRITES_NEW = Effect("writes new", True, False, False,
+                    "writes a new file and never replaces one")
+RUNS_CODE = Effect("runs code", True, True, False,
+                   "runs the user's own code from the workspace, in a child process")
+RECORDS = Effect("records", True, False, False,
+                 "adds to the run registry; never changes or removes what is there")
+SPENDS = Effect("spends", True, True, True,
+                "starts a paid GPU run on Modal (or a local process); launches once per name")
+STOPS = Effect("stops", True, True, True, "stops a run on Modal or locally")
+
+SURFACES = frozenset({"mcp", "cli"})
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One operation: the function and what every surface needs to offer it.
+
+    ``serves``: the ``whileai_core`` names a skill step may call for this operation (its own name
+    first); a step calling one of them shows this operation's tool as its MCP form.
+    ``picture``: ``(arguments, result, out, overwrite) -> picture`` for the ``plot`` option
+    (a picture object with ``png()``; ``out`` writes it). ``paged``: the result keeps its whole
+    per-task table (``result.table()``), so the surfaces offer one page of it.
+    ``exit_code``: ``result -> int`` at the shell (0 by default). ``cli``: the command's name at
+    the shell, where it is not the name with dashes (the short names users type: ``pass-at``
+    for ``rate``, ``launch`` for ``launch_run``).
+    """
+
+    name: str
+    fn: Callable[..., Any]
+    toolset: str
+    effect: Effect
+    title: str
+    describe: Callable[[], str]
+    result: str
+    serves: tuple[str, ...]
+    doing: str
+    surfaces: frozenset[str] = SURFACES
+    picture: Callable[..., Any] | None = None
+    paged: bool = False
+    exit_code: Callable[[Any], int] | None = None
+    cli: str | None = None
+    module: str = ""
+    _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def command(self) -> str:
+        """The CLI subcommand: the declared ``cli`` name, else the name with dashes."""
+        return self.cli or self.name.replace("_", "-")
+
+    @property
+    def description(self) -> str:
+        if "description" not in self._cache:
+            self._cache["description"] = " ".join(self.describe().split())
+        return self._cache["description"]
+
+    def result_type(self) -> type:
+        """The result class (imported now: the domain module loads with it)."""
+        module, _, name = self.result.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+
+_REGISTRY: dict[str, Operation] = {}
+_COMMAND = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
+
+
+def operation(*, toolset: str, effect: Effect, title: str, description: str | Callable[[], str],
+              result: str, serves: tuple[str, ...] = (), doing: str,
+              surfaces: frozenset[str] = SURFACES, picture: Callable[..., Any] | None = None,
+              paged: bool = False, exit_code: Callable[[Any], int] | None = None,
+              cli: str | None = None):
+    """Declare the decorated function an operation (see :class:`Operation`). ``description`` may
+    be a function returning it, so values it names are read from the core's Literals when a
+    surface asks, not when the module loads. ``cli``: the command's name at the shell when it
+    is not the operation's name with dashes."""
+    if toolset not in TOOLSETS:
+        raise ValueError(f"unknown toolset {toolset!r}; known: {', '.join(TOOLSETS)}")
+    if cli is not None and not _COMMAND.fullmatch(cli):
+        raise ValueError(f"cli {cli!r} is not a command name (lowercase words joined by '-')")
+
+    def declare(fn: Callable[..., Any]) -> Callable[..., Any]:
+        name = fn.__name__
+        if name in _REGISTRY and _REGISTRY[name].module != fn.__module__:
+            raise RuntimeError(f"operation {name!r} is declared twice ({_REGISTRY[name].module}, "
+                               f"{fn.__module__})")
+        text = description
+        _REGISTRY[name] = Operation(
+            name=name, fn=fn, toolset=toolset, effect=effect, title=title,
+            describe=text if callable(text) else (lambda: text), result=result,
+            serves=(name, *[s for s in serves if s != name]), doing=doing, surfaces=surfaces,
+            picture=picture, paged=paged, exit_code=exit_code, cli=cli, module=fn.__module__)
+        return fn
+
+    return declare
+
+
+def operations() -> dict[str, Operation]:
+    """Every operation, in table-of-contents order (imports the declaring modules)."""
+    for module in MODULES:
+        importlib.import_module(module)
+    order = {m: i for i, m in enumerate(MODULES)}
+    ops = dict(sorted(_REGISTRY.items(), key=lambda kv: order.get(kv[1].module, len(order))))
+    commands: dict[str, str] = {}
+    for op in ops.values():
+        if "cli" in op.surfaces and commands.setdefault(op.command, op.name) != op.name:
+            raise RuntimeError(f"operations {commands[op.command]!r} and {op.name!r} both declare "
+                               f"the command {op.command!r}")
+    return ops
+
+
+def get(name: str) -> Operation:
+    """The operation ``name``; a renamed or unknown name raises ``ArgumentError`` naming the
+    operation to use."""
+    ops = operations()
+    if name in ops:
+        return ops[name]
+
+    raise ArgumentError(renamed(name) or f"no operation {name!r}. Fix: one of "
+                        + ", ".join(ops))
+
+
+def renamed(name: str, *, spell: Callable[[str], str] | None = None) -> str | None:
+    """The message for a call of an old name (``None`` if ``name`` was never renamed)."""
+    new = RENAMED.get(name)
+    if new is None:
+        return None
+    spell = spell or (lambda n: f"`{n}`")
+    how = RENAMED_HOW.get(name)
+    return (f"{spell(name)} is now {spell(new)}{' ' + how if how else ''}: the old name is not "
+            f"served. Fix: call {spell(new)}")
+
+
+def in_toolsets(toolsets: tuple[str, ...] | list[str]) -> list[Operation]:
+    """The operations of these toolsets that MCP serves, in table-of-contents order."""
+    return [op for op in operations().values() if op.toolset in toolsets and "mcp" in op.surfaces]

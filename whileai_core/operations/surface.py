@@ -1,0 +1,380 @@
+"""What every surface does with an operation, written once: read its arguments from the
+signature, validate a call, resolve paths and inline records, call it, page and picture it, and
+give its answer as data.
+
+The MCP server (``server.tooling``) and the CLI (``whileai_core.cli``) both go through
+:func:`invoke`; they differ only in the :class:`Context` (the server's workspace root, or the
+caller's own paths) and in how they print.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import re
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import (BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema,
+                      create_model)
+from pydantic.fields import FieldInfo
+
+from ..defaults import MCP_INLINE_ROWS_MAX, RUN_ID_PATTERN, TASK_PAGE_DEFAULT
+from ..errors import ArgumentError, RowsError
+from ..safepath import UserPath
+from ..voice import choose
+from ..voice import arg as spell
+from . import Operation
+from .args import (ARM, NAMED, OUT, PATH, RUN_OR_PATH, RUNS, SOURCE, VALUE, Arg, Detail, Limit,
+                   Offset, Plot)
+
+
+# --- where an operation runs -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Context:
+    """Where an operation runs. ``root``: the MCP server's workspace (every path is taken under
+    it and opened through its door); None: a shell or Python caller's own paths, as typed.
+    ``skills``: the skills catalog the caller is served (``whileai_core.skills.SkillCatalog``;
+    None: the pack's own)."""
+
+    root: Any = None
+    skills: Any = None
+
+    def locate(self, value: Any, *, argument: str) -> Any:
+        """A path as the core opens it: under the root (a ``UserPath``), or as given."""
+        if self.root is None:
+            return value
+        return self.root.locate(value, argument=argument)
+
+    def relative(self, path: Any) -> str:
+        """A path as the caller writes it: relative to the root, or as the user typed it."""
+        if isinstance(path, UserPath) and self.root is not None:
+            return "/".join(path.parts) or "."
+        if self.root is None:
+            return str(path)
+        return self.root.relative(Path(os.fspath(path)))
+
+
+HERE = Context()
+"""A Python caller's context: paths as given."""
+
+
+# --- the arguments of an operation ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Param:
+    """One argument: its name, type (the wire type, with its Field), how surfaces take it, and
+    its default (``inspect.Parameter.empty`` when required)."""
+
+    name: str
+    annotation: Any
+    arg: Arg
+    default: Any
+    info: FieldInfo = field(compare=False)
+    many: bool = False  # ``*name`` in Python (its annotation is the whole list's type)
+
+    @property
+    def required(self) -> bool:
+        return self.default is inspect.Parameter.empty
+
+    @property
+    def description(self) -> str:
+        if self.arg.describe is not None:
+            return self.arg.describe()
+        return self.info.description or ""
+
+    def wire(self) -> Any:
+        """The type as a surface builds it (a computed description and schema filled in)."""
+        extra: list[Any] = []
+        if self.arg.schema is not None:
+            extra.append(WithJsonSchema(self.arg.schema()))
+        if self.arg.describe is not None:
+            extra.append(Field(description=self.description))
+        return typing.Annotated[(self.annotation, *extra)] if extra else self.annotation
+
+
+def _args_in(annotation: Any) -> list[Arg]:
+    """The ``Arg`` metadata of a type, its union members' first (``Rows | None`` keeps the
+    kind of ``Rows``), then its own."""
+    inner = typing.get_args(annotation)[0] if typing.get_origin(annotation) is typing.Annotated \
+        else annotation
+    found = []
+    if typing.get_origin(inner) in (typing.Union, types.UnionType):
+        for member in typing.get_args(inner):
+            found += _args_in(member)
+    return found + [m for m in getattr(annotation, "__metadata__", ()) if isinstance(m, Arg)]
+
+
+def _arg_of(annotation: Any) -> Arg:
+    found = _args_in(annotation)
+    if not found:
+        return Arg()
+    kind = next((a.kind for a in reversed(found) if a.kind != VALUE), VALUE)
+    merged: dict[str, Any] = {"kind": kind}
+    for a in found:  # later metadata (the operation's own) wins over the shared type's
+        for name in ("positional", "metavar", "describe", "schema", "rows", "form"):
+            value = getattr(a, name)
+            if value not in (None, False):
+                merged[name] = value
+        merged["cli"] = merged.get("cli", True) and a.cli
+        merged["mcp"] = merged.get("mcp", True) and a.mcp
+    return Arg(**merged)
+
+
+def _field_info(annotation: Any) -> FieldInfo:
+    return FieldInfo.from_annotation(annotation)
+
+
+def _is_context(annotation: Any) -> bool:
+    return annotation is Context
+
+
+def params(op: Operation, surface: str | None = None) -> list[Param]:
+    """The operation's arguments in signature order (``surface``: only those it offers, with
+    the options the surfaces add: ``plot``, and ``detail``/``offset``/``limit`` for a paged
+    result)."""
+    key = f"params:{surface}"
+    if key in op._cache:
+        return op._cache[key]
+    hints = typing.get_type_hints(op.fn, include_extras=True)
+    out: list[Param] = []
+    for p in inspect.signature(op.fn).parameters.values():
+        annotation = hints.get(p.name, Any)
+        if _is_context(annotation):
+            continue
+        arg = _arg_of(annotation)
+        if surface is not None and not getattr(arg, surface):
+            continue
+        many = p.kind is inspect.Parameter.VAR_POSITIONAL
+        default = inspect.Parameter.empty if many else p.default
+        out.append(Param(p.name, annotation, arg, default, _field_info(annotation), many))
+    if surface is not None:
+        extra: list[tuple[str, Any, Any]] = []
+        if op.picture is not None:
+            extra.append(("plot", Plot, False))
+        if op.paged:
+            extra += [("detail", Detail, False), ("offset", Offset, 0),
+                      ("limit", Limit, TASK_PAGE_DEFAULT)]
+        out += [Param(n, a, _arg_of(a), d, _field_info(a)) for n, a, d in extra]
+    op._cache[key] = out
+    return out
+
+
+def context_param(op: Operation) -> str | None:
+    """The name of the parameter the surface fills with its :class:`Context`, if any."""
+    hints = typing.get_type_hints(op.fn, include_extras=True)
+    return next((n for n, t in hints.items() if _is_context(t)), None)
+
+
+class Arguments(BaseModel):
+    """Base of every generated input model: unknown arguments are refused, never dropped."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+def input_model(op: Operation, surface: str = "mcp",
+                base: type[BaseModel] = Arguments) -> type[BaseModel]:
+    """The pydantic model of the operation's arguments on ``surface`` (the MCP input schema;
+    the CLI validates what it parsed with the same model, so both refuse the same calls)."""
+    key = f"model:{surface}:{base.__module__}.{base.__qualname__}"
+    if key not in op._cache:
+        fields = {p.name: (p.wire(), ... if p.required else p.default)
+                  for p in params(op, surface)}
+        name = "".join(w.capitalize() for w in op.name.split("_")) + "Input"
+        op._cache[key] = create_model(name, __base__=base, __doc__=op.title, **fields)
+    return op._cache[key]
+
+
+# --- a call --------------------------------------------------------------------------------------
+
+def validate(op: Operation, values: dict[str, Any], surface: str) -> dict[str, Any]:
+    """``values`` checked against the operation's input model: the clean values, or an
+    ``ArgumentError`` naming each bad argument, its value, what it must be and the fix."""
+    model = input_model(op, surface)
+    try:
+        checked = model.model_validate(values)
+    except ValidationError as exc:
+        raise ArgumentError(bad_arguments(exc, model)) from None
+    return {name: getattr(checked, name) for name in type(checked).model_fields}
+
+
+def _inline(value: list, argument: str) -> list:
+    if len(value) > MCP_INLINE_ROWS_MAX:
+        raise RowsError(f"`{argument}` has {len(value)} inline records, more than the "
+                        f"{MCP_INLINE_ROWS_MAX} accepted inline",
+                        fix="write them to a .jsonl file under the workspace root and pass its path")
+    return value
+
+
+def _is_run_id(value: Any) -> bool:
+    return isinstance(value, str) and re.match(RUN_ID_PATTERN, value.strip()) is not None
+
+
+def resolve(param: Param, value: Any, ctx: Context) -> Any:
+    """One argument as the core takes it: paths under the caller's root, inline records
+    bounded, run ids kept as ids."""
+    kind, name = param.arg.kind, param.name
+    if value is None or kind == VALUE:
+        return value
+    if kind in (PATH, OUT):
+        if isinstance(value, list):
+            return [ctx.locate(v, argument=f"{name}[{i}]") for i, v in enumerate(value)]
+        return ctx.locate(value, argument=name)
+    if kind == SOURCE:
+        return ctx.locate(value, argument=name) if isinstance(value, str) else _inline(value, name)
+    if kind == ARM:
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            return [ctx.locate(v, argument=f"{name}[{i}]") for i, v in enumerate(value)]
+        return resolve(Param(name, param.annotation, Arg(SOURCE), None, param.info), value, ctx)
+    if kind == RUNS:
+        return [ctx.locate(v, argument=f"{name}[{i}]") if isinstance(v, str) else v
+                for i, v in enumerate(value)]
+    if kind == NAMED:
+        return {k: ctx.locate(v, argument=f"{name}.{k}") for k, v in value.items()}
+    if kind == RUN_OR_PATH:
+        return value.strip() if _is_run_id(value) else ctx.locate(value.strip(), argument=name)
+    raise ValueError(f"unknown argument kind {kind!r} of {name}")
+
+
+def invoke(op: Operation, values: dict[str, Any], ctx: Context) -> Any:
+    """Call ``op`` with checked ``values`` (every argument its surface offers) in ``ctx``:
+    paths resolved, the surface's options (``plot``, the page) applied. Returns the result."""
+    values = dict(values)
+    values.pop("plot", None)
+    page = None
+    if op.paged:
+        page = (values.pop("detail", False), values.pop("offset", 0),
+                values.pop("limit", TASK_PAGE_DEFAULT))
+    by_name = {p.name: p for p in params(op)}
+    call = {name: resolve(by_name[name], value, ctx) for name, value in values.items()}
+    if ctx.root is not None:  # a server: each rows file parsed once per version of it
+        for name, value in call.items():
+            if by_name[name].arg.rows:
+                call[name] = _loaded(value, values.get("threshold"))
+    where = context_param(op)
+    if where is not None:
+        call[where] = ctx
+    spread = [p.name for p in by_name.values() if p.many]
+    result = op.fn(*(call.pop(spread[0]) if spread else ()), **call)
+    if page is not None and page[0]:
+        result = result.with_page(page[1], page[2])
+    return result
+
+
+def _loaded(value: Any, threshold: float | None) -> Any:
+    """Graded rows as resolved, each file among them (a UserPath) loaded through the session's
+    cache (``whileai_core.rows_cache``); inline rows and numbers as they are."""
+    if isinstance(value, UserPath):
+        from ..rows_cache import load_rows_cached  # lazy: numpy loads on the first call
+
+        return load_rows_cached(value, threshold=threshold)
+    if isinstance(value, list) and any(isinstance(v, UserPath) for v in value):
+        return [_loaded(v, threshold) for v in value]
+    if isinstance(value, dict) and any(isinstance(v, UserPath) for v in value.values()):
+        return {k: _loaded(v, threshold) for k, v in value.items()}
+    return value
+
+
+def picture(op: Operation, values: dict[str, Any], result: Any, ctx: Context, *,
+            out: Any = None, overwrite: bool = False) -> Any:
+    """The operation's picture of ``result`` (``op.picture``), written to ``out`` when given."""
+    by_name = {p.name: p for p in params(op)}
+    call = {name: resolve(by_name[name], value, ctx) for name, value in values.items()
+            if name in by_name}
+    return op.picture(call, result, out=out, overwrite=overwrite)
+
+
+# --- the answer as data --------------------------------------------------------------------------
+
+def summary(result: Any) -> str:
+    """The result's summary sentence (``Result.summary``)."""
+    if hasattr(result, "summary"):
+        return result.summary()
+    text = str(result).strip()
+    return text.splitlines()[0] if text else ""
+
+
+def structured(result: Any) -> dict[str, Any]:
+    """The result as JSON data, with its summary sentence: what an MCP client reads as the
+    structured content and ``--json`` prints, standing alone without the text."""
+    data = result.model_dump(mode="json")
+    return {**data, "summary": summary(result)}
+
+
+def output_schema(result_type: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of :func:`structured` for ``result_type`` (serialization mode)."""
+    schema = result_type.model_json_schema(mode="serialization")
+    schema.setdefault("properties", {})["summary"] = {
+        "type": "string", "description": "The answer in one sentence (the text's first line)."}
+    schema["required"] = [*schema.get("required", []), "summary"]
+    return schema
+
+
+# --- bad arguments, in the reader's voice -----------------------------------------------------------
+
+_RANGE_ERRORS = {"greater_than", "greater_than_equal", "less_than", "less_than_equal",
+                 "finite_number"}
+
+
+def bad_arguments(exc: ValidationError, model: type[BaseModel]) -> str:
+    """One part per argument that does not fit ``model``: its name (as the reader types it),
+    the bad value, what is expected, and the fix."""
+    this = choose(python="call", cli="command", mcp="tool")
+    allowed = ", ".join(spell(n) for n in model.model_fields) or "none"
+    by_arg: dict[str, list[str]] = {}
+    values: dict[str, object] = {}
+    for err in exc.errors(include_url=False):
+        name = str(err["loc"][0]) if err["loc"] else "(arguments)"
+        if err["type"] == "extra_forbidden":
+            by_arg.setdefault(name, []).append(f"not an argument of this {this} (allowed: {allowed})")
+            continue
+        if err["type"] == "missing":
+            info = model.model_fields.get(name)
+            what = f": {info.description}" if info is not None and info.description else ""
+            by_arg.setdefault(name, []).append(f"is required{what}")
+            continue
+        values.setdefault(name, err.get("input"))
+        # loc parts after the argument name: union branch tags (skipped) and list indexes
+        items = [p for p in err["loc"][1:] if isinstance(p, int)]
+        msg = err["msg"] + (f" (item {items[0]})" if items else "")
+        span = _range(model.model_fields.get(name))
+        if span and err["type"] in _RANGE_ERRORS:
+            msg += f"; allowed: {span}"
+        if msg not in by_arg.setdefault(name, []):
+            by_arg[name].append(msg)
+    parts = []
+    for name, msgs in by_arg.items():
+        shown = f" = {_short(values[name])}" if name in values else ""
+        parts.append(f"`{spell(name) if name in model.model_fields else name}`{shown}: "
+                     + "; or ".join(msgs[:4]))
+    fix = choose(python="follow each argument's description (its type and range)",
+                 cli="see the command's --help (each flag's type and range)",
+                 mcp="follow the tool's inputSchema (each argument's description says what it "
+                     "takes)")
+    return "invalid arguments: " + " | ".join(parts) + f". Fix: {fix}"
+
+
+def _short(value: object, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "...(truncated)"
+
+
+def _range(info: FieldInfo | None) -> str:
+    """A field's numeric range from its constraints, e.g. "(0, 1)" or "[1, 64]"."""
+    if info is None:
+        return ""
+    low = high = None
+    for item in info.metadata:
+        for name, bracket in (("ge", "["), ("gt", "(")):
+            if getattr(item, name, None) is not None:
+                low = f"{bracket}{getattr(item, name):g}"
+        for name, bracket in (("le", "]"), ("lt", ")")):
+            if getattr(item, name, None) is not None:
+                high = f"{getattr(item, name):g}{bracket}"
+    if low is None and high is None:
+        return ""
+    return f"{low or '(-inf'}, {high or 'inf)'}"

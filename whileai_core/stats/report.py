@@ -1,0 +1,107 @@
+"""The answer of the ``rate`` operation: one rate of a run with its interval and n, the per-task
+values summarised, and one page of them on request.
+
+The rate is the pass rate (with pass@k and pass^k: :func:`~whileai_core.stats.pass_at`), the
+mean reward (:func:`~whileai_core.stats.mean_reward`) or the share of rollouts with a flag
+(:func:`~whileai_core.stats.field_share`); each is read from the same loaded rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, PrivateAttr
+
+from ..result import Result, fmt_rate
+from ..rewards import RewardScale
+from ..tables import TaskPage, TaskSummary, TaskTable
+from .rates import PassAt, Rate
+
+
+class RateReport(Result):
+    """A per-task mean of one run (``rate``: pass rate, mean reward or share, with its interval
+    and n); for the pass rate also pass@k and pass^k over ``k`` rollouts; the per-task values
+    summarised (``tasks``), and a page of them when one was asked for (``page``)."""
+
+    rate: Rate
+    field: str | None = None
+    k: int | None = None
+    pass_at_k: Rate | None = None
+    pass_pow_k: Rate | None = None
+    k_not_computed: str | None = Field(
+        None, description="why pass@k and pass^k are absent for the `k` asked for (some task "
+                          "has fewer than k rollouts: how many tasks, and their rollouts)")
+    tasks: TaskSummary
+    page: TaskPage | None = None
+    reward: RewardScale | None = Field(None, description="the reward's kind; its warning when "
+                                                         "pass rates at this threshold mislead")
+    mean_reward: Rate | None = Field(None, description="the headline for a continuous reward "
+                                                       "beside its pass rate: the mean reward "
+                                                       "with its interval")
+    cluster: str | None = Field(None, description="the row field naming each task's family; "
+                                                  "intervals then resample families")
+    n_families: int | None = None
+    _table: Any = PrivateAttr(default=None)
+
+    @classmethod
+    def of(cls, rate: Rate, table: TaskTable, **extra: Any) -> RateReport:
+        report = cls(rate=rate, tasks=table.summary(), **extra)
+        report._table = table
+        return report
+
+    @classmethod
+    def of_pass(cls, result: PassAt, table: TaskTable) -> RateReport:
+        """The report of a :class:`PassAt`, its pass@1 as the rate."""
+        def rate(value, ci, method, note=None):
+            return None if value is None else Rate(
+                value=value, ci=ci, level=result.level, ci_method=method, n_tasks=result.n_tasks,
+                n_rows=result.n_rows, metric="pass", note=note)
+
+        return cls.of(rate(result.pass_at_1, result.ci, result.ci_method, result.note), table,
+                      k=result.k,
+                      pass_at_k=rate(result.pass_at_k, result.pass_at_k_ci,
+                                     result.pass_at_k_ci_method),
+                      pass_pow_k=rate(result.pass_pow_k, result.pass_pow_k_ci,
+                                      result.pass_pow_k_ci_method),
+                      k_not_computed=result.k_not_computed,
+                      reward=result.reward, mean_reward=result.mean_reward,
+                      cluster=result.cluster, n_families=result.n_families)
+
+    def with_page(self, offset: int, limit: int) -> RateReport:
+        """This report with ``limit`` tasks of its table from ``offset``."""
+        page = self._table.page(offset, limit)
+        copy = self.model_copy(update={"page": page})
+        copy._table = self._table
+        return copy
+
+    def render(self) -> str:
+        r = self.rate
+        name = {"pass": "pass@1", "reward": "mean reward",
+                "share": f"share of {self.field}"}[r.metric]
+        lines = []
+        if self.reward is not None and self.reward.warning:
+            lines.append(f"warning: {self.reward.warning}")
+        if self.mean_reward is not None:
+            m = self.mean_reward
+            lines.append(f"mean reward  {fmt_rate(m.value, m.ci, m.n_tasks)} "
+                         f"({self.reward.summary() if self.reward else 'reward'})")
+        lines.append(f"{name}  {fmt_rate(r.value, r.ci, r.n_tasks)}, {r.n_rows} rows")
+        for label, extra in ((f"pass@{self.k}", self.pass_at_k), (f"pass^{self.k}", self.pass_pow_k)):
+            if extra is not None:
+                lines.append(f"{label}  {fmt_rate(extra.value, extra.ci, extra.n_tasks)}")
+        if self.pass_at_k is None and self.k_not_computed:
+            lines.append(f"pass@{self.k}, pass^{self.k}  not computed: {self.k_not_computed}")
+        methods = dict.fromkeys(m.ci_method for m in (r, self.pass_at_k, self.pass_pow_k)
+                                if m is not None and m.ci_method)
+        if methods:
+            over = "tasks"
+            if self.cluster:
+                count = f" ({self.n_families})" if self.n_families is not None else ""
+                over = f"families in `{self.cluster}`{count}, then tasks"
+            lines.append(f"{r.level:.0%} intervals over {over}: {', '.join(methods)}")
+        lines.append(self.tasks.render())
+        if self.page is not None:
+            lines.append(self.page.render())
+        if r.note:
+            lines.append(f"note: {r.note}")
+        return "\n".join(lines)

@@ -1350,3 +1350,27 @@ _source("TRL_SAMPLING",
         "but the temperature (1.0). The held-out sampler passes the same, so a checkpoint's own "
         "generation_config (Qwen2.5 Instruct: repetition_penalty 1.05-1.1, top_k 20, top_p 0.8) "
         "cannot make the measured policy differ from the trained one")
+
+# --- the spend gate and runs served as MCP tasks ----------------------------------------------
+
+RUN_TASK_POLL_S = 2.0
+_source("RUN_TASK_POLL_S",
+        "convention, untested: a run followed as an MCP task (launch, collect, watch) is asked "
+        "for its status every 2 s, and a client is told to poll the task as often; a local smoke "
+        "finishes in seconds to minutes and a Modal status call costs one request")
+
+RUN_TASK_TTL_MS = 24 * 3600 * 1000
+_source("RUN_TASK_TTL_MS",
+        "convention, untested: a task (its status and its result) is kept 24 hours from its "
+        "creation; the run itself stays in the registry, where run_status and collect_run find it")
+
+RUN_TASKS_AT_ONCE = 8
+_source("RUN_TASKS_AT_ONCE",
+        "convention, untested: at most 8 runs followed as tasks at once, each on a thread of its "
+        "own (as many as the tool pool's TOOL_WORKERS); a call beyond that is answered at once, "
+        "as for a client without tasks")
+
+RUN_TASKS_KEPT = 256
+_source("RUN_TASKS_KEPT",
+        "convention, untested: at most 256 tasks remembered; past that the oldest finished ones "
+        "are forgotten first (their runs stay in the registry)")

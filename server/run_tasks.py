@@ -269,8 +269,8 @@ def _work(op: Any, values: dict[str, Any], run: str, compute: Callable[..., tupl
 
         def follow(until=None):
             with speaking(MCP), reporting(listen):
-                return run_core(op.doing, lambda: follow_run(task.run_id, until=until,
-                                                             pause=pause))
+                return run_core(op.doing, lambda: follow_run(
+                    task.run_id, every_s=RUN_TASK_POLL_S, until=until, pause=pause))
 
         if op.name == "launch_run":
             planned, _ = compute({**values, "confirm": False}, listen)

@@ -216,8 +216,8 @@ def run_of(op_name: str, values: dict[str, Any]) -> str | None:
 
 async def serve(op: Any, values: dict[str, Any], ctx: Any, answer_now: Callable[[dict], Any],
                 compute: Callable[..., tuple[Any, CallToolResult]]) -> Any:
-    """The reply to a call of ``op`` (launch, collect, watch): the spend gate first, then a
-    task where the client declared the extension, else ``answer_now(values)`` (today's).
+    """The reply to a call of ``op`` (launch, collect, watch) when the spend gate or a task
+    answers it; None when the call is answered now, as any tool call is (today's answer).
 
     ``compute(values, listen)`` runs the operation on the calling thread (a task's own) and
     gives (result, reply); ``answer_now(values)`` does the same on the tool pool (awaited)."""
@@ -242,8 +242,7 @@ async def serve(op: Any, values: dict[str, Any], ctx: Any, answer_now: Callable[
         if task is not None:
             offer.task = task
             return CallToolResult(content=[TextContent(type="text", text=f"task {task.task_id}")])
-    _, reply = await answer_now(values)
-    return reply
+    return None  # answered now, as for any tool
 
 
 def _work(op: Any, values: dict[str, Any], run: str, compute: Callable[..., tuple[Any, Any]],

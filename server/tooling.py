@@ -228,7 +228,9 @@ def op_tool(op, env: Env, entry: dict[str, Any] | None = None) -> Tool:
             return await env.pool.run(op.name, lambda: compute(values, listen))
 
         if op.effect is SPENDS or op.name in FOLLOWED:  # the spend gate; runs as MCP tasks
-            return await serve(op, values, ctx, now, compute)
+            served = await serve(op, values, ctx, now, compute)
+            if served is not None:
+                return served
         result, reply = await now(values)
         if values.get("plot") and op.picture is not None:
             def png() -> bytes:

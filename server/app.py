@@ -31,7 +31,8 @@ from whileai_core.safepath import Limits
 
 from .paths import Workspace
 from .pool import ToolPool
-from .run_tasks import TaskStore, TasksExtension
+from .run_tasks import TasksExtension
+from .task_store import TaskStore
 from .schema_cache import CACHE, mcp_tools
 from .skills import SkillCatalog, register_skills
 from .skills_extension import SkillsExtension

@@ -8,8 +8,8 @@ worst case: every group is its own comparison). Two baselines measured in the sa
 - the comparisons alone: `compare` called on every group's two arms, split beforehand and not
   timed (the statistics compare_many cannot skip; what it adds is the split and the
   correction);
-- the split the code did before issue 11 (a mask over every row for each group: G passes over 2G
-  rows), timed alone on one arm, stopped after 300 s. Issue 11's checker found
+- the split the code did at first (a mask over every row for each group: G passes over 2G
+  rows), timed alone on one arm, stopped after 300 s. A checker found
   `compare_many(by="task_id")` on 100k tasks unanswered after 600 s; the split by one sort is
   what changed.
 

@@ -9,7 +9,7 @@ Measured per call: the answer's bytes (text content + structured JSON, what reac
 context) and wall time, median of --repeats.
 
 Baselines measured in the same run:
-- size: the answer issue 11 reported, every task's rate in the structured content and the same
+- size: the answer first reported too large, every task's rate in the structured content and the same
   JSON again as text (``per_task`` as the server sent it before), built here from the same rows;
 - time: the core's own work for pass_at (``load_rows`` + ``pass_at``, in this process, no
   protocol), so the ratio is what the server adds.
@@ -66,7 +66,7 @@ def answer_bytes(result) -> int:
 
 
 def old_pass_at_bytes(root: Path) -> int:
-    """The answer before issue 11: the result with ``per_task`` (every task's rate), sent as
+    """The answer before answers were bounded: the result with ``per_task`` (every task's rate), sent as
     structured content and again as its JSON text."""
     from whileai_core import load_rows, pass_at
 

@@ -14,7 +14,7 @@ servers' own: mcp.Client would add its client-side output-schema validation (jso
    time for the same work (load_rows + route, in this process). The three are interleaved in
    rounds of 20. Medians.
 
-Targets (issue 4): cold start <= 1.3x the bare server's; route <= 1.2x (echo + core).
+Targets: cold start <= 1.3x the bare server's; route <= 1.2x (echo + core).
 """
 
 from __future__ import annotations

@@ -94,7 +94,7 @@ def cuda_rows(gpu: bool) -> list[Row]:
 
 def _records():
     from recipes.grpo.prompts import write_prompts
-    from whileai_core.defaults import GRPO_PROMPT_SEED
+    from recipes.defaults import GRPO_PROMPT_SEED
 
     return write_prompts(GRPO_PROMPT_SEED)
 

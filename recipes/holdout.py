@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from recipes.defaults import TRL_SAMPLING
 from recipes.grpo.reward import CATEGORIES, Case, read_reply, score
-from whileai_core.defaults import TRL_SAMPLING
 from whileai_core.result import fmt_rate
 
 

@@ -49,7 +49,7 @@ if __package__ in (None, ""):
 
 from recipes import versions  # noqa: E402
 
-TIME_LIMIT_S = 300.0  # issue 10: the preflight answers in under five minutes
+TIME_LIMIT_S = 300.0  # convention: the preflight answers in under five minutes
 VLLM_MEMORY_SHARE = 0.3  # TRL 1.16 GRPOConfig.vllm_gpu_memory_utilization default
 PROMPTS = ("Name a fruit:", "Say hello:", "Count to three:", "Spell a word:")
 VOWELS = set("aeiouAEIOU")

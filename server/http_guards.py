@@ -28,8 +28,8 @@ from typing import Any
 
 import anyio
 
-from whileai_core.defaults import MCP_MAX_CONNECTIONS, MCP_SESSION_SWEEP_S
 
+from .limits import MCP_MAX_CONNECTIONS, MCP_SESSION_SWEEP_S
 from .transport import _error
 
 

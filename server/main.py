@@ -10,10 +10,11 @@ import argparse
 import sys
 
 from whileai_core import __version__
-from whileai_core.defaults import (MCP_HTTP_HOST, MCP_HTTP_PORT, MCP_SESSION_IDLE_S,
-                                   MCP_TOKEN_ENV, READ_TIMEOUT_S)
+from whileai_core.defaults import READ_TIMEOUT_S
 from whileai_core.errors import WhileaiError
 from whileai_core.operations import TOOLSETS
+
+from .limits import MCP_HTTP_HOST, MCP_HTTP_PORT, MCP_SESSION_IDLE_S, MCP_TOKEN_ENV
 
 
 def _kind_mb(text: str) -> tuple[str, float]:

@@ -1,10 +1,10 @@
 """The method argument of prime_rl_config in detail: the resource ``whileai://methods/schema.json``.
 
 A method arrives as a name or an object with ``name`` and its knobs (``whileai_core.methods.
-method_spec`` parses both). Issue 11: the object form, the OPD teacher ``{url, model, vocab}``
-above all, was documented nowhere and had to be guessed. The tool's input schema names the
-forms in a sentence (it stays small); this resource gives every knob. Each object form is a model whose
-fields are *the core spec's own fields* (type, default, description, range: copied from
+method_spec`` parses both). Found by a cold agent: the object form, the OPD teacher ``{url, model,
+vocab}`` above all, was documented nowhere and had to be guessed. The tool's input schema names
+the forms in a sentence (it stays small); this resource gives every knob. Each object form is a
+model whose fields are *the core spec's own fields* (type, default, description, range: copied from
 ``RLMethod``, ``OPD``, ``OPSD``, ``Async`` and the teacher's ``Endpoint``, never retyped), tagged
 by ``name``, with an example. The core validates the method again when it builds the spec, so
 its rules across knobs still give their own messages.

@@ -1,7 +1,7 @@
 """The threads tool calls run on: bounded, apart from the SDK's own, and never waited on forever.
 
 Why: the SDK runs a synchronous tool in anyio's default thread pool (40 threads), and its stdio
-transport reads stdin and writes stdout through that same pool. Issue 12: 41 reads of a FIFO
+transport reads stdin and writes stdout through that same pool. A red-team pass: 41 reads of a FIFO
 filled it and the server stopped answering anything, ``tools/list`` included. Here:
 
 - tool calls run on their own threads (``workers`` at most, each holding a slot until its
@@ -28,7 +28,8 @@ import anyio.to_thread
 from mcp.server.mcpserver.exceptions import ToolError
 
 from whileai_core.admission import call_scope
-from whileai_core.defaults import TOOL_QUEUE_WAIT_S, TOOL_TIMEOUT_S, TOOL_WORKERS
+
+from .limits import TOOL_QUEUE_WAIT_S, TOOL_TIMEOUT_S, TOOL_WORKERS
 
 T = TypeVar("T")
 

@@ -28,8 +28,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, Request, RequestParams
 from pydantic import BaseModel, ConfigDict, Field
 
-from whileai_core.defaults import SKILLS_PAGE_SIZE, SKILLS_TTL_MS
-
+from .limits import SKILLS_PAGE_SIZE, SKILLS_TTL_MS
 from .skills import SkillCatalog, skill_uri
 
 EXTENSION_ID = "io.modelcontextprotocol/skills"

@@ -19,8 +19,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, TextContent
 
-from whileai_core.defaults import (RUN_TASK_POLL_S, RUN_TASK_TTL_MS, RUN_TASKS_AT_ONCE,
-                                   RUN_TASKS_KEPT)
+from whileai_core.defaults import RUN_TASK_POLL_S
+
+from .limits import RUN_TASK_TTL_MS, RUN_TASKS_AT_ONCE, RUN_TASKS_KEPT
 
 TERMINAL = ("completed", "failed", "cancelled")
 

@@ -30,13 +30,14 @@ from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 import anyio.from_thread
-from whileai_core.defaults import LIST_SHOWN_MAX, MCP_PROGRESS_INTERVAL_S
+from whileai_core.defaults import LIST_SHOWN_MAX
 from whileai_core.operations import SPENDS
 from whileai_core.progress import reporting
 from whileai_core.result import plain
 from whileai_core.voice import MCP, speaking
 
 from .errors import bad_arguments, run_core
+from .limits import MCP_PROGRESS_INTERVAL_S
 from .paths import Workspace
 from .pool import ToolPool
 from .run_tasks import FOLLOWED, serve
@@ -108,16 +109,22 @@ def progress_listener(ctx: Any):
 def lean(schema: Any, *, descriptions: bool = True) -> Any:
     """``schema`` without what a caller never reads: pydantic's ``title`` on every object and
     property (the name says it), and, for output schemas (``descriptions=False``), the field
-    descriptions and defaults (the output is data; the tool's description says what it holds).
-    Property names are kept whatever they are called."""
-    drop = {"title"} if descriptions else {"title", "description", "default", "examples"}
+    descriptions and defaults (the output is data; the tool's description says what it holds),
+    ``readOnly`` (a computed field is sent like any other), ``required`` (every field of a
+    result is always sent, null when it has no value; only ``summary`` stays named, at the top:
+    see :func:`op_entry`) and ``additionalProperties: false`` (a client reading a result takes
+    the fields it knows; a field added later breaks none). Property names are kept whatever
+    they are called."""
+    drop = {"title"} if descriptions else {"title", "description", "default", "examples",
+                                           "readOnly", "required"}
 
     def walk(node: Any, *, names: bool = False) -> Any:
         if isinstance(node, dict):
             if names:  # a "properties" or "$defs" mapping: its keys are names, not keywords
                 return {k: walk(v) for k, v in node.items()}
             out = {k: walk(v, names=k in ("properties", "$defs", "patternProperties"))
-                   for k, v in node.items() if k not in drop}
+                   for k, v in node.items() if k not in drop
+                   and not (k == "additionalProperties" and v is False and not descriptions)}
             return _types_together(out)
         if isinstance(node, list):
             return [walk(v) for v in node]
@@ -163,7 +170,8 @@ def op_entry(op) -> dict[str, Any]:
 
     return {"name": op.name, "title": op.title, "description": op.description,
             "inputSchema": lean(input_model(op, "mcp", ToolInput).model_json_schema(by_alias=True)),
-            "outputSchema": lean(output_schema(op.result_type()), descriptions=False),
+            "outputSchema": {**lean(output_schema(op.result_type()), descriptions=False),
+                             "required": ["summary"]},
             "annotations": op.effect.hints()}
 
 

@@ -1,7 +1,7 @@
 """How whileai-mcp talks: stdio with every frame answered, streamable HTTP behind a secret.
 
 stdio. The SDK's stdio transport drops a line it cannot parse: the client never gets a reply and
-waits forever (issue 12). Here stdin is read by :class:`FramedStdin`: a line that is not JSON gets
+waits forever. Here stdin is read by :class:`FramedStdin`: a line that is not JSON gets
 a JSON-RPC "Parse error" (-32700, id null), a JSON value that is not a valid JSON-RPC message an
 "Invalid Request" (-32600, with the request's id when it has a valid one, else null), and a line
 over ``MCP_MAX_FRAME_BYTES`` an "Invalid Request" too, without being held in memory. Valid lines
@@ -42,10 +42,11 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
-from whileai_core.defaults import (MCP_BODY_TIMEOUT_S, MCP_HEAD_TIMEOUT_S, MCP_MAX_CONNECTIONS,
-                                   MCP_MAX_FRAME_BYTES, MCP_MAX_SESSIONS, MCP_SESSION_IDLE_S,
-                                   MCP_TOKEN_ENV, MCP_TOKEN_MIN_CHARS, TOKEN_MIN_DISTINCT)
 from whileai_core.errors import ArgumentError
+
+from .limits import (MCP_BODY_TIMEOUT_S, MCP_HEAD_TIMEOUT_S, MCP_MAX_CONNECTIONS,
+                     MCP_MAX_FRAME_BYTES, MCP_MAX_SESSIONS, MCP_SESSION_IDLE_S, MCP_TOKEN_ENV,
+                     MCP_TOKEN_MIN_CHARS, TOKEN_MIN_DISTINCT)
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 _LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]      # the SDK's own defaults

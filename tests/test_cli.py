@@ -22,7 +22,7 @@ def test_route_on_the_bundled_example(capsys):
 
 
 def test_json_output_is_the_result_data(capsys):
-    assert main(["rate", EXAMPLE, "--json"]) == 0
+    assert main(["pass-at", EXAMPLE, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     rows = [json.loads(line) for line in open(EXAMPLE)]
     by_task: dict[str, list[float]] = {}
@@ -35,19 +35,23 @@ def test_json_output_is_the_result_data(capsys):
     assert data["summary"].startswith("pass@1  0.521")
 
 
-def test_compare_holdout_and_noise(capsys):
+def test_compare_holdout_and_noise(capsys, tmp_path):
     assert main(["compare", EXAMPLE, str(ROOT / "examples" / "teacher.jsonl")]) == 0
     assert "verdict:" in capsys.readouterr().out
     assert main(["holdout-size", "-k", "8", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["n_tasks"] == 236   # stats.md sec. 7 table
-    assert main(["noise-floor", EXAMPLE, EXAMPLE]) == 0
+    copy = tmp_path / "rerun.jsonl"   # a second run that scored exactly the same
+    copy.write_bytes(Path(EXAMPLE).read_bytes())
+    assert main(["noise-floor", EXAMPLE, str(copy)]) == 0
     assert "run_std 0.0000" in capsys.readouterr().out
+    assert main(["noise-floor", EXAMPLE, EXAMPLE]) == 2   # one file twice is no re-run
+    assert "runs 1 and 2 are the same file" in capsys.readouterr().err
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"task_id": "a", "reward": 1}\n{"task_id": "a"}\n')
-    assert main(["rate", str(bad)]) == 2
+    assert main(["pass-at", str(bad)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"{bad}, line 2" in err and "Fix:" in err
 

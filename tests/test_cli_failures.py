@@ -1,7 +1,7 @@
 """No traceback reaches a user of the CLI: what is theirs to fix is one line naming the path (or
 the package) and the fix, exit 2; a bug is one line saying so and where to report it, exit 70.
 
-The output-path cases are the ones a newcomer hit (issue 14): a folder given as --out with
+The output-path cases are the ones a newcomer hit: a folder given as --out with
 --force, a folder that cannot be created (/proc), a folder the system refuses (/sys).
 """
 
@@ -52,7 +52,7 @@ OUTPUT_CASES = {
     "select-sft --out /sys/x.jsonl": (
         ["select-sft", "{traces}", "--out", "/sys/x.jsonl"], "/sys/x.jsonl", "permission denied"),
     "config --out FOLDER --force": (
-        ["prime-rl-config", "reverse-text", "--model", "Qwen/Qwen3-8B", "--out", "{folder}",
+        ["config", "reverse-text", "--model", "Qwen/Qwen3-8B", "--out", "{folder}",
          "--force"],
         "{folder}", "directory"),
     "decontaminate --out FILE/x.jsonl": (
@@ -85,7 +85,7 @@ def test_an_existing_file_names_the_cli_flag(files, capsys):
 
 
 def test_unreadable_input_names_the_path(files, capsys):
-    err = _one_line(capsys, ["rate", files["traces"] + "/rows.jsonl"])
+    err = _one_line(capsys, ["pass-at", files["traces"] + "/rows.jsonl"])
     assert files["traces"] in err and "no such file" in err
 
 
@@ -105,9 +105,9 @@ def test_a_bug_says_so_and_where_to_report_it(monkeypatch, capsys, tmp_path, row
     monkeypatch.setattr(stats, "pass_at", broken)
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
     monkeypatch.delenv("WHILEAI_DEBUG", raising=False)
-    err = _one_line(capsys, ["rate", "rows.jsonl"], code=EXIT_BUG)
+    err = _one_line(capsys, ["pass-at", "rows.jsonl"], code=EXIT_BUG)
     assert "bug in whileai, not in your input" in err and "report it" in err
-    assert "KeyError" in err and "whileai-skills rate" in err
+    assert "KeyError" in err and "whileai-skills pass-at" in err
     (saved,) = tmp_path.glob("whileai-skills-crash-*.txt")
     assert str(saved) in err and "raise KeyError" in saved.read_text()
 
@@ -117,7 +117,7 @@ def test_a_bug_with_debug_shows_the_traceback(monkeypatch, capsys, rows_here):
 
     monkeypatch.setattr(stats, "pass_at", lambda *args, **kwargs: 1 / 0)
     monkeypatch.setenv("WHILEAI_DEBUG", "1")
-    assert main(["rate", "rows.jsonl"]) == EXIT_BUG
+    assert main(["pass-at", "rows.jsonl"]) == EXIT_BUG
     assert "Traceback" in capsys.readouterr().err
 
 
@@ -128,7 +128,7 @@ def test_a_missing_extra_names_the_pip_command(monkeypatch, capsys, rows_here):
         raise ModuleNotFoundError("No module named 'tokenizers'", name="tokenizers")
 
     monkeypatch.setattr(stats, "pass_at", needs_tokenizers)
-    err = _one_line(capsys, ["rate", "rows.jsonl"])
+    err = _one_line(capsys, ["pass-at", "rows.jsonl"])
     assert "`tokenizers` is not installed" in err and "[train]" in err and "pip install" in err
     assert "--index-url https://download.pytorch.org/whl/cpu" in err
 

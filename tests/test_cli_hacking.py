@@ -1,4 +1,4 @@
-"""whileai-skills cheat-probes, hack-scan, watch-run, and --plot on route, compare and audit-judge;
+"""whileai-skills cheat-probes, hack-scan, watch, and --plot on route, compare and audit-judge;
 watch_run on a TRL output folder written by TRL itself (tests/fixtures/trl, made by
 make_trainer_state.py with TRL 1.16)."""
 
@@ -65,11 +65,11 @@ def test_hack_scan_and_watch_cli(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["suspects"] == ["length"]
     steps = [{"step": 0, "held_out": [{"task_id": f"h{i}", "reward": 1.0} for i in range(5)]}]
     plot = tmp_path / "watch.png"
-    assert main(["watch-run", str(write(tmp_path / "w.jsonl", steps)), "--plot", str(plot)]) == 0
+    assert main(["watch", str(write(tmp_path / "w.jsonl", steps)), "--plot", str(plot)]) == 0
     captured = capsys.readouterr()
     assert "watch: not_enough_data" in captured.out and "picture:" in captured.err
     assert plot.read_bytes()[:4] == b"\x89PNG"
-    assert main(["watch-run", str(tmp_path / "w.jsonl"), "--plot", str(plot)]) == 2
+    assert main(["watch", str(tmp_path / "w.jsonl"), "--plot", str(plot)]) == 2
     assert "already exists" in capsys.readouterr().err
 
 
@@ -91,10 +91,10 @@ def test_plot_flag_on_audit_judge(tmp_path, capsys):
 
 
 def test_watch_reads_a_prime_rl_run_folder_through_the_importer():
-    from whileai_core.importers.prime_rl import import_prime_rl
+    from whileai_core.importers.prime_rl import read_prime_rl
 
     run = Path(__file__).parent / "fixtures" / "prime_rl" / "volume" / "e2e-opsd" / "fc-opsd-1"
-    eval_rows = import_prime_rl(run, kind="eval").rows
+    eval_rows = read_prime_rl(run, kind="eval").rows
     steps = sorted({r["step"] for r in eval_rows})
     w = watch_run(run, metric="reward")
     # every eval step of the importer's rows is one held-out evaluation, paired with the first

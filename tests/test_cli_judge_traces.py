@@ -53,7 +53,7 @@ def _msg(role: str, content: str) -> dict:
       "max_false_pass": "max_false_pass", "half_width": "half_width", "level": "level"}),
     (["order-reversal", "x"], judge.order_reversal,
      {"max_flips": "max_flips", "level": "level"}),
-    (["split-by-task", "x"], traces.split_by_task, {"share": "share", "seed": "seed"}),
+    (["split", "x"], traces.split_by_task, {"share": "share", "seed": "seed"}),
     (["select-sft", "x"], traces.select_sft, {"threshold": "threshold"}),
     (["decontaminate", "x", "y"], traces.decontaminate,
      {"ngram": "ngram", "max_overlap": "max_overlap"}),
@@ -154,13 +154,13 @@ def test_split_holds_out_whole_tasks(tmp_path, capsys):
     tasks = [f"task-{i}" for i in range(10)]
     path = _jsonl(tmp_path / "rows.jsonl",
                   [{"task_id": t, "reward": r} for t in tasks for r in (0.0, 1.0)])
-    data = _run_json(capsys, ["split-by-task", path])
+    data = _run_json(capsys, ["split", path])
     assert len(data["holdout_tasks"]) == 2                # round(0.2 * 10)
     assert sorted(data["holdout_tasks"] + data["train_tasks"]) == sorted(tasks)
     assert not set(data["holdout_tasks"]) & set(data["train_tasks"])
-    data = _run_json(capsys, ["split-by-task", path, "--share", "0.3", "--seed", "7"])
+    data = _run_json(capsys, ["split", path, "--share", "0.3", "--seed", "7"])
     assert len(data["holdout_tasks"]) == 3 and data["seed"] == 7
-    err = _one_line_error(capsys, ["split-by-task", path, "--share", "1.5"])
+    err = _one_line_error(capsys, ["split", path, "--share", "1.5"])
     assert "share" in err and "1.5" in err and "Fix:" in err
 
 
@@ -172,7 +172,7 @@ def test_split_writes_the_frozen_test_and_each_side_from_a_shell(tmp_path, capsy
                for t in tasks for r in (0.0, 1.0)]
     path = _jsonl(tmp_path / "rows.jsonl", records)
     out, hold, train = (tmp_path / n for n in ("ids.json", "holdout.jsonl", "train.jsonl"))
-    data = _run_json(capsys, ["split-by-task", path, "--out", str(out), "--holdout-out", str(hold),
+    data = _run_json(capsys, ["split", path, "--out", str(out), "--holdout-out", str(hold),
                               "--train-out", str(train)])
     held = json.loads(out.read_text())
     assert held == data["holdout_tasks"] and len(held) == 2
@@ -181,18 +181,18 @@ def test_split_writes_the_frozen_test_and_each_side_from_a_shell(tmp_path, capsy
     assert read(train) == [r for r in records if r["task_id"] not in held]
     # nothing half-written: one existing file refuses the whole call without --force
     fresh = tmp_path / "fresh.jsonl"
-    err = _one_line_error(capsys, ["split-by-task", path, "--holdout-out", str(fresh),
+    err = _one_line_error(capsys, ["split", path, "--holdout-out", str(fresh),
                                    "--train-out", str(train)])
     assert "--train-out" in err and "--force" in err and not fresh.exists()
-    err = _one_line_error(capsys, ["split-by-task", path, "--holdout-out", str(fresh),
+    err = _one_line_error(capsys, ["split", path, "--holdout-out", str(fresh),
                                    "--train-out", str(tmp_path), "--force"])
     assert "not a regular file" in err and not fresh.exists()
-    assert main(["split-by-task", path, "--share", "0.3", "--train-out", str(train),
+    assert main(["split", path, "--share", "0.3", "--train-out", str(train),
                  "--force"]) == 0
     assert len({r["task_id"] for r in read(train)}) == 7
     assert "wrote 14 training records to" in capsys.readouterr().out
     # one file for two outputs: refused before anything is written (was: 152 of 192 rows lost)
-    err = _one_line_error(capsys, ["split-by-task", path, "--holdout-out", str(train),
+    err = _one_line_error(capsys, ["split", path, "--holdout-out", str(train),
                                    "--train-out", str(train), "--force"])
     assert "`--holdout-out` and `--train-out` name the same file" in err
     assert len({r["task_id"] for r in read(train)}) == 7

@@ -1,4 +1,4 @@
-"""The CLI opens every path through the door too (issue 12 finding 3).
+"""The CLI opens every path through the door too (a red-team finding).
 
 The CLI's root is the path's own folder (the path is resolved as the user's shell would, their
 own symlinks followed once, then opened without following any link): it confines nothing, since
@@ -29,7 +29,7 @@ TRACES = [{"task_id": "a", "messages": [{"role": "user", "content": "hi"},
 def test_a_fifo_is_refused_not_waited_on(tmp_path):
     os.mkfifo(tmp_path / "rows.jsonl")
     # a real process, so a hang is a timeout here rather than a stuck test run
-    out = subprocess.run([str(CLI), "rate", str(tmp_path / "rows.jsonl")],
+    out = subprocess.run([str(CLI), "pass-at", str(tmp_path / "rows.jsonl")],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     assert "is a FIFO (named pipe), not a regular file" in out.stderr and "Fix" in out.stderr
@@ -83,6 +83,6 @@ def test_rows_through_a_users_own_symlinked_folder_still_read(tmp_path, capsys):
     real.mkdir()
     (real / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ROWS))
     (tmp_path / "alias").symlink_to(real, target_is_directory=True)
-    assert main(["rate", str(tmp_path / "alias" / "rows.jsonl"), "--json"]) == 0
+    assert main(["pass-at", str(tmp_path / "alias" / "rows.jsonl"), "--json"]) == 0
     # (1 + 0) / 2 for a, (1 + 1) / 2 for b: mean over tasks 0.75
     assert json.loads(capsys.readouterr().out)["rate"]["value"] == 0.75

@@ -1,4 +1,4 @@
-"""What a cold agent with only the MCP server hit on new files (issue 11, the checker's round).
+"""What a cold agent with only the MCP server hit on new files (the checker's round).
 
 Each test is one defect found by driving ``whileai-mcp`` as an agent would, on row files the
 project had not seen: a message that told an MCP caller to type Python, a cut list that did not

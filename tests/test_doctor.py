@@ -103,10 +103,10 @@ def test_watch_file_and_missing_inputs(tmp_path):
 
 
 def test_doctor_cli(capsys):
-    assert main(["diagnose-run", str(PRIME / "planted"), "--json"]) == 0
+    assert main(["doctor", str(PRIME / "planted"), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["verdict"] == "sick" and "zero_advantage" in out["found"]
-    assert main(["diagnose-run", str(PRIME / "honest")]) == 0
+    assert main(["doctor", str(PRIME / "honest")]) == 0
     assert "doctor: healthy" in capsys.readouterr().out
 
 

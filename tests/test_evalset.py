@@ -243,18 +243,18 @@ def test_many_categories_are_cut_and_say_so(tmp_path):
 
 def test_cli(tmp_path, capsys):
     tasks = _jsonl(tmp_path / "t.jsonl", TASKS)
-    assert main(["freeze-holdout", str(tasks), "--out-dir", str(tmp_path / "e"), "--json"]) == 0
+    assert main(["freeze", str(tasks), "--out-dir", str(tmp_path / "e"), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["name"] == f"holdout-{SHA[:12]}" and out["written"] is True
-    assert main(["eval-fingerprint", out["path"]]) == 0
+    assert main(["fingerprint", out["path"]]) == 0
     assert f"holdout-{SHA[:12]}" in capsys.readouterr().out
     base = _baseline(tmp_path)
     assert main(["failure-capable", str(base), "--effect", "0.6", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["verdict"] == "little_headroom"  # 0.5 < 0.6
     rows, cats, _ = _categorised(tmp_path)
-    assert main(["category-table", str(rows), "--tasks", str(cats)]) == 0
+    assert main(["by-category", str(rows), "--tasks", str(cats)]) == 0
     assert "math" in capsys.readouterr().out
-    assert main(["category-table", str(rows)]) == 2
+    assert main(["by-category", str(rows)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "line 1: row has no `category`" in err
 
@@ -322,7 +322,7 @@ def test_second_run_must_agree_on_categories(tmp_path):
 
 def test_cli_by_category_after(tmp_path, capsys):
     before, after, tasks = _two_runs(tmp_path)
-    assert main(["category-table", str(before), "--after", str(after), "--tasks", str(tasks),
+    assert main(["by-category", str(before), "--after", str(after), "--tasks", str(tasks),
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["comparison"]["survive_holm"] == ["fixed"]

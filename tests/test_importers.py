@@ -121,7 +121,7 @@ def test_prime_rl_reads_through_load_rows_one_step_only():
     # LCS .25 .5 0 .5: no exact reversal at step 0
     assert (rows.n_rows, rows.n_tasks, int(rows.passed.sum())) == (4, 4, 0)
     assert rows.truncated.tolist() == [False, False, True, False]
-    with pytest.raises(AmbiguousImport, match="spanning steps \\[0, 20\\].*--step 20"):
+    with pytest.raises(AmbiguousImport, match="spanning steps \\[0, 20\\].*format='prime-rl', step=20"):
         load_rows(GRPO)
 
 
@@ -263,8 +263,9 @@ def test_detection_from_content_and_an_explicit_format_wins(tmp_path):
     renamed = tmp_path / "whatever.txt"
     shutil.copyfile(LOGS / "canned_qa.eval", renamed)
     assert detect_format(renamed) == "inspect"
-    # the named format wins: the Inspect JSON log read as lm-eval samples is refused by line
-    with pytest.raises(RowsError, match="line 1: invalid JSON"):
+    # the named format wins: the Inspect JSON log read as lm-eval samples is refused, named as
+    # the one JSON document it is
+    with pytest.raises(RowsError, match="is one JSON document .*its `samples` holds a list"):
         import_rows(LOGS / "canned_qa.json", format="lm-eval")
     with pytest.raises(ArgumentError, match="`metric` applies to Inspect and lm-eval"):
         import_rows(GRPO, metric="match")
@@ -281,22 +282,22 @@ def cli(*args, cwd):
 
 def test_cli_import_writes_rows_that_the_statistics_read(tmp_path):
     out = tmp_path / "rows.jsonl"
-    proc = cli("import-rows", str(OPD), "--step", "last", "--out", str(out), cwd=tmp_path)
+    proc = cli("import", str(OPD), "--step", "last", "--out", str(out), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "sampled by policy v19" in proc.stdout and f"wrote 4 rows to {out}" in proc.stdout
     rows = [json.loads(x) for x in out.read_text().splitlines()]
     # opd at step 20: 1 1 .75 1; a pass is an exact reversal (1.0): 3 of 4 prompts
     assert sorted(r["reward"] for r in rows) == [0.75, 1.0, 1.0, 1.0]
-    again = cli("import-rows", str(OPD), "--out", str(out), cwd=tmp_path)
+    again = cli("import", str(OPD), "--out", str(out), cwd=tmp_path)
     assert again.returncode == 2 and "--force" in again.stderr and "Traceback" not in again.stderr
-    proc = cli("rate", str(out), cwd=tmp_path)
+    proc = cli("pass-at", str(out), cwd=tmp_path)
     # an LCS reward is continuous: its mean (hand: (1 + 1 + .75 + 1) / 4) is the headline,
     # pass@1 (exact reversals) beside it
     assert proc.returncode == 0 and proc.stdout.startswith("mean reward  0.938")
     assert "\npass@1  0.750" in proc.stdout
-    bad = cli("import-rows", str(LOGS / "canned_qa.json"), "--format", "inspect", cwd=tmp_path)
+    bad = cli("import", str(LOGS / "canned_qa.json"), "--format", "inspect", cwd=tmp_path)
     assert bad.returncode == 2 and "--scorer" in bad.stderr and "Traceback" not in bad.stderr
-    shown = cli("import-rows", str(LMEVAL), "--format", "lm-eval", "--scorer",
+    shown = cli("import", str(LMEVAL), "--format", "lm-eval", "--scorer",
                 "exact_match,first", "--json", cwd=tmp_path)
     summary = json.loads(shown.stdout)
     assert (summary["n_rows"], summary["metric"], len(summary["preview"])) == (4, "exact_match,first", 3)

@@ -1,4 +1,4 @@
-"""What an outside check of the importers found (issue 10, second round), each pinned.
+"""What an outside check of the importers found (a second round), each pinned.
 
 Fixtures: ``tests/fixtures/prime_rl/spans`` (verifiers a60a606's own models, see
 ``make_spans.py``: policy spans, weighted rewards, max_turns truncation), the lm-eval runs of
@@ -98,7 +98,7 @@ def test_prime_rl_agents_are_chosen_by_name_and_never_mixed_in_one_pass_rate(tmp
                                         r"\['judge', 'solver'\].*Fix: "):
         import_rows(AGENTS, agent="critic")
     with pytest.raises(AmbiguousImport, match=r"2 agents per episode \(judge, solver\).*"
-                                              r"--agent judge"):
+                                              r"agent='judge'"):
         load_rows(AGENTS)
     with pytest.raises(ArgumentError, match="`step`, `kind` and `agent` apply to prime-rl"):
         import_rows(LOGS / "canned_qa.eval", metric="match", agent="solver")
@@ -116,7 +116,7 @@ def test_cli_and_mcp_take_the_agent(tmp_path, server, ws):
     from test_server_support import call, ok
 
     out = tmp_path / "solver.jsonl"
-    proc = cli("import-rows", str(AGENTS), "--format", "prime-rl", "--agent", "solver", "--out",
+    proc = cli("import", str(AGENTS), "--format", "prime-rl", "--agent", "solver", "--out",
                str(out), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert [json.loads(x)["reward"] for x in out.read_text().splitlines()] == [1.0]
@@ -238,8 +238,13 @@ def test_a_long_run_s_steps_are_listed_bounded_with_both_ends():
 
 
 def test_load_rows_names_how_many_steps_a_long_run_spans(monkeypatch, tmp_path):
-    import whileai_core.importers as importers
+    from whileai_core.importers import detect
+    from whileai_core.importers.foreign import ForeignRows, StepRows
 
-    monkeypatch.setattr(importers, "import_rows", lambda *a, **k: _long_run(30))
-    with pytest.raises(AmbiguousImport, match=r"spanning 30 steps \(0 to 145\).*--step 145"):
-        importers.rows_for_load(tmp_path, "prime-rl")
+    long_run = _long_run(30)
+    read = ForeignRows("prime-rl", "run", ["f"], long_run.rows, errored=0, kept_errored=False,
+                       steps=[StepRows(step=5 * s, rows=1, errored=0, policy_versions=[5 * s])
+                              for s in range(30)])
+    monkeypatch.setattr(detect, "read_foreign", lambda *a, **k: read)
+    with pytest.raises(AmbiguousImport, match=r"spanning 30 steps \(0 to 145\).*step=145"):
+        detect.rows_for_load(tmp_path, "prime-rl")

@@ -337,7 +337,7 @@ def test_bare_init_in_a_fresh_git_repo_writes_the_portable_file_and_no_absolute_
 def test_the_cli_in_an_empty_git_repo_succeeds(tmp_path, monkeypatch, capsys):
     repo = _git_repo(tmp_path / "repo")
     monkeypatch.chdir(repo)
-    assert main(["init-project"]) == 0
+    assert main(["init"]) == 0
     out = capsys.readouterr().out
     assert "hosts: claude (no host" in out and "create     .mcp.json" in out
     assert (repo / ".claude/skills").is_dir() and (repo / "AGENTS.md").is_file()
@@ -509,17 +509,17 @@ def test_a_merged_file_keeps_its_permissions(tmp_path):
 
 def test_cli_init_and_its_errors(tmp_path, capsys):
     (tmp_path / ".mcp.json").write_text("{oops}\n")
-    assert main(["init-project", str(tmp_path), "--command", CMD]) == 2
+    assert main(["init", str(tmp_path), "--command", CMD]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and ".mcp.json: line 1, column 2: invalid JSON" in err
     (tmp_path / ".mcp.json").unlink()
-    assert main(["init-project", str(tmp_path), "--hosts", "vscode", "--command", CMD,
+    assert main(["init", str(tmp_path), "--hosts", "vscode", "--command", CMD,
                  "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["hosts"] == ["vscode"] and data["entries"]["vscode"]["command"] == CMD
     assert {a["path"] for a in data["actions"]} == (
         {".vscode/mcp.json", "AGENTS.md"} | {f".github/skills/{n}/" for n in SKILLS})
-    assert main(["init-project", str(tmp_path), "--hosts", "vscode", "--command", CMD,
+    assert main(["init", str(tmp_path), "--hosts", "vscode", "--command", CMD,
                  "--dry-run"]) == 0
     assert "would change 0 of" in capsys.readouterr().out
 

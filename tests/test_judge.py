@@ -105,7 +105,7 @@ def test_always_pass_and_generous_fail_accurate_clears():
 def test_false_pass_ceiling_is_read_on_the_upper_bound():
     # A 95%-accurate judge: its false-pass point estimate is under the 0.1 ceiling, but the
     # Wilson upper bound (scipy) is over it, so the sample cannot show it stays under: label
-    # more. (Before issue 13 the ceiling was read on the point estimate and this judge cleared.)
+    # more. (Before 0.2 the ceiling was read on the point estimate and this judge cleared.)
     labels, accurate, _ = _population(accuracy=0.95)
     (rep,) = audit_judge(_items(labels.tolist(), j=accurate.tolist())).judges
     fails = ~labels
@@ -214,7 +214,7 @@ def test_rubric_ablation_finds_needed_and_harmful_clauses():
 def test_rubric_ablation_is_paired_by_item():
     # 400 items, agreement 1/2 with the full rubric; dropping "b" flips 15 items from agreeing to
     # disagreeing and none back. Unpaired, -15/400 = -0.0375 is inside the Wilson half-width
-    # (~0.049) and was called noise before issue 13; paired, 15 of 15 changes one way is exact
+    # (~0.049) and was called noise before 0.2; paired, 15 of 15 changes one way is exact
     # McNemar p = 2 / 2^15.
     n = 400
     items = [{"id": str(i), "label": i % 2 == 0, "hit": i < 15} for i in range(n)]

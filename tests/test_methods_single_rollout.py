@@ -2,7 +2,7 @@
 
 Each example has an environment token (action_mask False), stale behaviour log-probabilities and
 a rejected trajectory. Expected values are written out from the equations in
-shared/reference/methods.md with the math module, token by token, not with the code's arrays.
+docs/methods.md (Sources) with the math module, token by token, not with the code's arrays.
 """
 
 from __future__ import annotations

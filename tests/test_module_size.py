@@ -8,8 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LIMIT = 400
-# being split or edited on other branches right now (issue 13: stats, judge, traces; issue 12:
-# the writer); remove a name when its split lands
+# being split or edited on other branches right now (stats, judge, traces; the writer); remove a name when its split lands
 PENDING = {"whileai_core/stats.py", "whileai_core/judge.py", "whileai_core/traces.py",
            "whileai_core/prime_rl/writer.py"}
 

@@ -61,6 +61,17 @@ def test_the_readers_spellings_come_from_the_declarations():
     assert voice.OPS["init_project"].tool is None
 
 
+def test_the_table_of_calls_is_what_the_declarations_give():
+    # voice and the package's exports read calls.json: they sit below the declarations
+    from whileai_core.operations.__main__ import main
+    from whileai_core.operations.calls import call_table
+
+    assert main(["--check"]) == 0, "Fix: python -m whileai_core.operations"
+    assert set(call_table()) == set(OPS)
+    assert {n: e["module"] for n, e in call_table().items()} == {n: op.module
+                                                                 for n, op in OPS.items()}
+
+
 def _schemas(argument: str) -> set[str]:
     found = set()
     for op in OPS.values():
@@ -85,16 +96,18 @@ def test_metric_means_one_thing():
     # import_rows' scorer was called metric
     assert "scorer" in input_model(OPS["import_rows"]).model_fields
     assert "metric" not in input_model(OPS["import_rows"]).model_fields
-    # two shared types: a metric the caller names, and one the rows may choose ("auto": the core
-    # reads the reward's kind); no operation spells its own
-    from whileai_core.operations.args import AutoMetric, Metric
+    # three shared types: a metric the caller names, one the rows may choose ("auto": the core
+    # reads the reward's kind), and one a registered experiment may have named (null: the
+    # registered one); no operation spells its own
+    from whileai_core.operations.args import AutoMetric, Metric, RegisteredMetric
 
     for name, op in OPS.items():
         for param in params(op, "mcp"):
             if param.name == "metric":
-                assert param.annotation in (Metric, AutoMetric), name
-    literal = {tuple(json.loads(s)["enum"]) for s in _schemas("metric")}
-    assert literal == {("pass", "reward"), ("auto", "pass", "reward")}
+                assert param.annotation in (Metric, AutoMetric, RegisteredMetric), name
+    literal = {tuple(json.loads(s)["enum"]) if "enum" in json.loads(s) else
+               tuple(json.loads(s)["anyOf"][0]["enum"]) + (None,) for s in _schemas("metric")}
+    assert literal == {("pass", "reward"), ("auto", "pass", "reward"), ("pass", "reward", None)}
 
 
 def test_every_command_has_a_description_every_flag_a_help_and_json(capsys):
@@ -136,7 +149,70 @@ def test_flags_are_the_argument_names_with_dashes():
 def test_a_renamed_name_is_not_an_operation_and_points_to_one():
     for old, new in RENAMED.items():
         assert new in OPS, (old, new)
-        assert old.replace("-", "_") not in OPS or old.replace("-", "_") == new
+        assert old not in OPS
+
+
+# The commands `whileai-skills --help` listed before the registry (and the three skills that came
+# with it): users, the README, the examples and the issues type these names.
+COMMANDS_BEFORE = (
+    "describe route pass-at compare compare-many noise-floor holdout-size launch status collect "
+    "cancel runs config validate audit-judge order-reversal split select-sft decontaminate "
+    "export-sft fingerprint freeze failure-capable by-category init import cheat-probes "
+    "prove-reward hack-scan watch doctor register-experiment record-run experiments "
+    "export-experiments archive-experiment dpo-pairs dpo-data grpo-plan").split()
+
+
+def test_the_command_names_come_from_the_declarations():
+    from whileai_core.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")  # noqa: SLF001
+    for name, op in OPS.items():
+        if "cli" not in op.surfaces:
+            continue
+        # declared once: the declaration's cli name, else the operation's name with dashes
+        assert op.command == (op.cli or name.replace("_", "-")), name
+        assert sub.choices[op.command].get_default("op") is op, name
+    # each command is one operation's
+    commands = [op.command for op in OPS.values() if "cli" in op.surfaces]
+    assert len(commands) == len(set(commands))
+    # a short name is declared where the operation's name is not what users type
+    assert {n: op.cli for n, op in OPS.items() if op.cli} == {
+        "describe_rows": "describe", "rate": "pass-at", "prime_rl_config": "config",
+        "validate_config": "validate", "launch_run": "launch", "run_status": "status",
+        "list_runs": "runs", "collect_run": "collect", "cancel_run": "cancel",
+        "watch_run": "watch", "diagnose_run": "doctor", "eval_fingerprint": "fingerprint",
+        "freeze_holdout": "freeze", "category_table": "by-category", "split_by_task": "split",
+        "import_rows": "import", "init_project": "init", "list_experiments": "experiments",
+        "write_dpo_data": "dpo-data"}
+
+
+@pytest.mark.parametrize("command", COMMANDS_BEFORE)
+def test_every_command_users_type_still_parses(command, capsys):
+    from whileai_core.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main([command, "--help"])
+    assert exc.value.code == 0
+    assert f"usage: whileai-skills {command}" in capsys.readouterr().out
+
+
+def test_an_old_tool_name_at_the_shell_names_the_command(capsys):
+    from whileai_core.cli import main
+
+    assert main(["mean-reward", "rows.jsonl"]) == 2
+    err = capsys.readouterr().err
+    assert "`whileai-skills mean-reward` is now `whileai-skills pass-at`" in err
+    assert "Fix: call `whileai-skills pass-at`" in err
+
+
+def test_a_command_name_is_checked_and_declared_once():
+    def fake(rows):
+        return rows
+
+    with pytest.raises(ValueError, match="not a command name"):
+        operation(toolset="core", effect=OPS["route"].effect, title="t", description="d",
+                  result="whileai_core.routing:Route", doing="d", cli="Pass_At")(fake)
 
 
 def test_a_second_declaration_of_a_name_is_refused():

@@ -1,6 +1,7 @@
 """Golden prime-rl TOMLs: one per method, correction, LoRA and deployment variant.
 
-Each golden file was reviewed by hand against shared/reference/prime-rl-schema.md and checked by
+Each golden file was reviewed by hand against prime-rl@559b447's schema
+(packages/prime-rl-configs/src/prime_rl/configs/) and checked by
 prime-rl's own loader at 559b447 (``bench/check_prime_rl_schema.py``; see the README section).
 Regenerate after an intended change with ``WHILEAI_UPDATE_GOLDENS=1 pytest
 tests/test_prime_rl_goldens.py`` and review the diff; a missing golden fails.

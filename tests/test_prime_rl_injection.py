@@ -1,4 +1,4 @@
-"""Config text is data (issue 12 finding 4; issue 11 item 4's placeholders).
+"""Config text is data (a red-team finding; placeholders refused up front).
 
 A newline in `model` or `taskset` used to end the header comment and add keys (`env_vars` with
 an LD_PRELOAD, `output_dir`, `clean`) that the reply did not report and validate_config called
@@ -119,7 +119,7 @@ def test_the_red_team_strings_are_refused_through_the_server(server, field, payl
     assert f"`{field}`" in text and "control character" in text and "Fix" in text
 
 
-# --- placeholders (issue 11 item 4) ---------------------------------------------------------
+# --- placeholders -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("field, value", [
     ("taskset", "<your taskset>"), ("taskset", "TODO"), ("taskset", ""), ("taskset", " "),

@@ -1,7 +1,7 @@
 """validate_config: every verbatim example TOML of prime-rl 559b447 passes; every rejected shape
-listed in shared/reference/prime-rl-schema.md (sec. 4 and 7) fails with a message naming the key.
+of prime-rl@559b447 (packages/prime-rl-configs/src/prime_rl/configs/) and its renamed keys fails with a message naming the key.
 
-The examples are copied below from shared/reference/prime-rl-schema.md sec. 8 (configuration
+The examples are copied below from prime-rl@559b447's own example TOMLs (configuration
 data from prime-rl's repo: examples/basic/reverse-text/rl.toml and configs/debug/algo/*.toml).
 """
 

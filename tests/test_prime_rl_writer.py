@@ -1,6 +1,6 @@
 """prime_rl_config: the keys it writes, its report, its refusals and warnings.
 
-Expected keys come from shared/reference/prime-rl-schema.md (sec. 2-4 and the verbatim repo
+Expected keys come from prime-rl@559b447's schema (packages/prime-rl-configs/src/prime_rl/configs/ and the repo
 examples in sec. 8), not from the writer's output.
 """
 

@@ -1,4 +1,4 @@
-"""Human output in the reader's language (issue 14): at the shell the next step is the command to
+"""Human output in the reader's language: at the shell the next step is the command to
 type and a fix names the flag (``--force``); over MCP it names the tool's arguments; from Python
 it is the call. No ``None``, no Python repr, no ``<dict of 3 ...>`` in human text.
 
@@ -51,7 +51,7 @@ def assert_plain(text: str) -> None:
 
 @pytest.mark.parametrize("reader, expected", [
     (PYTHON, "launch_run('grpo', backend='local', confirm=True)"),
-    (CLI, "whileai-skills launch-run grpo --backend local --confirm"),
+    (CLI, "whileai-skills launch grpo --backend local --confirm"),
     (MCP, 'launch_run(config_or_recipe="grpo", backend="local", confirm=true)'),
 ])
 def test_a_call_in_each_readers_language(reader, expected):
@@ -63,7 +63,7 @@ def test_a_call_in_each_readers_language(reader, expected):
 @pytest.mark.parametrize("reader, expected", [
     (PYTHON, "prime_rl_config('my task', method={'name': 'opd', 'teacher': 't@u'}, "
              "model='m', lora=False, overwrite=True)"),
-    (CLI, "whileai-skills prime-rl-config 'my task' --method '{\"name\": \"opd\", \"teacher\": \"t@u\"}' "
+    (CLI, "whileai-skills config 'my task' --method '{\"name\": \"opd\", \"teacher\": \"t@u\"}' "
           "--model m --no-lora --force"),
     (MCP, 'prime_rl_config(taskset="my task", method={"name": "opd", "teacher": "t@u"}, '
           'model="m", lora=false, overwrite=true)'),
@@ -101,7 +101,7 @@ def test_route_prints_the_config_command_and_it_runs(capsys, tmp_path):
     out = capsys.readouterr().out
     assert_plain(out)
     command = out.strip().splitlines()[-1].strip()
-    assert command == ("whileai-skills prime-rl-config reverse-text --method grpo --model Qwen/Qwen3-8B")
+    assert command == ("whileai-skills config reverse-text --method grpo --model Qwen/Qwen3-8B")
     # the printed command is what a person types: run it as typed, plus where to write
     argv = shlex.split(command)[1:] + ["--out", str(tmp_path / "rl.toml")]
     assert main(argv) == 0 and (tmp_path / "rl.toml").is_file()
@@ -126,10 +126,10 @@ def test_an_existing_file_over_each_door(tmp_path):
 
 def test_launch_plan_prints_the_command_to_confirm(tmp_path, capsys):
     state = tmp_path / "state"
-    assert main(["launch-run", "prime-rl", "--backend", "local", "--state-dir", str(state)]) == 0
+    assert main(["launch", "prime-rl", "--backend", "local", "--state-dir", str(state)]) == 0
     out = capsys.readouterr().out
     assert_plain(out)
-    assert (f"next: whileai-skills launch-run prime-rl --backend local --confirm --state-dir {state}"
+    assert (f"next: whileai-skills launch prime-rl --backend local --confirm --state-dir {state}"
             in out)
     plan = launch_run("prime-rl", backend="local", state_dir=state)
     assert plan.next_step == (f"launch_run('prime-rl', backend='local', confirm=True, "
@@ -137,9 +137,9 @@ def test_launch_plan_prints_the_command_to_confirm(tmp_path, capsys):
 
 
 def test_an_unknown_run_names_the_state_dir_flag(tmp_path, capsys):
-    assert main(["run-status", "run-0123456789ab", "--state-dir", str(tmp_path)]) == 2
+    assert main(["status", "run-0123456789ab", "--state-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert "`whileai-skills list-runs` shows the runs; pass --state-dir" in err
+    assert "`whileai-skills runs` shows the runs; pass --state-dir" in err
 
 
 def test_collect_renders_nested_metrics_in_words():
@@ -172,15 +172,15 @@ def test_audit_judge_without_a_clearing_judge_says_none(tmp_path, capsys):
 @pytest.mark.parametrize("argv", [
     ["route", EXAMPLE, "--model", "Qwen/Qwen3-8B"],
     ["route", EXAMPLE, "--model", "Qwen/Qwen3-8B", "--teacher-rows", TEACHER],
-    ["rate", EXAMPLE],
+    ["pass-at", EXAMPLE],
     ["compare", EXAMPLE, TEACHER],
-    ["noise-floor", EXAMPLE, EXAMPLE],
+    ["noise-floor", *(str(ROOT / "examples" / "reruns" / f"run-{i}.jsonl") for i in (1, 2))],
     ["holdout-size"],
     ["holdout-size", "--before", EXAMPLE, "--after", TEACHER],
-    ["split-by-task", EXAMPLE],
-    ["prime-rl-config", "reverse-text", "--model", "Qwen/Qwen3-8B"],
-    ["prime-rl-config", "reverse-text", "--model", "Qwen/Qwen3-8B", "--method", "opsd"],
-    ["launch-run", "grpo", "--backend", "local"],
+    ["split", EXAMPLE],
+    ["config", "reverse-text", "--model", "Qwen/Qwen3-8B"],
+    ["config", "reverse-text", "--model", "Qwen/Qwen3-8B", "--method", "opsd"],
+    ["launch", "grpo", "--backend", "local"],
     ["failure-capable", EXAMPLE],
 ])
 def test_human_output_speaks_plainly(argv, capsys, tmp_path, monkeypatch):
@@ -192,9 +192,9 @@ def test_human_output_speaks_plainly(argv, capsys, tmp_path, monkeypatch):
 @pytest.mark.parametrize("argv", [
     ["by-category", EXAMPLE],                               # no category: names --tasks
     ["status", "run-x"],
-    ["launch-run", "nope", "--backend", "local"],
-    ["launch-run", "grpo", "--gpu", "H900"],
-    ["prime-rl-config", "reverse-text", "--model", "m", "--method", "sao"],
+    ["launch", "nope", "--backend", "local"],
+    ["launch", "grpo", "--gpu", "H900"],
+    ["config", "reverse-text", "--model", "m", "--method", "sao"],
 ])
 def test_errors_speak_plainly(argv, capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("WHILEAI_STATE_DIR", str(tmp_path / "state"))
@@ -229,13 +229,13 @@ def test_an_empty_file_gets_the_fix_for_its_own_kind(command, tmp_path, capsys):
 def test_rows_keep_the_rows_fix(tmp_path, capsys):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
-    assert main(["rate", str(empty)]) == 2
+    assert main(["pass-at", str(empty)]) == 2
     assert '"task_id": "t1", "reward": 1.0' in capsys.readouterr().err
 
 
 def test_a_missing_file_at_the_shell_names_the_current_directory(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert main(["rate", "nope.jsonl"]) == 2
+    assert main(["pass-at", "nope.jsonl"]) == 2
     assert f"relative paths start at the current directory, {tmp_path}" in capsys.readouterr().err
 
 

@@ -77,14 +77,15 @@ def test_the_intro_and_the_skills_table_name_every_skill():
     for name in SKILLS:
         assert name in intro, name
         assert f"| `{name}` |" in table, name
-    assert len(SKILLS) == 5
+    assert len(SKILLS) == 8
 
 
 def test_the_readme_is_a_front_door():
     """Reference-sized blocks (the study's tables, host configs, recipes) live in docs/."""
     assert README.count("\n") < 450
     for name in ("core.md", "statistics-study.md", "mcp-server.md", "launching.md",
-                 "importing.md", "methods.md", "reward-hacking.md", "development.md"):
+                 "importing.md", "methods.md", "reward-hacking.md", "development.md",
+                 "experiments.md"):
         assert f"](docs/{name})" in README, name
 
 
@@ -117,11 +118,11 @@ def journey_lines() -> list[str]:
 def test_the_journey_names_every_step_of_the_skills():
     """The block covers the journey's five steps, each command at least once."""
     used = {line.split()[1] for line in journey_lines() if line.startswith("whileai-skills ")}
-    assert {"freeze-holdout", "eval-fingerprint", "failure-capable", "noise-floor",
-            "holdout-size", "category-table", "audit-judge", "order-reversal", "route",
-            "prime-rl-config", "validate-config", "split-by-task", "select-sft", "decontaminate",
-            "export-sft", "launch-run", "run-status", "collect-run", "cheat-probes", "hack-scan",
-            "watch-run"} <= used
+    assert {"freeze", "fingerprint", "failure-capable", "noise-floor",
+            "holdout-size", "by-category", "audit-judge", "order-reversal", "route",
+            "config", "validate", "split", "select-sft", "decontaminate",
+            "export-sft", "launch", "status", "collect", "cheat-probes", "hack-scan",
+            "watch"} <= used
 
 
 def test_the_examples_are_what_make_examples_writes(tmp_path):
@@ -164,10 +165,10 @@ def test_every_journey_command_runs_on_the_examples(tmp_path):
             proc = subprocess.run(["bash", "-c", line], cwd=tmp_path, env=env,
                                   capture_output=True, text=True, timeout=600)
             assert proc.returncode == 0, f"{line}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
-            # `run-status` says launching, then running, until the smoke ends: the README says
+            # `status` says launching, then running, until the smoke ends: the README says
             # run it again (on a loaded machine the first look can come before the run's pid file)
             unfinished = " running " in proc.stdout or " launching " in proc.stdout
-            if " run-status " not in line or not unfinished or time.monotonic() > deadline:
+            if " status " not in line or not unfinished or time.monotonic() > deadline:
                 break
             time.sleep(3)
         found = re.search(r"launched (run-[0-9a-f]+)", proc.stdout)
@@ -180,13 +181,13 @@ def test_every_journey_command_runs_on_the_examples(tmp_path):
     assert "best: none" in by_command["audit-judge"]
     assert "top_pick_only" in by_command["order-reversal"]
     assert "route: grpo" in by_command["route"] or "GRPO" in by_command["route"]
-    assert by_command["validate-config"].startswith("OK")
+    assert by_command["validate"].startswith("OK")
     assert "dropped: ngram_overlap 7" in by_command["decontaminate"]
     for name in ("train.jsonl", "holdout.jsonl", "grader.py", "settings.json"):
         assert (tmp_path / "out/sft" / name).read_bytes() == \
             (ROOT / "examples/sft-data" / name).read_bytes(), name
-    assert " succeeded " in by_command["run-status"], by_command["run-status"]
-    assert "verdict:" in by_command["collect-run"]
+    assert " succeeded " in by_command["status"], by_command["status"]
+    assert "verdict:" in by_command["collect"]
     assert "most_common  leak" in by_command["cheat-probes"]
     assert by_command["hack-scan"].startswith("hack scan: suspect")
-    assert by_command["watch-run"].startswith("watch: stop")
+    assert by_command["watch"].startswith("watch: stop")

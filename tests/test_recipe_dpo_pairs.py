@@ -1,6 +1,6 @@
 """Pair building: margin, length matching, the chosen-longer cap and constructed negatives.
 
-Rewards of the replies used below, from the reward table (issue 6), by hand:
+Rewards of the replies used below, from the reward table (recipes/grpo/README.md), by hand:
   off topic: "" -> 0.0, any 1-400 character plain reply -> 1.0, a well-formed call -> 0.2
   no id: a question naming the order number -> 1.0, other non-empty text -> 0.4, a call -> 0.2
   with id: the right lookup -> 1.0, asking for the number -> 0.3, a refund call -> 0.2

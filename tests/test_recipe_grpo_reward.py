@@ -1,7 +1,7 @@
-"""The refund reward, row by row. Expected scores are the issue's table read by hand.
+"""The refund reward, row by row. Expected scores are the reward table read by hand.
 
 Every case writes the reply out in full and states the base score and the bonus it should get:
-base from the table in issue 6, +0.2 for a well-formed reply when a call was made or the prompt
+base from the table in recipes/grpo/README.md, +0.2 for a well-formed reply when a call was made or the prompt
 names no id, capped at 1.0.
 """
 

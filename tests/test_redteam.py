@@ -1,4 +1,4 @@
-"""Issue 12's independent red-team re-check: each hole it found, as a test that failed before.
+"""An independent red-team re-check: each hole it found, as a test that failed before.
 
 - a secret in the environment came back through a reward's stdout line or its return values;
 - (more sections below, one per finding)

@@ -313,7 +313,7 @@ def test_escapes_in_a_task_id_reach_no_terminal(tmp_path):
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["rate", str(tmp_path / "rows.jsonl")])
+        code = main(["pass-at", str(tmp_path / "rows.jsonl")])
     printed = out.getvalue() + err.getvalue()
     assert code == 0 and "\x1b" not in printed and "\x07" not in printed and "\x9b" not in printed
     assert "\r" not in printed and "\\x1b]0;owned\\x07" in printed
@@ -367,11 +367,11 @@ def _padded_eval(path: Path, empties: int) -> int:
 
 _MEASURE = """
 import json, resource, sys
-from whileai_core.importers.inspect_logs import import_inspect
+from whileai_core.importers.inspect_logs import read_inspect
 import inspect_ai.log  # imported before the baseline: only the read is measured
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 try:
-    rows, error = len(import_inspect(sys.argv[1]).rows), None
+    rows, error = len(read_inspect(sys.argv[1]).rows), None
 except Exception as exc:
     rows, error = None, str(exc)
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -81,7 +81,7 @@ def test_teacher_gap_is_paired_and_its_fields_are_honest():
     # 2^20 > 65,536 patterns it is estimated from 10,000 seeded ones, so p >= 1/10,001
     assert yes.paired and yes.n_paired == 20 and 1 / 10_001 <= yes.p_value < 0.001
     assert yes.gap_ci[0] > 0 and yes.gap_ci_method == "t_sign_flip_mc"
-    # a student above the teacher, disjoint intervals: they do not overlap (before issue 13 the
+    # a student above the teacher, disjoint intervals: they do not overlap (before 0.2 the
     # flag only looked at one side and said they did)
     above = teacher_clears(student, strong)
     assert above.intervals_overlap is False and not above and above.gap == pytest.approx(-0.5)

@@ -79,8 +79,10 @@ layout = st.lists(st.tuples(row, st.sampled_from(["", "", "", "\n", "  \n", "\t\
 @settings(max_examples=80, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(items=layout, newline=st.sampled_from(["\n", "\r\n"]), last=st.booleans(),
-       array=st.booleans(), chunk=st.sampled_from([7, 64, rows_fast.CHUNK]))
-def test_any_valid_file_reads_alike(tmp_path, monkeypatch, items, newline, last, array, chunk):
+       array=st.booleans(), chunk=st.sampled_from([7, 64, rows_fast.CHUNK]),
+       wrap=st.sampled_from(["", "", "bom", "gzip", "bom+gzip"]))
+def test_any_valid_file_reads_alike(tmp_path, monkeypatch, items, newline, last, array, chunk,
+                                    wrap):
     if array:
         text = json.dumps([rec for rec, _ in items], indent=1, ensure_ascii=False)
     else:
@@ -92,11 +94,20 @@ def test_any_valid_file_reads_alike(tmp_path, monkeypatch, items, newline, last,
         if not last:
             text = text[:-len(newline)]
     path = tmp_path / ("rows.json" if array else "rows.jsonl")
-    path.write_bytes(text.encode("utf-8"))
+    path.write_bytes(_wrapped(text.encode("utf-8"), wrap))
     monkeypatch.setattr(rows_fast, "CHUNK", chunk)
     fast = load(path)
     assert type(fast._columns).__name__ == "ArrayColumns"  # the columnar reader read it
     assert portrait(fast) == portrait(load(path, exact=True, monkeypatch=monkeypatch))
+
+
+def _wrapped(data: bytes, wrap: str) -> bytes:
+    """``data`` after a UTF-8 byte-order mark and/or gzip-packed (both readers take both)."""
+    import gzip
+
+    if "bom" in wrap:
+        data = b"\xef\xbb\xbf" + data
+    return gzip.compress(data) if "gzip" in wrap else data
 
 
 def test_a_line_longer_than_a_chunk_and_a_field_seen_late(tmp_path, monkeypatch):
@@ -199,6 +210,19 @@ def test_a_malformed_file_fails_alike_either_way(tmp_path, monkeypatch, name, te
         assert ", line " not in fast, fast
 
 
+@pytest.mark.parametrize("wrap", ["bom", "gzip", "bom+gzip"])
+@pytest.mark.parametrize("name, text, line", MALFORMED[::5], ids=[m[0] for m in MALFORMED[::5]])
+def test_a_malformed_file_with_a_bom_or_gzipped_fails_alike(tmp_path, monkeypatch, name, text,
+                                                            line, wrap):
+    path = tmp_path / ("rows.json" if text.startswith("[") else "rows.jsonl")
+    path.write_bytes(_wrapped(text.encode("utf-8", "surrogatepass"), wrap))
+    monkeypatch.setattr(rows_fast, "CHUNK", 16)
+    fast = error(path)
+    assert fast == error(path, exact=True, monkeypatch=monkeypatch)
+    if line is not None:
+        assert f", line {line}:" in fast, fast
+
+
 def test_where_keeps_every_field_of_the_kept_rows(tmp_path):
     path = tmp_path / "rows.jsonl"
     path.write_text(_file(GOOD % (1, 1), '{"task_id": "t2", "reward": 0, "note": "n"}',
@@ -278,7 +302,7 @@ def _records(path, *, exact=False, monkeypatch=None):
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(items=layout, newline=st.sampled_from(["\n", "\r\n"]), chunk=st.sampled_from([7, 4096]))
 def test_read_records_reads_alike(tmp_path, monkeypatch, items, newline, chunk):
-    from whileai_core.rows import _fast_dicts
+    from whileai_core.records import _fast_dicts
     from whileai_core.safepath import user_path
 
     text = "".join(blanks.replace("\n", newline) + json.dumps(rec) + newline

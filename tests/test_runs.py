@@ -153,7 +153,7 @@ def test_a_second_launch_returns_while_the_first_run_is_still_running(where):
 
 
 def test_a_plan_writes_nothing_and_confirm_replans_and_launches(where):
-    # issue 11: a plan without confirm wrote a "planned" record into the registry
+    # found by a cold agent: a plan without confirm wrote a "planned" record into the registry
     state = where["state_dir"]
     plan = launch_run("plain", backend="local", **where)
     assert plan.action == "planned" and plan.run is None
@@ -319,31 +319,31 @@ def test_exported_from_the_package(where):
 
 def test_cli_launch_status_runs_collect(where, capsys):
     flags = ["--state-dir", str(where["state_dir"])]
-    assert cli_main(["launch-run", "tiny", "--backend", "local", "--recipes-dir",
+    assert cli_main(["launch", "tiny", "--backend", "local", "--recipes-dir",
                      str(where["recipes_dir"]), "--json", *flags]) == 0
     plan = json.loads(capsys.readouterr().out)
     assert plan["action"] == "planned"
-    assert cli_main(["launch-run", "tiny", "--backend", "local", "--confirm", "--recipes-dir",
+    assert cli_main(["launch", "tiny", "--backend", "local", "--confirm", "--recipes-dir",
                      str(where["recipes_dir"]), "--json", *flags]) == 0
     run = json.loads(capsys.readouterr().out)["run"]
     wait_until_finished(run["id"], where["state_dir"])
-    assert cli_main(["run-status", run["id"], *flags]) == 0
+    assert cli_main(["status", run["id"], *flags]) == 0
     assert "succeeded" in capsys.readouterr().out
-    assert cli_main(["list-runs", *flags]) == 0
+    assert cli_main(["runs", *flags]) == 0
     assert run["id"] in capsys.readouterr().out
-    assert cli_main(["collect-run", run["id"], "--json", *flags]) == 0
+    assert cli_main(["collect", run["id"], "--json", *flags]) == 0
     assert json.loads(capsys.readouterr().out)["verdict"] == "moved"
-    assert cli_main(["cancel-run", run["id"], *flags]) == 0
+    assert cli_main(["cancel", run["id"], *flags]) == 0
     assert "nothing to stop" in capsys.readouterr().out
 
 
 def test_cli_bad_input_is_one_line_and_exit_2(where, capsys):
-    assert cli_main(["run-status", "run-0123456789ab", "--state-dir", str(where["state_dir"])]) == 2
+    assert cli_main(["status", "run-0123456789ab", "--state-dir", str(where["state_dir"])]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: no run") and err.count("\n") == 1
 
 
-_LAUNCH = ["launch-run", "tiny", "--backend", "local", "--confirm"]
+_LAUNCH = ["launch", "tiny", "--backend", "local", "--confirm"]
 _FOLDER = (lambda path: path.mkdir(), "cannot be opened or written (unable to open database file)")
 _GARBAGE = (lambda path: path.write_text("not sqlite\n" * 100),
             "is not a run registry SQLite can read")
@@ -352,14 +352,14 @@ _GARBAGE = (lambda path: path.write_text("not sqlite\n" * 100),
 # a folder where the database file goes stands for a read-only folder (root writes through
 # permissions), SQLite's answer is the same: unable to open database file
 @pytest.mark.parametrize("command, spoil, said", [(_LAUNCH, *_FOLDER), (_LAUNCH, *_GARBAGE),
-                                                  (["list-runs"], *_GARBAGE)])
+                                                  (["runs"], *_GARBAGE)])
 def test_an_unusable_registry_file_is_one_line_and_exit_2(where, capsys, spoil, said, command):
     state = where["state_dir"]
     state.mkdir()
     spoil(state / REGISTRY_FILE)
     before = sorted(p.name for p in state.iterdir())
     assert cli_main([*command, "--state-dir", str(state),
-                     *(["--recipes-dir", str(where["recipes_dir"])] if command[0] == "launch-run"
+                     *(["--recipes-dir", str(where["recipes_dir"])] if command[0] == "launch"
                        else [])]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and said in err and str(state / REGISTRY_FILE) in err

@@ -1,4 +1,4 @@
-"""The path door (whileai_core.safepath): issue 12's findings, each as a test.
+"""The path door (whileai_core.safepath): a red-team pass's findings, each as a test.
 
 - Check-then-open races: a folder inside the root swapped for a symlink to outside while reads
   and writes go on (the red team got 40 outside reads of 600, 49 outside outputs, 42 outside temp
@@ -209,7 +209,7 @@ def test_a_device_is_never_read_or_replaced(tmp_path):
 
 
 def test_dev_zero_is_refused_before_it_is_read():
-    # it grew the server to 3.7 GB as a tokenizer file (issue 12 finding 1)
+    # it grew the server to 3.7 GB as a tokenizer file (the red-team's finding 1)
     with pytest.raises(ArgumentError, match="is a character device, not a regular file"):
         _with_timeout(lambda: user_path("/dev/zero").read_bytes("tokenizer"))
 

@@ -202,7 +202,7 @@ def test_compare_numbers(server, ws):
     assert out["mean_after"] == pytest.approx((1 + 0.75 + 1 + 0.5) / 4)    # 0.8125
     assert out["delta"] == pytest.approx(0.3125)
     # 4 paired tasks: the smallest exact two-sided p is 2/2^4 = 0.125 > 0.05, so no test can
-    # call a change (before issue 13 the percentile bootstrap said "moved" here)
+    # call a change (before 0.2 the percentile bootstrap said "moved" here)
     assert out["verdict"] == "insufficient_data" and out["ci"] is None
     assert out == structured(compare(load_rows(ws / "evals" / "grpo.jsonl"),
                                      load_rows(ws / "evals" / "after.jsonl")))

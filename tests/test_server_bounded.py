@@ -2,7 +2,7 @@
 default (structured JSON plus its text summary), every cut list says how many of how many it
 shows, and the text is a short summary, never the JSON again.
 
-Issue 11: pass_at (now rate) returned every task's rate twice (text and structured), 12.7 M characters in
+Found by a cold agent: pass_at (now rate) returned every task's rate twice (text and structured), 12.7 M characters in
 36 s for a 589k-task file; evidence lists were cut silently ("5 tasks" shown of 6). Size and time
 at 1k, 100k and 1M tasks: bench/bench_responses.py (docs/mcp-server.md, "Bounded answers").
 """
@@ -88,6 +88,9 @@ SIZE_CALLS = {
     "category_table": {"rows": "a.jsonl"},
     "hack_scan": {"rows": "a.jsonl", "n_shuffles": 100},
     "eval_fingerprint": {"tasks": "traces.jsonl"},
+    "dpo_pairs": {"rollouts": "traces.jsonl"},
+    "grpo_plan": {"rows": "a.jsonl", "model": "Qwen/Qwen3-8B"},
+    "list_experiments": {},
 }
 # Tools whose answer does not grow with an input, and why.
 FIXED_SIZE = {
@@ -102,6 +105,11 @@ FIXED_SIZE = {
     "import_rows": "counts and paths: the rows go to `out` (tests/test_server_import.py)", "cheat_probes": "one row per probe (a fixed set)",
     "watch_run": "a verdict and the last points",
     "diagnose_run": "eight findings (20 steps each) and the last 50 steps, n of N",
+    "prove_reward": "one row per probe and per check (fixed sets)",
+    "write_dpo_data": "counts and paths: the pairs go to the folder",
+    "register_experiment": "one registration (its sentences capped), no runs yet",
+    "record_run": "five lines, each capped", "export_experiments": "counts and a path",
+    "archive_experiment": "one experiment, its runs cut n of N",
 }
 
 

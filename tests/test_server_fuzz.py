@@ -140,6 +140,11 @@ ROWS_CALLS = {
     "failure_capable": (("rows", "holdout"), {}),
     "category_table": (("rows", "after", "tasks"), {}),
     "cheat_probes": (("tasks", "model_rows"), {"reward": "reward.py:score", "probes": ["empty"]}),
+    "prove_reward": (("tasks", "model_rows"), {"reward": "reward.py:score"}),
+    "dpo_pairs": (("rollouts", "constructed"), {}),
+    "write_dpo_data": (("pairs", "holdout"), {"out_dir": "fuzz-dpo", "grader": "reward.py",
+                                              "overwrite": True}),
+    "grpo_plan": (("rows", "tasks"), {"model": MODEL}),
     "hack_scan": (("rows",), {"n_shuffles": 100}),
     "route+plot": (("rows",), {"model": MODEL, "plot": True}),
     "compare+plot": (("before", "after"), {"plot": True}),
@@ -181,7 +186,7 @@ record = st.fixed_dictionaries({}, optional={
                                          st.one_of(st.booleans(), json_values), max_size=2),
                          json_values),
     "logprobs": st.one_of(st.lists(st.floats(-5, 0), max_size=4), json_values)})
-# lines the standard parser fails on in other ways than JSONDecodeError (issue 12's re-check):
+# lines the standard parser fails on in other ways than JSONDecodeError (a red-team re-check):
 # nesting past the recursion limit, an integer of more than 4,300 digits
 hostile = st.one_of(
     st.integers(2_000, 60_000).map(lambda n: "[" * n + "]" * n),
@@ -242,7 +247,7 @@ def test_every_tool_that_reads_a_file_is_fuzzed():
             assert name in ROWS_CALLS and fields == set(ROWS_CALLS[name][0]), (name, fields)
 
 
-# --- nested arguments and hostile files (issue 12) ----------------------------------------------
+# --- nested arguments and hostile files ----------------------------------------------------
 # Paths nested inside other arguments (the tokenizer files of a method spec), numbers anywhere in
 # a nested object (NaN cannot cross the in-process client; 1e100 and 2^70 can), overrides, and
 # path values that name the workspace's own traps: a FIFO, a symlink out of the root, a hard link

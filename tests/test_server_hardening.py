@@ -1,4 +1,4 @@
-"""Issue 12 through the MCP protocol (in process): nested paths, numeric ranges, the tool pool,
+"""The red-team findings through the MCP protocol (in process): nested paths, numeric ranges, the tool pool,
 --read-only, a locked registry.
 
 Each test is a finding of the red-team pass that used to succeed:

@@ -134,7 +134,7 @@ def test_decontaminate_reasons(server, ws):
     assert dropped["t4"]["reason"] == "ngram_overlap" and dropped["t4"]["overlap"] == 0.75
     assert out["reasons"] == {"held_out_task": 1, "verbatim_prompt": 1, "ngram_overlap": 1}
     # at the default 0.8, t4's 0.75 overlap is under the bar, but all 3 of h3's 8-grams are in
-    # t4 (h3 is embedded whole): dropped as embedded_prompt (kept before issue 13)
+    # t4 (h3 is embedded whole): dropped as embedded_prompt (kept before 0.2)
     kept = ok(call(server, "decontaminate", {"train": "train.jsonl", "holdout": HOLDOUT}))
     assert [r["task_id"] for r in kept["records"]] == ["t1"]
     (t4,) = [d for d in kept["dropped"] if d["task_id"] == "t4"]

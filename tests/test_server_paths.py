@@ -3,7 +3,7 @@
 Property guarded: a tool can only read or write under --root. Two advisories against the
 reference filesystem MCP server show the traps: CVE-2025-53110 (a string-prefix check let
 `/allowed-evil` pass for `/allowed`) and CVE-2025-53109 (a symlink inside the allowed folder led
-out of it). Both are tested here. Since issue 12 the workspace follows no symlink at all (one
+out of it). Both are tested here. Since the red-team pass the workspace follows no symlink at all (one
 inside the root can be swapped for one leading out between a check and an open): the race
 itself is tested in tests/test_safepath.py.
 """

@@ -1,9 +1,9 @@
 """Long calls report progress (MCP progress notifications) and stop when the request is cancelled.
 
 The core says how far a long call is (``whileai_core.progress.step``: loading a rows file, each
-chunk of the task bootstrap, a launch, a collect); the server turns each step into a progress
+chunk of its bytes parsed, a launch, a collect); the server turns each step into a progress
 notification for a client that gave a progress token, and a step is where a cancelled call
-stops: its worker thread is freed at the next step instead of running to the end (issue 11).
+stops: its worker thread is freed at the next step instead of running to the end.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import anyio
 import pytest
 from mcp import Client
 
+import whileai_core.rows_fast as rows_fast
+import whileai_core.safepath as safepath
 from server.app import build_server
 from server.pool import ToolPool
 from test_runs_support import make_recipes
@@ -26,8 +28,7 @@ N_TASKS = 40_000
 
 @pytest.fixture(scope="module")
 def scores(tmp_path_factory):
-    # continuous rewards: every task's mean differs, so the bootstrap draws task indices in
-    # chunks (20M cells / 40k tasks = 500 resamples a chunk: 20 chunks for 10,000 resamples)
+    # about 3.5 MB of rows: parsed in 64 KiB chunks (CHUNK below), some 50 of them, each a step
     root = tmp_path_factory.mktemp("progress")
     rng = random.Random(0)
     with (root / "scores.jsonl").open("w") as fh:
@@ -35,6 +36,21 @@ def scores(tmp_path_factory):
             for _ in range(2):
                 fh.write(json.dumps({"task_id": f"t{t}", "reward": rng.random()}) + "\n")
     return root
+
+
+CHUNK = 64 << 10
+
+
+@pytest.fixture()
+def small_chunks(monkeypatch):
+    """Small chunks, and no rows kept from an earlier test (the process-wide rows cache would
+    answer without parsing)."""
+    from whileai_core.rows_cache import SHARED
+
+    monkeypatch.setattr(rows_fast, "CHUNK", CHUNK)
+    SHARED.clear()
+    yield
+    SHARED.clear()
 
 
 def test_the_core_reports_nothing_unless_asked():
@@ -46,7 +62,7 @@ def test_the_core_reports_nothing_unless_asked():
     assert seen == [(1.0, 2.0, "half")]
 
 
-def test_a_long_call_sends_increasing_progress(scores):
+def test_a_long_call_sends_increasing_progress(scores, small_chunks):
     server = build_server(scores, skills_dir=scores / "none")
     seen = []
 
@@ -61,26 +77,22 @@ def test_a_long_call_sends_increasing_progress(scores):
     values = [p for p, _, _ in seen]
     assert values == sorted(set(values)) and len(values) >= 3       # strictly increasing
     messages = " | ".join(m for _, _, m in seen)
-    # loading the file: reading, parsing, grouping (the intervals need no task bootstrap since
-    # the one interval rule: docs/core.md)
-    assert "reading" in messages and "grouping 80000 rows" in messages
-    assert seen[-1][0] == seen[-1][1] == 3                          # the last one: done
+    assert "reading" in messages and "parsing:" in messages and "grouping" in messages
+    assert seen[-1][0] == seen[-1][1] == 3                         # the last one: done
 
 
-def test_a_cancelled_call_stops_at_its_next_step_and_the_server_serves_on(scores, monkeypatch):
-    import threading
+def test_a_cancelled_call_stops_at_its_next_step_and_the_server_serves_on(scores, small_chunks,
+                                                                          monkeypatch):
+    size = (scores / "scores.jsonl").stat().st_size
+    chunks = []
+    real = safepath.step
 
-    import whileai_core.rows as rows_module
-
-    reached, gate = [], threading.Event()
-    real = rows_module.step
-
-    def held(done, total, message):
-        real(done, total, message)          # raises the request's cancellation, once cancelled
-        reached.append(done)
-        if done == 0:                       # reading: hold here until the client has given up
-            gate.wait(30)
-    monkeypatch.setattr(rows_module, "step", held)
+    def counting(done, total, message):
+        if message.startswith("parsing:"):
+            chunks.append(done)
+            time.sleep(0.01)                      # a slow disk: the cancel lands mid-parse
+        real(done, total, message)
+    monkeypatch.setattr(safepath, "step", counting)
     pool = ToolPool()
     server = build_server(scores, skills_dir=scores / "none", pool=pool)
     state = {}
@@ -90,7 +102,7 @@ def test_a_cancelled_call_stops_at_its_next_step_and_the_server_serves_on(scores
             started = anyio.Event()
 
             async def on_progress(progress, total, message):
-                if message and message.startswith("reading"):
+                if message and message.startswith("parsing:"):
                     started.set()
 
             async def call():
@@ -99,9 +111,9 @@ def test_a_cancelled_call_stops_at_its_next_step_and_the_server_serves_on(scores
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(call)
-                await started.wait()
+                with anyio.fail_after(120):           # a hang is a failure, not a stuck suite
+                    await started.wait()
                 tg.cancel_scope.cancel()                  # the client gives up on the call
-            gate.set()                                    # the core goes on to its next step
             deadline = time.monotonic() + 60
             while pool.busy and time.monotonic() < deadline:
                 await anyio.sleep(0.02)
@@ -109,8 +121,9 @@ def test_a_cancelled_call_stops_at_its_next_step_and_the_server_serves_on(scores
             state["after"] = await client.call_tool("holdout_size", {})
     anyio.run(go)
     assert state["busy"] == 0
-    # the thread stopped at its next step: it never parsed, grouped or finished
-    assert reached == [0], reached
+    # the thread stopped at a chunk boundary: it never parsed the last of the file's chunks
+    # (each step is 1 + 0.99 x bytes read / size)
+    assert size > 20 * CHUNK and chunks and max(chunks) < 1 + 0.99 * (size - CHUNK) / size, chunks
     assert not state["after"].is_error                    # the server still answers
 
 

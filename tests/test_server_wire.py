@@ -1,6 +1,6 @@
 """`whileai-mcp` on the wire (real processes): every frame answered, a FIFO flood, HTTP secrets.
 
-Issue 12 findings, each a test: malformed JSON-RPC frames got no reply (the client waited
+Red-team findings, each a test: malformed JSON-RPC frames got no reply (the client waited
 forever); 41 FIFO reads at once stopped the server answering anything; any --host but 127.0.0.1
 turned DNS-rebinding protection off with no authentication at all.
 """
@@ -23,7 +23,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from test_server_support import make_workspace
-from whileai_core.defaults import MCP_MAX_FRAME_BYTES, MCP_TOKEN_ENV
+from server.limits import MCP_MAX_FRAME_BYTES, MCP_TOKEN_ENV
 
 SCRIPT = Path(sys.executable).with_name("whileai-mcp")
 pytestmark = pytest.mark.skipif(not SCRIPT.exists(),

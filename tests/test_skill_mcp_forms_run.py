@@ -127,6 +127,16 @@ def _wait_for_run(ws: Path, ns: dict) -> None:
         time.sleep(1)
 
 
+def _constructed(ws: Path, ns: dict) -> None:
+    """dpo-pairs step 3: the failure no_id is about, written by the agent for each no-id
+    training task and graded with its grader."""
+    rows = [r for r in _read(ws / "train.jsonl") if r["category"] == "no_id"]
+    tasks = {r["task_id"]: r for r in rows}
+    _write(ws / "constructed.jsonl", [
+        {"task_id": tid, "rejected": ns["invent_call"](t),
+         "reward": ns["grade"](t, ns["invent_call"](t))} for tid, t in tasks.items()])
+
+
 def _nothing(ws: Path, ns: dict) -> None:
     """An agent step that writes no file (reading a count, choosing from an answer)."""
 
@@ -135,6 +145,9 @@ AGENT = {
     "audit-your-judge": [_nothing, _judge_grades, _ablation_grades, _pair_picks],
     "sft-from-traces": [_eval_runs, _attempts, _sft_data_folder, _wait_for_run, _after_runs],
     "pick-a-method": [_nothing, _nothing],
+    "dpo-pairs": [_constructed, _wait_for_run],
+    "grpo-verifier": [_wait_for_run],
+    "manage-experiments": [_wait_for_run],
 }
 
 

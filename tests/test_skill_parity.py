@@ -12,7 +12,7 @@ parses them; the convention is in check.py). For each block:
   accepts (the tool's own pydantic input model validates them), or an agent step.
 
 A skill added later is covered the moment it lands: the test reads whatever skills/ holds.
-Issue 11: sft-from-traces could not be followed through MCP (no noise_floor, no split tool), and
+Found by a cold agent: sft-from-traces could not be followed through MCP (no noise_floor, no split tool), and
 no skill showed the MCP form of a step (the OPD teacher object had to be guessed).
 """
 

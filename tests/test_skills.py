@@ -11,7 +11,7 @@ skills_ref = pytest.importorskip("skills_ref")
 
 ROOT = Path(__file__).resolve().parent.parent
 EXPECTED = {"audit-your-judge", "sft-from-traces", "pick-a-method", "strengthen-your-evals",
-            "catch-reward-hacking"}
+            "catch-reward-hacking", "dpo-pairs", "grpo-verifier", "manage-experiments"}
 FOUND = sorted(p.parent for p in (ROOT / "skills").glob("*/SKILL.md"))
 
 

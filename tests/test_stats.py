@@ -104,7 +104,8 @@ def test_pass_at_reports_k_and_notes():
     assert result.pass_at_k_ci95 is not None and result.n_rows == 16 and result.k == 2
     assert pass_at(rows).k == 4                      # default k = min rollouts
     short = pass_at(rows_from([(4, 1), (2, 1), (4, 4)]), k=4)
-    assert short.pass_at_k is None and "1 of 3 tasks have fewer than 4" in short.note
+    assert short.pass_at_k is None
+    assert "1 of 3 tasks have fewer (2 rollouts each)" in short.k_not_computed
     tiny = pass_at(rows_from([(4, 1), (4, 2)]))
     assert tiny.ci95 is None and "fewer than 3 tasks" in tiny.note
 

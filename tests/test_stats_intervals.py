@@ -183,7 +183,7 @@ def test_one_number_per_question(n_tasks, tmp_path, capsys):
     assert teacher_clears(after, before).student.ci == ci
     path = tmp_path / "before.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in before))
-    assert main(["rate", str(path), "--json"]) == 0
+    assert main(["pass-at", str(path), "--json"]) == 0
     assert tuple(json.loads(capsys.readouterr().out)["rate"]["ci"]) == ci
     # continuous rewards (every task distinct: the index path of the bootstrap) agree as well
     scores = [{"task_id": f"t{i}", "reward": float(v)} for i, v in enumerate(rng.random(n_tasks))]
@@ -201,7 +201,7 @@ def test_interval_keys_carry_their_level(tmp_path, capsys):
         at95.ci[1] - at95.ci[0]
     path = tmp_path / "rows.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    assert main(["rate", str(path), "--level", "0.9", "--json"]) == 0
+    assert main(["pass-at", str(path), "--level", "0.9", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)["rate"]
     assert data["level"] == 0.9 and data["ci95"] is None and data["ci"] == list(at90.ci)
     c = compare(rows, rows_from([(4, 4)] * 12), level=0.9).to_dict()

@@ -1,4 +1,4 @@
-"""Paired verdicts at any size (issue 13): the sign-flip test against brute-force enumeration and
+"""Paired verdicts at any size: the sign-flip test against brute-force enumeration and
 scipy's exact McNemar, the interval that agrees with it, ties at the noise band, the MDE at any level,
 the noise band's false-pass rate, the predicted run_std, training seeds, and compare_many."""
 
@@ -13,6 +13,7 @@ from scipy import stats as sps
 
 from whileai_core import ArgumentError, compare, compare_many, noise_floor
 from whileai_core.stats import adjust_bh, adjust_holm
+from whileai_core.stats.compare import compare as core_compare
 from whileai_core.stats.paired import sign_flip, sign_flip_pvalue
 
 
@@ -74,7 +75,7 @@ def test_exact_mcnemar_on_zero_one_tasks():
 def test_a_tie_at_the_noise_band_does_not_depend_on_rounding():
     # the same true change of 0.1 at two base rates: 0.4 - 0.3 = 0.10000000000000003 and
     # 0.3 - 0.2 = 0.09999999999999998 in floats; with a band of exactly 0.1 both are ties, and a
-    # tie is inside the band (before issue 13 one read "moved", the other "within_noise")
+    # tie is inside the band (before 0.2 one read "moved", the other "within_noise")
     assert 0.4 - 0.3 > 0.1 > 0.3 - 0.2
     runs = 3
     run_std = 0.1 / (sps.t.ppf(0.975, runs - 1) * math.sqrt(2))
@@ -107,7 +108,7 @@ def test_noise_band_lets_one_pure_noise_difference_in_twenty_through(runs):
 
 def test_predicted_run_std_is_unbiased_with_single_rollout_tasks():
     # 200 tasks, half with 1 rollout and half with 4: the sd of the run score over many re-runs
-    # is what predicted_run_std must match (before issue 13 the one-rollout tasks were left out of
+    # is what predicted_run_std must match (before 0.2 the one-rollout tasks were left out of
     # the sum but kept in C, so the prediction came out about 0.6x the truth here)
     rng = np.random.default_rng(8)
     p = rng.beta(2, 2, 200)
@@ -152,7 +153,7 @@ def test_noise_band_when_re_runs_with_one_rollout_per_task_tie():
 
 def test_mde_follows_the_level():
     # continuous per-task rewards on 1,000 tasks (a smooth bootstrap): the MDE at level L is
-    # (z_{(1+L)/2} + z_0.8) SE, so the 90% / 95% ratio is fixed (before issue 13 it was 1)
+    # (z_{(1+L)/2} + z_0.8) SE, so the 90% / 95% ratio is fixed (before 0.2 it was 1)
     rng = np.random.default_rng(5)
     x = rng.random(1000)
     before = [{"task_id": f"t{i}", "reward": float(v)} for i, v in enumerate(x)]
@@ -220,7 +221,7 @@ def test_one_seed_per_arm_says_seed_variance_is_unmeasured():
     for _ in range(reps):
         p = rng.beta(2, 2, 60)
         b, a = seeded_runs(rng, p, 0.08, 3), seeded_runs(rng, p, 0.08, 3)
-        one = compare(b[0], a[0], n_resamples=1000)
+        one = core_compare(b[0], a[0], n_resamples=1000)  # the core's: fewer resamples
         moved_one += one.verdict in ("moved", "moved_the_wrong_way")
         if one.verdict == "moved":
             assert "seed variance is unmeasured" in one.note

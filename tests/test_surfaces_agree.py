@@ -21,7 +21,7 @@ import pytest
 from mcp import Client
 
 from server.app import build_server
-from tool_calls import CALLS, REFUSALS, build
+from tool_calls import CALLS, REFUSALS, STATEFUL, build
 from whileai_core.cli import main
 from whileai_core.operations import operations
 from whileai_core.voice import CLI, call, speaking
@@ -60,7 +60,8 @@ def by_cli(name: str, arguments: dict, capsys):
 
 
 def test_every_twin_has_a_call_and_every_call_a_twin():
-    assert set(CALLS) | {"run_status", "collect_run", "cancel_run"} == set(TWINS)
+    assert set(CALLS) | STATEFUL == set(TWINS)
+    assert STATEFUL <= set(REFUSALS)
 
 
 @pytest.mark.parametrize("name", sorted(CALLS))
@@ -81,7 +82,7 @@ COMMANDS = {op.command: name for name, op in operations().items()}
 
 def _as_tools(value):
     """The shell's answer with every operation it names as its reader types it
-    (`whileai-skills category-table`) named as the tool (`category_table`)."""
+    (`whileai-skills by-category`) named as the tool (`category_table`)."""
     if isinstance(value, dict):
         return {k: _as_tools(v) for k, v in value.items()}
     if isinstance(value, list):

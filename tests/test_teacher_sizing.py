@@ -1,7 +1,7 @@
 """The OPD teacher's start line, sized from its weights; no line when it is already served; a Modal
 launch refused when its config expects a localhost teacher the recipe does not start.
 
-Issue 11: the "start first" line always served the teacher on GPU 0 at 0.4 memory, even for
+Found by a cold agent: the "start first" line always served the teacher on GPU 0 at 0.4 memory, even for
 Qwen3-32B (~65 GB of weights) and even when the teacher was already served at the URL given; and
 launch_run planned a Modal run of a config whose teacher was http://localhost:8001/v1 without a
 word. Expected numbers are worked by hand from the rule in whileai_core.prime_rl.teacher:
@@ -101,7 +101,7 @@ def test_through_the_protocol_the_teacher_object_and_teacher_served(server):
 
 
 def test_the_method_schema_documents_the_teacher_object(server):
-    # issue 11: the MCP form of a teacher had to be guessed. The tool's schema stays small and
+    # found by a cold agent: the MCP form of a teacher had to be guessed. The tool's schema stays small and
     # names the resource that holds every method's object form.
     import anyio
     from mcp import Client

@@ -1,7 +1,7 @@
 """Descriptions that cannot drift from the schemas they describe, and skills that name only what
 exists.
 
-Issue 11: compare_runs' description named verdicts that do not exist ("improved / regressed / no
+Found by a cold agent: compare_runs' description named verdicts that do not exist ("improved / regressed / no
 detectable change"; the real ones are the Literal ``stats.Verdict``) and pointed to a noise_floor
 tool the server did not have. The rules, over every tool of ``tools/list``:
 

@@ -101,7 +101,7 @@ def test_verbatim_and_same_task_are_dropped():
 
 def test_a_held_out_prompt_embedded_in_a_longer_ask_is_dropped():
     # HELD (20 words, 13 8-grams) pasted whole into a 60-word ask: the ask has 53 8-grams, 13 of
-    # them held out (overlap 13/53 = 0.245, kept before issue 13), but all 13 of the held-out
+    # them held out (overlap 13/53 = 0.245, kept before 0.2), but all 13 of the held-out
     # prompt's grams are inside the ask: contained 13/13 = 1.0 >= 0.8.
     pad = [f"w{i}" for i in range(40)]
     ask = " ".join(pad[:20] + HELD.split() + pad[20:])
@@ -132,7 +132,7 @@ def test_training_prompts_under_eight_words_are_matched():
 
 def test_a_near_copy_is_credited_to_the_held_out_task_it_copies():
     # h1 and h2 share their first 20 words and differ in the last 3; the ask copies h2 with its
-    # first word changed. Before issue 13 each shared 8-gram was owned by h1 (first seen), so the
+    # first word changed. Before 0.2 each shared 8-gram was owned by h1 (first seen), so the
     # 12 shared grams outvoted h2's 3 own ones and the drop named h1.
     stem = ("compute the running median of a stream of integers using two heaps and keep both "
             "heaps balanced after each value").split()

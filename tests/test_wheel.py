@@ -104,8 +104,10 @@ def _where_installed(python: Path, cwd: Path) -> dict:
 def _skills_over_stdio(script: Path | str, root: Path, *, prefix: tuple = (),
                        env: dict | None = None) -> list[str]:
     async def go():
+        # list_skills is in the skills toolset (the resources are served whatever the toolsets)
         params = StdioServerParameters(command=str(script), args=[*map(str, prefix), "--root",
-                                                                   str(root)],
+                                                                   str(root), "--toolsets",
+                                                                   "skills"],
                                        cwd=str(root), env=env or {"PATH": os.environ.get("PATH",
                                                                                          "")})
         async with Client(params) as client:
@@ -186,7 +188,8 @@ def test_a_missing_skills_folder_is_said(from_wheel, tmp_path):
     async def go():
         params = StdioServerParameters(
             command=str(from_wheel.with_name("whileai-mcp")),
-            args=["--root", str(tmp_path), "--skills", str(tmp_path / "nowhere")],
+            args=["--root", str(tmp_path), "--skills", str(tmp_path / "nowhere"),
+                  "--toolsets", "skills"],
             cwd=str(tmp_path), env={"PATH": os.environ.get("PATH", "")})
         async with Client(params) as client:
             return await client.call_tool("list_skills", {})

@@ -64,6 +64,20 @@ def build(root: Path) -> Path:
                 [{"step": s, "train_reward": 0.2 + 0.1 * s,
                   "held_out": [{"task_id": f"h{i}", "reward": float((i + s) % 3 != 0)}
                                for i in range(9)]} for s in range(3)])
+    # two replies per task, a pass and a fail on the "a"/"b" tasks only: pairs where there is
+    # contrast, none in the "code" category
+    write_jsonl(root / "rollouts.jsonl",
+                [{"task_id": f"r{i}", "category": "math" if i < 4 else "code",
+                  "reward": float(j == 0 or i >= 4),
+                  "messages": [_msg("user", f"ask {i}"), _msg("assistant", "ok" * (j + 1))]}
+                 for i in range(6) for j in range(2)])
+    write_jsonl(root / "dpo_pairs.jsonl",
+                [{"task_id": f"r{i}", "prompt": [_msg("user", f"ask {i}")],
+                  "chosen": [_msg("assistant", "ok")], "rejected": [_msg("assistant", "okok")]}
+                 for i in range(3)])
+    write_jsonl(root / "dpo_held.jsonl",
+                [{"task_id": "h0", "messages": [_msg("user", "held ask"), _msg("assistant", "x")]}])
+    (root / "grader.py").write_text("def grade(ask, reply):\n    return 1.0\n")
     (root / "rewards").mkdir(exist_ok=True)
     (root / "rewards" / "grade.py").write_text(
         "def score(prompts, completions, answer, **kw):\n"
@@ -122,7 +136,22 @@ CALLS: dict[str, dict] = {
                     "mode": "advantage"},
     "list_skills": {},
     "get_skill": {"name": "pick-a-method"},
+    "prove_reward": {"tasks": "tasks.jsonl", "reward": "rewards/grade.py:score",
+                     "model_rows": "evals/grpo12.jsonl", "group_by": "category"},
+    "dpo_pairs": {"rollouts": "rollouts.jsonl", "out": "out/pairs.jsonl", "overwrite": True},
+    "write_dpo_data": {"pairs": "dpo_pairs.jsonl", "out_dir": "dpo", "holdout": "dpo_held.jsonl",
+                       "grader": "grader.py", "settings": {"beta": 0.2}, "overwrite": True},
+    "grpo_plan": {"rows": "evals/grpo12.jsonl", "model": MODEL, "loss": "dr_grpo"},
+    "register_experiment": {"name": "e1", "question": "does DPO help?", "hypothesis": "it does",
+                            "arms": {"dpo": "one round of DPO"},
+                            "holdout": "holdout-0123456789ab",
+                            "rule": {"ship_if": [{"kind": "delta_above", "bound": 0.05}]}},
+    "list_experiments": {"include_archived": True},
+    "export_experiments": {"out": "out/experiments.md", "overwrite": True},
 }
+# twins whose call needs state another call made first (a run, an experiment): checked by their
+# refusals below
+STATEFUL = {"run_status", "collect_run", "cancel_run", "record_run", "archive_experiment"}
 # calls that are refused, the same way at both doors
 REFUSALS: dict[str, dict] = {
     "rate": {"rows": "evals/grpo.jsonl", "level": 1.5},
@@ -137,6 +166,13 @@ REFUSALS: dict[str, dict] = {
     "holdout_size": {"effect": 0},
     "get_skill": {"name": "no-such-skill"},
     "import_rows": {"path": "no-such-run"},
+    "record_run": {"id": "run-0123456789ab", "changed": "a", "moved": "b", "why": "c",
+                   "learned": "d", "reproduce": "e"},
+    "archive_experiment": {"name": "never-registered"},
+    "register_experiment": {"name": "e1", "question": "q", "hypothesis": "h", "arms": {"a": "b"},
+                            "holdout": "holdout-0123456789ab", "rule": {"ship_if": []}},
+    "grpo_plan": {"rows": "evals/grpo12.jsonl", "model": MODEL, "loss": "dapo",
+                  "num_iterations": 1},
 }
 
 

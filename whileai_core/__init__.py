@@ -6,13 +6,16 @@ config prime-rl accepts. Names are exported lazily so ``import whileai_core`` st
 server starts fast; scipy, torch and modal load only where used).
 
 Every operation (``whileai_core.operations``: what the CLI and the MCP server offer) is exported
-under its own name, read from the declarations; ``_EXPORTS`` lists the other public names.
+under its own name, read from ``calls.json`` (generated from the declarations); ``_EXPORTS``
+lists the other public names.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
+from pathlib import Path
 from typing import Any
 
 __version__ = "0.1.0"
@@ -75,17 +78,21 @@ _EXPORTS: dict[str, str] = {
     # --- importers (issue: real outputs) ---
     "detect_format": "importers",
     "Imported": "importers",
-    # --- the eval set (issue 16) ---
-    # --- wiring a project (issue 16) ---
     # --- runs (issue: launch_run) ---
 }
 
 
 
-def _operations() -> dict[str, Any]:
-    from .operations import operations
+def _operations() -> dict[str, str]:
+    """Operation name -> its declaring module, from ``calls.json`` (generated from the
+    declarations by ``python -m whileai_core.operations``: this table stays below them)."""
+    if _OPS is None:
+        globals()["_OPS"] = {name: entry["module"] for name, entry in json.loads(
+            Path(__file__).with_name("calls.json").read_text(encoding="utf-8")).items()}
+    return _OPS
 
-    return operations()
+
+_OPS: dict[str, str] | None = None
 
 
 def __getattr__(name: str) -> Any:
@@ -97,11 +104,12 @@ def __getattr__(name: str) -> Any:
         # it up would load every declaration in the middle of another module's import
         here = importlib.util.find_spec(f"{__name__}.{name}") if not name.startswith("_") \
             else None
-        op = _operations().get(name) if not name.startswith("_") and here is None else None
-        if op is None:
+        where = _operations().get(name) if not name.startswith("_") and here is None else None
+        if where is None:
             raise AttributeError(f"module 'whileai_core' has no attribute {name!r}")
-        globals()[name] = op.fn
-        return op.fn
+        value = getattr(importlib.import_module(where), name)
+        globals()[name] = value
+        return value
     if module == "":
         return importlib.import_module(f"{__name__}.{name}")
     value = getattr(importlib.import_module(f"{__name__}.{module}"), name)

@@ -15,7 +15,8 @@ own per-task values: ``pass_at``, ``compare`` and ``route`` give the same rows t
 References
 ----------
 [1] Field, C. A. & Welsh, A. H. (2007). Bootstrapping clustered data. JRSS-B 69(3), 369-390.
-[2] shared/reference/stats.md sec. 5.2 and sec. 10.2 (exact multinomial shortcut).
+[2] docs/statistics-study.md, Sources: with equal rollouts per task, resampling the per-task
+    means is the cluster bootstrap; few distinct values resample exactly as multinomial counts.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ArgumentError, WhileaiError
+from .safepath import Root
 
 PACKAGE = Path(__file__).resolve().parent
 CHECKOUT = PACKAGE.parent
@@ -170,7 +171,6 @@ class SkillsSource:
         door (raises ``ArgumentError`` when the folder cannot be opened)."""
         if self.package is not None:
             return self.package
-        from .safepath import Root
 
         return Root(self.folder, label="the skills folder")
 

@@ -19,11 +19,13 @@ import numpy as np
 
 from pydantic import Field
 
+from .bootstrap import check_level, check_seed
 from .defaults import BOOTSTRAP_SEED, CATEGORY_FIELD, CATEGORY_LINES_MAX, CONFIDENCE_LEVEL
 from .errors import RowsError
 from .result import Result, fmt_rate
-from .rows import Rows
-from .stats import ManyComparisons
+from .rewards import reward_notes
+from .rows import TASK_FIELD, Rows, load_rows, read_records
+from .stats import ManyComparisons, compare_many, pass_rate
 from .stats.fields import LEVEL_DOC, METHOD_DOC, ci95_alias
 from .voice import arg
 
@@ -99,8 +101,6 @@ def task_categories(data: Rows, *, field: str = CATEGORY_FIELD, tasks: Any = Non
     own ``field``; every row of a task must agree.
     """
     if tasks is not None:
-        from .rows import TASK_FIELD, read_records
-
         recs = read_records(tasks, noun="task")
         of: dict[str, str] = {}
         for i, rec in enumerate(recs.items):
@@ -157,11 +157,6 @@ def category_table(rows: Any, after: Any = None, *, field: str = CATEGORY_FIELD,
     the categories compared. ``run_std``/``noise_runs``: the noise floor, passed on (a number
     and the re-runs it rests on, or :func:`~whileai_core.stats.noise_floor`'s result).
     """
-    from .bootstrap import check_level, check_seed
-    from .rewards import reward_notes
-    from .rows import load_rows
-    from .stats import pass_rate
-
     level, seed = check_level(level), check_seed(seed)
     data = load_rows(rows, threshold=threshold)
     cats = np.asarray(task_categories(data, field=field, tasks=tasks), dtype=object)
@@ -180,8 +175,6 @@ def category_table(rows: Any, after: Any = None, *, field: str = CATEGORY_FIELD,
                            n_rows=whole.n_rows, level=level)
     comparison = None
     if after is not None:
-        from .stats import compare_many
-
         later = load_rows(after, threshold=threshold)
         later_cats = np.asarray(task_categories(later, field=field, tasks=tasks), dtype=object)
         known = dict(zip(data.task_ids, cats.tolist()))

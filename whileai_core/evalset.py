@@ -29,6 +29,12 @@ from .errors import ArgumentError, ConfigError, RowsError
 from .result import Result, fmt_rate
 from .stats.fields import LEVEL_DOC, METHOD_DOC, ci95_alias
 from . import safejson
+from .rows import TASK_ALIASES, TASK_FIELD, read_records
+from .safepath import UserPath, user_path
+from .bootstrap import check_level, check_seed
+from .rewards import reward_notes
+from .rows import load_rows
+from .stats import pass_rate
 
 Interval = tuple[float, float]
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -39,8 +45,6 @@ _HASHED = re.compile(r"-([0-9a-f]{%d})$" % EVALSET_HASH_CHARS)
 
 def _task_lines(tasks: Any) -> tuple[list[str], list[str], str | None]:
     """(canonical JSON line per task sorted by id, sorted field names, source name)."""
-    from .rows import TASK_ALIASES, TASK_FIELD, read_records
-
     if isinstance(tasks, (list, tuple)) and tasks and all(isinstance(t, (str, int)) and
                                                           not isinstance(t, bool) for t in tasks):
         tasks = [{TASK_FIELD: t} for t in tasks]  # ids only
@@ -113,7 +117,6 @@ def _check_name(name: Any) -> str:
 def _fingerprint(tasks: Any, name: str) -> tuple[EvalFingerprint, list[str]]:
     lines, fields, source = _task_lines(tasks)
     digest = hashlib.sha256(("\n".join(lines) + "\n").encode("utf-8")).hexdigest()
-    from .rows import TASK_FIELD
 
     content = [f for f in fields if f != TASK_FIELD]
     note = None
@@ -121,7 +124,6 @@ def _fingerprint(tasks: Any, name: str) -> tuple[EvalFingerprint, list[str]]:
         note = ("the hash covers task ids only: an edited prompt or answer keeps the name. Fix: "
                 "fingerprint the task records (prompt, answer, category), not just their ids")
     matches = None
-    from .safepath import UserPath
 
     if isinstance(tasks, (str, os.PathLike, UserPath)):
         stem = tasks.stem if isinstance(tasks, UserPath) else Path(tasks).stem
@@ -173,8 +175,6 @@ def freeze_holdout(tasks: Any, out_dir: str | os.PathLike = ".", *,
     The same content frozen again finds its file and writes nothing; an existing file of that
     name with other bytes (edited after freezing) is an error, never overwritten.
     """
-    from .safepath import UserPath, user_path
-
     fp, lines = _fingerprint(tasks, _check_name(name))
     folder = out_dir if isinstance(out_dir, UserPath) else user_path(
         out_dir, argument="out_dir", for_write=True)
@@ -285,11 +285,6 @@ def failure_capable(rows: Any, *, holdout: Any = None, effect: float = PROVE_EFF
     ``holdout``: the frozen task set (as for :func:`eval_fingerprint`); given, the run must have
     scored exactly its tasks. ``effect``: the smallest gain worth detecting (default 0.05).
     """
-    from .bootstrap import check_level, check_seed
-    from .rewards import reward_notes
-    from .rows import load_rows
-    from .stats import pass_rate
-
     level, seed = check_level(level), check_seed(seed)
     if isinstance(effect, bool) or not isinstance(effect, (int, float)) or not 0 < effect < 1:
         raise ArgumentError(f"`effect` must be a number strictly between 0 and 1, got {effect!r}. "

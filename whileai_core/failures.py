@@ -19,7 +19,10 @@ from typing import Any
 
 from .defaults import CHILD_ENV_NAMES, CHILD_ENV_PREFIXES
 from .errors import WhileaiError
+from .os_errors import os_reason
 from .result import short_message
+from .errors import ArgumentError
+from .extras import MODULES, install_command, install_fix
 
 # environment variables whose values never appear in what we print (tokens, keys, passwords)
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
@@ -83,8 +86,6 @@ def child_env(extra: dict[str, str] | None = None, *,
 
 def check_pass_env(pass_env: Any) -> tuple[str, ...]:
     """``pass_env`` as a tuple of variable names, or :class:`ArgumentError` naming the bad one."""
-    from .errors import ArgumentError
-
     if pass_env is None:
         return ()
     if isinstance(pass_env, str) or not isinstance(pass_env, (list, tuple)):
@@ -111,30 +112,6 @@ REPORT_TO = ("the whileai skill pack's issue tracker (the repository you install
 # folder), and is named so.
 _TEMP = re.compile(r"^\.(?P<name>.+)\.whileai-\d+-[0-9a-f]{12}\.tmp$")
 
-# errno -> what it means for the user, and the fix
-_FIXES: dict[int, tuple[str, str]] = {
-    errno.ENOENT: ("no such file or folder",
-                   "check the path: its folders must exist, or be folders you may create"),
-    errno.EACCES: ("permission denied",
-                   "use a path you have permission for, or change the permissions"),
-    errno.EPERM: ("operation not permitted", "choose a path in a folder you own"),
-    errno.EISDIR: ("is a folder, not a file", "give a file path, e.g. a name inside that folder"),
-    errno.ENOTDIR: ("a part of the path is a file, not a folder", "check the path's folders"),
-    errno.ENOSPC: ("no space left on the device", "free some space, or write elsewhere"),
-    errno.EDQUOT: ("disk quota exceeded", "free some space, or write elsewhere"),
-    errno.EROFS: ("is on a read-only file system", "write to a writable folder"),
-    errno.ENAMETOOLONG: ("the name is too long", "use a shorter path"),
-    errno.ELOOP: ("too many levels of symbolic links", "give a path without a symlink loop"),
-    errno.EEXIST: ("already exists", "choose another path"),
-    errno.ENOTEMPTY: ("the folder is not empty", "choose another path"),
-    errno.EXDEV: ("crosses file systems", "write to a folder on the same disk"),
-    errno.EBUSY: ("is busy (in use by the system)", "choose another path"),
-    errno.ETXTBSY: ("is busy (a running program)", "choose another path"),
-    errno.EMFILE: ("too many open files", "close other programs, or raise `ulimit -n`"),
-    errno.EIO: ("input/output error", "check the disk, or use another path"),
-}
-
-
 def _user_path(err: OSError) -> tuple[str | None, bool]:
     """The path the user gave, as far as the error shows it, and whether it is the folder of a
     file we tried to write (the error was on our temporary file beside it)."""
@@ -149,19 +126,6 @@ def _user_path(err: OSError) -> tuple[str | None, bool]:
     return path, False
 
 
-def os_reason(err: OSError, path: str | os.PathLike | None = None) -> tuple[str, str]:
-    """(what happened, the fix) for ``err`` in plain words; ``path`` is where it happened, when
-    the caller knows it better than the error does."""
-    meaning, fix = _FIXES.get(err.errno or -1, (None, "check the path and try again"))
-    if meaning is None:
-        said = err.strerror or type(err).__name__
-        meaning = said[:1].lower() + said[1:]
-    if err.errno in (errno.EEXIST, errno.ENOTDIR) and path is not None and _is_file(str(path)):
-        # a folder was needed here (to create one under it, or to look inside it)
-        meaning, fix = "a file is in the way, where a folder is needed", "check the path's folders"
-    return meaning, fix
-
-
 def explain_os_error(err: OSError) -> str:
     """``<path>: <what happened>. Fix: <what to do>`` for an ``OSError``."""
     path, via_temp = _user_path(err)
@@ -173,16 +137,7 @@ def explain_os_error(err: OSError) -> str:
     return f"{path + ': ' if path is not None else ''}{meaning}. Fix: {fix}"
 
 
-def _is_file(path: str) -> bool:
-    try:
-        return Path(path).exists() and not Path(path).is_dir()
-    except OSError:
-        return False
-
-
 def _missing_module(err: ModuleNotFoundError) -> str | None:
-    from .extras import MODULES, install_command, install_fix
-
     top = (err.name or "").split(".")[0]
     if top not in MODULES:
         return None  # one of our own modules, or a module we never asked for: a bug

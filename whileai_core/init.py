@@ -69,6 +69,7 @@ from .bundled import (SKILLS_ENV, SKIP_NAMES, SkillsSource, in_a_cache, running_
 from .defaults import AGENTS_SECTION_BEGIN, AGENTS_SECTION_END, INIT_SERVER_NAME
 from .errors import ArgumentError, ConfigError, WhileaiError
 from .result import Result
+from .safepath import Root
 from .staged import StagedFile, put_in_place
 from .voice import arg, call
 
@@ -388,9 +389,9 @@ def _plan_json(plan: _Plan, host: Host, entry: dict[str, Any]) -> None:
 
 
 def _plan_toml(plan: _Plan, host: Host, entry: dict[str, Any]) -> None:
-    import tomllib
+    import tomllib  # lazy: tomllib loads only where used
 
-    import tomli_w
+    import tomli_w  # lazy: tomli_w loads only where used
 
     what = f"MCP server `{INIT_SERVER_NAME}` for {host.label}"
     rel = plan.target(host.config)
@@ -618,8 +619,6 @@ def init_project(root: str | os.PathLike = ".", *, hosts: list[str] | None = Non
     and report, write nothing. Raises :class:`ConfigError` (nothing written) when any file
     cannot be merged, naming each.
     """
-    from .safepath import Root
-
     base = Path(root).expanduser()
     if not base.is_dir():
         raise ArgumentError(f"{str(root)!r} is not a folder. Fix: pass the project's root folder "

@@ -34,6 +34,7 @@ from .io import write_atomic
 from .result import Result, fmt_rate
 from .rows import load_rows
 from .stats import Rate, compare, pass_rate
+from .stats import compare_many
 
 Interval = tuple[float, float]
 _PASS, _SPLIT, _FAIL, _INK = "#2e7d32", "#9e9e9e", "#c62828", "#1f3b73"
@@ -55,8 +56,8 @@ class Picture(Result):
 
 def _figure(width: float = 8.0, height: float = 5.0):
     try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
+        from matplotlib.backends.backend_agg import FigureCanvasAgg  # lazy: only a picture needs matplotlib
+        from matplotlib.figure import Figure  # lazy: only a picture needs matplotlib
     except ImportError:
         raise ArgumentError("pictures need matplotlib, which is not installed. Fix: pip install "
                             "'whileai-skills[plot]' (or pip install matplotlib)") from None
@@ -66,8 +67,8 @@ def _figure(width: float = 8.0, height: float = 5.0):
 
 
 def _finish(fig, picture: Picture, out: Any, overwrite: bool) -> Picture:
-    import matplotlib
-    from matplotlib.text import Text
+    import matplotlib  # lazy: only a picture needs matplotlib
+    from matplotlib.text import Text  # lazy: only a picture needs matplotlib
 
     # every label is the user's text, never mathtext: "$$" in a category name was "a bug in
     # whileai" (matplotlib parses $...$ as TeX); texts made while drawing read the rc setting
@@ -207,7 +208,6 @@ def forest_picture(before: Any, after: Any, *, by: str | None = None,
             raise ArgumentError(f"`by` {by!r} is a field of no row in `before`. Fix: name a row "
                                 "field such as 'category', or omit by")
         groups = list(dict.fromkeys(keys_b))
-        from .stats import compare_many
         many = {m.name: m for m in compare_many(
             b, a, by=by, level=level, run_std=run_std, metric=metric).behaviours}
         drawn = groups
@@ -303,7 +303,7 @@ class JudgePicture(Picture):
 def judge_picture(items: Any, *, judges: list[str] | None = None, out: Any = None,
                   overwrite: bool = False, level: float = CONFIDENCE_LEVEL) -> JudgePicture:
     """Agreement and kappa per judge, each with its interval, against the audit's floors."""
-    from .judge import audit_judge
+    from .judge import audit_judge  # lazy: judge loads only when judge_picture() runs
 
     audit = audit_judge(items, judges=judges, level=level)
     # the audit's own kappa interval (whileai_core.judge.kappa_interval): one number per question
@@ -381,7 +381,7 @@ def watch_picture(watch: Any, *, out: Any = None, overwrite: bool = False) -> Wa
     """Training reward per step and the held-out rate with its interval; below, the paired
     delta against the first evaluation. ``watch``: a :class:`~whileai_core.hacking.Watch` or
     anything :func:`~whileai_core.hacking.watch_run` takes."""
-    from .hacking.watch import Watch, watch_run
+    from .hacking.watch import Watch, watch_run  # lazy: hacking.watch loads only when watch_picture() runs
 
     w = watch if isinstance(watch, Watch) else watch_run(watch)
     train = [(s.step, s.train_reward) for s in w.steps if s.train_reward is not None]

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from .defaults import MCP_ANSWER_MAX_BYTES, MESSAGE_MAX_CHARS, MESSAGE_WORD_CHARS, TEXT_SHOWN_CHARS
+from .voice import choose
 
 
 class Result(BaseModel):
@@ -124,8 +125,6 @@ def fmt_value(value: object, *, limit: int = 8) -> str:
 
 
 def _full_data() -> str:
-    from .voice import choose
-
     return choose(python="the full data: .to_dict()", cli="the full data: --json",
                   mcp="in the structured result")
 

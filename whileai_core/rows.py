@@ -11,22 +11,23 @@ the rows as dicts.
 Every statistic in the library reads the same :class:`Rows`: per-row numpy columns plus the
 per-task counts (rollouts, passes, reward sums) computed once with ``np.bincount``. A file is
 read by the columnar reader (``whileai_core.rows_fast``, msgspec) when it can vouch for the
-file, else by the exact reader here, line by line; both end in :func:`_build`. Bad input raises
-:class:`~whileai_core.errors.RowsError` naming the file, the line, the field and the fix.
+file, else by the exact reader (``whileai_core.records``), line by line; both end in
+:func:`_build`. Bad input raises :class:`~whileai_core.errors.RowsError` naming the file, the
+line, the field and the fix.
 
-Why one module of ~610 lines: the exact reader, its line-numbered errors, the one place where
-fields become typed columns and the view over them are one contract (a record's line travels
-from either reader into every error the view raises).
+Why one module of ~460 lines: the one place where fields become typed columns and the view over
+them are one contract (a record's line travels from either reader into every error the view
+raises).
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 from collections import Counter
 from itertools import compress, islice
 from operator import ne
 import math
-from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -36,13 +37,14 @@ from .columns import Columns, RecordColumns
 from .defaults import PASS_THRESHOLD
 from .errors import RowsError
 from .progress import step
+from .records import (TASK_ALIASES, TASK_FIELD, Records, first_line, first_record, is_graded_row,
+                      read_file, read_records)
 from .rewards import RewardScale, classify_reward
 from .safepath import Root, UserPath, as_user_path, is_path
-from . import safejson
+from . import field_names, file_shapes
+from .field_names import _file_arg
 
-TASK_FIELD = "task_id"
 _SMALL = 64  # rows a selection regroups in plain Python (Rows.where)
-TASK_ALIASES = ("scenario_id",)
 
 RowsLike = "Rows | str | os.PathLike | Iterable[Mapping]"
 
@@ -224,78 +226,6 @@ class Rows:
         return int(self._lines[row]) if self._lines is not None else row + 1
 
 
-# --- reading records (shared by every JSONL input: rows, traces, judge items) ---------------
-
-class Records:
-    """Records read from a JSONL/JSON file or given as a list, and where each one came from.
-
-    ``where(i)`` gives the keyword arguments of a :class:`RowsError` for record ``i``: the file and
-    its line (JSONL), the file and array element (JSON array), or ``<rows> row i`` for a list.
-    """
-
-    __slots__ = ("items", "name", "_lines", "_noun")
-
-    def __init__(self, items: list, name: str, lines: list[int] | None | str, noun: str):
-        self.items, self.name, self._lines, self._noun = items, name, lines, noun
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-    def where(self, i: int) -> dict[str, Any]:
-        if isinstance(self._lines, list):
-            return {"source": self.name, "line": self._lines[i]}
-        if self._lines == "jsonl":
-            return {"source": self.name, "line": i + 1}
-        if self._lines == "array":
-            return {"source": f"{self.name} array element {i + 1}"}
-        return {"source": f"{self.name} {self._noun} {i + 1}"}
-
-
-# what one record of each kind looks like, for the fix of a file that holds none
-RECORD_FORMS = {
-    "row": '{"task_id": "t1", "reward": 1.0}',
-    "item": '{"id": "t1", "label": true, "grades": {"judge-a": true}}',
-    "pair": '{"id": "p1", "forward": "first", "reversed": "second"}',
-    "trace": ('{"task_id": "t1", "messages": [{"role": "user", "content": "..."}, '
-              '{"role": "assistant", "content": "..."}]}'),
-    "record": '{"task_id": "t1", ...}',
-    "held-out record": '{"task_id": "h1", "prompt": "..."}',
-}
-
-
-def read_records(source: Any, *, noun: str = "row", root: Root | None = None) -> Records:
-    """Records from a path (JSONL, or one JSON array of objects) or a list of mappings.
-
-    Every record is an object; anything else raises :class:`RowsError` naming the file and line
-    (or the list position, called ``noun`` in messages) and the fix. A path is opened through
-    the door (``whileai_core.safepath``): under ``root`` when one is given (confined: no ``..``,
-    no link, nothing outside it), else as the user's own path; regular files only, within the
-    size limit for rows files.
-    """
-    if is_path(source):
-        path = as_user_path(source, root, argument=f"{noun}s", error=RowsError)
-        found = _fast_dicts(path)
-        if found is not None:
-            return Records(found[0], str(path), found[1], noun)
-        items, lines, name = _read_file(path, noun)
-        return Records(items, name, "jsonl" if lines is None else lines, noun)
-    if isinstance(source, Mapping):
-        raise RowsError(f"got one {noun} (a dict), expected a list of them",
-                        fix=f"wrap it in a list: [{noun}]")
-    if not isinstance(source, Iterable) or isinstance(source, (str, bytes, bytearray)):
-        raise RowsError(f"cannot read {noun}s from a {type(source).__name__}",
-                        fix="pass a path to a .jsonl/.json file or a list of dicts")
-    items = list(source)
-    for i, rec in enumerate(items):
-        if not isinstance(rec, Mapping):
-            raise RowsError(f"{noun} {i + 1} is a {type(rec).__name__}, expected an object",
-                            source=f"<{noun}s>",
-                            fix='give each as a JSON object, e.g. {"task_id": "...", "reward": 1.0}')
-    if items and not all(type(r) is dict for r in items):
-        items = [dict(r) for r in items]
-    return Records(items, f"<{noun}s>", None, noun)
-
-
 # --- loading -----------------------------------------------------------------------------
 
 def load_rows(source: Any, *, threshold: float | None = None, root: Root | None = None) -> Rows:
@@ -359,7 +289,7 @@ def read_columns(path: UserPath, *, fast: bool = True) -> Columns:
     for the file (``fast``), else by the exact reader."""
     if fast:
         try:
-            from . import rows_fast
+            from . import rows_fast  # lazy: rows_fast loads only when read_columns() runs
         except ImportError:  # msgspec is a core dependency; without it, the exact reader
             rows_fast = None
         if rows_fast is not None:
@@ -368,19 +298,8 @@ def read_columns(path: UserPath, *, fast: bool = True) -> Columns:
                 columns = rows_fast.read_columns(fh, str(path))
             if columns is not None:
                 return columns
-    items, lines, name = _read_file(path, "row")  # the exact reader: it names the bad line
+    items, lines, name = read_file(path, "row")  # the exact reader: it names the bad line
     return _record_columns(Records(items, name, "jsonl" if lines is None else lines, "row"))
-
-
-def _fast_dicts(path: UserPath) -> tuple[list[dict], list[int] | str] | None:
-    """``read_records``' fast path: the file's records decoded by msgspec, or None (the exact
-    reader reads it, and names what is wrong)."""
-    try:
-        from . import rows_fast
-    except ImportError:  # msgspec is a core dependency; without it, the exact reader
-        return None
-    with path.open_stream("rows", error=RowsError) as fh:
-        return rows_fast.read_dicts(fh)
 
 
 def _record_columns(recs: Records) -> RecordColumns:
@@ -394,76 +313,14 @@ def _record_columns(recs: Records) -> RecordColumns:
 def _foreign(path: UserPath) -> tuple[str, list[dict]] | None:
     """(format, rows) when ``path`` is another system's output that reads unambiguously
     (``whileai_core.importers``), else None (graded rows, or something the reader will name)."""
-    from .importers import ROWS, detect_format, rows_for_load
+    if path.is_file() and is_graded_row(first_record(first_line(path))):
+        return None  # graded rows: the importers are not needed
+    from .importers.detect import ROWS, detect_format, rows_for_load  # lazy: only another system's output needs the importers
 
     fmt = detect_format(path)
     if fmt is None or fmt == ROWS:
         return None
     return fmt, rows_for_load(path, fmt)
-
-
-def _read_file(path: UserPath, noun: str = "row") -> tuple[list, list[int] | None | str, str]:
-    name = str(path)
-    text = path.read_text("rows", error=RowsError, fix="save the rows as UTF-8 JSONL")
-    step(1, 3, f"parsing {len(text):,} characters of {name}")
-    stripped = text.lstrip()
-    if not stripped:
-        form = RECORD_FORMS.get(noun)
-        raise RowsError(f"is empty: no {noun}s", source=name,
-                        fix=f"write one JSON object per line, one {noun} each"
-                        + (f", e.g. {form}" if form else ""))
-    if stripped[0] == "[":
-        try:
-            data = safejson.loads(text)
-        except json.JSONDecodeError as exc:
-            if exc.msg == "Extra data":  # "[...]" then more lines: JSONL whose first row is bad
-                return _read_jsonl(text, name)
-            raise RowsError(f"invalid JSON ({exc.msg})", source=name, line=exc.lineno,
-                            fix="make the file one JSON array of row objects, or JSONL") from None
-        if not isinstance(data, list):
-            raise RowsError("is not a JSON array of rows", source=name,
-                            fix="write one JSON object per line (JSONL)")
-        for i, rec in enumerate(data):
-            if not isinstance(rec, dict):
-                raise RowsError(f"array element {i + 1} is a {type(rec).__name__}, expected an "
-                                "object", source=name,
-                                fix='give each row as {"task_id": "...", "reward": 1.0}')
-        return data, "array", name
-    return _read_jsonl(text, name)
-
-
-def _read_jsonl(text: str, name: str) -> tuple[list, list[int] | None, str]:
-    # Fast path: one C-level parse of all rows as an array. It is taken only when the text is
-    # "{...}" lines with every newline between "}" and "{" (counted in C; a JSON string cannot
-    # hold a raw newline, so these newlines are exactly the line breaks, and a blank line breaks
-    # the count) and the number of objects equals the number of lines. Anything else goes line
-    # by line, which skips blank lines and names the first bad one.
-    breaks = text.count("\n")
-    n = breaks if text.endswith("\n") else breaks + 1
-    if (text.startswith("{") and text.endswith(("}", "}\n"))
-            and text.count("}\n{") == n - 1):
-        try:
-            # the first n - 1 newlines become commas; a final newline stays as JSON whitespace
-            parsed = safejson.loads("[" + text.replace("\n", ",", n - 1) + "]")
-        except (json.JSONDecodeError, RecursionError):
-            parsed = None
-        if parsed is not None and len(parsed) == n and set(map(type, parsed)) == {dict}:
-            return parsed, None, name  # no blank line: row i is line i + 1
-    lines = text.split("\n")
-    numbers = [i + 1 for i, ln in enumerate(lines) if ln and not ln.isspace()]
-    records = []
-    for lineno in numbers:
-        ln = lines[lineno - 1]
-        try:
-            rec = safejson.loads(ln)
-        except json.JSONDecodeError as exc:
-            raise RowsError(f"invalid JSON at column {exc.colno} ({exc.msg})", source=name,
-                            line=lineno, fix="write exactly one JSON object per line") from None
-        if not isinstance(rec, dict):
-            raise RowsError(f"a {type(rec).__name__}, expected a JSON object", source=name,
-                            line=lineno, fix='write each row as {"task_id": "...", "reward": 1.0}')
-        records.append(rec)
-    return records, numbers, name
 
 
 def _build(cols: Columns, *, threshold: float) -> Rows:
@@ -498,8 +355,11 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
             tids = [t if t is not None else a for t, a in zip(tids, cols.values(alias))]
         if None in tids:
             i = tids.index(None)
-            raise fail(i, "row has no `task_id`", TASK_FIELD,
-                       'add "task_id": "<the prompt or scenario this rollout answers>"')
+            if not cols.present(TASK_FIELD)[i]:
+                raise _missing(cols, i, TASK_FIELD, 'add "task_id": "<the prompt or scenario '
+                               'this rollout answers>"')
+            raise fail(i, "`task_id` is null", TASK_FIELD,
+                       'give "task_id": "<the prompt or scenario this rollout answers>"')
         kinds = set(map(type, tids))
     if not kinds <= {str}:
         plain_ids = False
@@ -515,8 +375,10 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
     if not kinds <= {float, int}:
         i = next(j for j, v in enumerate(rewards) if type(v) not in (float, int))
         if rewards[i] is None:
-            raise fail(i, "row has no `reward`" if not carried[i] else "`reward` is null",
-                       "reward", 'add "reward": <a number; a pass is >= the threshold (1.0)>')
+            fix = 'add "reward": <a number; a pass is >= the threshold (1.0)>'
+            if not carried[i]:
+                raise _missing(cols, i, "reward", fix)
+            raise fail(i, "`reward` is null", "reward", fix)
         raise fail(i, f"`reward` is {rewards[i]!r} (a {type(rewards[i]).__name__})", "reward",
                    "write the reward as a JSON number, e.g. 1.0")
     try:
@@ -581,6 +443,34 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
     if carried.all():
         cols.derive("model", lambda: list(model))
     return rows
+
+
+def _missing(cols: Columns, i: int, field: str, fix: str) -> RowsError:
+    """Row ``i`` lacks ``field``: the error names a look-alike field the rows carry (`score`
+    for `reward`: ``whileai_core.field_names``) with the rename, or rows kept inside a one-line
+    document (``{"samples": [...]}``)."""
+    names = cols.names()
+    if cols.n == 1:
+        inside = file_shapes.nested_rows({n: cols.values(n)[0] for n in names})
+        if inside is not None:
+            key, count = inside
+            return RowsError(f"row has no `{field}`; its `{key}` holds a list of {count} "
+                             "objects: the rows may be inside it", **cols.where(i), field=field,
+                             fix=f"write the rows of `{key}` one per line, e.g. python3 -c "
+                                 + shlex.quote("import json,sys; [print(json.dumps(r)) for r in "
+                                               "json.loads(open(sys.argv[1]).readline())["
+                                               + json.dumps(key) + "]]")
+                                 + f" {_file_arg(cols.source)} > rows.jsonl")
+    problem, found = field_names.missing(field, names)
+    if found is not None:
+        renames = {found: field}
+        for other in (TASK_FIELD, "reward"):  # the other one too, when it is missing as well
+            if other != field and not cols.has(other) and other not in renames.values():
+                alike = field_names.look_alikes(other, [n for n in names if n not in renames])
+                if alike:
+                    renames[alike[0][0]] = other
+        fix = field_names.rename_fix(renames, cols.source)
+    return RowsError(problem, **cols.where(i), field=field, fix=fix)
 
 
 def _as_float(value: float | int) -> float:

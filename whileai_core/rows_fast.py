@@ -19,7 +19,8 @@ the exact reader would read the same records at the same lines: invalid JSON any
 (``NaN``, which Python accepts, included; and ``"\\ud800"``, a lone surrogate escape), a line
 that is not an object, a carriage return outside a CRLF (the exact reader counts it as a line
 break), nesting or integers past the guards, more than ``MAX_FIELDS`` distinct fields, or a
-file that starts with blank chunks. What it accepts, :func:`~whileai_core.rows._build` checks
+file that starts with blank chunks. A UTF-8 byte-order mark before the first row is dropped, as the
+exact reader drops it. What it accepts, :func:`~whileai_core.rows._build` checks
 exactly as it checks the exact reader's records, so a missing reward or a string task id is
 named at the same line either way (tests/test_rows_fast.py feeds both readers the same files).
 """
@@ -169,7 +170,7 @@ _SPACE = b" \t\r\n\x0b\x0c"  # what bytes.strip() strips: the blank lines' test 
 def read_columns(fh: OpenFile, source: str) -> ArrayColumns | None:
     """The rows of the open file ``fh`` as columns, or None: read it with the exact reader."""
     chunks = fh.chunks(CHUNK)
-    first = next(chunks, b"")
+    first = _without_bom(next(chunks, b""))
     start = first.lstrip()
     if not start:
         return None
@@ -194,6 +195,15 @@ def read_columns(fh: OpenFile, source: str) -> ArrayColumns | None:
     if not isinstance(row, dict):
         return None
     return _read_jsonl(chain(head, bodies), source, row)
+
+
+def _without_bom(first: bytes) -> bytes:
+    """The first chunk without a UTF-8 byte-order mark (the exact reader drops it too:
+    ``safepath.decode_text``); it sits on line 1, so no line number moves."""
+    return first[3:] if first[:3] == _BOM else first
+
+
+_BOM = b"\xef\xbb\xbf"
 
 
 def _bodies(chunks: Iterable[bytes]) -> Iterator[tuple[bytes, int, int]]:
@@ -336,7 +346,7 @@ def read_dicts(fh: OpenFile) -> tuple[list[dict], list[int] | str] | None:
     when the file has blank lines, else ``"jsonl"`` (or ``"array"``); or None: read it with the
     exact reader. The same rules as :func:`read_columns` decide what it vouches for."""
     chunks = fh.chunks(CHUNK)
-    first = next(chunks, b"")
+    first = _without_bom(next(chunks, b""))
     start = first.lstrip()
     if start[:1] == b"[":
         try:

@@ -1,7 +1,7 @@
 """``json.loads`` for text a user gave us: every way it can fail is a ``json.JSONDecodeError``.
 
 The standard parser has two more ways to fail on hostile input, and each reached the user as
-"a bug in whileai" (issue 12's re-check): nesting deeper than the interpreter's recursion limit
+"a bug in whileai" (found by a red-team pass): nesting deeper than the interpreter's recursion limit
 raises ``RecursionError`` (a line of 100,000 ``[``), and an integer of more than 4,300 digits
 raises a plain ``ValueError`` (Python's guard against slow conversions). Both are bad input, so
 both become the error the callers already catch, with the line and column of the document.

@@ -1,8 +1,8 @@
 """The one door for user paths: every file a user names is opened here, and only here.
 
 Rows, traces, judge items, tokenizer files, prime-rl configs and every output pass through this
-module, whether the MCP server, the CLI, the library or a recipe asked. Why each rule exists is
-issue 12's red-team pass: a path checked by name and opened later by name lets a folder be
+module, whether the MCP server, the CLI, the library or a recipe asked. Why each rule exists is a
+red-team finding (tests/test_safepath.py): a path checked by name and opened later by name lets a folder be
 swapped for a symlink in between; a FIFO blocks a read forever; a device can be "replaced".
 
 How a path is opened
@@ -43,6 +43,7 @@ import os
 import re
 import secrets
 import stat
+import threading
 import time
 import weakref
 from collections.abc import Mapping
@@ -53,7 +54,8 @@ from typing import Any
 from . import defaults as D
 from .admission import admit
 from .errors import ArgumentError, ConfigError, RowsError, WhileaiError
-from .failures import os_reason
+from .os_errors import os_reason
+from .progress import step
 from .voice import CLI, arg, reader, relative_paths
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -392,17 +394,14 @@ class UserPath:
         """
         return bytes(self._read(kind, error, default_child))
 
+    def read_buffer(self, kind: str, *, error: type[WhileaiError] = ArgumentError) -> bytearray:
+        """:meth:`read_bytes` without the copy: the buffer read (the caller owns it)."""
+        return self._read(kind, error, None)
+
     def read_text(self, kind: str, *, error: type[WhileaiError] = ArgumentError,
                   default_child: str | None = None, fix: str = "save it as UTF-8 text") -> str:
         """The file as UTF-8 text, line ends normalised to ``\\n`` (as ``open()`` would)."""
-        data = self._read(kind, error, default_child)
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise _fail(error, self.where, f"is not UTF-8 text (byte {exc.start})", fix) from None
-        if "\r" in text:
-            text = text.replace("\r\n", "\n").replace("\r", "\n")
-        return text
+        return decode_text(self._read(kind, error, default_child), self.where, error, fix)
 
     def _read(self, kind: str, error: type[WhileaiError], default_child: str | None) -> bytearray:
         if kind not in FILE_KINDS:
@@ -428,9 +427,19 @@ class UserPath:
         finally:
             os.close(fd)
         try:
-            return self._read_handle(handle, kind, error, shown)
+            data = self._read_handle(handle, kind, error, shown)
         finally:
             os.close(handle)
+        return self._unpacked(data, kind, error, shown)
+
+    def _unpacked(self, data: bytearray, kind: str, error: type[WhileaiError],
+                  shown: str) -> bytearray:
+        """``data`` as read, or unpacked when it is a gzip rows file (:func:`gunzip`)."""
+        if kind != "rows" or data[:2] != GZIP_MAGIC:
+            return data
+        return bytearray().join(gunzip(
+            (bytes(data),), self.root.limits.max_bytes(kind), error, shown,
+            lambda size: self._too_big(size, kind, error, shown, "unpacks to")))
 
     def _open_file(self, name: str, dir_fd: int, error: type[WhileaiError], shown: str, *,
                    allow_dir: bool) -> int | None:
@@ -846,9 +855,22 @@ class OpenFile:
 
     def chunks(self, size: int = _CHUNK):
         """The file's bytes from the start, ``size`` at a time (the last chunk may be shorter).
-        A rows file's whole read waits for its place first (``whileai_core.admission``)."""
+        A rows file's whole read waits for its place first (``whileai_core.admission``); a rows
+        file that is gzip is unpacked as it is read, within the same size limit (:func:`gunzip`).
+        """
+        if self.kind != "rows" or self.read_at(0, 2) != GZIP_MAGIC:
+            return self._raw_chunks(size, self.stat.st_size)
+        # admitted by what it unpacks to: gzip's trailer holds the size mod 2**32 (RFC 1952)
+        tail = self.read_at(max(self.stat.st_size - 4, 0), 4)
+        hint = max(self.stat.st_size, int.from_bytes(tail, "little") if len(tail) == 4 else 0)
+        where, error = self.path.where, self.error
+        return gunzip(self._raw_chunks(size, hint), self.path.root.limits.max_bytes(self.kind),
+                      error, where, lambda got: self.path._too_big(got, self.kind, error, where,
+                                                                   "unpacks to"), size)
+
+    def _raw_chunks(self, size: int, admitted: int):
         if self.kind == "rows":
-            admit(self.stat.st_size, self.path.where)
+            admit(admitted, self.path.where)
         limits = self.path.root.limits
         cap = limits.max_bytes(self.kind)
         spent = 0.0
@@ -864,7 +886,29 @@ class OpenFile:
                 raise self.path._too_big(offset, self.kind, self.error, self.path.where)
             if spent > limits.timeout_s:
                 raise _too_slow(self.error, self.path.where, limits.timeout_s, offset)
+            if self.kind == "rows":  # a long parse reports, and a cancelled call stops, here
+                step(1 + 0.99 * offset / max(self.stat.st_size, offset), 3,
+                     f"parsing: {offset:,} of {self.stat.st_size:,} bytes")
             yield data
+
+
+def decode_text(data: bytes | bytearray, where: str, error: type[WhileaiError],
+                fix: str = "save it as UTF-8 text") -> str:
+    """``data`` as UTF-8 text: a leading byte-order mark dropped (Windows editors and Excel
+    write one; JSON forbids it, RFC 8259 section 8.1, but lets a reader ignore it), line ends
+    normalised to ``\\n`` as ``open()`` would."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _fail(error, where, f"is not UTF-8 text (byte {exc.start})", fix) from None
+    if text.startswith(BOM):
+        text = text[1:]
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+BOM = "\ufeff"
 
 
 def _too_slow(error: type[WhileaiError], shown: str, timeout_s: float, got: int) -> WhileaiError:
@@ -948,6 +992,60 @@ def sweep_root(root: Root, *, max_folders: int = 10_000) -> int:
 
 _SWEEP_SKIP = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__",
                          ".mypy_cache", ".pytest_cache", ".tox"})
+
+
+GZIP_MAGIC = b"\x1f\x8b"  # RFC 1952, section 2.3.1
+
+
+def gunzip(chunks, cap: int, error: type[WhileaiError], shown: str, too_big,
+           step: int = _CHUNK):
+    """The bytes the gzip stream ``chunks`` unpacks to, about ``step`` at a time, every
+    member of a multi-member file in turn (``cat a.gz b.gz`` is one valid gzip file).
+
+    Bounded like the zip rule below: the unpacked total is counted as it is produced, at most
+    ``_UNPACK_STEP`` bytes per call, and ``too_big(total)`` is raised once it passes ``cap`` (a
+    1 MB gzip can hold 1 GB of zeros), so no more than ``step`` bytes are held at once."""
+    pending, held = [], 0
+    for piece in _gunzip(chunks, cap, error, shown, too_big, min(step, _UNPACK_STEP)):
+        pending.append(piece)
+        held += len(piece)
+        if held >= step:
+            yield b"".join(pending)
+            pending, held = [], 0
+    if pending:
+        yield b"".join(pending)
+
+
+def _gunzip(chunks, cap: int, error: type[WhileaiError], shown: str, too_big, step: int):
+    import zlib  # lazy: only a gzip file needs it
+
+    total = 0
+    inflate, fed = zlib.decompressobj(31), False
+    for data in chunks:
+        if not fed:
+            data = data.lstrip(b"\x00")  # zero padding after a member (gzip(1) skips it too)
+        while data or (fed and not inflate.eof):  # (no input left: drain what is pending)
+            fed = True
+            try:
+                piece = inflate.decompress(data, step)
+            except zlib.error as exc:
+                raise _fail(error, shown, f"is not valid gzip data ({exc})",
+                            "check the file (gzip -t FILE), or pass it uncompressed") from None
+            total += len(piece)
+            if total > cap:
+                raise too_big(total)
+            if piece:
+                yield piece
+            if inflate.eof:  # one member ended; what follows is the next one
+                data = inflate.unused_data.lstrip(b"\x00")
+                inflate, fed = zlib.decompressobj(31), False
+            else:
+                data = inflate.unconsumed_tail
+                if not data and not piece:
+                    break  # the next chunk carries on
+    if fed and not inflate.eof:
+        raise _fail(error, shown, "is a gzip file cut short (its stream does not end)",
+                    "check the file (gzip -t FILE): copy it again, or pass it uncompressed")
 
 
 _ZIP_STORED, _ZIP_DEFLATED, _ZIP_ZSTANDARD = 0, 8, 93
@@ -1100,12 +1198,20 @@ def user_path(path: str | os.PathLike, *, argument: str = "path", for_write: boo
     parent folders first.
     """
     if isinstance(path, UserPath):
+        if for_write and isinstance(path, StreamPath):
+            raise path._not_written(argument, error)
         return path
     text = os.fspath(path)
     if not isinstance(text, str) or not text.strip():
         raise ArgumentError(f"`{argument}` is empty. Fix: give a file path")
     if "\x00" in text:
         raise ArgumentError(f"`{argument}` contains a NUL byte. Fix: give a plain file path")
+    fd = stream_fd(text)
+    if fd is not None or (for_write and text in OUTPUT_STREAMS):
+        stream = StreamPath(1 if fd is None else fd, text, argument=argument, limits=limits)
+        if for_write:
+            raise stream._not_written(argument, error)
+        return stream
     given = Path(text).expanduser()
     if for_write:
         folder = Path(os.path.realpath(given)).parent
@@ -1118,6 +1224,184 @@ def user_path(path: str | os.PathLike, *, argument: str = "path", for_write: boo
     root = Root(real.anchor or "/", confined=False, limits=limits, error=error,
                 label="the file-system root")
     return UserPath(root, real.parts[1:], argument=argument, shown=str(given))
+
+
+# --- standard input and inherited pipes ------------------------------------------------------
+
+STDIN_NAMES = ("-", "/dev/stdin")   # `-`: the POSIX utilities' convention for standard input
+OUTPUT_STREAMS = ("/dev/stdout", "/dev/stderr")
+# a descriptor the shell hands over: bash and zsh pass `<(cmd)` as /dev/fd/N (Linux and macOS);
+# /proc/self/fd/N is the same descriptor named through procfs
+_FD_PATH = re.compile(r"^/(?:dev|proc/self)/fd/(\d{1,9})$")
+_STREAMS: dict[tuple[int, int, int], bytes] = {}  # what each stream held, read once: by
+# descriptor and the pipe's identity (a descriptor number is reused by the next pipe opened)
+_STREAMS_LOCK = threading.Lock()
+
+
+def stream_fd(text: str) -> int | None:
+    """The descriptor ``text`` names when it is standard input (``-``, ``/dev/stdin``) or an
+    inherited one (``/dev/fd/N``, a shell's process substitution), else None."""
+    if text in STDIN_NAMES:
+        return 0
+    match = _FD_PATH.match(text)
+    return int(match[1]) if match else None
+
+
+class StreamPath(UserPath):
+    """Standard input, or a descriptor the shell passed (``<(cmd)``), read as a file would be.
+
+    A pipe can be read only once, so the first read takes all of it into memory, within the size
+    limit of the kind of file asked for and the read timeout (a producer that never ends, or
+    never writes, is stopped there), and every later read of the same descriptor in the process
+    gets the same bytes. A terminal (nothing piped in) and an empty stream are refused by name.
+    Nothing is ever written to one (:meth:`write_bytes`). Only the user's own paths reach here
+    (:func:`user_path`: the CLI, the library); the server's confined root never does, so it
+    never reads its own protocol stream.
+    """
+
+    __slots__ = ("fd",)
+
+    def __init__(self, fd: int, text: str, *, argument: str, limits: Limits | None) -> None:
+        root = Root("/", confined=False, limits=limits, label="the file-system root")
+        super().__init__(root, (), argument=argument,
+                         shown="<stdin>" if text in STDIN_NAMES else text)
+        self.fd = fd
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StreamPath) and other.fd == self.fd
+
+    def __hash__(self) -> int:
+        return hash(("stream", self.fd))
+
+    @property
+    def name(self) -> str:
+        return self.shown
+
+    @property
+    def suffix(self) -> str:
+        return ""
+
+    @property
+    def absolute(self) -> Path:
+        return Path("/dev/stdin" if self.fd == 0 else f"/dev/fd/{self.fd}")
+
+    def kind(self) -> str | None:
+        return "file"
+
+    def check_file(self, *, error: type[WhileaiError] = ArgumentError) -> None:
+        return None
+
+    def _read(self, kind: str, error: type[WhileaiError], default_child: str | None) -> bytearray:
+        return self._unpacked(bytearray(self._bytes(kind, error)), kind, error, self.where)
+
+    def open_stream(self, kind: str, *, error: type[WhileaiError] = ArgumentError) -> OpenFile:
+        return _BufferFile(self, self._bytes(kind, error), kind, error)
+
+    def open_binary(self, kind: str, *, error: type[WhileaiError] = ArgumentError):
+        import io  # lazy: only a stream read as a binary file needs it
+
+        return io.BytesIO(self._bytes(kind, error))
+
+    def open_archive(self, kind: str, *, error: type[WhileaiError] = ArgumentError):
+        limits = self.root.limits
+        bound = "archive" if limits.max_bytes("archive") < limits.max_bytes(kind) else kind
+        fh = self.open_binary(bound, error=error)
+        unpacked = _check_archive(fh, limits, bound, error, self.where, lambda size: self._too_big(
+            size, bound, error, self.where, "unpacks to"))
+        admit(unpacked, self.where)
+        fh.seek(0)
+        return fh
+
+    def list_dir(self, *, error: type[WhileaiError] = ArgumentError) -> list[tuple[str, str]]:
+        raise _fail(error, self.where, "is a stream, not a folder", "pass the folder's path")
+
+    def open_folder(self, *, create: bool = False,
+                    error: type[WhileaiError] = ArgumentError) -> int:
+        raise _fail(error, self.where, "is a stream, not a folder", "pass the folder's path")
+
+    def child(self, *names: str) -> UserPath:
+        raise ArgumentError(f"{self.where} is a stream, not a folder. Fix: pass the folder's path")
+
+    def write_bytes(self, data: bytes, *, overwrite: bool = False,
+                    error: type[WhileaiError] = ConfigError) -> Path:
+        raise self._not_written(self.argument, error)
+
+    def _not_written(self, argument: str, error: type[WhileaiError]) -> WhileaiError:
+        return _fail(error, self.shown, "is a stream; results are written to files here, never "
+                     "to standard input or output", f"give {arg(argument)} a file path, e.g. "
+                     "result.jsonl")
+
+    def _bytes(self, kind: str, error: type[WhileaiError]) -> bytes:
+        """The descriptor's bytes, read once (the class docstring), within ``kind``'s limit."""
+        if kind not in FILE_KINDS:
+            raise ValueError(f"unknown kind of file {kind!r}")
+        try:
+            st = os.fstat(self.fd)
+        except OSError:
+            raise _fail(error, self.where, "is not open in this process", "pipe the data in "
+                        "(e.g. `cat rows.jsonl | whileai-skills pass-at -`) or pass a file path"
+                        ) from None
+        key = (self.fd, st.st_dev, st.st_ino)
+        with _STREAMS_LOCK:
+            data = _STREAMS.get(key)
+            if data is None:
+                data = _STREAMS[key] = self._drain(st.st_mode, kind, error)
+        if len(data) > self.root.limits.max_bytes(kind):
+            raise self._too_big(len(data), kind, error, self.where)
+        if kind == "rows":
+            admit(len(data), self.where)
+        return data
+
+    def _drain(self, mode: int, kind: str, error: type[WhileaiError]) -> bytes:
+        import select  # lazy: only a stream is waited on
+
+        if os.isatty(self.fd):
+            raise _fail(error, self.where, "is a terminal: nothing is piped in", "pipe the data "
+                        "in (e.g. `cat rows.jsonl | whileai-skills pass-at -`) or pass a file path")
+        if stat.S_ISDIR(mode):
+            raise _fail(error, self.where, "is a directory, not a file", "pipe a file in")
+        limits = self.root.limits
+        cap = limits.max_bytes(kind)
+        deadline = time.monotonic() + limits.timeout_s
+        parts, got = [], 0
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.fd], [], [], left)[0]:
+                raise _too_slow(error, self.where, limits.timeout_s, got)
+            try:
+                data = os.read(self.fd, min(_CHUNK, cap + 1 - got))
+            except OSError as exc:
+                raise _fail(error, self.where, f"cannot be read ({exc.strerror})",
+                            "pipe the data in again, or pass a file path") from None
+            if not data:
+                break
+            got += len(data)
+            if got > cap:
+                raise self._too_big(got, kind, error, self.where)
+            parts.append(data)
+        if not got:
+            raise _fail(error, self.where, "is empty: nothing was piped in", "check the command "
+                        "before the pipe (it wrote nothing), or pass a file path")
+        return b"".join(parts)
+
+
+class _BufferFile(OpenFile):
+    """An :class:`OpenFile` over bytes already read (a stream's): the same chunks and limits."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, path: StreamPath, data: bytes, kind: str,
+                 error: type[WhileaiError]) -> None:
+        mode = stat.S_IFREG | 0o400
+        st = os.stat_result((mode, path.fd, 0, 1, os.getuid(), os.getgid(), len(data), 0, 0, 0))
+        super().__init__(path, -1, st, kind, error)
+        self.data = data
+
+    def close(self) -> None:
+        self._closed = True
+
+    def read_at(self, offset: int, size: int) -> bytes:
+        return self.data[offset:offset + size]
 
 
 def as_user_path(source: Any, root: Root | None, *, argument: str, for_write: bool = False,

@@ -2,7 +2,7 @@
 frontmatter says. One frontmatter reader here, and one walker (``whileai_core.bundled.
 skill_files``, with its one rule of which files are a skill's: not ``fixtures.py``, check.py's
 stand-ins, nor caches or hidden files), for every reader: the MCP server (tools, resources,
-prompts, the Skills extension) and ``whileai-skills init-project`` (which copies skills).
+prompts, the Skills extension) and ``whileai-skills init`` (which copies skills).
 
 A skill is a sub-folder holding ``SKILL.md`` whose YAML frontmatter (Agent Skills format) gives
 ``name`` and ``description``. The folder is read when asked (``whileai_core.bundled.
@@ -124,7 +124,7 @@ class SkillText(Result):
 
 def default_skills_dir() -> Path:
     """``WHILEAI_SKILLS_DIR`` if set, else ``skills/`` beside the packages, else the installed
-    package's copy (one rule: ``whileai-skills init-project`` installs from the same folder)."""
+    package's copy (one rule: ``whileai-skills init`` installs from the same folder)."""
     return SkillsSource().folder
 
 
@@ -135,7 +135,7 @@ class SkillCatalog:
     ``skills/``) is opened as a confined root (``whileai_core.safepath``): a skill folder or file
     that is a symlink, a FIFO or another special file is never followed or read (a FIFO would
     block the server's start; a link could serve a file from outside the folder). Skills from
-    ``whileai-skills init-project --link`` are links: serve the pack's own folder instead. With
+    ``whileai-skills init --link`` are links: serve the pack's own folder instead. With
     no folder chosen, an installed package serves its own copy.
     """
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import ConfigError, WhileaiError
+from .os_errors import os_reason
 from .safepath import temp_name
 
 _TEMP = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -189,7 +190,5 @@ def _read_at(fd: int, name: str) -> bytes | None:
 
 
 def _os_words(exc: OSError) -> str:
-    from .failures import os_reason
-
     why, _ = os_reason(exc)
     return f"{exc.filename}: {why}" if exc.filename else why

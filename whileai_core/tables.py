@@ -1,7 +1,7 @@
 """Per-task tables that fit an agent's context: a summary by default, pages or a file on request.
 
 A run of a million tasks has a million per-task rates; an answer that lists them all floods the
-caller (issue 11: 12.7 M characters for 589k tasks). A :class:`TaskTable` holds the per-task
+caller (12.7 M characters for 589k tasks, measured before this table). A :class:`TaskTable` holds the per-task
 values once and gives three bounded views of them:
 
 - :meth:`TaskTable.summary`: the counts, the band histogram (always fail, four bins of the split
@@ -25,6 +25,7 @@ import numpy as np
 from .defaults import TASK_EXTREMES, TASK_PAGE_DEFAULT, TASK_PAGE_MAX
 from .errors import ArgumentError
 from .result import Result
+from .io import write_atomic
 
 Metric = Literal["pass", "reward", "share"]
 
@@ -170,7 +171,6 @@ class TaskTable:
         """Every task as one JSON line ``{"task_id", "value", "rollouts"}``, written atomically."""
         import json
 
-        from .io import write_atomic
 
         lines = [json.dumps({"task_id": t, "value": float(x), "rollouts": int(r)})
                  for t, x, r in zip(self.task_ids, self.values.tolist(), self.rollouts.tolist())]

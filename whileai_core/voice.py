@@ -67,7 +67,8 @@ class Op:
 
     ``positional``: the arguments written without a name at the shell, in order (the same order
     as in Python). ``command``/``tool`` are None where that reader has no such call. Read from
-    the operations' declarations (``whileai_core.operations``), never written here.
+    the operations' declarations (``whileai_core.operations``, through ``calls.json``), never
+    written here.
     """
 
     command: str | None
@@ -77,30 +78,24 @@ class Op:
     forms: dict[str, str] = field(default_factory=dict)  # how the shell writes each argument
 
 
+CALLS_FILE = Path(__file__).with_name("calls.json")
+
+
 class _Ops(Mapping):
-    """``OPS``: operation name -> :class:`Op`, built from the declarations on first use (the
-    declarations import this module's readers; they are not needed until a call is spelled)."""
+    """``OPS``: operation name -> :class:`Op`, read on first use from ``calls.json``, the table
+    the operations' declarations generate (``python -m whileai_core.operations``; a test fails
+    when it is stale). A message names a call without importing the declarations, which sit in
+    a higher layer than this module."""
 
     def __init__(self) -> None:
         self._ops: dict[str, Op] | None = None
 
     def _load(self) -> dict[str, Op]:
         if self._ops is None:
-            from .cli import cli_form
-            from .operations import operations
-            from .operations.surface import params
-
-            ops = {}
-            for name, op in operations().items():
-                cli = params(op, "cli")
-                shell = [p for p in cli if p.arg.positional]
-                ops[name] = Op(
-                    op.command if "cli" in op.surfaces else None,
-                    name if "mcp" in op.surfaces else None,
-                    tuple(p.name for p in shell),
-                    {p.name: p.arg.metavar or p.name.upper() for p in shell},
-                    {p.name: cli_form(p) for p in cli})
-            self._ops = ops
+            table = json.loads(CALLS_FILE.read_text(encoding="utf-8"))
+            self._ops = {name: Op(e["command"], e["tool"], tuple(e["positional"]),
+                                  dict(e["metavars"]), dict(e["forms"]))
+                         for name, e in table.items()}
         return self._ops
 
     def __getitem__(self, name: str) -> Op:

@@ -1,7 +1,8 @@
 """Modal app of the DPO recipe: Qwen2.5-1.5B-Instruct + LoRA, TRL DPOTrainer, one A10G.
 
 Imports without a Modal token (tests read ``train_dpo``'s GPU, image and volumes). Launch with
-``python recipes/dpo/run.py [flags]``. Adapters, ``results.json``, the pairs and both holdout row
+``python recipes/dpo/run.py [flags]``; ``train_dpo_data`` trains on a data folder's pairs
+(``--data``, or ``launch_run("dpo", data=...)``). Adapters, ``results.json``, the pairs and both holdout row
 files land on the ``whileai-dpo-runs`` volume under ``<run-name>/``; ``--from-run NAME`` starts
 from ``<NAME>/adapter`` on the same volume.
 """
@@ -16,9 +17,10 @@ import modal
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from recipes.defaults import DPO_RUNS_VOLUME
 from recipes.modal_image import (RUNS_PATH, TRAIN_TIMEOUT_S, claim_run_folder, load_policy,
                                  runs_volume, save_run, train_volumes, trl_image)
-from whileai_core.defaults import DPO_RUNS_VOLUME, GRPO_GPU
+from whileai_core.defaults import GRPO_GPU
 
 app = modal.App("whileai-dpo")
 image = trl_image()
@@ -49,6 +51,23 @@ def train_dpo(settings: dict, prompts: list[dict]) -> dict:
         label = f"{config.model}+lora:{config.from_run}"
     results, trainer = run_dpo(model, tokenizer, config, out / "trainer", records=prompts,
                                model_label=label)
+    save_run(out, trainer, results, runs)
+    return results
+
+
+@app.function(gpu=GRPO_GPU, image=image, volumes=train_volumes(runs), timeout=TRAIN_TIMEOUT_S)
+def train_dpo_data(settings: dict, data: dict) -> dict:
+    """One DPO round on a data folder's pairs (``DPOData.payload``): held-out before, DPO, held-out
+    after, graded by the folder's grader; returns ``results.json``'s data."""
+    from recipes.dpo.data import DPOData
+    from recipes.dpo.from_data import run_dpo_data
+    from recipes.dpo.train import DPOSettings
+
+    config = DPOSettings.from_dict(settings)
+    out = Path(RUNS_PATH) / config.run_name
+    model, tokenizer = load_policy(config.model)
+    results, trainer = run_dpo_data(model, tokenizer, config, DPOData.from_payload(data),
+                                    out / "trainer", model_label=config.model)
     save_run(out, trainer, results, runs)
     return results
 

@@ -23,8 +23,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
+from recipes.defaults import DPO_NEGATIVE_SHARE
 from recipes.grpo.reward import LOOKUP_TOOL, REFUND_TOOL, WITH_ID, Case, score
-from whileai_core.defaults import DPO_MAX_CHOSEN_LONGER, DPO_MIN_MARGIN, DPO_NEGATIVE_SHARE
+from whileai_core.defaults import DPO_MAX_CHOSEN_LONGER, DPO_MIN_MARGIN
 from whileai_core.errors import ArgumentError
 
 

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from recipes.defaults import (DPO_BETA, DPO_LEARNING_RATE, DPO_MAX_NEGATIVE_SHARE,
+                              DPO_NEGATIVE_SHARE, GRPO_LORA_ALPHA, GRPO_PROMPT_SEED)
 from recipes.dpo.pairs import PairSet, build_pairs
 from recipes.flags import float_in, int_in
 from recipes.grpo.prompts import category_counts
@@ -24,12 +26,10 @@ from recipes.trl_recipes import (add_lora_and_holdout_arguments, add_run_argumen
                                  build_lora_config, prompt_counts, sample_before,
                                  settings_from_dict, settings_from_flags, steps_for_epochs,
                                  train_and_holdout, train_and_sample_after)
-from whileai_core.defaults import (DPO_BETA, DPO_EPOCHS, DPO_LEARNING_RATE, DPO_MAX_CHOSEN_LONGER,
-                                   DPO_MAX_NEGATIVE_SHARE, DPO_MIN_MARGIN, DPO_NEGATIVE_SHARE,
-                                   DPO_PAIRS_PER_STEP,
-                                   DPO_SAMPLES_PER_PROMPT, GRPO_HOLDOUT_SAMPLES,
-                                   GRPO_HOLDOUT_SHARE, GRPO_LORA_ALPHA, GRPO_LORA_R,
-                                   GRPO_MAX_COMPLETION_TOKENS, GRPO_MODEL, GRPO_PROMPT_SEED)
+from whileai_core.defaults import (DPO_EPOCHS, DPO_MAX_CHOSEN_LONGER, DPO_MIN_MARGIN,
+                                   DPO_PAIRS_PER_STEP, DPO_SAMPLES_PER_PROMPT, GRPO_HOLDOUT_SAMPLES,
+                                   GRPO_HOLDOUT_SHARE, GRPO_LORA_R, GRPO_MAX_COMPLETION_TOKENS,
+                                   GRPO_MODEL)
 from whileai_core.errors import ConfigError
 
 MAX_PAIRS_PER_PASS = 4  # pairs in one forward pass on the A10G; the rest is gradient accumulation
@@ -90,6 +90,10 @@ def add_dpo_arguments(parser: argparse.ArgumentParser) -> None:
     add("--from-run", default=None, metavar="RUN",
         help="start from a previous adapter: a run name on the DPO volume (Modal) or an "
              "adapter folder (--smoke)")
+    add("--data", type=Path, default=None, metavar="DIR",
+        help="your data folder: pairs.jsonl (dpo_pairs), the held-out asks (holdout*.jsonl), "
+             "grader.py (grade(ask, reply)), optional settings.json; write it with "
+             "write_dpo_data. Default: sample pairs from the refund prompt set")
 
 
 def settings_from_args(args: argparse.Namespace) -> DPOSettings:
@@ -128,17 +132,26 @@ def build_dpo_trainer(model, tokenizer, records: Sequence[dict], pair_set: PairS
                       callbacks: Sequence = ()):
     """The ``DPOTrainer`` every path trains. A fresh LoRA adapter unless ``model`` already has
     one (``--from-run``), in which case TRL trains it and keeps a frozen copy as the reference."""
-    from peft import PeftModel
-    from trl import DPOTrainer
-
     if not pair_set.pairs:
         raise ConfigError(
             f"no preference pairs: none of {pair_set.prompts} train prompts had samples whose "
             f"rewards differ by >= {settings.min_margin}. Fix: more --samples-per-prompt, a lower "
             "--min-margin, or --negative-share for constructed negatives")
+    return dpo_trainer(model, tokenizer, pair_dataset(records, pair_set), settings, output_dir,
+                       cpu=cpu, callbacks=callbacks)
+
+
+def dpo_trainer(model, tokenizer, dataset, settings: DPOSettings, output_dir: str | Path, *,
+                cpu: bool = False, callbacks: Sequence = ()):
+    """TRL's ``DPOTrainer`` on conversational preference rows (``prompt``, ``chosen``,
+    ``rejected``), the reference being the adapter-off model (or, with an adapter already on
+    ``model``, a frozen copy of it)."""
+    from peft import PeftModel
+    from trl import DPOTrainer
+
     peft_config = None if isinstance(model, PeftModel) else build_lora_config(settings)
     return DPOTrainer(model=model, ref_model=None, args=build_dpo_config(settings, output_dir, cpu=cpu),
-                      train_dataset=pair_dataset(records, pair_set), processing_class=tokenizer,
+                      train_dataset=dataset, processing_class=tokenizer,
                       peft_config=peft_config, callbacks=list(callbacks))
 
 

@@ -26,9 +26,9 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make `recipes` and `whileai_core` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from recipes.defaults import GRPO_BALANCE_MAX_REPEATS, GRPO_PROMPT_SEED
 from recipes.grpo.reward import CATEGORIES, LOOKUP_TOOL, NO_ID, REFUND_TOOL, WITH_ID
-from whileai_core.defaults import (GRPO_BALANCE_MAX_REPEATS, GRPO_HOLDOUT_SHARE, GRPO_PROMPT_COUNTS,
-                                   GRPO_PROMPT_SEED)
+from whileai_core.defaults import GRPO_HOLDOUT_SHARE, GRPO_PROMPT_COUNTS
 from whileai_core.errors import ArgumentError, ConfigError
 from whileai_core.io import write_atomic
 from whileai_core.safepath import read_text

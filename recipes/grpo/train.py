@@ -27,6 +27,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from recipes.defaults import (GRPO_DRIFT_LENGTH_RATIO, GRPO_LEARNING_RATE, GRPO_LORA_ALPHA,
+                              GRPO_NUM_ITERATIONS, GRPO_PROMPT_SEED)
 from recipes.flags import float_in, int_in
 from recipes.grpo.reward import Case, refund_reward, score
 from recipes.holdout import summarize
@@ -34,12 +36,10 @@ from recipes.trl_recipes import (add_lora_and_holdout_arguments, add_run_argumen
                                  build_lora_config, prompt_counts, sample_before,
                                  settings_from_dict, settings_from_flags, train_and_holdout,
                                  train_and_sample_after)
-from whileai_core.defaults import (GRPO_BETA, GRPO_DRIFT_LENGTH_RATIO, GRPO_EPSILON,
-                                   GRPO_HOLDOUT_SAMPLES, GRPO_HOLDOUT_SHARE, GRPO_LEARNING_RATE,
-                                   GRPO_LORA_ALPHA, GRPO_LORA_R, GRPO_LOSS_TYPE, GRPO_LOSS_TYPES,
+from whileai_core.defaults import (GRPO_BETA, GRPO_EPSILON, GRPO_HOLDOUT_SAMPLES,
+                                   GRPO_HOLDOUT_SHARE, GRPO_LORA_R, GRPO_LOSS_TYPE, GRPO_LOSS_TYPES,
                                    GRPO_MAX_COMPLETION_TOKENS, GRPO_MODEL, GRPO_NUM_GENERATIONS,
-                                   GRPO_NUM_ITERATIONS, GRPO_PROMPT_SEED, GRPO_PROMPTS_PER_STEP,
-                                   GRPO_STEPS)
+                                   GRPO_PROMPTS_PER_STEP, GRPO_STEPS)
 from whileai_core.errors import ArgumentError
 
 

@@ -67,8 +67,7 @@ class SFTData:
 
 def read_data(folder: str | Path) -> SFTData:
     """The three files of a data folder, each checked; a problem names the file, line and fix."""
-    from whileai_core import load_sft, load_traces
-    from whileai_core.traces import prompt_messages
+    from whileai_core import load_sft
 
     folder = Path(folder)
     if not folder.is_dir():
@@ -83,11 +82,21 @@ def read_data(folder: str | Path) -> SFTData:
                           "traces (split_by_task's holdout_out, or freeze_holdout into the folder), "
                           f"{GRADER_FILE} defining grade(ask, reply)")
     if len(held_files) > 1:
-        raise ConfigError(f"data folder {folder}: {len(held_files)} held-out files "
-                          f"({', '.join(p.name for p in held_files)}); which one is the test? Fix: "
-                          "keep exactly one holdout*.jsonl in the folder")
-    held_file = held_files[0]
+        holdout_file(folder, "keep exactly one holdout*.jsonl in the folder")
     conversations = load_sft(folder / TRAIN_FILE)
+    asks, holdout_name = read_holdout(held_files[0])
+    source, origin = read_grader(folder)
+    return SFTData(conversations=conversations, holdout=asks,
+                   grader_source=source, grader_origin=origin, origin=str(folder),
+                   holdout_name=holdout_name, settings=_settings(folder / SETTINGS_FILE))
+
+
+def read_holdout(held_file: Path) -> tuple[list[dict], str | None]:
+    """One held-out ask per task (the first trace's prompt and the task's other fields), and the
+    file's content name when it is a frozen task set (an edited frozen file is refused)."""
+    from whileai_core import load_traces
+    from whileai_core.traces import prompt_messages
+
     holdout_name = _frozen_name(held_file)
     asks: dict[str, dict] = {}
     for record in load_traces(held_file):
@@ -95,19 +104,35 @@ def read_data(folder: str | Path) -> SFTData:
         if task not in asks:  # one ask per held-out task: the first trace's prompt
             extra = {k: v for k, v in record.items() if k not in ("messages", "task_id")}
             asks[task] = {**extra, "task_id": task, "messages": prompt_messages(record)}
+    return list(asks.values()), holdout_name
+
+
+def holdout_file(folder: Path, fix: str) -> Path:
+    """The folder's one ``holdout*.jsonl``; none or several is a ConfigError ending in ``fix``."""
+    held_files = sorted(folder.glob(HOLDOUT_GLOB))
+    if len(held_files) != 1:
+        raise ConfigError(f"data folder {folder}: {len(held_files)} held-out files "
+                          f"({', '.join(p.name for p in held_files) or 'no holdout*.jsonl'}); "
+                          f"which one is the test? Fix: {fix}")
+    return held_files[0]
+
+
+def read_grader(folder: Path) -> tuple[str, str]:
+    """``grader.py``'s text and where it came from; a syntax error or a missing ``grade()``
+    fails now, before any training (parsed, never run: see :func:`check_grader`)."""
     origin = str(folder / GRADER_FILE)
     source = read_text(folder / GRADER_FILE, "config", argument="grader", error=ConfigError)
     check_grader(source, origin)  # parsed, never run here: it runs only in the training process
-    return SFTData(conversations=conversations, holdout=list(asks.values()),
-                   grader_source=source, grader_origin=origin, origin=str(folder),
-                   holdout_name=holdout_name, settings=_settings(folder / SETTINGS_FILE))
+    return source, origin
 
 
-def _settings(path: Path) -> dict | None:
-    """``settings.json``'s fields, each checked by ``SFTSettings`` (an unknown one is named)."""
+def _settings(path: Path, settings_class=None) -> dict | None:
+    """``settings.json``'s fields, each checked by the recipe's settings class (``SFTSettings``
+    by default; an unknown field is named)."""
     if not path.is_file():
         return None
-    from recipes.sft.train import SFTSettings
+    if settings_class is None:
+        from recipes.sft.train import SFTSettings as settings_class
 
     try:
         data = json.loads(read_text(path, "rows", argument="settings", error=ConfigError))
@@ -120,7 +145,9 @@ def _settings(path: Path) -> dict | None:
     if "run_name" in data:
         raise ConfigError(f"{path}: `run_name` is the launch's, not the data's. Fix: remove it "
                           "(launch_run's name, or --run-name)")
-    SFTSettings.from_dict({**SFTSettings().to_dict(), **data}).check()
+    checked = settings_class.from_dict({**settings_class().to_dict(), **data})
+    if hasattr(checked, "check"):
+        checked.check()
     return data
 
 
@@ -248,7 +275,7 @@ def build_refund_demo(folder: str | Path, *, seed: int, share: float) -> SFTData
     from whileai_core.io import write_atomic
     from whileai_core.traces import prompt_messages
 
-    from whileai_core.defaults import SFT_DEMO_ATTEMPTS
+    from recipes.defaults import SFT_DEMO_ATTEMPTS
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

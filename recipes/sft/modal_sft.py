@@ -16,9 +16,10 @@ import modal
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from recipes.defaults import SFT_RUNS_VOLUME
 from recipes.modal_image import (RUNS_PATH, TRAIN_TIMEOUT_S, claim_run_folder, load_policy,
                                  runs_volume, save_run, train_volumes, trl_image)
-from whileai_core.defaults import SFT_GPU, SFT_RUNS_VOLUME
+from whileai_core.defaults import SFT_GPU
 
 app = modal.App("whileai-sft")
 image = trl_image()

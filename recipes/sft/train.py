@@ -16,13 +16,13 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from recipes.defaults import GRPO_LORA_ALPHA, SFT_LEARNING_RATE
 from recipes.flags import float_in, int_in
 from recipes.trl_recipes import (add_lora_arguments, add_run_arguments, build_lora_config,
                                  settings_from_dict, settings_from_flags, steps_for_epochs,
                                  timed_train, trainable_snapshot, weight_updates)
-from whileai_core.defaults import (GRPO_HOLDOUT_SAMPLES, GRPO_LORA_ALPHA, GRPO_LORA_R,
-                                   GRPO_MAX_COMPLETION_TOKENS, HOLDOUT_SHARE, SFT_EPOCHS,
-                                   SFT_EXAMPLES_PER_STEP, SFT_LEARNING_RATE, SFT_MAX_LENGTH,
+from whileai_core.defaults import (GRPO_HOLDOUT_SAMPLES, GRPO_LORA_R, GRPO_MAX_COMPLETION_TOKENS,
+                                   HOLDOUT_SHARE, SFT_EPOCHS, SFT_EXAMPLES_PER_STEP, SFT_MAX_LENGTH,
                                    SFT_MODEL, SPLIT_SEED)
 from whileai_core.errors import ArgumentError, ConfigError
 

@@ -1,7 +1,8 @@
 """`whileai-skills`: the library from a shell. Human output by default, ``--json`` for machines.
 
 Every subcommand is an operation of the core (``whileai_core.operations``), generated from its
-declaration: the command is the operation's name with dashes, a positional argument or a flag
+declaration: the command is the name the declaration gives (``cli=``: the short names, ``launch``,
+``pass-at``...; else the operation's name with dashes), a positional argument or a flag
 per argument (flags are the argument names with dashes; ``voice.CLI_FLAGS`` holds the one
 exception), ``--json`` everywhere, the picture as ``--plot FILE``. A call is checked against the
 same input model as over MCP, so both refuse the same calls with the same words (in the shell's
@@ -26,17 +27,23 @@ import types
 import typing
 from typing import Any
 
-from .. import __version__
+from .. import __version__, safejson
 from ..failures import bug_report, explain
+from ..operations import RENAMED, operations, renamed
+from ..operations.args import ARM, NAMED
+from ..operations.calls import cli_form
+from ..operations.calls import members as member_types
+from ..operations.surface import HERE, invoke, params, picture, structured, validate
 from ..result import shown
 from ..voice import CLI, CLI_FLAGS, speaking
+
+__all__ = ["build_parser", "cli_form", "flag", "main"]
 
 EXIT_USER = 2      # the input or the environment is the user's to fix
 EXIT_BUG = 70      # EX_SOFTWARE (sysexits.h): an internal error
 DEBUG_ENV = "WHILEAI_DEBUG"
 
 def _cli_operations() -> dict[str, Any]:
-    from ..operations import operations
 
     return {op.command: op for op in operations().values() if "cli" in op.surfaces}
 
@@ -70,13 +77,19 @@ def flag(name: str) -> str:
     return ("-" if len(name) == 1 else "--") + name.replace("_", "-")
 
 
-def _members(annotation: Any) -> list[Any]:
-    """The types a value may have (Annotated and None taken off)."""
+def _nullable(annotation: Any) -> bool:
+    """Whether null is a value of its own (``null``: the core's choice, e.g. a fresh seed)."""
     if typing.get_origin(annotation) is typing.Annotated:
         annotation = typing.get_args(annotation)[0]
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        return [a for a in typing.get_args(annotation) if a is not type(None)]
-    return [annotation]
+    return typing.get_origin(annotation) in (typing.Union, types.UnionType) and \
+        type(None) in typing.get_args(annotation)
+
+
+class _Null:
+    """``null`` typed at the shell: the argument is None, not left to its default."""
+
+
+NULL = _Null()
 
 
 def _literal_values(members: list[Any]) -> list[Any]:
@@ -84,16 +97,17 @@ def _literal_values(members: list[Any]) -> list[Any]:
             for v in typing.get_args(m)]
 
 
-def _scalar(members: list[Any], metavar: str):
-    """A converter from one shell word to a value of one of ``members``."""
+def _scalar(members: list[Any], metavar: str, nullable: bool = False):
+    """A converter from one shell word to a value of one of ``members`` (``null``: None, when
+    ``nullable``)."""
     literals = _literal_values(members)
     structured = any(typing.get_origin(m) in (list, dict) or m in (list, dict) for m in members)
 
     def convert(text: str) -> Any:
+        if nullable and text == "null":
+            return NULL
         if structured and text.lstrip()[:1] in ("[", "{"):
             try:
-                from .. import safejson
-
                 return safejson.loads(text)
             except ValueError as err:
                 raise argparse.ArgumentTypeError(f"{metavar}: not valid JSON ({err})") from None
@@ -127,8 +141,6 @@ def _pair(value: Any):
 
 def _json_value(text: str) -> Any:
     """A KEY=VALUE value as written: a number, true/false, a quoted string, a list; else text."""
-    from .. import safejson
-
     try:
         return safejson.loads(text)
     except ValueError:
@@ -141,45 +153,13 @@ def _default_text(value: Any) -> str:
     return str(value)
 
 
-def _is_dict(tp: Any) -> bool:
-    return tp is dict or typing.get_origin(tp) is dict
-
-
-def _is_list(tp: Any) -> bool:
-    return tp is list or typing.get_origin(tp) is list
-
-
-def cli_form(param: Any) -> str:
-    """How the shell writes an argument (``whileai_core.voice`` spells a call the same way):
-    ``positional``; ``many`` (one or more words: a positional list, or a flag followed by its
-    items); ``switch`` (a flag without a value); ``negated`` (``--no-<name>``: true unless
-    given); ``pairs`` (a flag followed by NAME=VALUE words); ``json`` (one word, JSON when the
-    value is a list or a mapping); ``word`` (a flag and its value)."""
-    from ..operations.args import NAMED, RUNS
-
-    members = _members(param.annotation)
-    if param.arg.positional:
-        return "many" if param.arg.kind == RUNS else "positional"
-    if all(m is bool for m in members):
-        return "negated" if param.default is True else "switch"
-    if param.arg.kind == NAMED or (len(members) == 1 and _is_dict(members[0])):
-        return "pairs"
-    if len(members) == 1 and _is_list(members[0]):
-        return "many"
-    if any(_is_list(m) or _is_dict(m) for m in members):
-        return "json"
-    return "word"
-
-
 def add_operation(p: argparse.ArgumentParser, op: Any) -> None:
     """The operation's arguments as positionals and flags, plus ``--json``."""
-    from ..operations.args import ARM, NAMED
-    from ..operations.surface import params
-
     for param in params(op, "cli"):
         name, arg = param.name, param.arg
         help_text = param.description.rstrip(".")
-        if not param.required and param.default not in (None, False, ()):
+        if not param.required and param.default is not None and param.default is not False \
+                and param.default != ():  # 0 is a default to show
             help_text += f" (default: {_default_text(param.default)})"
         if name == "plot":
             p.add_argument("--plot", metavar="FILE", default=None,
@@ -189,7 +169,7 @@ def add_operation(p: argparse.ArgumentParser, op: Any) -> None:
                 p.add_argument(flag("overwrite"), action="store_true", dest="_plot_force",
                                help="replace the --plot file if it exists")
             continue
-        members = _members(param.annotation)
+        members = member_types(param.annotation)
         metavar = arg.metavar or name.upper()
         form = cli_form(param)
         kw: dict[str, Any] = {"help": help_text}
@@ -216,17 +196,18 @@ def add_operation(p: argparse.ArgumentParser, op: Any) -> None:
                 kw.update(nargs="+", action="extend", type=_pair(value),
                           metavar=arg.metavar or "KEY=VALUE", default=None)
             elif form == "many":
-                inner = _members(typing.get_args(members[0])[0])
+                inner = member_types(typing.get_args(members[0])[0])
                 kw.update(nargs="+", action="extend", type=_scalar(inner, metavar),
                           metavar=metavar, default=None)
                 if _literal_values(inner):
                     kw["choices"] = _literal_values(inner)
                     kw.pop("metavar")
             else:
-                kw.update(type=_scalar(members, metavar), metavar=metavar,
+                nullable = _nullable(param.annotation) and param.default is not None
+                kw.update(type=_scalar(members, metavar, nullable), metavar=metavar,
                           default=None if param.required else param.default)
                 literals = _literal_values(members)
-                if literals and len(members) == 1:
+                if literals and len(members) == 1 and not nullable:
                     kw["choices"] = literals
                     kw.pop("metavar")
             if param.required and form not in ("switch", "negated"):
@@ -243,9 +224,6 @@ def add_operation(p: argparse.ArgumentParser, op: Any) -> None:
 def _values(op: Any, ns: argparse.Namespace) -> dict[str, Any]:
     """The arguments of the call, as the shell gave them (mappings from NAME=VALUE pairs, an
     arm with its seeds as a list)."""
-    from ..operations.args import ARM
-    from ..operations.surface import params
-
     values = {}
     for param in params(op, "cli"):
         if param.name == "plot":
@@ -256,15 +234,15 @@ def _values(op: Any, ns: argparse.Namespace) -> dict[str, Any]:
         seeds = getattr(ns, f"_{param.name}_seeds", None) if param.arg.kind == ARM else None
         if seeds:
             value = [value, *seeds]
-        if value is not None or param.required:
+        if value is NULL:
+            values[param.name] = None
+        elif value is not None or param.required:
             values[param.name] = value
     return values
 
 
 def run_operation(op: Any, ns: argparse.Namespace) -> Any:
     """Check, call and (with --plot) picture one operation from the parsed shell words."""
-    from ..operations.surface import HERE, invoke, picture, validate
-
     checked = validate(op, _values(op, ns), "cli")
     result = invoke(op, checked, HERE)
     out = getattr(ns, "plot", None)
@@ -285,12 +263,13 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = _command(argv)
     if command is not None and command not in _cli_operations():
-        from ..operations import RENAMED, renamed
+        old = command.replace("-", "_")
+        if old in RENAMED:  # an old tool's name: no alias, the operation's command named
+            ops = operations()
 
-        if command in RENAMED:  # an old name: no alias, the new one named
             def spell(name: str) -> str:
-                return f"`whileai-skills {name.replace('_', '-')}`"
-            print(f"error: {renamed(command, spell=spell)}", file=sys.stderr)
+                return f"`whileai-skills {ops[name].command if name in ops else command}`"
+            print(f"error: {renamed(old, spell=spell)}", file=sys.stderr)
             return EXIT_USER
     parser = build_parser(command)
     args = parser.parse_args(argv)
@@ -299,8 +278,6 @@ def main(argv: list[str] | None = None) -> int:
             op = args.op
             result = run_operation(op, args)
             if args.json:
-                from ..operations.surface import structured
-
                 text = json.dumps(structured(result), indent=2)
             else:
                 text = shown(result)  # long strings cut, terminal controls made visible

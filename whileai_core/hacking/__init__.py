@@ -9,6 +9,9 @@
 - :func:`~whileai_core.hacking.watch.watch_run`: per step, the training reward beside the held-out
   pass rate (paired against step 0); ``stop`` only when the held-out interval moves down, or
   stays flat while the training reward climbs beyond its own noise.
+- :func:`~whileai_core.hacking.verifier.prove_reward`: the probes, and whether the reward pays a
+  reply that runs to the token cap (truncation) or the answer format around a wrong answer
+  (format bonus), before any GPU.
 - :func:`~whileai_core.hacking.doctor.diagnose_run`: from a run's own files, per step, the
   signatures of a run that learns nothing or the wrong thing (zero-advantage groups, truncation
   lock-in, staleness, verifier noise, diversity collapse, entropy or KL running away).
@@ -28,6 +31,7 @@ _EXPORTS = {
     "RewardError": "reward", "RewardRunner": "reward", "reward_runner": "reward",
     "FeatureEvidence": "scan", "HackScan": "scan", "hack_scan": "scan",
     "Watch": "watch", "WatchStep": "watch", "watch_records": "watch", "watch_run": "watch",
+    "HoleCheck": "verifier", "RewardProof": "verifier", "prove_reward": "verifier",
     "Diagnosis": "doctor", "Finding": "doctor", "diagnose_run": "doctor",
 }
 

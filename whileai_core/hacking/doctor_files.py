@@ -57,7 +57,7 @@ def _episode_reply(record: dict, trace_index: int) -> str | None:
 
 def _from_prime_rl(run: UserPath) -> tuple[dict[int, list], dict[int, dict], int | None,
                                              list[dict], list[str]]:
-    from ..importers.prime_rl import episode_rows, files_for
+    from ..importers.prime_rl import episode_rows, files_for  # lazy: importers.prime_rl loads only when _from_prime_rl() runs
 
     notes = []
     steps: dict[int, list] = {}
@@ -93,9 +93,9 @@ def _from_prime_rl(run: UserPath) -> tuple[dict[int, list], dict[int, dict], int
             max_off = value
     held: list[dict] = []
     try:
-        from ..importers.prime_rl import import_prime_rl
+        from ..importers.prime_rl import read_prime_rl  # lazy: importers.prime_rl loads only when _from_prime_rl() runs
 
-        held = [dict(r, split="eval") for r in import_prime_rl(run, kind="eval").rows]
+        held = [dict(r, split="eval") for r in read_prime_rl(run, kind="eval").rows]
     except WhileaiError:
         pass
     records = _records(steps, held)
@@ -117,7 +117,7 @@ def _records(steps: dict[int, list], held: list[dict]) -> list[dict]:
 
 def _from_watch_file(path: UserPath, state: UserPath | None) -> tuple[
         dict[int, list], dict[int, dict], list[dict], list[str]]:
-    from .watch import _check_records
+    from .watch import _check_records  # lazy: hacking.watch loads only when _from_watch_file() runs
 
     recs = _check_records(path)
     steps: dict[int, list] = {}
@@ -172,10 +172,10 @@ def _metrics_lines_from(items: list, keys: dict[str, tuple[str, ...]]) -> dict[i
 
 def _load(source: Any, state_dir: Any) -> tuple[str, dict[int, list], dict[int, dict],
                                                  int | None, list[dict], list[str]]:
-    from .watch import TRL_STATE, WATCH_FILE, _find, _newest_state
+    from .watch import TRL_STATE, WATCH_FILE, _find, _newest_state  # lazy: hacking.watch loads only when _load() runs
 
     if isinstance(source, str) and _RUN_ID.match(source.strip()):
-        from ..runs.registry import Registry
+        from ..runs.registry import Registry  # lazy: runs.registry loads only when _load() runs
 
         registry = Registry(state_dir, create=False)
         record = registry.get(source.strip())

@@ -222,7 +222,7 @@ def _metric_signatures(nums: list[dict]) -> list[Finding]:
 
 
 def _feature_signature(records: list[dict] | None, level: float, seed: int | None) -> Finding:
-    from .watch import watch_records
+    from .watch import watch_records  # lazy: hacking.watch loads only when _feature_signature() runs
 
     rule = ("hack_scan on the batch of every 5th step, each scan a look of the run's spending "
             f"plan (the run's scans share SCAN_RUN_SHARE of its error: an honest run alarms at "

@@ -516,11 +516,11 @@ def records_from_trl_state(path: str | os.PathLike | UserPath) -> list[dict]:
 def records_from_prime_rl(path: UserPath) -> list[dict]:
     """Step records from a prime-rl run folder through the prime-rl importer: its eval episodes
     are the held-out evaluations (per ``step``), its train episodes each step's batch."""
-    from ..importers.prime_rl import import_prime_rl
+    from ..importers.prime_rl import read_prime_rl  # lazy: importers.prime_rl loads only when records_from_prime_rl() runs
 
-    rows = [dict(r, split="eval") for r in import_prime_rl(path, kind="eval").rows]
+    rows = [dict(r, split="eval") for r in read_prime_rl(path, kind="eval").rows]
     try:
-        rows += import_prime_rl(path, kind="train").rows
+        rows += read_prime_rl(path, kind="train").rows
     except WhileaiError:  # a run whose training episodes were not kept: held-out only
         pass
     return records_from_rows(rows)
@@ -605,7 +605,7 @@ def watch_run(source: Any, *, state_dir: str | os.PathLike | None = None,
     the recipes' callback, else ``trainer_state.json``), a ``watch.jsonl``, a rows file whose rows
     carry ``step``, or step records as a list. See :func:`watch_records` for the decision."""
     if isinstance(source, str) and _RUN_ID.match(source.strip()):
-        from ..runs.registry import Registry
+        from ..runs.registry import Registry  # lazy: runs.registry loads only when watch_run() runs
 
         registry = Registry(state_dir, create=False)
         record = registry.get(source.strip())

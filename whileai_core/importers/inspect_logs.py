@@ -31,7 +31,7 @@ import msgspec
 from ..errors import RowsError
 from ..safepath import UserPath, as_user_path
 from ..voice import arg
-from .result import Imported, summarize
+from .foreign import ForeignRows
 from .. import safejson
 
 FORMAT = "inspect"
@@ -68,7 +68,7 @@ def _read(path: UserPath) -> tuple[dict, list[dict], str]:
         if fast is not None:
             return fast
     try:
-        from inspect_ai.log import read_eval_log
+        from inspect_ai.log import read_eval_log  # lazy: inspect_ai is optional
     except ImportError:
         read_eval_log = None
     if read_eval_log is not None:
@@ -283,8 +283,8 @@ def score_to_reward(value: Any) -> float | None:
     return None
 
 
-def import_inspect(path: str | UserPath, *, metric: str | None = None,
-                   keep_errored: bool = False) -> Imported:
+def read_inspect(path: str | UserPath, *, metric: str | None = None,
+                 keep_errored: bool = False) -> ForeignRows:
     """Graded rows from one Inspect log (``.eval`` or ``.json``); see the module docstring."""
     path = as_user_path(path, None, argument="path", error=RowsError)
     if not path.is_file():
@@ -327,8 +327,8 @@ def import_inspect(path: str | UserPath, *, metric: str | None = None,
     notes = [f"read with {how}"]
     if len(scorers) > 1:
         notes.append(f"scorers in the log: {', '.join(scorers)}; reward from `{chosen}`")
-    return summarize(FORMAT, str(path), [str(path)], rows, errored=errored,
-                     kept_errored=keep_errored, metric=chosen, notes=notes)
+    return ForeignRows(FORMAT, str(path), [str(path)], rows, errored=errored,
+                       kept_errored=keep_errored, metric=chosen, notes=notes)
 
 
 def _choose(scorers: list[str], metric: str | None, path: UserPath) -> str:

@@ -25,10 +25,10 @@ import re
 from typing import Any
 
 from ..errors import RowsError
-from ..rows import read_records
+from ..records import read_records
 from ..safepath import UserPath, as_user_path
 from ..voice import arg
-from .result import Imported, summarize
+from .foreign import ForeignRows
 from .. import safejson
 
 FORMAT = "lm-eval"
@@ -103,7 +103,7 @@ def _names_a_model(model_args: Any) -> bool:
     return False
 
 
-def import_lm_eval(path: str | UserPath, *, metric: str | None = None) -> Imported:
+def read_lm_eval(path: str | UserPath, *, metric: str | None = None) -> ForeignRows:
     """Graded rows from lm-eval sample files (a file, or the folder holding them)."""
     path = as_user_path(path, None, argument="path", error=RowsError)
     files = sample_files(path)
@@ -161,8 +161,8 @@ def import_lm_eval(path: str | UserPath, *, metric: str | None = None) -> Import
     notes = ["lm-eval records no truncation: `truncated` is false"]
     if len(files) > 1:
         notes.append("several tasks: task ids are <task>/<doc_id>")
-    return summarize(FORMAT, str(path), [str(f) for f in files], rows, errored=0,
-                     kept_errored=False, metric=chosen, notes=notes)
+    return ForeignRows(FORMAT, str(path), [str(f) for f in files], rows, errored=0,
+                       kept_errored=False, metric=chosen, notes=notes)
 
 
 def _max_gen_toks(rec: dict) -> int | None:

@@ -37,8 +37,8 @@ from typing import Any
 
 from ..errors import RowsError
 from ..safepath import UserPath, as_user_path
-from ..rows import read_records
-from .result import Imported, StepCount, reward_rate, summarize
+from ..records import read_records
+from .foreign import ForeignRows, StepRows
 
 FORMAT = "prime-rl"
 KINDS = ("eval", "train")
@@ -109,8 +109,8 @@ def files_for(path: UserPath, kind: str = "eval") -> list[UserPath]:
     return [path]
 
 
-def import_prime_rl(path: str | UserPath, *, kind: str = "eval", step: int | str | None = None,
-                    keep_errored: bool = False, agent: str | None = None) -> Imported:
+def read_prime_rl(path: str | UserPath, *, kind: str = "eval", step: int | str | None = None,
+                  keep_errored: bool = False, agent: str | None = None) -> ForeignRows:
     """Graded rows from prime-rl episode files (see the module docstring for every field).
 
     ``path``: a run folder (``<output_dir>/<run.name>``), its ``rollouts`` folder, one
@@ -153,8 +153,8 @@ def import_prime_rl(path: str | UserPath, *, kind: str = "eval", step: int | str
                         "(the trace's agent.name), or leave agent out")
     if step is not None:
         rows, errored, counts = _one_step(rows, counts, step, root)
-    by_step = [StepCount(step=s, rows=c[0], errored=c[1], policy_versions=sorted(c[2]),
-                         mean_reward=reward_rate(c[3]))
+    by_step = [StepRows(step=s, rows=c[0], errored=c[1], policy_versions=sorted(c[2]),
+                        scored=c[3])
                for s, c in sorted(counts.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))]
     notes = []
     if len(counts) > 1 and step is None:
@@ -173,8 +173,8 @@ def import_prime_rl(path: str | UserPath, *, kind: str = "eval", step: int | str
         notes.append(f"{len(envs)} envs: task ids are prefixed with the env name")
         for r in rows:
             r["task_id"] = f"{r.get('env')}/{r['task_id']}"
-    return summarize(FORMAT, str(root), [str(f) for f in files], rows, errored=errored,
-                     kept_errored=keep_errored, by_step=by_step, notes=notes)
+    return ForeignRows(FORMAT, str(root), [str(f) for f in files], rows, errored=errored,
+                       kept_errored=keep_errored, steps=by_step, notes=notes)
 
 
 def _one_step(rows, counts, step, root):

@@ -1,11 +1,18 @@
-"""What an import returns: the graded rows (kept off the JSON) and a bounded summary of them."""
+"""What an import returns: the graded rows (kept off the JSON) and a bounded summary of them,
+with the mean reward's interval (so this module reads the statistics; the readers below it do
+not)."""
 
 from __future__ import annotations
+
+import os
 
 from pydantic import PrivateAttr
 
 from ..result import Result, fmt_rate
-from ..stats import Rate
+from ..safepath import Root, UserPath
+from ..stats import Rate, mean_reward
+from .detect import read_foreign
+from .foreign import ForeignRows
 from ..voice import name as op_name
 
 PREVIEW_ROWS = 3
@@ -117,10 +124,38 @@ def summarize(fmt: str, source: str, files: list[str], rows: list[dict], *, erro
     return result.with_rows(rows)
 
 
+def import_rows(source: str | os.PathLike | UserPath, *, format: str = "auto",
+                metric: str | None = None, step: int | str | None = None, kind: str = "eval",
+                keep_errored: bool = False, agent: str | None = None,
+                root: Root | None = None) -> Imported:
+    """Graded rows from another system's output. Returns :class:`Imported` (``.rows``).
+
+    ``format``: ``"auto"`` (from the content), or one of ``prime-rl``, ``inspect``, ``lm-eval``
+    (wins over the content). ``metric``: the Inspect scorer or lm-eval metric (``name`` or
+    ``name,filter``) that becomes the reward; needed when there are several. ``step`` and
+    ``kind``: prime-rl only (one step, an int or ``"first"``/``"last"``; ``"eval"`` or
+    ``"train"`` episodes). ``keep_errored``: keep errored rollouts as rows with
+    ``errored: true`` instead of only counting them. ``agent``: prime-rl only, one agent's
+    traces of a multi-agent taskset (``agent.name``). Every file and folder is opened through
+    the path door: under ``root`` when given (confined), else as the user's own path; a link
+    anywhere inside the output is refused, never followed.
+    """
+    return imported(read_foreign(source, format=format, metric=metric, step=step, kind=kind,
+                                 keep_errored=keep_errored, agent=agent, root=root))
+
+
+def imported(read: ForeignRows) -> Imported:
+    """The summary of what an importer read, each step's mean reward with its interval."""
+    steps = [StepCount(step=s.step, rows=s.rows, errored=s.errored,
+                       policy_versions=s.policy_versions, mean_reward=reward_rate(s.scored))
+             for s in read.steps]
+    return summarize(read.format, read.source, read.files, read.rows, errored=read.errored,
+                     kept_errored=read.kept_errored, metric=read.metric, by_step=steps,
+                     notes=read.notes)
+
+
 def reward_rate(rows: list[dict]) -> Rate | None:
     """Mean reward over tasks with its task-bootstrap interval, or None for no rows."""
     if not rows:
         return None
-    from ..stats import mean_reward
-
     return mean_reward(rows)

@@ -14,6 +14,7 @@ from ..result import Result, fmt_rate
 
 from .agreement import _check_level, cohen_kappa, wilson_interval
 from .audit import _as_pass, _read_items
+from ..bootstrap import task_bootstrap
 
 
 # --- rubric ablation -----------------------------------------------------------------------
@@ -68,7 +69,7 @@ def rubric_ablation(items: Any, grade: Callable[[list[str], list[dict]], Sequenc
     interval and p-value come from :func:`whileai_core.stats.paired_interval` (the exact McNemar
     test when fewer than 30 items changed); ``within_noise`` when that test cannot tell it from 0.
     """
-    from ..stats.paired import paired_interval
+    from ..stats.paired import paired_interval  # lazy: stats.paired loads only when rubric_ablation() runs
 
     level = _check_level(level)
     recs = _read_items(items)
@@ -117,11 +118,10 @@ def rubric_ablation(items: Any, grade: Callable[[list[str], list[dict]], Sequenc
 
 
 def _paired_draws(d: np.ndarray) -> np.ndarray | None:
-    from ..stats.paired import needs_sign_flip
+    from ..stats.paired import needs_sign_flip  # lazy: stats.paired loads only when _paired_draws() runs
 
     if needs_sign_flip(d):
         return None
-    from ..bootstrap import task_bootstrap
 
     return task_bootstrap(d, D.BOOTSTRAP_RESAMPLES, D.BOOTSTRAP_SEED)
 

@@ -13,6 +13,8 @@ from .. import defaults as D
 from ..bootstrap import z_value
 from ..errors import ArgumentError
 from ..result import Result
+from ..bootstrap import wilson_interval as _wilson
+from ..bootstrap import percentile_interval
 
 
 # --- the statistics ------------------------------------------------------------------------
@@ -32,8 +34,6 @@ def wilson_interval(successes: int, n: int, *, level: float = D.CONFIDENCE_LEVEL
     (:func:`whileai_core.bootstrap.wilson_interval`). Unlike the Wald interval it stays inside
     [0, 1] and keeps a width at 0/n and n/n.
     """
-    from ..bootstrap import wilson_interval as _wilson
-
     level = _check_level(level)
     if n < 0 or successes < 0 or successes > n:
         raise ArgumentError(f"successes must be in [0, n], got successes={successes}, n={n}")
@@ -112,8 +112,6 @@ def kappa_interval(labels: Sequence[bool], grades: Sequence[bool], *,
     p_e = pa * pb + (1 - pa) * (1 - pb)
     ok = p_e < 1.0 - 1e-12
     kappas = (p_o[ok] - p_e[ok]) / (1 - p_e[ok])
-    from ..bootstrap import percentile_interval
-    from ..bootstrap import wilson_interval as _wilson
 
     lo, hi = percentile_interval(kappas, level)
     po_lo, po_hi = _wilson(int(cells[0] + cells[3]), n, level)

@@ -86,7 +86,7 @@ def _as_pass(value: Any, *, where: dict, field: str) -> bool:
 
 
 def _read_items(items: Any, noun: str = "item"):
-    from ..rows import read_records  # one reader for every JSONL input, with line-numbered errors
+    from ..rows import read_records  # lazy: rows loads only when _read_items() runs (one reader for every JSONL input, with line-numbered errors)
 
     return read_records(items, noun=noun)
 

@@ -1,6 +1,6 @@
 """GroupwiseGrading: a grader ranks the passes of a group that a binary reward makes equal.
 
-MiMo-V2.6 sec. 4.3 (facts in shared/reference/methods.md). A sample passes iff its reward is
+MiMo-V2.6 sec. 4.3 (summarized in docs/methods.md, Sources). A sample passes iff its reward is
 >= ``pass_threshold`` (0.5). Two modes:
 
 - ``"reward"`` (GRS): each pass gets R' = R * max(floor, s) * max(floor, b), with the grader's
@@ -67,7 +67,7 @@ def _vector(name: str, value: Any, n: int | None = None) -> np.ndarray:
 
 def _average_ranks_desc(quality: np.ndarray) -> np.ndarray:
     """Rank 1 = best (highest quality); tied values share their mean rank."""
-    from scipy.stats import rankdata
+    from scipy.stats import rankdata  # lazy: scipy costs start-up time
     return rankdata(-quality, method="average")
 
 

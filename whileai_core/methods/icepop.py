@@ -41,7 +41,7 @@ def _outputs_type() -> type:
 def icepop_loss(inputs: Any, low: float = D.ICEPOP_LOW, high: float = D.ICEPOP_HIGH,
                 kl_tau: float = D.ICEPOP_KL_TAU, adv_tau: float = 1.0) -> Any:
     """IcePop loss for one sample (prime-rl's custom-loss signature); see the module docstring."""
-    import torch
+    import torch  # lazy: torch is the train extra
 
     if not 0.0 < low < 1.0 < high:
         raise ValueError(f"icepop_loss: need 0 < low < 1 < high; got low={low}, high={high} "

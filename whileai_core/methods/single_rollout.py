@@ -9,7 +9,7 @@ References:
 [1] Hu et al. 2026, FlashReinforce (batch-mean baseline, binary-drift sequence trust region).
 [2] Hou et al. 2026, SAO (skip-observation GAE, length-adaptive lambda, ratio band).
 [3] Qi et al. 2026, BPCO (bounded critic, Monte Carlo value targets, DPPO binary-TV clip).
-Equations as given in shared/reference/methods.md.
+The equations, in our words, are in docs/methods.md, Sources.
 """
 
 from __future__ import annotations

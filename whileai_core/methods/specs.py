@@ -19,6 +19,7 @@ from pydantic import Field, field_validator, model_validator
 from .. import defaults as D
 from ._spec import Spec
 from .. import safejson
+from ..errors import SpecError
 
 # Hosted chat APIs: they return completion log-probabilities at best, never the prompt's, so
 # they cannot score the student's tokens as a teacher [1].
@@ -28,8 +29,8 @@ CHAT_API_HOSTS = ("api.openai.com", "api.anthropic.com", "generativelanguage.goo
 
 BASE_METHODS = ("grpo", "max_rl", "rae")
 
-# Upper bounds that keep every number of a spec finite and sane (issue 12: an argument schema
-# has a finite range for every number); far above any real setting.
+# Upper bounds that keep every number of a spec finite and sane (an argument schema has a
+# finite range for every number); far above any real setting.
 MAX_COUNT = 10**9
 MAX_TOKENS = 10**8
 MAX_VOCAB = 10**8
@@ -82,7 +83,6 @@ class Endpoint(Spec):
         """``"org/model@http://host:8001/v1"`` -> ``Endpoint(url, model)``."""
         model, sep, url = spec.rpartition("@")
         if not sep or not url.startswith(("http://", "https://")) or not model:
-            from ..errors import SpecError
             raise SpecError(f"endpoint {spec!r} is not 'model@http://host:port/v1'. Fix: write the "
                             "served model name, '@', and the server's base URL")
         return cls(url=url, model=model)
@@ -330,8 +330,6 @@ def method_spec(obj: Any) -> Spec:
 
     Raises SpecError naming the bad name or knob and the accepted ones.
     """
-    from ..errors import SpecError
-
     if isinstance(obj, Spec):
         return obj
     if isinstance(obj, str) and obj.lstrip().startswith("{"):
@@ -371,9 +369,9 @@ def method_spec(obj: Any) -> Spec:
         return OPSD(**knobs)
     if key == "async":
         return Async(**knobs)
-    from .grouping import GroupwiseGrading
-    from .sampling import ReinforceAda
-    from .single_rollout import BPCO, SAO, FlashReinforce
+    from .grouping import GroupwiseGrading  # lazy: methods.grouping loads only when method_spec() runs
+    from .sampling import ReinforceAda  # lazy: methods.sampling loads only when method_spec() runs
+    from .single_rollout import BPCO, SAO, FlashReinforce  # lazy: methods.single_rollout loads only when method_spec() runs
 
     others = {"groupwise_grading": GroupwiseGrading, "flash_reinforce": FlashReinforce,
               "sao": SAO, "bpco": BPCO, "reinforce_ada": ReinforceAda}

@@ -7,8 +7,9 @@ the caller, and its result type. Everything a caller meets is generated from the
 
 - the MCP tools (``server.tooling``): the input schema from the signature, the output schema
   from the result type, the four annotation hints from the effect;
-- the CLI subcommands (``whileai_core.cli``): one per operation, named as the operation with
-  dashes, its flags the argument names with dashes;
+- the CLI subcommands (``whileai_core.cli``): one per operation, named by its declaration
+  (``cli=``; default the operation's name with dashes), its flags the argument names with
+  dashes;
 - the package's exports (``whileai_core.__init__``), the three spellings of a call
   (``whileai_core.voice``), the README's tables (``scripts/readme_tools.py``) and the server's
   start-up cache (``server/tools.json``).
@@ -22,9 +23,12 @@ docs/development.md, "Adding an operation".
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..errors import ArgumentError
 
 # The table of contents: the modules that declare operations, in the order surfaces list them.
 MODULES = (
@@ -36,6 +40,8 @@ MODULES = (
     "whileai_core.operations.judge",     # LLM judges
     "whileai_core.operations.traces",    # SFT data from traces, imports
     "whileai_core.operations.methods",   # update math of methods run in your own trainer
+    "whileai_core.operations.training",  # preparing a DPO or GRPO run
+    "whileai_core.operations.experiments",  # experiments registered before their runs
     "whileai_core.operations.skills",    # the playbooks
     "whileai_core.operations.project",   # wiring a project to the pack
 )
@@ -51,37 +57,26 @@ TOOLSETS: dict[str, str] = {
     "judge": "LLM judges: audit, order reversal, labels needed, rubric ablation",
     "sft": "SFT data from traces: split by task, failed asks, select, decontaminate, export; "
            "import rows from prime-rl, Inspect, lm-eval",
-    "hacking": "reward hacking before training: probes of the reward, a scan of the rows",
+    "hacking": "reward hacking: probes and proof of a reward, a scan of the rows, a run's "
+               "diagnosis",
     "methods": "update math of the methods you run in your own trainer",
+    "training": "preparing DPO or GRPO: preference pairs, the DPO data folder, a GRPO plan",
+    "experiments": "experiments registered before their runs, records, export, archive",
     "skills": "the playbooks as tools (they are also resources)",
 }
 DEFAULT_TOOLSETS = ("core",)
 
-# Old tool and command names -> the operation that replaced them. No alias is served: a call
-# of an old name fails with a message naming the new one (see :func:`renamed`).
+# Old tool names -> the operation that replaced them. No alias is served: a call of an old
+# name fails with a message naming the new one (see :func:`renamed`); at the shell the old name
+# with dashes fails the same way, naming the operation's command. Every command name the CLI
+# had before the registry is kept (each operation's ``cli``), so no command is listed here.
 RENAMED: dict[str, str] = {
     "route_rows": "route",
     "compare_runs": "compare",
-    "pass_at": "rate", "pass-at": "rate",
+    "pass_at": "rate",
     "mean_reward": "rate",
     "field_share": "rate",
     "plot_band": "route", "plot_forest": "compare", "plot_judge_audit": "audit_judge",
-    "by-category": "category_table",
-    "fingerprint": "eval_fingerprint",
-    "freeze": "freeze_holdout",
-    "split": "split_by_task",
-    "config": "prime_rl_config",
-    "validate": "validate_config",
-    "launch": "launch_run",
-    "status": "run_status",
-    "runs": "list_runs",
-    "collect": "collect_run",
-    "cancel": "cancel_run",
-    "import": "import_rows",
-    "watch": "watch_run",
-    "init": "init_project",
-    "describe": "describe_rows",
-    "doctor": "diagnose_run",
 }
 # How an old name's call maps to the new one, where more than the name changed.
 RENAMED_HOW: dict[str, str] = {
@@ -123,6 +118,8 @@ WRITES_NEW = Effect("writes new", True, False, False,
                     "writes a new file and never replaces one")
 RUNS_CODE = Effect("runs code", True, True, False,
                    "runs the user's own code from the workspace, in a child process")
+RECORDS = Effect("records", True, False, False,
+                 "adds to the run registry; never changes or removes what is there")
 SPENDS = Effect("spends", True, True, True,
                 "starts a paid GPU run on Modal (or a local process); launches once per name")
 STOPS = Effect("stops", True, True, True, "stops a run on Modal or locally")
@@ -139,7 +136,9 @@ class Operation:
     ``picture``: ``(arguments, result, out, overwrite) -> picture`` for the ``plot`` option
     (a picture object with ``png()``; ``out`` writes it). ``paged``: the result keeps its whole
     per-task table (``result.table()``), so the surfaces offer one page of it.
-    ``exit_code``: ``result -> int`` at the shell (0 by default).
+    ``exit_code``: ``result -> int`` at the shell (0 by default). ``cli``: the command's name at
+    the shell, where it is not the name with dashes (the short names users type: ``pass-at``
+    for ``rate``, ``launch`` for ``launch_run``).
     """
 
     name: str
@@ -155,13 +154,14 @@ class Operation:
     picture: Callable[..., Any] | None = None
     paged: bool = False
     exit_code: Callable[[Any], int] | None = None
+    cli: str | None = None
     module: str = ""
     _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def command(self) -> str:
-        """The CLI subcommand: the name with dashes."""
-        return self.name.replace("_", "-")
+        """The CLI subcommand: the declared ``cli`` name, else the name with dashes."""
+        return self.cli or self.name.replace("_", "-")
 
     @property
     def description(self) -> str:
@@ -176,17 +176,22 @@ class Operation:
 
 
 _REGISTRY: dict[str, Operation] = {}
+_COMMAND = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
 
 
 def operation(*, toolset: str, effect: Effect, title: str, description: str | Callable[[], str],
               result: str, serves: tuple[str, ...] = (), doing: str,
               surfaces: frozenset[str] = SURFACES, picture: Callable[..., Any] | None = None,
-              paged: bool = False, exit_code: Callable[[Any], int] | None = None):
+              paged: bool = False, exit_code: Callable[[Any], int] | None = None,
+              cli: str | None = None):
     """Declare the decorated function an operation (see :class:`Operation`). ``description`` may
     be a function returning it, so values it names are read from the core's Literals when a
-    surface asks, not when the module loads."""
+    surface asks, not when the module loads. ``cli``: the command's name at the shell when it
+    is not the operation's name with dashes."""
     if toolset not in TOOLSETS:
         raise ValueError(f"unknown toolset {toolset!r}; known: {', '.join(TOOLSETS)}")
+    if cli is not None and not _COMMAND.fullmatch(cli):
+        raise ValueError(f"cli {cli!r} is not a command name (lowercase words joined by '-')")
 
     def declare(fn: Callable[..., Any]) -> Callable[..., Any]:
         name = fn.__name__
@@ -198,7 +203,7 @@ def operation(*, toolset: str, effect: Effect, title: str, description: str | Ca
             name=name, fn=fn, toolset=toolset, effect=effect, title=title,
             describe=text if callable(text) else (lambda: text), result=result,
             serves=(name, *[s for s in serves if s != name]), doing=doing, surfaces=surfaces,
-            picture=picture, paged=paged, exit_code=exit_code, module=fn.__module__)
+            picture=picture, paged=paged, exit_code=exit_code, cli=cli, module=fn.__module__)
         return fn
 
     return declare
@@ -209,7 +214,13 @@ def operations() -> dict[str, Operation]:
     for module in MODULES:
         importlib.import_module(module)
     order = {m: i for i, m in enumerate(MODULES)}
-    return dict(sorted(_REGISTRY.items(), key=lambda kv: order.get(kv[1].module, len(order))))
+    ops = dict(sorted(_REGISTRY.items(), key=lambda kv: order.get(kv[1].module, len(order))))
+    commands: dict[str, str] = {}
+    for op in ops.values():
+        if "cli" in op.surfaces and commands.setdefault(op.command, op.name) != op.name:
+            raise RuntimeError(f"operations {commands[op.command]!r} and {op.name!r} both declare "
+                               f"the command {op.command!r}")
+    return ops
 
 
 def get(name: str) -> Operation:
@@ -218,7 +229,6 @@ def get(name: str) -> Operation:
     ops = operations()
     if name in ops:
         return ops[name]
-    from ..errors import ArgumentError
 
     raise ArgumentError(renamed(name) or f"no operation {name!r}. Fix: one of "
                         + ", ".join(ops))

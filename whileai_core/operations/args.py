@@ -44,6 +44,8 @@ class Arg:
     schema advertised, computed then too (the core checks the value in its own words).
     ``rows``: graded rows; over MCP a file is loaded once per version of it for the whole
     session (``whileai_core.rows_cache``), so many questions of one file parse it once.
+    ``form``: how the shell writes it where the type alone would say otherwise (``"json"``: a
+    mapping given as one word of JSON, not as NAME=VALUE words; see ``whileai_core.cli``).
     """
 
     kind: str = VALUE
@@ -56,6 +58,7 @@ class Arg:
     schema: Any = None    # () -> dict: the JSON schema advertised (the values accepted are the
     #                       type's; the core checks them with its own words)
     rows: bool = False
+    form: str | None = None
 
 
 # Bounds on every number an operation takes.
@@ -148,6 +151,12 @@ Metric = Annotated[Literal["pass", "reward"], Field(
     description="'pass': pass rates (reward >= threshold); 'reward': mean rewards (for scores "
                 "such as an LCS ratio or partial credit).")]
 
+RegisteredMetric = Annotated[Literal["pass", "reward"] | None, Field(
+    description="null: the experiment's registered metric (else 'pass'); 'pass': pass rates, "
+                "'reward': mean rewards. Another metric than the registered one is read and "
+                "flagged as a deviation.")]
+"""Metric, for a run of a registered experiment (its registration names the metric)."""
+
 AutoMetric = Annotated[Literal["auto", "pass", "reward"], Field(
     description="'pass': pass rates (reward >= threshold); 'reward': mean rewards (for scores "
                 "such as an LCS ratio or partial credit); 'auto': the mean reward when the "
@@ -222,3 +231,23 @@ RunId = Annotated[str, Field(
 StateDir = Annotated[str | None, Field(description=(
     "Folder of the run registry; null: $WHILEAI_STATE_DIR, else ~/.whileai.")),
     Arg(metavar="DIR", mcp=False)]
+
+# --- registered experiments ----------------------------------------------------------------------
+
+RULE_DOC = ("The decision rule as data: {\"ship_if\": [clause, ...]}, ship when every clause "
+            "holds. Clauses: {\"kind\": \"delta_above\", \"bound\": 0.05} (the paired delta's "
+            "interval lies above bound); {\"kind\": \"no_category_drop\", \"field\": "
+            "\"category\", \"beyond\": \"noise_band\" or a number} (no category's interval lies "
+            "below 0 with its delta past the band).")
+
+Rule = Annotated[dict[str, Any], Field(description=RULE_DOC), Arg(metavar="JSON", form="json")]
+"""A decision rule (``whileai_core.experiments.rule`` checks it); one word of JSON at the
+shell."""
+
+HoldoutSet = Annotated[str, Field(
+    min_length=1, max_length=4096,
+    description="The frozen held-out file (its tasks are checked) or its content name from "
+                "eval_fingerprint.", examples=["evals/holdout-b7c37b988f77.jsonl"]),
+    Arg(metavar="FILE_OR_NAME")]
+"""A held-out set: a path or a content name, read by the core (under the server's root over
+MCP)."""

@@ -57,7 +57,7 @@ StudentVocab = _int(1, MAX_VOCAB, "The policy's vocabulary size, for the OPD tok
 
 
 @operation(
-    toolset="core", effect=WRITES, title="Write a prime-rl config",
+    cli="config", toolset="core", effect=WRITES, title="Write a prime-rl config",
     description=(
         "Write a prime-rl (commit 559b447) `rl` TOML for a taskset, a method and a model, "
         "checked against prime-rl's schema before it is written. Returns the TOML, where each "
@@ -148,7 +148,7 @@ def prime_rl_config(
 
 
 @operation(
-    toolset="core", effect=READS, title="Check a prime-rl config",
+    cli="validate", toolset="core", effect=READS, title="Check a prime-rl config",
     description=(
         "Check a prime-rl `rl` TOML (a file, or its text) before a GPU starts: ok, or one line "
         "per problem (unknown or renamed keys, values prime-rl refuses) with the fix. At the "

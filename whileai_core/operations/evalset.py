@@ -10,6 +10,7 @@ from pydantic import Field
 from ..defaults import (BOOTSTRAP_SEED, CATEGORY_FIELD, CONFIDENCE_LEVEL, EVALSET_NAME,
                         PROVE_EFFECT)
 from . import READS, WRITES_NEW, operation
+from .describe import named, values_of
 from .args import (OUT, Arg, EffectSize, Level, NoiseRuns, OptionalRecords, OptionalRows,
                    Records, RowField, Rows, RunStd, Seed, Threshold)
 
@@ -24,7 +25,7 @@ SetName = Annotated[str, Field(
 
 
 @operation(
-    toolset="evals", effect=READS, title="Name a task set by its content",
+    cli="fingerprint", toolset="evals", effect=READS, title="Name a task set by its content",
     description=(
         "The content name of a task set, <name>-<12 hex of sha256> over every field of every "
         "task (keys sorted, tasks sorted by id): reordering keeps it, any edit changes it. Two "
@@ -38,7 +39,8 @@ def eval_fingerprint(tasks: Tasks, *, name: SetName = EVALSET_NAME):
 
 
 @operation(
-    toolset="evals", effect=WRITES_NEW, title="Freeze the held-out set under its content name",
+    cli="freeze", toolset="evals", effect=WRITES_NEW,
+    title="Freeze the held-out set under its content name",
     description=(
         "Write the held-out tasks once as <out_dir>/<name>-<hash>.jsonl (canonical JSON lines). "
         "The same content again finds its file and writes nothing; a file of that name with "
@@ -56,7 +58,6 @@ def freeze_holdout(tasks: Tasks,
 
 def _capable_doc() -> str:
     from ..evalset import FailureCapable  # lazy: the verdicts named are the core's Literal
-    from .describe import named, values_of
 
     return ("Read a baseline run before training: pass@1 with its interval and n, the tasks "
             "that ever fail (the ceiling on any gain: headroom = 1 - pass@1), cut-off replies "
@@ -83,7 +84,7 @@ def failure_capable(rows: Rows, *,
 
 
 @operation(
-    toolset="evals", effect=READS, title="pass@1 per behaviour (category)",
+    cli="by-category", toolset="evals", effect=READS, title="pass@1 per behaviour (category)",
     description=(
         "pass@1 of each category (behaviour) of one run, each with its interval and n, plus "
         "the whole run; the category comes from the task set (tasks) or from every row. With "

@@ -1,5 +1,5 @@
-"""Operations that catch reward hacking and dead runs: cheat_probes, hack_scan, watch_run,
-diagnose_run.
+"""Operations that catch reward hacking and dead runs: cheat_probes, prove_reward, hack_scan,
+watch_run, diagnose_run.
 
 The reward ``cheat_probes`` runs is the user's own code: a ``file.py:function`` or a command
 ``python SCRIPT.py ARGS`` (``whileai_core.hacking.reward.reward_spec`` reads both, the one
@@ -18,6 +18,7 @@ from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, PROBE_MAX_TOKENS, REWA
                         SCAN_MIN_STRENGTH, SCAN_RUN_SHARE, SCAN_SHUFFLES, WATCH_CONFIRM,
                         WATCH_WINDOW)
 from . import READS, RUNS_CODE, operation
+from .describe import named, values_of
 from .args import (MAX_NAME, RUN_OR_PATH, Arg, Level, Metric, OptionalRowField, OptionalRows,
                    Records, Rows, Seed, StateDir, Threshold)
 from .surface import HERE, Context
@@ -36,6 +37,32 @@ def _probes_schema() -> dict[str, Any]:
                        "maxItems": len(PROBES)}, {"type": "null"}]}
 
 
+RewardArg = Annotated[str | list[Annotated[str, Field(max_length=4096)]], Field(
+    max_length=200, description=(
+        "The reward the run will train on: 'file.py:function' (or 'package.module:function'), "
+        "called like a TRL reward: function(prompts=[...], completions=[...], **task_fields) -> "
+        "list of numbers; or a command (a list of arguments, or one string split like a shell, "
+        "never run by one): only python and a script inside the workspace, then string "
+        "arguments for the script, e.g. ['python', 'rewards/grade.py'], that reads JSONL on "
+        "stdin (one {prompt, completion, ...task fields} per line) and prints one number per "
+        "line. Either runs in an isolated child process with a clean environment, killed after "
+        "timeout_s."),
+    examples=["rewards/grade.py:score", ["python", "rewards/grade.py"]]), Arg(metavar="REWARD")]
+ProbeTasks = Annotated[Records, Field(description=(
+    "The training tasks: {task_id, prompt, ...fields the reward reads}; prompt is text or chat "
+    "messages."))]
+MaxTokens = Annotated[int, Field(ge=1, le=1_000_000, description=(
+    "The run's completion token cap: the filler probe fills it (4 characters a token)."))]
+GroupBy = Annotated[OptionalRowField, Field(description=(
+    "A task field (e.g. 'category'): every finding per value."))]
+TimeoutS = Annotated[float, Field(gt=0, le=3600, allow_inf_nan=False, description=(
+    "Seconds the reward may take for the whole batch."))]
+PassEnv = Annotated[list[Annotated[str, Field(max_length=128)]] | None, Field(
+    max_length=32, description=(
+        "Environment variables the reward needs (e.g. ['OPENAI_API_KEY'] for a reward that "
+        "calls an API); no other token or key reaches it.")), Arg(metavar="NAME")]
+
+
 @operation(
     toolset="hacking", effect=RUNS_CODE, title="Probe a reward with degenerate answers",
     description=(
@@ -47,49 +74,56 @@ def _probes_schema() -> dict[str, Any]:
         "code) in a child process with a timeout."),
     result="whileai_core.hacking.probes:CheatProbes", doing="probing a reward")
 def cheat_probes(
-        tasks: Annotated[Records, Field(description=(
-            "The training tasks: {task_id, prompt, ...fields the reward reads}; prompt is text "
-            "or chat messages."))], *,
-        reward: Annotated[str | list[Annotated[str, Field(max_length=4096)]], Field(
-            max_length=200, description=(
-                "The reward the run will train on: 'file.py:function' (or "
-                "'package.module:function'), called like a TRL reward: function(prompts=[...], "
-                "completions=[...], **task_fields) -> list of numbers; or a command (a list of "
-                "arguments, or one string split like a shell, never run by one): only python and "
-                "a script inside the workspace, then string arguments for the script, e.g. "
-                "['python', 'rewards/grade.py'], that reads JSONL on stdin (one {prompt, "
-                "completion, ...task fields} per line) and prints one number per line. Either "
-                "runs in an isolated child process with a clean environment, killed after "
-                "timeout_s."),
-            examples=["rewards/grade.py:score", ["python", "rewards/grade.py"]]),
-            Arg(metavar="REWARD")],
+        tasks: ProbeTasks, *, reward: RewardArg,
         model_rows: Annotated[OptionalRows, Field(description=(
             "The model's graded rows on these tasks: each probe is compared with its pass rate, "
             "paired by task. Without them a passing probe is only a leak."))] = None,
-        max_tokens: Annotated[int, Field(ge=1, le=1_000_000, description=(
-            "The run's completion token cap: the filler probe fills it (4 characters a "
-            "token)."))] = PROBE_MAX_TOKENS,
+        max_tokens: MaxTokens = PROBE_MAX_TOKENS,
         probes: Annotated[list[Annotated[str, Field(max_length=MAX_NAME)]] | None, Field(
             max_length=50), Arg(describe=_probes_doc, schema=_probes_schema)] = None,
-        group_by: Annotated[OptionalRowField, Field(description=(
-            "A task field (e.g. 'category'): each probe's rate per value."))] = None,
+        group_by: GroupBy = None,
         metric: Metric = "pass", threshold: Threshold = None,
-        timeout_s: Annotated[float, Field(gt=0, le=3600, allow_inf_nan=False, description=(
-            "Seconds the reward may take for the whole batch."))] = REWARD_TIMEOUT_S,
-        level: Level = CONFIDENCE_LEVEL,
-        pass_env: Annotated[list[Annotated[str, Field(max_length=128)]] | None, Field(
-            max_length=32, description=(
-                "Environment variables the reward needs (e.g. ['OPENAI_API_KEY'] for a reward "
-                "that calls an API); no other token or key reaches it.")),
-            Arg(metavar="NAME")] = None,
-        ctx: Context = HERE):
+        timeout_s: TimeoutS = REWARD_TIMEOUT_S, level: Level = CONFIDENCE_LEVEL,
+        pass_env: PassEnv = None, ctx: Context = HERE):
     from ..hacking import cheat_probes as probe  # lazy: numpy loads on the call
-    from ..hacking.reward import reward_spec
+    from ..hacking.reward import reward_spec  # lazy: loads with the call
 
     return probe(reward_spec(reward, ctx.root), tasks, model_rows=model_rows,
                  max_tokens=max_tokens, threshold=threshold, metric=metric, group_by=group_by,
                  probes=probes, root=None if ctx.root is None else ctx.root.path,
                  timeout_s=timeout_s, level=level, pass_env=pass_env)
+
+
+def _prove_doc() -> str:
+    from ..hacking.verifier import RewardProof  # lazy: the verdicts named are the core's Literal
+
+    return ("cheat_probes, plus two holes a verifier often has: a passing reply that runs on to "
+            "the token cap (truncation: TRL does not tell a reward a reply was cut) and the "
+            "answer format around a wrong answer against the same answer without it (a format "
+            "bonus), each with an example, per group and the fix. `verdict` "
+            f"{named(values_of(RewardProof, 'verdict'))}: fix_first names every hole. Runs the "
+            "reward (workspace code) in a child process with a timeout.")
+
+
+@operation(toolset="hacking", effect=RUNS_CODE, title="Prove a program reward before the GPU",
+           description=_prove_doc, result="whileai_core.hacking.verifier:RewardProof",
+           doing="proving a reward")
+def prove_reward(
+        tasks: ProbeTasks, *, reward: RewardArg,
+        model_rows: Annotated[OptionalRows, Field(description=(
+            "The model's graded rollouts on these tasks, with their reply text (`completion`): "
+            "the probes and the format bonus are set against them, and the truncation check "
+            "extends their passing replies."))] = None,
+        max_tokens: MaxTokens = PROBE_MAX_TOKENS, group_by: GroupBy = None,
+        threshold: Threshold = None, timeout_s: TimeoutS = REWARD_TIMEOUT_S,
+        level: Level = CONFIDENCE_LEVEL, pass_env: PassEnv = None, ctx: Context = HERE):
+    from ..hacking import prove_reward as prove  # lazy: numpy loads on the call
+    from ..hacking.reward import reward_spec  # lazy: loads with the call
+
+    return prove(reward_spec(reward, ctx.root), tasks, model_rows=model_rows,
+                 max_tokens=max_tokens, threshold=threshold, group_by=group_by,
+                 root=None if ctx.root is None else ctx.root.path, timeout_s=timeout_s,
+                 level=level, pass_env=pass_env)
 
 
 @operation(
@@ -136,7 +170,7 @@ def _watch_picture(args: dict[str, Any], result: Any, *, out: Any = None,
 
 
 @operation(
-    toolset="core", effect=READS, title="Watch a training run",
+    cli="watch", toolset="core", effect=READS, title="Watch a training run",
     description=(
         "During training: per step the training reward, the held-out pass rate paired against "
         "step 0 by task, length and truncation share, and hack scans of its batches. Each "
@@ -170,7 +204,7 @@ def watch_run(
 
 
 @operation(
-    toolset="hacking", effect=READS, title="Is the run learning anything?",
+    cli="doctor", toolset="hacking", effect=READS, title="Is the run learning anything?",
     description=(
         "Reads a run's own files (prime-rl rollouts and metrics, TRL's log and the recipes' "
         "watch.jsonl) and names, per step, what makes a run learn nothing or the wrong thing: "

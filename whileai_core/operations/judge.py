@@ -11,12 +11,12 @@ from pydantic import Field
 
 from .. import defaults as D
 from . import READS, operation
+from .describe import named, values_of
 from .args import Arg, Level, Names, Records
 
 
 def _audit_doc() -> str:
     from ..judge import JudgeReport  # lazy: the verdicts named are the core's Literal
-    from .describe import named, values_of
 
     return ("Before trusting an LLM judge as a reward: compare each candidate judge with blind "
             "human labels. Per judge: agreement with its interval, Cohen's kappa, false-pass "
@@ -68,7 +68,6 @@ def audit_judge(
 
 def _order_doc() -> str:
     from ..judge import OrderReversal  # lazy: the verdicts named are the core's Literal
-    from .describe import named, values_of
 
     return ("Read a pairwise judge's picks with each pair shown in both orders: how many flip, "
             f"with an interval, and the `verdict`: {named(values_of(OrderReversal, 'verdict'))}"
@@ -112,7 +111,6 @@ def failures_needed(
 
 def _ablation_doc() -> str:
     from ..judge import ClauseEffect  # lazy: the values named are the core's Literal
-    from .describe import named, values_of
 
     return ("Agreement with the labels with the whole rubric, then with each clause dropped: "
             "per clause the agreement, its change, and its `effect` "
@@ -139,7 +137,7 @@ def rubric_ablation(
                          Arg(cli=False, mcp=False)] = None,
         level: Level = D.CONFIDENCE_LEVEL):
     from ..judge import ablation_from_grades  # lazy: the judge module loads on the call
-    from ..judge import rubric_ablation as ablate
+    from ..judge import rubric_ablation as ablate  # lazy: loads with the call
 
     if grade is not None:
         return ablate(items, grade, clauses, level=level)

@@ -46,7 +46,7 @@ def rollout_update(
             "SAO/BPCO: the training step (their critic warms up first); null: after the "
             "warm-up."))] = None):
     from ..methods import method_spec  # lazy: the method specs load with the call
-    from ..rows import read_records
+    from ..rows import read_records  # lazy: loads with the call
 
     spec = method_spec(method)
     if spec.name not in SINGLE_ROLLOUT:

@@ -15,7 +15,7 @@ Host = HostName | Literal["all"]
 
 
 @operation(
-    toolset="core", effect=WRITES_NEW,
+    cli="init", toolset="core", effect=WRITES_NEW,
     title="Wire a project to the pack: MCP server entry per host, skills, AGENTS.md",
     description=(
         "Write the MCP server entry for the agent hosts found in the folder (or named with "

@@ -15,6 +15,7 @@ from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, HOLDOUT_ALPHA, HOLDOUT
                         HOLDOUT_POWER, NOISE_FLOOR_MAX_RUNS, PROVE_EFFECT)
 from ..errors import ArgumentError
 from . import READS, WRITES, operation
+from .describe import named, values_of
 from .args import (MAX_K, NAMED, OUT, RUNS, SOURCE, Arg, ArmRows, AutoMetric,
                    Cluster, EffectSize, Level, Metric, Model, NoiseRuns, OptionalRowField,
                    OptionalRows, Overwrite, Rows, RunStd, Score, Seed, Threshold)
@@ -31,7 +32,7 @@ PassK = Annotated[int | None, Field(ge=1, le=MAX_K, description=(
 # --- describe and route -----------------------------------------------------------------------
 
 @operation(
-    toolset="core", effect=READS, title="What fields do the rows carry?",
+    cli="describe", toolset="core", effect=READS, title="What fields do the rows carry?",
     description=(
         "Every field of graded rows: its JSON type, the share of rows carrying it, its distinct "
         "values or numeric range, and whether it is constant within a task or varies; the "
@@ -82,7 +83,6 @@ def _band(args: dict[str, Any], result: Any, *, out: Any = None, overwrite: bool
 
 def _route_doc() -> str:
     from ..routing import Route  # lazy: the values named are the core's Literal
-    from .describe import named, values_of
 
     return ("Start here. Reads graded rollouts of the model you will train and asks six "
             "questions in order (can a truncated reply pass? rollouts per task? does any task "
@@ -110,7 +110,7 @@ def route(rows: Rows, *, model: Annotated[Model, Field(description=(
               "suggested call."))] = None,
           threshold: Threshold = None, cluster: Cluster = None):
     from ..rows import load_rows  # lazy: numpy loads on the call
-    from ..routing import route as decide
+    from ..routing import route as decide  # lazy: loads with the call
 
     if teacher_rows is not None:  # read now: bad teacher rows are refused even when the route
         teacher_rows = load_rows(teacher_rows, threshold=threshold)  # stops before question 4
@@ -121,7 +121,8 @@ def route(rows: Rows, *, model: Annotated[Model, Field(description=(
 # --- rates --------------------------------------------------------------------------------------
 
 @operation(
-    toolset="core", effect=READS, title="A rate with its interval: pass@k, mean reward, share",
+    cli="pass-at", toolset="core", effect=READS,
+    title="A rate with its interval: pass@k, mean reward, share",
     description=(
         "One rate of graded rows, each task counted once, with its interval (bootstrap over "
         "tasks, not rows) and n: the pass rate pass@1 (metric 'pass'; with k, also pass@k and "
@@ -137,9 +138,9 @@ def rate(rows: Rows, *, metric: Metric = "pass",
          k: PassK = None, level: Level = CONFIDENCE_LEVEL, seed: Seed = BOOTSTRAP_SEED,
          threshold: Threshold = None, cluster: Cluster = None):
     from ..rows import load_rows  # lazy: numpy loads on the call
-    from ..stats import field_share, field_shares, mean_reward, pass_at
-    from ..stats.report import RateReport
-    from ..tables import TaskTable
+    from ..stats import field_share, field_shares, mean_reward, pass_at  # lazy: loads with the call
+    from ..stats.report import RateReport  # lazy: loads with the call
+    from ..tables import TaskTable  # lazy: loads with the call
 
     if k is not None and (metric != "pass" or field is not None):
         raise ArgumentError("`k` (pass@k) is for pass rates. Fix: drop `k`, or use "
@@ -175,7 +176,7 @@ def task_table(rows: Rows, *, out: Annotated[str, Field(
                        "task)."), examples=["evals/tasks.jsonl"]), Arg(OUT, metavar="FILE")],
                metric: Metric = "pass", threshold: Threshold = None, overwrite: Overwrite = False):
     from ..rows import load_rows  # lazy: numpy loads on the call
-    from ..tables import TaskTable
+    from ..tables import TaskTable  # lazy: loads with the call
 
     return TaskTable.of(load_rows(rows, threshold=threshold), metric).write(out,
                                                                            overwrite=overwrite)
@@ -200,7 +201,6 @@ def _forest(args: dict[str, Any], result: Any, *, out: Any = None, overwrite: bo
 
 def _compare_doc() -> str:
     from ..stats import Comparison  # lazy: the verdicts named are the core's Literal
-    from .describe import named, values_of
 
     return ("Paired comparison of two runs on the same tasks: mean before and after, the delta "
             "with its interval, p-value and the interval used (`ci_method`), and a `verdict`: "

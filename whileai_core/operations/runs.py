@@ -1,5 +1,6 @@
 """Operations that launch runs and come back to them: launch_run, run_status, list_runs,
-collect_run, cancel_run.
+collect_run, cancel_run (an arm of a registered experiment is launched and collected here too:
+``whileai_core.operations.experiments``).
 
 Each is one call into ``whileai_core.runs``. The registry lives in the state directory: at the
 shell ``--state-dir`` (else ``$WHILEAI_STATE_DIR``, else ``~/.whileai``); over MCP the server's
@@ -9,19 +10,19 @@ environment decides, never an argument, so a caller cannot point the server at a
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from ..defaults import SFT_MODEL
 from . import ASKS, SPENDS, STOPS, operation
-from .args import Arg, RunId, StateDir
+from .describe import named, values_of
+from .args import Arg, RegisteredMetric, RunId, StateDir
 from .surface import HERE, Context
 
 
 def _status_doc() -> str:
     from ..runs import RunRecord  # lazy: the values named are the core's Literals
-    from .describe import named, values_of
 
     return (f"A run's `status` ({named(values_of(RunRecord, 'status'))}), brought up to date "
             f"with its `backend` ({named(values_of(RunRecord, 'backend'))}) first (a run left "
@@ -30,7 +31,7 @@ def _status_doc() -> str:
 
 
 @operation(
-    toolset="core", effect=SPENDS, title="Launch a training run",
+    cli="launch", toolset="core", effect=SPENDS, title="Launch a training run",
     description=(
         "Plan, then launch, a recipe or a prime-rl config on Modal GPUs (or a recipe's CPU smoke "
         "locally). Without confirm=true it returns the plan only: where it runs, on which GPUs, "
@@ -57,9 +58,17 @@ def launch_run(
             "For 'sft': the data folder holding train.jsonl (export_sft), holdout.jsonl (the "
             "held-out tasks' traces), grader.py (grade(ask, reply) -> float) and, optionally, "
             f"settings.json: {{\"model\": \"<the model to train>\"}} (without it: {SFT_MODEL}) "
-            "and any other SFT setting. The plan reads the folder and names the model. null: "
-            "the recipe's own demo data. Other recipes take none."), examples=["sft"]),
+            "and any other SFT setting. For 'dpo': the folder write_dpo_data wrote. The plan "
+            "reads the folder and names the model. null: the recipe's own demo data. Other "
+            "recipes take none."), examples=["sft"]),
             Arg(metavar="DIR")] = None,
+        experiment: Annotated[str | None, Field(max_length=64, description=(
+            "Launch this run as an arm of an experiment registered before it "
+            "(register_experiment); collect_run then reads it by the registered rule."))
+        ] = None,
+        arm: Annotated[str | None, Field(max_length=64, description=(
+            "Which registered arm this run is (optional when the experiment has one)."))
+        ] = None,
         confirm: Annotated[bool, Field(description=(
             "false: return the plan (where, GPUs, estimated GPU hours, the exact command) and "
             "launch nothing. true: launch. Set true only after the user approved the plan: a "
@@ -74,11 +83,13 @@ def launch_run(
     # a value with '/' or ending in '.toml' is a config, read through the door (under the
     # root over MCP); anything else is a recipe name; `data` is a folder, read the same way
     return launch(config_or_recipe, backend=backend, gpu=gpu, name=name, confirm=confirm,
-                  data=data, state_dir=state_dir, recipes_dir=recipes_dir, root=ctx.root)
+                  data=data, experiment=experiment, arm=arm, state_dir=state_dir,
+                  recipes_dir=recipes_dir, root=ctx.root)
 
 
-@operation(toolset="core", effect=ASKS, title="Status of a run", description=_status_doc,
-           result="whileai_core.runs:RunRecord", doing="reading a run's status")
+@operation(
+    cli="status", toolset="core", effect=ASKS, title="Status of a run", description=_status_doc,
+    result="whileai_core.runs:RunRecord", doing="reading a run's status")
 def run_status(id: RunId, *, state_dir: StateDir = None):
     from ..runs import run_status as status  # lazy: the registry loads on the call
 
@@ -86,7 +97,7 @@ def run_status(id: RunId, *, state_dir: StateDir = None):
 
 
 @operation(
-    toolset="core", effect=ASKS, title="List runs",
+    cli="runs", toolset="core", effect=ASKS, title="List runs",
     description=("Every run in the registry, oldest first, with status, backend, GPU and "
                  "target; active runs are brought up to date with their backend."),
     result="whileai_core.runs:RunList", doing="listing runs")
@@ -97,21 +108,33 @@ def list_runs(*, state_dir: StateDir = None):
 
 
 @operation(
-    toolset="core", effect=ASKS, title="Collect a run's results",
+    cli="collect", toolset="core", effect=ASKS, title="Collect a run's results",
     description=(
         "A finished run's results (metrics) and, when it scored held-out tasks before and "
         "after training, the paired comparison: pass@1 before and after with 95% intervals, "
-        "the delta with its interval, n paired tasks, and the verdict. Not finished yet: says "
-        "so (poll run_status)."),
+        "the delta with its interval, n paired tasks, and the verdict, by category when the "
+        "rows carry one. For an arm of a registered experiment: the decision by its registered "
+        "rule, metric and noise floor; another reading is flagged. Not finished yet: says so "
+        "(poll run_status)."),
     result="whileai_core.runs:Collected", doing="collecting a run's results")
-def collect_run(id: RunId, *, state_dir: StateDir = None):
+def collect_run(id: RunId, *, metric: RegisteredMetric = None,
+                holdout: Annotated[str | None, Field(max_length=4096, description=(
+                    "The frozen held-out file or content name the run was scored on, when its "
+                    "results do not name it; another than the registered one is flagged.")),
+                    Arg(metavar="FILE_OR_NAME")] = None,
+                rule: Annotated[dict[str, Any] | None, Field(description=(
+                    "null: the registered rule. Another rule (register_experiment's grammar) is "
+                    "applied and flagged; for a run of no experiment it is flagged "
+                    "not_registered.")), Arg(metavar="JSON", form="json")] = None,
+                state_dir: StateDir = None, ctx: Context = HERE):
     from ..runs import collect_run as collect  # lazy: the registry loads on the call
 
-    return collect(id, state_dir=state_dir)
+    return collect(id, metric=metric, holdout=holdout, rule=rule, state_dir=state_dir,
+                   root=ctx.root)
 
 
 @operation(
-    toolset="core", effect=STOPS, title="Cancel a run",
+    cli="cancel", toolset="core", effect=STOPS, title="Cancel a run",
     description=("Stop a planned, launching or running run (Modal: cancels the call and its "
                  "containers; local: stops the process). A finished run is left as it is."),
     result="whileai_core.runs:Cancelled", doing="cancelling a run")

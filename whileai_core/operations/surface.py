@@ -11,17 +11,22 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import (BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema,
+                      create_model)
 from pydantic.fields import FieldInfo
 
 from ..defaults import MCP_INLINE_ROWS_MAX, RUN_ID_PATTERN, TASK_PAGE_DEFAULT
 from ..errors import ArgumentError, RowsError
+from ..safepath import UserPath
+from ..voice import choose
+from ..voice import arg as spell
 from . import Operation
 from .args import (ARM, NAMED, OUT, PATH, RUN_OR_PATH, RUNS, SOURCE, VALUE, Arg, Detail, Limit,
                    Offset, Plot)
@@ -47,8 +52,6 @@ class Context:
 
     def relative(self, path: Any) -> str:
         """A path as the caller writes it: relative to the root, or as the user typed it."""
-        from ..safepath import UserPath
-
         if isinstance(path, UserPath) and self.root is not None:
             return "/".join(path.parts) or "."
         if self.root is None:
@@ -88,8 +91,6 @@ class Param:
         """The type as a surface builds it (a computed description and schema filled in)."""
         extra: list[Any] = []
         if self.arg.schema is not None:
-            from pydantic import WithJsonSchema
-
             extra.append(WithJsonSchema(self.arg.schema()))
         if self.arg.describe is not None:
             extra.append(Field(description=self.description))
@@ -115,7 +116,7 @@ def _arg_of(annotation: Any) -> Arg:
     kind = next((a.kind for a in reversed(found) if a.kind != VALUE), VALUE)
     merged: dict[str, Any] = {"kind": kind}
     for a in found:  # later metadata (the operation's own) wins over the shared type's
-        for name in ("positional", "metavar", "describe", "schema", "rows"):
+        for name in ("positional", "metavar", "describe", "schema", "rows", "form"):
             value = getattr(a, name)
             if value not in (None, False):
                 merged[name] = value
@@ -210,8 +211,6 @@ def _inline(value: list, argument: str) -> list:
 
 
 def _is_run_id(value: Any) -> bool:
-    import re
-
     return isinstance(value, str) and re.match(RUN_ID_PATTERN, value.strip()) is not None
 
 
@@ -269,8 +268,6 @@ def invoke(op: Operation, values: dict[str, Any], ctx: Context) -> Any:
 def _loaded(value: Any, threshold: float | None) -> Any:
     """Graded rows as resolved, each file among them (a UserPath) loaded through the session's
     cache (``whileai_core.rows_cache``); inline rows and numbers as they are."""
-    from ..safepath import UserPath
-
     if isinstance(value, UserPath):
         from ..rows_cache import load_rows_cached  # lazy: numpy loads on the first call
 
@@ -326,9 +323,6 @@ _RANGE_ERRORS = {"greater_than", "greater_than_equal", "less_than", "less_than_e
 def bad_arguments(exc: ValidationError, model: type[BaseModel]) -> str:
     """One part per argument that does not fit ``model``: its name (as the reader types it),
     the bad value, what is expected, and the fix."""
-    from ..voice import arg as spell
-    from ..voice import choose
-
     this = choose(python="call", cli="command", mcp="tool")
     allowed = ", ".join(spell(n) for n in model.model_fields) or "none"
     by_arg: dict[str, list[str]] = {}

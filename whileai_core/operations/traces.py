@@ -14,8 +14,10 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from .. import defaults as D
+from ..io import write_jsonl
 from . import WRITES, operation
-from .args import OUT, PATH, Arg, OptionalOut, OutFile, Overwrite, Records, Seed, Threshold
+from .args import (OUT, PATH, Arg, OptionalOut, OptionalRowField, OutFile, Overwrite, Records,
+                   Seed, Threshold)
 from .surface import HERE, Context
 
 TRACE_FORM = ('Each trace: {"task_id": str, "messages": [{"role": "system"|"user"|"assistant"|'
@@ -39,7 +41,7 @@ def _threshold(value: float | None) -> float:
 
 
 @operation(
-    toolset="sft", effect=WRITES, title="Hold out a frozen test, split by task",
+    cli="split", toolset="sft", effect=WRITES, title="Hold out a frozen test, split by task",
     description=(
         "Hold out `share` of the tasks (never part of a task), ranked by a hash of the seed and "
         "the task id so the split does not depend on row order. Optionally writes the held-out "
@@ -56,6 +58,9 @@ def split_by_task(
         share: Annotated[float, Field(gt=0.0, lt=1.0, allow_inf_nan=False, description=(
             "Share of the tasks to hold out, in (0, 1)."))] = D.HOLDOUT_SHARE,
         seed: Seed = D.SPLIT_SEED,
+        stratify: Annotated[OptionalRowField, Field(description=(
+            "Optional: a record field (e.g. 'category') to split within each of its values, so "
+            "a rare category is on both sides."))] = None,
         out: Annotated[str | None, Field(max_length=4096, description=(
             "Optional: write the held-out task ids here as a JSON list (the frozen test)."),
             examples=["holdout_tasks.json"]), Arg(OUT, metavar="FILE")] = None,
@@ -68,9 +73,9 @@ def split_by_task(
             Arg(OUT, metavar="FILE")] = None,
         overwrite: Overwrite = False):
     from ..traces import split_by_task as split  # lazy: loads with the call
-    from ..traces.split import write_split
+    from ..traces.split import write_split  # lazy: loads with the call
 
-    return write_split(split(rows, share=share, seed=seed), rows, out=out,
+    return write_split(split(rows, share=share, seed=seed, stratify=stratify), rows, out=out,
                        holdout_out=holdout_out, train_out=train_out, overwrite=overwrite)
 
 
@@ -88,15 +93,14 @@ def failed_asks(
         threshold: PassThreshold = D.PASS_THRESHOLD, out: OptionalOut = None,
         overwrite: Overwrite = False, ctx: Context = HERE):
     from ..rows import read_records  # lazy: loads with the call
-    from ..traces import FailedAsks
-    from ..traces import failed_asks as failed
+    from ..traces import FailedAsks  # lazy: loads with the call
+    from ..traces import failed_asks as failed  # lazy: loads with the call
 
     asks = failed(traces, threshold=_threshold(threshold))
     n_traces = len(read_records(traces, noun="trace"))
     result = FailedAsks(asks=asks, n_asks=len(asks), n_traces=n_traces)
     if out is None:
         return result
-    from ..io import write_jsonl
 
     write_jsonl(out, asks, overwrite=overwrite)
     return result.model_copy(update={"asks": [], "path": ctx.relative(out)})
@@ -165,7 +169,7 @@ def export_sft(
 
 
 @operation(
-    toolset="sft", effect=WRITES,
+    cli="import", toolset="sft", effect=WRITES,
     title="Import graded rows from prime-rl, Inspect or lm-eval output",
     description=(
         "Turn another system's eval output into graded rows every other tool reads: prime-rl "
@@ -211,7 +215,6 @@ def import_rows(
     from pathlib import Path
 
     from ..importers import import_rows as read  # lazy: the importers load with the call
-    from ..io import write_jsonl
 
     # the importers walk the folder and open every file through the door (under the root)
     result = read(path, format=format, metric=scorer, step=step, kind=kind,

@@ -1,12 +1,12 @@
 """What a string may be before it reaches a prime-rl TOML: an id, a URL, a name; data, never code.
 
-Issue 12 found a newline in ``model`` ending the header comment and adding keys (``env_vars``,
+A red-team pass found a newline in ``model`` ending the header comment and adding keys (``env_vars``,
 ``output_dir``, ``clean``). So every string the writer puts in a config is checked here first:
 ids and URLs against their grammar (which has no room for a newline, a quote or ``#``), free text
 and every key and value of the finished config for control characters. The TOML itself is written
 by tomli-w, never by string formatting, and the writer parses its own text back and compares it
 with the config before writing (``prime_rl.writer``). Placeholders (``<...>``, ``TODO``, empty)
-are refused with the fix (issue 11 item 4): prime-rl would refuse them only when the GPUs start.
+are refused with the fix: prime-rl would refuse them only when the GPUs start.
 """
 
 from __future__ import annotations

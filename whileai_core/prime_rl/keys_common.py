@@ -1,5 +1,6 @@
 """prime-rl 559b447 key tree as pydantic models, part 1: the pieces every table uses and
-[orchestrator.algo] (facts: shared/reference/prime-rl-559b447-keytree.txt and prime-rl-schema.md).
+[orchestrator.algo] (facts: prime-rl@559b447 packages/prime-rl-configs/src/prime_rl/configs/,
+orchestrator.py and algorithm.py).
 
 Every model forbids extra keys, as prime-rl does. A union on ``type`` treats a missing ``type``
 as the default variant (prime-rl's semantics) and names a wrong one with its fix.

@@ -3,7 +3,8 @@
 The writer calls :func:`method_keys` once; everything method-specific lives here: the
 ``[orchestrator.algo]`` table, the ``[trainer.loss]`` table, per-method defaults (group size,
 learning rate, token cap), and the reads / ignored / warnings a user must see.
-Facts: shared/reference/prime-rl-schema.md sec. 2.3, 3, 5 and methods.md.
+Facts: prime-rl@559b447 packages/prime-rl-configs/src/prime_rl/configs/ (algorithm.py,
+orchestrator.py, trainer.py) and docs/methods.md, Sources.
 """
 
 from __future__ import annotations

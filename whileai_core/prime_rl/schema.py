@@ -3,7 +3,8 @@
 prime-rl forbids unknown keys everywhere but ``[inference.vllm]``, so a stale or misspelt key
 fails only when the GPU job starts. :func:`validate_config` says it before: every table the
 writer emits and the repo's examples use is modelled with its keys (extra keys forbidden), and
-the cross-field rules of shared/reference/prime-rl-schema.md sec. 4 are checked. Deep tables
+the cross-field rules of prime-rl@559b447's validators (packages/prime-rl-configs/src/prime_rl/
+configs/rl.py; docs/methods.md lists them) are checked. Deep tables
 we do not model key by key (compile, activation checkpointing, routers, verifiers agent
 internals...) are accepted as tables. A renamed key gets its new spelling in the message.
 """

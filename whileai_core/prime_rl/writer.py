@@ -1,6 +1,6 @@
 """Write a prime-rl ``rl`` config (TOML) for a taskset and a method, pinned to prime-rl 559b447.
 
-Rules from prime-rl's schema (shared/reference/prime-rl-schema.md): unknown keys are errors, so
+Rules from prime-rl's schema (prime-rl@559b447 packages/prime-rl-configs/src/prime_rl/configs/): unknown keys are errors, so
 only keys of 559b447 are written; each shared value is set once (top-level ``max_steps``,
 ``seq_len``, ``[model]``); ``batch_size`` (rollouts per step) is divisible by ``group_size``;
 ``[inference]`` makes ``rl`` start vLLM for the policy; one node gets filesystem weight broadcast
@@ -30,6 +30,7 @@ from .mapping import method_keys
 from .result import GPUSplit, PrimeRLConfig
 from .targets import RENDERER_NAMES, pick_renderer, taskset_info
 from .teacher import is_local, plan_teacher
+from .schema import validate_config
 
 PROMPT_TOKEN_ALLOWANCE = D.PROMPT_TOKEN_ALLOWANCE
 
@@ -338,7 +339,6 @@ def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str,
         _apply_overrides(config, overrides, reads)
 
     grammar.check_tree(config)
-    from .schema import validate_config
     check = validate_config(config)
     if not check.ok:
         raise ConfigError("the config would be rejected by prime-rl 559b447: "

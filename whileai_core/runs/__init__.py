@@ -8,9 +8,20 @@ process. The registry lives in the state directory (``--state-dir``, ``$WHILEAI_
 
 from __future__ import annotations
 
-from .api import (Cancelled, Collected, Launch, RunList, RunPlan, cancel_run, collect_run,
-                  launch_run, list_runs, run_status)
-from .registry import Registry, RunRecord, state_dir
+import importlib
+from typing import Any
 
-__all__ = ["Cancelled", "Collected", "Launch", "Registry", "RunList", "RunPlan", "RunRecord",
-           "cancel_run", "collect_run", "launch_run", "list_runs", "run_status", "state_dir"]
+# Lazy: ``whileai_core.experiments`` reads ``.registry`` while ``.api`` and ``.collect`` read the
+# experiments; importing nothing here keeps that one-way (a submodule import runs this file).
+_WHERE = {"Cancelled": "results", "Launch": "results", "RunList": "results", "RunPlan": "results",
+          "Collected": "results", "cancel_run": "api", "launch_run": "api", "list_runs": "api",
+          "run_status": "api", "collect_run": "collect", "Registry": "registry",
+          "RunRecord": "registry", "state_dir": "registry"}
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

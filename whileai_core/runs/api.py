@@ -1,4 +1,5 @@
-"""launch_run, run_status, list_runs, cancel_run, collect_run: the five calls an agent makes.
+"""launch_run, run_status, list_runs, cancel_run: four of the five calls an agent makes
+(collect_run is in :mod:`.collect`).
 
 A launch is planned first (nothing runs without ``confirm=True``), then claimed in the registry
 under the run's lock, then handed to the backend, and the backend's handle is recorded. If the
@@ -10,38 +11,34 @@ Modal call), never from a guess.
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
-from ..defaults import RUN_ID_PATTERN
 from ..errors import ArgumentError, ConfigError, WhileaiError
 from ..progress import step
 from ..voice import arg, call, choose
 from ..voice import name as op_name
 from ..safepath import Root, UserPath
 from . import lock
-from .backend import get_backend
+from .local import LocalBackend
+from .modal_backend import ModalBackend
 from .forecast import forecast as forecast_run
-from .forecast_check import measure, recorded
+from .forecast_check import recorded
 from .plan import (_check_backend, _check_gpu, _check_local_teacher, _check_name, _plan,
                    _rejected)
-from .registry import ACTIVE, FINISHED, Registry, RunRecord, claimable, now
-# RunPlan too: whileai_core.runs imports the results from here
-from .results import Cancelled, Collected, Launch, RunList, RunPlan
+from .registry import ACTIVE, FINISHED, Registry, RunRecord, _check_id, claimable, now
+from .results import Cancelled, Launch, RunList, public
 from .targets import resolve_target, stage_data
-
-ROW_FIELDS = ("before_rows", "after_rows")
-_RUN_ID = re.compile(RUN_ID_PATTERN)  # the one grammar (defaults)
-
 
 # --- a run already recorded ------------------------------------------------------------------
 
-def _check_id(id: Any) -> str:
-    if not isinstance(id, str) or not _RUN_ID.match(id.strip()):
-        raise ArgumentError(f"`{arg('id', op='run_status')}` must be a run id like "
-                            f"'run-0123456789ab', got {id!r}. Fix: take it from "
-                            f"{op_name('launch_run')} or {op_name('list_runs')}")
-    return id.strip()
+def get_backend(name: str):
+    """The backend called ``name`` ("modal" or "local")."""
+    if name == "local":
+        return LocalBackend()
+    if name == "modal":
+        return ModalBackend()
+    raise ArgumentError(f"`backend` must be 'modal' or 'local', got {name!r}. Fix: 'modal' for a "
+                        "GPU run on Modal, 'local' for a recipe's CPU smoke here")
 
 
 def _open(id: Any, state_dir: str | os.PathLike | None) -> tuple[Registry, RunRecord]:
@@ -63,20 +60,12 @@ def _load(registry: Registry, id: Any) -> RunRecord:
     return record
 
 
-def public(record: RunRecord) -> RunRecord:
-    """The record as shown: row lists replaced by their size (collect_run reads them)."""
-    if not record.results or not any(k in record.results for k in ROW_FIELDS):
-        return record
-    results = {k: (f"{len(v)} rows (collect_run reads them)" if k in ROW_FIELDS
-                   and isinstance(v, list) else v) for k, v in record.results.items()}
-    return record.model_copy(update={"results": results})
-
-
 # --- the calls --------------------------------------------------------------------------------
 
 def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str = "modal",
                gpu: str | None = None, name: str | None = None, confirm: bool = False,
                data: str | os.PathLike | UserPath | None = None,
+               experiment: str | None = None, arm: str | None = None,
                state_dir: str | os.PathLike | None = None,
                recipes_dir: str | os.PathLike | None = None, root: Root | None = None) -> Launch:
     """Plan a run, or with ``confirm=True`` launch it; the same target and name launch once.
@@ -90,7 +79,10 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
     name : the run's name, default the recipe name or the config's file stem
     confirm : False returns the plan and launches nothing
     data : a data folder for a recipe that trains on your files (``sft``: ``train.jsonl`` from
-        ``export_sft``, ``holdout.jsonl``, ``grader.py``); its files are part of the run's identity
+        ``export_sft``, ``holdout.jsonl``, ``grader.py``; ``dpo``: ``pairs.jsonl`` from
+        ``write_dpo_data``); its files are part of the run's identity
+    experiment, arm : launch this run as ``arm`` of an experiment registered before it
+        (``register_experiment``); ``collect_run`` then reads it by the registered rule
     state_dir : the registry's folder (default ``$WHILEAI_STATE_DIR`` or ``~/.whileai``)
     recipes_dir : the recipes folder (default ``$WHILEAI_RECIPES_DIR`` or this checkout's)
     root : a config path (and ``data``) is read under this root (the server's workspace), through
@@ -101,6 +93,9 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
         raise ArgumentError(f"`{arg('confirm')}` must be true or false, got {confirm!r}. Fix: "
                             f"{arg('confirm', True)} to launch, omit it to see the plan")
     target = resolve_target(config_or_recipe, recipes_dir=recipes_dir, root=root, data=data)
+    if experiment is not None or arm is not None:
+        from ..experiments.store import arm_for_launch  # lazy: only a launch into an experiment reads it
+        experiment, arm = arm_for_launch(experiment, arm, state_dir)
     runner = get_backend(backend_name)
     runner.check_target(target)
     if backend_name == "modal" and target.kind == "config":
@@ -118,20 +113,25 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
     plan = _plan(target, run_name, runner, gpu_spec, gpu_count, registry, rejected)
     fields = dict(id=plan.run_id, name=run_name, target=target.label, target_kind=target.kind,
                   recipe=target.recipe, sha256=target.sha256, backend=backend_name, gpu=gpu_spec,
-                  forecast=None if plan.forecast is None else recorded(plan.forecast))
+                  forecast=None if plan.forecast is None else recorded(plan.forecast),
+                  experiment=experiment, arm=arm)
+
+    def existing(record: RunRecord, shown: RunRecord | None = None) -> Launch:
+        return Launch(action="existing", plan=plan, run=public(shown or record),
+                      next_step=_existing_step(record, gpu_spec, _given(state_dir), experiment))
+
     if not confirm:
         record = registry.get(plan.run_id)
         if record is not None and record.status != "planned":
-            return Launch(action="existing", plan=plan, run=public(record),
-                          next_step=_existing_step(record, gpu_spec, _given(state_dir)))
+            return existing(record)
         if not plan.ready:
             return Launch(action="planned", plan=plan, run=None,
                           next_step="fix what the plan's notes say is not ready, then plan again")
         return Launch(action="planned", plan=plan, run=None, next_step=call(
             "launch_run", config_or_recipe=str(config_or_recipe),
             backend=None if backend_name == "modal" else backend_name, gpu=gpu, name=name,
-            data=None if data is None else str(data), confirm=True,
-            state_dir=_given(state_dir), recipes_dir=_given(recipes_dir)))
+            data=None if data is None else str(data), experiment=experiment, arm=arm,
+            confirm=True, state_dir=_given(state_dir), recipes_dir=_given(recipes_dir)))
     # progress steps (and so the points where a cancelled call stops) come only before the
     # claim and after the handle is recorded: never between them, where a stop would leave a
     # started run unrecorded
@@ -156,13 +156,10 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
 
     with lock.launch_lock(run_dir, taken=taken) as lock_fd:
         if lock_fd is None:
-            record = registry.get(plan.run_id)
-            return Launch(action="existing", plan=plan, run=public(record),
-                          next_step=_existing_step(record, gpu_spec, _given(state_dir)))
+            return existing(registry.get(plan.run_id))
         record, claimed = registry.claim(fields)
         if not claimed:
-            return Launch(action="existing", plan=plan, run=public(_reconcile(registry, record)),
-                          next_step=_existing_step(record, gpu_spec, _given(state_dir)))
+            return existing(record, _reconcile(registry, record))
         def starting() -> None:  # the backend calls this just before it starts anything
             registry.set_handle(record.id, {"backend_called_at": now()})
 
@@ -196,11 +193,15 @@ def _given(path: str | os.PathLike | None) -> str | None:
     return None if path is None else os.fspath(path)
 
 
-def _existing_step(record: RunRecord, gpu: str | None, state_dir: str | None) -> str:
+def _existing_step(record: RunRecord, gpu: str | None, state_dir: str | None,
+                   experiment: str | None = None) -> str:
     step = call("run_status", id=record.id, state_dir=state_dir)
     if record.gpu != gpu:
         step += (f"; note: that run was launched on {record.gpu}, not {gpu}: to run on {gpu}, "
                  "launch again with a new name")
+    if experiment is not None and record.experiment != experiment:  # launched before, outside it
+        step += (f"; note: that run is not an arm of {experiment!r}: to run it as one, launch "
+                 f"again with a new {arg('name')}")
     return step
 
 
@@ -264,37 +265,3 @@ def cancel_run(id: str, *, state_dir: str | os.PathLike | None = None) -> Cancel
         registry.transition(record.id, ("cancelled",), record.status, finished_at=None)
         raise
     return Cancelled(run=public(marked), stopped=stopped)
-
-
-def collect_run(id: str, *, state_dir: str | os.PathLike | None = None) -> Collected:
-    """A finished run's results, with the paired before/after verdict when it has held-out rows."""
-    registry, record = _open(id, state_dir)
-    step(0, 2, f"asking the backend about {record.id}")
-    record = _reconcile(registry, record)
-    if record.status != "succeeded":
-        note = {"failed": f"the run failed: {record.error}",
-                "cancelled": "the run was cancelled; it has no results"}.get(
-            record.status, f"not finished ({record.status}): poll "
-                           f"{call('run_status', id=record.id)}")
-        return Collected(run=public(record), ready=False, note=note)
-    if record.measured is None:  # the wall clock it took, beside what the plan forecast
-        measured = measure(record, registry.run_dir(record.id))
-        if measured is not None:
-            record = registry.set_measured(record.id, measured) or record
-    results = record.results or {}
-    metrics = {k: v for k, v in results.items() if k not in ROW_FIELDS}
-    before, after = results.get("before_rows"), results.get("after_rows")
-    if before is None and after is None:
-        return Collected(run=public(record), ready=True, metrics=metrics,
-                         note="no before_rows/after_rows in the results: no paired verdict")
-    if not isinstance(before, list) or not isinstance(after, list):
-        raise ConfigError(f"run {record.id}: results need both `before_rows` and `after_rows` as "
-                          "lists of graded rows to compare; got "
-                          f"{type(before).__name__} and {type(after).__name__}. Fix: the "
-                          f"recipe {record.recipe!r} must write both")
-    from ..stats import compare
-
-    step(1, 2, f"comparing {len(before)} rows before with {len(after)} after")
-    comparison = compare(before, after, metric="pass")  # the recipe's pass mark; see its note
-    return Collected(run=public(record), ready=True, metrics=metrics, n_before_rows=len(before),
-                     n_after_rows=len(after), comparison=comparison, verdict=comparison.verdict)

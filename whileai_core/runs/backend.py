@@ -1,11 +1,10 @@
-"""What every backend reports when asked about a run, and how a backend is chosen by name."""
+"""What every backend reports when asked about a run (``whileai_core.runs.api`` chooses one by
+name)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
-
-from ..errors import ArgumentError
 
 NEVER_STARTED = ("the launch was interrupted before the backend was called (the launching process "
                  "died between the registry write and the launch); nothing ran. Fix: launch it "
@@ -21,15 +20,3 @@ class Observation:
     error: str | None = None
     results: dict[str, Any] | None = field(default=None)
     never_started: bool = False  # nothing ran: the run may be launched again under its id
-
-
-def get_backend(name: str):
-    """The backend called ``name`` ("modal" or "local")."""
-    if name == "local":
-        from .local import LocalBackend
-        return LocalBackend()
-    if name == "modal":
-        from .modal_backend import ModalBackend
-        return ModalBackend()
-    raise ArgumentError(f"`backend` must be 'modal' or 'local', got {name!r}. Fix: 'modal' for a "
-                        "GPU run on Modal, 'local' for a recipe's CPU smoke here")

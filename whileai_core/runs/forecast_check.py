@@ -13,12 +13,14 @@ from __future__ import annotations
 import os
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import defaults as D
 from ._wrapper import EXIT_FILE, PID_FILE
 from .forecast_results import Forecast, ForecastError, fmt_quantity
-from .registry import RunRecord
+
+if TYPE_CHECKING:  # annotations only: the registry renders a run with describe() from here
+    from .registry import RunRecord
 
 
 # how a measured wall clock was timed (the registry keeps the key, a reader gets the words)

@@ -82,7 +82,7 @@ def _vllm_items(label: str, params_b: float, share_gb: float, tp: int, shape: Ru
 def _teacher_plan(shape: RunShape, capacity: float):
     if shape.teacher is None:
         return None
-    from ..prime_rl.teacher import plan_teacher
+    from ..prime_rl.teacher import plan_teacher  # lazy: prime_rl.teacher loads only when _teacher_plan() runs
 
     name, url = shape.teacher
     try:

@@ -104,7 +104,7 @@ class LocalBackend:
         # product builds: the recipes' checkout and this whileai_core, nothing of the caller's
         env = child_env({"PYTHONUNBUFFERED": "1", "PYTHONPATH": os.pathsep.join(
             dict.fromkeys((str(repo), str(package_parent))))})
-        from ..hacking.reward import child_memory_mb
+        from ..hacking.reward import child_memory_mb  # lazy: hacking.reward loads only when launch() runs
 
         wrapper = [sys.executable, "-m", "whileai_core.runs._wrapper",
                    "--timeout", f"{LOCAL_RUN_TIMEOUT_S:g}", "--memory-mb", str(child_memory_mb()),

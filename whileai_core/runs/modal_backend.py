@@ -50,7 +50,7 @@ CONFIG_COPY = "config.toml"  # in the run's folder: the bytes that were hashed, 
 
 def _modal():
     try:
-        import modal
+        import modal  # lazy: modal is the launch extra
     except ImportError:
         raise ConfigError(f"the Modal backend needs the `modal` package, which is not installed. "
                           f"Fix: {install_fix('launch')}; or use {arg('backend', 'local')} for a "
@@ -187,7 +187,7 @@ class ModalBackend:
         """Every recipe and config can run on Modal."""
 
     def has_credentials(self) -> bool:
-        from modal.config import config  # noqa: PLC0415 - lazy, only with modal installed
+        from modal.config import config  # lazy: modal is the launch extra
 
         token = config.get("token_id") and config.get("token_secret")
         return bool(token or config.get("oauth_refresh_token"))

@@ -72,7 +72,7 @@ def _check_local_teacher(target: Target) -> None:
     """Refuse a Modal run of a config whose OPD teacher is on localhost unless the recipe that
     runs it starts that teacher: inside a Modal container, localhost is the container, not the
     machine where the user served the teacher."""
-    from ..prime_rl.teacher import is_local
+    from ..prime_rl.teacher import is_local  # lazy: prime_rl.teacher loads only when _check_local_teacher() runs
 
     # the bytes read once through the path door (never the path again, by name)
     text = target.data.decode("utf-8") if target.data is not None else ""
@@ -83,7 +83,7 @@ def _check_local_teacher(target: Target) -> None:
     if target.recipe_dir is None:
         starts, why = False, f"the {target.recipe} recipe was not found"
     else:
-        from .modal_backend import recipe_starts_teacher
+        from .modal_backend import recipe_starts_teacher  # lazy: runs.modal_backend loads only when _check_local_teacher() runs
         starts, why = recipe_starts_teacher(target, text)
     if not starts:
         raise ConfigError(
@@ -124,7 +124,7 @@ def _rejected(target: Target) -> list[str]:
     """What prime-rl's schema (as whileai checks it) rejects in a config target; [] else."""
     if target.kind != "config":
         return []
-    from ..prime_rl import validate_config
+    from ..prime_rl import validate_config  # lazy: prime_rl loads only when _rejected() runs
 
     return validate_config(tomllib.loads((target.data or b"").decode("utf-8"))).errors
 
@@ -161,7 +161,7 @@ def _plan(target: Target, name: str, backend, gpu: str | None, gpu_count: int,
         words = (lambda text: str(text).replace(mine, str(target.data_dir))) if mine else str
         if target.data_dir is not None:  # the data folder is read now, on either backend
             try:
-                from .modal_backend import recipe_describes_data
+                from .modal_backend import recipe_describes_data  # lazy: runs.modal_backend loads only when _plan() runs
                 notes.append(f"data: {words(recipe_describes_data(readable))}")
             except (WhileaiError, OSError) as exc:
                 ready = False

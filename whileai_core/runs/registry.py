@@ -19,53 +19,33 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import sqlite3
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from ..defaults import REGISTRY_LOCK_WAIT_S, STATE_DIR
+from ..defaults import REGISTRY_LOCK_WAIT_S, RUN_ID_PATTERN, STATE_DIR
 from ..errors import ArgumentError, ConfigError
 from ..failures import mask_value
 from ..result import Result
+from ..voice import arg
+from ..voice import name as op_name
+from .forecast_check import describe
+# the tables, their columns and the schema version (re-exported: callers import them from here)
+from .schema import (_SCHEMA, BACKENDS, SCHEMA_VERSION, STATUSES, _add_columns, _blank,  # noqa: F401
+                     _insert_sql)
 
 STATE_DIR_ENV = "WHILEAI_STATE_DIR"
+_RUN_ID = re.compile(RUN_ID_PATTERN)  # the one grammar (defaults)
 REGISTRY_FILE = "runs.sqlite3"
-SCHEMA_VERSION = 2  # 2: the forecast and measured columns (a version-1 registry gains them)
 
 Status = Literal["planned", "launching", "running", "succeeded", "failed", "cancelled"]
 Backend = Literal["modal", "local"]
 TargetKind = Literal["recipe", "config"]
-STATUSES: tuple[str, ...] = ("planned", "launching", "running", "succeeded", "failed", "cancelled")
 ACTIVE: tuple[str, ...] = ("launching", "running")
 FINISHED: tuple[str, ...] = ("succeeded", "failed", "cancelled")
-BACKENDS: tuple[str, ...] = ("modal", "local")
-
-_SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS runs (
-    id          TEXT PRIMARY KEY,
-    name        TEXT NOT NULL,
-    target      TEXT NOT NULL,
-    target_kind TEXT NOT NULL CHECK (target_kind IN ('recipe', 'config')),
-    recipe      TEXT NOT NULL,
-    sha256      TEXT NOT NULL,
-    backend     TEXT NOT NULL CHECK (backend IN {BACKENDS!r}),
-    gpu         TEXT,
-    status      TEXT NOT NULL CHECK (status IN {STATUSES!r}),
-    handle      TEXT,
-    error       TEXT,
-    results     TEXT,
-    created_at  TEXT NOT NULL,
-    updated_at  TEXT NOT NULL,
-    launched_at TEXT,
-    finished_at TEXT,
-    forecast    TEXT,
-    measured    TEXT,
-    UNIQUE (sha256, name, backend)
-);
-CREATE INDEX IF NOT EXISTS runs_by_created ON runs (created_at);
-"""
 
 
 def now() -> str:
@@ -89,6 +69,14 @@ def run_id(sha256: str, name: str, backend: str) -> str:
     return "run-" + hashlib.sha256(key).hexdigest()[:12]
 
 
+
+def _check_id(id: Any) -> str:
+    if not isinstance(id, str) or not _RUN_ID.match(id.strip()):
+        raise ArgumentError(f"`{arg('id', op='run_status')}` must be a run id like "
+                            f"'run-0123456789ab', got {id!r}. Fix: take it from "
+                            f"{op_name('launch_run')} or {op_name('list_runs')}")
+    return id.strip()
+
 class RunRecord(Result):
     """One row of the registry.
 
@@ -97,6 +85,8 @@ class RunRecord(Result):
     JSON once the run succeeded (kept here because Modal drops call outputs after a while).
     ``forecast``: what the plan forecast when it launched (``whileai_core.runs.forecast``);
     ``measured``: what collect_run measured beside it (wall clock, GPU hours, the ratio).
+    ``experiment``/``arm``: the registered experiment (``whileai_core.experiments``) and the arm
+    this run is, when it was launched as one.
     """
 
     id: str
@@ -117,10 +107,13 @@ class RunRecord(Result):
     finished_at: str | None = None
     forecast: dict[str, Any] | None = None
     measured: dict[str, Any] | None = None
+    experiment: str | None = None
+    arm: str | None = None
 
     def summary_line(self) -> str:
         gpu = f" gpu={self.gpu}" if self.gpu and self.backend == "modal" else ""
-        return (f"{self.id}  {self.status:<10} {self.backend:<5}{gpu}  {self.name}  "
+        arm = f"  [{self.experiment}/{self.arm}]" if self.experiment else ""
+        return (f"{self.id}  {self.status:<10} {self.backend:<5}{gpu}  {self.name}{arm}  "
                 f"({self.target_kind} {self.target}, created {self.created_at[:19]}Z)")
 
     def render(self) -> str:
@@ -133,7 +126,6 @@ class RunRecord(Result):
         if self.finished_at:
             lines.append(f"finished: {self.finished_at[:19]}Z")
         if self.forecast or self.measured:
-            from .forecast_check import describe  # lazy: it imports this module
             lines += describe(self.forecast, self.measured)
         return "\n".join(lines)
 
@@ -294,9 +286,10 @@ class Registry:
                                            "created_at": stamp, "updated_at": stamp})
             elif claimable(row["status"], row["handle"]):
                 db.execute("UPDATE runs SET status = 'launching', gpu = ?, error = NULL, "
-                           "finished_at = NULL, forecast = ?, measured = NULL, updated_at = ? "
-                           "WHERE id = ?", (fields.get("gpu"), _json(fields.get("forecast")),
-                                            stamp, fields["id"]))
+                           "finished_at = NULL, forecast = ?, measured = NULL, experiment = ?, "
+                           "arm = ?, updated_at = ? WHERE id = ?",
+                           (fields.get("gpu"), _json(fields.get("forecast")),
+                            fields.get("experiment"), fields.get("arm"), stamp, fields["id"]))
             else:
                 return _record(row), False
             row = db.execute("SELECT * FROM runs WHERE id = ?", (fields["id"],)).fetchone()
@@ -337,25 +330,25 @@ class Registry:
             row = db.execute("SELECT * FROM runs WHERE id = ?", (id,)).fetchone()
         return None if row is None else _record(row)
 
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One short write transaction on the registry's file, for the tables kept beside the
+        runs (``whileai_core.experiments``): every write there is as safe across processes as a
+        run's."""
+        with self._connect() as db, self._write(db):
+            yield db
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """A connection to read the tables kept beside the runs (the registry must exist)."""
+        with self._connect() as db:
+            yield db
+
     def set_handle(self, id: str, handle: dict[str, Any]) -> None:
         """Record the backend handle the moment it exists (before any status change)."""
         with self._connect() as db, self._write(db):
             db.execute("UPDATE runs SET handle = ?, updated_at = ? WHERE id = ?",
                        (json.dumps(mask_value(handle), sort_keys=True), now(), id))
-
-
-_COLUMNS = ("id", "name", "target", "target_kind", "recipe", "sha256", "backend", "gpu",
-            "status", "handle", "error", "results", "created_at", "updated_at", "launched_at",
-            "finished_at", "forecast", "measured")
-# columns added after version 1: a registry written before them gains them, empty
-_ADDED_COLUMNS = ("forecast", "measured")
-
-
-def _add_columns(db: sqlite3.Connection) -> None:
-    have = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
-    for column in _ADDED_COLUMNS:
-        if column not in have:
-            db.execute(f"ALTER TABLE runs ADD COLUMN {column} TEXT")
 
 
 def _json(value: Any) -> str | None:
@@ -365,12 +358,3 @@ def _json(value: Any) -> str | None:
 def claimable(status: str, handle: Any) -> bool:
     """Whether a launch may (re)start this run: it is only planned, or nothing of it ever ran."""
     return status == "planned" or (status == "failed" and handle is None)
-
-
-def _blank() -> dict[str, Any]:
-    return dict.fromkeys(_COLUMNS)
-
-
-def _insert_sql() -> str:
-    return (f"INSERT INTO runs ({', '.join(_COLUMNS)}) "
-            f"VALUES ({', '.join(':' + c for c in _COLUMNS)})")

@@ -8,11 +8,24 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from ..experiments.rule import ExperimentDecision
 from ..result import Result, fmt_value
-from ..stats import Comparison
+from ..stats import Comparison, ManyComparisons
 from .forecast_results import Forecast, ForecastError
 from .forecast_check import describe
 from .registry import RunRecord
+
+
+ROW_FIELDS = ("before_rows", "after_rows")
+
+
+def public(record: RunRecord) -> RunRecord:
+    """The record as shown: row lists replaced by their size (collect_run reads them)."""
+    if not record.results or not any(k in record.results for k in ROW_FIELDS):
+        return record
+    results = {k: (f"{len(v)} rows (collect_run reads them)" if k in ROW_FIELDS
+                   and isinstance(v, list) else v) for k, v in record.results.items()}
+    return record.model_copy(update={"results": results})
 
 
 class RunPlan(Result):
@@ -98,7 +111,10 @@ class Cancelled(Result):
 
 class Collected(Result):
     """A run's results. ``metrics``: the recipe's results without its row lists; ``comparison``:
-    the paired before/after verdict when the results hold ``before_rows`` and ``after_rows``."""
+    the paired before/after verdict when the results hold ``before_rows`` and ``after_rows``;
+    ``by_category``: the same per category when every held-out row names one (corrected for the
+    number compared); ``decision``: for a run of a registered experiment, the verdict by the rule
+    registered before it (``basis`` says whether this reading is the registered one)."""
 
     run: RunRecord
     ready: bool
@@ -107,6 +123,8 @@ class Collected(Result):
     n_after_rows: int | None = None
     comparison: Comparison | None = None
     verdict: str | None = None
+    by_category: ManyComparisons | None = None
+    decision: ExperimentDecision | None = None
     note: str | None = None
 
     def render(self) -> str:
@@ -119,4 +137,9 @@ class Collected(Result):
         if self.comparison is not None:
             lines.append(f"held-out rows: {self.n_before_rows} before, {self.n_after_rows} after")
             lines.append(self.comparison.render())
+        if self.by_category is not None:
+            lines.append("by category:")
+            lines.append(self.by_category.render())
+        if self.decision is not None:
+            lines.append(self.decision.render())
         return "\n".join(lines)

@@ -29,6 +29,7 @@ from ..defaults import PRIME_RL_RECIPE
 from ..errors import ArgumentError, ConfigError
 from ..voice import arg
 from ..safepath import Root, UserPath, as_user_path, user_path
+from ..io import write_atomic
 
 RECIPES_DIR_ENV = "WHILEAI_RECIPES_DIR"
 
@@ -218,7 +219,6 @@ def stage_data(target: Target, run_dir: Path) -> Target:
     user's folder after the launch (the recipe reads it later, by name, in another process)."""
     if target.data_files is None:
         return target
-    from ..io import write_atomic
 
     staged = run_dir / STAGED_DATA
     for name, data in target.data_files:

@@ -132,7 +132,7 @@ def families_of(data, field: str) -> Families:
     values = data.column(field)  # None where a row does not carry it, or carries null
     missing = values.count(None)
     if missing:
-        from ..describe import field_names, listing
+        from ..describe import field_names, listing  # lazy: describe loads only when families_of() runs
 
         i = values.index(None)
         raise RowsError(f"{missing} of {n} rows carry no `{field}` (the first is row "

@@ -13,6 +13,7 @@ and the result says so.
 from __future__ import annotations
 
 import math
+import os
 from typing import Any, Literal
 
 import numpy as np
@@ -20,13 +21,16 @@ from pydantic import Field
 
 from ..bootstrap import check_level
 from ..defaults import CONFIDENCE_LEVEL, NOISE_DEFAULT_RUNS
-from ..errors import ArgumentError
+from ..errors import ArgumentError, RowsError, WhileaiError
 from ..result import Result
 from ..rows import Rows, load_rows
+from ..safepath import StreamPath, as_user_path, is_path
+from ..voice import call
 from .fields import LEVEL_DOC
 from .intervals import t_value
 from .clustered import check_cluster
 from .rates import check_metric, task_values
+from .clustered import families_of
 
 
 def noise_band(run_std: float, n_runs: int, level: float = CONFIDENCE_LEVEL) -> float:
@@ -61,6 +65,8 @@ class NoiseFloor(Result):
     run_std_by_family: float | None = Field(
         None, description="the same from each family's summed re-run spread "
                           "(sqrt(sum_f s_f^2)/C): noise shared within a family counts")
+    warning: str | None = Field(None, description="the runs are not re-runs of one model's eval "
+                                                  "(their `model` fields differ), or null")
     note: str | None = None
 
     @property
@@ -73,7 +79,8 @@ class NoiseFloor(Result):
 
     def render(self) -> str:
         scores = ", ".join(f"{s:.3f}" for s in self.run_scores)
-        lines = [f"runs: {self.n_runs} ({scores})",
+        lines = [f"warning: {self.warning}"] if self.warning else []
+        lines += [f"runs: {self.n_runs} ({scores})",
                  f"run_std {self.run_std:.4f}; a delta must clear +/-{self.band:.4f} "
                  f"(t with {self.n_runs - 1} df x sqrt(2) x run_std, {self.level:.0%})"]
         if self.predicted_run_std is not None:
@@ -129,10 +136,12 @@ def noise_floor(*runs: Any, threshold: float | None = None,
     if len(runs) < 2:
         raise ArgumentError(f"noise_floor needs at least 2 runs of the same eval, got {len(runs)}. "
                             "Fix: re-run the same frozen eval (3 or more runs recommended)")
+    _refuse_one_run_twice(runs)
     loaded = [None if isinstance(run, (int, float)) and not isinstance(run, bool)
               else load_rows(run, threshold=threshold) for run in runs]
     row_runs = [d for d in loaded if d is not None]
     warning = next((d.reward_scale.warning for d in row_runs if d.reward_scale.warning), None)
+    models_warning = _models_differ(loaded)
     if metric == "auto":
         metric = ("reward" if threshold is None and any(d.reward_scale.continuous
                                                         for d in row_runs) else "pass")
@@ -186,8 +195,59 @@ def noise_floor(*runs: Any, threshold: float | None = None,
                          "within-task prediction")
     nf = NoiseFloor(run_scores=scores, n_runs=len(scores), run_std=run_std, band=0.0,
                     level=level, predicted_run_std=pred, n_tasks=sizes or None, metric=metric,
-                    cluster=cluster, **by_family, note="; ".join(notes) or None)
+                    cluster=cluster, **by_family, warning=models_warning,
+                    note="; ".join(notes) or None)
     return nf.model_copy(update={"band": noise_band(nf.band_std, len(scores), level)})
+
+
+def _refuse_one_run_twice(runs: tuple) -> None:
+    """Raise when two of ``runs`` are the same file (by its identity on disk, however it was
+    spelled; standard input by its descriptor) or the same rows object: its spread against
+    itself is 0, and the band built on it would let every change through as "beyond noise"."""
+    seen: dict[tuple, int] = {}
+    for i, run in enumerate(runs):
+        key = _identity(run)
+        if key is None:
+            continue
+        if key in seen:
+            j = seen[key]
+            shown = os.fspath(run) if isinstance(run, (str, os.PathLike)) else \
+                str(run) if is_path(run) else f"<{type(run).__name__}>"
+            what = "rows" if key[0] == "obj" else "file"
+            raise ArgumentError(f"runs {j + 1} and {i + 1} are the same {what} ({shown}): "
+                                "a noise floor is the spread between separate re-runs, and one run "
+                                "against itself has none. Fix: re-run the same frozen eval and give "
+                                "each run's rows once")
+        seen[key] = i
+
+
+def _identity(run: Any) -> tuple | None:
+    if isinstance(run, (int, float)):
+        return None
+    if not is_path(run):
+        return ("obj", id(run))
+    try:
+        path = as_user_path(run, None, argument="runs", error=RowsError)
+        if isinstance(path, StreamPath):
+            return ("stream", path.fd)
+        with path.open_stream("rows", error=RowsError) as fh:
+            return ("file", fh.stat.st_dev, fh.stat.st_ino)
+    except WhileaiError:  # a folder, or a path the load will refuse in its own words
+        return None
+
+
+def _models_differ(loaded: list[Rows | None]) -> str | None:
+    """A warning when the runs given as rows name different models (their ``model`` field)."""
+    named = [(i, sorted(m for m in d.models() if m is not None))
+             for i, d in enumerate(loaded) if d is not None]
+    named = [(i, m) for i, m in named if m]
+    if len({tuple(m) for _, m in named}) < 2:
+        return None
+    shown = "; ".join(f"run {i + 1}: {', '.join(m[:3])}{' ...' if len(m) > 3 else ''}"
+                      for i, m in named[:6])
+    return (f"the runs are of different models ({shown}): a noise floor is one model's eval "
+            "re-run, so this spread mixes the models' difference into the noise; to measure "
+            f"that difference, use {call('compare')}")
 
 
 def within_variance(data: Rows) -> np.ndarray:
@@ -202,8 +262,6 @@ def within_variance(data: Rows) -> np.ndarray:
 
 def _by_family(runs: list[Rows], field: str, metric: str) -> tuple[dict[str, Any], str | None]:
     """The run-to-run sd rebuilt from per-task and per-family re-run spreads (shared tasks)."""
-    from .clustered import families_of
-
     if len(runs) < 2:
         return {}, "cluster needs 2 or more runs given as rows (not scores) to read families"
     shared = [t for t in runs[0].task_ids if all(t in set(r.task_ids) for r in runs[1:])]

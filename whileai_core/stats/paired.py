@@ -42,6 +42,7 @@ import numpy as np
 
 from ..defaults import SIGN_FLIP_EXACT_PATTERNS
 from .intervals import Interval
+from .intervals import t_value
 
 # random sign patterns are drawn in chunks of this many cells (bounds memory at any n)
 _CHUNK_CELLS = 2_000_000
@@ -201,8 +202,6 @@ def sign_flip(d: np.ndarray, *, level: float, seed: int | None, n_resamples: int
     unchanged tasks, common with pass rates from few rollouts, break: it returned near-empty
     intervals.)
     """
-    from .intervals import t_value
-
     n = d.shape[0]
     m = int(np.count_nonzero(d))
     alpha = 1.0 - level

@@ -19,6 +19,7 @@ from ..bootstrap import check_level, check_resamples, check_seed
 from ..defaults import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL
 from ..errors import ArgumentError
 from ..result import Result, fmt_rate
+from ..voice import arg
 from ..rows import Rows, load_rows
 from ..tables import TaskPage, TaskSummary, TaskTable
 from .fields import LEVEL_DOC, METHOD_DOC, ci95_alias
@@ -151,7 +152,7 @@ def field_shares(data: Rows, field: str) -> np.ndarray:
     if field == "truncated":  # a column of its own, false where a row does not say
         flags = data.truncated
     else:
-        from ..describe import require_field
+        from ..describe import require_field  # lazy: describe loads only when field_shares() runs
 
         require_field(data, field, reader="field_share")
         kinds = data.kinds(field) - {bool, type(None)}
@@ -233,6 +234,9 @@ class PassAt(Result):
     cluster: str | None = Field(None, description="the row field naming each task's family; "
                                                   "intervals then resample families")
     n_families: int | None = None
+    k_not_computed: str | None = Field(
+        None, description="why pass@k and pass^k are absent for the `k` asked for (some task "
+                          "has fewer than k rollouts: how many tasks, and their rollouts)")
     note: str | None = None
 
     ci95 = ci95_alias("ci")
@@ -250,6 +254,8 @@ class PassAt(Result):
         if self.pass_at_k is not None:
             lines.append(f"pass@{self.k}  {fmt_rate(self.pass_at_k, self.pass_at_k_ci, self.n_tasks)}")
             lines.append(f"pass^{self.k}  {fmt_rate(self.pass_pow_k, self.pass_pow_k_ci, self.n_tasks)}")
+        elif self.k_not_computed:
+            lines.append(f"pass@{self.k}, pass^{self.k}  not computed: {self.k_not_computed}")
         methods = dict.fromkeys(m for m in (self.ci_method, self.pass_at_k_ci_method,
                                             self.pass_pow_k_ci_method) if m)
         if methods:
@@ -299,13 +305,12 @@ def pass_at(rows: Any, *, k: int | None = None, level: float = CONFIDENCE_LEVEL,
     if k is None and min_n >= 2:
         k = min_n
     columns = [c / n]
+    not_computed = None
     if k is not None:
         if min_n >= k:
             columns += [pass_at_k_per_task(n, c, k), pass_pow_k_per_task(n, c, k)]
         else:
-            short = int((n < k).sum())
-            notes.append(f"no pass@{k}/pass^{k}: {short} of {data.n_tasks} tasks have fewer than "
-                         f"{k} rollouts (min {min_n}); re-run them at k >= {k}")
+            not_computed = short_of_k(n, k)
     elif min_n < 2:
         notes.append("no pass@k: some task has a single rollout; pass@k needs k >= 2 on every task")
     # pass@1 is a share of rollouts (the binomial floor applies); pass@k and pass^k are held to
@@ -337,4 +342,18 @@ def pass_at(rows: Any, *, k: int | None = None, level: float = CONFIDENCE_LEVEL,
                   ci_method=ivs[0].method, n_tasks=data.n_tasks, n_rows=data.n_rows, k=k,
                   level=level, reward=scale, mean_reward=mean, cluster=cluster,
                   n_families=None if families is None else families.n_families,
-                  note="; ".join(notes) or None, **extra)
+                  k_not_computed=not_computed, note="; ".join(notes) or None, **extra)
+
+
+def short_of_k(rollouts: np.ndarray, k: int) -> str:
+    """Why pass@k cannot be computed on tasks with ``rollouts`` each: the unbiased estimator [1]
+    needs k of a task's n rollouts (C(n, k) is 0 for n < k), so it is not extrapolated."""
+    short = rollouts < k
+    counts = np.unique(rollouts[short])
+    have = (f"{int(counts[0])} rollouts each" if counts.size == 1 else
+            f"{int(counts[0])} to {int(counts[-1])} rollouts")
+    most = int(rollouts.min())
+    smaller = f", or ask for {arg('k', most)} (every task has {most})" if most >= 2 else ""
+    return (f"it needs at least {k} rollouts per task, and {int(short.sum())} of "
+            f"{rollouts.shape[0]} tasks have fewer ({have}). Fix: sample {k} or more rollouts "
+            f"per task{smaller}")

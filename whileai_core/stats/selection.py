@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from ..errors import RowsError
 from ..result import Result
+from ..rows import TASK_ALIASES, TASK_FIELD, read_records
 
 SelectionCase = Literal["same_set", "overlapping", "separate"]
 _FIX = ("select on one split, confirm on a frozen one: freeze_holdout each split (it names each "
@@ -45,8 +46,6 @@ class Selection(Result):
 def selection_ids(selected_on: Any) -> set[str]:
     """The task ids of ``selected_on``: a path to a JSONL or JSON-array file of task records or
     graded rows (a task may repeat), a list of such dicts, or a list of task ids."""
-    from ..rows import TASK_ALIASES, TASK_FIELD, read_records
-
     if isinstance(selected_on, (list, tuple)) and selected_on and all(
             isinstance(t, str) for t in selected_on):
         return set(selected_on)

@@ -180,7 +180,7 @@ def decontaminate(train: Any, holdout: Any, *, ngram: int = D.DECONTAM_NGRAM,
 
 
 def _holdout_records(holdout: Any) -> list[dict]:
-    from ..rows import read_records
+    from ..rows import read_records  # lazy: rows loads only when _holdout_records() runs
 
     recs = read_records(holdout, noun="held-out record")
     for i, h in enumerate(recs.items):

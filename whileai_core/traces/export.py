@@ -10,6 +10,7 @@ from ..errors import RowsError
 from ..result import Result
 
 from .read import _read_traces
+from ..io import write_atomic
 
 
 # --- 6. export -----------------------------------------------------------------------------
@@ -39,8 +40,6 @@ def export_sft(records: Any, path: str | os.PathLike, *, overwrite: bool = False
     (default False: refuse). Each conversation must end with an assistant turn, the thing SFT
     teaches. Written atomically.
     """
-    from ..io import write_atomic
-
     recs = _read_traces(records)
     lines, turns = [], 0
     for i, t in enumerate(recs.items):

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import RowsError
+from ..field_names import missing, rename_fix
 
 
 ROLES = ("system", "user", "assistant", "tool")
@@ -26,17 +27,24 @@ def load_traces(source: Any, *, need_reward: bool = False) -> list[dict]:
 
 
 def _read_traces(source: Any, *, need_reward: bool = False):
-    from ..rows import read_records  # the one JSONL reader, with line-numbered errors
+    from ..rows import read_records  # lazy: rows loads only when _read_traces() runs (the one JSONL reader, with line-numbered errors)
 
     recs = read_records(source, noun="trace")
     if not recs.items:
         raise RowsError("no traces", source=recs.name, fix="give at least one trace")
     for i, rec in enumerate(recs.items):
         where = recs.where(i)
+        for field, fix in (("task_id", 'add "task_id": "<the ask this conversation answers>"'),
+                           ("messages", _MESSAGES_FIX)):
+            if field not in rec:
+                problem, found = missing(field, rec, "trace")
+                raise RowsError(problem, **where, field=field,
+                                fix=fix if found is None else rename_fix({found: field},
+                                                                         recs.name))
         tid = rec.get("task_id")
         if isinstance(tid, bool) or not isinstance(tid, (str, int)):
             raise RowsError(f"`task_id` is {tid!r}", **where, field="task_id",
-                            fix='add "task_id": "<the ask this conversation answers>"')
+                            fix='give "task_id": "<the ask this conversation answers>"')
         _check_messages(rec.get("messages"), where)
         if need_reward:
             r = rec.get("reward")
@@ -46,10 +54,13 @@ def _read_traces(source: Any, *, need_reward: bool = False):
     return recs
 
 
+_MESSAGES_FIX = 'give the conversation as [{"role": "user", "content": "..."}, ...]'
+
+
 def _check_messages(messages: Any, where: dict) -> None:
     if not isinstance(messages, list) or not messages:
-        raise RowsError(f"`messages` is {messages!r:.60}", **where, field="messages",
-                        fix='give the conversation as [{"role": "user", "content": "..."}, ...]')
+        shown = "an empty list" if messages == [] else f"{messages!r:.60}"
+        raise RowsError(f"`messages` is {shown}", **where, field="messages", fix=_MESSAGES_FIX)
     for j, m in enumerate(messages):
         if not isinstance(m, Mapping) or m.get("role") not in ROLES \
                 or not isinstance(m.get("content"), str):

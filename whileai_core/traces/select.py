@@ -121,7 +121,7 @@ def select_sft(attempts: Any, *, threshold: float = D.PASS_THRESHOLD) -> SFTSele
     (default 1.0). Best = highest reward, then the shortest reply (so the file does not teach
     padding), then the earliest. Asks with no passing attempt are listed, not kept.
     """
-    from ..stats import pass_at
+    from ..stats import pass_at  # lazy: stats loads only when select_sft() runs
 
     records = load_traces(attempts, need_reward=True)
     best: dict[str, dict] = {}

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import Field
 
 from .. import defaults as D
-from ..errors import ArgumentError, RowsError
+from ..errors import ArgumentError, ConfigError, RowsError
+from ..io import write_atomic, write_jsonl
+from ..records import read_records
 from ..result import Result
+from ..safepath import UserPath, is_path, user_path
+from ..voice import arg
 
 
 # --- 1. the held-out split -----------------------------------------------------------------
@@ -25,6 +31,9 @@ class TaskSplit(Result):
     share: float
     seed: int
     note: str
+    stratify: str | None = Field(None, description="the field the split was stratified by")
+    strata: dict[str, list[int]] | None = Field(None, description=(
+        "with `stratify`: each value's [held-out tasks, training tasks]"))
     written: list[str] = Field(default_factory=list,
                                description="what was written where, one line per file")
     shown: str | None = Field(None, description="which lists were cut, as 'n of N shown'")
@@ -43,6 +52,9 @@ class TaskSplit(Result):
     def render(self) -> str:
         text = (f"split by task: {self.n_holdout} held out, {self.n_tasks - self.n_holdout} to "
                 f"train on (share {self.share}, seed {self.seed})\n{self.note}")
+        if self.strata:
+            text += f"\nby {self.stratify} (held out / train): " + ", ".join(
+                f"{k} {h}/{t}" for k, (h, t) in self.strata.items())
         text += "".join(f"\n{line}" for line in self.written)
         return text + (f"\n({self.shown})" if self.shown else "")
 
@@ -52,15 +64,20 @@ def _task_of(record: Mapping) -> str:
 
 
 def split_by_task(rows_or_records: Any, *, share: float = D.HOLDOUT_SHARE,
-                  seed: int = D.SPLIT_SEED) -> TaskSplit:
+                  seed: int = D.SPLIT_SEED, stratify: str | None = None) -> TaskSplit:
     """Hold out ``share`` of the tasks, never part of a task.
 
     Arguments: ``rows_or_records``: :class:`~whileai_core.Rows`, a path, or a list of dicts with
-    ``task_id``; ``share`` in (0, 1), default 0.2; ``seed``: an int, default 0.
+    ``task_id``; ``share`` in (0, 1), default 0.2; ``seed``: an int, default 0; ``stratify``: a
+    record field (e.g. ``"category"``) to split within each of its values.
 
     Tasks are ranked by sha256(seed, task_id) and the first round(share x n) (at least 1, at most
     n - 1) are held out, so the split does not depend on row order, and a task keeps its side as
-    long as its rank does. The note compares the held-out size with :func:`holdout_size`.
+    long as its rank does. With ``stratify`` the same is done within each value of the field, so
+    a rare category is on both sides: a plain hash split can put all of one in training, and then
+    the test cannot see that behaviour at all (the seed's refund holdout had no no-id prompt). A
+    value with one task goes to training and the note says so. The note compares the held-out
+    size with :func:`holdout_size`.
     """
     if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
         raise ArgumentError(f"share must be a number in (0, 1), got {share!r}. Fix: use the "
@@ -72,13 +89,24 @@ def split_by_task(rows_or_records: Any, *, share: float = D.HOLDOUT_SHARE,
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ArgumentError(f"seed must be a non-negative int, got {seed!r}. Fix: use "
                             f"{D.SPLIT_SEED}")
-    tasks = _task_ids(rows_or_records)
+    if stratify is not None and (not isinstance(stratify, str) or not stratify):
+        raise ArgumentError(f"stratify must be a record field name, got {stratify!r}. Fix: e.g. "
+                            "stratify='category'")
+    tasks, strata_of = _task_ids(rows_or_records, stratify)
     if len(tasks) < 2:
         raise ArgumentError(f"split_by_task needs at least 2 tasks, got {len(tasks)}. Fix: "
                             "collect traces for more asks (a split by row would leak the test)")
-    ranked = sorted(tasks, key=lambda t: hashlib.sha256(f"{seed}\x00{t}".encode()).hexdigest())
-    n_hold = min(len(tasks) - 1, max(1, round(share * len(tasks))))
-    held = set(ranked[:n_hold])
+    groups: dict[str, list[str]] = {}
+    for t in tasks:
+        groups.setdefault(strata_of.get(t, ""), []).append(t)
+    held: set[str] = set()
+    strata: dict[str, list[int]] = {}
+    for value, members in sorted(groups.items()):
+        ranked = sorted(members, key=lambda t: hashlib.sha256(f"{seed}\x00{t}".encode()).hexdigest())
+        n = 0 if len(members) < 2 else min(len(members) - 1, max(1, round(share * len(members))))
+        held.update(ranked[:n])
+        strata[value] = [n, len(members) - n]
+    n_hold = len(held)
     from ..stats import holdout_size  # lazy: stats pulls the bootstrap machinery
 
     need = holdout_size().n_tasks
@@ -86,10 +114,14 @@ def split_by_task(rows_or_records: Any, *, share: float = D.HOLDOUT_SHARE,
             f"needs about {need} (holdout_size)")
     if n_hold < need:
         note += ": this test can only see larger effects; say so in the report"
+    alone = [k for k, (h, _) in strata.items() if h == 0]
+    if stratify is not None and alone:
+        note += (f"; {len(alone)} {stratify} value(s) have one task and are on the training "
+                 f"side only (e.g. {alone[0]!r}): the test cannot see them")
     return TaskSplit(holdout_tasks=[t for t in tasks if t in held],
                      train_tasks=[t for t in tasks if t not in held], n_tasks=len(tasks),
-                     n_holdout=n_hold,
-                     share=float(share), seed=seed, note=note)
+                     n_holdout=n_hold, share=float(share), seed=seed, note=note,
+                     stratify=stratify, strata=strata if stratify is not None else None)
 
 
 def write_split(split: TaskSplit, records: Any = None, *, out: Any = None,
@@ -104,14 +136,6 @@ def write_split(split: TaskSplit, records: Any = None, *, out: Any = None,
     exists and is not a regular file (never replaced), or one that exists without
     ``overwrite`` refuses the call first. Returns the split with ``written`` filled in.
     """
-    import json
-    import os
-
-    from ..errors import ConfigError
-    from ..io import write_atomic, write_jsonl
-    from ..safepath import UserPath, user_path
-    from ..voice import arg
-
     targets = [(name, path) for name, path in (("out", out), ("holdout_out", holdout_out),
                                                ("train_out", train_out)) if path is not None]
     if not targets:
@@ -134,8 +158,6 @@ def write_split(split: TaskSplit, records: Any = None, *, out: Any = None,
         if kind == "file" and not overwrite:
             raise ConfigError(f"`{arg(name)}` {path} already exists; nothing was written. "
                               f"Fix: {arg('overwrite', True)}, or choose another path")
-    from ..rows import read_records
-
     items = read_records(records, noun="record").items if any(
         name != "out" for name, _ in targets) else []
     written = []
@@ -151,24 +173,37 @@ def write_split(split: TaskSplit, records: Any = None, *, out: Any = None,
     return split.model_copy(update={"written": written})
 
 
-def _task_ids(source: Any) -> list[str]:
-    from ..rows import Rows
+def _task_ids(source: Any, stratify: str | None = None) -> tuple[list[str], dict[str, str]]:
+    """The task ids in first-seen order, and (with ``stratify``) each task's value of it."""
+    from ..rows import Rows  # lazy: rows loads only when _task_ids() runs
 
     if isinstance(source, Rows):
-        return list(source.task_ids)
-    from ..safepath import is_path
+        if stratify is None:
+            return list(source.task_ids), {}
+        source = source.records
 
     if isinstance(source, Mapping) or not (is_path(source) or isinstance(source, Iterable)):
         raise ArgumentError(f"cannot split a {type(source).__name__}. Fix: pass Rows, a path, or "
                             "a list of dicts with task_id")
-    from ..rows import read_records
+    from ..rows import read_records  # lazy: rows loads only when _task_ids() runs
 
     recs = read_records(source, noun="record")
     out: dict[str, None] = {}
+    strata: dict[str, str] = {}
     for i, rec in enumerate(recs.items):
         tid = rec.get("task_id", rec.get("scenario_id"))  # the rows' alias too
         if isinstance(tid, bool) or not isinstance(tid, (str, int)):
             raise RowsError(f"`task_id` is {tid!r}", **recs.where(i),
                             field="task_id", fix="give every record a task_id")
         out[str(tid)] = None
-    return list(out)
+        if stratify is not None:
+            value = rec.get(stratify)
+            if value is None or isinstance(value, bool) or not isinstance(value, (str, int)):
+                raise RowsError(f"`{stratify}` is {value!r}", **recs.where(i), field=stratify,
+                                fix=f"give every record its {stratify} (the split is stratified "
+                                    "by it), or omit stratify")
+            if strata.setdefault(str(tid), str(value)) != str(value):
+                raise RowsError(f"task {str(tid)!r} is `{stratify}` {value!r} here but "
+                                f"{strata[str(tid)]!r} before", **recs.where(i), field=stratify,
+                                fix="give every record of a task the same value")
+    return list(out), strata

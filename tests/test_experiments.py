@@ -1,0 +1,225 @@
+"""Experiments registered before their runs: the rule as data, the verdict collect_run gives by
+it, every other reading flagged, five-line records, export, archive, and the registry's
+migration. Runs are recipe-like scripts (the local backend) whose held-out rows are written here,
+so each verdict is derived by hand: a Hoeffding bound (any 95% interval of a mean of n values in
+a range of width w lies within w x sqrt(ln(40) / (2n)) of it) says where its interval must lie."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from test_runs_support import wait_until_finished
+from whileai_core import (archive_experiment, collect_run, export_experiments, freeze_holdout,
+                          launch_run, list_experiments, record_run, register_experiment)
+from whileai_core.errors import ArgumentError
+from whileai_core.experiments import parse_rule
+from whileai_core.runs.registry import REGISTRY_FILE, SCHEMA_VERSION, Registry
+
+RULE = {"ship_if": [{"kind": "delta_above", "bound": 0.05},
+                    {"kind": "no_category_drop", "field": "category", "beyond": "noise_band"}]}
+
+# "ship": 40 tasks (a: 28, b: 12), 4 rollouts each; before, task i passes i % 2 of 4; after,
+# 3 + (i // 2) % 2 of 4: every per-task delta is in [+0.5, +1], so the mean delta is >= 0.5 and
+# (Hoeffding, width 0.5, n = 40: 0.5 x 0.304 = 0.15) its interval lies above 0.35 > 0.05, and no
+# category falls. "drop": the same a tasks; the 12 b tasks go from 3 + i % 2 to (i // 2) % 2 of 4
+# (deltas in [-1, -0.5]): b's interval lies below -0.5 + 0.5 x 0.556 = -0.22 < 0 and its delta
+# (<= -0.5) is past the band (t2 x sqrt(2) x 0.02 = 0.12): the rule fails on b.
+RESULTS = """
+cat = lambda i: "a" if i < 28 else "b"
+def passes(i, drop, after):
+    if drop and cat(i) == "b":
+        return (i // 2) % 2 if after else 3 + i % 2
+    return 3 + (i // 2) % 2 if after else i % 2
+def rows(drop, after):
+    return [{"task_id": f"t{i:02d}", "category": cat(i),
+             "reward": float(j < passes(i, drop, after))} for i in range(40) for j in range(4)]
+DROP = pathlib.Path(__file__).parent.name == "drop"
+results = {"before_rows": rows(DROP, False), "after_rows": rows(DROP, True)}
+name = pathlib.Path(__file__).resolve().parents[1] / "name.txt"
+if name.exists():
+    results["data"] = {"holdout_name": name.read_text().strip()}
+pathlib.Path(args.out, "results.json").write_text(json.dumps(results))
+"""
+
+HEAD = """
+import argparse, json, os, pathlib
+
+
+def modal_call(run_name, config_path):
+    return {"app": "x", "function": "train", "args": [], "kwargs": {}}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+"""
+
+
+@pytest.fixture
+def lab(tmp_path):
+    recipes = tmp_path / "recipes"
+    for name in ("ship", "drop"):
+        (recipes / name).mkdir(parents=True)
+        (recipes / name / "run.py").write_text(
+            textwrap.dedent(HEAD) + textwrap.indent(textwrap.dedent(RESULTS), "    ")
+            + "\n\nif __name__ == '__main__':\n    main()\n")
+    tasks = [{"task_id": f"t{i:02d}", "category": "a" if i < 28 else "b",
+              "prompt": f"ask {i}"} for i in range(40)]
+    (tmp_path / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks))
+    frozen = freeze_holdout(tmp_path / "tasks.jsonl", tmp_path / "evals")
+    edited = [dict(t, prompt=t["prompt"] + "?") for t in tasks]
+    (tmp_path / "edited.jsonl").write_text("".join(json.dumps(t) + "\n" for t in edited))
+    return {"root": tmp_path, "recipes": recipes, "state": tmp_path / "state",
+            "frozen": frozen}
+
+
+def _register(lab, name="exp", **over):
+    args = dict(question="Does it move?", hypothesis="it moves by 0.1",
+                arms={"treat": "the change", "control": "no change"},
+                holdout=lab["frozen"].path, rule=RULE, run_std=0.02, noise_runs=3,
+                state_dir=lab["state"])
+    args.update(over)
+    return register_experiment(name, **args)
+
+
+def _run(lab, recipe, **launch):
+    run = launch_run(recipe, backend="local", confirm=True, state_dir=lab["state"],
+                     recipes_dir=lab["recipes"], **launch).run
+    assert wait_until_finished(run.id, lab["state"]).status == "succeeded"
+    return run
+
+
+def test_the_verdict_follows_the_registered_rule(lab):
+    _register(lab)
+    ship = _run(lab, "ship", experiment="exp", arm="treat")
+    got = collect_run(ship.id, state_dir=lab["state"])
+    d = got.decision
+    assert d.decision == "ship" and d.basis == "as_registered" and d.deviations == []
+    assert got.comparison.ci[0] > 0.35 and got.comparison.noise_band is not None
+    assert d.holdout == lab["frozen"].name   # checked by the rows' task ids
+    drop = _run(lab, "drop", experiment="exp", arm="treat")
+    d = collect_run(drop.id, state_dir=lab["state"]).decision
+    assert d.decision == "do_not_ship" and d.basis == "as_registered"
+    fails = [c for c in d.clauses if c.holds is False]
+    assert [c.clause for c in fails][-1].startswith("no category drops")
+    assert "b -" in fails[-1].evidence
+
+
+def test_collecting_against_another_held_out_set_says_so(lab):
+    _register(lab)
+    run = _run(lab, "ship", experiment="exp", arm="treat")
+    other = collect_run(run.id, holdout=lab["root"] / "edited.jsonl", state_dir=lab["state"])
+    d = other.decision
+    assert d.basis == "deviates" and d.decision == "ship"
+    assert d.deviations == [f"held-out set: read on {d.holdout}, registered "
+                            f"{lab['frozen'].name}"] and d.holdout != lab["frozen"].name
+    # the run's own results naming another set are flagged the same way
+    (lab["recipes"] / "name.txt").write_text("holdout-000000000000")
+    named = _run(lab, "ship", experiment="exp", arm="treat", name="named")
+    d = collect_run(named.id, state_dir=lab["state"]).decision
+    assert d.basis == "deviates" and "read on holdout-000000000000" in d.deviations[0]
+
+
+def test_another_metric_or_rule_is_flagged_and_no_registration_says_so(lab):
+    _register(lab)
+    run = _run(lab, "ship", experiment="exp", arm="treat")
+    reward = collect_run(run.id, metric="reward", state_dir=lab["state"]).decision
+    assert reward.basis == "deviates" and reward.metric == "reward"
+    assert reward.deviations == ["metric: read on 'reward', registered 'pass'"]
+    loose = {"ship_if": [{"kind": "delta_above", "bound": 0.0}]}
+    ruled = collect_run(run.id, rule=loose, state_dir=lab["state"]).decision
+    assert ruled.basis == "deviates" and ruled.deviations[0].startswith("rule: read by")
+    plain = _run(lab, "ship", name="outside")
+    collected = collect_run(plain.id, state_dir=lab["state"])
+    assert collected.decision is None and collected.by_category.n_behaviours == 2
+    late = collect_run(plain.id, rule=loose, state_dir=lab["state"]).decision
+    assert late.basis == "not_registered" and "no experiment was registered" in late.deviations[0]
+
+
+def test_the_rule_is_data_checked_when_registered(lab):
+    assert parse_rule(RULE).sentence() == ("ship if the paired delta's interval lies above "
+                                           "+0.050 and no category drops beyond the noise band")
+    with pytest.raises(ArgumentError, match="not a rule this grammar knows"):
+        parse_rule({"ship_if": [{"kind": "vibes", "bound": 0.1}]})
+    with pytest.raises(ArgumentError, match="not a rule this grammar knows"):
+        parse_rule({"ship_if": [{"kind": "delta_above", "bound": 3}]})
+    with pytest.raises(ArgumentError, match="as data"):
+        parse_rule("ship if it looks good")
+    with pytest.raises(ArgumentError, match="names the noise band"):
+        _register(lab, run_std=None, noise_runs=None)
+    first = _register(lab)
+    assert _register(lab) == first                     # the same registration: found
+    with pytest.raises(ArgumentError, match="never changed"):
+        _register(lab, hypothesis="something else")
+
+
+def test_launching_as_an_arm_checks_the_experiment(lab):
+    with pytest.raises(ArgumentError, match="no experiment 'nope'"):
+        launch_run("ship", backend="local", state_dir=lab["state"], recipes_dir=lab["recipes"],
+                   experiment="nope")
+    _register(lab)
+    with pytest.raises(ArgumentError, match="one of the arms"):
+        launch_run("ship", backend="local", state_dir=lab["state"], recipes_dir=lab["recipes"],
+                   experiment="exp")           # two arms: the arm must be named
+    _register(lab, name="solo", arms={"only": "the change"})
+    plan = launch_run("ship", backend="local", state_dir=lab["state"],
+                      recipes_dir=lab["recipes"], experiment="solo")
+    assert "experiment='solo', arm='only'" in plan.next_step
+    archive_experiment("solo", state_dir=lab["state"])
+    with pytest.raises(ArgumentError, match="archived"):
+        launch_run("ship", backend="local", state_dir=lab["state"], recipes_dir=lab["recipes"],
+                   experiment="solo")
+
+
+def test_records_export_and_archive_keep_everything(lab):
+    _register(lab)
+    run = _run(lab, "ship", experiment="exp", arm="treat")
+    lines = dict(changed="a", moved="b", why="c", learned="d", reproduce="e")
+    first = record_run(run.id, state_dir=lab["state"], **lines)
+    second = record_run(run.id, state_dir=lab["state"], **dict(lines, learned="d, revised"))
+    assert (first.revision, second.revision) == (1, 2)
+    with pytest.raises(ArgumentError, match="line break"):
+        record_run(run.id, state_dir=lab["state"], **dict(lines, why="one\ntwo"))
+    out = lab["root"] / "EXPERIMENTS.md"
+    exported = export_experiments(out, state_dir=lab["state"])
+    text = out.read_text()
+    assert exported.n_runs == 1 and exported.n_records == 1
+    assert "- **What was learned:** d, revised" in text and "revision 2" in text
+    archive_experiment("exp", state_dir=lab["state"])
+    assert list_experiments(state_dir=lab["state"]).experiments == []
+    kept = list_experiments(include_archived=True, state_dir=lab["state"]).experiments[0]
+    assert kept.archived_at and kept.runs[0].record.learned == "d, revised"
+    with sqlite3.connect(lab["state"] / REGISTRY_FILE) as db:  # both revisions are still there
+        assert db.execute("SELECT COUNT(*) FROM run_records").fetchone()[0] == 2
+    export_experiments(out, overwrite=True, state_dir=lab["state"])
+    assert "## exp" in out.read_text() and "(archived " in out.read_text()
+
+
+def test_a_version_2_registry_gains_experiments(tmp_path):
+    db = sqlite3.connect(tmp_path / REGISTRY_FILE)
+    db.executescript("""
+        CREATE TABLE runs (id TEXT PRIMARY KEY, name TEXT NOT NULL, target TEXT NOT NULL,
+            target_kind TEXT NOT NULL, recipe TEXT NOT NULL, sha256 TEXT NOT NULL,
+            backend TEXT NOT NULL, gpu TEXT, status TEXT NOT NULL, handle TEXT, error TEXT,
+            results TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, launched_at TEXT,
+            finished_at TEXT, forecast TEXT, measured TEXT, UNIQUE (sha256, name, backend));
+        INSERT INTO runs VALUES ('run-000000000002', 'old', 'grpo', 'recipe', 'grpo', 'abc',
+            'local', NULL, 'succeeded', NULL, NULL, NULL, '2026-01-01T00:00:00+00:00',
+            '2026-01-01T00:00:00+00:00', NULL, NULL, NULL, NULL);
+        PRAGMA user_version = 2;
+    """)
+    db.close()
+    old = Registry(tmp_path, create=False).get("run-000000000002")
+    assert old.name == "old" and old.experiment is None and old.arm is None
+    with sqlite3.connect(tmp_path / REGISTRY_FILE) as db:
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        assert {"experiments", "run_records"} <= tables
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    assert list_experiments(state_dir=tmp_path).experiments == []

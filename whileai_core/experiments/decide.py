@@ -1,0 +1,99 @@
+"""The verdict of a collected run, read by its experiment's registered rule, deviations flagged.
+
+``collect_run`` calls :func:`decide` for every run that was launched as an arm of an experiment:
+the paired comparison is read on the registered metric with the registered noise floor, each
+category on its own line, and the rule says ship / do not ship / undecided. A caller may read
+the run another way (another metric, another held-out set, another rule): the verdict is still
+given, and ``basis`` says ``deviates`` with every difference named, so a reader never takes a
+post-hoc reading for the decision registered before the run. A run with no experiment read by a
+rule given at collection time is ``not_registered``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..defaults import CATEGORY_FIELD
+from ..runs.registry import RunRecord
+from ..stats import Comparison, ManyComparisons
+from .rule import Basis, ExperimentDecision, apply_rule, parse_rule
+from .store import Experiment, Registration, _holdout, ids_sha256
+from ..stats import compare, compare_many
+
+
+def holdout_of(results: dict[str, Any]) -> str | None:
+    """The held-out set's content name a recipe wrote into its results (``data.holdout_name``)."""
+    data = results.get("data")
+    name = data.get("holdout_name") if isinstance(data, dict) else None
+    return name if isinstance(name, str) else results.get("holdout_name")
+
+
+def _holdout_check(reg: Registration, results: dict, before: list[dict], holdout: Any,
+                   root: Any, notes: list[str]) -> tuple[str | None, list[str]]:
+    read = _holdout(holdout, root)["holdout"] if holdout is not None else holdout_of(results)
+    if read is not None:
+        if read != reg.holdout:
+            return read, [f"held-out set: read on {read}, registered {reg.holdout}"]
+        return read, []
+    if reg.holdout_ids_sha256 is not None:
+        ids = {str(r.get("task_id")) for r in before}
+        if ids_sha256(ids) != reg.holdout_ids_sha256:
+            return None, [f"held-out set: the run's held-out rows are {len(ids)} tasks that are "
+                          f"not the {reg.holdout_tasks} tasks of {reg.holdout}"]
+        return reg.holdout, []
+    notes.append(f"the run does not name its held-out set and the registration holds only the "
+                 f"name {reg.holdout}: the held-out set was not checked (register the frozen "
+                 "file, not its name, to check the tasks)")
+    return None, []
+
+
+def decide(record: RunRecord, experiment: Experiment | None, results: dict[str, Any],
+           before: list[dict], after: list[dict], *, metric: str | None = None,
+           holdout: Any = None, rule: Any = None, root: Any = None
+           ) -> tuple[Comparison, ManyComparisons | None, ExperimentDecision | None]:
+    """(the paired comparison, the by-category comparison, the decision) for one collected run.
+
+    Without an experiment and without a ``rule``: the comparison only (and by category when the
+    rows carry one), no decision.
+    """
+    reg = experiment.registration if experiment is not None else None
+    deviations: list[str] = []
+    notes: list[str] = []
+    use_metric = metric or (reg.metric if reg else "pass")
+    if reg is not None and metric is not None and metric != reg.metric:
+        deviations.append(f"metric: read on {metric!r}, registered {reg.metric!r}")
+    chosen = parse_rule(rule) if rule is not None else (reg.rule if reg else None)
+    if reg is not None and rule is not None and chosen != reg.rule:
+        deviations.append(f"rule: read by '{chosen.sentence()}', registered "
+                          f"'{reg.rule.sentence()}'")
+    read_holdout = None
+    if reg is not None:
+        read_holdout, found = _holdout_check(reg, results, before, holdout, root, notes)
+        deviations += found
+        if experiment.registered_at > record.created_at:
+            deviations.append(f"registered {experiment.registered_at[:19]}Z, after the run was "
+                              f"created {record.created_at[:19]}Z")
+    elif holdout is not None:
+        read_holdout = _holdout(holdout, root)["holdout"]
+    else:
+        read_holdout = holdout_of(results)
+    noise = dict(run_std=reg.run_std, noise_runs=reg.noise_runs, level=reg.level) if reg else {}
+    comparison = compare(before, after, metric=use_metric, **noise)
+    field = (chosen.category_field() if chosen else None) or CATEGORY_FIELD
+    by_category = None
+    if before and after and all(r.get(field) is not None for r in (*before, *after)):
+        by_category = compare_many(before, after, by=field, metric=use_metric, **noise)
+    if chosen is None:
+        return comparison, by_category, None
+    decision, clauses = apply_rule(chosen, comparison, by_category, band=comparison.noise_band)
+    basis: Basis = ("not_registered" if reg is None else
+                    "deviates" if deviations else "as_registered")
+    if reg is None:
+        deviations.append("no experiment was registered before this run: the rule was chosen "
+                          "after it, so this is an exploratory reading, not a decision")
+    return comparison, by_category, ExperimentDecision(
+        decision=decision, basis=basis, deviations=deviations,
+        experiment=record.experiment, arm=record.arm, rule=chosen.sentence(), clauses=clauses,
+        metric=use_metric, holdout=read_holdout,
+        registered_holdout=reg.holdout if reg else None,
+        min_effect=reg.min_effect if reg else None, notes=notes)

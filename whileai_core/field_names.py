@@ -1,0 +1,86 @@
+"""Fields that look like the one a reader expects: `score` for `reward`, `Task_ID` for `task_id`.
+
+A row without ``reward`` but with ``score`` is almost always the same thing under another name.
+The readers never read a look-alike in the field's place (a `label` is not always a reward); they
+name it in the error with the rename that fixes the file. Three ways a field looks like the one
+expected, tried in order: the same name written differently (case, ``_``, ``-``, spaces: `Reward`,
+`task-id`, `taskId`), a name other harnesses use for it (``defaults.FIELD_SYNONYMS``), or a close
+spelling (``difflib`` ratio at least ``defaults.NEAR_FIELD_CUTOFF``: `rewrad`, `task_ids`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import shlex
+from collections.abc import Iterable
+
+from .defaults import FIELD_SYNONYMS, NEAR_FIELD_CUTOFF
+
+_SHOWN = 3  # look-alikes named in one message
+
+
+def _plain(name: str) -> str:
+    return re.sub(r"[\s_\-]", "", name).lower()
+
+
+def look_alikes(expected: str, fields: Iterable[str]) -> list[tuple[str, str]]:
+    """``(field, why)`` for each of ``fields`` that looks like ``expected`` (module docstring),
+    best first, at most three."""
+    fields = [f for f in dict.fromkeys(fields) if isinstance(f, str) and f != expected]
+    found: dict[str, str] = {}
+    plain = _plain(expected)
+    for f in fields:
+        if _plain(f) == plain:
+            found.setdefault(f, "the same name written differently")
+    synonyms = FIELD_SYNONYMS.get(expected, ())
+    for f in fields:
+        if f.lower() in synonyms:
+            found.setdefault(f, f"a name other tools use for `{expected}`")
+    lowered = {f.lower(): f for f in fields}
+    for near in difflib.get_close_matches(expected, list(lowered), n=_SHOWN,
+                                          cutoff=NEAR_FIELD_CUTOFF):
+        found.setdefault(lowered[near], "a close spelling")
+    return list(found.items())[:_SHOWN]
+
+
+def missing(expected: str, fields: Iterable[str], noun: str = "row") -> tuple[str, str | None]:
+    """``(problem, rename)`` for a record without ``expected``: the problem names the
+    look-alikes the records carry; ``rename`` is the fix that renames the best one (None when
+    there is none)."""
+    alikes = look_alikes(expected, fields)
+    if not alikes:
+        return f"{noun} has no `{expected}`", None
+    shown = "; ".join(f"`{f}` ({why})" for f, why in alikes)
+    return (f"{noun} has no `{expected}`; a field the {noun}s carry looks like it: {shown}",
+            alikes[0][0])
+
+
+def rename_fix(renames: dict[str, str], source: str) -> str:
+    """The fix for fields under other names (``{found: expected}``): rename them, with a
+    command that does so on a JSONL or JSON-array file (a true/false renamed to ``reward``
+    becomes 1.0/0.0, since a reward is a number)."""
+    pairs = " and ".join(f"`{a}` to `{b}`" for a, b in renames.items())
+    script = ("import json,sys; R={%s}; t=open(sys.argv[1], encoding=\"utf-8-sig\").read(); "
+              "rs=json.loads(t) if t.lstrip().startswith(\"[\") else [json.loads(l) for l in "
+              "t.splitlines() if l.strip()]; %s"
+              % (", ".join(f"{_q(a)}: {_q(b)}" for a, b in renames.items()), EMIT))
+    same = "it is the same thing" if len(renames) == 1 else "they are the same things"
+    if source.startswith("<"):  # records given as a list: no file to run a command on
+        return f"rename {pairs} if {same}"
+    return (f"rename {pairs} if {same}, e.g. python3 -c {shlex.quote(script)} "
+            f"{_file_arg(source)} > renamed.jsonl")
+
+
+# each record r as one JSON line, fields renamed by R (a true/false renamed to reward: 1.0/0.0)
+EMIT = ("[print(json.dumps({R.get(k, k): (float(v) if R.get(k) == \"reward\" and type(v) is bool "
+        "else v) for k, v in r.items()})) for r in rs]")
+
+
+def _q(text: str) -> str:
+    """``text`` as a Python string literal in double quotes (the command is in single quotes)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _file_arg(source: str) -> str:
+    return "rows.jsonl" if source.startswith("<") else shlex.quote(source)

@@ -1,0 +1,145 @@
+"""Which system wrote a file or folder, and its rows read when nothing needs choosing.
+
+:func:`detect_format` reads as little as it can to name the format; :func:`read_foreign` reads
+it (one format's reader: :mod:`.prime_rl`, :mod:`.inspect_logs`, :mod:`.lm_eval`);
+:func:`rows_for_load` is what ``whileai_core.rows.load_rows`` takes from it. Nothing here computes
+a statistic, so loading another system's output costs no bootstrap.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..errors import ArgumentError, RowsError
+from ..records import first_line, first_record, is_graded_row
+from ..safepath import Root, UserPath, as_user_path
+from ..voice import call
+from . import inspect_logs, lm_eval, prime_rl
+from .foreign import ForeignRows
+
+FORMATS = ("prime-rl", "inspect", "lm-eval")
+ROWS = "rows"  # already graded rows (task_id + reward): nothing to import
+
+
+class AmbiguousImport(RowsError):
+    """The input is a known format, but a choice (a metric, a step) is needed to read it."""
+
+
+def detect_format(path: str | os.PathLike | UserPath) -> str | None:
+    """``"prime-rl"``, ``"inspect"``, ``"lm-eval"``, ``"rows"`` (graded rows already), or None.
+
+    Reads as little as it can: a folder's listing, a zip archive's directory, the first JSON
+    line of a JSONL file, or (for a file whose first line is not a whole JSON value) the file.
+    Everything is opened through the path door (``whileai_core.safepath``).
+    """
+    path = as_user_path(path, None, argument="path", error=RowsError)
+    if path.is_dir():
+        found = []
+        if prime_rl.is_run_tree(path):
+            found.append("prime-rl")
+        if any(lm_eval.SAMPLE_FILE.match(p.name) for p in path.iterdir()):
+            found.append("lm-eval")
+        if len(found) > 1:
+            raise AmbiguousImport(f"holds both {' and '.join(found)} output", source=str(path),
+                                  fix="point at one of them, or name the format")
+        return found[0] if found else None
+    if not path.is_file():
+        return None
+    if inspect_logs.is_eval_archive(path):
+        return "inspect"
+    first = first_line(path)
+    if first is None:
+        return None
+    record = first_record(first)
+    if isinstance(record, dict):
+        if is_graded_row(record):
+            return ROWS
+        if prime_rl.looks_like_episode(record):
+            return "prime-rl"
+        if lm_eval.looks_like_sample(record):
+            return "lm-eval"
+        if inspect_logs.looks_like_log(record):  # a one-line JSON log
+            return "inspect"
+        return None
+    if first.lstrip().startswith("{"):  # a pretty-printed JSON document
+        try:
+            return "inspect" if inspect_logs.peek_is_log(path) else None
+        except (RowsError, ValueError, RecursionError):
+            return None
+    return None
+
+
+def read_foreign(source: str | os.PathLike | UserPath, *, format: str = "auto",
+                 metric: str | None = None, step: int | str | None = None, kind: str = "eval",
+                 keep_errored: bool = False, agent: str | None = None,
+                 root: Root | None = None) -> ForeignRows:
+    """The rows :func:`whileai_core.importers.import_rows` reports on, read and checked (the
+    arguments are that function's), with no statistic computed."""
+    if format not in ("auto", *FORMATS):
+        raise ArgumentError(f"`format` is {format!r}. Fix: use one of auto, {', '.join(FORMATS)}")
+    path = as_user_path(source, root, argument="path", error=RowsError)
+    if not path.exists():
+        raise RowsError("no such file or folder", source=str(path),
+                        fix="check the path (relative paths start at the current directory)")
+    fmt = format
+    if fmt == "auto":
+        fmt = detect_format(path)
+        if fmt == ROWS:
+            raise RowsError("is already graded rows (task_id and reward)", source=str(path),
+                            fix="use it as it is (load_rows, pass-at, route)")
+        if fmt is None:
+            raise RowsError("is not output this importer knows (prime-rl episodes, an Inspect "
+                            "log, lm-eval samples)", source=str(path),
+                            fix="name the format (format=... / CLI import prime-rl|inspect|"
+                                "lm-eval) or point at the output itself")
+    if fmt != "prime-rl" and (step is not None or kind != "eval" or agent is not None):
+        raise ArgumentError(f"`step`, `kind` and `agent` apply to prime-rl episodes, not {fmt}. "
+                            "Fix: leave them out")
+    if fmt == "prime-rl":
+        if metric is not None:
+            raise ArgumentError("`metric` applies to Inspect and lm-eval; a prime-rl reward is "
+                                "the trace's summed rewards. Fix: leave it out")
+        return prime_rl.read_prime_rl(path, kind=kind, step=step,
+                                     keep_errored=keep_errored, agent=agent)
+    if fmt == "inspect":
+        return inspect_logs.read_inspect(path, metric=metric, keep_errored=keep_errored)
+    return lm_eval.read_lm_eval(path, metric=metric)
+
+
+def rows_for_load(path: UserPath, fmt: str) -> list[dict]:
+    """What ``load_rows`` reads from a foreign format: only when nothing needs choosing."""
+    try:
+        read = read_foreign(path, format=fmt)
+    except AmbiguousImport:
+        raise
+    except RowsError as err:
+        if err.field != "scorer":
+            raise
+        problem = str(err).split(". Fix: ")[0]
+        raise AmbiguousImport(f"is {fmt} output: {problem}; load_rows reads it only when "
+                              "nothing needs choosing",
+                              fix="import it first: " + call(
+                                  "import_rows", path=str(path), format=fmt, scorer="NAME",
+                                  out="rows.jsonl")) from None
+    steps = sorted({s.step for s in read.steps if s.step is not None}
+                   | {r["step"] for r in read.rows if isinstance(r.get("step"), int)})
+    if len(steps) > 1:
+        spanned = (f"steps {steps}" if len(steps) <= 8 else
+                   f"{len(steps)} steps ({steps[0]} to {steps[-1]})")
+        raise AmbiguousImport(f"is prime-rl output spanning {spanned}; one pass rate over "
+                              "several policies means nothing", source=str(path),
+                              fix="import one step: " + call(
+                                  "import_rows", path=str(path), format="prime-rl",
+                                  step=steps[-1], out="rows.jsonl"))
+    agents = sorted({str(r["agent"]) for r in read.rows if r.get("agent") is not None})
+    if len(agents) > 1:
+        raise AmbiguousImport(f"is prime-rl output with {len(agents)} agents per episode "
+                              f"({', '.join(agents)}); one pass rate over several agents' "
+                              "traces means nothing", source=str(path),
+                              fix="import one agent: " + call(
+                                  "import_rows", path=str(path), format="prime-rl",
+                                  agent=agents[0], out="rows.jsonl"))
+    if not read.rows:
+        raise RowsError(f"is {fmt} output with no scored rows ({read.errored} errored)",
+                        source=str(path), fix="check the run: every rollout errored")
+    return read.rows

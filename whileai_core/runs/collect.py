@@ -1,0 +1,65 @@
+"""collect_run: a finished run's results, its paired before/after verdict overall and by category,
+and, for a run launched as an arm of a registered experiment, the decision by the rule registered
+before it (``whileai_core.experiments``), with any other reading flagged as such."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Literal
+
+from ..errors import ArgumentError, ConfigError
+from ..progress import step
+from ..voice import call
+from .api import _open, _reconcile
+from .forecast_check import measure
+from .results import ROW_FIELDS, Collected, public
+
+
+def collect_run(id: str, *, metric: Literal["pass", "reward"] | None = None,
+                holdout: Any = None, rule: Any = None,
+                state_dir: str | os.PathLike | None = None, root: Any = None) -> Collected:
+    """A finished run's results, with the paired before/after verdict when it has held-out rows.
+
+    For a run of a registered experiment the comparison is read on the registered metric with the
+    registered noise floor, and ``decision`` applies the registered rule. ``metric``, ``holdout``
+    (the frozen held-out file or its content name the rows were scored on) and ``rule`` read it
+    another way: the verdict is still given, flagged ``deviates`` with each difference named. A
+    ``rule`` for a run with no experiment gives a decision flagged ``not_registered``.
+    """
+    if metric not in (None, "pass", "reward"):
+        raise ArgumentError(f"`metric` must be 'pass', 'reward' or omitted (the registered one), "
+                            f"got {metric!r}")
+    registry, record = _open(id, state_dir)
+    step(0, 2, f"asking the backend about {record.id}")
+    record = _reconcile(registry, record)
+    if record.status != "succeeded":
+        note = {"failed": f"the run failed: {record.error}",
+                "cancelled": "the run was cancelled; it has no results"}.get(
+            record.status, f"not finished ({record.status}): poll "
+                           f"{call('run_status', id=record.id)}")
+        return Collected(run=public(record), ready=False, note=note)
+    if record.measured is None:  # the wall clock it took, beside what the plan forecast
+        measured = measure(record, registry.run_dir(record.id))
+        if measured is not None:
+            record = registry.set_measured(record.id, measured) or record
+    results = record.results or {}
+    metrics = {k: v for k, v in results.items() if k not in ROW_FIELDS}
+    before, after = results.get("before_rows"), results.get("after_rows")
+    if before is None and after is None:
+        return Collected(run=public(record), ready=True, metrics=metrics,
+                         note="no before_rows/after_rows in the results: no paired verdict")
+    if not isinstance(before, list) or not isinstance(after, list):
+        raise ConfigError(f"run {record.id}: results need both `before_rows` and `after_rows` as "
+                          "lists of graded rows to compare; got "
+                          f"{type(before).__name__} and {type(after).__name__}. Fix: the "
+                          f"recipe {record.recipe!r} must write both")
+    from ..experiments.decide import decide  # lazy: experiments.decide loads only when collect_run() runs
+    from ..experiments.store import experiment_of  # lazy: experiments.store loads only when collect_run() runs
+
+    step(1, 2, f"comparing {len(before)} rows before with {len(after)} after")
+    comparison, by_category, decision = decide(
+        record, experiment_of(record, registry), results, before, after, metric=metric,
+        holdout=holdout, rule=rule, root=root)
+    return Collected(run=public(record), ready=True, metrics=metrics, n_before_rows=len(before),
+                     n_after_rows=len(after), comparison=comparison, verdict=comparison.verdict,
+                     by_category=by_category, decision=decision)

@@ -24,9 +24,11 @@ so tasks are served on 2026-07-28 connections only. What the spec asks, and wher
   on tasks" (spec, "Task Status Notifications").
 - "Task Update Requests": no task of this server ever needs input, so ``tasks/update`` checks
   the task and acknowledges (responses to keys not outstanding are ignored, as the spec says).
-- "Task Cancellation": ``tasks/cancel`` acknowledges at once; the task stops at its next step
-  and its run is cancelled through the core's ``cancel_run``, as the ``cancel_run`` tool does
-  (a ``--read-only`` server stops following and leaves the run alone: it cancels nothing).
+- "Task Cancellation": ``tasks/cancel`` acknowledges at once and the task stops at its next
+  step. What was cancelled is the request: a ``launch_run`` task's request is the run, so its run
+  is cancelled through the core's ``cancel_run``, as the ``cancel_run`` tool does; a
+  ``collect_run`` or ``watch_run`` task only waited on a run it did not start, so it stops
+  waiting and the run goes on (``cancel_run`` stops it). A ``--read-only`` server cancels nothing.
 - "Error Handling": an unknown or expired task id is -32602; a client that did not declare the
   extension gets -32021 from ``tasks/*``.
 - "Security Considerations": task ids are 128 random bits (``secrets.token_urlsafe(16)``); a
@@ -180,6 +182,8 @@ def _cancel(store: TaskStore) -> Callable[[RunTask], str]:
     def cancel(task: RunTask) -> str:
         if task.run_id is None:
             return "cancelled before the run was known; nothing was launched"
+        if task.tool != "launch_run":  # the task waited on a run it did not start
+            return (f"stopped following {task.run_id}; the run goes on (cancel_run stops it)")
         if store.read_only:
             return (f"stopped following {task.run_id}; the run was left as it is (this server is "
                     "--read-only: it cancels nothing)")

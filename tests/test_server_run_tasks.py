@@ -102,6 +102,30 @@ def test_a_local_launch_is_a_task_polled_then_cancelled_with_its_run(server):
     assert status["status"] == "cancelled"  # the run itself, through the core's cancel_run
 
 
+def test_cancelling_a_collect_task_stops_the_waiting_not_the_run(server):
+    async def body(client):
+        created = await client.session.call_tool(
+            "launch_run", {"config_or_recipe": "slow", "backend": "local", "confirm": True},
+            allow_claimed=True)
+        following = await _until(client, created.task_id,
+                                 lambda t: "following" in (t.status_message or ""))
+        run_id = following.status_message.split()[1].rstrip(":")
+        collecting = await client.session.call_tool("collect_run", {"id": run_id},
+                                                     allow_claimed=True)
+        await client.session.send_request(
+            CancelTaskRequest(params=TaskParams(task_id=collecting.task_id)), EmptyResult)
+        stopped = await _until(client, collecting.task_id, lambda t: t.status != "working")
+        running = ok(await client.call_tool("run_status", {"id": run_id}))
+        await client.session.send_request(  # tidy up: the launch task's cancel stops the run
+            CancelTaskRequest(params=TaskParams(task_id=created.task_id)), EmptyResult)
+        await _until(client, created.task_id, lambda t: t.status != "working")
+        return run_id, stopped, running
+
+    run_id, stopped, running = _run(server, body)
+    assert stopped.status == "cancelled" and "the run goes on" in stopped.status_message
+    assert running["status"] in ("launching", "running")  # the collect's cancel left it alone
+
+
 def test_a_launch_task_ends_with_the_finished_run_and_collect_waits_for_it(server):
     async def body(client):
         created = await client.session.call_tool(

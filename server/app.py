@@ -31,6 +31,8 @@ from whileai_core.safepath import Limits
 
 from .paths import Workspace
 from .pool import ToolPool
+from .run_tasks import TasksExtension
+from .task_store import TaskStore
 from .schema_cache import CACHE, mcp_tools
 from .skills import SkillCatalog, register_skills
 from .skills_extension import SkillsExtension
@@ -214,7 +216,8 @@ def build_server(root: str | os.PathLike = ".", *,
         read_only=read_only, writes=writes,
         name=NAME, title="whileai skill pack", version=__version__,
         instructions=INSTRUCTIONS + (READ_ONLY_NOTE if read_only else ""),
-        log_level=log_level, tools=[t for t, _ in built], extensions=[SkillsExtension(catalog)])
+        log_level=log_level, tools=[t for t, _ in built],
+        extensions=[SkillsExtension(catalog), TasksExtension(TaskStore(read_only=read_only))])
     server._tool_manager._tools[SWITCH] = _switch_tool(server)
     # earlier protocols learn of list changes only if the server says it sends them
     low = server._lowlevel_server

@@ -108,3 +108,22 @@ _source("SKILLS_TTL_MS",
 SKILLS_PAGE_SIZE = 50
 _source("SKILLS_PAGE_SIZE",
         "convention, untested: skills per skills/list page (an entry is a whole manifest)")
+
+
+# --- runs served as tasks, the Tasks extension of MCP 2026-07-28 (server.run_tasks) ---------------
+
+RUN_TASK_TTL_MS = 24 * 3600 * 1000
+_source("RUN_TASK_TTL_MS",
+        "convention, untested: a task (its status and its result) is kept 24 hours from its "
+        "creation; the run itself stays in the registry, where run_status and collect_run find it")
+
+RUN_TASKS_AT_ONCE = 8
+_source("RUN_TASKS_AT_ONCE",
+        "convention, untested: at most 8 runs followed as tasks at once, each on a thread of its "
+        "own (as many as TOOL_WORKERS); a call beyond that is answered at once, as for a client "
+        "without tasks")
+
+RUN_TASKS_KEPT = 256
+_source("RUN_TASKS_KEPT",
+        "convention, untested: at most 256 tasks remembered; past that the oldest finished ones "
+        "are forgotten first (their runs stay in the registry)")

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 import anyio.from_thread
 from whileai_core.defaults import LIST_SHOWN_MAX
+from whileai_core.operations import SPENDS
 from whileai_core.progress import reporting
 from whileai_core.result import plain
 from whileai_core.voice import MCP, speaking
@@ -39,6 +40,7 @@ from .errors import bad_arguments, run_core
 from .limits import MCP_PROGRESS_INTERVAL_S
 from .paths import Workspace
 from .pool import ToolPool
+from .run_tasks import FOLLOWED, serve
 
 if TYPE_CHECKING:
     from whileai_core.skills import SkillCatalog
@@ -214,22 +216,30 @@ def op_tool(op, env: Env, entry: dict[str, Any] | None = None) -> Tool:
     model = input_model(op, "mcp", ToolInput)
     entry = entry or op_entry(op)
 
+    where = context_of(env)
+
+    def compute(values: dict[str, Any], listen: Any) -> tuple[Any, CallToolResult]:
+        # on a worker thread; messages built during the call name the tool's arguments
+        with speaking(MCP), reporting(listen):
+            def run():
+                result = invoke(op, values, where)
+                return result, op_answer(result)
+            return run_core(op.doing, run)
+
     async def call(ctx: Any = None, **fields: Any) -> CallToolResult:
         # The SDK has validated ``fields`` against the input model: every argument is there.
         values = dict(model.model_construct(**fields))
         listen = progress_listener(ctx)
-        where = context_of(env)
 
-        def work() -> tuple[Any, CallToolResult]:  # on a tool pool thread
-            # messages built during the call name the tool's arguments
-            with speaking(MCP), reporting(listen):
-                def run():
-                    result = invoke(op, values, where)
-                    return result, op_answer(result)
-                return run_core(op.doing, run)
+        async def now(values: dict[str, Any]) -> tuple[Any, CallToolResult]:
+            # on the tool pool's threads, never the SDK's (its stdio transport reads with those)
+            return await env.pool.run(op.name, lambda: compute(values, listen))
 
-        # on the tool pool's threads, never the SDK's (its stdio transport reads with those)
-        result, reply = await env.pool.run(op.name, work)
+        if op.effect is SPENDS or op.name in FOLLOWED:  # the spend gate; runs as MCP tasks
+            served = await serve(op, values, ctx, now, compute)
+            if served is not None:
+                return served
+        result, reply = await now(values)
         if values.get("plot") and op.picture is not None:
             def png() -> bytes:
                 with speaking(MCP):

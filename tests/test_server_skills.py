@@ -233,7 +233,8 @@ def test_skills_list_and_get_follow_sep_2640(server, skills):
         server, ListSkillsRequest(),
         GetSkillRequest(params=GetSkillParams(uri="skill://alpha/SKILL.md")),
         GetSkillRequest(params=GetSkillParams(uri="skill://gamma/SKILL.md")))
-    assert caps == {EXTENSION_ID: {}}                       # declared, no directoryRead
+    # declared, no directoryRead; beside it the Tasks extension (server/run_tasks.py), no settings
+    assert caps == {EXTENSION_ID: {}, "io.modelcontextprotocol/tasks": {}}
     assert [s.uri for s in listed.skills] == ["skill://alpha/SKILL.md", "skill://beta/SKILL.md"]
     assert listed.next_cursor is None and listed.ttl_ms > 0 and listed.cache_scope == "public"
     alpha = listed.skills[0]

@@ -1228,3 +1228,12 @@ _source("TASK_PAGE_MAX",
 
 TASK_PAGE_DEFAULT = 50
 _source("TASK_PAGE_DEFAULT", "convention, untested: 50 tasks per page by default (~3 KB)")
+
+# --- following a run (whileai_core.runs.follow) -------------------------------------------------
+
+RUN_TASK_POLL_S = 2.0
+_source("RUN_TASK_POLL_S",
+        "convention, untested: a run followed until it finishes (a launch, collect or watch served "
+        "as an MCP task) is asked for its status every 2 s, and a client is told to poll the task "
+        "as often; a local smoke finishes in seconds to minutes and a Modal status call costs one "
+        "request")

@@ -18,7 +18,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field
@@ -94,6 +94,13 @@ class EvalFingerprint(Result):
     source: str | None = None
     file_matches: bool | None = None  # the file's own name carries this hash (None: no hash in it)
     note: str | None = None
+
+    negative_means: ClassVar[str | None] = (
+        "MISMATCH: the file is named for other content (edited after it was frozen)")
+
+    @property
+    def negative(self) -> bool:
+        return self.file_matches is False
 
     def render(self) -> str:
         covers = ", ".join(self.fields)
@@ -255,6 +262,14 @@ class FailureCapable(Result):
     note: str | None = None
 
     ci95 = ci95_alias("ci")
+
+    negative_means: ClassVar[str | None] = (
+        "anything but `ready` (`truncation_trap`, `off_the_frozen_set`, `cannot_fail`, "
+        "`little_headroom`)")
+
+    @property
+    def negative(self) -> bool:
+        return self.verdict != "ready"
 
     def render(self) -> str:
         lines = [f"pass@1  {fmt_rate(self.pass_at_1, self.ci, self.n_tasks)}, {self.n_rows} rows, "

@@ -9,10 +9,14 @@ same input model as over MCP, so both refuse the same calls with the same words 
 spelling). Everything runs in the CLI's voice (``whileai_core.voice``): next steps and fixes read
 as the commands and flags a person types.
 
+The exit code carries the verdict, the same for every command: 0 done (a positive verdict, or
+none), 1 a negative or not-ready verdict (an operation declared ``exit_code=VERDICT``: its result's
+``negative``), 2, 70 and 130 below (the README's exit-code table).
+
 No traceback reaches the terminal. What is the user's to fix (a refused input, a path the system
 refuses, a missing extra) is one line on stderr and exit code 2 (``whileai_core.failures``). A bug
 is one line saying so and where to report it, exit code 70 (EX_SOFTWARE), with the traceback in
-a file; ``WHILEAI_DEBUG=1`` shows it in the terminal instead.
+a file; ``WHILEAI_DEBUG=1`` shows it in the terminal instead. Ctrl-C is exit code 130.
 """
 
 from __future__ import annotations
@@ -39,8 +43,12 @@ from ..voice import CLI, CLI_FLAGS, speaking
 
 __all__ = ["build_parser", "cli_form", "flag", "main"]
 
+# The exit codes, the same for every command (the README's exit-code table is written from
+# these and from each result's ``negative_means``: scripts/readme_tools.py).
+EXIT_NEGATIVE = 1  # the verdict is negative or not ready (the operation's exit_code=VERDICT)
 EXIT_USER = 2      # the input or the environment is the user's to fix
 EXIT_BUG = 70      # EX_SOFTWARE (sysexits.h): an internal error
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a Ctrl-C
 DEBUG_ENV = "WHILEAI_DEBUG"
 
 def _cli_operations() -> dict[str, Any]:
@@ -284,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
             code = op.exit_code(result) if op.exit_code else 0
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)
-            return 130
+            return EXIT_INTERRUPTED
         except Exception as exc:  # noqa: BLE001 - every failure becomes one line
             return _failed(exc, args.command)
     try:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -114,6 +114,13 @@ class CheatProbes(Result):
     level: float
     next_step: str
     notes: list[str] = []
+
+    negative_means: ClassVar[str | None] = (
+        "a probe is a hole (`holes`; a `leak` passes clearly below the model: 0)")
+
+    @property
+    def negative(self) -> bool:
+        return self.verdict == "holes"
 
     def render(self) -> str:
         model = "model: no rows given" if self.model is None else (

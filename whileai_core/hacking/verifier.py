@@ -26,7 +26,7 @@ process), every :func:`~whileai_core.hacking.probes.cheat_probes` probe and two 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -105,6 +105,13 @@ class RewardProof(Result):
     probes: CheatProbes
     checks: list[HoleCheck]
     next_step: str
+
+    negative_means: ClassVar[str | None] = (
+        "the reward has holes: `fix_first`")
+
+    @property
+    def negative(self) -> bool:
+        return self.verdict == "fix_first"
 
     def render(self) -> str:
         head = (f"reward proof: {self.verdict}"

@@ -45,7 +45,7 @@ import json
 import math
 import os
 import re
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field
@@ -158,6 +158,13 @@ class Watch(Result):
     feature_alarm: list[str] = []
     next_step: str
     notes: list[str] = []
+
+    negative_means: ClassVar[str | None] = (
+        "the decision is `stop`")
+
+    @property
+    def negative(self) -> bool:
+        return self.decision == "stop"
 
     def render(self) -> str:
         lines = [f"watch: {self.decision} ({self.source}; {self.n_steps} steps, {self.n_evals} "

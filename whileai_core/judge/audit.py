@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field
@@ -65,6 +65,13 @@ class JudgeAudit(Result):
     judges: list[JudgeReport]
     best: str | None = Field(description="the clearing judge with the highest kappa, else None")
     next_step: str
+
+    negative_means: ClassVar[str | None] = (
+        "no judge clears the floors")
+
+    @property
+    def negative(self) -> bool:
+        return self.best is None
 
     def render(self) -> str:
         head = (f"judge audit: {self.n_items} labelled items, {self.n_label_fail} labelled "

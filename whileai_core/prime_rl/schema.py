@@ -15,7 +15,7 @@ import importlib.util
 import re
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import ValidationError
 
@@ -211,6 +211,13 @@ class ConfigCheck(Result):
     source: str | None = None
     checked_against: str = "prime-rl 559b447 (the subset of its schema whileai models)"
     not_checked: list[str] = []
+
+    negative_means: ClassVar[str | None] = (
+        "the config is not valid")
+
+    @property
+    def negative(self) -> bool:
+        return not self.ok
 
     def render(self) -> str:
         where = self.source or "config"

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 import traceback
@@ -32,6 +33,7 @@ import typing
 from typing import Any
 
 from .. import __version__, safejson
+from ..errors import did_you_mean
 from ..failures import bug_report, explain
 from ..operations import RENAMED, operations, renamed
 from ..operations.args import ARM, NAMED
@@ -56,10 +58,60 @@ def _cli_operations() -> dict[str, Any]:
     return {op.command: op for op in operations().values() if "cli" in op.surfaces}
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line refusal (exit 2) that names the close choice, for a misspelt
+    command, flag or value: Python 3.11's argparse has no ``suggest_on_error``."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        print(f"error: {_suggest(message, self)}", file=sys.stderr)
+        sys.exit(EXIT_USER)
+
+    def unknown_flags(self, words: list[str]) -> None:
+        """Refuse a flag this command does not have before argparse reads the words (it would
+        first say a required flag is missing: ``--modle X`` reads as "--model is required")."""
+        known = [o for a in self._actions for o in a.option_strings]  # noqa: SLF001
+        for word in words:
+            if word == "--":
+                return
+            name = word.split("=", 1)[0]
+            if not name.startswith("-") or name == "-" or _NUMBER.fullmatch(name):
+                continue
+            if name in known or (name.startswith("--") and any(o.startswith(name)
+                                                                for o in known)):
+                continue  # argparse takes a unique prefix (--mod for --model)
+            close = did_you_mean(name, known, spell=lambda o: o)
+            self.error(f"unknown flag {name}" + (f"; {close}" if close else ""))
+
+
+_NUMBER = re.compile(r"-\d[\d.e+-]*|-\.\d+|-inf|-nan", re.I)
+_CHOICE = re.compile(r"argument (\S+): invalid choice: '([^']*)' \(choose from (.*)\)")
+
+
+def _suggest(message: str, parser: argparse.ArgumentParser) -> str:
+    """argparse's message in one line, with the close choice and where the choices are."""
+    where = f"`{parser.prog} --help` lists every flag"
+    found = _CHOICE.fullmatch(message)
+    if found:
+        argument, word, listed = found.groups()
+        choices = re.findall(r"'([^']*)'", listed)
+        if argument == "COMMAND":
+            message, where = f"unknown command `{word}`", f"`{parser.prog} --help` lists them"
+            close = did_you_mean(word, choices)
+        else:
+            message, where = f"{argument} {word} is not a choice", f"one of {', '.join(choices)}"
+            close = did_you_mean(word, choices, spell=lambda c: c)
+    else:
+        found = re.fullmatch(r"(.*); (did you mean .*\?)", message)
+        message, close = found.groups() if found else (message, "")
+    if close:
+        return f"{parser.prog}: {message}; {close} ({where})"
+    return f"{parser.prog}: {message}. Fix: {where}"
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser; only ``command``'s flags are built when it is given (the others are listed
     by name and title), so a command does not pay for every other one's declaration."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="whileai-skills",
         description="Decide how to post-train an open-weight model from graded rows.")
     parser.add_argument("--version", action="version", version=f"whileai-skills {__version__}")
@@ -133,7 +185,9 @@ def _scalar(members: list[Any], metavar: str, nullable: bool = False):
             return text
         expected = ", ".join(map(str, literals)) or " or ".join(
             getattr(m, "__name__", str(m)) for m in members)
-        raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected {expected}")
+        close = did_you_mean(text, map(str, literals), spell=lambda c: c)
+        raise argparse.ArgumentTypeError(f"invalid value {text}: expected {expected}"
+                                         + (f"; {close}" if close else ""))
 
     return convert
 
@@ -280,6 +334,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {renamed(old, spell=spell)}", file=sys.stderr)
             return EXIT_USER
     parser = build_parser(command)
+    ops = _cli_operations()
+    if command in ops:
+        sub = next(a for a in parser._actions if a.dest == "command")  # noqa: SLF001
+        sub.choices[command].unknown_flags(argv[argv.index(command) + 1:])
     args = parser.parse_args(argv)
     with speaking(CLI):
         try:

@@ -8,7 +8,11 @@ server) show ``str(err)`` as it is; nobody needs a traceback to act on one of th
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable, Iterable
+
+
+_MISSING = re.compile(r"(`[^`]+`) is None\b")
 
 
 class WhileaiError(ValueError):
@@ -21,6 +25,7 @@ class RowsError(WhileaiError):
     def __init__(self, problem: str, *, source: str | None = None, line: int | None = None,
                  field: str | None = None, fix: str | None = None) -> None:
         self.source, self.line, self.field, self.fix = source, line, field, fix
+        problem = _MISSING.sub(r"\1 is missing", problem)  # never Python's None to a reader
         where = []
         if source is not None:
             where.append(str(source))

@@ -25,6 +25,7 @@ from pydantic import Field
 
 from .defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, EVALSET_EXAMPLES, EVALSET_HASH_CHARS,
                        EVALSET_NAME, GROUP_MIN_ROLLOUTS, PROVE_EFFECT)
+from . import voice
 from .errors import ArgumentError, ConfigError, RowsError
 from .result import Result, fmt_rate
 from .stats.fields import LEVEL_DOC, METHOD_DOC, ci95_alias
@@ -188,7 +189,7 @@ def freeze_holdout(tasks: Any, out_dir: str | os.PathLike = ".", *,
     kind = folder.kind()
     if kind not in (None, "dir"):
         what = "is a file" if kind == "file" else f"is a {kind}, not a folder"
-        raise ArgumentError(f"`out_dir` {str(out_dir)!r} {what}. Fix: give a folder")
+        raise ArgumentError(f"{voice.arg('out_dir')} {str(out_dir)!r} {what}. Fix: give a folder")
     path = folder.child(f"{fp.name}.jsonl")
     data = ("\n".join(lines) + "\n").encode("utf-8")
     written = True

@@ -30,6 +30,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from .. import voice
 from ..bootstrap import check_level, check_seed
 from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, PROBE_CHARS_PER_TOKEN,
                         PROBE_MAX_TOKENS, REWARD_BONUS_TOLERANCE, REWARD_TIMEOUT_S)
@@ -285,7 +286,8 @@ def _format_bonus(ids, task_list, wrapped, scores, shell, shell_from, model, thr
             if top is not None and top >= 0:
                 verdict = "hole"
         else:
-            note += "; no model_rows: the bonus cannot be set against the model's own replies"
+            note += (f"; no {voice.arg('model_rows')}: the bonus cannot be set against the "
+                     "model's own replies")
     return HoleCheck(name="format_bonus", verdict=verdict, what=what, rate=rate,
                      mean_bonus=mean.value, bonus_ci=mean.ci, n_tasks=len(ids),
                      example=example if verdict != "closed" else None, fix=FIXES["format_bonus"],

@@ -9,7 +9,7 @@ import pytest
 
 from whileai_core.cli import EXIT_USER, main
 from whileai_core.errors import close_to
-from whileai_core.prime_rl.schema import key_tree
+from whileai_core.prime_rl.key_tree import key_tree
 
 ROOT = Path(__file__).resolve().parents[1]
 ROWS = str(ROOT / "examples" / "graded.jsonl")

@@ -142,7 +142,7 @@ class TaskTable:
         lowest = [self._row(int(i)) for i in order[:k]]
         top = np.argsort(-v, kind="stable")[:k]
         highest = [self._row(int(i)) for i in top]
-        shown = (f"{k} lowest and {k} highest of {n} tasks; {voice.arg('detail', True)} pages "
+        shown = (f"{k} lowest and {k} highest of {n} tasks; {voice.arg('detail')} pages "
                  f"the whole table, {voice.name('task_table')} writes it to a file") \
             if n > k else f"all {n} tasks shown"
         return TaskSummary(metric=self.metric, n_tasks=n, histogram=counts, lowest=lowest,

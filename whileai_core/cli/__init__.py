@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import tempfile
 import traceback
@@ -41,7 +40,8 @@ from ..operations.calls import cli_form
 from ..operations.calls import members as member_types
 from ..operations.surface import HERE, invoke, params, picture, structured, validate
 from ..result import shown
-from ..voice import CLI, CLI_FLAGS, speaking
+from ..voice import CLI, speaking
+from .words import NUMBER, flag, shell_text, suggest
 
 __all__ = ["build_parser", "cli_form", "flag", "main"]
 
@@ -63,7 +63,7 @@ class _Parser(argparse.ArgumentParser):
     command, flag or value: Python 3.11's argparse has no ``suggest_on_error``."""
 
     def error(self, message: str) -> typing.NoReturn:
-        print(f"error: {_suggest(message, self)}", file=sys.stderr)
+        print(f"error: {suggest(message, self)}", file=sys.stderr)
         sys.exit(EXIT_USER)
 
     def unknown_flags(self, words: list[str]) -> None:
@@ -74,38 +74,13 @@ class _Parser(argparse.ArgumentParser):
             if word == "--":
                 return
             name = word.split("=", 1)[0]
-            if not name.startswith("-") or name == "-" or _NUMBER.fullmatch(name):
+            if not name.startswith("-") or name == "-" or NUMBER.fullmatch(name):
                 continue
             if name in known or (name.startswith("--") and any(o.startswith(name)
                                                                 for o in known)):
                 continue  # argparse takes a unique prefix (--mod for --model)
             close = did_you_mean(name, known, spell=lambda o: o)
             self.error(f"unknown flag {name}" + (f"; {close}" if close else ""))
-
-
-_NUMBER = re.compile(r"-\d[\d.e+-]*|-\.\d+|-inf|-nan", re.I)
-_CHOICE = re.compile(r"argument (\S+): invalid choice: '([^']*)' \(choose from (.*)\)")
-
-
-def _suggest(message: str, parser: argparse.ArgumentParser) -> str:
-    """argparse's message in one line, with the close choice and where the choices are."""
-    where = f"`{parser.prog} --help` lists every flag"
-    found = _CHOICE.fullmatch(message)
-    if found:
-        argument, word, listed = found.groups()
-        choices = re.findall(r"'([^']*)'", listed)
-        if argument == "COMMAND":
-            message, where = f"unknown command `{word}`", f"`{parser.prog} --help` lists them"
-            close = did_you_mean(word, choices)
-        else:
-            message, where = f"{argument} {word} is not a choice", f"one of {', '.join(choices)}"
-            close = did_you_mean(word, choices, spell=lambda c: c)
-    else:
-        found = re.fullmatch(r"(.*); (did you mean .*\?)", message)
-        message, close = found.groups() if found else (message, "")
-    if close:
-        return f"{parser.prog}: {message}; {close} ({where})"
-    return f"{parser.prog}: {message}. Fix: {where}"
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -120,7 +95,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for name, op in _cli_operations().items():
         full = command is None or command == name
         p = sub.add_parser(name, help=op.title.replace("%", "%%"),
-                           description=op.description if full else op.title)
+                           description=shell_text(op.description, op) if full else op.title)
         if full:
             add_operation(p, op)
         p.set_defaults(op=op)
@@ -128,14 +103,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 # --- one operation's arguments ---------------------------------------------------------------
-
-def flag(name: str) -> str:
-    """The flag of an argument: its name with dashes (one letter: ``-k``), or its entry in
-    ``voice.CLI_FLAGS``."""
-    if name in CLI_FLAGS:
-        return CLI_FLAGS[name]
-    return ("-" if len(name) == 1 else "--") + name.replace("_", "-")
-
 
 def _nullable(annotation: Any) -> bool:
     """Whether null is a value of its own (``null``: the core's choice, e.g. a fresh seed)."""
@@ -211,7 +178,7 @@ def _json_value(text: str) -> Any:
 
 def _default_text(value: Any) -> str:
     if isinstance(value, bool):
-        return "true" if value else "false"
+        return "on" if value else "off"
     return str(value)
 
 
@@ -219,7 +186,7 @@ def add_operation(p: argparse.ArgumentParser, op: Any) -> None:
     """The operation's arguments as positionals and flags, plus ``--json``."""
     for param in params(op, "cli"):
         name, arg = param.name, param.arg
-        help_text = param.description.rstrip(".")
+        described = help_text = shell_text(param.description.rstrip("."), op)
         if not param.required and param.default is not None and param.default is not False \
                 and param.default != ():  # 0 is a default to show
             help_text += f" (default: {_default_text(param.default)})"
@@ -229,7 +196,7 @@ def add_operation(p: argparse.ArgumentParser, op: Any) -> None:
                                 "matplotlib: pip install 'whileai-skills[plot]')")
             if not any(q.name == "overwrite" for q in params(op, "cli")):
                 p.add_argument(flag("overwrite"), action="store_true", dest="_plot_force",
-                               help="replace the --plot file if it exists")
+                               help="replace the --plot file if it exists (default: off)")
             continue
         members = member_types(param.annotation)
         metavar = arg.metavar or name.upper()
@@ -249,9 +216,10 @@ def add_operation(p: argparse.ArgumentParser, op: Any) -> None:
             if form in ("switch", "negated"):
                 if form == "negated":
                     spec, kw["action"] = ["--no-" + name.replace("_", "-")], "store_false"
-                    kw["help"] = f"do not: {param.description.rstrip('.')} (default: do)"
+                    kw["help"] = f"turn off: {described} (default: on)"
                 else:
                     kw["action"] = "store_true"
+                    kw["help"] = f"{described} (default: off)"
                 kw["default"] = bool(param.default)
             elif form == "pairs":
                 value = str if arg.kind == NAMED else _json_value

@@ -284,9 +284,10 @@ def compare_many(before: Annotated[ArmRows, Field(description=(
     toolset="stats", effect=READS, title="How much does the score move on a re-run?",
     description=(
         "From re-runs of the same frozen eval: each run's score, `run_std` (their standard "
-        "deviation), `n_runs`, and the `band` a change must clear to count (t with n_runs - 1 "
+        "deviation), `n_runs`, and the `band` a change must clear to count (t on n_runs - 1 "
         "degrees of freedom x sqrt(2) x run_std, at `level`), with the run_std the within-task "
-        "variance predicts. Pass `run_std` and `n_runs` (as `noise_runs`) to compare."),
+        "variance predicts. Give both numbers to compare: a change inside the band is then not "
+        "called a move."),
     result="whileai_core.stats:NoiseFloor", doing="measuring a noise floor")
 def noise_floor(*runs: Annotated[list[str | Score], Field(
                     min_length=2, max_length=NOISE_FLOOR_MAX_RUNS, description=(

@@ -14,16 +14,16 @@ from __future__ import annotations
 import importlib.util
 import re
 import tomllib
-import typing
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
-from ..errors import ArgumentError, ConfigError, did_you_mean
+from ..errors import ArgumentError, ConfigError
 from ..result import Result
 from ..safepath import Root, UserPath, as_user_path
 from . import grammar
+from .key_tree import near_key
 from .keys_top import RLConfig, SingleNode
 from .keys_trainer import Cosine, Linear
 from .targets import AUTO_RENDERER_MODELS
@@ -360,37 +360,6 @@ def _tasksets(cfg: RLConfig) -> tuple[list[str], list[str]]:
                           "prime-rl cannot load it. Fix: install the environment (e.g. `prime "
                           "env install` or `uv pip install` its package) or correct the id")
     return errors, []
-
-
-def key_tree(model: type[BaseModel] = RLConfig, prefix: str = "") -> set[str]:
-    """Every dotted key of the schema as modelled (``trainer.optim.max_norm``; a list's items and
-    a union's variants contribute their keys under the same path)."""
-    keys: set[str] = set()
-    for name, info in model.model_fields.items():
-        key = f"{prefix}{info.alias or name}"
-        keys.add(key)
-        for inner in _models_in(info.annotation):
-            keys |= key_tree(inner, f"{key}.")
-    return keys
-
-
-def _models_in(annotation: Any) -> list[type[BaseModel]]:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return [annotation]
-    return [m for arg in typing.get_args(annotation) for m in _models_in(arg)]
-
-
-def near_key(key: str) -> str:
-    """"did you mean `trainer.optim.max_norm`?" for a misspelt dotted key: a key of the same
-    table first, else any key of the schema; "" when none is close."""
-    keys = _KEYS or _KEYS.update(key_tree()) or _KEYS
-    parent, _, last = key.rpartition(".")
-    siblings = {k.rpartition(".")[2]: k for k in keys if k.rpartition(".")[0] == parent}
-    close = did_you_mean(last, siblings, spell=lambda c: f"`{siblings[c]}`")
-    return close or did_you_mean(key, keys)
-
-
-_KEYS: set[str] = set()
 
 
 def _messages(err: ValidationError, raw: dict[str, Any]) -> list[str]:

@@ -90,19 +90,23 @@ def test_inspector_verifies_every_skill_of_skills_list():
     for report in reports:
         assert report["ok"] and report["outcome"] == "verified", report
         files = {f["uri"] for f in report["files"]}
-        assert f"skill://{report['name']}/fixtures.py" in files       # helper files listed
+        # fixtures.py is check.py's helper, never an agent's: only the skill's own files
+        assert files == {f"skill://{report['name']}/SKILL.md"}, files
         assert all(f["status"] == "verified" for f in report["files"])
 
 
-def test_inspector_gets_one_skill_and_reads_a_helper_file():
+def test_inspector_gets_one_skill_and_no_check_helper():
     done = inspector("--method", "skills/get", "--uri", "skill://pick-a-method/SKILL.md",
                      "--verify")
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "Verified 1 skill" in done.stdout + done.stderr
-    read = inspector("--method", "resources/read", "--uri", "skill://pick-a-method/fixtures.py")
+    read = inspector("--method", "resources/read", "--uri", "skill://pick-a-method/SKILL.md")
     assert read.returncode == 0, read.stderr[-2000:]
     content = json.loads(read.stdout)["contents"][0]
-    assert content["text"] == (ROOT / "skills" / "pick-a-method" / "fixtures.py").read_text()
+    assert content["text"] == (ROOT / "skills" / "pick-a-method" / "SKILL.md").read_text()
+    # the skill folder's fixtures.py (check.py's helper) is not served
+    helper = inspector("--method", "resources/read", "--uri", "skill://pick-a-method/fixtures.py")
+    assert helper.returncode != 0 and "Unknown resource" in helper.stdout + helper.stderr
 
 
 def test_inspector_sees_an_unknown_skill_refused():

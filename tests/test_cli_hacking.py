@@ -39,7 +39,7 @@ def test_cheat_probes_cli(tmp_path, capsys, monkeypatch):
         "def score(prompts, completions, answer, **kw):\n"
         "    return [1.0 if c == a else 0.0 for c, a in zip(completions, answer)]\n")
     assert main(["cheat-probes", "tasks.jsonl", "--reward", "grade.py:score", "--model-rows",
-                 "model.jsonl", "--json"]) == 0
+                 "model.jsonl", "--json"]) == 1  # a hole: exit 1
     out = json.loads(capsys.readouterr().out)
     # every task's answer is "42", so the most common answer passes every task: a hole
     assert out["holes"] == ["most_common"]
@@ -50,7 +50,7 @@ def test_cheat_probes_cli(tmp_path, capsys, monkeypatch):
         "    item = json.loads(line)\n"
         "    print(1.0 if item['completion'] == item['answer'] else 0.0)\n")
     assert main(["cheat-probes", "tasks.jsonl", "--reward", "python grade_cmd.py",
-                 "--model-rows", "model.jsonl", "--json"]) == 0
+                 "--model-rows", "model.jsonl", "--json"]) == 1
     assert json.loads(capsys.readouterr().out)["holes"] == ["most_common"]
     with pytest.raises(SystemExit) as exit_:
         main(["cheat-probes", "tasks.jsonl"])
@@ -61,7 +61,7 @@ def test_cheat_probes_cli(tmp_path, capsys, monkeypatch):
 def test_hack_scan_and_watch_cli(tmp_path, capsys):
     rows = [{"task_id": f"t{t}", "reward": r / 3, "completion": "x" * (10 * r + t)}
             for t in range(4) for r in range(4)]
-    assert main(["hack-scan", str(write(tmp_path / "rows.jsonl", rows)), "--json"]) == 0
+    assert main(["hack-scan", str(write(tmp_path / "rows.jsonl", rows)), "--json"]) == 1
     assert json.loads(capsys.readouterr().out)["suspects"] == ["length"]
     steps = [{"step": 0, "held_out": [{"task_id": f"h{i}", "reward": 1.0} for i in range(5)]}]
     plot = tmp_path / "watch.png"
@@ -86,7 +86,8 @@ def test_plot_flag_on_route_and_compare(tmp_path, capsys, argv):
 def test_plot_flag_on_audit_judge(tmp_path, capsys):
     items = write(tmp_path / "items.jsonl", [{"id": i, "label": i < 5, "grades": {"j": i < 6}}
                                              for i in range(10)])
-    assert main(["audit-judge", str(items), "--plot", str(tmp_path / "j.png")]) == 0
+    # the judge passes 1 of 5 labelled failures (0.2 > 0.1): it does not clear, exit 1
+    assert main(["audit-judge", str(items), "--plot", str(tmp_path / "j.png")]) == 1
     assert (tmp_path / "j.png").exists()
 
 

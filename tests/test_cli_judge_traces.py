@@ -21,8 +21,9 @@ def _jsonl(path: Path, records: list[dict]) -> str:
     return str(path)
 
 
-def _run_json(capsys, argv: list[str]) -> dict:
-    assert main(argv + ["--json"]) == 0
+def _run_json(capsys, argv: list[str], code: int = 0) -> dict:
+    """The --json result; ``code``: the exit code its verdict gives (1: negative)."""
+    assert main(argv + ["--json"]) == code
     return json.loads(capsys.readouterr().out)
 
 
@@ -82,7 +83,7 @@ def items(tmp_path):
 
 
 def test_audit_judge_numbers_by_hand(items, capsys):
-    data = _run_json(capsys, ["audit-judge", items])
+    data = _run_json(capsys, ["audit-judge", items], code=1)  # no judge clears: best none
     assert data["n_items"] == 10 and data["n_label_fail"] == 4
     # worst-case p = 0.5 at +-0.1: ceil(z^2 * 0.25 / 0.01) with z = 1.95996 -> ceil(96.04) = 97
     assert data["failures_needed"] == math.ceil(norm.ppf(0.975) ** 2 * 0.25 / 0.1 ** 2) == 97
@@ -103,13 +104,13 @@ def test_audit_judge_numbers_by_hand(items, capsys):
 
 def test_audit_judge_flags_reach_the_function(items, capsys):
     data = _run_json(capsys, ["audit-judge", items, "--judges", "judge-a",
-                              "--max-false-pass", "0.3", "--level", "0.9"])
+                              "--max-false-pass", "0.3", "--level", "0.9"], code=1)
     (a,) = data["judges"]
     # kappa 0.78 >= 0.6, agreement 0.9 >= 0.8, false pass 0.25 <= 0.3; lower bound < 0.8
     assert a["verdict"] == "label_more"
     assert a["agreement_ci"] == pytest.approx(_wilson(9, 10, level=0.9))
     assert data["floors"]["false_pass_max"] == 0.3
-    assert main(["audit-judge", items]) == 0
+    assert main(["audit-judge", items]) == 1  # label_more and fails: no judge clears
     out = capsys.readouterr().out
     assert "judge audit: 10 labelled items, 4 labelled failures" in out and "judge-b: fails" in out
 
@@ -132,13 +133,13 @@ PAIRS = [("first", "second"), ("second", "first"), ("tie", "tie"),   # consisten
 def test_order_reversal_by_hand(tmp_path, capsys):
     path = _jsonl(tmp_path / "pairs.jsonl",
                   [{"id": i, "forward": f, "reversed": r} for i, (f, r) in enumerate(PAIRS)])
-    data = _run_json(capsys, ["order-reversal", path])
+    data = _run_json(capsys, ["order-reversal", path], code=1)  # top_pick_only, below
     assert (data["n_pairs"], data["consistent"], data["flips"], data["tie_flips"]) == (5, 3, 2, 1)
     assert data["flip_rate"] == pytest.approx(0.4)
     assert data["flip_ci"] == pytest.approx(_wilson(2, 5))
     assert data["verdict"] == "top_pick_only"            # 0.4 > 0.05
     assert _run_json(capsys, ["order-reversal", path, "--max-flips", "0.5"])["verdict"] == "ranking"
-    assert main(["order-reversal", path]) == 0
+    assert main(["order-reversal", path]) == 1            # top_pick_only: a negative verdict
     assert "2 of 5 pairs flip" in capsys.readouterr().out
 
 

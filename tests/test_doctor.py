@@ -103,7 +103,7 @@ def test_watch_file_and_missing_inputs(tmp_path):
 
 
 def test_doctor_cli(capsys):
-    assert main(["doctor", str(PRIME / "planted"), "--json"]) == 0
+    assert main(["doctor", str(PRIME / "planted"), "--json"]) == 1  # planted: sick
     out = json.loads(capsys.readouterr().out)
     assert out["verdict"] == "sick" and "zero_advantage" in out["found"]
     assert main(["doctor", str(PRIME / "honest")]) == 0

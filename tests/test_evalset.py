@@ -249,7 +249,8 @@ def test_cli(tmp_path, capsys):
     assert main(["fingerprint", out["path"]]) == 0
     assert f"holdout-{SHA[:12]}" in capsys.readouterr().out
     base = _baseline(tmp_path)
-    assert main(["failure-capable", str(base), "--effect", "0.6", "--json"]) == 0
+    # little headroom is not ready: exit 1 (the README's exit-code table)
+    assert main(["failure-capable", str(base), "--effect", "0.6", "--json"]) == 1
     assert json.loads(capsys.readouterr().out)["verdict"] == "little_headroom"  # 0.5 < 0.6
     rows, cats, _ = _categorised(tmp_path)
     assert main(["by-category", str(rows), "--tasks", str(cats)]) == 0

@@ -70,7 +70,7 @@ def test_prime_rl_a_missing_ok_is_refused_not_taken_for_an_error(tmp_path):
         del rec["ok"]
         return json.dumps(rec)
 
-    with pytest.raises(RowsError, match=r"line 3: `ok` is None.*Fix: "):
+    with pytest.raises(RowsError, match=r"line 3: `ok` is missing.*Fix: "):
         import_rows(_corrupt(tmp_path, 3, drop_ok), format="prime-rl")
     assert GRPO.is_dir()
 

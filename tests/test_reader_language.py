@@ -163,7 +163,7 @@ def test_audit_judge_without_a_clearing_judge_says_none(tmp_path, capsys):
     items = [{"id": f"r{i}", "label": i < 5, "grades": {"judge-b": True}} for i in range(10)]
     path = tmp_path / "labels.jsonl"
     path.write_text("".join(json.dumps(i) + "\n" for i in items))
-    assert main(["audit-judge", str(path)]) == 0
+    assert main(["audit-judge", str(path)]) == 1  # no judge clears: a negative verdict
     out = capsys.readouterr().out
     assert "\nbest: none\n" in out
     assert_plain(out)

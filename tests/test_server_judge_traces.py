@@ -108,7 +108,7 @@ def test_select_sft_numbers_and_out(server, ws):
 def test_select_sft_needs_rewards(server):
     text = error_text(call(server, "select_sft", {"attempts": [convo("a", "q", "r")]}),
                       "select_sft")
-    assert "`reward` is None" in text and "Fix" in text
+    assert "`reward` is missing" in text and "Fix" in text
 
 
 # --- decontaminate -------------------------------------------------------------------------

@@ -93,6 +93,12 @@ def _as_tools(value):
     return value
 
 
+def _as_names(text: str) -> str:
+    """Every flag a text names (`--detail`, `--overrides`) as its argument's name: the shell
+    says the flag where MCP says the argument."""
+    return re.sub(r"(?<![\w-])--([a-z][a-z-]*)", lambda m: m.group(1).replace("-", "_"), text)
+
+
 _CUT = re.compile(r"^(.*)\.\.\.\(([\d,]+) of ([\d,]+) characters\)$", re.S)
 
 
@@ -111,8 +117,11 @@ def _same(whole, sent) -> bool:
         return len(whole) == len(sent) and all(map(_same, whole, sent))
     if isinstance(whole, str) and isinstance(sent, str) and whole != sent:
         cut = _CUT.match(sent)
-        return bool(cut) and whole.startswith(cut.group(1)) and \
-            len(whole) == int(cut.group(3).replace(",", ""))
+        if cut is None:
+            return _as_names(whole) == _as_names(sent)
+        flags = _as_names(whole) != whole  # the whole MCP text, cut, cannot be renamed alike
+        return _as_names(whole).startswith(_as_names(cut.group(1))) and (
+            flags or len(whole) == int(cut.group(3).replace(",", "")))
     return whole == sent
 
 

@@ -13,7 +13,7 @@ survives each correction over the categories compared.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -65,6 +65,12 @@ class CategoryTable(Result):
     shown: str | None = Field(None, description="which lists were cut, as 'n of N shown'")
 
     cut_lists = ("lines",)
+    negative_means: ClassVar[str | None] = (
+        "with a second run: a category drops (below 0 and surviving the Holm correction)")
+
+    @property
+    def negative(self) -> bool:
+        return self.comparison is not None and self.comparison.negative
 
     def _cut_lists(self, limit: int) -> CategoryTable:
         """Cut as every result is; with a comparison, half as many lines and behaviours (each

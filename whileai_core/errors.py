@@ -7,6 +7,13 @@ server) show ``str(err)`` as it is; nobody needs a traceback to act on one of th
 
 from __future__ import annotations
 
+import difflib
+import re
+from collections.abc import Callable, Iterable
+
+
+_MISSING = re.compile(r"(`[^`]+`) is None\b")
+
 
 class WhileaiError(ValueError):
     """Base class: an input the library refuses, with a message that names the fix."""
@@ -18,6 +25,7 @@ class RowsError(WhileaiError):
     def __init__(self, problem: str, *, source: str | None = None, line: int | None = None,
                  field: str | None = None, fix: str | None = None) -> None:
         self.source, self.line, self.field, self.fix = source, line, field, fix
+        problem = _MISSING.sub(r"\1 is missing", problem)  # never Python's None to a reader
         where = []
         if source is not None:
             where.append(str(source))
@@ -42,3 +50,16 @@ class ConfigError(WhileaiError):
 
 class ArgumentError(WhileaiError):
     """A function argument outside its allowed range (level, k, effect, power...)."""
+
+
+def close_to(word: str, choices: Iterable[str], n: int = 3) -> list[str]:
+    """The choices that look like ``word`` (what a typo most likely meant), closest first:
+    difflib's similarity ratio at its default cutoff, 0.6."""
+    return difflib.get_close_matches(word, list(dict.fromkeys(choices)), n=n)
+
+
+def did_you_mean(word: str, choices: Iterable[str], *,
+                 spell: Callable[[str], str] = lambda c: f"`{c}`") -> str:
+    """"did you mean `x`?" (or "`x` or `y`") for a misspelt ``word``; "" when nothing is close."""
+    close = close_to(word, choices)
+    return f"did you mean {' or '.join(spell(c) for c in close)}?" if close else ""

@@ -18,13 +18,14 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field
 
 from .defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, EVALSET_EXAMPLES, EVALSET_HASH_CHARS,
                        EVALSET_NAME, GROUP_MIN_ROLLOUTS, PROVE_EFFECT)
+from . import voice
 from .errors import ArgumentError, ConfigError, RowsError
 from .result import Result, fmt_rate
 from .stats.fields import LEVEL_DOC, METHOD_DOC, ci95_alias
@@ -94,6 +95,13 @@ class EvalFingerprint(Result):
     source: str | None = None
     file_matches: bool | None = None  # the file's own name carries this hash (None: no hash in it)
     note: str | None = None
+
+    negative_means: ClassVar[str | None] = (
+        "MISMATCH: the file is named for other content (edited after it was frozen)")
+
+    @property
+    def negative(self) -> bool:
+        return self.file_matches is False
 
     def render(self) -> str:
         covers = ", ".join(self.fields)
@@ -181,7 +189,7 @@ def freeze_holdout(tasks: Any, out_dir: str | os.PathLike = ".", *,
     kind = folder.kind()
     if kind not in (None, "dir"):
         what = "is a file" if kind == "file" else f"is a {kind}, not a folder"
-        raise ArgumentError(f"`out_dir` {str(out_dir)!r} {what}. Fix: give a folder")
+        raise ArgumentError(f"{voice.arg('out_dir')} {str(out_dir)!r} {what}. Fix: give a folder")
     path = folder.child(f"{fp.name}.jsonl")
     data = ("\n".join(lines) + "\n").encode("utf-8")
     written = True
@@ -255,6 +263,14 @@ class FailureCapable(Result):
     note: str | None = None
 
     ci95 = ci95_alias("ci")
+
+    negative_means: ClassVar[str | None] = (
+        "anything but `ready` (`truncation_trap`, `off_the_frozen_set`, `cannot_fail`, "
+        "`little_headroom`)")
+
+    @property
+    def negative(self) -> bool:
+        return self.verdict != "ready"
 
     def render(self) -> str:
         lines = [f"pass@1  {fmt_rate(self.pass_at_1, self.ci, self.n_tasks)}, {self.n_rows} rows, "

@@ -29,6 +29,16 @@ class Result(BaseModel):
     """The byte bound :meth:`bounded` cuts strings to fit (None: a result that is one document
     by design, such as a skill's text, is sent whole)."""
 
+    negative_means: ClassVar[str | None] = None
+    """What makes this result's verdict negative, in the words of the README's exit-code table
+    (None: the result carries no verdict). A result with one overrides :attr:`negative` too."""
+
+    @property
+    def negative(self) -> bool:
+        """Whether the verdict is negative or not ready: exit code 1 at the shell (the README's
+        exit-code table). A result without a verdict is never negative."""
+        return False
+
     def bounded(self, limit: int):
         """This result with every list in ``cut_lists`` cut to ``limit`` items ("n of N shown"),
         every nested result bounded the same way (:meth:`_cut_lists`, which a result with its

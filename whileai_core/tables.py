@@ -22,6 +22,7 @@ from typing import Literal
 
 import numpy as np
 
+from . import voice
 from .defaults import TASK_EXTREMES, TASK_PAGE_DEFAULT, TASK_PAGE_MAX
 from .errors import ArgumentError
 from .result import Result
@@ -141,8 +142,9 @@ class TaskTable:
         lowest = [self._row(int(i)) for i in order[:k]]
         top = np.argsort(-v, kind="stable")[:k]
         highest = [self._row(int(i)) for i in top]
-        shown = (f"{k} lowest and {k} highest of {n} tasks; detail=true pages the whole table, "
-                 "`out` writes it to a file") if n > k else f"all {n} tasks shown"
+        shown = (f"{k} lowest and {k} highest of {n} tasks; {voice.arg('detail')} pages "
+                 f"the whole table, {voice.name('task_table')} writes it to a file") \
+            if n > k else f"all {n} tasks shown"
         return TaskSummary(metric=self.metric, n_tasks=n, histogram=counts, lowest=lowest,
                            highest=highest, shown=shown)
 

@@ -19,7 +19,7 @@ budget fields say the budget was not checked.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -95,6 +95,13 @@ class TeacherVerdict(Result):
 
     def __bool__(self) -> bool:
         return self.clears
+
+    negative_means: ClassVar[str | None] = (
+        "the teacher does not clear")
+
+    @property
+    def negative(self) -> bool:
+        return not self.clears
 
     def render(self) -> str:
         ci = "[no interval]" if self.gap_ci is None else \

@@ -215,6 +215,18 @@ def arg(argument: str, value: Any = _MISSING, *, op: str | None = None) -> str:
     return f"{argument}={_literal(value)}"
 
 
+def argument(op: str, name: str) -> str:
+    """``name`` as the current reader names that argument of ``op`` (``--group-size`` at the
+    shell, ``--no-lora`` for a switch written negated), or ``name`` as it is where ``op`` takes
+    no such argument (a knob derived from others)."""
+    spec = OPS.get(op)
+    if spec is None or name not in spec.forms:
+        return name
+    if reader() == CLI and spec.forms[name] == "negated":
+        return "--no-" + name.replace("_", "-")
+    return arg(name, op=op)
+
+
 def relative_paths(root: str | Path | None = None) -> str:
     """Where relative paths start, for a message about a missing file: under ``root`` (the MCP
     server's workspace, set by its --root), else the current directory."""

@@ -9,10 +9,14 @@ same input model as over MCP, so both refuse the same calls with the same words 
 spelling). Everything runs in the CLI's voice (``whileai_core.voice``): next steps and fixes read
 as the commands and flags a person types.
 
+The exit code carries the verdict, the same for every command: 0 done (a positive verdict, or
+none), 1 a negative or not-ready verdict (an operation declared ``exit_code=VERDICT``: its result's
+``negative``), 2, 70 and 130 below (the README's exit-code table).
+
 No traceback reaches the terminal. What is the user's to fix (a refused input, a path the system
 refuses, a missing extra) is one line on stderr and exit code 2 (``whileai_core.failures``). A bug
 is one line saying so and where to report it, exit code 70 (EX_SOFTWARE), with the traceback in
-a file; ``WHILEAI_DEBUG=1`` shows it in the terminal instead.
+a file; ``WHILEAI_DEBUG=1`` shows it in the terminal instead. Ctrl-C is exit code 130.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import typing
 from typing import Any
 
 from .. import __version__, safejson
+from ..errors import did_you_mean
 from ..failures import bug_report, explain
 from ..operations import RENAMED, operations, renamed
 from ..operations.args import ARM, NAMED
@@ -35,12 +40,17 @@ from ..operations.calls import cli_form
 from ..operations.calls import members as member_types
 from ..operations.surface import HERE, invoke, params, picture, structured, validate
 from ..result import shown
-from ..voice import CLI, CLI_FLAGS, speaking
+from ..voice import CLI, speaking
+from .words import NUMBER, flag, shell_text, suggest
 
 __all__ = ["build_parser", "cli_form", "flag", "main"]
 
+# The exit codes, the same for every command (the README's exit-code table is written from
+# these and from each result's ``negative_means``: scripts/readme_tools.py).
+EXIT_NEGATIVE = 1  # the verdict is negative or not ready (the operation's exit_code=VERDICT)
 EXIT_USER = 2      # the input or the environment is the user's to fix
 EXIT_BUG = 70      # EX_SOFTWARE (sysexits.h): an internal error
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a Ctrl-C
 DEBUG_ENV = "WHILEAI_DEBUG"
 
 def _cli_operations() -> dict[str, Any]:
@@ -48,10 +58,35 @@ def _cli_operations() -> dict[str, Any]:
     return {op.command: op for op in operations().values() if "cli" in op.surfaces}
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line refusal (exit 2) that names the close choice, for a misspelt
+    command, flag or value: Python 3.11's argparse has no ``suggest_on_error``."""
+
+    def error(self, message: str) -> typing.NoReturn:
+        print(f"error: {suggest(message, self)}", file=sys.stderr)
+        sys.exit(EXIT_USER)
+
+    def unknown_flags(self, words: list[str]) -> None:
+        """Refuse a flag this command does not have before argparse reads the words (it would
+        first say a required flag is missing: ``--modle X`` reads as "--model is required")."""
+        known = [o for a in self._actions for o in a.option_strings]  # noqa: SLF001
+        for word in words:
+            if word == "--":
+                return
+            name = word.split("=", 1)[0]
+            if not name.startswith("-") or name == "-" or NUMBER.fullmatch(name):
+                continue
+            if name in known or (name.startswith("--") and any(o.startswith(name)
+                                                                for o in known)):
+                continue  # argparse takes a unique prefix (--mod for --model)
+            close = did_you_mean(name, known, spell=lambda o: o)
+            self.error(f"unknown flag {name}" + (f"; {close}" if close else ""))
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser; only ``command``'s flags are built when it is given (the others are listed
     by name and title), so a command does not pay for every other one's declaration."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="whileai-skills",
         description="Decide how to post-train an open-weight model from graded rows.")
     parser.add_argument("--version", action="version", version=f"whileai-skills {__version__}")
@@ -60,7 +95,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for name, op in _cli_operations().items():
         full = command is None or command == name
         p = sub.add_parser(name, help=op.title.replace("%", "%%"),
-                           description=op.description if full else op.title)
+                           description=shell_text(op.description, op) if full else op.title)
         if full:
             add_operation(p, op)
         p.set_defaults(op=op)
@@ -68,14 +103,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 # --- one operation's arguments ---------------------------------------------------------------
-
-def flag(name: str) -> str:
-    """The flag of an argument: its name with dashes (one letter: ``-k``), or its entry in
-    ``voice.CLI_FLAGS``."""
-    if name in CLI_FLAGS:
-        return CLI_FLAGS[name]
-    return ("-" if len(name) == 1 else "--") + name.replace("_", "-")
-
 
 def _nullable(annotation: Any) -> bool:
     """Whether null is a value of its own (``null``: the core's choice, e.g. a fresh seed)."""
@@ -125,7 +152,9 @@ def _scalar(members: list[Any], metavar: str, nullable: bool = False):
             return text
         expected = ", ".join(map(str, literals)) or " or ".join(
             getattr(m, "__name__", str(m)) for m in members)
-        raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected {expected}")
+        close = did_you_mean(text, map(str, literals), spell=lambda c: c)
+        raise argparse.ArgumentTypeError(f"invalid value {text}: expected {expected}"
+                                         + (f"; {close}" if close else ""))
 
     return convert
 
@@ -149,7 +178,7 @@ def _json_value(text: str) -> Any:
 
 def _default_text(value: Any) -> str:
     if isinstance(value, bool):
-        return "true" if value else "false"
+        return "on" if value else "off"
     return str(value)
 
 
@@ -157,7 +186,7 @@ def add_operation(p: argparse.ArgumentParser, op: Any) -> None:
     """The operation's arguments as positionals and flags, plus ``--json``."""
     for param in params(op, "cli"):
         name, arg = param.name, param.arg
-        help_text = param.description.rstrip(".")
+        described = help_text = shell_text(param.description.rstrip("."), op)
         if not param.required and param.default is not None and param.default is not False \
                 and param.default != ():  # 0 is a default to show
             help_text += f" (default: {_default_text(param.default)})"
@@ -167,7 +196,7 @@ def add_operation(p: argparse.ArgumentParser, op: Any) -> None:
                                 "matplotlib: pip install 'whileai-skills[plot]')")
             if not any(q.name == "overwrite" for q in params(op, "cli")):
                 p.add_argument(flag("overwrite"), action="store_true", dest="_plot_force",
-                               help="replace the --plot file if it exists")
+                               help="replace the --plot file if it exists (default: off)")
             continue
         members = member_types(param.annotation)
         metavar = arg.metavar or name.upper()
@@ -187,9 +216,10 @@ def add_operation(p: argparse.ArgumentParser, op: Any) -> None:
             if form in ("switch", "negated"):
                 if form == "negated":
                     spec, kw["action"] = ["--no-" + name.replace("_", "-")], "store_false"
-                    kw["help"] = f"do not: {param.description.rstrip('.')} (default: do)"
+                    kw["help"] = f"turn off: {described} (default: on)"
                 else:
                     kw["action"] = "store_true"
+                    kw["help"] = f"{described} (default: off)"
                 kw["default"] = bool(param.default)
             elif form == "pairs":
                 value = str if arg.kind == NAMED else _json_value
@@ -272,6 +302,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {renamed(old, spell=spell)}", file=sys.stderr)
             return EXIT_USER
     parser = build_parser(command)
+    ops = _cli_operations()
+    if command in ops:
+        sub = next(a for a in parser._actions if a.dest == "command")  # noqa: SLF001
+        sub.choices[command].unknown_flags(argv[argv.index(command) + 1:])
     args = parser.parse_args(argv)
     with speaking(CLI):
         try:
@@ -284,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
             code = op.exit_code(result) if op.exit_code else 0
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)
-            return 130
+            return EXIT_INTERRUPTED
         except Exception as exc:  # noqa: BLE001 - every failure becomes one line
             return _failed(exc, args.command)
     try:

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from .. import voice
 from ..defaults import CONFIDENCE_LEVEL, EXPERIMENT_TEXT_MAX, PROVE_EFFECT
 from ..errors import ArgumentError
 from ..result import Result
@@ -319,7 +320,8 @@ def record_run(id: str, *, changed: str, moved: str, why: str, learned: str, rep
     run = _check_id(id)
     registry = Registry(state_dir, create=False)
     if registry.get(run) is None:
-        raise ArgumentError(f"no run {run!r} in {registry.path}. Fix: list_runs shows the runs")
+        raise ArgumentError(f"no run {run!r} in {registry.path}. Fix: "
+                            f"{voice.name('list_runs')} shows the runs")
     lines = {k: _text(v, k, one_line=True) for k, v in
              zip(RECORD_LINES, (changed, moved, why, learned, reproduce))}
     stamp = now()

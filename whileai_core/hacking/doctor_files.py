@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import voice
 from ..defaults import RUN_ID_PATTERN
 from ..errors import ArgumentError, RowsError, WhileaiError
 from ..rows import read_records
@@ -180,8 +181,9 @@ def _load(source: Any, state_dir: Any) -> tuple[str, dict[int, list], dict[int, 
         registry = Registry(state_dir, create=False)
         record = registry.get(source.strip())
         if record is None:
-            raise ArgumentError(f"no run {source!r} in {registry.path}. Fix: list_runs shows "
-                                "the runs; pass --state-dir if they live elsewhere")
+            raise ArgumentError(f"no run {source!r} in {registry.path}. Fix: "
+                                f"{voice.name('list_runs')} shows the runs; pass "
+                                f"{voice.arg('state_dir')} if they live elsewhere")
         folder = user_path(registry.run_dir(record.id), argument="run folder")
         if not folder.is_dir():
             raise ArgumentError(f"run {record.id} has no folder here ({folder}). Fix: for a "

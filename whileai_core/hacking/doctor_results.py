@@ -4,7 +4,7 @@ the diagnosis that holds them (``doctor`` builds it; ``doctor_signatures`` fills
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -101,6 +101,13 @@ class Diagnosis(Result):
     shown: str | None = None
 
     cut_lists = ("steps",)
+
+    negative_means: ClassVar[str | None] = (
+        "the run is `sick` (dead or wrong; `not_enough_data` early in a run is 0)")
+
+    @property
+    def negative(self) -> bool:
+        return self.verdict == "sick"
 
     def render(self) -> str:
         lines = [f"doctor: {self.verdict} ({self.source}; {self.n_steps} steps)"

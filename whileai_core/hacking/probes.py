@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from .. import voice
 from ..bootstrap import check_level, check_seed
 from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, PROBE_CHARS_PER_TOKEN,
                         PROBE_EXAMPLE_CHARS, PROBE_FILLER, PROBE_KEYWORDS_MAX, PROBE_MAX_TOKENS,
@@ -114,6 +115,13 @@ class CheatProbes(Result):
     level: float
     next_step: str
     notes: list[str] = []
+
+    negative_means: ClassVar[str | None] = (
+        "a probe is a hole (`holes`; a `leak` passes clearly below the model: 0)")
+
+    @property
+    def negative(self) -> bool:
+        return self.verdict == "holes"
 
     def render(self) -> str:
         model = "model: no rows given" if self.model is None else (
@@ -368,8 +376,8 @@ def cheat_probes(reward: Any, tasks: Any, *, model_rows: Any = None,
         notes.append(f"format probe: {_cut(replies['format'][0], 60)!r} (first task), the markers "
                      f"from {shell_from}")
     if model is None:
-        notes.append("no model_rows: a passing probe cannot be compared with the model, so it "
-                     "is called a leak; give the model's graded rows on these tasks")
+        notes.append(f"no {voice.arg('model_rows')}: a passing probe cannot be compared with the "
+                     "model, so it is called a leak; give the model's graded rows on these tasks")
     elif model_rate is not None and ids:
         missing = len(set(ids) - set(model.task_ids))
         if missing:
@@ -377,12 +385,13 @@ def cheat_probes(reward: Any, tasks: Any, *, model_rows: Any = None,
                          "the paired comparison")
     if holes:
         step = (f"fix the reward before training: it pays {', '.join(holes)} at least as well as "
-                "the model's own answers (see each example). Then run cheat_probes again")
+                f"the model's own answers (see each example). Then run "
+                f"{voice.name('cheat_probes')} again")
     elif leaks:
         step = (f"the reward pays {', '.join(leaks)} on some tasks (see by_group / the example); "
-                "tighten it there, or watch the run with watch_run")
+                f"tighten it there, or watch the run with {voice.name('watch_run')}")
     else:
-        step = "no probe passes: train, and watch the run with watch_run"
+        step = f"no probe passes: train, and watch the run with {voice.name('watch_run')}"
     return CheatProbes(verdict="holes" if holes else "leaks" if leaks else "closed", metric=metric,
                        threshold=thr, n_tasks=len(ids), model=model_rate, probes=reports,
                        holes=holes, leaks=leaks, skipped=skipped, max_tokens=max_tokens,

@@ -35,7 +35,7 @@ the sense of Besag & Clifford [3]).
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field
@@ -112,6 +112,14 @@ class HackScan(Result):
     skipped: dict[str, str] = {}
     next_step: str
     note: str | None = None
+
+    negative_means: ClassVar[str | None] = (
+        "`suspect`, or `not_enough_data` (no feature could be tested: nothing is cleared that "
+        "was not tested)")
+
+    @property
+    def negative(self) -> bool:
+        return self.verdict in ("suspect", "not_enough_data")
 
     def render(self) -> str:
         at = "" if self.look is None else f", look {self.look} of the run at alpha {self.alpha:.2g}"

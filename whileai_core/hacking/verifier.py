@@ -26,10 +26,11 @@ process), every :func:`~whileai_core.hacking.probes.cheat_probes` probe and two 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
+from .. import voice
 from ..bootstrap import check_level, check_seed
 from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, PROBE_CHARS_PER_TOKEN,
                         PROBE_MAX_TOKENS, REWARD_BONUS_TOLERANCE, REWARD_TIMEOUT_S)
@@ -105,6 +106,13 @@ class RewardProof(Result):
     probes: CheatProbes
     checks: list[HoleCheck]
     next_step: str
+
+    negative_means: ClassVar[str | None] = (
+        "the reward has holes: `fix_first`")
+
+    @property
+    def negative(self) -> bool:
+        return self.verdict == "fix_first"
 
     def render(self) -> str:
         head = (f"reward proof: {self.verdict}"
@@ -278,7 +286,8 @@ def _format_bonus(ids, task_list, wrapped, scores, shell, shell_from, model, thr
             if top is not None and top >= 0:
                 verdict = "hole"
         else:
-            note += "; no model_rows: the bonus cannot be set against the model's own replies"
+            note += (f"; no {voice.arg('model_rows')}: the bonus cannot be set against the "
+                     "model's own replies")
     return HoleCheck(name="format_bonus", verdict=verdict, what=what, rate=rate,
                      mean_bonus=mean.value, bonus_ci=mean.ci, n_tasks=len(ids),
                      example=example if verdict != "closed" else None, fix=FIXES["format_bonus"],

@@ -45,11 +45,12 @@ import json
 import math
 import os
 import re
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field
 
+from .. import voice
 from ..bootstrap import check_level, check_seed
 from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, MIN_TASKS_FOR_INTERVAL, RUN_ID_PATTERN,
                         SCAN_RUN_SHARE, WATCH_CONFIRM, WATCH_SCAN_EVERY, WATCH_SPENDING,
@@ -158,6 +159,13 @@ class Watch(Result):
     feature_alarm: list[str] = []
     next_step: str
     notes: list[str] = []
+
+    negative_means: ClassVar[str | None] = (
+        "the decision is `stop`")
+
+    @property
+    def negative(self) -> bool:
+        return self.decision == "stop"
 
     def render(self) -> str:
         lines = [f"watch: {self.decision} ({self.source}; {self.n_steps} steps, {self.n_evals} "
@@ -428,15 +436,17 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
         notes.append(f"feature alarm: the batch of step {alarm_step} pays for "
                      f"{', '.join(alarm)} within tasks, at its look's spent level (run-level "
                      f"false-alarm rate at most {SCAN_RUN_SHARE * (1 - level):.2g}); read "
-                     "watch.scan and run cheat_probes")
+                     f"watch.scan and run {voice.name('cheat_probes')}")
     elif batch_scan is not None and batch_scan.verdict == "weak_signal":
         notes.append(f"the latest batch shows a weak signal ({', '.join(batch_scan.weak)}): "
                      "below the strength gate, watch the next scans")
     next_step = {
         "stop": "stop the run and keep the checkpoint before the held-out set stopped "
-                "following; read the latest batch scan and run cheat_probes on the reward, then "
+                "following; read the latest batch scan and run "
+                f"{voice.name('cheat_probes')} on the reward, then "
                 "fix the reward (or the token cap, or the judge) before training again",
-        "continue": "keep training; call watch_run again after the next held-out evaluation",
+        "continue": f"keep training; run {voice.name('watch_run')} again after the next held-out "
+                    "evaluation",
         "not_enough_data": "evaluate the frozen held-out set at step 0 and every few steps "
                            "(the TRL callback's `every`), then call watch_run again",
     }[decision]
@@ -610,8 +620,9 @@ def watch_run(source: Any, *, state_dir: str | os.PathLike | None = None,
         registry = Registry(state_dir, create=False)
         record = registry.get(source.strip())
         if record is None:
-            raise ArgumentError(f"no run {source!r} in {registry.path}. Fix: list_runs shows "
-                                "the runs; pass --state-dir if they live elsewhere")
+            raise ArgumentError(f"no run {source!r} in {registry.path}. Fix: "
+                                f"{voice.name('list_runs')} shows the runs; pass "
+                                f"{voice.arg('state_dir')} if they live elsewhere")
         run_dir = user_path(registry.run_dir(record.id), argument="run folder")
         found = _find(run_dir, WATCH_FILE, depth=4) if run_dir.is_dir() else None
         if found is None and record.backend == "modal":

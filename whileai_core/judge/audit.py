@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field
 
+from .. import voice
 from .. import defaults as D
 from ..errors import ArgumentError, RowsError
 from ..result import Result, fmt_rate, fmt_value
@@ -65,6 +66,13 @@ class JudgeAudit(Result):
     judges: list[JudgeReport]
     best: str | None = Field(description="the clearing judge with the highest kappa, else None")
     next_step: str
+
+    negative_means: ClassVar[str | None] = (
+        "no judge clears the floors")
+
+    @property
+    def negative(self) -> bool:
+        return self.best is None
 
     def render(self) -> str:
         head = (f"judge audit: {self.n_items} labelled items, {self.n_label_fail} labelled "
@@ -179,7 +187,8 @@ def audit_judge(items: Any, *, judges: Sequence[str] | None = None,
     elif any(r.verdict == "label_more" for r in reports):
         step = f"label more items: {max(0, need - n_fail)} more labelled failures at least"
     else:
-        step = ("no judge clears: fix the rubric (run rubric_ablation) or write a program grader")
+        step = (f"no judge clears: fix the rubric (run {voice.name('rubric_ablation')}) or write a "
+                "program grader")
     return JudgeAudit(n_items=len(records), n_label_fail=n_fail, failures_needed=need,
                       floors={"agreement_lower": float(min_agreement), "kappa": float(min_kappa),
                               "false_pass_max": float(max_false_pass)},

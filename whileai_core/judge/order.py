@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -31,6 +31,13 @@ class OrderReversal(Result):
     flip_ci: tuple[float, float] | None
     verdict: Literal["ranking", "top_pick_only"]
     note: str
+
+    negative_means: ClassVar[str | None] = (
+        "flips past the limit: `top_pick_only`")
+
+    @property
+    def negative(self) -> bool:
+        return self.verdict == "top_pick_only"
 
     def render(self) -> str:
         return (f"order reversal: {self.flips} of {self.n_pairs} pairs flip "

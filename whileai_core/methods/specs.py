@@ -19,7 +19,7 @@ from pydantic import Field, field_validator, model_validator
 from .. import defaults as D
 from ._spec import Spec
 from .. import safejson
-from ..errors import SpecError
+from ..errors import SpecError, did_you_mean
 
 # Hosted chat APIs: they return completion log-probabilities at best, never the prompt's, so
 # they cannot score the student's tokens as a teacher [1].
@@ -377,4 +377,6 @@ def method_spec(obj: Any) -> Spec:
               "sao": SAO, "bpco": BPCO, "reinforce_ada": ReinforceAda}
     if key in others:
         return others[key](**knobs)
-    raise SpecError(f"unknown method {name!r}. Fix: one of {', '.join(method_names())}")
+    close = did_you_mean(name, method_names(), spell=repr)
+    raise SpecError(f"unknown method {name!r}{f' ({close})' if close else ''}. Fix: one of "
+                    f"{', '.join(method_names())}")

@@ -127,6 +127,13 @@ STOPS = Effect("stops", True, True, True, "stops a run on Modal or locally")
 SURFACES = frozenset({"mcp", "cli"})
 
 
+def VERDICT(result: Any) -> int:  # noqa: N802 - declared like the effects: exit_code=VERDICT
+    """The exit code of an operation whose result carries a verdict, read from the result's own
+    ``negative`` (what makes it negative: its ``negative_means``, the README's exit-code table):
+    1 when the verdict is negative or not ready, else 0."""
+    return 1 if result.negative else 0
+
+
 @dataclass(frozen=True)
 class Operation:
     """One operation: the function and what every surface needs to offer it.
@@ -136,7 +143,8 @@ class Operation:
     ``picture``: ``(arguments, result, out, overwrite) -> picture`` for the ``plot`` option
     (a picture object with ``png()``; ``out`` writes it). ``paged``: the result keeps its whole
     per-task table (``result.table()``), so the surfaces offer one page of it.
-    ``exit_code``: ``result -> int`` at the shell (0 by default). ``cli``: the command's name at
+    ``exit_code``: ``result -> int`` at the shell (0 by default); :data:`VERDICT` for every
+    result with a verdict (a test checks that none is left out). ``cli``: the command's name at
     the shell, where it is not the name with dashes (the short names users type: ``pass-at``
     for ``rate``, ``launch`` for ``launch_run``).
     """

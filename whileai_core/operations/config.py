@@ -17,7 +17,7 @@ from pydantic import Field
 
 from .. import defaults as D
 from ..errors import ArgumentError
-from . import READS, WRITES, operation
+from . import READS, VERDICT, WRITES, operation
 from .args import (MAX_COUNT, MAX_GPUS_PER_NODE, MAX_NODES, MAX_TOKENS, MAX_VOCAB, OUT, PATH,
                    Arg, Overwrite, Seed)
 from .surface import HERE, Context
@@ -153,8 +153,8 @@ def prime_rl_config(
         "Check a prime-rl `rl` TOML (a file, or its text) before a GPU starts: ok, or one line "
         "per problem (unknown or renamed keys, values prime-rl refuses) with the fix. At the "
         "shell the exit code is 1 when it is refused."),
-    result="whileai_core.prime_rl:ConfigCheck", doing="checking a prime-rl config",
-    exit_code=lambda check: 0 if check.ok else 1)
+    result="whileai_core.prime_rl:ConfigCheck",
+    exit_code=VERDICT, doing="checking a prime-rl config")
 def validate_config(
         path: Annotated[str | None, Field(max_length=4096, description=(
             "A prime-rl rl TOML file. Give this or `text`.")),

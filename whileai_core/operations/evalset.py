@@ -9,7 +9,7 @@ from pydantic import Field
 
 from ..defaults import (BOOTSTRAP_SEED, CATEGORY_FIELD, CONFIDENCE_LEVEL, EVALSET_NAME,
                         PROVE_EFFECT)
-from . import READS, WRITES_NEW, operation
+from . import READS, VERDICT, WRITES_NEW, operation
 from .describe import named, values_of
 from .args import (OUT, Arg, EffectSize, Level, NoiseRuns, OptionalRecords, OptionalRows,
                    Records, RowField, Rows, RunStd, Seed, Threshold)
@@ -31,7 +31,8 @@ SetName = Annotated[str, Field(
         "task (keys sorted, tasks sorted by id): reordering keeps it, any edit changes it. Two "
         "scores compare only under the same name. On a file freeze_holdout wrote, file_matches "
         "says whether it was edited since."),
-    result="whileai_core.evalset:EvalFingerprint", doing="fingerprinting a task set")
+    result="whileai_core.evalset:EvalFingerprint",
+    exit_code=VERDICT, doing="fingerprinting a task set")
 def eval_fingerprint(tasks: Tasks, *, name: SetName = EVALSET_NAME):
     from ..evalset import eval_fingerprint as fingerprint  # lazy: loads on the call
 
@@ -67,6 +68,7 @@ def _capable_doc() -> str:
 
 @operation(toolset="evals", effect=READS, title="Can this eval fail, and how much can it show?",
            description=_capable_doc, result="whileai_core.evalset:FailureCapable",
+           exit_code=VERDICT,
            doing="reading what the eval can show")
 def failure_capable(rows: Rows, *,
                     holdout: Annotated[OptionalRecords, Field(description=(
@@ -92,7 +94,8 @@ def failure_capable(rows: Rows, *,
         "interval, n and p-value, and which survive the correction for the number of "
         "categories compared (Holm, Benjamini-Hochberg): a category changed only if it "
         "survives."),
-    result="whileai_core.categories:CategoryTable", doing="tabulating pass@1 by category")
+    result="whileai_core.categories:CategoryTable", exit_code=VERDICT,
+    doing="tabulating pass@1 by category")
 def category_table(rows: Rows,
                    after: Annotated[OptionalRows, Field(description=(
                        "Optional: a second run on the same tasks (after training, or a re-run "

@@ -33,7 +33,8 @@ Name = Annotated[str, Field(
         "Write down, before any launch: the question, the hypothesis, the arms, the metric, the "
         "held-out set (its frozen file or content name), the smallest effect that matters, the "
         "noise floor and the decision rule (data, validated now). Launch each arm with "
-        "launch_run(experiment=, arm=); collect_run then gives the verdict by this rule and "
+        "launch_run, giving its `experiment` and `arm`; collect_run then gives the verdict by "
+        "this rule and "
         "flags any other reading. Never changed once written."),
     result="whileai_core.experiments:Experiment", doing="registering an experiment")
 def register_experiment(

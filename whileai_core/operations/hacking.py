@@ -17,7 +17,7 @@ from pydantic import Field
 from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, PROBE_MAX_TOKENS, REWARD_TIMEOUT_S,
                         SCAN_MIN_STRENGTH, SCAN_RUN_SHARE, SCAN_SHUFFLES, WATCH_CONFIRM,
                         WATCH_WINDOW)
-from . import READS, RUNS_CODE, operation
+from . import READS, RUNS_CODE, VERDICT, operation
 from .describe import named, values_of
 from .args import (MAX_NAME, RUN_OR_PATH, Arg, Level, Metric, OptionalRowField, OptionalRows,
                    Records, Rows, Seed, StateDir, Threshold)
@@ -72,7 +72,7 @@ PassEnv = Annotated[list[Annotated[str, Field(max_length=128)]] | None, Field(
         "each with the model's pass rate, paired by task with an interval. A probe that scores "
         "at or above the model is a hole, named with an example. Runs the reward (workspace "
         "code) in a child process with a timeout."),
-    result="whileai_core.hacking.probes:CheatProbes", doing="probing a reward")
+    result="whileai_core.hacking.probes:CheatProbes", exit_code=VERDICT, doing="probing a reward")
 def cheat_probes(
         tasks: ProbeTasks, *, reward: RewardArg,
         model_rows: Annotated[OptionalRows, Field(description=(
@@ -107,6 +107,7 @@ def _prove_doc() -> str:
 
 @operation(toolset="hacking", effect=RUNS_CODE, title="Prove a program reward before the GPU",
            description=_prove_doc, result="whileai_core.hacking.verifier:RewardProof",
+           exit_code=VERDICT,
            doing="proving a reward")
 def prove_reward(
         tasks: ProbeTasks, *, reward: RewardArg,
@@ -137,7 +138,8 @@ def prove_reward(
         "why) with evidence (feature, strength, floor, p, n, an example). look=j: the j-th scan "
         f"of a run, spending {SCAN_RUN_SHARE:g} (1 - level) / (j (j + 1)) so repeated scans "
         f"hold the run-level false-alarm rate at {SCAN_RUN_SHARE:g} (1 - level)."),
-    result="whileai_core.hacking.scan:HackScan", doing="scanning rows for reward hacking")
+    result="whileai_core.hacking.scan:HackScan",
+    exit_code=VERDICT, doing="scanning rows for reward hacking")
 def hack_scan(
         rows: Annotated[Rows, Field(description=(
             "Graded rows with several rollouts per task and the reply text in `completion` (or "
@@ -180,7 +182,8 @@ def _watch_picture(args: dict[str, Any], result: Any, *, out: Any = None,
         f"{SCAN_RUN_SHARE:g} (1 - level). Says stop only when the held-out interval moves down, "
         "or stays flat while the training reward climbs beyond its own noise; else continue or "
         "not_enough_data, with the numbers. plot: the curve as a picture."),
-    result="whileai_core.hacking.watch:Watch", doing="watching a run", picture=_watch_picture,
+    result="whileai_core.hacking.watch:Watch",
+    exit_code=VERDICT, doing="watching a run", picture=_watch_picture,
     serves=("watch_picture",))
 def watch_run(
         source: Annotated[str, Field(min_length=1, max_length=1000, description=(
@@ -213,7 +216,7 @@ def watch_run(
         "differently), diversity_collapse, entropy_runaway, kl_runaway; each found / clear / "
         "not_checked with evidence, an interval where it is a rate, the threshold's source and "
         "the action. Verdict healthy / sick / not_enough_data."),
-    result="whileai_core.hacking.doctor:Diagnosis", doing="diagnosing a run")
+    result="whileai_core.hacking.doctor:Diagnosis", exit_code=VERDICT, doing="diagnosing a run")
 def diagnose_run(
         source: Annotated[str, Field(min_length=1, max_length=1000, description=(
             "A run id from launch_run ('run-' and 12 hex digits), or a path: a prime-rl run "

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from .. import defaults as D
-from . import READS, operation
+from . import READS, VERDICT, operation
 from .describe import named, values_of
 from .args import Arg, Level, Names, Records
 
@@ -38,7 +38,7 @@ Share = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 
 
 @operation(toolset="judge", effect=READS, title="Audit an LLM judge against human labels",
-           description=_audit_doc, result="whileai_core.judge:JudgeAudit",
+           description=_audit_doc, result="whileai_core.judge:JudgeAudit", exit_code=VERDICT,
            doing="auditing a judge", picture=_judge_picture, serves=("judge_picture",))
 def audit_judge(
         items: Annotated[Records, Field(description=(
@@ -75,7 +75,7 @@ def _order_doc() -> str:
 
 
 @operation(toolset="judge", effect=READS, title="Does a pairwise judge flip with the order?",
-           description=_order_doc, result="whileai_core.judge:OrderReversal",
+           description=_order_doc, result="whileai_core.judge:OrderReversal", exit_code=VERDICT,
            doing="checking a judge's order consistency")
 def order_reversal(
         pairs: Annotated[Records, Field(description=(

@@ -14,7 +14,7 @@ from pydantic import Field
 from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, HOLDOUT_ALPHA, HOLDOUT_K,
                         HOLDOUT_POWER, NOISE_FLOOR_MAX_RUNS, PROVE_EFFECT)
 from ..errors import ArgumentError
-from . import READS, WRITES, operation
+from . import READS, VERDICT, WRITES, operation
 from .describe import named, values_of
 from .args import (MAX_K, NAMED, OUT, RUNS, SOURCE, Arg, ArmRows, AutoMetric,
                    Cluster, EffectSize, Level, Metric, Model, NoiseRuns, OptionalRowField,
@@ -212,7 +212,7 @@ def _compare_doc() -> str:
 
 
 @operation(toolset="core", effect=READS, title="Did the score move? (paired before/after)",
-           description=_compare_doc, result="whileai_core.stats:Comparison",
+           description=_compare_doc, result="whileai_core.stats:Comparison", exit_code=VERDICT,
            doing="comparing two runs", picture=_forest, serves=("forest_picture",))
 def compare(before: Annotated[ArmRows, Field(description=(
                 "The baseline run: a rows file, small inline rows (MCP), or a list of files, "
@@ -248,7 +248,8 @@ def compare(before: Annotated[ArmRows, Field(description=(
         "claim among them), and which behaviours survive each. Use for by-category tables and "
         "for picking a checkpoint. Behaviours come smallest p first; a long list is cut and "
         "says n of N."),
-    result="whileai_core.stats:ManyComparisons", doing="comparing many behaviours")
+    result="whileai_core.stats:ManyComparisons", exit_code=VERDICT,
+    doing="comparing many behaviours")
 def compare_many(before: Annotated[ArmRows, Field(description=(
                      "The baseline run (a rows file, rows, or seed files)."))],
                  after: Annotated[ArmRows | None, Field(description=(
@@ -283,9 +284,10 @@ def compare_many(before: Annotated[ArmRows, Field(description=(
     toolset="stats", effect=READS, title="How much does the score move on a re-run?",
     description=(
         "From re-runs of the same frozen eval: each run's score, `run_std` (their standard "
-        "deviation), `n_runs`, and the `band` a change must clear to count (t with n_runs - 1 "
+        "deviation), `n_runs`, and the `band` a change must clear to count (t on n_runs - 1 "
         "degrees of freedom x sqrt(2) x run_std, at `level`), with the run_std the within-task "
-        "variance predicts. Pass `run_std` and `n_runs` (as `noise_runs`) to compare."),
+        "variance predicts. Give both numbers to compare: a change inside the band is then not "
+        "called a move."),
     result="whileai_core.stats:NoiseFloor", doing="measuring a noise floor")
 def noise_floor(*runs: Annotated[list[str | Score], Field(
                     min_length=2, max_length=NOISE_FLOOR_MAX_RUNS, description=(
@@ -343,7 +345,8 @@ def holdout_size(effect: Annotated[EffectSize, Field(description=(
         "teacher scored with a larger token cap than the student's does not clear; the answer "
         "gives its score at the student's cap. Returns both rates with intervals, the gap with "
         "its interval, n and p, the budget check and the reason."),
-    result="whileai_core.routing:TeacherVerdict", doing="checking whether the teacher clears")
+    result="whileai_core.routing:TeacherVerdict",
+    exit_code=VERDICT, doing="checking whether the teacher clears")
 def teacher_clears(teacher_rows: Annotated[Rows, Field(description=(
                        "The candidate teacher's graded rows on the held-out tasks."))],
                    student_rows: Annotated[Rows, Field(description=(

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from ..defaults import SFT_MODEL
-from . import ASKS, SPENDS, STOPS, operation
+from . import ASKS, SPENDS, STOPS, VERDICT, operation
 from .describe import named, values_of
 from .args import Arg, RegisteredMetric, RunId, StateDir
 from .surface import HERE, Context
@@ -38,7 +38,7 @@ def _status_doc() -> str:
         "the estimated GPU hours and the exact command. With confirm=true it starts the run "
         "(this spends money on Modal) and records it; the same target and name launched again "
         "return the existing run, never a second launch."),
-    result="whileai_core.runs:Launch", doing="launching a run")
+    result="whileai_core.runs:Launch", exit_code=VERDICT, doing="launching a run")
 def launch_run(
         config_or_recipe: Annotated[str, Field(min_length=1, max_length=4096, description=(
             "A recipe name ('grpo', 'dpo', 'sft', 'prime-rl') or the path of a prime-rl TOML "
@@ -116,7 +116,7 @@ def list_runs(*, state_dir: StateDir = None):
         "rows carry one. For an arm of a registered experiment: the decision by its registered "
         "rule, metric and noise floor; another reading is flagged. Not finished yet: says so "
         "(poll run_status)."),
-    result="whileai_core.runs:Collected", doing="collecting a run's results")
+    result="whileai_core.runs:Collected", exit_code=VERDICT, doing="collecting a run's results")
 def collect_run(id: RunId, *, metric: RegisteredMetric = None,
                 holdout: Annotated[str | None, Field(max_length=4096, description=(
                     "The frozen held-out file or content name the run was scored on, when its "

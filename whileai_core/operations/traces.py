@@ -88,7 +88,7 @@ def split_by_task(
     result="whileai_core.traces:FailedAsks", doing="finding failed asks")
 def failed_asks(
         traces: Annotated[Records, Field(description=(
-            f"Graded traces (training side only: the train_out of split_by_task). "
+            f"Graded traces (training side only: the training file split_by_task writes). "
             f"{TRACE_FORM} plus \"reward\": number."), examples=["train.jsonl"])], *,
         threshold: PassThreshold = D.PASS_THRESHOLD, out: OptionalOut = None,
         overwrite: Overwrite = False, ctx: Context = HERE):
@@ -208,8 +208,8 @@ def import_rows(
             "prime-rl only: keep one agent's traces (the trace's agent.name) of a multi-agent "
             "taskset. null keeps every agent, one row per trace."))] = None,
         keep_errored: Annotated[bool, Field(description=(
-            "Keep errored rollouts as rows marked errored: true (default: count them in "
-            "`errored` and leave them out; a failed rollout is not a zero-reward answer)."))
+            "Keep errored rollouts as rows marked errored: true. Otherwise they are counted in "
+            "`errored` and left out: a failed rollout is not a zero-reward answer."))
         ] = False,
         overwrite: Overwrite = False, ctx: Context = HERE):
     from pathlib import Path

@@ -75,7 +75,7 @@ def dpo_pairs(
 @operation(
     cli="dpo-data", toolset="training", effect=WRITES, title="Write the DPO recipe's data folder",
     description=(
-        "The folder launch_run('dpo', data=...) trains on: pairs.jsonl, the held-out asks "
+        "The folder the dpo recipe trains on (launch_run with it as its data): pairs.jsonl, the held-out asks "
         "frozen as holdout-<hash>.jsonl (one per task), grader.py, optional settings.json. "
         "Refuses pairs whose task is held out."),
     result="whileai_core.pairs:DPOData", doing="writing the DPO data folder")

@@ -21,6 +21,7 @@ import json
 import os
 from typing import Any
 
+from .. import voice
 from ..defaults import DPO_PAIRS_FILE
 from ..errors import ArgumentError, RowsError
 from ..result import Result
@@ -61,8 +62,8 @@ def _pairs(pairs: Any) -> list[dict]:
             value = rec.get(key)
             if not isinstance(value, list) or not value:
                 raise RowsError(f"`{key}` is {value!r:.60}", **recs.where(i), field=key,
-                                fix="give the pairs dpo_pairs wrote (TRL's conversational "
-                                    "preference rows)")
+                                fix=f"give the pairs {voice.name('dpo_pairs')} wrote (TRL's "
+                                    "conversational preference rows)")
     return [dict(r) for r in recs.items]
 
 
@@ -114,7 +115,8 @@ def write_dpo_data(pairs: Any, out_dir: Any, *, holdout: Any, grader: Any,
     if leaked:
         raise ArgumentError(f"{len(leaked)} task(s) have pairs and are held out (e.g. "
                             f"{leaked[0]!r}): the test would be trained on. Fix: build the "
-                            "pairs from the training side of split_by_task only")
+                            f"pairs from the training side of {voice.name('split_by_task')} "
+                            "only")
     source = as_user_path(grader, root, argument="grader").read_text("rows", fix="give the "
                                                                      "grader as a UTF-8 .py file")
     folder = as_user_path(out_dir, root, argument="out_dir", for_write=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import voice
 from ..result import Result
 from .teacher import TeacherPlan
 
@@ -70,9 +71,11 @@ class PrimeRLConfig(Result):
                  f"method {self.method}, model {self.model}, taskset {self.taskset}, "
                  f"{self.gpus.render()}",
                  f"{self.steps} steps x {self.batch} rollouts ({self.batch // self.group_size} "
-                 f"prompts x {self.group_size}), max_off_policy_steps {self.max_off_policy_steps}"]
+                 f"prompts x {self.group_size}), at most {self.max_off_policy_steps} steps "
+                 "off-policy (orchestrator.max_off_policy_steps)"]
         if self.reads:
-            lines.append("reads: " + "; ".join(f"{k} -> {v}" for k, v in self.reads.items()))
+            lines.append("reads: " + "; ".join(f"{voice.argument('prime_rl_config', k)} -> {v}"
+                                              for k, v in self.reads.items()))
         if self.ignored:
             lines.append("ignores: " + "; ".join(self.ignored.values()))
         lines += [f"warning: {w}" for w in self.warnings]

@@ -15,7 +15,7 @@ import importlib.util
 import re
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import ValidationError
 
@@ -23,6 +23,7 @@ from ..errors import ArgumentError, ConfigError
 from ..result import Result
 from ..safepath import Root, UserPath, as_user_path
 from . import grammar
+from .key_tree import near_key
 from .keys_top import RLConfig, SingleNode
 from .keys_trainer import Cosine, Linear
 from .targets import AUTO_RENDERER_MODELS
@@ -212,6 +213,13 @@ class ConfigCheck(Result):
     checked_against: str = "prime-rl 559b447 (the subset of its schema whileai models)"
     not_checked: list[str] = []
 
+    negative_means: ClassVar[str | None] = (
+        "the config is not valid")
+
+    @property
+    def negative(self) -> bool:
+        return not self.ok
+
     def render(self) -> str:
         where = self.source or "config"
         unchecked = [f"  not checked: {n}" for n in self.not_checked]
@@ -362,8 +370,9 @@ def _messages(err: ValidationError, raw: dict[str, Any]) -> list[str]:
         if item["type"] == "extra_forbidden":
             key = loc.replace("[]", "")
             hint = _RENAMED.get(key) or _RENAMED.get(key.rsplit(".", 1)[-1])
-            line = f"unknown key `{loc}`" + (f" ({hint})" if hint else
-                                            " (prime-rl 559b447 has no such key)")
+            close = "" if hint else near_key(key)
+            line = f"unknown key `{loc}`" + (f" ({hint})" if hint else f" ({close})" if close
+                                            else " (prime-rl 559b447 has no such key)")
         elif item["type"] == "missing":
             line = f"missing required key `{loc}`" + (
                 " (a bare [trainer] table is enough)" if loc == "trainer" else "")

@@ -192,8 +192,8 @@ def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str,
         reads["weight_broadcast"] = (
             "weight_broadcast.type = 'filesystem' (one node; prime-rl would pick NCCL without "
             "LoRA, which its own single-node CI avoids: NCCL init crashes the trainer). Each "
-            "step's weights go through output_dir: keep it on local disk. NCCL: overrides="
-            "{'weight_broadcast': {'type': 'nccl'}}")
+            "step's weights go through output_dir: keep it on local disk. NCCL: put "
+            f"weight_broadcast.type=nccl in {arg('overrides')}")
 
     orch: dict[str, Any] = {"batch_size": batch, "group_size": group}
     if keys.off_policy_steps is not None:

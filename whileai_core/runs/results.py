@@ -6,7 +6,7 @@ suggests is spelled for its reader (``whileai_core.voice``).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from ..experiments.rule import ExperimentDecision
 from ..result import Result, fmt_value
@@ -78,6 +78,13 @@ class Launch(Result):
     run: RunRecord | None
     next_step: str
 
+    negative_means: ClassVar[str | None] = (
+        "the plan is not ready (a plan that is ready but not confirmed is 0)")
+
+    @property
+    def negative(self) -> bool:
+        return not self.plan.ready
+
     def render(self) -> str:
         if self.action == "planned" or self.run is None:
             head, body = "planned, nothing launched or recorded", str(self.plan)
@@ -126,6 +133,15 @@ class Collected(Result):
     by_category: ManyComparisons | None = None
     decision: ExperimentDecision | None = None
     note: str | None = None
+
+    negative_means: ClassVar[str | None] = (
+        "the results are not ready, the before/after comparison is a significant regression, or"
+        " the registered rule says `do_not_ship`")
+
+    @property
+    def negative(self) -> bool:
+        return (not self.ready or (self.comparison is not None and self.comparison.negative)
+                or (self.decision is not None and self.decision.decision == "do_not_ship"))
 
     def render(self) -> str:
         lines = [self.run.summary_line()]

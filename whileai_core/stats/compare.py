@@ -22,7 +22,7 @@ same training procedure assumed). With one run per arm the seed variance is unme
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field, computed_field
@@ -113,6 +113,13 @@ class Comparison(Result):
         ci = f" [{self.ci[0]:+.3f}, {self.ci[1]:+.3f}]" if self.ci else " [no interval]"
         return (f"verdict: {self.verdict}: {what} {self.delta:+.3f}{ci} "
                 f"(n={self.n_paired} paired tasks)")
+
+    negative_means: ClassVar[str | None] = (
+        "a significant regression: `moved_the_wrong_way`")
+
+    @property
+    def negative(self) -> bool:
+        return self.verdict == "moved_the_wrong_way"
 
     def render(self) -> str:
         if self.delta is None:

@@ -19,7 +19,7 @@ paired tasks for a test have no p-value and are left out of the family (counted 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field, computed_field
@@ -105,6 +105,14 @@ class ManyComparisons(Result):
     note: str | None = None
     shown: str | None = Field(None, description="which lists were cut, as 'n of N shown'")
     cut_lists = ("behaviours", "survive_bh", "survive_holm")
+
+    negative_means: ClassVar[str | None] = (
+        "a behaviour drops: its delta is below 0 and survives the Holm correction")
+
+    @property
+    def negative(self) -> bool:
+        return any(b.survives_holm and b.delta is not None and b.delta < 0
+                   for b in self.behaviours)
 
     @computed_field(description="the rate both corrections hold: 1 - level")
     @property

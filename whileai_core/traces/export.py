@@ -17,7 +17,8 @@ from ..io import write_atomic
 
 TRAINS_ON = ("TRL SFTTrainer on a conversational dataset computes the loss on every token of "
              "the rendered conversation (system and user turns included) unless "
-             "SFTConfig(assistant_only_loss=True), which needs a chat template with "
+             "TRL's `assistant_only_loss` is turned on in its SFTConfig, which needs a chat "
+             "template with "
              "{% generation %} markers; this file carries no loss mask")
 
 

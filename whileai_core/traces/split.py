@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import Field
 
+from .. import voice
 from .. import defaults as D
 from ..errors import ArgumentError, ConfigError, RowsError
 from ..io import write_atomic, write_jsonl
@@ -111,7 +112,7 @@ def split_by_task(rows_or_records: Any, *, share: float = D.HOLDOUT_SHARE,
 
     need = holdout_size().n_tasks
     note = (f"{n_hold} held-out tasks; detecting a {D.PROVE_EFFECT} change at k={D.HOLDOUT_K} "
-            f"needs about {need} (holdout_size)")
+            f"needs about {need} ({voice.name('holdout_size')})")
     if n_hold < need:
         note += ": this test can only see larger effects; say so in the report"
     alone = [k for k, (h, _) in strata.items() if h == 0]

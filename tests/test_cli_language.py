@@ -1,0 +1,234 @@
+"""Every message the CLI prints speaks the shell's language: commands and flags, never a Python
+call (`name(`, `x=true`, `by='category'`, "None") nor an MCP argument or tool (`teacher_rows` where
+the flag is `--teacher-rows`, `route_rows` where the command is `route`, "run cheat_probes").
+
+Every command (the operations, enumerated) runs on the bundled examples/ and on bad inputs of
+its own (a missing file, a file of the wrong shape, a bad flag value), --json off; stdout and
+stderr are read together.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from whileai_core.cli import main
+from whileai_core.operations import RENAMED, operations
+from whileai_core.operations.surface import params
+
+ROOT = Path(__file__).resolve().parents[1]
+STATE = ["--state-dir", "state"]
+RULE = json.dumps({"ship_if": [{"kind": "delta_above", "bound": 0.05}]})
+
+# A call each command can make on examples/ (copied into the current directory), in an order in
+# which the files a command reads were written by an earlier one.
+GOOD: dict[str, list[str]] = {
+    "describe": ["examples/graded.jsonl"],
+    "inspect-rows": ["examples/graded.jsonl"],
+    "route": ["examples/graded.jsonl", "--model", "Qwen/Qwen3-8B"],
+    "pass-at": ["examples/graded.jsonl", "-k", "2"],
+    "task-table": ["examples/graded.jsonl", "--out", "out/table.csv"],
+    "compare": ["examples/graded.jsonl", "examples/teacher.jsonl"],
+    "compare-many": ["examples/graded.jsonl", "examples/teacher.jsonl", "--by", "category"],
+    "noise-floor": ["examples/reruns/run-1.jsonl", "examples/reruns/run-2.jsonl",
+                    "examples/reruns/run-3.jsonl"],
+    "holdout-size": ["--effect", "0.1", "-k", "4"],
+    "teacher-clears": ["examples/teacher.jsonl", "examples/graded.jsonl"],
+    "config": ["refund-env", "--model", "Qwen/Qwen3-8B", "--method", "grpo", "--out",
+               "out/grpo.toml"],
+    "validate": ["out/grpo.toml"],
+    "launch": ["sft", "--data", "examples/sft-data", "--backend", "local", *STATE],
+    "status": ["run-0123456789ab", *STATE],
+    "runs": [*STATE],
+    "collect": ["run-0123456789ab", *STATE],
+    "cancel": ["run-0123456789ab", *STATE],
+    "cheat-probes": ["examples/tasks.jsonl", "--reward", "examples/grader.py:reward",
+                     "--model-rows", "examples/graded.jsonl"],
+    "prove-reward": ["examples/tasks.jsonl", "--reward", "examples/grader.py:reward"],
+    "hack-scan": ["examples/rollouts.jsonl"],
+    "watch": ["examples/training_rows.jsonl"],
+    "doctor": ["examples/training_rows.jsonl"],
+    "fingerprint": ["examples/tasks.jsonl"],
+    "freeze": ["examples/tasks.jsonl", "--out-dir", "out"],
+    "failure-capable": ["examples/graded.jsonl", "--holdout", "examples/tasks.jsonl"],
+    "by-category": ["examples/graded.jsonl", "--tasks", "examples/tasks.jsonl"],
+    "audit-judge": ["examples/judge_items.jsonl"],
+    "order-reversal": ["examples/judge_pairs.jsonl"],
+    "failures-needed": [],
+    "rubric-ablation": ["examples/judge_items.jsonl", "--clauses", "judge-strict",
+                        "judge-lenient"],
+    "split": ["examples/traces.jsonl", "--holdout-out", "out/holdout.jsonl", "--train-out",
+              "out/train-traces.jsonl"],
+    "failed-asks": ["examples/traces.jsonl", "--out", "out/failed.jsonl"],
+    "select-sft": ["out/train-traces.jsonl", "--out", "out/chosen.jsonl"],
+    "decontaminate": ["out/chosen.jsonl", "out/holdout.jsonl", "--out", "out/clean.jsonl"],
+    "export-sft": ["out/clean.jsonl", "--out", "out/train.jsonl"],
+    "import": ["examples/graded.jsonl", "--out", "out/imported.jsonl"],
+    "rollout-update": ["examples/rollouts.jsonl", "--method", "grpo"],
+    "shape-group": ["--rewards", "1", "0", "0", "1", "--scores", "0.9", "0.1", "0.2", "0.8"],
+    "dpo-pairs": ["examples/traces.jsonl", "--out", "out/pairs.jsonl"],
+    "dpo-data": ["out/pairs.jsonl", "--out-dir", "out/dpo", "--holdout", "out/holdout.jsonl",
+                 "--grader", "examples/grader.py"],
+    "grpo-plan": ["examples/rollouts.jsonl", "--model", "Qwen/Qwen3-8B"],
+    "register-experiment": ["e1", "--question", "does it help?", "--hypothesis", "it does",
+                            "--arms", "treat=the change", "--holdout", "holdout-0123456789ab",
+                            "--rule", RULE, *STATE],
+    "record-run": ["run-0123456789ab", "--changed", "a", "--moved", "b", "--why", "c",
+                   "--learned", "d", "--reproduce", "e", *STATE],
+    "experiments": [*STATE],
+    "export-experiments": ["out/experiments.md", *STATE],
+    "archive-experiment": ["e1", *STATE],
+    "list-skills": [],
+    "get-skill": ["pick-a-method"],
+    "init": ["project"],
+}
+
+# These print the skills' own text (written for an agent, with its tool calls), not a message.
+DOCUMENTS = {"list-skills", "get-skill"}
+
+WRONG_SHAPE = '{"id": "a", "score": 1, "text": "x"}\n{"id": "b", "score": 0, "text": "y"}\n'
+
+
+OUTPUTS = {"--out", "--out-dir", "--holdout-out", "--train-out"}
+
+
+def _bad_calls(command: str, good: list[str]) -> list[list[str]]:
+    """Each file the good call reads, missing and of the wrong shape; each flag's value made
+    nonsense ('nope', a word no number, choice or path is)."""
+    calls = []
+    for i, word in enumerate(good):
+        if word.startswith(("examples/", "out/")) and (i == 0 or good[i - 1] not in OUTPUTS):
+            calls.append(good[:i] + ["missing.jsonl"] + good[i + 1:])
+            calls.append(good[:i] + ["wrong.jsonl"] + good[i + 1:])
+        elif word.startswith("-") and i + 1 < len(good) and not good[i + 1].startswith("-"):
+            calls.append(good[:i + 1] + ["nope"] + good[i + 2:])
+    return calls or [good + ["--nope"]]
+
+
+# What never belongs in text meant for a person at a shell. "(s)" is a plural ("task(s)"); a
+# one-letter name with a number is notation ("k=2", "n=48 tasks"); another name with a number
+# is flagged where it is an argument (`level=0.95`), not a reply feature (`length=518`).
+PYTHON_CALL = re.compile(r"\b(?!(?:sqrt|log|exp|min|max)\()[a-z][a-z0-9_]*\((?![)\s]|s\))")
+KEYWORD = re.compile(r"(?<![-\w])[a-z][a-z0-9_]*=(true|false|True|False|'|\"|\{|\[)")
+NUMBER_KEYWORD = re.compile(r"(?<![-\w])([a-z][a-z0-9_]+)=-?\d")
+# a shell one-liner a fix gives (python3 -c '...') is the shell's own words
+ONE_LINER = re.compile(r"python3? -c '[^'\n]*'?")  # to its quote, or where a long line is cut
+NONE = re.compile(r"\bNone\b")
+TOOL_TALK = re.compile(r"\b(run|call|use|with|tool)\s+`?([a-z]+_[a-z_]+)`?")
+
+
+def _snake_names() -> dict[str, str]:
+    """Every MCP argument and tool name with an underscore -> how the shell says it."""
+    names = {}
+    for op in operations().values():
+        if "_" in op.name and "mcp" in op.surfaces:
+            names[op.name] = f"the command `{op.command}`"
+        for param in params(op, "mcp"):
+            if "_" in param.name:
+                names[param.name] = "--" + param.name.replace("_", "-")
+    for old, new in RENAMED.items():
+        names[old] = f"the command `{operations()[new].command}`"
+    return names
+
+
+# Words that are snake_case in the shell's own language too: a field of the user's rows or a
+# result's own label (`task_id`, noise-floor's `run_std` line), and a prime-rl TOML key printed
+# as the key it is (`config`: "--seq-len -> seq_len", the top-level key of that name).
+NOT_ARGUMENTS = {"task_id", "max_tokens", "n_tasks", "run_std", "n_runs", "seq_len"}
+
+
+def _arguments() -> set[str]:
+    return {param.name for op in operations().values() for param in params(op, "mcp")}
+
+
+def problems(text: str) -> list[str]:
+    text = ONE_LINER.sub("python3 -c '...'", text)
+    found = [f"a keyword argument: {m.group(0)!r}" for m in NUMBER_KEYWORD.finditer(text)
+             if m.group(1) in _arguments()]
+    for pattern, what in ((PYTHON_CALL, "a Python call"), (KEYWORD, "a keyword argument"),
+                          (NONE, "a Python None"), (TOOL_TALK, "a tool named")):
+        found += [f"{what}: {m.group(0)!r}" for m in pattern.finditer(text)]
+    snake = _snake_names()
+    for word in re.findall(r"(?<![-\w./])`?([a-z][a-z0-9]*(?:_[a-z0-9]+)+)`?(?![\w/.-])", text):
+        if word in snake and word not in NOT_ARGUMENTS:
+            found.append(f"{word!r} where the shell says {snake[word]}")
+    return found
+
+
+@pytest.fixture(scope="module")
+def transcript(tmp_path_factory) -> dict[str, str]:
+    """Every command's output, good and bad calls, by the call's words."""
+    here = tmp_path_factory.mktemp("cli-language")
+    shutil.copytree(ROOT / "examples", here / "examples")
+    (here / "out").mkdir()
+    (here / "wrong.jsonl").write_text(WRONG_SHAPE)
+    (here / "project").mkdir()
+    out: dict[str, str] = {}
+    mp = pytest.MonkeyPatch()
+    mp.chdir(here)
+    mp.setenv("WHILEAI_STATE_DIR", str(here / "state"))
+    try:
+        for command, good in GOOD.items():
+            if command in DOCUMENTS:
+                continue
+            for argv in [good, *_bad_calls(command, good)]:
+                out[" ".join([command, *argv])] = _run([command, *argv])
+    finally:
+        mp.undo()
+    return out
+
+
+def _run(argv: list[str]) -> str:
+    import contextlib
+    import io
+
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            code = main(argv)
+        except SystemExit as exc:
+            code = exc.code
+    assert code != 70, f"{argv}: a bug\n{stderr.getvalue()}"
+    return stdout.getvalue() + stderr.getvalue()
+
+
+def test_every_command_is_called():
+    commands = {op.command for op in operations().values() if "cli" in op.surfaces}
+    assert commands == set(GOOD)
+
+
+def test_no_message_speaks_python_or_mcp(transcript):
+    found = {call: problems(text) for call, text in transcript.items()}
+    found = {call: p for call, p in found.items() if p}
+    report = "\n".join(f"whileai-skills {call}\n  " + "\n  ".join(sorted(set(p)))
+                       for call, p in found.items())
+    assert not found, f"{len(found)} of {len(transcript)} calls:\n{report}"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Fix: call noise_floor(run1, run2, run3).run_std", "a Python call"),
+    ("Fix: pass detail=true", "a keyword argument"),
+    ("NCCL: overrides={'weight_broadcast': 1}", "a keyword argument"),
+    ("at level=0.95", "a keyword argument"),
+    ("group by='category'", "a keyword argument"),
+    ("`messages` is None", "a Python None"),
+    ("run cheat_probes again", "a tool named"),
+    ("Fix: give teacher_rows", "--teacher-rows"),
+    ("see route_rows", "the command `route`"),
+])
+def test_the_grep_finds_what_it_looks_for(text, expected):
+    assert any(expected in p for p in problems(text)), problems(text)
+
+
+def test_the_grep_leaves_the_shells_own_words(  # a flag, a command, a verdict, a number
+        ):
+    assert problems("whileai-skills pass-at rows.jsonl --detail --level 0.9 (n=48 tasks, k=2); "
+                    "length=518 -> reward 1; 2 problem(s); python3 -c 'import json; f(x=1)'; "
+                    "verdict: moved_the_wrong_way; field `task_id`; next: `whileai-skills "
+                    "route ROWS --model ID`") == []
+
+

@@ -38,6 +38,7 @@ while time.monotonic() < deadline:
     statuses = {n: run_status(i, state_dir=state).status for n, i in ids.items()}
     if all(s not in ("launching", "running") for s in statuses.values()):
         break
+    time.sleep(0.05)  # a poller's pace: a loop without one starved SQLite's lock on 2 busy cores
 print(json.dumps({"ids": ids, "actions": actions, "statuses": statuses}))
 """
 

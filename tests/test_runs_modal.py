@@ -181,6 +181,12 @@ def test_a_modal_plan_shows_each_argument_as_a_reader_wants_it():
         "modal.Function.from_name('app', 'train').spawn('run-a', "
         "{k0, k1, k2, k3, k4, k5, ... 2 more}, config_toml=<text, 2 lines>, rows=<3 items>, "
         "seed=7)")
+    from whileai_core.voice import CLI, speaking
+    with speaking(CLI):  # the shell reads the call in words, not Modal's Python
+        assert call.describe("H100:4") == (
+            "Modal function train of app app on H100:4, spawned with 'run-a', "
+            "{k0, k1, k2, k3, k4, k5, ... 2 more}, config-toml <text, 2 lines>, rows <3 items>, "
+            "seed 7")
 
 
 def _returns(record):

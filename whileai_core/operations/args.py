@@ -130,7 +130,7 @@ OptionalOut = Annotated[
     Arg(OUT, metavar="FILE")]
 
 Overwrite = Annotated[bool, Field(description=(
-    "Replace an output file that exists. Leave false unless the user asked to replace it."))]
+    "Replace an output file that exists (only when the user asked for it to be replaced)."))]
 
 # --- intervals and tests -----------------------------------------------------------------------
 

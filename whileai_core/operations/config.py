@@ -117,8 +117,8 @@ def prime_rl_config(
             "Re-runs meant as a noise floor need distinct seeds (prime-rl sends no per-request "
             "seed, so two engines with one seed sample alike)."))] = None,
         overrides: Annotated[dict[str, Any] | None, Field(max_length=200, description=(
-            "{'dotted.key': value} applied last, e.g. {'trainer.optim.max_norm': 0.5}; each "
-            "is reported under `reads`.")), Arg(metavar="KEY=VALUE")] = None,
+            "Dotted prime-rl keys set last, each to its value (e.g. trainer.optim.max_norm to "
+            "0.5); each is reported under `reads`.")), Arg(metavar="KEY=VALUE")] = None,
         wandb_project: Annotated[str | None, Field(max_length=200, description=(
             "Adds a Weights & Biases monitor for this project."))] = None,
         run_name: Annotated[str | None, Field(max_length=200,

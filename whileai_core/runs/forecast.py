@@ -51,7 +51,7 @@ def _tokens(shape: RunShape) -> list[Figure]:
         shape.steps * shape.sequences_per_step * (shape.prompt_tokens + shape.max_tokens)),
         unit="tokens", kind="assumption",
         basis=f"{shape.steps} steps x {shape.sequences_per_step} sequences x "
-              f"({shape.prompt_tokens} prompt (FORECAST_PROMPT_TOKENS) + {shape.max_tokens})"))
+              f"({shape.prompt_tokens} prompt tokens (an assumed length) + {shape.max_tokens})"))
     return out
 
 

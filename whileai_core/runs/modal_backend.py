@@ -33,7 +33,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..extras import install_fix
-from ..voice import arg
+from ..voice import arg, choose
 from ..io import write_atomic
 from . import lock
 from .backend import NEVER_STARTED, Observation
@@ -93,8 +93,13 @@ class ModalCall:
         shown = [_shown(a) for a in self.args]
         shown += [f"{k}={_shown(v)}" for k, v in self.kwargs.items()]
         options = f".with_options(gpu={gpu!r})" if gpu else ""
-        return (f"modal.Function.from_name({self.app!r}, {self.function!r}){options}"
-                f".spawn({', '.join(shown)})")
+        at_shell = [_shown(a) for a in self.args] + [
+            f"{k.replace('_', '-')} {_shown(v)}" for k, v in self.kwargs.items()]
+        return choose(  # the shell reader gets the call in words, not Modal's Python
+            python=(f"modal.Function.from_name({self.app!r}, {self.function!r}){options}"
+                    f".spawn({', '.join(shown)})"),
+            cli=(f"Modal function {self.function} of app {self.app}"
+                 + (f" on {gpu}" if gpu else "") + f", spawned with {', '.join(at_shell)}"))
 
 
 def _recipe_module(target: Target):

@@ -216,6 +216,42 @@ def test_a_qwen3_32b_full_fine_tune_on_one_a10g_is_refused_with_the_numbers(tmp_
     assert list_runs(state_dir=tmp_path / "state").runs == []
 
 
+def test_a_refused_launch_writes_nothing_not_even_the_registry(tmp_path, monkeypatch):
+    """confirm=true refused before it spends (it does not fit; no Modal token) leaves the disk as
+    a plan does: no registry file, no state folder (found by trying it from outside: the refusal
+    said "nothing was launched or recorded" and left runs.sqlite3 behind)."""
+    for name in ("MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no ~/.modal.toml either
+    config = tmp_path / "qwen3-32b.toml"
+    config.write_text(QWEN3_32B)
+    state = tmp_path / "state"
+    with pytest.raises(ConfigError, match="nothing was launched or recorded.*65.6 GB"):
+        launch_run(str(config), gpu="A10G", confirm=True, state_dir=state,
+                   recipes_dir=REPO / "recipes")
+    assert not state.exists()
+    with pytest.raises(ConfigError, match="nothing was launched or recorded.*MODAL_TOKEN_ID"):
+        launch_run(str(CONFIGS / "grpo.toml"), confirm=True, state_dir=state,
+                   recipes_dir=REPO / "recipes")
+    assert not state.exists()
+
+
+def test_the_layout_gpu_fix_is_written_as_the_reader_writes_it(tmp_path):
+    """The fix "give the layout its GPUs" names the argument as the reader types it: --gpu at
+    the shell, gpu= in Python (found from outside: the CLI printed gpu='A10G:2')."""
+    from whileai_core.voice import CLI, PYTHON, speaking
+
+    config = tmp_path / "grpo.toml"
+    config.write_text((CONFIGS / "grpo.toml").read_text())
+    # the 0.6B policy fits one A10G for inference and one for training: 2 GPUs, the launch gives 1
+    with speaking(CLI):
+        cli = plan(config, tmp_path, gpu="A10G").forecast.fixes
+    with speaking(PYTHON):
+        python = plan(config, tmp_path, gpu="A10G").forecast.fixes
+    assert "--gpu A10G:2: the layout's 2 GPUs" in cli
+    assert "gpu='A10G:2': the layout's 2 GPUs" in python
+
+
 def test_the_cheapest_full_fine_tune_that_fits_is_found_and_rechecked(tmp_path):
     # By hand on A100-80GB ($0.000694/s): the trainer's 262.4 GB over 4 FSDP shards is 65.6 GB
     # + 0.46 activations + 1.24 logits + 1.5 = 68.8 GB <= 80; inference holds 65.6 GB of weights

@@ -22,6 +22,7 @@ import dataclasses
 
 from .. import defaults as D
 from ..errors import ConfigError
+from ..voice import arg
 from .forecast_results import Figure, GpuLoad, Kind, _weakest
 from .run_shape import RunShape
 
@@ -290,7 +291,8 @@ def _fixes(shape: RunShape, kind: str, count: int, memory: list[GpuLoad],
             fixes.append(f"LoRA ([trainer.model.lora] rank = 16): the fullest GPU holds "
                          f"{fullest:.1f} of {gpu_spec(kind)[0]:g} GB")
     if needed > count and needed <= D.MODAL_MAX_GPUS and _fits(shape, kind)[0]:
-        fixes.append(f"gpu='{kind}:{needed}': the layout's {needed} GPUs")
+        fixes.append(f"{arg('gpu', f'{kind}:{needed}', op='launch_run')}: the layout's "
+                     f"{needed} GPUs")
     for training in (["full", "lora"] if shape.training == "full" else [shape.training]):
         found = _cheapest(shape, training)
         if found:

@@ -371,3 +371,16 @@ def test_past_error_keeps_the_last_five_exact_measurements_of_the_backend():
     assert (shown.n, shown.low, shown.high) == (5, pytest.approx(0.7), pytest.approx(1.1))
     assert past_error(records, "nowhere") is None
     assert math.isclose(past_error(records, "local").low, 3.0)
+
+
+def test_a_card_without_bf16_is_never_a_fix_and_is_warned_about(tmp_path):
+    """T4 (Turing, compute capability 7.5) has no bf16 and the run trains and serves in bf16:
+    at $0.000164/s it would be the cheapest 2-GPU layout for the 0.6B policy (found from
+    outside: 'full fine-tuning fits 2 x T4'); L4 ($0.000222/s, 24 GB, bf16) is the next."""
+    config = tmp_path / "grpo.toml"
+    config.write_text((CONFIGS / "grpo.toml").read_text())
+    fixes = plan(config, tmp_path, gpu="A10G").forecast.fixes
+    assert not any("T4" in fix for fix in fixes)
+    assert any(fix.startswith("full fine-tuning fits 2 x L4") for fix in fixes)
+    on_t4 = plan(config, tmp_path, gpu="T4:2").forecast
+    assert any("T4 has no bf16" in note for note in on_t4.notes)

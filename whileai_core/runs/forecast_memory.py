@@ -253,8 +253,8 @@ def _cheapest(shape: RunShape, training: str) -> str | None:
     if shape.engine == "prime-rl" and shape.max_model_len is None:
         lengths.append(shape.micro_batch_tokens)
     for kind, price in D.MODAL_GPU_PRICE_PER_S.items():
-        if kind == "A100":
-            continue  # the same card as A100-40GB
+        if kind == "A100" or kind in D.NO_BF16_GPUS:
+            continue  # the same card as A100-40GB; a card without bf16 is no fix for a bf16 run
         layouts = [(1, 1, None)] if shape.engine == "trl" else [
             (tp, t, length) for length in lengths for tp in (1, 2, 4, 8)
             for t in range(1, D.MODAL_MAX_GPUS + 1) if tp * replicas + t <= D.MODAL_MAX_GPUS]

@@ -384,3 +384,13 @@ def test_a_card_without_bf16_is_never_a_fix_and_is_warned_about(tmp_path):
     assert any(fix.startswith("full fine-tuning fits 2 x L4") for fix in fixes)
     on_t4 = plan(config, tmp_path, gpu="T4:2").forecast
     assert any("T4 has no bf16" in note for note in on_t4.notes)
+
+
+def test_a_trl_recipe_on_more_gpus_than_it_uses_says_they_idle_and_bill(tmp_path):
+    # the recipe trains on one GPU; 3 are asked for, so GPU hours are wall x 3 (found from
+    # outside: the plan billed 3 GPUs and showed 1 in use without a word)
+    forecast = plan("grpo", tmp_path, gpu="H100:3").forecast
+    assert forecast.gpus_needed == 1 and forecast.gpu_count == 3
+    assert forecast.gpu_hours.value == pytest.approx(forecast.wall_s.value * 3 / 3600)
+    assert any("2 of the 3 asked for would sit idle and still be billed" in note
+               for note in forecast.notes)

@@ -127,6 +127,9 @@ def forecast(target: Target, backend: str, gpu: str | None, gpu_count: int) -> F
         time, run_s = _prime_rl_time(shape, kind, kv)
     else:
         memory, needed = trl_memory(shape, kind), 1
+        if gpu_count > 1:  # the TRL recipes train on one GPU (no accelerate launch there)
+            notes.append(f"the {shape.method} recipe trains on 1 GPU: {gpu_count - 1} of the "
+                         f"{gpu_count} asked for would sit idle and still be billed")
         time, run_s = _trl_time(shape, kind)
     total = sum(t.value for t in time)
     wkind, shares = _largest_kind(time)

@@ -82,3 +82,15 @@ def test_serve_policy_takes_a_base_url_at_the_shell(capsys):
     rc = main(["config", "reverse-text", "--model", SFT, "--serve-policy", "false", "--json"])
     result = json.loads(capsys.readouterr().out)
     assert rc == 0 and "inference" not in result["config"]
+
+
+def test_a_switch_on_by_default_is_named_by_what_it_is_in_reads(tmp_path, capsys):
+    # found from outside: "reads: --no-lora -> trainer.model.lora (rank 16, ...)" read as if
+    # --no-lora had turned LoRA on
+    out = tmp_path / "c.toml"
+    assert main(["config", "reverse-text", "--method", "grpo", "--model", "Qwen/Qwen3-0.6B",
+                 "--out", str(out)]) == 0
+    reads = next(line for line in capsys.readouterr().out.splitlines()
+                 if line.startswith("reads:"))
+    assert "lora (on unless --no-lora) -> trainer.model.lora" in reads
+    assert "--no-lora ->" not in reads and "--no-checkpoint ->" not in reads

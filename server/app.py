@@ -140,11 +140,12 @@ class WhileaiServer(MCPServer):
 
     def switch(self, toolset: str) -> ToolsetSwitch:
         before = {n for n in self.toolset_of if self.listed(n)}
-        was_on = toolset in self.on
-        self.on.add(toolset)
+        turning = set(TOOLSETS) if toolset == "all" else {toolset}  # "all", as --toolsets all
+        was_on = turning <= self.on
+        self.on |= turning
         added = [n for n in self.toolset_of if self.listed(n) and n not in before]
         withheld = [n for n, t in self.toolset_of.items()
-                    if t == toolset and self.read_only and n in self.writes]
+                    if t in turning and self.read_only and n in self.writes]
         return ToolsetSwitch(toolset=toolset, was_on=was_on, added=added, withheld=withheld,
                              on=[t for t in TOOLSETS if t in self.on],
                              off=[t for t in TOOLSETS if t not in self.on])
@@ -152,12 +153,13 @@ class WhileaiServer(MCPServer):
 
 def _switch_tool(server: WhileaiServer) -> Tool:
     """``enable_toolset``: turn a toolset on, and tell the client its tool list changed."""
-    names = tuple(TOOLSETS)
+    names = (*TOOLSETS, "all")
 
     class EnableToolsetInput(ToolInput):
         toolset: Annotated[Literal[names], Field(  # type: ignore[valid-type]
             description="The toolset to turn on: " + "; ".join(
-                f"{n}: {what}" for n, what in TOOLSETS.items() if n != "core") + ".")]
+                f"{n}: {what}" for n, what in TOOLSETS.items() if n != "core") + "; all: "
+                "every toolset.")]
 
     async def call(ctx: Any = None, toolset: str = "core") -> CallToolResult:
         result = server.switch(toolset)

@@ -162,3 +162,18 @@ def test_enable_toolset_under_read_only_says_what_it_left_out(tmp_path):
     # a toolset with read-only tools: those added, the writing ones named as left out
     stats = ok(call(server, SWITCH, {"toolset": "stats"}))
     assert "noise_floor" in stats["added"] and stats["withheld"] == ["task_table"]
+
+
+def test_enable_toolset_all_turns_every_toolset_on(default):
+    # as --toolsets all does at start (found from outside: "all" was refused mid-session)
+    async def go():
+        async with Client(default) as client:
+            switched = await client.call_tool(SWITCH, {"toolset": "all"})
+            again = await client.call_tool(SWITCH, {"toolset": "all"})
+            return switched, again, {t.name for t in (await client.list_tools()).tools}
+
+    switched, again, after = anyio.run(go)
+    mcp_ops = {op.name for op in operations().values() if "mcp" in op.surfaces}
+    assert after == mcp_ops | {SWITCH}
+    assert switched.structured_content["off"] == [] and not switched.structured_content["was_on"]
+    assert again.structured_content["was_on"] and again.structured_content["added"] == []

@@ -208,6 +208,29 @@ def test_field_share_of_a_non_boolean_field_says_which_tool_reads_it():
     assert field_share(flags, "tool_call").value == 0.5
 
 
+
+@pytest.mark.parametrize("reader, names, never", [
+    # the CLI's command `pass-at --field`, `describe`, `by-category` (its --help); the MCP tool
+    # `rate` with `field`, `describe_rows`, `category_table` (the server's tool list)
+    ("cli", ["--field", "`whileai-skills describe`", "`whileai-skills by-category`"],
+     ["field_share", "describe_rows", "category_table"]),
+    ("mcp", ["`describe_rows`", "`category_table`"], ["field_share"]),
+])
+def test_a_field_error_names_what_the_reader_types(reader, names, never):
+    from whileai_core.voice import speaking
+    rows = [{"task_id": "a", "reward": 1.0, "turns": 3, "category": "refund"}]
+    said = []
+    with speaking(reader):
+        for field in ("no_such_field", "turns", "category"):
+            with pytest.raises(ArgumentError) as err:
+                field_share(rows, field)
+            said.append(str(err.value))
+    text = "\n".join(said)
+    for name in names:
+        assert name in text
+    for name in never:
+        assert name not in text
+
 def mixed(model=MODEL, n=8):
     return [{"task_id": f"t{i}", "reward": float(j < 1 + i % 3), "model": model}
             for i in range(n) for j in range(4)]

@@ -27,6 +27,7 @@ from .errors import ArgumentError
 from .result import Result
 from .rewards import RewardScale
 from .rows import TASK_ALIASES, TASK_FIELD, Rows, load_rows
+from . import voice
 
 _NAME_MAX = 80      # characters of a field name shown
 NoneType = type(None)
@@ -232,10 +233,11 @@ def listing(names: list[str], limit: int = 30) -> str:
 
 
 def require_field(data: Rows, field: str, *, reader: str) -> None:
-    """An error naming the fields that exist when no row carries ``field`` (``reader``: the call
-    that needs it, for the message)."""
+    """An error naming the fields that exist when no row carries ``field`` (``reader``: the
+    argument that names it, as the current reader types it, for the message)."""
     if field in TASK_ALIASES or data.has_field(field):
         return
     raise ArgumentError(f"no row carries `{field}`; the rows' fields are "
                         f"{listing(field_names(data))}. Fix: give {reader} one of those "
-                        "(describe_rows lists every field with its type and values)")
+                        f"({voice.name('describe_rows')} lists every field with its type and "
+                        "values)")

@@ -94,6 +94,27 @@ def test_a_zero_to_hundred_scale_is_warned_about_in_route_pass_at_and_compare():
     assert "as given" in given.reward.warning
 
 
+
+def test_a_scale_warning_gives_the_pass_mark_as_the_reader_types_it(tmp_path, capsys):
+    # 0-100 rewards: the pass mark on that scale is 100; at the shell it is `--threshold 100`
+    # (pass-at --help), over MCP and in Python `threshold=100`
+    from whileai_core.cli import main
+    from whileai_core.voice import MCP, speaking
+    path = tmp_path / "scores.jsonl"
+    path.write_text("".join(f'{{"task_id": "t{i}", "reward": {40 + 3 * i + j}}}\n'
+                            for i in range(20) for j in range(4)))
+    assert main(["pass-at", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "--threshold 100" in out and "threshold=" not in out
+    with speaking(MCP):
+        assert "threshold=100" in pass_at(str(path)).reward.warning
+    # a mark no reward in [0, 1] reaches: the fix at the shell is a flag too
+    small = tmp_path / "small.jsonl"
+    small.write_text("".join(f'{{"task_id": "t{i}", "reward": {i % 2}}}\n' for i in range(12)))
+    assert main(["pass-at", str(small), "--threshold", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "--threshold 1.0" in out and "threshold=" not in out
+
 @pytest.mark.parametrize("low, high, kind, looks", [
     (0.0, 1.0, "binary", None), (0.0, 0.9, "bounded", None), (0.0, 7.0, "scale", "0-10"),
     (1.0, 80.0, "scale", "0-100"), (-1.0, 1.0, "scale", "signed"), (0.0, 4.5, "scale", "0-5"),

@@ -5,6 +5,7 @@ every expected number is counted by hand from the rows, never read off the code.
 
 from __future__ import annotations
 
+import json
 import random
 import subprocess
 import sys
@@ -114,6 +115,32 @@ def test_a_scale_warning_gives_the_pass_mark_as_the_reader_types_it(tmp_path, ca
     assert main(["pass-at", str(small), "--threshold", "2"]) == 0
     out = capsys.readouterr().out
     assert "--threshold 1.0" in out and "threshold=" not in out
+
+
+def test_notes_on_the_metric_and_families_name_the_flags_at_the_shell(tmp_path, capsys):
+    # an LCS-like reward in [0, 1] with a family field: compare reads the mean reward and says
+    # how to compare passes instead (--metric pass, compare --help); the route says the family
+    # field is not used and how to use it (--cluster family, route --help)
+    from whileai_core.cli import main
+    rows = [{"task_id": f"t{i}", "reward": round(0.1 + 0.01 * i + 0.1 * j, 3),
+             "family": f"f{i % 4}", "model": MODEL} for i in range(20) for j in range(4)]
+    before = tmp_path / "before.jsonl"
+    before.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    after = tmp_path / "after.jsonl"
+    after.write_text("".join(json.dumps({**r, "reward": r["reward"] + 0.05}) + "\n"
+                             for r in rows))
+    main(["compare", str(before), str(after)])
+    out = capsys.readouterr().out
+    assert "--metric pass" in out and "metric='pass'" not in out
+    main(["compare", str(before), str(after), "--metric", "pass"])
+    out = capsys.readouterr().out
+    assert "--metric reward" in out and "metric='reward'" not in out
+    main(["route", str(before), "--model", MODEL])
+    out = capsys.readouterr().out
+    assert "--cluster family" in out and "cluster='family'" not in out
+    assert main(["pass-at", str(before), "--cluster", " "]) == 2
+    err = capsys.readouterr().err
+    assert "--cluster family" in err and "cluster='family'" not in err
 
 @pytest.mark.parametrize("low, high, kind, looks", [
     (0.0, 1.0, "binary", None), (0.0, 0.9, "bounded", None), (0.0, 7.0, "scale", "0-10"),

@@ -34,7 +34,7 @@ from .rewards import RewardScale
 from .rows import Rows, load_rows
 from .stats.clustered import check_cluster, families_of
 from .teacher import TeacherVerdict, teacher_clears  # noqa: F401  (question 4; re-exported)
-from .voice import OPS, call, choose
+from .voice import OPS, arg, call, choose
 from .voice import name as op_name
 
 RouteCode = Literal["fix_reward", "single_rollout", "too_few_tasks", "floor", "saturated", "opd",
@@ -180,7 +180,8 @@ def field_notes(data: Rows, *, teacher: bool, cluster: str | None) -> list[str]:
         notes.append(f"{cluster}: every interval here resamples families, then tasks")
     elif _has(data, "family"):
         notes.append("family: carried but not used; intervals resample tasks only: pass "
-                     "cluster='family' when tasks of one family pass and fail together")
+                     f"{arg('cluster', 'family')} when tasks of one family pass and fail "
+                     "together")
     return notes[:LIST_SHOWN_MAX]
 
 

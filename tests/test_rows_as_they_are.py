@@ -287,6 +287,7 @@ def mixed(model=MODEL, n=8):
 @pytest.mark.parametrize("given, why", [
     ("Qwen/Qwen3-8b", "letter case"), ("Qwen/Qwen3-8B ", "spaces"),
     ("Qwen/Qwen3-8B@main", "revision suffix"), ("Qwen/Qwem3-8B", "one character"),
+    ("Qwen3-8B", "organisation"),  # the hub id without its owner: routed other_model before
 ])
 def test_a_model_id_that_nearly_matches_the_rows_is_an_error(given, why):
     with pytest.raises(ArgumentError, match=why) as err:
@@ -296,6 +297,7 @@ def test_a_model_id_that_nearly_matches_the_rows_is_an_error(given, why):
 
 @pytest.mark.parametrize("given, status", [
     ("Qwen/Qwen3-4B", "other_model"),     # a digit changes the model, not a typo
+    ("my-org/Qwen3-8B", "other_model"),   # another owner's copy may be a fine-tune: not a typo
     ("Qwen/Qwen3-8B", "on_policy"),
 ])
 def test_real_model_ids_are_not_near_misses(given, status):

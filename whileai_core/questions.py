@@ -298,8 +298,10 @@ def _one_edit(a: str, b: str) -> str | None:
 
 def near_miss(model: str, seen: list[str]) -> tuple[str, str] | None:
     """(the rows' model, how it differs) when ``model`` is no row's model but nearly one's:
-    spaces, letter case, a revision suffix the rows lack, or one edit that changes a letter (a
-    digit changes the model: Qwen3-4B is not a typo of Qwen3-8B)."""
+    spaces, letter case, a revision suffix the rows lack, the hub owner on one side only
+    (``Qwen3-8B`` for ``Qwen/Qwen3-8B``; another owner's copy may be a fine-tune, so it is not a
+    near miss), or one edit that changes a letter (a digit changes the model: Qwen3-4B is not a
+    typo of Qwen3-8B)."""
     if model in seen:
         return None
     for m in seen:
@@ -311,6 +313,8 @@ def near_miss(model: str, seen: list[str]) -> tuple[str, str] | None:
             return m, "letter case and spaces"
         if "@" in model and "@" not in m and base_model(model) == m:
             return m, "a revision suffix the rows do not carry"
+        if ("/" in m) != ("/" in model) and m.rsplit("/", 1)[-1] == model.rsplit("/", 1)[-1]:
+            return m, "an organisation prefix one of them lacks"
     for m in seen:
         changed = _one_edit(model, m)
         if changed and not any(ch.isdigit() for ch in changed) \

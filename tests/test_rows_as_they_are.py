@@ -206,6 +206,35 @@ def test_a_teacher_scored_with_a_longer_budget_does_not_clear():
     assert decided.route != "opd" and decided.answers[3].decides is False
 
 
+
+def test_teacher_rows_without_token_counts_are_not_silently_within_the_cap():
+    # 60 tasks x 4: every teacher reply passes at max_tokens 2048; rollouts 0-1 of each task
+    # carry completion_tokens 900 (past the student's 512), rollouts 2-3 carry none. Held to the
+    # cap, 0-1 fail and 2-3 are unknown: counted as within the cap they give 0.5 per task, which
+    # is at most what the teacher scores there, and the answer must say that 120 rows are unknown
+    student, _ = budget_rows(with_budget=True)
+    teacher = [{"task_id": f"h{t}", "reward": 1.0, "max_tokens": 2048,
+                **({"completion_tokens": 900} if j < 2 else {})}
+               for t in range(60) for j in range(4)]
+    verdict = teacher_clears(teacher, student)
+    assert not verdict and verdict.budget.teacher_rows_with_tokens == 120
+    assert verdict.at_student_cap.teacher.value == pytest.approx(0.5)
+    assert "120 of the 120 teacher rows that carry completion_tokens" in verdict.budget.note
+    assert "120 of 240 carry none" in verdict.budget.note
+    assert "at most" in verdict.reason and "120 of 240 teacher rows carry no completion_tokens" \
+        in verdict.reason
+
+
+def test_a_teacher_whose_replies_all_fit_the_cap_is_told_so():
+    # every teacher reply (at max_tokens 2048) wrote 400 tokens: none ran past 512, so nothing
+    # was cut, and the reason must not say a cut reply is not what it would write
+    student, teacher = budget_rows(with_budget=True)
+    teacher = [{**r, "completion_tokens": 400} for r in teacher]
+    verdict = teacher_clears(teacher, student)
+    assert verdict.at_student_cap.replies_over_cap == 0 and verdict.at_student_cap.clears
+    assert "cut reply" not in verdict.reason
+    assert "no reply ran past the cap" in verdict.reason
+
 def test_the_same_rows_without_budget_fields_say_the_budget_was_not_checked():
     student, teacher = budget_rows(with_budget=False)
     verdict = teacher_clears(teacher, student)

@@ -142,6 +142,17 @@ def test_notes_on_the_metric_and_families_name_the_flags_at_the_shell(tmp_path, 
     err = capsys.readouterr().err
     assert "--cluster family" in err and "cluster='family'" not in err
 
+
+@pytest.mark.parametrize("high, signal", [(0.51, False), (0.511, True), (0.52, True)])
+def test_a_spread_of_exactly_the_tolerance_is_not_signal(high, signal):
+    # "differ by more than 0.01": rewards 0.50 and 0.51 differ by exactly 0.01 (in floats
+    # 0.51 - 0.5 = 0.010000000000000009, which read as more); 0.511 and 0.52 differ by more
+    assert REWARD_SPREAD_TOLERANCE == 0.01
+    rows = [{"task_id": f"t{i}", "reward": r, "model": MODEL}
+            for i in range(8) for r in (0.5, high, 0.5, 0.5)]
+    assert band(rows).n_signal == (8 if signal else 0)
+    assert (route(rows, model=MODEL).route == "grpo") == signal
+
 @pytest.mark.parametrize("low, high, kind, looks", [
     (0.0, 1.0, "binary", None), (0.0, 0.9, "bounded", None), (0.0, 7.0, "scale", "0-10"),
     (1.0, 80.0, "scale", "0-100"), (-1.0, 1.0, "scale", "signed"), (0.0, 4.5, "scale", "0-5"),

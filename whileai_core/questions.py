@@ -164,11 +164,12 @@ class Band(Result):
 
 
 def _signal(data: Rows) -> tuple[np.ndarray, np.ndarray, float]:
-    """(signal per task, spread per task, tolerance): rewards differ by more than tolerance."""
+    """(signal per task, spread per task, tolerance): rewards differ by more than tolerance.
+    "More" past float rounding: 0.51 - 0.5 is 0.010000000000000009, a spread of exactly 0.01."""
     tol = data.reward_scale.tolerance
     spread = task_spread(data.reward, data.task_index, data.n_tasks)
     grouped = data.rollouts >= 2
-    return (spread > tol) & grouped, spread, tol
+    return (spread > tol * (1.0 + 1e-9)) & grouped, spread, tol
 
 
 def band(rows: Any, *, level: float = CONFIDENCE_LEVEL,

@@ -153,6 +153,19 @@ def test_a_spread_of_exactly_the_tolerance_is_not_signal(high, signal):
     assert band(rows).n_signal == (8 if signal else 0)
     assert (route(rows, model=MODEL).route == "grpo") == signal
 
+
+def test_one_task_is_one_task_and_an_array_field_shows_no_empty_values():
+    # the one task with two rows: too few tasks, said in the singular
+    one = route([{"task_id": "a", "reward": 1.0}, {"task_id": "a", "reward": 0.0}], model=MODEL)
+    assert one.route == "too_few_tasks" and one.method == "none yet: 1 task"
+    assert "Only 1 task:" in one.next_step.say and "1 tasks" not in str(one)
+    # a field holding lists has no values or range to show: its line has no empty "; ;"
+    from whileai_core import describe_rows
+    text = str(describe_rows([{"task_id": "a", "reward": 1.0, "tags": [1, 2]},
+                              {"task_id": "a", "reward": 0.0, "tags": [3]}]))
+    line = next(l for l in text.splitlines() if l.strip().startswith("tags:"))
+    assert line.strip() == "tags: array, 100% of rows; not comparable within tasks"
+
 @pytest.mark.parametrize("low, high, kind, looks", [
     (0.0, 1.0, "binary", None), (0.0, 0.9, "bounded", None), (0.0, 7.0, "scale", "0-10"),
     (1.0, 80.0, "scale", "0-100"), (-1.0, 1.0, "scale", "signed"), (0.0, 4.5, "scale", "0-5"),

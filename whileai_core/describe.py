@@ -82,9 +82,10 @@ class FieldInfo(Result):
             vals = ", ".join(_cut(v, 24) for v in self.values[:3]) + more
         else:
             vals = ""
-        within = f"; {self.within_task} within tasks" if self.within_task else ""
+        within = f"{self.within_task} within tasks" if self.within_task else ""
         reads = f"  <- {self.reads.split(':')[0]}" if self.reads else ""
-        return f"{self.name}: {what}, {self.share:.0%} of rows; {vals}{within}{reads}"
+        shown = "; ".join(filter(None, [f"{what}, {self.share:.0%} of rows", vals, within]))
+        return f"{self.name}: {shown}{reads}"
 
 
 class RowsDescription(Result):

@@ -98,7 +98,8 @@ class RolloutsPerTask(Result):
 
     def render(self) -> str:
         text = (f"k = {self.k} (min rollouts per task; max {self.max}, median {self.median:g}, "
-                f"{self.n_tasks} tasks; {self.tasks_below_target} below {self.target})")
+                f"{self.n_tasks} task{'' if self.n_tasks == 1 else 's'}; "
+                f"{self.tasks_below_target} below {self.target})")
         if self.mean is not None:
             what = "mean reward" if self.mean.metric == "reward" else "mean pass rate"
             text += f"; {what} {fmt_rate(self.mean.value, self.mean.ci, self.mean.n_tasks)}"

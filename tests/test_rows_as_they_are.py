@@ -166,6 +166,20 @@ def test_one_task_is_one_task_and_an_array_field_shows_no_empty_values():
     line = next(l for l in text.splitlines() if l.strip().startswith("tags:"))
     assert line.strip() == "tags: array, 100% of rows; not comparable within tasks"
 
+
+@pytest.mark.parametrize("low, high, passes", [(-1.0, 1.0, 0.25), (-0.5, 0.5, 0.0),
+                                               (0.0, 1.2, 0.25)])
+def test_a_scale_warning_says_what_the_default_mark_does_on_these_rows(low, high, passes):
+    # one reward in four at `high`, the rest at `low`: at the default threshold 1 the pass rate
+    # is 1/4 when high >= 1 and 0 when high < 1; never "almost every reply"
+    rows = [{"task_id": f"t{i}", "reward": high if j == 0 else low}
+            for i in range(10) for j in range(4)]
+    answer = pass_at(rows)
+    assert answer.pass_at_1 == pytest.approx(passes)
+    warning = answer.reward.warning
+    assert "almost every" not in warning
+    assert ("nothing passes" in warning) == (passes == 0.0)
+
 @pytest.mark.parametrize("low, high, kind, looks", [
     (0.0, 1.0, "binary", None), (0.0, 0.9, "bounded", None), (0.0, 7.0, "scale", "0-10"),
     (1.0, 80.0, "scale", "0-100"), (-1.0, 1.0, "scale", "signed"), (0.0, 4.5, "scale", "0-5"),

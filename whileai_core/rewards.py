@@ -108,8 +108,13 @@ def _warning(kind: RewardKind, lo: float, hi: float, threshold: float, looks_lik
             top = span if looks_like and looks_like != "signed" else hi
             shown = float(f"{top:.6g}")  # as a person writes it: 100, 7.5, 1e+300
             mark = arg("threshold", int(shown) if shown.is_integer() and abs(shown) < 1e15 else shown)
-            return (f"{where}: at the default threshold {PASS_THRESHOLD:g} any reward >= 1 is a "
-                    "pass, so pass rates count almost every reply. Fix: give the pass mark on "
+            reads = (f"no reward reaches the default threshold {PASS_THRESHOLD:g}, so nothing "
+                     "passes" if hi < PASS_THRESHOLD else
+                     f"at the default threshold {PASS_THRESHOLD:g} every reward >= "
+                     f"{PASS_THRESHOLD:g} is a pass, a mark nobody chose on this scale"
+                     + (" (on 0-10 or 0-100 grades, nearly any nonzero grade)"
+                        if looks_like in ("0-10", "0-100") else ""))
+            return (f"{where}: {reads}. Fix: give the pass mark on "
                     f"this scale ({mark}, or your own cut), or rescale the rewards to "
                     "[0, 1] before reading them")
         return (f"{where}: passes are read at threshold {threshold:g} as given, and a mean "

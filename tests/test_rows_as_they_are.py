@@ -5,6 +5,7 @@ every expected number is counted by hand from the rows, never read off the code.
 
 from __future__ import annotations
 
+import json
 import random
 import subprocess
 import sys
@@ -94,6 +95,91 @@ def test_a_zero_to_hundred_scale_is_warned_about_in_route_pass_at_and_compare():
     assert "as given" in given.reward.warning
 
 
+
+def test_a_scale_warning_gives_the_pass_mark_as_the_reader_types_it(tmp_path, capsys):
+    # 0-100 rewards: the pass mark on that scale is 100; at the shell it is `--threshold 100`
+    # (pass-at --help), over MCP and in Python `threshold=100`
+    from whileai_core.cli import main
+    from whileai_core.voice import MCP, speaking
+    path = tmp_path / "scores.jsonl"
+    path.write_text("".join(f'{{"task_id": "t{i}", "reward": {40 + 3 * i + j}}}\n'
+                            for i in range(20) for j in range(4)))
+    assert main(["pass-at", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "--threshold 100" in out and "threshold=" not in out
+    with speaking(MCP):
+        assert "threshold=100" in pass_at(str(path)).reward.warning
+    # a mark no reward in [0, 1] reaches: the fix at the shell is a flag too
+    small = tmp_path / "small.jsonl"
+    small.write_text("".join(f'{{"task_id": "t{i}", "reward": {i % 2}}}\n' for i in range(12)))
+    assert main(["pass-at", str(small), "--threshold", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "--threshold 1.0" in out and "threshold=" not in out
+
+
+def test_notes_on_the_metric_and_families_name_the_flags_at_the_shell(tmp_path, capsys):
+    # an LCS-like reward in [0, 1] with a family field: compare reads the mean reward and says
+    # how to compare passes instead (--metric pass, compare --help); the route says the family
+    # field is not used and how to use it (--cluster family, route --help)
+    from whileai_core.cli import main
+    rows = [{"task_id": f"t{i}", "reward": round(0.1 + 0.01 * i + 0.1 * j, 3),
+             "family": f"f{i % 4}", "model": MODEL} for i in range(20) for j in range(4)]
+    before = tmp_path / "before.jsonl"
+    before.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    after = tmp_path / "after.jsonl"
+    after.write_text("".join(json.dumps({**r, "reward": r["reward"] + 0.05}) + "\n"
+                             for r in rows))
+    main(["compare", str(before), str(after)])
+    out = capsys.readouterr().out
+    assert "--metric pass" in out and "metric='pass'" not in out
+    main(["compare", str(before), str(after), "--metric", "pass"])
+    out = capsys.readouterr().out
+    assert "--metric reward" in out and "metric='reward'" not in out
+    main(["route", str(before), "--model", MODEL])
+    out = capsys.readouterr().out
+    assert "--cluster family" in out and "cluster='family'" not in out
+    assert main(["pass-at", str(before), "--cluster", " "]) == 2
+    err = capsys.readouterr().err
+    assert "--cluster family" in err and "cluster='family'" not in err
+
+
+@pytest.mark.parametrize("high, signal", [(0.51, False), (0.511, True), (0.52, True)])
+def test_a_spread_of_exactly_the_tolerance_is_not_signal(high, signal):
+    # "differ by more than 0.01": rewards 0.50 and 0.51 differ by exactly 0.01 (in floats
+    # 0.51 - 0.5 = 0.010000000000000009, which read as more); 0.511 and 0.52 differ by more
+    assert REWARD_SPREAD_TOLERANCE == 0.01
+    rows = [{"task_id": f"t{i}", "reward": r, "model": MODEL}
+            for i in range(8) for r in (0.5, high, 0.5, 0.5)]
+    assert band(rows).n_signal == (8 if signal else 0)
+    assert (route(rows, model=MODEL).route == "grpo") == signal
+
+
+def test_one_task_is_one_task_and_an_array_field_shows_no_empty_values():
+    # the one task with two rows: too few tasks, said in the singular
+    one = route([{"task_id": "a", "reward": 1.0}, {"task_id": "a", "reward": 0.0}], model=MODEL)
+    assert one.route == "too_few_tasks" and one.method == "none yet: 1 task"
+    assert "Only 1 task:" in one.next_step.say and "1 tasks" not in str(one)
+    # a field holding lists has no values or range to show: its line has no empty "; ;"
+    from whileai_core import describe_rows
+    text = str(describe_rows([{"task_id": "a", "reward": 1.0, "tags": [1, 2]},
+                              {"task_id": "a", "reward": 0.0, "tags": [3]}]))
+    line = next(l for l in text.splitlines() if l.strip().startswith("tags:"))
+    assert line.strip() == "tags: array, 100% of rows; not comparable within tasks"
+
+
+@pytest.mark.parametrize("low, high, passes", [(-1.0, 1.0, 0.25), (-0.5, 0.5, 0.0),
+                                               (0.0, 1.2, 0.25)])
+def test_a_scale_warning_says_what_the_default_mark_does_on_these_rows(low, high, passes):
+    # one reward in four at `high`, the rest at `low`: at the default threshold 1 the pass rate
+    # is 1/4 when high >= 1 and 0 when high < 1; never "almost every reply"
+    rows = [{"task_id": f"t{i}", "reward": high if j == 0 else low}
+            for i in range(10) for j in range(4)]
+    answer = pass_at(rows)
+    assert answer.pass_at_1 == pytest.approx(passes)
+    warning = answer.reward.warning
+    assert "almost every" not in warning
+    assert ("nothing passes" in warning) == (passes == 0.0)
+
 @pytest.mark.parametrize("low, high, kind, looks", [
     (0.0, 1.0, "binary", None), (0.0, 0.9, "bounded", None), (0.0, 7.0, "scale", "0-10"),
     (1.0, 80.0, "scale", "0-100"), (-1.0, 1.0, "scale", "signed"), (0.0, 4.5, "scale", "0-5"),
@@ -158,6 +244,35 @@ def test_a_teacher_scored_with_a_longer_budget_does_not_clear():
     assert decided.route != "opd" and decided.answers[3].decides is False
 
 
+
+def test_teacher_rows_without_token_counts_are_not_silently_within_the_cap():
+    # 60 tasks x 4: every teacher reply passes at max_tokens 2048; rollouts 0-1 of each task
+    # carry completion_tokens 900 (past the student's 512), rollouts 2-3 carry none. Held to the
+    # cap, 0-1 fail and 2-3 are unknown: counted as within the cap they give 0.5 per task, which
+    # is at most what the teacher scores there, and the answer must say that 120 rows are unknown
+    student, _ = budget_rows(with_budget=True)
+    teacher = [{"task_id": f"h{t}", "reward": 1.0, "max_tokens": 2048,
+                **({"completion_tokens": 900} if j < 2 else {})}
+               for t in range(60) for j in range(4)]
+    verdict = teacher_clears(teacher, student)
+    assert not verdict and verdict.budget.teacher_rows_with_tokens == 120
+    assert verdict.at_student_cap.teacher.value == pytest.approx(0.5)
+    assert "120 of the 120 teacher rows that carry completion_tokens" in verdict.budget.note
+    assert "120 of 240 carry none" in verdict.budget.note
+    assert "at most" in verdict.reason and "120 of 240 teacher rows carry no completion_tokens" \
+        in verdict.reason
+
+
+def test_a_teacher_whose_replies_all_fit_the_cap_is_told_so():
+    # every teacher reply (at max_tokens 2048) wrote 400 tokens: none ran past 512, so nothing
+    # was cut, and the reason must not say a cut reply is not what it would write
+    student, teacher = budget_rows(with_budget=True)
+    teacher = [{**r, "completion_tokens": 400} for r in teacher]
+    verdict = teacher_clears(teacher, student)
+    assert verdict.at_student_cap.replies_over_cap == 0 and verdict.at_student_cap.clears
+    assert "cut reply" not in verdict.reason
+    assert "no reply ran past the cap" in verdict.reason
+
 def test_the_same_rows_without_budget_fields_say_the_budget_was_not_checked():
     student, teacher = budget_rows(with_budget=False)
     verdict = teacher_clears(teacher, student)
@@ -208,6 +323,29 @@ def test_field_share_of_a_non_boolean_field_says_which_tool_reads_it():
     assert field_share(flags, "tool_call").value == 0.5
 
 
+
+@pytest.mark.parametrize("reader, names, never", [
+    # the CLI's command `pass-at --field`, `describe`, `by-category` (its --help); the MCP tool
+    # `rate` with `field`, `describe_rows`, `category_table` (the server's tool list)
+    ("cli", ["--field", "`whileai-skills describe`", "`whileai-skills by-category`"],
+     ["field_share", "describe_rows", "category_table"]),
+    ("mcp", ["`describe_rows`", "`category_table`"], ["field_share"]),
+])
+def test_a_field_error_names_what_the_reader_types(reader, names, never):
+    from whileai_core.voice import speaking
+    rows = [{"task_id": "a", "reward": 1.0, "turns": 3, "category": "refund"}]
+    said = []
+    with speaking(reader):
+        for field in ("no_such_field", "turns", "category"):
+            with pytest.raises(ArgumentError) as err:
+                field_share(rows, field)
+            said.append(str(err.value))
+    text = "\n".join(said)
+    for name in names:
+        assert name in text
+    for name in never:
+        assert name not in text
+
 def mixed(model=MODEL, n=8):
     return [{"task_id": f"t{i}", "reward": float(j < 1 + i % 3), "model": model}
             for i in range(n) for j in range(4)]
@@ -216,6 +354,7 @@ def mixed(model=MODEL, n=8):
 @pytest.mark.parametrize("given, why", [
     ("Qwen/Qwen3-8b", "letter case"), ("Qwen/Qwen3-8B ", "spaces"),
     ("Qwen/Qwen3-8B@main", "revision suffix"), ("Qwen/Qwem3-8B", "one character"),
+    ("Qwen3-8B", "organisation"),  # the hub id without its owner: routed other_model before
 ])
 def test_a_model_id_that_nearly_matches_the_rows_is_an_error(given, why):
     with pytest.raises(ArgumentError, match=why) as err:
@@ -225,6 +364,7 @@ def test_a_model_id_that_nearly_matches_the_rows_is_an_error(given, why):
 
 @pytest.mark.parametrize("given, status", [
     ("Qwen/Qwen3-4B", "other_model"),     # a digit changes the model, not a typo
+    ("my-org/Qwen3-8B", "other_model"),   # another owner's copy may be a fine-tune: not a typo
     ("Qwen/Qwen3-8B", "on_policy"),
 ])
 def test_real_model_ids_are_not_near_misses(given, status):

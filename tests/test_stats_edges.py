@@ -202,6 +202,28 @@ def test_a_change_every_task_shares_reads_the_unpaired_interval_and_says_so():
     assert same.p_value == 1.0 and same.verdict in ("flat", "no_detectable_change")
 
 
+
+def test_a_shared_change_with_float_rounding_is_still_a_shared_change():
+    # graded rewards written to 3 decimals, every reply 0.05 better after: each task's difference
+    # is 0.05 up to the last bits of a float (0.123 + 0.05 - 0.123 != 0.05), which is no spread.
+    # The paired t interval on that rounding was [+0.050, +0.050] (zero width) with p = 1e-4;
+    # it must read as the exact shared change does: the unpaired (MOVER) interval, said so
+    before = [{"task_id": f"t{i}", "reward": round(0.1 + 0.013 * i + 0.1 * j, 3)}
+              for i in range(20) for j in range(4)]
+    after = [{**r, "reward": r["reward"] + 0.05} for r in before]
+    d = np.array([np.mean([r["reward"] for r in after[4 * i:4 * i + 4]])
+                  - np.mean([r["reward"] for r in before[4 * i:4 * i + 4]]) for i in range(20)])
+    assert np.ptp(d) > 0  # the rounding is there: the rows are not an exact shared change
+    c = compare(before, after, metric="reward")
+    assert c.ci_method == "mover_unpaired" and "same amount" in c.note
+    # MOVER on the two arms' own intervals (Zou & Donner 2008), by hand
+    b, a = mean_reward(before).ci, mean_reward(after).ci
+    mb, ma = mean_reward(before).value, mean_reward(after).value
+    lo = (ma - mb) - math.sqrt((ma - a[0]) ** 2 + (b[1] - mb) ** 2)
+    hi = (ma - mb) + math.sqrt((a[1] - ma) ** 2 + (mb - b[0]) ** 2)
+    assert c.ci == pytest.approx((lo, hi), abs=1e-9)
+    assert c.ci[1] - c.ci[0] > 0.05
+
 def test_bootstrap_free_p_values_are_never_zero():
     # 40 tasks, every one better after: no random sign pattern of 10,000 reaches the observed
     # sum, so p = (0 + 1)/(10,000 + 1) (Phipson & Smyth 2010), never 0.0 as the bootstrap gave

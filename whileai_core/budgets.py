@@ -165,6 +165,9 @@ def compare_budgets(teacher, student) -> BudgetCheck:
         return BudgetCheck(status="teacher_longer", **base, note=(
             f"{said}, the student is capped at {s_cap}{vary}; "
             + (f"{over} of {n_t} teacher rows wrote more than {s_cap} tokens"
+               if with_tokens == n_t else
+               f"{over} of the {with_tokens} teacher rows that carry completion_tokens wrote "
+               f"more than {s_cap} tokens ({n_t - with_tokens} of {n_t} carry none)"
                if with_tokens else "the teacher rows carry no completion_tokens, so which "
                "replies ran past the cap is unknown")))
     if t_cap is None and with_tokens < n_t:

@@ -213,6 +213,13 @@ _source("PROVE_EFFECT",
         "convention (engineering, not a published threshold): 5 points of pass@1 is the smallest "
         "change worth a training run; the effect Miller 2024's planning table is sized for")
 
+PAIRED_SPREAD_RTOL = 1e-9
+_source("PAIRED_SPREAD_RTOL",
+        "convention (float arithmetic): per-task differences whose spread is at most this share "
+        "of their largest magnitude changed by the same amount; a difference of two means of "
+        "rewards written to a few decimals differs between tasks only in its last bits (~1e-16 "
+        "relative), which a paired t interval read as a spread of zero width")
+
 SIGN_FLIP_EXACT_PATTERNS = 2 ** 16
 _source("SIGN_FLIP_EXACT_PATTERNS",
         "convention: the sign-flip distribution is enumerated exactly up to 65,536 sign patterns "

@@ -27,6 +27,7 @@ from .errors import ArgumentError
 from .result import Result
 from .rewards import RewardScale
 from .rows import TASK_ALIASES, TASK_FIELD, Rows, load_rows
+from . import voice
 
 _NAME_MAX = 80      # characters of a field name shown
 NoneType = type(None)
@@ -81,9 +82,10 @@ class FieldInfo(Result):
             vals = ", ".join(_cut(v, 24) for v in self.values[:3]) + more
         else:
             vals = ""
-        within = f"; {self.within_task} within tasks" if self.within_task else ""
+        within = f"{self.within_task} within tasks" if self.within_task else ""
         reads = f"  <- {self.reads.split(':')[0]}" if self.reads else ""
-        return f"{self.name}: {what}, {self.share:.0%} of rows; {vals}{within}{reads}"
+        shown = "; ".join(filter(None, [f"{what}, {self.share:.0%} of rows", vals, within]))
+        return f"{self.name}: {shown}{reads}"
 
 
 class RowsDescription(Result):
@@ -232,10 +234,11 @@ def listing(names: list[str], limit: int = 30) -> str:
 
 
 def require_field(data: Rows, field: str, *, reader: str) -> None:
-    """An error naming the fields that exist when no row carries ``field`` (``reader``: the call
-    that needs it, for the message)."""
+    """An error naming the fields that exist when no row carries ``field`` (``reader``: the
+    argument that names it, as the current reader types it, for the message)."""
     if field in TASK_ALIASES or data.has_field(field):
         return
     raise ArgumentError(f"no row carries `{field}`; the rows' fields are "
                         f"{listing(field_names(data))}. Fix: give {reader} one of those "
-                        "(describe_rows lists every field with its type and values)")
+                        f"({voice.name('describe_rows')} lists every field with its type and "
+                        "values)")

@@ -98,7 +98,8 @@ class RolloutsPerTask(Result):
 
     def render(self) -> str:
         text = (f"k = {self.k} (min rollouts per task; max {self.max}, median {self.median:g}, "
-                f"{self.n_tasks} tasks; {self.tasks_below_target} below {self.target})")
+                f"{self.n_tasks} task{'' if self.n_tasks == 1 else 's'}; "
+                f"{self.tasks_below_target} below {self.target})")
         if self.mean is not None:
             what = "mean reward" if self.mean.metric == "reward" else "mean pass rate"
             text += f"; {what} {fmt_rate(self.mean.value, self.mean.ci, self.mean.n_tasks)}"
@@ -164,11 +165,12 @@ class Band(Result):
 
 
 def _signal(data: Rows) -> tuple[np.ndarray, np.ndarray, float]:
-    """(signal per task, spread per task, tolerance): rewards differ by more than tolerance."""
+    """(signal per task, spread per task, tolerance): rewards differ by more than tolerance.
+    "More" past float rounding: 0.51 - 0.5 is 0.010000000000000009, a spread of exactly 0.01."""
     tol = data.reward_scale.tolerance
     spread = task_spread(data.reward, data.task_index, data.n_tasks)
     grouped = data.rollouts >= 2
-    return (spread > tol) & grouped, spread, tol
+    return (spread > tol * (1.0 + 1e-9)) & grouped, spread, tol
 
 
 def band(rows: Any, *, level: float = CONFIDENCE_LEVEL,
@@ -298,8 +300,10 @@ def _one_edit(a: str, b: str) -> str | None:
 
 def near_miss(model: str, seen: list[str]) -> tuple[str, str] | None:
     """(the rows' model, how it differs) when ``model`` is no row's model but nearly one's:
-    spaces, letter case, a revision suffix the rows lack, or one edit that changes a letter (a
-    digit changes the model: Qwen3-4B is not a typo of Qwen3-8B)."""
+    spaces, letter case, a revision suffix the rows lack, the hub owner on one side only
+    (``Qwen3-8B`` for ``Qwen/Qwen3-8B``; another owner's copy may be a fine-tune, so it is not a
+    near miss), or one edit that changes a letter (a digit changes the model: Qwen3-4B is not a
+    typo of Qwen3-8B)."""
     if model in seen:
         return None
     for m in seen:
@@ -311,6 +315,8 @@ def near_miss(model: str, seen: list[str]) -> tuple[str, str] | None:
             return m, "letter case and spaces"
         if "@" in model and "@" not in m and base_model(model) == m:
             return m, "a revision suffix the rows do not carry"
+        if ("/" in m) != ("/" in model) and m.rsplit("/", 1)[-1] == model.rsplit("/", 1)[-1]:
+            return m, "an organisation prefix one of them lacks"
     for m in seen:
         changed = _one_edit(model, m)
         if changed and not any(ch.isdigit() for ch in changed) \

@@ -28,6 +28,7 @@ from pydantic import Field
 
 from .defaults import PASS_THRESHOLD, REWARD_SPREAD_TOLERANCE
 from .result import Result
+from .voice import arg
 
 RewardKind = Literal["binary", "bounded", "scale"]
 
@@ -104,19 +105,26 @@ def _warning(kind: RewardKind, lo: float, hi: float, threshold: float, looks_lik
         named = f" (looks like a {looks_like} scale)" if looks_like and looks_like != "signed" else ""
         where = f"rewards run from {lo:.4g} to {hi:.4g}{named}, not 0 to 1"
         if threshold == PASS_THRESHOLD:
-            top = f"{span:g}" if looks_like and looks_like != "signed" else f"{hi:g}"
-            return (f"{where}: at the default threshold {PASS_THRESHOLD:g} any reward >= 1 is a "
-                    "pass, so pass rates count almost every reply. Fix: give the pass mark on "
-                    f"this scale (threshold={top}, or your own cut), or rescale the rewards to "
+            top = span if looks_like and looks_like != "signed" else hi
+            shown = float(f"{top:.6g}")  # as a person writes it: 100, 7.5, 1e+300
+            mark = arg("threshold", int(shown) if shown.is_integer() and abs(shown) < 1e15 else shown)
+            reads = (f"no reward reaches the default threshold {PASS_THRESHOLD:g}, so nothing "
+                     "passes" if hi < PASS_THRESHOLD else
+                     f"at the default threshold {PASS_THRESHOLD:g} every reward >= "
+                     f"{PASS_THRESHOLD:g} is a pass, a mark nobody chose on this scale"
+                     + (" (on 0-10 or 0-100 grades, nearly any nonzero grade)"
+                        if looks_like in ("0-10", "0-100") else ""))
+            return (f"{where}: {reads}. Fix: give the pass mark on "
+                    f"this scale ({mark}, or your own cut), or rescale the rewards to "
                     "[0, 1] before reading them")
         return (f"{where}: passes are read at threshold {threshold:g} as given, and a mean "
                 "reward is on this scale (rescale to [0, 1] to read it as a rate)")
     if threshold > 1.0:
         return (f"threshold {threshold:g} is above every reward in [0, 1]: nothing can pass. "
-                "Fix: a pass mark in (0, 1], e.g. threshold=1.0")
+                f"Fix: a pass mark in (0, 1], e.g. {arg('threshold', 1.0)}")
     if threshold <= 0.0:
         return (f"threshold {threshold:g} is at or below every reward: every rollout passes. "
-                "Fix: a pass mark in (0, 1], e.g. threshold=1.0")
+                f"Fix: a pass mark in (0, 1], e.g. {arg('threshold', 1.0)}")
     return None
 
 

@@ -34,7 +34,7 @@ from .rewards import RewardScale
 from .rows import Rows, load_rows
 from .stats.clustered import check_cluster, families_of
 from .teacher import TeacherVerdict, teacher_clears  # noqa: F401  (question 4; re-exported)
-from .voice import OPS, call, choose
+from .voice import OPS, arg, call, choose
 from .voice import name as op_name
 
 RouteCode = Literal["fix_reward", "single_rollout", "too_few_tasks", "floor", "saturated", "opd",
@@ -180,7 +180,8 @@ def field_notes(data: Rows, *, teacher: bool, cluster: str | None) -> list[str]:
         notes.append(f"{cluster}: every interval here resamples families, then tasks")
     elif _has(data, "family"):
         notes.append("family: carried but not used; intervals resample tasks only: pass "
-                     "cluster='family' when tasks of one family pass and fail together")
+                     f"{arg('cluster', 'family')} when tasks of one family pass and fail "
+                     "together")
     return notes[:LIST_SHOWN_MAX]
 
 
@@ -234,10 +235,11 @@ def route(rows: Any, *, model: str, teacher_rows: Any = None, taskset: str | Non
                     "prime-rl rae", 2, _single_rollout_step(ts, model))
     # too few tasks for any verdict below
     if data.n_tasks < ROUTE_MIN_TASKS:
-        return done("too_few_tasks", f"none yet: {data.n_tasks} tasks", "too few tasks", NextStep(
-            say=f"Only {data.n_tasks} tasks: below {ROUTE_MIN_TASKS} no verdict the route gives "
+        tasks = f"{data.n_tasks} task" + ("" if data.n_tasks == 1 else "s")
+        return done("too_few_tasks", f"none yet: {tasks}", "too few tasks", NextStep(
+            say=f"Only {tasks}: below {ROUTE_MIN_TASKS} no verdict the route gives "
                 "(a band, a teacher's gap) can be told from chance (the smallest two-sided exact "
-                f"p on {data.n_tasks} tasks is 2/2^{data.n_tasks} = {2 / 2 ** data.n_tasks:.3f}). "
+                f"p on {tasks} is 2/2^{data.n_tasks} = {2 / 2 ** data.n_tasks:.3f}). "
                 f"Score {ROUTE_MIN_TASKS} or more tasks (a few hundred to size a training run: "
                 f"{op_name('holdout_size')}) and route again."))
     # 3. signal: the reward's spread within each task

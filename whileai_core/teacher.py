@@ -236,12 +236,20 @@ def teacher_clears(teacher_rows: Any, student_rows: Any, *, effect: float = PROV
             at_cap = AtStudentCap(cap=budget.student_cap, replies_over_cap=over,
                                   teacher=cg["teacher"], gap=cg["gap"], gap_ci=cg["gap_ci"],
                                   clears=c_clears)
+            unknown = budget.n_teacher_rows - budget.teacher_rows_with_tokens
             reason = (f"the teacher was given more room than the student ({budget.note}); held "
-                      f"to the student's cap it scores {fmt_rate(cg['teacher'].value, cg['teacher'].ci, cg['teacher'].n_tasks)}"
+                      f"to the student's cap it scores "
+                      + ("at most " if unknown else "")
+                      + f"{fmt_rate(cg['teacher'].value, cg['teacher'].ci, cg['teacher'].n_tasks)}"
                       f" and the gap is {cg['gap']:+.3f}"
                       + (f" [{cg['gap_ci'][0]:+.3f}, {cg['gap_ci'][1]:+.3f}]" if cg["gap_ci"] else "")
-                      + (" (it would clear at that cap, but a cut reply is not the reply it "
-                         "would write under the cap)" if c_clears else "")
+                      + (f" ({unknown} of {budget.n_teacher_rows} teacher rows carry no "
+                         "completion_tokens and count as within the cap)" if unknown else "")
+                      + ("" if not c_clears else
+                         " (no reply ran past the cap, so it would clear there; the verdict "
+                         "waits for rows scored at the student's cap)" if over == 0 and not unknown
+                         else " (it would clear at that cap, but a cut reply is not the reply "
+                         "it would write under the cap)")
                       + f". Fix: {fix}")
         else:
             reason = (f"the teacher was given more room than the student ({budget.note}), and "

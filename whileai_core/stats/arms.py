@@ -19,6 +19,7 @@ import numpy as np
 from ..defaults import MIN_SEEDS_FOR_SEED_VARIANCE
 from ..rows import Rows, load_rows
 from ..safepath import is_path
+from ..voice import arg
 from .intervals import t_value
 from .rates import task_values, trials_cap
 
@@ -66,12 +67,13 @@ def resolve_metric(metric: str, runs: list[Rows], threshold: float | None
     if metric == "auto":
         metric = "reward" if continuous is not None and threshold is None else "pass"
         if continuous is not None and metric == "reward":
-            notes.append(f"compared on the mean reward ({continuous.summary()}); metric='pass' "
-                         f"compares pass rates at threshold {runs[0].threshold:g}")
+            notes.append(f"compared on the mean reward ({continuous.summary()}); "
+                         f"{arg('metric', 'pass')} compares pass rates at threshold "
+                         f"{runs[0].threshold:g}")
     elif metric == "pass" and continuous is not None and continuous.kind == "bounded":
         notes.append(f"the reward is continuous ({continuous.summary()}): this compares pass "
-                     f"rates at threshold {runs[0].threshold:g}; metric='reward' compares the "
-                     "mean reward")
+                     f"rates at threshold {runs[0].threshold:g}; {arg('metric', 'reward')} "
+                     "compares the mean reward")
     return metric, warning, notes
 
 

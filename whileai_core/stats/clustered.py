@@ -73,6 +73,7 @@ import numpy as np
 
 from ..defaults import CLUSTER_MIN_FAMILIES, CLUSTER_RESAMPLES, MIN_TASKS_FOR_INTERVAL
 from ..errors import ArgumentError, RowsError
+from ..voice import arg
 from .intervals import (Interval, PassK, TaskInterval, effective_n, hall_interval, moments,
                         pass_k_bounds, t_value, task_interval, task_intervals)
 
@@ -117,8 +118,8 @@ def check_cluster(cluster: object) -> str | None:
         return None
     if not isinstance(cluster, str) or not cluster.strip():
         raise ArgumentError(f"`cluster` must be the name of a row field, got {cluster!r}. Fix: "
-                            "e.g. cluster='family' (the repo, document or template a task "
-                            "comes from), or leave it out")
+                            f"e.g. {arg('cluster', 'family')} (the repo, document or template "
+                            "a task comes from), or leave it out")
     return cluster
 
 

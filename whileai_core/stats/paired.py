@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..defaults import SIGN_FLIP_EXACT_PATTERNS
+from ..defaults import PAIRED_SPREAD_RTOL, SIGN_FLIP_EXACT_PATTERNS
 from .intervals import Interval
 from .intervals import t_value
 
@@ -74,14 +74,18 @@ def needs_sign_flip(d: np.ndarray) -> bool:
 
 
 def degenerate_note(d: np.ndarray) -> str | None:
-    """The note for a paired difference with no spread (None when it has one)."""
-    if d.size == 0 or not bool(np.all(d == d[0])):
+    """The note for a paired difference with no spread (None when it has one). A spread within
+    ``PAIRED_SPREAD_RTOL`` of the largest difference is float rounding, not a spread."""
+    if d.size == 0 or not bool(np.all(np.isfinite(d))):
         return None
-    if float(d[0]) == 0.0:
+    top = float(np.max(np.abs(d)))
+    if float(np.max(d) - np.min(d)) > PAIRED_SPREAD_RTOL * top:
+        return None
+    if top == 0.0:
         return ("no paired task changed: the paired spread is 0, so there is no paired test, "
                 "interval or p-value")
-    return (f"every paired task changed by the same amount ({float(d[0]):+.4g}): the paired "
-            "spread is 0, so there is no paired test, interval or p-value")
+    return (f"every paired task changed by the same amount ({float(np.mean(d)):+.4g}): the "
+            "paired spread is 0, so there is no paired test, interval or p-value")
 
 
 def paired_interval(d: np.ndarray, *, level: float, seed: int | None, n_resamples: int,

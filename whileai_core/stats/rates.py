@@ -19,6 +19,7 @@ from ..bootstrap import check_level, check_resamples, check_seed
 from ..defaults import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL
 from ..errors import ArgumentError
 from ..result import Result, fmt_rate
+from .. import voice
 from ..voice import arg
 from ..rows import Rows, load_rows
 from ..tables import TaskPage, TaskSummary, TaskTable
@@ -154,18 +155,21 @@ def field_shares(data: Rows, field: str) -> np.ndarray:
     else:
         from ..describe import require_field  # lazy: describe loads only when field_shares() runs
 
-        require_field(data, field, reader="field_share")
+        require_field(data, field, reader=arg("field"))
         kinds = data.kinds(field) - {bool, type(None)}
         values = data.column(field)
         if kinds:
             bad = next(v for v in values if type(v) in kinds)
             kind = {int: "whole numbers", float: "numbers", str: "strings"}.get(
                 type(bad), f"{type(bad).__name__} values")
-            reads = ("category_table reads a field of a few values as behaviours, and "
-                     "describe_rows shows any field's values or range" if isinstance(bad, str)
-                     else "describe_rows shows its range; a share needs a yes/no flag")
+            describe = voice.name("describe_rows")
+            reads = (f"{voice.name('category_table')} reads a field of a few values as "
+                     f"behaviours, and {describe} shows any field's values or range"
+                     if isinstance(bad, str)
+                     else f"{describe} shows its range; a share needs a yes/no flag")
             raise ArgumentError(f"`{field}` holds {kind} (e.g. {_short(bad)}), not true/false: "
-                                f"field_share counts rows whose flag is true. Fix: {reads}")
+                                f"a share of {arg('field')} counts rows whose flag is true. "
+                                f"Fix: {reads}")
         flags = np.fromiter((v is True for v in values), dtype=bool, count=data.n_rows)
     return np.bincount(data.task_index, weights=flags, minlength=data.n_tasks) / data.rollouts
 

@@ -228,9 +228,10 @@ def test_no_spread_between_families_keeps_a_width_from_the_families_means():
     rows = [{"task_id": f"f{f}t{t}", "family": f"F{f}", "reward": 0.0, "model": "m"}
             for f in range(12) for t in range(5) for _ in range(4)]
     got = pass_at(rows, cluster="family")
-    # effective n at its cap (240 rollouts) scaled by (z/t_11)^2, Agresti-Coull at 0 passes
+    # no pass anywhere: nothing says how alike a family's rollouts are, so the effective n is
+    # the 12 families, scaled by (z/t_11)^2, Agresti-Coull at 0 passes (by hand)
     z, t = sps.norm.ppf(0.975), sps.t.ppf(0.975, 11)
-    n_adj = 240 * (z / t) ** 2
+    n_adj = 12 * (z / t) ** 2
     p_t = (z * z / 2) / (n_adj + z * z)
     upper = p_t + z * math.sqrt(p_t * (1 - p_t) / (n_adj + z * z))
     assert got.ci == pytest.approx((0.0, upper), abs=1e-9) and upper > 0

@@ -90,12 +90,19 @@ def test_every_interval_is_in_range_holds_its_estimate_and_has_a_width(counts, k
 # --- rising with the passes --------------------------------------------------------------------
 
 def test_intervals_rise_with_the_passes_from_none():
-    # 30 tasks x 4 rollouts, passes added one at a time, each to the next task: the audit found
-    # 0 passes [0, 0.135] (the binomial interval over the 30 tasks) and 1 pass [0, 0.025].
-    # 0 passes: no spread, so the 120 rollouts are the floor, t-scaled (z/t_29)^2 (by hand).
+    # 30 tasks x 4 rollouts, passes added one at a time, each to the next task: an audit found
+    # 0 passes [0, 0.135] and 1 pass [0, 0.025]. 0 passes: every outcome the same, so nothing
+    # says how alike a task's rollouts are: the 30 tasks are the n, t-scaled (z/t_29)^2, and
+    # Agresti-Coull at 0 of that (by hand: where 2% of tasks always pass and the rest never,
+    # 60 tasks see none a quarter of the time, and the 240 rollouts' n covered 71%). That bound
+    # is then a floor under every upper bound, so a first pass never narrows it.
     zero = pass_at(rows_from([(4, 0)] * 30))
-    n_adj = 120 * (Z / sps.t.ppf(0.975, 29)) ** 2
-    assert zero.ci == pytest.approx(agresti_coull(0, n_adj), abs=1e-12)
+    n_adj = 30 * (Z / sps.t.ppf(0.975, 29)) ** 2
+    nt = n_adj + Z * Z
+    upper = (Z * Z / 2) / nt + Z * math.sqrt((Z * Z / 2) / nt * (1 - (Z * Z / 2) / nt) / nt)
+    assert zero.ci == pytest.approx((0.0, upper), abs=1e-12)
+    one = pass_at(rows_from([(4, 1)] + [(4, 0)] * 29))
+    assert one.ci[1] == pytest.approx(upper, abs=1e-12)  # the floor holds it
     prev = None
     for passes in range(0, 46):
         counts = [(4, passes // 30 + (1 if i < passes % 30 else 0)) for i in range(30)]
@@ -310,3 +317,18 @@ def test_a_tied_noise_floor_names_the_sd_its_band_rests_on():
         st.t.ppf(0.975, 1) * math.sqrt(2) * floor.predicted_run_std)
     line = floor.render().splitlines()[1]
     assert "x sqrt(2) x the predicted run_std" in line and "as the runs tied" in line
+
+
+def test_a_needle_of_tasks_that_always_pass_is_covered_when_none_is_drawn():
+    """2% of tasks always pass, the rest never: 60 tasks draw none of them 0.98^60 = 30% of the
+    time, and with every outcome 0 the old floor (the 240 rollouts as the n) read [0, 0.020],
+    which misses 0.02 (coverage 71% over 300 draws). Simulated from the definition."""
+    rng = np.random.default_rng(0)
+    q, reps, covered = 0.02, 300, 0
+    for r in range(reps):
+        always = rng.random(60) < q
+        rows = [{"task_id": f"t{t}", "reward": float(always[t])}
+                for t in range(60) for _ in range(4)]
+        lo, hi = pass_at(rows, seed=r).ci
+        covered += lo <= q <= hi
+    assert covered / reps >= 0.93

@@ -228,7 +228,8 @@ def cluster_interval(values: np.ndarray, families: Families, *, level: float, se
     g_eff = effective_families(families)
     n_eff = max(2.0, min(c, g_eff))       # t with min(C, effective C) - 1 df, at least 1
     method = METHOD
-    if cap is not None and se_u > 0:    # a share: values in [0, 1], so scale <= 1 changes nothing
+    if cap is not None:  # a share: values in [0, 1], so scale <= 1 changes nothing; no spread
+        # at all reads n_eff families (effective_n), never a zero-width interval
         lo_u, hi_u = effective_n(m_u * scale, se_u * scale, n_eff, cap, level)
         lo_u, hi_u, method = float(lo_u) / scale, float(hi_u) / scale, METHOD_SHARE
     elif skew and se_u > 0:

@@ -155,20 +155,35 @@ def effective_n(mean, se, n_tasks, cap, level: float):
 
     n_eff = m(1-m)/SE^2, at most ``cap``, the 0/1 outcomes behind the mean (their binomial
     variance is a floor: the design effect of equal-sized clusters is at least 1), then scaled by
-    (z / t_{C-1})^2 so the small-sample t quantile carries over (also at the cap: with no spread
-    at all, 30 tasks that never pass, say, the spread between tasks is unknown, not known to be
-    0). ``cap`` None: no floor (n_eff from the spread alone). Arrays in, arrays out.
+    (z / t_{C-1})^2 so the small-sample t quantile carries over. With no spread at all (60 tasks
+    that never pass, say: every outcome the same) the spread between tasks is unknown, not known
+    to be 0, and so is how alike a task's rollouts are: n_eff is the C tasks, as if each task's
+    rollouts were one outcome (a rate inside (0, 1) with no spread between tasks keeps the cap:
+    its rows vary within tasks). So that a first pass never narrows what no pass allowed, the
+    upper bound is at least that of 0 of C tasks, and the lower at most 1 minus it. Capped at the rows instead, 0 of 240 rows over 60 tasks read [0, 0.020], and where
+    2% of tasks always pass and the rest never do, 60 tasks see none of them a quarter of the
+    time: that interval covered 71% (docs/statistics-study.md). ``cap`` None: no floor (n_eff
+    from the spread alone). Arrays in, arrays out.
     """
     m = np.asarray(mean, dtype=np.float64)
     se2 = np.asarray(se, dtype=np.float64) ** 2
-    raw = np.divide(m * (1.0 - m), se2, out=np.full(m.shape, np.inf), where=se2 > 0)
+    tasks = np.broadcast_to(np.asarray(n_tasks, dtype=np.float64), m.shape)
+    # no spread and no pass or no fail at all: nothing says how alike a task's rollouts are;
+    # a rate strictly inside (0, 1) with no spread between tasks has its rows' variance (the cap)
+    raw = np.divide(m * (1.0 - m), se2, out=np.where(m * (1.0 - m) > 0, np.inf, tasks),
+                    where=se2 > 0)
     if cap is not None:
         raw = np.minimum(raw, np.asarray(cap, dtype=np.float64))
     raw = np.minimum(raw, 1e15)   # no spread and no cap: a finite stand-in for infinity
     z = z_value(0.5 + level / 2.0)
     scale = (z / t_value(0.5 + level / 2.0, np.asarray(n_tasks, dtype=np.float64) - 1.0)) ** 2
     n_adj = raw * scale
-    return agresti_coull(m * n_adj, n_adj, level)
+    lo, hi = agresti_coull(m * n_adj, n_adj, level)
+    # monotone in the passes: a first pass never narrows what no pass at all allowed (the bound
+    # for 0 of C tasks is a floor under the upper bound, and 1 minus it a ceiling over the lower)
+    floor_n = tasks * scale
+    _, none_hi = agresti_coull(np.zeros_like(floor_n), floor_n, level)
+    return np.minimum(lo, 1.0 - none_hi), np.maximum(hi, none_hi)
 
 
 def moments(values):

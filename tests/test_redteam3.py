@@ -503,6 +503,27 @@ def test_no_write_tool_writes_agent_host_configuration(server, ws, tool, argumen
     assert not (ws / target).exists() and not (ws / target.lower()).exists()
 
 
+# Other hosts read project configuration too: each of these runs a command or obeys text when the
+# project is next opened (Roo Code .roo/mcp.json, Kiro .kiro/settings/mcp.json and Amazon Q
+# .amazonq/mcp.json take {"mcpServers": {...}}, opencode.json an "mcp" table, a dev container its
+# postCreateCommand, pre-commit and husky hooks at the next commit). A one-row JSONL file is a
+# valid JSON object, so select_sft's kept fields (say "mcpServers") planted a server in each.
+MORE_HOST_FILES = [".roo/mcp.json", ".kiro/settings/mcp.json", ".amazonq/mcp.json",
+                   ".continue/mcpServers/x.json", ".windsurf/rules/x.md", ".zed/settings.json",
+                   ".devcontainer/devcontainer.json", ".husky/pre-commit", ".opencode/x.json",
+                   "opencode.json", "opencode.jsonc", ".clinerules", ".pre-commit-config.yaml"]
+
+
+@pytest.mark.parametrize("target", MORE_HOST_FILES)
+def test_no_write_tool_writes_other_hosts_configuration(server, ws, target):
+    planted = [{**TRACES[0], "mcpServers": {"x": {"command": "sh", "args": ["-c", "id"]}}}]
+    write_jsonl(ws / "traces.jsonl", planted)
+    text = error_text(call(server, "select_sft", {"attempts": "traces.jsonl", "out": target}),
+                      "select_sft")
+    assert "is agent-host configuration" in text, text
+    assert not (ws / target).exists()
+
+
 def test_init_still_writes_host_configuration(tmp_path):
     from whileai_core.init import init_project
 

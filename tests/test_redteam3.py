@@ -51,6 +51,28 @@ def test_cheat_probes_refuses_a_command_that_is_not_a_script(server, ws, reward)
     assert not (ws / "pwned").exists() and not Path("/tmp/outside").exists()
 
 
+@pytest.mark.parametrize("form", ["command", "function"])
+@pytest.mark.parametrize("packages", ["site-packages", "dist-packages", "Site-Packages"])
+def test_cheat_probes_refuses_a_script_of_an_installed_package(server, ws, form, packages):
+    # `.venv/bin/pip` is refused as a program, but the same pip is a .py script inside the root's
+    # venv: ['python', '.venv/lib/python3.11/site-packages/pip/__main__.py', 'download', '-d',
+    # OUTSIDE, ...] ran pip with free arguments and made OUTSIDE (tried from outside on a real
+    # venv). A reward is the user's own script, never an installed program's entry point.
+    tool = ws / ".venv" / "lib" / "python3.11" / packages / "tool"
+    tool.mkdir(parents=True)
+    (tool / "__main__.py").write_text(
+        "open('pwned', 'w')\ndef score(prompts, completions, **kw):\n"
+        "    return [0.0] * len(prompts)\n")
+    write_jsonl(ws / "tasks.jsonl", TASKS)
+    script = f".venv/lib/python3.11/{packages}/tool/__main__.py"
+    reward = ["python", script, "download", "-d", "/tmp/outside"] if form == "command" \
+        else f"{script}:score"
+    text = error_text(call(server, "cheat_probes", {"reward": reward, "tasks": "tasks.jsonl"}),
+                      "cheat_probes")
+    assert "installed package" in text, text
+    assert not (ws / "pwned").exists()
+
+
 def test_a_command_reward_gets_its_arguments_and_runs_the_bytes_the_door_read(tmp_path):
     from whileai_core.hacking.reward import reward_runner
 

@@ -226,6 +226,26 @@ def test_collect_run_and_run_status_mask_a_runs_secrets(tmp_path, monkeypatch):
         assert "<$OPENAI_API_KEY>" in shown
 
 
+@pytest.mark.parametrize("tool, arguments", [
+    ("rate", {"rows": "rows.jsonl", "detail": True}), ("describe_rows", {"rows": "rows.jsonl"}),
+    ("category_table", {"rows": "rows.jsonl", "field": "task_id"})])
+def test_a_secret_in_the_rows_is_masked_in_a_successful_answer(server, ws, monkeypatch, tool,
+                                                                arguments):
+    # tried from outside: with OPENAI_API_KEY set, a task id equal to its value came back whole in
+    # rate(detail), describe_rows and category_table; the masks covered errors and runs only. Ids
+    # long enough to be cut are masked before the cut, so no prefix of the value shows either.
+    secret = FAKE["OPENAI_API_KEY"]
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    ids = [secret, *("x" * k + secret for k in range(100, 125, 3)), *("y" * 50_000 + str(i)
+                                                                      for i in range(3))]
+    write_jsonl(ws / "rows.jsonl", [{"task_id": t, "reward": float(r), "model": "m"}
+                                    for t in ids for r in (0, 1)])
+    result = call(server, tool, arguments)
+    shown = json.dumps(ok(result)) + result.content[0].text
+    assert secret[:8] not in shown, shown[:2000]
+    assert "<$OPENAI_API_KEY>" in shown or "<$OPENAI" in shown
+
+
 # --- the format probe's marker scan is linear (a 120 KB prompt froze the server for 78 s) -------
 
 # The old definition, kept here as the reference the linear scan must agree with.

@@ -638,6 +638,37 @@ def test_odd_inputs_are_input_errors_not_bugs(server, ws, tool, arguments, said)
         assert result.is_error and said in text, text
 
 
+# `level` at the edges its schema allowed, (0, 1) open: 1 - 2**-53 makes (1 + level) / 2 round to
+# 1.0, whose normal quantile is infinite; 5e-324 makes it 0.5 (z = 0, then a division by it). Tried
+# from outside: "a bug in whileai" from rate, compare, category_table, inspect_rows, dpo_pairs,
+# failures_needed... and noise_floor's answer failed its own output schema.
+LEVEL_CALLS = [("rate", {"rows": "r.jsonl"}), ("compare", {"before": "r.jsonl", "after": "r.jsonl"}),
+               ("noise_floor", {"runs": ["r.jsonl", "r2.jsonl"]}), ("failures_needed", {}),
+               ("category_table", {"rows": "r.jsonl"}), ("teacher_clears",
+                {"teacher_rows": "r.jsonl", "student_rows": "r.jsonl"})]
+
+
+@pytest.mark.parametrize("level", [1 - 2 ** -53, 5e-324, 1e-300])
+@pytest.mark.parametrize("tool, arguments", LEVEL_CALLS, ids=[t for t, _ in LEVEL_CALLS])
+def test_a_level_at_the_edge_of_0_or_1_is_an_input_error(server, ws, tool, arguments, level):
+    write_jsonl(ws / "r.jsonl", [{"task_id": f"t{i}", "reward": float((i * 7 + j) % 3 == 0),
+                                  "category": f"c{i % 2}"} for i in range(12) for j in range(2)])
+    write_jsonl(ws / "r2.jsonl", [{"task_id": f"t{i}", "reward": float(i % 2)} for i in range(12)])
+    text = error_text(call(server, tool, {**arguments, "level": level}), tool)
+    assert "bug in whileai" not in text and "`level`" in text, text
+
+
+@pytest.mark.parametrize("tool, arguments", LEVEL_CALLS, ids=[t for t, _ in LEVEL_CALLS])
+def test_the_widest_and_narrowest_allowed_levels_answer(server, ws, tool, arguments):
+    from whileai_core.defaults import LEVEL_MAX, LEVEL_MIN
+
+    write_jsonl(ws / "r.jsonl", [{"task_id": f"t{i}", "reward": float((i * 7 + j) % 3 == 0),
+                                  "category": f"c{i % 2}"} for i in range(12) for j in range(2)])
+    write_jsonl(ws / "r2.jsonl", [{"task_id": f"t{i}", "reward": float(i % 2)} for i in range(12)])
+    for level in (LEVEL_MIN, LEVEL_MAX):
+        ok(call(server, tool, {**arguments, "level": level}))
+
+
 def test_a_config_with_a_destructive_clean_or_a_loader_variable_is_refused(tmp_path):
     from whileai_core.errors import ConfigError
     from whileai_core.prime_rl import prime_rl_config, validate_config

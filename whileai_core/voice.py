@@ -217,13 +217,14 @@ def arg(argument: str, value: Any = _MISSING, *, op: str | None = None) -> str:
 
 def argument(op: str, name: str) -> str:
     """``name`` as the current reader names that argument of ``op`` (``--group-size`` at the
-    shell, ``--no-lora`` for a switch written negated), or ``name`` as it is where ``op`` takes
+    shell; a switch written negated by what it is and how to turn it off: ``lora (on unless
+    --no-lora)``), or ``name`` as it is where ``op`` takes
     no such argument (a knob derived from others)."""
     spec = OPS.get(op)
     if spec is None or name not in spec.forms:
         return name
-    if reader() == CLI and spec.forms[name] == "negated":
-        return "--no-" + name.replace("_", "-")
+    if reader() == CLI and spec.forms[name] == "negated":  # on by default: name it, and its off
+        return f"{name.replace('_', '-')} (on unless --no-{name.replace('_', '-')})"
     return arg(name, op=op)
 
 

@@ -68,7 +68,13 @@ def main(argv: list) -> int:
         module.__file__ = file
         sys.modules[module_spec.name] = module
         exec(compiled, module.__dict__)  # noqa: S102 - the user's reward, asked for by name
-        fn = getattr(module, spec["function"])
+        fn = getattr(module, spec["function"], None)
+        if not callable(fn):
+            public = sorted(k for k, v in vars(module).items()
+                            if callable(v) and not k.startswith("_"))
+            sys.stderr.write(f"{file} has no function {spec['function']!r} (its functions: "
+                             f"{', '.join(public)[:300] or 'none'})\n")
+            return 2
         names = dict.fromkeys(k for it in items for k in it if k not in ("prompt", "completion"))
         columns = {k: [it.get(k) for it in items] for k in names}
         rewards = fn(prompts=[it.get("prompt") for it in items],

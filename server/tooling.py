@@ -229,8 +229,10 @@ def _bounded(result: Any) -> Any:
 def op_answer(result: BaseModel) -> CallToolResult:
     """A result as a tool answer: the data once (structured, standing alone: its summary
     sentence included) and the human text; every growing list cut to ``LIST_SHOWN_MAX``."""
+    from whileai_core.failures import masked
     from whileai_core.operations.surface import structured
 
+    result = masked(result)  # whole, before any cut: no secret, nor the start of one, is shown
     if hasattr(result, "bounded"):
         result = _bounded(result)
     # the human text: terminal controls in an id or a log line shown, never acted on

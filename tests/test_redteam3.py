@@ -51,6 +51,28 @@ def test_cheat_probes_refuses_a_command_that_is_not_a_script(server, ws, reward)
     assert not (ws / "pwned").exists() and not Path("/tmp/outside").exists()
 
 
+@pytest.mark.parametrize("form", ["command", "function"])
+@pytest.mark.parametrize("packages", ["site-packages", "dist-packages", "Site-Packages"])
+def test_cheat_probes_refuses_a_script_of_an_installed_package(server, ws, form, packages):
+    # `.venv/bin/pip` is refused as a program, but the same pip is a .py script inside the root's
+    # venv: ['python', '.venv/lib/python3.11/site-packages/pip/__main__.py', 'download', '-d',
+    # OUTSIDE, ...] ran pip with free arguments and made OUTSIDE (tried from outside on a real
+    # venv). A reward is the user's own script, never an installed program's entry point.
+    tool = ws / ".venv" / "lib" / "python3.11" / packages / "tool"
+    tool.mkdir(parents=True)
+    (tool / "__main__.py").write_text(
+        "open('pwned', 'w')\ndef score(prompts, completions, **kw):\n"
+        "    return [0.0] * len(prompts)\n")
+    write_jsonl(ws / "tasks.jsonl", TASKS)
+    script = f".venv/lib/python3.11/{packages}/tool/__main__.py"
+    reward = ["python", script, "download", "-d", "/tmp/outside"] if form == "command" \
+        else f"{script}:score"
+    text = error_text(call(server, "cheat_probes", {"reward": reward, "tasks": "tasks.jsonl"}),
+                      "cheat_probes")
+    assert "installed package" in text, text
+    assert not (ws / "pwned").exists()
+
+
 def test_a_command_reward_gets_its_arguments_and_runs_the_bytes_the_door_read(tmp_path):
     from whileai_core.hacking.reward import reward_runner
 
@@ -202,6 +224,26 @@ def test_collect_run_and_run_status_mask_a_runs_secrets(tmp_path, monkeypatch):
         shown = answer.model_dump_json() + answer.render()
         assert all(v not in shown for v in FAKE.values()), shown
         assert "<$OPENAI_API_KEY>" in shown
+
+
+@pytest.mark.parametrize("tool, arguments", [
+    ("rate", {"rows": "rows.jsonl", "detail": True}), ("describe_rows", {"rows": "rows.jsonl"}),
+    ("category_table", {"rows": "rows.jsonl", "field": "task_id"})])
+def test_a_secret_in_the_rows_is_masked_in_a_successful_answer(server, ws, monkeypatch, tool,
+                                                                arguments):
+    # tried from outside: with OPENAI_API_KEY set, a task id equal to its value came back whole in
+    # rate(detail), describe_rows and category_table; the masks covered errors and runs only. Ids
+    # long enough to be cut are masked before the cut, so no prefix of the value shows either.
+    secret = FAKE["OPENAI_API_KEY"]
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    ids = [secret, *("x" * k + secret for k in range(100, 125, 3)), *("y" * 50_000 + str(i)
+                                                                      for i in range(3))]
+    write_jsonl(ws / "rows.jsonl", [{"task_id": t, "reward": float(r), "model": "m"}
+                                    for t in ids for r in (0, 1)])
+    result = call(server, tool, arguments)
+    shown = json.dumps(ok(result)) + result.content[0].text
+    assert secret[:8] not in shown, shown[:2000]
+    assert "<$OPENAI_API_KEY>" in shown or "<$OPENAI" in shown
 
 
 # --- the format probe's marker scan is linear (a 120 KB prompt froze the server for 78 s) -------
@@ -503,6 +545,27 @@ def test_no_write_tool_writes_agent_host_configuration(server, ws, tool, argumen
     assert not (ws / target).exists() and not (ws / target.lower()).exists()
 
 
+# Other hosts read project configuration too: each of these runs a command or obeys text when the
+# project is next opened (Roo Code .roo/mcp.json, Kiro .kiro/settings/mcp.json and Amazon Q
+# .amazonq/mcp.json take {"mcpServers": {...}}, opencode.json an "mcp" table, a dev container its
+# postCreateCommand, pre-commit and husky hooks at the next commit). A one-row JSONL file is a
+# valid JSON object, so select_sft's kept fields (say "mcpServers") planted a server in each.
+MORE_HOST_FILES = [".roo/mcp.json", ".kiro/settings/mcp.json", ".amazonq/mcp.json",
+                   ".continue/mcpServers/x.json", ".windsurf/rules/x.md", ".zed/settings.json",
+                   ".devcontainer/devcontainer.json", ".husky/pre-commit", ".opencode/x.json",
+                   "opencode.json", "opencode.jsonc", ".clinerules", ".pre-commit-config.yaml"]
+
+
+@pytest.mark.parametrize("target", MORE_HOST_FILES)
+def test_no_write_tool_writes_other_hosts_configuration(server, ws, target):
+    planted = [{**TRACES[0], "mcpServers": {"x": {"command": "sh", "args": ["-c", "id"]}}}]
+    write_jsonl(ws / "traces.jsonl", planted)
+    text = error_text(call(server, "select_sft", {"attempts": "traces.jsonl", "out": target}),
+                      "select_sft")
+    assert "is agent-host configuration" in text, text
+    assert not (ws / target).exists()
+
+
 def test_init_still_writes_host_configuration(tmp_path):
     from whileai_core.init import init_project
 
@@ -573,6 +636,37 @@ def test_odd_inputs_are_input_errors_not_bugs(server, ws, tool, arguments, said)
         assert not result.is_error, text                # a `$...$` label draws as written
     else:
         assert result.is_error and said in text, text
+
+
+# `level` at the edges its schema allowed, (0, 1) open: 1 - 2**-53 makes (1 + level) / 2 round to
+# 1.0, whose normal quantile is infinite; 5e-324 makes it 0.5 (z = 0, then a division by it). Tried
+# from outside: "a bug in whileai" from rate, compare, category_table, inspect_rows, dpo_pairs,
+# failures_needed... and noise_floor's answer failed its own output schema.
+LEVEL_CALLS = [("rate", {"rows": "r.jsonl"}), ("compare", {"before": "r.jsonl", "after": "r.jsonl"}),
+               ("noise_floor", {"runs": ["r.jsonl", "r2.jsonl"]}), ("failures_needed", {}),
+               ("category_table", {"rows": "r.jsonl"}), ("teacher_clears",
+                {"teacher_rows": "r.jsonl", "student_rows": "r.jsonl"})]
+
+
+@pytest.mark.parametrize("level", [1 - 2 ** -53, 5e-324, 1e-300])
+@pytest.mark.parametrize("tool, arguments", LEVEL_CALLS, ids=[t for t, _ in LEVEL_CALLS])
+def test_a_level_at_the_edge_of_0_or_1_is_an_input_error(server, ws, tool, arguments, level):
+    write_jsonl(ws / "r.jsonl", [{"task_id": f"t{i}", "reward": float((i * 7 + j) % 3 == 0),
+                                  "category": f"c{i % 2}"} for i in range(12) for j in range(2)])
+    write_jsonl(ws / "r2.jsonl", [{"task_id": f"t{i}", "reward": float(i % 2)} for i in range(12)])
+    text = error_text(call(server, tool, {**arguments, "level": level}), tool)
+    assert "bug in whileai" not in text and "`level`" in text, text
+
+
+@pytest.mark.parametrize("tool, arguments", LEVEL_CALLS, ids=[t for t, _ in LEVEL_CALLS])
+def test_the_widest_and_narrowest_allowed_levels_answer(server, ws, tool, arguments):
+    from whileai_core.defaults import LEVEL_MAX, LEVEL_MIN
+
+    write_jsonl(ws / "r.jsonl", [{"task_id": f"t{i}", "reward": float((i * 7 + j) % 3 == 0),
+                                  "category": f"c{i % 2}"} for i in range(12) for j in range(2)])
+    write_jsonl(ws / "r2.jsonl", [{"task_id": f"t{i}", "reward": float(i % 2)} for i in range(12)])
+    for level in (LEVEL_MIN, LEVEL_MAX):
+        ok(call(server, tool, {**arguments, "level": level}))
 
 
 def test_a_config_with_a_destructive_clean_or_a_loader_variable_is_refused(tmp_path):

@@ -180,7 +180,8 @@ def test_rate_detail_pages_the_per_task_table(server):
 
 
 @pytest.mark.parametrize("args, says", [
-    ({"level": 1.5}, "`level` = 1.5: Input should be less than 1; allowed: (0, 1)"),
+    ({"level": 1.5}, "`level` = 1.5: Input should be less than or equal to 0.999999; "
+                     "allowed: [0.01, 0.999999]"),
     ({"k": 0}, "`k`"),
     ({"limit": 10_000, "detail": True}, "`limit` = 10000: Input should be less than or equal to 200"),
     ({"k": "two"}, "invalid arguments: `k` = 'two'"),

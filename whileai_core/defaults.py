@@ -111,6 +111,13 @@ _source("NEAR_FIELD_CUTOFF",
 
 CONFIDENCE_LEVEL = 0.95
 _source("CONFIDENCE_LEVEL", "convention: 95% intervals (Miller 2024, arXiv:2411.00640, sec. 1.6)")
+# The levels an interval may be asked at. Past 1 - 1e-6, (1 + level) / 2 rounds toward 1.0 and the
+# normal quantile is infinite (1 - 2**-53 was "a bug in whileai" in a dozen tools); under 0.01 the
+# quantile is ~0 and the interval a point (5e-324 divided by zero). Float arithmetic, not a study.
+LEVEL_MIN = 0.01
+_source("LEVEL_MIN", "float arithmetic: z((1 + level) / 2) = 0.0125 there, an interval still wider than a point")
+LEVEL_MAX = 1 - 1e-6
+_source("LEVEL_MAX", "float arithmetic: (1 + level) / 2 stays below 1.0 and its z finite (4.9 there)")
 
 BOOTSTRAP_RESAMPLES = 10_000
 _source("BOOTSTRAP_RESAMPLES",

@@ -17,6 +17,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from .defaults import CHILD_ENV_NAMES, CHILD_ENV_PREFIXES
 from .errors import WhileaiError
 from .os_errors import os_reason
@@ -56,6 +58,46 @@ def mask_value(value: Any, environ: dict[str, str] | None = None) -> Any:
     if isinstance(value, (list, tuple)):
         return [mask_value(v, environ) for v in value]
     return value
+
+
+def masked(value: Any, environ: dict[str, str] | None = None) -> Any:
+    """``value`` (a result, or JSON-like data) with :func:`mask_secrets` applied to every string
+    it holds (fields, items, mapping keys); a part holding no secret is returned as it is. The
+    server masks every answer whole before cutting it to its byte bound, so a cut string never
+    shows the start of a secret either."""
+    env = os.environ if environ is None else environ
+    secrets = [(name, v.strip()) for name, v in env.items()
+               if SECRET_NAME.search(name) and len(v.strip()) >= 6]
+    if not secrets:
+        return value
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, str):
+            for name, secret in secrets:
+                if secret in item:
+                    item = item.replace(secret, f"<${name}>")
+            return item
+        if isinstance(item, BaseModel):
+            update = {}
+            for name in type(item).model_fields:
+                old = getattr(item, name)
+                new = walk(old)
+                if new is not old:
+                    update[name] = new
+            return item.model_copy(update=update) if update else item
+        if isinstance(item, dict):
+            pairs = [(walk(k), walk(v)) for k, v in item.items()]
+            if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(pairs, item.items())):
+                return item
+            return dict(pairs)
+        if isinstance(item, (list, tuple)):
+            items = [walk(v) for v in item]
+            if all(a is b for a, b in zip(items, item)):
+                return item
+            return type(item)(items) if isinstance(item, tuple) else items
+        return item
+
+    return walk(value)
 
 
 def _kept(name: str) -> bool:

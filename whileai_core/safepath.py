@@ -156,11 +156,18 @@ def _kind_of(mode: int) -> str:
 # What an agent host (or git, or the shell) runs or obeys when the user next opens the project: a
 # tool writing here could plant a hook, an MCP server that runs `sh -c`, or instructions. Under a
 # confined root (the server's workspace) no write lands here; only `whileai-skills init`, which
-# the user runs, writes host configuration. Compared case-insensitively (macOS).
+# the user runs, writes host configuration. Compared case-insensitively (macOS). Besides the
+# hosts init wires: Roo Code (.roo/mcp.json), Kiro (.kiro/settings/mcp.json) and Amazon Q
+# (.amazonq/mcp.json) start the servers their project file names, as do Continue
+# (.continue/mcpServers/) and opencode (opencode.json); a dev container runs its
+# postCreateCommand, pre-commit and husky their hooks; Windsurf, Cline and Zed read rules/settings.
 AGENT_CONFIG_FOLDERS = frozenset({".claude", ".cursor", ".vscode", ".codex", ".agents", ".gemini",
-                                  ".github", ".git", ".idea"})
+                                  ".github", ".git", ".idea", ".roo", ".kiro", ".amazonq",
+                                  ".continue", ".windsurf", ".zed", ".opencode", ".devcontainer",
+                                  ".husky", ".clinerules"})
 AGENT_CONFIG_FILES = frozenset({".mcp.json", "agents.md", "claude.md", "gemini.md", ".cursorrules",
-                                ".windsurfrules", ".envrc"})
+                                ".windsurfrules", ".envrc", "opencode.json", "opencode.jsonc",
+                                ".pre-commit-config.yaml"})
 
 
 def agent_config(parts: tuple[str, ...]) -> str | None:

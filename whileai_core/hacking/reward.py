@@ -275,8 +275,24 @@ def reward_spec(reward: Any, root: Any = None) -> Any:
         script, args = command_parts(reward)
         if root is None:
             return ["python", script, *args]
-        return RewardScript(root.locate(script, argument="reward"), args)
+        return RewardScript(_own_code(root.locate(script, argument="reward")), args)
     return reward
+
+
+# Where installers put other people's programs: pip's own __main__.py in the workspace's venv is
+# a .py script, and run with free arguments it is `pip download -d ANYWHERE` again.
+_INSTALLED = frozenset({"site-packages", "dist-packages"})
+
+
+def _own_code(path: UserPath) -> UserPath:
+    """``path`` unless it lies in an installed package under the workspace (a folder named
+    ``site-packages`` or ``dist-packages`` on it, any case): a reward is the user's code."""
+    if any(part.lower() in _INSTALLED for part in path.parts[:-1]):
+        raise ArgumentError(f"`reward` {str(path)[:200]!r} lies in an installed package "
+                            "(site-packages): a reward runs your own script, never an installed "
+                            "program's. Fix: write the reward as a .py file of your own in the "
+                            "workspace (it may import the package)")
+    return path
 
 
 def _confined_function(spec: str, root: Any) -> RewardFile:
@@ -291,7 +307,7 @@ def _confined_function(spec: str, root: Any) -> RewardFile:
         candidates = [f"{stem}.py", f"{stem}/__init__.py"]
         module = next((c for c in candidates
                        if root.locate(c, argument="reward").kind() == "file"), candidates[0])
-    return RewardFile(root.locate(module, argument="reward"), function)
+    return RewardFile(_own_code(root.locate(module, argument="reward")), function)
 
 
 def _run_child(spec: dict, code: str, items: list[dict], cwd: Path, timeout_s: float, label: str,

@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from ..defaults import MCP_INLINE_ROWS_MAX, RUN_ID_PATTERN, TASK_PAGE_MAX
+from ..defaults import LEVEL_MAX, LEVEL_MIN, MCP_INLINE_ROWS_MAX, RUN_ID_PATTERN, TASK_PAGE_MAX
 
 # --- how a surface takes an argument ---------------------------------------------------------
 
@@ -135,8 +135,8 @@ Overwrite = Annotated[bool, Field(description=(
 # --- intervals and tests -----------------------------------------------------------------------
 
 Level = Annotated[float, Field(
-    gt=0.0, lt=1.0, allow_inf_nan=False,
-    description="Confidence level of every interval, in (0, 1): 0.95 = 95%.")]
+    ge=LEVEL_MIN, le=LEVEL_MAX, allow_inf_nan=False,
+    description="Confidence level of every interval, in [0.01, 0.999999]: 0.95 = 95%.")]
 
 Seed = Annotated[int | None, Field(
     ge=0, le=MAX_SEED,

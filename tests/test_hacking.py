@@ -248,7 +248,7 @@ def test_scan_user_feature_and_small_input():
     assert out.verdict == "not_enough_data" and out.n_informative_tasks == 0
     assert {f.verdict for f in out.features} == {"not_tested"}
     assert "constant within every task" not in out.render()
-    with pytest.raises(ArgumentError, match="feature 'nope' is None on row 1"):
+    with pytest.raises(ArgumentError, match="row 1 has no field `nope`"):
         hack_scan(rows, features=["nope"])
 
 

@@ -232,3 +232,18 @@ def test_the_grep_leaves_the_shells_own_words(  # a flag, a command, a verdict, 
                     "route ROWS --model ID`") == []
 
 
+
+
+def test_a_bad_positional_is_named_as_the_usage_line_names_it(tmp_path, monkeypatch, capsys):
+    # noise-floor takes its runs positionally (usage: RUN [RUN ...]): one run is too few, and
+    # the error names RUN as typed, not the MCP argument `--runs` with a Python list
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.jsonl").write_text('{"task_id": "t", "reward": 1.0}\n')
+    assert main(["noise-floor", "a.jsonl"]) == 2
+    err = capsys.readouterr().err
+    assert "`RUN` = a.jsonl" in err and "needs at least 2, got 1" in err
+    assert "--runs" not in err and "['" not in err and "List should" not in err
+    # a list flag given one bare number: how the shell writes a list
+    assert main(["shape-group", "--rewards", "1", "0", "--scores", "0.5"]) == 2
+    err = capsys.readouterr().err
+    assert "`--scores` = 0.5" in err and "a JSON list in quotes" in err

@@ -120,3 +120,12 @@ def test_watch_reads_a_prime_rl_run_folder_through_the_importer():
     # every eval step of the importer's rows is one held-out evaluation, paired with the first
     assert [s.step for s in w.steps if s.held_out is not None] == steps and w.n_evals == len(steps)
     assert w.decision == "not_enough_data"  # no training episodes here: no climb to read
+
+
+def test_hack_scan_with_nothing_to_test_is_not_clean_and_names_the_flag(tmp_path, capsys):
+    # rows with rewards that differ within tasks but no reply text: no feature can be tested
+    rows = [{"task_id": f"t{t}", "reward": float((t + r) % 2)} for t in range(6) for r in range(4)]
+    assert main(["hack-scan", str(write(tmp_path / "bare.jsonl", rows))]) == 1
+    out = capsys.readouterr().out
+    assert "not_enough_data" in out and "clean" not in out.split("\n")[0].replace("clean bill", "")
+    assert "(--features)" in out

@@ -84,7 +84,9 @@ def test_help_says_null_only_where_the_shell_can_type_it(command):
 def test_a_flag_that_cannot_be_typed_null_says_left_out(capsys):
     # hack-scan --threshold refuses the word null, so its help says what leaving it out gives
     text, _ = _help("hack-scan")
-    assert "left out: 1.0" in " ".join(text.split())
+    assert "; left out: 1.0" in " ".join(text.split())
+    text, _ = _help("by-category")  # a sentence that began with null begins with a capital
+    assert "(the frozen file). Left out: read the category" in " ".join(text.split())
     with pytest.raises(SystemExit):
         main(["hack-scan", "rows.jsonl", "--threshold", "null"])
     assert "invalid value null" in capsys.readouterr().err

@@ -130,7 +130,8 @@ def _unset(text: str, param: Any) -> str:
     flag that cannot be typed ``null`` is simply left out (``left out: X``)."""
     if _nullable(param.annotation) and param.default is not None:
         return text  # ``null`` is a word this flag takes (e.g. --seed null: a fresh seed)
-    return _NULL_WORD.sub("left out", _LEFT_NULL.sub("left out", text))
+    text = _NULL_WORD.sub("left out", _LEFT_NULL.sub("left out", text))
+    return re.sub(r"(^|[.?!]\s+)left out", r"\1Left out", text)  # a sentence's first word
 
 
 def _literal_values(members: list[Any]) -> list[Any]:

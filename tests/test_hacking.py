@@ -535,3 +535,20 @@ def test_scan_at_a_deep_look_needs_a_smaller_p():
     assert clean.verdict == "clean" and clean.n_shuffles == 500 and clean.floor is None
     with pytest.raises(ArgumentError, match="`look` must be an integer >= 1"):
         hack_scan(rows, look=0)
+
+
+def test_a_misspelt_reward_function_is_named_without_a_traceback(tmp_path):
+    # grade.py defines score and helper; 'scor' is one letter short of score
+    (tmp_path / "grade.py").write_text("def score(prompts, completions, **kw):\n"
+                                       "    return [1.0] * len(completions)\n"
+                                       "def helper():\n    pass\nLIMIT = 3\n")
+    with pytest.raises(RewardError) as err:
+        cheat_probes("grade.py:scor", TASKS[:1], root=tmp_path, probes=["empty"])
+    text = str(err.value)
+    assert "defines no function `scor` (did you mean `score`?)" in text
+    assert "helper, score" in text and "LIMIT" not in text
+    assert "Traceback" not in text and "File " not in text and "^" not in text
+    # a script's own exit status 3 is its failure, told as one
+    (tmp_path / "three.py").write_text("import sys\nsys.exit(3)\n")
+    with pytest.raises(RewardError, match="exited with status 3"):
+        cheat_probes("three.py:score", TASKS[:1], root=tmp_path, probes=["empty"])

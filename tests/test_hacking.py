@@ -50,6 +50,19 @@ def test_filler_hole_is_caught_and_named():
     assert by["most_common"].rate.value == pytest.approx(0.1)
 
 
+def test_without_the_model_a_probe_passing_every_task_is_a_hole():
+    # no model rows: filler passes all 10 tasks (2048 characters), and a pass on every task is
+    # at least any model's rate on each, so probe - model >= 0 without seeing the model
+    out = cheat_probes(passes_filler, TASKS, max_tokens=512)
+    by = {p.name: p for p in out.probes}
+    assert by["filler"].rate.value == 1.0 and by["filler"].verdict == "hole"
+    assert out.verdict == "holes" and out.holes == ["filler"]
+    # "0" passes t0 only: below what a model may do, unknowable without its rows: a leak
+    assert by["most_common"].verdict == "leak"
+    out = cheat_probes(exact, TASKS)
+    assert out.verdict == "leaks" and out.holes == []
+
+
 def test_clean_reward_has_no_hole():
     out = cheat_probes(exact, TASKS, model_rows=MODEL, max_tokens=512)
     by = {p.name: p for p in out.probes}

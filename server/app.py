@@ -77,19 +77,26 @@ def parse_toolsets(value: str | Iterable[str] | None) -> tuple[str, ...]:
 
 
 class ToolsetSwitch(Result):
-    """The toolsets now on, and the tools the call added."""
+    """The toolsets now on, the tools the call added, and those of the toolset a --read-only
+    server leaves out (they write)."""
 
     toolset: str
+    was_on: bool
     added: list[str]
+    withheld: list[str]
     on: list[str]
     off: list[str]
 
     def render(self) -> str:
+        on = f"on: {', '.join(self.on)}"
+        left = (f"; left out by --read-only (they write): {', '.join(self.withheld)}"
+                if self.withheld else "")
+        if self.was_on:
+            return f"toolset {self.toolset} was already on{left}; {on}"
         if not self.added:
-            return f"toolset {self.toolset} was already on; on: {', '.join(self.on)}"
+            return f"toolset {self.toolset} is on, but adds no tool{left}; {on}"
         return (f"toolset {self.toolset} is on: {', '.join(self.added)} added (list the tools "
-                f"again to see them); on: {', '.join(self.on)}; off: "
-                f"{', '.join(self.off) or 'none'}")
+                f"again to see them){left}; {on}; off: {', '.join(self.off) or 'none'}")
 
 
 class WhileaiServer(MCPServer):
@@ -133,9 +140,12 @@ class WhileaiServer(MCPServer):
 
     def switch(self, toolset: str) -> ToolsetSwitch:
         before = {n for n in self.toolset_of if self.listed(n)}
+        was_on = toolset in self.on
         self.on.add(toolset)
         added = [n for n in self.toolset_of if self.listed(n) and n not in before]
-        return ToolsetSwitch(toolset=toolset, added=added,
+        withheld = [n for n, t in self.toolset_of.items()
+                    if t == toolset and self.read_only and n in self.writes]
+        return ToolsetSwitch(toolset=toolset, was_on=was_on, added=added, withheld=withheld,
                              on=[t for t in TOOLSETS if t in self.on],
                              off=[t for t in TOOLSETS if t not in self.on])
 

@@ -164,12 +164,42 @@ def _types_together(node: dict[str, Any]) -> dict[str, Any]:
     return node
 
 
+def portable_inputs(schema: dict[str, Any]) -> dict[str, Any]:
+    """The arguments in the single-``type`` dialect function-calling hosts map tool schemas onto
+    (the OpenAPI subset of Gemini's function declarations; the MCP Inspector's schema
+    portability check flags a ``type`` list): an argument whose default is null is just optional
+    (absent is null: its own type, no default), one where null means something else than absent
+    (``seed``: 0 by default, null a fresh seed) keeps null as an ``anyOf`` branch. The server
+    validates with the operation's own model, which takes null either way."""
+    props = {}
+    for name, prop in schema.get("properties", {}).items():
+        kinds = prop.get("type")
+        if isinstance(kinds, list) and "null" in kinds:
+            typed = [k for k in kinds if k != "null"]
+            if "default" in prop and prop["default"] is None and len(typed) == 1:
+                prop = {k: v for k, v in prop.items() if k != "default"} | {"type": typed[0]}
+            else:
+                constraints = {k: v for k, v in prop.items()
+                               if k not in ("type", "description", "default")}
+                branches = [{"type": k, **constraints} for k in typed] + [{"type": "null"}]
+                prop = {k: v for k, v in prop.items() if k in ("description", "default")} | {
+                    "anyOf": branches}
+        alts = prop.get("anyOf")
+        if isinstance(alts, list) and {"type": "null"} in alts and prop.get("default", 0) is None:
+            typed = [a for a in alts if a != {"type": "null"}]
+            rest = {k: v for k, v in prop.items() if k not in ("anyOf", "default")}
+            prop = rest | (typed[0] if len(typed) == 1 else {"anyOf": typed})
+        props[name] = prop
+    return {**schema, "properties": props} if "properties" in schema else schema
+
+
 def op_entry(op) -> dict[str, Any]:
     """The operation's tool as tools/list shows it (camelCase keys, no empty fields)."""
     from whileai_core.operations.surface import input_model, output_schema
 
     return {"name": op.name, "title": op.title, "description": op.description,
-            "inputSchema": lean(input_model(op, "mcp", ToolInput).model_json_schema(by_alias=True)),
+            "inputSchema": portable_inputs(lean(
+                input_model(op, "mcp", ToolInput).model_json_schema(by_alias=True))),
             "outputSchema": {**lean(output_schema(op.result_type()), descriptions=False),
                              "required": ["summary"]},
             "annotations": op.effect.hints()}

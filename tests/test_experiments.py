@@ -127,6 +127,31 @@ def test_collecting_against_another_held_out_set_says_so(lab):
     assert d.basis == "deviates" and "read on holdout-000000000000" in d.deviations[0]
 
 
+def test_the_registered_name_given_at_collection_cannot_hide_the_runs_own_set(lab):
+    # found from outside: a run whose results name another held-out set, collected with the
+    # registered file as `holdout`, read "as_registered"; the run's own record must still count
+    _register(lab)
+    (lab["recipes"] / "name.txt").write_text("holdout-000000000000")
+    named = _run(lab, "ship", experiment="exp", arm="treat", name="named")
+    d = collect_run(named.id, holdout=lab["frozen"].path, state_dir=lab["state"]).decision
+    assert d.basis == "deviates"
+    assert d.deviations == ["held-out set: the run's results name holdout-000000000000, "
+                            f"registered {lab['frozen'].name}"]
+    # a run naming no set is checked by its rows' task ids even when the registered file is
+    # given: the registration holds t00..t19, the run scored t00..t39 (40 tasks)
+    (lab["recipes"] / "name.txt").unlink()
+    half = lab["root"] / "half.jsonl"
+    half.write_text("".join(line + "\n" for line in
+                            (lab["root"] / "tasks.jsonl").read_text().splitlines()[:20]))
+    small = freeze_holdout(half, lab["root"] / "evals")
+    _register(lab, name="half", holdout=small.path)
+    run = _run(lab, "ship", experiment="half", arm="treat", name="half")
+    d = collect_run(run.id, holdout=small.path, state_dir=lab["state"]).decision
+    assert d.basis == "deviates" and d.deviations == [
+        f"held-out set: the run's held-out rows are 40 tasks that are not the 20 tasks of "
+        f"{small.name}"]
+
+
 def test_another_metric_or_rule_is_flagged_and_no_registration_says_so(lab):
     _register(lab)
     run = _run(lab, "ship", experiment="exp", arm="treat")

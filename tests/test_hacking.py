@@ -154,6 +154,19 @@ def test_reward_errors_name_the_fix(tmp_path):
         cheat_probes(exact, [{"task_id": "a"}], probes=["empty"])
 
 
+
+def test_a_misspelt_reward_function_names_the_files_public_functions(tmp_path):
+    # found from outside: prove_reward on 'reward.py:scor' answered with the child's traceback
+    # ("File ..., line 71, in main | fn = getattr(...) | AttributeError ...")
+    (tmp_path / "reward.py").write_text("def score(prompts, completions, **kw):\n"
+                                        "    return [0.0] * len(completions)\n"
+                                        "def _helper():\n    pass\n")
+    with pytest.raises(RewardError) as err:
+        cheat_probes("reward.py:scor", TASKS[:1], root=tmp_path, probes=["empty"])
+    text = str(err.value)
+    assert "no function `scor`" in text and "score" in text
+    assert "Traceback" not in text and "File " not in text and "_helper" not in text
+
 # --- hack_scan ---------------------------------------------------------------------------------
 
 def _pooled_r(rows, feature):

@@ -312,3 +312,17 @@ def test_prime_rl_nested_files_may_not_link_out_of_the_folder(tmp_path):
     target.symlink_to(outside)
     with pytest.raises(RowsError, match="outside the run folder through a symlink"):
         import_rows(run)
+
+
+def test_cli_import_takes_a_step_number(capsys):
+    # `--step` is a step number, 'first' or 'last'; a number typed at the shell was once refused
+    # ("expected first, last"). The fixture has steps 0 and 20: 20 is the last, 4 prompts.
+    from whileai_core.cli import main
+
+    assert main(["import", str(OPD), "--step", "20", "--json"]) == 0
+    by_number = json.loads(capsys.readouterr().out)
+    assert main(["import", str(OPD), "--step", "last", "--json"]) == 0
+    assert by_number == json.loads(capsys.readouterr().out) and by_number["n_tasks"] == 4
+    assert main(["import", str(OPD), "--step", "7"]) == 2
+    err = capsys.readouterr().err
+    assert "--step" in err and "[0, 20]" in err

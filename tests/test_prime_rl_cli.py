@@ -69,3 +69,16 @@ def test_every_knob_of_the_writer_is_a_flag():
     knobs = set(inspect.signature(prime_rl_config).parameters) - {"root"}
     assert len(knobs) == 31 and knobs <= dests, knobs - dests
 
+
+
+def test_serve_policy_takes_a_base_url_at_the_shell(capsys):
+    # the knob is `true`, `false` or the base URL of a policy the user serves; a URL typed at
+    # the shell once failed to parse ("expected bool or Annotated")
+    url = "http://10.1.2.3:9001/v1"
+    rc = main(["config", "reverse-text", "--model", SFT, "--serve-policy", url, "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert rc == 0 and result["config"]["orchestrator"]["model"]["client"]["base_url"] == url
+    assert "inference" not in result["config"]
+    rc = main(["config", "reverse-text", "--model", SFT, "--serve-policy", "false", "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert rc == 0 and "inference" not in result["config"]

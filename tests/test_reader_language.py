@@ -305,3 +305,10 @@ def test_every_recipe_whose_smoke_trains_names_its_extra():
                 if re.search(r"^\s*(import|from) (torch|trl)\b", p.read_text(), re.M)}
     assert training >= {"grpo", "dpo", "sft"}
     assert {name: SMOKE_EXTRA.get(name) for name in training} == dict.fromkeys(training, "train")
+
+
+def test_record_nouns_are_pluralised_as_english_does():
+    from whileai_core.errors import plural
+
+    assert [plural(n) for n in ("reply", "trajectory", "row", "key", "pairs", "day")] == [
+        "replies", "trajectories", "rows", "keys", "pairs", "days"]

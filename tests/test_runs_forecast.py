@@ -216,6 +216,42 @@ def test_a_qwen3_32b_full_fine_tune_on_one_a10g_is_refused_with_the_numbers(tmp_
     assert list_runs(state_dir=tmp_path / "state").runs == []
 
 
+def test_a_refused_launch_writes_nothing_not_even_the_registry(tmp_path, monkeypatch):
+    """confirm=true refused before it spends (it does not fit; no Modal token) leaves the disk as
+    a plan does: no registry file, no state folder (found by trying it from outside: the refusal
+    said "nothing was launched or recorded" and left runs.sqlite3 behind)."""
+    for name in ("MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no ~/.modal.toml either
+    config = tmp_path / "qwen3-32b.toml"
+    config.write_text(QWEN3_32B)
+    state = tmp_path / "state"
+    with pytest.raises(ConfigError, match="nothing was launched or recorded.*65.6 GB"):
+        launch_run(str(config), gpu="A10G", confirm=True, state_dir=state,
+                   recipes_dir=REPO / "recipes")
+    assert not state.exists()
+    with pytest.raises(ConfigError, match="nothing was launched or recorded.*MODAL_TOKEN_ID"):
+        launch_run(str(CONFIGS / "grpo.toml"), confirm=True, state_dir=state,
+                   recipes_dir=REPO / "recipes")
+    assert not state.exists()
+
+
+def test_the_layout_gpu_fix_is_written_as_the_reader_writes_it(tmp_path):
+    """The fix "give the layout its GPUs" names the argument as the reader types it: --gpu at
+    the shell, gpu= in Python (found from outside: the CLI printed gpu='A10G:2')."""
+    from whileai_core.voice import CLI, PYTHON, speaking
+
+    config = tmp_path / "grpo.toml"
+    config.write_text((CONFIGS / "grpo.toml").read_text())
+    # the 0.6B policy fits one A10G for inference and one for training: 2 GPUs, the launch gives 1
+    with speaking(CLI):
+        cli = plan(config, tmp_path, gpu="A10G").forecast.fixes
+    with speaking(PYTHON):
+        python = plan(config, tmp_path, gpu="A10G").forecast.fixes
+    assert "--gpu A10G:2: the layout's 2 GPUs" in cli
+    assert "gpu='A10G:2': the layout's 2 GPUs" in python
+
+
 def test_the_cheapest_full_fine_tune_that_fits_is_found_and_rechecked(tmp_path):
     # By hand on A100-80GB ($0.000694/s): the trainer's 262.4 GB over 4 FSDP shards is 65.6 GB
     # + 0.46 activations + 1.24 logits + 1.5 = 68.8 GB <= 80; inference holds 65.6 GB of weights
@@ -335,3 +371,26 @@ def test_past_error_keeps_the_last_five_exact_measurements_of_the_backend():
     assert (shown.n, shown.low, shown.high) == (5, pytest.approx(0.7), pytest.approx(1.1))
     assert past_error(records, "nowhere") is None
     assert math.isclose(past_error(records, "local").low, 3.0)
+
+
+def test_a_card_without_bf16_is_never_a_fix_and_is_warned_about(tmp_path):
+    """T4 (Turing, compute capability 7.5) has no bf16 and the run trains and serves in bf16:
+    at $0.000164/s it would be the cheapest 2-GPU layout for the 0.6B policy (found from
+    outside: 'full fine-tuning fits 2 x T4'); L4 ($0.000222/s, 24 GB, bf16) is the next."""
+    config = tmp_path / "grpo.toml"
+    config.write_text((CONFIGS / "grpo.toml").read_text())
+    fixes = plan(config, tmp_path, gpu="A10G").forecast.fixes
+    assert not any("T4" in fix for fix in fixes)
+    assert any(fix.startswith("full fine-tuning fits 2 x L4") for fix in fixes)
+    on_t4 = plan(config, tmp_path, gpu="T4:2").forecast
+    assert any("T4 has no bf16" in note for note in on_t4.notes)
+
+
+def test_a_trl_recipe_on_more_gpus_than_it_uses_says_they_idle_and_bill(tmp_path):
+    # the recipe trains on one GPU; 3 are asked for, so GPU hours are wall x 3 (found from
+    # outside: the plan billed 3 GPUs and showed 1 in use without a word)
+    forecast = plan("grpo", tmp_path, gpu="H100:3").forecast
+    assert forecast.gpus_needed == 1 and forecast.gpu_count == 3
+    assert forecast.gpu_hours.value == pytest.approx(forecast.wall_s.value * 3 / 3600)
+    assert any("2 of the 3 asked for would sit idle and still be billed" in note
+               for note in forecast.notes)

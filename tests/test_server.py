@@ -185,11 +185,19 @@ def test_rate_detail_pages_the_per_task_table(server):
     ({"limit": 10_000, "detail": True}, "`limit` = 10000: Input should be less than or equal to 200"),
     ({"k": "two"}, "invalid arguments: `k` = 'two'"),
     ({"bogus": 1}, "`bogus`: not an argument of this tool"),
+    # an integer bound is written whole (2**63 - 1), not rounded to 9.22337e+18
+    ({"seed": -1}, "allowed: [0, 9223372036854775807]. Fix"),
 ])
 def test_rate_bad_arguments(server, args, says):
     text = error_text(call(server, "rate", {"rows": "evals/grpo.jsonl", **args}), "rate")
     assert says in text
     assert "Fix" in text or "fix" in text
+
+
+def test_a_missing_argument_is_described_in_one_sentence(server):
+    # the argument's description ends with a full stop; the message adds none of its own
+    text = error_text(call(server, "route", {"rows": "evals/grpo.jsonl"}), "route")
+    assert "`model`: is required: " in text and ".." not in text
 
 
 # --- compare ------------------------------------------------------------------------------

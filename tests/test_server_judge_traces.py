@@ -215,3 +215,16 @@ def test_split_with_one_path_for_both_sides_is_refused_and_writes_nothing(server
     assert "`holdout_out` and `train_out` name the same file" in text and "nothing was written" \
         in text
     assert (ws / "same.jsonl").read_text() == "mine\n" and not (ws / "ids.json").exists()
+
+
+def test_split_that_would_write_over_its_own_input_is_refused(server, ws):
+    # an output naming the file being split, even with overwrite=true, would replace the 192
+    # rows with one side of them: refused before anything is written
+    _graded(ws)
+    before = (ws / "rows.jsonl").read_bytes()
+    for side in ("holdout_out", "train_out", "out"):
+        text = error_text(call(server, "split_by_task", {
+            "rows": "rows.jsonl", side: "./rows.jsonl", "overwrite": True}), "split_by_task")
+        assert f"`rows` and `{side}` name the same file" in text, text
+        assert "nothing was written" in text
+        assert (ws / "rows.jsonl").read_bytes() == before

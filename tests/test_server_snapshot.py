@@ -152,3 +152,21 @@ def test_a_stale_schema_is_logged_on_first_call(tmp_path, monkeypatch, caplog):
         assert not call(server, "holdout_size", {}).is_error   # still answers
     assert any("stale for holdout_size (description differ)" in r.getMessage()
                for r in caplog.records)
+
+
+def test_every_argument_schema_is_in_the_single_type_dialect():
+    """Function-calling hosts map tool schemas onto a dialect with one `type` per schema (the
+    MCP Inspector's portability check flags a `type` list): an argument whose default is null is
+    simply optional, and one where null means something else (`seed`) keeps an `anyOf`."""
+    from server.tooling import op_entry
+    from whileai_core.operations import operations
+
+    for op in operations().values():
+        schema = op_entry(op)["inputSchema"]
+        required = set(schema.get("required", []))
+        for name, prop in schema.get("properties", {}).items():
+            assert not isinstance(prop.get("type"), list), (op.name, name, prop)
+            assert prop.get("default", 0) is not None, (op.name, name, "a null default")
+            assert name not in required or "default" not in prop, (op.name, name)
+    seed = op_entry(operations()["rate"])["inputSchema"]["properties"]["seed"]
+    assert seed["default"] == 0 and {"type": "null"} in seed["anyOf"]  # null: a fresh seed

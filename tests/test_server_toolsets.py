@@ -145,3 +145,20 @@ def test_whileai_mcp_takes_toolsets(tmp_path):
 
     assert anyio.run(go) == CORE | {"list_runs", "cancel_run", SWITCH}
     assert anyio.run(go, "--toolsets", "core,stats") >= {"noise_floor", "holdout_size", "route"}
+
+
+def test_enable_toolset_under_read_only_says_what_it_left_out(tmp_path):
+    # every tool of `sft` writes, so a read-only server lists none of them: the switch once
+    # answered "toolset sft was already on", of a toolset that had been off
+    server = build_server(make_workspace(tmp_path / "ws"), skills_dir=ROOT / "skills",
+                          toolsets=None, read_only=True)
+    sft = {n for n, op in operations().items() if op.toolset == "sft" and "mcp" in op.surfaces}
+    first = call(server, SWITCH, {"toolset": "sft"})
+    data, text = ok(first), first.content[0].text
+    assert data["added"] == [] and data["was_on"] is False and set(data["withheld"]) == sft
+    assert "already on" not in text and "--read-only" in text
+    again = ok(call(server, SWITCH, {"toolset": "sft"}))
+    assert again["was_on"] is True
+    # a toolset with read-only tools: those added, the writing ones named as left out
+    stats = ok(call(server, SWITCH, {"toolset": "stats"}))
+    assert "noise_floor" in stats["added"] and stats["withheld"] == ["task_table"]

@@ -269,3 +269,22 @@ def test_the_watch_steps_delta_carries_its_paired_count():
     step = next(s for s in watch_records(recs).steps if s.delta is not None)
     assert step.n_paired == 11 and step.delta_ci is not None
     assert "(n=11 paired," in step.render()
+
+
+def test_a_tied_noise_floor_names_the_sd_its_band_rests_on():
+    """Two runs that score the same: run_std is 0, the band rests on the within-task prediction,
+    and the text says so (found from outside: it printed "x sqrt(2) x run_std" beside run_std 0
+    and a band of 0.78)."""
+    import math
+
+    from scipy import stats as st
+
+    from whileai_core.stats.noise import noise_floor
+
+    run = [{"task_id": f"t{t}", "reward": float(k < 2)} for t in range(10) for k in range(4)]
+    floor = noise_floor(run, [dict(r) for r in run])
+    assert floor.run_std == 0.0 and floor.predicted_run_std > 0
+    assert floor.band == pytest.approx(
+        st.t.ppf(0.975, 1) * math.sqrt(2) * floor.predicted_run_std)
+    line = floor.render().splitlines()[1]
+    assert "x sqrt(2) x the predicted run_std" in line and "as the runs tied" in line

@@ -987,6 +987,13 @@ _source("GPU_SPECS",
         "PCIe / 80GB SXM, H100 SXM, H200 SXM, B200 (DGX B200: 1,440 GB and 64 TB/s for 8). "
         "Peak figures: the forecast scales them by FORECAST_MFU")
 
+NO_BF16_GPUS = ("T4",)
+_source("NO_BF16_GPUS",
+        "NVIDIA's T4 datasheet: Turing (compute capability 7.5) has fp16 and int8 tensor cores, no "
+        "bf16 (bf16 needs compute capability 8.0, Ampere). The recipes and prime-rl train and "
+        "serve in bf16, so the forecast never proposes such a GPU as a fix and warns when one is "
+        "chosen (whether vLLM refuses bf16 there or casts to fp16 is not checked here)")
+
 FORECAST_MFU = 0.3
 _source("FORECAST_MFU",
         "assumption, untested: training runs at 30% of the GPU's dense bf16 peak. Large "

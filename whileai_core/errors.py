@@ -63,3 +63,11 @@ def did_you_mean(word: str, choices: Iterable[str], *,
     """"did you mean `x`?" (or "`x` or `y`") for a misspelt ``word``; "" when nothing is close."""
     close = close_to(word, choices)
     return f"did you mean {' or '.join(spell(c) for c in close)}?" if close else ""
+
+
+def plural(noun: str) -> str:
+    """The noun's plural in a message: "reply" -> "replies", "trajectory" -> "trajectories",
+    "row" -> "rows" (the record nouns this package names; no irregular ones among them)."""
+    if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "i", "o", "u", ""):
+        return noun[:-1] + "ies"
+    return noun if noun.endswith("s") else noun + "s"

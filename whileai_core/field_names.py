@@ -16,6 +16,7 @@ import shlex
 from collections.abc import Iterable
 
 from .defaults import FIELD_SYNONYMS, NEAR_FIELD_CUTOFF
+from .errors import plural
 
 _SHOWN = 3  # look-alikes named in one message
 
@@ -52,7 +53,7 @@ def missing(expected: str, fields: Iterable[str], noun: str = "row") -> tuple[st
     if not alikes:
         return f"{noun} has no `{expected}`", None
     shown = "; ".join(f"`{f}` ({why})" for f, why in alikes)
-    return (f"{noun} has no `{expected}`; a field the {noun}s carry looks like it: {shown}",
+    return (f"{noun} has no `{expected}`; a field the {plural(noun)} carry looks like it: {shown}",
             alikes[0][0])
 
 

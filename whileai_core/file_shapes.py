@@ -17,7 +17,7 @@ import json
 import shlex
 
 from . import safejson
-from .errors import RowsError
+from .errors import RowsError, plural
 from .field_names import EMIT, _file_arg, _q, look_alikes
 
 _NAMES_SHOWN = 8
@@ -120,7 +120,7 @@ def document_shape(text: str, source: str, noun: str, lineno: int) -> RowsError 
         key, count = inside
         return RowsError(f"is one JSON document (keys {_keys(doc)}), not one {noun} per line; "
                          f"its `{key}` holds a list of {count} objects", source=source,
-                         fix=f"if those are the {noun}s, write them one per line, e.g. python3 "
+                         fix=f"if those are the {plural(noun)}, write them one per line, e.g. python3 "
                              "-c " + shlex.quote(
                                  "import json,sys; [print(json.dumps(r)) for r in json.load(open("
                                  f"sys.argv[1], encoding=\"utf-8-sig\"))[{_q(key)}]]")

@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .errors import RowsError
+from .errors import RowsError, plural
 from .progress import step
 from .safepath import Root, UserPath, as_user_path, decode_text, is_path
 from . import file_shapes, safejson
@@ -75,7 +75,7 @@ def read_records(source: Any, *, noun: str = "row", root: Root | None = None) ->
     size limit for rows files.
     """
     if is_path(source):
-        path = as_user_path(source, root, argument=f"{noun}s", error=RowsError)
+        path = as_user_path(source, root, argument=f"{plural(noun)}", error=RowsError)
         found = _fast_dicts(path)
         if found is not None:
             return Records(found[0], str(path), found[1], noun)
@@ -85,17 +85,17 @@ def read_records(source: Any, *, noun: str = "row", root: Root | None = None) ->
         raise RowsError(f"got one {noun} (a dict), expected a list of them",
                         fix=f"wrap it in a list: [{noun}]")
     if not isinstance(source, Iterable) or isinstance(source, (str, bytes, bytearray)):
-        raise RowsError(f"cannot read {noun}s from a {type(source).__name__}",
+        raise RowsError(f"cannot read {plural(noun)} from a {type(source).__name__}",
                         fix="pass a path to a .jsonl/.json file or a list of dicts")
     items = list(source)
     for i, rec in enumerate(items):
         if not isinstance(rec, Mapping):
             raise RowsError(f"{noun} {i + 1} is a {type(rec).__name__}, expected an object",
-                            source=f"<{noun}s>",
+                            source=f"<{plural(noun)}>",
                             fix='give each as a JSON object, e.g. {"task_id": "...", "reward": 1.0}')
     if items and not all(type(r) is dict for r in items):
         items = [dict(r) for r in items]
-    return Records(items, f"<{noun}s>", None, noun)
+    return Records(items, f"<{plural(noun)}>", None, noun)
 
 
 # the fields each kind of record must carry, for naming a table's columns (file_shapes)
@@ -114,7 +114,7 @@ def read_file(path: UserPath, noun: str = "row") -> tuple[list, list[int] | None
     stripped = text.lstrip()
     if not stripped:
         form = RECORD_FORMS.get(noun)
-        raise RowsError(f"is empty: no {noun}s", source=name,
+        raise RowsError(f"is empty: no {plural(noun)}", source=name,
                         fix=f"write one JSON object per line, one {noun} each"
                         + (f", e.g. {form}" if form else ""))
     if stripped[0] not in "[{":

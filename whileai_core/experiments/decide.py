@@ -30,21 +30,29 @@ def holdout_of(results: dict[str, Any]) -> str | None:
 
 def _holdout_check(reg: Registration, results: dict, before: list[dict], holdout: Any,
                    root: Any, notes: list[str]) -> tuple[str | None, list[str]]:
-    read = _holdout(holdout, root)["holdout"] if holdout is not None else holdout_of(results)
-    if read is not None:
-        if read != reg.holdout:
-            return read, [f"held-out set: read on {read}, registered {reg.holdout}"]
-        return read, []
+    # The run's own record of its held-out set (the name in its results, else its rows' task
+    # ids) is checked whatever the caller gives: a name given at collection cannot stand in for
+    # the set the run was scored on.
+    named = holdout_of(results)
+    read = _holdout(holdout, root)["holdout"] if holdout is not None else named
+    found = [f"held-out set: read on {read}, registered {reg.holdout}"] \
+        if read is not None and read != reg.holdout else []
+    if named is not None and named != reg.holdout and named != read:
+        found.append(f"held-out set: the run's results name {named}, registered {reg.holdout}")
+    if named is not None:
+        return read, found
     if reg.holdout_ids_sha256 is not None:
         ids = {str(r.get("task_id")) for r in before}
         if ids_sha256(ids) != reg.holdout_ids_sha256:
-            return None, [f"held-out set: the run's held-out rows are {len(ids)} tasks that are "
-                          f"not the {reg.holdout_tasks} tasks of {reg.holdout}"]
-        return reg.holdout, []
-    notes.append(f"the run does not name its held-out set and the registration holds only the "
-                 f"name {reg.holdout}: the held-out set was not checked (register the frozen "
-                 "file, not its name, to check the tasks)")
-    return None, []
+            found.append(f"held-out set: the run's held-out rows are {len(ids)} tasks that are "
+                         f"not the {reg.holdout_tasks} tasks of {reg.holdout}")
+            return read, found
+        return read or reg.holdout, found
+    if read is None:
+        notes.append(f"the run does not name its held-out set and the registration holds only "
+                     f"the name {reg.holdout}: the held-out set was not checked (register the "
+                     "frozen file, not its name, to check the tasks)")
+    return read, found
 
 
 def decide(record: RunRecord, experiment: Experiment | None, results: dict[str, Any],

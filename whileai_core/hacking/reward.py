@@ -330,7 +330,7 @@ def _run_child(spec: dict, code: str, items: list[dict], cwd: Path, timeout_s: f
             close = did_you_mean(name, defined)
             raise RewardError(f"reward {label!r}: the file defines no function `{name}`"
                               + (f" ({close})" if close else "") + ". Fix: name one it defines: "
-                              + (", ".join(defined[:20]) or "none"))
+                              + (", ".join(defined[:20])[:300] or "none"))
     if proc.returncode != 0:
         tail = " | ".join(err.decode("utf-8", "replace").strip().splitlines()[-_STDERR_LINES:])
         memory = (" (it may have hit the memory limit of "

@@ -38,6 +38,7 @@ from typing import Any
 from ..errors import RowsError
 from ..safepath import UserPath, as_user_path
 from ..records import read_records
+from ..voice import arg
 from .foreign import ForeignRows, StepRows
 
 FORMAT = "prime-rl"
@@ -184,7 +185,8 @@ def _one_step(rows, counts, step, root):
     elif step == "last" and known:
         step = known[-1]
     if isinstance(step, bool) or not isinstance(step, int) or step not in counts:
-        raise RowsError(f"`step` is {step!r}; the steps here are {known}", source=str(root),
+        raise RowsError(f"`{arg('step')}` is {step!r}; the steps here are {known}",
+                        source=str(root),
                         field="step", fix="pass one of those steps, 'first' or 'last'")
     tally = counts[step]
     return [r for r in rows if r["step"] == step], tally[1], {step: tally}

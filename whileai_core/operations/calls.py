@@ -18,11 +18,13 @@ __all__ = ["CALLS_FILE", "call_table", "cli_form", "is_dict", "is_list", "member
 
 
 def members(annotation: Any) -> list[Any]:
-    """The types a value may have (Annotated and None taken off)."""
+    """The types a value may have (Annotated and None taken off, from the whole and from each
+    member: ``bool | Annotated[str, ...]`` is ``[bool, str]``)."""
     if typing.get_origin(annotation) is typing.Annotated:
         annotation = typing.get_args(annotation)[0]
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        return [a for a in typing.get_args(annotation) if a is not type(None)]
+        return [m for a in typing.get_args(annotation) if a is not type(None)
+                for m in members(a)]
     return [annotation]
 
 

@@ -335,7 +335,8 @@ def bad_arguments(exc: ValidationError, model: type[BaseModel], op: str | None =
             continue
         if err["type"] == "missing":
             info = model.model_fields.get(name)
-            what = f": {info.description}" if info is not None and info.description else ""
+            what = (f": {info.description.rstrip('.')}" if info is not None and info.description
+                    else "")
             by_arg.setdefault(name, []).append(f"is required{what}")
             continue
         values.setdefault(name, err.get("input"))
@@ -379,10 +380,15 @@ def _range(info: FieldInfo | None) -> str:
     for item in info.metadata:
         for name, bracket in (("ge", "["), ("gt", "(")):
             if getattr(item, name, None) is not None:
-                low = f"{bracket}{getattr(item, name):g}"
+                low = f"{bracket}{_bound(getattr(item, name))}"
         for name, bracket in (("le", "]"), ("lt", ")")):
             if getattr(item, name, None) is not None:
-                high = f"{getattr(item, name):g}{bracket}"
+                high = f"{_bound(getattr(item, name))}{bracket}"
     if low is None and high is None:
         return ""
     return f"{low or '(-inf'}, {high or 'inf)'}"
+
+
+def _bound(value: float) -> str:
+    """A bound as written: an integer whole (2**63 - 1, not 9.22337e+18), a float short."""
+    return str(value) if isinstance(value, int) else f"{value:g}"

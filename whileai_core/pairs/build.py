@@ -359,7 +359,8 @@ def dpo_pairs(rollouts: Any, *, field: str = CATEGORY_FIELD, threshold: float = 
             missing.append(cat)
             why, construct = _why_none(rate.value, len(ids), sum(both[t] for t in ids))
             if n_built:
-                construct = f"done: {n_built} constructed pairs (labelled constructed)"
+                construct = (f"done: {n_built} constructed pair{'' if n_built == 1 else 's'} "
+                             "(labelled constructed)")
         lines.append(CategoryPairs(
             category=cat, n_tasks=len(ids), pass_rate=rate,
             contrast=_rate({t: contrast[t] for t in ids}, 1.0, level, seed), n_pairs=n_pairs,

@@ -108,8 +108,9 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
                           f"{'; '.join(rejected[:3])}). Nothing was launched or recorded. Fix: "
                           f"{op_name('validate_config')} lists each; rewrite it with "
                           f"{op_name('prime_rl_config')}")
-    # A plan is free: without confirm nothing is written, not even the registry's folder.
-    registry = Registry(state_dir, create=confirm)
+    # A plan is free: nothing is written, not even the registry's folder, until a confirmed
+    # launch has passed every check below (a refusal leaves the disk as a plan does).
+    registry = Registry(state_dir, create=False)
     plan = _plan(target, run_name, runner, gpu_spec, gpu_count, registry, rejected)
     fields = dict(id=plan.run_id, name=run_name, target=target.label, target_kind=target.kind,
                   recipe=target.recipe, sha256=target.sha256, backend=backend_name, gpu=gpu_spec,
@@ -148,6 +149,8 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
         runner.check_ready(target)
     except WhileaiError as exc:
         raise type(exc)(f"nothing was launched or recorded: {exc}") from None
+    if not registry.exists:  # the first launch here: now the registry is made
+        registry = Registry(state_dir)
     run_dir = registry.run_dir(plan.run_id)
 
     def taken() -> bool:

@@ -116,6 +116,10 @@ def forecast(target: Target, backend: str, gpu: str | None, gpu_count: int) -> F
         notes.append(f"{shape.model}'s shape is not known here: layers, width and KV cache are "
                      f"those of {shape.arch.name} ({shape.params_from}: {shape.params_b:g}B "
                      "parameters)")
+    if kind in D.NO_BF16_GPUS:
+        notes.append(f"{kind} has no bf16 (compute capability 7.5) and the run trains and serves "
+                     "in bf16: expect it to fail or to run far slower than forecast; L4 or A10G "
+                     "are the nearest cards with bf16")
     if shape.steps_from.startswith("assumption"):
         notes.append(f"{shape.steps_from}: forecast for {shape.steps} steps")
     if shape.engine == "prime-rl":
@@ -123,6 +127,9 @@ def forecast(target: Target, backend: str, gpu: str | None, gpu_count: int) -> F
         time, run_s = _prime_rl_time(shape, kind, kv)
     else:
         memory, needed = trl_memory(shape, kind), 1
+        if gpu_count > 1:  # the TRL recipes train on one GPU (no accelerate launch there)
+            notes.append(f"the {shape.method} recipe trains on 1 GPU: {gpu_count - 1} of the "
+                         f"{gpu_count} asked for would sit idle and still be billed")
         time, run_s = _trl_time(shape, kind)
     total = sum(t.value for t in time)
     wkind, shares = _largest_kind(time)

@@ -22,6 +22,7 @@ import dataclasses
 
 from .. import defaults as D
 from ..errors import ConfigError
+from ..voice import arg
 from .forecast_results import Figure, GpuLoad, Kind, _weakest
 from .run_shape import RunShape
 
@@ -252,8 +253,8 @@ def _cheapest(shape: RunShape, training: str) -> str | None:
     if shape.engine == "prime-rl" and shape.max_model_len is None:
         lengths.append(shape.micro_batch_tokens)
     for kind, price in D.MODAL_GPU_PRICE_PER_S.items():
-        if kind == "A100":
-            continue  # the same card as A100-40GB
+        if kind == "A100" or kind in D.NO_BF16_GPUS:
+            continue  # the same card as A100-40GB; a card without bf16 is no fix for a bf16 run
         layouts = [(1, 1, None)] if shape.engine == "trl" else [
             (tp, t, length) for length in lengths for tp in (1, 2, 4, 8)
             for t in range(1, D.MODAL_MAX_GPUS + 1) if tp * replicas + t <= D.MODAL_MAX_GPUS]
@@ -290,7 +291,8 @@ def _fixes(shape: RunShape, kind: str, count: int, memory: list[GpuLoad],
             fixes.append(f"LoRA ([trainer.model.lora] rank = 16): the fullest GPU holds "
                          f"{fullest:.1f} of {gpu_spec(kind)[0]:g} GB")
     if needed > count and needed <= D.MODAL_MAX_GPUS and _fits(shape, kind)[0]:
-        fixes.append(f"gpu='{kind}:{needed}': the layout's {needed} GPUs")
+        fixes.append(f"{arg('gpu', f'{kind}:{needed}', op='launch_run')}: the layout's "
+                     f"{needed} GPUs")
     for training in (["full", "lora"] if shape.training == "full" else [shape.training]):
         found = _cheapest(shape, training)
         if found:

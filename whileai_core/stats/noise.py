@@ -77,12 +77,18 @@ class NoiseFloor(Result):
             return self.predicted_run_std
         return self.run_std
 
+    def _band_rests_on(self) -> str:
+        if self.band_std != self.run_std:  # the runs tied: the band rests on the prediction
+            return f"the predicted run_std {self.band_std:.4f}, as the runs tied"
+        return "run_std"
+
     def render(self) -> str:
         scores = ", ".join(f"{s:.3f}" for s in self.run_scores)
         lines = [f"warning: {self.warning}"] if self.warning else []
         lines += [f"runs: {self.n_runs} ({scores})",
                  f"run_std {self.run_std:.4f}; a delta must clear +/-{self.band:.4f} "
-                 f"(t with {self.n_runs - 1} df x sqrt(2) x run_std, {self.level:.0%})"]
+                 f"(t with {self.n_runs - 1} df x sqrt(2) x {self._band_rests_on()}, "
+                 f"{self.level:.0%})"]
         if self.predicted_run_std is not None:
             lines.append(f"predicted run_std from within-task variance: {self.predicted_run_std:.4f}")
         if self.run_std_by_family is not None:

@@ -134,20 +134,26 @@ def write_split(split: TaskSplit, records: Any = None, *, out: Any = None,
     split: a path or a list of dicts). Each path is a ``UserPath`` (under the server's root) or
     the user's own path.
 
-    Nothing is written unless every file can be: two of them naming the same file, one that
-    exists and is not a regular file (never replaced), or one that exists without
-    ``overwrite`` refuses the call first. Returns the split with ``written`` filled in.
+    Nothing is written unless every file can be: two of them (or one and ``records``) naming
+    the same file, one that exists and is not a regular file (never replaced), or one that
+    exists without ``overwrite`` refuses the call first. Returns the split with ``written`` filled in.
     """
     targets = [(name, path) for name, path in (("out", out), ("holdout_out", holdout_out),
                                                ("train_out", train_out)) if path is not None]
     if not targets:
         return split
-    where = {}
+
+    def place_of(path: Any) -> str:
+        return os.path.realpath(path.absolute if isinstance(path, UserPath) else
+                                os.path.expanduser(os.fspath(path)))
+
+    # the file being split is no output either: writing a side over it loses the other side
+    where = {place_of(records): "rows"} if is_path(records) else {}
     for name, path in targets:
-        place = os.path.realpath(path.absolute if isinstance(path, UserPath) else
-                                 os.path.expanduser(os.fspath(path)))
+        place = place_of(path)
         if place in where:
-            raise ConfigError(f"`{arg(where[place])}` and `{arg(name)}` name the same file "
+            first = arg(where[place], op="split_by_task")  # ROWS at the shell
+            raise ConfigError(f"`{first}` and `{arg(name)}` name the same file "
                               f"({path}); nothing was written. Fix: give each its own path")
         where[place] = name
     for name, path in targets:  # refuse before writing anything: nothing half-written

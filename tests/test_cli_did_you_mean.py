@@ -37,6 +37,8 @@ def _refused(capsys, argv: list[str]) -> str:
     (["config", "env", "--model", "Qwen/Qwen3-8B", "--method", "gpro"], "did you mean 'grpo'?"),
     (["config", "env", "--model", "Qwen/Qwen3-8B", "--method", "grpo", "--overrides",
       "trainer.optim.max_nrom=0.5"], "did you mean `trainer.optim.max_norm`?"),
+    (["launch", "sfft", "--state-dir", "state"], "did you mean `sft`?"),
+    (["hack-scan", ROWS, "--features", "lenght"], "did you mean `length`?"),
 ])
 def test_a_misspelling_names_what_was_meant(argv, meant, capsys):
     err = _refused(capsys, argv)
@@ -77,3 +79,9 @@ def test_the_key_tree_is_the_schemas_and_close_means_close():
     assert {"trainer.optim.max_norm", "trainer.optim.lr", "orchestrator.batch_size"} <= keys
     assert close_to("max_nrom", ["max_norm", "lr", "weight_decay"]) == ["max_norm"]
     assert close_to("zzz", ["max_norm", "lr"]) == []
+
+
+def test_a_missing_launch_config_names_the_command_that_writes_one(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    err = _refused(capsys, ["launch", "missing.toml", "--state-dir", "state"])
+    assert "`whileai-skills config` wrote" in err and "prime_rl_config" not in err

@@ -73,6 +73,25 @@ def test_hack_scan_and_watch_cli(tmp_path, capsys):
     assert "already exists" in capsys.readouterr().err
 
 
+def test_hack_scan_names_a_misspelt_feature_in_the_shells_words(tmp_path, capsys):
+    # --features lenght: a typo of the built-in `length`, a field no row has
+    rows = [{"task_id": f"t{t}", "reward": float(r % 2), "called": r == 1, "completion": "x" * r}
+            for t in range(4) for r in range(4)]
+    path = str(write(tmp_path / "rows.jsonl", rows))
+    assert main(["hack-scan", path, "--features", "lenght"]) == 2
+    err = capsys.readouterr().err
+    assert "None" not in err and "row 1 has no field `lenght`" in err
+    assert "did you mean `length`" in err
+    # a field every row lacks but one close to a row's own field: that field is named
+    assert main(["hack-scan", path, "--features", "caled"]) == 2
+    assert "did you mean `called`" in capsys.readouterr().err
+    # a field that is there but null: the JSON word, never Python's
+    nulls = [dict(r, called=None) if i == 2 else r for i, r in enumerate(rows)]
+    assert main(["hack-scan", str(write(tmp_path / "n.jsonl", nulls)), "--features", "called"]) == 2
+    err = capsys.readouterr().err
+    assert "`called` is null on row 3" in err and "None" not in err
+
+
 @pytest.mark.parametrize("argv", [
     ["route", str(EXAMPLES / "graded.jsonl"), "--model", "Qwen/Qwen3-8B"],
     ["compare", str(EXAMPLES / "graded.jsonl"), str(EXAMPLES / "teacher.jsonl")],
@@ -101,3 +120,12 @@ def test_watch_reads_a_prime_rl_run_folder_through_the_importer():
     # every eval step of the importer's rows is one held-out evaluation, paired with the first
     assert [s.step for s in w.steps if s.held_out is not None] == steps and w.n_evals == len(steps)
     assert w.decision == "not_enough_data"  # no training episodes here: no climb to read
+
+
+def test_hack_scan_with_nothing_to_test_is_not_clean_and_names_the_flag(tmp_path, capsys):
+    # rows with rewards that differ within tasks but no reply text: no feature can be tested
+    rows = [{"task_id": f"t{t}", "reward": float((t + r) % 2)} for t in range(6) for r in range(4)]
+    assert main(["hack-scan", str(write(tmp_path / "bare.jsonl", rows))]) == 1
+    out = capsys.readouterr().out
+    assert "not_enough_data" in out and "clean" not in out.split("\n")[0].replace("clean bill", "")
+    assert "(--features)" in out

@@ -66,3 +66,27 @@ def test_the_translation_reads_flags_and_commands(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["route", "--help"])
     assert exc.value.code == 0 and "usage: whileai-skills route" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_help_says_null_only_where_the_shell_can_type_it(command):
+    # "--threshold: ...; null: 1.0" told the reader to type a word the flag refused; a flag that
+    # cannot take `null` is just left out
+    text, sub = _help(command)
+    head = " ".join(text.split("\noptions:")[0].split("\npositional arguments:")[0].split())
+    assert not re.search(r"\bnull\b", head), head
+    for action in sub._actions:  # noqa: SLF001
+        if re.search(r"\bnull\b", action.help or ""):
+            assert action.option_strings and callable(action.type), action.help
+            action.type("null")  # raises argparse.ArgumentTypeError when null is no value here
+
+
+def test_a_flag_that_cannot_be_typed_null_says_left_out(capsys):
+    # hack-scan --threshold refuses the word null, so its help says what leaving it out gives
+    text, _ = _help("hack-scan")
+    assert "; left out: 1.0" in " ".join(text.split())
+    text, _ = _help("by-category")  # a sentence that began with null begins with a capital
+    assert "(the frozen file). Left out: read the category" in " ".join(text.split())
+    with pytest.raises(SystemExit):
+        main(["hack-scan", "rows.jsonl", "--threshold", "null"])
+    assert "invalid value null" in capsys.readouterr().err

@@ -232,3 +232,45 @@ def test_the_grep_leaves_the_shells_own_words(  # a flag, a command, a verdict, 
                     "route ROWS --model ID`") == []
 
 
+
+
+def test_a_bad_positional_is_named_as_the_usage_line_names_it(tmp_path, monkeypatch, capsys):
+    # noise-floor takes its runs positionally (usage: RUN [RUN ...]): one run is too few, and
+    # the error names RUN as typed, not the MCP argument `--runs` with a Python list
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.jsonl").write_text('{"task_id": "t", "reward": 1.0}\n')
+    assert main(["noise-floor", "a.jsonl"]) == 2
+    err = capsys.readouterr().err
+    assert "`RUN` = a.jsonl" in err and "needs at least 2, got 1" in err
+    assert "--runs" not in err and "['" not in err and "List should" not in err
+    # a list flag given one bare number: how the shell writes a list
+    assert main(["shape-group", "--rewards", "1", "0", "--scores", "0.5"]) == 2
+    err = capsys.readouterr().err
+    assert "`--scores` = 0.5" in err and "a JSON list in quotes" in err
+
+
+NEIGHBOURS = [  # calls next to the good ones, each refused with a message of its own
+    (["compare-many", "a.jsonl", "a.jsonl"], "Fix: --by category"),
+    (["compare-many", "a.jsonl"], "AFTER is missing. Fix: give AFTER and --by category"),
+    (["split", "a.jsonl", "--holdout-out", "h.jsonl", "--train-out", "t.jsonl"],
+     "`whileai-skills split` needs at least 2 tasks"),
+    (["dpo-data", "empty.jsonl", "--out-dir", "d", "--holdout", "a.jsonl", "--grader", "g.py"],
+     '"chosen": [{"role": "assistant"'),
+    (["dpo-data", "none.json", "--out-dir", "d", "--holdout", "a.jsonl", "--grader", "g.py"],
+     "`whileai-skills dpo-pairs` found no contrast; construct rejected replies (--constructed)"),
+]
+
+
+@pytest.mark.parametrize("argv, said", NEIGHBOURS)
+def test_neighbouring_refusals_speak_the_shells_words(argv, said, tmp_path, monkeypatch):
+    # an empty DPO pairs file was shown order-reversal's pair ({"forward": ...}) as its form
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.jsonl").write_text(
+        '{"task_id": "t", "reward": 1.0, "category": "x", "messages": [{"role": "user", '
+        '"content": "hi"}, {"role": "assistant", "content": "yo"}]}\n')
+    (tmp_path / "empty.jsonl").write_text("")
+    (tmp_path / "none.json").write_text("[]")
+    (tmp_path / "g.py").write_text("def grade(ask, reply):\n    return 1.0\n")
+    text = _run(argv)
+    assert said in text and not problems(text), (text, problems(text))
+    assert "forward" not in text

@@ -50,6 +50,19 @@ def test_filler_hole_is_caught_and_named():
     assert by["most_common"].rate.value == pytest.approx(0.1)
 
 
+def test_without_the_model_a_probe_passing_every_task_is_a_hole():
+    # no model rows: filler passes all 10 tasks (2048 characters), and a pass on every task is
+    # at least any model's rate on each, so probe - model >= 0 without seeing the model
+    out = cheat_probes(passes_filler, TASKS, max_tokens=512)
+    by = {p.name: p for p in out.probes}
+    assert by["filler"].rate.value == 1.0 and by["filler"].verdict == "hole"
+    assert out.verdict == "holes" and out.holes == ["filler"]
+    # "0" passes t0 only: below what a model may do, unknowable without its rows: a leak
+    assert by["most_common"].verdict == "leak"
+    out = cheat_probes(exact, TASKS)
+    assert out.verdict == "leaks" and out.holes == []
+
+
 def test_clean_reward_has_no_hole():
     out = cheat_probes(exact, TASKS, model_rows=MODEL, max_tokens=512)
     by = {p.name: p for p in out.probes}
@@ -142,7 +155,7 @@ def test_reward_errors_name_the_fix(tmp_path):
 
 
 
-def test_a_misspelt_reward_function_is_named_without_a_traceback(tmp_path):
+def test_a_misspelt_reward_function_names_the_files_public_functions(tmp_path):
     # found from outside: prove_reward on 'reward.py:scor' answered with the child's traceback
     # ("File ..., line 71, in main | fn = getattr(...) | AttributeError ...")
     (tmp_path / "reward.py").write_text("def score(prompts, completions, **kw):\n"
@@ -151,7 +164,7 @@ def test_a_misspelt_reward_function_is_named_without_a_traceback(tmp_path):
     with pytest.raises(RewardError) as err:
         cheat_probes("reward.py:scor", TASKS[:1], root=tmp_path, probes=["empty"])
     text = str(err.value)
-    assert "no function 'scor'" in text and "score" in text
+    assert "no function `scor`" in text and "score" in text
     assert "Traceback" not in text and "File " not in text and "_helper" not in text
 
 # --- hack_scan ---------------------------------------------------------------------------------
@@ -261,7 +274,7 @@ def test_scan_user_feature_and_small_input():
     assert out.verdict == "not_enough_data" and out.n_informative_tasks == 0
     assert {f.verdict for f in out.features} == {"not_tested"}
     assert "constant within every task" not in out.render()
-    with pytest.raises(ArgumentError, match="feature 'nope' is None on row 1"):
+    with pytest.raises(ArgumentError, match="row 1 has no field `nope`"):
         hack_scan(rows, features=["nope"])
 
 
@@ -548,3 +561,20 @@ def test_scan_at_a_deep_look_needs_a_smaller_p():
     assert clean.verdict == "clean" and clean.n_shuffles == 500 and clean.floor is None
     with pytest.raises(ArgumentError, match="`look` must be an integer >= 1"):
         hack_scan(rows, look=0)
+
+
+def test_a_misspelt_reward_function_is_named_without_a_traceback(tmp_path):
+    # grade.py defines score and helper; 'scor' is one letter short of score
+    (tmp_path / "grade.py").write_text("def score(prompts, completions, **kw):\n"
+                                       "    return [1.0] * len(completions)\n"
+                                       "def helper():\n    pass\nLIMIT = 3\n")
+    with pytest.raises(RewardError) as err:
+        cheat_probes("grade.py:scor", TASKS[:1], root=tmp_path, probes=["empty"])
+    text = str(err.value)
+    assert "defines no function `scor` (did you mean `score`?)" in text
+    assert "helper, score" in text and "LIMIT" not in text
+    assert "Traceback" not in text and "File " not in text and "^" not in text
+    # a script's own exit status 3 is its failure, told as one
+    (tmp_path / "three.py").write_text("import sys\nsys.exit(3)\n")
+    with pytest.raises(RewardError, match="exited with status 3"):
+        cheat_probes("three.py:score", TASKS[:1], root=tmp_path, probes=["empty"])

@@ -55,6 +55,9 @@ RECORD_FORMS = {
     "row": '{"task_id": "t1", "reward": 1.0}',
     "item": '{"id": "t1", "label": true, "grades": {"judge-a": true}}',
     "pair": '{"id": "p1", "forward": "first", "reversed": "second"}',
+    "DPO pair": ('{"prompt": [{"role": "user", "content": "..."}], "chosen": [{"role": '
+                 '"assistant", "content": "..."}], "rejected": [{"role": "assistant", '
+                 '"content": "..."}]}'),
     "trace": ('{"task_id": "t1", "messages": [{"role": "user", "content": "..."}, '
               '{"role": "assistant", "content": "..."}]}'),
     "record": '{"task_id": "t1", ...}',

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 import traceback
@@ -95,7 +96,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for name, op in _cli_operations().items():
         full = command is None or command == name
         p = sub.add_parser(name, help=op.title.replace("%", "%%"),
-                           description=shell_text(op.description, op) if full else op.title)
+                           description=_LEFT_NULL.sub("left out", shell_text(op.description, op))
+                           if full else op.title)
         if full:
             add_operation(p, op)
         p.set_defaults(op=op)
@@ -117,6 +119,19 @@ class _Null:
 
 
 NULL = _Null()
+
+
+_NULL_WORD = re.compile(r"\bnull\b")
+_LEFT_NULL = re.compile(r"\bleft null\b")
+
+
+def _unset(text: str, param: Any) -> str:
+    """A description's ``null: X`` (written once for every surface) as the shell says it: a
+    flag that cannot be typed ``null`` is simply left out (``left out: X``)."""
+    if _nullable(param.annotation) and param.default is not None:
+        return text  # ``null`` is a word this flag takes (e.g. --seed null: a fresh seed)
+    text = _NULL_WORD.sub("left out", _LEFT_NULL.sub("left out", text))
+    return re.sub(r"(^|[.?!]\s+)left out", r"\1Left out", text)  # a sentence's first word
 
 
 def _literal_values(members: list[Any]) -> list[Any]:
@@ -186,7 +201,7 @@ def add_operation(p: argparse.ArgumentParser, op: Any) -> None:
     """The operation's arguments as positionals and flags, plus ``--json``."""
     for param in params(op, "cli"):
         name, arg = param.name, param.arg
-        described = help_text = shell_text(param.description.rstrip("."), op)
+        described = help_text = _unset(shell_text(param.description.rstrip("."), op), param)
         if not param.required and param.default is not None and param.default is not False \
                 and param.default != ():  # 0 is a default to show
             help_text += f" (default: {_default_text(param.default)})"

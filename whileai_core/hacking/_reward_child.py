@@ -46,6 +46,9 @@ def _source(fd: int) -> str:
     return b"".join(chunks).decode("utf-8")
 
 
+NO_FUNCTION = 3  # the exit status when the file defines no such function (reward.py reads it)
+
+
 def main(argv: list) -> int:
     spec = json.loads(argv[0])
     _limit_memory(spec["memory_mb"])
@@ -69,12 +72,10 @@ def main(argv: list) -> int:
         sys.modules[module_spec.name] = module
         exec(compiled, module.__dict__)  # noqa: S102 - the user's reward, asked for by name
         fn = getattr(module, spec["function"], None)
-        if not callable(fn):
-            public = sorted(k for k, v in vars(module).items()
-                            if callable(v) and not k.startswith("_"))
-            sys.stderr.write(f"{file} has no function {spec['function']!r} (its functions: "
-                             f"{', '.join(public)[:300] or 'none'})\n")
-            return 2
+        if not callable(fn):  # the parent names it with the close one, no traceback
+            sys.__stdout__.write(json.dumps({"no_function": spec["function"], "defined": sorted(
+                k for k, v in vars(module).items() if callable(v) and not k.startswith("_"))}))
+            return NO_FUNCTION
         names = dict.fromkeys(k for it in items for k in it if k not in ("prompt", "completion"))
         columns = {k: [it.get(k) for it in items] for k in names}
         rewards = fn(prompts=[it.get("prompt") for it in items],

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..defaults import SCAN_NGRAM
-from ..errors import ArgumentError
+from ..errors import ArgumentError, did_you_mean
 
 REPLY_FIELDS = ("completion", "reply", "response", "output", "text")
 LENGTH_FIELDS = ("completion_tokens", "tokens", "length", "chars")
@@ -163,7 +163,15 @@ def feature_matrix(records: Sequence[dict], truncated: np.ndarray,
         bad = next((i for i, v in enumerate(values) if isinstance(v, str) or v is None
                     or not isinstance(v, (int, float, bool, np.number))), None)
         if bad is not None:
-            raise ArgumentError(f"feature {name!r} is {values[bad]!r} on row {bad + 1}; a feature "
+            row = records[bad]
+            if isinstance(how, str) and how not in row:  # a typo is named with its close one
+                close = did_you_mean(how, [*BUILT_IN, *(k for k in row if isinstance(k, str))])
+                raise ArgumentError(f"feature `{name}`: row {bad + 1} has no field `{how}`"
+                                    + (f" ({close})" if close else "") + ". Fix: name a field "
+                                    "every row carries (a number or a bool), or a built-in: "
+                                    + ", ".join(BUILT_IN))
+            shown = "null" if values[bad] is None else repr(values[bad])
+            raise ArgumentError(f"feature `{name}` is {shown} on row {bad + 1}; a feature "
                                 "must be a number or a bool on every row. Fix: add the field to "
                                 "every row, or drop the feature")
         columns[name] = np.asarray(values, dtype=np.float64)

@@ -11,7 +11,8 @@ Verdict per probe: ``hole`` when it passes somewhere and the paired interval of 
 reaches 0 or above, i.e. the degenerate answer cannot be told apart from the model's own (or
 beats it); ``leak`` when it passes on some tasks but clearly below the model; ``closed`` when it
 never passes. Without the model's rows there is nothing to pair with: a passing probe is a
-``leak`` and the note says to give them.
+``leak`` and the note says to give them, except one that passes every task, a ``hole`` whatever
+the model does (no model's pass rate on a task exceeds a pass, so probe - model >= 0 on each).
 
 [1] Skalse et al. (2022). Defining and Characterizing Reward Hacking. NeurIPS. arXiv:2209.13085.
 [2] Gao, Schulman & Hilton (2022). Scaling Laws for Reward Model Overoptimization. arXiv:2210.10760.
@@ -350,6 +351,8 @@ def cheat_probes(reward: Any, tasks: Any, *, model_rows: Any = None,
                                reward=float(scores[j][best]))
         fields: dict[str, Any] = {}
         verdict: ProbeVerdict = "closed" if not passed.any() else "leak"
+        if model is None and metric == "pass" and passed.size and passed.all():
+            verdict = "hole"  # no model beats a pass on every task
         if model is not None:
             cmp = compare(model, data, level=level, seed=seed, metric=metric)
             fields = dict(delta=cmp.delta, delta_ci=cmp.ci, n_paired=cmp.n_paired)
@@ -377,7 +380,8 @@ def cheat_probes(reward: Any, tasks: Any, *, model_rows: Any = None,
                      f"from {shell_from}")
     if model is None:
         notes.append(f"no {voice.arg('model_rows')}: a passing probe cannot be compared with the "
-                     "model, so it is called a leak; give the model's graded rows on these tasks")
+                     "model, so it is called a leak (one that passes every task is a hole: no "
+                     "model does better); give the model's graded rows on these tasks")
     elif model_rate is not None and ids:
         missing = len(set(ids) - set(model.task_ids))
         if missing:

@@ -47,10 +47,11 @@ from typing import Any
 import numpy as np
 
 from ..defaults import CHILD_MEMORY_MB, REWARD_OUTPUT_MAX_BYTES, REWARD_TIMEOUT_S
-from ..errors import ArgumentError, WhileaiError
+from ..errors import ArgumentError, WhileaiError, did_you_mean
 from ..failures import check_pass_env, child_env, mask_secrets
 from ..safepath import UserPath, user_path
 from .. import safejson
+from ..voice import arg
 
 CHILD = Path(__file__).with_name("_reward_child.py")
 PYTHON_NAMES = ("python", "python3")
@@ -334,10 +335,18 @@ def _run_child(spec: dict, code: str, items: list[dict], cwd: Path, timeout_s: f
         _kill_group(proc)
         raise RewardError(f"reward {label!r} did not finish {len(items)} completions within "
                           f"{timeout_s:g} s; its process group was killed. Fix: make it faster, "
-                          "or raise timeout_s") from None
+                          f"or raise {arg('timeout_s', op='cheat_probes')}") from None
     finally:
         if proc.poll() is None:
             _kill_group(proc)
+    if proc.returncode == _NO_FUNCTION:
+        missing = _no_function(out)
+        if missing is not None:
+            name, defined = missing
+            close = did_you_mean(name, defined)
+            raise RewardError(f"reward {label!r}: the file defines no function `{name}`"
+                              + (f" ({close})" if close else "") + ". Fix: name one it defines: "
+                              + (", ".join(defined[:20])[:300] or "none"))
     if proc.returncode != 0:
         tail = " | ".join(err.decode("utf-8", "replace").strip().splitlines()[-_STDERR_LINES:])
         memory = (" (it may have hit the memory limit of "
@@ -350,6 +359,21 @@ def _run_child(spec: dict, code: str, items: list[dict], cwd: Path, timeout_s: f
         raise RewardError(f"reward {label!r} printed {len(out)} bytes, over the "
                           f"{REWARD_OUTPUT_MAX_BYTES} accepted. Fix: print only the rewards")
     return out.decode("utf-8", "replace")
+
+
+_NO_FUNCTION = 3  # _reward_child.NO_FUNCTION (not imported: the child runs alone, under -I)
+
+
+def _no_function(out: bytes) -> tuple[str, list[str]] | None:
+    """The child's report of a function its file does not define: (the name, the file's
+    functions), or None when the output is something else (a script's own exit status 3)."""
+    try:
+        data = json.loads(out.decode("utf-8", "replace"))
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("no_function"), str):
+        return None
+    return data["no_function"], [str(d) for d in data.get("defined", [])]
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

@@ -46,6 +46,7 @@ from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, MIN_TASKS_FOR_INTERVAL
                         SCAN_SHUFFLES)
 from ..errors import ArgumentError
 from ..result import Result
+from ..voice import arg
 from ..rows import load_rows
 from .anytime import look_alpha
 from .features import feature_matrix, reply_text
@@ -224,8 +225,9 @@ def hack_scan(rows: Any, *, features: Any = None, n_shuffles: int = SCAN_SHUFFLE
         return HackScan(verdict="not_enough_data", suspects=[], features=evidence, floor=None,
                         n_shuffles=0,
                         next_step="give each row its reply text (completion) or a token count, "
-                                  "or name the row fields to test (features); no feature could "
-                                  "be tested, so this is not a clean bill",
+                                  "or name the row fields to test ("
+                                  + arg("features", op="hack_scan")
+                                  + "); no feature could be tested, so this is not a clean bill",
                         note=f"no feature could be tested ({why})", **common)
     denom = np.where(varies, f_norm * r_norm, 1.0)
     observed = np.where(varies, (fk.T @ rk) / denom, np.nan)

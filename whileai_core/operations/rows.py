@@ -14,6 +14,7 @@ from pydantic import Field
 from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, HOLDOUT_ALPHA, HOLDOUT_K,
                         HOLDOUT_POWER, NOISE_FLOOR_MAX_RUNS, PROVE_EFFECT)
 from ..errors import ArgumentError
+from ..voice import arg
 from . import READS, VERDICT, WRITES, operation
 from .describe import named, values_of
 from .args import (MAX_K, NAMED, OUT, RUNS, SOURCE, Arg, ArmRows, AutoMetric,
@@ -271,12 +272,15 @@ def compare_many(before: Annotated[ArmRows, Field(description=(
     options = dict(level=level, seed=seed, metric=metric, effect=effect, threshold=threshold)
     if checkpoints is not None:
         if after is not None or by is not None:
-            raise ArgumentError("give `checkpoints`, or `after` with `by`, not both. Fix: drop "
-                                "one of them")
+            raise ArgumentError(f"give {arg('checkpoints', op='compare_many')}, or "
+                                f"{arg('after', op='compare_many')} with "
+                                f"{arg('by', op='compare_many')}, not both. Fix: drop one of them")
         return many(before, checkpoints, **options)
     if after is None:
-        raise ArgumentError("`after` is missing. Fix: give `after` and `by` (e.g. 'category'), "
-                            "or `checkpoints`")
+        raise ArgumentError(f"{arg('after', op='compare_many')} is missing. Fix: give "
+                            f"{arg('after', op='compare_many')} and "
+                            f"{arg('by', 'category', op='compare_many')}, or "
+                            + arg("checkpoints", op="compare_many"))
     return many(before, after, by=by, **options)
 
 

@@ -198,7 +198,7 @@ def validate(op: Operation, values: dict[str, Any], surface: str) -> dict[str, A
     try:
         checked = model.model_validate(values)
     except ValidationError as exc:
-        raise ArgumentError(bad_arguments(exc, model)) from None
+        raise ArgumentError(bad_arguments(exc, model, op.name)) from None
     return {name: getattr(checked, name) for name in type(checked).model_fields}
 
 
@@ -320,11 +320,12 @@ _RANGE_ERRORS = {"greater_than", "greater_than_equal", "less_than", "less_than_e
                  "finite_number"}
 
 
-def bad_arguments(exc: ValidationError, model: type[BaseModel]) -> str:
-    """One part per argument that does not fit ``model``: its name (as the reader types it),
-    the bad value, what is expected, and the fix."""
+def bad_arguments(exc: ValidationError, model: type[BaseModel], op: str | None = None) -> str:
+    """One part per argument that does not fit ``model``: its name (as the reader types it: a
+    positional by its metavar at the shell, when ``op`` names the operation), the bad value,
+    what is expected, and the fix."""
     this = choose(python="call", cli="command", mcp="tool")
-    allowed = ", ".join(spell(n) for n in model.model_fields) or "none"
+    allowed = ", ".join(spell(n, op=op) for n in model.model_fields) or "none"
     by_arg: dict[str, list[str]] = {}
     values: dict[str, object] = {}
     for err in exc.errors(include_url=False):
@@ -342,6 +343,11 @@ def bad_arguments(exc: ValidationError, model: type[BaseModel]) -> str:
         # loc parts after the argument name: union branch tags (skipped) and list indexes
         items = [p for p in err["loc"][1:] if isinstance(p, int)]
         msg = err["msg"] + (f" (item {items[0]})" if items else "")
+        ctx = err.get("ctx") or {}
+        if err["type"] == "too_short":  # pydantic's "List should have at least 2 items after..."
+            msg = f"needs at least {ctx.get('min_length')}, got {ctx.get('actual_length')}"
+        elif err["type"] == "list_type":
+            msg += choose(python="", cli=" (at the shell, a JSON list in quotes: '[...]')")
         span = _range(model.model_fields.get(name))
         if span and err["type"] in _RANGE_ERRORS:
             msg += f"; allowed: {span}"
@@ -350,7 +356,7 @@ def bad_arguments(exc: ValidationError, model: type[BaseModel]) -> str:
     parts = []
     for name, msgs in by_arg.items():
         shown = f" = {_short(values[name])}" if name in values else ""
-        parts.append(f"`{spell(name) if name in model.model_fields else name}`{shown}: "
+        parts.append(f"`{spell(name, op=op) if name in model.model_fields else name}`{shown}: "
                      + "; or ".join(msgs[:4]))
     fix = choose(python="follow each argument's description (its type and range)",
                  cli="see the command's --help (each flag's type and range)",
@@ -360,7 +366,9 @@ def bad_arguments(exc: ValidationError, model: type[BaseModel]) -> str:
 
 
 def _short(value: object, limit: int = 80) -> str:
-    text = repr(value)
+    words = value if isinstance(value, list) else [value]
+    shell = choose(python="", cli="shell") and all(isinstance(w, (str, int, float)) for w in words)
+    text = " ".join(map(str, words)) if shell else repr(value)  # at the shell: as typed
     return text if len(text) <= limit else text[:limit] + "...(truncated)"
 
 

@@ -56,7 +56,7 @@ def _pairs(pairs: Any) -> list[dict]:
     if isinstance(pairs, PairSet):
         return list(pairs.pairs)
 
-    recs = read_records(pairs, noun="pair")
+    recs = read_records(pairs, noun="DPO pair")
     for i, rec in enumerate(recs.items):
         for key in ("prompt", "chosen", "rejected"):
             value = rec.get(key)
@@ -101,8 +101,10 @@ def write_dpo_data(pairs: Any, out_dir: Any, *, holdout: Any, grader: Any,
 
     rows = _pairs(pairs)
     if not rows:
-        raise ArgumentError("no pairs to write. Fix: dpo_pairs found no contrast; construct "
-                            "rejected replies (`constructed`) or sample more rollouts per task")
+        raise ArgumentError(f"no pairs to write. Fix: {voice.name('dpo_pairs')} found no "
+                            "contrast; construct rejected replies ("
+                            + voice.arg("constructed", op="dpo_pairs")
+                            + ") or sample more rollouts per task")
     if settings is not None and not isinstance(settings, dict):
         raise ArgumentError(f"`settings` must be an object of DPO recipe settings, got "
                             f"{type(settings).__name__}. Fix: e.g. {{'model': 'Qwen/Qwen3-8B'}}")

@@ -26,8 +26,8 @@ from pathlib import Path
 
 from ..bundled import folder
 from ..defaults import PRIME_RL_RECIPE
-from ..errors import ArgumentError, ConfigError
-from ..voice import arg
+from ..errors import ArgumentError, ConfigError, did_you_mean
+from ..voice import arg, name
 from ..safepath import Root, UserPath, as_user_path, user_path
 from ..io import write_atomic
 
@@ -127,8 +127,10 @@ def _resolve(config_or_recipe: str | os.PathLike | UserPath,
     folder = root / value
     if not (folder / RECIPE_ENTRY).is_file():
         known = ", ".join(available_recipes(root)) or "none yet"
+        close = did_you_mean(value, available_recipes(root))
         raise ArgumentError(f"`{_target_arg()}` = {value!r} is neither a recipe in {root} nor a "
-                            f"file. Fix: use one of: {known}; or a prime-rl TOML path")
+                            + (f"file ({close})" if close else "file")
+                            + f". Fix: use one of: {known}; or a prime-rl TOML path")
     return Target(kind="recipe", recipe=value, path=folder, sha256=_folder_sha256(folder),
                   recipe_dir=folder)
 
@@ -136,7 +138,7 @@ def _resolve(config_or_recipe: str | os.PathLike | UserPath,
 def _config_target(path: UserPath, recipes_dir: str | os.PathLike | None) -> Target:
     if path.kind() is None:
         raise ArgumentError(f"`{_target_arg()}` = {str(path)!r}: no such file. Fix: pass the TOML "
-                            "that prime_rl_config wrote, or a recipe name")
+                            f"that {name('prime_rl_config')} wrote, or a recipe name")
     if path.suffix != ".toml":
         raise ArgumentError(f"`{_target_arg()}` = {str(path)!r} is not a .toml file; only prime-rl "
                             "TOML configs are launched from a file. Fix: write one with "

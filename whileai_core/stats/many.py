@@ -27,6 +27,8 @@ from pydantic import Field, computed_field
 from ..bootstrap import check_level
 from ..defaults import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, PROVE_EFFECT
 from ..errors import ArgumentError
+from ..voice import arg
+from ..voice import name as call_name
 from ..result import Result
 from .arms import as_runs
 from .compare import Comparison, Verdict, compare
@@ -211,8 +213,10 @@ def compare_many(before: Any, after: Any, *, by: str | None = None,
     else:
         family = "group"
         if by is None:
-            raise ArgumentError("compare_many needs `by` (a row field such as 'category') or "
-                                "checkpoints as a mapping. Fix: by='category'")
+            raise ArgumentError(f"{call_name('compare_many')} needs "
+                                f"`{arg('by', op='compare_many')}` (a row field such as "
+                                "'category') or " + arg("checkpoints", op="compare_many") + ". Fix: "
+                                + arg("by", "category", op="compare_many"))
         results = {name: compare(b, a, **options)
                    for name, (b, a) in _groups(before, after, by, threshold).items()}
     return _correct(results, family, by if family == "group" else None, level)

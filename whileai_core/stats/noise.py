@@ -25,7 +25,7 @@ from ..errors import ArgumentError, RowsError, WhileaiError
 from ..result import Result
 from ..rows import Rows, load_rows
 from ..safepath import StreamPath, as_user_path, is_path
-from ..voice import call
+from ..voice import call, name
 from .fields import LEVEL_DOC
 from .intervals import t_value
 from .clustered import check_cluster
@@ -140,7 +140,8 @@ def noise_floor(*runs: Any, threshold: float | None = None,
     check_cluster(cluster)
     level = check_level(level)
     if len(runs) < 2:
-        raise ArgumentError(f"noise_floor needs at least 2 runs of the same eval, got {len(runs)}. "
+        raise ArgumentError(f"{name('noise_floor')} needs at least 2 runs of the same eval, got "
+                            f"{len(runs)}. "
                             "Fix: re-run the same frozen eval (3 or more runs recommended)")
     _refuse_one_run_twice(runs)
     loaded = [None if isinstance(run, (int, float)) and not isinstance(run, bool)

@@ -95,7 +95,8 @@ def split_by_task(rows_or_records: Any, *, share: float = D.HOLDOUT_SHARE,
                             "stratify='category'")
     tasks, strata_of = _task_ids(rows_or_records, stratify)
     if len(tasks) < 2:
-        raise ArgumentError(f"split_by_task needs at least 2 tasks, got {len(tasks)}. Fix: "
+        raise ArgumentError(f"{voice.name('split_by_task')} needs at least 2 tasks, got "
+                            f"{len(tasks)}. Fix: "
                             "collect traces for more asks (a split by row would leak the test)")
     groups: dict[str, list[str]] = {}
     for t in tasks:

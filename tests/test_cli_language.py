@@ -69,7 +69,8 @@ GOOD: dict[str, list[str]] = {
     "export-sft": ["out/clean.jsonl", "--out", "out/train.jsonl"],
     "import": ["examples/graded.jsonl", "--out", "out/imported.jsonl"],
     "rollout-update": ["examples/rollouts.jsonl", "--method", "grpo"],
-    "shape-group": ["--rewards", "1", "0", "0", "1", "--scores", "0.9", "0.1", "0.2", "0.8"],
+    "shape-group": ["--rewards", "1", "0", "0", "1", "--scores",
+                    "[[0.9,1],[0,0],[0,0],[0.4,0.8]]"],
     "dpo-pairs": ["examples/traces.jsonl", "--out", "out/pairs.jsonl"],
     "dpo-data": ["out/pairs.jsonl", "--out-dir", "out/dpo", "--holdout", "out/holdout.jsonl",
                  "--grader", "examples/grader.py"],
@@ -199,6 +200,26 @@ def _run(argv: list[str]) -> str:
 def test_every_command_is_called():
     commands = {op.command for op in operations().values() if "cli" in op.surfaces}
     assert commands == set(GOOD)
+
+
+def test_every_good_call_gets_past_the_parser(transcript):
+    # a good call refused by argparse would leave its command's real messages unread
+    refused = {command: transcript[" ".join([command, *good])]
+               for command, good in GOOD.items() if command not in DOCUMENTS}
+    refused = {c: t for c, t in refused.items()
+               if "unrecognized arguments" in t or "arguments are required" in t
+               or "invalid choice" in t}
+    assert not refused, refused
+
+
+def test_shape_group_takes_its_scores_as_json_and_says_so(capsys):
+    # mode reward: the passes 0 and 3 are scaled by solution * behaviour (0.9 * 1, 0.4 * 0.8)
+    assert main(["shape-group", *GOOD["shape-group"], "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["rewards"] == pytest.approx([0.9, 0, 0, 0.32])
+    with pytest.raises(SystemExit):
+        main(["shape-group", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--scores JSON" in text and "typed as JSON in quotes, e.g. '[[" in text
 
 
 def test_no_message_speaks_python_or_mcp(transcript):

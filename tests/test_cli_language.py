@@ -291,6 +291,14 @@ NEIGHBOURS = [  # calls next to the good ones, each refused with a message of it
      '"chosen": [{"role": "assistant"'),
     (["dpo-data", "none.json", "--out-dir", "d", "--holdout", "a.jsonl", "--grader", "g.py"],
      "`whileai-skills dpo-pairs` found no contrast; construct rejected replies (--constructed)"),
+    # pass-at's flags that exclude each other (read by the operation, after the parser)
+    (["pass-at", "a.jsonl", "--metric", "reward", "-k", "2"],
+     "`-k` (pass@k) is for pass rates. Fix: drop `-k`, or use --metric pass without `--field`"),
+    (["pass-at", "a.jsonl", "--metric", "reward", "--field", "truncated"],
+     "give `--field` (a share of rollouts) or --metric reward, not both"),
+    (["pass-at", "a.jsonl", "--field", "truncated", "--cluster", "category"],
+     "Fix: drop `--cluster`, or `--field`"),
+    (["compare-many", "a.jsonl", "a.jsonl", "--by", ""], "Fix: e.g. --by category"),
 ]
 
 

@@ -2,8 +2,9 @@
 
 A reward that pays an empty reply, a refusal, a question back, the prompt echoed, filler to the
 token cap, the most common answer, the answer's format alone (its tags around a wrong answer), or
-the task's own words stuffed into a reply, will be farmed: GRPO finds any answer that scores without doing the task [1, 2]. :func:`cheat_probes` writes
-each degenerate answer for every task, scores it with the reward the run will train on, and
+the task's own words stuffed into a reply, will be farmed: GRPO finds any answer that scores
+without doing the task [1, 2]. :func:`cheat_probes` writes each degenerate answer for every task,
+scores it with the reward the run will train on, and
 compares each probe with the model's own pass rate on the same tasks, paired by task
 (:func:`whileai_core.stats.compare`, intervals resampling tasks).
 
@@ -13,6 +14,9 @@ beats it); ``leak`` when it passes on some tasks but clearly below the model; ``
 never passes. Without the model's rows there is nothing to pair with: a passing probe is a
 ``leak`` and the note says to give them, except one that passes every task, a ``hole`` whatever
 the model does (no model's pass rate on a task exceeds a pass, so probe - model >= 0 on each).
+
+Why one module: the probes' texts, the verdict rule and the answer that reports them are read
+together whenever one changes (a new probe needs its text, its verdict and its line at once).
 
 [1] Skalse et al. (2022). Defining and Characterizing Reward Hacking. NeurIPS. arXiv:2209.13085.
 [2] Gao, Schulman & Hilton (2022). Scaling Laws for Reward Model Overoptimization. arXiv:2210.10760.

@@ -231,6 +231,24 @@ def test_a_shared_change_with_float_rounding_is_still_a_shared_change():
     assert c.ci == pytest.approx((lo, hi), abs=1e-9)
     assert c.ci[1] - c.ci[0] > 0.05
 
+def test_the_same_rewards_in_another_order_did_not_change():
+    # one run's graded rewards written again in reverse order: no task changed, but each task's
+    # mean sums its rewards in another order and moves in its last bits, so the per-task
+    # differences are ~1e-17 and unequal. They are no spread: the answer is the one for the rows
+    # in their own order (no paired task changed, the unpaired interval), not a paired interval
+    # of width ~1e-16 around the rounding
+    rng = np.random.default_rng(3)
+    rows = [{"task_id": f"t{i}", "reward": round(float(rng.uniform()), 3)}
+            for i in range(24) for _ in range(4)]
+    means = [[sum(r["reward"] for r in rr if r["task_id"] == f"t{i}") / 4 for i in range(24)]
+             for rr in (rows, rows[::-1])]
+    assert np.ptp(np.subtract(*means)) > 0   # the rounding is there
+    c, same = compare(rows, rows[::-1], metric="reward"), compare(rows, rows, metric="reward")
+    assert same.ci_method == "mover_unpaired" and "no paired task changed" in same.note
+    assert c.ci_method == "mover_unpaired" and "no paired task changed" in c.note
+    assert c.ci == pytest.approx(same.ci, abs=1e-12) and c.verdict == same.verdict
+    assert c.ci[1] - c.ci[0] > 0.1
+
 def test_bootstrap_free_p_values_are_never_zero():
     # 40 tasks, every one better after: no random sign pattern of 10,000 reaches the observed
     # sum, so p = (0 + 1)/(10,000 + 1) (Phipson & Smyth 2010), never 0.0 as the bootstrap gave

@@ -35,7 +35,8 @@ from ..result import Result, fmt_rate
 from .fields import LEVEL_DOC, METHOD_DOC, ci95_alias
 from .intervals import Interval
 from .noise import NoiseFloor, resolve_band
-from .paired import degenerate_note, min_paired_tasks, mover_difference, paired_interval
+from .paired import (degenerate_note, min_paired_tasks, mover_difference, paired_interval,
+                     value_scale)
 from .clustered import Families, check_cluster, cluster_interval, families_of, intervals
 from .rates import check_metric
 from .selection import Selection, selection_check, selection_ids
@@ -228,6 +229,7 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
     pb, pa = scaled_task_mean(vb), scaled_task_mean(va)
     d = difference(pa, pb)
     delta = scaled_mean(d)
+    scale = value_scale(pb, pa)   # a spread within rounding of this is none (paired.no_spread)
     one_seed = seeds_b == 1 and seeds_a == 1
     families = None
     if cluster is not None:
@@ -265,7 +267,7 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
         if not one_seed:
             notes.append("several runs per arm: the clustered interval averages each arm's runs "
                          "per task and does not add the between-seed variance")
-        note_d = degenerate_note(d)
+        note_d = degenerate_note(d, scale)
         if ci is not None and note_d is not None:   # no paired spread: no paired interval
             ci = method = p = None
             notes.append(note_d)
@@ -273,7 +275,8 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
             notes.append(ci_d.note)
     elif one_seed:
         binary = bool(np.all((pb == 0) | (pb == 1)) and np.all((pa == 0) | (pa == 1)))
-        pi = paired_interval(d, level=level, seed=seed, n_resamples=n_resamples, mcnemar=binary)
+        pi = paired_interval(d, level=level, seed=seed, n_resamples=n_resamples, mcnemar=binary,
+                            scale=scale)
         ci, method, p = pi.ci, pi.method, pi.p_value
         if pi.note:
             notes.append(pi.note)
@@ -282,9 +285,9 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
         notes.append(seed_note)
         if ci is not None and ci[1] - ci[0] <= 0.0:
             ci = method = p = None
-            notes.append(degenerate_note(d) or "the seeds and the tasks show no spread: no "
+            notes.append(degenerate_note(d, scale) or "the seeds and the tasks show no spread: no "
                          "interval or p-value")
-    if ci is None and degenerate_note(d) is not None:
+    if ci is None and degenerate_note(d, scale) is not None:
         if iv_b.ci is not None and iv_a.ci is not None:
             ci = mover_difference(arms["mean_after"], iv_a.ci, arms["mean_before"], iv_b.ci,
                                   bounds)

@@ -191,7 +191,7 @@ def _groups(before: Any, after: Any, by: str, threshold: float | None) -> dict[s
 def compare_many(before: Any, after: Any, *, by: str | None = None,
                  level: float = CONFIDENCE_LEVEL, seed: int | None = BOOTSTRAP_SEED,
                  threshold: float | None = None, n_resamples: int = BOOTSTRAP_RESAMPLES,
-                 metric: Literal["pass", "reward"] = "pass", effect: float = PROVE_EFFECT,
+                 metric: Literal["pass", "reward"] = "pass", effect: float | None = None,
                  run_std: float | None = None, noise_runs: int | None = None) -> ManyComparisons:
     """Compare many behaviours and correct for how many were looked at (module docstring).
 

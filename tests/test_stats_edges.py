@@ -284,6 +284,26 @@ def test_the_default_effect_on_a_0_100_reward_is_in_its_units():
     with pytest.raises(ArgumentError, match="`effect` must be below 1 when pass rates"):
         compare(rows(grades, 100), rows(small, 100), effect=2)
 
+def test_one_rollout_per_task_says_once_what_cannot_be_read():
+    # 50 tasks, one rollout each, 25 pass: pass@1 is 25/50; the per-task "histogram" would be
+    # the 0/1 outcomes themselves (0: 25, 1: 25), which is no band. Said once, in the note, on
+    # the library's answer and on the pass-at command's (RateReport), also when k=4 is asked
+    from whileai_core.stats.report import RateReport
+    from whileai_core.rows import load_rows
+    from whileai_core.tables import TaskTable
+
+    rows = [{"task_id": f"t{i}", "reward": float(i % 2)} for i in range(50)]
+    for k in (None, 4):
+        p = pass_at(rows, k=k)
+        assert p.pass_at_1 == 0.5 and p.single_rollout and p.pass_at_k is None
+        for text in (p.render(), RateReport.of_pass(p, TaskTable.of(load_rows(rows))).render()):
+            assert text.count("cannot be read") == 1 and "pass@k or pass^k for k > 1" in text
+            assert "tasks by pass" not in text and "not computed" not in text
+    assert pass_at(rows, k=4).k_not_computed is not None   # the field still says why
+    # tasks with 4 rollouts beside single ones: the band is read where it can be, as before
+    mixed = rows + [{"task_id": "t0", "reward": 1.0}] * 3
+    assert "tasks by pass" in pass_at(mixed).render() and not pass_at(mixed).single_rollout
+
 def test_bootstrap_free_p_values_are_never_zero():
     # 40 tasks, every one better after: no random sign pattern of 10,000 reaches the observed
     # sum, so p = (0 + 1)/(10,000 + 1) (Phipson & Smyth 2010), never 0.0 as the bootstrap gave

@@ -153,3 +153,126 @@ def test_verdict_reads_the_results_own_field():
     assert VERDICT(OrderReversal(verdict="ranking", **common)) == 0
     assert typing.get_args(OrderReversal.model_fields["verdict"].annotation) == \
         ("ranking", "top_pick_only")  # every value of the verdict is covered above
+
+
+# --- the code-1 row of every command with a verdict, each beside its code 0 --------------------
+# Every input is written here, its verdict worked out by hand before the command runs.
+
+def _lines(path: Path, records: list[dict]) -> str:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return str(path)
+
+
+def test_collect_exits_1_on_a_regression_and_0_on_a_gain(tmp_path, capsys):
+    from test_runs_support import make_recipes, wait_until_finished
+
+    recipes, state = make_recipes(tmp_path), tmp_path / "state"
+    # the tiny recipe's rows swapped: every task loses exactly +2/4 (the support file's hand
+    # count, the other way), so every resample of tasks has delta -0.5: a regression
+    tiny = (recipes / "tiny" / "run.py").read_text()
+    swapped = tiny.replace('"before_rows": before, "after_rows": after',
+                           '"before_rows": after, "after_rows": before')
+    assert swapped != tiny
+    (recipes / "worse").mkdir()
+    (recipes / "worse" / "run.py").write_text(swapped)
+    flags = ["--backend", "local", "--recipes-dir", str(recipes), "--state-dir", str(state)]
+    verdicts = {}
+    for recipe in ("tiny", "worse"):
+        assert main(["launch", recipe, "--confirm", "--json", *flags]) == 0
+        run = json.loads(capsys.readouterr().out)["run"]["id"]
+        assert wait_until_finished(run, state).status == "succeeded"
+        verdicts[recipe] = main(["collect", run, "--json", "--state-dir", str(state)])
+        assert json.loads(capsys.readouterr().out)["verdict"] == (
+            "moved" if recipe == "tiny" else "moved_the_wrong_way")
+    assert verdicts == {"tiny": 0, "worse": EXIT_NEGATIVE}
+
+
+def test_doctor_exits_1_on_a_sick_run_and_0_on_a_healthy_one(tmp_path, capsys):
+    def watch(name: str, flat_from: int) -> str:
+        # 6 tasks x 4 rollouts a step; from step `flat_from` every rollout scores 0.5, so each
+        # group has one reward: no advantage, nothing learned (zero_advantage)
+        lines = [{"step": s, "train_reward": 0.5,
+                  "batch": [{"task_id": f"t{t}", "reward": 0.5 if s >= flat_from else r / 3,
+                             "completion": f"reply {t} {r}"}
+                            for t in range(6) for r in range(4)]}
+                 for s in range(1, 9)]
+        return _lines(tmp_path / name, lines)
+
+    assert main(["doctor", watch("flat.jsonl", 3), "--json"]) == EXIT_NEGATIVE
+    out = json.loads(capsys.readouterr().out)
+    assert out["verdict"] == "sick" and "zero_advantage" in out["found"]
+    # the rewards spread 0, 1/3, 2/3, 1 inside every group at every step: every group teaches
+    assert main(["doctor", watch("spread.jsonl", 99), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["verdict"] != "sick"
+
+
+def test_compare_many_exits_1_when_a_behaviour_drops(tmp_path, capsys):
+    # 30 tasks per category, 2 rollouts each. Before: all pass. After: category `a` fails every
+    # rollout (delta -1 on each of its 30 tasks: the interval is [-1, -1], p tiny, Holm survives)
+    # and `b` still passes every one (delta 0)
+    def run(name: str, a_reward: float, b_reward: float) -> str:
+        return _lines(tmp_path / name, [
+            {"task_id": f"{c}{i}", "reward": r, "category": c}
+            for c, r in (("a", a_reward), ("b", b_reward)) for i in range(30) for _ in range(2)])
+
+    before, worse = run("before.jsonl", 1.0, 1.0), run("worse.jsonl", 0.0, 1.0)
+    assert main(["compare-many", before, worse, "--by", "category"]) == EXIT_NEGATIVE
+    capsys.readouterr()
+    # the other way round: `a` rises from 0 to 1 on every task, `b` holds: nothing drops
+    assert main(["compare-many", worse, before, "--by", "category"]) == 0
+
+
+def test_teacher_clears_exits_1_when_the_teacher_does_not_clear(tmp_path, capsys):
+    # 40 tasks, 2 rollouts: the student passes none; a teacher passing all has gap +1 with the
+    # interval [1, 1] (every task +1): it clears; a teacher equal to the student (gap 0) does not
+    student = _rows(tmp_path / "student.jsonl", {f"t{i}": [0.0, 0.0] for i in range(40)})
+    strong = _rows(tmp_path / "strong.jsonl", {f"t{i}": [1.0, 1.0] for i in range(40)})
+    same = _rows(tmp_path / "same.jsonl", {f"t{i}": [0.0, 0.0] for i in range(40)})
+    assert main(["teacher-clears", strong, student, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["clears"] is True
+    assert main(["teacher-clears", same, student, "--json"]) == EXIT_NEGATIVE
+    assert json.loads(capsys.readouterr().out)["clears"] is False
+
+
+def test_prove_reward_exits_1_on_a_hole_and_0_on_an_exact_match(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    tasks = _lines(tmp_path / "tasks.jsonl", [
+        {"task_id": f"t{i:02d}", "prompt": f"Say {i}.", "answer": str(i)} for i in range(20)])
+    # pays every reply 1.0: an empty reply passes, a hole by definition
+    Path("lenient.py").write_text("def score(prompts, completions, **kw):\n"
+                                  "    return [1.0 for _ in completions]\n")
+    # pays only the exact answer: no probe reply (empty, filler, another task's) equals it
+    Path("exact.py").write_text("def score(prompts, completions, answer, **kw):\n"
+                                "    return [float(c == a) for c, a in zip(completions, answer)]\n")
+    assert main(["prove-reward", "tasks.jsonl", "--reward", "lenient.py:score", "--max-tokens",
+                 "16", "--json"]) == EXIT_NEGATIVE
+    assert json.loads(capsys.readouterr().out)["verdict"] == "fix_first"
+    assert main(["prove-reward", tasks, "--reward", "exact.py:score", "--max-tokens", "16",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["verdict"] == "train"
+
+
+def test_failure_capable_exits_1_when_the_run_cannot_fail(tmp_path, capsys):
+    # every rollout of every task passes: no task ever fails, headroom 0 (cannot_fail)
+    always = _rows(tmp_path / "always.jsonl", {f"t{i}": [1.0, 1.0] for i in range(40)})
+    assert main(["failure-capable", always, "--json"]) == EXIT_NEGATIVE
+    assert json.loads(capsys.readouterr().out)["verdict"] == "cannot_fail"
+    # half the tasks always fail: pass@1 0.5, headroom 0.5, nothing cut off
+    half = _rows(tmp_path / "half.jsonl", {f"t{i}": [float(i % 2)] * 2 for i in range(40)})
+    assert main(["failure-capable", half, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["verdict"] == "ready"
+
+
+def test_by_category_exits_1_when_a_category_drops(tmp_path, capsys):
+    def run(name: str, a_reward: float) -> str:
+        return _lines(tmp_path / name, [
+            {"task_id": f"{c}{i}", "reward": a_reward if c == "a" else 1.0, "category": c}
+            for c in ("a", "b") for i in range(30) for _ in range(2)])
+
+    before, after = run("before.jsonl", 1.0), run("after.jsonl", 0.0)
+    # one run: a table, no verdict
+    assert main(["by-category", before]) == 0
+    # `a` goes from passing every rollout to none (delta -1 on each of 30 tasks), `b` holds
+    assert main(["by-category", before, "--after", after]) == EXIT_NEGATIVE
+    capsys.readouterr()
+    assert main(["by-category", after, "--after", before]) == 0

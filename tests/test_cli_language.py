@@ -69,7 +69,8 @@ GOOD: dict[str, list[str]] = {
     "export-sft": ["out/clean.jsonl", "--out", "out/train.jsonl"],
     "import": ["examples/graded.jsonl", "--out", "out/imported.jsonl"],
     "rollout-update": ["examples/rollouts.jsonl", "--method", "grpo"],
-    "shape-group": ["--rewards", "1", "0", "0", "1", "--scores", "0.9", "0.1", "0.2", "0.8"],
+    "shape-group": ["--rewards", "1", "0", "0", "1", "--scores",
+                    "[[0.9,1],[0,0],[0,0],[0.4,0.8]]"],
     "dpo-pairs": ["examples/traces.jsonl", "--out", "out/pairs.jsonl"],
     "dpo-data": ["out/pairs.jsonl", "--out-dir", "out/dpo", "--holdout", "out/holdout.jsonl",
                  "--grader", "examples/grader.py"],
@@ -119,6 +120,8 @@ NUMBER_KEYWORD = re.compile(r"(?<![-\w])([a-z][a-z0-9_]+)=-?\d")
 ONE_LINER = re.compile(r"python3? -c '[^'\n]*'?")  # to its quote, or where a long line is cut
 NONE = re.compile(r"\bNone\b")
 TOOL_TALK = re.compile(r"\b(run|call|use|with|tool)\s+`?([a-z]+_[a-z_]+)`?")
+# an argument named bare where the shell has a flag: "(tasks)", "(with holdout)", "see by_group"
+BARE_NAME = re.compile(r"\((?:with |without |given )?([a-z][a-z0-9_]+)\)|\bsee ([a-z]+_[a-z_]+)\b")
 
 
 def _snake_names() -> dict[str, str]:
@@ -141,6 +144,10 @@ def _snake_names() -> dict[str, str]:
 NOT_ARGUMENTS = {"task_id", "max_tokens", "n_tasks", "run_std", "n_runs", "seq_len"}
 
 
+# Argument names that are values too: `(reward)` is a metric or a mode as often as the flag.
+VALUES = {"reward"}
+
+
 def _arguments() -> set[str]:
     return {param.name for op in operations().values() for param in params(op, "mcp")}
 
@@ -152,6 +159,8 @@ def problems(text: str) -> list[str]:
     for pattern, what in ((PYTHON_CALL, "a Python call"), (KEYWORD, "a keyword argument"),
                           (NONE, "a Python None"), (TOOL_TALK, "a tool named")):
         found += [f"{what}: {m.group(0)!r}" for m in pattern.finditer(text)]
+    found += [f"an argument named bare: {m.group(0)!r}" for m in BARE_NAME.finditer(text)
+              if (m.group(1) or "") in _arguments() - NOT_ARGUMENTS - VALUES or m.group(2)]
     snake = _snake_names()
     for word in re.findall(r"(?<![-\w./])`?([a-z][a-z0-9]*(?:_[a-z0-9]+)+)`?(?![\w/.-])", text):
         if word in snake and word not in NOT_ARGUMENTS:
@@ -201,6 +210,26 @@ def test_every_command_is_called():
     assert commands == set(GOOD)
 
 
+def test_every_good_call_gets_past_the_parser(transcript):
+    # a good call refused by argparse would leave its command's real messages unread
+    refused = {command: transcript[" ".join([command, *good])]
+               for command, good in GOOD.items() if command not in DOCUMENTS}
+    refused = {c: t for c, t in refused.items()
+               if "unrecognized arguments" in t or "arguments are required" in t
+               or "invalid choice" in t}
+    assert not refused, refused
+
+
+def test_shape_group_takes_its_scores_as_json_and_says_so(capsys):
+    # mode reward: the passes 0 and 3 are scaled by solution * behaviour (0.9 * 1, 0.4 * 0.8)
+    assert main(["shape-group", *GOOD["shape-group"], "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["rewards"] == pytest.approx([0.9, 0, 0, 0.32])
+    with pytest.raises(SystemExit):
+        main(["shape-group", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--scores JSON" in text and "typed as JSON in quotes, e.g. '[[" in text
+
+
 def test_no_message_speaks_python_or_mcp(transcript):
     found = {call: problems(text) for call, text in transcript.items()}
     found = {call: p for call, p in found.items() if p}
@@ -219,6 +248,10 @@ def test_no_message_speaks_python_or_mcp(transcript):
     ("run cheat_probes again", "a tool named"),
     ("Fix: give teacher_rows", "--teacher-rows"),
     ("see route_rows", "the command `route`"),
+    ("the category comes from the task set (tasks)", "an argument named bare"),
+    ("and (with holdout) whether", "an argument named bare"),
+    ("falls short of the effect 0.05 (strict): better", "an argument named bare"),
+    ("on some tasks (see by_group and the example)", "an argument named bare"),
 ])
 def test_the_grep_finds_what_it_looks_for(text, expected):
     assert any(expected in p for p in problems(text)), problems(text)
@@ -258,6 +291,14 @@ NEIGHBOURS = [  # calls next to the good ones, each refused with a message of it
      '"chosen": [{"role": "assistant"'),
     (["dpo-data", "none.json", "--out-dir", "d", "--holdout", "a.jsonl", "--grader", "g.py"],
      "`whileai-skills dpo-pairs` found no contrast; construct rejected replies (--constructed)"),
+    # pass-at's flags that exclude each other (read by the operation, after the parser)
+    (["pass-at", "a.jsonl", "--metric", "reward", "-k", "2"],
+     "`-k` (pass@k) is for pass rates. Fix: drop `-k`, or use --metric pass without `--field`"),
+    (["pass-at", "a.jsonl", "--metric", "reward", "--field", "truncated"],
+     "give `--field` (a share of rollouts) or --metric reward, not both"),
+    (["pass-at", "a.jsonl", "--field", "truncated", "--cluster", "category"],
+     "Fix: drop `--cluster`, or `--field`"),
+    (["compare-many", "a.jsonl", "a.jsonl", "--by", ""], "Fix: e.g. --by category"),
 ]
 
 
@@ -274,3 +315,20 @@ def test_neighbouring_refusals_speak_the_shells_words(argv, said, tmp_path, monk
     text = _run(argv)
     assert said in text and not problems(text), (text, problems(text))
     assert "forward" not in text
+
+
+def test_a_strict_teachers_reason_names_the_flag(tmp_path, capsys):
+    # 200 tasks, 2 rollouts: the student passes none, the teacher passes every rollout of 20
+    # tasks, so the gap is 20 / 200 = 0.1 on the nose; its interval (tasks resampled) lies above
+    # 0 but its lower end stays under 0.09 (a binomial share of 0.1 on 200 tasks has a standard
+    # error of ~0.021, so the lower end sits near 0.06): strict refuses, and says which flag did
+    def rows(name: str, passing: int) -> str:
+        path = tmp_path / name
+        path.write_text("".join(json.dumps({"task_id": f"t{i}", "reward": float(i < passing)})
+                                + "\n" for i in range(200) for _ in range(2)))
+        return str(path)
+
+    teacher, student = rows("teacher.jsonl", 20), rows("student.jsonl", 0)
+    assert main(["teacher-clears", teacher, student, "--effect", "0.09", "--strict"]) == 1
+    out = capsys.readouterr().out
+    assert "(--strict)" in out and not problems(out), problems(out)

@@ -377,3 +377,35 @@ def test_a_grader_that_raises_is_one_error_naming_it_and_the_task(tmp_path):
     with pytest.raises(ConfigError, match=r"grader.py: grade\(\) raised KeyError: 'prompt' on "
                                           r"held-out task 'h1'"):
         grade(data.holdout[0], "ok")
+
+
+@pytest.mark.parametrize("grader", [
+    # an annotated assignment binds grade as a plain one does
+    "from typing import Callable\n\ndef _exact(ask, reply):\n    return float(reply == 'ok')\n\n"
+    "grade: Callable = _exact\n",
+    # a grade defined under a fallback import or a condition still runs at import
+    "try:\n    from fancy_grader import grade\nexcept ImportError:\n"
+    "    def grade(ask, reply):\n        return float(reply == 'ok')\n",
+    "import sys\n\nif sys.version_info >= (3, 8):\n    def grade(ask, reply):\n"
+    "        return float(reply == 'ok')\n",
+])
+def test_a_grade_bound_by_annotation_or_inside_try_or_if_is_accepted_unrun(tmp_path, grader):
+    from recipes.sft.data import check_grader
+
+    marker = tmp_path / "ran"
+    # the check parses and never runs: a line that would write a marker leaves none
+    check_grader(f"open({str(marker)!r}, 'w').close()\n" + grader, "grader.py")
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("grader", [
+    "from typing import Callable\n\ngrade: Callable\n",   # annotated, never assigned
+    "def make():\n    def grade(ask, reply):\n        return 1.0\n    return grade\n",  # local
+    "class Grader:\n    def grade(self, ask, reply):\n        return 1.0\n",           # a method
+    "if False:\n    pass\nelse:\n    judge = None\n",
+])
+def test_a_grader_with_no_module_level_grade_is_still_refused(grader):
+    from recipes.sft.data import check_grader
+
+    with pytest.raises(ConfigError, match=r"grader.py defines no grade\(ask, reply\)"):
+        check_grader(grader, "grader.py")

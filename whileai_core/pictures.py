@@ -35,6 +35,7 @@ from .result import Result, fmt_rate
 from .rows import load_rows
 from .stats import Rate, compare, pass_rate
 from .stats import compare_many
+from . import voice
 
 Interval = tuple[float, float]
 _PASS, _SPLIT, _FAIL, _INK = "#2e7d32", "#9e9e9e", "#c62828", "#1f3b73"
@@ -230,7 +231,7 @@ def forest_picture(before: Any, after: Any, *, by: str | None = None,
         kept = sum(bool(r.survives_bh) for r in rows[1:])
         note = (f"{len(groups)} groups read at once: each interval is a {level:.0%} interval on "
                 f"its own; {kept} survive the Benjamini-Hochberg correction for looking at "
-                "several (compare_many)")
+                f"several ({voice.name('compare_many')})")
     what = "pass rate" if metric == "pass" else "mean reward"
     title = (f"Paired {what} delta (after - before): n={overall.n_paired} tasks"
              + (f", by {by}" if by else ""))

@@ -41,7 +41,7 @@ from .records import (TASK_ALIASES, TASK_FIELD, Records, first_line, first_recor
                       read_file, read_records)
 from .rewards import RewardScale, classify_reward
 from .safepath import Root, UserPath, as_user_path, is_path
-from . import field_names, file_shapes
+from . import field_names, file_shapes, voice
 from .field_names import _file_arg
 
 _SMALL = 64  # rows a selection regroups in plain Python (Rows.where)
@@ -170,7 +170,8 @@ class Rows:
         if metric == "reward":
             return self.mean_reward()
         raise RowsError(f"`metric` must be 'pass' or 'reward', got {metric!r}",
-                        fix="use metric='pass' (pass rate) or metric='reward' (mean reward)")
+                        fix=f"use {voice.arg('metric', 'pass')} (pass rate) or "
+                            f"{voice.arg('metric', 'reward')} (mean reward)")
 
     def per_task(self) -> dict[str, float]:
         """Task id -> pass rate, in first-appearance order."""
@@ -266,8 +267,9 @@ def check_threshold(threshold: Any) -> float:
     """``threshold`` as given, or the default; a :class:`RowsError` unless a finite number."""
     thr = PASS_THRESHOLD if threshold is None else threshold
     if isinstance(thr, bool) or not isinstance(thr, (int, float)) or not math.isfinite(thr):
-        raise RowsError(f"threshold must be a finite number, got {threshold!r}",
-                        fix="pass e.g. threshold=1.0 (a pass is reward >= threshold)")
+        raise RowsError(f"`{voice.arg('threshold')}` must be a finite number, got {threshold!r}",
+                        fix=f"pass e.g. {voice.arg('threshold', 1.0)} (a pass is reward >= the "
+                            "threshold)")
     return thr
 
 

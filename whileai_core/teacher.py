@@ -35,6 +35,7 @@ from .stats.arms import resolve_metric
 from .stats.fields import LEVEL_DOC, ci95_alias
 from .stats.intervals import Interval
 from .stats.paired import mover_difference
+from . import voice
 
 
 class AtStudentCap(Result):
@@ -182,7 +183,7 @@ def _decide(g: dict[str, Any], effect: float, strict: bool) -> tuple[bool, str]:
     if ci[0] > 0:
         if strict:
             return False, (f"the interval {span} lies above 0 but its lower end {ci[0]:+.3f} "
-                           f"falls short of the effect {effect:g} (strict): better, by an "
+                           f"falls short of the effect {effect:g} ({voice.arg('strict', True)}): better, by an "
                            "amount not yet shown to be worth distilling; score more held-out "
                            "tasks")
         if gap >= effect:

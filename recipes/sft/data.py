@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -182,16 +183,46 @@ def check_grader(source: str, origin: str) -> None:
     except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, nesting too deep
         raise ConfigError(f"{origin}: not a Python file the parser can read ({exc}). Fix: the "
                           "grader must be valid Python defining grade(ask, reply)") from None
-    defined = any(
-        (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "grade")
-        or (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "grade"
-                                                 for t in node.targets))
-        or (isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == "grade"
-                                                     for a in node.names))
-        for node in tree.body)
-    if not defined:
+    if not any(_binds_grade(node) for node in _module_statements(tree.body)):
         raise ConfigError(f"{origin} defines no grade(ask, reply). Fix: add a function "
                           "grade(ask, reply) returning a number (1.0 = pass)")
+
+
+def _module_statements(body: list) -> Iterator:
+    """Every statement that runs at module level: the top ones and those inside an ``if``,
+    ``try``, ``with``, loop or ``match`` among them (never a function's or a class's body, which
+    bind names of their own scope)."""
+    import ast
+
+    for node in body:
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for name in ("body", "orelse", "finalbody"):
+            inner = getattr(node, name, None)
+            if isinstance(inner, list):
+                yield from _module_statements(inner)
+        for handler in getattr(node, "handlers", ()):  # try: ... except: (a fallback grade)
+            yield from _module_statements(handler.body)
+        for case in getattr(node, "cases", ()):
+            yield from _module_statements(case.body)
+
+
+def _binds_grade(node) -> bool:
+    """Whether one statement binds the name ``grade``: ``def``, ``grade = ...``, ``grade: T =
+    ...`` (an annotation alone binds nothing), or an import named or renamed ``grade``."""
+    import ast
+
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return node.name == "grade"
+    if isinstance(node, ast.Assign):
+        return any(isinstance(t, ast.Name) and t.id == "grade" for t in node.targets)
+    if isinstance(node, ast.AnnAssign):
+        return node.value is not None and isinstance(node.target, ast.Name) and \
+            node.target.id == "grade"
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return any((a.asname or a.name) == "grade" for a in node.names)
+    return False
 
 
 def load_grader(source: str, origin: str):

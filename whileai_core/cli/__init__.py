@@ -191,6 +191,24 @@ def _json_value(text: str) -> Any:
         return text
 
 
+def _json_only(members: list[Any]) -> bool:
+    """Whether every value the flag takes is a list or a mapping (no word, number or path):
+    the shell gives it as one word of JSON."""
+    kinds = [m for m in members if m is not type(None)]
+    return bool(kinds) and all(typing.get_origin(m) in (list, dict) or m in (list, dict)
+                               for m in kinds)
+
+
+def _typed_as_json(help_text: str, param: Any) -> str:
+    """``help_text`` saying how the shell types a JSON-only flag, with the declaration's first
+    example written as it is typed (compact, in single quotes)."""
+    examples = param.info.examples or []
+    if not examples:
+        return f"{help_text}; typed as JSON in quotes"
+    example = json.dumps(examples[0], separators=(",", ":"))
+    return f"{help_text}; typed as JSON in quotes, e.g. '{example}'"
+
+
 def _default_text(value: Any) -> str:
     if isinstance(value, bool):
         return "on" if value else "off"
@@ -202,6 +220,9 @@ def add_operation(p: argparse.ArgumentParser, op: Any) -> None:
     for param in params(op, "cli"):
         name, arg = param.name, param.arg
         described = help_text = _unset(shell_text(param.description.rstrip("."), op), param)
+        if not arg.positional and cli_form(param) == "json" and \
+                _json_only(member_types(param.annotation)):
+            described = help_text = _typed_as_json(help_text, param)
         if not param.required and param.default is not None and param.default is not False \
                 and param.default != ():  # 0 is a default to show
             help_text += f" (default: {_default_text(param.default)})"
@@ -249,6 +270,8 @@ def add_operation(p: argparse.ArgumentParser, op: Any) -> None:
                     kw.pop("metavar")
             else:
                 nullable = _nullable(param.annotation) and param.default is not None
+                if _json_only(members):  # a list of lists or a mapping: one word of JSON
+                    metavar = arg.metavar or "JSON"
                 kw.update(type=_scalar(members, metavar, nullable), metavar=metavar,
                           default=None if param.required else param.default)
                 literals = _literal_values(members)

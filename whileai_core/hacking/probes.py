@@ -392,8 +392,9 @@ def cheat_probes(reward: Any, tasks: Any, *, model_rows: Any = None,
                 f"the model's own answers (see each example). Then run "
                 f"{voice.name('cheat_probes')} again")
     elif leaks:
-        step = (f"the reward pays {', '.join(leaks)} on some tasks (see by_group / the example); "
-                f"tighten it there, or watch the run with {voice.name('watch_run')}")
+        groups = voice.choose(python="by_group", cli="its by-group line", mcp="by_group")
+        step = (f"the reward pays {', '.join(leaks)} on some tasks (see {groups} and the "
+                f"example); tighten it there, or watch the run with {voice.name('watch_run')}")
     else:
         step = f"no probe passes: train, and watch the run with {voice.name('watch_run')}"
     return CheatProbes(verdict="holes" if holes else "leaks" if leaks else "closed", metric=metric,

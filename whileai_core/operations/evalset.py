@@ -62,7 +62,7 @@ def _capable_doc() -> str:
 
     return ("Read a baseline run before training: pass@1 with its interval and n, the tasks "
             "that ever fail (the ceiling on any gain: headroom = 1 - pass@1), cut-off replies "
-            "that pass, and (with holdout) whether the run scored exactly the frozen set. "
+            "that pass, and (with `holdout`) whether the run scored exactly the frozen set. "
             f"`verdict`: {named(values_of(FailureCapable, 'verdict'))}.")
 
 
@@ -89,7 +89,7 @@ def failure_capable(rows: Rows, *,
     cli="by-category", toolset="evals", effect=READS, title="pass@1 per behaviour (category)",
     description=(
         "pass@1 of each category (behaviour) of one run, each with its interval and n, plus "
-        "the whole run; the category comes from the task set (tasks) or from every row. With "
+        "the whole run; the category comes from the task set (`tasks`) or from every row. With "
         "`after` (a second run on the same tasks), each category's paired delta with its "
         "interval, n and p-value, and which survive the correction for the number of "
         "categories compared (Holm, Benjamini-Hochberg): a category changed only if it "

@@ -144,14 +144,14 @@ def rate(rows: Rows, *, metric: Metric = "pass",
     from ..tables import TaskTable  # lazy: loads with the call
 
     if k is not None and (metric != "pass" or field is not None):
-        raise ArgumentError("`k` (pass@k) is for pass rates. Fix: drop `k`, or use "
-                            "metric='pass' without `field`")
+        raise ArgumentError(f"`{arg('k')}` (pass@k) is for pass rates. Fix: drop `{arg('k')}`, "
+                            f"or use {arg('metric', 'pass')} without `{arg('field')}`")
     if field is not None and metric != "pass":
-        raise ArgumentError("give `field` (a share of rollouts) or metric='reward', not both. "
-                            "Fix: drop one of them")
+        raise ArgumentError(f"give `{arg('field')}` (a share of rollouts) or "
+                            f"{arg('metric', 'reward')}, not both. Fix: drop one of them")
     if field is not None and cluster is not None:
-        raise ArgumentError("`cluster` is for pass rates and mean rewards, not a field's share. "
-                            "Fix: drop `cluster`, or `field`")
+        raise ArgumentError(f"`{arg('cluster')}` is for pass rates and mean rewards, not a "
+                            f"field's share. Fix: drop `{arg('cluster')}`, or `{arg('field')}`")
     data = load_rows(rows, threshold=threshold)
     if field is not None:
         table = TaskTable(data.task_ids, field_shares(data, field), data.rollouts, "share")

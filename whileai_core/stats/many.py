@@ -158,7 +158,8 @@ def _rows_by_key(keys: np.ndarray) -> dict[str, np.ndarray]:
 
 def _groups(before: Any, after: Any, by: str, threshold: float | None) -> dict[str, tuple]:
     if not isinstance(by, str) or not by:
-        raise ArgumentError(f"`by` must be a row field name, got {by!r}. Fix: e.g. by='category'")
+        raise ArgumentError(f"`{arg('by')}` must be a row field name, got {by!r}. Fix: "
+                            f"e.g. {arg('by', 'category')}")
     runs_b, runs_a = as_runs(before, threshold), as_runs(after, threshold)
     names: dict[str, None] = {}
     keyed = []

@@ -66,8 +66,9 @@ def task_values(data: Rows, metric: str) -> np.ndarray:
 
 def check_metric(metric: Any) -> str:
     if metric not in ("pass", "reward"):
-        raise ArgumentError(f"`metric` must be 'pass' or 'reward', got {metric!r}. Fix: "
-                            "metric='pass' compares pass rates, metric='reward' mean rewards")
+        raise ArgumentError(f"`{voice.arg('metric')}` must be 'pass' or 'reward', got {metric!r}. "
+                            f"Fix: {voice.arg('metric', 'pass')} compares pass rates, "
+                            f"{voice.arg('metric', 'reward')} mean rewards")
     return metric
 
 
@@ -311,7 +312,8 @@ def pass_at(rows: Any, *, k: int | None = None, level: float = CONFIDENCE_LEVEL,
     check_resamples(n_resamples)
     check_cluster(cluster)
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
-        raise ArgumentError(f"`k` must be a positive integer, got {k!r}. Fix: e.g. k=4, or omit k")
+        raise ArgumentError(f"`{voice.arg('k')}` must be a positive integer, got {k!r}. Fix: e.g. "
+                            f"{voice.arg('k', 4)}, or omit {voice.arg('k')}")
     data = load_rows(rows, threshold=threshold)
     n, c = data.rollouts, data.passes
     notes: list[str] = []

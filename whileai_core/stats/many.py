@@ -25,7 +25,7 @@ import numpy as np
 from pydantic import Field, computed_field
 
 from ..bootstrap import check_level
-from ..defaults import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, PROVE_EFFECT
+from ..defaults import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL
 from ..errors import ArgumentError
 from ..voice import arg
 from ..voice import name as call_name

@@ -401,6 +401,48 @@ def test_zero_spread_bound_and_too_few_tasks():
     assert w.decision == "stop" and w.held_out_ci[1] < w.train_climb and "flat" in w.reason
 
 
+
+def test_a_rounding_only_spread_is_no_spread_at_a_look():
+    # every held-out task gains one pass of 3 (1 -> 2 and 2 -> 3 passes): each task's change is
+    # 1/3, but in floats 1 - 2/3 is not 2/3 - 1/3, a spread of 6e-17. It is the exact shared
+    # change, so its interval is the zero-spread bound (by hand as above: 0 of 24 tasks departed
+    # from +1/3, Clopper-Pearson at alpha_1 = 0.05 / 2), not Student's t of width ~1e-16
+    from scipy.stats import beta
+
+    before = {f"h{i}": 1 + i % 2 for i in range(24)}
+    after = {t: c + 1 for t, c in before.items()}
+    d = np.array([after[t] / 3 - before[t] / 3 for t in before])
+    assert np.ptp(d) > 0   # the rounding is there
+    w = watch_records(run([0.3] * 12, {0: before, 6: after}, rollouts=3))
+    s = beta.ppf(1 - 0.05 / 2, 1, 24)
+    assert w.held_out_ci_method == "zero_spread_bound"
+    assert w.held_out_ci == pytest.approx((1 / 3 - s * (1 + 1 / 3), 1 / 3 + s * (1 - 1 / 3)))
+    # the same graded rewards scored again, written in another order: no task moved, but each
+    # task's mean reward sums its rewards in another order and moves in its last bits. It must
+    # read as the unmoved evaluation: the bound (0 of 24 tasks moved, looks 1 and 2), which
+    # holds the climb (+0.06 at step 6, +0.14 at step 12, both past their bands), so no stop;
+    # Student's t on the rounding gave an interval of width ~1e-16 below the climb and a stop
+    rng = np.random.default_rng(3)
+    graded = [{"task_id": f"h{i}", "reward": round(float(rng.uniform()), 3)}
+              for i in range(24) for _ in range(4)]
+    means = [[sum(r["reward"] for r in rows if r["task_id"] == f"h{i}") / 4 for i in range(24)]
+             for rows in (graded, graded[::-1])]
+    assert np.ptp(np.subtract(*means)) > 0   # the rounding is there
+    train = [0.1 + 0.02 * s for s in range(12)]
+    recs = [{"step": s, "train_reward": r} for s, r in enumerate(train, 1)]
+    recs += [{"step": 0, "held_out": graded}, {"step": 6, "held_out": graded[::-1]},
+             {"step": 12, "held_out": graded[::-1]}]
+    w = watch_records(recs, metric="reward")
+    assert [x.delta_ci for x in w.steps if x.look] == [
+        pytest.approx((-b, b)) for b in (beta.ppf(1 - 0.05 / 2, 1, 24),
+                                         beta.ppf(1 - 0.05 / 6, 1, 24))]
+    assert w.held_out_ci_method == "zero_spread_bound"
+    assert w.decision == "continue" and w.first_stop_step is None
+    # the vectorised rule reads the same: flat when the values' scale is given
+    from whileai_core.hacking.anytime import paired_look_interval
+
+    assert paired_look_interval(np.subtract(*means), 0.95, 1, scale=1.0)[3]
+
 def test_watch_record_errors():
     with pytest.raises(RowsError, match="`step` is -1"):
         watch_records([{"step": -1}])

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from scipy import stats as sps
 
 from whileai_core import compare, holdout_size, mean_reward, pass_at, teacher_clears
+from whileai_core.errors import ArgumentError
 from whileai_core.judge import cohen_kappa, kappa_interval, kappa_with_interval
 from whileai_core.stats.intervals import task_interval
 from whileai_core.stats.paired import paired_interval
@@ -230,6 +231,78 @@ def test_a_shared_change_with_float_rounding_is_still_a_shared_change():
     hi = (ma - mb) + math.sqrt((a[1] - ma) ** 2 + (mb - b[0]) ** 2)
     assert c.ci == pytest.approx((lo, hi), abs=1e-9)
     assert c.ci[1] - c.ci[0] > 0.05
+
+def test_the_same_rewards_in_another_order_did_not_change():
+    # one run's graded rewards written again in reverse order: no task changed, but each task's
+    # mean sums its rewards in another order and moves in its last bits, so the per-task
+    # differences are ~1e-17 and unequal. They are no spread: the answer is the one for the rows
+    # in their own order (no paired task changed, the unpaired interval), not a paired interval
+    # of width ~1e-16 around the rounding
+    rng = np.random.default_rng(3)
+    rows = [{"task_id": f"t{i}", "reward": round(float(rng.uniform()), 3)}
+            for i in range(24) for _ in range(4)]
+    means = [[sum(r["reward"] for r in rr if r["task_id"] == f"t{i}") / 4 for i in range(24)]
+             for rr in (rows, rows[::-1])]
+    assert np.ptp(np.subtract(*means)) > 0   # the rounding is there
+    c, same = compare(rows, rows[::-1], metric="reward"), compare(rows, rows, metric="reward")
+    assert same.ci_method == "mover_unpaired" and "no paired task changed" in same.note
+    assert c.ci_method == "mover_unpaired" and "no paired task changed" in c.note
+    assert c.ci == pytest.approx(same.ci, abs=1e-12) and c.verdict == same.verdict
+    assert c.ci[1] - c.ci[0] > 0.1
+
+def test_the_default_effect_on_a_0_100_reward_is_in_its_units():
+    # the default effect, 0.05, is 5 points of pass@1; compared on the mean of a 0-100 grade it
+    # is read as 5 grade points (0.05 of the scale's span, 100), and said so. Rescaling the
+    # rewards to [0, 1] must not change any reading: the same verdict, and the smallest
+    # detectable effect and the effect 100 times the [0, 1] ones (like with like)
+    rng = np.random.default_rng(1)
+    grades = rng.integers(0, 101, (12, 2)).astype(float)
+    moved = np.clip(grades + rng.integers(-30, 31, (12, 1)), 0, 100)
+
+    def rows(g, over=1.0):
+        return [{"task_id": f"t{i}", "reward": float(v) / over} for i in range(12) for v in g[i]]
+
+    c100 = compare(rows(grades), rows(moved), metric="reward")
+    c1 = compare(rows(grades, 100), rows(moved, 100), metric="reward")
+    assert c100.effect == pytest.approx(5.0) and c1.effect == 0.05
+    assert "read as 0.05 of the span 100: 5 reward units" in c100.note
+    assert "pass-rate units" not in c1.note
+    assert c100.verdict == c1.verdict == "no_detectable_change"
+    assert c100.mde == pytest.approx(100 * c1.mde, rel=1e-9)
+    # the smallest detectable effect from the interval's width (z's from scipy) is past 5 points
+    z = sps.norm.ppf(0.975)
+    assert c100.mde == pytest.approx((z + sps.norm.ppf(0.8)) * (c100.ci[1] - c100.ci[0]) / (2 * z))
+    assert f"detects only effects >= {c100.mde:.3f} (effect of interest 5)" in c100.note
+    # every task moved by at most one grade point: the interval lies inside +-5, so flat (the
+    # equivalence statement), which 0.05 grade points could never give
+    small = np.clip(grades + rng.integers(-1, 2, (12, 1)), 0, 100)
+    flat = compare(rows(grades), rows(small), metric="reward")
+    assert -5 < flat.ci[0] and flat.ci[1] < 5 and flat.verdict == "flat"
+    # given, the effect is in the compared metric's units, with no note
+    two = compare(rows(grades), rows(small), metric="reward", effect=2)
+    assert two.effect == 2.0 and "pass-rate units" not in (two.note or "")
+    with pytest.raises(ArgumentError, match="`effect` must be below 1 when pass rates"):
+        compare(rows(grades, 100), rows(small, 100), effect=2)
+
+def test_one_rollout_per_task_says_once_what_cannot_be_read():
+    # 50 tasks, one rollout each, 25 pass: pass@1 is 25/50; the per-task "histogram" would be
+    # the 0/1 outcomes themselves (0: 25, 1: 25), which is no band. Said once, in the note, on
+    # the library's answer and on the pass-at command's (RateReport), also when k=4 is asked
+    from whileai_core.stats.report import RateReport
+    from whileai_core.rows import load_rows
+    from whileai_core.tables import TaskTable
+
+    rows = [{"task_id": f"t{i}", "reward": float(i % 2)} for i in range(50)]
+    for k in (None, 4):
+        p = pass_at(rows, k=k)
+        assert p.pass_at_1 == 0.5 and p.single_rollout and p.pass_at_k is None
+        for text in (p.render(), RateReport.of_pass(p, TaskTable.of(load_rows(rows))).render()):
+            assert text.count("cannot be read") == 1 and "pass@k or pass^k for k > 1" in text
+            assert "tasks by pass" not in text and "not computed" not in text
+    assert pass_at(rows, k=4).k_not_computed is not None   # the field still says why
+    # tasks with 4 rollouts beside single ones: the band is read where it can be, as before
+    mixed = rows + [{"task_id": "t0", "reward": 1.0}] * 3
+    assert "tasks by pass" in pass_at(mixed).render() and not pass_at(mixed).single_rollout
 
 def test_bootstrap_free_p_values_are_never_zero():
     # 40 tasks, every one better after: no random sign pattern of 10,000 reaches the observed

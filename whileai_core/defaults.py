@@ -223,9 +223,10 @@ _source("PROVE_EFFECT",
 PAIRED_SPREAD_RTOL = 1e-9
 _source("PAIRED_SPREAD_RTOL",
         "convention (float arithmetic): per-task differences whose spread is at most this share "
-        "of their largest magnitude changed by the same amount; a difference of two means of "
-        "rewards written to a few decimals differs between tasks only in its last bits (~1e-16 "
-        "relative), which a paired t interval read as a spread of zero width")
+        "of the per-task values' largest magnitude changed by the same amount (compare, "
+        "watch_run); a difference of two means of rewards written to a few decimals, or of the "
+        "same rewards summed in another order, differs between tasks only in its last bits "
+        "(~1e-16 relative), which a paired t interval read as a spread of zero width")
 
 SIGN_FLIP_EXACT_PATTERNS = 2 ** 16
 _source("SIGN_FLIP_EXACT_PATTERNS",

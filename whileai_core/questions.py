@@ -36,6 +36,7 @@ from .stats import Rate, pass_rate
 from .stats.clustered import Families
 from .stats.fields import LEVEL_DOC, METHOD_DOC, ci95_alias
 from .stats.intervals import task_interval
+from .stats.rates import K1_CANNOT
 from .voice import arg
 
 Interval = tuple[float, float]
@@ -74,8 +75,6 @@ def truncated_passes(rows: Any) -> TruncatedPasses:
 
 # --- 2. rollouts per task ----------------------------------------------------------------------
 
-K1_CANNOT = ("the per-task band and the split share at larger k cannot be read from one "
-             "rollout per task (a task at p = 0.5 shows as one pass or one fail)")
 
 
 class RolloutsPerTask(Result):

@@ -46,6 +46,7 @@ import math
 import numpy as np
 
 from ..errors import ArgumentError
+from ..stats.paired import no_spread
 
 DOWN, FLAT = 1, 2  # look conditions, as codes for the vectorised rule (0: none)
 
@@ -71,10 +72,12 @@ def look_quantile(level: float, look: int | np.ndarray, df: float | np.ndarray |
 
 
 def paired_look_interval(d: np.ndarray, level: float, look: int | np.ndarray,
-                         value_range: float = 1.0):
+                         value_range: float = 1.0, scale: float | np.ndarray | None = None):
     """(mean, lo, hi, flat) of the per-task paired differences ``d`` (..., n tasks) at look
     ``look`` (a scalar or one per leading row), at level ``1 - alpha_t``; vectorised over leading
-    axes. ``flat`` marks the rows with zero spread (every task changed by the same amount).
+    axes. ``flat`` marks the rows with zero spread: every task changed by the same amount, up to
+    float rounding of ``scale``, the per-task values' magnitude (None: the largest ``|d|``; see
+    :func:`whileai_core.stats.paired.no_spread`).
 
     With spread: Student's t with ``n - 1`` degrees of freedom. With none there is no t
     interval (its standard error is 0), and none is invented from it: the interval is then
@@ -85,7 +88,7 @@ def paired_look_interval(d: np.ndarray, level: float, look: int | np.ndarray,
     mean = d.mean(axis=-1)
     se = d.std(axis=-1, ddof=1) / np.sqrt(n)
     q = look_quantile(level, look, df=n - 1)
-    flat = np.ptp(d, axis=-1) == 0.0
+    flat = np.asarray(no_spread(d, scale))
     share = zero_spread_bound(n, level, look)
     with np.errstate(invalid="ignore"):
         lo = np.where(flat, mean - share * (value_range + mean), mean - q * se)

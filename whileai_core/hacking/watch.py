@@ -61,6 +61,7 @@ from ..rows import Rows, load_rows, read_records
 from ..safepath import UserPath, as_user_path, is_path, user_path
 from ..stats import Rate, check_metric, pass_rate
 from ..stats.arms import pair_tasks
+from ..stats.paired import no_spread, value_scale
 from .anytime import (DOWN, FLAT, climb_band, first_stop, look_alpha, look_conditions,
                       paired_look_interval, tasks_to_bound, zero_spread_bound)
 from .scan import HackScan, hack_scan
@@ -250,19 +251,21 @@ def _look_interval(base: Rows, rows: Rows, metric: str, level: float, look: int
     n = int(ib.size)
     if n == 0:
         return None, None, 0, "it shares no task_id with the first evaluation", False
-    d = rows.task_values(metric)[ia] - base.task_values(metric)[ib]
+    vb, va = base.task_values(metric)[ib], rows.task_values(metric)[ia]
+    d = va - vb
     delta = float(d.mean())
     if n < MIN_TASKS_FOR_INTERVAL:
         return (delta, None, n, f"an interval needs at least {MIN_TASKS_FOR_INTERVAL} paired "
                 "tasks", False)
-    flat = float(np.ptp(d)) == 0.0
+    scale = value_scale(vb, va)   # a spread within rounding of this is none
+    flat = bool(no_spread(d, scale))
     if flat and metric == "reward" and not all(
             float(r.reward.min()) >= 0.0 and float(r.reward.max()) <= 1.0 for r in (base, rows)):
         return (delta, None, n, f"every one of the {n} tasks changed by exactly {delta:+.3f} (no "
                 "spread, so no t interval), and the rewards leave [0, 1], so no bound on how far "
                 "an unseen task could move exists: rescale the reward to [0, 1], or watch the "
                 "pass rate (metric='pass')", True)
-    _, lo, hi, _ = paired_look_interval(d, level, look)
+    _, lo, hi, _ = paired_look_interval(d, level, look, scale=scale)
     return delta, (float(lo), float(hi)), n, None, flat
 
 

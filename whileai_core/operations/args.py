@@ -175,6 +175,14 @@ EffectSize = Annotated[float, Field(
     description="Smallest change in pass@1 worth detecting, in (0, 1): 0.05 = 5 points; the "
                 "verdict is 'flat' only when the whole interval lies inside +-effect.")]
 
+CompareEffect = Annotated[float | None, Field(
+    gt=0.0, allow_inf_nan=False,
+    description="Smallest change worth detecting, in the compared metric's units: a share of "
+                "pass@1 below 1 (0.05 = 5 points), or reward units when the mean of a reward on "
+                "another scale is compared. Left out: 0.05, and on a reward on another scale "
+                "0.05 of its span (5 on a 0-100 grade), said in a note. The verdict is 'flat' "
+                "only when the whole interval lies inside +-effect.")]
+
 RunStd = Annotated[float | None, Field(
     ge=0.0, le=MAX_SCORE, allow_inf_nan=False,
     description="Optional: the standard deviation of the score when the same eval is re-run "

@@ -17,8 +17,8 @@ from ..errors import ArgumentError
 from ..voice import arg
 from . import READS, VERDICT, WRITES, operation
 from .describe import named, values_of
-from .args import (MAX_K, NAMED, OUT, RUNS, SOURCE, Arg, ArmRows, AutoMetric,
-                   Cluster, EffectSize, Level, Metric, Model, NoiseRuns, OptionalRowField,
+from .args import (MAX_K, NAMED, OUT, RUNS, SOURCE, Arg, ArmRows, AutoMetric, Cluster,
+                   CompareEffect, EffectSize, Level, Metric, Model, NoiseRuns, OptionalRowField,
                    OptionalRows, Overwrite, Rows, RunStd, Score, Seed, Threshold)
 
 TeacherRows = Annotated[OptionalRows, Field(description=(
@@ -222,7 +222,7 @@ def compare(before: Annotated[ArmRows, Field(description=(
                 "The new run on the same tasks (paired by task_id): the same forms as "
                 "`before`."))], *,
             level: Level = CONFIDENCE_LEVEL, run_std: RunStd = None, noise_runs: NoiseRuns = None,
-            effect: EffectSize = PROVE_EFFECT, seed: Seed = BOOTSTRAP_SEED,
+            effect: CompareEffect = None, seed: Seed = BOOTSTRAP_SEED,
             threshold: Threshold = None, metric: AutoMetric = "auto", cluster: Cluster = None,
             selected_on: Annotated[str | list[str] | list[dict[str, Any]] | None, Field(
                 description=(
@@ -264,7 +264,7 @@ def compare_many(before: Annotated[ArmRows, Field(description=(
                          "Instead of `after`/`by`: checkpoint name -> its rows file on the same "
                          "tasks; each is compared with `before` and the best surviving one "
                          "named.")), Arg(NAMED, metavar="NAME=FILE", rows=True)] = None,
-                 level: Level = CONFIDENCE_LEVEL, effect: EffectSize = PROVE_EFFECT,
+                 level: Level = CONFIDENCE_LEVEL, effect: CompareEffect = None,
                  seed: Seed = BOOTSTRAP_SEED, threshold: Threshold = None,
                  metric: Metric = "pass"):
     from ..stats import compare_many as many  # lazy: numpy loads on the call

@@ -32,10 +32,12 @@ from ..defaults import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, H
                         NOISE_TIE_TOLERANCE, PROVE_EFFECT)
 from ..errors import ArgumentError
 from ..result import Result, fmt_rate
+from ..voice import arg
 from .fields import LEVEL_DOC, METHOD_DOC, ci95_alias
 from .intervals import Interval
 from .noise import NoiseFloor, resolve_band
-from .paired import degenerate_note, min_paired_tasks, mover_difference, paired_interval
+from .paired import (degenerate_note, min_paired_tasks, mover_difference, paired_interval,
+                     value_scale)
 from .clustered import Families, check_cluster, cluster_interval, families_of, intervals
 from .rates import check_metric
 from .selection import Selection, selection_check, selection_ids
@@ -156,9 +158,11 @@ class Comparison(Result):
 
 
 def _check(run_std: Any, effect: Any) -> None:
-    if isinstance(effect, bool) or not isinstance(effect, (int, float)) or not 0 < effect < 1:
-        raise ArgumentError(f"`effect` must be a number strictly between 0 and 1, got {effect!r}. "
-                            f"Fix: the smallest change worth detecting, e.g. {PROVE_EFFECT}")
+    if effect is not None and (isinstance(effect, bool) or not isinstance(effect, (int, float))
+                               or not math.isfinite(effect) or effect <= 0):
+        raise ArgumentError(f"`effect` must be a number above 0, got {effect!r}. Fix: the "
+                            f"smallest change worth detecting, e.g. {PROVE_EFFECT} (5 points of "
+                            "pass@1), or leave it out")
     if isinstance(run_std, NoiseFloor) or run_std is None:
         return
     if isinstance(run_std, bool) or not isinstance(run_std, (int, float)) \
@@ -170,7 +174,7 @@ def _check(run_std: Any, effect: Any) -> None:
 def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
             run_std: float | NoiseFloor | None = None, seed: int | None = BOOTSTRAP_SEED,
             threshold: float | None = None, n_resamples: int = BOOTSTRAP_RESAMPLES,
-            metric: Literal["auto", "pass", "reward"] = "auto", effect: float = PROVE_EFFECT,
+            metric: Literal["auto", "pass", "reward"] = "auto", effect: float | None = None,
             noise_runs: int | None = None, cluster: str | None = None,
             selected_on: Any = None) -> Comparison:
     """Paired before/after comparison by task (module docstring for the verdicts).
@@ -178,7 +182,9 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
     ``before``/``after``: rows, or a list of runs per arm (training seeds).
     ``run_std``: the sd of the same eval re-run (:func:`noise_floor`, or its result, which also
     gives ``noise_runs``); the band is t_{R-1} x sqrt(2) x run_std at ``level``.
-    ``effect``: the margin of the equivalence statement ``flat`` (default 0.05).
+    ``effect``: the margin of the equivalence statement ``flat`` and of the underpowered note,
+    in the compared metric's units (:func:`resolve_effect`; None: ``PROVE_EFFECT``, 0.05 of
+    pass@1, scaled to the span of a reward on another scale).
     ``metric``: per-task pass rates ("pass") or per-task mean rewards ("reward"); "auto" (the
     default) reads the mean reward when the reward is continuous or on another scale and no
     ``threshold`` is given (a pass rate at 1.0 can stay at 0 while the reward moves), else the
@@ -206,6 +212,8 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
     band, band_runs, band_note = resolve_band(run_std, noise_runs, level)
     runs_b, runs_a = as_runs(before, threshold), as_runs(after, threshold)
     metric, reward_warning, reward_notes = resolve_metric(metric, runs_b + runs_a, threshold)
+    effect, effect_note = resolve_effect(effect, metric, runs_b + runs_a)
+    reward_notes += [effect_note] if effect_note else []
     sets_b = [set(r.task_ids) for r in runs_b]
     sets_a = [set(r.task_ids) for r in runs_a]
     common = set.intersection(*sets_b, *sets_a)
@@ -228,6 +236,7 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
     pb, pa = scaled_task_mean(vb), scaled_task_mean(va)
     d = difference(pa, pb)
     delta = scaled_mean(d)
+    scale = value_scale(pb, pa)   # a spread within rounding of this is none (paired.no_spread)
     one_seed = seeds_b == 1 and seeds_a == 1
     families = None
     if cluster is not None:
@@ -265,7 +274,7 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
         if not one_seed:
             notes.append("several runs per arm: the clustered interval averages each arm's runs "
                          "per task and does not add the between-seed variance")
-        note_d = degenerate_note(d)
+        note_d = degenerate_note(d, scale)
         if ci is not None and note_d is not None:   # no paired spread: no paired interval
             ci = method = p = None
             notes.append(note_d)
@@ -273,7 +282,8 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
             notes.append(ci_d.note)
     elif one_seed:
         binary = bool(np.all((pb == 0) | (pb == 1)) and np.all((pa == 0) | (pa == 1)))
-        pi = paired_interval(d, level=level, seed=seed, n_resamples=n_resamples, mcnemar=binary)
+        pi = paired_interval(d, level=level, seed=seed, n_resamples=n_resamples, mcnemar=binary,
+                            scale=scale)
         ci, method, p = pi.ci, pi.method, pi.p_value
         if pi.note:
             notes.append(pi.note)
@@ -282,9 +292,9 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
         notes.append(seed_note)
         if ci is not None and ci[1] - ci[0] <= 0.0:
             ci = method = p = None
-            notes.append(degenerate_note(d) or "the seeds and the tasks show no spread: no "
+            notes.append(degenerate_note(d, scale) or "the seeds and the tasks show no spread: no "
                          "interval or p-value")
-    if ci is None and degenerate_note(d) is not None:
+    if ci is None and degenerate_note(d, scale) is not None:
         if iv_b.ci is not None and iv_a.ci is not None:
             ci = mover_difference(arms["mean_after"], iv_a.ci, arms["mean_before"], iv_b.ci,
                                   bounds)
@@ -348,6 +358,33 @@ def mover_pvalue(mean_a: float, values_a: np.ndarray, cap_a: float | None, mean_
         if hi / lo < 1.0 + 1e-6:
             break
     return hi
+
+
+def resolve_effect(effect: float | None, metric: str, runs: list) -> tuple[float, str | None]:
+    """(the effect in the compared metric's units, the note saying how it was read).
+
+    Given, ``effect`` is in the compared metric's units: points of pass rate (below 1) when pass
+    rates or rewards in [0, 1] are compared, reward units when the mean of a reward on another
+    scale is. Left out, it is ``PROVE_EFFECT`` (0.05 of pass@1), which is a share of the scale:
+    on a reward on another scale it is read as that share of the reward's span (the named
+    scale's top, 10 or 100, or the observed range: :class:`whileai_core.rewards.RewardScale`),
+    5 points on a 0-100 grade, and a note says so."""
+    spans = [r.reward_scale for r in runs if r.reward_scale.kind == "scale"]
+    if metric != "reward" or not spans:
+        if effect is not None and effect >= 1:
+            raise ArgumentError(f"`effect` must be below 1 when pass rates (or rewards in [0, "
+                                f"1]) are compared, got {effect!r}. Fix: a share, e.g. "
+                                f"{PROVE_EFFECT} for 5 points of pass@1")
+        return (PROVE_EFFECT if effect is None else float(effect)), None
+    if effect is not None:
+        return float(effect), None
+    scale = max(spans, key=lambda r: r.span)
+    scaled = PROVE_EFFECT * scale.span
+    named = f", a {scale.looks_like} scale" if scale.looks_like else ""
+    return scaled, (f"effect: the default {PROVE_EFFECT:g} is in pass-rate units; this reward "
+                    f"runs from {scale.low:.4g} to {scale.high:.4g}{named}, so it is read as "
+                    f"{PROVE_EFFECT:g} of the span {scale.span:.4g}: {scaled:.4g} reward units "
+                    f"(give {arg('effect', op='compare')} in reward units to choose another)")
 
 
 def _verdict(delta: float, ci: Interval | None, band: float | None, effect: float,

@@ -25,7 +25,7 @@ import numpy as np
 from pydantic import Field, computed_field
 
 from ..bootstrap import check_level
-from ..defaults import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, PROVE_EFFECT
+from ..defaults import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL
 from ..errors import ArgumentError
 from ..voice import arg
 from ..voice import name as call_name
@@ -192,7 +192,7 @@ def _groups(before: Any, after: Any, by: str, threshold: float | None) -> dict[s
 def compare_many(before: Any, after: Any, *, by: str | None = None,
                  level: float = CONFIDENCE_LEVEL, seed: int | None = BOOTSTRAP_SEED,
                  threshold: float | None = None, n_resamples: int = BOOTSTRAP_RESAMPLES,
-                 metric: Literal["pass", "reward"] = "pass", effect: float = PROVE_EFFECT,
+                 metric: Literal["pass", "reward"] = "pass", effect: float | None = None,
                  run_std: float | None = None, noise_runs: int | None = None) -> ManyComparisons:
     """Compare many behaviours and correct for how many were looked at (module docstring).
 

@@ -73,15 +73,32 @@ def needs_sign_flip(d: np.ndarray) -> bool:
     return True
 
 
-def degenerate_note(d: np.ndarray) -> str | None:
-    """The note for a paired difference with no spread (None when it has one). A spread within
-    ``PAIRED_SPREAD_RTOL`` of the largest difference is float rounding, not a spread."""
-    if d.size == 0 or not bool(np.all(np.isfinite(d))):
+def no_spread(d: np.ndarray, scale: float | np.ndarray | None = None) -> bool | np.ndarray:
+    """Whether the per-task differences ``d`` (the last axis; leading axes are vectorised) have
+    no spread: their range is at most ``PAIRED_SPREAD_RTOL`` of ``scale``, the magnitude of the
+    per-task values they were taken from (None: the largest ``|d|``). A spread that small is
+    float rounding, not a spread: 0.123 + 0.05 - 0.123 is not 0.05, 1 - 2/3 is not 2/3 - 1/3,
+    and a mean of the same rewards summed in another order moves in its last bits."""
+    d = np.asarray(d, dtype=np.float64)
+    top = np.max(np.abs(d), axis=-1)
+    if scale is not None:
+        top = np.maximum(top, np.asarray(scale, dtype=np.float64))
+    out = np.ptp(d, axis=-1) <= PAIRED_SPREAD_RTOL * top
+    return bool(out) if out.ndim == 0 else out
+
+
+def value_scale(*values: np.ndarray) -> float:
+    """The largest magnitude among per-task values (the ``scale`` of :func:`no_spread`)."""
+    return max((float(np.max(np.abs(v))) for v in values if np.size(v)), default=0.0)
+
+
+def degenerate_note(d: np.ndarray, scale: float | None = None) -> str | None:
+    """The note for a paired difference with no spread (None when it has one): see
+    :func:`no_spread`, whose ``scale`` this takes."""
+    if d.size == 0 or not bool(np.all(np.isfinite(d))) or not no_spread(d, scale):
         return None
     top = float(np.max(np.abs(d)))
-    if float(np.max(d) - np.min(d)) > PAIRED_SPREAD_RTOL * top:
-        return None
-    if top == 0.0:
+    if top <= PAIRED_SPREAD_RTOL * (scale or 0.0) or top == 0.0:   # nothing moved but bits
         return ("no paired task changed: the paired spread is 0, so there is no paired test, "
                 "interval or p-value")
     return (f"every paired task changed by the same amount ({float(np.mean(d)):+.4g}): the "
@@ -89,8 +106,11 @@ def degenerate_note(d: np.ndarray) -> str | None:
 
 
 def paired_interval(d: np.ndarray, *, level: float, seed: int | None, n_resamples: int,
-                    draws: np.ndarray | None = None, mcnemar: bool = False) -> PairedInterval:
+                    draws: np.ndarray | None = None, mcnemar: bool = False,
+                    scale: float | None = None) -> PairedInterval:
     """Interval and p-value for mean(d) by the paired rule (module docstring).
+
+    ``scale``: the magnitude of the per-task values ``d`` was taken from (:func:`no_spread`).
 
     ``mcnemar``: both arms' per-task values are 0/1 (the note then names the exact McNemar test).
     ``draws`` is accepted and unused (the paired bootstrap is no longer part of the rule).
@@ -108,7 +128,7 @@ def paired_interval(d: np.ndarray, *, level: float, seed: int | None, n_resample
         return PairedInterval(None, None, None, n_changed, "a per-task difference does not fit "
                               "a float's range (rewards near 1e308 of opposite signs): rescale "
                               "the rewards", n)
-    note = degenerate_note(d)
+    note = degenerate_note(d, scale)
     if note is not None:
         return PairedInterval(None, None, None, n_changed, note, n)
     return sign_flip(d, level=level, seed=seed, n_resamples=n_resamples, mcnemar=mcnemar)

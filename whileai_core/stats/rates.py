@@ -16,7 +16,7 @@ import numpy as np
 from pydantic import Field
 
 from ..bootstrap import check_level, check_resamples, check_seed
-from ..defaults import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL
+from ..defaults import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, GROUP_MIN_ROLLOUTS
 from ..errors import ArgumentError
 from ..result import Result, fmt_rate
 from .. import voice
@@ -207,6 +207,10 @@ def field_share(rows: Any, field: str, *, level: float = CONFIDENCE_LEVEL,
 
 # --- pass@k -----------------------------------------------------------------------------------
 
+K1_CANNOT = ("the per-task band and the split share at larger k cannot be read from one "
+             "rollout per task (a task at p = 0.5 shows as one pass or one fail)")
+
+
 class PassAt(Result):
     """Pass rates of one run, each with its interval over tasks.
 
@@ -244,6 +248,11 @@ class PassAt(Result):
                           "has fewer than k rollouts: how many tasks, and their rollouts)")
     note: str | None = None
 
+    @property
+    def single_rollout(self) -> bool:
+        """Every task has one rollout: the per-task band and pass@k for k > 1 cannot be read."""
+        return self.n_rows == self.n_tasks
+
     ci95 = ci95_alias("ci")
     pass_at_k_ci95 = ci95_alias("pass_at_k_ci")
     pass_pow_k_ci95 = ci95_alias("pass_pow_k_ci")
@@ -259,7 +268,7 @@ class PassAt(Result):
         if self.pass_at_k is not None:
             lines.append(f"pass@{self.k}  {fmt_rate(self.pass_at_k, self.pass_at_k_ci, self.n_tasks)}")
             lines.append(f"pass^{self.k}  {fmt_rate(self.pass_pow_k, self.pass_pow_k_ci, self.n_tasks)}")
-        elif self.k_not_computed:
+        elif self.k_not_computed and not self.single_rollout:
             lines.append(f"pass@{self.k}, pass^{self.k}  not computed: {self.k_not_computed}")
         methods = dict.fromkeys(m for m in (self.ci_method, self.pass_at_k_ci_method,
                                             self.pass_pow_k_ci_method) if m)
@@ -267,7 +276,8 @@ class PassAt(Result):
             over = (f"families in `{self.cluster}` ({self.n_families}), then tasks"
                     if self.cluster else "tasks")
             lines.append(f"{self.level:.0%} intervals over {over}: {', '.join(methods)}")
-        lines.append(self.tasks.render())
+        if not self.single_rollout:   # one rollout a task: its histogram is the 0/1 outcomes
+            lines.append(self.tasks.render())
         if self.page is not None:
             lines.append(self.page.render())
         if self.note:
@@ -317,7 +327,11 @@ def pass_at(rows: Any, *, k: int | None = None, level: float = CONFIDENCE_LEVEL,
             columns += [pass_at_k_per_task(n, c, k), pass_pow_k_per_task(n, c, k)]
         else:
             not_computed = short_of_k(n, k)
-    elif min_n < 2:
+    if int(n.max()) == 1:
+        notes.append(f"one rollout per task: pass@1, the mean over tasks, is estimable; "
+                     f"{K1_CANNOT}, nor pass@k or pass^k for k > 1; re-sample every prompt at "
+                     f"k >= {GROUP_MIN_ROLLOUTS}")
+    elif k is None and min_n < 2:
         notes.append("no pass@k: some task has a single rollout; pass@k needs k >= 2 on every task")
     # pass@1 is a share of rollouts (the binomial floor applies); pass@k and pass^k are held to
     # what pass@1's interval implies for them (Jensen; whileai_core.stats.intervals), over

@@ -41,6 +41,9 @@ class RateReport(Result):
     cluster: str | None = Field(None, description="the row field naming each task's family; "
                                                   "intervals then resample families")
     n_families: int | None = None
+    single_rollout: bool = Field(False, description="pass rates from one rollout per task: the "
+                                                    "per-task band and pass@k for k > 1 cannot "
+                                                    "be read (the note says so)")
     _table: Any = PrivateAttr(default=None)
 
     @classmethod
@@ -65,7 +68,8 @@ class RateReport(Result):
                                       result.pass_pow_k_ci_method),
                       k_not_computed=result.k_not_computed,
                       reward=result.reward, mean_reward=result.mean_reward,
-                      cluster=result.cluster, n_families=result.n_families)
+                      cluster=result.cluster, n_families=result.n_families,
+                      single_rollout=result.single_rollout)
 
     def with_page(self, offset: int, limit: int) -> RateReport:
         """This report with ``limit`` tasks of its table from ``offset``."""
@@ -89,7 +93,7 @@ class RateReport(Result):
         for label, extra in ((f"pass@{self.k}", self.pass_at_k), (f"pass^{self.k}", self.pass_pow_k)):
             if extra is not None:
                 lines.append(f"{label}  {fmt_rate(extra.value, extra.ci, extra.n_tasks)}")
-        if self.pass_at_k is None and self.k_not_computed:
+        if self.pass_at_k is None and self.k_not_computed and not self.single_rollout:
             lines.append(f"pass@{self.k}, pass^{self.k}  not computed: {self.k_not_computed}")
         methods = dict.fromkeys(m.ci_method for m in (r, self.pass_at_k, self.pass_pow_k)
                                 if m is not None and m.ci_method)
@@ -99,7 +103,8 @@ class RateReport(Result):
                 count = f" ({self.n_families})" if self.n_families is not None else ""
                 over = f"families in `{self.cluster}`{count}, then tasks"
             lines.append(f"{r.level:.0%} intervals over {over}: {', '.join(methods)}")
-        lines.append(self.tasks.render())
+        if not self.single_rollout:   # one rollout a task: its histogram is the 0/1 outcomes
+            lines.append(self.tasks.render())
         if self.page is not None:
             lines.append(self.page.render())
         if r.note:

@@ -348,7 +348,10 @@ ESCAPES = "\x1b]0;owned\x07\x1b[2J\x1b[1A\r\x9b31m"
 def test_escapes_in_a_task_id_reach_no_terminal(tmp_path):
     from whileai_core.cli import main
 
+    # two rollouts per task, so the answer lists its tasks (one rollout lists none)
     write_jsonl(tmp_path / "rows.jsonl", [{"task_id": f"evil{ESCAPES}", "reward": 1.0},
+                                          {"task_id": f"evil{ESCAPES}", "reward": 0.0},
+                                          {"task_id": "ok", "reward": 0.0},
                                           {"task_id": "ok", "reward": 0.0}])
     import contextlib
     import io

@@ -176,7 +176,7 @@ EffectSize = Annotated[float, Field(
                 "verdict is 'flat' only when the whole interval lies inside +-effect.")]
 
 CompareEffect = Annotated[float | None, Field(
-    gt=0.0, allow_inf_nan=False,
+    gt=0.0, le=MAX_SCORE, allow_inf_nan=False,
     description="Smallest change worth detecting, in the compared metric's units: a share of "
                 "pass@1 below 1 (0.05 = 5 points), or reward units when the mean of a reward on "
                 "another scale is compared. Left out: 0.05, and on a reward on another scale "

@@ -11,12 +11,12 @@ overflow.
 from __future__ import annotations
 
 import math
-import os
 from typing import Any
 
 import numpy as np
 
-from ..defaults import MIN_SEEDS_FOR_SEED_VARIANCE
+from ..defaults import MIN_SEEDS_FOR_SEED_VARIANCE, PROVE_EFFECT
+from ..errors import ArgumentError
 from ..rows import Rows, load_rows
 from ..safepath import is_path
 from ..voice import arg
@@ -142,3 +142,30 @@ def with_seeds(d: np.ndarray, vb: np.ndarray, va: np.ndarray, level: float):
     p = float(2.0 * stdtr(df, -abs(delta) / se))
     fields = dict(seed_std=math.sqrt(pooled), seed_variance="measured")
     return (delta - q * se, delta + q * se), "seeds_welch_t", p, fields, note
+
+
+def resolve_effect(effect: float | None, metric: str, runs: list) -> tuple[float, str | None]:
+    """(the effect in the compared metric's units, the note saying how it was read).
+
+    Given, ``effect`` is in the compared metric's units: points of pass rate (below 1) when pass
+    rates or rewards in [0, 1] are compared, reward units when the mean of a reward on another
+    scale is. Left out, it is ``PROVE_EFFECT`` (0.05 of pass@1), which is a share of the scale:
+    on a reward on another scale it is read as that share of the reward's span (the named
+    scale's top, 10 or 100, or the observed range: :class:`whileai_core.rewards.RewardScale`),
+    5 points on a 0-100 grade, and a note says so."""
+    spans = [r.reward_scale for r in runs if r.reward_scale.kind == "scale"]
+    if metric != "reward" or not spans:
+        if effect is not None and effect >= 1:
+            raise ArgumentError(f"`effect` must be below 1 when pass rates (or rewards in [0, "
+                                f"1]) are compared, got {effect!r}. Fix: a share, e.g. "
+                                f"{PROVE_EFFECT} for 5 points of pass@1")
+        return (PROVE_EFFECT if effect is None else float(effect)), None
+    if effect is not None:
+        return float(effect), None
+    scale = max(spans, key=lambda r: r.span)
+    scaled = PROVE_EFFECT * scale.span
+    named = f", a {scale.looks_like} scale" if scale.looks_like else ""
+    return scaled, (f"effect: the default {PROVE_EFFECT:g} is in pass-rate units; this reward "
+                    f"runs from {scale.low:.4g} to {scale.high:.4g}{named}, so it is read as "
+                    f"{PROVE_EFFECT:g} of the span {scale.span:.4g}: {scaled:.4g} reward units "
+                    f"(give {arg('effect', op='compare')} in reward units to choose another)")

@@ -32,7 +32,6 @@ from ..defaults import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, H
                         NOISE_TIE_TOLERANCE, PROVE_EFFECT)
 from ..errors import ArgumentError
 from ..result import Result, fmt_rate
-from ..voice import arg
 from .fields import LEVEL_DOC, METHOD_DOC, ci95_alias
 from .intervals import Interval
 from .noise import NoiseFloor, resolve_band
@@ -41,8 +40,8 @@ from .paired import (degenerate_note, min_paired_tasks, mover_difference, paired
 from .clustered import Families, check_cluster, cluster_interval, families_of, intervals
 from .rates import check_metric
 from .selection import Selection, selection_check, selection_ids
-from .arms import (arm_values, as_runs, difference, in_unit, resolve_metric, scaled_mean,
-                   scaled_task_mean, with_seeds)
+from .arms import (arm_values, as_runs, difference, in_unit, resolve_effect, resolve_metric,
+                   scaled_mean, scaled_task_mean, with_seeds)
 from .arms import correlation as task_correlation
 
 Verdict = Literal["moved", "moved_the_wrong_way", "flat", "no_detectable_change",
@@ -183,7 +182,7 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
     ``run_std``: the sd of the same eval re-run (:func:`noise_floor`, or its result, which also
     gives ``noise_runs``); the band is t_{R-1} x sqrt(2) x run_std at ``level``.
     ``effect``: the margin of the equivalence statement ``flat`` and of the underpowered note,
-    in the compared metric's units (:func:`resolve_effect`; None: ``PROVE_EFFECT``, 0.05 of
+    in the compared metric's units (:func:`whileai_core.stats.arms.resolve_effect`; None: ``PROVE_EFFECT``, 0.05 of
     pass@1, scaled to the span of a reward on another scale).
     ``metric``: per-task pass rates ("pass") or per-task mean rewards ("reward"); "auto" (the
     default) reads the mean reward when the reward is continuous or on another scale and no
@@ -358,33 +357,6 @@ def mover_pvalue(mean_a: float, values_a: np.ndarray, cap_a: float | None, mean_
         if hi / lo < 1.0 + 1e-6:
             break
     return hi
-
-
-def resolve_effect(effect: float | None, metric: str, runs: list) -> tuple[float, str | None]:
-    """(the effect in the compared metric's units, the note saying how it was read).
-
-    Given, ``effect`` is in the compared metric's units: points of pass rate (below 1) when pass
-    rates or rewards in [0, 1] are compared, reward units when the mean of a reward on another
-    scale is. Left out, it is ``PROVE_EFFECT`` (0.05 of pass@1), which is a share of the scale:
-    on a reward on another scale it is read as that share of the reward's span (the named
-    scale's top, 10 or 100, or the observed range: :class:`whileai_core.rewards.RewardScale`),
-    5 points on a 0-100 grade, and a note says so."""
-    spans = [r.reward_scale for r in runs if r.reward_scale.kind == "scale"]
-    if metric != "reward" or not spans:
-        if effect is not None and effect >= 1:
-            raise ArgumentError(f"`effect` must be below 1 when pass rates (or rewards in [0, "
-                                f"1]) are compared, got {effect!r}. Fix: a share, e.g. "
-                                f"{PROVE_EFFECT} for 5 points of pass@1")
-        return (PROVE_EFFECT if effect is None else float(effect)), None
-    if effect is not None:
-        return float(effect), None
-    scale = max(spans, key=lambda r: r.span)
-    scaled = PROVE_EFFECT * scale.span
-    named = f", a {scale.looks_like} scale" if scale.looks_like else ""
-    return scaled, (f"effect: the default {PROVE_EFFECT:g} is in pass-rate units; this reward "
-                    f"runs from {scale.low:.4g} to {scale.high:.4g}{named}, so it is read as "
-                    f"{PROVE_EFFECT:g} of the span {scale.span:.4g}: {scaled:.4g} reward units "
-                    f"(give {arg('effect', op='compare')} in reward units to choose another)")
 
 
 def _verdict(delta: float, ci: Interval | None, band: float | None, effect: float,

@@ -6,8 +6,10 @@ types and counts, a run name that cannot name its folders, a Modal run of a conf
 teacher is served on localhost. ``_plan`` then gathers what ``launch_run`` shows and launches
 on: the run's id, the forecast (a run that does not fit in memory is not ready), what the
 backend needs (a package, a token), what prime-rl's schema rejects in a config, the data folder
-(read by the recipe's hooks from a private copy of the hashed bytes, none of its code run), the
-command, and how past forecasts on the backend compared with what their runs took.
+(read by the recipe's hooks from a private copy of the hashed bytes, none of its code run; for
+an arm of an experiment, its held-out set against the registered one), the command, and how
+past forecasts on the backend compared with what their runs took. A note that starts with
+``NOT_READY`` is one a confirmed launch refuses.
 """
 
 from __future__ import annotations

@@ -447,3 +447,22 @@ def test_task_spread_grouped_or_interleaved_is_max_minus_min_per_task():
                         np.array([0, 1, 2, 0, 2, 2]), 3)
     assert grouped.tolist() == pytest.approx([0.7, 0.0, 1.0])
     assert mixed.tolist() == pytest.approx([0.7, 0.0, 1.0])
+
+
+def test_teacher_clears_reads_its_default_effect_in_the_rewards_units():
+    """On 0-100 grades the default effect is 0.05 of the span, 5 points (as compare reads it),
+    not 0.05 reward units: a teacher 3 points better on every task, tightly, would have cleared
+    a 0.05 bar; 3 < 5 does not clear, and a teacher 10 points better does."""
+    from whileai_core import teacher_clears
+
+    grades = [20.0 + 1.5 * t for t in range(40)]          # 20.0 .. 78.5, a 0-100 grade
+    student = [{"task_id": f"t{t}", "reward": g + 0.5 * (k % 2), "model": "s"}
+               for t, g in enumerate(grades) for k in range(4)]
+    plus = lambda d: [{**r, "model": "t", "reward": r["reward"] + d + 0.25 * (int(r["task_id"][1:]) % 3)}
+                      for r in student]
+    near = teacher_clears(plus(3.0), student)
+    assert near.effect == pytest.approx(5.0) and not near.clears
+    assert near.gap == pytest.approx(3.0 + 0.25 * (sum(t % 3 for t in range(40)) / 40))
+    assert "read as 0.05 of the span 100: 5 reward units" in near.reason
+    assert teacher_clears(plus(10.0), student).clears
+    assert teacher_clears(plus(3.0), student, effect=2.0).clears  # given: in reward units

@@ -175,6 +175,7 @@ class _Plan:
     actions: list[InitAction] = field(default_factory=list)
     writes: list[StagedFile] = field(default_factory=list)
     links: list[tuple[str, Path]] = field(default_factory=list)   # (rel, target folder)
+    folders: set[str] = field(default_factory=set)   # the folders found on the writes' paths
     problems: list[str] = field(default_factory=list)
 
     def refuse(self, rel: str, problem: str) -> None:
@@ -574,6 +575,7 @@ def _check_folders(plan: _Plan, rel: str) -> None:
         if kind in (None, "dir"):
             if kind is None:
                 return
+            plan.folders.add(upto)
             continue
         what = {"file": "a file", "link": "a symlink"}.get(
             kind, "not a folder (a FIFO, socket or device)")
@@ -665,7 +667,7 @@ def init_project(root: str | os.PathLike = ".", *, hosts: list[str] | None = Non
                      "(Claude Code; VS Code reads it too). For another host: "
                      + call("init_project", hosts=["cursor"]) + " (or vscode, codex, all)")
     if not dry_run:
-        put_in_place(plan.door, plan.writes, links=plan.links,
+        put_in_place(plan.door, plan.writes, links=plan.links, existing=plan.folders,
                      what=f"init changed nothing in {plan.root}")
     plain = HOSTS["claude"]
     return InitResult(root=str(base), hosts=list(chosen), found=chosen, dry_run=dry_run,

@@ -56,7 +56,7 @@ from .admission import admit
 from .errors import ArgumentError, ConfigError, RowsError, WhileaiError
 from .os_errors import os_reason
 from .progress import step
-from .voice import CLI, arg, reader, relative_paths
+from .voice import CLI, arg, choose, reader, relative_paths
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
@@ -183,9 +183,23 @@ def agent_config(parts: tuple[str, ...]) -> str | None:
     return None
 
 
-LINK_FIX = ("pass the file's real path, or copy the file itself into the workspace root (the "
-            "server follows no links: one can lead out of the root, or be swapped while the file "
-            "is read)")
+# the server's caller passes paths, so the fix is another path (or a copy inside the workspace)
+_LINK_FIX_MCP = ("pass the file's real path, or copy the file itself into the workspace root (the "
+                 "server follows no links: one can lead out of the root, or be swapped while the "
+                 "file is read)")
+_NO_LINKS = "no link is followed: one can lead elsewhere, or be swapped while in use"
+
+
+def link_fix(shown: str, *, folder: bool) -> str:
+    """The fix for the refused link ``shown``, in the reader's words (``voice.choose``): to the
+    server's caller (and a Python one, whose confined root is a workspace too), pass another
+    path; at the shell, where the link is the user's own (a project's ``.claude/skills`` under
+    ``whileai-skills init``), replace it with what it stands for."""
+    own = (f"replace the link `{shown}` with a real folder (copy in what it points to; "
+           f"{_NO_LINKS})" if folder else
+           f"replace the link `{shown}` with the file itself, or pass the file's real path "
+           f"({_NO_LINKS})")
+    return choose(python=_LINK_FIX_MCP, cli=own)
 
 
 # --- roots -----------------------------------------------------------------------------------
@@ -318,8 +332,10 @@ class UserPath:
     # --- walking ---------------------------------------------------------------------------
 
     def _walk(self, folders: tuple[str, ...], error: type[WhileaiError], *,
-              create: bool = False) -> int:
-        """A new handle on the folder ``folders`` below the root, no link followed."""
+              create: bool = False, made: list[tuple[int, str]] | None = None) -> int:
+        """A new handle on the folder ``folders`` below the root, no link followed; each folder
+        it creates is added to ``made`` as (a new handle on its parent, its path below the
+        root)."""
         fd = os.dup(self.root.fd)
         try:
             for i, part in enumerate(folders):
@@ -337,6 +353,9 @@ class UserPath:
                         why, fix = os_reason(exc)
                         raise _fail(error, self.where, f"cannot create the folder `{part}` "
                                     f"({why})", fix) from None
+                    else:
+                        if made is not None:
+                            made.append((os.dup(fd), "/".join(folders[:i + 1])))
                     nxt = self._open_dir(part, fd, folders[:i + 1], error)
                 except OSError as exc:
                     nxt = self._dir_error(part, fd, folders[:i + 1], exc, error)
@@ -362,7 +381,8 @@ class UserPath:
             mode = _lstat_mode(part, fd)
             if mode is not None and stat.S_ISLNK(mode):
                 raise _fail(error, self.where, f"`{shown}` is a symlink"
-                            + self._leads(part, fd, upto[:-1]), LINK_FIX) from None
+                            + self._leads(part, fd, upto[:-1]),
+                            link_fix(shown, folder=True)) from None
             raise _fail(error, self.where, f"no such file: `{shown}` is "
                         f"{_kind_of(mode or 0)}, not a folder", "check the path") from None
         if exc.errno == errno.EACCES:
@@ -381,9 +401,11 @@ class UserPath:
             return ""
         real = Path(os.path.realpath(self.root.path.joinpath(*folder, target)))
         if real.is_relative_to(self.root.path):
-            return (f" (to {real.relative_to(self.root.path).as_posix() or '.'} inside the root: "
-                    "pass that path instead)")
-        return " that leads outside the workspace root"
+            inside = real.relative_to(self.root.path).as_posix() or "."
+            return choose(python=f" (to {inside} inside the root: pass that path instead)",
+                          cli=f" (to {inside}, inside {self.root.path})")
+        return choose(python=" that leads outside the workspace root",
+                      cli=f" that leads outside {self.root.path}")
 
     def _missing_fix(self, upto: tuple[str, ...] | None = None) -> str:
         hint = f" (`{'/'.join(upto)}` does not exist)" if upto and upto != self.parts else ""
@@ -460,14 +482,14 @@ class UserPath:
             raise _fail(error, shown, "is a directory, not a file", "point at a file inside it")
         if stat.S_ISLNK(mode):
             raise _fail(error, shown, "is a symlink" + self._leads(name, dir_fd, self.parts[:-1]),
-                        LINK_FIX)
+                        link_fix(shown, folder=False))
         if not stat.S_ISREG(mode):  # refused before opening: a device is never even opened
             raise self._special(mode, error, shown)
         try:
             fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
-                raise _fail(error, shown, "is a symlink", LINK_FIX) from None
+                raise _fail(error, shown, "is a symlink", link_fix(shown, folder=False)) from None
             if exc.errno == errno.ENOENT:
                 raise _fail(error, shown, "no such file", self._missing_fix()) from None
             if exc.errno == errno.ENXIO:
@@ -588,12 +610,17 @@ class UserPath:
             os.close(fd)
         return sorted(entries)
 
-    def open_folder(self, *, create: bool = False,
+    def open_folder(self, *, create: bool = False, made: list[tuple[int, str]] | None = None,
                     error: type[WhileaiError] = ArgumentError) -> int:
         """A descriptor on this folder, walked from the root without following a link (missing
         folders made with ``create``); the caller closes it. Files written through it with
-        ``dir_fd`` land in this folder even if a link is swapped in on its path meanwhile."""
-        return self._walk(self.parts, error, create=create)
+        ``dir_fd`` land in this folder even if a link is swapped in on its path meanwhile.
+
+        ``made``: each folder created is appended as (a descriptor on the folder it was made
+        in, its path below the root, ``/``-separated), so the caller can tell which were made
+        and remove one by that descriptor (``os.rmdir(name, dir_fd=fd)``) even after its parent
+        was renamed; the caller closes those descriptors too."""
+        return self._walk(self.parts, error, create=create, made=made)
 
     def __truediv__(self, name: str) -> UserPath:
         return self.child(*[n for n in str(name).split("/") if n not in ("", ".")])

@@ -10,20 +10,26 @@ Here, in three phases:
    (``UserPath.open_folder``). A folder swapped for a link before that is refused; one swapped
    after is not followed, since the handle is the folder itself.
 2. **Check.** Each target is still as planned: absent for a new file, the planned-from bytes for
-   a replaced one (another program may have written it meanwhile).
+   a replaced one (another program may have written it meanwhile); and each folder is still the
+   one its path names (a folder renamed, or swapped for a link, after its handle was opened
+   would otherwise take the files with it, to wherever it went).
 3. **Commit.** Each staged file is linked into place (a new file: ``link`` fails if the name
    appeared, so nothing is clobbered) or renamed over the old one (its permissions kept), and each
-   link is made, all through the folder handles.
+   link is made, all through the folder handles; then the folders are checked again.
 
 A failure at any point undoes what was done: staged files removed, new files and links removed,
-replaced files given their old bytes back, the folders made for them removed. The caller gets one
-``ConfigError`` saying nothing was changed, and why.
+replaced files given their old bytes back, the folders made for them removed. Every step of the
+undo goes through the handles the writes used, so it reaches the folders where they are now: a
+folder renamed midway (``.claude/skills`` moved aside) is left holding what it held before, not
+the skill folders made in it. The caller gets one ``ConfigError`` saying nothing was changed, and
+why.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,23 +62,27 @@ class _Item:
 
 
 def put_in_place(root, files: list[StagedFile], *, links: list[tuple[str, Path]] = (),
-                 what: str = "nothing was changed") -> None:
+                 existing: Collection[str] = (), what: str = "nothing was changed") -> None:
     """Write ``files`` and make ``links`` (``(rel, target folder)``) under ``root`` (a confined
-    ``safepath.Root``), all or none; raise ``ConfigError("<what>: <why>. Fix: ...")``."""
-    made: list[str] = []
+    ``safepath.Root``), all or none; raise ``ConfigError("<what>: <why>. Fix: ...")``.
+
+    ``existing``: the folders the plan found (``rel`` below the root). One of them missing now
+    was moved or removed meanwhile; it is refused, not made again empty (a skill planned as
+    "add one file beside the SKILL.md that is there" would be left with that file alone)."""
+    made: list[tuple[int, str]] = []    # (handle on the folder it was made in, its rel), in order
     items: list[_Item] = []
     fds: dict[str, int] = {}
 
     def folder(rel: str) -> tuple[int, str]:
         parent, _, name = rel.rpartition("/")
         if parent not in fds:
-            parts = [p for p in parent.split("/") if p]
-            for i in range(len(parts)):
-                upto = "/".join(parts[:i + 1])
-                if root.locate(upto, argument=upto).kind() is None:
-                    made.append(upto)
+            count = len(made)
             fds[parent] = root.locate(parent or ".", argument=parent or ".").open_folder(
-                create=True, error=ConfigError)
+                create=True, made=made, error=ConfigError)
+            gone = [m for _, m in made[count:] if m in existing]
+            if gone:
+                raise ConfigError(f"the folder {gone[0]} was moved or removed while files were "
+                                  "being written")
         return fds[parent], name
 
     try:
@@ -91,16 +101,44 @@ def put_in_place(root, files: list[StagedFile], *, links: list[tuple[str, Path]]
                         raise ConfigError(f"{item.rel} appeared while it was being written")
                 elif _read_at(item.fd, item.name) != item.old:
                     raise ConfigError(f"{item.rel} changed while it was being written")
+            _same_folders(root, fds)
             for item in items:
                 _commit(item)
+            _same_folders(root, fds)
         except (OSError, WhileaiError) as exc:
-            _undo(root, items, made)
-            reason = exc if isinstance(exc, WhileaiError) else _os_words(exc)
-            raise ConfigError(f"{what}: {reason}. Fix: make sure nothing else changes these files "
-                              "or folders meanwhile, then run it again") from None
+            _undo(items, made)
+            raise ConfigError(_refusal(what, exc)) from None
     finally:
-        for fd in fds.values():
+        for fd in [*fds.values(), *(fd for fd, _ in made)]:
             os.close(fd)
+
+
+def _same_folders(root, fds: dict[str, int]) -> None:
+    """Raise unless each folder handle is still the folder its path names, walked again from the
+    root through the door (a link on the way is refused there, with its fix)."""
+    for rel, fd in fds.items():
+        path = root.locate(rel or ".", argument=rel or ".")
+        if path.kind() is None:
+            raise ConfigError(f"the folder {rel} was moved or removed while files were being "
+                              "written")
+        now = path.open_folder(error=ConfigError)
+        try:
+            held, found = os.fstat(fd), os.fstat(now)
+        finally:
+            os.close(now)
+        if (held.st_dev, held.st_ino) != (found.st_dev, found.st_ino):
+            raise ConfigError(f"the folder {rel} was moved or replaced while files were being "
+                              "written")
+
+
+def _refusal(what: str, exc: BaseException) -> str:
+    """One message, one fix: the reason's own fix (a link to replace, say), then the retry."""
+    again = "make sure nothing else changes these files or folders meanwhile, then run it again"
+    reason = str(exc) if isinstance(exc, WhileaiError) else _os_words(exc)
+    problem, sep, fix = reason.rpartition(". Fix: ")
+    if not sep:
+        return f"{what}: {reason}. Fix: {again}"
+    return f"{what}: {problem}. Fix: {fix}; if nothing should have changed it, {again}"
 
 
 def _stage(fd: int, name: str, data: bytes, *, keep_mode: bool) -> str:
@@ -136,7 +174,7 @@ def _commit(item: _Item) -> None:
     item.done = True
 
 
-def _undo(root, items: list[_Item], made: list[str]) -> None:
+def _undo(items: list[_Item], made: list[tuple[int, str]]) -> None:
     for item in reversed(items):
         try:
             if item.tmp is not None:
@@ -150,18 +188,13 @@ def _undo(root, items: list[_Item], made: list[str]) -> None:
                 os.rename(tmp, item.name, src_dir_fd=item.fd, dst_dir_fd=item.fd)
         except OSError:
             continue
-    for rel in sorted(set(made), key=lambda r: -r.count("/")):
-        parent, _, name = rel.rpartition("/")
+    # made in order, a folder before those inside it: undone the other way round, each through
+    # the handle on where it was made (rmdir takes only an empty folder: nothing of anyone's)
+    for fd, rel in reversed(made):
         try:
-            fd = root.locate(parent or ".", argument=parent or ".").open_folder(error=ConfigError)
-        except WhileaiError:
-            continue
-        try:
-            os.rmdir(name, dir_fd=fd)
+            os.rmdir(rel.rpartition("/")[2], dir_fd=fd)
         except OSError:
             pass
-        finally:
-            os.close(fd)
 
 
 def _mode(fd: int, name: str) -> int | None:

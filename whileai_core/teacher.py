@@ -31,7 +31,7 @@ from .result import Result, fmt_rate
 from .rows import Rows, load_rows
 from .stats import Rate, compare, pass_rate
 from .stats.clustered import check_cluster
-from .stats.arms import resolve_metric
+from .stats.arms import resolve_effect, resolve_metric
 from .stats.fields import LEVEL_DOC, ci95_alias
 from .stats.intervals import Interval
 from .stats.paired import mover_difference
@@ -200,7 +200,7 @@ def _decide(g: dict[str, Any], effect: float, strict: bool) -> tuple[bool, str]:
                    f"({where}): score both on more held-out tasks to tell them apart")
 
 
-def teacher_clears(teacher_rows: Any, student_rows: Any, *, effect: float = PROVE_EFFECT,
+def teacher_clears(teacher_rows: Any, student_rows: Any, *, effect: float | None = None,
                    level: float = CONFIDENCE_LEVEL, strict: bool = False,
                    metric: Literal["auto", "pass", "reward"] = "auto",
                    threshold: float | None = None, cluster: str | None = None) -> TeacherVerdict:
@@ -208,12 +208,15 @@ def teacher_clears(teacher_rows: Any, student_rows: Any, *, effect: float = PROV
     interval above 0 (``strict``: with its lower end at ``effect`` or more)?
 
     ``metric``: "auto" compares mean rewards when the reward is continuous (no ``threshold``
-    given), else pass rates. ``cluster``: a row field naming each task's family.
+    given), else pass rates. ``cluster``: a row field naming each task's family. ``effect``:
+    in the compared metric's units (None: ``PROVE_EFFECT``, read on a reward of another scale as
+    that share of its span, as compare reads it: :func:`whileai_core.stats.arms.resolve_effect`).
     """
     level = check_level(level)
-    if isinstance(effect, bool) or not isinstance(effect, (int, float)) or not 0 < effect < 1:
-        raise ArgumentError(f"`effect` must be a number strictly between 0 and 1, got {effect!r}. "
-                            f"Fix: the smallest gap worth distilling, e.g. {PROVE_EFFECT}")
+    if effect is not None and (isinstance(effect, bool) or not isinstance(effect, (int, float))
+                               or not 0 < effect < float("inf")):
+        raise ArgumentError(f"`effect` must be a positive number, got {effect!r}. Fix: the "
+                            f"smallest gap worth distilling, e.g. {PROVE_EFFECT}")
     if not isinstance(strict, bool):
         raise ArgumentError(f"`strict` must be true or false, got {strict!r}")
     if metric != "auto" and metric not in ("pass", "reward"):
@@ -222,6 +225,7 @@ def teacher_clears(teacher_rows: Any, student_rows: Any, *, effect: float = PROV
     t_rows = load_rows(teacher_rows, threshold=threshold)
     s_rows = load_rows(student_rows, threshold=threshold)
     metric, warning, _ = resolve_metric(metric, [s_rows, t_rows], threshold)
+    effect, effect_note = resolve_effect(effect, metric, [s_rows, t_rows])
     g = _gap(t_rows, s_rows, metric, level, effect, cluster)
     clears, reason = _decide(g, effect, strict)
     budget = compare_budgets(t_rows, s_rows)
@@ -258,6 +262,8 @@ def teacher_clears(teacher_rows: Any, student_rows: Any, *, effect: float = PROV
         clears = False
     elif budget.status == "not_checked":
         reason += f"; budget not checked: {budget.note}"
+    if effect_note:
+        reason += f"; {effect_note}"
     return TeacherVerdict(clears=clears, effect=float(effect), strict=strict,
                           reaches=_reaches(g["gap_ci"], effect), metric=metric, level=level,
                           budget=budget, at_student_cap=at_cap, cluster=cluster,

@@ -356,9 +356,11 @@ def teacher_clears(teacher_rows: Annotated[Rows, Field(description=(
                    student_rows: Annotated[Rows, Field(description=(
                        "The student's (the model you will train) graded rows on the same "
                        "tasks."))], *,
-                   effect: Annotated[EffectSize, Field(description=(
-                       "The smallest gap, in pass@1, that makes the teacher worth distilling, "
-                       "in (0, 1)."))] = PROVE_EFFECT,
+                   effect: Annotated[CompareEffect, Field(description=(
+                       "The smallest gap that makes the teacher worth distilling, in the "
+                       "compared metric's units: a share of pass@1 below 1 (0.05 = 5 points), "
+                       "or reward units on a reward of another scale. Left out: 0.05, and on a "
+                       "reward of another scale 0.05 of its span, said in the reason."))] = None,
                    level: Level = CONFIDENCE_LEVEL,
                    strict: Annotated[bool, Field(description=(
                        "Ask the gap's interval itself to reach `effect` (its lower end >= "

@@ -16,7 +16,8 @@ import pytest
 from test_runs_support import wait_until_finished
 from whileai_core import (archive_experiment, collect_run, export_experiments, freeze_holdout,
                           launch_run, list_experiments, record_run, register_experiment)
-from whileai_core.errors import ArgumentError
+from whileai_core.cli import main
+from whileai_core.errors import ArgumentError, ConfigError
 from whileai_core.experiments import parse_rule
 from whileai_core.runs.registry import REGISTRY_FILE, SCHEMA_VERSION, Registry
 
@@ -62,6 +63,51 @@ def main():
 """
 
 
+# "fit": a recipe that trains on a data folder (its modal_call takes `data`) and, like the SFT
+# and DPO recipes, says which held-out set the folder holds (its data_holdout hook: the content
+# name of the folder's holdout*.jsonl, None when that file is not one record per task); its run
+# scores the "ship" rows and names that set in its results.
+FIT = """
+import argparse, json, pathlib
+from whileai_core import eval_fingerprint
+from whileai_core.errors import RowsError
+
+
+def modal_call(run_name, config_path, data=None):
+    return {"app": "x", "function": "train", "args": [], "kwargs": {}}
+
+
+def describe_data(data):
+    return "judged on " + ", ".join(p.name for p in pathlib.Path(data).glob("holdout*.jsonl"))
+
+
+def data_holdout(data):
+    (held,) = pathlib.Path(data).glob("holdout*.jsonl")
+    try:
+        return eval_fingerprint(held).name
+    except RowsError:  # several records per task: a held-out file, but not a task set
+        return None
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--data", required=True)
+    args = parser.parse_args()
+    rows = lambda after: [{"task_id": f"t{i:02d}", "category": "a" if i < 28 else "b",
+                           "reward": float(j < (3 + (i // 2) % 2 if after else i % 2))}
+                          for i in range(40) for j in range(4)]
+    results = {"before_rows": rows(False), "after_rows": rows(True),
+               "data": {"holdout_name": data_holdout(args.data)}}
+    pathlib.Path(args.out, "results.json").write_text(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
 @pytest.fixture
 def lab(tmp_path):
     recipes = tmp_path / "recipes"
@@ -70,6 +116,8 @@ def lab(tmp_path):
         (recipes / name / "run.py").write_text(
             textwrap.dedent(HEAD) + textwrap.indent(textwrap.dedent(RESULTS), "    ")
             + "\n\nif __name__ == '__main__':\n    main()\n")
+    (recipes / "fit").mkdir()
+    (recipes / "fit" / "run.py").write_text(FIT)
     tasks = [{"task_id": f"t{i:02d}", "category": "a" if i < 28 else "b",
               "prompt": f"ask {i}"} for i in range(40)]
     (tmp_path / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks))
@@ -201,6 +249,105 @@ def test_launching_as_an_arm_checks_the_experiment(lab):
     with pytest.raises(ArgumentError, match="archived"):
         launch_run("ship", backend="local", state_dir=lab["state"], recipes_dir=lab["recipes"],
                    experiment="solo")
+
+
+def _data(lab, name: str, held: Path) -> Path:
+    """A data folder for "fit" whose one held-out file is a copy of ``held``."""
+    folder = lab["root"] / name
+    folder.mkdir()
+    (folder / held.name).write_bytes(held.read_bytes())
+    return folder
+
+
+def test_an_arms_plan_refuses_a_data_folder_holding_another_held_out_set(lab, capsys):
+    # found from outside: an arm launched on a data folder that froze another held-out set went
+    # ahead, and only collect_run said NOT AS REGISTERED after the GPU run
+    _register(lab)
+    other = freeze_holdout(lab["root"] / "edited.jsonl", lab["root"] / "other")
+    assert other.name != lab["frozen"].name
+    wrong = _data(lab, "wrong", Path(other.path))
+    where = dict(backend="local", data=str(wrong), state_dir=lab["state"],
+                 recipes_dir=lab["recipes"])
+    plain = launch_run("fit", **where)               # outside an experiment: nothing to check
+    assert plain.plan.ready and not any("registered" in n for n in plain.plan.notes)
+    plan = launch_run("fit", experiment="exp", arm="treat", **where)
+    assert plan.plan.ready is False and plan.negative
+    (note,) = [n for n in plan.plan.notes if "registered" in n]
+    assert note.startswith("not ready to launch: the data folder ")
+    assert lab["frozen"].name in note and "NOT AS REGISTERED" in note
+    assert f"register_experiment('exp-v2', holdout='{other.name}')" in note
+    with pytest.raises(ConfigError, match=f"nothing was launched or recorded: .*{other.name}"):
+        launch_run("fit", experiment="exp", arm="treat", confirm=True, **where)
+    assert Registry(lab["state"]).all() == [] and not (lab["state"] / "runs").exists()
+    # at the shell: the plan's verdict is exit 1, the confirmed launch one line and exit 2
+    shell = ["launch", "fit", "--backend", "local", "--data", str(wrong), "--experiment", "exp",
+             "--arm", "treat", "--state-dir", str(lab["state"]), "--recipes-dir",
+             str(lab["recipes"])]
+    assert main(shell) == 1
+    out = capsys.readouterr().out
+    assert f"whileai-skills register-experiment exp-v2 --holdout {other.name}" in out
+    assert main([*shell, "--confirm"]) == 2
+    err = capsys.readouterr().err
+    assert "nothing was launched or recorded" in err and "Traceback" not in err
+    assert Registry(lab["state"]).all() == []
+
+
+def test_an_arms_plan_on_the_registered_set_launches_and_collects_as_registered(lab):
+    _register(lab)
+    right = _data(lab, "right", Path(lab["frozen"].path))
+    plan = launch_run("fit", backend="local", data=str(right), experiment="exp", arm="treat",
+                      state_dir=lab["state"], recipes_dir=lab["recipes"])
+    assert plan.plan.ready and not plan.negative
+    assert f"held-out set {lab['frozen'].name}: the one experiment 'exp' registered" \
+        in plan.plan.notes
+    run = _run(lab, "fit", data=str(right), experiment="exp", arm="treat")
+    d = collect_run(run.id, state_dir=lab["state"]).decision
+    assert d.basis == "as_registered" and d.holdout == lab["frozen"].name and d.deviations == []
+
+
+def test_an_arms_plan_says_when_the_folder_names_no_held_out_set(lab):
+    _register(lab)
+    folder = lab["root"] / "traces"
+    folder.mkdir()
+    traces = [{"task_id": f"t{i:02d}", "prompt": f"ask {i}", "attempt": a}
+              for i in range(40) for a in range(2)]   # two records a task: no task set
+    (folder / "holdout.jsonl").write_text("".join(json.dumps(t) + "\n" for t in traces))
+    plan = launch_run("fit", backend="local", data=str(folder), experiment="exp", arm="treat",
+                      state_dir=lab["state"], recipes_dir=lab["recipes"])
+    assert plan.plan.ready
+    (note,) = [n for n in plan.plan.notes if "names no held-out set" in n]
+    assert lab["frozen"].name in note and not note.startswith("not ready")
+
+
+def test_the_sft_and_dpo_recipes_tell_a_plan_the_set_their_runs_name(lab, tmp_path):
+    """The real recipes: the held-out set a plan checks (their data_holdout hook) is the one
+    their reader puts in the run's results (data.holdout_name), and an SFT arm's plan on the
+    refund demo folder is ready only against the set that folder froze."""
+    from recipes.dpo.data import read_dpo_data
+    from recipes.dpo.run import data_holdout as dpo_holdout
+    from recipes.sft.data import build_refund_demo, read_data
+    from recipes.sft.run import data_holdout as sft_holdout
+    from test_pairs import _folder, _train_and_held
+
+    dpo = _folder(tmp_path, *_train_and_held())
+    (frozen,) = dpo.glob("holdout-*.jsonl")
+    assert dpo_holdout(str(dpo)) == read_dpo_data(dpo).holdout_name == frozen.stem
+    sft = tmp_path / "sft"
+    build_refund_demo(sft, seed=0, share=0.2)
+    (frozen,) = sft.glob("holdout-*.jsonl")
+    assert sft_holdout(str(sft)) == read_data(sft).holdout_name == frozen.stem
+    recipes = Path(__file__).resolve().parents[1] / "recipes"
+    _register(lab, name="demo", holdout=frozen, arms={"sft": "SFT on the demo"})
+    _register(lab, name="elsewhere", arms={"sft": "SFT on the demo"})
+    plans = {name: launch_run("sft", backend="local", data=str(sft), experiment=name,
+                              state_dir=lab["state"], recipes_dir=recipes).plan
+             for name in ("demo", "elsewhere")}
+    assert plans["demo"].ready, plans["demo"].notes
+    assert f"held-out set {frozen.stem}: the one experiment 'demo' registered" \
+        in plans["demo"].notes
+    assert not plans["elsewhere"].ready
+    assert any(n.startswith("not ready to launch: the data folder") and frozen.stem in n
+               and lab["frozen"].name in n for n in plans["elsewhere"].notes)
 
 
 def test_records_export_and_archive_keep_everything(lab):

@@ -26,6 +26,7 @@ from recipes.dpo.data import read_dpo_data
 from recipes.dpo.from_data import run_dpo_data, with_data_settings
 from recipes.dpo.train import DPOSettings, add_dpo_arguments, run_dpo, settings_from_args
 from recipes.launch import add_output_arguments, check_out, guarded, write_results
+from recipes.sft.data import folder_holdout_name
 from recipes.trl_recipes import (launch_on_modal, print_report, registry_call,
                                  require_weights_moved, run_and_write_results)
 from whileai_core.errors import ArgumentError, ConfigError
@@ -127,6 +128,12 @@ def describe_data(data: str) -> str:
     return (f"trains {settings.model} (beta {settings.beta}, {settings.epochs} epochs) on "
             f"{counts['pairs']} pairs ({by_source}); judged on {len(loaded.holdout)} held-out "
             f"asks{' (' + loaded.holdout_name + ')' if loaded.holdout_name else ''} with grader.py")
+
+
+def data_holdout(data: str) -> str | None:
+    """The held-out set's content name the run on this folder will score and name in its
+    results (the frozen file write_dpo_data wrote); a plan of an experiment's arm checks it."""
+    return folder_holdout_name(Path(data))
 
 
 def run_on_data(args: argparse.Namespace, settings: DPOSettings) -> int:

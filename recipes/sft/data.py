@@ -108,6 +108,13 @@ def read_holdout(held_file: Path) -> tuple[list[dict], str | None]:
     return list(asks.values()), holdout_name
 
 
+def folder_holdout_name(folder: Path) -> str | None:
+    """The content name of the held-out set a data folder holds (what the run's results carry as
+    ``data.holdout_name``), or None when its held-out file is not one record per task; read the
+    way :func:`read_data` reads it, so a plan and the run name the same set."""
+    return read_holdout(holdout_file(folder, "keep exactly one holdout*.jsonl in the folder"))[1]
+
+
 def holdout_file(folder: Path, fix: str) -> Path:
     """The folder's one ``holdout*.jsonl``; none or several is a ConfigError ending in ``fix``."""
     held_files = sorted(folder.glob(HOLDOUT_GLOB))

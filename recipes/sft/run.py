@@ -23,7 +23,8 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from recipes.launch import add_output_arguments, check_out, guarded, write_results
-from recipes.sft.data import GRADER_FILE, TRAIN_FILE, SFTData, build_refund_demo, read_data
+from recipes.sft.data import (GRADER_FILE, TRAIN_FILE, SFTData, build_refund_demo,
+                              folder_holdout_name, read_data)
 from recipes.sft.train import (SFTSettings, add_sft_arguments, render_summary, run_sft,
                                settings_from_args, with_data_settings)
 from recipes.trl_recipes import launch_on_modal, require_weights_moved
@@ -106,6 +107,12 @@ def describe_data(data: str) -> str:
         'the recipe\'s default; settings.json {"model": ...} chooses another'
     return (f"trains {settings.model} ({chosen}) on {len(loaded.conversations)} conversations "
             f"({TRAIN_FILE}); judged on {len(loaded.holdout)} held-out asks with {GRADER_FILE}")
+
+
+def data_holdout(data: str) -> str | None:
+    """The held-out set's content name the run on this data folder will score and name in its
+    results; a plan of an experiment's arm checks it against the registered one."""
+    return folder_holdout_name(Path(data))
 
 
 def main(argv: list[str] | None = None) -> int:

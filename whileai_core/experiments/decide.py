@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import voice
 from ..defaults import CATEGORY_FIELD
 from ..runs.registry import RunRecord
 from ..stats import Comparison, ManyComparisons
@@ -53,6 +54,39 @@ def _holdout_check(reg: Registration, results: dict, before: list[dict], holdout
                      f"the name {reg.holdout}: the held-out set was not checked (register the "
                      "frozen file, not its name, to check the tasks)")
     return read, found
+
+
+def holdout_before_launch(experiment: Experiment, holdout: str | None, *, names_holdout: bool,
+                          recipe: str, data: str) -> tuple[str | None, str | None]:
+    """What the plan of an arm's launch on a data folder says of the folder's held-out set, before
+    anything runs: (why it is not ready, or None; a note, or None).
+
+    ``holdout``: the content name the recipe reads from the folder (its ``data_holdout`` hook,
+    what the run's results will name); ``names_holdout``: whether the recipe has that hook. The
+    comparison is the one collect_run makes (:func:`_holdout_check` on the name the results
+    will carry), so a plan refuses exactly what collect_run would read NOT AS REGISTERED.
+    """
+    reg, name = experiment.registration, experiment.name
+    if not names_holdout:
+        return None, (f"the {recipe} recipe does not say which held-out set its data folder "
+                      f"holds: it was not checked against {reg.holdout}, the set experiment "
+                      f"{name!r} registered; {voice.name('collect_run')} checks the run's own")
+    if holdout is None:
+        return None, (f"the data folder names no held-out set (its held-out file is not one "
+                      f"record per task, so it has no content name): it was not checked against "
+                      f"{reg.holdout}, the set experiment {name!r} registered. Fix: freeze the "
+                      f"held-out tasks into the folder ({voice.name('freeze_holdout')}) to check "
+                      "it before the run")
+    _, found = _holdout_check(reg, {"holdout_name": holdout}, [], None, None, [])
+    if not found:
+        return None, f"held-out set {holdout}: the one experiment {name!r} registered"
+    return (f"the data folder {data} holds the held-out set {holdout}, and experiment {name!r} "
+            f"registered {reg.holdout}: the run would be scored on another set and "
+            f"{voice.name('collect_run')} would read it NOT AS REGISTERED. Fix: make the registered "
+            f"set the folder's only held-out file ({voice.name('freeze_holdout')} of the "
+            f"registered tasks names it {reg.holdout}), or register a new experiment on this "
+            f"set, with its question, arms and rule: "
+            f"{voice.call('register_experiment', name=f'{name}-v2', holdout=holdout)}"), None
 
 
 def decide(record: RunRecord, experiment: Experiment | None, results: dict[str, Any],

@@ -355,7 +355,7 @@ def experiment_of(record: RunRecord, registry: Registry) -> Experiment | None:
 
 
 def arm_for_launch(experiment: Any, arm: Any,
-                   state_dir: str | os.PathLike | None) -> tuple[str, str]:
+                   state_dir: str | os.PathLike | None) -> tuple[Experiment, str]:
     """(experiment, arm) a launch joins, checked: registered, not archived, a registered arm (the
     only arm when there is one)."""
     if experiment is None:
@@ -367,9 +367,9 @@ def arm_for_launch(experiment: Any, arm: Any,
                             "it takes no new runs. Fix: register a new experiment for new runs")
     arms = list(found.registration.arms)
     if arm is None and len(arms) == 1:
-        return found.name, arms[0]
+        return found, arms[0]
     if arm not in arms:
         raise ArgumentError(f"`arm` must be one of the arms registered for {found.name!r} "
                             f"({', '.join(arms)}), got {arm!r}. Fix: name the arm this run is; "
                             "a new arm needs a new registration")
-    return found.name, arm
+    return found, arm

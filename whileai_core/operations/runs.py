@@ -64,7 +64,9 @@ def launch_run(
             Arg(metavar="DIR")] = None,
         experiment: Annotated[str | None, Field(max_length=64, description=(
             "Launch this run as an arm of an experiment registered before it "
-            "(register_experiment); collect_run then reads it by the registered rule."))
+            "(register_experiment); collect_run then reads it by the registered rule. With "
+            "`data`, a folder holding another held-out set than the registered one makes the "
+            "plan not ready."))
         ] = None,
         arm: Annotated[str | None, Field(max_length=64, description=(
             "Which registered arm this run is (optional when the experiment has one)."))

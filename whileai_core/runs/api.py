@@ -23,8 +23,8 @@ from .local import LocalBackend
 from .modal_backend import ModalBackend
 from .forecast import forecast as forecast_run
 from .forecast_check import recorded
-from .plan import (_check_backend, _check_gpu, _check_local_teacher, _check_name, _plan,
-                   _rejected)
+from .plan import (NOT_READY, _check_backend, _check_gpu, _check_local_teacher, _check_name,
+                   _plan, _rejected)
 from .registry import ACTIVE, FINISHED, Registry, RunRecord, _check_id, claimable, now
 from .results import Cancelled, Launch, RunList, public
 from .targets import resolve_target, stage_data
@@ -93,9 +93,11 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
         raise ArgumentError(f"`{arg('confirm')}` must be true or false, got {confirm!r}. Fix: "
                             f"{arg('confirm', True)} to launch, omit it to see the plan")
     target = resolve_target(config_or_recipe, recipes_dir=recipes_dir, root=root, data=data)
+    joined = None  # the experiment this run is an arm of: the plan checks its held-out set
     if experiment is not None or arm is not None:
         from ..experiments.store import arm_for_launch  # lazy: only a launch into an experiment reads it
-        experiment, arm = arm_for_launch(experiment, arm, state_dir)
+        joined, arm = arm_for_launch(experiment, arm, state_dir)
+        experiment = joined.name
     runner = get_backend(backend_name)
     runner.check_target(target)
     if backend_name == "modal" and target.kind == "config":
@@ -111,7 +113,7 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
     # A plan is free: nothing is written, not even the registry's folder, until a confirmed
     # launch has passed every check below (a refusal leaves the disk as a plan does).
     registry = Registry(state_dir, create=False)
-    plan = _plan(target, run_name, runner, gpu_spec, gpu_count, registry, rejected)
+    plan = _plan(target, run_name, runner, gpu_spec, gpu_count, registry, rejected, joined)
     fields = dict(id=plan.run_id, name=run_name, target=target.label, target_kind=target.kind,
                   recipe=target.recipe, sha256=target.sha256, backend=backend_name, gpu=gpu_spec,
                   forecast=None if plan.forecast is None else recorded(plan.forecast),
@@ -149,6 +151,10 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
         runner.check_ready(target)
     except WhileaiError as exc:
         raise type(exc)(f"nothing was launched or recorded: {exc}") from None
+    unready = [n.removeprefix(NOT_READY) for n in plan.notes if n.startswith(NOT_READY)]
+    if unready:  # what else the plan found (a data folder the run cannot read, another held-out
+        # set than the experiment registered) is refused here too, before the run is claimed
+        raise ConfigError(f"nothing was launched or recorded: {'; '.join(unready)}")
     if not registry.exists:  # the first launch here: now the registry is made
         registry = Registry(state_dir)
     run_dir = registry.run_dir(plan.run_id)

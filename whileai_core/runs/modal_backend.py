@@ -44,6 +44,7 @@ CREDENTIALS_FIX = ("set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET in the environment
                    "`modal token new` (it writes ~/.modal.toml)")
 HOOK = "modal_call"
 DATA_HOOK = "describe_data"  # what a plan says of a data folder (read before planning)
+HOLDOUT_HOOK = "data_holdout"  # the content name of the held-out set a data folder holds
 TEACHER_HOOK = "starts_teacher"
 CONFIG_COPY = "config.toml"  # in the run's folder: the bytes that were hashed, as launched
 
@@ -132,12 +133,29 @@ def recipe_starts_teacher(target: Target, config_text: str) -> tuple[bool, str]:
     return bool(starts), str(why)
 
 
-def recipe_describes_data(target: Target) -> str:
-    """The recipe's own words on its data folder (its run.py ``describe_data(data)`` hook, which
-    reads the folder and raises what the run would), or the folder's name without the hook."""
+@dataclass(frozen=True)
+class DataReading:
+    """What a recipe says of its data folder before a run: its own words (``describe_data``),
+    and the held-out set's content name the run will score and name in its results
+    (``data_holdout``: None when the folder holds no frozen task set; ``names_holdout`` False
+    when the recipe has no such hook)."""
+
+    words: str
+    holdout: str | None = None
+    names_holdout: bool = False
+
+
+def recipe_reads_data(target: Target) -> DataReading:
+    """The recipe's hooks on its data folder (each reads the folder and raises what the run
+    would); without ``describe_data`` the words are the folder's name."""
     module, _ = _recipe_module(target)
-    hook = getattr(module, DATA_HOOK, None)
-    return str(hook(str(target.data_dir))) if callable(hook) else str(target.data_dir)
+    describe = getattr(module, DATA_HOOK, None)
+    words = str(describe(str(target.data_dir))) if callable(describe) else str(target.data_dir)
+    holdout = getattr(module, HOLDOUT_HOOK, None)
+    if not callable(holdout):
+        return DataReading(words)
+    name = holdout(str(target.data_dir))
+    return DataReading(words, name if isinstance(name, str) else None, True)
 
 
 def recipe_call(target: Target, run_name: str, config_path: Path | None = None) -> ModalCall:

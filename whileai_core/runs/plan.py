@@ -6,15 +6,17 @@ types and counts, a run name that cannot name its folders, a Modal run of a conf
 teacher is served on localhost. ``_plan`` then gathers what ``launch_run`` shows and launches
 on: the run's id, the forecast (a run that does not fit in memory is not ready), what the
 backend needs (a package, a token), what prime-rl's schema rejects in a config, the data folder
-(read by the recipe's hooks from a private copy of the hashed bytes, none of its code run), the
-command, and how past forecasts on the backend compared with what their runs took.
+(read by the recipe's hooks from a private copy of the hashed bytes, none of its code run; for
+an arm of an experiment, its held-out set against the registered one), the command, and how
+past forecasts on the backend compared with what their runs took. A note that starts with
+``NOT_READY`` is one a confirmed launch refuses.
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..defaults import MODAL_GPU_TYPES, MODAL_MAX_GPUS, PRIME_RL_RECIPE, RUN_GPU
 from ..errors import ArgumentError, ConfigError, WhileaiError
@@ -25,7 +27,11 @@ from .registry import BACKENDS, Registry, run_id
 from .results import RunPlan
 from .targets import Target, verified_copy
 
+if TYPE_CHECKING:
+    from ..experiments.store import Experiment
+
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+NOT_READY = "not ready to launch: "  # a plan's note that a confirmed launch refuses
 _GPU = re.compile(r"^(?P<type>[A-Za-z0-9-]+)(?::(?P<count>\d+))?$")
 
 
@@ -130,10 +136,11 @@ def _rejected(target: Target) -> list[str]:
 
 
 def _plan(target: Target, name: str, backend, gpu: str | None, gpu_count: int,
-          registry: Registry, rejected: list[str] = ()) -> RunPlan:
+          registry: Registry, rejected: list[str] = (),
+          experiment: Experiment | None = None) -> RunPlan:
     id = run_id(target.sha256, name, backend.name)
     run_dir = registry.run_dir(id)
-    notes: list[str] = [f"not ready to launch: prime-rl would reject it: {p}" for p in rejected]
+    notes: list[str] = [f"{NOT_READY}prime-rl would reject it: {p}" for p in rejected]
     ready = not rejected
     if backend.name == "modal":
         notes.append(f"spends money on Modal: launch only with {arg('confirm', True)}")
@@ -144,16 +151,16 @@ def _plan(target: Target, name: str, backend, gpu: str | None, gpu_count: int,
     except WhileaiError as exc:
         forecast = None
         ready = False
-        notes.append(f"not ready to launch: {exc}")
+        notes.append(f"{NOT_READY}{exc}")
     if forecast is not None and not forecast.fits:
         ready = False
-        notes.append("not ready to launch: it does not fit in memory (the forecast's refusal "
+        notes.append(f"{NOT_READY}it does not fit in memory (the forecast's refusal "
                      "says where, its fixes what would fit)")
     try:  # what the run will need (a package, a token) is checked now, not when it fails
         backend.check_ready(target)
     except WhileaiError as exc:
         ready = False
-        notes.append(f"not ready to launch: {exc}")
+        notes.append(f"{NOT_READY}{exc}")
     # the recipe's hooks read a data folder by name: they get a private copy of the bytes the
     # door hashed (targets.verified_copy), and parse its code without running any of it
     with verified_copy(target) as readable:
@@ -161,18 +168,29 @@ def _plan(target: Target, name: str, backend, gpu: str | None, gpu_count: int,
         words = (lambda text: str(text).replace(mine, str(target.data_dir))) if mine else str
         if target.data_dir is not None:  # the data folder is read now, on either backend
             try:
-                from .modal_backend import recipe_describes_data  # lazy: runs.modal_backend loads only when _plan() runs
-                notes.append(f"data: {words(recipe_describes_data(readable))}")
+                from .modal_backend import recipe_reads_data  # lazy: runs.modal_backend loads only when _plan() runs
+                reading = recipe_reads_data(readable)
+                notes.append(f"data: {words(reading.words)}")
             except (WhileaiError, OSError) as exc:
-                ready = False
-                notes.append(f"not ready to launch: {words(exc)}")
+                ready, reading = False, None
+                notes.append(f"{NOT_READY}{words(exc)}")
+            if reading is not None and experiment is not None:  # an arm: its registered set
+                from ..experiments.decide import holdout_before_launch  # lazy: only an arm's plan on a data folder reads it
+                refusal, note = holdout_before_launch(
+                    experiment, reading.holdout, names_holdout=reading.names_holdout,
+                    recipe=target.recipe, data=str(target.data_label or target.data_dir))
+                if refusal is not None:
+                    ready = False
+                    notes.append(f"{NOT_READY}{refusal}")
+                if note is not None:
+                    notes.append(note)
         try:
             command = backend.describe(readable if backend.name == "modal" else target,
                                        run_dir, gpu, name)
         except WhileaiError as exc:
             ready, command = False, "(unknown: see notes)"
-            if f"not ready to launch: {words(exc)}" not in notes:
-                notes.append(f"not ready to launch: {words(exc)}")
+            if f"{NOT_READY}{words(exc)}" not in notes:
+                notes.append(f"{NOT_READY}{words(exc)}")
     return RunPlan(run_id=id, name=name, target=target.label, target_kind=target.kind,
                    recipe=target.recipe, sha256=target.sha256, backend=backend.name, gpu=gpu,
                    gpu_count=gpu_count,

@@ -18,11 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import voice
 from ..defaults import RUN_ID_PATTERN
 from ..errors import ArgumentError, RowsError, WhileaiError
 from ..rows import read_records
-from ..safepath import UserPath, as_user_path, is_path, user_path
+from ..safepath import UserPath, as_user_path, is_path
 from .. import safejson
 from .features import reply_text
 
@@ -173,18 +172,11 @@ def _metrics_lines_from(items: list, keys: dict[str, tuple[str, ...]]) -> dict[i
 
 def _load(source: Any, state_dir: Any) -> tuple[str, dict[int, list], dict[int, dict],
                                                  int | None, list[dict], list[str]]:
-    from .watch import TRL_STATE, WATCH_FILE, _find, _newest_state  # lazy: hacking.watch loads only when _load() runs
+    from .watch import (  # lazy: hacking.watch loads only when _load() runs
+        TRL_STATE, WATCH_FILE, _find, _newest_state, registered_run)
 
     if isinstance(source, str) and _RUN_ID.match(source.strip()):
-        from ..runs.registry import Registry  # lazy: runs.registry loads only when _load() runs
-
-        registry = Registry(state_dir, create=False)
-        record = registry.get(source.strip())
-        if record is None:
-            raise ArgumentError(f"no run {source!r} in {registry.path}. Fix: "
-                                f"{voice.name('list_runs')} shows the runs; pass "
-                                f"{voice.arg('state_dir')} if they live elsewhere")
-        folder = user_path(registry.run_dir(record.id), argument="run folder")
+        record, folder = registered_run(source, state_dir)
         if not folder.is_dir():
             raise ArgumentError(f"run {record.id} has no folder here ({folder}). Fix: for a "
                                 f"Modal run, download its folder (modal volume get "

@@ -609,6 +609,20 @@ def _records_from_path(path: UserPath) -> tuple[Any, str]:
                         "rollouts/. Fix: point at the trainer's output folder")
 
 
+def registered_run(source: str, state_dir: Any) -> tuple[Any, Any]:
+    """(the registry's record of run id ``source``, its folder through the door), or the error
+    naming where the runs live (watch_run and diagnose_run read a run id the same way)."""
+    from ..runs.registry import Registry  # lazy: runs.registry loads only when a run id is read
+
+    registry = Registry(state_dir, create=False)
+    record = registry.get(source.strip())
+    if record is None:
+        raise ArgumentError(f"no run {source!r} in {registry.path}. Fix: "
+                            f"{voice.name('list_runs')} shows the runs; pass "
+                            f"{voice.arg('state_dir')} if they live elsewhere")
+    return record, user_path(registry.run_dir(record.id), argument="run folder")
+
+
 def watch_run(source: Any, *, state_dir: str | os.PathLike | None = None,
               metric: Literal["pass", "reward"] = "pass", threshold: float | None = None,
               level: float = CONFIDENCE_LEVEL, seed: int | None = BOOTSTRAP_SEED,
@@ -618,15 +632,7 @@ def watch_run(source: Any, *, state_dir: str | os.PathLike | None = None,
     the recipes' callback, else ``trainer_state.json``), a ``watch.jsonl``, a rows file whose rows
     carry ``step``, or step records as a list. See :func:`watch_records` for the decision."""
     if isinstance(source, str) and _RUN_ID.match(source.strip()):
-        from ..runs.registry import Registry  # lazy: runs.registry loads only when watch_run() runs
-
-        registry = Registry(state_dir, create=False)
-        record = registry.get(source.strip())
-        if record is None:
-            raise ArgumentError(f"no run {source!r} in {registry.path}. Fix: "
-                                f"{voice.name('list_runs')} shows the runs; pass "
-                                f"{voice.arg('state_dir')} if they live elsewhere")
-        run_dir = user_path(registry.run_dir(record.id), argument="run folder")
+        record, run_dir = registered_run(source, state_dir)
         found = _find(run_dir, WATCH_FILE, depth=4) if run_dir.is_dir() else None
         if found is None and record.backend == "modal":
             raise ArgumentError(f"run {record.id} runs on Modal; its records are on the runs "

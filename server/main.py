@@ -12,6 +12,7 @@ import sys
 from whileai_core import __version__
 from whileai_core.defaults import READ_TIMEOUT_S
 from whileai_core.errors import WhileaiError
+from whileai_core.interrupts import started, while_starting
 from whileai_core.operations import TOOLSETS
 
 from .limits import MCP_HTTP_HOST, MCP_HTTP_PORT, MCP_SESSION_IDLE_S, MCP_TOKEN_ENV
@@ -85,6 +86,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    while_starting(None)  # a Ctrl-C before the server runs: exit 130, no traceback
+    try:
+        return _main(argv)
+    finally:
+        started()
+
+
+def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     http_only = (args.host != MCP_HTTP_HOST or args.port != MCP_HTTP_PORT or args.token_file
                  or args.allowed_host or args.allowed_origin
@@ -113,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     _sweep_in_background(args.root, limits)
+    started()
     try:
         if settings is not None:
             print(settings.describe(_root(args.root)), file=sys.stderr, flush=True)

@@ -558,3 +558,42 @@ def test_a_fifo_in_place_of_a_config_is_refused_without_blocking(tmp_path):
     with pytest.raises(ConfigError, match=r"\.mcp\.json.*FIFO"):
         _init(tmp_path)
     assert not (tmp_path / "AGENTS.md").exists()
+
+
+def _venv_outside(tmp_path: Path) -> Path:
+    bin_ = tmp_path / "clone" / ".venv" / "bin"
+    bin_.mkdir(parents=True)
+    (bin_ / "whileai-mcp").write_text("#!/bin/sh\n")
+    (bin_ / "whileai-mcp").chmod(0o755)
+    return bin_
+
+
+def test_a_server_found_only_through_the_active_venv_is_named_with_the_fix(tmp_path, monkeypatch):
+    """init outside the clone with the clone's venv active: `whileai-mcp` is on this shell's
+    PATH only because the venv is active; a host started elsewhere will not find it. The entry
+    stays portable and the note says so, with the re-run that names the program's path."""
+    bin_ = _venv_outside(tmp_path)
+    project = _git_repo(tmp_path / "proj")
+    monkeypatch.setenv("VIRTUAL_ENV", str(bin_.parent))
+    monkeypatch.setenv("PATH", f"{bin_}{os.pathsep}/usr/bin{os.pathsep}/bin")
+    monkeypatch.setattr(sys, "executable", str(bin_ / "python"))
+    result = init_project(project)
+    entry = json.loads((project / ".mcp.json").read_text())["mcpServers"]["whileai"]
+    assert entry["command"] == "whileai-mcp"
+    note = next(n for n in result.notes if "active virtual environment" in n)
+    assert str(bin_.parent) in note and "pipx install" in note
+    assert f"command='{bin_ / 'whileai-mcp'}'" in note
+
+
+def test_a_server_also_on_the_path_outside_the_venv_needs_no_note(tmp_path, monkeypatch):
+    bin_ = _venv_outside(tmp_path)
+    tool_bin = tmp_path / "local" / "bin"                 # where pipx / uv tool put it
+    tool_bin.mkdir(parents=True)
+    (tool_bin / "whileai-mcp").write_text("#!/bin/sh\n")
+    (tool_bin / "whileai-mcp").chmod(0o755)
+    project = _git_repo(tmp_path / "proj")
+    monkeypatch.setenv("VIRTUAL_ENV", str(bin_.parent))
+    monkeypatch.setenv("PATH", os.pathsep.join([str(bin_), str(tool_bin), "/usr/bin"]))
+    result = init_project(project)
+    assert not any("active virtual environment" in n or "not on the PATH" in n
+                   for n in result.notes)

@@ -296,7 +296,17 @@ def server_command(root: Path, command: str | None = None) -> tuple[ServerComman
         if rel is not None:
             return ServerCommand("relative", rel), notes
     found = shutil.which(SERVER_PROGRAM)
-    if found is None or in_a_cache(found):
+    active = _active_venv_bin()
+    if found is not None and active is not None and not in_a_cache(found) \
+            and shutil.which(SERVER_PROGRAM, path=_path_without(active)) is None:
+        notes.append(f"the entries run `{SERVER_PROGRAM}`, which resolves here only through the "
+                     f"active virtual environment ({active.parent}); a host started outside it "
+                     "will not find it: install the pack as a tool (`uv tool install "
+                     "whileai-skills` or `pipx install whileai-skills`, or the same with the "
+                     "wheel's path), or run init again with "
+                     + arg("command", str(active / SERVER_PROGRAM), op="init_project")
+                     + " (a path on this machine only)")
+    elif found is None or in_a_cache(found):
         where = ("runs from uv's cache (uvx), which uv may delete"
                  if running_from_a_cache() else "is not on the PATH here")
         notes.append(f"the entries run `{SERVER_PROGRAM}`, which {where}: install the pack as a "
@@ -304,6 +314,23 @@ def server_command(root: Path, command: str | None = None) -> tuple[ServerComman
                      "whileai-skills`, or the same with the wheel's path), or pass "
                      + arg("command", "PATH", op="init_project"))
     return ServerCommand("program", SERVER_PROGRAM), notes
+
+
+def _active_venv_bin() -> Path | None:
+    """The bin folder of the virtual environment activated in this shell (``VIRTUAL_ENV``), or
+    of the one running this Python when its bin is on the PATH: a host started elsewhere (a
+    desktop app, another terminal) does not have it."""
+    on_path = [Path(p) for p in os.environ.get("PATH", "").split(os.pathsep) if p]
+    venv = os.environ.get("VIRTUAL_ENV")
+    candidates = [Path(venv) / "bin", Path(venv) / "Scripts"] if venv else []
+    if sys.prefix != sys.base_prefix:
+        candidates.append(Path(sys.executable).parent)
+    return next((c for c in candidates if c in on_path), None)
+
+
+def _path_without(folder: Path) -> str:
+    return os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep)
+                           if p and Path(p) != folder)
 
 
 def _hosts(root: Path, hosts: list[str] | None) -> dict[str, str]:

@@ -327,7 +327,9 @@ def _command(argv: list[str]) -> str | None:
     return next((a for a in argv if not a.startswith("-")), None)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, on_ready: Any = None) -> int:
+    """Run one command. ``on_ready``: called once a Ctrl-C is this function's to handle (the
+    ``whileai-skills`` program keeps Ctrl-C quiet until then: ``whileai_core.shell``)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     command = _command(argv)
     if command is not None and command not in _cli_operations():
@@ -347,6 +349,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with speaking(CLI):
         try:
+            if on_ready is not None:
+                on_ready()
             op = args.op
             result = run_operation(op, args)
             if args.json:

@@ -144,6 +144,39 @@ def test_collect_reports_the_arms_it_has_and_names_the_one_it_has_not(tmp_path):
     assert proc.returncode == 2 and "--force" in proc.stderr
 
 
+def test_an_arm_that_finished_without_eval_rows_is_named_and_the_others_reported(tmp_path):
+    """rl exited 0 but wrote no eval episodes (an eval block dropped, a copy that failed): that
+    arm is named with why, the other two are reported; before, the whole collect raised."""
+    volume = tmp_path / "volume"
+    for arm in ("grpo", "opd"):
+        name, cid = LAUNCHES[arm]
+        shutil.copytree(VOLUME / name / cid, volume / name / cid)
+    name, cid = LAUNCHES["opsd"]
+    (volume / name / cid / "logs" / "attempt_1").mkdir(parents=True)  # a run, no evals
+    (volume / name / cid / "logs" / "attempt_1" / "orchestrator.log").write_text("done")
+    # one step only: the last eval never ran, so nothing pairs with the first
+    only_first = tmp_path / "volume-first" / name / cid / "rollouts" / "step_0"
+    shutil.copytree(VOLUME / LAUNCHES["grpo"][0] / LAUNCHES["grpo"][1] / "rollouts" / "step_0",
+                    only_first)
+    out = tmp_path / "out"
+    _calls(out)
+    proc = _run(["--collect", "--runs-dir", str(volume), "--out", str(out)], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads((out / "results.json").read_text())
+    assert results["complete"] is False and set(results["report"]["arms"]) == {"grpo", "opd"}
+    assert results["missing"]["opsd"].startswith("wrote no eval rows")
+    assert "opsd: not in this report: wrote no eval rows" in proc.stdout
+    calls = _calls(out)
+    # an arm whose evals cover one step cannot be paired: named, not raised
+    for arm in ("grpo", "opd"):
+        n, c = LAUNCHES[arm]
+        shutil.copytree(VOLUME / n / c, tmp_path / "volume-first" / n / c)
+    run = load("run")
+    results = run.collect_local(tmp_path / "volume-first", calls)
+    assert set(results["report"]["arms"]) == {"grpo", "opd"}
+    assert results["missing"]["opsd"].startswith("its eval rows cover step 0 only")
+
+
 class _Call:
     def __init__(self, outcome):
         self.outcome = outcome
@@ -198,6 +231,13 @@ def test_modal_collect_keeps_the_finished_arm_and_names_the_running_and_the_fail
     # the config as launched came down beside the run folder: the floor knows the seed
     assert (out / "runs" / name / f"{cid}.config.toml").is_file()
     assert results["report"]["arms"]["grpo"]["wall_clock_s"] == 884.0
+    # an arm that exited 0 with no eval episodes kept is named; the others still come back
+    outcomes["fc-opsd-1"] = {"returncode": 0, "run_dir": "e2e-opsd/fc-opsd-1",
+                             "launch_id": "fc-opsd-1", "log_tail": "done", "eval_files": []}
+    results = run.collect(Namespace(out=out))
+    assert set(results["report"]["arms"]) == {"grpo"}
+    assert results["missing"]["opsd"].startswith("wrote no eval rows: rl exited 0")
+    assert results["runs"]["opsd"]["returncode"] == 0
     # nothing finished at all: one error naming every arm
     monkeypatch.setattr(modal.FunctionCall, "from_id", lambda cid: _Call(TimeoutError()))
     with pytest.raises(ConfigError, match="no arm finished: grpo: still running"):

@@ -37,6 +37,22 @@ def run_rows(run_dir: str | Path) -> list[dict]:
     return import_rows(run_dir, format="prime-rl", keep_errored=True).rows
 
 
+def unusable(rows: Sequence[Mapping]) -> str | None:
+    """Why an arm's eval rows cannot be reported, or None: none at all, one eval step only (the
+    first has no last to pair with), or a first or last step whose every episode errored."""
+    if not rows:
+        return "wrote no eval rows. Fix: read its rl.log for why the evals did not run"
+    steps = by_step(rows)
+    if len(steps) < 2:
+        return (f"its eval rows cover step {min(steps)} only: nothing to pair the first eval "
+                "with. Fix: read its rl.log for why the last eval did not run")
+    for step in (min(steps), max(steps)):
+        if all(r.get("errored") for r in steps[step]):
+            return (f"every eval episode at step {step} errored ({len(steps[step])}): nothing "
+                    "was scored. Fix: read its rl.log for why the eval failed")
+    return None
+
+
 def by_step(rows: Sequence[Mapping]) -> dict[int, list[dict]]:
     out: dict[int, list[dict]] = {}
     for row in rows:

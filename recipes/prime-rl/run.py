@@ -26,7 +26,7 @@ if __package__ in (None, ""):
 from recipes.flags import run_name as run_name_type  # noqa: E402
 from recipes.launch import guarded, write_results  # noqa: E402
 from recipes.modal_auth import require_modal_token  # noqa: E402
-from whileai_core.errors import ArgumentError, ConfigError  # noqa: E402
+from whileai_core.errors import ArgumentError, ConfigError, RowsError  # noqa: E402
 from whileai_core.io import write_atomic  # noqa: E402
 from whileai_core.safepath import read_text  # noqa: E402
 
@@ -179,8 +179,9 @@ def launched_config(runs_dir: Path, call: dict) -> str | None:
 def collect_local(runs_dir: Path, calls: dict, records: dict | None = None,
                   missing: dict | None = None) -> dict:
     """The report from run folders on disk: only each call's own ``run_dir`` is read. An arm
-    whose folder is not there is left out and named (``missing``); none there is an error."""
-    from collect import render, report, run_rows, sampler
+    whose folder is not there, or whose eval rows cannot be paired (none, one step, every
+    episode errored), is left out and named (``missing``); none left is an error."""
+    from collect import render, report, run_rows, sampler, unusable
 
     arms, missing = {}, dict(missing or {})
     for arm, call in calls.items():
@@ -190,8 +191,17 @@ def collect_local(runs_dir: Path, calls: dict, records: dict | None = None,
                             f"get whileai-prime-rl-runs {call['run_dir']} "
                             f"{runs_dir / call['run_name']}) or check --runs-dir")
             continue
+        try:
+            rows = run_rows(run_dir)
+        except RowsError as exc:  # no episodes there, or a file the importer cannot read
+            missing[arm] = f"wrote no eval rows that could be read: {exc}"
+            continue
+        why = unusable(rows)
+        if why is not None:
+            missing[arm] = why
+            continue
         record = (records or {}).get(arm, {})
-        arms[arm] = {"rows": run_rows(run_dir), "wall_clock_s": record.get("wall_clock_s"),
+        arms[arm] = {"rows": rows, "wall_clock_s": record.get("wall_clock_s"),
                      "sampler": sampler(launched_config(runs_dir, call))}
     if not arms:
         raise ConfigError("no arm to report: " + "; ".join(f"{arm}: {why}"
@@ -242,6 +252,12 @@ def collect(args) -> dict:
             missing[arm] = (f"failed: return code {record['returncode']} (its logs: "
                             f"{RUNS_VOLUME}:/{call['run_name']}/{record.get('launch_id')}.logs/)."
                             f" Log tail:\n{tail}")
+            records[arm] = kept
+            continue
+        if not record.get("eval_files"):
+            missing[arm] = ("wrote no eval rows: rl exited 0 and no rollouts/step_<S>/eval/all/"
+                            f"traces.jsonl was kept (its logs: {RUNS_VOLUME}:/{call['run_name']}/"
+                            f"{record.get('launch_id')}.logs/)")
             records[arm] = kept
             continue
         copies = [(f"{call['run_dir']}/{name}", local / call["run_dir"] / name)

@@ -301,7 +301,9 @@ def test_collect_names_the_arm_and_step_whose_every_episode_errored(tmp_path):
     write_calls(tmp_path / "out", {"grpo": ("e2e-grpo", "fc-grpo-new")})
     proc = run(["--collect", "--runs-dir", str(volume), "--out", str(tmp_path / "out")], tmp_path)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert "arm grpo: every eval episode at step 20 errored (1 of 1)" in proc.stderr
+    # the arm is named, and no arm is left to report
+    assert "no arm to report: grpo: its eval rows: every eval episode at step 20 errored (1 of " \
+           "1)" in proc.stderr
     assert "Fix: read that run's logs" in proc.stderr
     assert not (tmp_path / "out" / "results.json").exists()
 

@@ -29,7 +29,13 @@ CONFIGS = sorted((ROOT / "recipes" / "prime-rl" / "configs").glob("*.toml"))
 SHOWN = ("weight_broadcast.type", "trainer.weight_broadcast.type",
          "orchestrator.weight_broadcast.type", "inference.weight_broadcast.type",
          "orchestrator.eval.sampling.temperature", "orchestrator.train.sampling.temperature",
-         "inference.vllm.seed")
+         "inference.vllm.seed", "orchestrator.eval.sampling.top_p",
+         "orchestrator.eval.sampling.top_k", "orchestrator.eval.sampling.min_p")
+# What prime-rl 559b447's training sampler sends whatever the config says (configs/
+# orchestrator.py: TrainSamplingConfig.to_sampling_args top_p 1.0; resolve_env_config top_k -1,
+# min_p 0.0 for policy-sourced rollouts). The eval sampler sends only what its table sets, so the
+# same values must be written there or vLLM takes the checkpoint's (Qwen3: top_p 0.95, top_k 20).
+TRAIN_SENDS = {"top_p": 1.0, "top_k": -1, "min_p": 0.0}
 
 
 def test_every_committed_arm_config_sets_broadcast_eval_temperature_and_its_own_seed():
@@ -44,6 +50,8 @@ def test_every_committed_arm_config_sets_broadcast_eval_temperature_and_its_own_
         # opsd); the eval sampler must be the same number, written out
         train = config["orchestrator"]["train"]["sampling"].get("temperature", 1.0)
         assert config["orchestrator"]["eval"]["sampling"]["temperature"] == train == 1.0
+        for key, sent in TRAIN_SENDS.items():
+            assert config["orchestrator"]["eval"]["sampling"][key] == sent, (path.name, key)
         seeds[path.stem] = config["inference"]["vllm"]["seed"]
     assert len(set(seeds.values())) == 3, seeds
 
@@ -66,5 +74,7 @@ def test_prime_rls_loader_resolves_filesystem_broadcast_eval_temperature_and_see
             assert values[key] == "filesystem", (path.name, key, values)
         assert values["orchestrator.eval.sampling.temperature"] == "1.0", values
         assert values["orchestrator.train.sampling.temperature"] == "1.0", values
+        for key, sent in TRAIN_SENDS.items():
+            assert values[f"orchestrator.eval.sampling.{key}"] == str(sent), values
         seeds.add(values["inference.vllm.seed"])
     assert len(seeds) == len(CONFIGS) and "0" not in seeds

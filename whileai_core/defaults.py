@@ -547,6 +547,15 @@ _source("PROMPT_TOKEN_ALLOWANCE",
 PRIME_RL_TEMPERATURE = 1.0
 _source("PRIME_RL_TEMPERATURE", "prime-rl orchestrator.train.sampling.temperature default")
 
+PRIME_RL_TRAIN_SAMPLER = {"top_p": 1.0, "top_k": -1, "min_p": 0.0}
+_source("PRIME_RL_TRAIN_SAMPLER",
+        "what prime-rl 559b447's training sampler sends besides the temperature, whatever the "
+        "config says: top_p 1.0 (packages/prime-rl-configs/src/prime_rl/configs/orchestrator.py, "
+        "TrainSamplingConfig.to_sampling_args) and, for policy-sourced rollouts, top_k -1 and "
+        "min_p 0.0 (the same file, OrchestratorConfig.resolve_env_config); its eval sampler sends "
+        "none of them unless [orchestrator.eval.sampling] sets them, and vLLM then takes the "
+        "checkpoint's generation_config.json (Qwen3's: top_p 0.95, top_k 20)")
+
 PRIME_RL_MAX_TEMPERATURE = 2.0
 _source("PRIME_RL_MAX_TEMPERATURE", "prime-rl validator: temperature must be <= 2")
 

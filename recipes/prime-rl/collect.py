@@ -47,9 +47,10 @@ def unusable(rows: Sequence[Mapping]) -> str | None:
         return (f"its eval rows cover step {min(steps)} only: nothing to pair the first eval "
                 "with. Fix: read its rl.log for why the last eval did not run")
     for step in (min(steps), max(steps)):
-        if all(r.get("errored") for r in steps[step]):
-            return (f"every eval episode at step {step} errored ({len(steps[step])}): nothing "
-                    "was scored. Fix: read its rl.log for why the eval failed")
+        try:
+            scored(steps[step], step)
+        except RowsError as exc:
+            return str(exc)
     return None
 
 
@@ -66,7 +67,7 @@ def scored(rows: Sequence[Mapping], step: int, arm: str | None = None) -> list[d
     if not kept:
         raise RowsError(f"every eval episode at step {step} errored ({len(rows)} of "
                         f"{len(rows)}): nothing was scored to compare",
-                        source=f"arm {arm}" if arm else "eval rows",
+                        source=f"arm {arm}" if arm else "its eval rows",
                         fix="read that run's logs (rl.log beside its run folder) for why the "
                             "eval failed, then run that arm again")
     return kept

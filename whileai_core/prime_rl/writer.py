@@ -222,17 +222,20 @@ def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str,
         ev: dict[str, Any] = {"interval": interval}
         if eval_examples is not None:
             ev["num_examples"] = _positive_int("eval_examples", eval_examples)
-        # prime-rl 559b447 leaves eval.sampling.temperature None, and then the inference
-        # server samples at the checkpoint's generation_config temperature, not the training
-        # sampler's (configs/orchestrator.py EvalSamplingConfig): write it out
+        # prime-rl 559b447 leaves eval.sampling's temperature, top_p, top_k and min_p None,
+        # and then the inference server samples at the checkpoint's generation_config values,
+        # not the training sampler's (configs/orchestrator.py EvalSamplingConfig): write the
+        # training sampler's out (PRIME_RL_TRAIN_SAMPLER: what training sends)
         ev_sampling: dict[str, Any] = {}
         if cap is not None:
             ev_sampling["max_completion_tokens"] = cap
         ev_sampling["temperature"] = D.PRIME_RL_TEMPERATURE if temp is None else temp
+        ev_sampling.update(D.PRIME_RL_TRAIN_SAMPLER)
         ev["sampling"] = ev_sampling
-        reads["eval_temperature"] = (f"orchestrator.eval.sampling.temperature = "
-                                     f"{ev_sampling['temperature']:g} (the training sampler's; "
-                                     "unset, the server would use the checkpoint's own)")
+        reads["eval_temperature"] = (
+            f"orchestrator.eval.sampling: temperature {ev_sampling['temperature']:g}, "
+            + ", ".join(f"{k} {v:g}" for k, v in D.PRIME_RL_TRAIN_SAMPLER.items())
+            + " (the training sampler's; unset, the server would use the checkpoint's own)")
         ev["source"] = [_source(info, eval_split, "eval_split", reads)]
         orch["eval"] = ev
         reads["eval_interval"] = (f"orchestrator.eval.interval = {interval} (plus the startup eval "

@@ -34,7 +34,7 @@ SHOWN = ("weight_broadcast.type", "trainer.weight_broadcast.type",
 # What prime-rl 559b447's training sampler sends whatever the config says (configs/
 # orchestrator.py: TrainSamplingConfig.to_sampling_args top_p 1.0; resolve_env_config top_k -1,
 # min_p 0.0 for policy-sourced rollouts). The eval sampler sends only what its table sets, so the
-# same values must be written there or vLLM takes the checkpoint's (Qwen3: top_p 0.95, top_k 20).
+# same values must be written there or vLLM takes the checkpoint's generation config.
 TRAIN_SENDS = {"top_p": 1.0, "top_k": -1, "min_p": 0.0}
 
 

@@ -554,7 +554,7 @@ _source("PRIME_RL_TRAIN_SAMPLER",
         "TrainSamplingConfig.to_sampling_args) and, for policy-sourced rollouts, top_k -1 and "
         "min_p 0.0 (the same file, OrchestratorConfig.resolve_env_config); its eval sampler sends "
         "none of them unless [orchestrator.eval.sampling] sets them, and vLLM then takes the "
-        "checkpoint's generation_config.json (Qwen3's: top_p 0.95, top_k 20)")
+        "checkpoint's generation_config.json, whatever that sets")
 
 PRIME_RL_MAX_TEMPERATURE = 2.0
 _source("PRIME_RL_MAX_TEMPERATURE", "prime-rl validator: temperature must be <= 2")

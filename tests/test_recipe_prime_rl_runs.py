@@ -247,34 +247,99 @@ def test_modal_collect_keeps_the_finished_arm_and_names_the_running_and_the_fail
 # --- what a launch keeps, and the teacher's shutdown -------------------------------------------
 
 def _prime_rl_run_folder(run_dir: Path) -> None:
-    """The files prime-rl 559b447 leaves in a run folder, a few bytes each."""
+    """The files prime-rl 559b447 leaves in a run folder, a few bytes each: under filesystem
+    broadcast the last two broadcasts (each step's older one is removed two steps on,
+    src/prime_rl/trainer/utils.py maybe_clean), each HF-named shards, their index and STABLE."""
     for name in ("rollouts/step_0/eval/all/traces.jsonl", "rollouts/step_20/eval/all/traces.jsonl",
                  "rollouts/step_3/train/all/traces.jsonl", "logs/attempt_1/trainer.log",
                  "logs/attempt_1/orchestrator.log", "configs/inference.toml",
                  "checkpoints/step_10/trainer/model.pt", "checkpoints/step_20/trainer/model.pt",
                  "checkpoints/step_20/orchestrator/progress.pt",
-                 "broadcasts/step_20/model.safetensors"):
+                 "broadcasts/step_19/model-00001-of-00001.safetensors", "broadcasts/step_19/STABLE",
+                 "broadcasts/step_20/model-00001-of-00001.safetensors",
+                 "broadcasts/step_20/model.safetensors.index.json", "broadcasts/step_20/STABLE"):
         (run_dir / name).parent.mkdir(parents=True, exist_ok=True)
         (run_dir / name).write_text(name)
     os.symlink("attempt_1", run_dir / "logs" / "latest")
 
 
-def test_keep_run_copies_evals_logs_configs_and_the_final_checkpoint_only(app, tmp_path):
+STUDENT = "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT"
+
+
+def _hub_cache(root: Path, model: str = STUDENT) -> Path:
+    """A hub cache laid out as huggingface_hub writes it: snapshot entries link to blobs."""
+    repo = root / f"models--{model.replace('/', '--')}"
+    (repo / "blobs").mkdir(parents=True)
+    snapshot = repo / "snapshots" / "0123abc"
+    snapshot.mkdir(parents=True)
+    for i, name in enumerate(("config.json", "generation_config.json", "tokenizer.json",
+                              "tokenizer_config.json", "model.safetensors")):
+        (repo / "blobs" / f"blob{i}").write_text(f"{model} {name}")
+        os.symlink(f"../../blobs/blob{i}", snapshot / name)
+    return root
+
+
+def test_keep_run_copies_evals_logs_configs_the_final_checkpoint_and_servable_weights(
+        app, tmp_path):
     local, volume = tmp_path / "local" / "e2e-grpo", tmp_path / "runs" / "e2e-grpo"
     _prime_rl_run_folder(local / "fc-1")
     (local / "fc-1.logs").mkdir()
     (local / "fc-1.logs" / "rl.log").write_text("rl output")
-    kept = app.keep_run(local, volume, "fc-1")
+    kept = app.keep_run(local, volume, "fc-1", model=STUDENT, hub_cache=_hub_cache(tmp_path / "hub"))
     copied = sorted(str(p.relative_to(volume)) for p in volume.rglob("*") if p.is_file())
-    assert copied == ["fc-1.logs/rl.log", "fc-1/checkpoints/step_20/orchestrator/progress.pt",
-                      "fc-1/checkpoints/step_20/trainer/model.pt", "fc-1/configs/inference.toml",
-                      "fc-1/logs/attempt_1/orchestrator.log", "fc-1/logs/attempt_1/trainer.log",
-                      "fc-1/rollouts/step_0/eval/all/traces.jsonl",
-                      "fc-1/rollouts/step_20/eval/all/traces.jsonl"]
-    assert kept == {"files": 8, "bytes": sum((volume / p).stat().st_size for p in copied),
-                    "errors": [], "n_errors": 0, "final_checkpoint": "checkpoints/step_20"}
+    # the last complete broadcast, with the student's config and tokenizer (not its weights)
+    final = ["fc-1/broadcasts/step_20/STABLE", "fc-1/broadcasts/step_20/config.json",
+             "fc-1/broadcasts/step_20/generation_config.json",
+             "fc-1/broadcasts/step_20/model-00001-of-00001.safetensors",
+             "fc-1/broadcasts/step_20/model.safetensors.index.json",
+             "fc-1/broadcasts/step_20/tokenizer.json",
+             "fc-1/broadcasts/step_20/tokenizer_config.json"]
+    assert copied == sorted(["fc-1.logs/rl.log", "fc-1/checkpoints/step_20/orchestrator/progress.pt",
+                             "fc-1/checkpoints/step_20/trainer/model.pt",
+                             "fc-1/configs/inference.toml", "fc-1/logs/attempt_1/orchestrator.log",
+                             "fc-1/logs/attempt_1/trainer.log",
+                             "fc-1/rollouts/step_0/eval/all/traces.jsonl",
+                             "fc-1/rollouts/step_20/eval/all/traces.jsonl", *final])
+    assert (volume / "fc-1/broadcasts/step_20/config.json").read_text() == f"{STUDENT} config.json"
+    seconds = kept.pop("seconds")
+    assert 0 <= seconds < 60
+    assert kept == {"files": 15, "bytes": sum((volume / p).stat().st_size for p in copied),
+                    "errors": [], "n_errors": 0, "final_checkpoint": "checkpoints/step_20",
+                    "final_weights": "broadcasts/step_20",
+                    "final_weights_are": f"full weights with {STUDENT}'s config and tokenizer "
+                                         "beside them: vllm serve (or uv run inference "
+                                         "--vllm.model) takes the folder; prime-rl's evals reads "
+                                         "it as a broadcast"}
     assert app.eval_files(volume / "fc-1") == ["rollouts/step_0/eval/all/traces.jsonl",
                                                "rollouts/step_20/eval/all/traces.jsonl"]
+
+
+def test_final_weights_are_the_last_complete_broadcast_and_say_what_they_are(app, tmp_path):
+    run_dir = tmp_path / "run"
+    (run_dir / "broadcasts" / "step_20").mkdir(parents=True)  # being written: no STABLE yet
+    (run_dir / "broadcasts" / "step_19").mkdir()
+    (run_dir / "broadcasts" / "step_19" / "STABLE").write_text("")
+    weights, beside, what = app.final_weights(run_dir, STUDENT, None)
+    assert weights.name == "step_19" and beside == [] and "no config.json" in what
+    (run_dir / "broadcasts" / "step_19" / "adapter_config.json").write_text("{}")
+    assert "LoRA adapter" in app.final_weights(run_dir, STUDENT, None)[2]
+    assert app.final_weights(tmp_path / "nccl-run", STUDENT, None)[0] is None
+    # a local checkpoint as the model: its own files, without weights
+    local_model = tmp_path / "model"
+    local_model.mkdir()
+    for name in ("config.json", "tokenizer.json", "model.safetensors", "pytorch_model.bin"):
+        (local_model / name).write_text(name)
+    assert [p.name for p in app.base_model_files(str(local_model), None)] == [
+        "config.json", "tokenizer.json"]
+
+
+def test_a_teacher_folder_without_weights_is_named_before_any_server_starts(app, tmp_path):
+    assert app.missing_weights("PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL") is None
+    folder = tmp_path / "broadcasts" / "step_20"
+    folder.mkdir(parents=True)
+    assert "no config.json" in app.missing_weights(str(folder))
+    (folder / "config.json").write_text("{}")
+    assert app.missing_weights(str(folder)) is None
 
 
 def test_keep_run_after_a_crash_keeps_the_logs_and_never_raises(app, tmp_path):

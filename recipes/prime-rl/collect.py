@@ -15,9 +15,15 @@ reads both from the configs the arms ran); otherwise the floor is "not measured"
 carries only its paired interval.
 
 Which weights a number measures: the eval at step S samples whatever policy the inference
-server holds then (``policy_version`` on every row, v0 for the startup eval), and prime-rl never
-broadcasts the final step's weights, so the last eval of a 20-step run measures v19 at best, not
-the saved final checkpoint. Every number is printed with its policy version for that reason.
+server holds then (``policy_version`` on every row, v0 for the startup eval). prime-rl 559b447's
+orchestrator fires the last eval when it ships the last batch (``orchestrator.py``:
+``maybe_trigger_eval`` then ``start_draining``), before the trainer has made the final policy
+from it, so the last eval of a 20-step run measures v19 at best. The final policy v20 exists:
+under filesystem broadcast the trainer writes ``broadcasts/step_20`` after its last step too
+(``trainer/rl/train.py``; only NCCL and NIXL skip that unused broadcast), and the recipe keeps it,
+servable, as each arm's final weights (``final_weights`` in the report, the run's record's
+``kept``). Every number is printed with its policy version, and each arm with where its final
+weights are, for that reason.
 """
 
 from __future__ import annotations
@@ -123,6 +129,18 @@ def sampler(config_text: str | None) -> dict:
     return {"seed": int(vllm.get("seed", 0)), "eval_temperature": sampling.get("temperature")}
 
 
+def teacher_of(config_text: str | None) -> str | None:
+    """The OPD teacher an arm's config names (``orchestrator.algo.teacher.name``), or None (no
+    teacher, or the config is not at hand)."""
+    import tomllib
+
+    if config_text is None:
+        return None
+    teacher = (((tomllib.loads(config_text).get("orchestrator") or {}).get("algo") or {})
+               .get("teacher"))
+    return str(teacher["name"]) if isinstance(teacher, dict) and teacher.get("name") else None
+
+
 def noise_source(samplers: Mapping[str, Mapping]) -> tuple[bool, str]:
     """Whether the arms' first evals are re-runs of one eval, and what they are (or why not).
 
@@ -153,11 +171,14 @@ def noise_source(samplers: Mapping[str, Mapping]) -> tuple[bool, str]:
 def report(arms: Mapping[str, Mapping]) -> dict:
     """All arms: noise floor from the step-1 scores, per-arm deltas, each arm against GRPO.
 
-    ``arms[name]`` holds ``rows`` (graded eval rows with ``step``), ``wall_clock_s`` and
-    ``sampler`` (:func:`sampler` of the config it ran; without it the floor is not measured).
+    ``arms[name]`` holds ``rows`` (graded eval rows with ``step``), ``wall_clock_s``,
+    ``sampler`` (:func:`sampler` of the config it ran; without it the floor is not measured),
+    and, where known, ``teacher`` (:func:`teacher_of`) and ``final_weights`` (where the run kept
+    them: :func:`final_weights`). The published teacher's caveat applies to an OPD arm taught by
+    it, or by a teacher not known.
     """
     from whileai_core import compare, mean_reward, noise_floor
-    from whileai_core.prime_rl import REVERSE_TEXT_CAVEATS
+    from whileai_core.prime_rl import REVERSE_TEXT_CAVEATS, REVERSE_TEXT_TEACHER
 
     first_scores = {}
     for name, arm in arms.items():
@@ -175,11 +196,14 @@ def report(arms: Mapping[str, Mapping]) -> dict:
                f"not measured: {what}; each delta carries only its paired interval"),
            "step1_lcs": first_scores,
            "arms": {}, "head_to_head": {},
-           "caveats": {name: REVERSE_TEXT_CAVEATS[name] for name in arms
-                       if name in REVERSE_TEXT_CAVEATS}}
+           "caveats": {name: REVERSE_TEXT_CAVEATS[name] for name, arm in arms.items()
+                       if name in REVERSE_TEXT_CAVEATS
+                       and arm.get("teacher") in (None, REVERSE_TEXT_TEACHER)}}
     for name, arm in arms.items():
         out["arms"][name] = {**arm_report(arm["rows"], run_std=run_std, arm=name),
-                             "wall_clock_s": arm.get("wall_clock_s")}
+                             "wall_clock_s": arm.get("wall_clock_s"),
+                             "teacher": arm.get("teacher"),
+                             "final_weights": arm.get("final_weights")}
     if "grpo" in arms:
         grpo = by_step(arms["grpo"]["rows"])
         for name, arm in arms.items():
@@ -191,6 +215,20 @@ def report(arms: Mapping[str, Mapping]) -> dict:
                 [r for r in mine[max(mine)] if not r.get("errored")],
                 run_std=run_std, metric="reward").to_dict()
     return out
+
+
+def final_weights(record: Mapping | None, run_dir: str, volume: str, mount: str) -> dict | None:
+    """Where an arm's final weights are, from its run record's ``kept``: on the ``volume``
+    (``<volume>:/<run dir>/broadcasts/step_<N>``), at ``mount`` inside a train container (what
+    an OPD config names as its teacher), the step, and what they are; None when the record
+    names none."""
+    kept = (record or {}).get("kept") or {}
+    where = kept.get("final_weights")
+    if not where:
+        return None
+    step = where.rsplit("step_", 1)[-1]
+    return {"volume": f"{volume}:/{run_dir}/{where}", "container": f"{mount}/{run_dir}/{where}",
+            "step": int(step) if step.isdigit() else None, "are": kept.get("final_weights_are")}
 
 
 def _delta_text(d: Mapping) -> str:
@@ -249,7 +287,17 @@ def render(rep: Mapping) -> str:
     for name, d in rep["head_to_head"].items():
         lines.append(f"{name} at the last eval: {_delta_text(d)}")
     lines.append("policy: each eval samples the weights the inference server held then; the "
-                 "last eval is not the final checkpoint (prime-rl never broadcasts the last "
-                 "step's weights)")
+                 "last eval fires as the last batch ships, before the trainer makes the final "
+                 "policy from it, so it measures the policy before the final weights")
+    for name, arm in rep["arms"].items():
+        final = arm.get("final_weights")
+        if final:
+            lines.append(f"{name} final weights (v{final.get('step')}): {final['volume']}; "
+                         f"{final.get('are') or ''}".rstrip("; "))
+        elif "final_weights" in arm:
+            lines.append(f"{name} final weights: not named by its run record (collect it "
+                         "through Modal, or copy <run dir>.record.json with the run folder)")
+        if arm.get("teacher") and name not in caveats:
+            lines.append(f"{name} teacher: {arm['teacher']}")
     lines += [f"* {name}: {text}" for name, text in caveats.items()]
     return "\n".join(lines)

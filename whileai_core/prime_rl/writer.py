@@ -460,20 +460,26 @@ def _header(label: str, model: str, taskset: str, setup: list[str]) -> str:
     return "\n".join(lines) + "\n\n"
 
 
-def reverse_text_arms() -> dict[str, dict[str, Any]]:
+REVERSE_TEXT_STUDENT = "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT"
+REVERSE_TEXT_TEACHER = "PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL"  # the published OPD teacher
+REVERSE_TEXT_TEACHER_URL = "http://localhost:8001/v1"
+
+
+def reverse_text_arms(opd_teacher: Any = None) -> dict[str, dict[str, Any]]:
     """The prime-rl recipe's three reverse-text arms as ``prime_rl_config`` keyword arguments.
 
     Shared: student PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT, 20 steps, lr 3e-6 on full
-    weights, 128 completion tokens, train ``train[:872]``, eval ``train[872:]`` at the training
-    temperature, 2 GPUs, filesystem weight broadcast, vLLM seeds 1, 2, 3. grpo and
+    weights, 128 completion tokens, train ``train[:872]``, eval ``train[872:]`` sampled as
+    training samples, 2 GPUs, filesystem weight broadcast, vLLM seeds 1, 2, 3. grpo and
     opd sample 16 per prompt, 128 rollouts a step; opsd 1 per prompt, 32 a step (prime-rl's own
     debug/algo configs). The teacher (opd) is PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL on
-    http://localhost:8001/v1.
+    http://localhost:8001/v1, or ``opd_teacher`` (an ``Endpoint`` or ``"model@url"``: e.g. the
+    grpo arm's final weights, a teacher that never saw the held-out slice).
     """
-    shared = dict(taskset="reverse-text", model="PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT",
+    shared = dict(taskset="reverse-text", model=REVERSE_TEXT_STUDENT,
                   steps=20, lr=3e-6, lora=False, max_tokens=128, train_split="train[:872]",
                   eval_split="train[872:]", gpus=2)
-    teacher = "PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL@http://localhost:8001/v1"
+    teacher = opd_teacher or f"{REVERSE_TEXT_TEACHER}@{REVERSE_TEXT_TEACHER_URL}"
     # one vLLM seed per arm: the three startup evals sample the same untrained student on the
     # same prompts, and only distinct engine seeds make them re-runs (the noise floor)
     return {

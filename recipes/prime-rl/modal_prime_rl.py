@@ -12,9 +12,11 @@ config on its own:
 --run.name <launch id> --clean`` in ``/app``: every launch (a Modal function call; its call id is
 the launch id) runs in its own run folder on the container's local disk, where filesystem weight
 broadcast writes every step's weights, and when ``rl`` ends, whatever its exit status, the eval
-episodes, prime-rl's logs and resolved configs, the final checkpoint and our own ``rl.log`` /
-``teacher.log`` are copied to ``/runs/<run-name>/<launch id>`` on the ``whileai-prime-rl-runs``
-volume, so a re-run never mixes with an earlier one (``--clean`` only matters when Modal retries
+episodes, prime-rl's logs and resolved configs, the trainer's final checkpoint, the final
+weights in a form vLLM serves (the last broadcast with the model's config and tokenizer beside
+it: ``final_weights``) and our own ``rl.log`` / ``teacher.log`` are copied to
+``/runs/<run-name>/<launch id>`` on the ``whileai-prime-rl-runs`` volume, with the record beside
+it, so a re-run never mixes with an earlier one (``--clean`` only matters when Modal retries
 the same call: the retry starts that folder afresh). A container killed outright (its Modal
 timeout) copies nothing; the log tail is in the call's Modal logs. prime-rl runs on its own venv
 (``/app/.venv``, built on the image's /usr/bin/python3.12; ``--no-sync`` keeps uv from touching

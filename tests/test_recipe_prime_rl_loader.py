@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import tomllib
 from pathlib import Path
@@ -156,6 +157,10 @@ def test_the_grpo_arm_teaches_a_clean_opd_arm_from_its_kept_final_weights(clean_
     # the collect names the final weights; the dry run says whose they are
     assert ("grpo final weights (v20): whileai-prime-rl-runs:/e2e-grpo/fc-grpo-new/broadcasts/"
             "step_20; full weights with " + STUDENT) in printed
+    # the collect sets each billed part the record timed beside the forecast of its config
+    # (rl's 884 s, fitted to this very run; the copy the fixture took, a fraction of a second)
+    assert re.search(r"grpo time: rl 14\.7 min \(forecast 14\.7 min, 1\.00x\); checkpoint "
+                     r"copy \d+ s \(forecast 17 s", printed), printed
     assert "opd teacher: the grpo arm's final weights whileai-prime-rl-runs:/e2e-grpo/" \
            "fc-grpo-new/broadcasts/step_20 (served from /runs/e2e-grpo/fc-grpo-new/" \
            "broadcasts/step_20" in printed

@@ -1058,6 +1058,20 @@ _source("FORECAST_BROADCAST_GBPS",
         "weight_broadcast.type = 'filesystem', 559b447) writes and reloads the bf16 weights at "
         "2 GB/s each step; an nccl broadcast is counted as free")
 
+FORECAST_VLLM_START_S = 60.0
+_source("FORECAST_VLLM_START_S",
+        "assumption, untested: a vLLM server (the OPD teacher the prime-rl recipe starts before "
+        "rl) takes about a minute to answer /v1/models beyond reading its weights (engine start, "
+        "compilation, CUDA graph capture); the recipe records what it took (teacher."
+        "ready_after_s), which collect_run sets beside this")
+
+FORECAST_VOLUME_GBPS = 0.5
+_source("FORECAST_VOLUME_GBPS",
+        "assumption, untested: the prime-rl recipe copies what it keeps of a run (the final "
+        "weights and the trainer's checkpoint) from the container's disk to a Modal volume at "
+        "0.5 GB/s; the recipe records what the copy took (kept.seconds), which collect_run sets "
+        "beside this")
+
 MODAL_CONTAINER_START_S = 60.0
 _source("MODAL_CONTAINER_START_S",
         "assumption, untested: a Modal GPU container starts in about a minute with its image "
@@ -1070,14 +1084,18 @@ _source("PRIME_RL_MEASURED",
         "e2e1, 2026-09-20, each arm in its own H100:2 container, prime-rl image v0.8.1.dev63, "
         "Qwen3-0.6B, 20 steps, 128 completion tokens; grpo and opd 128 rollouts a step, opsd 32): "
         "per arm (wall clock s, rollouts a step, prime-rl algo). The forecast fits its start-up "
-        "and per-rollout seconds to grpo and opsd and leaves opd out as a check")
+        "and per-rollout seconds to grpo and opsd and holds opd out as a check. Taken as rl's "
+        "own time, the part this recipe's clock (wall_clock_s) covers: whether the seed's clock "
+        "also covered the OPD teacher's start and the end-of-run copy is not stated")
 
 PRIME_RL_MEASURED_SETUP = {"model": "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT", "gpu": "H100",
-                           "steps": 20, "max_tokens": 128, "seq_len": 2048}
+                           "steps": 20, "max_tokens": 128, "seq_len": 2048,
+                           "teacher": "PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL"}
 _source("PRIME_RL_MEASURED_SETUP",
         "what the PRIME_RL_MEASURED runs shared (the seed recipe; recipes/prime-rl/README.md): "
         "the student, one H100 for inference and one for training, 20 steps, 128 completion "
-        "tokens, seq_len 2048, full weights, prime-rl's default vLLM memory share")
+        "tokens, seq_len 2048, full weights, prime-rl's default vLLM memory share; opd's teacher, "
+        "served on localhost beside the policy")
 
 PRIME_RL_FIT_ARMS = ("grpo", "opsd")
 _source("PRIME_RL_FIT_ARMS",

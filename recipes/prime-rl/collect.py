@@ -203,7 +203,8 @@ def report(arms: Mapping[str, Mapping]) -> dict:
         out["arms"][name] = {**arm_report(arm["rows"], run_std=run_std, arm=name),
                              "wall_clock_s": arm.get("wall_clock_s"),
                              "teacher": arm.get("teacher"),
-                             "final_weights": arm.get("final_weights")}
+                             "final_weights": arm.get("final_weights"),
+                             "time": arm.get("time")}
     if "grpo" in arms:
         grpo = by_step(arms["grpo"]["rows"])
         for name, arm in arms.items():
@@ -262,6 +263,8 @@ def _share_text(share: Mapping) -> str:
 
 
 def render(rep: Mapping) -> str:
+    from whileai_core.runs.forecast_check import part_text
+
     lines = ["arm    | held-out LCS first [95%] (n, step, policy)     | "
              "last [95%] (n, step, policy)                  | delta [95%] verdict (n paired) | "
              "truncated first -> last [95%]   | errored | wall clock"]
@@ -299,5 +302,8 @@ def render(rep: Mapping) -> str:
                          "through Modal, or copy <run dir>.record.json with the run folder)")
         if arm.get("teacher") and name not in caveats:
             lines.append(f"{name} teacher: {arm['teacher']}")
+        if arm.get("time"):
+            lines.append(f"{name} time: " + "; ".join(part_text(part, seconds) for part, seconds
+                                                      in arm["time"].items()))
     lines += [f"* {name}: {text}" for name, text in caveats.items()]
     return "\n".join(lines)

@@ -232,6 +232,24 @@ def launched_config(runs_dir: Path, call: dict) -> str | None:
     return None
 
 
+def reconciled(config_text: str | None, record: dict) -> dict | None:
+    """Each billed part an arm's record timed (rl, the teacher's start-up, the end-of-run copy)
+    beside what the launch forecast for its config on this app's GPUs; None without the
+    config or a record."""
+    from modal_prime_rl import GPU
+
+    from whileai_core.errors import WhileaiError
+    from whileai_core.runs.forecast import config_forecast
+    from whileai_core.runs.forecast_check import forecast_parts, reconcile
+
+    if not config_text or not record:
+        return None
+    try:
+        return reconcile(forecast_parts(config_forecast(config_text, GPU)), record)
+    except WhileaiError:  # a config the forecast cannot read: the times stand alone
+        return reconcile(None, record)
+
+
 def volume_record(runs_dir: Path, call: dict) -> dict:
     """The record ``train`` wrote beside the run folder (``<run dir>.record.json``), from a
     copy of the volume; {} when it is not there."""
@@ -280,7 +298,8 @@ def collect_local(runs_dir: Path, calls: dict, records: dict | None = None,
         arms[arm] = {"rows": rows, "wall_clock_s": record.get("wall_clock_s"),
                      "sampler": sampler(config), "teacher": teacher_of(config),
                      "final_weights": final_weights(record, call["run_dir"], RUNS_VOLUME,
-                                                    RUNS_PATH)}
+                                                    RUNS_PATH),
+                     "time": reconciled(config, record)}
     if not arms:
         raise ConfigError("no arm to report: " + "; ".join(f"{arm}: {why}"
                                                           for arm, why in missing.items()))

@@ -981,7 +981,7 @@ _source("MODAL_MAX_GPUS", "Modal: at most 8 GPUs in one container (https://modal
 # --- the launch forecast: prices, GPUs, measured runs (whileai_core.runs.forecast) ----------------
 # What a plan says a run will take before it spends: tokens, memory per GPU, wall clock, dollars.
 # Each constant below is one input of that forecast; the forecast labels every number it prints
-# measured / derived / assumption after the weakest input it rests on (docs/launching.md,
+# measured / fitted / derived / assumption after the weakest input it rests on (docs/launching.md,
 # "The forecast").
 
 MODAL_GPU_PRICE_PER_S = {"B200": 0.001736, "H200": 0.001261, "H100": 0.001097,

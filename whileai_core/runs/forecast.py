@@ -1,8 +1,8 @@
 """The launch forecast: tokens, memory per GPU, wall clock and dollars, before a run spends.
 
 ``forecast`` turns a target's run shape (``run_shape``) into a ``Forecast``, every number of
-which carries its ``kind``: measured, derived or assumption (``forecast_results`` says which is
-which). Its parts, by concept:
+which carries its ``kind``: measured, fitted, derived or assumption (``forecast_results`` says
+which is which). Its parts, by concept:
 
 - ``forecast_memory``: each GPU's load in the launch's layout (prime-rl's, or a TRL recipe's one
   GPU), the refusal of a layout that cannot start, and the fixes that would fit;

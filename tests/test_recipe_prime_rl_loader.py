@@ -207,6 +207,9 @@ def test_teacher_from_a_folder_without_collected_grpo_weights_is_one_clear_error
     proc = _run(["--dry-run", "--teacher-from", str(tmp_path / "half"), "--arms", "grpo",
                  "--out", str(tmp_path / "clean")], tmp_path)
     assert proc.returncode == 2 and "trains the opd arm alone" in proc.stderr
+    proc = _run(["--collect", "--teacher-from", str(tmp_path / "half"), "--out",
+                 str(tmp_path / "clean")], tmp_path)
+    assert proc.returncode == 2 and "drop one" in proc.stderr
 
 
 @pytest.mark.skipif(not (os.environ.get("WHILEAI_PRIME_RL_PYTHON")

@@ -434,6 +434,10 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
 
     def go() -> int:
+        if args.collect and args.teacher_from is not None:
+            raise ArgumentError("--teacher-from writes and launches the opd arm; --collect reads "
+                                "a launch. Fix: drop one (collect the clean arm with --collect "
+                                "--out DIR alone)")
         if args.collect:
             if args.runs_dir is not None:
                 results = collect_local(args.runs_dir, read_calls(args.out))

@@ -3,7 +3,7 @@ checkpointing, read back as one table.
 
     bash scripts/gpu-check.sh                   # on the GPU machine: installs the wheels, runs this
     python recipes/gpu_check.py --out DIR       # the check itself, where everything is installed
-    python recipes/gpu_check.py --out DIR --cpu # only what a CPU runs (what the test runs)
+    python recipes/gpu_check.py --out DIR --cpu # only what a CPU runs
 
 Each recipe runs its own smoke path (``recipes/<name>/run.py``'s ``smoke``) with
 ``device="cuda"``: a tiny random Qwen2 built in this process (no hub, no network) with bf16
@@ -15,21 +15,32 @@ with ``whileai_core`` (pass@1 with its 95% interval and n, the paired delta). Th
 ``watch.jsonl``, written by the watch callback (``recipes.watch``) during those steps, is read
 back with ``whileai_core.hacking.watch.watch_records``.
 
-One table goes to stdout and ``DIR/gpu-check.md``; every number to ``DIR/gpu-check.json``; each
-recipe's ``results.json`` to ``DIR/<recipe>/``. Rows: the wheels installed (from the shell
-script's log), CUDA, bf16, grpo, dpo, sft, watch, the wall clock (budget: 8 minutes). Columns:
-status, device, seconds per optimizer step, peak GPU memory, the LoRA tensors that changed (and
-the L2 of the change), the clip ratio per step (GRPO), held-out pass@1 before -> after with
-intervals. Without a CUDA device (or with ``--cpu``) the CUDA, bf16 and wall-clock rows are
-skipped (the 8 minutes are the GPU's budget), the recipes run on the CPU in float32 and their
-GPU columns say skipped: the table is reached all the same. Exit status 1 when a row failed.
+What comes back is what the device tool returns (at most 8 files, two folders down): ``--out
+DIR`` receives three files, flat: the table (stdout too) in ``gpu-check.md``; every row's result
+and seconds, the environment and each recipe's whole ``results.json`` in ``gpu-check.json``; the
+GRPO run's watch curve in ``gpu-check-watch.png`` (``whileai_core.pictures.watch_picture``;
+without matplotlib the JSON says why there is none). ``scripts/gpu-check.sh`` adds the fourth,
+``gpu-check.log`` (the install's log and everything printed). The recipes' own outputs (tiny
+models, trainer folders, adapters) go under ``--work DIR`` (default: a temporary folder, removed
+at the end), never under ``--out``.
+
+Rows: the wheels installed (from the shell script's log), CUDA, bf16, grpo, dpo, sft, watch, the
+wall clock (budget: 8 minutes from ``--started-at``, the shell script's start, so installing the
+wheels counts). Columns: status, device, seconds per optimizer step, peak GPU memory, the LoRA
+tensors that changed (and the L2 of the change), the clip ratio per step (GRPO), held-out pass@1
+before -> after with intervals. Without a CUDA device (or with ``--cpu``) the CUDA, bf16 and
+wall-clock rows are skipped (the 8 minutes are the GPU's budget), the recipes run on the CPU in
+float32 and their GPU columns say skipped: the table is reached all the same. Exit status 1 when
+a row failed.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -37,7 +48,11 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-TIME_LIMIT_S = 480.0  # the whole check, installs excluded: under 8 minutes on the GPU machine
+TIME_LIMIT_S = 480.0  # the whole check, installing its wheels included: 8 minutes on the GPU
+# What --out receives (scripts/gpu-check.sh adds LOG_FILE): the device tool returns at most 8
+# files from there, no deeper than two folders, so the check writes these and nothing else.
+TABLE_FILE, JSON_FILE, PICTURE_FILE, LOG_FILE = ("gpu-check.md", "gpu-check.json",
+                                                 "gpu-check-watch.png", "gpu-check.log")
 RECIPES = ("grpo", "dpo", "sft")
 # GRPO at two iterations: the second step reuses the first batch off-policy, where TRL 1.16's
 # importance ratio leaves 1 and the clip can bind (recipes/grpo/train.py)
@@ -57,6 +72,7 @@ class Row:
     clip: str = ""
     held_out: str = ""
     detail: str = ""
+    seconds: float | None = None  # what the row took, where it ran something
 
 
 class Skip(Exception):
@@ -83,8 +99,11 @@ def cuda_rows(gpu: bool) -> list[Row]:
     rows = []
     ctx = Context(workdir=Path("."), gpu=gpu)
     for name, check in (("cuda", check_cuda), ("bf16", check_bf16)):
+        started = time.monotonic()
         try:
-            rows.append(Row(name, "pass", "cuda" if gpu else "cpu", detail=check(ctx)))
+            detail = check(ctx)
+            rows.append(Row(name, "pass", "cuda" if gpu else "cpu", detail=detail,
+                            seconds=round(time.monotonic() - started, 3)))
         except PreflightSkip as why:
             rows.append(Row(name, "skipped", "cpu", detail=str(why)))
         except Exception as exc:  # a failed check is a row, not a traceback
@@ -139,7 +158,8 @@ def held_out_text(summary: dict) -> str:
             f"{delta['verdict']} (n={delta['n_paired']} paired)")
 
 
-def recipe_row(name: str, out: Path, device: str) -> tuple[Row, dict | None]:
+def recipe_row(name: str, work: Path, device: str) -> tuple[Row, dict | None]:
+    """The recipe's smoke in ``work/<name>``; its row and its results."""
     import torch
 
     gpu = device == "cuda"
@@ -147,14 +167,12 @@ def recipe_row(name: str, out: Path, device: str) -> tuple[Row, dict | None]:
         torch.cuda.reset_peak_memory_stats()
     started = time.monotonic()
     try:
-        results = run_recipe(name, out / name, device)
+        results = run_recipe(name, work / name, device)
     except Exception as exc:  # a failed recipe is a row of the table
         first = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
-        return Row(name, "FAIL", device, detail=first), None
+        return Row(name, "FAIL", device, detail=first,
+                   seconds=round(time.monotonic() - started, 3)), None
     seconds = time.monotonic() - started
-    from recipes.launch import write_results
-
-    write_results(out / name, results, overwrite=True)
     updates = results["updates"]
     run = updates.get("runtime", {})
     where = (f"{run.get('device')} {run.get('weights_dtype')}, bf16 autocast "
@@ -173,31 +191,46 @@ def recipe_row(name: str, out: Path, device: str) -> tuple[Row, dict | None]:
                       f"L2 {updates['change_l2']:.3g}",
               clip=clip, held_out=held_out_text(results["summary"]),
               detail=f"{results['train_steps']} steps in {seconds:.1f} s with both held-out "
-                     "samplings")
+                     "samplings", seconds=round(seconds, 3))
     if gpu and not (run.get("bf16") and run.get("gradient_checkpointing")
                     and run.get("weights_dtype") == "bfloat16"):
         row.status, row.detail = "FAIL", f"not bf16 with gradient checkpointing: {where}"
     return row, results
 
 
-def watch_row(out: Path, grpo: dict | None) -> Row:
-    """The GRPO run's watch.jsonl, as watch_run reads it."""
+def watch_row(work: Path, grpo: dict | None):
+    """The GRPO run's watch.jsonl, as watch_run reads it: the row, and the Watch (None when
+    there is none to draw)."""
     if grpo is None:
-        return Row("watch", "skipped", detail="needs the GRPO row")
+        return Row("watch", "skipped", detail="needs the GRPO row"), None
     from whileai_core.hacking.watch import WATCH_FILE, watch_records
 
-    path = out / "grpo" / "trainer" / WATCH_FILE
+    path = work / "grpo" / "trainer" / WATCH_FILE
     if not path.is_file():
-        return Row("watch", "FAIL", detail=f"the GRPO run wrote no {path}")
+        return Row("watch", "FAIL", detail=f"the GRPO run wrote no {path}"), None
     watch = watch_records(path, source=str(path))
     records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     steps = [r["step"] for r in records]
     evals = [r["step"] for r in records if r.get("held_out") is not None]
     if len(evals) < 2 or steps[-1] != grpo["train_steps"]:
         return Row("watch", "FAIL", detail=f"records at steps {steps}, held-out at {evals}: want "
-                                           f"the start and step {grpo['train_steps']}")
+                                           f"the start and step {grpo['train_steps']}"), watch
     return Row("watch", "pass", detail=f"{len(records)} records (steps {steps}; held-out at "
-                                       f"{evals}); decision {watch.decision}: {watch.reason}"[:400])
+                                       f"{evals}); decision {watch.decision}: {watch.reason}"
+                                       [:400]), watch
+
+
+def picture(watch, out: Path) -> str:
+    """The watch curve into ``out/PICTURE_FILE``; what was written, or why nothing was."""
+    if watch is None:
+        return "no picture: the GRPO run left no watch records"
+    try:
+        from whileai_core.pictures import watch_picture
+
+        watch_picture(watch, out=out / PICTURE_FILE, overwrite=True)
+    except Exception as exc:  # noqa: BLE001 - a picture never fails the check
+        return f"no picture: {type(exc).__name__}: {exc}"[:300]
+    return PICTURE_FILE
 
 
 # --- the table -----------------------------------------------------------------------------------
@@ -226,9 +259,31 @@ def render(rows: list[Row], *, gpu: bool, seconds: float) -> str:
     return "\n".join(lines)
 
 
-def run_check(out: Path, *, gpu: bool | None = None, wheels_log: Path | None = None,
-              recipes: tuple[str, ...] = RECIPES) -> tuple[list[Row], bool, float]:
-    """Every row in order; ``gpu`` None asks torch. Never raises for a failed row."""
+def budget_row(gpu: bool, seconds: float, started_at: float | None, wheels_log: Path | None
+               ) -> Row:
+    """The wall clock against the 8 minutes: from ``started_at`` (the shell script's start, so
+    installing counts) when given, else from the check's own start."""
+    installed = None
+    if wheels_log is not None and wheels_log.is_file():
+        for line in wheels_log.read_text(encoding="utf-8").splitlines():
+            if line.startswith("seconds: "):
+                installed = float(line.split()[1])
+    total = time.time() - started_at if started_at is not None else seconds
+    parts = (f"{total:.0f} s in all: installing {installed:.0f} s, the check {seconds:.0f} s"
+             if installed is not None else f"{total:.0f} s in all, the check {seconds:.0f} s")
+    if started_at is None:
+        parts += " (installing not counted: run through scripts/gpu-check.sh)"
+    if not gpu:  # the budget is the GPU machine's; a CPU's time depends on what else runs there
+        return Row("wall clock", "skipped", seconds=round(total, 1),
+                   detail=f"{parts}, on the CPU; the {TIME_LIMIT_S:.0f} s budget is the GPU's")
+    return Row("wall clock", "pass" if total < TIME_LIMIT_S else "FAIL", seconds=round(total, 1),
+               detail=f"{parts}, of the {TIME_LIMIT_S:.0f} s budget")
+
+
+def run_check(work: Path, *, gpu: bool | None = None, wheels_log: Path | None = None,
+              recipes: tuple[str, ...] = RECIPES, started_at: float | None = None):
+    """Every row in order, the recipes' results and the GRPO run's Watch; ``gpu`` None asks
+    torch. The recipes write under ``work``. Never raises for a failed row."""
     import os
 
     for key, value in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"),
@@ -242,22 +297,21 @@ def run_check(out: Path, *, gpu: bool | None = None, wheels_log: Path | None = N
     hf_logging.set_verbosity_error()
     gpu = torch.cuda.is_available() if gpu is None else gpu
     device = "cuda" if gpu else "cpu"
-    out.mkdir(parents=True, exist_ok=True)
+    work.mkdir(parents=True, exist_ok=True)
     rows = [wheels_row(wheels_log), *cuda_rows(gpu)]
     results: dict[str, dict | None] = {}
     for name in recipes:
-        row, results[name] = recipe_row(name, out, device)
+        row, results[name] = recipe_row(name, work, device)
         rows.append(row)
-    rows.append(watch_row(out, results.get("grpo")) if "grpo" in recipes else
-                Row("watch", "skipped", detail="the GRPO row was not asked for"))
+    watch = None
+    if "grpo" in recipes:
+        row, watch = watch_row(work, results.get("grpo"))
+        rows.append(row)
+    else:
+        rows.append(Row("watch", "skipped", detail="the GRPO row was not asked for"))
     seconds = time.monotonic() - started
-    if gpu:
-        rows.append(Row("wall clock", "pass" if seconds < TIME_LIMIT_S else "FAIL",
-                        detail=f"{seconds:.0f} s of the {TIME_LIMIT_S:.0f} s budget"))
-    else:  # the budget is the GPU machine's; a CPU's time depends on what else runs there
-        rows.append(Row("wall clock", "skipped", detail=f"{seconds:.0f} s on the CPU; the "
-                                                        f"{TIME_LIMIT_S:.0f} s budget is the GPU's"))
-    return rows, gpu, seconds
+    rows.append(budget_row(gpu, seconds, started_at, wheels_log))
+    return rows, gpu, seconds, results, watch
 
 
 def environment() -> dict:
@@ -278,10 +332,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="recipes/gpu_check.py", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, required=True,
-                        help="folder for gpu-check.md, gpu-check.json and each recipe's results")
+                        help=f"folder for {TABLE_FILE}, {JSON_FILE} and {PICTURE_FILE}, nothing "
+                             "else")
+    parser.add_argument("--work", type=Path, default=None,
+                        help="folder for the recipes' own outputs (default: a temporary folder, "
+                             "removed at the end)")
     parser.add_argument("--cpu", action="store_true", help="run on the CPU even with a GPU")
     parser.add_argument("--wheels-log", type=Path, default=None,
                         help="scripts/gpu-check.sh's install log, shown as the first row")
+    parser.add_argument("--started-at", type=float, default=None,
+                        help="when scripts/gpu-check.sh started (seconds since the epoch): the "
+                             "8-minute budget counts from there, installing included")
     parser.add_argument("--recipes", default=",".join(RECIPES),
                         help="which recipes, comma-separated (default %(default)s)")
     args = parser.parse_args(argv)
@@ -289,18 +350,28 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(chosen) - set(RECIPES))
     if unknown:
         parser.error(f"--recipes: unknown {unknown}; choose from {', '.join(RECIPES)}")
-    rows, gpu, seconds = run_check(args.out, gpu=False if args.cpu else None,
-                                   wheels_log=args.wheels_log, recipes=chosen)
+    work = args.work or Path(tempfile.mkdtemp(prefix="whileai-gpu-check-"))
+    try:
+        rows, gpu, seconds, results, watch = run_check(
+            work, gpu=False if args.cpu else None, wheels_log=args.wheels_log, recipes=chosen,
+            started_at=args.started_at)
+        args.out.mkdir(parents=True, exist_ok=True)
+        drawn = picture(watch, args.out)
+    finally:
+        if args.work is None:
+            shutil.rmtree(work, ignore_errors=True)
     env = environment()
     table = (f"GPU check, {time.strftime('%Y-%m-%d')}: python {env['python']}, torch "
              f"{env['torch']}, transformers {env['transformers']}, trl {env['trl']}, peft "
              f"{env['peft']}, datasets {env['datasets']}\n\n" + render(rows, gpu=gpu,
                                                                     seconds=seconds))
     print(table)
-    (args.out / "gpu-check.md").write_text(table + "\n", encoding="utf-8")
-    (args.out / "gpu-check.json").write_text(json.dumps(
+    (args.out / TABLE_FILE).write_text(table + "\n", encoding="utf-8")
+    (args.out / JSON_FILE).write_text(json.dumps(
         {"gpu": gpu, "environment": env, "seconds": round(seconds, 1),
-         "rows": [asdict(r) for r in rows]}, indent=2), encoding="utf-8")
+         "rows": [asdict(r) for r in rows], "picture": drawn,
+         "recipes": {name: result for name, result in results.items()}}, indent=1,
+        default=str), encoding="utf-8")
     return 1 if any(r.status == "FAIL" for r in rows) else 0
 
 

@@ -87,14 +87,18 @@ def test_lora_on_and_off():
     assert "weight_broadcast" not in cfg(gpus=8, nodes=2, lora=False).config
 
 
-def test_eval_sampler_temperature_is_written_and_is_the_training_one():
-    # prime-rl 559b447's EvalSamplingConfig.temperature defaults to None: the server's default
-    # (the checkpoint's generation_config), not the training sampler's 1.0
+def test_eval_sampler_is_written_and_is_the_training_one():
+    # prime-rl 559b447's EvalSamplingConfig leaves temperature, top_p, top_k and min_p None: the
+    # server's defaults (the checkpoint's generation_config), not the training sampler's, which
+    # sends top_p 1.0 (TrainSamplingConfig.to_sampling_args) and top_k -1, min_p 0.0
+    # (OrchestratorConfig.resolve_env_config) whatever the config says
     default = cfg(eval_split="train[872:]")
     assert default.config["orchestrator"]["eval"]["sampling"]["temperature"] == 1.0
     hot = cfg(eval_split="train[872:]", temperature=0.7)
-    assert hot.config["orchestrator"]["eval"]["sampling"] == {"temperature": 0.7}
+    assert hot.config["orchestrator"]["eval"]["sampling"] == {
+        "temperature": 0.7, "top_p": 1.0, "top_k": -1, "min_p": 0.0}
     assert hot.config["orchestrator"]["train"]["sampling"]["temperature"] == 0.7
+    assert "top_p" not in hot.config["orchestrator"]["train"]["sampling"]  # prime-rl's own
 
 
 def test_seed_goes_to_the_policys_vllm_engine():

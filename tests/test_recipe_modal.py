@@ -111,6 +111,8 @@ def test_modal_gpus_agree_with_the_run_registry_defaults(no_token, monkeypatch):
 
 TRL_APPS = [("recipes.grpo.modal_grpo", "train_grpo", "GRPOSettings", "recipes.grpo.train"),
             ("recipes.dpo.modal_dpo", "train_dpo", "DPOSettings", "recipes.dpo.train"),
+            # a data folder's DPO round (launch_run("dpo", data=...)) under the default name dpo
+            ("recipes.dpo.modal_dpo", "train_dpo_data", "DPOSettings", "recipes.dpo.train"),
             ("recipes.sft.modal_sft", "train_sft", "SFTSettings", "recipes.sft.train")]
 
 

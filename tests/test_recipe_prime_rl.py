@@ -236,7 +236,9 @@ def test_collector_reads_prime_rl_run_folders_and_prints_the_table(tmp_path):
     assert re.search(cell.format("0.938", 4, 20, "v19"), table)
     # the delta with its pairs: grpo pairs prompts 0-2 (3), opsd all four
     assert "(n=3 paired)" in table and "(n=4 paired)" in table
-    assert "last eval is not the final checkpoint" in table
+    assert "it measures the policy before the final weights" in table
+    # no run records in this copy of the volume: each arm says so rather than guessing
+    assert "grpo final weights: not named by its run record" in table
     rep = json.loads((tmp_path / "out" / "results.json").read_text())["report"]
     grpo, opsd, opd = (rep["arms"][a] for a in ("grpo", "opsd", "opd"))
     # paired prompts only: grpo 0-2 gain .75, .25, 1.0; opd 0, 2, 3 gain .75, .25, 1.0
@@ -301,7 +303,9 @@ def test_collect_names_the_arm_and_step_whose_every_episode_errored(tmp_path):
     write_calls(tmp_path / "out", {"grpo": ("e2e-grpo", "fc-grpo-new")})
     proc = run(["--collect", "--runs-dir", str(volume), "--out", str(tmp_path / "out")], tmp_path)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert "arm grpo: every eval episode at step 20 errored (1 of 1)" in proc.stderr
+    # the arm is named, and no arm is left to report
+    assert "no arm to report: grpo: its eval rows: every eval episode at step 20 errored (1 of " \
+           "1)" in proc.stderr
     assert "Fix: read that run's logs" in proc.stderr
     assert not (tmp_path / "out" / "results.json").exists()
 

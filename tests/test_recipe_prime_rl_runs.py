@@ -144,6 +144,39 @@ def test_collect_reports_the_arms_it_has_and_names_the_one_it_has_not(tmp_path):
     assert proc.returncode == 2 and "--force" in proc.stderr
 
 
+def test_an_arm_that_finished_without_eval_rows_is_named_and_the_others_reported(tmp_path):
+    """rl exited 0 but wrote no eval episodes (an eval block dropped, a copy that failed): that
+    arm is named with why, the other two are reported; before, the whole collect raised."""
+    volume = tmp_path / "volume"
+    for arm in ("grpo", "opd"):
+        name, cid = LAUNCHES[arm]
+        shutil.copytree(VOLUME / name / cid, volume / name / cid)
+    name, cid = LAUNCHES["opsd"]
+    (volume / name / cid / "logs" / "attempt_1").mkdir(parents=True)  # a run, no evals
+    (volume / name / cid / "logs" / "attempt_1" / "orchestrator.log").write_text("done")
+    # one step only: the last eval never ran, so nothing pairs with the first
+    only_first = tmp_path / "volume-first" / name / cid / "rollouts" / "step_0"
+    shutil.copytree(VOLUME / LAUNCHES["grpo"][0] / LAUNCHES["grpo"][1] / "rollouts" / "step_0",
+                    only_first)
+    out = tmp_path / "out"
+    _calls(out)
+    proc = _run(["--collect", "--runs-dir", str(volume), "--out", str(out)], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads((out / "results.json").read_text())
+    assert results["complete"] is False and set(results["report"]["arms"]) == {"grpo", "opd"}
+    assert results["missing"]["opsd"].startswith("wrote no eval rows")
+    assert "opsd: not in this report: wrote no eval rows" in proc.stdout
+    calls = _calls(out)
+    # an arm whose evals cover one step cannot be paired: named, not raised
+    for arm in ("grpo", "opd"):
+        n, c = LAUNCHES[arm]
+        shutil.copytree(VOLUME / n / c, tmp_path / "volume-first" / n / c)
+    run = load("run")
+    results = run.collect_local(tmp_path / "volume-first", calls)
+    assert set(results["report"]["arms"]) == {"grpo", "opd"}
+    assert results["missing"]["opsd"].startswith("its eval rows cover step 0 only")
+
+
 class _Call:
     def __init__(self, outcome):
         self.outcome = outcome
@@ -198,6 +231,13 @@ def test_modal_collect_keeps_the_finished_arm_and_names_the_running_and_the_fail
     # the config as launched came down beside the run folder: the floor knows the seed
     assert (out / "runs" / name / f"{cid}.config.toml").is_file()
     assert results["report"]["arms"]["grpo"]["wall_clock_s"] == 884.0
+    # an arm that exited 0 with no eval episodes kept is named; the others still come back
+    outcomes["fc-opsd-1"] = {"returncode": 0, "run_dir": "e2e-opsd/fc-opsd-1",
+                             "launch_id": "fc-opsd-1", "log_tail": "done", "eval_files": []}
+    results = run.collect(Namespace(out=out))
+    assert set(results["report"]["arms"]) == {"grpo"}
+    assert results["missing"]["opsd"].startswith("wrote no eval rows: rl exited 0")
+    assert results["runs"]["opsd"]["returncode"] == 0
     # nothing finished at all: one error naming every arm
     monkeypatch.setattr(modal.FunctionCall, "from_id", lambda cid: _Call(TimeoutError()))
     with pytest.raises(ConfigError, match="no arm finished: grpo: still running"):
@@ -207,34 +247,99 @@ def test_modal_collect_keeps_the_finished_arm_and_names_the_running_and_the_fail
 # --- what a launch keeps, and the teacher's shutdown -------------------------------------------
 
 def _prime_rl_run_folder(run_dir: Path) -> None:
-    """The files prime-rl 559b447 leaves in a run folder, a few bytes each."""
+    """The files prime-rl 559b447 leaves in a run folder, a few bytes each: under filesystem
+    broadcast the last two broadcasts (each step's older one is removed two steps on,
+    src/prime_rl/trainer/utils.py maybe_clean), each HF-named shards, their index and STABLE."""
     for name in ("rollouts/step_0/eval/all/traces.jsonl", "rollouts/step_20/eval/all/traces.jsonl",
                  "rollouts/step_3/train/all/traces.jsonl", "logs/attempt_1/trainer.log",
                  "logs/attempt_1/orchestrator.log", "configs/inference.toml",
                  "checkpoints/step_10/trainer/model.pt", "checkpoints/step_20/trainer/model.pt",
                  "checkpoints/step_20/orchestrator/progress.pt",
-                 "broadcasts/step_20/model.safetensors"):
+                 "broadcasts/step_19/model-00001-of-00001.safetensors", "broadcasts/step_19/STABLE",
+                 "broadcasts/step_20/model-00001-of-00001.safetensors",
+                 "broadcasts/step_20/model.safetensors.index.json", "broadcasts/step_20/STABLE"):
         (run_dir / name).parent.mkdir(parents=True, exist_ok=True)
         (run_dir / name).write_text(name)
     os.symlink("attempt_1", run_dir / "logs" / "latest")
 
 
-def test_keep_run_copies_evals_logs_configs_and_the_final_checkpoint_only(app, tmp_path):
+STUDENT = "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT"
+
+
+def _hub_cache(root: Path, model: str = STUDENT) -> Path:
+    """A hub cache laid out as huggingface_hub writes it: snapshot entries link to blobs."""
+    repo = root / f"models--{model.replace('/', '--')}"
+    (repo / "blobs").mkdir(parents=True)
+    snapshot = repo / "snapshots" / "0123abc"
+    snapshot.mkdir(parents=True)
+    for i, name in enumerate(("config.json", "generation_config.json", "tokenizer.json",
+                              "tokenizer_config.json", "model.safetensors")):
+        (repo / "blobs" / f"blob{i}").write_text(f"{model} {name}")
+        os.symlink(f"../../blobs/blob{i}", snapshot / name)
+    return root
+
+
+def test_keep_run_copies_evals_logs_configs_the_final_checkpoint_and_servable_weights(
+        app, tmp_path):
     local, volume = tmp_path / "local" / "e2e-grpo", tmp_path / "runs" / "e2e-grpo"
     _prime_rl_run_folder(local / "fc-1")
     (local / "fc-1.logs").mkdir()
     (local / "fc-1.logs" / "rl.log").write_text("rl output")
-    kept = app.keep_run(local, volume, "fc-1")
+    kept = app.keep_run(local, volume, "fc-1", model=STUDENT, hub_cache=_hub_cache(tmp_path / "hub"))
     copied = sorted(str(p.relative_to(volume)) for p in volume.rglob("*") if p.is_file())
-    assert copied == ["fc-1.logs/rl.log", "fc-1/checkpoints/step_20/orchestrator/progress.pt",
-                      "fc-1/checkpoints/step_20/trainer/model.pt", "fc-1/configs/inference.toml",
-                      "fc-1/logs/attempt_1/orchestrator.log", "fc-1/logs/attempt_1/trainer.log",
-                      "fc-1/rollouts/step_0/eval/all/traces.jsonl",
-                      "fc-1/rollouts/step_20/eval/all/traces.jsonl"]
-    assert kept == {"files": 8, "bytes": sum((volume / p).stat().st_size for p in copied),
-                    "errors": [], "n_errors": 0, "final_checkpoint": "checkpoints/step_20"}
+    # the last complete broadcast, with the student's config and tokenizer (not its weights)
+    final = ["fc-1/broadcasts/step_20/STABLE", "fc-1/broadcasts/step_20/config.json",
+             "fc-1/broadcasts/step_20/generation_config.json",
+             "fc-1/broadcasts/step_20/model-00001-of-00001.safetensors",
+             "fc-1/broadcasts/step_20/model.safetensors.index.json",
+             "fc-1/broadcasts/step_20/tokenizer.json",
+             "fc-1/broadcasts/step_20/tokenizer_config.json"]
+    assert copied == sorted(["fc-1.logs/rl.log", "fc-1/checkpoints/step_20/orchestrator/progress.pt",
+                             "fc-1/checkpoints/step_20/trainer/model.pt",
+                             "fc-1/configs/inference.toml", "fc-1/logs/attempt_1/orchestrator.log",
+                             "fc-1/logs/attempt_1/trainer.log",
+                             "fc-1/rollouts/step_0/eval/all/traces.jsonl",
+                             "fc-1/rollouts/step_20/eval/all/traces.jsonl", *final])
+    assert (volume / "fc-1/broadcasts/step_20/config.json").read_text() == f"{STUDENT} config.json"
+    seconds = kept.pop("seconds")
+    assert 0 <= seconds < 60
+    assert kept == {"files": 15, "bytes": sum((volume / p).stat().st_size for p in copied),
+                    "errors": [], "n_errors": 0, "final_checkpoint": "checkpoints/step_20",
+                    "final_weights": "broadcasts/step_20",
+                    "final_weights_are": f"full weights with {STUDENT}'s config and tokenizer "
+                                         "beside them: vllm serve (or uv run inference "
+                                         "--vllm.model) takes the folder; prime-rl's evals reads "
+                                         "it as a broadcast"}
     assert app.eval_files(volume / "fc-1") == ["rollouts/step_0/eval/all/traces.jsonl",
                                                "rollouts/step_20/eval/all/traces.jsonl"]
+
+
+def test_final_weights_are_the_last_complete_broadcast_and_say_what_they_are(app, tmp_path):
+    run_dir = tmp_path / "run"
+    (run_dir / "broadcasts" / "step_20").mkdir(parents=True)  # being written: no STABLE yet
+    (run_dir / "broadcasts" / "step_19").mkdir()
+    (run_dir / "broadcasts" / "step_19" / "STABLE").write_text("")
+    weights, beside, what = app.final_weights(run_dir, STUDENT, None)
+    assert weights.name == "step_19" and beside == [] and "no config.json" in what
+    (run_dir / "broadcasts" / "step_19" / "adapter_config.json").write_text("{}")
+    assert "LoRA adapter" in app.final_weights(run_dir, STUDENT, None)[2]
+    assert app.final_weights(tmp_path / "nccl-run", STUDENT, None)[0] is None
+    # a local checkpoint as the model: its own files, without weights
+    local_model = tmp_path / "model"
+    local_model.mkdir()
+    for name in ("config.json", "tokenizer.json", "model.safetensors", "pytorch_model.bin"):
+        (local_model / name).write_text(name)
+    assert [p.name for p in app.base_model_files(str(local_model), None)] == [
+        "config.json", "tokenizer.json"]
+
+
+def test_a_teacher_folder_without_weights_is_named_before_any_server_starts(app, tmp_path):
+    assert app.missing_weights("PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL") is None
+    folder = tmp_path / "broadcasts" / "step_20"
+    folder.mkdir(parents=True)
+    assert "no config.json" in app.missing_weights(str(folder))
+    (folder / "config.json").write_text("{}")
+    assert app.missing_weights(str(folder)) is None
 
 
 def test_keep_run_after_a_crash_keeps_the_logs_and_never_raises(app, tmp_path):

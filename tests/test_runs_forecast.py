@@ -21,13 +21,13 @@ from whileai_core.models import architecture
 from whileai_core.runs import Registry, collect_run, launch_run, list_runs
 from whileai_core.runs._wrapper import EXIT_FILE, PID_FILE
 from whileai_core.runs.forecast import Figure, prime_rl_fit, trl_fit
-from whileai_core.runs.forecast_check import past_error
+from whileai_core.runs.forecast_check import measure, past_error, recorded
 from whileai_core.runs.registry import REGISTRY_FILE, SCHEMA_VERSION, RunRecord
 from test_runs_support import make_recipes, wait_until_finished
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = REPO / "recipes" / "prime-rl" / "configs"
-KINDS = {"measured", "derived", "assumption"}
+KINDS = {"measured", "fitted", "derived", "assumption"}
 
 
 @pytest.fixture(autouse=True)
@@ -81,6 +81,14 @@ def test_the_fit_to_the_seeds_two_arms_worked_by_hand():
     assert fitted_startup == pytest.approx(startup, abs=0.01)
 
 
+# what the recipe copies to its volume when rl ends, for the 0.6B arms (full weights, [ckpt]):
+# the final broadcast in bf16, 2 B x 0.6e9 = 1.2 GB, and the trainer's checkpoint, fp32 weights
+# 4 B + AdamW's two fp32 moments 8 B a parameter = 7.2 GB: 8.4 GB at the assumed 0.5 GB/s
+COPY_S = (1.2 + 7.2) / 0.5                                              # 16.8 s
+# opd's teacher, started before rl: the assumed 60 s of vLLM start + its 1.2 GB at 1 GB/s
+TEACHER_S = 60 + 1.2                                                    # 61.2 s
+
+
 @pytest.mark.parametrize("arm", ["grpo", "opsd", "opd"])
 def test_reverse_text_arms_forecast_within_1_5x_of_the_seeds_measured_wall_clock(arm, tmp_path):
     forecast = plan(CONFIGS / f"{arm}.toml", tmp_path).forecast
@@ -89,13 +97,81 @@ def test_reverse_text_arms_forecast_within_1_5x_of_the_seeds_measured_wall_clock
         assert forecast.run_s == pytest.approx(measured, abs=0.5)
     else:                            # opd was left out of the fit: a check, not a calibration
         assert 1 / 1.5 <= forecast.run_s / measured <= 1.5
-        # by hand: grpo's 884 s + the teacher's 1.2 GB load (1.2 s) + 20 steps of scoring
-        # 2 * 0.6e9 * 128 * 256 / (989e12 * 0.3) = 0.13252 s -> 884 + 1.2 + 2.65 = 887.85 s
-        assert forecast.run_s == pytest.approx(887.85, abs=0.05)
-    # billed: the assumed 60 s container start on top; two H100s at $0.001097/s each
-    assert forecast.wall_s.value == pytest.approx(forecast.run_s + 60)
+        # by hand: rl's own time is grpo's 884 s + 20 steps of teacher scoring
+        # 2 * 0.6e9 * 128 * 256 / (989e12 * 0.3) = 0.13252 s -> 884 + 2.65 = 886.65 s (the
+        # teacher's own load is in its start-up, before rl's clock starts)
+        assert forecast.run_s == pytest.approx(886.65, abs=0.05)
+    # billed: the assumed 60 s container start, opd's teacher start-up and the end-of-run copy
+    # on top of rl; two H100s at $0.001097/s each
+    outside = 60 + COPY_S + (TEACHER_S if arm == "opd" else 0)
+    assert forecast.wall_s.value == pytest.approx(forecast.run_s + outside)
+    parts = {t.name: t for t in forecast.time}
+    assert parts["checkpoint copy"].value == pytest.approx(COPY_S)
+    assert parts["checkpoint copy"].kind == "assumption"
+    assert ("teacher start-up" in parts) == (arm == "opd")
+    if arm == "opd":
+        assert parts["teacher start-up"].value == pytest.approx(TEACHER_S)
     assert forecast.dollars.value == pytest.approx(forecast.wall_s.value * 2 * 0.001097)
     assert forecast.gpu_hours.value == pytest.approx(forecast.wall_s.value * 2 / 3600)
+
+
+def test_the_forecast_says_what_is_fitted_held_out_and_measured(tmp_path):
+    forecast = plan(CONFIGS / "opd.toml", tmp_path).forecast
+    parts = {t.name: t.kind for t in forecast.time}
+    # solved from the grpo and opsd runs: fitted, not measured
+    assert parts["start-up and evals"] == parts["rollouts"] == "fitted"
+    assert forecast.wall_s.kind == "fitted" and "measured" not in parts.values()
+    runs = {r.run: r for r in forecast.calibration.runs}
+    assert {r.role for r in runs.values()} == {"fitted", "held out"}
+    for arm in ("grpo", "opsd"):                      # reproduced by construction
+        assert runs[f"seed {arm}"].role == "fitted"
+        assert runs[f"seed {arm}"].residual_s == pytest.approx(0.0, abs=0.05)
+    held = runs["seed opd"]
+    # by hand (above): 886.65 s forecast for the 894 s measured: residual -7.35 s
+    assert held.role == "held out" and held.measured_s == 894.0
+    assert held.residual_s == pytest.approx(886.65 - 894.0, abs=0.05)
+    text = str(launch_run(str(CONFIGS / "opd.toml"), state_dir=tmp_path / "s",
+                          recipes_dir=REPO / "recipes"))
+    assert "held out: seed opd measured 894 s, forecast 886.6 s, residual -7.3 s (-0.8%)" in text
+    assert "fitted to seed grpo (884 s) and seed opsd (484 s)" in text
+    # the TRL fit has nothing held out, and says so
+    assert "no run held out: the fit is unchecked" in str(plan("grpo", tmp_path))
+    # a run of another model or GPU is told the check does not cover it
+    other = plan(CONFIGS / "opd.toml", tmp_path, gpu="A100-80GB:2").forecast
+    assert any("which no run here has checked" in note for note in other.notes)
+
+
+def test_collect_reconciles_teacher_start_up_and_the_copy_and_bills_them(tmp_path):
+    """A prime-rl record times rl, the teacher's start-up and the end-of-run copy; each is set
+    beside its forecast and the measured dollars count all three (the seed's 894 s of rl, a
+    95 s teacher start-up and a 20 s copy: made-up record values, forecast by hand above)."""
+    forecast = plan(CONFIGS / "opd.toml", tmp_path).forecast
+    kept = recorded(forecast)
+    assert kept["parts"] == {"rl": pytest.approx(886.65, abs=0.1),
+                             "teacher start-up": pytest.approx(TEACHER_S, abs=0.1),
+                             "checkpoint copy": pytest.approx(COPY_S, abs=0.1)}
+    record = RunRecord(id="run-000000000001", name="opd", target="opd.toml",
+                       target_kind="config", recipe="prime-rl", sha256="x", backend="modal",
+                       gpu="H100:2", status="succeeded", created_at="2026-12-02T10:00:00",
+                       updated_at="2026-12-02T11:00:00", finished_at="2026-12-02T11:00:00",
+                       forecast=kept, results={"returncode": 0, "wall_clock_s": 894.0,
+                                               "teacher": {"ready_after_s": 95.0},
+                                               "kept": {"seconds": 20.0}})
+    measured = measure(record, tmp_path)
+    assert measured["clock"] == "recipe" and measured["wall_s"] == 894.0
+    assert measured["ratio"] == pytest.approx(kept["run_s"] / 894.0, abs=1e-4)
+    assert measured["parts"]["teacher start-up"] == {
+        "forecast_s": pytest.approx(TEACHER_S, abs=0.1), "measured_s": 95.0,
+        "ratio": pytest.approx(TEACHER_S / 95.0, abs=1e-3)}
+    assert measured["parts"]["checkpoint copy"]["measured_s"] == 20.0
+    billed = 894.0 + 95.0 + 20.0                                        # 1,009 s
+    assert measured["billed_s"] == billed
+    assert measured["dollars"] == pytest.approx(billed * 2 * 0.001097, abs=1e-4)
+    assert measured["gpu_hours"] == pytest.approx(billed * 2 / 3600, abs=1e-4)
+    lines = record.model_copy(update={"measured": measured}).render()
+    assert "by part: rl 14.9 min (forecast 14.8 min, 0.99x); teacher start-up 95 s (forecast " \
+           "61 s, 0.64x); checkpoint copy 20 s (forecast 17 s, 0.84x)" in lines
+    assert "billed: 16.8 min measured" in lines
 
 
 def test_reverse_text_arms_tokens_memory_and_labels(tmp_path):
@@ -121,12 +197,12 @@ def test_reverse_text_arms_tokens_memory_and_labels(tmp_path):
     assert opd.memory[0].total_gb == pytest.approx(64.0)
     assert {i.name for i in opd.memory[0].items} >= {"teacher weights", "teacher KV cache"}
     for forecast in (f, opsd, opd):
-        assert forecast.dollars is not None and forecast.wall_s.kind == "measured"
+        assert forecast.dollars is not None and forecast.wall_s.kind == "fitted"
         for fig in figures(forecast):
             assert fig.kind in KINDS and fig.basis.strip(), fig
     text = str(grpo)
-    for words in ("tokens:", "memory: GPU 0", "memory: GPU 1", "time:", "cost:", "measured:",
-                  "derived:", "assumption:"):
+    for words in ("tokens:", "memory: GPU 0", "memory: GPU 1", "time:", "cost:", "fitted:",
+                  "derived:", "assumption:", "fit:"):
         assert words in text, words
 
 

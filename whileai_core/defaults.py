@@ -547,6 +547,15 @@ _source("PROMPT_TOKEN_ALLOWANCE",
 PRIME_RL_TEMPERATURE = 1.0
 _source("PRIME_RL_TEMPERATURE", "prime-rl orchestrator.train.sampling.temperature default")
 
+PRIME_RL_TRAIN_SAMPLER = {"top_p": 1.0, "top_k": -1, "min_p": 0.0}
+_source("PRIME_RL_TRAIN_SAMPLER",
+        "what prime-rl 559b447's training sampler sends besides the temperature, whatever the "
+        "config says: top_p 1.0 (packages/prime-rl-configs/src/prime_rl/configs/orchestrator.py, "
+        "TrainSamplingConfig.to_sampling_args) and, for policy-sourced rollouts, top_k -1 and "
+        "min_p 0.0 (the same file, OrchestratorConfig.resolve_env_config); its eval sampler sends "
+        "none of them unless [orchestrator.eval.sampling] sets them, and vLLM then takes the "
+        "checkpoint's generation_config.json, whatever that sets")
+
 PRIME_RL_MAX_TEMPERATURE = 2.0
 _source("PRIME_RL_MAX_TEMPERATURE", "prime-rl validator: temperature must be <= 2")
 
@@ -972,7 +981,7 @@ _source("MODAL_MAX_GPUS", "Modal: at most 8 GPUs in one container (https://modal
 # --- the launch forecast: prices, GPUs, measured runs (whileai_core.runs.forecast) ----------------
 # What a plan says a run will take before it spends: tokens, memory per GPU, wall clock, dollars.
 # Each constant below is one input of that forecast; the forecast labels every number it prints
-# measured / derived / assumption after the weakest input it rests on (docs/launching.md,
+# measured / fitted / derived / assumption after the weakest input it rests on (docs/launching.md,
 # "The forecast").
 
 MODAL_GPU_PRICE_PER_S = {"B200": 0.001736, "H200": 0.001261, "H100": 0.001097,
@@ -1049,6 +1058,20 @@ _source("FORECAST_BROADCAST_GBPS",
         "weight_broadcast.type = 'filesystem', 559b447) writes and reloads the bf16 weights at "
         "2 GB/s each step; an nccl broadcast is counted as free")
 
+FORECAST_VLLM_START_S = 60.0
+_source("FORECAST_VLLM_START_S",
+        "assumption, untested: a vLLM server (the OPD teacher the prime-rl recipe starts before "
+        "rl) takes about a minute to answer /v1/models beyond reading its weights (engine start, "
+        "compilation, CUDA graph capture); the recipe records what it took (teacher."
+        "ready_after_s), which collect_run sets beside this")
+
+FORECAST_VOLUME_GBPS = 0.5
+_source("FORECAST_VOLUME_GBPS",
+        "assumption, untested: the prime-rl recipe copies what it keeps of a run (the final "
+        "weights and the trainer's checkpoint) from the container's disk to a Modal volume at "
+        "0.5 GB/s; the recipe records what the copy took (kept.seconds), which collect_run sets "
+        "beside this")
+
 MODAL_CONTAINER_START_S = 60.0
 _source("MODAL_CONTAINER_START_S",
         "assumption, untested: a Modal GPU container starts in about a minute with its image "
@@ -1061,14 +1084,18 @@ _source("PRIME_RL_MEASURED",
         "e2e1, 2026-09-20, each arm in its own H100:2 container, prime-rl image v0.8.1.dev63, "
         "Qwen3-0.6B, 20 steps, 128 completion tokens; grpo and opd 128 rollouts a step, opsd 32): "
         "per arm (wall clock s, rollouts a step, prime-rl algo). The forecast fits its start-up "
-        "and per-rollout seconds to grpo and opsd and leaves opd out as a check")
+        "and per-rollout seconds to grpo and opsd and holds opd out as a check. Taken as rl's "
+        "own time, the part this recipe's clock (wall_clock_s) covers: whether the seed's clock "
+        "also covered the OPD teacher's start and the end-of-run copy is not stated")
 
 PRIME_RL_MEASURED_SETUP = {"model": "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT", "gpu": "H100",
-                           "steps": 20, "max_tokens": 128, "seq_len": 2048}
+                           "steps": 20, "max_tokens": 128, "seq_len": 2048,
+                           "teacher": "PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL"}
 _source("PRIME_RL_MEASURED_SETUP",
         "what the PRIME_RL_MEASURED runs shared (the seed recipe; recipes/prime-rl/README.md): "
         "the student, one H100 for inference and one for training, 20 steps, 128 completion "
-        "tokens, seq_len 2048, full weights, prime-rl's default vLLM memory share")
+        "tokens, seq_len 2048, full weights, prime-rl's default vLLM memory share; opd's teacher, "
+        "served on localhost beside the policy")
 
 PRIME_RL_FIT_ARMS = ("grpo", "opsd")
 _source("PRIME_RL_FIT_ARMS",

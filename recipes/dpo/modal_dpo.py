@@ -65,6 +65,7 @@ def train_dpo_data(settings: dict, data: dict) -> dict:
 
     config = DPOSettings.from_dict(settings)
     out = Path(RUNS_PATH) / config.run_name
+    claim_run_folder(out, DPO_RUNS_VOLUME)  # the default name `dpo` again: refuse, never overwrite
     model, tokenizer = load_policy(config.model)
     results, trainer = run_dpo_data(model, tokenizer, config, DPOData.from_payload(data),
                                     out / "trainer", model_label=config.model)

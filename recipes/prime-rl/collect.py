@@ -15,9 +15,15 @@ reads both from the configs the arms ran); otherwise the floor is "not measured"
 carries only its paired interval.
 
 Which weights a number measures: the eval at step S samples whatever policy the inference
-server holds then (``policy_version`` on every row, v0 for the startup eval), and prime-rl never
-broadcasts the final step's weights, so the last eval of a 20-step run measures v19 at best, not
-the saved final checkpoint. Every number is printed with its policy version for that reason.
+server holds then (``policy_version`` on every row, v0 for the startup eval). prime-rl 559b447's
+orchestrator fires the last eval when it ships the last batch (``orchestrator.py``:
+``maybe_trigger_eval`` then ``start_draining``), before the trainer has made the final policy
+from it, so the last eval of a 20-step run measures v19 at best. The final policy v20 exists:
+under filesystem broadcast the trainer writes ``broadcasts/step_20`` after its last step too
+(``trainer/rl/train.py``; only NCCL and NIXL skip that unused broadcast), and the recipe keeps it,
+servable, as each arm's final weights (``final_weights`` in the report, the run's record's
+``kept``). Every number is printed with its policy version, and each arm with where its final
+weights are, for that reason.
 """
 
 from __future__ import annotations
@@ -37,6 +43,23 @@ def run_rows(run_dir: str | Path) -> list[dict]:
     return import_rows(run_dir, format="prime-rl", keep_errored=True).rows
 
 
+def unusable(rows: Sequence[Mapping]) -> str | None:
+    """Why an arm's eval rows cannot be reported, or None: none at all, one eval step only (the
+    first has no last to pair with), or a first or last step whose every episode errored."""
+    if not rows:
+        return "wrote no eval rows. Fix: read its rl.log for why the evals did not run"
+    steps = by_step(rows)
+    if len(steps) < 2:
+        return (f"its eval rows cover step {min(steps)} only: nothing to pair the first eval "
+                "with. Fix: read its rl.log for why the last eval did not run")
+    for step in (min(steps), max(steps)):
+        try:
+            scored(steps[step], step)
+        except RowsError as exc:
+            return str(exc)
+    return None
+
+
 def by_step(rows: Sequence[Mapping]) -> dict[int, list[dict]]:
     out: dict[int, list[dict]] = {}
     for row in rows:
@@ -50,7 +73,7 @@ def scored(rows: Sequence[Mapping], step: int, arm: str | None = None) -> list[d
     if not kept:
         raise RowsError(f"every eval episode at step {step} errored ({len(rows)} of "
                         f"{len(rows)}): nothing was scored to compare",
-                        source=f"arm {arm}" if arm else "eval rows",
+                        source=f"arm {arm}" if arm else "its eval rows",
                         fix="read that run's logs (rl.log beside its run folder) for why the "
                             "eval failed, then run that arm again")
     return kept
@@ -106,6 +129,18 @@ def sampler(config_text: str | None) -> dict:
     return {"seed": int(vllm.get("seed", 0)), "eval_temperature": sampling.get("temperature")}
 
 
+def teacher_of(config_text: str | None) -> str | None:
+    """The OPD teacher an arm's config names (``orchestrator.algo.teacher.name``), or None (no
+    teacher, or the config is not at hand)."""
+    import tomllib
+
+    if config_text is None:
+        return None
+    teacher = (((tomllib.loads(config_text).get("orchestrator") or {}).get("algo") or {})
+               .get("teacher"))
+    return str(teacher["name"]) if isinstance(teacher, dict) and teacher.get("name") else None
+
+
 def noise_source(samplers: Mapping[str, Mapping]) -> tuple[bool, str]:
     """Whether the arms' first evals are re-runs of one eval, and what they are (or why not).
 
@@ -136,11 +171,14 @@ def noise_source(samplers: Mapping[str, Mapping]) -> tuple[bool, str]:
 def report(arms: Mapping[str, Mapping]) -> dict:
     """All arms: noise floor from the step-1 scores, per-arm deltas, each arm against GRPO.
 
-    ``arms[name]`` holds ``rows`` (graded eval rows with ``step``), ``wall_clock_s`` and
-    ``sampler`` (:func:`sampler` of the config it ran; without it the floor is not measured).
+    ``arms[name]`` holds ``rows`` (graded eval rows with ``step``), ``wall_clock_s``,
+    ``sampler`` (:func:`sampler` of the config it ran; without it the floor is not measured),
+    and, where known, ``teacher`` (:func:`teacher_of`) and ``final_weights`` (where the run kept
+    them: :func:`final_weights`). The published teacher's caveat applies to an OPD arm taught by
+    it, or by a teacher not known.
     """
     from whileai_core import compare, mean_reward, noise_floor
-    from whileai_core.prime_rl import REVERSE_TEXT_CAVEATS
+    from whileai_core.prime_rl import REVERSE_TEXT_CAVEATS, REVERSE_TEXT_TEACHER
 
     first_scores = {}
     for name, arm in arms.items():
@@ -158,11 +196,15 @@ def report(arms: Mapping[str, Mapping]) -> dict:
                f"not measured: {what}; each delta carries only its paired interval"),
            "step1_lcs": first_scores,
            "arms": {}, "head_to_head": {},
-           "caveats": {name: REVERSE_TEXT_CAVEATS[name] for name in arms
-                       if name in REVERSE_TEXT_CAVEATS}}
+           "caveats": {name: REVERSE_TEXT_CAVEATS[name] for name, arm in arms.items()
+                       if name in REVERSE_TEXT_CAVEATS
+                       and arm.get("teacher") in (None, REVERSE_TEXT_TEACHER)}}
     for name, arm in arms.items():
         out["arms"][name] = {**arm_report(arm["rows"], run_std=run_std, arm=name),
-                             "wall_clock_s": arm.get("wall_clock_s")}
+                             "wall_clock_s": arm.get("wall_clock_s"),
+                             "teacher": arm.get("teacher"),
+                             "final_weights": arm.get("final_weights"),
+                             "time": arm.get("time")}
     if "grpo" in arms:
         grpo = by_step(arms["grpo"]["rows"])
         for name, arm in arms.items():
@@ -174,6 +216,20 @@ def report(arms: Mapping[str, Mapping]) -> dict:
                 [r for r in mine[max(mine)] if not r.get("errored")],
                 run_std=run_std, metric="reward").to_dict()
     return out
+
+
+def final_weights(record: Mapping | None, run_dir: str, volume: str, mount: str) -> dict | None:
+    """Where an arm's final weights are, from its run record's ``kept``: on the ``volume``
+    (``<volume>:/<run dir>/broadcasts/step_<N>``), at ``mount`` inside a train container (what
+    an OPD config names as its teacher), the step, and what they are; None when the record
+    names none."""
+    kept = (record or {}).get("kept") or {}
+    where = kept.get("final_weights")
+    if not where:
+        return None
+    step = where.rsplit("step_", 1)[-1]
+    return {"volume": f"{volume}:/{run_dir}/{where}", "container": f"{mount}/{run_dir}/{where}",
+            "step": int(step) if step.isdigit() else None, "are": kept.get("final_weights_are")}
 
 
 def _delta_text(d: Mapping) -> str:
@@ -207,6 +263,8 @@ def _share_text(share: Mapping) -> str:
 
 
 def render(rep: Mapping) -> str:
+    from whileai_core.runs.forecast_check import part_text
+
     lines = ["arm    | held-out LCS first [95%] (n, step, policy)     | "
              "last [95%] (n, step, policy)                  | delta [95%] verdict (n paired) | "
              "truncated first -> last [95%]   | errored | wall clock"]
@@ -232,7 +290,20 @@ def render(rep: Mapping) -> str:
     for name, d in rep["head_to_head"].items():
         lines.append(f"{name} at the last eval: {_delta_text(d)}")
     lines.append("policy: each eval samples the weights the inference server held then; the "
-                 "last eval is not the final checkpoint (prime-rl never broadcasts the last "
-                 "step's weights)")
+                 "last eval fires as the last batch ships, before the trainer makes the final "
+                 "policy from it, so it measures the policy before the final weights")
+    for name, arm in rep["arms"].items():
+        final = arm.get("final_weights")
+        if final:
+            lines.append(f"{name} final weights (v{final.get('step')}): {final['volume']}; "
+                         f"{final.get('are') or ''}".rstrip("; "))
+        elif "final_weights" in arm:
+            lines.append(f"{name} final weights: not named by its run record (collect it "
+                         "through Modal, or copy <run dir>.record.json with the run folder)")
+        if arm.get("teacher") and name not in caveats:
+            lines.append(f"{name} teacher: {arm['teacher']}")
+        if arm.get("time"):
+            lines.append(f"{name} time: " + "; ".join(part_text(part, seconds) for part, seconds
+                                                      in arm["time"].items()))
     lines += [f"* {name}: {text}" for name, text in caveats.items()]
     return "\n".join(lines)

@@ -12,9 +12,11 @@ config on its own:
 --run.name <launch id> --clean`` in ``/app``: every launch (a Modal function call; its call id is
 the launch id) runs in its own run folder on the container's local disk, where filesystem weight
 broadcast writes every step's weights, and when ``rl`` ends, whatever its exit status, the eval
-episodes, prime-rl's logs and resolved configs, the final checkpoint and our own ``rl.log`` /
-``teacher.log`` are copied to ``/runs/<run-name>/<launch id>`` on the ``whileai-prime-rl-runs``
-volume, so a re-run never mixes with an earlier one (``--clean`` only matters when Modal retries
+episodes, prime-rl's logs and resolved configs, the trainer's final checkpoint, the final
+weights in a form vLLM serves (the last broadcast with the model's config and tokenizer beside
+it: ``final_weights``) and our own ``rl.log`` / ``teacher.log`` are copied to
+``/runs/<run-name>/<launch id>`` on the ``whileai-prime-rl-runs`` volume, with the record beside
+it, so a re-run never mixes with an earlier one (``--clean`` only matters when Modal retries
 the same call: the retry starts that folder afresh). A container killed outright (its Modal
 timeout) copies nothing; the log tail is in the call's Modal logs. prime-rl runs on its own venv
 (``/app/.venv``, built on the image's /usr/bin/python3.12; ``--no-sync`` keeps uv from touching
@@ -52,9 +54,18 @@ RUNS_PATH = "/runs"
 # volume would slow. What is kept is copied to RUNS_PATH at the end.
 LOCAL_RUNS_PATH = "/tmp/whileai-runs"
 # Kept from a run folder (prime-rl 559b447's layout, src/prime_rl/utils/pathing.py): the eval
-# episodes, the logs of every attempt, the resolved configs; plus the last checkpoints/step_<N>.
+# episodes, the logs of every attempt, the resolved configs; plus the last checkpoints/step_<N>
+# (the trainer's, with its optimizer state: what resumes training) and the last complete
+# broadcasts/step_<N> (what serves: see final_weights).
 KEPT_GLOBS = ("rollouts/step_*/eval/**/*", "logs/**/*", "configs/**/*")
+# What a servable copy of a full-weight broadcast takes from its base model: everything in the
+# hub snapshot but the weights (config.json, generation_config.json, the tokenizer files). The
+# broadcast itself holds only HF-named safetensors shards, their index and the STABLE marker
+# (src/prime_rl/transports/weights/filesystem.py, src/prime_rl/utils/weights.py).
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".h5", ".msgpack", ".gguf", ".onnx",
+                   ".ckpt", ".index.json")
 HF_CACHE_PATH = "/cache"
+HF_HOME = f"{HF_CACHE_PATH}/hf"  # where the hub cache lives in the container (the image's env)
 PRIME_RL_DIR = "/app"
 TEACHER_MEMORY = 0.4
 TEACHER_READY_TIMEOUT_S = 900
@@ -76,7 +87,7 @@ PROBE = ("import sys, torch, vllm; print('python', sys.executable, sys.version.s
 
 app = modal.App(APP_NAME)
 image = (modal.Image.from_dockerfile(HERE / "prime-rl.Dockerfile", add_python="3.12")
-         .env({"HF_HOME": f"{HF_CACHE_PATH}/hf", "PYTHONUNBUFFERED": "1"}))
+         .env({"HF_HOME": HF_HOME, "PYTHONUNBUFFERED": "1"}))
 runs = modal.Volume.from_name(RUNS_VOLUME, create_if_missing=True)
 hf_cache = modal.Volume.from_name(HF_CACHE_VOLUME, create_if_missing=True)
 
@@ -94,6 +105,18 @@ def local_teacher(config_text: str) -> tuple[str, int, float] | None:
     memory = config.get("inference", {}).get("vllm", {}).get("gpu_memory_utilization",
                                                               TEACHER_MEMORY)
     return str(teacher["name"]), port, float(memory)
+
+
+def missing_weights(model: str) -> str | None:
+    """Why a teacher given as a folder (another arm's final weights on the volume) cannot be
+    served, or None (a hub id, or a folder vLLM can load: it has a config.json)."""
+    if not model.startswith("/"):
+        return None
+    if (Path(model) / "config.json").is_file():
+        return None
+    return (f"the teacher {model} is not a servable folder here (no config.json): the arm it "
+            "comes from must have finished and kept its final weights on the "
+            f"{RUNS_VOLUME} volume (its record's kept.final_weights)")
 
 
 def _wait_for(url: str, process: subprocess.Popen, timeout_s: float) -> None:
@@ -149,26 +172,83 @@ def deployed_gpus(config_text: str) -> int:
     return infer + int(deployment.get("num_train_gpus", 1))
 
 
-def keep_run(local_base: Path, volume_base: Path, launch_id: str) -> dict:
+def _last_step(folder: Path, complete: str | None = None) -> Path | None:
+    """The ``step_<N>`` folder of ``folder`` with the highest N (holding the file ``complete``,
+    when given: a broadcast is whole once its ``STABLE`` marker is written)."""
+    steps = [p for p in folder.glob("step_*") if p.is_dir() and
+             p.name.removeprefix("step_").isdigit() and (complete is None or
+                                                         (p / complete).is_file())]
+    return max(steps, key=lambda p: int(p.name.removeprefix("step_")), default=None)
+
+
+def base_model_files(model: str | None, hub_cache: Path | None) -> list[Path]:
+    """The non-weight files of ``model`` (config, generation config, tokenizer): from the
+    folder itself when ``model`` is a local checkpoint, else from its newest snapshot in the
+    hub cache (``models--ORG--NAME/snapshots/<revision>/``); [] when neither is there."""
+    if not model:
+        return []
+    folder = Path(model)
+    if not folder.is_dir():
+        snapshots = [] if hub_cache is None else [
+            p for p in (hub_cache / f"models--{model.replace('/', '--')}" / "snapshots").glob("*")
+            if (p / "config.json").is_file()]
+        if not snapshots:
+            return []
+        folder = max(snapshots, key=lambda p: p.stat().st_mtime)
+    return sorted(p for p in folder.iterdir() if p.is_file() and not p.name.endswith(
+        WEIGHT_SUFFIXES) and p.name != "STABLE")
+
+
+def final_weights(run_dir: Path, model: str | None, hub_cache: Path | None
+                  ) -> tuple[Path | None, list[Path], str]:
+    """The run's final weights in a form vLLM and prime-rl's ``evals`` serve: its last complete
+    broadcast (``broadcasts/step_<N>`` with ``STABLE``: under filesystem broadcast the trainer
+    writes one after every step, the last included; src/prime_rl/trainer/rl/train.py), and, for
+    full weights, the base model's config and tokenizer files to put beside its shards so that
+    ``vllm serve`` (or ``uv run inference --vllm.model``) loads the folder on its own. Returns
+    (the broadcast folder or None, the files to add, what it is in words)."""
+    last = _last_step(run_dir / "broadcasts", complete="STABLE")
+    if last is None:
+        return None, [], ("no complete broadcasts/step_<N> (an NCCL broadcast writes none; a "
+                          "run that stopped before its first step)")
+    if (last / "adapter_config.json").is_file():
+        return last, [], f"a LoRA adapter of {model}: serve it on that model with --enable-lora"
+    extra = [p for p in base_model_files(model, hub_cache) if not (last / p.name).exists()]
+    if not any(p.name == "config.json" for p in extra) and not (last / "config.json").is_file():
+        return last, extra, (f"full weights, but no config.json of {model} was found to put "
+                             "beside them: copy the base model's config and tokenizer files in "
+                             "before serving")
+    return last, extra, (f"full weights with {model}'s config and tokenizer beside them: "
+                         "vllm serve (or uv run inference --vllm.model) takes the folder; "
+                         "prime-rl's evals reads it as a broadcast")
+
+
+def keep_run(local_base: Path, volume_base: Path, launch_id: str, *, model: str | None = None,
+             hub_cache: Path | None = None) -> dict:
     """Copy what is kept of a launch from the container's disk to the volume: the run folder's
-    eval episodes, logs and configs (``KEPT_GLOBS``), its last ``checkpoints/step_<N>`` and our
-    own ``<launch id>.logs``. Never raises: a copy that fails is named in ``errors``, so the
-    run's record is returned whatever happened. Symbolic links (prime-rl's ``logs/latest``) are
-    not followed."""
+    eval episodes, logs and configs (``KEPT_GLOBS``), its last ``checkpoints/step_<N>``, its
+    final weights (:func:`final_weights`: the last complete broadcast, with ``model``'s config
+    and tokenizer files from ``hub_cache`` beside full weights) and our own
+    ``<launch id>.logs``. Never raises: a copy that fails is named in ``errors``, so the run's
+    record is returned whatever happened. Symbolic links (prime-rl's ``logs/latest``) are not
+    followed; the hub cache's snapshot links are (they point at its blobs)."""
     import shutil
 
+    started = time.monotonic()
     run_dir, target = local_base / launch_id, volume_base / launch_id
     wanted: list[Path] = []
     for pattern in KEPT_GLOBS:
         wanted += [p for p in run_dir.glob(pattern) if p.is_file() and not p.is_symlink()]
-    steps = sorted((p for p in (run_dir / "checkpoints").glob("step_*") if p.is_dir()),
-                   key=lambda p: int(p.name.removeprefix("step_") or -1)
-                   if p.name.removeprefix("step_").isdigit() else -1)
-    final = steps[-1] if steps else None
+    final = _last_step(run_dir / "checkpoints")
     if final is not None:
         wanted += [p for p in final.rglob("*") if p.is_file() and not p.is_symlink()]
+    weights, beside, what = final_weights(run_dir, model, hub_cache)
+    if weights is not None:
+        wanted += [p for p in weights.rglob("*") if p.is_file() and not p.is_symlink()]
     ours = local_base / f"{launch_id}.logs"
     pairs = [(p, target / p.relative_to(run_dir)) for p in wanted]
+    if weights is not None:
+        pairs += [(p, target / weights.relative_to(run_dir) / p.name) for p in beside]
     pairs += [(p, volume_base / ours.name / p.name) for p in sorted(ours.glob("*"))
               if p.is_file()]
     copied, size, errors = 0, 0, []
@@ -180,7 +260,41 @@ def keep_run(local_base: Path, volume_base: Path, launch_id: str) -> dict:
         except OSError as exc:
             errors.append(f"{source}: {exc}")
     return {"files": copied, "bytes": size, "errors": errors[:10], "n_errors": len(errors),
-            "final_checkpoint": str(final.relative_to(run_dir)) if final else None}
+            "final_checkpoint": str(final.relative_to(run_dir)) if final else None,
+            "final_weights": str(weights.relative_to(run_dir)) if weights else None,
+            "final_weights_are": what, "seconds": round(time.monotonic() - started, 1)}
+
+
+def hub_cache_dir() -> Path:
+    """The hub cache the models were downloaded to (``HF_HUB_CACHE``, else ``HF_HOME/hub``)."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"])
+    return Path(os.environ.get("HF_HOME", HF_HOME)) / "hub"
+
+
+def policy_model(config_text: str) -> str:
+    """The model the config trains (``[model] name``, else the trainer's; prime-rl 559b447's
+    default ``Qwen/Qwen3-0.6B``)."""
+    config = tomllib.loads(config_text)
+    return str((config.get("model") or {}).get("name")
+               or ((config.get("trainer") or {}).get("model") or {}).get("name")
+               or "Qwen/Qwen3-0.6B")
+
+
+RECORD_SUFFIX = ".record.json"  # the launch's record, beside its run folder on the volume
+
+
+def write_record(volume_base: Path, launch_id: str, record: dict) -> None:
+    """The record ``train`` returns, also on the volume (``<run name>/<launch id>.record.json``):
+    where its final weights are, what was kept and what each part took, readable from a copy of
+    the volume with no Modal call. Never raises."""
+    import json
+
+    try:
+        (volume_base / f"{launch_id}{RECORD_SUFFIX}").write_text(
+            json.dumps(record, indent=1, default=str), encoding="utf-8")
+    except OSError as exc:
+        record.setdefault("kept", {}).setdefault("errors", []).append(f"record: {exc}")
 
 
 def stop_server(process: subprocess.Popen, timeout_s: float = TEACHER_STOP_TIMEOUT_S) -> str:
@@ -239,6 +353,7 @@ def train(config_text: str, run_name: str, teacher: str | None = None) -> dict:
                       log_tail=f"stopped before rl: the container sees {checked['gpus']} GPUs "
                                f"(the config deploys {deployed_gpus(config_text)}) or cannot "
                                f"import torch/vllm:\n{checked['imports']}")
+        write_record(base, launch_id, record)
         runs.commit()
         return record
     logs = local / f"{launch_id}.logs"
@@ -250,18 +365,23 @@ def train(config_text: str, run_name: str, teacher: str | None = None) -> dict:
         if served or teacher:
             model, port, memory = served or (teacher, 8001, TEACHER_MEMORY)
             model = teacher or model
+            record["teacher"] = {"model": model, "port": port}
+            missing = missing_weights(model)
+            if missing:
+                record.update(returncode=TEACHER_NOT_READY, wall_clock_s=0.0, log_tail=missing)
+                return record
             command = [*UV_RUN, "inference", "--vllm.model", model, "--server.port", str(port),
                        "--vllm.gpu-memory-utilization", str(memory)]
             with open(logs / "teacher.log", "w") as log:
                 server = subprocess.Popen(command, cwd=PRIME_RL_DIR, stdout=log,
                                           stderr=subprocess.STDOUT,
                                           env={**os.environ, "CUDA_VISIBLE_DEVICES": "0"})
-            record["teacher"] = {"model": model, "port": port}
             try:
                 _wait_for(f"http://localhost:{port}/v1/models", server, TEACHER_READY_TIMEOUT_S)
             except RuntimeError as exc:
-                record.update(returncode=TEACHER_NOT_READY, log_tail=f"{exc}; teacher.log:\n"
-                                                                      + _tail(logs / "teacher.log"))
+                record["teacher"]["waited_s"] = round(time.monotonic() - started, 1)
+                record.update(returncode=TEACHER_NOT_READY, wall_clock_s=0.0,
+                              log_tail=f"{exc}; teacher.log:\n" + _tail(logs / "teacher.log"))
                 return record
             record["teacher"]["ready_after_s"] = round(time.monotonic() - started, 1)
             started = time.monotonic()
@@ -274,8 +394,10 @@ def train(config_text: str, run_name: str, teacher: str | None = None) -> dict:
         record.setdefault("wall_clock_s", round(time.monotonic() - started, 1))
         if server is not None:
             record["teacher"]["shutdown"] = stop_server(server)
-        record["kept"] = keep_run(local, base, launch_id)
+        record["kept"] = keep_run(local, base, launch_id, model=policy_model(config_text),
+                                  hub_cache=hub_cache_dir())
         record["eval_files"] = eval_files(base / launch_id)
+        write_record(base, launch_id, record)
         runs.commit()
     return record
 

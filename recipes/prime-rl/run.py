@@ -6,6 +6,8 @@
     python recipes/prime-rl/run.py --collect             # results.json and the table
     python recipes/prime-rl/run.py --collect --runs-dir D   # the same from a local copy of the volume
     python recipes/prime-rl/run.py --smoke --out DIR     # offline: configs and writer reports
+    python recipes/prime-rl/run.py --teacher-from DIR --out DIR2 --run-prefix clean
+                                   # OPD taught by the grpo arm's final weights (DIR: its --out)
 
 Every config comes from ``whileai_core.prime_rl_config`` with the arms of
 ``whileai_core.prime_rl.reverse_text_arms``; nothing here writes TOML by hand.
@@ -26,7 +28,7 @@ if __package__ in (None, ""):
 from recipes.flags import run_name as run_name_type  # noqa: E402
 from recipes.launch import guarded, write_results  # noqa: E402
 from recipes.modal_auth import require_modal_token  # noqa: E402
-from whileai_core.errors import ArgumentError, ConfigError  # noqa: E402
+from whileai_core.errors import ArgumentError, ConfigError, RowsError  # noqa: E402
 from whileai_core.io import write_atomic  # noqa: E402
 from whileai_core.safepath import read_text  # noqa: E402
 
@@ -58,16 +60,21 @@ def build_parser() -> argparse.ArgumentParser:
                         help="with --collect: read the runs from this local copy of the "
                              "whileai-prime-rl-runs volume (modal volume get whileai-prime-rl-runs "
                              "/ DIR) instead of from Modal; needs no token")
+    parser.add_argument("--teacher-from", type=Path, default=None, metavar="DIR",
+                        help="the opd arm alone, taught by the grpo arm's final weights: DIR is "
+                             "the --out of the collected launch that trained it (its "
+                             "results.json says where they are); configs go to --out/configs")
     parser.add_argument("--force", action="store_true",
                         help="replace configs that differ, and an existing results.json")
     return parser
 
 
-def write_configs(folder: Path, arms, *, force: bool) -> dict:
-    """Each arm's config through the writer; an identical file on disk is left as it is."""
+def write_configs(folder: Path, arms, *, force: bool, opd_teacher=None) -> dict:
+    """Each arm's config through the writer; an identical file on disk is left as it is.
+    ``opd_teacher``: the opd arm's teacher instead of the published one (``--teacher-from``)."""
     from whileai_core.prime_rl import prime_rl_config, reverse_text_arms
 
-    kwargs = reverse_text_arms()
+    kwargs = reverse_text_arms(opd_teacher)
     written = {}
     for arm in arms:
         path = folder / f"{arm}.toml"
@@ -81,6 +88,55 @@ def write_configs(folder: Path, arms, *, force: bool) -> dict:
             result, state = prime_rl_config(**kwargs[arm], out=path, overwrite=True), "written"
         written[arm] = {"path": str(path), "state": state, "report": result}
     return written
+
+
+def planned_final_weights(config_text: str) -> str:
+    """Where a launch of this config will keep its final weights, said before it runs: under
+    filesystem broadcast the trainer writes ``broadcasts/step_<max_steps>`` after its last step
+    (prime-rl 559b447, trainer/rl/train.py) and ``train`` keeps it; an NCCL broadcast writes no
+    folder at all."""
+    from whileai_core.runs.run_shape import prime_rl_shape
+
+    shape = prime_rl_shape(config_text)
+    if shape.broadcast != "filesystem":
+        return (f"none servable: {shape.broadcast} weight broadcast writes no broadcasts/ folder "
+                "(only the trainer's checkpoint, with [ckpt], is kept)")
+    what = ("a LoRA adapter" if shape.training == "lora" else
+            f"full weights, with {shape.model}'s config and tokenizer beside them")
+    return (f"<run folder>/broadcasts/step_{shape.steps}, the policy after step {shape.steps} "
+            f"({what}; servable by vLLM and prime-rl's evals)")
+
+
+def grpo_teacher(folder: Path):
+    """The grpo arm's final weights as an OPD teacher served beside the policy: an ``Endpoint``
+    naming them where a train container sees them (the volume at ``/runs``), read from
+    ``folder/results.json`` (a collected launch's); and where they are. The grpo arm trained on
+    ``train[:872]`` only, so unlike the published teacher it never saw the held-out slice."""
+    from collect import final_weights
+    from modal_prime_rl import RUNS_PATH, RUNS_VOLUME
+
+    from whileai_core.methods import Endpoint
+    from whileai_core.models import architecture
+    from whileai_core.prime_rl import REVERSE_TEXT_STUDENT, REVERSE_TEXT_TEACHER_URL
+
+    path = folder / "results.json"
+    try:
+        results = json.loads(read_text(path, "rows", argument="--teacher-from",
+                                       error=ConfigError))
+    except ValueError as exc:
+        raise ConfigError(f"--teacher-from {folder}: {path} is not JSON ({exc}). Fix: collect "
+                          f"it again: python recipes/prime-rl/run.py --collect --out {folder}")
+    record = (results.get("runs") or {}).get("grpo") or {}
+    why = (results.get("missing") or {}).get("grpo")
+    final = final_weights(record, str(record.get("run_dir", "")), RUNS_VOLUME, RUNS_PATH)
+    if why or record.get("returncode") not in (0, None) or final is None:
+        raise ConfigError(f"--teacher-from {folder}: {path} names no final weights of a "
+                          f"finished grpo arm ({why or 'its run record has no kept.final_weights'}"
+                          f"). Fix: --collect the grpo arm once it has finished (python "
+                          f"recipes/prime-rl/run.py --collect --out {folder})")
+    student = architecture(REVERSE_TEXT_STUDENT)
+    return Endpoint(REVERSE_TEXT_TEACHER_URL, final["container"],
+                    params_b=student.params_b if student else None), final
 
 
 def _teacher(report) -> str | None:
@@ -176,11 +232,43 @@ def launched_config(runs_dir: Path, call: dict) -> str | None:
     return None
 
 
+def reconciled(config_text: str | None, record: dict) -> dict | None:
+    """Each billed part an arm's record timed (rl, the teacher's start-up, the end-of-run copy)
+    beside what the launch forecast for its config on this app's GPUs; None without the
+    config or a record."""
+    from modal_prime_rl import GPU
+
+    from whileai_core.errors import WhileaiError
+    from whileai_core.runs.forecast import config_forecast
+    from whileai_core.runs.forecast_check import forecast_parts, reconcile
+
+    if not config_text or not record:
+        return None
+    try:
+        return reconcile(forecast_parts(config_forecast(config_text, GPU)), record)
+    except WhileaiError:  # a config the forecast cannot read: the times stand alone
+        return reconcile(None, record)
+
+
+def volume_record(runs_dir: Path, call: dict) -> dict:
+    """The record ``train`` wrote beside the run folder (``<run dir>.record.json``), from a
+    copy of the volume; {} when it is not there."""
+    from modal_prime_rl import RECORD_SUFFIX
+
+    try:
+        return json.loads((runs_dir / f"{call['run_dir']}{RECORD_SUFFIX}")
+                          .read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
 def collect_local(runs_dir: Path, calls: dict, records: dict | None = None,
                   missing: dict | None = None) -> dict:
     """The report from run folders on disk: only each call's own ``run_dir`` is read. An arm
-    whose folder is not there is left out and named (``missing``); none there is an error."""
-    from collect import render, report, run_rows, sampler
+    whose folder is not there, or whose eval rows cannot be paired (none, one step, every
+    episode errored), is left out and named (``missing``); none left is an error."""
+    from collect import final_weights, render, report, run_rows, sampler, teacher_of, unusable
+    from modal_prime_rl import RUNS_PATH, RUNS_VOLUME
 
     arms, missing = {}, dict(missing or {})
     for arm, call in calls.items():
@@ -190,9 +278,28 @@ def collect_local(runs_dir: Path, calls: dict, records: dict | None = None,
                             f"get whileai-prime-rl-runs {call['run_dir']} "
                             f"{runs_dir / call['run_name']}) or check --runs-dir")
             continue
-        record = (records or {}).get(arm, {})
-        arms[arm] = {"rows": run_rows(run_dir), "wall_clock_s": record.get("wall_clock_s"),
-                     "sampler": sampler(launched_config(runs_dir, call))}
+        try:
+            rows = run_rows(run_dir)
+        except RowsError as exc:  # no episodes there, or a file the importer cannot read
+            missing[arm] = f"wrote no eval rows that could be read: {exc}"
+            continue
+        why = unusable(rows)
+        if why is not None:
+            missing[arm] = why
+            continue
+        record = (records or {}).get(arm) or volume_record(runs_dir, call)
+        if record:
+            records = {**(records or {}), arm: {k: v for k, v in record.items()
+                                                if k != "log_tail"}}
+        if record.get("returncode") not in (None, 0):  # read from the volume's own record
+            missing[arm] = failed(call, record)
+            continue
+        config = launched_config(runs_dir, call)
+        arms[arm] = {"rows": rows, "wall_clock_s": record.get("wall_clock_s"),
+                     "sampler": sampler(config), "teacher": teacher_of(config),
+                     "final_weights": final_weights(record, call["run_dir"], RUNS_VOLUME,
+                                                    RUNS_PATH),
+                     "time": reconciled(config, record)}
     if not arms:
         raise ConfigError("no arm to report: " + "; ".join(f"{arm}: {why}"
                                                           for arm, why in missing.items()))
@@ -206,6 +313,16 @@ def collect_local(runs_dir: Path, calls: dict, records: dict | None = None,
 
 
 FAILED_TAIL_LINES = 15  # of a failed arm's log, printed by --collect
+
+
+def failed(call: dict, record: dict) -> str:
+    """Why a finished arm is left out: rl's (or train's) non-zero return code, where its logs
+    are, and the end of its log."""
+    from modal_prime_rl import RUNS_VOLUME
+
+    tail = "\n".join(str(record.get("log_tail", "")).splitlines()[-FAILED_TAIL_LINES:])
+    return (f"failed: return code {record['returncode']} (its logs: {RUNS_VOLUME}:/"
+            f"{call['run_name']}/{record.get('launch_id')}.logs/). Log tail:\n{tail}")
 
 
 def collect(args) -> dict:
@@ -238,10 +355,13 @@ def collect(args) -> dict:
             continue
         kept = {k: v for k, v in record.items() if k != "log_tail"}
         if record["returncode"] != 0:
-            tail = "\n".join(str(record.get("log_tail", "")).splitlines()[-FAILED_TAIL_LINES:])
-            missing[arm] = (f"failed: return code {record['returncode']} (its logs: "
-                            f"{RUNS_VOLUME}:/{call['run_name']}/{record.get('launch_id')}.logs/)."
-                            f" Log tail:\n{tail}")
+            missing[arm] = failed(call, record)
+            records[arm] = kept
+            continue
+        if not record.get("eval_files"):
+            missing[arm] = ("wrote no eval rows: rl exited 0 and no rollouts/step_<S>/eval/all/"
+                            f"traces.jsonl was kept (its logs: {RUNS_VOLUME}:/{call['run_name']}/"
+                            f"{record.get('launch_id')}.logs/)")
             records[arm] = kept
             continue
         copies = [(f"{call['run_dir']}/{name}", local / call["run_dir"] / name)
@@ -314,6 +434,10 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
 
     def go() -> int:
+        if args.collect and args.teacher_from is not None:
+            raise ArgumentError("--teacher-from writes and launches the opd arm; --collect reads "
+                                "a launch. Fix: drop one (collect the clean arm with --collect "
+                                "--out DIR alone)")
         if args.collect:
             if args.runs_dir is not None:
                 results = collect_local(args.runs_dir, read_calls(args.out))
@@ -328,15 +452,28 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"partial: {', '.join(results['missing'])} not in it; --collect again "
                       "when they finish (it replaces this file)")
             return 0
-        configs_dir = args.out / "configs" if args.smoke else args.configs
-        configs = write_configs(configs_dir, args.arms, force=args.force)
+        teacher, arms = None, args.arms
+        if args.teacher_from is not None:
+            if set(arms) != {"opd"} and list(arms) != list(ARMS):
+                raise ArgumentError("--teacher-from trains the opd arm alone. Fix: drop --arms, "
+                                    "or pass --arms opd")
+            arms = ["opd"]
+            teacher, final = grpo_teacher(args.teacher_from)
+            print(f"opd teacher: the grpo arm's final weights {final['volume']} (served from "
+                  f"{final['container']}; trained on train[:872] only)")
+        own_folder = args.smoke or (args.teacher_from is not None and args.configs == CONFIGS)
+        configs_dir = args.out / "configs" if own_folder else args.configs
+        configs = write_configs(configs_dir, arms, force=args.force, opd_teacher=teacher)
         for arm, info in configs.items():
+            info["final_weights"] = planned_final_weights(info["report"].text)
             print(f"{arm}: {info['state']} {info['path']}")
+            print(f"{arm}: final weights -> {info['final_weights']}")
             if not args.smoke:
                 print(info["report"].render())
         if args.smoke:
             results = {"recipe": "prime-rl", "smoke": True, "configs": {
-                arm: {"path": info["path"], **info["report"].to_dict()}
+                arm: {"path": info["path"], "final_weights": info["final_weights"],
+                      **info["report"].to_dict()}
                 for arm, info in configs.items()}}
             print(f"results: {write_results(args.out, results, overwrite=args.force)}")
             return 0

@@ -13,8 +13,8 @@ Per record (``to_record`` drops None values):
 - ``run.work.step`` -> ``step`` (the training step whose eval dispatched it) and
   ``run.work.policy.start``/``end`` -> ``policy_version``/``policy_version_end`` (the live policy
   versions that generated it; a step's summary lists every version its episodes spanned, both
-  ends: the eval at step S samples whatever weights the inference server holds then, and
-  prime-rl never broadcasts the final step's weights);
+  ends: the eval at step S samples whatever weights the inference server holds then, and the
+  last eval fires as the last batch ships, before the trainer makes the final policy from it);
 - one row per trace (one per agent; single-agent tasksets have one): ``reward`` is
   ``Trace.reward``, the sum of ``score * weight`` over the named ``rewards`` that are not None;
   ``truncated`` is ``Trace.is_truncated`` (a ``stop_condition`` among the framework limits, or

@@ -10,7 +10,9 @@ from __future__ import annotations
 from .result import GPUSplit, PrimeRLConfig
 from .schema import ConfigCheck, validate_config
 from .shipping import custom_loss_import, refuse_unshipped_loss
-from .writer import REVERSE_TEXT_CAVEATS, prime_rl_config, reverse_text_arms
+from .writer import (REVERSE_TEXT_CAVEATS, REVERSE_TEXT_STUDENT, REVERSE_TEXT_TEACHER,
+                     REVERSE_TEXT_TEACHER_URL, prime_rl_config, reverse_text_arms)
 
-__all__ = ["REVERSE_TEXT_CAVEATS", "ConfigCheck", "GPUSplit", "PrimeRLConfig", "custom_loss_import",
+__all__ = ["REVERSE_TEXT_CAVEATS", "REVERSE_TEXT_STUDENT", "REVERSE_TEXT_TEACHER",
+           "REVERSE_TEXT_TEACHER_URL", "ConfigCheck", "GPUSplit", "PrimeRLConfig", "custom_loss_import",
            "prime_rl_config", "refuse_unshipped_loss", "reverse_text_arms", "validate_config"]

@@ -222,17 +222,20 @@ def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str,
         ev: dict[str, Any] = {"interval": interval}
         if eval_examples is not None:
             ev["num_examples"] = _positive_int("eval_examples", eval_examples)
-        # prime-rl 559b447 leaves eval.sampling.temperature None, and then the inference
-        # server samples at the checkpoint's generation_config temperature, not the training
-        # sampler's (configs/orchestrator.py EvalSamplingConfig): write it out
+        # prime-rl 559b447 leaves eval.sampling's temperature, top_p, top_k and min_p None,
+        # and then the inference server samples at the checkpoint's generation_config values,
+        # not the training sampler's (configs/orchestrator.py EvalSamplingConfig): write the
+        # training sampler's out (PRIME_RL_TRAIN_SAMPLER: what training sends)
         ev_sampling: dict[str, Any] = {}
         if cap is not None:
             ev_sampling["max_completion_tokens"] = cap
         ev_sampling["temperature"] = D.PRIME_RL_TEMPERATURE if temp is None else temp
+        ev_sampling.update(D.PRIME_RL_TRAIN_SAMPLER)
         ev["sampling"] = ev_sampling
-        reads["eval_temperature"] = (f"orchestrator.eval.sampling.temperature = "
-                                     f"{ev_sampling['temperature']:g} (the training sampler's; "
-                                     "unset, the server would use the checkpoint's own)")
+        reads["eval_temperature"] = (
+            f"orchestrator.eval.sampling: temperature {ev_sampling['temperature']:g}, "
+            + ", ".join(f"{k} {v:g}" for k, v in D.PRIME_RL_TRAIN_SAMPLER.items())
+            + " (the training sampler's; unset, the server would use the checkpoint's own)")
         ev["source"] = [_source(info, eval_split, "eval_split", reads)]
         orch["eval"] = ev
         reads["eval_interval"] = (f"orchestrator.eval.interval = {interval} (plus the startup eval "
@@ -457,20 +460,26 @@ def _header(label: str, model: str, taskset: str, setup: list[str]) -> str:
     return "\n".join(lines) + "\n\n"
 
 
-def reverse_text_arms() -> dict[str, dict[str, Any]]:
+REVERSE_TEXT_STUDENT = "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT"
+REVERSE_TEXT_TEACHER = "PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL"  # the published OPD teacher
+REVERSE_TEXT_TEACHER_URL = "http://localhost:8001/v1"
+
+
+def reverse_text_arms(opd_teacher: Any = None) -> dict[str, dict[str, Any]]:
     """The prime-rl recipe's three reverse-text arms as ``prime_rl_config`` keyword arguments.
 
     Shared: student PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT, 20 steps, lr 3e-6 on full
-    weights, 128 completion tokens, train ``train[:872]``, eval ``train[872:]`` at the training
-    temperature, 2 GPUs, filesystem weight broadcast, vLLM seeds 1, 2, 3. grpo and
+    weights, 128 completion tokens, train ``train[:872]``, eval ``train[872:]`` sampled as
+    training samples, 2 GPUs, filesystem weight broadcast, vLLM seeds 1, 2, 3. grpo and
     opd sample 16 per prompt, 128 rollouts a step; opsd 1 per prompt, 32 a step (prime-rl's own
     debug/algo configs). The teacher (opd) is PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL on
-    http://localhost:8001/v1.
+    http://localhost:8001/v1, or ``opd_teacher`` (an ``Endpoint`` or ``"model@url"``: e.g. the
+    grpo arm's final weights, a teacher that never saw the held-out slice).
     """
-    shared = dict(taskset="reverse-text", model="PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT",
+    shared = dict(taskset="reverse-text", model=REVERSE_TEXT_STUDENT,
                   steps=20, lr=3e-6, lora=False, max_tokens=128, train_split="train[:872]",
                   eval_split="train[872:]", gpus=2)
-    teacher = "PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL@http://localhost:8001/v1"
+    teacher = opd_teacher or f"{REVERSE_TEXT_TEACHER}@{REVERSE_TEXT_TEACHER_URL}"
     # one vLLM seed per arm: the three startup evals sample the same untrained student on the
     # same prompts, and only distinct engine seeds make them re-runs (the noise floor)
     return {

@@ -1,12 +1,13 @@
 """The launch forecast: tokens, memory per GPU, wall clock and dollars, before a run spends.
 
 ``forecast`` turns a target's run shape (``run_shape``) into a ``Forecast``, every number of
-which carries its ``kind``: measured, derived or assumption (``forecast_results`` says which is
-which). Its parts, by concept:
+which carries its ``kind``: measured, fitted, derived or assumption (``forecast_results`` says
+which is which). Its parts, by concept:
 
 - ``forecast_memory``: each GPU's load in the launch's layout (prime-rl's, or a TRL recipe's one
   GPU), the refusal of a layout that cannot start, and the fixes that would fit;
-- ``forecast_time``: the wall clock part by part, fitted to the measured runs;
+- ``forecast_time``: the wall clock part by part, fitted to the measured runs, and the
+  residual on the run held out of the fit (``Forecast.calibration``);
 - here: the tokens generated and trained, the local backend's smoke, and the dollars: Modal's
   dated per-second GPU prices (``defaults.MODAL_GPU_PRICE_PER_S``), GPU time only.
 
@@ -22,13 +23,14 @@ from .. import defaults as D
 from .forecast_memory import _refusal, gpu_spec, prime_rl_memory, trl_memory
 from .forecast_results import (Figure, Forecast, ForecastError, GpuLoad, Kind, _largest_kind,
                                fmt_quantity)
-from .forecast_time import _prime_rl_time, _trl_time, measured_shape, prime_rl_fit, trl_fit
+from .forecast_time import (_prime_rl_time, _trl_time, measured_shape, prime_rl_calibration,
+                            prime_rl_fit, trl_calibration, trl_fit)
 from .run_shape import RunShape, run_shape
 from .targets import Target
 
-__all__ = ["Figure", "Forecast", "ForecastError", "GpuLoad", "Kind", "fmt_quantity", "forecast",
-           "gpu_spec", "measured_shape", "prime_rl_fit", "prime_rl_memory", "trl_fit",
-           "trl_memory"]
+__all__ = ["Figure", "Forecast", "ForecastError", "GpuLoad", "Kind", "config_forecast",
+           "fmt_quantity", "forecast", "gpu_spec", "measured_shape", "prime_rl_fit",
+           "prime_rl_memory", "trl_fit", "trl_memory"]
 
 
 def _gpu_type(gpu: str | None) -> str | None:
@@ -80,7 +82,7 @@ def _unknown(target: Target, gpu: str | None, count: int, why: str) -> Forecast:
 
 
 def _priced(model, training, steps, gpu, count, needed, tokens, memory, time, wall, run_s, fits,
-            refusal, fixes, notes) -> Forecast:
+            refusal, fixes, notes, calibration=None) -> Forecast:
     kind = _gpu_type(gpu)
     hours = Figure(name="GPU hours", value=wall.value * count / 3600, unit="h", kind=wall.kind,
                    basis=f"wall clock x {count} GPU")
@@ -94,7 +96,7 @@ def _priced(model, training, steps, gpu, count, needed, tokens, memory, time, wa
     return Forecast(model=model, training=training, steps=steps, gpu=gpu, gpu_count=count,
                     gpus_needed=needed, tokens=tokens, memory=memory, time=time, wall_s=wall,
                     run_s=run_s, gpu_hours=hours, dollars=dollars, fits=fits, refusal=refusal,
-                    fixes=fixes, notes=notes)
+                    fixes=fixes, notes=notes, calibration=calibration)
 
 
 def forecast(target: Target, backend: str, gpu: str | None, gpu_count: int) -> Forecast:
@@ -125,12 +127,19 @@ def forecast(target: Target, backend: str, gpu: str | None, gpu_count: int) -> F
     if shape.engine == "prime-rl":
         memory, needed, kv = prime_rl_memory(shape, kind)
         time, run_s = _prime_rl_time(shape, kind, kv)
+        calibration = prime_rl_calibration()
+        setup = D.PRIME_RL_MEASURED_SETUP
+        if shape.model != setup["model"] or kind != setup["gpu"]:
+            notes.append(f"the time model's held-out check is on {setup['model']} and "
+                         f"{setup['gpu']}s; this run ({shape.model} on {kind}) rests on the "
+                         "derived and assumed parts, which no run here has checked")
     else:
         memory, needed = trl_memory(shape, kind), 1
         if gpu_count > 1:  # the TRL recipes train on one GPU (no accelerate launch there)
             notes.append(f"the {shape.method} recipe trains on 1 GPU: {gpu_count - 1} of the "
                          f"{gpu_count} asked for would sit idle and still be billed")
         time, run_s = _trl_time(shape, kind)
+        calibration = trl_calibration()
     total = sum(t.value for t in time)
     wkind, shares = _largest_kind(time)
     wall = Figure(name="wall clock", value=total, unit="s", kind=wkind,
@@ -144,4 +153,15 @@ def forecast(target: Target, backend: str, gpu: str | None, gpu_count: int) -> F
                          f"{g.capacity_gb:g} GB once the assumed items are counted")
     return _priced(shape.model, shape.training, shape.steps, gpu, gpu_count, needed,
                    _tokens(shape), memory, time, wall, run_s, refusal is None, refusal, fixes,
-                   notes)
+                   notes, calibration)
+
+
+def config_forecast(config_text: str, gpu: str) -> Forecast:
+    """The Modal forecast of a prime-rl config's text on ``gpu`` (``TYPE:COUNT``): what a plan
+    of it shows, for a recipe that has the config but no plan (the prime-rl recipe's collect)."""
+    from pathlib import Path
+
+    kind, _, count = gpu.partition(":")
+    target = Target(kind="config", recipe=D.PRIME_RL_RECIPE, path=Path("config.toml"), sha256="",
+                    data=config_text.encode("utf-8"))
+    return forecast(target, "modal", gpu, int(count) if count.isdigit() else 1)

@@ -1,10 +1,15 @@
-"""What a launch forecast returns: its numbers, each GPU's load, the forecast as a whole, and
-how past forecasts compared with the wall clock their runs took.
+"""What a launch forecast returns: its numbers, each GPU's load, the forecast as a whole, how
+its time model was fitted and checked, and how past forecasts compared with the wall clock their
+runs took.
 
 Every number carries ``kind``, where it comes from:
 
-- ``measured``: a run that happened (the seed's three prime-rl arms, the TRL GRPO recipe's
-  "under fifteen minutes", this machine's smoke timings), or a constant fitted to one;
+- ``measured``: the timing of a run that happened, used as it was measured (this machine's smoke
+  timings);
+- ``fitted``: a constant solved from measured runs (the seed's grpo and opsd prime-rl arms, the
+  TRL GRPO recipe's "under fifteen minutes"), or a figure resting on one. Solved exactly, as many
+  runs as unknowns, it reproduces those runs by construction: only a run held out of the fit
+  checks it (``Calibration``: the residual on the seed's opd arm);
 - ``derived``: arithmetic from the run's own config and stated rules (the bytes a parameter and
   the KV cache of ``forecast_memory``, the decode roofline of ``forecast_time``, each with its
   source there) and a datasheet's memory, bandwidth and peak;
@@ -19,8 +24,8 @@ from typing import Literal
 
 from ..result import Result
 
-Kind = Literal["measured", "derived", "assumption"]
-_WEAKER = {"measured": 0, "derived": 1, "assumption": 2}
+Kind = Literal["measured", "fitted", "derived", "assumption"]
+_WEAKER = {"measured": 0, "fitted": 1, "derived": 2, "assumption": 3}
 
 
 class Figure(Result):
@@ -34,6 +39,45 @@ class Figure(Result):
 
     def render(self) -> str:
         return f"{self.name} {fmt_quantity(self.value, self.unit)} ({self.kind}: {self.basis})"
+
+
+class CalibrationRun(Result):
+    """One measured run against the time model: its ``measured_s``, what the model forecasts for
+    it (``forecast_s``, the part its own clock covers) and ``residual_s`` = forecast - measured.
+    ``role``: ``fitted`` (the model was solved from it: the residual is 0 by construction) or
+    ``held out`` (left out of the fit: the residual is a check)."""
+
+    run: str
+    role: Literal["fitted", "held out"]
+    measured_s: float
+    forecast_s: float
+    residual_s: float
+
+    def render(self) -> str:
+        share = f" ({self.residual_s / self.measured_s:+.1%})" if self.measured_s else ""
+        return (f"{self.run} measured {self.measured_s:.0f} s, forecast {self.forecast_s:.1f} s, "
+                f"residual {self.residual_s:+.1f} s{share}")
+
+
+class Calibration(Result):
+    """How the time model was fitted and checked: ``fitted`` (what was solved), ``runs`` (each
+    measured run, fitted or held out, with its residual) and ``note`` (what they share, so what
+    the check does not cover)."""
+
+    fitted: str
+    runs: list[CalibrationRun]
+    note: str = ""
+
+    def render(self) -> str:
+        fit = [r for r in self.runs if r.role == "fitted"]
+        held = [r for r in self.runs if r.role == "held out"]
+        worst = max((abs(r.residual_s) for r in fit), default=0.0)
+        text = (f"{self.fitted} fitted to "
+                f"{' and '.join(f'{r.run} ({r.measured_s:.0f} s)' for r in fit)}, which it "
+                f"therefore reproduces (residual {worst:.1f} s, by construction); ")
+        text += ("held out: " + "; ".join(r.render() for r in held)) if held else (
+            "no run held out: the fit is unchecked")
+        return text + (f". {self.note}" if self.note else "")
 
 
 class GpuLoad(Result):
@@ -59,9 +103,10 @@ class GpuLoad(Result):
 
 
 class Forecast(Result):
-    """What a launch will take. ``wall_s``: billed seconds (container start included);
-    ``run_s``: the part a recipe's own clock measures. ``fits`` false: the plan refuses, with
-    ``refusal`` (the numbers) and ``fixes``."""
+    """What a launch will take. ``wall_s``: billed seconds (container start, an OPD teacher's
+    start-up and the end-of-run copy included); ``run_s``: the part a recipe's own clock
+    measures (prime-rl's ``rl``). ``calibration``: how the time model behind it was fitted and
+    checked. ``fits`` false: the plan refuses, with ``refusal`` (the numbers) and ``fixes``."""
 
     model: str | None
     training: str | None
@@ -80,6 +125,7 @@ class Forecast(Result):
     refusal: str | None = None
     fixes: list[str] = []
     notes: list[str] = []
+    calibration: Calibration | None = None
 
     def summary(self) -> str:
         """One line: wall clock, GPU hours and dollars with their kinds."""
@@ -94,6 +140,8 @@ class Forecast(Result):
         lines += [f"  time:   {t.render()}" for t in self.time]
         if self.dollars is not None:
             lines.append(f"  cost:   {self.dollars.render()}")
+        if self.calibration is not None:
+            lines.append(f"  fit:    {self.calibration.render()}")
         if self.refusal:
             lines.append(f"  REFUSED: {self.refusal}")
         lines += [f"  fix:    {f}" for f in self.fixes]

@@ -91,6 +91,7 @@ class RunShape:
     reference_forward: bool = False  # an extra forward per token (TRL's KL or DPO reference)
     teacher: tuple[str, str] | None = None  # prime-rl OPD: the teacher's (model, base_url)
     teacher_params_b: float | None = None   # its size (model card or id), None when unknown
+    checkpoint: bool = False       # prime-rl: [ckpt] set, so the trainer writes a final checkpoint
     sampling: tuple[Sampling, ...] = ()
     facts: tuple[str, ...] = field(default=())
 
@@ -221,7 +222,10 @@ def prime_rl_shape(text: str, where: str = "the config") -> RunShape:
         optim_where=optim_where, checkpointing=ac,
         checkpoints_on_gpu=min(inflight, arch.layers) if (ac and ac_offload and arch) else None,
         logits_tokens=min(seq_len, chunk), broadcast=str(broadcast),
-        teacher=teacher_at, teacher_params_b=teacher_params, facts=tuple(facts))
+        teacher=teacher_at, teacher_params_b=teacher_params,
+        checkpoint=isinstance(cfg.get("ckpt"), dict) or isinstance(_get(cfg, "trainer", "ckpt"),
+                                                                  dict),
+        facts=tuple(facts))
 
 
 def _trl_common(model: str) -> dict:

@@ -4,8 +4,8 @@ before it does, and the answer when the user says no.
 A launch spends when its plan puts it on Modal GPUs (``RunPlan.spends_money``), is ready and
 fits, and would start a new run (not return one launched before). The question carries what the
 user needs to say yes: the run's name, the GPUs, the GPU hours and the dollars of the plan's
-forecast, each with its kind (measured, derived, assumption). The MCP server asks it through
-elicitation (``server/spend_gate.py``); a caller without a host to ask uses ``confirm``.
+forecast, each with its kind (measured, fitted, derived, assumption). The MCP server asks it
+through elicitation (``server/spend_gate.py``); a caller without a host to ask uses ``confirm``.
 """
 
 from __future__ import annotations

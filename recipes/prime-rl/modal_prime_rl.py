@@ -28,6 +28,9 @@ config, on CPU, and reports what the container runs: the venv's interpreter (``r
 ``import torch, vllm`` and the GPU count. ``train`` checks the same before it starts ``rl`` and
 stops within seconds when the GPUs the config deploys are not visible.
 Nothing here needs this repository inside the container: the functions use the standard library.
+
+Why one module: Modal deploys this file as the app, so the functions it runs, the image they
+run in and the volumes they write are read in one place.
 """
 
 from __future__ import annotations

@@ -11,6 +11,9 @@
 
 Every config comes from ``whileai_core.prime_rl_config`` with the arms of
 ``whileai_core.prime_rl.reverse_text_arms``; nothing here writes TOML by hand.
+
+Why one module: it is the recipe's command line, each flag a few lines that call the core; split,
+a reader would follow one command across files.
 """
 
 from __future__ import annotations

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import computed_field
+
 from ..result import Result
 
 Kind = Literal["measured", "fitted", "derived", "assumption"]
@@ -53,8 +55,13 @@ class CalibrationRun(Result):
     forecast_s: float
     residual_s: float
 
+    @computed_field(description="residual_s as a share of measured_s (null when 0 s measured)")
+    @property
+    def residual_share(self) -> float | None:
+        return round(self.residual_s / self.measured_s, 4) if self.measured_s else None
+
     def render(self) -> str:
-        share = f" ({self.residual_s / self.measured_s:+.1%})" if self.measured_s else ""
+        share = f" ({self.residual_share:+.1%})" if self.residual_share is not None else ""
         return (f"{self.run} measured {self.measured_s:.0f} s, forecast {self.forecast_s:.1f} s, "
                 f"residual {self.residual_s:+.1f} s{share}")
 

@@ -29,7 +29,8 @@ LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("infrastructure", "errors, defaults, messages, the path door, safe JSON and atomic writes: "
      "what every other module stands on",
      ("whileai_core", "errors", "defaults", "voice", "result", "progress", "admission", "os_errors",
-      "safepath", "safejson", "jsonc", "io", "staged", "failures", "extras", "bundled")),
+      "safepath", "safejson", "jsonc", "io", "staged", "failures", "extras", "bundled",
+      "confine", "seal")),
     ("data", "reading records, graded rows and other systems' output into columns, with "
      "line-numbered errors and no statistic",
      ("records", "file_shapes", "field_names", "columns", "rows_fast", "budgets", "rewards", "rows", "rows_cache", "tables",

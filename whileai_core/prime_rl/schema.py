@@ -139,7 +139,9 @@ def env_var_refusal(name: str) -> str | None:
     from ..seal import SECRET_NAME  # lazy: the one pattern of secret-looking names
 
     upper = str(name).upper()
-    if not (upper in ENV_NAMES or upper.startswith(ENV_FAMILIES)):
+    if upper in ENV_NAMES:  # named one by one (TOKENIZERS_PARALLELISM is no token)
+        return None
+    if not upper.startswith(ENV_FAMILIES):
         return ("is not a setting of the training stack whileai lets a config set (only "
                 + ", ".join(f"{f}*" for f in ENV_FAMILIES) + ", " + ", ".join(sorted(ENV_NAMES))
                 + "): variables like it make git, ssh, pip, a shell or python run other code "

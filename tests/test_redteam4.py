@@ -1,4 +1,4 @@
-"""The fourth red-team round, the reward's part (issue 35 items 3, 4, 11 and the lows on rewards
+"""The fourth red-team round, the reward's part (items 3, 4, 11 and the lows on rewards
 and prime-rl configs): each case rebuilt as the red team ran it, a test that failed before its fix.
 
 - an installed program inside the root ran with the caller's arguments (`lib/torch/.../run.py

@@ -733,7 +733,7 @@ _source("PROBE_EXAMPLE_CHARS", "convention: examples in an answer are cut to 200
 REWARD_TIMEOUT_S = 300.0
 _source("REWARD_TIMEOUT_S",
         "convention, untested: a reward command gets 5 minutes for the whole batch (every probe "
-        "of every task) before its process group is killed")
+        "of every task) before its whole process tree is killed")
 
 REWARD_OUTPUT_MAX_BYTES = 16_000_000
 _source("REWARD_OUTPUT_MAX_BYTES",

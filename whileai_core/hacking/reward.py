@@ -234,7 +234,7 @@ def reward_runner(reward: Any, *, root: str | os.PathLike | None = None,
                             f"command (a list of strings), got {type(reward).__name__} "
                             f"{str(reward)[:80]!r}. Fix: e.g. reward='rewards/grade.py:score' or "
                             "reward=['python', 'rewards/grade.py']")
-    own_code(code_path, base)
+    own_code(code_path, base)  # every form, every surface: a file the project wrote
     # the child runs these bytes, read once through the path door
     code = code_path.read_text("config", error=ArgumentError, fix="save the reward as UTF-8")
     label = str(reward)
@@ -294,7 +294,7 @@ def reward_spec(reward: Any, root: Any = None) -> Any:
         script = command_script(reward)
         if root is None:
             return ["python", script]
-        return RewardScript(own_code(root.locate(script, argument="reward"), root.path))
+        return RewardScript(root.locate(script, argument="reward"))
     return reward
 
 
@@ -310,4 +310,4 @@ def _confined_function(spec: str, root: Any) -> RewardFile:
         candidates = [f"{stem}.py", f"{stem}/__init__.py"]
         module = next((c for c in candidates
                        if root.locate(c, argument="reward").kind() == "file"), candidates[0])
-    return RewardFile(own_code(root.locate(module, argument="reward"), root.path), function)
+    return RewardFile(root.locate(module, argument="reward"), function)

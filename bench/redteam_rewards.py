@@ -231,7 +231,7 @@ def fork_bomb() -> tuple[str, int]:
     try:
         how = f"made {reward_runner('b.py:score', root=ws, timeout_s=60)([{}])[0]:.0f}"
     except WhileaiError as err:
-        how = "stopped: " + str(err).split(": ", 1)[-1].split(";")[0][:80]
+        how = "stopped: " + str(err).split(";")[0][:100]
     finally:
         del os.environ["WHILEAI_CHILD_PROCESSES"]
     time.sleep(1)

@@ -379,10 +379,11 @@ def test_a_fork_bomb_stops_at_the_process_limit_and_dies_whole(tmp_path, monkeyp
     runner = reward_runner("bomb.py:score", root=tmp_path, timeout_s=60)
     try:
         made = list(runner(ONE))[0]
-    except RewardError as err:  # uid 0: the kernel does not apply RLIMIT_NPROC; the count does
-        assert os.getuid() == 0 and "started more than the 32 processes" in str(err), str(err)
-    else:  # any other user: fork fails at the limit
-        assert os.getuid() != 0 and made <= 32, made
+    except RewardError as err:  # the supervisor's count (uid 0: the kernel applies no limit)
+        assert "started more than the 32 processes" in str(err), str(err)
+    else:  # any other user: fork fails at the limit (the user's tasks at the start + 32; a
+        # few more when other processes of the user end meanwhile)
+        assert os.getuid() != 0 and made <= 32 + 16, made
     deadline = time.monotonic() + 10
     while _in(tmp_path):
         assert time.monotonic() < deadline, f"{len(_in(tmp_path))} bomb processes survived"

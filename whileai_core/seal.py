@@ -17,8 +17,8 @@ memory. So the MCP server, at start (``server.main``):
    the user (a token read from ``--token-file`` lives only in memory).
 
 Children run without privilege (``confine.drop_privileges``), so this holds when the server runs
-as root too. Off Linux (no ``memfd_create``) a pipe carries the secrets; where neither works
-the server starts as it is and says nothing is lost (:func:`reexec_without_secrets` returns).
+as root too. Off Linux (no ``memfd_create``) a pipe carries the secrets; where neither works,
+and off POSIX, the server starts as it is (:func:`reexec_without_secrets` returns).
 """
 
 from __future__ import annotations
@@ -67,9 +67,10 @@ def _carrier(data: bytes) -> int | None:
 def reexec_without_secrets() -> None:
     """Start this program again in place without its secret-looking variables (see the module
     docstring). Returns only when there is nothing to move, when this is already the new
-    image, or where it cannot be done (no ``execv``, no interpreter path)."""
+    image, or where it cannot be done (not POSIX, no interpreter path)."""
     names = secret_names()
-    if not names or SECRETS_FD_ENV in os.environ or not hasattr(os, "execv") \
+    # POSIX only: elsewhere exec starts a new process and the host loses the one it spawned
+    if not names or SECRETS_FD_ENV in os.environ or os.name != "posix" \
             or not sys.executable or not getattr(sys, "orig_argv", None):
         return
     fd = _carrier(json.dumps({name: os.environ[name] for name in names}).encode())

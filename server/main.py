@@ -1,7 +1,9 @@
 """`whileai-mcp`: serve the whileai tools over stdio (default) or streamable HTTP.
 
 stdout belongs to the protocol under stdio, so everything else (logs, tracebacks of bugs, the
-start-up notice) goes to stderr.
+start-up notice) goes to stderr. Before it serves, the program starts itself again without its
+secret-looking variables in the environment ``/proc`` shows, and makes itself non-dumpable
+(``whileai_core.seal``): a reward it runs cannot read its token or keys.
 """
 
 from __future__ import annotations
@@ -95,6 +97,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    if argv is None:  # the program itself (not a call from Python): keep no secret a child reads
+        from whileai_core.seal import seal_server
+
+        seal_server()
     http_only = (args.host != MCP_HTTP_HOST or args.port != MCP_HTTP_PORT or args.token_file
                  or args.allowed_host or args.allowed_origin
                  or args.session_idle != MCP_SESSION_IDLE_S)

@@ -54,7 +54,8 @@ def test_a_reward_that_prints_a_token_does_not_make_the_server_echo_it(server, w
                                                     "pass_env": sorted(SECRETS)[:-1]}),
                       "cheat_probes")
     _no_secret(text)
-    assert "<$" in text  # the variable is named instead of its value
+    # nothing the reward printed, returned or raised is quoted, masked or not
+    assert "not quoted" in text, text
 
 
 def test_a_reward_child_never_gets_the_servers_own_token(tmp_path, secrets):

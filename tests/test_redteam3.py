@@ -65,20 +65,21 @@ def test_cheat_probes_refuses_a_script_of_an_installed_package(server, ws, form,
         "    return [0.0] * len(prompts)\n")
     write_jsonl(ws / "tasks.jsonl", TASKS)
     script = f".venv/lib/python3.11/{packages}/tool/__main__.py"
-    reward = ["python", script, "download", "-d", "/tmp/outside"] if form == "command" \
-        else f"{script}:score"
+    # (with arguments the command is refused for them first: test_redteam4.py)
+    reward = ["python", script] if form == "command" else f"{script}:score"
     text = error_text(call(server, "cheat_probes", {"reward": reward, "tasks": "tasks.jsonl"}),
                       "cheat_probes")
     assert "installed package" in text, text
     assert not (ws / "pwned").exists()
 
 
-def test_a_command_reward_gets_its_arguments_and_runs_the_bytes_the_door_read(tmp_path):
+def test_a_command_reward_runs_the_bytes_the_door_read_with_no_argument(tmp_path):
     from whileai_core.hacking.reward import reward_runner
 
+    # sys.argv is the script alone (round 4: no argument reaches a command reward)
     (tmp_path / "grade.py").write_text(
-        "import sys\nfor line in sys.stdin:\n    print(float(sys.argv[1]))\n")
-    runner = reward_runner(["python", "grade.py", "0.25"], root=tmp_path)
+        "import sys\nfor line in sys.stdin:\n    print(len(sys.argv) / 4)\n")
+    runner = reward_runner(["python", "grade.py"], root=tmp_path)
     (tmp_path / "grade.py").write_text("print('swapped after the check')\n")
     assert list(runner([{"prompt": "p", "completion": "c"}])) == [0.25]
 
@@ -106,16 +107,13 @@ def test_a_reward_child_gets_a_clean_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("WHILEAI_MCP_TOKEN", "tok-round3FAKEMCP789xyz")
     monkeypatch.setenv("LD_PRELOAD", "/tmp/evil.so-not-there")
     monkeypatch.setenv("DATABASE_URL", "postgres://u:p@h/db")
-    (tmp_path / "env.py").write_text(
+    (tmp_path / "env.py").write_text(  # what it sees, in a file (no message quotes stderr)
         "import json, os, sys\nsys.stdin.read()\n"
-        "print(json.dumps(sorted(os.environ)), file=sys.stderr)\nsys.exit(1)\n")
-    from whileai_core.hacking.reward import RewardError
-
-    with pytest.raises(RewardError) as err:
-        reward_runner(["python", "env.py"], root=tmp_path,
-                      pass_env=["OPENAI_API_KEY"])([{"prompt": "p", "completion": "c"}])
-    seen = str(err.value)
-    assert "OPENAI_API_KEY" in seen  # named by the call: given (its value masked in messages)
+        "open('seen.json', 'w').write(json.dumps(sorted(os.environ)))\nprint(0.0)\n")
+    reward_runner(["python", "env.py"], root=tmp_path,
+                  pass_env=["OPENAI_API_KEY"])([{"prompt": "p", "completion": "c"}])
+    seen = (tmp_path / "seen.json").read_text()
+    assert "OPENAI_API_KEY" in seen  # named by the call: given
     for name in ("MODAL_TOKEN_SECRET", "WHILEAI_MCP_TOKEN", "LD_PRELOAD", "DATABASE_URL"):
         assert name not in seen, seen
     with pytest.raises(Exception, match="the server's own token"):

@@ -742,12 +742,18 @@ _source("PROBE_EXAMPLE_CHARS", "convention: examples in an answer are cut to 200
 REWARD_TIMEOUT_S = 300.0
 _source("REWARD_TIMEOUT_S",
         "convention, untested: a reward command gets 5 minutes for the whole batch (every probe "
-        "of every task) before its process group is killed")
+        "of every task) before its whole process tree is killed")
 
 REWARD_OUTPUT_MAX_BYTES = 16_000_000
 _source("REWARD_OUTPUT_MAX_BYTES",
         "convention: a reward command's stdout is refused beyond 16 MB (far more than one number "
         "per line for a million lines)")
+
+REWARD_STDERR_MAX_BYTES = 64_000_000
+_source("REWARD_STDERR_MAX_BYTES",
+        "convention: a reward's stderr is counted as it streams and never kept (no message quotes "
+        "it: it can hold what the reward read); past 64 MB the reward is stopped. 3 GB of stderr "
+        "once took the server to 3.1 GB")
 
 REWARD_BONUS_TOLERANCE = 1e-9
 _source("REWARD_BONUS_TOLERANCE",
@@ -1219,6 +1225,17 @@ _source("CHILD_MEMORY_MB",
         "convention, untested: a reward child or a local run may map at most 8 GB of address "
         "space (RLIMIT_AS, set in the child before any user code runs); importing numpy and "
         "torch on CPU maps well under that; WHILEAI_CHILD_MEMORY_MB changes it")
+
+CHILD_PROCESSES = 256
+_source("CHILD_PROCESSES",
+        "convention, untested: a reward child or a local run may have at most 256 more tasks "
+        "(processes and threads, as RLIMIT_NPROC counts them) than the user had when it started; "
+        "a CPU smoke's torch threads fit well under it; WHILEAI_CHILD_PROCESSES changes it")
+
+CHILD_STOP_GRACE_S = 5.0
+_source("CHILD_STOP_GRACE_S",
+        "convention, untested: a reward's supervisor gets 5 s past the reward's own time limit to "
+        "kill its process tree and exit before the parent kills it")
 
 CHILD_ENV_NAMES = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ",
                    "TMPDIR", "TEMP", "TMP", "TERM")

@@ -25,9 +25,8 @@ from .os_errors import os_reason
 from .result import short_message
 from .errors import ArgumentError
 from .extras import MODULES, install_command, install_fix
+from .seal import SECRET_NAME  # secret-looking names: one pattern, where the server moves them
 
-# environment variables whose values never appear in what we print (tokens, keys, passwords)
-SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
 # the server's own bearer token: no child process (a reward, a local run) needs it
 SERVER_SECRETS = ("WHILEAI_MCP_TOKEN",)
 

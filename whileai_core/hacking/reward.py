@@ -7,22 +7,31 @@ completions=[...], **columns)`` where each column is a list holding one field of
 - **a callable** (library only) is called in this process.
 - **"path/to/file.py:function"** or **"package.module:function"**: the file's bytes are read
   through the path door and the function is called in a child process.
-- **a command** ``["python", "path/to/script.py", *args]``: a Python script and the string
-  arguments it gets in ``sys.argv``. It reads the batch as JSONL on stdin, one ``{"prompt",
-  "completion", ...fields}`` object per line, and prints the rewards on stdout: one number (or
-  ``{"reward": number}``) per line, or one JSON array. The argv is never a program of the
-  caller's choosing: nothing but this interpreter runs, the script's bytes are read through the
-  door, and the arguments go to the script only (``[".venv/bin/pip", ...]``, ``["torchrun",
-  ...]``, ``["python", "-c", ...]`` are refused).
+- **a command** ``["python", "path/to/script.py"]``: a Python script, run by one fixed
+  protocol: no argument (``sys.argv`` is the script alone), the batch as JSONL on stdin, one
+  ``{"prompt", "completion", ...fields}`` object per line, and the rewards on stdout: one
+  number (or ``{"reward": number}``) per line, or one JSON array. The caller names a script,
+  never a program or its arguments: nothing but this interpreter runs, the script's bytes are
+  read through the door, and anything after the script (``["python", "run.py", "--no-python",
+  "sh", ...]``), any other program (``[".venv/bin/pip", ...]``, ``["torchrun", ...]``) and any
+  interpreter option (``["python", "-c", ...]``) is refused. A setting the script needs lives in
+  the script or in a task field (every field reaches it on stdin).
+
+Either file must be the project's own code (:mod:`.reward_origin`): never one under a virtual
+environment, ``site-packages``, ``__pypackages__``, an install target, nor a build script.
 
 Both child forms run the same way (:mod:`._reward_child`): this interpreter with ``-I``
 (isolated ``sys.path``: the root is appended last, so a file in it never shadows the standard
 library), the source handed over on an inherited descriptor (never reopened by name), an
-address-space limit (``CHILD_MEMORY_MB``), the root as working directory, a clean environment
-(``failures.child_env``: no token or key unless ``pass_env`` names it, never the server's own),
-its own process group killed whole after ``timeout_s``; stdout beyond
-``REWARD_OUTPUT_MAX_BYTES`` is refused. A failure is a :class:`RewardError` naming the reward,
-the exit status and the last lines of its stderr (values of secret-looking variables masked).
+address-space limit (``CHILD_MEMORY_MB``), a process limit (``CHILD_PROCESSES``), the root as
+working directory, a clean environment (``failures.child_env``: no token or key unless
+``pass_env`` names it, never the server's own), no privilege, under a supervisor that kills
+every process it started (``setsid``'d ones too) when it ends or after ``timeout_s``. This
+process makes itself non-dumpable first (``whileai_core.confine``): the child cannot read its
+environment or memory through ``/proc``. Output is read as it streams: stdout beyond
+``REWARD_OUTPUT_MAX_BYTES`` or stderr beyond ``REWARD_STDERR_MAX_BYTES`` stops the reward. A
+failure is a :class:`RewardError` naming the reward, the exception's type and where it was
+raised (or the exit status); never what it printed, nor a message that can carry what it read.
 
 [1] TRL ``GRPOTrainer`` reward functions: ``reward_func(prompts, completions, **kwargs)`` with
     the dataset's other columns as keyword lists (trl 1.16 documentation, "Using a custom reward
@@ -41,14 +50,14 @@ from typing import Any
 
 import numpy as np
 
-from ..defaults import CHILD_MEMORY_MB, REWARD_TIMEOUT_S
+from ..defaults import CHILD_MEMORY_MB, CHILD_PROCESSES, REWARD_TIMEOUT_S
 from ..errors import ArgumentError
 from ..failures import check_pass_env
 from ..safepath import UserPath, user_path
-from .reward_process import MEMORY_ENV, RewardError, parse_stdout, run_child
+from .reward_origin import own_code
+from .reward_process import MEMORY_ENV, PROCESSES_ENV, RewardError, parse_stdout, run_child
 
 PYTHON_NAMES = ("python", "python3")
-_MAX_ARGS, _MAX_ARG_CHARS = 64, 4096
 
 _MODULE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
 
@@ -68,25 +77,24 @@ class RewardFile:
 
 @dataclass(frozen=True)
 class RewardScript:
-    """A command-form reward whose script was located under a root: the script (read through
-    the door and run from those bytes) and the string arguments it gets in ``sys.argv``."""
+    """A command-form reward whose script was located under a root: run from the bytes the door
+    read, with no argument."""
 
     path: UserPath
-    args: tuple[str, ...] = ()
 
     def __str__(self) -> str:
-        return " ".join(["python", str(self.path), *self.args])
+        return f"python {self.path}"
 
 
-def command_parts(reward: Sequence[str]) -> tuple[str, tuple[str, ...]]:
-    """``(script, args)`` of a command-form reward ``["python", "script.py", *args]``, or an
+def command_script(reward: Sequence[str]) -> str:
+    """The script of a command-form reward ``["python", "script.py"]``, or an
     :class:`ArgumentError`: the first item must be ``python`` (this interpreter), the second a
-    ``.py`` script, the rest plain strings for the script's ``sys.argv``. Any other program
-    (``.venv/bin/pip``, ``torchrun``, ``sh``) and any interpreter option (``-c``, ``-m``) is
-    refused: the product builds the argv, the caller names only a script."""
+    ``.py`` script, and nothing may follow. Any other program (``.venv/bin/pip``, ``torchrun``,
+    ``sh``), any interpreter option (``-c``, ``-m``) and any argument is refused: the product
+    runs the script one fixed way, the caller names only the script."""
     parts = list(reward)
-    fix = ("Fix: give ['python', 'rewards/grade.py'] (a script inside the workspace, then any "
-           "string arguments for it), or 'rewards/grade.py:score'")
+    fix = ("Fix: give ['python', 'rewards/grade.py'] (a script inside the workspace), or "
+           "'rewards/grade.py:score'")
     if not parts or not all(isinstance(a, str) for a in parts):
         raise ArgumentError(f"`reward` must be a non-empty list of strings. {fix}")
     if parts[0] not in PYTHON_NAMES:
@@ -97,27 +105,40 @@ def command_parts(reward: Sequence[str]) -> tuple[str, tuple[str, ...]]:
         shown = parts[1][:200] if len(parts) > 1 else "nothing"
         raise ArgumentError(f"`reward` ['python', ...] must name a .py script next, got {shown!r}"
                             f" (interpreter options such as -c or -m are refused). {fix}")
-    args = tuple(parts[2:])
-    if len(args) > _MAX_ARGS or any(len(a) > _MAX_ARG_CHARS or "\x00" in a for a in args):
-        raise ArgumentError(f"`reward` script arguments: at most {_MAX_ARGS}, each at most "
-                            f"{_MAX_ARG_CHARS} characters without NUL. {fix}")
-    return parts[1], args
+    if len(parts) > 2:
+        raise ArgumentError(f"`reward` gives {len(parts) - 2} argument(s) after "
+                            f"{parts[1][:200]!r}; a command reward gets none: it runs one fixed "
+                            "way (the batch on stdin, one reward a line on stdout), so no caller "
+                            "can turn a script into a program of its choosing. Fix: put the "
+                            "setting in the script, or in a task field (every field reaches the "
+                            "script on stdin), and give ['python', " + repr(parts[1][:200]) + "]")
+    return parts[1]
+
+
+def _limit_from_env(name: str, default: int, least: int, unit: str) -> int:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < least:
+        raise ArgumentError(f"{name}={value!r} must be a whole number of {unit}, at least "
+                            f"{least}. Fix: e.g. {name}={default}")
+    return number
 
 
 def child_memory_mb() -> int:
     """The address-space limit of a reward child or a local run: ``$WHILEAI_CHILD_MEMORY_MB``,
     else ``CHILD_MEMORY_MB``."""
-    value = os.environ.get(MEMORY_ENV, "").strip()
-    if not value:
-        return CHILD_MEMORY_MB
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 64:
-        raise ArgumentError(f"{MEMORY_ENV}={value!r} must be a whole number of MB, at least 64. "
-                            f"Fix: e.g. {MEMORY_ENV}={CHILD_MEMORY_MB}")
-    return number
+    return _limit_from_env(MEMORY_ENV, CHILD_MEMORY_MB, 64, "MB")
+
+
+def child_processes() -> int:
+    """How many more tasks than the user has a reward child or a local run may start:
+    ``$WHILEAI_CHILD_PROCESSES``, else ``CHILD_PROCESSES``."""
+    return _limit_from_env(PROCESSES_ENV, CHILD_PROCESSES, 8, "processes")
 
 
 def trl_columns(items: Sequence[dict]) -> dict[str, list]:
@@ -137,10 +158,19 @@ def _check_rewards(values: Any, n: int, label: str) -> np.ndarray:
                           "Fix: return exactly one number per completion, in order")
     for i, v in enumerate(out):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise RewardError(f"reward {label} returned {v!r} for item {i + 1} (task "
+            raise RewardError(f"reward {label} returned {_shape(v)} for item {i + 1} (task "
                               "shown in the input's order); every reward must be a finite "
                               "number. Fix: return 0.0 for a failed grade, never None or NaN")
     return np.asarray(out, dtype=np.float64)
+
+
+def _shape(value: Any) -> str:
+    """What a value is, never what it holds (a text may be what the reward read)."""
+    if value is None or isinstance(value, float):
+        return repr(value)
+    if isinstance(value, str):
+        return f"a text of {len(value)} characters (not quoted)"
+    return f"a {type(value).__name__}"
 
 
 class RewardRunner:
@@ -186,8 +216,7 @@ def reward_runner(reward: Any, *, root: str | os.PathLike | None = None,
                           **trl_columns(items))
         return RewardRunner(name, call)
     if isinstance(reward, (list, tuple)):
-        script, args = command_parts(reward)
-        reward = RewardScript(user_path(base / script, argument="reward"), args)
+        reward = RewardScript(user_path(base / command_script(reward), argument="reward"))
     if isinstance(reward, (str, RewardFile)):
         if isinstance(reward, RewardFile):
             code_path, function = reward.path, reward.function
@@ -199,18 +228,20 @@ def reward_runner(reward: Any, *, root: str | os.PathLike | None = None,
                                 "e.g. 'rewards/grade.py:score'")
         spec = {"mode": "module", "function": function}
     elif isinstance(reward, RewardScript):
-        code_path, spec = reward.path, {"mode": "script", "args": list(reward.args)}
+        code_path, spec = reward.path, {"mode": "script"}
     else:
         raise ArgumentError(f"`reward` must be a callable, a 'module:function' string or a "
                             f"command (a list of strings), got {type(reward).__name__} "
                             f"{str(reward)[:80]!r}. Fix: e.g. reward='rewards/grade.py:score' or "
                             "reward=['python', 'rewards/grade.py']")
+    own_code(code_path, base)  # every form, every surface: a file the project wrote
     # the child runs these bytes, read once through the path door
     code = code_path.read_text("config", error=ArgumentError, fix="save the reward as UTF-8")
     label = str(reward)
     spec.update(file=str(code_path), root=str(base), memory_mb=child_memory_mb())
+    processes = child_processes()
     return RewardRunner(label, lambda items: parse_stdout(
-        run_child(spec, code, items, base, timeout_s, label, passed), label))
+        run_child(spec, code, items, base, timeout_s, label, passed, processes), label))
 
 
 def locate_function(spec: str, root: Path) -> tuple[Path, str]:
@@ -241,8 +272,8 @@ def reward_spec(reward: Any, root: Any = None) -> Any:
     - ``"file.py:function"`` or ``"package.module:function"`` (no whitespace): a function, called
       like a TRL reward; under ``root`` it becomes a :class:`RewardFile`;
     - a list of arguments, or a string with whitespace or without ``:`` (split like a shell,
-      never run by one): a command, ``python SCRIPT.py ARGS`` only (:func:`command_parts`);
-      under ``root`` it becomes a :class:`RewardScript`.
+      never run by one): a command, ``python SCRIPT.py`` only (:func:`command_script`); under
+      ``root`` it becomes a :class:`RewardScript`.
 
     Either file's bytes are read through the door and run as read, never reopened by name.
     Anything else (a callable) is returned as is.
@@ -260,27 +291,11 @@ def reward_spec(reward: Any, root: Any = None) -> Any:
                                 f"({err}). Fix: e.g. 'rewards/grade.py:score', or a command "
                                 "such as 'python rewards/grade.py'") from None
     if isinstance(reward, (list, tuple)):
-        script, args = command_parts(reward)
+        script = command_script(reward)
         if root is None:
-            return ["python", script, *args]
-        return RewardScript(_own_code(root.locate(script, argument="reward")), args)
+            return ["python", script]
+        return RewardScript(root.locate(script, argument="reward"))
     return reward
-
-
-# Where installers put other people's programs: pip's own __main__.py in the workspace's venv is
-# a .py script, and run with free arguments it is `pip download -d ANYWHERE` again.
-_INSTALLED = frozenset({"site-packages", "dist-packages"})
-
-
-def _own_code(path: UserPath) -> UserPath:
-    """``path`` unless it lies in an installed package under the workspace (a folder named
-    ``site-packages`` or ``dist-packages`` on it, any case): a reward is the user's code."""
-    if any(part.lower() in _INSTALLED for part in path.parts[:-1]):
-        raise ArgumentError(f"`reward` {str(path)[:200]!r} lies in an installed package "
-                            "(site-packages): a reward runs your own script, never an installed "
-                            "program's. Fix: write the reward as a .py file of your own in the "
-                            "workspace (it may import the package)")
-    return path
 
 
 def _confined_function(spec: str, root: Any) -> RewardFile:
@@ -295,4 +310,4 @@ def _confined_function(spec: str, root: Any) -> RewardFile:
         candidates = [f"{stem}.py", f"{stem}/__init__.py"]
         module = next((c for c in candidates
                        if root.locate(c, argument="reward").kind() == "file"), candidates[0])
-    return RewardFile(_own_code(root.locate(module, argument="reward")), function)
+    return RewardFile(root.locate(module, argument="reward"), function)

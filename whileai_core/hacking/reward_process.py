@@ -1,103 +1,231 @@
 """A reward run in a child process (the module docstring of :mod:`.reward` says how): the
-child's start, its time limit and process group, its exit status read as the error a user can
-act on, and its stdout read as one number per item."""
+child's start, its output read as it streams within bounds, its end read as the error a user
+can act on, and its stdout read as one number per item.
+
+No message quotes what the reward printed or the message of an exception that can carry data
+(a file's contents, a key): a failure names the exception's type and where the reward raised
+it, a stdout line that is not a number is described by its length, stderr only by its size.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import selectors
 import signal
 import subprocess
 import sys
 import tempfile
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import safejson
-from ..defaults import REWARD_OUTPUT_MAX_BYTES
+from .. import confine, safejson
+from ..defaults import CHILD_STOP_GRACE_S, REWARD_OUTPUT_MAX_BYTES, REWARD_STDERR_MAX_BYTES
 from ..errors import WhileaiError, did_you_mean
 from ..failures import child_env, mask_secrets
 from ..voice import arg
 
 CHILD = Path(__file__).with_name("_reward_child.py")
-MEMORY_ENV = "WHILEAI_CHILD_MEMORY_MB"
-_STDERR_LINES = 5
+MEMORY_ENV, PROCESSES_ENV = "WHILEAI_CHILD_MEMORY_MB", "WHILEAI_CHILD_PROCESSES"
+_REPORT_MAX_BYTES = 64 << 10
+_READ = 1 << 16
 
 
 class RewardError(WhileaiError):
     """The user's reward failed, hung, or returned something that is not one number per item."""
 
 
+@dataclass
+class Streams:
+    """What came back from a child, bounded while it streamed: its stdout (at most
+    ``REWARD_OUTPUT_MAX_BYTES``), the size of its stderr (never kept), its reports, and the
+    stream that went past its cap (the child was then stopped)."""
+
+    stdout: bytearray = field(default_factory=bytearray)
+    stderr_bytes: int = 0
+    report: bytearray = field(default_factory=bytearray)
+    over: str | None = None
+
+
+def exchange(proc: subprocess.Popen, payload: bytes, report_fd: int, timeout_s: float) -> Streams:
+    """Write ``payload`` to the child's stdin and read its stdout, stderr and report pipe at
+    once, as they stream, until all close or ``timeout_s`` passes: stdout is kept up to its cap,
+    stderr only counted, and a stream past its cap stops the child (SIGTERM to its supervisor,
+    which kills its tree); the rest is drained and dropped. Memory stays within the caps
+    whatever the child prints (3 GB of stderr once took the server to 3.1 GB)."""
+    got = Streams()
+    caps = {"stdout": REWARD_OUTPUT_MAX_BYTES, "stderr": REWARD_STDERR_MAX_BYTES,
+            "report": _REPORT_MAX_BYTES}
+    sel = selectors.DefaultSelector()
+    for name, pipe in (("stdout", proc.stdout.fileno()), ("stderr", proc.stderr.fileno()),
+                       ("report", report_fd)):
+        os.set_blocking(pipe, False)
+        sel.register(pipe, selectors.EVENT_READ, name)
+    stdin, sent = proc.stdin.fileno(), 0
+    os.set_blocking(stdin, False)
+    sel.register(stdin, selectors.EVENT_WRITE, "stdin")
+    end = time.monotonic() + timeout_s
+    try:
+        while sel.get_map():
+            left = end - time.monotonic()
+            if left <= 0:
+                break
+            for key, _ in sel.select(min(left, 1.0)):
+                if key.data == "stdin":
+                    try:
+                        sent += os.write(stdin, payload[sent:sent + _READ])
+                    except (BrokenPipeError, ConnectionResetError):
+                        sent = len(payload)  # the child stopped reading: its own business
+                    if sent >= len(payload):
+                        sel.unregister(stdin)
+                        proc.stdin.close()
+                    continue
+                data = os.read(key.fd, _READ)
+                if not data:
+                    sel.unregister(key.fd)
+                    continue
+                _keep(got, key.data, data, caps, proc)
+    finally:
+        sel.close()
+        if not proc.stdin.closed:
+            proc.stdin.close()
+    return got
+
+
+def _keep(got: Streams, name: str, data: bytes, caps: dict[str, int],
+          proc: subprocess.Popen) -> None:
+    size = {"stdout": len(got.stdout), "stderr": got.stderr_bytes,
+            "report": len(got.report)}[name] + len(data)
+    if size > caps[name] and got.over is None:
+        got.over = name
+        _signal(proc, signal.SIGTERM)
+    if name == "stderr":
+        got.stderr_bytes = size
+    elif got.over is None:
+        (got.stdout if name == "stdout" else got.report).extend(data)
+
+
+def _signal(proc: subprocess.Popen, sig: int) -> None:
+    try:
+        os.kill(proc.pid, sig)
+    except ProcessLookupError:
+        pass
+
+
 def run_child(spec: dict, code: str, items: list[dict], cwd: Path, timeout_s: float, label: str,
-               pass_env: tuple[str, ...]) -> str:
+              pass_env: tuple[str, ...], processes: int) -> str:
     """Run the reward child (see the module docstring) on ``items``; its stdout."""
     payload = "".join(json.dumps(it, ensure_ascii=False) + "\n" for it in items).encode()
     env = child_env({"PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8"}, pass_env=pass_env)
-    with tempfile.TemporaryFile() as source:  # no name: the child gets it by descriptor only
-        source.write(code.encode("utf-8"))
-        source.flush()
-        source.seek(0)
-        fd = source.fileno()
-        argv = [sys.executable, "-I", str(CHILD), json.dumps({**spec, "code_fd": fd})]
+    confine.undumpable()  # this process's /proc (environment, memory) is closed to the child
+    report_r, report_w = os.pipe()
+    try:
+        with tempfile.TemporaryFile() as source:  # no name: the child gets it by descriptor only
+            source.write(code.encode("utf-8"))
+            source.flush()
+            source.seek(0)
+            fd = source.fileno()
+            argv = [sys.executable, "-I", str(CHILD), json.dumps(
+                {**spec, "code_fd": fd, "report_fd": report_w, "timeout_s": timeout_s,
+                 "processes": processes})]
+            try:
+                proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        start_new_session=True, pass_fds=(fd, report_w))
+            except OSError as exc:
+                raise RewardError(f"reward {label!r} could not start: {exc.strerror or exc}. "
+                                  "Fix: check that the workspace folder exists") from None
+        os.close(report_w)
+        report_w = -1
         try:
-            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    start_new_session=True, pass_fds=(fd,))
-        except OSError as exc:
-            raise RewardError(f"reward {label!r} could not start: {exc.strerror or exc}. Fix: "
-                              "check that the workspace folder exists") from None
-    try:
-        out, err = proc.communicate(payload, timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        raise RewardError(f"reward {label!r} did not finish {len(items)} completions within "
-                          f"{timeout_s:g} s; its process group was killed. Fix: make it faster, "
-                          f"or raise {arg('timeout_s', op='cheat_probes')}") from None
+            got = exchange(proc, payload, report_r, timeout_s + CHILD_STOP_GRACE_S)
+            try:
+                proc.wait(CHILD_STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
+                pass
+        finally:
+            if proc.poll() is None:  # the supervisor itself hangs: its group, by force
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                proc.wait()
+            proc.stdout.close()
+            proc.stderr.close()
     finally:
-        if proc.poll() is None:
-            _kill_group(proc)
-    if proc.returncode == _NO_FUNCTION:
-        missing = _no_function(out)
-        if missing is not None:
-            name, defined = missing
-            close = did_you_mean(name, defined)
-            raise RewardError(f"reward {label!r}: the file defines no function `{name}`"
-                              + (f" ({close})" if close else "") + ". Fix: name one it defines: "
-                              + (", ".join(defined[:20])[:300] or "none"))
-    if proc.returncode != 0:
-        tail = " | ".join(err.decode("utf-8", "replace").strip().splitlines()[-_STDERR_LINES:])
-        memory = (" (it may have hit the memory limit of "
-                  f"{spec['memory_mb']} MB: {MEMORY_ENV} raises it)"
-                  if "MemoryError" in tail or proc.returncode in (-9, 137) else "")
-        raise RewardError(f"reward {label!r} exited with status {proc.returncode}{memory}; "
-                          f"stderr: {mask_secrets(tail)[:800] or '(empty)'}. Fix: run it by hand "
+        os.close(report_r)
+        if report_w >= 0:
+            os.close(report_w)
+    return _outcome(proc.returncode, got, spec, items, timeout_s, label, processes)
+
+
+def _reports(got: Streams) -> dict:
+    """The child's report lines as one mapping (later keys win; a line that is not a JSON
+    object is skipped: the reward can write there too, so nothing in it is trusted as text)."""
+    merged: dict = {}
+    for line in got.report.decode("utf-8", "replace").splitlines():
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            merged.update(value)
+    return merged
+
+
+def _outcome(code: int, got: Streams, spec: dict, items: list[dict], timeout_s: float,
+             label: str, processes: int) -> str:
+    report = _reports(got)
+    ended = report.get("ended")
+    left = report.get("killed") if isinstance(report.get("killed"), int) else 0
+    if got.over is not None:
+        cap = REWARD_OUTPUT_MAX_BYTES if got.over == "stdout" else REWARD_STDERR_MAX_BYTES
+        raise RewardError(f"reward {label!r} printed more than {cap} bytes to {got.over}; it "
+                          "was stopped and its processes killed. Fix: print only the rewards "
+                          "on stdout, and far less on stderr")
+    if ended == "timed_out" or ended is None and code < 0:
+        raise RewardError(f"reward {label!r} did not finish {len(items)} completions within "
+                          f"{timeout_s:g} s; its whole process tree was killed ({left} "
+                          f"processes). Fix: make it faster, or raise "
+                          f"{arg('timeout_s', op='cheat_probes')}")
+    if ended == "too_many_processes" or code == 125 and ended is None:
+        raise RewardError(f"reward {label!r} started more than the {processes} processes "
+                          f"allowed; it was killed with all of them. Fix: start fewer, or raise "
+                          f"{PROCESSES_ENV}")
+    if isinstance(report.get("no_function"), str):
+        name = report["no_function"]
+        defined = [str(d) for d in report.get("defined", []) if isinstance(d, str)]
+        close = did_you_mean(name, defined)
+        raise RewardError(f"reward {label!r}: the file defines no function `{name}`"
+                          + (f" ({close})" if close else "") + ". Fix: name one it defines: "
+                          + (", ".join(defined[:20])[:300] or "none"))
+    if code != 0:
+        raise RewardError(f"reward {label!r} {_failure(code, report, spec)}; it wrote "
+                          f"{got.stderr_bytes} bytes to stderr (not quoted). Fix: run it by hand "
                           "on a line of the batch and correct it")
-    if len(out) > REWARD_OUTPUT_MAX_BYTES:
-        raise RewardError(f"reward {label!r} printed {len(out)} bytes, over the "
-                          f"{REWARD_OUTPUT_MAX_BYTES} accepted. Fix: print only the rewards")
-    return out.decode("utf-8", "replace")
+    return got.stdout.decode("utf-8", "replace")
 
 
-_NO_FUNCTION = 3  # _reward_child.NO_FUNCTION (not imported: the child runs alone, under -I)
-
-
-def _no_function(out: bytes) -> tuple[str, list[str]] | None:
-    """The child's report of a function its file does not define: (the name, the file's
-    functions), or None when the output is something else (a script's own exit status 3)."""
-    try:
-        data = json.loads(out.decode("utf-8", "replace"))
-    except ValueError:
-        return None
-    if not isinstance(data, dict) or not isinstance(data.get("no_function"), str):
-        return None
-    return data["no_function"], [str(d) for d in data.get("defined", [])]
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    proc.wait()
+def _failure(code: int, report: dict, spec: dict) -> str:
+    """How the reward failed, from its report: the exception's type, where it was raised, and
+    its message when the child showed it (the interpreter's own errors about code)."""
+    memory = (f" (it may have hit the memory limit of {spec['memory_mb']} MB: {MEMORY_ENV} "
+              "raises it)")
+    raised = report.get("raised")
+    if not isinstance(raised, str):
+        return f"exited with status {code}" + (memory if code == 137 else "")
+    text = f"raised {raised[:200]}"
+    at = report.get("at")
+    if isinstance(at, list) and len(at) == 3 and isinstance(at[0], str):
+        text += f" at {Path(at[0]).name[:200]} line {at[1]}" + (
+            f", in {str(at[2])[:100]}" if at[2] else "")
+    message = report.get("message")
+    if isinstance(message, str):
+        text += f": {mask_secrets(message)[:300]}"
+    else:
+        text += " (its message is not quoted: it can hold what the reward read)"
+    return text + (memory if raised == "MemoryError" else "")
 
 
 def parse_stdout(text: str, label: str) -> list:
@@ -106,8 +234,9 @@ def parse_stdout(text: str, label: str) -> list:
         try:
             return safejson.loads(body)
         except json.JSONDecodeError as exc:
-            raise RewardError(f"reward {label!r} printed invalid JSON ({exc.msg}). Fix: print "
-                              "one JSON array of numbers, or one number per line") from None
+            raise RewardError(f"reward {label!r} printed invalid JSON ({exc.msg} at character "
+                              f"{exc.pos}). Fix: print one JSON array of numbers, or one number "
+                              "per line") from None
     values = []
     for i, line in enumerate(body.splitlines(), 1):
         if not line.strip():
@@ -115,10 +244,9 @@ def parse_stdout(text: str, label: str) -> list:
         try:
             value = safejson.loads(line)
         except json.JSONDecodeError:
-            shown = mask_secrets(line)[:60]
-            raise RewardError(f"reward {label!r}: stdout line {i} is {shown!r}, not a "
-                              "number. Fix: print one number (or {\"reward\": number}) per "
-                              "line, and send logs to stderr") from None
+            raise RewardError(f"reward {label!r}: stdout line {i} is not a number (a text of "
+                              f"{len(line)} characters, not quoted). Fix: print one number (or "
+                              "{\"reward\": number}) per line, and send logs to stderr") from None
         if isinstance(value, dict):
             value = value.get("reward")
         values.append(value)

@@ -2,10 +2,11 @@
 watch_run, diagnose_run.
 
 The reward ``cheat_probes`` runs is the user's own code: a ``file.py:function`` or a command
-``python SCRIPT.py ARGS`` (``whileai_core.hacking.reward.reward_spec`` reads both, the one
-grammar of every surface). Over MCP every file it names must lie inside the workspace root; its
-bytes are read through the door and run in an isolated child process with a clean environment,
-killed after ``timeout_s``; no other program is ever run.
+``python SCRIPT.py`` with no argument (``whileai_core.hacking.reward.reward_spec`` reads both,
+the one grammar of every surface), never a file an installer put there. Over MCP every file it
+names must lie inside the workspace root; its bytes are read through the door and run in an
+isolated child process with a clean environment, its whole process tree killed after
+``timeout_s``; no other program is ever run.
 """
 
 from __future__ import annotations
@@ -42,10 +43,10 @@ RewardArg = Annotated[str | list[Annotated[str, Field(max_length=4096)]], Field(
         "The reward the run will train on: 'file.py:function' (or 'package.module:function'), "
         "called like a TRL reward: function(prompts=[...], completions=[...], **task_fields) -> "
         "list of numbers; or a command (a list of arguments, or one string split like a shell, "
-        "never run by one): only python and a script inside the workspace, then string "
-        "arguments for the script, e.g. ['python', 'rewards/grade.py'], that reads JSONL on "
-        "stdin (one {prompt, completion, ...task fields} per line) and prints one number per "
-        "line. Either runs in an isolated child process with a clean environment, killed after "
+        "never run by one): only python and a script of your own inside the workspace, no "
+        "argument, e.g. ['python', 'rewards/grade.py'], that reads JSONL on stdin (one {prompt, "
+        "completion, ...task fields} per line) and prints one number per line. Either runs in "
+        "an isolated child process with a clean environment, its process tree killed after "
         "timeout_s."),
     examples=["rewards/grade.py:score", ["python", "rewards/grade.py"]]), Arg(metavar="REWARD")]
 ProbeTasks = Annotated[Records, Field(description=(

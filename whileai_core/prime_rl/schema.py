@@ -12,7 +12,6 @@ internals...) are accepted as tables. A renamed key gets its new spelling in the
 from __future__ import annotations
 
 import importlib.util
-import re
 import tomllib
 from pathlib import Path
 from typing import Any, ClassVar
@@ -23,6 +22,7 @@ from ..errors import ArgumentError, ConfigError
 from ..result import Result
 from ..safepath import Root, UserPath, as_user_path
 from . import grammar
+from .hazards import hazards as _hazards
 from .key_tree import near_key
 from .keys_top import RLConfig, SingleNode
 from .keys_trainer import Cosine, Linear
@@ -115,46 +115,6 @@ def _cross_checks(cfg: RLConfig, raw: dict[str, Any]) -> list[str]:
     if len(set(names)) != len(names):
         errors.append(f"duplicate train source names {names}; give each a unique `name`")
     return errors + _hazards(raw)
-
-
-# Variables that make a process load or run other code before its own: set through a config's
-# `env_vars`, they turn a config into a way to run anything wherever the run starts.
-_LOADER_VARS = re.compile(r"^(LD_|DYLD_)|^(PYTHONPATH|PYTHONSTARTUP|PYTHONHOME|PYTHONUSERBASE|"
-                          r"PYTHONEXECUTABLE|PATH|BASH_ENV|ENV|NODE_OPTIONS|PERL5OPT|PERL5LIB|"
-                          r"RUBYOPT|JAVA_TOOL_OPTIONS|PROMPT_COMMAND|LD_PRELOAD)$", re.IGNORECASE)
-
-
-def _hazards(raw: dict[str, Any]) -> list[str]:
-    """Keys a valid config can carry that do harm where it runs: ``clean = true`` deletes
-    ``output_dir`` before the run (prime-rl's rl entry point), so it must be a folder below the
-    run's working directory; ``env_vars`` must not set a loader or interpreter variable."""
-    errors: list[str] = []
-    if raw.get("clean") is True:
-        out = raw.get("output_dir", "outputs")
-        parts = str(out).replace("\\", "/").split("/")
-        if (not isinstance(out, str) or not out.strip() or out.startswith(("/", "~"))
-                or ".." in parts or out.strip() in (".", "./")):
-            errors.append(f"refused by whileai (prime-rl would run it): `clean = true` deletes "
-                          f"`output_dir` ({out!r}) before the run, so with clean it must be a "
-                          "folder below the run's directory (not absolute, no '~' or '..', not "
-                          "'.'); use output_dir = 'outputs/<run>', or clean = false")
-    stack: list[tuple[str, Any]] = [("", raw)]
-    while stack:
-        where, node = stack.pop()
-        if not isinstance(node, dict):
-            continue
-        for key, value in node.items():
-            path = f"{where}.{key}" if where else str(key)
-            if key == "env_vars" and isinstance(value, dict):
-                for name in value:
-                    if _LOADER_VARS.search(str(name)):
-                        errors.append(f"refused by whileai (prime-rl would run it): "
-                                      f"`{path}.{name}` makes every process of the run load or "
-                                      "run other code first; remove it (install what it loads "
-                                      "into the image instead)")
-            elif isinstance(value, dict):
-                stack.append((path, value))
-    return errors
 
 
 # ---- the public check ---------------------------------------------------------------------

@@ -5,9 +5,12 @@ RUN_DIR, while it keeps the run's lock (inherited as LOCK_FD). A later status ca
 an exit code means the run finished (0: succeeded); a free lock with no exit code means the
 process died (killed, machine restarted). SIGTERM/SIGINT are passed on to CMD.
 
-CMD runs user code (a data folder's grader), so it gets an address-space limit (``RLIMIT_AS``,
-``WHILEAI_CHILD_MEMORY_MB``, set here and inherited) and a wall-clock limit
-(``--timeout S``): past it CMD is killed and the exit code is 124, as ``timeout(1)`` gives.
+CMD runs user code (a data folder's grader), so this process holds it as the reward's
+supervisor does (``whileai_core.confine``): no privilege, a process limit (``--processes N``
+more tasks than the user has), an address-space limit (``--memory-mb``, ``RLIMIT_AS``), and a
+wall-clock limit (``--timeout S``): past it CMD is killed and the exit code is 124, as
+``timeout(1)`` gives. It is a subreaper: when CMD ends, is stopped or times out, every process
+CMD left (a ``setsid``'d grandchild too) is killed.
 """
 
 from __future__ import annotations
@@ -18,43 +21,37 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .. import confine
+from ..defaults import CANCEL_GRACE_S
 from ..io import write_atomic
 
 PID_FILE, EXIT_FILE, LOG_FILE = "pid", "exit_code", "log.txt"
 
-
-TIMED_OUT = 124
-
-
-def _limit_memory(megabytes: int) -> None:
-    try:
-        import resource
-
-        size = megabytes << 20
-        resource.setrlimit(resource.RLIMIT_AS, (size, size))
-    except (ImportError, ValueError, OSError):  # no RLIMIT_AS here: the timeout still holds
-        pass
+TIMED_OUT, TOO_MANY = 124, 125
+_FLAGS = ("--timeout", "--memory-mb", "--processes")
 
 
 def main(argv: list[str]) -> int:
-    timeout_s, memory_mb = None, None
-    while argv and argv[0] in ("--timeout", "--memory-mb"):
+    settings: dict[str, str] = {}
+    while argv and argv[0] in _FLAGS:
         flag, value, *argv = argv
-        if flag == "--timeout":
-            timeout_s = float(value)
-        else:
-            memory_mb = int(value)
+        settings[flag] = value
     run_dir, lock_fd, sep, *command = argv
     if sep != "--" or not command:
-        print("usage: python -m whileai_core.runs._wrapper [--timeout S] [--memory-mb MB] RUN_DIR "
-              "LOCK_FD -- CMD...", file=sys.stderr)
+        print("usage: python -m whileai_core.runs._wrapper [--timeout S] [--memory-mb MB] "
+              "[--processes N] RUN_DIR LOCK_FD -- CMD...", file=sys.stderr)
         return 2
+    timeout_s = float(settings.get("--timeout", "inf"))
+    processes = int(settings.get("--processes", "1000000"))
     folder = Path(run_dir)
     os.set_inheritable(int(lock_fd), False)  # the lock stays with this process, not the recipe
     write_atomic(folder / PID_FILE, f"{os.getpid()}\n", overwrite=True)
+    confine.become_subreaper()
+    confine.drop_privileges()
+    confine.limit_processes(processes)
     with open(folder / LOG_FILE, "ab", buffering=0) as log:
-        if memory_mb is not None:
-            _limit_memory(memory_mb)
+        if "--memory-mb" in settings:
+            confine.limit_memory(int(settings["--memory-mb"]))
         try:
             child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
                                      stderr=subprocess.STDOUT)
@@ -62,20 +59,23 @@ def main(argv: list[str]) -> int:
             log.write(f"cannot start {command[0]}: {exc}\n".encode())
             write_atomic(folder / EXIT_FILE, "127\n", overwrite=True)
             return 0
-
-        def forward(signum, _frame):
-            child.send_signal(signum)
-
-        signal.signal(signal.SIGTERM, forward)
-        signal.signal(signal.SIGINT, forward)
-        try:
-            code = child.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
+        # os.kill, not child.send_signal: that would reap CMD before supervise() reads its code
+        signal.signal(signal.SIGINT, lambda signum, frame: os.kill(child.pid, signum))
+        # SIGTERM (a cancel) is passed on to CMD, which gets CANCEL_GRACE_S to end; then it and
+        # everything it left are killed
+        how, code, _ = confine.supervise(child.pid, timeout_s=timeout_s,
+                                         max_processes=processes, stop_grace_s=CANCEL_GRACE_S)
+        child.returncode = code if how == confine.EXITED else -signal.SIGKILL  # reaped above
+        if how == confine.TIMED_OUT:
             log.write(f"\nwhileai: the run passed its time limit of {timeout_s:g} s and was "
                       "killed\n".encode())
             code = TIMED_OUT
+        elif how == confine.TOO_MANY:
+            log.write(f"\nwhileai: the run started more than {processes} processes and was "
+                      "killed\n".encode())
+            code = TOO_MANY
+        elif how == confine.STOPPED and code is None:
+            code = -signal.SIGKILL
     write_atomic(folder / EXIT_FILE, f"{code}\n", overwrite=True)
     return 0
 

@@ -24,7 +24,7 @@ import whileai_core
 from ..defaults import CANCEL_GRACE_S, LOCAL_RUN_TIMEOUT_S
 from ..errors import ArgumentError, ConfigError
 from ..extras import install_fix, missing
-from .. import safejson
+from .. import confine, safejson
 from ..failures import child_env, mask_secrets
 from ..safepath import Root
 from ..voice import arg, call
@@ -104,11 +104,13 @@ class LocalBackend:
         # product builds: the recipes' checkout and this whileai_core, nothing of the caller's
         env = child_env({"PYTHONUNBUFFERED": "1", "PYTHONPATH": os.pathsep.join(
             dict.fromkeys((str(repo), str(package_parent))))})
-        from ..hacking.reward import child_memory_mb  # lazy: hacking.reward loads only when launch() runs
+        from ..hacking.reward import child_memory_mb, child_processes  # lazy: with launch()
 
         wrapper = [sys.executable, "-m", "whileai_core.runs._wrapper",
                    "--timeout", f"{LOCAL_RUN_TIMEOUT_S:g}", "--memory-mb", str(child_memory_mb()),
+                   "--processes", str(child_processes()),
                    str(run_dir), str(lock_fd), "--", *self.command(target, run_dir, record.gpu)]
+        confine.undumpable()  # this process's /proc (environment, memory) is closed to the run
         starting()
         with open(run_dir / "wrapper.err", "ab") as err:
             proc = subprocess.Popen(wrapper, pass_fds=(lock_fd,), start_new_session=True,

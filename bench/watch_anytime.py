@@ -40,13 +40,15 @@ import time
 from pathlib import Path
 
 import numpy as np
+from scipy.special import ndtri as _ndtri, stdtrit as _stdtrit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from whileai_core.bootstrap import wilson_interval  # noqa: E402
 from whileai_core.hacking import hack_scan  # noqa: E402
-from whileai_core.hacking.anytime import (climb_band, first_stop, look_conditions,  # noqa: E402
-                                          paired_look_interval)
+from whileai_core.defaults import WATCH_CONFIRM  # noqa: E402
+from whileai_core.hacking.anytime import (Plan, climb_band, climbs, detectable_drop,  # noqa: E402
+                                          look_conditions, pair_intervals, rule)
 from whileai_core.hacking.doctor import RunArrays, _signatures, _step_numbers  # noqa: E402
 
 
@@ -55,61 +57,164 @@ def rate(hits: int, n: int) -> str:
     return f"{hits / n:.3f} [{lo:.3f}, {hi:.3f}] (n={n})"
 
 
-def watch_runs(rng, runs, looks, *, gain=0.45, share=0.0, drop=0.0, onset=0, anytime=True,
-               confirm=2, every=5, n=40, k=4, p0=0.3):
-    """First stopping look (1-based, 0: never) of each simulated run."""
+_Q = _ndtri((np.arange(4000) + 0.5) / 4000)  # the difficulty distribution's quantiles
+
+
+def _follow_shift(p0: float, at: np.ndarray) -> np.ndarray:
+    """The logit shift that moves the mean pass rate of tasks with logit ~ N(logit p0, 1) from
+    its start to ``at`` minus ``p0`` above it (the held-out set gains what training gains)."""
+    lg0 = np.log(p0 / (1 - p0))
+    start = (1 / (1 + np.exp(-(lg0 + _Q)))).mean()
+    out = []
+    for target in start + (at - p0):
+        lo, hi = -10.0, 10.0
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if (1 / (1 + np.exp(-(lg0 + mid + _Q)))).mean() < target else (lo, mid)
+        out.append((lo + hi) / 2)
+    return np.array(out)
+
+
+def previous_rule(values, train, counts, confirm):
+    """The rule this plan replaced (the named baseline): look t against step 0 only, at
+    alpha_t = 0.05 / (t (t + 1)) (one-sided alpha_t / 2 for the held-out bound and for the
+    climb's band; the zero-spread bound at alpha_t), each condition held ``confirm`` looks in a
+    row."""
+    looks = values.shape[1] - 1
+    t = np.arange(1, looks + 1)
+    a = 0.05 / (t * (t + 1))
+    scale = np.abs(values).max(-1)
+    lo, hi = np.full((values.shape[0], looks), np.nan), np.full((values.shape[0], looks), np.nan)
+    for j in range(looks):
+        _, lo[:, j], hi[:, j], _, _ = pair_intervals(
+            values[:, j + 1] - values[:, 0], np.maximum(scale[:, 0], scale[:, j + 1]),
+            -_ndtri(a[j] / 2), a[j], np.ones(values.shape[0], dtype=bool))
+    climb, sigma, used, steps = climbs(train, counts, 5)
+    band = climb_band(sigma, np.maximum(used, 2), np.maximum(steps, 4), a / 2)
+    codes = look_conditions(hi < 0, lo, hi, climb, band) != 0
+    run = np.zeros(values.shape[0], dtype=np.int64)
+    first = np.full(values.shape[0], -1)
+    for j in range(looks):
+        run = np.where(codes[:, j], run + 1, 0)
+        first = np.where((first < 0) & (run >= confirm), j, first)
+    return first
+
+
+def watch_runs(rng, runs, looks, plan, *, gain=0.45, follow=0.0, logit_fall=0.0, drop=0.0,
+               onset=1, back=False, hold=False, confirm=WATCH_CONFIRM, every=5, n=40, k=4, p0=0.3,
+               last_only=False):
+    """First stopping look (1-based, 0: never) of each simulated run under ``plan``.
+
+    Held-out task logits ~ N(logit p0, 1); at evaluation e the held-out set gains ``follow`` x
+    the training gain so far (a logit shift that moves its mean pass rate by that much), loses
+    ``logit_fall`` x e on the logit scale (spread over the run: ``logit_fall`` is the total at
+    the last look), and from evaluation ``onset`` on ``drop`` on the pass-rate scale (each
+    task's rate lowered by ``drop``, clipped at 0). ``back``: from ``onset`` on the held-out set
+    gives back its gain at the rate it came (a rise, then a fall after it). ``plan`` None: the
+    previous rule (:func:`previous_rule`). ``hold``: from ``onset`` on the held-out set stops
+    following (the fall ``drop`` then comes from its peak)."""
     steps = looks * every
     lg0 = np.log(p0 / (1 - p0))
     diff = rng.normal(lg0, 1.0, (runs, 1, n))
     train = p0 + gain * np.arange(1, steps + 1) / steps + rng.normal(0, 0.05, (runs, steps))
-    at = p0 + gain * np.arange(looks + 1) * every / steps
-    shift = share * (np.log(at / (1 - at)) - lg0) - drop * np.clip(np.arange(looks + 1) - onset, 0, None)
-    values = rng.binomial(k, 1 / (1 + np.exp(-(diff + shift[None, :, None])))) / k
-    d = values[:, 1:] - values[:, :1]
-    lk = np.arange(1, looks + 1)
-    # the fixed-sample rule: every look at 95%, i.e. look 1 of a plan at level 0.90 (alpha_1 =
-    # 0.05): Student's t at 0.975, and a zero-spread look its exact bound at 0.05
-    _, lo, hi, _ = paired_look_interval(d, 0.95 if anytime else 0.90,
-                                        lk[None, :] if anytime else 1)
-    climbs = np.full((runs, looks), np.nan)
-    bands = np.full((runs, looks), np.nan)
-    for j in range(looks):
-        t = (j + 1) * every
-        w = max(2, min(5, t // 2))
-        r = train[:, :t]
-        climbs[:, j] = r[:, -w:].mean(1) - r[:, :w].mean(1)
-        sigma = np.sqrt((np.diff(r, axis=1) ** 2).sum(1) / (2 * (t - 1)))
-        bands[:, j] = (climb_band(sigma, w, t, 0.95, j + 1) if anytime
-                       else 1.959964 * sigma * np.sqrt(2 / w))
-    return first_stop(look_conditions(lo, hi, climbs, bands), confirm) + 1
+    e = np.arange(looks + 1)
+    at = p0 + gain * e * every / steps
+    if back:  # the gain so far, then given back at the rate it came
+        at = p0 + gain * np.minimum(e, 2 * onset - e) * every / steps
+    if hold:  # the gain stops at its peak
+        at = p0 + gain * np.minimum(e, onset) * every / steps
+    shift = (_follow_shift(p0, p0 + follow * (at - p0)) if follow else 0.0) - logit_fall * e / looks
+    p = 1 / (1 + np.exp(-(diff + np.broadcast_to(shift, e.shape)[None, :, None])))
+    p = np.clip(p - drop * (e >= onset)[None, :, None], 0.0, 1.0)
+    values = rng.binomial(k, p) / k
+    unit = np.ones(values.shape[:2], dtype=bool)
+    if last_only:  # the named baseline: one paired t test at the last look, at 1 - level
+        d = values[:, -1] - values[:, 0]
+        se = d.std(axis=1, ddof=1) / np.sqrt(n)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            hit = d.mean(axis=1) + _stdtrit(n - 1, 0.975) * se < 0
+        return np.where(hit, looks, 0)
+    if plan is None:
+        return previous_rule(values, train, e[1:] * every, confirm) + 1
+    _, first = rule(values, unit, train, e[1:] * every, plan, 5, confirm)
+    return first + 1
 
 
-def watch_table(rng, runs):
-    print("## watch_run: share of runs stopped at some look (first stop look: median, 95th pct)")
-    print("| case | looks | anytime, confirm 2 (default) | anytime, confirm 1 | fixed-sample, confirm 2 |")
-    print("|---|---|---|---|---|")
-    for looks in (10, 20, 50):
-        cases = {"flat (honest)": dict(gain=0.0), "partial gain 60% (honest)": dict(share=0.6),
-                 "hack: held-out flat": dict(), "drop 0.2 logit/look from look 1": dict(drop=0.2),
-                 f"follows, then drops 0.2 logit/look from look {looks // 2}":
-                     dict(share=1.0, drop=0.2, onset=looks // 2),
-                 "few tasks, flat (honest): 12 x 2, pass near 0.02": dict(gain=0.0, n=12, k=2,
-                                                                         p0=0.02),
-                 "few tasks, follows (honest): 12 x 2 from 0.02": dict(share=1.0, n=12, k=2,
-                                                                      p0=0.02),
-                 "few tasks, hack: held-out flat, 48 x 2 from 0.02": dict(n=48, k=2, p0=0.02)}
-        for name, kw in cases.items():
+DESIGNS = {"a (t/K)^2, planned (default)": lambda looks: Plan(0.05, looks),
+           "O'Brien-Fleming, planned": lambda looks: Plan(0.05, looks, "obrien_fleming"),
+           "Pocock, planned": lambda looks: Plan(0.05, looks, "pocock"),
+           "open schedule (h = 10)": lambda looks: Plan(0.05, None)}
+
+
+PREVIOUS = "previous rule: 0.05 / (t (t + 1)), step 0 only, confirm 2 (baseline)"
+
+
+def watch_cases(looks: int) -> dict[str, tuple[dict, bool]]:
+    """name -> (simulation keywords, planted)."""
+    mid = looks // 2
+    return {
+        "flat, 40 x 4 (honest)": (dict(gain=0.0), False),
+        "flat, 100 x 4 (honest)": (dict(gain=0.0, n=100), False),
+        "learning: held-out gains what training gains, 40 x 4 (honest)": (dict(follow=1.0), False),
+        "learning, 100 x 4 (honest)": (dict(follow=1.0, n=100), False),
+        "few tasks, flat: 12 x 2 near 0.02 (honest)": (dict(gain=0.0, n=12, k=2, p0=0.02), False),
+        "few tasks, learning: 12 x 2 from 0.02 (honest)": (dict(follow=1.0, n=12, k=2, p0=0.02),
+                                                          False),
+        "partial: held-out gains 60% of the training gain": (dict(follow=0.6), True),
+        "hack: held-out flat while training climbs": (dict(), True),
+        "drop 0.10 from look 1, 100 x 4, training flat": (dict(gain=0.0, n=100, drop=0.10), True),
+        "drop 0.05 from look 1, 100 x 4, training flat": (dict(gain=0.0, n=100, drop=0.05), True),
+        f"drop 0.10 from look {mid}, 100 x 4, training flat": (
+            dict(gain=0.0, n=100, drop=0.10, onset=mid), True),
+        "held-out logit falls 0.8 over the run, 40 x 4, training flat": (
+            dict(gain=0.0, logit_fall=0.8), True),
+        f"follows the climb to look {mid}, then gives the gain back, 40 x 4": (
+            dict(follow=1.0, back=True, onset=mid), True),
+        f"follows the climb to look {mid}, then gives the gain back, 100 x 4": (
+            dict(follow=1.0, back=True, onset=mid, n=100), True),
+        f"follows to look {mid}, then falls 0.10 from its peak (still above step 0), 40 x 4": (
+            dict(follow=1.0, hold=True, drop=0.10, onset=mid), True),
+        f"follows to look {mid}, then falls 0.10 from its peak, 100 x 4": (
+            dict(follow=1.0, hold=True, drop=0.10, onset=mid, n=100), True),
+        "few tasks, hack: 48 x 2 that never move from 0.02": (dict(n=48, k=2, p0=0.02), True),
+    }
+
+
+def watch_table(rng, runs, horizons=(10, 20, 50)):
+    print("## watch_run: share of runs stopped at some look (planted: looks from onset to stop, "
+          "median and 95th pct)")
+    names = list(DESIGNS) + [PREVIOUS, "one t test at the last look"]
+    print("| case | looks | " + " | ".join(names) + " |")
+    print("|---|---|" + "---|" * len(names))
+    for looks in horizons:
+        for name, (kw, planted) in watch_cases(looks).items():
             cells = []
-            for anytime, confirm in ((True, 2), (True, 1), (False, 2)):
-                stop = watch_runs(rng, runs, looks, anytime=anytime, confirm=confirm, **kw)
+            for design in names:
+                if design in DESIGNS or design == PREVIOUS:
+                    stop = watch_runs(rng, runs, looks, DESIGNS[design](looks)
+                                      if design in DESIGNS else None, **kw)
+                elif "drop" in kw or "logit_fall" in kw:
+                    stop = watch_runs(rng, runs, looks, None, last_only=True, **kw)
+                else:
+                    cells.append("")
+                    continue
                 hit = stop > 0
                 cell = rate(hit.sum(), runs)
-                if "drop" in name or "hack" in name:
-                    at = stop[hit] - kw.get("onset", 0)
-                    if at.size:
-                        cell += f"; looks after onset {np.median(at):.0f}, {np.percentile(at, 95):.0f}"
+                if planted and hit.any() and design != names[-1]:
+                    at = stop[hit] - kw.get("onset", 1)
+                    cell += f"; {np.median(at):.0f}, {np.percentile(at, 95):.0f}"
                 cells.append(cell)
-            print(f"| {name} | {looks} | " + " | ".join(cells) + " |")
+            print(f"| {name} | {looks} | " + " | ".join(cells) + " |", flush=True)
+
+
+def power_table(horizons=(10, 20, 50)):
+    print("\n## the plan's stated power: the sustained held-out drop from look 1 caught in 80% "
+          "of runs by the last look, in standard errors of one look's paired change")
+    print("| looks | " + " | ".join(DESIGNS) + " |")
+    print("|---|" + "---|" * len(DESIGNS))
+    for looks in horizons:
+        print(f"| {looks} | " + " | ".join(
+            f"{detectable_drop(make(looks), looks):.2f}" for make in DESIGNS.values()) + " |")
 
 
 def scan_batch(rng, pays_length, n_tasks=8, k=8):
@@ -222,11 +327,13 @@ def main() -> None:
     parser.add_argument("--scan-runs", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=20261201)
     parser.add_argument("--only", choices=("watch", "scan", "doctor"), default=None)
+    parser.add_argument("--looks", type=int, nargs="*", default=[10, 20, 50])
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     start = time.perf_counter()
     if args.only in (None, "watch"):
-        watch_table(rng, args.runs)
+        watch_table(rng, args.runs, args.looks)
+        power_table(args.looks)
     if args.only in (None, "doctor"):
         doctor_table(rng, args.runs)
     if args.only in (None, "scan"):

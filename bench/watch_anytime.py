@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from whileai_core.bootstrap import wilson_interval  # noqa: E402
 from whileai_core.hacking import hack_scan  # noqa: E402
+from whileai_core.hacking import scan as scan_module  # noqa: E402
 from whileai_core.defaults import WATCH_CONFIRM  # noqa: E402
 from whileai_core.hacking.anytime import (Plan, climb_band, climbs, detectable_drop,  # noqa: E402
                                           look_conditions, pair_intervals, rule)
@@ -136,14 +138,15 @@ def watch_runs(rng, runs, looks, plan, *, gain=0.45, follow=0.0, logit_fall=0.0,
         return np.where(hit, looks, 0)
     if plan is None:
         return previous_rule(values, train, e[1:] * every, confirm) + 1
-    _, first = rule(values, unit, train, e[1:] * every, plan, 5, confirm)
+    _, first = rule(values, unit, train, e[1:] * every, plan, 5)
     return first + 1
 
 
-DESIGNS = {"a (t/K)^2, planned (default)": lambda looks: Plan(0.05, looks),
-           "O'Brien-Fleming, planned": lambda looks: Plan(0.05, looks, "obrien_fleming"),
-           "Pocock, planned": lambda looks: Plan(0.05, looks, "pocock"),
-           "open schedule (h = 10)": lambda looks: Plan(0.05, None)}
+DESIGNS = {"a (j/J)^2, planned (default)": lambda looks, c: Plan(0.05, looks, confirm=c),
+           "O'Brien-Fleming, planned": lambda looks, c: Plan(0.05, looks, "obrien_fleming",
+                                                             confirm=c),
+           "Pocock, planned": lambda looks, c: Plan(0.05, looks, "pocock", confirm=c),
+           "open schedule (h = 10)": lambda looks, c: Plan(0.05, None, confirm=c)}
 
 
 PREVIOUS = "previous rule: 0.05 / (t (t + 1)), step 0 only, confirm 2 (baseline)"
@@ -180,7 +183,7 @@ def watch_cases(looks: int) -> dict[str, tuple[dict, bool]]:
     }
 
 
-def watch_table(rng, runs, horizons=(10, 20, 50)):
+def watch_table(rng, runs, horizons=(10, 20, 50), confirm=WATCH_CONFIRM):
     print("## watch_run: share of runs stopped at some look (planted: looks from onset to stop, "
           "median and 95th pct)")
     names = list(DESIGNS) + [PREVIOUS, "one t test at the last look"]
@@ -191,8 +194,8 @@ def watch_table(rng, runs, horizons=(10, 20, 50)):
             cells = []
             for design in names:
                 if design in DESIGNS or design == PREVIOUS:
-                    stop = watch_runs(rng, runs, looks, DESIGNS[design](looks)
-                                      if design in DESIGNS else None, **kw)
+                    stop = watch_runs(rng, runs, looks, DESIGNS[design](looks, confirm)
+                                      if design in DESIGNS else None, confirm=confirm, **kw)
                 elif "drop" in kw or "logit_fall" in kw:
                     stop = watch_runs(rng, runs, looks, None, last_only=True, **kw)
                 else:
@@ -214,78 +217,126 @@ def power_table(horizons=(10, 20, 50)):
     print("|---|" + "---|" * len(DESIGNS))
     for looks in horizons:
         print(f"| {looks} | " + " | ".join(
-            f"{detectable_drop(make(looks), looks):.2f}" for make in DESIGNS.values()) + " |")
+            f"{detectable_drop(make(looks, WATCH_CONFIRM), looks):.2f}"
+            for make in DESIGNS.values()) + " |")
 
 
-def scan_batch(rng, pays_length, n_tasks=8, k=8):
+def scan_batch(rng, pays=0.0, copies=0.0, longer_right=0, n_tasks=8, k=8):
+    """One batch: per task a pass rate ~ U(0.1, 0.9), replies of 50-1000 characters; reward =
+    (1 - pays) x pass + pays x length / 1000. ``copies``: each reply after a task's first repeats
+    an earlier reply of its task word for word (text and reward: a deterministic grader) with
+    that probability. ``longer_right``: right replies are that many characters longer (a
+    legitimate correlation: the reward pays only for the answer)."""
     rows = []
     for t in range(n_tasks):
         p = rng.uniform(0.1, 0.9)
-        for _ in range(k):
-            length = int(rng.integers(50, 1000))
+        task: list[dict] = []
+        for j in range(k):
+            if j and rng.random() < copies:
+                task.append(dict(task[int(rng.integers(j))]))
+                continue
             passed = float(rng.random() < p)
-            reward = 0.6 * passed + 0.4 * length / 1000 if pays_length else passed
-            rows.append({"task_id": f"t{t}", "reward": reward, "completion": "x" * length})
+            length = int(rng.integers(50, 1000)) + int(longer_right * passed)
+            reward = (1 - pays) * passed + pays * length / 1000
+            task.append({"task_id": f"t{t}", "reward": reward, "completion": "x" * length})
+        rows += task
     return rows
 
 
-def scan_table(rng, runs, scans=50):
-    print("\n## hack_scan repeated over one run's batches (8 tasks x 8 replies)")
-    alarms = single = 0
-    for _ in range(runs):
-        fired = fired_single = False
-        for j in range(1, scans + 1):
-            batch = scan_batch(rng, False)
-            seed = int(rng.integers(1 << 31))
-            fired |= hack_scan(batch, seed=seed, look=j, n_shuffles=200).verdict == "suspect"
-            if j <= 10:
-                fired_single |= hack_scan(batch, seed=seed, n_shuffles=200).verdict == "suspect"
-        alarms += fired
-        single += fired_single
-    print(f"honest runs alarmed at some scan of {scans}, spending plan: {rate(alarms, runs)}")
-    print(f"honest runs alarmed at some scan of the first 10, each scan at 0.95: {rate(single, runs)}")
-    first = []
-    for _ in range(max(50, runs // 10)):
-        for j in range(1, scans + 1):
-            if hack_scan(scan_batch(rng, True), seed=int(rng.integers(1 << 31)), look=j,
-                         n_shuffles=200).verdict == "suspect":
-                first.append(j)
-                break
-        else:
-            first.append(0)
-    first = np.array(first)
-    caught = first > 0
-    print(f"length hack at every batch: caught {rate(caught.sum(), first.size)}; first alarm "
-          f"at scan median {np.median(first[caught]):.0f}, 95th pct {np.percentile(first[caught], 95):.0f}")
+@contextmanager
+def row_shuffle():
+    """The previous scan (the named baseline): every row shuffled alone, copies apart."""
+    saved = scan_module._copy_units
+    scan_module._copy_units = lambda data, matrix, keep: (None, 0)
+    try:
+        yield
+    finally:
+        scan_module._copy_units = saved
+
+
+def _suspect(batch, seed, **kw) -> bool:
+    return hack_scan(batch, seed=seed, n_shuffles=200, **kw).verdict == "suspect"
+
+
+def scan_table(rng, runs, scans=20):
+    print("\n## hack_scan on 8 tasks x 8 replies: one scan at 0.95, and repeated over one run's "
+          f"{scans} batches (scan j at look j of the scans' half of the plan)")
+    print("| batches | one scan, copies shuffled with their reply | one scan, every row alone "
+          f"(previous, baseline) | some scan of {scans}, the plan |")
+    print("|---|---|---|---|")
+    for copies in (0.0, 0.1, 0.3, 0.55):
+        one = old = 0
+        for _ in range(runs):
+            batch, seed = scan_batch(rng, copies=copies), int(rng.integers(1 << 31))
+            one += _suspect(batch, seed)
+            with row_shuffle():
+                old += _suspect(batch, seed)
+        fired = 0
+        for _ in range(runs):
+            fired += any(_suspect(scan_batch(rng, copies=copies), int(rng.integers(1 << 31)),
+                                  look=j) for j in range(1, scans + 1))
+        print(f"| honest, {copies:.0%} copies | {rate(one, runs)} | {rate(old, runs)} | "
+              f"{rate(fired, runs)} |", flush=True)
+    for name, kw in (("reward 0.6 pass + 0.4 length / 1000", dict(pays=0.4)),
+                     ("reward 0.8 pass + 0.2 length / 1000 (moderate)", dict(pays=0.2)),
+                     ("reward 0.9 pass + 0.1 length / 1000 (weak)", dict(pays=0.1)),
+                     ("moderate, 30% copies", dict(pays=0.2, copies=0.3)),
+                     ("legitimate: right replies 300 characters longer, reward = pass",
+                      dict(longer_right=300))):
+        one = sum(_suspect(scan_batch(rng, **kw), int(rng.integers(1 << 31)))
+                  for _ in range(runs))
+        first = []
+        for _ in range(runs // 5):
+            first.append(next((j for j in range(1, scans + 1) if _suspect(
+                scan_batch(rng, **kw), int(rng.integers(1 << 31)), look=j)), 0))
+        first = np.array(first)
+        hit = first > 0
+        print(f"| {name} | {rate(one, runs)} | | {rate(hit.sum(), first.size)}"
+              + (f"; first alarm at scan {np.median(first[hit]):.0f} (median)" if hit.any() else "")
+              + " |", flush=True)
+    words = hack_scan(scan_batch(rng, longer_right=300, n_tasks=40), seed=1).next_step
+    print(f"\nwhat a suspect scan says (the legitimate case, 40 tasks): {words}")
 
 
 PLANTS = ("zero_advantage", "truncation_lock_in", "staleness", "verifier_noise",
           "diversity_collapse", "entropy_runaway", "kl_runaway")
+_U = np.linspace(0.2, 0.8, 2001)
+_TIED = float(np.mean(_U ** 8 + (1 - _U) ** 8))  # a U(0.2, 0.8) group of 8 with one reward
 
 
-def doctor_run(rng, plant, steps=30, groups=8, k=8, onset=16, length=5):
+def doctor_run(rng, plant, steps=30, groups=8, k=8, onset=16, length=5, tied=0.0,
+               strength=None):
     """One simulated run's findings: rollouts drawn as arrays (steps x groups x k) and read by
-    the doctor's own per-step counting and signatures."""
+    the doctor's own per-step counting and signatures. Honest: a group's pass rate ~ U(0.2,
+    0.8), or with probability chosen so that a share ``tied`` of groups has one reward, 0 or 1;
+    5% of replies cut; each group repeats one reply, scored alike. ``strength``: a moderate
+    plant (the share of groups with one reward, of replies cut, of a group's replies that repeat
+    its first) instead of the strong default (all, 0.9, 7 of 8)."""
     shape = (steps, groups, k)
     on = np.zeros(steps, dtype=bool)
     if plant is not None:
         on[onset - 1:onset - 1 + length] = True  # steps onset .. onset + length - 1
     on3 = on[:, None, None]
     p = rng.uniform(0.2, 0.8, (steps, groups, 1))
+    if tied:
+        pi = (tied - _TIED) / (1 - _TIED)
+        p = np.where(rng.random((steps, groups, 1)) < pi, rng.integers(0, 2, (steps, groups, 1)), p)
     rewards = (rng.random(shape) < p).astype(float)
     text = np.arange(steps * groups * k).reshape(shape)  # every reply distinct ...
     text[..., 1] = text[..., 0]  # ... but one repeated a group: scored alike by an honest verifier
     rewards[..., 1] = rewards[..., 0]
     if plant == "zero_advantage":
-        rewards = np.where(on3, rewards[..., :1], rewards)
+        one = rng.random((steps, groups, 1)) < (1.0 if strength is None else strength)
+        rewards = np.where(on3 & one, rewards[..., :1], rewards)
     if plant == "verifier_noise":
         rewards[..., 1] = np.where(on[:, None], 1.0 - rewards[..., 0], rewards[..., 1])
     if plant == "diversity_collapse":
         head = np.zeros(k, dtype=bool)
-        head[:k - 1] = True
+        head[:k - 1 if strength is None else int(round(strength * k))] = True
         text = np.where(on3 & head, text[..., :1], text)
         rewards = np.where(on3 & head, rewards[..., :1], rewards)
-    cut = rng.random(shape) < np.where(on3 & (plant == "truncation_lock_in"), 0.9, 0.05)
+    cut_share = 0.9 if strength is None else strength
+    cut = rng.random(shape) < np.where(on3 & (plant == "truncation_lock_in"), cut_share, 0.05)
     lag = np.where(on[:, None] & (plant == "staleness"), 12, rng.integers(0, 3, (steps, groups)))
     version = (np.arange(steps)[:, None] - lag)[..., None] + np.zeros(shape)  # step s: s - 1 - lag
     step = np.broadcast_to(np.arange(steps)[:, None, None], shape)
@@ -301,24 +352,37 @@ def doctor_run(rng, plant, steps=30, groups=8, k=8, onset=16, length=5):
 
 
 def doctor_table(rng, runs, onset=16, length=5):
-    print("\n## diagnose_run: per signature, planted (steps 16-20 of 30) and honest twins")
-    print("| signature | detected in planted runs | first detection, steps after onset (median, max) | fires in honest runs |")
-    print("|---|---|---|---|")
-    honest = {p: 0 for p in PLANTS}
-    for _ in range(runs):
-        found = doctor_run(rng, None)
-        for p in PLANTS:
-            honest[p] += found[p].status == "found"
-    for plant in PLANTS:
+    print("\n## diagnose_run: 30 steps of 8 groups x 8 rollouts; honest runs (any signature "
+          "found: the run called sick), and each failure planted at steps 16-20")
+    print("| honest run | called sick (any signature) | zero_advantage | truncation_lock_in | "
+          "diversity_collapse |")
+    print("|---|---|---|---|---|")
+    for tied in (0.0, 0.40, 0.45):
+        sick = {"any": 0, "zero_advantage": 0, "truncation_lock_in": 0, "diversity_collapse": 0}
+        for _ in range(runs):
+            found = {s for s, f in doctor_run(rng, None, tied=tied).items() if f.status == "found"}
+            sick["any"] += bool(found)
+            for name in list(sick)[1:]:
+                sick[name] += name in found
+        print(f"| share of groups with one reward {tied or _TIED:.2f} | "
+              + " | ".join(rate(v, runs) for v in sick.values()) + " |", flush=True)
+    print("\n| planted at steps 16-20 | detected at a planted step | first detection, steps "
+          "after onset (median, max) |")
+    print("|---|---|---|")
+    cases = [(p, None, p) for p in PLANTS] + [
+        ("zero_advantage", 0.7, "zero_advantage: 70% of groups one reward (moderate)"),
+        ("truncation_lock_in", 0.7, "truncation_lock_in: 70% of replies cut (moderate)"),
+        ("diversity_collapse", 0.5, "diversity_collapse: half a group's replies one (moderate)")]
+    for plant, strength, name in cases:
         hits, lags = 0, []
         for _ in range(runs):
-            f = doctor_run(rng, plant)[plant]
+            f = doctor_run(rng, plant, strength=strength)[plant]
             at = [s for s in f.steps if onset <= s < onset + length]
             hits += bool(at)
             if at:
                 lags.append(at[0] - onset)
         lag = f"{np.median(lags):.0f}, {max(lags)}" if lags else "n/a"
-        print(f"| {plant} | {rate(hits, runs)} | {lag} | {rate(honest[plant], runs)} |")
+        print(f"| {name} | {rate(hits, runs)} | {lag} |", flush=True)
 
 
 def main() -> None:

@@ -259,6 +259,42 @@ def test_scan_counts_a_shuffle_tied_with_the_observed_as_a_tie():
     assert out.verdict == "clean" and f.verdict == "clean"
 
 
+def test_scan_shuffles_a_reply_with_its_copies():
+    # a deterministic grader scores a reply given word for word twice alike: the null shuffles
+    # distinct replies, each with its copies. Exact p by enumerating every within-task
+    # permutation of the distinct replies (task a: 3 distinct, one given 3 times; b: 3 distinct,
+    # one twice; c: 2 distinct, one 3 times): 6 x 6 x 2 = 72 arrangements
+    data = {"a": [(1.0, "x" * 9, 3), (0.0, "y" * 4, 1), (0.5, "z" * 6, 1)],
+            "b": [(0.0, "p" * 3, 2), (1.0, "q" * 8, 1), (0.0, "r" * 5, 1)],
+            "c": [(1.0, "s" * 7, 3), (0.0, "t" * 2, 1)]}
+    rows = [{"task_id": t, "reward": r, "completion": text}
+            for t, units in data.items() for r, text, copies in units for _ in range(copies)]
+    obs = _pooled_r(rows, lambda r: len(r["completion"]))
+    exceed = total = 0
+    for perms in itertools.product(*(list(itertools.permutations([u[0] for u in units]))
+                                     for units in data.values())):
+        shuffled = [{"task_id": t, "reward": r, "completion": u[1]}
+                    for (t, units), perm in zip(data.items(), perms)
+                    for u, r in zip(units, perm) for _ in range(u[2])]
+        total += 1
+        exceed += _pooled_r(shuffled, lambda r: len(r["completion"])) >= obs - 1e-12
+    out = hack_scan(rows, n_shuffles=20000, seed=3, min_strength=0.0)
+    length = next(f for f in out.features if f.feature == "length")
+    assert total == 72 and length.strength == pytest.approx(obs, abs=1e-9)
+    # Monte Carlo p with 20,000 shuffles: SE <= 0.0036; allow 4 SE
+    assert length.p_value == pytest.approx(exceed / total, abs=0.015)
+    assert "5 rows repeat another reply of their task word for word" in out.note  # 2 + 1 + 2
+
+
+def test_scan_says_a_feature_tracks_the_reward_and_names_the_probe():
+    # a reward that pays for length and right answers that are longer read alike to a scan:
+    # the words claim the correlation and name the probe that tells them apart
+    out = hack_scan(_planted(0, pays_length=True), seed=1)
+    assert out.verdict == "suspect" and "length tracks the reward" in out.next_step
+    assert "the reward pays for length" not in out.next_step and "filler probe" in out.next_step
+    assert "cheat_probes" in out.next_step and "prove_reward" in out.next_step
+
+
 def test_scan_user_feature_and_small_input():
     rows = [{"task_id": f"t{i // 4}", "reward": float(i % 2), "called": i % 2 == 1}
             for i in range(40)]

@@ -15,6 +15,7 @@ import math
 import numpy as np
 import pytest
 from scipy import stats
+from scipy.optimize import brentq
 
 from whileai_core.errors import ArgumentError, RowsError
 from whileai_core.hacking import watch_records
@@ -41,10 +42,28 @@ def run(train, evals, rollouts=4):
     return recs
 
 
-def quadratic(share, t, looks):
-    """The error a part with ``share`` of 0.05 spends at look t of a planned run, by hand:
-    a ((t / K)^2 - ((t - 1) / K)^2)."""
-    return share * A * ((t / looks) ** 2 - ((t - 1) / looks) ** 2)
+def spend(share, t, looks, first=1):
+    """The error a part with ``share`` of 0.05 spends at look t of a planned run, by hand: its
+    looks that can stop are j = t - first + 1 of J = looks - first + 1, and it spends
+    a ((j / J)^2 - ((j - 1) / J)^2) at the j-th."""
+    j, big = np.asarray(t) - first + 1, looks - first + 1
+    out = share * A * ((j / big) ** 2 - ((j - 1) / big) ** 2)
+    return np.where(j >= 1, out, 0.0) if np.ndim(out) else (float(out) if j >= 1 else 0.0)
+
+
+MVN = stats.multivariate_normal(mean=[0, 0], cov=[[1, 0.5], [0.5, 1]])  # two looks on step 0
+
+
+def second(c1, a2):
+    """Look 2's boundary against step 0 after look 1's ``c1`` (one look stops): the first
+    crossing at look 2 has probability ``a2`` (scipy's bivariate normal, correlation 1/2)."""
+    return brentq(lambda c: stats.norm.cdf(c1) - MVN.cdf([c1, c]) - a2, 0, 10, xtol=1e-9)
+
+
+def tied(a):
+    """The boundary shared by looks 1 and 2 when a stop needs both (confirm 2): P(both cross)
+    = 1 - 2 Phi(c) + Phi_2(c, c) = a."""
+    return brentq(lambda c: 1 - 2 * stats.norm.cdf(c) + MVN.cdf([c, c]) - a, 0, 10, xtol=1e-9)
 
 
 def zero_spread(n, alpha):
@@ -57,12 +76,16 @@ def zero_spread(n, alpha):
 def test_each_part_spends_its_share_by_its_function():
     t = np.arange(1, 11)
     plan = Plan(A, 10)
-    assert plan.alphas("start", 10) == pytest.approx(quadratic(0.25, t, 10), rel=1e-12)
-    assert plan.alphas("climb", 10) == pytest.approx(quadratic(0.5, t, 10), rel=1e-12)
+    assert plan.alphas("start", 10) == pytest.approx(spend(0.25, t, 10), rel=1e-12)
+    assert plan.alphas("climb", 10) == pytest.approx(spend(0.5, t, 10), rel=1e-12)
     # falls from an earlier look start at look 2: their looks are t - 1 of 9
     peak = plan.alphas("peak", 10)
-    assert peak[0] == 0 and peak[1:] == pytest.approx(quadratic(0.25, t[1:] - 1, 9), rel=1e-12)
-    assert plan.level_at(10) == pytest.approx(1 - quadratic(0.75, t, 10) - peak)
+    assert peak == pytest.approx([spend(0.25, x, 10, first=2) for x in t], rel=1e-12)
+    assert plan.level_at(10) == pytest.approx(1 - spend(0.75, t, 10) - peak)
+    # two looks in a row: a stop is first possible at look 2 (from a peak: look 3)
+    two = Plan(A, 10, confirm=2)
+    assert two.alphas("start", 10) == pytest.approx([spend(0.25, x, 10, 2) for x in t])
+    assert two.alphas("peak", 10) == pytest.approx([spend(0.25, x, 10, 3) for x in t])
     # every planned function spends exactly its part by the last look, and nothing after it
     for kind in ("obrien_fleming", "pocock"):
         spent = Plan(A, 10, kind).alphas("start", 12)
@@ -81,43 +104,57 @@ def test_first_boundaries_are_the_normal_quantiles_and_the_second_the_bivariate(
     a = plan.alphas("start", 4)
     c = plan.bounds("start", 4)
     assert c[0] == pytest.approx(stats.norm.isf(a[0]), rel=1e-6)
-    # look 2 against step 0: (Z1, Z2) standard normal with correlation 1/2 (they share step
-    # 0's noise); the first crossing at look 2 has probability a_2
-    mvn = stats.multivariate_normal(mean=[0, 0], cov=[[1, 0.5], [0.5, 1]])
-    first_at_2 = stats.norm.cdf(c[0]) - mvn.cdf([c[0], c[1]])
-    assert first_at_2 == pytest.approx(a[1], rel=1e-3)
+    assert c[1] == pytest.approx(second(c[0], a[1]), rel=1e-5)
     # the falls from an earlier look: look 2 compares look 1 alone
     assert plan.bounds("peak", 4)[1] == pytest.approx(
         stats.norm.isf(plan.alphas("peak", 4)[1]), rel=1e-6)
     assert plan.bounds("peak", 4)[0] == math.inf
+    # confirm 2: looks 1 and 2 share the boundary whose double crossing spends look 2's error
+    two = Plan(A, 4, confirm=2)
+    assert two.bounds("start", 4)[:2] == pytest.approx([tied(two.alphas("start", 4)[1])] * 2,
+                                                       rel=1e-5)
 
 
-@pytest.mark.parametrize("plan", [Plan(A, 6), Plan(A, 6, "pocock"), Plan(A, None)],
-                         ids=["quadratic", "pocock", "open"])
-def test_boundaries_spend_each_looks_error_on_the_model(plan):
-    # Monte Carlo of the model: E_0 .. E_6 independent standard normal; look t against step 0
-    # is (E_0 - E_t) / sqrt 2, against look s >= 1 (E_s - E_t) / sqrt 2, the largest counting
-    rng = np.random.default_rng(11)
-    e = rng.standard_normal((400_000, 7))
-    start = (e[:, :1] - e[:, 1:]) / math.sqrt(2)
+def _first_stops(z, c, confirm):
+    crossed = z > c[None, :]
+    run = np.zeros(z.shape[0], dtype=int)
+    first = np.full(z.shape[0], -1)
+    for j in range(z.shape[1]):
+        run = np.where(crossed[:, j], run + 1, 0)
+        first = np.where((first < 0) & (run >= confirm), j, first)
+    return first
+
+
+def _model(rng, draws, looks, shift=0.0):
+    """The model's look statistics: E_0 .. E_looks independent standard normal; look t
+    against step 0 is (E_0 - E_t) / sqrt 2 (+ a drop of ``shift``), against look s >= 1
+    (E_s - E_t) / sqrt 2, the largest counting."""
+    e = rng.standard_normal((draws, looks + 1))
+    start = shift + (e[:, :1] - e[:, 1:]) / math.sqrt(2)
     best = np.maximum.accumulate(e[:, 1:], axis=1)
     peak = np.full_like(start, -np.inf)
     peak[:, 1:] = (best[:, :-1] - e[:, 2:]) / math.sqrt(2)
+    return start, peak
+
+
+@pytest.mark.parametrize("plan", [Plan(A, 6), Plan(A, 6, "pocock"), Plan(A, None),
+                                  Plan(A, 6, confirm=2), Plan(A, None, confirm=2)],
+                         ids=["quadratic", "pocock", "open", "quadratic-2", "open-2"])
+def test_boundaries_spend_each_looks_error_on_the_model(plan):
+    start, peak = _model(np.random.default_rng(11), 400_000, 6)
     for part, z in (("start", start), ("peak", peak)):
-        crossed = z > plan.bounds(part, 6)[None, :]
-        first = np.where(crossed.any(1), crossed.argmax(1), -1)
+        first = _first_stops(z, plan.bounds(part, 6), plan.confirm)
         got = np.array([(first == j).mean() for j in range(6)])
         want = plan.alphas(part, 6)
         assert np.all(np.abs(got - want) <= 4 * np.sqrt(want / 400_000) + 1e-5), (part, got, want)
 
 
-def test_the_stated_power_is_what_the_model_catches():
-    plan = Plan(A, 8)
+@pytest.mark.parametrize("confirm", [1, 2])
+def test_the_stated_power_is_what_the_model_catches(confirm):
+    plan = Plan(A, 8, confirm=confirm)
     x = detectable_drop(plan, 8)
-    rng = np.random.default_rng(5)
-    e = rng.standard_normal((200_000, 9))
-    z = x + (e[:, :1] - e[:, 1:]) / math.sqrt(2)      # a drop of x standard errors from look 1
-    caught = (z > plan.bounds("start", 8)[None, :]).any(1).mean()
+    start, _ = _model(np.random.default_rng(5), 200_000, 8, shift=x)
+    caught = (_first_stops(start, plan.bounds("start", 8), confirm) >= 0).mean()
     assert caught == pytest.approx(0.8, abs=4 * math.sqrt(0.16 / 200_000))
 
 
@@ -127,45 +164,56 @@ def test_rule_codes_and_first_stop():
                             [0.0, 0.3, 0.05, 0.3, 0.3], [0.1, 0.1, 0.1, 0.1, 0.1])
     # below 0 | flat under a climb past its band | climb inside its band | above 0 | reaches it
     assert codes.tolist() == [DOWN, FLAT, 0, 0, 0]
-    # a fall stops at once; flat stops once it held `confirm` looks in a row
-    assert first_stop(np.array([[0, FLAT, 0, FLAT, FLAT], [0, 0, DOWN, 0, 0],
-                                [FLAT, 0, FLAT, 0, FLAT]]), 2).tolist() == [4, 2, -1]
+    # a condition stops once it held `confirm` looks in a row; two conditions do not add up
+    start = np.array([[0, 0, 1, 1, 0], [1, 0, 1, 0, 0], [0, 1, 0, 0, 0]], dtype=bool)
+    peak = np.array([[0, 0, 0, 0, 0], [0, 1, 0, 1, 0], [0, 0, 1, 1, 0]], dtype=bool)
+    assert first_stop([start, peak], 2).tolist() == [3, -1, 3]
+    assert first_stop([start, peak], 1).tolist() == [2, 0, 1]
 
 
 # --- the watch on records ---------------------------------------------------------------------
 
 def test_climbing_reward_with_flat_held_out_stops():
-    # 3 planned looks (steps 4, 8, 12) of 30 unmoved tasks while the training reward climbs
+    # 3 planned looks (steps 4, 8, 12) of 30 unmoved tasks while the training reward climbs;
+    # a stop needs 2 looks in a row (the default), so the parts spend from look 2 on
     train = [0.1 + 0.05 * s for s in range(12)]
     w = watch_records(run(train, {0: BASE, 4: BASE, 8: BASE, 12: BASE}), looks=3)
     assert w.decision == "stop" and "flat" in w.reason and w.schedule == "planned"
+    assert [x.condition for x in w.steps if x.look] == [None, "flat_while_climbing",
+                                                          "flat_while_climbing"]
+    assert w.first_stop_step == 12
     # climb by hand at step 12: window 5, last five 0.45..0.65 mean 0.55, first five mean 0.2
     assert w.train_climb == pytest.approx(0.35)
     # successive differences are all 0.05: sigma^2 = 11 * 0.0025 / (2 * 11). The band at look 3
-    # is the climb's half of the error spent there, one-sided, with Student's t at
-    # 2 * 11^2 / (3 * 12 - 4) degrees of freedom (von Neumann's MSSD variance)
-    q = stats.t.isf(quadratic(0.5, 3, 3), 2 * 11 ** 2 / (3 * 12 - 4))
+    # is the climb's half of the error spent there (its look 2 of 2), one-sided, with Student's
+    # t at 2 * 11^2 / (3 * 12 - 4) degrees of freedom (von Neumann's MSSD variance)
+    q = stats.t.isf(spend(0.5, 3, 3, first=2), 2 * 11 ** 2 / (3 * 12 - 4))
     assert w.train_noise_band == pytest.approx(q * math.sqrt(0.0025 / 2) * math.sqrt(2 / 5),
                                                rel=1e-6)
-    # no task moved: the interval is the zero-spread bound at the start part's error at look 3
-    s = zero_spread(30, quadratic(0.25, 3, 3))
-    assert w.held_out_ci == pytest.approx((-s, s)) and w.held_out_ci_method == "zero_spread_bound"
-    assert w.held_out_delta == 0.0 and w.n_paired == 30 and w.first_stop_step == 12
-    assert [x.condition for x in w.steps if x.look] == [None, "flat_while_climbing",
-                                                          "flat_while_climbing"]
+    # no task moved: at look 2 the interval is the zero-spread bound at the tail of the boundary
+    # looks 1 and 2 share (their double crossing spends the start part's error at look 2)
+    look2 = next(x for x in w.steps if x.look == 2)
+    s = zero_spread(30, stats.norm.sf(tied(spend(0.25, 2, 3, first=2))))
+    assert look2.delta_ci == pytest.approx((-s, s), rel=1e-4)
+    assert look2.delta_ci_method == "zero_spread_bound" and w.n_paired == 30
 
 
-def test_a_fall_stops_at_once_and_a_rise_continues():
+def test_a_fall_stops_at_two_looks_and_a_rise_continues():
     flat = [0.3] * 12
     w = watch_records(run(flat, {0: BASE, 6: DOWN_ONE, 12: DOWN_ONE}), looks=2)
-    assert w.decision == "stop" and w.first_stop_step == 6 and "moved down" in w.reason
+    assert w.decision == "stop" and w.first_stop_step == 12 and "moved down" in w.reason
     # DOWN_ONE: every task loses one pass of 4 but the ten at 0: d = -0.25 on 20 tasks, 0 on 10;
-    # the interval at look 1 is Student's t at the start part's boundary there, the normal
-    # quantile of its error read at the same tail of t with 29 degrees of freedom
+    # the interval is Student's t at the tail of the shared boundary, 29 degrees of freedom
     d = np.array([-0.25 if i % 3 else 0.0 for i in range(30)])
-    half = stats.t.isf(quadratic(0.25, 1, 2), 29) * d.std(ddof=1) / math.sqrt(30)
+    tail = stats.norm.sf(tied(spend(0.25, 2, 2, first=2)))
+    half = stats.t.isf(tail, 29) * d.std(ddof=1) / math.sqrt(30)
     first = next(x for x in w.steps if x.look == 1)
-    assert first.delta_ci == pytest.approx((d.mean() - half, d.mean() + half), rel=1e-6)
+    assert first.delta_ci == pytest.approx((d.mean() - half, d.mean() + half), rel=1e-4)
+    # one look at a time: look 1 alone spends a quarter of the start part
+    one = watch_records(run(flat, {0: BASE, 6: DOWN_ONE, 12: DOWN_ONE}), looks=2, confirm=1)
+    half = stats.t.isf(spend(0.25, 1, 2), 29) * d.std(ddof=1) / math.sqrt(30)
+    assert one.first_stop_step == 6 and one.steps[6].delta_ci == pytest.approx(
+        (d.mean() - half, d.mean() + half), rel=1e-6)
     up = watch_records(run([0.1 + 0.05 * s for s in range(12)], {0: BASE, 6: UP, 12: UP}),
                        looks=2)
     assert up.decision == "continue" and up.held_out_delta == pytest.approx(0.5)
@@ -173,25 +221,28 @@ def test_a_fall_stops_at_once_and_a_rise_continues():
 
 
 def test_a_fall_after_a_rise_is_caught_before_it_is_back_at_the_start():
-    # the held-out set gains 2 passes of 4 (looks 1, 2), then gives one back (look 3): still
-    # +0.25 above step 0, so the comparison with step 0 cannot stop it; against the best earlier
-    # look every task fell by exactly one pass (no spread): the zero-spread bound at the peak
-    # part's error at look 3 (its looks are t - 1 of 2), shared by its 2 earlier looks
+    # the held-out set gains 2 passes of 4 (look 1), then gives one back (look 2): still +0.25
+    # above step 0, so the comparison with step 0 cannot stop it; against look 1 every task fell
+    # by exactly one pass (no spread): the zero-spread bound at the peak part's whole error
+    # (look 2 is its only look that can stop, one look at a time)
     mid = {t: c + 1 for t, c in BASE.items()}
-    w = watch_records(run([0.3] * 12, {0: BASE, 4: UP, 8: UP, 12: mid}), looks=3)
+    w = watch_records(run([0.3] * 12, {0: BASE, 6: UP, 12: mid}), looks=2, confirm=1)
     last = w.steps[-1]
     assert last.delta == pytest.approx(0.25) and last.delta_ci[0] > 0
-    s = zero_spread(30, quadratic(0.25, 2, 2) / 2)
-    assert last.peak_step in (4, 8) and last.peak_delta == pytest.approx(-0.25)
-    assert last.peak_ci == pytest.approx((-0.25 - s * 0.75, -0.25 + s * 1.25))
+    s = zero_spread(30, 0.0125)
+    assert last.peak_step == 6 and last.peak_delta == pytest.approx(-0.25)
+    assert last.peak_ci == pytest.approx((-0.25 - s * 0.75, -0.25 + s * 1.25), rel=1e-6)
     assert w.decision == "stop" and "fell after a rise" in w.reason and last.condition == "down"
-    # with spread: look 2 compares look 1 alone, at the normal quantile of the peak part's
-    # error there, read on Student's t with 29 degrees of freedom
+    # with spread: Student's t with 29 degrees of freedom at the same error
     some = dict(mid, h0=UP["h0"], h1=UP["h1"])
-    w = watch_records(run([0.3] * 12, {0: BASE, 6: UP, 12: some}), looks=2)
+    w = watch_records(run([0.3] * 12, {0: BASE, 6: UP, 12: some}), looks=2, confirm=1)
     d = np.array([(some[t] - UP[t]) / 4 for t in BASE])
-    half = stats.t.isf(quadratic(0.25, 1, 1), 29) * d.std(ddof=1) / math.sqrt(30)
+    half = stats.t.isf(0.0125, 29) * d.std(ddof=1) / math.sqrt(30)
     assert w.steps[-1].peak_ci == pytest.approx((d.mean() - half, d.mean() + half), rel=1e-6)
+    # two looks in a row (the default): a rise, then two looks below it
+    w = watch_records(run([0.3] * 12, {0: BASE, 4: UP, 8: mid, 12: mid}), looks=3)
+    assert w.decision == "stop" and "fell after a rise" in w.reason
+    assert w.held_out_delta == pytest.approx(0.25)
 
 
 def test_one_flat_look_is_not_enough_and_no_eval_is_not_enough_data():
@@ -223,24 +274,26 @@ def test_first_stop_step_is_where_a_callback_stops():
 
 def test_zero_spread_bound_and_too_few_tasks():
     # 6 held-out tasks, never solved; the training reward climbs 0.05 a step (+0.35 at step
-    # 12). No spread, so no t interval: the zero-spread bound at look 2 of 2 reaches past the
-    # climb, so no stop, and the reason says how many unmoved tasks would tell
+    # 12). No spread, so no t interval: the zero-spread bound (at the tail of the boundary looks
+    # 1 and 2 share) reaches past the climb, so no stop, and the reason says how many unmoved
+    # tasks would tell
     never = {f"h{i}": 0 for i in range(6)}
     train = [0.1 + 0.05 * s for s in range(12)]
     w = watch_records(run(train, {0: never, 6: never, 12: never}), looks=2)
-    a2 = quadratic(0.25, 2, 2)
-    bound = zero_spread(6, a2)
-    assert w.held_out_ci == pytest.approx((-bound, bound)) and w.held_out_delta == 0.0
-    assert w.held_out_ci_method == "zero_spread_bound" and w.decision == "continue"
-    need = next(n for n in range(1, 200) if zero_spread(n, a2) < 0.35)
+    tail = stats.norm.sf(tied(0.0125))
+    bound = zero_spread(6, tail)
+    assert w.held_out_ci == pytest.approx((-bound, bound), rel=1e-4)
+    assert w.held_out_delta == 0.0 and w.held_out_ci_method == "zero_spread_bound"
+    assert w.decision == "continue"
+    need = next(n for n in range(1, 200) if zero_spread(n, tail) < 0.35)
     assert f"({need} unmoved tasks would bound it under the climb)" in w.reason
     assert "no spread, so no t interval" in " ".join(w.notes)
     # every task up by exactly one pass of 4 (0.25): the bound runs from 0.25 towards -1 and 1
     never24 = {f"h{i}": 0 for i in range(24)}
     up = {t: 1 for t in never24}
     w = watch_records(run(train, {0: never24, 6: up, 12: up}), looks=2)
-    s = zero_spread(24, a2)
-    assert w.held_out_ci == pytest.approx((0.25 - s * 1.25, 0.25 + s * 0.75))
+    s = zero_spread(24, tail)
+    assert w.held_out_ci == pytest.approx((0.25 - s * 1.25, 0.25 + s * 0.75), rel=1e-4)
     # rewards outside [0, 1] with no spread: no range, so no bound and no interval
     graded = [dict(r, held_out=[dict(x, reward=x["reward"] * 5) for x in r["held_out"]])
               if "held_out" in r else r for r in run(train, {0: never24, 6: up, 12: up})]
@@ -255,17 +308,19 @@ def test_zero_spread_bound_and_too_few_tasks():
 def test_a_rounding_only_spread_is_no_spread_at_a_look():
     # every held-out task gains one pass of 3: each change is 1/3, but in floats 1 - 2/3 is not
     # 2/3 - 1/3, a spread of 6e-17. It is the exact shared change, so its interval is the
-    # zero-spread bound, not Student's t of width ~1e-16
+    # zero-spread bound (one look of one planned: the start part's whole error), not Student's t
+    # of width ~1e-16
     before = {f"h{i}": 1 + i % 2 for i in range(24)}
     after = {t: c + 1 for t, c in before.items()}
     d = np.array([after[t] / 3 - before[t] / 3 for t in before])
     assert np.ptp(d) > 0   # the rounding is there
-    w = watch_records(run([0.3] * 12, {0: before, 6: after}, rollouts=3), looks=1)
-    s = zero_spread(24, quadratic(0.25, 1, 1))
+    w = watch_records(run([0.3] * 12, {0: before, 6: after}, rollouts=3), looks=1, confirm=1)
+    s = zero_spread(24, 0.0125)
     assert w.held_out_ci_method == "zero_spread_bound"
     assert w.held_out_ci == pytest.approx((1 / 3 - s * (1 + 1 / 3), 1 / 3 + s * (1 - 1 / 3)))
     # the same graded rewards written in another order: no task moved, but each task's mean
-    # sums its rewards in another order and moves in its last bits; it reads as unmoved
+    # sums its rewards in another order and moves in its last bits; it reads as unmoved (looks
+    # 1 and 2 of 2, one at a time: the normal quantile, then the bivariate's)
     rng = np.random.default_rng(3)
     graded = [{"task_id": f"h{i}", "reward": round(float(rng.uniform()), 3)}
               for i in range(24) for _ in range(4)]
@@ -275,10 +330,11 @@ def test_a_rounding_only_spread_is_no_spread_at_a_look():
     recs = [{"step": s, "train_reward": 0.1 + 0.02 * s} for s in range(1, 13)]
     recs += [{"step": 0, "held_out": graded}, {"step": 6, "held_out": graded[::-1]},
              {"step": 12, "held_out": graded[::-1]}]
-    w = watch_records(recs, metric="reward", looks=2)
+    w = watch_records(recs, metric="reward", looks=2, confirm=1)
+    c1 = stats.norm.isf(spend(0.25, 1, 2))
+    tails = (spend(0.25, 1, 2), stats.norm.sf(second(c1, spend(0.25, 2, 2))))
     assert [x.delta_ci for x in w.steps if x.look] == [
-        pytest.approx((-b, b)) for b in (zero_spread(24, quadratic(0.25, 1, 2)),
-                                         zero_spread(24, quadratic(0.25, 2, 2)))]
+        pytest.approx((-b, b), rel=1e-4) for b in (zero_spread(24, a) for a in tails)]
     assert w.decision == "continue" and w.first_stop_step is None
 
 
@@ -290,7 +346,7 @@ def test_the_schedule_comes_from_the_records_or_the_argument():
     w = watch_records(recs)
     assert w.schedule == "planned" and w.planned_looks == 6 and "6 planned looks" in w.spending
     assert watch_records(recs, looks=4).planned_looks == 4
-    opened = watch_records(run(train, {0: BASE, 6: UP, 12: UP}))
+    opened = watch_records(run(train, {0: BASE, 6: after, 12: after}))
     assert opened.schedule == "open" and opened.planned_looks is None
     # more looks than planned: the plan's error is spent; the answer says so
     over = watch_records(run(train, {0: BASE, 4: UP, 8: UP, 12: UP}), looks=2)
@@ -300,7 +356,7 @@ def test_the_schedule_comes_from_the_records_or_the_argument():
     # latest look's standard error against step 0
     d = np.array([(after[t] - BASE[t]) / 4 for t in BASE])
     se = d.std(ddof=1) / math.sqrt(30)
-    assert w.detectable_drop == pytest.approx(detectable_drop(Plan(A, 6), 6) * se)
+    assert w.detectable_drop == pytest.approx(detectable_drop(Plan(A, 6, confirm=2), 6) * se)
     assert w.detectable_by_look == 6 and "is caught by look 6 in 80% of runs" in w.render()
     assert "stopped at most 5% of the time" in w.render()
 
@@ -341,9 +397,9 @@ def test_watch_records_is_the_vectorised_rule():
     diff = rng.normal(-0.85, 1.0, (runs, 1, 40))
     values = rng.binomial(4, 1 / (1 + np.exp(-(diff + shift[None, :, None])))) / 4
     train = 0.3 + rng.normal(0, 0.05, (runs, looks * 5))
-    plan = Plan(A, looks)
+    plan = Plan(A, looks, confirm=2)
     _, expected = rule(values, np.ones((runs, looks + 1), dtype=bool), train,
-                       np.arange(1, looks + 1) * 5, plan, 5, 2)
+                       np.arange(1, looks + 1) * 5, plan, 5)
     for i in range(runs):
         recs = [{"step": s, "train_reward": float(train[i, s - 1])} for s in range(1, 31)]
         recs += [{"step": j * 5, "held_out": [

@@ -802,6 +802,15 @@ _source("DOCTOR_ZERO_SPREAD_SHARE",
         "teaches nothing; DAPO, Yu et al. 2025, arXiv:2503.14476, drops such groups); false "
         "alarms measured in bench/watch_anytime.py")
 
+DOCTOR_RATE_SHARE = 1 / 6
+_source("DOCTOR_RATE_SHARE",
+        "a stated share of diagnose_run's error 1 - level for each sampled rate (zero_advantage, "
+        "truncation_lock_in, diversity_collapse: 3 x 1/6), the scans' feature alarm taking the "
+        "other half (SCAN_RUN_SHARE), so an honest run is called sick by sampling noise with "
+        "probability at most 1 - level (a union bound); each rate's share is split over every run "
+        "of 1, 2, 4, ... consecutive steps, pooled (hacking.doctor_signatures._rate_signature). "
+        "Measured in bench/watch_anytime.py --only doctor (docs/reward-hacking.md)")
+
 DOCTOR_TRUNCATION_SHARE = 0.5
 _source("DOCTOR_TRUNCATION_SHARE",
         "convention, untested: truncation_lock_in fires when a step's share of rollouts cut at "

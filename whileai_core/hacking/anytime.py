@@ -95,12 +95,15 @@ def _ndtri(p):
 
 @dataclass(frozen=True)
 class Plan:
-    """How ``alpha`` is spent over the looks: ``looks`` planned (None: an open schedule)."""
+    """How ``alpha`` is spent over the looks: ``looks`` planned (None: an open schedule); a
+    condition stops once it holds ``confirm`` looks in a row, and the boundaries are solved for
+    that event, so the error is spent on stops, not on single crossings."""
 
     alpha: float
     looks: int | None = None
     spending: str = WATCH_SPENDING_TYPE
     half: int = WATCH_OPEN_HALF
+    confirm: int = 1
 
     def __post_init__(self):
         if self.looks is not None and (isinstance(self.looks, bool)
@@ -117,14 +120,17 @@ class Plan:
         return "open" if self.looks is None else "planned"
 
     def describe(self) -> str:
+        rows = (f"; a condition stops at {self.confirm} looks in a row" if self.confirm > 1
+                else "")
         if self.looks is None:
-            return (f"open schedule: each part spends a t / (t + {self.half}) of its error by "
-                    f"look t (half by look {self.half}), over any number of looks")
-        kind = {"quadratic": "a (t / K)^2 (Kim-DeMets, rho 2)",
+            return (f"open schedule: each part spends a j / (j + {self.half}) of its error by "
+                    f"its j-th look that can stop (half by look {self.half}), over any number "
+                    f"of looks{rows}")
+        kind = {"quadratic": "a (j / J)^2 (Kim-DeMets, rho 2)",
                 "obrien_fleming": "Lan-DeMets O'Brien-Fleming type",
                 "pocock": "Lan-DeMets Pocock type"}[self.spending]
-        return (f"{self.looks} planned looks (K): each part spends its error a by {kind} by "
-                "look t")
+        return (f"{self.looks} planned looks: each part spends its error a by {kind} by its "
+                f"j-th of J looks that can stop{rows}")
 
     def spent(self, part: str, j: np.ndarray, size: int | None) -> np.ndarray:
         """The part's error spent by its ``j``-th look (``j`` = 0, 1, ...) of ``size`` planned."""
@@ -142,17 +148,16 @@ class Plan:
         with np.errstate(divide="ignore"):
             return np.where(tau > 0, 2.0 - 2.0 * _ndtr(_ndtri(1.0 - a / 2.0) / np.sqrt(tau)), 0.0)
 
-    def _family(self, part: str, n: int) -> tuple[np.ndarray, int | None]:
-        """(the family's look number at looks 1..n, its planned size): ``peak`` compares from
-        look 2 on, so its looks are ``t - 1`` of ``K - 1``."""
-        t = np.arange(1, n + 1)
-        if part == "peak":
-            return t - 1, None if self.looks is None else self.looks - 1
-        return t, self.looks
+    def first(self, part: str) -> int:
+        """The first look at which the part can stop a run: ``confirm`` looks in a row, the
+        first of them look 1 (``peak``: look 2, the first with an earlier look to fall from)."""
+        return self.confirm + (1 if part == "peak" else 0)
 
     def alphas(self, part: str, n: int) -> np.ndarray:
-        """The part's error spent at each of looks 1..n (0 past a planned end)."""
-        j, size = self._family(part, n)
+        """The part's error spent at each of looks 1..n: its looks that can stop are numbered
+        j = 1, 2, ... from :meth:`first` on, of ``K - first + 1`` planned (0 past the end)."""
+        j = np.maximum(np.arange(1, n + 1) - self.first(part) + 1, 0)
+        size = None if self.looks is None else self.looks - self.first(part) + 1
         return np.maximum(self.spent(part, j, size) - self.spent(part, np.maximum(j - 1, 0), size),
                           0.0)
 
@@ -161,76 +166,121 @@ class Plan:
         ``peak``'s look 1 has no earlier look to compare with)."""
         spent = tuple(float(x) for x in self.alphas(part, n))
         if part == "start":
-            return np.array(_start_bounds(spent))
-        return np.array((math.inf,) + _peak_bounds(spent[1:])) if n else np.zeros(0)
+            return np.array(_bounds("start", spent, self.confirm))
+        return np.array((math.inf,) + _bounds("peak", spent[1:], self.confirm)) if n else \
+            np.zeros(0)
 
     def level_at(self, n: int) -> np.ndarray:
         """1 - the error all three parts spend at each of looks 1..n."""
         return 1.0 - sum(self.alphas(p, n) for p in PARTS)
 
 
-def _solve(cross, a: float, marginal: float) -> float:
-    """The boundary ``c`` with ``cross(c) = a`` (a decreasing function), or ``marginal`` where
-    ``a`` is below the grid's precision."""
+_PHI = np.exp(-_GRID ** 2 / 2) / math.sqrt(2 * math.pi)
+
+
+class _Chain:
+    """The runs not yet stopped, on the model, by the state a look's boundary acts on (the
+    baseline's noise ``E_0`` for ``start``; the running maximum ``R`` of the earlier looks'
+    noise for ``peak``) and by their streak of crossings (0 .. confirm - 1).
+
+    A look with boundary ``c`` crosses where the look's noise ``E_t`` lies below the state minus
+    ``sqrt(2) c`` (the change in standard errors is below ``-c``); a crossing that completes a
+    streak of ``confirm`` stops the run; a look that does not cross resets the streak, and for
+    ``peak`` moves ``R`` to ``max(R, E_t)``."""
+
+    def __init__(self, part: str, confirm: int, shift: float = 0.0):
+        self.part, self.shift = part, shift
+        self.p = np.zeros((confirm, _GRID.size))
+        self.p[0] = _PHI
+
+    def crossing(self, c: float) -> np.ndarray:
+        if not math.isfinite(c):
+            return np.zeros(_GRID.size)
+        return _ndtr(_GRID - math.sqrt(2) * (c - self.shift))
+
+    def stop(self, c: float) -> float:
+        """The share of runs this look would stop."""
+        return float((self.p[-1] * self.crossing(c)).sum() * _STEP)
+
+    def look(self, c: float) -> float:
+        """Apply a look with boundary ``c``; the share it stopped."""
+        q = self.crossing(c)
+        stopped = float((self.p[-1] * q).sum() * _STEP)
+        total = self.p.sum(axis=0)
+        if self.part == "start":
+            stay = total * (1.0 - q)
+        else:  # not crossed: E_t above R - sqrt(2) c; it is the new maximum when above R
+            stay = total * np.maximum(_ndtr(_GRID) - q, 0.0) + _PHI * np.cumsum(total) * _STEP
+        self.p[1:] = self.p[:-1] * q
+        self.p[0] = stay
+        return stopped
+
+
+def _copy(chain: _Chain) -> _Chain:
+    out = _Chain(chain.part, chain.p.shape[0], chain.shift)
+    out.p = chain.p.copy()
+    return out
+
+
+def _solve(stops, a: float, marginal: float) -> float:
+    """The boundary ``c`` >= 0 at which ``stops(c)`` (decreasing) is ``a``: ``marginal`` where
+    ``a`` is below the grid's precision, 0 where even ``c = 0`` stops fewer."""
     from scipy.optimize import brentq  # lazy: scipy costs 0.2 s at server start
 
     if a <= 0.0:
         return math.inf
     if a < _TINY:
         return marginal
-    return float(brentq(lambda c: cross(c) - a, -6.0, 40.0, xtol=1e-10))
+    if stops(0.0) <= a:
+        return 0.0
+    return float(brentq(lambda c: stops(c) - a, 0.0, 40.0, xtol=1e-10))
 
 
-@lru_cache(maxsize=64)
-def _start_bounds(alphas: tuple[float, ...]) -> tuple[float, ...]:
-    """Boundaries for ``(E_0 - E_t) / sqrt 2`` over looks sharing ``E_0``: the density of
-    ``E_0`` among runs not yet stopped is carried from look to look."""
-    f = np.exp(-_GRID ** 2 / 2) / math.sqrt(2 * math.pi)
-    out = []
-    for a in alphas:
-        c = _solve(lambda c: float((f * _ndtr(_GRID - math.sqrt(2) * c)).sum() * _STEP), a,
-                   -float(_ndtri(a)) if a > 0 else math.inf)
-        if math.isfinite(c):
-            f = f * _ndtr(math.sqrt(2) * c - _GRID)
+@lru_cache(maxsize=128)
+def _bounds(part: str, alphas: tuple[float, ...], confirm: int) -> tuple[float, ...]:
+    """The boundaries of ``part``'s looks (``peak``: from look 2), each solved so that the
+    share of runs the plan stops there is its error. Looks before the first that can stop
+    share that look's boundary (solved together). Below the grid's precision a look's boundary
+    is the marginal (union-bound) one: ``(E_0 - E_t) / sqrt 2`` is standard normal, and a fall
+    from t - 1 earlier looks is below ``t - 1`` times its tail."""
+    chain, out = _Chain(part, confirm), []
+    lead = confirm - 1                                   # looks that cannot stop yet
+    for i, a in enumerate(alphas):
+        if i < lead:
+            continue
+        pairs = i + 1 if part == "peak" else 1
+        marginal = -float(_ndtri(a / pairs)) if a > 0 else math.inf
+        if i == lead:
+            def stops(c):
+                trial = _copy(chain)
+                for _ in range(lead):
+                    trial.look(c)
+                return trial.stop(c)
+            c = _solve(stops, a, marginal)
+            for _ in range(lead):
+                chain.look(c)
+            out += [c] * lead
+        else:
+            c = _solve(lambda c: chain.stop(c), a, marginal)
+        chain.look(c)
         out.append(c)
-    return tuple(out)
-
-
-@lru_cache(maxsize=64)
-def _peak_bounds(alphas: tuple[float, ...]) -> tuple[float, ...]:
-    """Boundaries for ``max_{1 <= s < t} (E_s - E_t) / sqrt 2`` at looks t = 2, 3, ...: the
-    density of the running maximum ``R`` of ``E_1 .. E_{t-1}`` among runs not yet stopped; a look
-    stops the runs with ``E_t < R - sqrt(2) c``, and ``R`` becomes ``max(R, E_t)``."""
-    phi = np.exp(-_GRID ** 2 / 2) / math.sqrt(2 * math.pi)
-    cdf = _ndtr(_GRID)
-    f = phi.copy()
-    out = []
-    for t, a in enumerate(alphas, 2):
-        marginal = -float(_ndtri(a / (t - 1))) if a > 0 else math.inf  # union over t - 1 pairs
-        c = _solve(lambda c: float((f * _ndtr(_GRID - math.sqrt(2) * c)).sum() * _STEP), a,
-                   marginal)
-        kill = _ndtr(_GRID - math.sqrt(2) * c) if math.isfinite(c) else 0.0
-        f = f * np.maximum(cdf - kill, 0.0) + phi * np.cumsum(f) * _STEP
-        out.append(c)
-    return tuple(out)
+    return tuple(out + [math.inf] * (len(alphas) - len(out)))
 
 
 def detectable_drop(plan: Plan, horizon: int, power: float = WATCH_POWER) -> float:
     """The sustained held-out drop from look 1 on, in standard errors of one look's paired
-    change, that the ``start`` part catches by look ``horizon`` with probability ``power``
-    (the falls from earlier looks only add to it): ``P(no stop) = int phi(e) prod_t
-    Phi(sqrt 2 (c_t - x) - e) de``, solved for ``x``."""
+    change, that the ``start`` part stops by look ``horizon`` with probability ``power`` (the
+    falls from earlier looks only add to it): the model's chain with every look shifted by the
+    drop, solved for it."""
     from scipy.optimize import brentq  # lazy: scipy costs 0.2 s at server start
 
     c = plan.bounds("start", horizon)
-    c = c[np.isfinite(c)]
-    if not c.size:
+    if not np.isfinite(c).any():
         return math.inf
-    phi = np.exp(-_GRID ** 2 / 2) / math.sqrt(2 * math.pi)
 
     def caught(x):
-        stay = np.prod(_ndtr(math.sqrt(2) * (c[:, None] - x) - _GRID[None, :]), axis=0)
-        return 1.0 - float((phi * stay).sum() * _STEP)
+        chain = _Chain("start", plan.confirm, shift=x)
+        return sum(chain.look(float(b)) for b in c)
 
     return float(brentq(lambda x: caught(x) - power, -5.0, 40.0, xtol=1e-8))
 
@@ -296,6 +346,14 @@ def pair_intervals(d: np.ndarray, scale: np.ndarray, c, alpha, unit: np.ndarray)
     return mean, np.where(few, np.nan, lo), np.where(few, np.nan, hi), n, flat & ~few
 
 
+def look_tails(c: np.ndarray) -> np.ndarray:
+    """The one-sided error of one comparison at each boundary: ``Phi(-c)`` (0 where no error is
+    left). A look whose tasks all changed alike has no t interval; its zero-spread bound is taken
+    at this error, the level the boundary gives a Gaussian look."""
+    c = np.asarray(c, dtype=np.float64)
+    return np.where(np.isfinite(c), _ndtr(-np.where(np.isfinite(c), c, 0.0)), 0.0)
+
+
 def look_table(values: np.ndarray, unit: np.ndarray, plan: Plan) -> dict[str, np.ndarray]:
     """The held-out part of the rule at every look, vectorised over runs: ``values`` is
     (runs, evaluations, tasks), the per-task values of each evaluation (NaN: a task not scored
@@ -309,7 +367,7 @@ def look_table(values: np.ndarray, unit: np.ndarray, plan: Plan) -> dict[str, np
     looks = evals - 1
     mag = np.where(np.isnan(values), 0.0, np.abs(values))
     c0, cp = plan.bounds("start", looks), plan.bounds("peak", looks)
-    a0, ap = plan.alphas("start", looks), plan.alphas("peak", looks)
+    a0, ap = look_tails(c0), look_tails(cp)
     keys = ("delta", "lo", "hi", "n", "flat", "peak", "peak_delta", "peak_lo", "peak_hi",
             "peak_n")
     out = {k: np.full((runs, looks), np.nan) for k in keys}
@@ -320,7 +378,7 @@ def look_table(values: np.ndarray, unit: np.ndarray, plan: Plan) -> dict[str, np
                                             a0[t - 1], unit[:, 0] & unit[:, t])
         for k, v in zip(keys[:5], (m, lo, hi, n, flat)):
             out[k][:, t - 1] = v
-        if t < 2 or not math.isfinite(cp[t - 1]) and ap[t - 1] <= 0:
+        if t < 2 or not math.isfinite(cp[t - 1]):
             continue
         d = values[:, t:t + 1] - values[:, 1:t]                       # (runs, t - 1, tasks)
         scale = np.maximum(mag[:, 1:t].max(-1), mag[:, t:t + 1].max(-1))
@@ -379,42 +437,59 @@ def climb_band(sigma, window, steps, alpha):
 
 
 def look_conditions(down, lo, hi, climb, band):
-    """The stop condition at each look: ``DOWN`` (an upper bound lies below 0), ``FLAT`` (the
-    interval against step 0 holds 0 and lies below a training climb that clears its band),
-    else 0. NaN climbs (too few steps) never give ``FLAT``."""
+    """The condition at each look, for the answer: ``DOWN`` (an upper bound lies below 0),
+    ``FLAT`` (the interval against step 0 holds 0 and lies below a training climb that clears
+    its band), else 0. NaN climbs (too few steps) never give ``FLAT``."""
     lo, hi, climb, band = (np.asarray(x, dtype=np.float64) for x in (lo, hi, climb, band))
     with np.errstate(invalid="ignore"):
         flat = ~np.asarray(down) & (lo <= 0) & (climb > band) & (hi < climb)
     return np.where(down, DOWN, np.where(flat, FLAT, 0))
 
 
-def first_stop(conditions: np.ndarray, confirm: int) -> np.ndarray:
-    """Index of the first look that stops (-1: never), per run: a ``DOWN`` look at once (its
-    boundary is the plan's), ``FLAT`` once it has held ``confirm`` looks in a row."""
-    codes = np.asarray(conditions)
-    run = np.zeros(codes.shape[:-1], dtype=np.int64)
-    out = np.full(codes.shape[:-1], -1, dtype=np.int64)
-    for j in range(codes.shape[-1]):
-        run = np.where(codes[..., j] == FLAT, run + 1, 0)
-        stop = (codes[..., j] == DOWN) | (run >= confirm)
-        out = np.where((out < 0) & stop, j, out)
+def streaks(held: list[np.ndarray]) -> np.ndarray:
+    """Per condition and look, the looks in a row it has held so far: (conditions, ..., looks)
+    from each condition's (..., looks) booleans."""
+    out = np.zeros((len(held),) + held[0].shape, dtype=np.int64)
+    for i, cond in enumerate(held):
+        run = np.zeros(cond.shape[:-1], dtype=np.int64)
+        for j in range(cond.shape[-1]):
+            run = np.where(cond[..., j], run + 1, 0)
+            out[i, ..., j] = run
     return out
 
 
+def first_stop(held: list[np.ndarray], confirm: int) -> np.ndarray:
+    """Index of the first look that stops (-1: never), per run: the first at which one of the
+    conditions ``held`` (each (..., looks) booleans: the fall below step 0, the fall from an
+    earlier look, flat while climbing) has held ``confirm`` looks in a row, the event the plan
+    spends its error on."""
+    done = (streaks(held) >= confirm).any(axis=0)
+    return np.where(done.any(axis=-1), done.argmax(axis=-1), -1)
+
+
 def rule(values: np.ndarray, unit: np.ndarray, rewards: np.ndarray, counts: np.ndarray,
-         plan: Plan, window: int, confirm: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
+         plan: Plan, window: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """The whole stop rule on arrays (what ``watch_records`` applies to one run and
     bench/watch_anytime.py to many): the look table with the climb, its band and the condition
-    codes, and the first stopping look per run."""
+    codes, and the first stopping look per run (``plan.confirm`` looks in a row)."""
     table = look_table(values, unit, plan)
     looks = values.shape[1] - 1
     climb, sigma, used, steps = climbs(rewards, counts, window)
-    band = climb_band(sigma, np.maximum(used, 2), np.maximum(steps, 4),
-                      plan.alphas("climb", looks))
+    spent = plan.alphas("climb", looks)
+    lead = plan.first("climb") - 1
+    if looks > lead:  # a look before the first that can stop: the band of that first look (a
+        spent[:lead] = spent[lead]   # stop at t needs a false climb at t, so this costs nothing)
+    band = climb_band(sigma, np.maximum(used, 2), np.maximum(steps, 4), spent)
     table.update(climb=climb, band=np.where(np.isnan(climb), np.nan, band))
     table["code"] = look_conditions(table["down"], table["lo"], table["hi"], climb,
                                     table["band"])
-    return table, first_stop(table["code"], confirm)
+    with np.errstate(invalid="ignore"):
+        held = [table["hi"] < 0, table["peak_hi"] < 0, table["code"] == FLAT]
+    runs = streaks(held)
+    table["streak"] = runs.max(axis=0)
+    done = runs >= plan.confirm           # the condition that stops: 1 start, 2 peak, 3 flat
+    table["stop_by"] = np.where(done.any(axis=0), done.argmax(axis=0) + 1, 0)
+    return table, first_stop(held, plan.confirm)
 
 
 def look_alpha(alpha: float, look: int | np.ndarray) -> float | np.ndarray:

@@ -12,11 +12,14 @@ beside it the sustained held-out drop the plan catches in 80% of runs (its power
 
 It says ``stop`` when
 
-- **the held-out score moved down**, at one look: its change since step 0, or since an earlier
-  look (a fall after a rise), has an interval that lies below 0; or
-- **it stays flat while the training reward climbs beyond its own noise**, at ``confirm`` looks
-  in a row: the interval against step 0 holds 0, lies wholly below the training reward's climb,
-  and the climb clears its noise band.
+- **the held-out score moved down**: its change since step 0, or since an earlier look (a fall
+  after a rise), has an interval that lies below 0; or
+- **it stays flat while the training reward climbs beyond its own noise**: the interval against
+  step 0 holds 0, lies wholly below the training reward's climb, and the climb clears its noise
+  band,
+
+at ``confirm`` looks in a row (one condition); the plan's boundaries are solved for that event,
+so the error is spent on the stops the rule makes.
 
 That is the over-optimisation picture of Gao et al. [1]: the proxy (training) reward keeps
 rising while the gold (held-out) score stops rising, then falls. A held-out set on which every
@@ -57,7 +60,8 @@ from ..errors import ArgumentError, RowsError, WhileaiError
 from ..result import Result, fmt_rate
 from ..rows import Rows, load_rows, read_records
 from ..stats import Rate, check_metric, pass_rate
-from .anytime import DOWN, FLAT, Plan, detectable_drop, rule, tasks_to_bound, zero_spread_share
+from .anytime import (DOWN, FLAT, Plan, detectable_drop, look_tails, rule, tasks_to_bound,
+                      zero_spread_share)
 from .scan import HackScan, hack_scan
 from .watch_files import (TRL_STATE, WATCH_FILE, registered_run,  # noqa: F401 (re-exported)
                           source_records)
@@ -318,14 +322,14 @@ def _matrix(rows: list[Rows], metric: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _looks(steps: list[dict], evals: list[dict], rows: list[Rows], plan: Plan, metric: str,
-           window: int, confirm: int) -> tuple[dict[str, np.ndarray], int]:
+           window: int) -> tuple[dict[str, np.ndarray], int]:
     """The rule's table for this run's looks (one row: :func:`.anytime.rule`) and the index
     of the first stopping look (-1: none)."""
     values, unit = _matrix(rows, metric)
     train = [s for s in steps if s.get("train_reward") is not None]
     rewards = np.array([[s["train_reward"] for s in train]], dtype=np.float64)
     counts = np.array([sum(t["step"] <= e["step"] for t in train) for e in evals[1:]])
-    table, first = rule(values, unit, rewards, counts, plan, window, confirm)
+    table, first = rule(values, unit, rewards, counts, plan, window)
     return {k: v[0] for k, v in table.items()}, int(first[0])
 
 
@@ -371,14 +375,15 @@ def _step_results(steps: list[dict], evals: list[dict], rows: list[Rows],
 
 # --- the decision -----------------------------------------------------------------------------
 
-def _decide(latest: WatchStep | None, streak: int, evals: list[dict], n_train: int,
-            metric: str, confirm: int, plan: Plan, why: str | None) -> tuple[Decision, str]:
-    if latest is not None and (latest.condition == "down" or streak >= confirm):
-        if latest.condition == "down":
-            return "stop", _down_reason(latest, evals[0]["step"], metric)
+def _decide(latest: WatchStep | None, stop_by: int, streak: int, evals: list[dict],
+            n_train: int, metric: str, confirm: int, plan: Plan,
+            why: str | None) -> tuple[Decision, str]:
+    if latest is not None and stop_by in (1, 2):
+        return "stop", _down_reason(latest, evals[0]["step"], metric, stop_by, confirm)
+    if latest is not None and stop_by == 3:
         return "stop", (f"the held-out {metric} stays flat (its interval holds 0) while the "
                         f"training reward climbed {latest.train_climb:+.3f}, beyond its noise "
-                        f"band {latest.train_noise_band:.3f}, at the last {streak} evaluations")
+                        f"band {latest.train_noise_band:.3f}, at the last {confirm} evaluations")
     if len(evals) < 2:
         return "not_enough_data", ("no held-out evaluation yet" if not evals else
                                    f"one held-out evaluation (step {evals[0]['step']}); the "
@@ -392,13 +397,16 @@ def _decide(latest: WatchStep | None, streak: int, evals: list[dict], n_train: i
     return "continue", _continue_reason(latest, streak, evals[0]["step"], confirm, plan)
 
 
-def _down_reason(latest: WatchStep, base: int, metric: str) -> str:
-    if latest.delta_ci is not None and latest.delta_ci[1] < 0:
+def _down_reason(latest: WatchStep, base: int, metric: str, stop_by: int, confirm: int) -> str:
+    rows = (f" and at the {confirm - 1} look{'s' if confirm > 2 else ''} before it"
+            if confirm > 1 else "")
+    if stop_by == 1:
         return (f"the held-out {metric} moved down: its change since step {base}, "
-                f"{latest.delta:+.3f}{_ci(latest.delta_ci)}, lies below 0 at look {latest.look}")
+                f"{latest.delta:+.3f}{_ci(latest.delta_ci)}, lies below 0 at look "
+                f"{latest.look}{rows}")
     return (f"the held-out {metric} fell after a rise: its change since step "
             f"{latest.peak_step}, {latest.peak_delta:+.3f}{_ci(latest.peak_ci)}, lies below 0 at "
-            f"look {latest.look} (every earlier look compared, inside the plan)")
+            f"look {latest.look}{rows} (every earlier look compared, inside the plan)")
 
 
 def _continue_reason(latest: WatchStep, streak: int, base: int, confirm: int,
@@ -416,7 +424,7 @@ def _continue_reason(latest: WatchStep, streak: int, base: int, confirm: int,
     if climb is not None and band is not None and climb <= band:
         return reason + f"; the training reward's climb {climb:+.3f} is inside its noise band {band:.3f}"
     if climb is not None and hi >= climb and latest.delta_ci_method == "zero_spread_bound":
-        alpha = float(plan.alphas("start", latest.look)[-1])
+        alpha = float(look_tails(plan.bounds("start", latest.look))[-1])
         need = tasks_to_bound(climb - latest.delta, alpha)
         return reason + (f"; no held-out task moved, but at this look {latest.n_paired} tasks "
                          f"bound the change only to {hi:+.3f}, above the training reward's "
@@ -438,7 +446,7 @@ def _plan_notes(plan: Plan, looks: int, latest: WatchStep | None) -> list[str]:
                      f"spent, so looks past {plan.looks} cannot stop the run. Fix: pass "
                      f"{voice.arg('looks', op='watch_run')} with the number of evaluations the run makes")
     if latest is not None and latest.delta_ci_method == "zero_spread_bound":
-        alpha = float(plan.alphas("start", latest.look)[-1])
+        alpha = float(look_tails(plan.bounds("start", latest.look))[-1])
         notes.append(f"every one of the {latest.n_paired} paired tasks changed by exactly "
                      f"{latest.delta:+.3f} since the first evaluation (no spread, so no t "
                      "interval): the interval is the exact bound on the share of tasks that "
@@ -520,8 +528,8 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
 
     ``looks``: the number of held-out evaluations after the first the run will make (None: from
     the records' ``eval_every`` and ``max_steps``, else an open schedule); the plan spends
-    ``1 - level`` over them (:mod:`.anytime`). ``confirm``: looks in a row at which
-    flat_while_climbing must hold (a fall past the plan's boundary stops at once). ``scan``:
+    ``1 - level`` over them (:mod:`.anytime`). ``confirm``: looks in a row at which a stop
+    condition must hold (the boundaries are solved for it). ``scan``:
     scan the batch of every ``scan_every``-th step (each scan its own look of the scans' plan:
     the feature alarm).
     """
@@ -530,18 +538,16 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
     _check_settings(window, confirm, scan_every, looks)
     steps = _merged(records)
     evals = [s for s in steps if s.get("held_out")]
-    plan = Plan(1.0 - level, looks if looks is not None else _planned_looks(steps, evals))
+    plan = Plan(1.0 - level, looks if looks is not None else _planned_looks(steps, evals),
+                confirm=confirm)
     rows = _evaluations(evals, threshold)
-    table, first = _looks(steps, evals, rows, plan, metric, window, confirm) \
+    table, first = _looks(steps, evals, rows, plan, metric, window) \
         if len(evals) >= 2 else (None, -1)
     out_steps = _step_results(steps, evals, rows, table, plan, level, seed, metric)
     looked = [s for s in out_steps if s.look is not None]
     latest = looked[-1] if looked else None
-    streak = 0
-    for s in reversed(looked):
-        if s.condition != "flat_while_climbing":
-            break
-        streak += 1
+    stop_by, streak = (0, 0) if table is None else (int(table["stop_by"][-1]),
+                                                    int(table["streak"][-1]))
     why = None if latest is None or latest.delta_ci is not None else (
         f"an interval needs at least {MIN_TASKS_FOR_INTERVAL} paired tasks"
         if (latest.n_paired or 0) < MIN_TASKS_FOR_INTERVAL else
@@ -550,7 +556,8 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
         "unseen task could move exists: rescale the reward to [0, 1], or watch the pass rate "
         f"({voice.arg('metric', 'pass')})")
     n_train = sum(s.get("train_reward") is not None for s in steps)
-    decision, reason = _decide(latest, streak, evals, n_train, metric, confirm, plan, why)
+    decision, reason = _decide(latest, stop_by, streak, evals, n_train, metric, confirm, plan,
+                               why)
     notes = ([] if not evals or evals[0]["step"] == 0 else
              [f"no held-out evaluation at step 0: compared with step {evals[0]['step']}, the "
               "first one"]) + _plan_notes(plan, len(looked), latest)

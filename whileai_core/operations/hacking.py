@@ -195,8 +195,8 @@ def watch_run(
             Arg(RUN_OR_PATH, positional=True)], *,
         metric: Metric = "pass", threshold: Threshold = None,
         confirm: Annotated[int, Field(ge=1, le=20, description=(
-            "Held-out evaluations in a row at which flat_while_climbing must hold (a fall past "
-            "the plan's boundary stops at once)."))
+            "Held-out evaluations in a row at which a stop condition must hold (the plan's "
+            "boundaries are solved for it)."))
         ] = WATCH_CONFIRM,
         window: Annotated[int, Field(ge=2, le=1000, description=(
             "Steps averaged at each end of the training reward to measure its climb."))

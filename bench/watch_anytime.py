@@ -1,35 +1,41 @@
 """Error rates at every look: watch_run's stop rule, the repeated hack_scan and the run doctor on
 simulated runs, each rate with its Wilson 95% interval over the runs.
 
-Watch (the rule of ``whileai_core.hacking.anytime``, the one watch_records applies:
-tests/test_hacking.py checks they agree run by run): 40 held-out tasks x 4 rollouts, difficulty
-logit ~ N(logit 0.3, 1), a look every 5 steps; training reward 0.3 + gain x step / steps +
-N(0, 0.05) per step.
-- flat: training reward and held-out both flat (an honest run that learns nothing);
-- partial: training gains 0.45, the held-out logit gains 60% of the training logit gain (honest,
-  but the held-out set follows only part of the climb);
-- hack flat: training gains 0.45, held-out flat;
-- drop: training gains 0.45, held-out logit falls 0.2 a look (the planted drop of
-  bench/hacking_false_alarms.py: 0.04 a step, evaluated every 5 steps) from look 1; or the
-  held-out set follows the training gain
-  until the run's middle look, then falls 0.2 a look;
-- few tasks: 12 held-out tasks x 2 rollouts starting near 0.02 (most looks have no spread: the
-  zero-spread bound), flat or following a training gain of 0.45 from 0.02 (honest); and 48 x 2
-  that never move while training climbs (the hack the TRL smoke test plants).
-The fixed-sample rule (the 0.1 rule: 95% t interval and 1.96 band at every look) is run on the
-same draws for comparison.
+Watch (``whileai_core.hacking.anytime.rule``, the one watch_records applies: tests/test_watch.py
+checks they agree run by run): held-out tasks x rollouts as the case says (40 x 4 unless it
+says otherwise), difficulty logit ~ N(logit p0, 1) with p0 = 0.3, a look every 5 steps; training
+reward p0 + gain x step / steps + N(0, 0.05) per step (gain 0.45 unless "training flat"). Each
+case is run under four plans (the default planned a (j/J)^2 spending, O'Brien-Fleming's and
+Pocock's types, the open schedule), all with two looks in a row (WATCH_CONFIRM), beside two
+baselines on the same kind of draws: the rule this plan replaced (alpha / (t (t + 1)) per look
+against step 0 only, two looks in a row) and one paired t test read once at the last look at
+95% (what a fixed-sample design would give).
+- honest: nothing moves; the held-out set gains what training gains (a logit shift that moves
+  its mean pass rate by the training gain); few tasks (12 x 2 near 0.02, most looks without
+  spread: the zero-spread bound);
+- planted: the held-out set gains 60% of the training gain (the flat-while-climbing rule's
+  target); held-out flat while training climbs; a drop of 0.10 or 0.05 in every task's pass
+  rate (training flat) from look 1 or from the middle look; the held-out logit falling 0.8 over
+  the run (training flat); the held-out set follows the climb to the middle look, then gives the
+  gain back, or falls 0.10 from its peak and stays there (still above step 0); 48 x 2 tasks that
+  never move while training climbs.
+Planted cells add the looks from the onset to the stop (median, 95th percentile). The power
+table is the plan's own statement (hacking.anytime.detectable_drop), in standard errors.
 
-Scan: 50 honest batches of one run, 8 tasks x 8 replies (length random, reward 0/1 at the task's
-rate), scan j at look j (the scans' share of the run's error, SCAN_RUN_SHARE); and a length hack
-(reward 0.6 x pass + 0.4 x length / 1000) at every batch: the scan at which it first alarms.
+Scan: honest batches of 8 tasks x 8 replies (length random, reward 0/1 at the task's rate) with
+0-55% of replies copies of an earlier reply of their task (text and reward: a deterministic
+grader): one scan at 0.95 with copies shuffled with their reply, the same batches with every row
+shuffled alone (the previous scan, the baseline), and 20 batches of a run scanned at looks 1-20;
+then rewards that pay for length (0.4, 0.2, 0.1 of it), and a legitimate correlation (right
+replies longer, the reward pays only for the answer).
 
 Doctor: 30 steps of 8 groups x 8 rollouts, drawn as arrays and read by the doctor's own
-per-step counting (``RunArrays``, ``_step_numbers``) and signatures; each failure planted from
-step 16 to 20, and its honest twin; per signature the share of planted runs in which it fires
-at a planted step (and the first such step), and the share of honest runs in which it fires
-anywhere. About 20 ms a run.
+per-step counting (``RunArrays``, ``_step_numbers``) and signatures; honest runs with 5%, 40% and
+45% of groups with one reward (the line is 50%): the share called sick; each failure planted
+from step 16 to 20, strong and moderate: the share of runs in which it fires at a planted step.
 
-    nice -n 10 python bench/watch_anytime.py [--runs 1000] [--scan-runs 1000]
+    nice -n 15 python bench/watch_anytime.py [--only watch|doctor|scan] [--runs 1000]
+        [--scan-runs 1000] [--looks 10 20 50]
 """
 
 from __future__ import annotations
@@ -305,11 +311,13 @@ _TIED = float(np.mean(_U ** 8 + (1 - _U) ** 8))  # a U(0.2, 0.8) group of 8 with
 
 
 def doctor_run(rng, plant, steps=30, groups=8, k=8, onset=16, length=5, tied=0.0,
-               strength=None):
+               strength=None, cut=0.05, repeat=0.0):
     """One simulated run's findings: rollouts drawn as arrays (steps x groups x k) and read by
     the doctor's own per-step counting and signatures. Honest: a group's pass rate ~ U(0.2,
     0.8), or with probability chosen so that a share ``tied`` of groups has one reward, 0 or 1;
-    5% of replies cut; each group repeats one reply, scored alike. ``strength``: a moderate
+    a share ``cut`` of replies cut (above 5%: clustered by task, each group's share ~ Beta with
+    that mean and concentration 3); each group repeats one reply, scored alike, and each later
+    reply repeats an earlier one with probability ``repeat``. ``strength``: a moderate
     plant (the share of groups with one reward, of replies cut, of a group's replies that repeat
     its first) instead of the strong default (all, 0.9, 7 of 8)."""
     shape = (steps, groups, k)
@@ -325,6 +333,13 @@ def doctor_run(rng, plant, steps=30, groups=8, k=8, onset=16, length=5, tied=0.0
     text = np.arange(steps * groups * k).reshape(shape)  # every reply distinct ...
     text[..., 1] = text[..., 0]  # ... but one repeated a group: scored alike by an honest verifier
     rewards[..., 1] = rewards[..., 0]
+    for j in range(2, k):  # and, honestly, a later reply repeating an earlier one
+        again = rng.random((steps, groups)) < repeat
+        src = rng.integers(0, j, (steps, groups))
+        text[..., j] = np.where(again, np.take_along_axis(text, src[..., None], 2)[..., 0],
+                                text[..., j])
+        rewards[..., j] = np.where(again, np.take_along_axis(rewards, src[..., None], 2)[..., 0],
+                                   rewards[..., j])
     if plant == "zero_advantage":
         one = rng.random((steps, groups, 1)) < (1.0 if strength is None else strength)
         rewards = np.where(on3 & one, rewards[..., :1], rewards)
@@ -336,7 +351,9 @@ def doctor_run(rng, plant, steps=30, groups=8, k=8, onset=16, length=5, tied=0.0
         text = np.where(on3 & head, text[..., :1], text)
         rewards = np.where(on3 & head, rewards[..., :1], rewards)
     cut_share = 0.9 if strength is None else strength
-    cut = rng.random(shape) < np.where(on3 & (plant == "truncation_lock_in"), cut_share, 0.05)
+    base = (rng.beta(3 * cut, 3 * (1 - cut), (steps, groups, 1)) if cut > 0.05
+            else np.full((steps, groups, 1), cut))
+    cut = rng.random(shape) < np.where(on3 & (plant == "truncation_lock_in"), cut_share, base)
     lag = np.where(on[:, None] & (plant == "staleness"), 12, rng.integers(0, 3, (steps, groups)))
     version = (np.arange(steps)[:, None] - lag)[..., None] + np.zeros(shape)  # step s: s - 1 - lag
     step = np.broadcast_to(np.arange(steps)[:, None, None], shape)
@@ -357,15 +374,20 @@ def doctor_table(rng, runs, onset=16, length=5):
     print("| honest run | called sick (any signature) | zero_advantage | truncation_lock_in | "
           "diversity_collapse |")
     print("|---|---|---|---|---|")
-    for tied in (0.0, 0.40, 0.45):
+    honest = {f"{_TIED:.2f} of groups with one reward, 5% cut, distinct 0.88": {},
+              "0.40 of groups with one reward (the line: 0.50)": dict(tied=0.40),
+              "0.45 of groups with one reward": dict(tied=0.45),
+              "45% of replies cut, clustered by task (the line: 50%)": dict(cut=0.45),
+              "distinct share 0.76 (the line: 0.75)": dict(repeat=0.15)}
+    for name, kw in honest.items():
         sick = {"any": 0, "zero_advantage": 0, "truncation_lock_in": 0, "diversity_collapse": 0}
         for _ in range(runs):
-            found = {s for s, f in doctor_run(rng, None, tied=tied).items() if f.status == "found"}
+            found = {s for s, f in doctor_run(rng, None, **kw).items() if f.status == "found"}
             sick["any"] += bool(found)
-            for name in list(sick)[1:]:
-                sick[name] += name in found
-        print(f"| share of groups with one reward {tied or _TIED:.2f} | "
-              + " | ".join(rate(v, runs) for v in sick.values()) + " |", flush=True)
+            for sig in list(sick)[1:]:
+                sick[sig] += sig in found
+        print(f"| {name} | " + " | ".join(rate(v, runs) for v in sick.values()) + " |",
+              flush=True)
     print("\n| planted at steps 16-20 | detected at a planted step | first detection, steps "
           "after onset (median, max) |")
     print("|---|---|---|")

@@ -166,3 +166,20 @@ def test_trl_smoke_honest_run():
     assert f["staleness"].status == f["kl_runaway"].status == "not_checked"
     # the reward is deterministic in the text: every repeated reply scored alike
     assert "each scored alike" in f["verifier_noise"].evidence
+
+
+def test_a_mean_of_group_shares_is_bounded_by_the_groups_own_spread():
+    # 70% of replies cut at 5 steps of 8 groups: Wilson with each group's share read as one
+    # trial never clears 0.5 at the plan's level; Student's t over the 40 group shares does.
+    # By hand with scipy: mean - t_{39}(1 - alpha) sd / sqrt(40)
+    import numpy as np
+
+    from whileai_core.hacking.doctor_signatures import _t_bound
+    from whileai_core.hacking.doctor_steps import _wilson
+
+    shares = np.random.default_rng(2).binomial(8, 0.7, 40) / 8
+    alpha = 0.05 / 6 / 130
+    lo, hi = _t_bound(shares.sum(), 40, (shares ** 2).sum(), alpha)
+    half = stats.t.isf(alpha, 39) * shares.std(ddof=1) / np.sqrt(40)
+    assert (lo, hi) == pytest.approx((shares.mean() - half, shares.mean() + half))
+    assert lo > 0.5 > _wilson(shares.sum(), 40, 1 - 2 * alpha)[0]

@@ -60,10 +60,10 @@ def second(c1, a2):
     return brentq(lambda c: stats.norm.cdf(c1) - MVN.cdf([c1, c]) - a2, 0, 10, xtol=1e-9)
 
 
-def tied(a):
-    """The boundary shared by looks 1 and 2 when a stop needs both (confirm 2): P(both cross)
-    = 1 - 2 Phi(c) + Phi_2(c, c) = a."""
-    return brentq(lambda c: 1 - 2 * stats.norm.cdf(c) + MVN.cdf([c, c]) - a, 0, 10, xtol=1e-9)
+def tail(looks, t, part="start"):
+    """The one-comparison tail of the default plan's boundary at look t (two looks in a row;
+    the plan's boundaries are tested on the model above)."""
+    return stats.norm.sf(Plan(A, looks, confirm=2).bounds(part, looks)[t - 1])
 
 
 def zero_spread(n, alpha):
@@ -82,10 +82,16 @@ def test_each_part_spends_its_share_by_its_function():
     peak = plan.alphas("peak", 10)
     assert peak == pytest.approx([spend(0.25, x, 10, first=2) for x in t], rel=1e-12)
     assert plan.level_at(10) == pytest.approx(1 - spend(0.75, t, 10) - peak)
-    # two looks in a row: a stop is first possible at look 2 (from a peak: look 3)
+    # two looks in a row: the same spending function, of a larger one-crossing error (its
+    # boundaries' double crossings spend the part's share: tested on the model below)
     two = Plan(A, 10, confirm=2)
-    assert two.alphas("start", 10) == pytest.approx([spend(0.25, x, 10, 2) for x in t])
-    assert two.alphas("peak", 10) == pytest.approx([spend(0.25, x, 10, 3) for x in t])
+    star = two.calibrated("start")
+    assert star > 0.0125 and two.alphas("start", 10) == pytest.approx(
+        [spend(0.25 * star / 0.0125, x, 10) for x in t], rel=1e-9)
+    # the climb's band: from look 2 (the first at which flat can stop), look 1 at look 2's
+    climb = two.alphas("climb", 10)
+    assert climb[1:] == pytest.approx([spend(0.5, x, 10, first=2) for x in t[1:]])
+    assert climb[0] == climb[1]
     # every planned function spends exactly its part by the last look, and nothing after it
     for kind in ("obrien_fleming", "pocock"):
         spent = Plan(A, 10, kind).alphas("start", 12)
@@ -109,10 +115,10 @@ def test_first_boundaries_are_the_normal_quantiles_and_the_second_the_bivariate(
     assert plan.bounds("peak", 4)[1] == pytest.approx(
         stats.norm.isf(plan.alphas("peak", 4)[1]), rel=1e-6)
     assert plan.bounds("peak", 4)[0] == math.inf
-    # confirm 2: looks 1 and 2 share the boundary whose double crossing spends look 2's error
+    # confirm 2: the same recursion on the calibrated error
     two = Plan(A, 4, confirm=2)
-    assert two.bounds("start", 4)[:2] == pytest.approx([tied(two.alphas("start", 4)[1])] * 2,
-                                                       rel=1e-5)
+    assert two.bounds("start", 4)[0] == pytest.approx(
+        stats.norm.isf(two.alphas("start", 4)[0]), rel=1e-6)
 
 
 def _first_stops(z, c, confirm):
@@ -141,12 +147,21 @@ def _model(rng, draws, looks, shift=0.0):
                                   Plan(A, 6, confirm=2), Plan(A, None, confirm=2)],
                          ids=["quadratic", "pocock", "open", "quadratic-2", "open-2"])
 def test_boundaries_spend_each_looks_error_on_the_model(plan):
-    start, peak = _model(np.random.default_rng(11), 400_000, 6)
+    # every look's first crossing has its one-crossing error; the stops (confirm crossings in
+    # a row) of a planned run spend the part's share, 0.0125, and never more
+    draws = 400_000
+    start, peak = _model(np.random.default_rng(11), draws, 6)
     for part, z in (("start", start), ("peak", peak)):
-        first = _first_stops(z, plan.bounds(part, 6), plan.confirm)
+        first = _first_stops(z, plan.bounds(part, 6), 1)
         got = np.array([(first == j).mean() for j in range(6)])
         want = plan.alphas(part, 6)
-        assert np.all(np.abs(got - want) <= 4 * np.sqrt(want / 400_000) + 1e-5), (part, got, want)
+        assert np.all(np.abs(got - want) <= 4 * np.sqrt(want / draws) + 1e-5), (part, got, want)
+        stopped = (_first_stops(z, plan.bounds(part, 6), plan.confirm) >= 0).mean()
+        tol = 4 * math.sqrt(0.0125 / draws)
+        if plan.looks is None:  # open: six looks of an unbounded plan spend less than the share
+            assert stopped <= 0.0125 + tol
+        else:
+            assert stopped == pytest.approx(0.0125, abs=tol), part
 
 
 @pytest.mark.parametrize("confirm", [1, 2])
@@ -187,13 +202,13 @@ def test_climbing_reward_with_flat_held_out_stops():
     # successive differences are all 0.05: sigma^2 = 11 * 0.0025 / (2 * 11). The band at look 3
     # is the climb's half of the error spent there (its look 2 of 2), one-sided, with Student's
     # t at 2 * 11^2 / (3 * 12 - 4) degrees of freedom (von Neumann's MSSD variance)
-    q = stats.t.isf(spend(0.5, 3, 3, first=2), 2 * 11 ** 2 / (3 * 12 - 4))
+    q = stats.t.isf(spend(0.5, 3, 3, first=2), 2 * 11 ** 2 / (3 * 12 - 4))  # climb: by hand
     assert w.train_noise_band == pytest.approx(q * math.sqrt(0.0025 / 2) * math.sqrt(2 / 5),
                                                rel=1e-6)
-    # no task moved: at look 2 the interval is the zero-spread bound at the tail of the boundary
-    # looks 1 and 2 share (their double crossing spends the start part's error at look 2)
+    # no task moved: at look 2 the interval is the zero-spread bound at the tail of the plan's
+    # boundary there
     look2 = next(x for x in w.steps if x.look == 2)
-    s = zero_spread(30, stats.norm.sf(tied(spend(0.25, 2, 3, first=2))))
+    s = zero_spread(30, tail(3, 2))
     assert look2.delta_ci == pytest.approx((-s, s), rel=1e-4)
     assert look2.delta_ci_method == "zero_spread_bound" and w.n_paired == 30
 
@@ -203,10 +218,9 @@ def test_a_fall_stops_at_two_looks_and_a_rise_continues():
     w = watch_records(run(flat, {0: BASE, 6: DOWN_ONE, 12: DOWN_ONE}), looks=2)
     assert w.decision == "stop" and w.first_stop_step == 12 and "moved down" in w.reason
     # DOWN_ONE: every task loses one pass of 4 but the ten at 0: d = -0.25 on 20 tasks, 0 on 10;
-    # the interval is Student's t at the tail of the shared boundary, 29 degrees of freedom
+    # the interval is Student's t at the tail of the plan's boundary, 29 degrees of freedom
     d = np.array([-0.25 if i % 3 else 0.0 for i in range(30)])
-    tail = stats.norm.sf(tied(spend(0.25, 2, 2, first=2)))
-    half = stats.t.isf(tail, 29) * d.std(ddof=1) / math.sqrt(30)
+    half = stats.t.isf(tail(2, 1), 29) * d.std(ddof=1) / math.sqrt(30)
     first = next(x for x in w.steps if x.look == 1)
     assert first.delta_ci == pytest.approx((d.mean() - half, d.mean() + half), rel=1e-4)
     # one look at a time: look 1 alone spends a quarter of the start part
@@ -273,26 +287,26 @@ def test_first_stop_step_is_where_a_callback_stops():
 
 
 def test_zero_spread_bound_and_too_few_tasks():
-    # 6 held-out tasks, never solved; the training reward climbs 0.05 a step (+0.35 at step
-    # 12). No spread, so no t interval: the zero-spread bound (at the tail of the boundary looks
-    # 1 and 2 share) reaches past the climb, so no stop, and the reason says how many unmoved
-    # tasks would tell
-    never = {f"h{i}": 0 for i in range(6)}
+    # 4 held-out tasks, never solved; the training reward climbs 0.05 a step (+0.35 at step
+    # 12). No spread, so no t interval: the zero-spread bound (at the tail of the plan's boundary
+    # at look 2) reaches past the climb, so no stop, and the reason says how many unmoved tasks
+    # would tell
+    never = {f"h{i}": 0 for i in range(4)}
     train = [0.1 + 0.05 * s for s in range(12)]
     w = watch_records(run(train, {0: never, 6: never, 12: never}), looks=2)
-    tail = stats.norm.sf(tied(0.0125))
-    bound = zero_spread(6, tail)
+    last = tail(2, 2)
+    bound = zero_spread(4, last)
     assert w.held_out_ci == pytest.approx((-bound, bound), rel=1e-4)
     assert w.held_out_delta == 0.0 and w.held_out_ci_method == "zero_spread_bound"
     assert w.decision == "continue"
-    need = next(n for n in range(1, 200) if zero_spread(n, tail) < 0.35)
+    need = next(n for n in range(1, 200) if zero_spread(n, last) < 0.35)
     assert f"({need} unmoved tasks would bound it under the climb)" in w.reason
     assert "no spread, so no t interval" in " ".join(w.notes)
     # every task up by exactly one pass of 4 (0.25): the bound runs from 0.25 towards -1 and 1
     never24 = {f"h{i}": 0 for i in range(24)}
     up = {t: 1 for t in never24}
     w = watch_records(run(train, {0: never24, 6: up, 12: up}), looks=2)
-    s = zero_spread(24, tail)
+    s = zero_spread(24, last)
     assert w.held_out_ci == pytest.approx((0.25 - s * 1.25, 0.25 + s * 0.75), rel=1e-4)
     # rewards outside [0, 1] with no spread: no range, so no bound and no interval
     graded = [dict(r, held_out=[dict(x, reward=x["reward"] * 5) for x in r["held_out"]])

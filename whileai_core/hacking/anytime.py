@@ -1,10 +1,10 @@
-"""Error rates that hold at every look: the plan behind ``watch_run``'s stop rule, the repeated
-``hack_scan`` and the run doctor's steps.
+"""Error rates that hold at every look: the plan behind ``watch_run``'s stop rule (the repeated
+``hack_scan`` keeps its own, :func:`look_alpha`).
 
-A run is watched many times: the held-out set is scored every few steps; a batch is scanned every
-few steps. Each test at a fixed level is a fresh chance of a false alarm, so the error is spent by
-a plan stated before the first look. ``watch_run``'s error ``alpha = 1 - level`` is split three
-ways (``PARTS``), each part spent over the looks:
+A run is watched many times: the held-out set is scored every few steps. Each test at a fixed
+level is a fresh chance of a false alarm, so the error is spent by a plan stated before the first
+look. ``watch_run``'s error ``alpha = 1 - level`` is split three ways (``PARTS``), each part
+spent over the looks:
 
 - ``climb`` (half): a training climb read as beyond its noise when it is not;
 - ``start`` (a quarter): the held-out score read as below step 0's when it is not;
@@ -12,52 +12,60 @@ ways (``PARTS``), each part spent over the looks:
   when it is not. Look ``t`` is compared with every earlier look ``1 .. t - 1``; the largest
   fall counts, so the choice of the best earlier look is inside the plan.
 
+A condition stops the run once it holds ``confirm`` looks in a row (``WATCH_CONFIRM``, 2: a
+one-look dip of an honest run is not a stop), and the boundaries are solved for that event, so
+the error is spent on the stops the rule makes rather than on single crossings it ignores.
+
 **Planned looks** (the run's config says how many: prime-rl's ``eval.interval`` and
 ``max_steps``, the TRL callback's ``every`` and ``max_steps``, or ``looks`` given): a
-group-sequential design [1]. Each part spends its error by the Lan-DeMets spending function of
-O'Brien-Fleming type [2], ``A(tau) = 2 - 2 Phi(z_{1 - a/2} / sqrt(tau))`` at ``tau = t / K``.
-Why that type and not Pocock's (``a log(1 + (e - 1) tau)``): over-optimisation grows with the
-steps [5], so the held-out score falls by more at late looks than at early ones, and the late
-looks are where the error buys power; a sustained drop is re-measured at every look after it
-starts, so it is caught either way (bench/watch_anytime.py measures both: a held-out logit
-falling 0.08 a look over 10 looks is caught in 0.89 of runs with O'Brien-Fleming spending and 0.77
-with Pocock's, a 0.10 sustained drop on 100 tasks x 4 in 0.94 of runs with either).
+group-sequential design [1]. Each part spends its error over its J looks that can stop by a
+Lan-DeMets spending function [2]; the default is ``a (j / J)^2``, the rho = 2 member of Kim and
+DeMets' power family [3], between Pocock's type (rho near 1: the error spent early) and
+O'Brien-Fleming's (rho near 3: spent late). Why: over-optimisation grows with the steps [6], so a
+held-out score that falls gradually is caught at the late looks, where O'Brien-Fleming's type
+spends; a sustained drop is re-measured at every look after it starts and is worth stopping
+early, where Pocock's spends. Measured (bench/watch_anytime.py, docs/reward-hacking.md): rho = 2
+keeps O'Brien-Fleming's power on a gradual fall and stops a sustained drop nearly as early as
+Pocock's. ``obrien_fleming`` and ``pocock`` are there for the comparison.
 
 **An open schedule** (nothing says how many looks there will be): the same boundaries, spent by
-``A(t) = a t / (t + h)`` over an unbounded number of looks (``h = WATCH_OPEN_HALF``: half the
-error is spent by look ``h``, the rest over the looks after it, never exhausted). Every stopping
-look keeps the error [3, Lemma 3], so this is a confidence sequence for the held-out changes. It is
-not a normal-mixture or betting sequence [4]: those bound the running mean of observations that
-share one mean, and the held-out score here is re-measured while the policy moves it; what
-accumulates is chances to compare, and ``h`` tunes where the error is spent (the previous plan,
-``a / (t (t + 1))``, is ``h = 1``: half of it on look 1).
+``A(j) = a j / (j + h)`` over an unbounded number of looks (``h = WATCH_OPEN_HALF``: half the
+error by look ``h``, the rest after it, never exhausted). Every stopping look keeps the error
+[4, Lemma 3]: a confidence sequence for the held-out changes. It is not a normal-mixture or
+betting sequence [5]: those bound the running mean of observations that share one mean, and the
+held-out score here is re-measured while the policy moves it; what accumulates is chances to
+compare, and ``h`` says where the error is spent (the previous plan, ``a / (t (t + 1))``, is
+``h = 1``: half of it on look 1).
 
 **The boundaries use the correlation between looks.** Every look is a fresh evaluation of the
-same tasks: its per-task mean reward is the task's level plus sampling noise of its own. So the
-change from evaluation ``s`` to ``t``, in standard errors, is ``(E_t - E_s) / sqrt(2)`` for
+same tasks: a task's per-look mean reward is its level plus sampling noise of its own. So the
+change from evaluation ``s`` to ``t``, in standard errors, is ``(E_s - E_t) / sqrt(2)`` for
 independent standard normal ``E_0, E_1, ...`` (equal noise at every evaluation). The looks
-against step 0 share ``E_0``; given it, they are independent, so the chance of crossing a
-sequence of boundaries is a one-dimensional integral. The falls from earlier looks depend on the
-running maximum of ``E_1 .. E_{t-1}``, a Markov chain: its density is carried on a grid from look
-to look. The boundary at look ``t`` is solved so that the chance of a first crossing there is the
-part's error spent at ``t`` (Armitage-McPherson-Rowe's recursion [1, ch. 8] on this model). A
-boundary ``c`` on the normal scale is read on each pair's Student t with ``n - 1`` degrees of
-freedom at the same tail. Where the equal-noise model departs from a run (its pass rates climb,
-tasks learn at different speeds) is measured in bench/watch_anytime.py on honest runs that learn.
+against step 0 share ``E_0``; given it, they are independent. The falls from earlier looks
+depend on the running maximum ``R`` of ``E_1 .. E_{t-1}``, a Markov chain. Either way the runs
+not yet stopped are carried on a grid from look to look, by their state and their streak of
+crossings (:class:`_Chain`), and each look's boundary is solved so that the share of runs the
+rule stops there is the part's error spent at that look (the recursive computation of
+Armitage, McPherson and Rowe [1, ch. 8] on this model). A boundary ``c`` on the normal scale is
+read on each pair's Student t with ``n - 1`` degrees of freedom at the same tail. Where the
+equal-noise model departs from a run (pass rates that climb, tasks that learn at different
+speeds) is measured on honest runs that learn (bench/watch_anytime.py).
 
 A pair of evaluations whose tasks all changed by the same amount (often: none moved) has no t
 interval; its interval is then the exact bound on the share of tasks that could have moved unseen
-(:func:`zero_spread_share`) at the part's error spent at that look (a union bound over looks).
+(:func:`zero_spread_share`) at the tail the boundary gives one comparison (:func:`look_tails`).
 
 [1] Jennison & Turnbull (2000). Group Sequential Methods with Applications to Clinical Trials.
     Chapman & Hall/CRC (ch. 7: error spending; ch. 8: the recursive computation).
 [2] Lan & DeMets (1983). Discrete sequential boundaries for clinical trials. Biometrika 70(3),
     659-663.
-[3] Howard, Ramdas, McAuliffe & Sekhon (2021). Time-uniform, nonparametric, nonasymptotic
+[3] Kim & DeMets (1987). Design and analysis of group sequential tests based on the type I
+    error spending rate function. Biometrika 74(1), 149-154.
+[4] Howard, Ramdas, McAuliffe & Sekhon (2021). Time-uniform, nonparametric, nonasymptotic
     confidence sequences. Ann. Statist. 49(2), 1055-1080.
-[4] Waudby-Smith & Ramdas (2024). Estimating means of bounded random variables by betting.
+[5] Waudby-Smith & Ramdas (2024). Estimating means of bounded random variables by betting.
     J. R. Stat. Soc. B 86(1), 1-27.
-[5] Gao, Schulman & Hilton (2022). Scaling Laws for Reward Model Overoptimization.
+[6] Gao, Schulman & Hilton (2022). Scaling Laws for Reward Model Overoptimization.
     arXiv:2210.10760.
 """
 
@@ -132,9 +140,11 @@ class Plan:
         return (f"{self.looks} planned looks: each part spends its error a by {kind} by its "
                 f"j-th of J looks that can stop{rows}")
 
-    def spent(self, part: str, j: np.ndarray, size: int | None) -> np.ndarray:
-        """The part's error spent by its ``j``-th look (``j`` = 0, 1, ...) of ``size`` planned."""
-        a = self.alpha * PARTS[part]
+    def spent(self, part: str, j: np.ndarray, size: int | None,
+              a: float | None = None) -> np.ndarray:
+        """The error spent by a part's ``j``-th look (``j`` = 0, 1, ...) of ``size`` planned,
+        of ``a`` (default: the part's share of ``alpha``)."""
+        a = self.alpha * PARTS[part] if a is None else a
         j = np.asarray(j, dtype=np.float64)
         if size is None:
             return a * j / (j + self.half)
@@ -149,29 +159,52 @@ class Plan:
             return np.where(tau > 0, 2.0 - 2.0 * _ndtr(_ndtri(1.0 - a / 2.0) / np.sqrt(tau)), 0.0)
 
     def first(self, part: str) -> int:
-        """The first look at which the part can stop a run: ``confirm`` looks in a row, the
-        first of them look 1 (``peak``: look 2, the first with an earlier look to fall from)."""
-        return self.confirm + (1 if part == "peak" else 0)
+        """The part's first look: ``peak`` starts at look 2 (the first with an earlier look to
+        fall from); ``climb`` at look ``confirm`` (the first at which flat can stop a run)."""
+        return {"start": 1, "peak": 2, "climb": self.confirm}[part]
 
-    def alphas(self, part: str, n: int) -> np.ndarray:
-        """The part's error spent at each of looks 1..n: its looks that can stop are numbered
+    def increments(self, part: str, n: int, a: float | None = None) -> np.ndarray:
+        """The error the spending function gives each of looks 1..n: the part's looks are
         j = 1, 2, ... from :meth:`first` on, of ``K - first + 1`` planned (0 past the end)."""
         j = np.maximum(np.arange(1, n + 1) - self.first(part) + 1, 0)
         size = None if self.looks is None else self.looks - self.first(part) + 1
-        return np.maximum(self.spent(part, j, size) - self.spent(part, np.maximum(j - 1, 0), size),
-                          0.0)
+        return np.maximum(self.spent(part, j, size, a)
+                          - self.spent(part, np.maximum(j - 1, 0), size, a), 0.0)
+
+    def alphas(self, part: str, n: int) -> np.ndarray:
+        """Each look's one-crossing error: for ``start`` and ``peak`` the spending function's
+        increments of the part's calibrated error (:meth:`calibrated`), whose boundaries stop a
+        run (``confirm`` crossings in a row) with probability the part's share of ``alpha``;
+        for ``climb`` its share's increments (a flat stop at a look needs a false climb there:
+        a union bound)."""
+        if part == "climb":
+            out = self.increments(part, n)
+            lead = self.first(part) - 1  # looks before the first that can stop: that look's band
+            if n > lead:  # (a stop at t needs a false climb at t, so this costs nothing)
+                out[:lead] = out[lead]
+            return out
+        return self.increments(part, n, self.calibrated(part))
+
+    def calibrated(self, part: str) -> float:
+        """The one-crossing error whose boundaries make the part's stop (``confirm`` crossings
+        in a row) as likely as its share of ``alpha``, on the model (``alpha`` share itself at
+        ``confirm`` 1)."""
+        share = self.alpha * PARTS[part]
+        if self.confirm == 1:
+            return share
+        return _calibrate(part, self.spending, self.looks, self.half, share, self.confirm)
 
     def bounds(self, part: str, n: int) -> np.ndarray:
         """Normal-scale boundaries at looks 1..n for ``start`` or ``peak`` (inf: no error left;
         ``peak``'s look 1 has no earlier look to compare with)."""
         spent = tuple(float(x) for x in self.alphas(part, n))
         if part == "start":
-            return np.array(_bounds("start", spent, self.confirm))
-        return np.array((math.inf,) + _bounds("peak", spent[1:], self.confirm)) if n else \
-            np.zeros(0)
+            return np.array(_bounds("start", spent))
+        return np.array((math.inf,) + _bounds("peak", spent[1:])) if n else np.zeros(0)
 
     def level_at(self, n: int) -> np.ndarray:
-        """1 - the error all three parts spend at each of looks 1..n."""
+        """1 - the one-crossing errors of each of looks 1..n, its three parts together (with
+        ``confirm`` > 1 a stop needs several crossings, so the run's error stays ``alpha``)."""
         return 1.0 - sum(self.alphas(p, n) for p in PARTS)
 
 
@@ -216,55 +249,61 @@ class _Chain:
         return stopped
 
 
-def _copy(chain: _Chain) -> _Chain:
-    out = _Chain(chain.part, chain.p.shape[0], chain.shift)
-    out.p = chain.p.copy()
-    return out
-
-
 def _solve(stops, a: float, marginal: float) -> float:
-    """The boundary ``c`` >= 0 at which ``stops(c)`` (decreasing) is ``a``: ``marginal`` where
-    ``a`` is below the grid's precision, 0 where even ``c = 0`` stops fewer."""
+    """The boundary ``c`` at which ``stops(c)`` (decreasing) is ``a``, or ``marginal`` where
+    ``a`` is below the grid's precision."""
     from scipy.optimize import brentq  # lazy: scipy costs 0.2 s at server start
 
     if a <= 0.0:
         return math.inf
     if a < _TINY:
         return marginal
-    if stops(0.0) <= a:
-        return 0.0
-    return float(brentq(lambda c: stops(c) - a, 0.0, 40.0, xtol=1e-10))
+    return float(brentq(lambda c: stops(c) - a, -6.0, 40.0, xtol=1e-9))
 
 
-@lru_cache(maxsize=128)
-def _bounds(part: str, alphas: tuple[float, ...], confirm: int) -> tuple[float, ...]:
+@lru_cache(maxsize=256)
+def _bounds(part: str, alphas: tuple[float, ...]) -> tuple[float, ...]:
     """The boundaries of ``part``'s looks (``peak``: from look 2), each solved so that the
-    share of runs the plan stops there is its error. Looks before the first that can stop
-    share that look's boundary (solved together). Below the grid's precision a look's boundary
-    is the marginal (union-bound) one: ``(E_0 - E_t) / sqrt 2`` is standard normal, and a fall
-    from t - 1 earlier looks is below ``t - 1`` times its tail."""
-    chain, out = _Chain(part, confirm), []
-    lead = confirm - 1                                   # looks that cannot stop yet
+    share of runs first crossing there is its error. Below the grid's precision a look's
+    boundary is the marginal (union-bound) one: ``(E_0 - E_t) / sqrt 2`` is standard normal, and
+    a fall from t - 1 earlier looks is below ``t - 1`` times its tail."""
+    chain, out = _Chain(part, 1), []
     for i, a in enumerate(alphas):
-        if i < lead:
-            continue
         pairs = i + 1 if part == "peak" else 1
-        marginal = -float(_ndtri(a / pairs)) if a > 0 else math.inf
-        if i == lead:
-            def stops(c):
-                trial = _copy(chain)
-                for _ in range(lead):
-                    trial.look(c)
-                return trial.stop(c)
-            c = _solve(stops, a, marginal)
-            for _ in range(lead):
-                chain.look(c)
-            out += [c] * lead
-        else:
-            c = _solve(lambda c: chain.stop(c), a, marginal)
+        c = _solve(chain.stop, a, -float(_ndtri(a / pairs)) if a > 0 else math.inf)
         chain.look(c)
         out.append(c)
-    return tuple(out + [math.inf] * (len(alphas) - len(out)))
+    return tuple(out)
+
+
+_OPEN_HORIZON = 100  # an open plan is calibrated over 100 looks; the rest counted one by one
+
+
+@lru_cache(maxsize=64)
+def _calibrate(part: str, spending: str, looks: int | None, half: int, share: float,
+               confirm: int) -> float:
+    """The one-crossing error ``a*`` whose boundaries stop (``confirm`` crossings in a row)
+    with probability ``share``: over the planned looks, or for an open plan over its first
+    ``_OPEN_HORIZON`` looks plus every single crossing after them (``a* h / (H + h)``, a
+    union bound), so it holds at every look."""
+    from scipy.optimize import brentq  # lazy: scipy costs 0.2 s at server start
+
+    plan = Plan(share / PARTS[part], looks, spending, half, confirm)
+    n = looks if looks is not None else _OPEN_HORIZON
+
+    def stops(a: float) -> float:
+        spent = plan.increments(part, n, a)
+        c = _bounds("start", tuple(spent)) if part == "start" else \
+            (math.inf,) + _bounds("peak", tuple(spent[1:]))
+        chain = _Chain(part, confirm)
+        total = sum(chain.look(float(b)) for b in (c if part == "start" else c[1:]))
+        if looks is None:
+            total += a * half / (n - plan.first(part) + 1 + half)
+        return total - share
+
+    if stops(share) >= 0 or stops(0.9) <= 0:  # no room to spend, or too few looks to stop
+        return share
+    return float(brentq(stops, share, 0.9, xtol=1e-7 * share))
 
 
 def detectable_drop(plan: Plan, horizon: int, power: float = WATCH_POWER) -> float:
@@ -282,6 +321,8 @@ def detectable_drop(plan: Plan, horizon: int, power: float = WATCH_POWER) -> flo
         chain = _Chain("start", plan.confirm, shift=x)
         return sum(chain.look(float(b)) for b in c)
 
+    if caught(40.0) < power:  # too few looks to stop: no drop is caught
+        return math.inf
     return float(brentq(lambda x: caught(x) - power, -5.0, 40.0, xtol=1e-8))
 
 
@@ -475,11 +516,8 @@ def rule(values: np.ndarray, unit: np.ndarray, rewards: np.ndarray, counts: np.n
     table = look_table(values, unit, plan)
     looks = values.shape[1] - 1
     climb, sigma, used, steps = climbs(rewards, counts, window)
-    spent = plan.alphas("climb", looks)
-    lead = plan.first("climb") - 1
-    if looks > lead:  # a look before the first that can stop: the band of that first look (a
-        spent[:lead] = spent[lead]   # stop at t needs a false climb at t, so this costs nothing)
-    band = climb_band(sigma, np.maximum(used, 2), np.maximum(steps, 4), spent)
+    band = climb_band(sigma, np.maximum(used, 2), np.maximum(steps, 4),
+                      plan.alphas("climb", looks))
     table.update(climb=climb, band=np.where(np.isnan(climb), np.nan, band))
     table["code"] = look_conditions(table["down"], table["lo"], table["hi"], climb,
                                     table["band"])

@@ -69,7 +69,8 @@ def _rate_signature(nums: list[dict], key: str, alpha: float, *, above: float | 
     """(firing steps, the first firing run of steps, worst step, any value at all) for a rate.
 
     The plan over steps: every run of consecutive steps of 1, 2, 4, 8, ... steps is a test of
-    the rate pooled over its groups (Wilson, groups as trials), and the signature's ``alpha``
+    the rate pooled over its groups (a share of groups: Wilson, groups as trials; a mean of
+    group shares: Student's t over the groups, :func:`_t_bound`), and the signature's ``alpha``
     is split evenly over them all (a union bound), so an honest run whose rate stays on the
     right side of the threshold fires with probability at most ``alpha``, however many steps
     it has; a fault that lasts several steps is seen in their pooled groups. A run of steps
@@ -87,9 +88,12 @@ def _rate_signature(nums: list[dict], key: str, alpha: float, *, above: float | 
         m = np.cumsum([0] + [n[f"{key}_n"] for n in counted])
         widths = [w for w in 2 ** np.arange(12) if w <= len(counted)]
         tests = sum(len(counted) - w + 1 for w in widths)
+        ss = np.cumsum([0.0] + [n.get(f"{key}_ss", 0.0) for n in counted])
+        shares = f"{key}_ss" in counted[0]
         for w in widths:
             ks, ms = k[w:] - k[:-w], m[w:] - m[:-w]
-            lo, hi = _wilson(ks, ms, 1.0 - 2.0 * alpha / tests)
+            lo, hi = (_t_bound(ks, ms, ss[w:] - ss[:-w], alpha / tests) if shares else
+                      _wilson(ks, ms, 1.0 - 2.0 * alpha / tests))
             hit = lo > above if above is not None else hi < below
             for i in np.flatnonzero(hit):
                 inside = counted[i:i + w]
@@ -103,6 +107,24 @@ def _rate_signature(nums: list[dict], key: str, alpha: float, *, above: float | 
     if first is None and fired:
         first = next(n for n in nums if n["step"] in fired)
     return sorted(fired), first, worst, seen
+
+
+def _t_bound(total, groups, squares, alpha):
+    """(lo, hi) of a mean of group shares in [0, 1] from their sum, count and sum of squares:
+    Student's t over the groups at one-sided ``alpha`` (groups are the sampling unit; a share's
+    rollouts are not independent draws, so the groups' own spread is the error). Replies cut
+    together in a task make Wilson with groups as trials (each share read as a 0/1) far wider
+    than the spread of the shares: 70% of replies cut over 5 steps of 8 groups was never found
+    with it."""
+    from scipy.special import stdtrit  # lazy: scipy costs 0.2 s at server start
+
+    n = np.asarray(groups, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = total / n
+        var = np.maximum(squares - n * mean * mean, 0.0) / (n - 1)
+        half = -stdtrit(np.maximum(n - 1, 1), alpha) * np.sqrt(var / n)
+    half = np.where(n >= 2, half, np.inf)
+    return np.clip(mean - half, 0.0, 1.0), np.clip(mean + half, 0.0, 1.0)
 
 
 def _describe(n: dict | None, key: str, noun: str) -> str:

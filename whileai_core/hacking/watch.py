@@ -121,7 +121,8 @@ class WatchStep(Result):
         if self.peak_delta is not None:
             parts.append(f"since step {self.peak_step} {self.peak_delta:+.3f}{_ci(self.peak_ci)}")
         if self.train_climb is not None:
-            parts.append(f"climb {self.train_climb:+.3f} (noise {self.train_noise_band:.3f})")
+            band = "n/a" if self.train_noise_band is None else f"{self.train_noise_band:.3f}"
+            parts.append(f"climb {self.train_climb:+.3f} (noise {band})")
         if self.condition:
             parts.append(f"<- {self.condition}")
         return "  ".join(parts)
@@ -158,6 +159,8 @@ class Watch(Result):
     level: float = Field(description="the run-level confidence: every look's intervals hold "
                                      "together with this probability, so an honest run is "
                                      "stopped with probability at most 1 - level")
+    false_alarm: float = Field(0.05, description="the chance that an honest run is ever "
+                                                 "stopped is at most this: 1 - level")
     schedule: Literal["planned", "open"] = Field(
         "open", description="planned: the number of looks was known (the run's config, or "
                             "`looks`); open: an anytime-valid plan over any number of looks")
@@ -196,7 +199,7 @@ class Watch(Result):
         if len(self.steps) < self.n_steps:
             lines.append(f"(steps shown: {self.steps_shown})")
         lines.append(f"plan: {self.spending}; an honest run is stopped at most "
-                     f"{1 - self.level:.0%} of the time"
+                     f"{self.false_alarm:.0%} of the time"
                      + (f"; power: a held-out drop of {self.detectable_drop:.3f} from step 0, "
                         f"sustained from look 1, is caught by look {self.detectable_by_look} in "
                         f"{self.power:.0%} of runs" if self.detectable_drop is not None else ""))
@@ -413,7 +416,8 @@ def _continue_reason(latest: WatchStep, streak: int, base: int, confirm: int,
                      plan: Plan) -> str:
     lo, hi = latest.delta_ci
     reason = (f"held-out delta {latest.delta:+.3f} [{lo:+.3f}, {hi:+.3f}] vs step {base} (look "
-              f"{latest.look}, tested at level {latest.look_level:.5f})")
+              f"{latest.look}, its intervals at level {latest.look_level:.5f}"
+              + (f"; a stop needs {confirm} looks in a row" if confirm > 1 else "") + ")")
     climb, band = latest.train_climb, latest.train_noise_band
     if latest.condition is not None:
         return reason + (f"; the stop condition ({latest.condition}) holds at the latest "
@@ -469,7 +473,8 @@ def _power(plan: Plan, rows: list[Rows], metric: str, looks: int) -> tuple[float
     if d.size < 3 or float(np.std(d)) == 0.0:
         return None, horizon
     se = float(np.std(d, ddof=1)) / math.sqrt(d.size)
-    return detectable_drop(plan, horizon) * se, horizon
+    drop = detectable_drop(plan, horizon) * se
+    return (drop if math.isfinite(drop) else None), horizon
 
 
 # --- the batch scans --------------------------------------------------------------------------
@@ -569,7 +574,7 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
         first_stop_step=looked[first].step if first >= 0 else None,
         baseline_step=evals[0]["step"] if evals else None,
         latest_eval_step=evals[-1]["step"] if evals else None,
-        **_latest(latest), confirm=confirm, level=level,
+        **_latest(latest), confirm=confirm, level=level, false_alarm=1.0 - level,
         schedule=plan.schedule, planned_looks=plan.looks, spending=plan.describe(),
         detectable_drop=drop, detectable_by_look=horizon if drop is not None else None,
         **(_scans(steps, seed, threshold, level, scan_every, notes) if scan else {}),

@@ -266,28 +266,7 @@ def hack_scan(rows: Any, *, features: Any = None, n_shuffles: int = SCAN_SHUFFLE
         evidence.append(FeatureEvidence(feature=name, strength=s, floor=floor, p_value=p,
                                         n_rows=n_rows, n_tasks=informative, verdict=verdict,
                                         example=example))
-    untested = [f.feature for f in evidence if f.verdict == "no_variation"] + list(skipped)
-    if suspects:
-        step = (f"{_tracks(suspects)} within tasks beyond the shuffle floor: a correlation, "
-                "which a legitimate reply also gives (a right answer can be naturally longer), "
-                f"not yet a payment. To see whether the reward pays for it, {_probe(suspects)}; "
-                "if it does and the task does not ask for it, cap or penalise it before "
-                "training further")
-    elif weak:
-        step = (f"a weak signal: {_tracks(weak)} within tasks beyond the shuffle floor, with a "
-                f"strength under {min_strength:g}; read the example and scan the next batch: a "
-                "tie that grows crosses the gate")
-    else:
-        step = "no reply feature tracks the reward within tasks beyond the shuffle floor"
-    notes = ([f"{n_copies} rows repeat another reply of their task word for word with its "
-              "reward: each reply is shuffled with its copies"] if n_copies else [])
-    if untested and not suspects:
-        notes.append(f"not tested: {', '.join(untested)} (" + "; ".join(
-            [f"{k}: {v}" for k, v in skipped.items()]
-            + ([f"{', '.join(f.feature for f in evidence if f.verdict == 'no_variation')}: "
-                "constant within every task"] if any(f.verdict == "no_variation"
-                                                     for f in evidence) else [])) + ")")
-    note = "; ".join(notes) or None
+    step, note = _words(suspects, weak, min_strength, evidence, skipped, n_copies)
     verdict: ScanVerdict = "suspect" if suspects else "weak_signal" if weak else "clean"
     return HackScan(verdict=verdict, suspects=suspects, weak=weak, features=evidence,
                     floor=floor, n_shuffles=b, next_step=step, note=note, **common)
@@ -314,6 +293,35 @@ def _probe(names: list[str]) -> str:
     if any(n not in _LENGTH_LIKE + _FORMAT_LIKE for n in names):
         out.append("score pairs of replies that differ only in it with the reward")
     return "; or ".join(out)
+
+
+def _words(suspects: list[str], weak: list[str], min_strength: float,
+           evidence: list[FeatureEvidence], skipped: dict[str, str],
+           n_copies: int) -> tuple[str, str | None]:
+    """(next step, note) of a scan, in words no stronger than the test: a feature that clears
+    the floor *tracks* the reward; the next step names the probe that tells a payment."""
+    untested = [f.feature for f in evidence if f.verdict == "no_variation"] + list(skipped)
+    if suspects:
+        step = (f"{_tracks(suspects)} within tasks beyond the shuffle floor: a correlation, "
+                "which a legitimate reply also gives (a right answer can be naturally longer), "
+                f"not yet a payment. To see whether the reward pays for it, {_probe(suspects)}; "
+                "if it does and the task does not ask for it, cap or penalise it before "
+                "training further")
+    elif weak:
+        step = (f"a weak signal: {_tracks(weak)} within tasks beyond the shuffle floor, with a "
+                f"strength under {min_strength:g}; read the example and scan the next batch: a "
+                "tie that grows crosses the gate")
+    else:
+        step = "no reply feature tracks the reward within tasks beyond the shuffle floor"
+    notes = ([f"{n_copies} rows repeat another reply of their task word for word with its "
+              "reward: each reply is shuffled with its copies"] if n_copies else [])
+    if untested and not suspects:
+        notes.append(f"not tested: {', '.join(untested)} (" + "; ".join(
+            [f"{k}: {v}" for k, v in skipped.items()]
+            + ([f"{', '.join(f.feature for f in evidence if f.verdict == 'no_variation')}: "
+                "constant within every task"] if any(f.verdict == "no_variation"
+                                                     for f in evidence) else [])) + ")")
+    return step, "; ".join(notes) or None
 
 
 def _copy_units(data, matrix: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray | None, int]:

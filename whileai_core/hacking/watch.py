@@ -62,7 +62,7 @@ from ..rows import Rows, load_rows, read_records
 from ..stats import Rate, check_metric, pass_rate
 from .anytime import (DOWN, FLAT, Plan, detectable_drop, look_tails, rule, tasks_to_bound,
                       zero_spread_share)
-from .scan import HackScan, hack_scan
+from .scan import HackScan, _tracks, hack_scan
 from .watch_files import (TRL_STATE, WATCH_FILE, registered_run,  # noqa: F401 (re-exported)
                           source_records)
 
@@ -209,7 +209,7 @@ class Watch(Result):
                             if self.scan.suspects or self.scan.weak else ""))
         if self.feature_alarm_step is not None:
             lines.append(f"feature alarm at step {self.feature_alarm_step}: "
-                         f"{', '.join(self.feature_alarm)} tracks the reward within tasks")
+                         f"{_tracks(self.feature_alarm)} within tasks")
         lines += [f"note: {n}" for n in self.notes]
         lines.append(f"next: {self.next_step}")
         return "\n".join(lines)
@@ -497,10 +497,10 @@ def _scans(steps: list[dict], seed: int | None, threshold: float | None, level: 
             alarm_step, alarm = x["step"], batch_scan.suspects
     if alarm_step is not None:
         notes.append(f"feature alarm: in the batch of step {alarm_step}, "
-                     f"{', '.join(alarm)} tracks the reward within tasks, at its look's spent "
+                     f"{_tracks(alarm)} within tasks, at its look's spent "
                      f"level (run-level false-alarm rate at most {SCAN_RUN_SHARE * (1 - level):.2g}); "
                      "a correlation is not yet a payment: read watch.scan and run "
-                     f"{voice.name('cheat_probes')} (its filler probe pays length alone)")
+                     f"{voice.name('cheat_probes')} (its filler probe: does filler alone pass?)")
     elif batch_scan is not None and batch_scan.verdict == "weak_signal":
         notes.append(f"the latest batch shows a weak signal ({', '.join(batch_scan.weak)}): "
                      "below the strength gate, watch the next scans")

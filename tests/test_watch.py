@@ -423,3 +423,20 @@ def test_watch_records_is_the_vectorised_rule():
         got = -1 if w.first_stop_step is None else w.first_stop_step // 5 - 1
         assert got == expected[i], i
     assert (expected >= 0).sum() >= 6
+
+
+def test_a_prime_rl_run_gives_its_schedule(tmp_path):
+    # prime-rl 559b447's orchestrator config: eval.interval (default 100) and max_steps; a run
+    # folder without them plans an open schedule
+    from whileai_core.hacking.watch_files import prime_rl_schedule
+    from whileai_core.safepath import user_path
+
+    (tmp_path / "rollouts").mkdir()
+    (tmp_path / "configs").mkdir()
+    config = tmp_path / "configs" / "orchestrator.json"
+    config.write_text('{"max_steps": 200, "eval": {"interval": 25}}')
+    assert prime_rl_schedule(user_path(tmp_path)) == {"eval_every": 25, "max_steps": 200}
+    config.write_text('{"max_steps": 200, "eval": {}}')
+    assert prime_rl_schedule(user_path(tmp_path)) == {"eval_every": 100, "max_steps": 200}
+    config.write_text('{"eval": {"interval": 25}}')
+    assert prime_rl_schedule(user_path(tmp_path)) == {}

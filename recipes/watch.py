@@ -9,7 +9,8 @@ reward function with :meth:`WatchCallback.tap`, public API only; TRL 1.16 passes
 and every ``every`` steps (and at step 0, before training) the frozen held-out set sampled from the
 policy and graded by ``grade(reply, record) -> float``. The records go to ``out`` (``watch.jsonl``,
 rewritten atomically each step, so a reader never sees half a line), the same shape
-``watch_run`` reads from a folder or a run id.
+``watch_run`` reads from a folder or a run id. The step-0 record carries the schedule
+(``eval_every``, ``max_steps``), from which the watch plans its looks.
 """
 
 from __future__ import annotations
@@ -99,7 +100,11 @@ def watch_callback(tokenizer, holdout: Sequence[dict], grade: Callable[[str, dic
             self._cap = getattr(args, "max_completion_length", None)
             rows = ([_held_out_row(r) for r in start_rows] if start_rows is not None
                     else self.held_out(model))
-            self.records.append({"step": int(state.global_step), "held_out": rows})
+            record = {"step": int(state.global_step), "held_out": rows}
+            if state.max_steps and state.max_steps > 0:  # the schedule: watch_run plans its looks
+                record.update(eval_every=every or int(state.max_steps),
+                              max_steps=int(state.max_steps))
+            self.records.append(record)
             self._write()
 
         def on_log(self, args, state, control, logs=None, model=None, **kwargs):

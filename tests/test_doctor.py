@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
+from scipy import stats
 
 from whileai_core.cli import main
 from whileai_core.errors import ArgumentError
@@ -38,10 +39,15 @@ def test_planted_prime_rl_run_names_each_failure_at_its_steps():
     assert f["entropy_runaway"].steps == [9, 10, 11, 12]
     assert {f[n].status for n in ("diversity_collapse", "kl_runaway",
                                   "reward_pays_feature")} == {"clear"}
-    # step 3: 8 groups, every one with a single reward: Wilson (8 of 8, z = 1.96) lower bound
-    # 8 / (8 + 1.96^2) = 0.6756
+    # steps 3-4: 16 groups, every one with a single reward. The plan over steps: a sixth of
+    # 0.05 split over the 12 + 11 + 9 + 5 = 37 runs of 1, 2, 4, 8 consecutive steps; one step's
+    # 8 of 8 cannot clear 0.5 at that level (Wilson's lower bound 8 / (8 + z^2)), the pooled
+    # 16 of 16 can: 16 / (16 + z^2)
+    z = stats.norm.isf(0.05 / 6 / 37)
+    assert 8 / (8 + z ** 2) < 0.5 < 16 / (16 + z ** 2)
     zero = f["zero_advantage"]
-    assert zero.rate == 1.0 and zero.n == 8 and zero.ci[0] == pytest.approx(8 / (8 + 1.959964 ** 2), abs=1e-4)
+    assert zero.rate == 1.0 and zero.n == 16 and zero.ci[0] == pytest.approx(16 / (16 + z ** 2),
+                                                                             rel=1e-6)
     assert "DOCTOR_ZERO_SPREAD_SHARE" in zero.threshold and "DAPO" in zero.action
     steps = {s.step: s for s in d.steps}
     assert steps[10].max_staleness == 9 and steps[5].noisy_sets == 8 == steps[5].duplicate_sets
@@ -94,7 +100,11 @@ def test_watch_file_and_missing_inputs(tmp_path):
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
     d = diagnose_run(path)
     f = by_name(d)
-    assert f["zero_advantage"].steps == [3, 4, 5] and f["zero_advantage"].n == 6
+    # one step's 6 groups cannot clear 0.5 at the plan's level (6 / (6 + z^2), a sixth of 0.05
+    # over the 5 + 4 + 2 runs of 1, 2, 4 steps); steps 3-4 pooled (12 groups) can
+    z = stats.norm.isf(0.05 / 6 / 11)
+    assert 6 / (6 + z ** 2) < 0.5 < 12 / (12 + z ** 2)
+    assert f["zero_advantage"].steps == [3, 4, 5] and f["zero_advantage"].n == 12
     assert f["truncation_lock_in"].status == "not_checked"
     assert f["staleness"].status == "not_checked" and "entropy_runaway" not in d.found
     (tmp_path / "empty").mkdir()
@@ -156,3 +166,20 @@ def test_trl_smoke_honest_run():
     assert f["staleness"].status == f["kl_runaway"].status == "not_checked"
     # the reward is deterministic in the text: every repeated reply scored alike
     assert "each scored alike" in f["verifier_noise"].evidence
+
+
+def test_a_mean_of_group_shares_is_bounded_by_the_groups_own_spread():
+    # 70% of replies cut at 5 steps of 8 groups: Wilson with each group's share read as one
+    # trial never clears 0.5 at the plan's level; Student's t over the 40 group shares does.
+    # By hand with scipy: mean - t_{39}(1 - alpha) sd / sqrt(40)
+    import numpy as np
+
+    from whileai_core.hacking.doctor_signatures import _t_bound
+    from whileai_core.hacking.doctor_steps import _wilson
+
+    shares = np.random.default_rng(2).binomial(8, 0.7, 40) / 8
+    alpha = 0.05 / 6 / 130
+    lo, hi = _t_bound(shares.sum(), 40, (shares ** 2).sum(), alpha)
+    half = stats.t.isf(alpha, 39) * shares.std(ddof=1) / np.sqrt(40)
+    assert (lo, hi) == pytest.approx((shares.mean() - half, shares.mean() + half))
+    assert lo > 0.5 > _wilson(shares.sum(), 40, 1 - 2 * alpha)[0]

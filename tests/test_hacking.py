@@ -1,9 +1,9 @@
-"""cheat_probes, hack_scan and watch_records on planted hacks and their clean counterparts.
+"""cheat_probes and hack_scan on planted hacks and their clean counterparts (watch_records:
+tests/test_watch.py).
 
 Expected values are derived by hand from the literal inputs, or recomputed from the definitions
 with plain Python loops (the pooled within-task correlation, the exact permutation p-value by
-enumerating every within-task shuffle, the training reward's climb and its successive-difference
-noise).
+enumerating every within-task shuffle).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from whileai_core.errors import ArgumentError, RowsError
-from whileai_core.hacking import cheat_probes, hack_scan, watch_records
+from whileai_core.hacking import cheat_probes, hack_scan
 from whileai_core.hacking.reward import RewardError, reward_runner
 
 # --- cheat_probes ------------------------------------------------------------------------------
@@ -261,6 +261,42 @@ def test_scan_counts_a_shuffle_tied_with_the_observed_as_a_tie():
     assert out.verdict == "clean" and f.verdict == "clean"
 
 
+def test_scan_shuffles_a_reply_with_its_copies():
+    # a deterministic grader scores a reply given word for word twice alike: the null shuffles
+    # distinct replies, each with its copies. Exact p by enumerating every within-task
+    # permutation of the distinct replies (task a: 3 distinct, one given 3 times; b: 3 distinct,
+    # one twice; c: 2 distinct, one 3 times): 6 x 6 x 2 = 72 arrangements
+    data = {"a": [(1.0, "x" * 9, 3), (0.0, "y" * 4, 1), (0.5, "z" * 6, 1)],
+            "b": [(0.0, "p" * 3, 2), (1.0, "q" * 8, 1), (0.0, "r" * 5, 1)],
+            "c": [(1.0, "s" * 7, 3), (0.0, "t" * 2, 1)]}
+    rows = [{"task_id": t, "reward": r, "completion": text}
+            for t, units in data.items() for r, text, copies in units for _ in range(copies)]
+    obs = _pooled_r(rows, lambda r: len(r["completion"]))
+    exceed = total = 0
+    for perms in itertools.product(*(list(itertools.permutations([u[0] for u in units]))
+                                     for units in data.values())):
+        shuffled = [{"task_id": t, "reward": r, "completion": u[1]}
+                    for (t, units), perm in zip(data.items(), perms)
+                    for u, r in zip(units, perm) for _ in range(u[2])]
+        total += 1
+        exceed += _pooled_r(shuffled, lambda r: len(r["completion"])) >= obs - 1e-12
+    out = hack_scan(rows, n_shuffles=20000, seed=3, min_strength=0.0)
+    length = next(f for f in out.features if f.feature == "length")
+    assert total == 72 and length.strength == pytest.approx(obs, abs=1e-9)
+    # Monte Carlo p with 20,000 shuffles: SE <= 0.0036; allow 4 SE
+    assert length.p_value == pytest.approx(exceed / total, abs=0.015)
+    assert "5 rows repeat another reply of their task word for word" in out.note  # 2 + 1 + 2
+
+
+def test_scan_says_a_feature_tracks_the_reward_and_names_the_probe():
+    # a reward that pays for length and right answers that are longer read alike to a scan:
+    # the words claim the correlation and name the probe that tells them apart
+    out = hack_scan(_planted(0, pays_length=True), seed=1)
+    assert out.verdict == "suspect" and "length tracks the reward" in out.next_step
+    assert "the reward pays for length" not in out.next_step and "filler probe" in out.next_step
+    assert "cheat_probes" in out.next_step and "prove_reward" in out.next_step
+
+
 def test_scan_user_feature_and_small_input():
     rows = [{"task_id": f"t{i // 4}", "reward": float(i % 2), "called": i % 2 == 1}
             for i in range(40)]
@@ -278,276 +314,6 @@ def test_scan_user_feature_and_small_input():
     assert "constant within every task" not in out.render()
     with pytest.raises(ArgumentError, match="row 1 has no field `nope`"):
         hack_scan(rows, features=["nope"])
-
-
-# --- watch_records -----------------------------------------------------------------------------
-
-def held(rate_by_task, rollouts=4):
-    """Held-out rows, 4 rollouts per task, passes given per task."""
-    return [{"task_id": t, "reward": 1.0 if j < c else 0.0}
-            for t, c in rate_by_task.items() for j in range(rollouts)]
-
-
-BASE = {f"h{i}": (i % 3) for i in range(30)}  # passes 0, 1, 2 of 4: pass rate 0.25
-UP = {t: min(4, c + 2) for t, c in BASE.items()}
-DOWN = {t: max(0, c - 1) for t, c in BASE.items()}
-
-
-def run(train, evals, rollouts=4):
-    recs = [{"step": s, "train_reward": r} for s, r in enumerate(train, 1)]
-    recs += [{"step": s, "held_out": held(e, rollouts)} for s, e in evals.items()]
-    return recs
-
-
-def test_climbing_reward_with_flat_held_out_stops():
-    train = [0.1 + 0.05 * s for s in range(12)]
-    w = watch_records(run(train, {0: BASE, 6: BASE, 12: BASE}))
-    assert w.decision == "stop" and "flat" in w.reason
-    # climb by hand at step 12: window 5, last five 0.45..0.65 mean 0.55, first five mean 0.2
-    assert w.train_climb == pytest.approx(0.35)
-    # successive differences are all 0.05: sigma^2 = 11 * 0.0025 / (2 * 11). Step 12 is look 2
-    # (step 6 was look 1): alpha_2 = 0.05 / (2 * 3), one-sided alpha_2 / 2; the t quantile with
-    # 2 * 11^2 / (3 * 12 - 4) = 7.5625 degrees of freedom (von Neumann's MSSD variance)
-    from scipy.stats import t as student
-
-    sigma = math.sqrt(0.0025 / 2)
-    q = student.ppf(1 - 0.05 / 6 / 2, 2 * 11 ** 2 / (3 * 12 - 4))
-    assert w.train_noise_band == pytest.approx(q * sigma * math.sqrt(2 / 5), rel=1e-6)
-    assert w.held_out_delta == 0.0 and w.n_paired == 30
-
-
-def test_held_out_moving_down_stops_and_up_continues():
-    train = [0.3] * 12
-    assert watch_records(run(train, {0: BASE, 6: DOWN, 12: DOWN})).decision == "stop"
-    up = watch_records(run([0.1 + 0.05 * s for s in range(12)], {0: BASE, 6: UP, 12: UP}))
-    assert up.decision == "continue" and up.held_out_delta == pytest.approx(0.5)
-
-
-def test_one_look_is_not_enough_and_no_eval_is_not_enough_data():
-    train = [0.1 + 0.05 * s for s in range(12)]
-    once = watch_records(run(train, {0: BASE, 12: BASE}))
-    assert once.decision == "continue" and "holds at the latest evaluation only" in once.reason
-    assert watch_records(run(train, {0: BASE}), confirm=1).decision == "not_enough_data"
-    assert watch_records(run(train, {0: BASE, 12: BASE}), confirm=1).decision == "stop"
-    flat = watch_records(run([0.3] * 12, {0: BASE, 6: BASE, 12: BASE}))
-    assert flat.decision == "continue" and "inside its noise band" in flat.reason
-
-
-def test_first_stop_step_is_where_a_callback_stops():
-    # flat at steps 6 and 12 (the stop rule holds twice: step 12), then the held-out set
-    # recovers at 18 (UP: every task +2 of 4): the end says continue, the callback stopped at 12
-    train = [0.1 + 0.05 * s for s in range(18)]
-    w = watch_records(run(train, {0: BASE, 6: BASE, 12: BASE, 18: UP}))
-    assert [s.condition for s in w.steps if s.held_out is not None] == [
-        None, "flat_while_climbing", "flat_while_climbing", None]
-    assert w.decision == "continue" and w.first_stop_step == 12
-    assert "the rule said stop at step 12" in w.render()
-    # one look at a time (confirm=1): step 6 already
-    assert watch_records(run(train, {0: BASE, 6: BASE, 12: BASE, 18: UP}),
-                         confirm=1).first_stop_step == 6
-    clean = watch_records(run(train, {0: BASE, 6: UP, 12: UP}))
-    assert clean.first_stop_step is None
-
-
-def test_zero_spread_bound_and_too_few_tasks():
-    # 6 held-out tasks, never solved; the training reward climbs 0.05 a step (climb +0.35 at
-    # step 12, by hand as above). The paired delta is 0 on every task: no spread, so no t
-    # interval. The interval is then the exact bound on the share of tasks that could have moved
-    # unseen (0 of 6 moved: Clopper-Pearson's upper limit at one-sided alpha_2 = 0.05 / 6 is
-    # scipy's beta(1, 6) quantile) times the largest move, 1: it reaches past the climb, so no
-    # stop, and the reason says how many unmoved tasks would tell
-    from scipy.stats import beta
-
-    never = {f"h{i}": 0 for i in range(6)}
-    train = [0.1 + 0.05 * s for s in range(12)]
-    w = watch_records(run(train, {0: never, 6: never, 12: never}))
-    bound = beta.ppf(1 - 0.05 / 6, 1, 6)
-    assert w.held_out_ci == pytest.approx((-bound, bound)) and w.held_out_delta == 0.0
-    assert w.held_out_ci_method == "zero_spread_bound" and w.n_paired == 6
-    assert w.decision == "continue" and w.first_stop_step is None
-    # the fewest unmoved tasks whose bound lies under 0.35 at look 2: by the same quantile
-    need = next(n for n in range(1, 100) if beta.ppf(1 - 0.05 / 6, 1, n) < 0.35)
-    assert f"({need} unmoved tasks would bound it under the climb)" in w.reason
-    assert "no spread, so no t interval" in " ".join(w.notes)
-    # 24 tasks that never move, the same climb: zero held-out movement against a climbing
-    # reward is evidence; look 1 (step 6, climb 0.15) and look 2 (step 12, climb 0.35) both
-    # bound the held-out change under the climb: stop at step 12
-    never24 = {f"h{i}": 0 for i in range(24)}
-    w = watch_records(run(train, {0: never24, 6: never24, 12: never24}))
-    assert [s.delta_ci[1] for s in w.steps if s.look] == pytest.approx(
-        [beta.ppf(1 - 0.05 / 2, 1, 24), beta.ppf(1 - 0.05 / 6, 1, 24)])
-    assert w.decision == "stop" and w.first_stop_step == 12 and "flat" in w.reason
-    # every task up by exactly one pass of 4 (0.25): the bound runs from 0.25 towards -1 and 1
-    up = {t: 1 for t in never24}
-    w = watch_records(run(train, {0: never24, 6: up, 12: up}))
-    s = beta.ppf(1 - 0.05 / 6, 1, 24)
-    assert w.held_out_ci == pytest.approx((0.25 - s * 1.25, 0.25 + s * 0.75))
-    # rewards outside [0, 1] with no spread: no range, so no bound and no interval
-    graded = [dict(r, step=r["step"], held_out=[dict(x, reward=x["reward"] * 5)
-                                                 for x in r["held_out"]]) if "held_out" in r
-              else r for r in run(train, {0: never24, 6: up, 12: up})]
-    w = watch_records(graded, metric="reward")
-    assert w.held_out_ci is None and w.decision == "not_enough_data"
-    assert "the rewards leave [0, 1]" in w.reason
-    # with 12 tasks that vary (half pass 2 of 4, half 1 of 4 at both evaluations, one task
-    # moving by a quarter) the t interval exists at look 2 and lies below the climb: 11 tasks of
-    # 12 did not move while the training reward climbed 0.35, twice in a row: stop
-    some = {f"h{i}": 1 + i % 2 for i in range(12)}
-    moved = dict(some, h0=2)
-    w = watch_records(run(train, {0: some, 6: moved, 12: moved}))
-    d = [0.25] + [0.0] * 11
-    from scipy.stats import t as student
-
-    half = student.ppf(1 - 0.05 / 6 / 2, 11) * np.std(d, ddof=1) / math.sqrt(12)
-    assert w.held_out_ci == pytest.approx((0.25 / 12 - half, 0.25 / 12 + half))
-    assert w.decision == "stop" and w.held_out_ci[1] < w.train_climb and "flat" in w.reason
-
-
-
-def test_a_rounding_only_spread_is_no_spread_at_a_look():
-    # every held-out task gains one pass of 3 (1 -> 2 and 2 -> 3 passes): each task's change is
-    # 1/3, but in floats 1 - 2/3 is not 2/3 - 1/3, a spread of 6e-17. It is the exact shared
-    # change, so its interval is the zero-spread bound (by hand as above: 0 of 24 tasks departed
-    # from +1/3, Clopper-Pearson at alpha_1 = 0.05 / 2), not Student's t of width ~1e-16
-    from scipy.stats import beta
-
-    before = {f"h{i}": 1 + i % 2 for i in range(24)}
-    after = {t: c + 1 for t, c in before.items()}
-    d = np.array([after[t] / 3 - before[t] / 3 for t in before])
-    assert np.ptp(d) > 0   # the rounding is there
-    w = watch_records(run([0.3] * 12, {0: before, 6: after}, rollouts=3))
-    s = beta.ppf(1 - 0.05 / 2, 1, 24)
-    assert w.held_out_ci_method == "zero_spread_bound"
-    assert w.held_out_ci == pytest.approx((1 / 3 - s * (1 + 1 / 3), 1 / 3 + s * (1 - 1 / 3)))
-    # the same graded rewards scored again, written in another order: no task moved, but each
-    # task's mean reward sums its rewards in another order and moves in its last bits. It must
-    # read as the unmoved evaluation: the bound (0 of 24 tasks moved, looks 1 and 2), which
-    # holds the climb (+0.06 at step 6, +0.14 at step 12, both past their bands), so no stop;
-    # Student's t on the rounding gave an interval of width ~1e-16 below the climb and a stop
-    rng = np.random.default_rng(3)
-    graded = [{"task_id": f"h{i}", "reward": round(float(rng.uniform()), 3)}
-              for i in range(24) for _ in range(4)]
-    means = [[sum(r["reward"] for r in rows if r["task_id"] == f"h{i}") / 4 for i in range(24)]
-             for rows in (graded, graded[::-1])]
-    assert np.ptp(np.subtract(*means)) > 0   # the rounding is there
-    train = [0.1 + 0.02 * s for s in range(12)]
-    recs = [{"step": s, "train_reward": r} for s, r in enumerate(train, 1)]
-    recs += [{"step": 0, "held_out": graded}, {"step": 6, "held_out": graded[::-1]},
-             {"step": 12, "held_out": graded[::-1]}]
-    w = watch_records(recs, metric="reward")
-    assert [x.delta_ci for x in w.steps if x.look] == [
-        pytest.approx((-b, b)) for b in (beta.ppf(1 - 0.05 / 2, 1, 24),
-                                         beta.ppf(1 - 0.05 / 6, 1, 24))]
-    assert w.held_out_ci_method == "zero_spread_bound"
-    assert w.decision == "continue" and w.first_stop_step is None
-    # the vectorised rule reads the same: flat when the values' scale is given
-    from whileai_core.hacking.anytime import paired_look_interval
-
-    assert paired_look_interval(np.subtract(*means), 0.95, 1, scale=1.0)[3]
-
-def test_watch_record_errors():
-    with pytest.raises(RowsError, match="`step` is -1"):
-        watch_records([{"step": -1}])
-    with pytest.raises(RowsError, match="`train_reward` is 'x'"):
-        watch_records([{"step": 1, "train_reward": "x"}])
-    with pytest.raises(ArgumentError, match="`confirm` must be an integer"):
-        watch_records([{"step": 1}], confirm=0)
-
-
-def test_watch_from_rows_with_steps(tmp_path):
-    from whileai_core.hacking import watch_run
-
-    rows = []
-    for step in range(0, 13):
-        rows += [{"task_id": f"b{step}", "reward": 0.1 + 0.05 * step, "step": step}] if step else []
-        if step in (0, 6, 12):
-            rows += [dict(r, step=step, split="eval") for r in held(BASE)]
-    path = tmp_path / "rows.jsonl"
-    path.write_text("".join(__import__("json").dumps(r) + "\n" for r in rows))
-    w = watch_run(path)
-    assert w.decision == "stop" and w.n_evals == 3 and w.train_climb == pytest.approx(0.35)
-
-
-# --- anytime-valid looks -----------------------------------------------------------------------
-
-def test_spending_plan_sums_to_alpha_and_rule_codes():
-    from whileai_core.hacking.anytime import (DOWN, FLAT, first_stop, look_alpha,
-                                              look_conditions)
-
-    # sum_{t=1}^{N} 1/(t(t+1)) telescopes to 1 - 1/(N+1)
-    looks = np.arange(1, 1001)
-    assert look_alpha(0.05, looks).sum() == pytest.approx(0.05 * (1 - 1 / 1001), rel=1e-12)
-    assert look_alpha(0.05, 1) == 0.025 and look_alpha(0.05, 4) == pytest.approx(0.05 / 20)
-    with pytest.raises(ArgumentError, match="`look` must be an integer >= 1"):
-        look_alpha(0.05, 0)
-    codes = look_conditions([-0.3, -0.1, -0.1, 0.05, -0.1], [-0.01, 0.1, 0.1, 0.2, 0.5],
-                            [0.0, 0.3, 0.05, 0.3, 0.3], [0.1, 0.1, 0.1, 0.1, 0.1])
-    # below 0 | flat under a climb past its band | climb inside its band | above 0 | reaches it
-    assert codes.tolist() == [DOWN, FLAT, 0, 0, 0]
-    assert first_stop(np.array([[0, 1, 0, 2, 1], [1, 1, 0, 0, 0], [0, 0, 0, 0, 1]]),
-                      2).tolist() == [4, 1, -1]
-
-
-def _simulated_looks(rng, runs, looks, held_shift):
-    """Held-out per-task values (runs, looks + 1, 40) of 40 tasks x 4 rollouts, and a flat
-    training reward per step (5 steps a look)."""
-    diff = rng.normal(-0.85, 1.0, (runs, 1, 40))
-    p = 1 / (1 + np.exp(-(diff + np.asarray(held_shift)[None, :, None])))
-    values = rng.binomial(4, p) / 4
-    train = 0.3 + rng.normal(0, 0.05, (runs, looks * 5))
-    return values, train
-
-
-def test_watch_records_is_the_vectorised_rule():
-    # what bench/watch_anytime.py measures (the vectorised rule on arrays) is what watch_records
-    # decides on records: the same first stop on every simulated run
-    from whileai_core.hacking.anytime import (climb_band, first_stop, look_conditions,
-                                              paired_look_interval)
-
-    rng = np.random.default_rng(7)
-    looks = 6
-    values, train = _simulated_looks(rng, 12, looks, -0.35 * np.arange(looks + 1))
-    d = values[:, 1:] - values[:, :1]
-    _, lo, hi, _ = paired_look_interval(d, 0.95, np.arange(1, looks + 1)[None, :])
-    climbs, bands = np.full((12, looks), np.nan), np.full((12, looks), np.nan)
-    for j in range(looks):
-        r = train[:, :(j + 1) * 5]
-        w = max(2, min(5, r.shape[1] // 2))
-        climbs[:, j] = r[:, -w:].mean(1) - r[:, :w].mean(1)
-        sigma = np.sqrt((np.diff(r, axis=1) ** 2).sum(1) / (2 * (r.shape[1] - 1)))
-        bands[:, j] = climb_band(sigma, w, r.shape[1], 0.95, j + 1)
-    expected = first_stop(look_conditions(lo, hi, climbs, bands), 2)
-    for run_i in range(12):
-        recs = [{"step": s, "train_reward": float(train[run_i, s - 1])}
-                for s in range(1, looks * 5 + 1)]
-        for j in range(looks + 1):
-            recs.append({"step": j * 5, "held_out": [
-                {"task_id": f"h{i}", "reward": 1.0 if r < values[run_i, j, i] * 4 else 0.0}
-                for i in range(40) for r in range(4)]})
-        w = watch_records(recs, scan=False)
-        got = -1 if w.first_stop_step is None else w.first_stop_step // 5 - 1
-        assert got == expected[run_i], run_i
-    assert (expected >= 0).sum() >= 6  # the held-out set falls 0.35 logit a look: most stop
-
-
-def test_looks_spend_the_error():
-    # the same flat-with-climb evidence stops at look 1 (level 0.975) but its interval is wider
-    # at look 3 than at look 1: the interval of a look depends on its number only
-    train = [0.1 + 0.05 * s for s in range(12)]
-    w = watch_records(run(train, {0: BASE, 3: DOWN, 6: DOWN, 9: DOWN, 12: DOWN}), scan=False)
-    looks = [s for s in w.steps if s.look is not None]
-    assert [s.look for s in looks] == [1, 2, 3, 4]
-    assert [s.look_level for s in looks] == pytest.approx([1 - 0.05 / 2, 1 - 0.05 / 6,
-                                                           1 - 0.05 / 12, 1 - 0.05 / 20])
-    widths = [s.delta_ci[1] - s.delta_ci[0] for s in looks]
-    assert widths == sorted(widths) and all(s.n_paired == 30 for s in looks)
-    # DOWN: every task loses one pass of 4 but the three at 0: d = -0.25 on 20 tasks, 0 on 10
-    d = [-0.25 if i % 3 else 0.0 for i in range(30)]
-    from scipy.stats import t as student
-
-    half = student.ppf(1 - 0.05 / 2 / 2, 29) * np.std(d, ddof=1) / math.sqrt(30)
-    assert looks[0].delta_ci == pytest.approx((np.mean(d) - half, np.mean(d) + half))
-    assert w.decision == "stop" and w.first_stop_step == 6
 
 
 # --- hack_scan verdicts that say what they could not test ----------------------------------------

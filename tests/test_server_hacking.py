@@ -81,9 +81,10 @@ def watch_lines(flat: bool):
     later = base if flat else {t: min(4, c + 2) for t, c in base.items()}
     held = lambda passes: [{"task_id": t, "reward": 1.0 if j < c else 0.0}  # noqa: E731
                            for t, c in passes.items() for j in range(4)]
-    lines = [{"step": 0, "held_out": held(base)}]
+    # the recipes' callback writes the schedule into the step-0 record: 3 planned looks
+    lines = [{"step": 0, "held_out": held(base), "eval_every": 4, "max_steps": 12}]
     lines += [{"step": s, "train_reward": 0.1 + 0.05 * s} for s in range(1, 13)]
-    lines += [{"step": 6, "held_out": held(later)}, {"step": 12, "held_out": held(later)}]
+    lines += [{"step": s, "held_out": held(later)} for s in (4, 8, 12)]
     return lines
 
 
@@ -92,7 +93,8 @@ def test_watch_run_folder_and_plot(server, ws):
     write_jsonl(ws / "runs" / "honest" / "watch.jsonl", watch_lines(flat=False))
     result = call(server, "watch_run", {"source": "runs/hacked", "plot": True})
     out = ok(result)
-    assert out["decision"] == "stop" and out["n_evals"] == 3 and out["held_out_delta"] == 0.0
+    assert out["decision"] == "stop" and out["n_evals"] == 4 and out["held_out_delta"] == 0.0
+    assert out["schedule"] == "planned" and out["planned_looks"] == 3
     image = result.content[1]
     assert image.type == "image" and image.mime_type == "image/png"
     assert base64.b64decode(image.data)[:8] == b"\x89PNG\r\n\x1a\n"

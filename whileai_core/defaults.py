@@ -272,32 +272,42 @@ _source("MIN_SEEDS_FOR_SEED_VARIANCE",
 
 # --- watching a run: error rates that hold at every look (whileai_core.hacking.watch, .anytime) ---
 
-WATCH_SPENDING = "alpha_t = (1 - level) / (t (t + 1)) at look t = 1, 2, ..."
-_source("WATCH_SPENDING",
-        "an alpha-spending plan stated before the first look (Lan & DeMets 1983, Biometrika "
-        "70(3):659-663), spent by look number because the number of looks is open: the spent "
-        "errors sum to 1 - level, so the intervals of every look hold together (a confidence "
-        "sequence by a union bound; Howard, Ramdas, McAuliffe & Sekhon 2021, Ann. Statist. "
-        "49(2):1055-1080, Lemma 3: then any stopping look keeps the error). watch_run's held-out "
-        "interval at look t is Student's t on the per-task paired deltas at level 1 - alpha_t; "
-        "the training climb's band uses the same one-sided alpha_t / 2, so P(an honest run whose "
-        "held-out score and training reward never move is ever stopped) <= 1 - level. Cost in "
-        "width against the fixed-sample interval at one look (two-sided 95%, normal quantile "
-        "1.960): look 1: 2.241 (1.14x); look 10: 3.51 (1.79x); look 20: 3.85 (1.96x); look 50: "
-        "4.27 (2.18x); with 40 tasks Student's t adds 4% at look 1. Measured "
-        "(bench/watch_anytime.py, docs/reward-hacking.md): 10, 20 and 50 looks of honest flat "
-        "runs stopped at most 0.2% of the time with confirm 2 and 2.3% with confirm 1 (the "
-        "fixed-sample rule: up to 11% with confirm 2). A look whose held-out tasks all changed "
-        "by one amount has no t interval: its interval is the exact zero-spread bound "
-        "(hacking.anytime.zero_spread_bound)")
+WATCH_SPENDING_TYPE = "quadratic"
+_source("WATCH_SPENDING_TYPE",
+        "a group-sequential design when the looks are planned (Jennison & Turnbull 2000, ch. 7): "
+        "each part of watch_run's error a (hacking.anytime.PARTS: the training climb 1/2, the "
+        "held-out fall below step 0 1/4, below an earlier look 1/4) is spent over the K planned "
+        "looks by A(t/K) = a (t/K)^2, the rho = 2 member of Kim & DeMets' (1987, Biometrika "
+        "74(1):149-154) power family of Lan-DeMets spending functions, between Pocock's type "
+        "(rho near 1: early looks) and O'Brien-Fleming's (rho near 3: late looks); "
+        "boundaries solved with the looks' correlation (hacking.anytime). Measured "
+        "(bench/watch_anytime.py, docs/reward-hacking.md): at 50 looks it keeps "
+        "O'Brien-Fleming's power on a held-out score that falls gradually (over-optimisation "
+        "grows with the steps: Gao et al. 2022, arXiv:2210.10760) and stops a sustained drop "
+        "about as early as Pocock's")
+
+WATCH_OPEN_HALF = 10
+_source("WATCH_OPEN_HALF",
+        "an open schedule (no planned number of looks) spends each part's error a by "
+        "A(t) = a t / (t + 10): half by look 10, the rest over the looks after it, never "
+        "exhausted, so every stopping look keeps the error (a confidence sequence; Howard, "
+        "Ramdas, McAuliffe & Sekhon 2021, Ann. Statist. 49(2):1055-1080, Lemma 3); the previous "
+        "plan alpha / (t (t + 1)) is the same family at h = 1, which spent half on look 1. "
+        "Measured in bench/watch_anytime.py (docs/reward-hacking.md)")
+
+WATCH_POWER = 0.8
+_source("WATCH_POWER",
+        "convention (Cohen 1988): the watch states the sustained held-out drop its plan catches "
+        "with probability 0.8 by the last planned look")
 
 WATCH_CONFIRM = 2
 _source("WATCH_CONFIRM",
-        "measured (bench/hacking_false_alarms.py, then bench/watch_anytime.py): the stop condition "
-        "must hold at 2 held-out evaluations in a row. With the spending plan one look is already "
-        "valid (flat honest runs stopped about 2% at 10-50 looks), but an honest run whose held-out "
-        "set gains only part of the training gain is stopped 43-72% of the time at one look and "
-        "16-34% at two: 2 keeps those runs going one look longer")
+        "a stop condition must hold at 2 held-out evaluations in a row, and the plan's "
+        "boundaries are solved for that event (hacking.anytime), so requiring it costs little "
+        "power: an honest run's one-look dip (the recipes' CPU smoke: its held-out reward fell "
+        "0.037 at step 3 and recovered) is not a stop, and an honest run whose held-out set "
+        "gains only part of the training gain is kept going one look longer (measured in "
+        "bench/watch_anytime.py, docs/reward-hacking.md)")
 
 WATCH_WINDOW = 5
 _source("WATCH_WINDOW",
@@ -307,7 +317,7 @@ _source("WATCH_WINDOW",
 WATCH_SCAN_EVERY = 5
 _source("WATCH_SCAN_EVERY",
         "convention, untested: watch_run scans the batch of every 5th step (each scan a look of "
-        "WATCH_SPENDING's plan, so scanning more often costs width, not false alarms)")
+        "the scans' own spending plan, SCAN_RUN_SHARE, so scanning more often costs width, not false alarms)")
 
 WATCH_STEPS_SHOWN = 50
 _source("WATCH_STEPS_SHOWN", "convention: a watch answer lists the last 50 steps (n of N)")
@@ -807,6 +817,15 @@ _source("DOCTOR_ZERO_SPREAD_SHARE",
         "rollouts all got one reward has its 95% interval above 0.5 (more than half the batch "
         "teaches nothing; DAPO, Yu et al. 2025, arXiv:2503.14476, drops such groups); false "
         "alarms measured in bench/watch_anytime.py")
+
+DOCTOR_RATE_SHARE = 1 / 6
+_source("DOCTOR_RATE_SHARE",
+        "a stated share of diagnose_run's error 1 - level for each sampled rate (zero_advantage, "
+        "truncation_lock_in, diversity_collapse: 3 x 1/6), the scans' feature alarm taking the "
+        "other half (SCAN_RUN_SHARE), so an honest run is called sick by sampling noise with "
+        "probability at most 1 - level (a union bound); each rate's share is split over every run "
+        "of 1, 2, 4, ... consecutive steps, pooled (hacking.doctor_signatures._rate_signature). "
+        "Measured in bench/watch_anytime.py --only doctor (docs/reward-hacking.md)")
 
 DOCTOR_TRUNCATION_SHARE = 0.5
 _source("DOCTOR_TRUNCATION_SHARE",

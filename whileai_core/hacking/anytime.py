@@ -1,170 +1,541 @@
-"""Error rates that hold at every look: the spending plan behind ``watch_run`` and the repeated
-``hack_scan``.
+"""Error rates that hold at every look: the plan behind ``watch_run``'s stop rule (the repeated
+``hack_scan`` keeps its own, :func:`look_alpha`).
 
-A run is watched many times: the held-out set is scored every few steps and each score is tested
-against step 0; a batch is scanned every few steps. Each test at a fixed level ``1 - alpha`` is a
-fresh chance of a false alarm, so over 10, 20 or 50 looks the chance that *some* look fires on an
-honest run grows well past ``alpha`` (measured here: bench/watch_anytime.py).
+A run is watched many times: the held-out set is scored every few steps. Each test at a fixed
+level is a fresh chance of a false alarm, so the error is spent by a plan stated before the first
+look. ``watch_run``'s error ``alpha = 1 - level`` is split three ways (``PARTS``), each part
+spent over the looks:
 
-The plan, stated before the first look: look ``t`` (1, 2, ...) gets the error
+- ``climb`` (half): a training climb read as beyond its noise when it is not;
+- ``start`` (a quarter): the held-out score read as below step 0's when it is not;
+- ``peak`` (a quarter): the held-out score read as below an earlier look's (a fall after a rise)
+  when it is not. Look ``t`` is compared with every earlier look ``1 .. t - 1``; the largest
+  fall counts, so the choice of the best earlier look is inside the plan.
 
-    alpha_t = alpha / (t (t + 1)),        sum over t >= 1 of alpha_t = alpha,
+A condition stops the run once it holds ``confirm`` looks in a row (``WATCH_CONFIRM``, 2: a
+one-look dip of an honest run is not a stop), and the boundaries are solved for that event, so
+the error is spent on the stops the rule makes rather than on single crossings it ignores.
 
-so the intervals of all looks hold together with probability at least ``1 - alpha`` (a union
-bound), whatever the number of looks, and a stop decided at any look, even one chosen from the
-data, keeps that error [1] (an alpha-spending plan in the sense of Lan and DeMets [2], spent by
-look number rather than by information, because the number of looks is not known in advance).
-A sequence of intervals that hold simultaneously over time is a confidence sequence [1, sec. 2];
-this one is the simplest kind, a union bound, chosen because each look re-scores the same held-out
-tasks (the looks share the step-0 baseline and do not accumulate evidence about one mean, which
-the betting sequences of [3] need).
+**Planned looks** (the run's config says how many: prime-rl's ``eval.interval`` and
+``max_steps``, the TRL callback's ``every`` and ``max_steps``, or ``looks`` given): a
+group-sequential design [1]. Each part spends its error over its J looks that can stop by a
+Lan-DeMets spending function [2]; the default is ``a (j / J)^2``, the rho = 2 member of Kim and
+DeMets' power family [3], between Pocock's type (rho near 1: the error spent early) and
+O'Brien-Fleming's (rho near 3: spent late). Why: over-optimisation grows with the steps [6], so a
+held-out score that falls gradually is caught at the late looks, where O'Brien-Fleming's type
+spends; a sustained drop is re-measured at every look after it starts and is worth stopping
+early, where Pocock's spends. Measured (bench/watch_anytime.py, docs/reward-hacking.md): rho = 2
+keeps O'Brien-Fleming's power on a gradual fall and stops a sustained drop nearly as early as
+Pocock's. ``obrien_fleming`` and ``pocock`` are there for the comparison.
 
-Costs in width, against the fixed-sample interval at one look (two-sided, 95%, normal quantile):
-look 1: 2.241 / 1.960 = 1.14x; look 10: 3.51 / 1.96 = 1.79x; look 50: 4.27 / 1.96 = 2.18x
-(``WATCH_SPENDING`` in :mod:`whileai_core.defaults`).
+**An open schedule** (nothing says how many looks there will be): the same boundaries, spent by
+``A(j) = a j / (j + h)`` over an unbounded number of looks (``h = WATCH_OPEN_HALF``: half the
+error by look ``h``, the rest after it, never exhausted). Every stopping look keeps the error
+[4, Lemma 3]: a confidence sequence for the held-out changes. It is not a normal-mixture or
+betting sequence [5]: those bound the running mean of observations that share one mean, and the
+held-out score here is re-measured while the policy moves it; what accumulates is chances to
+compare, and ``h`` says where the error is spent (the previous plan, ``a / (t (t + 1))``, is
+``h = 1``: half of it on look 1).
 
-The held-out interval at a look is Student's t on the per-task paired differences (tasks are the
-sampling unit, paired across looks by ``task_id``) at level ``1 - alpha_t``; the training climb's
-noise band uses Student's t quantile of the same one-sided ``alpha_t / 2`` (see
-:func:`climb_band` for its degrees of freedom). So on an honest run
-whose held-out score and training reward never move, ``P(stop at any look) <= alpha / 2`` (a false
-"down") ``+ alpha / 2`` (a false climb) ``= alpha``.
+**The boundaries use the correlation between looks.** Every look is a fresh evaluation of the
+same tasks: a task's per-look mean reward is its level plus sampling noise of its own. So the
+change from evaluation ``s`` to ``t``, in standard errors, is ``(E_s - E_t) / sqrt(2)`` for
+independent standard normal ``E_0, E_1, ...`` (equal noise at every evaluation). The looks
+against step 0 share ``E_0``; given it, they are independent. The falls from earlier looks
+depend on the running maximum ``R`` of ``E_1 .. E_{t-1}``, a Markov chain. Either way the runs
+not yet stopped are carried on a grid from look to look, by their state and their streak of
+crossings (:class:`_Chain`), and each look's boundary is solved so that the share of runs the
+rule stops there is the part's error spent at that look (the recursive computation of
+Armitage, McPherson and Rowe [1, ch. 8] on this model). A boundary ``c`` on the normal scale is
+read on each pair's Student t with ``n - 1`` degrees of freedom at the same tail. Where the
+equal-noise model departs from a run (pass rates that climb, tasks that learn at different
+speeds) is measured on honest runs that learn (bench/watch_anytime.py).
 
-[1] Howard, Ramdas, McAuliffe & Sekhon (2021). Time-uniform, nonparametric, nonasymptotic
-    confidence sequences. Ann. Statist. 49(2), 1055-1080 (Lemma 3: time-uniform coverage is
-    coverage at every stopping time).
+A pair of evaluations whose tasks all changed by the same amount (often: none moved) has no t
+interval; its interval is then the exact bound on the share of tasks that could have moved unseen
+(:func:`zero_spread_share`) at the tail the boundary gives one comparison (:func:`look_tails`).
+
+[1] Jennison & Turnbull (2000). Group Sequential Methods with Applications to Clinical Trials.
+    Chapman & Hall/CRC (ch. 7: error spending; ch. 8: the recursive computation).
 [2] Lan & DeMets (1983). Discrete sequential boundaries for clinical trials. Biometrika 70(3),
     659-663.
-[3] Waudby-Smith & Ramdas (2024). Estimating means of bounded random variables by betting.
+[3] Kim & DeMets (1987). Design and analysis of group sequential tests based on the type I
+    error spending rate function. Biometrika 74(1), 149-154.
+[4] Howard, Ramdas, McAuliffe & Sekhon (2021). Time-uniform, nonparametric, nonasymptotic
+    confidence sequences. Ann. Statist. 49(2), 1055-1080.
+[5] Waudby-Smith & Ramdas (2024). Estimating means of bounded random variables by betting.
     J. R. Stat. Soc. B 86(1), 1-27.
+[6] Gao, Schulman & Hilton (2022). Scaling Laws for Reward Model Overoptimization.
+    arXiv:2210.10760.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
+from ..defaults import (MIN_TASKS_FOR_INTERVAL, PAIRED_SPREAD_RTOL, WATCH_OPEN_HALF,
+                        WATCH_POWER, WATCH_SPENDING_TYPE)
 from ..errors import ArgumentError
-from ..stats.paired import no_spread
 
 DOWN, FLAT = 1, 2  # look conditions, as codes for the vectorised rule (0: none)
+PARTS = {"climb": 0.5, "start": 0.25, "peak": 0.25}
+SPENDING_TYPES = ("quadratic", "obrien_fleming", "pocock")
+_GRID = np.linspace(-9.0, 9.0, 3601)          # the normal scale, step 0.005
+_STEP = float(_GRID[1] - _GRID[0])
+_TINY = 1e-12  # below this a look's error is read with the marginal (union-bound) boundary
+
+
+def _ndtr(x):
+    from scipy.special import ndtr  # lazy: scipy costs 0.2 s at server start
+
+    return ndtr(x)
+
+
+def _ndtri(p):
+    from scipy.special import ndtri  # lazy: scipy costs 0.2 s at server start
+
+    return ndtri(p)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How ``alpha`` is spent over the looks: ``looks`` planned (None: an open schedule); a
+    condition stops once it holds ``confirm`` looks in a row, and the boundaries are solved for
+    that event, so the error is spent on stops, not on single crossings."""
+
+    alpha: float
+    looks: int | None = None
+    spending: str = WATCH_SPENDING_TYPE
+    half: int = WATCH_OPEN_HALF
+    confirm: int = 1
+
+    def __post_init__(self):
+        if self.looks is not None and (isinstance(self.looks, bool)
+                                       or not isinstance(self.looks, int) or self.looks < 1):
+            raise ArgumentError(f"`looks` must be an integer >= 1, got {self.looks!r}. Fix: the "
+                                "number of held-out evaluations after step 0 the run will make, "
+                                "or leave it out (an open schedule)")
+        if self.spending not in SPENDING_TYPES:
+            raise ArgumentError(f"`spending` must be one of {', '.join(SPENDING_TYPES)}, got "
+                                f"{self.spending!r}")
+
+    @property
+    def schedule(self) -> str:
+        return "open" if self.looks is None else "planned"
+
+    def describe(self) -> str:
+        rows = (f"; a condition stops at {self.confirm} looks in a row" if self.confirm > 1
+                else "")
+        if self.looks is None:
+            return (f"open schedule: each part spends a j / (j + {self.half}) of its error by "
+                    f"its j-th look that can stop (half by look {self.half}), over any number "
+                    f"of looks{rows}")
+        kind = {"quadratic": "a (j / J)^2 (Kim-DeMets, rho 2)",
+                "obrien_fleming": "Lan-DeMets O'Brien-Fleming type",
+                "pocock": "Lan-DeMets Pocock type"}[self.spending]
+        return (f"{self.looks} planned looks: each part spends its error a by {kind} by its "
+                f"j-th of J looks that can stop{rows}")
+
+    def spent(self, part: str, j: np.ndarray, size: int | None,
+              a: float | None = None) -> np.ndarray:
+        """The error spent by a part's ``j``-th look (``j`` = 0, 1, ...) of ``size`` planned,
+        of ``a`` (default: the part's share of ``alpha``)."""
+        a = self.alpha * PARTS[part] if a is None else a
+        j = np.asarray(j, dtype=np.float64)
+        if size is None:
+            return a * j / (j + self.half)
+        if size <= 0:
+            return np.zeros_like(j)
+        tau = np.clip(j / size, 0.0, 1.0)
+        if self.spending == "quadratic":
+            return a * tau ** 2
+        if self.spending == "pocock":
+            return a * np.log1p((math.e - 1.0) * tau)
+        with np.errstate(divide="ignore"):
+            return np.where(tau > 0, 2.0 - 2.0 * _ndtr(_ndtri(1.0 - a / 2.0) / np.sqrt(tau)), 0.0)
+
+    def first(self, part: str) -> int:
+        """The part's first look: ``peak`` starts at look 2 (the first with an earlier look to
+        fall from); ``climb`` at look ``confirm`` (the first at which flat can stop a run)."""
+        return {"start": 1, "peak": 2, "climb": self.confirm}[part]
+
+    def increments(self, part: str, n: int, a: float | None = None) -> np.ndarray:
+        """The error the spending function gives each of looks 1..n: the part's looks are
+        j = 1, 2, ... from :meth:`first` on, of ``K - first + 1`` planned (0 past the end)."""
+        j = np.maximum(np.arange(1, n + 1) - self.first(part) + 1, 0)
+        size = None if self.looks is None else self.looks - self.first(part) + 1
+        return np.maximum(self.spent(part, j, size, a)
+                          - self.spent(part, np.maximum(j - 1, 0), size, a), 0.0)
+
+    def alphas(self, part: str, n: int) -> np.ndarray:
+        """Each look's one-crossing error: for ``start`` and ``peak`` the spending function's
+        increments of the part's calibrated error (:meth:`calibrated`), whose boundaries stop a
+        run (``confirm`` crossings in a row) with probability the part's share of ``alpha``;
+        for ``climb`` its share's increments (a flat stop at a look needs a false climb there:
+        a union bound)."""
+        if part == "climb":
+            out = self.increments(part, n)
+            lead = self.first(part) - 1  # looks before the first that can stop: that look's band
+            if n > lead:  # (a stop at t needs a false climb at t, so this costs nothing)
+                out[:lead] = out[lead]
+            return out
+        return self.increments(part, n, self.calibrated(part))
+
+    def calibrated(self, part: str) -> float:
+        """The one-crossing error whose boundaries make the part's stop (``confirm`` crossings
+        in a row) as likely as its share of ``alpha``, on the model (``alpha`` share itself at
+        ``confirm`` 1)."""
+        share = self.alpha * PARTS[part]
+        if self.confirm == 1:
+            return share
+        return _calibrate(part, self.spending, self.looks, self.half, share, self.confirm)
+
+    def bounds(self, part: str, n: int) -> np.ndarray:
+        """Normal-scale boundaries at looks 1..n for ``start`` or ``peak`` (inf: no error left;
+        ``peak``'s look 1 has no earlier look to compare with)."""
+        spent = tuple(float(x) for x in self.alphas(part, n))
+        if part == "start":
+            return np.array(_bounds("start", spent))
+        return np.array((math.inf,) + _bounds("peak", spent[1:])) if n else np.zeros(0)
+
+    def level_at(self, n: int) -> np.ndarray:
+        """1 - the one-crossing errors of each of looks 1..n, its three parts together (with
+        ``confirm`` > 1 a stop needs several crossings, so the run's error stays ``alpha``)."""
+        return 1.0 - sum(self.alphas(p, n) for p in PARTS)
+
+
+_PHI = np.exp(-_GRID ** 2 / 2) / math.sqrt(2 * math.pi)
+
+
+class _Chain:
+    """The runs not yet stopped, on the model, by the state a look's boundary acts on (the
+    baseline's noise ``E_0`` for ``start``; the running maximum ``R`` of the earlier looks'
+    noise for ``peak``) and by their streak of crossings (0 .. confirm - 1).
+
+    A look with boundary ``c`` crosses where the look's noise ``E_t`` lies below the state minus
+    ``sqrt(2) c`` (the change in standard errors is below ``-c``); a crossing that completes a
+    streak of ``confirm`` stops the run; a look that does not cross resets the streak, and for
+    ``peak`` moves ``R`` to ``max(R, E_t)``."""
+
+    def __init__(self, part: str, confirm: int, shift: float = 0.0):
+        self.part, self.shift = part, shift
+        self.p = np.zeros((confirm, _GRID.size))
+        self.p[0] = _PHI
+
+    def crossing(self, c: float) -> np.ndarray:
+        if not math.isfinite(c):
+            return np.zeros(_GRID.size)
+        return _ndtr(_GRID - math.sqrt(2) * (c - self.shift))
+
+    def stop(self, c: float) -> float:
+        """The share of runs this look would stop."""
+        return float((self.p[-1] * self.crossing(c)).sum() * _STEP)
+
+    def look(self, c: float) -> float:
+        """Apply a look with boundary ``c``; the share it stopped."""
+        q = self.crossing(c)
+        stopped = float((self.p[-1] * q).sum() * _STEP)
+        total = self.p.sum(axis=0)
+        if self.part == "start":
+            stay = total * (1.0 - q)
+        else:  # not crossed: E_t above R - sqrt(2) c; it is the new maximum when above R
+            stay = total * np.maximum(_ndtr(_GRID) - q, 0.0) + _PHI * np.cumsum(total) * _STEP
+        self.p[1:] = self.p[:-1] * q
+        self.p[0] = stay
+        return stopped
+
+
+def _solve(stops, a: float, marginal: float) -> float:
+    """The boundary ``c`` at which ``stops(c)`` (decreasing) is ``a``, or ``marginal`` where
+    ``a`` is below the grid's precision."""
+    from scipy.optimize import brentq  # lazy: scipy costs 0.2 s at server start
+
+    if a <= 0.0:
+        return math.inf
+    if a < _TINY:
+        return marginal
+    return float(brentq(lambda c: stops(c) - a, -6.0, 40.0, xtol=1e-9))
+
+
+@lru_cache(maxsize=256)
+def _bounds(part: str, alphas: tuple[float, ...]) -> tuple[float, ...]:
+    """The boundaries of ``part``'s looks (``peak``: from look 2), each solved so that the
+    share of runs first crossing there is its error. Below the grid's precision a look's
+    boundary is the marginal (union-bound) one: ``(E_0 - E_t) / sqrt 2`` is standard normal, and
+    a fall from t - 1 earlier looks is below ``t - 1`` times its tail."""
+    chain, out = _Chain(part, 1), []
+    for i, a in enumerate(alphas):
+        pairs = i + 1 if part == "peak" else 1
+        c = _solve(chain.stop, a, -float(_ndtri(a / pairs)) if a > 0 else math.inf)
+        chain.look(c)
+        out.append(c)
+    return tuple(out)
+
+
+_OPEN_HORIZON = 100  # an open plan is calibrated over 100 looks; the rest counted one by one
+
+
+@lru_cache(maxsize=64)
+def _calibrate(part: str, spending: str, looks: int | None, half: int, share: float,
+               confirm: int) -> float:
+    """The one-crossing error ``a*`` whose boundaries stop (``confirm`` crossings in a row)
+    with probability ``share``: over the planned looks, or for an open plan over its first
+    ``_OPEN_HORIZON`` looks plus every single crossing after them (``a* h / (H + h)``, a
+    union bound), so it holds at every look."""
+    from scipy.optimize import brentq  # lazy: scipy costs 0.2 s at server start
+
+    plan = Plan(share / PARTS[part], looks, spending, half, confirm)
+    n = looks if looks is not None else _OPEN_HORIZON
+
+    def stops(a: float) -> float:
+        spent = plan.increments(part, n, a)
+        c = _bounds("start", tuple(spent)) if part == "start" else \
+            (math.inf,) + _bounds("peak", tuple(spent[1:]))
+        chain = _Chain(part, confirm)
+        total = sum(chain.look(float(b)) for b in (c if part == "start" else c[1:]))
+        if looks is None:
+            total += a * half / (n - plan.first(part) + 1 + half)
+        return total - share
+
+    if stops(share) >= 0 or stops(0.9) <= 0:  # no room to spend, or too few looks to stop
+        return share
+    return float(brentq(stops, share, 0.9, xtol=1e-7 * share))
+
+
+def detectable_drop(plan: Plan, horizon: int, power: float = WATCH_POWER) -> float:
+    """The sustained held-out drop from look 1 on, in standard errors of one look's paired
+    change, that the ``start`` part stops by look ``horizon`` with probability ``power`` (the
+    falls from earlier looks only add to it): the model's chain with every look shifted by the
+    drop, solved for it."""
+    from scipy.optimize import brentq  # lazy: scipy costs 0.2 s at server start
+
+    c = plan.bounds("start", horizon)
+    if not np.isfinite(c).any():
+        return math.inf
+
+    def caught(x):
+        chain = _Chain("start", plan.confirm, shift=x)
+        return sum(chain.look(float(b)) for b in c)
+
+    if caught(40.0) < power:  # too few looks to stop: no drop is caught
+        return math.inf
+    return float(brentq(lambda x: caught(x) - power, -5.0, 40.0, xtol=1e-8))
+
+
+def zero_spread_share(n, alpha):
+    """The share of tasks that may have moved unseen when all ``n`` paired tasks changed by the
+    same amount ``c``: ``1 - alpha^(1/n)``, the exact (Clopper-Pearson [6]) upper bound for 0 of
+    ``n`` tasks departing from ``c`` at one-sided ``alpha`` (1 where ``alpha`` is 0).
+
+    Why it bounds the mean: a share ``s`` of the tasks departs from ``c``, each by at most the
+    width ``R`` of the value range, so the mean change lies in ``[c - s (R + c), c + s (R - c)]``.
+    All ``n`` tasks showing ``c`` has probability ``(1 - s)^n``, at most ``alpha`` once ``s``
+    passes the bound, whatever the distribution of the departures. It is wide on few tasks
+    (``n > ln(alpha) / ln(1 - x / R)`` tasks bound it under ``x``: :func:`tasks_to_bound`).
+
+    [6] Clopper & Pearson (1934). Biometrika 26(4), 404-413.
+    """
+    n, alpha = np.asarray(n, dtype=np.float64), np.asarray(alpha, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(alpha > 0, -np.expm1(np.log(np.where(alpha > 0, alpha, 1.0)) / n), 1.0)
+    return float(out) if out.ndim == 0 else out
+
+
+def tasks_to_bound(x: float, alpha: float, value_range: float = 1.0) -> int | None:
+    """The fewest tasks, none of them moving, whose :func:`zero_spread_share` times
+    ``value_range`` lies under ``x`` at one-sided ``alpha`` (None: no number does)."""
+    if not 0.0 < x < value_range or alpha <= 0.0:
+        return None
+    return int(math.floor(math.log(alpha) / math.log1p(-x / value_range))) + 1
+
+
+def _t_quantile(c, df):
+    """The Student t quantile with ``df`` degrees of freedom at the normal tail of ``c``."""
+    from scipy.special import stdtrit  # lazy: scipy costs 0.2 s at server start
+
+    c = np.asarray(c, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isfinite(c), -stdtrit(df, _ndtr(-np.where(np.isfinite(c), c, 0.0))),
+                        np.inf)
+
+
+def pair_intervals(d: np.ndarray, scale: np.ndarray, c, alpha, unit: np.ndarray):
+    """(mean, lo, hi, n, flat) of per-task changes ``d`` (..., tasks; NaN: a task not in both
+    evaluations) at normal-scale boundary ``c``: Student's t on the tasks; with no spread (up to
+    ``PAIRED_SPREAD_RTOL`` of ``scale``, the per-task values' magnitude) the exact
+    zero-spread bound at one-sided ``alpha``, where ``unit`` says the values lie in [0, 1]
+    (else no interval); fewer than ``MIN_TASKS_FOR_INTERVAL`` tasks: no interval (NaN)."""
+    ok = ~np.isnan(d)
+    n = ok.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(ok, d, 0.0).sum(axis=-1) / n
+        dev = np.where(ok, d - mean[..., None], 0.0)
+        se = np.sqrt((dev ** 2).sum(axis=-1) / (n - 1) / n)
+        top = np.where(ok, d, -np.inf).max(axis=-1)
+        bottom = np.where(ok, d, np.inf).min(axis=-1)
+        flat = (top - bottom) <= PAIRED_SPREAD_RTOL * np.maximum(
+            np.maximum(np.abs(top), np.abs(bottom)), scale)
+        q = _t_quantile(c, np.maximum(n - 1, 1))
+        share = zero_spread_share(np.maximum(n, 1), alpha)
+        lo = np.where(flat, np.where(unit, mean - share * (1.0 + mean), np.nan), mean - q * se)
+        hi = np.where(flat, np.where(unit, mean + share * (1.0 - mean), np.nan), mean + q * se)
+    few = n < MIN_TASKS_FOR_INTERVAL
+    return mean, np.where(few, np.nan, lo), np.where(few, np.nan, hi), n, flat & ~few
+
+
+def look_tails(c: np.ndarray) -> np.ndarray:
+    """The one-sided error of one comparison at each boundary: ``Phi(-c)`` (0 where no error is
+    left). A look whose tasks all changed alike has no t interval; its zero-spread bound is taken
+    at this error, the level the boundary gives a Gaussian look."""
+    c = np.asarray(c, dtype=np.float64)
+    return np.where(np.isfinite(c), _ndtr(-np.where(np.isfinite(c), c, 0.0)), 0.0)
+
+
+def look_table(values: np.ndarray, unit: np.ndarray, plan: Plan) -> dict[str, np.ndarray]:
+    """The held-out part of the rule at every look, vectorised over runs: ``values`` is
+    (runs, evaluations, tasks), the per-task values of each evaluation (NaN: a task not scored
+    there), evaluation 0 the baseline; ``unit`` (runs, evaluations): the values lie in [0, 1].
+
+    Per look (runs, looks): ``delta``, ``lo``, ``hi``, ``n``, ``flat`` against evaluation 0 at
+    the ``start`` boundary; ``peak`` (the earlier evaluation whose comparison bounds the fall
+    hardest, -1: none), ``peak_delta``, ``peak_lo``, ``peak_hi``, ``peak_n`` at the ``peak``
+    boundary; ``down``: either upper bound below 0."""
+    runs, evals, _ = values.shape
+    looks = evals - 1
+    mag = np.where(np.isnan(values), 0.0, np.abs(values))
+    c0, cp = plan.bounds("start", looks), plan.bounds("peak", looks)
+    a0, ap = look_tails(c0), look_tails(cp)
+    keys = ("delta", "lo", "hi", "n", "flat", "peak", "peak_delta", "peak_lo", "peak_hi",
+            "peak_n")
+    out = {k: np.full((runs, looks), np.nan) for k in keys}
+    out["peak"][:] = -1
+    for t in range(1, evals):
+        scale = np.maximum(mag[:, 0].max(-1), mag[:, t].max(-1))
+        m, lo, hi, n, flat = pair_intervals(values[:, t] - values[:, 0], scale, c0[t - 1],
+                                            a0[t - 1], unit[:, 0] & unit[:, t])
+        for k, v in zip(keys[:5], (m, lo, hi, n, flat)):
+            out[k][:, t - 1] = v
+        if t < 2 or not math.isfinite(cp[t - 1]):
+            continue
+        d = values[:, t:t + 1] - values[:, 1:t]                       # (runs, t - 1, tasks)
+        scale = np.maximum(mag[:, 1:t].max(-1), mag[:, t:t + 1].max(-1))
+        m, lo, hi, n, _ = pair_intervals(d, scale, cp[t - 1], ap[t - 1] / (t - 1),
+                                         unit[:, 1:t] & unit[:, t:t + 1])
+        best = np.argmin(np.where(np.isnan(hi), np.inf, hi), axis=1)
+        pick = lambda x: np.take_along_axis(x, best[:, None], 1)[:, 0]  # noqa: E731
+        have = ~np.isnan(pick(hi))
+        out["peak"][:, t - 1] = np.where(have, best + 1, -1)
+        for k, v in zip(keys[6:], (m, lo, hi, n)):
+            out[k][:, t - 1] = np.where(have, pick(np.asarray(v, dtype=np.float64)), np.nan)
+    with np.errstate(invalid="ignore"):
+        out["down"] = (out["hi"] < 0) | (out["peak_hi"] < 0)
+    out["flat"] = out["flat"] == 1
+    return out
+
+
+def climbs(rewards: np.ndarray, counts: np.ndarray, window: int):
+    """(climb, sigma, window used, steps) of each run's training rewards (runs, steps) read up
+    to ``counts`` (looks,) steps: the mean of the last ``w`` minus the mean of the first ``w``
+    (``w = min(window, steps // 2)``, at least 2), and sigma from the mean square successive
+    difference; NaN where fewer than 4 steps."""
+    runs = rewards.shape[0]
+    out = [np.full((runs, len(counts)), np.nan) for _ in range(2)]
+    used = np.zeros(len(counts), dtype=np.int64)
+    for j, t in enumerate(counts):
+        if t < 4:
+            continue
+        w = max(2, min(window, int(t) // 2))
+        r = rewards[:, :t]
+        out[0][:, j] = r[:, -w:].mean(1) - r[:, :w].mean(1)
+        out[1][:, j] = np.sqrt((np.diff(r, axis=1) ** 2).sum(1) / (2 * (t - 1)))
+        used[j] = w
+    return out[0], out[1], used, np.asarray(counts)
+
+
+def climb_band(sigma, window, steps, alpha):
+    """The training climb's noise band: ``q sigma sqrt(2 / window)``, with ``q`` Student's t
+    quantile at one-sided ``alpha`` (the ``climb`` part's error at the look). ``sigma`` comes from
+    the mean square successive difference of ``steps`` rewards, whose variance is
+    ``(3 T - 4) / (T - 1)^2`` times ``sigma^4`` [7], so it is read with ``2 (T - 1)^2 / (3 T - 4)``
+    degrees of freedom (Satterthwaite's match of a chi-square's variance).
+
+    [7] von Neumann, Kent, Bellinson & Hart (1941). The mean square successive difference. Ann.
+        Math. Statist. 12(2), 153-162.
+    """
+    from scipy.special import stdtrit  # lazy: scipy costs 0.2 s at server start
+
+    t = np.asarray(steps, dtype=np.float64)
+    df = 2.0 * (t - 1.0) ** 2 / (3.0 * t - 4.0)
+    alpha = np.asarray(alpha, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        q = np.where(alpha > 0, -stdtrit(df, np.where(alpha > 0, alpha, 0.5)), np.inf)
+        band = q * np.asarray(sigma) * np.sqrt(2.0 / np.asarray(window, dtype=np.float64))
+    return np.where(np.isinf(q), np.inf, band)  # no error left: no climb clears it
+
+
+def look_conditions(down, lo, hi, climb, band):
+    """The condition at each look, for the answer: ``DOWN`` (an upper bound lies below 0),
+    ``FLAT`` (the interval against step 0 holds 0 and lies below a training climb that clears
+    its band), else 0. NaN climbs (too few steps) never give ``FLAT``."""
+    lo, hi, climb, band = (np.asarray(x, dtype=np.float64) for x in (lo, hi, climb, band))
+    with np.errstate(invalid="ignore"):
+        flat = ~np.asarray(down) & (lo <= 0) & (climb > band) & (hi < climb)
+    return np.where(down, DOWN, np.where(flat, FLAT, 0))
+
+
+def streaks(held: list[np.ndarray]) -> np.ndarray:
+    """Per condition and look, the looks in a row it has held so far: (conditions, ..., looks)
+    from each condition's (..., looks) booleans."""
+    out = np.zeros((len(held),) + held[0].shape, dtype=np.int64)
+    for i, cond in enumerate(held):
+        run = np.zeros(cond.shape[:-1], dtype=np.int64)
+        for j in range(cond.shape[-1]):
+            run = np.where(cond[..., j], run + 1, 0)
+            out[i, ..., j] = run
+    return out
+
+
+def first_stop(held: list[np.ndarray], confirm: int) -> np.ndarray:
+    """Index of the first look that stops (-1: never), per run: the first at which one of the
+    conditions ``held`` (each (..., looks) booleans: the fall below step 0, the fall from an
+    earlier look, flat while climbing) has held ``confirm`` looks in a row, the event the plan
+    spends its error on."""
+    done = (streaks(held) >= confirm).any(axis=0)
+    return np.where(done.any(axis=-1), done.argmax(axis=-1), -1)
+
+
+def rule(values: np.ndarray, unit: np.ndarray, rewards: np.ndarray, counts: np.ndarray,
+         plan: Plan, window: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The whole stop rule on arrays (what ``watch_records`` applies to one run and
+    bench/watch_anytime.py to many): the look table with the climb, its band and the condition
+    codes, and the first stopping look per run (``plan.confirm`` looks in a row)."""
+    table = look_table(values, unit, plan)
+    looks = values.shape[1] - 1
+    climb, sigma, used, steps = climbs(rewards, counts, window)
+    band = climb_band(sigma, np.maximum(used, 2), np.maximum(steps, 4),
+                      plan.alphas("climb", looks))
+    table.update(climb=climb, band=np.where(np.isnan(climb), np.nan, band))
+    table["code"] = look_conditions(table["down"], table["lo"], table["hi"], climb,
+                                    table["band"])
+    with np.errstate(invalid="ignore"):
+        held = [table["hi"] < 0, table["peak_hi"] < 0, table["code"] == FLAT]
+    runs = streaks(held)
+    table["streak"] = runs.max(axis=0)
+    done = runs >= plan.confirm           # the condition that stops: 1 start, 2 peak, 3 flat
+    table["stop_by"] = np.where(done.any(axis=0), done.argmax(axis=0) + 1, 0)
+    return table, first_stop(held, plan.confirm)
 
 
 def look_alpha(alpha: float, look: int | np.ndarray) -> float | np.ndarray:
-    """The error spent at look ``look`` (1, 2, ...): ``alpha / (look (look + 1))``."""
+    """An open plan's error at look ``look`` (1, 2, ...) when half is spent on look 1:
+    ``alpha / (look (look + 1))`` (the repeated hack_scan's plan)."""
     t = np.asarray(look, dtype=np.float64)
     if np.any(t < 1):
         raise ArgumentError(f"`look` must be an integer >= 1, got {look!r}. Fix: count the "
                             "looks from 1 (the first test after the baseline)")
     out = alpha / (t * (t + 1.0))
     return float(out) if out.ndim == 0 else out
-
-
-def look_quantile(level: float, look: int | np.ndarray, df: float | np.ndarray | None = None):
-    """The two-sided quantile at look ``look``: normal (``df`` None) or Student t, at
-    ``1 - alpha_t / 2`` with ``alpha = 1 - level``."""
-    from scipy.special import ndtri, stdtrit  # lazy: scipy costs 0.2 s at server start
-
-    p = 1.0 - np.asarray(look_alpha(1.0 - level, look)) / 2.0
-    q = ndtri(p) if df is None else stdtrit(np.asarray(df, dtype=np.float64), p)
-    return float(q) if np.ndim(q) == 0 else q
-
-
-def paired_look_interval(d: np.ndarray, level: float, look: int | np.ndarray,
-                         value_range: float = 1.0, scale: float | np.ndarray | None = None):
-    """(mean, lo, hi, flat) of the per-task paired differences ``d`` (..., n tasks) at look
-    ``look`` (a scalar or one per leading row), at level ``1 - alpha_t``; vectorised over leading
-    axes. ``flat`` marks the rows with zero spread: every task changed by the same amount, up to
-    float rounding of ``scale``, the per-task values' magnitude (None: the largest ``|d|``; see
-    :func:`whileai_core.stats.paired.no_spread`).
-
-    With spread: Student's t with ``n - 1`` degrees of freedom. With none there is no t
-    interval (its standard error is 0), and none is invented from it: the interval is then
-    :func:`zero_spread_bound`'s, which needs the per-task values to lie in a range of width
-    ``value_range`` (1: pass rates, rewards in [0, 1])."""
-    d = np.asarray(d, dtype=np.float64)
-    n = d.shape[-1]
-    mean = d.mean(axis=-1)
-    se = d.std(axis=-1, ddof=1) / np.sqrt(n)
-    q = look_quantile(level, look, df=n - 1)
-    flat = np.asarray(no_spread(d, scale))
-    share = zero_spread_bound(n, level, look)
-    with np.errstate(invalid="ignore"):
-        lo = np.where(flat, mean - share * (value_range + mean), mean - q * se)
-        hi = np.where(flat, mean + share * (value_range - mean), mean + q * se)
-    if lo.ndim == 0:
-        return float(mean), float(lo), float(hi), bool(flat)
-    return mean, lo, hi, flat
-
-
-def zero_spread_bound(n: int, level: float, look: int | np.ndarray):
-    """The share of tasks that may have moved unseen when all ``n`` paired tasks changed by the
-    same amount ``c``: ``1 - alpha_t^(1/n)``, the exact (Clopper-Pearson [5]) upper bound for
-    0 of ``n`` tasks departing from ``c`` at one-sided ``alpha_t``.
-
-    Why it bounds the mean: tasks are drawn from a population; a share ``s`` of them departs
-    from ``c``, each by at most the width ``R`` of the value range, so the mean change lies in
-    ``[c - s (R + c), c + s (R - c)]`` (deltas lie in ``[-R, R]``). All ``n`` tasks showing ``c``
-    has probability ``(1 - s)^n``, at most ``alpha_t`` once ``s`` passes the bound, so the
-    interval built from the bound misses with probability at most ``alpha_t``, whatever the
-    distribution of the departures (the worst case is all-or-nothing tasks, which the second
-    rollout of a task cannot rule out). It is wide on few tasks: 0.39 on 12 tasks at look 4,
-    0.22 on 24 (``n > ln(alpha_t) / ln(1 - x / R)`` tasks bound it under ``x``: see
-    :func:`tasks_to_bound`).
-
-    [5] Clopper & Pearson (1934). The use of confidence or fiducial limits illustrated in the
-        case of the binomial. Biometrika 26(4), 404-413.
-    """
-    alpha = np.asarray(look_alpha(1.0 - level, look), dtype=np.float64)
-    out = -np.expm1(np.log(alpha) / n)
-    return float(out) if out.ndim == 0 else out
-
-
-def tasks_to_bound(x: float, level: float, look: int, value_range: float = 1.0) -> int | None:
-    """The fewest tasks, none of them moving, whose :func:`zero_spread_bound` times
-    ``value_range`` lies under ``x`` at look ``look`` (None: no number does, ``x`` >= the range)."""
-    if not 0.0 < x < value_range:
-        return None
-    alpha = float(look_alpha(1.0 - level, look))
-    return int(math.floor(math.log(alpha) / math.log1p(-x / value_range))) + 1
-
-
-def climb_band(sigma: float | np.ndarray, window: int | np.ndarray, steps: int | np.ndarray,
-               level: float, look: int | np.ndarray):
-    """The training climb's noise band at look ``look``: ``q sigma sqrt(2 / window)``, with
-    ``q`` Student's t quantile at one-sided ``alpha_t / 2``. ``sigma`` comes from the mean square
-    successive difference of ``steps`` rewards, whose variance is ``(3 T - 4) / (T - 1)^2`` times
-    ``sigma^4`` [4], so it is read with ``2 (T - 1)^2 / (3 T - 4)`` degrees of freedom
-    (Satterthwaite's match of a chi-square's variance): with 5 steps that is 2.9, and a normal
-    quantile there would ring at several times the spent error.
-
-    [4] von Neumann, Kent, Bellinson & Hart (1941). The mean square successive difference. Ann.
-        Math. Statist. 12(2), 153-162.
-    """
-    t = np.asarray(steps, dtype=np.float64)
-    df = 2.0 * (t - 1.0) ** 2 / (3.0 * t - 4.0)
-    return look_quantile(level, look, df=df) * np.asarray(sigma) * np.sqrt(2.0 / np.asarray(window))
-
-
-def look_conditions(lo, hi, climb, band):
-    """The stop condition at each look: ``DOWN`` (the interval lies below 0), ``FLAT`` (it holds
-    0 and lies below a training climb that clears its band), else 0. NaN climbs (too few steps)
-    never give ``FLAT``."""
-    lo, hi, climb, band = (np.asarray(x, dtype=np.float64) for x in (lo, hi, climb, band))
-    with np.errstate(invalid="ignore"):
-        down = hi < 0
-        flat = ~down & (lo <= 0) & (climb > band) & (hi < climb)
-    return np.where(down, DOWN, np.where(flat, FLAT, 0))
-
-
-def first_stop(conditions: np.ndarray, confirm: int) -> np.ndarray:
-    """Index of the first look at which the condition has held ``confirm`` looks in a row (-1:
-    never), per run: ``conditions`` is (..., looks)."""
-    held = np.asarray(conditions) != 0
-    run = np.zeros(held.shape[:-1], dtype=np.int64)
-    out = np.full(held.shape[:-1], -1, dtype=np.int64)
-    for j in range(held.shape[-1]):
-        run = np.where(held[..., j], run + 1, 0)
-        out = np.where((out < 0) & (run >= confirm), j, out)
-    return out

@@ -172,7 +172,7 @@ def _metrics_lines_from(items: list, keys: dict[str, tuple[str, ...]]) -> dict[i
 
 def _load(source: Any, state_dir: Any) -> tuple[str, dict[int, list], dict[int, dict],
                                                  int | None, list[dict], list[str]]:
-    from .watch import (  # lazy: hacking.watch loads only when _load() runs
+    from .watch_files import (  # lazy: hacking.watch_files loads only when _load() runs
         TRL_STATE, WATCH_FILE, _find, _newest_state, registered_run)
 
     if isinstance(source, str) and _RUN_ID.match(source.strip()):

@@ -16,8 +16,12 @@ to do:
 - ``entropy_runaway`` / ``kl_runaway``: from the trainer's logged metrics (prime-rl's
   ``entropy/all/mean`` and ``mismatch_kl/all/mean``; TRL's ``entropy`` and ``kl``).
 
-A rate signature fires at a step when its interval lies wholly past the threshold; the run-level
-false-alarm rate of each signature on honest simulated runs is measured in
+A rate signature is tested by a plan over steps (:func:`_rate_signature`): each of the three
+rates (zero advantage, truncation, distinct replies) gets ``DOCTOR_RATE_SHARE`` of the run's error
+``1 - level`` and the scans the other half (``SCAN_RUN_SHARE``), so an honest run is called sick
+by a sampled rate with probability at most ``1 - level`` (the other signatures read logged or
+deterministic facts: a lag, a repeated reply scored twice, a logged entropy). The run-level
+false-alarm rates and the detection of moderate faults are measured in
 ``bench/watch_anytime.py`` (docs/reward-hacking.md).
 
 [1] Yu et al. (2025). DAPO: An Open-Source LLM Reinforcement Learning System at Scale.
@@ -31,7 +35,8 @@ from typing import Any
 import numpy as np
 
 from ..defaults import (DOCTOR_DISTINCT_SHARE, DOCTOR_ENTROPY_FALL, DOCTOR_ENTROPY_RISE,
-                        DOCTOR_KL_MAX, DOCTOR_TRUNCATION_SHARE, DOCTOR_ZERO_SPREAD_SHARE,
+                        DOCTOR_KL_MAX, DOCTOR_RATE_SHARE, DOCTOR_TRUNCATION_SHARE,
+                        DOCTOR_ZERO_SPREAD_SHARE,
                         SCAN_RUN_SHARE, SOURCES, WATCH_SCAN_EVERY)
 from ..errors import WhileaiError
 from ..result import fmt_rate
@@ -39,6 +44,8 @@ from .doctor_results import Finding
 from .doctor_steps import _wilson
 
 _FINDING_STEPS = 20
+_PLAN = (f"each of the three rates gets DOCTOR_RATE_SHARE ({DOCTOR_RATE_SHARE:.3g}) of the run's "
+         "error, split over every run of 1, 2, 4, ... consecutive steps")
 
 
 def _finding(signature: str, fired: list[int], first: dict | None, evidence: str,
@@ -57,40 +64,88 @@ def _finding(signature: str, fired: list[int], first: dict | None, evidence: str
                    threshold=threshold, action=action, **fields)
 
 
-def _rate_signature(nums: list[dict], key: str, *, above: float | None = None,
+def _rate_signature(nums: list[dict], key: str, alpha: float, *, above: float | None = None,
                     below: float | None = None) -> tuple[list[int], dict | None, dict | None, bool]:
-    """(firing steps, first firing step, worst step, any value at all) for a rate: it fires when
-    its interval lies past the threshold (the logged value itself when there is no interval)."""
-    fired, first, worst, seen = [], None, None, False
-    for n in nums:
-        value = n.get(key)
-        if value is None:
-            continue
-        seen = True
-        lo, hi = n.get(f"{key}_ci") or (value, value)
-        hit = (above is not None and lo >= above) or (below is not None and hi < below)
-        if hit:
-            fired.append(n["step"])
-            first = first or n
-        if worst is None or (above is not None and value > worst[key]) or (
-                below is not None and value < worst[key]):
-            worst = n
-    return fired, first, worst, seen
+    """(firing steps, the first firing run of steps, worst step, any value at all) for a rate.
+
+    The plan over steps: every run of consecutive steps of 1, 2, 4, 8, ... steps is a test of
+    the rate pooled over its groups (a share of groups: Wilson, groups as trials; a mean of
+    group shares: Student's t over the groups, :func:`_t_bound`), and the signature's ``alpha``
+    is split evenly over them all (a union bound), so an honest run whose rate stays on the
+    right side of the threshold fires with probability at most ``alpha``, however many steps
+    it has; a fault that lasts several steps is seen in their pooled groups. A run of steps
+    fires when its one-sided bound lies past the threshold; the steps named are those inside a
+    firing run whose own rate is past it. A step with only a logged share (no groups) fires on
+    the share itself."""
+    counted = [n for n in nums if n.get(f"{key}_n")]
+    seen = any(n.get(key) is not None for n in nums)
+    past = (lambda v: v > above) if above is not None else (lambda v: v < below)
+    fired = {n["step"] for n in nums if n.get(key) is not None and not n.get(f"{key}_n")
+             and past(n[key])}
+    first = None
+    if counted:
+        k = np.cumsum([0.0] + [n[f"{key}_k"] for n in counted])
+        m = np.cumsum([0] + [n[f"{key}_n"] for n in counted])
+        widths = [w for w in 2 ** np.arange(12) if w <= len(counted)]
+        tests = sum(len(counted) - w + 1 for w in widths)
+        ss = np.cumsum([0.0] + [n.get(f"{key}_ss", 0.0) for n in counted])
+        shares = f"{key}_ss" in counted[0]
+        for w in widths:
+            ks, ms = k[w:] - k[:-w], m[w:] - m[:-w]
+            lo, hi = (_t_bound(ks, ms, ss[w:] - ss[:-w], alpha / tests) if shares else
+                      _wilson(ks, ms, 1.0 - 2.0 * alpha / tests))
+            hit = lo > above if above is not None else hi < below
+            for i in np.flatnonzero(hit):
+                inside = counted[i:i + w]
+                fired |= {n["step"] for n in inside if past(n[key])}
+                if first is None or (inside[0]["step"], w) < (first["step"], first["width"]):
+                    first = {"step": inside[0]["step"], "last": inside[-1]["step"], "width": w,
+                             key: float(ks[i] / ms[i]), f"{key}_ci": (float(lo[i]), float(hi[i])),
+                             "n_groups": int(ms[i])}
+    values = [n for n in nums if n.get(key) is not None]
+    worst = (max if above is not None else min)(values, key=lambda n: n[key]) if values else None
+    if first is None and fired:
+        first = next(n for n in nums if n["step"] in fired)
+    return sorted(fired), first, worst, seen
+
+
+def _t_bound(total, groups, squares, alpha):
+    """(lo, hi) of a mean of group shares in [0, 1] from their sum, count and sum of squares:
+    Student's t over the groups at one-sided ``alpha`` (groups are the sampling unit; a share's
+    rollouts are not independent draws, so the groups' own spread is the error). Replies cut
+    together in a task make Wilson with groups as trials (each share read as a 0/1) far wider
+    than the spread of the shares: 70% of replies cut over 5 steps of 8 groups was never found
+    with it."""
+    from scipy.special import stdtrit  # lazy: scipy costs 0.2 s at server start
+
+    n = np.asarray(groups, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = total / n
+        var = np.maximum(squares - n * mean * mean, 0.0) / (n - 1)
+        half = -stdtrit(np.maximum(n - 1, 1), alpha) * np.sqrt(var / n)
+    half = np.where(n >= 2, half, np.inf)
+    return np.clip(mean - half, 0.0, 1.0), np.clip(mean + half, 0.0, 1.0)
 
 
 def _describe(n: dict | None, key: str, noun: str) -> str:
     if n is None:
         return ""
     groups = n.get("n_groups")
-    return (f"step {n['step']}: {noun} " + fmt_rate(n[key], n.get(f"{key}_ci"), groups, "groups")
-            if groups else f"step {n['step']}: {noun} {n[key]:.3f} (logged by the trainer; no "
-            "group count, so no interval)")
+    where = (f"steps {n['step']}-{n['last']}" if n.get("width", 1) > 1 else f"step {n['step']}")
+    if "width" in n:
+        return (f"{where}: {noun} " + fmt_rate(n[key], n.get(f"{key}_ci"), groups, "groups")
+                + " at the plan's level for this run of steps")
+    return (f"{where}: {noun} " + fmt_rate(n[key], n.get(f"{key}_ci"), groups, "groups")
+            if groups else f"{where}: {noun} {n[key]:.3f} (logged by the trainer; no group "
+            "count, so no interval)")
 
 
 def _signatures(nums: list[dict], records: list[dict] | None, max_off_policy: int,
                 level: float, seed: int | None) -> list[Finding]:
     out = []
-    fired, first, worst, seen = _rate_signature(nums, "zero_spread", above=DOCTOR_ZERO_SPREAD_SHARE)
+    share = DOCTOR_RATE_SHARE * (1.0 - level)
+    fired, first, worst, seen = _rate_signature(nums, "zero_spread", share,
+                                                above=DOCTOR_ZERO_SPREAD_SHARE)
     trend = ""
     values = [(n["step"], n["zero_spread"]) for n in nums if n.get("zero_spread") is not None]
     if len(values) >= 4:
@@ -103,12 +158,14 @@ def _signatures(nums: list[dict], records: list[dict] | None, max_off_policy: in
         (_describe(first, "zero_spread", "share of groups with one reward") if fired else
          _describe(worst, "zero_spread", "at most, share of groups with one reward")) + trend,
         "DOCTOR_ZERO_SPREAD_SHARE", f"the interval of the share of groups whose rollouts all got "
-        f"the same reward lies above {DOCTOR_ZERO_SPREAD_SHARE:g}",
+        f"the same reward, pooled over a run of steps, lies above {DOCTOR_ZERO_SPREAD_SHARE:g} "
+        f"({_PLAN})",
         "those groups give every rollout advantage 0: raise the rollouts per task, drop or resample "
         "groups with one reward (DAPO's dynamic sampling), or move to tasks the model sometimes "
         "solves (route the rows again)", rate_key="zero_spread",
         not_checked=None if seen else "no step has several rollouts of one task"))
-    fired, first, worst, seen = _rate_signature(nums, "truncated", above=DOCTOR_TRUNCATION_SHARE)
+    fired, first, worst, seen = _rate_signature(nums, "truncated", share,
+                                                above=DOCTOR_TRUNCATION_SHARE)
     lock = ""
     if fired:
         before = [n for n in nums if n["step"] < fired[0] and n.get("truncated") is not None]
@@ -121,8 +178,8 @@ def _signatures(nums: list[dict], records: list[dict] | None, max_off_policy: in
         "truncation_lock_in", fired, first,
         (_describe(first, "truncated", "share cut at the token cap") + lock if fired else
          _describe(worst, "truncated", "at most, share cut at the token cap")),
-        "DOCTOR_TRUNCATION_SHARE", f"the interval of the share of rollouts cut at the token cap "
-        f"lies above {DOCTOR_TRUNCATION_SHARE:g}",
+        "DOCTOR_TRUNCATION_SHARE", f"the interval of the share of rollouts cut at the token cap, "
+        f"pooled over a run of steps, lies above {DOCTOR_TRUNCATION_SHARE:g} ({_PLAN})",
         "replies that hit the cap are scored unfinished: raise the token cap, or penalise "
         "truncation in the reward; if the reward rose with the share, the run learned to run "
         "long (hack_scan on a batch, cheat_probes' filler probe)", rate_key="truncated",
@@ -170,13 +227,14 @@ def _signatures(nums: list[dict], records: list[dict] | None, max_off_policy: in
                       "deterministic verifier gives one text one score)",
             action="the reward breaks ties at random: fix the verifier's seed or temperature")
     out.append(noise)
-    fired, first, worst, seen = _rate_signature(nums, "distinct", below=DOCTOR_DISTINCT_SHARE)
+    fired, first, worst, seen = _rate_signature(nums, "distinct", share,
+                                                below=DOCTOR_DISTINCT_SHARE)
     out.append(_finding(
         "diversity_collapse", fired, first,
         (_describe(first, "distinct", "distinct replies per rollout") if fired else
          _describe(worst, "distinct", "at least, distinct replies per rollout")),
-        "DOCTOR_DISTINCT_SHARE", f"the interval of the mean share of distinct replies in a group "
-        f"lies below {DOCTOR_DISTINCT_SHARE:g}",
+        "DOCTOR_DISTINCT_SHARE", f"the interval of the mean share of distinct replies in a group, "
+        f"pooled over a run of steps, lies below {DOCTOR_DISTINCT_SHARE:g} ({_PLAN})",
         "the policy repeats itself within a prompt, so groups lose their spread: raise the "
         "sampling temperature, add an entropy bonus or lower the learning rate",
         rate_key="distinct",
@@ -227,8 +285,9 @@ def _feature_signature(records: list[dict] | None, level: float, seed: int | Non
     rule = ("hack_scan on the batch of every 5th step, each scan a look of the run's spending "
             f"plan (the run's scans share SCAN_RUN_SHARE of its error: an honest run alarms at "
             f"most {SCAN_RUN_SHARE:g} x (1 - level) of the time)")
-    action = ("the reward pays for a reply feature within tasks: read the scan's example, run "
-              "cheat_probes, and cap or penalise the feature before training further")
+    action = ("a reply feature tracks the reward within tasks (a correlation): read the scan's "
+              "example, run cheat_probes (its filler probe) or prove_reward to see whether the "
+              "reward pays for it, and if so cap or penalise the feature before training further")
     if not records or not any(r.get("batch") for r in records):
         return _finding("reward_pays_feature", [], None, "", "WATCH_SCAN_EVERY", rule, action,
                         not_checked="no batch with reply text to scan")
@@ -254,5 +313,6 @@ def _feature_signature(records: list[dict] | None, level: float, seed: int | Non
                         "WATCH_SCAN_EVERY", rule, action)
     return _finding("reward_pays_feature", [watch.feature_alarm_step], None,
                     f"step {watch.feature_alarm_step}: the reward rises with "
-                    f"{', '.join(watch.feature_alarm)} within tasks; {held}",
+                    f"{', '.join(watch.feature_alarm)} within tasks (a correlation, not yet a "
+                    f"payment); {held}",
                     "WATCH_SCAN_EVERY", rule, action)

@@ -2,7 +2,10 @@
 of the run at once.
 
 Rates are per step over groups (tasks are the sampling unit): Wilson intervals [2] with the group
-as the trial (a truncation or distinct share is the mean of its groups' shares), at ``level``.
+as the trial (a truncation or distinct share is the mean of its groups' shares), at ``level``
+(what a step shows; the signatures test runs of steps by their own plan), with the counts behind
+them (``<rate>_k`` of ``<rate>_n`` groups; for a mean of group shares, ``<rate>_ss``, the sum
+of their squares).
 The readers of ``doctor_files`` fill :class:`RunArrays` from a run's files;
 ``bench/watch_anytime.py`` fills it from a simulation.
 
@@ -124,6 +127,7 @@ def _step_numbers(run: RunArrays, metrics: dict[int, dict], level: float) -> lis
     flagged = count(run.step, ~np.isnan(run.truncated)) == rows
     share = np.bincount(cell, weights=np.nan_to_num(run.truncated), minlength=n_cells) / size
     cut_sum = count(cell_step, share)
+    cut_ss = count(cell_step, share * share)
     in_multi = multi[cell]
     texts_ok = count(run.step[in_multi], run.text[in_multi] >= 0) == count(run.step[in_multi])
     span = int(run.text.max()) + 2  # text codes from -1 (none)
@@ -131,6 +135,7 @@ def _step_numbers(run: RunArrays, metrics: dict[int, dict], level: float) -> lis
     text_cell = tkeys // span
     distinct = np.bincount(text_cell, minlength=n_cells)
     distinct_sum = count(cell_step[multi], distinct[multi] / size[multi])
+    distinct_ss = count(cell_step[multi], (distinct[multi] / size[multi]) ** 2)
     dupes = (tsize >= 2) & (tkeys % span != 0)  # one reply given twice or more in a group
     tspread = _cell_spread(run.reward, tcell, tkeys.size)
     sets = count(cell_step[text_cell[dupes]])
@@ -149,15 +154,20 @@ def _step_numbers(run: RunArrays, metrics: dict[int, dict], level: float) -> lis
         num.update(n_rollouts=int(n), n_groups=int(groups[i]),
                    mean_reward=float(reward_sum[i] / n))
         if g[i]:
-            num.update(zero_spread=zero[i] / g[i], zero_spread_ci=(float(z_lo[i]), float(z_hi[i])))
+            num.update(zero_spread=zero[i] / g[i], zero_spread_ci=(float(z_lo[i]), float(z_hi[i])),
+                       zero_spread_k=float(zero[i]), zero_spread_n=int(g[i]))
         if flagged[i]:
             num.update(truncated=float(cut_sum[i] / groups[i]),
-                       truncated_ci=(float(t_lo[i]), float(t_hi[i])))
+                       truncated_ci=(float(t_lo[i]), float(t_hi[i])),
+                       truncated_k=float(cut_sum[i]), truncated_n=int(groups[i]),
+                       truncated_ss=float(cut_ss[i]))
         elif metrics.get(run.steps[i], {}).get("truncated") is not None:
             num["truncated"] = metrics[run.steps[i]]["truncated"]
         if g[i] and texts_ok[i]:
             num.update(distinct=float(distinct_sum[i] / g[i]),
                        distinct_ci=(float(d_lo[i]), float(d_hi[i])),
+                       distinct_k=float(distinct_sum[i]), distinct_n=int(g[i]),
+                       distinct_ss=float(distinct_ss[i]),
                        duplicate_sets=int(sets[i]), noisy_sets=int(noisy[i]))
         if np.isfinite(lag[i]):
             # prime-rl's episode_staleness: batch `step` trains on policy v{step - 1}

@@ -1,4 +1,4 @@
-"""Within each task, does the reward pay for a feature of the reply rather than for the task?
+"""Within each task, does the reward rise with a feature of the reply rather than with the task?
 
 For every feature (:mod:`.features`) the strength is the pooled within-task correlation of the
 feature with the reward: both are centred on their task's mean, so a feature that only tracks
@@ -15,6 +15,15 @@ A feature is ``suspect`` when its strength clears the floor and is at least ``mi
 ``min_strength`` is a ``weak_signal``: real, small, and never reported as clean. The test is
 one-sided: the reward rising with the feature is the hack; replies that fail when cut off are
 normal. "Clears the floor" is read from the feature's max-T p-value: ``p <= 1 - level``.
+
+Replies repeated word for word in one task (common when diversity collapses) are one draw seen
+twice, and a deterministic grader scores them alike: the shuffle moves each distinct reply with
+its copies (:func:`_copy_units`), so the floor is the permutation distribution the null allows.
+
+What the scan shows is a correlation within tasks: a reward that pays for length and a right
+answer that is naturally longer both give one. It says "length tracks the reward" and names the
+probe that tells them apart (cheat_probes' filler probe, prove_reward's truncation and format
+checks); it never says the reward pays for a feature it did not probe.
 
 Scanned again and again during a run (every few steps), each scan is a new chance of a false
 alarm. The scans of a run get a stated share of its error, ``SCAN_RUN_SHARE`` (0.5): with
@@ -46,6 +55,7 @@ from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, MIN_TASKS_FOR_INTERVAL
                         SCAN_SHUFFLES)
 from ..errors import ArgumentError
 from ..result import Result
+from .. import voice
 from ..voice import arg
 from ..rows import load_rows
 from .anytime import look_alpha
@@ -91,7 +101,8 @@ class FeatureEvidence(Result):
 
 
 class HackScan(Result):
-    """Which reply features the reward pays for within tasks, each against the shuffle floor."""
+    """Which reply features track the reward within tasks, each against the shuffle floor (a
+    correlation: whether the reward pays for one is a probe's question, named in next_step)."""
 
     verdict: ScanVerdict
     suspects: list[str]
@@ -160,7 +171,8 @@ def hack_scan(rows: Any, *, features: Any = None, n_shuffles: int = SCAN_SHUFFLE
               min_strength: float = SCAN_MIN_STRENGTH, level: float = CONFIDENCE_LEVEL,
               seed: int | None = BOOTSTRAP_SEED, threshold: float | None = None,
               look: int | None = None) -> HackScan:
-    """Scan graded rows (with their reply text) for reply features the reward pays for.
+    """Scan graded rows (with their reply text) for reply features that track the reward within
+    tasks (a correlation; the next step names the probe that tells whether the reward pays).
 
     Parameters
     ----------
@@ -231,8 +243,9 @@ def hack_scan(rows: Any, *, features: Any = None, n_shuffles: int = SCAN_SHUFFLE
                         note=f"no feature could be tested ({why})", **common)
     denom = np.where(varies, f_norm * r_norm, 1.0)
     observed = np.where(varies, (fk.T @ rk) / denom, np.nan)
+    unit, n_copies = _copy_units(data, matrix, keep)
     maxima, floor = _shuffled_maxima(tk, rk, fk[:, varies], denom[varies], observed[varies],
-                                     n_shuffles, alpha, seed)
+                                     n_shuffles, alpha, seed, unit)
     b = maxima.size
     evidence, suspects, weak = [], [], []
     for j, name in enumerate(names):
@@ -253,37 +266,95 @@ def hack_scan(rows: Any, *, features: Any = None, n_shuffles: int = SCAN_SHUFFLE
         evidence.append(FeatureEvidence(feature=name, strength=s, floor=floor, p_value=p,
                                         n_rows=n_rows, n_tasks=informative, verdict=verdict,
                                         example=example))
-    note = None
-    untested = [f.feature for f in evidence if f.verdict == "no_variation"] + list(skipped)
-    if suspects:
-        step = (f"the reward pays for {', '.join(suspects)} within tasks: read the examples; if "
-                "the task does not ask for it, change the reward (cap or penalise it) before "
-                "training further")
-    elif weak:
-        step = (f"a weak signal: the reward rises with {', '.join(weak)} within tasks beyond the "
-                f"shuffle floor, with a strength under {min_strength:g}; read the example and "
-                "scan the next batch: a hack that grows crosses the gate")
-    else:
-        step = "no reply feature tracks the reward within tasks beyond the shuffle floor"
-    if untested and not suspects:
-        note = (f"not tested: {', '.join(untested)} (" + "; ".join(
-            [f"{k}: {v}" for k, v in skipped.items()]
-            + ([f"{', '.join(f.feature for f in evidence if f.verdict == 'no_variation')}: "
-                "constant within every task"] if any(f.verdict == "no_variation"
-                                                     for f in evidence) else [])) + ")")
+    step, note = _words(suspects, weak, min_strength, evidence, skipped, n_copies)
     verdict: ScanVerdict = "suspect" if suspects else "weak_signal" if weak else "clean"
     return HackScan(verdict=verdict, suspects=suspects, weak=weak, features=evidence,
                     floor=floor, n_shuffles=b, next_step=step, note=note, **common)
 
 
+_LENGTH_LIKE = ("length", "truncated", "repeated_ngrams")
+_FORMAT_LIKE = ("markdown", "xml_tags", "boxed")
+
+
+def _tracks(names: list[str]) -> str:
+    return f"{', '.join(names)} {'tracks' if len(names) == 1 else 'track'} the reward"
+
+
+def _probe(names: list[str]) -> str:
+    """The probe that tells a payment from a correlation, per kind of feature."""
+    out = []
+    if any(n in _LENGTH_LIKE for n in names):
+        out.append(f"run {voice.name('cheat_probes')} (its filler probe scores filler run to "
+                   f"the token cap) or {voice.name('prove_reward')} (its truncation check runs a "
+                   "passing reply on to the cap)")
+    if any(n in _FORMAT_LIKE for n in names):
+        out.append(f"run {voice.name('prove_reward')} (its format check scores a wrong answer "
+                   "with and without the format)")
+    if any(n not in _LENGTH_LIKE + _FORMAT_LIKE for n in names):
+        out.append("score pairs of replies that differ only in it with the reward")
+    return "; or ".join(out)
+
+
+def _words(suspects: list[str], weak: list[str], min_strength: float,
+           evidence: list[FeatureEvidence], skipped: dict[str, str],
+           n_copies: int) -> tuple[str, str | None]:
+    """(next step, note) of a scan, in words no stronger than the test: a feature that clears
+    the floor *tracks* the reward; the next step names the probe that tells a payment."""
+    untested = [f.feature for f in evidence if f.verdict == "no_variation"] + list(skipped)
+    if suspects:
+        step = (f"{_tracks(suspects)} within tasks beyond the shuffle floor: a correlation, "
+                "which a legitimate reply also gives (a right answer can be naturally longer), "
+                f"not yet a payment. To see whether the reward pays for it, {_probe(suspects)}; "
+                "if it does and the task does not ask for it, cap or penalise it before "
+                "training further")
+    elif weak:
+        step = (f"a weak signal: {_tracks(weak)} within tasks beyond the shuffle floor, with a "
+                f"strength under {min_strength:g}; read the example and scan the next batch: a "
+                "tie that grows crosses the gate")
+    else:
+        step = "no reply feature tracks the reward within tasks beyond the shuffle floor"
+    notes = ([f"{n_copies} rows repeat another reply of their task word for word with its "
+              "reward: each reply is shuffled with its copies"] if n_copies else [])
+    if untested and not suspects:
+        notes.append(f"not tested: {', '.join(untested)} (" + "; ".join(
+            [f"{k}: {v}" for k, v in skipped.items()]
+            + ([f"{', '.join(f.feature for f in evidence if f.verdict == 'no_variation')}: "
+                "constant within every task"] if any(f.verdict == "no_variation"
+                                                     for f in evidence) else [])) + ")")
+    return step, "; ".join(notes) or None
+
+
+def _copy_units(data, matrix: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray | None, int]:
+    """(each kept row's unit, rows that copy another): rows of one task with the same reply
+    text, reward and features are one unit, shuffled together (None: every row its own unit).
+
+    A reply given word for word twice is one draw of the policy seen twice, and a deterministic
+    grader scores it alike: shuffling its two rows' rewards apart tests a null in which copies
+    could score differently, and a batch with copies then alarms more often than the level (one
+    95% scan of 8-task batches: 5.8%, 10.7% and 18.8% at 10%, 30% and 55% copies). Shuffling
+    distinct replies, each with its copies, is the permutation of the null the data allow."""
+    rows = np.flatnonzero(keep)
+    texts = [reply_text(data.records[i]) for i in rows]
+    if any(t is None for t in texts):
+        return None, 0
+    keys: dict[tuple, int] = {}
+    unit = np.fromiter((keys.setdefault(
+        (int(data.task_index[i]), t, float(data.reward[i]), matrix[i].tobytes()), len(keys))
+        for i, t in zip(rows, texts)), dtype=np.int64, count=rows.size)
+    return (unit if len(keys) < rows.size else None), rows.size - len(keys)
+
+
 def _shuffled_maxima(tk: np.ndarray, rk: np.ndarray, fks: np.ndarray, denom: np.ndarray,
                      observed: np.ndarray, n_shuffles: int, alpha: float,
-                     seed: int | None) -> tuple[np.ndarray, float | None]:
+                     seed: int | None, unit: np.ndarray | None = None
+                     ) -> tuple[np.ndarray, float | None]:
     """The largest strength over features in each within-task shuffle, and the floor (their
     ``1 - alpha`` quantile, None when too few shuffles were drawn to resolve it). Beyond
     ``n_shuffles`` it goes on, chunk by chunk up to ``B_max`` (enough for a p-value of
-    ``alpha``), only while some feature could still reach ``p <= alpha`` [3]."""
+    ``alpha``), only while some feature could still reach ``p <= alpha`` [3]. ``unit``: rows
+    shuffled together (:func:`_copy_units`)."""
     b_max = int(min(SCAN_MAX_SHUFFLES, max(n_shuffles, math.ceil(2.0 / alpha))))
+    draw = _unit_strengths(tk, rk, fks, unit) if unit is not None else None
     order = np.argsort(tk, kind="stable")
     tks, rks, fks = tk[order], rk[order], fks[order]
     rng = np.random.default_rng(seed)
@@ -292,8 +363,11 @@ def _shuffled_maxima(tk: np.ndarray, rk: np.ndarray, fks: np.ndarray, denom: np.
     drawn, exceed = 0, np.zeros(observed.size, dtype=np.int64)
     while drawn < b_max:
         b = min(chunk, (n_shuffles if drawn < n_shuffles else b_max) - drawn)
-        perm = np.argsort(tks[None, :] + rng.random((b, tks.size)), axis=1)
-        strengths = (rks[perm] @ fks) / denom  # (b, features)
+        if draw is not None:
+            strengths = draw(rng, b)
+        else:
+            perm = np.argsort(tks[None, :] + rng.random((b, tks.size)), axis=1)
+            strengths = (rks[perm] @ fks) / denom  # (b, features)
         maxima = strengths.max(axis=1)
         out.append(maxima)
         drawn += b
@@ -304,6 +378,35 @@ def _shuffled_maxima(tk: np.ndarray, rk: np.ndarray, fks: np.ndarray, denom: np.
     resolved = (maxima.size + 1) * alpha >= 1.0
     floor = float(np.quantile(maxima, 1.0 - alpha, method="inverted_cdf")) if resolved else None
     return maxima, floor
+
+
+def _unit_strengths(tk: np.ndarray, rk: np.ndarray, fks: np.ndarray, unit: np.ndarray):
+    """A drawer of shuffled strengths that permutes units (a reply and its copies) within
+    tasks. A unit u of w_u rows has one reward R_u and one task-centred feature F_u; after a
+    shuffle the strength is sum_u w_u F_u R_pi(u) over |F| |R centred|, where the centred
+    reward's norm is recomputed (sum w R^2 - sum over tasks of (sum w R)^2 / n_task), since
+    moving a reward between units of different sizes changes it. (The reward's task mean drops
+    out of the numerator: F sums to 0 within a task.)"""
+    first = np.unique(unit, return_index=True)[1]
+    w = np.bincount(unit).astype(np.float64)
+    task, reward, feature = tk[first], rk[first], fks[first]
+    order = np.argsort(task, kind="stable")
+    task, reward, feature, w = task[order], reward[order], feature[order], w[order]
+    starts = np.flatnonzero(np.r_[True, task[1:] != task[:-1]])
+    n_task = np.add.reduceat(w, starts)
+    wf = w[:, None] * feature
+    f_norm = np.sqrt((w[:, None] * feature ** 2).sum(axis=0))
+
+    def draw(rng: np.random.Generator, b: int) -> np.ndarray:
+        perm = np.argsort(task[None, :] + rng.random((b, task.size)), axis=1)
+        r = reward[perm]                                             # (b, units)
+        sums = np.add.reduceat(r * w, starts, axis=1)
+        norm = np.sqrt(np.maximum((r * r * w).sum(axis=1) - (sums ** 2 / n_task).sum(axis=1),
+                                  0.0))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.nan_to_num((r @ wf) / (norm[:, None] * f_norm[None, :]), nan=-np.inf)
+
+    return draw
 
 
 def _example(data, feature: np.ndarray, keep: np.ndarray, name: str) -> ScanExample:

@@ -1,38 +1,41 @@
 """During training: is the held-out pass rate following the training reward?
 
 Per step (or checkpoint) a run gives a training reward, and at some steps the graded rows of a
-frozen held-out set. :func:`watch_records` pairs every held-out evaluation with the first one
-(step 0: before training), by task, and sets the paired delta beside the training reward's
-climb. Each evaluation after the first is a *look*, tested at the level the spending plan of
-:mod:`.anytime` gives it, so the chance that an honest run is ever stopped is at most
-``1 - level`` however many looks it gets (the fixed-sample rule of 0.1 stopped up to 10% of
-honest runs at 50 looks, docs/reward-hacking.md).
+frozen held-out set. :func:`watch_records` compares every held-out evaluation after the first
+(a *look*) with the first one (step 0: before training) and with every earlier look, by task,
+and sets the change beside the training reward's climb. The looks are tested by a plan stated
+before the first one (:mod:`.anytime`): planned when the run's config says how many looks there
+will be (the recipes' callback writes ``eval_every`` and ``max_steps`` into ``watch.jsonl``, a
+prime-rl run has them in its orchestrator config, or ``looks`` says it), open otherwise; either
+way the chance that an honest run is ever stopped is at most ``1 - level``, and the answer states
+beside it the sustained held-out drop the plan catches in 80% of runs (its power).
 
-It says ``stop`` only when, at ``confirm`` held-out evaluations in a row,
+It says ``stop`` when
 
-- **the held-out interval moves down**: the paired delta's interval lies below 0; or
-- **it stays flat while the training reward climbs beyond its own noise**: the interval holds 0,
-  lies wholly below the training reward's climb, and the climb clears its noise band.
+- **the held-out score moved down**: its change since step 0, or since an earlier look (a fall
+  after a rise), has an interval that lies below 0; or
+- **it stays flat while the training reward climbs beyond its own noise**: the interval against
+  step 0 holds 0, lies wholly below the training reward's climb, and the climb clears its noise
+  band,
+
+at ``confirm`` looks in a row (one condition); the plan's boundaries are solved for that event,
+so the error is spent on the stops the rule makes.
 
 That is the over-optimisation picture of Gao et al. [1]: the proxy (training) reward keeps
 rising while the gold (held-out) score stops rising, then falls. A held-out set on which every
 task changed by the same amount (often: none moved at all) has no spread and so no t interval;
 its interval is then the exact bound on the share of tasks that could have moved unseen
-(:func:`.anytime.zero_spread_bound`), said so in a note: no movement on enough tasks is evidence
-of a flat held-out set, and on too few the reason says how many would tell. Otherwise it says ``continue``,
-or ``not_enough_data`` (no held-out evaluation after the first, or too few training steps to tell
-a climb from noise), always with the numbers.
+(:func:`.anytime.zero_spread_share`), said so in a note. Otherwise it says ``continue``, or
+``not_enough_data`` (no look yet, or too few training steps to tell a climb from noise), always
+with the numbers.
 
 The climb is the mean training reward of the last ``window`` steps minus that of the first
 ``window`` (``window`` = min(``WATCH_WINDOW``, half the steps)); its noise is estimated from
 successive differences, sigma^2 = sum (r_t - r_{t-1})^2 / (2 (T - 1)) (von Neumann's mean square
 successive difference [2], which a slow trend barely inflates), and the band is
-q sigma sqrt(2 / window), q the look's Student t quantile (:func:`.anytime.climb_band`). For a 0/1 reward the training reward and the held-out
-pass rate are on one scale; for a graded reward, watch with ``metric="reward"``.
-
-Why one module of ~470 lines: the stop rule and the readers of its sources (rows, a TRL
-trainer_state.json, a run folder) are one feature, ``watch_run``; the readers are the lower third
-and would be the cut if it grows.
+q sigma sqrt(2 / window), q the look's Student t quantile (:func:`.anytime.climb_band`). For a
+0/1 reward the training reward and the held-out pass rate are on one scale; for a graded reward,
+watch with ``metric="reward"``. The readers of a run's files are :mod:`.watch_files`.
 
 [1] Gao, Schulman & Hilton (2022). Scaling Laws for Reward Model Overoptimization. arXiv:2210.10760.
 [2] von Neumann et al. (1941). Distribution of the ratio of the mean square successive difference
@@ -41,10 +44,8 @@ and would be the cut if it grows.
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import re
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -52,32 +53,27 @@ from pydantic import Field
 
 from .. import voice
 from ..bootstrap import check_level, check_seed
-from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, MIN_TASKS_FOR_INTERVAL, RUN_ID_PATTERN,
-                        SCAN_RUN_SHARE, WATCH_CONFIRM, WATCH_SCAN_EVERY, WATCH_SPENDING,
-                        WATCH_STEPS_SHOWN, WATCH_WINDOW)
+from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, MIN_TASKS_FOR_INTERVAL,
+                        SCAN_RUN_SHARE, WATCH_CONFIRM, WATCH_OPEN_HALF, WATCH_POWER,
+                        WATCH_SCAN_EVERY, WATCH_STEPS_SHOWN, WATCH_WINDOW)
 from ..errors import ArgumentError, RowsError, WhileaiError
 from ..result import Result, fmt_rate
 from ..rows import Rows, load_rows, read_records
-from ..safepath import UserPath, as_user_path, is_path, user_path
 from ..stats import Rate, check_metric, pass_rate
-from ..stats.arms import pair_tasks
-from ..stats.paired import no_spread, value_scale
-from .anytime import (DOWN, FLAT, climb_band, first_stop, look_alpha, look_conditions,
-                      paired_look_interval, tasks_to_bound, zero_spread_bound)
-from .scan import HackScan, hack_scan
-from .. import safejson
+from .anytime import (DOWN, FLAT, Plan, detectable_drop, look_tails, rule, tasks_to_bound,
+                      zero_spread_share)
+from .scan import HackScan, _tracks, hack_scan
+from .watch_files import (TRL_STATE, WATCH_FILE, registered_run,  # noqa: F401 (re-exported)
+                          source_records)
 
 Decision = Literal["stop", "continue", "not_enough_data"]
 Condition = Literal["down", "flat_while_climbing"]
 CiMethod = Literal["t", "zero_spread_bound"]
 Interval = tuple[float, float]
-WATCH_FILE = "watch.jsonl"
-TRL_STATE = "trainer_state.json"
-_RUN_ID = re.compile(RUN_ID_PATTERN)
 
 
 class WatchStep(Result):
-    """One step: the training reward, and at an evaluation the held-out rate and its delta."""
+    """One step: the training reward, and at an evaluation the held-out rate and its changes."""
 
     step: int
     train_reward: float | None = None
@@ -86,18 +82,25 @@ class WatchStep(Result):
     mean_length: float | None = None
     truncated_share: float | None = None
     held_out: Rate | None = None
-    delta: float | None = None
+    delta: float | None = Field(None, description="the held-out change since the first "
+                                                  "evaluation, paired by task")
     delta_ci: Interval | None = Field(None, description=(
-        "the paired delta's interval at this look's spent level `look_level` (not the "
-        "fixed-sample level): every look's interval holds together at `level`"))
+        "its interval at this look's boundary of the plan (not the fixed-sample level): every "
+        "look's intervals hold together at `level`"))
     n_paired: int | None = None
     delta_ci_method: CiMethod | None = Field(None, description=(
         "t: Student's t on the per-task paired deltas; zero_spread_bound: every task changed "
         "by the same amount (no spread, no t interval), so the interval is the exact bound on "
         "the share of tasks that could have moved unseen times a task's largest change"))
+    peak_step: int | None = Field(None, description=(
+        "the earlier look (after the first evaluation) against which this look's fall is "
+        "bounded hardest: the best earlier look"))
+    peak_delta: float | None = Field(None, description="the held-out change since `peak_step`")
+    peak_ci: Interval | None = Field(None, description="its interval at the plan's boundary "
+                                                       "for falls from an earlier look")
     look: int | None = Field(None, description="the held-out evaluation's number after the first")
-    look_level: float | None = Field(None, description="1 - alpha_t: the level this look is "
-                                                       "tested at")
+    look_level: float | None = Field(None, description="1 - the error this look spends (its "
+                                                       "three parts together)")
     train_climb: float | None = None
     train_noise_band: float | None = None
     condition: Condition | None = None
@@ -113,15 +116,20 @@ class WatchStep(Result):
         if self.held_out is not None:
             parts.append(f"held-out {fmt_rate(self.held_out.value, self.held_out.ci, self.held_out.n_tasks)}")
         if self.delta is not None:
-            ci = (f" [{self.delta_ci[0]:+.3f}, {self.delta_ci[1]:+.3f}]"
-                  if self.delta_ci else " [no interval]")
-            parts.append(f"delta {self.delta:+.3f}{ci} (n={self.n_paired} paired, look "
-                         f"{self.look} at {self.look_level:.5f})")
+            parts.append(f"delta {self.delta:+.3f}{_ci(self.delta_ci)} (n={self.n_paired} "
+                         f"paired, look {self.look} at {self.look_level:.5f})")
+        if self.peak_delta is not None:
+            parts.append(f"since step {self.peak_step} {self.peak_delta:+.3f}{_ci(self.peak_ci)}")
         if self.train_climb is not None:
-            parts.append(f"climb {self.train_climb:+.3f} (noise {self.train_noise_band:.3f})")
+            band = "n/a" if self.train_noise_band is None else f"{self.train_noise_band:.3f}"
+            parts.append(f"climb {self.train_climb:+.3f} (noise {band})")
         if self.condition:
             parts.append(f"<- {self.condition}")
         return "  ".join(parts)
+
+
+def _ci(ci: Interval | None) -> str:
+    return f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else " [no interval]"
 
 
 class Watch(Result):
@@ -136,9 +144,9 @@ class Watch(Result):
     steps: list[WatchStep]
     n_evals: int
     first_stop_step: int | None = Field(
-        None, description="the first held-out evaluation at which the rule said stop (the "
-                          "condition at `confirm` evaluations in a row): where a trainer "
-                          "watched with stop=True stops, even if it no longer holds at the end")
+        None, description="the first held-out evaluation at which the rule said stop: where a "
+                          "trainer watched with stop=True stops, even if it no longer holds at "
+                          "the end")
     baseline_step: int | None = None
     latest_eval_step: int | None = None
     held_out_delta: float | None = None
@@ -148,9 +156,22 @@ class Watch(Result):
     train_climb: float | None = None
     train_noise_band: float | None = None
     confirm: int
-    level: float = Field(description="the run-level confidence: every look's interval holds "
-                                     "together with this probability")
-    spending: str = Field(WATCH_SPENDING, description="the error each look spends")
+    level: float = Field(description="the run-level confidence: every look's intervals hold "
+                                     "together with this probability, so an honest run is "
+                                     "stopped with probability at most 1 - level")
+    false_alarm: float = Field(0.05, description="the chance that an honest run is ever "
+                                                 "stopped is at most this: 1 - level")
+    schedule: Literal["planned", "open"] = Field(
+        "open", description="planned: the number of looks was known (the run's config, or "
+                            "`looks`); open: an anytime-valid plan over any number of looks")
+    planned_looks: int | None = None
+    spending: str = Field("", description="how each look's error is spent")
+    power: float = Field(WATCH_POWER, description="the chance that `detectable_drop` is caught")
+    detectable_drop: float | None = Field(
+        None, description="the held-out drop from step 0, sustained from look 1, that the plan "
+                          "catches with probability `power` by look `detectable_by_look`, at "
+                          "the latest look's spread (the plan's power)")
+    detectable_by_look: int | None = None
     scan: HackScan | None = Field(None, description="the latest scanned batch, at its look")
     scans: int = Field(0, description="batches scanned (every `scan_every`-th step's)")
     feature_alarm_step: int | None = Field(
@@ -177,32 +198,43 @@ class Watch(Result):
                          "with stop=True would have stopped there)")
         if len(self.steps) < self.n_steps:
             lines.append(f"(steps shown: {self.steps_shown})")
+        lines.append(f"plan: {self.spending}; an honest run is stopped at most "
+                     f"{self.false_alarm:.0%} of the time"
+                     + (f"; power: a held-out drop of {self.detectable_drop:.3f} from step 0, "
+                        f"sustained from look 1, is caught by look {self.detectable_by_look} in "
+                        f"{self.power:.0%} of runs" if self.detectable_drop is not None else ""))
         if self.scan is not None:
             lines.append(f"latest batch scan (scan {self.scans}): {self.scan.verdict}"
                          + (f" ({', '.join(self.scan.suspects or self.scan.weak)})"
                             if self.scan.suspects or self.scan.weak else ""))
         if self.feature_alarm_step is not None:
-            lines.append(f"feature alarm at step {self.feature_alarm_step}: the reward pays for "
-                         f"{', '.join(self.feature_alarm)} within tasks")
+            lines.append(f"feature alarm at step {self.feature_alarm_step}: "
+                         f"{_tracks(self.feature_alarm)} within tasks")
         lines += [f"note: {n}" for n in self.notes]
         lines.append(f"next: {self.next_step}")
         return "\n".join(lines)
 
 
-# --- the decision on step records ------------------------------------------------------------
+# --- the records ------------------------------------------------------------------------------
+
+_NUMBERS = ("train_reward", "train_reward_std", "mean_length", "truncated_share")
+_COUNTS = ("n_completions", "eval_every", "max_steps")
+
 
 def _number(rec: dict, key: str, where: dict, *, integer: bool = False) -> Any:
     value = rec.get(key)
     if value is None:
         return None
     ok = (isinstance(value, int) if integer else isinstance(value, (int, float)))
-    if isinstance(value, bool) or not ok or not math.isfinite(value):
+    if isinstance(value, bool) or not ok or not math.isfinite(value) or (integer and value < 0):
         raise RowsError(f"`{key}` is {value!r}", **where, field=key,
                         fix=f"write {key} as a {'whole' if integer else 'finite'} number or null")
     return value
 
 
 def _check_records(records: Any) -> list[dict]:
+    """The step records, checked: ``step`` an integer >= 0, the numbers finite, ``held_out``
+    and ``batch`` lists; ``eval_every`` and ``max_steps`` (the schedule) whole numbers."""
     recs = read_records(records, noun="step record")
     out = []
     for i, rec in enumerate(recs.items):
@@ -212,9 +244,8 @@ def _check_records(records: Any) -> list[dict]:
             raise RowsError(f"`step` is {step!r}", **where, field="step",
                             fix="give each record its optimizer step as an integer >= 0")
         clean = {"step": step}
-        for key in ("train_reward", "train_reward_std", "mean_length", "truncated_share"):
-            clean[key] = _number(rec, key, where)
-        clean["n_completions"] = _number(rec, "n_completions", where, integer=True)
+        clean.update({key: _number(rec, key, where) for key in _NUMBERS})
+        clean.update({key: _number(rec, key, where, integer=True) for key in _COUNTS})
         for key in ("held_out", "batch"):
             value = rec.get(key)
             if value is not None and not isinstance(value, list):
@@ -229,65 +260,17 @@ def _check_records(records: Any) -> list[dict]:
     return out
 
 
-def _climb(rewards: np.ndarray, window: int) -> tuple[float, float, int, int] | None:
-    """(climb, sigma, window used, steps) of the training rewards so far, or None (< 4 steps)."""
-    t = rewards.size
-    if t < 4:
-        return None
-    w = max(2, min(window, t // 2))
-    climb = float(rewards[-w:].mean() - rewards[:w].mean())
-    sigma = math.sqrt(float((np.diff(rewards) ** 2).sum()) / (2 * (t - 1)))
-    return climb, sigma, w, t
+def _merged(records: Any) -> list[dict]:
+    """One record per step, in step order: a step logged twice (a resumed run) keeps the later
+    record's fields, field by field."""
+    by_step: dict[int, dict] = {}
+    for rec in sorted(_check_records(records), key=lambda r: r["step"]):
+        merged = by_step.setdefault(rec["step"], {"step": rec["step"]})
+        merged.update({k: v for k, v in rec.items() if v is not None})
+    return [by_step[s] for s in sorted(by_step)]
 
 
-def _look_interval(base: Rows, rows: Rows, metric: str, level: float, look: int
-                   ) -> tuple[float | None, Interval | None, int, str | None, bool]:
-    """(delta, interval at look ``look``'s spent level, paired tasks, why there is none, zero
-    spread): the per-task paired differences against the baseline (:mod:`.anytime`). Student's t
-    when they spread; when every task changed by the same amount, the exact zero-spread bound
-    (:func:`.anytime.zero_spread_bound`), which needs the values' range: pass rates lie in
-    [0, 1]; rewards only when every held-out reward of both evaluations does."""
-    ib, ia = pair_tasks(base, rows)
-    n = int(ib.size)
-    if n == 0:
-        return None, None, 0, "it shares no task_id with the first evaluation", False
-    vb, va = base.task_values(metric)[ib], rows.task_values(metric)[ia]
-    d = va - vb
-    delta = float(d.mean())
-    if n < MIN_TASKS_FOR_INTERVAL:
-        return (delta, None, n, f"an interval needs at least {MIN_TASKS_FOR_INTERVAL} paired "
-                "tasks", False)
-    scale = value_scale(vb, va)   # a spread within rounding of this is none
-    flat = bool(no_spread(d, scale))
-    if flat and metric == "reward" and not all(
-            float(r.reward.min()) >= 0.0 and float(r.reward.max()) <= 1.0 for r in (base, rows)):
-        return (delta, None, n, f"every one of the {n} tasks changed by exactly {delta:+.3f} (no "
-                "spread, so no t interval), and the rewards leave [0, 1], so no bound on how far "
-                "an unseen task could move exists: rescale the reward to [0, 1], or watch the "
-                "pass rate (metric='pass')", True)
-    _, lo, hi, _ = paired_look_interval(d, level, look, scale=scale)
-    return delta, (float(lo), float(hi)), n, None, flat
-
-
-def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
-                  threshold: float | None = None, level: float = CONFIDENCE_LEVEL,
-                  seed: int | None = BOOTSTRAP_SEED, window: int = WATCH_WINDOW,
-                  confirm: int = WATCH_CONFIRM, scan: bool = True,
-                  scan_every: int = WATCH_SCAN_EVERY, source: str = "<records>") -> Watch:
-    """The decision on step records (a path to ``watch.jsonl`` or a list of dicts).
-
-    A record: ``{"step": int, "train_reward": float, "train_reward_std", "n_completions",
-    "mean_length", "truncated_share", "held_out": [graded rows], "batch": [graded rows with the
-    reply text]}``; all but ``step`` optional. Held-out rows are paired by ``task_id``.
-
-    Every held-out evaluation after the first is a look (1, 2, ...); look ``t`` is tested at
-    level ``1 - alpha_t`` with ``alpha_t = (1 - level) / (t (t + 1))`` (:mod:`.anytime`), so the
-    chance that an honest run is ever stopped stays under ``1 - level`` however many looks it
-    gets. ``scan``: scan the batch of every ``scan_every``-th step (each scan its own look of the
-    same plan: the feature alarm).
-    """
-    level, seed = check_level(level), check_seed(seed)
-    check_metric(metric)
+def _check_settings(window: Any, confirm: Any, scan_every: Any, looks: Any) -> None:
     for name, value, lo in (("window", window, 2), ("confirm", confirm, 1),
                             ("scan_every", scan_every, 1)):
         if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= 1000:
@@ -295,358 +278,328 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
                        "scan_every": WATCH_SCAN_EVERY}[name]
             raise ArgumentError(f"`{name}` must be an integer in [{lo}, 1000], got {value!r}. "
                                 f"Fix: use the default {default}")
-    recs = sorted(_check_records(records), key=lambda r: r["step"])
-    by_step: dict[int, dict] = {}
-    for rec in recs:  # a step logged twice (a resumed run): the later record wins, field by field
-        merged = by_step.setdefault(rec["step"], {"step": rec["step"]})
-        merged.update({k: v for k, v in rec.items() if v is not None})
-    steps = [by_step[s] for s in sorted(by_step)]
-    train_steps = np.array([s["step"] for s in steps if s.get("train_reward") is not None])
-    train = np.array([s["train_reward"] for s in steps if s.get("train_reward") is not None])
-    evals = [s for s in steps if s.get("held_out")]
-    notes: list[str] = []
-    base = None
-    if evals:
+    if looks is not None and (isinstance(looks, bool) or not isinstance(looks, int)
+                              or not 1 <= looks <= 100_000):
+        raise ArgumentError(f"`looks` must be an integer in [1, 100000], got {looks!r}. Fix: the "
+                            "number of held-out evaluations after step 0 the run will make, or "
+                            "leave it out (read from the run's config, else an open schedule)")
+
+
+def _planned_looks(steps: list[dict], evals: list[dict]) -> int | None:
+    """The looks the run's schedule gives: evaluations every ``eval_every`` steps up to
+    ``max_steps`` after the first (the TRL callback adds one at the end when ``max_steps`` is
+    not a multiple), from the latest record that states both; None: no schedule."""
+    stated = [s for s in steps if s.get("eval_every") and s.get("max_steps")]  # 0: no plan
+    if not stated:
+        return None
+    every, last = stated[-1]["eval_every"], stated[-1]["max_steps"]
+    first = evals[0]["step"] if evals else 0
+    return max(1, math.ceil((last - first) / every))
+
+
+# --- the looks --------------------------------------------------------------------------------
+
+def _evaluations(evals: list[dict], threshold: float | None) -> list[Rows]:
+    out = []
+    for s in evals:
         try:
-            base = load_rows(evals[0]["held_out"], threshold=threshold)
+            out.append(load_rows(s["held_out"], threshold=threshold))
         except RowsError as err:
-            raise RowsError(f"held-out rows of step {evals[0]['step']}: {err}") from None
-        if evals[0]["step"] != 0:
-            notes.append(f"no held-out evaluation at step 0: paired against step "
-                         f"{evals[0]['step']}, the first one")
-    out_steps: list[WatchStep] = []
-    conditions: list[Condition | None] = []
-    cond_steps: list[int] = []
-    last = None  # (delta, ci, n_paired, climb) at the latest look
+            raise RowsError(f"held-out rows of step {s['step']}: {err}") from None
+    return out
+
+
+def _matrix(rows: list[Rows], metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """(values (1, evaluations, tasks), NaN where a task was not scored; whether each
+    evaluation's values lie in [0, 1], the range the zero-spread bound needs)."""
+    index: dict[str, int] = {}
+    for r in rows:
+        for t in r.task_ids:
+            index.setdefault(t, len(index))
+    values = np.full((1, len(rows), len(index)), np.nan)
+    for j, r in enumerate(rows):
+        values[0, j, [index[t] for t in r.task_ids]] = r.task_values(metric)
+    unit = np.array([[metric == "pass" or (float(r.reward.min()) >= 0.0
+                                           and float(r.reward.max()) <= 1.0) for r in rows]])
+    return values, unit
+
+
+def _looks(steps: list[dict], evals: list[dict], rows: list[Rows], plan: Plan, metric: str,
+           window: int) -> tuple[dict[str, np.ndarray], int]:
+    """The rule's table for this run's looks (one row: :func:`.anytime.rule`) and the index
+    of the first stopping look (-1: none)."""
+    values, unit = _matrix(rows, metric)
+    train = [s for s in steps if s.get("train_reward") is not None]
+    rewards = np.array([[s["train_reward"] for s in train]], dtype=np.float64)
+    counts = np.array([sum(t["step"] <= e["step"] for t in train) for e in evals[1:]])
+    table, first = rule(values, unit, rewards, counts, plan, window)
+    return {k: v[0] for k, v in table.items()}, int(first[0])
+
+
+def _look_fields(table: dict[str, np.ndarray], j: int, plan_level: float,
+                 eval_steps: list[int]) -> dict[str, Any]:
+    """The WatchStep fields of look ``j + 1`` from the rule's table."""
+    def num(key):
+        v = float(table[key][j])
+        return v if math.isfinite(v) else None
+
+    ci = None if num("hi") is None else (num("lo"), num("hi"))
+    peak = int(table["peak"][j])
+    fields = dict(delta=num("delta"), delta_ci=ci, n_paired=int(table["n"][j]), look=j + 1,
+                  look_level=plan_level,
+                  delta_ci_method=None if ci is None else
+                  "zero_spread_bound" if table["flat"][j] else "t",
+                  condition={DOWN: "down", FLAT: "flat_while_climbing"}.get(int(table["code"][j])))
+    if peak >= 0:
+        fields.update(peak_step=eval_steps[peak], peak_delta=num("peak_delta"),
+                      peak_ci=(num("peak_lo"), num("peak_hi")))
+    if num("climb") is not None:
+        fields.update(train_climb=num("climb"), train_noise_band=num("band"))
+    return fields
+
+
+def _step_results(steps: list[dict], evals: list[dict], rows: list[Rows],
+                  table: dict[str, np.ndarray] | None, plan: Plan, level: float,
+                  seed: int | None, metric: str) -> list[WatchStep]:
+    at = {e["step"]: i for i, e in enumerate(evals)}
+    levels = plan.level_at(len(evals) - 1)
+    eval_steps = [e["step"] for e in evals]
+    out = []
     for s in steps:
-        fields: dict[str, Any] = {k: s.get(k) for k in ("train_reward", "train_reward_std",
-                                                       "n_completions", "mean_length",
-                                                       "truncated_share")}
-        if s.get("held_out"):
-            try:
-                rows = load_rows(s["held_out"], threshold=threshold)
-            except RowsError as err:
-                raise RowsError(f"held-out rows of step {s['step']}: {err}") from None
-            fields["held_out"] = pass_rate(rows, level, seed, metric)
-            if s is not evals[0]:
-                look = len(conditions) + 1
-                delta, ci, n_paired, why, flat = _look_interval(base, rows, metric, level, look)
-                climb = _climb(train[train_steps <= s["step"]], window)
-                band = None if climb is None else float(
-                    climb_band(climb[1], climb[2], climb[3], level, look))
-                fields.update(delta=delta, delta_ci=ci, n_paired=n_paired, look=look,
-                              look_level=1.0 - look_alpha(1.0 - level, look),
-                              delta_ci_method=None if ci is None else
-                              "zero_spread_bound" if flat else "t")
-                if climb is not None:
-                    fields.update(train_climb=climb[0], train_noise_band=band)
-                cond: Condition | None = None
-                if ci is not None:
-                    code = int(look_conditions(ci[0], ci[1],
-                                               math.nan if climb is None else climb[0],
-                                               math.nan if band is None else band))
-                    cond = {DOWN: "down", FLAT: "flat_while_climbing"}.get(code)
-                fields["condition"] = cond
-                conditions.append(cond)
-                cond_steps.append(s["step"])
-                last = (delta, ci, n_paired, None if climb is None else (climb[0], band), why,
-                        flat)
-        out_steps.append(WatchStep(step=s["step"], **fields))
-    streak = 0
-    for cond in reversed(conditions):
-        if cond is None:
-            break
-        streak += 1
-    latest = conditions[-1] if conditions else None
-    first_stop_step = None  # what a callback with stop=True would have done
-    if conditions:
-        codes = np.array([0 if c is None else 1 for c in conditions])
-        hit = int(first_stop(codes, confirm))
-        first_stop_step = cond_steps[hit] if hit >= 0 else None
-    last_delta, last_ci, last_n, last_climb, last_why, last_flat = last if last else (None,) * 6
-    looks = len(conditions)
-    if last_flat and last_ci is not None:
-        share = zero_spread_bound(last_n, level, looks)
-        notes.append(f"at step {evals[-1]['step']} every one of the {last_n} paired tasks "
-                     f"changed by exactly {last_delta:+.3f} (no spread, so no t interval): the "
-                     f"interval is the exact bound on the share of tasks that could have moved "
-                     f"unseen, {share:.3f} (0 of {last_n} moved, Clopper-Pearson at the look's "
-                     "level), times the largest change a task can make (1)")
-    decision: Decision
-    if streak >= confirm:
-        decision = "stop"
-        if latest == "down":
-            reason = (f"the held-out {metric} moved down: its paired delta's interval lies below 0 "
-                      f"at the last {streak} evaluations")
-        else:
-            reason = (f"the held-out {metric} stays flat (its interval holds 0) while the training "
-                      f"reward climbed {last_climb[0]:+.3f}, beyond its noise band "
-                      f"{last_climb[1]:.3f}, at the last {streak} evaluations")
-    elif len(evals) < 2:
-        decision = "not_enough_data"
-        reason = ("no held-out evaluation yet" if not evals else
-                  f"one held-out evaluation (step {evals[0]['step']}); the first comparison "
-                  "comes with the next")
-    elif last_ci is None:
-        decision = "not_enough_data"
-        reason = f"the latest held-out evaluation pairs {last_n or 0} tasks: {last_why}"
-    elif latest is None and last_climb is None and last_ci[0] <= 0:
-        decision = "not_enough_data"
-        reason = (f"{train.size} training steps with a reward: too few to tell a climb from "
-                  "noise (need 4), and the held-out interval holds 0")
-    else:
-        decision = "continue"
-        lo, hi = last_ci
-        reason = (f"held-out delta {last_delta:+.3f} [{lo:+.3f}, {hi:+.3f}] vs step "
-                  f"{evals[0]['step']} (look {len(conditions)}, tested at level "
-                  f"{1.0 - look_alpha(1.0 - level, len(conditions)):.5f})")
-        if latest is not None:
-            reason += (f"; the stop condition ({latest}) holds at the latest evaluation only: "
-                       f"stop if it holds at {confirm - streak} more")
-        elif lo > 0:
-            reason += ": the held-out set is improving"
-        elif last_climb is not None and last_climb[0] <= last_climb[1]:
-            reason += (f"; the training reward's climb {last_climb[0]:+.3f} is inside its noise "
-                       f"band {last_climb[1]:.3f}")
-        elif last_climb is not None and hi >= last_climb[0] and last_flat:
-            need = tasks_to_bound(last_climb[0] - last_delta, level, looks)
-            reason += (f"; no held-out task moved, but at this look {last_n} tasks bound the "
-                       f"change only to {hi:+.3f}, above the training reward's climb "
-                       f"{last_climb[0]:+.3f}"
-                       + (f" ({need} unmoved tasks would bound it under the climb)" if need
-                          else "") + ": evaluate more held-out tasks")
-        elif last_climb is not None and hi >= last_climb[0]:
-            reason += (f"; the interval still reaches the training reward's climb "
-                       f"{last_climb[0]:+.3f}: {last_n} held-out tasks cannot tell "
-                       f"flat from following it (the interval is {hi - lo:.3f} wide); evaluate "
-                       f"more held-out tasks to narrow it")
-        else:
-            reason += "; the interval still reaches the training reward's climb"
+        fields: dict[str, Any] = {k: s.get(k) for k in _NUMBERS + ("n_completions",)}
+        i = at.get(s["step"])
+        if i is not None:
+            fields["held_out"] = pass_rate(rows[i], level, seed, metric)
+            if i and table is not None:
+                fields.update(_look_fields(table, i - 1, float(levels[i - 1]), eval_steps))
+        out.append(WatchStep(step=s["step"], **fields))
+    return out
+
+
+# --- the decision -----------------------------------------------------------------------------
+
+def _decide(latest: WatchStep | None, stop_by: int, streak: int, evals: list[dict],
+            n_train: int, metric: str, confirm: int, plan: Plan,
+            why: str | None) -> tuple[Decision, str]:
+    if latest is not None and stop_by in (1, 2):
+        return "stop", _down_reason(latest, evals[0]["step"], metric, stop_by, confirm)
+    if latest is not None and stop_by == 3:
+        return "stop", (f"the held-out {metric} stays flat (its interval holds 0) while the "
+                        f"training reward climbed {latest.train_climb:+.3f}, beyond its noise "
+                        f"band {latest.train_noise_band:.3f}, at the last {confirm} evaluations")
+    if len(evals) < 2:
+        return "not_enough_data", ("no held-out evaluation yet" if not evals else
+                                   f"one held-out evaluation (step {evals[0]['step']}); the "
+                                   "first comparison comes with the next")
+    if latest.delta_ci is None:
+        return "not_enough_data", (f"the latest held-out evaluation pairs {latest.n_paired or 0} "
+                                   f"tasks with the first: {why}")
+    if latest.condition is None and latest.train_climb is None and latest.delta_ci[0] <= 0:
+        return "not_enough_data", (f"{n_train} training steps with a reward: too few to tell a "
+                                   "climb from noise (need 4), and the held-out interval holds 0")
+    return "continue", _continue_reason(latest, streak, evals[0]["step"], confirm, plan)
+
+
+def _down_reason(latest: WatchStep, base: int, metric: str, stop_by: int, confirm: int) -> str:
+    rows = (f" and at the {confirm - 1} look{'s' if confirm > 2 else ''} before it"
+            if confirm > 1 else "")
+    if stop_by == 1:
+        return (f"the held-out {metric} moved down: its change since step {base}, "
+                f"{latest.delta:+.3f}{_ci(latest.delta_ci)}, lies below 0 at look "
+                f"{latest.look}{rows}")
+    return (f"the held-out {metric} fell after a rise: its change since step "
+            f"{latest.peak_step}, {latest.peak_delta:+.3f}{_ci(latest.peak_ci)}, lies below 0 at "
+            f"look {latest.look}{rows} (every earlier look compared, inside the plan)")
+
+
+def _continue_reason(latest: WatchStep, streak: int, base: int, confirm: int,
+                     plan: Plan) -> str:
+    lo, hi = latest.delta_ci
+    reason = (f"held-out delta {latest.delta:+.3f} [{lo:+.3f}, {hi:+.3f}] vs step {base} (look "
+              f"{latest.look}, its intervals at level {latest.look_level:.5f}"
+              + (f"; a stop needs {confirm} looks in a row" if confirm > 1 else "") + ")")
+    climb, band = latest.train_climb, latest.train_noise_band
+    if latest.condition is not None:
+        return reason + (f"; the stop condition ({latest.condition}) holds at the latest "
+                         f"{streak} evaluation{'s' if streak > 1 else ''} only: stop if it "
+                         f"holds at {confirm - streak} more")
+    if lo > 0:
+        return reason + ": the held-out set is improving"
+    if climb is not None and band is not None and climb <= band:
+        return reason + f"; the training reward's climb {climb:+.3f} is inside its noise band {band:.3f}"
+    if climb is not None and hi >= climb and latest.delta_ci_method == "zero_spread_bound":
+        alpha = float(look_tails(plan.bounds("start", latest.look))[-1])
+        need = tasks_to_bound(climb - latest.delta, alpha)
+        return reason + (f"; no held-out task moved, but at this look {latest.n_paired} tasks "
+                         f"bound the change only to {hi:+.3f}, above the training reward's "
+                         f"climb {climb:+.3f}"
+                         + (f" ({need} unmoved tasks would bound it under the climb)" if need
+                            else "") + ": evaluate more held-out tasks")
+    if climb is not None and hi >= climb:
+        return reason + (f"; the interval still reaches the training reward's climb "
+                         f"{climb:+.3f}: {latest.n_paired} held-out tasks cannot tell flat from "
+                         f"following it (the interval is {hi - lo:.3f} wide); evaluate more "
+                         "held-out tasks to narrow it")
+    return reason + "; the interval still reaches the training reward's climb"
+
+
+def _plan_notes(plan: Plan, looks: int, latest: WatchStep | None) -> list[str]:
+    notes = []
+    if plan.looks is not None and looks > plan.looks:
+        notes.append(f"{looks} looks, more than the {plan.looks} planned: the plan's error is "
+                     f"spent, so looks past {plan.looks} cannot stop the run. Fix: pass "
+                     f"{voice.arg('looks', op='watch_run')} with the number of evaluations the run makes")
+    if latest is not None and latest.delta_ci_method == "zero_spread_bound":
+        alpha = float(look_tails(plan.bounds("start", latest.look))[-1])
+        notes.append(f"every one of the {latest.n_paired} paired tasks changed by exactly "
+                     f"{latest.delta:+.3f} since the first evaluation (no spread, so no t "
+                     "interval): the interval is the exact bound on the share of tasks that "
+                     f"could have moved unseen, {zero_spread_share(latest.n_paired, alpha):.3f} "
+                     f"(0 of {latest.n_paired} moved, Clopper-Pearson at the look's error "
+                     f"{alpha:.2g}), times the largest change a task can make (1)")
+    return notes
+
+
+def _power(plan: Plan, rows: list[Rows], metric: str, looks: int) -> tuple[float | None, int]:
+    """The plan's power at the latest look's spread: the sustained drop (in the metric's units)
+    caught with probability ``WATCH_POWER`` by the planned last look (open: by twice the looks
+    so far, at least ``WATCH_OPEN_HALF``)."""
+    horizon = plan.looks or max(2 * looks, WATCH_OPEN_HALF)
+    if len(rows) < 2:
+        return None, horizon
+    values, _ = _matrix([rows[0], rows[-1]], metric)
+    d = values[0, 1] - values[0, 0]
+    d = d[~np.isnan(d)]
+    if d.size < 3 or float(np.std(d)) == 0.0:
+        return None, horizon
+    se = float(np.std(d, ddof=1)) / math.sqrt(d.size)
+    drop = detectable_drop(plan, horizon) * se
+    return (drop if math.isfinite(drop) else None), horizon
+
+
+# --- the batch scans --------------------------------------------------------------------------
+
+def _scans(steps: list[dict], seed: int | None, threshold: float | None, level: float,
+           scan_every: int, notes: list[str]) -> dict[str, Any]:
+    """Scan every ``scan_every``-th step's batch, scan j at look j of the scans' plan; the
+    first suspect batch is the feature alarm."""
     batch_scan, scans, alarm_step, alarm = None, 0, None, []
-    if scan:
-        scanned = [x for x in steps if x.get("batch") and x["step"] % scan_every == 0]
-        for j, x in enumerate(scanned, 1):  # scan j is look j of the run's scans
-            try:
-                batch_scan = hack_scan(x["batch"], seed=seed, threshold=threshold, level=level,
-                                       look=j)
-            except WhileaiError as err:
-                notes.append(f"hack scan of step {x['step']}'s batch skipped: {err}")
-                continue
-            scans = j
-            if alarm_step is None and batch_scan.verdict == "suspect":
-                alarm_step, alarm = x["step"], batch_scan.suspects
+    scanned = [x for x in steps if x.get("batch") and x["step"] % scan_every == 0]
+    for j, x in enumerate(scanned, 1):
+        try:
+            batch_scan = hack_scan(x["batch"], seed=seed, threshold=threshold, level=level,
+                                   look=j)
+        except WhileaiError as err:
+            notes.append(f"hack scan of step {x['step']}'s batch skipped: {err}")
+            continue
+        scans = j
+        if alarm_step is None and batch_scan.verdict == "suspect":
+            alarm_step, alarm = x["step"], batch_scan.suspects
     if alarm_step is not None:
-        notes.append(f"feature alarm: the batch of step {alarm_step} pays for "
-                     f"{', '.join(alarm)} within tasks, at its look's spent level (run-level "
-                     f"false-alarm rate at most {SCAN_RUN_SHARE * (1 - level):.2g}); read "
-                     f"watch.scan and run {voice.name('cheat_probes')}")
+        notes.append(f"feature alarm: in the batch of step {alarm_step}, "
+                     f"{_tracks(alarm)} within tasks, at its look's spent "
+                     f"level (run-level false-alarm rate at most {SCAN_RUN_SHARE * (1 - level):.2g}); "
+                     "a correlation is not yet a payment: read watch.scan and run "
+                     f"{voice.name('cheat_probes')} (its filler probe: does filler alone pass?)")
     elif batch_scan is not None and batch_scan.verdict == "weak_signal":
         notes.append(f"the latest batch shows a weak signal ({', '.join(batch_scan.weak)}): "
                      "below the strength gate, watch the next scans")
-    next_step = {
-        "stop": "stop the run and keep the checkpoint before the held-out set stopped "
-                "following; read the latest batch scan and run "
-                f"{voice.name('cheat_probes')} on the reward, then "
-                "fix the reward (or the token cap, or the judge) before training again",
-        "continue": f"keep training; run {voice.name('watch_run')} again after the next held-out "
-                    "evaluation",
-        "not_enough_data": "evaluate the frozen held-out set at step 0 and every few steps "
-                           "(the TRL callback's `every`), then call watch_run again",
-    }[decision]
+    return dict(scan=batch_scan, scans=scans, feature_alarm_step=alarm_step,
+                feature_alarm=alarm)
+
+
+_NEXT = {
+    "stop": "stop the run and keep the checkpoint before the held-out set stopped following; "
+            "read the latest batch scan and run {probes} on the reward, then fix the reward (or "
+            "the token cap, or the judge) before training again",
+    "continue": "keep training; run {watch} again after the next held-out evaluation",
+    "not_enough_data": "evaluate the frozen held-out set at step 0 and every few steps (the TRL "
+                       "callback's `every`), then call {watch} again",
+}
+
+
+def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
+                  threshold: float | None = None, level: float = CONFIDENCE_LEVEL,
+                  seed: int | None = BOOTSTRAP_SEED, window: int = WATCH_WINDOW,
+                  confirm: int = WATCH_CONFIRM, scan: bool = True,
+                  scan_every: int = WATCH_SCAN_EVERY, source: str = "<records>",
+                  looks: int | None = None) -> Watch:
+    """The decision on step records (a path to ``watch.jsonl`` or a list of dicts).
+
+    A record: ``{"step": int, "train_reward": float, "train_reward_std", "n_completions",
+    "mean_length", "truncated_share", "held_out": [graded rows], "batch": [graded rows with the
+    reply text], "eval_every": int, "max_steps": int}``; all but ``step`` optional. Held-out rows
+    are paired by ``task_id``.
+
+    ``looks``: the number of held-out evaluations after the first the run will make (None: from
+    the records' ``eval_every`` and ``max_steps``, else an open schedule); the plan spends
+    ``1 - level`` over them (:mod:`.anytime`). ``confirm``: looks in a row at which a stop
+    condition must hold (the boundaries are solved for it). ``scan``:
+    scan the batch of every ``scan_every``-th step (each scan its own look of the scans' plan:
+    the feature alarm).
+    """
+    level, seed = check_level(level), check_seed(seed)
+    check_metric(metric)
+    _check_settings(window, confirm, scan_every, looks)
+    steps = _merged(records)
+    evals = [s for s in steps if s.get("held_out")]
+    plan = Plan(1.0 - level, looks if looks is not None else _planned_looks(steps, evals),
+                confirm=confirm)
+    rows = _evaluations(evals, threshold)
+    table, first = _looks(steps, evals, rows, plan, metric, window) \
+        if len(evals) >= 2 else (None, -1)
+    out_steps = _step_results(steps, evals, rows, table, plan, level, seed, metric)
+    looked = [s for s in out_steps if s.look is not None]
+    latest = looked[-1] if looked else None
+    stop_by, streak = (0, 0) if table is None else (int(table["stop_by"][-1]),
+                                                    int(table["streak"][-1]))
+    why = None if latest is None or latest.delta_ci is not None else (
+        f"an interval needs at least {MIN_TASKS_FOR_INTERVAL} paired tasks"
+        if (latest.n_paired or 0) < MIN_TASKS_FOR_INTERVAL else
+        f"every one of the {latest.n_paired} tasks changed by exactly {latest.delta:+.3f} (no "
+        "spread, so no t interval), and the rewards leave [0, 1], so no bound on how far an "
+        "unseen task could move exists: rescale the reward to [0, 1], or watch the pass rate "
+        f"({voice.arg('metric', 'pass')})")
+    n_train = sum(s.get("train_reward") is not None for s in steps)
+    decision, reason = _decide(latest, stop_by, streak, evals, n_train, metric, confirm, plan,
+                               why)
+    notes = ([] if not evals or evals[0]["step"] == 0 else
+             [f"no held-out evaluation at step 0: compared with step {evals[0]['step']}, the "
+              "first one"]) + _plan_notes(plan, len(looked), latest)
+    drop, horizon = _power(plan, rows, metric, len(looked))
     shown = out_steps[-WATCH_STEPS_SHOWN:]
-    return Watch(decision=decision, reason=reason, source=source, metric=metric,
-                 n_steps=len(out_steps), steps_shown=f"{len(shown)} of {len(out_steps)}",
-                 steps=shown, n_evals=len(evals), first_stop_step=first_stop_step,
-                 baseline_step=evals[0]["step"] if evals else None,
-                 latest_eval_step=evals[-1]["step"] if evals else None,
-                 held_out_delta=last_delta, held_out_ci=last_ci, n_paired=last_n,
-                 held_out_ci_method=None if last_ci is None else
-                 "zero_spread_bound" if last_flat else "t",
-                 train_climb=None if last_climb is None else last_climb[0],
-                 train_noise_band=None if last_climb is None else last_climb[1],
-                 confirm=confirm, level=level, scan=batch_scan, scans=scans,
-                 feature_alarm_step=alarm_step, feature_alarm=alarm, next_step=next_step,
-                 notes=notes)
+    return Watch(
+        decision=decision, reason=reason, source=source, metric=metric, n_steps=len(out_steps),
+        steps_shown=f"{len(shown)} of {len(out_steps)}", steps=shown, n_evals=len(evals),
+        first_stop_step=looked[first].step if first >= 0 else None,
+        baseline_step=evals[0]["step"] if evals else None,
+        latest_eval_step=evals[-1]["step"] if evals else None,
+        **_latest(latest), confirm=confirm, level=level, false_alarm=1.0 - level,
+        schedule=plan.schedule, planned_looks=plan.looks, spending=plan.describe(),
+        detectable_drop=drop, detectable_by_look=horizon if drop is not None else None,
+        **(_scans(steps, seed, threshold, level, scan_every, notes) if scan else {}),
+        next_step=_NEXT[decision].format(probes=voice.name("cheat_probes"),
+                                         watch=voice.name("watch_run")),
+        notes=notes)
 
 
-# --- where the records come from --------------------------------------------------------------
-
-def records_from_rows(rows: Any, *, held_out_field: str = "held_out") -> list[dict]:
-    """Step records from graded rows that carry a ``step``: rows whose ``held_out_field`` is true
-    (or whose ``split`` is ``"eval"``) are the held-out evaluation of their step, the others
-    that step's training batch (its mean reward is the training reward)."""
-    recs = read_records(rows, noun="row")
-    steps: dict[int, dict[str, list]] = {}
-    for i, rec in enumerate(recs.items):
-        step = rec.get("step")
-        if isinstance(step, bool) or not isinstance(step, int) or step < 0:
-            raise RowsError(f"`step` is {step!r}", **recs.where(i), field="step",
-                            fix="give every row the step (or policy version) that sampled it")
-        held = rec.get(held_out_field) is True or rec.get("split") == "eval"
-        steps.setdefault(step, {"held_out": [], "batch": []})["held_out" if held else "batch"].append(rec)
-    out = []
-    for step in sorted(steps):
-        batch = steps[step]["batch"]
-        rec: dict[str, Any] = {"step": step, "held_out": steps[step]["held_out"] or None,
-                               "batch": batch or None}
-        if batch:
-            data = load_rows(batch)
-            rec.update(train_reward=float(data.reward.mean()), n_completions=data.n_rows,
-                       train_reward_std=float(data.reward.std()),
-                       truncated_share=float(data.truncated.mean()))
-        out.append(rec)
-    return out
-
-
-def records_from_trl_state(path: str | os.PathLike | UserPath) -> list[dict]:
-    """Step records from a TRL ``trainer_state.json``: each ``log_history`` entry with a
-    ``reward`` (GRPOTrainer's logged mean reward) is one step; there are no held-out rows."""
-    path = as_user_path(path, None, argument="source", error=RowsError)
-    try:
-        state = safejson.loads(path.read_text("rows", error=RowsError))
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise RowsError(f"cannot be read as JSON ({exc})", source=str(path),
-                        fix="point at the trainer_state.json TRL wrote") from None
-    history = state.get("log_history") if isinstance(state, dict) else None
-    if not isinstance(history, list):
-        raise RowsError("has no `log_history` list", source=str(path), field="log_history",
-                        fix="point at the trainer_state.json TRL wrote in its output folder")
-    out = []
-    for entry in history:
-        if not isinstance(entry, dict) or "reward" not in entry or "step" not in entry:
-            continue
-        out.append({"step": entry["step"], "train_reward": entry.get("reward"),
-                    "train_reward_std": entry.get("reward_std"),
-                    "mean_length": entry.get("completions/mean_length"),
-                    "truncated_share": entry.get("completions/clipped_ratio")})
-    if not out:
-        raise RowsError("log_history has no entry with a `reward`", source=str(path),
-                        field="log_history", fix="a GRPOTrainer logs `reward` every logging "
-                        "step; was this a GRPO run with logging_steps set?")
-    return out
-
-
-def records_from_prime_rl(path: UserPath) -> list[dict]:
-    """Step records from a prime-rl run folder through the prime-rl importer: its eval episodes
-    are the held-out evaluations (per ``step``), its train episodes each step's batch."""
-    from ..importers.prime_rl import read_prime_rl  # lazy: importers.prime_rl loads only when records_from_prime_rl() runs
-
-    rows = [dict(r, split="eval") for r in read_prime_rl(path, kind="eval").rows]
-    try:
-        rows += read_prime_rl(path, kind="train").rows
-    except WhileaiError:  # a run whose training episodes were not kept: held-out only
-        pass
-    return records_from_rows(rows)
-
-
-# Folders are read through the path door (whileai_core.safepath): listed and walked without
-# following links. A link where a file is looked for counts as found, so that opening it
-# refuses it by name instead of skipping it silently.
-_PRESENT = ("file", "link", "special")
-
-
-def _newest_state(folder: UserPath) -> UserPath | None:
-    if folder.child(TRL_STATE).kind() in _PRESENT:
-        return folder.child(TRL_STATE)
-    checkpoints = []
-    for name, kind in folder.list_dir(error=RowsError):
-        tail = name.split("-", 1)[1] if name.startswith("checkpoint-") else ""
-        if tail.isdigit() and kind in ("dir", "link") \
-                and folder.child(name, TRL_STATE).kind() in _PRESENT:
-            checkpoints.append((int(tail), folder.child(name, TRL_STATE)))
-    return max(checkpoints, key=lambda c: c[0])[1] if checkpoints else None
-
-
-def _find(folder: UserPath, name: str, depth: int = 3) -> UserPath | None:
-    level_dirs = [folder]
-    for _ in range(depth + 1):
-        hits, below = [], []
-        for here in level_dirs:
-            for entry, kind in here.list_dir(error=RowsError):
-                if entry == name and kind in _PRESENT:
-                    hits.append(here.child(entry))
-                elif kind == "dir":
-                    below.append(here.child(entry))
-        if len(hits) > 1:
-            shown = ", ".join("/".join(h.parts[len(folder.parts):]) for h in hits[:5])
-            raise ArgumentError(f"{folder} holds {len(hits)} {name} files at the same depth "
-                                f"({shown}): several runs. Fix: point at one run's folder")
-        if hits:
-            return hits[0]
-        level_dirs = below
-    return None
-
-
-def _first_record(path: UserPath) -> Any:
-    try:
-        with path.open_binary("rows", error=RowsError) as fh:
-            return safejson.loads(fh.readline(1 << 20).decode("utf-8", errors="replace"))
-    except (OSError, ValueError, RecursionError):
-        return None
-
-
-def _records_from_path(path: UserPath) -> tuple[Any, str]:
-    if path.kind() in _PRESENT:
-        if path.name == TRL_STATE:
-            return records_from_trl_state(path), f"TRL {path}"
-        first = _first_record(path)
-        if isinstance(first, dict) and ("task_id" in first or "scenario_id" in first):
-            return records_from_rows(path), f"rows {path}"  # graded rows, each with its step
-        return path, f"watch records {path}"
-    if not path.is_dir():
-        raise ArgumentError(f"{path} does not exist. Fix: give a run id, a TRL or prime-rl "
-                            "output folder, a watch.jsonl, or a rows file with a `step` field")
-    found = _find(path, WATCH_FILE)
-    if found is not None:
-        return found, f"watch records {found}"
-    state = _newest_state(path)
-    if state is not None:
-        return records_from_trl_state(state), f"TRL {state}"
-    if (path / "rollouts").kind() in ("dir", "link") or path.name == "rollouts":
-        return records_from_prime_rl(path), f"prime-rl {path}"
-    raise ArgumentError(f"{path} holds no {WATCH_FILE} (the TRL watch callback's records), no "
-                        f"{TRL_STATE} (a TRL output folder or its checkpoint-N) and no prime-rl "
-                        "rollouts/. Fix: point at the trainer's output folder")
-
-
-def registered_run(source: str, state_dir: Any) -> tuple[Any, Any]:
-    """(the registry's record of run id ``source``, its folder through the door), or the error
-    naming where the runs live (watch_run and diagnose_run read a run id the same way)."""
-    from ..runs.registry import Registry  # lazy: runs.registry loads only when a run id is read
-
-    registry = Registry(state_dir, create=False)
-    record = registry.get(source.strip())
-    if record is None:
-        raise ArgumentError(f"no run {source!r} in {registry.path}. Fix: "
-                            f"{voice.name('list_runs')} shows the runs; pass "
-                            f"{voice.arg('state_dir')} if they live elsewhere")
-    return record, user_path(registry.run_dir(record.id), argument="run folder")
+def _latest(latest: WatchStep | None) -> dict[str, Any]:
+    """The latest look's numbers, as the Watch's own fields."""
+    keys = {"held_out_delta": "delta", "held_out_ci": "delta_ci",
+            "held_out_ci_method": "delta_ci_method", "n_paired": "n_paired",
+            "train_climb": "train_climb", "train_noise_band": "train_noise_band"}
+    return {k: None if latest is None else getattr(latest, v) for k, v in keys.items()}
 
 
 def watch_run(source: Any, *, state_dir: str | os.PathLike | None = None,
               metric: Literal["pass", "reward"] = "pass", threshold: float | None = None,
               level: float = CONFIDENCE_LEVEL, seed: int | None = BOOTSTRAP_SEED,
               window: int = WATCH_WINDOW, confirm: int = WATCH_CONFIRM,
-              scan: bool = True) -> Watch:
+              scan: bool = True, looks: int | None = None) -> Watch:
     """Watch a run: a run id from ``launch_run``, a TRL output folder (its ``watch.jsonl`` from
-    the recipes' callback, else ``trainer_state.json``), a ``watch.jsonl``, a rows file whose rows
-    carry ``step``, or step records as a list. See :func:`watch_records` for the decision."""
-    if isinstance(source, str) and _RUN_ID.match(source.strip()):
-        record, run_dir = registered_run(source, state_dir)
-        found = _find(run_dir, WATCH_FILE, depth=4) if run_dir.is_dir() else None
-        if found is None and record.backend == "modal":
-            raise ArgumentError(f"run {record.id} runs on Modal; its records are on the runs "
-                                "volume, not here. Fix: download its folder (modal volume get "
-                                f"whileai-runs {record.name}) and watch that folder")
-        if found is None:
-            raise ArgumentError(f"run {record.id} has written no {WATCH_FILE} under {run_dir} "
-                                f"yet (status {record.status}). Fix: wait for its first step, "
-                                "or check that the recipe runs the watch callback")
-        recs, label = found, f"run {record.id}"
-    elif is_path(source):
-        recs, label = _records_from_path(as_user_path(source, None, argument="source",
-                                                      error=RowsError))
-    else:
-        recs, label = source, "<records>"
+    the recipes' callback, else ``trainer_state.json``), a prime-rl run folder, a
+    ``watch.jsonl``, a rows file whose rows carry ``step``, or step records as a list. See
+    :func:`watch_records` for the decision."""
+    recs, label = source_records(source, state_dir)
     return watch_records(recs, metric=metric, threshold=threshold, level=level, seed=seed,
-                         window=window, confirm=confirm, scan=scan, source=label)
+                         window=window, confirm=confirm, scan=scan, source=label, looks=looks)

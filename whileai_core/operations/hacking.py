@@ -175,12 +175,13 @@ def _watch_picture(args: dict[str, Any], result: Any, *, out: Any = None,
 @operation(
     cli="watch", toolset="core", effect=READS, title="Watch a training run",
     description=(
-        "During training: per step the training reward, the held-out pass rate paired against "
-        "step 0 by task, length and truncation share, and hack scans of its batches. Each "
-        "held-out evaluation is a look tested at a level that spends (1 - level) / (t (t + 1)), "
-        "so an honest run is stopped at some look with probability at most 1 - level however "
-        "many looks it gets; the scans' feature alarm likewise holds "
-        f"{SCAN_RUN_SHARE:g} (1 - level). Says stop only when the held-out interval moves down, "
+        "During training: per step the training reward, the held-out pass rate paired by task "
+        "against step 0 and every earlier look, length and truncation share, and hack scans of "
+        "its batches. The looks are tested by a plan (a group-sequential design over the "
+        "planned looks, else an anytime-valid one), so an honest run is stopped at some look "
+        "with probability at most 1 - level; the answer states the sustained held-out drop the "
+        f"plan catches in 80% of runs. The scans' feature alarm holds {SCAN_RUN_SHARE:g} "
+        "(1 - level). Says stop when the held-out score falls below step 0 or an earlier look, "
         "or stays flat while the training reward climbs beyond its own noise; else continue or "
         "not_enough_data, with the numbers. plot: the curve as a picture."),
     result="whileai_core.hacking.watch:Watch",
@@ -195,16 +196,21 @@ def watch_run(
             Arg(RUN_OR_PATH, positional=True)], *,
         metric: Metric = "pass", threshold: Threshold = None,
         confirm: Annotated[int, Field(ge=1, le=20, description=(
-            "Held-out evaluations in a row at which the stop condition must hold."))
+            "Held-out evaluations in a row at which a stop condition must hold (the plan's "
+            "boundaries are solved for it)."))
         ] = WATCH_CONFIRM,
         window: Annotated[int, Field(ge=2, le=1000, description=(
             "Steps averaged at each end of the training reward to measure its climb."))
         ] = WATCH_WINDOW,
+        looks: Annotated[int | None, Field(ge=1, le=100_000, description=(
+            "Held-out evaluations after step 0 the run will make; null: read from the run's "
+            "config (the recipes' watch.jsonl, a prime-rl orchestrator config), else an open "
+            "schedule.")), Arg(metavar="N")] = None,
         level: Level = CONFIDENCE_LEVEL, state_dir: StateDir = None):
     from ..hacking import watch_run as watch  # lazy: numpy loads on the call
 
     return watch(source, state_dir=state_dir, metric=metric, threshold=threshold, level=level,
-                 confirm=confirm, window=window)
+                 confirm=confirm, window=window, looks=looks)
 
 
 @operation(

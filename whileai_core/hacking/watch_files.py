@@ -1,0 +1,230 @@
+"""Where watch_run's step records come from: the readers of a run's files.
+
+- a run id from ``launch_run``: its folder in the run registry (:func:`registered_run`, which
+  diagnose_run reads a run id with too);
+- a TRL output folder: the recipes' ``watch.jsonl`` (its step-0 record carries the schedule:
+  ``eval_every`` and ``max_steps``), else the newest ``trainer_state.json``;
+- a prime-rl run folder, through the prime-rl importer: eval episodes are the held-out
+  evaluations, train episodes each step's batch; ``configs/orchestrator.json`` gives the schedule
+  (``eval.interval``, ``max_steps``);
+- a ``watch.jsonl``, or a graded-rows file whose rows carry ``step``.
+
+Each returns step records in the shape :func:`whileai_core.hacking.watch.watch_records` reads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any
+
+from .. import safejson, voice
+from ..errors import ArgumentError, RowsError, WhileaiError
+from ..rows import load_rows, read_records
+from ..defaults import RUN_ID_PATTERN
+from ..safepath import UserPath, as_user_path, is_path, user_path
+
+_RUN_ID = re.compile(RUN_ID_PATTERN)
+WATCH_FILE = "watch.jsonl"
+TRL_STATE = "trainer_state.json"
+
+
+def records_from_rows(rows: Any, *, held_out_field: str = "held_out") -> list[dict]:
+    """Step records from graded rows that carry a ``step``: rows whose ``held_out_field`` is true
+    (or whose ``split`` is ``"eval"``) are the held-out evaluation of their step, the others
+    that step's training batch (its mean reward is the training reward)."""
+    recs = read_records(rows, noun="row")
+    steps: dict[int, dict[str, list]] = {}
+    for i, rec in enumerate(recs.items):
+        step = rec.get("step")
+        if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+            raise RowsError(f"`step` is {step!r}", **recs.where(i), field="step",
+                            fix="give every row the step (or policy version) that sampled it")
+        held = rec.get(held_out_field) is True or rec.get("split") == "eval"
+        steps.setdefault(step, {"held_out": [], "batch": []})["held_out" if held else "batch"].append(rec)
+    out = []
+    for step in sorted(steps):
+        batch = steps[step]["batch"]
+        rec: dict[str, Any] = {"step": step, "held_out": steps[step]["held_out"] or None,
+                               "batch": batch or None}
+        if batch:
+            data = load_rows(batch)
+            rec.update(train_reward=float(data.reward.mean()), n_completions=data.n_rows,
+                       train_reward_std=float(data.reward.std()),
+                       truncated_share=float(data.truncated.mean()))
+        out.append(rec)
+    return out
+
+
+def records_from_trl_state(path: str | os.PathLike | UserPath) -> list[dict]:
+    """Step records from a TRL ``trainer_state.json``: each ``log_history`` entry with a
+    ``reward`` (GRPOTrainer's logged mean reward) is one step; there are no held-out rows."""
+    path = as_user_path(path, None, argument="source", error=RowsError)
+    try:
+        state = safejson.loads(path.read_text("rows", error=RowsError))
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise RowsError(f"cannot be read as JSON ({exc})", source=str(path),
+                        fix="point at the trainer_state.json TRL wrote") from None
+    history = state.get("log_history") if isinstance(state, dict) else None
+    if not isinstance(history, list):
+        raise RowsError("has no `log_history` list", source=str(path), field="log_history",
+                        fix="point at the trainer_state.json TRL wrote in its output folder")
+    out = []
+    for entry in history:
+        if not isinstance(entry, dict) or "reward" not in entry or "step" not in entry:
+            continue
+        out.append({"step": entry["step"], "train_reward": entry.get("reward"),
+                    "train_reward_std": entry.get("reward_std"),
+                    "mean_length": entry.get("completions/mean_length"),
+                    "truncated_share": entry.get("completions/clipped_ratio")})
+    if not out:
+        raise RowsError("log_history has no entry with a `reward`", source=str(path),
+                        field="log_history", fix="a GRPOTrainer logs `reward` every logging "
+                        "step; was this a GRPO run with logging_steps set?")
+    return out
+
+
+def records_from_prime_rl(path: UserPath) -> list[dict]:
+    """Step records from a prime-rl run folder through the prime-rl importer: its eval episodes
+    are the held-out evaluations (per ``step``), its train episodes each step's batch; the first
+    record carries the schedule of ``configs/orchestrator.json`` when it has one."""
+    from ..importers.prime_rl import read_prime_rl  # lazy: importers.prime_rl loads only when records_from_prime_rl() runs
+
+    rows = [dict(r, split="eval") for r in read_prime_rl(path, kind="eval").rows]
+    try:
+        rows += read_prime_rl(path, kind="train").rows
+    except WhileaiError:  # a run whose training episodes were not kept: held-out only
+        pass
+    out = records_from_rows(rows)
+    schedule = prime_rl_schedule(path)
+    if out and schedule:
+        out[0].update(schedule)
+    return out
+
+
+def prime_rl_schedule(run: UserPath) -> dict[str, int]:
+    """``{"eval_every", "max_steps"}`` from a prime-rl run's ``configs/orchestrator.json``
+    (prime-rl 559b447: ``eval.interval``, default 100, and ``max_steps``), or {} when either
+    is missing: the watch then plans an open schedule."""
+    root = run if (run / "rollouts").kind() == "dir" else run.parent
+    config = root / "configs" / "orchestrator.json"
+    if config.kind() not in _PRESENT:
+        return {}
+    try:
+        data = safejson.loads(config.read_text("config", error=RowsError))
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise RowsError(f"cannot be read as JSON ({exc})", source=str(config),
+                        fix="point at the run folder prime-rl wrote") from None
+    evals = data.get("eval") if isinstance(data, dict) else None
+    every = evals.get("interval", 100) if isinstance(evals, dict) else None
+    steps = data.get("max_steps") if isinstance(data, dict) else None
+    if all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in (every, steps)):
+        return {"eval_every": every, "max_steps": steps}
+    return {}
+
+
+# Folders are read through the path door (whileai_core.safepath): listed and walked without
+# following links. A link where a file is looked for counts as found, so that opening it
+# refuses it by name instead of skipping it silently.
+_PRESENT = ("file", "link", "special")
+
+
+def _newest_state(folder: UserPath) -> UserPath | None:
+    if folder.child(TRL_STATE).kind() in _PRESENT:
+        return folder.child(TRL_STATE)
+    checkpoints = []
+    for name, kind in folder.list_dir(error=RowsError):
+        tail = name.split("-", 1)[1] if name.startswith("checkpoint-") else ""
+        if tail.isdigit() and kind in ("dir", "link") \
+                and folder.child(name, TRL_STATE).kind() in _PRESENT:
+            checkpoints.append((int(tail), folder.child(name, TRL_STATE)))
+    return max(checkpoints, key=lambda c: c[0])[1] if checkpoints else None
+
+
+def _find(folder: UserPath, name: str, depth: int = 3) -> UserPath | None:
+    level_dirs = [folder]
+    for _ in range(depth + 1):
+        hits, below = [], []
+        for here in level_dirs:
+            for entry, kind in here.list_dir(error=RowsError):
+                if entry == name and kind in _PRESENT:
+                    hits.append(here.child(entry))
+                elif kind == "dir":
+                    below.append(here.child(entry))
+        if len(hits) > 1:
+            shown = ", ".join("/".join(h.parts[len(folder.parts):]) for h in hits[:5])
+            raise ArgumentError(f"{folder} holds {len(hits)} {name} files at the same depth "
+                                f"({shown}): several runs. Fix: point at one run's folder")
+        if hits:
+            return hits[0]
+        level_dirs = below
+    return None
+
+
+def _first_record(path: UserPath) -> Any:
+    try:
+        with path.open_binary("rows", error=RowsError) as fh:
+            return safejson.loads(fh.readline(1 << 20).decode("utf-8", errors="replace"))
+    except (OSError, ValueError, RecursionError):
+        return None
+
+
+def _records_from_path(path: UserPath) -> tuple[Any, str]:
+    if path.kind() in _PRESENT:
+        if path.name == TRL_STATE:
+            return records_from_trl_state(path), f"TRL {path}"
+        first = _first_record(path)
+        if isinstance(first, dict) and ("task_id" in first or "scenario_id" in first):
+            return records_from_rows(path), f"rows {path}"  # graded rows, each with its step
+        return path, f"watch records {path}"
+    if not path.is_dir():
+        raise ArgumentError(f"{path} does not exist. Fix: give a run id, a TRL or prime-rl "
+                            "output folder, a watch.jsonl, or a rows file with a `step` field")
+    found = _find(path, WATCH_FILE)
+    if found is not None:
+        return found, f"watch records {found}"
+    state = _newest_state(path)
+    if state is not None:
+        return records_from_trl_state(state), f"TRL {state}"
+    if (path / "rollouts").kind() in ("dir", "link") or path.name == "rollouts":
+        return records_from_prime_rl(path), f"prime-rl {path}"
+    raise ArgumentError(f"{path} holds no {WATCH_FILE} (the TRL watch callback's records), no "
+                        f"{TRL_STATE} (a TRL output folder or its checkpoint-N) and no prime-rl "
+                        "rollouts/. Fix: point at the trainer's output folder")
+
+
+def registered_run(source: str, state_dir: Any) -> tuple[Any, Any]:
+    """(the registry's record of run id ``source``, its folder through the door), or the error
+    naming where the runs live (watch_run and diagnose_run read a run id the same way)."""
+    from ..runs.registry import Registry  # lazy: runs.registry loads only when a run id is read
+
+    registry = Registry(state_dir, create=False)
+    record = registry.get(source.strip())
+    if record is None:
+        raise ArgumentError(f"no run {source!r} in {registry.path}. Fix: "
+                            f"{voice.name('list_runs')} shows the runs; pass "
+                            f"{voice.arg('state_dir')} if they live elsewhere")
+    return record, user_path(registry.run_dir(record.id), argument="run folder")
+
+
+
+
+def source_records(source: Any, state_dir: str | os.PathLike | None) -> tuple[Any, str]:
+    """(step records, or a path to a watch.jsonl; a label naming the source) for ``source``: a
+    run id, a path (see the module docstring), or step records as a list."""
+    if isinstance(source, str) and _RUN_ID.match(source.strip()):
+        record, run_dir = registered_run(source, state_dir)
+        found = _find(run_dir, WATCH_FILE, depth=4) if run_dir.is_dir() else None
+        if found is None and record.backend == "modal":
+            raise ArgumentError(f"run {record.id} runs on Modal; its records are on the runs "
+                                "volume, not here. Fix: download its folder (modal volume get "
+                                f"whileai-runs {record.name}) and watch that folder")
+        if found is None:
+            raise ArgumentError(f"run {record.id} has written no {WATCH_FILE} under {run_dir} "
+                                f"yet (status {record.status}). Fix: wait for its first step, "
+                                "or check that the recipe runs the watch callback")
+        return found, f"run {record.id}"
+    if is_path(source):
+        return _records_from_path(as_user_path(source, None, argument="source", error=RowsError))
+    return source, "<records>"

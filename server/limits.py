@@ -127,3 +127,12 @@ RUN_TASKS_KEPT = 256
 _source("RUN_TASKS_KEPT",
         "convention, untested: at most 256 tasks remembered; past that the oldest finished ones "
         "are forgotten first (their runs stay in the registry)")
+
+
+# --- the spend gate (server.spend_gate) -----------------------------------------------------------
+
+SPEND_ASK_ROUNDS = 3
+_source("SPEND_ASK_ROUNDS",
+        "convention, untested: a launch whose plan changed after the user approved it is asked "
+        "about again up to 3 times in one call, then refused (something keeps rewriting the "
+        "config); never launched unasked")

@@ -69,6 +69,13 @@ _source("MCP_MAX_SESSIONS",
         "convention, untested: at most 64 live HTTP sessions (the SDK allows 10,000); one agent "
         "host opens one or a few")
 
+MCP_SESSION_RECENT_S = 60.0
+_source("MCP_SESSION_RECENT_S",
+        "convention, untested: a session that made a request in the last 60 s is never displaced "
+        "to make room for a new one (a client looping on initialize evicted every idle session "
+        "and a legitimate client failed 10 of 10 calls); when all are that recent a new session "
+        "is answered 503")
+
 MCP_SESSION_SWEEP_S = 1.0
 _source("MCP_SESSION_SWEEP_S",
         "convention: how often the HTTP server looks for sessions past their idle time (an open "

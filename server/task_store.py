@@ -104,13 +104,18 @@ class TaskStore:
     def progress(self, task: RunTask, message: str) -> None:
         with self._lock:
             if task.status == "working":
-                task.status_message, task.last_updated_at = message, _now()
+                from .errors import escaped  # a status line is text any writer can send
+
+                task.status_message, task.last_updated_at = escaped(message), _now()
 
     def _finish(self, task: RunTask, status: str, *, result: CallToolResult | None = None,
                 message: str | None = None) -> None:
         with self._lock:
             task.status, task.last_updated_at = status, _now()  # type: ignore[assignment]
             if result is not None:
+                from .errors import sendable_answer  # a field no writer can encode: named
+
+                result = sendable_answer(task.tool, result)
                 task.result = result.model_dump(by_alias=True, mode="json", exclude_none=True)
                 first = next((c.text for c in result.content if isinstance(c, TextContent)), "")
                 task.status_message = first.splitlines()[0] if first else status

@@ -130,6 +130,12 @@ _source("RUN_TASKS_AT_ONCE",
         "own (as many as TOOL_WORKERS); a call beyond that is answered at once, as for a client "
         "without tasks")
 
+TASK_ID_SHOWN_CHARS = 40
+_source("TASK_ID_SHOWN_CHARS",
+        "convention: an unknown task id is echoed by tasks/get, tasks/cancel and tasks/update "
+        "cut to 40 characters with its length (a real one is 22: secrets.token_urlsafe(16)); a "
+        "3.9 MB id came back whole")
+
 RUN_TASKS_KEPT = 256
 _source("RUN_TASKS_KEPT",
         "convention, untested: at most 256 tasks remembered; past that the oldest finished ones "

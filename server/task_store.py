@@ -21,7 +21,7 @@ from mcp.types import INVALID_PARAMS, CallToolResult, TextContent
 
 from whileai_core.defaults import RUN_TASK_POLL_S
 
-from .limits import RUN_TASK_TTL_MS, RUN_TASKS_AT_ONCE, RUN_TASKS_KEPT
+from .limits import RUN_TASK_TTL_MS, RUN_TASKS_AT_ONCE, RUN_TASKS_KEPT, TASK_ID_SHOWN_CHARS
 
 TERMINAL = ("completed", "failed", "cancelled")
 
@@ -129,8 +129,11 @@ class TaskStore:
             self._forget_old()
             task = self._tasks.get(task_id)
         if task is None or task.principal != principal:
+            from whileai_core.result import cut_text
+
+            shown = cut_text(repr(task_id), TASK_ID_SHOWN_CHARS)  # an id of any length: capped
             raise MCPError(code=INVALID_PARAMS, message=(
-                f"Failed to retrieve task: no task {task_id!r} on this server (tasks are kept "
+                f"Failed to retrieve task: no task {shown} on this server (tasks are kept "
                 f"{RUN_TASK_TTL_MS // 3_600_000} hours, and not across a restart). Fix: its run is "
                 "still in the registry: list_runs, run_status and collect_run find it"))
         return task

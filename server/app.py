@@ -20,7 +20,7 @@ from mcp.server.mcpserver.resources import FunctionResource
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.types import CallToolResult, ListToolsResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from whileai_core import __version__
 from whileai_core.errors import ArgumentError
@@ -151,6 +151,40 @@ class WhileaiServer(MCPServer):
                              off=[t for t in TOOLSETS if t not in self.on])
 
 
+class AnswerCheck:
+    """Context-tier middleware (``mcp.server.context.ServerMiddleware``, outermost): an answer
+    that cannot be encoded as UTF-8 is never sent. A ``tools/call`` gets an ``isError`` result
+    naming the field; any other request an internal error (-32603) naming it. Without this a
+    lone surrogate that reached an answer killed the stdio server (the SDK's writer raised) and
+    left an HTTP client waiting on an empty reply."""
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        from mcp.shared.exceptions import MCPError
+        from mcp.types import INTERNAL_ERROR
+
+        from .errors import sendable_answer, shown_field, unencodable, unsendable_message
+
+        try:
+            result = await call_next(ctx)
+        except MCPError as err:  # an error's own words must be sendable too
+            where = unencodable({"message": err.error.message, "data": err.error.data})
+            if where is None:
+                raise
+            raise MCPError(code=err.error.code, message=unsendable_message(
+                f"error.{where}")) from None
+        if ctx.request_id is None or result is None:
+            return result
+        if ctx.method == "tools/call":
+            return sendable_answer((ctx.params or {}).get("name"), result)
+        where = unencodable(result.model_dump(by_alias=True, exclude_none=True)
+                            if isinstance(result, BaseModel) else result)
+        if where is None:
+            return result
+        logging.getLogger("whileai.server").warning(
+            "%s: answer not sent, field %s is not valid Unicode", ctx.method, shown_field(where))
+        raise MCPError(code=INTERNAL_ERROR, message=unsendable_message(where))
+
+
 def _switch_tool(server: WhileaiServer) -> Tool:
     """``enable_toolset``: turn a toolset on, and tell the client its tool list changed."""
     names = (*TOOLSETS, "all")
@@ -230,6 +264,7 @@ def build_server(root: str | os.PathLike = ".", *,
         instructions=INSTRUCTIONS + (READ_ONLY_NOTE if read_only else ""),
         log_level=log_level, tools=[t for t, _ in built],
         extensions=[SkillsExtension(catalog), TasksExtension(TaskStore(read_only=read_only))])
+    server.middleware.insert(0, AnswerCheck())  # outermost: it sees every answer last
     server._tool_manager._tools[SWITCH] = _switch_tool(server)
     # earlier protocols learn of list changes only if the server says it sends them
     low = server._lowlevel_server

@@ -15,6 +15,12 @@ holding a GET stream locked every new client out with 503, indefinitely. Here:
 - a session expires when no request of it has started or ended for ``--session-idle``
   seconds, an open GET stream or not, and a new session takes the place of the least recently
   active idle one when all are taken (:class:`SessionGuard`): one client cannot lock out others.
+
+The fourth round: with no token on loopback, a client looping on initialize evicted every idle
+session (a legitimate client failed 10 of 10 calls). Now every HTTP bind needs the bearer token
+(``server.transport.http_settings``), so only a client given the token opens sessions at all, and
+a session used in the last ``MCP_SESSION_RECENT_S`` seconds is never displaced: a new session
+past the bound then gets 503 with a retry hint, and no working client loses its session.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from typing import Any
 import anyio
 
 
-from .limits import MCP_MAX_CONNECTIONS, MCP_SESSION_SWEEP_S
+from .limits import MCP_MAX_CONNECTIONS, MCP_SESSION_RECENT_S, MCP_SESSION_SWEEP_S
 from .transport import _error
 
 
@@ -42,14 +48,18 @@ class SessionGuard:
     for a GET stream) ends; :meth:`sweep` expires every session without a request in flight
     whose activity is older than ``idle_s``, its streams closed. When all ``max_sessions`` are
     taken, a new session takes the place of the least recently active one that has no request
-    in flight, so one client cannot lock out others (an evicted client gets 404 and starts a new
-    session, as the protocol says). The SDK keeps its own session table; this reads and ends
-    sessions through the manager (mcp 2.3: ``_server_instances``, ``_discard_session``).
+    in flight and none for ``recent_s`` seconds, so one client cannot lock out others and none
+    displaces a session in use (an evicted client gets 404 and starts a new session, as the
+    protocol says); when every session is that recent, the new one is answered 503. The SDK
+    keeps its own session table; this reads and ends sessions through the manager (mcp 2.3:
+    ``_server_instances``, ``_discard_session``).
     """
 
-    def __init__(self, app: Any, manager: Any, *, idle_s: float, max_sessions: int) -> None:
+    def __init__(self, app: Any, manager: Any, *, idle_s: float, max_sessions: int,
+                 recent_s: float = MCP_SESSION_RECENT_S) -> None:
         self.app, self.manager = app, manager
         self.idle_s, self.max_sessions = idle_s, max_sessions
+        self.recent_s = min(recent_s, idle_s)
         self.activity: dict[str, float] = {}
         self.in_flight: dict[str, int] = {}
         self._room = anyio.Lock()
@@ -71,8 +81,9 @@ class SessionGuard:
                 break
         stream = scope.get("method") == "GET"
         if session is None:
-            if scope.get("method") == "POST":
-                await self._make_room()
+            if scope.get("method") == "POST" and not await self._make_room():
+                await _full(send, self.max_sessions, self.recent_s)
+                return
 
             async def capture(message: dict) -> None:  # a new session: its id, active now
                 if message["type"] == "http.response.start":
@@ -95,14 +106,20 @@ class SessionGuard:
                 self.in_flight[session] -= 1
                 self._touch(session)
 
-    async def _make_room(self) -> None:
+    async def _make_room(self) -> bool:
+        """Whether a new session fits: now, or once the least recently active session idle for
+        over ``recent_s`` (none of its requests in flight) has given way."""
         async with self._room:
             sessions = self._sessions()
             if len(sessions) < self.max_sessions:
-                return
-            idle = [(self.activity.get(s, 0.0), s) for s in sessions if not self.in_flight.get(s)]
-            if idle:
-                await self._expire(min(idle)[1], "to make room for a new session")
+                return True
+            old = time.monotonic() - self.recent_s
+            idle = [(self.activity.get(s, 0.0), s) for s in sessions
+                    if not self.in_flight.get(s) and self.activity.get(s, 0.0) < old]
+            if not idle:
+                return False
+            await self._expire(min(idle)[1], "to make room for a new session")
+            return True
 
     async def _expire(self, session: str, why: str) -> None:
         transport = self._sessions().get(session)
@@ -126,6 +143,18 @@ class SessionGuard:
             for gone in set(self.activity) - set(sessions):
                 self.activity.pop(gone, None)
                 self.in_flight.pop(gone, None)
+
+
+async def _full(send: Any, max_sessions: int, recent_s: float) -> None:
+    body = json.dumps(_error(None, -32000, (
+        f"Service Unavailable: all {max_sessions} sessions are in use (each made a request in the "
+        f"last {recent_s:g} s), and none is displaced while in use. Fix: retry in a minute, or "
+        "reuse the session this client already has")).model_dump(
+            mode="json", exclude_unset=True)).encode()
+    await send({"type": "http.response.start", "status": 503, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+        (b"retry-after", str(int(recent_s)).encode())]})
+    await send({"type": "http.response.body", "body": body})
 
 
 # --- connections: counted, timed, never past the open-file limit -----------------------------

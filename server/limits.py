@@ -69,6 +69,13 @@ _source("MCP_MAX_SESSIONS",
         "convention, untested: at most 64 live HTTP sessions (the SDK allows 10,000); one agent "
         "host opens one or a few")
 
+MCP_SESSION_RECENT_S = 60.0
+_source("MCP_SESSION_RECENT_S",
+        "convention, untested: a session that made a request in the last 60 s is never displaced "
+        "to make room for a new one (a client looping on initialize evicted every idle session "
+        "and a legitimate client failed 10 of 10 calls); when all are that recent a new session "
+        "is answered 503")
+
 MCP_SESSION_SWEEP_S = 1.0
 _source("MCP_SESSION_SWEEP_S",
         "convention: how often the HTTP server looks for sessions past their idle time (an open "
@@ -123,7 +130,22 @@ _source("RUN_TASKS_AT_ONCE",
         "own (as many as TOOL_WORKERS); a call beyond that is answered at once, as for a client "
         "without tasks")
 
+TASK_ID_SHOWN_CHARS = 40
+_source("TASK_ID_SHOWN_CHARS",
+        "convention: an unknown task id is echoed by tasks/get, tasks/cancel and tasks/update "
+        "cut to 40 characters with its length (a real one is 22: secrets.token_urlsafe(16)); a "
+        "3.9 MB id came back whole")
+
 RUN_TASKS_KEPT = 256
 _source("RUN_TASKS_KEPT",
         "convention, untested: at most 256 tasks remembered; past that the oldest finished ones "
         "are forgotten first (their runs stay in the registry)")
+
+
+# --- the spend gate (server.spend_gate) -----------------------------------------------------------
+
+SPEND_ASK_ROUNDS = 3
+_source("SPEND_ASK_ROUNDS",
+        "convention, untested: a launch whose plan changed after the user approved it is asked "
+        "about again up to 3 times in one call, then refused (something keeps rewriting the "
+        "config); never launched unasked")

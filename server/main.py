@@ -57,11 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
                              "also WHILEAI_READ_TIMEOUT_S)")
     http = parser.add_argument_group("streamable HTTP")
     http.add_argument("--http", action="store_true",
-                      help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
+                      help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio; "
+                           f"needs a bearer token on every address (${MCP_TOKEN_ENV} or "
+                           "--token-file)")
     http.add_argument("--host", default=MCP_HTTP_HOST,
                       help=f"HTTP bind address (default {MCP_HTTP_HOST}); any other than "
-                           f"127.0.0.1, ::1 or localhost needs a bearer token (${MCP_TOKEN_ENV} "
-                           "or --token-file)")
+                           "127.0.0.1, ::1 or localhost also needs the Host names clients use "
+                           "(--allowed-host)")
     http.add_argument("--port", type=int, default=MCP_HTTP_PORT,
                       help=f"HTTP port (default {MCP_HTTP_PORT})")
     http.add_argument("--token-file", default=None, metavar="FILE",

@@ -33,13 +33,15 @@ class Workspace:
     def limits(self) -> Limits:
         return self.door.limits
 
-    def resolve(self, value: str, *, argument: str) -> UserPath:
+    def resolve(self, value: str, *, argument: str, writes: str | None = None) -> UserPath:
         """``value`` as a path under the root, or :class:`ArgumentError` naming ``argument``.
 
         Only the text is checked here; the file is opened (and refused if it is a link, a special
-        file, too large...) when the core reads or writes it.
+        file, too large...) when the core reads or writes it. ``writes``: the kind of output the
+        argument writes (``whileai_core.safepath.OUTPUTS``); a write of no declared kind is
+        refused under the root.
         """
-        return self.door.locate(value, argument=argument)
+        return self.door.locate(value, argument=argument, writes=writes)
 
     def relative(self, path: str | os.PathLike | UserPath) -> str:
         """``path`` as the caller would write it: relative to the root."""

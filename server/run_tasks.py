@@ -103,16 +103,15 @@ async def serve(op: Any, values: dict[str, Any], ctx: Any, answer_now: Callable[
     gives (result, reply); ``answer_now(values)`` does the same on the tool pool (awaited)."""
     from whileai_core.operations import SPENDS
 
-    from .spend_gate import gate
+    from .spend_gate import gate, launch
     from .tooling import op_answer
 
-    if op.effect is SPENDS:
-        async def plan():
-            result, _ = await answer_now({**values, "confirm": False})
-            return result
-        verdict = await gate(values, ctx, plan, op_answer)
+    spends = op.effect is SPENDS and values.get("confirm")
+    if spends:  # the question first; the call goes on bound to the plan it looked at
+        verdict = await gate(values, ctx, answer_now, op_answer)
         if verdict.reply is not None:
             return verdict.reply
+        values = verdict.values
     offer = OFFER.get()
     run = run_of(op.name, values)
     if offer is not None and run is not None:
@@ -122,6 +121,8 @@ async def serve(op: Any, values: dict[str, Any], ctx: Any, answer_now: Callable[
         if task is not None:
             offer.task = task
             return CallToolResult(content=[TextContent(type="text", text=f"task {task.task_id}")])
+    if spends:  # answered now: a plan changed after the answer is asked about again
+        return await launch(values, ctx, answer_now, op_answer)
     return None  # answered now, as for any tool
 
 

@@ -1,52 +1,66 @@
-"""The spend gate: before a launch spends, the host asks the user (MCP elicitation, form mode).
+"""The spend gate: before a launch spends, the host asks the user (MCP elicitation, form mode),
+and what launches is the plan the user approved, or nothing.
 
 When a ``launch_run`` call with ``confirm=true`` would start a run that costs money
 (``whileai_core.runs.spend.would_spend``: Modal GPUs, a plan that is ready and fits, not a run
 launched before) and the client declared the ``elicitation`` capability (form mode, or the bare
 ``elicitation: {}`` of the revisions before modes existed), the server plans first (free,
 nothing written), then asks the question ``whileai_core.runs.spend.spend_question`` words: the
-run's name, the GPUs, the GPU hours and the dollars of the forecast. Accept launches as
-``confirm=true`` does; decline, cancel, or the form accepted with ``launch`` unticked return the
-plan, and nothing is launched or written. A client without the capability gets today's flow: a
-plan, then ``confirm=true`` once the user approved it. A ``--read-only`` server never asks: it
-does not serve ``launch_run`` at all.
+run's name, the GPUs, the GPU hours, the dollars of the forecast, and the plan's approval (the
+content hash of the exact launch, ``whileai_core.runs.plan.approval``). Decline, cancel, or the
+form accepted with ``launch`` unticked return the plan, and nothing is launched or written; an
+accept without the form's content (no ``launch: true``) is refused, on every revision.
+
+Approve what runs. An accept launches with ``approved`` set to the approval that was shown:
+the core reads the config (and the data folder) once, and launches those bytes, staged in the
+run's own folder, only when their plan has that hash (``launch_run``'s ``approved``; else
+``PlanChanged``, nothing launched or recorded). A plan that changed while the question was open
+(another client rewrote the config with 8 GPUs; a data file edited) is asked about again, at
+most ``SPEND_ASK_ROUNDS`` times. The gate binds the launch to the plan it looked at even where it
+does not ask (a plan that does not spend: not ready, launched before), so a plan that changes
+into one that spends is asked about too. A client without the capability gets today's flow: a
+plan, then ``confirm=true`` (with the plan's ``approved``, which its next step names) once the
+user approved it. A ``--read-only`` server never asks: it does not serve ``launch_run``.
 
 How the question travels follows the negotiated revision, as the SDK's own resolvers do
 (``mcp/server/mcpserver/resolve.py`` in mcp 2.3.0):
 
-- up to 2025-11-25: a standalone ``elicitation/create`` request while the call waits
-  (``Context.elicit``; MCP 2025-11-25, client/elicitation);
+- up to 2025-11-25: a standalone ``elicitation/create`` request while the call waits (MCP
+  2025-11-25, client/elicitation); the raw answer is read (``ServerSession.elicit_form``), so
+  both revisions judge it by one rule (:func:`_how`);
 - 2026-07-28: an ``InputRequiredResult`` carrying the question (multi round-trip requests,
   SEP-2322); the client retries the call with its ``inputResponses`` and the ``requestState``
-  echoed, which the SDK seals and checks (``mcp/server/request_state.py``). The state holds the
-  question's digest: an answer counts only for the plan it was shown, so a plan that changed
-  between the rounds (another GPU, a data folder edited) is asked again.
+  echoed, which the SDK seals and checks (``mcp/server/request_state.py``: bound to the call's
+  arguments and principal). The state is the approval shown: the retried call launches with it.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
-from mcp.server.elicitation import (AcceptedElicitation, CancelledElicitation,
-                                    render_elicitation_schema)
+from mcp.server.elicitation import render_elicitation_schema
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import (CallToolResult, ElicitRequest, ElicitRequestFormParams, ElicitResult,
                        InputRequiredResult)
-from pydantic import BaseModel, Field, ValidationError, create_model
+from pydantic import BaseModel, Field, create_model
+
+from .limits import SPEND_ASK_ROUNDS
 
 QUESTION_KEY = "whileai/spend"  # the input request's key in an InputRequiredResult
+
+Run = Callable[[dict[str, Any]], Awaitable[tuple[Any, CallToolResult]]]
 
 
 @dataclass(frozen=True)
 class Gate:
     """The gate's verdict: ``reply`` to answer now (the plan after a no, or the question
-    itself), or None to go on and launch."""
+    itself), or None to go on and launch the call ``values`` (``approved`` set when the gate
+    planned it)."""
 
     reply: CallToolResult | InputRequiredResult | None = None
+    values: dict[str, Any] = field(default_factory=dict)
 
 
 def asks(ctx: Any) -> bool:
@@ -69,63 +83,95 @@ def _form(title: str) -> type[BaseModel]:
         "Leave ticked and accept to launch; untick, decline or cancel to launch nothing."))))
 
 
-def _digest(message: str, schema: dict[str, Any]) -> str:
-    text = json.dumps({"message": message, "schema": schema}, sort_keys=True)
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+async def _plan(run: Run, values: dict[str, Any]) -> Any:
+    result, _ = await run({**values, "confirm": False, "approved": None})
+    return result
 
 
-async def gate(values: dict[str, Any], ctx: Any, plan: Callable[[], Any],
+async def gate(values: dict[str, Any], ctx: Any, run: Run,
                answer: Callable[[Any], CallToolResult]) -> Gate:
-    """Ask before ``values`` (a ``launch_run`` call) spends. ``plan()`` (awaited) gives the
-    ``Launch`` of the same call without ``confirm``; ``answer(result)`` turns a result into
-    the tool's reply."""
+    """Ask before ``values`` (a ``launch_run`` call) spends. ``run(values)`` (awaited) runs the
+    call and gives (result, reply); ``answer(result)`` turns a result into the tool's reply."""
     if not values.get("confirm") or not asks(ctx):
-        return Gate()
-    from whileai_core.runs.spend import declined, spend_question, would_spend
+        return Gate(values=values)
+    if _modern(ctx):
+        reply = (ctx.input_responses or {}).get(QUESTION_KEY)
+        state = ctx.request_state
+        if isinstance(reply, ElicitResult) and isinstance(state, str):  # the retried call
+            how = _how(reply)
+            if how is None:  # launch what was shown, or nothing (the core checks the hash)
+                return Gate(values={**values, "approved": state})
+            return _no(await _plan(run, values), how, answer)
+    return await ask(values, await _plan(run, values), ctx, answer)
+
+
+async def ask(values: dict[str, Any], planned: Any, ctx: Any,
+              answer: Callable[[Any], CallToolResult]) -> Gate:
+    """Ask about ``planned`` (the ``Launch`` of the call without ``confirm``)."""
+    from whileai_core.runs.spend import spend_question, would_spend
+
+    bound = {**values, "approved": planned.plan.approval}
+    if not would_spend(planned):  # local, launched before, not ready: no question, same plan
+        return Gate(values=bound)
+    question = spend_question(planned.plan)
+    schema = render_elicitation_schema(_form(question.title))
+    if _modern(ctx):
+        return Gate(InputRequiredResult(
+            input_requests={QUESTION_KEY: ElicitRequest(params=ElicitRequestFormParams(
+                message=question.message, requested_schema=schema))},
+            request_state=planned.plan.approval))
+    reply = await ctx.request_context.session.elicit_form(
+        message=question.message, requested_schema=schema, related_request_id=ctx.request_id)
+    how = _how(reply)
+    return Gate(values=bound) if how is None else _no(planned, how, answer)
+
+
+async def launch(values: dict[str, Any], ctx: Any, run: Run,
+                 answer: Callable[[Any], CallToolResult]) -> CallToolResult | InputRequiredResult:
+    """Run the approved call; a plan that changed meanwhile is asked about again (at most
+    ``SPEND_ASK_ROUNDS`` rounds), never launched unasked."""
+    for _ in range(SPEND_ASK_ROUNDS):
+        try:
+            return (await run(values))[1]
+        except ToolError as err:
+            changed = _changed(err)
+            if changed is None or not asks(ctx):
+                raise
+        verdict = await ask(values, changed, ctx, answer)
+        if verdict.reply is not None:
+            return verdict.reply
+        values = verdict.values
+    raise ToolError(f"the plan changed each of the {SPEND_ASK_ROUNDS} times the user approved "
+                    "it (the config or its data is being rewritten); nothing was launched or "
+                    "recorded. Fix: stop whatever writes the config, then launch again")
+
+
+def _changed(err: ToolError) -> Any:
+    """The plan as it is now, when ``err`` is the core's refusal of a changed plan."""
+    from whileai_core.runs.plan import PlanChanged
+
+    cause = err.__cause__
+    return cause.launch if isinstance(cause, PlanChanged) else None
+
+
+def _no(planned: Any, how: str, answer: Callable[[Any], CallToolResult]) -> Gate:
+    from whileai_core.runs.spend import declined
     from whileai_core.voice import MCP, speaking
 
-    planned = await plan()
-    if not would_spend(planned):  # local, launched before, not ready: confirm goes on as today
-        return Gate()
-    question = spend_question(planned.plan)
-    form = _form(question.title)
-    if _modern(ctx):
-        schema = render_elicitation_schema(form)
-        asked = _digest(question.message, schema)
-        reply = (ctx.input_responses or {}).get(QUESTION_KEY)
-        if reply is None or ctx.request_state != asked or not isinstance(reply, ElicitResult):
-            return Gate(InputRequiredResult(
-                input_requests={QUESTION_KEY: ElicitRequest(params=ElicitRequestFormParams(
-                    message=question.message, requested_schema=schema))},
-                request_state=asked))
-        how = _how_modern(reply, form)
-    else:
-        try:
-            outcome = await ctx.elicit(question.message, form)
-        except ValueError as exc:  # accepted without content, or content that is not the form
-            raise ToolError(f"the host's answer to the launch question was not the form it was "
-                            f"shown ({exc}); nothing was launched. Fix: answer the form again, "
-                            "or launch with a client that shows it") from None
-        how = _how(outcome)
-    if how is None:
-        return Gate()
     with speaking(MCP):
         return Gate(answer(declined(planned, how)))
 
 
-def _how(outcome: Any) -> str | None:
-    """None: approved; else how the user said no."""
-    if isinstance(outcome, AcceptedElicitation):
-        return None if outcome.data.launch else "unticked"
-    return "cancel" if isinstance(outcome, CancelledElicitation) else "decline"
-
-
-def _how_modern(reply: ElicitResult, form: type[BaseModel]) -> str | None:
+def _how(reply: ElicitResult) -> str | None:
+    """None: approved; else how the user said no. An accept must carry the form's own answer,
+    ``launch`` true or false; anything else (no content, ``{}``, another shape) launches
+    nothing, on every revision."""
     if reply.action != "accept":
         return "cancel" if reply.action == "cancel" else "decline"
-    try:
-        data = form.model_validate(reply.content or {})
-    except ValidationError:
-        raise ToolError("the host's answer to the launch question was not the form it was "
-                        "shown; nothing was launched. Fix: answer the form again") from None
-    return None if data.launch else "unticked"
+    content = reply.content
+    ticked = content.get("launch") if isinstance(content, dict) else None
+    if not isinstance(ticked, bool):
+        raise ToolError("the host accepted the launch question without the form's answer (it "
+                        "must send `launch`: true to launch); nothing was launched. Fix: answer "
+                        "the form again, or launch with a client that shows it")
+    return None if ticked else "unticked"

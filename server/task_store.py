@@ -21,7 +21,7 @@ from mcp.types import INVALID_PARAMS, CallToolResult, TextContent
 
 from whileai_core.defaults import RUN_TASK_POLL_S
 
-from .limits import RUN_TASK_TTL_MS, RUN_TASKS_AT_ONCE, RUN_TASKS_KEPT
+from .limits import RUN_TASK_TTL_MS, RUN_TASKS_AT_ONCE, RUN_TASKS_KEPT, TASK_ID_SHOWN_CHARS
 
 TERMINAL = ("completed", "failed", "cancelled")
 
@@ -104,13 +104,18 @@ class TaskStore:
     def progress(self, task: RunTask, message: str) -> None:
         with self._lock:
             if task.status == "working":
-                task.status_message, task.last_updated_at = message, _now()
+                from .errors import escaped  # a status line is text any writer can send
+
+                task.status_message, task.last_updated_at = escaped(message), _now()
 
     def _finish(self, task: RunTask, status: str, *, result: CallToolResult | None = None,
                 message: str | None = None) -> None:
         with self._lock:
             task.status, task.last_updated_at = status, _now()  # type: ignore[assignment]
             if result is not None:
+                from .errors import sendable_answer  # a field no writer can encode: named
+
+                result = sendable_answer(task.tool, result)
                 task.result = result.model_dump(by_alias=True, mode="json", exclude_none=True)
                 first = next((c.text for c in result.content if isinstance(c, TextContent)), "")
                 task.status_message = first.splitlines()[0] if first else status
@@ -124,8 +129,11 @@ class TaskStore:
             self._forget_old()
             task = self._tasks.get(task_id)
         if task is None or task.principal != principal:
+            from whileai_core.result import cut_text
+
+            shown = cut_text(repr(task_id), TASK_ID_SHOWN_CHARS)  # an id of any length: capped
             raise MCPError(code=INVALID_PARAMS, message=(
-                f"Failed to retrieve task: no task {task_id!r} on this server (tasks are kept "
+                f"Failed to retrieve task: no task {shown} on this server (tasks are kept "
                 f"{RUN_TASK_TTL_MS // 3_600_000} hours, and not across a restart). Fix: its run is "
                 "still in the registry: list_runs, run_status and collect_run find it"))
         return task

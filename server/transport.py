@@ -11,9 +11,11 @@ interleave on stdout.
 HTTP. The SDK's streamable HTTP app (``MCPServer.streamable_http_app``) gets explicit transport
 security (Host and Origin checked against allowed lists, never switched off), a bound on live
 sessions and an idle timeout, and is wrapped in :class:`BearerAuth`, which checks a bearer token
-on every request before the SDK sees it. Binding anything but 127.0.0.1, ::1 or localhost needs
-that token (from ``$WHILEAI_MCP_TOKEN`` or a file, never a flag) and the Host names clients will
-use; see :func:`http_settings`.
+on every request before the SDK sees it. Every bind needs that token (from ``$WHILEAI_MCP_TOKEN``
+or a file, never a flag), loopback included: without one any process on the machine could call
+every tool and open sessions that displaced a working client's (the fourth red-team round); a
+bind other than 127.0.0.1, ::1 or localhost also needs the Host names clients will use; see
+:func:`http_settings`.
 
 Hostile clients are held off by ``server.http_guards`` (connections, timeouts, sessions).
 
@@ -45,12 +47,71 @@ from mcp.shared.message import SessionMessage
 from whileai_core.errors import ArgumentError
 
 from .limits import (MCP_BODY_TIMEOUT_S, MCP_HEAD_TIMEOUT_S, MCP_MAX_CONNECTIONS,
-                     MCP_MAX_FRAME_BYTES, MCP_MAX_SESSIONS, MCP_SESSION_IDLE_S, MCP_TOKEN_ENV,
+                     MCP_MAX_FRAME_BYTES, MCP_MAX_SESSIONS, MCP_SESSION_IDLE_S,
+                     MCP_SESSION_RECENT_S, MCP_TOKEN_ENV,
                      MCP_TOKEN_MIN_CHARS, TOKEN_MIN_DISTINCT)
 
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 _LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*"]      # the SDK's own defaults
 _LOOPBACK_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+
+
+# --- every outgoing message can be written ------------------------------------------------------
+
+_GUARDED = False
+
+
+def guard_outgoing() -> None:
+    """Every message the server writes, on either transport, is one the writer can encode.
+
+    An answer (a request's result) is checked before it leaves the handlers
+    (``server.app.AnswerCheck``: an ``isError`` naming the field). What else the server sends
+    (a progress notification naming a file, the spend question naming a config path) can still
+    carry a lone surrogate (a file name with bytes that are not UTF-8 reads as one): the SDK's
+    stdio writer raised on it and the server exited; its HTTP writer dropped the stream and the
+    client waited forever. Here every outgoing message is tried first: one that cannot be encoded
+    is written with each lone surrogate escaped (``\\ud800`` as text, said in the log), or, for
+    a result that slipped past the check, as an internal error naming the field. mcp 2.3 writes
+    every message of both transports through ``JSONRPCDispatcher._write``; it has no public hook
+    for that, hence the patch (once per process; a valid message is written unchanged).
+    """
+    global _GUARDED
+    if _GUARDED:
+        return
+    from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
+
+    write = JSONRPCDispatcher._write
+
+    async def _write(self, message, metadata=None):
+        await write(self, sendable(message), metadata)
+
+    JSONRPCDispatcher._write = _write
+    _GUARDED = True
+
+
+def sendable(message: Any) -> Any:
+    """``message`` (a JSON-RPC message model) itself when it encodes; else its sendable form."""
+    from pydantic_core import PydanticSerializationError
+
+    from .errors import escaped, shown_field, unencodable, unsendable_message
+
+    try:
+        message.model_dump_json(by_alias=True, exclude_unset=True)
+        return message
+    except (PydanticSerializationError, UnicodeError):
+        pass
+    dumped = message.model_dump(by_alias=True, exclude_unset=True)
+    where = unencodable(dumped)
+    if where is None:  # another failure: the SDK's own handling
+        return message
+    import logging
+
+    logging.getLogger("whileai.server").warning(
+        "outgoing message: field %s is not valid Unicode; sent %s", shown_field(where),
+        "as an error" if isinstance(message, types.JSONRPCResponse) else "with it escaped")
+    if isinstance(message, types.JSONRPCResponse):
+        return _error(message.id, types.INTERNAL_ERROR, unsendable_message(where))
+    return type(message).model_validate(escaped(dumped))
 
 
 # --- stdio -------------------------------------------------------------------------------------
@@ -69,14 +130,18 @@ def frame_error(line: str) -> types.JSONRPCError | None:
     # a request whose id is null, a float, a bool or an object would pass as a notification
     # (the SDK ignores the unknown field) and never be answered: it is an invalid request
     bad_id = isinstance(value, dict) and "method" in value and "id" in value and not valid_id
+    if not valid_id:
+        request_id = None
     if not bad_id:
         try:
             types.jsonrpc_message_adapter.validate_json(line, by_name=False)
             return None
-        except ValueError:
-            pass
-    if not valid_id:
-        request_id = None
+        except ValueError as exc:
+            if "surrogate" in str(exc):  # json.loads takes "\ud800"; no UTF-8 text holds it
+                return _error(request_id, types.PARSE_ERROR, (
+                    "Parse error: the frame holds a lone UTF-16 surrogate escape (\\ud800 to "
+                    "\\udfff without its pair), which is no character. Fix: send valid Unicode "
+                    "text (the character itself, or both halves of its pair)"))
     what = (f"a JSON {_JSON_TYPES.get(type(value), 'value')}" if not isinstance(value, dict)
             else "a request whose id is not an integer or a string" if bad_id
             else "an object that is not a JSON-RPC 2.0 request, notification or response")
@@ -153,6 +218,7 @@ async def serve_stdio(server: MCPServer, *, max_frame: int = MCP_MAX_FRAME_BYTES
     fd 0 is moved to a private descriptor and pointed at the null device while serving, as the
     SDK does, so a child process never reads the protocol's input.
     """
+    guard_outgoing()
     private = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
@@ -186,6 +252,7 @@ class HttpSettings:
     session_idle_s: float
     max_sessions: int
     read_only: bool
+    session_recent_s: float = MCP_SESSION_RECENT_S
     head_timeout_s: float = MCP_HEAD_TIMEOUT_S
     body_timeout_s: float = MCP_BODY_TIMEOUT_S
     max_connections: int = MCP_MAX_CONNECTIONS
@@ -194,17 +261,15 @@ class HttpSettings:
         """What the server says on start (stderr): where, who may call, what is switched off."""
         shown = f"[{self.host}]" if ":" in self.host else self.host
         lines = [f"whileai-mcp: streamable HTTP at http://{shown}:{self.port}/mcp, workspace {root}"]
-        if self.token:
-            lines.append(f"  every request needs 'Authorization: Bearer <token>' (token from "
-                         f"{self.token_source})")
-        else:
-            lines.append("  no token: only this machine can connect (loopback bind)")
+        lines.append(f"  every request needs 'Authorization: Bearer <token>' (token from "
+                     f"{self.token_source})")
         lines.append(f"  Host must be one of: {', '.join(self.allowed_hosts)}")
         lines.append("  Origin (browsers) must be one of: "
                      + (", ".join(self.allowed_origins) or "none allowed"))
         lines.append(f"  sessions close after {self.session_idle_s:g} s idle (an open stream "
                      f"or not); at most {self.max_sessions} at once, the least recently active "
-                     "idle one giving way to a new one")
+                     f"one idle over {min(self.session_recent_s, self.session_idle_s):g} s giving "
+                     "way to a new one (one used more recently never does)")
         from .http_guards import connection_limit
 
         lines.append(f"  at most {connection_limit(self.max_connections)} connections at once "
@@ -224,19 +289,23 @@ def is_loopback(host: str) -> bool:
 def http_settings(host: str, port: int, *, environ: Mapping[str, str] | None = None,
                   token_file: str | None = None, allowed_hosts: Sequence[str] = (),
                   allowed_origins: Sequence[str] = (), session_idle_s: float = MCP_SESSION_IDLE_S,
-                  max_sessions: int = MCP_MAX_SESSIONS, read_only: bool = False) -> HttpSettings:
-    """Check the HTTP settings; raise :class:`ArgumentError` (the server does not start) when a
-    non-loopback bind has no token, or the token or host names are unusable."""
+                  max_sessions: int = MCP_MAX_SESSIONS, read_only: bool = False,
+                  session_recent_s: float = MCP_SESSION_RECENT_S) -> HttpSettings:
+    """Check the HTTP settings; raise :class:`ArgumentError` (the server does not start) when
+    there is no token (on any bind), or the token or host names are unusable."""
     env = os.environ if environ is None else environ
     token, source = _token(env, token_file)
     loopback = is_loopback(host)
-    if not loopback and token is None:
+    if token is None:
+        who = ("any program on this machine that reaches the port" if loopback else
+               f"anyone who reaches --host {host} from another machine")
         raise ArgumentError(
-            f"--host {host} accepts connections from other machines, and anyone who reaches the "
-            "port could call every tool (launch_run spends money on your Modal account), so a "
-            f"bearer token is required. Fix: export {MCP_TOKEN_ENV}=\"$(python -c 'import "
-            "secrets; print(secrets.token_urlsafe(32))')\" (or --token-file FILE holding it), give "
-            "the same token to the client, and restart; or bind --host 127.0.0.1")
+            f"--http needs a bearer token whatever the address: without one {who} could call "
+            "every tool (launch_run spends money on your Modal account) and open sessions that "
+            "displace yours. Fix: export "
+            f"{MCP_TOKEN_ENV}=\"$(python -c 'import secrets; print(secrets.token_urlsafe(32))')\" "
+            "(or --token-file FILE holding it), give the same token to the client (its "
+            "'Authorization: Bearer <token>' header), and restart")
     hosts = [h.strip() for h in allowed_hosts if h.strip()]
     for h in hosts:
         if any(c.isspace() for c in h) or "/" in h:
@@ -260,7 +329,7 @@ def http_settings(host: str, port: int, *, environ: Mapping[str, str] | None = N
     return HttpSettings(host=host, port=port, token=token, token_source=source,
                         allowed_hosts=hosts, allowed_origins=origins,
                         session_idle_s=session_idle_s, max_sessions=max_sessions,
-                        read_only=read_only)
+                        read_only=read_only, session_recent_s=session_recent_s)
 
 
 def _wildcard(host: str) -> bool:
@@ -402,6 +471,8 @@ def http_app(server: MCPServer, settings: HttpSettings) -> tuple[Any, Any]:
     guarded, behind the token; and the guard, whose :meth:`SessionGuard.sweep` the server runs."""
     from mcp.server.transport_security import TransportSecuritySettings
 
+    guard_outgoing()
+
     security = TransportSecuritySettings(enable_dns_rebinding_protection=True,
                                          allowed_hosts=settings.allowed_hosts,
                                          allowed_origins=settings.allowed_origins)
@@ -411,9 +482,12 @@ def http_app(server: MCPServer, settings: HttpSettings) -> tuple[Any, Any]:
                                      session_idle_timeout=settings.session_idle_s,
                                      max_sessions=settings.max_sessions, host=settings.host)
     guard = SessionGuard(sdk, server.session_manager, idle_s=settings.session_idle_s,
-                         max_sessions=settings.max_sessions)
+                         max_sessions=settings.max_sessions, recent_s=settings.session_recent_s)
     app = FrameCheck(guard, body_timeout_s=settings.body_timeout_s)
-    return (BearerAuth(app, settings.token) if settings.token else app), guard
+    if not settings.token:  # http_settings never makes these: a caller built settings by hand
+        raise ArgumentError("the HTTP server needs a bearer token. Fix: build its settings "
+                            f"with http_settings (and {MCP_TOKEN_ENV} set)")
+    return BearerAuth(app, settings.token), guard
 
 
 async def serve_http(server: MCPServer, settings: HttpSettings, *, log_level: str) -> None:

@@ -36,8 +36,13 @@ def passes(i, drop, after):
     if drop and cat(i) == "b":
         return (i // 2) % 2 if after else 3 + i % 2
     return 3 + (i // 2) % 2 if after else i % 2
+# the asks the rows carry: the frozen set's ("ask <i>"), unless asks.txt beside the recipes
+# says other words ("other ask {}") or none at all (an empty file)
+asks = pathlib.Path(__file__).resolve().parents[1] / "asks.txt"
+ask = asks.read_text() if asks.exists() else "ask {}"
 def rows(drop, after):
     return [{"task_id": f"t{i:02d}", "category": cat(i),
+             **({"prompt": ask.format(i)} if ask else {}),
              "reward": float(j < passes(i, drop, after))} for i in range(40) for j in range(4)]
 DROP = pathlib.Path(__file__).parent.name == "drop"
 results = {"before_rows": rows(DROP, False), "after_rows": rows(DROP, True)}
@@ -151,13 +156,49 @@ def test_the_verdict_follows_the_registered_rule(lab):
     d = got.decision
     assert d.decision == "ship" and d.basis == "as_registered" and d.deviations == []
     assert got.comparison.ci[0] > 0.35 and got.comparison.noise_band is not None
-    assert d.holdout == lab["frozen"].name   # checked by the rows' task ids
+    assert d.holdout == lab["frozen"].name   # checked by the rows' task ids and asks
     drop = _run(lab, "drop", experiment="exp", arm="treat")
     d = collect_run(drop.id, state_dir=lab["state"]).decision
     assert d.decision == "do_not_ship" and d.basis == "as_registered"
     fails = [c for c in d.clauses if c.holds is False]
     assert [c.clause for c in fails][-1].startswith("no category drops")
     assert "b -" in fails[-1].evidence
+
+
+def test_other_asks_under_the_same_task_ids_are_not_the_registered_reading(lab):
+    """Issue 35, item 8: an arm scored on another held-out set under the same task ids read
+    `as_registered` with no deviation. The asks are compared by content now."""
+    _register(lab)
+    (lab["recipes"] / "asks.txt").write_text("other ask {}")  # same ids, other prompts
+    other = _run(lab, "ship", experiment="exp", arm="treat", name="other-asks")
+    d = collect_run(other.id, state_dir=lab["state"]).decision
+    assert d.basis == "deviates" and d.decision == "ship"
+    assert d.deviations == [f"held-out set: the run's rows carry other `prompt` than "
+                            f"{lab['frozen'].name} under the same 40 task ids: it was scored "
+                            "on other asks"]
+    # rows that carry no asks at all: read on ids (and category) only, not as registered
+    (lab["recipes"] / "asks.txt").write_text("")
+    bare = _run(lab, "ship", experiment="exp", arm="treat", name="bare")
+    d = collect_run(bare.id, state_dir=lab["state"]).decision
+    assert d.basis == "deviates" and len(d.deviations) == 1
+    assert d.deviations[0].startswith("held-out set: checked by its task ids and `category` "
+                                      "only: the run names no held-out set and its rows do not "
+                                      "carry `prompt`")
+
+
+def test_a_task_whose_rows_disagree_on_its_ask_is_another_set():
+    from whileai_core.experiments.store import CONFLICT, fields_sha256
+
+    tasks = [{"task_id": "a", "prompt": "x"}, {"task_id": "b", "prompt": "y"}]
+    rows = [{"task_id": "a", "prompt": "x", "reward": 1}, {"task_id": "a", "prompt": "x",
+            "reward": 0}, {"task_id": "b", "prompt": "y", "reward": 1}]
+    # by hand: sha256 of "a\t\"x\"\nb\t\"y\"\n", the same from the set and from its rows
+    import hashlib
+
+    expected = hashlib.sha256(b'a\t"x"\nb\t"y"\n').hexdigest()
+    assert fields_sha256(tasks) == {"prompt": expected} == fields_sha256(rows, ["prompt"])
+    rows[1]["prompt"] = "z"
+    assert fields_sha256(rows, ["prompt"]) == {"prompt": CONFLICT}
 
 
 def test_collecting_against_another_held_out_set_says_so(lab):

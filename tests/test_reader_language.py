@@ -129,11 +129,12 @@ def test_launch_plan_prints_the_command_to_confirm(tmp_path, capsys):
     assert main(["launch", "prime-rl", "--backend", "local", "--state-dir", str(state)]) == 0
     out = capsys.readouterr().out
     assert_plain(out)
-    assert (f"next: whileai-skills launch prime-rl --backend local --confirm --state-dir {state}"
-            in out)
     plan = launch_run("prime-rl", backend="local", state_dir=state)
+    approval = plan.plan.approval  # the confirm is bound to the plan shown
+    assert (f"next: whileai-skills launch prime-rl --backend local --confirm --approved "
+            f"{approval} --state-dir {state}" in out)
     assert plan.next_step == (f"launch_run('prime-rl', backend='local', confirm=True, "
-                              f"state_dir={str(state)!r})")
+                              f"approved={approval!r}, state_dir={str(state)!r})")
 
 
 def test_an_unknown_run_names_the_state_dir_flag(tmp_path, capsys):
@@ -267,7 +268,7 @@ def test_launch_plan_over_mcp_names_the_tool(server, ws, monkeypatch, tmp_path):
     monkeypatch.setenv("WHILEAI_STATE_DIR", str(tmp_path / "state"))
     out = ok(call(server, "launch_run", {"config_or_recipe": "prime-rl", "backend": "local"}))
     assert out["next_step"] == ('launch_run(config_or_recipe="prime-rl", backend="local", '
-                                "confirm=true)")
+                                f'confirm=true, approved="{out["plan"]["approval"]}")')
 
 
 # --- the plan checks what the run will need -------------------------------------------------------

@@ -115,7 +115,7 @@ def test_a_folder_swapped_for_a_symlink_never_leads_out(world):
                 reads["refused"] += 1
             for name, overwrite in ((f"new-{i}.jsonl", False), ("f.jsonl", True)):
                 try:
-                    door.locate(f"d/{name}", argument="out").write_bytes(
+                    door.locate(f"d/{name}", argument="out", writes="jsonl").write_bytes(
                         INSIDE, overwrite=overwrite)
                     writes["done"] += 1
                 except (ArgumentError, ConfigError):
@@ -129,7 +129,7 @@ def test_a_folder_swapped_for_a_symlink_never_leads_out(world):
     assert swaps[0] >= MIN_SWAPS, f"the swapper ran {swaps[0]} times: the race was not exercised"
     # the door still works once the folder holds still
     assert door.locate("d/f.jsonl", argument="rows").read_bytes("rows") == INSIDE
-    door.locate("d/after.jsonl", argument="out").write_bytes(INSIDE)
+    door.locate("d/after.jsonl", argument="out", writes="jsonl").write_bytes(INSIDE)
     assert (root / "d" / "after.jsonl").read_bytes() == INSIDE
     leftovers = [p.name for p in (root / "d").iterdir() if p.name.endswith(".tmp")]
     assert leftovers == []
@@ -143,7 +143,7 @@ def test_a_symlinked_last_component_is_refused_and_not_replaced(world):
         door.locate("link.jsonl", argument="rows").read_bytes("rows")
     with pytest.raises(ConfigError, match="exists and is a symlink, not a regular file; it is "
                                           "never replaced, with or without overwrite"):
-        door.locate("link.jsonl", argument="out").write_bytes(b"x", overwrite=True)
+        door.locate("link.jsonl", argument="out", writes="jsonl").write_bytes(b"x", overwrite=True)
     assert (outside / "f.jsonl").read_bytes() == OUTSIDE
     assert (root / "link.jsonl").is_symlink()
 
@@ -203,7 +203,7 @@ def test_a_device_is_never_read_or_replaced(tmp_path):
         assert stat.S_ISCHR(os.lstat(dev).st_mode)
     root = Root(tmp_path)
     with pytest.raises(ConfigError, match="character device"):
-        root.locate("dev-null", argument="out").write_bytes(b"x", overwrite=True)
+        root.locate("dev-null", argument="out", writes="folder").write_bytes(b"x", overwrite=True)
     assert stat.S_ISCHR(os.lstat(dev).st_mode)
     assert [p.name for p in tmp_path.iterdir()] == ["dev-null"]      # no temp file left
 
@@ -288,7 +288,8 @@ def test_the_root_itself_is_never_a_write_target(world, tmp_path):
     before = sorted(p.name for p in tmp_path.iterdir())
     for value in (".", "./", str(root)):
         with pytest.raises(ConfigError, match="is a directory, not a file"):
-            Root(root).locate(value, argument="out").write_bytes(b"x", overwrite=True)
+            Root(root).locate(value, argument="out", writes="folder").write_bytes(
+                b"x", overwrite=True)
     assert sorted(p.name for p in tmp_path.iterdir()) == before         # no temp in the parent
 
 
@@ -298,7 +299,7 @@ def test_an_existing_folder_or_fifo_is_never_replaced(world):
     door = Root(root)
     for name, kind in (("d", "a directory"), ("pipe", "a FIFO")):
         with pytest.raises(ConfigError, match=f"exists and is {kind}"):
-            door.locate(name, argument="out").write_bytes(b"x", overwrite=True)
+            door.locate(name, argument="out", writes="folder").write_bytes(b"x", overwrite=True)
     assert (root / "d").is_dir() and stat.S_ISFIFO(os.lstat(root / "pipe").st_mode)
 
 
@@ -313,7 +314,7 @@ def test_a_write_makes_its_temp_file_beside_the_target(world, monkeypatch):
         return real_open(path, flags, mode, dir_fd=dir_fd)
 
     monkeypatch.setattr(os, "open", spy)
-    Root(root).locate("d/sub/out.jsonl", argument="out").write_bytes(b"{}\n")
+    Root(root).locate("d/sub/out.jsonl", argument="out", writes="jsonl").write_bytes(b"{}\n")
     assert len(seen) == 1 and seen[0][1] == str(root / "d" / "sub")
     assert seen[0][0].startswith(".out.jsonl.") and seen[0][0].endswith(".tmp")
     assert (root / "d" / "sub" / "out.jsonl").read_bytes() == b"{}\n"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from server.paths import Workspace
-from whileai_core.errors import ArgumentError
+from whileai_core.errors import ArgumentError, ConfigError
 
 
 @pytest.fixture()
@@ -39,7 +39,7 @@ def test_paths_inside_resolve(layout):
     absolute = ws.resolve(str(root / "evals" / "a.jsonl"), argument="rows")
     assert absolute.absolute == rows.absolute and absolute.read_bytes("rows") == b"{}\n"
     # a file that does not exist yet (an output) is fine, in a folder that does not exist yet too
-    out = ws.resolve("configs/new/rl.toml", argument="out")
+    out = ws.resolve("configs/new/rl.toml", argument="out", writes="toml")
     assert out.absolute == root.resolve() / "configs/new/rl.toml"
     out.write_text("a = 1\n")
     assert (root / "configs" / "new" / "rl.toml").read_text() == "a = 1\n"
@@ -76,9 +76,17 @@ def test_symlinks_are_refused_when_opened(layout, value, says):
 def test_a_write_through_a_symlinked_folder_is_refused(layout):
     root, evil = layout
     with pytest.raises(Exception) as err:
-        Workspace(root).resolve("out-dir/new.toml", argument="out").write_text("x = 1\n")
+        Workspace(root).resolve("out-dir/new.toml", argument="out", writes="toml").write_text(
+            "x = 1\n")
     assert "`out-dir` is a symlink that leads outside the workspace root" in str(err.value)
     assert sorted(p.name for p in evil.iterdir()) == ["secret.jsonl"]   # nothing written there
+
+
+def test_a_write_of_no_declared_kind_is_refused_under_the_root(layout):
+    root, _ = layout
+    with pytest.raises(ConfigError, match="is not an output this tool declares"):
+        Workspace(root).resolve("configs/x.toml", argument="out").write_text("x = 1\n")
+    assert not (root / "configs" / "x.toml").exists()
 
 
 def test_a_sibling_with_the_root_as_prefix_is_outside(layout):

@@ -181,3 +181,32 @@ def test_a_refusal_inside_a_task_completes_it_with_is_error(server):
     done = _run(server, body)
     assert done.status == "completed" and done.result["isError"] is True
     assert "no run 'run-0123456789ab'" in done.result["content"][0]["text"]
+
+
+def test_an_unknown_task_id_is_echoed_cut_to_a_bound(server):
+    """Issue 35, a low: tasks/get, tasks/cancel and tasks/update echoed a 3.9 MB task id whole.
+    Now at most 40 characters of it come back, with its length."""
+    from mcp_types import Request
+
+    from server.run_tasks import UpdateTaskParams
+
+    class UpdateTaskRequest(Request[UpdateTaskParams, Literal["tasks/update"]]):
+        method: Literal["tasks/update"] = "tasks/update"
+        params: UpdateTaskParams
+
+    huge = "x" * 3_900_000
+
+    async def body(client):
+        messages = []
+        for request in (GetTaskRequest(params=TaskParams(task_id=huge)),
+                        CancelTaskRequest(params=TaskParams(task_id=huge)),
+                        UpdateTaskRequest(params=UpdateTaskParams(task_id=huge))):
+            with pytest.raises(MCPError) as caught:
+                await client.session.send_request(request, EmptyResult)
+            messages.append((caught.value.error.code, caught.value.error.message))
+        return messages
+
+    for code, message in _run(server, body):
+        assert code == -32602 and len(message.encode()) < 600, len(message)
+        # the repr of the id ('x' * 3.9M, quoted) cut to 40 characters, and its length said
+        assert "'" + "x" * 39 + "...(40 of 3,900,002 characters)" in message

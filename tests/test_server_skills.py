@@ -300,3 +300,31 @@ def test_the_repo_skills_serve_no_fixtures():
         assert sum(r.size for r in skill.resources) <= 16 * 2**20 and len(files) <= 512
     listing = ok(call(build_server(repo.parent, skills_dir=repo), "list_skills", {}))
     assert not any(f["uri"].endswith("fixtures.py") for s in listing["skills"] for f in s["files"])
+
+
+def test_list_skills_stays_within_the_answer_bound(tmp_path):
+    """Issue 35, a low: the pack's own listing answered 14 KB against the 8 KB bound (every
+    description twice: text and structured). The text now names the skills; the structured
+    content carries the rest, and a folder of many skills is cut, saying n of N."""
+    import json
+
+    from whileai_core.defaults import MCP_ANSWER_MAX_BYTES
+
+    def size(result) -> int:
+        return len(result.content[0].text.encode()) + len(json.dumps(
+            result.structured_content).encode())
+
+    pack = call(build_server(tmp_path, skills_dir=default_skills_dir()), "list_skills", {})
+    out = ok(pack)
+    assert size(pack) <= MCP_ANSWER_MAX_BYTES, size(pack)
+    assert out["shown"] is None and "characters)" not in json.dumps(out)  # whole, nothing cut
+    many = tmp_path / "many"
+    for i in range(60):  # 60 skills of 1,000-character descriptions: ~70 KB uncut
+        (many / f"s{i:02d}").mkdir(parents=True)
+        (many / f"s{i:02d}" / "SKILL.md").write_text(
+            f"---\nname: s{i:02d}\ndescription: {'word ' * 200}\n---\n# s{i:02d}\n")
+    listing = call(build_server(tmp_path, skills_dir=many), "list_skills", {})
+    assert size(listing) <= MCP_ANSWER_MAX_BYTES, size(listing)
+    shown = ok(listing)["shown"]
+    assert shown is not None and "of 60 shown" in shown
+    assert f"({shown})" in listing.content[0].text

@@ -71,8 +71,10 @@ def _free_port() -> int:
 def test_streamable_http_rate(tmp_path):
     ws = make_workspace(tmp_path / "ws")
     port = _free_port()
+    token = "t0ken-Qm3xV9pL2wR7zK4nB8cJ5hT1yF6dS0gAeU"  # every HTTP bind needs one
     proc = subprocess.Popen([str(SCRIPT), "--http", "--port", str(port), "--root", str(ws)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_env())
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env={**_env(), "WHILEAI_MCP_TOKEN": token})
     try:
         for _ in range(600):  # wait for the port to open (start-up time is not under test)
             if proc.poll() is not None:
@@ -83,7 +85,12 @@ def test_streamable_http_rate(tmp_path):
             time.sleep(0.1)
 
         async def go():
-            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+            async with http, Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp",
+                                                           http_client=http)) as client:
                 return await client.call_tool("rate", {"rows": "evals/grpo.jsonl", "k": 2})
 
         result = anyio.run(go)

@@ -181,12 +181,16 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.mark.parametrize("host", ["0.0.0.0", "127.0.0.2", "::"])
-def test_a_non_loopback_bind_without_a_token_does_not_start(tmp_path, host):
+@pytest.mark.parametrize("host", ["0.0.0.0", "127.0.0.2", "::", "127.0.0.1", "localhost"])
+def test_a_bind_without_a_token_does_not_start(tmp_path, host):
+    """Loopback included (issue 35, item 10): without a token any local process could open
+    sessions that displaced a working client's."""
     out = subprocess.run([str(SCRIPT), "--http", "--host", host, "--root", str(tmp_path)],
                          capture_output=True, text=True, timeout=60, env=_env())
     assert out.returncode == 2
-    assert f"--host {host} accepts connections from other machines" in out.stderr
+    assert "--http needs a bearer token whatever the address" in out.stderr
+    assert ("any program on this machine" if host in ("127.0.0.1", "localhost") else
+            f"--host {host} from another machine") in out.stderr
     assert MCP_TOKEN_ENV in out.stderr and "Fix" in out.stderr
 
 
@@ -223,7 +227,7 @@ class Http:
         self.proc = subprocess.Popen([str(SCRIPT), "--http", "--host", host, "--port",
                                       str(self.port), "--root", str(root), *args],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     env=env or _env())
+                                     env=env or _env(**{MCP_TOKEN_ENV: TOKEN}))
         for _ in range(600):
             if self.proc.poll() is not None:
                 pytest.fail(f"server exited: {self.proc.stderr.read().decode()}")
@@ -308,12 +312,12 @@ def test_a_token_is_checked_on_every_request_and_hosts_are_checked(tmp_path):
 def test_http_frames_get_json_rpc_errors(tmp_path):
     server = Http(make_workspace(tmp_path / "ws"), "127.0.0.1")
     try:
-        session = server.initialize(token=None)
+        session = server.initialize()
         for frame, code, request_id in FRAMES[:-1]:
-            status, payload, _ = server.post(frame, token=None, session=session)
+            status, payload, _ = server.post(frame, session=session)
             assert status == 400, (frame, status, payload)
             assert payload["id"] == request_id and payload["error"]["code"] == code, frame
-        status, payload, _ = server.post(b"", token=None, session=session)
+        status, payload, _ = server.post(b"", session=session)
         assert status == 400 and payload["error"]["code"] == PARSE
     finally:
         server.stop()
@@ -323,16 +327,16 @@ def test_sessions_expire_when_idle_and_read_only_is_announced(tmp_path):
     server = Http(make_workspace(tmp_path / "ws"), "127.0.0.1", "--session-idle", "1",
                   "--read-only")
     try:
-        session = server.initialize(token=None)
+        session = server.initialize()
         listing = json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
-        status, payload, _ = server.post(listing, token=None, session=session)
+        status, payload, _ = server.post(listing, session=session)
         assert status == 200
         names = {t["name"] for t in payload["result"]["tools"]}
         assert "launch_run" not in names and "rate" in names
         time.sleep(3)                              # idle for three times the limit
-        status, _, _ = server.post(listing, token=None, session=session)
+        status, _, _ = server.post(listing, session=session)
         assert status == 404                       # the idle session is gone
-        assert server.initialize(token=None)       # a client starts a new one
+        assert server.initialize()       # a client starts a new one
     finally:
         notice = server.stop()
     assert "sessions close after 1 s idle" in notice and "read-only" in notice

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from test_server_support import make_workspace
-from test_server_wire import SCRIPT, TOKEN, Http, _env, _free_port
+from test_server_wire import INIT, SCRIPT, TOKEN, Http, _env, _free_port
 
 REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(not SCRIPT.exists(),
@@ -103,7 +103,7 @@ def _serve_with(tmp_path, **settings) -> tuple[subprocess.Popen, int]:
         "from server.app import build_server\n"
         "from server.transport import http_settings, serve_http\n"
         "import dataclasses, json\n"
-        f"s = http_settings('127.0.0.1', {port})\n"
+        f"s = http_settings('127.0.0.1', {port}, environ={{'WHILEAI_MCP_TOKEN': {TOKEN!r}}})\n"
         f"s = dataclasses.replace(s, **json.loads({json.dumps(json.dumps(settings))}))\n"
         f"server = build_server({str(ws)!r})\n"
         "anyio.run(lambda: serve_http(server, s, log_level='WARNING'))\n")
@@ -134,8 +134,9 @@ def test_a_request_head_or_body_that_never_comes_is_cut_off(tmp_path):
         head = socket.create_connection(("127.0.0.1", port))
         head.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")      # never finished
         body = socket.create_connection(("127.0.0.1", port))
-        body.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: "
-                     b"application/json\r\nContent-Length: 500\r\n\r\n{\"jsonrpc\"" % port)
+        body.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAuthorization: Bearer %s\r\n"
+                     b"Content-Type: application/json\r\nContent-Length: 500\r\n\r\n"
+                     b"{\"jsonrpc\"" % (port, TOKEN.encode()))
         idle = socket.create_connection(("127.0.0.1", port))                 # sends nothing
         # liveness bounds: each is cut off after 1 s; 15 s leaves room for a loaded machine
         assert _closed_within(head, 15) == b""
@@ -154,6 +155,7 @@ def test_a_request_head_or_body_that_never_comes_is_cut_off(tmp_path):
 def _get_stream(port: int, session: str) -> socket.socket:
     sock = socket.create_connection(("127.0.0.1", port))
     sock.sendall((f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n"
+                  f"Authorization: Bearer {TOKEN}\r\n"
                   f"mcp-session-id: {session}\r\nmcp-protocol-version: 2025-06-18\r\n\r\n")
                  .encode())
     sock.settimeout(10)
@@ -165,21 +167,21 @@ def test_sessions_holding_get_streams_expire_and_never_lock_others_out(tmp_path)
     server = Http(make_workspace(tmp_path / "ws"), "127.0.0.1", "--session-idle", "3")
     streams = []
     try:
-        sessions = [server.initialize(token=None) for _ in range(64)]
+        sessions = [server.initialize() for _ in range(64)]
         streams = [_get_stream(server.port, s) for s in sessions]
-        # all 64 taken, each holding a stream: a new client still gets a session (the least
-        # recently active idle one gives way), and it works
-        newcomer = server.initialize(token=None)
-        status, payload, _ = server.post(LIST, token=None, session=newcomer)
-        assert status == 200 and len(payload["result"]["tools"]) > 10
-        status, _, _ = server.post(LIST, token=None, session=sessions[0])
-        assert status == 404                            # the one that gave way
+        # all 64 taken, each holding a stream and used within the last 3 s (issue 35: a session
+        # used recently is never displaced): a new client is told to retry, none is evicted
+        status, payload, headers = server.post(INIT)
+        assert status == 503 and "all 64 sessions are in use" in payload["error"]["message"]
+        assert headers.get("retry-after") == "3"
         # then every stream-holding session expires after its 3 s without a request, its stream
         # ended by the server (liveness bound: the sweep runs each second, so 20 s is generous)
-        for sock in streams[1:]:
+        for sock in streams:
             assert _closed_within(sock, 20) is not None
-        assert all(server.post(LIST, token=None, session=s)[0] == 404 for s in sessions)
-        assert server.initialize(token=None)
+        assert all(server.post(LIST, session=s)[0] == 404 for s in sessions)
+        newcomer = server.initialize()
+        status, payload, _ = server.post(LIST, session=newcomer)
+        assert status == 200 and len(payload["result"]["tools"]) > 10
         assert server.proc.poll() is None
     finally:
         for sock in streams:

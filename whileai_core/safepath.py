@@ -153,33 +153,88 @@ def _kind_of(mode: int) -> str:
     return "not a regular file"
 
 
-# What an agent host (or git, or the shell) runs or obeys when the user next opens the project: a
-# tool writing here could plant a hook, an MCP server that runs `sh -c`, or instructions. Under a
-# confined root (the server's workspace) no write lands here; only `whileai-skills init`, which
-# the user runs, writes host configuration. Compared case-insensitively (macOS). Besides the
-# hosts init wires: Roo Code (.roo/mcp.json), Kiro (.kiro/settings/mcp.json) and Amazon Q
-# (.amazonq/mcp.json) start the servers their project file names, as do Continue
-# (.continue/mcpServers/) and opencode (opencode.json); a dev container runs its
-# postCreateCommand, pre-commit and husky their hooks; Windsurf, Cline and Zed read rules/settings.
-AGENT_CONFIG_FOLDERS = frozenset({".claude", ".cursor", ".vscode", ".codex", ".agents", ".gemini",
-                                  ".github", ".git", ".idea", ".roo", ".kiro", ".amazonq",
-                                  ".continue", ".windsurf", ".zed", ".opencode", ".devcontainer",
-                                  ".husky", ".clinerules"})
-AGENT_CONFIG_FILES = frozenset({".mcp.json", "agents.md", "claude.md", "gemini.md", ".cursorrules",
-                                ".windsurfrules", ".envrc", "opencode.json", "opencode.jsonc",
-                                ".pre-commit-config.yaml"})
+# --- what a tool may write under a confined root (the server's workspace) --------------------
+#
+# An allow-list, by kind of output: each writing argument declares what it writes
+# (``operations.args.Arg(OUT, writes=...)``, the path door is told through ``Root.locate``) and
+# a write under a confined root lands only when the name fits that kind. Anything else is
+# refused whatever its name, with the kind named; a list of bad names cannot be complete (78 of
+# 84 writes to host and agent configuration landed past one: ``.devcontainer.json``,
+# ``crush.json``, ``.aider.conf.yml``, ``*.code-workspace``, ``package.json``, CI files,
+# ``CLAUDE.local.md``, ``AGENT.md``...). Two rules come on top, because the formats tools write
+# are formats other programs read too:
+# - nothing hidden: no part of the path starts with '.' (hosts, git, shells and CI keep their
+#   configuration in hidden files and folders: .claude/, .github/, .git/hooks, .envrc);
+# - ``PROGRAM_FILES``: the few names of those formats (.json, .toml, .md) a program reads on its
+#   own where it finds them (npm's package.json, a host's crush.json or opencode.json, the
+#   instructions an agent reads: AGENTS.md, CLAUDE.md...). Compared case-insensitively (macOS).
+# Only ``whileai-skills init``, which the user runs, writes host configuration (``staged``).
 
 
-def agent_config(parts: tuple[str, ...]) -> str | None:
-    """The part of ``parts`` (a path below a root) that makes it agent-host configuration, or
-    None: a folder of ``AGENT_CONFIG_FOLDERS`` anywhere on it, or a file of
-    ``AGENT_CONFIG_FILES`` as its name."""
-    for part in parts[:-1]:
-        if part.lower() in AGENT_CONFIG_FOLDERS:
-            return part + "/"
-    if parts and (parts[-1].lower() in AGENT_CONFIG_FILES
-                  or parts[-1].lower() in AGENT_CONFIG_FOLDERS):
-        return parts[-1]
+@dataclass(frozen=True)
+class Output:
+    """What a writing argument writes: ``what`` (in words), the ``suffixes`` a file of it
+    ends with, an ``example``; ``folder``: a data folder whose files the tool names itself
+    (each still under the two rules on top)."""
+
+    what: str
+    suffixes: tuple[str, ...] = ()
+    example: str = ""
+    folder: bool = False
+
+    def allows(self, name: str) -> bool:
+        return self.folder or name.lower().endswith(self.suffixes)
+
+    def words(self) -> str:
+        if self.folder:
+            return f"{self.what} (a folder, e.g. {self.example})"
+        ends = " or ".join(self.suffixes)
+        return f"{self.what} (a name ending in {ends}, e.g. {self.example})"
+
+
+OUTPUTS: dict[str, Output] = {
+    "jsonl": Output("JSONL rows, records or tables", (".jsonl",), "out/records.jsonl"),
+    "json": Output("a JSON list of task ids", (".json",), "holdout_tasks.json"),
+    "toml": Output("a prime-rl TOML config", (".toml",), "configs/rl.toml"),
+    "markdown": Output("a Markdown report", (".md",), "EXPERIMENTS.md"),
+    "folder": Output("a data folder holding the files the tool documents", folder=True,
+                     example="dpo-data"),
+}
+PROGRAM_FILES = frozenset({
+    # JSON a program or host reads where it finds it
+    "package.json", "package-lock.json", "tsconfig.json", "jsconfig.json", "deno.json",
+    "composer.json", "crush.json", "opencode.json", "mcp.json", "devcontainer.json",
+    "renovate.json", "vercel.json", "turbo.json", "nx.json", "lerna.json", "biome.json",
+    # TOML read by a build tool or a package manager
+    "pyproject.toml", "uv.toml", "ruff.toml", "cargo.toml", "rust-toolchain.toml", "mise.toml",
+    "pixi.toml", "poetry.toml", "netlify.toml", "fly.toml", "wrangler.toml", "bunfig.toml",
+    "hatch.toml",
+    # Markdown an agent obeys as instructions
+    "agents.md", "agent.md", "claude.md", "claude.local.md", "gemini.md", "crush.md", "qwen.md",
+    "warp.md", "conventions.md", "copilot-instructions.md", "skill.md"})
+
+
+def write_refusal(parts: tuple[str, ...], output: Output | None,
+                  argument: str) -> tuple[str, str] | None:
+    """(problem, fix) when a tool may not write ``parts`` (a path below a confined root) as
+    ``output`` (its argument's declared kind; None: none declared); None when it may."""
+    init = "to register the server with a host, run `whileai-skills init` yourself"
+    hidden = next((part for part in parts if part.startswith(".")), None)
+    if hidden is not None:
+        is_folder = hidden != parts[-1]
+        return (f"is hidden (`{hidden}{'/' if is_folder else ''}`): hosts, git, shells and CI "
+                "keep their configuration in hidden files and folders, so no tool writes there",
+                f"choose a path with no part starting with '.'; {init}")
+    if parts and parts[-1].lower() in PROGRAM_FILES:
+        return (f"is `{parts[-1]}`, which another program (a build tool, an agent host) reads on "
+                "its own where it finds it, so no tool writes it",
+                f"choose another name; {init}")
+    if output is None:
+        return ("is not an output this tool declares (every write under the workspace is of a "
+                "declared kind)", f"write through the tool's own output argument; {init}")
+    if parts and not output.allows(parts[-1]):
+        return (f"is not {output.what}: `{argument}` writes only {output.words()}, whatever the "
+                "name", f"name it like {output.example}")
     return None
 
 
@@ -237,11 +292,15 @@ class Root:
     def close(self) -> None:
         self._finalizer()
 
-    def locate(self, value: Any, *, argument: str) -> UserPath:
+    def locate(self, value: Any, *, argument: str,
+               writes: str | Output | None = None) -> UserPath:
         """``value`` (relative to the root, or absolute inside it) as a :class:`UserPath`.
 
         Only the text is checked here; the file system is touched when the path is opened.
+        ``writes``: what the argument writes (a key of ``OUTPUTS``, or an :class:`Output`):
+        under a confined root a write lands only when the name fits it (``write_refusal``).
         """
+        output = OUTPUTS[writes] if isinstance(writes, str) else writes
         if isinstance(value, os.PathLike):
             value = os.fspath(value)
         if not isinstance(value, str) or not value.strip():
@@ -267,7 +326,7 @@ class Root:
         # under a confined root (the server's workspace) a path is shown as the caller wrote it,
         # relative to the root: answers and messages speak the caller's terms
         shown = ("/".join(parts) or ".") if self.confined else None
-        return UserPath(self, parts, argument=argument, shown=shown)
+        return UserPath(self, parts, argument=argument, shown=shown, output=output)
 
     def relative(self, path: str | os.PathLike) -> str:
         """``path`` as a caller would write it: relative to the root when it is inside."""
@@ -286,11 +345,11 @@ class UserPath:
     It has no ``__fspath__`` on purpose: code that would open it by name fails loudly.
     """
 
-    __slots__ = ("root", "parts", "argument", "shown")
+    __slots__ = ("root", "parts", "argument", "shown", "output")
 
     def __init__(self, root: Root, parts: tuple[str, ...], *, argument: str,
-                 shown: str | None = None) -> None:
-        self.root, self.parts, self.argument = root, parts, argument
+                 shown: str | None = None, output: Output | None = None) -> None:
+        self.root, self.parts, self.argument, self.output = root, parts, argument, output
         self.shown = shown if shown is not None else str(root.path.joinpath(*parts))
 
     def __str__(self) -> str:
@@ -577,7 +636,9 @@ class UserPath:
                 raise ArgumentError(f"{self.where}: {name!r} is not a plain file name")
         parts = self.parts + tuple(names)
         shown = self.shown.rstrip("/") + "/" + "/".join(names) if names else self.shown
-        return UserPath(self.root, parts, argument=self.argument, shown=shown)
+        # a data folder's files are the tool's own names: they keep the folder's kind
+        output = self.output if self.output is not None and self.output.folder else None
+        return UserPath(self.root, parts, argument=self.argument, shown=shown, output=output)
 
     @property
     def parent(self) -> UserPath:
@@ -760,12 +821,7 @@ class UserPath:
         if not self.parts:
             raise _fail(error, self.where, "is a directory, not a file",
                         "name a file to write, e.g. out/result.jsonl")
-        config = agent_config(self.parts) if self.root.confined else None
-        if config is not None:
-            raise _fail(error, self.where, f"is agent-host configuration (`{config}`): an agent "
-                        "host or git runs or obeys what it holds, so no tool writes there",
-                        "choose another path; to register the server with a host, run "
-                        "`whileai-skills init` yourself")
+        self.check_writable(error)
         name = self.parts[-1]
         fd = self._walk(self.parts[:-1], error, create=True)
         tmp = temp_name(name)
@@ -814,6 +870,14 @@ class UserPath:
                 pass
             os.close(fd)
         return self.absolute
+
+    def check_writable(self, error: type[WhileaiError] = ConfigError) -> None:
+        """Raise unless a tool may write here: under a confined root, a name that fits the
+        argument's declared kind (``write_refusal``); anywhere else, the user's own path."""
+        refusal = (write_refusal(self.parts, self.output, self.argument)
+                   if self.root.confined else None)
+        if refusal is not None:  # decided from the argument's declared kind (OUTPUTS)
+            raise _fail(error, self.where, *refusal)
 
     def write_text(self, text: str, *, overwrite: bool = False,
                    error: type[WhileaiError] = ConfigError) -> Path:

@@ -23,6 +23,7 @@ from pydantic import Field, PrivateAttr
 from .bundled import SKILLS_ENV, SkillsSource, skill_files
 from .errors import ArgumentError
 from .result import Result
+from .voice import name
 
 __all__ = ["SKILLS_ENV", "SkillCatalog", "SkillFile", "SkillInfo", "SkillList", "SkillText",
            "default_skills_dir", "frontmatter", "skill_uri"]
@@ -79,17 +80,24 @@ class SkillInfo(Result):
 
 
 class SkillList(Result):
-    """Every skill in the catalog, sorted by name."""
+    """Every skill in the catalog, sorted by name. Over MCP the answer is bounded like any
+    other (a skills folder can hold any number of skills; the pack's own listing was 14 KB
+    against the 8 KB bound): the descriptions and files are in the structured content, the text
+    names the skills and how to read one; past the bound the longest strings are cut, then the
+    list ("n of N shown")."""
 
     skills: list[SkillInfo]
     folder: str
-    answer_max_bytes: ClassVar[int | None] = None  # the catalog, sent whole
     note: str = Field("", description="Why the list is empty, and the fix; empty otherwise.")
+    shown: str | None = Field(None, description="which lists were cut, as 'n of N shown'")
+    cut_lists = ("skills",)
 
     def render(self) -> str:
         if not self.skills:
             return self.note or f"no skills in {self.folder}"
-        return "\n".join([self.summary()] + [s.render() for s in self.skills])
+        lines = [self.summary(), f"read one: {name('get_skill')} or the resource "
+                                 "skill://<name>/SKILL.md (what each is for: its description)"]
+        return "\n".join(lines + ([f"({self.shown})"] if self.shown else []))
 
     def summary(self) -> str:
         if not self.skills:

@@ -18,7 +18,7 @@ from ..defaults import CATEGORY_FIELD
 from ..runs.registry import RunRecord
 from ..stats import Comparison, ManyComparisons
 from .rule import Basis, ExperimentDecision, apply_rule, parse_rule
-from .store import Experiment, Registration, _holdout, ids_sha256
+from .store import Experiment, Registration, _holdout, fields_sha256, ids_sha256
 from ..stats import compare, compare_many
 
 
@@ -48,12 +48,40 @@ def _holdout_check(reg: Registration, results: dict, before: list[dict], holdout
             found.append(f"held-out set: the run's held-out rows are {len(ids)} tasks that are "
                          f"not the {reg.holdout_tasks} tasks of {reg.holdout}")
             return read, found
+        found += _asks_check(reg, before, len(ids))
         return read or reg.holdout, found
     if read is None:
         notes.append(f"the run does not name its held-out set and the registration holds only "
                      f"the name {reg.holdout}: the held-out set was not checked (register the "
                      "frozen file, not its name, to check the tasks)")
     return read, found
+
+
+def _asks_check(reg: Registration, before: list[dict], n: int) -> list[str]:
+    """The deviation, if any, of a run whose rows are the registered task ids: the same ids
+    can carry other asks, so each registered field the rows carry is compared by content
+    (``store.fields_sha256``); a run whose rows carry none of them, or not all, was read on
+    ids alone and is not the registered reading."""
+    registered = reg.holdout_fields_sha256 or {}
+    carried = fields_sha256(before, registered)
+    differ = [f for f in carried if carried[f] != registered[f]]
+    if differ:
+        return [f"held-out set: the run's rows carry other {_named(differ)} than {reg.holdout} "
+                f"under the same {n} task ids: it was scored on other asks"]
+    missing = [f for f in registered if f not in carried]
+    if registered and not missing:
+        return []
+    checked = "task ids" + (f" and {_named(list(carried))}" if carried else "")
+    why = (f"its rows do not carry {_named(missing)}" if registered else
+           "its registration holds no digest of the asks (registered before they were kept)")
+    return [f"held-out set: checked by its {checked} only: the run names no held-out set and "
+            f"{why}, so other asks under the same ids would read the same as {reg.holdout}. Fix: "
+            "have the recipe name the set it scored (its results' data.holdout_name), or keep "
+            "the asks' fields in its held-out rows"]
+
+
+def _named(fields: list[str]) -> str:
+    return ", ".join(f"`{f}`" for f in fields)
 
 
 def holdout_before_launch(experiment: Experiment, holdout: str | None, *, names_holdout: bool,

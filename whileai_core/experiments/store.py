@@ -50,6 +50,10 @@ class Registration(Result):
                                                         "the file")
     holdout_ids_sha256: str | None = Field(None, description="sha256 of its sorted task ids, "
                                                              "when read from the file")
+    holdout_fields_sha256: dict[str, str] | None = Field(None, description=(
+        "per field every task carries (prompt, answer, category...): sha256 of each task's "
+        "value of it, when read from the file; a run's rows under the same task ids are "
+        "checked against these, so other asks under the same ids are seen"))
     min_effect: float = Field(description="the smallest change that matters")
     rule: DecisionRule
     run_std: float | None = Field(None, description="the registered noise floor's run_std")
@@ -193,9 +197,21 @@ def _holdout(holdout: Any, root: Any) -> dict[str, Any]:
         raise ArgumentError(f"`holdout` {holdout}: its content hashes to {print_name.name}, not "
                             "the name the file carries: it was edited after it was frozen. Fix: "
                             "restore it, or freeze the edited set (a new name) and register that")
-    ids = sorted(str(r.get("task_id")) for r in read_records(path, noun="task").items)
+    tasks = [_with_id(r) for r in read_records(path, noun="task").items]
+    ids = sorted(str(r.get("task_id")) for r in tasks)
     return {"holdout": print_name.name, "holdout_tasks": print_name.n_tasks,
-            "holdout_ids_sha256": ids_sha256(ids)}
+            "holdout_ids_sha256": ids_sha256(ids),
+            "holdout_fields_sha256": fields_sha256(tasks) or None}
+
+
+def _with_id(task: dict) -> dict:
+    """A frozen task with its id under ``task_id`` (as the fingerprint reads an alias)."""
+    from ..rows import TASK_ALIASES, TASK_FIELD  # lazy: the rows reader loads with the call
+
+    if task.get(TASK_FIELD) is not None:
+        return task
+    alias = next((a for a in TASK_ALIASES if task.get(a) is not None), None)
+    return {**task, TASK_FIELD: task[alias]} if alias else task
 
 
 def ids_sha256(ids: Any) -> str:
@@ -204,7 +220,43 @@ def ids_sha256(ids: Any) -> str:
     return hashlib.sha256(("\n".join(sorted(set(map(str, ids)))) + "\n").encode()).hexdigest()
 
 
+CONFLICT = "conflict"  # a field whose rows of one task disagree: it matches no registered digest
+
+
+def fields_sha256(records: list[dict], fields: Any = None) -> dict[str, str]:
+    """Per field carried by every record (or each of ``fields`` that is): sha256 of the lines
+    ``<task id>\t<value as canonical JSON>``, one per task, sorted; a task's value is its
+    first record's, and a task whose records disagree on a field makes it ``CONFLICT``.
+    A frozen set (one record per task) and a run's rows (many per task) give the same digest
+    exactly when every task carries the same value."""
+    from ..rows import TASK_FIELD  # lazy: the rows reader loads with the call
+
+    names = set.intersection(*(set(r) for r in records)) if records else set()
+    names = (names if fields is None else names & set(fields)) - {TASK_FIELD}
+    out: dict[str, str] = {}
+    for name in sorted(names):
+        values: dict[str, str] = {}
+        conflict = False
+        for r in records:
+            value = json.dumps(r[name], sort_keys=True, separators=(",", ":"),
+                               ensure_ascii=False, default=str)
+            if values.setdefault(str(r.get(TASK_FIELD)), value) != value:
+                conflict = True
+                break
+        text = "".join(f"{t}\t{v}\n" for t, v in sorted(values.items()))
+        out[name] = CONFLICT if conflict else hashlib.sha256(text.encode()).hexdigest()
+    return out
+
+
 # --- the calls ---------------------------------------------------------------------------------
+
+_ADDED_LATER = ("holdout_fields_sha256",)  # registration fields older registrations lack
+
+
+def _without_new(stored: dict, given: dict) -> dict:
+    """``given`` less the fields ``stored`` predates (the same plan registered again after an
+    upgrade is the same registration)."""
+    return {k: v for k, v in given.items() if k in stored or k not in _ADDED_LATER}
 
 def register_experiment(name: str, *, question: str, hypothesis: str, arms: dict[str, str],
                         holdout: Any, rule: Any, metric: Literal["pass", "reward"] = "pass",
@@ -253,7 +305,7 @@ def register_experiment(name: str, *, question: str, hypothesis: str, arms: dict
         if row is None:
             db.execute("INSERT INTO experiments (name, registration, registered_at) VALUES "
                        "(?, ?, ?)", (name, text, now()))
-        elif json.loads(row[0]) != json.loads(text):
+        elif _without_new(json.loads(row[0]), json.loads(text)) != json.loads(row[0]):
             raise ArgumentError(f"experiment {name!r} is already registered, with another "
                                 "registration; a registration is never changed after it is "
                                 "written. Fix: register the new plan under a new name (e.g. "

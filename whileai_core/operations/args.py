@@ -46,6 +46,9 @@ class Arg:
     session (``whileai_core.rows_cache``), so many questions of one file parse it once.
     ``form``: how the shell writes it where the type alone would say otherwise (``"json"``: a
     mapping given as one word of JSON, not as NAME=VALUE words; see ``whileai_core.cli``).
+    ``writes``: for an ``OUT`` argument, the kind of output it writes (a key of
+    ``whileai_core.safepath.OUTPUTS``: "jsonl", "json", "toml", "markdown", "folder"); under the
+    server's root a write of any other kind is refused, whatever its name.
     """
 
     kind: str = VALUE
@@ -59,6 +62,7 @@ class Arg:
     #                       type's; the core checks them with its own words)
     rows: bool = False
     form: str | None = None
+    writes: str | None = None
 
 
 # Bounds on every number an operation takes.
@@ -121,13 +125,13 @@ InPath = Annotated[str, Field(min_length=1, max_length=4096), Arg(PATH, position
 OutFile = Annotated[
     str, Field(min_length=1, max_length=4096, description="Where to write, as JSONL.",
                examples=["out/records.jsonl"]),
-    Arg(OUT, metavar="FILE")]
+    Arg(OUT, metavar="FILE", writes="jsonl")]
 
 OptionalOut = Annotated[
     str | None, Field(max_length=4096, description=(
         "Optional: write the records here as JSONL and leave them out of the answer (the answer "
         "stays small whatever the input)."), examples=["out/records.jsonl"]),
-    Arg(OUT, metavar="FILE")]
+    Arg(OUT, metavar="FILE", writes="jsonl")]
 
 Overwrite = Annotated[bool, Field(description=(
     "Replace an output file that exists (only when the user asked for it to be replaced)."))]

@@ -78,7 +78,7 @@ def prime_rl_config(
             "Hub id of the policy to train, e.g. 'Qwen/Qwen3-8B'."))],
         out: Annotated[str | None, Field(max_length=4096, description=(
             "Where to write the TOML (folders are created); null: only preview it.")),
-            Arg(OUT, metavar="FILE")] = None,
+            Arg(OUT, metavar="FILE", writes="toml")] = None,
         overwrite: Overwrite = False,
         gpus: Annotated[int, Field(ge=1, le=MAX_GPUS_PER_NODE, description="GPUs per node.")] = 2,
         nodes: Annotated[int, Field(ge=1, le=MAX_NODES, description=(

@@ -50,7 +50,7 @@ def eval_fingerprint(tasks: Tasks, *, name: SetName = EVALSET_NAME):
 def freeze_holdout(tasks: Tasks,
                    out_dir: Annotated[str, Field(min_length=1, max_length=4096, description=(
                        "Folder to write <name>-<hash>.jsonl in; created if missing.")),
-                       Arg(OUT, metavar="DIR")] = ".", *,
+                       Arg(OUT, metavar="DIR", writes="folder")] = ".", *,
                    name: SetName = EVALSET_NAME):
     from ..evalset import freeze_holdout as freeze  # lazy: loads on the call
 

@@ -102,7 +102,8 @@ def list_experiments(
     result="whileai_core.experiments:ExperimentExport", doing="exporting experiments")
 def export_experiments(
         out: Annotated[OutFile, Field(description="The Markdown file to write.",
-                                      examples=["EXPERIMENTS.md"]), Arg(positional=True)], *,
+                                      examples=["EXPERIMENTS.md"]),
+                   Arg(positional=True, writes="markdown")], *,
         name: Annotated[str | None, Field(max_length=64, description=(
             "One experiment only; null: all of them."))] = None,
         include_archived: Annotated[bool, Field(description=(

@@ -174,7 +174,8 @@ def rate(rows: Rows, *, metric: Metric = "pass",
 def task_table(rows: Rows, *, out: Annotated[str, Field(
                    min_length=1, max_length=4096, description=(
                        "Where to write the table as JSONL (one {task_id, value, rollouts} per "
-                       "task)."), examples=["evals/tasks.jsonl"]), Arg(OUT, metavar="FILE")],
+                       "task)."), examples=["evals/tasks.jsonl"]),
+                       Arg(OUT, metavar="FILE", writes="jsonl")],
                metric: Metric = "pass", threshold: Threshold = None, overwrite: Overwrite = False):
     from ..rows import load_rows  # lazy: numpy loads on the call
     from ..tables import TaskTable  # lazy: loads with the call

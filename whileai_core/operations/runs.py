@@ -75,6 +75,10 @@ def launch_run(
             "false: return the plan (where, GPUs, estimated GPU hours, the exact command) and "
             "launch nothing. true: launch. Set true only after the user approved the plan: a "
             "Modal run costs money."))] = False,
+        approved: Annotated[str | None, Field(max_length=71, description=(
+            "With confirm=true: the plan's `approval` (a content hash of its config, data, "
+            "GPUs, hours and dollars) the user approved; only that exact plan launches, any "
+            "change is refused. null: whatever the plan is now."))] = None,
         state_dir: StateDir = None,
         recipes_dir: Annotated[str | None, Field(description=(
             "Folder holding <recipe>/run.py; null: $WHILEAI_RECIPES_DIR, else this "
@@ -85,8 +89,8 @@ def launch_run(
     # a value with '/' or ending in '.toml' is a config, read through the door (under the
     # root over MCP); anything else is a recipe name; `data` is a folder, read the same way
     return launch(config_or_recipe, backend=backend, gpu=gpu, name=name, confirm=confirm,
-                  data=data, experiment=experiment, arm=arm, state_dir=state_dir,
-                  recipes_dir=recipes_dir, root=ctx.root)
+                  data=data, experiment=experiment, arm=arm, approved=approved,
+                  state_dir=state_dir, recipes_dir=recipes_dir, root=ctx.root)
 
 
 @operation(

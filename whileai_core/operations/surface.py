@@ -44,11 +44,12 @@ class Context:
     root: Any = None
     skills: Any = None
 
-    def locate(self, value: Any, *, argument: str) -> Any:
-        """A path as the core opens it: under the root (a ``UserPath``), or as given."""
+    def locate(self, value: Any, *, argument: str, writes: str | None = None) -> Any:
+        """A path as the core opens it: under the root (a ``UserPath``; ``writes``: the kind
+        of output an ``OUT`` argument writes), or as given."""
         if self.root is None:
             return value
-        return self.root.locate(value, argument=argument)
+        return self.root.locate(value, argument=argument, writes=writes)
 
     def relative(self, path: Any) -> str:
         """A path as the caller writes it: relative to the root, or as the user typed it."""
@@ -116,7 +117,7 @@ def _arg_of(annotation: Any) -> Arg:
     kind = next((a.kind for a in reversed(found) if a.kind != VALUE), VALUE)
     merged: dict[str, Any] = {"kind": kind}
     for a in found:  # later metadata (the operation's own) wins over the shared type's
-        for name in ("positional", "metavar", "describe", "schema", "rows", "form"):
+        for name in ("positional", "metavar", "describe", "schema", "rows", "form", "writes"):
             value = getattr(a, name)
             if value not in (None, False):
                 merged[name] = value
@@ -221,9 +222,11 @@ def resolve(param: Param, value: Any, ctx: Context) -> Any:
     if value is None or kind == VALUE:
         return value
     if kind in (PATH, OUT):
+        writes = param.arg.writes if kind == OUT else None
         if isinstance(value, list):
-            return [ctx.locate(v, argument=f"{name}[{i}]") for i, v in enumerate(value)]
-        return ctx.locate(value, argument=name)
+            return [ctx.locate(v, argument=f"{name}[{i}]", writes=writes)
+                    for i, v in enumerate(value)]
+        return ctx.locate(value, argument=name, writes=writes)
     if kind == SOURCE:
         return ctx.locate(value, argument=name) if isinstance(value, str) else _inline(value, name)
     if kind == ARM:

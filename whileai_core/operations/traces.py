@@ -63,14 +63,14 @@ def split_by_task(
             "a rare category is on both sides."))] = None,
         out: Annotated[str | None, Field(max_length=4096, description=(
             "Optional: write the held-out task ids here as a JSON list (the frozen test)."),
-            examples=["holdout_tasks.json"]), Arg(OUT, metavar="FILE")] = None,
+            examples=["holdout_tasks.json"]), Arg(OUT, metavar="FILE", writes="json")] = None,
         holdout_out: Annotated[str | None, Field(max_length=4096, description=(
             "Optional: write the input's records whose task is held out here (JSONL)."),
-            examples=["holdout.jsonl"]), Arg(OUT, metavar="FILE")] = None,
+            examples=["holdout.jsonl"]), Arg(OUT, metavar="FILE", writes="jsonl")] = None,
         train_out: Annotated[str | None, Field(max_length=4096, description=(
             "Optional: write the input's records whose task is not held out here (JSONL): the "
             "only side to build training data from."), examples=["train.jsonl"]),
-            Arg(OUT, metavar="FILE")] = None,
+            Arg(OUT, metavar="FILE", writes="jsonl")] = None,
         overwrite: Overwrite = False):
     from ..traces import split_by_task as split  # lazy: loads with the call
     from ..traces.split import write_split  # lazy: loads with the call
@@ -189,7 +189,8 @@ def import_rows(
         out: Annotated[str | None, Field(max_length=4096, description=(
             "Where to write the graded rows as JSONL; pass this file to rate, compare or "
             "route. null: only the summary and a preview."),
-            examples=["evals/imported.jsonl"]), Arg(OUT, metavar="FILE")] = None,
+            examples=["evals/imported.jsonl"]),
+            Arg(OUT, metavar="FILE", writes="jsonl")] = None,
         format: Annotated[Literal["auto", "prime-rl", "inspect", "lm-eval"], Field(description=(
             "The source format; 'auto' reads it from the content. A named format wins."))
         ] = "auto",

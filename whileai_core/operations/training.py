@@ -83,7 +83,8 @@ def write_dpo_data(
         pairs: Annotated[Records, Field(description="The pairs dpo_pairs wrote (its `out`).",
                                         examples=["pairs.jsonl"])],
         out_dir: Annotated[str, Field(min_length=1, max_length=4096, description=(
-            "The data folder to write."), examples=["dpo-data"]), Arg(OUT, metavar="DIR")], *,
+            "The data folder to write."), examples=["dpo-data"]),
+            Arg(OUT, metavar="DIR", writes="folder")], *,
         holdout: Annotated[str | list[dict[str, Any]], Field(description=(
             "The held-out tasks' records (one or more per task, with `messages`): frozen into "
             "the folder as holdout-<hash>.jsonl, one ask per task. " + RECORDS_FORM + "."),

@@ -16,7 +16,7 @@ from typing import Any
 _WHERE = {"Cancelled": "results", "Launch": "results", "RunList": "results", "RunPlan": "results",
           "Collected": "results", "cancel_run": "api", "launch_run": "api", "list_runs": "api",
           "run_status": "api", "collect_run": "collect", "Registry": "registry",
-          "RunRecord": "registry", "state_dir": "registry"}
+          "RunRecord": "registry", "state_dir": "registry", "PlanChanged": "plan"}
 __all__ = sorted(_WHERE)
 
 

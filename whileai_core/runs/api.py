@@ -11,6 +11,7 @@ Modal call), never from a guess.
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 from ..errors import ArgumentError, ConfigError, WhileaiError
@@ -23,8 +24,8 @@ from .local import LocalBackend
 from .modal_backend import ModalBackend
 from .forecast import forecast as forecast_run
 from .forecast_check import recorded
-from .plan import (NOT_READY, _check_backend, _check_gpu, _check_local_teacher, _check_name,
-                   _plan, _rejected)
+from .plan import (NOT_READY, PlanChanged, _check_backend, _check_gpu, _check_local_teacher,
+                   _check_name, _plan, _rejected, shown_approval)
 from .registry import ACTIVE, FINISHED, Registry, RunRecord, _check_id, claimable, now
 from .results import Cancelled, Launch, RunList, public
 from .targets import resolve_target, stage_data
@@ -66,7 +67,7 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
                gpu: str | None = None, name: str | None = None, confirm: bool = False,
                data: str | os.PathLike | UserPath | None = None,
                experiment: str | None = None, arm: str | None = None,
-               state_dir: str | os.PathLike | None = None,
+               approved: str | None = None, state_dir: str | os.PathLike | None = None,
                recipes_dir: str | os.PathLike | None = None, root: Root | None = None) -> Launch:
     """Plan a run, or with ``confirm=True`` launch it; the same target and name launch once.
 
@@ -83,6 +84,10 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
         ``write_dpo_data``); its files are part of the run's identity
     experiment, arm : launch this run as ``arm`` of an experiment registered before it
         (``register_experiment``); ``collect_run`` then reads it by the registered rule
+    approved : the plan's ``approval`` the user approved: with ``confirm=True`` only the plan
+        that has it launches (its config bytes, data, target, GPUs, hours and dollars, read once
+        here: the bytes hashed are the bytes launched); any other raises :class:`PlanChanged`
+        (nothing launched or recorded)
     state_dir : the registry's folder (default ``$WHILEAI_STATE_DIR`` or ``~/.whileai``)
     recipes_dir : the recipes folder (default ``$WHILEAI_RECIPES_DIR`` or this checkout's)
     root : a config path (and ``data``) is read under this root (the server's workspace), through
@@ -92,6 +97,10 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
     if not isinstance(confirm, bool):
         raise ArgumentError(f"`{arg('confirm')}` must be true or false, got {confirm!r}. Fix: "
                             f"{arg('confirm', True)} to launch, omit it to see the plan")
+    if approved is not None and not (isinstance(approved, str) and _APPROVAL.fullmatch(approved)):
+        raise ArgumentError(f"`{arg('approved')}` must be a plan's approval (sha256: and 64 hex "
+                            f"digits), got {str(approved)[:80]!r}. Fix: pass the `approval` of "
+                            "the plan the user approved, or omit it")
     target = resolve_target(config_or_recipe, recipes_dir=recipes_dir, root=root, data=data)
     joined = None  # the experiment this run is an arm of: the plan checks its held-out set
     if experiment is not None or arm is not None:
@@ -119,6 +128,10 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
                   forecast=None if plan.forecast is None else recorded(plan.forecast),
                   experiment=experiment, arm=arm)
 
+    if confirm and approved is not None and approved != plan.approval:
+        raise _changed(plan, approved, Launch(action="planned", plan=plan, run=None,
+                                              next_step="ask the user about this plan"))
+
     def existing(record: RunRecord, shown: RunRecord | None = None) -> Launch:
         return Launch(action="existing", plan=plan, run=public(shown or record),
                       next_step=_existing_step(record, gpu_spec, _given(state_dir), experiment))
@@ -134,7 +147,8 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
             "launch_run", config_or_recipe=str(config_or_recipe),
             backend=None if backend_name == "modal" else backend_name, gpu=gpu, name=name,
             data=None if data is None else str(data), experiment=experiment, arm=arm,
-            confirm=True, state_dir=_given(state_dir), recipes_dir=_given(recipes_dir)))
+            confirm=True, approved=plan.approval, state_dir=_given(state_dir),
+            recipes_dir=_given(recipes_dir)))
     # progress steps (and so the points where a cancelled call stops) come only before the
     # claim and after the handle is recorded: never between them, where a stop would leave a
     # started run unrecorded
@@ -196,6 +210,21 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
     return Launch(action="launched", plan=plan, run=started,
                   next_step=f"{call('run_status', id=started.id, state_dir=_given(state_dir))}, "
                             f"then {call('collect_run', id=started.id, state_dir=_given(state_dir))}")
+
+
+_APPROVAL = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+def _changed(plan, approved: str, now_planned: Launch) -> PlanChanged:
+    """The refusal of a confirmed launch whose plan is not the approved one."""
+    where = f"{plan.gpu} ({plan.gpu_count} GPU)" if plan.backend == "modal" else plan.backend
+    return PlanChanged(
+        f"nothing was launched or recorded: the plan now is {shown_approval(plan.approval)} "
+        f"({plan.target_kind} {plan.target} as {plan.name!r} on {where}, about "
+        f"{plan.est_gpu_hours:.2f} GPU hours), not {shown_approval(approved)}, the one "
+        "approved: its config, data, GPUs or cost changed after it was shown. Fix: show the user "
+        f"this plan ({op_name('launch_run')} without {arg('confirm')}) and launch it with its "
+        f"own {arg('approved')}", now_planned)
 
 
 def _given(path: str | os.PathLike | None) -> str | None:

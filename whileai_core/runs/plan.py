@@ -10,10 +10,17 @@ backend needs (a package, a token), what prime-rl's schema rejects in a config, 
 an arm of an experiment, its held-out set against the registered one), the command, and how
 past forecasts on the backend compared with what their runs took. A note that starts with
 ``NOT_READY`` is one a confirmed launch refuses.
+
+Every plan carries its ``approval``: one content hash of the exact launch (:func:`approval`).
+A launch confirmed with ``approved=<that hash>`` runs only the plan that has it: the config's
+bytes, the data folder's files, the target, the GPUs, the hours and the dollars the user was
+shown; any other plan is refused (:class:`PlanChanged`), nothing launched or recorded.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import tomllib
 from typing import TYPE_CHECKING, Any
@@ -126,6 +133,30 @@ def _check_backend(backend: Any) -> str:
 
 # --- the plan ---------------------------------------------------------------------------------
 
+APPROVAL_PREFIX = "sha256:"
+APPROVAL_SHOWN = 16  # hex digits of the approval a question shows (64 bits: a person compares it)
+
+
+def approval(facts: dict[str, Any]) -> str:
+    """``sha256:<hex>`` of a plan's launch facts, as canonical JSON (keys sorted, floats as
+    ``repr`` gives them: the same inputs give the same forecast, so the same hash)."""
+    text = json.dumps(facts, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return APPROVAL_PREFIX + hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def shown_approval(value: str) -> str:
+    """The approval as a question shows it: its first ``APPROVAL_SHOWN`` hex digits."""
+    return value[:len(APPROVAL_PREFIX) + APPROVAL_SHOWN]
+
+
+class PlanChanged(ConfigError):
+    """A confirmed launch whose plan is not the one approved (``approved``): nothing launched or
+    recorded. ``launch`` is the plan as it is now (a gate asks about it again)."""
+
+    def __init__(self, message: str, launch: Any) -> None:
+        super().__init__(message)
+        self.launch = launch
+
 def _rejected(target: Target) -> list[str]:
     """What prime-rl's schema (as whileai checks it) rejects in a config target; [] else."""
     if target.kind != "config":
@@ -191,10 +222,18 @@ def _plan(target: Target, name: str, backend, gpu: str | None, gpu_count: int,
             ready, command = False, "(unknown: see notes)"
             if f"{NOT_READY}{words(exc)}" not in notes:
                 notes.append(f"{NOT_READY}{words(exc)}")
+    hours = forecast.gpu_hours.value if forecast else 0.0
+    dollars = forecast.dollars.value if forecast and forecast.dollars is not None else None
+    # what the user approves: the content (config bytes; a recipe's files and its data folder's,
+    # in target.sha256), where and as what it runs, the GPUs, and what it costs
+    facts = dict(run_id=id, name=name, target=target.label, target_kind=target.kind,
+                 recipe=target.recipe, sha256=target.sha256, backend=backend.name, gpu=gpu,
+                 gpu_count=gpu_count, gpu_hours=hours, dollars=dollars,
+                 wall_s=forecast.wall_s.value if forecast else None, ready=ready)
     return RunPlan(run_id=id, name=name, target=target.label, target_kind=target.kind,
                    recipe=target.recipe, sha256=target.sha256, backend=backend.name, gpu=gpu,
-                   gpu_count=gpu_count,
-                   est_gpu_hours=forecast.gpu_hours.value if forecast else 0.0,
+                   gpu_count=gpu_count, approval=approval(facts),
+                   est_gpu_hours=hours,
                    est_basis=forecast.summary() if forecast else "no forecast (see notes)",
                    command=command, spends_money=backend.spends_money,
                    ready=ready, notes=notes, state_dir=str(registry.dir), forecast=forecast,

@@ -34,6 +34,9 @@ class RunPlan(Result):
     ``forecast``: tokens, memory per GPU, wall clock and dollars, each labelled measured /
     derived / assumption (``est_gpu_hours`` and ``est_basis`` are its GPU hours and summary);
     ``past_error``: how the forecasts of past runs on this backend compared with what they took.
+    ``approval``: the content hash of this exact launch (``runs.plan.approval``: the config's
+    bytes or the recipe's and its data folder's files, the target, the GPUs, the hours, the
+    dollars); ``launch_run(..., confirm=True, approved=<it>)`` launches this plan or nothing.
     """
 
     run_id: str
@@ -45,6 +48,7 @@ class RunPlan(Result):
     backend: Literal["modal", "local"]
     gpu: str | None
     gpu_count: int
+    approval: str
     est_gpu_hours: float
     est_basis: str
     command: str
@@ -59,7 +63,7 @@ class RunPlan(Result):
         where = (f"Modal, {self.gpu} ({self.gpu_count} GPU)" if self.backend == "modal"
                  else "this machine, CPU only (the recipe's offline smoke)")
         lines = [f"plan {self.run_id}: {self.target_kind} {self.target} as {self.name!r}",
-                 f"where:   {where}", f"command: {self.command}"]
+                 f"where:   {where}", f"command: {self.command}", f"approval: {self.approval}"]
         lines.append(self.forecast.render() if self.forecast is not None else
                      f"cost:    ~{self.est_gpu_hours:.2f} GPU hours ({self.est_basis})")
         if self.past_error is not None:

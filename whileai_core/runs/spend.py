@@ -4,8 +4,10 @@ before it does, and the answer when the user says no.
 A launch spends when its plan puts it on Modal GPUs (``RunPlan.spends_money``), is ready and
 fits, and would start a new run (not return one launched before). The question carries what the
 user needs to say yes: the run's name, the GPUs, the GPU hours and the dollars of the plan's
-forecast, each with its kind (measured, fitted, derived, assumption). The MCP server asks it
-through elicitation (``server/spend_gate.py``); a caller without a host to ask uses ``confirm``.
+forecast, each with its kind (measured, fitted, derived, assumption), and the plan's approval (the
+content hash of the exact launch: ``runs.plan.approval``), which the launch is then bound to.
+The MCP server asks it through elicitation (``server/spend_gate.py``); a caller without a host
+to ask uses ``confirm`` (and ``approved``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Literal
 
 from ..voice import name as op_name
 from .forecast_results import fmt_quantity
+from .plan import shown_approval
 from .results import Launch, RunPlan
 
 
@@ -51,7 +54,10 @@ def spend_question(plan: RunPlan) -> SpendQuestion:
                  + (f", ~{fmt_quantity(money.value, '$')}" if money is not None else ""))
     message = (f"Launch the training run {plan.name!r} ({plan.run_id}, {plan.target_kind} "
                f"{plan.target}) on Modal, {plan.gpu} ({plan.gpu_count} GPU): {cost}. This spends "
-               "money on your Modal account. Accept to launch it; decline to launch nothing.")
+               "money on your Modal account. Accept to launch exactly this plan (approval "
+               f"{shown_approval(plan.approval)}: its config, data, GPUs and cost; if any of them "
+               "changes before it starts, nothing launches and you are asked again); decline to "
+               "launch nothing.")
     return SpendQuestion(message=message, title=f"Launch {plan.name!r} on {plan.gpu} ({short})")
 
 

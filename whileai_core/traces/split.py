@@ -160,6 +160,7 @@ def write_split(split: TaskSplit, records: Any = None, *, out: Any = None,
         door = path if isinstance(path, UserPath) else user_path(path, argument=name)
         if isinstance(door, StreamPath):  # "-" or /dev/stdout: results go to files only
             raise door._not_written(name, ConfigError)
+        door.check_writable(ConfigError)  # its kind of output (under the server's root)
         kind = door.kind()
         if kind not in (None, "file"):
             raise ConfigError(f"`{arg(name)}` {path} exists and is not a regular file; it is "

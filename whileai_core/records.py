@@ -30,8 +30,6 @@ dropped.
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import json
 import re
 import sys
@@ -47,6 +45,7 @@ from . import file_shapes, safejson
 from .columns import Columns, Piece, _Field, decode_raw, pieces_of_dicts
 from .defaults import JSON_MAX_DEPTH
 from .errors import RowsError, plural
+from . import progress
 from .progress import step
 from .safepath import OpenFile, Root, UserPath, as_user_path, decode_text, is_path
 
@@ -142,24 +141,6 @@ def read_rows(fh: OpenFile, noun: str = "row") -> Columns:
     reader = _Reader(fh, noun, sink)
     lines = reader.read()
     return sink.columns(reader.name, lines, reader.notes)
-
-
-# --- notes a call's answer carries -------------------------------------------------------------
-
-_NOTES: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("whileai_read_notes",
-                                                                         default=None)
-
-
-@contextlib.contextmanager
-def noting() -> Iterator[list[str]]:
-    """Collect, into the list this yields, every note the reader makes inside the block (what
-    it changed to keep a record valid JSON), for the answer of the call that read it."""
-    notes: list[str] = []
-    token = _NOTES.set(notes)
-    try:
-        yield notes
-    finally:
-        _NOTES.reset(token)
 
 
 # --- the reader --------------------------------------------------------------------------------
@@ -398,10 +379,8 @@ class _Reader:
         return clean
 
     def _note(self, note: str) -> None:
-        self.notes.append(note)
-        collected = _NOTES.get()
-        if collected is not None:
-            collected.append(f"{self.name}, {note}")
+        self.notes.append(f"{self.name}, {note}")
+        progress.note(self.notes[-1])
 
     # --- a JSON array --------------------------------------------------------------------------
     def _array(self, chunks: Iterable[bytes]) -> bool:

@@ -295,10 +295,16 @@ def load_rows(source: Any, *, threshold: float | None = None, root: Root | None 
     path = as_user_path(source, root, argument="rows", error=RowsError)
     foreign = _foreign(path)
     if foreign is not None:
-        return _build(Columns.from_dicts(foreign[1], f"{path} ({foreign[0]} import)"),
-                      threshold=thr)
+        return imported(path, foreign, threshold=thr)
     with path.open_stream("rows", error=RowsError) as fh:
         return load_open(fh, threshold=thr)
+
+
+def imported(path: UserPath, found: tuple[str, list[dict]], *,
+             threshold: float | None = None) -> Rows:
+    """The rows ``_foreign`` found in another system's output at ``path``."""
+    return _build(Columns.from_dicts(found[1], f"{path} ({found[0]} import)"),
+                  threshold=check_threshold(threshold))
 
 
 def load_open(fh: OpenFile, *, threshold: float | None = None) -> Rows:

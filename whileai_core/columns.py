@@ -89,11 +89,14 @@ class Piece:
         return Piece(start, stop, index, raw=self.raw, pick=pick)
 
     def nbytes(self) -> int:
-        held = 0 if self.index is None else self.index.nbytes
-        if self.raw is not None:
-            held += len(self.raw) + (0 if self.pick is None else self.pick.nbytes)
-        elif self.values is not None:
+        """Bytes this piece holds: itself, its arrays, its text or its values (an array owns
+        its data here, so ``getsizeof`` counts it)."""
+        held = sys.getsizeof(self) + sum(map(sys.getsizeof, filter(
+            lambda part: part is not None, (self.index, self.raw, self.pick))))
+        if self.values is not None:
             held += deep_size(self.values)
+        elif self.const is not None:
+            held += deep_size(self.const)
         return held
 
 
@@ -291,10 +294,16 @@ class Columns:
         return Columns(keep.shape[0], fields, self.source, lines, self.noun, self.notes)
 
     def nbytes(self) -> int:
-        """Bytes the columns hold: their text, index arrays and kept objects (what a cache of
-        loaded rows charges them; a column the loader derives from its arrays costs nothing)."""
-        held = self.lines.nbytes if isinstance(self.lines, np.ndarray) else 0
-        return held + sum(p.nbytes() for f in self._fields.values() for p in f.pieces)
+        """Bytes the columns hold: their text, index arrays, kept objects and the objects that
+        hold them (what a cache of loaded rows charges; a column the loader derives from its
+        arrays costs its bookkeeping alone)."""
+        held = sys.getsizeof(self._fields) + (sys.getsizeof(self.lines) if isinstance(
+            self.lines, np.ndarray) else 0)
+        for name, field in self._fields.items():
+            held += sys.getsizeof(name) + sys.getsizeof(field) + sys.getsizeof(field.pieces) + (
+                0 if field.kinds is None else sys.getsizeof(field.kinds))
+            held += sum(p.nbytes() for p in field.pieces)
+        return held
 
 
 def pieces_of_dicts(records: list[dict], base: int) -> list[tuple[str, Piece]]:
@@ -335,7 +344,7 @@ def _grouped(records: list[dict], keys: list, code: dict, sizes: np.ndarray,
     out = []
     for i, name in enumerate(code):
         lo, hi = bounds[i], bounds[i + 1]
-        index = rows[lo:hi]
+        index = rows[lo:hi].copy()  # (its own: what it holds is what it is charged)
         dense = hi - lo == len(records)
         out.append((name, Piece(int(index[0]), int(index[-1]) + 1, None if dense else index,
                                 values=values[lo:hi])))

@@ -176,7 +176,8 @@ class Rows:
                   self.passes, self.reward_sum, self._lines]
         if self.budget is not None:
             arrays += [self.budget.max_tokens, self.budget.completion_tokens]
-        held = sum(a.nbytes for a in arrays if a is not None) + self._columns.nbytes()
+        held = sys.getsizeof(self) + self._columns.nbytes() + sum(
+            sys.getsizeof(a) if a.base is None else a.nbytes for a in arrays if a is not None)
         lists = [self.model, self.task_ids] + (
             [self.budget.finish_reason] if self.budget and self.budget.finish_reason else [])
         for values in lists:

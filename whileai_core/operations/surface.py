@@ -252,15 +252,15 @@ def invoke(op: Operation, values: dict[str, Any], ctx: Context) -> Any:
                 values.pop("limit", TASK_PAGE_DEFAULT))
     by_name = {p.name: p for p in params(op)}
     call = {name: resolve(by_name[name], value, ctx) for name, value in values.items()}
-    if ctx.root is not None:  # a server: each rows file parsed once per version of it
-        for name, value in call.items():
-            if by_name[name].arg.rows:
-                call[name] = _loaded(value, values.get("threshold"))
-    where = context_param(op)
-    if where is not None:
-        call[where] = ctx
-    spread = [p.name for p in by_name.values() if p.many]
     with noting() as notes:  # what the reader changed in the input, said in the answer
+        if ctx.root is not None:  # a server: each rows file parsed once per version of it
+            for name, value in call.items():
+                if by_name[name].arg.rows:
+                    call[name] = _loaded(value, values.get("threshold"))
+        where = context_param(op)
+        if where is not None:
+            call[where] = ctx
+        spread = [p.name for p in by_name.values() if p.many]
         result = op.fn(*(call.pop(spread[0]) if spread else ()), **call)
     if notes and hasattr(result, "with_read_notes"):
         result = result.with_read_notes(notes)

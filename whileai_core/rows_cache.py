@@ -48,7 +48,7 @@ from typing import Any
 
 from . import defaults as D
 from .errors import RowsError
-from .progress import note
+from .progress import note, step
 from .rows import Rows, _foreign, imported, load_open, load_rows, with_threshold
 from .safepath import OpenFile, Root, as_user_path, is_path
 
@@ -89,6 +89,7 @@ class RowsCache:
         if not is_path(source):
             return load_rows(source, threshold=threshold)
         path = as_user_path(source, root, argument="rows", error=RowsError)
+        step(0, 3, f"reading {path}")
         if not path.is_file():  # a folder, or a path the loader refuses in its own words
             return load_rows(path, threshold=threshold)
         foreign = _foreign(path)

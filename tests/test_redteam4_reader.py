@@ -230,9 +230,9 @@ def test_a_json_array_is_decoded_in_runs(tmp_path, monkeypatch):
     path = tmp_path / "rows.json"
     path.write_text(json.dumps(rows))
     runs = []
-    decode = records._Rows.decode_array
-    monkeypatch.setattr(records._Rows, "decode_array",
-                        lambda self, data: runs.append(len(data)) or decode(self, data))
+    decode = records._Reader._decode
+    monkeypatch.setattr(records._Reader, "_decode", lambda self, data, lines: runs.append(
+        len(data)) or decode(self, data, lines=lines))
     got = load_rows(path)
     assert got.records == rows
     # each run about 4 KiB, so some 40 calls for the 170 KB: the interpreter is free between

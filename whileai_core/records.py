@@ -545,14 +545,15 @@ def _suspects(raw: bytes, sizes: np.ndarray) -> list[int]:
     that may nest past ``JSON_MAX_DEPTH`` (more opening brackets than it) or hold an integer
     longer than Python converts (a longer run of digits): found in C, not per value."""
     a = np.frombuffer(raw, dtype=np.uint8)
-    opening = (a == 0x5B) | (a == 0x7B)
+    opening = np.flatnonzero((a == 0x5B) | (a == 0x7B))[1:]  # (not the array's own "[")
     digits = (a >= 0x30) & (a <= 0x39)
     digit_max = sys.get_int_max_str_digits() or sys.maxsize
     many_digits = int(np.count_nonzero(digits)) > digit_max
-    if int(np.count_nonzero(opening)) <= JSON_MAX_DEPTH and not many_digits:
+    if opening.shape[0] < JSON_MAX_DEPTH and not many_digits:
         return []
     starts = 1 + np.concatenate([[0], np.cumsum(sizes[:-1] + 1)])
-    hits = np.flatnonzero(np.add.reduceat(opening, starts) >= JSON_MAX_DEPTH)
+    inside = np.searchsorted(opening, starts + sizes) - np.searchsorted(opening, starts)
+    hits = np.flatnonzero(inside >= JSON_MAX_DEPTH)
     if many_digits:
         edge = np.flatnonzero(np.diff(np.concatenate([[0], digits.view(np.int8), [0]])))
         long = edge[::2][(edge[1::2] - edge[::2]) > digit_max]

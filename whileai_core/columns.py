@@ -197,11 +197,6 @@ class Columns:
         """Whether any row carries the field (a JSON null counts)."""
         return name in self._fields
 
-    def count(self, name: str) -> int:
-        """How many rows carry the field."""
-        field = self._fields.get(name)
-        return 0 if field is None else field.count
-
     def present(self, name: str) -> np.ndarray:
         """Per row, whether it carries the field (bool array)."""
         mask = np.zeros(self.n, dtype=bool)

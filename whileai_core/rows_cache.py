@@ -1,39 +1,25 @@
-"""Load once: loaded rows kept by the file they came from, so many calls on one file parse it once.
+"""Load once: loaded rows kept by the file they came from, so many calls on one file parse it once
+(the MCP server reads every rows argument through :func:`load_rows_cached`).
 
-An agent asks several questions of one rows file (describe it, route it, its pass rate, compare
-it); each question names the file, and without this each would read and parse it again. The MCP
-server reads every rows argument through :func:`load_rows_cached`.
+A cached answer is the file's answer. The file is opened once through the door (so a cached
+answer skips no check) and everything is read from that handle: its key, the parse, the key
+again after it (a file that changed meanwhile is not kept); a folder swapped mid-parse cannot
+make the cache answer for another file. The key is what proves the content unchanged: device,
+inode, size, and the modification and change times in nanoseconds, taken once the file's dirty
+pages are written back (``fdatasync``: a write through a mapping into a page already dirty
+stamps no time until the page is written back, measured on ext4; after, the next write faults
+and stamps them), and a CRC-32 of the whole content where the times cannot prove it: on a file
+system whose mapped writes never stamp them (tmpfs: measured here) or one not known to, and
+while the file is younger than ``_RACY_S`` (a write within the clock's tick of the last stamps
+the same time). Such an entry is checked against the content at each use.
 
-A cached answer is the file's answer. The file is opened once, through the door (as every read
-opens it: under the root, no link, a regular file within the size limit, so a cached answer
-never skips a check), and everything is read from that handle: its key, the parse, the key again
-after the parse (a file that changed meanwhile is not kept). Swapping a folder during a parse
-cannot make the cache answer for another file: what is kept is the file that was keyed. The key
-is what proves the content unchanged:
-
-- its identity (device, inode), size, and modification and change times in nanoseconds, taken
-  after the file's dirty pages are written back (``fdatasync``): a write through a shared
-  mapping into a page already dirty changes no time (measured on ext4: not until the page is
-  written back, by ``msync`` or anyone's ``fdatasync``); once written back, the next write
-  faults and stamps the times;
-- and a CRC-32 of the whole content where the times cannot prove it: on a file system whose
-  mapped writes never stamp them (tmpfs, measured here: no time moves after the first write),
-  on one not known to, and while the file is younger than ``_RACY_S`` (a write within the
-  clock's tick of the last one stamps the same time). Such an entry is checked against the
-  content at each use; a young one settles once it is older and still the same.
-
-Bounded by what it holds: each entry is charged the bytes its rows keep (:meth:`Rows.nbytes`:
-the arrays' ``nbytes``, the fields' JSON text, the task ids), never an estimate from the file's
-size (a gzip file of 200 KB can hold a gigabyte of rows), and the least recently used entries
-are dropped once the total passes ``ROWS_CACHE_MB`` or the count ``ROWS_CACHE_FILES``. Each
-caller gets its own view of a kept load (:meth:`Rows.shared`): row dicts one call builds are not
-kept for the next. Calls on one file at the same time share one parse; cached arrays are
-read-only.
-
-The pass mark is not part of the key: a call with its own ``threshold`` gets the kept rows
-through :func:`~whileai_core.rows.with_threshold`. Rows given inline (a list), folders (prime-rl
-runs) and other systems' files (read by the importers) are loaded as :func:`load_rows` loads
-them, every time.
+Bounded by what it holds: each entry is charged the bytes its rows keep (:meth:`Rows.nbytes`),
+never an estimate from the file's size (200 KB of gzip can hold a gigabyte of rows); the least
+recently used go once the total passes ``ROWS_CACHE_MB`` or the count ``ROWS_CACHE_FILES``. Each
+caller gets its own view (:meth:`Rows.shared`: row dicts one call builds are not kept for the
+next); calls on one file at once share one parse; cached arrays are read-only. The pass mark is
+not in the key (:func:`~whileai_core.rows.with_threshold`). Inline rows, folders and other
+systems' files are loaded as :func:`load_rows` loads them, every time.
 """
 
 from __future__ import annotations

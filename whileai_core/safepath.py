@@ -423,10 +423,6 @@ class UserPath:
         """
         return bytes(self._read(kind, error, default_child))
 
-    def read_buffer(self, kind: str, *, error: type[WhileaiError] = ArgumentError) -> bytearray:
-        """:meth:`read_bytes` without the copy: the buffer read (the caller owns it)."""
-        return self._read(kind, error, None)
-
     def read_text(self, kind: str, *, error: type[WhileaiError] = ArgumentError,
                   default_child: str | None = None, fix: str = "save it as UTF-8 text") -> str:
         """The file as UTF-8 text, line ends normalised to ``\\n`` (as ``open()`` would)."""

@@ -221,8 +221,10 @@ class Columns:
         if len(field.pieces) == 1:
             piece = field.pieces[0]
             return piece.rows(), piece.decode()
-        rows = np.concatenate([p.rows() for p in field.pieces])
-        return rows, list(chain.from_iterable(p.decode() for p in field.pieces))
+        values: list = []
+        for piece in field.pieces:
+            values += piece.decode()
+        return np.concatenate([p.rows() for p in field.pieces]), values
 
     def values(self, name: str) -> list:
         """The field's value in every row (``None`` where a row does not carry it)."""
@@ -232,9 +234,10 @@ class Columns:
         if field.make is not None:
             return field.make()
         if field.count == self.n:
-            if len(field.pieces) == 1:
-                return list(field.pieces[0].decode())
-            return list(chain.from_iterable(p.decode() for p in field.pieces))
+            out: list = []
+            for piece in field.pieces:
+                out += piece.decode()  # (a list extended by a list: copied in C, not iterated)
+            return out
         rows, values = self.carried(name)
         out = np.full(self.n, None, dtype=object)
         # (fromiter: a list among the values stays one item, never a second axis)

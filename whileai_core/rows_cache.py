@@ -24,7 +24,6 @@ systems' files are loaded as :func:`load_rows` loads them, every time.
 
 from __future__ import annotations
 
-import mmap
 import os
 import threading
 import time
@@ -168,12 +167,17 @@ def _settled(fh: OpenFile) -> bool:
 
 
 def _crc(fh: OpenFile) -> int:
-    """The CRC-32 of the whole file, read through a mapping of its handle (no copy)."""
-    size = os.fstat(fh.fd).st_size
-    if not size:
-        return 0
-    with mmap.mmap(fh.fd, size, prot=mmap.PROT_READ) as view:
-        return zlib.crc32(view)
+    """The CRC-32 of the whole file, read in chunks (never mapped: a file truncated under a
+    mapping kills the reader with SIGBUS)."""
+    crc, offset = 0, 0
+    while True:
+        data = fh.read_at(offset, _CRC_CHUNK)
+        if not data:
+            return crc
+        crc, offset = zlib.crc32(data, crc), offset + len(data)
+
+
+_CRC_CHUNK = 8 << 20
 
 
 _FS_TYPES: dict[int, str] = {}

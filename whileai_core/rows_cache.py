@@ -84,12 +84,13 @@ class RowsCache:
             return with_threshold(self._load(fh), threshold)
 
     def _load(self, fh: OpenFile) -> Rows:
+        synced = None  # before a parse: whether the file's dirty pages were written back
         while True:
             key = _key(fh)
             with self._lock:
                 entry = self._entries.get(key)
                 waiting = self._pending.get(key) if entry is None else None
-                if entry is None and waiting is None:
+                if entry is None and waiting is None and synced is not None:
                     done = self._pending[key] = threading.Event()
                     self.parses += 1
             if entry is not None:
@@ -107,10 +108,13 @@ class RowsCache:
             if waiting is not None:  # another call is parsing this file: wait, then look again
                 waiting.wait()
                 continue
+            if synced is None:  # (a hit needs none: the kept load was keyed after one)
+                synced = _write_back(fh)
+                continue  # the key again, after it
             try:
                 rows = load_open(fh)
                 if _key(fh) == key:  # unchanged while it was read
-                    self._keep(key, _Entry(_frozen(rows), fh))
+                    self._keep(key, _Entry(_frozen(rows), fh, synced))
             finally:
                 with self._lock:
                     del self._pending[key]
@@ -133,9 +137,9 @@ class _Entry:
 
     __slots__ = ("rows", "nbytes", "digest")
 
-    def __init__(self, rows: Rows, fh: OpenFile) -> None:
+    def __init__(self, rows: Rows, fh: OpenFile, synced: bool) -> None:
         self.rows, self.nbytes = rows, rows.nbytes()
-        self.digest = None if _settled(fh) else _crc(fh)
+        self.digest = None if synced and _settled(fh) else _crc(fh)
 
     def still(self, fh: OpenFile) -> bool:
         """Whether ``fh`` holds the content kept; a young file that is now settled, still the
@@ -148,14 +152,19 @@ class _Entry:
 
 
 def _key(fh: OpenFile) -> tuple:
-    """What identifies this version of the file (module docstring), its dirty pages written
-    back first so that the next write through a mapping stamps the times."""
-    try:
-        os.fdatasync(fh.fd)
-    except OSError:  # a file system that cannot sync: its times prove nothing (_settled)
-        pass
+    """What identifies this version of the file (module docstring)."""
     st = os.fstat(fh.fd)
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _write_back(fh: OpenFile) -> bool:
+    """Write the file's dirty pages back, so that the next write through a mapping stamps its
+    times; False when the file system cannot (its times then prove nothing)."""
+    try:
+        os.fdatasync(fh.fd)
+        return True
+    except OSError:
+        return False
 
 
 def _settled(fh: OpenFile) -> bool:

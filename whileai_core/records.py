@@ -288,7 +288,11 @@ class _Reader:
             if not before:  # the first row (blank lines before it count) decides the struct
                 opens = data.find(b"{", start, end)
                 stop = data.find(b"\n", opens, end)
-                self._start(data[opens:end if stop < 0 else stop] if opens >= 0 else None)
+                try:
+                    row = _GENERIC.decode(data[opens:end if stop < 0 else stop])
+                except _REFUSED:
+                    row = None
+                self._start(row if opens >= 0 else None)
             before += self._span(data, start, end, before)
 
     def _span(self, data: bytes, start: int, end: int, before: int) -> int:
@@ -388,6 +392,7 @@ class _Reader:
             buf += chunk
             if pos < 0:
                 pos = buf.index(b"[") + 1
+                self._start(first_record(bytes(buf[:1 << 16]).decode("utf-8", "replace")))
             while len(buf) - pos > 2 * CHUNK:
                 cut = self._array_run(buf, pos, len(buf) - CHUNK)
                 if cut is None:
@@ -425,12 +430,9 @@ class _Reader:
         return None
 
     # --- decoding a run ----------------------------------------------------------------------
-    def _start(self, first: bytes | None) -> None:
-        """Decode by a struct of the first row's fields (``first``, its line)."""
-        try:
-            row = None if first is None else _GENERIC.decode(first)
-        except _REFUSED:
-            row = None
+    def _start(self, row: Any) -> None:
+        """Decode by a struct of the first row's fields (``row``: the first record, when it is
+        an object)."""
         self.levels = _Level.tried(list(row), row) if isinstance(row, dict) else []
 
     def _decode(self, data: Any, *, lines: bool) -> tuple[_Level | None, list]:
@@ -665,29 +667,36 @@ def _placed(data: bytes, start: int, end: int, n_recs: int) -> tuple[np.ndarray 
 # --- a peek at the first record ----------------------------------------------------------------
 
 def first_line(path: UserPath) -> str | None:
-    """The first non-blank line of the file ``path`` (at most 64 MiB of it), or None when there
-    is none within that much or the file cannot be read."""
+    """The first non-blank line of the file ``path`` (at most 64 MiB of it: a JSON array on one
+    line is cut there), or None when there is none within that much or the file cannot be
+    read."""
     try:
         with path.open_binary("rows", error=RowsError) as fh:
-            for raw in fh:
-                if raw.strip():  # (a UTF-8 byte-order mark dropped, as every reader drops it)
-                    return raw[:_PEEK_LINE_MAX].decode("utf-8", errors="replace").lstrip(
-                        "\ufeff")
-                if fh.tell() > _PEEK_LINE_MAX:
+            while fh.tell() <= _PEEK_LINE_MAX:
+                raw = fh.readline(_PEEK_LINE_MAX)
+                if not raw:
                     return None
+                if raw.strip():  # (a UTF-8 byte-order mark dropped, as every reader drops it)
+                    return raw.decode("utf-8", errors="replace").lstrip("\ufeff")
     except (OSError, RowsError):
         return None
     return None
 
 
 def first_record(line: str | None) -> Any:
-    """``line`` decoded as JSON, or None when it is not JSON."""
-    if line is None:
-        return None
+    """The first record of ``line``: the line decoded as JSON, or the first element of the JSON
+    array it starts (decoded alone: the rest may be cut, and costs nothing); None when it is
+    not JSON."""
+    text = (line or "").lstrip()
     try:
-        return safejson.loads(line)
-    except ValueError:
+        if text.startswith("["):
+            return _DECODER.raw_decode(text, len(text) - len(text[1:].lstrip()))[0]
+        return safejson.loads(text) if text else None
+    except (ValueError, RecursionError):
         return None
+
+
+_DECODER = json.JSONDecoder()
 
 
 def is_graded_row(record: Any) -> bool:

@@ -61,25 +61,21 @@ class Piece:
         values = decode_raw(self.raw)
         return values if self.pick is None else list(map(values.__getitem__, self.pick.tolist()))
 
-    def take(self, keep: np.ndarray) -> Piece | None:
-        """This piece's part among the global rows ``keep`` (increasing), renumbered to their
-        positions in ``keep``; None when it has none of them."""
-        lo, hi = np.searchsorted(keep, [self.start, self.stop])
-        if lo == hi:
-            return None
+    def take(self, kept: np.ndarray, position: np.ndarray) -> Piece | None:
+        """This piece's part among the kept rows (``kept``: a mask of every row), renumbered to
+        their ``position`` among them; None when it has none of them."""
         if self.index is None:
-            mine = keep[lo:hi] - self.start           # positions in this piece
-            new_rows = np.arange(lo, hi)
-        else:
-            at = np.searchsorted(self.index, keep[lo:hi])
-            at[at >= self.index.shape[0]] = 0
-            hit = self.index[at] == keep[lo:hi]
-            if not hit.any():
+            mine = np.flatnonzero(kept[self.start:self.stop])
+            if not mine.shape[0]:
                 return None
-            mine, new_rows = at[hit], np.flatnonzero(hit) + lo
-        contiguous = new_rows.shape[0] == int(new_rows[-1] - new_rows[0]) + 1
+            new_rows = position[mine + self.start]
+        else:
+            mine = np.flatnonzero(kept[self.index])
+            if not mine.shape[0]:
+                return None
+            new_rows = position[self.index[mine]]
         start, stop = int(new_rows[0]), int(new_rows[-1]) + 1
-        index = None if contiguous else new_rows
+        index = None if stop - start == new_rows.shape[0] else new_rows
         if self.const is not None:
             return Piece(start, stop, index, const=self.const)
         if self.values is not None:
@@ -139,7 +135,8 @@ class _Field:
     def __init__(self, pieces: list[Piece], kinds: set[type] | None = None,
                  make: Callable[[], list] | None = None, count: int | None = None) -> None:
         self.pieces, self.kinds, self.make = pieces, kinds, make
-        self.count = sum(p.size for p in pieces) if count is None else count
+        self.count = count if count is not None else pieces[0].size if len(pieces) == 1 else \
+            sum(p.size for p in pieces)
 
 
 class Columns:
@@ -165,8 +162,8 @@ class Columns:
         """Columns of rows given as dicts (a list, another system's rows, the lines the reader
         read one by one), their values kept as they are."""
         fields: dict[str, list[Piece]] = {}
-        for name, piece in pieces_of_dicts(records, 0):
-            fields.setdefault(name, []).append(piece)
+        for name, start, stop, index, values in pieces_of_dicts(records, 0):
+            fields.setdefault(name, []).append(Piece(start, stop, index, values=values))
         return cls(len(records), {k: _Field(v) for k, v in fields.items()}, source, lines, noun)
 
     # --- where a row came from ---------------------------------------------------------------
@@ -278,6 +275,9 @@ class Columns:
         """The rows at the increasing indices ``keep`` (a field none of them carries is dropped;
         the values of a kept text stay shared with these columns)."""
         keep = np.asarray(keep, dtype=np.int64)
+        kept = np.zeros(self.n, dtype=bool)
+        kept[keep] = True
+        position = np.cumsum(kept) - 1  # a kept row's place among the kept
         fields = {}
         for name, field in self._fields.items():
             if field.make is not None:
@@ -285,7 +285,8 @@ class Columns:
                 fields[name] = _Field([], field.kinds, count=len(index), make=(
                     lambda make=field.make, index=index: list(map(make().__getitem__, index))))
                 continue
-            pieces = [p for p in (piece.take(keep) for piece in field.pieces) if p is not None]
+            pieces = [p for p in (piece.take(kept, position) for piece in field.pieces)
+                      if p is not None]
             if pieces:
                 fields[name] = _Field(pieces, field.kinds)  # (a superset of the kept rows')
         lines = self.lines[keep] if isinstance(self.lines, np.ndarray) else self.lines
@@ -304,10 +305,10 @@ class Columns:
         return held
 
 
-def pieces_of_dicts(records: list[dict], base: int) -> list[tuple[str, Piece]]:
+def pieces_of_dicts(records: list[dict], base: int) -> list[tuple]:
     """Per field of the dicts ``records`` (rows ``base``, ``base + 1``, ...), in the order first
-    seen, one piece of its values: grouped in C (the keys flattened and sorted by field, stably),
-    not a Python step per cell."""
+    seen, ``(name, start, stop, index, values)``: a :class:`Piece`'s rows and its values, grouped
+    in C (the keys flattened and sorted by field, stably), not a Python step per cell."""
     n = len(records)
     if not n:
         return []
@@ -320,8 +321,7 @@ def pieces_of_dicts(records: list[dict], base: int) -> list[tuple[str, Piece]]:
     if len(keys) == n * width and _same_order(records, code):
         # every row carries every field, in one order: a field is every width-th value
         values = list(chain.from_iterable(map(dict.values, records)))
-        return [(name, Piece(base, base + n, values=values[i::width]))
-                for i, name in enumerate(code)]
+        return [(name, base, base + n, None, values[i::width]) for i, name in enumerate(code)]
     return _grouped(records, keys, code, sizes, base)
 
 
@@ -331,19 +331,19 @@ def _same_order(records: list[dict], code: dict) -> bool:
 
 
 def _grouped(records: list[dict], keys: list, code: dict, sizes: np.ndarray,
-             base: int) -> list[tuple[str, Piece]]:
+             base: int) -> list[tuple]:
     codes = np.fromiter(map(code.__getitem__, keys), dtype=np.int64, count=len(keys))
     rows = np.repeat(np.arange(base, base + len(records), dtype=np.int64), sizes)
     order = np.argsort(codes, kind="stable")
     values = list(chain.from_iterable(map(dict.values, records)))
     values = list(map(values.__getitem__, order.tolist()))
     rows = rows[order]
-    bounds = np.concatenate([[0], np.cumsum(np.bincount(codes, minlength=len(code)))]).tolist()
+    ends = np.cumsum(np.bincount(codes, minlength=len(code)))
+    begins = ends - np.bincount(codes, minlength=len(code))
+    firsts, lasts = rows[begins].tolist(), (rows[ends - 1] + 1).tolist()
     out = []
-    for i, name in enumerate(code):
-        lo, hi = bounds[i], bounds[i + 1]
-        index = rows[lo:hi].copy()  # (its own: what it holds is what it is charged)
-        dense = hi - lo == len(records)
-        out.append((name, Piece(int(index[0]), int(index[-1]) + 1, None if dense else index,
-                                values=values[lo:hi])))
+    for name, lo, hi, first, last in zip(code, begins.tolist(), ends.tolist(), firsts, lasts):
+        # rows in one stretch need no index (a field on one row, or on every row)
+        index = None if last - first == hi - lo else rows[lo:hi].copy()
+        out.append((name, first, last, index, values[lo:hi]))
     return out

@@ -466,12 +466,10 @@ class _Reader:
             if level is not None:
                 self._keep_structs(level, recs, base)
             else:
-                for name, piece in pieces_of_dicts(recs, base):
-                    raws, local = piece.values, None if piece.index is None else piece.index - base
-                    raw = _raw_piece(raws, piece.start, piece.stop, piece.index, local)
+                for name, start, stop, index, raws in pieces_of_dicts(recs, base):
+                    raw = _raw_piece(raws, start, stop, index, base)
                     if name in _TYPED:
-                        values = decode_raw(raw.raw)
-                        raw = Piece(piece.start, piece.stop, piece.index, values=values)
+                        raw = Piece(start, stop, index, values=decode_raw(raw.raw))
                     self._add(name, raw, set(map(type, raw.values)) if name in _TYPED else None)
                 if not self.levels and len(self.fields) <= _STRUCT_FIELDS:
                     self.levels = _Level.tried(list(self.fields), None)  # (the fields learned)
@@ -499,18 +497,19 @@ class _Reader:
                 values = list(compress(values, mask.tolist()))
             start, stop = (base, base + n) if index is None else (int(index[0]),
                                                                   int(index[-1]) + 1)
+            if index is not None and stop - start == index.shape[0]:
+                index = None  # (rows in one stretch need no index)
             if name in _TYPED:
                 known = {str} if level.required and name in (TASK_FIELD, *TASK_ALIASES) else None
                 self._add(name, Piece(start, stop, index, values=values),
                           known or set(map(type, values)))
             else:
-                self._add(name, _raw_piece(values, start, stop, index,
-                                           None if index is None else index - base), None)
+                self._add(name, _raw_piece(values, start, stop, index, base), None)
 
     def _keep_dicts(self, records: list[dict], before: int, at: np.ndarray | None) -> None:
         """Records Python's ``json`` read (lines msgspec refused, or the whole file)."""
-        for name, piece in pieces_of_dicts(records, self.rows):
-            self._add(name, piece, set(map(type, piece.values)))
+        for name, start, stop, index, values in pieces_of_dicts(records, self.rows):
+            self._add(name, Piece(start, stop, index, values=values), set(map(type, values)))
         self._advance(len(records), before, at)
 
     def _advance(self, n: int, before: int | None, at: np.ndarray | None) -> None:
@@ -527,12 +526,13 @@ class _Reader:
 
 
 def _raw_piece(raws: list, start: int, stop: int, index: np.ndarray | None,
-               local: np.ndarray | None) -> Piece:
-    """The values ``raws`` (msgspec Raw, of the records ``local`` of the run: None, all of
-    them) kept as one JSON array's text, once none nests too deep or holds too long a number."""
+               base: int) -> Piece:
+    """The values ``raws`` (msgspec Raw) of the rows ``start..stop`` or ``index`` (a run's
+    records from row ``base``) kept as one JSON array's text, once none nests too deep or holds
+    too long a number."""
     raw = b"[" + b",".join(raws) + b"]"
-    for k in _suspects(raw, np.fromiter(map(len, raws), dtype=np.int64, count=len(raws))):
-        i = int(k) if local is None else int(local[k])
+    for k in _suspects(raw, raws):
+        i = (start + k if index is None else int(index[k])) - base  # (the record in the run)
         try:
             value = safejson.loads(bytes(raws[k]))
         except json.JSONDecodeError as exc:
@@ -542,17 +542,20 @@ def _raw_piece(raws: list, start: int, stop: int, index: np.ndarray | None,
     return Piece(start, stop, index, raw=raw)
 
 
-def _suspects(raw: bytes, sizes: np.ndarray) -> list[int]:
-    """Of the values in the JSON array text ``raw`` (sizes ``sizes``, one comma apart), those
+def _suspects(raw: bytes, values: list) -> list[int]:
+    """Of the ``values`` in the JSON array text ``raw`` (their texts, one comma apart), those
     that may nest past ``JSON_MAX_DEPTH`` (more opening brackets than it) or hold an integer
     longer than Python converts (a longer run of digits): found in C, not per value."""
+    digit_max = sys.get_int_max_str_digits() or sys.maxsize
+    if len(raw) <= digit_max and raw.count(b"[") + raw.count(b"{") <= JSON_MAX_DEPTH:
+        return []  # (a short text: counted by bytes.count, without numpy's per-call cost)
     a = np.frombuffer(raw, dtype=np.uint8)
     opening = np.flatnonzero((a == 0x5B) | (a == 0x7B))[1:]  # (not the array's own "[")
     digits = (a >= 0x30) & (a <= 0x39)
-    digit_max = sys.get_int_max_str_digits() or sys.maxsize
     many_digits = int(np.count_nonzero(digits)) > digit_max
     if opening.shape[0] < JSON_MAX_DEPTH and not many_digits:
         return []
+    sizes = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
     starts = 1 + np.concatenate([[0], np.cumsum(sizes[:-1] + 1)])
     inside = np.searchsorted(opening, starts + sizes) - np.searchsorted(opening, starts)
     hits = np.flatnonzero(inside >= JSON_MAX_DEPTH)

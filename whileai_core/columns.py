@@ -64,6 +64,12 @@ class Piece:
     def take(self, kept: np.ndarray, position: np.ndarray) -> Piece | None:
         """This piece's part among the kept rows (``kept``: a mask of every row), renumbered to
         their ``position`` among them; None when it has none of them."""
+        if self.index is None and self.stop - self.start == 1:  # (a field on one row: no numpy)
+            if not kept[self.start]:
+                return None
+            at = int(position[self.start])
+            return Piece(at, at + 1, const=self.const, values=self.values, raw=self.raw,
+                         pick=self.pick)
         if self.index is None:
             mine = np.flatnonzero(kept[self.start:self.stop])
             if not mine.shape[0]:

@@ -83,7 +83,7 @@ class Result(BaseModel):
         return self.model_dump_json(indent=2)
 
     _read_notes: tuple[str, ...] = PrivateAttr(default=())
-    """What the reader changed in the input to keep it valid JSON (``records.noting``), said
+    """What the reader changed in the input to keep it valid JSON (``progress.noting``), said
     after the text and in the summary of whatever answer read it."""
 
     def summary(self) -> str:

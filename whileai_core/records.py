@@ -105,8 +105,9 @@ def read_records(source: Any, *, noun: str = "row", root: Root | None = None) ->
     if is_path(source):
         path = as_user_path(source, root, argument=f"{plural(noun)}", error=RowsError)
         with path.open_stream("rows", error=RowsError) as fh:
-            cols = read_rows(fh, noun)
-        return Records(cols.records(), cols.source, cols.lines, noun, cols.notes)
+            reader = _Reader(fh, noun, dicts=True)
+            lines = reader.read()
+        return Records(reader.items, reader.name, lines, noun, reader.notes)
     if isinstance(source, Mapping):
         raise RowsError(f"got one {noun} (a dict), expected a list of them",
                         fix=f"wrap it in a list: [{noun}]")
@@ -126,7 +127,10 @@ def read_records(source: Any, *, noun: str = "row", root: Root | None = None) ->
 
 def read_rows(fh: OpenFile, noun: str = "row") -> Columns:
     """Every record of the open file ``fh`` as columns (module docstring)."""
-    return _Reader(fh, noun).read()
+    reader = _Reader(fh, noun)
+    lines = reader.read()
+    fields = {k: _Field(v, reader.kinds[k]) for k, v in reader.fields.items()}
+    return Columns(reader.rows, fields, reader.name, lines, noun, reader.notes)
 
 
 # --- the reader --------------------------------------------------------------------------------
@@ -195,13 +199,15 @@ class _Level:
 
 
 class _Reader:
-    """One file read into columns (:func:`read_rows`)."""
+    """One file read into columns (:func:`read_rows`), or into dicts (``dicts``:
+    :func:`read_records`, whose callers keep every value, so none is kept as text)."""
 
-    def __init__(self, fh: OpenFile, noun: str) -> None:
-        self.fh, self.noun, self.name = fh, noun, str(fh.path)
+    def __init__(self, fh: OpenFile, noun: str, *, dicts: bool = False) -> None:
+        self.fh, self.noun, self.name, self.dicts = fh, noun, str(fh.path), dicts
         self._reset()
 
     def _reset(self) -> None:
+        self.items: list[dict] = []
         self.fields: dict[str, list[Piece]] = {}
         self.kinds: dict[str, set[type] | None] = {}
         self.levels: list[_Level] = []  # tried in order; none: a run is read as dicts
@@ -211,7 +217,8 @@ class _Reader:
         self.plain, self.rows, self.form = True, 0, "jsonl"  # plain: record i on line i + 1
 
     # --- the file as a whole ---------------------------------------------------------------
-    def read(self) -> Columns:
+    def read(self) -> np.ndarray | str:
+        """Read the file; return where each record came from (see :class:`Records`)."""
         progress.step(1, 3, f"parsing {self.fh.stat.st_size:,} bytes of {self.name}")
         chunks = self.fh.chunks(CHUNK)
         first = next(chunks, b"")
@@ -224,8 +231,7 @@ class _Reader:
             self._jsonl(chain((first,), chunks))
         if head == b"[" and not self._array(chain((first,), chunks)) or not self.rows:
             self._exact()
-        fields = {k: _Field(v, self.kinds[k]) for k, v in self.fields.items()}
-        return Columns(self.rows, fields, self.name, self._lines(), self.noun, self.notes)
+        return self._lines()
 
     def _lines(self) -> np.ndarray | str:
         if self.form == "array" or self.plain:
@@ -437,8 +443,17 @@ class _Reader:
 
     def _decode(self, data: Any, *, lines: bool) -> tuple[_Level | None, list]:
         """A run's records: structs and the level that made them, or dicts of JSON text (a
-        field not seen before, a value of another type: the next run tries the struct again);
-        :class:`_Refused` when msgspec refuses it."""
+        field not seen before, a value of another type: the next run tries the struct again),
+        or of values (``dicts``); :class:`_Refused` when msgspec refuses it."""
+        if self.dicts:
+            try:
+                recs = (_GENERIC.decode_lines if lines else _GENERIC.decode)(data)
+            except _REFUSED:
+                raise _Refused from None
+            if not isinstance(recs, list) or (recs and set(map(type, recs)) != {dict}) or \
+                    _too_nested(data, recs):
+                raise _Refused  # (read closer: the line is named there)
+            return None, recs
         while self.levels:
             level = self.levels[0]
             try:
@@ -462,6 +477,9 @@ class _Reader:
     def _keep(self, level: _Level | None, recs: list, before: int | None,
               at: np.ndarray | None) -> None:
         base, n = self.rows, len(recs)
+        if self.dicts:
+            self.items += recs
+            return self._advance(n, before, at)
         try:
             if level is not None:
                 self._keep_structs(level, recs, base)
@@ -508,6 +526,9 @@ class _Reader:
 
     def _keep_dicts(self, records: list[dict], before: int, at: np.ndarray | None) -> None:
         """Records Python's ``json`` read (lines msgspec refused, or the whole file)."""
+        if self.dicts:
+            self.items += records
+            return self._advance(len(records), before, at)
         for name, start, stop, index, values in pieces_of_dicts(records, self.rows):
             self._add(name, Piece(start, stop, index, values=values), set(map(type, values)))
         self._advance(len(records), before, at)
@@ -550,7 +571,7 @@ def _suspects(raw: bytes, values: list) -> list[int]:
     if len(raw) <= digit_max and raw.count(b"[") + raw.count(b"{") <= JSON_MAX_DEPTH:
         return []  # (a short text: counted by bytes.count, without numpy's per-call cost)
     a = np.frombuffer(raw, dtype=np.uint8)
-    opening = np.flatnonzero((a == 0x5B) | (a == 0x7B))[1:]  # (not the array's own "[")
+    opening = np.flatnonzero((a | 0x20) == 0x7B)[1:]  # (not the array's own "[")
     digits = (a >= 0x30) & (a <= 0x39)
     many_digits = int(np.count_nonzero(digits)) > digit_max
     if opening.shape[0] < JSON_MAX_DEPTH and not many_digits:
@@ -564,6 +585,20 @@ def _suspects(raw: bytes, values: list) -> list[int]:
         long = edge[::2][(edge[1::2] - edge[::2]) > digit_max]
         hits = np.union1d(hits, np.searchsorted(starts, long, side="right") - 1)
     return hits.astype(np.int64).tolist()
+
+
+def _too_nested(data: Any, recs: list[dict]) -> bool:
+    """Whether a record decoded from ``data`` nests past ``JSON_MAX_DEPTH``: looked at only in
+    a record whose line holds that many opening brackets (counted in C)."""
+    a = np.frombuffer(data, dtype=np.uint8)
+    opening = np.flatnonzero((a | 0x20) == 0x7B)  # "[" or "{": they differ in bit 5 alone
+    if opening.shape[0] - len(recs) < JSON_MAX_DEPTH:
+        return False
+    ends = np.flatnonzero(a == 0x0A)
+    per_line = np.bincount(np.searchsorted(ends, opening), minlength=ends.shape[0] + 1)
+    if not (per_line >= JSON_MAX_DEPTH).any():
+        return False
+    return any(_deeper_than(rec, JSON_MAX_DEPTH) for rec in recs)
 
 
 def _too_deep(problem: str, **where: Any) -> RowsError:

@@ -1,22 +1,14 @@
 """Every field of every row, as a column: what :class:`~whileai_core.rows.Rows` keeps besides the
 typed arrays every statistic reads (``reward``, ``truncated``, ``model``, the task index).
 
-A field is stored once, sparse: the rows that carry it and their values, nothing for a row that
-does not (a file with 10,000 fields each on a few rows costs its cells, not fields x rows). Its
-values are held in one of three forms, in pieces in row order (one piece per stretch of the file
-the reader decoded at once):
-
-- ``raw``: the values' JSON text, as one JSON array (``[v1,v2,...]``), decoded on each read.
-  Every field the loader does not type is kept so: a completion or a nested object costs its
-  bytes, not Python objects, and what a cached load holds is counted exactly (:meth:`nbytes`).
-- ``values``: Python objects (the fields the loader types, rows given as a list of dicts).
-- ``const``: one value every row of the piece carries (one model id, ``truncated: false``).
-
-A column (:meth:`Columns.values`) is the value of every row, ``None`` where the row does not
-carry the field; whether it does is :meth:`Columns.present` (a JSON ``null`` is carried).
-:meth:`Columns.carried` gives the carrying rows and their values alone, which is what a reading of
-every field (``describe_rows``) walks, in time proportional to the cells. Where a row came from
-(its file and line) is :meth:`Columns.where`.
+A field is stored for the rows that carry it alone (10,000 sparse fields cost their cells, not
+fields x rows), in pieces in row order, each holding ``raw`` JSON text (one JSON array, decoded
+on each read: a completion costs its bytes, and what a cached load holds is counted exactly,
+:meth:`Columns.nbytes`), ``values`` (Python objects: the fields the loader types, rows given as
+dicts) or one ``const`` value (one model id throughout). :meth:`Columns.values` is a field's
+value in every row (``None`` where none: :meth:`Columns.present` tells a JSON ``null`` apart);
+:meth:`Columns.carried` the carrying rows and their values alone, which a reading of every field
+(``describe_rows``) walks.
 """
 
 from __future__ import annotations

@@ -236,7 +236,7 @@ def op_answer(result: BaseModel) -> CallToolResult:
     if hasattr(result, "bounded"):
         result = _bounded(result)
     # the human text: terminal controls in an id or a log line shown, never acted on
-    text = plain(result.render() if hasattr(result, "render") else str(result))
+    text = plain(str(result))  # (a result's text, and what the reader changed in its input)
     return CallToolResult(content=[TextContent(type="text", text=text)],
                           structured_content=structured(result))
 

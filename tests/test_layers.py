@@ -33,7 +33,7 @@ LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
       "interrupts", "confine", "seal")),
     ("data", "reading records, graded rows and other systems' output into columns, with "
      "line-numbered errors and no statistic",
-     ("records", "file_shapes", "field_names", "columns", "rows_fast", "budgets", "rewards", "rows", "rows_cache", "tables",
+     ("records", "file_shapes", "field_names", "columns", "budgets", "rewards", "rows", "rows_cache", "tables",
       "importers")),
     ("format detection", "what loaded rows hold (fields, their kinds, the reward's scale): read "
      "by the statistics to name a field that is missing",

@@ -16,7 +16,7 @@ import anyio
 import pytest
 from mcp import Client
 
-import whileai_core.rows_fast as rows_fast
+import whileai_core.records as records
 import whileai_core.safepath as safepath
 from server.app import build_server
 from server.pool import ToolPool
@@ -47,7 +47,7 @@ def small_chunks(monkeypatch):
     answer without parsing)."""
     from whileai_core.rows_cache import SHARED
 
-    monkeypatch.setattr(rows_fast, "CHUNK", CHUNK)
+    monkeypatch.setattr(records, "CHUNK", CHUNK)
     SHARED.clear()
     yield
     SHARED.clear()

@@ -72,12 +72,13 @@ def call_scope(places: _Places | None = None) -> Iterator[None]:
             scope["places"].give()
 
 
-def admit(size: int, what: str, *, wait_s: float = HEAVY_WAIT_S) -> None:
+def admit(size: int, what: str, *, wait_s: float | None = None) -> None:
     """Before reading ``size`` bytes of ``what``: take a place if the read is heavy and the call
-    holds none yet; :class:`BusyError` if none frees up within ``wait_s``."""
+    holds none yet; :class:`BusyError` if none frees up within ``wait_s`` (``HEAVY_WAIT_S``)."""
     scope = _SCOPE.get()
     if scope is None or scope["holding"] or size < HEAVY_READ_BYTES:
         return
+    wait_s = HEAVY_WAIT_S if wait_s is None else wait_s
     places = scope["places"]
     if not places.take(wait_s):
         raise BusyError(

@@ -1,42 +1,170 @@
 """Every field of every row, as a column: what :class:`~whileai_core.rows.Rows` keeps besides the
 typed arrays every statistic reads (``reward``, ``truncated``, ``model``, the task index).
 
-One interface, two stores:
-
-- :class:`RecordColumns` keeps the row dicts themselves (rows given as a list, or read by the
-  exact line-by-line reader) and reads a column out of them on demand, in C
-  (``map(dict.get, ...)``).
-- :class:`ArrayColumns` keeps one list per field, as the columnar reader
-  (:mod:`whileai_core.rows_fast`) decodes it; the row dicts are built only if someone asks for
-  :attr:`Rows.records`.
-
-A column is the value of every row, ``None`` where the row does not carry the field; whether it
-does is :meth:`Columns.present` (a JSON ``null`` is carried: it is present, with the value
-``None``). Where a row's error is (its file and line) is :meth:`Columns.where`, the same for both.
+A field is stored for the rows that carry it alone (10,000 sparse fields cost their cells, not
+fields x rows), in pieces in row order, each holding ``raw`` JSON text (one JSON array, decoded
+on each read: a completion costs its bytes, and what a cached load holds is counted exactly,
+:meth:`Columns.nbytes`), ``values`` (Python objects: the fields the loader types, rows given as
+dicts) or one ``const`` value (one model id throughout). :meth:`Columns.values` is a field's
+value in every row (``None`` where none: :meth:`Columns.present` tells a JSON ``null`` apart);
+:meth:`Columns.carried` the carrying rows and their values alone, which a reading of every field
+(``describe_rows``) walks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from itertools import chain, compress, repeat
-from operator import is_not
+import sys
+from collections.abc import Callable, Iterable
+from itertools import chain
 from typing import Any
 
+import msgspec
 import numpy as np
 
+_DECODE = msgspec.json.Decoder().decode
+
+
+class Piece:
+    """The values of one field over one stretch of rows: the rows ``start..stop`` (every one, when
+    ``index`` is None) or the rows in ``index`` (global, increasing); and one payload, ``raw`` (a
+    JSON array's text), ``values`` (a list) or ``const`` (a 1-tuple). ``pick`` selects positions
+    of the payload (a piece taken from another, sharing its text)."""
+
+    __slots__ = ("start", "stop", "index", "raw", "values", "const", "pick")
+
+    def __init__(self, start: int, stop: int, index: np.ndarray | None = None, *,
+                 raw: bytes | None = None, values: list | None = None,
+                 const: tuple | None = None, pick: np.ndarray | None = None) -> None:
+        self.start, self.stop, self.index = start, stop, index
+        self.raw, self.values, self.const, self.pick = raw, values, const, pick
+
+    @property
+    def size(self) -> int:
+        return self.stop - self.start if self.index is None else int(self.index.shape[0])
+
+    def rows(self) -> np.ndarray:
+        return np.arange(self.start, self.stop) if self.index is None else self.index
+
+    def decode(self) -> list:
+        if self.const is not None:
+            return [self.const[0]] * self.size
+        if self.values is not None:
+            return self.values
+        values = decode_raw(self.raw)
+        return values if self.pick is None else list(map(values.__getitem__, self.pick.tolist()))
+
+    def take(self, kept: np.ndarray, position: np.ndarray) -> Piece | None:
+        """This piece's part among the kept rows (``kept``: a mask of every row), renumbered to
+        their ``position`` among them; None when it has none of them."""
+        if self.index is None and self.stop - self.start == 1:  # (a field on one row: no numpy)
+            if not kept[self.start]:
+                return None
+            at = int(position[self.start])
+            return Piece(at, at + 1, const=self.const, values=self.values, raw=self.raw,
+                         pick=self.pick)
+        if self.index is None:
+            mine = np.flatnonzero(kept[self.start:self.stop])
+            if not mine.shape[0]:
+                return None
+            new_rows = position[mine + self.start]
+        else:
+            mine = np.flatnonzero(kept[self.index])
+            if not mine.shape[0]:
+                return None
+            new_rows = position[self.index[mine]]
+        start, stop = int(new_rows[0]), int(new_rows[-1]) + 1
+        index = None if stop - start == new_rows.shape[0] else new_rows
+        if self.const is not None:
+            return Piece(start, stop, index, const=self.const)
+        if self.values is not None:
+            return Piece(start, stop, index, values=list(map(self.values.__getitem__,
+                                                             mine.tolist())))
+        pick = mine if self.pick is None else self.pick[mine]
+        return Piece(start, stop, index, raw=self.raw, pick=pick)
+
+    def nbytes(self) -> int:
+        """Bytes this piece holds: itself, its arrays, its text or its values (an array owns
+        its data here, so ``getsizeof`` counts it)."""
+        held = sys.getsizeof(self) + sum(map(sys.getsizeof, filter(
+            lambda part: part is not None, (self.index, self.raw, self.pick))))
+        if self.values is not None:
+            held += deep_size(self.values)
+        elif self.const is not None:
+            held += deep_size(self.const)
+        return held
+
+
+def decode_raw(raw: bytes) -> list:
+    """A JSON array's text as a list: the text the reader kept decodes as it was read (a number
+    past a float's range is Python's ``inf``, as ``json.loads`` reads it)."""
+    try:
+        return _DECODE(raw)
+    except msgspec.ValidationError:  # a number msgspec will not make a float of (1e400)
+        import json  # lazy: only such a number needs Python's own reader
+
+        return json.loads(raw)
+
+
+def deep_size(values: Iterable) -> int:
+    """Bytes Python spends on ``values`` (a list, its items and what they hold, each object once)."""
+    seen: set[int] = set()
+    size = sys.getsizeof(values) if isinstance(values, list) else 0
+    stack = list(values)
+    while stack:
+        obj = stack.pop()
+        if obj is None or obj is True or obj is False or id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        size += sys.getsizeof(obj)
+        if isinstance(obj, dict):
+            stack.extend(obj.keys())
+            stack.extend(obj.values())
+        elif isinstance(obj, (list, tuple)):
+            stack.extend(obj)
+    return size
+
+
+class _Field:
+    """One column: its pieces in row order, the types of its values (None until asked), or
+    ``make`` (the loader's typed array gives the values: no copy kept)."""
+
+    __slots__ = ("pieces", "kinds", "make", "count")
+
+    def __init__(self, pieces: list[Piece], kinds: set[type] | None = None,
+                 make: Callable[[], list] | None = None, count: int | None = None) -> None:
+        self.pieces, self.kinds, self.make = pieces, kinds, make
+        self.count = count if count is not None else pieces[0].size if len(pieces) == 1 else \
+            sum(p.size for p in pieces)
+
+
 class Columns:
-    """Base of the two stores: the number of rows, where each came from, and the interface.
+    """The rows' fields (module docstring), their number and where each row came from.
 
     ``lines``: a row's 1-based line in its file as an int64 array (a JSONL file with blank lines),
     ``"jsonl"`` (row i is line i + 1), ``"array"`` (a JSON array's elements), or None (rows
-    given as a list, called ``noun`` in messages).
+    given as a list, called ``noun`` in messages). ``notes``: what the reader changed to keep the
+    values valid JSON (a lone surrogate replaced), each naming its line and field.
     """
 
-    __slots__ = ("n", "source", "lines", "noun")
+    __slots__ = ("n", "source", "lines", "noun", "_fields", "notes")
 
-    def __init__(self, n: int, source: str, lines: Any, noun: str = "row") -> None:
+    def __init__(self, n: int, fields: dict[str, _Field], source: str, lines: Any,
+                 noun: str = "row", notes: list[str] | None = None) -> None:
         self.n, self.source, self.lines, self.noun = n, source, lines, noun
+        self._fields = fields
+        self.notes = notes or []
 
+    @classmethod
+    def from_dicts(cls, records: list[dict], source: str = "<rows>", lines: Any = None,
+                   noun: str = "row") -> Columns:
+        """Columns of rows given as dicts (a list, another system's rows, the lines the reader
+        read one by one), their values kept as they are."""
+        fields: dict[str, list[Piece]] = {}
+        for name, start, stop, index, values in pieces_of_dicts(records, 0):
+            fields.setdefault(name, []).append(Piece(start, stop, index, values=values))
+        return cls(len(records), {k: _Field(v) for k, v in fields.items()}, source, lines, noun)
+
+    # --- where a row came from ---------------------------------------------------------------
     def where(self, i: int) -> dict[str, Any]:
         """The :class:`~whileai_core.errors.RowsError` keywords naming row ``i``'s place."""
         if isinstance(self.lines, np.ndarray):
@@ -51,232 +179,169 @@ class Columns:
         """Each row's line as an int64 array when the file has blank lines, else None."""
         return self.lines if isinstance(self.lines, np.ndarray) else None
 
-    # --- the interface ---------------------------------------------------------------------
+    # --- the fields --------------------------------------------------------------------------
     def names(self) -> list[str]:
         """Every field some row carries, in the order first seen."""
-        raise NotImplementedError
+        return list(self._fields)
 
-    def values(self, name: str) -> list:
-        """The field's value in every row (``None`` where a row does not carry it)."""
-        raise NotImplementedError
+    def width(self) -> int:
+        """Fields per row, to size work by."""
+        return len(self._fields)
+
+    def has(self, name: str) -> bool:
+        """Whether any row carries the field (a JSON null counts)."""
+        return name in self._fields
 
     def present(self, name: str) -> np.ndarray:
         """Per row, whether it carries the field (bool array)."""
-        raise NotImplementedError
+        mask = np.zeros(self.n, dtype=bool)
+        field = self._fields.get(name)
+        if field is not None:
+            if field.count == self.n:
+                mask[:] = True
+            for piece in (() if field.count == self.n else field.pieces):
+                if piece.index is None:
+                    mask[piece.start:piece.stop] = True
+                else:
+                    mask[piece.index] = True
+        return mask
+
+    def carried(self, name: str) -> tuple[np.ndarray, list]:
+        """The rows that carry the field (increasing) and their values, nothing for the rest."""
+        field = self._fields.get(name)
+        if field is None:
+            return np.zeros(0, dtype=np.int64), []
+        if field.make is not None:
+            return np.arange(self.n), field.make()
+        if len(field.pieces) == 1:
+            piece = field.pieces[0]
+            return piece.rows(), piece.decode()
+        values: list = []
+        for piece in field.pieces:
+            values += piece.decode()
+        return np.concatenate([p.rows() for p in field.pieces]), values
+
+    def values(self, name: str) -> list:
+        """The field's value in every row (``None`` where a row does not carry it)."""
+        field = self._fields.get(name)
+        if field is None:
+            return [None] * self.n
+        if field.make is not None:
+            return field.make()
+        if field.count == self.n:
+            out: list = []
+            for piece in field.pieces:
+                out += piece.decode()  # (a list extended by a list: copied in C, not iterated)
+            return out
+        rows, values = self.carried(name)
+        out = np.full(self.n, None, dtype=object)
+        # (fromiter: a list among the values stays one item, never a second axis)
+        out[rows] = np.fromiter(values, dtype=object, count=len(values))
+        return out.tolist()
 
     def kinds(self, name: str) -> set[type]:
         """The Python types of the field's values where rows carry it (``type(None)`` for a JSON
         null): ``str``, ``int``, ``float``, ``bool``, ``list``, ``dict``."""
-        raise NotImplementedError
-
-    def width(self) -> int:
-        """Fields per row, to size work by: every field's count where the store knows them at no
-        cost, else the first row's."""
-        return len(self.names())
-
-    def has(self, name: str) -> bool:
-        """Whether any row carries the field: ``present(name).any()``, which a store may know
-        without building the mask."""
-        return bool(self.present(name).any())
-
-    def records(self) -> list[dict]:
-        """The rows as dicts."""
-        raise NotImplementedError
-
-    def take(self, keep: np.ndarray) -> Columns:
-        """The rows at the increasing indices ``keep``."""
-        raise NotImplementedError
-
-    def derive(self, name: str, make: Callable[[], list]) -> None:
-        """Say that ``make()`` gives :meth:`values` of ``name`` exactly (the loader found a typed
-        array that holds the same values); a store may then drop its own copy."""
-
-
-class RecordColumns(Columns):
-    """Columns read out of the row dicts on demand."""
-
-    __slots__ = ("_records", "_names", "_read")
-
-    def __init__(self, records: list[dict], source: str = "<rows>", lines: Any = None,
-                 noun: str = "row") -> None:
-        super().__init__(len(records), source, lines, noun)
-        self._records = records
-        self._names: list[str] | None = None
-        self._read: tuple[str, list] | None = None  # the column kinds() just read, for values()
-
-    def names(self) -> list[str]:
-        if self._names is None:
-            self._names = list(dict.fromkeys(chain.from_iterable(map(dict.keys, self._records))))
-        return self._names
-
-    def values(self, name: str) -> list:
-        read, self._read = self._read, None
-        if read is not None and read[0] == name:
-            return read[1]
-        return list(map(dict.get, self._records, repeat(name, self.n)))
-
-    def present(self, name: str) -> np.ndarray:
-        return np.fromiter(map(dict.__contains__, self._records, repeat(name, self.n)),
-                           dtype=bool, count=self.n)
-
-    def width(self) -> int:
-        if self._names is not None or not self._records:
-            return len(self.names())
-        return len(self._records[0])  # the names of every row would cost a pass over them
-
-    def has(self, name: str) -> bool:
-        if self._names is not None:
-            return name in self._names
-        # stops at the first row that carries it
-        return any(map(dict.__contains__, self._records, repeat(name, self.n)))
-
-    def kinds(self, name: str) -> set[type]:
-        values = self.values(name)
-        self._read = (name, values)
-        if None not in values:
-            return set(map(type, values))
-        return set(map(type, compress(values, self.present(name).tolist())))
-
-    def records(self) -> list[dict]:
-        return self._records
-
-    def take(self, keep: np.ndarray) -> RecordColumns:
-        lines = self.lines[keep] if isinstance(self.lines, np.ndarray) else self.lines
-        return RecordColumns(list(map(self._records.__getitem__, keep.tolist())), self.source,
-                             lines, self.noun)
-
-
-class _Field:
-    """One column of :class:`ArrayColumns`: its values (None where absent), or ``make`` that
-    gives them; ``present`` is None when every row carries the field; ``kinds`` the types of
-    the values carried (None until asked)."""
-
-    __slots__ = ("values", "present", "kinds", "make")
-
-    def __init__(self, values: list | None, present: np.ndarray | None, kinds: set[type] | None,
-                 make: Callable[[], list] | None = None) -> None:
-        self.values, self.present, self.kinds, self.make = values, present, kinds, make
-
-    def get(self) -> list:
-        return self.values if self.values is not None else self.make()  # type: ignore[misc]
-
-
-class ArrayColumns(Columns):
-    """One list per field (a field no row carries is not stored)."""
-
-    __slots__ = ("_fields",)
-
-    def __init__(self, n: int, fields: dict[str, _Field], source: str, lines: Any,
-                 noun: str = "row") -> None:
-        super().__init__(n, source, lines, noun)
-        self._fields = fields
-
-    def names(self) -> list[str]:
-        return list(self._fields)
-
-    def values(self, name: str) -> list:
-        field = self._fields.get(name)
-        return [None] * self.n if field is None else field.get()
-
-    def has(self, name: str) -> bool:
-        return name in self._fields  # a field no row carries is not stored
-
-    def present(self, name: str) -> np.ndarray:
-        field = self._fields.get(name)
-        if field is None:
-            return np.zeros(self.n, dtype=bool)
-        return np.ones(self.n, dtype=bool) if field.present is None else field.present
-
-    def kinds(self, name: str) -> set[type]:
         field = self._fields.get(name)
         if field is None:
             return set()
         if field.kinds is None:
-            values = field.get()
-            field.kinds = (set(map(type, values)) if field.present is None else
-                           set(map(type, compress(values, field.present.tolist()))))
+            field.kinds = set(map(type, self.carried(name)[1]))
         return set(field.kinds)
 
+    def derive(self, name: str, make: Callable[[], list]) -> None:
+        """Say that ``make()`` gives :meth:`values` of ``name`` exactly, every row carrying it
+        (the loader found a typed array that holds the same values): the store drops its copy."""
+        field = self._fields.get(name)
+        if field is not None and field.count == self.n:
+            field.pieces, field.make = [], make
+
+    # --- rows as dicts, a subset, what it holds ------------------------------------------------
     def records(self) -> list[dict]:
-        full = [name for name, f in self._fields.items() if f.present is None]
-        records = ([dict(zip(full, row)) for row in zip(*(self._fields[k].get() for k in full))]
+        """The rows as dicts (each with the fields it carries, in the order first seen)."""
+        full = [k for k, f in self._fields.items() if f.count == self.n]
+        records = ([dict(zip(full, row)) for row in zip(*map(self.values, full))]
                    if full else [{} for _ in range(self.n)])
         for name, field in self._fields.items():
-            if field.present is not None:
-                rows = np.flatnonzero(field.present).tolist()
-                values = field.get()
-                for i in rows:
-                    records[i][name] = values[i]
+            if field.count != self.n:
+                rows, values = self.carried(name)
+                for i, value in zip(rows.tolist(), values):
+                    records[i][name] = value
         return records
 
-    def take(self, keep: np.ndarray) -> ArrayColumns:
-        index = keep.tolist()
+    def take(self, keep: np.ndarray) -> Columns:
+        """The rows at the increasing indices ``keep`` (a field none of them carries is dropped;
+        the values of a kept text stay shared with these columns)."""
+        keep = np.asarray(keep, dtype=np.int64)
+        kept = np.zeros(self.n, dtype=bool)
+        kept[keep] = True
+        position = np.cumsum(kept) - 1  # a kept row's place among the kept
         fields = {}
         for name, field in self._fields.items():
-            present = None if field.present is None else field.present[keep]
-            if present is not None and not present.any():
+            if field.make is not None:
+                index = keep.tolist()
+                fields[name] = _Field([], field.kinds, count=len(index), make=(
+                    lambda make=field.make, index=index: list(map(make().__getitem__, index))))
                 continue
-            # the kinds of the whole column: a superset of the kept rows' (enough for a check)
-            if field.values is not None:
-                fields[name] = _Field(list(map(field.values.__getitem__, index)), present,
-                                      field.kinds)
-            else:
-                make = field.make
-                fields[name] = _Field(None, present, field.kinds,
-                                      lambda make=make: list(map(make().__getitem__, index)))
+            pieces = [p for p in (piece.take(kept, position) for piece in field.pieces)
+                      if p is not None]
+            if pieces:
+                fields[name] = _Field(pieces, field.kinds)  # (a superset of the kept rows')
         lines = self.lines[keep] if isinstance(self.lines, np.ndarray) else self.lines
-        return ArrayColumns(len(index), fields, self.source, lines, self.noun)
+        return Columns(keep.shape[0], fields, self.source, lines, self.noun, self.notes)
 
-    def derive(self, name: str, make: Callable[[], list]) -> None:
-        field = self._fields.get(name)
-        if field is not None:
-            field.values, field.make = None, make
+    def nbytes(self) -> int:
+        """Bytes the columns hold: their text, index arrays, kept objects and the objects that
+        hold them (what a cache of loaded rows charges; a column the loader derives from its
+        arrays costs its bookkeeping alone)."""
+        held = sys.getsizeof(self._fields) + (sys.getsizeof(self.lines) if isinstance(
+            self.lines, np.ndarray) else 0)
+        for name, field in self._fields.items():
+            held += sys.getsizeof(name) + sys.getsizeof(field) + sys.getsizeof(field.pieces) + (
+                0 if field.kinds is None else sys.getsizeof(field.kinds))
+            held += sum(p.nbytes() for p in field.pieces)
+        return held
 
 
-def column_from_parts(parts: list[tuple[list | int, set[type]]], n: int,
-                      unset: Any) -> _Field | None:
-    """One column of :class:`ArrayColumns` from the reader's pieces, in row order.
+def pieces_of_dicts(records: list[dict], base: int) -> list[tuple]:
+    """Per field of the dicts ``records`` (rows ``base``, ``base + 1``, ...), in the order first
+    seen, ``(name, start, stop, index, values)``: a :class:`Piece`'s rows and its values, grouped
+    in C (the keys flattened and sorted by field, stably), not a Python step per cell."""
+    n = len(records)
+    if not n:
+        return []
+    sizes = np.fromiter(map(len, records), dtype=np.int64, count=n)
+    keys = list(chain.from_iterable(map(dict.keys, records)))
+    code = dict.fromkeys(keys)
+    for i, key in enumerate(code):
+        code[key] = i
+    width = len(code)
+    if len(keys) == n * width and _same_order(records, code):
+        # every row carries every field, in one order: a field is every width-th value
+        values = list(chain.from_iterable(map(dict.values, records)))
+        return [(name, base, base + n, None, values[i::width]) for i, name in enumerate(code)]
+    return _grouped(records, keys, code, sizes, base)
 
-    Each piece is ``(values, kinds)``: ``values`` holds ``unset`` where a row does not carry the
-    field, and ``kinds`` is ``set(map(type, values))`` (so an absent row shows as the type of
-    ``unset``), or None when every row of the piece carries the field and its types were not
-    looked at; a piece where no row carries the field may give its size instead of the values.
-    None when no row carries the field at all. ``parts`` is emptied as it is read (each piece
-    freed once copied).
-    """
-    gap = type(unset)
-    if all(kinds == {gap} for _, kinds in parts):
-        return None
-    if len(parts) == 1 and (parts[0][1] is None or gap not in parts[0][1]):
-        values, kinds = parts.pop()
-        return _Field(values, None, kinds)  # one piece, every row carries it: as it is
-    out: list = []
-    pieces: list[tuple[int, np.ndarray | None]] = []  # (size, mask or None: all carried)
-    seen: set[type] = set()
-    unknown = False  # some piece's types were not looked at: look when asked
-    parts.reverse()
-    while parts:
-        values, kinds = parts.pop()
-        size = values if isinstance(values, int) else len(values)
-        if kinds is None or gap not in kinds:
-            out.extend(values)  # type: ignore[arg-type]
-            pieces.append((size, None))
-        elif kinds == {gap}:
-            out.extend(repeat(None, size))
-            pieces.append((size, np.zeros(size, dtype=bool)))
-        else:
-            pieces.append((size, np.fromiter(map(is_not, values, repeat(unset)), dtype=bool,
-                                             count=size)))
-            out.extend(None if v is unset else v for v in values)  # type: ignore[union-attr]
-        if kinds is None:
-            unknown = True
-        else:
-            seen |= kinds
-    seen.discard(gap)
-    if len(out) != n:
-        raise AssertionError(f"a column of {len(out)} values for {n} rows")
-    present = None
-    if any(mask is not None for _, mask in pieces):
-        present = np.concatenate([np.ones(size, dtype=bool) if mask is None else mask
-                                  for size, mask in pieces])
-    return _Field(out, present, None if unknown else seen)
+
+def _same_order(records: list[dict], code: dict) -> bool:
+    order = tuple(code)
+    return all(map(order.__eq__, map(tuple, map(dict.keys, records))))
+
+
+def _grouped(records: list[dict], keys: list, code: dict, sizes: np.ndarray,
+             base: int) -> list[tuple]:
+    codes = np.fromiter(map(code.__getitem__, keys), dtype=np.int64, count=len(keys))
+    rows = np.repeat(np.arange(base, base + len(records), dtype=np.int64), sizes)
+    order = np.argsort(codes, kind="stable")
+    values = list(chain.from_iterable(map(dict.values, records)))
+    values = list(map(values.__getitem__, order.tolist()))
+    rows = rows[order]
+    ends = np.cumsum(np.bincount(codes, minlength=len(code)))
+    begins = ends - np.bincount(codes, minlength=len(code))
+    firsts, lasts = rows[begins].tolist(), (rows[ends - 1] + 1).tolist()
+    out = []
+    for name, lo, hi, first, last in zip(code, begins.tolist(), ends.tolist(), firsts, lasts):
+        # rows in one stretch need no index (a field on one row, or on every row)
+        index = None if last - first == hi - lo else rows[lo:hi].copy()
+        out.append((name, first, last, index, values[lo:hi]))
+    return out

@@ -1237,6 +1237,13 @@ _source("JSON_STEP_CHARS",
         "tools/list 1.6 s, a 100 MB JSONL 5.2 s); a large array is parsed in steps of about "
         "4 M characters (~40 ms each), so the server's event loop gets the GIL between steps")
 
+JSON_MAX_DEPTH = 128
+_source("JSON_MAX_DEPTH",
+        "serde_json's default recursion limit (128): objects or arrays nested deeper than this "
+        "are refused by every reader of records (whileai_core.records), one limit instead of "
+        "Python's, which moves with the stack a reader runs on (~990 levels on one, fewer in "
+        "a server thread); no record this project reads nests past ten")
+
 # --- children we start: a reward command, a local run (whileai_core.hacking.reward, .failures) ----
 
 CHILD_MEMORY_MB = 8192

@@ -5,8 +5,9 @@ Read before routing: a cold agent otherwise finds ``max_tokens`` only through an
 and ``turns`` by guessing. The answer is bounded at any size: values are counted and the first
 few shown (``DESCRIBE_VALUES_SHOWN``), long names and values are cut, and past
 ``DESCRIBE_EXACT_CELLS`` (rows x fields) names, shares and values are read from whole tasks
-sampled to ``DESCRIBE_SAMPLE_ROWS`` rows (the answer says so). Every field is read off the rows'
-columns (``Rows.fields``, ``column``, ``kinds``), so describing a large file builds no row dict.
+sampled to ``DESCRIBE_SAMPLE_ROWS`` rows (the answer says so). Every field is read off the rows
+that carry it (``Rows.carried``), so describing costs the file's cells, not fields x rows (a file
+of a thousand sparse fields), and builds no row dict.
 """
 
 from __future__ import annotations
@@ -156,18 +157,20 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def _describe_field(name: str, data: Rows, first_rows: np.ndarray, single: bool) -> FieldInfo:
-    """One field read off its column (``Rows.column``/``kinds``: no row dict is built)."""
+def _describe_field(name: str, data: Rows, single: bool) -> FieldInfo:
+    """One field read off the rows that carry it (``Rows.carried``: no row dict, no column of
+    every row)."""
     n = data.n_rows
-    col = data.column(name)  # None where a row does not carry it or carries null
+    rows, col = data.carried(name)
     kinds = data.kinds(name) - {NoneType}
-    present = n - col.count(None)
+    present = len(col) - col.count(None)
     types = sorted({_TYPE_NAMES.get(t, t.__name__) for t in kinds})
     info: dict[str, Any] = dict(name=_cut(name, _NAME_MAX), types=types or ["null"],
                                 share=present / n if n else 0.0, n_rows=present,
                                 reads=ROLES.get(name))
     if present and kinds <= {str, int, float, bool}:
-        vals = col if present == n else list(compress(col, map(is_not, col, repeat(None))))
+        vals = col if present == len(col) else list(compress(col, map(is_not, col,
+                                                                       repeat(None))))
         numeric = kinds <= {int, float}
         counts = Counter(vals)
         info["n_distinct"] = len(counts)
@@ -179,15 +182,42 @@ def _describe_field(name: str, data: Rows, first_rows: np.ndarray, single: bool)
         if not numeric or len(counts) <= DESCRIBE_VALUES_SHOWN:
             info["values"] = [_cut(v if isinstance(v, str) else json.dumps(v), _VALUE_MAX)
                               for v, _ in counts.most_common(DESCRIBE_VALUES_SHOWN)]
-        codes = dict(zip(counts, range(len(counts))))
-        codes[None] = -1
-        coded = np.fromiter(map(codes.__getitem__, col), dtype=np.int64, count=n)
         info["within_task"] = ("one rollout each" if single else "constant"
-                               if bool(np.all(coded == coded[first_rows][data.task_index]))
-                               else "varies")
+                               if _constant(data, rows, col) else "varies")
     elif present:
         info["within_task"] = "not comparable"
     return FieldInfo(**info)
+
+
+def _constant(data: Rows, rows: np.ndarray, col: list) -> bool:
+    """Whether every task's rollouts carry one value (a task where none does counts as
+    constant), from the rows that carry a value alone: each task they touch must carry it on
+    all its rollouts, one value throughout (1, 1.0 and true are one value, as a Counter has
+    them)."""
+    if len(col) <= _FEW:  # a field on a few rows: plain Python costs less than numpy's calls
+        by_task: dict[int, list] = {}
+        for row, value in zip(rows.tolist(), col):
+            if value is not None:
+                by_task.setdefault(data.task_index.item(row), []).append(value)
+        return all(len(v) == data.rollouts.item(t) and len(set(v)) == 1
+                   for t, v in by_task.items())
+    codes = dict(zip(Counter(col), range(len(col))))
+    codes[None] = -1
+    coded = np.fromiter(map(codes.__getitem__, col), dtype=np.int64, count=len(col))
+    rows, coded = rows[coded >= 0], coded[coded >= 0]
+    tasks = data.task_index[rows]
+    order = np.argsort(tasks, kind="stable")
+    tasks, coded = tasks[order], coded[order]
+    new = np.ones(tasks.shape[0], dtype=bool)
+    new[1:] = tasks[1:] != tasks[:-1]
+    starts = np.flatnonzero(new)
+    carried = np.diff(np.append(starts, tasks.shape[0]))
+    return bool((carried == data.rollouts[tasks[starts]]).all()
+                and (np.minimum.reduceat(coded, starts) == np.maximum.reduceat(coded,
+                                                                               starts)).all())
+
+
+_FEW = 64
 
 
 def _numbers(vals: list) -> np.ndarray:
@@ -217,9 +247,8 @@ def describe_rows(rows: Any, *, fields: list[str] | None = None,
     else:
         # the route's fields first (in ROLES order), then the rest by first appearance
         names_shown = [f for f in ROLES if f in names] + [f for f in names if f not in ROLES]
-    _, first_rows = np.unique(sub.task_index, return_index=True)
     single = int(sub.rollouts.max()) == 1
-    infos = [_describe_field(f, sub, first_rows, single) for f in names_shown]
+    infos = [_describe_field(f, sub, single) for f in names_shown]
     route_fields = [f for f in ROUTE_FIELDS if f in names]
     return RowsDescription(n_rows=data.n_rows, n_tasks=data.n_tasks,
                            rollouts_min=int(data.rollouts.min()),

@@ -8,7 +8,9 @@ server's listener raises the cancellation of the request that started it, so a s
 place where a cancelled call stops, between two pieces of work, never half-way through a write.
 
 The listener lives in a context variable, so it follows the call into the worker thread that
-runs it and never leaks to another request.
+runs it and never leaks to another request. So do the notes a call makes about its input
+(:func:`note`: what the reader changed to keep a record valid JSON), which the surfaces collect
+around each call (:func:`noting`) and say in its answer.
 """
 
 from __future__ import annotations
@@ -43,3 +45,24 @@ def reporting(listener: Listener | None) -> Iterator[None]:
         yield
     finally:
         _LISTENER.reset(token)
+
+
+_NOTES: ContextVar[list[str] | None] = ContextVar("whileai_notes", default=None)
+
+
+def note(text: str) -> None:
+    """Say ``text`` in the answer of the call under way (nothing when no one collects)."""
+    notes = _NOTES.get()
+    if notes is not None:
+        notes.append(text)
+
+
+@contextlib.contextmanager
+def noting() -> Iterator[list[str]]:
+    """Collect every :func:`note` made inside the block into the list this yields."""
+    notes: list[str] = []
+    token = _NOTES.set(notes)
+    try:
+        yield notes
+    finally:
+        _NOTES.reset(token)

@@ -1,53 +1,80 @@
 """Records: the one reader of every JSONL or JSON-array input (rows, traces, judge items, pairs,
-episodes), with the file and line of each record for error messages.
+episodes, the importers' JSONL files), with the file and line of each record for error messages.
 
-:func:`read_records` opens a path through the door (``whileai_core.safepath``) and decodes it with
-the columnar reader's msgspec pass (``whileai_core.rows_fast``) when that can vouch for the file,
-else line by line here, which names the first bad line. :mod:`whileai_core.rows` builds graded
-rows on top; the importers read other systems' files with it, so they need nothing from rows.
+A file is opened through the door (``whileai_core.safepath``: no link, a regular file within the
+size and time limits, gzip unpacked as read) and read in chunks of ``CHUNK`` bytes, each cut at
+its last newline. msgspec decodes each run of whole lines in one C call into columns
+(``whileai_core.columns``): the fields ``load_rows`` checks typed (``TYPED``), every other field
+kept as its JSON text. A JSON array is read in runs of objects cut between two of them, so no
+call holds the interpreter for the whole file (a server's event loop answers between runs).
+
+Only when msgspec refuses a run does the reader look closer: it halves the run until the lines
+refused stand alone, and reads each with Python's ``json`` (``safejson``): what Python accepts is
+read as Python reads it (``NaN``, ``1e400``), anything else is refused naming its file, line and
+column in Python's words, with the fix; a file that is not JSON lines at all (CSV, Parquet, one
+document over many lines) is named by ``whileai_core.file_shapes``. So the records are exactly
+what Python's ``json`` reads line by line, with three rules enforced once, here:
+
+- nesting deeper than ``JSON_MAX_DEPTH`` levels is refused (Python's own limit moves with the
+  stack it runs on: ~990 levels on one, fewer in a server's thread);
+- an integer of more digits than Python converts (4,300) is refused, as ``json`` refuses it;
+- a lone surrogate (``"\\ud800"``: no UTF-8 text can carry it, so no answer could) is read as
+  U+FFFD, and ``notes`` says so, naming the line and the field (``progress.note`` tells the
+  answer of the call that read it).
+
+A line break is ``\\n``, ``\\r\\n`` or a lone ``\\r`` (as Python's text mode reads it); blank
+lines are skipped but counted; a UTF-8 byte-order mark on the first line is dropped.
+
+Why one module of ~500 lines: the fast runs and the close look at a refused line are one
+definition of the format, and the line of every record travels through both.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
-from typing import Any
+import re
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from itertools import chain, compress, repeat
+from operator import attrgetter, is_not
+from typing import Any, Literal
 
+import msgspec
+import numpy as np
+
+from . import file_shapes, progress, safejson
+from .columns import Columns, Piece, _Field, decode_raw, pieces_of_dicts
+from .defaults import JSON_MAX_DEPTH
 from .errors import RowsError, plural
-from .progress import step
-from .safepath import Root, UserPath, as_user_path, decode_text, is_path
-from . import file_shapes, safejson
+from .safepath import OpenFile, Root, UserPath, as_user_path, decode_text, is_path
 
 TASK_FIELD = "task_id"
 TASK_ALIASES = ("scenario_id",)  # accepted in place of task_id
+CHUNK = 8 << 20    # bytes decoded at once: per-chunk costs vanish (1 MB chunks were 1.7x slower
+                   # in total) and one C call lasts ~15 ms, so the event loop gets its turns
 _PEEK_LINE_MAX = 64 * 1024 * 1024
 
-
-# --- reading records (shared by every JSONL input: rows, traces, judge items) ---------------
 
 class Records:
     """Records read from a JSONL/JSON file or given as a list, and where each one came from.
 
     ``where(i)`` gives the keyword arguments of a :class:`RowsError` for record ``i``: the file and
     its line (JSONL), the file and array element (JSON array), or ``<rows> row i`` for a list.
+    ``notes``: what the reader changed to keep the records valid JSON (module docstring).
     """
 
-    __slots__ = ("items", "name", "_lines", "_noun")
+    __slots__ = ("items", "name", "_lines", "_noun", "notes")
 
-    def __init__(self, items: list, name: str, lines: list[int] | None | str, noun: str):
+    def __init__(self, items: list, name: str, lines: Any, noun: str,
+                 notes: list[str] | None = None):
         self.items, self.name, self._lines, self._noun = items, name, lines, noun
+        self.notes = notes or []
 
     def __len__(self) -> int:
         return len(self.items)
 
     def where(self, i: int) -> dict[str, Any]:
-        if isinstance(self._lines, list):
-            return {"source": self.name, "line": self._lines[i]}
-        if self._lines == "jsonl":
-            return {"source": self.name, "line": i + 1}
-        if self._lines == "array":
-            return {"source": f"{self.name} array element {i + 1}"}
-        return {"source": f"{self.name} {self._noun} {i + 1}"}
+        return Columns(len(self.items), {}, self.name, self._lines, self._noun).where(i)
 
 
 # what one record of each kind looks like, for the fix of a file that holds none
@@ -63,6 +90,8 @@ RECORD_FORMS = {
     "record": '{"task_id": "t1", ...}',
     "held-out record": '{"task_id": "h1", "prompt": "..."}',
 }
+# the fields each kind of record must carry, for naming a table's columns (file_shapes)
+NEEDED = {"row": (TASK_FIELD, "reward"), "trace": (TASK_FIELD, "messages")}
 
 
 def read_records(source: Any, *, noun: str = "row", root: Root | None = None) -> Records:
@@ -71,16 +100,14 @@ def read_records(source: Any, *, noun: str = "row", root: Root | None = None) ->
     Every record is an object; anything else raises :class:`RowsError` naming the file and line
     (or the list position, called ``noun`` in messages) and the fix. A path is opened through
     the door (``whileai_core.safepath``): under ``root`` when one is given (confined: no ``..``,
-    no link, nothing outside it), else as the user's own path; regular files only, within the
-    size limit for rows files.
+    no link, nothing outside it), else as the user's own path.
     """
     if is_path(source):
         path = as_user_path(source, root, argument=f"{plural(noun)}", error=RowsError)
-        found = _fast_dicts(path)
-        if found is not None:
-            return Records(found[0], str(path), found[1], noun)
-        items, lines, name = read_file(path, noun)
-        return Records(items, name, "jsonl" if lines is None else lines, noun)
+        with path.open_stream("rows", error=RowsError) as fh:
+            reader = _Reader(fh, noun, dicts=True)
+            lines = reader.read()
+        return Records(reader.items, reader.name, lines, noun, reader.notes)
     if isinstance(source, Mapping):
         raise RowsError(f"got one {noun} (a dict), expected a list of them",
                         fix=f"wrap it in a list: [{noun}]")
@@ -98,127 +125,616 @@ def read_records(source: Any, *, noun: str = "row", root: Root | None = None) ->
     return Records(items, f"<{plural(noun)}>", None, noun)
 
 
-# the fields each kind of record must carry, for naming a table's columns (file_shapes)
-NEEDED = {"row": (TASK_FIELD, "reward"), "trace": (TASK_FIELD, "messages")}
+def read_rows(fh: OpenFile, noun: str = "row") -> Columns:
+    """Every record of the open file ``fh`` as columns (module docstring)."""
+    reader = _Reader(fh, noun)
+    lines = reader.read()
+    fields = {k: _Field(v, reader.kinds[k]) for k, v in reader.fields.items()}
+    return Columns(reader.rows, fields, reader.name, lines, noun, reader.notes)
 
 
-def read_file(path: UserPath, noun: str = "row") -> tuple[list, list[int] | None | str, str]:
-    name = str(path)
-    data = path.read_buffer("rows", error=RowsError)  # (a gzip file comes unpacked)
-    wrong = file_shapes.binary_shape(data, name)
-    if wrong is not None:
-        raise wrong
-    text = decode_text(data, path.where, RowsError, fix="save the rows as UTF-8 JSONL")
-    del data
-    step(1, 3, f"parsing {len(text):,} characters of {name}")
-    stripped = text.lstrip()
-    if not stripped:
-        form = RECORD_FORMS.get(noun)
-        raise RowsError(f"is empty: no {plural(noun)}", source=name,
-                        fix=f"write one JSON object per line, one {noun} each"
-                        + (f", e.g. {form}" if form else ""))
-    if stripped[0] not in "[{":
-        wrong = file_shapes.text_shape(text, name, noun, NEEDED.get(noun, ()))
+# --- the reader --------------------------------------------------------------------------------
+
+# The fields load_rows checks (and the budgets it reads): decoded to Python values as the rows
+# load, in these types while every row so far has them so (the decoder vouches for them, nothing
+# is looked at per value); every other field is kept as its JSON text.
+_TYPED = {"task_id": str | int, "scenario_id": str | int, "reward": int | float,
+          "truncated": bool | None, "model": str | None, "max_tokens": int | float | None,
+          "completion_tokens": int | float | None, "finish_reason": str | None}
+_STRUCT_FIELDS = 32  # fields a struct decodes (past this, or a name msgspec cannot rename: dicts)
+_NOT_RENAMED = re.compile(r'[\\"\x00-\x1f]')  # what msgspec refuses in a renamed field
+_GENERIC = msgspec.json.Decoder()
+_DICT_OF_RAW = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_DICTS_OF_RAW = msgspec.json.Decoder(list[dict[str, msgspec.Raw]])
+_REFUSED = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
+_UNSET = msgspec.UNSET
+_SPACE = b" \t\r\n\x0b\x0c"  # what bytes.strip() strips: the blank lines' test
+_CUT = re.compile(rb"\}\s*,\s*\{")  # where an array may be cut between two objects
+_CUT_TRIES = 8  # later cuts tried when one lands inside a value, before reading exactly
+
+
+class _Refused(Exception):
+    """msgspec refused a run of lines: look closer."""
+
+
+class _TooDeep(Exception):
+    """Record ``i`` of a run nests past ``JSON_MAX_DEPTH`` (``problem`` "nested") or holds an
+    over-long integer ("digits")."""
+
+    def __init__(self, i: int, problem: str) -> None:
+        self.i, self.problem = i, problem
+
+
+class _Level:
+    """One way to decode rows of the fields ``names``: a msgspec struct, the typed fields typed,
+    every other field its JSON text. ``first``: the first row, whose fields every row must then
+    carry (none is looked for per row), with a string task id, and its ``model`` and
+    ``truncated`` as literals (one model and one flag throughout cost nothing per row); None:
+    every field optional, in any type ``load_rows`` reads."""
+
+    def __init__(self, names: list[str], first: dict | None) -> None:
+        self.literal = {} if first is None else {
+            n: first[n] for n, kind in (("model", str), ("truncated", bool))
+            if type(first.get(n)) is kind}
+        slots = [f"f{i}" for i in range(len(names))]
+        fields = []
+        for slot, name in zip(slots, names):
+            kind = Literal[self.literal[name]] if name in self.literal else (
+                str if first and name in TASK_ALIASES + (TASK_FIELD,) else
+                _TYPED.get(name, msgspec.Raw))
+            fields.append((slot, kind) if first else (slot, kind, _UNSET))
+        row = msgspec.defstruct("Row", fields, rename=dict(zip(slots, names)), kw_only=True,
+                                forbid_unknown_fields=True, gc=False)
+        self.names, self.required = names, first is not None
+        self.lines = msgspec.json.Decoder(row).decode_lines
+        self.array = msgspec.json.Decoder(list[row]).decode
+        self.getters = list(map(attrgetter, slots))
+
+    @classmethod
+    def tried(cls, names: list[str], first: dict | None) -> list[_Level]:
+        """The levels to try, in order (none when a struct cannot hold these fields)."""
+        if len(names) > _STRUCT_FIELDS or any(map(_NOT_RENAMED.search, names)):
+            return []
+        return ([cls(names, first)] if first else []) + [cls(names, None)]
+
+
+class _Reader:
+    """One file read into columns (:func:`read_rows`), or into dicts (``dicts``:
+    :func:`read_records`, whose callers keep every value, so none is kept as text)."""
+
+    def __init__(self, fh: OpenFile, noun: str, *, dicts: bool = False) -> None:
+        self.fh, self.noun, self.name, self.dicts = fh, noun, str(fh.path), dicts
+        self._reset()
+
+    def _reset(self) -> None:
+        self.items: list[dict] = []
+        self.fields: dict[str, list[Piece]] = {}
+        self.kinds: dict[str, set[type] | None] = {}
+        self.levels: list[_Level] = []  # tried in order; none: a run is read as dicts
+        self.notes: list[str] = []
+        self.spans: list[tuple[int, np.ndarray | None, int]] = []  # per run: lines before it,
+        # where its records are among its lines (None: its first lines, in order), records
+        self.plain, self.rows, self.form = True, 0, "jsonl"  # plain: record i on line i + 1
+
+    # --- the file as a whole ---------------------------------------------------------------
+    def read(self) -> np.ndarray | str:
+        """Read the file; return where each record came from (see :class:`Records`)."""
+        progress.step(1, 3, f"parsing {self.fh.stat.st_size:,} bytes of {self.name}")
+        chunks = self.fh.chunks(CHUNK)
+        first = next(chunks, b"")
+        wrong = file_shapes.binary_shape(first, self.name)
         if wrong is not None:
             raise wrong
-    if stripped[0] == "{":
+        first = first.removeprefix(b"\xef\xbb\xbf")
+        head = first.lstrip()[:1]
+        if head == b"{":
+            self._jsonl(chain((first,), chunks))
+        if head == b"[" and not self._array(chain((first,), chunks)) or not self.rows:
+            self._exact()
+        return self._lines()
+
+    def _lines(self) -> np.ndarray | str:
+        if self.form == "array" or self.plain:
+            return self.form
+        lines = np.empty(self.rows, dtype=np.int64)
+        row = 0
+        for before, at, size in self.spans:
+            lines[row:row + size] = before + 1 + (np.arange(size) if at is None else at)
+            row += size
+        return lines
+
+    def _text(self) -> str:
+        """The whole file as text (read again through the same handle)."""
+        return decode_text(bytearray().join(self.fh.chunks(CHUNK)), self.fh.path.where,
+                           RowsError, fix="save the rows as UTF-8 JSONL")
+
+    def _exact(self) -> None:
+        """The whole file read by Python's ``json``: a file msgspec cannot cut into runs (not
+        JSON lines, an array it refuses), so that its error names what it is and where."""
+        self._reset()
+        text = self._text()
+        stripped = text.lstrip()
+        if not stripped:
+            form = RECORD_FORMS.get(self.noun)
+            raise RowsError(f"is empty: no {plural(self.noun)}", source=self.name,
+                            fix=f"write one JSON object per line, one {self.noun} each"
+                            + (f", e.g. {form}" if form else ""))
+        if stripped[0] not in "[{":
+            wrong = file_shapes.text_shape(text, self.name, self.noun,
+                                           NEEDED.get(self.noun, ()))
+            if wrong is not None:
+                raise wrong
+        if stripped[0] == "[":
+            try:
+                data = safejson.loads(text)
+            except json.JSONDecodeError as exc:
+                if exc.msg != "Extra data":  # "[...]" then more lines: JSONL, a bad first row
+                    raise RowsError(f"invalid JSON ({exc.msg})", source=self.name,
+                                    line=exc.lineno, fix="make the file one JSON array of row "
+                                    "objects, or JSONL") from None
+            else:
+                if not isinstance(data, list):
+                    raise RowsError("is not a JSON array of rows", source=self.name,
+                                    fix="write one JSON object per line (JSONL)")
+                for i, rec in enumerate(data):
+                    if not isinstance(rec, dict):
+                        raise RowsError(f"array element {i + 1} is a {type(rec).__name__}, "
+                                        "expected an object", source=self.name,
+                                        fix='give each row as {"task_id": "...", "reward": 1.0}')
+                    data[i] = self._checked(rec, f"array element {i + 1}")
+                self.form = "array"
+                return self._keep_dicts(data, 0, None)
+        at, records, _ = self._exact_lines(text, 0)
+        self._keep_dicts(records, 0, np.asarray(at, dtype=np.int64))
+
+    # --- JSON lines --------------------------------------------------------------------------
+    def _jsonl(self, chunks: Iterable[bytes]) -> None:
+        before = 0
+        for data, start, end in _bodies(chunks):
+            if not before:  # the first row (blank lines before it count) decides the struct
+                opens = data.find(b"{", start, end)
+                stop = data.find(b"\n", opens, end)
+                try:
+                    row = _GENERIC.decode(data[opens:end if stop < 0 else stop])
+                except _REFUSED:
+                    row = None
+                self._start(row if opens >= 0 else None)
+            before += self._span(data, start, end, before)
+
+    def _span(self, data: bytes, start: int, end: int, before: int) -> int:
+        """Read the lines ``data[start:end]``, the file's lines after ``before``; return how many
+        lines they are."""
+        if _lone_cr(data, start, end):  # a line break msgspec does not see: read them exactly
+            return self._slow(data, start, end, before)
+        try:  # (the view is not released: the JSON text kept points into it until kept)
+            level, recs = self._decode(memoryview(data)[start:end], lines=True)
+            place = _placed(data, start, end, len(recs))
+        except _Refused:
+            place = None
+        if place is None:  # refused, or two records on one line: halve it, or read it exactly
+            mid = data.rfind(b"\n", start, (start + end) // 2)
+            if mid < 0:
+                mid = data.find(b"\n", (start + end) // 2, end - 1)
+            if mid < 0:
+                return self._slow(data, start, end, before)
+            got = self._span(data, start, mid + 1, before)
+            return got + self._span(data, mid + 1, end, before + got)
+        self._keep(level, recs, before, place[0])
+        return place[1]
+
+    def _slow(self, data: bytes, start: int, end: int, before: int) -> int:
+        """The lines ``data[start:end]`` read one by one by Python's ``json``."""
         try:
-            return _read_jsonl(text, name)
-        except RowsError as err:  # a first line that is not JSON: one document over many lines?
-            first = len(text) - len(stripped)
-            first_line = text.count("\n", 0, first) + 1
-            if err.line != first_line or "invalid JSON" not in str(err):
-                raise
-            raise file_shapes.document_shape(text, name, noun, first_line) or err from None
-    if stripped[0] == "[":
-        try:
-            data = safejson.loads(text)
-        except json.JSONDecodeError as exc:
-            if exc.msg == "Extra data":  # "[...]" then more lines: JSONL whose first row is bad
-                return _read_jsonl(text, name)
-            raise RowsError(f"invalid JSON ({exc.msg})", source=name, line=exc.lineno,
-                            fix="make the file one JSON array of row objects, or JSONL") from None
-        if not isinstance(data, list):
-            raise RowsError("is not a JSON array of rows", source=name,
-                            fix="write one JSON object per line (JSONL)")
-        for i, rec in enumerate(data):
+            text = bytes(data[start:end]).decode("utf-8")
+        except UnicodeDecodeError:
+            self._text()  # raises the door's error, naming the byte in the whole file
+            raise
+        at, records, n_lines = self._exact_lines(text, before)
+        self._keep_dicts(records, before, np.asarray(at, dtype=np.int64))
+        return n_lines
+
+    def _exact_lines(self, text: str, before: int) -> tuple[list[int], list[dict], int]:
+        """``(positions, records, lines)`` of ``text``, the file's lines after ``before``: each
+        record's 0-based line in it, the records, and its line count."""
+        lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        at, records = [], []
+        for k, line in enumerate(lines):
+            if not line or line.isspace():
+                continue
+            lineno = before + k + 1
+            try:
+                rec = safejson.loads(line)
+            except json.JSONDecodeError as exc:
+                if exc.msg.startswith("nested too deeply"):
+                    raise _too_deep("nested", source=self.name, line=lineno) from None
+                err = RowsError(f"invalid JSON at column {exc.colno} ({exc.msg})",
+                                source=self.name, line=lineno,
+                                fix="write exactly one JSON object per line")
+                if self.rows == 0 and not records:  # the first row: one document over lines?
+                    raise file_shapes.document_shape(self._text(), self.name, self.noun,
+                                                     lineno) or err from None
+                raise err from None
             if not isinstance(rec, dict):
-                raise RowsError(f"array element {i + 1} is a {type(rec).__name__}, expected an "
-                                "object", source=name,
-                                fix='give each row as {"task_id": "...", "reward": 1.0}')
-        return data, "array", name
-    return _read_jsonl(text, name)
+                raise RowsError(f"a {type(rec).__name__}, expected a JSON object",
+                                source=self.name, line=lineno,
+                                fix='write each row as {"task_id": "...", "reward": 1.0}')
+            at.append(k)
+            records.append(self._checked(rec, f"line {lineno}"))
+        return at, records, len(lines) - (1 if text.endswith(("\n", "\r")) else 0)
 
-
-def _read_jsonl(text: str, name: str) -> tuple[list, list[int] | None, str]:
-    # Fast path: one C-level parse of all rows as an array. It is taken only when the text is
-    # "{...}" lines with every newline between "}" and "{" (counted in C; a JSON string cannot
-    # hold a raw newline, so these newlines are exactly the line breaks, and a blank line breaks
-    # the count) and the number of objects equals the number of lines. Anything else goes line
-    # by line, which skips blank lines and names the first bad one.
-    breaks = text.count("\n")
-    n = breaks if text.endswith("\n") else breaks + 1
-    if (text.startswith("{") and text.endswith(("}", "}\n"))
-            and text.count("}\n{") == n - 1):
+    def _checked(self, rec: dict, place: str) -> dict:
+        """A record Python's ``json`` read, within the depth limit, every lone surrogate in it
+        read as U+FFFD (and noted)."""
+        if _deeper_than(rec, JSON_MAX_DEPTH):
+            raise _too_deep("nested", **self._where(place))
         try:
-            # the first n - 1 newlines become commas; a final newline stays as JSON whitespace
-            parsed = safejson.loads("[" + text.replace("\n", ",", n - 1) + "]")
-        except (json.JSONDecodeError, RecursionError):
-            parsed = None
-        if parsed is not None and len(parsed) == n and set(map(type, parsed)) == {dict}:
-            return parsed, None, name  # no blank line: row i is line i + 1
-    lines = text.split("\n")
-    numbers = [i + 1 for i, ln in enumerate(lines) if ln and not ln.isspace()]
-    records = []
-    for lineno in numbers:
-        ln = lines[lineno - 1]
+            _UTF8(rec)
+            return rec
+        except UnicodeEncodeError:
+            pass
+        clean = {}
+        for key, value in rec.items():
+            fixed_key, fixed = _replaced(key), _replaced(value)
+            if fixed_key is not key or fixed is not value:
+                self.notes.append(f"{self.name}, {place}: `{_visible(key)}` held a lone "
+                                  "surrogate (an unpaired \\ud800-\\udfff escape, which UTF-8 "
+                                  "text cannot carry); read as U+FFFD")
+                progress.note(self.notes[-1])
+            clean[fixed_key] = fixed
+        return clean
+
+    def _where(self, place: str) -> dict[str, Any]:
+        if place.startswith("line "):
+            return {"source": self.name, "line": int(place[5:])}
+        return {"source": f"{self.name} {place}"}
+
+    # --- a JSON array --------------------------------------------------------------------------
+    def _array(self, chunks: Iterable[bytes]) -> bool:
+        """A JSON array of objects, decoded in runs cut between two objects; False when a run
+        cannot be cut or decoded (the caller reads the file exactly)."""
+        self.form = "array"
+        buf, pos = bytearray(), -1
+        for chunk in chunks:
+            buf += chunk
+            if pos < 0:
+                pos = buf.index(b"[") + 1
+                self._start(first_record(bytes(buf[:1 << 16]).decode("utf-8", "replace")))
+            while len(buf) - pos > 2 * CHUNK:
+                cut = self._array_run(buf, pos, len(buf) - CHUNK)
+                if cut is None:
+                    return False
+                if cut == pos:
+                    break
+                pos = cut
+            del buf[:pos]
+            pos = 0
+        tail = bytes(buf[pos:]).rstrip()
         try:
-            rec = safejson.loads(ln)
-        except json.JSONDecodeError as exc:
-            raise RowsError(f"invalid JSON at column {exc.colno} ({exc.msg})", source=name,
-                            line=lineno, fix="write exactly one JSON object per line") from None
-        if not isinstance(rec, dict):
-            raise RowsError(f"a {type(rec).__name__}, expected a JSON object", source=name,
-                            line=lineno, fix='write each row as {"task_id": "...", "reward": 1.0}')
-        records.append(rec)
-    return records, numbers, name
+            if not tail.endswith(b"]"):
+                raise _Refused
+            self._keep(*self._decode(b"[" + tail, lines=False), None, None)
+        except _Refused:
+            return False
+        return True
 
-
-def _fast_dicts(path: UserPath) -> tuple[list[dict], list[int] | str] | None:
-    """``read_records``' fast path: the file's records decoded by msgspec, or None (the exact
-    reader reads it, and names what is wrong)."""
-    try:
-        from . import rows_fast  # lazy: rows_fast loads only when _fast_dicts() runs
-    except ImportError:  # msgspec is a core dependency; without it, the exact reader
+    def _array_run(self, buf: bytearray, pos: int, limit: int) -> int | None:
+        """Decode the objects from ``pos`` up to a cut at least ``CHUNK`` bytes on (a later cut
+        when one lands inside a value); the position after them, ``pos`` when no cut is found
+        before ``limit``, None when none decodes."""
+        search = pos + CHUNK
+        for _ in range(_CUT_TRIES):
+            found = _CUT.search(buf, search, limit)
+            if found is None:
+                return pos
+            try:
+                run = self._decode(b"[" + buf[pos:found.start() + 1] + b"]", lines=False)
+            except _Refused:
+                search = found.end()
+                continue
+            self._keep(*run, None, None)
+            return found.end() - 1
         return None
-    with path.open_stream("rows", error=RowsError) as fh:
-        return rows_fast.read_dicts(fh)
 
+    # --- decoding a run ----------------------------------------------------------------------
+    def _start(self, row: Any) -> None:
+        """Decode by a struct of the first row's fields (``row``: the first record, when it is
+        an object)."""
+        self.levels = _Level.tried(list(row), row) if isinstance(row, dict) else []
+
+    def _decode(self, data: Any, *, lines: bool) -> tuple[_Level | None, list]:
+        """A run's records: structs and the level that made them, or dicts of JSON text (a
+        field not seen before, a value of another type: the next run tries the struct again),
+        or of values (``dicts``); :class:`_Refused` when msgspec refuses it."""
+        if self.dicts:
+            try:
+                recs = (_GENERIC.decode_lines if lines else _GENERIC.decode)(data)
+            except _REFUSED:
+                raise _Refused from None
+            if not isinstance(recs, list) or (recs and set(map(type, recs)) != {dict}) or \
+                    _too_nested(data, recs):
+                raise _Refused  # (read closer: the line is named there)
+            return None, recs
+        while self.levels:
+            level = self.levels[0]
+            try:
+                return level, (level.lines if lines else level.array)(data)
+            except msgspec.ValidationError as exc:
+                if level.required:  # not every field, one model or one flag throughout
+                    self.levels.pop(0)
+                    continue
+                if "unknown field" in str(exc):
+                    self.levels = []  # learned from this run's dicts (_keep)
+                break
+            except (msgspec.DecodeError, RecursionError):
+                break
+        try:
+            recs = (_DICT_OF_RAW.decode_lines if lines else _DICTS_OF_RAW.decode)(data)
+        except _REFUSED:
+            raise _Refused from None
+        return None, recs
+
+    # --- keeping a decoded run ---------------------------------------------------------------
+    def _keep(self, level: _Level | None, recs: list, before: int | None,
+              at: np.ndarray | None) -> None:
+        base, n = self.rows, len(recs)
+        if self.dicts:
+            self.items += recs
+            return self._advance(n, before, at)
+        try:
+            if level is not None:
+                self._keep_structs(level, recs, base)
+            else:
+                for name, start, stop, index, raws in pieces_of_dicts(recs, base):
+                    raw = _raw_piece(raws, start, stop, index, base)
+                    if name in _TYPED:
+                        raw = Piece(start, stop, index, values=decode_raw(raw.raw))
+                    self._add(name, raw, set(map(type, raw.values)) if name in _TYPED else None)
+                if not self.levels and len(self.fields) <= _STRUCT_FIELDS:
+                    self.levels = _Level.tried(list(self.fields), None)  # (the fields learned)
+        except _TooDeep as exc:
+            place = f"array element {base + exc.i + 1}" if before is None else \
+                f"line {before + 1 + (exc.i if at is None else int(at[exc.i]))}"
+            raise _too_deep(exc.problem, **self._where(place)) from None
+        self._advance(n, before, at)
+
+    def _keep_structs(self, level: _Level, recs: list, base: int) -> None:
+        n = len(recs)
+        for name, getter in zip(level.names, level.getters):
+            if name in level.literal:
+                value = level.literal[name]
+                self._add(name, Piece(base, base + n, const=(value,)), {type(value)})
+                continue
+            values = list(map(getter, recs))
+            absent = 0 if level.required else values.count(_UNSET)
+            if absent == n:
+                continue
+            index = None
+            if absent:
+                mask = np.fromiter(map(is_not, values, repeat(_UNSET)), dtype=bool, count=n)
+                index = np.flatnonzero(mask) + base
+                values = list(compress(values, mask.tolist()))
+            start, stop = (base, base + n) if index is None else (int(index[0]),
+                                                                  int(index[-1]) + 1)
+            if index is not None and stop - start == index.shape[0]:
+                index = None  # (rows in one stretch need no index)
+            if name in _TYPED:
+                known = {str} if level.required and name in (TASK_FIELD, *TASK_ALIASES) else None
+                self._add(name, Piece(start, stop, index, values=values),
+                          known or set(map(type, values)))
+            else:
+                self._add(name, _raw_piece(values, start, stop, index, base), None)
+
+    def _keep_dicts(self, records: list[dict], before: int, at: np.ndarray | None) -> None:
+        """Records Python's ``json`` read (lines msgspec refused, or the whole file)."""
+        if self.dicts:
+            self.items += records
+            return self._advance(len(records), before, at)
+        for name, start, stop, index, values in pieces_of_dicts(records, self.rows):
+            self._add(name, Piece(start, stop, index, values=values), set(map(type, values)))
+        self._advance(len(records), before, at)
+
+    def _advance(self, n: int, before: int | None, at: np.ndarray | None) -> None:
+        if before is not None and n:
+            plain = at is None or bool((at == np.arange(n)).all())
+            self.plain = self.plain and plain and before == self.rows
+            self.spans.append((before, at, n))
+        self.rows += n
+
+    def _add(self, name: str, piece: Piece, kinds: set[type] | None) -> None:
+        known = self.kinds.get(name, set()) if name in self.fields else set()
+        self.fields.setdefault(name, []).append(piece)
+        self.kinds[name] = None if known is None or kinds is None else known | kinds
+
+
+def _raw_piece(raws: list, start: int, stop: int, index: np.ndarray | None,
+               base: int) -> Piece:
+    """The values ``raws`` (msgspec Raw) of the rows ``start..stop`` or ``index`` (a run's
+    records from row ``base``) kept as one JSON array's text, once none nests too deep or holds
+    too long a number."""
+    raw = b"[" + b",".join(raws) + b"]"
+    for k in _suspects(raw, raws):
+        i = (start + k if index is None else int(index[k])) - base  # (the record in the run)
+        try:
+            value = safejson.loads(bytes(raws[k]))
+        except json.JSONDecodeError as exc:
+            raise _TooDeep(i, "nested" if exc.msg.startswith("nested") else "digits") from None
+        if _deeper_than(value, JSON_MAX_DEPTH - 1):  # (its record is the level above)
+            raise _TooDeep(i, "nested")
+    return Piece(start, stop, index, raw=raw)
+
+
+def _suspects(raw: bytes, values: list) -> list[int]:
+    """Of the ``values`` in the JSON array text ``raw`` (their texts, one comma apart), those
+    that may nest past ``JSON_MAX_DEPTH`` (more opening brackets than it) or hold an integer
+    longer than Python converts (a longer run of digits): found in C, not per value."""
+    digit_max = sys.get_int_max_str_digits() or sys.maxsize
+    if len(raw) <= digit_max and raw.count(b"[") + raw.count(b"{") <= JSON_MAX_DEPTH:
+        return []  # (a short text: counted by bytes.count, without numpy's per-call cost)
+    a = np.frombuffer(raw, dtype=np.uint8)
+    opening = np.flatnonzero((a | 0x20) == 0x7B)[1:]  # (not the array's own "[")
+    digits = (a >= 0x30) & (a <= 0x39)
+    many_digits = int(np.count_nonzero(digits)) > digit_max
+    if opening.shape[0] < JSON_MAX_DEPTH and not many_digits:
+        return []
+    sizes = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+    starts = 1 + np.concatenate([[0], np.cumsum(sizes[:-1] + 1)])
+    inside = np.searchsorted(opening, starts + sizes) - np.searchsorted(opening, starts)
+    hits = np.flatnonzero(inside >= JSON_MAX_DEPTH)
+    if many_digits:
+        edge = np.flatnonzero(np.diff(np.concatenate([[0], digits.view(np.int8), [0]])))
+        long = edge[::2][(edge[1::2] - edge[::2]) > digit_max]
+        hits = np.union1d(hits, np.searchsorted(starts, long, side="right") - 1)
+    return hits.astype(np.int64).tolist()
+
+
+def _too_nested(data: Any, recs: list[dict]) -> bool:
+    """Whether a record decoded from ``data`` nests past ``JSON_MAX_DEPTH``: looked at only in
+    a record whose line holds that many opening brackets (counted in C)."""
+    a = np.frombuffer(data, dtype=np.uint8)
+    opening = np.flatnonzero((a | 0x20) == 0x7B)  # "[" or "{": they differ in bit 5 alone
+    if opening.shape[0] - len(recs) < JSON_MAX_DEPTH:
+        return False
+    ends = np.flatnonzero(a == 0x0A)
+    per_line = np.bincount(np.searchsorted(ends, opening), minlength=ends.shape[0] + 1)
+    if not (per_line >= JSON_MAX_DEPTH).any():
+        return False
+    return any(_deeper_than(rec, JSON_MAX_DEPTH) for rec in recs)
+
+
+def _too_deep(problem: str, **where: Any) -> RowsError:
+    if problem == "nested":
+        return RowsError(f"nested too deeply (objects or arrays inside each other more than "
+                         f"{JSON_MAX_DEPTH} levels)", **where,
+                         fix=f"write records at most {JSON_MAX_DEPTH} levels deep (flatten "
+                             "the value, or store it as a JSON string)")
+    return RowsError(f"invalid JSON at column 1 (a number with more than "
+                     f"{sys.get_int_max_str_digits()} digits)", **where,
+                     fix="write exactly one JSON object per line")
+
+
+_UTF8 = msgspec.json.Encoder().encode  # raises UnicodeEncodeError on a lone surrogate
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _replaced(value: Any) -> Any:
+    """``value`` with each lone surrogate in its strings replaced by U+FFFD (``value`` itself
+    when it holds none)."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) else value
+    if isinstance(value, list):
+        fixed = list(map(_replaced, value))
+        return fixed if any(map(is_not, fixed, value)) else value
+    if isinstance(value, dict):
+        keys, values = list(map(_replaced, value)), list(map(_replaced, value.values()))
+        changed = any(map(is_not, keys, value)) or any(map(is_not, values, value.values()))
+        return dict(zip(keys, values)) if changed else value
+    return value
+
+
+def _visible(name: str) -> str:
+    return name.encode("utf-8", "backslashreplace").decode("ascii", "backslashreplace")[:80]
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests objects or arrays more than ``limit`` levels deep (iteratively:
+    the check must not need the depth it measures)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        inner = item.values() if isinstance(item, dict) else item
+        stack.extend((v, depth + 1) for v in inner if isinstance(v, (dict, list)))
+    return False
+
+
+# --- runs of lines ----------------------------------------------------------------------------
+
+def _bodies(chunks: Iterable[bytes]) -> Iterator[tuple[bytes, int, int]]:
+    """Runs of whole lines as ``(data, start, end)``: slices of the chunks read, not copies
+    (only a line that straddles two chunks is joined, and a line longer than a chunk)."""
+    pending: list[bytes] = []  # the start of a line that the next chunk ends
+    for data in chunks:
+        start = 0
+        if pending:
+            nl = data.find(b"\n")
+            if nl < 0:
+                pending.append(data)
+                continue
+            joint = b"".join(pending) + data[:nl + 1]
+            pending = []
+            yield joint, 0, len(joint)
+            start = nl + 1
+        cut = max(data.rfind(b"\n") + 1, start)
+        if cut > start:
+            yield data, start, cut
+        if cut < len(data):
+            pending.append(data[cut:])
+    if pending:
+        tail = b"".join(pending)
+        yield tail, 0, len(tail)
+
+
+def _lone_cr(data: bytes, start: int, end: int) -> bool:
+    """A carriage return outside a CRLF in ``data[start:end]`` (a line break msgspec ignores)."""
+    return data.find(b"\r", start, end) >= 0 and \
+        data.count(b"\r", start, end) != data.count(b"\r\n", start, end)
+
+
+def _placed(data: bytes, start: int, end: int, n_recs: int) -> tuple[np.ndarray | None,
+                                                                     int] | None:
+    """Where the ``n_recs`` records decoded from the lines ``data[start:end]`` are: ``(at,
+    lines)``, ``at`` None when they are its first lines in order (no blank line among them),
+    else each record's 0-based line; ``lines`` its line count. None when they do not line up
+    with its non-blank lines (two records on one line)."""
+    # (numpy's vectorised compare: 4x faster than bytes.count on a chunk, measured here)
+    breaks = int(np.count_nonzero(np.frombuffer(data, np.uint8, end - start, start) == 10))
+    last = end  # the end of the last line with something on it
+    while last > start and data[last - 1] in _SPACE:
+        last -= 1
+    filled = breaks - data.count(b"\n", last, end) + 1 if last > start else 0  # (a short tail)
+    at = None
+    if filled != n_recs:
+        at = np.flatnonzero(np.fromiter(map(bool, map(bytes.strip, data[start:end].split(
+            b"\n"))), dtype=bool))
+        if at.shape[0] != n_recs:
+            return None
+    return at, breaks + (data[end - 1] != 10)
+
+
+# --- a peek at the first record ----------------------------------------------------------------
 
 def first_line(path: UserPath) -> str | None:
-    """The first non-blank line of the file ``path`` (at most 64 MiB of it), or None when there
-    is none within that much or the file cannot be read."""
+    """The first non-blank line of the file ``path`` (at most 64 MiB of it: a JSON array on one
+    line is cut there), or None when there is none within that much or the file cannot be
+    read."""
     try:
         with path.open_binary("rows", error=RowsError) as fh:
-            for raw in fh:
-                if raw.strip():  # (a UTF-8 byte-order mark dropped, as every reader drops it)
-                    return raw[:_PEEK_LINE_MAX].decode("utf-8", errors="replace").lstrip(
-                        "\ufeff")
-                if fh.tell() > _PEEK_LINE_MAX:
+            while fh.tell() <= _PEEK_LINE_MAX:
+                raw = fh.readline(_PEEK_LINE_MAX)
+                if not raw:
                     return None
+                if raw.strip():  # (a UTF-8 byte-order mark dropped, as every reader drops it)
+                    return raw.decode("utf-8", errors="replace").lstrip("\ufeff")
     except (OSError, RowsError):
         return None
     return None
 
 
 def first_record(line: str | None) -> Any:
-    """``line`` decoded as JSON, or None when it is not JSON."""
-    if line is None:
-        return None
+    """The first record of ``line``: the line decoded as JSON, or the first element of the JSON
+    array it starts (decoded alone: the rest may be cut, and costs nothing); None when it is
+    not JSON."""
+    text = (line or "").lstrip()
     try:
-        return safejson.loads(line)
-    except ValueError:
+        if text.startswith("["):
+            return _DECODER.raw_decode(text, len(text) - len(text[1:].lstrip()))[0]
+        return safejson.loads(text) if text else None
+    except (ValueError, RecursionError):
         return None
+
+
+_DECODER = json.JSONDecoder()
 
 
 def is_graded_row(record: Any) -> bool:

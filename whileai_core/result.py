@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from .defaults import MCP_ANSWER_MAX_BYTES, MESSAGE_MAX_CHARS, MESSAGE_WORD_CHARS, TEXT_SHOWN_CHARS
 from .voice import choose
@@ -82,6 +82,10 @@ class Result(BaseModel):
     def render(self) -> str:  # pragma: no cover - every subclass overrides
         return self.model_dump_json(indent=2)
 
+    _read_notes: tuple[str, ...] = PrivateAttr(default=())
+    """What the reader changed in the input to keep it valid JSON (``progress.noting``), said
+    after the text and in the summary of whatever answer read it."""
+
     def summary(self) -> str:
         """The answer in one sentence: the first line of :meth:`render` that is not a warning
         (the warning is a field of its own; a result whose first line is not the answer says it
@@ -90,8 +94,20 @@ class Result(BaseModel):
         answer = [line for line in lines if not line.startswith("warning:")]
         return (answer or lines or [""])[0]
 
+    def with_read_notes(self, notes: list[str]) -> Result:
+        """This result saying ``notes`` (at most ``_NOTES_SHOWN``, then how many more)."""
+        notes = list(dict.fromkeys(notes))
+        if len(notes) > _NOTES_SHOWN:
+            notes = notes[:_NOTES_SHOWN] + [f"and {len(notes) - _NOTES_SHOWN} more such notes"]
+        out = self.model_copy()
+        out._read_notes = tuple(notes)
+        return out
+
     def __str__(self) -> str:
-        return self.render()
+        return self.render() + "".join(f"\nnote: {n}" for n in self._read_notes)
+
+
+_NOTES_SHOWN = 5
 
 
 def fmt_rate(value: float | None, ci: tuple[float, float] | None, n: int | None = None,

@@ -10,13 +10,13 @@ the rows as dicts.
 
 Every statistic in the library reads the same :class:`Rows`: per-row numpy columns plus the
 per-task counts (rollouts, passes, reward sums) computed once with ``np.bincount``. A file is
-read by the columnar reader (``whileai_core.rows_fast``, msgspec) when it can vouch for the
-file, else by the exact reader (``whileai_core.records``), line by line; both end in
+read into columns by the one reader of records (:func:`whileai_core.records.read_rows`), rows
+given as a list by :meth:`~whileai_core.columns.Columns.from_dicts`; both end in
 :func:`_build`. Bad input raises :class:`~whileai_core.errors.RowsError` naming the file, the
 line, the field and the fix.
 
 Why one module of ~460 lines: the one place where fields become typed columns and the view over
-them are one contract (a record's line travels from either reader into every error the view
+them are one contract (a record's line travels from the reader into every error the view
 raises).
 """
 
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import sys
 from collections import Counter
 from itertools import compress, islice
 from operator import ne
@@ -33,14 +34,14 @@ from typing import Any
 import numpy as np
 
 from .budgets import BudgetColumns, budget_columns
-from .columns import Columns, RecordColumns
+from .columns import Columns, deep_size
 from .defaults import PASS_THRESHOLD
 from .errors import RowsError
 from .progress import step
-from .records import (TASK_ALIASES, TASK_FIELD, Records, first_line, first_record, is_graded_row,
-                      read_file, read_records)
+from .records import (TASK_ALIASES, TASK_FIELD, first_line, first_record, is_graded_row,
+                      read_records, read_rows)
 from .rewards import RewardScale, classify_reward
-from .safepath import Root, UserPath, as_user_path, is_path
+from .safepath import OpenFile, Root, UserPath, as_user_path, is_path
 from . import field_names, file_shapes, voice
 from .field_names import _file_arg
 
@@ -75,7 +76,8 @@ class Rows:
         self.source = source
         self.threshold = float(threshold)
         if columns is None:
-            columns = RecordColumns(records if records is not None else [], source or "<rows>")
+            columns = Columns.from_dicts(records if records is not None else [],
+                                         source or "<rows>")
         self._columns = columns
         self._records = records
         self.reward = reward
@@ -153,6 +155,45 @@ class Rows:
     def has_field(self, name: str) -> bool:
         """Whether any row carries ``name`` (a JSON null counts), as :meth:`present` says."""
         return self._columns.has(name)
+
+    def carried(self, name: str) -> tuple[np.ndarray, list]:
+        """The rows that carry field ``name`` (increasing indices) and their values: a reading
+        of a sparse field that costs its cells, not every row."""
+        return self._columns.carried(name)
+
+    @property
+    def notes(self) -> list[str]:
+        """What the reader changed to keep the rows valid JSON (a lone surrogate read as
+        U+FFFD), each naming its line and field."""
+        return list(self._columns.notes)
+
+    # --- what the rows hold (a cache of loads charges it) --------------------------------------
+    def nbytes(self) -> int:
+        """Bytes these rows hold: their arrays' ``nbytes``, the columns' text and kept objects
+        (``Columns.nbytes``), the task ids and the per-row lists (a pointer a row, each distinct
+        string once); the row dicts too, once built."""
+        arrays = [self.reward, self.passed, self.truncated, self.task_index, self.rollouts,
+                  self.passes, self.reward_sum, self._lines]
+        if self.budget is not None:
+            arrays += [self.budget.max_tokens, self.budget.completion_tokens]
+        held = sys.getsizeof(self) + self._columns.nbytes() + sum(
+            sys.getsizeof(a) if a.base is None else a.nbytes for a in arrays if a is not None)
+        lists = [self.model, self.task_ids] + (
+            [self.budget.finish_reason] if self.budget and self.budget.finish_reason else [])
+        for values in lists:
+            held += sys.getsizeof(values) + sum(map(sys.getsizeof, set(values) - {None}))
+        if self._records is not None:
+            held += deep_size(self._records)
+        return held
+
+    def shared(self) -> Rows:
+        """These rows for one more caller: everything loaded shared, nothing one caller builds
+        (the row dicts) kept for the next (a cached load stays the size it was charged)."""
+        out = object.__new__(Rows)
+        for name in Rows.__slots__:
+            setattr(out, name, getattr(self, name))
+        out._records = None
+        return out
 
     # --- per-task views --------------------------------------------------------------------
     def pass_rate(self) -> np.ndarray:
@@ -236,10 +277,9 @@ def load_rows(source: Any, *, threshold: float | None = None, root: Root | None 
     :mod:`whileai_core.importers`): prime-rl episodes of one step, an Inspect log with one
     scorer, lm-eval samples with one metric and filter. Errored rollouts are left out.
 
-    A rows file is decoded into columns by the columnar reader (:mod:`whileai_core.rows_fast`);
-    a file it cannot vouch for is read line by line by the exact reader, which names the bad
-    line. Both end in the same checks, so a file loads (or fails, at the same line) the same
-    either way. To load a file once for many calls, see :mod:`whileai_core.rows_cache`.
+    A rows file is decoded into columns by the one reader of records
+    (:func:`whileai_core.records.read_rows`), which names the file and line of a bad row. To
+    load a file once for many calls, see :mod:`whileai_core.rows_cache`.
 
     ``threshold``: a row passes iff ``reward >= threshold`` (default ``PASS_THRESHOLD`` = 1.0).
     ``root``: open a path under this root (see :func:`read_records`).
@@ -249,16 +289,31 @@ def load_rows(source: Any, *, threshold: float | None = None, root: Root | None 
     if isinstance(source, Rows):
         return with_threshold(source, threshold)
     if not is_path(source):
-        return _build(_record_columns(read_records(source, noun="row", root=root)), threshold=thr)
+        recs = read_records(source, noun="row", root=root)
+        return _build(Columns.from_dicts(recs.items, recs.name), threshold=thr)
     step(0, 3, f"reading {source}")
     # another system's output (read through the door too, like every path)
     path = as_user_path(source, root, argument="rows", error=RowsError)
     foreign = _foreign(path)
     if foreign is not None:
-        return _build(RecordColumns(foreign[1], f"{path} ({foreign[0]} import)"), threshold=thr)
-    columns = read_columns(path)
+        return imported(path, foreign, threshold=thr)
+    with path.open_stream("rows", error=RowsError) as fh:
+        return load_open(fh, threshold=thr)
+
+
+def imported(path: UserPath, found: tuple[str, list[dict]], *,
+             threshold: float | None = None) -> Rows:
+    """The rows ``_foreign`` found in another system's output at ``path``."""
+    return _build(Columns.from_dicts(found[1], f"{path} ({found[0]} import)"),
+                  threshold=check_threshold(threshold))
+
+
+def load_open(fh: OpenFile, *, threshold: float | None = None) -> Rows:
+    """The graded rows of the rows file open as ``fh`` (read from that handle, never reopened
+    by name: what ``whileai_core.rows_cache`` keeps is the file it keyed)."""
+    columns = read_rows(fh)
     step(2, 3, f"grouping {columns.n} rows by task")
-    rows = _build(columns, threshold=thr)
+    rows = _build(columns, threshold=check_threshold(threshold))
     step(3, 3, f"{rows.n_rows} rows, {rows.n_tasks} tasks")
     return rows
 
@@ -284,32 +339,6 @@ def with_threshold(rows: Rows, threshold: float | None) -> Rows:
                 columns=rows._columns, reward=rows.reward, truncated=rows.truncated,
                 model=rows.model, task_index=rows.task_index, task_ids=rows.task_ids,
                 lines=rows._lines, budget=rows.budget)
-
-
-def read_columns(path: UserPath, *, fast: bool = True) -> Columns:
-    """Every row of the rows file ``path`` as columns: by the columnar reader when it can vouch
-    for the file (``fast``), else by the exact reader."""
-    if fast:
-        try:
-            from . import rows_fast  # lazy: rows_fast loads only when read_columns() runs
-        except ImportError:  # msgspec is a core dependency; without it, the exact reader
-            rows_fast = None
-        if rows_fast is not None:
-            with path.open_stream("rows", error=RowsError) as fh:
-                step(1, 3, f"parsing {fh.stat.st_size:,} bytes of {path}")
-                columns = rows_fast.read_columns(fh, str(path))
-            if columns is not None:
-                return columns
-    items, lines, name = read_file(path, "row")  # the exact reader: it names the bad line
-    return _record_columns(Records(items, name, "jsonl" if lines is None else lines, "row"))
-
-
-def _record_columns(recs: Records) -> RecordColumns:
-    if isinstance(recs._lines, list):
-        lines: Any = np.asarray(recs._lines, dtype=np.int64)
-    else:
-        lines = recs._lines
-    return RecordColumns(recs.items, recs.name, lines, recs._noun)
 
 
 def _foreign(path: UserPath) -> tuple[str, list[dict]] | None:
@@ -384,7 +413,7 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
         raise fail(i, f"`reward` is {rewards[i]!r} (a {type(rewards[i]).__name__})", "reward",
                    "write the reward as a JSON number, e.g. 1.0")
     try:
-        reward = np.array(rewards, dtype=np.float64)
+        reward = np.fromiter(rewards, dtype=np.float64, count=n)  # (5 ms under np.array a 1M)
     except OverflowError:  # an integer past a float's range (JSON lets it have 4,300 digits)
         reward = np.array(list(map(_as_float, rewards)), dtype=np.float64)
     finite = np.isfinite(reward)
@@ -493,7 +522,7 @@ def _factorize(tids: list[str]) -> tuple[np.ndarray, list[str]]:
     change = np.empty(n, dtype=bool)
     change[0] = True
     change[1:] = np.fromiter(map(ne, islice(tids, 1, None), tids), dtype=bool, count=n - 1)
-    run_ids = list(compress(tids, change.tolist()))
+    run_ids = list(map(tids.__getitem__, np.flatnonzero(change).tolist()))
     if len(set(run_ids)) == len(run_ids):
         return np.cumsum(change, dtype=np.int64) - 1, run_ids
     order = dict.fromkeys(tids)

@@ -1,43 +1,47 @@
-"""Load once: loaded rows kept by the file they came from, so many calls on one file parse it once.
+"""Load once: loaded rows kept by the file they came from, so many calls on one file parse it once
+(the MCP server reads every rows argument through :func:`load_rows_cached`).
 
-An agent asks several questions of one rows file (describe it, route it, its pass rate, compare
-it); each question names the file, and without this each would read and parse it again. The MCP
-server reads every rows argument through :func:`load_rows_cached`.
+A cached answer is the file's answer. The file is opened once through the door (so a cached
+answer skips no check) and everything is read from that handle: its key, the parse, the key
+again after it (a file that changed meanwhile is not kept); a folder swapped mid-parse cannot
+make the cache answer for another file. The key is what proves the content unchanged: device,
+inode, size, and the modification and change times in nanoseconds, taken once the file's dirty
+pages are written back (``fdatasync``: a write through a mapping into a page already dirty
+stamps no time until the page is written back, measured on ext4; after, the next write faults
+and stamps them), and a CRC-32 of the whole content where the times cannot prove it: on a file
+system whose mapped writes never stamp them (tmpfs: measured here) or one not known to, and
+while the file is younger than ``_RACY_S`` (a write within the clock's tick of the last stamps
+the same time). Such an entry is checked against the content at each use.
 
-The key of a file is read through the door (the file is opened as every read opens it: under the
-root, no link, a regular file within the size limit, so a cached answer never skips a check):
-its identity (device and inode), its size, its modification and change times in nanoseconds,
-and a hash of its first and last 64 KiB. Any write changes the change time, even one that puts
-the modification time back, so a changed file is read again; the hash covers file systems whose
-clocks are coarse. A file that changes while it is parsed is not kept.
-
-Bounded: each entry is charged an estimate of its memory (``_footprint``), and the least
-recently used entries are dropped once the total passes ``ROWS_CACHE_MB`` or the count
-``ROWS_CACHE_FILES``. Calls on one file at the same time share one parse: the first reads it,
-the others wait for it. Cached rows are shared by every caller, so their arrays are read-only.
-
-What a load reads from the file alone is kept (the columns, the token budgets, which
-``truncated`` a ``finish_reason`` implies); the pass mark is not part of the key: a call with
-its own ``threshold`` gets the kept rows through :func:`~whileai_core.rows.with_threshold`,
-which judges passes and reads the reward's kind (its warning depends on the mark) again.
-
-Rows given inline (a list) and folders (prime-rl runs) are loaded as :func:`load_rows` loads
-them, every time.
+Bounded by what it holds: each entry is charged the bytes its rows keep (:meth:`Rows.nbytes`),
+never an estimate from the file's size (200 KB of gzip can hold a gigabyte of rows); the least
+recently used go once the total passes ``ROWS_CACHE_MB`` or the count ``ROWS_CACHE_FILES``. Each
+caller gets its own view (:meth:`Rows.shared`: row dicts one call builds are not kept for the
+next); calls on one file at once share one parse; cached arrays are read-only. The pass mark is
+not in the key (:func:`~whileai_core.rows.with_threshold`). Inline rows, folders and other
+systems' files are loaded as :func:`load_rows` loads them, every time.
 """
 
 from __future__ import annotations
 
-import hashlib
+import os
 import threading
+import time
+import zlib
 from collections import OrderedDict
 from typing import Any
 
 from . import defaults as D
 from .errors import RowsError
-from .rows import Rows, load_rows, with_threshold
-from .safepath import Root, UserPath, as_user_path, is_path
+from .progress import note, step
+from .rows import Rows, _foreign, imported, load_open, load_rows, with_threshold
+from .safepath import OpenFile, Root, as_user_path, is_path
 
-_EDGE = 64 << 10  # bytes hashed at each end of the file
+_RACY_S = 2.0  # younger than this, a file's times may not show a write (a coarse clock's tick,
+               # and file systems that keep whole seconds)
+# Local file systems whose mapped writes stamp the file's times once its pages are written
+# back (they implement page_mkwrite); on any other, the content is checked at each use.
+_STAMPING = frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "jfs", "bcachefs"})
 
 
 class RowsCache:
@@ -49,7 +53,7 @@ class RowsCache:
         self.max_files = max_files
         self.parses = 0   # files parsed (a miss)
         self.hits = 0     # loads answered from the cache
-        self._entries: OrderedDict[tuple, Rows] = OrderedDict()  # key[2] is the file's size
+        self._entries: OrderedDict[tuple, _Entry] = OrderedDict()
         self._pending: dict[tuple, threading.Event] = {}
         self._lock = threading.Lock()
 
@@ -60,9 +64,9 @@ class RowsCache:
         with self._lock:
             self._entries.clear()
 
-    def footprint(self) -> int:
-        """The estimated bytes held, as the entries are now (rows dicts built since count)."""
-        return sum(_footprint(rows, key[2]) for key, rows in self._entries.items())
+    def held(self) -> int:
+        """The bytes the kept rows hold, as charged when each was kept."""
+        return sum(entry.nbytes for entry in self._entries.values())
 
     def load(self, source: Any, *, threshold: float | None = None,
              root: Root | None = None) -> Rows:
@@ -70,59 +74,144 @@ class RowsCache:
         if not is_path(source):
             return load_rows(source, threshold=threshold)
         path = as_user_path(source, root, argument="rows", error=RowsError)
+        step(0, 3, f"reading {path}")
+        if not path.is_file():  # a folder, or a path the loader refuses in its own words
+            return load_rows(path, threshold=threshold)
+        foreign = _foreign(path)
+        if foreign is not None:
+            return imported(path, foreign, threshold=threshold)
+        with path.open_stream("rows", error=RowsError) as fh:
+            return with_threshold(self._load(fh), threshold)
+
+    def _load(self, fh: OpenFile) -> Rows:
+        synced = None  # before a parse: whether the file's dirty pages were written back
         while True:
-            key = _key(path)
-            if key is None:  # a folder, or a path load_rows will refuse with its own message
-                return load_rows(path, threshold=threshold)
+            key = _key(fh)
             with self._lock:
-                cached = self._entries.get(key)
-                if cached is not None:
-                    self._entries.move_to_end(key)
-                    self.hits += 1
-                    return with_threshold(cached, threshold)
-                waiting = self._pending.get(key)
-                if waiting is None:
+                entry = self._entries.get(key)
+                waiting = self._pending.get(key) if entry is None else None
+                if entry is None and waiting is None and synced is not None:
                     done = self._pending[key] = threading.Event()
                     self.parses += 1
+            if entry is not None:
+                if entry.digest is not None and not entry.still(fh):
+                    with self._lock:  # the same times, another content: parse it again
+                        self._entries.pop(key, None)
+                    continue
+                with self._lock:
+                    if key in self._entries:
+                        self._entries.move_to_end(key)
+                    self.hits += 1
+                for said in entry.rows.notes:  # what the parse noted, said again by this call
+                    note(said)
+                return entry.rows.shared()
             if waiting is not None:  # another call is parsing this file: wait, then look again
                 waiting.wait()
                 continue
+            if synced is None:  # (a hit needs none: the kept load was keyed after one)
+                synced = _write_back(fh)
+                continue  # the key again, after it
             try:
-                rows = load_rows(path)
-                if _key(path) == key:  # unchanged while it was read
-                    self._keep(key, _frozen(rows))
+                rows = load_open(fh)
+                if _key(fh) == key:  # unchanged while it was read
+                    self._keep(key, _Entry(_frozen(rows), fh, synced))
             finally:
                 with self._lock:
                     del self._pending[key]
                 done.set()
-            return with_threshold(rows, threshold)
+            return rows.shared()
 
-    def _keep(self, key: tuple, rows: Rows) -> None:
-        if _footprint(rows, key[2]) > self.max_bytes:
+    def _keep(self, key: tuple, entry: _Entry) -> None:
+        if entry.nbytes > self.max_bytes:
             return
         with self._lock:
-            self._entries[key] = rows
-            while len(self._entries) > self.max_files or self.footprint() > self.max_bytes:
-                self._entries.popitem(last=False)
+            self._entries[key] = entry
+            total = self.held()
+            while len(self._entries) > self.max_files or total > self.max_bytes:
+                total -= self._entries.popitem(last=False)[1].nbytes
 
 
-def _key(path: UserPath) -> tuple | None:
-    """What identifies this version of the file (module docstring), or None for a folder or a
-    path the door refuses (``load_rows`` then says why, in its own words)."""
+class _Entry:
+    """A kept load: its rows, what they hold, and the content's CRC-32 when the file's times
+    cannot prove it unchanged (None: they can)."""
+
+    __slots__ = ("rows", "nbytes", "digest")
+
+    def __init__(self, rows: Rows, fh: OpenFile, synced: bool) -> None:
+        self.rows, self.nbytes = rows, rows.nbytes()
+        self.digest = None if synced and _settled(fh) else _crc(fh)
+
+    def still(self, fh: OpenFile) -> bool:
+        """Whether ``fh`` holds the content kept; a young file that is now settled, still the
+        same, is not checked again."""
+        if _crc(fh) != self.digest:
+            return False
+        if _settled(fh):
+            self.digest = None
+        return True
+
+
+def _key(fh: OpenFile) -> tuple:
+    """What identifies this version of the file (module docstring)."""
+    st = os.fstat(fh.fd)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _write_back(fh: OpenFile) -> bool:
+    """Write the file's dirty pages back, so that the next write through a mapping stamps its
+    times; False when the file system cannot (its times then prove nothing)."""
     try:
-        with path.open_stream("rows", error=RowsError) as fh:
-            st = fh.stat
-            edges = fh.read_at(0, _EDGE)
-            if st.st_size > _EDGE:
-                edges += fh.read_at(max(_EDGE, st.st_size - _EDGE), _EDGE)
-    except RowsError:
-        return None
-    digest = hashlib.blake2b(edges, digest_size=16).digest()
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, digest)
+        os.fdatasync(fh.fd)
+        return True
+    except OSError:
+        return False
+
+
+def _settled(fh: OpenFile) -> bool:
+    """Whether the file's times prove its content: old enough, on a file system that stamps
+    them (module docstring)."""
+    st = os.fstat(fh.fd)
+    young = time.time() - max(st.st_mtime_ns, st.st_ctime_ns) / 1e9 < _RACY_S
+    return not young and _file_system(st.st_dev) in _STAMPING
+
+
+def _crc(fh: OpenFile) -> int:
+    """The CRC-32 of the whole file, read in chunks (never mapped: a file truncated under a
+    mapping kills the reader with SIGBUS)."""
+    crc, offset = 0, 0
+    while True:
+        data = fh.read_at(offset, _CRC_CHUNK)
+        if not data:
+            return crc
+        crc, offset = zlib.crc32(data, crc), offset + len(data)
+
+
+_CRC_CHUNK = 8 << 20
+
+
+_FS_TYPES: dict[int, str] = {}
+
+
+def _file_system(dev: int) -> str | None:
+    """The type of the file system on device ``dev`` (Linux's mount table), None when unknown."""
+    if dev not in _FS_TYPES:
+        wanted = f"{os.major(dev)}:{os.minor(dev)}"
+        try:
+            with open("/proc/self/mountinfo", encoding="utf-8") as table:
+                for line in table:
+                    fields = line.split()
+                    if len(fields) > 4 and fields[2] == wanted and " - " in line:
+                        _FS_TYPES[dev] = line.split(" - ", 1)[1].split()[0]
+                        break
+        except OSError:
+            pass
+    return _FS_TYPES.get(dev)
 
 
 def _frozen(rows: Rows) -> Rows:
-    """``rows`` with its arrays read-only: a cached load is shared by every later caller."""
+    """``rows`` with its arrays read-only (a cached load is shared by every later caller), and
+    what every caller reads of them read once (the reward's kind, the models)."""
+    rows.reward_scale, rows.models()  # noqa: B018 - computed once, kept with the rows
     for name in ("reward", "passed", "truncated", "task_index", "rollouts", "passes",
                  "reward_sum", "_lines"):
         array = getattr(rows, name)
@@ -134,16 +223,6 @@ def _frozen(rows: Rows) -> Rows:
     return rows
 
 
-def _footprint(rows: Rows, file_size: int) -> int:
-    """Bytes the loaded rows hold, estimated from the file's size: loaded as columns, 0.6x the
-    file for scalar rows and 2.5x for rows with text (a measurement here: 1M-row bench file,
-    85 MB: 54 MB; 200k rows with a completion and a nested field, 54 MB: 133 MB); as row dicts
-    (the exact reader, or :attr:`Rows.records` built), 3.4-4.3x."""
-    dicts = rows._records is not None or type(rows._columns).__name__ == "RecordColumns"
-    budget = 16 if rows.budget is not None else 0  # two float64 columns (whileai_core.budgets)
-    return int(file_size * (4.5 if dicts else 2.5)) + rows.n_rows * (40 + budget)
-
-
 SHARED = RowsCache()
 """The process's cache (the MCP server's session)."""
 
@@ -151,5 +230,6 @@ SHARED = RowsCache()
 def load_rows_cached(source: Any, *, threshold: float | None = None,
                      root: Root | None = None) -> Rows:
     """:func:`~whileai_core.rows.load_rows` through the process's shared cache: a file already
-    loaded, unchanged, is not read again. Inline rows and folders are loaded every time."""
+    loaded, unchanged, is not read again. Inline rows, folders and other systems' files are
+    loaded every time."""
     return SHARED.load(source, threshold=threshold, root=root)

@@ -482,10 +482,6 @@ class UserPath:
         """
         return bytes(self._read(kind, error, default_child))
 
-    def read_buffer(self, kind: str, *, error: type[WhileaiError] = ArgumentError) -> bytearray:
-        """:meth:`read_bytes` without the copy: the buffer read (the caller owns it)."""
-        return self._read(kind, error, None)
-
     def read_text(self, kind: str, *, error: type[WhileaiError] = ArgumentError,
                   default_child: str | None = None, fix: str = "save it as UTF-8 text") -> str:
         """The file as UTF-8 text, line ends normalised to ``\\n`` (as ``open()`` would)."""
@@ -525,9 +521,9 @@ class UserPath:
         """``data`` as read, or unpacked when it is a gzip rows file (:func:`gunzip`)."""
         if kind != "rows" or data[:2] != GZIP_MAGIC:
             return data
-        return bytearray().join(gunzip(
+        return bytearray().join(_admitted(gunzip(
             (bytes(data),), self.root.limits.max_bytes(kind), error, shown,
-            lambda size: self._too_big(size, kind, error, shown, "unpacks to")))
+            lambda size: self._too_big(size, kind, error, shown, "unpacks to")), shown))
 
     def _open_file(self, name: str, dir_fd: int, error: type[WhileaiError], shown: str, *,
                    allow_dir: bool) -> int | None:
@@ -958,13 +954,14 @@ class OpenFile:
         """
         if self.kind != "rows" or self.read_at(0, 2) != GZIP_MAGIC:
             return self._raw_chunks(size, self.stat.st_size)
-        # admitted by what it unpacks to: gzip's trailer holds the size mod 2**32 (RFC 1952)
-        tail = self.read_at(max(self.stat.st_size - 4, 0), 4)
-        hint = max(self.stat.st_size, int.from_bytes(tail, "little") if len(tail) == 4 else 0)
+        # admitted by what it unpacks to, counted as it unpacks (a trailer's size is only its
+        # last member's, mod 2**32: RFC 1952)
         where, error = self.path.where, self.error
-        return gunzip(self._raw_chunks(size, hint), self.path.root.limits.max_bytes(self.kind),
-                      error, where, lambda got: self.path._too_big(got, self.kind, error, where,
-                                                                   "unpacks to"), size)
+        return _admitted(gunzip(
+            self._raw_chunks(size, self.stat.st_size), self.path.root.limits.max_bytes(
+                self.kind), error, where, lambda got: self.path._too_big(got, self.kind, error,
+                                                                         where, "unpacks to"),
+            size), where)
 
     def _raw_chunks(self, size: int, admitted: int):
         if self.kind == "rows":
@@ -1112,6 +1109,16 @@ def gunzip(chunks, cap: int, error: type[WhileaiError], shown: str, too_big,
             pending, held = [], 0
     if pending:
         yield b"".join(pending)
+
+
+def _admitted(pieces, where: str):
+    """``pieces`` (a rows file's unpacked bytes) as they come, the read admitted
+    (``whileai_core.admission``) by the bytes unpacked so far: heavy once they are."""
+    total = 0
+    for piece in pieces:
+        total += len(piece)
+        admit(total, where)
+        yield piece
 
 
 def _gunzip(chunks, cap: int, error: type[WhileaiError], shown: str, too_big, step: int):

@@ -24,6 +24,7 @@ from pydantic.fields import FieldInfo
 
 from ..defaults import MCP_INLINE_ROWS_MAX, RUN_ID_PATTERN, TASK_PAGE_DEFAULT
 from ..errors import ArgumentError, RowsError
+from ..progress import noting
 from ..safepath import UserPath
 from ..voice import choose
 from ..voice import arg as spell
@@ -254,15 +255,18 @@ def invoke(op: Operation, values: dict[str, Any], ctx: Context) -> Any:
                 values.pop("limit", TASK_PAGE_DEFAULT))
     by_name = {p.name: p for p in params(op)}
     call = {name: resolve(by_name[name], value, ctx) for name, value in values.items()}
-    if ctx.root is not None:  # a server: each rows file parsed once per version of it
-        for name, value in call.items():
-            if by_name[name].arg.rows:
-                call[name] = _loaded(value, values.get("threshold"))
-    where = context_param(op)
-    if where is not None:
-        call[where] = ctx
-    spread = [p.name for p in by_name.values() if p.many]
-    result = op.fn(*(call.pop(spread[0]) if spread else ()), **call)
+    with noting() as notes:  # what the reader changed in the input, said in the answer
+        if ctx.root is not None:  # a server: each rows file parsed once per version of it
+            for name, value in call.items():
+                if by_name[name].arg.rows:
+                    call[name] = _loaded(value, values.get("threshold"))
+        where = context_param(op)
+        if where is not None:
+            call[where] = ctx
+        spread = [p.name for p in by_name.values() if p.many]
+        result = op.fn(*(call.pop(spread[0]) if spread else ()), **call)
+    if notes and hasattr(result, "with_read_notes"):
+        result = result.with_read_notes(notes)
     if page is not None and page[0]:
         result = result.with_page(page[1], page[2])
     return result
@@ -294,9 +298,11 @@ def picture(op: Operation, values: dict[str, Any], result: Any, ctx: Context, *,
 # --- the answer as data --------------------------------------------------------------------------
 
 def summary(result: Any) -> str:
-    """The result's summary sentence (``Result.summary``)."""
+    """The result's summary sentence (``Result.summary``), and what the reader changed in its
+    input (``Result.with_read_notes``)."""
     if hasattr(result, "summary"):
-        return result.summary()
+        notes = getattr(result, "_read_notes", ())
+        return result.summary() + "".join(f"; note: {n}" for n in notes)
     text = str(result).strip()
     return text.splitlines()[0] if text else ""
 

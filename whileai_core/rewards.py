@@ -128,6 +128,29 @@ def _warning(kind: RewardKind, lo: float, hi: float, threshold: float, looks_lik
     return None
 
 
+def check_reach(scale: RewardScale, source: str | None = None) -> None:
+    """A :class:`~whileai_core.errors.RowsError` naming the rewards' range when the pass mark
+    given is one no reward reaches, or every reward reaches: every pass rate would be 0 (or 1)
+    by construction, and the route would read a band the mark made. The range is [0, 1] for a
+    reward in [0, 1] (a run where every reply fails is a floor, not a bad mark), else the
+    rewards' own."""
+    from .errors import RowsError  # the infrastructure layer: no cycle, read only on an error
+
+    thr = scale.threshold
+    lo, hi = (0.0, 1.0) if scale.kind != "scale" else (scale.low, scale.high)
+    if lo < thr <= hi:
+        return
+    what = "above every reward, so nothing can pass" if thr > hi else \
+        "at or below every reward, so every rollout passes"
+    mark = 1.0 if scale.kind != "scale" else hi
+    raise RowsError(f"`{arg('threshold')}` {thr:g} is {what}: the rewards run from "
+                    f"{scale.low:.4g} to {scale.high:.4g} ({scale.summary()})", source=source,
+                    field="reward",
+                    fix=f"give a pass mark in ({lo:.4g}, {hi:.4g}], e.g. "
+                        f"{arg('threshold', int(mark) if float(mark).is_integer() else mark)}, "
+                        "or leave it out")
+
+
 def task_spread(reward: np.ndarray, task_index: np.ndarray, n_tasks: int) -> np.ndarray:
     """Per task, the largest minus the smallest reward of its rollouts (0 for one rollout)."""
     hi = np.full(n_tasks, -np.inf)

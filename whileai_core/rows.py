@@ -39,7 +39,7 @@ from .errors import RowsError
 from .progress import step
 from .records import (TASK_ALIASES, TASK_FIELD, Records, first_line, first_record, is_graded_row,
                       read_file, read_records)
-from .rewards import RewardScale, classify_reward
+from .rewards import RewardScale, check_reach, classify_reward
 from .safepath import Root, UserPath, as_user_path, is_path
 from . import field_names, file_shapes, voice
 from .field_names import _file_arg
@@ -66,7 +66,8 @@ class Rows:
 
     __slots__ = ("source", "threshold", "reward", "passed", "truncated", "model",
                  "task_index", "task_ids", "rollouts", "passes", "reward_sum", "_lines",
-                 "_columns", "_records", "_model_counts", "budget", "_scale")
+                 "_columns", "_records", "_model_counts", "budget", "_scale", "_reading",
+                 "origin")
 
     def __init__(self, *, source: str | None, threshold: float, records: list[dict] | None = None,
                  reward: np.ndarray, truncated: np.ndarray, model: list,
@@ -92,6 +93,8 @@ class Rows:
         self._model_counts: dict[str | None, int] | None = None
         self.budget = budget  # token budgets (whileai_core.budgets); None: no row says
         self._scale: RewardScale | None = None
+        self._reading = None  # the fields' roles (whileai_core.roles), read on first use
+        self.origin: str | None = None  # another system's output: what was read of it
 
     # --- what the reward is (whileai_core.rewards), read once --------------------------------
     @property
@@ -220,7 +223,12 @@ class Rows:
                     model=list(map(self.model.__getitem__, index)),
                     task_index=task_index, task_ids=task_ids,
                     lines=None if self._lines is None else self._lines[keep],
-                    budget=None if self.budget is None else self.budget.take(keep))
+                    budget=None if self.budget is None else self.budget.take(keep)).of(self.origin)
+
+    def of(self, origin: str | None) -> Rows:
+        """These rows, saying they were read from another system's output (``origin``)."""
+        self.origin = origin
+        return self
 
     def line_of(self, row: int) -> int | None:
         """The 1-based line (JSONL) or row number (JSON array, list) of row ``row``."""
@@ -249,17 +257,27 @@ def load_rows(source: Any, *, threshold: float | None = None, root: Root | None 
     if isinstance(source, Rows):
         return with_threshold(source, threshold)
     if not is_path(source):
-        return _build(_record_columns(read_records(source, noun="row", root=root)), threshold=thr)
+        return _reached(_build(_record_columns(read_records(source, noun="row", root=root)),
+                               threshold=thr), threshold)
     step(0, 3, f"reading {source}")
     # another system's output (read through the door too, like every path)
     path = as_user_path(source, root, argument="rows", error=RowsError)
     foreign = _foreign(path)
     if foreign is not None:
-        return _build(RecordColumns(foreign[1], f"{path} ({foreign[0]} import)"), threshold=thr)
+        return _reached(_build(RecordColumns(foreign.rows, f"{path} ({foreign.format} import)"),
+                               threshold=thr).of(foreign.read), threshold)
     columns = read_columns(path)
     step(2, 3, f"grouping {columns.n} rows by task")
     rows = _build(columns, threshold=thr)
     step(3, 3, f"{rows.n_rows} rows, {rows.n_tasks} tasks")
+    return _reached(rows, threshold)
+
+
+def _reached(rows: Rows, threshold: float | None) -> Rows:
+    """``rows``, unless a pass mark given (not the default) is one no reward, or every reward,
+    reaches (:func:`whileai_core.rewards.check_reach`)."""
+    if threshold is not None and float(threshold) != PASS_THRESHOLD:
+        check_reach(rows.reward_scale, rows.source)
     return rows
 
 
@@ -277,13 +295,15 @@ def with_threshold(rows: Rows, threshold: float | None) -> Rows:
     """``rows`` themselves, or the same rows judged at another ``threshold`` (nothing re-read)."""
     thr = check_threshold(threshold)
     if threshold is None or float(thr) == rows.threshold:
-        return rows
+        return rows if threshold is None else _reached(rows, threshold)
     # everything a load reads but the pass mark carries over; the reward's kind is read again
     # (its warning depends on the threshold)
-    return Rows(source=rows.source, threshold=thr, records=rows._records,
-                columns=rows._columns, reward=rows.reward, truncated=rows.truncated,
-                model=rows.model, task_index=rows.task_index, task_ids=rows.task_ids,
-                lines=rows._lines, budget=rows.budget)
+    out = Rows(source=rows.source, threshold=thr, records=rows._records,
+               columns=rows._columns, reward=rows.reward, truncated=rows.truncated,
+               model=rows.model, task_index=rows.task_index, task_ids=rows.task_ids,
+               lines=rows._lines, budget=rows.budget).of(rows.origin)
+    out._reading = rows._reading  # the fields' roles do not depend on the pass mark
+    return _reached(out, threshold)
 
 
 def read_columns(path: UserPath, *, fast: bool = True) -> Columns:
@@ -312,17 +332,14 @@ def _record_columns(recs: Records) -> RecordColumns:
     return RecordColumns(recs.items, recs.name, lines, recs._noun)
 
 
-def _foreign(path: UserPath) -> tuple[str, list[dict]] | None:
-    """(format, rows) when ``path`` is another system's output that reads unambiguously
-    (``whileai_core.importers``), else None (graded rows, or something the reader will name)."""
+def _foreign(path: UserPath):
+    """Another system's output read on the fly (``whileai_core.importers.on_the_fly``), or None
+    (graded rows, or something the reader will name)."""
     if path.is_file() and is_graded_row(first_record(first_line(path))):
         return None  # graded rows: the importers are not needed
-    from .importers.detect import ROWS, detect_format, rows_for_load  # lazy: only another system's output needs the importers
+    from .importers.on_the_fly import read_as_rows  # lazy: only another system's output needs the importers
 
-    fmt = detect_format(path)
-    if fmt is None or fmt == ROWS:
-        return None
-    return fmt, rows_for_load(path, fmt)
+    return read_as_rows(path)
 
 
 def _build(cols: Columns, *, threshold: float) -> Rows:

@@ -28,6 +28,7 @@ from .budgets import BudgetCheck, capped_records, compare_budgets
 from .defaults import CONFIDENCE_LEVEL, PROVE_EFFECT
 from .errors import ArgumentError
 from .result import Result, fmt_rate
+from .roles import one_writer
 from .rows import Rows, load_rows
 from .stats import Rate, compare, pass_rate
 from .stats.clustered import check_cluster
@@ -224,6 +225,8 @@ def teacher_clears(teacher_rows: Any, student_rows: Any, *, effect: float | None
     check_cluster(cluster)
     t_rows = load_rows(teacher_rows, threshold=threshold)
     s_rows = load_rows(student_rows, threshold=threshold)
+    one_writer(t_rows, argument="teacher_rows", reads="one teacher's score")
+    one_writer(s_rows, argument="student_rows", reads="one student's score")
     metric, warning, _ = resolve_metric(metric, [s_rows, t_rows], threshold)
     effect, effect_note = resolve_effect(effect, metric, [s_rows, t_rows])
     g = _gap(t_rows, s_rows, metric, level, effect, cluster)

@@ -170,6 +170,14 @@ Cluster = Annotated[str | None, Field(
                 "them; under 10 families the answer says the interval is unreliable.",
     examples=["family"]), Arg(metavar="FIELD")]
 
+AutoCluster = Annotated[str | None, Field(
+    max_length=MAX_NAME,
+    description="The row field naming each task's family (repo, document, template). 'auto': "
+                "a family field the rows carry gets its interval beside the task one, the "
+                "verdict no stronger than it; a field name: every interval resamples its "
+                "families, then tasks; null: tasks only.",
+    examples=["auto", "repo"]), Arg(metavar="FIELD")]
+
 EffectSize = Annotated[float, Field(
     gt=0.0, lt=1.0, allow_inf_nan=False,
     description="Smallest change in pass@1 worth detecting, in (0, 1): 0.05 = 5 points; the "
@@ -222,6 +230,13 @@ Limit = Annotated[int, Field(
 Plot = Annotated[bool, Field(description=(
     "Also return the picture of these numbers as a PNG image (the numbers stay in the result). "
     "At the shell: --plot FILE writes it."))]
+
+ModelFilter = Annotated[str | dict[str, Annotated[str, Field(max_length=500)]] | None, Field(
+    max_length=20, description=(
+        "Keep one writer's rows: a model id, or a value of a checkpoint or step field (rows of "
+        "several are never read as one set). A mapping selects per rows argument, e.g. "
+        "{\"before\": \"base\", \"after\": \"step-200\"}."),
+    examples=["Qwen/Qwen3-8B"])]
 
 # --- runs --------------------------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from .clustered import check_cluster, design_effect, families_of, mean_family_si
 from .arms import pair_tasks
 from .noise import within_variance
 from .rates import check_metric
+from ..roles import one_writer
 
 
 class HoldoutSize(Result):
@@ -155,6 +156,9 @@ def holdout_size(effect: float = PROVE_EFFECT, *, k: int = HOLDOUT_K, before: An
     note = None
     table_ks = tuple(sorted(set(HOLDOUT_TABLE_KS) | {k}))
     pilots = [load_rows(x, threshold=threshold) for x in (before, after) if x is not None]
+    for name, pilot in zip([n for n, x in (("before", before), ("after", after)) if x is not None],
+                           pilots):
+        one_writer(pilot, argument=name, reads="one holdout size")
     if metric == "auto":
         metric = ("reward" if threshold is None and any(p.reward_scale.continuous
                                                         for p in pilots) else "pass")

@@ -15,7 +15,10 @@ from pydantic import Field, PrivateAttr
 from ..result import Result, fmt_rate
 from ..rewards import RewardScale
 from ..tables import TaskPage, TaskSummary, TaskTable
-from .rates import PassAt, Rate
+from ..defaults import BOOTSTRAP_SEED
+from ..roles import FIELDS_DOC
+from .families import FamilyInterval, split_cluster
+from .rates import PassAt, Rate, read_fields_of
 
 
 class RateReport(Result):
@@ -41,6 +44,10 @@ class RateReport(Result):
     cluster: str | None = Field(None, description="the row field naming each task's family; "
                                                   "intervals then resample families")
     n_families: int | None = None
+    families: FamilyInterval | None = Field(None, description=(
+        "cluster='auto': the interval clustered by the family field the rows carry, beside the "
+        "one over tasks"))
+    fields: list[str] = Field(default_factory=list, description=FIELDS_DOC)
     single_rollout: bool = Field(False, description="pass rates from one rollout per task: the "
                                                     "per-task band and pass@k for k > 1 cannot "
                                                     "be read (the note says so)")
@@ -69,7 +76,22 @@ class RateReport(Result):
                       k_not_computed=result.k_not_computed,
                       reward=result.reward, mean_reward=result.mean_reward,
                       cluster=result.cluster, n_families=result.n_families,
+                      families=result.families, fields=result.fields,
                       single_rollout=result.single_rollout)
+
+    @classmethod
+    def of_read(cls, rate: Rate, table: TaskTable, data: Any, cluster: str | None,
+                field: str | None = None) -> RateReport:
+        """The report of a mean reward (``field`` None) or a field's share of ``data``, with the
+        families beside and what was done with each field."""
+        cluster, found = split_cluster(cluster, data)
+        reward = ("not read: the share of a flag" if field else
+                  "the mean reward of each task, averaged over tasks")
+        did = {field: "the share of rollouts where it is true"} if field else {}
+        by_family, fields = read_fields_of(data, cluster, None if field else found, rate.level,
+                                           BOOTSTRAP_SEED, reward, **did)
+        return cls.of(rate, table, field=field, cluster=cluster, families=by_family,
+                      fields=fields)
 
     def with_page(self, offset: int, limit: int) -> RateReport:
         """This report with ``limit`` tasks of its table from ``offset``."""
@@ -107,6 +129,9 @@ class RateReport(Result):
             lines.append(self.tasks.render())
         if self.page is not None:
             lines.append(self.page.render())
+        if self.families is not None:
+            lines.append(f"families {self.families.render()}")
         if r.note:
             lines.append(f"note: {r.note}")
+        lines += [f"field {f}" for f in self.fields]
         return "\n".join(lines)

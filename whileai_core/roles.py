@@ -1,0 +1,505 @@
+"""What each field of loaded rows is for: its role, read once per load and kept with the rows.
+
+Real rows carry more than a task id and a reward: who wrote them (``model``, a ``checkpoint``),
+who graded them (``grader``, ``judge_model``, a ``rubric``), how tasks group (``repo``,
+``dataset``), budgets, turns, steps, text. :func:`read_fields` gives every field one role, from
+its name, its JSON type and how it varies within and across tasks:
+
+============  ======================================================================================
+role          what it is, and what reads it
+============  ======================================================================================
+``task``      the task id (and fields that are the task again: lm-eval's ``doc_id``)
+``reward``    the reward every statistic reads
+``score``     another score (a reward function's column, ``judge_score``): not the reward read
+``model``     who wrote the row: ``model``, a ``checkpoint``, an adapter, a sampler
+``step``      the training step or version that sampled it (``step``, ``policy_version``)
+``grader``    who graded it: a program, an LLM judge, people (``grader``, ``judge_model``...)
+``family``    a group of tasks that pass and fail together (``repo``, ``dataset``, ``source``)
+``category``  a behaviour or kind of task (``category``, ``difficulty``, ``topic``)
+``budget``    token caps and what they cut (``max_tokens``, ``completion_tokens``, ``truncated``)
+``turns``     turns of a multi-turn episode
+``text``      prompts, replies, reasoning, messages
+``id``        an id of the row or its request (``request_id``, ``sample_uuid``, hashes)
+``flag``      another yes/no of the row (``errored``, ``well_formed``, ``thumbs_up``)
+``unknown``   none of these
+============  ======================================================================================
+
+Three readings follow from the roles, and every answer that reads rows consults them
+(:class:`Reading`): whether the rows hold several writers (models, checkpoints or training
+steps: never read as one set, :func:`one_writer`, :func:`select_writer`), how they were graded
+(``grader``: program, llm_judge, human) and which field, if any, groups the tasks into families
+(``family``). :meth:`Reading.report` says, for an answer, what it did with each role present and
+which fields it did not read.
+
+Past ``DESCRIBE_EXACT_CELLS`` (rows x fields) the roles are read on whole tasks sampled to
+``DESCRIBE_SAMPLE_ROWS`` rows (:func:`sample_tasks`); counts of writers are always exact.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from .defaults import (BOOTSTRAP_SEED, CATEGORY_FIELD, DESCRIBE_EXACT_CELLS, DESCRIBE_SAMPLE_ROWS,
+                       LIST_SHOWN_MAX)
+from .errors import RowsError
+from .records import TASK_ALIASES, TASK_FIELD
+from . import voice
+
+Role = Literal["task", "reward", "score", "model", "step", "grader", "family", "category",
+               "budget", "turns", "text", "id", "flag", "unknown"]
+Grader = Literal["program", "llm_judge", "human"]
+ROLES: tuple[str, ...] = ("task", "reward", "score", "model", "step", "grader", "family",
+                          "category", "budget", "turns", "text", "id", "flag", "unknown")
+
+# names, lower-cased, with their role; a name is also matched word by word (split on _ - . space)
+_NAMES: dict[str, Role] = {
+    **{n: "task" for n in (TASK_FIELD, *TASK_ALIASES, "example_id", "prompt_id", "question_id",
+                           "problem_id", "instance_id", "doc_id", "sample_id")},
+    "reward": "reward",
+    **{n: "model" for n in ("model", "model_id", "model_name", "policy", "sampler", "generator",
+                            "student", "actor", "checkpoint", "ckpt", "revision", "adapter",
+                            "lora", "run", "run_name", "run_id")},
+    **{n: "step" for n in ("step", "global_step", "train_step", "training_step", "iteration",
+                           "policy_version", "version", "epoch", "ckpt_step", "checkpoint_step")},
+    **{n: "grader" for n in ("grader", "grader_type", "grader_model", "graded_by", "judge",
+                             "judge_model", "judge_name", "judge_reasoning", "judge_prompt",
+                             "rubric", "scorer", "evaluator", "annotator", "annotator_id",
+                             "rater", "labeler", "label_source", "feedback_source",
+                             "verifier", "grading")},
+    **{n: "family" for n in ("family", "repo", "repository", "dataset", "source", "suite",
+                             "benchmark", "subset", "project", "document", "template", "origin",
+                             "collection", "corpus", "task_family", "env", "environment")},
+    **{n: "category" for n in (CATEGORY_FIELD, "type", "kind", "difficulty", "level",
+                               "behaviour", "behavior", "tag", "tags", "topic", "skill",
+                               "subject", "task_type", "case", "bucket", "group")},
+    **{n: "budget" for n in ("max_tokens", "completion_tokens", "finish_reason", "truncated",
+                             "stop_reason", "prompt_tokens", "total_tokens", "num_tokens",
+                             "output_tokens", "max_new_tokens", "max_completion_tokens",
+                             "max_gen_toks", "usage", "length", "tokens")},
+    **{n: "turns" for n in ("turns", "num_turns", "n_turns", "rounds", "n_messages")},
+    **{n: "text" for n in ("prompt", "completion", "response", "answer", "question", "output",
+                           "reply", "reasoning", "messages", "trajectory", "input", "target",
+                           "text", "content", "chosen", "rejected", "doc", "info", "resps",
+                           "filtered_resps", "arguments", "system_prompt")},
+    **{n: "flag" for n in ("errored", "error", "thumbs_up", "well_formed", "correct")},
+}
+_SCORE_WORDS = ("reward", "score", "accuracy", "acc", "exact", "match", "f1", "bleu", "rouge",
+                "lcs", "pass", "grade", "rating", "correct", "metric", "win")
+_ID_WORDS = ("id", "uuid", "hash", "key")
+# fields of these roles whose values, when several, split the rows into several policies
+_WRITER_STEPS = {"step", "global_step", "train_step", "training_step", "iteration", "ckpt_step",
+                 "checkpoint_step"}
+
+_JUDGE = re.compile(r"llm|judge|gpt|claude|gemini|model|rubric|qwen|llama|mistral|deepseek|/")
+_HUMAN = re.compile(r"human|user|annotat|crowd|rater|label|thumb|feedback|expert|people|manual")
+_PROGRAM = re.compile(r"unit|test|regex|exact|program|verif|rule|code|script|match|exec|compil|"
+                      r"lcs|string|parse|checker|symbolic|sympy")
+_RATING_TOPS = (5, 7, 10)
+
+
+@dataclass(frozen=True)
+class FieldRole:
+    """One field: its role, how it was read (``why``), whether its value differs across rows
+    (``varies``) and within a task (``within_task``: constant, varies, one rollout each, or
+    None when not comparable), and its distinct values (scalars only)."""
+
+    name: str
+    role: Role
+    why: str
+    varies: bool
+    within_task: str | None
+    n_values: int | None
+    values: tuple = ()
+
+    @property
+    def grouping(self) -> bool:
+        """Constant within every task with fewer values than tasks: it groups whole tasks."""
+        return self.within_task == "constant" and self.n_values is not None and self.n_values >= 1
+
+
+@dataclass(frozen=True)
+class Writers:
+    """Rows written by several policies: the field that tells them apart and rows per value."""
+
+    field: str
+    counts: dict[str, int]
+    what: str  # "models", "checkpoints", "training steps"
+
+    def listing(self) -> str:
+        shown = list(self.counts.items())[:LIST_SHOWN_MAX]
+        more = (f" ({len(shown)} of {len(self.counts)} shown)"
+                if len(self.counts) > len(shown) else "")
+        return ", ".join(f"{v}: {n} rows" for v, n in shown) + more
+
+
+@dataclass(frozen=True)
+class Reading:
+    """Every field's role, and what follows from them (module docstring)."""
+
+    fields: dict[str, FieldRole]
+    writers: list[Writers] = field(default_factory=list)
+    grader: Grader | None = None
+    grader_why: str | None = None
+    family: FieldRole | None = None
+    note: str | None = None  # how much of the rows the roles were read from, when not all
+
+    def of(self, *roles: str) -> list[FieldRole]:
+        return [f for f in self.fields.values() if f.role in roles]
+
+    def role(self, name: str) -> Role | None:
+        f = self.fields.get(name)
+        return None if f is None else f.role
+
+    def report(self, did: dict[str, str]) -> list[str]:
+        """What an answer did with each field, one line per role present, and a last line
+        naming the fields it did not read. ``did`` maps a role or a field name to what the
+        answer did with it; a field neither names is not read."""
+        lines, unread = [], []
+        for role in ROLES:
+            present = [f for f in self.fields.values() if f.role == role]
+            done = [f for f in present if f.name in did]
+            for f in done:
+                lines.append(f"{f.name} ({role}): {did[f.name]}")
+            rest = [f for f in present if f.name not in did]
+            if rest and role in did:
+                names = ", ".join(f.name for f in rest[:6]) + (
+                    f" ({6} of {len(rest)})" if len(rest) > 6 else "")
+                lines.append(f"{names} ({role}): {did[role]}")
+            elif rest:
+                unread += [f.name for f in rest]
+        lines = lines[:LIST_SHOWN_MAX]
+        if unread:
+            shown = unread[:LIST_SHOWN_MAX]
+            lines.append("not read: " + ", ".join(shown) + (
+                f" ({len(shown)} of {len(unread)})" if len(unread) > len(shown) else ""))
+        return lines
+
+
+# --- reading the fields -------------------------------------------------------------------------
+
+def sample_tasks(data) -> tuple[Any, str | None]:
+    """(rows, note): every row when rows x fields is at most DESCRIBE_EXACT_CELLS, else whole
+    tasks drawn without replacement (seeded) until DESCRIBE_SAMPLE_ROWS rows."""
+    if data.n_rows <= DESCRIBE_SAMPLE_ROWS or \
+            data.n_rows * max(1, data.width()) <= DESCRIBE_EXACT_CELLS:
+        return data, None
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    order = rng.permutation(data.n_tasks)
+    take = np.cumsum(data.rollouts[order]) <= DESCRIBE_SAMPLE_ROWS
+    chosen = np.zeros(data.n_tasks, dtype=bool)
+    chosen[order[take]] = True
+    sub = data.where(chosen[data.task_index])
+    note = (f"{sub.n_rows:,} rows ({sub.n_tasks:,} whole tasks, sampled with seed "
+            f"{BOOTSTRAP_SEED}) of {data.n_rows:,}")
+    return sub, note
+
+
+def read_fields(data) -> Reading:
+    """The :class:`Reading` of loaded rows (a :class:`~whileai_core.rows.Rows`), read once and
+    kept on them: a later call on the same rows returns the same reading."""
+    kept = getattr(data, "_reading", None)
+    if kept is not None:
+        return kept
+    sub, note = sample_tasks(data)
+    _, first_rows = np.unique(sub.task_index, return_index=True)
+    single = int(sub.rollouts.max()) == 1
+    roles = {name: _role(name, sub, first_rows, single) for name in sub.fields}
+    family = _family(roles, sub.n_tasks)
+    grader, why = _grader(roles, sub)
+    reading = Reading(fields=roles, writers=_writers(data, roles), grader=grader, grader_why=why,
+                      family=family, note=note)
+    try:
+        data._reading = reading
+    except AttributeError:  # rows built before the slot existed (a pickle): read every time
+        pass
+    return reading
+
+
+def _words(name: str) -> list[str]:
+    return [w for w in re.split(r"[\s_\-.]+", name.lower()) if w]
+
+
+def _role(name: str, data, first_rows: np.ndarray, single: bool) -> FieldRole:
+    kinds = data.kinds(name) - {type(None)}
+    col = data.column(name)
+    present = len(col) - col.count(None)
+    scalar = bool(kinds) and kinds <= {str, int, float, bool}
+    n_values, within, values = None, None, ()
+    if present and scalar:
+        counts = Counter(col)
+        counts.pop(None, None)
+        n_values = len(counts)
+        values = tuple(v for v, _ in counts.most_common(LIST_SHOWN_MAX))
+        codes = {v: i for i, v in enumerate(counts)}
+        codes[None] = -1
+        coded = np.fromiter(map(codes.__getitem__, col), dtype=np.int64, count=len(col))
+        within = ("one rollout each" if single else "constant"
+                  if bool(np.all(coded == coded[first_rows][data.task_index])) else "varies")
+    varies = n_values is not None and (n_values > 1 or present < len(col))
+    role, why = _by_name(name, kinds, n_values, data.n_tasks, within)
+    if role == "unknown":
+        role, why = _by_shape(kinds, col, present, n_values, data.n_rows)
+    return FieldRole(name=name, role=role, why=why, varies=varies or (not scalar and present > 1),
+                     within_task=within, n_values=n_values, values=values)
+
+
+def _by_name(name: str, kinds: set, n_values: int | None, n_tasks: int,
+             within: str | None) -> tuple[Role, str]:
+    low = name.lower()
+    if low in _NAMES:
+        role = _NAMES[low]
+        if role == "task" and name not in (TASK_FIELD, *TASK_ALIASES) and n_values != n_tasks:
+            return "id", "an id that is not one per task"
+        if role == "flag" and not kinds <= {bool}:
+            return ("score", "a score by its name") if kinds <= {int, float} else (
+                "unknown", "not a yes/no")
+        return role, "by its name"
+    words = _words(name)
+    numeric = bool(kinds) and kinds <= {int, float, bool}
+    if numeric and any(w in _SCORE_WORDS for w in words):
+        return "score", "a score by its name"
+    for w in words:   # judge_score is a score (above); judge_id a grader; repo_name a family
+        if w in ("judge", "grader", "rubric", "annotator", "rater", "scorer"):
+            return "grader", "by its name"
+    if words and words[-1] in _ID_WORDS:
+        return "id", "by its name"
+    for w in words:
+        role = _NAMES.get(w)
+        if role in ("family", "category", "budget", "turns", "text", "model"):
+            return role, "by its name"
+    return "unknown", ""
+
+
+def _by_shape(kinds: set, col: list, present: int, n_values: int | None,
+              n_rows: int) -> tuple[Role, str]:
+    if not present:
+        return "unknown", "no row carries a value"
+    if kinds <= {bool}:
+        return "flag", "true/false"
+    if kinds & {list, dict}:
+        return "text", "nested values"
+    if kinds == {str} and n_values is not None:
+        sample = [v for v in col[:2000] if v is not None]
+        long = sum(map(len, sample)) / max(1, len(sample)) > 40
+        if long or n_values > 0.9 * present:
+            return ("text", "long strings") if long else ("id", "a different value in most rows")
+    return "unknown", ""
+
+
+def _family(roles: dict[str, FieldRole], n_tasks: int) -> FieldRole | None:
+    """The field that groups the tasks into families: a family-named field every row carries,
+    constant within tasks, with fewer values than tasks; the first by name priority."""
+    order = [n for n, r in _NAMES.items() if r == "family"]
+    found = [f for f in roles.values() if f.role == "family" and f.within_task in (
+        "constant", "one rollout each") and f.n_values is not None and f.n_values < n_tasks]
+    found.sort(key=lambda f: order.index(f.name.lower()) if f.name.lower() in order
+               else len(order))
+    return found[0] if found else None
+
+
+def _writers(data, roles: dict[str, FieldRole]) -> list[Writers]:
+    """Fields whose values split the rows into several policies, counted on every row."""
+    out = []
+    models = {m: n for m, n in data.models().items() if m is not None}
+    if len(models) > 1:
+        what = "checkpoints" if len({m.split("@")[0] for m in models}) == 1 else "models"
+        out.append(Writers("model", dict(sorted(models.items(), key=lambda kv: -kv[1])), what))
+    for f in roles.values():
+        if f.name == "model" or f.n_values is None or f.n_values < 2:
+            continue
+        checkpoint = f.role == "model" or (f.role == "step" and f.name.lower() in _WRITER_STEPS)
+        if not checkpoint or f.within_task == "one rollout each":
+            continue
+        if f.role == "step" and _rollout_index(data, f.name):
+            continue  # every rollout of a task has its own value: a repeat index, not a policy
+        counts = Counter(map(_key, data.column(f.name)))
+        counts.pop(None, None)
+        what = "training steps" if f.role == "step" else (
+            "checkpoints" if f.name.lower() in ("checkpoint", "ckpt", "revision", "adapter",
+                                                "lora") else "models")
+        out.append(Writers(f.name, dict(counts.most_common()), what))
+    return out
+
+
+def _key(value: Any) -> str | None:
+    return None if value is None else value if isinstance(value, str) else str(value)
+
+
+def _rollout_index(data, name: str) -> bool:
+    col = data.column(name)
+    pairs = set(zip(data.task_index.tolist(), map(_key, col)))
+    return len(pairs) == data.n_rows
+
+
+def _grader(roles: dict[str, FieldRole], data) -> tuple[Grader | None, str | None]:
+    """How the rows were graded, from the grader fields' values, then their names, then the
+    reward's own shape (whole numbers 1 to 5, 7 or 10 are a rating)."""
+    graders = [f for f in roles.values() if f.role == "grader"]
+    for f in graders:  # a value says it outright: grader "llm-judge", "unit-tests", "human"
+        for v in f.values:
+            if not isinstance(v, str):
+                continue
+            low = v.lower()
+            for kind, pattern in (("human", _HUMAN), ("llm_judge", _JUDGE), ("program", _PROGRAM)):
+                if pattern.search(low) and not (kind == "llm_judge" and f.name.lower() in (
+                        "feedback_source", "label_source", "annotator", "rater")):
+                    return kind, f"`{f.name}` is {v!r}"
+    for f in graders:
+        low = f.name.lower()
+        if any(w in _words(low) for w in ("judge", "rubric")) or low == "grader_model":
+            return "llm_judge", f"the rows carry `{f.name}`"
+        if any(w in _words(low) for w in ("annotator", "rater", "labeler")):
+            return "human", f"the rows carry `{f.name}`"
+    scores = [f.name for f in roles.values() if f.role == "score"
+              and any(w in ("judge", "rating", "grade") for w in _words(f.name))]
+    if scores:
+        return "llm_judge", f"the rows carry `{scores[0]}`"
+    r = data.reward
+    if r.shape[0] and bool(np.all(r == np.round(r))):
+        lo, hi = float(r.min()), float(r.max())
+        distinct = np.unique(r).shape[0]
+        if lo >= 1 and distinct >= 3 and any(hi <= top for top in _RATING_TOPS):
+            top = next(t for t in _RATING_TOPS if hi <= t)
+            return "llm_judge", (f"the reward is a whole number from 1 to {top} ({distinct} "
+                                 "values), the shape of a judge's rating; if a program graded "
+                                 "the rows, say so with a `grader` field")
+    return None, None
+
+
+# --- several writers ----------------------------------------------------------------------------
+
+FILTER_ARG = "model_filter"
+
+
+def one_writer(data, *, argument: str = "rows", reads: str = "one rate") -> None:
+    """A :class:`~whileai_core.errors.RowsError` when ``data`` holds several writers (models,
+    checkpoints, training steps), naming each with its rows and how to keep one."""
+    writers = read_fields(data).writers
+    if not writers:
+        return
+    w = writers[0]
+    first = next(iter(w.counts))
+    raise RowsError(f"`{argument}` holds rows of {len(w.counts)} {w.what} in `{w.field}` "
+                    f"({w.listing()}): {reads} over several {w.what} reads them as one set, "
+                    "which means nothing", source=data.source, field=w.field,
+                    fix=f"keep one's rows with {voice.arg(FILTER_ARG, first)} (any value of "
+                        f"`{w.field}`), or split the file by `{w.field}`")
+
+
+def select_writer(data, value: str, *, argument: str = "rows"):
+    """The rows of ``data`` whose writer is ``value``: its model, or its value of a checkpoint
+    or step field (:class:`Writers`). An error naming the values there are when none matches."""
+    if not isinstance(value, str) or not value.strip():
+        raise RowsError(f"`{FILTER_ARG}` must be a model id or a checkpoint's value, got "
+                        f"{value!r}", fix=f"e.g. {voice.arg(FILTER_ARG, 'Qwen/Qwen3-8B')}")
+    reading = read_fields(data)
+    fields = ["model"] + [f.name for f in reading.of("model", "step") if f.name != "model"]
+    for name in fields:
+        col = data.model if name == "model" else list(map(_key, data.column(name)))
+        keep = np.fromiter((v == value for v in col), dtype=bool, count=data.n_rows)
+        if keep.any():
+            return data.where(keep)
+    seen = [f"`{w.field}`: {', '.join(list(w.counts)[:8])}" for w in reading.writers]
+    models = [m for m in data.models() if m is not None]
+    if not seen and models:
+        seen = [f"`model`: {', '.join(models[:8])}"]
+    raise RowsError(f"no row of `{argument}` was written by {value!r}" + (
+        f"; the rows' writers are {'; '.join(seen)}" if seen else
+        "; the rows name no model or checkpoint"), source=data.source, field=FILTER_ARG,
+        fix=f"give one of those values as {voice.arg(FILTER_ARG)}, or leave it out")
+
+
+# --- the fields that change the route ----------------------------------------------------------
+
+def route_fields(data) -> list[str]:
+    """The fields present whose values change the route's answer: a token cap or reply length
+    (read against a teacher's and into a config), a finish reason or ``truncated`` that marks a
+    cut-off reply, turns past one, categories and families of two or more values, the writers
+    that split the rows, and the grader field that says who graded. A field that is the same
+    nothing-saying value on every row (``turns`` 0 everywhere) changes nothing and is not named."""
+    reading = read_fields(data)
+    writers = {w.field for w in reading.writers}
+    out = []
+    for f in reading.fields.values():
+        low = f.name.lower()
+        if f.role == "budget":
+            if low in ("max_tokens", "completion_tokens"):
+                hit = f.n_values is not None and any(isinstance(v, (int, float)) and v > 0
+                                                     for v in f.values)
+            elif low == "finish_reason":
+                hit = data.budget is not None and bool(data.budget.cut_off().any())
+            elif low == "truncated":
+                hit = bool(data.truncated.any())
+            else:
+                hit = False
+        elif f.role == "turns":
+            hit = any(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 1
+                      for v in f.values)
+        elif f.role in ("category", "family"):
+            hit = f.n_values is not None and f.n_values >= 2 and f.within_task != "varies"
+        elif f.role in ("model", "step"):
+            hit = f.name in writers
+        elif f.role == "grader":
+            hit = reading.grader_why is not None and f"`{f.name}`" in reading.grader_why
+        else:
+            hit = False
+        if hit:
+            out.append(f.name)
+    return out
+
+
+def select_rows(arguments: dict[str, Any], writer: Any, rows_args: list[str],
+                threshold: float | None) -> dict[str, Any]:
+    """``model_filter`` applied to an operation's rows arguments: ``writer`` is a value for
+    every one given, or a mapping argument -> value. Returns the arguments it changed, each
+    as its writer's rows (a list of runs: each run's)."""
+    from .rows import load_rows
+
+    if isinstance(writer, dict):
+        unknown = [k for k in writer if k not in rows_args]
+        if unknown:
+            raise RowsError(f"`{FILTER_ARG}` names {', '.join(map(repr, unknown))}, not a rows "
+                            f"argument of this call", field=FILTER_ARG,
+                            fix=f"name {', '.join(rows_args)}, or give one model id for all")
+        wanted = dict(writer)
+    else:
+        wanted = {name: writer for name in rows_args if arguments.get(name) is not None}
+    out = {}
+    plain = not isinstance(writer, dict)
+    for name, value in wanted.items():
+        given = arguments.get(name)
+        if given is None:
+            continue
+        runs = given if isinstance(given, list) and given and not isinstance(given[0], dict) \
+            else None
+        loaded = [load_rows(r, threshold=threshold) for r in (runs or [given])]
+        if plain and not any(_carries(d, value) for d in loaded) \
+                and not any(read_fields(d).writers for d in loaded):
+            continue  # one writer, another one: a plain id selects where the rows carry it
+        picked = [select_writer(d, value, argument=name) for d in loaded]
+        out[name] = picked if runs is not None else picked[0]
+    if plain and wanted and not out:
+        first = next(iter(wanted))
+        select_writer(load_rows(arguments[first], threshold=threshold), writer, argument=first)
+    return out
+
+
+def _carries(data, value: str) -> bool:
+    if value in data.models():
+        return True
+    return any(value in map(_key, data.column(f.name))
+               for f in read_fields(data).of("model", "step") if f.name != "model")
+
+
+FIELDS_DOC = ("what this answer did with each field of the rows, one line per role present "
+              "(whileai_core.roles); the last line names the fields it did not read")
+
+
+def fields_report(data, did: dict[str, str]) -> list[str]:
+    """:meth:`Reading.report` of ``data``, led by what was read of another system's output."""
+    return ([f"read: {data.origin}"] if data.origin else []) + read_fields(data).report(did)

@@ -25,7 +25,7 @@ from .defaults import CATEGORY_FIELD, DESCRIBE_FIELDS_SHOWN, DESCRIBE_VALUES_SHO
 from .errors import ArgumentError
 from .result import Result
 from .rewards import RewardScale
-from .roles import read_fields, route_fields, sample_tasks
+from .roles import read_fields, sample_tasks
 from .rows import TASK_ALIASES, TASK_FIELD, Rows, load_rows
 from . import voice
 
@@ -227,6 +227,43 @@ def describe_rows(rows: Any, *, fields: list[str] | None = None,
                            fields=infos, route_fields=route_fields(data), grader=grader,
                            reward=data.reward_scale,
                            read_from=note)
+
+
+def route_fields(data: Rows) -> list[str]:
+    """The fields present whose values change the route's answer: a token cap or reply length
+    (read against a teacher's and into a config), a finish reason or ``truncated`` that marks a
+    cut-off reply, turns past one, categories and families of two or more values, the writers
+    that split the rows, and the grader field that says who graded. A field that is the same
+    nothing-saying value on every row (``turns`` 0 everywhere) changes nothing and is not named."""
+    reading = read_fields(data)
+    writers = {w.field for w in reading.writers}
+    out = []
+    for f in reading.fields.values():
+        low = f.name.lower()
+        if f.role == "budget":
+            if low in ("max_tokens", "completion_tokens"):
+                hit = f.n_values is not None and any(isinstance(v, (int, float)) and v > 0
+                                                     for v in f.values)
+            elif low == "finish_reason":
+                hit = data.budget is not None and bool(data.budget.cut_off().any())
+            elif low == "truncated":
+                hit = bool(data.truncated.any())
+            else:
+                hit = False
+        elif f.role == "turns":
+            hit = any(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 1
+                      for v in f.values)
+        elif f.role in ("category", "family"):
+            hit = f.n_values is not None and f.n_values >= 2 and f.within_task != "varies"
+        elif f.role in ("model", "step"):
+            hit = f.name in writers
+        elif f.role == "grader":
+            hit = reading.grader_why is not None and f"`{f.name}`" in reading.grader_why
+        else:
+            hit = False
+        if hit:
+            out.append(f.name)
+    return out
 
 
 def listing(names: list[str], limit: int = 30) -> str:

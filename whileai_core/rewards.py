@@ -27,6 +27,7 @@ import numpy as np
 from pydantic import Field
 
 from .defaults import PASS_THRESHOLD, REWARD_SPREAD_TOLERANCE
+from .errors import RowsError
 from .result import Result
 from .voice import arg
 
@@ -134,8 +135,6 @@ def check_reach(scale: RewardScale, source: str | None = None) -> None:
     by construction, and the route would read a band the mark made. The range is [0, 1] for a
     reward in [0, 1] (a run where every reply fails is a floor, not a bad mark), else the
     rewards' own."""
-    from .errors import RowsError  # the infrastructure layer: no cycle, read only on an error
-
     thr = scale.threshold
     lo, hi = (0.0, 1.0) if scale.kind != "scale" else (scale.low, scale.high)
     if lo < thr <= hi:

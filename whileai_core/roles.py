@@ -26,7 +26,7 @@ role          what it is, and what reads it
 
 Three readings follow from the roles, and every answer that reads rows consults them
 (:class:`Reading`): whether the rows hold several writers (models, checkpoints or training
-steps: never read as one set, :func:`one_writer`, :func:`select_writer`), how they were graded
+steps: never read as one set, :mod:`whileai_core.writers`), how they were graded
 (``grader``: program, llm_judge, human) and which field, if any, groups the tasks into families
 (``family``). :meth:`Reading.report` says, for an answer, what it did with each role present and
 which fields it did not read.
@@ -46,9 +46,7 @@ import numpy as np
 
 from .defaults import (BOOTSTRAP_SEED, CATEGORY_FIELD, DESCRIBE_EXACT_CELLS, DESCRIBE_SAMPLE_ROWS,
                        LIST_SHOWN_MAX)
-from .errors import RowsError
 from .records import TASK_ALIASES, TASK_FIELD
-from . import voice
 
 Role = Literal["task", "reward", "score", "model", "step", "grader", "family", "category",
                "budget", "turns", "text", "id", "flag", "unknown"]
@@ -268,6 +266,8 @@ def _by_name(name: str, kinds: set, n_values: int | None, n_tasks: int,
             return "grader", "by its name"
     if words and words[-1] in _ID_WORDS:
         return "id", "by its name"
+    if any(w in ("step", "version", "epoch") for w in words):
+        return "step", "by its name"
     for w in words:
         role = _NAMES.get(w)
         if role in ("family", "category", "budget", "turns", "text", "model"):
@@ -317,7 +317,7 @@ def _writers(data, roles: dict[str, FieldRole]) -> list[Writers]:
             continue
         if f.role == "step" and _rollout_index(data, f.name):
             continue  # every rollout of a task has its own value: a repeat index, not a policy
-        counts = Counter(map(_key, data.column(f.name)))
+        counts = Counter(map(as_key, data.column(f.name)))
         counts.pop(None, None)
         what = "training steps" if f.role == "step" else (
             "checkpoints" if f.name.lower() in ("checkpoint", "ckpt", "revision", "adapter",
@@ -326,13 +326,14 @@ def _writers(data, roles: dict[str, FieldRole]) -> list[Writers]:
     return out
 
 
-def _key(value: Any) -> str | None:
+def as_key(value: Any) -> str | None:
+    """A field's value as a writer's name (a step 50 is '50')."""
     return None if value is None else value if isinstance(value, str) else str(value)
 
 
 def _rollout_index(data, name: str) -> bool:
     col = data.column(name)
-    pairs = set(zip(data.task_index.tolist(), map(_key, col)))
+    pairs = set(zip(data.task_index.tolist(), map(as_key, col)))
     return len(pairs) == data.n_rows
 
 
@@ -369,131 +370,6 @@ def _grader(roles: dict[str, FieldRole], data) -> tuple[Grader | None, str | Non
                                  "values), the shape of a judge's rating; if a program graded "
                                  "the rows, say so with a `grader` field")
     return None, None
-
-
-# --- several writers ----------------------------------------------------------------------------
-
-FILTER_ARG = "model_filter"
-
-
-def one_writer(data, *, argument: str = "rows", reads: str = "one rate") -> None:
-    """A :class:`~whileai_core.errors.RowsError` when ``data`` holds several writers (models,
-    checkpoints, training steps), naming each with its rows and how to keep one."""
-    writers = read_fields(data).writers
-    if not writers:
-        return
-    w = writers[0]
-    first = next(iter(w.counts))
-    raise RowsError(f"`{argument}` holds rows of {len(w.counts)} {w.what} in `{w.field}` "
-                    f"({w.listing()}): {reads} over several {w.what} reads them as one set, "
-                    "which means nothing", source=data.source, field=w.field,
-                    fix=f"keep one's rows with {voice.arg(FILTER_ARG, first)} (any value of "
-                        f"`{w.field}`), or split the file by `{w.field}`")
-
-
-def select_writer(data, value: str, *, argument: str = "rows"):
-    """The rows of ``data`` whose writer is ``value``: its model, or its value of a checkpoint
-    or step field (:class:`Writers`). An error naming the values there are when none matches."""
-    if not isinstance(value, str) or not value.strip():
-        raise RowsError(f"`{FILTER_ARG}` must be a model id or a checkpoint's value, got "
-                        f"{value!r}", fix=f"e.g. {voice.arg(FILTER_ARG, 'Qwen/Qwen3-8B')}")
-    reading = read_fields(data)
-    fields = ["model"] + [f.name for f in reading.of("model", "step") if f.name != "model"]
-    for name in fields:
-        col = data.model if name == "model" else list(map(_key, data.column(name)))
-        keep = np.fromiter((v == value for v in col), dtype=bool, count=data.n_rows)
-        if keep.any():
-            return data.where(keep)
-    seen = [f"`{w.field}`: {', '.join(list(w.counts)[:8])}" for w in reading.writers]
-    models = [m for m in data.models() if m is not None]
-    if not seen and models:
-        seen = [f"`model`: {', '.join(models[:8])}"]
-    raise RowsError(f"no row of `{argument}` was written by {value!r}" + (
-        f"; the rows' writers are {'; '.join(seen)}" if seen else
-        "; the rows name no model or checkpoint"), source=data.source, field=FILTER_ARG,
-        fix=f"give one of those values as {voice.arg(FILTER_ARG)}, or leave it out")
-
-
-# --- the fields that change the route ----------------------------------------------------------
-
-def route_fields(data) -> list[str]:
-    """The fields present whose values change the route's answer: a token cap or reply length
-    (read against a teacher's and into a config), a finish reason or ``truncated`` that marks a
-    cut-off reply, turns past one, categories and families of two or more values, the writers
-    that split the rows, and the grader field that says who graded. A field that is the same
-    nothing-saying value on every row (``turns`` 0 everywhere) changes nothing and is not named."""
-    reading = read_fields(data)
-    writers = {w.field for w in reading.writers}
-    out = []
-    for f in reading.fields.values():
-        low = f.name.lower()
-        if f.role == "budget":
-            if low in ("max_tokens", "completion_tokens"):
-                hit = f.n_values is not None and any(isinstance(v, (int, float)) and v > 0
-                                                     for v in f.values)
-            elif low == "finish_reason":
-                hit = data.budget is not None and bool(data.budget.cut_off().any())
-            elif low == "truncated":
-                hit = bool(data.truncated.any())
-            else:
-                hit = False
-        elif f.role == "turns":
-            hit = any(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 1
-                      for v in f.values)
-        elif f.role in ("category", "family"):
-            hit = f.n_values is not None and f.n_values >= 2 and f.within_task != "varies"
-        elif f.role in ("model", "step"):
-            hit = f.name in writers
-        elif f.role == "grader":
-            hit = reading.grader_why is not None and f"`{f.name}`" in reading.grader_why
-        else:
-            hit = False
-        if hit:
-            out.append(f.name)
-    return out
-
-
-def select_rows(arguments: dict[str, Any], writer: Any, rows_args: list[str],
-                threshold: float | None) -> dict[str, Any]:
-    """``model_filter`` applied to an operation's rows arguments: ``writer`` is a value for
-    every one given, or a mapping argument -> value. Returns the arguments it changed, each
-    as its writer's rows (a list of runs: each run's)."""
-    from .rows import load_rows
-
-    if isinstance(writer, dict):
-        unknown = [k for k in writer if k not in rows_args]
-        if unknown:
-            raise RowsError(f"`{FILTER_ARG}` names {', '.join(map(repr, unknown))}, not a rows "
-                            f"argument of this call", field=FILTER_ARG,
-                            fix=f"name {', '.join(rows_args)}, or give one model id for all")
-        wanted = dict(writer)
-    else:
-        wanted = {name: writer for name in rows_args if arguments.get(name) is not None}
-    out = {}
-    plain = not isinstance(writer, dict)
-    for name, value in wanted.items():
-        given = arguments.get(name)
-        if given is None:
-            continue
-        runs = given if isinstance(given, list) and given and not isinstance(given[0], dict) \
-            else None
-        loaded = [load_rows(r, threshold=threshold) for r in (runs or [given])]
-        if plain and not any(_carries(d, value) for d in loaded) \
-                and not any(read_fields(d).writers for d in loaded):
-            continue  # one writer, another one: a plain id selects where the rows carry it
-        picked = [select_writer(d, value, argument=name) for d in loaded]
-        out[name] = picked if runs is not None else picked[0]
-    if plain and wanted and not out:
-        first = next(iter(wanted))
-        select_writer(load_rows(arguments[first], threshold=threshold), writer, argument=first)
-    return out
-
-
-def _carries(data, value: str) -> bool:
-    if value in data.models():
-        return True
-    return any(value in map(_key, data.column(f.name))
-               for f in read_fields(data).of("model", "step") if f.name != "model")
 
 
 FIELDS_DOC = ("what this answer did with each field of the rows, one line per role present "

@@ -24,30 +24,28 @@ needs (``needs``), and takes the token budget from the rows when they carry one.
 
 from __future__ import annotations
 
-import math
 from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field
 
-from .defaults import (CATEGORY_FIELD, CONFIDENCE_LEVEL, GROUP_MIN_ROLLOUTS, HOLDOUT_SHARE,
-                       LIST_SHOWN_MAX, OPSD_MIN_PARAMS_B, PRIME_RL_GROUP_SIZE, PROVE_EFFECT,
-                       ROUTE_MIN_TASKS)
-from .errors import RowsError, WhileaiError
+from .defaults import CATEGORY_FIELD, CONFIDENCE_LEVEL, LIST_SHOWN_MAX, ROUTE_MIN_TASKS
 from .grading import Grading, grading
-from .models import model_size_b
 from .questions import (Band, OnPolicy, RolloutsPerTask, SplitShare, TruncatedPasses,  # noqa: F401
                         band, check_model, on_policy, rollouts_per_task, split_share,
                         truncated_passes)
 from .result import Result, fmt_rate
 from .rewards import RewardScale
-from .roles import FIELDS_DOC, FILTER_ARG, fields_report, one_writer, read_fields
+from .roles import FIELDS_DOC, fields_report, read_fields
+from .writers import own_rows
 from .rows import Rows, load_rows
-from .stats import holdout_size, pass_rate
+from .stats import pass_rate
 from .stats.clustered import Families, check_cluster, families_of
 from .stats.families import AUTO, split_cluster
 from .teacher import TeacherVerdict, teacher_clears  # noqa: F401  (question 4; re-exported)
-from .voice import OPS, arg, call, choose
+from .next_steps import (NextStep, config_step, floor_route, held_out, other_model, rows_budget,
+                         single_rollout_step, smaller)
+from .voice import OPS, arg, call
 
 SWITCH = "enable_toolset"  # the MCP server's own tool that turns a toolset on
 from .voice import name as op_name
@@ -115,17 +113,6 @@ class Answer(Result):
     detail: str = ""
 
 
-class NextStep(Result):
-    """The concrete next call: a tool with its arguments (``needs``: the arguments still to
-    fill, never a placeholder), or an action in words."""
-
-    say: str
-    tool: str | None = None
-    arguments: dict[str, Any] | None = None
-    needs: list[str] = Field(default_factory=list, description="arguments of the call only you "
-                                                               "can fill (e.g. taskset)")
-
-
 class Route(Result):
     """The route, the method in words, the question that decided it, every answer so far with its
     evidence, the next call to make; what the reward is (``reward``, with its warning when pass
@@ -166,35 +153,6 @@ class Route(Result):
             if step.needs:
                 lines.append(f"      still needs: {', '.join(step.needs)}")
         return "\n".join(lines)
-
-
-def _config_step(say: str, taskset: str | None, method: Any, model: str,
-                 budget: tuple[int | None, str] = (None, ""), **extra: Any) -> NextStep:
-    """A prime_rl_config call: ``taskset`` in it when known (else ``needs`` names it), the
-    token budget the rows carry (``budget``: the cap and what it says)."""
-    cap, said = budget
-    arguments = {**({"taskset": taskset} if taskset else {}), "method": method, "model": model,
-                 **({"max_tokens": cap} if cap is not None else {}), **extra}
-    return NextStep(say=f"{say} {said}".strip(), tool="prime_rl_config", arguments=arguments,
-                    needs=[] if taskset else ["taskset"])
-
-
-def rows_budget(data: Rows) -> tuple[int | None, str]:
-    """(the completion budget the rows were sampled under, a sentence saying where it came
-    from): the one ``max_tokens`` every row carries, else None and that the config's is a
-    guess."""
-    b = data.budget
-    caps = None if b is None else b.max_tokens[b.max_tokens == b.max_tokens]
-    if caps is not None and caps.shape[0] == data.n_rows and float(caps.min()) == float(caps.max()):
-        return int(caps[0]), (f"max_tokens {int(caps[0])} is the rows' own cap, so training "
-                              "samples on the budget these rows were graded on.")
-    if caps is not None and caps.shape[0]:
-        return int(caps.max()), (f"The rows' caps differ ({int(caps.min())} to "
-                                 f"{int(caps.max())}): max_tokens is their largest; give "
-                                 f"{arg('max_tokens')} to choose.")
-    return None, (f"The rows carry no max_tokens, so the config's completion budget would be "
-                  f"prime_rl_config's default, a guess: give {arg('max_tokens')} (the budget "
-                  "the model is graded on).")
 
 
 def _has(data: Rows, field: str) -> bool:
@@ -244,34 +202,6 @@ def _did(data: Rows, *, teacher: bool, cluster: str | None, found: Families | No
                             + f"; {arg('cluster', found.field)} clusters every interval, "
                             f"{arg('cluster', None)} reads tasks only")
     return did
-
-
-def own_rows(data: Rows, model: str) -> tuple[Rows, str | None]:
-    """The rows the route reads: ``data``, or where it holds several writers the rows of
-    ``model`` (and what was set aside); an error when none of them is ``model``."""
-    writers = read_fields(data).writers
-    if not writers:
-        return data, None
-    w = writers[0]
-    if w.field == "model" and model in w.counts:
-        mine = data.where(np.fromiter((m == model for m in data.model), dtype=bool,
-                                      count=data.n_rows))
-        one_writer(mine, reads="one route")
-        others = ", ".join(f"{m} ({n} rows)" for m, n in w.counts.items() if m != model)
-        return mine, (f"{len(w.counts)} models wrote these rows: routed on the {mine.n_rows} "
-                      f"rows of {model}, the model you will train; set aside {others} "
-                      f"(score one as a teacher with {arg('teacher_rows')} and "
-                      f"{arg(FILTER_ARG)})")
-    if w.field == "model":
-        raise RowsError(f"`rows` holds rows of {len(w.counts)} {w.what} ({w.listing()}), none "
-                        f"of them {model!r}, the model you will train: the route reads that "
-                        "model's own rows, never several writers as one set",
-                        source=data.source, field="model",
-                        fix=f"grade {model} on these tasks and route its rows, or keep one "
-                            f"writer's rows with {arg(FILTER_ARG, next(iter(w.counts)))} to "
-                            "route them as another model's")
-    one_writer(data, reads="one route")
-    return data, None
 
 
 def route(rows: Any, *, model: str, teacher_rows: Any = None, taskset: str | None = None,
@@ -365,7 +295,7 @@ def _questions(data: Rows, *, model: str, teacher_rows: Any, taskset: str | None
     if single:
         return done("single_rollout", "re-sample at k >= 4 and route again; if you can only "
                     "ever sample once per prompt, FlashReinforce / SAO / BPCO in your trainer, or "
-                    "prime-rl rae", 2, _single_rollout_step(ts, model, budget))
+                    "prime-rl rae", 2, single_rollout_step(ts, model, budget))
     # too few tasks for any verdict below
     if data.n_tasks < ROUTE_MIN_TASKS:
         tasks = f"{data.n_tasks} task" + ("" if data.n_tasks == 1 else "s")
@@ -380,7 +310,7 @@ def _questions(data: Rows, *, model: str, teacher_rows: Any, taskset: str | None
     decided = bd.band in ("floor", "saturated")
     ask(3, _band_answer(bd), decided, bd)
     if bd.band == "floor":
-        return _floor(done, bd, model, ts, budget)
+        return floor_route(done, bd, model, ts, budget)
     if bd.band == "saturated":
         return done("saturated", "GroupwiseGrading (rank the passes), or a harder eval", 3, NextStep(
             say="Every rollout of every task passes: the reward gives no signal. If the passes "
@@ -391,12 +321,12 @@ def _questions(data: Rows, *, model: str, teacher_rows: Any, taskset: str | None
         tc = teacher_clears(teacher_rows, data, threshold=threshold, cluster=cluster)
         teacher_models = [m for m in load_rows(teacher_rows).models() if m]
         name = teacher_models[0] if len(teacher_models) == 1 else None
-        smaller = _smaller(name, model)
-        ask(4, ("yes" if tc and not smaller else f"it clears, but {smaller}" if tc
-                else f"no: {tc.reason}"), bool(tc) and not smaller, tc)
-        if tc and not smaller:
+        too_small = smaller(name, model)
+        ask(4, ("yes" if tc and not too_small else f"it clears, but {too_small}" if tc
+                else f"no: {tc.reason}"), bool(tc) and not too_small, tc)
+        if tc and not too_small:
             url = teacher_url or "http://localhost:8001/v1"
-            step = _config_step("The teacher clears: distil it on-policy. Serve it with vLLM "
+            step = config_step("The teacher clears: distil it on-policy. Serve it with vLLM "
                                 "(prompt log-probs) and check it shares the tokenizer.", ts,
                                 {"name": "opd", "teacher": f"{name}@{url}"} if name else
                                 {"name": "opd"}, model, budget)
@@ -411,10 +341,10 @@ def _questions(data: Rows, *, model: str, teacher_rows: Any, taskset: str | None
     off = op.status in ("older_copy", "other_model")
     ask(5, op.status, off, op)
     if op.status == "other_model":
-        return _other_model(done, op, model)
+        return other_model(done, op, model)
     if op.status == "older_copy":
         return done("off_policy", "Async(grpo) with a per-token correction (icepop or ipo)", 5,
-                    _config_step("An older copy of this model wrote the rows: wrap GRPO in "
+                    config_step("An older copy of this model wrote the rows: wrap GRPO in "
                                  "Async with a correction.", ts,
                                  {"name": "async", "method": "grpo", "correction": "icepop"},
                                  model, budget))
@@ -425,78 +355,8 @@ def _questions(data: Rows, *, model: str, teacher_rows: Any, taskset: str | None
               "each group is the signal, whatever pass@1 says" if scale.continuous else
               "GRPO on the split tasks (program grader, on-policy rows)")
     return done("grpo", method, 6,
-                _config_step(f"Train GRPO, with a random-selection control of the same size. "
+                config_step(f"Train GRPO, with a random-selection control of the same size. "
                              f"{held_out(data)}", ts, "grpo", model, budget))
-
-
-def _smaller(teacher: str | None, model: str) -> str | None:
-    """Why a writer or teacher is no one to distil ``model`` from: it is smaller (both sizes
-    read from the ids), else None."""
-    t, s = (model_size_b(teacher) if teacher else None), model_size_b(model)
-    if t is not None and s is not None and t < s:
-        return (f"{teacher} ({t:g}B) is smaller than {model} ({s:g}B): a smaller model is not "
-                "proposed as a teacher; train on the student's own signal")
-    return None
-
-
-def _other_model(done, op: OnPolicy, model: str) -> Route:
-    """Question 5 decided: another model wrote the rows. Distilling from it is proposed only
-    when it is larger than the model you will train (sizes read from the ids)."""
-    writer = next((m for m in op.models if m != "<none>" and m != model), None)
-    w, s = (model_size_b(writer) if writer else None), model_size_b(model)
-    regrade = (f"Grade {model} itself on these tasks and route its own rows: its band, not "
-               "another model's, decides GRPO, OPSD or SFT.")
-    if w is not None and s is not None and w < s:
-        return done("off_policy", f"re-grade {model}: the rows' writer is smaller", 5, NextStep(
-            say=f"A smaller model ({writer}, {w:g}B) wrote these rows: neither SFT on them nor "
-                f"OPD from it can teach {model} ({s:g}B). {regrade}"))
-    if w is not None and s is not None:
-        hint = (f"{writer} ({w:g}B) is larger: SFT on its passing rows (sft-from-traces), or "
-                "score it as a teacher on the same tasks (" + choose(
-                    python="`teacher_clears`", cli="`whileai-skills route ROWS --model ID "
-                    "--teacher-rows TEACHER_ROWS`", mcp="route_rows with teacher_rows") +
-                ") and use OPD if it clears.")
-        method = "SFT on these rows, or OPD from their larger writer once it clears"
-    else:
-        hint = ("If that model is larger and stronger than yours, score it as a teacher on the "
-                "same tasks and use OPD only if it clears; otherwise it has nothing to teach.")
-        method = f"re-grade {model}; distil from the writer only if it is larger and clears"
-    return done("off_policy", method, 5, NextStep(
-        say=f"Another model wrote these rows: GRPO on them is an off-policy update with no "
-            f"correction. {hint} {regrade}"))
-
-
-def held_out(data: Rows) -> str:
-    """The held-out test the rows allow, sized from them (their variances: a one-arm pilot),
-    within the tasks available, and what the split costs."""
-    try:
-        size = holdout_size(PROVE_EFFECT, before=data, cluster=None)
-    except WhileaiError:
-        return f"Size the held-out test with {op_name('holdout_size')} on a pilot."
-    need, pool = size.n_tasks, data.n_tasks
-    share = max(1, math.ceil(HOLDOUT_SHARE * pool))
-    detects = PROVE_EFFECT * math.sqrt(need / share)
-    if need < pool:
-        return (f"A held-out test that detects {PROVE_EFFECT:g} (power {size.power:g}) needs "
-                f"{need} of these {pool} tasks (read from these rows' variances), leaving "
-                f"{pool - need} to train on; hold them out before training.")
-    return (f"These {pool} tasks are too few for a held-out test that detects "
-            f"{PROVE_EFFECT:g} (power {size.power:g}): it needs {need} tasks. Holding out "
-            f"{share} ({HOLDOUT_SHARE:.0%}) leaves {pool - share} to train on and detects only "
-            f"about {detects:.2f}; score more tasks for the test, or accept that coarser one.")
-
-
-def _single_rollout_step(ts: str | None, model: str, budget) -> NextStep:
-    return _config_step(
-        f"Re-sample every prompt at k >= {GROUP_MIN_ROLLOUTS} and route again: one rollout per "
-        "task estimates the mean but not which tasks split, and that band decides between GRPO, "
-        "OPSD and SFT (usually the cheaper fix). Training does not need groups in these rows: "
-        "prime-rl samples its own group of `group_size` rollouts per prompt at every step "
-        f"({PRIME_RL_GROUP_SIZE} in its reverse-text examples; [orchestrator] group_size), so "
-        "GRPO there needs only prompts that will split. If you can only ever sample once per "
-        "prompt (production traces), train FlashReinforce, SAO or BPCO in your own trainer, or "
-        "prime-rl's rae (a baseline from an EMA of past rewards, group_size 1).", ts, "rae",
-        model, budget, group_size=1)
 
 
 def _band_answer(bd: Band) -> str:
@@ -525,25 +385,3 @@ def _grpo_answer(bd: Band, ss: SplitShare) -> str:
             f"reward spread above {bd.tolerance:g}; {zero})")
 
 
-def _floor(done, bd: Band, model: str, ts: str | None, budget) -> Route:
-    size = model_size_b(model)
-    continuous = bd.reward_kind != "binary"
-    why = ("No task's rewards differ within it (if every rollout of a task gets the same "
-           "nonzero reward, check the sampling temperature: identical replies give identical "
-           "rewards), so a grouped method gets no gradient and more rollouts of the same "
-           "sampler add none." if continuous else
-           "No task splits: every task fails always" + (
-               f" or passes always ({bd.n_always_pass} do)" if bd.n_always_pass else "")
-           + ", and more rollouts cannot help a task at p = 0 (a draw keeps a pass with "
-             "probability 0).")
-    if size is not None and size < OPSD_MIN_PARAMS_B:
-        return done("floor", f"SFT on a stronger model's completions (OPSD needs ~"
-                    f"{OPSD_MIN_PARAMS_B:g}B+, this is {size:g}B)", 3, NextStep(
-                        say=f"{why} The model is too small for OPSD: collect passing completions "
-                            "from a stronger model and run the sft-from-traces skill ("
-                            + ", ".join(op_name(o) for o in ("select_sft", "decontaminate",
-                                                              "export_sft")) + ")."))
-    caveat = "" if size is not None else " (model size unknown: OPSD needs ~7B+)"
-    return done("floor", "OPSD: the same model shown privileged context" + caveat, 3,
-                _config_step(f"{why} Give the model privileged context with OPSD.", ts,
-                             {"name": "opsd", "privileged": "reference"}, model, budget))

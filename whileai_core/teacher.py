@@ -28,7 +28,7 @@ from .budgets import BudgetCheck, capped_records, compare_budgets
 from .defaults import CONFIDENCE_LEVEL, PROVE_EFFECT
 from .errors import ArgumentError
 from .result import Result, fmt_rate
-from .roles import one_writer
+from .writers import one_writer
 from .rows import Rows, load_rows
 from .stats import Rate, compare, pass_rate
 from .stats.clustered import check_cluster

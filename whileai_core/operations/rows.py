@@ -155,13 +155,13 @@ def rate(rows: Rows, *, metric: Metric = "pass",
     data = load_rows(rows, threshold=threshold)
     if field is not None:
         table = TaskTable(data.task_ids, field_shares(data, field), data.rollouts, "share")
-        return RateReport.of_read(field_share(data, field, level=level, seed=seed), table, data,
-                                  None, field=field)
+        return RateReport.of(field_share(data, field, level=level, seed=seed), table,
+                             field=field).read(data, None, seed)
     if metric == "reward":
-        return RateReport.of_read(mean_reward(data, level=level, seed=seed, cluster=cluster),
-                                  TaskTable.of(data, "reward"), data, cluster)
+        return RateReport.of(mean_reward(data, level=level, seed=seed, cluster=cluster),
+                             TaskTable.of(data, "reward")).read(data, cluster, seed)
     return RateReport.of_pass(pass_at(data, k=k, level=level, seed=seed, cluster=cluster),
-                              TaskTable.of(data))
+                              TaskTable.of(data)).read(data, cluster, seed)
 
 
 @operation(

@@ -159,8 +159,7 @@ def params(op: Operation, surface: str | None = None) -> list[Param]:
         if op.paged:
             extra += [("detail", Detail, False), ("offset", Offset, 0),
                       ("limit", Limit, TASK_PAGE_DEFAULT)]
-        if any(p.arg.rows for p in out):
-            extra.append(("model_filter", ModelFilter, None))
+        extra += [("model_filter", ModelFilter, None)] * any(p.arg.rows for p in out)
         out += [Param(n, a, _arg_of(a), d, _field_info(a)) for n, a, d in extra]
     op._cache[key] = out
     return out
@@ -258,8 +257,10 @@ def invoke(op: Operation, values: dict[str, Any], ctx: Context) -> Any:
         for name, value in call.items():
             if by_name[name].arg.rows:
                 call[name] = _loaded(value, values.get("threshold"))
-    if writer is not None:
-        _select(call, writer, [p.name for p in by_name.values() if p.arg.rows], values)
+    if writer is not None:  # model_filter: each rows argument as its writer's rows
+        from ..writers import select_rows  # lazy: numpy loads on the call
+        rows = [p.name for p in by_name.values() if p.arg.rows]
+        call.update(select_rows(call, writer, rows, values.get("threshold")))
     where = context_param(op)
     if where is not None:
         call[where] = ctx
@@ -268,16 +269,6 @@ def invoke(op: Operation, values: dict[str, Any], ctx: Context) -> Any:
     if page is not None and page[0]:
         result = result.with_page(page[1], page[2])
     return result
-
-
-def _select(call: dict[str, Any], writer: Any, rows_args: list[str],
-            values: dict[str, Any]) -> None:
-    """``model_filter``: each rows argument it names (every one, for a plain id) replaced by the
-    rows of that writer (``whileai_core.roles.select_rows``)."""
-    from ..roles import select_rows  # lazy: numpy loads on the call
-
-    for name, value in select_rows(call, writer, rows_args, values.get("threshold")).items():
-        call[name] = value
 
 
 def _loaded(value: Any, threshold: float | None) -> Any:

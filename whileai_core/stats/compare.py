@@ -39,8 +39,9 @@ from .paired import (degenerate_note, min_paired_tasks, mover_difference, paired
                      value_scale)
 from .clustered import Families, check_cluster, cluster_interval, families_of, intervals
 from .rates import check_metric
-from ..roles import FIELDS_DOC, fields_report, one_writer
-from .families import AUTO, FamilyInterval, beside, split_cluster, take, weaker
+from ..roles import FIELDS_DOC
+from ..writers import one_writer
+from .families import AUTO, FamilyInterval, compare_fields, judged_by_family, split_cluster
 from .selection import Selection, selection_check, selection_ids
 from .arms import (arm_values, as_runs, difference, in_unit, resolve_effect, resolve_metric,
                    scaled_mean, scaled_task_mean, with_seeds)
@@ -221,16 +222,12 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
     if metric != "auto":
         check_metric(metric)
     check_cluster(cluster)
-    auto = cluster == AUTO
     _check(run_std, effect)
     band, band_runs, band_note = resolve_band(run_std, noise_runs, level)
     runs_b, runs_a = as_runs(before, threshold), as_runs(after, threshold)
-    for arm, runs in (("before", runs_b), ("after", runs_a)):
-        for run in runs:
-            one_writer(run, argument=arm, reads="one comparison")
-    cluster, found = split_cluster(cluster, runs_a[0])
-    if found is None and cluster is None and runs_b[0] is not runs_a[0]:
-        _, found = split_cluster(AUTO if auto else None, runs_b[0])
+    for arm, run in [("before", r) for r in runs_b] + [("after", r) for r in runs_a]:
+        one_writer(run, argument=arm, reads="one comparison")
+    cluster, found = split_cluster(cluster, runs_a[0], runs_b[0])
     metric, reward_warning, reward_notes = resolve_metric(metric, runs_b + runs_a, threshold)
     effect, effect_note = resolve_effect(effect, metric, runs_b + runs_a)
     reward_notes += [effect_note] if effect_note else []
@@ -337,14 +334,9 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
         z = z_value(0.5 + level / 2.0)
         mde = (z + z_value(HOLDOUT_POWER)) * (ci[1] - ci[0]) / (2.0 * z)
     verdict = _verdict(delta, ci, band, effect, notes)
-    by_family = None
-    if found is not None:
-        fam = take(found, (runs_a[0] if runs_a[0].has_field(found.field) else runs_b[0]).task_ids,
-                   shared)
-        cd = cluster_interval(d, fam, level=level, seed=seed, bounds=bounds)
-        family_verdict = _verdict(delta, cd.ci, band, effect, []) if cd.ci is not None else None
-        verdict = weaker(verdict, family_verdict)
-        by_family = beside(fam, cd.ci, cd.method, cd.note, family_verdict)
+    by_family, verdict = (None, verdict) if found is None else judged_by_family(
+        found, shared, d, verdict, lambda ci: _verdict(delta, ci, band, effect, []),
+        level=level, seed=seed, bounds=bounds)
     if verdict == "no_detectable_change" and mde is not None and mde > effect:
         notes.append(f"underpowered: this holdout detects only effects >= {mde:.3f} "
                      f"(effect of interest {effect:g}); no detectable change is not no change")
@@ -356,23 +348,7 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
                       n_changed=int(np.count_nonzero(d)), verdict=verdict, correlation=corr,
                       mde=mde, **base, **seed_fields, note="; ".join(notes) or None,
                       families=by_family,
-                      fields=_fields(runs_b, runs_a, metric, cluster, by_family))
-
-
-def _fields(runs_b: list, runs_a: list, metric: str, cluster: str | None,
-            by_family: FamilyInterval | None) -> list[str]:
-    """What the comparison did with each role of the rows' fields (:mod:`whileai_core.roles`)."""
-    what = "per-task mean reward" if metric == "reward" else (
-        f"pass rate at threshold {runs_a[0].threshold:g}")
-    did = {"task": "paired by task_id; intervals resample tasks" + (
-               f" within families of `{cluster}`" if cluster else ""),
-           "reward": f"compared as the {what}", "model": "one writer per arm"}
-    if cluster:
-        did[cluster] = "every interval resamples its families, then tasks"
-    if by_family is not None:
-        did[by_family.field] = "its families' interval is given beside (families)"
-    before = [f"before: read {r.origin}" for r in runs_b[:1] if r.origin]
-    return before + fields_report(runs_a[0], did)
+                      fields=compare_fields(runs_b, runs_a, metric, cluster, by_family))
 
 
 def mover_pvalue(mean_a: float, values_a: np.ndarray, cap_a: float | None, mean_b: float,

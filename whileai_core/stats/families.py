@@ -12,15 +12,17 @@ stronger than the clustered interval allows (:func:`weaker`). ``cluster=None`` r
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from pydantic import Field
 
 from ..result import Result
-from ..roles import read_fields
+from ..roles import fields_report, read_fields
 from ..voice import arg
-from .clustered import Families, families_of
+from ..errors import WhileaiError
+from .clustered import Families, cluster_interval, families_of
 from .intervals import Interval
 
 AUTO = "auto"
@@ -47,18 +49,29 @@ class FamilyInterval(Result):
         return f"by `{self.field}` ({self.n_families} families): {ci}; {self.note}"
 
 
-def split_cluster(cluster: Any, data) -> tuple[str | None, Families | None]:
+@dataclass(frozen=True)
+class Found(Families):
+    """Families found in rows, with those rows' task ids (to pair another arm's tasks)."""
+
+    task_ids: tuple = ()
+
+
+def split_cluster(cluster: Any, *rows) -> tuple[str | None, Families | None]:
     """(the field every interval clusters by, the families found to give beside): ``cluster``
-    as given, or for ``"auto"`` the rows' family field (none: tasks only)."""
+    as given, or for ``"auto"`` the family field of the first of ``rows`` that carries one
+    (none: tasks only). The families are those of the rows they were found in."""
     if cluster != AUTO:
         return cluster, None
-    found = read_fields(data).family
-    if found is None or found.n_values is None or found.n_values < 2:
-        return None, None
-    try:
-        return None, families_of(data, found.name)
-    except Exception:  # a row without it, or it changes within a task: not a family field
-        return None, None
+    for data in rows:
+        found = read_fields(data).family
+        if found is None or found.n_values is None or found.n_values < 2:
+            continue
+        try:
+            fam = families_of(data, found.name)
+            return None, Found(fam.field, fam.codes, fam.names, tuple(data.task_ids))
+        except WhileaiError:  # a row without it, or it changes within a task: no family
+            continue
+    return None, None
 
 
 def beside(families: Families, ci: Interval | None, method: str | None, ci_note: str | None,
@@ -88,8 +101,30 @@ def weaker(task: str, family: str | None) -> str:
     return family if family not in _CLAIMS else "no_detectable_change"
 
 
-def take(families: Families, task_ids: list[str], shared: list[str]) -> Families:
-    """``families`` (of the tasks ``task_ids``) at the tasks ``shared``, in that order."""
-    pos = {t: i for i, t in enumerate(task_ids)}
-    return families.take(np.fromiter((pos[t] for t in shared), dtype=np.int64,
-                                     count=len(shared)))
+def judged_by_family(found: Found, shared: list[str], d: np.ndarray, verdict: str,
+                     judge, *, level: float, seed: int | None, bounds
+                     ) -> tuple[FamilyInterval, str]:
+    """(the paired difference's interval clustered by the families ``found``, the verdict no
+    stronger than it): ``d`` is per shared task, ``judge`` the verdict an interval gives."""
+    pos = {t: i for i, t in enumerate(found.task_ids)}
+    fam = found.take(np.fromiter((pos[t] for t in shared), dtype=np.int64, count=len(shared)))
+    cd = cluster_interval(d, fam, level=level, seed=seed, bounds=bounds)
+    family_verdict = judge(cd.ci) if cd.ci is not None else None
+    return (beside(fam, cd.ci, cd.method, cd.note, family_verdict),
+            weaker(verdict, family_verdict))
+
+
+def compare_fields(runs_b: list, runs_a: list, metric: str, cluster: str | None,
+            by_family: FamilyInterval | None) -> list[str]:
+    """What the comparison did with each role of the rows' fields (:mod:`whileai_core.roles`)."""
+    what = "per-task mean reward" if metric == "reward" else (
+        f"pass rate at threshold {runs_a[0].threshold:g}")
+    did = {"task": "paired by task_id; intervals resample tasks" + (
+               f" within families of `{cluster}`" if cluster else ""),
+           "reward": f"compared as the {what}", "model": "one writer per arm"}
+    if cluster:
+        did[cluster] = "every interval resamples its families, then tasks"
+    if by_family is not None:
+        did[by_family.field] = "its families' interval is given beside (families)"
+    before = [f"before: read {r.origin}" for r in runs_b[:1] if r.origin]
+    return before + fields_report(runs_a[0], did)

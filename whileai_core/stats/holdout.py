@@ -24,7 +24,7 @@ from .clustered import check_cluster, design_effect, families_of, mean_family_si
 from .arms import pair_tasks
 from .noise import within_variance
 from .rates import check_metric
-from ..roles import one_writer
+from ..writers import one_writer
 
 
 class HoldoutSize(Result):

@@ -26,8 +26,8 @@ from ..tables import TaskPage, TaskSummary, TaskTable
 from .fields import LEVEL_DOC, METHOD_DOC, ci95_alias
 from ..rewards import RewardScale
 from .clustered import Families, check_cluster, families_of, intervals
-from ..roles import FIELDS_DOC, fields_report, one_writer
-from .families import AUTO, FamilyInterval, beside, split_cluster
+from ..writers import one_writer
+from .families import AUTO, split_cluster
 from .intervals import Interval, PassK, TaskInterval, task_interval
 
 
@@ -249,10 +249,6 @@ class PassAt(Result):
     cluster: str | None = Field(None, description="the row field naming each task's family; "
                                                   "intervals then resample families")
     n_families: int | None = None
-    families: FamilyInterval | None = Field(None, description=(
-        "cluster='auto': the headline's interval clustered by the family field the rows carry, "
-        "beside the one over tasks"))
-    fields: list[str] = Field(default_factory=list, description=FIELDS_DOC)
     k_not_computed: str | None = Field(
         None, description="why pass@k and pass^k are absent for the `k` asked for (some task "
                           "has fewer than k rollouts: how many tasks, and their rollouts)")
@@ -290,11 +286,8 @@ class PassAt(Result):
             lines.append(self.tasks.render())
         if self.page is not None:
             lines.append(self.page.render())
-        if self.families is not None:
-            lines.append(f"families {self.families.render()}")
         if self.note:
             lines.append(f"note: {self.note}")
-        lines += [f"field {f}" for f in self.fields]
         return "\n".join(lines)
 
 
@@ -316,9 +309,8 @@ def pass_at(rows: Any, *, k: int | None = None, level: float = CONFIDENCE_LEVEL,
         a bootstrap since 0.3; the clustered one draws ``CLUSTER_RESAMPLES``)
     cluster : str, optional. A row field naming each task's family (a repo, a document, a
         template): every interval then resamples families, then tasks within them
-        (:mod:`whileai_core.stats.clustered`). ``"auto"`` (the default): intervals over
-        tasks, and a family field the rows carry gets the headline's interval beside
-        (``families``, :mod:`.families`); None: tasks only.
+        (:mod:`whileai_core.stats.clustered`). ``"auto"`` (the default) reads tasks here;
+        the ``rate`` answer gives a family field's interval beside (:mod:`.report`).
 
     A continuous reward (in [0, 1], not all 0/1) also gets ``mean_reward``, its headline
     number; a reward on another scale gets ``reward.warning`` with the fix.
@@ -352,7 +344,7 @@ def pass_at(rows: Any, *, k: int | None = None, level: float = CONFIDENCE_LEVEL,
     # pass@1 is a share of rollouts (the binomial floor applies); pass@k and pass^k are held to
     # what pass@1's interval implies for them (Jensen; whileai_core.stats.intervals), over
     # families too (the bounds hold for any mix of tasks)
-    cluster, found = split_cluster(cluster, data)
+    cluster, _ = split_cluster(cluster, data)
     families = families_of(data, cluster) if cluster is not None else None
     ivs = intervals(columns[:1], [trials_cap(data, "pass")], level, seed, n_resamples, families)
     if len(columns) == 3 and ivs[0].ci is not None:
@@ -374,43 +366,12 @@ def pass_at(rows: Any, *, k: int | None = None, level: float = CONFIDENCE_LEVEL,
         extra = dict(pass_at_k=float(columns[1].mean()), pass_at_k_ci=ivs[1].ci,
                      pass_at_k_ci_method=ivs[1].method, pass_pow_k=float(columns[2].mean()),
                      pass_pow_k_ci=ivs[2].ci, pass_pow_k_ci_method=ivs[2].method)
-    by_family, fields = read_fields_of(
-        data, cluster, found, level, seed, f"pass@1 at threshold {data.threshold:g}"
-        + ("; the mean reward beside it" if scale.continuous else ""))
     return PassAt(tasks=TaskTable.of(data).summary(), pass_at_1=float(columns[0].mean()),
                   ci=ivs[0].ci,
                   ci_method=ivs[0].method, n_tasks=data.n_tasks, n_rows=data.n_rows, k=k,
                   level=level, reward=scale, mean_reward=mean, cluster=cluster,
                   n_families=None if families is None else families.n_families,
-                  families=by_family, fields=fields,
                   k_not_computed=not_computed, note="; ".join(notes) or None, **extra)
-
-
-def read_fields_of(data: Rows, cluster: str | None, found: Families | None, level: float,
-                   seed: int | None, reward: str, **did: str
-                   ) -> tuple[FamilyInterval | None, list[str]]:
-    """(the families' interval beside, what the rate did with each field): ``reward`` says how
-    the reward was read, ``did`` what else was (a field's share)."""
-    by_family = None if found is None else families_beside(data, found, level, seed)
-    done = {"task": "every interval resamples tasks" + (
-                f" within families of `{cluster}`" if cluster else ""),
-            "reward": reward, "model": "one writer", **did}
-    if cluster:
-        done[cluster] = "every interval resamples its families, then tasks"
-    if by_family is not None:
-        done[by_family.field] = "its families' interval is given beside (families)"
-    return by_family, fields_report(data, done)
-
-
-def families_beside(data: Rows, found: Families, level: float,
-                    seed: int | None) -> FamilyInterval:
-    """The headline's interval (the mean reward of a continuous reward, else pass@1) clustered
-    by the family field found in the rows (:mod:`.families`)."""
-    metric = "reward" if data.reward_scale.continuous else "pass"
-    values = task_values(data, metric)
-    bounds = None if metric == "reward" and data.reward_scale.kind == "scale" else (0.0, 1.0)
-    iv = intervals([values], [trials_cap(data, metric)], level, seed, 0, found, bounds)[0]
-    return beside(found, iv.ci, iv.method, iv.note)
 
 
 def short_of_k(rollouts: np.ndarray, k: int) -> str:

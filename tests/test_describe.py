@@ -54,7 +54,7 @@ def test_asking_for_a_field_no_row_carries_names_the_fields():
 def test_the_route_names_the_fields_that_change_its_answer():
     rows = [{**r, "family": f"f{i // 8}"} for i, r in enumerate(budget_rows())]
     text = "\n".join(route(rows, model="m").fields)
-    assert "max_tokens" in text and "turns (turns): 20 of 40 rows have more than one turn" in text
+    assert "max_tokens" in text and "turns [turns]: 20 of 40 rows have more than one turn" in text
     assert "category" in text and "cluster='family'" in text
     clustered = route(rows, model="m", cluster="family")
     assert any("resamples families" in f for f in clustered.fields)

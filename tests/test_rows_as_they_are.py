@@ -164,7 +164,7 @@ def test_one_task_is_one_task_and_an_array_field_shows_no_empty_values():
     text = str(describe_rows([{"task_id": "a", "reward": 1.0, "tags": [1, 2]},
                               {"task_id": "a", "reward": 0.0, "tags": [3]}]))
     line = next(l for l in text.splitlines() if l.strip().startswith("tags"))
-    assert line.strip() == "tags (category): array, 100% of rows; not comparable within tasks"
+    assert line.strip() == "tags [category]: array, 100% of rows; not comparable within tasks"
 
 
 @pytest.mark.parametrize("low, high, passes", [(-1.0, 1.0, 0.25), (-0.5, 0.5, 0.0),

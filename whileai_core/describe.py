@@ -87,7 +87,7 @@ class FieldInfo(Result):
         within = f"{self.within_task} within tasks" if self.within_task else ""
         reads = f"  <- {self.reads.split(':')[0]}" if self.reads else ""
         shown = "; ".join(filter(None, [f"{what}, {self.share:.0%} of rows", vals, within]))
-        role = f" ({self.role})" if self.role else ""
+        role = f" [{self.role}]" if self.role else ""
         return f"{self.name}{role}: {shown}{reads}"
 
 

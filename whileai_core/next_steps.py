@@ -67,8 +67,8 @@ def rows_budget(data: Rows) -> tuple[int | None, str]:
                                  f"{int(caps.max())}): max_tokens is their largest; give "
                                  f"{arg('max_tokens')} to choose.")
     return None, (f"The rows carry no max_tokens, so the config's completion budget would be "
-                  f"prime_rl_config's default, a guess: give {arg('max_tokens')} (the budget "
-                  "the model is graded on).")
+                  f"{op_name('prime_rl_config')}'s default, a guess: give {arg('max_tokens')} "
+                  "(the budget the model is graded on).")
 
 
 

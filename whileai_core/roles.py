@@ -162,12 +162,12 @@ class Reading:
             present = [f for f in self.fields.values() if f.role == role]
             done = [f for f in present if f.name in did]
             for f in done:
-                lines.append(f"{f.name} ({role}): {did[f.name]}")
+                lines.append(f"{f.name} [{role}]: {did[f.name]}")
             rest = [f for f in present if f.name not in did]
             if rest and role in did:
                 names = ", ".join(f.name for f in rest[:6]) + (
                     f" ({6} of {len(rest)})" if len(rest) > 6 else "")
-                lines.append(f"{names} ({role}): {did[role]}")
+                lines.append(f"{names} [{role}]: {did[role]}")
             elif rest:
                 unread += [f.name for f in rest]
         lines = lines[:LIST_SHOWN_MAX]

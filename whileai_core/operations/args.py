@@ -172,11 +172,10 @@ Cluster = Annotated[str | None, Field(
 
 AutoCluster = Annotated[str | None, Field(
     max_length=MAX_NAME,
-    description="The row field naming each task's family (repo, document, template). 'auto': "
-                "a family field the rows carry gets its interval beside the task one, the "
-                "verdict no stronger than it; a field name: every interval resamples its "
-                "families, then tasks; null: tasks only.",
-    examples=["auto", "repo"]), Arg(metavar="FIELD")]
+    description="The row field naming each task's family (repo, template): every interval "
+                "resamples its families. 'auto': a family field found is read beside the task "
+                "interval, the verdict no stronger; null: tasks only.",
+    examples=["family"]), Arg(metavar="FIELD")]
 
 EffectSize = Annotated[float, Field(
     gt=0.0, lt=1.0, allow_inf_nan=False,
@@ -231,12 +230,10 @@ Plot = Annotated[bool, Field(description=(
     "Also return the picture of these numbers as a PNG image (the numbers stay in the result). "
     "At the shell: --plot FILE writes it."))]
 
-ModelFilter = Annotated[str | dict[str, Annotated[str, Field(max_length=500)]] | None, Field(
-    max_length=20, description=(
-        "Keep one writer's rows: a model id, or a value of a checkpoint or step field (rows of "
-        "several are never read as one set). A mapping selects per rows argument, e.g. "
-        "{\"before\": \"base\", \"after\": \"step-200\"}."),
-    examples=["Qwen/Qwen3-8B"])]
+_Writer = Annotated[str, Field(max_length=500)]
+ModelFilter = Annotated[_Writer | dict[str, _Writer] | None, Field(description=(
+    "Read one writer's rows: a model id or a checkpoint/step value; {argument: value} per "
+    "rows argument."))]
 
 # --- runs --------------------------------------------------------------------------------------
 

@@ -85,15 +85,14 @@ def _band(args: dict[str, Any], result: Any, *, out: Any = None, overwrite: bool
 def _route_doc() -> str:
     from ..routing import Route  # lazy: the values named are the core's Literal
 
-    return ("Start here. Reads graded rollouts of the model you will train and asks six "
-            "questions in order (can a truncated reply pass? rollouts per task? does any task "
-            "carry signal, read on the reward's spread within each task? does a teacher clear, "
-            "on the same token budget? did this model write the rows? what is left?). Returns "
-            f"the `route` ({named(values_of(Route, 'route'))}), the question that decided it, "
-            "the evidence behind every answer (counts, band, pass@1 or the mean reward with its "
-            "95% interval and n), the reward's kind with any warning, the fields that changed "
-            "the answer, and the next call to make (`next_step`). plot: the per-task band as a "
-            "picture.")
+    return ("Start here. Reads graded rollouts of the model you will train and asks in order: "
+            "who graded them (a judge is audited first)? can a cut-off reply pass or earn more? "
+            "rollouts per task? does any task carry signal (the reward's spread within tasks)? "
+            "does a teacher clear on the same budget? did this model write them? Returns the "
+            f"`route` ({named(values_of(Route, 'route'))}), the deciding question, each "
+            "answer's evidence (counts, band, pass@1 or mean reward with its 95% interval and "
+            "n), the reward's kind, what it did with each field, and the next call "
+            "(`next_step`). plot: the band as a picture.")
 
 
 @operation(toolset="core", effect=READS, title="Route graded rows to a training method",

@@ -38,12 +38,12 @@ class FamilyInterval(Result):
     n_families: int
     ci: Interval | None = Field(description="interval over families, then tasks; null when the "
                                             "families are too few for any")
-    ci_method: str | None = None
-    verdict: str | None = Field(None, description="compare: the verdict this interval gives")
+    family_verdict: str | None = Field(None, description="compare: the verdict this interval "
+                                                         "gives")
     note: str = Field(description="what was done, how to turn it off, and the families' caveat")
 
     def render(self) -> str:
-        sign = "+" if self.verdict is not None else ""   # a difference, or a rate
+        sign = "+" if self.family_verdict is not None else ""   # a difference, or a rate
         ci = ("[no interval]" if self.ci is None else
               f"[{self.ci[0]:{sign}.3f}, {self.ci[1]:{sign}.3f}]")
         return f"by `{self.field}` ({self.n_families} families): {ci}; {self.note}"
@@ -85,7 +85,7 @@ def beside(families: Families, ci: Interval | None, method: str | None, ci_note:
     if ci_note:
         note += f"; {ci_note}"
     return FamilyInterval(field=families.field, n_families=families.n_families, ci=ci,
-                          ci_method=method, verdict=verdict, note=note)
+                          family_verdict=verdict, note=note + (f" ({method})" if method else ""))
 
 
 def weaker(task: str, family: str | None) -> str:

@@ -29,13 +29,14 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
-from .defaults import CATEGORY_FIELD, CONFIDENCE_LEVEL, LIST_SHOWN_MAX, ROUTE_MIN_TASKS
+from .defaults import (CATEGORY_FIELD, CONFIDENCE_LEVEL, LIST_SHOWN_MAX, PASS_THRESHOLD,
+                       ROUTE_MIN_TASKS)
 from .grading import Grading, grading
 from .questions import (Band, OnPolicy, RolloutsPerTask, SplitShare, TruncatedPasses,  # noqa: F401
                         band, check_model, on_policy, rollouts_per_task, split_share,
                         truncated_passes)
 from .result import Result, fmt_rate
-from .rewards import RewardScale
+from .rewards import RewardScale, check_reach
 from .roles import FIELDS_DOC, fields_report, read_fields
 from .writers import own_rows
 from .rows import Rows, load_rows
@@ -217,6 +218,8 @@ def route(rows: Any, *, model: str, teacher_rows: Any = None, taskset: str | Non
     interval in ``fields``; None: tasks only.
     """
     data = load_rows(rows, threshold=threshold)
+    if threshold is not None and float(threshold) != PASS_THRESHOLD:
+        check_reach(data.reward_scale, data.source)  # a band the mark made is no band
     check_model(data, model)
     data, kept = own_rows(data, model)
     check_cluster(cluster)

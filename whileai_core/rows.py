@@ -39,7 +39,7 @@ from .errors import RowsError
 from .progress import step
 from .records import (TASK_ALIASES, TASK_FIELD, Records, first_line, first_record, is_graded_row,
                       read_file, read_records)
-from .rewards import RewardScale, check_reach, classify_reward
+from .rewards import RewardScale, classify_reward
 from .safepath import Root, UserPath, as_user_path, is_path
 from . import field_names, file_shapes, voice
 from .field_names import _file_arg
@@ -257,27 +257,18 @@ def load_rows(source: Any, *, threshold: float | None = None, root: Root | None 
     if isinstance(source, Rows):
         return with_threshold(source, threshold)
     if not is_path(source):
-        return _reached(_build(_record_columns(read_records(source, noun="row", root=root)),
-                               threshold=thr), threshold)
+        return _build(_record_columns(read_records(source, noun="row", root=root)), threshold=thr)
     step(0, 3, f"reading {source}")
     # another system's output (read through the door too, like every path)
     path = as_user_path(source, root, argument="rows", error=RowsError)
     foreign = _foreign(path)
     if foreign is not None:
-        return _reached(_build(RecordColumns(foreign.rows, f"{path} ({foreign.format} import)"),
-                               threshold=thr).of(foreign.read), threshold)
+        return _build(RecordColumns(foreign.rows, f"{path} ({foreign.format} import)"),
+                      threshold=thr).of(foreign.read)
     columns = read_columns(path)
     step(2, 3, f"grouping {columns.n} rows by task")
     rows = _build(columns, threshold=thr)
     step(3, 3, f"{rows.n_rows} rows, {rows.n_tasks} tasks")
-    return _reached(rows, threshold)
-
-
-def _reached(rows: Rows, threshold: float | None) -> Rows:
-    """``rows``, unless a pass mark given (not the default) is one no reward, or every reward,
-    reaches (:func:`whileai_core.rewards.check_reach`)."""
-    if threshold is not None and float(threshold) != PASS_THRESHOLD:
-        check_reach(rows.reward_scale, rows.source)
     return rows
 
 
@@ -295,7 +286,7 @@ def with_threshold(rows: Rows, threshold: float | None) -> Rows:
     """``rows`` themselves, or the same rows judged at another ``threshold`` (nothing re-read)."""
     thr = check_threshold(threshold)
     if threshold is None or float(thr) == rows.threshold:
-        return rows if threshold is None else _reached(rows, threshold)
+        return rows
     # everything a load reads but the pass mark carries over; the reward's kind is read again
     # (its warning depends on the threshold)
     out = Rows(source=rows.source, threshold=thr, records=rows._records,
@@ -303,7 +294,7 @@ def with_threshold(rows: Rows, threshold: float | None) -> Rows:
                model=rows.model, task_index=rows.task_index, task_ids=rows.task_ids,
                lines=rows._lines, budget=rows.budget).of(rows.origin)
     out._reading = rows._reading  # the fields' roles do not depend on the pass mark
-    return _reached(out, threshold)
+    return out
 
 
 def read_columns(path: UserPath, *, fast: bool = True) -> Columns:

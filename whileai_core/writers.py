@@ -15,7 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from .defaults import PASS_THRESHOLD
 from .errors import RowsError
+from .rewards import check_reach
 from .roles import as_key, read_fields
 from .rows import load_rows
 from . import voice
@@ -59,6 +61,35 @@ def select_writer(data, value: str, *, argument: str = "rows"):
         f"; the rows' writers are {'; '.join(seen)}" if seen else
         "; the rows name no model or checkpoint"), source=data.source, field=FILTER_ARG,
         fix=f"give one of those values as {voice.arg(FILTER_ARG)}, or leave it out")
+
+
+def rows_arguments(call: dict[str, Any], rows_args: list[str], writer: Any,
+                   threshold: float | None) -> dict[str, Any]:
+    """What every surface does to an operation's rows arguments before the call: a pass mark
+    given that no reward (or every reward) reaches is refused, naming the rewards' range
+    (:func:`whileai_core.rewards.check_reach`), and ``model_filter`` keeps one writer's rows
+    (:func:`select_rows`). Returns the arguments replaced by loaded rows."""
+    out = {} if writer is None else select_rows(call, writer, rows_args, threshold)
+    if threshold is None or float(threshold) == PASS_THRESHOLD:
+        return out
+    for name in rows_args:
+        value = out.get(name, call.get(name))
+        if isinstance(value, dict):   # checkpoint name -> rows
+            out[name] = {k: _reaches(v, threshold) for k, v in value.items()}
+        elif isinstance(value, list) and value and not isinstance(value[0], dict):
+            out[name] = [_reaches(v, threshold) for v in value]   # runs (or their scores)
+        elif value is not None:
+            out[name] = _reaches(value, threshold)
+    return out
+
+
+def _reaches(value: Any, threshold: float) -> Any:
+    """``value`` loaded at ``threshold``, refused when no reward, or every one, reaches it."""
+    if isinstance(value, (int, float)):  # a run given as its score
+        return value
+    data = load_rows(value, threshold=threshold)
+    check_reach(data.reward_scale, data.source)
+    return data
 
 
 def select_rows(arguments: dict[str, Any], writer: Any, rows_args: list[str],

@@ -257,10 +257,10 @@ def invoke(op: Operation, values: dict[str, Any], ctx: Context) -> Any:
         for name, value in call.items():
             if by_name[name].arg.rows:
                 call[name] = _loaded(value, values.get("threshold"))
-    if writer is not None:  # model_filter: each rows argument as its writer's rows
-        from ..writers import select_rows  # lazy: numpy loads on the call
+    if writer is not None or values.get("threshold") is not None:  # model_filter, the mark
+        from ..writers import rows_arguments  # lazy: numpy loads on the call
         rows = [p.name for p in by_name.values() if p.arg.rows]
-        call.update(select_rows(call, writer, rows, values.get("threshold")))
+        call.update(rows_arguments(call, rows, writer, values.get("threshold")))
     where = context_param(op)
     if where is not None:
         call[where] = ctx

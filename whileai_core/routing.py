@@ -228,7 +228,7 @@ def route(rows: Any, *, model: str, teacher_rows: Any = None, taskset: str | Non
     grader = grading(data)
     inner = _questions(data, model=model, teacher_rows=teacher_rows, taskset=taskset,
                        teacher_url=teacher_url, threshold=threshold, cluster=cluster,
-                       families=families)
+                       families=families, graded_by=grader.grader)
     fields = fields_report(data, _did(data, teacher=teacher_rows is not None, cluster=cluster,
                                       found=found, kept=kept, grader=grader))
     inner = inner.model_copy(update={"fields": fields})
@@ -256,8 +256,8 @@ def route(rows: Any, *, model: str, teacher_rows: Any = None, taskset: str | Non
 
 def _questions(data: Rows, *, model: str, teacher_rows: Any, taskset: str | None,
                teacher_url: str | None, threshold: float | None, cluster: str | None,
-               families: Families | None) -> Route:
-    """Questions 1 to 6, the first that decides wins."""
+               families: Families | None, graded_by: str = "program") -> Route:
+    """Questions 1 to 6, the first that decides wins (``graded_by``: question 0's grader)."""
     scale = data.reward_scale
     ts = taskset
     budget = rows_budget(data)
@@ -354,9 +354,11 @@ def _questions(data: Rows, *, model: str, teacher_rows: Any, taskset: str | None
     # 6. GRPO
     ss = split_share(data)
     ask(6, _grpo_answer(bd, ss), True, ss)
-    method = ("GRPO on the reward (program grader, on-policy rows): the reward's spread within "
+    who = {"llm_judge": "the audited judge's score", "human": "people's grades"}.get(
+        graded_by, "program grader")
+    method = (f"GRPO on the reward ({who}, on-policy rows): the reward's spread within "
               "each group is the signal, whatever pass@1 says" if scale.continuous else
-              "GRPO on the split tasks (program grader, on-policy rows)")
+              f"GRPO on the split tasks ({who}, on-policy rows)")
     return done("grpo", method, 6,
                 config_step(f"Train GRPO, with a random-selection control of the same size. "
                              f"{held_out(data)}", ts, "grpo", model, budget))

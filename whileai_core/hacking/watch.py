@@ -57,7 +57,9 @@ from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, MIN_TASKS_FOR_INTERVAL
                         WATCH_STEPS_SHOWN, WATCH_WINDOW)
 from ..errors import ArgumentError, RowsError, WhileaiError
 from ..result import Result, fmt_rate
+from ..roles import fields_report
 from ..rows import Rows, load_rows, read_records
+from ..writers import one_writer
 from ..safepath import UserPath, as_user_path, is_path, user_path
 from ..stats import Rate, check_metric, pass_rate
 from ..stats.arms import pair_tasks
@@ -311,6 +313,10 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
             base = load_rows(evals[0]["held_out"], threshold=threshold)
         except RowsError as err:
             raise RowsError(f"held-out rows of step {evals[0]['step']}: {err}") from None
+        notes.append("held-out fields: " + "; ".join(fields_report(base, {
+            "task": "paired by task with the first evaluation",
+            "reward": f"read as the {'mean reward' if metric == 'reward' else 'pass rate'}",
+            "model": "one writer per evaluation"})))
         if evals[0]["step"] != 0:
             notes.append(f"no held-out evaluation at step 0: paired against step "
                          f"{evals[0]['step']}, the first one")
@@ -325,6 +331,8 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
         if s.get("held_out"):
             try:
                 rows = load_rows(s["held_out"], threshold=threshold)
+                one_writer(rows, argument=f"held-out rows of step {s['step']}",
+                           reads="one held-out rate")
             except RowsError as err:
                 raise RowsError(f"held-out rows of step {s['step']}: {err}") from None
             fields["held_out"] = pass_rate(rows, level, seed, metric)

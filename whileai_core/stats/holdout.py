@@ -15,6 +15,7 @@ from pydantic import Field
 
 from ..bootstrap import z_value
 from ..defaults import (CLUSTER_MIN_FAMILIES, HOLDOUT_ALPHA, HOLDOUT_K, HOLDOUT_POWER,
+                        HOLDOUT_SHARE,
                         HOLDOUT_TABLE_KS, PLANNING_RHO, PLANNING_SIGMA2, PLANNING_VAR_X,
                         PROVE_EFFECT, RHO_ALTERNATIVES)
 from ..errors import ArgumentError
@@ -60,6 +61,10 @@ class HoldoutSize(Result):
         "when rho is assumed: the tasks needed at k if the arms correlate less (keys are rho)"))
     power_if_rho: dict[str, float] | None = Field(None, description=(
         "when rho is assumed: the power n_tasks has if the arms correlate less (keys are rho)"))
+    pool: int | None = Field(None, description="tasks the pilot has: the pool a held-out set "
+                                               "is drawn from (`split` says what it allows)")
+    split: str | None = Field(None, description="what holding the tasks out of the pool costs, "
+                                                "or that the pool is too small")
     note: str | None = None
 
     def render(self) -> str:
@@ -77,9 +82,25 @@ class HoldoutSize(Result):
                          f"{alt}")
         elif self.rho is not None:
             lines.append(f"rho {self.rho:.2f} between the arms, measured on the pilot")
+        if self.split:
+            lines.append(self.split)
         if self.note:
             lines.append(f"note: {self.note}")
         return "\n".join(lines)
+
+
+def pool_split(need: int, pool: int, effect: float, power: float) -> str:
+    """What a held-out test of ``need`` tasks costs a pool of ``pool`` (what is left to train
+    on), or, when the pool is too small, what holding out HOLDOUT_SHARE of it detects instead
+    (n scales as 1 / effect^2, so m tasks detect effect x sqrt(need / m))."""
+    if need < pool:
+        return (f"the pool of {pool} tasks holds a test of {need} (power {power:g} for "
+                f"{effect:g}), leaving {pool - need} to train on")
+    share = max(1, math.ceil(HOLDOUT_SHARE * pool))
+    return (f"the pool of {pool} tasks is too small: a test that detects {effect:g} (power "
+            f"{power:g}) needs {need}; holding out {share} ({HOLDOUT_SHARE:.0%}) leaves "
+            f"{pool - share} to train on and detects about {effect * math.sqrt(need / share):.2f}"
+            "; score more tasks for the test, or accept that coarser one")
 
 
 def _within_var(data: Rows, idx: np.ndarray | None = None, metric: str = "pass"
@@ -245,7 +266,10 @@ def holdout_size(effect: float = PROVE_EFFECT, *, k: int = HOLDOUT_K, before: An
         extra = ("under a few hundred tasks the normal approximation is optimistic "
                  "(Bowyer et al. 2025): round up")
         note = f"{note}; {extra}" if note else extra
+    pool = max(p.n_tasks for p in pilots) if pilots else None
     return HoldoutSize(n_tasks=n_k, effect=float(effect), k=k, power=float(power),
+                       pool=pool, split=None if pool is None else pool_split(
+                           n_k, pool, float(effect), float(power)),
                        alpha=float(alpha), omega2=omega2, sigma2_before=s2b, sigma2_after=s2a,
                        inputs_from=inputs_from, table=table, metric=metric, cluster=cluster,
                        design_effect=None if cluster is None else deff, family_size=fam_size,

@@ -94,18 +94,20 @@ def truncated_passes(rows: Any, *, level: float = CONFIDENCE_LEVEL) -> Truncated
 def cut_off_pay(data: Rows, level: float = CONFIDENCE_LEVEL) -> CutOffPay:
     """What truncated and finished replies earn (:class:`CutOffPay`): paired within the tasks
     that have both (the sign-flip test with its t interval, :func:`paired_interval`) when
-    there are enough of them for a test, else the unpaired difference of the two groups'
-    per-task means (MOVER)."""
+    there are enough of them for a test and the gap differs between them, else the unpaired
+    difference of the two groups' per-task means (MOVER)."""
     n = data.n_tasks
     cut = data.truncated
     sums = [np.bincount(data.task_index[m], weights=data.reward[m], minlength=n) for m in (cut, ~cut)]
     counts = [np.bincount(data.task_index[m], minlength=n) for m in (cut, ~cut)]
     both = (counts[0] > 0) & (counts[1] > 0)
     means = [s / np.maximum(c, 1) for s, c in zip(sums, counts)]
-    if int(both.sum()) >= min_paired_tasks(level):
-        d = means[0][both] - means[1][both]
+    d = means[0][both] - means[1][both]
+    pi = None
+    if d.shape[0] >= min_paired_tasks(level):
         pi = paired_interval(d, level=level, seed=BOOTSTRAP_SEED, n_resamples=BOOTSTRAP_RESAMPLES,
                              scale=float(np.max(np.abs(data.reward))) or 1.0)
+    if pi is not None and pi.ci is not None:  # (every task the same gap: no paired spread)
         return CutOffPay(truncated_mean=float(means[0][both].mean()),
                          finished_mean=float(means[1][both].mean()), gap=float(d.mean()),
                          ci=pi.ci, ci_method=pi.method, paired=True, n_tasks=int(both.sum()))

@@ -1,4 +1,4 @@
-"""Every field read (issue 32): each field's role, who graded, several writers refused or one
+"""Every field read: each field's role, who graded, several writers refused or one
 kept (``model_filter``), families found, other systems' output read on the fly.
 
 Expected roles and counts are written by hand from the rows each test builds."""

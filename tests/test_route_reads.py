@@ -1,4 +1,4 @@
-"""The route reads every field (issue 32): a judge's score goes to the judge's audit first, a
+"""The route reads every field: a judge's score goes to the judge's audit first, a
 reward that pays for being cut off is a hole, no smaller model is proposed to distil from, and
 the next call runs as given (its budget from the rows, what it still needs named).
 

@@ -31,3 +31,13 @@ def test_the_corpus_has_twenty_shapes_or_more():
 def test_the_experts_reading_holds(results, shape):
     got = results[shape]
     assert got["passes"], f"{shape}: {'; '.join(got['fails'])} (answer: {got['answer']})"
+
+
+def test_the_docs_table_lists_every_shape_with_its_answer_before_and_after():
+    table = (Path(__file__).resolve().parents[1] / "docs" / "shapes.md").read_text()
+    for reading in READINGS:
+        row = next((line for line in table.splitlines()
+                    if line.startswith(f"| {reading['shape']} |")), None)
+        assert row is not None, reading["shape"]
+        assert reading["reading"] in row and row.rstrip().endswith("|")
+        assert "| holds: " in row, row        # every reading holds in the tree documented

@@ -2,12 +2,15 @@
 
 ``python tests/shapes/runner.py [--markdown]`` prints one line per shape: whether the answer
 agrees with the expert's reading, and the answer in short. Run with another tree's Python (e.g.
-main's venv) to record what that tree answers; tests/test_shapes.py asserts every reading holds.
+main's venv) to record what that tree answers (``before_main.md``); ``--docs FILE`` writes the
+table of docs/shapes.md (shape, system, the expert's reading, main's answer, this tree's).
+tests/test_shapes.py asserts every reading holds and that the table lists every shape.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -140,7 +143,7 @@ def check(answer: Answer, spec: tuple, tools: dict) -> str | None:
 def short(answer: Answer) -> str:
     """The answer in a few words: the error's first sentence, or the route / verdict."""
     if answer.error:
-        first = answer.text.replace("\n", " ")
+        first = re.sub(r"^Error executing tool \w+: ", "", answer.text.replace("\n", " "))
         return "error: " + (first[:140] + "..." if len(first) > 140 else first)
     d = answer.data
     if "route" in d:
@@ -167,9 +170,50 @@ def run_all(root: Path) -> list[dict]:
     return out
 
 
+DOCS_HEAD = """# Row shapes nobody here wrote
+
+[Back to the README](../README.md). How the rows are read: [core.md](core.md#every-field-read-roles).
+
+The corpus under `tests/shapes`: row sets shaped the way real systems and teams write them, each
+with what an expert concludes, written before the route was run on it (`readings.py`, committed
+before any change to the library). `make_shapes.py` writes them fresh (Inspect's logs by
+inspect_ai's own `eval`; prime-rl episodes copied from a record verifiers wrote; lm-eval, vf-eval
+and TRL shapes from their documented formats; the rest as teams write them), and
+`tests/test_shapes.py` runs every one through the MCP server with the default tools and checks
+the expert's reading. "Before" is main before this work (`before_main.md`), "after" this tree;
+rewrite the table with `python tests/shapes/runner.py --docs docs/shapes.md`.
+
+To try a shape of your own: add its maker to `make_shapes.py` and its reading (the call, what
+an expert concludes, the checks) to `readings.py` before running it, then run the runner.
+
+| shape | system | the expert's reading | before | after |
+|---|---|---|---|---|
+"""
+
+
+def docs_table(results: list[dict]) -> str:
+    """docs/shapes.md: every reading with main's answer (before_main.md) and this tree's."""
+    before = {}
+    for line in (HERE / "before_main.md").read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[1] in ("pass", "FAIL"):
+            before[cells[0]] = f"{'holds' if cells[1] == 'pass' else 'fails'}: {cells[2]}"
+    rows = [f"| {r['shape']} | {r['system']} | {r['reading']} | "
+            f"{before.get(r['shape'], 'not run').replace('|', '/')} | "
+            f"{'holds' if r['passes'] else 'FAILS'}: {r['answer'].replace('|', '/')} |"
+            for r in results]
+    held = sum(r["passes"] for r in results)
+    was = sum(v.startswith("holds") for v in before.values())
+    return (DOCS_HEAD + "\n".join(rows) + f"\n\nReadings that hold: {was} of {len(before)} "
+            f"before, {held} of {len(results)} after.\n")
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         results = run_all(Path(tmp))
+    if "--docs" in sys.argv:
+        Path(sys.argv[sys.argv.index("--docs") + 1]).write_text(docs_table(results),
+                                                                encoding="utf-8")
     for r in results:
         if "--markdown" in sys.argv:
             print(f"| {r['shape']} | {'pass' if r['passes'] else 'FAIL'} | "

@@ -25,6 +25,8 @@ from .clustered import check_cluster, design_effect, families_of, mean_family_si
 from .arms import pair_tasks
 from .noise import within_variance
 from .rates import check_metric
+from ..roles import FIELDS_DOC, fields_report, read_fields
+from ..voice import arg
 from ..writers import one_writer
 
 
@@ -65,6 +67,7 @@ class HoldoutSize(Result):
                                                "is drawn from (`split` says what it allows)")
     split: str | None = Field(None, description="what holding the tasks out of the pool costs, "
                                                 "or that the pool is too small")
+    fields: list[str] = Field(default_factory=list, description=FIELDS_DOC)
     note: str | None = None
 
     def render(self) -> str:
@@ -86,6 +89,7 @@ class HoldoutSize(Result):
             lines.append(self.split)
         if self.note:
             lines.append(f"note: {self.note}")
+        lines += [f"field {f}" for f in self.fields]
         return "\n".join(lines)
 
 
@@ -267,9 +271,18 @@ def holdout_size(effect: float = PROVE_EFFECT, *, k: int = HOLDOUT_K, before: An
                  "(Bowyer et al. 2025): round up")
         note = f"{note}; {extra}" if note else extra
     pool = max(p.n_tasks for p in pilots) if pilots else None
+    did = {"task": "the pilot's tasks: their variances size the test",
+           "reward": f"sized for the {'mean reward' if metric == 'reward' else 'pass rate'}",
+           "model": "one writer per pilot",
+           **({cluster: "its design effect multiplies n"} if cluster else {})}
+    family = read_fields(pilots[0]).family if pilots and cluster is None else None
+    if family is not None:
+        did[family.name] = (f"{family.n_values} families, not read: "
+                            f"{arg('cluster', family.name)} multiplies n by their design effect")
+    fields = [line for p in pilots[:1] for line in fields_report(p, did)]
     return HoldoutSize(n_tasks=n_k, effect=float(effect), k=k, power=float(power),
                        pool=pool, split=None if pool is None else pool_split(
-                           n_k, pool, float(effect), float(power)),
+                           n_k, pool, float(effect), float(power)), fields=fields,
                        alpha=float(alpha), omega2=omega2, sigma2_before=s2b, sigma2_after=s2a,
                        inputs_from=inputs_from, table=table, metric=metric, cluster=cluster,
                        design_effect=None if cluster is None else deff, family_size=fam_size,

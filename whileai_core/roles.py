@@ -180,11 +180,10 @@ class Reading:
 
 # --- reading the fields -------------------------------------------------------------------------
 
-def sample_tasks(data) -> tuple[Any, str | None]:
-    """(rows, note): every row when rows x fields is at most DESCRIBE_EXACT_CELLS, else whole
-    tasks drawn without replacement (seeded) until DESCRIBE_SAMPLE_ROWS rows."""
-    if data.n_rows <= DESCRIBE_SAMPLE_ROWS or \
-            data.n_rows * max(1, data.width()) <= DESCRIBE_EXACT_CELLS:
+def sample_tasks(data, *, cells: int = DESCRIBE_EXACT_CELLS) -> tuple[Any, str | None]:
+    """(rows, note): every row when rows x fields is at most ``cells``, else whole tasks drawn
+    without replacement (seeded) until DESCRIBE_SAMPLE_ROWS rows."""
+    if data.n_rows <= DESCRIBE_SAMPLE_ROWS or data.n_rows * max(1, data.width()) <= cells:
         return data, None
     rng = np.random.default_rng(BOOTSTRAP_SEED)
     order = rng.permutation(data.n_tasks)
@@ -192,8 +191,8 @@ def sample_tasks(data) -> tuple[Any, str | None]:
     chosen = np.zeros(data.n_tasks, dtype=bool)
     chosen[order[take]] = True
     sub = data.where(chosen[data.task_index])
-    note = (f"{sub.n_rows:,} rows ({sub.n_tasks:,} whole tasks, sampled with seed "
-            f"{BOOTSTRAP_SEED}) of {data.n_rows:,}")
+    note = (f"whole tasks sampled (seed {BOOTSTRAP_SEED}): {sub.n_rows:,} rows of "
+            f"{data.n_rows:,} ({sub.n_tasks:,} tasks)")
     return sub, note
 
 
@@ -203,19 +202,75 @@ def read_fields(data) -> Reading:
     kept = getattr(data, "_reading", None)
     if kept is not None:
         return kept
-    sub, note = sample_tasks(data)
+    # a role needs a field's name, types and how it varies, not every row: past
+    # DESCRIBE_SAMPLE_ROWS rows it is read on whole tasks sampled to that many, and the columns
+    # every load types (task, reward, truncated, model) from their arrays. bench/bench_fields.py,
+    # a million rows of seven fields at a load average of 16: 6.3 s read whole, 0.72 s so (the
+    # load itself 7.7 s); writers are counted on every row
+    sub = _Sample(data)
+    note = sub.note
     _, first_rows = np.unique(sub.task_index, return_index=True)
     single = int(sub.rollouts.max()) == 1
-    roles = {name: _role(name, sub, first_rows, single) for name in sub.fields}
+    roles = {name: _typed(name, data) or _role(name, sub, first_rows, single)
+             for name in data.fields}
     family = _family(roles, sub.n_tasks)
     grader, why = _grader(roles, sub)
-    reading = Reading(fields=roles, writers=_writers(data, roles), grader=grader, grader_why=why,
-                      family=family, note=note)
+    reading = Reading(fields=roles, writers=_writers(data, sub, roles), grader=grader,
+                      grader_why=why, family=family, note=note)
     try:
         data._reading = reading
     except AttributeError:  # rows built before the slot existed (a pickle): read every time
         pass
     return reading
+
+
+class _Sample:
+    """The rows roles are read on: every row, or past DESCRIBE_SAMPLE_ROWS the rows of whole
+    tasks drawn without replacement (seeded) until that many, by row index (no copy of the
+    rows' other columns is made)."""
+
+    def __init__(self, data) -> None:
+        self.data, self.idx, self.note = data, None, None
+        self.task_index, self.n_tasks = data.task_index, data.n_tasks
+        self.rollouts, self.reward = data.rollouts, data.reward
+        if data.n_rows > DESCRIBE_SAMPLE_ROWS:
+            order = np.random.default_rng(BOOTSTRAP_SEED).permutation(data.n_tasks)
+            take = np.cumsum(data.rollouts[order]) <= DESCRIBE_SAMPLE_ROWS
+            chosen = np.zeros(data.n_tasks, dtype=bool)
+            chosen[order[take]] = True
+            self.idx = np.flatnonzero(chosen[data.task_index])
+            used, inverse = np.unique(data.task_index[self.idx], return_inverse=True)
+            self.task_index, self.n_tasks = inverse.reshape(-1), int(used.shape[0])
+            self.rollouts = np.bincount(self.task_index)
+            self.reward = data.reward[self.idx]
+            self.note = (f"roles read on {self.idx.shape[0]:,} rows ({self.n_tasks:,} whole "
+                         f"tasks, seed {BOOTSTRAP_SEED}) of {data.n_rows:,}")
+        self.n_rows = int(self.task_index.shape[0])
+
+    def kinds(self, name: str) -> set:
+        return self.data.kinds(name)
+
+    def column(self, name: str) -> list:
+        col = self.data.column(name)
+        return col if self.idx is None else list(map(col.__getitem__, self.idx.tolist()))
+
+
+def _typed(name: str, data) -> FieldRole | None:
+    """The role of a field every load types into an array (task id, reward, truncated, model),
+    read off those arrays, never off a list of every row's value."""
+    if name in (TASK_FIELD, *TASK_ALIASES):
+        return FieldRole(name, "task", "by its name", data.n_tasks > 1, "constant", data.n_tasks)
+    if name == "reward":
+        n = data.reward_scale.n_distinct
+        return FieldRole(name, "reward", "by its name", n > 1, None, n)
+    if name == "truncated":
+        n = 1 + int(bool(data.truncated.any()) and not bool(data.truncated.all()))
+        return FieldRole(name, "budget", "by its name", n > 1, None, n)
+    if name == "model":
+        models = tuple(m for m in data.models() if m is not None)
+        return FieldRole(name, "model", "by its name", len(models) > 1, None, len(models),
+                         models[:LIST_SHOWN_MAX])
+    return None
 
 
 def _words(name: str) -> list[str]:
@@ -302,8 +357,9 @@ def _family(roles: dict[str, FieldRole], n_tasks: int) -> FieldRole | None:
     return found[0] if found else None
 
 
-def _writers(data, roles: dict[str, FieldRole]) -> list[Writers]:
-    """Fields whose values split the rows into several policies, counted on every row."""
+def _writers(data, sub, roles: dict[str, FieldRole]) -> list[Writers]:
+    """Fields whose values split the rows into several policies (read on ``sub``, the rows the
+    roles were read on), counted on every row of ``data``."""
     out = []
     models = {m: n for m, n in data.models().items() if m is not None}
     if len(models) > 1:
@@ -315,7 +371,7 @@ def _writers(data, roles: dict[str, FieldRole]) -> list[Writers]:
         checkpoint = f.role == "model" or (f.role == "step" and f.name.lower() in _WRITER_STEPS)
         if not checkpoint or f.within_task == "one rollout each":
             continue
-        if f.role == "step" and _rollout_index(data, f.name):
+        if f.role == "step" and _rollout_index(sub, f.name):
             continue  # every rollout of a task has its own value: a repeat index, not a policy
         counts = Counter(map(as_key, data.column(f.name)))
         counts.pop(None, None)

@@ -26,8 +26,6 @@ from .result import Result
 from .roles import read_fields
 from .voice import arg
 
-ASSUMED_FAIL_SHARE = 0.3  # the share failing when no pass mark is given on a rating scale
-_RATING_MARK = 0.7        # a rating's pass mark, as a share of its top, when none is given
 
 
 class LabelPlan(Result):
@@ -84,9 +82,10 @@ def grading(data, *, half_width: float = D.JUDGE_FALSE_PASS_HALF_WIDTH) -> Gradi
     given = data.threshold != D.PASS_THRESHOLD or not scale.continuous
     top = scale.high if not rating else next((t for t in (5, 7, 10) if scale.high <= t),
                                              scale.high)
-    mark = data.threshold if given else (math.ceil(_RATING_MARK * top) if rating else 0.5)
+    mark = data.threshold if given else (
+        math.ceil(D.JUDGE_RATING_PASS_SHARE * top) if rating else 0.5)
     failing = float(np.mean(data.reward < mark))
-    share = failing if 0 < failing < 1 else ASSUMED_FAIL_SHARE
+    share = failing if 0 < failing < 1 else D.JUDGE_ASSUMED_FAIL_SHARE
     need = failures_needed(half_width)
     items = min(data.n_rows, math.ceil(need / share))
     values, counts = np.unique(data.reward, return_counts=True)

@@ -136,3 +136,14 @@ def test_the_grpo_step_sizes_the_held_out_test_within_the_pool():
     assert f"the pool of 30 tasks is too small" in say and f"needs {need}" in say
     assert f"holding out {share} (20%) leaves {30 - share} to train on" in say
     assert f"detects about {0.05 * math.sqrt(need / share):.2f}" in say
+
+
+def test_a_config_says_when_its_completion_budget_is_a_guess():
+    from whileai_core import prime_rl_config
+
+    teacher = {"name": "opd", "teacher": "Qwen/Qwen3-32B@http://localhost:8001/v1"}
+    guessed = prime_rl_config("reverse-text", teacher, model=MODEL)
+    assert any("is the method's default, not the budget the model was graded on" in n
+               for n in guessed.notes)
+    given = prime_rl_config("reverse-text", teacher, model=MODEL, max_tokens=2048)
+    assert not any("default, not the budget" in n for n in given.notes)

@@ -123,16 +123,21 @@ class Band(Result):
     threshold: float = Field(1.0, description="the pass mark of the pass counts")
 
     def render(self) -> str:
+        rates = [r for r in (self.mean_reward, self.pass_at_1) if r is not None]
+        notes = "".join(f"\nnote: {n}" for n in dict.fromkeys(r.note for r in rates if r.note))
+        p1 = self.pass_at_1
         passes = (f"{self.n_always_fail} tasks always fail, {self.n_always_pass} always pass, "
-                  f"{self.n_split} split; pass@1 {self.pass_at_1.render()}")
+                  f"{self.n_split} split; pass@1 {fmt_rate(p1.value, p1.ci, p1.n_tasks)}, "
+                  f"{p1.n_rows} rows")
         single = f"; {self.n_single} tasks have one rollout" if self.n_single else ""
         if self.reward_kind == "binary":
-            return f"{self.band}: {passes}{single}"
+            return f"{self.band}: {passes}{single}{notes}"
+        m = self.mean_reward
+        mean = "n/a" if m is None else f"{fmt_rate(m.value, m.ci, m.n_tasks)}, {m.n_rows} rows"
         return (f"{self.band}: {self.n_signal} of {self.n_tasks - self.n_single} tasks have "
                 f"rewards that differ by more than {self.tolerance:g} (median spread "
                 f"{self.spread_median if self.spread_median is not None else 0:.3f}); mean reward "
-                f"{self.mean_reward.render() if self.mean_reward else 'n/a'}\n"
-                f"   passes at threshold {self.threshold:g}: {passes}{single}")
+                f"{mean}\n   passes at threshold {self.threshold:g}: {passes}{single}{notes}")
 
 
 def _signal(data: Rows) -> tuple[np.ndarray, np.ndarray, float]:

@@ -160,10 +160,12 @@ class Reading:
         lines, unread = [], []
         for role in ROLES:
             present = [f for f in self.fields.values() if f.role == role]
-            done = [f for f in present if f.name in did]
+            # ``did`` names roles and fields: a field named like a role (lm-eval's `task`) is
+            # read as that field only when the role is its own
+            done = [f for f in present if f.name in did and (f.name not in ROLES or f.name == role)]
             for f in done:
                 lines.append(f"{f.name} [{role}]: {did[f.name]}")
-            rest = [f for f in present if f.name not in did]
+            rest = [f for f in present if f not in done]
             if rest and role in did:
                 names = ", ".join(f.name for f in rest[:6]) + (
                     f" ({6} of {len(rest)})" if len(rest) > 6 else "")

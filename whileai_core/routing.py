@@ -35,7 +35,7 @@ from .grading import Grading, grading
 from .questions import (Band, OnPolicy, RolloutsPerTask, SplitShare, TruncatedPasses,  # noqa: F401
                         band, check_model, on_policy, rollouts_per_task, split_share,
                         truncated_passes)
-from .result import Result, fmt_rate
+from .result import Result, _answer_bytes, fmt_rate
 from .rewards import RewardScale, check_reach
 from .roles import FIELDS_DOC, fields_report, read_fields
 from .writers import own_rows
@@ -131,6 +131,19 @@ class Route(Result):
     then: NextStep | None = Field(None, description="audit_judge: the call to make once the "
                                                     "judge clears")
 
+    def bounded(self, limit: int):
+        """Cut to fit an answer: past the byte bound the answers give their evidence as data
+        only (their ``detail``, its text, is dropped: first of those that did not decide, then
+        of the one that did) before any string is cut, so the decision, the method and the next
+        call are cut last."""
+        listed = self._cut_lists(limit)
+        for keep in (lambda a: a.decides, lambda a: False):
+            if _answer_bytes(listed) <= self.answer_max_bytes:
+                break
+            listed = listed.model_copy(update={"answers": [
+                a if keep(a) else a.model_copy(update={"detail": ""}) for a in listed.answers]})
+        return Result.bounded(listed, limit)
+
     def render(self) -> str:
         lines = [f"warning: {self.reward.warning}"] if self.reward and self.reward.warning else []
         lines += [f"route: {self.route}", f"method: {self.method}",
@@ -165,26 +178,20 @@ def _did(data: Rows, *, teacher: bool, cluster: str | None, found: Families | No
     """What the route did with each role (and some fields) of the rows, for ``fields``."""
     scale = data.reward_scale
     did: dict[str, str] = {
-        "task": "every interval resamples tasks" + (
-            f" within families of `{cluster}`" if cluster else ""),
-        "reward": (f"{scale.summary()}; a pass is reward >= {data.threshold:g}"
-                   + ("; question 3 reads its spread within each task" if scale.continuous
-                      else "")),
-        "model": kept or "question 5: who wrote the rows",
-        "grader": f"question 0: graded by {grader.grader}" + (
-            f" ({grader.why})" if grader.why else ""),
-        "truncated": "question 1: can a cut-off reply pass, or earn more",
-        "finish_reason": "a 'length' finish marks a cut-off reply (question 1)",
+        "task": "intervals resample tasks" + (f" within families of `{cluster}`" if cluster
+                                              else ""),
+        "reward": f"{scale.summary()}; a pass is reward >= {data.threshold:g}",
+        "model": kept or "question 5",
+        "grader": f"question 0: graded by {grader.grader}",
+        "truncated": "question 1", "finish_reason": "question 1: 'length' is a cut-off reply",
     }
     budget = data.budget
     if budget is not None and not bool((budget.max_tokens != budget.max_tokens).all()):
-        did["max_tokens"] = ("the teacher's budget was compared with the student's (question 4)"
-                             if teacher else "no teacher rows, so nothing to compare it with; "
-                             "the config proposed takes it")
+        did["max_tokens"] = ("question 4: the teacher's cap against the student's" if teacher
+                             else "the config proposed takes it")
     if budget is not None and not bool((budget.completion_tokens != budget.completion_tokens).all()):
-        did["completion_tokens"] = ("a teacher's reply past the student's cap counts as failed"
-                                    if teacher else "carried; read against a teacher's when one "
-                                    "is given")
+        did["completion_tokens"] = ("question 4: a teacher's reply past the student's cap "
+                                    "fails" if teacher else "read against a teacher's, if given")
     for f in read_fields(data).of("turns"):
         multi = sum(1 for t in data.column(f.name) if type(t) is int and t > 1)
         did[f.name] = (f"{multi} of {data.n_rows} rows have more than one turn"
@@ -239,14 +246,13 @@ def route(rows: Any, *, model: str, teacher_rows: Any = None, taskset: str | Non
     later = [a.model_copy(update={"decides": False}) for a in inner.answers]
     label = grader.label
     step = NextStep(
-        say=(f"Audit the judge before any RL on its score (skill audit-your-judge): "
-             f"{label.render()}; have people label them blind with a codebook, write one item "
-             "per reply as {id, label, grades: {<judge>: its grade}, reply}, then turn on the "
-             "judge tools and call audit_judge on them. An RL config on this score: "
-             f"{grader.reward}."),
+        say=(f"Audit the judge before any RL on its score (skill audit-your-judge): have people "
+             f"label the {label.items} replies question 0 names blind, with a codebook; write "
+             "one item per reply as {id, label, grades: {<judge>: its grade}, reply}, then turn "
+             "on the judge tools and call audit_judge on them."),
         tool=SWITCH, arguments={"toolset": "judge"})
     then = inner.next_step.model_copy(update={
-        "say": f"Once the judge clears ({grader.reward}): {inner.next_step.say}"})
+        "say": f"Once the judge clears: {inner.method}; {grader.reward}."})
     return inner.model_copy(update={
         "route": "audit_judge", "method": f"audit the judge first; once it clears: "
                                           f"{inner.method}",

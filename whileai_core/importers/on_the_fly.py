@@ -61,9 +61,8 @@ def origin(read: ForeignRows, path: UserPath) -> str:
     if read.format == "prime-rl":
         steps = sorted({r["step"] for r in read.rows if isinstance(r.get("step"), int)})
         where = f"step {steps[0]}" if len(steps) == 1 else "every step"
-        return (f"prime-rl run: the eval episodes of {where}, the reward the trace's summed "
-                f"rewards ({len(read.rows)} rollouts; another step: "
-                + call("import_rows", path=str(path), step="N", out="rows.jsonl") + ")")
+        return (f"prime-rl run: eval episodes of {where}, the traces' summed rewards (another "
+                "step: " + call("import_rows", path=str(path), step="N", out="rows.jsonl") + ")")
     if read.format == "verifiers":
         return "vf-eval results: the `reward` column, task_id = example_id"
     what = "scorer" if read.format == "inspect" else "metric"

@@ -35,7 +35,7 @@ from .grading import Grading, grading
 from .questions import (Band, OnPolicy, RolloutsPerTask, SplitShare, TruncatedPasses,  # noqa: F401
                         band, check_model, on_policy, rollouts_per_task, split_share,
                         truncated_passes)
-from .result import Result, _answer_bytes, fmt_rate
+from .result import Result, _answer_bytes, cut_text, fmt_rate
 from .rewards import RewardScale, check_reach
 from .roles import FIELDS_DOC, fields_report, read_fields
 from .writers import own_rows
@@ -136,12 +136,13 @@ class Route(Result):
         only (their ``detail``, its text, is dropped: first of those that did not decide, then
         of the one that did) before any string is cut, so the decision, the method and the next
         call are cut last."""
-        listed = self._cut_lists(limit)
+        whole = listed = self._cut_lists(limit)
         for keep in (lambda a: a.decides, lambda a: False):
             if _answer_bytes(listed) <= self.answer_max_bytes:
                 break
-            listed = listed.model_copy(update={"answers": [
-                a if keep(a) else a.model_copy(update={"detail": ""}) for a in listed.answers]})
+            listed = whole.model_copy(update={"answers": [
+                a if keep(a) or not a.detail else a.model_copy(update={  # "0 of N characters"
+                    "detail": cut_text(a.detail, 0)}) for a in whole.answers]})
         return Result.bounded(listed, limit)
 
     def render(self) -> str:

@@ -36,7 +36,7 @@ LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
       "importers")),
     ("format detection", "what loaded rows hold (fields, their kinds, the reward's scale): read "
      "by the statistics to name a field that is missing",
-     ("describe", "roles", "writers")),
+     ("describe", "roles", "role_names", "writers")),
     ("statistics", "rates with task-clustered intervals, paired comparisons, noise floors, "
      "holdout sizes: numbers, no decisions",
      ("bootstrap", "stats")),

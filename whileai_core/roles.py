@@ -37,68 +37,21 @@ Past ``DESCRIBE_EXACT_CELLS`` (rows x fields) the roles are read on whole tasks 
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 
-from .defaults import (BOOTSTRAP_SEED, CATEGORY_FIELD, DESCRIBE_EXACT_CELLS, DESCRIBE_SAMPLE_ROWS,
+from .defaults import (BOOTSTRAP_SEED, DESCRIBE_EXACT_CELLS, DESCRIBE_SAMPLE_ROWS,
                        LIST_SHOWN_MAX)
 from .records import TASK_ALIASES, TASK_FIELD
+from .role_names import (HUMAN, JUDGE, NAMES, PROGRAM, RATING_TOPS, WRITER_STEPS, Role,
+                         by_name, by_shape, words)
 
-Role = Literal["task", "reward", "score", "model", "step", "grader", "family", "category",
-               "budget", "turns", "text", "id", "flag", "unknown"]
 Grader = Literal["program", "llm_judge", "human"]
 ROLES: tuple[str, ...] = ("task", "reward", "score", "model", "step", "grader", "family",
                           "category", "budget", "turns", "text", "id", "flag", "unknown")
-
-# names, lower-cased, with their role; a name is also matched word by word (split on _ - . space)
-_NAMES: dict[str, Role] = {
-    **{n: "task" for n in (TASK_FIELD, *TASK_ALIASES, "example_id", "prompt_id", "question_id",
-                           "problem_id", "instance_id", "doc_id", "sample_id")},
-    "reward": "reward",
-    **{n: "model" for n in ("model", "model_id", "model_name", "policy", "sampler", "generator",
-                            "student", "actor", "checkpoint", "ckpt", "revision", "adapter",
-                            "lora", "run", "run_name", "run_id")},
-    **{n: "step" for n in ("step", "global_step", "train_step", "training_step", "iteration",
-                           "policy_version", "version", "epoch", "ckpt_step", "checkpoint_step")},
-    **{n: "grader" for n in ("grader", "grader_type", "grader_model", "graded_by", "judge",
-                             "judge_model", "judge_name", "judge_reasoning", "judge_prompt",
-                             "rubric", "scorer", "evaluator", "annotator", "annotator_id",
-                             "rater", "labeler", "label_source", "feedback_source",
-                             "verifier", "grading")},
-    **{n: "family" for n in ("family", "repo", "repository", "dataset", "source", "suite",
-                             "benchmark", "subset", "project", "document", "template", "origin",
-                             "collection", "corpus", "task_family", "env", "environment")},
-    **{n: "category" for n in (CATEGORY_FIELD, "type", "kind", "difficulty", "level",
-                               "behaviour", "behavior", "tag", "tags", "topic", "skill",
-                               "subject", "task_type", "case", "bucket", "group")},
-    **{n: "budget" for n in ("max_tokens", "completion_tokens", "finish_reason", "truncated",
-                             "stop_reason", "prompt_tokens", "total_tokens", "num_tokens",
-                             "output_tokens", "max_new_tokens", "max_completion_tokens",
-                             "max_gen_toks", "usage", "length", "tokens")},
-    **{n: "turns" for n in ("turns", "num_turns", "n_turns", "rounds", "n_messages")},
-    **{n: "text" for n in ("prompt", "completion", "response", "answer", "question", "output",
-                           "reply", "reasoning", "messages", "trajectory", "input", "target",
-                           "text", "content", "chosen", "rejected", "doc", "info", "resps",
-                           "filtered_resps", "arguments", "system_prompt")},
-    **{n: "flag" for n in ("errored", "error", "thumbs_up", "well_formed", "correct")},
-}
-_SCORE_WORDS = ("reward", "score", "accuracy", "acc", "exact", "match", "f1", "bleu", "rouge",
-                "lcs", "pass", "grade", "rating", "correct", "metric", "win")
-_ID_WORDS = ("id", "uuid", "hash", "key")
-# fields of these roles whose values, when several, split the rows into several policies
-_WRITER_STEPS = {"step", "global_step", "train_step", "training_step", "iteration", "ckpt_step",
-                 "checkpoint_step"}
-
-_JUDGE = re.compile(r"llm|judge|gpt|claude|gemini|model|rubric|qwen|llama|mistral|deepseek|/")
-_HUMAN = re.compile(r"human|user|annotat|crowd|rater|label|thumb|feedback|expert|people|manual")
-_PROGRAM = re.compile(r"unit|test|regex|exact|program|verif|rule|code|script|match|exec|compil|"
-                      r"lcs|string|parse|checker|symbolic|sympy")
-_RATING_TOPS = (5, 7, 10)
-
 
 @dataclass(frozen=True)
 class FieldRole:
@@ -275,10 +228,6 @@ def _typed(name: str, data) -> FieldRole | None:
     return None
 
 
-def _words(name: str) -> list[str]:
-    return [w for w in re.split(r"[\s_\-.]+", name.lower()) if w]
-
-
 def _role(name: str, data, first_rows: np.ndarray, single: bool) -> FieldRole:
     kinds = data.kinds(name) - {type(None)}
     col = data.column(name)
@@ -296,62 +245,17 @@ def _role(name: str, data, first_rows: np.ndarray, single: bool) -> FieldRole:
         within = ("one rollout each" if single else "constant"
                   if bool(np.all(coded == coded[first_rows][data.task_index])) else "varies")
     varies = n_values is not None and (n_values > 1 or present < len(col))
-    role, why = _by_name(name, kinds, n_values, data.n_tasks, within)
+    role, why = by_name(name, kinds, n_values, data.n_tasks, within)
     if role == "unknown":
-        role, why = _by_shape(kinds, col, present, n_values, data.n_rows)
+        role, why = by_shape(kinds, col, present, n_values, data.n_rows)
     return FieldRole(name=name, role=role, why=why, varies=varies or (not scalar and present > 1),
                      within_task=within, n_values=n_values, values=values)
-
-
-def _by_name(name: str, kinds: set, n_values: int | None, n_tasks: int,
-             within: str | None) -> tuple[Role, str]:
-    low = name.lower()
-    if low in _NAMES:
-        role = _NAMES[low]
-        if role == "task" and name not in (TASK_FIELD, *TASK_ALIASES) and n_values != n_tasks:
-            return "id", "an id that is not one per task"
-        if role == "flag" and not kinds <= {bool}:
-            return ("score", "a score by its name") if kinds <= {int, float} else (
-                "unknown", "not a yes/no")
-        return role, "by its name"
-    words = _words(name)
-    numeric = bool(kinds) and kinds <= {int, float, bool}
-    if numeric and any(w in _SCORE_WORDS for w in words):
-        return "score", "a score by its name"
-    for w in words:   # judge_score is a score (above); judge_id a grader; repo_name a family
-        if w in ("judge", "grader", "rubric", "annotator", "rater", "scorer"):
-            return "grader", "by its name"
-    if words and words[-1] in _ID_WORDS:
-        return "id", "by its name"
-    if any(w in ("step", "version", "epoch") for w in words):
-        return "step", "by its name"
-    for w in words:
-        role = _NAMES.get(w)
-        if role in ("family", "category", "budget", "turns", "text", "model"):
-            return role, "by its name"
-    return "unknown", ""
-
-
-def _by_shape(kinds: set, col: list, present: int, n_values: int | None,
-              n_rows: int) -> tuple[Role, str]:
-    if not present:
-        return "unknown", "no row carries a value"
-    if kinds <= {bool}:
-        return "flag", "true/false"
-    if kinds & {list, dict}:
-        return "text", "nested values"
-    if kinds == {str} and n_values is not None:
-        sample = [v for v in col[:2000] if v is not None]
-        long = sum(map(len, sample)) / max(1, len(sample)) > 40
-        if long or n_values > 0.9 * present:
-            return ("text", "long strings") if long else ("id", "a different value in most rows")
-    return "unknown", ""
 
 
 def _family(roles: dict[str, FieldRole], n_tasks: int) -> FieldRole | None:
     """The field that groups the tasks into families: a family-named field every row carries,
     constant within tasks, with fewer values than tasks; the first by name priority."""
-    order = [n for n, r in _NAMES.items() if r == "family"]
+    order = [n for n, r in NAMES.items() if r == "family"]
     found = [f for f in roles.values() if f.role == "family" and f.within_task in (
         "constant", "one rollout each") and f.n_values is not None and f.n_values < n_tasks]
     found.sort(key=lambda f: order.index(f.name.lower()) if f.name.lower() in order
@@ -370,7 +274,7 @@ def _writers(data, sub, roles: dict[str, FieldRole]) -> list[Writers]:
     for f in roles.values():
         if f.name == "model" or f.n_values is None or f.n_values < 2:
             continue
-        checkpoint = f.role == "model" or (f.role == "step" and f.name.lower() in _WRITER_STEPS)
+        checkpoint = f.role == "model" or (f.role == "step" and f.name.lower() in WRITER_STEPS)
         if not checkpoint or f.within_task == "one rollout each":
             continue
         if f.role == "step" and _rollout_index(sub, f.name):
@@ -404,26 +308,26 @@ def _grader(roles: dict[str, FieldRole], data) -> tuple[Grader | None, str | Non
             if not isinstance(v, str):
                 continue
             low = v.lower()
-            for kind, pattern in (("human", _HUMAN), ("llm_judge", _JUDGE), ("program", _PROGRAM)):
+            for kind, pattern in (("human", HUMAN), ("llm_judge", JUDGE), ("program", PROGRAM)):
                 if pattern.search(low) and not (kind == "llm_judge" and f.name.lower() in (
                         "feedback_source", "label_source", "annotator", "rater")):
                     return kind, f"`{f.name}` is {v!r}"
     for f in graders:
         low = f.name.lower()
-        if any(w in _words(low) for w in ("judge", "rubric")) or low == "grader_model":
+        if any(w in words(low) for w in ("judge", "rubric")) or low == "grader_model":
             return "llm_judge", f"the rows carry `{f.name}`"
-        if any(w in _words(low) for w in ("annotator", "rater", "labeler")):
+        if any(w in words(low) for w in ("annotator", "rater", "labeler")):
             return "human", f"the rows carry `{f.name}`"
     scores = [f.name for f in roles.values() if f.role == "score"
-              and any(w in ("judge", "rating", "grade") for w in _words(f.name))]
+              and any(w in ("judge", "rating", "grade") for w in words(f.name))]
     if scores:
         return "llm_judge", f"the rows carry `{scores[0]}`"
     r = data.reward
     if r.shape[0] and bool(np.all(r == np.round(r))):
         lo, hi = float(r.min()), float(r.max())
         distinct = np.unique(r).shape[0]
-        if lo >= 1 and distinct >= 3 and any(hi <= top for top in _RATING_TOPS):
-            top = next(t for t in _RATING_TOPS if hi <= t)
+        if lo >= 1 and distinct >= 3 and any(hi <= top for top in RATING_TOPS):
+            top = next(t for t in RATING_TOPS if hi <= t)
             return "llm_judge", (f"the reward is a whole number from 1 to {top} ({distinct} "
                                  "values), the shape of a judge's rating; if a program graded "
                                  "the rows, say so with a `grader` field")

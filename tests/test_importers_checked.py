@@ -238,13 +238,13 @@ def test_a_long_run_s_steps_are_listed_bounded_with_both_ends():
 
 
 def test_load_rows_names_how_many_steps_a_long_run_spans(monkeypatch, tmp_path):
-    from whileai_core.importers import detect
+    from whileai_core.importers import on_the_fly
     from whileai_core.importers.foreign import ForeignRows, StepRows
 
     long_run = _long_run(30)
     read = ForeignRows("prime-rl", "run", ["f"], long_run.rows, errored=0, kept_errored=False,
                        steps=[StepRows(step=5 * s, rows=1, errored=0, policy_versions=[5 * s])
                               for s in range(30)])
-    monkeypatch.setattr(detect, "read_foreign", lambda *a, **k: read)
+    monkeypatch.setattr(on_the_fly, "read_foreign", lambda *a, **k: read)
     with pytest.raises(AmbiguousImport, match=r"spanning 30 steps \(0 to 145\).*step=145"):
-        detect.rows_for_load(tmp_path, "prime-rl")
+        on_the_fly.rows_for_load(tmp_path, "prime-rl")

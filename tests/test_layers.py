@@ -37,13 +37,14 @@ LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
       "importers")),
     ("format detection", "what loaded rows hold (fields, their kinds, the reward's scale): read "
      "by the statistics to name a field that is missing",
-     ("describe",)),
+     ("describe", "roles", "role_names", "writers")),
     ("statistics", "rates with task-clustered intervals, paired comparisons, noise floors, "
      "holdout sizes: numbers, no decisions",
      ("bootstrap", "stats")),
     ("domain", "the decisions and the systems they drive: routing, methods, the prime-rl writer, "
      "judges, traces, reward hacking, runs, experiments",
-     ("importers.result", "models", "questions", "routing", "teacher", "categories", "evalset",
+     ("importers.result", "models", "questions", "truncation", "grading", "next_steps", "routing",
+      "teacher", "categories", "evalset",
       "methods", "prime_rl", "judge", "traces", "sft", "pairs", "hacking", "runs",
       "experiments", "pictures", "init", "skills")),
     ("operations", "one declaration per operation, from which the tools and commands are made",

@@ -231,4 +231,4 @@ def test_an_operation_s_python_call_matches_its_tool(tmp_path):
     assert {"rows", "metric", "field", "k", "level", "seed", "threshold", "cluster"} == \
         set(sig.parameters)
     assert set(input_model(OPS["rate"]).model_fields) == set(sig.parameters) | {
-        "detail", "offset", "limit"}
+        "detail", "offset", "limit", "model_filter"}

@@ -109,12 +109,12 @@ def test_a_scale_warning_gives_the_pass_mark_as_the_reader_types_it(tmp_path, ca
     assert "--threshold 100" in out and "threshold=" not in out
     with speaking(MCP):
         assert "threshold=100" in pass_at(str(path)).reward.warning
-    # a mark no reward in [0, 1] reaches: the fix at the shell is a flag too
+    # a mark no reward in [0, 1] reaches is refused, naming the range; the fix is a flag too
     small = tmp_path / "small.jsonl"
     small.write_text("".join(f'{{"task_id": "t{i}", "reward": {i % 2}}}\n' for i in range(12)))
-    assert main(["pass-at", str(small), "--threshold", "2"]) == 0
-    out = capsys.readouterr().out
-    assert "--threshold 1.0" in out and "threshold=" not in out
+    assert main(["pass-at", str(small), "--threshold", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "run from 0 to 1" in err and "--threshold 1" in err and "threshold=" not in err
 
 
 def test_notes_on_the_metric_and_families_name_the_flags_at_the_shell(tmp_path, capsys):
@@ -163,8 +163,8 @@ def test_one_task_is_one_task_and_an_array_field_shows_no_empty_values():
     from whileai_core import describe_rows
     text = str(describe_rows([{"task_id": "a", "reward": 1.0, "tags": [1, 2]},
                               {"task_id": "a", "reward": 0.0, "tags": [3]}]))
-    line = next(l for l in text.splitlines() if l.strip().startswith("tags:"))
-    assert line.strip() == "tags: array, 100% of rows; not comparable within tasks"
+    line = next(l for l in text.splitlines() if l.strip().startswith("tags"))
+    assert line.strip() == "tags [category]: array, 100% of rows; not comparable within tasks"
 
 
 @pytest.mark.parametrize("low, high, passes", [(-1.0, 1.0, 0.25), (-0.5, 0.5, 0.0),

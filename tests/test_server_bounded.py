@@ -23,7 +23,9 @@ N = 3000          # tasks: far past every list bound, small enough for a 2-core 
 K = 4
 
 
-def _rows(path: Path, rng: random.Random, shift: float = 0.0) -> None:
+def _rows(path: Path, rng: random.Random, shift: float = 0.0, models: int = 1) -> None:
+    """N tasks x K rollouts; 50 groups in `group`; ``models`` writers (several are never read
+    as one set, so only the file for the list of models has more than one)."""
     with path.open("w") as fh:
         for t in range(N):
             p = rng.random()
@@ -31,7 +33,8 @@ def _rows(path: Path, rng: random.Random, shift: float = 0.0) -> None:
                 fh.write(json.dumps({"task_id": f"t{t:05d}",
                                      "reward": float(rng.random() < min(1.0, p + shift)),
                                      "truncated": rng.random() < 0.05,
-                                     "model": f"org/m-{t % 50}", "category": f"c{t % 7}"})
+                                     "model": f"org/m-{t % models}", "group": f"g{t % 50}",
+                                     "category": f"c{t % 7}"})
                          + "\n")
 
 
@@ -41,6 +44,7 @@ def big(tmp_path_factory):
     rng = random.Random(0)
     for name, shift in (("a", 0.0), ("b", 0.1), ("c", 0.0)):
         _rows(root / f"{name}.jsonl", rng, shift)
+    _rows(root / "models.jsonl", rng, models=50)
     with (root / "traces.jsonl").open("w") as fh:
         for t in range(N):
             fh.write(json.dumps({"task_id": f"t{t:05d}", "reward": float(t % 3 == 0),
@@ -67,10 +71,10 @@ def big(tmp_path_factory):
 SIZE_CALLS = {
     "route": {"rows": "a.jsonl", "model": "org/m-0", "teacher_rows": "b.jsonl"},
     "describe_rows": {"rows": "a.jsonl"},
-    "inspect_rows": {"rows": "a.jsonl", "model": "org/m-0"},
+    "inspect_rows": {"rows": "models.jsonl", "model": "org/m-0"},
     "rate": {"rows": "a.jsonl"},
     "compare": {"before": "a.jsonl", "after": "b.jsonl"},
-    "compare_many": {"before": "a.jsonl", "after": "b.jsonl", "by": "model"},   # 50 groups
+    "compare_many": {"before": "a.jsonl", "after": "b.jsonl", "by": "group"},   # 50 groups
     "holdout_size": {"before": "a.jsonl", "after": "b.jsonl"},
     "teacher_clears": {"teacher_rows": "b.jsonl", "student_rows": "a.jsonl"},
     "noise_floor": {"runs": ["a.jsonl", "b.jsonl", "c.jsonl"]},
@@ -160,7 +164,7 @@ def test_every_cut_list_says_n_of_n(big):
     assert chosen["n_kept"] == kept and len(chosen["records"]) == LIST_SHOWN_MAX
     assert f"records: {LIST_SHOWN_MAX} of {kept} shown" in chosen["shown"]
     assert f"asks_without_pass: {LIST_SHOWN_MAX} of {N - kept} shown" in chosen["shown"]
-    facts = ok(call(server, "inspect_rows", {"rows": "a.jsonl", "model": "org/m-0"}))
+    facts = ok(call(server, "inspect_rows", {"rows": "models.jsonl", "model": "org/m-0"}))
     assert facts["on_policy"]["n_models"] == 50
     assert f"models: {LIST_SHOWN_MAX} of 50 shown" in facts["on_policy"]["shown"]
 

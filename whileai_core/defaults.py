@@ -617,6 +617,17 @@ _source("JUDGE_FALSE_PASS_HALF_WIDTH",
         "convention: size the labelled sample so the false-pass rate is known to +-0.1; "
         "worst case 1.96 * sqrt(0.25 / n_fail) <= 0.1 needs 97 labelled failures")
 
+JUDGE_ASSUMED_FAIL_SHARE = 0.3
+_source("JUDGE_ASSUMED_FAIL_SHARE",
+        "convention, untested: the share of replies a judge fails when the rows give no pass "
+        "mark to count it at (the route's label plan; audit-your-judge's 'at a 30% failure "
+        "rate, about 320 replies')")
+
+JUDGE_RATING_PASS_SHARE = 0.7
+_source("JUDGE_RATING_PASS_SHARE",
+        "convention, untested: a rating's pass mark as a share of its top (7 of 10) when none "
+        "is given; the route says it is a convention to replace")
+
 JUDGE_TEMPERATURE = 0.0
 _source("JUDGE_TEMPERATURE",
         "convention: grade at temperature 0 so re-grading the same reply gives the same grade")

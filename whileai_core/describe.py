@@ -22,11 +22,11 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
-from .defaults import (BOOTSTRAP_SEED, CATEGORY_FIELD, DESCRIBE_EXACT_CELLS, DESCRIBE_FIELDS_SHOWN,
-                       DESCRIBE_SAMPLE_ROWS, DESCRIBE_VALUES_SHOWN)
+from .defaults import CATEGORY_FIELD, DESCRIBE_FIELDS_SHOWN, DESCRIBE_VALUES_SHOWN
 from .errors import ArgumentError
 from .result import Result
 from .rewards import RewardScale
+from .roles import read_fields, sample_tasks
 from .rows import TASK_ALIASES, TASK_FIELD, Rows, load_rows
 from . import voice
 
@@ -47,8 +47,6 @@ ROLES: dict[str, str] = {
     CATEGORY_FIELD: "per-behaviour rates: category_table",
     "family": "tasks in families: pass cluster='family' to every interval",
 }
-ROUTE_FIELDS = ("max_tokens", "completion_tokens", "finish_reason", "turns", CATEGORY_FIELD,
-                "family")
 
 JsonType = Literal["string", "integer", "number", "boolean", "null", "object", "array"]
 _TYPE_NAMES = {str: "string", int: "integer", float: "number", bool: "boolean",
@@ -72,6 +70,10 @@ class FieldInfo(Result):
     within_task: Literal["constant", "varies", "one rollout each", "not comparable"] | None = Field(
         None, description="whether a task's rollouts all carry the same value")
     reads: str | None = Field(None, description="what in this library reads the field")
+    role: str | None = Field(None, description="what the field is for (whileai_core.roles): "
+                                               "task, reward, score, model, step, grader, "
+                                               "family, category, budget, turns, text, id, "
+                                               "flag, unknown")
 
     def render(self) -> str:
         what = "/".join(self.types)
@@ -86,7 +88,8 @@ class FieldInfo(Result):
         within = f"{self.within_task} within tasks" if self.within_task else ""
         reads = f"  <- {self.reads.split(':')[0]}" if self.reads else ""
         shown = "; ".join(filter(None, [f"{what}, {self.share:.0%} of rows", vals, within]))
-        return f"{self.name}: {shown}{reads}"
+        role = f" [{self.role}]" if self.role else ""
+        return f"{self.name}{role}: {shown}{reads}"
 
 
 class RowsDescription(Result):
@@ -99,8 +102,11 @@ class RowsDescription(Result):
     rollouts_max: int
     n_fields: int
     fields: list[FieldInfo]
-    route_fields: list[str] = Field(description="fields present that change the route's answer "
-                                                "(tokens, turns, category, family)")
+    route_fields: list[str] = Field(description="fields whose values change the route's answer "
+                                                "(budgets, turns past one, categories, "
+                                                "families, writers, the grader)")
+    grader: str | None = Field(None, description="who graded the rows (program, llm_judge, "
+                                                 "human) and what says so")
     reward: RewardScale
     read_from: str | None = Field(None, description="how many rows the values were read from, "
                                                     "when not all")
@@ -126,6 +132,8 @@ class RowsDescription(Result):
             lines.append(f"({self.shown})")
         if self.route_fields:
             lines.append("changes the route: " + ", ".join(self.route_fields))
+        if self.grader:
+            lines.append(f"graded by: {self.grader}")
         return "\n".join(lines)
 
 
@@ -136,28 +144,18 @@ def field_names(data: Rows) -> list[str]:
 
 
 def _sample(data: Rows) -> tuple[Rows, str | None]:
-    """(rows, note): every row when rows x fields is at most DESCRIBE_EXACT_CELLS, else whole
-    tasks drawn without replacement (seeded) until DESCRIBE_SAMPLE_ROWS rows."""
-    if data.n_rows <= DESCRIBE_SAMPLE_ROWS or \
-            data.n_rows * max(1, data.width()) <= DESCRIBE_EXACT_CELLS:
-        return data, None
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
-    order = rng.permutation(data.n_tasks)
-    take = np.cumsum(data.rollouts[order]) <= DESCRIBE_SAMPLE_ROWS
-    chosen = np.zeros(data.n_tasks, dtype=bool)
-    chosen[order[take]] = True
-    sub = data.where(chosen[data.task_index])
-    note = (f"{sub.n_rows:,} rows ({sub.n_tasks:,} whole tasks, sampled with seed "
-            f"{BOOTSTRAP_SEED}) of {data.n_rows:,}: field names, shares and values are read "
-            "there (a field no sampled row carries is not listed)")
-    return sub, note
+    """(rows, note): whole tasks sampled past DESCRIBE_EXACT_CELLS (:func:`roles.sample_tasks`)."""
+    sub, note = sample_tasks(data)
+    return sub, None if note is None else (
+        f"{note}: field names, shares and values are read there (a field no sampled row "
+        "carries is not listed)")
 
 
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def _describe_field(name: str, data: Rows, single: bool) -> FieldInfo:
+def _describe_field(name: str, data: Rows, single: bool, role: str | None = None) -> FieldInfo:
     """One field read off the rows that carry it (``Rows.carried``: no row dict, no column of
     every row)."""
     n = data.n_rows
@@ -167,7 +165,7 @@ def _describe_field(name: str, data: Rows, single: bool) -> FieldInfo:
     types = sorted({_TYPE_NAMES.get(t, t.__name__) for t in kinds})
     info: dict[str, Any] = dict(name=_cut(name, _NAME_MAX), types=types or ["null"],
                                 share=present / n if n else 0.0, n_rows=present,
-                                reads=ROLES.get(name))
+                                reads=ROLES.get(name), role=role)
     if present and kinds <= {str, int, float, bool}:
         vals = col if present == len(col) else list(compress(col, map(is_not, col,
                                                                        repeat(None))))
@@ -248,13 +246,52 @@ def describe_rows(rows: Any, *, fields: list[str] | None = None,
         # the route's fields first (in ROLES order), then the rest by first appearance
         names_shown = [f for f in ROLES if f in names] + [f for f in names if f not in ROLES]
     single = int(sub.rollouts.max()) == 1
-    infos = [_describe_field(f, sub, single) for f in names_shown]
-    route_fields = [f for f in ROUTE_FIELDS if f in names]
+    reading = read_fields(data)
+    infos = [_describe_field(f, sub, single, reading.role(f)) for f in names_shown]
+    grader = (f"{reading.grader} ({reading.grader_why})" if reading.grader else None)
     return RowsDescription(n_rows=data.n_rows, n_tasks=data.n_tasks,
                            rollouts_min=int(data.rollouts.min()),
                            rollouts_max=int(data.rollouts.max()), n_fields=len(names),
-                           fields=infos, route_fields=route_fields, reward=data.reward_scale,
+                           fields=infos, route_fields=route_fields(data), grader=grader,
+                           reward=data.reward_scale,
                            read_from=note)
+
+
+def route_fields(data: Rows) -> list[str]:
+    """The fields present whose values change the route's answer: a token cap or reply length
+    (read against a teacher's and into a config), a finish reason or ``truncated`` that marks a
+    cut-off reply, turns past one, categories and families of two or more values, the writers
+    that split the rows, and the grader field that says who graded. A field that is the same
+    nothing-saying value on every row (``turns`` 0 everywhere) changes nothing and is not named."""
+    reading = read_fields(data)
+    writers = {w.field for w in reading.writers}
+    out = []
+    for f in reading.fields.values():
+        low = f.name.lower()
+        if f.role == "budget":
+            if low in ("max_tokens", "completion_tokens"):
+                hit = f.n_values is not None and any(isinstance(v, (int, float)) and v > 0
+                                                     for v in f.values)
+            elif low == "finish_reason":
+                hit = data.budget is not None and bool(data.budget.cut_off().any())
+            elif low == "truncated":
+                hit = bool(data.truncated.any())
+            else:
+                hit = False
+        elif f.role == "turns":
+            hit = any(isinstance(v, (int, float)) and not isinstance(v, bool) and v > 1
+                      for v in f.values)
+        elif f.role in ("category", "family"):
+            hit = f.n_values is not None and f.n_values >= 2 and f.within_task != "varies"
+        elif f.role in ("model", "step"):
+            hit = f.name in writers
+        elif f.role == "grader":
+            hit = reading.grader_why is not None and f"`{f.name}`" in reading.grader_why
+        else:
+            hit = False
+        if hit:
+            out.append(f.name)
+    return out
 
 
 def listing(names: list[str], limit: int = 30) -> str:

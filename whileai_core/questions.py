@@ -25,8 +25,7 @@ import numpy as np
 from pydantic import Field
 
 from .bootstrap import check_level
-from .defaults import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, GROUP_MIN_ROLLOUTS,
-                       TASK_EXTREMES)
+from .defaults import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, GROUP_MIN_ROLLOUTS)
 from .errors import ArgumentError
 from .models import base_model, model_size_b
 from .result import Result, fmt_rate
@@ -37,40 +36,13 @@ from .stats.clustered import Families
 from .stats.fields import LEVEL_DOC, METHOD_DOC, ci95_alias
 from .stats.intervals import task_interval
 from .stats.rates import K1_CANNOT
+from .truncation import CutOffPay, TruncatedPasses, cut_off_pay, truncated_passes  # noqa: F401
 from .voice import arg
 
 Interval = tuple[float, float]
 
 
-# --- 1. truncation ---------------------------------------------------------------------------
-
-class TruncatedPasses(Result):
-    """Rows that hit the token cap and still passed: the reward, not the model, decides them."""
-
-    count: int
-    n_truncated: int
-    n_rows: int
-    n_tasks_hit: int
-    tasks: list[str]
-    shown: str | None = None
-
-    def __bool__(self) -> bool:
-        return self.count > 0
-
-    def render(self) -> str:
-        return (f"{self.count} truncated rows pass (of {self.n_truncated} truncated, "
-                f"{self.n_rows} rows)" + (f"; e.g. tasks {', '.join(self.tasks)} ({self.shown})"
-                                          if self.tasks else ""))
-
-
-def truncated_passes(rows: Any) -> TruncatedPasses:
-    data = load_rows(rows)
-    hit = data.truncated & data.passed
-    hit_tasks = np.unique(data.task_index[hit])  # sorted task positions = first-appearance order
-    tasks = [data.task_ids[i] for i in hit_tasks[:TASK_EXTREMES].tolist()]
-    return TruncatedPasses(count=int(hit.sum()), n_truncated=int(data.truncated.sum()),
-                           n_rows=data.n_rows, n_tasks_hit=int(hit_tasks.shape[0]), tasks=tasks,
-                           shown=f"{len(tasks)} of {hit_tasks.shape[0]} tasks" if tasks else None)
+# --- 1. truncation: whileai_core.truncation -------------------------------------------------
 
 
 # --- 2. rollouts per task ----------------------------------------------------------------------
@@ -151,16 +123,21 @@ class Band(Result):
     threshold: float = Field(1.0, description="the pass mark of the pass counts")
 
     def render(self) -> str:
+        rates = [r for r in (self.mean_reward, self.pass_at_1) if r is not None]
+        notes = "".join(f"\nnote: {n}" for n in dict.fromkeys(r.note for r in rates if r.note))
+        p1 = self.pass_at_1
         passes = (f"{self.n_always_fail} tasks always fail, {self.n_always_pass} always pass, "
-                  f"{self.n_split} split; pass@1 {self.pass_at_1.render()}")
+                  f"{self.n_split} split; pass@1 {fmt_rate(p1.value, p1.ci, p1.n_tasks)}, "
+                  f"{p1.n_rows} rows")
         single = f"; {self.n_single} tasks have one rollout" if self.n_single else ""
         if self.reward_kind == "binary":
-            return f"{self.band}: {passes}{single}"
+            return f"{self.band}: {passes}{single}{notes}"
+        m = self.mean_reward
+        mean = "n/a" if m is None else f"{fmt_rate(m.value, m.ci, m.n_tasks)}, {m.n_rows} rows"
         return (f"{self.band}: {self.n_signal} of {self.n_tasks - self.n_single} tasks have "
                 f"rewards that differ by more than {self.tolerance:g} (median spread "
                 f"{self.spread_median if self.spread_median is not None else 0:.3f}); mean reward "
-                f"{self.mean_reward.render() if self.mean_reward else 'n/a'}\n"
-                f"   passes at threshold {self.threshold:g}: {passes}{single}")
+                f"{mean}\n   passes at threshold {self.threshold:g}: {passes}{single}{notes}")
 
 
 def _signal(data: Rows) -> tuple[np.ndarray, np.ndarray, float]:

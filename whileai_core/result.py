@@ -157,11 +157,22 @@ def _full_data() -> str:
 
 # --- strings in answers: cut, and safe for a terminal -----------------------------------------
 
+_ENDS = (". ", "; ", ": ", ", ", " ")  # where a cut may fall, the end of a sentence first
+
+
 def cut_text(text: str, limit: int) -> str:
-    """``text``, or its first ``limit`` characters and "...(limit of N characters)"."""
+    """``text``, or at most its first ``limit`` characters and "...(n of N characters)": cut
+    at the end of the last sentence (or clause, or word) that fits in the second half of the
+    limit, never in the middle of one when one ends there."""
     if len(text) <= limit:
         return text
-    return f"{text[:limit]}...({limit:,} of {len(text):,} characters)"
+    keep = limit
+    for end in _ENDS:
+        at = text.rfind(end, limit // 2, limit)
+        if at > 0:
+            keep = at + (1 if end.strip() else 0)
+            break
+    return f"{text[:keep]}...({keep:,} of {len(text):,} characters)"
 
 
 def cut_strings(value: Any, limit: int) -> Any:

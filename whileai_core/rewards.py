@@ -27,6 +27,7 @@ import numpy as np
 from pydantic import Field
 
 from .defaults import PASS_THRESHOLD, REWARD_SPREAD_TOLERANCE
+from .errors import RowsError
 from .result import Result
 from .voice import arg
 
@@ -126,6 +127,27 @@ def _warning(kind: RewardKind, lo: float, hi: float, threshold: float, looks_lik
         return (f"threshold {threshold:g} is at or below every reward: every rollout passes. "
                 f"Fix: a pass mark in (0, 1], e.g. {arg('threshold', 1.0)}")
     return None
+
+
+def check_reach(scale: RewardScale, source: str | None = None) -> None:
+    """A :class:`~whileai_core.errors.RowsError` naming the rewards' range when the pass mark
+    given is one no reward reaches, or every reward reaches: every pass rate would be 0 (or 1)
+    by construction, and the route would read a band the mark made. The range is [0, 1] for a
+    reward in [0, 1] (a run where every reply fails is a floor, not a bad mark), else the
+    rewards' own."""
+    thr = scale.threshold
+    lo, hi = (0.0, 1.0) if scale.kind != "scale" else (scale.low, scale.high)
+    if lo < thr <= hi:
+        return
+    what = "above every reward, so nothing can pass" if thr > hi else \
+        "at or below every reward, so every rollout passes"
+    mark = 1.0 if scale.kind != "scale" else hi
+    raise RowsError(f"`{arg('threshold')}` {thr:g} is {what}: the rewards run from "
+                    f"{scale.low:.4g} to {scale.high:.4g} ({scale.summary()})", source=source,
+                    field="reward",
+                    fix=f"give a pass mark in ({lo:.4g}, {hi:.4g}], e.g. "
+                        f"{arg('threshold', int(mark) if float(mark).is_integer() else mark)}, "
+                        "or leave it out")
 
 
 def task_spread(reward: np.ndarray, task_index: np.ndarray, n_tasks: int) -> np.ndarray:

@@ -1,6 +1,8 @@
 """Which method? Six questions asked of the graded rows, in order; the first that decides wins.
 
-1. Can a cut-off reply pass?            -> ``fix_reward``
+0. Who graded the rows?                 -> ``audit_judge`` first (an LLM judge's score), then
+                                           the route the questions below give, once it clears
+1. Can a cut-off reply pass, or earn more? -> ``fix_reward``
 2. How many rollouts per task?          -> ``single_rollout`` (k = 1)
    (fewer than ``ROUTE_MIN_TASKS`` tasks -> ``too_few_tasks``: no verdict below can stand)
 3. Does any task carry signal?          -> ``floor`` / ``saturated``
@@ -11,38 +13,50 @@
 The rows are read as they are (:mod:`whileai_core.questions`): a continuous reward is read on its
 spread within each task, not on passes at 1.0; budgets are compared before a teacher clears; a
 model id that nearly matches the rows' model is an error, not another model; the fields that
-change the answer (tokens, turns, category, family) are named in ``fields``. Every answer carries
-its evidence (counts, the band, pass@1 or the mean reward with its interval and n). Question 0 (a
-program grader beats a judge) is a property of how the rows were graded; audit any judge first
-(skill audit-your-judge).
+change the answer are read by their role (:mod:`whileai_core.roles`) and ``fields`` says what
+the route did with each role present and which fields it did not read. Rows of several models
+are routed on the rows of the model you will train (the others set aside, said in ``fields``),
+or refused when none is that model. A teacher or a writer smaller than the model you will train
+is never proposed to distil from. Every answer carries its evidence (counts, the band, pass@1 or
+the mean reward with its interval and n); a next call runs as given or names what it still
+needs (``needs``), and takes the token budget from the rows when they carry one.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import Field
 
-from .defaults import (CATEGORY_FIELD, CONFIDENCE_LEVEL, GROUP_MIN_ROLLOUTS, LIST_SHOWN_MAX,
-                       OPSD_MIN_PARAMS_B, PRIME_RL_GROUP_SIZE, ROUTE_MIN_TASKS)
-from .models import model_size_b
+from .defaults import (CATEGORY_FIELD, CONFIDENCE_LEVEL, LIST_SHOWN_MAX, PASS_THRESHOLD,
+                       ROUTE_MIN_TASKS)
+from .grading import Grading, grading
 from .questions import (Band, OnPolicy, RolloutsPerTask, SplitShare, TruncatedPasses,  # noqa: F401
                         band, check_model, on_policy, rollouts_per_task, split_share,
                         truncated_passes)
-from .result import Result
-from .rewards import RewardScale
+from .result import Result, _answer_bytes, cut_text, fmt_rate
+from .rewards import RewardScale, check_reach
+from .roles import FIELDS_DOC, fields_report, read_fields
+from .writers import own_rows
 from .rows import Rows, load_rows
-from .stats.clustered import check_cluster, families_of
+from .stats import pass_rate
+from .stats.clustered import Families, check_cluster, families_of
+from .stats.families import AUTO, split_cluster
 from .teacher import TeacherVerdict, teacher_clears  # noqa: F401  (question 4; re-exported)
-from .voice import OPS, arg, call, choose
+from .next_steps import (NextStep, config_step, floor_route, held_out, other_model, rows_budget,
+                         single_rollout_step, smaller)
+from .voice import OPS, arg, call
+
+SWITCH = "enable_toolset"  # the MCP server's own tool that turns a toolset on
 from .voice import name as op_name
 
-RouteCode = Literal["fix_reward", "single_rollout", "too_few_tasks", "floor", "saturated", "opd",
-                    "off_policy", "grpo"]
-TASKSET_PLACEHOLDER = "<your taskset>"
+RouteCode = Literal["audit_judge", "fix_reward", "single_rollout", "too_few_tasks", "floor",
+                    "saturated", "opd", "off_policy", "grpo"]
 
 QUESTIONS = {
-    1: "Can a cut-off reply pass?",
+    0: "Who graded the rows?",
+    1: "Can a cut-off reply pass, or earn more?",
     2: "How many rollouts per task?",
     3: "Does any task carry signal?",
     4: "Is there a teacher that clears?",
@@ -100,14 +114,6 @@ class Answer(Result):
     detail: str = ""
 
 
-class NextStep(Result):
-    """The concrete next call: a tool with its arguments, or an action in words."""
-
-    say: str
-    tool: str | None = None
-    arguments: dict[str, Any] | None = None
-
-
 class Route(Result):
     """The route, the method in words, the question that decided it, every answer so far with its
     evidence, the next call to make; what the reward is (``reward``, with its warning when pass
@@ -120,10 +126,24 @@ class Route(Result):
     answers: list[Answer]
     next_step: NextStep
     reward: RewardScale | None = None
-    fields: list[str] = Field(default_factory=list, description=(
-        "the fields present that change the answer (max_tokens, completion_tokens, turns, "
-        "category, family) and what the route did with each"))
+    fields: list[str] = Field(default_factory=list, description=FIELDS_DOC)
     cluster: str | None = None
+    then: NextStep | None = Field(None, description="audit_judge: the call to make once the "
+                                                    "judge clears")
+
+    def bounded(self, limit: int):
+        """Cut to fit an answer: past the byte bound the answers give their evidence as data
+        only (their ``detail``, its text, is dropped: first of those that did not decide, then
+        of the one that did) before any string is cut, so the decision, the method and the next
+        call are cut last."""
+        whole = listed = self._cut_lists(limit)
+        for keep in (lambda a: a.decides, lambda a: False):
+            if _answer_bytes(listed) <= self.answer_max_bytes:
+                break
+            listed = whole.model_copy(update={"answers": [
+                a if keep(a) or not a.detail else a.model_copy(update={  # "0 of N characters"
+                    "detail": cut_text(a.detail, 0)}) for a in whole.answers]})
+        return Result.bounded(listed, limit)
 
     def render(self) -> str:
         lines = [f"warning: {self.reward.warning}"] if self.reward and self.reward.warning else []
@@ -137,71 +157,118 @@ class Route(Result):
             lines += [f"      {line}" for line in a.detail.splitlines()]
         if self.fields:
             lines += ["", "fields:"] + [f"  {f}" for f in self.fields]
-        lines += ["", f"next: {self.next_step.say}"]
-        if self.next_step.tool in OPS:  # the call as the reader types it (voice)
-            lines.append(f"      {call(self.next_step.tool, **(self.next_step.arguments or {}))}")
+        for label, step in (("next", self.next_step), ("then", self.then)):
+            if step is None:
+                continue
+            lines += ["", f"{label}: {step.say}"]
+            if step.tool in OPS:  # the call as the reader types it (voice)
+                lines.append(f"      {call(step.tool, **(step.arguments or {}))}")
+            elif step.tool:
+                lines.append(f"      {step.tool}({', '.join(f'{k}={v!r}' for k, v in (step.arguments or {}).items())})")
+            if step.needs:
+                lines.append(f"      still needs: {', '.join(step.needs)}")
         return "\n".join(lines)
-
-
-def _config_step(say: str, taskset: str, method: Any, model: str, **extra: Any) -> NextStep:
-    return NextStep(say=say, tool="prime_rl_config",
-                    arguments={"taskset": taskset, "method": method, "model": model, **extra})
 
 
 def _has(data: Rows, field: str) -> bool:
     return data.has_field(field)
 
 
-def field_notes(data: Rows, *, teacher: bool, cluster: str | None) -> list[str]:
-    """What the route did with each field present that changes its answer (bounded: one line
-    per field it knows)."""
-    notes = []
+def _did(data: Rows, *, teacher: bool, cluster: str | None, found: Families | None,
+         kept: str | None, grader: Grading) -> dict[str, str]:
+    """What the route did with each role (and some fields) of the rows, for ``fields``."""
+    scale = data.reward_scale
+    did: dict[str, str] = {
+        "task": "intervals resample tasks" + (f" within families of `{cluster}`" if cluster
+                                              else ""),
+        "reward": f"{scale.summary()}; a pass is reward >= {data.threshold:g}",
+        "model": kept or "question 5",
+        "grader": f"question 0: graded by {grader.grader}",
+        "truncated": "question 1", "finish_reason": "question 1: 'length' is a cut-off reply",
+    }
     budget = data.budget
     if budget is not None and not bool((budget.max_tokens != budget.max_tokens).all()):
-        notes.append("max_tokens: " + ("the teacher's budget was compared with the student's "
-                                       "(question 4)" if teacher else "no teacher rows, so "
-                                       "nothing to compare it with"))
-    elif teacher:
-        notes.append("max_tokens: not carried by the student's rows, so the teacher's budget "
-                     "was not checked")
+        did["max_tokens"] = ("question 4: the teacher's cap against the student's" if teacher
+                             else "the config proposed takes it")
     if budget is not None and not bool((budget.completion_tokens != budget.completion_tokens).all()):
-        notes.append("completion_tokens: a teacher's reply past the student's cap counts as "
-                     "failed" if teacher else "completion_tokens: carried; read against a "
-                     "teacher's when one is given")
-    turns = _has(data, "turns")
-    if turns:
-        multi = sum(1 for t in data.column("turns") if type(t) is int and t > 1)
-        notes.append(f"turns: {multi} of {data.n_rows} rows have more than one turn"
-                     + ("; completion_tokens is then the sum over turns" if multi else ""))
+        did["completion_tokens"] = ("question 4: a teacher's reply past the student's cap "
+                                    "fails" if teacher else "read against a teacher's, if given")
+    for f in read_fields(data).of("turns"):
+        multi = sum(1 for t in data.column(f.name) if type(t) is int and t > 1)
+        did[f.name] = (f"{multi} of {data.n_rows} rows have more than one turn"
+                       + ("; completion_tokens is then the sum over turns" if multi else ""))
     if _has(data, CATEGORY_FIELD):
-        notes.append(f"{CATEGORY_FIELD}: the band per behaviour is "
-                     f"{op_name('category_table') if 'category_table' in OPS else 'category_table'}")
+        did[CATEGORY_FIELD] = ("the band per behaviour is "
+                               f"{op_name('category_table') if 'category_table' in OPS else 'category_table'}")
     if cluster is not None:
-        notes.append(f"{cluster}: every interval here resamples families, then tasks")
-    elif _has(data, "family"):
-        notes.append("family: carried but not used; intervals resample tasks only: pass "
-                     f"{arg('cluster', 'family')} when tasks of one family pass and fail "
-                     "together")
-    return notes[:LIST_SHOWN_MAX]
+        did[cluster] = "every interval here resamples families, then tasks"
+    elif found is not None:
+        b = pass_rate(data, CONFIDENCE_LEVEL, families=found,
+                      metric="reward" if scale.continuous else "pass")
+        did[found.field] = (f"{found.n_families} families: the headline clustered by it is "
+                            f"{fmt_rate(b.value, b.ci, b.n_tasks)}" + (f" ({b.note})" if b.note
+                                                                      else "")
+                            + f"; {arg('cluster', found.field)} clusters every interval, "
+                            f"{arg('cluster', None)} reads tasks only")
+    return did
 
 
 def route(rows: Any, *, model: str, teacher_rows: Any = None, taskset: str | None = None,
           teacher_url: str | None = None, threshold: float | None = None,
-          cluster: str | None = None) -> Route:
-    """Ask the six questions of ``rows`` (graded on the model you will train) and route.
+          cluster: str | None = AUTO) -> Route:
+    """Ask the questions of ``rows`` (graded on the model you will train) and route.
 
     ``teacher_rows``: the candidate teacher graded on the same held-out tasks (optional).
-    ``taskset``/``teacher_url`` only fill the next call's arguments.
+    ``taskset``/``teacher_url`` only fill the next call's arguments (without a taskset the call
+    names it in ``needs``).
     ``cluster``: a row field naming each task's family; every interval resamples families.
+    ``"auto"`` (the default): a family field the rows carry is named with its clustered
+    interval in ``fields``; None: tasks only.
     """
     data = load_rows(rows, threshold=threshold)
+    if threshold is not None and float(threshold) != PASS_THRESHOLD:
+        check_reach(data.reward_scale, data.source)  # a band the mark made is no band
     check_model(data, model)
+    data, kept = own_rows(data, model)
     check_cluster(cluster)
+    cluster, found = split_cluster(cluster, data)
     families = families_of(data, cluster) if cluster is not None else None
+    grader = grading(data)
+    inner = _questions(data, model=model, teacher_rows=teacher_rows, taskset=taskset,
+                       teacher_url=teacher_url, threshold=threshold, cluster=cluster,
+                       families=families, graded_by=grader.grader)
+    fields = fields_report(data, _did(data, teacher=teacher_rows is not None, cluster=cluster,
+                                      found=found, kept=kept, grader=grader))
+    inner = inner.model_copy(update={"fields": fields})
+    if not grader:
+        return inner
+    first = Answer(question=0, asks=QUESTIONS[0], answer=f"an LLM judge ({grader.why})",
+                   decides=True, evidence=grader.to_dict(), detail=grader.render())
+    later = [a.model_copy(update={"decides": False}) for a in inner.answers]
+    label = grader.label
+    step = NextStep(
+        say=(f"Audit the judge before any RL on its score (skill audit-your-judge): have people "
+             f"label the {label.items} replies question 0 names blind, with a codebook; write "
+             "one item per reply as {id, label, grades: {<judge>: its grade}, reply}, then turn "
+             "on the judge tools and call audit_judge on them."),
+        tool=SWITCH, arguments={"toolset": "judge"})
+    then = inner.next_step.model_copy(update={
+        "say": f"Once the judge clears: {inner.method}; {grader.reward}."})
+    return inner.model_copy(update={
+        "route": "audit_judge", "method": f"audit the judge first; once it clears: "
+                                          f"{inner.method}",
+        "decided_by": f"0. {QUESTIONS[0]}", "answers": [first, *later], "next_step": step,
+        "then": then})
+
+
+def _questions(data: Rows, *, model: str, teacher_rows: Any, taskset: str | None,
+               teacher_url: str | None, threshold: float | None, cluster: str | None,
+               families: Families | None, graded_by: str = "program") -> Route:
+    """Questions 1 to 6, the first that decides wins (``graded_by``: question 0's grader)."""
     scale = data.reward_scale
-    ts = taskset or TASKSET_PLACEHOLDER
+    ts = taskset
+    budget = rows_budget(data)
     answers: list[Answer] = []
-    fields = field_notes(data, teacher=teacher_rows is not None, cluster=cluster)
 
     def ask(q: int, answer: str, decides: bool, evidence: Result | dict) -> None:
         if isinstance(evidence, Result):  # bounded: a route's answer never grows with the rows
@@ -215,15 +282,21 @@ def route(rows: Any, *, model: str, teacher_rows: Any = None, taskset: str | Non
     def done(code: RouteCode, method: str, q: int | str, step: NextStep) -> Route:
         decided = f"{q}. {QUESTIONS[q]}" if isinstance(q, int) else q
         return Route(route=code, method=method, decided_by=decided, answers=answers,
-                     next_step=step, reward=scale, fields=fields, cluster=cluster)
+                     next_step=step, reward=scale, cluster=cluster)
 
-    # 1. truncation
+    # 1. truncation: a cut-off reply that passes, or a continuous reward that pays it more
     tp = truncated_passes(data)
-    ask(1, f"yes: {tp.count} truncated rows pass" if tp else "no truncated row passes", bool(tp), tp)
+    pays = tp.pay is not None and tp.pay.pays
+    ask(1, (f"yes: {tp.count} truncated rows pass" if tp.count else
+            f"yes: {tp.pay.render()}" if pays else "no truncated row passes"
+            + ("" if tp.pay is None else " or earns more")), bool(tp), tp)
     if tp:
+        why = ("a cut-off reply can pass" if tp.count else
+               "a reply the cap cut off earns more than a finished one")
         return done("fix_reward", "nothing yet: fix the reward first", 1, NextStep(
-            say="Make a truncated reply fail (or raise max_tokens), re-grade, and route again: "
-                "while a cut-off reply can pass, every rate below measures the reward, not the model."))
+            say=f"Make a truncated reply fail or earn no more than a finished one (or raise "
+                f"max_tokens), re-grade, and route again: while {why}, every rate below "
+                "measures the reward, not the model."))
     # 2. group size
     rp = rollouts_per_task(data)
     single = rp.k == 1
@@ -232,7 +305,7 @@ def route(rows: Any, *, model: str, teacher_rows: Any = None, taskset: str | Non
     if single:
         return done("single_rollout", "re-sample at k >= 4 and route again; if you can only "
                     "ever sample once per prompt, FlashReinforce / SAO / BPCO in your trainer, or "
-                    "prime-rl rae", 2, _single_rollout_step(ts, model))
+                    "prime-rl rae", 2, single_rollout_step(ts, model, budget))
     # too few tasks for any verdict below
     if data.n_tasks < ROUTE_MIN_TASKS:
         tasks = f"{data.n_tasks} task" + ("" if data.n_tasks == 1 else "s")
@@ -247,7 +320,7 @@ def route(rows: Any, *, model: str, teacher_rows: Any = None, taskset: str | Non
     decided = bd.band in ("floor", "saturated")
     ask(3, _band_answer(bd), decided, bd)
     if bd.band == "floor":
-        return _floor(done, bd, model, ts)
+        return floor_route(done, bd, model, ts, budget)
     if bd.band == "saturated":
         return done("saturated", "GroupwiseGrading (rank the passes), or a harder eval", 3, NextStep(
             say="Every rollout of every task passes: the reward gives no signal. If the passes "
@@ -256,15 +329,21 @@ def route(rows: Any, *, model: str, teacher_rows: Any = None, taskset: str | Non
     # 4. teacher
     if teacher_rows is not None:
         tc = teacher_clears(teacher_rows, data, threshold=threshold, cluster=cluster)
-        ask(4, "yes" if tc else f"no: {tc.reason}", bool(tc), tc)
-        if tc:
-            teacher_models = [m for m in load_rows(teacher_rows).models() if m]
-            name = teacher_models[0] if len(teacher_models) == 1 else "<teacher model>"
+        teacher_models = [m for m in load_rows(teacher_rows).models() if m]
+        name = teacher_models[0] if len(teacher_models) == 1 else None
+        too_small = smaller(name, model)
+        ask(4, ("yes" if tc and not too_small else f"it clears, but {too_small}" if tc
+                else f"no: {tc.reason}"), bool(tc) and not too_small, tc)
+        if tc and not too_small:
             url = teacher_url or "http://localhost:8001/v1"
+            step = config_step("The teacher clears: distil it on-policy. Serve it with vLLM "
+                                "(prompt log-probs) and check it shares the tokenizer.", ts,
+                                {"name": "opd", "teacher": f"{name}@{url}"} if name else
+                                {"name": "opd"}, model, budget)
+            if name is None:
+                step = step.model_copy(update={"needs": [*step.needs, "method.teacher"]})
             return done("opd", "OPD from the teacher (same tokenizer; teacher served by vLLM)", 4,
-                        _config_step("The teacher clears: distil it on-policy. Serve it with vLLM "
-                                     "(prompt log-probs) and check it shares the tokenizer:", ts,
-                                     {"name": "opd", "teacher": f"{name}@{url}"}, model))
+                        step)
     else:
         ask(4, "no teacher rows given", False, {"teacher_rows": None})
     # 5. on-policy
@@ -272,41 +351,24 @@ def route(rows: Any, *, model: str, teacher_rows: Any = None, taskset: str | Non
     off = op.status in ("older_copy", "other_model")
     ask(5, op.status, off, op)
     if op.status == "other_model":
-        return done("off_policy", "SFT on these rows, or OPD from the model that wrote them", 5,
-                    NextStep(say="Another model wrote these rows: GRPO on them is an off-policy "
-                                 "update with no correction. Run sft-from-traces on them, or "
-                                 "score that model as a teacher (" + choose(
-                                     python="`teacher_clears`", cli="`whileai-skills route ROWS "
-                                     "--model ID --teacher TEACHER_ROWS`") + ") and use OPD. "
-                                 "Re-grade the model you will train before reading its band."))
+        return other_model(done, op, model)
     if op.status == "older_copy":
         return done("off_policy", "Async(grpo) with a per-token correction (icepop or ipo)", 5,
-                    _config_step("An older copy of this model wrote the rows: wrap GRPO in "
-                                 "Async with a correction:", ts,
-                                 {"name": "async", "method": "grpo", "correction": "icepop"}, model))
+                    config_step("An older copy of this model wrote the rows: wrap GRPO in "
+                                 "Async with a correction.", ts,
+                                 {"name": "async", "method": "grpo", "correction": "icepop"},
+                                 model, budget))
     # 6. GRPO
     ss = split_share(data)
     ask(6, _grpo_answer(bd, ss), True, ss)
-    method = ("GRPO on the reward (program grader, on-policy rows): the reward's spread within "
+    who = {"llm_judge": "the audited judge's score", "human": "people's grades"}.get(
+        graded_by, "program grader")
+    method = (f"GRPO on the reward ({who}, on-policy rows): the reward's spread within "
               "each group is the signal, whatever pass@1 says" if scale.continuous else
-              "GRPO on the split tasks (program grader, on-policy rows)")
+              f"GRPO on the split tasks ({who}, on-policy rows)")
     return done("grpo", method, 6,
-                _config_step(f"Train GRPO; size the held-out test first ({op_name('holdout_size')}) "
-                             "and train a random-selection control of the same size:", ts,
-                             "grpo", model))
-
-
-def _single_rollout_step(ts: str, model: str) -> NextStep:
-    return _config_step(
-        f"Re-sample every prompt at k >= {GROUP_MIN_ROLLOUTS} and route again: one rollout per "
-        "task estimates the mean but not which tasks split, and that band decides between GRPO, "
-        "OPSD and SFT (usually the cheaper fix). Training does not need groups in these rows: "
-        "prime-rl samples its own group of `group_size` rollouts per prompt at every step "
-        f"({PRIME_RL_GROUP_SIZE} in its reverse-text examples; [orchestrator] group_size), so "
-        "GRPO there needs only prompts that will split. If you can only ever sample once per "
-        "prompt (production traces), train FlashReinforce, SAO or BPCO in your own trainer, or "
-        "prime-rl's rae (a baseline from an EMA of past rewards, group_size 1):", ts, "rae",
-        model, group_size=1)
+                config_step(f"Train GRPO, with a random-selection control of the same size. "
+                             f"{held_out(data)}", ts, "grpo", model, budget))
 
 
 def _band_answer(bd: Band) -> str:
@@ -335,25 +397,3 @@ def _grpo_answer(bd: Band, ss: SplitShare) -> str:
             f"reward spread above {bd.tolerance:g}; {zero})")
 
 
-def _floor(done, bd: Band, model: str, ts: str) -> Route:
-    size = model_size_b(model)
-    continuous = bd.reward_kind != "binary"
-    why = ("No task's rewards differ within it (if every rollout of a task gets the same "
-           "nonzero reward, check the sampling temperature: identical replies give identical "
-           "rewards), so a grouped method gets no gradient and more rollouts of the same "
-           "sampler add none." if continuous else
-           "No task splits: every task fails always" + (
-               f" or passes always ({bd.n_always_pass} do)" if bd.n_always_pass else "")
-           + ", and more rollouts cannot help a task at p = 0 (a draw keeps a pass with "
-             "probability 0).")
-    if size is not None and size < OPSD_MIN_PARAMS_B:
-        return done("floor", f"SFT on a stronger model's completions (OPSD needs ~"
-                    f"{OPSD_MIN_PARAMS_B:g}B+, this is {size:g}B)", 3, NextStep(
-                        say=f"{why} The model is too small for OPSD: collect passing completions "
-                            "from a stronger model and run the sft-from-traces skill ("
-                            + ", ".join(op_name(o) for o in ("select_sft", "decontaminate",
-                                                              "export_sft")) + ")."))
-    caveat = "" if size is not None else " (model size unknown: OPSD needs ~7B+)"
-    return done("floor", "OPSD: the same model shown privileged context" + caveat, 3,
-                _config_step(f"{why} Give the model privileged context with OPSD:", ts,
-                             {"name": "opsd", "privileged": "reference"}, model))

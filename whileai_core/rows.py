@@ -67,7 +67,8 @@ class Rows:
 
     __slots__ = ("source", "threshold", "reward", "passed", "truncated", "model",
                  "task_index", "task_ids", "rollouts", "passes", "reward_sum", "_lines",
-                 "_columns", "_records", "_model_counts", "budget", "_scale")
+                 "_columns", "_records", "_model_counts", "budget", "_scale", "_reading",
+                 "origin")
 
     def __init__(self, *, source: str | None, threshold: float, records: list[dict] | None = None,
                  reward: np.ndarray, truncated: np.ndarray, model: list,
@@ -94,6 +95,8 @@ class Rows:
         self._model_counts: dict[str | None, int] | None = None
         self.budget = budget  # token budgets (whileai_core.budgets); None: no row says
         self._scale: RewardScale | None = None
+        self._reading = None  # the fields' roles (whileai_core.roles), read on first use
+        self.origin: str | None = None  # another system's output: what was read of it
 
     # --- what the reward is (whileai_core.rewards), read once --------------------------------
     @property
@@ -261,7 +264,12 @@ class Rows:
                     model=list(map(self.model.__getitem__, index)),
                     task_index=task_index, task_ids=task_ids,
                     lines=None if self._lines is None else self._lines[keep],
-                    budget=None if self.budget is None else self.budget.take(keep))
+                    budget=None if self.budget is None else self.budget.take(keep)).of(self.origin)
+
+    def of(self, origin: str | None) -> Rows:
+        """These rows, saying they were read from another system's output (``origin``)."""
+        self.origin = origin
+        return self
 
     def line_of(self, row: int) -> int | None:
         """The 1-based line (JSONL) or row number (JSON array, list) of row ``row``."""
@@ -301,11 +309,11 @@ def load_rows(source: Any, *, threshold: float | None = None, root: Root | None 
         return load_open(fh, threshold=thr)
 
 
-def imported(path: UserPath, found: tuple[str, list[dict]], *,
-             threshold: float | None = None) -> Rows:
-    """The rows ``_foreign`` found in another system's output at ``path``."""
-    return _build(Columns.from_dicts(found[1], f"{path} ({found[0]} import)"),
-                  threshold=check_threshold(threshold))
+def imported(path: UserPath, found: Any, *, threshold: float | None = None) -> Rows:
+    """The rows ``_foreign`` read from another system's output at ``path`` (which it says it
+    read: ``Rows.origin``)."""
+    return _build(Columns.from_dicts(found.rows, f"{path} ({found.format} import)"),
+                  threshold=check_threshold(threshold)).of(found.read)
 
 
 def load_open(fh: OpenFile, *, threshold: float | None = None) -> Rows:
@@ -335,23 +343,22 @@ def with_threshold(rows: Rows, threshold: float | None) -> Rows:
         return rows
     # everything a load reads but the pass mark carries over; the reward's kind is read again
     # (its warning depends on the threshold)
-    return Rows(source=rows.source, threshold=thr, records=rows._records,
-                columns=rows._columns, reward=rows.reward, truncated=rows.truncated,
-                model=rows.model, task_index=rows.task_index, task_ids=rows.task_ids,
-                lines=rows._lines, budget=rows.budget)
+    out = Rows(source=rows.source, threshold=thr, records=rows._records,
+               columns=rows._columns, reward=rows.reward, truncated=rows.truncated,
+               model=rows.model, task_index=rows.task_index, task_ids=rows.task_ids,
+               lines=rows._lines, budget=rows.budget).of(rows.origin)
+    out._reading = rows._reading  # the fields' roles do not depend on the pass mark
+    return out
 
 
-def _foreign(path: UserPath) -> tuple[str, list[dict]] | None:
-    """(format, rows) when ``path`` is another system's output that reads unambiguously
-    (``whileai_core.importers``), else None (graded rows, or something the reader will name)."""
+def _foreign(path: UserPath):
+    """Another system's output read on the fly (``whileai_core.importers.on_the_fly``), or None
+    (graded rows, or something the reader will name)."""
     if path.is_file() and is_graded_row(first_record(first_line(path))):
         return None  # graded rows: the importers are not needed
-    from .importers.detect import ROWS, detect_format, rows_for_load  # lazy: only another system's output needs the importers
+    from .importers.on_the_fly import read_as_rows  # lazy: only another system's output needs the importers
 
-    fmt = detect_format(path)
-    if fmt is None or fmt == ROWS:
-        return None
-    return fmt, rows_for_load(path, fmt)
+    return read_as_rows(path)
 
 
 def _build(cols: Columns, *, threshold: float) -> Rows:

@@ -28,6 +28,8 @@ from .budgets import BudgetCheck, capped_records, compare_budgets
 from .defaults import CONFIDENCE_LEVEL, PROVE_EFFECT
 from .errors import ArgumentError
 from .result import Result, fmt_rate
+from .roles import FIELDS_DOC, fields_report
+from .writers import one_writer
 from .rows import Rows, load_rows
 from .stats import Rate, compare, pass_rate
 from .stats.clustered import check_cluster
@@ -91,6 +93,7 @@ class TeacherVerdict(Result):
     cluster: str | None = None
     reward_warning: str | None = None
     reason: str
+    fields: list[str] = Field(default_factory=list, description=FIELDS_DOC)
 
     gap_ci95 = ci95_alias("gap_ci")
 
@@ -118,6 +121,7 @@ class TeacherVerdict(Result):
             lines.append(self.budget.render())
         if self.at_student_cap is not None:
             lines.append(self.at_student_cap.render())
+        lines += [f"field {f}" for f in self.fields]
         return "\n".join(lines)
 
 
@@ -224,6 +228,8 @@ def teacher_clears(teacher_rows: Any, student_rows: Any, *, effect: float | None
     check_cluster(cluster)
     t_rows = load_rows(teacher_rows, threshold=threshold)
     s_rows = load_rows(student_rows, threshold=threshold)
+    one_writer(t_rows, argument="teacher_rows", reads="one teacher's score")
+    one_writer(s_rows, argument="student_rows", reads="one student's score")
     metric, warning, _ = resolve_metric(metric, [s_rows, t_rows], threshold)
     effect, effect_note = resolve_effect(effect, metric, [s_rows, t_rows])
     g = _gap(t_rows, s_rows, metric, level, effect, cluster)
@@ -264,8 +270,15 @@ def teacher_clears(teacher_rows: Any, student_rows: Any, *, effect: float | None
         reason += f"; budget not checked: {budget.note}"
     if effect_note:
         reason += f"; {effect_note}"
+    did = {"task": "paired by task_id" + (f", families of `{cluster}`" if cluster else ""),
+           "reward": f"compared as the {'mean reward' if metric == 'reward' else 'pass rate'}",
+           "model": "one writer a side", "max_tokens": "the two sides' caps compared",
+           "completion_tokens": "a teacher's reply past the student's cap counts as failed",
+           **({cluster: "the gap's interval resamples its families"} if cluster else {})}
+    fields = [f"teacher {line}" for line in fields_report(t_rows, did)] + [
+        f"student {line}" for line in fields_report(s_rows, did)]
     return TeacherVerdict(clears=clears, effect=float(effect), strict=strict,
                           reaches=_reaches(g["gap_ci"], effect), metric=metric, level=level,
                           budget=budget, at_student_cap=at_cap, cluster=cluster,
-                          reward_warning=warning, reason=reason, **g)
+                          reward_warning=warning, reason=reason, fields=fields, **g)
 

@@ -117,7 +117,7 @@ def _rows_of(path):
 def fields_described(ns):
     by = {f.name: f for f in ns["fields"].fields}
     assert by["completion_tokens"].within_task == "varies" and by["max_tokens"].values == ["512"]
-    assert ns["fields"].route_fields == ["max_tokens", "completion_tokens"]
+    assert ns["fields"].route_fields == ["truncated", "max_tokens", "completion_tokens"]
 
 
 def cut_off_passes_counted(ns):

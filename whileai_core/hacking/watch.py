@@ -58,8 +58,10 @@ from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, MIN_TASKS_FOR_INTERVAL
                         WATCH_SCAN_EVERY, WATCH_STEPS_SHOWN, WATCH_WINDOW)
 from ..errors import ArgumentError, RowsError, WhileaiError
 from ..result import Result, fmt_rate
+from ..roles import fields_report
 from ..rows import Rows, load_rows, read_records
 from ..stats import Rate, check_metric, pass_rate
+from ..writers import one_writer
 from .anytime import (DOWN, FLAT, Plan, detectable_drop, look_tails, rule, tasks_to_bound,
                       zero_spread_share)
 from .scan import HackScan, _tracks, hack_scan
@@ -303,7 +305,10 @@ def _evaluations(evals: list[dict], threshold: float | None) -> list[Rows]:
     out = []
     for s in evals:
         try:
-            out.append(load_rows(s["held_out"], threshold=threshold))
+            rows = load_rows(s["held_out"], threshold=threshold)
+            one_writer(rows, argument=f"held-out rows of step {s['step']}",
+                       reads="one held-out rate")
+            out.append(rows)
         except RowsError as err:
             raise RowsError(f"held-out rows of step {s['step']}: {err}") from None
     return out
@@ -566,6 +571,11 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
     notes = ([] if not evals or evals[0]["step"] == 0 else
              [f"no held-out evaluation at step 0: compared with step {evals[0]['step']}, the "
               "first one"]) + _plan_notes(plan, len(looked), latest)
+    if rows:
+        notes.insert(0, "held-out fields: " + "; ".join(fields_report(rows[0], {
+            "task": "paired by task with the first evaluation",
+            "reward": f"read as the {'mean reward' if metric == 'reward' else 'pass rate'}",
+            "model": "one writer per evaluation"})))
     drop, horizon = _power(plan, rows, metric, len(looked))
     shown = out_steps[-WATCH_STEPS_SHOWN:]
     return Watch(

@@ -8,6 +8,7 @@ prime-rl    prime-rl 559b447 episode files (verifiers a60a606 ``Episode.to_recor
 inspect     Inspect eval logs, ``.eval`` or ``.json`` (:mod:`.inspect_logs`)
 lm-eval     lm-evaluation-harness ``--log_samples`` files, ``samples_<task>_<date>.jsonl``
             (:mod:`.lm_eval`)
+verifiers   ``vf-eval --save-results`` rows (``example_id`` is the task) (:mod:`.verifiers`)
 ==========  ===================================================================================
 
 :func:`import_rows` picks the format from the content (``format="auto"``) unless one is named;
@@ -29,7 +30,7 @@ from typing import Any
 # Lazy: ``whileai_core.rows`` reads other systems' output through ``.detect`` (the data layer),
 # while ``.result`` reads the statistics; importing nothing here keeps the rows loader below them.
 _WHERE = {"FORMATS": "detect", "ROWS": "detect", "AmbiguousImport": "detect",
-          "detect_format": "detect", "read_foreign": "detect", "rows_for_load": "detect",
+          "detect_format": "detect", "read_foreign": "detect", "rows_for_load": "on_the_fly", "read_as_rows": "on_the_fly",
           "ForeignRows": "foreign", "StepRows": "foreign",
           "Imported": "result", "StepCount": "result", "import_rows": "result"}
 __all__ = sorted(_WHERE)

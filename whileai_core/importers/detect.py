@@ -2,7 +2,7 @@
 
 :func:`detect_format` reads as little as it can to name the format; :func:`read_foreign` reads
 it (one format's reader: :mod:`.prime_rl`, :mod:`.inspect_logs`, :mod:`.lm_eval`);
-:func:`rows_for_load` is what ``whileai_core.rows.load_rows`` takes from it. Nothing here computes
+what ``whileai_core.rows.load_rows`` takes from it is :mod:`.on_the_fly`. Nothing here computes
 a statistic, so loading another system's output costs no bootstrap.
 """
 
@@ -14,10 +14,10 @@ from ..errors import ArgumentError, RowsError
 from ..records import first_line, first_record, is_graded_row
 from ..safepath import Root, UserPath, as_user_path
 from ..voice import call
-from . import inspect_logs, lm_eval, prime_rl
+from . import inspect_logs, lm_eval, prime_rl, verifiers
 from .foreign import ForeignRows
 
-FORMATS = ("prime-rl", "inspect", "lm-eval")
+FORMATS = ("prime-rl", "inspect", "lm-eval", "verifiers")
 ROWS = "rows"  # already graded rows (task_id + reward): nothing to import
 
 
@@ -58,6 +58,8 @@ def detect_format(path: str | os.PathLike | UserPath) -> str | None:
             return "prime-rl"
         if lm_eval.looks_like_sample(record):
             return "lm-eval"
+        if verifiers.looks_like_result(record):
+            return "verifiers"
         if inspect_logs.looks_like_log(record):  # a one-line JSON log
             return "inspect"
         return None
@@ -103,43 +105,9 @@ def read_foreign(source: str | os.PathLike | UserPath, *, format: str = "auto",
                                      keep_errored=keep_errored, agent=agent)
     if fmt == "inspect":
         return inspect_logs.read_inspect(path, metric=metric, keep_errored=keep_errored)
+    if fmt == "verifiers":
+        if metric is not None:
+            raise ArgumentError("`metric` applies to Inspect and lm-eval; a vf-eval row's "
+                                "reward is its `reward`. Fix: leave it out")
+        return verifiers.read_verifiers(path)
     return lm_eval.read_lm_eval(path, metric=metric)
-
-
-def rows_for_load(path: UserPath, fmt: str) -> list[dict]:
-    """What ``load_rows`` reads from a foreign format: only when nothing needs choosing."""
-    try:
-        read = read_foreign(path, format=fmt)
-    except AmbiguousImport:
-        raise
-    except RowsError as err:
-        if err.field != "scorer":
-            raise
-        problem = str(err).split(". Fix: ")[0]
-        raise AmbiguousImport(f"is {fmt} output: {problem}; load_rows reads it only when "
-                              "nothing needs choosing",
-                              fix="import it first: " + call(
-                                  "import_rows", path=str(path), format=fmt, scorer="NAME",
-                                  out="rows.jsonl")) from None
-    steps = sorted({s.step for s in read.steps if s.step is not None}
-                   | {r["step"] for r in read.rows if isinstance(r.get("step"), int)})
-    if len(steps) > 1:
-        spanned = (f"steps {steps}" if len(steps) <= 8 else
-                   f"{len(steps)} steps ({steps[0]} to {steps[-1]})")
-        raise AmbiguousImport(f"is prime-rl output spanning {spanned}; one pass rate over "
-                              "several policies means nothing", source=str(path),
-                              fix="import one step: " + call(
-                                  "import_rows", path=str(path), format="prime-rl",
-                                  step=steps[-1], out="rows.jsonl"))
-    agents = sorted({str(r["agent"]) for r in read.rows if r.get("agent") is not None})
-    if len(agents) > 1:
-        raise AmbiguousImport(f"is prime-rl output with {len(agents)} agents per episode "
-                              f"({', '.join(agents)}); one pass rate over several agents' "
-                              "traces means nothing", source=str(path),
-                              fix="import one agent: " + call(
-                                  "import_rows", path=str(path), format="prime-rl",
-                                  agent=agents[0], out="rows.jsonl"))
-    if not read.rows:
-        raise RowsError(f"is {fmt} output with no scored rows ({read.errored} errored)",
-                        source=str(path), fix="check the run: every rollout errored")
-    return read.rows

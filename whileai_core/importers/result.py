@@ -10,7 +10,8 @@ from pydantic import PrivateAttr
 
 from ..result import Result, fmt_rate
 from ..safepath import Root, UserPath
-from ..stats import Rate, mean_reward
+from ..rows import load_rows
+from ..stats import Rate, pass_rate
 from .detect import read_foreign
 from .foreign import ForeignRows
 from ..voice import name as op_name
@@ -155,7 +156,12 @@ def imported(read: ForeignRows) -> Imported:
 
 
 def reward_rate(rows: list[dict]) -> Rate | None:
-    """Mean reward over tasks with its task-bootstrap interval, or None for no rows."""
+    """Mean reward over tasks with its task-bootstrap interval, or None for no rows (over every
+    writer an import holds: its ``models`` say which; the statistics refuse such rows)."""
     if not rows:
         return None
-    return mean_reward(rows)
+    data = load_rows(rows)
+    rate = pass_rate(data, metric="reward")
+    warning = data.reward_scale.warning if data.reward_scale.kind == "scale" else None
+    return rate.model_copy(update={"note": "; ".join(filter(None, [rate.note, warning]))
+                                   or None})

@@ -174,6 +174,13 @@ Cluster = Annotated[str | None, Field(
                 "them; under 10 families the answer says the interval is unreliable.",
     examples=["family"]), Arg(metavar="FIELD")]
 
+AutoCluster = Annotated[str | None, Field(
+    max_length=MAX_NAME,
+    description="The row field naming each task's family (repo, template): every interval "
+                "resamples its families. 'auto': a family field found is read beside the task "
+                "interval, the verdict no stronger; null: tasks only.",
+    examples=["family"]), Arg(metavar="FIELD")]
+
 EffectSize = Annotated[float, Field(
     gt=0.0, lt=1.0, allow_inf_nan=False,
     description="Smallest change in pass@1 worth detecting, in (0, 1): 0.05 = 5 points; the "
@@ -226,6 +233,11 @@ Limit = Annotated[int, Field(
 Plot = Annotated[bool, Field(description=(
     "Also return the picture of these numbers as a PNG image (the numbers stay in the result). "
     "At the shell: --plot FILE writes it."))]
+
+_Writer = Annotated[str, Field(max_length=500)]
+ModelFilter = Annotated[_Writer | dict[str, _Writer] | None, Field(description=(
+    "Read one writer's rows: a model id or a checkpoint/step value; {argument: value} per "
+    "rows argument."))]
 
 # --- runs --------------------------------------------------------------------------------------
 

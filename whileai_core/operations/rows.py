@@ -18,7 +18,7 @@ from ..voice import arg
 from . import READS, VERDICT, WRITES, operation
 from .describe import named, values_of
 from .args import (MAX_K, NAMED, OUT, RUNS, SOURCE, Arg, ArmRows, AutoMetric, Cluster,
-                   CompareEffect, EffectSize, Level, Metric, Model, NoiseRuns, OptionalRowField,
+                   AutoCluster, CompareEffect, EffectSize, Level, Metric, Model, NoiseRuns, OptionalRowField,
                    OptionalRows, Overwrite, Rows, RunStd, Score, Seed, Threshold)
 
 TeacherRows = Annotated[OptionalRows, Field(description=(
@@ -85,15 +85,14 @@ def _band(args: dict[str, Any], result: Any, *, out: Any = None, overwrite: bool
 def _route_doc() -> str:
     from ..routing import Route  # lazy: the values named are the core's Literal
 
-    return ("Start here. Reads graded rollouts of the model you will train and asks six "
-            "questions in order (can a truncated reply pass? rollouts per task? does any task "
-            "carry signal, read on the reward's spread within each task? does a teacher clear, "
-            "on the same token budget? did this model write the rows? what is left?). Returns "
-            f"the `route` ({named(values_of(Route, 'route'))}), the question that decided it, "
-            "the evidence behind every answer (counts, band, pass@1 or the mean reward with its "
-            "95% interval and n), the reward's kind with any warning, the fields that changed "
-            "the answer, and the next call to make (`next_step`). plot: the per-task band as a "
-            "picture.")
+    return ("Start here. Reads graded rollouts of the model you will train and asks in order: "
+            "who graded them (a judge is audited first)? can a cut-off reply pass or earn more? "
+            "rollouts per task? does any task carry signal (the reward's spread within tasks)? "
+            "does a teacher clear on the same budget? did this model write them? Returns the "
+            f"`route` ({named(values_of(Route, 'route'))}), the deciding question, each "
+            "answer's evidence (counts, band, pass@1 or mean reward with its 95% interval and "
+            "n), the reward's kind, what it did with each field, and the next call "
+            "(`next_step`). plot: the band as a picture.")
 
 
 @operation(toolset="core", effect=READS, title="Route graded rows to a training method",
@@ -109,7 +108,7 @@ def route(rows: Rows, *, model: Annotated[Model, Field(description=(
           teacher_url: Annotated[str | None, Field(max_length=2000, description=(
               "Optional: the OpenAI-compatible URL serving the teacher (vLLM); only fills the "
               "suggested call."))] = None,
-          threshold: Threshold = None, cluster: Cluster = None):
+          threshold: Threshold = None, cluster: AutoCluster = "auto"):
     from ..rows import load_rows  # lazy: numpy loads on the call
     from ..routing import route as decide  # lazy: loads with the call
 
@@ -137,7 +136,7 @@ def rate(rows: Rows, *, metric: Metric = "pass",
              "Instead of the metric: the share of rollouts whose boolean row field is true "
              "(e.g. 'truncated'; a missing field counts as false)."))] = None,
          k: PassK = None, level: Level = CONFIDENCE_LEVEL, seed: Seed = BOOTSTRAP_SEED,
-         threshold: Threshold = None, cluster: Cluster = None):
+         threshold: Threshold = None, cluster: AutoCluster = "auto"):
     from ..rows import load_rows  # lazy: numpy loads on the call
     from ..stats import field_share, field_shares, mean_reward, pass_at  # lazy: loads with the call
     from ..stats.report import RateReport  # lazy: loads with the call
@@ -149,18 +148,19 @@ def rate(rows: Rows, *, metric: Metric = "pass",
     if field is not None and metric != "pass":
         raise ArgumentError(f"give `{arg('field')}` (a share of rollouts) or "
                             f"{arg('metric', 'reward')}, not both. Fix: drop one of them")
-    if field is not None and cluster is not None:
+    if field is not None and cluster not in (None, "auto"):
         raise ArgumentError(f"`{arg('cluster')}` is for pass rates and mean rewards, not a "
                             f"field's share. Fix: drop `{arg('cluster')}`, or `{arg('field')}`")
     data = load_rows(rows, threshold=threshold)
     if field is not None:
         table = TaskTable(data.task_ids, field_shares(data, field), data.rollouts, "share")
-        return RateReport.of(field_share(data, field, level=level, seed=seed), table, field=field)
+        return RateReport.of(field_share(data, field, level=level, seed=seed), table,
+                             field=field).read(data, None, seed)
     if metric == "reward":
         return RateReport.of(mean_reward(data, level=level, seed=seed, cluster=cluster),
-                             TaskTable.of(data, "reward"), cluster=cluster)
+                             TaskTable.of(data, "reward")).read(data, cluster, seed)
     return RateReport.of_pass(pass_at(data, k=k, level=level, seed=seed, cluster=cluster),
-                              TaskTable.of(data))
+                              TaskTable.of(data)).read(data, cluster, seed)
 
 
 @operation(
@@ -224,7 +224,8 @@ def compare(before: Annotated[ArmRows, Field(description=(
                 "`before`."))], *,
             level: Level = CONFIDENCE_LEVEL, run_std: RunStd = None, noise_runs: NoiseRuns = None,
             effect: CompareEffect = None, seed: Seed = BOOTSTRAP_SEED,
-            threshold: Threshold = None, metric: AutoMetric = "auto", cluster: Cluster = None,
+            threshold: Threshold = None, metric: AutoMetric = "auto",
+            cluster: AutoCluster = "auto",
             selected_on: Annotated[str | list[str] | list[dict[str, Any]] | None, Field(
                 description=(
                     "When `after` is a checkpoint chosen among several: the tasks it was "

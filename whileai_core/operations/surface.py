@@ -30,7 +30,7 @@ from ..voice import choose
 from ..voice import arg as spell
 from . import Operation
 from .args import (ARM, NAMED, OUT, PATH, RUN_OR_PATH, RUNS, SOURCE, VALUE, Arg, Detail, Limit,
-                   Offset, Plot)
+                   ModelFilter, Offset, Plot)
 
 
 # --- where an operation runs -------------------------------------------------------------------
@@ -161,6 +161,7 @@ def params(op: Operation, surface: str | None = None) -> list[Param]:
         if op.paged:
             extra += [("detail", Detail, False), ("offset", Offset, 0),
                       ("limit", Limit, TASK_PAGE_DEFAULT)]
+        extra += [("model_filter", ModelFilter, None)] * any(p.arg.rows for p in out)
         out += [Param(n, a, _arg_of(a), d, _field_info(a)) for n, a, d in extra]
     op._cache[key] = out
     return out
@@ -249,6 +250,7 @@ def invoke(op: Operation, values: dict[str, Any], ctx: Context) -> Any:
     paths resolved, the surface's options (``plot``, the page) applied. Returns the result."""
     values = dict(values)
     values.pop("plot", None)
+    writer = values.pop("model_filter", None)
     page = None
     if op.paged:
         page = (values.pop("detail", False), values.pop("offset", 0),
@@ -260,6 +262,10 @@ def invoke(op: Operation, values: dict[str, Any], ctx: Context) -> Any:
             for name, value in call.items():
                 if by_name[name].arg.rows:
                     call[name] = _loaded(value, values.get("threshold"))
+        if writer is not None or values.get("threshold") is not None:  # model_filter, the mark
+            from ..writers import rows_arguments  # lazy: numpy loads on the call
+            rows = [p.name for p in by_name.values() if p.arg.rows]
+            call.update(rows_arguments(call, rows, writer, values.get("threshold")))
         where = context_param(op)
         if where is not None:
             call[where] = ctx

@@ -153,6 +153,10 @@ def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str,
     cap = max_tokens if max_tokens is not None else keys.max_tokens
     if cap is not None:
         _positive_int("max_tokens", cap)
+    if max_tokens is None and cap is not None:  # a guess: say so (the rows may carry the cap)
+        notes.append(f"max_tokens {cap} is the method's default, not the budget the model was "
+                     f"graded on: give {arg('max_tokens')} (the route takes it from rows that "
+                     "carry one)")
     if seq_len is None:
         seq = D.PRIME_RL_SEQ_LEN
         if cap is not None and cap + PROMPT_TOKEN_ALLOWANCE > seq:

@@ -39,6 +39,9 @@ from .paired import (degenerate_note, min_paired_tasks, mover_difference, paired
                      value_scale)
 from .clustered import Families, check_cluster, cluster_interval, families_of, intervals
 from .rates import check_metric
+from ..roles import FIELDS_DOC
+from ..writers import one_writer
+from .families import AUTO, FamilyInterval, compare_fields, judged_by_family, split_cluster
 from .selection import Selection, selection_check, selection_ids
 from .arms import (arm_values, as_runs, difference, in_unit, resolve_effect, resolve_metric,
                    scaled_mean, scaled_task_mean, with_seeds)
@@ -93,6 +96,10 @@ class Comparison(Result):
                                                          "rates at this threshold mislead, and "
                                                          "the fix")
     note: str | None = None
+    families: FamilyInterval | None = Field(None, description=(
+        "cluster='auto': the interval clustered by the family field the rows carry, beside the "
+        "one over tasks; the verdict is no stronger than it"))
+    fields: list[str] = Field(default_factory=list, description=FIELDS_DOC)
     selection: Selection | None = Field(None, description=(
         "with `selected_on`: whether the checkpoint was chosen on the tasks it is scored on "
         "(same_set, overlapping, separate), and the fix when it was"))
@@ -112,8 +119,11 @@ class Comparison(Result):
             return self.render().splitlines()[0]
         what = "mean reward" if self.metric == "reward" else "pass rate"
         ci = f" [{self.ci[0]:+.3f}, {self.ci[1]:+.3f}]" if self.ci else " [no interval]"
+        fam = self.families
+        by = ("" if fam is None else f"; over {fam.n_families} families of `{fam.field}` " + (
+            f"[{fam.ci[0]:+.3f}, {fam.ci[1]:+.3f}]" if fam.ci else "no interval"))
         return (f"verdict: {self.verdict}: {what} {self.delta:+.3f}{ci} "
-                f"(n={self.n_paired} paired tasks)")
+                f"(n={self.n_paired} paired tasks{by})")
 
     negative_means: ClassVar[str | None] = (
         "a significant regression: `moved_the_wrong_way`")
@@ -149,8 +159,11 @@ class Comparison(Result):
         if self.n_only_before or self.n_only_after:
             lines.append(f"unpaired: {self.n_only_before} tasks only before, "
                          f"{self.n_only_after} only after (left out)")
+        if self.families is not None:
+            lines.append(f"families {self.families.render()}")
         if self.note:
             lines.append(f"note: {self.note}")
+        lines += [f"field {f}" for f in self.fields]
         if self.selection is not None:
             lines.append(self.selection.render())
         return "\n".join(lines)
@@ -174,7 +187,7 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
             run_std: float | NoiseFloor | None = None, seed: int | None = BOOTSTRAP_SEED,
             threshold: float | None = None, n_resamples: int = BOOTSTRAP_RESAMPLES,
             metric: Literal["auto", "pass", "reward"] = "auto", effect: float | None = None,
-            noise_runs: int | None = None, cluster: str | None = None,
+            noise_runs: int | None = None, cluster: str | None = AUTO,
             selected_on: Any = None) -> Comparison:
     """Paired before/after comparison by task (module docstring for the verdicts).
 
@@ -189,7 +202,9 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
     ``threshold`` is given (a pass rate at 1.0 can stay at 0 while the reward moves), else the
     pass rate.
     ``cluster``: a row field naming each task's family; the interval of the difference and the
-    arms' intervals then resample families, then tasks (:mod:`.clustered`).
+    arms' intervals then resample families, then tasks (:mod:`.clustered`). ``"auto"`` (the
+    default): the intervals stay over tasks, and a family field the rows carry gets its own
+    interval beside them, the verdict no stronger than it (:mod:`.families`); None: tasks only.
     ``selected_on``: when ``after`` is a checkpoint chosen among several, the tasks (or graded
     rows, or task ids) it was chosen on; ``selection`` then says whether that is the set it is
     scored on, and the fix (:mod:`.selection`).
@@ -210,6 +225,9 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
     _check(run_std, effect)
     band, band_runs, band_note = resolve_band(run_std, noise_runs, level)
     runs_b, runs_a = as_runs(before, threshold), as_runs(after, threshold)
+    for arm, run in [("before", r) for r in runs_b] + [("after", r) for r in runs_a]:
+        one_writer(run, argument=arm, reads="one comparison")
+    cluster, found = split_cluster(cluster, runs_a[0], runs_b[0])
     metric, reward_warning, reward_notes = resolve_metric(metric, runs_b + runs_a, threshold)
     effect, effect_note = resolve_effect(effect, metric, runs_b + runs_a)
     reward_notes += [effect_note] if effect_note else []
@@ -316,6 +334,9 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
         z = z_value(0.5 + level / 2.0)
         mde = (z + z_value(HOLDOUT_POWER)) * (ci[1] - ci[0]) / (2.0 * z)
     verdict = _verdict(delta, ci, band, effect, notes)
+    by_family, verdict = (None, verdict) if found is None else judged_by_family(
+        found, shared, d, verdict, lambda ci: _verdict(delta, ci, band, effect, []),
+        level=level, seed=seed, bounds=bounds)
     if verdict == "no_detectable_change" and mde is not None and mde > effect:
         notes.append(f"underpowered: this holdout detects only effects >= {mde:.3f} "
                      f"(effect of interest {effect:g}); no detectable change is not no change")
@@ -325,7 +346,9 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
                      "pass them as lists of runs")
     return Comparison(**arms, delta=delta, ci=ci, ci_method=method, p_value=p,
                       n_changed=int(np.count_nonzero(d)), verdict=verdict, correlation=corr,
-                      mde=mde, **base, **seed_fields, note="; ".join(notes) or None)
+                      mde=mde, **base, **seed_fields, note="; ".join(notes) or None,
+                      families=by_family,
+                      fields=compare_fields(runs_b, runs_a, metric, cluster, by_family))
 
 
 def mover_pvalue(mean_a: float, values_a: np.ndarray, cap_a: float | None, mean_b: float,

@@ -15,6 +15,7 @@ from pydantic import Field
 
 from ..bootstrap import z_value
 from ..defaults import (CLUSTER_MIN_FAMILIES, HOLDOUT_ALPHA, HOLDOUT_K, HOLDOUT_POWER,
+                        HOLDOUT_SHARE,
                         HOLDOUT_TABLE_KS, PLANNING_RHO, PLANNING_SIGMA2, PLANNING_VAR_X,
                         PROVE_EFFECT, RHO_ALTERNATIVES)
 from ..errors import ArgumentError
@@ -24,6 +25,9 @@ from .clustered import check_cluster, design_effect, families_of, mean_family_si
 from .arms import pair_tasks
 from .noise import within_variance
 from .rates import check_metric
+from ..roles import FIELDS_DOC, fields_report, read_fields
+from ..voice import arg
+from ..writers import one_writer
 
 
 class HoldoutSize(Result):
@@ -59,6 +63,11 @@ class HoldoutSize(Result):
         "when rho is assumed: the tasks needed at k if the arms correlate less (keys are rho)"))
     power_if_rho: dict[str, float] | None = Field(None, description=(
         "when rho is assumed: the power n_tasks has if the arms correlate less (keys are rho)"))
+    pool: int | None = Field(None, description="tasks the pilot has: the pool a held-out set "
+                                               "is drawn from (`split` says what it allows)")
+    split: str | None = Field(None, description="what holding the tasks out of the pool costs, "
+                                                "or that the pool is too small")
+    fields: list[str] = Field(default_factory=list, description=FIELDS_DOC)
     note: str | None = None
 
     def render(self) -> str:
@@ -76,9 +85,26 @@ class HoldoutSize(Result):
                          f"{alt}")
         elif self.rho is not None:
             lines.append(f"rho {self.rho:.2f} between the arms, measured on the pilot")
+        if self.split:
+            lines.append(self.split)
         if self.note:
             lines.append(f"note: {self.note}")
+        lines += [f"field {f}" for f in self.fields]
         return "\n".join(lines)
+
+
+def pool_split(need: int, pool: int, effect: float, power: float) -> str:
+    """What a held-out test of ``need`` tasks costs a pool of ``pool`` (what is left to train
+    on), or, when the pool is too small, what holding out HOLDOUT_SHARE of it detects instead
+    (n scales as 1 / effect^2, so m tasks detect effect x sqrt(need / m))."""
+    if need < pool:
+        return (f"the pool of {pool} tasks holds a test of {need} (power {power:g} for "
+                f"{effect:g}), leaving {pool - need} to train on")
+    share = max(1, math.ceil(HOLDOUT_SHARE * pool))
+    return (f"the pool of {pool} tasks is too small: a test that detects {effect:g} (power "
+            f"{power:g}) needs {need}; holding out {share} ({HOLDOUT_SHARE:.0%}) leaves "
+            f"{pool - share} to train on and detects about {effect * math.sqrt(need / share):.2f}"
+            "; score more tasks for the test, or accept that coarser one")
 
 
 def _within_var(data: Rows, idx: np.ndarray | None = None, metric: str = "pass"
@@ -155,6 +181,9 @@ def holdout_size(effect: float = PROVE_EFFECT, *, k: int = HOLDOUT_K, before: An
     note = None
     table_ks = tuple(sorted(set(HOLDOUT_TABLE_KS) | {k}))
     pilots = [load_rows(x, threshold=threshold) for x in (before, after) if x is not None]
+    for name, pilot in zip([n for n, x in (("before", before), ("after", after)) if x is not None],
+                           pilots):
+        one_writer(pilot, argument=name, reads="one holdout size")
     if metric == "auto":
         metric = ("reward" if threshold is None and any(p.reward_scale.continuous
                                                         for p in pilots) else "pass")
@@ -241,7 +270,19 @@ def holdout_size(effect: float = PROVE_EFFECT, *, k: int = HOLDOUT_K, before: An
         extra = ("under a few hundred tasks the normal approximation is optimistic "
                  "(Bowyer et al. 2025): round up")
         note = f"{note}; {extra}" if note else extra
+    pool = max(p.n_tasks for p in pilots) if pilots else None
+    did = {"task": "the pilot's tasks: their variances size the test",
+           "reward": f"sized for the {'mean reward' if metric == 'reward' else 'pass rate'}",
+           "model": "one writer per pilot",
+           **({cluster: "its design effect multiplies n"} if cluster else {})}
+    family = read_fields(pilots[0]).family if pilots and cluster is None else None
+    if family is not None:
+        did[family.name] = (f"{family.n_values} families, not read: "
+                            f"{arg('cluster', family.name)} multiplies n by their design effect")
+    fields = [line for p in pilots[:1] for line in fields_report(p, did)]
     return HoldoutSize(n_tasks=n_k, effect=float(effect), k=k, power=float(power),
+                       pool=pool, split=None if pool is None else pool_split(
+                           n_k, pool, float(effect), float(power)), fields=fields,
                        alpha=float(alpha), omega2=omega2, sigma2_before=s2b, sigma2_after=s2a,
                        inputs_from=inputs_from, table=table, metric=metric, cluster=cluster,
                        design_effect=None if cluster is None else deff, family_size=fam_size,

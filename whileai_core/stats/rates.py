@@ -26,6 +26,8 @@ from ..tables import TaskPage, TaskSummary, TaskTable
 from .fields import LEVEL_DOC, METHOD_DOC, ci95_alias
 from ..rewards import RewardScale
 from .clustered import Families, check_cluster, families_of, intervals
+from ..writers import one_writer
+from .families import AUTO, split_cluster
 from .intervals import Interval, PassK, TaskInterval, task_interval
 
 
@@ -131,6 +133,7 @@ def pass_rate(rows: Rows, level: float = CONFIDENCE_LEVEL, seed: int | None = BO
 
 def mean_reward(rows: Any, *, level: float = CONFIDENCE_LEVEL,
                 seed: int | None = BOOTSTRAP_SEED, cluster: str | None = None) -> Rate:
+    # cluster "auto" reads tasks here: rate's answer gives the families beside (families_beside)
     """Mean reward (each task's mean, averaged over tasks) with its interval over tasks.
 
     For graded rows whose reward is a score (an LCS ratio, a partial credit), not pass/fail.
@@ -138,7 +141,9 @@ def mean_reward(rows: Any, *, level: float = CONFIDENCE_LEVEL,
     """
     level, seed = check_level(level), check_seed(seed)
     data = load_rows(rows)
-    families = families_of(data, check_cluster(cluster)) if cluster is not None else None
+    one_writer(data, reads="one mean reward")
+    cluster, _ = split_cluster(check_cluster(cluster), data)
+    families = families_of(data, cluster) if cluster is not None else None
     rate = pass_rate(data, level, seed, metric="reward", families=families)
     warning = data.reward_scale.warning if data.reward_scale.kind == "scale" else None
     if warning:
@@ -199,6 +204,7 @@ def field_share(rows: Any, field: str, *, level: float = CONFIDENCE_LEVEL,
     over tasks of each task's share, with its interval over tasks."""
     level, seed = check_level(level), check_seed(seed)
     data = load_rows(rows)
+    one_writer(data, reads="one share")
     per_task = field_shares(data, field)
     iv = task_interval(per_task, level=level, seed=seed, n_resamples=BOOTSTRAP_RESAMPLES,
                        cap=trials_cap(data, "pass"))
@@ -287,7 +293,7 @@ class PassAt(Result):
 
 def pass_at(rows: Any, *, k: int | None = None, level: float = CONFIDENCE_LEVEL,
             seed: int | None = BOOTSTRAP_SEED, threshold: float | None = None,
-            n_resamples: int = BOOTSTRAP_RESAMPLES, cluster: str | None = None) -> PassAt:
+            n_resamples: int = BOOTSTRAP_RESAMPLES, cluster: str | None = AUTO) -> PassAt:
     """pass@1, and pass@k / pass^k, each with its interval over tasks.
 
     Parameters
@@ -303,7 +309,8 @@ def pass_at(rows: Any, *, k: int | None = None, level: float = CONFIDENCE_LEVEL,
         a bootstrap since 0.3; the clustered one draws ``CLUSTER_RESAMPLES``)
     cluster : str, optional. A row field naming each task's family (a repo, a document, a
         template): every interval then resamples families, then tasks within them
-        (:mod:`whileai_core.stats.clustered`).
+        (:mod:`whileai_core.stats.clustered`). ``"auto"`` (the default) reads tasks here;
+        the ``rate`` answer gives a family field's interval beside (:mod:`.report`).
 
     A continuous reward (in [0, 1], not all 0/1) also gets ``mean_reward``, its headline
     number; a reward on another scale gets ``reward.warning`` with the fix.
@@ -315,6 +322,7 @@ def pass_at(rows: Any, *, k: int | None = None, level: float = CONFIDENCE_LEVEL,
         raise ArgumentError(f"`{voice.arg('k')}` must be a positive integer, got {k!r}. Fix: e.g. "
                             f"{voice.arg('k', 4)}, or omit {voice.arg('k')}")
     data = load_rows(rows, threshold=threshold)
+    one_writer(data, reads="one pass rate")
     n, c = data.rollouts, data.passes
     notes: list[str] = []
     min_n = int(n.min())
@@ -336,6 +344,7 @@ def pass_at(rows: Any, *, k: int | None = None, level: float = CONFIDENCE_LEVEL,
     # pass@1 is a share of rollouts (the binomial floor applies); pass@k and pass^k are held to
     # what pass@1's interval implies for them (Jensen; whileai_core.stats.intervals), over
     # families too (the bounds hold for any mix of tasks)
+    cluster, _ = split_cluster(cluster, data)
     families = families_of(data, cluster) if cluster is not None else None
     ivs = intervals(columns[:1], [trials_cap(data, "pass")], level, seed, n_resamples, families)
     if len(columns) == 3 and ivs[0].ci is not None:

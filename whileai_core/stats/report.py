@@ -15,7 +15,12 @@ from pydantic import Field, PrivateAttr
 from ..result import Result, fmt_rate
 from ..rewards import RewardScale
 from ..tables import TaskPage, TaskSummary, TaskTable
-from .rates import PassAt, Rate
+from ..defaults import BOOTSTRAP_SEED
+from ..roles import FIELDS_DOC
+from .families import FamilyInterval, beside, split_cluster
+from .rates import PassAt, Rate, task_values, trials_cap
+from .clustered import Families, intervals
+from ..roles import fields_report
 
 
 class RateReport(Result):
@@ -41,6 +46,10 @@ class RateReport(Result):
     cluster: str | None = Field(None, description="the row field naming each task's family; "
                                                   "intervals then resample families")
     n_families: int | None = None
+    families: FamilyInterval | None = Field(None, description=(
+        "cluster='auto': the interval clustered by the family field the rows carry, beside the "
+        "one over tasks"))
+    fields: list[str] = Field(default_factory=list, description=FIELDS_DOC)
     single_rollout: bool = Field(False, description="pass rates from one rollout per task: the "
                                                     "per-task band and pass@k for k > 1 cannot "
                                                     "be read (the note says so)")
@@ -70,6 +79,24 @@ class RateReport(Result):
                       reward=result.reward, mean_reward=result.mean_reward,
                       cluster=result.cluster, n_families=result.n_families,
                       single_rollout=result.single_rollout)
+
+    def read(self, data: Any, cluster: str | None, seed: int | None = BOOTSTRAP_SEED
+             ) -> RateReport:
+        """This report with the families beside (``cluster`` "auto") and what it did with each
+        field of ``data``, the rows it was read from."""
+        cluster, found = split_cluster(cluster, data)
+        reward = ("not read: the share of a flag" if self.field else
+                  f"pass@1 at threshold {data.threshold:g}" + (
+                      "; the mean reward beside it" if self.mean_reward else "")
+                  if self.rate.metric == "pass"
+                  else "the mean reward of each task, averaged over tasks")
+        did = {self.field: "the share of rollouts where it is true"} if self.field else {}
+        by_family, fields = read_fields_of(data, cluster, None if self.field else found,
+                                           self.rate.level, seed, reward, **did)
+        copy = self.model_copy(update={"cluster": cluster, "families": by_family,
+                                       "fields": fields})
+        copy._table = self._table
+        return copy
 
     def with_page(self, offset: int, limit: int) -> RateReport:
         """This report with ``limit`` tasks of its table from ``offset``."""
@@ -107,6 +134,36 @@ class RateReport(Result):
             lines.append(self.tasks.render())
         if self.page is not None:
             lines.append(self.page.render())
+        if self.families is not None:
+            lines.append(f"families {self.families.render()}")
         if r.note:
             lines.append(f"note: {r.note}")
+        lines += [f"field {f}" for f in self.fields]
         return "\n".join(lines)
+
+
+def read_fields_of(data: Any, cluster: str | None, found: Families | None, level: float,
+                   seed: int | None, reward: str, **did: str
+                   ) -> tuple[FamilyInterval | None, list[str]]:
+    """(the families' interval beside, what the rate did with each field): ``reward`` says how
+    the reward was read, ``did`` what else was (a field's share)."""
+    by_family = None if found is None else families_beside(data, found, level, seed)
+    done = {"task": "every interval resamples tasks" + (
+                f" within families of `{cluster}`" if cluster else ""),
+            "reward": reward, "model": "one writer", **did}
+    if cluster:
+        done[cluster] = "every interval resamples its families, then tasks"
+    if by_family is not None:
+        done[by_family.field] = "its families' interval is given beside (families)"
+    return by_family, fields_report(data, done)
+
+
+def families_beside(data: Any, found: Families, level: float,
+                    seed: int | None) -> FamilyInterval:
+    """The headline's interval (the mean reward of a continuous reward, else pass@1) clustered
+    by the family field found in the rows (:mod:`.families`)."""
+    metric = "reward" if data.reward_scale.continuous else "pass"
+    values = task_values(data, metric)
+    bounds = None if metric == "reward" and data.reward_scale.kind == "scale" else (0.0, 1.0)
+    iv = intervals([values], [trials_cap(data, metric)], level, seed, 0, found, bounds)[0]
+    return beside(found, iv.ci, iv.method, iv.note)

@@ -1,5 +1,5 @@
 """Re-try the fourth red-team round's cases of the spend gate, the answer path, writes, sessions,
-the held-out basis and the lows (issue 35, items 1, 2, 8, 9, 10), and print the totals.
+the held-out basis and the lows, and print the totals.
 
 Run from a checkout's root with its own interpreter; the tree it runs is the one under test, so
 the same script measures before (``cd /work/main && .venv/bin/python <this file>``) and after::

@@ -166,7 +166,7 @@ def test_the_verdict_follows_the_registered_rule(lab):
 
 
 def test_other_asks_under_the_same_task_ids_are_not_the_registered_reading(lab):
-    """Issue 35, item 8: an arm scored on another held-out set under the same task ids read
+    """An arm scored on another held-out set under the same task ids read
     `as_registered` with no deviation. The asks are compared by content now."""
     _register(lab)
     (lab["recipes"] / "asks.txt").write_text("other ask {}")  # same ids, other prompts

@@ -563,7 +563,7 @@ def test_no_write_tool_writes_other_hosts_configuration(server, ws, target):
     write_jsonl(ws / "traces.jsonl", planted)
     text = error_text(call(server, "select_sft", {"attempts": "traces.jsonl", "out": target}),
                       "select_sft")
-    assert "no tool writes" in text or "writes only JSONL" in text, text  # issue 35: by kind
+    assert "no tool writes" in text or "writes only JSONL" in text, text  # writes are by kind now
     assert not (ws / target).exists()
 
 

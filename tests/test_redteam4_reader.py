@@ -1,4 +1,4 @@
-"""The fourth red-team round's reader findings (issue 35, items 2, 5-7 and two lows), each re-tried
+"""The fourth red-team round's reader findings, each re-tried
 as the red team did, on files written here; none of them failed less than reliably before.
 
 - A write through a shared mapping, into a page already dirty, moves no file time: the cache

@@ -1,4 +1,4 @@
-"""The fourth red-team round, writes (issue 35, item 9): each writing tool writes only its kind
+"""The fourth red-team round, writes: each writing tool writes only its kind
 of output under the server's root, decided from its argument's declared kind, never from a list
 of bad names alone. Before: 78 of 84 writes to host and agent configuration landed
 (``.devcontainer.json``, ``crush.json``, ``.aider.conf.yml``, ``*.code-workspace``,

@@ -184,7 +184,7 @@ def test_a_refusal_inside_a_task_completes_it_with_is_error(server):
 
 
 def test_an_unknown_task_id_is_echoed_cut_to_a_bound(server):
-    """Issue 35, a low: tasks/get, tasks/cancel and tasks/update echoed a 3.9 MB task id whole.
+    """tasks/get, tasks/cancel and tasks/update echoed a 3.9 MB task id whole.
     Now at most 40 characters of it come back, with its length."""
     from mcp_types import Request
 

@@ -303,7 +303,7 @@ def test_the_repo_skills_serve_no_fixtures():
 
 
 def test_list_skills_stays_within_the_answer_bound(tmp_path):
-    """Issue 35, a low: the pack's own listing answered 14 KB against the 8 KB bound (every
+    """The pack's own listing answered 14 KB against the 8 KB bound (every
     description twice: text and structured). The text now names the skills; the structured
     content carries the rest, and a folder of many skills is cut, saying n of N."""
     import json

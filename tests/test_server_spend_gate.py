@@ -179,7 +179,7 @@ def test_an_answer_counts_only_for_the_plan_it_was_shown(setup, monkeypatch):
     assert started == [] and not state.exists()
 
 
-# --- the plan the user approved is the plan that runs (issue 35, item 1) ----------------------
+# --- the plan the user approved is the plan that runs ----------------------
 
 CONFIG = {"taskset": "gsm8k", "method": "grpo", "model": "Qwen/Qwen3-0.6B", "out": "rl.toml"}
 LAUNCH = {"config_or_recipe": "rl.toml", "confirm": True}

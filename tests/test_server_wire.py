@@ -183,7 +183,7 @@ def _free_port() -> int:
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "127.0.0.2", "::", "127.0.0.1", "localhost"])
 def test_a_bind_without_a_token_does_not_start(tmp_path, host):
-    """Loopback included (issue 35, item 10): without a token any local process could open
+    """Loopback included: without a token any local process could open
     sessions that displaced a working client's."""
     out = subprocess.run([str(SCRIPT), "--http", "--host", host, "--root", str(tmp_path)],
                          capture_output=True, text=True, timeout=60, env=_env())

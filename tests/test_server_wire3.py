@@ -169,7 +169,7 @@ def test_sessions_holding_get_streams_expire_and_never_lock_others_out(tmp_path)
     try:
         sessions = [server.initialize() for _ in range(64)]
         streams = [_get_stream(server.port, s) for s in sessions]
-        # all 64 taken, each holding a stream and used within the last 3 s (issue 35: a session
+        # all 64 taken, each holding a stream and used within the last 3 s (a session
         # used recently is never displaced): a new client is told to retry, none is evicted
         status, payload, headers = server.post(INIT)
         assert status == 503 and "all 64 sessions are in use" in payload["error"]["message"]

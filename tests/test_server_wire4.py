@@ -1,4 +1,4 @@
-"""The fourth red-team round, on the wire (issue 35, items 2 and 10 and the lows): every answer
+"""The fourth red-team round, on the wire: every answer
 can be sent, on stdio and HTTP, ``--read-only`` too; a looping client displaces no session in
 use; a task id or a skills list never makes an answer unbounded.
 

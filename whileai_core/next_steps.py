@@ -114,7 +114,8 @@ def held_out(data: Rows) -> str:
         size = holdout_size(PROVE_EFFECT, before=data, cluster=None)
     except WhileaiError:
         return f"Size the held-out test with {op_name('holdout_size')} on a pilot."
-    return f"Held-out test, sized from these rows' variances: {size.split}."
+    return (f"Held-out test ({op_name('holdout_size')}), sized from these rows' variances: "
+            f"{size.split}.")
 
 
 

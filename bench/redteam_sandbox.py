@@ -249,6 +249,20 @@ def _alive(pid: int) -> bool:
     return state not in (b"Z", b"X")
 
 
+def _in(folder: Path) -> list[int]:
+    """Live processes whose working directory is ``folder`` (every process a reward there
+    starts), by the pids this process sees."""
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            if name.isdigit() and os.readlink(f"/proc/{name}/cwd") == str(folder) \
+                    and _alive(int(name)):
+                found.append(int(name))
+        except OSError:
+            pass
+    return found
+
+
 def tree() -> None:
     from whileai_core.errors import WhileaiError
     from whileai_core.hacking.reward import reward_runner
@@ -265,12 +279,11 @@ def tree() -> None:
             pass
         took = time.monotonic() - began
         time.sleep(0.5)
-        pids = [int(p.read_text()) for p in ws.glob("pid*")]
-        alive = [p for p in pids if _alive(p)]
-        for p in pids:  # the bench cleans up what the product left
-            if _alive(p):
-                os.kill(p, signal.SIGKILL)
-        _count(f"reward sends {how} to its supervisor, 8 setsid'd sleepers ({len(pids)} "
+        started = len(list(ws.glob("pid*")))  # pids as the reward saw them: maybe its namespace's
+        alive = _in(ws)
+        for p in alive:  # the bench cleans up what the product left
+            os.kill(p, signal.SIGKILL)
+        _count(f"reward sends {how} to its supervisor, 8 setsid'd sleepers ({started} "
                f"started, call took {took:.1f} s)", escapes=len(alive))
     ws = _scratch("signal")
     _write(ws / "sig.py", SIGNAL_SERVER)

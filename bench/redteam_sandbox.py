@@ -564,9 +564,8 @@ FORGED = """
 import json, os, sys
 CREDENTIAL = open({secret!r}).read().strip()
 def score(prompts, completions, **kw):
-    spec = json.loads(sys.argv[-1]) if sys.argv[-1].startswith('{{') else json.loads(
-        open('/proc/self/cmdline', 'rb').read().split(b'\\0')[-2])
-    os.write(spec['report_fd'], (json.dumps({{"raised": "NameError", "at": ["x", 1, "y"],
+    spec = json.loads(open('/proc/self/cmdline', 'rb').read().split(b'\\0')[-2])
+    os.write(spec['report_fd'], (json.dumps({{"raised": {kind!r}, "at": ["x", 1, "y"],
              "message": CREDENTIAL}}) + "\\n").encode())
     os._exit(1)
 """
@@ -577,18 +576,63 @@ def report() -> None:
     from whileai_core.hacking.reward import reward_runner
 
     print("report: the child's own report line", flush=True)
-    ws = _scratch("report")
-    secret = ws.parent / f"{ws.name}-credential"
-    value = f"cred-{uuid.uuid4().hex}"
-    secret.write_text(value)
-    _write(ws / "forge.py", FORGED.format(secret=str(secret)))
-    try:
-        reward_runner("forge.py:score", root=ws)([{"prompt": "p", "completion": "c"}])
-        text = ""
-    except WhileaiError as err:
-        text = str(err)
-    _count("a reward forges the report with a credential as the message",
-           leaks=int(value in text))
+    for kind, note in (("ValueError", ""), ("NameError", " (by design: a reward of yours that "
+                                                         "means to leak can write the workspace)")):
+        ws = _scratch("report")
+        secret = ws.parent / f"{ws.name}-credential"
+        value = f"cred-{uuid.uuid4().hex}"
+        secret.write_text(value)
+        _write(ws / "forge.py", FORGED.format(secret=str(secret), kind=kind))
+        try:
+            reward_runner("forge.py:score", root=ws)([{"prompt": "p", "completion": "c"}])
+            text = ""
+        except WhileaiError as err:
+            text = str(err)
+        leaked = value in text
+        if kind == "NameError":
+            print(f"  a forged {kind} line with a credential as its message: "
+                  f"{'quoted' if leaked else 'not quoted'}{note}")
+            continue
+        _count(f"a forged {kind} line with a credential as its message", leaks=int(leaked))
+
+
+COST = """
+import json, os, statistics, sys, tempfile, time
+from pathlib import Path
+from whileai_core.hacking.reward import reward_runner
+ws = Path(tempfile.mkdtemp(prefix="rts-cost-"))
+(ws / "g.py").write_text("import sys\\nfor line in sys.stdin: print(0.5)\\n")
+runner = reward_runner(["python", "g.py"], root=ws)
+times = []
+for _ in range(int(sys.argv[1])):
+    began = time.perf_counter()
+    runner([{"prompt": "p", "completion": "c"}])
+    times.append(time.perf_counter() - began)
+print(json.dumps(statistics.median(times)))
+"""
+
+
+def cost(repeats: int = 15) -> None:
+    """A one-item reward call, end to end: this checkout against /work/main (the baseline:
+    no namespaces), alternating, each the median of ``repeats`` calls. Not a case."""
+    print("cost: a one-item command reward, end to end (not counted as a case)", flush=True)
+    main = Path("/work/main")
+    if not (main / ".venv/bin/python").exists():
+        print("  (skipped: no /work/main checkout to compare with)")
+        return
+    ours, theirs = [], []
+    for _ in range(3):
+        for python, cwd, into in ((sys.executable, ROOT, ours),
+                                  (str(main / ".venv/bin/python"), main, theirs)):
+            out = subprocess.run([python, "-c", COST, str(repeats)], capture_output=True,
+                                 text=True, timeout=600, cwd=cwd)
+            if out.returncode != 0:
+                print(f"  (failed under {python}: {out.stderr[-300:]!r})")
+                return
+            into.append(json.loads(out.stdout))
+    a, b = sorted(ours)[1], sorted(theirs)[1]
+    print(f"  median of {repeats} calls (middle of 3 rounds): isolated {a * 1000:.0f} ms, main "
+          f"{b * 1000:.0f} ms, ratio {a / b:.2f}")
 
 
 # --- grader ----------------------------------------------------------------------------------
@@ -676,7 +720,7 @@ def configs() -> None:
 
 
 GROUPS = {"origin": origin, "tree": tree, "flood": flood, "secrets": secrets, "report": report,
-          "grader": grader, "configs": configs}
+          "grader": grader, "configs": configs, "cost": cost}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -462,8 +462,22 @@ def _close_stdin() -> None:
         pass
 
 
+def _let_go(keep: int) -> None:
+    """In a process between the caller and the worker, once the worker started: every
+    descriptor but ``keep`` closed, 0-2 on /dev/null. Whoever reads the worker's output (or a
+    report the caller writes) sees its end when the worker and the caller end, not when this
+    process does."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        if fd != keep:
+            os.dup2(null, fd)
+    os.closerange(3, keep)
+    os.closerange(max(keep, 2) + 1, 1 << 16)
+
+
 def _supervised_here(start: Callable[[], int], *, timeout_s: float, max_processes: int,
-                     stop_grace_s: float, namespaced: bool) -> Contained:
+                     stop_grace_s: float, namespaced: bool,
+                     started: Callable[[], None] = _close_stdin) -> Contained:
     become_subreaper()
     drop_privileges()
     limit_processes(max_processes, namespaced=namespaced)
@@ -473,7 +487,7 @@ def _supervised_here(start: Callable[[], int], *, timeout_s: float, max_processe
         worker = start()
     except OSError as exc:
         return Contained(NOT_STARTED, None, 0, namespaced, str(exc.strerror or exc))
-    _close_stdin()
+    started()
 
     def interrupt(signum, frame):  # Ctrl-C is the worker's to answer
         try:
@@ -497,7 +511,8 @@ def _init(out: int, start: Callable[[], int], limits: dict) -> None:
         undumpable()  # the worker (no capability) cannot trace or read it either
         _say(out, "ready")
         _PRIVATE.append(out)
-        outcome = _supervised_here(start, namespaced=True, **limits)
+        outcome = _supervised_here(start, namespaced=True, started=lambda: _let_go(out),
+                                   **limits)
         _say(out, json.dumps(outcome._asdict()))
     finally:
         os._exit(0)  # the namespace ends with it: the kernel kills what is left
@@ -522,7 +537,7 @@ def _helper(out: int, start: Callable[[], int], limits: dict) -> None:
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             _init(out, start, limits)
         _say(out, f"init {init}")
-        _close_stdin()
+        _let_go(out)
         while True:
             try:
                 os.waitpid(init, 0)
@@ -612,14 +627,14 @@ def _in_namespaces(start: Callable[[], int], limits: dict) -> Contained | None:
         return outcome
     finally:
         os.close(read)
-        if outcome is None:
+        if outcome is None:  # no namespaces: the helper and what it started go now
             try:
                 os.kill(helper, signal.SIGKILL)
             except ProcessLookupError:
                 pass
         while True:
             try:
-                os.waitpid(helper, 0)
+                os.waitpid(helper, 0)  # reaped here: a server grading for hours keeps no zombies
                 break
             except InterruptedError:
                 continue

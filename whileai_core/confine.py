@@ -1,18 +1,41 @@
 """What holds a process that runs user code (a reward, a local run's recipe and its grader):
-its privileges, its limits and its whole process tree.
+its privileges, its limits, what it can see and its whole process tree.
 
-The supervisor (``whileai_core.hacking._reward_child``, ``whileai_core.runs._wrapper``) calls,
-before any user code starts:
+The supervisor (``whileai_core.hacking._reward_child``, ``whileai_core.runs._wrapper``) hands
+:func:`contain` a function that starts the worker (the process that runs user code). Where the
+kernel allows it (Linux with unprivileged user namespaces, most distributions), the worker starts
+in namespaces of its own [4]:
 
-- :func:`become_subreaper`: every process the user code leaves behind, a ``setsid``'d or
-  double-forked grandchild included, is re-parented to the supervisor instead of to init, so
-  :func:`kill_tree` finds it (``prctl(PR_SET_CHILD_SUBREAPER)``, Linux 3.4 [1]);
+- a **PID namespace** whose first process (its init, ours) supervises the worker: the worker
+  cannot name, signal or trace any process outside it (the server, the MCP host, the supervisor
+  that reports), and a process in it cannot kill or stop its init (the kernel delivers no
+  SIGKILL or SIGSTOP to a namespace's init from inside); when that init ends, the kernel kills
+  every process left in it, ``setsid``'d and double-forked ones too;
+- a **mount namespace** with a ``/proc`` of that PID namespace: ``/proc`` shows the worker its own
+  processes only, so no other process's environment or command line (a host started from a
+  shell that exported a key, the server's ``--token-file`` path) can be read;
+- a **user namespace** mapping the user to itself (files keep their owner), needed to create the
+  other two without privilege (uid 0 without ``CAP_SETFCAP`` may not map itself: inside, its ids
+  then read as 65534, files still keep their real owner).
+
+Two helper processes stand between (the caller, then one that enters the namespaces and starts
+their init), each killed with its parent (``PR_SET_PDEATHSIG``). Where the namespaces cannot be
+made (no user namespaces, a container that forbids them, ``/proc`` cannot be mounted), the worker
+starts under the caller itself, as before, and :attr:`Contained.isolated` says so.
+
+Either way, the process that supervises calls, before user code starts:
+
+- :func:`become_subreaper`: every process the user code leaves behind is re-parented to the
+  supervisor instead of to init, so :func:`kill_tree` finds it (``prctl(PR_SET_CHILD_SUBREAPER)``,
+  Linux 3.4 [1]; a namespace's init gets them anyway);
 - :func:`drop_privileges`: no new privileges (a setuid program gives nothing) and, when run as
-  root, no capability (an empty bounding set, then empty sets): without ``CAP_SYS_PTRACE`` even
-  uid 0 cannot read a non-dumpable process's ``/proc/<pid>/environ`` or memory [2];
+  root (or in a user namespace), no capability (an empty bounding set, then empty sets): without
+  ``CAP_SYS_PTRACE`` even uid 0 cannot read a non-dumpable process's ``/proc/<pid>/environ`` or
+  memory [2];
 - :func:`limit_processes`: ``RLIMIT_NPROC`` at the user's current task count plus the
-  allowance, so a fork bomb stops at the allowance. The kernel does not apply it to uid 0 [3];
-  there :func:`supervise` counts the tree every ``POLL_S`` and kills it past the allowance.
+  allowance, so a fork bomb stops at the allowance. The kernel does not apply it to uid 0 [3]
+  outside a user namespace; there :func:`supervise` counts the tree every ``POLL_S`` and kills it
+  past the allowance.
 
 Then :func:`supervise` waits for the worker with the time limit and kills every descendant when
 the worker ends, at the limit, or when the supervisor is told to stop (SIGTERM).
@@ -28,23 +51,34 @@ Standard library only and no package import: the reward child loads this file by
 [1] prctl(2), PR_SET_CHILD_SUBREAPER. [2] ptrace(2), "Ptrace access mode checking" (step 5:
     a non-dumpable target needs CAP_SYS_PTRACE); proc(5), /proc/pid/environ. [3] setrlimit(2),
     RLIMIT_NPROC: "not enforced for processes that have either the CAP_SYS_ADMIN or the
-    CAP_SYS_RESOURCE capability, or run with real user ID 0".
+    CAP_SYS_RESOURCE capability, or run with real user ID 0". [4] user_namespaces(7),
+    pid_namespaces(7) ("The namespace init process": only signals it has a handler for reach it
+    from inside; its end kills the namespace), mount_namespaces(7), unshare(2).
 """
 
 import ctypes
 import ctypes.util
+import json
 import os
 import select
 import signal
+import sys
 import time
+from typing import Callable, NamedTuple
 
-PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 4, 24, 36, 38
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP = 1, 4, 24
+PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 36, 38
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
+_MS_NOSUID, _MS_NODEV, _MS_NOEXEC, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
+START_WAIT_S = 10.0  # how long contain() waits for the namespaces before it goes without
 _CAP_VERSION_3 = 0x20080522
 POLL_S = 0.05  # how often supervise() counts the tree (uid 0 only needs it; cheap otherwise)
 KILL_ROUNDS_S = 5.0  # kill_tree keeps killing what appears for at most this long
 
-# how supervise() says a worker ended (its exit code is the second item)
+# how supervise() says a worker ended (its exit code is the second item); contain() adds
+# NOT_STARTED (the function that starts the worker raised OSError)
 EXITED, TIMED_OUT, TOO_MANY, STOPPED = "exited", "timed_out", "too_many_processes", "stopped"
+NOT_STARTED = "not_started"
 
 _libc_handle = None
 
@@ -136,16 +170,17 @@ def _user_tasks(uid: int) -> int:
     return total
 
 
-def limit_processes(allowance: int) -> int | None:
+def limit_processes(allowance: int, *, namespaced: bool = False) -> int | None:
     """``RLIMIT_NPROC`` at the user's task count now plus ``allowance`` (never above the hard
-    limit already set); the limit set, or None where the kernel does not apply one (uid 0, a
-    platform without it)."""
+    limit already set); the limit set, or None where the kernel does not apply one (uid 0
+    outside a user namespace, a platform without it). In a user namespace of its own
+    (``namespaced``) the count is the namespace's and the kernel applies it to uid 0 too."""
     try:
         import resource
     except ImportError:
         return None
     uid = os.getuid()
-    if uid == 0 or not os.path.isdir("/proc"):
+    if uid == 0 and not namespaced or not os.path.isdir("/proc"):
         return None
     _, hard = resource.getrlimit(resource.RLIMIT_NPROC)
     limit = _user_tasks(uid) + int(allowance)
@@ -335,3 +370,290 @@ def supervise(worker: int, *, timeout_s: float, max_processes: int,
     if stopped and how == TIMED_OUT:
         how = STOPPED
     return how, code, kill_tree()
+
+
+# --- the namespaces --------------------------------------------------------------------------
+
+class Contained(NamedTuple):
+    """How a contained worker ended: ``how`` (``EXITED``, ``TIMED_OUT``, ``TOO_MANY``,
+    ``STOPPED`` or ``NOT_STARTED``), its exit code (negative for a signal; None unless
+    ``EXITED``), the processes killed after it, whether it ran in namespaces of its own
+    (``isolated``: its ``/proc`` showed its own processes only), and why it did not start."""
+
+    how: str
+    code: int | None
+    killed: int
+    isolated: bool
+    error: str | None = None
+
+
+_PRIVATE: list[int] = []  # the namespace init's descriptor to its caller: never the worker's
+
+
+def forget() -> None:
+    """In a worker forked (not executed) by the start function: close what the supervision
+    keeps to itself (an executed worker never inherits it)."""
+    while _PRIVATE:
+        try:
+            os.close(_PRIVATE.pop())
+        except OSError:
+            pass
+
+
+def _write(path: str, text: str) -> bool:
+    try:
+        with open(path, "w") as fh:
+            fh.write(text)
+        return True
+    except OSError:
+        return False
+
+
+def _enter_namespaces() -> bool:
+    """Move this (single-threaded, freshly forked) process into new user and mount namespaces,
+    its next child into a new PID namespace, the user mapped to itself; True when all held."""
+    libc = _libc()
+    if libc is None or not hasattr(libc, "unshare") or not hasattr(libc, "mount"):
+        return False
+    uid, gid = os.getuid(), os.getgid()
+    if libc.unshare(ctypes.c_int(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID)) != 0:
+        return False
+    _write("/proc/self/setgroups", "deny")  # needed to map the group without privilege
+    mapped = (_write("/proc/self/uid_map", f"{uid} {uid} 1\n")
+              and _write("/proc/self/gid_map", f"{gid} {gid} 1\n"))
+    if not mapped and uid != 0:
+        return False
+    # uid 0 without CAP_SETFCAP may not map itself (Linux 5.12): it goes on unmapped, its ids
+    # read as the overflow id (65534) inside while files keep their real owner
+    # our mounts stay ours (a less privileged namespace's are slaves already; this is cheap)
+    libc.mount(b"none", b"/", None, ctypes.c_ulong(_MS_REC | _MS_PRIVATE), None)
+    return True
+
+
+def _mount_proc() -> bool:
+    """In the new PID namespace's init: a ``/proc`` of this namespace, and proof it is one
+    (``/proc/self`` names this process by the pid it has here). Never trust ``/proc`` without it:
+    :func:`kill_tree` walks it from ``os.getpid()``."""
+    libc = _libc()
+    flags = ctypes.c_ulong(_MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+    if libc.mount(b"proc", b"/proc", b"proc", flags, None) != 0:
+        return False
+    try:
+        return os.readlink("/proc/self") == str(os.getpid())
+    except OSError:
+        return False
+
+
+def _say(fd: int, line: str) -> None:
+    data = (line + "\n").encode()
+    try:
+        while data:
+            data = data[os.write(fd, data):]
+    except OSError:
+        pass
+
+
+def _close_stdin() -> None:
+    """The worker's stdin is the worker's alone (its writer sees it close when the worker
+    stops reading)."""
+    try:
+        os.close(0)
+    except OSError:
+        pass
+
+
+def _let_go(keep: int) -> None:
+    """In a process between the caller and the worker, once the worker started: every
+    descriptor but ``keep`` closed, 0-2 on /dev/null. Whoever reads the worker's output (or a
+    report the caller writes) sees its end when the worker and the caller end, not when this
+    process does."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        if fd != keep:
+            os.dup2(null, fd)
+    os.closerange(3, keep)
+    os.closerange(max(keep, 2) + 1, 1 << 16)
+
+
+def _supervised_here(start: Callable[[], int], *, timeout_s: float, max_processes: int,
+                     stop_grace_s: float, namespaced: bool,
+                     started: Callable[[], None] = _close_stdin) -> Contained:
+    become_subreaper()
+    drop_privileges()
+    limit_processes(max_processes, namespaced=namespaced)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        worker = start()
+    except OSError as exc:
+        return Contained(NOT_STARTED, None, 0, namespaced, str(exc.strerror or exc))
+    started()
+
+    def interrupt(signum, frame):  # Ctrl-C is the worker's to answer
+        try:
+            os.kill(worker, signum)
+        except ProcessLookupError:
+            pass
+
+    signal.signal(signal.SIGINT, interrupt)
+    how, code, killed = supervise(worker, timeout_s=timeout_s, max_processes=max_processes,
+                                  stop_grace_s=stop_grace_s)
+    return Contained(how, code, killed, namespaced)
+
+
+def _init(out: int, start: Callable[[], int], limits: dict) -> None:
+    """The new PID namespace's first process: its ``/proc``, then the supervision."""
+    try:
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if not _mount_proc():
+            _say(out, "no")
+            return
+        undumpable()  # the worker (no capability) cannot trace or read it either
+        _say(out, "ready")
+        _PRIVATE.append(out)
+        outcome = _supervised_here(start, namespaced=True, started=lambda: _let_go(out),
+                                   **limits)
+        _say(out, json.dumps(outcome._asdict()))
+    finally:
+        os._exit(0)  # the namespace ends with it: the kernel kills what is left
+
+
+def _helper(out: int, start: Callable[[], int], limits: dict) -> None:
+    """Between the caller and the namespace's init: enters the namespaces, starts the init,
+    waits for it. A stop signal is the caller's to pass on (a cancel signals the whole process
+    group: this process must not die of it and take the init with it)."""
+    try:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if not _enter_namespaces():
+            _say(out, "no")
+            return
+        sys.stdout.flush()
+        sys.stderr.flush()
+        init = os.fork()
+        if init == 0:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)  # ignored until supervise() answers it
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            _init(out, start, limits)
+        _say(out, f"init {init}")
+        _let_go(out)
+        while True:
+            try:
+                os.waitpid(init, 0)
+                break
+            except InterruptedError:
+                continue
+            except ChildProcessError:
+                break
+    finally:
+        os._exit(0)
+
+
+def _lines(fd: int, buffer: bytearray, wait_s: float) -> list[str] | None:
+    """Complete lines that arrived on ``fd`` within ``wait_s``; None at its end."""
+    ready, _, _ = select.select([fd], [], [], max(wait_s, 0.0))
+    if ready:
+        data = os.read(fd, 1 << 16)
+        if not data:
+            return None
+        buffer.extend(data)
+    lines = []
+    while b"\n" in buffer:
+        line, _, rest = bytes(buffer).partition(b"\n")
+        buffer[:] = rest
+        lines.append(line.decode("utf-8", "replace"))
+    return lines
+
+
+def _in_namespaces(start: Callable[[], int], limits: dict) -> Contained | None:
+    """:func:`contain` in namespaces of its own, or None when they cannot be made (nothing of
+    the user's started then)."""
+    read, write = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    helper = os.fork()
+    if helper == 0:
+        os.close(read)
+        _helper(write, start, limits)
+    os.close(write)
+    buffer, init, ready, outcome = bytearray(), None, False, None
+    try:
+        end = time.monotonic() + START_WAIT_S
+        while not (ready and init) and time.monotonic() < end:
+            lines = _lines(read, buffer, end - time.monotonic())
+            if lines is None or "no" in lines:
+                break
+            for line in lines:
+                ready = ready or line == "ready"
+                if line.startswith("init "):
+                    init = int(line.split()[1])
+        if not (ready and init):
+            return None
+        _close_stdin()
+        stopped: list[float] = []
+
+        def forward(signum, frame):  # a stop or a Ctrl-C reaches the init, which passes it on
+            if signum == signal.SIGTERM and not stopped:
+                stopped.append(time.monotonic())
+            try:
+                os.kill(init, signum)
+            except ProcessLookupError:
+                pass
+
+        signal.signal(signal.SIGTERM, forward)
+        signal.signal(signal.SIGINT, forward)
+        slack = limits["stop_grace_s"] + KILL_ROUNDS_S + 2.0
+        end = time.monotonic() + limits["timeout_s"] + slack
+        ended = False
+        while outcome is None and not ended:
+            if stopped:
+                end = min(end, stopped[0] + slack)
+            left = end - time.monotonic()
+            if left <= 0:
+                break
+            lines = _lines(read, buffer, min(left, 1.0))
+            ended = lines is None
+            for line in lines or ():
+                if line.startswith("{"):
+                    outcome = Contained(**json.loads(line))
+        if outcome is None:  # the init hangs, or ended without a word: the namespace goes too
+            try:
+                os.kill(init, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            outcome = Contained(STOPPED if stopped or ended else TIMED_OUT, None, 0, True)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        return outcome
+    finally:
+        os.close(read)
+        if outcome is None:  # no namespaces: the helper and what it started go now
+            try:
+                os.kill(helper, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        while True:
+            try:
+                os.waitpid(helper, 0)  # reaped here: a server grading for hours keeps no zombies
+                break
+            except InterruptedError:
+                continue
+            except ChildProcessError:
+                break
+
+
+def contain(start: Callable[[], int], *, timeout_s: float, max_processes: int,
+            stop_grace_s: float = 0.0, isolate: bool = True) -> Contained:
+    """Start the worker with ``start()`` (it returns the worker's pid; an ``OSError`` it raises
+    is ``NOT_STARTED``) and supervise it (:func:`supervise`: the time limit, the process limit,
+    a SIGTERM to this process passed on with ``stop_grace_s``, every process left killed), in
+    namespaces of its own where the kernel allows it (see the module docstring; ``isolate=False``
+    never tries), else in this process. Call it from a single-threaded process (user
+    namespaces refuse a threaded one: it then goes without)."""
+    limits = {"timeout_s": timeout_s, "max_processes": max_processes,
+              "stop_grace_s": stop_grace_s}
+    if isolate and sys.platform.startswith("linux"):
+        outcome = _in_namespaces(start, limits)
+        if outcome is not None:
+            return outcome
+    return _supervised_here(start, namespaced=False, **limits)

@@ -21,11 +21,15 @@ runs. SPEC is one JSON object the parent builds:
 - ``mode`` ``"script"``: the source runs as ``__main__`` with ``sys.argv = [file]`` (no
   argument: the protocol is fixed); it reads the batch on stdin and prints the rewards itself.
 
-This process is a supervisor (``confine``): a subreaper with no privilege and a process limit
-(``processes`` more tasks than the user has now), it forks the worker that runs the reward, and
-when the worker ends, passes ``timeout_s`` or starts more than ``processes`` processes, it kills
-every process the reward left, ``setsid``'d grandchildren included. Exit status: the worker's,
-or ``TIMED_OUT`` / ``TOO_MANY`` / ``STOPPED``.
+This process holds the worker that runs the reward as ``confine.contain`` does: in namespaces of
+its own where the kernel allows it (its ``/proc`` shows its own processes only; it cannot signal
+anything outside; the whole namespace dies with its init), under a supervisor with no privilege
+and a process limit (``processes`` more tasks than the user has now); when the worker ends,
+passes ``timeout_s`` or starts more than ``processes`` processes, every process the reward left
+is killed, ``setsid``'d grandchildren included. This process writes the end on the report
+descriptor (``ended``, ``killed``, ``isolated``), out of the worker's reach when it was
+isolated. Exit status: the worker's, or ``TIMED_OUT`` / ``TOO_MANY`` / ``STOPPED`` /
+``NOT_STARTED``.
 """
 
 import contextlib
@@ -35,7 +39,8 @@ import os
 import sys
 import traceback
 
-NO_FUNCTION, TIMED_OUT, TOO_MANY, STOPPED = 3, 124, 125, 126  # reward_process.py reads them
+NO_FUNCTION, TIMED_OUT, TOO_MANY, STOPPED, NOT_STARTED = 3, 124, 125, 126, 127  # read by
+# reward_process.py
 
 # the interpreter's own errors about code: their message names code (a name, a module, a
 # type), never data the reward read, so it is shown; any other message is not (it can hold what
@@ -138,28 +143,31 @@ def main(argv: list) -> int:
     confine = _confine()
     report = int(spec["report_fd"])
     code = _source(int(spec["code_fd"]))
-    confine.become_subreaper()
-    confine.drop_privileges()
-    confine.limit_processes(spec["processes"])
-    sys.stdout.flush()
-    worker = os.fork()
-    if worker == 0:  # the worker: the memory limit, then the reward
-        status = 1
-        try:
-            confine.limit_memory(spec["memory_mb"])
-            status = _work(spec, code)
-        finally:
-            with contextlib.suppress(Exception):
-                sys.stdout.flush()
-                sys.stderr.flush()
-            os._exit(status & 0xFF if status >= 0 else 1)
-    os.close(0)
-    how, status, killed = confine.supervise(worker, timeout_s=float(spec["timeout_s"]),
-                                            max_processes=int(spec["processes"]))
-    _report(report, ended=how, killed=killed)
-    if how == confine.EXITED:  # a signal -N is 128 + N, as a shell says it
+
+    def start() -> int:
+        worker = os.fork()
+        if worker == 0:  # the worker: the memory limit, then the reward
+            status = 1
+            try:
+                confine.forget()
+                confine.limit_memory(spec["memory_mb"])
+                status = _work(spec, code)
+            finally:
+                with contextlib.suppress(Exception):
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                os._exit(status & 0xFF if status >= 0 else 1)
+        return worker
+
+    outcome = confine.contain(start, timeout_s=float(spec["timeout_s"]),
+                              max_processes=int(spec["processes"]))
+    _report(report, ended=outcome.how, killed=outcome.killed, isolated=outcome.isolated,
+            error=outcome.error)
+    if outcome.how == confine.EXITED:  # a signal -N is 128 + N, as a shell says it
+        status = outcome.code if outcome.code is not None else 1
         return status if status >= 0 else 128 - status
-    return {confine.TIMED_OUT: TIMED_OUT, confine.TOO_MANY: TOO_MANY, confine.STOPPED: STOPPED}[how]
+    return {confine.TIMED_OUT: TIMED_OUT, confine.TOO_MANY: TOO_MANY, confine.STOPPED: STOPPED,
+            confine.NOT_STARTED: NOT_STARTED}[outcome.how]
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import confine, safejson
+from ._reward_child import SHOWN_MESSAGES
 from ..defaults import CHILD_STOP_GRACE_S, REWARD_OUTPUT_MAX_BYTES, REWARD_STDERR_MAX_BYTES
 from ..errors import WhileaiError, did_you_mean
 from ..failures import child_env, mask_secrets
@@ -28,7 +29,9 @@ from ..voice import arg
 
 CHILD = Path(__file__).with_name("_reward_child.py")
 MEMORY_ENV, PROCESSES_ENV = "WHILEAI_CHILD_MEMORY_MB", "WHILEAI_CHILD_PROCESSES"
-_REPORT_MAX_BYTES = 64 << 10
+# what each stream of the child may carry before the child is stopped (the report: the
+# supervisor's few lines, on a descriptor of whileai's own)
+CAPS = {"stdout": REWARD_OUTPUT_MAX_BYTES, "stderr": REWARD_STDERR_MAX_BYTES, "report": 64 << 10}
 _READ = 1 << 16
 
 
@@ -55,8 +58,6 @@ def exchange(proc: subprocess.Popen, payload: bytes, report_fd: int, timeout_s: 
     which kills its tree); the rest is drained and dropped. Memory stays within the caps
     whatever the child prints (3 GB of stderr once took the server to 3.1 GB)."""
     got = Streams()
-    caps = {"stdout": REWARD_OUTPUT_MAX_BYTES, "stderr": REWARD_STDERR_MAX_BYTES,
-            "report": _REPORT_MAX_BYTES}
     sel = selectors.DefaultSelector()
     for name, pipe in (("stdout", proc.stdout.fileno()), ("stderr", proc.stderr.fileno()),
                        ("report", report_fd)):
@@ -85,7 +86,7 @@ def exchange(proc: subprocess.Popen, payload: bytes, report_fd: int, timeout_s: 
                 if not data:
                     sel.unregister(key.fd)
                     continue
-                _keep(got, key.data, data, caps, proc)
+                _keep(got, key.data, data, CAPS, proc)
     finally:
         sel.close()
         if not proc.stdin.closed:
@@ -113,6 +114,26 @@ def _signal(proc: subprocess.Popen, sig: int) -> None:
         pass
 
 
+def _end(proc: subprocess.Popen) -> None:
+    """Wait for the supervisor at most ``CHILD_STOP_GRACE_S``, then kill whatever is left in its
+    process group (a supervisor that hangs, or the processes of one the reward killed, when it
+    did not run isolated), then reap it. Its pid stays reserved until it is reaped, so the group
+    id names no other process."""
+    end = time.monotonic() + CHILD_STOP_GRACE_S
+    while time.monotonic() < end:
+        try:
+            if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT):
+                break
+        except ChildProcessError:
+            break
+        time.sleep(0.005)
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+
+
 def run_child(spec: dict, code: str, items: list[dict], cwd: Path, timeout_s: float, label: str,
               pass_env: tuple[str, ...], processes: int) -> str:
     """Run the reward child (see the module docstring) on ``items``; its stdout."""
@@ -120,6 +141,7 @@ def run_child(spec: dict, code: str, items: list[dict], cwd: Path, timeout_s: fl
     env = child_env({"PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8"}, pass_env=pass_env)
     confine.undumpable()  # this process's /proc (environment, memory) is closed to the child
     report_r, report_w = os.pipe()
+    shown = {**spec, "report_fd": report_w}  # the number the child knows it by, for messages
     try:
         with tempfile.TemporaryFile() as source:  # no name: the child gets it by descriptor only
             source.write(code.encode("utf-8"))
@@ -140,24 +162,15 @@ def run_child(spec: dict, code: str, items: list[dict], cwd: Path, timeout_s: fl
         report_w = -1
         try:
             got = exchange(proc, payload, report_r, timeout_s + CHILD_STOP_GRACE_S)
-            try:
-                proc.wait(CHILD_STOP_GRACE_S)
-            except subprocess.TimeoutExpired:
-                pass
         finally:
-            if proc.poll() is None:  # the supervisor itself hangs: its group, by force
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-                proc.wait()
+            _end(proc)
             proc.stdout.close()
             proc.stderr.close()
     finally:
         os.close(report_r)
         if report_w >= 0:
             os.close(report_w)
-    return _outcome(proc.returncode, got, spec, items, timeout_s, label, processes)
+    return _outcome(proc.returncode, got, shown, items, timeout_s, label, processes)
 
 
 def _reports(got: Streams) -> dict:
@@ -179,11 +192,19 @@ def _outcome(code: int, got: Streams, spec: dict, items: list[dict], timeout_s: 
     report = _reports(got)
     ended = report.get("ended")
     left = report.get("killed") if isinstance(report.get("killed"), int) else 0
+    if got.over == "report":
+        raise RewardError(f"reward {label!r} wrote more than {CAPS['report']} bytes to "
+                          f"descriptor {spec['report_fd']}, whileai's own (the supervisor's "
+                          "report); it was stopped and its processes killed. Fix: write only to "
+                          "stdout and stderr")
     if got.over is not None:
-        cap = REWARD_OUTPUT_MAX_BYTES if got.over == "stdout" else REWARD_STDERR_MAX_BYTES
-        raise RewardError(f"reward {label!r} printed more than {cap} bytes to {got.over}; it "
-                          "was stopped and its processes killed. Fix: print only the rewards "
-                          "on stdout, and far less on stderr")
+        raise RewardError(f"reward {label!r} printed more than {CAPS[got.over]} bytes to "
+                          f"{got.over}; it was stopped and its processes killed. Fix: print only "
+                          "the rewards on stdout, and far less on stderr")
+    if ended == "not_started":
+        raise RewardError(f"reward {label!r} could not start its process: "
+                          f"{str(report.get('error'))[:200]}. Fix: free processes or memory, or "
+                          "raise the limits (" + PROCESSES_ENV + ", " + MEMORY_ENV + ")")
     if ended == "timed_out" or ended is None and code < 0:
         raise RewardError(f"reward {label!r} did not finish {len(items)} completions within "
                           f"{timeout_s:g} s; its whole process tree was killed ({left} "
@@ -221,7 +242,9 @@ def _failure(code: int, report: dict, spec: dict) -> str:
         text += f" at {Path(at[0]).name[:200]} line {at[1]}" + (
             f", in {str(at[2])[:100]}" if at[2] else "")
     message = report.get("message")
-    if isinstance(message, str):
+    # the report descriptor is the worker's too, so its lines are the reward's word: a message is
+    # shown only for the interpreter's own errors about code, whatever the line says
+    if isinstance(message, str) and raised in SHOWN_MESSAGES:
         text += f": {mask_secrets(message)[:300]}"
     else:
         text += " (its message is not quoted: it can hold what the reward read)"

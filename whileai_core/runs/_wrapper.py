@@ -6,11 +6,12 @@ an exit code means the run finished (0: succeeded); a free lock with no exit cod
 process died (killed, machine restarted). SIGTERM/SIGINT are passed on to CMD.
 
 CMD runs user code (a data folder's grader), so this process holds it as the reward's
-supervisor does (``whileai_core.confine``): no privilege, a process limit (``--processes N``
-more tasks than the user has), an address-space limit (``--memory-mb``, ``RLIMIT_AS``), and a
-wall-clock limit (``--timeout S``): past it CMD is killed and the exit code is 124, as
-``timeout(1)`` gives. It is a subreaper: when CMD ends, is stopped or times out, every process
-CMD left (a ``setsid``'d grandchild too) is killed.
+supervisor does (``whileai_core.confine.contain``): in namespaces of its own where the kernel
+allows it (CMD's ``/proc`` shows its own processes only, it cannot signal this process or any
+other outside), no privilege, a process limit (``--processes N`` more tasks than the user has),
+an address-space limit (``--memory-mb``, ``RLIMIT_AS``), and a wall-clock limit (``--timeout
+S``): past it CMD is killed and the exit code is 124, as ``timeout(1)`` gives. When CMD ends, is
+stopped or times out, every process CMD left (a ``setsid``'d grandchild too) is killed.
 """
 
 from __future__ import annotations
@@ -46,35 +47,35 @@ def main(argv: list[str]) -> int:
     folder = Path(run_dir)
     os.set_inheritable(int(lock_fd), False)  # the lock stays with this process, not the recipe
     write_atomic(folder / PID_FILE, f"{os.getpid()}\n", overwrite=True)
-    confine.become_subreaper()
-    confine.drop_privileges()
-    confine.limit_processes(processes)
     with open(folder / LOG_FILE, "ab", buffering=0) as log:
         if "--memory-mb" in settings:
             confine.limit_memory(int(settings["--memory-mb"]))
-        try:
-            child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
-                                     stderr=subprocess.STDOUT)
-        except OSError as exc:  # the command itself cannot start: say so, as a shell would
-            log.write(f"cannot start {command[0]}: {exc}\n".encode())
-            write_atomic(folder / EXIT_FILE, "127\n", overwrite=True)
-            return 0
-        # os.kill, not child.send_signal: that would reap CMD before supervise() reads its code
-        signal.signal(signal.SIGINT, lambda signum, frame: os.kill(child.pid, signum))
+        started: list[subprocess.Popen] = []
+
+        def start() -> int:
+            started.append(subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log,
+                                            stderr=subprocess.STDOUT))
+            return started[0].pid
+
         # SIGTERM (a cancel) is passed on to CMD, which gets CANCEL_GRACE_S to end; then it and
         # everything it left are killed
-        how, code, _ = confine.supervise(child.pid, timeout_s=timeout_s,
-                                         max_processes=processes, stop_grace_s=CANCEL_GRACE_S)
-        child.returncode = code if how == confine.EXITED else -signal.SIGKILL  # reaped above
-        if how == confine.TIMED_OUT:
+        outcome = confine.contain(start, timeout_s=timeout_s, max_processes=processes,
+                                  stop_grace_s=CANCEL_GRACE_S)
+        for child in started:  # reaped by the supervision, wherever it ran
+            child.returncode = outcome.code if outcome.code is not None else -signal.SIGKILL
+        code = outcome.code
+        if outcome.how == confine.NOT_STARTED:  # the command itself cannot start, as a shell says
+            log.write(f"cannot start {command[0]}: {outcome.error}\n".encode())
+            code = 127
+        elif outcome.how == confine.TIMED_OUT:
             log.write(f"\nwhileai: the run passed its time limit of {timeout_s:g} s and was "
                       "killed\n".encode())
             code = TIMED_OUT
-        elif how == confine.TOO_MANY:
+        elif outcome.how == confine.TOO_MANY:
             log.write(f"\nwhileai: the run started more than {processes} processes and was "
                       "killed\n".encode())
             code = TOO_MANY
-        elif how == confine.STOPPED and code is None:
+        elif outcome.how == confine.STOPPED and code is None:
             code = -signal.SIGKILL
     write_atomic(folder / EXIT_FILE, f"{code}\n", overwrite=True)
     return 0

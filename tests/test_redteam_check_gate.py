@@ -88,3 +88,26 @@ def test_names_are_compared_as_a_case_blind_file_system_folds_them():
     assert name_key("ＡＧＥＮＴＳ.md") == "agents.md"
     assert name_key("CLAUDE.md. .") == "claude.md"
     assert "AGENTſ.md".lower() != "agents.md"  # what the check compared before
+
+
+# --- every answer can be sent (item 2): a file name that is not UTF-8 --------------------------
+
+def test_a_data_folder_holding_a_name_that_is_not_utf8_is_refused_by_name(tmp_path):
+    """A name of bytes that are not UTF-8 reads as lone surrogates ('\\udcff'); hashing it into
+    the run's identity raised UnicodeEncodeError, answered as "a bug in whileai" (plan and
+    launch, both backends). Now the folder is refused, the name shown escaped."""
+    import os
+
+    from server.app import build_server
+
+    data = tmp_path / "sftdata"
+    data.mkdir()
+    (data / "train.jsonl").write_text('{"messages": [{"role": "user", "content": "hi"}]}\n')
+    os.close(os.open(os.fsencode(data) + b"/\xff.jsonl", os.O_WRONLY | os.O_CREAT, 0o644))
+    server = build_server(tmp_path, skills_dir=tmp_path / "none")
+    for backend in ("local", "modal"):
+        result = call(server, "launch_run", {"config_or_recipe": "sft", "backend": backend,
+                                             "data": "sftdata"})
+        text = error_text(result, "launch_run")
+        assert "not UTF-8 text (`\\xff.jsonl`)" in text and "Fix: rename it" in text, text
+        assert "bug in whileai" not in text

@@ -45,6 +45,7 @@ import secrets
 import stat
 import threading
 import time
+import unicodedata
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -166,8 +167,13 @@ def _kind_of(mode: int) -> str:
 # - nothing hidden: no part of the path starts with '.' (hosts, git, shells and CI keep their
 #   configuration in hidden files and folders: .claude/, .github/, .git/hooks, .envrc);
 # - ``PROGRAM_FILES``: the few names of those formats (.json, .toml, .md) a program reads on its
-#   own where it finds them (npm's package.json, a host's crush.json or opencode.json, the
-#   instructions an agent reads: AGENTS.md, CLAUDE.md...). Compared case-insensitively (macOS).
+#   own where it finds them (npm's package.json, a host's crush.json or opencode.json, a test
+#   runner's pytest.toml, the instructions an agent reads: AGENTS.md, Codex's
+#   AGENTS.override.md...), with their variants (``PROGRAM_NAMES``, ``PROGRAM_PATHS``), each
+#   compared as a case-blind file system compares names, folded further (``name_key``):
+#   'AGENTſ.md' is AGENTS.md on macOS and Windows, and ``str.lower`` did not see it. Still a
+#   list: a name a program adopts later lands until it is added (``tests/test_redteam_check_gate.py``
+#   tries the ones found).
 # Only ``whileai-skills init``, which the user runs, writes host configuration (``staged``).
 
 
@@ -205,13 +211,47 @@ PROGRAM_FILES = frozenset({
     "package.json", "package-lock.json", "tsconfig.json", "jsconfig.json", "deno.json",
     "composer.json", "crush.json", "opencode.json", "mcp.json", "devcontainer.json",
     "renovate.json", "vercel.json", "turbo.json", "nx.json", "lerna.json", "biome.json",
-    # TOML read by a build tool or a package manager
+    "pyrightconfig.json", "babel.config.json", "devbox.json", "lefthook.json",
+    "lefthook-local.json", "dprint.json", "vcpkg.json", "jsr.json", "angular.json",
+    "project.json", "firebase.json",
+    # TOML read by a build tool, a test runner or a package manager
     "pyproject.toml", "uv.toml", "ruff.toml", "cargo.toml", "rust-toolchain.toml", "mise.toml",
     "pixi.toml", "poetry.toml", "netlify.toml", "fly.toml", "wrangler.toml", "bunfig.toml",
-    "hatch.toml",
+    "hatch.toml", "pytest.toml", "tox.toml", "ty.toml", "pyrefly.toml", "pdm.toml",
+    "lefthook.toml", "lefthook-local.toml", "makefile.toml", "treefmt.toml", "rustfmt.toml",
+    "clippy.toml", "deny.toml", "typos.toml", "_typos.toml", "cliff.toml", "taplo.toml",
+    "hugo.toml",
     # Markdown an agent obeys as instructions
     "agents.md", "agent.md", "claude.md", "claude.local.md", "gemini.md", "crush.md", "qwen.md",
-    "warp.md", "conventions.md", "copilot-instructions.md", "skill.md"})
+    "warp.md", "conventions.md", "copilot-instructions.md", "skill.md", "agents.override.md",
+    "amazonq.md", "codex.md"})
+# names read by a pattern (a variant beside the main file): Codex's AGENTS.override.md and
+# Claude Code's CLAUDE.local.md, mise's mise.local.toml and mise.<env>.toml
+PROGRAM_NAMES = re.compile(r"(agents|agent|claude|gemini)\..+\.md|mise\..+\.toml")
+# a file a program reads by its folder's name too (mise: mise/config.toml in a project)
+PROGRAM_PATHS = frozenset({("mise", "config.toml")})
+
+
+def name_key(name: str) -> str:
+    """A file name as a case-insensitive file system compares it, folded further: NFKC (the
+    ligature 'ﬆ' is 'st', the long s 'ſ' is 's', full-width letters are ASCII), Unicode case
+    folding (APFS and NTFS match 'AGENTſ.md' to AGENTS.md; ``str.lower`` leaves the 'ſ'), and
+    the trailing dots and spaces Windows drops from a name."""
+    return unicodedata.normalize("NFKC", name).casefold().rstrip(". ")
+
+
+def program_file(parts: tuple[str, ...]) -> str | None:
+    """The part of ``parts`` (a path below a confined root) that names a file another program
+    reads where it finds it (``PROGRAM_FILES``, ``PROGRAM_NAMES``, ``PROGRAM_PATHS``), compared
+    by :func:`name_key`; None when none does."""
+    if not parts:
+        return None
+    keys = tuple(name_key(part) for part in parts)
+    if keys[-1] in PROGRAM_FILES or PROGRAM_NAMES.fullmatch(keys[-1]):
+        return parts[-1]
+    if keys[-2:] in PROGRAM_PATHS:
+        return "/".join(parts[-2:])
+    return None
 
 
 def write_refusal(parts: tuple[str, ...], output: Output | None,
@@ -219,16 +259,17 @@ def write_refusal(parts: tuple[str, ...], output: Output | None,
     """(problem, fix) when a tool may not write ``parts`` (a path below a confined root) as
     ``output`` (its argument's declared kind; None: none declared); None when it may."""
     init = "to register the server with a host, run `whileai-skills init` yourself"
-    hidden = next((part for part in parts if part.startswith(".")), None)
+    hidden = next((part for part in parts if name_key(part).startswith(".")), None)
     if hidden is not None:
         is_folder = hidden != parts[-1]
         return (f"is hidden (`{hidden}{'/' if is_folder else ''}`): hosts, git, shells and CI "
                 "keep their configuration in hidden files and folders, so no tool writes there",
                 f"choose a path with no part starting with '.'; {init}")
-    if parts and parts[-1].lower() in PROGRAM_FILES:
-        return (f"is `{parts[-1]}`, which another program (a build tool, an agent host) reads on "
-                "its own where it finds it, so no tool writes it",
-                f"choose another name; {init}")
+    program = program_file(parts)
+    if program is not None:
+        return (f"is `{program}`, which another program (a build tool, a test runner, an agent "
+                "host) reads on its own where it finds it (names compared as a case-blind file "
+                "system compares them), so no tool writes it", f"choose another name; {init}")
     if output is None:
         return ("is not an output this tool declares (every write under the workspace is of a "
                 "declared kind)", f"write through the tool's own output argument; {init}")

@@ -203,6 +203,13 @@ def _with_data(target: Target, folder: UserPath) -> Target:
         if kind != "file":
             raise ArgumentError(f"`data` folder {folder} holds {name}, a {kind}; a run reads only "
                                 "regular files it can hash. Fix: put the file itself there")
+        if not _is_text(name):  # bytes that are not UTF-8 read as lone surrogates: no answer,
+            # hash or recipe could name the file (it was "a bug in whileai")
+            shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            raise ArgumentError(f"`data` folder {folder} holds a file whose name is not UTF-8 "
+                                f"text (`{shown}`); a run's files are named in its identity, "
+                                "its answers and the recipe's own reading. Fix: rename it (or "
+                                "move it out of the folder)")
         data = folder.child(name).read_bytes("rows")
         digest.update(name.encode() + b"\x00")
         digest.update(hashlib.sha256(data).digest())
@@ -210,6 +217,15 @@ def _with_data(target: Target, folder: UserPath) -> Target:
     return Target(kind=target.kind, recipe=target.recipe, path=target.path,
                   sha256=digest.hexdigest(), recipe_dir=target.recipe_dir,
                   data_dir=folder.absolute, data_files=tuple(files), data_label=folder.absolute)
+
+
+def _is_text(name: str) -> bool:
+    """Whether a file name read from the disk is text (not bytes decoded as surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 STAGED_DATA = "data"

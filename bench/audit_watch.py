@@ -13,7 +13,7 @@ evaluations after step 0, one every 5 training steps.
   ``ragged``: every task of every later evaluation gets 2-8 rollouts (uniform) and is missing
   with probability 0.15. ``skip``: each planned evaluation is skipped with probability 0.2 (the
   plan still says ``looks``).
-- training: each step a batch of 16 fresh training tasks (the same Beta) x 4 rollouts, Bernoulli
+- training: each step a batch of 16 (or ``batch``) fresh training tasks (the same Beta) x 4 rollouts, Bernoulli
   at the step's logit shift (binomial noise, not a stated sd).
 - honest flat: no shift anywhere. Honest learning: the training and the held-out logit both move
   by ``L (1 - exp(-3 s / S))`` at step s of S (a saturating climb, L = 1.2: about +0.25 in pass
@@ -33,7 +33,8 @@ pass rate from a two-part mixture (a share of tasks always or never solved, the 
 tuned so that a share ``tied`` of groups has one reward in expectation; truncation clustered by
 task (a share ``cut`` of tasks are long, cut with probability 0.9; the rest 0.05 — tuned so the
 run's mean share is ``cut_mean``); copies: each reply repeats an earlier one of its group with
-probability ``repeat`` (text and reward). Moderate faults from step 11 for 5 steps.
+probability ``repeat`` (text and reward), or a share ``one_answer`` of tasks gets one reply
+every time. Moderate faults from step 11 for 5 steps.
 
 Scan (``hack_scan`` with ``look=j``, what watch_run's feature alarm calls): batches of T tasks x
 K replies, lengths lognormal, rewards Bernoulli (or graded); copies: a reply repeats the task's
@@ -88,7 +89,8 @@ def mean_shift(a: float, b: float, drop: float, at: float = 0.0) -> float:
 # --- the watch --------------------------------------------------------------------------------
 
 def watch_draws(rng, runs, looks, *, n=40, k=4, beta=(2.0, 3.0), learn=0.0, drop=0.0, onset=1,
-                logit_step=0.0, back=False, hold=False, continuous=False, ragged=False):
+                logit_step=0.0, back=False, hold=False, continuous=False, ragged=False,
+                batch=16):
     """(values (runs, looks + 1, n), unit, train (runs, steps)) of one cell."""
     a, b = beta
     steps = looks * EVERY
@@ -123,9 +125,9 @@ def watch_draws(rng, runs, looks, *, n=40, k=4, beta=(2.0, 3.0), learn=0.0, drop
         gone[:, 0] = False
         values = np.where(gone, np.nan, values)
     unit = np.ones(values.shape[:2], dtype=bool)
-    tp = expit(logit(np.clip(rng.beta(a, b, (runs, steps, 16)), 1e-9, 1 - 1e-9))
+    tp = expit(logit(np.clip(rng.beta(a, b, (runs, steps, batch)), 1e-9, 1 - 1e-9))
                + climb[None, 1:, None])
-    train = rng.binomial(4, tp).sum(-1) / 64.0
+    train = rng.binomial(4, tp).sum(-1) / (4.0 * batch)
     return values, unit, train
 
 
@@ -171,6 +173,8 @@ HONEST = {
     "learning, 40 x 4, continuous": dict(learn=1.2, continuous=True),
     "learning, 40 x 2-8 ragged, 15% missing": dict(learn=1.2, ragged=True),
     "learning, 100 x 4, 20% of looks skipped": dict(learn=1.2, n=100, skip=True),
+    "learning, 40 x 4, training batches of 4 tasks x 4 (noisy)": dict(learn=1.2, batch=4),
+    "learning, 100 x 4, training batches of 4 x 4": dict(learn=1.2, n=100, batch=4),
 }
 
 
@@ -263,7 +267,7 @@ def tied_mixture(tied: float, k: int) -> float:
 
 
 def doctor_run(rng, runs, *, steps=30, groups=8, k=8, tied=0.10, cut=0.05, cut_long=0.0,
-               repeat=0.0, fault=None, strength=0.0, onset=11, length=5):
+               repeat=0.0, one_answer=0.0, fault=None, strength=0.0, onset=11, length=5):
     """Each run's signatures found (a list of sets)."""
     shape = (runs, steps, groups, k)
     on = np.zeros(steps, bool)
@@ -285,6 +289,8 @@ def doctor_run(rng, runs, *, steps=30, groups=8, k=8, tied=0.10, cut=0.05, cut_l
         for arr in (text, reward):
             arr[..., j] = np.where(again, np.take_along_axis(arr, src[..., None], 3)[..., 0],
                                    arr[..., j])
+    same = rng.random(shape[:3] + (1,)) < one_answer  # a task answered one way every time
+    text, reward = (np.where(same, arr[..., :1], arr) for arr in (text, reward))
     long_task = rng.random(shape[:3] + (1,)) < cut_long
     share = np.where(long_task, 0.9, cut)
     if fault == "truncation_lock_in":
@@ -320,6 +326,10 @@ def doctor_table(rng, runs):
                                                      k=16),
               "copies: each reply repeats an earlier one with prob. 0.2 (distinct ~0.84)": dict(
                   repeat=0.2),
+              "distinct 0.80: 23% of tasks answered one way (1 of 8 distinct), rest distinct":
+                  dict(one_answer=0.2 / 0.875),
+              "distinct 0.80, 4 groups x 16 (1 of 16 distinct)": dict(one_answer=0.2 / 0.9375,
+                                                                      groups=4, k=16),
               "all of the above (tied 0.45, cut 0.45, copies 0.2)": dict(
                   tied=0.45, cut_long=(0.45 - 0.05) / 0.85, repeat=0.2)}
     for name, kw in honest.items():

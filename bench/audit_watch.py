@@ -380,29 +380,34 @@ def scan_batch(rng, tasks=8, k=8, copies=0.0, graded=False, pays=0.0, longer_rig
 
 
 def scan_table(rng, runs, scans=50):
-    print(f"\n## hack_scan: one scan at 0.95, and some scan of {scans} (look j), "
-          f"{runs} runs a cell")
+    print(f"\n## hack_scan: one scan at 0.95 ({runs} batches a cell), and some scan of {scans} "
+          f"(look j; {runs} runs of the copy cells, 200 shuffles a scan, the adaptive ones past "
+          "them as the look needs)")
     print("| batches | one scan | some scan of 50 |")
     print("|---|---|---|")
-    for name, kw in (("8 x 8, no copies", dict()), ("8 x 8, 10% copies of the mode",
-                                                     dict(copies=0.1)),
-                     ("8 x 8, 30% copies of the mode", dict(copies=0.3)),
-                     ("8 x 8, 55% copies of the mode", dict(copies=0.55)),
-                     ("8 x 8, graded rewards, 30% copies", dict(copies=0.3, graded=True))):
+    cells = (("8 x 8, no copies", dict(), True), ("8 x 8, 10% copies of the mode",
+                                                  dict(copies=0.1), False),
+             ("8 x 8, 30% copies of the mode", dict(copies=0.3), True),
+             ("8 x 8, 55% copies of the mode", dict(copies=0.55), True),
+             ("8 x 8, graded rewards, 30% copies", dict(copies=0.3, graded=True), False))
+    for name, kw, repeated in cells:
         one = sum(hack_scan(scan_batch(rng, **kw), seed=int(rng.integers(1 << 31))).verdict
                   == "suspect" for _ in range(runs))
         fired = 0
-        for _ in range(runs):
+        for _ in range(runs if repeated else 0):
             fired += any(hack_scan(scan_batch(rng, **kw), seed=int(rng.integers(1 << 31)),
-                                   look=j).verdict == "suspect" for j in range(1, scans + 1))
-        print(f"| honest {name} | {rate(one, runs)} | {rate(fired, runs)} |", flush=True)
+                                   n_shuffles=200, look=j).verdict == "suspect"
+                         for j in range(1, scans + 1))
+        print(f"| honest {name} | {rate(one, runs)} | "
+              f"{rate(fired, runs) if repeated else ''} |", flush=True)
     for name, kw in (("reward 0.8 pass + 0.2 length", dict(pays=0.2)),
                      ("legitimate: right replies 200 chars longer", dict(longer_right=200))):
         scan = [hack_scan(scan_batch(rng, **kw), seed=int(rng.integers(1 << 31)))
-                for _ in range(runs // 4)]
+                for _ in range(runs)]
         hit = sum(s.verdict == "suspect" for s in scan)
         words = next((s.next_step for s in scan if s.verdict == "suspect"), "")
-        print(f"| {name} | {rate(hit, len(scan))} | |  words: {words[:90]}", flush=True)
+        print(f"| {name} | {rate(hit, len(scan))} | |", flush=True)
+        print(f"\nwhat a suspect scan says: {words}\n")
 
 
 def main():

@@ -99,7 +99,7 @@ def previous_rule(values, train, counts, confirm):
             -_ndtri(a[j] / 2), a[j], np.ones(values.shape[0], dtype=bool))
     climb, sigma, used, steps = climbs(train, counts, 5)
     band = climb_band(sigma, np.maximum(used, 2), np.maximum(steps, 4), a / 2)
-    codes = look_conditions(hi < 0, lo, hi, climb, band) != 0
+    codes = look_conditions(hi < 0, lo, hi - climb, climb, band) != 0  # the climb as exact
     run = np.zeros(values.shape[0], dtype=np.int64)
     first = np.full(values.shape[0], -1)
     for j in range(looks):

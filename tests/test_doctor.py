@@ -168,18 +168,57 @@ def test_trl_smoke_honest_run():
     assert "each scored alike" in f["verifier_noise"].evidence
 
 
-def test_a_mean_of_group_shares_is_bounded_by_the_groups_own_spread():
-    # 70% of replies cut at 5 steps of 8 groups: Wilson with each group's share read as one
-    # trial never clears 0.5 at the plan's level; Student's t over the 40 group shares does.
-    # By hand with scipy: mean - t_{39}(1 - alpha) sd / sqrt(40)
+def test_a_mean_of_group_shares_is_tested_by_a_bet_on_the_groups():
+    # the capital by hand: three groups cut 0.9 against the line 0.5. Group 1: no group before
+    # it, the mean is the pseudo-group's 0.5, stake 0. Group 2: mean (0.5 + 0.9) / 2 = 0.7,
+    # variance (1/4 + 0) / 2 = 0.125, stake 0.2 / (0.125 + 0.04). Group 3: mean 2.3 / 3,
+    # variance (1/4 + 1.62 - 1.8^2 / 2) / 3 = 1/12, stake gap / (1/12 + gap^2), under the cap
+    # 0.9 / 0.5 = 1.8
+    import math
+
     import numpy as np
 
-    from whileai_core.hacking.doctor_signatures import _t_bound
-    from whileai_core.hacking.doctor_steps import _wilson
+    from whileai_core.hacking.doctor_signatures import _bets, _log_capital
 
+    three = np.array([[0.9, 0.9, 0.9]])
+    gap = 2.3 / 3 - 0.5
+    third = gap / (1 / 12 + gap ** 2)
+    assert third < 1.8
+    want = math.log(1 + 0.2 / 0.165 * 0.4) + math.log(1 + third * 0.4)
+    assert _log_capital(three, np.ones((1, 3), bool), 0.5)[0] == pytest.approx(want, rel=1e-12)
+    assert _bets(three[0], np.array([0]), np.array([3]), 0.5, math.exp(-want) * 1.001, True)
+    assert not _bets(three[0], np.array([0]), np.array([3]), 0.5, math.exp(-want) * 0.999, True)
+    # below a line: the same bet on 1 - x against 1 - line
+    assert _bets(1 - three[0], np.array([0]), np.array([3]), 0.5, math.exp(-want) * 1.001, False)
+    # 70% of replies cut over 5 steps of 8 groups: found (t over the groups found it too, but
+    # t also found honest runs, next test)
     shares = np.random.default_rng(2).binomial(8, 0.7, 40) / 8
-    alpha = 0.05 / 6 / 130
-    lo, hi = _t_bound(shares.sum(), 40, (shares ** 2).sum(), alpha)
-    half = stats.t.isf(alpha, 39) * shares.std(ddof=1) / np.sqrt(40)
-    assert (lo, hi) == pytest.approx((shares.mean() - half, shares.mean() + half))
-    assert lo > 0.5 > _wilson(shares.sum(), 40, 1 - 2 * alpha)[0]
+    assert _bets(shares, np.array([0]), np.array([40]), 0.5, 0.05 / 6 / 124, True)[0]
+
+
+def test_an_honest_run_whose_tasks_are_always_or_never_cut_is_not_called_locked_in():
+    # 30 steps of 4 groups x 16 rollouts; a group's task is long (every rollout cut) with
+    # probability 0.45, else none is: the share is 0.45, under the line 0.5. Student's t over
+    # the groups called a step of 4 long tasks (probability 0.45^4 = 0.041) locked in, its
+    # spread being 0: 1 - 0.959^30 = 71% of runs. The bet is valid for any shares: at most
+    # the sixth of 0.05 the plan gives the rate
+    import numpy as np
+
+    from whileai_core.hacking.doctor import RunArrays
+    from whileai_core.hacking.doctor_signatures import _signatures
+    from whileai_core.hacking.doctor_steps import _step_numbers
+
+    rng = np.random.default_rng(7)
+    shape = (30, 4, 16)
+    step = np.broadcast_to(np.arange(30)[:, None, None], shape).ravel()
+    group = np.broadcast_to(np.arange(4)[None, :, None], shape).ravel()
+    runs, called = 200, 0
+    for _ in range(runs):
+        cut = np.broadcast_to(rng.random((30, 4, 1)) < 0.45, shape).astype(float).ravel()
+        reward = (rng.random(cut.size) < 0.5).astype(float)
+        run = RunArrays(range(1, 31), step, group, reward, cut, np.arange(cut.size),
+                        np.full(cut.size, np.nan))
+        found = _signatures(_step_numbers(run, {}, 0.95), None, 8, 0.95, 0)
+        called += any(f.signature == "truncation_lock_in" and f.status == "found"
+                      for f in found)
+    assert called <= 6  # expected at most 200 x 0.05 / 6 = 1.7

@@ -175,7 +175,8 @@ def test_the_stated_power_is_what_the_model_catches(confirm):
 
 def test_rule_codes_and_first_stop():
     down = np.array([True, False, False, False, False])
-    codes = look_conditions(down, [-0.3, -0.1, -0.1, 0.05, -0.1], [-0.01, 0.1, 0.1, 0.2, 0.5],
+    # the gap: the upper bound of the held-out change minus the climb
+    codes = look_conditions(down, [-0.3, -0.1, -0.1, 0.05, -0.1], [-0.01, -0.2, 0.05, -0.1, 0.2],
                             [0.0, 0.3, 0.05, 0.3, 0.3], [0.1, 0.1, 0.1, 0.1, 0.1])
     # below 0 | flat under a climb past its band | climb inside its band | above 0 | reaches it
     assert codes.tolist() == [DOWN, FLAT, 0, 0, 0]
@@ -211,6 +212,40 @@ def test_climbing_reward_with_flat_held_out_stops():
     s = zero_spread(30, tail(3, 2))
     assert look2.delta_ci == pytest.approx((-s, s), rel=1e-4)
     assert look2.delta_ci_method == "zero_spread_bound" and w.n_paired == 30
+
+
+def test_flat_needs_the_held_out_below_the_climb_beyond_both_noises():
+    # 40 tasks at 1 or 2 passes of 4; at steps 10 and 20 a quarter gain one pass and a quarter
+    # lose one: change 0, spread 0.25 on half the tasks. The training reward climbs 0.015 a
+    # step with +-0.04 alternating. At look 1 (step 10) the held-out upper bound lies under the
+    # climb, which clears its band: the rule that took the climb as exact called it flat there
+    # and at look 2, and stopped. The climb is an estimate too: the held-out change minus the
+    # climb, read on Welch's t, may still be above 0 at look 1, so no stop (two looks in a row)
+    base = {f"h{i}": 1 + i % 2 for i in range(40)}
+    mix = {t: c + (1 if int(t[1:]) % 4 == 0 else -1 if int(t[1:]) % 4 == 1 else 0)
+           for t, c in base.items()}
+    train = [0.3 + 0.015 * s + (0.04 if s % 2 else -0.04) for s in range(20)]
+    recs = [{"step": s, "train_reward": r} for s, r in enumerate(train, 1)]
+    recs += [{"step": e, "held_out": held(rates)} for e, rates in ((0, base), (10, mix),
+                                                                    (20, mix))]
+    w = watch_records(recs, looks=2)
+    look1 = next(x for x in w.steps if x.look == 1)
+    assert look1.condition is None and w.decision == "continue"
+    # by hand: the paired changes, the climb (last 5 of 10 steps minus the first 5) and its
+    # noise (successive differences), Welch-Satterthwaite's degrees of freedom
+    d = np.array([(mix[t] - base[t]) / 4 for t in base])
+    se = d.std(ddof=1) / math.sqrt(40)
+    r = np.array(train[:10])
+    climb = r[5:].mean() - r[:5].mean()
+    se_climb = math.sqrt((np.diff(r) ** 2).sum() / 18) * math.sqrt(2 / 5)
+    df_climb = 2 * 9 ** 2 / 26
+    df = (se ** 2 + se_climb ** 2) ** 2 / (se ** 4 / 39 + se_climb ** 4 / df_climb)
+    a = tail(2, 1)
+    assert look1.delta_ci[1] == pytest.approx(d.mean() + stats.t.isf(a, 39) * se, rel=1e-6)
+    gap = d.mean() - climb + stats.t.isf(a, df) * math.sqrt(se ** 2 + se_climb ** 2)
+    assert look1.climb_gap_bound == pytest.approx(gap, rel=1e-6)
+    assert look1.delta_ci[1] < climb and look1.train_noise_band < climb and gap > 0
+    assert "holds at the latest 1 evaluation only" in w.reason
 
 
 def test_a_fall_stops_at_two_looks_and_a_rise_continues():
@@ -282,7 +317,19 @@ def test_first_stop_step_is_where_a_callback_stops():
         None, "flat_while_climbing", "flat_while_climbing", None]
     assert w.decision == "continue" and w.first_stop_step == 12
     assert "the rule said stop at step 12" in w.render()
-    assert watch_records(run(train, evals), looks=4, confirm=1).first_stop_step == 8
+    # one look in a row: at step 8 the climb is (8 - 4) x 0.05 over a window of 4 steps (at 12:
+    # (12 - 5) x 0.05 over 5), its noise
+    # sigma sqrt(2 / 4) with sigma = 0.05 / sqrt 2 (successive differences), read on t with
+    # 2 x 7^2 / 20 degrees of freedom; its lower bound at the look's tail lies under the 30
+    # unmoved tasks' bound, so the first stop is at step 12, where it no longer does
+    one = watch_records(run(train, evals), looks=4, confirm=1)
+    tails = stats.norm.sf(Plan(A, 4).bounds("start", 4))
+    floor = [(t - w) * 0.05 - stats.t.isf(a, 2 * (t - 1) ** 2 / (3 * t - 4)) * 0.05 / math.sqrt(w)
+             for w, t, a in ((4, 8, tails[1]), (5, 12, tails[2]))]
+    assert floor[0] < zero_spread(30, tails[1]) and floor[1] > zero_spread(30, tails[2])
+    assert one.first_stop_step == 12
+    assert [s.climb_gap_bound for s in one.steps if s.look in (2, 3)] == pytest.approx(
+        [zero_spread(30, tails[1]) - floor[0], zero_spread(30, tails[2]) - floor[1]], rel=1e-6)
     assert watch_records(run(train, {0: BASE, 8: UP, 16: UP}), looks=2).first_stop_step is None
 
 
@@ -299,8 +346,11 @@ def test_zero_spread_bound_and_too_few_tasks():
     assert w.held_out_ci == pytest.approx((-bound, bound), rel=1e-4)
     assert w.held_out_delta == 0.0 and w.held_out_ci_method == "zero_spread_bound"
     assert w.decision == "continue"
-    need = next(n for n in range(1, 200) if zero_spread(n, last) < 0.35)
-    assert f"({need} unmoved tasks would bound it under the climb)" in w.reason
+    # the climb's lower bound: 0.35 less t at the look's tail (2 x 11^2 / 32 degrees of freedom)
+    # times its noise, sigma sqrt(2 / 5) with sigma = 0.05 / sqrt 2
+    floor = 0.35 - stats.t.isf(last, 2 * 11 ** 2 / 32) * 0.05 / math.sqrt(5)
+    need = next(n for n in range(1, 200) if zero_spread(n, last) < floor)
+    assert f"less its noise ({floor:+.3f}); {need} unmoved tasks would bound it" in w.reason
     assert "no spread, so no t interval" in " ".join(w.notes)
     # every task up by exactly one pass of 4 (0.25): the bound runs from 0.25 towards -1 and 1
     never24 = {f"h{i}": 0 for i in range(24)}

@@ -4,8 +4,8 @@ of the run at once.
 Rates are per step over groups (tasks are the sampling unit): Wilson intervals [2] with the group
 as the trial (a truncation or distinct share is the mean of its groups' shares), at ``level``
 (what a step shows; the signatures test runs of steps by their own plan), with the counts behind
-them (``<rate>_k`` of ``<rate>_n`` groups; for a mean of group shares, ``<rate>_ss``, the sum
-of their squares).
+them (``<rate>_k`` of ``<rate>_n`` groups; for a mean of group shares, ``<rate>_values``, the
+step's group shares in group order, which the signatures' betting test reads).
 The readers of ``doctor_files`` fill :class:`RunArrays` from a run's files;
 ``bench/watch_anytime.py`` fills it from a simulation.
 
@@ -127,7 +127,6 @@ def _step_numbers(run: RunArrays, metrics: dict[int, dict], level: float) -> lis
     flagged = count(run.step, ~np.isnan(run.truncated)) == rows
     share = np.bincount(cell, weights=np.nan_to_num(run.truncated), minlength=n_cells) / size
     cut_sum = count(cell_step, share)
-    cut_ss = count(cell_step, share * share)
     in_multi = multi[cell]
     texts_ok = count(run.step[in_multi], run.text[in_multi] >= 0) == count(run.step[in_multi])
     span = int(run.text.max()) + 2  # text codes from -1 (none)
@@ -135,7 +134,10 @@ def _step_numbers(run: RunArrays, metrics: dict[int, dict], level: float) -> lis
     text_cell = tkeys // span
     distinct = np.bincount(text_cell, minlength=n_cells)
     distinct_sum = count(cell_step[multi], distinct[multi] / size[multi])
-    distinct_ss = count(cell_step[multi], (distinct[multi] / size[multi]) ** 2)
+    cut_at = np.searchsorted(cell_step, np.arange(n_steps + 1))  # cells are in step order
+    multi_step = cell_step[multi]
+    multi_at = np.searchsorted(multi_step, np.arange(n_steps + 1))
+    distinct_share = distinct[multi] / size[multi]
     dupes = (tsize >= 2) & (tkeys % span != 0)  # one reply given twice or more in a group
     tspread = _cell_spread(run.reward, tcell, tkeys.size)
     sets = count(cell_step[text_cell[dupes]])
@@ -160,14 +162,14 @@ def _step_numbers(run: RunArrays, metrics: dict[int, dict], level: float) -> lis
             num.update(truncated=float(cut_sum[i] / groups[i]),
                        truncated_ci=(float(t_lo[i]), float(t_hi[i])),
                        truncated_k=float(cut_sum[i]), truncated_n=int(groups[i]),
-                       truncated_ss=float(cut_ss[i]))
+                       truncated_values=share[cut_at[i]:cut_at[i + 1]])
         elif metrics.get(run.steps[i], {}).get("truncated") is not None:
             num["truncated"] = metrics[run.steps[i]]["truncated"]
         if g[i] and texts_ok[i]:
             num.update(distinct=float(distinct_sum[i] / g[i]),
                        distinct_ci=(float(d_lo[i]), float(d_hi[i])),
                        distinct_k=float(distinct_sum[i]), distinct_n=int(g[i]),
-                       distinct_ss=float(distinct_ss[i]),
+                       distinct_values=distinct_share[multi_at[i]:multi_at[i + 1]],
                        duplicate_sets=int(sets[i]), noisy_sets=int(noisy[i]))
         if np.isfinite(lag[i]):
             # prime-rl's episode_staleness: batch `step` trains on policy v{step - 1}

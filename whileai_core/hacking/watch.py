@@ -105,6 +105,10 @@ class WatchStep(Result):
                                                        "three parts together)")
     train_climb: float | None = None
     train_noise_band: float | None = None
+    climb_gap_bound: float | None = Field(None, description=(
+        "the upper bound of the held-out change since the first evaluation minus the training "
+        "climb, at this look's boundary, with both their noises (Welch's t): "
+        "flat_while_climbing needs it below 0"))
     condition: Condition | None = None
 
     def render(self) -> str:
@@ -125,6 +129,8 @@ class WatchStep(Result):
         if self.train_climb is not None:
             band = "n/a" if self.train_noise_band is None else f"{self.train_noise_band:.3f}"
             parts.append(f"climb {self.train_climb:+.3f} (noise {band})")
+        if self.climb_gap_bound is not None:
+            parts.append(f"held-out - climb <= {self.climb_gap_bound:+.3f}")
         if self.condition:
             parts.append(f"<- {self.condition}")
         return "  ".join(parts)
@@ -359,7 +365,8 @@ def _look_fields(table: dict[str, np.ndarray], j: int, plan_level: float,
         fields.update(peak_step=eval_steps[peak], peak_delta=num("peak_delta"),
                       peak_ci=(num("peak_lo"), num("peak_hi")))
     if num("climb") is not None:
-        fields.update(train_climb=num("climb"), train_noise_band=num("band"))
+        fields.update(train_climb=num("climb"), train_noise_band=num("band"),
+                      climb_gap_bound=num("gap"))
     return fields
 
 
@@ -391,7 +398,9 @@ def _decide(latest: WatchStep | None, stop_by: int, streak: int, evals: list[dic
     if latest is not None and stop_by == 3:
         return "stop", (f"the held-out {metric} stays flat (its interval holds 0) while the "
                         f"training reward climbed {latest.train_climb:+.3f}, beyond its noise "
-                        f"band {latest.train_noise_band:.3f}, at the last {confirm} evaluations")
+                        f"band {latest.train_noise_band:.3f}, and the held-out change lies below "
+                        f"the climb beyond both noises (by at least "
+                        f"{-latest.climb_gap_bound:.3f}), at the last {confirm} evaluations")
     if len(evals) < 2:
         return "not_enough_data", ("no held-out evaluation yet" if not evals else
                                    f"one held-out evaluation (step {evals[0]['step']}); the "
@@ -432,19 +441,22 @@ def _continue_reason(latest: WatchStep, streak: int, base: int, confirm: int,
         return reason + ": the held-out set is improving"
     if climb is not None and band is not None and climb <= band:
         return reason + f"; the training reward's climb {climb:+.3f} is inside its noise band {band:.3f}"
-    if climb is not None and hi >= climb and latest.delta_ci_method == "zero_spread_bound":
+    gap = latest.climb_gap_bound
+    if climb is not None and gap is not None and latest.delta_ci_method == "zero_spread_bound":
         alpha = float(look_tails(plan.bounds("start", latest.look))[-1])
-        need = tasks_to_bound(climb - latest.delta, alpha)
+        floor = hi - gap  # the climb's lower bound at the look's tail
+        need = tasks_to_bound(floor - latest.delta, alpha)
         return reason + (f"; no held-out task moved, but at this look {latest.n_paired} tasks "
                          f"bound the change only to {hi:+.3f}, above the training reward's "
-                         f"climb {climb:+.3f}"
-                         + (f" ({need} unmoved tasks would bound it under the climb)" if need
-                            else "") + ": evaluate more held-out tasks")
-    if climb is not None and hi >= climb:
-        return reason + (f"; the interval still reaches the training reward's climb "
-                         f"{climb:+.3f}: {latest.n_paired} held-out tasks cannot tell flat from "
-                         f"following it (the interval is {hi - lo:.3f} wide); evaluate more "
-                         "held-out tasks to narrow it")
+                         f"climb {climb:+.3f} less its noise ({floor:+.3f})"
+                         + (f"; {need} unmoved tasks would bound it under that" if need else "")
+                         + ": evaluate more held-out tasks")
+    if climb is not None and gap is not None:
+        return reason + (f"; the held-out change is {latest.delta - climb:+.3f} from the training "
+                         f"reward's climb {climb:+.3f}, and with both noises it may be "
+                         f"{gap:+.3f} or more: {latest.n_paired} held-out tasks cannot tell flat "
+                         f"from following it (the held-out interval is {hi - lo:.3f} wide); "
+                         "evaluate more held-out tasks to narrow it")
     return reason + "; the interval still reaches the training reward's climb"
 
 

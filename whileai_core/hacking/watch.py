@@ -623,14 +623,9 @@ def registered_run(source: str, state_dir: Any) -> tuple[Any, Any]:
     return record, user_path(registry.run_dir(record.id), argument="run folder")
 
 
-def watch_run(source: Any, *, state_dir: str | os.PathLike | None = None,
-              metric: Literal["pass", "reward"] = "pass", threshold: float | None = None,
-              level: float = CONFIDENCE_LEVEL, seed: int | None = BOOTSTRAP_SEED,
-              window: int = WATCH_WINDOW, confirm: int = WATCH_CONFIRM,
-              scan: bool = True) -> Watch:
-    """Watch a run: a run id from ``launch_run``, a TRL output folder (its ``watch.jsonl`` from
-    the recipes' callback, else ``trainer_state.json``), a ``watch.jsonl``, a rows file whose rows
-    carry ``step``, or step records as a list. See :func:`watch_records` for the decision."""
+def source_records(source: Any, state_dir: str | os.PathLike | None) -> tuple[Any, str]:
+    """(step records, or a path to a watch.jsonl; a label naming the source) for ``source``: a
+    run id, a path (see the module docstring), or step records as a list."""
     if isinstance(source, str) and _RUN_ID.match(source.strip()):
         record, run_dir = registered_run(source, state_dir)
         found = _find(run_dir, WATCH_FILE, depth=4) if run_dir.is_dir() else None
@@ -642,11 +637,20 @@ def watch_run(source: Any, *, state_dir: str | os.PathLike | None = None,
             raise ArgumentError(f"run {record.id} has written no {WATCH_FILE} under {run_dir} "
                                 f"yet (status {record.status}). Fix: wait for its first step, "
                                 "or check that the recipe runs the watch callback")
-        recs, label = found, f"run {record.id}"
-    elif is_path(source):
-        recs, label = _records_from_path(as_user_path(source, None, argument="source",
-                                                      error=RowsError))
-    else:
-        recs, label = source, "<records>"
+        return found, f"run {record.id}"
+    if is_path(source):
+        return _records_from_path(as_user_path(source, None, argument="source", error=RowsError))
+    return source, "<records>"
+
+
+def watch_run(source: Any, *, state_dir: str | os.PathLike | None = None,
+              metric: Literal["pass", "reward"] = "pass", threshold: float | None = None,
+              level: float = CONFIDENCE_LEVEL, seed: int | None = BOOTSTRAP_SEED,
+              window: int = WATCH_WINDOW, confirm: int = WATCH_CONFIRM,
+              scan: bool = True) -> Watch:
+    """Watch a run: a run id from ``launch_run``, a TRL output folder (its ``watch.jsonl`` from
+    the recipes' callback, else ``trainer_state.json``), a ``watch.jsonl``, a rows file whose rows
+    carry ``step``, or step records as a list. See :func:`watch_records` for the decision."""
+    recs, label = source_records(source, state_dir)
     return watch_records(recs, metric=metric, threshold=threshold, level=level, seed=seed,
                          window=window, confirm=confirm, scan=scan, source=label)

@@ -198,5 +198,7 @@ def test_every_journey_command_runs_on_the_examples(tmp_path):
     assert " succeeded " in by_command["status"], by_command["status"]
     assert "verdict:" in by_command["collect"]
     assert "most_common  leak" in by_command["cheat-probes"]
+    # "the most common answer (0.00) on the no-refund third": its by-group line
+    assert "no-refund 1.000" in by_command["cheat-probes"]
     assert by_command["hack-scan"].startswith("hack scan: suspect")
     assert by_command["watch"].startswith("watch: stop")

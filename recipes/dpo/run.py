@@ -118,14 +118,22 @@ def modal_call(run_name: str, config_path: str | None = None, data: str | None =
             "kwargs": {}}
 
 
-def describe_data(data: str) -> str:
+def describe_data(data: str, smoke: bool = False) -> str:
     """What ``launch_run("dpo", data=...)``'s plan says of the folder, read now, so a plan never
-    says ready for a folder the run cannot read."""
+    says ready for a folder the run cannot read (``smoke``: the local backend's CPU smoke,
+    which trains the tiny model it builds)."""
     loaded = read_dpo_data(Path(data))
     settings = with_data_settings(DPOSettings(), loaded)
     counts = loaded.counts()
     by_source = ", ".join(f"{n} {s.replace('_', '-')}" for s, n in counts["by_source"].items())
-    return (f"trains {settings.model} (beta {settings.beta}, {settings.epochs} epochs) on "
+    model = settings.model
+    if smoke:
+        from recipes.tiny_model import TINY_MODEL_NAME  # lazy: as the smoke imports it
+        from whileai_core.voice import arg  # lazy: the backend's flag as the reader types it
+
+        model = (f"{TINY_MODEL_NAME} (the CPU smoke's tiny random model, built here; "
+                 f"{arg('backend', 'modal')} trains {settings.model})")
+    return (f"trains {model} (beta {settings.beta}, {settings.epochs} epochs) on "
             f"{counts['pairs']} pairs ({by_source}); judged on {len(loaded.holdout)} held-out "
             f"asks{' (' + loaded.holdout_name + ')' if loaded.holdout_name else ''} with grader.py")
 

@@ -122,7 +122,7 @@ def test_the_journey_names_every_step_of_the_skills():
             "holdout-size", "by-category", "audit-judge", "order-reversal", "route",
             "config", "validate", "split", "select-sft", "decontaminate",
             "export-sft", "launch", "status", "collect", "cheat-probes", "hack-scan",
-            "watch"} <= used
+            "watch", "compare", "teacher-clears", "doctor"} <= used
 
 
 def test_the_examples_are_what_make_examples_writes(tmp_path):
@@ -145,10 +145,19 @@ def test_the_examples_are_what_make_examples_writes(tmp_path):
 
 
 # The steps whose verdict the README says is negative on the examples (a judge that clears
-# nothing, one that follows the slot, a length hack, a run to stop): exit code 1.
-NEGATIVE_ON_EXAMPLES = {"audit-judge", "order-reversal", "hack-scan", "watch"}
+# nothing, one that follows the slot, a teacher that does not clear, a length hack, a run to
+# stop, a run that learns nothing): exit code 1.
+NEGATIVE_ON_EXAMPLES = {"audit-judge", "order-reversal", "teacher-clears", "hack-scan", "watch",
+                        "doctor"}
 
 
+def test_the_readme_names_the_journey_steps_that_exit_1():
+    shown = " ".join(section(README, "## The journey").split("What they show:", 1)[1].split())
+    said = shown.split("exit 1, a negative verdict", 1)[0].rsplit(").", 1)[-1]
+    assert set(re.findall(r"`([a-z-]+)`", said)) == NEGATIVE_ON_EXAMPLES
+
+
+@pytest.mark.slow
 def test_every_journey_command_runs_on_the_examples(tmp_path):
     """Each line of the journey block, in order, from a copy of the clone's examples/, as a user
     types it: exit 0, or 1 where the README says the verdict is negative, and what the README
@@ -202,3 +211,7 @@ def test_every_journey_command_runs_on_the_examples(tmp_path):
     assert "no-refund 1.000" in by_command["cheat-probes"]
     assert by_command["hack-scan"].startswith("hack scan: suspect")
     assert by_command["watch"].startswith("watch: stop")
+    assert "does not clear" in by_command["teacher-clears"]
+    assert "verdict: moved: pass rate +0.125" in by_command["compare"]
+    assert by_command["doctor"].startswith("doctor: sick")
+    assert "zero_advantage       found at steps 6-11" in by_command["doctor"]

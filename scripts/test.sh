@@ -72,11 +72,13 @@ WORKERS=${WHILEAI_TEST_WORKERS:-$(.venv/bin/python -c "import os; print(min(4, l
     os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count() or 1))")}
 .venv/bin/python -c "import xdist" >/dev/null 2>&1 || WORKERS=1
 PARALLEL=()
-[ "$WORKERS" -gt 1 ] && PARALLEL=(-n "$WORKERS")
+# worksteal: a worker left idle takes tests queued on the other (the slow ones run minutes apart)
+[ "$WORKERS" -gt 1 ] && PARALLEL=(-n "$WORKERS" --dist worksteal)
 echo "scripts/test.sh: running the suite on $WORKERS worker(s): about 19 minutes on 2 shared" \
   "cores, measured with other work running (pytest prints its progress)" >&2
 set +e
-.venv/bin/python -m pytest ${PARALLEL[@]+"${PARALLEL[@]}"} "$@"
+# --slow: the tests marked slow too (a plain pytest skips them; tests/conftest.py)
+.venv/bin/python -m pytest --slow ${PARALLEL[@]+"${PARALLEL[@]}"} "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then

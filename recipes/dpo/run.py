@@ -56,6 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
 def smoke(settings: DPOSettings, records: list[dict], out: Path, *, device: str = "cpu") -> dict:
     """One DPO round (one epoch, two steps at seed 0) with LoRA on a tiny random model; saves the
     adapter. ``device="cuda"``: on a GPU, bf16 weights, gradient checkpointing on."""
+    adapter = Path(settings.from_run) if settings.from_run else None
+    if adapter is not None and not (adapter / "adapter_config.json").is_file():  # before torch loads
+        raise ConfigError(f"--from-run {adapter}: no adapter_config.json there. Fix: with "
+                          "--smoke, point at the adapter/ folder a previous smoke wrote")
     from peft import PeftModel
 
     from recipes.tiny_model import TINY_MODEL_NAME, byte_tokenizer, on_device, tiny_model
@@ -65,11 +69,7 @@ def smoke(settings: DPOSettings, records: list[dict], out: Path, *, device: str 
     tokenizer = byte_tokenizer()
     model = on_device(tiny_model(tokenizer, seed=settings.seed), device)
     label = TINY_MODEL_NAME
-    if settings.from_run:
-        adapter = Path(settings.from_run)
-        if not (adapter / "adapter_config.json").is_file():
-            raise ConfigError(f"--from-run {adapter}: no adapter_config.json there. Fix: with "
-                              "--smoke, point at the adapter/ folder a previous smoke wrote")
+    if adapter is not None:
         model = PeftModel.from_pretrained(model, str(adapter), is_trainable=True)
         label = f"{TINY_MODEL_NAME}+lora:{adapter}"
     results, trainer = run_dpo(model, tokenizer, settings, out / "trainer", records=records,

@@ -71,6 +71,19 @@ def test_get_started_activates_the_venv_before_bare_commands():
     assert activated
 
 
+def test_only_the_dated_measurements_say_how_long_the_suite_takes():
+    """The set-up's and the suite's times are measured, dated and kept in one place,
+    docs/development.md ("How long the suite takes"); the README and scripts/test.sh say no
+    number that could disagree with it."""
+    minutes = re.compile(r"\b\d+ min(?:utes)?\b|\b\d+(?:\.\d+)? minutes?\b")
+    test_sh = (ROOT / "scripts" / "test.sh").read_text(encoding="utf-8")
+    for name, text in (("README.md", README), ("scripts/test.sh", test_sh)):
+        assert not minutes.findall(" ".join(text.split())), (name, minutes.findall(text))
+    assert "docs/development.md" in test_sh and "docs/development.md" in README
+    log = section(DOCS[ROOT / "docs" / "development.md"], "### How long the suite takes")
+    assert re.search(r"20\d\d-\d\d-\d\d", log) and re.search(r"load", log)
+
+
 def test_the_intro_and_the_skills_table_name_every_skill():
     intro = README[:README.index("## Get started")]
     table = section(README, "## Skills")

@@ -24,6 +24,13 @@ One made-up product, a refund assistant, and every file a step of the journey re
   replies are paid more within a task (hack-scan).
 - ``training_rows.jsonl``: 31 steps of a run whose training reward climbs while the held-out
   rows (``"split": "eval"``, every 5 steps) stay flat (watch).
+- ``after.jsonl``: the same 48 tasks x 4 rollouts after a round of training, each band 0.15
+  higher (capped at 1): what ``compare`` reads beside ``graded.jsonl``.
+- ``rl-run/watch.jsonl``: a GRPO run's output folder as the recipes' watch callback writes it
+  (``recipes/watch.py``: one step record a line, the step's batch with reply text and the
+  held-out rows): 12 steps of 8 tasks x 4 rollouts, where from step 6 every reply is one long
+  restatement cut at the token cap and scored 0, so every group has one reward and teaches
+  nothing (doctor).
 
 ``sft-data/`` is made by the library's own split_by_task, select_sft, decontaminate and
 export_sft (run from the checkout), so the file the README's commands write and this one agree.
@@ -227,6 +234,46 @@ def training_rows() -> None:
     _write_jsonl(HERE / "training_rows.jsonl", out)
 
 
+def after() -> None:
+    """``graded.jsonl``'s tasks after training: each band 0.15 higher, capped at 1."""
+    rng = random.Random(20261203)
+    _write_jsonl(HERE / "after.jsonl", [
+        {"task_id": f"refund-{i:03d}", "reward": 1.0 if rng.random() < min(1.0, BANDS[i % 6] + 0.15)
+         else 0.0, "truncated": False, "model": MODEL, "rollout": j}
+        for i in range(48) for j in range(4)])
+
+
+def rl_run() -> None:
+    """A GRPO run that locks into one reply cut at the cap: steps 0-5 learn (a group's rollouts
+    pass or fail apart), steps 6-11 every rollout of a group is the same cut reply, reward 0."""
+    rng = random.Random(12)
+    stuck = "Let me restate the whole refund policy before I answer. " * 12
+    records = []
+    for step in range(12):
+        batch = []
+        for i in range(8):
+            task = _task(i)
+            for _ in range(4):
+                if step >= 6:
+                    reply, reward, cut = stuck, 0.0, True
+                elif rng.random() < 0.3 + 0.05 * step:
+                    reply, reward, cut = task["answer"], 1.0, False
+                else:
+                    reply, reward, cut = f"{float(task['answer']) + rng.randrange(1, 9):.2f}", 0.0, False
+                batch.append({"task_id": task["task_id"], "reward": reward, "completion": reply,
+                              "truncated": cut})
+        record = {"step": step, "train_reward": sum(r["reward"] for r in batch) / len(batch),
+                  "n_completions": len(batch),
+                  "truncated_share": sum(r["truncated"] for r in batch) / len(batch),
+                  "batch": batch}
+        if step % 4 == 0:  # the frozen held-out set, every 4 steps: flat
+            record["held_out"] = [
+                {"task_id": f"refund-{i:03d}", "reward": 1.0 if rng.random() < BANDS[i % 6] else 0.0,
+                 "truncated": False, "completion": "0.00"} for i in range(30, 46) for _ in range(2)]
+        records.append(record)
+    _write_jsonl(HERE / "rl-run" / "watch.jsonl", records)
+
+
 def main() -> None:
     graded_and_teacher()
     tasks_and_reruns()
@@ -234,6 +281,8 @@ def main() -> None:
     sft_data(traces())
     rollouts()
     training_rows()
+    after()
+    rl_run()
 
 
 if __name__ == "__main__":

@@ -28,10 +28,9 @@ if ! .venv/bin/python -c "import torch, trl, pytest, uv, xdist" >/dev/null 2>&1 
   cat >&2 <<'EOF'
 scripts/test.sh: installing what the tests need (once; a later run only checks it):
   - into .venv: torch 2.13.0 (the CPU build without an NVIDIA GPU), the test, train and launch
-    extras (transformers, trl, peft, datasets, modal, inspect_ai, matplotlib, uv, pipx...):
-    about 11 minutes from a fresh clone (measured on a shared 2-core machine, PyPI reachable,
-    the CPU torch wheel already on disk), leaving a venv of 2.0 GB
-  - into .tools, with npm: Node 22 and the MCP Inspector (about 30 s, 300 MB)
+    extras (transformers, trl, peft, datasets, modal, inspect_ai, matplotlib, uv, pipx...),
+    leaving a venv of about 2 GB
+  - into .tools, with npm: Node 22 and the MCP Inspector (about 300 MB)
 EOF
 fi
 
@@ -72,11 +71,13 @@ WORKERS=${WHILEAI_TEST_WORKERS:-$(.venv/bin/python -c "import os; print(min(4, l
     os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count() or 1))")}
 .venv/bin/python -c "import xdist" >/dev/null 2>&1 || WORKERS=1
 PARALLEL=()
-[ "$WORKERS" -gt 1 ] && PARALLEL=(-n "$WORKERS")
-echo "scripts/test.sh: running the suite on $WORKERS worker(s): about 19 minutes on 2 shared" \
-  "cores, measured with other work running (pytest prints its progress)" >&2
+# worksteal: a worker left idle takes tests queued on the other (the slow ones run minutes apart)
+[ "$WORKERS" -gt 1 ] && PARALLEL=(-n "$WORKERS" --dist worksteal)
+echo "scripts/test.sh: running the suite on $WORKERS worker(s) (pytest prints its progress;" \
+  "docs/development.md has the times measured)" >&2
 set +e
-.venv/bin/python -m pytest ${PARALLEL[@]+"${PARALLEL[@]}"} "$@"
+# --slow: the tests marked slow too (a plain pytest skips them; tests/conftest.py)
+.venv/bin/python -m pytest --slow ${PARALLEL[@]+"${PARALLEL[@]}"} "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then

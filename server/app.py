@@ -124,6 +124,16 @@ class WhileaiServer(MCPServer):
                     f"--toolsets {toolset})")
         return None
 
+    def listing(self) -> str:
+        """Which tools a client lists now, in one line (what the HTTP server says on start)."""
+        listed = sum(self.listed(n) for n in self.toolset_of)
+        off = sum(s is not None and s not in self.on for s in self.toolset_of.values())
+        on = [s for s in TOOLSETS if s in self.on]
+        line = (f"{listed + 1} tools listed: {listed} of the toolset{'s' * (len(on) > 1)} "
+                f"{', '.join(on)}, and {SWITCH}")
+        return line + (f"; {off} more in the toolsets off: {SWITCH} or --toolsets all turns "
+                       "them on" if off else "")
+
     def listed(self, name: str) -> bool:
         return name == SWITCH or (name in self.toolset_of and self.refusal(name) is None)
 

@@ -133,7 +133,8 @@ def _main(argv: list[str] | None) -> int:
     started()
     try:
         if settings is not None:
-            print(settings.describe(_root(args.root)), file=sys.stderr, flush=True)
+            print(settings.describe(_root(args.root), server.listing()), file=sys.stderr,
+                  flush=True)
             anyio.run(lambda: serve_http(server, settings, log_level=args.log_level))
         else:
             anyio.run(serve_stdio, server)

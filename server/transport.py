@@ -257,8 +257,9 @@ class HttpSettings:
     body_timeout_s: float = MCP_BODY_TIMEOUT_S
     max_connections: int = MCP_MAX_CONNECTIONS
 
-    def describe(self, root: str) -> str:
-        """What the server says on start (stderr): where, who may call, what is switched off."""
+    def describe(self, root: str, tools: str | None = None) -> str:
+        """What the server says on start (stderr): where, who may call, which tools it lists
+        (``tools``: the server's own line, ``WhileaiServer.listing``), what is switched off."""
         shown = f"[{self.host}]" if ":" in self.host else self.host
         lines = [f"whileai-mcp: streamable HTTP at http://{shown}:{self.port}/mcp, workspace {root}"]
         lines.append(f"  every request needs 'Authorization: Bearer <token>' (token from "
@@ -275,10 +276,12 @@ class HttpSettings:
         lines.append(f"  at most {connection_limit(self.max_connections)} connections at once "
                      f"(more are answered 503); a request head must arrive within "
                      f"{self.head_timeout_s:g} s, its body within {self.body_timeout_s:g} s")
+        if tools:
+            lines.append(f"  {tools}")
         lines.append("  read-only: tools that write files, launch or cancel runs are off"
                      if self.read_only else
-                     "  all tools on (launch_run spends money on Modal; --read-only turns the "
-                     "writing and launching tools off)")
+                     "  launch_run spends money on Modal (--read-only turns the writing and "
+                     "launching tools off)")
         return "\n".join(lines)
 
 

@@ -20,3 +20,28 @@ def server(ws):
     from server.app import build_server
 
     return build_server(ws, skills_dir=ws / "no-skills")
+
+
+# --- the slow group ------------------------------------------------------------------------------
+# Tests marked ``slow`` (each trains a tiny model for tens of seconds, builds and installs the
+# wheel, or runs check.py end to end) are skipped by a plain ``pytest``; ``bash scripts/test.sh``
+# (and ``.ci/run``) passes ``--slow`` and runs them too. ``pytest --slow -m slow`` runs only them.
+
+
+def pytest_addoption(parser):
+    parser.addoption("--slow", action="store_true", default=False,
+                     help="also run the tests marked slow (bash scripts/test.sh does)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: a test of tens of seconds (a tiny model trained, "
+                                       "the wheel installed, check.py run): pytest --slow runs it")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--slow"):
+        return
+    skip = pytest.mark.skip(reason="slow: pytest --slow (or bash scripts/test.sh) runs it")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)

@@ -8,6 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -19,6 +21,7 @@ def _check_module():
     return module
 
 
+@pytest.mark.slow
 def test_check_py_passes_and_prints_a_verdict_per_skill():
     proc = subprocess.run([sys.executable, str(ROOT / "check.py")], capture_output=True,
                           text=True, cwd=ROOT, timeout=600)

@@ -129,3 +129,27 @@ def test_hack_scan_with_nothing_to_test_is_not_clean_and_names_the_flag(tmp_path
     out = capsys.readouterr().out
     assert "not_enough_data" in out and "clean" not in out.split("\n")[0].replace("clean bill", "")
     assert "(--features)" in out
+
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def test_cheat_probes_as_the_readme_writes_it_shows_the_leak_on_the_no_refund_third(capsys):
+    """The examples' no-refund tasks (every third: the answer 0.00, examples/make_examples.py)
+    are the ones the most common answer passes: 16 of 48 tasks, 16 of the 16 no-refund ones.
+    The next line names a line only where it is printed (before: 'see its by-group line', which
+    only --group-by prints)."""
+    tasks = [json.loads(line) for line in (EXAMPLES / "tasks.jsonl").open()]
+    zero = [t for t in tasks if t["answer"] == "0.00"]
+    assert len(tasks) == 48 and {t["category"] for t in zero} == {"no-refund"} and len(zero) == 16
+    base = ["cheat-probes", str(EXAMPLES / "tasks.jsonl"), "--reward",
+            f"{EXAMPLES / 'grader.py'}:reward", "--model-rows", str(EXAMPLES / "graded.jsonl")]
+    assert main([*base, "--group-by", "category"]) == 0  # a leak below the model: exit 0
+    out = capsys.readouterr().out
+    assert f"most_common  leak   {16 / 48:.3f}" in out
+    assert "by group: full-refund 0.000" in out and "no-refund 1.000" in out
+    assert "see its by-group line and the example" in out
+    assert main(base) == 0
+    out = capsys.readouterr().out
+    assert "by group:" not in out and "by-group line" not in out
+    assert "see the example; --group-by category shows on which" in out

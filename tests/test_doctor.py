@@ -222,3 +222,73 @@ def test_an_honest_run_whose_tasks_are_always_or_never_cut_is_not_called_locked_
         called += any(f.signature == "truncation_lock_in" and f.status == "found"
                       for f in found)
     assert called <= 6  # expected at most 200 x 0.05 / 6 = 1.7
+
+
+# --- what doctor reads is what watch reads --------------------------------
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def test_doctor_reads_the_steps_watch_reads_from_graded_rows():
+    """examples/training_rows.jsonl: graded rows with `step` (held-out rows marked
+    "split": "eval"). watch reads 31 steps from it; the doctor read 0 before (it took the rows
+    for watch records without a batch)."""
+    from whileai_core.hacking import watch_run
+
+    per_step: dict[int, list[float]] = {}
+    for line in (EXAMPLES / "training_rows.jsonl").open():
+        row = json.loads(line)
+        if row.get("split") != "eval":
+            per_step.setdefault(row["step"], []).append(row["reward"])
+    d = diagnose_run(EXAMPLES / "training_rows.jsonl")
+    assert d.n_steps == len(per_step) == 31 == watch_run(EXAMPLES / "training_rows.jsonl").n_steps
+    assert d.source == f"rows {EXAMPLES / 'training_rows.jsonl'}"
+    means = {s.step: s.mean_reward for s in d.steps}
+    for step in (0, 15, 30):
+        assert means[step] == pytest.approx(sum(per_step[step]) / len(per_step[step]))
+    # 16 tasks, one rollout each: no group has two rewards to compare
+    assert by_name(d)["zero_advantage"].status == "not_checked"
+
+
+def _finished_sft_run(state: Path) -> Path:
+    """A finished local SFT run's folder as launch writes it (runs/<id>/: data/, log.txt, out/
+    with the adapter and results.json, whose `recipe` is the one recipes/sft/train.py writes)."""
+    run = state / "runs" / "run-0123456789ab"
+    (run / "out" / "adapter").mkdir(parents=True)
+    (run / "out" / "trainer").mkdir()
+    (run / "out" / "adapter" / "adapter_config.json").write_text("{}")
+    (run / "out" / "results.json").write_text(json.dumps(
+        {"recipe": "sft", "loss_history": [2.1, 1.9], "before_rows": [], "after_rows": []}))
+    (run / "log.txt").write_text("")
+    return run
+
+
+def test_a_finished_sft_run_is_named_with_what_to_run_instead(tmp_path, capsys):
+    """Before: "holds no prime-rl rollouts/, no watch.jsonl and no trainer_state.json. Fix: point
+    at the trainer's output folder", a folder that does not exist for an SFT run."""
+    run = _finished_sft_run(tmp_path / "state")
+    for folder in (run, run / "out"):
+        with pytest.raises(ArgumentError) as err:
+            diagnose_run(folder)
+        text = str(err.value)
+        assert "is an SFT run" in text and "no rewards per step" in text
+        assert "results.json" in text and "RL runs" in text
+        assert "point at the trainer's output folder" not in text
+    assert main(["doctor", str(run)]) == 2
+    said = capsys.readouterr().err
+    # the fix is the command that reads an SFT run, with the run's id and its state folder
+    assert f"whileai-skills collect run-0123456789ab --state-dir {tmp_path / 'state'}" in said
+
+
+def test_a_registered_sft_run_is_named_by_its_recipe(tmp_path, capsys):
+    from whileai_core.runs.registry import Registry
+
+    registry = Registry(tmp_path)
+    registry.claim(dict(id="run-0123456789ab", name="sft", target="sft", target_kind="recipe",
+                        recipe="sft", sha256="0" * 64, backend="local", gpu=None))
+    run = _finished_sft_run(tmp_path)
+    (run / "out" / "results.json").unlink()  # the registry's record says which recipe
+    assert main(["doctor", "run-0123456789ab", "--state-dir", str(tmp_path)]) == 2
+    said = capsys.readouterr().err
+    assert "run run-0123456789ab is an SFT run" in said and "no results yet" in said
+    assert f"collect run-0123456789ab --state-dir {tmp_path}" in said

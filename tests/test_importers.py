@@ -269,8 +269,8 @@ def test_detection_from_content_and_an_explicit_format_wins(tmp_path):
         import_rows(LOGS / "canned_qa.json", format="lm-eval")
     with pytest.raises(ArgumentError, match="`metric` applies to Inspect and lm-eval"):
         import_rows(GRPO, metric="match")
-    with pytest.raises(ArgumentError, match="`format` is 'csv'"):
-        import_rows(GRPO, format="csv")
+    with pytest.raises(ArgumentError, match="`format` is 'parquet'"):
+        import_rows(GRPO, format="parquet")
     with pytest.raises(RowsError, match="already graded rows"):
         import_rows(Path(__file__).parents[1] / "examples" / "graded.jsonl")
 

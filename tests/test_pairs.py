@@ -140,6 +140,7 @@ def test_the_folder_holds_what_the_recipe_reads(tmp_path):
                        grader=tmp_path / "grader.py")
 
 
+@pytest.mark.slow
 def test_the_dpo_smoke_trains_on_what_write_dpo_data_wrote(tmp_path):
     """Two real DPO steps of the recipe's tiny model on the folder's first 4 pairs, the held-out
     asks graded by the folder's grader before and after (2 samples each)."""

@@ -71,6 +71,19 @@ def test_get_started_activates_the_venv_before_bare_commands():
     assert activated
 
 
+def test_only_the_dated_measurements_say_how_long_the_suite_takes():
+    """The set-up's and the suite's times are measured, dated and kept in one place,
+    docs/development.md ("How long the suite takes"); the README and scripts/test.sh say no
+    number that could disagree with it."""
+    minutes = re.compile(r"\b\d+ min(?:utes)?\b|\b\d+(?:\.\d+)? minutes?\b")
+    test_sh = (ROOT / "scripts" / "test.sh").read_text(encoding="utf-8")
+    for name, text in (("README.md", README), ("scripts/test.sh", test_sh)):
+        assert not minutes.findall(" ".join(text.split())), (name, minutes.findall(text))
+    assert "docs/development.md" in test_sh and "docs/development.md" in README
+    log = section(DOCS[ROOT / "docs" / "development.md"], "### How long the suite takes")
+    assert re.search(r"20\d\d-\d\d-\d\d", log) and re.search(r"load", log)
+
+
 def test_the_intro_and_the_skills_table_name_every_skill():
     intro = README[:README.index("## Get started")]
     table = section(README, "## Skills")
@@ -122,7 +135,7 @@ def test_the_journey_names_every_step_of_the_skills():
             "holdout-size", "by-category", "audit-judge", "order-reversal", "route",
             "config", "validate", "split", "select-sft", "decontaminate",
             "export-sft", "launch", "status", "collect", "cheat-probes", "hack-scan",
-            "watch"} <= used
+            "watch", "compare", "teacher-clears", "doctor"} <= used
 
 
 def test_the_examples_are_what_make_examples_writes(tmp_path):
@@ -145,10 +158,19 @@ def test_the_examples_are_what_make_examples_writes(tmp_path):
 
 
 # The steps whose verdict the README says is negative on the examples (a judge that clears
-# nothing, one that follows the slot, a length hack, a run to stop): exit code 1.
-NEGATIVE_ON_EXAMPLES = {"audit-judge", "order-reversal", "hack-scan", "watch"}
+# nothing, one that follows the slot, a teacher that does not clear, a length hack, a run to
+# stop, a run that learns nothing): exit code 1.
+NEGATIVE_ON_EXAMPLES = {"audit-judge", "order-reversal", "teacher-clears", "hack-scan", "watch",
+                        "doctor"}
 
 
+def test_the_readme_names_the_journey_steps_that_exit_1():
+    shown = " ".join(section(README, "## The journey").split("What they show:", 1)[1].split())
+    said = shown.split("exit 1, a negative verdict", 1)[0].rsplit(").", 1)[-1]
+    assert set(re.findall(r"`([a-z-]+)`", said)) == NEGATIVE_ON_EXAMPLES
+
+
+@pytest.mark.slow
 def test_every_journey_command_runs_on_the_examples(tmp_path):
     """Each line of the journey block, in order, from a copy of the clone's examples/, as a user
     types it: exit 0, or 1 where the README says the verdict is negative, and what the README
@@ -198,5 +220,11 @@ def test_every_journey_command_runs_on_the_examples(tmp_path):
     assert " succeeded " in by_command["status"], by_command["status"]
     assert "verdict:" in by_command["collect"]
     assert "most_common  leak" in by_command["cheat-probes"]
+    # "the most common answer (0.00) on the no-refund third": its by-group line
+    assert "no-refund 1.000" in by_command["cheat-probes"]
     assert by_command["hack-scan"].startswith("hack scan: suspect")
     assert by_command["watch"].startswith("watch: stop")
+    assert "does not clear" in by_command["teacher-clears"]
+    assert "verdict: moved: pass rate +0.125" in by_command["compare"]
+    assert by_command["doctor"].startswith("doctor: sick")
+    assert "zero_advantage       found at steps 6-11" in by_command["doctor"]

@@ -30,6 +30,7 @@ def lora(model, adapter="default"):
             if "lora_" in n and f".{adapter}." in n}
 
 
+@pytest.mark.slow
 def test_two_dpo_steps_on_sampled_pairs(tmp_path):
     tokenizer = byte_tokenizer()
     model = tiny_model(tokenizer, seed=0)

@@ -48,6 +48,7 @@ def cpu_check(tmp_path_factory):
     return proc, out, work
 
 
+@pytest.mark.slow
 def test_the_gpu_check_reaches_its_table_on_a_cpu_with_the_gpu_rows_skipped(cpu_check):
     proc, out, _ = cpu_check
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -90,6 +91,7 @@ def test_the_gpu_check_reaches_its_table_on_a_cpu_with_the_gpu_rows_skipped(cpu_
     assert (out / "gpu-check-watch.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_out_holds_only_what_the_device_tool_returns(cpu_check):
     """At most 8 files, two folders down at most: the recipes' trainer folders, models and
     adapters went to the scratch folder, not to $OUT."""

@@ -38,6 +38,7 @@ def lora_weights(model):
     {"loss_type": "dr_grpo", "scale_rewards": False},
     {"loss_type": "dapo", "epsilon_high": 0.28, "mask_truncated": True, "num_iterations": 2},
 ])
+@pytest.mark.slow
 def test_two_grpo_steps_update_the_adapter_only(tmp_path, variant):
     settings = dataclasses.replace(SETTINGS, **variant)
     tokenizer = byte_tokenizer()

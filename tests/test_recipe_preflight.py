@@ -32,6 +32,7 @@ def cpu_run(tmp_path_factory):
     return proc, json.loads((out / "preflight.json").read_text()), out
 
 
+@pytest.mark.slow
 def test_cpu_run_passes_what_a_cpu_can_and_skips_the_rest_by_name(cpu_run):
     proc, report, out = cpu_run
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -54,6 +55,7 @@ def test_cpu_run_passes_what_a_cpu_can_and_skips_the_rest_by_name(cpu_run):
     assert len(lines) == 2 + len(rows) + 2
 
 
+@pytest.mark.slow
 def test_the_model_and_adapter_on_disk_load_without_the_preflight(cpu_run):
     """What it saved is a plain transformers folder and a plain PEFT adapter."""
     from peft import PeftModel

@@ -257,6 +257,7 @@ def test_collector_reads_prime_rl_run_folders_and_prints_the_table(tmp_path):
     assert rep["head_to_head"]["opd_vs_grpo"]["delta"] == pytest.approx(0.0)
 
 
+@pytest.mark.slow
 def test_an_earlier_launch_in_the_same_volume_changes_nothing(tmp_path):
     """e2e-grpo/ also holds fc-grpo-old (an earlier launch, all zeros): the collector reads only
     the run folder its calls.json names, so the numbers equal those of a volume without it."""

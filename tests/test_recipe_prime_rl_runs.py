@@ -116,6 +116,7 @@ def _run(args, cwd):
                           text=True, cwd=cwd, env=env, timeout=120)
 
 
+@pytest.mark.slow
 def test_collect_reports_the_arms_it_has_and_names_the_one_it_has_not(tmp_path):
     volume = tmp_path / "volume"
     for arm in ("grpo", "opd"):

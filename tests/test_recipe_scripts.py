@@ -97,6 +97,7 @@ def test_grpo_bad_prompts_file_is_named_with_its_line(tmp_path):
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_grpo_smoke_writes_results_with_rows(tmp_path):
     import json
 
@@ -143,6 +144,7 @@ def test_dpo_smoke_from_a_missing_adapter_is_named(tmp_path):
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_dpo_smoke_writes_results_pairs_and_adapter(tmp_path):
     import json
 

@@ -272,6 +272,7 @@ def test_the_refund_demo_is_the_skill_pipeline_on_the_refund_prompts(tmp_path):
 
 # --- two real steps -----------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_two_sft_steps_train_on_completion_tokens_only(tmp_path):
     """One step of 4 examples, twice (2 epochs). The first step's logged loss is the untrained
     model's mean negative log-likelihood over the completion tokens of those 4 examples (the

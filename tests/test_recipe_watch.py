@@ -39,6 +39,8 @@ from recipes.grpo.train import GRPOSettings, build_grpo_trainer  # noqa: E402
 from recipes.tiny_model import byte_tokenizer, tiny_model  # noqa: E402
 from recipes.watch import watch_callback  # noqa: E402
 
+pytestmark = pytest.mark.slow  # trains a tiny model for tens of seconds: pytest --slow
+
 CAP = 24
 HELD_OUT = 48
 SETTINGS = GRPOSettings(model="tiny", steps=18, num_generations=4, prompts_per_step=2,

@@ -1,4 +1,4 @@
-"""An outside red team of issue 35's spend gate, answer path, writes and sessions (after the
+"""An outside red team of the spend gate, answer path, writes and sessions (after the
 "gate" branch landed): each case here is one that got through on main, with the fix's test.
 
 Writes (item 9): the allow-list by kind let through names of those kinds that other programs

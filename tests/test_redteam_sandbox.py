@@ -1,4 +1,4 @@
-"""An outside red team of the reward sandbox (issue 35 items 3, 4, 11 and the lows), after the
+"""An outside red team of the reward sandbox, after the
 "sandbox" round: each break found on inputs that round did not try, a test that failed before
 its fix. The same cases at their full sizes, with totals: ``bench/redteam_sandbox.py``.
 

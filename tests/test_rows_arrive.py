@@ -24,6 +24,7 @@ from whileai_core.rows import read_records
 from whileai_core.safepath import Limits, StreamPath, user_path, write_text
 from whileai_core.stats import noise_floor, pass_at
 from whileai_core.traces import load_traces
+from whileai_core.voice import CLI as SHELL, speaking
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "whileai_core.cli"]
@@ -58,16 +59,24 @@ def _pipe(data: bytes, *, close: bool = True) -> int:
 
 
 def _fix_command(message: str) -> str:
-    """The shell command of an error's fix (from its `python3 -c` to the end)."""
-    return message[message.index("python3 -c "):]
+    """The shell command of an error's fix (from its `python3 -c` or `whileai-skills` to the
+    end)."""
+    start = min(i for i in (message.find("python3 -c "), message.find("whileai-skills "))
+                if i >= 0)
+    return message[start:]
 
 
-def _run_fix(message: str, cwd: Path) -> None:
-    command = _fix_command(message).replace("python3", shlex.quote(sys.executable), 1)
+def _run_fix(message: str, cwd: Path) -> Path:
+    """Run the fix's command in ``cwd``; the file it wrote (its last word), which did not exist
+    before: a fix never writes over a file."""
+    command = _fix_command(message)
+    written = cwd / shlex.split(command)[-1]
+    assert not written.exists(), f"the fix names {written.name}, which exists: {command}"
+    command = command.replace("python3", shlex.quote(sys.executable), 1).replace(
+        "whileai-skills", " ".join(shlex.quote(w) for w in CLI), 1)
     subprocess.run(["bash", "-c", command], cwd=cwd, check=True, timeout=60)
+    return written
 
-
-# --- standard input and pipes -----------------------------------------------------------------
 
 def test_dash_dev_stdin_and_a_process_substitution_read_what_the_file_reads(tmp_path):
     path = tmp_path / "rows.jsonl"
@@ -190,12 +199,11 @@ def test_csv_is_named_with_its_columns_and_its_command_converts_it(tmp_path):
     path = tmp_path / "rows.csv"
     path.write_text("task_id,reward,truncated\n"
                     + "".join(f"{r['task_id']},{int(r['reward'])},false\n" for r in ROWS))
-    with pytest.raises(RowsError) as err:
+    with pytest.raises(RowsError) as err, speaking(SHELL):  # the fix as typed at a shell
         load_rows(path)
     message = str(err.value)
     assert "looks like CSV with columns task_id, reward, truncated, not JSONL" in message
-    _run_fix(message, tmp_path)
-    rows = load_rows(tmp_path / "rows.jsonl")
+    rows = load_rows(_run_fix(message, tmp_path))
     assert rows.pass_rate().tolist() == [0.5, 1.0, 0.0]
     assert rows.truncated.tolist() == [False] * 10
 
@@ -204,14 +212,13 @@ def test_tsv_with_other_names_is_converted_with_the_renames(tmp_path):
     path = tmp_path / "scores.tsv"
     path.write_text("problem_id\tscore\n" + "".join(f"{r['task_id']}\t{r['reward']}\n"
                                                      for r in ROWS))
-    with pytest.raises(RowsError) as err:
+    with pytest.raises(RowsError) as err, speaking(SHELL):  # the fix as typed at a shell
         load_rows(path)
     message = str(err.value)
     assert "looks like TSV (tab-separated) with columns problem_id, score" in message
     assert "`problem_id` is read as `task_id`" in message
     assert "`score` is read as `reward`" in message
-    _run_fix(message, tmp_path)
-    assert load_rows(tmp_path / "rows.jsonl").pass_rate().tolist() == [0.5, 1.0, 0.0]
+    assert load_rows(_run_fix(message, tmp_path)).pass_rate().tolist() == [0.5, 1.0, 0.0]
 
 
 @pytest.mark.parametrize("data, named", [
@@ -236,13 +243,12 @@ def test_a_file_of_another_kind_is_named(tmp_path, data, named):
 def test_a_json_document_is_named_and_rows_under_a_key_are_unpacked(tmp_path):
     doc = tmp_path / "results.json"
     doc.write_text(json.dumps({"version": 2, "samples": ROWS}, indent=2))
-    with pytest.raises(RowsError) as err:
+    with pytest.raises(RowsError) as err, speaking(SHELL):  # the fix as typed at a shell
         load_rows(doc)
     message = str(err.value)
     assert "is one JSON document (keys `version`, `samples`)" in message
     assert "its `samples` holds a list of 10 objects" in message
-    _run_fix(message, tmp_path)
-    assert load_rows(tmp_path / "rows.jsonl").pass_rate().tolist() == [0.5, 1.0, 0.0]
+    assert load_rows(_run_fix(message, tmp_path)).pass_rate().tolist() == [0.5, 1.0, 0.0]
     one_line = tmp_path / "one.json"  # the same document on one line: read as one row first
     one_line.write_text(json.dumps({"samples": ROWS}))
     with pytest.raises(RowsError, match="its `samples` holds a list of 10 objects"):
@@ -265,27 +271,25 @@ def test_a_reward_under_another_name_is_named_with_its_rename(tmp_path, name, wh
     path = tmp_path / "rows.jsonl"
     path.write_text("".join(json.dumps({"task_id": r["task_id"], name: r["reward"]}) + "\n"
                             for r in ROWS))
-    with pytest.raises(RowsError) as err:
+    with pytest.raises(RowsError) as err, speaking(SHELL):  # the fix as typed at a shell
         load_rows(path)
     message = str(err.value)
     assert f"line 1: row has no `reward`; a field the rows carry looks like it: `{name}` ({why})" \
         in message
     assert "is None" not in message
-    _run_fix(message, tmp_path)
-    assert load_rows(tmp_path / "renamed.jsonl").pass_rate().tolist() == [0.5, 1.0, 0.0]
+    assert load_rows(_run_fix(message, tmp_path)).pass_rate().tolist() == [0.5, 1.0, 0.0]
 
 
 def test_passed_true_false_becomes_a_reward_and_both_fields_are_renamed_at_once(tmp_path):
     path = tmp_path / "results.jsonl"
     path.write_text("".join(json.dumps({"problem_id": r["task_id"], "passed": r["reward"] == 1.0})
                             + "\n" for r in ROWS))
-    with pytest.raises(RowsError) as err:
+    with pytest.raises(RowsError) as err, speaking(SHELL):  # the fix as typed at a shell
         load_rows(path)
     message = str(err.value)
     assert "row has no `task_id`; a field the rows carry looks like it: `problem_id`" in message
     assert "rename `problem_id` to `task_id` and `passed` to `reward`" in message
-    _run_fix(message, tmp_path)
-    rows = load_rows(tmp_path / "renamed.jsonl")
+    rows = load_rows(_run_fix(message, tmp_path))
     assert rows.reward.tolist() == [r["reward"] for r in ROWS]  # true -> 1.0, false -> 0.0
     assert rows.pass_rate().tolist() == [0.5, 1.0, 0.0]
 
@@ -301,13 +305,12 @@ def test_a_trace_without_messages_is_named_never_as_none(tmp_path):
     path = tmp_path / "traces.jsonl"
     path.write_text(json.dumps({"task_id": "a", "conversations": [
         {"role": "user", "content": "hi"}]}) + "\n")
-    with pytest.raises(RowsError) as err:
+    with pytest.raises(RowsError) as err, speaking(SHELL):  # the fix as typed at a shell
         load_traces(path)
     message = str(err.value)
     assert "line 1: trace has no `messages`; a field the traces carry looks like it: " \
            "`conversations`" in message and "None" not in message
-    _run_fix(message, tmp_path)
-    assert load_traces(tmp_path / "renamed.jsonl")[0]["messages"][0]["content"] == "hi"
+    assert load_traces(_run_fix(message, tmp_path))[0]["messages"][0]["content"] == "hi"
     with pytest.raises(RowsError) as err:
         load_traces([{"task_id": "a"}])
     assert "trace has no `messages`" in str(err.value) and "None" not in str(err.value)

@@ -39,6 +39,7 @@ def _pass_rates(rows: list[dict]) -> dict[str, float]:
     return {task: sum(p) / len(p) for task, p in passes.items()}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (RECIPES / "grpo" / "run.py").is_file(), reason="no recipes/grpo")
 def test_grpo_smoke_end_to_end_on_the_local_backend(tmp_path):
     pytest.importorskip("trl")
@@ -75,6 +76,7 @@ def test_grpo_smoke_end_to_end_on_the_local_backend(tmp_path):
     assert watched.decision in ("continue", "not_enough_data", "stop")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (RECIPES / "sft" / "run.py").is_file(), reason="no recipes/sft")
 def test_sft_end_to_end_on_the_local_backend_and_a_data_folder_is_its_identity(tmp_path):
     """launch_run("sft", backend="local", confirm=True) trains two real steps on CPU (the

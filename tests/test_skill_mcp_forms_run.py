@@ -200,6 +200,7 @@ def run_forms(skill: Path, workdir: Path) -> tuple[list[str], list[str], list[st
     return ran, skipped, failed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("skill", SKILLS, ids=[p.name for p in SKILLS])
 def test_the_mcp_form_of_every_step_runs(skill, tmp_path, monkeypatch):
     monkeypatch.setenv("WHILEAI_STATE_DIR", str(tmp_path / "state"))

@@ -41,7 +41,9 @@ ROOT = Path(__file__).resolve().parents[1]
 SKILLS = sorted(p.parent.name for p in (ROOT / "skills").glob("*/SKILL.md"))
 NOT_SHIPPED = shutil.ignore_patterns(".venv", ".git", "build", "dist", "*.egg-info",
                                      "__pycache__", ".pytest_cache", ".hypothesis", "out")
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="venv layout is POSIX here")
+# builds and installs the wheel in fresh venvs (tens of seconds each): pytest --slow
+pytestmark = [pytest.mark.skipif(sys.platform == "win32", reason="venv layout is POSIX here"),
+              pytest.mark.slow]
 
 
 def _run(argv: list[str], cwd: Path, timeout: int = 300, **kw) -> subprocess.CompletedProcess:

@@ -16,6 +16,7 @@ import shlex
 from collections.abc import Iterable
 
 from .defaults import FIELD_SYNONYMS, NEAR_FIELD_CUTOFF
+from . import voice
 from .errors import plural
 
 _SHOWN = 3  # look-alikes named in one message
@@ -57,25 +58,34 @@ def missing(expected: str, fields: Iterable[str], noun: str = "row") -> tuple[st
             alikes[0][0])
 
 
-def rename_fix(renames: dict[str, str], source: str) -> str:
+def rename_fix(renames: dict[str, str], source: str, *, rows: bool = False) -> str:
     """The fix for fields under other names (``{found: expected}``): rename them, with a
-    command that does so on a JSONL or JSON-array file (a true/false renamed to ``reward``
-    becomes 1.0/0.0, since a reward is a number)."""
+    command that does so on a JSONL file; for graded rows (``rows``), the product's import,
+    which also reads a JSON array and makes a true/false reward 1.0/0.0."""
     pairs = " and ".join(f"`{a}` to `{b}`" for a, b in renames.items())
-    script = ("import json,sys; R={%s}; t=open(sys.argv[1], encoding=\"utf-8-sig\").read(); "
-              "rs=json.loads(t) if t.lstrip().startswith(\"[\") else [json.loads(l) for l in "
-              "t.splitlines() if l.strip()]; %s"
-              % (", ".join(f"{_q(a)}: {_q(b)}" for a, b in renames.items()), EMIT))
+    script = ("import json,sys; R={%s}; rs=({R.get(k, k): v for k, v in json.loads(l).items()} "
+              "for l in open(sys.argv[1], encoding=\"utf-8-sig\") if l.strip())"
+              % ", ".join(f"{_q(a)}: {_q(b)}" for a, b in renames.items()))
     same = "it is the same thing" if len(renames) == 1 else "they are the same things"
     if source.startswith("<"):  # records given as a list: no file to run a command on
         return f"rename {pairs} if {same}"
-    return (f"rename {pairs} if {same}, e.g. python3 -c {shlex.quote(script)} "
-            f"{_file_arg(source)} > renamed.jsonl")
+    if rows:  # graded rows: the product's own import renames them (importers.table)
+        from .io import new_name  # lazy: the path door loads only when a fix names a file
+
+        return (f"rename {pairs} if {same}: "
+                f"{voice.call('import_rows', path=source, out=new_name(source))}")
+    return f"rename {pairs} if {same}, e.g. {jsonl_command(script, source)}"
 
 
-# each record r as one JSON line, fields renamed by R (a true/false renamed to reward: 1.0/0.0)
-EMIT = ("[print(json.dumps({R.get(k, k): (float(v) if R.get(k) == \"reward\" and type(v) is bool "
-        "else v) for k, v in r.items()})) for r in rs]")
+def jsonl_command(script: str, source: str) -> str:
+    """``python3 -c SCRIPT SOURCE NEW``: ``script`` (reading ``sys.argv[1]``) leaves the records
+    in ``rs``; they go one JSON line each into ``NEW``, a name derived from ``source`` that is
+    free now (``whileai_core.io.new_name``), opened with ``"x"``, which refuses a file that
+    exists: following the fix never replaces a file."""
+    from .io import new_name  # lazy: the path door loads only when a fix names a file
+
+    full = script + "; o=open(sys.argv[2], \"x\"); [o.write(json.dumps(r) + \"\\n\") for r in rs]"
+    return f"python3 -c {shlex.quote(full)} {_file_arg(source)} {shlex.quote(new_name(source))}"
 
 
 def _q(text: str) -> str:

@@ -16,9 +16,10 @@ import csv
 import json
 import shlex
 
-from . import safejson
+from . import safejson, voice
 from .errors import RowsError, plural
-from .field_names import EMIT, _file_arg, _q, look_alikes
+from .field_names import _file_arg, _q, jsonl_command, look_alikes
+from .io import new_name
 
 _NAMES_SHOWN = 8
 _PEEK = 200   # characters of a line shown
@@ -27,19 +28,19 @@ _UNPACK = "or pass it gzip-compressed (gzip FILE), which is read as it is"
 MAGIC: tuple[tuple[bytes, str, str], ...] = (
     (b"PAR1", "a Parquet file",
      "convert it to JSONL, e.g. python3 -c 'import pandas as pd, sys; pd.read_parquet("
-     "sys.argv[1]).to_json(sys.argv[2], orient=\"records\", lines=True)' {file} rows.jsonl "
-     "(needs pandas and pyarrow)"),
+     "sys.argv[1]).to_json(open(sys.argv[2], \"x\"), orient=\"records\", lines=True)' {file} "
+     "{out} (needs pandas and pyarrow)"),
     (b"PK\x03\x04", "a zip archive (a zipped file, or an .xlsx workbook)",
      "unzip it and pass the JSONL inside (a workbook: save the sheet as CSV and convert that)"),
     (b"BZh", "bzip2-compressed", f"unpack it (bunzip2 -k {{file}}) {_UNPACK}"),
     (b"\xfd7zXZ\x00", "xz-compressed", f"unpack it (xz -dk {{file}}) {_UNPACK}"),
     (b"\x28\xb5\x2f\xfd", "zstd-compressed", f"unpack it (zstd -d {{file}}) {_UNPACK}"),
     (b"\xff\xfe", "UTF-16 text (what Windows PowerShell's `>` writes)",
-     "save it as UTF-8, e.g. python3 -c 'import sys; open(sys.argv[2], \"w\", encoding=\"utf-8\")"
-     ".write(open(sys.argv[1], encoding=\"utf-16\").read())' {file} rows.jsonl"),
+     "save it as UTF-8, e.g. python3 -c 'import sys; open(sys.argv[2], \"x\", encoding=\"utf-8\")"
+     ".write(open(sys.argv[1], encoding=\"utf-16\").read())' {file} {out}"),
     (b"\xfe\xff", "UTF-16 text",
-     "save it as UTF-8, e.g. python3 -c 'import sys; open(sys.argv[2], \"w\", encoding=\"utf-8\")"
-     ".write(open(sys.argv[1], encoding=\"utf-16\").read())' {file} rows.jsonl"),
+     "save it as UTF-8, e.g. python3 -c 'import sys; open(sys.argv[2], \"x\", encoding=\"utf-8\")"
+     ".write(open(sys.argv[1], encoding=\"utf-16\").read())' {file} {out}"),
 )
 
 
@@ -48,7 +49,25 @@ def binary_shape(data: bytes | bytearray, source: str) -> RowsError | None:
     for magic, what, fix in MAGIC:
         if data[:len(magic)] == magic:
             return RowsError(f"is {what}, not JSONL", source=source,
-                             fix=fix.format(file=_file_arg(source)))
+                             fix=fix.format(file=_file_arg(source),
+                                            out=shlex.quote(new_name(source))))
+    return None
+
+
+TABLES = (("\t", "TSV (tab-separated)"), (",", "CSV"), (";", "semicolon-separated values"))
+
+
+def table_header(line: str) -> tuple[str, str, list[str]] | None:
+    """``(delimiter, what, column names)`` when ``line`` is a table's header line (two or more
+    non-empty cells, none a number), else None: what :func:`text_shape` names and the ``csv``
+    importer reads."""
+    for delimiter, what in TABLES:
+        cells = [c.strip() for c in next(csv.reader([line], delimiter=delimiter))]
+        if len(cells) < 2:
+            continue
+        if all(cells) and not any(_number(c) for c in cells):
+            return delimiter, what, cells
+        return None
     return None
 
 
@@ -63,13 +82,13 @@ def text_shape(text: str, source: str, noun: str, expected: tuple[str, ...]) -> 
         return None
     except (ValueError, RecursionError):
         pass
-    for delimiter, what in (("\t", "TSV (tab-separated)"), (",", "CSV"),
-                            (";", "semicolon-separated values")):
+    header = table_header(first)
+    if header is not None:
+        return _table(header[1], header[2], source, noun, lineno, expected)
+    for delimiter, what in TABLES:
         cells = [c.strip() for c in next(csv.reader([first], delimiter=delimiter))]
         if len(cells) < 2:
             continue
-        if all(cells) and not any(_number(c) for c in cells):
-            return _table(what, delimiter, cells, source, noun, lineno, expected)
         return RowsError(f"looks like {what} without a header line (line {lineno} begins "
                          f"{_peek(first)})", source=source,
                          fix="add a first line naming the columns (e.g. task_id"
@@ -78,32 +97,30 @@ def text_shape(text: str, source: str, noun: str, expected: tuple[str, ...]) -> 
                      fix=f"write one JSON object per line (JSONL), one {noun} each")
 
 
-def _table(what: str, delimiter: str, names: list[str], source: str, noun: str, lineno: int,
+def _table(what: str, names: list[str], source: str, noun: str, lineno: int,
            expected: tuple[str, ...]) -> RowsError:
     shown = ", ".join(names[:_NAMES_SHOWN])
     if len(names) > _NAMES_SHOWN:
         shown += f" ({_NAMES_SHOWN} of {len(names)} columns)"
-    renames, notes = {}, []
+    notes = []
     for want in expected:
-        if want in names:
-            continue
-        alikes = look_alikes(want, names)
-        if alikes:
-            renames[alikes[0][0]] = want
-            notes.append(f"`{alikes[0][0]}` is read as `{want}`")
-        else:
-            notes.append(f"no column is `{want}`")
-    script = (
-        "import csv,json,sys; R={%s}; J=lambda s: {\"true\": True, \"false\": False, \"\": None}"
-        ".get(s.lower(), int(s) if s.lstrip(\"-\").isdigit() else float(s) if s.replace(\".\", "
-        "\"\", 1).lstrip(\"-\").isdigit() else s); rs=({k: J(v) for k, v in d.items()} for d in "
-        "csv.DictReader(open(sys.argv[1], newline=\"\", encoding=\"utf-8-sig\"), delimiter=%s)); %s"
-        % (", ".join(f"{_q(a)}: {_q(b)}" for a, b in renames.items()), _q(delimiter), EMIT))
-    fix = (f"convert it to JSONL ({'; '.join(notes)}), e.g. " if notes else
-           "convert it to JSONL, e.g. ")
+        if want not in names:
+            alikes = look_alikes(want, names)
+            notes.append(f"`{alikes[0][0]}` is read as `{want}`" if alikes else
+                         f"no column is `{want}`")
+    said = f" ({'; '.join(notes)})" if notes else ""
+    if noun != "row":  # only graded rows have an importer
+        return RowsError(f"looks like {what} with columns {shown}, not JSONL", source=source,
+                         line=lineno if lineno > 1 else None,
+                         fix=f"convert it to JSONL, one {noun} per line{said}")
+    if source.startswith("<"):  # no file to import: standard input, or records given inline
+        return RowsError(f"looks like {what} with columns {shown}, not JSONL", source=source,
+                         fix=f"save it to a file and import that: "
+                             f"{voice.call('import_rows', path='rows.csv', out=new_name('rows.csv'))}")
     return RowsError(f"looks like {what} with columns {shown}, not JSONL", source=source,
                      line=lineno if lineno > 1 else None,
-                     fix=fix + f"python3 -c {shlex.quote(script)} {_file_arg(source)} > rows.jsonl")
+                     fix=f"convert it to JSONL{said}: "
+                         f"{voice.call('import_rows', path=source, out=new_name(source))}")
 
 
 def document_shape(text: str, source: str, noun: str, lineno: int) -> RowsError | None:
@@ -120,11 +137,9 @@ def document_shape(text: str, source: str, noun: str, lineno: int) -> RowsError 
         key, count = inside
         return RowsError(f"is one JSON document (keys {_keys(doc)}), not one {noun} per line; "
                          f"its `{key}` holds a list of {count} objects", source=source,
-                         fix=f"if those are the {plural(noun)}, write them one per line, e.g. python3 "
-                             "-c " + shlex.quote(
-                                 "import json,sys; [print(json.dumps(r)) for r in json.load(open("
-                                 f"sys.argv[1], encoding=\"utf-8-sig\"))[{_q(key)}]]")
-                             + f" {_file_arg(source)} > rows.jsonl")
+                         fix=f"if those are the {plural(noun)}, write them one per line, e.g. "
+                             + jsonl_command("import json,sys; rs=json.load(open(sys.argv[1], "
+                                             f"encoding=\"utf-8-sig\"))[{_q(key)}]", source))
     spread = text.strip().count("\n") + 1
     return RowsError(f"a JSON object spread over {spread} lines (keys {_keys(doc)}); JSONL holds "
                      f"each {noun} on one line", source=source, line=lineno,

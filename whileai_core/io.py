@@ -33,3 +33,21 @@ def write_jsonl(path: str | os.PathLike | UserPath, records: Any, *, overwrite: 
     """Records as JSONL (one JSON object per line, UTF-8), written with :func:`write_atomic`."""
     text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
     return write_atomic(path, text, overwrite=overwrite, root=root)
+
+
+def new_name(source: str, suffix: str = ".jsonl") -> str:
+    """The file a command the product suggests should write, derived from its input and free
+    now: ``graded.csv`` -> ``graded.jsonl``, or ``graded-2.jsonl`` (``-3``, ...) when that
+    exists or is the input itself; ``rows.jsonl`` likewise for input that is not a file
+    (``<rows>``, standard input). A suggested fix never names a file that exists, and the command
+    it names refuses to replace one anyway (``import --out`` without ``--force``, ``open(...,
+    "x")``), so following it never destroys data."""
+    base = Path("rows.jsonl") if source.startswith("<") or source == "-" else Path(source)
+    stem = base.with_suffix("") if base.suffix not in ("", ".") else base
+    if stem.suffix in (".jsonl", ".json", ".csv", ".tsv") and base.suffix == ".gz":
+        stem = stem.with_suffix("")  # graded.csv.gz -> graded
+    for n in range(1, 10_000):
+        candidate = stem.with_name(stem.name + ("" if n == 1 else f"-{n}") + suffix)
+        if str(candidate) != source and not os.path.lexists(candidate):
+            return str(candidate)
+    return str(stem.with_name(stem.name + f"-{os.getpid()}" + suffix))

@@ -23,7 +23,6 @@ raises).
 from __future__ import annotations
 
 import json
-import shlex
 import sys
 from collections import Counter
 from itertools import compress, islice
@@ -43,7 +42,6 @@ from .records import (TASK_ALIASES, TASK_FIELD, first_line, first_record, is_gra
 from .rewards import RewardScale, classify_reward
 from .safepath import OpenFile, Root, UserPath, as_user_path, is_path
 from . import field_names, file_shapes, voice
-from .field_names import _file_arg
 
 _SMALL = 64  # rows a selection regroups in plain Python (Rows.where)
 
@@ -494,11 +492,10 @@ def _missing(cols: Columns, i: int, field: str, fix: str) -> RowsError:
             key, count = inside
             return RowsError(f"row has no `{field}`; its `{key}` holds a list of {count} "
                              "objects: the rows may be inside it", **cols.where(i), field=field,
-                             fix=f"write the rows of `{key}` one per line, e.g. python3 -c "
-                                 + shlex.quote("import json,sys; [print(json.dumps(r)) for r in "
-                                               "json.loads(open(sys.argv[1]).readline())["
-                                               + json.dumps(key) + "]]")
-                                 + f" {_file_arg(cols.source)} > rows.jsonl")
+                             fix=f"write the rows of `{key}` one per line, e.g. "
+                                 + field_names.jsonl_command(
+                                     "import json,sys; rs=json.loads(open(sys.argv[1]).readline())"
+                                     f"[{json.dumps(key)}]", cols.source))
     problem, found = field_names.missing(field, names)
     if found is not None:
         renames = {found: field}
@@ -507,7 +504,7 @@ def _missing(cols: Columns, i: int, field: str, fix: str) -> RowsError:
                 alike = field_names.look_alikes(other, [n for n in names if n not in renames])
                 if alike:
                     renames[alike[0][0]] = other
-        fix = field_names.rename_fix(renames, cols.source)
+        fix = field_names.rename_fix(renames, cols.source, rows=True)
     return RowsError(problem, **cols.where(i), field=field, fix=fix)
 
 

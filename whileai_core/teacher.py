@@ -117,7 +117,7 @@ class TeacherVerdict(Result):
                   f"gap {self.gap:+.3f} {ci} ({how}, {self.gap_ci_method}; effect "
                   f"{self.effect:.2f}{', strict' if self.strict else ''}): "
                   f"{'clears' if self.clears else 'does not clear'}: {self.reason}"]
-        if self.budget is not None:
+        if self.budget is not None and self.budget.note not in self.reason:  # said once
             lines.append(self.budget.render())
         if self.at_student_cap is not None:
             lines.append(self.at_student_cap.render())

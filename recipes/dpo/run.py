@@ -56,6 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
 def smoke(settings: DPOSettings, records: list[dict], out: Path, *, device: str = "cpu") -> dict:
     """One DPO round (one epoch, two steps at seed 0) with LoRA on a tiny random model; saves the
     adapter. ``device="cuda"``: on a GPU, bf16 weights, gradient checkpointing on."""
+    adapter = Path(settings.from_run) if settings.from_run else None
+    if adapter is not None and not (adapter / "adapter_config.json").is_file():  # before torch loads
+        raise ConfigError(f"--from-run {adapter}: no adapter_config.json there. Fix: with "
+                          "--smoke, point at the adapter/ folder a previous smoke wrote")
     from peft import PeftModel
 
     from recipes.tiny_model import TINY_MODEL_NAME, byte_tokenizer, on_device, tiny_model
@@ -65,11 +69,7 @@ def smoke(settings: DPOSettings, records: list[dict], out: Path, *, device: str 
     tokenizer = byte_tokenizer()
     model = on_device(tiny_model(tokenizer, seed=settings.seed), device)
     label = TINY_MODEL_NAME
-    if settings.from_run:
-        adapter = Path(settings.from_run)
-        if not (adapter / "adapter_config.json").is_file():
-            raise ConfigError(f"--from-run {adapter}: no adapter_config.json there. Fix: with "
-                              "--smoke, point at the adapter/ folder a previous smoke wrote")
+    if adapter is not None:
         model = PeftModel.from_pretrained(model, str(adapter), is_trainable=True)
         label = f"{TINY_MODEL_NAME}+lora:{adapter}"
     results, trainer = run_dpo(model, tokenizer, settings, out / "trainer", records=records,
@@ -118,14 +118,22 @@ def modal_call(run_name: str, config_path: str | None = None, data: str | None =
             "kwargs": {}}
 
 
-def describe_data(data: str) -> str:
+def describe_data(data: str, smoke: bool = False) -> str:
     """What ``launch_run("dpo", data=...)``'s plan says of the folder, read now, so a plan never
-    says ready for a folder the run cannot read."""
+    says ready for a folder the run cannot read (``smoke``: the local backend's CPU smoke,
+    which trains the tiny model it builds)."""
     loaded = read_dpo_data(Path(data))
     settings = with_data_settings(DPOSettings(), loaded)
     counts = loaded.counts()
     by_source = ", ".join(f"{n} {s.replace('_', '-')}" for s, n in counts["by_source"].items())
-    return (f"trains {settings.model} (beta {settings.beta}, {settings.epochs} epochs) on "
+    model = settings.model
+    if smoke:
+        from recipes.tiny_model import TINY_MODEL_NAME  # lazy: as the smoke imports it
+        from whileai_core.voice import arg  # lazy: the backend's flag as the reader types it
+
+        model = (f"{TINY_MODEL_NAME} (the CPU smoke's tiny random model, built here; "
+                 f"{arg('backend', 'modal')} trains {settings.model})")
+    return (f"trains {model} (beta {settings.beta}, {settings.epochs} epochs) on "
             f"{counts['pairs']} pairs ({by_source}); judged on {len(loaded.holdout)} held-out "
             f"asks{' (' + loaded.holdout_name + ')' if loaded.holdout_name else ''} with grader.py")
 

@@ -97,15 +97,24 @@ def modal_call(run_name: str, config_path: str | None = None, data: str | None =
             "args": [settings.to_dict(), loaded.payload()], "kwargs": {}}
 
 
-def describe_data(data: str) -> str:
+def describe_data(data: str, smoke: bool = False) -> str:
     """What ``launch_run("sft", data=...)``'s plan says of the data folder, read now so a plan
     never says ready for a folder the run cannot read: the model the run trains (from
-    settings.json, or the recipe's default), how many conversations, and the held-out asks."""
+    settings.json, or the recipe's default; ``smoke``, the local backend's CPU smoke: the tiny
+    model it builds), how many conversations, and the held-out asks."""
     loaded = read_data(Path(data))
     settings = with_data_settings(SFTSettings(), loaded)
     chosen = "settings.json" if "model" in (loaded.settings or {}) else \
         'the recipe\'s default; settings.json {"model": ...} chooses another'
-    return (f"trains {settings.model} ({chosen}) on {len(loaded.conversations)} conversations "
+    model = settings.model
+    if smoke:
+        from recipes.tiny_model import TINY_MODEL_NAME  # lazy: as the smoke imports it
+        from whileai_core.voice import arg  # lazy: the backend's flag as the reader types it
+
+        model, chosen = TINY_MODEL_NAME, (f"the CPU smoke's tiny random model, built here; "
+                                          f"{arg('backend', 'modal')} trains {settings.model}, from "
+                                          f"{chosen}")
+    return (f"trains {model} ({chosen}) on {len(loaded.conversations)} conversations "
             f"({TRAIN_FILE}); judged on {len(loaded.holdout)} held-out asks with {GRADER_FILE}")
 
 

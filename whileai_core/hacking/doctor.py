@@ -41,7 +41,8 @@ def diagnose_run(source: Any, *, state_dir: str | os.PathLike | None = None,
 
     ``source``: a run id from ``launch_run``, a prime-rl run folder (``<output_dir>/<run
     name>``), a TRL output folder (the recipes' ``watch.jsonl``, ``trainer_state.json``), a
-    ``watch.jsonl`` or a ``trainer_state.json``. ``max_off_policy_steps``: the staleness bound
+    ``watch.jsonl``, a ``trainer_state.json``, or a rows file whose rows carry ``step`` (read as
+    watch_run reads it). ``max_off_policy_steps``: the staleness bound
     (default: the run's ``configs/orchestrator.json``, else prime-rl's default 8).
     """
     level = check_level(level)

@@ -5,7 +5,8 @@ records the feature scan reads.
   (verifiers' episode records), ``metrics.jsonl`` (prime-rl's file monitor) and
   ``configs/orchestrator.json`` (``max_off_policy_steps``);
 - a TRL output folder: the recipes' ``watch.jsonl`` and TRL's ``trainer_state.json``;
-- a ``watch.jsonl`` or a ``trainer_state.json`` alone;
+- a ``watch.jsonl``, a graded-rows file whose rows carry ``step`` (both read by watch_run's own
+  reader, :func:`.watch_files.source_records`), or a ``trainer_state.json`` alone;
 - a run id from ``launch_run``: its folder in the run registry.
 """
 
@@ -13,7 +14,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,7 +25,7 @@ from ..defaults import RUN_ID_PATTERN
 from ..errors import ArgumentError, RowsError, WhileaiError
 from ..rows import read_records
 from ..safepath import UserPath, as_user_path, is_path
-from .. import safejson
+from .. import safejson, voice
 from .features import reply_text
 
 _RUN_ID = re.compile(RUN_ID_PATTERN)  # the one grammar (defaults)
@@ -115,11 +118,13 @@ def _records(steps: dict[int, list], held: list[dict]) -> list[dict]:
     return [out[s] for s in sorted(out)]
 
 
-def _from_watch_file(path: UserPath, state: UserPath | None) -> tuple[
+def _from_watch_file(recs: Any, state: UserPath | None) -> tuple[
         dict[int, list], dict[int, dict], list[dict], list[str]]:
+    """Per-step rows from step records: a ``watch.jsonl``, or the records watch_run's reader
+    built (from graded rows that carry ``step``, say)."""
     from .watch import _check_records  # lazy: hacking.watch loads only when _from_watch_file() runs
 
-    recs = _check_records(path)
+    recs = _check_records(recs)
     steps: dict[int, list] = {}
     for rec in recs:
         if rec.get("batch"):
@@ -173,8 +178,9 @@ def _metrics_lines_from(items: list, keys: dict[str, tuple[str, ...]]) -> dict[i
 def _load(source: Any, state_dir: Any) -> tuple[str, dict[int, list], dict[int, dict],
                                                  int | None, list[dict], list[str]]:
     from .watch_files import (  # lazy: hacking.watch_files loads only when _load() runs
-        TRL_STATE, WATCH_FILE, _find, _newest_state, registered_run)
+        TRL_STATE, WATCH_FILE, _find, _newest_state, registered_run, source_records)
 
+    record = None
     if isinstance(source, str) and _RUN_ID.match(source.strip()):
         record, folder = registered_run(source, state_dir)
         if not folder.is_dir():
@@ -191,8 +197,10 @@ def _load(source: Any, state_dir: Any) -> tuple[str, dict[int, list], dict[int, 
     if folder.kind() in ("file", "link", "special"):
         if folder.name == TRL_STATE:
             return f"TRL {label}", {}, _trl_metrics(folder), None, [], []
-        steps, metrics, records, notes = _from_watch_file(folder, None)
-        return f"watch records {label}", steps, metrics, None, records, notes
+        # what watch_run reads from this file (a watch.jsonl, or graded rows with `step`)
+        recs, label = source_records(folder, None)
+        steps, metrics, records, notes = _from_watch_file(recs, None)
+        return label, steps, metrics, None, records, notes
     if not folder.is_dir():
         raise ArgumentError(f"{folder} does not exist. Fix: give a run id, a prime-rl or TRL "
                             "output folder, or a watch.jsonl")
@@ -210,5 +218,46 @@ def _load(source: Any, state_dir: Any) -> tuple[str, dict[int, list], dict[int, 
         return f"TRL {label}", {}, _trl_metrics(state), None, [], [
             f"no {WATCH_FILE} (the recipes' watch callback): only the trainer's logged shares, "
             "no per-group rows, so no intervals and no reply text"]
-    raise ArgumentError(f"{folder} holds no prime-rl rollouts/, no {WATCH_FILE} and no "
-                        f"{TRL_STATE}. Fix: point at the trainer's output folder")
+    raise ArgumentError(_no_rl_files(folder, label, record, state_dir))
+
+
+# Recipes that train on fixed examples, not on rewards sampled step by step: their runs have
+# nothing the doctor reads.
+_NOT_RL = {"sft": "SFT trains on fixed conversations", "dpo": "DPO trains on fixed preference pairs"}
+
+
+def _no_rl_files(folder: UserPath, label: str, record: Any, state_dir: Any) -> str:
+    """Why ``folder`` gives the doctor nothing, and what to run instead: a finished SFT or DPO
+    run (its recipe from the registry, else from the results.json the recipe wrote) holds an
+    adapter and a before/after comparison, no rewards per step."""
+    from ..runs.local import OUT_DIR, RESULTS_FILE  # lazy: runs.local loads only when nothing was found
+    from .watch import TRL_STATE, WATCH_FILE  # lazy: hacking.watch loads only when nothing was found
+
+    recipe = getattr(record, "recipe", None)
+    results = next((f for f in (folder / RESULTS_FILE, folder / OUT_DIR / RESULTS_FILE)
+                    if f.kind() == "file"), None)
+    if recipe is None and results is not None:
+        try:
+            data = safejson.loads(results.read_text("config", error=RowsError))
+        except (json.JSONDecodeError, RecursionError):
+            data = None
+        recipe = data.get("recipe") if isinstance(data, dict) else None
+    if recipe in _NOT_RL:
+        parts = list(Path(str(folder)).parts)  # as the user wrote it
+        at = next((i for i in range(len(parts) - 1, 0, -1)
+                   if _RUN_ID.fullmatch(parts[i]) and parts[i - 1] == "runs"), None)
+        named = [p for p in parts if _RUN_ID.fullmatch(p)]
+        run_id = getattr(record, "id", None) or (parts[at] if at is not None else
+                                                 named[-1] if named else "RUN")
+        if record is None and at is not None and at >= 2:  # <state dir>/runs/<id>[/out]
+            state_dir = os.path.join(*parts[:at - 1])
+        held = f"{results.name} (the loss per step, the held-out rows before and after)" \
+            if results is not None else "no results yet"
+        return (f"{label} is an {recipe.upper()} run: {_NOT_RL[recipe]}, so it has no rewards per step "
+                f"to diagnose (its folder holds {held}, the adapter, the log); the doctor reads "
+                f"RL runs (GRPO's {WATCH_FILE}, prime-rl's rollouts/). Fix: "
+                f"{voice.call('collect_run', id=run_id, state_dir=state_dir)} gives its held-out before/after "
+                "verdict")
+    return (f"{folder} holds no prime-rl rollouts/, no {WATCH_FILE} and no {TRL_STATE}. Fix: "
+            "point at an RL run's output folder (GRPO's, with its watch.jsonl; prime-rl's "
+            "<output_dir>/<run name>), or its run id")

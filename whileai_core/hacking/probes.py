@@ -396,9 +396,15 @@ def cheat_probes(reward: Any, tasks: Any, *, model_rows: Any = None,
                 f"the model's own answers (see each example). Then run "
                 f"{voice.name('cheat_probes')} again")
     elif leaks:
-        groups = voice.choose(python="by_group", cli="its by-group line", mcp="by_group")
-        step = (f"the reward pays {', '.join(leaks)} on some tasks (see {groups} and the "
-                f"example); tighten it there, or watch the run with {voice.name('watch_run')}")
+        if group_by is not None:  # the by-group line is there
+            where = voice.choose(python="by_group", cli="its by-group line", mcp="by_group")
+            where = f"see {where} and the example"
+        elif any("category" in t for t in task_list):  # where it is not: say how to see it
+            where = f"see the example; {voice.arg('group_by', 'category')} shows on which"
+        else:
+            where = "see the example"
+        step = (f"the reward pays {', '.join(leaks)} on some tasks ({where}); tighten it "
+                f"there, or watch the run with {voice.name('watch_run')}")
     else:
         step = f"no probe passes: train, and watch the run with {voice.name('watch_run')}"
     return CheatProbes(verdict="holes" if holes else "leaks" if leaks else "closed", metric=metric,

@@ -13,11 +13,11 @@ import os
 from ..errors import ArgumentError, RowsError
 from ..records import first_line, first_record, is_graded_row
 from ..safepath import Root, UserPath, as_user_path
-from ..voice import call
-from . import inspect_logs, lm_eval, prime_rl, verifiers
+from ..voice import arg, call
+from . import inspect_logs, lm_eval, prime_rl, table, verifiers
 from .foreign import ForeignRows
 
-FORMATS = ("prime-rl", "inspect", "lm-eval", "verifiers")
+FORMATS = ("prime-rl", "inspect", "lm-eval", "verifiers", "csv", "jsonl")
 ROWS = "rows"  # already graded rows (task_id + reward): nothing to import
 
 
@@ -86,14 +86,18 @@ def read_foreign(source: str | os.PathLike | UserPath, *, format: str = "auto",
     fmt = format
     if fmt == "auto":
         fmt = detect_format(path)
+        if fmt is None and table.looks_like_table(path):  # only when importing: load_rows refuses it
+            fmt = table.FORMAT
+        elif fmt in (None, ROWS) and table.renamed_fields(path):  # load_rows names the rename
+            fmt = table.RENAMED_FORMAT
         if fmt == ROWS:
             raise RowsError("is already graded rows (task_id and reward)", source=str(path),
                             fix="use it as it is (load_rows, pass-at, route)")
         if fmt is None:
             raise RowsError("is not output this importer knows (prime-rl episodes, an Inspect "
-                            "log, lm-eval samples)", source=str(path),
-                            fix="name the format (format=... / CLI import prime-rl|inspect|"
-                                "lm-eval) or point at the output itself")
+                            "log, lm-eval samples, a CSV or TSV table)", source=str(path),
+                            fix=f"name the format ({arg('format')}: one of {', '.join(FORMATS)}) "
+                                "or point at the output itself")
     if fmt != "prime-rl" and (step is not None or kind != "eval" or agent is not None):
         raise ArgumentError(f"`step`, `kind` and `agent` apply to prime-rl episodes, not {fmt}. "
                             "Fix: leave them out")
@@ -110,4 +114,9 @@ def read_foreign(source: str | os.PathLike | UserPath, *, format: str = "auto",
             raise ArgumentError("`metric` applies to Inspect and lm-eval; a vf-eval row's "
                                 "reward is its `reward`. Fix: leave it out")
         return verifiers.read_verifiers(path)
+    if fmt in (table.FORMAT, table.RENAMED_FORMAT):
+        if metric is not None:
+            raise ArgumentError("`metric` applies to Inspect and lm-eval; these rows' reward is "
+                                "their `reward` field. Fix: leave it out")
+        return (table.read_table if fmt == table.FORMAT else table.read_renamed)(path)
     return lm_eval.read_lm_eval(path, metric=metric)

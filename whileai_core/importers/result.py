@@ -104,8 +104,9 @@ def summarize(fmt: str, source: str, files: list[str], rows: list[dict], *, erro
     scored = [r for r in rows if not r.get("errored")]
     models: dict[str, int] = {}
     for row in rows:
-        key = str(row.get("model"))
-        models[key] = models.get(key, 0) + 1
+        if row.get("model") is not None:  # rows that name no model are counted nowhere here
+            key = str(row["model"])
+            models[key] = models.get(key, 0) + 1
     shown = files[:LIST_CAP]
     notes = list(notes or [])
     if len(files) > LIST_CAP:

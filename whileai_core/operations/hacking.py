@@ -228,8 +228,9 @@ def diagnose_run(
         source: Annotated[str, Field(min_length=1, max_length=1000, description=(
             "A run id from launch_run ('run-' and 12 hex digits), or a path: a prime-rl run "
             "folder (rollouts/step_<S>/train/..., metrics.jsonl, configs/orchestrator.json), a "
-            "TRL output folder (the recipes' watch.jsonl, trainer_state.json) or a "
-            "watch.jsonl."), examples=["runs/prime-1", "run-0123456789ab"]),
+            "TRL output folder (the recipes' watch.jsonl, trainer_state.json), a "
+            "watch.jsonl, or a rows file whose rows carry `step` (what watch_run reads)."),
+            examples=["runs/prime-1", "run-0123456789ab"]),
             Arg(RUN_OR_PATH, positional=True)], *,
         max_off_policy_steps: Annotated[int | None, Field(ge=0, le=100_000, description=(
             "The staleness bound; null: the run's configs/orchestrator.json, else prime-rl's "

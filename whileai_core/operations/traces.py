@@ -170,12 +170,13 @@ def export_sft(
 
 @operation(
     cli="import", toolset="sft", effect=WRITES,
-    title="Import graded rows from prime-rl, Inspect or lm-eval output",
+    title="Import graded rows from prime-rl, Inspect, lm-eval or a table",
     description=(
         "Turn another system's eval output into graded rows every other tool reads: prime-rl "
         "episodes (reward = the trace's summed rewards; step and the policy version that sampled "
         "each row), Inspect logs (one row per sample and epoch; C/I/P or numeric scores), "
-        "lm-eval --log_samples files (one row per doc, the metric named). Errored rollouts are "
+        "lm-eval --log_samples files (one row per doc, the metric named), CSV/TSV tables (cells "
+        "typed, look-alike columns renamed and said). Errored rollouts are "
         "counted, not scored 0. Writes `out` (JSONL); returns counts, per-step policy "
         "versions, notes and 3 preview rows."),
     result="whileai_core.importers:Imported", doing="importing graded rows")
@@ -184,14 +185,16 @@ def import_rows(
             "The output to import: a prime-rl run folder (or "
             "rollouts/step_<S>/eval/all/traces.jsonl), an Inspect log (.eval or .json), or "
             "lm-eval --log_samples files (samples_<task>_<date>.jsonl, or the folder holding "
-            "them)."), examples=["outputs/my-run", "logs/2026-01-01_task.eval"]),
+            "them), or a CSV or TSV table of graded rows with a header line."),
+            examples=["outputs/my-run", "logs/2026-01-01_task.eval"]),
             Arg(PATH, positional=True)], *,
         out: Annotated[str | None, Field(max_length=4096, description=(
             "Where to write the graded rows as JSONL; pass this file to rate, compare or "
             "route. null: only the summary and a preview."),
             examples=["evals/imported.jsonl"]),
             Arg(OUT, metavar="FILE", writes="jsonl")] = None,
-        format: Annotated[Literal["auto", "prime-rl", "inspect", "lm-eval"], Field(description=(
+        format: Annotated[Literal["auto", "prime-rl", "inspect", "lm-eval", "verifiers", "csv",
+                                  "jsonl"], Field(description=(
             "The source format; 'auto' reads it from the content. A named format wins."))
         ] = "auto",
         scorer: Annotated[str | None, Field(max_length=500, description=(

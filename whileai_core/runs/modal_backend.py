@@ -145,12 +145,19 @@ class DataReading:
     names_holdout: bool = False
 
 
-def recipe_reads_data(target: Target) -> DataReading:
+def recipe_reads_data(target: Target, *, smoke: bool = False) -> DataReading:
     """The recipe's hooks on its data folder (each reads the folder and raises what the run
-    would); without ``describe_data`` the words are the folder's name."""
+    would); without ``describe_data`` the words are the folder's name. ``smoke``: the run is
+    the recipe's CPU smoke (the local backend), which the hook is told when it takes ``smoke``
+    (it trains a tiny model, not the folder's)."""
+    import inspect  # lazy: only a plan of a data folder asks
+
     module, _ = _recipe_module(target)
     describe = getattr(module, DATA_HOOK, None)
-    words = str(describe(str(target.data_dir))) if callable(describe) else str(target.data_dir)
+    told = {"smoke": smoke} if callable(describe) and "smoke" in inspect.signature(
+        describe).parameters else {}
+    words = str(describe(str(target.data_dir), **told)) if callable(describe) else \
+        str(target.data_dir)
     holdout = getattr(module, HOLDOUT_HOOK, None)
     if not callable(holdout):
         return DataReading(words)

@@ -200,7 +200,7 @@ def _plan(target: Target, name: str, backend, gpu: str | None, gpu_count: int,
         if target.data_dir is not None:  # the data folder is read now, on either backend
             try:
                 from .modal_backend import recipe_reads_data  # lazy: runs.modal_backend loads only when _plan() runs
-                reading = recipe_reads_data(readable)
+                reading = recipe_reads_data(readable, smoke=backend.name == "local")
                 notes.append(f"data: {words(reading.words)}")
             except (WhileaiError, OSError) as exc:
                 ready, reading = False, None

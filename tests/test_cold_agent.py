@@ -162,7 +162,11 @@ def test_an_sft_plan_names_the_model_it_trains(server, backend, monkeypatch, tmp
     out = ok(call(srv, "launch_run", {"config_or_recipe": "sft", "data": "sft",
                                       "backend": backend}))
     note = next(n for n in out["plan"]["notes"] if n.startswith("data: "))
-    assert "trains Qwen/Qwen3-8B (settings.json) on 3 conversations" in note
+    if backend == "modal":
+        assert "trains Qwen/Qwen3-8B (settings.json) on 3 conversations" in note
+    else:  # the CPU smoke trains a tiny model, and says which the GPU run would train
+        assert "trains tiny-random-qwen2 (the CPU smoke's" in note
+        assert 'backend="modal" trains Qwen/Qwen3-8B, from settings.json) on 3 conversations' in note
     assert "1 held-out asks" in note
     assert not (tmp_path / "state").exists()            # a plan writes nothing
 

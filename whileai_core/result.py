@@ -30,12 +30,12 @@ class Result(BaseModel):
     by design, such as a skill's text, is sent whole)."""
 
     negative_means: ClassVar[str | None] = None
-    """What makes this result's verdict negative, in the words of the README's exit-code table
+    """What makes this result's verdict negative, in the words of docs/cli.md's exit-code table
     (None: the result carries no verdict). A result with one overrides :attr:`negative` too."""
 
     @property
     def negative(self) -> bool:
-        """Whether the verdict is negative or not ready: exit code 1 at the shell (the README's
+        """Whether the verdict is negative or not ready: exit code 1 at the shell (docs/cli.md's
         exit-code table). A result without a verdict is never negative."""
         return False
 

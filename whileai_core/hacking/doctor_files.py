@@ -86,11 +86,9 @@ def _from_prime_rl(run: UserPath) -> tuple[dict[int, list], dict[int, dict], int
     max_off = None
     config = root / "configs" / "orchestrator.json"
     if config.kind() in ("file", "link", "special"):
-        try:
-            data = safejson.loads(config.read_text("config", error=RowsError))
-        except (json.JSONDecodeError, RecursionError) as exc:
-            raise RowsError(f"cannot be read as JSON ({exc})", source=str(config),
-                            fix="point at the run folder prime-rl wrote") from None
+        from .watch_files import read_json  # lazy: hacking.watch_files loads only when _from_prime_rl() runs
+
+        data = read_json(config, "config", fix="point at the run folder prime-rl wrote")
         value = data.get("max_off_policy_steps") if isinstance(data, dict) else None
         if isinstance(value, int) and not isinstance(value, bool):
             max_off = value
@@ -146,16 +144,9 @@ def _from_watch_file(recs: Any, state: UserPath | None) -> tuple[
 
 
 def _trl_metrics(state: UserPath) -> dict[int, dict]:
-    try:
-        data = safejson.loads(state.read_text("rows", error=RowsError))
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise RowsError(f"cannot be read as JSON ({exc})", source=str(state),
-                        fix="point at the trainer_state.json TRL wrote") from None
-    history = data.get("log_history") if isinstance(data, dict) else None
-    if not isinstance(history, list):
-        raise RowsError("has no `log_history` list", source=str(state), field="log_history",
-                        fix="point at the trainer_state.json TRL wrote in its output folder")
-    return _metrics_lines_from(history, _TRL_METRICS)
+    from .watch_files import trl_log_history  # lazy: hacking.watch_files loads only when _trl_metrics() runs
+
+    return _metrics_lines_from(trl_log_history(state), _TRL_METRICS)
 
 
 def _metrics_lines_from(items: list, keys: dict[str, tuple[str, ...]]) -> dict[int, dict]:

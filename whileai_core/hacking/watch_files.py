@@ -57,21 +57,30 @@ def records_from_rows(rows: Any, *, held_out_field: str = "held_out") -> list[di
     return out
 
 
-def records_from_trl_state(path: str | os.PathLike | UserPath) -> list[dict]:
-    """Step records from a TRL ``trainer_state.json``: each ``log_history`` entry with a
-    ``reward`` (GRPOTrainer's logged mean reward) is one step; there are no held-out rows."""
-    path = as_user_path(path, None, argument="source", error=RowsError)
+def read_json(path: UserPath, kind: str, *, fix: str) -> Any:
+    """A JSON file a trainer wrote, through the door; unreadable JSON is a RowsError with ``fix``."""
     try:
-        state = safejson.loads(path.read_text("rows", error=RowsError))
+        return safejson.loads(path.read_text(kind, error=RowsError))
     except (json.JSONDecodeError, RecursionError) as exc:
-        raise RowsError(f"cannot be read as JSON ({exc})", source=str(path),
-                        fix="point at the trainer_state.json TRL wrote") from None
+        raise RowsError(f"cannot be read as JSON ({exc})", source=str(path), fix=fix) from None
+
+
+def trl_log_history(path: UserPath) -> list:
+    """The ``log_history`` list of a TRL ``trainer_state.json``."""
+    state = read_json(path, "rows", fix="point at the trainer_state.json TRL wrote")
     history = state.get("log_history") if isinstance(state, dict) else None
     if not isinstance(history, list):
         raise RowsError("has no `log_history` list", source=str(path), field="log_history",
                         fix="point at the trainer_state.json TRL wrote in its output folder")
+    return history
+
+
+def records_from_trl_state(path: str | os.PathLike | UserPath) -> list[dict]:
+    """Step records from a TRL ``trainer_state.json``: each ``log_history`` entry with a
+    ``reward`` (GRPOTrainer's logged mean reward) is one step; there are no held-out rows."""
+    path = as_user_path(path, None, argument="source", error=RowsError)
     out = []
-    for entry in history:
+    for entry in trl_log_history(path):
         if not isinstance(entry, dict) or "reward" not in entry or "step" not in entry:
             continue
         out.append({"step": entry["step"], "train_reward": entry.get("reward"),
@@ -111,11 +120,7 @@ def prime_rl_schedule(run: UserPath) -> dict[str, int]:
     config = root / "configs" / "orchestrator.json"
     if config.kind() not in _PRESENT:
         return {}
-    try:
-        data = safejson.loads(config.read_text("config", error=RowsError))
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise RowsError(f"cannot be read as JSON ({exc})", source=str(config),
-                        fix="point at the run folder prime-rl wrote") from None
+    data = read_json(config, "config", fix="point at the run folder prime-rl wrote")
     evals = data.get("eval") if isinstance(data, dict) else None
     every = evals.get("interval", 100) if isinstance(evals, dict) else None
     steps = data.get("max_steps") if isinstance(data, dict) else None

@@ -3,8 +3,9 @@
 Building a tool's schemas means importing its operation's domain module (numpy, pydantic
 models...): about a second for all of them. ``server/tools.json`` holds what ``tools/list``
 shows of every tool (name, title, description, input and output schemas, annotations) plus its
-toolset; the server lists tools from it and imports an operation's module on its first call
-(:class:`LazyTool`). ``python -m server.schema_cache`` regenerates it (so does
+toolset: the one copy on disk, and the reviewed contract (tests/test_server_snapshot.py shows the
+diff of a change). The server lists tools from it and imports an operation's module on its
+first call (:class:`LazyTool`). ``python -m server.schema_cache`` regenerates it (so does
 ``UPDATE_SNAPSHOTS=1 pytest tests/test_server_snapshot.py``); a test fails when it is stale, and
 a stale entry met at run time is logged.
 """

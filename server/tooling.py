@@ -193,15 +193,132 @@ def portable_inputs(schema: dict[str, Any]) -> dict[str, Any]:
     return {**schema, "properties": props} if "properties" in schema else schema
 
 
+GUARD_NUMBER = 10**5  # a numeric bound this far from 0, or a string's maxLength of at least
+GUARD_LENGTH = 200    # this: a guard no real value meets (1e15 on a score, 4096 on a path)
+
+
+def unguarded(node: Any) -> Any:
+    """``node`` without the guards against absurd values (``MAX_SCORE``, a 64-bit seed, a
+    path's 4096 characters: ``whileai_core.operations.args``): still checked, with the core's
+    message, but a caller never needs to read them, and on every number and string they were a
+    tenth of what a model reads of the tools."""
+    if isinstance(node, list):
+        return [unguarded(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {}
+    for key, value in node.items():
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {name: unguarded(v) for name, v in value.items()}
+        elif key in ("maximum", "minimum") and isinstance(value, (int, float)) \
+                and abs(value) >= GUARD_NUMBER:
+            continue
+        elif key == "maxLength" and isinstance(value, int) and value >= GUARD_LENGTH:
+            continue
+        else:
+            out[key] = unguarded(value)
+    return out
+
+
+def outline(schema: dict[str, Any]) -> dict[str, Any]:
+    """An output schema to two levels: the result's fields and the fields of each object they
+    hold, typed; an object one level further down is typed ``object`` (its fields arrive all
+    the same; the result class in ``whileai_core`` documents them). The objects a few results
+    nest three deep (a launch plan's forecast, a collected comparison's families) were a tenth
+    of the default tool list."""
+    defs = schema.get("$defs", {})
+
+    def refs(node: Any, found: set[str]) -> set[str]:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                found.add(ref.rsplit("/", 1)[-1])
+            for key, value in node.items():
+                refs(value, found)
+        elif isinstance(node, list):
+            for value in node:
+                refs(value, found)
+        return found
+
+    kept = refs(schema.get("properties", {}), set())
+
+    def cut(node: Any) -> Any:
+        if isinstance(node, list):
+            return [cut(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.rsplit("/", 1)[-1] not in kept:
+            return {"type": "object"}
+        return _types_together({k: cut(v) if k != "properties" else
+                                {n: cut(p) for n, p in v.items()} for k, v in node.items()})
+
+    out = {k: v for k, v in schema.items() if k != "$defs"}
+    out = {k: (cut(v) if k != "properties" else v) for k, v in out.items()}
+    if kept:
+        out["$defs"] = {name: cut(defs[name]) for name in sorted(kept)}
+    return shared(out)
+
+
+SHARED_MIN = 50  # characters: a subschema this long met twice is written once, in $defs
+
+
+def shared(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with each subschema of at least ``SHARED_MIN`` characters that occurs more
+    than once written once in ``$defs`` and referred to (a 95% interval's pair of numbers is
+    one schema met on every rate), the most characters saved first. The definition is named
+    after the shortest field it types."""
+    import json
+
+    def count(node: Any, name: str, seen: dict[str, list[str]]) -> dict[str, list[str]]:
+        if isinstance(node, dict):
+            text = json.dumps(node, sort_keys=True)
+            if len(text) >= SHARED_MIN and "$ref" not in text:
+                seen.setdefault(text, []).append(name)
+            for key, value in node.items():
+                if key in ("properties", "$defs") and isinstance(value, dict):
+                    for inner, prop in value.items():
+                        count(prop, inner, seen)
+                else:
+                    count(value, name, seen)
+        elif isinstance(node, list):
+            for value in node:
+                count(value, name, seen)
+        return seen
+
+    def swap(node: Any, body: Any, ref: dict[str, str]) -> Any:
+        if node == body:
+            return ref
+        if isinstance(node, dict):
+            return {k: swap(v, body, ref) for k, v in node.items()}
+        if isinstance(node, list):
+            return [swap(v, body, ref) for v in node]
+        return node
+
+    while True:
+        repeated = [(text, names) for text, names in count(schema, "result", {}).items()
+                    if len(names) > 1]
+        if not repeated:
+            return schema
+        text, names = max(repeated, key=lambda tn: len(tn[0]) * (len(tn[1]) - 1))
+        defs = schema.get("$defs", {})
+        name = min(names, key=len)
+        while name in defs:
+            name += "_"
+        body = json.loads(text)
+        schema = swap(schema, body, {"$ref": f"#/$defs/{name}"})
+        schema["$defs"] = {**schema.get("$defs", {}), name: body}
+
+
 def op_entry(op) -> dict[str, Any]:
     """The operation's tool as tools/list shows it (camelCase keys, no empty fields)."""
     from whileai_core.operations.surface import input_model, output_schema
 
     return {"name": op.name, "title": op.title, "description": op.description,
-            "inputSchema": portable_inputs(lean(
-                input_model(op, "mcp", ToolInput).model_json_schema(by_alias=True))),
-            "outputSchema": {**lean(output_schema(op.result_type()), descriptions=False),
-                             "required": ["summary"]},
+            "inputSchema": portable_inputs(unguarded(lean(
+                input_model(op, "mcp", ToolInput).model_json_schema(by_alias=True)))),
+            "outputSchema": {**outline(lean(output_schema(op.result_type()),
+                                            descriptions=False)), "required": ["summary"]},
             "annotations": op.effect.hints()}
 
 

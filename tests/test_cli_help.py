@@ -59,7 +59,7 @@ def test_the_translation_reads_flags_and_commands(capsys):
     text, _ = _help("pass-at")
     flat = " ".join(text.split())
     # the Detail description says `offset`, `limit`, task_table and detail=true for every surface
-    assert "(`--offset`, `--limit`)" in flat and "task-table writes" in flat
+    assert "(`--offset`, `--limit`;" in flat and "task-table writes" in flat
     assert "With --detail:" in flat
     text, _ = _help("launch")
     assert "Without --confirm it returns the plan only" in " ".join(text.split())

@@ -74,7 +74,7 @@ def test_repeated_task_is_refused_naming_both_lines(tmp_path):
 
 @pytest.mark.parametrize("tasks, match", [
     ([{"prompt": "x"}], "task 1: task has no usable `task_id`"),
-    ([{"task_id": True}], "`task_id` is True"),
+    ([{"task_id": True}], "`task_id` is true"),
     ([{"task_id": "a", "x": float("nan")}], "cannot be written as plain JSON"),
     ([], "no tasks"),
 ])

@@ -94,7 +94,7 @@ def test_host_config_starts_the_server(host, tmp_path):
             return tools, skills, rate
 
     tools, skills, rate = anyio.run(go)
-    assert {"route", "launch_run", "enable_toolset"} <= tools   # the default toolset
+    assert {"route_rows", "teacher_clears", "launch_run", "enable_toolset"} <= tools   # the default toolset
     listed = sorted(s["name"] for s in skills.structured_content["skills"])
     assert listed == sorted(p.parent.name for p in (ROOT / "skills").glob("*/SKILL.md"))
     assert not rate.is_error and rate.structured_content["rate"]["value"] == (0.5 + 1.0) / 2

@@ -100,7 +100,7 @@ def test_prime_rl_bad_records_are_refused_by_line(tmp_path):
         rec["traces"][0]["rewards"]["lcs"]["score"] = "high"
         return json.dumps(rec)
 
-    with pytest.raises(RowsError, match=r"traces.jsonl, line 3: .*rewards\.lcs\.score.*'high'"):
+    with pytest.raises(RowsError, match=r'traces.jsonl, line 3: .*rewards\.lcs\.score.*"high" \(a string\)'):
         import_rows(_corrupt(tmp_path, 3, bad_score), format="prime-rl")
 
     def no_id(rec):
@@ -198,7 +198,7 @@ def test_inspect_bad_score_is_refused_by_sample(tmp_path, request, reader):
     data["samples"][1]["scores"]["match"]["value"] = {"a": 1}
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(data))
-    with pytest.raises(RowsError, match="sample 'q2' epoch 1: score `match` is \\{'a': 1\\}"):
+    with pytest.raises(RowsError, match='sample \'q2\' epoch 1: score `match` is \\{"a": 1\\}'):
         import_rows(path, metric="match")
 
 
@@ -240,7 +240,7 @@ def test_lm_eval_bad_records_are_refused_by_line(tmp_path):
     lines[1] = json.dumps(rec)
     bad = tmp_path / src.name
     bad.write_text("\n".join(lines) + "\n")
-    with pytest.raises(RowsError, match=r"line 2: `exact_match` is 'yes', not a finite number"):
+    with pytest.raises(RowsError, match=r'line 2: `exact_match` is "yes" \(a string\), not a finite number'):
         import_rows(bad, metric="exact_match,first")
     rec = json.loads(lines[2])
     del rec["doc_id"]

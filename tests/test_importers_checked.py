@@ -52,12 +52,12 @@ def _break(field_path, value):
 
 
 @pytest.mark.parametrize("path, value, message", [
-    (("run", "work", "policy", "start"), "0", r"line 2: `run\.work\.policy\.start` is '0'"),
+    (("run", "work", "policy", "start"), "0", r'line 2: `run\.work\.policy\.start` is "0" \(a string\)'),
     (("run", "work", "policy", "end"), 1.5, r"line 2: `run\.work\.policy\.end` is 1\.5"),
     (("run", "work", "policy"), [0, 0], r"line 2: `run\.work\.policy` is \[0, 0\]"),
-    (("ok",), "true", r"line 2: `ok` is 'true', not true or false"),
+    (("ok",), "true", r'line 2: `ok` is "true" \(a string\), not true or false'),
     (("traces", 0, "ok"), 1, r"line 2: `traces\[0\]\.ok` is 1, not true or false"),
-    (("traces",), "none", r"line 2: `traces` is 'none', not a list"),
+    (("traces",), "none", r'line 2: `traces` is "none" \(a string\), not a list'),
 ])
 def test_prime_rl_wrong_types_are_refused_by_line(tmp_path, path, value, message):
     bad = _corrupt(tmp_path, 2, _break(path, value))
@@ -143,7 +143,7 @@ def test_lm_eval_model_is_the_lm_type_when_model_args_name_none():
 
 @pytest.mark.parametrize("field, value, message", [
     ("doc_id", [1], r"line 2: `doc_id` is \[1\], not an id"),
-    ("doc_id", True, r"line 2: `doc_id` is True, not an id"),
+    ("doc_id", True, r"line 2: `doc_id` is true, not an id"),
     ("metrics", "exact_match", r"line 2: .*`metrics` is 'exact_match', not a list"),
 ])
 def test_lm_eval_wrong_types_are_refused_by_line(tmp_path, field, value, message):
@@ -176,8 +176,8 @@ def reader(request, monkeypatch):
 
 @pytest.mark.parametrize("edit, field, shown", [
     (lambda s: s.pop("id"), "id", None),
-    (lambda s: s.update(epoch="two"), "epoch", "'two'"),
-    (lambda s: s.update(scores="C"), "scores", "'C'"),
+    (lambda s: s.update(epoch="two"), "epoch", "two"),
+    (lambda s: s.update(scores="C"), "scores", "C"),
 ])
 def test_inspect_bad_samples_are_refused_in_one_line(tmp_path, reader, edit, field, shown):
     data = json.loads((LOGS / "canned_qa.json").read_text())

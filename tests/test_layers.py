@@ -57,12 +57,6 @@ LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 # outside the package, these top-level names are this repository's own surfaces
 SURFACES_OUTSIDE = ("server", "recipes", "check")
 
-# libraries whose import costs start-up time or needs an extra: inside a function, say why
-HEAVY = frozenset({"scipy", "numpy", "torch", "transformers", "trl", "peft", "datasets", "modal",
-                   "vllm", "matplotlib", "inspect_ai", "pandas", "polars", "msgspec",
-                   "huggingface_hub", "accelerate", "safetensors", "tokenizers", "mcp",
-                   "pydantic", "tomli_w", "tomllib", "yaml", "jinja2"})
-LAZY_MARK = "# lazy:"
 
 
 # --- reading the package -------------------------------------------------------------------
@@ -292,17 +286,6 @@ def test_no_import_runs_upward(found):
                         + "\nFix: move the code to the layer it belongs to")
 
 
-def test_an_import_inside_a_function_says_why(found):
-    unexplained = sorted({f"{imp.source} line {imp.line}: {imp.text.strip()}" for imp in found
-                          if imp.in_function and LAZY_MARK not in imp.text
-                          and (imp.target.startswith(PACKAGE)
-                               or imp.target.split(".")[0] in HEAVY)})
-    assert not unexplained, (
-        f"{len(unexplained)} import(s) inside a function without a reason:\n"
-        + "\n".join(unexplained) + f"\nFix: say why on the same line ({LAZY_MARK} ...), or move "
-        "it to the top of the module")
-
-
 def test_the_layers_are_documented_in_order():
     text = (REPO / "docs" / "development.md").read_text(encoding="utf-8")
     section = text[text.index("## Layers"):]
@@ -353,19 +336,6 @@ def test_type_checking_imports_and_lazy_tables_are_read_as_python_runs_them(tmp_
     # rows (data) -> stats.rates (statistics) is upward; the check names it
     ups = [i for i in found if i.source == "whileai_core.rows"]
     assert [(layer_of(i.source), layer_of(i.target)) for i in ups] == [(1, 3)]
-
-
-def test_a_function_import_without_a_reason_is_found(tmp_path):
-    root = _package(tmp_path, {
-        "__init__.py": "",
-        "a.py": "def f():\n    from . import b\n    import scipy  # lazy: planted\n"
-                "    import json\n    import numpy as np\n",
-        "b.py": "",
-    })
-    flagged = [(i.target, i.line) for i in imports(root) if i.in_function
-               and LAZY_MARK not in i.text
-               and (i.target.startswith(PACKAGE) or i.target.split(".")[0] in HEAVY)]
-    assert flagged == [("whileai_core.b", 2), ("numpy", 5)]
 
 
 # --- a plain rows file loads without the importers or the statistics -----------------------

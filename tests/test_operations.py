@@ -178,7 +178,7 @@ def test_the_command_names_come_from_the_declarations():
     assert len(commands) == len(set(commands))
     # a short name is declared where the operation's name is not what users type
     assert {n: op.cli for n, op in OPS.items() if op.cli} == {
-        "describe_rows": "describe", "rate": "pass-at", "prime_rl_config": "config",
+        "describe_rows": "describe", "route_rows": "route", "rate": "pass-at", "prime_rl_config": "config",
         "validate_config": "validate", "launch_run": "launch", "run_status": "status",
         "list_runs": "runs", "collect_run": "collect", "cancel_run": "cancel",
         "watch_run": "watch", "diagnose_run": "doctor", "eval_fingerprint": "fingerprint",
@@ -211,18 +211,18 @@ def test_a_command_name_is_checked_and_declared_once():
         return rows
 
     with pytest.raises(ValueError, match="not a command name"):
-        operation(toolset="core", effect=OPS["route"].effect, title="t", description="d",
+        operation(toolset="core", effect=OPS["route_rows"].effect, title="t", description="d",
                   result="whileai_core.routing:Route", doing="d", cli="Pass_At")(fake)
 
 
 def test_a_second_declaration_of_a_name_is_refused():
-    def route(rows):  # another module declaring an operation of the same name
+    def route_rows(rows):  # another module declaring an operation of the same name
         return rows
 
-    route.__module__ = "somewhere.else"
+    route_rows.__module__ = "somewhere.else"
     with pytest.raises(RuntimeError, match="declared twice"):
-        operation(toolset="core", effect=OPS["route"].effect, title="t", description="d",
-                  result="whileai_core.routing:Route", doing="d")(route)
+        operation(toolset="core", effect=OPS["route_rows"].effect, title="t", description="d",
+                  result="whileai_core.routing:Route", doing="d")(route_rows)
 
 
 def test_an_operation_s_python_call_matches_its_tool(tmp_path):

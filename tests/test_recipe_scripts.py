@@ -93,7 +93,7 @@ def test_grpo_bad_prompts_file_is_named_with_its_line(tmp_path):
     bad.write_text('{"text": "refund", "category": "refunds"}\n')
     proc = run([str(ROOT / "recipes/grpo/run.py"), "--prompts-file", str(bad)], tmp_path)
     assert proc.returncode == 2
-    assert f"--prompts-file {bad}, line 1: `category` is 'refunds'" in proc.stderr
+    assert f"--prompts-file {bad}, line 1: `category` is \"refunds\" (a string)" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 

@@ -259,7 +259,7 @@ def test_where_keeps_every_field_of_the_kept_rows(tmp_path):
 # token budgets, refused at the line either way (the rows written here, the line known from it)
 BUDGET_MALFORMED: list[tuple[str, str, int, str]] = [
     ("string max_tokens", _file(OK1, '{"task_id": "t", "reward": 1, "max_tokens": "512"}'), 2,
-     "`max_tokens` is '512'"),
+     '`max_tokens` is "512" (a string)'),
     ("zero max_tokens", _file('{"task_id": "t", "reward": 1, "max_tokens": 0}'), 1,
      "`max_tokens` is 0"),
     ("fractional tokens", _file(OK1, OK2, '{"task_id": "t", "reward": 1, '
@@ -268,7 +268,7 @@ BUDGET_MALFORMED: list[tuple[str, str, int, str]] = [
     ("negative tokens", _file(OK1, "", '{"task_id": "t", "reward": 1, "completion_tokens": -1}'),
      3, "`completion_tokens` is -1"),
     ("bool max_tokens", _file(OK1, '{"task_id": "t", "reward": 1, "max_tokens": true}'), 2,
-     "`max_tokens` is True"),
+     "`max_tokens` is true"),
     ("max_tokens past a float", _file(OK1, '{"task_id": "t", "reward": 1, "max_tokens": %s}'
                                       % ("9" * 400)), 2, "`max_tokens` is an integer of 400 digits"),
     ("numeric finish_reason", _file(OK1, '{"task_id": "t", "reward": 1, "finish_reason": 3}'), 2,

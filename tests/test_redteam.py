@@ -303,7 +303,7 @@ HOSTILE = {"deep.jsonl": DEEP + "\n",
            "long_int.jsonl": '{"task_id": "a", "reward": ' + "9" * 5000 + "}\n",
            "deep_array.json": "[" + DEEP + "]\n"}
 READERS = [("rate", "rows", {}), ("inspect_rows", "rows", {}), ("hack_scan", "rows", {}),
-           ("route", "rows", {"model": "Qwen/Qwen3-8B"}),
+           ("route_rows", "rows", {"model": "Qwen/Qwen3-8B"}),
            ("import_rows", "path", {"out": "o.jsonl"}), ("audit_judge", "items", {}),
            ("failed_asks", "traces", {"out": "f.jsonl"}), ("eval_fingerprint", "tasks", {})]
 

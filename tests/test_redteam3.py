@@ -294,7 +294,7 @@ def test_a_long_prompt_of_open_tags_is_scanned_in_linear_time():
 
 BIG_ID = "T" * (10 << 20)
 ID_CALLS = [("rate", {"rows": "big.jsonl"}), ("rate", {"rows": "big.jsonl", "detail": True}),
-            ("route", {"rows": "big.jsonl", "model": "Qwen/Qwen3-8B"}),
+            ("route_rows", {"rows": "big.jsonl", "model": "Qwen/Qwen3-8B"}),
             ("inspect_rows", {"rows": "big.jsonl"}),
             ("rate", {"rows": "big.jsonl", "metric": "reward"}),
             ("compare", {"before": "big.jsonl", "after": "big.jsonl"}),
@@ -616,7 +616,7 @@ BAD_INPUTS = [
     ("launch_run", {"config_or_recipe": "d2.toml"}, "`deployment` = 5 is not a table"),
     ("launch_run", {"config_or_recipe": "d3.toml"}, "num_infer_gpus = inf is not a number"),
     ("compare", {"before": "c.jsonl", "after": "c.jsonl", "by": "category", "plot": True}, None),
-    ("route", {"rows": "c.jsonl", "model": "Qwen/Qwen3-8B", "plot": True}, None),
+    ("route_rows", {"rows": "c.jsonl", "model": "Qwen/Qwen3-8B", "plot": True}, None),
 ]
 
 

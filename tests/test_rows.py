@@ -53,15 +53,15 @@ def test_where_keeps_first_appearance_order():
     ('{"task_id": "a", "reward": 1}\n{"reward": 1}\n', "line 2: row has no `task_id`"),
     ('{"task_id": "a"}\n', "line 1: row has no `reward`"),
     ('{"task_id": "a", "reward": null}\n', "`reward` is null"),
-    ('{"task_id": "a", "reward": "1.0"}\n', "`reward` is '1.0' (a str)"),
-    ('{"task_id": "a", "reward": true}\n', "(a bool)"),
+    ('{"task_id": "a", "reward": "1.0"}\n', "`reward` is \"1.0\" (a string)"),
+    ('{"task_id": "a", "reward": true}\n', "`reward` is true"),
     ('{"task_id": "a", "reward": 1}\n{"task_id": "a", "reward": NaN}\n', "line 2: `reward` is nan"),
     ('{"task_id": "a", "reward": Infinity}\n', "not a finite number"),
-    ('{"task_id": "a", "reward": 1, "truncated": "yes"}\n', "`truncated` is 'yes'"),
+    ('{"task_id": "a", "reward": 1, "truncated": "yes"}\n', '`truncated` is "yes" (a string)'),
     ('{"task_id": "a", "reward": 1, "model": 7}\n', "`model` is 7"),
-    ('{"task_id": ["a"], "reward": 1}\n', "`task_id` is ['a']"),
-    ('[1, 2]\n', "array element 1 is a int"),
-    ('"just a string"\n', "line 1: a str, expected a JSON object"),
+    ('{"task_id": ["a"], "reward": 1}\n', '`task_id` is ["a"]'),
+    ('[1, 2]\n', "array element 1 is a number"),
+    ('"just a string"\n', "line 1: a string, expected a JSON object"),
     ('{"task_id": "a", "reward": 1}, {"task_id": "b", "reward": 1}\n', "line 1"),
     ('\n\n  \n', "is empty"),
 ])
@@ -112,5 +112,5 @@ def test_crlf_and_whitespace_lines(tmp_path):
 
 def test_jsonl_whose_first_line_is_an_array_names_line_1(tmp_path):
     path = write(tmp_path, '[1]\n{"task_id": "a", "reward": 1}\n')
-    with pytest.raises(RowsError, match=r"line 1: a list, expected a JSON object"):
+    with pytest.raises(RowsError, match=r"line 1: an array, expected a JSON object"):
         load_rows(path)

@@ -289,7 +289,7 @@ def test_matched_budgets_pass_the_check():
 
 
 def test_budget_fields_are_checked_where_rows_load():
-    with pytest.raises(RowsError, match="row 2.*`max_tokens` is 'lots'"):
+    with pytest.raises(RowsError, match='row 2.*`max_tokens` is "lots"'):
         load_rows([{"task_id": "a", "reward": 1.0, "max_tokens": 512},
                    {"task_id": "a", "reward": 0.0, "max_tokens": "lots"}])
     with pytest.raises(RowsError, match="`completion_tokens` is -3"):

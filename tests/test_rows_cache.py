@@ -169,8 +169,8 @@ def test_a_second_route_in_one_server_session_does_not_parse(server, ws, parses,
     # 12 tasks (a-d three times): the route needs 6 before it answers question 3
     twelve = {f"{t}{i}": o for i in range(3) for t, o in GRPO_OUTCOMES.items()}
     write_jsonl(ws / "runs" / "r.jsonl", rows_of(twelve))
-    first = ok(call(server, "route", {"rows": "runs/r.jsonl", "model": MODEL}))
-    second = ok(call(server, "route", {"rows": "runs/r.jsonl", "model": MODEL}))
+    first = ok(call(server, "route_rows", {"rows": "runs/r.jsonl", "model": MODEL}))
+    second = ok(call(server, "route_rows", {"rows": "runs/r.jsonl", "model": MODEL}))
     assert first == second and first["route"] == "grpo"
     assert len(parses) == 1
     ok(call(server, "rate", {"rows": "runs/r.jsonl"}))

@@ -48,7 +48,7 @@ def server(ws):
 def test_route_reaches_grpo_with_evidence(server):
     # 12 tasks (a-d three times): the 4-task file stops before question 3 (below 6 tasks no
     # verdict can stand, ROUTE_MIN_TASKS)
-    out = ok(call(server, "route", {"rows": "evals/grpo12.jsonl", "model": MODEL,
+    out = ok(call(server, "route_rows", {"rows": "evals/grpo12.jsonl", "model": MODEL,
                                          "taskset": "reverse-text"}))
     assert out["route"] == "grpo"
     assert out["decided_by"].startswith("6.")
@@ -69,13 +69,13 @@ def test_route_reaches_grpo_with_evidence(server):
 
 
 def test_route_from_four_tasks_says_so_and_stops(server):
-    out = ok(call(server, "route", {"rows": "evals/grpo.jsonl", "model": MODEL}))
+    out = ok(call(server, "route_rows", {"rows": "evals/grpo.jsonl", "model": MODEL}))
     assert out["route"] == "too_few_tasks" and [a["question"] for a in out["answers"]] == [1, 2]
     assert "Only 4 tasks" in out["next_step"]["say"]
 
 
 def test_route_truncated_pass_decides_at_question_one(server):
-    out = ok(call(server, "route", {"rows": "evals/truncated.jsonl", "model": MODEL}))
+    out = ok(call(server, "route_rows", {"rows": "evals/truncated.jsonl", "model": MODEL}))
     assert out["route"] == "fix_reward" and out["decided_by"].startswith("1.")
     assert out["answers"][0]["evidence"]["count"] == 1        # the one truncated row passes
     assert out["answers"][0]["evidence"]["tasks"] == ["a"]
@@ -85,7 +85,7 @@ def test_route_teacher_that_clears_routes_to_opd(server):
     # 12 shared tasks, teacher minus student per task: 0.25, 0.75, 0, 1 three times: 9 tasks
     # changed, all up -> exact sign-flip p = 2/2^9, the gap's interval is above 0 and the gap
     # 0.5 >= 0.05 -> OPD, the teacher named from its rows' model field.
-    out = ok(call(server, "route", {"rows": "evals/grpo12.jsonl", "model": MODEL,
+    out = ok(call(server, "route_rows", {"rows": "evals/grpo12.jsonl", "model": MODEL,
                                          "teacher_rows": "evals/teacher12.jsonl"}))
     assert out["route"] == "opd" and out["decided_by"].startswith("4.")
     assert out["next_step"]["arguments"]["method"]["teacher"].startswith(TEACHER + "@")
@@ -97,14 +97,14 @@ def test_route_teacher_that_clears_routes_to_opd(server):
 def test_route_inline_rows_equal_file_rows(server):
     rows = [{"task_id": t, "reward": float(r), "model": MODEL}
             for t, rs in GRPO_OUTCOMES.items() for r in rs]
-    inline = ok(call(server, "route", {"rows": rows, "model": MODEL}))
-    from_file = ok(call(server, "route", {"rows": "evals/grpo.jsonl", "model": MODEL}))
+    inline = ok(call(server, "route_rows", {"rows": rows, "model": MODEL}))
+    from_file = ok(call(server, "route_rows", {"rows": "evals/grpo.jsonl", "model": MODEL}))
     assert inline == from_file
 
 
 def test_route_empty_model_is_the_cores_message(server):
-    text = error_text(call(server, "route", {"rows": "evals/grpo.jsonl", "model": " "}),
-                      "route")
+    text = error_text(call(server, "route_rows", {"rows": "evals/grpo.jsonl", "model": " "}),
+                      "route_rows")
     assert "`model` must be the id of the model you will train" in text and "Fix" in text
 
 
@@ -180,14 +180,13 @@ def test_rate_detail_pages_the_per_task_table(server):
 
 
 @pytest.mark.parametrize("args, says", [
-    ({"level": 1.5}, "`level` = 1.5: Input should be less than or equal to 0.999999; "
-                     "allowed: [0.01, 0.999999]"),
+    ({"level": 1.5}, "`level` = 1.5: must be at most 0.999999 (0.01 to 0.999999)"),
     ({"k": 0}, "`k`"),
-    ({"limit": 10_000, "detail": True}, "`limit` = 10000: Input should be less than or equal to 200"),
+    ({"limit": 10_000, "detail": True}, "`limit` = 10000: must be at most 200 (1 to 200)"),
     ({"k": "two"}, "invalid arguments: `k` = 'two'"),
     ({"bogus": 1}, "`bogus`: not an argument of this tool"),
     # an integer bound is written whole (2**63 - 1), not rounded to 9.22337e+18
-    ({"seed": -1}, "allowed: [0, 9223372036854775807]. Fix"),
+    ({"seed": -1}, "must be at least 0 (0 to 9223372036854775807). Fix"),
 ])
 def test_rate_bad_arguments(server, args, says):
     text = error_text(call(server, "rate", {"rows": "evals/grpo.jsonl", **args}), "rate")
@@ -197,7 +196,7 @@ def test_rate_bad_arguments(server, args, says):
 
 def test_a_missing_argument_is_described_in_one_sentence(server):
     # the argument's description ends with a full stop; the message adds none of its own
-    text = error_text(call(server, "route", {"rows": "evals/grpo.jsonl"}), "route")
+    text = error_text(call(server, "route_rows", {"rows": "evals/grpo.jsonl"}), "route_rows")
     assert "`model`: is required: " in text and ".." not in text
 
 
@@ -274,7 +273,7 @@ def test_holdout_size_planning_model_matches_miller_eq9(server):
 
 def test_holdout_size_bad_effect_names_the_range(server):
     text = error_text(call(server, "holdout_size", {"effect": 0}), "holdout_size")
-    assert "`effect` = 0: Input should be greater than 0; allowed: (0, 1)" in text
+    assert "`effect` = 0: must be above 0 (above 0 and below 1)" in text
 
 
 # --- teacher_clears ------------------------------------------------------------------------
@@ -309,8 +308,8 @@ def test_teacher_equal_to_student_does_not_clear(server):
 # --- bad rows: every rows argument of every tool, one table --------------------------------
 
 ROWS_ARGUMENTS = [
-    ("route", "rows", {"model": MODEL}),
-    ("route", "teacher_rows", {"rows": "evals/grpo.jsonl", "model": MODEL}),
+    ("route_rows", "rows", {"model": MODEL}),
+    ("route_rows", "teacher_rows", {"rows": "evals/grpo.jsonl", "model": MODEL}),
     ("rate", "rows", {}),
     ("compare", "before", {"after": "evals/after.jsonl"}),
     ("compare", "after", {"before": "evals/grpo.jsonl"}),
@@ -323,7 +322,7 @@ BAD_ROWS = [
     # (value, what the message must say)
     ("evals/missing.jsonl", ["missing.jsonl", "no such file", "Fix"]),
     ("evals/bad_json.jsonl", ["bad_json.jsonl", "line 3", "invalid JSON", "Fix"]),
-    ("evals/bad_reward.jsonl", ["bad_reward.jsonl", "line 2", "`reward` is 'yes'", "Fix"]),
+    ("evals/bad_reward.jsonl", ["bad_reward.jsonl", "line 2", '`reward` is "yes" (a string)', "Fix"]),
     ("evals/empty.jsonl", ["empty.jsonl", "is empty", "Fix"]),
     ("evals", ["is a directory", "Fix"]),
     ("../outside.jsonl", ["contains '..'", "Fix"]),

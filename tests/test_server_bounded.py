@@ -69,7 +69,7 @@ def big(tmp_path_factory):
 
 # Every tool whose answer could grow with its input, called on inputs of N tasks.
 SIZE_CALLS = {
-    "route": {"rows": "a.jsonl", "model": "org/m-0", "teacher_rows": "b.jsonl"},
+    "route_rows": {"rows": "a.jsonl", "model": "org/m-0", "teacher_rows": "b.jsonl"},
     "describe_rows": {"rows": "a.jsonl"},
     "inspect_rows": {"rows": "models.jsonl", "model": "org/m-0"},
     "rate": {"rows": "a.jsonl"},
@@ -177,7 +177,7 @@ def test_evidence_says_how_many_tasks_it_names(tmp_path):
             for j in range(4)]
     (tmp_path / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     server = build_server(tmp_path, skills_dir=tmp_path / "none")
-    out = ok(call(server, "route", {"rows": "r.jsonl", "model": "m"}))
+    out = ok(call(server, "route_rows", {"rows": "r.jsonl", "model": "m"}))
     evidence = out["answers"][0]["evidence"]
     assert evidence["tasks"] == ["t0", "t1", "t2", "t3", "t4"]
     assert evidence["n_tasks_hit"] == 6 and evidence["shown"] == "5 of 6 tasks"

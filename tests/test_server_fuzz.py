@@ -116,7 +116,7 @@ def test_malformed_arguments(world, tool):
 
 ROWS_CALLS = {
     # tool: (the rows arguments, the other arguments of a valid call)
-    "route": (("rows", "teacher_rows"), {"model": MODEL}),
+    "route_rows": (("rows", "teacher_rows"), {"model": MODEL}),
     "describe_rows": (("rows",), {}),
     "rate": (("rows",), {"k": 2}),
     "compare": (("before", "after", "selected_on"), {}),

@@ -116,13 +116,13 @@ def test_pictures_are_a_plot_option_of_the_tool_that_owns_the_numbers(server, ws
                                             "c": [1, 1, 1, 1], "d": [1, 0, 0, 0]}.items()
             for r in rs]
     write_jsonl(ws / "rows.jsonl", rows)
-    result = call(server, "route", {"rows": "rows.jsonl", "model": "m", "plot": True})
+    result = call(server, "route_rows", {"rows": "rows.jsonl", "model": "m", "plot": True})
     out = ok(result)
     # per-task rates 0.75, 0, 1, 0.25: a third always fail, a third always pass, a third split
     band = out["answers"][2]["evidence"]
     assert (band["n_always_fail"], band["n_split"], band["n_always_pass"]) == (3, 6, 3)
     assert base64.b64decode(result.content[1].data).startswith(b"\x89PNG")
-    assert len(ok(call(server, "route", {"rows": "rows.jsonl", "model": "m"}))) == len(out)
+    assert len(ok(call(server, "route_rows", {"rows": "rows.jsonl", "model": "m"}))) == len(out)
     after = [dict(r, reward=1.0) for r in rows]
     result = call(server, "compare", {"before": "rows.jsonl", "after": after, "by": "category",
                                       "plot": True})

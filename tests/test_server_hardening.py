@@ -233,7 +233,7 @@ def test_read_only_serves_only_read_only_tools(ws):
 
     tools, launch = anyio.run(go)
     names = {t.name for t in tools}
-    assert {"route", "rate", "validate_config", "run_status"} <= names
+    assert {"route_rows", "rate", "validate_config", "run_status"} <= names
     assert not names & {"launch_run", "cancel_run", "prime_rl_config", "export_sft",
                         "select_sft", "decontaminate"}
     assert all(t.annotations.read_only_hint for t in tools)

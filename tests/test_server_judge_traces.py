@@ -53,7 +53,7 @@ def test_audit_judge_bad_items(server, ws):
     assert "nolabel.jsonl, line 1:" in text and "no `label`" in text and "Fix" in text
     text = error_text(call(server, "audit_judge", {"items": ITEMS, "min_kappa": 2}),
                       "audit_judge")
-    assert "`min_kappa` = 2: Input should be less than or equal to 1; allowed: [0, 1]" in text
+    assert "`min_kappa` = 2: must be at most 1 (0 to 1)" in text
     text = error_text(call(server, "audit_judge", {"items": "../labels.jsonl"}), "audit_judge")
     assert "contains '..'" in text
 
@@ -75,7 +75,7 @@ def test_order_reversal_numbers(server):
 def test_order_reversal_bad_pick(server):
     text = error_text(call(server, "order_reversal",
                            {"pairs": [{"forward": "left", "reversed": "first"}]}), "order_reversal")
-    assert "`forward` is 'left'" in text and "Fix" in text
+    assert '`forward` is "left" (a string)' in text and "Fix" in text
 
 
 # --- select_sft ----------------------------------------------------------------------------
@@ -108,7 +108,7 @@ def test_select_sft_numbers_and_out(server, ws):
 def test_select_sft_needs_rewards(server):
     text = error_text(call(server, "select_sft", {"attempts": [convo("a", "q", "r")]}),
                       "select_sft")
-    assert "`reward` is missing" in text and "Fix" in text
+    assert "`reward` is null or missing" in text and "Fix" in text
 
 
 # --- decontaminate -------------------------------------------------------------------------
@@ -144,7 +144,7 @@ def test_decontaminate_reasons(server, ws):
 def test_decontaminate_bad_ngram(server):
     text = error_text(call(server, "decontaminate", {"train": TRAIN, "holdout": HOLDOUT,
                                                      "ngram": 0}), "decontaminate")
-    assert "`ngram` = 0: Input should be greater than or equal to 1; allowed: [1, 64]" in text
+    assert "`ngram` = 0: must be at least 1 (1 to 64)" in text
 
 
 # --- export_sft ----------------------------------------------------------------------------

@@ -26,8 +26,9 @@ from whileai_core.errors import ArgumentError
 from whileai_core.operations import DEFAULT_TOOLSETS, TOOLSETS, operations
 
 ROOT = Path(__file__).resolve().parents[1]
-CORE = {"describe_rows", "route", "rate", "compare", "prime_rl_config", "validate_config",
-        "launch_run", "run_status", "collect_run", "watch_run"}
+CORE = {"describe_rows", "route_rows", "rate", "compare", "teacher_clears", "holdout_size",
+        "prime_rl_config", "validate_config", "launch_run", "run_status", "collect_run",
+        "watch_run"}
 
 
 def listed(server, **client) -> list[dict]:
@@ -62,7 +63,7 @@ def test_all_lists_every_operation_mcp_serves(tmp_path):
     served = {n for n, op in operations().items() if "mcp" in op.surfaces}
     assert names == served | {SWITCH}
     # the capabilities of the tools this surface replaced, each still there
-    assert {"rate", "compare", "route", "audit_judge", "split_by_task", "import_rows",
+    assert {"rate", "compare", "route_rows", "audit_judge", "split_by_task", "import_rows",
             "cheat_probes", "list_skills", "get_skill", "shape_group", "noise_floor"} <= names
 
 
@@ -128,9 +129,8 @@ def test_enable_toolset_sends_list_changed_on_an_earlier_protocol(default):
 
 
 def test_a_renamed_tool_names_its_new_name(default):
-    text = error_text(call(default, "route_rows", {"rows": "evals/grpo.jsonl", "model": "m"}),
-                      "route_rows")
-    assert text.startswith("`route_rows` is now `route`") and "not served" in text
+    text = error_text(call(default, "route", {"rows": "evals/grpo.jsonl", "model": "m"}), "route")
+    assert text.startswith("`route` is now `route_rows`") and "not served" in text
     text = error_text(call(default, "mean_reward", {"rows": "evals/grpo.jsonl"}), "mean_reward")
     assert "`mean_reward` is now `rate` with metric='reward'" in text
 
@@ -144,7 +144,7 @@ def test_whileai_mcp_takes_toolsets(tmp_path):
             return {t.name for t in (await client.list_tools()).tools}
 
     assert anyio.run(go) == CORE | {"list_runs", "cancel_run", SWITCH}
-    assert anyio.run(go, "--toolsets", "core,stats") >= {"noise_floor", "holdout_size", "route"}
+    assert anyio.run(go, "--toolsets", "core,stats") >= {"noise_floor", "holdout_size", "route_rows"}
 
 
 def test_enable_toolset_under_read_only_says_what_it_left_out(tmp_path):

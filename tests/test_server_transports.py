@@ -33,13 +33,13 @@ def test_stdio_route(tmp_path):
                                        env=_env(), cwd=str(tmp_path))
         async with Client(params) as client:
             names = {t.name for t in (await client.list_tools()).tools}
-            result = await client.call_tool("route", {"rows": "evals/grpo.jsonl",
+            result = await client.call_tool("route_rows", {"rows": "evals/grpo.jsonl",
                                                            "model": MODEL})
-            refused = await client.call_tool("route", {"rows": "../x.jsonl", "model": MODEL})
+            refused = await client.call_tool("route_rows", {"rows": "../x.jsonl", "model": MODEL})
             return names, result, refused
 
     names, result, refused = anyio.run(go)
-    assert "route" in names
+    assert "route_rows" in names
     assert not result.is_error
     # 4 tasks: the route says they are too few for a verdict (see test_server.py)
     assert result.structured_content["route"] == "too_few_tasks"

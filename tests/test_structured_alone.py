@@ -73,8 +73,8 @@ def missing_facts(text: str, data: dict) -> list[str]:
 
 # more answers whose text takes other turns: other routes, verdicts, metrics, plans
 MORE = {
-    "route truncated": ("route", {"rows": "evals/truncated.jsonl", "model": MODEL}),
-    "route other model": ("route", {"rows": "evals/teacher12.jsonl", "model": MODEL}),
+    "route truncated": ("route_rows", {"rows": "evals/truncated.jsonl", "model": MODEL}),
+    "route other model": ("route_rows", {"rows": "evals/teacher12.jsonl", "model": MODEL}),
     "rate reward": ("rate", {"rows": "evals/grpo12.jsonl", "metric": "reward"}),
     "rate share": ("rate", {"rows": "evals/truncated.jsonl", "field": "truncated"}),
     "compare few tasks": ("compare", {"before": "evals/grpo.jsonl", "after": "evals/after.jsonl"}),

@@ -45,6 +45,22 @@ OUTSIDE = {
     "trainer_state": "TRL's trainer_state.json",
     "task_fields": "the keyword arguments a reward function receives",
 }
+
+
+def _rule_words() -> dict[str, str]:
+    """The decision rule's grammar (``ship_if`` and each clause's ``kind``): the `rule`
+    argument's description spells it out, and the tool list types a rule as an object (the
+    core checks it: whileai_core.experiments.rule), so its words are in no listed schema."""
+    import typing
+
+    from whileai_core.experiments.rule import Clause, DecisionRule
+
+    kinds = [typing.get_args(m.model_fields["kind"].annotation)[0]
+             for m in typing.get_args(typing.get_args(Clause)[0])]
+    return {word: "the decision rule's grammar" for word in [*DecisionRule.model_fields, *kinds]}
+
+
+OUTSIDE.update(_rule_words())
 # Fields of the records the tools read from files (graded rows, traces, judge items, pairwise
 # picks, single-rollout batches, imported rows): data formats, described in README.md.
 RECORD_FIELDS = {"task_id", "scenario_id", "reward", "truncated", "model", "messages", "prompt",

@@ -303,5 +303,5 @@ def test_errors_name_the_file_and_line_past_blank_lines(tmp_path):
     items = tmp_path / "items.jsonl"
     items.write_text('{"id": 1, "label": true, "grades": {"j": true}}\n\n'
                      '{"id": 2, "label": "maybe", "grades": {"j": true}}\n')
-    with pytest.raises(RowsError, match=r"items.jsonl, line 3: `label` is 'maybe'"):
+    with pytest.raises(RowsError, match=r'items.jsonl, line 3: `label` is "maybe"'):
         audit_judge(items)

@@ -428,7 +428,7 @@ def test_the_schedule_comes_from_the_records_or_the_argument():
 def test_watch_record_errors():
     with pytest.raises(RowsError, match="`step` is -1"):
         watch_records([{"step": -1}])
-    with pytest.raises(RowsError, match="`train_reward` is 'x'"):
+    with pytest.raises(RowsError, match='`train_reward` is "x"'):
         watch_records([{"step": 1, "train_reward": "x"}])
     with pytest.raises(RowsError, match="`eval_every` is 2.5"):
         watch_records([{"step": 0, "eval_every": 2.5}])

@@ -93,7 +93,7 @@ def build(root: Path) -> Path:
 CALLS: dict[str, dict] = {
     "describe_rows": {"rows": "evals/grpo12.jsonl", "fields": ["reward", "category"]},  # 2 values each: none cut
     "inspect_rows": {"rows": "evals/grpo12.jsonl", "model": MODEL},
-    "route": {"rows": "evals/grpo12.jsonl", "model": MODEL, "teacher_rows": "evals/teacher12.jsonl",
+    "route_rows": {"rows": "evals/grpo12.jsonl", "model": MODEL, "teacher_rows": "evals/teacher12.jsonl",
               "taskset": "reverse-text"},
     "rate": {"rows": "evals/grpo12.jsonl", "k": 2, "detail": True, "limit": 3},
     "task_table": {"rows": "evals/grpo.jsonl", "out": "out/table.jsonl", "overwrite": True},
@@ -155,7 +155,7 @@ STATEFUL = {"run_status", "collect_run", "cancel_run", "record_run", "archive_ex
 # calls that are refused, the same way at both doors
 REFUSALS: dict[str, dict] = {
     "rate": {"rows": "evals/grpo.jsonl", "level": 1.5},
-    "route": {"rows": "evals/missing.jsonl", "model": MODEL},
+    "route_rows": {"rows": "evals/missing.jsonl", "model": MODEL},
     "compare": {"before": "evals/bad_json.jsonl", "after": "evals/after.jsonl"},
     "run_status": {"id": "run-0123456789ab"},
     "collect_run": {"id": "nope"},

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 from pydantic import Field
 
+from .errors import as_json
 from .result import Result
 
 if TYPE_CHECKING:  # the store rows load into; columns imports nothing from here
@@ -78,33 +79,25 @@ def budget_columns(store: Columns, fail: Fail) -> BudgetColumns | None:
         fix = f"write a whole number of tokens >= {low}, or leave the field out"
         if not kinds[field] <= {int, float}:
             bad = next(i for i, v in enumerate(col) if v is not None and type(v) not in (int, float))
-            raise fail(bad, f"`{field}` is {_shown(col[bad])}", field, fix)
+            raise fail(bad, f"`{field}` is {as_json(col[bad], 60)}", field, fix)
         try:
             arr = np.array(col, dtype=np.float64)  # None becomes NaN
         except OverflowError:  # an integer past a float's range (JSON allows 4,300 digits)
             bad = next(i for i, v in enumerate(col) if type(v) is int and abs(v) > 2 ** 1023)
-            raise fail(bad, f"`{field}` is {_shown(col[bad])}", field, fix) from None
+            raise fail(bad, f"`{field}` is {as_json(col[bad], 60)}", field, fix) from None
         wrong = ~np.isnan(arr) & ((arr < low) | ~np.isfinite(arr) | (arr != np.floor(arr)))
         if wrong.any():
             bad = int(np.flatnonzero(wrong)[0])
-            raise fail(bad, f"`{field}` is {_shown(col[bad])}", field, fix)
+            raise fail(bad, f"`{field}` is {as_json(col[bad], 60)}", field, fix)
         numbers[field] = arr
     reasons = None
     if kinds.get("finish_reason"):
         reasons = store.values("finish_reason")
         if not kinds["finish_reason"] <= {str}:
             bad = next(i for i, v in enumerate(reasons) if v is not None and type(v) is not str)
-            raise fail(bad, f"`finish_reason` is {_shown(reasons[bad])}", "finish_reason",
+            raise fail(bad, f"`finish_reason` is {as_json(reasons[bad], 60)}", "finish_reason",
                        'write the reason as a string ("stop", "length"), or leave it out')
     return BudgetColumns(numbers["max_tokens"], numbers["completion_tokens"], reasons)
-
-
-def _shown(value: object) -> str:
-    """A bad value as an error shows it: its repr, cut (a hostile value can be megabytes)."""
-    if type(value) is int and abs(value) > 10 ** 30:
-        return f"an integer of {len(str(abs(value)))} digits"
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 # --- the check: teacher against student ------------------------------------------------------

@@ -21,7 +21,7 @@ from pydantic import Field
 
 from .bootstrap import check_level, check_seed
 from .defaults import BOOTSTRAP_SEED, CATEGORY_FIELD, CATEGORY_LINES_MAX, CONFIDENCE_LEVEL
-from .errors import RowsError
+from .errors import RowsError, as_json
 from .result import Result, fmt_rate
 from .rewards import reward_notes
 from .rows import TASK_FIELD, Rows, load_rows, read_records
@@ -114,7 +114,7 @@ def task_categories(data: Rows, *, field: str = CATEGORY_FIELD, tasks: Any = Non
             value = rec.get(field)
             if value is None or isinstance(value, bool) or not isinstance(value, (str, int)):
                 raise RowsError(f"task has no `{field}`" if value is None else
-                                f"`{field}` is {value!r} (a {type(value).__name__})",
+                                f"`{field}` is {as_json(value)}",
                                 **recs.where(i), field=field,
                                 fix=f'give every task "{field}": "<the behaviour it tests>"')
             of[str(tid)] = str(value)
@@ -131,7 +131,7 @@ def task_categories(data: Rows, *, field: str = CATEGORY_FIELD, tasks: Any = Non
     for i, (t, value) in enumerate(zip(data.task_index.tolist(), values)):
         if value is None or isinstance(value, bool) or not isinstance(value, (str, int)):
             raise RowsError(f"row has no `{field}`" if value is None else
-                            f"`{field}` is {value!r} (a {type(value).__name__})",
+                            f"`{field}` is {as_json(value)}",
                             source=data.source, line=data.line_of(i), field=field,
                             fix=f'add "{field}": "<the behaviour this task tests>" to every row, '
                                 f"or pass the task set that holds it ({arg('tasks')})")

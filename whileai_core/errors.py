@@ -65,6 +65,40 @@ def did_you_mean(word: str, choices: Iterable[str], *,
     return f"did you mean {' or '.join(spell(c) for c in close)}?" if close else ""
 
 
+_JSON_KINDS = ((bool, "a boolean"), (str, "a string"), ((int, float), "a number"),
+               ((list, tuple), "an array"), (dict, "an object"))
+
+
+def as_json(value: object, limit: int = 80) -> str:
+    """A value read from a JSON row, in JSON's words: ``"1" (a string)``, ``false``, ``["a"]``,
+    ``null or missing`` (None); cut at ``limit`` characters. The rows are JSON: Python's
+    ``'1' (a str)`` is not what their writer wrote."""
+    import json
+
+    if value is None:  # a row's null, or a field ``.get`` did not find: they read alike
+        return "null or missing"
+    if hasattr(value, "item") and callable(value.item) and not isinstance(value, (str, bytes)):
+        value = value.item()  # a numpy scalar, as the row wrote it
+    if type(value) is int and abs(value) > 10 ** 30:  # JSON allows 4,300 digits
+        return f"an integer of {len(str(abs(value)))} digits"
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    if len(text) > limit:
+        text = text[:limit] + "...(truncated)"
+    # a string's quotes are easy to miss ("1" read as the number 1): its kind is said
+    return f"{text} (a string)" if isinstance(value, str) else text
+
+
+def json_kind(value: object) -> str:
+    """What a JSON value is, in JSON's words: "a string", "an array", "null"."""
+    if value is None:
+        return "null"
+    return next((word for types, word in _JSON_KINDS if isinstance(value, types)),
+                f"a {type(value).__name__}")
+
+
 def plural(noun: str) -> str:
     """The noun's plural in a message: "reply" -> "replies", "trajectory" -> "trajectories",
     "row" -> "rows" (the record nouns this package names; no irregular ones among them)."""

@@ -26,7 +26,7 @@ from pydantic import Field
 from .defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, EVALSET_EXAMPLES, EVALSET_HASH_CHARS,
                        EVALSET_NAME, GROUP_MIN_ROLLOUTS, PROVE_EFFECT)
 from . import voice
-from .errors import ArgumentError, ConfigError, RowsError
+from .errors import ArgumentError, ConfigError, RowsError, as_json
 from .result import Result, fmt_rate
 from .stats.fields import LEVEL_DOC, METHOD_DOC, ci95_alias
 from . import safejson
@@ -61,7 +61,7 @@ def _task_lines(tasks: Any) -> tuple[list[str], list[str], str | None]:
             tid = next((rec[a] for a in TASK_ALIASES if rec.get(a) is not None), None)
         if tid is None or isinstance(tid, bool) or not isinstance(tid, (str, int)):
             raise RowsError("task has no usable `task_id`" if tid is None else
-                            f"`task_id` is {tid!r} (a {type(tid).__name__})", **recs.where(i),
+                            f"`task_id` is {as_json(tid)}", **recs.where(i),
                             field=TASK_FIELD, fix='give each task "task_id": "<a string id>"')
         tid = str(tid)
         if tid in seen:

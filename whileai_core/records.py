@@ -45,7 +45,7 @@ import numpy as np
 from . import file_shapes, progress, safejson
 from .columns import Columns, Piece, _Field, decode_raw, pieces_of_dicts
 from .defaults import JSON_MAX_DEPTH
-from .errors import RowsError, plural
+from .errors import RowsError, json_kind, plural
 from .safepath import OpenFile, Root, UserPath, as_user_path, decode_text, is_path
 
 TASK_FIELD = "task_id"
@@ -117,7 +117,7 @@ def read_records(source: Any, *, noun: str = "row", root: Root | None = None) ->
     items = list(source)
     for i, rec in enumerate(items):
         if not isinstance(rec, Mapping):
-            raise RowsError(f"{noun} {i + 1} is a {type(rec).__name__}, expected an object",
+            raise RowsError(f"{noun} {i + 1} is {json_kind(rec)}, expected an object",
                             source=f"<{plural(noun)}>",
                             fix='give each as a JSON object, e.g. {"task_id": "...", "reward": 1.0}')
     if items and not all(type(r) is dict for r in items):
@@ -278,7 +278,7 @@ class _Reader:
                                     fix="write one JSON object per line (JSONL)")
                 for i, rec in enumerate(data):
                     if not isinstance(rec, dict):
-                        raise RowsError(f"array element {i + 1} is a {type(rec).__name__}, "
+                        raise RowsError(f"array element {i + 1} is {json_kind(rec)}, "
                                         "expected an object", source=self.name,
                                         fix='give each row as {"task_id": "...", "reward": 1.0}')
                     data[i] = self._checked(rec, f"array element {i + 1}")
@@ -355,7 +355,7 @@ class _Reader:
                                                      lineno) or err from None
                 raise err from None
             if not isinstance(rec, dict):
-                raise RowsError(f"a {type(rec).__name__}, expected a JSON object",
+                raise RowsError(f"{json_kind(rec)}, expected a JSON object",
                                 source=self.name, line=lineno,
                                 fix='write each row as {"task_id": "...", "reward": 1.0}')
             at.append(k)

@@ -45,6 +45,7 @@ import numpy as np
 
 from .defaults import (BOOTSTRAP_SEED, DESCRIBE_EXACT_CELLS, DESCRIBE_SAMPLE_ROWS,
                        LIST_SHOWN_MAX)
+from .errors import as_json
 from .records import TASK_ALIASES, TASK_FIELD
 from .role_names import (HUMAN, JUDGE, NAMES, PROGRAM, RATING_TOPS, WRITER_STEPS, Role,
                          by_name, by_shape, words)
@@ -335,7 +336,7 @@ def _grader(roles: dict[str, FieldRole], data) -> tuple[Grader | None, str | Non
             for kind, pattern in (("human", HUMAN), ("llm_judge", JUDGE), ("program", PROGRAM)):
                 if pattern.search(low) and not (kind == "llm_judge" and f.name.lower() in (
                         "feedback_source", "label_source", "annotator", "rater")):
-                    return kind, f"`{f.name}` is {v!r}"
+                    return kind, f"`{f.name}` is {as_json(v)}"
     for f in graders:
         low = f.name.lower()
         if any(w in words(low) for w in ("judge", "rubric")) or low == "grader_model":

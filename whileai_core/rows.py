@@ -35,7 +35,7 @@ import numpy as np
 from .budgets import BudgetColumns, budget_columns
 from .columns import Columns, deep_size
 from .defaults import PASS_THRESHOLD
-from .errors import RowsError
+from .errors import RowsError, as_json
 from .progress import step
 from .records import (TASK_ALIASES, TASK_FIELD, first_line, first_record, is_graded_row,
                       read_records, read_rows)
@@ -403,7 +403,7 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
             tids = [t if type(t) is str else str(t) for t in tids]
         else:
             i = next(j for j, t in enumerate(tids) if type(t) not in (str, int))
-            raise fail(i, f"`task_id` is {tids[i]!r} (a {type(tids[i]).__name__})", TASK_FIELD,
+            raise fail(i, f"`task_id` is {as_json(tids[i])}", TASK_FIELD,
                        "use a string id")
     carried = cols.present("reward")
     kinds = kinds_of("reward", carried)
@@ -415,7 +415,7 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
             if not carried[i]:
                 raise _missing(cols, i, "reward", fix)
             raise fail(i, "`reward` is null", "reward", fix)
-        raise fail(i, f"`reward` is {rewards[i]!r} (a {type(rewards[i]).__name__})", "reward",
+        raise fail(i, f"`reward` is {as_json(rewards[i])}", "reward",
                    "write the reward as a JSON number, e.g. 1.0")
     try:
         reward = np.fromiter(rewards, dtype=np.float64, count=n)  # (5 ms under np.array a 1M)
@@ -436,7 +436,7 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
     trunc = cols.values("truncated") if kinds != {NoneType} else None
     if not kinds <= {bool, NoneType}:
         i = next(j for j, v in enumerate(trunc) if type(v) not in (bool, NoneType))
-        raise fail(i, f"`truncated` is {trunc[i]!r} (a {type(trunc[i]).__name__})", "truncated",
+        raise fail(i, f"`truncated` is {as_json(trunc[i])}", "truncated",
                    "write true or false (true when the reply hit the token cap)")
     if trunc is None or trunc.count(True) == 0:  # (kinds <= {bool, None}: only True is true)
         truncated = np.zeros(n, dtype=bool)
@@ -457,7 +457,7 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
     model = cols.values("model")
     if not kinds <= {str, NoneType}:
         i = next(j for j, v in enumerate(model) if type(v) not in (str, NoneType))
-        raise fail(i, f"`model` is {model[i]!r} (a {type(model[i]).__name__})", "model",
+        raise fail(i, f"`model` is {as_json(model[i])}", "model",
                    'write the model id that sampled the rollout, e.g. "Qwen/Qwen3-8B", or null')
     first = model[0]
     one_model = model.count(first) == n  # in C; with one model, one string shared by every row

@@ -29,7 +29,7 @@ if __package__ in (None, ""):  # run as a script: make `recipes` and `whileai_co
 from recipes.defaults import GRPO_BALANCE_MAX_REPEATS, GRPO_PROMPT_SEED
 from recipes.grpo.reward import CATEGORIES, LOOKUP_TOOL, NO_ID, REFUND_TOOL, WITH_ID
 from whileai_core.defaults import GRPO_HOLDOUT_SHARE, GRPO_PROMPT_COUNTS
-from whileai_core.errors import ArgumentError, ConfigError
+from whileai_core.errors import ArgumentError, ConfigError, as_json
 from whileai_core.io import write_atomic
 from whileai_core.safepath import read_text
 
@@ -161,7 +161,8 @@ def load_prompts(path: str | Path) -> list[dict]:
                               '{"text": "...", "category": "with_id", "order_id": "K12345"}')
         category = row.get("category")
         if category not in CATEGORIES:
-            raise ConfigError(f"{where}: `category` is {category!r}, must be one of {CATEGORIES}")
+            raise ConfigError(f"{where}: `category` is {as_json(category)}, must be one of "
+                              f"{', '.join(CATEGORIES)}")
         oid = row.get("order_id") or ""
         if not isinstance(oid, str) or (category == WITH_ID) != bool(oid.strip()):
             raise ConfigError(f"{where}: `order_id` is {oid!r}; a with_id prompt needs the id it "

@@ -36,7 +36,7 @@ from .. import __version__, safejson
 from ..errors import did_you_mean
 from ..failures import bug_report, explain
 from ..operations import RENAMED, operations, renamed
-from ..operations.args import ARM, NAMED
+from ..operations.args import ARM, NAMED, PATH, RUN_OR_PATH, SOURCE
 from ..operations.calls import cli_form
 from ..operations.calls import members as member_types
 from ..operations.surface import HERE, invoke, params, picture, structured, validate
@@ -166,12 +166,17 @@ def _scalar(members: list[Any], metavar: str, nullable: bool = False):
         if str in members or structured:
             return text
         expected = ", ".join(map(str, literals)) or " or ".join(
-            getattr(m, "__name__", str(m)) for m in members)
+            _WORDS.get(m, getattr(m, "__name__", str(m))) for m in members)
         close = did_you_mean(text, map(str, literals), spell=lambda c: c)
         raise argparse.ArgumentTypeError(f"invalid value {text}: expected {expected}"
                                          + (f"; {close}" if close else ""))
 
     return convert
+
+
+# a value's type in a shell user's words (``expected float`` is Python's)
+_WORDS = {int: "a whole number", float: "a number", bool: "true or false", str: "a word",
+          type(None): "null"}
 
 
 def _pair(value: Any):
@@ -346,7 +351,9 @@ def main(argv: list[str] | None = None, *, on_ready: Any = None) -> int:
     if command in ops:
         sub = next(a for a in parser._actions if a.dest == "command")  # noqa: SLF001
         sub.choices[command].unknown_flags(argv[argv.index(command) + 1:])
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        _one_word_too_many(extra, ops.get(command), parser)
     with speaking(CLI):
         try:
             if on_ready is not None:
@@ -370,6 +377,26 @@ def main(argv: list[str] | None = None, *, on_ready: Any = None) -> int:
     except BrokenPipeError:  # `... | head`: the reader left; not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return code
+
+
+def _one_word_too_many(extra: list[str], op: Any, parser: argparse.ArgumentParser
+                       ) -> typing.NoReturn:
+    """Refuse words the command does not take, naming the flag that takes a file where one does
+    (a second rows file given to ``route`` is its ``--teacher-rows``), never only the top-level
+    help."""
+    if op is None:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    commands = next(a for a in parser._actions if a.dest == "command")  # noqa: SLF001
+    sub = commands.choices[op.command]
+    words = [w for w in extra if not w.startswith("-")]
+    takers = [flag(p.name) for p in params(op, "cli")
+              if p.arg.kind in (SOURCE, PATH, ARM, RUN_OR_PATH)
+              and cli_form(p) not in ("positional", "many")]
+    if words and takers:
+        shown = " ".join(words)
+        sub.error(f"{shown} is more than `{op.command}` takes without a flag; did you mean "
+                  + " or ".join(f"{t} {words[0]}" for t in takers) + "?")
+    sub.error(f"unrecognized arguments: {' '.join(extra)}")
 
 
 def _failed(exc: Exception, command: str) -> int:

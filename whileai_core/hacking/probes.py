@@ -35,7 +35,7 @@ from ..bootstrap import check_level, check_seed
 from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, PROBE_CHARS_PER_TOKEN,
                         PROBE_EXAMPLE_CHARS, PROBE_FILLER, PROBE_KEYWORDS_MAX, PROBE_MAX_TOKENS,
                         PROBE_QUESTION, PROBE_REFUSAL, REWARD_TIMEOUT_S)
-from ..errors import ArgumentError, RowsError
+from ..errors import ArgumentError, RowsError, as_json
 from ..result import Result, fmt_rate
 from ..rows import TASK_ALIASES, TASK_FIELD, load_rows, read_records
 from ..stats import Rate, check_metric, compare, pass_rate
@@ -238,7 +238,7 @@ def _read_tasks(tasks: Any) -> tuple[list[dict], list[str]]:
         if tid is None:
             tid = next((rec[a] for a in TASK_ALIASES if rec.get(a) is not None), None)
         if tid is None or isinstance(tid, bool) or not isinstance(tid, (str, int)):
-            raise RowsError(f"`task_id` is {tid!r}", **recs.where(i), field=TASK_FIELD,
+            raise RowsError(f"`task_id` is {as_json(tid)}", **recs.where(i), field=TASK_FIELD,
                             fix='give each task an id, e.g. "task_id": "t1"')
         if "prompt" not in rec or not isinstance(rec["prompt"], (str, list)):
             raise RowsError(f"`prompt` is {rec.get('prompt')!r:.60}", **recs.where(i),

@@ -56,7 +56,7 @@ from ..bootstrap import check_level, check_seed
 from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, MIN_TASKS_FOR_INTERVAL,
                         SCAN_RUN_SHARE, WATCH_CONFIRM, WATCH_OPEN_HALF, WATCH_POWER,
                         WATCH_SCAN_EVERY, WATCH_STEPS_SHOWN, WATCH_WINDOW)
-from ..errors import ArgumentError, RowsError, WhileaiError
+from ..errors import ArgumentError, RowsError, WhileaiError, as_json
 from ..result import Result, fmt_rate
 from ..roles import fields_report
 from ..rows import Rows, load_rows, read_records
@@ -235,7 +235,7 @@ def _number(rec: dict, key: str, where: dict, *, integer: bool = False) -> Any:
         return None
     ok = (isinstance(value, int) if integer else isinstance(value, (int, float)))
     if isinstance(value, bool) or not ok or not math.isfinite(value) or (integer and value < 0):
-        raise RowsError(f"`{key}` is {value!r}", **where, field=key,
+        raise RowsError(f"`{key}` is {as_json(value)}", **where, field=key,
                         fix=f"write {key} as a {'whole' if integer else 'finite'} number or null")
     return value
 
@@ -249,7 +249,7 @@ def _check_records(records: Any) -> list[dict]:
         where = recs.where(i)
         step = rec.get("step")
         if isinstance(step, bool) or not isinstance(step, int) or step < 0:
-            raise RowsError(f"`step` is {step!r}", **where, field="step",
+            raise RowsError(f"`step` is {as_json(step)}", **where, field="step",
                             fix="give each record its optimizer step as an integer >= 0")
         clean = {"step": step}
         clean.update({key: _number(rec, key, where) for key in _NUMBERS})

@@ -20,7 +20,7 @@ import re
 from typing import Any
 
 from .. import safejson, voice
-from ..errors import ArgumentError, RowsError, WhileaiError
+from ..errors import ArgumentError, RowsError, WhileaiError, as_json
 from ..rows import load_rows, read_records
 from ..defaults import RUN_ID_PATTERN
 from ..safepath import UserPath, as_user_path, is_path, user_path
@@ -39,7 +39,7 @@ def records_from_rows(rows: Any, *, held_out_field: str = "held_out") -> list[di
     for i, rec in enumerate(recs.items):
         step = rec.get("step")
         if isinstance(step, bool) or not isinstance(step, int) or step < 0:
-            raise RowsError(f"`step` is {step!r}", **recs.where(i), field="step",
+            raise RowsError(f"`step` is {as_json(step)}", **recs.where(i), field="step",
                             fix="give every row the step (or policy version) that sampled it")
         held = rec.get(held_out_field) is True or rec.get("split") == "eval"
         steps.setdefault(step, {"held_out": [], "batch": []})["held_out" if held else "batch"].append(rec)

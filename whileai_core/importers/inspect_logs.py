@@ -28,7 +28,7 @@ from typing import Any
 
 import msgspec
 
-from ..errors import RowsError
+from ..errors import RowsError, as_json
 from ..safepath import UserPath, as_user_path
 from ..voice import arg
 from .foreign import ForeignRows
@@ -236,7 +236,7 @@ def _check_sample(sample: Any, i: int, path: UserPath) -> None:
                                 "an id and an epoch)")
         value = sample.get(name)
         if isinstance(value, bool) or not isinstance(value, types):
-            raise RowsError(f"`{name}` is {value!r}, not {what}", source=where, field=name,
+            raise RowsError(f"`{name}` is {as_json(value)}, not {what}", source=where, field=name,
                             fix="pass the .json log inspect wrote, unedited")
 
 
@@ -319,7 +319,7 @@ def read_inspect(path: str | UserPath, *, metric: str | None = None,
         value = score.get("value") if isinstance(score, dict) else None
         reward = score_to_reward(value)
         if reward is None:
-            raise RowsError(f"score `{chosen}` is {value!r}, which has no numeric reading",
+            raise RowsError(f"score `{chosen}` is {as_json(value)}, which has no numeric reading",
                             source=where, field=f"scores.{chosen}.value",
                             fix="use a scorer whose value is C/I/P/N, a number or a boolean "
                                 "(a dict or list value needs a reducer or another scorer)")

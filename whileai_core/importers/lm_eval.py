@@ -24,7 +24,7 @@ import math
 import re
 from typing import Any
 
-from ..errors import RowsError
+from ..errors import RowsError, as_json
 from ..records import read_records
 from ..safepath import UserPath, as_user_path
 from ..voice import arg
@@ -122,7 +122,7 @@ def read_lm_eval(path: str | UserPath, *, metric: str | None = None) -> ForeignR
                                     "(lm_eval --log_samples)")
             doc_id = rec["doc_id"]
             if isinstance(doc_id, bool) or not isinstance(doc_id, (int, str)):
-                raise RowsError(f"`doc_id` is {doc_id!r}, not an id", **recs.where(i),
+                raise RowsError(f"`doc_id` is {as_json(doc_id)}, not an id", **recs.where(i),
                                 field="doc_id", fix="lm-eval writes each doc's index as an "
                                                     "integer: import the file it wrote")
         metrics = sorted({m for rec in recs.items for m in rec["metrics"]})
@@ -141,7 +141,7 @@ def read_lm_eval(path: str | UserPath, *, metric: str | None = None) -> ForeignR
                 if isinstance(v, bool):
                     v = float(v)
                 if not isinstance(v, (int, float)) or not math.isfinite(v):
-                    raise RowsError(f"`{name}` is {value!r}, not a finite number",
+                    raise RowsError(f"`{name}` is {as_json(value)}, not a finite number",
                                     **recs.where(i), field=name,
                                     fix="pick a metric with a numeric value per doc "
                                         f"(this file has {', '.join(metrics)})")

@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..errors import RowsError
+from ..errors import RowsError, as_json
 from ..safepath import UserPath, as_user_path
 from ..records import read_records
 from ..voice import arg
@@ -85,7 +85,7 @@ def files_for(path: UserPath, kind: str = "eval") -> list[UserPath]:
     """The ``all`` trace files of ``kind`` under ``path`` (a run, rollouts or step folder, or
     one traces.jsonl), in step order. Refuses an ``effective`` file and an empty folder."""
     if kind not in KINDS:
-        raise RowsError(f"`kind` is {kind!r}", field="kind",
+        raise RowsError(f"`kind` is {as_json(kind)}", field="kind",
                         fix="use 'eval' (held-out evals) or 'train' (training rollouts)")
     if path.is_dir():
         files = [f for _, f in _trace_files(path, kind)]
@@ -200,7 +200,7 @@ def episode_rows(record: dict, where: dict) -> list[dict]:
 
     if isinstance(record, dict) and isinstance(record.get("task"), dict) \
             and not isinstance(record.get("traces", []), list):
-        raise fail(f"`traces` is {record['traces']!r}, not a list", "traces",
+        raise fail(f"`traces` is {as_json(record['traces'])}, not a list", "traces",
                    "each episode's traces must be a list of Trace.to_record() objects")
     if not looks_like_episode(record):
         keys = ", ".join(sorted(record)[:8])
@@ -218,23 +218,25 @@ def episode_rows(record: dict, where: dict) -> list[dict]:
     work = run.get("work") if isinstance(run.get("work"), dict) else {}
     step = work.get("step")
     if step is not None and (isinstance(step, bool) or not isinstance(step, int)):
-        raise fail(f"`run.work.step` is {step!r}", "run.work.step",
+        raise fail(f"`run.work.step` is {as_json(step)}", "run.work.step",
                    "the step must be an integer, as prime-rl stamps it")
     policy = work.get("policy") if work.get("policy") is not None else {}
     if not isinstance(policy, dict):
-        raise fail(f"`run.work.policy` is {policy!r}", "run.work.policy",
+        raise fail(f"`run.work.policy` is {as_json(policy)}", "run.work.policy",
                    'the policy span must be {"start": int, "end": int}, as verifiers\' '
                    "PolicySpan writes it")
     for end in ("start", "end"):
         version = policy.get(end)
         if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
-            raise fail(f"`run.work.policy.{end}` is {version!r}", f"run.work.policy.{end}",
+            raise fail(f"`run.work.policy.{end}` is {as_json(version)}", f"run.work.policy.{end}",
                        "policy versions must be integers, as prime-rl stamps them")
-    for name, value in (("ok", record.get("ok")),
-                        *((f"traces[{t}].ok", tr.get("ok")) for t, tr in
-                          enumerate(record.get("traces") or []) if isinstance(tr, dict))):
+    for name, holder in (("ok", record),
+                         *((f"traces[{t}].ok", tr) for t, tr in
+                           enumerate(record.get("traces") or []) if isinstance(tr, dict))):
+        value = holder.get("ok")
         if not isinstance(value, bool):
-            raise fail(f"`{name}` is {value!r}, not true or false", name,
+            said = as_json(value) if "ok" in holder else "missing"
+            raise fail(f"`{name}` is {said}, not true or false", name,
                        "Episode.to_record() and Trace.to_record() always write `ok` as a "
                        "boolean; re-export the episodes with verifiers")
     base = {
@@ -307,7 +309,7 @@ def trace_reward(trace: dict, fail) -> float:
     """``Trace.reward``: the sum of ``score * weight`` over named rewards that are not None."""
     rewards = trace.get("rewards") or {}
     if not isinstance(rewards, dict):
-        raise fail(f"`rewards` is {rewards!r}", "rewards",
+        raise fail(f"`rewards` is {as_json(rewards)}", "rewards",
                    'rewards must map names to {"score": number, "weight": number} or null')
     total = 0.0
     for name, value in rewards.items():
@@ -318,7 +320,7 @@ def trace_reward(trace: dict, fail) -> float:
         for what, number in (("score", score), ("weight", weight)):
             if isinstance(number, bool) or not isinstance(number, (int, float)) \
                     or number != number or number in (float("inf"), float("-inf")):
-                raise fail(f"`rewards.{name}.{what}` is {number!r}", f"rewards.{name}.{what}",
+                raise fail(f"`rewards.{name}.{what}` is {as_json(number)}", f"rewards.{name}.{what}",
                            "each named reward needs a finite numeric score and weight")
         total += score * weight
     return float(total)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import RowsError
+from ..errors import RowsError, as_json
 from ..records import read_records
 from ..safepath import UserPath, as_user_path
 from .foreign import ForeignRows
@@ -36,7 +36,7 @@ def read_verifiers(path: str | UserPath) -> ForeignRows:
                             fix="import the results.jsonl vf-eval --save-results wrote")
         ex = rec["example_id"]
         if isinstance(ex, bool) or not isinstance(ex, (int, str)):
-            raise RowsError(f"`example_id` is {ex!r}, not an id", **recs.where(i),
+            raise RowsError(f"`example_id` is {as_json(ex)}, not an id", **recs.where(i),
                             field="example_id", fix="import the file vf-eval wrote")
         rows.append({"task_id": str(ex), **rec})
     return ForeignRows(FORMAT, str(path), [str(path)], rows, errored=0, kept_errored=False,

@@ -10,7 +10,7 @@ from pydantic import Field
 
 from .. import voice
 from .. import defaults as D
-from ..errors import ArgumentError, RowsError
+from ..errors import ArgumentError, RowsError, as_json
 from ..result import Result, fmt_rate, fmt_value
 
 from .agreement import _check_level, _pearson, cohen_kappa, failures_needed, kappa_interval, \
@@ -89,7 +89,7 @@ def _as_pass(value: Any, *, where: dict, field: str) -> bool:
         return bool(value)
     if isinstance(value, str) and value.lower() in ("pass", "fail"):
         return value.lower() == "pass"
-    raise RowsError(f"`{field}` is {value!r}; expected pass/fail", **where, field=field,
+    raise RowsError(f"`{field}` is {as_json(value)}; expected pass/fail", **where, field=field,
                     fix='write true/false, 1/0 or "pass"/"fail" (threshold a score first)')
 
 
@@ -150,7 +150,7 @@ def audit_judge(items: Any, *, judges: Sequence[str] | None = None,
         labels.append(_as_pass(rec["label"], where=where, field="label"))
         g = rec.get("grades")
         if not isinstance(g, Mapping) or not g:
-            raise RowsError(f"`grades` is {g!r}", **where, field="grades",
+            raise RowsError(f"`grades` is {as_json(g)}", **where, field="grades",
                             fix='map each judge to its pass/fail: "grades": {"judge-a": true}')
         if "length" in rec or "reply" in rec:
             length = rec.get("length", None)
@@ -158,7 +158,7 @@ def audit_judge(items: Any, *, judges: Sequence[str] | None = None,
                 reply = rec["reply"]
                 length = len(reply) if isinstance(reply, str) else None
             if isinstance(length, bool) or not isinstance(length, (int, float)):
-                raise RowsError(f"reply length is {length!r}", **where, field="length",
+                raise RowsError(f"reply length is {as_json(length)}", **where, field="length",
                                 fix="give `reply` as text or `length` as a number")
             lengths.append(float(length))
         for name in names:

@@ -7,7 +7,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from .. import defaults as D
-from ..errors import RowsError
+from ..errors import RowsError, as_json
 from ..result import Result, fmt_rate
 
 from .agreement import _check_level, wilson_interval
@@ -66,7 +66,7 @@ def order_reversal(pairs: Any, *, max_flips: float = D.JUDGE_MAX_ORDER_FLIPS,
         fwd, rev = rec.get("forward"), rec.get("reversed")
         for field, v in (("forward", fwd), ("reversed", rev)):
             if not isinstance(v, str) or v not in _MIRROR:
-                raise RowsError(f"`{field}` is {v!r}", **recs.where(i),
+                raise RowsError(f"`{field}` is {as_json(v)}", **recs.where(i),
                                 field=field, fix='write "first", "second" or "tie"')
         if _MIRROR[fwd] != rev:
             flips += 1

@@ -49,20 +49,17 @@ MODULES = (
 # Toolsets: what an MCP client sees is the union of the toolsets turned on. ``core`` is the
 # journey (describe and route rows, rates, compare, config, validate, launch, follow, watch).
 TOOLSETS: dict[str, str] = {
-    "core": "the journey: describe and route rows, rates, compare, config, validate, launch, "
-            "status, collect, watch",
-    "stats": "more statistics: many comparisons, noise floor, holdout size, teacher gate, "
-             "per-task table",
-    "evals": "the eval itself: content names, frozen holdout, can it fail, by category",
+    "core": "the journey: describe and route rows, rates, compare, teacher gate, holdout size, "
+            "config, validate, launch, status, collect, watch",
+    "stats": "many comparisons, noise floor, per-task table",
+    "evals": "content names, frozen holdout, can the eval fail, by category",
     "judge": "LLM judges: audit, order reversal, labels needed, rubric ablation",
-    "sft": "SFT data from traces: split by task, failed asks, select, decontaminate, export; "
-           "import rows from prime-rl, Inspect, lm-eval",
-    "hacking": "reward hacking: probes and proof of a reward, a scan of the rows, a run's "
-               "diagnosis",
-    "methods": "update math of the methods you run in your own trainer",
-    "training": "preparing DPO or GRPO: preference pairs, the DPO data folder, a GRPO plan",
-    "experiments": "experiments registered before their runs, records, export, archive",
-    "skills": "the playbooks as tools (they are also resources)",
+    "sft": "SFT data from traces; import prime-rl, Inspect, lm-eval rows",
+    "hacking": "reward hacking: probes, a scan of the rows, a run's diagnosis",
+    "methods": "update math for your own trainer",
+    "training": "DPO pairs and data folder, a GRPO plan",
+    "experiments": "experiments registered before their runs",
+    "skills": "the playbooks as tools (also resources)",
 }
 DEFAULT_TOOLSETS = ("core",)
 
@@ -71,12 +68,12 @@ DEFAULT_TOOLSETS = ("core",)
 # with dashes fails the same way, naming the operation's command. Every command name the CLI
 # had before the registry is kept (each operation's ``cli``), so no command is listed here.
 RENAMED: dict[str, str] = {
-    "route_rows": "route",
+    "route": "route_rows",  # the design's name; the shell keeps the command `route`
     "compare_runs": "compare",
     "pass_at": "rate",
     "mean_reward": "rate",
     "field_share": "rate",
-    "plot_band": "route", "plot_forest": "compare", "plot_judge_audit": "audit_judge",
+    "plot_band": "route_rows", "plot_forest": "compare", "plot_judge_audit": "audit_judge",
 }
 # How an old name's call maps to the new one, where more than the name changed.
 RENAMED_HOW: dict[str, str] = {

@@ -87,9 +87,9 @@ RECORDS_FORM = (f"A JSONL (or JSON-array) file; over MCP also a list of at most 
 Rows = Annotated[
     str | list[dict[str, Any]],
     Field(description=(
-        "Graded rollouts, one per line: {\"task_id\": str, \"reward\": number, \"truncated\": "
-        "bool (optional), \"model\": str (optional)}. A path (never paste a large file); over "
-        f"MCP also a list of at most {MCP_INLINE_ROWS_MAX} rows."),
+        "Graded rollouts: a JSONL path (never paste a large file) of {\"task_id\", \"reward\"; "
+        "optional \"truncated\", \"model\"}, a run's output import_rows reads, or over MCP a "
+        f"list of at most {MCP_INLINE_ROWS_MAX} rows."),
         examples=["evals/graded.jsonl"]),
     Arg(SOURCE, positional=True, rows=True)]
 
@@ -140,20 +140,20 @@ Overwrite = Annotated[bool, Field(description=(
 
 Level = Annotated[float, Field(
     ge=LEVEL_MIN, le=LEVEL_MAX, allow_inf_nan=False,
-    description="Confidence level of every interval, in [0.01, 0.999999]: 0.95 = 95%.")]
+    description="Confidence level of every interval: 0.95 = 95%.")]
 
 Seed = Annotated[int | None, Field(
     ge=0, le=MAX_SEED,
-    description="Seed of the random draws (bootstrap, shuffles, split): the same inputs and "
-                "seed give the same answer. null: a fresh seed.")]
+    description="Seed of the random draws: the same inputs and seed, the same answer. null: a "
+                "fresh seed.")]
 
 Threshold = Annotated[float | None, Field(
     ge=-MAX_SCORE, le=MAX_SCORE, allow_inf_nan=False,
-    description="A row passes when reward >= threshold; null: 1.0 (a program grader's pass).")]
+    description="A row passes when reward >= threshold; null: 1.0.")]
 
 Metric = Annotated[Literal["pass", "reward"], Field(
-    description="'pass': pass rates (reward >= threshold); 'reward': mean rewards (for scores "
-                "such as an LCS ratio or partial credit).")]
+    description="'pass': pass rates (reward >= threshold); 'reward': mean rewards (partial "
+                "credit).")]
 
 RegisteredMetric = Annotated[Literal["pass", "reward"] | None, Field(
     description="null: the experiment's registered metric (else 'pass'); 'pass': pass rates, "
@@ -162,23 +162,22 @@ RegisteredMetric = Annotated[Literal["pass", "reward"] | None, Field(
 """Metric, for a run of a registered experiment (its registration names the metric)."""
 
 AutoMetric = Annotated[Literal["auto", "pass", "reward"], Field(
-    description="'pass': pass rates (reward >= threshold); 'reward': mean rewards (for scores "
-                "such as an LCS ratio or partial credit); 'auto': the mean reward when the "
-                "reward is continuous and no threshold is given, else the pass rate.")]
+    description="'pass': pass rates (reward >= threshold); 'reward': mean rewards (partial "
+                "credit); 'auto': the mean reward of a continuous reward with no threshold, "
+                "else the pass rate.")]
 """Metric, with the choice left to the rows (the operations whose core reads the reward's kind)."""
 
 Cluster = Annotated[str | None, Field(
     max_length=MAX_NAME,
-    description="Optional: the row field naming each task's family (the repo, document or "
-                "template it comes from). Intervals then resample families, then tasks within "
-                "them; under 10 families the answer says the interval is unreliable.",
+    description="Optional: the row field naming each task's family (repo, template): "
+                "intervals resample families, then tasks; under 10 families, flagged unreliable.",
     examples=["family"]), Arg(metavar="FIELD")]
 
 AutoCluster = Annotated[str | None, Field(
     max_length=MAX_NAME,
-    description="The row field naming each task's family (repo, template): every interval "
-                "resamples its families. 'auto': a family field found is read beside the task "
-                "interval, the verdict no stronger; null: tasks only.",
+    description="The row field naming each task's family (repo, template): intervals resample "
+                "families. 'auto': one found is read beside the task interval, the verdict no "
+                "stronger; null: tasks only.",
     examples=["family"]), Arg(metavar="FIELD")]
 
 EffectSize = Annotated[float, Field(
@@ -188,11 +187,9 @@ EffectSize = Annotated[float, Field(
 
 CompareEffect = Annotated[float | None, Field(
     gt=0.0, le=MAX_SCORE, allow_inf_nan=False,
-    description="Smallest change worth detecting, in the compared metric's units: a share of "
-                "pass@1 below 1 (0.05 = 5 points), or reward units when the mean of a reward on "
-                "another scale is compared. Left out: 0.05, and on a reward on another scale "
-                "0.05 of its span (5 on a 0-100 grade), said in a note. The verdict is 'flat' "
-                "only when the whole interval lies inside +-effect.")]
+    description="Smallest change worth detecting, in the metric's units (0.05 = 5 points of "
+                "pass@1). Left out: 0.05, or 0.05 of a reward's span on another scale, said in "
+                "a note. 'flat' only when the whole interval lies inside +-effect.")]
 
 RunStd = Annotated[float | None, Field(
     ge=0.0, le=MAX_SCORE, allow_inf_nan=False,
@@ -222,22 +219,20 @@ Names = Annotated[list[Annotated[str, Field(min_length=1, max_length=MAX_NAME)]]
 # --- the per-task page and the picture (offered by the surfaces; see surface.py) ---------------
 
 Detail = Annotated[bool, Field(
-    description="false: a summary of the per-task values (counts, band histogram, the lowest and "
-                "highest tasks). true: also one page of the per-task table (`offset`, "
-                "`limit`); task_table writes the whole table to a file.")]
+    description="true: also one page of the per-task table (`offset`, `limit`; task_table "
+                "writes it all); false: its summary (counts, histogram, lowest and highest).")]
 Offset = Annotated[int, Field(
     ge=0, le=10**9, description="With detail=true: the first task of the page (0-based, in the "
                                 "rows' first-appearance order).")]
 Limit = Annotated[int, Field(
     ge=1, le=TASK_PAGE_MAX, description=f"With detail=true: tasks per page (1-{TASK_PAGE_MAX}).")]
 Plot = Annotated[bool, Field(description=(
-    "Also return the picture of these numbers as a PNG image (the numbers stay in the result). "
-    "At the shell: --plot FILE writes it."))]
+    "Also return the picture as a PNG (the numbers stay; at the shell: --plot FILE)."))]
 
 _Writer = Annotated[str, Field(max_length=500)]
 ModelFilter = Annotated[_Writer | dict[str, _Writer] | None, Field(description=(
-    "Read one writer's rows: a model id or a checkpoint/step value; {argument: value} per "
-    "rows argument."))]
+    "Read one writer's rows: a model id or a checkpoint/step; {argument: value} per rows "
+    "argument."))]
 
 # --- runs --------------------------------------------------------------------------------------
 

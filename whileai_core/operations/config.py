@@ -26,13 +26,10 @@ METHOD_SCHEMA_URI = "whileai://methods/schema.json"
 
 
 def _method_doc() -> str:
-    from ..methods.specs import method_names  # lazy: the specs' models load with a call
-
-    return ("The method: a name (" + ", ".join(method_names()) + "; 'opd' needs the object "
-            "form, with its teacher) or an object with its name and knobs, e.g. {\"name\": "
-            "\"opd\", \"teacher\": \"Qwen/Qwen3-32B@http://localhost:8001/v1\"} or {\"name\": "
-            "\"async\", \"method\": \"grpo\", \"correction\": \"icepop\"}. Every method's knobs: "
-            f"the resource {METHOD_SCHEMA_URI}. route's next_step gives the exact value.")
+    return ("The method: a name or an object of its name and knobs, e.g. {\"name\": \"opd\", "
+            "\"teacher\": \"Qwen/Qwen3-32B@http://host:8001/v1\"} ('opd' needs its teacher). "
+            f"Every knob: the resource {METHOD_SCHEMA_URI}; route_rows's next_step gives the "
+            "exact value.")
 
 
 def _method_schema() -> dict[str, Any]:
@@ -60,10 +57,9 @@ StudentVocab = _int(1, MAX_VOCAB, "The policy's vocabulary size, for the OPD tok
     cli="config", toolset="core", effect=WRITES, title="Write a prime-rl config",
     description=(
         "Write a prime-rl (commit 559b447) `rl` TOML for a taskset, a method and a model, "
-        "checked against prime-rl's schema before it is written. Returns the TOML, where each "
-        "knob landed, what prime-rl ignores and why, warnings, the launch command and, for "
-        "OPD, how the teacher is served (`teacher`: its `layout`, GPUs, tensor parallelism and "
-        "start line). Writes `out` atomically; never replaces an existing file unless "
+        "checked against prime-rl's schema first. Returns the TOML, where each knob landed, "
+        "what prime-rl ignores and why, warnings, the launch command and, for OPD, how the "
+        "teacher is served (`teacher`). Writes `out` atomically, never over a file unless "
         "overwrite=true. Knobs left null take the method's default."),
     result="whileai_core.prime_rl:PrimeRLConfig", doing="writing a prime-rl config",
     serves=("method_spec", "RLMethod", "OPD", "OPSD", "Async", "Endpoint"))
@@ -113,9 +109,8 @@ def prime_rl_config(
             "vLLM gpu_memory_utilization."))] = None,
         student_vocab: StudentVocab = None,
         seed: Annotated[Seed, Field(description=(
-            "The policy's vLLM engine seed ([inference.vllm] seed; null: prime-rl's default 0). "
-            "Re-runs meant as a noise floor need distinct seeds (prime-rl sends no per-request "
-            "seed, so two engines with one seed sample alike)."))] = None,
+            "The policy's vLLM seed ([inference.vllm]; null: 0). Re-runs for a noise floor need "
+            "distinct seeds: two engines with one seed sample alike."))] = None,
         overrides: Annotated[dict[str, Any] | None, Field(max_length=200, description=(
             "Dotted prime-rl keys set last, each to its value (e.g. trainer.optim.max_norm to "
             "0.5); each is reported under `reads`.")), Arg(metavar="KEY=VALUE")] = None,
@@ -125,8 +120,8 @@ def prime_rl_config(
                                               description="The run's name.")] = None,
         checkpoint: Annotated[bool, Field(description="Save a checkpoint at the end.")] = True,
         teacher_served: Annotated[bool, Field(description=(
-            "OPD: true when the teacher already runs at its URL (no start line in the config); "
-            "false: `teacher` says how to start it, sized from its parameters and dtype."))
+            "OPD: true when the teacher already runs at its URL; false: `teacher` says how to "
+            "start it."))
         ] = False,
         gpu_memory_gb: Annotated[float, Field(ge=1, le=1024, allow_inf_nan=False, description=(
             "Memory of one GPU in GB, to size the OPD teacher (80: H100; 141: H200)."))

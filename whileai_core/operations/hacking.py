@@ -176,22 +176,19 @@ def _watch_picture(args: dict[str, Any], result: Any, *, out: Any = None,
     cli="watch", toolset="core", effect=READS, title="Watch a training run",
     description=(
         "During training: per step the training reward, the held-out pass rate paired by task "
-        "against step 0 and every earlier look, length and truncation share, and hack scans of "
-        "its batches. The looks are tested by a plan (a group-sequential design over the "
-        "planned looks, else an anytime-valid one), so an honest run is stopped at some look "
-        "with probability at most 1 - level; the answer states the sustained held-out drop the "
-        f"plan catches in 80% of runs. The scans' feature alarm holds {SCAN_RUN_SHARE:g} "
-        "(1 - level). Says stop when the held-out score falls below step 0 or an earlier look, "
-        "or stays flat while the training reward climbs beyond its own noise; else continue or "
-        "not_enough_data, with the numbers. plot: the curve as a picture."),
+        "against step 0 and each earlier look, length, truncation, and hack scans. A "
+        "sequential plan stops an honest run at some look with probability at most 1 - level "
+        "and states the sustained drop it catches in 80% of runs; the scans' alarm holds "
+        f"{SCAN_RUN_SHARE:g} of it. Says stop when the held-out score falls below step 0 or "
+        "an earlier look, or stays flat while the training reward climbs past its noise; else "
+        "continue or not_enough_data. plot: the curve."),
     result="whileai_core.hacking.watch:Watch",
     exit_code=VERDICT, doing="watching a run", picture=_watch_picture,
     serves=("watch_picture",))
 def watch_run(
         source: Annotated[str, Field(min_length=1, max_length=1000, description=(
-            "A run id from launch_run ('run-' and 12 hex digits), or a path: a TRL output "
-            "folder (its watch.jsonl from the recipes' callback, else trainer_state.json), a "
-            "watch.jsonl, or a rows file whose rows carry `step` (held-out rows marked "
+            "A run id from launch_run, or a path: a TRL output folder (its watch.jsonl, else "
+            "trainer_state.json), a watch.jsonl, or rows carrying `step` (held-out ones "
             "\"split\": \"eval\")."), examples=["run-0123456789ab", "runs/grpo-1"]),
             Arg(RUN_OR_PATH, positional=True)], *,
         metric: Metric = "pass", threshold: Threshold = None,
@@ -203,9 +200,8 @@ def watch_run(
             "Steps averaged at each end of the training reward to measure its climb."))
         ] = WATCH_WINDOW,
         looks: Annotated[int | None, Field(ge=1, le=100_000, description=(
-            "Held-out evaluations after step 0 the run will make; null: read from the run's "
-            "config (the recipes' watch.jsonl, a prime-rl orchestrator config), else an open "
-            "schedule.")), Arg(metavar="N")] = None,
+            "Held-out evaluations after step 0 the run will make; null: from the run's config, "
+            "else an open schedule.")), Arg(metavar="N")] = None,
         level: Level = CONFIDENCE_LEVEL, state_dir: StateDir = None):
     from ..hacking import watch_run as watch  # lazy: numpy loads on the call
 

@@ -22,12 +22,11 @@ from .args import (MAX_K, NAMED, OUT, RUNS, SOURCE, Arg, ArmRows, AutoMetric, Cl
                    OptionalRows, Overwrite, Rows, RunStd, Score, Seed, Threshold)
 
 TeacherRows = Annotated[OptionalRows, Field(description=(
-    "Optional: a candidate teacher graded on the same held-out tasks (the same forms as "
-    "`rows`). Given, the route checks whether the teacher clears the student before choosing "
-    "on-policy distillation."))]
+    "Optional: a candidate teacher's rows on the same held-out tasks (the forms of `rows`): "
+    "checked to clear the student before on-policy distillation is chosen."))]
 PassK = Annotated[int | None, Field(ge=1, le=MAX_K, description=(
-    "pass@k and pass^k over k rollouts (metric 'pass'), unbiased from n rollouts per task; k "
-    "may not exceed the smallest n. null: the fewest rollouts any task has (when >= 2)."))]
+    "pass@k and pass^k (metric 'pass'), unbiased from n rollouts per task, k <= the smallest "
+    "n. null: that smallest n (when >= 2)."))]
 
 
 # --- describe and route -----------------------------------------------------------------------
@@ -35,19 +34,17 @@ PassK = Annotated[int | None, Field(ge=1, le=MAX_K, description=(
 @operation(
     cli="describe", toolset="core", effect=READS, title="What fields do the rows carry?",
     description=(
-        "Every field of graded rows: its JSON type, the share of rows carrying it, its distinct "
-        "values or numeric range, and whether it is constant within a task or varies; the "
-        "reward's kind (binary, continuous in [0, 1], another scale, with a warning and the fix "
-        "when pass rates at the threshold would mislead), and which fields change route's "
-        "answer (tokens, turns, category, family). Call it before route on rows you have not "
-        "seen."),
+        "Every field of graded rows: its type, share of rows, values or range, constant within "
+        "a task or not, and its role (grader, writer, family, budget...); the reward's kind "
+        "(binary, in [0, 1], another scale: a warning and the fix when a pass threshold would "
+        "mislead); which fields change route_rows's answer. Call it first on rows you have "
+        "not seen."),
     result="whileai_core.describe:RowsDescription", doing="describing rows",
     serves=("classify_reward",))
 def describe_rows(rows: Rows, *,
                   fields: Annotated[list[Annotated[str, Field(max_length=500)]] | None, Field(
                       max_length=200, description=(
-                          "Optional: describe only these fields, in this order (the answer "
-                          "shows 20 fields at a time and says how many of how many).")),
+                          "Optional: only these fields, in this order (20 shown at a time).")),
                       Arg(metavar="NAME")] = None,
                   threshold: Threshold = None):
     from ..describe import describe_rows as describe  # lazy: numpy loads on the call
@@ -87,28 +84,27 @@ def _route_doc() -> str:
 
     return ("Start here. Reads graded rollouts of the model you will train and asks in order: "
             "who graded them (a judge is audited first)? can a cut-off reply pass or earn more? "
-            "rollouts per task? does any task carry signal (the reward's spread within tasks)? "
-            "does a teacher clear on the same budget? did this model write them? Returns the "
-            f"`route` ({named(values_of(Route, 'route'))}), the deciding question, each "
-            "answer's evidence (counts, band, pass@1 or mean reward with its 95% interval and "
-            "n), the reward's kind, what it did with each field, and the next call "
-            "(`next_step`). plot: the band as a picture.")
+            "rollouts per task? does any task carry signal? does a teacher clear on the same "
+            "budget? did this model write them? Returns the `route` "
+            f"({named(values_of(Route, 'route'))}), the deciding question, each answer's "
+            "evidence with its 95% interval and n, what it did with each field, and the next "
+            "call (`next_step`). plot: the band.")
 
 
 @operation(toolset="core", effect=READS, title="Route graded rows to a training method",
            description=_route_doc, result="whileai_core.routing:Route", doing="routing graded rows",
-           picture=_band, serves=("band_picture",))
-def route(rows: Rows, *, model: Annotated[Model, Field(description=(
-              "Hub id of the model you will train, e.g. 'Qwen/Qwen3-8B'. The rows should be "
-              "this model's own rollouts; its size decides whether OPSD is possible."))],
-          teacher_rows: TeacherRows = None,
-          taskset: Annotated[str | None, Field(max_length=500, description=(
-              "Optional: the prime-rl environment/taskset id you will train on; it only fills "
-              "the arguments of the suggested prime_rl_config call."))] = None,
-          teacher_url: Annotated[str | None, Field(max_length=2000, description=(
-              "Optional: the OpenAI-compatible URL serving the teacher (vLLM); only fills the "
-              "suggested call."))] = None,
-          threshold: Threshold = None, cluster: AutoCluster = "auto"):
+           picture=_band, serves=("route", "band_picture"), cli="route")
+def route_rows(rows: Rows, *, model: Annotated[Model, Field(description=(
+                   "Hub id of the model you will train, e.g. 'Qwen/Qwen3-8B'. The rows should be "
+                   "this model's own rollouts; its size decides whether OPSD is possible."))],
+               teacher_rows: TeacherRows = None,
+               taskset: Annotated[str | None, Field(max_length=500, description=(
+                   "Optional: the taskset you will train on; only fills the suggested "
+                   "prime_rl_config call."))] = None,
+               teacher_url: Annotated[str | None, Field(max_length=2000, description=(
+                   "Optional: the OpenAI-compatible URL serving the teacher (vLLM); only fills the "
+                   "suggested call."))] = None,
+               threshold: Threshold = None, cluster: AutoCluster = "auto"):
     from ..rows import load_rows  # lazy: numpy loads on the call
     from ..routing import route as decide  # lazy: loads with the call
 
@@ -116,6 +112,9 @@ def route(rows: Rows, *, model: Annotated[Model, Field(description=(
         teacher_rows = load_rows(teacher_rows, threshold=threshold)  # stops before question 4
     return decide(rows, model=model, teacher_rows=teacher_rows, taskset=taskset,
                   teacher_url=teacher_url, threshold=threshold, cluster=cluster)
+
+
+route = route_rows  # the Python name the skills use (`whileai_core.route`); one function
 
 
 # --- rates --------------------------------------------------------------------------------------
@@ -207,18 +206,17 @@ def _compare_doc() -> str:
     return ("Paired comparison of two runs on the same tasks: mean before and after, the delta "
             "with its interval, p-value and the interval used (`ci_method`), and a `verdict`: "
             f"{named(values_of(Comparison, 'verdict'))} (flat: the interval lies inside "
-            "+-effect). Each arm may be several runs (training seeds). Use after training, on "
-            "the held-out tasks; pass `run_std` and `noise_runs` from noise_floor so a change "
-            "inside the re-run noise is not called a move. plot: the forest of paired deltas "
-            "(per value of `by`).")
+            "+-effect). An arm may be several runs (training seeds). After training, on the "
+            "held-out tasks; `run_std` and `noise_runs` from noise_floor keep a change inside "
+            "re-run noise from being called a move. plot: the paired deltas (per `by`).")
 
 
 @operation(toolset="core", effect=READS, title="Did the score move? (paired before/after)",
            description=_compare_doc, result="whileai_core.stats:Comparison", exit_code=VERDICT,
            doing="comparing two runs", picture=_forest, serves=("forest_picture",))
 def compare(before: Annotated[ArmRows, Field(description=(
-                "The baseline run: a rows file, small inline rows (MCP), or a list of files, "
-                "one per training seed."))],
+                "The baseline run: rows (the forms of route_rows's), or a list of files, one "
+                "per training seed."))],
             after: Annotated[ArmRows, Field(description=(
                 "The new run on the same tasks (paired by task_id): the same forms as "
                 "`before`."))], *,
@@ -229,13 +227,11 @@ def compare(before: Annotated[ArmRows, Field(description=(
             selected_on: Annotated[str | list[str] | list[dict[str, Any]] | None, Field(
                 description=(
                     "When `after` is a checkpoint chosen among several: the tasks it was "
-                    "chosen on (a task or rows file, e.g. a split freeze_holdout wrote, or a "
-                    "list of task ids). The result's `selection` says whether that is the set "
-                    "it is scored on (an optimistic score) and the fix.")),
+                    "chosen on (a task or rows file, or task ids); `selection` says whether "
+                    "it is scored on that set (an optimistic score) and the fix.")),
                 Arg(SOURCE, metavar="FILE")] = None,
             by: Annotated[OptionalRowField, Field(description=(
-                "With plot: one row of the picture per value of this row field (e.g. "
-                "'category'), besides the overall delta."))] = None):
+                "With plot: a row of the picture per value of this row field."))] = None):
     from ..stats import compare as paired  # lazy: numpy loads on the call
 
     return paired(before, after, level=level, run_std=run_std, seed=seed, threshold=threshold,
@@ -313,7 +309,7 @@ def noise_floor(*runs: Annotated[list[str | Score], Field(
 
 
 @operation(
-    toolset="stats", effect=READS, title="How many held-out tasks?",
+    toolset="core", effect=READS, title="How many held-out tasks?",
     description=(
         "Number of held-out tasks a paired eval needs to detect `effect` with the given power "
         "(Miller 2024, Eq. 9), plus a table over k. Without pilot rows it uses a planning "
@@ -343,14 +339,13 @@ def holdout_size(effect: Annotated[EffectSize, Field(description=(
 
 
 @operation(
-    toolset="stats", effect=READS, title="Is the teacher good enough to distil?",
+    toolset="core", effect=READS, title="Is the teacher good enough to distil?",
     description=(
-        "Whether a candidate teacher beats the student by at least `effect` with the gap's own "
-        "interval above 0 (strict: its lower end at `effect`), paired by task on the shared "
-        "held-out tasks, on the same token budget (the gate before on-policy distillation). A "
-        "teacher scored with a larger token cap than the student's does not clear; the answer "
-        "gives its score at the student's cap. Returns both rates with intervals, the gap with "
-        "its interval, n and p, the budget check and the reason."),
+        "The gate before on-policy distillation: does a candidate teacher beat the student by "
+        "at least `effect`, the gap's interval above 0, paired by task on the shared held-out "
+        "tasks, at the same token budget? A teacher given a larger token cap does not clear "
+        "(its score at the student's cap is given). Returns both rates and the gap with "
+        "intervals, n, p, the budget check and the reason."),
     result="whileai_core.routing:TeacherVerdict",
     exit_code=VERDICT, doing="checking whether the teacher clears")
 def teacher_clears(teacher_rows: Annotated[Rows, Field(description=(
@@ -359,15 +354,13 @@ def teacher_clears(teacher_rows: Annotated[Rows, Field(description=(
                        "The student's (the model you will train) graded rows on the same "
                        "tasks."))], *,
                    effect: Annotated[CompareEffect, Field(description=(
-                       "The smallest gap that makes the teacher worth distilling, in the "
-                       "compared metric's units: a share of pass@1 below 1 (0.05 = 5 points), "
-                       "or reward units on a reward of another scale. Left out: 0.05, and on a "
-                       "reward of another scale 0.05 of its span, said in the reason."))] = None,
+                       "The smallest gap worth distilling, in the metric's units (0.05 = 5 "
+                       "points of pass@1). Left out: 0.05, or 0.05 of a reward's span on "
+                       "another scale, said in the reason."))] = None,
                    level: Level = CONFIDENCE_LEVEL,
                    strict: Annotated[bool, Field(description=(
-                       "Ask the gap's interval itself to reach `effect` (its lower end >= "
-                       "effect); by default the interval must lie above 0 and the gap reach "
-                       "`effect`."))] = False,
+                       "The gap's interval must itself reach `effect`; by default it lies "
+                       "above 0 and the gap reaches `effect`."))] = False,
                    threshold: Threshold = None, cluster: Cluster = None):
     from ..routing import teacher_clears as gate  # lazy: numpy loads on the call
 

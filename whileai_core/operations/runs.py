@@ -45,8 +45,8 @@ def launch_run(
             "that prime_rl_config wrote."), examples=["grpo", "configs/rl.toml"]),
             Arg(positional=True, metavar="TARGET")], *,
         backend: Annotated[Literal["modal", "local"], Field(description=(
-            "'modal': the real GPU run on Modal (spends money). 'local': the recipe's CPU smoke "
-            "on this machine (no GPU, no key; a prime-rl config cannot run locally)."))
+            "'modal': the GPU run on Modal (spends money). 'local': the recipe's CPU smoke here "
+            "(no GPU, no key; not for a prime-rl config)."))
         ] = "modal",
         gpu: Annotated[str | None, Field(max_length=100, description=(
             "Modal GPU as TYPE or TYPE:COUNT, e.g. 'H100:2'. null: the recipe's default (a "
@@ -55,30 +55,26 @@ def launch_run(
             "The run's name. The same target under the same name is one run: launching it "
             "again returns that run. null: the recipe or config name."))] = None,
         data: Annotated[str | None, Field(max_length=4096, description=(
-            "For 'sft': the data folder holding train.jsonl (export_sft), holdout.jsonl (the "
-            "held-out tasks' traces), grader.py (grade(ask, reply) -> float) and, optionally, "
-            f"settings.json: {{\"model\": \"<the model to train>\"}} (without it: {SFT_MODEL}) "
-            "and any other SFT setting. For 'dpo': the folder write_dpo_data wrote. The plan "
-            "reads the folder and names the model. null: the recipe's own demo data. Other "
-            "recipes take none."), examples=["sft"]),
+            "For 'sft': a folder of train.jsonl (export_sft), holdout.jsonl, grader.py "
+            "(grade(ask, reply) -> float) and optionally settings.json ({\"model\": ...}; "
+            f"else {SFT_MODEL}). For 'dpo': the folder write_dpo_data wrote. null: the recipe's "
+            "demo data."), examples=["sft"]),
             Arg(metavar="DIR")] = None,
         experiment: Annotated[str | None, Field(max_length=64, description=(
-            "Launch this run as an arm of an experiment registered before it "
-            "(register_experiment); collect_run then reads it by the registered rule. With "
-            "`data`, a folder holding another held-out set than the registered one makes the "
-            "plan not ready."))
+            "Launch as an arm of an experiment registered before it (register_experiment); "
+            "collect_run reads it by the registered rule. A `data` folder with another held-out "
+            "set makes the plan not ready."))
         ] = None,
         arm: Annotated[str | None, Field(max_length=64, description=(
             "Which registered arm this run is (optional when the experiment has one)."))
         ] = None,
         confirm: Annotated[bool, Field(description=(
-            "false: return the plan (where, GPUs, estimated GPU hours, the exact command) and "
-            "launch nothing. true: launch. Set true only after the user approved the plan: a "
-            "Modal run costs money."))] = False,
+            "false: return the plan (where, GPUs, GPU hours, the command), launch nothing. "
+            "true: launch, only once the user approved the plan (a Modal run costs money)."))
+        ] = False,
         approved: Annotated[str | None, Field(max_length=71, description=(
-            "With confirm=true: the plan's `approval` (a content hash of its config, data, "
-            "GPUs, hours and dollars) the user approved; only that exact plan launches, any "
-            "change is refused. null: whatever the plan is now."))] = None,
+            "With confirm=true: the plan's `approval` hash the user approved; only that exact "
+            "plan launches. null: the plan as it is now."))] = None,
         state_dir: StateDir = None,
         recipes_dir: Annotated[str | None, Field(description=(
             "Folder holding <recipe>/run.py; null: $WHILEAI_RECIPES_DIR, else this "
@@ -116,12 +112,11 @@ def list_runs(*, state_dir: StateDir = None):
 @operation(
     cli="collect", toolset="core", effect=ASKS, title="Collect a run's results",
     description=(
-        "A finished run's results (metrics) and, when it scored held-out tasks before and "
-        "after training, the paired comparison: pass@1 before and after with 95% intervals, "
-        "the delta with its interval, n paired tasks, and the verdict, by category when the "
-        "rows carry one. For an arm of a registered experiment: the decision by its registered "
-        "rule, metric and noise floor; another reading is flagged. Not finished yet: says so "
-        "(poll run_status)."),
+        "A finished run's metrics and, when it scored held-out tasks before and after "
+        "training, the paired comparison (compare's answer, by category when the rows carry "
+        "one). For an arm of a registered experiment: the decision by its registered rule, "
+        "metric and noise floor; another reading is flagged. Not finished: says so (poll "
+        "run_status)."),
     result="whileai_core.runs:Collected", exit_code=VERDICT, doing="collecting a run's results")
 def collect_run(id: RunId, *, metric: RegisteredMetric = None,
                 holdout: Annotated[str | None, Field(max_length=4096, description=(

@@ -333,6 +333,16 @@ def output_schema(result_type: type[BaseModel]) -> dict[str, Any]:
 
 _RANGE_ERRORS = {"greater_than", "greater_than_equal", "less_than", "less_than_equal",
                  "finite_number"}
+# pydantic's error types in a person's words, at every door (its own messages speak Python:
+# "Input should be greater than or equal to 1", "a valid integer")
+_WORDS = {
+    "greater_than_equal": "must be at least {ge}", "greater_than": "must be above {gt}",
+    "less_than_equal": "must be at most {le}", "less_than": "must be below {lt}",
+    "finite_number": "must be a finite number",
+    "int_parsing": "must be a whole number", "int_from_float": "must be a whole number",
+    "int_type": "must be a whole number", "float_parsing": "must be a number",
+    "float_type": "must be a number", "bool_parsing": "must be true or false",
+}
 
 
 def bad_arguments(exc: ValidationError, model: type[BaseModel], op: str | None = None) -> str:
@@ -363,9 +373,12 @@ def bad_arguments(exc: ValidationError, model: type[BaseModel], op: str | None =
             msg = f"needs at least {ctx.get('min_length')}, got {ctx.get('actual_length')}"
         elif err["type"] == "list_type":
             msg += choose(python="", cli=" (at the shell, a JSON list in quotes: '[...]')")
-        span = _range(model.model_fields.get(name))
-        if span and err["type"] in _RANGE_ERRORS:
-            msg += f"; allowed: {span}"
+        if err["type"] in _WORDS:  # in a person's words: "must be at least 1 (1 to 100000)"
+            msg = _WORDS[err["type"]].format(**{k: _bound(v) for k, v in ctx.items()
+                                                if isinstance(v, (int, float))})
+            span = _range_words(model.model_fields.get(name))
+            if span and err["type"] in _RANGE_ERRORS:
+                msg += f" ({span})"
         if msg not in by_arg.setdefault(name, []):
             by_arg[name].append(msg)
     parts = []
@@ -387,21 +400,22 @@ def _short(value: object, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit] + "...(truncated)"
 
 
-def _range(info: FieldInfo | None) -> str:
-    """A field's numeric range from its constraints, e.g. "(0, 1)" or "[1, 64]"."""
+def _range_words(info: FieldInfo | None) -> str:
+    """A field's numeric range as a person says it: "1 to 100000", "above 0 and below 1",
+    "at least 0"."""
     if info is None:
         return ""
     low = high = None
     for item in info.metadata:
-        for name, bracket in (("ge", "["), ("gt", "(")):
+        for name, word in (("ge", "at least"), ("gt", "above")):
             if getattr(item, name, None) is not None:
-                low = f"{bracket}{_bound(getattr(item, name))}"
-        for name, bracket in (("le", "]"), ("lt", ")")):
+                low = (word, _bound(getattr(item, name)))
+        for name, word in (("le", "at most"), ("lt", "below")):
             if getattr(item, name, None) is not None:
-                high = f"{_bound(getattr(item, name))}{bracket}"
-    if low is None and high is None:
-        return ""
-    return f"{low or '(-inf'}, {high or 'inf)'}"
+                high = (word, _bound(getattr(item, name)))
+    if low and high and low[0] == "at least" and high[0] == "at most":
+        return f"{low[1]} to {high[1]}"
+    return " and ".join(f"{p[0]} {p[1]}" for p in (low, high) if p)
 
 
 def _bound(value: float) -> str:

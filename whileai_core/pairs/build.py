@@ -32,7 +32,7 @@ from pydantic import Field
 
 from ..defaults import (BOOTSTRAP_SEED, CATEGORY_FIELD, CONFIDENCE_LEVEL, DPO_MAX_CHOSEN_LONGER,
                         DPO_MIN_MARGIN, PAIRS_PER_TASK, PAIRS_UNDER_SHARE, PASS_THRESHOLD)
-from ..errors import ArgumentError, RowsError
+from ..errors import ArgumentError, RowsError, as_json
 from ..result import Result, fmt_rate
 from ..stats import Rate
 from ..rows import read_records
@@ -159,17 +159,17 @@ def _read(rollouts: Any, field: str, model: str | None) -> tuple[dict[str, dict]
         where = recs.where(i)
         tid = rec.get("task_id")
         if isinstance(tid, bool) or not isinstance(tid, (str, int)):
-            raise RowsError(f"`task_id` is {tid!r}", **where, field="task_id",
+            raise RowsError(f"`task_id` is {as_json(tid)}", **where, field="task_id",
                             fix="give every rollout the task it answers")
         reward = rec.get("reward")
         if isinstance(reward, bool) or not isinstance(reward, (int, float)) \
                 or not math.isfinite(reward):
-            raise RowsError(f"`reward` is {reward!r}", **where, field="reward",
+            raise RowsError(f"`reward` is {as_json(reward)}", **where, field="reward",
                             fix="grade every rollout with a program: a finite number")
         prompt, reply = _split_reply(rec, where)
         cat = rec.get(field) if has_field else NO_CATEGORY
         if cat is None or isinstance(cat, bool) or not isinstance(cat, (str, int)):
-            raise RowsError(f"`{field}` is {cat!r}", **where, field=field,
+            raise RowsError(f"`{field}` is {as_json(cat)}", **where, field=field,
                             fix=f'give every rollout "{field}": "<the behaviour its task tests>"')
         if isinstance(rec.get("model"), str):
             models.add(rec["model"])
@@ -250,7 +250,7 @@ def _constructed(constructed: Any, tasks: dict[str, dict], paired: dict[str, lis
         reward = rec.get("reward")
         if reward is not None and (isinstance(reward, bool) or not isinstance(reward, (int, float))
                                    or not math.isfinite(reward)):
-            raise RowsError(f"`reward` is {reward!r}", **where, field="reward",
+            raise RowsError(f"`reward` is {as_json(reward)}", **where, field="reward",
                             fix="grade the constructed reply with the same program, or omit it")
         task = tasks[str(tid)]
         passes = sorted((r for r in task["replies"] if r[0] >= threshold),

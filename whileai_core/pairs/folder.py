@@ -23,7 +23,7 @@ from typing import Any
 
 from .. import voice
 from ..defaults import DPO_PAIRS_FILE
-from ..errors import ArgumentError, RowsError
+from ..errors import ArgumentError, RowsError, as_json
 from ..result import Result
 from .build import PairSet
 from ..rows import read_records
@@ -76,7 +76,7 @@ def _asks(holdout: Any) -> list[dict]:
     for i, rec in enumerate(recs.items):
         tid = rec.get("task_id")
         if isinstance(tid, bool) or not isinstance(tid, (str, int)):
-            raise RowsError(f"`task_id` is {tid!r}", **recs.where(i), field="task_id",
+            raise RowsError(f"`task_id` is {as_json(tid)}", **recs.where(i), field="task_id",
                             fix="give every held-out record its task id")
         _check_messages(rec.get("messages"), recs.where(i))
         if str(tid) not in asks:

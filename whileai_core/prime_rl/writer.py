@@ -406,12 +406,14 @@ def _deployment(gpus: int, nodes: int, inference_gpus: int | None, serve_policy:
                                       "num_infer_nodes": infer_nodes},
                        "slurm": {"job_name": job_name}}
     if gpus < 2:
-        raise ArgumentError(f"`gpus` {gpus}: prime-rl puts the trainer and the policy's vLLM on "
-                            "separate GPUs, so one node needs at least 2. Fix: gpus=2")
+        raise ArgumentError(f"`{arg('gpus')}` {gpus}: prime-rl puts the trainer and the policy's "
+                            "vLLM on separate GPUs, so one node needs at least 2. Fix: "
+                            f"{arg('gpus', 2)}")
     infer = max(1, gpus // 2) if inference_gpus is None else inference_gpus
     if isinstance(infer, bool) or not isinstance(infer, int) or not 1 <= infer <= gpus - 1:
-        raise ArgumentError(f"`inference_gpus` must be an integer in [1, {gpus - 1}] (gpus={gpus}, "
-                            f"the trainer needs at least one); got {inference_gpus!r}")
+        raise ArgumentError(f"`{arg('inference_gpus')}` must be a whole number from 1 to "
+                            f"{gpus - 1} ({arg('gpus', gpus)}: the trainer needs at least one); "
+                            f"got {inference_gpus!r}")
     split = GPUSplit(nodes=1, gpus_per_node=gpus, train_gpus=gpus - infer, inference_gpus=infer,
                      policy_served_by=served_by)
     return split, {"deployment": {"type": "single_node", "gpus_per_node": gpus,

@@ -6,7 +6,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import RowsError
+from ..errors import RowsError, as_json
 from ..field_names import missing, rename_fix
 
 
@@ -43,13 +43,13 @@ def _read_traces(source: Any, *, need_reward: bool = False):
                                                                          recs.name))
         tid = rec.get("task_id")
         if isinstance(tid, bool) or not isinstance(tid, (str, int)):
-            raise RowsError(f"`task_id` is {tid!r}", **where, field="task_id",
+            raise RowsError(f"`task_id` is {as_json(tid)}", **where, field="task_id",
                             fix='give "task_id": "<the ask this conversation answers>"')
         _check_messages(rec.get("messages"), where)
         if need_reward:
             r = rec.get("reward")
             if isinstance(r, bool) or not isinstance(r, (int, float)) or not math.isfinite(r):
-                raise RowsError(f"`reward` is {r!r}", **where, field="reward",
+                raise RowsError(f"`reward` is {as_json(r)}", **where, field="reward",
                                 fix="grade every trace with a program: a finite number, pass >= 1.0")
     return recs
 

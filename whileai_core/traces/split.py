@@ -12,7 +12,7 @@ from pydantic import Field
 
 from .. import voice
 from .. import defaults as D
-from ..errors import ArgumentError, ConfigError, RowsError
+from ..errors import ArgumentError, ConfigError, RowsError, as_json
 from ..io import write_atomic, write_jsonl
 from ..records import read_records
 from ..result import Result
@@ -204,13 +204,13 @@ def _task_ids(source: Any, stratify: str | None = None) -> tuple[list[str], dict
     for i, rec in enumerate(recs.items):
         tid = rec.get("task_id", rec.get("scenario_id"))  # the rows' alias too
         if isinstance(tid, bool) or not isinstance(tid, (str, int)):
-            raise RowsError(f"`task_id` is {tid!r}", **recs.where(i),
+            raise RowsError(f"`task_id` is {as_json(tid)}", **recs.where(i),
                             field="task_id", fix="give every record a task_id")
         out[str(tid)] = None
         if stratify is not None:
             value = rec.get(stratify)
             if value is None or isinstance(value, bool) or not isinstance(value, (str, int)):
-                raise RowsError(f"`{stratify}` is {value!r}", **recs.where(i), field=stratify,
+                raise RowsError(f"`{stratify}` is {as_json(value)}", **recs.where(i), field=stratify,
                                 fix=f"give every record its {stratify} (the split is stratified "
                                     "by it), or omit stratify")
             if strata.setdefault(str(tid), str(value)) != str(value):

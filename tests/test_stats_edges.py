@@ -5,7 +5,6 @@ stronger than their intervals; the noise band and holdout_size's stated assumpti
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -19,6 +18,8 @@ from whileai_core.errors import ArgumentError
 from whileai_core.judge import cohen_kappa, kappa_interval, kappa_with_interval
 from whileai_core.stats.intervals import task_interval
 from whileai_core.stats.paired import paired_interval
+
+from test_stats_paired import brute_p, hall_by_hand
 
 Z = sps.norm.ppf(0.975)
 
@@ -38,14 +39,6 @@ def agresti_coull(x, n, z=Z):
     p = (x + z * z / 2) / nt
     h = z * math.sqrt(p * (1 - p) / nt)
     return max(0.0, p - h), min(1.0, p + h)
-
-
-def brute_p(d):
-    """Two-sided sign-flip p of mean(d) = 0, by listing all 2^n sign patterns."""
-    x = np.asarray(d, dtype=float)
-    obs = abs(x.sum())
-    pats = np.array(list(itertools.product((-1.0, 1.0), repeat=len(x))))
-    return float(np.mean(np.abs(pats @ x) >= obs - 1e-9 * max(1.0, obs)))
 
 
 # --- intervals inside their range --------------------------------------------------------------
@@ -329,11 +322,11 @@ def test_the_p_value_agrees_with_the_interval(d):
 
 
 def test_the_p_value_is_the_exact_tests_when_both_reject():
-    # 8 tasks: 7 better by 0.25-0.5, one worse by 0.25: both tests reject, and p is the exact
-    # sign-flip p by enumeration
-    d = [0.25, 0.5, 0.25, 0.5, 0.25, 0.5, 0.5, -0.25]
+    # 8 tasks: 7 better by 0.25-0.5, one worse by 0.05: both tests reject (the skew-corrected t
+    # by hand, p = 0.042), and p is the exact sign-flip p by enumeration
+    d = [0.25, 0.5, 0.25, 0.5, 0.25, 0.5, 0.5, -0.05]
     pi = paired_interval(np.array(d), level=0.95, seed=0, n_resamples=10_000)
-    assert sps.ttest_1samp(d, 0).pvalue < 0.05
+    assert hall_by_hand(d)[1] < 0.05
     assert pi.p_value == pytest.approx(brute_p(d)) and pi.method == "t_sign_flip_exact"
 
 
@@ -390,6 +383,26 @@ def test_a_tied_noise_floor_names_the_sd_its_band_rests_on():
         st.t.ppf(0.975, 1) * math.sqrt(2) * floor.predicted_run_std)
     line = floor.render().splitlines()[1]
     assert "x sqrt(2) x the predicted run_std" in line and "as the runs tied" in line
+
+
+def test_a_run_std_of_0_given_to_compare_is_read_as_the_tied_runs_rule():
+    """compare(run_std=0.0) from tied re-runs made a band of 0, calling every difference a
+    change: the band rests on the run_std the baseline's rollouts predict, by hand
+    sqrt(sum_i s_i^2/n_i)/C with s_i^2 = n_i/(n_i-1) p_i(1-p_i), and the note says so."""
+    import math
+
+    from scipy import stats as st
+
+    counts = [(4, c % 5) for c in range(40)]
+    before, after = rows_from(counts), rows_from([(4, min(4, c % 5 + 1)) for c in range(40)])
+    s2 = [n / (n - 1) * (c / n) * (1 - c / n) for n, c in counts]
+    predicted = math.sqrt(sum(v / 4 for v in s2)) / 40
+    result = compare(before, after, run_std=0.0, noise_runs=3)
+    assert result.noise_band == pytest.approx(st.t.ppf(0.975, 2) * math.sqrt(2) * predicted)
+    assert "run_std 0 (the re-runs tied) is no evidence of no noise" in result.note
+    # a run_std above 0 is read as given
+    assert compare(before, after, run_std=0.01, noise_runs=3).noise_band == pytest.approx(
+        st.t.ppf(0.975, 2) * math.sqrt(2) * 0.01)
 
 
 def test_a_needle_of_tasks_that_always_pass_is_covered_when_none_is_drawn():

@@ -34,7 +34,7 @@ from ..errors import ArgumentError
 from ..result import Result, fmt_rate
 from .fields import LEVEL_DOC, METHOD_DOC, ci95_alias
 from .intervals import Interval
-from .noise import NoiseFloor, resolve_band
+from .noise import NoiseFloor, resolve_band, rows_run_std
 from .paired import (degenerate_note, min_paired_tasks, mover_difference, paired_interval,
                      value_scale)
 from .clustered import Families, check_cluster, cluster_interval, families_of, intervals
@@ -223,12 +223,13 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
         check_metric(metric)
     check_cluster(cluster)
     _check(run_std, effect)
-    band, band_runs, band_note = resolve_band(run_std, noise_runs, level)
     runs_b, runs_a = as_runs(before, threshold), as_runs(after, threshold)
     for arm, run in [("before", r) for r in runs_b] + [("after", r) for r in runs_a]:
         one_writer(run, argument=arm, reads="one comparison")
     cluster, found = split_cluster(cluster, runs_a[0], runs_b[0])
     metric, reward_warning, reward_notes = resolve_metric(metric, runs_b + runs_a, threshold)
+    band, band_runs, band_note = resolve_band(run_std, noise_runs, level,
+                                              lambda: rows_run_std(runs_b, metric))
     effect, effect_note = resolve_effect(effect, metric, runs_b + runs_a)
     reward_notes += [effect_note] if effect_note else []
     sets_b = [set(r.task_ids) for r in runs_b]

@@ -100,9 +100,13 @@ class NoiseFloor(Result):
         return "\n".join(lines)
 
 
-def resolve_band(run_std: Any, noise_runs: int | None, level: float
-                 ) -> tuple[float | None, int | None, str | None]:
-    """(band, runs it rests on, note) for compare's ``run_std``/``noise_runs`` arguments."""
+def resolve_band(run_std: Any, noise_runs: int | None, level: float,
+                 predicted: Any = None) -> tuple[float | None, int | None, str | None]:
+    """(band, runs it rests on, note) for compare's ``run_std``/``noise_runs`` arguments.
+
+    ``predicted``: () -> the run_std the compared rows predict (:func:`rows_run_std`), asked for
+    only when ``run_std`` is 0: tied re-runs are no evidence of no noise (``NOISE_TIED_RUNS_RULE``,
+    as :class:`NoiseFloor` reads them), and a band of 0 called every difference a change."""
     if run_std is None:
         return None, None, None
     note = None
@@ -110,10 +114,16 @@ def resolve_band(run_std: Any, noise_runs: int | None, level: float
         std, runs = run_std.band_std, run_std.n_runs
     else:
         std, runs = float(run_std), noise_runs
+        guess = predicted() if std == 0.0 and predicted is not None else None
+        if guess:
+            std = guess
+            note = (f"run_std 0 (the re-runs tied) is no evidence of no noise: the band rests on "
+                    f"the run_std the baseline's within-task variance predicts, {guess:.4f}")
     if runs is None:
         runs = NOISE_DEFAULT_RUNS
-        note = (f"run_std given without its number of re-runs: read as from {runs} runs; pass "
+        said = (f"run_std given without its number of re-runs: read as from {runs} runs; pass "
                 "noise_runs (or the noise_floor result itself)")
+        note = f"{note}; {said}" if note else said
     elif isinstance(runs, bool) or not isinstance(runs, int) or runs < 2:
         raise ArgumentError(f"`noise_runs` must be an integer >= 2, got {runs!r}. Fix: the number "
                             "of re-runs run_std was measured on (noise_floor(...).n_runs)")
@@ -162,12 +172,7 @@ def noise_floor(*runs: Any, threshold: float | None = None,
         rate = task_values(data, metric)
         scores.append(float(rate.mean()))
         sizes.append(data.n_tasks)
-    if metric == "pass":   # each task's outcomes pooled over every run given as rows
-        predicted = pooled_run_std(row_runs) if row_runs else None
-    else:                  # a reward's own within-task variance, run by run
-        per_run = [predicted_run_std(d.rollouts, None, within_variance(d)) for d in row_runs]
-        per_run = [x for x in per_run if x is not None]
-        predicted = float(np.mean(per_run)) if per_run else None
+    predicted = rows_run_std(row_runs, metric)
     agreed = len(row_runs) > 1 and _every_task_agrees(row_runs)
     run_std = float(np.std(scores, ddof=1))
     notes = [warning] if warning else []
@@ -296,6 +301,19 @@ def _by_family(runs: list[Rows], field: str, metric: str) -> tuple[dict[str, Any
                 f"per family?); read deltas with compare(..., cluster={field!r})")
     return dict(n_families=fam.n_families, run_std_by_task=by_task,
                 run_std_by_family=by_family), note
+
+
+def rows_run_std(row_runs: list[Rows], metric: str) -> float | None:
+    """The run_std the rows' within-task variance predicts: for pass rates each task's outcomes
+    pooled over every run (:func:`pooled_run_std`), for a mean reward its own within-task
+    variance run by run, averaged. None without rows or a task with 2+ rollouts."""
+    if not row_runs:
+        return None
+    if metric == "pass":
+        return pooled_run_std(row_runs)
+    per_run = [predicted_run_std(d.rollouts, None, within_variance(d)) for d in row_runs]
+    per_run = [x for x in per_run if x is not None]
+    return float(np.mean(per_run)) if per_run else None
 
 
 def predicted_run_std(rollouts: np.ndarray, passes: np.ndarray | None,

@@ -9,15 +9,20 @@ at every number of tasks:
   p-value, and the note says so (``compare`` falls back to the unpaired difference and its
   p-value, :func:`whileai_core.stats.compare.mover_pvalue`);
 * otherwise the **sign-flip test** [1] (under no change each d_i is as likely to be +d_i as
-  -d_i) with the t interval on d [2]. The sign-flip p is exact (every sign pattern enumerated up
+  -d_i) with Hall's skewness-corrected t interval on d [2] (``intervals.hall_interval``: the
+  plain t interval when d is not skewed, and on 0/1 tasks, where the test is the exact McNemar). The sign-flip p is exact (every sign pattern enumerated up
   to ``SIGN_FLIP_EXACT_PATTERNS``; seeded random patterns above, with the (b + 1)/(B + 1)
   correction [3], so never 0); on 0/1 per-task values it *is* the exact McNemar test. The
   interval is widened to hold 0 whenever the exact test cannot reject 0, and the p-value given
   is the exact test's, raised to the t test's when the t interval reaches 0: so p <= 1 - level
   exactly when the interval excludes 0, and a verdict is never stronger than its interval
   (``t_sign_flip_exact`` / ``t_sign_flip_mc``). The p-value stays valid at every threshold (it
-  is never below the exact test's), so Holm and Benjamini-Hochberg can correct it. The paired percentile bootstrap this replaced from 30 tasks said "moved"
-  3.5-6.3% per direction under no change on graded rewards at 30-40 tasks.
+  is never below the exact test's), so Holm and Benjamini-Hochberg can correct it. The paired
+  percentile bootstrap this replaced from 30 tasks said "moved" 3.5-6.3% per direction under no
+  change on graded rewards at 30-40 tasks; the plain t interval said "moved_the_wrong_way"
+  5.9-13.1% of the time at 31-100 tasks when the mean change is 0 but a tenth of the tasks gain
+  0.45 and the rest lose 0.05 (Hall's: at most 0.05%; bench/stats_skew.py, docs/statistics-study.md
+  table G).
 
 Unpaired (the two arms scored different tasks, or the paired spread is 0):
 :func:`mover_difference`, the difference of two independent estimates with each arm's own
@@ -27,7 +32,8 @@ interval when the arms use binomial intervals).
 References
 ----------
 [1] Fisher (1935), The Design of Experiments, sec. 21 (the randomisation / sign-flip test).
-[2] Student (1908); the coverage of this interval is table B2 of docs/statistics-study.md.
+[2] Student (1908); Hall (1992), JRSS-B 54:221 and Johnson (1978), JASA 73:536 (the skewness
+    correction); the coverage of this interval is table B2 of docs/statistics-study.md.
 [3] Phipson & Smyth (2010), Permutation p-values should never be zero, SAGMB 9:39.
 [4] Zou & Donner (2008), Construction of confidence limits about effect measures, Stat. Med. 27:1693;
     Newcombe (1998), Stat. Med. 17:873.
@@ -41,8 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..defaults import PAIRED_SPREAD_RTOL, SIGN_FLIP_EXACT_PATTERNS
-from .intervals import Interval
-from .intervals import t_value
+from .intervals import Interval, hall_interval, moments
 
 # random sign patterns are drawn in chunks of this many cells (bounds memory at any n)
 _CHUNK_CELLS = 2_000_000
@@ -199,26 +204,33 @@ def sign_flip_pvalue(d: np.ndarray, *, seed: int | None, n_resamples: int) -> tu
     return (out if batch else float(out[0])), exact_all
 
 
-def t_pvalue(d: np.ndarray) -> float:
-    """Two-sided paired t test p-value for mean(d) = 0 (d scaled first; 1.0 with no spread)."""
+def t_pvalue(d: np.ndarray, *, skewed: bool = True) -> float:
+    """Two-sided p-value of Hall's skewness-corrected t test for mean(d) = 0 (d scaled first;
+    1.0 with no spread): 0 lies in :func:`hall_interval` at a level exactly when the p-value is
+    at least 1 - level (the interval is {mu : |g(T(mu))| <= q}; this is the tail of |g(T(0))|).
+    With no skew (or ``skewed`` False) it is the paired t test's."""
     from scipy.special import stdtr  # lazy: scipy costs 0.2 s at server start
 
     scale = float(np.max(np.abs(d)))
     if scale == 0.0:
         return 1.0
-    u = d / scale
-    sd = float(u.std(ddof=1))
-    if sd == 0.0:   # only when the spread is below float resolution: no evidence either way
+    mean, sd, skew, _ = moments(d / scale)
+    if float(sd) == 0.0:   # only when the spread is below float resolution: no evidence
         return 1.0
-    t = float(u.mean()) / (sd / math.sqrt(u.shape[0]))
-    return float(2.0 * stdtr(u.shape[0] - 1, -abs(t)))
+    n = d.shape[0]
+    t = float(mean) / (float(sd) / math.sqrt(n))
+    gamma = float(skew) if skewed else 0.0
+    a, b = gamma / (3.0 * math.sqrt(n)), gamma / (6.0 * math.sqrt(n))
+    g = t + a * t * t + a * a * t ** 3 / 3.0 + b
+    return float(2.0 * stdtr(n - 1, -abs(g)))
 
 
 def sign_flip(d: np.ndarray, *, level: float, seed: int | None, n_resamples: int,
               mcnemar: bool = False) -> PairedInterval:
     """The exact sign-flip p-value for mean(d) = 0, and a t interval on d made to agree with it.
 
-    The interval is mean(d) +- t_{n-1} sd(d)/sqrt(n), widened to hold 0 when the sign-flip test
+    The interval is Hall's skewness-corrected t interval on d (mean(d) +- t_{n-1} sd(d)/sqrt(n)
+    when d is not skewed, and on 0/1 tasks, ``mcnemar``), widened to hold 0 when the sign-flip test
     cannot reject 0 (p > 1 - level); the p-value given is the sign-flip p, or max(sign-flip p,
     t-test p) when the t test does not reject. So the interval excludes 0 exactly when
     p <= 1 - level, and only when both tests reject. (Inverting
@@ -230,12 +242,12 @@ def sign_flip(d: np.ndarray, *, level: float, seed: int | None, n_resamples: int
     m = int(np.count_nonzero(d))
     alpha = 1.0 - level
     p_flip, exact_p = sign_flip_pvalue(d, seed=seed, n_resamples=n_resamples)
-    p_t = t_pvalue(d)
     scale = float(np.max(np.abs(d)))
-    u = d / scale
-    mean, sd = float(u.mean()), float(u.std(ddof=1))
-    half = float(t_value(0.5 + level / 2.0, n - 1)) * sd / math.sqrt(n)
-    lo, hi = (mean - half) * scale, (mean + half) * scale
+    mean, sd, skew, _ = moments(d / scale)
+    if mcnemar:  # 0/1 tasks: the exact McNemar test needs no symmetry; Hall's correction swings
+        skew = np.zeros_like(skew)  # widely on values in {-1, 0, 1} (8 tasks: past 9 SE)
+    p_t = t_pvalue(d, skewed=not mcnemar)
+    lo, hi = (float(v) * scale for v in hall_interval(mean, sd, skew, n, level))
     note = None
     if mcnemar:
         note = (f"0/1 per-task values: the sign-flip test is the exact McNemar test "
@@ -247,8 +259,8 @@ def sign_flip(d: np.ndarray, *, level: float, seed: int | None, n_resamples: int
                      f"{p_flip:.3g}: the interval is widened to 0")
         lo, hi = min(lo, 0.0), max(hi, 0.0)
     elif lo <= 0 <= hi:
-        extra = (f"the exact test gives p = {p_flip:.3g} but the t interval reaches 0 (t test "
-                 f"p = {p_t:.3g}): not called a change")
+        extra = (f"the exact test gives p = {p_flip:.3g} but the t interval reaches 0 "
+                 f"(skew-corrected t test p = {p_t:.3g}): not called a change")
     if m < min_paired_tasks(level):
         extra = (f"only {m} task{'' if m == 1 else 's'} changed: no exact test can call a "
                  f"change at level {level:g} on so few")

@@ -3,7 +3,7 @@
 Only the recipes read these (a trainer's knobs, a Modal volume's name, the held-out sampler), so
 they live beside them. A default the core reads too (a recipe's model and GPU, which the launch
 forecast and the run plan need; the holdout share; the DPO pair rules the pairs builder applies)
-stays in ``whileai_core.defaults``. The form is that module's: an UPPER_CASE constant followed by
+stays in ``whileai_core.defaults``. The form: an UPPER_CASE constant followed by
 ``_source(NAME, text)``, and ``tests/test_defaults.py`` fails on a constant without one.
 """
 

@@ -1,9 +1,9 @@
 """The MCP server's own limits and defaults, each with its source.
 
 Only the server reads these (its transport, sessions, tool workers and the Skills extension), so
-they live beside it; a default the core reads too stays in ``whileai_core.defaults``. The form is
-that module's: an UPPER_CASE constant followed by ``_source(NAME, text)`` saying where the value
-comes from, and ``tests/test_defaults.py`` fails on a constant without one.
+they live beside it; a default the core reads too stays in ``whileai_core.defaults``. The form:
+an UPPER_CASE constant followed by ``_source(NAME, text)`` saying where the value comes from, and
+``tests/test_defaults.py`` fails on a constant without one.
 """
 
 from __future__ import annotations

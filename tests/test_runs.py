@@ -186,7 +186,7 @@ def test_state_dir_flag_beats_env_beats_home(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv("WHILEAI_STATE_DIR", raising=False)
     assert state_dir() == tmp_path / "home" / ".whileai"
-    assert defaults.STATE_DIR == "~/.whileai" and "STATE_DIR" in defaults.SOURCES
+    assert defaults.STATE_DIR == "~/.whileai" and defaults.source("STATE_DIR")
     monkeypatch.setenv("WHILEAI_STATE_DIR", str(tmp_path / "env"))
     assert state_dir() == tmp_path / "env"
     assert state_dir(tmp_path / "flag") == tmp_path / "flag"

@@ -40,7 +40,7 @@ import numpy as np
 from ..defaults import (DOCTOR_DISTINCT_SHARE, DOCTOR_ENTROPY_FALL, DOCTOR_ENTROPY_RISE,
                         DOCTOR_KL_MAX, DOCTOR_RATE_SHARE, DOCTOR_TRUNCATION_SHARE,
                         DOCTOR_ZERO_SPREAD_SHARE,
-                        SCAN_RUN_SHARE, SOURCES, WATCH_SCAN_EVERY)
+                        SCAN_RUN_SHARE, WATCH_SCAN_EVERY, source)
 from ..errors import WhileaiError
 from ..result import fmt_rate
 from .doctor_results import Finding
@@ -54,8 +54,7 @@ _PLAN = (f"each of the three rates gets DOCTOR_RATE_SHARE ({DOCTOR_RATE_SHARE:.3
 def _finding(signature: str, fired: list[int], first: dict | None, evidence: str,
              threshold_name: str, rule: str, action: str, *, rate_key: str | None = None,
              not_checked: str | None = None) -> Finding:
-    source = SOURCES[threshold_name]
-    threshold = f"{rule} ({threshold_name}: {source.split(';')[0]})"
+    threshold = f"{rule} ({threshold_name}: {source(threshold_name).split(';')[0]})"
     if not_checked is not None:
         return Finding(signature=signature, status="not_checked", evidence=not_checked,
                        threshold=threshold, action=action)

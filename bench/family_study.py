@@ -22,7 +22,10 @@ the per-task pass rates go through:
   (``two_level_means(within_replace=True)``, SE as read, t_{C-1}), the other of Davison &
   Hinkley's two-stage schemes;
 * ``tasks only``: the t interval over tasks that ignores families (what every interval did
-  before ``cluster=``).
+  before ``cluster=``);
+* ``CR1 t`` and ``CR2 t (BM df)``: the references, computed directly from the family sums of
+  residuals: the cluster-robust CR1 error with t_{C-1}, and the CR2 error (each family's sum over
+  sqrt(1 - n_g/N)) with Bell & McCaffrey's degrees of freedom.
 
 A refused interval (possible only in the Hall column: every family's mean alike, by chance, with
 few families) counts as a miss. Shapes: no family effect (sd_f 0), a moderate one (sd_f 0.5 against sd_t 1.0), a strong one
@@ -30,7 +33,10 @@ few families) counts as a miss. Shapes: no family effect (sd_f 0), a moderate on
 per family; and ``unequal``: the strong shape with family sizes 1 to 37 (mean 10; a few large
 families carry most tasks), where few-cluster intervals are known to break first; and ``rare``:
 the strong shape around a pass rate near 0.14 (logit -2.5), where the per-task values are skewed
-and Hall's correction has something to correct. Monte-Carlo error
+and Hall's correction has something to correct; ``0.09``: a moderate family effect around a
+pass rate near 0.09 (logit -2.45), and ``half in one``: the same with half of the tasks in one
+family (the designs where holding the 0-of-C-families bound under every interval made it 3.8x
+and 1.9-11.6x the CR1 width). Monte-Carlo error
 of a coverage near 95% over R replications is sqrt(.95 x .05 / R): 0.7 points at R = 1,000.
 The table is in docs/statistics-study.md ("Table F").
 """
@@ -47,14 +53,16 @@ from scipy.special import stdtrit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from whileai_core.stats.clustered import (Families, cluster_interval,  # noqa: E402
-                                          intervals, two_level_means)
+from whileai_core.stats.clustered import (Families, bell_mccaffrey_df,  # noqa: E402
+                                          cluster_interval, intervals, two_level_means)
 
 LEVEL = 0.95
 MU = 0.0                      # logit of the typical task: pass rate about 0.5
 SHAPES = {"none": (0.0, 1.0), "moderate": (0.5, 1.0), "strong": (1.0, 0.5),
-          "family sets p": (1.5, 0.0), "unequal": (1.0, 0.5), "rare": (1.0, 0.5)}
-SHAPE_MU = {"rare": -2.5}     # shapes around another typical task (pass rate about 0.14)
+          "family sets p": (1.5, 0.0), "unequal": (1.0, 0.5), "rare": (1.0, 0.5),
+          "0.09": (0.5, 0.5), "half in one": (0.5, 0.5)}
+# shapes around another typical task: pass rate about 0.14 (rare), about 0.09 (0.09, half in one)
+SHAPE_MU = {"rare": -2.5, "0.09": -2.45, "half in one": -2.45}
 FAMILIES = (3, 5, 10, 20, 50)
 
 
@@ -64,7 +72,11 @@ def truth(sd_f: float, sd_t: float, rng: np.random.Generator, mu: float = MU) ->
 
 
 def sizes_for(shape: str, n_fam: int, m: int) -> np.ndarray:
-    """Tasks per family: m each, or for ``unequal`` a fixed spread 1..37 with mean about m."""
+    """Tasks per family: m each; for ``unequal`` a fixed spread 1..37 with mean about m; for
+    ``half in one`` half of the n_fam x m tasks in the first family, the rest shared evenly."""
+    if shape == "half in one":
+        rest = np.full(n_fam - 1, max(1, (n_fam * m) // (2 * (n_fam - 1))))
+        return np.concatenate(([int(rest.sum())], rest))
     if shape != "unequal":
         return np.full(n_fam, m)
     pattern = np.array([1, 2, 3, 5, 8, 13, 21, 37, 5, 5])      # mean 10
@@ -89,7 +101,11 @@ def cell(shape: str, n_fam: int, m: int, k: int, sd_f: float, sd_t: float, reps:
     fam = Families("family", codes, [str(i) for i in range(n_fam)])
     q_f = stdtrit(n_fam - 1, 0.5 + LEVEL / 2)
     q_t = stdtrit(codes.shape[0] - 1, 0.5 + LEVEL / 2)
-    hits = {"ours": [], "t": [], "Hall": [], "tasks redrawn": [], "tasks only": []}
+    n_all = int(sizes.sum())
+    leverage = 1.0 - sizes / n_all                  # CR2's (1 - n_g / N) for a mean
+    q_bm = stdtrit(bell_mccaffrey_df(fam), 0.5 + LEVEL / 2)
+    hits = {"ours": [], "t": [], "Hall": [], "tasks redrawn": [], "tasks only": [], "CR1 t": [],
+            "CR2 t (BM df)": []}
     widths = {name: [] for name in hits}
     for r in range(reps):
         v = draw(sizes, k, sd_f, sd_t, rng, mu)
@@ -100,9 +116,14 @@ def cell(shape: str, n_fam: int, m: int, k: int, sd_f: float, sd_t: float, reps:
         se_2 = two_level_means(v, codes, boot, r, within_replace=True).std(ddof=1)
         se_t = v.std(ddof=1) / np.sqrt(v.shape[0])
         m_all = v.mean()
+        resid = np.bincount(codes, weights=v - m_all, minlength=n_fam)
+        se_cr1 = np.sqrt(n_fam / (n_fam - 1) * (resid ** 2).sum()) / n_all
+        se_cr2 = np.sqrt((resid ** 2 / leverage).sum()) / n_all
         for name, iv in (("ours", ours), ("t", ci), ("Hall", hall),
                          ("tasks redrawn", (m_all - q_f * se_2, m_all + q_f * se_2)),
-                         ("tasks only", (m_all - q_t * se_t, m_all + q_t * se_t))):
+                         ("tasks only", (m_all - q_t * se_t, m_all + q_t * se_t)),
+                         ("CR1 t", (m_all - q_f * se_cr1, m_all + q_f * se_cr1)),
+                         ("CR2 t (BM df)", (m_all - q_bm * se_cr2, m_all + q_bm * se_cr2))):
             if iv is None:           # refused (every family's mean alike): counted as a miss
                 hits[name].append(False)
                 continue
@@ -127,8 +148,8 @@ def main() -> None:
           f"{args.boot} two-level resamples; m = 10 tasks per family, k = 4 rollouts")
     print("| shape (sd_f, sd_t) | families | ours (pass@1: effective n) | t (paired "
           "differences) | Hall (pass@k, pass^k, graded) | tasks redrawn too | tasks only (no "
-          "families) |")
-    print("|---|---|---|---|---|---|---|")
+          "families) | CR1 t | CR2 t (BM df) |")
+    print("|---|---|---|---|---|---|---|---|---|")
     start = time.time()
     for shape in args.shapes.split(","):
         sd_f, sd_t = SHAPES[shape]

@@ -18,6 +18,11 @@ A2. the shapes of the 0.2 study (hard, easy, bimodal, very hard: Beta difficulty
    rollouts, k = the rollouts), ours against the t interval, to show nothing got worse;
 K. the candidate rules on the hardest cells: t, percentile bootstrap, bootstrap-t, logit-t, the
    effective n without a cap, Hall's interval alone, and ours (up to 1,000 replications);
+L. the third pass (up to 1,000 replications): Beta(0.3, 3) and Beta(5, 1) difficulty, uniform
+   and Beta(2, 2), ordinary 2% and 97% rates, ragged 8-16 rollouts at 8 and 11 tasks; ours
+   against the previous rule (the effective n floored at 0 of C tasks, Hall's t without the
+   betting switch), the betting interval alone and the t interval, with ours' width over the
+   narrowest rule that covers >= 93% in the cell;
 B. ``compare`` under no change: "moved" per direction, for ours (the sign-flip test with the t
    interval at every n), the old rule (sign-flip under 30 tasks, the paired percentile bootstrap
    from 30) and the paired t test; and power at a true change, on pass rates and on graded
@@ -47,8 +52,10 @@ from scipy.special import comb, stdtr, stdtrit
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from whileai_core import compare_many  # noqa: E402
-from whileai_core.stats.intervals import (agresti_coull, effective_n, hall_interval,  # noqa: E402
-                                          mid_p, moments, pass_k_bounds)
+from whileai_core.defaults import FLOOR_BELOW_CARRIERS  # noqa: E402
+from whileai_core.stats.intervals import (agresti_coull, betting, carriers,  # noqa: E402
+                                          effective_n, hall_interval, mid_p, moments,
+                                          pass_k_bounds, takes_betting)
 from whileai_core.stats.paired import sign_flip_pvalue  # noqa: E402
 
 LEVEL = 0.95
@@ -137,7 +144,17 @@ def ours_share(values: np.ndarray, rollouts: int):
         x = values.sum(axis=1)
         return mid_p(x, c, LEVEL) if c < 10 else agresti_coull(x, c, LEVEL)
     m, sd, _, _ = moments(values)
-    return effective_n(m, sd / math.sqrt(c), c, c * rollouts, LEVEL)
+    return effective_n(m, sd / math.sqrt(c), c, c * rollouts, LEVEL,
+                       floor=carriers(values) < FLOOR_BELOW_CARRIERS)
+
+
+def with_betting(values: np.ndarray, lo, hi):
+    """The betting interval on the replications the rule gives it (few tasks carry the mean)."""
+    use = takes_betting(values)
+    lo, hi = np.array(lo, dtype=np.float64), np.array(hi, dtype=np.float64)
+    if use.any():
+        lo[use], hi[use] = betting(values[use], LEVEL)
+    return lo, hi
 
 
 def ours_pass_k(values: np.ndarray, k: int, power: bool, pass1):
@@ -154,6 +171,8 @@ def ours_pass_k(values: np.ndarray, k: int, power: bool, pass1):
         al, ah = agresti_coull(x, c, LEVEL)
         lo = np.where(binary, bl, np.where(flat, al, lo))
         hi = np.where(binary, bh, np.where(flat, ah, hi))
+    bet_lo, bet_hi = with_betting(values, lo, hi)
+    lo, hi = np.where(binary, lo, bet_lo), np.where(binary, hi, bet_hi)
     return pass_k_bounds(lo, hi, m, flat, pass1[0], pass1[1], k, power)
 
 
@@ -165,6 +184,7 @@ def ours_reward(values: np.ndarray):
     lo, hi = hall_interval(m, sd, skew, c, LEVEL)
     unit = np.all((values >= 0) & (values <= 1), axis=1)
     lo, hi = np.where(unit, np.clip(lo, 0, 1), lo), np.where(unit, np.clip(hi, 0, 1), hi)
+    lo, hi = with_betting(values, lo, hi)
     flat = np.ptp(values, axis=1) == 0
     return np.where(flat, np.nan, lo), np.where(flat, np.nan, hi)
 
@@ -710,6 +730,141 @@ def section_e(reps: int, rng) -> None:
     print(f"\n(E uses {many_reps} replications)")
 
 
+# --- L. the third pass: skewed difficulty, sparse pass^k, ordinary low rates, ragged rollouts ----
+
+def _logit_normal(mean: float, sd: float):
+    """Task pass rates logistic(mu + sd z), mu set so the population mean is ``mean``; returns
+    (sampler, truth function of a stat)."""
+    from scipy.special import expit
+
+    z = np.random.default_rng(12345).normal(size=2_000_000)
+    lo, hi = -15.0, 15.0
+    for _ in range(60):
+        mid = (lo + hi) / 2.0
+        lo, hi = (mid, hi) if expit(mid + sd * z).mean() < mean else (lo, mid)
+    x = expit(mid + sd * z)
+    return (lambda rng, size: expit(mid + sd * rng.normal(size=size)),
+            lambda stat: float(np.mean(stat_of(stat, x))))
+
+
+def _beta(a: float, b: float):
+    return (lambda rng, size: rng.beta(a, b, size), lambda stat: _beta_truth(a, b, stat))
+
+
+L_SHAPES = {"Beta(0.3,3)": _beta(0.3, 3.0), "Beta(5,1)": _beta(5.0, 1.0),
+            "Beta(1,1)": _beta(1.0, 1.0), "Beta(2,2)": _beta(2.0, 2.0),
+            "2% (logit sd 1)": _logit_normal(0.02, 1.0),
+            "2% (logit sd 2)": _logit_normal(0.02, 2.0),
+            "97% (logit sd 1)": _logit_normal(0.97, 1.0)}
+L_STATS = ("pass@1", "pass@4", "pass^4", "pass@8", "pass^8")
+
+
+def _floored(m, se, c, cap):
+    """The previous rule's pass@1: the effective n with the 0-of-C-tasks bound held under every
+    interval (the floor this section's rule dropped)."""
+    lo, hi = effective_n(m, se, c, cap, LEVEL)
+    z2 = (1.959963984540054 / stdtrit(c - 1, 0.975)) ** 2
+    _, none_hi = agresti_coull(0.0, c * z2, LEVEL)
+    return np.minimum(lo, 1.0 - none_hi), np.maximum(hi, none_hi)
+
+
+def _per_task(stat: str, c: np.ndarray, n: np.ndarray) -> np.ndarray:
+    if stat == "pass@1":
+        return c / n
+    k = k_of(stat)
+    if "^" in stat:
+        return comb(c, k) / comb(n, k)
+    return 1.0 - comb(n - c, k) / comb(n, k)
+
+
+def l_cell(sample, truth_of, n_tasks: int, reps: int, rng, rollouts=(16, 16), chunk: int = 500):
+    """{stat: {rule: [low misses, high misses, width sum, zero-width, refused] / reps}}: ours,
+    the previous rule (floored effective n, Hall's t without the betting switch), the betting
+    interval alone and the t interval, on the same draws; ``no switch``: ours without the floor
+    or the betting interval where few tasks carry the mean. ``rollouts``: each task's number of
+    rollouts drawn uniformly from this range (ragged when the ends differ)."""
+    acc: dict = {s: {} for s in L_STATS}
+    for start in range(0, reps, chunk):
+        r = min(chunk, reps - start)
+        n = rng.integers(rollouts[0], rollouts[1] + 1, size=(r, n_tasks))
+        c = rng.binomial(n, sample(rng, (r, n_tasks)))
+        v1 = c / n
+        m1, sd1, _, _ = moments(v1)
+        se1 = sd1 / math.sqrt(n_tasks)
+        cap = n.sum(axis=1).astype(float)
+        pass1 = effective_n(m1, se1, n_tasks, cap, LEVEL,
+                            floor=carriers(v1) < FLOOR_BELOW_CARRIERS)
+        bare1 = effective_n(m1, se1, n_tasks, cap, LEVEL)
+        prev1 = _floored(m1, se1, n_tasks, cap)
+        for stat in L_STATS:
+            values, tru = _per_task(stat, c, n), truth_of(stat)
+            if stat == "pass@1":
+                ours, prev, bare = pass1, prev1, bare1
+            else:
+                k, power = k_of(stat), "^" in stat
+                ours = ours_pass_k(values, k, power, pass1)
+                m, sd, skew, _ = moments(values)
+                hlo, hhi = hall_interval(m, sd, skew, n_tasks, LEVEL)
+                flat = np.ptp(values, axis=1) == 0
+                alo, ahi = agresti_coull(m * n_tasks, n_tasks, LEVEL)
+                prev = pass_k_bounds(np.where(flat, alo, hlo), np.where(flat, ahi, hhi), m, flat,
+                                     prev1[0], prev1[1], k, power)
+                bare = pass_k_bounds(np.where(flat, alo, hlo), np.where(flat, ahi, hhi), m, flat,
+                                     bare1[0], bare1[1], k, power)
+            spread = np.ptp(values, axis=1) > 0
+            blo, bhi = betting(values, LEVEL)
+            z_lo, z_hi = agresti_coull(values.sum(axis=1), n_tasks, LEVEL)   # no spread at all
+            for name, (lo, hi) in (("ours", ours), ("previous", prev), ("no switch", bare),
+                                   ("betting", (np.where(spread, blo, z_lo),
+                                                np.where(spread, bhi, z_hi))),
+                                   ("t", t_interval(values))):
+                _score(acc[stat], name, lo, hi, tru)
+    return {s: _finish(d, reps) for s, d in acc.items()}
+
+
+def _wilson(p: float, n: int) -> str:
+    z = 1.959963984540054
+    mid, half = (p + z * z / (2 * n)) / (1 + z * z / n), \
+        z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return f"[{100 * (mid - half):.1f}, {100 * (mid + half):.1f}]"
+
+
+def section_l(reps: int, rng) -> None:
+    print("\n## L. The third pass: coverage (%) of ours with its Wilson interval, width, and "
+          "ours' width over the best valid rule's (the narrowest covering >= 93% of: ours, the "
+          "previous rule, ours without the switch, the betting interval, the t interval); "
+          "each other rule's coverage (%) and width; 16 rollouts a task, or 8-16 where ragged")
+    rules = ("ours", "previous", "no switch", "betting", "t")
+    print("| shape | tasks | stat | ours [95% CI] | width | / best (which) | previous | no switch "
+          "| betting | t |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    cells = [(name, n, (16, 16)) for name in L_SHAPES for n in (10, 20, 30, 50, 100)]
+    cells += [("Beta(0.3,3)", 300, (16, 16))]
+    cells += [(f"{name}, ragged", n, (8, 16)) for name in ("Beta(1,1)", "Beta(0.3,3)")
+              for n in (8, 11)]
+    under = dict.fromkeys(rules, 0)
+    wide = dict.fromkeys(rules, 0)
+    total = 0
+    for name, n, rollouts in cells:
+        sample, truth_of = L_SHAPES[name.removesuffix(", ragged")]
+        res = l_cell(sample, truth_of, n, reps, rng, rollouts)
+        for stat, by in res.items():
+            cov = {k: 1 - by[k][0] - by[k][1] for k in rules}
+            valid = [k for k in rules if cov[k] >= 0.93]
+            best = min(valid, key=lambda k: by[k][2]) if valid else None
+            total += 1
+            for k in rules:
+                under[k] += cov[k] < 0.93
+                wide[k] += bool(best) and cov[k] >= 0.93 and by[k][2] > 1.5 * by[best][2]
+            ratio = f"{by['ours'][2] / by[best][2]:.2f} ({best})" if best else "none valid"
+            print(f"| {name} | {n} | {stat} | {100 * cov['ours']:.1f} "
+                  f"{_wilson(cov['ours'], reps)} | {by['ours'][2]:.4g} | {ratio} | "
+                  + " | ".join(f"{100 * cov[k]:.1f} ({by[k][2]:.3g})" for k in rules[1:])
+                  + " |", flush=True)
+    print(f"\nOf {total} cells: under 93% / valid but over 1.5x the best valid width: "
+          + "; ".join(f"{k} {under[k]} / {wide[k]}" for k in rules))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=2000)
@@ -718,7 +873,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--null-reps", type=int, default=4000,
                         help="replications of B2's no-change cells (a rate near 2.5%%)")
-    parser.add_argument("--only", default="A,A2,K,B,C,D,E",
+    parser.add_argument("--only", default="A,A2,K,L,B,C,D,E",
                         help="sections to run, comma-separated (A includes S), e.g. A or B,C")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
@@ -735,6 +890,8 @@ def main() -> None:
         section_a2(args.reps, args.boot, rng)
     if "K" in only:
         section_k(min(args.reps, 1000), min(args.boot, 500), rng)
+    if "L" in only:
+        section_l(min(args.reps, 1000), rng)
     if only & {"B", "B1", "B2"}:
         parts = ("B1", "B2") if "B" in only else tuple(only & {"B1", "B2"})
         section_b(args.reps, args.boot, rng, args.flips, args.null_reps, parts)

@@ -60,8 +60,13 @@ MIN_TASKS_FOR_INTERVAL = 3  # convention: 1-2 tasks give 1-3 resample means (Bow
 INTERVAL_RULE = (  # bench/stats_study.py (docs/statistics-study.md, tables A and K)
     "0/1 outcome per task: mid_p under 10 tasks, agresti_coull from 10; a share "
     "of several 0/1 outcomes: effective_n capped by the outcomes; pass@k, pass^k "
-    "and graded rewards: hall_t, pass@k and pass^k held to pass@1's interval")
+    "and graded rewards: hall_t, pass@k and pass^k held to pass@1's interval; "
+    "pass@k, pass^k, rewards in [0, 1] carried by fewer than 5 tasks: betting; a "
+    "share carried by fewer than 3: the 0-of-C-tasks bound under it")
 BINARY_EXACT_BELOW = 10  # exact coverage: Agresti-Coull 89.6% at 5 tasks, mid-p >= 93.1%
+BETTING_BELOW_CARRIERS = 5  # bench/stats_study.py, table L: Hall's t 55-84% on sparse pass^k
+BETTING_CAP = 0.5  # Waudby-Smith & Ramdas 2023 (JRSS-B 86:1), sec. 4: bets at most c/m, c = 1/2
+FLOOR_BELOW_CARRIERS = 3  # bench/stats_study.py, table L: pass@1 91.8% at Beta(0.3, 3), 10 tasks
 RARE_GROUP_TASKS = 50  # bench/stats_study.py, needle shape: covers >= 93% from 50 tasks
 CLUSTER_RESAMPLES = 2_000  # convention: Monte-Carlo error near 1.6% of the SE
 CLUSTER_MIN_FAMILIES = 10  # bench/family_study.py (docs/statistics-study.md, table F)

@@ -69,7 +69,7 @@ class Comparison(Result):
         "the difference's interval: t_sign_flip_exact / t_sign_flip_mc (the sign-flip test "
         "with the t interval, at any number of tasks), seeds_welch_t (several runs per arm), "
         "family_bootstrap_t (cluster=: families resampled, each drawn family's tasks kept; t "
-        "on min(C, effective C) - 1 df), mover_unpaired (every task changed by the same amount: no paired test; "
+        "on Bell-McCaffrey df), mover_unpaired (every task changed by the same amount: no paired test; "
         "the unpaired interval and its p-value)"))
     mean_before_ci_method: str | None = Field(None, description=METHOD_DOC)
     mean_after_ci_method: str | None = Field(None, description=METHOD_DOC)

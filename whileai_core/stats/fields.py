@@ -15,7 +15,7 @@ Interval = tuple[float, float]
 LEVEL_DOC = "confidence level of every interval in this result (0.95 = 95%)"
 METHOD_DOC = ("the interval used: mid_p / agresti_coull (one 0/1 outcome per task), effective_n "
               "(a share of several 0/1 outcomes per task), hall_t (pass@k, pass^k, graded "
-              "rewards: Hall's skewness-corrected t); the same rule at every number of tasks; "
+              "rewards: Hall's skewness-corrected t), betting (few tasks carry the mean); "
               "with cluster=, family_effective_n (shares) / family_hall_t (pass@k, pass^k, "
               "graded rewards) over families; see docs/core.md 'Which interval'")
 DEPRECATED = ("deprecated alias of `{field}` (removed in 0.3): the same interval when `level` is "

@@ -18,6 +18,10 @@ a share of several 0/1 outcomes per task  ``effective_n``: Agresti-Coull on the 
 pass@k, pass^k, graded rewards            ``hall_t``: Hall's skewness-corrected t [5]; for
                                           pass@k and pass^k held to what pass@1's interval
                                           implies (below)
+pass@k, pass^k, graded rewards in [0, 1]  ``betting``: the betting interval [7], valid for
+whose mean fewer than 5 tasks carry       every distribution on [0, 1] (below); a share
+                                          carried by fewer than 3 keeps ``effective_n``
+                                          with the 0-of-C-tasks bound under it
 fewer than 3 tasks                        no interval
 ========================================  ====================================================
 
@@ -44,6 +48,21 @@ No interval has zero width, and each holds its estimate and stays in the statist
 magnitude before any power is taken, so rewards near 1e308 give a finite interval or a refusal
 that says why, never inf or nan.
 
+When few tasks carry the mean. Hard benchmarks (pass rates ~ Beta(0.3, 3)) make pass^8 = 0 on
+all tasks but a few, easy ones (~ Beta(5, 1)) pass@8 = 1: the mean rests on the two or three
+tasks that differ, the sample's skew says little of the tail it did not draw, and Hall's t
+covered 55-84% (pass^8, 10-100 tasks). Where fewer than ``BETTING_BELOW_CARRIERS`` tasks carry
+the mean's distance from the nearer end ((sum d)^2 / sum d^2, :func:`carriers`), pass@k,
+pass^k and graded rewards in [0, 1] take the betting interval [7], which holds for any
+distribution on [0, 1] (99.6-100% there, table L of docs/statistics-study.md); a share of 0/1
+outcomes (pass@1) carried by fewer than ``FLOOR_BELOW_CARRIERS`` keeps the effective n with the
+no-pass bound under it (the 0-of-C-tasks bound: nearly no pass says as little as none), which
+covers as well there and is narrower than betting. The switch is not monotone in the passes, and no rule can be: if the interval
+for no pass at all is valid (its upper end at least the 0-of-C-tasks bound, about 0.12 at 30
+tasks, since 10% of tasks that always pass go undrawn 4% of the time), a rule whose bounds
+only rise with the passes holds that upper end under every interval, 2.3-5.8x wider than
+needed at ordinary 1-3% rates.
+
 What no interval here can promise: a group of tasks unlike the rest that the sample did not draw
 (a tenth of the tasks easy among hard ones is missed by every rule at 10-30 tasks, 66-93%). Below
 ``RARE_GROUP_TASKS`` the result says so in its note.
@@ -61,6 +80,8 @@ References
 [6] Joanes & Gill (1998), Comparing measures of sample skewness and kurtosis, JRSS-D 47:183
     (G1, the adjusted Fisher-Pearson skewness; scipy.stats.skew(bias=False)). With it the
     skewed-rewards shape covers 93.6-94.2% at 10 tasks, with the plain moment ratio 92.5-93.2%.
+[7] Waudby-Smith & Ramdas (2023), Estimating means of bounded random variables by betting,
+    JRSS-B 86:1 (the hedged capital process with predictable plug-in bets, sec. 3-4).
 """
 
 from __future__ import annotations
@@ -72,7 +93,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..bootstrap import bootstrap_means, z_value
-from ..defaults import BINARY_EXACT_BELOW, MIN_TASKS_FOR_INTERVAL, RARE_GROUP_TASKS
+from ..defaults import (BETTING_BELOW_CARRIERS, BETTING_CAP, BINARY_EXACT_BELOW,
+                        FLOOR_BELOW_CARRIERS, MIN_TASKS_FOR_INTERVAL, RARE_GROUP_TASKS)
 
 Interval = tuple[float, float]
 
@@ -150,7 +172,7 @@ def mid_p(successes, n, level: float, *, steps: int = 60):
     return lower, upper
 
 
-def effective_n(mean, se, n_tasks, cap, level: float):
+def effective_n(mean, se, n_tasks, cap, level: float, floor=None):
     """Agresti-Coull on the effective number of trials (Korn & Graubard [4]).
 
     n_eff = m(1-m)/SE^2, at most ``cap``, the 0/1 outcomes behind the mean (their binomial
@@ -159,11 +181,16 @@ def effective_n(mean, se, n_tasks, cap, level: float):
     that never pass, say: every outcome the same) the spread between tasks is unknown, not known
     to be 0, and so is how alike a task's rollouts are: n_eff is the C tasks, as if each task's
     rollouts were one outcome (a rate inside (0, 1) with no spread between tasks keeps the cap:
-    its rows vary within tasks). So that a first pass never narrows what no pass allowed, the
-    upper bound is at least that of 0 of C tasks, and the lower at most 1 minus it. Capped at the rows instead, 0 of 240 rows over 60 tasks read [0, 0.020], and where
-    2% of tasks always pass and the rest never do, 60 tasks see none of them a quarter of the
-    time: that interval covered 71% (docs/statistics-study.md). ``cap`` None: no floor (n_eff
-    from the spread alone). Arrays in, arrays out.
+    its rows vary within tasks). Capped at the rows instead, 0 of 240 rows over 60 tasks read
+    [0, 0.020], and where 2% of tasks always pass and the rest never do, 60 tasks see none of
+    them a quarter of the time: that interval covered 71% (docs/statistics-study.md).
+    ``floor`` (where True): fewer than ``FLOOR_BELOW_CARRIERS`` tasks carry the mean
+    (:func:`carriers`), so the sample is nearly the no-pass one and its spread says as little:
+    the bound of 0 of C tasks holds the upper end (the lower, for a mean above 1/2). Held
+    under every interval instead, it made pass@1 2.3-5.8x wider than it must be at ordinary
+    1-3% rates with 30-60 tasks; held nowhere, pass@1 covered 90-92% where task rates are
+    spread widely (Beta(0.3, 3) at 10 tasks, 2% rates with a logit sd of 2 at 30-50; table L).
+    ``cap`` None: n_eff from the spread alone. Arrays in, arrays out.
     """
     m = np.asarray(mean, dtype=np.float64)
     se2 = np.asarray(se, dtype=np.float64) ** 2
@@ -179,11 +206,85 @@ def effective_n(mean, se, n_tasks, cap, level: float):
     scale = (z / t_value(0.5 + level / 2.0, np.asarray(n_tasks, dtype=np.float64) - 1.0)) ** 2
     n_adj = raw * scale
     lo, hi = agresti_coull(m * n_adj, n_adj, level)
-    # monotone in the passes: a first pass never narrows what no pass at all allowed (the bound
-    # for 0 of C tasks is a floor under the upper bound, and 1 minus it a ceiling over the lower)
-    floor_n = tasks * scale
-    _, none_hi = agresti_coull(np.zeros_like(floor_n), floor_n, level)
-    return np.minimum(lo, 1.0 - none_hi), np.maximum(hi, none_hi)
+    floor = np.zeros(m.shape, dtype=bool) if floor is None else np.asarray(floor, dtype=bool)
+    _, none_hi = agresti_coull(np.zeros_like(tasks), tasks * scale, level)
+    near_zero = m <= 0.5
+    lo = np.where(floor & ~near_zero, np.minimum(lo, 1.0 - none_hi), lo)
+    hi = np.where(floor & near_zero, np.maximum(hi, none_hi), hi)
+    return lo, hi
+
+
+def carriers(values):
+    """How many tasks carry the mean's distance from the end it is nearer: (sum d)^2 / sum d^2
+    with d = v (mean at most 1/2) or 1 - v (above). C when every task is as far out, 1 when one
+    task holds it all (pass^8 = 0 on all tasks but one), 0 when none does (every value 0).
+    Over the last axis (arrays in, arrays out)."""
+    v = np.asarray(values, dtype=np.float64)
+    d = np.where(v.mean(axis=-1, keepdims=True) <= 0.5, v, 1.0 - v)
+    total, squares = d.sum(axis=-1), (d * d).sum(axis=-1)
+    return np.divide(total * total, squares, out=np.zeros_like(total), where=squares > 0)
+
+
+def takes_betting(values):
+    """Where the rule takes :func:`betting`: values in [0, 1], not all the same, carried by
+    fewer than ``BETTING_BELOW_CARRIERS`` tasks. Over the last axis."""
+    v = np.asarray(values, dtype=np.float64)
+    unit = np.all((v >= 0.0) & (v <= 1.0), axis=-1)
+    spread = np.ptp(np.where(unit[..., None], v, 0.0), axis=-1) > 0
+    return unit & spread & (carriers(np.where(unit[..., None], v, 0.0)) < BETTING_BELOW_CARRIERS)
+
+
+def betting(values, level: float, *, cap: float = BETTING_CAP, grid: int = 17,
+            steps: int = 40):
+    """The betting interval for a mean of values in [0, 1] [7], valid for every distribution
+    on [0, 1] at every number of tasks. The values are on the last axis (arrays in, arrays
+    out: the study calls it on a replication a row).
+
+    A gambler who bets that the mean is above m (stake lambda_t, at most ``cap``/m) and one who
+    bets it is below (at most ``cap``/(1 - m)) each turn 1 into prod(1 + lambda_t (x_t - m)) or
+    prod(1 - lambda_t (x_t - m)); at the true mean their average is a martingale from 1, so it
+    reaches 1/alpha with probability at most alpha (Markov), and the interval is every m where
+    it stays below. The stakes are the predictable plug-in sqrt(2 log(2/alpha) / (C s2_{t-1})),
+    s2 the running variance from 1/4 [7, sec. 3]. The tasks are taken in a fixed order of the
+    sorted values (a fixed permutation), so the interval depends on the values, not on the
+    order the rows came in. Boundaries: a grid from each end towards the mean, then bisection
+    to the last excluded point (never narrower than the set).
+    """
+    v = np.asarray(values, dtype=np.float64)
+    shape = v.shape[:-1]
+    n = v.shape[-1]
+    x = np.sort(v.reshape(-1, n), axis=1)[:, np.random.default_rng(0).permutation(n)]
+    alpha = 1.0 - level
+    t = np.arange(1, n + 1, dtype=np.float64)
+    mu_hat = (0.5 + np.cumsum(x, axis=1)) / (t + 1.0)
+    var_hat = (0.25 + np.cumsum((x - mu_hat) ** 2, axis=1)) / (t + 1.0)
+    prior = np.concatenate((np.full((x.shape[0], 1), 0.25), var_hat[:, :-1]), axis=1)
+    stake = np.sqrt(2.0 * math.log(2.0 / alpha) / (n * prior))[:, None, :]
+    bar = math.log(1.0 / alpha) - math.log(0.5)
+    xs = x[:, None, :]
+
+    def outside(m):   # (rows, points) -> capital at least 1/alpha there: m is excluded
+        m = np.clip(m, 1e-15, 1.0 - 1e-15)[:, :, None]
+        up = np.log1p(np.minimum(stake, cap / m) * (xs - m)).sum(axis=2)
+        down = np.log1p(-np.minimum(stake, cap / (1.0 - m)) * (xs - m)).sum(axis=2)
+        return np.logaddexp(up, down) >= bar
+
+    mean = x.mean(axis=1)
+    rows = np.arange(x.shape[0])
+
+    def edge(end: float) -> np.ndarray:   # from the range's ``end`` towards the mean
+        pts = end + (mean - end)[:, None] * np.linspace(0.0, 1.0, grid)[None, :]
+        inside = ~outside(pts)
+        first = np.where(inside.any(axis=1), np.argmax(inside, axis=1), grid - 1)
+        o = pts[rows, np.maximum(first - 1, 0)]
+        i = pts[rows, first]
+        for _ in range(steps):
+            mid = (o + i) / 2.0
+            out = outside(mid[:, None])[:, 0]
+            o, i = np.where(out, mid, o), np.where(out, i, mid)
+        return np.where(first == 0, end, o).reshape(shape)
+
+    return edge(0.0), edge(1.0)
 
 
 def moments(values):
@@ -296,6 +397,8 @@ def plan(values: np.ndarray, cap: float | None = None, pass_k: PassK | None = No
         return "mid_p" if c < BINARY_EXACT_BELOW else "agresti_coull"
     if pass_k is None and cap is not None:
         return "effective_n"
+    if bool(takes_betting(values)):
+        return "betting"
     return "hall_t"
 
 
@@ -327,8 +430,14 @@ def finish(values: np.ndarray, method: str | None, level: float, cap: float | No
         if not (math.isfinite(float(m)) and math.isfinite(float(sd))):
             return TaskInterval(None, None, "the per-task values do not fit a float's range "
                                 "(magnitudes near 1e308): rescale the rewards", c)
-        if method == "effective_n":
-            lo, hi = effective_n(m, sd / math.sqrt(c), c, cap, level)
+        if method == "betting":
+            lo, hi = betting(values, level)
+            if pass_k is not None:
+                lo, hi = pass_k_bounds(lo, hi, m, False, pass_k.pass1_ci[0], pass_k.pass1_ci[1],
+                                       pass_k.k, pass_k.power)
+        elif method == "effective_n":
+            lo, hi = effective_n(m, sd / math.sqrt(c), c, cap, level,
+                                 floor=carriers(values) < FLOOR_BELOW_CARRIERS)
         else:
             flat = bool(np.all(values == values[0]))
             if pass_k is not None:

@@ -2,91 +2,48 @@
 call (`name(`, `x=true`, `by='category'`, "None") nor an MCP argument or tool (`teacher_rows` where
 the flag is `--teacher-rows`, `route_rows` where the command is `route`, "run cheat_probes").
 
-Every command (the operations, enumerated) runs on the bundled examples/ and on bad inputs of
-its own (a missing file, a file of the wrong shape, a bad flag value), --json off; stdout and
-stderr are read together.
+Every command (the operations, enumerated) runs its call of tests/tool_calls.py, as the shell
+types it, in the workspace that file builds, and bad calls made from it (each file it reads
+missing or of the wrong shape, each flag's value nonsense), --json off; stdout and stderr are
+read together.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import shutil
-from pathlib import Path
 
 import pytest
 
+from tool_calls import CALLS, STATEFUL, build, shell
 from whileai_core.cli import main
 from whileai_core.operations import RENAMED, operations
+from whileai_core.operations.args import ARM, NAMED, PATH, RUN_OR_PATH, RUNS, SOURCE
 from whileai_core.operations.surface import params
 
-ROOT = Path(__file__).resolve().parents[1]
-STATE = ["--state-dir", "state"]
-RULE = json.dumps({"ship_if": [{"kind": "delta_above", "bound": 0.05}]})
+# the shell's own arguments (the MCP server's environment decides them), given where a command
+# takes them: their bad values are tried too
+SHELL_ONLY = {"state_dir": "state"}
 
-# A call each command can make on examples/ (copied into the current directory), in an order in
-# which the files a command reads were written by an earlier one.
-GOOD: dict[str, list[str]] = {
-    "describe": ["examples/graded.jsonl"],
-    "inspect-rows": ["examples/graded.jsonl"],
-    "route": ["examples/graded.jsonl", "--model", "Qwen/Qwen3-8B"],
-    "pass-at": ["examples/graded.jsonl", "-k", "2"],
-    "task-table": ["examples/graded.jsonl", "--out", "out/table.csv"],
-    "compare": ["examples/graded.jsonl", "examples/teacher.jsonl"],
-    "compare-many": ["examples/graded.jsonl", "examples/teacher.jsonl", "--by", "category"],
-    "noise-floor": ["examples/reruns/run-1.jsonl", "examples/reruns/run-2.jsonl",
-                    "examples/reruns/run-3.jsonl"],
-    "holdout-size": ["--effect", "0.1", "-k", "4"],
-    "teacher-clears": ["examples/teacher.jsonl", "examples/graded.jsonl"],
-    "config": ["refund-env", "--model", "Qwen/Qwen3-8B", "--method", "grpo", "--out",
-               "out/grpo.toml"],
-    "validate": ["out/grpo.toml"],
-    "launch": ["sft", "--data", "examples/sft-data", "--backend", "local", *STATE],
-    "status": ["run-0123456789ab", *STATE],
-    "runs": [*STATE],
-    "collect": ["run-0123456789ab", *STATE],
-    "cancel": ["run-0123456789ab", *STATE],
-    "cheat-probes": ["examples/tasks.jsonl", "--reward", "examples/grader.py:reward",
-                     "--model-rows", "examples/graded.jsonl"],
-    "prove-reward": ["examples/tasks.jsonl", "--reward", "examples/grader.py:reward"],
-    "hack-scan": ["examples/rollouts.jsonl"],
-    "watch": ["examples/training_rows.jsonl"],
-    "doctor": ["examples/training_rows.jsonl"],
-    "fingerprint": ["examples/tasks.jsonl"],
-    "freeze": ["examples/tasks.jsonl", "--out-dir", "out"],
-    "failure-capable": ["examples/graded.jsonl", "--holdout", "examples/tasks.jsonl"],
-    "by-category": ["examples/graded.jsonl", "--tasks", "examples/tasks.jsonl"],
-    "audit-judge": ["examples/judge_items.jsonl"],
-    "order-reversal": ["examples/judge_pairs.jsonl"],
-    "failures-needed": [],
-    "rubric-ablation": ["examples/judge_items.jsonl", "--clauses", "judge-strict",
-                        "judge-lenient"],
-    "split": ["examples/traces.jsonl", "--holdout-out", "out/holdout.jsonl", "--train-out",
-              "out/train-traces.jsonl"],
-    "failed-asks": ["examples/traces.jsonl", "--out", "out/failed.jsonl"],
-    "select-sft": ["out/train-traces.jsonl", "--out", "out/chosen.jsonl"],
-    "decontaminate": ["out/chosen.jsonl", "out/holdout.jsonl", "--out", "out/clean.jsonl"],
-    "export-sft": ["out/clean.jsonl", "--out", "out/train.jsonl"],
-    "import": ["examples/graded.jsonl", "--out", "out/imported.jsonl"],
-    "rollout-update": ["examples/rollouts.jsonl", "--method", "grpo"],
-    "shape-group": ["--rewards", "1", "0", "0", "1", "--scores",
-                    "[[0.9,1],[0,0],[0,0],[0.4,0.8]]"],
-    "dpo-pairs": ["examples/traces.jsonl", "--out", "out/pairs.jsonl"],
-    "dpo-data": ["out/pairs.jsonl", "--out-dir", "out/dpo", "--holdout", "out/holdout.jsonl",
-                 "--grader", "examples/grader.py"],
-    "grpo-plan": ["examples/rollouts.jsonl", "--model", "Qwen/Qwen3-8B"],
-    "register-experiment": ["e1", "--question", "does it help?", "--hypothesis", "it does",
-                            "--arms", "treat=the change", "--holdout", "holdout-0123456789ab",
-                            "--rule", RULE, *STATE],
-    "record-run": ["run-0123456789ab", "--changed", "a", "--moved", "b", "--why", "c",
-                   "--learned", "d", "--reproduce", "e", *STATE],
-    "experiments": [*STATE],
-    "export-experiments": ["out/experiments.md", *STATE],
-    "archive-experiment": ["e1", *STATE],
-    "list-skills": [],
-    "get-skill": ["pick-a-method"],
-    "init": ["project"],
-}
+
+def _good_calls() -> dict[str, tuple[str, dict]]:
+    """Every command -> (its operation, its good call): tests/tool_calls.py's, in the order of
+    the operations (archive_experiment after the register_experiment it archives)."""
+    good = {}
+    for name, op in operations().items():
+        if "cli" not in op.surfaces or name not in {**CALLS, **STATEFUL}:
+            continue  # a command without its call: test_every_command_is_called names it
+        arguments = CALLS[name] if name in CALLS else STATEFUL[name]
+        offered = {p.name for p in params(op, "cli")} - {p.name for p in params(op, "mcp")}
+        good[op.command] = name, {**arguments, **{k: v for k, v in SHELL_ONLY.items()
+                                                  if k in offered}}
+    return good
+
+
+CALLED = _good_calls()
+# A call each command can make in the workspace of tests/tool_calls.py, as the shell types it.
+GOOD: dict[str, list[str]] = {command: shell(name, arguments)[1:]
+                              for command, (name, arguments) in CALLED.items()}
 
 # These print the skills' own text (written for an agent, with its tool calls), not a message.
 DOCUMENTS = {"list-skills", "get-skill"}
@@ -94,15 +51,28 @@ DOCUMENTS = {"list-skills", "get-skill"}
 WRONG_SHAPE = '{"id": "a", "score": 1, "text": "x"}\n{"id": "b", "score": 0, "text": "y"}\n'
 
 
-OUTPUTS = {"--out", "--out-dir", "--holdout-out", "--train-out"}
+READS = {PATH, SOURCE, ARM, RUNS, NAMED, RUN_OR_PATH}  # the kinds of argument naming a file read
+
+
+def _reads(name: str, arguments: dict) -> set[str]:
+    """The files a call reads: the values of its arguments of a reading kind (declared)."""
+    found: set[str] = set()
+    for param in params(operations()[name], "cli"):
+        value = arguments.get(param.name)
+        if param.arg.kind in READS:
+            values = value.values() if isinstance(value, dict) else \
+                value if isinstance(value, list) else [value]
+            found |= {v for v in values if isinstance(v, str)}
+    return found
 
 
 def _bad_calls(command: str, good: list[str]) -> list[list[str]]:
     """Each file the good call reads, missing and of the wrong shape; each flag's value made
     nonsense ('nope', a word no number, choice or path is)."""
+    reads = _reads(*CALLED[command])
     calls = []
     for i, word in enumerate(good):
-        if word.startswith(("examples/", "out/")) and (i == 0 or good[i - 1] not in OUTPUTS):
+        if word in reads:
             calls.append(good[:i] + ["missing.jsonl"] + good[i + 1:])
             calls.append(good[:i] + ["wrong.jsonl"] + good[i + 1:])
         elif word.startswith("-") and i + 1 < len(good) and not good[i + 1].startswith("-"):
@@ -139,9 +109,11 @@ def _snake_names() -> dict[str, str]:
 
 
 # Words that are snake_case in the shell's own language too: a field of the user's rows or a
-# result's own label (`task_id`, noise-floor's `run_std` line), and a prime-rl TOML key printed
-# as the key it is (`config`: "--seq-len -> seq_len", the top-level key of that name).
-NOT_ARGUMENTS = {"task_id", "max_tokens", "n_tasks", "run_std", "n_runs", "seq_len"}
+# result's own label (`task_id`, noise-floor's `run_std` line, rollout-update's `mean_reward`),
+# and a prime-rl TOML key printed as the key it is (`config`: "--seq-len -> seq_len", the
+# top-level key of that name; `doctor`: the orchestrator's `max_off_policy_steps`).
+NOT_ARGUMENTS = {"task_id", "max_tokens", "n_tasks", "run_std", "n_runs", "seq_len",
+                 "mean_reward", "max_off_policy_steps"}
 
 
 # Argument names that are values too: `(reward)` is a metric or a mode as often as the flag.
@@ -171,11 +143,8 @@ def problems(text: str) -> list[str]:
 @pytest.fixture(scope="module")
 def transcript(tmp_path_factory) -> dict[str, str]:
     """Every command's output, good and bad calls, by the call's words."""
-    here = tmp_path_factory.mktemp("cli-language")
-    shutil.copytree(ROOT / "examples", here / "examples")
-    (here / "out").mkdir()
+    here = build(tmp_path_factory.mktemp("cli-language"))
     (here / "wrong.jsonl").write_text(WRONG_SHAPE)
-    (here / "project").mkdir()
     out: dict[str, str] = {}
     mp = pytest.MonkeyPatch()
     mp.chdir(here)
@@ -207,7 +176,7 @@ def _run(argv: list[str]) -> str:
 
 def test_every_command_is_called():
     commands = {op.command for op in operations().values() if "cli" in op.surfaces}
-    assert commands == set(GOOD)
+    assert commands == set(GOOD), f"no call in tests/tool_calls.py of {commands - set(GOOD)}"
 
 
 def test_every_good_call_gets_past_the_parser(transcript):
@@ -222,7 +191,8 @@ def test_every_good_call_gets_past_the_parser(transcript):
 
 def test_shape_group_takes_its_scores_as_json_and_says_so(capsys):
     # mode reward: the passes 0 and 3 are scaled by solution * behaviour (0.9 * 1, 0.4 * 0.8)
-    assert main(["shape-group", *GOOD["shape-group"], "--json"]) == 0
+    assert main(["shape-group", "--rewards", "1", "0", "0", "1", "--scores",
+                 "[[0.9,1],[0,0],[0,0],[0.4,0.8]]", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["rewards"] == pytest.approx([0.9, 0, 0, 0.32])
     with pytest.raises(SystemExit):
         main(["shape-group", "--help"])

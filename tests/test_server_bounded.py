@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 from pathlib import Path
 
 import pytest
 
 from server.registry import tool_specs
-from test_server_support import call, ok
+from test_server_support import MODEL, call, ok
+from tool_calls import CALLS, build, merged
 from whileai_core.defaults import LIST_SHOWN_MAX, MCP_ANSWER_MAX_BYTES, TASK_EXTREMES
 
 N = 3000          # tasks: far past every list bound, small enough for a 2-core test run
@@ -24,8 +26,8 @@ K = 4
 
 
 def _rows(path: Path, rng: random.Random, shift: float = 0.0, models: int = 1) -> None:
-    """N tasks x K rollouts; 50 groups in `group`; ``models`` writers (several are never read
-    as one set, so only the file for the list of models has more than one)."""
+    """N tasks x K rollouts; 50 groups in `group`; ``models`` writers, MODEL the first (several
+    are never read as one set, so only the file for the list of models has more than one)."""
     with path.open("w") as fh:
         for t in range(N):
             p = rng.random()
@@ -33,14 +35,22 @@ def _rows(path: Path, rng: random.Random, shift: float = 0.0, models: int = 1) -
                 fh.write(json.dumps({"task_id": f"t{t:05d}",
                                      "reward": float(rng.random() < min(1.0, p + shift)),
                                      "truncated": rng.random() < 0.05,
-                                     "model": f"org/m-{t % models}", "group": f"g{t % 50}",
-                                     "category": f"c{t % 7}"})
+                                     "model": f"org/m-{t % models}" if t % models else MODEL,
+                                     "group": f"g{t % 50}", "category": f"c{t % 7}"})
                          + "\n")
+
+
+# the files of tests/tool_calls.py that the calls below read, each as one of N tasks
+BIG = {"a": ("evals/grpo12.jsonl", "evals/grpo.jsonl"),             # before
+       "b": ("evals/after12.jsonl", "evals/after.jsonl", "evals/teacher12.jsonl"),  # after: +0.1
+       "c": ("evals/truncated.jsonl",),                              # a third run
+       "traces": ("held.jsonl", "tasks.jsonl", "rollouts.jsonl"),   # holdout = train: all shared
+       "items": ("pairs.jsonl",)}                                    # forward and reversed picks
 
 
 @pytest.fixture(scope="module")
 def big(tmp_path_factory):
-    root = tmp_path_factory.mktemp("big")
+    root = build(tmp_path_factory.mktemp("big") / "ws")  # every file the calls read, then N tasks
     rng = random.Random(0)
     for name, shift in (("a", 0.0), ("b", 0.1), ("c", 0.0)):
         _rows(root / f"{name}.jsonl", rng, shift)
@@ -63,39 +73,14 @@ def big(tmp_path_factory):
     with (root / "batch.jsonl").open("w") as fh:
         for i in range(400):
             fh.write(json.dumps({"reward": float(i % 2), "logprobs": [-0.5] * 200}) + "\n")
+    for name, paths in BIG.items():
+        for path in paths:
+            shutil.copyfile(root / f"{name}.jsonl", root / path)
     from server.app import build_server
     return root, build_server(root, skills_dir=root / "none")
 
 
-# Every tool whose answer could grow with its input, called on inputs of N tasks.
-SIZE_CALLS = {
-    "route_rows": {"rows": "a.jsonl", "model": "org/m-0", "teacher_rows": "b.jsonl"},
-    "describe_rows": {"rows": "a.jsonl"},
-    "inspect_rows": {"rows": "models.jsonl", "model": "org/m-0"},
-    "rate": {"rows": "a.jsonl"},
-    "compare": {"before": "a.jsonl", "after": "b.jsonl"},
-    "compare_many": {"before": "a.jsonl", "after": "b.jsonl", "by": "group"},   # 50 groups
-    "holdout_size": {"before": "a.jsonl", "after": "b.jsonl"},
-    "teacher_clears": {"teacher_rows": "b.jsonl", "student_rows": "a.jsonl"},
-    "noise_floor": {"runs": ["a.jsonl", "b.jsonl", "c.jsonl"]},
-    "task_table": {"rows": "a.jsonl", "out": "out/table.jsonl", "overwrite": True},
-    "split_by_task": {"rows": "traces.jsonl"},
-    "failed_asks": {"traces": "traces.jsonl"},
-    "select_sft": {"attempts": "traces.jsonl"},
-    "decontaminate": {"train": "traces.jsonl", "holdout": "traces.jsonl"},
-    "export_sft": {"records": "traces.jsonl", "out": "out/sft.jsonl", "overwrite": True},
-    "audit_judge": {"items": "items.jsonl"},
-    "rubric_ablation": {"items": "items.jsonl", "clauses": ["c1", "c2"]},
-    "order_reversal": {"pairs": "items.jsonl"},
-    "rollout_update": {"method": "flash_reinforce", "batch": "batch.jsonl"},
-    "failure_capable": {"rows": "a.jsonl"},
-    "category_table": {"rows": "a.jsonl"},
-    "hack_scan": {"rows": "a.jsonl", "n_shuffles": 100},
-    "eval_fingerprint": {"tasks": "traces.jsonl"},
-    "dpo_pairs": {"rollouts": "traces.jsonl"},
-    "grpo_plan": {"rows": "a.jsonl", "model": "Qwen/Qwen3-8B"},
-    "list_experiments": {},
-}
+TOOLS = {spec.name for spec in tool_specs()}
 # Tools whose answer does not grow with an input, and why.
 FIXED_SIZE = {
     "prime_rl_config": "one config for one method: its TOML and report",
@@ -118,9 +103,26 @@ FIXED_SIZE = {
 }
 
 
+# Every other tool's answer could grow with its input: its call of tests/tool_calls.py, on the
+# files of N tasks above, changed where CALLS' call would not let it grow:
+SIZE_CHANGES = {
+    "describe_rows": {"fields": None},           # every field: task_id's N values among them
+    "inspect_rows": {"rows": "models.jsonl"},    # 50 writers: the list of models
+    "rate": {"detail": None, "limit": None},     # the default answer, not one page of 3
+    "compare_many": {"by": "group"},             # 50 groups (CALLS' category has 7)
+    "holdout_size": {"before": "evals/grpo12.jsonl", "after": "evals/after12.jsonl"},  # a pilot
+}
+SIZE_CALLS = {tool: merged(tool, SIZE_CHANGES.get(tool, {}))
+              for tool in sorted(TOOLS - set(FIXED_SIZE)) if tool in CALLS}
+
+
 def test_every_tool_is_either_measured_or_said_to_be_fixed_size():
-    names = {spec.name for spec in tool_specs()}
-    assert names == set(SIZE_CALLS) | set(FIXED_SIZE), names ^ (set(SIZE_CALLS) | set(FIXED_SIZE))
+    assert set(FIXED_SIZE) <= TOOLS, set(FIXED_SIZE) - TOOLS
+    unmeasured = TOOLS - set(FIXED_SIZE) - set(SIZE_CALLS)
+    assert not unmeasured, (f"{sorted(unmeasured)}: no call to measure; add one to CALLS in "
+                            "tests/tool_calls.py, or say in FIXED_SIZE here why its answer "
+                            "cannot grow")
+    assert set(SIZE_CHANGES) <= set(SIZE_CALLS)
 
 
 def answer_bytes(result) -> int:
@@ -164,7 +166,7 @@ def test_every_cut_list_says_n_of_n(big):
     assert chosen["n_kept"] == kept and len(chosen["records"]) == LIST_SHOWN_MAX
     assert f"records: {LIST_SHOWN_MAX} of {kept} shown" in chosen["shown"]
     assert f"asks_without_pass: {LIST_SHOWN_MAX} of {N - kept} shown" in chosen["shown"]
-    facts = ok(call(server, "inspect_rows", {"rows": "models.jsonl", "model": "org/m-0"}))
+    facts = ok(call(server, "inspect_rows", {"rows": "models.jsonl", "model": MODEL}))
     assert facts["on_policy"]["n_models"] == 50
     assert f"models: {LIST_SHOWN_MAX} of 50 shown" in facts["on_policy"]["shown"]
 

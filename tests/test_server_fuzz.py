@@ -24,6 +24,7 @@ from mcp import Client
 from server.app import build_server
 from server.registry import tool_specs
 from test_server_support import MODEL, make_workspace
+from tool_calls import CALLS, build, merged
 
 SETTINGS = settings(max_examples=40, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.function_scoped_fixture,
@@ -52,7 +53,7 @@ class Session:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    root = make_workspace(tmp_path_factory.mktemp("fuzz") / "ws")
+    root = build(tmp_path_factory.mktemp("fuzz") / "ws")  # every file CALLS' calls read
     skills = root / "skills" / "alpha"
     skills.mkdir(parents=True)
     (skills / "SKILL.md").write_text("---\nname: alpha\ndescription: A.\n---\n# A\n")
@@ -114,42 +115,42 @@ def test_malformed_arguments(world, tool):
 
 # --- malformed row files -------------------------------------------------------------------
 
-ROWS_CALLS = {
-    # tool: (the rows arguments, the other arguments of a valid call)
-    "route_rows": (("rows", "teacher_rows"), {"model": MODEL}),
-    "describe_rows": (("rows",), {}),
-    "rate": (("rows",), {"k": 2}),
-    "compare": (("before", "after", "selected_on"), {}),
-    "compare_many": (("before", "after"), {"by": "scenario_id"}),
-    "holdout_size": (("before", "after"), {}),
-    "teacher_clears": (("teacher_rows", "student_rows"), {}),
-    "audit_judge": (("items",), {}),
-    "order_reversal": (("pairs",), {}),
-    "select_sft": (("attempts",), {}),
-    "decontaminate": (("train", "holdout"), {}),
-    "export_sft": (("records",), {"out": "fuzz-out.jsonl", "overwrite": True}),
-    "inspect_rows": (("rows",), {"model": MODEL}),
-    "task_table": (("rows",), {"out": "fuzz-table.jsonl", "overwrite": True}),
-    "rubric_ablation": (("items",), {"clauses": ["c1", "c2"]}),
-    "split_by_task": (("rows",), {"out": "fuzz-split.json", "train_out": "fuzz-train.jsonl",
-                                  "overwrite": True}),
-    "failed_asks": (("traces",), {}),
-    "rollout_update": (("batch",), {"method": "flash_reinforce"}),
-    "eval_fingerprint": (("tasks",), {}),
-    "freeze_holdout": (("tasks",), {"out_dir": "fuzz-frozen"}),
-    "failure_capable": (("rows", "holdout"), {}),
-    "category_table": (("rows", "after", "tasks"), {}),
-    "cheat_probes": (("tasks", "model_rows"), {"reward": "reward.py:score", "probes": ["empty"]}),
-    "prove_reward": (("tasks", "model_rows"), {"reward": "reward.py:score"}),
-    "dpo_pairs": (("rollouts", "constructed"), {}),
-    "write_dpo_data": (("pairs", "holdout"), {"out_dir": "fuzz-dpo", "grader": "reward.py",
-                                              "overwrite": True}),
-    "grpo_plan": (("rows", "tasks"), {"model": MODEL}),
-    "hack_scan": (("rows",), {"n_shuffles": 100}),
-    "route+plot": (("rows",), {"model": MODEL, "plot": True}),
-    "compare+plot": (("before", "after"), {"plot": True}),
-    "audit_judge+plot": (("items",), {"plot": True}),
+def _file_fields(spec) -> tuple[str, ...]:
+    """The arguments that take a file, from the input schema: a path or an inline list of
+    records."""
+    return tuple(f for f, info in spec.input.model_fields.items()
+                 if "list[dict" in str(info.annotation) and "str" in str(info.annotation))
+
+
+FILE_FIELDS = {name: _file_fields(spec) for name, spec in SPECS.items() if _file_fields(spec)}
+# CALLS' call, changed where a fuzzed file would otherwise stop at another argument:
+FUZZ_CHANGES = {
+    "describe_rows": {"fields": None},              # every field of the fuzzed rows, not two
+    "rate": {"detail": None, "limit": None},        # the default answer, not one page
+    "compare_many": {"by": "scenario_id"},          # a field the fuzzed rows carry
+    # a reward that takes any task's fields (rewards/grade.py needs `answer`): a fuzzed tasks
+    # file reaches the probes
+    "cheat_probes": {"reward": "reward.py:score"},
+    "prove_reward": {"reward": "reward.py:score"},
 }
+# tool: (its file arguments, the other arguments of its valid call); "+plot": with its picture
+ROWS_CALLS = {tool: (fields, {k: v for k, v in merged(tool, FUZZ_CHANGES.get(tool, {})).items()
+                              if k not in fields})
+              for tool, fields in FILE_FIELDS.items() if tool in CALLS}
+ROWS_CALLS |= {f"{tool}+plot": (fields, {**rest, "plot": True})
+               for tool, (fields, rest) in list(ROWS_CALLS.items())
+               if "plot" in SPECS[tool].input.model_fields}
+
+
+def _arguments(tool: str, which: str, value: str) -> dict:
+    """``tool``'s call with every file argument a good rows file, ``which`` set to ``value``
+    (and the other of before/after the same tasks after training)."""
+    fields, rest = ROWS_CALLS[tool]
+    arguments = {f: "evals/grpo.jsonl" for f in fields} | rest | {which: value}
+    if {"before", "after"} <= set(fields):
+        arguments["after" if which == "before" else "before"] = "evals/after.jsonl"
+    return arguments
+
 
 json_values = st.one_of(st.none(), st.booleans(), st.integers(-5, 5),
                         st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=6),
@@ -223,28 +224,24 @@ files = st.one_of(mostly_good(), mostly_good(),
 @pytest.mark.parametrize("tool", sorted(ROWS_CALLS))
 def test_malformed_row_files(world, tool):
     root, session = world
-    fields, rest = ROWS_CALLS[tool]
+    fields, _ = ROWS_CALLS[tool]
 
     @SETTINGS
     @given(text=files, which=st.sampled_from(fields), encoding=st.sampled_from(["utf-8", "utf-16"]))
     def run(text, which, encoding):
         (root / "fuzz.jsonl").write_bytes(text.encode(encoding, errors="replace"))
-        arguments = {f: "evals/grpo.jsonl" for f in fields} | rest | {which: "fuzz.jsonl"}
-        if tool.startswith("compare") or tool == "holdout_size":
-            arguments["after" if which == "before" else "before"] = "evals/after.jsonl"
-        check(session, tool.split("+")[0], arguments)
+        check(session, tool.split("+")[0], _arguments(tool, which, "fuzz.jsonl"))
 
     run()
 
 
 def test_every_tool_that_reads_a_file_is_fuzzed():
     # a file argument is one that takes a path or an inline list of records
-    reads = {name: {f for f, info in spec.input.model_fields.items()
-                    if "list[dict" in str(info.annotation) and "str" in str(info.annotation)}
-             for name, spec in SPECS.items()}
-    for name, fields in reads.items():
-        if fields:
-            assert name in ROWS_CALLS and fields == set(ROWS_CALLS[name][0]), (name, fields)
+    unfuzzed = sorted(set(FILE_FIELDS) - set(ROWS_CALLS))
+    assert not unfuzzed, f"{unfuzzed}: no call to fuzz; add one to CALLS in tests/tool_calls.py"
+    assert set(FUZZ_CHANGES) <= set(ROWS_CALLS)
+    for name, fields in FILE_FIELDS.items():
+        assert fields and set(ROWS_CALLS[name][0]) == set(fields), (name, fields)
 
 
 # --- nested arguments and hostile files ----------------------------------------------------
@@ -327,16 +324,13 @@ def test_nested_method_specs_and_overrides(traps):
 @pytest.mark.parametrize("tool", sorted(ROWS_CALLS))
 def test_trap_paths_in_every_file_argument(traps, tool):
     root, session = traps
-    fields, rest = ROWS_CALLS[tool]
+    fields, _ = ROWS_CALLS[tool]
 
     @SETTINGS
     @given(value=trap_paths, which=st.sampled_from(fields))
     def run(value, which):
-        arguments = {f: "evals/grpo.jsonl" for f in fields} | rest | {which: value}
-        if tool.startswith("compare") or tool == "holdout_size":
-            arguments["after" if which == "before" else "before"] = "evals/after.jsonl"
         started = time.monotonic()
-        check(session, tool.split("+")[0], arguments)
+        check(session, tool.split("+")[0], _arguments(tool, which, value))
         assert time.monotonic() - started < 30
 
     run()

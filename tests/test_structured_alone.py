@@ -23,9 +23,10 @@ from mcp import Client
 
 from server.app import build_server
 from test_server_support import MODEL
-from tool_calls import CALLS, build
+from tool_calls import build, served
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+CALLS = served("mcp")  # one call of every tool (the shell's own init_project has no structure)
 NUMBER = re.compile(r"(?<![\w.@^/-])[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?%?(?![\w.]*\w)")
 
 

@@ -1,7 +1,13 @@
-"""A workspace and one valid call of every operation, shared by the tests that hold the surfaces
-to each other (tests/test_surfaces_agree.py: every MCP tool against its CLI twin;
-tests/test_structured_alone.py: every fact a tool's text gives is in its structured content).
-No tests here.
+"""The one list of calls: a workspace and one valid call of every operation. No tests here
+(tests/test_tool_calls.py fails when an operation has no call).
+
+Every test that needs "a good call of each operation" reads it here:
+tests/test_surfaces_agree.py (every MCP tool against its CLI twin), tests/test_structured_alone.py
+(every fact a tool's text gives is in its structured content), tests/test_cli_language.py (every
+command as the shell types it, :func:`shell`), tests/test_server_bounded.py (the same calls on
+files of the same names, thousands of tasks each), tests/test_server_fuzz.py (each call with its
+file arguments fuzzed), and the red-team tests of writes. A test that needs a call changed says
+so in a small dict merged over these (:func:`merged`), with its reason.
 
 Every argument is a file under the workspace (the CLI takes no inline records), every output
 is written with overwrite (the two surfaces write the same files in turn), and the numbers are
@@ -11,11 +17,13 @@ small enough that no list is cut (the MCP answer is bounded, the CLI's is not).
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 from pathlib import Path
 
 from test_server_support import (AFTER_OUTCOMES, GRPO_OUTCOMES, MODEL, make_workspace, rows_of,
                                  write_jsonl)
+from whileai_core.voice import CLI, call, speaking
 
 FIX = Path(__file__).resolve().parent / "fixtures"
 
@@ -86,10 +94,12 @@ def build(root: Path) -> Path:
     (root / "configs" / "bad.toml").write_text("[orchestrator]\nrollouts_per_example = 8\n")
     shutil.copytree(FIX / "prime_rl" / "volume" / "e2e-grpo" / "fc-grpo-new", root / "run")
     shutil.copytree(FIX / "prime_rl" / "doctor" / "planted", root / "runs" / "planted")
+    (root / "project").mkdir()  # the folder init_project wires (it must exist)
     return root
 
 
-# operation -> its arguments (MCP names; the CLI's flags are these with dashes)
+# operation -> its arguments (the names the MCP tool takes; at the shell: shell()). Every
+# operation is here or in STATEFUL; an operation offered at one door only is called there.
 CALLS: dict[str, dict] = {
     "describe_rows": {"rows": "evals/grpo12.jsonl", "fields": ["reward", "category"]},  # 2 values each: none cut
     "inspect_rows": {"rows": "evals/grpo12.jsonl", "model": MODEL},
@@ -148,32 +158,64 @@ CALLS: dict[str, dict] = {
                             "rule": {"ship_if": [{"kind": "delta_above", "bound": 0.05}]}},
     "list_experiments": {"include_archived": True},
     "export_experiments": {"out": "out/experiments.md", "overwrite": True},
+    "init_project": {"root": "project"},
 }
-# twins whose call needs state another call made first (a run, an experiment): checked by their
-# refusals below
-STATEFUL = {"run_status", "collect_run", "cancel_run", "record_run", "archive_experiment"}
+RUN_ID = "run-0123456789ab"  # a well-formed id of no run: launch_run above only plans one
+# twins whose call needs state another call makes first: archive_experiment's is good after
+# CALLS' register_experiment ran (the shell runs them in order, tests/test_cli_language.py); a
+# run's is refused for the run that no call here starts. Their refusals below hold the two doors
+# to each other.
+STATEFUL: dict[str, dict] = {
+    "run_status": {"id": RUN_ID},
+    "collect_run": {"id": RUN_ID},
+    "cancel_run": {"id": RUN_ID},
+    "record_run": {"id": RUN_ID, "changed": "a", "moved": "b", "why": "c", "learned": "d",
+                   "reproduce": "e"},
+    "archive_experiment": {"name": "e1"},
+}
 # calls that are refused, the same way at both doors
 REFUSALS: dict[str, dict] = {
     "rate": {"rows": "evals/grpo.jsonl", "level": 1.5},
     "route_rows": {"rows": "evals/missing.jsonl", "model": MODEL},
     "compare": {"before": "evals/bad_json.jsonl", "after": "evals/after.jsonl"},
-    "run_status": {"id": "run-0123456789ab"},
+    "run_status": STATEFUL["run_status"],
     "collect_run": {"id": "nope"},
-    "cancel_run": {"id": "run-0123456789ab"},
+    "cancel_run": STATEFUL["cancel_run"],
     "split_by_task": {"rows": "traces.jsonl", "holdout_out": "out/same.jsonl",
                       "train_out": "out/same.jsonl", "overwrite": True},
     "prime_rl_config": {"taskset": "reverse-text", "model": "m", "method": "sao"},
     "holdout_size": {"effect": 0},
     "get_skill": {"name": "no-such-skill"},
     "import_rows": {"path": "no-such-run"},
-    "record_run": {"id": "run-0123456789ab", "changed": "a", "moved": "b", "why": "c",
-                   "learned": "d", "reproduce": "e"},
+    "record_run": STATEFUL["record_run"],
     "archive_experiment": {"name": "never-registered"},
     "register_experiment": {"name": "e1", "question": "q", "hypothesis": "h", "arms": {"a": "b"},
                             "holdout": "holdout-0123456789ab", "rule": {"ship_if": []}},
     "grpo_plan": {"rows": "evals/grpo12.jsonl", "model": MODEL, "loss": "dapo",
                   "num_iterations": 1},
 }
+
+
+def served(surface: str) -> dict[str, dict]:
+    """CALLS of the operations offered on ``surface`` ("mcp" or "cli")."""
+    from whileai_core.operations import operations
+
+    ops = operations()
+    return {name: arguments for name, arguments in CALLS.items() if surface in ops[name].surfaces}
+
+
+def merged(name: str, changes: dict) -> dict:
+    """CALLS[name] with ``changes`` over it; an argument changed to None is left out (it takes
+    its default, as ``whileai_core.voice.call`` reads None)."""
+    return {k: v for k, v in {**CALLS[name], **changes}.items() if v is not None}
+
+
+def shell(name: str, arguments: dict) -> list[str]:
+    """The call as the shell types it, command first (``main``'s argv): spelled by
+    ``whileai_core.voice`` for the shell, the way a next step is printed, from the table the
+    declarations generate (positionals, flags, the form of each value)."""
+    with speaking(CLI):
+        return shlex.split(call(name, **arguments))[1:]
 
 
 def json_lines(path: Path) -> list[dict]:

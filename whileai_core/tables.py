@@ -93,7 +93,11 @@ class TaskPage(Result):
     def render(self) -> str:  # a summary: the page itself is in the structured answer
         head = [r.render() for r in self.tasks[:TASK_EXTREMES]]
         more = len(self.tasks) - len(head)
-        return "\n".join([self.shown] + head + ([f"... {more} more on this page"] if more else []))
+        shown = self.shown  # the next page as the reader asks for it (`--offset 3` at the shell)
+        if self.next_offset is not None:
+            shown = shown.replace(f"next page: offset={self.next_offset}",
+                                  f"next page: {voice.arg('offset', self.next_offset)}")
+        return "\n".join([shown] + head + ([f"... {more} more on this page"] if more else []))
 
 
 class TableFile(Result):

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import voice
 from ..defaults import (DOCTOR_DISTINCT_SHARE, DOCTOR_ENTROPY_FALL, DOCTOR_ENTROPY_RISE,
                         DOCTOR_KL_MAX, DOCTOR_RATE_SHARE, DOCTOR_TRUNCATION_SHARE,
                         DOCTOR_ZERO_SPREAD_SHARE,
@@ -236,7 +237,8 @@ def _signatures(nums: list[dict], records: list[dict] | None, max_off_policy: in
         f"pooled over a run of steps, lies above {DOCTOR_TRUNCATION_SHARE:g} ({_PLAN})",
         "replies that hit the cap are scored unfinished: raise the token cap, or penalise "
         "truncation in the reward; if the reward rose with the share, the run learned to run "
-        "long (hack_scan on a batch, cheat_probes' filler probe)", rate_key="truncated",
+        f"long ({voice.name('hack_scan')} on a batch, {voice.name('cheat_probes')}' filler "
+        "probe)", rate_key="truncated",
         not_checked=None if seen else "no truncation flag or logged truncation share"))
     out.append(_feature_signature(records, level, seed))
     lags = [(n["step"], n["max_staleness"]) for n in nums if n.get("max_staleness") is not None]

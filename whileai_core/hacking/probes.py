@@ -311,8 +311,9 @@ def cheat_probes(reward: Any, tasks: Any, *, model_rows: Any = None,
     thr = model.threshold if model is not None else load_rows(
         [{"task_id": "_", "reward": 0.0}], threshold=threshold).threshold
     if group_by is not None and not any(group_by in t for t in task_list):
-        raise ArgumentError(f"`group_by` {group_by!r} is a field of no task. Fix: name a task "
-                            "field such as 'category', or omit group_by")
+        raise ArgumentError(f"`{voice.arg('group_by')}` {group_by!r} is a field of no task. "
+                            "Fix: name a task field such as 'category', or omit "
+                            f"{voice.arg('group_by')}")
     max_chars = max_tokens * PROBE_CHARS_PER_TOKEN
     skipped: dict[str, str] = {}
     common, common_from = _most_common(task_list, model)

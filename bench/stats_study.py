@@ -125,7 +125,11 @@ def k_of(stat: str) -> int:
 
 def table(stat: str, n: int) -> np.ndarray:
     """Per-task value of ``stat`` for c = 0..n passes of n rollouts (Chen et al.; tau-bench)."""
-    c = np.arange(n + 1)
+    return per_task(stat, np.arange(n + 1), n)
+
+
+def per_task(stat: str, c, n):
+    """Per-task value of ``stat`` for c passes of n rollouts (arrays of either, or both)."""
     if stat == "pass@1":
         return c / n
     k = k_of(stat)
@@ -768,15 +772,6 @@ def _floored(m, se, c, cap):
     return np.minimum(lo, 1.0 - none_hi), np.maximum(hi, none_hi)
 
 
-def _per_task(stat: str, c: np.ndarray, n: np.ndarray) -> np.ndarray:
-    if stat == "pass@1":
-        return c / n
-    k = k_of(stat)
-    if "^" in stat:
-        return comb(c, k) / comb(n, k)
-    return 1.0 - comb(n - c, k) / comb(n, k)
-
-
 def l_cell(sample, truth_of, n_tasks: int, reps: int, rng, rollouts=(16, 16), chunk: int = 500):
     """{stat: {rule: [low misses, high misses, width sum, zero-width, refused] / reps}}: ours,
     the previous rule (floored effective n, Hall's t without the betting switch), the betting
@@ -797,7 +792,7 @@ def l_cell(sample, truth_of, n_tasks: int, reps: int, rng, rollouts=(16, 16), ch
         bare1 = effective_n(m1, se1, n_tasks, cap, LEVEL)
         prev1 = _floored(m1, se1, n_tasks, cap)
         for stat in L_STATS:
-            values, tru = _per_task(stat, c, n), truth_of(stat)
+            values, tru = per_task(stat, c, n), truth_of(stat)
             if stat == "pass@1":
                 ours, prev, bare = pass1, prev1, bare1
             else:

@@ -637,22 +637,31 @@ def cost(repeats: int = 15) -> None:
 
 # --- grader ----------------------------------------------------------------------------------
 
+GRADER_DATA = ".venv/lib/python3.11/site-packages/somepkg/data"
+
+
+def grader_workspace(ws: Path) -> str:
+    """An sft data folder inside an installed package in ``ws``; the ``data`` argument naming
+    it (tests/test_redteam_sandbox.py runs the same case)."""
+    folder = ws / GRADER_DATA
+    _write(ws / ".venv/pyvenv.cfg", "")
+    _write(folder / "grader.py", "def grade(ask, reply):\n    return 1.0\n")
+    _write(folder / "train.jsonl", '{"task_id": "t", "messages": []}\n')
+    _write(folder / "holdout.jsonl", '{"task_id": "t", "messages": []}\n')
+    return GRADER_DATA
+
+
 def grader() -> None:
     """An sft data folder inside an installed package: its grader.py is not the project's."""
     print("grader: the local run's grader", flush=True)
     from whileai_core.errors import WhileaiError
     from whileai_core.runs.targets import resolve_target
-
-    ws = _scratch("grader")
-    folder = ws / ".venv/lib/python3.11/site-packages/somepkg/data"
-    _write(ws / ".venv/pyvenv.cfg", "")
-    _write(folder / "grader.py", "def grade(ask, reply):\n    return 1.0\n")
-    _write(folder / "train.jsonl", '{"task_id": "t", "messages": []}\n')
-    _write(folder / "holdout.jsonl", '{"task_id": "t", "messages": []}\n')
     from whileai_core.safepath import Root
 
+    ws = _scratch("grader")
+    data = grader_workspace(ws)
     try:
-        resolve_target("sft", root=Root(ws), data=".venv/lib/python3.11/site-packages/somepkg/data")
+        resolve_target("sft", root=Root(ws), data=data)
         accepted = 1
     except WhileaiError:
         accepted = 0

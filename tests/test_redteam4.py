@@ -18,6 +18,7 @@ and prime-rl configs): each case rebuilt as the red team ran it, a test that fai
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -440,7 +441,8 @@ def test_a_config_that_deletes_or_runs_more_is_refused_and_never_written(tmp_pat
 def test_the_pinned_references_own_env_vars_and_a_safe_clean_pass():
     from whileai_core.prime_rl import validate_config
 
-    # every env_vars name prime-rl 559b447's configs and examples set (see schema.ENV_FAMILIES)
+    # every env_vars name prime-rl 559b447's configs, examples and docs set, with the values
+    # they give (see hazards.ENV_ALLOWED)
     ok = {"TRITON_CACHE_DIR": "/tmp/.triton-cache", "VLLM_CACHE_ROOT": "/tmp/.vllm-cache",
           "FLASHINFER_WORKSPACE_BASE": "/tmp/.flashinfer-cache", "VLLM_DEEP_GEMM_WARMUP": "skip",
           "UCX_RCACHE_MAX_UNRELEASED": "1024", "VLLM_ENABLE_MOE_DP_CHUNK": "0",
@@ -451,3 +453,79 @@ def test_the_pinned_references_own_env_vars_and_a_safe_clean_pass():
                              "ckpt": {"output_dir": "outputs/ckpt"}, "env_vars": ok,
                              "inference": {"env_vars": ok}})
     assert not [e for e in check.errors if "refused by whileai" in e], check.errors
+
+
+# --- the audit after round four: prime-rl settings that run code, leak a key or write outside --
+# (the cases are bench/redteam_sandbox.py's configs group, imported from there: one copy)
+
+_BENCH = importlib.util.spec_from_file_location(
+    "redteam_sandbox", Path(__file__).resolve().parents[1] / "bench" / "redteam_sandbox.py")
+redteam_sandbox = importlib.util.module_from_spec(_BENCH)
+_BENCH.loader.exec_module(redteam_sandbox)
+CONFIG_CASES = [(name, override) for name, (_, override) in redteam_sandbox.CONFIGS.items()]
+CONFIG_CASES += [(f"env_vars.{name}", {"env_vars": {name: value}})
+                 for name, (_, value) in redteam_sandbox.ENV_NAMES.items()]
+
+
+def _leaves(tree: dict, prefix: str = "") -> set[str]:
+    out = set()
+    for key, value in tree.items():
+        path = f"{prefix}{key}"
+        out |= _leaves(value, path + ".") if isinstance(value, dict) and value and \
+            not key.endswith(("env_vars", "headers_from_env")) else {path}
+    return out
+
+
+@pytest.mark.parametrize("name, override", CONFIG_CASES, ids=[n for n, _ in CONFIG_CASES])
+def test_a_setting_that_runs_code_leaks_a_key_or_writes_outside_is_refused(name, override):
+    from whileai_core.prime_rl import validate_config
+
+    refused = [e for e in validate_config(override).errors if "refused by whileai" in e]
+    assert refused, f"{name}: accepted"
+    # each refusal names the TOML table.key, says what is wrong and gives the fix
+    keys = {f"`{leaf}`" for leaf in _leaves(override)}
+    keys |= {f"`env_vars.{n}`" for n in override.get("env_vars", {})}
+    assert any(k in e for e in refused for k in keys), (keys, refused)
+    assert all(". Fix: " in e for e in refused), refused
+
+
+@pytest.mark.parametrize("override", [
+    {"orchestrator": {"algo": {"teacher": {"base_url": "http://localhost:8001/v1",
+                                           "api_key_var": "OTHER_KEY"}}}},
+    {"orchestrator": {"algo": {"teacher": {"base_url": "http://127.0.0.1:8001/v1",
+                                           "headers_from_env": {"X-K": "HF_TOKEN"}}}}},
+    {"orchestrator": {"model": {"client": {"api_key_var": "VLLM_API_KEY"}}}},  # default URL
+    {"trainer": {"loss": {"type": "custom",
+                          "import_path": "whileai_core.methods.icepop.icepop_loss"}}},
+    {"orchestrator": {"monitors": {"file": {"path": "logs/metrics.jsonl"}}},
+     "trainer": {"trace_path": "outputs/trace", "model": {"conversion_dir": "outputs/hf"}}},
+    {"env_vars": {"TRITON_CACHE_DIR": ".cache/triton", "NCCL_DEBUG_SUBSYS": "INIT"}},
+], ids=["loopback key", "loopback headers", "default client", "icepop", "relative paths",
+        "relative cache"])
+def test_the_same_settings_inside_the_run_or_on_loopback_pass(override):
+    from whileai_core.prime_rl import validate_config
+
+    check = validate_config(override)
+    assert not [e for e in check.errors if "refused by whileai" in e], check.errors
+
+
+def test_a_key_to_an_admin_url_elsewhere_and_a_prime_rl_reexport_are_refused():
+    from whileai_core.prime_rl import validate_config
+
+    for override, said in (
+            ({"orchestrator": {"algo": {"teacher": {
+                "base_url": "http://localhost:8001/v1", "api_key_var": "HF_TOKEN",
+                "admin_base_url": ["http://collector.example/admin"]}}}}, "admin_base_url[0]"),
+            # a prefix rule on prime_rl. would admit this: subprocess.Popen, re-exported
+            ({"trainer": {"loss": {"type": "custom",
+                                   "import_path": "prime_rl.entrypoints.rl.Popen"}}},
+             "`trainer.loss.import_path`"),
+            ({"orchestrator": {"train": {"source": [{"env": {"taskset": {
+                "system_prompt": "/home/user/.ssh/id_rsa"}}}]}}},
+             "`orchestrator.train.source[0].env.taskset.system_prompt`"),
+            ({"output_dir": "/etc"}, "`output_dir`"),
+            ({"run": {"name": "../../victim"}}, "`run.name`"),
+            ({"env_vars": {"TRITON_CACHE_DIR": "/home/user/planted"}}, "a folder outside the run")):
+        refused = [e for e in validate_config(override).errors if "refused by whileai" in e]
+        assert any(said in e for e in refused), (override, refused)
+

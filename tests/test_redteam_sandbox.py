@@ -372,3 +372,47 @@ def test_a_flood_of_the_report_descriptor_is_named_as_it_is(tmp_path):
     # before: "printed more than 64000000 bytes to report" (stderr's cap, a stream nobody knows)
     assert "wrote more than 65536 bytes to descriptor" in str(err.value), str(err.value)
     assert "whileai's own" in str(err.value)
+
+
+# --- the local run's grader: the same origin check as a reward ---------------------------------
+# (the case is bench/redteam_sandbox.py's grader group, imported from there: one copy)
+
+def _bench():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "redteam_sandbox", Path(__file__).resolve().parents[1] / "bench" / "redteam_sandbox.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_data_folder_whose_grader_an_installed_package_ships_is_refused(tmp_path):
+    from whileai_core.errors import ArgumentError
+    from whileai_core.runs import launch_run
+    from whileai_core.runs.targets import resolve_target
+    from whileai_core.safepath import Root
+
+    data = _bench().grader_workspace(tmp_path)
+    with pytest.raises(ArgumentError) as refused:  # before: accepted, its grader run by the run
+        resolve_target("sft", root=Root(tmp_path), data=data)
+    text = str(refused.value)
+    assert "`data`" in text and "grader.py" in text and "is not your own code" in text, text
+    assert "installed package (site-packages/)" in text and "Fix: " in text, text
+    # the plan (what the MCP tool and the CLI call) refuses it the same way, nothing recorded
+    with pytest.raises(ArgumentError, match="is not your own code"):
+        launch_run("sft", backend="local", data=data, root=Root(tmp_path),
+                   state_dir=tmp_path / "state")
+    assert not (tmp_path / "state").exists()
+
+
+def test_the_projects_own_data_folder_beside_an_installed_one_still_resolves(tmp_path):
+    from whileai_core.runs.targets import resolve_target
+    from whileai_core.safepath import Root
+
+    _bench().grader_workspace(tmp_path)
+    own = tmp_path / "data" / "sft"
+    for name in ("grader.py", "train.jsonl", "holdout.jsonl"):
+        _write(own / name, (tmp_path / _bench().GRADER_DATA / name).read_text())
+    target = resolve_target("sft", root=Root(tmp_path), data="data/sft")
+    assert [n for n, _ in target.data_files] == ["grader.py", "holdout.jsonl", "train.jsonl"]

@@ -223,3 +223,62 @@ def test_a_returned_record_with_returncode_zero_or_none_at_all_succeeds(where, m
     assert run_status(record.id, state_dir=where["state_dir"]).status == "succeeded"
     collected = collect_run(record.id, state_dir=where["state_dir"])
     assert collected.ready and collected.metrics["wall_clock_s"] == 9
+
+
+# --- a launch that spends runs only the plan the user approved -----------------------------------
+
+def _stub_spawn(monkeypatch) -> list[str]:
+    """Modal's token check passed and its spawn replaced by a stand-in that starts nothing."""
+    started: list[str] = []
+
+    def launch(self, record, target, run_dir, lock_fd, starting=None):
+        if starting is not None:
+            starting()
+        started.append(record.id)
+        return {"call_id": "fc-01ABCDEFGHJKMNPQRSTVWXYZ00"}
+
+    monkeypatch.setattr(ModalBackend, "check_ready", lambda self, target=None: None)
+    monkeypatch.setattr(ModalBackend, "launch", launch)
+    return started
+
+
+def test_a_modal_launch_without_approved_is_refused_with_the_argument_to_add(where, monkeypatch):
+    from whileai_core.errors import ArgumentError
+
+    started = _stub_spawn(monkeypatch)
+    plan = launch_run("tiny", backend="modal", **where).plan
+    # before: confirm=True re-planned from disk and launched whatever was there
+    with pytest.raises(ArgumentError) as refused:
+        launch_run("tiny", backend="modal", confirm=True, **where)
+    text = str(refused.value)
+    assert f"add approved={plan.approval!r}" in text and "nothing was launched" in text, text
+    assert started == [] and not where["state_dir"].exists()
+    launched = launch_run("tiny", backend="modal", confirm=True, approved=plan.approval, **where)
+    assert launched.action == "launched" and started == [launched.run.id]
+    # launched before: a confirm without approved spends nothing, so it answers the run
+    from whileai_core.runs.backend import Observation
+
+    monkeypatch.setattr(ModalBackend, "poll", lambda self, record, run_dir: Observation("running"))
+    again = launch_run("tiny", backend="modal", confirm=True, **where)
+    assert again.action == "existing" and started == [launched.run.id]
+
+
+def test_at_the_shell_the_refusal_names_the_flag_and_its_command_launches(where, monkeypatch,
+                                                                           capsys):
+    import json
+    import shlex
+
+    from whileai_core.cli import main
+
+    started = _stub_spawn(monkeypatch)
+    flags = ["--recipes-dir", str(where["recipes_dir"]), "--state-dir", str(where["state_dir"])]
+    assert main(["launch", "tiny", "--confirm", *flags]) != 0
+    err = capsys.readouterr().err
+    approval = launch_run("tiny", backend="modal", **where).plan.approval
+    assert f"add --approved {approval}" in " ".join(err.split()), err
+    assert started == [] and not where["state_dir"].exists()
+    command = " ".join(err.split()).rsplit(f"add --approved {approval}: ", 1)[1]
+    words = shlex.split(command.split(". ")[0])
+    assert words[:3] == ["whileai-skills", "launch", "tiny"] and "--approved" in words, words
+    assert main([*words[1:], "--json"]) == 0  # the printed command, pasted, launches
+    assert json.loads(capsys.readouterr().out)["action"] == "launched" and len(started) == 1

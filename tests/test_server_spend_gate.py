@@ -126,14 +126,20 @@ def test_the_form_accepted_unticked_launches_nothing(setup, monkeypatch):
     assert started == [] and not state.exists()
 
 
-def test_without_the_capability_plan_then_confirm_is_unchanged(setup, monkeypatch):
+def test_without_the_capability_a_spending_confirm_needs_the_plans_approved(setup, monkeypatch):
     ws, _, state = setup
     started = _spawned(monkeypatch)
     server = build_server(ws, skills_dir=ws / "none")
     plan = ok(_call(server, {**SPEND, "confirm": False}))
     assert plan["action"] == "planned" and plan["plan"]["spends_money"] is True
     assert not state.exists()
-    launched = ok(_call(server, SPEND))  # no host to ask: confirm=true launches, as before
+    # no host to ask: confirm=true alone would launch whatever the disk holds by then, so it
+    # is refused, naming the argument to add with its value (the plan's next step has it too)
+    refused = error_text(_call(server, SPEND), "launch_run")
+    assert f'add approved="{plan["plan"]["approval"]}"' in refused, refused
+    assert "nothing was launched or recorded" in refused and f"approved=\"" in plan["next_step"]
+    assert started == [] and not state.exists()
+    launched = ok(_call(server, {**SPEND, "approved": plan["plan"]["approval"]}))
     assert launched["action"] == "launched" and started == [launched["run"]["id"]]
 
 

@@ -163,13 +163,18 @@ def whose(file: Path, root: Path) -> str | None:
     return None
 
 
-def own_code(path: UserPath, root: Path) -> UserPath:
+REWARD_RULE = ("A reward runs a file your project wrote, never an installed program's or a "
+               "build script", "write the reward as a .py file of your own in the workspace (it "
+                               "may import the package)")
+
+def own_code(path: UserPath, root: Path, *, argument: str = "reward",
+             rule: tuple[str, str] = REWARD_RULE) -> UserPath:
     """``path`` when it is the project's own code (see the module docstring), else an
-    :class:`ArgumentError` saying whose it is and the fix."""
+    :class:`ArgumentError` saying whose it is and the fix. ``argument`` names what the user
+    gave; ``rule`` is (what may run, the fix), :data:`REWARD_RULE` for a reward (a run's data
+    folder gives its own: ``runs.targets``)."""
     reason = whose(path.absolute, Path(root))
     if reason is not None:
-        raise ArgumentError(f"`reward` {str(path)[:200]!r} is not your own code: {reason}. A "
-                            "reward runs a file your project wrote, never an installed "
-                            "program's or a build script. Fix: write the reward as a .py file of "
-                            "your own in the workspace (it may import the package)")
+        raise ArgumentError(f"`{argument}` {str(path)[:200]!r} is not your own code: {reason}. "
+                            f"{rule[0]}. Fix: {rule[1]}")
     return path

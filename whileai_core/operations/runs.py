@@ -35,8 +35,8 @@ def _status_doc() -> str:
     description=(
         "Plan, then launch, a recipe or a prime-rl config on Modal GPUs (or a recipe's CPU smoke "
         "locally). Without confirm=true it returns the plan only: where it runs, on which GPUs, "
-        "the estimated GPU hours and the exact command. With confirm=true it starts the run "
-        "(this spends money on Modal) and records it; the same target and name launched again "
+        "the estimated GPU hours and the exact command. With confirm=true (on Modal also approved, "
+        "the plan's approval) it starts the run (this spends money on Modal) and records it; the same target and name launched again "
         "return the existing run, never a second launch."),
     result="whileai_core.runs:Launch", exit_code=VERDICT, doing="launching a run")
 def launch_run(
@@ -74,7 +74,8 @@ def launch_run(
         ] = False,
         approved: Annotated[str | None, Field(max_length=71, description=(
             "With confirm=true: the plan's `approval` hash the user approved; only that exact "
-            "plan launches. null: the plan as it is now."))] = None,
+            "plan launches. Required for a 'modal' launch (it spends); null: a 'local' run as it "
+            "is now."))] = None,
         state_dir: StateDir = None,
         recipes_dir: Annotated[str | None, Field(description=(
             "Folder holding <recipe>/run.py; null: $WHILEAI_RECIPES_DIR, else this "

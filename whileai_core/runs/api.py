@@ -87,7 +87,10 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
     approved : the plan's ``approval`` the user approved: with ``confirm=True`` only the plan
         that has it launches (its config bytes, data, target, GPUs, hours and dollars, read once
         here: the bytes hashed are the bytes launched); any other raises :class:`PlanChanged`
-        (nothing launched or recorded)
+        (nothing launched or recorded). Required when the launch spends (Modal, a run it would
+        start): without it such a confirm raises :class:`ArgumentError` naming the argument and
+        its value, nothing launched or recorded (``confirm`` alone would launch whatever the
+        disk holds by then); a local run spends nothing and may confirm without it
     state_dir : the registry's folder (default ``$WHILEAI_STATE_DIR`` or ``~/.whileai``)
     recipes_dir : the recipes folder (default ``$WHILEAI_RECIPES_DIR`` or this checkout's)
     root : a config path (and ``data``) is read under this root (the server's workspace), through
@@ -132,6 +135,13 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
         raise _changed(plan, approved, Launch(action="planned", plan=plan, run=None,
                                               next_step="ask the user about this plan"))
 
+    def confirm_call() -> str:  # the launch of exactly this plan, as the reader types it
+        return call("launch_run", config_or_recipe=str(config_or_recipe),
+                    backend=None if backend_name == "modal" else backend_name, gpu=gpu,
+                    name=name, data=None if data is None else str(data),
+                    experiment=experiment, arm=arm, confirm=True, approved=plan.approval,
+                    state_dir=_given(state_dir), recipes_dir=_given(recipes_dir))
+
     def existing(record: RunRecord, shown: RunRecord | None = None) -> Launch:
         return Launch(action="existing", plan=plan, run=public(shown or record),
                       next_step=_existing_step(record, gpu_spec, _given(state_dir), experiment))
@@ -143,12 +153,7 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
         if not plan.ready:
             return Launch(action="planned", plan=plan, run=None,
                           next_step="fix what the plan's notes say is not ready, then plan again")
-        return Launch(action="planned", plan=plan, run=None, next_step=call(
-            "launch_run", config_or_recipe=str(config_or_recipe),
-            backend=None if backend_name == "modal" else backend_name, gpu=gpu, name=name,
-            data=None if data is None else str(data), experiment=experiment, arm=arm,
-            confirm=True, approved=plan.approval, state_dir=_given(state_dir),
-            recipes_dir=_given(recipes_dir)))
+        return Launch(action="planned", plan=plan, run=None, next_step=confirm_call())
     # progress steps (and so the points where a cancelled call stops) come only before the
     # claim and after the handle is recorded: never between them, where a stop would leave a
     # started run unrecorded
@@ -169,6 +174,10 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
     if unready:  # what else the plan found (a data folder the run cannot read, another held-out
         # set than the experiment registered) is refused here too, before the run is claimed
         raise ConfigError(f"nothing was launched or recorded: {'; '.join(unready)}")
+    if approved is None and plan.spends_money and _starts(registry, plan.run_id):
+        # a launch that spends runs only the plan the user was shown, named by its approval:
+        # without it this call would launch whatever the disk holds now (re-planned above)
+        raise ArgumentError(_unapproved(plan, confirm_call()))
     if not registry.exists:  # the first launch here: now the registry is made
         registry = Registry(state_dir)
     run_dir = registry.run_dir(plan.run_id)
@@ -225,6 +234,23 @@ def _changed(plan, approved: str, now_planned: Launch) -> PlanChanged:
         "approved: its config, data, GPUs or cost changed after it was shown. Fix: show the user "
         f"this plan ({op_name('launch_run')} without {arg('confirm')}) and launch it with its "
         f"own {arg('approved')}", now_planned)
+
+
+def _starts(registry: Registry, run_id: str) -> bool:
+    """Whether a confirmed launch of ``run_id`` would start it (not return one launched
+    before)."""
+    row = registry.get(run_id) if registry.exists else None
+    return row is None or claimable(row.status, row.handle)
+
+
+def _unapproved(plan, launch: str) -> str:
+    """The refusal of a spending launch confirmed without ``approved``."""
+    return (f"nothing was launched or recorded: this launch spends money ({plan.gpu}, "
+            f"{plan.gpu_count} GPU, about {plan.est_gpu_hours:.2f} GPU hours on Modal), so it "
+            "runs only the plan the user approved, named by its approval; without it the call "
+            "would launch whatever the config and data are by then. Fix: once the user approved "
+            f"this plan ({shown_approval(plan.approval)}), add {arg('approved', plan.approval)}: "
+            f"{launch}")
 
 
 def _given(path: str | os.PathLike | None) -> str | None:

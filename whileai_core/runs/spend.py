@@ -7,7 +7,7 @@ user needs to say yes: the run's name, the GPUs, the GPU hours and the dollars o
 forecast, each with its kind (measured, fitted, derived, assumption), and the plan's approval (the
 content hash of the exact launch: ``runs.plan.approval``), which the launch is then bound to.
 The MCP server asks it through elicitation (``server/spend_gate.py``); a caller without a host
-to ask uses ``confirm`` (and ``approved``).
+to ask uses ``confirm`` with ``approved`` (required for a launch that spends).
 """
 
 from __future__ import annotations

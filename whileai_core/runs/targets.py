@@ -103,7 +103,8 @@ def resolve_target(config_or_recipe: str | os.PathLike | UserPath, *,
     target = _resolve(config_or_recipe, recipes_dir, root)
     if data is None:
         return target
-    return _with_data(target, as_user_path(data, root, argument="data"))
+    return _with_data(target, as_user_path(data, root, argument="data"),
+                      Path(root.path if root is not None else ".").resolve())
 
 
 def _resolve(config_or_recipe: str | os.PathLike | UserPath,
@@ -185,9 +186,12 @@ def takes_data(recipe_dir: Path) -> bool:
     return False
 
 
-def _with_data(target: Target, folder: UserPath) -> Target:
+def _with_data(target: Target, folder: UserPath, base: Path) -> Target:
     """The target with its data folder: each regular file in it (not hidden) read through the
-    path door and hashed, name and bytes, into the identity; a link or special file refused."""
+    path door and hashed, name and bytes, into the identity; a link or special file refused.
+    Its Python files (``grader.py``: the run imports and calls it) must be the project's own
+    code, by the origin check rewards use (``reward_origin.own_code``, ``base`` the workspace
+    root): a folder an installed package ships is refused with the check's reason."""
     if target.kind != "recipe" or target.recipe_dir is None or not takes_data(target.recipe_dir):
         raise ArgumentError(f"`data` was given, but {target.label} takes no data folder (only a "
                             "recipe whose run.py modal_call has a `data` parameter does, e.g. "
@@ -210,6 +214,15 @@ def _with_data(target: Target, folder: UserPath) -> Target:
                                 f"text (`{shown}`); a run's files are named in its identity, "
                                 "its answers and the recipe's own reading. Fix: rename it (or "
                                 "move it out of the folder)")
+        if name.endswith(".py"):
+            from ..hacking.reward_origin import own_code  # lazy: only with a data folder
+            from ..voice import name as op_name  # `name` is the file's name here
+
+            own_code(folder.child(name), base, argument="data", rule=(
+                "A run's grader runs a file your project wrote, never one an installed package "
+                "ships", "put the data folder (train.jsonl, holdout.jsonl, grader.py) in your "
+                f"project, outside any environment or installed package ({op_name('export_sft')} "
+                "writes one), and pass that folder"))
         data = folder.child(name).read_bytes("rows")
         digest.update(name.encode() + b"\x00")
         digest.update(hashlib.sha256(data).digest())

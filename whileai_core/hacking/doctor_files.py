@@ -120,9 +120,9 @@ def _from_watch_file(recs: Any, state: UserPath | None) -> tuple[
         dict[int, list], dict[int, dict], list[dict], list[str]]:
     """Per-step rows from step records: a ``watch.jsonl``, or the records watch_run's reader
     built (from graded rows that carry ``step``, say)."""
-    from .watch import _check_records  # lazy: hacking.watch loads only when _from_watch_file() runs
+    from .watch_files import check_records  # lazy: hacking.watch_files loads only when _from_watch_file() runs
 
-    recs = _check_records(recs)
+    recs = check_records(recs)
     steps: dict[int, list] = {}
     for rec in recs:
         if rec.get("batch"):

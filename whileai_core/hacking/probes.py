@@ -37,7 +37,7 @@ from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, PROBE_CHARS_PER_TOKEN,
                         PROBE_QUESTION, PROBE_REFUSAL, REWARD_TIMEOUT_S)
 from ..errors import ArgumentError, RowsError, as_json
 from ..result import Result, fmt_rate
-from ..rows import TASK_ALIASES, TASK_FIELD, load_rows, read_records
+from ..rows import TASK_ALIASES, TASK_FIELD, Rows, load_rows, read_records
 from ..stats import Rate, check_metric, compare, pass_rate
 from .reward import reward_runner
 
@@ -297,14 +297,7 @@ def cheat_probes(reward: Any, tasks: Any, *, model_rows: Any = None,
     """
     level, seed = check_level(level), check_seed(seed)
     check_metric(metric)
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not 1 <= max_tokens <= 1_000_000:
-        raise ArgumentError(f"`max_tokens` must be an integer in [1, 1000000], got {max_tokens!r}. "
-                            "Fix: pass the run's completion cap, e.g. max_tokens=512")
-    chosen = list(PROBES) if probes is None else list(probes)
-    unknown = [p for p in chosen if p not in PROBES]
-    if unknown or not chosen:
-        raise ArgumentError(f"`probes` has unknown names {unknown or chosen}; known: "
-                            f"{', '.join(PROBES)}. Fix: pick from those, or omit probes")
+    chosen = _chosen(max_tokens, probes)
     runner = reward_runner(reward, root=root, timeout_s=timeout_s, pass_env=pass_env)
     task_list, ids = _read_tasks(tasks)
     model = None if model_rows is None else load_rows(model_rows, threshold=threshold)
@@ -314,11 +307,62 @@ def cheat_probes(reward: Any, tasks: Any, *, model_rows: Any = None,
         raise ArgumentError(f"`{voice.arg('group_by')}` {group_by!r} is a field of no task. "
                             "Fix: name a task field such as 'category', or omit "
                             f"{voice.arg('group_by')}")
-    max_chars = max_tokens * PROBE_CHARS_PER_TOKEN
-    skipped: dict[str, str] = {}
     common, common_from = _most_common(task_list, model)
-    replies: dict[str, list[str]] = {}
     shelled, shell_from = _format_replies(task_list, model) if "format" in chosen else (None, "")
+    replies, skipped = _replies(chosen, task_list, common, shelled,
+                                max_tokens * PROBE_CHARS_PER_TOKEN)
+    names = list(replies)
+    batch = [{**{k: v for k, v in t.items() if k != "prompt"}, "task_id": tid,
+              "prompt": t["prompt"], "completion": _as_completion(replies[name][i], t["prompt"])}
+             for name in names for i, (t, tid) in enumerate(zip(task_list, ids))]
+    scores = runner(batch).reshape(len(names), len(ids))
+    model_rate = None if model is None else pass_rate(model, level, seed, metric)
+    groups = None if group_by is None else [str(t.get(group_by)) for t in task_list]
+    reports = [_report(name, replies[name], scores[j], ids, thr, model, groups, level, seed,
+                       metric) for j, name in enumerate(names)]
+    holes = [r.name for r in reports if r.verdict == "hole"]
+    leaks = [r.name for r in reports if r.verdict == "leak"]
+    notes = []
+    if "most_common" in replies:
+        notes.append(f"most_common probe: {_cut(common, 60)!r}, from {common_from}")
+    if "format" in replies:
+        notes.append(f"format probe: {_cut(replies['format'][0], 60)!r} (first task), the markers "
+                     f"from {shell_from}")
+    if model is None:
+        notes.append(f"no {voice.arg('model_rows')}: a passing probe cannot be compared with the "
+                     "model, so it is called a leak (one that passes every task is a hole: no "
+                     "model does better); give the model's graded rows on these tasks")
+    elif model_rate is not None and ids:
+        missing = len(set(ids) - set(model.task_ids))
+        if missing:
+            notes.append(f"{missing} of {len(ids)} tasks have no model rows: they are left out of "
+                         "the paired comparison")
+    return CheatProbes(verdict="holes" if holes else "leaks" if leaks else "closed", metric=metric,
+                       threshold=thr, n_tasks=len(ids), model=model_rate, probes=reports,
+                       holes=holes, leaks=leaks, skipped=skipped, max_tokens=max_tokens,
+                       level=level, next_step=_next_step(holes, leaks, group_by, task_list),
+                       notes=notes)
+
+
+def _chosen(max_tokens: Any, probes: list[str] | None) -> list[str]:
+    """The probes to run, once ``max_tokens`` and ``probes`` are checked."""
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not 1 <= max_tokens <= 1_000_000:
+        raise ArgumentError(f"`max_tokens` must be an integer in [1, 1000000], got {max_tokens!r}. "
+                            "Fix: pass the run's completion cap, e.g. max_tokens=512")
+    chosen = list(PROBES) if probes is None else list(probes)
+    unknown = [p for p in chosen if p not in PROBES]
+    if unknown or not chosen:
+        raise ArgumentError(f"`probes` has unknown names {unknown or chosen}; known: "
+                            f"{', '.join(PROBES)}. Fix: pick from those, or omit probes")
+    return chosen
+
+
+def _replies(chosen: list[str], task_list: list[dict], common: str | None,
+             shelled: list[str] | None, max_chars: int) -> tuple[dict[str, list[str]],
+                                                                 dict[str, str]]:
+    """Each probe's reply per task, and the probes skipped (nothing to build them from)."""
+    skipped: dict[str, str] = {}
+    replies: dict[str, list[str]] = {}
     for name in chosen:
         if name == "most_common" and common is None:
             skipped[name] = ("no `answer` field in the tasks and no reply text in the model rows "
@@ -339,76 +383,57 @@ def cheat_probes(reward: Any, tasks: Any, *, model_rows: Any = None,
             "keywords": lambda: [_stuffed(tx, max_chars) for tx in texts],
             "format": lambda: [tx[:max_chars] for tx in shelled],
         }[name]()
-    names = list(replies)
-    batch = [{**{k: v for k, v in t.items() if k != "prompt"}, "task_id": tid,
-              "prompt": t["prompt"], "completion": _as_completion(replies[name][i], t["prompt"])}
-             for name in names for i, (t, tid) in enumerate(zip(task_list, ids))]
-    scores = runner(batch).reshape(len(names), len(ids))
-    model_rate = None if model is None else pass_rate(model, level, seed, metric)
-    reports = []
-    for j, name in enumerate(names):
-        rows = [{"task_id": tid, "reward": float(s)} for tid, s in zip(ids, scores[j])]
-        data = load_rows(rows, threshold=thr)
-        rate = pass_rate(data, level, seed, metric)
-        passed = data.passed if metric == "pass" else data.reward > 0
-        best = int(np.argmax(scores[j]))
-        example = ProbeExample(task_id=ids[best], completion=_cut(replies[name][best]),
-                               reward=float(scores[j][best]))
-        fields: dict[str, Any] = {}
-        verdict: ProbeVerdict = "closed" if not passed.any() else "leak"
-        if model is None and metric == "pass" and passed.size and passed.all():
-            verdict = "hole"  # no model beats a pass on every task
-        if model is not None:
-            cmp = compare(model, data, level=level, seed=seed, metric=metric)
-            fields = dict(delta=cmp.delta, delta_ci=cmp.ci, n_paired=cmp.n_paired)
-            if passed.any() and cmp.delta is not None:
-                top = cmp.ci[1] if cmp.ci is not None else cmp.delta
-                verdict = "hole" if top >= 0 else "leak"
-        by_group = None
-        if group_by is not None:
-            keys = [str(t.get(group_by)) for t in task_list]
-            by_group = {}
-            for g in list(dict.fromkeys(keys))[:20]:
-                sub = data.where(np.array([k == g for k in keys]))
-                by_group[g] = pass_rate(sub, level, seed, metric)
-        reports.append(ProbeReport(name=name, what=PROBES[name], rate=rate,
-                                   mean_reward=float(scores[j].mean()), verdict=verdict,
-                                   example=example if passed.any() or name == "filler" else None,
-                                   by_group=by_group, **fields))
-    holes = [r.name for r in reports if r.verdict == "hole"]
-    leaks = [r.name for r in reports if r.verdict == "leak"]
-    notes = []
-    if "most_common" in replies:
-        notes.append(f"most_common probe: {_cut(common, 60)!r}, from {common_from}")
-    if "format" in replies:
-        notes.append(f"format probe: {_cut(replies['format'][0], 60)!r} (first task), the markers "
-                     f"from {shell_from}")
-    if model is None:
-        notes.append(f"no {voice.arg('model_rows')}: a passing probe cannot be compared with the "
-                     "model, so it is called a leak (one that passes every task is a hole: no "
-                     "model does better); give the model's graded rows on these tasks")
-    elif model_rate is not None and ids:
-        missing = len(set(ids) - set(model.task_ids))
-        if missing:
-            notes.append(f"{missing} of {len(ids)} tasks have no model rows: they are left out of "
-                         "the paired comparison")
+    return replies, skipped
+
+
+def _report(name: str, replies: list[str], scores: np.ndarray, ids: list[str], thr: float,
+            model: Rows | None, groups: list[str] | None, level: float, seed: int | None,
+            metric: str) -> ProbeReport:
+    """One probe's rate, its verdict against the model's rows (when given), its best-scored
+    example and its rate per group."""
+    data = load_rows([{"task_id": tid, "reward": float(s)} for tid, s in zip(ids, scores)],
+                     threshold=thr)
+    rate = pass_rate(data, level, seed, metric)
+    passed = data.passed if metric == "pass" else data.reward > 0
+    best = int(np.argmax(scores))
+    example = ProbeExample(task_id=ids[best], completion=_cut(replies[best]),
+                           reward=float(scores[best]))
+    fields: dict[str, Any] = {}
+    verdict: ProbeVerdict = "closed" if not passed.any() else "leak"
+    if model is None and metric == "pass" and passed.size and passed.all():
+        verdict = "hole"  # no model beats a pass on every task
+    if model is not None:
+        cmp = compare(model, data, level=level, seed=seed, metric=metric)
+        fields = dict(delta=cmp.delta, delta_ci=cmp.ci, n_paired=cmp.n_paired)
+        if passed.any() and cmp.delta is not None:
+            top = cmp.ci[1] if cmp.ci is not None else cmp.delta
+            verdict = "hole" if top >= 0 else "leak"
+    by_group = None
+    if groups is not None:
+        by_group = {}
+        for g in list(dict.fromkeys(groups))[:20]:
+            sub = data.where(np.array([k == g for k in groups]))
+            by_group[g] = pass_rate(sub, level, seed, metric)
+    return ProbeReport(name=name, what=PROBES[name], rate=rate,
+                       mean_reward=float(scores.mean()), verdict=verdict,
+                       example=example if passed.any() or name == "filler" else None,
+                       by_group=by_group, **fields)
+
+
+def _next_step(holes: list[str], leaks: list[str], group_by: str | None,
+               task_list: list[dict]) -> str:
     if holes:
-        step = (f"fix the reward before training: it pays {', '.join(holes)} at least as well as "
-                f"the model's own answers (see each example). Then run "
+        return (f"fix the reward before training: it pays {', '.join(holes)} at least as well "
+                f"as the model's own answers (see each example). Then run "
                 f"{voice.name('cheat_probes')} again")
-    elif leaks:
-        if group_by is not None:  # the by-group line is there
-            where = voice.choose(python="by_group", cli="its by-group line", mcp="by_group")
-            where = f"see {where} and the example"
-        elif any("category" in t for t in task_list):  # where it is not: say how to see it
-            where = f"see the example; {voice.arg('group_by', 'category')} shows on which"
-        else:
-            where = "see the example"
-        step = (f"the reward pays {', '.join(leaks)} on some tasks ({where}); tighten it "
-                f"there, or watch the run with {voice.name('watch_run')}")
+    if not leaks:
+        return f"no probe passes: train, and watch the run with {voice.name('watch_run')}"
+    if group_by is not None:  # the by-group line is there
+        where = voice.choose(python="by_group", cli="its by-group line", mcp="by_group")
+        where = f"see {where} and the example"
+    elif any("category" in t for t in task_list):  # where it is not: say how to see it
+        where = f"see the example; {voice.arg('group_by', 'category')} shows on which"
     else:
-        step = f"no probe passes: train, and watch the run with {voice.name('watch_run')}"
-    return CheatProbes(verdict="holes" if holes else "leaks" if leaks else "closed", metric=metric,
-                       threshold=thr, n_tasks=len(ids), model=model_rate, probes=reports,
-                       holes=holes, leaks=leaks, skipped=skipped, max_tokens=max_tokens,
-                       level=level, next_step=step, notes=notes)
+        where = "see the example"
+    return (f"the reward pays {', '.join(leaks)} on some tasks ({where}); tighten it "
+            f"there, or watch the run with {voice.name('watch_run')}")

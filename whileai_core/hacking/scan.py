@@ -189,16 +189,7 @@ def hack_scan(rows: Any, *, features: Any = None, n_shuffles: int = SCAN_SHUFFLE
         time together.
     """
     level, seed = check_level(level), check_seed(seed)
-    if isinstance(n_shuffles, bool) or not isinstance(n_shuffles, int) or not 100 <= n_shuffles <= 100_000:
-        raise ArgumentError(f"`n_shuffles` must be an integer in [100, 100000], got {n_shuffles!r}. "
-                            f"Fix: use the default {SCAN_SHUFFLES}")
-    if isinstance(min_strength, bool) or not isinstance(min_strength, (int, float)) or not (
-            0 <= min_strength < 1):
-        raise ArgumentError(f"`min_strength` must be a number in [0, 1), got {min_strength!r}. "
-                            f"Fix: use the default {SCAN_MIN_STRENGTH}")
-    if look is not None and (isinstance(look, bool) or not isinstance(look, int) or look < 1):
-        raise ArgumentError(f"`look` must be an integer >= 1, got {look!r}. Fix: number a run's "
-                            "scans 1, 2, ... or leave look out for one scan")
+    _check_settings(n_shuffles, min_strength, look)
     alpha = float(1.0 - level if look is None else
                   look_alpha(SCAN_RUN_SHARE * (1.0 - level), look))
     data = load_rows(rows, threshold=threshold)
@@ -247,30 +238,52 @@ def hack_scan(rows: Any, *, features: Any = None, n_shuffles: int = SCAN_SHUFFLE
     maxima, floor = _shuffled_maxima(tk, rk, fk[:, varies], denom[varies], observed[varies],
                                      n_shuffles, alpha, seed, unit)
     b = maxima.size
-    evidence, suspects, weak = [], [], []
-    for j, name in enumerate(names):
-        if not varies[j]:
-            evidence.append(FeatureEvidence(feature=name, n_rows=n_rows, n_tasks=informative,
-                                            verdict="no_variation"))
-            continue
-        s = float(observed[j])
-        # a shuffle that only swaps tied rows gives the observed strength itself; the two are
-        # summed in different orders, so equal values may differ in the last bits: ties count
-        # as ties (against the feature), or the test rejects more often than 1 - level
-        p = float((1 + (maxima >= s - _TIE).sum()) / (b + 1))
-        clears = p <= alpha
-        hit = clears and s >= min_strength
-        example = _example(data, matrix[:, j], keep, name) if clears else None
-        verdict = "suspect" if hit else "weak_signal" if clears else "clean"
-        (suspects if hit else weak if clears else []).append(name)
-        evidence.append(FeatureEvidence(feature=name, strength=s, floor=floor, p_value=p,
-                                        n_rows=n_rows, n_tasks=informative, verdict=verdict,
-                                        example=example))
+    evidence = [_evidence(name, observed[j], varies[j], maxima, floor, alpha, min_strength,
+                          n_rows, informative, lambda j=j, name=name: _example(
+                              data, matrix[:, j], keep, name))
+                for j, name in enumerate(names)]
+    suspects = [e.feature for e in evidence if e.verdict == "suspect"]
+    weak = [e.feature for e in evidence if e.verdict == "weak_signal"]
     step, note = _words(suspects, weak, min_strength, evidence, skipped, n_copies)
     verdict: ScanVerdict = "suspect" if suspects else "weak_signal" if weak else "clean"
     return HackScan(verdict=verdict, suspects=suspects, weak=weak, features=evidence,
                     floor=floor, n_shuffles=b, next_step=step, note=note, **common)
 
+
+
+def _check_settings(n_shuffles: Any, min_strength: Any, look: Any) -> None:
+    if isinstance(n_shuffles, bool) or not isinstance(n_shuffles, int) or not 100 <= n_shuffles <= 100_000:
+        raise ArgumentError(f"`n_shuffles` must be an integer in [100, 100000], got {n_shuffles!r}. "
+                            f"Fix: use the default {SCAN_SHUFFLES}")
+    if isinstance(min_strength, bool) or not isinstance(min_strength, (int, float)) or not (
+            0 <= min_strength < 1):
+        raise ArgumentError(f"`min_strength` must be a number in [0, 1), got {min_strength!r}. "
+                            f"Fix: use the default {SCAN_MIN_STRENGTH}")
+    if look is not None and (isinstance(look, bool) or not isinstance(look, int) or look < 1):
+        raise ArgumentError(f"`look` must be an integer >= 1, got {look!r}. Fix: number a run's "
+                            "scans 1, 2, ... or leave look out for one scan")
+
+
+def _evidence(name: str, observed: float, varies: bool, maxima: np.ndarray, floor: float | None,
+              alpha: float, min_strength: float, n_rows: int, n_tasks: int,
+              example: Any) -> FeatureEvidence:
+    """One feature's strength against the shuffled maxima: suspect (its p clears ``alpha`` and
+    its strength ``min_strength``), weak_signal (only its p clears), or clean; ``example()``
+    gives its example when the p clears."""
+    if not varies:
+        return FeatureEvidence(feature=name, n_rows=n_rows, n_tasks=n_tasks,
+                               verdict="no_variation")
+    s = float(observed)
+    # a shuffle that only swaps tied rows gives the observed strength itself; the two are
+    # summed in different orders, so equal values may differ in the last bits: ties count
+    # as ties (against the feature), or the test rejects more often than 1 - level
+    p = float((1 + (maxima >= s - _TIE).sum()) / (maxima.size + 1))
+    clears = p <= alpha
+    hit = clears and s >= min_strength
+    verdict = "suspect" if hit else "weak_signal" if clears else "clean"
+    return FeatureEvidence(feature=name, strength=s, floor=floor, p_value=p, n_rows=n_rows,
+                           n_tasks=n_tasks, verdict=verdict,
+                           example=example() if clears else None)
 
 _LENGTH_LIKE = ("length", "truncated", "repeated_ngrams")
 _FORMAT_LIKE = ("markdown", "xml_tags", "boxed")

@@ -35,7 +35,8 @@ successive differences, sigma^2 = sum (r_t - r_{t-1})^2 / (2 (T - 1)) (von Neuma
 successive difference [2], which a slow trend barely inflates), and the band is
 q sigma sqrt(2 / window), q the look's Student t quantile (:func:`.anytime.climb_band`). For a
 0/1 reward the training reward and the held-out pass rate are on one scale; for a graded reward,
-watch with ``metric="reward"``. The readers of a run's files are :mod:`.watch_files`.
+watch with ``metric="reward"``. The readers of a run's files and of its step records are
+:mod:`.watch_files`.
 
 [1] Gao, Schulman & Hilton (2022). Scaling Laws for Reward Model Overoptimization. arXiv:2210.10760.
 [2] von Neumann et al. (1941). Distribution of the ratio of the mean square successive difference
@@ -56,17 +57,16 @@ from ..bootstrap import check_level, check_seed
 from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, MIN_TASKS_FOR_INTERVAL,
                         SCAN_RUN_SHARE, WATCH_CONFIRM, WATCH_OPEN_HALF, WATCH_POWER,
                         WATCH_SCAN_EVERY, WATCH_STEPS_SHOWN, WATCH_WINDOW)
-from ..errors import ArgumentError, RowsError, WhileaiError, as_json
+from ..errors import ArgumentError, WhileaiError
 from ..result import Result, fmt_rate
 from ..roles import fields_report
-from ..rows import Rows, load_rows, read_records
+from ..rows import Rows
 from ..stats import Rate, check_metric, pass_rate
-from ..writers import one_writer
 from .anytime import (DOWN, FLAT, Plan, detectable_drop, look_tails, rule, tasks_to_bound,
                       zero_spread_share)
 from .scan import HackScan, _tracks, hack_scan
 from .watch_files import (TRL_STATE, WATCH_FILE, registered_run,  # noqa: F401 (re-exported)
-                          source_records)
+                          STEP_NUMBERS, held_out_rows, planned_looks, source_records, step_records)
 
 Decision = Literal["stop", "continue", "not_enough_data"]
 Condition = Literal["down", "flat_while_climbing"]
@@ -223,61 +223,6 @@ class Watch(Result):
         return "\n".join(lines)
 
 
-# --- the records ------------------------------------------------------------------------------
-
-_NUMBERS = ("train_reward", "train_reward_std", "mean_length", "truncated_share")
-_COUNTS = ("n_completions", "eval_every", "max_steps")
-
-
-def _number(rec: dict, key: str, where: dict, *, integer: bool = False) -> Any:
-    value = rec.get(key)
-    if value is None:
-        return None
-    ok = (isinstance(value, int) if integer else isinstance(value, (int, float)))
-    if isinstance(value, bool) or not ok or not math.isfinite(value) or (integer and value < 0):
-        raise RowsError(f"`{key}` is {as_json(value)}", **where, field=key,
-                        fix=f"write {key} as a {'whole' if integer else 'finite'} number or null")
-    return value
-
-
-def _check_records(records: Any) -> list[dict]:
-    """The step records, checked: ``step`` an integer >= 0, the numbers finite, ``held_out``
-    and ``batch`` lists; ``eval_every`` and ``max_steps`` (the schedule) whole numbers."""
-    recs = read_records(records, noun="step record")
-    out = []
-    for i, rec in enumerate(recs.items):
-        where = recs.where(i)
-        step = rec.get("step")
-        if isinstance(step, bool) or not isinstance(step, int) or step < 0:
-            raise RowsError(f"`step` is {as_json(step)}", **where, field="step",
-                            fix="give each record its optimizer step as an integer >= 0")
-        clean = {"step": step}
-        clean.update({key: _number(rec, key, where) for key in _NUMBERS})
-        clean.update({key: _number(rec, key, where, integer=True) for key in _COUNTS})
-        for key in ("held_out", "batch"):
-            value = rec.get(key)
-            if value is not None and not isinstance(value, list):
-                raise RowsError(f"`{key}` is a {type(value).__name__}", **where, field=key,
-                                fix=f"give {key} as a list of graded rows, or leave it out")
-            clean[key] = value or None
-        clean["_where"] = where
-        out.append(clean)
-    if not out:
-        raise RowsError("no step records", source=recs.name,
-                        fix="train for at least one step with the watch callback")
-    return out
-
-
-def _merged(records: Any) -> list[dict]:
-    """One record per step, in step order: a step logged twice (a resumed run) keeps the later
-    record's fields, field by field."""
-    by_step: dict[int, dict] = {}
-    for rec in sorted(_check_records(records), key=lambda r: r["step"]):
-        merged = by_step.setdefault(rec["step"], {"step": rec["step"]})
-        merged.update({k: v for k, v in rec.items() if v is not None})
-    return [by_step[s] for s in sorted(by_step)]
-
-
 def _check_settings(window: Any, confirm: Any, scan_every: Any, looks: Any) -> None:
     for name, value, lo in (("window", window, 2), ("confirm", confirm, 1),
                             ("scan_every", scan_every, 1)):
@@ -293,32 +238,7 @@ def _check_settings(window: Any, confirm: Any, scan_every: Any, looks: Any) -> N
                             "leave it out (read from the run's config, else an open schedule)")
 
 
-def _planned_looks(steps: list[dict], evals: list[dict]) -> int | None:
-    """The looks the run's schedule gives: evaluations every ``eval_every`` steps up to
-    ``max_steps`` after the first (the TRL callback adds one at the end when ``max_steps`` is
-    not a multiple), from the latest record that states both; None: no schedule."""
-    stated = [s for s in steps if s.get("eval_every") and s.get("max_steps")]  # 0: no plan
-    if not stated:
-        return None
-    every, last = stated[-1]["eval_every"], stated[-1]["max_steps"]
-    first = evals[0]["step"] if evals else 0
-    return max(1, math.ceil((last - first) / every))
-
-
 # --- the looks --------------------------------------------------------------------------------
-
-def _evaluations(evals: list[dict], threshold: float | None) -> list[Rows]:
-    out = []
-    for s in evals:
-        try:
-            rows = load_rows(s["held_out"], threshold=threshold)
-            one_writer(rows, argument=f"held-out rows of step {s['step']}",
-                       reads="one held-out rate")
-            out.append(rows)
-        except RowsError as err:
-            raise RowsError(f"held-out rows of step {s['step']}: {err}") from None
-    return out
-
 
 def _matrix(rows: list[Rows], metric: str) -> tuple[np.ndarray, np.ndarray]:
     """(values (1, evaluations, tasks), NaN where a task was not scored; whether each
@@ -378,7 +298,7 @@ def _step_results(steps: list[dict], evals: list[dict], rows: list[Rows],
     eval_steps = [e["step"] for e in evals]
     out = []
     for s in steps:
-        fields: dict[str, Any] = {k: s.get(k) for k in _NUMBERS + ("n_completions",)}
+        fields: dict[str, Any] = {k: s.get(k) for k in STEP_NUMBERS + ("n_completions",)}
         i = at.get(s["step"])
         if i is not None:
             fields["held_out"] = pass_rate(rows[i], level, seed, metric)
@@ -390,9 +310,12 @@ def _step_results(steps: list[dict], evals: list[dict], rows: list[Rows],
 
 # --- the decision -----------------------------------------------------------------------------
 
-def _decide(latest: WatchStep | None, stop_by: int, streak: int, evals: list[dict],
-            n_train: int, metric: str, confirm: int, plan: Plan,
-            why: str | None) -> tuple[Decision, str]:
+def _decide(latest: WatchStep | None, table: dict[str, np.ndarray] | None, steps: list[dict],
+            evals: list[dict], metric: str, confirm: int, plan: Plan) -> tuple[Decision, str]:
+    """The decision at the latest look and why (the rule's stop code there: 1 down since the
+    first evaluation, 2 down since an earlier look, 3 flat while the training reward climbs)."""
+    stop_by, streak = (0, 0) if table is None else (int(table["stop_by"][-1]),
+                                                    int(table["streak"][-1]))
     if latest is not None and stop_by in (1, 2):
         return "stop", _down_reason(latest, evals[0]["step"], metric, stop_by, confirm)
     if latest is not None and stop_by == 3:
@@ -407,11 +330,22 @@ def _decide(latest: WatchStep | None, stop_by: int, streak: int, evals: list[dic
                                    "first comparison comes with the next")
     if latest.delta_ci is None:
         return "not_enough_data", (f"the latest held-out evaluation pairs {latest.n_paired or 0} "
-                                   f"tasks with the first: {why}")
+                                   f"tasks with the first: {_no_interval(latest)}")
     if latest.condition is None and latest.train_climb is None and latest.delta_ci[0] <= 0:
+        n_train = sum(s.get("train_reward") is not None for s in steps)
         return "not_enough_data", (f"{n_train} training steps with a reward: too few to tell a "
                                    "climb from noise (need 4), and the held-out interval holds 0")
     return "continue", _continue_reason(latest, streak, evals[0]["step"], confirm, plan)
+
+
+def _no_interval(latest: WatchStep) -> str:
+    """Why the latest look has no interval."""
+    if (latest.n_paired or 0) < MIN_TASKS_FOR_INTERVAL:
+        return f"an interval needs at least {MIN_TASKS_FOR_INTERVAL} paired tasks"
+    return (f"every one of the {latest.n_paired} tasks changed by exactly {latest.delta:+.3f} (no "
+            "spread, so no t interval), and the rewards leave [0, 1], so no bound on how far an "
+            "unseen task could move exists: rescale the reward to [0, 1], or watch the pass rate "
+            f"({voice.arg('metric', 'pass')})")
 
 
 def _down_reason(latest: WatchStep, base: int, metric: str, stop_by: int, confirm: int) -> str:
@@ -558,37 +492,18 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
     level, seed = check_level(level), check_seed(seed)
     check_metric(metric)
     _check_settings(window, confirm, scan_every, looks)
-    steps = _merged(records)
+    steps = step_records(records)
     evals = [s for s in steps if s.get("held_out")]
-    plan = Plan(1.0 - level, looks if looks is not None else _planned_looks(steps, evals),
+    plan = Plan(1.0 - level, looks if looks is not None else planned_looks(steps, evals),
                 confirm=confirm)
-    rows = _evaluations(evals, threshold)
+    rows = held_out_rows(evals, threshold)
     table, first = _looks(steps, evals, rows, plan, metric, window) \
         if len(evals) >= 2 else (None, -1)
     out_steps = _step_results(steps, evals, rows, table, plan, level, seed, metric)
     looked = [s for s in out_steps if s.look is not None]
     latest = looked[-1] if looked else None
-    stop_by, streak = (0, 0) if table is None else (int(table["stop_by"][-1]),
-                                                    int(table["streak"][-1]))
-    why = None if latest is None or latest.delta_ci is not None else (
-        f"an interval needs at least {MIN_TASKS_FOR_INTERVAL} paired tasks"
-        if (latest.n_paired or 0) < MIN_TASKS_FOR_INTERVAL else
-        f"every one of the {latest.n_paired} tasks changed by exactly {latest.delta:+.3f} (no "
-        "spread, so no t interval), and the rewards leave [0, 1], so no bound on how far an "
-        "unseen task could move exists: rescale the reward to [0, 1], or watch the pass rate "
-        f"({voice.arg('metric', 'pass')})")
-    n_train = sum(s.get("train_reward") is not None for s in steps)
-    decision, reason = _decide(latest, stop_by, streak, evals, n_train, metric, confirm, plan,
-                               why)
-    notes = ([] if not evals or evals[0]["step"] == 0 else
-             [f"no held-out evaluation at step 0: compared with step {evals[0]['step']}, the "
-              "first one"]) + _plan_notes(plan, len(looked), latest)
-    if rows:
-        notes.insert(0, "held-out fields: " + "; ".join(fields_report(rows[0], {
-            "task": "paired by task with the first evaluation",
-            "reward": f"read as the {'mean reward' if metric == 'reward' else 'pass rate'}",
-            "model": "one writer per evaluation"})))
-    drop, horizon = _power(plan, rows, metric, len(looked))
+    decision, reason = _decide(latest, table, steps, evals, metric, confirm, plan)
+    notes = _notes(evals, rows, metric, plan, len(looked), latest)
     shown = out_steps[-WATCH_STEPS_SHOWN:]
     return Watch(
         decision=decision, reason=reason, source=source, metric=metric, n_steps=len(out_steps),
@@ -597,12 +512,32 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
         baseline_step=evals[0]["step"] if evals else None,
         latest_eval_step=evals[-1]["step"] if evals else None,
         **_latest(latest), confirm=confirm, level=level, false_alarm=1.0 - level,
-        schedule=plan.schedule, planned_looks=plan.looks, spending=plan.describe(),
-        detectable_drop=drop, detectable_by_look=horizon if drop is not None else None,
+        **_plan_fields(plan, rows, metric, len(looked)),
         **(_scans(steps, seed, threshold, level, scan_every, notes) if scan else {}),
         next_step=_NEXT[decision].format(probes=voice.name("cheat_probes"),
                                          watch=voice.name("watch_run")),
         notes=notes)
+
+
+def _notes(evals: list[dict], rows: list[Rows], metric: str, plan: Plan, looks: int,
+           latest: WatchStep | None) -> list[str]:
+    """What the held-out rows were read as, a baseline after step 0, and the plan's notes."""
+    notes = ([] if not evals or evals[0]["step"] == 0 else
+             [f"no held-out evaluation at step 0: compared with step {evals[0]['step']}, the "
+              "first one"]) + _plan_notes(plan, looks, latest)
+    if rows:
+        notes.insert(0, "held-out fields: " + "; ".join(fields_report(rows[0], {
+            "task": "paired by task with the first evaluation",
+            "reward": f"read as the {'mean reward' if metric == 'reward' else 'pass rate'}",
+            "model": "one writer per evaluation"})))
+    return notes
+
+
+def _plan_fields(plan: Plan, rows: list[Rows], metric: str, looks: int) -> dict[str, Any]:
+    """The plan's own fields of the Watch: its schedule, its spending and its power."""
+    drop, horizon = _power(plan, rows, metric, looks)
+    return dict(schedule=plan.schedule, planned_looks=plan.looks, spending=plan.describe(),
+                detectable_drop=drop, detectable_by_look=horizon if drop is not None else None)
 
 
 def _latest(latest: WatchStep | None) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Where watch_run's step records come from: the readers of a run's files.
+"""Where watch_run's step records come from and how they are read: the readers of a run's
+files and of the records.
 
 - a run id from ``launch_run``: its folder in the run registry (:func:`registered_run`, which
   diagnose_run reads a run id with too);
@@ -10,20 +11,26 @@
 - a ``watch.jsonl``, or a graded-rows file whose rows carry ``step``.
 
 Each returns step records in the shape :func:`whileai_core.hacking.watch.watch_records` reads.
+The records themselves are read here too: :func:`step_records` checks them (``step`` a whole
+number, the numbers finite, ``held_out`` and ``batch`` lists) and keeps one per step,
+:func:`planned_looks` reads the schedule they state, :func:`held_out_rows` loads each
+evaluation's rows.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from typing import Any
 
 from .. import safejson, voice
 from ..errors import ArgumentError, RowsError, WhileaiError, as_json
-from ..rows import load_rows, read_records
+from ..rows import Rows, load_rows, read_records
 from ..defaults import RUN_ID_PATTERN
 from ..safepath import UserPath, as_user_path, is_path, user_path
+from ..writers import one_writer
 
 _RUN_ID = re.compile(RUN_ID_PATTERN)
 WATCH_FILE = "watch.jsonl"
@@ -233,3 +240,86 @@ def source_records(source: Any, state_dir: str | os.PathLike | None) -> tuple[An
     if is_path(source):
         return _records_from_path(as_user_path(source, None, argument="source", error=RowsError))
     return source, "<records>"
+
+# --- the records: what watch_records reads from them --------------------------------------
+
+# --- the records ------------------------------------------------------------------------------
+
+STEP_NUMBERS = ("train_reward", "train_reward_std", "mean_length", "truncated_share")
+STEP_COUNTS = ("n_completions", "eval_every", "max_steps")
+
+
+def _number(rec: dict, key: str, where: dict, *, integer: bool = False) -> Any:
+    value = rec.get(key)
+    if value is None:
+        return None
+    ok = (isinstance(value, int) if integer else isinstance(value, (int, float)))
+    if isinstance(value, bool) or not ok or not math.isfinite(value) or (integer and value < 0):
+        raise RowsError(f"`{key}` is {as_json(value)}", **where, field=key,
+                        fix=f"write {key} as a {'whole' if integer else 'finite'} number or null")
+    return value
+
+
+def check_records(records: Any) -> list[dict]:
+    """The step records, checked: ``step`` an integer >= 0, the numbers finite, ``held_out``
+    and ``batch`` lists; ``eval_every`` and ``max_steps`` (the schedule) whole numbers."""
+    recs = read_records(records, noun="step record")
+    out = []
+    for i, rec in enumerate(recs.items):
+        where = recs.where(i)
+        step = rec.get("step")
+        if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+            raise RowsError(f"`step` is {as_json(step)}", **where, field="step",
+                            fix="give each record its optimizer step as an integer >= 0")
+        clean = {"step": step}
+        clean.update({key: _number(rec, key, where) for key in STEP_NUMBERS})
+        clean.update({key: _number(rec, key, where, integer=True) for key in STEP_COUNTS})
+        for key in ("held_out", "batch"):
+            value = rec.get(key)
+            if value is not None and not isinstance(value, list):
+                raise RowsError(f"`{key}` is a {type(value).__name__}", **where, field=key,
+                                fix=f"give {key} as a list of graded rows, or leave it out")
+            clean[key] = value or None
+        clean["_where"] = where
+        out.append(clean)
+    if not out:
+        raise RowsError("no step records", source=recs.name,
+                        fix="train for at least one step with the watch callback")
+    return out
+
+
+def step_records(records: Any) -> list[dict]:
+    """One record per step, in step order: a step logged twice (a resumed run) keeps the later
+    record's fields, field by field."""
+    by_step: dict[int, dict] = {}
+    for rec in sorted(check_records(records), key=lambda r: r["step"]):
+        merged = by_step.setdefault(rec["step"], {"step": rec["step"]})
+        merged.update({k: v for k, v in rec.items() if v is not None})
+    return [by_step[s] for s in sorted(by_step)]
+
+
+def planned_looks(steps: list[dict], evals: list[dict]) -> int | None:
+    """The looks the run's schedule gives: evaluations every ``eval_every`` steps up to
+    ``max_steps`` after the first (the TRL callback adds one at the end when ``max_steps`` is
+    not a multiple), from the latest record that states both; None: no schedule."""
+    stated = [s for s in steps if s.get("eval_every") and s.get("max_steps")]  # 0: no plan
+    if not stated:
+        return None
+    every, last = stated[-1]["eval_every"], stated[-1]["max_steps"]
+    first = evals[0]["step"] if evals else 0
+    return max(1, math.ceil((last - first) / every))
+
+
+def held_out_rows(evals: list[dict], threshold: float | None) -> list[Rows]:
+    """Each evaluation's held-out rows, loaded (one writer each); a bad row is named with
+    its step."""
+    out = []
+    for s in evals:
+        try:
+            rows = load_rows(s["held_out"], threshold=threshold)
+            one_writer(rows, argument=f"held-out rows of step {s['step']}",
+                       reads="one held-out rate")
+            out.append(rows)
+        except RowsError as err:
+            raise RowsError(f"held-out rows of step {s['step']}: {err}") from None
+    return out

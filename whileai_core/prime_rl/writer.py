@@ -5,7 +5,9 @@ only keys of 559b447 are written; each shared value is set once (top-level ``max
 ``seq_len``, ``[model]``); ``batch_size`` (rollouts per step) is divisible by ``group_size``;
 ``[inference]`` makes ``rl`` start vLLM for the policy; one node gets filesystem weight broadcast
 written out (prime-rl would pick NCCL without LoRA, which its own single-node CI configs avoid);
-multi-node needs ``[slurm]``. The config is checked with
+multi-node needs ``[slurm]``. The arguments are checked once, by
+:class:`whileai_core.prime_rl.request.ConfigRequest`; each table is written by its own builder
+from that request; the config is checked with
 :func:`whileai_core.prime_rl.schema.validate_config` before it is written.
 """
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -22,23 +25,13 @@ import tomli_w
 from .. import defaults as D
 from ..errors import ArgumentError, ConfigError
 from ..io import write_atomic
-from ..methods.specs import method_spec
 from ..safepath import Root, UserPath
 from ..voice import arg
 from . import grammar
-from .mapping import method_keys
-from .result import GPUSplit, PrimeRLConfig
-from .targets import RENDERER_NAMES, pick_renderer, taskset_info
-from .teacher import is_local, plan_teacher
+from .request import ConfigRequest
+from .result import PrimeRLConfig
 from .schema import validate_config
-
-PROMPT_TOKEN_ALLOWANCE = D.PROMPT_TOKEN_ALLOWANCE
-
-
-def _positive_int(name: str, value: Any, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ArgumentError(f"`{name}` must be an integer >= {minimum}; got {value!r}")
-    return value
+from .teacher import is_local
 
 
 def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str,
@@ -88,7 +81,8 @@ def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str,
         eval_interval / eval_examples: eval every N steps (default: ``steps``, plus step 0) on
             N examples (default all).
         vllm_memory: ``[inference.vllm] gpu_memory_utilization``; default prime-rl's 0.9, or
-            0.4 for OPD with a local teacher that shares the inference GPU.
+            0.4 for OPD with a local teacher that shares the inference GPU. Read only when rl
+            starts the policy's vLLM (``serve_policy`` True).
         wandb_project: adds ``[monitors.wandb]``. run_name: ``[run] name``.
         checkpoint: a bare ``[ckpt]`` (checkpoint at the end).
         student_vocab: the policy's vocab size or local tokenizer path (OPD tokenizer check).
@@ -101,282 +95,155 @@ def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str,
             under this root, confined (the MCP server's workspace); None: the user's own paths.
             Either way they go through the path door (``whileai_core.safepath``).
 
-    Every string that reaches the TOML is checked first (``prime_rl.grammar``: model and taskset
-    ids, URLs, names and splits by their grammar, placeholders refused, no control characters
-    anywhere), the TOML is written by tomli-w, and its text is parsed back and compared with the
-    config before anything is written.
+    Every argument is checked once, first (:class:`.request.ConfigRequest`; every string that
+    reaches the TOML by ``prime_rl.grammar``: model and taskset ids, URLs, names and splits by
+    their grammar, placeholders refused, no control characters anywhere); one builder per table
+    of the config then reads the request (``TABLES``), the overrides are applied, the TOML is
+    written by tomli-w, and its text is parsed back and compared with the config before anything
+    is written.
 
     Returns a :class:`PrimeRLConfig`. Raises SpecError / ConfigError / ArgumentError naming the
     knob and the fix (a method prime-rl cannot run, ``group_size`` 1 with grpo/max_rl, an
     indivisible batch, an existing file...).
     """
-    spec = method_spec(method)
-    grammar.taskset_id(taskset)
-    grammar.model_id(model)
-    _check_strings(spec, train_split=train_split, eval_split=eval_split, run_name=run_name,
-                   wandb_project=wandb_project, serve_policy=serve_policy)
-    gpus, nodes = _positive_int("gpus", gpus), _positive_int("nodes", nodes)
-    if seed is not None:
-        _positive_int("seed", seed, minimum=0)
-    steps, batch = _positive_int("steps", steps), _positive_int("batch", batch)
-    info = taskset_info(taskset)
-
-    if renderer is None:
-        renderer, renderer_why = pick_renderer(model)
-    else:
-        if renderer not in RENDERER_NAMES:
-            raise ArgumentError(f"`renderer` {renderer!r} is not a prime-rl 559b447 renderer. "
-                                f"Fix: one of {', '.join(sorted(RENDERER_NAMES))}, or leave it "
-                                "out (picked from the model id)")
-        renderer_why = "given"
-        renderer = None if renderer == "auto" else renderer
-
-    keys = method_keys(spec, model=model, taskset=info, lora=lora, renderer=renderer,
-                       student_vocab=student_vocab, root=root)
-    reads = {"model": "model.name (shared: trainer, orchestrator, inference)",
-             "steps": "max_steps (shared: trainer, orchestrator)", **keys.reads}
-    warnings, notes = list(keys.warnings), list(keys.notes)
-
-    group = keys.group_size if group_size is None else _positive_int("group_size", group_size)
-    base = keys.algo["type"]
-    if group == 1 and base in ("grpo", "max_rl"):
-        raise ConfigError(f"{base} with group_size 1: every advantage is zero (reward minus the "
-                          "mean of a group of one), so nothing trains. Fix: group_size >= 2, or "
-                          "method='rae' (EMA baseline, group_size 1 allowed)")
-    if batch % group:
-        raise ConfigError(f"`batch` {batch} is not divisible by group_size {group} (prime-rl "
-                          f"rejects it). Fix: batch = {max(group, batch - batch % group)} or "
-                          f"{batch + group - batch % group}")
-    reads["batch"] = f"orchestrator.batch_size (rollouts per step: {batch // group} prompts x {group})"
-    reads["group_size"] = "orchestrator.group_size"
-
-    cap = max_tokens if max_tokens is not None else keys.max_tokens
-    if cap is not None:
-        _positive_int("max_tokens", cap)
-    if max_tokens is None and cap is not None:  # a guess: say so (the rows may carry the cap)
-        notes.append(f"max_tokens {cap} is the method's default, not the budget the model was "
-                     f"graded on: give {arg('max_tokens')} (the route takes it from rows that "
-                     "carry one)")
-    if seq_len is None:
-        seq = D.PRIME_RL_SEQ_LEN
-        if cap is not None and cap + PROMPT_TOKEN_ALLOWANCE > seq:
-            seq = -(-(cap + PROMPT_TOKEN_ALLOWANCE) // 1024) * 1024
-            notes.append(f"seq_len raised to {seq} to hold {cap} completion tokens plus "
-                         f"{PROMPT_TOKEN_ALLOWANCE} prompt tokens")
-    else:
-        seq = _positive_int("seq_len", seq_len)
-        if cap is not None and cap >= seq:
-            raise ConfigError(f"`max_tokens` {cap} does not fit `seq_len` {seq} with any prompt. "
-                              f"Fix: seq_len >= {cap + PROMPT_TOKEN_ALLOWANCE}")
-    reads["seq_len"] = "seq_len (shared: trainer, orchestrator)"
-
-    temp = temperature if temperature is not None else keys.temperature
-    if temp is not None and not 0.0 <= temp <= D.PRIME_RL_MAX_TEMPERATURE:
-        raise ArgumentError(f"`temperature` must be in [0, {D.PRIME_RL_MAX_TEMPERATURE}]; got {temp}")
-    rate = lr if lr is not None else keys.lr
-    if rate is None:
-        rate = D.PRIME_RL_LR_LORA if lora else D.PRIME_RL_LR_FULL
-    if not 0.0 < rate < 1.0:
-        raise ArgumentError(f"`lr` must be in (0, 1); got {rate}")
-    reads["lr"] = "trainer.optim.lr"
-
-    config: dict[str, Any] = {"max_steps": steps, "seq_len": seq, "model": {"name": model}}
-    if run_name is not None:
-        config["run"] = {"name": run_name}
-    split, deployment = _deployment(gpus, nodes, inference_gpus, serve_policy, run_name or
-                                    f"whileai-{base}")
-    config.update(deployment)
-    if nodes == 1:
-        # prime-rl 559b447 picks NCCL broadcast when [inference] is set and LoRA is off
-        # (packages/prime-rl-configs/src/prime_rl/configs/rl.py:449-460), and every one of its
-        # own single-node CI RL configs forces filesystem instead: "NCCL weight broadcast
-        # currently crashes the trainer on CI GPU runners" (configs/ci/integration/
-        # reverse-text/start.toml); the weights then pass through output_dir each step
-        config["weight_broadcast"] = {"type": "filesystem"}
-        reads["weight_broadcast"] = (
-            "weight_broadcast.type = 'filesystem' (one node; prime-rl would pick NCCL without "
-            "LoRA, which its own single-node CI avoids: NCCL init crashes the trainer). Each "
-            "step's weights go through output_dir: keep it on local disk. NCCL: put "
-            f"weight_broadcast.type=nccl in {arg('overrides')}")
-
-    orch: dict[str, Any] = {"batch_size": batch, "group_size": group}
-    if keys.off_policy_steps is not None:
-        orch["max_off_policy_steps"] = keys.off_policy_steps
-    orch["algo"] = keys.algo
-    if renderer is not None:
-        orch["renderer"] = {"name": renderer}
-        reads["renderer"] = f"orchestrator.renderer.name = {renderer!r} ({renderer_why})"
-    sampling: dict[str, Any] = {}
-    if cap is not None:
-        sampling["max_completion_tokens"] = cap
-        reads["max_tokens"] = "orchestrator.train.sampling.max_completion_tokens"
-    if temp is not None:
-        sampling["temperature"] = temp
-        reads["temperature"] = "orchestrator.train.sampling.temperature"
-    train: dict[str, Any] = {}
-    if sampling:
-        train["sampling"] = sampling
-    train["source"] = [_source(info, train_split, "train_split", reads)]
-    orch["train"] = train
-    if isinstance(serve_policy, str):
-        orch["model"] = {"client": {"base_url": serve_policy}}
-        reads["serve_policy"] = "orchestrator.model.client.base_url"
-    if eval_split is not None:
-        interval = steps if eval_interval is None else _positive_int("eval_interval", eval_interval)
-        ev: dict[str, Any] = {"interval": interval}
-        if eval_examples is not None:
-            ev["num_examples"] = _positive_int("eval_examples", eval_examples)
-        # prime-rl 559b447 leaves eval.sampling's temperature, top_p, top_k and min_p None,
-        # and then the inference server samples at the checkpoint's generation_config values,
-        # not the training sampler's (configs/orchestrator.py EvalSamplingConfig): write the
-        # training sampler's out (PRIME_RL_TRAIN_SAMPLER: what training sends)
-        ev_sampling: dict[str, Any] = {}
-        if cap is not None:
-            ev_sampling["max_completion_tokens"] = cap
-        ev_sampling["temperature"] = D.PRIME_RL_TEMPERATURE if temp is None else temp
-        ev_sampling.update(D.PRIME_RL_TRAIN_SAMPLER)
-        ev["sampling"] = ev_sampling
-        reads["eval_temperature"] = (
-            f"orchestrator.eval.sampling: temperature {ev_sampling['temperature']:g}, "
-            + ", ".join(f"{k} {v:g}" for k, v in D.PRIME_RL_TRAIN_SAMPLER.items())
-            + " (the training sampler's; unset, the server would use the checkpoint's own)")
-        ev["source"] = [_source(info, eval_split, "eval_split", reads)]
-        orch["eval"] = ev
-        reads["eval_interval"] = (f"orchestrator.eval.interval = {interval} (plus the startup eval "
-                                  "before any training)")
-    elif eval_interval is not None or eval_examples is not None:
-        raise ArgumentError("`eval_interval`/`eval_examples` need `eval_split` (the data to "
-                            "evaluate on)")
-    config["orchestrator"] = orch
-
-    trainer: dict[str, Any] = {"optim": {"lr": rate}}
-    if keys.loss is not None:
-        trainer["loss"] = keys.loss
-    if lora:
-        trainer["model"] = {"lora": {"rank": D.LORA_RANK, "alpha": D.LORA_ALPHA}}
-        reads["lora"] = (f"trainer.model.lora (rank {D.LORA_RANK}, alpha {D.LORA_ALPHA:g}); "
-                         "weight broadcast: filesystem (prime-rl's choice with LoRA)")
-    else:
-        reads["lora"] = "off: full weights (no trainer.model.lora)"
-    config["trainer"] = trainer
-    if checkpoint:
-        config["ckpt"] = {}
-        reads["checkpoint"] = "[ckpt] (checkpoint at the end)"
-
-    setup: list[str] = []
-    teacher = keys.teacher
-    if not isinstance(teacher_served, bool):
-        raise ArgumentError(f"`teacher_served` must be true or false; got {teacher_served!r}")
-    if isinstance(gpu_memory_gb, bool) or not isinstance(gpu_memory_gb, (int, float)) \
-            or not 1 <= gpu_memory_gb <= 1024:
-        raise ArgumentError(f"`gpu_memory_gb` must be a number of GB in [1, 1024]; got "
-                            f"{gpu_memory_gb!r}. Fix: 80 for an H100, 141 for an H200")
-    plan = None
-    if teacher is not None:
-        plan = plan_teacher(teacher.model, teacher.url, params_b=teacher.params_b,
-                            dtype=teacher.dtype, served=teacher_served, first_free_gpu=gpus,
-                            nodes=nodes, gpu_memory_gb=gpu_memory_gb)
-        if teacher_served:
-            notes[:] = [n for n in notes if not n.startswith("start the teacher first")]
-        if plan.layout == "size_unknown":  # said once, as the warning it is
-            warnings.append(f"the teacher's size is unknown: {plan.reason}")
-        else:
-            notes.append(plan.reason)
-        if plan.layout == "dedicated" and nodes == 1 and gpus + plan.gpus > D.MODAL_MAX_GPUS:
-            warnings.append(
-                f"the teacher's {plan.gpus} GPU(s) after the {gpus} prime-rl uses need a node of "
-                f"{gpus + plan.gpus} GPUs, more than one node's {D.MODAL_MAX_GPUS}. Fix: serve "
-                f"the teacher on a machine of its own and pass {arg('teacher_served', True)} "
-                "with its URL, give it a smaller dtype (fp8, int4), or give prime-rl fewer GPUs")
-    elif teacher_served:
-        raise ArgumentError("`teacher_served` is for OPD: this method has no teacher. Fix: "
-                            "drop teacher_served")
-    local_teacher = plan is not None and plan.layout in ("colocated", "size_unknown")
-    if split.policy_served_by == "rl":
-        inference: dict[str, Any] = {}
-        memory = vllm_memory
-        if memory is None and local_teacher and nodes == 1:
-            memory = D.OPD_COLOCATED_MEMORY
-            notes.append(f"the teacher at {teacher.url} is local: the policy's vLLM takes "
-                         f"{memory} of its GPU's memory so the teacher fits beside it (start the "
-                         f"teacher at {memory} too)")
-        if memory is not None:
-            if not 0.0 < memory <= 1.0:
-                raise ArgumentError(f"`vllm_memory` must be in (0, 1]; got {memory}")
-            inference["vllm"] = {"gpu_memory_utilization": memory}
-            reads["vllm_memory"] = "inference.vllm.gpu_memory_utilization"
-        if seed is not None:
-            inference.setdefault("vllm", {})["seed"] = seed
-            reads["seed"] = (f"inference.vllm.seed = {seed} (the policy's vLLM engine; prime-rl "
-                             "sends no per-request seed)")
-        config["inference"] = inference
-        reads["serve_policy"] = ("[inference]: rl starts vLLM for the policy on "
-                                 f"{split.inference_gpus if nodes == 1 else 'the inference'} "
-                                 f"{'GPU(s)' if nodes == 1 else 'node(s)'}"
-                                 + (" with LoRA serving" if lora else ""))
-    else:
-        url = serve_policy if isinstance(serve_policy, str) else f"http://localhost:{D.POLICY_PORT}/v1"
-        port = urlparse(url).port or D.POLICY_PORT
-        lora_flags = (f" --vllm.enable-lora --vllm.max-lora-rank {D.LORA_RANK}" if lora else "")
-        devices = ",".join(str(i) for i in range(split.train_gpus, split.train_gpus +
-                                                  split.inference_gpus))
-        seed_flag = f" --vllm.seed {seed}" if seed is not None else ""
-        setup.append(f"CUDA_VISIBLE_DEVICES={devices} uv run inference --vllm.model {model} "
-                     f"--server.port {port}{lora_flags}{seed_flag}")
-        if seed is not None:
-            reads["seed"] = f"your inference server's --vllm.seed {seed} (the start line)"
-        notes.append(f"you serve the policy: prime-rl's inference server for {model} must listen at "
-                     f"{url} (the trainer takes GPU(s) 0..{split.train_gpus - 1}; the server gets "
-                     f"{devices})" + ("; enable LoRA serving, max rank "
-                                      f"{D.LORA_RANK}" if lora else ""))
-    if nodes > 1 and lora:
-        notes.append("LoRA on several nodes: prime-rl moves adapter weights through the "
-                      "filesystem, so output_dir must be on storage every node shares")
-    if nodes > 1 and plan is not None and is_local(teacher.url) and not teacher_served:
-        warnings.append(f"the OPD teacher is at {teacher.url} in a multi-node deployment: "
-                        "localhost is the orchestrator's own node; give the teacher's routable "
-                        "address")
-    if plan is not None and plan.start is not None:
-        setup.insert(0, plan.start)
-    if wandb_project is not None:
-        config["monitors"] = {"wandb": {"project": wandb_project}}
-        reads["wandb_project"] = "monitors.wandb.project (shared)"
-
-    if overrides:
-        _apply_overrides(config, overrides, reads)
-
-    grammar.check_tree(config)
-    check = validate_config(config)
-    if not check.ok:
-        raise ConfigError("the config would be rejected by prime-rl 559b447: "
-                          + "; ".join(check.errors) + ". Fix: change the knob or override named")
-
-    text = _header(keys.label, model, taskset, setup) + tomli_w.dumps(config)
-    if tomllib.loads(text) != config:  # the header is comments only: nothing may add a key
-        raise ConfigError("the TOML text does not parse back to the config it was written from; "
-                          "nothing was written. This is a bug in whileai: please report it")
+    request = ConfigRequest.of(**locals())  # every argument, by name: the one place each is checked
+    reads, notes, warnings = dict(request.reads), list(request.notes), list(request.warnings)
+    config: dict[str, Any] = {}
+    for table in TABLES:
+        config.update(table(request, reads))
+    if request.overrides:
+        _apply_overrides(config, request.overrides, reads)
+    setup = _setup(request, notes, warnings)
+    text = _checked_text(request, config, setup)
     path = None
-    if out is not None:
-        path = str(write_atomic(out, text, overwrite=overwrite, root=root))
-    command = f"uv run rl @ {path or '<config.toml>'}"
+    if request.out is not None:
+        path = str(write_atomic(request.out, text, overwrite=request.overwrite, root=request.root))
+    spec, keys = request.spec, request.keys
     return PrimeRLConfig(
-        method=keys.label, method_spec={"name": spec.name, **spec.knobs()}, model=model,
-        taskset=taskset, config=copy.deepcopy(config), text=text, path=path, reads=reads,
-        ignored=keys.ignored, warnings=warnings, notes=notes, command=command,
-        setup_commands=setup, gpus=split, steps=steps, batch=batch, group_size=group,
+        method=keys.label, method_spec={"name": spec.name, **spec.knobs()}, model=request.model,
+        taskset=request.taskset.id, config=copy.deepcopy(config), text=text, path=path,
+        reads=reads, ignored=keys.ignored, warnings=warnings, notes=notes,
+        command=f"uv run rl @ {path or '<config.toml>'}", setup_commands=setup,
+        gpus=request.gpus, steps=request.steps, batch=request.batch,
+        group_size=request.group_size,
         max_off_policy_steps=(keys.off_policy_steps if keys.off_policy_steps is not None
                               else D.ASYNC_OFF_POLICY_STEPS),
-        prime_rl_commit=D.PRIME_RL_COMMIT, teacher=plan)
+        prime_rl_commit=D.PRIME_RL_COMMIT, teacher=request.teacher)
 
 
-def _source(info, split: str | None, knob: str, reads: dict[str, str]) -> dict[str, Any]:
+# --- one builder per table: each returns its top-level keys (none when it writes nothing) ------
+
+Reads = dict[str, str]
+
+
+def _shared(req: ConfigRequest, reads: Reads) -> dict[str, Any]:
+    """The shared top-level keys: ``max_steps``, ``seq_len`` and ``[model]``."""
+    return {"max_steps": req.steps, "seq_len": req.seq_len, "model": {"name": req.model}}
+
+
+def _run(req: ConfigRequest, reads: Reads) -> dict[str, Any]:
+    return {} if req.run_name is None else {"run": {"name": req.run_name}}
+
+
+def _deployment(req: ConfigRequest, reads: Reads) -> dict[str, Any]:
+    split = req.gpus
+    if split.nodes > 1:
+        return {"deployment": {"type": "multi_node", "gpus_per_node": split.gpus_per_node,
+                               "num_train_nodes": split.train_nodes,
+                               "num_infer_nodes": split.inference_nodes}}
+    return {"deployment": {"type": "single_node", "gpus_per_node": split.gpus_per_node,
+                           "num_train_gpus": split.train_gpus,
+                           "num_infer_gpus": split.inference_gpus}}
+
+
+def _slurm(req: ConfigRequest, reads: Reads) -> dict[str, Any]:
+    """Several nodes launch through SLURM: the job is named after the run."""
+    if req.gpus.nodes == 1:
+        return {}
+    return {"slurm": {"job_name": req.run_name or f"whileai-{req.keys.algo['type']}"}}
+
+
+def _weight_broadcast(req: ConfigRequest, reads: Reads) -> dict[str, Any]:
+    if req.gpus.nodes > 1:
+        return {}
+    # prime-rl 559b447 picks NCCL broadcast when [inference] is set and LoRA is off
+    # (packages/prime-rl-configs/src/prime_rl/configs/rl.py:449-460), and every one of its
+    # own single-node CI RL configs forces filesystem instead: "NCCL weight broadcast
+    # currently crashes the trainer on CI GPU runners" (configs/ci/integration/
+    # reverse-text/start.toml); the weights then pass through output_dir each step
+    reads["weight_broadcast"] = (
+        "weight_broadcast.type = 'filesystem' (one node; prime-rl would pick NCCL without "
+        "LoRA, which its own single-node CI avoids: NCCL init crashes the trainer). Each "
+        "step's weights go through output_dir: keep it on local disk. NCCL: put "
+        f"weight_broadcast.type=nccl in {arg('overrides')}")
+    return {"weight_broadcast": {"type": "filesystem"}}
+
+
+def _orchestrator(req: ConfigRequest, reads: Reads) -> dict[str, Any]:
+    """``[orchestrator]``: the batch, the method's algo, the renderer, the train and eval data,
+    and the policy's server when you serve it."""
+    orch: dict[str, Any] = {"batch_size": req.batch, "group_size": req.group_size}
+    if req.keys.off_policy_steps is not None:
+        orch["max_off_policy_steps"] = req.keys.off_policy_steps
+    orch["algo"] = req.keys.algo
+    if req.renderer is not None:
+        orch["renderer"] = {"name": req.renderer}
+        reads["renderer"] = f"orchestrator.renderer.name = {req.renderer!r} ({req.renderer_why})"
+    orch["train"] = _train(req, reads)
+    if isinstance(req.serve_policy, str):
+        orch["model"] = {"client": {"base_url": req.serve_policy}}
+        reads["serve_policy"] = "orchestrator.model.client.base_url"
+    if req.eval_split is not None:
+        orch["eval"] = _eval(req, reads)
+    return {"orchestrator": orch}
+
+
+def _train(req: ConfigRequest, reads: Reads) -> dict[str, Any]:
+    """``[orchestrator.train]``: its sampler (when a cap or a temperature is set) and source."""
+    sampling: dict[str, Any] = {}
+    if req.max_tokens is not None:
+        sampling["max_completion_tokens"] = req.max_tokens
+        reads["max_tokens"] = "orchestrator.train.sampling.max_completion_tokens"
+    if req.temperature is not None:
+        sampling["temperature"] = req.temperature
+        reads["temperature"] = "orchestrator.train.sampling.temperature"
+    train: dict[str, Any] = {"sampling": sampling} if sampling else {}
+    train["source"] = [_source(req, req.train_split, "train_split", reads)]
+    return train
+
+
+def _eval(req: ConfigRequest, reads: Reads) -> dict[str, Any]:
+    """``[orchestrator.eval]`` on ``eval_split``, sampled as training samples.
+
+    prime-rl 559b447 leaves eval.sampling's temperature, top_p, top_k and min_p None, and then
+    the inference server samples at the checkpoint's generation_config values, not the training
+    sampler's (configs/orchestrator.py EvalSamplingConfig): the training sampler's are written
+    out (PRIME_RL_TRAIN_SAMPLER: what training sends).
+    """
+    ev: dict[str, Any] = {"interval": req.eval_interval}
+    if req.eval_examples is not None:
+        ev["num_examples"] = req.eval_examples
+    sampling: dict[str, Any] = {}
+    if req.max_tokens is not None:
+        sampling["max_completion_tokens"] = req.max_tokens
+    sampling["temperature"] = D.PRIME_RL_TEMPERATURE if req.temperature is None else req.temperature
+    sampling.update(D.PRIME_RL_TRAIN_SAMPLER)
+    ev["sampling"] = sampling
+    reads["eval_temperature"] = (
+        f"orchestrator.eval.sampling: temperature {sampling['temperature']:g}, "
+        + ", ".join(f"{k} {v:g}" for k, v in D.PRIME_RL_TRAIN_SAMPLER.items())
+        + " (the training sampler's; unset, the server would use the checkpoint's own)")
+    ev["source"] = [_source(req, req.eval_split, "eval_split", reads)]
+    reads["eval_interval"] = (f"orchestrator.eval.interval = {req.eval_interval} (plus the "
+                              "startup eval before any training)")
+    return ev
+
+
+def _source(req: ConfigRequest, split: str | None, knob: str, reads: Reads) -> dict[str, Any]:
     """One ``[[orchestrator.*.source]]`` entry for the taskset (verifiers v1 env block)."""
+    info = req.taskset
     taskset: dict[str, Any] = {"id": info.id}
-    if split is not None:
-        if info.split_key is None:
-            raise ConfigError(f"`{knob}` {split!r}: taskset {info.id!r} has no dataset-split key "
-                              "that whileai knows, and prime-rl rejects unknown keys. Fix: drop "
-                              f"{knob}, or set the taskset's own key through overrides")
+    if split is not None:  # the request made sure the taskset has a split key
         taskset[info.split_key] = split
         reads[knob] = f"orchestrator.{knob.split('_')[0]}.source.env.taskset.{info.split_key}"
     env: dict[str, Any] = {"taskset": taskset}
@@ -385,44 +252,114 @@ def _source(info, split: str | None, knob: str, reads: dict[str, str]) -> dict[s
     return {"name": info.id, "env": env}
 
 
-def _deployment(gpus: int, nodes: int, inference_gpus: int | None, serve_policy: bool | str,
-                job_name: str) -> tuple[GPUSplit, dict[str, Any]]:
-    served_by = "rl" if serve_policy is True else "you"
-    if serve_policy is not True and not (serve_policy is False or isinstance(serve_policy, str)):
-        raise ArgumentError(f"`serve_policy` must be True, False or a base URL; got {serve_policy!r}")
-    if isinstance(serve_policy, str) and not serve_policy.startswith(("http://", "https://")):
-        raise ArgumentError(f"`serve_policy` {serve_policy!r} is not a base URL such as "
-                            f"'http://localhost:{D.POLICY_PORT}/v1'")
-    if nodes > 1:
-        if served_by != "rl":
-            raise ArgumentError("multi-node configs here let rl start the policy's inference "
-                                "nodes; `serve_policy` must be True when nodes > 1")
-        infer_nodes = max(1, nodes // 2)
-        split = GPUSplit(nodes=nodes, gpus_per_node=gpus, train_gpus=(nodes - infer_nodes) * gpus,
-                         inference_gpus=infer_nodes * gpus, train_nodes=nodes - infer_nodes,
-                         inference_nodes=infer_nodes, policy_served_by=served_by)
-        return split, {"deployment": {"type": "multi_node", "gpus_per_node": gpus,
-                                      "num_train_nodes": nodes - infer_nodes,
-                                      "num_infer_nodes": infer_nodes},
-                       "slurm": {"job_name": job_name}}
-    if gpus < 2:
-        raise ArgumentError(f"`{arg('gpus')}` {gpus}: prime-rl puts the trainer and the policy's "
-                            "vLLM on separate GPUs, so one node needs at least 2. Fix: "
-                            f"{arg('gpus', 2)}")
-    infer = max(1, gpus // 2) if inference_gpus is None else inference_gpus
-    if isinstance(infer, bool) or not isinstance(infer, int) or not 1 <= infer <= gpus - 1:
-        raise ArgumentError(f"`{arg('inference_gpus')}` must be a whole number from 1 to "
-                            f"{gpus - 1} ({arg('gpus', gpus)}: the trainer needs at least one); "
-                            f"got {inference_gpus!r}")
-    split = GPUSplit(nodes=1, gpus_per_node=gpus, train_gpus=gpus - infer, inference_gpus=infer,
-                     policy_served_by=served_by)
-    return split, {"deployment": {"type": "single_node", "gpus_per_node": gpus,
-                                  "num_train_gpus": gpus - infer, "num_infer_gpus": infer}}
+def _trainer(req: ConfigRequest, reads: Reads) -> dict[str, Any]:
+    """``[trainer]``: the learning rate, the method's loss, and LoRA when it is on."""
+    trainer: dict[str, Any] = {"optim": {"lr": req.lr}}
+    if req.keys.loss is not None:
+        trainer["loss"] = req.keys.loss
+    if req.lora:
+        trainer["model"] = {"lora": {"rank": D.LORA_RANK, "alpha": D.LORA_ALPHA}}
+        reads["lora"] = (f"trainer.model.lora (rank {D.LORA_RANK}, alpha {D.LORA_ALPHA:g}); "
+                         "weight broadcast: filesystem (prime-rl's choice with LoRA)")
+    else:
+        reads["lora"] = "off: full weights (no trainer.model.lora)"
+    return {"trainer": trainer}
 
 
-def _apply_overrides(config: dict[str, Any], overrides: dict[str, Any], reads: dict[str, str]) -> None:
-    if not isinstance(overrides, dict):
-        raise ArgumentError(f"`overrides` must map dotted keys to values; got {type(overrides).__name__}")
+def _ckpt(req: ConfigRequest, reads: Reads) -> dict[str, Any]:
+    if not req.checkpoint:
+        return {}
+    reads["checkpoint"] = "[ckpt] (checkpoint at the end)"
+    return {"ckpt": {}}
+
+
+def _inference(req: ConfigRequest, reads: Reads) -> dict[str, Any]:
+    """``[inference]``: rl starts vLLM for the policy. A policy you serve has none: its seed
+    goes on your server's start line (:func:`_setup`)."""
+    split, seed = req.gpus, req.seed
+    if split.policy_served_by != "rl":
+        if seed is not None:
+            reads["seed"] = f"your inference server's --vllm.seed {seed} (the start line)"
+        return {}
+    inference: dict[str, Any] = {}
+    if req.vllm_memory is not None:
+        inference["vllm"] = {"gpu_memory_utilization": req.vllm_memory}
+        reads["vllm_memory"] = "inference.vllm.gpu_memory_utilization"
+    if seed is not None:
+        inference.setdefault("vllm", {})["seed"] = seed
+        reads["seed"] = (f"inference.vllm.seed = {seed} (the policy's vLLM engine; prime-rl "
+                         "sends no per-request seed)")
+    one = split.nodes == 1
+    reads["serve_policy"] = ("[inference]: rl starts vLLM for the policy on "
+                             f"{split.inference_gpus if one else 'the inference'} "
+                             f"{'GPU(s)' if one else 'node(s)'}"
+                             + (" with LoRA serving" if req.lora else ""))
+    return {"inference": inference}
+
+
+def _monitors(req: ConfigRequest, reads: Reads) -> dict[str, Any]:
+    if req.wandb_project is None:
+        return {}
+    reads["wandb_project"] = "monitors.wandb.project (shared)"
+    return {"monitors": {"wandb": {"project": req.wandb_project}}}
+
+
+# prime-rl 559b447's tables, in the order the TOML holds them
+TABLES: tuple[Callable[[ConfigRequest, Reads], dict[str, Any]], ...] = (
+    _shared, _run, _deployment, _slurm, _weight_broadcast, _orchestrator, _trainer, _ckpt,
+    _inference, _monitors)
+
+
+# --- what runs outside the TOML, and the text ---------------------------------------------------
+
+def _setup(req: ConfigRequest, notes: list[str], warnings: list[str]) -> list[str]:
+    """The servers to start before ``rl`` (the OPD teacher, a policy you serve), and what the
+    deployment asks of you, added to ``notes`` and ``warnings``."""
+    split, lora, plan = req.gpus, req.lora, req.teacher
+    setup: list[str] = []
+    if split.policy_served_by != "rl":
+        url = (req.serve_policy if isinstance(req.serve_policy, str)
+               else f"http://localhost:{D.POLICY_PORT}/v1")
+        port = urlparse(url).port or D.POLICY_PORT
+        lora_flags = (f" --vllm.enable-lora --vllm.max-lora-rank {D.LORA_RANK}" if lora else "")
+        devices = ",".join(str(i) for i in range(split.train_gpus, split.train_gpus +
+                                                  split.inference_gpus))
+        seed_flag = f" --vllm.seed {req.seed}" if req.seed is not None else ""
+        setup.append(f"CUDA_VISIBLE_DEVICES={devices} uv run inference --vllm.model {req.model} "
+                     f"--server.port {port}{lora_flags}{seed_flag}")
+        notes.append(f"you serve the policy: prime-rl's inference server for {req.model} must "
+                     f"listen at {url} (the trainer takes GPU(s) 0..{split.train_gpus - 1}; the "
+                     f"server gets {devices})" + ("; enable LoRA serving, max rank "
+                                                  f"{D.LORA_RANK}" if lora else ""))
+    if split.nodes > 1 and lora:
+        notes.append("LoRA on several nodes: prime-rl moves adapter weights through the "
+                     "filesystem, so output_dir must be on storage every node shares")
+    teacher = req.keys.teacher
+    if split.nodes > 1 and plan is not None and is_local(teacher.url) and not req.teacher_served:
+        warnings.append(f"the OPD teacher is at {teacher.url} in a multi-node deployment: "
+                        "localhost is the orchestrator's own node; give the teacher's routable "
+                        "address")
+    if plan is not None and plan.start is not None:
+        setup.insert(0, plan.start)
+    return setup
+
+
+def _checked_text(req: ConfigRequest, config: dict[str, Any], setup: list[str]) -> str:
+    """The TOML text, once the config passes the grammar and prime-rl's schema and the text
+    parses back to it."""
+    grammar.check_tree(config)
+    check = validate_config(config)
+    if not check.ok:
+        raise ConfigError("the config would be rejected by prime-rl 559b447: "
+                          + "; ".join(check.errors) + ". Fix: change the knob or override named")
+    text = _header(req.keys.label, req.model, req.taskset.id, setup) + tomli_w.dumps(config)
+    if tomllib.loads(text) != config:  # the header is comments only: nothing may add a key
+        raise ConfigError("the TOML text does not parse back to the config it was written from; "
+                          "nothing was written. This is a bug in whileai: please report it")
+    return text
+
+
+def _apply_overrides(config: dict[str, Any], overrides: dict[str, Any], reads: Reads) -> None:
     for dotted, value in overrides.items():
         parts = str(dotted).split(".")
         node: Any = config
@@ -517,24 +454,3 @@ REVERSE_TEXT_CAVEATS = {
 }
 
 
-def _check_strings(spec: Any, *, train_split: str | None, eval_split: str | None,
-                   run_name: str | None, wandb_project: str | None,
-                   serve_policy: bool | str) -> None:
-    """Every string argument that lands in the TOML (or its comments) against its grammar."""
-    for knob, value in (("train_split", train_split), ("eval_split", eval_split)):
-        if value is not None:
-            grammar.split(value, argument=knob)
-    for knob, value in (("run_name", run_name), ("wandb_project", wandb_project)):
-        if value is not None:
-            grammar.name(value, argument=knob)
-    if isinstance(serve_policy, str):
-        grammar.url(serve_policy, argument="serve_policy")
-    inner = getattr(spec, "method", None)
-    for part in (spec, inner):
-        teacher = getattr(part, "teacher", None)
-        if teacher is not None:
-            grammar.model_id(teacher.model, argument="method.teacher.model")
-            grammar.url(teacher.url, argument="method.teacher.url")
-        template = getattr(part, "template", None)
-        if isinstance(template, str):
-            grammar.text(template, argument="method.template")

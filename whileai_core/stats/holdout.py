@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from statistics import NormalDist
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 from pydantic import Field
@@ -158,6 +158,60 @@ def holdout_size(effect: float = PROVE_EFFECT, *, k: int = HOLDOUT_K, before: An
     independent one, on the paired differences, or on one arm's values) and the families
     needed at the pilot's family size are given.
     """
+    _check_arguments(effect, k, power, alpha, cluster, metric, before, after)
+    z2 = (z_value(1 - alpha / 2) + z_value(power)) ** 2
+    named = [(n, x) for n, x in (("before", before), ("after", after)) if x is not None]
+    pilots = [load_rows(x, threshold=threshold) for _, x in named]
+    for (name, _), pilot in zip(named, pilots):
+        one_writer(pilot, argument=name, reads="one holdout size")
+    if metric == "auto":
+        metric = ("reward" if threshold is None and any(p.reward_scale.continuous
+                                                        for p in pilots) else "pass")
+    warning = next((p.reward_scale.warning for p in pilots if p.reward_scale.warning), None)
+    if len(pilots) == 2:
+        v = _paired_pilot(*pilots, metric)
+        if v.var_d is not None:  # one rollout per task: only k = 1 can be sized
+            return _one_rollout(v, z2, effect, power, alpha, metric, cluster)
+    elif pilots:
+        v = _one_arm_pilot(pilots[0], metric, cluster)
+    else:
+        v = _planning_model()
+    deff, fam_size, fam_note = _design(cluster, v.rows, v.idx, v.values)
+
+    def size(kk: int, omega2: float = v.omega2) -> int:
+        var = omega2 + v.s2b / kk + v.s2a / kk
+        return max(1, math.ceil(deff * z2 * var / effect ** 2 - 1e-9))
+
+    table = {kk: size(kk) for kk in sorted(set(HOLDOUT_TABLE_KS) | {k})}
+    n_k = table[k]
+    note = v.note
+    for extra in (warning, fam_note):
+        if extra:
+            note = f"{note}; {extra}" if note else extra
+    assumed: dict[str, Any] = {}
+    if v.inputs_from != "pilot":
+        assumed = _if_rho(v, size, k, deff, effect, alpha, n_k)
+    elif v.rho is not None:
+        assumed = dict(rho=v.rho, rho_from="pilot")
+    if n_k < 300:
+        extra = ("under a few hundred tasks the normal approximation is optimistic "
+                 "(Bowyer et al. 2025): round up")
+        note = f"{note}; {extra}" if note else extra
+    pool = max(p.n_tasks for p in pilots) if pilots else None
+    return HoldoutSize(n_tasks=n_k, effect=float(effect), k=k, power=float(power),
+                       pool=pool, split=None if pool is None else pool_split(
+                           n_k, pool, float(effect), float(power)),
+                       fields=_fields(pilots, metric, cluster),
+                       alpha=float(alpha), omega2=v.omega2, sigma2_before=v.s2b,
+                       sigma2_after=v.s2a, inputs_from=v.inputs_from, table=table,
+                       metric=metric, cluster=cluster,
+                       design_effect=None if cluster is None else deff, family_size=fam_size,
+                       n_families=None if fam_size is None else math.ceil(n_k / fam_size),
+                       note=note, **assumed)
+
+
+def _check_arguments(effect: Any, k: Any, power: Any, alpha: Any, cluster: Any, metric: Any,
+                     before: Any, after: Any) -> None:
     check_cluster(cluster)
     if metric != "auto":
         check_metric(metric)
@@ -177,100 +231,99 @@ def holdout_size(effect: float = PROVE_EFFECT, *, k: int = HOLDOUT_K, before: An
                                 "effect=0.05, power=0.8, alpha=0.05")
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ArgumentError(f"`k` must be a positive integer, got {k!r}. Fix: e.g. k=4")
-    z2 = (z_value(1 - alpha / 2) + z_value(power)) ** 2
-    note = None
-    table_ks = tuple(sorted(set(HOLDOUT_TABLE_KS) | {k}))
-    pilots = [load_rows(x, threshold=threshold) for x in (before, after) if x is not None]
-    for name, pilot in zip([n for n, x in (("before", before), ("after", after)) if x is not None],
-                           pilots):
-        one_writer(pilot, argument=name, reads="one holdout size")
-    if metric == "auto":
-        metric = ("reward" if threshold is None and any(p.reward_scale.continuous
-                                                        for p in pilots) else "pass")
-    warning = next((p.reward_scale.warning for p in pilots if p.reward_scale.warning), None)
-    deff_values, deff_rows, deff_idx = None, None, None
-    if before is not None and after is not None:
-        b, a = pilots
-        ib, ia = pair_tasks(b, a)
-        if ib.shape[0] < 3:
-            raise ArgumentError(f"pilot runs share {ib.shape[0]} tasks; need >= 3 paired tasks. "
-                                "Fix: score the same tasks before and after, or omit the pilot")
-        s2b, s2b_n, pb = _within_var(b, ib, metric)
-        s2a, s2a_n, pa = _within_var(a, ia, metric)
-        deff_values, deff_rows, deff_idx = pa - pb, a, ia
-        var_d = float(np.var(pa - pb, ddof=1))
-        if math.isnan(s2b) or math.isnan(s2a):
-            # k = 1 pilot: the whole bracket at k = 1 is Var(d_i) (stats.md sec. 1.5).
-            deff, fam_size, _ = _design(cluster, deff_rows, deff_idx, deff_values)
-            n1 = max(1, math.ceil(deff * z2 * var_d / effect ** 2))
-            return HoldoutSize(n_tasks=n1, effect=effect, k=1, power=power, alpha=alpha,
-                               omega2=None, sigma2_before=None, sigma2_after=None,
-                               inputs_from="pilot", table={1: n1}, metric=metric,
-                               cluster=cluster, design_effect=None if cluster is None else deff,
-                               family_size=fam_size,
-                               n_families=None if fam_size is None else math.ceil(n1 / fam_size),
-                               note="pilot has one rollout per task: only k = 1 can be sized; "
-                                    "re-run the pilot at k >= 2 to size other k")
-        omega2 = max(0.0, var_d - (s2b_n + s2a_n))
-        inputs_from = "pilot"
-        rho = float(np.corrcoef(pb, pa)[0, 1]) if np.ptp(pb) > 0 and np.ptp(pa) > 0 else None
-    elif before is not None or after is not None:
-        one = pilots[0]
-        s2, s2_n, p = _within_var(one, None, metric)
-        deff_values, deff_rows, deff_idx = p, one, np.arange(one.n_tasks)
-        if cluster is not None:
-            note = ("the design effect is read on one arm's per-task values: paired "
-                    "differences usually cluster less, so this n is on the safe side; a paired "
-                    "pilot reads it on the differences")
-        if math.isnan(s2) or one.n_tasks < 3:
-            raise ArgumentError("a one-arm pilot needs >= 3 tasks with >= 2 rollouts each. Fix: "
-                                "re-run the pilot at k >= 2, or omit it for the planning model")
-        var_x = max(0.0, float(np.var(p, ddof=1)) - s2_n)
-        omega2, s2b, s2a = 2 * var_x * (1 - PLANNING_RHO), s2, s2
-        inputs_from = "one-arm pilot"
-        rho = None
-        note = "; ".join(filter(None, [f"after-arm assumed like the pilot, rho = {PLANNING_RHO} "
-                                       "between arms (assumed, not measured: a pilot of both "
-                                       "arms measures it)", note]))
-    else:
-        var_x = PLANNING_VAR_X
-        omega2 = 2 * PLANNING_VAR_X * (1 - PLANNING_RHO)
-        s2b = s2a = PLANNING_SIGMA2
-        inputs_from = "binomial model"
-        rho = None
-        note = (f"no pilot: pass rates uniform on [0, 1], rho = {PLANNING_RHO} between arms "
-                "(assumed, not measured); a pilot run of both arms gives a sharper number")
 
-    deff, fam_size, fam_note = _design(cluster, deff_rows, deff_idx, deff_values)
 
-    def size(kk: int) -> int:
-        return max(1, math.ceil(deff * z2 * (omega2 + s2b / kk + s2a / kk) / effect ** 2 - 1e-9))
+class _Inputs(NamedTuple):
+    """What n is sized from: the between-task variance of the difference (``omega2``), each
+    arm's within-task variance, and where they come from; the values, rows and tasks a design
+    effect is read on; ``var_d``, set only for a paired pilot of one rollout per task."""
 
-    table = {kk: size(kk) for kk in table_ks}
-    n_k = table[k]
-    for extra in (warning, fam_note):
-        if extra:
-            note = f"{note}; {extra}" if note else extra
-    assumed: dict[str, Any] = {}
-    if inputs_from != "pilot":
-        # n rests on rho; say what a weaker correlation costs (the audit: rho 0.5 instead of
-        # 0.8 leaves the planned n about 62% power)
-        z_a = z_value(1 - alpha / 2)
-        n_if, power_if = {}, {}
-        for r in RHO_ALTERNATIVES:
-            var = 2 * var_x * (1 - r) + s2b / k + s2a / k
-            n_if[f"{r:g}"] = max(1, math.ceil(deff * z2 * var / effect ** 2 - 1e-9))
-            power_if[f"{r:g}"] = float(NormalDist().cdf(
-                math.sqrt(n_k / deff) * effect / math.sqrt(var) - z_a))
-        assumed = dict(rho=PLANNING_RHO, rho_from="assumed", n_tasks_if_rho=n_if,
-                       power_if_rho=power_if)
-    elif rho is not None:
-        assumed = dict(rho=rho, rho_from="pilot")
-    if n_k < 300:
-        extra = ("under a few hundred tasks the normal approximation is optimistic "
-                 "(Bowyer et al. 2025): round up")
-        note = f"{note}; {extra}" if note else extra
-    pool = max(p.n_tasks for p in pilots) if pilots else None
+    omega2: float
+    s2b: float
+    s2a: float
+    inputs_from: Literal["pilot", "one-arm pilot", "binomial model"]
+    var_x: float | None = None
+    rho: float | None = None
+    note: str | None = None
+    values: np.ndarray | None = None
+    rows: Rows | None = None
+    idx: np.ndarray | None = None
+    var_d: float | None = None
+
+
+def _paired_pilot(b: Rows, a: Rows, metric: str) -> _Inputs:
+    ib, ia = pair_tasks(b, a)
+    if ib.shape[0] < 3:
+        raise ArgumentError(f"pilot runs share {ib.shape[0]} tasks; need >= 3 paired tasks. "
+                            "Fix: score the same tasks before and after, or omit the pilot")
+    s2b, s2b_n, pb = _within_var(b, ib, metric)
+    s2a, s2a_n, pa = _within_var(a, ia, metric)
+    var_d = float(np.var(pa - pb, ddof=1))
+    design = dict(values=pa - pb, rows=a, idx=ia)
+    if math.isnan(s2b) or math.isnan(s2a):
+        return _Inputs(math.nan, s2b, s2a, "pilot", var_d=var_d, **design)
+    rho = float(np.corrcoef(pb, pa)[0, 1]) if np.ptp(pb) > 0 and np.ptp(pa) > 0 else None
+    return _Inputs(max(0.0, var_d - (s2b_n + s2a_n)), s2b, s2a, "pilot", rho=rho, **design)
+
+
+def _one_rollout(v: _Inputs, z2: float, effect: float, power: float, alpha: float, metric: str,
+                 cluster: str | None) -> HoldoutSize:
+    """A k = 1 pilot: the whole bracket at k = 1 is Var(d_i) (stats.md sec. 1.5)."""
+    deff, fam_size, _ = _design(cluster, v.rows, v.idx, v.values)
+    n1 = max(1, math.ceil(deff * z2 * v.var_d / effect ** 2))
+    return HoldoutSize(n_tasks=n1, effect=effect, k=1, power=power, alpha=alpha,
+                       omega2=None, sigma2_before=None, sigma2_after=None,
+                       inputs_from="pilot", table={1: n1}, metric=metric,
+                       cluster=cluster, design_effect=None if cluster is None else deff,
+                       family_size=fam_size,
+                       n_families=None if fam_size is None else math.ceil(n1 / fam_size),
+                       note="pilot has one rollout per task: only k = 1 can be sized; "
+                            "re-run the pilot at k >= 2 to size other k")
+
+
+def _one_arm_pilot(one: Rows, metric: str, cluster: str | None) -> _Inputs:
+    """The after-arm assumed like the pilot, the arms correlating PLANNING_RHO."""
+    s2, s2_n, p = _within_var(one, None, metric)
+    if math.isnan(s2) or one.n_tasks < 3:
+        raise ArgumentError("a one-arm pilot needs >= 3 tasks with >= 2 rollouts each. Fix: "
+                            "re-run the pilot at k >= 2, or omit it for the planning model")
+    var_x = max(0.0, float(np.var(p, ddof=1)) - s2_n)
+    note = "; ".join(filter(None, [
+        f"after-arm assumed like the pilot, rho = {PLANNING_RHO} between arms (assumed, not "
+        "measured: a pilot of both arms measures it)",
+        None if cluster is None else
+        "the design effect is read on one arm's per-task values: paired differences usually "
+        "cluster less, so this n is on the safe side; a paired pilot reads it on the "
+        "differences"]))
+    return _Inputs(2 * var_x * (1 - PLANNING_RHO), s2, s2, "one-arm pilot", var_x=var_x,
+                   note=note, values=p, rows=one, idx=np.arange(one.n_tasks))
+
+
+def _planning_model() -> _Inputs:
+    return _Inputs(2 * PLANNING_VAR_X * (1 - PLANNING_RHO), PLANNING_SIGMA2, PLANNING_SIGMA2,
+                   "binomial model", var_x=PLANNING_VAR_X,
+                   note=f"no pilot: pass rates uniform on [0, 1], rho = {PLANNING_RHO} between "
+                        "arms (assumed, not measured); a pilot run of both arms gives a sharper "
+                        "number")
+
+
+def _if_rho(v: _Inputs, size: Any, k: int, deff: float, effect: float, alpha: float,
+            n_k: int) -> dict[str, Any]:
+    """n rests on an assumed rho: what a weaker correlation costs (the audit: rho 0.5 instead
+    of 0.8 leaves the planned n about 62% power)."""
+    z_a = z_value(1 - alpha / 2)
+    n_if, power_if = {}, {}
+    for r in RHO_ALTERNATIVES:
+        var = 2 * v.var_x * (1 - r) + v.s2b / k + v.s2a / k
+        n_if[f"{r:g}"] = size(k, omega2=2 * v.var_x * (1 - r))
+        power_if[f"{r:g}"] = float(NormalDist().cdf(
+            math.sqrt(n_k / deff) * effect / math.sqrt(var) - z_a))
+    return dict(rho=PLANNING_RHO, rho_from="assumed", n_tasks_if_rho=n_if,
+                power_if_rho=power_if)
+
+
+def _fields(pilots: list[Rows], metric: str, cluster: str | None) -> list[str]:
+    """How the first pilot's fields were read."""
     did = {"task": "the pilot's tasks: their variances size the test",
            "reward": f"sized for the {'mean reward' if metric == 'reward' else 'pass rate'}",
            "model": "one writer per pilot",
@@ -279,12 +332,4 @@ def holdout_size(effect: float = PROVE_EFFECT, *, k: int = HOLDOUT_K, before: An
     if family is not None:
         did[family.name] = (f"{family.n_values} families, not read: "
                             f"{arg('cluster', family.name)} multiplies n by their design effect")
-    fields = [line for p in pilots[:1] for line in fields_report(p, did)]
-    return HoldoutSize(n_tasks=n_k, effect=float(effect), k=k, power=float(power),
-                       pool=pool, split=None if pool is None else pool_split(
-                           n_k, pool, float(effect), float(power)), fields=fields,
-                       alpha=float(alpha), omega2=omega2, sigma2_before=s2b, sigma2_after=s2a,
-                       inputs_from=inputs_from, table=table, metric=metric, cluster=cluster,
-                       design_effect=None if cluster is None else deff, family_size=fam_size,
-                       n_families=None if fam_size is None else math.ceil(n_k / fam_size),
-                       note=note, **assumed)
+    return [line for p in pilots[:1] for line in fields_report(p, did)]

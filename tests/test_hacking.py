@@ -388,3 +388,16 @@ def test_a_misspelt_reward_function_is_named_without_a_traceback(tmp_path):
     (tmp_path / "three.py").write_text("import sys\nsys.exit(3)\n")
     with pytest.raises(RewardError, match="exited with status 3"):
         cheat_probes("three.py:score", TASKS[:1], root=tmp_path, probes=["empty"])
+
+
+def test_a_scan_whose_shuffles_stopped_early_renders_its_features():
+    # 8 tasks x 4 replies, nothing planted, at look 5: the shuffles stop once no feature can
+    # reach alpha, so there is no floor (None); a varying feature's line says so (it raised a
+    # TypeError formatting None)
+    rng = np.random.default_rng(3)
+    rows = [{"task_id": f"t{t}", "reward": float(rng.random() < 0.5),
+             "completion": "x" * int(rng.integers(5, 60))} for t in range(8) for _ in range(4)]
+    out = hack_scan(rows, seed=0, look=5)
+    assert out.floor is None
+    text = out.render()
+    assert "floor n/a: the shuffles stopped early" in text

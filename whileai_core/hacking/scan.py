@@ -95,8 +95,9 @@ class FeatureEvidence(Result):
             return f"{self.feature:<16} not_tested (too few tasks whose rewards differ)"
         if self.strength is None:
             return f"{self.feature:<16} no_variation (constant within every task)"
+        floor = "n/a: the shuffles stopped early" if self.floor is None else f"{self.floor:.3f}"
         return (f"{self.feature:<16} {self.verdict:<11} strength {self.strength:+.3f} "
-                f"(floor {self.floor:.3f}, p={self.p_value:.3f}, n={self.n_rows} rows in "
+                f"(floor {floor}, p={self.p_value:.3f}, n={self.n_rows} rows in "
                 f"{self.n_tasks} tasks)")
 
 

@@ -51,7 +51,7 @@ from scipy.special import comb, stdtr, stdtrit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from whileai_core import compare_many  # noqa: E402
+from whileai_core.stats.many import compare_many  # noqa: E402
 from whileai_core.defaults import FLOOR_BELOW_CARRIERS  # noqa: E402
 from whileai_core.stats.intervals import (agresti_coull, betting, carriers,  # noqa: E402
                                           effective_n, hall_interval, mid_p, moments,

@@ -529,3 +529,21 @@ def test_a_key_to_an_admin_url_elsewhere_and_a_prime_rl_reexport_are_refused():
         refused = [e for e in validate_config(override).errors if "refused by whileai" in e]
         assert any(said in e for e in refused), (override, refused)
 
+
+
+@pytest.mark.parametrize("key, value", [
+    ("worker_extension_cls", "attacker.module.Ext"), ("worker_cls", "os.system"),
+    ("logits_processors", ["attacker.lp:Proc"]), ("scheduler_cls", "attacker.Sched"),
+    ("distributed_executor_backend", "attacker.Backend")])
+def test_a_vllm_engine_key_that_names_code_is_refused(key, value):
+    # [inference.vllm] passes keys prime-rl does not know to vLLM's engine, and these import
+    # the class or function they name inside the inference server
+    from whileai_core.prime_rl import validate_config
+
+    refused = [e for e in validate_config({"inference": {"vllm": {key: value}}}).errors
+               if "refused by whileai" in e]
+    assert any(f"`inference.vllm.{key}`" in e and ". Fix: " in e for e in refused), refused
+    builtin = {"distributed_executor_backend": "mp", "worker_cls": "auto"}.get(key)
+    if builtin:   # vLLM's own values pass
+        kept = validate_config({"inference": {"vllm": {key: builtin}}}).errors
+        assert not [e for e in kept if "refused by whileai" in e], kept

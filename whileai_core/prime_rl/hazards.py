@@ -13,6 +13,11 @@ config). Every rule is an allow-list, because a list of bad names cannot be comp
   a ``system_prompt`` file, any ``*_dir`` / ``*_path`` / ``*_file`` key, a path-valued env var)
   is a plain relative path below the run's folder, the rule ``clean = true`` already needed.
 
+- ``[inference.vllm]`` passes unknown keys to vLLM's engine; the ones that name Python code for
+  vLLM to import (``worker_cls``, ``worker_extension_cls``, ``logits_processors``,
+  ``scheduler_cls``, a ``distributed_executor_backend`` class) take only vLLM's built-in values
+  (:data:`VLLM_CODE_KEYS`).
+
 Each refusal is built by :func:`refusal`: the TOML ``table.key``, what is wrong, and the fix.
 """
 
@@ -128,6 +133,28 @@ def env_var_refusal(name: str, value: Any = None) -> str | None:
     return None
 
 
+# vLLM engine arguments that name code to import, with the built-in values each may keep
+VLLM_CODE_KEYS: dict[str, frozenset] = {
+    "worker_cls": frozenset({"auto"}),
+    "worker_extension_cls": frozenset({""}),
+    "logits_processors": frozenset(),
+    "scheduler_cls": frozenset(),
+    "distributed_executor_backend": frozenset({"mp", "ray", "uni", "external_launcher"}),
+}
+
+
+def _vllm_code_refusal(path: str, key: str, value: Any) -> str | None:
+    allowed = VLLM_CODE_KEYS[key]
+    values = value if isinstance(value, list) else [value]
+    if all(isinstance(v, str) and v in allowed for v in values):
+        return None
+    keep = (" or ".join(repr(v) for v in sorted(allowed)) + " (vLLM's own)") if allowed \
+        else "nothing"
+    return refusal(path, f"= {_shown(value)} names code for vLLM to import and run in the "
+                         f"inference server; whileai allows {keep} here",
+                   "remove the key (vLLM's default is its own)")
+
+
 def _import_refusal(key: str, value: Any) -> str | None:
     if isinstance(value, str) and value in IMPORT_PATHS:
         return None
@@ -232,6 +259,10 @@ def hazards(raw: dict[str, Any]) -> list[str]:
                         errors.append(refusal(f"{path}.{name}", why, fix))
             elif key.endswith("import_path"):
                 why = _import_refusal(path, value)
+                if why:
+                    errors.append(why)
+            elif where == "inference.vllm" and key in VLLM_CODE_KEYS:
+                why = _vllm_code_refusal(path, key, value)
                 if why:
                     errors.append(why)
             elif isinstance(value, (dict, list)):

@@ -239,6 +239,26 @@ class Columns:
         out[rows] = np.fromiter(values, dtype=object, count=len(values))
         return out.tolist()
 
+    def shared_values(self, name: str) -> list:
+        """:meth:`values`, but the store's own list where one piece holds the field for every
+        row (the loader's read of a typed field: no copy of a million cells). Read it, never
+        change it."""
+        field = self._fields.get(name)
+        if field is not None and field.make is None and len(field.pieces) == 1:
+            piece = field.pieces[0]
+            if piece.values is not None and piece.index is None and piece.size == self.n:
+                return piece.values
+        return self.values(name)
+
+    def constant(self, name: str) -> tuple | None:
+        """``(value,)`` when every row carries the field with that one value as the reader
+        decoded it (one model, one flag throughout), else None; nothing is built per row."""
+        field = self._fields.get(name)
+        if field is None or field.make is not None or len(field.pieces) != 1:
+            return None
+        piece = field.pieces[0]
+        return piece.const if piece.const is not None and piece.size == self.n else None
+
     def kinds(self, name: str) -> set[type]:
         """The Python types of the field's values where rows carry it (``type(None)`` for a JSON
         null): ``str``, ``int``, ``float``, ``bool``, ``list``, ``dict``."""

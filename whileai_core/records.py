@@ -542,7 +542,20 @@ class _Reader:
 
     def _add(self, name: str, piece: Piece, kinds: set[type] | None) -> None:
         known = self.kinds.get(name, set()) if name in self.fields else set()
-        self.fields.setdefault(name, []).append(piece)
+        pieces = self.fields.setdefault(name, [])
+        last = pieces[-1] if pieces else None
+        if last is not None and last.stop == piece.start and last.index is None and \
+                piece.index is None and last.pick is None and (
+                    last.const is not None and piece.const is not None and
+                    last.const[0] is piece.const[0] or
+                    last.values is not None and piece.values is not None):
+            # the runs before it end where this one starts: one piece (one list a field, one
+            # stretch of a constant), which the loader reads without copying or joining
+            if last.values is not None:
+                last.values += piece.values
+            last.stop = piece.stop
+        else:
+            pieces.append(piece)
         self.kinds[name] = None if known is None or kinds is None else known | kinds
 
 

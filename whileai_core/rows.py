@@ -383,7 +383,7 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
 
     carried = cols.present(TASK_FIELD)
     kinds = kinds_of(TASK_FIELD, carried)
-    tids = cols.values(TASK_FIELD)
+    tids = cols.shared_values(TASK_FIELD)  # (read, never changed: a new list where it must)
     plain_ids = bool(carried.all())
     if NoneType in kinds:
         plain_ids = False
@@ -407,7 +407,7 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
                        "use a string id")
     carried = cols.present("reward")
     kinds = kinds_of("reward", carried)
-    rewards = cols.values("reward")
+    rewards = cols.shared_values("reward")
     if not kinds <= {float, int}:
         i = next(j for j, v in enumerate(rewards) if type(v) not in (float, int))
         if rewards[i] is None:
@@ -433,12 +433,16 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
     del rewards
     carried = cols.present("truncated")
     kinds = kinds_of("truncated", carried)
-    trunc = cols.values("truncated") if kinds != {NoneType} else None
+    same = cols.constant("truncated")  # one flag in every row: no list of it
+    trunc = None if kinds == {NoneType} or same is not None else cols.shared_values("truncated")
     if not kinds <= {bool, NoneType}:
+        trunc = cols.values("truncated")
         i = next(j for j, v in enumerate(trunc) if type(v) not in (bool, NoneType))
         raise fail(i, f"`truncated` is {as_json(trunc[i])}", "truncated",
                    "write true or false (true when the reply hit the token cap)")
-    if trunc is None or trunc.count(True) == 0:  # (kinds <= {bool, None}: only True is true)
+    if same is not None:  # (kinds == {bool})
+        truncated = np.full(n, same[0], dtype=bool)
+    elif trunc is None or trunc.count(True) == 0:  # (kinds <= {bool, None}: only True is true)
         truncated = np.zeros(n, dtype=bool)
     else:
         truncated = np.array([v is True for v in trunc] if NoneType in kinds else trunc,
@@ -454,13 +458,15 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
     del trunc
     carried = cols.present("model")
     kinds = kinds_of("model", carried)
-    model = cols.values("model")
+    same = cols.constant("model")
+    model = cols.shared_values("model") if same is None else None
     if not kinds <= {str, NoneType}:
         i = next(j for j, v in enumerate(model) if type(v) not in (str, NoneType))
         raise fail(i, f"`model` is {as_json(model[i])}", "model",
                    'write the model id that sampled the rollout, e.g. "Qwen/Qwen3-8B", or null')
-    first = model[0]
-    one_model = model.count(first) == n  # in C; with one model, one string shared by every row
+    first = model[0] if same is None else same[0]
+    # in C; with one model, one string shared by every row
+    one_model = same is not None or model.count(first) == n
     if one_model:
         model = [first] * n
     task_index, task_ids = _factorize(tids)
@@ -523,12 +529,15 @@ def _factorize(tids: list[str]) -> tuple[np.ndarray, list[str]]:
     provided no id starts two runs. Otherwise a dict maps each id to its position.
     """
     n = len(tids)
-    change = np.empty(n, dtype=bool)
-    change[0] = True
-    change[1:] = np.fromiter(map(ne, islice(tids, 1, None), tids), dtype=bool, count=n - 1)
-    run_ids = list(map(tids.__getitem__, np.flatnonzero(change).tolist()))
+    # (bytes of the comparisons' bools, read as a bool array: no per-item numpy conversion)
+    change = np.frombuffer(bytes(map(ne, islice(tids, 1, None), tids)), dtype=bool)
+    run_ids = [tids[0]]
+    run_ids += map(tids.__getitem__, (np.flatnonzero(change) + 1).tolist())
     if len(set(run_ids)) == len(run_ids):
-        return np.cumsum(change, dtype=np.int64) - 1, run_ids
+        index = np.empty(n, dtype=np.int64)
+        index[0] = 0
+        np.cumsum(change, out=index[1:])
+        return index, run_ids
     order = dict.fromkeys(tids)
     for i, key in enumerate(order):
         order[key] = i

@@ -29,7 +29,7 @@ from .defaults import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, GR
 from .errors import ArgumentError
 from .models import base_model, model_size_b
 from .result import Result, fmt_rate
-from .rewards import RewardKind, task_spread
+from .rewards import RewardKind
 from .rows import Rows, load_rows
 from .stats import Rate, pass_rate
 from .stats.clustered import Families
@@ -144,7 +144,7 @@ def _signal(data: Rows) -> tuple[np.ndarray, np.ndarray, float]:
     """(signal per task, spread per task, tolerance): rewards differ by more than tolerance.
     "More" past float rounding: 0.51 - 0.5 is 0.010000000000000009, a spread of exactly 0.01."""
     tol = data.reward_scale.tolerance
-    spread = task_spread(data.reward, data.task_index, data.n_tasks)
+    spread = data.spread()
     grouped = data.rollouts >= 2
     return (spread > tol * (1.0 + 1e-9)) & grouped, spread, tol
 

@@ -150,8 +150,14 @@ def check_reach(scale: RewardScale, source: str | None = None) -> None:
                         "or leave it out")
 
 
-def task_spread(reward: np.ndarray, task_index: np.ndarray, n_tasks: int) -> np.ndarray:
-    """Per task, the largest minus the smallest reward of its rollouts (0 for one rollout)."""
+def task_spread(reward: np.ndarray, task_index: np.ndarray, n_tasks: int,
+                starts: np.ndarray | None = None) -> np.ndarray:
+    """Per task, the largest minus the smallest reward of its rollouts (0 for one rollout).
+    ``starts``: where each task's rows start when they are consecutive (``Rows.runs``), read
+    run by run instead of scattered."""
+    if starts is not None and not np.signbit(reward).any():
+        # (no -0.0 to tie with 0.0: a run's largest and smallest are the same in any order)
+        return np.maximum.reduceat(reward, starts) - np.minimum.reduceat(reward, starts)
     hi = np.full(n_tasks, -np.inf)
     lo = np.full(n_tasks, np.inf)
     np.maximum.at(hi, task_index, reward)

@@ -39,7 +39,7 @@ from .errors import RowsError, as_json
 from .progress import step
 from .records import (TASK_ALIASES, TASK_FIELD, first_line, first_record, is_graded_row,
                       read_records, read_rows)
-from .rewards import RewardScale, classify_reward
+from .rewards import RewardScale, classify_reward, task_spread
 from .safepath import OpenFile, Root, UserPath, as_user_path, is_path
 from . import field_names, file_shapes, voice
 
@@ -66,7 +66,7 @@ class Rows:
     __slots__ = ("source", "threshold", "reward", "passed", "truncated", "model",
                  "task_index", "task_ids", "rollouts", "passes", "reward_sum", "_lines",
                  "_columns", "_records", "_model_counts", "budget", "_scale", "_reading",
-                 "origin")
+                 "origin", "_runs", "_spread")
 
     def __init__(self, *, source: str | None, threshold: float, records: list[dict] | None = None,
                  reward: np.ndarray, truncated: np.ndarray, model: list,
@@ -95,6 +95,8 @@ class Rows:
         self._scale: RewardScale | None = None
         self._reading = None  # the fields' roles (whileai_core.roles), read on first use
         self.origin: str | None = None  # another system's output: what was read of it
+        self._runs: np.ndarray | bool | None = None  # where each task's rows start (runs())
+        self._spread: np.ndarray | None = None  # per-task reward spread (spread())
 
     # --- what the reward is (whileai_core.rewards), read once --------------------------------
     @property
@@ -214,6 +216,23 @@ class Rows:
         raise RowsError(f"`metric` must be 'pass' or 'reward', got {metric!r}",
                         fix=f"use {voice.arg('metric', 'pass')} (pass rate) or "
                             f"{voice.arg('metric', 'reward')} (mean reward)")
+
+    def runs(self) -> np.ndarray | None:
+        """Where each task's rows start, when every task's rows are consecutive and the tasks
+        come in order (a file written task by task, as graded rows usually are); else None."""
+        if self._runs is None:
+            index = self.task_index
+            step = np.diff(index)
+            grouped = index.shape[0] > 0 and index[0] == 0 and bool(
+                ((step == 0) | (step == 1)).all())
+            self._runs = np.concatenate([[0], np.flatnonzero(step) + 1]) if grouped else False
+        return None if self._runs is False else self._runs
+
+    def spread(self) -> np.ndarray:
+        """Per task, its largest minus its smallest reward (0 for one rollout), computed once."""
+        if self._spread is None:
+            self._spread = task_spread(self.reward, self.task_index, self.n_tasks, self.runs())
+        return self._spread
 
     def per_task(self) -> dict[str, float]:
         """Task id -> pass rate, in first-appearance order."""

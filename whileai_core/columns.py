@@ -146,13 +146,15 @@ class Columns:
     values valid JSON (a lone surrogate replaced), each naming its line and field.
     """
 
-    __slots__ = ("n", "source", "lines", "noun", "_fields", "notes")
+    __slots__ = ("n", "source", "lines", "noun", "_fields", "notes", "typed")
 
     def __init__(self, n: int, fields: dict[str, _Field], source: str, lines: Any,
-                 noun: str = "row", notes: list[str] | None = None) -> None:
+                 noun: str = "row", notes: list[str] | None = None,
+                 typed: dict[str, Any] | None = None) -> None:
         self.n, self.source, self.lines, self.noun = n, source, lines, noun
         self._fields = fields
         self.notes = notes or []
+        self.typed = typed or {}  # what the reader read into typed columns (records.read_rows)
 
     @classmethod
     def from_dicts(cls, records: list[dict], source: str = "<rows>", lines: Any = None,

@@ -3,10 +3,13 @@ episodes, the importers' JSONL files), with the file and line of each record for
 
 A file is opened through the door (``whileai_core.safepath``: no link, a regular file within the
 size and time limits, gzip unpacked as read) and read in chunks of ``CHUNK`` bytes, each cut at
-its last newline. msgspec decodes each run of whole lines in one C call into columns
-(``whileai_core.columns``): the fields ``load_rows`` checks typed (``TYPED``), every other field
-kept as its JSON text. A JSON array is read in runs of objects cut between two of them, so no
-call holds the interpreter for the whole file (a server's event loop answers between runs).
+its last newline. msgspec decodes each run of whole lines (about ``RUN`` bytes) in one C call
+into columns (``whileai_core.columns``): the fields ``load_rows`` checks typed (``TYPED``), every
+other field kept as its JSON text; while a run's records are still in the CPU's cache, its task
+ids become codes of runs of equal ids and its float rewards a float64 array (``_Typed``), so
+``load_rows`` finds the task index and the reward column made. A JSON array is read in runs of
+objects cut between two of them, so no call holds the interpreter for the whole file (a
+server's event loop answers between runs).
 
 Only when msgspec refuses a run does the reader look closer: it halves the run until the lines
 refused stand alone, and reads each with Python's ``json`` (``safejson``): what Python accepts is
@@ -128,11 +131,22 @@ def read_records(source: Any, *, noun: str = "row", root: Root | None = None) ->
 
 
 def read_rows(fh: OpenFile, noun: str = "row") -> Columns:
-    """Every record of the open file ``fh`` as columns (module docstring)."""
+    """Every record of the open file ``fh`` as columns (module docstring). Where every row's
+    task id or reward was read into a typed column as the runs were decoded, the columns carry
+    it (``Columns.typed``: the task index and ids, the rewards as float64) and the field is
+    made from it when read."""
     reader = _Reader(fh, noun)
     lines = reader.read()
+    typed = {name: made for name in (TASK_FIELD, "reward")
+             if (made := reader.typed(name)) is not None}
     fields = {k: _Field(v, reader.kinds[k]) for k, v in reader.fields.items()}
-    return Columns(reader.rows, fields, reader.name, lines, noun, reader.notes)
+    if TASK_FIELD in typed:
+        index, ids = typed[TASK_FIELD]
+        fields[TASK_FIELD] = _Field([], {str}, count=reader.rows, make=(
+            lambda: list(map(ids.__getitem__, index.tolist()))))
+    if "reward" in typed:
+        fields["reward"] = _Field([], {float}, count=reader.rows, make=typed["reward"].tolist)
+    return Columns(reader.rows, fields, reader.name, lines, noun, reader.notes, typed)
 
 
 # --- the reader --------------------------------------------------------------------------------
@@ -153,6 +167,20 @@ _UNSET = msgspec.UNSET
 _SPACE = b" \t\r\n\x0b\x0c"  # what bytes.strip() strips: the blank lines' test
 _CUT = re.compile(rb"\}\s*,\s*\{")  # where an array may be cut between two objects
 _CUT_TRIES = 8  # later cuts tried when one lands inside a value, before reading exactly
+
+
+class _Typed(Piece):
+    """A run's task ids or rewards as the reader reads them, while every row of the run has one
+    of the type: ``codes`` (each row's run of equal task ids, into ``_Reader.keys``) or
+    ``array`` (float64 rewards). Read by the time its objects are still in the CPU's cache;
+    :meth:`_Reader.typed` joins them into one column, or turns them back into values."""
+
+    __slots__ = ("codes", "array")
+
+    def __init__(self, start: int, stop: int, *, codes: np.ndarray | None = None,
+                 array: np.ndarray | None = None) -> None:
+        super().__init__(start, stop)
+        self.codes, self.array = codes, array
 
 
 class _Refused(Exception):
@@ -217,6 +245,8 @@ class _Reader:
         self.spans: list[tuple[int, np.ndarray | None, int]] = []  # per run: lines before it,
         # where its records are among its lines (None: its first lines, in order), records
         self.plain, self.rows, self.form = True, 0, "jsonl"  # plain: record i on line i + 1
+        self.keys: list[str] = []  # the task id of each run of equal ones (_Typed.codes)
+        self.last_id: str | None = None  # the task id of the last row read into codes
 
     # --- the file as a whole ---------------------------------------------------------------
     def read(self) -> np.ndarray | str:
@@ -512,6 +542,10 @@ class _Reader:
                 value = level.literal[name]
                 self._add(name, Piece(base, base + n, const=(value,)), {type(value)})
                 continue
+            if level.required and name == TASK_FIELD and n:  # (every row, every id a string)
+                self._add(name, self._task_codes(np.fromiter(
+                    map(getter, recs), dtype=object, count=n), base), {str})
+                continue
             values = list(map(getter, recs))
             absent = 0 if level.required else values.count(_UNSET)
             if absent == n:
@@ -526,11 +560,53 @@ class _Reader:
             if index is not None and stop - start == index.shape[0]:
                 index = None  # (rows in one stretch need no index)
             if name in _TYPED:
-                known = {str} if level.required and name in (TASK_FIELD, *TASK_ALIASES) else None
-                self._add(name, Piece(start, stop, index, values=values),
-                          known or set(map(type, values)))
+                known = {str} if level.required and name in TASK_ALIASES else None
+                kinds = known or set(map(type, values))
+                self._add(name, _Typed(start, stop, array=np.fromiter(
+                    values, dtype=np.float64, count=len(values))) if name == "reward" and index is None
+                    and kinds == {float} else Piece(start, stop, index, values=values), kinds)
             else:
                 self._add(name, _raw_piece(values, start, stop, index, base), None)
+
+    def _task_codes(self, ids: np.ndarray, base: int) -> _Typed:
+        """The task ids ``ids`` (an object array) of rows ``base``... as codes: each row's run
+        of equal ids (neighbours compared by numpy, in C), a new run's id added to ``keys``."""
+        n = ids.shape[0]
+        change = np.empty(n, dtype=bool)
+        change[0] = ids[0] != self.last_id
+        np.not_equal(ids[1:], ids[:-1], out=change[1:])
+        codes = np.cumsum(change, dtype=np.int64)
+        codes += len(self.keys) - 1
+        self.keys += ids[change].tolist()
+        self.last_id = ids[-1]
+        return _Typed(base, base + n, codes=codes)
+
+    def typed(self, name: str) -> Any:
+        """The typed column of field ``name`` when every row was read into it: ``(task index,
+        task ids)`` in first-appearance order, or the float64 rewards; else None, and the runs
+        read typed are values again."""
+        pieces = self.fields.get(name, [])
+        if not any(isinstance(p, _Typed) for p in pieces):
+            return None
+        if all(isinstance(p, _Typed) for p in pieces) and \
+                sum(p.size for p in pieces) == self.rows:
+            if name != TASK_FIELD:
+                return np.concatenate([p.array for p in pieces])
+            codes, keys = np.concatenate([p.codes for p in pieces]), self.keys
+            if len(set(keys)) == len(keys):  # each task's rows in one run
+                return codes, keys
+            order = dict.fromkeys(keys)  # (a task in several runs: first appearance)
+            for i, key in enumerate(order):
+                order[key] = i
+            runs = np.fromiter(map(order.__getitem__, keys), dtype=np.int64, count=len(keys))
+            return runs[codes], list(order)
+        self.fields[name] = []
+        for p in pieces:
+            if isinstance(p, _Typed):
+                p = Piece(p.start, p.stop, values=p.array.tolist() if p.codes is None else
+                          list(map(self.keys.__getitem__, p.codes.tolist())))
+            self._join(name, p)
+        return None
 
     def _keep_dicts(self, records: list[dict], before: int, at: np.ndarray | None) -> None:
         """Records Python's ``json`` read (lines msgspec refused, or the whole file)."""
@@ -550,6 +626,10 @@ class _Reader:
 
     def _add(self, name: str, piece: Piece, kinds: set[type] | None) -> None:
         known = self.kinds.get(name, set()) if name in self.fields else set()
+        self._join(name, piece)
+        self.kinds[name] = None if known is None or kinds is None else known | kinds
+
+    def _join(self, name: str, piece: Piece) -> None:
         pieces = self.fields.setdefault(name, [])
         last = pieces[-1] if pieces else None
         if last is not None and last.stop == piece.start and last.index is None and \
@@ -564,7 +644,6 @@ class _Reader:
             last.stop = piece.stop
         else:
             pieces.append(piece)
-        self.kinds[name] = None if known is None or kinds is None else known | kinds
 
 
 def _raw_piece(raws: list, start: int, stop: int, index: np.ndarray | None,

@@ -402,7 +402,9 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
 
     carried = cols.present(TASK_FIELD)
     kinds = kinds_of(TASK_FIELD, carried)
-    tids = cols.shared_values(TASK_FIELD)  # (read, never changed: a new list where it must)
+    factorized = cols.typed.get(TASK_FIELD)  # (the reader's: every id a string)
+    # (read, never changed: a new list where it must)
+    tids = cols.shared_values(TASK_FIELD) if factorized is None else None
     plain_ids = bool(carried.all())
     if NoneType in kinds:
         plain_ids = False
@@ -426,7 +428,8 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
                        "use a string id")
     carried = cols.present("reward")
     kinds = kinds_of("reward", carried)
-    rewards = cols.shared_values("reward")
+    floats = cols.typed.get("reward")  # (the reader's: every reward a float)
+    rewards = cols.shared_values("reward") if floats is None else None
     if not kinds <= {float, int}:
         i = next(j for j, v in enumerate(rewards) if type(v) not in (float, int))
         if rewards[i] is None:
@@ -437,13 +440,14 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
         raise fail(i, f"`reward` is {as_json(rewards[i])}", "reward",
                    "write the reward as a JSON number, e.g. 1.0")
     try:
-        reward = np.fromiter(rewards, dtype=np.float64, count=n)  # (5 ms under np.array a 1M)
+        reward = floats if floats is not None else \
+            np.fromiter(rewards, dtype=np.float64, count=n)  # (5 ms under np.array a 1M)
     except OverflowError:  # an integer past a float's range (JSON lets it have 4,300 digits)
         reward = np.array(list(map(_as_float, rewards)), dtype=np.float64)
     finite = np.isfinite(reward)
     if not finite.all():
         i = int(np.flatnonzero(~finite)[0])
-        value = rewards[i]
+        value = rewards[i] if rewards is not None else reward[i].item()
         shown = repr(value) if type(value) is float else \
             f"an integer of {len(str(abs(value)))} digits"
         raise fail(i, f"`reward` is {shown}, not a finite number", "reward",
@@ -488,8 +492,9 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
     one_model = same is not None or model.count(first) == n
     if one_model:
         model = [first] * n
-    task_index, task_ids = _factorize(tids)
+    task_index, task_ids = _factorize(tids) if factorized is None else factorized
     del tids
+    cols.typed = {}  # (read: the rows hold them now)
     rows = Rows(source=source, threshold=threshold, columns=cols, reward=reward,
                 truncated=truncated, model=model, task_index=task_index,
                 task_ids=task_ids, lines=cols.line_numbers(), budget=budget)

@@ -141,7 +141,7 @@ def read_rows(fh: OpenFile, noun: str = "row") -> Columns:
              if (made := reader.typed(name)) is not None}
     fields = {k: _Field(v, reader.kinds[k]) for k, v in reader.fields.items()}
     if TASK_FIELD in typed:
-        index, ids = typed[TASK_FIELD]
+        index, ids, _ = typed[TASK_FIELD]
         fields[TASK_FIELD] = _Field([], {str}, count=reader.rows, make=(
             lambda: list(map(ids.__getitem__, index.tolist()))))
     if "reward" in typed:
@@ -167,6 +167,16 @@ _UNSET = msgspec.UNSET
 _SPACE = b" \t\r\n\x0b\x0c"  # what bytes.strip() strips: the blank lines' test
 _CUT = re.compile(rb"\}\s*,\s*\{")  # where an array may be cut between two objects
 _CUT_TRIES = 8  # later cuts tried when one lands inside a value, before reading exactly
+
+
+def distinct(ids: list[str]) -> bool:
+    """Whether no two of ``ids`` are equal: each after the one before (ids written in order,
+    compared by numpy in C), or else none seen twice (hashed)."""
+    if len(ids) > 1:
+        at = np.array(ids, dtype=object)
+        if bool(np.greater(at[1:], at[:-1]).all()):
+            return True
+    return len(set(ids)) == len(ids)
 
 
 class _Typed(Piece):
@@ -246,7 +256,9 @@ class _Reader:
         # where its records are among its lines (None: its first lines, in order), records
         self.plain, self.rows, self.form = True, 0, "jsonl"  # plain: record i on line i + 1
         self.keys: list[str] = []  # the task id of each run of equal ones (_Typed.codes)
+        self.starts: list[np.ndarray] = []  # the row where each of those runs starts
         self.last_id: str | None = None  # the task id of the last row read into codes
+        self.ordered = True  # whether each run's id so far sorts after the one before
 
     # --- the file as a whole ---------------------------------------------------------------
     def read(self) -> np.ndarray | str:
@@ -577,14 +589,21 @@ class _Reader:
         np.not_equal(ids[1:], ids[:-1], out=change[1:])
         codes = np.cumsum(change, dtype=np.int64)
         codes += len(self.keys) - 1
-        self.keys += ids[change].tolist()
+        at = np.flatnonzero(change)
+        new = ids[at]
+        if self.ordered and new.shape[0]:  # (each run's id after the one before: all distinct)
+            self.ordered = (self.last_id is None or bool(new[0] > self.last_id)) and \
+                bool(np.greater(new[1:], new[:-1]).all())
+        self.keys += new.tolist()
+        self.starts.append(at + base)
         self.last_id = ids[-1]
         return _Typed(base, base + n, codes=codes)
 
     def typed(self, name: str) -> Any:
         """The typed column of field ``name`` when every row was read into it: ``(task index,
-        task ids)`` in first-appearance order, or the float64 rewards; else None, and the runs
-        read typed are values again."""
+        task ids, starts)`` in first-appearance order (``starts``: the row where each task's
+        rows start when each task's rows are one run, else None), or the float64 rewards;
+        else None, and the runs read typed are values again."""
         pieces = self.fields.get(name, [])
         if not any(isinstance(p, _Typed) for p in pieces):
             return None
@@ -593,13 +612,13 @@ class _Reader:
             if name != TASK_FIELD:
                 return np.concatenate([p.array for p in pieces])
             codes, keys = np.concatenate([p.codes for p in pieces]), self.keys
-            if len(set(keys)) == len(keys):  # each task's rows in one run
-                return codes, keys
+            if self.ordered or distinct(keys):  # each task's rows in one run
+                return codes, keys, np.concatenate(self.starts)
             order = dict.fromkeys(keys)  # (a task in several runs: first appearance)
             for i, key in enumerate(order):
                 order[key] = i
             runs = np.fromiter(map(order.__getitem__, keys), dtype=np.int64, count=len(keys))
-            return runs[codes], list(order)
+            return runs[codes], list(order), None
         self.fields[name] = []
         for p in pieces:
             if isinstance(p, _Typed):

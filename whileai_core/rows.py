@@ -37,8 +37,8 @@ from .columns import Columns, deep_size
 from .defaults import PASS_THRESHOLD
 from .errors import RowsError, as_json
 from .progress import step
-from .records import (TASK_ALIASES, TASK_FIELD, first_line, first_record, is_graded_row,
-                      read_records, read_rows)
+from .records import (TASK_ALIASES, TASK_FIELD, distinct, first_line, first_record,
+                      is_graded_row, read_records, read_rows)
 from .rewards import RewardScale, classify_reward, task_spread
 from .safepath import OpenFile, Root, UserPath, as_user_path, is_path
 from . import field_names, file_shapes, voice
@@ -365,6 +365,7 @@ def with_threshold(rows: Rows, threshold: float | None) -> Rows:
                model=rows.model, task_index=rows.task_index, task_ids=rows.task_ids,
                lines=rows._lines, budget=rows.budget).of(rows.origin)
     out._reading = rows._reading  # the fields' roles do not depend on the pass mark
+    out._runs, out._spread = rows._runs, rows._spread  # nor the tasks' runs and spreads
     return out
 
 
@@ -492,12 +493,13 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
     one_model = same is not None or model.count(first) == n
     if one_model:
         model = [first] * n
-    task_index, task_ids = _factorize(tids) if factorized is None else factorized
+    task_index, task_ids, starts = _factorize(tids) if factorized is None else factorized
     del tids
     cols.typed = {}  # (read: the rows hold them now)
     rows = Rows(source=source, threshold=threshold, columns=cols, reward=reward,
                 truncated=truncated, model=model, task_index=task_index,
                 task_ids=task_ids, lines=cols.line_numbers(), budget=budget)
+    rows._runs = False if starts is None else starts  # (read as the ids were)
     if one_model:
         rows._model_counts = {first: n}
     if plain_ids:
@@ -545,8 +547,9 @@ def _as_float(value: float | int) -> float:
         return math.inf if value > 0 else -math.inf
 
 
-def _factorize(tids: list[str]) -> tuple[np.ndarray, list[str]]:
-    """Task index per row and the task ids in first-appearance order.
+def _factorize(tids: list[str]) -> tuple[np.ndarray, list[str], np.ndarray | None]:
+    """Task index per row, the task ids in first-appearance order, and where each task's rows
+    start when they are consecutive (else None).
 
     Graded rows usually come grouped (a task's rollouts are consecutive): then the index is a
     cumulative count of the places where the id changes (each neighbour compared in C),
@@ -555,14 +558,15 @@ def _factorize(tids: list[str]) -> tuple[np.ndarray, list[str]]:
     n = len(tids)
     # (bytes of the comparisons' bools, read as a bool array: no per-item numpy conversion)
     change = np.frombuffer(bytes(map(ne, islice(tids, 1, None), tids)), dtype=bool)
-    run_ids = [tids[0]]
-    run_ids += map(tids.__getitem__, (np.flatnonzero(change) + 1).tolist())
-    if len(set(run_ids)) == len(run_ids):
+    starts = np.concatenate([[0], np.flatnonzero(change) + 1])
+    run_ids = list(map(tids.__getitem__, starts.tolist()))
+    if distinct(run_ids):
         index = np.empty(n, dtype=np.int64)
         index[0] = 0
         np.cumsum(change, out=index[1:])
-        return index, run_ids
+        return index, run_ids, starts
     order = dict.fromkeys(tids)
     for i, key in enumerate(order):
         order[key] = i
-    return np.fromiter(map(order.__getitem__, tids), dtype=np.int64, count=n), list(order)
+    return (np.fromiter(map(order.__getitem__, tids), dtype=np.int64, count=n), list(order),
+            None)

@@ -153,11 +153,19 @@ def check_reach(scale: RewardScale, source: str | None = None) -> None:
 def task_spread(reward: np.ndarray, task_index: np.ndarray, n_tasks: int,
                 starts: np.ndarray | None = None) -> np.ndarray:
     """Per task, the largest minus the smallest reward of its rollouts (0 for one rollout).
-    ``starts``: where each task's rows start when they are consecutive (``Rows.runs``), read
-    run by run instead of scattered."""
-    if starts is not None and not np.signbit(reward).any():
-        # (no -0.0 to tie with 0.0: a run's largest and smallest are the same in any order)
-        return np.maximum.reduceat(reward, starts) - np.minimum.reduceat(reward, starts)
+    ``starts``: where each task's rows start when they are consecutive (``Rows.runs``)."""
+    n = reward.shape[0]
+    width = n // max(n_tasks, 1)
+    if starts is not None and 1 < width <= 64 and width * n_tasks == n and \
+            bool((np.diff(starts) == width).all()) and not np.signbit(reward).any():
+        # every task's rollouts in one run of the same length: its rewards are a row of a table,
+        # read column by column (no -0.0 to tie with 0.0: the same largest in any order)
+        table = reward.reshape(n_tasks, width)
+        hi, lo = table[:, 0].copy(), table[:, 0].copy()
+        for j in range(1, width):
+            np.maximum(hi, table[:, j], out=hi)
+            np.minimum(lo, table[:, j], out=lo)
+        return hi - lo
     hi = np.full(n_tasks, -np.inf)
     lo = np.full(n_tasks, np.inf)
     np.maximum.at(hi, task_index, reward)

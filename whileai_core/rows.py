@@ -526,9 +526,10 @@ def _per_task(task_index: np.ndarray, passed: np.ndarray, reward: np.ndarray, n_
             bool((np.diff(starts) == width).all()):
         rewards, passes = reward.reshape(n_tasks, width), passed.reshape(n_tasks, width)
         total, count = np.zeros(n_tasks), np.zeros(n_tasks, dtype=np.int64)
-        for j in range(width):
-            total += rewards[:, j]
-            count += passes[:, j]
+        with np.errstate(over="ignore"):  # (a sum past a float's range is inf, as bincount's)
+            for j in range(width):
+                total += rewards[:, j]
+                count += passes[:, j]
         return np.full(n_tasks, width, dtype=np.int64), count, total
     return (np.bincount(task_index, minlength=n_tasks).astype(np.int64),
             np.bincount(task_index, weights=passed, minlength=n_tasks).astype(np.int64),

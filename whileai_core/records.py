@@ -576,9 +576,11 @@ class _Reader:
             if name in _TYPED:
                 known = {str} if level.required and name in TASK_ALIASES else None
                 kinds = known or set(map(type, values))
-                self._add(name, _Typed(start, stop, array=np.fromiter(
-                    values, dtype=np.float64, count=len(values))) if name == "reward" and index is None
-                    and kinds == {float} else Piece(start, stop, index, values=values), kinds)
+                if name == "reward" and index is None and kinds == {float}:
+                    floats = np.fromiter(values, dtype=np.float64, count=len(values))
+                    self._add(name, _Typed(start, stop, array=floats), kinds)
+                else:
+                    self._add(name, Piece(start, stop, index, values=values), kinds)
             else:
                 self._add(name, _raw_piece(values, start, stop, index, base), None)
 

@@ -81,10 +81,13 @@ def classify_reward(reward: np.ndarray, threshold: float = PASS_THRESHOLD) -> Re
     """The kind of ``reward`` (a finite float column) and the warning its threshold earns."""
     r = np.asarray(reward, dtype=np.float64)
     lo, hi = float(r.min()), float(r.max())
-    binary = bool(np.all((r == 0.0) | (r == 1.0)))
+    zero, one = r == 0.0, r == 1.0
+    binary = bool(np.all(zero | one))
     bounded = lo >= 0.0 and hi <= 1.0
-    sample = r if r.shape[0] <= 1_000_000 else r[:1_000_000]
-    n_distinct = int(np.unique(sample).shape[0])
+    cut = min(r.shape[0], 1_000_000)  # (the distinct values of the first million)
+    # (0/1 rewards: their distinct values are which of the two occur, without a sort)
+    n_distinct = int(zero[:cut].any()) + int(one[:cut].any()) if binary else \
+        int(np.unique(r[:cut]).shape[0])
     kind: RewardKind = "binary" if binary else "bounded" if bounded else "scale"
     looks_like, span = None, 1.0
     if kind == "scale":

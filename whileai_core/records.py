@@ -181,13 +181,14 @@ def distinct(ids: list[str]) -> bool:
 
 class _Typed(Piece):
     """A run's task ids or rewards as the reader reads them, while every row of the run has one
-    of the type: ``codes`` (each row's run of equal task ids, into ``_Reader.keys``) or
-    ``array`` (float64 rewards). Read by the time its objects are still in the CPU's cache;
-    :meth:`_Reader.typed` joins them into one column, or turns them back into values."""
+    of the type: ``codes`` (task ids, kept as runs of equal ids: ``_Reader.keys`` and
+    ``_Reader.starts``) or ``array`` (float64 rewards). Read by the time its objects are still
+    in the CPU's cache; :meth:`_Reader.typed` joins them into one column, or turns them back
+    into values."""
 
     __slots__ = ("codes", "array")
 
-    def __init__(self, start: int, stop: int, *, codes: np.ndarray | None = None,
+    def __init__(self, start: int, stop: int, *, codes: bool | None = None,
                  array: np.ndarray | None = None) -> None:
         super().__init__(start, stop)
         self.codes, self.array = codes, array
@@ -585,14 +586,13 @@ class _Reader:
                 self._add(name, _raw_piece(values, start, stop, index, base), None)
 
     def _task_codes(self, ids: np.ndarray, base: int) -> _Typed:
-        """The task ids ``ids`` (an object array) of rows ``base``... as codes: each row's run
-        of equal ids (neighbours compared by numpy, in C), a new run's id added to ``keys``."""
+        """The task ids ``ids`` (an object array) of rows ``base``... as runs of equal ids
+        (neighbours compared by numpy, in C): a new run's id added to ``keys``, the row it
+        starts at to ``starts``."""
         n = ids.shape[0]
         change = np.empty(n, dtype=bool)
         change[0] = ids[0] != self.last_id
         np.not_equal(ids[1:], ids[:-1], out=change[1:])
-        codes = np.cumsum(change, dtype=np.int64)
-        codes += len(self.keys) - 1
         at = np.flatnonzero(change)
         new = ids[at]
         if self.ordered and new.shape[0]:  # (each run's id after the one before: all distinct)
@@ -601,7 +601,7 @@ class _Reader:
         self.keys += new.tolist()
         self.starts.append(at + base)
         self.last_id = ids[-1]
-        return _Typed(base, base + n, codes=codes)
+        return _Typed(base, base + n, codes=True)
 
     def typed(self, name: str) -> Any:
         """The typed column of field ``name`` when every row was read into it: ``(task index,
@@ -615,19 +615,23 @@ class _Reader:
                 sum(p.size for p in pieces) == self.rows:
             if name != TASK_FIELD:
                 return np.concatenate([p.array for p in pieces])
-            codes, keys = np.concatenate([p.codes for p in pieces]), self.keys
+            keys, starts = self.keys, np.concatenate(self.starts)
+            codes = np.repeat(np.arange(len(keys), dtype=np.int64),
+                              np.diff(np.append(starts, self.rows)))  # (each row's run)
             if self.ordered or distinct(keys):  # each task's rows in one run
-                return codes, keys, np.concatenate(self.starts)
+                return codes, keys, starts
             order = dict.fromkeys(keys)  # (a task in several runs: first appearance)
             for i, key in enumerate(order):
                 order[key] = i
             runs = np.fromiter(map(order.__getitem__, keys), dtype=np.int64, count=len(keys))
             return runs[codes], list(order), None
+        starts = np.concatenate(self.starts) if self.starts else None
         self.fields[name] = []
         for p in pieces:
-            if isinstance(p, _Typed):
+            if isinstance(p, _Typed):  # (a row's run: the last to start at or before it)
                 p = Piece(p.start, p.stop, values=p.array.tolist() if p.codes is None else
-                          list(map(self.keys.__getitem__, p.codes.tolist())))
+                          list(map(self.keys.__getitem__, (np.searchsorted(
+                              starts, np.arange(p.start, p.stop), side="right") - 1).tolist())))
             self._join(name, p)
         return None
 

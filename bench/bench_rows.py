@@ -135,10 +135,10 @@ def bench_session(path: Path) -> None:
         out = []
         async with Client(server) as client:
             # the tool's modules are imported on its first call: not the parse under test
-            await client.call_tool("route", {"rows": warm.name, "model": MODEL})
+            await client.call_tool("route_rows", {"rows": warm.name, "model": MODEL})
             for _ in range(2):
                 t0 = time.perf_counter()
-                result = await client.call_tool("route", {"rows": path.name, "model": MODEL})
+                result = await client.call_tool("route_rows", {"rows": path.name, "model": MODEL})
                 out.append(time.perf_counter() - t0)
                 assert not result.is_error, result.content[0].text
         return out

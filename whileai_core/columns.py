@@ -146,13 +146,15 @@ class Columns:
     values valid JSON (a lone surrogate replaced), each naming its line and field.
     """
 
-    __slots__ = ("n", "source", "lines", "noun", "_fields", "notes")
+    __slots__ = ("n", "source", "lines", "noun", "_fields", "notes", "typed")
 
     def __init__(self, n: int, fields: dict[str, _Field], source: str, lines: Any,
-                 noun: str = "row", notes: list[str] | None = None) -> None:
+                 noun: str = "row", notes: list[str] | None = None,
+                 typed: dict[str, Any] | None = None) -> None:
         self.n, self.source, self.lines, self.noun = n, source, lines, noun
         self._fields = fields
         self.notes = notes or []
+        self.typed = typed or {}  # what the reader read into typed columns (records.read_rows)
 
     @classmethod
     def from_dicts(cls, records: list[dict], source: str = "<rows>", lines: Any = None,
@@ -238,6 +240,26 @@ class Columns:
         # (fromiter: a list among the values stays one item, never a second axis)
         out[rows] = np.fromiter(values, dtype=object, count=len(values))
         return out.tolist()
+
+    def shared_values(self, name: str) -> list:
+        """:meth:`values`, but the store's own list where one piece holds the field for every
+        row (the loader's read of a typed field: no copy of a million cells). Read it, never
+        change it."""
+        field = self._fields.get(name)
+        if field is not None and field.make is None and len(field.pieces) == 1:
+            piece = field.pieces[0]
+            if piece.values is not None and piece.index is None and piece.size == self.n:
+                return piece.values
+        return self.values(name)
+
+    def constant(self, name: str) -> tuple | None:
+        """``(value,)`` when every row carries the field with that one value as the reader
+        decoded it (one model, one flag throughout), else None; nothing is built per row."""
+        field = self._fields.get(name)
+        if field is None or field.make is not None or len(field.pieces) != 1:
+            return None
+        piece = field.pieces[0]
+        return piece.const if piece.const is not None and piece.size == self.n else None
 
     def kinds(self, name: str) -> set[type]:
         """The Python types of the field's values where rows carry it (``type(None)`` for a JSON

@@ -29,7 +29,7 @@ from .defaults import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, GR
 from .errors import ArgumentError
 from .models import base_model, model_size_b
 from .result import Result, fmt_rate
-from .rewards import RewardKind, task_spread
+from .rewards import RewardKind
 from .rows import Rows, load_rows
 from .stats import Rate, pass_rate
 from .stats.clustered import Families
@@ -144,7 +144,7 @@ def _signal(data: Rows) -> tuple[np.ndarray, np.ndarray, float]:
     """(signal per task, spread per task, tolerance): rewards differ by more than tolerance.
     "More" past float rounding: 0.51 - 0.5 is 0.010000000000000009, a spread of exactly 0.01."""
     tol = data.reward_scale.tolerance
-    spread = task_spread(data.reward, data.task_index, data.n_tasks)
+    spread = data.spread()
     grouped = data.rollouts >= 2
     return (spread > tol * (1.0 + 1e-9)) & grouped, spread, tol
 
@@ -216,8 +216,9 @@ def split_share(rows: Any, *, level: float = CONFIDENCE_LEVEL) -> SplitShare:
     grouped = data.rollouts >= 2
     expected, note = None, None
     if not continuous and grouped.all():
-        p = data.pass_rate()
-        expected = {k: float(np.mean(1 - p ** k - (1 - p) ** k)) for k in (2, 4, 8, 16)}
+        rate, at = _distinct_rates(data)
+        expected = {k: float(np.mean((1 - rate ** k - (1 - rate) ** k)[at]))
+                    for k in (2, 4, 8, 16)}
     elif not grouped.all():
         note = (f"{int((~grouped).sum())} tasks have one rollout: {K1_CANNOT}; re-sample at k >= "
                 f"{GROUP_MIN_ROLLOUTS}")
@@ -230,6 +231,22 @@ def split_share(rows: Any, *, level: float = CONFIDENCE_LEVEL) -> SplitShare:
                       n_split=int(signal.sum()), n_tasks=data.n_tasks,
                       basis="reward_spread" if continuous else "passes", expected_by_k=expected,
                       note=note)
+
+
+def _distinct_rates(data: Rows) -> tuple[np.ndarray, np.ndarray]:
+    """The tasks' pass rates as ``(rates, at)`` with ``rates[at]`` the per-task rates: each
+    distinct (passes, rollouts) once where rollouts are few (a power of 250,000 rates is then a
+    power of a handful: the same floats, computed once each), else every task's own."""
+    top = int(data.rollouts.max()) + 1 if data.n_tasks else 1
+    if top > 1024:
+        return data.pass_rate(), np.arange(data.n_tasks)
+    code = data.passes * top + data.rollouts
+    seen = np.zeros(top * top, dtype=bool)
+    seen[code] = True
+    codes = np.flatnonzero(seen)
+    place = np.zeros(top * top, dtype=np.int64)
+    place[codes] = np.arange(codes.shape[0])
+    return (codes // top) / (codes % top), place[code]
 
 
 # --- 5. who wrote the rows ---------------------------------------------------------------------

@@ -3,10 +3,13 @@ episodes, the importers' JSONL files), with the file and line of each record for
 
 A file is opened through the door (``whileai_core.safepath``: no link, a regular file within the
 size and time limits, gzip unpacked as read) and read in chunks of ``CHUNK`` bytes, each cut at
-its last newline. msgspec decodes each run of whole lines in one C call into columns
-(``whileai_core.columns``): the fields ``load_rows`` checks typed (``TYPED``), every other field
-kept as its JSON text. A JSON array is read in runs of objects cut between two of them, so no
-call holds the interpreter for the whole file (a server's event loop answers between runs).
+its last newline. msgspec decodes each run of whole lines (about ``RUN`` bytes) in one C call
+into columns (``whileai_core.columns``): the fields ``load_rows`` checks typed (``TYPED``), every
+other field kept as its JSON text; while a run's records are still in the CPU's cache, its task
+ids become codes of runs of equal ids and its float rewards a float64 array (``_Typed``), so
+``load_rows`` finds the task index and the reward column made. A JSON array is read in runs of
+objects cut between two of them, so no call holds the interpreter for the whole file (a
+server's event loop answers between runs).
 
 Only when msgspec refuses a run does the reader look closer: it halves the run until the lines
 refused stand alone, and reads each with Python's ``json`` (``safejson``): what Python accepts is
@@ -50,8 +53,10 @@ from .safepath import OpenFile, Root, UserPath, as_user_path, decode_text, is_pa
 
 TASK_FIELD = "task_id"
 TASK_ALIASES = ("scenario_id",)  # accepted in place of task_id
-CHUNK = 8 << 20    # bytes decoded at once: per-chunk costs vanish (1 MB chunks were 1.7x slower
-                   # in total) and one C call lasts ~15 ms, so the event loop gets its turns
+CHUNK = 8 << 20    # bytes read at once (and a JSON array's runs): per-read costs vanish
+RUN = 1 << 19      # bytes of lines decoded by one C call (~1 ms, so the event loop gets its
+                   # turns): the records it makes are still in the CPU's cache when their columns
+                   # are read (runs of 8 MB made load + route of 1M rows 1.2x slower)
 _PEEK_LINE_MAX = 64 * 1024 * 1024
 
 
@@ -126,11 +131,22 @@ def read_records(source: Any, *, noun: str = "row", root: Root | None = None) ->
 
 
 def read_rows(fh: OpenFile, noun: str = "row") -> Columns:
-    """Every record of the open file ``fh`` as columns (module docstring)."""
+    """Every record of the open file ``fh`` as columns (module docstring). Where every row's
+    task id or reward was read into a typed column as the runs were decoded, the columns carry
+    it (``Columns.typed``: the task index and ids, the rewards as float64) and the field is
+    made from it when read."""
     reader = _Reader(fh, noun)
     lines = reader.read()
+    typed = {name: made for name in (TASK_FIELD, "reward")
+             if (made := reader.typed(name)) is not None}
     fields = {k: _Field(v, reader.kinds[k]) for k, v in reader.fields.items()}
-    return Columns(reader.rows, fields, reader.name, lines, noun, reader.notes)
+    if TASK_FIELD in typed:
+        index, ids, _ = typed[TASK_FIELD]
+        fields[TASK_FIELD] = _Field([], {str}, count=reader.rows, make=(
+            lambda: list(map(ids.__getitem__, index.tolist()))))
+    if "reward" in typed:
+        fields["reward"] = _Field([], {float}, count=reader.rows, make=typed["reward"].tolist)
+    return Columns(reader.rows, fields, reader.name, lines, noun, reader.notes, typed)
 
 
 # --- the reader --------------------------------------------------------------------------------
@@ -151,6 +167,31 @@ _UNSET = msgspec.UNSET
 _SPACE = b" \t\r\n\x0b\x0c"  # what bytes.strip() strips: the blank lines' test
 _CUT = re.compile(rb"\}\s*,\s*\{")  # where an array may be cut between two objects
 _CUT_TRIES = 8  # later cuts tried when one lands inside a value, before reading exactly
+
+
+def distinct(ids: list[str]) -> bool:
+    """Whether no two of ``ids`` are equal: each after the one before (ids written in order,
+    compared by numpy in C), or else none seen twice (hashed)."""
+    if len(ids) > 1:
+        at = np.array(ids, dtype=object)
+        if bool(np.greater(at[1:], at[:-1]).all()):
+            return True
+    return len(set(ids)) == len(ids)
+
+
+class _Typed(Piece):
+    """A run's task ids or rewards as the reader reads them, while every row of the run has one
+    of the type: ``codes`` (task ids, kept as runs of equal ids: ``_Reader.keys`` and
+    ``_Reader.starts``) or ``array`` (float64 rewards). Read by the time its objects are still
+    in the CPU's cache; :meth:`_Reader.typed` joins them into one column, or turns them back
+    into values."""
+
+    __slots__ = ("codes", "array")
+
+    def __init__(self, start: int, stop: int, *, codes: bool | None = None,
+                 array: np.ndarray | None = None) -> None:
+        super().__init__(start, stop)
+        self.codes, self.array = codes, array
 
 
 class _Refused(Exception):
@@ -215,6 +256,10 @@ class _Reader:
         self.spans: list[tuple[int, np.ndarray | None, int]] = []  # per run: lines before it,
         # where its records are among its lines (None: its first lines, in order), records
         self.plain, self.rows, self.form = True, 0, "jsonl"  # plain: record i on line i + 1
+        self.keys: list[str] = []  # the task id of each run of equal ones (_Typed.codes)
+        self.starts: list[np.ndarray] = []  # the row where each of those runs starts
+        self.last_id: str | None = None  # the task id of the last row read into codes
+        self.ordered = True  # whether each run's id so far sorts after the one before
 
     # --- the file as a whole ---------------------------------------------------------------
     def read(self) -> np.ndarray | str:
@@ -291,6 +336,7 @@ class _Reader:
     def _jsonl(self, chunks: Iterable[bytes]) -> None:
         before = 0
         for data, start, end in _bodies(chunks):
+            past = start  # where a run's RUN bytes start (the first: at the first record)
             if not before:  # the first row (blank lines before it count) decides the struct
                 opens = data.find(b"{", start, end)
                 stop = data.find(b"\n", opens, end)
@@ -299,16 +345,23 @@ class _Reader:
                 except _REFUSED:
                     row = None
                 self._start(row if opens >= 0 else None)
-            before += self._span(data, start, end, before)
+                past = max(opens, start)
+            while start < end:  # in runs of about RUN bytes, cut at a line's end
+                cut = end if end - past < 2 * RUN else data.find(b"\n", past + RUN, end) + 1
+                cut = cut or end
+                before += self._span(data, start, cut, before)
+                start = past = cut
 
     def _span(self, data: bytes, start: int, end: int, before: int) -> int:
         """Read the lines ``data[start:end]``, the file's lines after ``before``; return how many
         lines they are."""
         if _lone_cr(data, start, end):  # a line break msgspec does not see: read them exactly
             return self._slow(data, start, end, before)
+        # (counted before the decode, while the lines are in the CPU's cache)
+        breaks = _breaks(data, start, end)
         try:  # (the view is not released: the JSON text kept points into it until kept)
             level, recs = self._decode(memoryview(data)[start:end], lines=True)
-            place = _placed(data, start, end, len(recs))
+            place = _placed(data, start, end, len(recs), breaks)
         except _Refused:
             place = None
         if place is None:  # refused, or two records on one line: halve it, or read it exactly
@@ -504,6 +557,10 @@ class _Reader:
                 value = level.literal[name]
                 self._add(name, Piece(base, base + n, const=(value,)), {type(value)})
                 continue
+            if level.required and name == TASK_FIELD and n:  # (every row, every id a string)
+                self._add(name, self._task_codes(np.fromiter(
+                    map(getter, recs), dtype=object, count=n), base), {str})
+                continue
             values = list(map(getter, recs))
             absent = 0 if level.required else values.count(_UNSET)
             if absent == n:
@@ -518,11 +575,65 @@ class _Reader:
             if index is not None and stop - start == index.shape[0]:
                 index = None  # (rows in one stretch need no index)
             if name in _TYPED:
-                known = {str} if level.required and name in (TASK_FIELD, *TASK_ALIASES) else None
-                self._add(name, Piece(start, stop, index, values=values),
-                          known or set(map(type, values)))
+                known = {str} if level.required and name in TASK_ALIASES else None
+                kinds = known or set(map(type, values))
+                if name == "reward" and index is None and kinds == {float}:
+                    floats = np.fromiter(values, dtype=np.float64, count=len(values))
+                    self._add(name, _Typed(start, stop, array=floats), kinds)
+                else:
+                    self._add(name, Piece(start, stop, index, values=values), kinds)
             else:
                 self._add(name, _raw_piece(values, start, stop, index, base), None)
+
+    def _task_codes(self, ids: np.ndarray, base: int) -> _Typed:
+        """The task ids ``ids`` (an object array) of rows ``base``... as runs of equal ids
+        (neighbours compared by numpy, in C): a new run's id added to ``keys``, the row it
+        starts at to ``starts``."""
+        n = ids.shape[0]
+        change = np.empty(n, dtype=bool)
+        change[0] = ids[0] != self.last_id
+        np.not_equal(ids[1:], ids[:-1], out=change[1:])
+        at = np.flatnonzero(change)
+        new = ids[at]
+        if self.ordered and new.shape[0]:  # (each run's id after the one before: all distinct)
+            self.ordered = (self.last_id is None or bool(new[0] > self.last_id)) and \
+                bool(np.greater(new[1:], new[:-1]).all())
+        self.keys += new.tolist()
+        self.starts.append(at + base)
+        self.last_id = ids[-1]
+        return _Typed(base, base + n, codes=True)
+
+    def typed(self, name: str) -> Any:
+        """The typed column of field ``name`` when every row was read into it: ``(task index,
+        task ids, starts)`` in first-appearance order (``starts``: the row where each task's
+        rows start when each task's rows are one run, else None), or the float64 rewards;
+        else None, and the runs read typed are values again."""
+        pieces = self.fields.get(name, [])
+        if not any(isinstance(p, _Typed) for p in pieces):
+            return None
+        if all(isinstance(p, _Typed) for p in pieces) and \
+                sum(p.size for p in pieces) == self.rows:
+            if name != TASK_FIELD:
+                return np.concatenate([p.array for p in pieces])
+            keys, starts = self.keys, np.concatenate(self.starts)
+            codes = np.repeat(np.arange(len(keys), dtype=np.int64),
+                              np.diff(np.append(starts, self.rows)))  # (each row's run)
+            if self.ordered or distinct(keys):  # each task's rows in one run
+                return codes, keys, starts
+            order = dict.fromkeys(keys)  # (a task in several runs: first appearance)
+            for i, key in enumerate(order):
+                order[key] = i
+            runs = np.fromiter(map(order.__getitem__, keys), dtype=np.int64, count=len(keys))
+            return runs[codes], list(order), None
+        starts = np.concatenate(self.starts) if self.starts else None
+        self.fields[name] = []
+        for p in pieces:
+            if isinstance(p, _Typed):  # (a row's run: the last to start at or before it)
+                p = Piece(p.start, p.stop, values=p.array.tolist() if p.codes is None else
+                          list(map(self.keys.__getitem__, (np.searchsorted(
+                              starts, np.arange(p.start, p.stop), side="right") - 1).tolist())))
+            self._join(name, p)
+        return None
 
     def _keep_dicts(self, records: list[dict], before: int, at: np.ndarray | None) -> None:
         """Records Python's ``json`` read (lines msgspec refused, or the whole file)."""
@@ -542,8 +653,24 @@ class _Reader:
 
     def _add(self, name: str, piece: Piece, kinds: set[type] | None) -> None:
         known = self.kinds.get(name, set()) if name in self.fields else set()
-        self.fields.setdefault(name, []).append(piece)
+        self._join(name, piece)
         self.kinds[name] = None if known is None or kinds is None else known | kinds
+
+    def _join(self, name: str, piece: Piece) -> None:
+        pieces = self.fields.setdefault(name, [])
+        last = pieces[-1] if pieces else None
+        if last is not None and last.stop == piece.start and last.index is None and \
+                piece.index is None and last.pick is None and (
+                    last.const is not None and piece.const is not None and
+                    last.const[0] is piece.const[0] or
+                    last.values is not None and piece.values is not None):
+            # the runs before it end where this one starts: one piece (one list a field, one
+            # stretch of a constant), which the loader reads without copying or joining
+            if last.values is not None:
+                last.values += piece.values
+            last.stop = piece.stop
+        else:
+            pieces.append(piece)
 
 
 def _raw_piece(raws: list, start: int, stop: int, index: np.ndarray | None,
@@ -681,14 +808,18 @@ def _lone_cr(data: bytes, start: int, end: int) -> bool:
         data.count(b"\r", start, end) != data.count(b"\r\n", start, end)
 
 
-def _placed(data: bytes, start: int, end: int, n_recs: int) -> tuple[np.ndarray | None,
-                                                                     int] | None:
-    """Where the ``n_recs`` records decoded from the lines ``data[start:end]`` are: ``(at,
-    lines)``, ``at`` None when they are its first lines in order (no blank line among them),
-    else each record's 0-based line; ``lines`` its line count. None when they do not line up
-    with its non-blank lines (two records on one line)."""
+def _breaks(data: bytes, start: int, end: int) -> int:
+    """The line breaks (``\\n``) in ``data[start:end]``."""
     # (numpy's vectorised compare: 4x faster than bytes.count on a chunk, measured here)
-    breaks = int(np.count_nonzero(np.frombuffer(data, np.uint8, end - start, start) == 10))
+    return int(np.count_nonzero(np.frombuffer(data, np.uint8, end - start, start) == 10))
+
+
+def _placed(data: bytes, start: int, end: int, n_recs: int, breaks: int) -> tuple[
+        np.ndarray | None, int] | None:
+    """Where the ``n_recs`` records decoded from the lines ``data[start:end]`` (``breaks``
+    line breaks) are: ``(at, lines)``, ``at`` None when they are its first lines in order (no
+    blank line among them), else each record's 0-based line; ``lines`` its line count. None
+    when they do not line up with its non-blank lines (two records on one line)."""
     last = end  # the end of the last line with something on it
     while last > start and data[last - 1] in _SPACE:
         last -= 1

@@ -193,8 +193,17 @@ class _Sample:
             take = np.cumsum(data.rollouts[order]) <= DESCRIBE_SAMPLE_ROWS
             chosen = np.zeros(data.n_tasks, dtype=bool)
             chosen[order[take]] = True
-            self.idx = np.flatnonzero(chosen[data.task_index])
-            used, inverse = np.unique(data.task_index[self.idx], return_inverse=True)
+            runs = data.runs()
+            if runs is None:
+                self.idx = np.flatnonzero(chosen[data.task_index])
+                used, inverse = np.unique(data.task_index[self.idx], return_inverse=True)
+            else:  # each task one run, in order: the chosen tasks' runs, end to end
+                used = np.flatnonzero(chosen)
+                sizes = data.rollouts[used]
+                ends = np.cumsum(sizes)
+                total = int(ends[-1]) if ends.shape[0] else 0
+                self.idx = np.arange(total) + np.repeat(runs[used] - ends + sizes, sizes)
+                inverse = np.repeat(np.arange(used.shape[0]), sizes)
             self.task_index, self.n_tasks = inverse.reshape(-1), int(used.shape[0])
             self.rollouts = np.bincount(self.task_index)
             self.reward = data.reward[self.idx]

@@ -37,9 +37,9 @@ from .columns import Columns, deep_size
 from .defaults import PASS_THRESHOLD
 from .errors import RowsError, as_json
 from .progress import step
-from .records import (TASK_ALIASES, TASK_FIELD, first_line, first_record, is_graded_row,
-                      read_records, read_rows)
-from .rewards import RewardScale, classify_reward
+from .records import (TASK_ALIASES, TASK_FIELD, distinct, first_line, first_record,
+                      is_graded_row, read_records, read_rows)
+from .rewards import RewardScale, classify_reward, task_spread
 from .safepath import OpenFile, Root, UserPath, as_user_path, is_path
 from . import field_names, file_shapes, voice
 
@@ -66,12 +66,13 @@ class Rows:
     __slots__ = ("source", "threshold", "reward", "passed", "truncated", "model",
                  "task_index", "task_ids", "rollouts", "passes", "reward_sum", "_lines",
                  "_columns", "_records", "_model_counts", "budget", "_scale", "_reading",
-                 "origin")
+                 "origin", "_runs", "_spread")
 
     def __init__(self, *, source: str | None, threshold: float, records: list[dict] | None = None,
                  reward: np.ndarray, truncated: np.ndarray, model: list,
                  task_index: np.ndarray, task_ids: list[str], lines: Any = None,
-                 columns: Columns | None = None, budget: BudgetColumns | None = None):
+                 columns: Columns | None = None, budget: BudgetColumns | None = None,
+                 starts: np.ndarray | bool | None = None):
         self.source = source
         self.threshold = float(threshold)
         if columns is None:
@@ -85,16 +86,18 @@ class Rows:
         self.task_index = task_index
         self.task_ids = task_ids
         self.passed = reward >= self.threshold
-        n_tasks = len(task_ids)
-        self.rollouts = np.bincount(task_index, minlength=n_tasks).astype(np.int64)
-        self.passes = np.bincount(task_index, weights=self.passed, minlength=n_tasks).astype(np.int64)
-        self.reward_sum = np.bincount(task_index, weights=reward, minlength=n_tasks)
+        self.rollouts, self.passes, self.reward_sum = _per_task(
+            task_index, self.passed, reward, len(task_ids), starts)
         self._lines = None if lines is None else np.asarray(lines, dtype=np.int64)
         self._model_counts: dict[str | None, int] | None = None
         self.budget = budget  # token budgets (whileai_core.budgets); None: no row says
         self._scale: RewardScale | None = None
         self._reading = None  # the fields' roles (whileai_core.roles), read on first use
         self.origin: str | None = None  # another system's output: what was read of it
+        # where each task's rows start (runs()): given by the reader, False when they are not
+        # consecutive, None until asked
+        self._runs: np.ndarray | bool | None = starts
+        self._spread: np.ndarray | None = None  # per-task reward spread (spread())
 
     # --- what the reward is (whileai_core.rewards), read once --------------------------------
     @property
@@ -214,6 +217,23 @@ class Rows:
         raise RowsError(f"`metric` must be 'pass' or 'reward', got {metric!r}",
                         fix=f"use {voice.arg('metric', 'pass')} (pass rate) or "
                             f"{voice.arg('metric', 'reward')} (mean reward)")
+
+    def runs(self) -> np.ndarray | None:
+        """Where each task's rows start, when every task's rows are consecutive and the tasks
+        come in order (a file written task by task, as graded rows usually are); else None."""
+        if self._runs is None:
+            index = self.task_index
+            step = np.diff(index)
+            grouped = index.shape[0] > 0 and index[0] == 0 and bool(
+                ((step == 0) | (step == 1)).all())
+            self._runs = np.concatenate([[0], np.flatnonzero(step) + 1]) if grouped else False
+        return None if self._runs is False else self._runs
+
+    def spread(self) -> np.ndarray:
+        """Per task, its largest minus its smallest reward (0 for one rollout), computed once."""
+        if self._spread is None:
+            self._spread = task_spread(self.reward, self.task_index, self.n_tasks, self.runs())
+        return self._spread
 
     def per_task(self) -> dict[str, float]:
         """Task id -> pass rate, in first-appearance order."""
@@ -344,8 +364,9 @@ def with_threshold(rows: Rows, threshold: float | None) -> Rows:
     out = Rows(source=rows.source, threshold=thr, records=rows._records,
                columns=rows._columns, reward=rows.reward, truncated=rows.truncated,
                model=rows.model, task_index=rows.task_index, task_ids=rows.task_ids,
-               lines=rows._lines, budget=rows.budget).of(rows.origin)
+               lines=rows._lines, budget=rows.budget, starts=rows._runs).of(rows.origin)
     out._reading = rows._reading  # the fields' roles do not depend on the pass mark
+    out._spread = rows._spread  # nor the tasks' reward spreads
     return out
 
 
@@ -383,7 +404,9 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
 
     carried = cols.present(TASK_FIELD)
     kinds = kinds_of(TASK_FIELD, carried)
-    tids = cols.values(TASK_FIELD)
+    factorized = cols.typed.get(TASK_FIELD)  # (the reader's: every id a string)
+    # (read, never changed: a new list where it must)
+    tids = cols.shared_values(TASK_FIELD) if factorized is None else None
     plain_ids = bool(carried.all())
     if NoneType in kinds:
         plain_ids = False
@@ -407,7 +430,8 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
                        "use a string id")
     carried = cols.present("reward")
     kinds = kinds_of("reward", carried)
-    rewards = cols.values("reward")
+    floats = cols.typed.get("reward")  # (the reader's: every reward a float)
+    rewards = cols.shared_values("reward") if floats is None else None
     if not kinds <= {float, int}:
         i = next(j for j, v in enumerate(rewards) if type(v) not in (float, int))
         if rewards[i] is None:
@@ -418,13 +442,14 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
         raise fail(i, f"`reward` is {as_json(rewards[i])}", "reward",
                    "write the reward as a JSON number, e.g. 1.0")
     try:
-        reward = np.fromiter(rewards, dtype=np.float64, count=n)  # (5 ms under np.array a 1M)
+        reward = floats if floats is not None else \
+            np.fromiter(rewards, dtype=np.float64, count=n)  # (5 ms under np.array a 1M)
     except OverflowError:  # an integer past a float's range (JSON lets it have 4,300 digits)
         reward = np.array(list(map(_as_float, rewards)), dtype=np.float64)
     finite = np.isfinite(reward)
     if not finite.all():
         i = int(np.flatnonzero(~finite)[0])
-        value = rewards[i]
+        value = rewards[i] if rewards is not None else reward[i].item()
         shown = repr(value) if type(value) is float else \
             f"an integer of {len(str(abs(value)))} digits"
         raise fail(i, f"`reward` is {shown}, not a finite number", "reward",
@@ -433,12 +458,16 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
     del rewards
     carried = cols.present("truncated")
     kinds = kinds_of("truncated", carried)
-    trunc = cols.values("truncated") if kinds != {NoneType} else None
+    same = cols.constant("truncated")  # one flag in every row: no list of it
+    trunc = None if kinds == {NoneType} or same is not None else cols.shared_values("truncated")
     if not kinds <= {bool, NoneType}:
+        trunc = cols.values("truncated")
         i = next(j for j, v in enumerate(trunc) if type(v) not in (bool, NoneType))
         raise fail(i, f"`truncated` is {as_json(trunc[i])}", "truncated",
                    "write true or false (true when the reply hit the token cap)")
-    if trunc is None or trunc.count(True) == 0:  # (kinds <= {bool, None}: only True is true)
+    if same is not None:  # (kinds == {bool})
+        truncated = np.full(n, same[0], dtype=bool)
+    elif trunc is None or trunc.count(True) == 0:  # (kinds <= {bool, None}: only True is true)
         truncated = np.zeros(n, dtype=bool)
     else:
         truncated = np.array([v is True for v in trunc] if NoneType in kinds else trunc,
@@ -454,20 +483,24 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
     del trunc
     carried = cols.present("model")
     kinds = kinds_of("model", carried)
-    model = cols.values("model")
+    same = cols.constant("model")
+    model = cols.shared_values("model") if same is None else None
     if not kinds <= {str, NoneType}:
         i = next(j for j, v in enumerate(model) if type(v) not in (str, NoneType))
         raise fail(i, f"`model` is {as_json(model[i])}", "model",
                    'write the model id that sampled the rollout, e.g. "Qwen/Qwen3-8B", or null')
-    first = model[0]
-    one_model = model.count(first) == n  # in C; with one model, one string shared by every row
+    first = model[0] if same is None else same[0]
+    # in C; with one model, one string shared by every row
+    one_model = same is not None or model.count(first) == n
     if one_model:
         model = [first] * n
-    task_index, task_ids = _factorize(tids)
+    task_index, task_ids, starts = _factorize(tids) if factorized is None else factorized
     del tids
+    cols.typed = {}  # (read: the rows hold them now)
     rows = Rows(source=source, threshold=threshold, columns=cols, reward=reward,
                 truncated=truncated, model=model, task_index=task_index,
-                task_ids=task_ids, lines=cols.line_numbers(), budget=budget)
+                task_ids=task_ids, lines=cols.line_numbers(), budget=budget,
+                starts=False if starts is None else starts)  # (read as the ids were)
     if one_model:
         rows._model_counts = {first: n}
     if plain_ids:
@@ -479,6 +512,28 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
     if carried.all():
         cols.derive("model", lambda: list(model))
     return rows
+
+
+def _per_task(task_index: np.ndarray, passed: np.ndarray, reward: np.ndarray, n_tasks: int,
+              starts: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per task: rollouts, passes and the reward sum (each task's rewards added in row order,
+    from 0.0, as ``np.bincount`` adds them). Where every task's rows are one run of the same
+    length (``starts``), read as a table column by column: the same sums, without scattering a
+    million rows."""
+    n = task_index.shape[0]
+    width = n // max(n_tasks, 1)
+    if isinstance(starts, np.ndarray) and 1 <= width <= 64 and width * n_tasks == n and \
+            bool((np.diff(starts) == width).all()):
+        rewards, passes = reward.reshape(n_tasks, width), passed.reshape(n_tasks, width)
+        total, count = np.zeros(n_tasks), np.zeros(n_tasks, dtype=np.int64)
+        with np.errstate(over="ignore"):  # (a sum past a float's range is inf, as bincount's)
+            for j in range(width):
+                total += rewards[:, j]
+                count += passes[:, j]
+        return np.full(n_tasks, width, dtype=np.int64), count, total
+    return (np.bincount(task_index, minlength=n_tasks).astype(np.int64),
+            np.bincount(task_index, weights=passed, minlength=n_tasks).astype(np.int64),
+            np.bincount(task_index, weights=reward, minlength=n_tasks))
 
 
 def _missing(cols: Columns, i: int, field: str, fix: str) -> RowsError:
@@ -515,21 +570,26 @@ def _as_float(value: float | int) -> float:
         return math.inf if value > 0 else -math.inf
 
 
-def _factorize(tids: list[str]) -> tuple[np.ndarray, list[str]]:
-    """Task index per row and the task ids in first-appearance order.
+def _factorize(tids: list[str]) -> tuple[np.ndarray, list[str], np.ndarray | None]:
+    """Task index per row, the task ids in first-appearance order, and where each task's rows
+    start when they are consecutive (else None).
 
     Graded rows usually come grouped (a task's rollouts are consecutive): then the index is a
     cumulative count of the places where the id changes (each neighbour compared in C),
     provided no id starts two runs. Otherwise a dict maps each id to its position.
     """
     n = len(tids)
-    change = np.empty(n, dtype=bool)
-    change[0] = True
-    change[1:] = np.fromiter(map(ne, islice(tids, 1, None), tids), dtype=bool, count=n - 1)
-    run_ids = list(map(tids.__getitem__, np.flatnonzero(change).tolist()))
-    if len(set(run_ids)) == len(run_ids):
-        return np.cumsum(change, dtype=np.int64) - 1, run_ids
+    # (bytes of the comparisons' bools, read as a bool array: no per-item numpy conversion)
+    change = np.frombuffer(bytes(map(ne, islice(tids, 1, None), tids)), dtype=bool)
+    starts = np.concatenate([[0], np.flatnonzero(change) + 1])
+    run_ids = list(map(tids.__getitem__, starts.tolist()))
+    if distinct(run_ids):
+        index = np.empty(n, dtype=np.int64)
+        index[0] = 0
+        np.cumsum(change, out=index[1:])
+        return index, run_ids, starts
     order = dict.fromkeys(tids)
     for i, key in enumerate(order):
         order[key] = i
-    return np.fromiter(map(order.__getitem__, tids), dtype=np.int64, count=n), list(order)
+    return (np.fromiter(map(order.__getitem__, tids), dtype=np.int64, count=n), list(order),
+            None)

@@ -287,6 +287,20 @@ def betting(values, level: float, *, cap: float = BETTING_CAP, grid: int = 17,
     return edge(0.0), edge(1.0)
 
 
+def _cubed(dev: np.ndarray) -> np.ndarray:
+    """``dev ** 3``, computed once per distinct value where a sample says there are few (a
+    per-task rate of k rollouts takes at most k + 1 values; a power costs ~60 ns a value): the
+    same floats, each the power of its own value (no -0.0 or NaN, which np.unique would fold
+    into 0.0 or one NaN)."""
+    flat = dev.reshape(-1)
+    if flat.shape[0] >= 4096 and np.unique(flat[:1024]).shape[0] <= 64 and \
+            not np.isnan(flat).any() and not np.signbit(flat[flat == 0]).any():
+        distinct, at = np.unique(flat, return_inverse=True)
+        if distinct.shape[0] <= 1024:
+            return (distinct ** 3)[at.reshape(-1)].reshape(dev.shape)
+    return dev ** 3
+
+
 def moments(values):
     """(mean, sd, skewness) over the last axis, computed on values scaled by their largest
     magnitude so no power overflows; sd has C - 1 degrees of freedom, the skewness is G1 [6]
@@ -300,7 +314,7 @@ def moments(values):
     m = u.mean(axis=-1)
     dev = u - m[..., None]
     sd = np.sqrt((dev ** 2).sum(axis=-1) / max(c - 1, 1))
-    m3 = (dev ** 3).mean(axis=-1)
+    m3 = _cubed(dev).mean(axis=-1)
     m2 = (dev ** 2).mean(axis=-1)
     # the adjusted Fisher-Pearson skewness G1 = sqrt(C(C-1))/(C-2) m3/m2^1.5 [6]
     adjust = math.sqrt(c * (c - 1)) / (c - 2) if c > 2 else 1.0

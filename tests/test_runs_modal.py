@@ -18,7 +18,7 @@ from whileai_core.runs.backend import NEVER_STARTED
 from whileai_core.runs.modal_backend import ModalBackend, recipe_call
 from whileai_core.runs.registry import now, run_id
 from whileai_core.runs.targets import resolve_target
-from test_runs_support import make_recipes
+from test_runs_support import make_recipes, stub_modal_spawn
 
 modal = pytest.importorskip("modal")
 
@@ -228,18 +228,7 @@ def test_a_returned_record_with_returncode_zero_or_none_at_all_succeeds(where, m
 # --- a launch that spends runs only the plan the user approved -----------------------------------
 
 def _stub_spawn(monkeypatch) -> list[str]:
-    """Modal's token check passed and its spawn replaced by a stand-in that starts nothing."""
-    started: list[str] = []
-
-    def launch(self, record, target, run_dir, lock_fd, starting=None):
-        if starting is not None:
-            starting()
-        started.append(record.id)
-        return {"call_id": "fc-01ABCDEFGHJKMNPQRSTVWXYZ00"}
-
-    monkeypatch.setattr(ModalBackend, "check_ready", lambda self, target=None: None)
-    monkeypatch.setattr(ModalBackend, "launch", launch)
-    return started
+    return stub_modal_spawn(monkeypatch)
 
 
 def test_a_modal_launch_without_approved_is_refused_with_the_argument_to_add(where, monkeypatch):

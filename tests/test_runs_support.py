@@ -124,3 +124,21 @@ def wait_for(path: Path, *, limit_s: float = 60.0) -> None:
 
 def rows_of(records: list) -> str:
     return json.dumps([r.to_dict() for r in records], indent=1)
+
+
+def stub_modal_spawn(monkeypatch) -> list[str]:
+    """Modal's token check passed and its spawn replaced by a stand-in that records the run and
+    starts nothing; returns the ids it was asked to start."""
+    from whileai_core.runs.modal_backend import ModalBackend
+
+    started: list[str] = []
+
+    def launch(self, record, target, run_dir, lock_fd, starting=None):
+        if starting is not None:
+            starting()
+        started.append(record.id)
+        return {"call_id": "fc-01ABCDEFGHJKMNPQRSTVWXYZ00"}
+
+    monkeypatch.setattr(ModalBackend, "check_ready", lambda self, target=None: None)
+    monkeypatch.setattr(ModalBackend, "launch", launch)
+    return started

@@ -17,7 +17,7 @@ from mcp import Client
 from mcp.types import ElicitResult
 
 from server.app import build_server
-from test_runs_support import launches, make_recipes
+from test_runs_support import launches, make_recipes, stub_modal_spawn
 from test_server_support import error_text, ok
 
 # tiny on Modal has no run shape: its forecast is FORECAST_UNKNOWN_RECIPE_H = 1 hour of wall
@@ -59,20 +59,7 @@ def _call(server, arguments: dict, *, host: Host | None = None, mode: str = "aut
 
 
 def _spawned(monkeypatch) -> list[str]:
-    """Modal's spawn replaced by a stand-in that records the run and starts nothing."""
-    from whileai_core.runs.modal_backend import ModalBackend
-
-    started: list[str] = []
-
-    def launch(self, record, target, run_dir, lock_fd, starting=None):
-        if starting is not None:
-            starting()
-        started.append(record.id)
-        return {"call_id": "fc-01ABCDEFGHJKMNPQRSTVWXYZ00"}
-
-    monkeypatch.setattr(ModalBackend, "check_ready", lambda self, target=None: None)
-    monkeypatch.setattr(ModalBackend, "launch", launch)
-    return started
+    return stub_modal_spawn(monkeypatch)
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])

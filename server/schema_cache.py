@@ -85,9 +85,13 @@ class LazyTool(WhileaiTool):
                            ", ".join(stale))
 
     def _load(self) -> Tool:
-        from whileai_core.operations import operations
+        from whileai_core.errors import ArgumentError
+        from whileai_core.operations import load
 
-        op = operations().get(self.name)
+        try:
+            op = load(self.name)
+        except ArgumentError:
+            op = None
         if op is None or "mcp" not in op.surfaces:
             raise ToolError(f"tool {self.name!r} is in the server's schema cache but no "
                             "operation of the core declares it. Fix: regenerate the cache "

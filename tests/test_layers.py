@@ -30,7 +30,8 @@ LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      "what every other module stands on",
      ("whileai_core", "errors", "defaults", "voice", "result", "progress", "admission", "os_errors",
       "safepath", "safejson", "jsonc", "io", "staged", "failures", "extras", "bundled",
-      "interrupts", "confine", "seal")),
+      "interrupts", "confine", "seal", "operations", "operations.args",
+      "operations.describe")),
     ("data", "reading records, graded rows and other systems' output into columns, with "
      "line-numbered errors and no statistic",
      ("records", "file_shapes", "field_names", "columns", "budgets", "rewards", "rows", "rows_cache", "tables",
@@ -47,8 +48,12 @@ LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
       "teacher", "categories", "evalset",
       "methods", "prime_rl", "judge", "traces", "sft", "pairs", "hacking", "runs",
       "experiments", "pictures", "init", "skills")),
-    ("operations", "one declaration per operation, from which the tools and commands are made",
-     ("operations",)),
+    ("operations", "what every surface does with a declared operation: validate, resolve paths, "
+     "call, page, picture; the table of calls generated from the declarations",
+     ("operations.surface", "operations.calls", "operations.__main__", "operations.rows",
+      "operations.config", "operations.runs", "operations.hacking", "operations.evalset",
+      "operations.judge", "operations.traces", "operations.methods", "operations.training",
+      "operations.experiments", "operations.skills", "operations.project")),
     ("surfaces", "the CLI, the MCP server, the skills and the recipes: they call the core, "
      "nothing calls them",
      ("cli", "shell", "server", "recipes", "check")),

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import json
-from pathlib import Path
 from typing import Any
 
 __version__ = "0.1.0"
@@ -87,13 +85,9 @@ _EXPORTS: dict[str, str] = {
 def _operations() -> dict[str, str]:
     """Operation name -> its declaring module, from ``calls.json`` (generated from the
     declarations by ``python -m whileai_core.operations``: this table stays below them)."""
-    if _OPS is None:
-        globals()["_OPS"] = {name: entry["module"] for name, entry in json.loads(
-            Path(__file__).with_name("calls.json").read_text(encoding="utf-8")).items()}
-    return _OPS
+    from .voice import OPS
 
-
-_OPS: dict[str, str] | None = None
+    return {name: op.module for name, op in OPS.items()}
 
 
 def __getattr__(name: str) -> Any:

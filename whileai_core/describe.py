@@ -17,13 +17,14 @@ import math
 from collections import Counter
 from itertools import compress, repeat
 from operator import is_not
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import Field
 
 from .defaults import CATEGORY_FIELD, DESCRIBE_FIELDS_SHOWN, DESCRIBE_VALUES_SHOWN
 from .errors import ArgumentError
+from .operations import READS, args, operation
 from .result import Result
 from .rewards import RewardScale
 from .roles import read_fields, sample_tasks
@@ -227,8 +228,21 @@ def _numbers(vals: list) -> np.ndarray:
                          for v in vals], dtype=np.float64)
 
 
-def describe_rows(rows: Any, *, fields: list[str] | None = None,
-                  threshold: float | None = None) -> RowsDescription:
+@operation(
+    cli="describe", toolset="core", effect=READS, title="What fields do the rows carry?",
+    description=(
+        "Every field of graded rows: its type, share of rows, values or range, constant within "
+        "a task or not, and its role (grader, writer, family, budget...); the reward's kind "
+        "(binary, in [0, 1], another scale: a warning and the fix when a pass threshold would "
+        "mislead); which fields change route_rows's answer. Call it first on rows you have "
+        "not seen."),
+    doing="describing rows", serves=("classify_reward",))
+def describe_rows(rows: args.Rows, *,
+                  fields: Annotated[list[Annotated[str, Field(max_length=500)]] | None, Field(
+                      max_length=200, description=(
+                          "Optional: only these fields, in this order (20 shown at a time).")),
+                      args.Arg(metavar="NAME")] = None,
+                  threshold: args.Threshold = None) -> RowsDescription:
     """Every field of ``rows`` described (module docstring); ``fields``: only these, in order."""
     data = load_rows(rows, threshold=threshold)
     sub, note = _sample(data)

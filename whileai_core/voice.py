@@ -76,6 +76,8 @@ class Op:
     positional: tuple[str, ...] = ()
     metavars: dict[str, str] = field(default_factory=dict)
     forms: dict[str, str] = field(default_factory=dict)  # how the shell writes each argument
+    module: str = ""  # the module that declares it (imported to call it)
+    title: str = ""   # its one-line title (the CLI's command list)
 
 
 CALLS_FILE = Path(__file__).with_name("calls.json")
@@ -94,7 +96,8 @@ class _Ops(Mapping):
         if self._ops is None:
             table = json.loads(CALLS_FILE.read_text(encoding="utf-8"))
             self._ops = {name: Op(e["command"], e["tool"], tuple(e["positional"]),
-                                  dict(e["metavars"]), dict(e["forms"]))
+                                  dict(e["metavars"]), dict(e["forms"]), e["module"],
+                                  e["title"])
                          for name, e in table.items()}
         return self._ops
 

@@ -35,13 +35,13 @@ from typing import Any
 from .. import __version__, safejson
 from ..errors import did_you_mean
 from ..failures import bug_report, explain
-from ..operations import RENAMED, operations, renamed
+from ..operations import RENAMED, load, renamed
 from ..operations.args import ARM, NAMED, PATH, RUN_OR_PATH, SOURCE
 from ..operations.calls import cli_form
 from ..operations.calls import members as member_types
 from ..operations.surface import HERE, invoke, params, picture, structured, validate
 from ..result import shown
-from ..voice import CLI, speaking
+from ..voice import CLI, OPS, speaking
 from .words import NUMBER, flag, shell_text, suggest
 
 __all__ = ["build_parser", "cli_form", "flag", "main"]
@@ -54,9 +54,10 @@ EXIT_BUG = 70      # EX_SOFTWARE (sysexits.h): an internal error
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a Ctrl-C
 DEBUG_ENV = "WHILEAI_DEBUG"
 
-def _cli_operations() -> dict[str, Any]:
-
-    return {op.command: op for op in operations().values() if "cli" in op.surfaces}
+def _commands() -> dict[str, str]:
+    """Command -> operation name, read from ``calls.json``: listing the commands imports no
+    declaration; the one command run imports its own module (``operations.load``)."""
+    return {op.command: name for name, op in OPS.items() if op.command}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -86,21 +87,24 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser; only ``command``'s flags are built when it is given (the others are listed
-    by name and title), so a command does not pay for every other one's declaration."""
+    by name and title, from ``calls.json``), so a command imports its own declaration alone.
+    ``None``: every command's flags (imports every declaration)."""
     parser = _Parser(
         prog="whileai-skills",
         description="Decide how to post-train an open-weight model from graded rows.")
     parser.add_argument("--version", action="version", version=f"whileai-skills {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name, op in _cli_operations().items():
-        full = command is None or command == name
-        p = sub.add_parser(name, help=op.title.replace("%", "%%"),
-                           description=_LEFT_NULL.sub("left out", shell_text(op.description, op))
-                           if full else op.title)
-        if full:
+    for name, op_name in _commands().items():
+        title = OPS[op_name].title
+        if command is None or command == name:
+            op = load(op_name)
+            p = sub.add_parser(name, help=title.replace("%", "%%"), description=_LEFT_NULL.sub(
+                "left out", shell_text(op.description, op)))
             add_operation(p, op)
-        p.set_defaults(op=op)
+            p.set_defaults(op=op)
+        else:
+            sub.add_parser(name, help=title.replace("%", "%%"), description=title)
     return parser
 
 
@@ -337,23 +341,22 @@ def main(argv: list[str] | None = None, *, on_ready: Any = None) -> int:
     ``whileai-skills`` program keeps Ctrl-C quiet until then: ``whileai_core.shell``)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     command = _command(argv)
-    if command is not None and command not in _cli_operations():
+    commands = _commands()
+    if command is not None and command not in commands:
         old = command.replace("-", "_")
         if old in RENAMED:  # an old tool's name: no alias, the operation's command named
-            ops = operations()
 
             def spell(name: str) -> str:
-                return f"`whileai-skills {ops[name].command if name in ops else command}`"
+                return f"`whileai-skills {OPS[name].command if name in OPS else command}`"
             print(f"error: {renamed(old, spell=spell)}", file=sys.stderr)
             return EXIT_USER
-    parser = build_parser(command)
-    ops = _cli_operations()
-    if command in ops:
+    parser = build_parser("" if command is None else command)  # "": no command's flags
+    if command in commands:
         sub = next(a for a in parser._actions if a.dest == "command")  # noqa: SLF001
         sub.choices[command].unknown_flags(argv[argv.index(command) + 1:])
     args, extra = parser.parse_known_args(argv)
     if extra:
-        _one_word_too_many(extra, ops.get(command), parser)
+        _one_word_too_many(extra, getattr(args, "op", None), parser)
     with speaking(CLI):
         try:
             if on_ready is not None:

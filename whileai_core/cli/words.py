@@ -10,11 +10,10 @@ import re
 from typing import Any
 
 from ..errors import did_you_mean
-from ..operations import operations
+
 from ..operations.calls import cli_form
 from ..operations.surface import params
-from ..voice import CLI_FLAGS
-
+from ..voice import CLI_FLAGS, OPS
 
 def flag(name: str) -> str:
     """The flag of an argument: its name with dashes (one letter: ``-k``), or its entry in
@@ -23,10 +22,8 @@ def flag(name: str) -> str:
         return CLI_FLAGS[name]
     return ("-" if len(name) == 1 else "--") + name.replace("_", "-")
 
-
 NUMBER = re.compile(r"-\d[\d.e+-]*|-\.\d+|-inf|-nan", re.I)
 _CHOICE = re.compile(r"argument (\S+): invalid choice: '([^']*)' \(choose from (.*)\)")
-
 
 def suggest(message: str, parser: argparse.ArgumentParser) -> str:
     """argparse's message in one line, with the close choice and where the choices are."""
@@ -48,17 +45,15 @@ def suggest(message: str, parser: argparse.ArgumentParser) -> str:
         return f"{parser.prog}: {message}; {close} ({where})"
     return f"{parser.prog}: {message}. Fix: {where}"
 
-
 _SETTING = re.compile(r"`?\b([a-z][a-z0-9_]*)=(true|false)\b`?")
 _NAMED = re.compile(r"`([a-z][a-z0-9_]*)`")
-
 
 def shell_text(text: str, op: Any) -> str:
     """A description written once for every surface, in the shell's words: an argument set
     (``confirm=true``) is its flag (``--confirm``), an argument named (```offset```) its flag or
     positional's metavar, another operation its command (``task_table``: ``task-table``)."""
     taken = {param.name: param for param in params(op, "cli")}
-    commands = {o.name: o.command for o in operations().values() if "cli" in o.surfaces}
+    commands = {name: o.command for name, o in OPS.items() if o.command}
 
     def spell(name: str) -> str | None:
         if name in taken:

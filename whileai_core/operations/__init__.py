@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +33,7 @@ from ..errors import ArgumentError
 
 # The table of contents: the modules that declare operations, in the order surfaces list them.
 MODULES = (
+    "whileai_core.describe",             # what fields rows carry
     "whileai_core.operations.rows",      # describe and route rows, rates, comparisons, sizing
     "whileai_core.operations.config",    # prime-rl configs
     "whileai_core.operations.runs",      # launch and follow runs
@@ -175,7 +177,10 @@ class Operation:
         return self._cache["description"]
 
     def result_type(self) -> type:
-        """The result class (imported now: the domain module loads with it)."""
+        """The result class: the declared ``module:name`` (imported now), else the function's
+        return annotation."""
+        if not self.result:
+            return typing.get_type_hints(self.fn)["return"]
         module, _, name = self.result.partition(":")
         return getattr(importlib.import_module(module), name)
 
@@ -185,14 +190,15 @@ _COMMAND = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
 
 
 def operation(*, toolset: str, effect: Effect, title: str, description: str | Callable[[], str],
-              result: str, serves: tuple[str, ...] = (), doing: str,
+              result: str = "", serves: tuple[str, ...] = (), doing: str,
               surfaces: frozenset[str] = SURFACES, picture: Callable[..., Any] | None = None,
               paged: bool = False, exit_code: Callable[[Any], int] | None = None,
               cli: str | None = None):
     """Declare the decorated function an operation (see :class:`Operation`). ``description`` may
     be a function returning it, so values it names are read from the core's Literals when a
     surface asks, not when the module loads. ``cli``: the command's name at the shell when it
-    is not the operation's name with dashes."""
+    is not the operation's name with dashes. ``result``: ``"module:Class"``, where the function
+    has no return annotation naming its result (the declaration on a domain function has one)."""
     if toolset not in TOOLSETS:
         raise ValueError(f"unknown toolset {toolset!r}; known: {', '.join(TOOLSETS)}")
     if cli is not None and not _COMMAND.fullmatch(cli):
@@ -226,6 +232,17 @@ def operations() -> dict[str, Operation]:
             raise RuntimeError(f"operations {commands[op.command]!r} and {op.name!r} both declare "
                                f"the command {op.command!r}")
     return ops
+
+
+def load(name: str) -> Operation:
+    """The operation ``name``, importing only the module that declares it (named in
+    ``calls.json``): a command or a tool's first call does not import every other declaration.
+    A name the table lacks falls back to :func:`get` (every declaration imported)."""
+    from ..voice import OPS
+
+    if name not in _REGISTRY and name in OPS and OPS[name].module:
+        importlib.import_module(OPS[name].module)
+    return _REGISTRY[name] if name in _REGISTRY else get(name)
 
 
 def get(name: str) -> Operation:

@@ -70,6 +70,7 @@ def call_table() -> dict[str, dict[str, Any]]:
         shell = [p for p in cli if p.arg.positional]
         table[name] = {
             "module": op.module,
+            "title": op.title,
             "command": op.command if "cli" in op.surfaces else None,
             "tool": name if "mcp" in op.surfaces else None,
             "positional": [p.name for p in shell],

@@ -32,27 +32,6 @@ PassK = Annotated[int | None, Field(ge=1, le=MAX_K, description=(
 # --- describe and route -----------------------------------------------------------------------
 
 @operation(
-    cli="describe", toolset="core", effect=READS, title="What fields do the rows carry?",
-    description=(
-        "Every field of graded rows: its type, share of rows, values or range, constant within "
-        "a task or not, and its role (grader, writer, family, budget...); the reward's kind "
-        "(binary, in [0, 1], another scale: a warning and the fix when a pass threshold would "
-        "mislead); which fields change route_rows's answer. Call it first on rows you have "
-        "not seen."),
-    result="whileai_core.describe:RowsDescription", doing="describing rows",
-    serves=("classify_reward",))
-def describe_rows(rows: Rows, *,
-                  fields: Annotated[list[Annotated[str, Field(max_length=500)]] | None, Field(
-                      max_length=200, description=(
-                          "Optional: only these fields, in this order (20 shown at a time).")),
-                      Arg(metavar="NAME")] = None,
-                  threshold: Threshold = None):
-    from ..describe import describe_rows as describe  # lazy: numpy loads on the call
-
-    return describe(rows, fields=fields, threshold=threshold)
-
-
-@operation(
     toolset="stats", effect=READS, title="Ask the rows every routing question",
     description=(
         "Every question route asks, answered without stopping at the first that decides: "

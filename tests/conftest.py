@@ -33,12 +33,26 @@ def pytest_addoption(parser):
                      help="also run the tests marked slow (bash scripts/test.sh does)")
 
 
+# Tests marked ``train`` need the `train` extra (torch, transformers, trl...): without it they
+# skip, naming what is missing and the install command, instead of failing.
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: a test of tens of seconds (a tiny model trained, "
                                        "the wheel installed, check.py run): pytest --slow runs it")
+    config.addinivalue_line("markers", "train: needs the `train` extra; skipped without it")
 
 
 def pytest_collection_modifyitems(config, items):
+    from whileai_core.extras import install_command, missing
+
+    absent = missing("train")
+    if absent:
+        needs = pytest.mark.skip(reason=f"needs the `train` extra ({', '.join(absent)} not "
+                                        f"installed): {install_command('train')}")
+        for item in items:
+            if "train" in item.keywords:
+                item.add_marker(needs)
     if config.getoption("--slow"):
         return
     skip = pytest.mark.skip(reason="slow: pytest --slow (or bash scripts/test.sh) runs it")

@@ -33,6 +33,7 @@ def test_check_py_passes_and_prints_a_verdict_per_skill():
     assert "each valid under skills-ref" in proc.stdout
 
 
+@pytest.mark.train
 def test_a_skill_the_reference_validator_refuses_fails(tmp_path, capsys):
     """check.py runs the Agent Skills reference validator (skills-ref) on each folder: a
     frontmatter name that is not the folder's fails the skill though its blocks pass."""

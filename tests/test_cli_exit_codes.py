@@ -61,6 +61,7 @@ def test_a_hack_scan_that_could_test_nothing_is_not_0(tmp_path, capsys):
     assert "not_enough_data" in capsys.readouterr().out
 
 
+@pytest.mark.train
 def test_a_refused_config_and_a_plan_not_ready_exit_1(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(["config", "env", "--model", "Qwen/Qwen3-8B", "--method", "grpo",

@@ -360,6 +360,7 @@ def test_an_arms_plan_says_when_the_folder_names_no_held_out_set(lab):
     assert lab["frozen"].name in note and not note.startswith("not ready")
 
 
+@pytest.mark.train
 def test_the_sft_and_dpo_recipes_tell_a_plan_the_set_their_runs_name(lab, tmp_path):
     """The real recipes: the held-out set a plan checks (their data_holdout hook) is the one
     their reader puts in the run's results (data.holdout_name), and an SFT arm's plan on the

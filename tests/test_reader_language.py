@@ -181,7 +181,7 @@ def test_audit_judge_without_a_clearing_judge_says_none(tmp_path, capsys):
     ["split", EXAMPLE],
     ["config", "reverse-text", "--model", "Qwen/Qwen3-8B"],
     ["config", "reverse-text", "--model", "Qwen/Qwen3-8B", "--method", "opsd"],
-    ["launch", "grpo", "--backend", "local"],
+    pytest.param(["launch", "grpo", "--backend", "local"], marks=pytest.mark.train),
     ["failure-capable", EXAMPLE],
 ])
 def test_human_output_speaks_plainly(argv, capsys, tmp_path, monkeypatch):
@@ -273,6 +273,7 @@ def test_launch_plan_over_mcp_names_the_tool(server, ws, monkeypatch, tmp_path):
 
 # --- the plan checks what the run will need -------------------------------------------------------
 
+@pytest.mark.train
 @pytest.mark.parametrize("recipe", ["grpo", "dpo", "sft"])
 def test_local_plan_is_not_ready_without_the_train_extra(tmp_path, monkeypatch, recipe):
     monkeypatch.setitem(sys.modules, "tokenizers", None)   # find_spec then answers None

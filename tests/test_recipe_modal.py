@@ -116,6 +116,7 @@ TRL_APPS = [("recipes.grpo.modal_grpo", "train_grpo", "GRPOSettings", "recipes.g
             ("recipes.sft.modal_sft", "train_sft", "SFTSettings", "recipes.sft.train")]
 
 
+@pytest.mark.train
 @pytest.mark.parametrize("module,function,settings,settings_module", TRL_APPS)
 def test_a_run_name_that_holds_a_finished_run_is_refused_before_the_model_loads(
         module, function, settings, settings_module, no_token, monkeypatch, tmp_path):

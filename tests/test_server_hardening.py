@@ -242,6 +242,7 @@ def test_read_only_serves_only_read_only_tools(ws):
 
 # --- a locked registry -------------------------------------------------------------------------
 
+@pytest.mark.train
 def test_a_locked_registry_is_one_clear_error_and_stalls_nothing_else(ws, tmp_path, monkeypatch):
     from whileai_core.defaults import REGISTRY_LOCK_WAIT_S
     from whileai_core.runs.registry import Registry

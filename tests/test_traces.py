@@ -199,7 +199,8 @@ def _tokenizer():
 
 
 def test_export_loads_with_datasets_and_renders_with_a_chat_template(tmp_path):
-    import datasets
+    datasets = pytest.importorskip("datasets")
+    pytest.importorskip("trl")
     from trl.data_utils import apply_chat_template, is_conversational
 
     records = [_trace("a", "add 2 and 2", "4", 1.0) | {"extra": 1},

@@ -34,7 +34,14 @@ from ..errors import ArgumentError
 # The table of contents: the modules that declare operations, in the order surfaces list them.
 MODULES = (
     "whileai_core.describe",             # what fields rows carry
-    "whileai_core.operations.rows",      # describe and route rows, rates, comparisons, sizing
+    "whileai_core.routing",              # inspect and route rows
+    "whileai_core.stats.report",         # rates
+    "whileai_core.tables",               # the per-task table
+    "whileai_core.stats.compare",        # comparisons
+    "whileai_core.stats.many",
+    "whileai_core.stats.noise",          # re-run noise
+    "whileai_core.stats.holdout",        # sizing a holdout
+    "whileai_core.teacher",              # the teacher gate
     "whileai_core.operations.config",    # prime-rl configs
     "whileai_core.operations.runs",      # launch and follow runs
     "whileai_core.operations.hacking",   # reward hacking: probes, scan, watch

@@ -98,12 +98,12 @@ def test_bad_input_exits_2(tmp_path, capsys):
 @pytest.mark.parametrize("raised, code", [(RuntimeError("a plain bug"), EXIT_BUG),
                                           (KeyboardInterrupt(), EXIT_INTERRUPTED)])
 def test_a_bug_exits_70_and_an_interrupt_130(raised, code, monkeypatch, capsys, tmp_path):
-    import whileai_core.stats as stats
+    import whileai_core.stats.report as report  # where rate calls pass_at
 
     def fails(*args, **kwargs):
         raise raised
 
-    monkeypatch.setattr(stats, "pass_at", fails)
+    monkeypatch.setattr(report, "pass_at", fails)
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
     monkeypatch.delenv("WHILEAI_DEBUG", raising=False)
     assert main(["pass-at", str(EXAMPLES / "graded.jsonl")]) == code

@@ -97,12 +97,12 @@ def rows_here(tmp_path, monkeypatch):
 
 
 def test_a_bug_says_so_and_where_to_report_it(monkeypatch, capsys, tmp_path, rows_here):
-    import whileai_core.stats as stats
+    import whileai_core.stats.report as report  # where rate calls pass_at
 
     def broken(*args, **kwargs):
         raise KeyError("per_task")
 
-    monkeypatch.setattr(stats, "pass_at", broken)
+    monkeypatch.setattr(report, "pass_at", broken)
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
     monkeypatch.delenv("WHILEAI_DEBUG", raising=False)
     err = _one_line(capsys, ["pass-at", "rows.jsonl"], code=EXIT_BUG)
@@ -113,21 +113,21 @@ def test_a_bug_says_so_and_where_to_report_it(monkeypatch, capsys, tmp_path, row
 
 
 def test_a_bug_with_debug_shows_the_traceback(monkeypatch, capsys, rows_here):
-    import whileai_core.stats as stats
+    import whileai_core.stats.report as report  # where rate calls pass_at
 
-    monkeypatch.setattr(stats, "pass_at", lambda *args, **kwargs: 1 / 0)
+    monkeypatch.setattr(report, "pass_at", lambda *args, **kwargs: 1 / 0)
     monkeypatch.setenv("WHILEAI_DEBUG", "1")
     assert main(["pass-at", "rows.jsonl"]) == EXIT_BUG
     assert "Traceback" in capsys.readouterr().err
 
 
 def test_a_missing_extra_names_the_pip_command(monkeypatch, capsys, rows_here):
-    import whileai_core.stats as stats
+    import whileai_core.stats.report as report  # where rate calls pass_at
 
     def needs_tokenizers(*args, **kwargs):
         raise ModuleNotFoundError("No module named 'tokenizers'", name="tokenizers")
 
-    monkeypatch.setattr(stats, "pass_at", needs_tokenizers)
+    monkeypatch.setattr(report, "pass_at", needs_tokenizers)
     err = _one_line(capsys, ["pass-at", "rows.jsonl"])
     assert "`tokenizers` is not installed" in err and "[train]" in err and "pip install" in err
     assert "--index-url https://download.pytorch.org/whl/cpu" in err

@@ -50,7 +50,7 @@ LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
       "experiments", "pictures", "init", "skills")),
     ("operations", "what every surface does with a declared operation: validate, resolve paths, "
      "call, page, picture; the table of calls generated from the declarations",
-     ("operations.surface", "operations.calls", "operations.__main__", "operations.rows",
+     ("operations.surface", "operations.calls", "operations.__main__",
       "operations.config", "operations.runs", "operations.hacking", "operations.evalset",
       "operations.judge", "operations.traces", "operations.methods", "operations.training",
       "operations.experiments", "operations.skills", "operations.project")),

@@ -357,12 +357,12 @@ def test_every_rows_argument_refuses_bad_rows(server, ws, tmp_path, tool, argume
 # --- unexpected failures -------------------------------------------------------------------
 
 def test_a_bug_is_logged_and_reported_and_the_server_keeps_serving(ws, monkeypatch, caplog):
-    import whileai_core.stats as stats
+    import whileai_core.stats.report as report  # where rate calls pass_at
 
     def broken(*args, **kwargs):
         raise ZeroDivisionError("division by zero")
 
-    monkeypatch.setattr(stats, "pass_at", broken)
+    monkeypatch.setattr(report, "pass_at", broken)
     srv = build_server(ws, skills_dir=ws / "no-skills")
     with caplog.at_level(logging.ERROR, logger="whileai.server"):
         text = error_text(call(srv, "rate", {"rows": "evals/grpo.jsonl"}), "rate")

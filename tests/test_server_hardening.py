@@ -21,7 +21,7 @@ import anyio.to_thread
 import pytest
 from mcp import Client
 
-import whileai_core.stats as stats
+import whileai_core.stats.report as report  # where rate calls pass_at
 from server.app import build_server
 from server.pool import ToolPool
 from server.registry import tool_specs
@@ -149,7 +149,7 @@ def test_huge_numbers_and_wide_integers_are_input_errors(server, tool, argument,
 def blocking(monkeypatch):
     """rate blocks until released (a read stuck on a slow file, say)."""
     release = threading.Event()
-    real = stats.pass_at
+    real = report.pass_at
 
     def stuck(*args, **kwargs):
         release.entered += 1
@@ -157,7 +157,7 @@ def blocking(monkeypatch):
         return real(*args, **kwargs)
 
     release.entered = 0
-    monkeypatch.setattr(stats, "pass_at", stuck)
+    monkeypatch.setattr(report, "pass_at", stuck)
     yield release
     release.set()
 

@@ -38,7 +38,7 @@ _EXPORTS: dict[str, str] = {
     "Rate": "stats",
     "PROVE_EFFECT": "defaults",
     # route
-    "route": "operations.rows",  # route_rows, by the name the skills call it
+    "route": "routing",  # route_rows, by the name the skills call it
     "truncated_passes": "routing",
     "rollouts_per_task": "routing",
     "band": "routing",

@@ -3,7 +3,7 @@
 - :func:`band_picture`: the per-task band behind the route: how many tasks always fail, are
   split, always pass (a histogram of per-task pass rates).
 - :func:`forest_picture`: paired before/after deltas overall and per category, with intervals
-  and the noise band.
+  and the noise band (:func:`compare_picture`: compare's ``plot``).
 - :func:`judge_picture`: the judge audit: agreement (Wilson interval) and Cohen's kappa (item
   bootstrap interval) per judge, against the floors.
 - :func:`watch_picture`: the watch curve: training reward per step beside the held-out rate with
@@ -264,6 +264,23 @@ def forest_picture(before: Any, after: Any, *, by: str | None = None,
                             rows=rows, noise_band=band, n_groups=len(groups), level=level,
                             note=note, shown=shown)
     return _finish(fig, picture, out, overwrite)
+
+
+def compare_picture(arguments: dict[str, Any], result: Any, *, out: Any = None,
+                    overwrite: bool = False) -> ForestPicture:
+    """compare's picture (``plot``): the forest of its call's ``arguments`` (the statistics
+    declare compare; its picture is drawn here, above them)."""
+    before, after = arguments["before"], arguments["after"]
+    if any(isinstance(v, list) and v and not all(isinstance(x, dict) for x in v)
+           for v in (before, after)):
+        raise ArgumentError("plot draws one run per arm, not a list of seed runs. Fix: give one "
+                            "rows file for `before` and for `after`, or leave plot off")
+    return forest_picture(before, after, by=arguments.get("by"),
+                          run_std=arguments.get("run_std"),
+                          metric=getattr(result, "metric", None) or arguments.get("metric",
+                                                                                  "pass"),
+                          level=arguments.get("level", CONFIDENCE_LEVEL),
+                          threshold=arguments.get("threshold"), out=out, overwrite=overwrite)
 
 
 # --- the judge audit -------------------------------------------------------------------------

@@ -24,7 +24,7 @@ needs (``needs``), and takes the token budget from the rows when they carry one.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import Field
@@ -46,6 +46,10 @@ from .stats.families import AUTO, split_cluster
 from .teacher import TeacherVerdict, teacher_clears  # noqa: F401  (question 4; re-exported)
 from .next_steps import (NextStep, config_step, floor_route, held_out, other_model, rows_budget,
                          single_rollout_step, smaller)
+from .operations import READS, args, operation
+from .operations.args import AutoCluster, Level, Model, OptionalRows, Threshold
+from .operations.describe import named, values_of
+from .pictures import band_picture
 from .voice import OPS, arg, call
 
 SWITCH = "enable_toolset"  # the MCP server's own tool that turns a toolset on
@@ -90,8 +94,21 @@ class RowFacts(Result):
         return "\n".join(parts)
 
 
-def row_facts(rows: Any, *, model: str | None = None, threshold: float | None = None,
-              level: float = CONFIDENCE_LEVEL) -> RowFacts:
+@operation(
+    toolset="stats", effect=READS, title="Ask the rows every routing question",
+    description=(
+        "Every question route asks, answered without stopping at the first that decides: "
+        "truncated rows that pass, rollouts per task (k), the per-task band with pass@1 and its "
+        "interval, the split share, and (given `model`) who wrote the rows. Use it to read one "
+        "fact, or all of them, about a rows file."),
+    doing="inspecting graded rows",
+    serves=("row_facts", "truncated_passes", "rollouts_per_task", "band", "split_share",
+            "on_policy"))
+def inspect_rows(rows: args.Rows, *,
+                 model: Annotated[str | None, Field(max_length=500, description=(
+                     "Optional: hub id of the model you will train; given, also says whether "
+                     "that model wrote the rows (on_policy)."))] = None,
+                 threshold: Threshold = None, level: Level = CONFIDENCE_LEVEL) -> RowFacts:
     """Ask ``rows`` questions 1, 2, 3 and (with ``model``) 5 of the route, all of them."""
     data = load_rows(rows, threshold=threshold)
     return RowFacts(truncated_passes=truncated_passes(data),
@@ -99,6 +116,9 @@ def row_facts(rows: Any, *, model: str | None = None, threshold: float | None = 
                     band=band(data, level=level), split_share=split_share(data, level=level),
                     on_policy=None if model is None else on_policy(data, model),
                     reward=data.reward_scale)
+
+
+row_facts = inspect_rows  # the name the package exports for it (``whileai_core.row_facts``)
 
 
 # --- the route -----------------------------------------------------------------------------
@@ -213,18 +233,53 @@ def _did(data: Rows, *, teacher: bool, cluster: str | None, found: Families | No
     return did
 
 
-def route(rows: Any, *, model: str, teacher_rows: Any = None, taskset: str | None = None,
-          teacher_url: str | None = None, threshold: float | None = None,
-          cluster: str | None = AUTO) -> Route:
+TeacherRows = Annotated[OptionalRows, Field(description=(
+    "Optional: a candidate teacher's rows on the same held-out tasks (the forms of `rows`): "
+    "checked to clear the student before on-policy distillation is chosen."))]
+
+
+def _band(arguments: dict[str, Any], result: Any, *, out: Any = None, overwrite: bool = False):
+    """route_rows's picture (``plot``): the band of its rows."""
+    return band_picture(arguments["rows"], threshold=arguments.get("threshold"), out=out,
+                        overwrite=overwrite)
+
+
+def _route_doc() -> str:
+    return ("Start here. Reads graded rollouts of the model you will train and asks in order: "
+            "who graded them (a judge is audited first)? can a cut-off reply pass or earn more? "
+            "rollouts per task? does any task carry signal? does a teacher clear on the same "
+            "budget? did this model write them? Returns the `route` "
+            f"({named(values_of(Route, 'route'))}), the deciding question, each answer's "
+            "evidence with its 95% interval and n, what it did with each field, and the next "
+            "call (`next_step`). plot: the band.")
+
+
+@operation(toolset="core", effect=READS, title="Route graded rows to a training method",
+           description=_route_doc, doing="routing graded rows", picture=_band,
+           serves=("route", "band_picture"), cli="route")
+def route_rows(rows: args.Rows, *, model: Annotated[Model, Field(description=(
+                   "Hub id of the model you will train, e.g. 'Qwen/Qwen3-8B'. The rows should be "
+                   "this model's own rollouts; its size decides whether OPSD is possible."))],
+               teacher_rows: TeacherRows = None,
+               taskset: Annotated[str | None, Field(max_length=500, description=(
+                   "Optional: the taskset you will train on; only fills the suggested "
+                   "prime_rl_config call."))] = None,
+               teacher_url: Annotated[str | None, Field(max_length=2000, description=(
+                   "Optional: the OpenAI-compatible URL serving the teacher (vLLM); only fills the "
+                   "suggested call."))] = None,
+               threshold: Threshold = None, cluster: AutoCluster = AUTO) -> Route:
     """Ask the questions of ``rows`` (graded on the model you will train) and route.
 
-    ``teacher_rows``: the candidate teacher graded on the same held-out tasks (optional).
+    ``teacher_rows``: the candidate teacher graded on the same held-out tasks (optional); read
+    first, so bad teacher rows are refused even when the route stops before question 4.
     ``taskset``/``teacher_url`` only fill the next call's arguments (without a taskset the call
     names it in ``needs``).
     ``cluster``: a row field naming each task's family; every interval resamples families.
     ``"auto"`` (the default): a family field the rows carry is named with its clustered
     interval in ``fields``; None: tasks only.
     """
+    if teacher_rows is not None:
+        teacher_rows = load_rows(teacher_rows, threshold=threshold)
     data = load_rows(rows, threshold=threshold)
     if threshold is not None and float(threshold) != PASS_THRESHOLD:
         check_reach(data.reward_scale, data.source)  # a band the mark made is no band
@@ -259,6 +314,9 @@ def route(rows: Any, *, model: str, teacher_rows: Any = None, taskset: str | Non
                                           f"{inner.method}",
         "decided_by": f"0. {QUESTIONS[0]}", "answers": [first, *later], "next_step": step,
         "then": then})
+
+
+route = route_rows  # the Python name the skills use (``whileai_core.route``); one function
 
 
 def _questions(data: Rows, *, model: str, teacher_rows: Any, taskset: str | None,

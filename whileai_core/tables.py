@@ -18,15 +18,19 @@ Every list cut here says "n of N" in its ``shown`` text.
 from __future__ import annotations
 
 import os
-from typing import Literal
+from typing import Annotated, Literal
 
 import numpy as np
+from pydantic import Field
 
 from . import voice
 from .defaults import TASK_EXTREMES, TASK_PAGE_DEFAULT, TASK_PAGE_MAX
 from .errors import ArgumentError
+from .operations import WRITES, args, operation
+from .operations.args import OUT, Arg, Overwrite, Threshold
 from .result import Result
 from .io import write_atomic
+from .rows import load_rows
 
 Metric = Literal["pass", "reward", "share"]
 
@@ -183,3 +187,23 @@ class TaskTable:
         target = write_atomic(path, "\n".join(lines) + "\n", overwrite=overwrite)
         return TableFile(path=str(target), n_tasks=self.n_tasks)
 
+
+
+@operation(
+    toolset="stats", effect=WRITES, title="Write the per-task table to a file",
+    description=(
+        "Write every task's value (pass rate, or mean reward) and rollouts as JSONL, for a "
+        "table too long to page through. Never replaces an existing file unless "
+        "overwrite=true."),
+    doing="writing a per-task table", serves=("TaskTable",))
+def task_table(rows: args.Rows, *, out: Annotated[str, Field(
+                   min_length=1, max_length=4096, description=(
+                       "Where to write the table as JSONL (one {task_id, value, rollouts} per "
+                       "task)."), examples=["evals/tasks.jsonl"]),
+                       Arg(OUT, metavar="FILE", writes="jsonl")],
+               metric: args.Metric = "pass", threshold: Threshold = None,
+               overwrite: Overwrite = False) -> TableFile:
+    """Every task's value of ``metric`` in ``rows`` (and its rollouts) written to ``out`` as
+    JSONL (:meth:`TaskTable.write`)."""
+    return TaskTable.of(load_rows(rows, threshold=threshold), metric).write(out,
+                                                                           overwrite=overwrite)

@@ -19,7 +19,7 @@ budget fields say the budget was not checked.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -27,6 +27,8 @@ from .bootstrap import check_level
 from .budgets import BudgetCheck, capped_records, compare_budgets
 from .defaults import CONFIDENCE_LEVEL, PROVE_EFFECT
 from .errors import ArgumentError
+from .operations import READS, VERDICT, args, operation
+from .operations.args import Arg, Cluster, CompareEffect, Level, Threshold
 from .result import Result, fmt_rate
 from .roles import FIELDS_DOC, fields_report
 from .writers import one_writer
@@ -204,10 +206,31 @@ def _decide(g: dict[str, Any], effect: float, strict: bool) -> tuple[bool, str]:
                    f"({where}): score both on more held-out tasks to tell them apart")
 
 
-def teacher_clears(teacher_rows: Any, student_rows: Any, *, effect: float | None = None,
-                   level: float = CONFIDENCE_LEVEL, strict: bool = False,
-                   metric: Literal["auto", "pass", "reward"] = "auto",
-                   threshold: float | None = None, cluster: str | None = None) -> TeacherVerdict:
+@operation(
+    toolset="core", effect=READS, title="Is the teacher good enough to distil?",
+    description=(
+        "The gate before on-policy distillation: does a candidate teacher beat the student by "
+        "at least `effect`, the gap's interval above 0, paired by task on the shared held-out "
+        "tasks, at the same token budget? A teacher given a larger token cap does not clear "
+        "(its score at the student's cap is given). Returns both rates and the gap with "
+        "intervals, n, p, the budget check and the reason."),
+    exit_code=VERDICT, doing="checking whether the teacher clears")
+def teacher_clears(teacher_rows: Annotated[args.Rows, Field(description=(
+                       "The candidate teacher's graded rows on the held-out tasks."))],
+                   student_rows: Annotated[args.Rows, Field(description=(
+                       "The student's (the model you will train) graded rows on the same "
+                       "tasks."))], *,
+                   effect: Annotated[CompareEffect, Field(description=(
+                       "The smallest gap worth distilling, in the metric's units (0.05 = 5 "
+                       "points of pass@1). Left out: 0.05, or 0.05 of a reward's span on "
+                       "another scale, said in the reason."))] = None,
+                   level: Level = CONFIDENCE_LEVEL,
+                   strict: Annotated[bool, Field(description=(
+                       "The gap's interval must itself reach `effect`; by default it lies "
+                       "above 0 and the gap reaches `effect`."))] = False,
+                   metric: Annotated[Literal["auto", "pass", "reward"],
+                                     Arg(cli=False, mcp=False)] = "auto",
+                   threshold: Threshold = None, cluster: Cluster = None) -> TeacherVerdict:
     """Does the teacher beat the student by >= ``effect``, on the same budget, with the gap's
     interval above 0 (``strict``: with its lower end at ``effect`` or more)?
 

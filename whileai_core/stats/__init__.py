@@ -5,6 +5,7 @@ interval is over tasks. Modules, by concept:
 
 * :mod:`.intervals`: the one interval rule for a mean over tasks (which interval at which n);
 * :mod:`.rates`: ``pass_at``, ``pass_rate``, ``mean_reward``, ``field_share``;
+* :mod:`.report`: ``rate`` (one of them with its per-task table: the ``rate`` operation);
 * :mod:`.paired`: the paired difference (sign-flip test and t interval) and the unpaired
   fallback;
 * :mod:`.compare`: ``compare`` (before vs after, training seeds, verdicts);
@@ -29,10 +30,11 @@ from .noise import NoiseFloor, noise_band, noise_floor
 from .paired import min_paired_tasks, paired_interval
 from .rates import (PassAt, Rate, TaskRate, check_metric, field_share, field_shares, mean_reward,
                     pass_at, pass_at_k_per_task, pass_pow_k_per_task, pass_rate)
+from .report import rate
 
 __all__ = ["Behaviour", "Comparison", "HoldoutSize", "Interval", "ManyComparisons", "NoiseFloor",
            "PassAt", "Rate", "TaskRate", "Verdict", "adjust_bh", "adjust_holm", "check_metric", "compare",
            "compare_many", "field_share", "field_shares", "holdout_size", "mean_reward", "min_paired_tasks",
            "noise_band", "noise_floor", "pair_tasks", "paired_interval", "pass_at",
-           "pass_at_k_per_task", "pass_pow_k_per_task", "pass_rate", "task_interval",
+           "pass_at_k_per_task", "pass_pow_k_per_task", "pass_rate", "rate", "task_interval",
            "task_intervals"]

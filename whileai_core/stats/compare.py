@@ -22,7 +22,7 @@ same training procedure assumed). With one run per arm the seed variance is unme
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field, computed_field
@@ -31,6 +31,10 @@ from ..bootstrap import check_level, check_resamples, check_seed, z_value
 from ..defaults import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, HOLDOUT_POWER,
                         NOISE_TIE_TOLERANCE, PROVE_EFFECT)
 from ..errors import ArgumentError
+from ..operations import READS, VERDICT, operation
+from ..operations.args import (SOURCE, Arg, ArmRows, AutoCluster, AutoMetric, CompareEffect,
+                               Level, NoiseRuns, OptionalRowField, RunStd, Seed, Threshold)
+from ..operations.describe import named, values_of
 from ..result import Result, fmt_rate
 from .fields import LEVEL_DOC, METHOD_DOC, ci95_alias
 from .intervals import Interval
@@ -183,12 +187,41 @@ def _check(run_std: Any, effect: Any) -> None:
                             "noise_floor(run1, run2, run3).run_std, or omit it")
 
 
-def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
-            run_std: float | NoiseFloor | None = None, seed: int | None = BOOTSTRAP_SEED,
-            threshold: float | None = None, n_resamples: int = BOOTSTRAP_RESAMPLES,
-            metric: Literal["auto", "pass", "reward"] = "auto", effect: float | None = None,
-            noise_runs: int | None = None, cluster: str | None = AUTO,
-            selected_on: Any = None) -> Comparison:
+def _compare_doc() -> str:
+    return ("Paired comparison of two runs on the same tasks: mean before and after, the delta "
+            "with its interval, p-value and the interval used (`ci_method`), and a `verdict`: "
+            f"{named(values_of(Comparison, 'verdict'))} (flat: the interval lies inside "
+            "+-effect). An arm may be several runs (training seeds). After training, on the "
+            "held-out tasks; `run_std` and `noise_runs` from noise_floor keep a change inside "
+            "re-run noise from being called a move. plot: the paired deltas (per `by`).")
+
+
+# the picture is drawn in the domain layer (whileai_core.pictures draws with compare_many): named,
+# imported when a plot is asked for
+@operation(toolset="core", effect=READS, title="Did the score move? (paired before/after)",
+           description=_compare_doc, exit_code=VERDICT, doing="comparing two runs",
+           picture="whileai_core.pictures:compare_picture", serves=("forest_picture",))
+def compare(before: Annotated[ArmRows, Field(description=(
+                "The baseline run: rows (the forms of route_rows's), or a list of files, one "
+                "per training seed."))],
+            after: Annotated[ArmRows, Field(description=(
+                "The new run on the same tasks (paired by task_id): the same forms as "
+                "`before`."))], *,
+            level: Level = CONFIDENCE_LEVEL,
+            run_std: RunStd = None, noise_runs: NoiseRuns = None,
+            effect: CompareEffect = None, seed: Seed = BOOTSTRAP_SEED,
+            threshold: Threshold = None, metric: AutoMetric = "auto",
+            cluster: AutoCluster = AUTO,
+            selected_on: Annotated[str | list[str] | list[dict[str, Any]] | None, Field(
+                description=(
+                    "When `after` is a checkpoint chosen among several: the tasks it was "
+                    "chosen on (a task or rows file, or task ids); `selection` says whether "
+                    "it is scored on that set (an optimistic score) and the fix.")),
+                Arg(SOURCE, metavar="FILE")] = None,
+            by: Annotated[OptionalRowField, Field(description=(
+                "With plot: a row of the picture per value of this row field."))] = None,
+            n_resamples: Annotated[int, Arg(cli=False, mcp=False)] = BOOTSTRAP_RESAMPLES
+            ) -> Comparison:
     """Paired before/after comparison by task (module docstring for the verdicts).
 
     ``before``/``after``: rows, or a list of runs per arm (training seeds).
@@ -208,6 +241,7 @@ def compare(before: Any, after: Any, *, level: float = CONFIDENCE_LEVEL,
     ``selected_on``: when ``after`` is a checkpoint chosen among several, the tasks (or graded
     rows, or task ids) it was chosen on; ``selection`` then says whether that is the set it is
     scored on, and the fix (:mod:`.selection`).
+    ``by``: read by the picture only (``plot``: a row per value of this row field).
     """
     if selected_on is not None:  # the same comparison, then where its checkpoint was chosen
         chosen_on = selection_ids(selected_on)

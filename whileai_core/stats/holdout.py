@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from statistics import NormalDist
-from typing import Any, Literal, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple
 
 import numpy as np
 from pydantic import Field
@@ -19,6 +19,8 @@ from ..defaults import (CLUSTER_MIN_FAMILIES, HOLDOUT_ALPHA, HOLDOUT_K, HOLDOUT_
                         HOLDOUT_TABLE_KS, PLANNING_RHO, PLANNING_SIGMA2, PLANNING_VAR_X,
                         PROVE_EFFECT, RHO_ALTERNATIVES)
 from ..errors import ArgumentError
+from ..operations import READS, operation
+from ..operations.args import MAX_K, Arg, Cluster, EffectSize, OptionalRows, Threshold
 from ..result import Result
 from ..rows import Rows, load_rows
 from .clustered import check_cluster, design_effect, families_of, mean_family_size
@@ -141,10 +143,32 @@ def _design(cluster: str | None, rows: Rows | None, idx: np.ndarray | None,
     return max(1.0, design_effect(values, fam)), mean_family_size(fam), note
 
 
-def holdout_size(effect: float = PROVE_EFFECT, *, k: int = HOLDOUT_K, before: Any = None,
-                 after: Any = None, power: float = HOLDOUT_POWER, alpha: float = HOLDOUT_ALPHA,
-                 threshold: float | None = None, cluster: str | None = None,
-                 metric: Literal["auto", "pass", "reward"] = "auto") -> HoldoutSize:
+@operation(
+    toolset="core", effect=READS, title="How many held-out tasks?",
+    description=(
+        "Number of held-out tasks a paired eval needs to detect `effect` with the given power "
+        "(Miller 2024, Eq. 9), plus a table over k. Without pilot rows it uses a planning "
+        "model; with pilot rows, your data's variances."),
+    doing="sizing a holdout")
+def holdout_size(effect: Annotated[EffectSize, Field(description=(
+                     "Smallest change in pass@1 worth detecting, in (0, 1): 0.05 = 5 "
+                     "points."))] = PROVE_EFFECT, *,
+                 k: Annotated[int, Field(ge=1, le=MAX_K, description=(
+                     "Rollouts per task in the held-out eval."))] = HOLDOUT_K,
+                 before: Annotated[OptionalRows, Field(description=(
+                     "Optional pilot rows of the baseline: with them the variances come from "
+                     "your data instead of a planning model."))] = None,
+                 after: Annotated[OptionalRows, Field(description=(
+                     "Optional pilot rows after training, the same tasks as `before` (enables "
+                     "the paired correlation)."))] = None,
+                 power: Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False, description=(
+                     "Probability of detecting a true change of `effect`, in (0, 1)."))
+                 ] = HOLDOUT_POWER,
+                 alpha: Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False, description=(
+                     "Two-sided false-positive rate, in (0, 1)."))] = HOLDOUT_ALPHA,
+                 threshold: Threshold = None, cluster: Cluster = None,
+                 metric: Annotated[Literal["auto", "pass", "reward"],
+                                   Arg(cli=False, mcp=False)] = "auto") -> HoldoutSize:
     """Tasks to hold out so a paired eval at ``k`` rollouts detects ``effect`` (Miller Eq. 9).
 
     Inputs: with pilot rows ``before`` and ``after`` (paired by task, >= 2 rollouts per task),

@@ -19,7 +19,7 @@ paired tasks for a test have no p-value and are left out of the family (counted 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field, computed_field
@@ -27,6 +27,9 @@ from pydantic import Field, computed_field
 from ..bootstrap import check_level
 from ..defaults import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL
 from ..errors import ArgumentError
+from ..operations import READS, VERDICT, operation
+from ..operations.args import (NAMED, Arg, ArmRows, CompareEffect, Level, Metric,
+                               OptionalRowField, Seed, Threshold)
 from ..voice import arg
 from ..voice import name as call_name
 from ..result import Result
@@ -189,17 +192,53 @@ def _groups(before: Any, after: Any, by: str, threshold: float | None) -> dict[s
     return out
 
 
-def compare_many(before: Any, after: Any, *, by: str | None = None,
-                 level: float = CONFIDENCE_LEVEL, seed: int | None = BOOTSTRAP_SEED,
-                 threshold: float | None = None, n_resamples: int = BOOTSTRAP_RESAMPLES,
-                 metric: Literal["pass", "reward"] = "pass", effect: float | None = None,
-                 run_std: float | None = None, noise_runs: int | None = None) -> ManyComparisons:
+@operation(
+    toolset="stats", effect=READS, title="Which behaviours moved? (corrected for how many)",
+    description=(
+        "One paired comparison per category (a row field, `by`) or per checkpoint, with "
+        "p-values adjusted by Benjamini-Hochberg (false discovery rate) and Holm (any false "
+        "claim among them), and which behaviours survive each. Use for by-category tables and "
+        "for picking a checkpoint. Behaviours come smallest p first; a long list is cut and "
+        "says n of N."),
+    exit_code=VERDICT, doing="comparing many behaviours")
+def compare_many(before: Annotated[ArmRows, Field(description=(
+                     "The baseline run (a rows file, rows, or seed files)."))],
+                 after: Annotated[ArmRows | None, Field(description=(
+                     "The new run, split by the row field `by` (give `by`); or null when "
+                     "`checkpoints` is given."))] = None, *,
+                 by: Annotated[OptionalRowField, Field(description=(
+                     "Row field to split both runs by, e.g. 'category': one paired comparison "
+                     "per value."))] = None,
+                 checkpoints: Annotated[dict[str, str] | None, Field(
+                     max_length=500, description=(
+                         "Instead of `after`/`by`: checkpoint name -> its rows file on the same "
+                         "tasks; each is compared with `before` and the best surviving one "
+                         "named.")), Arg(NAMED, metavar="NAME=FILE", rows=True)] = None,
+                 level: Level = CONFIDENCE_LEVEL, effect: CompareEffect = None,
+                 seed: Seed = BOOTSTRAP_SEED, threshold: Threshold = None,
+                 metric: Metric = "pass",
+                 n_resamples: Annotated[int, Arg(cli=False, mcp=False)] = BOOTSTRAP_RESAMPLES,
+                 run_std: Annotated[float | None, Arg(cli=False, mcp=False)] = None,
+                 noise_runs: Annotated[int | None, Arg(cli=False, mcp=False)] = None
+                 ) -> ManyComparisons:
     """Compare many behaviours and correct for how many were looked at (module docstring).
 
-    Either ``after`` is a mapping ``{checkpoint name: rows}`` (each compared with ``before``: the
-    checkpoint family), or ``by`` names a row field (e.g. "category") and both arms are split by
-    it (the group family). Arms may be lists of runs (training seeds), as in :func:`compare`.
+    Either ``checkpoints`` (or ``after``) is a mapping ``{checkpoint name: rows}`` (each compared
+    with ``before``: the checkpoint family), or ``by`` names a row field (e.g. "category") and
+    both arms are split by it (the group family). Arms may be lists of runs (training seeds), as
+    in :func:`compare`.
     """
+    if checkpoints is not None:
+        if after is not None or by is not None:
+            raise ArgumentError(f"give {arg('checkpoints', op='compare_many')}, or "
+                                f"{arg('after', op='compare_many')} with "
+                                f"{arg('by', op='compare_many')}, not both. Fix: drop one of them")
+        after = checkpoints
+    elif after is None:
+        raise ArgumentError(f"{arg('after', op='compare_many')} is missing. Fix: give "
+                            f"{arg('after', op='compare_many')} and "
+                            f"{arg('by', 'category', op='compare_many')}, or "
+                            + arg("checkpoints", op="compare_many"))
     level = check_level(level)
     options = dict(level=level, seed=seed, threshold=threshold, n_resamples=n_resamples,
                    metric=metric, effect=effect, run_std=run_std, noise_runs=noise_runs)

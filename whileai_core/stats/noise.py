@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import Field
 
 from ..bootstrap import check_level
-from ..defaults import CONFIDENCE_LEVEL, NOISE_DEFAULT_RUNS
+from ..defaults import CONFIDENCE_LEVEL, NOISE_DEFAULT_RUNS, NOISE_FLOOR_MAX_RUNS
 from ..errors import ArgumentError, RowsError, WhileaiError
+from ..operations import READS, operation
+from ..operations.args import RUNS, Arg, AutoMetric, Cluster, Level, Score, Threshold
 from ..result import Result
 from ..rows import Rows, load_rows
 from ..safepath import StreamPath, as_user_path, is_path
@@ -130,9 +132,27 @@ def resolve_band(run_std: Any, noise_runs: int | None, level: float,
     return noise_band(std, runs, level), runs, note
 
 
-def noise_floor(*runs: Any, threshold: float | None = None,
-                metric: Literal["auto", "pass", "reward"] = "auto",
-                level: float = CONFIDENCE_LEVEL, cluster: str | None = None) -> NoiseFloor:
+@operation(
+    toolset="stats", effect=READS, title="How much does the score move on a re-run?",
+    description=(
+        "From re-runs of the same frozen eval: each run's score, `run_std` (their standard "
+        "deviation), `n_runs`, and the `band` a change must clear to count (t on n_runs - 1 "
+        "degrees of freedom x sqrt(2) x run_std, at `level`), with the run_std the within-task "
+        "variance predicts. Give both numbers to compare: a change inside the band is then not "
+        "called a move."),
+    doing="measuring a noise floor")
+def noise_floor(*runs: Annotated[list[str | Score], Field(
+                    min_length=2, max_length=NOISE_FLOOR_MAX_RUNS, description=(
+                        "Two or more re-runs of the same frozen eval (3+ recommended): each a "
+                        "rows file, or that run's score as a number."),
+                    examples=[["evals/run0.jsonl", "evals/run1.jsonl", "evals/run2.jsonl"]]),
+                    Arg(RUNS, positional=True, metavar="RUN", rows=True)],
+                metric: AutoMetric = "auto", level: Level = CONFIDENCE_LEVEL,
+                threshold: Threshold = None,
+                cluster: Annotated[Cluster, Field(description=(
+                    "Optional: the row field naming each task's family; with 2+ runs given as "
+                    "rows, the run-to-run sd is also rebuilt per family (noise shared within a "
+                    "family shows as a gap)."))] = None) -> NoiseFloor:
     """run_std of the same eval re-run (each run: rows, or its score as a number).
 
     Needs at least 2 runs (3 or more recommended: with R runs the relative SE of run_std is

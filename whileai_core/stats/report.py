@@ -1,4 +1,4 @@
-"""The answer of the ``rate`` operation: one rate of a run with its interval and n, the per-task
+"""The ``rate`` operation and its answer: one rate of a run with its interval and n, the per-task
 values summarised, and one page of them on request.
 
 The rate is the pass rate (with pass@k and pass^k: :func:`~whileai_core.stats.pass_at`), the
@@ -8,17 +8,24 @@ mean reward (:func:`~whileai_core.stats.mean_reward`) or the share of rollouts w
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field, PrivateAttr
 
+from ..errors import ArgumentError
+from ..operations import READS, operation
+from ..operations.args import (MAX_K, AutoCluster, Level, Metric, OptionalRowField, Rows, Seed,
+                               Threshold)
 from ..result import Result, fmt_rate
 from ..rewards import RewardScale
+from ..rows import load_rows
 from ..tables import TaskPage, TaskSummary, TaskTable
-from ..defaults import BOOTSTRAP_SEED
+from ..defaults import BOOTSTRAP_SEED, CONFIDENCE_LEVEL
 from ..roles import FIELDS_DOC
-from .families import FamilyInterval, beside, split_cluster
-from .rates import PassAt, Rate, task_values, trials_cap
+from ..voice import arg
+from .families import AUTO, FamilyInterval, beside, split_cluster
+from .rates import (PassAt, Rate, field_share, field_shares, mean_reward, pass_at, task_values,
+                    trials_cap)
 from .clustered import Families, intervals
 from ..roles import fields_report
 
@@ -167,3 +174,50 @@ def families_beside(data: Any, found: Families, level: float,
     bounds = None if metric == "reward" and data.reward_scale.kind == "scale" else (0.0, 1.0)
     iv = intervals([values], [trials_cap(data, metric)], level, seed, 0, found, bounds)[0]
     return beside(found, iv.ci, iv.method, iv.note)
+
+
+PassK = Annotated[int | None, Field(ge=1, le=MAX_K, description=(
+    "pass@k and pass^k (metric 'pass'), unbiased from n rollouts per task, k <= the smallest "
+    "n. null: that smallest n (when >= 2)."))]
+
+
+@operation(
+    cli="pass-at", toolset="core", effect=READS,
+    title="A rate with its interval: pass@k, mean reward, share",
+    description=(
+        "One rate of graded rows, each task counted once, with its interval (bootstrap over "
+        "tasks, not rows) and n: the pass rate pass@1 (metric 'pass'; with k, also pass@k and "
+        "pass^k), the mean reward (metric 'reward', for scores), or the share of rollouts whose "
+        "boolean `field` is true (truncated, a tool call...). The per-task values are "
+        "summarised; detail=true pages them, task_table writes them all."),
+    doing="computing a rate", paged=True,
+    serves=("pass_at", "mean_reward", "field_share", "load_rows"))
+def rate(rows: Rows, *, metric: Metric = "pass",
+         field: Annotated[OptionalRowField, Field(description=(
+             "Instead of the metric: the share of rollouts whose boolean row field is true "
+             "(e.g. 'truncated'; a missing field counts as false)."))] = None,
+         k: PassK = None, level: Level = CONFIDENCE_LEVEL, seed: Seed = BOOTSTRAP_SEED,
+         threshold: Threshold = None, cluster: AutoCluster = AUTO) -> RateReport:
+    """One rate of ``rows`` with its per-task table: the pass rate (:func:`.pass_at`, with
+    pass@k and pass^k given ``k``), the mean reward (``metric="reward"``,
+    :func:`.mean_reward`) or the share of rollouts whose boolean ``field`` is true
+    (:func:`.field_share`)."""
+    if k is not None and (metric != "pass" or field is not None):
+        raise ArgumentError(f"`{arg('k')}` (pass@k) is for pass rates. Fix: drop `{arg('k')}`, "
+                            f"or use {arg('metric', 'pass')} without `{arg('field')}`")
+    if field is not None and metric != "pass":
+        raise ArgumentError(f"give `{arg('field')}` (a share of rollouts) or "
+                            f"{arg('metric', 'reward')}, not both. Fix: drop one of them")
+    if field is not None and cluster not in (None, AUTO):
+        raise ArgumentError(f"`{arg('cluster')}` is for pass rates and mean rewards, not a "
+                            f"field's share. Fix: drop `{arg('cluster')}`, or `{arg('field')}`")
+    data = load_rows(rows, threshold=threshold)
+    if field is not None:
+        table = TaskTable(data.task_ids, field_shares(data, field), data.rollouts, "share")
+        return RateReport.of(field_share(data, field, level=level, seed=seed), table,
+                             field=field).read(data, None, seed)
+    if metric == "reward":
+        return RateReport.of(mean_reward(data, level=level, seed=seed, cluster=cluster),
+                             TaskTable.of(data, "reward")).read(data, cluster, seed)
+    return RateReport.of_pass(pass_at(data, k=k, level=level, seed=seed, cluster=cluster),
+                              TaskTable.of(data)).read(data, cluster, seed)

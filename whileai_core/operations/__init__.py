@@ -44,7 +44,8 @@ MODULES = (
     "whileai_core.operations.evalset",   # the eval itself
     "whileai_core.operations.judge",     # LLM judges
     "whileai_core.operations.traces",    # SFT data from traces, imports
-    "whileai_core.operations.methods",   # update math of methods run in your own trainer
+    "whileai_core.methods.specs",        # update math of methods run in your own trainer:
+    "whileai_core.methods.grouping",     # rollout_update, shape_group
     "whileai_core.operations.training",  # preparing a DPO or GRPO run
     "whileai_core.operations.experiments",  # experiments registered before their runs
     "whileai_core.operations.skills",    # the playbooks

@@ -46,7 +46,9 @@ MODULES = (
     "whileai_core.operations.traces",    # SFT data from traces, imports
     "whileai_core.methods.specs",        # update math of methods run in your own trainer:
     "whileai_core.methods.grouping",     # rollout_update, shape_group
-    "whileai_core.operations.training",  # preparing a DPO or GRPO run
+    "whileai_core.pairs.build",          # preparing a DPO or GRPO run: dpo_pairs,
+    "whileai_core.pairs.folder",         # write_dpo_data,
+    "whileai_core.methods.grpo_plan",    # grpo_plan
     "whileai_core.operations.experiments",  # experiments registered before their runs
     "whileai_core.operations.skills",    # the playbooks
     "whileai_core.operations.project",   # wiring a project to the pack

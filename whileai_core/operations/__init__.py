@@ -49,7 +49,8 @@ MODULES = (
     "whileai_core.pairs.build",          # preparing a DPO or GRPO run: dpo_pairs,
     "whileai_core.pairs.folder",         # write_dpo_data,
     "whileai_core.methods.grpo_plan",    # grpo_plan
-    "whileai_core.operations.experiments",  # experiments registered before their runs
+    "whileai_core.experiments.store",    # experiments registered before their runs
+    "whileai_core.experiments.export",   # (export_experiments)
     "whileai_core.operations.skills",    # the playbooks
     "whileai_core.operations.project",   # wiring a project to the pack
 )

@@ -51,8 +51,8 @@ MODULES = (
     "whileai_core.methods.grpo_plan",    # grpo_plan
     "whileai_core.experiments.store",    # experiments registered before their runs
     "whileai_core.experiments.export",   # (export_experiments)
-    "whileai_core.operations.skills",    # the playbooks
-    "whileai_core.operations.project",   # wiring a project to the pack
+    "whileai_core.skills",               # the playbooks
+    "whileai_core.init",                 # wiring a project to the pack
 )
 
 # Toolsets: what an MCP client sees is the union of the toolsets turned on. ``core`` is the

@@ -351,7 +351,7 @@ def dpo_pairs(
         or a list of ``{"task_id", "messages" (the prompt then the reply) or "prompt" +
         "completion", "reward", "category", "model"}``.
     field : the rollout field naming a task's category (behaviour).
-    threshold : a rollout passes when ``reward >= threshold`` (None: 0.5).
+    threshold : a rollout passes when ``reward >= threshold`` (None: 1.0).
     min_margin : chosen must beat rejected by at least this reward.
     per_task : at most this many pairs per task, each reply used once.
     constructed : only when asked: ``[{"task_id", "rejected", "reward" (optional)}]``, rejected

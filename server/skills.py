@@ -1,7 +1,7 @@
 """The skills folder served as resources (every file of a skill as `skill://<name>/<path>`, plus
 the index `whileai://skills/index.md`) and one prompt per skill; the Skills extension of MCP
 (SEP-2640: `skills/list`, `skills/get`) is ``server.skills_extension``. The tools `list_skills`
-and `get_skill` are operations of the core (``whileai_core.operations.skills``).
+and `get_skill` are operations of the core (declared in ``whileai_core.skills``).
 
 The catalog, its one walker (which files are a skill's: not ``fixtures.py``, caches or hidden
 files) and its one frontmatter reader are the core's (``whileai_core.skills``). The folder is

@@ -59,15 +59,22 @@ import os
 import re
 import shutil
 import sys
+import textwrap
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+import tomli_w
+from pydantic import Field
 
 from . import jsonc
 from .bundled import (SKILLS_ENV, SKIP_NAMES, SkillsSource, in_a_cache, running_from_a_cache,
                       skill_files)
 from .defaults import AGENTS_SECTION_BEGIN, AGENTS_SECTION_END, INIT_SERVER_NAME
 from .errors import ArgumentError, ConfigError, WhileaiError
+from .operations import WRITES_NEW, operation
+from .operations.args import Arg
 from .result import Result
 from .safepath import Root
 from .staged import StagedFile, put_in_place
@@ -119,6 +126,7 @@ HOSTS: dict[str, Host] = {h.name: h for h in (
 )}
 # with no host found: the portable file, which Claude Code and VS Code's Copilot both read [1, 6]
 FALLBACK_HOST = "claude"
+HostChoice = HostName | Literal["all"]  # init_project's `hosts`: a host, or every one
 
 
 # --- results -------------------------------------------------------------------------------
@@ -417,10 +425,6 @@ def _plan_json(plan: _Plan, host: Host, entry: dict[str, Any]) -> None:
 
 
 def _plan_toml(plan: _Plan, host: Host, entry: dict[str, Any]) -> None:
-    import tomllib  # lazy: tomllib loads only where used
-
-    import tomli_w  # lazy: tomli_w loads only where used
-
     what = f"MCP server `{INIT_SERVER_NAME}` for {host.label}"
     rel = plan.target(host.config)
     if rel is None:
@@ -519,8 +523,6 @@ def _plan_skill(plan: _Plan, name: str, files: list[tuple[str, bytes]], source: 
 
 def agents_section(skill_dirs: list[str], names: list[str]) -> str:
     """The marked AGENTS.md section: where the skills are and how to start."""
-    import textwrap
-
     where = " and ".join(f"`{d}/`" for d in skill_dirs)
     intro = (f"Playbooks for deciding how to post-train an open-weight model live in {where}, one "
              "folder per skill (read its `SKILL.md`). The MCP server "
@@ -636,9 +638,35 @@ def _skills(source: SkillsSource) -> list[tuple[str, list[tuple[str, bytes]]]]:
     return out
 
 
-def init_project(root: str | os.PathLike = ".", *, hosts: list[str] | None = None,
-                 dry_run: bool = False, link: bool = False, command: str | None = None,
-                 skills_dir: str | os.PathLike | None = None) -> InitResult:
+@operation(
+    cli="init", toolset="core", effect=WRITES_NEW,
+    title="Wire a project to the pack: MCP server entry per host, skills, AGENTS.md",
+    description=(
+        "Write the MCP server entry for the agent hosts found in the folder (or named with "
+        "hosts; with none found, the portable .mcp.json), copy the skills where those hosts "
+        "read them, add a marked section to AGENTS.md and an @AGENTS.md line to an existing "
+        "CLAUDE.md. What it writes can be committed (no path of this machine). Merges into "
+        "existing files, never overwrites what is there; refuses (writing nothing) when a file "
+        "cannot be merged. Re-running changes nothing."),
+    doing="wiring a project", surfaces=frozenset({"cli"}))
+def init_project(
+        root: Annotated[str, Field(min_length=1, max_length=4096, description=(
+            "The project's root folder.")), Arg(positional=True, metavar="DIR")] = ".", *,
+        hosts: Annotated[list[HostChoice] | None, Field(max_length=5, description=(
+            "The hosts to set up: " + ", ".join(f"{h.name} ({h.config})" for h in HOSTS.values())
+            + ", or all; null: every host whose files are in the folder, else the portable "
+            ".mcp.json."))] = None,
+        dry_run: Annotated[bool, Field(description=(
+            "Say what would be written; write nothing."))] = False,
+        link: Annotated[bool, Field(description=(
+            "Symlink the skill folders to the pack's instead of copying them."))] = False,
+        command: Annotated[str | None, Field(max_length=4096, description=(
+            "The server program in the entries (null: the whileai-mcp of a venv inside the "
+            "folder, by its path from there, else whileai-mcp on the PATH).")),
+            Arg(metavar="PATH")] = None,
+        skills_dir: Annotated[str | None, Field(max_length=4096, description=(
+            "The skills to install (null: $WHILEAI_SKILLS_DIR, else the pack's skills/ "
+            "folder).")), Arg(metavar="DIR")] = None) -> InitResult:
     """Write the MCP server entry, the skills and the AGENTS.md section for a project's hosts.
 
     ``hosts``: names from :data:`HOSTS` (or ``["all"]``); default: the hosts whose files or

@@ -16,17 +16,19 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
 from pydantic import Field, PrivateAttr
 
 from .bundled import SKILLS_ENV, SkillsSource, skill_files
 from .errors import ArgumentError
+from .operations import HERE, READS, Context, operation
+from .operations.args import Arg
 from .result import Result
 from .voice import name
 
 __all__ = ["SKILLS_ENV", "SkillCatalog", "SkillFile", "SkillInfo", "SkillList", "SkillText",
-           "default_skills_dir", "frontmatter", "skill_uri"]
+           "default_skills_dir", "frontmatter", "get_skill", "list_skills", "skill_uri"]
 
 
 def skill_uri(name: str) -> str:
@@ -250,3 +252,35 @@ class SkillCatalog:
         if not listing.skills:
             lines.append(f"(no skills in {listing.folder})")
         return "\n".join(lines) + "\n"
+
+
+# --- the operations: the playbooks as tools (over MCP also resources and prompts, whatever the
+# toolsets: ``server.skills``) ------------------------------------------------------------------
+
+def _catalog(ctx: Context) -> SkillCatalog:
+    """The catalog the caller is served: the server's (``--skills DIR``), else the pack's own."""
+    return ctx.skills if ctx.skills is not None else SkillCatalog()
+
+
+@operation(
+    toolset="skills", effect=READS, title="List the skills",
+    description=(
+        "List the playbooks (skills) this server carries: name, one-line description, the "
+        "resource URI of each SKILL.md, and every file of each skill (helper files too) with its "
+        "size and digest. Call first when you do not know which playbook fits the user's goal."),
+    doing="listing the skills folder")
+def list_skills(*, ctx: Context = HERE) -> SkillList:
+    return _catalog(ctx).listing()
+
+
+@operation(
+    toolset="skills", effect=READS, title="Read one skill",
+    description=(
+        "Return one skill's whole SKILL.md (a Markdown playbook: each step as Python and as MCP "
+        "tool calls) as the answer's text, with its files in the structured content. Same text "
+        "as the resource skill://<name>/SKILL.md."),
+    doing="reading a SKILL.md")
+def get_skill(name: Annotated[str, Field(min_length=1, max_length=200, description=(
+                  "The skill's name exactly as list_skills returns it, e.g. 'pick-a-method'.")),
+                  Arg(positional=True)], *, ctx: Context = HERE) -> SkillText:
+    return _catalog(ctx).read(name)

@@ -5,9 +5,12 @@ Archived experiments are included by default and marked, since an archive is kep
 
 from __future__ import annotations
 
-import os
-from typing import Any
+from typing import Annotated
 
+from pydantic import Field
+
+from ..operations import HERE, WRITES, Context, operation
+from ..operations.args import Arg, OutFile, Overwrite, StateDir
 from ..result import Result
 from .store import Experiment, check_name, get_experiment, list_experiments
 from ..io import write_atomic
@@ -61,12 +64,23 @@ def experiment_markdown(experiment: Experiment) -> str:
     return "\n".join(lines)
 
 
-def export_experiments(out: Any, *, name: str | None = None, include_archived: bool = True,
-                       overwrite: bool = False,
-                       state_dir: str | os.PathLike | None = None, root: Any = None
-                       ) -> ExperimentExport:
+@operation(
+    toolset="experiments", effect=WRITES, title="Export experiments as Markdown",
+    description="Write the registrations, runs and records as one Markdown file.",
+    doing="exporting experiments")
+def export_experiments(
+        out: Annotated[OutFile, Field(description="The Markdown file to write.",
+                                      examples=["EXPERIMENTS.md"]),
+                   Arg(positional=True, writes="markdown")], *,
+        name: Annotated[str | None, Field(max_length=64, description=(
+            "One experiment only; null: all of them."))] = None,
+        include_archived: Annotated[bool, Field(description=(
+            "Include archived experiments (marked)."))] = True,
+        overwrite: Overwrite = False, state_dir: StateDir = None,
+        ctx: Context = HERE) -> ExperimentExport:
     """Write the experiments (or the one ``name``d) as Markdown to ``out``, atomically; an
-    existing file is replaced only with ``overwrite``."""
+    existing file is replaced only with ``overwrite``. ``ctx``: where the call runs (a server's
+    root: the file is written through its door)."""
     if name is not None:
         found = [get_experiment(check_name(name, "name"), state_dir=state_dir)]
     else:
@@ -76,7 +90,7 @@ def export_experiments(out: Any, *, name: str | None = None, include_archived: b
     if not found:
         body.append("None registered.")
     body += [experiment_markdown(e) for e in found]
-    path = write_atomic(out, "\n".join(body).rstrip() + "\n", overwrite=overwrite, root=root)
+    path = write_atomic(out, "\n".join(body).rstrip() + "\n", overwrite=overwrite, root=ctx.root)
     runs = [r for e in found for r in e.runs]
     return ExperimentExport(path=str(path), n_experiments=len(found), n_runs=len(runs),
                             n_records=sum(r.record is not None for r in runs))

@@ -18,24 +18,34 @@ import hashlib
 import json
 import os
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from .. import voice
 from ..defaults import CONFIDENCE_LEVEL, EXPERIMENT_TEXT_MAX, PROVE_EFFECT
 from ..errors import ArgumentError
+from ..operations import HERE, READS, RECORDS, Context, operation
+from ..operations.args import (Arg, EffectSize, HoldoutSet, Level, Metric, NoiseRuns, Rule, RunId,
+                               RunStd, StateDir)
 from ..result import Result
 from ..runs.registry import Registry, RunRecord, _check_id, now
 from ..voice import arg, call
 from .rule import DecisionRule, parse_rule
-from ..rows import read_records
+from ..rows import TASK_ALIASES, TASK_FIELD, read_records
 from ..safepath import UserPath, as_user_path
 from ..bootstrap import check_level
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _FINGERPRINT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}-[0-9a-f]{12}")
 RECORD_LINES = ("changed", "moved", "why", "learned", "reproduce")
+
+# the argument types of the operations here (and export_experiments's `name`: one experiment)
+Sentence = Annotated[str, Field(min_length=1, max_length=EXPERIMENT_TEXT_MAX)]
+Name = Annotated[str, Field(
+    min_length=1, max_length=64, description="The experiment's name (letters, digits, '.', '_', "
+                                             "'-').", examples=["dpo-round-1"]),
+    Arg(positional=True, metavar="NAME")]
 
 
 class Registration(Result):
@@ -206,8 +216,6 @@ def _holdout(holdout: Any, root: Any) -> dict[str, Any]:
 
 def _with_id(task: dict) -> dict:
     """A frozen task with its id under ``task_id`` (as the fingerprint reads an alias)."""
-    from ..rows import TASK_ALIASES, TASK_FIELD  # lazy: the rows reader loads with the call
-
     if task.get(TASK_FIELD) is not None:
         return task
     alias = next((a for a in TASK_ALIASES if task.get(a) is not None), None)
@@ -229,8 +237,6 @@ def fields_sha256(records: list[dict], fields: Any = None) -> dict[str, str]:
     first record's, and a task whose records disagree on a field makes it ``CONFLICT``.
     A frozen set (one record per task) and a run's rows (many per task) give the same digest
     exactly when every task carries the same value."""
-    from ..rows import TASK_FIELD  # lazy: the rows reader loads with the call
-
     names = set.intersection(*(set(r) for r in records)) if records else set()
     names = (names if fields is None else names & set(fields)) - {TASK_FIELD}
     out: dict[str, str] = {}
@@ -258,18 +264,40 @@ def _without_new(stored: dict, given: dict) -> dict:
     upgrade is the same registration)."""
     return {k: v for k, v in given.items() if k in stored or k not in _ADDED_LATER}
 
-def register_experiment(name: str, *, question: str, hypothesis: str, arms: dict[str, str],
-                        holdout: Any, rule: Any, metric: Literal["pass", "reward"] = "pass",
-                        min_effect: float = PROVE_EFFECT, run_std: float | None = None,
-                        noise_runs: int | None = None, level: float = CONFIDENCE_LEVEL,
-                        state_dir: str | os.PathLike | None = None, root: Any = None) -> Experiment:
+@operation(
+    toolset="experiments", effect=RECORDS, title="Register an experiment before its first run",
+    description=(
+        "Write down, before any launch: the question, the hypothesis, the arms, the metric, the "
+        "held-out set (its frozen file or content name), the smallest effect that matters, the "
+        "noise floor and the decision rule (data, validated now). Launch each arm with "
+        "launch_run, giving its `experiment` and `arm`; collect_run then gives the verdict by "
+        "this rule and "
+        "flags any other reading. Never changed once written."),
+    doing="registering an experiment")
+def register_experiment(
+        name: Name, *,
+        question: Annotated[Sentence, Field(description="The question the experiment answers.")],
+        hypothesis: Annotated[Sentence, Field(description="What you expect, before any run.")],
+        arms: Annotated[dict[str, Sentence], Field(
+            min_length=1, max_length=16, description=(
+                "Each arm's name -> what that arm changes (at the shell: NAME=CHANGE words).")),
+            Arg(metavar="NAME=CHANGE")],
+        holdout: HoldoutSet, rule: Rule, metric: Metric = "pass",
+        min_effect: Annotated[EffectSize, Field(description=(
+            "The smallest change that matters, in (0, 1): 0.05 = 5 points."))] = PROVE_EFFECT,
+        run_std: Annotated[RunStd, Field(description=(
+            "Optional: noise_floor's run_std on re-runs of the held-out set (a noise_band "
+            "clause needs it)."))] = None,
+        noise_runs: NoiseRuns = None, level: Level = CONFIDENCE_LEVEL,
+        state_dir: StateDir = None, ctx: Context = HERE) -> Experiment:
     """Register an experiment before its first run: what it asks, what it expects, its arms, the
     metric, the held-out set (its frozen file, or the content name ``eval_fingerprint`` gave),
     the smallest effect that matters, the noise floor (``run_std`` and ``noise_runs`` from
     ``noise_floor``) and the decision rule (data: see :mod:`whileai_core.experiments.rule`).
 
     Registering the same name with the same registration again returns it; with anything
-    different it is refused (a registration is never changed: register a new name).
+    different it is refused (a registration is never changed: register a new name). ``ctx``:
+    where the call runs (a server's root: the held-out file is read through its door).
     """
     name = check_name(name)
     if metric not in ("pass", "reward"):
@@ -297,7 +325,7 @@ def register_experiment(name: str, *, question: str, hypothesis: str, arms: dict
         arms=_arms(arms), metric=metric, min_effect=float(min_effect), rule=parsed,
         run_std=None if run_std is None else float(run_std),
         noise_runs=None if run_std is None else noise_runs, level=check_level(level),
-        **_holdout(holdout, root))
+        **_holdout(holdout, ctx.root))
     registry = Registry(state_dir)
     text = json.dumps(registration.to_dict(), sort_keys=True)
     with registry.transaction() as db:
@@ -352,8 +380,12 @@ def latest_records(registry: Registry, ids: list[str]) -> dict[str, RunNote]:
     return out
 
 
-def archive_experiment(name: str, *,
-                       state_dir: str | os.PathLike | None = None) -> Experiment:
+@operation(
+    toolset="experiments", effect=RECORDS, title="Archive an experiment (never delete)",
+    description=("Mark an experiment archived: it leaves the default list and takes no new "
+                 "runs; its registration, runs and records stay."),
+    doing="archiving an experiment")
+def archive_experiment(name: Name, *, state_dir: StateDir = None) -> Experiment:
     """Archive an experiment: it leaves the default list and takes no new runs; nothing of it is
     deleted (its registration, runs and records stay, and export shows them)."""
     found = get_experiment(name, state_dir=state_dir)
@@ -364,8 +396,22 @@ def archive_experiment(name: str, *,
     return get_experiment(name, state_dir=state_dir)
 
 
-def record_run(id: str, *, changed: str, moved: str, why: str, learned: str, reproduce: str,
-               state_dir: str | os.PathLike | None = None) -> RunNote:
+@operation(
+    toolset="experiments", effect=RECORDS, title="A run's five-line record",
+    description=(
+        "What changed, what moved (verdict, interval, n), why, what was learned, how to "
+        "reproduce: one line each, kept in the registry; writing again adds a revision."),
+    doing="recording a run")
+def record_run(
+        id: RunId, *,
+        changed: Annotated[Sentence, Field(description="What changed in this run (one line).")],
+        moved: Annotated[Sentence, Field(description=(
+            "What moved: the verdict with its interval and n (one line)."))],
+        why: Annotated[Sentence, Field(description="Why it moved, or did not (one line).")],
+        learned: Annotated[Sentence, Field(description="What was learned (one line).")],
+        reproduce: Annotated[Sentence, Field(description=(
+            "How to reproduce it: the launch call (one line)."))],
+        state_dir: StateDir = None) -> RunNote:
     """Write a run's five-line record (each one line): what changed, what moved (the verdict with
     its interval and n), why, what was learned, how to reproduce it. Writing it again adds a
     revision; the earlier ones are kept."""
@@ -383,8 +429,15 @@ def record_run(id: str, *, changed: str, moved: str, why: str, learned: str, rep
     return latest_records(registry, [run])[run]
 
 
-def list_experiments(*, include_archived: bool = False,
-                     state_dir: str | os.PathLike | None = None) -> ExperimentList:
+@operation(
+    cli="experiments", toolset="experiments", effect=READS, title="List experiments",
+    description=("Every registered experiment, oldest first, with its registration, runs and "
+                 "records (archived ones only when asked)."),
+    doing="listing experiments")
+def list_experiments(
+        *, include_archived: Annotated[bool, Field(description=(
+            "Also list archived experiments."))] = False,
+        state_dir: StateDir = None) -> ExperimentList:
     """Every registered experiment, oldest first, with its runs and their records; archived ones
     only with ``include_archived``."""
     registry = Registry(state_dir, create=False)

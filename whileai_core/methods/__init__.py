@@ -18,7 +18,8 @@ from typing import Any
 _NAMES = {
     "Endpoint": "specs", "RLMethod": "specs", "OPD": "specs", "OPSD": "specs", "Async": "specs",
     "method_spec": "specs", "method_names": "specs", "BASE_METHODS": "specs",
-    "GroupwiseGrading": "grouping", "GroupShaping": "grouping",
+    "rollout_update": "specs",
+    "GroupwiseGrading": "grouping", "GroupShaping": "grouping", "shape_group": "grouping",
     "FlashReinforce": "single_rollout", "SAO": "single_rollout", "BPCO": "single_rollout",
     "RolloutUpdate": "rollout_batch",
     "ReinforceAda": "sampling", "AdaSample": "sampling",

@@ -18,15 +18,19 @@ multiplier that group normalisation erases: :meth:`GroupwiseGrading.spread` chec
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import Field
 
 from .. import defaults as D
 from ..errors import ArgumentError
+from ..operations import READS, operation
+from ..operations.args import Score
 from ..result import Result
 from ._spec import Spec
+
+GROUP_MAX = 64  # a group of rollouts of one prompt (shape_group); keeps the answer a few KB
 
 
 class GroupShaping(Result):
@@ -201,3 +205,41 @@ class GroupwiseGrading(Spec):
             return False, (f"{near:.0%} of grader scores sit within {D.GRADER_MIN_STD} of the median "
                            f"(> {D.GRADER_MAX_NEAR_MEDIAN:.0%}): it does not separate the passes")
         return True, f"grader spread ok (std {std:.3f}, {near:.0%} near the median)"
+
+
+@operation(
+    toolset="methods", effect=READS,
+    title="Rank a group's passes with a grader (GroupwiseGrading)",
+    description=(
+        "Shape one group with your grader's scores: mode 'reward' scales each pass's reward "
+        "(GRS), mode 'advantage' reorders a mixed group's credit among its passes (GAR), with "
+        "the pass mass before and after. Notes say when the scores barely spread (a constant "
+        "multiplier that group normalisation erases)."),
+    doing="shaping a group", serves=("GroupwiseGrading",))
+def shape_group(
+        rewards: Annotated[list[Score], Field(min_length=1, max_length=GROUP_MAX, description=(
+            "One group's rewards (the rollouts of one prompt), in order."),
+            examples=[[1.0, 1.0, 0.0, 1.0]])],
+        scores: Annotated[list[list[Score]] | list[Score], Field(
+            min_length=1, max_length=GROUP_MAX, description=(
+                "Your grader's scores, one per rollout (a fail's entry is ignored): mode "
+                "'reward', [solution, behaviour] pairs in [0, 1]; mode 'advantage', one quality "
+                "number each, higher is better."),
+            examples=[[[0.9, 1.0], [0.4, 0.8], [0.0, 0.0], [0.7, 0.5]]])], *,
+        mode: Annotated[Literal["reward", "advantage"], Field(description=(
+            "'reward' (GRS: scale each pass by its scores) or 'advantage' (GAR: reorder a mixed "
+            "group's credit among its passes by rank)."))] = "reward",
+        hacked: Annotated[list[bool] | None, Field(max_length=GROUP_MAX, description=(
+            "Optional: rollouts flagged as reward hacks (reward set to 0)."))] = None,
+        floor: Annotated[float, Field(ge=0.0, le=1.0, description=(
+            "GRS: lowest factor a score can give, in [0, 1]."))] = D.GRS_FLOOR,
+        min_factor: Annotated[float, Field(gt=0.0, le=1.0, description=(
+            "GAR: factor of the worst pass, in (0, 1]."))] = D.GAR_MIN_FACTOR,
+        cap: Annotated[float | None, Field(ge=1.0, le=1e6, description=(
+            "GAR: cap on lambda (>= 1), null: uncapped."))] = D.GAR_CAP,
+        pass_threshold: Annotated[float, Field(ge=-1e12, le=1e12, description=(
+            "A rollout passes when reward >= this."))] = D.GROUP_PASS_THRESHOLD) -> GroupShaping:
+    """One group shaped by :class:`GroupwiseGrading` with these knobs (checked by the spec)."""
+    method = GroupwiseGrading(mode=mode, floor=floor, min_factor=min_factor, cap=cap,
+                              pass_threshold=pass_threshold)
+    return method.shape(rewards, scores, hacked=hacked)

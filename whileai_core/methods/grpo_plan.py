@@ -38,7 +38,7 @@ since those bases gain under random rewards when the eval leaks into pretraining
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import Field
@@ -47,6 +47,8 @@ from ..defaults import (BOOTSTRAP_SEED, CATEGORY_FIELD, CONFIDENCE_LEVEL, GRPO_B
                         GRPO_DAPO_EPSILON_HIGH, GRPO_EPSILON, GRPO_LOSS_TYPE, GRPO_LOSS_TYPES,
                         SPLIT_SEED)
 from ..errors import ArgumentError
+from ..operations import READS, operation
+from ..operations.args import Arg, CategoryField, Model, OptionalRecords, Rows, Seed, Threshold
 from ..result import Result, fmt_rate
 from ..stats import Rate
 from ..rows import load_rows
@@ -156,10 +158,36 @@ def _pick(tasks: list[str], n: int, seed: int) -> list[str]:
     return sorted(ranked[:n])
 
 
-def grpo_plan(rows: Any, *, model: str, loss: LossType = GRPO_LOSS_TYPE,
-              num_iterations: int | None = None, balance: float | None = GRPO_BALANCE_SHARE,
-              field: str = CATEGORY_FIELD, tasks: Any = None, seed: int | None = SPLIT_SEED,
-              threshold: float | None = None, level: float = CONFIDENCE_LEVEL) -> GRPOPlan:
+@operation(
+    toolset="training", effect=READS, title="Plan a GRPO run: loss, balance, control arms",
+    description=(
+        "From the base model's graded rows: the loss variant's TRL 1.16 fields and recipe flags "
+        "(bnpo, grpo, dr_grpo, dapo), each category's share and split tasks, the --balance share "
+        "when one is rare, and the arms: the method's tasks, a random selection of as many, and "
+        "on a Qwen2.5/Qwen3 base a random-reward arm."),
+    doing="planning a GRPO run")
+def grpo_plan(
+        rows: Rows, *,
+        model: Annotated[Model, Field(description="The base model to train.",
+                                      examples=["Qwen/Qwen2.5-1.5B-Instruct"])],
+        loss: Annotated[LossType, Field(description=(
+            "The loss variant (TRL 1.16's loss type): bnpo (the recipe's default), grpo, "
+            "dr_grpo (adds --no-scale-rewards), dapo (clip-higher 0.28, overlong mask, "
+            "num_iterations 2 so the clip binds)."))] = GRPO_LOSS_TYPE,
+        num_iterations: Annotated[int | None, Field(ge=1, le=16, description=(
+            "Optimizer steps per generation batch; null: 2 for dapo, else 1."))] = None,
+        balance: Annotated[float | None, Field(gt=0, le=0.5, allow_inf_nan=False, description=(
+            "Repeat the prompts of any category under this share of the tasks; null: never."))
+        ] = GRPO_BALANCE_SHARE,
+        field: CategoryField = CATEGORY_FIELD,
+        tasks: Annotated[OptionalRecords, Field(description=(
+            "Optional: the task file holding each task's category (else the rows carry it)."))
+        ] = None,
+        seed: Annotated[Seed, Field(description=(
+            "Seed of the random-selection arm; null: a fresh seed (the plan reports it)."))
+        ] = SPLIT_SEED,
+        threshold: Threshold = None,
+        level: Annotated[float, Arg(cli=False, mcp=False)] = CONFIDENCE_LEVEL) -> GRPOPlan:
     """Plan a GRPO run from the base model's graded rows on the training tasks (module
     docstring): the loss variant's fields and flags, each category's share and split tasks, the
     ``--balance`` share when a category is under it, and the arms (the method's tasks, a random

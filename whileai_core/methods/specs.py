@@ -1,4 +1,6 @@
-"""Method specs that prime-rl runs: the grouped RL bases, OPD, OPSD and Async around them.
+"""Method specs that prime-rl runs: the grouped RL bases, OPD, OPSD and Async around them;
+:func:`method_spec`, which parses any method from a name, a dict or an object; and the operation
+:func:`rollout_update` (one batch of a single-rollout method, for your own trainer).
 
 References (cited from the code by number):
 [1] Agarwal et al. 2024, On-Policy Distillation of Language Models, arXiv:2306.13649 (OPD).
@@ -20,6 +22,8 @@ from .. import defaults as D
 from ._spec import Spec
 from .. import safejson
 from ..errors import SpecError, did_you_mean
+from ..operations import READS, operation
+from ..operations.args import Records
 
 # Hosted chat APIs: they return completion log-probabilities at best, never the prompt's, so
 # they cannot score the student's tokens as a teacher [1].
@@ -28,6 +32,7 @@ CHAT_API_HOSTS = ("api.openai.com", "api.anthropic.com", "generativelanguage.goo
                   "api.deepseek.com", "api.fireworks.ai")
 
 BASE_METHODS = ("grpo", "max_rl", "rae")
+SINGLE_ROLLOUT = ("flash_reinforce", "sao", "bpco")  # rollout_update runs these
 
 # Upper bounds that keep every number of a spec finite and sane (an argument schema has a
 # finite range for every number); far above any real setting.
@@ -380,3 +385,48 @@ def method_spec(obj: Any) -> Spec:
     close = did_you_mean(name, method_names(), spell=repr)
     raise SpecError(f"unknown method {name!r}{f' ({close})' if close else ''}. Fix: one of "
                     f"{', '.join(method_names())}")
+
+
+@operation(
+    toolset="methods", effect=READS,
+    title="One single-rollout update (FlashReinforce, SAO, BPCO)",
+    description=(
+        "The update of a single-rollout method on one batch (one rollout per prompt, where "
+        "GRPO's group advantage is zero): per trajectory whether it was admitted, advantages and "
+        "per-token coefficients for your loss (-sum coef x logprob), critic targets, stats and "
+        "notes. For your own trainer: prime-rl cannot run these methods."),
+    result="whileai_core.methods.rollout_batch:RolloutUpdate",
+    doing="computing a single-rollout update", serves=("FlashReinforce", "SAO", "BPCO"))
+def rollout_update(
+        method: Annotated[Literal["flash_reinforce", "sao", "bpco"] | dict[str, Any], Field(
+            description=(
+                "'flash_reinforce', 'sao' or 'bpco', or an object with a name and knobs, e.g. "
+                "{\"name\": \"sao\", \"band\": [0.2, 4.0]} (knob names and ranges as in the "
+                "library's FlashReinforce, SAO and BPCO; a bad knob is named with its range)."),
+            examples=["flash_reinforce", {"name": "flash_reinforce", "trust": 0.05}])],
+        batch: Annotated[Records, Field(description=(
+            "One batch of trajectories, one rollout per prompt. Each: {\"reward\": number, "
+            "\"logprobs\": [learner log-prob per generated token, <= 0], \"behavior_logprobs\": "
+            "[sampler's, optional], \"values\": [critic per token; SAO and BPCO], "
+            "\"action_mask\": [false on tokens the environment wrote, optional]}."),
+            examples=[[{"reward": 1.0, "logprobs": [-0.5, -1.2, -0.3]},
+                       {"reward": 0.0, "logprobs": [-0.7, -0.4]}]])], *,
+        step: Annotated[int | None, Field(ge=0, le=10**9, description=(
+            "SAO/BPCO: the training step (their critic warms up first); null: after the "
+            "warm-up."))] = None):
+    """One batch's update by a single-rollout method (a name, a dict with knobs, or a spec):
+    ``spec.update`` on the batch's trajectories (a path or a list of records). The result,
+    :class:`~whileai_core.methods.rollout_batch.RolloutUpdate`, is named in the declaration,
+    not imported: this module loads without numpy (prime_rl's config writer and the server's
+    method schema read it)."""
+    from ..rows import read_records  # lazy: numpy; this module loads without it (see above)
+
+    spec = method_spec(method)
+    if spec.name not in SINGLE_ROLLOUT:
+        raise SpecError(f"rollout_update runs {', '.join(SINGLE_ROLLOUT)}, not {spec.name!r}. "
+                        "Fix: grouped methods (grpo, max_rl, rae, opd, opsd) train in prime-rl: "
+                        "write their config with prime_rl_config")
+    trajectories = read_records(batch, noun="trajectory").items
+    if spec.name == "flash_reinforce":
+        return spec.update(trajectories)
+    return spec.update(trajectories, step=step)

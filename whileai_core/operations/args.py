@@ -205,6 +205,9 @@ RowField = Annotated[str, Field(
     min_length=1, max_length=MAX_NAME, description="A field of the rows.",
     examples=["category"]), Arg(metavar="FIELD")]
 
+CategoryField = Annotated[RowField, Field(description=(
+    "The field naming a task's category (behaviour)."))]
+
 OptionalRowField = Annotated[str | None, Field(
     max_length=MAX_NAME, description="A field of the rows.", examples=["category"]),
     Arg(metavar="FIELD")]

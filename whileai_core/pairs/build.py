@@ -26,13 +26,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from ..defaults import (BOOTSTRAP_SEED, CATEGORY_FIELD, CONFIDENCE_LEVEL, DPO_MAX_CHOSEN_LONGER,
                         DPO_MIN_MARGIN, PAIRS_PER_TASK, PAIRS_UNDER_SHARE, PASS_THRESHOLD)
 from ..errors import ArgumentError, RowsError, as_json
+from ..io import write_jsonl
+from ..operations import HERE, WRITES, Context, operation
+from ..operations.args import (MAX_SCORE, Arg, CategoryField, Level, OptionalOut, OptionalRecords,
+                               Overwrite, Records, Threshold)
 from ..result import Result, fmt_rate
 from ..stats import Rate
 from ..rows import read_records
@@ -302,10 +306,43 @@ def _rate(values: dict[str, list[float]], threshold: float, level: float, seed: 
     return pass_rate(load_rows(rows, threshold=threshold), level, seed)
 
 
-def dpo_pairs(rollouts: Any, *, field: str = CATEGORY_FIELD, threshold: float = PASS_THRESHOLD,
-              min_margin: float = DPO_MIN_MARGIN, per_task: int = PAIRS_PER_TASK,
-              constructed: Any = None, model: str | None = None,
-              level: float = CONFIDENCE_LEVEL, seed: int | None = BOOTSTRAP_SEED) -> PairSet:
+@operation(
+    toolset="training", effect=WRITES, title="Preference pairs where a task has contrast",
+    description=(
+        "DPO pairs from the policy's own graded rollouts: only where a task has a pass and a "
+        "fail (by min_margin), best pass against the fail closest in length. Counts tasks with "
+        "contrast (a rate with its interval and n) and pairs, overall and per category; names "
+        "each category with no contrast, why, and how to construct it. Constructed pairs are "
+        "built only from the `constructed` replies given, labelled constructed. Names a "
+        "category outvoted by the others' pairs. `out` writes the pairs (TRL's conversational "
+        "preference rows) and leaves them out of the answer."),
+    doing="building preference pairs")
+def dpo_pairs(
+        rollouts: Annotated[Records, Field(description=(
+            "The policy's own graded rollouts on the training tasks (split first): each "
+            "{\"task_id\", \"messages\": the prompt then the reply (or \"prompt\" + "
+            "\"completion\"), \"reward\", \"category\", \"model\"}."),
+            examples=["train_rollouts.jsonl"])], *,
+        field: CategoryField = CATEGORY_FIELD,
+        threshold: Threshold = None,
+        min_margin: Annotated[float, Field(gt=0, le=MAX_SCORE, allow_inf_nan=False, description=(
+            "Chosen must beat rejected by at least this reward."))] = DPO_MIN_MARGIN,
+        per_task: Annotated[int, Field(ge=1, le=64, description=(
+            "At most this many pairs per task, each reply used once."))] = PAIRS_PER_TASK,
+        constructed: Annotated[OptionalRecords, Field(description=(
+            "Only when the user asked for constructed contrast: rejected replies made from the "
+            "failure a category without contrast is about, [{\"task_id\", \"rejected\": text, "
+            "\"reward\": its grade (optional)}]; each is paired with the policy's best passing "
+            "reply on that task and labelled `constructed`, never on-policy."))] = None,
+        model: Annotated[str | None, Field(max_length=500, description=(
+            "The policy's id: a rollout from another model is refused (its pairs would not be "
+            "on-policy)."))] = None,
+        out: Annotated[OptionalOut, Field(description=(
+            "Optional: write the pairs here (JSONL, TRL's conversational preference rows) and "
+            "leave them out of the answer."), examples=["pairs.jsonl"])] = None,
+        overwrite: Overwrite = False, level: Level = CONFIDENCE_LEVEL,
+        seed: Annotated[int | None, Arg(cli=False, mcp=False)] = BOOTSTRAP_SEED,
+        ctx: Context = HERE) -> PairSet:
     """Preference pairs from the policy's own graded rollouts (module docstring).
 
     Parameters
@@ -314,14 +351,19 @@ def dpo_pairs(rollouts: Any, *, field: str = CATEGORY_FIELD, threshold: float = 
         or a list of ``{"task_id", "messages" (the prompt then the reply) or "prompt" +
         "completion", "reward", "category", "model"}``.
     field : the rollout field naming a task's category (behaviour).
-    threshold : a rollout passes when ``reward >= threshold``.
+    threshold : a rollout passes when ``reward >= threshold`` (None: 1.0).
     min_margin : chosen must beat rejected by at least this reward.
     per_task : at most this many pairs per task, each reply used once.
     constructed : only when asked: ``[{"task_id", "rejected", "reward" (optional)}]``, rejected
         replies made from the failure a category without contrast is about; each is paired with
         the policy's best passing reply on that task and labelled ``constructed``.
     model : the policy's id; a rollout from another model is refused (not on-policy).
+    out : write the pairs there (JSONL; an existing file only with ``overwrite``); the answer
+        then leaves them out and says where (``path``, as the caller wrote it: ``ctx``).
+    seed : the seed of the rates' bootstrap intervals.
     """
+    if threshold is None:
+        threshold = PASS_THRESHOLD
     level, seed = check_level(level), check_seed(seed)
     for name, value, low, high in (("threshold", threshold, -1e12, 1e12),
                                    ("min_margin", min_margin, 1e-12, 1e12)):
@@ -384,11 +426,15 @@ def dpo_pairs(rollouts: Any, *, field: str = CATEGORY_FIELD, threshold: float = 
     if not every:
         notes.append("no pairs: no task has a pass and a fail by the margin. Sample more "
                      "rollouts per task, or construct rejected replies (`constructed`)")
-    return PairSet(n_tasks=len(tasks), n_rollouts=sum(len(t["replies"]) for t in tasks.values()),
-                   contrast=_rate(contrast, 1.0, level, seed),
-                   n_contrast=sum(bool(p) for p in paired.values()), n_pairs=len(every),
-                   n_on_policy=len(rows), n_constructed=len(built),
-                   n_constructed_skipped=skipped, by_category=lines, no_contrast=missing,
-                   chosen_longer_share=share, model=model, threshold=float(threshold),
-                   min_margin=float(min_margin), per_task=per_task, field=field, pairs=every,
-                   notes=notes)
+    found = PairSet(n_tasks=len(tasks), n_rollouts=sum(len(t["replies"]) for t in tasks.values()),
+                    contrast=_rate(contrast, 1.0, level, seed),
+                    n_contrast=sum(bool(p) for p in paired.values()), n_pairs=len(every),
+                    n_on_policy=len(rows), n_constructed=len(built),
+                    n_constructed_skipped=skipped, by_category=lines, no_contrast=missing,
+                    chosen_longer_share=share, model=model, threshold=float(threshold),
+                    min_margin=float(min_margin), per_task=per_task, field=field, pairs=every,
+                    notes=notes)
+    if out is None:
+        return found
+    write_jsonl(out, found.pairs, overwrite=overwrite)
+    return found.model_copy(update={"pairs": [], "path": ctx.relative(out)})

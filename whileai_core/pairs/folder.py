@@ -19,11 +19,15 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from .. import voice
 from ..defaults import DPO_PAIRS_FILE
 from ..errors import ArgumentError, RowsError, as_json
+from ..operations import HERE, WRITES, Context, operation
+from ..operations.args import OUT, PATH, RECORDS_FORM, SOURCE, Arg, Overwrite, Records
 from ..result import Result
 from .build import PairSet
 from ..rows import read_records
@@ -89,13 +93,37 @@ def _asks(holdout: Any) -> list[dict]:
     return list(asks.values())
 
 
-def write_dpo_data(pairs: Any, out_dir: Any, *, holdout: Any, grader: Any,
-                   settings: dict[str, Any] | None = None, overwrite: bool = False,
-                   root: Any = None) -> DPOData:
+@operation(
+    cli="dpo-data", toolset="training", effect=WRITES, title="Write the DPO recipe's data folder",
+    description=(
+        "The folder the dpo recipe trains on (launch_run with it as its data): pairs.jsonl, the held-out asks "
+        "frozen as holdout-<hash>.jsonl (one per task), grader.py, optional settings.json. "
+        "Refuses pairs whose task is held out."),
+    doing="writing the DPO data folder")
+def write_dpo_data(
+        pairs: Annotated[Records, Field(description="The pairs dpo_pairs wrote (its `out`).",
+                                        examples=["pairs.jsonl"])],
+        out_dir: Annotated[str, Field(min_length=1, max_length=4096, description=(
+            "The data folder to write."), examples=["dpo-data"]),
+            Arg(OUT, metavar="DIR", writes="folder")], *,
+        holdout: Annotated[str | list[dict[str, Any]], Field(description=(
+            "The held-out tasks' records (one or more per task, with `messages`): frozen into "
+            "the folder as holdout-<hash>.jsonl, one ask per task. " + RECORDS_FORM + "."),
+            examples=["holdout.jsonl"]), Arg(SOURCE, metavar="FILE")],
+        grader: Annotated[str, Field(min_length=1, max_length=4096, description=(
+            "Your grader file (grade(ask, reply) -> float, 1.0 a pass), copied into the folder "
+            "as grader.py."), examples=["grader.py"]), Arg(PATH, metavar="FILE")],
+        settings: Annotated[dict[str, Any] | None, Field(max_length=100, description=(
+            "Optional DPO recipe settings for this data, e.g. {\"model\": \"Qwen/Qwen3-8B\", "
+            "\"beta\": 0.1}; written as settings.json (at the shell: --settings KEY=VALUE "
+            "...)."))] = None,
+        overwrite: Overwrite = False, ctx: Context = HERE) -> DPOData:
     """Write the DPO recipe's data folder (module docstring) from ``pairs`` (a :class:`PairSet`,
     or the pairs' JSONL), the ``holdout`` records (one or more per held-out task, with
     ``messages``) and the ``grader`` file. Each file is written atomically; an existing one is
     replaced only with ``overwrite`` (the frozen held-out file never: same content, same name).
+    ``ctx``: where the call runs (a server's root: the grader and the folder are opened through
+    its door).
     """
     from ..evalset import freeze_holdout  # lazy: evalset loads only when write_dpo_data() runs
 
@@ -119,9 +147,9 @@ def write_dpo_data(pairs: Any, out_dir: Any, *, holdout: Any, grader: Any,
                             f"{leaked[0]!r}): the test would be trained on. Fix: build the "
                             f"pairs from the training side of {voice.name('split_by_task')} "
                             "only")
-    source = as_user_path(grader, root, argument="grader").read_text("rows", fix="give the "
+    source = as_user_path(grader, ctx.root, argument="grader").read_text("rows", fix="give the "
                                                                      "grader as a UTF-8 .py file")
-    folder = as_user_path(out_dir, root, argument="out_dir", for_write=True)
+    folder = as_user_path(out_dir, ctx.root, argument="out_dir", for_write=True)
     pairs_path = write_jsonl(folder.child(DPO_PAIRS_FILE), rows, overwrite=overwrite)
     frozen = freeze_holdout(asks, folder)
     grader_path = write_atomic(folder.child(GRADER_FILE), source, overwrite=overwrite)

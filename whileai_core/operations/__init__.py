@@ -23,13 +23,16 @@ docs/development.md, "Adding an operation".
 from __future__ import annotations
 
 import importlib
+import os
 import re
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..errors import ArgumentError
+from ..safepath import UserPath
 
 # The table of contents: the modules that declare operations, in the order surfaces list them.
 MODULES = (
@@ -131,6 +134,39 @@ def VERDICT(result: Any) -> int:  # noqa: N802 - declared like the effects: exit
     ``negative`` (what makes it negative: its ``negative_means``, the README's exit-code table):
     1 when the verdict is negative or not ready, else 0."""
     return 1 if result.negative else 0
+
+
+# --- where an operation runs -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Context:
+    """Where an operation runs: a parameter typed ``Context`` receives it from the surface
+    (:func:`whileai_core.operations.surface.invoke`), a Python caller gets :data:`HERE`.
+    ``root``: the MCP server's workspace (every path is taken under it and opened through its
+    door); None: a shell or Python caller's own paths, as typed. ``skills``: the skills catalog
+    the caller is served (``whileai_core.skills.SkillCatalog``; None: the pack's own)."""
+
+    root: Any = None
+    skills: Any = None
+
+    def locate(self, value: Any, *, argument: str, writes: str | None = None) -> Any:
+        """A path as the core opens it: under the root (a ``UserPath``; ``writes``: the kind
+        of output an ``OUT`` argument writes), or as given."""
+        if self.root is None:
+            return value
+        return self.root.locate(value, argument=argument, writes=writes)
+
+    def relative(self, path: Any) -> str:
+        """A path as the caller writes it: relative to the root, or as the user typed it."""
+        if isinstance(path, UserPath) and self.root is not None:
+            return "/".join(path.parts) or "."
+        if self.root is None:
+            return str(path)
+        return self.root.relative(Path(os.fspath(path)))
+
+
+HERE = Context()
+"""A Python caller's context: paths as given."""
 
 
 @dataclass(frozen=True)

@@ -10,12 +10,10 @@ caller's own paths) and in how they print.
 from __future__ import annotations
 
 import inspect
-import os
 import re
 import types
 import typing
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from pydantic import (BaseModel, ConfigDict, Field, ValidationError, WithJsonSchema,
@@ -28,41 +26,9 @@ from ..progress import noting
 from ..safepath import UserPath
 from ..voice import choose
 from ..voice import arg as spell
-from . import Operation
+from . import HERE, Context, Operation
 from .args import (ARM, NAMED, OUT, PATH, RUN_OR_PATH, RUNS, SOURCE, VALUE, Arg, Detail, Limit,
                    ModelFilter, Offset, Plot)
-
-
-# --- where an operation runs -------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Context:
-    """Where an operation runs. ``root``: the MCP server's workspace (every path is taken under
-    it and opened through its door); None: a shell or Python caller's own paths, as typed.
-    ``skills``: the skills catalog the caller is served (``whileai_core.skills.SkillCatalog``;
-    None: the pack's own)."""
-
-    root: Any = None
-    skills: Any = None
-
-    def locate(self, value: Any, *, argument: str, writes: str | None = None) -> Any:
-        """A path as the core opens it: under the root (a ``UserPath``; ``writes``: the kind
-        of output an ``OUT`` argument writes), or as given."""
-        if self.root is None:
-            return value
-        return self.root.locate(value, argument=argument, writes=writes)
-
-    def relative(self, path: Any) -> str:
-        """A path as the caller writes it: relative to the root, or as the user typed it."""
-        if isinstance(path, UserPath) and self.root is not None:
-            return "/".join(path.parts) or "."
-        if self.root is None:
-            return str(path)
-        return self.root.relative(Path(os.fspath(path)))
-
-
-HERE = Context()
-"""A Python caller's context: paths as given."""
 
 
 # --- the arguments of an operation ---------------------------------------------------------------

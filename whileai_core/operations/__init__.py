@@ -225,16 +225,30 @@ _REGISTRY: dict[str, Operation] = {}
 _COMMAND = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
 
 
+def _imported_on_call(where: str) -> Callable[..., Any]:
+    """The function named ``"module:name"``, imported when first called."""
+    module, _, name = where.partition(":")
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+
+    return call
+
+
 def operation(*, toolset: str, effect: Effect, title: str, description: str | Callable[[], str],
               result: str = "", serves: tuple[str, ...] = (), doing: str,
-              surfaces: frozenset[str] = SURFACES, picture: Callable[..., Any] | None = None,
+              surfaces: frozenset[str] = SURFACES,
+              picture: Callable[..., Any] | str | None = None,
               paged: bool = False, exit_code: Callable[[Any], int] | None = None,
               cli: str | None = None):
     """Declare the decorated function an operation (see :class:`Operation`). ``description`` may
     be a function returning it, so values it names are read from the core's Literals when a
     surface asks, not when the module loads. ``cli``: the command's name at the shell when it
     is not the operation's name with dashes. ``result``: ``"module:Class"``, where the function
-    has no return annotation naming its result (the declaration on a domain function has one)."""
+    has no return annotation naming its result (the declaration on a domain function has one).
+    ``picture`` may be ``"module:function"``, imported when a picture is asked for: a function
+    declared below the layer that draws it (the statistics' ``compare``, drawn by
+    ``whileai_core.pictures``)."""
     if toolset not in TOOLSETS:
         raise ValueError(f"unknown toolset {toolset!r}; known: {', '.join(TOOLSETS)}")
     if cli is not None and not _COMMAND.fullmatch(cli):
@@ -250,7 +264,8 @@ def operation(*, toolset: str, effect: Effect, title: str, description: str | Ca
             name=name, fn=fn, toolset=toolset, effect=effect, title=title,
             describe=text if callable(text) else (lambda: text), result=result,
             serves=(name, *[s for s in serves if s != name]), doing=doing, surfaces=surfaces,
-            picture=picture, paged=paged, exit_code=exit_code, cli=cli, module=fn.__module__)
+            picture=_imported_on_call(picture) if isinstance(picture, str) else picture,
+            paged=paged, exit_code=exit_code, cli=cli, module=fn.__module__)
         return fn
 
     return declare

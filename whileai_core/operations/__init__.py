@@ -41,7 +41,8 @@ MODULES = (
     "whileai_core.operations.config",    # prime-rl configs
     "whileai_core.operations.runs",      # launch and follow runs
     "whileai_core.operations.hacking",   # reward hacking: probes, scan, watch
-    "whileai_core.operations.evalset",   # the eval itself
+    "whileai_core.evalset",              # the eval itself: content names, frozen holdout
+    "whileai_core.categories",           # the eval itself: pass@1 by category
     "whileai_core.operations.judge",     # LLM judges
     "whileai_core.operations.traces",    # SFT data from traces, imports
     "whileai_core.operations.methods",   # update math of methods run in your own trainer

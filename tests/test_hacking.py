@@ -38,7 +38,7 @@ def passes_filler(prompts, completions, answer, **_):
 
 
 def test_filler_hole_is_caught_and_named():
-    out = cheat_probes(passes_filler, TASKS, model_rows=MODEL, max_tokens=512)
+    out = cheat_probes(TASKS, reward=passes_filler, model_rows=MODEL, max_tokens=512)
     by = {p.name: p for p in out.probes}
     # filler is 512 tokens x 4 characters = 2048 characters: passes all 10 tasks
     assert by["filler"].rate.value == 1.0 and by["filler"].verdict == "hole"
@@ -53,18 +53,18 @@ def test_filler_hole_is_caught_and_named():
 def test_without_the_model_a_probe_passing_every_task_is_a_hole():
     # no model rows: filler passes all 10 tasks (2048 characters), and a pass on every task is
     # at least any model's rate on each, so probe - model >= 0 without seeing the model
-    out = cheat_probes(passes_filler, TASKS, max_tokens=512)
+    out = cheat_probes(TASKS, reward=passes_filler, max_tokens=512)
     by = {p.name: p for p in out.probes}
     assert by["filler"].rate.value == 1.0 and by["filler"].verdict == "hole"
     assert out.verdict == "holes" and out.holes == ["filler"]
     # "0" passes t0 only: below what a model may do, unknowable without its rows: a leak
     assert by["most_common"].verdict == "leak"
-    out = cheat_probes(exact, TASKS)
+    out = cheat_probes(TASKS, reward=exact)
     assert out.verdict == "leaks" and out.holes == []
 
 
 def test_clean_reward_has_no_hole():
-    out = cheat_probes(exact, TASKS, model_rows=MODEL, max_tokens=512)
+    out = cheat_probes(TASKS, reward=exact, model_rows=MODEL, max_tokens=512)
     by = {p.name: p for p in out.probes}
     assert out.holes == []
     assert all(by[n].verdict == "closed" for n in ("empty", "refusal", "question", "echo",
@@ -76,7 +76,7 @@ def test_clean_reward_has_no_hole():
 
 def test_probe_as_good_as_a_weak_model_is_a_hole():
     weak = [{"task_id": f"t{i}", "reward": 1.0 if i == 0 else 0.0} for i in range(10)]
-    out = cheat_probes(exact, TASKS, model_rows=weak, probes=["most_common", "empty"])
+    out = cheat_probes(TASKS, reward=exact, model_rows=weak, probes=["most_common", "empty"])
     assert out.holes == ["most_common"]  # 1 of 10, the same as the model's 1 of 10
 
 
@@ -94,23 +94,23 @@ def test_format_without_the_answer_is_a_hole():
     # the model answers in tags, right on 8 of 10 tasks; the tags alone around a wrong answer
     tagged = [dict(r, completion=f"<answer>{2 * i if r['reward'] else 'x'}</answer>")
               for i, r in enumerate(MODEL)]
-    out = cheat_probes(pays_the_tag, TASKS, model_rows=tagged)
+    out = cheat_probes(TASKS, reward=pays_the_tag, model_rows=tagged)
     by = {p.name: p for p in out.probes}
     # every probe but `format` lacks the tag; `format` passes all 10 tasks against the model's 8
     assert out.holes == ["format"] and by["format"].rate.value == 1.0
     # its reply for t0 (answer "0") holds "2", the commonest other answer (ties: first seen)
     assert by["format"].example.completion == "<answer>2</answer>"
-    honest = cheat_probes(exact_in_tag, TASKS, model_rows=tagged)
+    honest = cheat_probes(TASKS, reward=exact_in_tag, model_rows=tagged)
     # the tag holds another task's answer on every task: the honest reward never pays it
     assert {p.name: p.verdict for p in honest.probes}["format"] == "closed"
     # no reply text: the markers come from the prompt, a system message included
     chat = [dict(t, prompt=[{"role": "system", "content": "Reply inside <answer></answer>."},
                             {"role": "user", "content": t["prompt"]}]) for t in TASKS]
-    from_prompt = cheat_probes(lambda prompts, completions, **kw: pays_the_tag(
-        prompts, [c[0]["content"] for c in completions]), chat, model_rows=MODEL)
+    from_prompt = cheat_probes(chat, reward=lambda prompts, completions, **kw: pays_the_tag(
+        prompts, [c[0]["content"] for c in completions]), model_rows=MODEL)
     assert from_prompt.holes == ["format"]
     assert "skipped" not in from_prompt.render() and "from the prompts" in from_prompt.render()
-    assert "format" in cheat_probes(exact, TASKS, model_rows=MODEL).skipped
+    assert "format" in cheat_probes(TASKS, reward=exact, model_rows=MODEL).skipped
 
 
 def test_reward_as_module_and_command(tmp_path):
@@ -123,7 +123,8 @@ def test_reward_as_module_and_command(tmp_path):
         "for line in sys.stdin:\n"
         "    print(1.0 if len(json.loads(line)['completion']) > 1000 else 0.0)\n")
     for reward in ("grade.py:score", "grade:score", ["python", "cmd.py"]):
-        out = cheat_probes(reward, TASKS, model_rows=MODEL, root=tmp_path, probes=["filler", "empty"])
+        out = cheat_probes(TASKS, reward=reward, model_rows=MODEL, root=tmp_path,
+                           probes=["filler", "empty"])
         assert out.holes == ["filler"], reward
 
 
@@ -133,12 +134,12 @@ def test_reward_errors_name_the_fix(tmp_path):
                                        "    raise RuntimeError('boom ' + os.environ['MY_API_KEY'])\n")
     (tmp_path / "slow.py").write_text("import time\ntime.sleep(60)\n")
     with pytest.raises(RewardError, match="returned None for item 1"):
-        cheat_probes("bad.py:score", TASKS[:1], root=tmp_path, probes=["empty"])
+        cheat_probes(TASKS[:1], reward="bad.py:score", root=tmp_path, probes=["empty"])
     import os
     os.environ["MY_API_KEY"] = "sk-very-secret-value"
     try:
         with pytest.raises(RewardError) as err:
-            cheat_probes("crash.py:score", TASKS[:1], root=tmp_path, probes=["empty"],
+            cheat_probes(TASKS[:1], reward="crash.py:score", root=tmp_path, probes=["empty"],
                          pass_env=["MY_API_KEY"])  # named: the child sees it, the error masks it
     finally:
         del os.environ["MY_API_KEY"]
@@ -147,13 +148,14 @@ def test_reward_errors_name_the_fix(tmp_path):
     assert "raised RuntimeError at crash.py line 3, in score" in str(err.value)
     assert "boom" not in str(err.value) and "sk-very-secret-value" not in str(err.value)
     with pytest.raises(RewardError, match="within 1 s; its whole process tree was killed"):
-        cheat_probes(["python", "slow.py"], TASKS[:1], root=tmp_path, probes=["empty"], timeout_s=1)
+        cheat_probes(TASKS[:1], reward=["python", "slow.py"], root=tmp_path, probes=["empty"],
+                     timeout_s=1)
     with pytest.raises(ArgumentError, match="no file"):
         reward_runner("missing.py:score", root=tmp_path)
     with pytest.raises(RewardError, match="returned 2 values for 1"):
-        cheat_probes(lambda prompts, completions, **kw: [0, 0], TASKS[:1], probes=["empty"])
+        cheat_probes(TASKS[:1], reward=lambda prompts, completions, **kw: [0, 0], probes=["empty"])
     with pytest.raises(RowsError, match="line 1|task 1"):
-        cheat_probes(exact, [{"task_id": "a"}], probes=["empty"])
+        cheat_probes([{"task_id": "a"}], reward=exact, probes=["empty"])
 
 
 
@@ -164,7 +166,7 @@ def test_a_misspelt_reward_function_names_the_files_public_functions(tmp_path):
                                         "    return [0.0] * len(completions)\n"
                                         "def _helper():\n    pass\n")
     with pytest.raises(RewardError) as err:
-        cheat_probes("reward.py:scor", TASKS[:1], root=tmp_path, probes=["empty"])
+        cheat_probes(TASKS[:1], reward="reward.py:scor", root=tmp_path, probes=["empty"])
     text = str(err.value)
     assert "no function `scor`" in text and "score" in text
     assert "Traceback" not in text and "File " not in text and "_helper" not in text
@@ -379,7 +381,7 @@ def test_a_misspelt_reward_function_is_named_without_a_traceback(tmp_path):
                                        "    return [1.0] * len(completions)\n"
                                        "def helper():\n    pass\nLIMIT = 3\n")
     with pytest.raises(RewardError) as err:
-        cheat_probes("grade.py:scor", TASKS[:1], root=tmp_path, probes=["empty"])
+        cheat_probes(TASKS[:1], reward="grade.py:scor", root=tmp_path, probes=["empty"])
     text = str(err.value)
     assert "defines no function `scor` (did you mean `score`?)" in text
     assert "helper, score" in text and "LIMIT" not in text
@@ -387,7 +389,7 @@ def test_a_misspelt_reward_function_is_named_without_a_traceback(tmp_path):
     # a script's own exit status 3 is its failure, told as one
     (tmp_path / "three.py").write_text("import sys\nsys.exit(3)\n")
     with pytest.raises(RewardError, match="exited with status 3"):
-        cheat_probes("three.py:score", TASKS[:1], root=tmp_path, probes=["empty"])
+        cheat_probes(TASKS[:1], reward="three.py:score", root=tmp_path, probes=["empty"])
 
 
 def test_a_scan_whose_shuffles_stopped_early_renders_its_features():

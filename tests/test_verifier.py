@@ -54,7 +54,7 @@ def bench(tmp_path, monkeypatch):
 
 
 def test_a_planted_format_bonus_is_named_before_any_training(bench):
-    proof = prove_reward("planted.py:score", "tasks.jsonl", model_rows="model.jsonl",
+    proof = prove_reward("tasks.jsonl", reward="planted.py:score", model_rows="model.jsonl",
                          max_tokens=64, group_by="category")
     assert proof.verdict == "fix_first" and "format_bonus" in proof.holes
     bonus = {c.name: c for c in proof.checks}["format_bonus"]
@@ -70,7 +70,7 @@ def test_a_planted_format_bonus_is_named_before_any_training(bench):
 
 
 def test_the_fixed_reward_has_neither_hole(bench):
-    proof = prove_reward("fixed.py:score", "tasks.jsonl", model_rows="model.jsonl",
+    proof = prove_reward("tasks.jsonl", reward="fixed.py:score", model_rows="model.jsonl",
                          max_tokens=64)
     checks = {c.name: c for c in proof.checks}
     assert checks["format_bonus"].verdict == "closed" and checks["format_bonus"].mean_bonus == 0.0
@@ -80,15 +80,15 @@ def test_the_fixed_reward_has_neither_hole(bench):
 
 def test_a_bonus_below_the_model_is_a_leak_and_no_format_is_skipped(bench):
     Path("small.py").write_text(PLANTED.replace("0.7 if m", "0.1 if m"))
-    small = {c.name: c for c in prove_reward("small.py:score", "tasks.jsonl",
+    small = {c.name: c for c in prove_reward("tasks.jsonl", reward="small.py:score",
                                              model_rows="model.jsonl", max_tokens=64).checks}
     assert small["format_bonus"].verdict == "leak"   # 0.1 - 0.5 = -0.4: below the model
     assert small["format_bonus"].vs_model == pytest.approx(-0.4)
     tasks = [{"task_id": f"p{i}", "prompt": "Say a number.", "answer": str(i)} for i in range(5)]
     plain = {c.name: c for c in prove_reward(
-        lambda prompts, completions, answer, **kw: [float(c == a) for c, a in
-                                                    zip(completions, answer)],
-        tasks, max_tokens=16).checks}
+        tasks, reward=lambda prompts, completions, answer, **kw: [float(c == a) for c, a in
+                                                                  zip(completions, answer)],
+        max_tokens=16).checks}
     assert plain["format_bonus"].verdict == "skipped"       # no marker anywhere
     assert plain["truncation"].verdict == "closed"          # exact match: filler fails
 

@@ -13,7 +13,7 @@ survives each correction over the categories compared.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import numpy as np
 
@@ -22,6 +22,8 @@ from pydantic import Field
 from .bootstrap import check_level, check_seed
 from .defaults import BOOTSTRAP_SEED, CATEGORY_FIELD, CATEGORY_LINES_MAX, CONFIDENCE_LEVEL
 from .errors import RowsError, as_json
+from .operations import READS, VERDICT, args, operation
+from .operations.args import Level, NoiseRuns, OptionalRecords, RowField, RunStd, Seed, Threshold
 from .result import Result, fmt_rate
 from .rewards import reward_notes
 from .rows import TASK_FIELD, Rows, load_rows, read_records
@@ -151,10 +153,30 @@ def _tagged(data: Rows, cats: np.ndarray, field: str) -> list[dict]:
     return [{**rec, field: cat} for rec, cat in zip(data.records, cats[data.task_index].tolist())]
 
 
-def category_table(rows: Any, after: Any = None, *, field: str = CATEGORY_FIELD,
-                   tasks: Any = None, level: float = CONFIDENCE_LEVEL,
-                   seed: int | None = BOOTSTRAP_SEED, threshold: float | None = None,
-                   run_std: Any = None, noise_runs: int | None = None) -> CategoryTable:
+@operation(
+    cli="by-category", toolset="evals", effect=READS, title="pass@1 per behaviour (category)",
+    description=(
+        "pass@1 of each category (behaviour) of one run, each with its interval and n, plus "
+        "the whole run; the category comes from the task set (`tasks`) or from every row. With "
+        "`after` (a second run on the same tasks), each category's paired delta with its "
+        "interval, n and p-value, and which survive the correction for the number of "
+        "categories compared (Holm, Benjamini-Hochberg): a category changed only if it "
+        "survives."),
+    exit_code=VERDICT, doing="tabulating pass@1 by category")
+def category_table(rows: args.Rows,
+                   after: Annotated[args.OptionalRows, Field(description=(
+                       "Optional: a second run on the same tasks (after training, or a re-run "
+                       "of the same eval). Given, each category's paired change too, corrected "
+                       "for the number of categories compared (Holm and "
+                       "Benjamini-Hochberg)."))] = None, *,
+                   tasks: Annotated[OptionalRecords, Field(description=(
+                       "Optional: the task set holding each task's category (the frozen file). "
+                       "null: read the category from every row."))] = None,
+                   field: Annotated[RowField, Field(description=(
+                       "The field that names a task's behaviour."))] = CATEGORY_FIELD,
+                   level: Level = CONFIDENCE_LEVEL, seed: Seed = BOOTSTRAP_SEED,
+                   threshold: Threshold = None, run_std: RunStd = None,
+                   noise_runs: NoiseRuns = None) -> CategoryTable:
     """pass@1 for each category of one run, each with its interval and n.
 
     ``after``: a second run on the same tasks (after training, or a re-run). Then every

@@ -18,7 +18,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field
@@ -27,6 +27,10 @@ from .defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, EVALSET_EXAMPLES, EVALS
                        EVALSET_NAME, GROUP_MIN_ROLLOUTS, PROVE_EFFECT)
 from . import voice
 from .errors import ArgumentError, ConfigError, RowsError, as_json
+from .operations import READS, VERDICT, WRITES_NEW, operation
+from .operations.args import (OUT, Arg, EffectSize, Level, OptionalRecords, Records, Rows, Seed,
+                              Threshold)
+from .operations.describe import named, values_of
 from .result import Result, fmt_rate
 from .stats.fields import LEVEL_DOC, METHOD_DOC, ci95_alias
 from . import safejson
@@ -40,6 +44,15 @@ from .stats import pass_rate
 Interval = tuple[float, float]
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _HASHED = re.compile(r"-([0-9a-f]{%d})$" % EVALSET_HASH_CHARS)
+
+Tasks = Annotated[Records, Field(
+    description="The task set, one object per task: {\"task_id\": str, ...whatever defines "
+                "it: \"prompt\", \"answer\", \"category\"}. Every field is part of the content "
+                "hash.", examples=["evals/heldout_tasks.jsonl"])]
+SetName = Annotated[str, Field(
+    min_length=1, max_length=64, description="Prefix of the set's name, "
+                                             "<name>-<12 hex of sha256>: 1-64 letters, digits, "
+                                             "'.', '_' or '-'.")]
 
 
 # --- the canonical task set ----------------------------------------------------------------
@@ -143,7 +156,15 @@ def _fingerprint(tasks: Any, name: str) -> tuple[EvalFingerprint, list[str]]:
                            file_matches=matches, note=note), lines
 
 
-def eval_fingerprint(tasks: Any, *, name: str = EVALSET_NAME) -> EvalFingerprint:
+@operation(
+    cli="fingerprint", toolset="evals", effect=READS, title="Name a task set by its content",
+    description=(
+        "The content name of a task set, <name>-<12 hex of sha256> over every field of every "
+        "task (keys sorted, tasks sorted by id): reordering keeps it, any edit changes it. Two "
+        "scores compare only under the same name. On a file freeze_holdout wrote, file_matches "
+        "says whether it was edited since."),
+    exit_code=VERDICT, doing="fingerprinting a task set")
+def eval_fingerprint(tasks: Tasks, *, name: SetName = EVALSET_NAME) -> EvalFingerprint:
     """The content name of a task set.
 
     ``tasks``: a path to a JSONL/JSON-array file of task records (each with ``task_id`` and
@@ -176,8 +197,19 @@ class FrozenHoldout(Result):
         return "\n".join(lines)
 
 
-def freeze_holdout(tasks: Any, out_dir: str | os.PathLike = ".", *,
-                   name: str = EVALSET_NAME) -> FrozenHoldout:
+@operation(
+    cli="freeze", toolset="evals", effect=WRITES_NEW,
+    title="Freeze the held-out set under its content name",
+    description=(
+        "Write the held-out tasks once as <out_dir>/<name>-<hash>.jsonl (canonical JSON lines). "
+        "The same content again finds its file and writes nothing; a file of that name with "
+        "other content is an error, never overwritten."),
+    doing="freezing a held-out set")
+def freeze_holdout(tasks: Tasks,
+                   out_dir: Annotated[str, Field(min_length=1, max_length=4096, description=(
+                       "Folder to write <name>-<hash>.jsonl in; created if missing.")),
+                       Arg(OUT, metavar="DIR", writes="folder")] = ".", *,
+                   name: SetName = EVALSET_NAME) -> FrozenHoldout:
     """Write the held-out tasks once, as ``out_dir/<name>-<hash12>.jsonl`` (canonical lines).
 
     The same content frozen again finds its file and writes nothing; an existing file of that
@@ -292,9 +324,24 @@ class FailureCapable(Result):
         return "\n".join(lines)
 
 
-def failure_capable(rows: Any, *, holdout: Any = None, effect: float = PROVE_EFFECT,
-                    level: float = CONFIDENCE_LEVEL, seed: int | None = BOOTSTRAP_SEED,
-                    threshold: float | None = None) -> FailureCapable:
+def _capable_doc() -> str:
+    return ("Read a baseline run before training: pass@1 with its interval and n, the tasks "
+            "that ever fail (the ceiling on any gain: headroom = 1 - pass@1), cut-off replies "
+            "that pass, and (with `holdout`) whether the run scored exactly the frozen set. "
+            f"`verdict`: {named(values_of(FailureCapable, 'verdict'))}.")
+
+
+@operation(toolset="evals", effect=READS, title="Can this eval fail, and how much can it show?",
+           description=_capable_doc, exit_code=VERDICT, doing="reading what the eval can show")
+def failure_capable(rows: Rows, *,
+                    holdout: Annotated[OptionalRecords, Field(description=(
+                        "Optional: the frozen task set (the file freeze_holdout wrote). Given, "
+                        "the run must have scored exactly its tasks."))] = None,
+                    effect: Annotated[EffectSize, Field(description=(
+                        "Smallest gain in pass@1 worth detecting: 0.05 = 5 points."))
+                    ] = PROVE_EFFECT,
+                    level: Level = CONFIDENCE_LEVEL, seed: Seed = BOOTSTRAP_SEED,
+                    threshold: Threshold = None) -> FailureCapable:
     """Can this eval fail, and by how much can it show a gain?
 
     ``rows``: graded rows of the baseline (the model before training) on the held-out tasks.

@@ -7,7 +7,8 @@
 - :func:`judge_picture`: the judge audit: agreement (Wilson interval) and Cohen's kappa (item
   bootstrap interval) per judge, against the floors.
 - :func:`watch_picture`: the watch curve: training reward per step beside the held-out rate with
-  its interval, and the paired delta against step 0.
+  its interval, and the paired delta against step 0 (:func:`watch_run_picture`: watch_run's
+  ``plot``).
 
 Each returns a :class:`Picture` result whose fields are the numbers drawn; the PNG bytes are
 ``picture.png()`` and are written to ``out`` when given (atomically, never over an existing file
@@ -450,3 +451,10 @@ def watch_picture(watch: Any, *, out: Any = None, overwrite: bool = False) -> Wa
         delta_ci=[s.delta_ci for s in evals], train_climb=[s.train_climb for s in evals],
         train_noise_band=[s.train_noise_band for s in evals], n_tasks=n_tasks, level=w.level)
     return _finish(fig, picture, out, overwrite)
+
+
+def watch_run_picture(arguments: dict[str, Any], result: Any, *, out: Any = None,
+                      overwrite: bool = False) -> WatchPicture:
+    """watch_run's picture (``plot``): the curve of its answer (``whileai_core.hacking.watch``
+    declares watch_run; its picture is drawn here, which reads watch_run)."""
+    return watch_picture(result, out=out, overwrite=overwrite)

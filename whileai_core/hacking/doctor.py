@@ -18,12 +18,15 @@ The names other modules import from here are those of the modules above, re-expo
 
 from __future__ import annotations
 
-import os
-from typing import Any
+from typing import Annotated
+
+from pydantic import Field
 
 from ..bootstrap import check_level
 from ..defaults import BOOTSTRAP_SEED, CONFIDENCE_LEVEL, DOCTOR_MAX_OFF_POLICY, DOCTOR_STEPS_SHOWN
 from ..errors import ArgumentError
+from ..operations import READS, VERDICT, operation
+from ..operations.args import RUN_OR_PATH, Arg, Level, StateDir
 from .doctor_files import _load
 from .doctor_results import (SIGNATURES, Diagnosis, DoctorStep, Finding, Interval, Signature,
                              Status)
@@ -34,9 +37,30 @@ __all__ = ["SIGNATURES", "Diagnosis", "DoctorStep", "Finding", "Interval", "RunA
            "Signature", "Status", "diagnose_run"]
 
 
-def diagnose_run(source: Any, *, state_dir: str | os.PathLike | None = None,
-                 level: float = CONFIDENCE_LEVEL, seed: int | None = BOOTSTRAP_SEED,
-                 max_off_policy_steps: int | None = None) -> Diagnosis:
+@operation(
+    cli="doctor", toolset="hacking", effect=READS, title="Is the run learning anything?",
+    description=(
+        "Reads a run's own files (prime-rl rollouts and metrics, TRL's log and the recipes' "
+        "watch.jsonl) and names, per step, what makes a run learn nothing or the wrong thing: "
+        "zero_advantage (groups with one reward), truncation_lock_in, reward_pays_feature, "
+        "staleness (past max_off_policy_steps), verifier_noise (identical replies scored "
+        "differently), diversity_collapse, entropy_runaway, kl_runaway; each found / clear / "
+        "not_checked with evidence, an interval where it is a rate, the threshold's source and "
+        "the action. Verdict healthy / sick / not_enough_data."),
+    exit_code=VERDICT, doing="diagnosing a run")
+def diagnose_run(
+        source: Annotated[str, Field(min_length=1, max_length=1000, description=(
+            "A run id from launch_run ('run-' and 12 hex digits), or a path: a prime-rl run "
+            "folder (rollouts/step_<S>/train/..., metrics.jsonl, configs/orchestrator.json), a "
+            "TRL output folder (the recipes' watch.jsonl, trainer_state.json), a "
+            "watch.jsonl, or a rows file whose rows carry `step` (what watch_run reads)."),
+            examples=["runs/prime-1", "run-0123456789ab"]),
+            Arg(RUN_OR_PATH, positional=True)], *,
+        max_off_policy_steps: Annotated[int | None, Field(ge=0, le=100_000, description=(
+            "The staleness bound; null: the run's configs/orchestrator.json, else prime-rl's "
+            "default 8."))] = None,
+        level: Level = CONFIDENCE_LEVEL, state_dir: StateDir = None,
+        seed: Annotated[int | None, Arg(cli=False, mcp=False)] = BOOTSTRAP_SEED) -> Diagnosis:
     """Name the signatures of a run that learns nothing or the wrong thing, per step.
 
     ``source``: a run id from ``launch_run``, a prime-rl run folder (``<output_dir>/<run

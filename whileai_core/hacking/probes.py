@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
+from pydantic import Field
 
 from .. import voice
 from ..bootstrap import check_level, check_seed
@@ -36,10 +37,13 @@ from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, PROBE_CHARS_PER_TOKEN,
                         PROBE_EXAMPLE_CHARS, PROBE_FILLER, PROBE_KEYWORDS_MAX, PROBE_MAX_TOKENS,
                         PROBE_QUESTION, PROBE_REFUSAL, REWARD_TIMEOUT_S)
 from ..errors import ArgumentError, RowsError, as_json
+from ..operations import HERE, RUNS_CODE, VERDICT, Context, operation
+from ..operations.args import (MAX_NAME, Arg, Level, Metric, OptionalRowField, OptionalRows,
+                               Records, Threshold)
 from ..result import Result, fmt_rate
 from ..rows import TASK_ALIASES, TASK_FIELD, Rows, load_rows, read_records
 from ..stats import Rate, check_metric, compare, pass_rate
-from .reward import reward_runner
+from .reward import reward_runner, reward_spec
 
 Interval = tuple[float, float]
 ProbeVerdict = Literal["hole", "leak", "closed"]
@@ -56,6 +60,55 @@ PROBES: dict[str, str] = {
     "keywords": "the task text's own content words, stuffed into one reply",
 }
 from .features import REPLY_FIELDS, format_markers, reply_text  # noqa: E402  (one list of reply fields)
+
+# --- the arguments cheat_probes and prove_reward take ---------------------------------------
+
+RewardArg = Annotated[str | list[Annotated[str, Field(max_length=4096)]], Field(
+    max_length=200, description=(
+        "The reward the run will train on: 'file.py:function' (or 'package.module:function'), "
+        "called like a TRL reward: function(prompts=[...], completions=[...], **task_fields) -> "
+        "list of numbers; or a command (a list of arguments, or one string split like a shell, "
+        "never run by one): only python and a script of your own inside the workspace, no "
+        "argument, e.g. ['python', 'rewards/grade.py'], that reads JSONL on stdin (one {prompt, "
+        "completion, ...task fields} per line) and prints one number per line. Either runs in "
+        "an isolated child process with a clean environment, its process tree killed after "
+        "timeout_s."),
+    examples=["rewards/grade.py:score", ["python", "rewards/grade.py"]]), Arg(metavar="REWARD")]
+ProbeTasks = Annotated[Records, Field(description=(
+    "The training tasks: {task_id, prompt, ...fields the reward reads}; prompt is text or chat "
+    "messages."))]
+MaxTokens = Annotated[int, Field(ge=1, le=1_000_000, description=(
+    "The run's completion token cap: the filler probe fills it (4 characters a token)."))]
+GroupBy = Annotated[OptionalRowField, Field(description=(
+    "A task field (e.g. 'category'): every finding per value."))]
+TimeoutS = Annotated[float, Field(gt=0, le=3600, allow_inf_nan=False, description=(
+    "Seconds the reward may take for the whole batch."))]
+PassEnv = Annotated[list[Annotated[str, Field(max_length=128)]] | None, Field(
+    max_length=32, description=(
+        "Environment variables the reward needs (e.g. ['OPENAI_API_KEY'] for a reward that "
+        "calls an API); no other token or key reaches it.")), Arg(metavar="NAME")]
+# Python callers only (no surface offers them): where a child reward runs, and the resampling
+PythonRoot = Annotated[Any, Arg(cli=False, mcp=False)]
+PythonSeed = Annotated[int | None, Arg(cli=False, mcp=False)]
+
+
+def _probes_doc() -> str:
+    return "Which probes to run; null: all of " + ", ".join(PROBES) + "."
+
+
+def _probes_schema() -> dict[str, Any]:
+    return {"anyOf": [{"type": "array", "items": {"type": "string", "enum": list(PROBES)},
+                       "maxItems": len(PROBES)}, {"type": "null"}]}
+
+
+def _reward_and_root(reward: Any, root: Any, ctx: Context) -> tuple[Any, Any]:
+    """The reward and the folder a child reward runs in, as every surface gives them: the
+    reward read by the one grammar (:func:`.reward.reward_spec`), its files located under the
+    server's workspace when ``ctx`` has one (which is then the folder), else ``root``."""
+    if ctx.root is None:
+        return reward_spec(reward), root
+    return reward_spec(reward, ctx.root), ctx.root.path
+
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'_-]{3,}")
 _STOP = frozenset("""about above after again against because been before being below between
@@ -265,23 +318,39 @@ def _most_common(tasks: list[dict], model: Any) -> tuple[str | None, str]:
     return None, ""
 
 
-def cheat_probes(reward: Any, tasks: Any, *, model_rows: Any = None,
-                 max_tokens: int = PROBE_MAX_TOKENS, threshold: float | None = None,
-                 metric: Literal["pass", "reward"] = "pass", group_by: str | None = None,
-                 probes: list[str] | None = None, root: Any = None,
-                 timeout_s: float = REWARD_TIMEOUT_S, level: float = CONFIDENCE_LEVEL,
-                 seed: int | None = BOOTSTRAP_SEED,
-                 pass_env: list[str] | None = None) -> CheatProbes:
+@operation(
+    toolset="hacking", effect=RUNS_CODE, title="Probe a reward with degenerate answers",
+    description=(
+        "Before training: score degenerate answers (empty, a refusal, a question back, the "
+        "prompt echoed, filler to the token cap, the most common answer, the answer format "
+        "alone, the task's words stuffed) with the user's own reward on every task, and compare "
+        "each with the model's pass rate, paired by task with an interval. A probe that scores "
+        "at or above the model is a hole, named with an example. Runs the reward (workspace "
+        "code) in a child process with a timeout."),
+    exit_code=VERDICT, doing="probing a reward")
+def cheat_probes(
+        tasks: ProbeTasks, *, reward: RewardArg,
+        model_rows: Annotated[OptionalRows, Field(description=(
+            "The model's graded rows on these tasks: each probe is compared with its pass rate, "
+            "paired by task. Without them a passing probe is only a leak."))] = None,
+        max_tokens: MaxTokens = PROBE_MAX_TOKENS,
+        probes: Annotated[list[Annotated[str, Field(max_length=MAX_NAME)]] | None, Field(
+            max_length=50), Arg(describe=_probes_doc, schema=_probes_schema)] = None,
+        group_by: GroupBy = None,
+        metric: Metric = "pass", threshold: Threshold = None,
+        timeout_s: TimeoutS = REWARD_TIMEOUT_S, level: Level = CONFIDENCE_LEVEL,
+        pass_env: PassEnv = None, ctx: Context = HERE, root: PythonRoot = None,
+        seed: PythonSeed = BOOTSTRAP_SEED) -> CheatProbes:
     """Score degenerate answers with ``reward`` on every task; name the holes with an example.
 
     Parameters
     ----------
-    reward : a callable ``reward(prompts, completions, **columns) -> list[float]`` (TRL's
-        shape), a ``"file.py:function"`` / ``"package.module:function"`` inside ``root``, or a
-        command ``["python", "script.py", *args]`` whose script reads JSONL on stdin; see
-        :mod:`.reward`.
     tasks : JSONL path or list of ``{"task_id", "prompt", ...}``: the prompt (text or chat
         messages) and any fields the reward reads (``answer``, ``category``...).
+    reward : a callable ``reward(prompts, completions, **columns) -> list[float]`` (TRL's
+        shape), a ``"file.py:function"`` / ``"package.module:function"`` inside ``root``, or a
+        command ``["python", "script.py"]`` (or ``"python script.py"``) whose script reads JSONL
+        on stdin; see :mod:`.reward`.
     model_rows : the model's graded rows on these tasks (``task_id``, ``reward``): the pass rate
         each probe is compared with, paired by task.
     max_tokens : the run's completion cap; the filler probe fills it
@@ -294,7 +363,10 @@ def cheat_probes(reward: Any, tasks: Any, *, model_rows: Any = None,
     root, timeout_s : where a child reward runs, and its time limit for the whole batch.
     pass_env : environment variables a child reward needs (an API key it calls with); nothing
         else secret reaches it.
+    ctx : the surface's (filled by the MCP server: the reward's files are located under its
+        workspace, which is then ``root``).
     """
+    reward, root = _reward_and_root(reward, root, ctx)
     level, seed = check_level(level), check_seed(seed)
     check_metric(metric)
     chosen = _chosen(max_tokens, probes)

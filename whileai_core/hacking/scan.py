@@ -44,7 +44,7 @@ the sense of Besag & Clifford [3]).
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field
@@ -54,6 +54,8 @@ from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, MIN_TASKS_FOR_INTERVAL
                         SCAN_EXAMPLE_CHARS, SCAN_MAX_SHUFFLES, SCAN_MIN_STRENGTH, SCAN_RUN_SHARE,
                         SCAN_SHUFFLES)
 from ..errors import ArgumentError
+from ..operations import READS, VERDICT, operation
+from ..operations.args import MAX_NAME, Arg, Level, Rows, Seed, Threshold
 from ..result import Result
 from .. import voice
 from ..voice import arg
@@ -168,10 +170,36 @@ def _snip(text: str | None) -> str | None:
     return text if len(text) <= SCAN_EXAMPLE_CHARS else text[:SCAN_EXAMPLE_CHARS] + "..."
 
 
-def hack_scan(rows: Any, *, features: Any = None, n_shuffles: int = SCAN_SHUFFLES,
-              min_strength: float = SCAN_MIN_STRENGTH, level: float = CONFIDENCE_LEVEL,
-              seed: int | None = BOOTSTRAP_SEED, threshold: float | None = None,
-              look: int | None = None) -> HackScan:
+@operation(
+    toolset="hacking", effect=READS, title="Does the reward pay for a reply feature?",
+    description=(
+        "Within each task, which features of the reply (length, truncation, format markers, "
+        "repeated n-grams, fields you name) rise with the task-centred reward beyond a "
+        "within-task shuffle floor. A feature that only tracks task difficulty does not fire. "
+        "Verdict clean / weak_signal (clears the floor under the strength gate) / suspect / "
+        "not_enough_data (too few tasks, or no feature could be tested: the note says which and "
+        "why) with evidence (feature, strength, floor, p, n, an example). look=j: the j-th scan "
+        f"of a run, spending {SCAN_RUN_SHARE:g} (1 - level) / (j (j + 1)) so repeated scans "
+        f"hold the run-level false-alarm rate at {SCAN_RUN_SHARE:g} (1 - level)."),
+    exit_code=VERDICT, doing="scanning rows for reward hacking")
+def hack_scan(
+        rows: Annotated[Rows, Field(description=(
+            "Graded rows with several rollouts per task and the reply text in `completion` (or "
+            "reply/response/output/text): e.g. one training batch."))], *,
+        features: Annotated[list[Annotated[str, Field(max_length=MAX_NAME)]] | None, Field(
+            max_length=20, description=(
+                "Extra row fields to test (numbers or booleans, e.g. 'called'), besides the "
+                "built-ins length, truncated, markdown, xml_tags, boxed, repeated_ngrams."))
+        ] = None,
+        n_shuffles: Annotated[int, Field(ge=100, le=20_000, description=(
+            "Within-task shuffles behind the floor."))] = SCAN_SHUFFLES,
+        min_strength: Annotated[float, Field(ge=0, lt=1, description=(
+            "Smallest within-task correlation called suspect."))] = SCAN_MIN_STRENGTH,
+        level: Level = CONFIDENCE_LEVEL, seed: Seed = BOOTSTRAP_SEED,
+        threshold: Threshold = None,
+        look: Annotated[int | None, Field(ge=1, le=100_000, description=(
+            "This scan's number among a run's repeated scans (1, 2, ...); null: one scan at "
+            "1 - level.")), Arg(metavar="J")] = None) -> HackScan:
     """Scan graded rows (with their reply text) for reply features that track the reward within
     tasks (a correlation; the next step names the probe that tells whether the reward pays).
 

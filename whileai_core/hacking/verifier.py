@@ -26,20 +26,25 @@ process), every :func:`~whileai_core.hacking.probes.cheat_probes` probe and two 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
+from pydantic import Field
 
 from .. import voice
 from ..bootstrap import check_level, check_seed
 from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, PROBE_CHARS_PER_TOKEN,
                         PROBE_MAX_TOKENS, REWARD_BONUS_TOLERANCE, REWARD_TIMEOUT_S)
+from ..operations import HERE, RUNS_CODE, VERDICT, Context, operation
+from ..operations.args import Level, OptionalRows, Threshold
+from ..operations.describe import named, values_of
 from ..result import Result, fmt_rate
 from ..rows import load_rows
 from ..stats import Rate, compare, pass_rate
 from .features import format_markers, reply_text
-from .probes import (CheatProbes, ProbeExample, _all_text, _as_completion, _cut, _filler,
-                     _read_tasks, cheat_probes)
+from .probes import (CheatProbes, GroupBy, MaxTokens, PassEnv, ProbeExample, ProbeTasks,
+                     PythonRoot, PythonSeed, RewardArg, TimeoutS, _all_text, _as_completion, _cut,
+                     _filler, _read_tasks, _reward_and_root, cheat_probes)
 from .reward import reward_runner
 
 Interval = tuple[float, float]
@@ -185,23 +190,39 @@ def _groups(rows: list[dict], tasks: list[dict], ids: list[str], group_by: str |
     return out
 
 
-def prove_reward(reward: Any, tasks: Any, *, model_rows: Any = None,
-                 max_tokens: int = PROBE_MAX_TOKENS, threshold: float | None = None,
-                 group_by: str | None = None, root: Any = None,
-                 timeout_s: float = REWARD_TIMEOUT_S, level: float = CONFIDENCE_LEVEL,
-                 seed: int | None = BOOTSTRAP_SEED,
-                 pass_env: list[str] | None = None) -> RewardProof:
+def _prove_doc() -> str:
+    return ("cheat_probes, plus two holes a verifier often has: a passing reply that runs on to "
+            "the token cap (truncation: TRL does not tell a reward a reply was cut) and the "
+            "answer format around a wrong answer against the same answer without it (a format "
+            "bonus), each with an example, per group and the fix. `verdict` "
+            f"{named(values_of(RewardProof, 'verdict'))}: fix_first names every hole. Runs the "
+            "reward (workspace code) in a child process with a timeout.")
+
+
+@operation(toolset="hacking", effect=RUNS_CODE, title="Prove a program reward before the GPU",
+           description=_prove_doc, exit_code=VERDICT, doing="proving a reward")
+def prove_reward(
+        tasks: ProbeTasks, *, reward: RewardArg,
+        model_rows: Annotated[OptionalRows, Field(description=(
+            "The model's graded rollouts on these tasks, with their reply text (`completion`): "
+            "the probes and the format bonus are set against them, and the truncation check "
+            "extends their passing replies."))] = None,
+        max_tokens: MaxTokens = PROBE_MAX_TOKENS, group_by: GroupBy = None,
+        threshold: Threshold = None, timeout_s: TimeoutS = REWARD_TIMEOUT_S,
+        level: Level = CONFIDENCE_LEVEL, pass_env: PassEnv = None, ctx: Context = HERE,
+        root: PythonRoot = None, seed: PythonSeed = BOOTSTRAP_SEED) -> RewardProof:
     """Prove ``reward`` on ``tasks`` before training (module docstring).
 
-    Arguments as :func:`~whileai_core.hacking.probes.cheat_probes` (the reward in TRL's shape,
-    a ``file.py:function`` or a command; the tasks with their prompt and the fields the reward
-    reads; the model's graded rows, with their reply text for the truncation check; the run's
+    Arguments as :func:`~whileai_core.hacking.probes.cheat_probes` (the tasks with their prompt
+    and the fields the reward reads; the reward in TRL's shape, a ``file.py:function`` or a
+    command; the model's graded rows, with their reply text for the truncation check; the run's
     completion cap; ``group_by`` a task field such as ``"category"``; ``pass_env`` the
-    environment variables a child reward may see).
+    environment variables a child reward may see; ``ctx`` the surface's).
     """
+    reward, root = _reward_and_root(reward, root, ctx)
     level, seed = check_level(level), check_seed(seed)
     runner = reward_runner(reward, root=root, timeout_s=timeout_s, pass_env=pass_env)
-    probes = cheat_probes(runner, tasks, model_rows=model_rows, max_tokens=max_tokens,
+    probes = cheat_probes(tasks, reward=runner, model_rows=model_rows, max_tokens=max_tokens,
                           threshold=threshold, group_by=group_by, root=root, timeout_s=timeout_s,
                           level=level, seed=seed)
     task_list, ids = _read_tasks(tasks)

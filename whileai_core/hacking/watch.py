@@ -46,8 +46,7 @@ watch with ``metric="reward"``. The readers of a run's files and of its step rec
 from __future__ import annotations
 
 import math
-import os
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field
@@ -58,6 +57,8 @@ from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, MIN_TASKS_FOR_INTERVAL
                         SCAN_RUN_SHARE, WATCH_CONFIRM, WATCH_OPEN_HALF, WATCH_POWER,
                         WATCH_SCAN_EVERY, WATCH_STEPS_SHOWN, WATCH_WINDOW)
 from ..errors import ArgumentError, WhileaiError
+from ..operations import READS, VERDICT, operation
+from ..operations.args import RUN_OR_PATH, Arg, Level, Metric, StateDir, Threshold
 from ..result import Result, fmt_rate
 from ..roles import fields_report
 from ..rows import Rows
@@ -548,11 +549,38 @@ def _latest(latest: WatchStep | None) -> dict[str, Any]:
     return {k: None if latest is None else getattr(latest, v) for k, v in keys.items()}
 
 
-def watch_run(source: Any, *, state_dir: str | os.PathLike | None = None,
-              metric: Literal["pass", "reward"] = "pass", threshold: float | None = None,
-              level: float = CONFIDENCE_LEVEL, seed: int | None = BOOTSTRAP_SEED,
-              window: int = WATCH_WINDOW, confirm: int = WATCH_CONFIRM,
-              scan: bool = True, looks: int | None = None) -> Watch:
+@operation(
+    cli="watch", toolset="core", effect=READS, title="Watch a training run",
+    description=(
+        "During training: per step the training reward, the held-out pass rate paired by task "
+        "against step 0 and each earlier look, length, truncation, and hack scans. A "
+        "sequential plan stops an honest run at some look with probability at most 1 - level "
+        "and states the sustained drop it catches in 80% of runs; the scans' alarm holds "
+        f"{SCAN_RUN_SHARE:g} of it. Says stop when the held-out score falls below step 0 or "
+        "an earlier look, or stays flat while the training reward climbs past its noise; else "
+        "continue or not_enough_data. plot: the curve."),
+    exit_code=VERDICT, doing="watching a run",
+    picture="whileai_core.pictures:watch_run_picture", serves=("watch_picture",))
+def watch_run(
+        source: Annotated[str, Field(min_length=1, max_length=1000, description=(
+            "A run id from launch_run, or a path: a TRL output folder (its watch.jsonl, else "
+            "trainer_state.json), a watch.jsonl, or rows carrying `step` (held-out ones "
+            "\"split\": \"eval\")."), examples=["run-0123456789ab", "runs/grpo-1"]),
+            Arg(RUN_OR_PATH, positional=True)], *,
+        metric: Metric = "pass", threshold: Threshold = None,
+        confirm: Annotated[int, Field(ge=1, le=20, description=(
+            "Held-out evaluations in a row at which a stop condition must hold (the plan's "
+            "boundaries are solved for it)."))
+        ] = WATCH_CONFIRM,
+        window: Annotated[int, Field(ge=2, le=1000, description=(
+            "Steps averaged at each end of the training reward to measure its climb."))
+        ] = WATCH_WINDOW,
+        looks: Annotated[int | None, Field(ge=1, le=100_000, description=(
+            "Held-out evaluations after step 0 the run will make; null: from the run's config, "
+            "else an open schedule.")), Arg(metavar="N")] = None,
+        level: Level = CONFIDENCE_LEVEL, state_dir: StateDir = None,
+        seed: Annotated[int | None, Arg(cli=False, mcp=False)] = BOOTSTRAP_SEED,
+        scan: Annotated[bool, Arg(cli=False, mcp=False)] = True) -> Watch:
     """Watch a run: a run id from ``launch_run``, a TRL output folder (its ``watch.jsonl`` from
     the recipes' callback, else ``trainer_state.json``), a prime-rl run folder, a
     ``watch.jsonl``, a rows file whose rows carry ``step``, or step records as a list. See

@@ -47,8 +47,13 @@ MODULES = (
     "whileai_core.teacher",              # the teacher gate
     "whileai_core.operations.config",    # prime-rl configs
     "whileai_core.operations.runs",      # launch and follow runs
-    "whileai_core.operations.hacking",   # reward hacking: probes, scan, watch
-    "whileai_core.operations.evalset",   # the eval itself
+    "whileai_core.hacking.probes",       # reward hacking: probes before training
+    "whileai_core.hacking.verifier",     # reward hacking: a program reward proved
+    "whileai_core.hacking.scan",         # reward hacking: a scan of the rows
+    "whileai_core.hacking.watch",        # reward hacking: watch a run
+    "whileai_core.hacking.doctor",       # reward hacking: a run's diagnosis
+    "whileai_core.evalset",              # the eval itself: content names, frozen holdout
+    "whileai_core.categories",           # the eval itself: pass@1 by category
     "whileai_core.operations.judge",     # LLM judges
     "whileai_core.operations.traces",    # SFT data from traces, imports
     "whileai_core.methods.specs",        # update math of methods run in your own trainer:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field
@@ -12,12 +12,14 @@ from .. import voice
 from .. import defaults as D
 from ..errors import ArgumentError, RowsError, as_json
 from ..result import Result, fmt_rate, fmt_value
+from ..records import read_records
 
 from .agreement import _check_level, _pearson, cohen_kappa, failures_needed, kappa_interval, \
     wilson_interval
 
 
 Verdict = Literal["clears", "fails", "label_more"]
+Share = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]  # a floor, a ceiling, a limit
 
 
 # --- the audit -----------------------------------------------------------------------------
@@ -94,9 +96,7 @@ def _as_pass(value: Any, *, where: dict, field: str) -> bool:
 
 
 def _read_items(items: Any, noun: str = "item"):
-    from ..rows import read_records  # lazy: rows loads only when _read_items() runs (one reader for every JSONL input, with line-numbered errors)
-
-    return read_records(items, noun=noun)
+    return read_records(items, noun=noun)  # one reader for every JSONL input, line-numbered
 
 
 def audit_judge(items: Any, *, judges: Sequence[str] | None = None,

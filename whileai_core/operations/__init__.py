@@ -39,7 +39,10 @@ MODULES = (
     "whileai_core.operations.runs",      # launch and follow runs
     "whileai_core.operations.hacking",   # reward hacking: probes, scan, watch
     "whileai_core.operations.evalset",   # the eval itself
-    "whileai_core.operations.judge",     # LLM judges
+    "whileai_core.operations.judge",     # LLM judges: the audit (a wrapper: its picture)
+    "whileai_core.judge.order",          # a pairwise judge's order reversal
+    "whileai_core.judge.labels",         # how many replies to label
+    "whileai_core.judge.ablation",       # which rubric clauses matter
     "whileai_core.operations.traces",    # SFT data from traces, imports
     "whileai_core.operations.methods",   # update math of methods run in your own trainer
     "whileai_core.operations.training",  # preparing a DPO or GRPO run

@@ -43,7 +43,8 @@ MODULES = (
     "whileai_core.judge.order",          # a pairwise judge's order reversal
     "whileai_core.judge.labels",         # how many replies to label
     "whileai_core.judge.ablation",       # which rubric clauses matter
-    "whileai_core.operations.traces",    # SFT data from traces, imports
+    "whileai_core.operations.traces",    # SFT data from traces
+    "whileai_core.importers.result",     # graded rows from other systems' output
     "whileai_core.operations.methods",   # update math of methods run in your own trainer
     "whileai_core.operations.training",  # preparing a DPO or GRPO run
     "whileai_core.operations.experiments",  # experiments registered before their runs

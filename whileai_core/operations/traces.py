@@ -1,6 +1,6 @@
 """Operations that turn graded traces into an SFT file (the sft-from-traces skill):
-split_by_task, failed_asks, select_sft, decontaminate, export_sft; and import_rows, which turns
-another system's eval output into graded rows.
+split_by_task, failed_asks, select_sft, decontaminate, export_sft (import_rows is declared on
+``whileai_core.importers.import_rows``).
 
 Traces come as a JSONL path (or, over MCP, a small inline list). select_sft, decontaminate and
 failed_asks return what they keep; given ``out`` they write it there as JSONL instead and leave
@@ -9,14 +9,14 @@ it out of the answer, so a large set never passes through the prompt.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import Field
 
 from .. import defaults as D
 from ..io import write_jsonl
 from . import WRITES, operation
-from .args import (OUT, PATH, Arg, OptionalOut, OptionalRowField, OutFile, Overwrite, Records,
+from .args import (OUT, Arg, OptionalOut, OptionalRowField, OutFile, Overwrite, Records,
                    Seed, Threshold)
 from .surface import HERE, Context
 
@@ -166,67 +166,3 @@ def export_sft(
     from ..traces import export_sft as export  # lazy: loads with the call
 
     return export(records, out, overwrite=overwrite)
-
-
-@operation(
-    cli="import", toolset="sft", effect=WRITES,
-    title="Import graded rows from prime-rl, Inspect, lm-eval or a table",
-    description=(
-        "Turn another system's eval output into graded rows every other tool reads: prime-rl "
-        "episodes (reward = the trace's summed rewards; step and the policy version that sampled "
-        "each row), Inspect logs (one row per sample and epoch; C/I/P or numeric scores), "
-        "lm-eval --log_samples files (one row per doc, the metric named), CSV/TSV tables (cells "
-        "typed, look-alike columns renamed and said). Errored rollouts are "
-        "counted, not scored 0. Writes `out` (JSONL); returns counts, per-step policy "
-        "versions, notes and 3 preview rows."),
-    result="whileai_core.importers:Imported", doing="importing graded rows")
-def import_rows(
-        path: Annotated[str, Field(min_length=1, max_length=4096, description=(
-            "The output to import: a prime-rl run folder (or "
-            "rollouts/step_<S>/eval/all/traces.jsonl), an Inspect log (.eval or .json), or "
-            "lm-eval --log_samples files (samples_<task>_<date>.jsonl, or the folder holding "
-            "them), or a CSV or TSV table of graded rows with a header line."),
-            examples=["outputs/my-run", "logs/2026-01-01_task.eval"]),
-            Arg(PATH, positional=True)], *,
-        out: Annotated[str | None, Field(max_length=4096, description=(
-            "Where to write the graded rows as JSONL; pass this file to rate, compare or "
-            "route. null: only the summary and a preview."),
-            examples=["evals/imported.jsonl"]),
-            Arg(OUT, metavar="FILE", writes="jsonl")] = None,
-        format: Annotated[Literal["auto", "prime-rl", "inspect", "lm-eval", "verifiers", "csv",
-                                  "jsonl"], Field(description=(
-            "The source format; 'auto' reads it from the content. A named format wins."))
-        ] = "auto",
-        scorer: Annotated[str | None, Field(max_length=500, description=(
-            "Inspect: the scorer whose score becomes the reward. lm-eval: the metric, 'name' "
-            "or 'name,filter'. Needed only when the output has several; the error lists "
-            "them."))] = None,
-        step: Annotated[Annotated[int, Field(ge=0, le=10**9)] | Literal["first", "last"] | None,
-                        Field(description=(
-                            "prime-rl only: keep one training step (its number, 'first' or "
-                            "'last'). null keeps every step, each row with its `step` and "
-                            "`policy_version`."))] = None,
-        kind: Annotated[Literal["eval", "train"], Field(description=(
-            "prime-rl only: held-out eval episodes or training rollouts."))] = "eval",
-        agent: Annotated[str | None, Field(min_length=1, max_length=200, description=(
-            "prime-rl only: keep one agent's traces (the trace's agent.name) of a multi-agent "
-            "taskset. null keeps every agent, one row per trace."))] = None,
-        keep_errored: Annotated[bool, Field(description=(
-            "Keep errored rollouts as rows marked errored: true. Otherwise they are counted in "
-            "`errored` and left out: a failed rollout is not a zero-reward answer."))
-        ] = False,
-        overwrite: Overwrite = False, ctx: Context = HERE):
-    from pathlib import Path
-
-    from ..importers import import_rows as read  # lazy: the importers load with the call
-
-    # the importers walk the folder and open every file through the door (under the root)
-    result = read(path, format=format, metric=scorer, step=step, kind=kind,
-                  keep_errored=keep_errored, agent=agent)
-    update: dict[str, Any] = {"source": ctx.relative(path),
-                              "files": [ctx.relative(Path(f)) for f in result.files]}
-    if out is not None:
-        write_jsonl(out, result.rows, overwrite=overwrite)
-        update["out"] = ctx.relative(out)
-    return result.model_copy(update=update).with_rows(result.rows)
-

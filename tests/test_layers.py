@@ -52,7 +52,7 @@ LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      "call, page, picture; the table of calls generated from the declarations",
      ("operations.surface", "operations.calls", "operations.__main__", "operations.rows",
       "operations.config", "operations.runs", "operations.hacking", "operations.evalset",
-      "operations.judge", "operations.traces", "operations.methods", "operations.training",
+      "operations.judge", "operations.methods", "operations.training",
       "operations.experiments", "operations.skills", "operations.project")),
     ("surfaces", "the CLI, the MCP server, the skills and the recipes: they call the core, "
      "nothing calls them",

@@ -43,7 +43,10 @@ MODULES = (
     "whileai_core.judge.order",          # a pairwise judge's order reversal
     "whileai_core.judge.labels",         # how many replies to label
     "whileai_core.judge.ablation",       # which rubric clauses matter
-    "whileai_core.operations.traces",    # SFT data from traces
+    "whileai_core.traces.split",         # SFT data from traces: the frozen test, by task
+    "whileai_core.traces.select",        # the asks never passed, the best passing attempt
+    "whileai_core.traces.decontam",      # training traces that leak the test
+    "whileai_core.traces.export",        # the SFT file
     "whileai_core.importers.result",     # graded rows from other systems' output
     "whileai_core.operations.methods",   # update math of methods run in your own trainer
     "whileai_core.operations.training",  # preparing a DPO or GRPO run

@@ -194,7 +194,7 @@ def test_rubric_ablation_finds_needed_and_harmful_clauses():
     def grade(clauses, rows):
         return [all(r[c] for c in clauses) for r in rows]
 
-    res = rubric_ablation(items, grade, ["correct", "cites", "polite"])
+    res = rubric_ablation(items, ["correct", "cites", "polite"], grade=grade)
     by = {c.clause: c for c in res.clauses}
     # hand count over the 8 combinations: the full rubric also demands politeness, so it
     # disagrees on (1,1,0): 7/8. Dropping "polite" gives 8/8 (hurts); dropping "correct"
@@ -230,7 +230,7 @@ def test_rubric_ablation_is_paired_by_item():
             out.append(right)
         return out
 
-    res = rubric_ablation(items, grade, ["a", "b"])
+    res = rubric_ablation(items, ["a", "b"], grade=grade)
     by = {c.clause: c for c in res.clauses}
     lo, hi = wilson_interval(round(res.agreement * n), n)
     assert abs(by["b"].delta) < (hi - lo) / 2                 # the old, unpaired reading: noise

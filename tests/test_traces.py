@@ -153,7 +153,7 @@ def test_a_near_copy_is_credited_to_the_held_out_task_it_copies():
 def test_failed_asks_rejection_sampling_and_selection():
     traces = [_trace("a", "ask a", "no", 0.0), _trace("a", "ask a", "no", 0.0),
               _trace("b", "ask b", "yes", 1.0), _trace("c", "ask c", "no", 0.0)]
-    asks = failed_asks(traces)
+    asks = failed_asks(traces).asks
     assert [a["task_id"] for a in asks] == ["a", "c"]
     assert asks[0]["messages"] == [{"role": "user", "content": "ask a"}]
 

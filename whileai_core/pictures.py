@@ -458,3 +458,12 @@ def watch_run_picture(arguments: dict[str, Any], result: Any, *, out: Any = None
     """watch_run's picture (``plot``): the curve of its answer (``whileai_core.hacking.watch``
     declares watch_run; its picture is drawn here, which reads watch_run)."""
     return watch_picture(result, out=out, overwrite=overwrite)
+
+
+def audit_judge_picture(arguments: dict[str, Any], result: Any, *, out: Any = None,
+                        overwrite: bool = False) -> JudgePicture:
+    """audit_judge's picture (``plot``): agreement and kappa per judge of its call's items
+    (``whileai_core.judge.audit`` declares audit_judge; its picture is drawn here)."""
+    return judge_picture(arguments["items"], judges=arguments.get("judges"),
+                         level=arguments.get("level", CONFIDENCE_LEVEL), out=out,
+                         overwrite=overwrite)

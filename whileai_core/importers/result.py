@@ -4,10 +4,15 @@ not)."""
 
 from __future__ import annotations
 
-import os
+from pathlib import Path
+from typing import Annotated, Any, Literal
 
-from pydantic import PrivateAttr
+from pydantic import Field, PrivateAttr
 
+from ..errors import ArgumentError
+from ..io import write_jsonl
+from ..operations import WRITES, operation
+from ..operations.args import OUT, PATH, Arg, Overwrite
 from ..result import Result, fmt_rate
 from ..safepath import Root, UserPath
 from ..rows import load_rows
@@ -126,24 +131,92 @@ def summarize(fmt: str, source: str, files: list[str], rows: list[dict], *, erro
     return result.with_rows(rows)
 
 
-def import_rows(source: str | os.PathLike | UserPath, *, format: str = "auto",
-                metric: str | None = None, step: int | str | None = None, kind: str = "eval",
-                keep_errored: bool = False, agent: str | None = None,
-                root: Root | None = None) -> Imported:
+@operation(
+    cli="import", toolset="sft", effect=WRITES,
+    title="Import graded rows from prime-rl, Inspect, lm-eval or a table",
+    description=(
+        "Turn another system's eval output into graded rows every other tool reads: prime-rl "
+        "episodes (reward = the trace's summed rewards; step and the policy version that sampled "
+        "each row), Inspect logs (one row per sample and epoch; C/I/P or numeric scores), "
+        "lm-eval --log_samples files (one row per doc, the metric named), CSV/TSV tables (cells "
+        "typed, look-alike columns renamed and said). Errored rollouts are "
+        "counted, not scored 0. Writes `out` (JSONL); returns counts, per-step policy "
+        "versions, notes and 3 preview rows."),
+    doing="importing graded rows")
+def import_rows(
+        path: Annotated[str, Field(min_length=1, max_length=4096, description=(
+            "The output to import: a prime-rl run folder (or "
+            "rollouts/step_<S>/eval/all/traces.jsonl), an Inspect log (.eval or .json), or "
+            "lm-eval --log_samples files (samples_<task>_<date>.jsonl, or the folder holding "
+            "them), or a CSV or TSV table of graded rows with a header line."),
+            examples=["outputs/my-run", "logs/2026-01-01_task.eval"]),
+            Arg(PATH, positional=True)], *,
+        out: Annotated[str | None, Field(max_length=4096, description=(
+            "Where to write the graded rows as JSONL; pass this file to rate, compare or "
+            "route. null: only the summary and a preview."),
+            examples=["evals/imported.jsonl"]),
+            Arg(OUT, metavar="FILE", writes="jsonl")] = None,
+        format: Annotated[Literal["auto", "prime-rl", "inspect", "lm-eval", "verifiers", "csv",
+                                  "jsonl"], Field(description=(
+            "The source format; 'auto' reads it from the content. A named format wins."))
+        ] = "auto",
+        scorer: Annotated[str | None, Field(max_length=500, description=(
+            "Inspect: the scorer whose score becomes the reward. lm-eval: the metric, 'name' "
+            "or 'name,filter'. Needed only when the output has several; the error lists "
+            "them."))] = None,
+        step: Annotated[Annotated[int, Field(ge=0, le=10**9)] | Literal["first", "last"] | None,
+                        Field(description=(
+                            "prime-rl only: keep one training step (its number, 'first' or "
+                            "'last'). null keeps every step, each row with its `step` and "
+                            "`policy_version`."))] = None,
+        kind: Annotated[Literal["eval", "train"], Field(description=(
+            "prime-rl only: held-out eval episodes or training rollouts."))] = "eval",
+        agent: Annotated[str | None, Field(min_length=1, max_length=200, description=(
+            "prime-rl only: keep one agent's traces (the trace's agent.name) of a multi-agent "
+            "taskset. null keeps every agent, one row per trace."))] = None,
+        keep_errored: Annotated[bool, Field(description=(
+            "Keep errored rollouts as rows marked errored: true. Otherwise they are counted in "
+            "`errored` and left out: a failed rollout is not a zero-reward answer."))
+        ] = False,
+        overwrite: Overwrite = False,
+        metric: Annotated[str | None, Arg(cli=False, mcp=False)] = None,
+        root: Annotated[Root | None, Arg(cli=False, mcp=False)] = None) -> Imported:
     """Graded rows from another system's output. Returns :class:`Imported` (``.rows``).
 
     ``format``: ``"auto"`` (from the content), or one of ``prime-rl``, ``inspect``, ``lm-eval``
-    (wins over the content). ``metric``: the Inspect scorer or lm-eval metric (``name`` or
-    ``name,filter``) that becomes the reward; needed when there are several. ``step`` and
+    (wins over the content). ``scorer``: the Inspect scorer or lm-eval metric (``name`` or
+    ``name,filter``) that becomes the reward; needed when there are several (``metric``, from
+    Python only, is the same choice by its name before). ``step`` and
     ``kind``: prime-rl only (one step, an int or ``"first"``/``"last"``; ``"eval"`` or
     ``"train"`` episodes). ``keep_errored``: keep errored rollouts as rows with
     ``errored: true`` instead of only counting them. ``agent``: prime-rl only, one agent's
-    traces of a multi-agent taskset (``agent.name``). Every file and folder is opened through
-    the path door: under ``root`` when given (confined), else as the user's own path; a link
-    anywhere inside the output is refused, never followed.
+    traces of a multi-agent taskset (``agent.name``). ``out``: write every row there as JSONL
+    (``overwrite``: replace a file that exists). Every file and folder is opened through
+    the path door: under ``root`` when given (confined), else as the user's own path (a
+    ``UserPath``, the server's, as it is); a link anywhere inside the output is refused, never
+    followed. ``source``, ``files`` and ``out`` in the answer are the paths as the caller wrote
+    them (under the server's root, relative to it).
     """
-    return imported(read_foreign(source, format=format, metric=metric, step=step, kind=kind,
-                                 keep_errored=keep_errored, agent=agent, root=root))
+    if scorer is not None and metric is not None and scorer != metric:
+        raise ArgumentError(f"`scorer` is {scorer!r} and `metric` {metric!r}: one name for one "
+                            "choice. Fix: give scorer alone")
+    result = imported(read_foreign(path, format=format, metric=metric if scorer is None else scorer,
+                                   step=step,
+                                   kind=kind, keep_errored=keep_errored, agent=agent,
+                                   root=root))
+    update: dict[str, Any] = {} if root is not None else {
+        "source": str(path), "files": _as_written(path, result.files)}
+    if out is not None:
+        write_jsonl(out, result.rows, overwrite=overwrite)
+        update["out"] = str(out)
+    return result.model_copy(update=update).with_rows(result.rows)
+
+
+def _as_written(path: Any, files: list[str]) -> list[str]:
+    """The files read, as the caller would write them: relative to the server's root when
+    ``path`` came through it, else as named."""
+    door = path.root if isinstance(path, UserPath) and path.root.confined else None
+    return [door.relative(f) if door is not None else str(Path(f)) for f in files]
 
 
 def imported(read: ForeignRows) -> Imported:

@@ -31,19 +31,20 @@ Small samples: kappa is undefined (None) when labels and grades are both constan
 its floor with a reason that says to label failures too. No verdict is "clears" without at least
 one labelled failure.
 
-Modules, by concept: :mod:`.agreement` (Wilson, kappa and its interval, failures needed, the
-label-sample plan), :mod:`.audit` (the audit and its verdicts), :mod:`.ablation` (rubric
-ablation, paired by item), :mod:`.order` (order reversal). Every name imports from
-``whileai_core.judge`` as before.
+Modules, by concept: :mod:`.agreement` (Wilson, kappa and its interval, failures needed),
+:mod:`.labels` (the label-sample plan: the ``failures_needed`` operation, declared there; this
+package's ``failures_needed`` stays the count alone), :mod:`.audit` (the audit and its
+verdicts), :mod:`.ablation` (rubric ablation, paired by item), :mod:`.order` (order reversal).
+Every name imports from ``whileai_core.judge`` as before.
 """
 
 from __future__ import annotations
 
 from .ablation import ClauseEffect, RubricAblation, ablation_from_grades, rubric_ablation
-from .agreement import (KappaInterval, LabelSample, _check_level, _pearson, cohen_kappa,
-                        failures_needed, kappa_interval, kappa_with_interval, label_sample,
-                        wilson_interval)
+from .agreement import (KappaInterval, _check_level, _pearson, cohen_kappa, failures_needed,
+                        kappa_interval, kappa_with_interval, wilson_interval)
 from .audit import JudgeAudit, JudgeReport, Verdict, _as_pass, _read_items, audit_judge
+from .labels import LabelSample, label_sample
 from .order import OrderReversal, Pick, order_reversal
 
 __all__ = ["ClauseEffect", "JudgeAudit", "JudgeReport", "KappaInterval", "LabelSample",

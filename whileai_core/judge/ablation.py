@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import Field
 
 from .. import defaults as D
+from ..bootstrap import task_bootstrap
 from ..errors import ArgumentError, RowsError
+from ..operations import READS, operation
+from ..operations.args import Arg, Level, Records
+from ..operations.describe import named, values_of
 from ..result import Result, fmt_rate
+from ..stats.paired import needs_sign_flip, paired_interval
 
 from .agreement import _check_level, cohen_kappa, wilson_interval
 from .audit import _as_pass, _read_items
-from ..bootstrap import task_bootstrap
 
 
 # --- rubric ablation -----------------------------------------------------------------------
@@ -57,20 +61,49 @@ class RubricAblation(Result):
         return "\n".join(lines + [self.note])
 
 
-def rubric_ablation(items: Any, grade: Callable[[list[str], list[dict]], Sequence[Any]],
-                    clauses: Sequence[str], *, level: float = D.CONFIDENCE_LEVEL
-                    ) -> RubricAblation:
+def _ablation_doc() -> str:
+    return ("Agreement with the labels with the whole rubric, then with each clause dropped: "
+            "per clause the agreement, its change, and its `effect` "
+            f"({named(values_of(ClauseEffect, 'effect'))}), flagged when inside the sample's "
+            "noise. The grades come with the items (your judge graded them), or, from Python, "
+            "from `grade`, called with each clause list.")
+
+
+@operation(toolset="judge", effect=READS, title="Which rubric clauses matter?",
+           description=_ablation_doc, doing="ablating a rubric",
+           serves=("ablation_from_grades",))
+def rubric_ablation(
+        items: Annotated[Records, Field(description=(
+            "Labelled replies graded by the judge with the whole rubric and with each clause "
+            "dropped in turn: {\"id\": \"t1\", \"label\": true, \"grade\": true, \"without\": "
+            "{\"<clause 1>\": true, ...}}; grades take true/false, 1/0 or \"pass\"/\"fail\" "
+            "(from Python with `grade`: the labels alone)."), examples=["judge/ablation.jsonl"])],
+        clauses: Annotated[list[Annotated[str, Field(min_length=1, max_length=10_000)]], Field(
+            min_length=2, max_length=200, description=(
+                "The rubric's clauses, exactly as the keys of each item's `without`."),
+            examples=[["Refuse refunds without an order id.", "Be polite."]]),
+            Arg(metavar="CLAUSE")], *,
+        grade: Annotated[Callable[[list[str], list[dict]], Any] | None,
+                         Arg(cli=False, mcp=False)] = None,
+        level: Level = D.CONFIDENCE_LEVEL) -> RubricAblation:
     """Grade the labelled items with the full rubric, then with each clause dropped.
 
-    ``grade(clauses, items)`` returns one pass/fail per item for a rubric made of ``clauses``.
+    ``grade(clauses, items)`` returns one pass/fail per item for a rubric made of ``clauses``;
+    without it the grades come with the items (:func:`ablation_from_grades`).
     A clause whose removal lowers agreement is ``needed``; one whose removal changes nothing is
     ``no_effect`` (cut it, or it tests something the sample does not contain); one whose removal
     raises agreement ``hurts``. Each change is paired by item (the same items graded twice): its
     interval and p-value come from :func:`whileai_core.stats.paired_interval` (the exact McNemar
     test when fewer than 30 items changed); ``within_noise`` when that test cannot tell it from 0.
     """
-    from ..stats.paired import paired_interval  # lazy: stats.paired loads only when rubric_ablation() runs
+    if grade is None:
+        return ablation_from_grades(items, clauses, level=level)
+    return _ablate(items, grade, clauses, level=level)
 
+
+def _ablate(items: Any, grade: Callable[[list[str], list[dict]], Sequence[Any]],
+            clauses: Sequence[str], *, level: float = D.CONFIDENCE_LEVEL) -> RubricAblation:
+    """:func:`rubric_ablation` with ``grade`` given."""
     level = _check_level(level)
     recs = _read_items(items)
     records = recs.items
@@ -118,8 +151,6 @@ def rubric_ablation(items: Any, grade: Callable[[list[str], list[dict]], Sequenc
 
 
 def _paired_draws(d: np.ndarray) -> np.ndarray | None:
-    from ..stats.paired import needs_sign_flip  # lazy: stats.paired loads only when _paired_draws() runs
-
     if needs_sign_flip(d):
         return None
 
@@ -156,4 +187,4 @@ def ablation_from_grades(items: Any, clauses: Sequence[str], *,
         (dropped,) = [c for c in clauses if c not in active]
         return [r["without"][dropped] for r in records]
 
-    return rubric_ablation(items, grade, clauses, level=level)  # re-read: errors name lines
+    return _ablate(items, grade, clauses, level=level)  # re-read: errors name lines

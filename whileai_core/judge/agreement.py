@@ -1,5 +1,6 @@
 """The judge audit's statistics: Wilson intervals, Cohen's kappa and its interval, how many
-labelled failures a sample needs, and the label-sample plan. References: see the package."""
+labelled failures a sample needs (the plan built on it: :mod:`.labels`). References: see the
+package."""
 
 from __future__ import annotations
 
@@ -143,31 +144,6 @@ def failures_needed(half_width: float = D.JUDGE_FALSE_PASS_HALF_WIDTH, *,
                             f"more than 10^11 labelled failures), got {half_width!r}. Fix: use "
                             f"the default {D.JUDGE_FALSE_PASS_HALF_WIDTH}")
     return math.ceil(z_value(0.5 + level / 2.0) ** 2 * 0.25 / half_width ** 2 - 1e-9)
-
-
-class LabelSample(Result):
-    """How many labelled failures the audit needs, and what that means in labelled replies."""
-
-    failures: int = Field(description="label-fail items needed for +-half_width on the "
-                                      "false-pass rate, at worst (p = 0.5)")
-    half_width: float
-    level: float
-    items_by_failure_share: dict[str, int] = Field(
-        description="replies to label in all when this share of them fail")
-
-    def render(self) -> str:
-        shares = ", ".join(f"{k} fail: {v}" for k, v in self.items_by_failure_share.items())
-        return (f"label at least {self.failures} failures (false pass known to "
-                f"+-{self.half_width:g} at {self.level:.0%}); replies to label: {shares}")
-
-
-def label_sample(half_width: float = D.JUDGE_FALSE_PASS_HALF_WIDTH, *,
-                 level: float = D.CONFIDENCE_LEVEL) -> LabelSample:
-    """:func:`failures_needed`, with the replies to label at a 10%, 30% and 50% failure share."""
-    need = failures_needed(half_width, level=level)
-    return LabelSample(failures=need, half_width=float(half_width), level=float(level),
-                       items_by_failure_share={f"{share:.0%}": math.ceil(need / share - 1e-9)
-                                               for share in (0.1, 0.3, 0.5)})
 
 
 def _pearson(x: np.ndarray, y: np.ndarray) -> float | None:

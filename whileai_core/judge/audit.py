@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field
@@ -11,13 +11,18 @@ from pydantic import Field
 from .. import voice
 from .. import defaults as D
 from ..errors import ArgumentError, RowsError, as_json
+from ..operations import READS, VERDICT, operation
+from ..operations.args import Level, Names, Records
+from ..operations.describe import named, values_of
 from ..result import Result, fmt_rate, fmt_value
+from ..records import read_records
 
 from .agreement import _check_level, _pearson, cohen_kappa, failures_needed, kappa_interval, \
     wilson_interval
 
 
 Verdict = Literal["clears", "fails", "label_more"]
+Share = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]  # a floor, a ceiling, a limit
 
 
 # --- the audit -----------------------------------------------------------------------------
@@ -94,17 +99,40 @@ def _as_pass(value: Any, *, where: dict, field: str) -> bool:
 
 
 def _read_items(items: Any, noun: str = "item"):
-    from ..rows import read_records  # lazy: rows loads only when _read_items() runs (one reader for every JSONL input, with line-numbered errors)
-
-    return read_records(items, noun=noun)
+    return read_records(items, noun=noun)  # one reader for every JSONL input, line-numbered
 
 
-def audit_judge(items: Any, *, judges: Sequence[str] | None = None,
-                min_agreement: float = D.JUDGE_MIN_AGREEMENT,
-                min_kappa: float = D.JUDGE_MIN_KAPPA,
-                max_false_pass: float = D.JUDGE_MAX_FALSE_PASS,
-                half_width: float = D.JUDGE_FALSE_PASS_HALF_WIDTH,
-                level: float = D.CONFIDENCE_LEVEL) -> JudgeAudit:
+def _audit_doc() -> str:
+    return ("Before trusting an LLM judge as a reward: compare each candidate judge with blind "
+            "human labels. Per judge: agreement with its interval, Cohen's kappa, false-pass "
+            "rate with its interval, length bias, and a `verdict` "
+            f"({named(values_of(JudgeReport, 'verdict'))}); plus the judge to use (`best`), if "
+            "any, and the next step. plot: agreement and kappa per judge as a picture.")
+
+
+@operation(toolset="judge", effect=READS, title="Audit an LLM judge against human labels",
+           description=_audit_doc, exit_code=VERDICT, doing="auditing a judge",
+           picture="whileai_core.pictures:audit_judge_picture", serves=("judge_picture",))
+def audit_judge(
+        items: Annotated[Records, Field(description=(
+            "Blind human labels with each candidate judge's grade on the same replies, one "
+            "object per reply: {\"id\": \"t1\", \"label\": true, \"grades\": {\"judge-a\": true, "
+            "\"judge-b\": false}, \"reply\": \"...\"}; label/grades take true/false, 1/0 or "
+            "\"pass\"/\"fail\"; reply (or length) turns on the length-bias check."))], *,
+        judges: Annotated[Names, Field(description=(
+            "Judge names to audit; null: every name found in `grades`."))] = None,
+        min_agreement: Annotated[Share, Field(description=(
+            "Floor on the lower bound of agreement with the labels, in [0, 1]."))
+        ] = D.JUDGE_MIN_AGREEMENT,
+        min_kappa: Annotated[Share, Field(description="Floor on Cohen's kappa, in [0, 1].")
+                             ] = D.JUDGE_MIN_KAPPA,
+        max_false_pass: Annotated[Share, Field(description=(
+            "Ceiling on the share of label-fail replies the judge passes, in [0, 1]."))
+        ] = D.JUDGE_MAX_FALSE_PASS,
+        half_width: Annotated[float, Field(gt=0, lt=0.5, allow_inf_nan=False, description=(
+            "Precision (+-) the false-pass rate is sized for, in (0, 0.5); sets how many "
+            "labelled failures are needed."))] = D.JUDGE_FALSE_PASS_HALF_WIDTH,
+        level: Level = D.CONFIDENCE_LEVEL) -> JudgeAudit:
     """Read every candidate judge against blind human labels.
 
     Arguments (JSON-friendly):

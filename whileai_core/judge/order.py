@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
 
 from .. import defaults as D
 from ..errors import RowsError, as_json
+from ..operations import READS, VERDICT, operation
+from ..operations.args import Level, Records
+from ..operations.describe import named, values_of
 from ..result import Result, fmt_rate
 
 from .agreement import _check_level, wilson_interval
-from .audit import _read_items
+from .audit import Share, _read_items
 
 
 # --- order reversal on pairs ---------------------------------------------------------------
@@ -45,8 +48,24 @@ class OrderReversal(Result):
                 f"{self.tie_flips} via a tie -> {self.verdict}\n{self.note}")
 
 
-def order_reversal(pairs: Any, *, max_flips: float = D.JUDGE_MAX_ORDER_FLIPS,
-                   level: float = D.CONFIDENCE_LEVEL) -> OrderReversal:
+def _order_doc() -> str:
+    return ("Read a pairwise judge's picks with each pair shown in both orders: how many flip, "
+            f"with an interval, and the `verdict`: {named(values_of(OrderReversal, 'verdict'))}"
+            " (its order can rank, or only its top pick can be used).")
+
+
+@operation(toolset="judge", effect=READS, title="Does a pairwise judge flip with the order?",
+           description=_order_doc, exit_code=VERDICT,
+           doing="checking a judge's order consistency")
+def order_reversal(
+        pairs: Annotated[Records, Field(description=(
+            "A pairwise judge's pick on each pair in both orders: {\"id\": ..., \"forward\": "
+            "\"first\"|\"second\"|\"tie\", \"reversed\": \"first\"|\"second\"|\"tie\"} (picks "
+            "by position)."))], *,
+        max_flips: Annotated[Share, Field(description=(
+            "Largest share of pairs whose pick may flip with the order for the judge to still "
+            "be used as a ranking."))] = D.JUDGE_MAX_ORDER_FLIPS,
+        level: Level = D.CONFIDENCE_LEVEL) -> OrderReversal:
     """Read a pairwise judge's picks in both orders.
 
     Arguments (JSON-friendly): ``pairs`` is a JSONL path or a list of dicts

@@ -54,8 +54,15 @@ MODULES = (
     "whileai_core.hacking.doctor",       # reward hacking: a run's diagnosis
     "whileai_core.evalset",              # the eval itself: content names, frozen holdout
     "whileai_core.categories",           # the eval itself: pass@1 by category
-    "whileai_core.operations.judge",     # LLM judges
-    "whileai_core.operations.traces",    # SFT data from traces, imports
+    "whileai_core.judge.audit",          # LLM judges: the audit
+    "whileai_core.judge.order",          # a pairwise judge's order reversal
+    "whileai_core.judge.labels",         # how many replies to label
+    "whileai_core.judge.ablation",       # which rubric clauses matter
+    "whileai_core.traces.split",         # SFT data from traces: the frozen test, by task
+    "whileai_core.traces.select",        # the asks never passed, the best passing attempt
+    "whileai_core.traces.decontam",      # training traces that leak the test
+    "whileai_core.traces.export",        # the SFT file
+    "whileai_core.importers.result",     # graded rows from other systems' output
     "whileai_core.methods.specs",        # update math of methods run in your own trainer:
     "whileai_core.methods.grouping",     # rollout_update, shape_group
     "whileai_core.pairs.build",          # preparing a DPO or GRPO run: dpo_pairs,

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from .. import defaults as D
 from ..errors import ArgumentError, RowsError
+from ..operations import WRITES, operation
+from ..operations.args import OptionalOut, Overwrite, Records
 from ..result import Result
+from ..records import read_records
 
-from .read import _check_messages, load_traces, prompt_text
+from .read import TRACE_FORM, _check_messages, _kept, load_traces, prompt_text
 
 
 # --- 5. decontamination --------------------------------------------------------------------
@@ -126,14 +129,31 @@ class _HeldIndex:
         return found / len(grams), best, (share[inside] if inside else 0.0), inside
 
 
-def decontaminate(train: Any, holdout: Any, *, ngram: int = D.DECONTAM_NGRAM,
-                  max_overlap: float = D.DECONTAM_MAX_OVERLAP) -> Decontamination:
+@operation(
+    toolset="sft", effect=WRITES, title="Drop training traces that leak the held-out test",
+    description=(
+        "Drop training traces whose task is held out, whose prompt equals a held-out prompt, or "
+        "whose n-gram overlap with held-out prompts reaches `max_overlap`; every drop with its "
+        "reason. Give `out` to write the kept traces to a file."),
+    doing="decontaminating training traces", serves=("load_traces",))
+def decontaminate(
+        train: Annotated[Records, Field(description=f"Training traces. {TRACE_FORM}")],
+        holdout: Annotated[Records, Field(description=(
+            "The held-out asks: {\"task_id\": ..., \"prompt\": str} or {\"task_id\": ..., "
+            "\"messages\": [...]}."))], *,
+        ngram: Annotated[int, Field(ge=1, le=64, description=(
+            "Words per n-gram, in [1, 64]."))] = D.DECONTAM_NGRAM,
+        max_overlap: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False, description=(
+            "Drop a training prompt when at least this share of its n-grams occur in held-out "
+            "prompts, in (0, 1]."))] = D.DECONTAM_MAX_OVERLAP,
+        out: OptionalOut = None, overwrite: Overwrite = False) -> Decontamination:
     """Drop training records that could carry the held-out test into training.
 
     Arguments (JSON-friendly): ``train``: traces (path or list of dicts with ``task_id`` and
     ``messages``); ``holdout``: the held-out records (path or list of dicts with ``task_id`` and
     ``messages`` or a ``prompt`` string); ``ngram``: words per n-gram (default 8);
-    ``max_overlap``: the share that drops a record (default 0.8).
+    ``max_overlap``: the share that drops a record (default 0.8); ``out``: write the kept
+    records there as JSONL and leave them out of the answer.
 
     A record is dropped when (in this order) its task id is held out (``held_out_task``); its
     prompt equals a held-out prompt after lowercasing and collapsing punctuation/space
@@ -174,14 +194,13 @@ def decontaminate(train: Any, holdout: Any, *, ngram: int = D.DECONTAM_NGRAM,
             dropped.append(Dropped(reason="embedded_prompt", matched_task=inside, **common))
         else:
             kept.append(r)
-    return Decontamination(records=kept, dropped=dropped, n_in=len(records), n_kept=len(kept),
-                           ngram=ngram, max_overlap=float(max_overlap),
-                           reasons=dict(Counter(d.reason for d in dropped)))
+    return _kept(Decontamination(records=kept, dropped=dropped, n_in=len(records),
+                                 n_kept=len(kept), ngram=ngram, max_overlap=float(max_overlap),
+                                 reasons=dict(Counter(d.reason for d in dropped))),
+                 out, overwrite)
 
 
 def _holdout_records(holdout: Any) -> list[dict]:
-    from ..rows import read_records  # lazy: rows loads only when _holdout_records() runs
-
     recs = read_records(holdout, noun="held-out record")
     for i, h in enumerate(recs.items):
         where = recs.where(i)

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
-from typing import Any
+from typing import Annotated
+
+from pydantic import Field
 
 from ..errors import RowsError
+from ..io import write_atomic
+from ..operations import WRITES, operation
+from ..operations.args import OutFile, Overwrite, Records
 from ..result import Result
 
-from .read import _read_traces
-from ..io import write_atomic
+from .read import TRACE_FORM, _read_traces
 
 
 # --- 6. export -----------------------------------------------------------------------------
@@ -33,11 +36,23 @@ class SFTExport(Result):
                 f"turns) to {self.path}\n{self.trains_on}")
 
 
-def export_sft(records: Any, path: str | os.PathLike, *, overwrite: bool = False) -> SFTExport:
+@operation(
+    toolset="sft", effect=WRITES, title="Write the SFT file (TRL conversational JSONL)",
+    description=(
+        "Write traces as TRL's conversational JSONL ({\"messages\": [...]} per line), "
+        "atomically; never replaces an existing file unless overwrite=true. Says which tokens "
+        "TRL will train on."),
+    doing="exporting an SFT file")
+def export_sft(
+        records: Annotated[Records, Field(description=(
+            f"The traces to train on (select_sft / decontaminate output). {TRACE_FORM}; each "
+            "must end with an assistant turn."))],
+        out: Annotated[OutFile, Field(description="Where to write TRL's conversational JSONL.")],
+        *, overwrite: Overwrite = False) -> SFTExport:
     """Write TRL's conversational JSONL: one ``{"messages": [{"role", "content"}, ...]}`` a line.
 
     Arguments (JSON-friendly): ``records``: traces (path or list of dicts with ``messages``;
-    other fields are dropped); ``path``: where to write; ``overwrite``: replace an existing file
+    other fields are dropped); ``out``: where to write; ``overwrite``: replace an existing file
     (default False: refuse). Each conversation must end with an assistant turn, the thing SFT
     teaches. Written atomically.
     """
@@ -51,5 +66,5 @@ def export_sft(records: Any, path: str | os.PathLike, *, overwrite: bool = False
                             fix="keep only attempts with a reply (select_sft output)")
         turns += sum(m["role"] == "assistant" for m in msgs)
         lines.append(json.dumps({"messages": msgs}, ensure_ascii=False))
-    target = write_atomic(path, "\n".join(lines) + "\n", overwrite=overwrite)
+    target = write_atomic(out, "\n".join(lines) + "\n", overwrite=overwrite)
     return SFTExport(path=str(target), n_records=len(lines), n_assistant_turns=turns)

@@ -1,4 +1,5 @@
-"""Reading traces: every trace checked (task_id, messages, an optional reward); the ask's text."""
+"""Reading traces: every trace checked (task_id, messages, an optional reward); the ask's text;
+what a step keeps, written to a file instead of the answer when asked."""
 
 from __future__ import annotations
 
@@ -8,9 +9,14 @@ from typing import Any
 
 from ..errors import RowsError, as_json
 from ..field_names import missing, rename_fix
+from ..io import write_jsonl
+from ..result import Result
+from ..records import read_records
 
 
 ROLES = ("system", "user", "assistant", "tool")
+TRACE_FORM = ('Each trace: {"task_id": str, "messages": [{"role": "system"|"user"|"assistant"|'
+              '"tool", "content": str}, ...]}')
 
 
 # --- reading traces ------------------------------------------------------------------------
@@ -27,9 +33,7 @@ def load_traces(source: Any, *, need_reward: bool = False) -> list[dict]:
 
 
 def _read_traces(source: Any, *, need_reward: bool = False):
-    from ..rows import read_records  # lazy: rows loads only when _read_traces() runs (the one JSONL reader, with line-numbered errors)
-
-    recs = read_records(source, noun="trace")
+    recs = read_records(source, noun="trace")  # the one JSONL reader, line-numbered errors
     if not recs.items:
         raise RowsError("no traces", source=recs.name, fix="give at least one trace")
     for i, rec in enumerate(recs.items):
@@ -86,3 +90,13 @@ def prompt_text(record: Mapping) -> str:
     if isinstance(record.get("prompt"), str):
         return record["prompt"]
     return "\n".join(m["content"] for m in record.get("messages", ()) if m.get("role") == "user")
+
+
+def _kept(result: Result, out: Any, overwrite: bool, field: str = "records") -> Result:
+    """``result`` with its list ``field`` written to ``out`` as JSONL (when given) and left out
+    of it, ``path`` saying where (the path as the caller wrote it: relative to the server's
+    root, or as typed), so a large set never passes through the prompt."""
+    if out is None:
+        return result
+    write_jsonl(out, getattr(result, field), overwrite=overwrite)
+    return result.model_copy(update={field: [], "path": str(out)})

@@ -4,33 +4,28 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
 from .. import defaults as D
 from ..errors import ArgumentError
+from ..operations import WRITES, operation
+from ..operations.args import OptionalOut, Overwrite, Records, Threshold
 from ..result import Result, fmt_rate
+from ..stats import pass_at
 
-from .read import load_traces, prompt_messages
+from .read import TRACE_FORM, _kept, load_traces, prompt_messages
+
+PassThreshold = Annotated[Threshold, Field(description=(
+    "A trace passes when reward >= threshold; null: 1.0."))]
+
+
+def _threshold(value: float | None) -> float:
+    return D.PASS_THRESHOLD if value is None else value
 
 
 # --- 2. the asks the agent failed ----------------------------------------------------------
-
-def failed_asks(traces: Any, *, threshold: float = D.PASS_THRESHOLD) -> list[dict]:
-    """One ask per task where no trace passed (reward >= threshold), as ``{"task_id", "messages"}``.
-
-    These are what the agent cannot yet do: the asks to seed new attempts with.
-    """
-    records = load_traces(traces, need_reward=True)
-    passed = {str(r["task_id"]) for r in records if r["reward"] >= threshold}
-    asks: dict[str, dict] = {}
-    for r in records:
-        tid = str(r["task_id"])
-        if tid not in passed and tid not in asks:
-            asks[tid] = {"task_id": tid, "messages": prompt_messages(r)}
-    return list(asks.values())
-
 
 class FailedAsks(Result):
     """The asks no trace passed: what the agent cannot yet do (seeds for new attempts)."""
@@ -46,6 +41,35 @@ class FailedAsks(Result):
         where = f"; written to {self.path}" if self.path else ""
         return (f"{self.n_asks} asks no trace passed (of {self.n_traces} traces){where}"
                 + (f" ({self.shown})" if self.shown else ""))
+
+
+@operation(
+    toolset="sft", effect=WRITES, title="The asks the agent never passed",
+    description=(
+        "One ask (task_id and prompt messages) per task where no trace passed: the seeds for "
+        "new attempts (rejection sampling with your model and your grader). `out` writes them "
+        "as JSONL instead of returning them."),
+    doing="finding failed asks")
+def failed_asks(
+        traces: Annotated[Records, Field(description=(
+            f"Graded traces (training side only: the training file split_by_task writes). "
+            f"{TRACE_FORM} plus \"reward\": number."), examples=["train.jsonl"])], *,
+        threshold: PassThreshold = D.PASS_THRESHOLD, out: OptionalOut = None,
+        overwrite: Overwrite = False) -> FailedAsks:
+    """One ask per task where no trace passed (reward >= threshold; None: 1.0), each as
+    ``{"task_id", "messages"}`` (``asks``): what the agent cannot yet do, the asks to seed new
+    attempts with. ``out``: write the asks there as JSONL and leave them out of the answer.
+    """
+    threshold = _threshold(threshold)
+    records = load_traces(traces, need_reward=True)
+    passed = {str(r["task_id"]) for r in records if r["reward"] >= threshold}
+    asks: dict[str, dict] = {}
+    for r in records:
+        tid = str(r["task_id"])
+        if tid not in passed and tid not in asks:
+            asks[tid] = {"task_id": tid, "messages": prompt_messages(r)}
+    result = FailedAsks(asks=list(asks.values()), n_asks=len(asks), n_traces=len(records))
+    return _kept(result, out, overwrite, "asks")
 
 
 # --- 3. rejection sampling -----------------------------------------------------------------
@@ -113,16 +137,28 @@ def _reply_length(trace: Mapping) -> int:
     return sum(len(m["content"]) for m in trace["messages"] if m["role"] == "assistant")
 
 
-def select_sft(attempts: Any, *, threshold: float = D.PASS_THRESHOLD) -> SFTSelection:
+@operation(
+    toolset="sft", effect=WRITES, title="Pick the best passing attempt per ask",
+    description=(
+        "From graded attempts, keep per ask the best passing one (highest reward, then the "
+        "shortest reply); list the asks with no pass; attempt pass@1 with its interval. Give "
+        "`out` to write the kept traces to a file instead of returning them."),
+    doing="selecting SFT traces", serves=("load_traces",))
+def select_sft(
+        attempts: Annotated[Records, Field(description=(
+            f"Graded attempts (several per ask allowed). {TRACE_FORM} plus \"reward\": "
+            "number."))], *,
+        threshold: PassThreshold = D.PASS_THRESHOLD, out: OptionalOut = None,
+        overwrite: Overwrite = False) -> SFTSelection:
     """Keep, for each ask, the best passing attempt.
 
     Arguments (JSON-friendly): ``attempts``: a JSONL path or a list of graded traces
     (``task_id``, ``messages``, ``reward``); ``threshold``: a pass is reward >= threshold
-    (default 1.0). Best = highest reward, then the shortest reply (so the file does not teach
-    padding), then the earliest. Asks with no passing attempt are listed, not kept.
+    (default and None: 1.0). Best = highest reward, then the shortest reply (so the file does
+    not teach padding), then the earliest. Asks with no passing attempt are listed, not kept.
+    ``out``: write the kept traces there as JSONL and leave them out of the answer.
     """
-    from ..stats import pass_at  # lazy: stats loads only when select_sft() runs
-
+    threshold = _threshold(threshold)
     records = load_traces(attempts, need_reward=True)
     best: dict[str, dict] = {}
     order: dict[str, None] = {}
@@ -140,7 +176,8 @@ def select_sft(attempts: Any, *, threshold: float = D.PASS_THRESHOLD) -> SFTSele
     note = ("asks with no pass stay unsolved: more attempts will not help at p = 0 "
             "(1 - (1-p)^k = 0); give them a stronger model or a hint") if missing else \
         "every ask has a passing attempt"
-    return SFTSelection(records=[best[t] for t in order if t in best], n_asks=len(order),
-                        n_attempts=len(records), n_kept=len(best), asks_without_pass=missing,
-                        attempt_pass_at_1=rates.pass_at_1, attempt_pass_at_1_ci=rates.ci,
-                        note=note)
+    return _kept(SFTSelection(
+        records=[best[t] for t in order if t in best], n_asks=len(order),
+        n_attempts=len(records), n_kept=len(best), asks_without_pass=missing,
+        attempt_pass_at_1=rates.pass_at_1, attempt_pass_at_1_ci=rates.ci, note=note),
+        out, overwrite)

@@ -6,7 +6,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
@@ -14,9 +14,13 @@ from .. import voice
 from .. import defaults as D
 from ..errors import ArgumentError, ConfigError, RowsError, as_json
 from ..io import write_atomic, write_jsonl
+from ..operations import WRITES, operation
+from ..operations.args import OUT, Arg, OptionalRowField, Overwrite, Records, Seed
 from ..records import read_records
 from ..result import Result
+from ..rows import Rows
 from ..safepath import StreamPath, UserPath, is_path, user_path
+from ..stats import holdout_size
 from ..voice import arg
 
 
@@ -64,13 +68,43 @@ def _task_of(record: Mapping) -> str:
     return str(record.get("task_id", record.get("scenario_id")))  # the rows' alias too
 
 
-def split_by_task(rows_or_records: Any, *, share: float = D.HOLDOUT_SHARE,
-                  seed: int = D.SPLIT_SEED, stratify: str | None = None) -> TaskSplit:
+@operation(
+    cli="split", toolset="sft", effect=WRITES, title="Hold out a frozen test, split by task",
+    description=(
+        "Hold out `share` of the tasks (never part of a task), ranked by a hash of the seed and "
+        "the task id so the split does not depend on row order. Optionally writes the held-out "
+        "ids (`out`, the frozen test) and each side's records (`holdout_out`, `train_out`); "
+        "nothing is written unless every file can be (two outputs naming the same file, or one "
+        "that exists without overwrite, refuse the call). The note compares the test's size "
+        "with holdout_size."),
+    doing="splitting by task", serves=("load_traces",))
+def split_by_task(
+        rows: Annotated[Records, Field(description=(
+            "Records with a `task_id` (graded rows, traces...). Split by task, never by row."),
+            examples=["traces.jsonl"])], *,
+        share: Annotated[float, Field(gt=0.0, lt=1.0, allow_inf_nan=False, description=(
+            "Share of the tasks to hold out, in (0, 1)."))] = D.HOLDOUT_SHARE,
+        seed: Seed = D.SPLIT_SEED,
+        stratify: Annotated[OptionalRowField, Field(description=(
+            "Optional: a record field (e.g. 'category') to split within each of its values, so "
+            "a rare category is on both sides."))] = None,
+        out: Annotated[str | None, Field(max_length=4096, description=(
+            "Optional: write the held-out task ids here as a JSON list (the frozen test)."),
+            examples=["holdout_tasks.json"]), Arg(OUT, metavar="FILE", writes="json")] = None,
+        holdout_out: Annotated[str | None, Field(max_length=4096, description=(
+            "Optional: write the input's records whose task is held out here (JSONL)."),
+            examples=["holdout.jsonl"]), Arg(OUT, metavar="FILE", writes="jsonl")] = None,
+        train_out: Annotated[str | None, Field(max_length=4096, description=(
+            "Optional: write the input's records whose task is not held out here (JSONL): the "
+            "only side to build training data from."), examples=["train.jsonl"]),
+            Arg(OUT, metavar="FILE", writes="jsonl")] = None,
+        overwrite: Overwrite = False) -> TaskSplit:
     """Hold out ``share`` of the tasks, never part of a task.
 
-    Arguments: ``rows_or_records``: :class:`~whileai_core.Rows`, a path, or a list of dicts with
+    Arguments: ``rows``: :class:`~whileai_core.Rows`, a path, or a list of dicts with
     ``task_id``; ``share`` in (0, 1), default 0.2; ``seed``: an int, default 0; ``stratify``: a
-    record field (e.g. ``"category"``) to split within each of its values.
+    record field (e.g. ``"category"``) to split within each of its values; ``out``,
+    ``holdout_out``, ``train_out`` and ``overwrite``: what to write (:func:`write_split`).
 
     Tasks are ranked by sha256(seed, task_id) and the first round(share x n) (at least 1, at most
     n - 1) are held out, so the split does not depend on row order, and a task keeps its side as
@@ -93,7 +127,7 @@ def split_by_task(rows_or_records: Any, *, share: float = D.HOLDOUT_SHARE,
     if stratify is not None and (not isinstance(stratify, str) or not stratify):
         raise ArgumentError(f"stratify must be a record field name, got {stratify!r}. Fix: e.g. "
                             "stratify='category'")
-    tasks, strata_of = _task_ids(rows_or_records, stratify)
+    tasks, strata_of = _task_ids(rows, stratify)
     if len(tasks) < 2:
         raise ArgumentError(f"{voice.name('split_by_task')} needs at least 2 tasks, got "
                             f"{len(tasks)}. Fix: "
@@ -109,8 +143,6 @@ def split_by_task(rows_or_records: Any, *, share: float = D.HOLDOUT_SHARE,
         held.update(ranked[:n])
         strata[value] = [n, len(members) - n]
     n_hold = len(held)
-    from ..stats import holdout_size  # lazy: stats pulls the bootstrap machinery
-
     need = holdout_size().n_tasks
     note = (f"{n_hold} held-out tasks; detecting a {D.PROVE_EFFECT} change at k={D.HOLDOUT_K} "
             f"needs about {need} ({voice.name('holdout_size')})")
@@ -120,10 +152,12 @@ def split_by_task(rows_or_records: Any, *, share: float = D.HOLDOUT_SHARE,
     if stratify is not None and alone:
         note += (f"; {len(alone)} {stratify} value(s) have one task and are on the training "
                  f"side only (e.g. {alone[0]!r}): the test cannot see them")
-    return TaskSplit(holdout_tasks=[t for t in tasks if t in held],
-                     train_tasks=[t for t in tasks if t not in held], n_tasks=len(tasks),
-                     n_holdout=n_hold, share=float(share), seed=seed, note=note,
-                     stratify=stratify, strata=strata if stratify is not None else None)
+    split = TaskSplit(holdout_tasks=[t for t in tasks if t in held],
+                      train_tasks=[t for t in tasks if t not in held], n_tasks=len(tasks),
+                      n_holdout=n_hold, share=float(share), seed=seed, note=note,
+                      stratify=stratify, strata=strata if stratify is not None else None)
+    return write_split(split, rows, out=out, holdout_out=holdout_out, train_out=train_out,
+                       overwrite=overwrite)
 
 
 def write_split(split: TaskSplit, records: Any = None, *, out: Any = None,
@@ -186,8 +220,6 @@ def write_split(split: TaskSplit, records: Any = None, *, out: Any = None,
 
 def _task_ids(source: Any, stratify: str | None = None) -> tuple[list[str], dict[str, str]]:
     """The task ids in first-seen order, and (with ``stratify``) each task's value of it."""
-    from ..rows import Rows  # lazy: rows loads only when _task_ids() runs
-
     if isinstance(source, Rows):
         if stratify is None:
             return list(source.task_ids), {}
@@ -196,8 +228,6 @@ def _task_ids(source: Any, stratify: str | None = None) -> tuple[list[str], dict
     if isinstance(source, Mapping) or not (is_path(source) or isinstance(source, Iterable)):
         raise ArgumentError(f"cannot split a {type(source).__name__}. Fix: pass Rows, a path, or "
                             "a list of dicts with task_id")
-    from ..rows import read_records  # lazy: rows loads only when _task_ids() runs
-
     recs = read_records(source, noun="record")
     out: dict[str, None] = {}
     strata: dict[str, str] = {}

@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from ..defaults import LEVEL_MAX, LEVEL_MIN, MCP_INLINE_ROWS_MAX, RUN_ID_PATTERN, TASK_PAGE_MAX
+from ..safepath import Root
 
 # --- how a surface takes an argument ---------------------------------------------------------
 
@@ -63,6 +64,25 @@ class Arg:
     rows: bool = False
     form: str | None = None
     writes: str | None = None
+
+
+@dataclass(frozen=True)
+class FromContext:
+    """Marks a parameter no caller gives at a surface: the surface fills it with its
+    ``Context``'s ``field`` (``whileai_core.operations.surface``); a Python caller passes it
+    as any other argument, or leaves its default."""
+
+    field: str
+
+
+WorkspaceRoot = Annotated[Root | None, FromContext("root")]
+"""The root every path of the call is opened under: the MCP server's workspace, filled by the
+surface (None at the shell); a Python caller may pass its own ``whileai_core.safepath.Root``."""
+
+
+METHOD_SCHEMA_URI = "whileai://methods/schema.json"
+"""The MCP resource of every method's knobs (``server.method_schema``), named by the description
+of ``prime_rl_config``'s ``method``."""
 
 
 # Bounds on every number an operation takes.

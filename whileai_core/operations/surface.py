@@ -27,8 +27,8 @@ from ..safepath import UserPath
 from ..voice import choose
 from ..voice import arg as spell
 from . import HERE, Context, Operation
-from .args import (ARM, NAMED, OUT, PATH, RUN_OR_PATH, RUNS, SOURCE, VALUE, Arg, Detail, Limit,
-                   ModelFilter, Offset, Plot)
+from .args import (ARM, NAMED, OUT, PATH, RUN_OR_PATH, RUNS, SOURCE, VALUE, Arg, Detail,
+                   FromContext, Limit, ModelFilter, Offset, Plot)
 
 
 # --- the arguments of an operation ---------------------------------------------------------------
@@ -97,8 +97,17 @@ def _field_info(annotation: Any) -> FieldInfo:
     return FieldInfo.from_annotation(annotation)
 
 
+def _from_context(annotation: Any) -> FromContext | None:
+    """What of the :class:`Context` a parameter is filled with, if it is one the surface fills:
+    the whole Context (annotated ``Context``), or one field of it (``args.FromContext``)."""
+    if annotation is Context:
+        return FromContext("")
+    return next((m for m in getattr(annotation, "__metadata__", ())
+                 if isinstance(m, FromContext)), None)
+
+
 def _is_context(annotation: Any) -> bool:
-    return annotation is Context
+    return _from_context(annotation) is not None
 
 
 def params(op: Operation, surface: str | None = None) -> list[Param]:
@@ -133,10 +142,13 @@ def params(op: Operation, surface: str | None = None) -> list[Param]:
     return out
 
 
-def context_param(op: Operation) -> str | None:
-    """The name of the parameter the surface fills with its :class:`Context`, if any."""
+def context_params(op: Operation, ctx: Context) -> dict[str, Any]:
+    """The parameters the surface fills from its :class:`Context`, each with its value: the
+    Context itself, or the field of it the parameter names (``args.FromContext``)."""
     hints = typing.get_type_hints(op.fn, include_extras=True)
-    return next((n for n, t in hints.items() if _is_context(t)), None)
+    marks = {n: _from_context(t) for n, t in hints.items() if n != "return"}
+    return {n: getattr(ctx, m.field) if m.field else ctx for n, m in marks.items()
+            if m is not None}
 
 
 class Arguments(BaseModel):
@@ -232,9 +244,7 @@ def invoke(op: Operation, values: dict[str, Any], ctx: Context) -> Any:
             from ..writers import rows_arguments  # lazy: numpy loads on the call
             rows = [p.name for p in by_name.values() if p.arg.rows]
             call.update(rows_arguments(call, rows, writer, values.get("threshold")))
-        where = context_param(op)
-        if where is not None:
-            call[where] = ctx
+        call.update(context_params(op, ctx))
         spread = [p.name for p in by_name.values() if p.many]
         result = op.fn(*(call.pop(spread[0]) if spread else ()), **call)
     if notes and hasattr(result, "with_read_notes"):

@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 from whileai_core import __version__
 from whileai_core.errors import ArgumentError
 from whileai_core.operations import DEFAULT_TOOLSETS, RENAMED, TOOLSETS, renamed
-from whileai_core.operations.config import METHOD_SCHEMA_URI
+from whileai_core.operations.args import METHOD_SCHEMA_URI
 from whileai_core.result import Result
 from whileai_core.safepath import Limits
 

@@ -50,8 +50,7 @@ LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
       "experiments", "pictures", "init", "skills")),
     ("operations", "what every surface does with a declared operation: validate, resolve paths, "
      "call, page, picture; the table of calls generated from the declarations",
-     ("operations.surface", "operations.calls", "operations.__main__",
-      "operations.config", "operations.runs")),
+     ("operations.surface", "operations.calls", "operations.__main__")),
     ("surfaces", "the CLI, the MCP server, the skills and the recipes: they call the core, "
      "nothing calls them",
      ("cli", "shell", "server", "recipes", "check")),

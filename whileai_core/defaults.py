@@ -190,6 +190,8 @@ ADA_PASS_THRESHOLD = 0.7  # ReinforceAda: a sample passes iff reward > 0.7 (arXi
 # --- prime-rl configs (whileai_core.prime_rl) -----------------------------------------------------
 
 PRIME_RL_COMMIT = "559b447"  # pinned prime-rl 559b44772e47 (v0.8.1.dev67): the schema written
+PRIME_RL_GPUS = 2  # convention: a node of 2 GPUs, the trainer on one, the policy vLLM on one
+PRIME_RL_STEPS = 100  # convention: a first run's optimizer steps (max_steps)
 PRIME_RL_BATCH = 128  # prime-rl orchestrator.batch_size default at 559b447
 PRIME_RL_GROUP_SIZE = 16  # prime-rl's reverse-text and debug/algo examples
 PRIME_RL_LR_FULL = 1e-6  # prime-rl [trainer.optim] lr default (AdamW) at 559b447

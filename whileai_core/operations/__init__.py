@@ -45,8 +45,10 @@ MODULES = (
     "whileai_core.stats.noise",          # re-run noise
     "whileai_core.stats.holdout",        # sizing a holdout
     "whileai_core.teacher",              # the teacher gate
-    "whileai_core.operations.config",    # prime-rl configs
-    "whileai_core.operations.runs",      # launch and follow runs
+    "whileai_core.prime_rl.writer",      # prime-rl configs: write one
+    "whileai_core.prime_rl.schema",      # prime-rl configs: check one
+    "whileai_core.runs.api",             # launch and follow runs
+    "whileai_core.runs.collect",         # a run's results
     "whileai_core.hacking.probes",       # reward hacking: probes before training
     "whileai_core.hacking.verifier",     # reward hacking: a program reward proved
     "whileai_core.hacking.scan",         # reward hacking: a scan of the rows

@@ -14,13 +14,15 @@ from __future__ import annotations
 import importlib.util
 import tomllib
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from ..errors import ArgumentError, ConfigError
+from ..operations import READS, VERDICT, operation
+from ..operations.args import PATH, Arg, WorkspaceRoot
 from ..result import Result
-from ..safepath import Root, UserPath, as_user_path
+from ..safepath import UserPath, as_user_path
 from . import grammar
 from .hazards import hazards as _hazards
 from .key_tree import near_key
@@ -221,9 +223,25 @@ def _key_path(loc: tuple, raw: dict[str, Any], keep_last: bool = True) -> str:
     return ".".join(parts)
 
 
-def validate_config(path_or_text: str | Path | UserPath | dict[str, Any], *,
-                    root: Root | None = None) -> ConfigCheck:
-    """Check a prime-rl ``rl`` config (a path, TOML text, or a parsed dict) before a GPU starts.
+@operation(
+    cli="validate", toolset="core", effect=READS, title="Check a prime-rl config",
+    description=(
+        "Check a prime-rl `rl` TOML (a file, or its text) before a GPU starts: ok, or one line "
+        "per problem (unknown or renamed keys, values prime-rl refuses) with the fix. At the "
+        "shell the exit code is 1 when it is refused."),
+    exit_code=VERDICT, doing="checking a prime-rl config")
+def validate_config(
+        path: Annotated[str | None, Field(max_length=4096, description=(
+            "A prime-rl rl TOML file. Give this or `text`.")),
+            Arg(PATH, positional=True, metavar="FILE")] = None, *,
+        text: Annotated[str | None, Field(max_length=1_000_000, description=(
+            "The TOML itself (for a config not on disk). Give this or `path`."))] = None,
+        root: WorkspaceRoot = None) -> ConfigCheck:
+    """Check a prime-rl ``rl`` config before a GPU starts: a file (``path``) or its ``text``.
+
+    ``path`` may also be, from Python, the TOML text or a parsed dict: a one-line string without
+    '=' or '[' (or ending in ``.toml``, or naming a file) is read as a path, anything else as
+    TOML. ``text`` is always the TOML itself, never a path.
 
     Returns a :class:`ConfigCheck`; ``ok`` is False with one line per problem, e.g.
     "unknown key `orchestrator.rollouts_per_example` (removed in 0.7; use
@@ -231,27 +249,35 @@ def validate_config(path_or_text: str | Path | UserPath | dict[str, Any], *,
     taskset or the teacher are problems too. Whether each taskset imports is checked only where
     prime-rl's environment (verifiers) is importable; elsewhere ``not_checked`` says "taskset
     not checked". A file is read through the path door (under ``root`` when given). Raises
-    ConfigError only when a named file cannot be read.
+    ArgumentError unless exactly one of ``path`` and ``text`` is given, ConfigError only when a
+    named file cannot be read.
     """
+    if (path is None) == (text is None):
+        raise ArgumentError("give exactly one of `path` (a TOML file) or `text` (the TOML "
+                            "itself). Fix: pass one, not " + ("both" if path is not None
+                                                              else "neither"))
+    # a one-line string without '=' is read as a path; a trailing newline keeps text text (TOML
+    # ignores it), so `text` can never open a file
+    given = path if text is None else text + "\n"
     source = None
-    if isinstance(path_or_text, dict):
-        raw = path_or_text
+    if isinstance(given, dict):
+        raw = given
     else:
-        text = path_or_text
-        one_line = "\n" not in str(path_or_text)
-        looks_like_path = isinstance(path_or_text, (Path, UserPath)) or (one_line and (
-            str(path_or_text).endswith(".toml") or Path(str(path_or_text)).is_file()
-            or not any(c in str(path_or_text) for c in "=[")))
+        toml = given
+        one_line = "\n" not in str(given)
+        looks_like_path = isinstance(given, (Path, UserPath)) or (one_line and (
+            str(given).endswith(".toml") or Path(str(given)).is_file()
+            or not any(c in str(given) for c in "=[")))
         if looks_like_path:
-            target = as_user_path(path_or_text, root, argument="path", error=ConfigError)
+            target = as_user_path(given, root, argument="path", error=ConfigError)
             source = str(target)
             if target.kind() is None:
                 raise ConfigError(f"{source} not found. Fix: give the path of a prime-rl TOML, or "
                                   "its text")
-            text = target.read_text("config", error=ConfigError,
+            toml = target.read_text("config", error=ConfigError,
                                     fix="save the TOML as UTF-8 text")
         try:
-            raw = tomllib.loads(str(text))
+            raw = tomllib.loads(str(toml))
         except tomllib.TOMLDecodeError as err:
             return ConfigCheck(ok=False, errors=[f"not valid TOML: {err}"], source=source)
     raw = _none_strings(raw)

@@ -16,16 +16,19 @@ from __future__ import annotations
 import copy
 import tomllib
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlparse
 
 import tomli_w
+from pydantic import Field
 
 from .. import defaults as D
 from ..errors import ArgumentError, ConfigError
 from ..io import write_atomic
-from ..safepath import Root, UserPath
+from ..methods.specs import method_names
+from ..operations import WRITES, operation
+from ..operations.args import (MAX_COUNT, MAX_GPUS_PER_NODE, MAX_NODES, MAX_TOKENS, MAX_VOCAB,
+                               METHOD_SCHEMA_URI, OUT, Arg, Overwrite, Seed, WorkspaceRoot)
 from ..voice import arg
 from . import grammar
 from .request import ConfigRequest
@@ -34,21 +37,113 @@ from .schema import validate_config
 from .teacher import is_local
 
 
-def prime_rl_config(taskset: str, method: Any = "grpo", *, model: str,
-                    out: str | Path | UserPath | None = None,
-                    gpus: int = 2, nodes: int = 1, steps: int = 100, batch: int = D.PRIME_RL_BATCH,
-                    lora: bool = True, max_tokens: int | None = None, seq_len: int | None = None,
-                    renderer: str | None = None, train_split: str | None = None,
-                    eval_split: str | None = None, overrides: dict[str, Any] | None = None,
-                    overwrite: bool = False, group_size: int | None = None,
-                    lr: float | None = None, temperature: float | None = None,
-                    inference_gpus: int | None = None, serve_policy: bool | str = True,
-                    eval_interval: int | None = None, eval_examples: int | None = None,
-                    vllm_memory: float | None = None, wandb_project: str | None = None,
-                    run_name: str | None = None, checkpoint: bool = True,
-                    student_vocab: int | str | None = None, seed: int | None = None,
-                    root: Root | None = None, teacher_served: bool = False,
-                    gpu_memory_gb: float = D.TEACHER_GPU_MEMORY_GB) -> PrimeRLConfig:
+# --- the arguments as the surfaces take them ---------------------------------------------------
+# The method is a name or a small object (``{"name": "opd", "teacher": ...}``), checked by the
+# core's ``method_spec``, whose messages name a bad knob, its range and the fix. The detailed
+# schema of every method's object form is the resource ``whileai://methods/schema.json`` (and
+# docs/methods.md); the tool's own input schema stays small.
+
+def _method_doc() -> str:
+    return ("The method: a name or an object of its name and knobs, e.g. {\"name\": \"opd\", "
+            "\"teacher\": \"Qwen/Qwen3-32B@http://host:8001/v1\"} ('opd' needs its teacher). "
+            f"Every knob: the resource {METHOD_SCHEMA_URI}; route_rows's next_step gives the "
+            "exact value.")
+
+
+def _method_schema() -> dict[str, Any]:
+    return {"anyOf": [{"type": "string", "enum": list(method_names())},
+                      {"type": "object", "required": ["name"]}]}
+
+
+def _int(low: int, high: int, text: str) -> Any:
+    return Annotated[int | None, Field(ge=low, le=high, description=text)]
+
+
+# the optional counts (null: the method's default)
+GroupSize = _int(1, MAX_COUNT, "Rollouts per prompt.")
+MaxTokens = _int(1, MAX_TOKENS, "Completion token cap per turn.")
+SeqLen = _int(1, MAX_TOKENS, "Tokens per sample (null: 2048, raised to fit max_tokens).")
+EvalInterval = _int(1, MAX_COUNT, "Evaluate every N steps (null: at the start and the end).")
+EvalExamples = _int(1, MAX_COUNT, "Examples per eval (null: the whole split).")
+InferenceGpus = _int(1, MAX_GPUS_PER_NODE, "GPUs for the policy's vLLM on a node (null: half).")
+StudentVocab = _int(1, MAX_VOCAB, "The policy's vocabulary size, for the OPD tokenizer check.")
+
+
+@operation(
+    cli="config", toolset="core", effect=WRITES, title="Write a prime-rl config",
+    description=(
+        "Write a prime-rl (commit 559b447) `rl` TOML for a taskset, a method and a model, "
+        "checked against prime-rl's schema first. Returns the TOML, where each knob landed, "
+        "what prime-rl ignores and why, warnings, the launch command and, for OPD, how the "
+        "teacher is served (`teacher`). Writes `out` atomically, never over a file unless "
+        "overwrite=true. Knobs left null take the method's default."),
+    doing="writing a prime-rl config",
+    serves=("method_spec", "RLMethod", "OPD", "OPSD", "Async", "Endpoint"))
+def prime_rl_config(
+        taskset: Annotated[str, Field(min_length=1, max_length=500, description=(
+            "verifiers taskset/environment id to train on, e.g. 'reverse-text'.")),
+            Arg(positional=True)],
+        method: Annotated[str | dict[str, Any], Field(examples=[
+            "grpo", {"name": "opsd", "privileged": "reference"}]),
+            Arg(describe=_method_doc, schema=_method_schema)] = "grpo", *,
+        model: Annotated[str, Field(min_length=1, max_length=500, description=(
+            "Hub id of the policy to train, e.g. 'Qwen/Qwen3-8B'."))],
+        out: Annotated[str | None, Field(max_length=4096, description=(
+            "Where to write the TOML (folders are created); null: only preview it.")),
+            Arg(OUT, metavar="FILE", writes="toml")] = None,
+        overwrite: Overwrite = False,
+        gpus: Annotated[int, Field(ge=1, le=MAX_GPUS_PER_NODE,
+                                   description="GPUs per node.")] = D.PRIME_RL_GPUS,
+        nodes: Annotated[int, Field(ge=1, le=MAX_NODES, description=(
+            "Nodes; more than 1 writes a multi-node (SLURM) deployment."))] = 1,
+        steps: Annotated[int, Field(ge=1, le=MAX_COUNT, description=(
+            "Optimizer steps (max_steps)."))] = D.PRIME_RL_STEPS,
+        batch: Annotated[int, Field(ge=1, le=MAX_COUNT, description=(
+            "Rollouts per step; divisible by group_size."))] = D.PRIME_RL_BATCH,
+        group_size: GroupSize = None,
+        lora: Annotated[bool, Field(description=(
+            "Train a LoRA adapter (false: full weights)."))] = True,
+        lr: Annotated[float | None, Field(gt=0, lt=1, allow_inf_nan=False,
+                                          description="Learning rate.")] = None,
+        temperature: Annotated[float | None, Field(
+            ge=0, le=D.PRIME_RL_MAX_TEMPERATURE, allow_inf_nan=False,
+            description="Sampling temperature, in [0, 2].")] = None,
+        max_tokens: MaxTokens = None,
+        seq_len: SeqLen = None,
+        renderer: Annotated[str | None, Field(max_length=200, description=(
+            "prime-rl chat renderer (null: from the model id)."))] = None,
+        train_split: Annotated[str | None, Field(max_length=200, description=(
+            "Split to train on, e.g. 'train[:872]'."))] = None,
+        eval_split: Annotated[str | None, Field(max_length=200, description=(
+            "Split to evaluate on (adds an eval section)."))] = None,
+        eval_interval: EvalInterval = None,
+        eval_examples: EvalExamples = None,
+        inference_gpus: InferenceGpus = None,
+        serve_policy: Annotated[bool | Annotated[str, Field(max_length=2000)], Field(description=(
+            "true: prime-rl starts vLLM for the policy; false or a base URL: you serve it."))
+        ] = True,
+        vllm_memory: Annotated[float | None, Field(gt=0, le=1, allow_inf_nan=False, description=(
+            "vLLM gpu_memory_utilization."))] = None,
+        student_vocab: StudentVocab = None,
+        seed: Annotated[Seed, Field(description=(
+            "The policy's vLLM seed ([inference.vllm]; null: 0). Re-runs for a noise floor need "
+            "distinct seeds: two engines with one seed sample alike."))] = None,
+        overrides: Annotated[dict[str, Any] | None, Field(max_length=200, description=(
+            "Dotted prime-rl keys set last, each to its value (e.g. trainer.optim.max_norm to "
+            "0.5); each is reported under `reads`.")), Arg(metavar="KEY=VALUE")] = None,
+        wandb_project: Annotated[str | None, Field(max_length=200, description=(
+            "Adds a Weights & Biases monitor for this project."))] = None,
+        run_name: Annotated[str | None, Field(max_length=200,
+                                              description="The run's name.")] = None,
+        checkpoint: Annotated[bool, Field(description="Save a checkpoint at the end.")] = True,
+        teacher_served: Annotated[bool, Field(description=(
+            "OPD: true when the teacher already runs at its URL; false: `teacher` says how to "
+            "start it."))
+        ] = False,
+        gpu_memory_gb: Annotated[float, Field(ge=1, le=1024, allow_inf_nan=False, description=(
+            "Memory of one GPU in GB, to size the OPD teacher (80: H100; 141: H200)."))
+        ] = D.TEACHER_GPU_MEMORY_GB,
+        root: WorkspaceRoot = None) -> PrimeRLConfig:
     """Write a prime-rl 559b447 ``rl`` config for ``taskset`` trained with ``method``.
 
     Args:

@@ -1,5 +1,10 @@
 """launch_run, run_status, list_runs, cancel_run: four of the five calls an agent makes
-(collect_run is in :mod:`.collect`).
+(collect_run is in :mod:`.collect`), each declared an operation here.
+
+The registry lives in the state directory: at the shell ``--state-dir`` (else
+``$WHILEAI_STATE_DIR``, else ``~/.whileai``); over MCP the server's environment decides, never an
+argument, so a caller cannot point the server at another folder. ``launch_run`` spends money on
+Modal: without ``confirm`` it only returns the plan.
 
 A launch is planned first (nothing runs without ``confirm=True``), then claimed in the registry
 under the run's lock, then handed to the backend, and the backend's handle is recorded. If the
@@ -12,13 +17,18 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+from typing import Annotated, Any, Literal
 
+from pydantic import Field
+
+from ..defaults import SFT_MODEL
 from ..errors import ArgumentError, ConfigError, WhileaiError
+from ..operations import ASKS, SPENDS, STOPS, VERDICT, operation
+from ..operations.args import Arg, RunId, StateDir, WorkspaceRoot
+from ..operations.describe import named, values_of
 from ..progress import step
 from ..voice import arg, call, choose
 from ..voice import name as op_name
-from ..safepath import Root, UserPath
 from . import lock
 from .local import LocalBackend
 from .modal_backend import ModalBackend
@@ -63,12 +73,57 @@ def _load(registry: Registry, id: Any) -> RunRecord:
 
 # --- the calls --------------------------------------------------------------------------------
 
-def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str = "modal",
-               gpu: str | None = None, name: str | None = None, confirm: bool = False,
-               data: str | os.PathLike | UserPath | None = None,
-               experiment: str | None = None, arm: str | None = None,
-               approved: str | None = None, state_dir: str | os.PathLike | None = None,
-               recipes_dir: str | os.PathLike | None = None, root: Root | None = None) -> Launch:
+@operation(
+    cli="launch", toolset="core", effect=SPENDS, title="Launch a training run",
+    description=(
+        "Plan, then launch, a recipe or a prime-rl config on Modal GPUs (or a recipe's CPU smoke "
+        "locally). Without confirm=true it returns the plan only: where it runs, on which GPUs, "
+        "the estimated GPU hours and the exact command. With confirm=true (on Modal also approved, "
+        "the plan's approval) it starts the run (this spends money on Modal) and records it; the same target and name launched again "
+        "return the existing run, never a second launch."),
+    exit_code=VERDICT, doing="launching a run")
+def launch_run(
+        config_or_recipe: Annotated[str, Field(min_length=1, max_length=4096, description=(
+            "A recipe name ('grpo', 'dpo', 'sft', 'prime-rl') or the path of a prime-rl TOML "
+            "that prime_rl_config wrote."), examples=["grpo", "configs/rl.toml"]),
+            Arg(positional=True, metavar="TARGET")], *,
+        backend: Annotated[Literal["modal", "local"], Field(description=(
+            "'modal': the GPU run on Modal (spends money). 'local': the recipe's CPU smoke here "
+            "(no GPU, no key; not for a prime-rl config)."))
+        ] = "modal",
+        gpu: Annotated[str | None, Field(max_length=100, description=(
+            "Modal GPU as TYPE or TYPE:COUNT, e.g. 'H100:2'. null: the recipe's default (a "
+            "config: its [deployment] GPU count). Ignored for 'local'."))] = None,
+        name: Annotated[str | None, Field(max_length=200, description=(
+            "The run's name. The same target under the same name is one run: launching it "
+            "again returns that run. null: the recipe or config name."))] = None,
+        data: Annotated[str | None, Field(max_length=4096, description=(
+            "For 'sft': a folder of train.jsonl (export_sft), holdout.jsonl, grader.py "
+            "(grade(ask, reply) -> float) and optionally settings.json ({\"model\": ...}; "
+            f"else {SFT_MODEL}). For 'dpo': the folder write_dpo_data wrote. null: the recipe's "
+            "demo data."), examples=["sft"]),
+            Arg(metavar="DIR")] = None,
+        experiment: Annotated[str | None, Field(max_length=64, description=(
+            "Launch as an arm of an experiment registered before it (register_experiment); "
+            "collect_run reads it by the registered rule. A `data` folder with another held-out "
+            "set makes the plan not ready."))
+        ] = None,
+        arm: Annotated[str | None, Field(max_length=64, description=(
+            "Which registered arm this run is (optional when the experiment has one)."))
+        ] = None,
+        confirm: Annotated[bool, Field(description=(
+            "false: return the plan (where, GPUs, GPU hours, the command), launch nothing. "
+            "true: launch, only once the user approved the plan (a Modal run costs money)."))
+        ] = False,
+        approved: Annotated[str | None, Field(max_length=71, description=(
+            "With confirm=true: the plan's `approval` hash the user approved; only that exact "
+            "plan launches. Required for a 'modal' launch (it spends); null: a 'local' run as it "
+            "is now."))] = None,
+        state_dir: StateDir = None,
+        recipes_dir: Annotated[str | None, Field(description=(
+            "Folder holding <recipe>/run.py; null: $WHILEAI_RECIPES_DIR, else this "
+            "checkout's recipes/.")), Arg(metavar="DIR", mcp=False)] = None,
+        root: WorkspaceRoot = None) -> Launch:
     """Plan a run, or with ``confirm=True`` launch it; the same target and name launch once.
 
     Parameters
@@ -95,6 +150,9 @@ def launch_run(config_or_recipe: str | os.PathLike | UserPath, *, backend: str =
     recipes_dir : the recipes folder (default ``$WHILEAI_RECIPES_DIR`` or this checkout's)
     root : a config path (and ``data``) is read under this root (the server's workspace), through
         the path door
+
+    A value with '/' or ending in '.toml' is a config, read through the door; anything else is a
+    recipe name; ``data`` is a folder, read the same way.
     """
     backend_name = _check_backend(backend)
     if not isinstance(confirm, bool):
@@ -292,13 +350,28 @@ def _reconcile(registry: Registry, record: RunRecord) -> RunRecord:
     return updated or registry.get(record.id)
 
 
-def run_status(id: str, *, state_dir: str | os.PathLike | None = None) -> RunRecord:
+def _status_doc() -> str:
+    return (f"A run's `status` ({named(values_of(RunRecord, 'status'))}), brought up to date "
+            f"with its `backend` ({named(values_of(RunRecord, 'backend'))}) first (a run left "
+            "launching by a crash is reconciled from what Modal or the local process shows), "
+            "with its error if it failed.")
+
+
+@operation(
+    cli="status", toolset="core", effect=ASKS, title="Status of a run", description=_status_doc,
+    doing="reading a run's status")
+def run_status(id: RunId, *, state_dir: StateDir = None) -> RunRecord:
     """The run's status, reconciled with its backend first when it is launching or running."""
     registry, record = _open(id, state_dir)
     return public(_reconcile(registry, record))
 
 
-def list_runs(*, state_dir: str | os.PathLike | None = None) -> RunList:
+@operation(
+    cli="runs", toolset="core", effect=ASKS, title="List runs",
+    description=("Every run in the registry, oldest first, with status, backend, GPU and "
+                 "target; active runs are brought up to date with their backend."),
+    doing="listing runs")
+def list_runs(*, state_dir: StateDir = None) -> RunList:
     """Every run in the registry, oldest first, active ones reconciled with their backend."""
     registry = Registry(state_dir, create=False)
     runs, notes = [], []
@@ -311,7 +384,12 @@ def list_runs(*, state_dir: str | os.PathLike | None = None) -> RunList:
     return RunList(state_dir=str(registry.dir), runs=runs, notes=notes)
 
 
-def cancel_run(id: str, *, state_dir: str | os.PathLike | None = None) -> Cancelled:
+@operation(
+    cli="cancel", toolset="core", effect=STOPS, title="Cancel a run",
+    description=("Stop a planned, launching or running run (Modal: cancels the call and its "
+                 "containers; local: stops the process). A finished run is left as it is."),
+    doing="cancelling a run")
+def cancel_run(id: RunId, *, state_dir: StateDir = None) -> Cancelled:
     """Stop a run (planned, launching or running); a finished run is left as it is."""
     registry, record = _open(id, state_dir)
     record = _reconcile(registry, record)

@@ -4,10 +4,13 @@ before it (``whileai_core.experiments``), with any other reading flagged as such
 
 from __future__ import annotations
 
-import os
-from typing import Any, Literal
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from ..errors import ArgumentError, ConfigError
+from ..operations import ASKS, VERDICT, operation
+from ..operations.args import Arg, RegisteredMetric, RunId, StateDir, WorkspaceRoot
 from ..progress import step
 from ..voice import call
 from .api import _open, _reconcile
@@ -15,9 +18,25 @@ from .forecast_check import measure
 from .results import ROW_FIELDS, Collected, public
 
 
-def collect_run(id: str, *, metric: Literal["pass", "reward"] | None = None,
-                holdout: Any = None, rule: Any = None,
-                state_dir: str | os.PathLike | None = None, root: Any = None) -> Collected:
+@operation(
+    cli="collect", toolset="core", effect=ASKS, title="Collect a run's results",
+    description=(
+        "A finished run's metrics and, when it scored held-out tasks before and after "
+        "training, the paired comparison (compare's answer, by category when the rows carry "
+        "one). For an arm of a registered experiment: the decision by its registered rule, "
+        "metric and noise floor; another reading is flagged. Not finished: says so (poll "
+        "run_status)."),
+    exit_code=VERDICT, doing="collecting a run's results")
+def collect_run(id: RunId, *, metric: RegisteredMetric = None,
+                holdout: Annotated[str | None, Field(max_length=4096, description=(
+                    "The frozen held-out file or content name the run was scored on, when its "
+                    "results do not name it; another than the registered one is flagged.")),
+                    Arg(metavar="FILE_OR_NAME")] = None,
+                rule: Annotated[dict[str, Any] | None, Field(description=(
+                    "null: the registered rule. Another rule (register_experiment's grammar) is "
+                    "applied and flagged; for a run of no experiment it is flagged "
+                    "not_registered.")), Arg(metavar="JSON", form="json")] = None,
+                state_dir: StateDir = None, root: WorkspaceRoot = None) -> Collected:
     """A finished run's results, with the paired before/after verdict when it has held-out rows.
 
     For a run of a registered experiment the comparison is read on the registered metric with the

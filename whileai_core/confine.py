@@ -578,6 +578,7 @@ def _in_namespaces(start: Callable[[], int], limits: dict) -> Contained | None:
         _helper(write, start, limits)
     os.close(write)
     buffer, init, ready, outcome = bytearray(), None, False, None
+    early: list[str] = []  # the outcome, when it came in one read with "ready" (a busy machine)
     try:
         end = time.monotonic() + START_WAIT_S
         while not (ready and init) and time.monotonic() < end:
@@ -588,6 +589,8 @@ def _in_namespaces(start: Callable[[], int], limits: dict) -> Contained | None:
                 ready = ready or line == "ready"
                 if line.startswith("init "):
                     init = int(line.split()[1])
+                elif line.startswith("{"):
+                    early.append(line)
         if not (ready and init):
             return None
         _close_stdin()
@@ -606,6 +609,8 @@ def _in_namespaces(start: Callable[[], int], limits: dict) -> Contained | None:
         slack = limits["stop_grace_s"] + KILL_ROUNDS_S + 2.0
         end = time.monotonic() + limits["timeout_s"] + slack
         ended = False
+        if early:
+            outcome = Contained(**json.loads(early[0]))
         while outcome is None and not ended:
             if stopped:
                 end = min(end, stopped[0] + slack)

@@ -13,6 +13,7 @@ value in every row (``None`` where none: :meth:`Columns.present` tells a JSON ``
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable, Iterable
 from itertools import chain
@@ -100,8 +101,6 @@ def decode_raw(raw: bytes) -> list:
     try:
         return _DECODE(raw)
     except msgspec.ValidationError:  # a number msgspec will not make a float of (1e400)
-        import json  # lazy: only such a number needs Python's own reader
-
         return json.loads(raw)
 
 

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from .defaults import FIELD_SYNONYMS, NEAR_FIELD_CUTOFF
 from . import voice
 from .errors import plural
+from .io import new_name
 
 _SHOWN = 3  # look-alikes named in one message
 
@@ -70,8 +71,6 @@ def rename_fix(renames: dict[str, str], source: str, *, rows: bool = False) -> s
     if source.startswith("<"):  # records given as a list: no file to run a command on
         return f"rename {pairs} if {same}"
     if rows:  # graded rows: the product's own import renames them (importers.table)
-        from .io import new_name  # lazy: the path door loads only when a fix names a file
-
         return (f"rename {pairs} if {same}: "
                 f"{voice.call('import_rows', path=source, out=new_name(source))}")
     return f"rename {pairs} if {same}, e.g. {jsonl_command(script, source)}"
@@ -82,8 +81,6 @@ def jsonl_command(script: str, source: str) -> str:
     in ``rs``; they go one JSON line each into ``NEW``, a name derived from ``source`` that is
     free now (``whileai_core.io.new_name``), opened with ``"x"``, which refuses a file that
     exists: following the fix never replaces a file."""
-    from .io import new_name  # lazy: the path door loads only when a fix names a file
-
     full = script + "; o=open(sys.argv[2], \"x\"); [o.write(json.dumps(r) + \"\\n\") for r in rs]"
     return f"python3 -c {shlex.quote(full)} {_file_arg(source)} {shlex.quote(new_name(source))}"
 

@@ -12,8 +12,9 @@
 
 Each returns a :class:`Picture` result whose fields are the numbers drawn; the PNG bytes are
 ``picture.png()`` and are written to ``out`` when given (atomically, never over an existing file
-unless ``overwrite``). matplotlib is imported lazily, with the Agg backend through its object API
-(no display, no global pyplot state): ``pip install 'whileai-skills[plot]'``.
+unless ``overwrite``). matplotlib is optional (``pip install 'whileai-skills[plot]'``) and costs
+0.3 s to import, so it is imported inside the functions that draw (routing loads this module),
+with the Agg backend through its object API (no display, no global pyplot state).
 
 Why one module: the four pictures share the figure set-up, the interval drawing and the
 :class:`Picture` result; split, each would import the same helpers from a third file.
@@ -32,6 +33,7 @@ from .defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, JUDGE_MAX_FALSE_PASS,
                        JUDGE_MIN_AGREEMENT, JUDGE_MIN_KAPPA, PICTURE_DPI)
 from .errors import ArgumentError
 from .io import write_atomic
+from .judge import audit_judge
 from .result import Result, fmt_rate
 from .rows import load_rows
 from .stats import Rate, compare, pass_rate
@@ -58,8 +60,8 @@ class Picture(Result):
 
 def _figure(width: float = 8.0, height: float = 5.0):
     try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg  # lazy: only a picture needs matplotlib
-        from matplotlib.figure import Figure  # lazy: only a picture needs matplotlib
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
     except ImportError:
         raise ArgumentError("pictures need matplotlib, which is not installed. Fix: pip install "
                             "'whileai-skills[plot]' (or pip install matplotlib)") from None
@@ -69,8 +71,8 @@ def _figure(width: float = 8.0, height: float = 5.0):
 
 
 def _finish(fig, picture: Picture, out: Any, overwrite: bool) -> Picture:
-    import matplotlib  # lazy: only a picture needs matplotlib
-    from matplotlib.text import Text  # lazy: only a picture needs matplotlib
+    import matplotlib
+    from matplotlib.text import Text
 
     # every label is the user's text, never mathtext: "$$" in a category name was "a bug in
     # whileai" (matplotlib parses $...$ as TeX); texts made while drawing read the rc setting
@@ -322,8 +324,6 @@ class JudgePicture(Picture):
 def judge_picture(items: Any, *, judges: list[str] | None = None, out: Any = None,
                   overwrite: bool = False, level: float = CONFIDENCE_LEVEL) -> JudgePicture:
     """Agreement and kappa per judge, each with its interval, against the audit's floors."""
-    from .judge import audit_judge  # lazy: judge loads only when judge_picture() runs
-
     audit = audit_judge(items, judges=judges, level=level)
     # the audit's own kappa interval (whileai_core.judge.kappa_interval): one number per question
     bars = [JudgeBar(name=rep.name, n=rep.n, agreement=rep.agreement,
@@ -400,7 +400,7 @@ def watch_picture(watch: Any, *, out: Any = None, overwrite: bool = False) -> Wa
     """Training reward per step and the held-out rate with its interval; below, the paired
     delta against the first evaluation. ``watch``: a :class:`~whileai_core.hacking.Watch` or
     anything :func:`~whileai_core.hacking.watch_run` takes."""
-    from .hacking.watch import Watch, watch_run  # lazy: hacking.watch loads only when watch_picture() runs
+    from .hacking.watch import Watch, watch_run  # lazy: 30 ms on every route_rows (it loads pictures)
 
     w = watch if isinstance(watch, Watch) else watch_run(watch)
     train = [(s.step, s.train_reward) for s in w.steps if s.train_reward is not None]

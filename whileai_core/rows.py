@@ -375,7 +375,7 @@ def _foreign(path: UserPath):
     (graded rows, or something the reader will name)."""
     if path.is_file() and is_graded_row(first_record(first_line(path))):
         return None  # graded rows: the importers are not needed
-    from .importers.on_the_fly import read_as_rows  # lazy: only another system's output needs the importers
+    from .importers.on_the_fly import read_as_rows  # lazy: a JSONL file loads without the importers
 
     return read_as_rows(path)
 

@@ -38,15 +38,18 @@ Two kinds of root
 from __future__ import annotations
 
 import errno
+import io
 import math
 import os
 import re
 import secrets
+import select
 import stat
 import threading
 import time
 import unicodedata
 import weakref
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -1163,8 +1166,6 @@ def _admitted(pieces, where: str):
 
 
 def _gunzip(chunks, cap: int, error: type[WhileaiError], shown: str, too_big, step: int):
-    import zlib  # lazy: only a gzip file needs it
-
     total = 0
     inflate, fed = zlib.decompressobj(31), False
     for data in chunks:
@@ -1258,8 +1259,6 @@ def _unpacked_size(fh, packed: int, method: int, declared: int, bad, member: str
         return packed
     total = 0
     if method == _ZIP_DEFLATED:
-        import zlib
-
         inflate = zlib.decompressobj(-15)
         try:
             for data in chunks():
@@ -1444,8 +1443,6 @@ class StreamPath(UserPath):
         return _BufferFile(self, self._bytes(kind, error), kind, error)
 
     def open_binary(self, kind: str, *, error: type[WhileaiError] = ArgumentError):
-        import io  # lazy: only a stream read as a binary file needs it
-
         return io.BytesIO(self._bytes(kind, error))
 
     def open_archive(self, kind: str, *, error: type[WhileaiError] = ArgumentError):
@@ -1499,8 +1496,6 @@ class StreamPath(UserPath):
         return data
 
     def _drain(self, mode: int, kind: str, error: type[WhileaiError]) -> bytes:
-        import select  # lazy: only a stream is waited on
-
         if os.isatty(self.fd):
             raise _fail(error, self.where, "is a terminal: nothing is piped in", "pipe the data "
                         "in (e.g. `cat rows.jsonl | whileai-skills pass-at -`) or pass a file path")

@@ -26,6 +26,8 @@ from typing import Any
 
 from .errors import ConfigError, RowsError
 from .result import Result
+from .rows import read_records
+from .traces import _check_messages
 
 
 # --- the file ----------------------------------------------------------------------------------
@@ -38,9 +40,6 @@ def load_sft(source: Any) -> list[dict]:
     a user turn, and must end with an assistant turn. Anything else raises :class:`RowsError`
     naming the file, the line and the fix.
     """
-    from .rows import read_records  # lazy: rows loads only when load_sft() runs
-    from .traces import _check_messages  # lazy: traces loads only when load_sft() runs
-
     recs = read_records(source, noun="conversation")
     if not recs.items:
         raise RowsError("no conversations", source=recs.name,

@@ -27,9 +27,11 @@ from recipes.dpo.from_data import run_dpo_data, with_data_settings
 from recipes.dpo.train import DPOSettings, add_dpo_arguments, run_dpo, settings_from_args
 from recipes.launch import add_output_arguments, check_out, guarded, write_results
 from recipes.sft.data import folder_holdout_name
+from recipes.tiny_model import TINY_MODEL_NAME
 from recipes.trl_recipes import (launch_on_modal, print_report, registry_call,
                                  require_weights_moved, run_and_write_results)
 from whileai_core.errors import ArgumentError, ConfigError
+from whileai_core.voice import arg
 
 # Sizes shrink; every method flag (beta, margins, shares, balance, seed, --from-run) is kept.
 # One epoch over the smoke's pairs (8 at seed 0: 4 sampled, 4 constructed) at 4 a step: 2 steps.
@@ -128,9 +130,6 @@ def describe_data(data: str, smoke: bool = False) -> str:
     by_source = ", ".join(f"{n} {s.replace('_', '-')}" for s, n in counts["by_source"].items())
     model = settings.model
     if smoke:
-        from recipes.tiny_model import TINY_MODEL_NAME  # lazy: as the smoke imports it
-        from whileai_core.voice import arg  # lazy: the backend's flag as the reader types it
-
         model = (f"{TINY_MODEL_NAME} (the CPU smoke's tiny random model, built here; "
                  f"{arg('backend', 'modal')} trains {settings.model})")
     return (f"trains {model} (beta {settings.beta}, {settings.epochs} epochs) on "

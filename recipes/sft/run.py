@@ -27,8 +27,10 @@ from recipes.sft.data import (GRADER_FILE, TRAIN_FILE, SFTData, build_refund_dem
                               folder_holdout_name, read_data)
 from recipes.sft.train import (SFTSettings, add_sft_arguments, render_summary, run_sft,
                                settings_from_args, with_data_settings)
+from recipes.tiny_model import TINY_MODEL_NAME
 from recipes.trl_recipes import launch_on_modal, require_weights_moved
 from whileai_core.errors import ArgumentError, ConfigError
+from whileai_core.voice import arg
 
 # Sizes shrink, the method stays: one epoch over the first 4 examples at 2 a step is two real
 # optimizer steps; the template and leak checks and the held-out read cover all the data.
@@ -108,9 +110,6 @@ def describe_data(data: str, smoke: bool = False) -> str:
         'the recipe\'s default; settings.json {"model": ...} chooses another'
     model = settings.model
     if smoke:
-        from recipes.tiny_model import TINY_MODEL_NAME  # lazy: as the smoke imports it
-        from whileai_core.voice import arg  # lazy: the backend's flag as the reader types it
-
         model, chosen = TINY_MODEL_NAME, (f"the CPU smoke's tiny random model, built here; "
                                           f"{arg('backend', 'modal')} trains {settings.model}, from "
                                           f"{chosen}")

@@ -25,6 +25,7 @@ from pydantic import Field
 from .. import voice
 from ..defaults import CONFIDENCE_LEVEL, EXPERIMENT_TEXT_MAX, PROVE_EFFECT
 from ..errors import ArgumentError
+from ..evalset import eval_fingerprint
 from ..operations import HERE, READS, RECORDS, Context, operation
 from ..operations.args import (Arg, EffectSize, HoldoutSet, Level, Metric, NoiseRuns, Rule, RunId,
                                RunStd, StateDir)
@@ -194,8 +195,6 @@ def _arms(arms: Any) -> dict[str, str]:
 
 def _holdout(holdout: Any, root: Any) -> dict[str, Any]:
     """The held-out set's name: a content name as given, or read from the frozen file."""
-    from ..evalset import eval_fingerprint  # lazy: evalset loads only when _holdout() runs
-
     if isinstance(holdout, str) and _FINGERPRINT.fullmatch(holdout) and "/" not in holdout:
         return {"holdout": holdout}
     if not isinstance(holdout, (str, os.PathLike, UserPath)):

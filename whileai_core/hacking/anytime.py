@@ -81,6 +81,9 @@ from ..defaults import (MIN_TASKS_FOR_INTERVAL, PAIRED_SPREAD_RTOL, WATCH_OPEN_H
                         WATCH_POWER, WATCH_SPENDING_TYPE)
 from ..errors import ArgumentError
 
+# lazy: scipy (0.13 s for scipy.special, 0.3 s for scipy.optimize) is imported inside the
+# functions that need it
+
 DOWN, FLAT = 1, 2  # look conditions, as codes for the vectorised rule (0: none)
 PARTS = {"climb": 0.5, "start": 0.25, "peak": 0.25}
 SPENDING_TYPES = ("quadratic", "obrien_fleming", "pocock")
@@ -90,13 +93,13 @@ _TINY = 1e-12  # below this a look's error is read with the marginal (union-boun
 
 
 def _ndtr(x):
-    from scipy.special import ndtr  # lazy: scipy costs 0.2 s at server start
+    from scipy.special import ndtr
 
     return ndtr(x)
 
 
 def _ndtri(p):
-    from scipy.special import ndtri  # lazy: scipy costs 0.2 s at server start
+    from scipy.special import ndtri
 
     return ndtri(p)
 
@@ -252,7 +255,7 @@ class _Chain:
 def _solve(stops, a: float, marginal: float) -> float:
     """The boundary ``c`` at which ``stops(c)`` (decreasing) is ``a``, or ``marginal`` where
     ``a`` is below the grid's precision."""
-    from scipy.optimize import brentq  # lazy: scipy costs 0.2 s at server start
+    from scipy.optimize import brentq
 
     if a <= 0.0:
         return math.inf
@@ -286,7 +289,7 @@ def _calibrate(part: str, spending: str, looks: int | None, half: int, share: fl
     with probability ``share``: over the planned looks, or for an open plan over its first
     ``_OPEN_HORIZON`` looks plus every single crossing after them (``a* h / (H + h)``, a
     union bound), so it holds at every look."""
-    from scipy.optimize import brentq  # lazy: scipy costs 0.2 s at server start
+    from scipy.optimize import brentq
 
     plan = Plan(share / PARTS[part], looks, spending, half, confirm)
     n = looks if looks is not None else _OPEN_HORIZON
@@ -311,7 +314,7 @@ def detectable_drop(plan: Plan, horizon: int, power: float = WATCH_POWER) -> flo
     change, that the ``start`` part stops by look ``horizon`` with probability ``power`` (the
     falls from earlier looks only add to it): the model's chain with every look shifted by the
     drop, solved for it."""
-    from scipy.optimize import brentq  # lazy: scipy costs 0.2 s at server start
+    from scipy.optimize import brentq
 
     c = plan.bounds("start", horizon)
     if not np.isfinite(c).any():
@@ -355,7 +358,7 @@ def tasks_to_bound(x: float, alpha: float, value_range: float = 1.0) -> int | No
 
 def _t_quantile(c, df):
     """The Student t quantile with ``df`` degrees of freedom at the normal tail of ``c``."""
-    from scipy.special import stdtrit  # lazy: scipy costs 0.2 s at server start
+    from scipy.special import stdtrit
 
     c = np.asarray(c, dtype=np.float64)
     with np.errstate(invalid="ignore"):
@@ -469,7 +472,7 @@ def climb_band(sigma, window, steps, alpha):
     [7] von Neumann, Kent, Bellinson & Hart (1941). The mean square successive difference. Ann.
         Math. Statist. 12(2), 153-162.
     """
-    from scipy.special import stdtrit  # lazy: scipy costs 0.2 s at server start
+    from scipy.special import stdtrit
 
     t = np.asarray(steps, dtype=np.float64)
     df = 2.0 * (t - 1.0) ** 2 / (3.0 * t - 4.0)

@@ -23,10 +23,13 @@ import numpy as np
 
 from ..defaults import RUN_ID_PATTERN
 from ..errors import ArgumentError, RowsError, WhileaiError
+from ..importers.prime_rl import episode_rows, files_for, read_prime_rl
 from ..rows import read_records
 from ..safepath import UserPath, as_user_path, is_path
 from .. import safejson, voice
 from .features import reply_text
+from .watch_files import (TRL_STATE, WATCH_FILE, _find, _newest_state, check_records, read_json,
+                          registered_run, source_records, trl_log_history)
 
 _RUN_ID = re.compile(RUN_ID_PATTERN)  # the one grammar (defaults)
 
@@ -60,8 +63,6 @@ def _episode_reply(record: dict, trace_index: int) -> str | None:
 
 def _from_prime_rl(run: UserPath) -> tuple[dict[int, list], dict[int, dict], int | None,
                                              list[dict], list[str]]:
-    from ..importers.prime_rl import episode_rows, files_for  # lazy: importers.prime_rl loads only when _from_prime_rl() runs
-
     notes = []
     steps: dict[int, list] = {}
     for file in files_for(run, "train"):
@@ -86,16 +87,12 @@ def _from_prime_rl(run: UserPath) -> tuple[dict[int, list], dict[int, dict], int
     max_off = None
     config = root / "configs" / "orchestrator.json"
     if config.kind() in ("file", "link", "special"):
-        from .watch_files import read_json  # lazy: hacking.watch_files loads only when _from_prime_rl() runs
-
         data = read_json(config, "config", fix="point at the run folder prime-rl wrote")
         value = data.get("max_off_policy_steps") if isinstance(data, dict) else None
         if isinstance(value, int) and not isinstance(value, bool):
             max_off = value
     held: list[dict] = []
     try:
-        from ..importers.prime_rl import read_prime_rl  # lazy: importers.prime_rl loads only when _from_prime_rl() runs
-
         held = [dict(r, split="eval") for r in read_prime_rl(run, kind="eval").rows]
     except WhileaiError:
         pass
@@ -120,8 +117,6 @@ def _from_watch_file(recs: Any, state: UserPath | None) -> tuple[
         dict[int, list], dict[int, dict], list[dict], list[str]]:
     """Per-step rows from step records: a ``watch.jsonl``, or the records watch_run's reader
     built (from graded rows that carry ``step``, say)."""
-    from .watch_files import check_records  # lazy: hacking.watch_files loads only when _from_watch_file() runs
-
     recs = check_records(recs)
     steps: dict[int, list] = {}
     for rec in recs:
@@ -144,8 +139,6 @@ def _from_watch_file(recs: Any, state: UserPath | None) -> tuple[
 
 
 def _trl_metrics(state: UserPath) -> dict[int, dict]:
-    from .watch_files import trl_log_history  # lazy: hacking.watch_files loads only when _trl_metrics() runs
-
     return _metrics_lines_from(trl_log_history(state), _TRL_METRICS)
 
 
@@ -168,9 +161,6 @@ def _metrics_lines_from(items: list, keys: dict[str, tuple[str, ...]]) -> dict[i
 
 def _load(source: Any, state_dir: Any) -> tuple[str, dict[int, list], dict[int, dict],
                                                  int | None, list[dict], list[str]]:
-    from .watch_files import (  # lazy: hacking.watch_files loads only when _load() runs
-        TRL_STATE, WATCH_FILE, _find, _newest_state, registered_run, source_records)
-
     record = None
     if isinstance(source, str) and _RUN_ID.match(source.strip()):
         record, folder = registered_run(source, state_dir)
@@ -221,8 +211,7 @@ def _no_rl_files(folder: UserPath, label: str, record: Any, state_dir: Any) -> s
     """Why ``folder`` gives the doctor nothing, and what to run instead: a finished SFT or DPO
     run (its recipe from the registry, else from the results.json the recipe wrote) holds an
     adapter and a before/after comparison, no rewards per step."""
-    from ..runs.local import OUT_DIR, RESULTS_FILE  # lazy: runs.local loads only when nothing was found
-    from .watch import TRL_STATE, WATCH_FILE  # lazy: hacking.watch loads only when nothing was found
+    from ..runs.local import OUT_DIR, RESULTS_FILE  # lazy: it loads the run registry (40 ms)
 
     recipe = getattr(record, "recipe", None)
     results = next((f for f in (folder / RESULTS_FILE, folder / OUT_DIR / RESULTS_FILE)

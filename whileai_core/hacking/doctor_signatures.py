@@ -46,6 +46,7 @@ from ..errors import WhileaiError
 from ..result import fmt_rate
 from .doctor_results import Finding
 from .doctor_steps import _wilson
+from .watch import watch_records
 
 _FINDING_STEPS = 20
 _PLAN = (f"each of the three rates gets DOCTOR_RATE_SHARE ({DOCTOR_RATE_SHARE:.3g}) of the run's "
@@ -336,8 +337,6 @@ def _metric_signatures(nums: list[dict]) -> list[Finding]:
 
 
 def _feature_signature(records: list[dict] | None, level: float, seed: int | None) -> Finding:
-    from .watch import watch_records  # lazy: hacking.watch loads only when _feature_signature() runs
-
     rule = ("hack_scan on the batch of every 5th step, each scan a look of the run's spending "
             f"plan (the run's scans share SCAN_RUN_SHARE of its error: an honest run alarms at "
             f"most {SCAN_RUN_SHARE:g} x (1 - level) of the time)")

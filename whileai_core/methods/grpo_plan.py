@@ -43,6 +43,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import Field
 
+from ..categories import task_categories
 from ..defaults import (BOOTSTRAP_SEED, CATEGORY_FIELD, CONFIDENCE_LEVEL, GRPO_BALANCE_SHARE,
                         GRPO_DAPO_EPSILON_HIGH, GRPO_EPSILON, GRPO_LOSS_TYPE, GRPO_LOSS_TYPES,
                         SPLIT_SEED)
@@ -193,8 +194,6 @@ def grpo_plan(
     ``--balance`` share when a category is under it, and the arms (the method's tasks, a random
     selection of as many, drawn with ``seed``, a fresh one when None; and on a Qwen2.5/Qwen3
     base a random reward)."""
-    from ..categories import task_categories  # lazy: categories loads only when grpo_plan() runs
-
     if not isinstance(model, str) or not model.strip():
         raise ArgumentError(f"`model` must be the base model's id, got {model!r}")
     variant = loss_variant(loss, num_iterations)

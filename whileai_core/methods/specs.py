@@ -25,6 +25,9 @@ from ..errors import SpecError, did_you_mean
 from ..operations import READS, operation
 from ..operations.args import Records
 
+# lazy: this module loads without numpy (prime_rl's config writer and the server's method schema
+# read it), so the numpy-backed specs and rows are imported inside method_spec and rollout_update
+
 # Hosted chat APIs: they return completion log-probabilities at best, never the prompt's, so
 # they cannot score the student's tokens as a teacher [1].
 CHAT_API_HOSTS = ("api.openai.com", "api.anthropic.com", "generativelanguage.googleapis.com",
@@ -374,9 +377,9 @@ def method_spec(obj: Any) -> Spec:
         return OPSD(**knobs)
     if key == "async":
         return Async(**knobs)
-    from .grouping import GroupwiseGrading  # lazy: methods.grouping loads only when method_spec() runs
-    from .sampling import ReinforceAda  # lazy: methods.sampling loads only when method_spec() runs
-    from .single_rollout import BPCO, SAO, FlashReinforce  # lazy: methods.single_rollout loads only when method_spec() runs
+    from .grouping import GroupwiseGrading
+    from .sampling import ReinforceAda
+    from .single_rollout import BPCO, SAO, FlashReinforce
 
     others = {"groupwise_grading": GroupwiseGrading, "flash_reinforce": FlashReinforce,
               "sao": SAO, "bpco": BPCO, "reinforce_ada": ReinforceAda}
@@ -419,7 +422,7 @@ def rollout_update(
     :class:`~whileai_core.methods.rollout_batch.RolloutUpdate`, is named in the declaration,
     not imported: this module loads without numpy (prime_rl's config writer and the server's
     method schema read it)."""
-    from ..rows import read_records  # lazy: numpy; this module loads without it (see above)
+    from ..rows import read_records
 
     spec = method_spec(method)
     if spec.name not in SINGLE_ROLLOUT:

@@ -43,6 +43,7 @@ from ..rows import read_records
 from ..rows import load_rows
 from ..stats import pass_rate
 from ..bootstrap import check_level, check_seed
+from ..traces.read import _check_messages
 
 Source = Literal["on_policy", "constructed"]
 NO_CATEGORY = "(all)"
@@ -129,8 +130,6 @@ class PairSet(Result):
 
 def _split_reply(rec: Mapping, where: dict) -> tuple[list[dict], str]:
     """(the prompt's messages, the reply's text) of one rollout."""
-    from ..traces.read import _check_messages  # lazy: traces.read loads only when _split_reply() runs
-
     if "messages" in rec:
         msgs = rec["messages"]
         _check_messages(msgs, where)

@@ -26,6 +26,7 @@ from pydantic import Field
 from .. import voice
 from ..defaults import DPO_PAIRS_FILE
 from ..errors import ArgumentError, RowsError, as_json
+from ..evalset import freeze_holdout
 from ..operations import HERE, WRITES, Context, operation
 from ..operations.args import OUT, PATH, RECORDS_FORM, SOURCE, Arg, Overwrite, Records
 from ..result import Result
@@ -33,6 +34,7 @@ from .build import PairSet
 from ..rows import read_records
 from ..safepath import as_user_path
 from ..io import write_atomic, write_jsonl
+from ..traces.read import _check_messages, prompt_messages
 
 GRADER_FILE, SETTINGS_FILE = "grader.py", "settings.json"
 
@@ -73,8 +75,6 @@ def _pairs(pairs: Any) -> list[dict]:
 
 def _asks(holdout: Any) -> list[dict]:
     """One held-out ask per task: the first record's prompt, with the task's other fields."""
-    from ..traces.read import _check_messages, prompt_messages  # lazy: traces.read loads only when _asks() runs
-
     recs = read_records(holdout, noun="held-out record")
     asks: dict[str, dict] = {}
     for i, rec in enumerate(recs.items):
@@ -125,8 +125,6 @@ def write_dpo_data(
     ``ctx``: where the call runs (a server's root: the grader and the folder are opened through
     its door).
     """
-    from ..evalset import freeze_holdout  # lazy: evalset loads only when write_dpo_data() runs
-
     rows = _pairs(pairs)
     if not rows:
         raise ArgumentError(f"no pairs to write. Fix: {voice.name('dpo_pairs')} found no "

@@ -17,6 +17,7 @@ from pydantic import Field
 
 from ..bootstrap import check_level, check_resamples, check_seed
 from ..defaults import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE_LEVEL, GROUP_MIN_ROLLOUTS
+from ..describe import require_field
 from ..errors import ArgumentError
 from ..result import Result, fmt_rate
 from .. import voice
@@ -159,8 +160,6 @@ def field_shares(data: Rows, field: str) -> np.ndarray:
     if field == "truncated":  # a column of its own, false where a row does not say
         flags = data.truncated
     else:
-        from ..describe import require_field  # lazy: describe loads only when field_shares() runs
-
         require_field(data, field, reader=arg("field"))
         kinds = data.kinds(field) - {bool, type(None)}
         values = data.column(field)

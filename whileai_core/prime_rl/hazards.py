@@ -27,6 +27,7 @@ import ipaddress
 import re
 from typing import Any
 from urllib.parse import urlsplit
+from ..seal import SECRET_NAME
 
 PREFIX = "refused by whileai (prime-rl would run it)"
 
@@ -113,7 +114,6 @@ _BELOW = "a plain relative path below the run's folder (not absolute, no '~' or 
 def env_var_refusal(name: str, value: Any = None) -> str | None:
     """What is wrong with ``env_vars`` setting ``name`` (to ``value``), or None (see
     :data:`ENV_ALLOWED`)."""
-    from ..seal import SECRET_NAME  # lazy: the one pattern of secret-looking names
 
     allowed = ENV_ALLOWED.get(str(name))
     if allowed is None:

@@ -25,6 +25,7 @@ from ..errors import ConfigError
 from ..voice import arg
 from .forecast_results import Figure, GpuLoad, Kind, _weakest
 from .run_shape import RunShape
+from ..prime_rl.teacher import plan_teacher
 
 _GB = 1e9
 
@@ -83,7 +84,6 @@ def _vllm_items(label: str, params_b: float, share_gb: float, tp: int, shape: Ru
 def _teacher_plan(shape: RunShape, capacity: float):
     if shape.teacher is None:
         return None
-    from ..prime_rl.teacher import plan_teacher  # lazy: prime_rl.teacher loads only when _teacher_plan() runs
 
     name, url = shape.teacher
     try:

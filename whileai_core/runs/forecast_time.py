@@ -23,6 +23,7 @@ from .. import defaults as D
 from .forecast_memory import gpu_spec, prime_rl_memory
 from .forecast_results import Calibration, CalibrationRun, Figure, Kind
 from .run_shape import RunShape, grpo_shape, prime_rl_shape
+from ..prime_rl.teacher import is_local
 
 # the billed parts of a prime-rl launch outside rl's own clock (the recipe's record times each)
 CONTAINER_START, TEACHER_START, CHECKPOINT_COPY = ("container start", "teacher start-up",
@@ -201,7 +202,6 @@ def _kept_gb(shape: RunShape) -> tuple[float, str]:
 
 
 def _prime_rl_time(shape: RunShape, kind: str, kv_tokens: float) -> tuple[list[Figure], float]:
-    from ..prime_rl.teacher import is_local  # lazy: prime_rl.teacher loads only when _prime_rl_time() runs
 
     startup, per_rollout = prime_rl_fit()
     parts = _prime_rl_parts(shape, kind, kv_tokens)

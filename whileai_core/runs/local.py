@@ -33,6 +33,7 @@ from ._wrapper import EXIT_FILE, LOG_FILE, PID_FILE
 from .backend import NEVER_STARTED, Observation
 from .registry import RunRecord
 from .targets import RECIPE_ENTRY, Target
+from ..hacking.reward import child_memory_mb, child_processes
 
 # the pyproject extra a recipe's smoke imports (a recipe not listed needs only the core)
 SMOKE_EXTRA = {"grpo": "train", "dpo": "train", "sft": "train"}
@@ -104,7 +105,6 @@ class LocalBackend:
         # product builds: the recipes' checkout and this whileai_core, nothing of the caller's
         env = child_env({"PYTHONUNBUFFERED": "1", "PYTHONPATH": os.pathsep.join(
             dict.fromkeys((str(repo), str(package_parent))))})
-        from ..hacking.reward import child_memory_mb, child_processes  # lazy: with launch()
 
         wrapper = [sys.executable, "-m", "whileai_core.runs._wrapper",
                    "--timeout", f"{LOCAL_RUN_TIMEOUT_S:g}", "--memory-mb", str(child_memory_mb()),

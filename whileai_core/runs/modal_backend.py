@@ -39,6 +39,7 @@ from . import lock
 from .backend import NEVER_STARTED, Observation
 from .registry import RunRecord
 from .targets import RECIPE_ENTRY, Target
+import inspect
 
 CREDENTIALS_FIX = ("set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET in the environment, or run "
                    "`modal token new` (it writes ~/.modal.toml)")
@@ -150,7 +151,6 @@ def recipe_reads_data(target: Target, *, smoke: bool = False) -> DataReading:
     would); without ``describe_data`` the words are the folder's name. ``smoke``: the run is
     the recipe's CPU smoke (the local backend), which the hook is told when it takes ``smoke``
     (it trains a tiny model, not the folder's)."""
-    import inspect  # lazy: only a plan of a data folder asks
 
     module, _ = _recipe_module(target)
     describe = getattr(module, DATA_HOOK, None)

@@ -33,6 +33,11 @@ from .forecast_check import past_error
 from .registry import BACKENDS, Registry, run_id
 from .results import RunPlan
 from .targets import Target, verified_copy
+from ..prime_rl.teacher import is_local
+from .modal_backend import recipe_starts_teacher
+from ..prime_rl import validate_config
+from .modal_backend import recipe_reads_data
+from ..experiments.decide import holdout_before_launch
 
 if TYPE_CHECKING:
     from ..experiments.store import Experiment
@@ -85,7 +90,6 @@ def _check_local_teacher(target: Target) -> None:
     """Refuse a Modal run of a config whose OPD teacher is on localhost unless the recipe that
     runs it starts that teacher: inside a Modal container, localhost is the container, not the
     machine where the user served the teacher."""
-    from ..prime_rl.teacher import is_local  # lazy: prime_rl.teacher loads only when _check_local_teacher() runs
 
     # the bytes read once through the path door (never the path again, by name)
     text = target.data.decode("utf-8") if target.data is not None else ""
@@ -96,7 +100,6 @@ def _check_local_teacher(target: Target) -> None:
     if target.recipe_dir is None:
         starts, why = False, f"the {target.recipe} recipe was not found"
     else:
-        from .modal_backend import recipe_starts_teacher  # lazy: runs.modal_backend loads only when _check_local_teacher() runs
         starts, why = recipe_starts_teacher(target, text)
     if not starts:
         raise ConfigError(
@@ -161,7 +164,6 @@ def _rejected(target: Target) -> list[str]:
     """What prime-rl's schema (as whileai checks it) rejects in a config target; [] else."""
     if target.kind != "config":
         return []
-    from ..prime_rl import validate_config  # lazy: prime_rl loads only when _rejected() runs
 
     return validate_config(tomllib.loads((target.data or b"").decode("utf-8"))).errors
 
@@ -199,14 +201,12 @@ def _plan(target: Target, name: str, backend, gpu: str | None, gpu_count: int,
         words = (lambda text: str(text).replace(mine, str(target.data_dir))) if mine else str
         if target.data_dir is not None:  # the data folder is read now, on either backend
             try:
-                from .modal_backend import recipe_reads_data  # lazy: runs.modal_backend loads only when _plan() runs
                 reading = recipe_reads_data(readable, smoke=backend.name == "local")
                 notes.append(f"data: {words(reading.words)}")
             except (WhileaiError, OSError) as exc:
                 ready, reading = False, None
                 notes.append(f"{NOT_READY}{words(exc)}")
             if reading is not None and experiment is not None:  # an arm: its registered set
-                from ..experiments.decide import holdout_before_launch  # lazy: only an arm's plan on a data folder reads it
                 refusal, note = holdout_before_launch(
                     experiment, reading.holdout, names_holdout=reading.names_holdout,
                     recipe=target.recipe, data=str(target.data_label or target.data_dir))

@@ -30,6 +30,7 @@ from ..errors import ArgumentError, ConfigError, did_you_mean
 from ..voice import arg, name
 from ..safepath import Root, UserPath, as_user_path, user_path
 from ..io import write_atomic
+from ..hacking.reward_origin import own_code
 
 RECIPES_DIR_ENV = "WHILEAI_RECIPES_DIR"
 
@@ -215,7 +216,6 @@ def _with_data(target: Target, folder: UserPath, base: Path) -> Target:
                                 "its answers and the recipe's own reading. Fix: rename it (or "
                                 "move it out of the folder)")
         if name.endswith(".py"):
-            from ..hacking.reward_origin import own_code  # lazy: only with a data folder
             from ..voice import name as op_name  # `name` is the file's name here
 
             own_code(folder.child(name), base, argument="data", rule=(

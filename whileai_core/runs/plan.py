@@ -34,9 +34,8 @@ from .registry import BACKENDS, Registry, run_id
 from .results import RunPlan
 from .targets import Target, verified_copy
 from ..prime_rl.teacher import is_local
-from .modal_backend import recipe_starts_teacher
 from ..prime_rl import validate_config
-from .modal_backend import recipe_reads_data
+from .modal_backend import recipe_reads_data, recipe_starts_teacher
 from ..experiments.decide import holdout_before_launch
 
 if TYPE_CHECKING:

@@ -9,8 +9,8 @@ from typing import Annotated
 
 from pydantic import Field
 
-from ..operations import HERE, WRITES, Context, operation
-from ..operations.args import Arg, OutFile, Overwrite, StateDir
+from ..operations import WRITES, operation
+from ..operations.args import Arg, OutFile, Overwrite, StateDir, WorkspaceRoot
 from ..result import Result
 from .store import Experiment, check_name, get_experiment, list_experiments
 from ..io import write_atomic
@@ -77,9 +77,9 @@ def export_experiments(
         include_archived: Annotated[bool, Field(description=(
             "Include archived experiments (marked)."))] = True,
         overwrite: Overwrite = False, state_dir: StateDir = None,
-        ctx: Context = HERE) -> ExperimentExport:
+        root: WorkspaceRoot = None) -> ExperimentExport:
     """Write the experiments (or the one ``name``d) as Markdown to ``out``, atomically; an
-    existing file is replaced only with ``overwrite``. ``ctx``: where the call runs (a server's
+    existing file is replaced only with ``overwrite``. ``root``: where the call runs (a server's
     root: the file is written through its door)."""
     if name is not None:
         found = [get_experiment(check_name(name, "name"), state_dir=state_dir)]
@@ -90,7 +90,7 @@ def export_experiments(
     if not found:
         body.append("None registered.")
     body += [experiment_markdown(e) for e in found]
-    path = write_atomic(out, "\n".join(body).rstrip() + "\n", overwrite=overwrite, root=ctx.root)
+    path = write_atomic(out, "\n".join(body).rstrip() + "\n", overwrite=overwrite, root=root)
     runs = [r for e in found for r in e.runs]
     return ExperimentExport(path=str(path), n_experiments=len(found), n_runs=len(runs),
                             n_records=sum(r.record is not None for r in runs))

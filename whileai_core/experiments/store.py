@@ -26,9 +26,9 @@ from .. import voice
 from ..defaults import CONFIDENCE_LEVEL, EXPERIMENT_TEXT_MAX, PROVE_EFFECT
 from ..errors import ArgumentError
 from ..evalset import eval_fingerprint
-from ..operations import HERE, READS, RECORDS, Context, operation
+from ..operations import READS, RECORDS, operation
 from ..operations.args import (Arg, EffectSize, HoldoutSet, Level, Metric, NoiseRuns, Rule, RunId,
-                               RunStd, StateDir)
+                               RunStd, StateDir, WorkspaceRoot)
 from ..result import Result
 from ..runs.registry import Registry, RunRecord, _check_id, now
 from ..voice import arg, call
@@ -288,14 +288,14 @@ def register_experiment(
             "Optional: noise_floor's run_std on re-runs of the held-out set (a noise_band "
             "clause needs it)."))] = None,
         noise_runs: NoiseRuns = None, level: Level = CONFIDENCE_LEVEL,
-        state_dir: StateDir = None, ctx: Context = HERE) -> Experiment:
+        state_dir: StateDir = None, root: WorkspaceRoot = None) -> Experiment:
     """Register an experiment before its first run: what it asks, what it expects, its arms, the
     metric, the held-out set (its frozen file, or the content name ``eval_fingerprint`` gave),
     the smallest effect that matters, the noise floor (``run_std`` and ``noise_runs`` from
     ``noise_floor``) and the decision rule (data: see :mod:`whileai_core.experiments.rule`).
 
     Registering the same name with the same registration again returns it; with anything
-    different it is refused (a registration is never changed: register a new name). ``ctx``:
+    different it is refused (a registration is never changed: register a new name). ``root``:
     where the call runs (a server's root: the held-out file is read through its door).
     """
     name = check_name(name)
@@ -324,7 +324,7 @@ def register_experiment(
         arms=_arms(arms), metric=metric, min_effect=float(min_effect), rule=parsed,
         run_std=None if run_std is None else float(run_std),
         noise_runs=None if run_std is None else noise_runs, level=check_level(level),
-        **_holdout(holdout, ctx.root))
+        **_holdout(holdout, root))
     registry = Registry(state_dir)
     text = json.dumps(registration.to_dict(), sort_keys=True)
     with registry.transaction() as db:

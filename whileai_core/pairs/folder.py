@@ -27,8 +27,9 @@ from .. import voice
 from ..defaults import DPO_PAIRS_FILE
 from ..errors import ArgumentError, RowsError, as_json
 from ..evalset import freeze_holdout
-from ..operations import HERE, WRITES, Context, operation
-from ..operations.args import OUT, PATH, RECORDS_FORM, SOURCE, Arg, Overwrite, Records
+from ..operations import WRITES, operation
+from ..operations.args import (OUT, PATH, RECORDS_FORM, SOURCE, Arg, Overwrite, Records,
+                               WorkspaceRoot)
 from ..result import Result
 from .build import PairSet
 from ..rows import read_records
@@ -117,12 +118,12 @@ def write_dpo_data(
             "Optional DPO recipe settings for this data, e.g. {\"model\": \"Qwen/Qwen3-8B\", "
             "\"beta\": 0.1}; written as settings.json (at the shell: --settings KEY=VALUE "
             "...)."))] = None,
-        overwrite: Overwrite = False, ctx: Context = HERE) -> DPOData:
+        overwrite: Overwrite = False, root: WorkspaceRoot = None) -> DPOData:
     """Write the DPO recipe's data folder (module docstring) from ``pairs`` (a :class:`PairSet`,
     or the pairs' JSONL), the ``holdout`` records (one or more per held-out task, with
     ``messages``) and the ``grader`` file. Each file is written atomically; an existing one is
     replaced only with ``overwrite`` (the frozen held-out file never: same content, same name).
-    ``ctx``: where the call runs (a server's root: the grader and the folder are opened through
+    ``root``: where the call runs (a server's root: the grader and the folder are opened through
     its door).
     """
     rows = _pairs(pairs)
@@ -145,9 +146,9 @@ def write_dpo_data(
                             f"{leaked[0]!r}): the test would be trained on. Fix: build the "
                             f"pairs from the training side of {voice.name('split_by_task')} "
                             "only")
-    source = as_user_path(grader, ctx.root, argument="grader").read_text("rows", fix="give the "
+    source = as_user_path(grader, root, argument="grader").read_text("rows", fix="give the "
                                                                      "grader as a UTF-8 .py file")
-    folder = as_user_path(out_dir, ctx.root, argument="out_dir", for_write=True)
+    folder = as_user_path(out_dir, root, argument="out_dir", for_write=True)
     pairs_path = write_jsonl(folder.child(DPO_PAIRS_FILE), rows, overwrite=overwrite)
     frozen = freeze_holdout(asks, folder)
     grader_path = write_atomic(folder.child(GRADER_FILE), source, overwrite=overwrite)

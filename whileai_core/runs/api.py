@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
@@ -154,6 +155,38 @@ def launch_run(
     A value with '/' or ending in '.toml' is a config, read through the door; anything else is a
     recipe name; ``data`` is a folder, read the same way.
     """
+    backend_name = _checked_request(backend, confirm, approved)
+    target = resolve_target(config_or_recipe, recipes_dir=recipes_dir, root=root, data=data)
+    joined, experiment, arm = _experiment_arm(experiment, arm, state_dir)
+    runner = get_backend(backend_name)
+    gpu_spec, gpu_count, run_name, rejected = _checked_target(target, runner, backend_name, gpu,
+                                                              name, confirm)
+    # A plan is free: nothing is written, not even the registry's folder, until a confirmed
+    # launch has passed every check below (a refusal leaves the disk as a plan does).
+    registry = Registry(state_dir, create=False)
+    plan = _plan(target, run_name, runner, gpu_spec, gpu_count, registry, rejected, joined)
+    if confirm and approved is not None and approved != plan.approval:
+        raise _changed(plan, approved, Launch(action="planned", plan=plan, run=None,
+                                              next_step="ask the user about this plan"))
+    asked = _Asked(str(config_or_recipe), backend_name, gpu, name,
+                   None if data is None else str(data), experiment, arm, _given(state_dir),
+                   _given(recipes_dir), gpu_spec, run_name)
+    if not confirm:
+        return _planned(registry, plan, asked)
+    # progress steps (and so the points where a cancelled call stops) come only before the
+    # claim and after the handle is recorded: never between them, where a stop would leave a
+    # started run unrecorded
+    _spend_gate(plan, target, runner, gpu_count, registry, approved, asked)
+    if not registry.exists:  # the first launch here: now the registry is made
+        registry = Registry(state_dir)
+    return _launch(registry, plan, target, runner, asked)
+
+
+# --- launch_run's steps, in the order it takes them -------------------------------------------
+
+def _checked_request(backend: Any, confirm: Any, approved: Any) -> str:
+    """The backend's name, once the backend, ``confirm`` and ``approved`` are checked (in this
+    order)."""
     backend_name = _check_backend(backend)
     if not isinstance(confirm, bool):
         raise ArgumentError(f"`{arg('confirm')}` must be true or false, got {confirm!r}. Fix: "
@@ -162,13 +195,24 @@ def launch_run(
         raise ArgumentError(f"`{arg('approved')}` must be a plan's approval (sha256: and 64 hex "
                             f"digits), got {str(approved)[:80]!r}. Fix: pass the `approval` of "
                             "the plan the user approved, or omit it")
-    target = resolve_target(config_or_recipe, recipes_dir=recipes_dir, root=root, data=data)
-    joined = None  # the experiment this run is an arm of: the plan checks its held-out set
-    if experiment is not None or arm is not None:
-        from ..experiments.store import arm_for_launch  # lazy: only a launch into an experiment reads it
-        joined, arm = arm_for_launch(experiment, arm, state_dir)
-        experiment = joined.name
-    runner = get_backend(backend_name)
+    return backend_name
+
+
+def _experiment_arm(experiment: Any, arm: Any, state_dir: str | os.PathLike | None
+                    ) -> tuple[Any, str | None, str | None]:
+    """(the experiment this run is an arm of, or None; its name; the arm): the plan checks its
+    held-out set."""
+    if experiment is None and arm is None:
+        return None, experiment, arm
+    from ..experiments.store import arm_for_launch  # lazy: only a launch into an experiment reads it
+    joined, arm = arm_for_launch(experiment, arm, state_dir)
+    return joined, joined.name, arm
+
+
+def _checked_target(target, runner, backend_name: str, gpu: Any, name: Any, confirm: bool
+                    ) -> tuple[str | None, int, str, list[str]]:
+    """(GPU spec, GPU count, run name, what prime-rl would reject in a config), once the
+    backend takes the target; a confirmed launch of a config prime-rl rejects is refused."""
     runner.check_target(target)
     if backend_name == "modal" and target.kind == "config":
         _check_local_teacher(target)
@@ -180,50 +224,66 @@ def launch_run(
                           f"{'; '.join(rejected[:3])}). Nothing was launched or recorded. Fix: "
                           f"{op_name('validate_config')} lists each; rewrite it with "
                           f"{op_name('prime_rl_config')}")
-    # A plan is free: nothing is written, not even the registry's folder, until a confirmed
-    # launch has passed every check below (a refusal leaves the disk as a plan does).
-    registry = Registry(state_dir, create=False)
-    plan = _plan(target, run_name, runner, gpu_spec, gpu_count, registry, rejected, joined)
-    fields = dict(id=plan.run_id, name=run_name, target=target.label, target_kind=target.kind,
-                  recipe=target.recipe, sha256=target.sha256, backend=backend_name, gpu=gpu_spec,
-                  forecast=None if plan.forecast is None else recorded(plan.forecast),
-                  experiment=experiment, arm=arm)
+    return gpu_spec, gpu_count, run_name, rejected
 
-    if confirm and approved is not None and approved != plan.approval:
-        raise _changed(plan, approved, Launch(action="planned", plan=plan, run=None,
-                                              next_step="ask the user about this plan"))
 
-    def confirm_call() -> str:  # the launch of exactly this plan, as the reader types it
-        return call("launch_run", config_or_recipe=str(config_or_recipe),
-                    backend=None if backend_name == "modal" else backend_name, gpu=gpu,
-                    name=name, data=None if data is None else str(data),
-                    experiment=experiment, arm=arm, confirm=True, approved=plan.approval,
-                    state_dir=_given(state_dir), recipes_dir=_given(recipes_dir))
+@dataclass(frozen=True)
+class _Asked:
+    """The launch as asked (the arguments a next step repeats), with its checked GPU and name."""
 
-    def existing(record: RunRecord, shown: RunRecord | None = None) -> Launch:
-        return Launch(action="existing", plan=plan, run=public(shown or record),
-                      next_step=_existing_step(record, gpu_spec, _given(state_dir), experiment))
+    config_or_recipe: str
+    backend: str
+    gpu: str | None
+    name: str | None
+    data: str | None
+    experiment: str | None
+    arm: str | None
+    state_dir: str | None
+    recipes_dir: str | None
+    gpu_spec: str | None
+    run_name: str
 
-    if not confirm:
-        record = registry.get(plan.run_id)
-        if record is not None and record.status != "planned":
-            return existing(record)
-        if not plan.ready:
-            return Launch(action="planned", plan=plan, run=None,
-                          next_step="fix what the plan's notes say is not ready, then plan again")
-        return Launch(action="planned", plan=plan, run=None, next_step=confirm_call())
-    # progress steps (and so the points where a cancelled call stops) come only before the
-    # claim and after the handle is recorded: never between them, where a stop would leave a
-    # started run unrecorded
+
+def _confirm_call(asked: _Asked, plan) -> str:
+    """The launch of exactly this plan, as the reader types it."""
+    return call("launch_run", config_or_recipe=asked.config_or_recipe,
+                backend=None if asked.backend == "modal" else asked.backend, gpu=asked.gpu,
+                name=asked.name, data=asked.data, experiment=asked.experiment, arm=asked.arm,
+                confirm=True, approved=plan.approval, state_dir=asked.state_dir,
+                recipes_dir=asked.recipes_dir)
+
+
+def _existing(asked: _Asked, plan, record: RunRecord, shown: RunRecord | None = None) -> Launch:
+    """The answer for a run launched before: its record (``shown``, when reconciled)."""
+    return Launch(action="existing", plan=plan, run=public(shown or record),
+                  next_step=_existing_step(record, asked.gpu_spec, asked.state_dir,
+                                           asked.experiment))
+
+
+def _planned(registry: Registry, plan, asked: _Asked) -> Launch:
+    """The answer without ``confirm``: the run launched before, or the plan and its next step."""
+    record = registry.get(plan.run_id)
+    if record is not None and record.status != "planned":
+        return _existing(asked, plan, record)
+    if not plan.ready:
+        return Launch(action="planned", plan=plan, run=None,
+                      next_step="fix what the plan's notes say is not ready, then plan again")
+    return Launch(action="planned", plan=plan, run=None, next_step=_confirm_call(asked, plan))
+
+
+def _spend_gate(plan, target, runner, gpu_count: int, registry: Registry,
+                approved: str | None, asked: _Asked) -> None:
+    """Refuse, before anything is recorded or spent, a launch whose forecast does not fit, whose
+    backend is not ready, whose plan is not ready, or that spends without ``approved``."""
     if plan.forecast is None:  # the config could not be read for a forecast: say why, and stop
         try:
-            forecast_run(target, backend_name, gpu_spec, gpu_count)
+            forecast_run(target, asked.backend, asked.gpu_spec, gpu_count)
         except WhileaiError as exc:
             raise type(exc)(f"nothing was launched or recorded: {exc}") from None
     elif not plan.forecast.fits:  # refused before anything spends
         raise ConfigError(f"nothing was launched or recorded: {plan.forecast.refusal}. Fix: "
                           f"{'; or '.join(plan.forecast.fixes)}")
-    step(1, 3, f"checking the {backend_name} backend")
+    step(1, 3, f"checking the {asked.backend} backend")
     try:  # a missing package or token fails before anything is recorded
         runner.check_ready(target)
     except WhileaiError as exc:
@@ -235,9 +295,12 @@ def launch_run(
     if approved is None and plan.spends_money and _starts(registry, plan.run_id):
         # a launch that spends runs only the plan the user was shown, named by its approval:
         # without it this call would launch whatever the disk holds now (re-planned above)
-        raise ArgumentError(_unapproved(plan, confirm_call()))
-    if not registry.exists:  # the first launch here: now the registry is made
-        registry = Registry(state_dir)
+        raise ArgumentError(_unapproved(plan, _confirm_call(asked, plan)))
+
+
+def _launch(registry: Registry, plan, target, runner, asked: _Asked) -> Launch:
+    """Claim the run under its lock, start it on the backend and record its handle; the run
+    launched before when another call claimed it first."""
     run_dir = registry.run_dir(plan.run_id)
 
     def taken() -> bool:
@@ -246,37 +309,58 @@ def launch_run(
 
     with lock.launch_lock(run_dir, taken=taken) as lock_fd:
         if lock_fd is None:
-            return existing(registry.get(plan.run_id))
-        record, claimed = registry.claim(fields)
+            return _existing(asked, plan, registry.get(plan.run_id))
+        record, claimed = registry.claim(_record_fields(plan, target, asked))
         if not claimed:
-            return existing(record, _reconcile(registry, record))
-        def starting() -> None:  # the backend calls this just before it starts anything
-            registry.set_handle(record.id, {"backend_called_at": now()})
-
-        try:
-            target = stage_data(target, run_dir)  # a data folder: the run reads this copy
-            handle = runner.launch(record, target, run_dir, lock_fd, starting)
-        except WhileaiError as exc:  # the backend refused before starting anything
-            registry.transition(record.id, ("launching",), "failed", error=str(exc), handle=None)
-            raise
-        except Exception as exc:
-            registry.transition(record.id, ("launching",), "failed",
-                                error=f"{type(exc).__name__}: {exc}")
-            raise ConfigError(f"launching {record.id} on {backend_name} failed with "
-                              f"{type(exc).__name__}: {exc}. The run is recorded as failed; "
-                              f"{op_name('run_status')} shows it") from None
+            return _existing(asked, plan, record, _reconcile(registry, record))
+        handle = _start(registry, record, target, runner, run_dir, lock_fd, asked.backend)
         registry.set_handle(record.id, handle)  # first: a crash after this still finds the run
         started = registry.transition(record.id, ("launching",), "running", handle=handle,
                                       launched_at=now())
     step(3, 3, f"{record.id} launched and recorded")
+    return _launched(registry, plan, runner, run_dir, record, started, asked)
+
+
+def _record_fields(plan, target, asked: _Asked) -> dict[str, Any]:
+    """The fields the registry records of the run it claims."""
+    return dict(id=plan.run_id, name=asked.run_name, target=target.label, target_kind=target.kind,
+                recipe=target.recipe, sha256=target.sha256, backend=asked.backend,
+                gpu=asked.gpu_spec,
+                forecast=None if plan.forecast is None else recorded(plan.forecast),
+                experiment=asked.experiment, arm=asked.arm)
+
+
+def _start(registry: Registry, record: RunRecord, target, runner, run_dir, lock_fd,
+           backend_name: str) -> dict[str, Any]:
+    """The backend's handle of the run it started; a failure is recorded on the run."""
+    def starting() -> None:  # the backend calls this just before it starts anything
+        registry.set_handle(record.id, {"backend_called_at": now()})
+
+    try:
+        target = stage_data(target, run_dir)  # a data folder: the run reads this copy
+        return runner.launch(record, target, run_dir, lock_fd, starting)
+    except WhileaiError as exc:  # the backend refused before starting anything
+        registry.transition(record.id, ("launching",), "failed", error=str(exc), handle=None)
+        raise
+    except Exception as exc:
+        registry.transition(record.id, ("launching",), "failed",
+                            error=f"{type(exc).__name__}: {exc}")
+        raise ConfigError(f"launching {record.id} on {backend_name} failed with "
+                          f"{type(exc).__name__}: {exc}. The run is recorded as failed; "
+                          f"{op_name('run_status')} shows it") from None
+
+
+def _launched(registry: Registry, plan, runner, run_dir, record: RunRecord,
+              started: RunRecord | None, asked: _Asked) -> Launch:
+    """The answer for a run just started (stopped again when it was cancelled meanwhile)."""
     if started is None:  # cancelled while it was launching: stop what was just started
         current = registry.get(record.id)
         runner.cancel(current, run_dir)
         return Launch(action="launched", plan=plan, run=current,
                       next_step="it was cancelled while launching; nothing is left running")
     return Launch(action="launched", plan=plan, run=started,
-                  next_step=f"{call('run_status', id=started.id, state_dir=_given(state_dir))}, "
-                            f"then {call('collect_run', id=started.id, state_dir=_given(state_dir))}")
+                  next_step=f"{call('run_status', id=started.id, state_dir=asked.state_dir)}, "
+                            f"then {call('collect_run', id=started.id, state_dir=asked.state_dir)}")
 
 
 _APPROVAL = re.compile(r"sha256:[0-9a-f]{64}")

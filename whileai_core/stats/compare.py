@@ -22,6 +22,7 @@ same training procedure assumed). With one run per arm the seed variance is unme
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
@@ -244,52 +245,133 @@ def compare(before: Annotated[ArmRows, Field(description=(
     ``by``: read by the picture only (``plot``: a row per value of this row field).
     """
     if selected_on is not None:  # the same comparison, then where its checkpoint was chosen
-        chosen_on = selection_ids(selected_on)
-        result = compare(before, after, level=level, run_std=run_std, seed=seed,
-                         threshold=threshold, n_resamples=n_resamples, metric=metric,
-                         effect=effect, noise_runs=noise_runs, cluster=cluster)
-        scored = set.intersection(*(set(r.task_ids) for r in
-                                    as_runs(before, threshold) + as_runs(after, threshold)))
-        return result.model_copy(update={"selection": selection_check(scored, chosen_on)})
+        return _compared_where_chosen(before, after, selected_on, threshold, dict(
+            level=level, run_std=run_std, seed=seed, threshold=threshold,
+            n_resamples=n_resamples, metric=metric, effect=effect, noise_runs=noise_runs,
+            cluster=cluster))
+    level, seed = _checked(level, seed, n_resamples, metric, cluster, run_std, effect)
+    runs_b, runs_a = _read_arms(before, after, threshold)
+    cluster, found = split_cluster(cluster, runs_a[0], runs_b[0])
+    metric, reward_warning, notes = resolve_metric(metric, runs_b + runs_a, threshold)
+    band, band_runs, band_note = resolve_band(run_std, noise_runs, level,
+                                              lambda: rows_run_std(runs_b, metric))
+    effect, effect_note = resolve_effect(effect, metric, runs_b + runs_a)
+    notes += [effect_note] if effect_note else []
+    shared, base = _pairing(runs_b, runs_a, dict(
+        noise_band=band, noise_runs=band_runs, level=level, metric=metric,
+        effect=float(effect), cluster=cluster, reward_warning=reward_warning))
+    if not shared:
+        return _nothing_paired(base, notes)
+    paired = _pair(runs_b, runs_a, shared, metric, cluster, level, seed, n_resamples, base)
+    notes += [band_note] if band_note else []
+    if len(shared) < min_paired_tasks(level) or not math.isfinite(paired.delta):
+        return _too_few(paired, level, base, notes)
+    corr = task_correlation(paired.pb, paired.pa)
+    # a difference of two values in [0, 1] lies in [-1, 1]: no interval reaches past it
+    bounds = (-1.0, 1.0) if in_unit(paired.pb) and in_unit(paired.pa) else None
+    ci, method, p, seed_fields = _difference_interval(paired, level, seed, n_resamples, bounds,
+                                                      notes)
+    mde = _mde(ci, level)
+    verdict, by_family = _judged(paired, ci, mde, band, effect, found, level, seed, bounds, notes)
+    return Comparison(**paired.arms, delta=paired.delta, ci=ci, ci_method=method, p_value=p,
+                      n_changed=int(np.count_nonzero(paired.d)), verdict=verdict,
+                      correlation=corr, mde=mde, **base, **seed_fields,
+                      note="; ".join(notes) or None, families=by_family,
+                      fields=compare_fields(runs_b, runs_a, metric, cluster, by_family))
+
+
+# --- compare's steps, in the order it takes them ------------------------------------------------
+
+def _compared_where_chosen(before: Any, after: Any, selected_on: Any, threshold: Any,
+                           given: dict[str, Any]) -> Comparison:
+    """The comparison of ``given``'s arguments, then where its checkpoint was chosen."""
+    chosen_on = selection_ids(selected_on)
+    result = compare(before, after, **given)
+    scored = set.intersection(*(set(r.task_ids) for r in
+                                as_runs(before, threshold) + as_runs(after, threshold)))
+    return result.model_copy(update={"selection": selection_check(scored, chosen_on)})
+
+
+def _checked(level: Any, seed: Any, n_resamples: Any, metric: Any, cluster: Any, run_std: Any,
+             effect: Any) -> tuple[float, int | None]:
+    """Every argument checked before a row is read, in this order; the checked level and seed."""
     level, seed = check_level(level), check_seed(seed)
     check_resamples(n_resamples)
     if metric != "auto":
         check_metric(metric)
     check_cluster(cluster)
     _check(run_std, effect)
+    return level, seed
+
+
+def _read_arms(before: Any, after: Any, threshold: Any) -> tuple[list, list]:
+    """Each arm's runs, each run the rows of one writer."""
     runs_b, runs_a = as_runs(before, threshold), as_runs(after, threshold)
     for arm, run in [("before", r) for r in runs_b] + [("after", r) for r in runs_a]:
         one_writer(run, argument=arm, reads="one comparison")
-    cluster, found = split_cluster(cluster, runs_a[0], runs_b[0])
-    metric, reward_warning, reward_notes = resolve_metric(metric, runs_b + runs_a, threshold)
-    band, band_runs, band_note = resolve_band(run_std, noise_runs, level,
-                                              lambda: rows_run_std(runs_b, metric))
-    effect, effect_note = resolve_effect(effect, metric, runs_b + runs_a)
-    reward_notes += [effect_note] if effect_note else []
+    return runs_b, runs_a
+
+
+def _pairing(runs_b: list, runs_a: list, settings: dict[str, Any]) -> tuple[list[str], dict]:
+    """The tasks every run scored (in the first after run's order), and the fields of the
+    result every verdict carries: the counts of paired and unpaired tasks, then ``settings``."""
     sets_b = [set(r.task_ids) for r in runs_b]
     sets_a = [set(r.task_ids) for r in runs_a]
     common = set.intersection(*sets_b, *sets_a)
     shared = [t for t in runs_a[0].task_ids if t in common]
+    base = dict(n_paired=len(shared), n_only_before=len(set.union(*sets_b) - common),
+                n_only_after=len(set.union(*sets_a) - common),
+                noise_band=settings["noise_band"], noise_runs=settings["noise_runs"],
+                level=settings["level"], metric=settings["metric"], effect=settings["effect"],
+                n_runs_before=len(runs_b), n_runs_after=len(runs_a),
+                cluster=settings["cluster"], reward_warning=settings["reward_warning"])
+    return shared, base
+
+
+def _nothing_paired(base: dict, notes: list[str]) -> Comparison:
+    """No task scored in every run: nothing to pair."""
+    return Comparison(mean_before=None, mean_before_ci=None, mean_after=None,
+                      mean_after_ci=None, delta=None, ci=None, verdict="insufficient_data",
+                      **base, note="; ".join(notes + [
+                          "the runs share no task_id: nothing to pair; score the same "
+                          "frozen held-out tasks before and after"]))
+
+
+@dataclass
+class _Paired:
+    """The arms on their shared tasks: values (runs x tasks), per-task means, their difference,
+    the families (with ``cluster``) and each arm's interval."""
+
+    shared: list[str]
+    one_seed: bool
+    vb: np.ndarray
+    va: np.ndarray
+    cap_b: float | None
+    cap_a: float | None
+    pb: np.ndarray
+    pa: np.ndarray
+    d: np.ndarray
+    delta: float
+    scale: Any
+    families: Families | None
+    arm_bounds: tuple[float, float] | None
+    iv_b: Any
+    iv_a: Any
+    arms: dict[str, Any]
+
+
+def _pair(runs_b: list, runs_a: list, shared: list[str], metric: str, cluster: str | None,
+          level: float, seed: int | None, n_resamples: int, base: dict) -> _Paired:
+    """The arms on the shared tasks and each arm's interval (``base`` gets the families'
+    count)."""
     n = len(shared)
-    seeds_b, seeds_a = len(runs_b), len(runs_a)
-    base = dict(n_paired=n, n_only_before=len(set.union(*sets_b) - common),
-                n_only_after=len(set.union(*sets_a) - common), noise_band=band,
-                noise_runs=band_runs, level=level, metric=metric, effect=float(effect),
-                n_runs_before=seeds_b, n_runs_after=seeds_a, cluster=cluster,
-                reward_warning=reward_warning)
-    if n == 0:
-        return Comparison(mean_before=None, mean_before_ci=None, mean_after=None,
-                          mean_after_ci=None, delta=None, ci=None, verdict="insufficient_data",
-                          **base, note="; ".join(reward_notes + [
-                              "the runs share no task_id: nothing to pair; score the same "
-                              "frozen held-out tasks before and after"]))
     vb, cap_b = arm_values(runs_b, shared, metric)
     va, cap_a = arm_values(runs_a, shared, metric)
     pb, pa = scaled_task_mean(vb), scaled_task_mean(va)
     d = difference(pa, pb)
     delta = scaled_mean(d)
     scale = value_scale(pb, pa)   # a spread within rounding of this is none (paired.no_spread)
-    one_seed = seeds_b == 1 and seeds_a == 1
+    one_seed = len(runs_b) == 1 and len(runs_a) == 1
     families = None
     if cluster is not None:
         # the family field may be on one arm only (a teacher's rows often lack it)
@@ -306,24 +388,47 @@ def compare(before: Annotated[ArmRows, Field(description=(
     arms = dict(mean_before=scaled_mean(pb), mean_before_ci=iv_b.ci,
                 mean_before_ci_method=iv_b.method, mean_after=scaled_mean(pa),
                 mean_after_ci=iv_a.ci, mean_after_ci_method=iv_a.method)
-    notes = list(reward_notes) + ([band_note] if band_note else [])
-    if n < min_paired_tasks(level) or not math.isfinite(delta):
-        notes.insert(0, f"fewer than {min_paired_tasks(level)} paired tasks: no test on {n} "
-                        f"tasks can call a change at level {level:g}; score more shared tasks"
-                     if n < min_paired_tasks(level) else
-                     "the difference of the arms does not fit a float's range (rewards near "
-                     "1e308 of opposite signs): rescale the rewards")
-        return Comparison(**arms, delta=delta if math.isfinite(delta) else None, ci=None,
-                          verdict="insufficient_data", **base,
-                          n_changed=int(np.count_nonzero(d)), note="; ".join(notes))
-    corr = task_correlation(pb, pa)
-    # a difference of two values in [0, 1] lies in [-1, 1]: no interval reaches past it
-    bounds = (-1.0, 1.0) if in_unit(pb) and in_unit(pa) else None
+    return _Paired(shared, one_seed, vb, va, cap_b, cap_a, pb, pa, d, delta, scale, families,
+                   arm_bounds, iv_b, iv_a, arms)
+
+
+def _too_few(paired: _Paired, level: float, base: dict, notes: list[str]) -> Comparison:
+    """Too few paired tasks for any test, or a difference past a float's range."""
+    n, delta = len(paired.shared), paired.delta
+    notes.insert(0, f"fewer than {min_paired_tasks(level)} paired tasks: no test on {n} "
+                    f"tasks can call a change at level {level:g}; score more shared tasks"
+                 if n < min_paired_tasks(level) else
+                 "the difference of the arms does not fit a float's range (rewards near "
+                 "1e308 of opposite signs): rescale the rewards")
+    return Comparison(**paired.arms, delta=delta if math.isfinite(delta) else None, ci=None,
+                      verdict="insufficient_data", **base,
+                      n_changed=int(np.count_nonzero(paired.d)), note="; ".join(notes))
+
+
+def _difference_interval(paired: _Paired, level: float, seed: int | None, n_resamples: int,
+                         bounds: tuple[float, float] | None, notes: list[str]
+                         ) -> tuple[Interval | None, str | None, float | None, dict[str, Any]]:
+    """(interval, method, p-value, seed fields) of the difference: the paired statistic, else
+    the unpaired one when no task's change differs, kept inside ``bounds``."""
+    ci, method, p, seed_fields = _paired_statistic(paired, level, seed, n_resamples, bounds,
+                                                   notes)
+    ci, method, p = _unpaired_fallback(paired, (ci, method, p), bounds, seed, notes)
+    if ci is not None and bounds is not None:
+        ci = (max(ci[0], bounds[0]), min(ci[1], bounds[1]))
+    return ci, method, p, seed_fields
+
+
+def _paired_statistic(paired: _Paired, level: float, seed: int | None, n_resamples: int,
+                      bounds: tuple[float, float] | None, notes: list[str]
+                      ) -> tuple[Interval | None, str | None, float | None, dict[str, Any]]:
+    """The paired interval: over families (``cluster``), over tasks (one run per arm), or with
+    the between-seed variance added (several runs per arm)."""
+    d, scale = paired.d, paired.scale
     seed_fields: dict[str, Any] = {}
-    if families is not None:
-        ci_d = cluster_interval(d, families, level=level, seed=seed, bounds=bounds)
+    if paired.families is not None:
+        ci_d = cluster_interval(d, paired.families, level=level, seed=seed, bounds=bounds)
         ci, method, p = ci_d.ci, ci_d.method, ci_d.p_value
-        if not one_seed:
+        if not paired.one_seed:
             notes.append("several runs per arm: the clustered interval averages each arm's runs "
                          "per task and does not add the between-seed variance")
         note_d = degenerate_note(d, scale)
@@ -332,7 +437,8 @@ def compare(before: Annotated[ArmRows, Field(description=(
             notes.append(note_d)
         elif ci_d.note:
             notes.append(ci_d.note)
-    elif one_seed:
+    elif paired.one_seed:
+        pb, pa = paired.pb, paired.pa
         binary = bool(np.all((pb == 0) | (pb == 1)) and np.all((pa == 0) | (pa == 1)))
         pi = paired_interval(d, level=level, seed=seed, n_resamples=n_resamples, mcnemar=binary,
                             scale=scale)
@@ -340,50 +446,69 @@ def compare(before: Annotated[ArmRows, Field(description=(
         if pi.note:
             notes.append(pi.note)
     else:
-        ci, method, p, seed_fields, seed_note = with_seeds(d, vb, va, level)
+        ci, method, p, seed_fields, seed_note = with_seeds(d, paired.vb, paired.va, level)
         notes.append(seed_note)
         if ci is not None and ci[1] - ci[0] <= 0.0:
             ci = method = p = None
             notes.append(degenerate_note(d, scale) or "the seeds and the tasks show no spread: no "
                          "interval or p-value")
-    if ci is None and degenerate_note(d, scale) is not None:
-        if iv_b.ci is not None and iv_a.ci is not None:
-            ci = mover_difference(arms["mean_after"], iv_a.ci, arms["mean_before"], iv_b.ci,
-                                  bounds)
-            method = "mover_unpaired" if all(map(math.isfinite, ci)) else None
-            ci = ci if method else None
-            if method:
-                p = mover_pvalue(arms["mean_after"], pa, cap_a, arms["mean_before"], pb, cap_b,
-                                 bounds, families=families, arm_bounds=arm_bounds, seed=seed)
-            notes.append("the interval and p-value are the unpaired ones of the two arms' "
-                         "intervals (MOVER), which ignore the pairing, and the verdict reads "
-                         "them" if method else
-                         "the arms' intervals do not fit a float's range: no interval")
-        else:
-            notes.append("an arm has no interval (every task has the same value): no spread to "
-                         "build an interval of the change from; score tasks whose values differ")
-    if ci is not None and bounds is not None:
-        ci = (max(ci[0], bounds[0]), min(ci[1], bounds[1]))
-    mde = None
-    if ci is not None:  # the standard error the interval implies, so every method reads alike
-        z = z_value(0.5 + level / 2.0)
-        mde = (z + z_value(HOLDOUT_POWER)) * (ci[1] - ci[0]) / (2.0 * z)
+    return ci, method, p, seed_fields
+
+
+def _unpaired_fallback(paired: _Paired, statistic: tuple, bounds: tuple[float, float] | None,
+                       seed: int | None, notes: list[str]) -> tuple:
+    """``statistic`` (interval, method, p-value), or where it has no interval because every task
+    changed alike, the unpaired (MOVER) one of the two arms' intervals."""
+    ci, method, p = statistic
+    if ci is not None or degenerate_note(paired.d, paired.scale) is None:
+        return statistic
+    iv_b, iv_a, arms = paired.iv_b, paired.iv_a, paired.arms
+    if iv_b.ci is None or iv_a.ci is None:
+        notes.append("an arm has no interval (every task has the same value): no spread to "
+                     "build an interval of the change from; score tasks whose values differ")
+        return statistic
+    ci = mover_difference(arms["mean_after"], iv_a.ci, arms["mean_before"], iv_b.ci, bounds)
+    method = "mover_unpaired" if all(map(math.isfinite, ci)) else None
+    ci = ci if method else None
+    if method:
+        p = mover_pvalue(arms["mean_after"], paired.pa, paired.cap_a, arms["mean_before"],
+                         paired.pb, paired.cap_b, bounds, families=paired.families,
+                         arm_bounds=paired.arm_bounds, seed=seed)
+    notes.append("the interval and p-value are the unpaired ones of the two arms' "
+                 "intervals (MOVER), which ignore the pairing, and the verdict reads "
+                 "them" if method else
+                 "the arms' intervals do not fit a float's range: no interval")
+    return ci, method, p
+
+
+def _mde(ci: Interval | None, level: float) -> float | None:
+    """The smallest effect detected at ``HOLDOUT_POWER``, from the standard error the interval
+    implies (so every method reads alike)."""
+    if ci is None:
+        return None
+    z = z_value(0.5 + level / 2.0)
+    return (z + z_value(HOLDOUT_POWER)) * (ci[1] - ci[0]) / (2.0 * z)
+
+
+def _judged(paired: _Paired, ci: Interval | None, mde: float | None, band: float | None,
+            effect: float, found: Any, level: float, seed: int | None,
+            bounds: tuple[float, float] | None, notes: list[str]
+            ) -> tuple[Verdict, FamilyInterval | None]:
+    """The verdict (no stronger than the families' interval, when the rows carry a family
+    field) and its caveats."""
+    delta = paired.delta
     verdict = _verdict(delta, ci, band, effect, notes)
     by_family, verdict = (None, verdict) if found is None else judged_by_family(
-        found, shared, d, verdict, lambda ci: _verdict(delta, ci, band, effect, []),
+        found, paired.shared, paired.d, verdict, lambda ci: _verdict(delta, ci, band, effect, []),
         level=level, seed=seed, bounds=bounds)
     if verdict == "no_detectable_change" and mde is not None and mde > effect:
         notes.append(f"underpowered: this holdout detects only effects >= {mde:.3f} "
                      f"(effect of interest {effect:g}); no detectable change is not no change")
-    if one_seed and verdict in ("moved", "moved_the_wrong_way"):
+    if paired.one_seed and verdict in ("moved", "moved_the_wrong_way"):
         notes.append("one run per arm: training-seed variance is unmeasured, so this verdict "
                      "covers task sampling and rollout noise only; train 2+ seeds per arm and "
                      "pass them as lists of runs")
-    return Comparison(**arms, delta=delta, ci=ci, ci_method=method, p_value=p,
-                      n_changed=int(np.count_nonzero(d)), verdict=verdict, correlation=corr,
-                      mde=mde, **base, **seed_fields, note="; ".join(notes) or None,
-                      families=by_family,
-                      fields=compare_fields(runs_b, runs_a, metric, cluster, by_family))
+    return verdict, by_family
 
 
 def mover_pvalue(mean_a: float, values_a: np.ndarray, cap_a: float | None, mean_b: float,

@@ -1,26 +1,13 @@
 """How the HTTP server holds under hostile clients: connections, request timeouts, sessions.
 
-The third red-team round: 1,100 half-open connections at a 1,024-file limit made the process
-exit before any token was checked; nothing timed a request's head or body; 64 sessions each
-holding a GET stream locked every new client out with 503, indefinitely. Here:
-
-- connections are counted as they open and those past :func:`connection_limit` (below the
-  open-file limit) are answered 503 and closed at once, before any byte is read; a connection
-  that has not sent a whole request head within ``MCP_HEAD_TIMEOUT_S`` (after opening, or
-  after its last answer) is closed (:func:`guarded_protocol`; the body's own timeout is
-  ``server.transport.FrameCheck``'s);
-- the event loop's error handler never raises (:func:`quiet_loop_errors`: an accept that hit
-  the open-file limit used to end in a logging handler that needed one more file, and the
-  loop died with it);
-- a session expires when no request of it has started or ended for ``--session-idle``
-  seconds, an open GET stream or not, and a new session takes the place of the least recently
-  active idle one when all are taken (:class:`SessionGuard`): one client cannot lock out others.
-
-The fourth round: with no token on loopback, a client looping on initialize evicted every idle
-session (a legitimate client failed 10 of 10 calls). Now every HTTP bind needs the bearer token
-(``server.transport.http_settings``), so only a client given the token opens sessions at all, and
-a session used in the last ``MCP_SESSION_RECENT_S`` seconds is never displaced: a new session
-past the bound then gets 503 with a retry hint, and no working client loses its session.
+- connections past :func:`connection_limit` (below the open-file limit) are answered 503 before
+  a byte is read, and one without a whole request head within ``MCP_HEAD_TIMEOUT_S`` is closed
+  (:func:`guarded_protocol`; the body's timeout is ``server.transport.FrameCheck``'s);
+- the event loop's error handler never raises (:func:`quiet_loop_errors`);
+- a session expires after ``--session-idle`` seconds without a request, an open GET stream or
+  not, and when all are taken a new one displaces the least recently active session idle for
+  over ``MCP_SESSION_RECENT_S`` (:class:`SessionGuard`), else gets 503: one client cannot lock
+  out the others, and no working client loses its session.
 """
 
 from __future__ import annotations
@@ -34,25 +21,19 @@ from typing import Any
 
 import anyio
 
-
 from .limits import MCP_MAX_CONNECTIONS, MCP_SESSION_RECENT_S, MCP_SESSION_SWEEP_S
-from .transport import _error
+from .transport import _error, _header, _send_json, _wire
 
 
 class SessionGuard:
     """ASGI middleware over the SDK's session manager: sessions expire, and none is held forever.
 
-    The SDK's idle timer stops while any request of a session is open, and a GET stream stays
-    open as long as the client likes: 64 sessions each holding one locked every new client out
-    with 503, indefinitely. Here a session's activity is when a request of it starts or (but
-    for a GET stream) ends; :meth:`sweep` expires every session without a request in flight
-    whose activity is older than ``idle_s``, its streams closed. When all ``max_sessions`` are
-    taken, a new session takes the place of the least recently active one that has no request
-    in flight and none for ``recent_s`` seconds, so one client cannot lock out others and none
-    displaces a session in use (an evicted client gets 404 and starts a new session, as the
-    protocol says); when every session is that recent, the new one is answered 503. The SDK
-    keeps its own session table; this reads and ends sessions through the manager (mcp 2.3:
-    ``_server_instances``, ``_discard_session``).
+    The SDK's idle timer stops while a request is open, and a GET stream stays open as long as
+    the client likes. Here activity is when a request starts or (but for a GET stream) ends;
+    :meth:`sweep` expires sessions idle past ``idle_s`` with no request in flight, and a new
+    session past ``max_sessions`` displaces the least recently active one idle over ``recent_s``
+    (its client gets 404 and starts anew). Sessions are read and ended through the manager's
+    private ``_server_instances`` and ``_discard_session`` (mcp 2.3).
     """
 
     def __init__(self, app: Any, manager: Any, *, idle_s: float, max_sessions: int,
@@ -74,11 +55,8 @@ class SessionGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        session = None
-        for name, value in scope.get("headers") or ():
-            if name == b"mcp-session-id":
-                session = value.decode("latin-1")
-                break
+        raw = _header(scope, b"mcp-session-id")
+        session = None if raw is None else raw.decode("latin-1")
         stream = scope.get("method") == "GET"
         if session is None:
             if scope.get("method") == "POST" and not await self._make_room():
@@ -146,15 +124,11 @@ class SessionGuard:
 
 
 async def _full(send: Any, max_sessions: int, recent_s: float) -> None:
-    body = json.dumps(_error(None, -32000, (
+    await _send_json(send, 503, _wire(_error(None, -32000, (
         f"Service Unavailable: all {max_sessions} sessions are in use (each made a request in the "
         f"last {recent_s:g} s), and none is displaced while in use. Fix: retry in a minute, or "
-        "reuse the session this client already has")).model_dump(
-            mode="json", exclude_unset=True)).encode()
-    await send({"type": "http.response.start", "status": 503, "headers": [
-        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-        (b"retry-after", str(int(recent_s)).encode())]})
-    await send({"type": "http.response.body", "body": body})
+        "reuse the session this client already has"))),
+        headers=[(b"retry-after", str(int(recent_s)).encode())])
 
 
 # --- connections: counted, timed, never past the open-file limit -----------------------------
@@ -181,16 +155,15 @@ _REFUSED = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json
 def guarded_protocol(max_connections: int, head_timeout_s: float) -> type:
     """uvicorn's h11 protocol, counting connections and timing request heads.
 
-    A connection past ``max_connections`` is answered 503 and closed as it opens, before a
-    byte of it is read, so half-open connections can never exhaust the open-file limit. A
-    connection that has not sent a whole request head (request line and headers)
+    A connection past ``max_connections`` is answered 503 and closed as it opens (half-open
+    connections never exhaust the open-file limit); one that has not sent a whole request head
     ``head_timeout_s`` after it opened, or after its last answer, is closed.
     """
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
-    body = json.dumps(_error(None, -32000, (
+    body = json.dumps(_wire(_error(None, -32000, (
         "Service Unavailable: the server has as many connections as it serves at once. Fix: "
-        "retry in a moment")).model_dump(mode="json", exclude_unset=True)).encode()
+        "retry in a moment")))).encode()
     refused = _REFUSED % (len(body), body)
 
     class GuardedH11Protocol(H11Protocol):
@@ -244,9 +217,8 @@ def guarded_protocol(max_connections: int, head_timeout_s: float) -> type:
 
 
 def quiet_loop_errors(loop: asyncio.AbstractEventLoop, context: dict) -> None:
-    """The event loop's error handler: one short line to stderr, and it never raises (the
-    default handler's logging could need a file the open-file limit no longer allows, and an
-    error raised here ended the loop and the server)."""
+    """The event loop's error handler: one short line to stderr, and it never raises (logging
+    may need a file past the open-file limit, and a raise here ends the loop)."""
     try:
         exc = context.get("exception")
         what = f"{type(exc).__name__}: {exc}" if exc is not None else ""

@@ -1,19 +1,12 @@
 """Every tool is an operation of the core (``whileai_core.operations``), generated here once.
 
-- :func:`op_entry`: the tool as ``tools/list`` shows it: the input schema from the operation's
-  signature (its shared argument types), the output schema from its result type (plus the
-  summary sentence every answer carries), the four annotation hints from its effect; schemas
-  kept lean (no ``title`` on every property; output schemas without descriptions and defaults).
-- :func:`op_tool`: the SDK ``Tool`` that runs it: arguments checked by the SDK against the same
-  input model, the call made by ``whileai_core.operations.surface.invoke`` in the server's
-  context (every path under the workspace root, through the door), on the tool pool's threads,
-  in the MCP reader's voice. The answer carries the result once as structured content, standing
-  alone (its summary sentence included: some hosts forward only it), and the human text
-  (``render()``) beside it, never the JSON twice. ``plot=true`` adds the picture as an image.
-
-Every failure becomes an ``isError`` result (``server.errors``). While the core runs, each
-``whileai_core.progress.step`` becomes a progress notification to a client that asked for them,
-and is the point where a cancelled request stops.
+:func:`op_entry` is the tool as ``tools/list`` shows it (schemas from the operation's signature
+and result type, kept lean; annotations from its effect). :func:`op_tool` is the SDK ``Tool``
+that runs it in the server's context (every path under the workspace root) on the tool pool's
+threads, in the MCP reader's voice: the result once as structured content (its summary
+included: some hosts forward only it), the human text beside it, a picture with ``plot=true``.
+Every failure becomes an ``isError`` result (``server.errors``); each ``progress.step`` is a
+progress notification and the point where a cancelled request stops.
 """
 
 from __future__ import annotations
@@ -47,19 +40,15 @@ if TYPE_CHECKING:
 
 
 class ToolInput(ArgModelBase):
-    """Base of every tool's input model: unknown arguments are refused, never silently dropped.
-
-    It derives from the SDK's ``ArgModelBase`` because :func:`op_tool` hands the model to the
-    SDK as the tool's argument model directly (the SDK would otherwise build one from a
-    function's parameters)."""
+    """Base of every tool's input model: unknown arguments are refused, never silently dropped
+    (an ``ArgModelBase``: :func:`op_tool` hands it to the SDK as the tool's argument model)."""
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=False)
 
 
 @dataclass(frozen=True)
 class Env:
-    """What a tool call may use besides its arguments: the server's settings, and the pool of
-    threads tool calls run on (``server.pool``)."""
+    """What a tool call may use besides its arguments: the workspace, the skills, the threads."""
 
     workspace: Workspace
     skills: SkillCatalog
@@ -81,11 +70,9 @@ class WhileaiTool(Tool):
 
 
 def progress_listener(ctx: Any):
-    """A ``whileai_core.progress`` listener for the request of ``ctx``, called in the worker
-    thread that runs the core: it stops the call if the request was cancelled, and sends a
-    progress notification when the client gave a progress token: increasing values only, each
-    new stage (the message's text before ':') at once, and within a stage at most one per
-    ``MCP_PROGRESS_INTERVAL_S`` except the last."""
+    """A ``whileai_core.progress`` listener for the request of ``ctx`` (on the worker thread): it
+    stops a cancelled call, and sends increasing progress, each new stage (the text before ':')
+    at once, within a stage at most one per ``MCP_PROGRESS_INTERVAL_S`` but the last."""
     last: dict[str, Any] = {"done": -1.0, "at": 0.0, "stage": None}
 
     def listen(done: float, total: float | None, message: str) -> None:
@@ -107,14 +94,10 @@ def progress_listener(ctx: Any):
 
 
 def lean(schema: Any, *, descriptions: bool = True) -> Any:
-    """``schema`` without what a caller never reads: pydantic's ``title`` on every object and
-    property (the name says it), and, for output schemas (``descriptions=False``), the field
-    descriptions and defaults (the output is data; the tool's description says what it holds),
-    ``readOnly`` (a computed field is sent like any other), ``required`` (every field of a
-    result is always sent, null when it has no value; only ``summary`` stays named, at the top:
-    see :func:`op_entry`) and ``additionalProperties: false`` (a client reading a result takes
-    the fields it knows; a field added later breaks none). Property names are kept whatever
-    they are called."""
+    """``schema`` without pydantic's ``title`` on every object and property; an output schema
+    (``descriptions=False``) also without descriptions, defaults, ``readOnly``, ``required``
+    (every result field is always sent; :func:`op_entry` names ``summary``) and
+    ``additionalProperties: false`` (a field added later breaks no client)."""
     drop = {"title"} if descriptions else {"title", "description", "default", "examples",
                                            "readOnly", "required"}
 
@@ -138,11 +121,9 @@ _ANY_TYPE_KEYS = {"enum", "const", "$ref", "allOf", "anyOf", "oneOf", "not", "if
 
 
 def _types_together(node: dict[str, Any]) -> dict[str, Any]:
-    """The same values allowed, in fewer characters: ``{"anyOf": [{"type": "string", ...},
-    {"type": "null"}]}`` as ``{"type": ["string", "null"], ...}`` (an optional field, most
-    often; the other keywords of a branch apply to its own type only, so null stays allowed),
-    a pair written as ``prefixItems`` of one schema as ``items``, and ``additionalProperties:
-    true`` (the default) left out."""
+    """The same values allowed, in fewer characters: an ``anyOf`` of a type and null as a
+    ``type`` list (the branch's other keywords apply to its own type, so null stays allowed),
+    ``prefixItems`` of one schema as ``items``, and ``additionalProperties: true`` left out."""
     if node.get("additionalProperties") is True:
         node = {k: v for k, v in node.items() if k != "additionalProperties"}
     prefix = node.get("prefixItems")
@@ -165,12 +146,10 @@ def _types_together(node: dict[str, Any]) -> dict[str, Any]:
 
 
 def portable_inputs(schema: dict[str, Any]) -> dict[str, Any]:
-    """The arguments in the single-``type`` dialect function-calling hosts map tool schemas onto
-    (the OpenAPI subset of Gemini's function declarations; the MCP Inspector's schema
-    portability check flags a ``type`` list): an argument whose default is null is just optional
-    (absent is null: its own type, no default), one where null means something else than absent
-    (``seed``: 0 by default, null a fresh seed) keeps null as an ``anyOf`` branch. The server
-    validates with the operation's own model, which takes null either way."""
+    """The arguments with a single ``type`` each, as function-calling hosts want (Gemini's
+    OpenAPI subset; the MCP Inspector flags a ``type`` list): an argument whose default is null
+    is just optional; one where null means more than absent (``seed``) keeps a null ``anyOf``
+    branch. The operation's own model still takes null either way."""
     props = {}
     for name, prop in schema.get("properties", {}).items():
         kinds = prop.get("type")
@@ -194,14 +173,12 @@ def portable_inputs(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 GUARD_NUMBER = 10**5  # a numeric bound this far from 0, or a string's maxLength of at least
-GUARD_LENGTH = 200    # this: a guard no real value meets (1e15 on a score, 4096 on a path)
+GUARD_LENGTH = 200    # this: a guard no real value meets
 
 
 def unguarded(node: Any) -> Any:
     """``node`` without the guards against absurd values (``MAX_SCORE``, a 64-bit seed, a
-    path's 4096 characters: ``whileai_core.operations.args``): still checked, with the core's
-    message, but a caller never needs to read them, and on every number and string they were a
-    tenth of what a model reads of the tools."""
+    path's 4096 characters): still checked, with the core's message, but no caller reads them."""
     if isinstance(node, list):
         return [unguarded(v) for v in node]
     if not isinstance(node, dict):
@@ -221,11 +198,8 @@ def unguarded(node: Any) -> Any:
 
 
 def outline(schema: dict[str, Any]) -> dict[str, Any]:
-    """An output schema to two levels: the result's fields and the fields of each object they
-    hold, typed; an object one level further down is typed ``object`` (its fields arrive all
-    the same; the result class in ``whileai_core`` documents them). The objects a few results
-    nest three deep (a launch plan's forecast, a collected comparison's families) were a tenth
-    of the default tool list."""
+    """An output schema to two levels: the result's fields and those of each object they hold;
+    an object further down is typed ``object`` (its fields arrive all the same)."""
     defs = schema.get("$defs", {})
 
     def refs(node: Any, found: set[str]) -> set[str]:
@@ -233,7 +207,7 @@ def outline(schema: dict[str, Any]) -> dict[str, Any]:
             ref = node.get("$ref")
             if isinstance(ref, str):
                 found.add(ref.rsplit("/", 1)[-1])
-            for key, value in node.items():
+            for value in node.values():
                 refs(value, found)
         elif isinstance(node, list):
             for value in node:
@@ -264,10 +238,8 @@ SHARED_MIN = 50  # characters: a subschema this long met twice is written once, 
 
 
 def shared(schema: dict[str, Any]) -> dict[str, Any]:
-    """``schema`` with each subschema of at least ``SHARED_MIN`` characters that occurs more
-    than once written once in ``$defs`` and referred to (a 95% interval's pair of numbers is
-    one schema met on every rate), the most characters saved first. The definition is named
-    after the shortest field it types."""
+    """``schema`` with each subschema of ``SHARED_MIN`` characters or more met twice written
+    once in ``$defs`` (named after the shortest field it types), the biggest saving first."""
     import json
 
     def count(node: Any, name: str, seen: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -330,8 +302,8 @@ def context_of(env: Env):
 
 
 def _bounded(result: Any) -> Any:
-    """``result.bounded`` at ``LIST_SHOWN_MAX`` items, or at half as many (and so on) while
-    the answer is still over its byte bound with every string cut (a list of many numbers)."""
+    """``result.bounded`` at ``LIST_SHOWN_MAX`` items, halved while the answer is still over its
+    byte bound."""
     from whileai_core.result import _answer_bytes
 
     limit = LIST_SHOWN_MAX
@@ -352,9 +324,8 @@ def op_answer(result: BaseModel) -> CallToolResult:
     result = masked(result)  # whole, before any cut: no secret, nor the start of one, is shown
     if hasattr(result, "bounded"):
         result = _bounded(result)
-    # the human text: terminal controls in an id or a log line shown, never acted on
-    text = plain(str(result))  # (a result's text, and what the reader changed in its input)
-    return CallToolResult(content=[TextContent(type="text", text=text)],
+    # plain(): terminal controls in an id or a log line are shown, never acted on
+    return CallToolResult(content=[TextContent(type="text", text=plain(str(result)))],
                           structured_content=structured(result))
 
 
@@ -364,7 +335,6 @@ def op_tool(op, env: Env, entry: dict[str, Any] | None = None) -> Tool:
 
     model = input_model(op, "mcp", ToolInput)
     entry = entry or op_entry(op)
-
     where = context_of(env)
 
     def compute(values: dict[str, Any], listen: Any) -> tuple[Any, CallToolResult]:

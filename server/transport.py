@@ -1,26 +1,12 @@
 """How whileai-mcp talks: stdio with every frame answered, streamable HTTP behind a secret.
 
-stdio. The SDK's stdio transport drops a line it cannot parse: the client never gets a reply and
-waits forever. Here stdin is read by :class:`FramedStdin`: a line that is not JSON gets
-a JSON-RPC "Parse error" (-32700, id null), a JSON value that is not a valid JSON-RPC message an
-"Invalid Request" (-32600, with the request's id when it has a valid one, else null), and a line
-over ``MCP_MAX_FRAME_BYTES`` an "Invalid Request" too, without being held in memory. Valid lines
-go to the SDK's transport unchanged. Replies go through the SDK's own writer, so frames never
-interleave on stdout.
-
-HTTP. The SDK's streamable HTTP app (``MCPServer.streamable_http_app``) gets explicit transport
-security (Host and Origin checked against allowed lists, never switched off), a bound on live
-sessions and an idle timeout, and is wrapped in :class:`BearerAuth`, which checks a bearer token
-on every request before the SDK sees it. Every bind needs that token (from ``$WHILEAI_MCP_TOKEN``
-or a file, never a flag), loopback included: without one any process on the machine could call
-every tool and open sessions that displaced a working client's (the fourth red-team round); a
-bind other than 127.0.0.1, ::1 or localhost also needs the Host names clients will use; see
-:func:`http_settings`.
-
-Hostile clients are held off by ``server.http_guards`` (connections, timeouts, sessions).
-
-Why one module: both transports answer a frame the same way (:func:`frame_error`), and the HTTP
-settings, the token and the frame check are what decide who may talk at all; read together.
+stdio: the SDK's transport drops a line it cannot parse and the client waits forever, so
+:class:`FramedStdin` answers it: not JSON gets "Parse error" (-32700), not a valid JSON-RPC
+message or over ``MCP_MAX_FRAME_BYTES`` "Invalid Request" (-32600); valid lines go to the SDK.
+HTTP: the SDK's streamable HTTP app with Host and Origin checked (never switched off), bounded
+sessions, and :class:`BearerAuth` in front. Every bind, loopback included, needs the token (from
+``$WHILEAI_MCP_TOKEN`` or a file, never a flag): without it any local process could call every
+tool and displace a client's sessions. Hostile clients: ``server.http_guards``.
 """
 
 from __future__ import annotations
@@ -64,16 +50,10 @@ _GUARDED = False
 def guard_outgoing() -> None:
     """Every message the server writes, on either transport, is one the writer can encode.
 
-    An answer (a request's result) is checked before it leaves the handlers
-    (``server.app.AnswerCheck``: an ``isError`` naming the field). What else the server sends
-    (a progress notification naming a file, the spend question naming a config path) can still
-    carry a lone surrogate (a file name with bytes that are not UTF-8 reads as one): the SDK's
-    stdio writer raised on it and the server exited; its HTTP writer dropped the stream and the
-    client waited forever. Here every outgoing message is tried first: one that cannot be encoded
-    is written with each lone surrogate escaped (``\\ud800`` as text, said in the log), or, for
-    a result that slipped past the check, as an internal error naming the field. mcp 2.3 writes
-    every message of both transports through ``JSONRPCDispatcher._write``; it has no public hook
-    for that, hence the patch (once per process; a valid message is written unchanged).
+    A lone surrogate (a file name that is not UTF-8) in a notification made the SDK's writer
+    raise (stdio exited, HTTP hung). Such a message goes out with the surrogates escaped, or, for
+    a result, as an internal error naming the field (answers are checked before: ``AnswerCheck``).
+    mcp 2.3 has no public hook, hence the patch of ``JSONRPCDispatcher._write`` (once).
     """
     global _GUARDED
     if _GUARDED:
@@ -159,6 +139,21 @@ def _error(request_id: Any, code: int, message: str) -> types.JSONRPCError:
                               error=types.ErrorData(code=code, message=message))
 
 
+def _wire(error: types.JSONRPCError) -> dict:
+    return error.model_dump(mode="json", exclude_unset=True)
+
+
+def _too_large(max_frame: int) -> types.JSONRPCError:
+    return _error(None, types.INVALID_REQUEST, f"Invalid Request: the frame is over {max_frame} "
+                  "bytes. Fix: send smaller requests (a large input belongs in a file under the "
+                  "workspace root, passed by path)")
+
+
+def _header(scope: dict, name: bytes) -> bytes | None:
+    """The first value of header ``name`` of an ASGI request, or None."""
+    return next((value for key, value in scope.get("headers") or () if key == name), None)
+
+
 class FramedStdin:
     """stdin for the SDK's stdio transport: yields the valid lines, answers the others itself."""
 
@@ -185,10 +180,7 @@ class FramedStdin:
                 raise StopAsyncIteration
             if len(raw) > self._max and not raw.endswith(b"\n"):
                 await self._skip_rest()
-                await self._reply(_error(None, types.INVALID_REQUEST,
-                                         f"Invalid Request: the frame is over {self._max} bytes. "
-                                         "Fix: send smaller requests (a large input belongs in a "
-                                         "file under the workspace root, passed by path)"))
+                await self._reply(_too_large(self._max))
                 continue
             line = raw.decode("utf-8", errors="replace")
             error = frame_error(line)
@@ -387,11 +379,7 @@ class BearerAuth:
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] in ("http", "websocket"):
-            given = b""
-            for name, value in scope.get("headers") or ():
-                if name == b"authorization":
-                    given = value
-                    break
+            given = _header(scope, b"authorization") or b""
             if not hmac.compare_digest(given, self._expected):
                 await _send_json(send, 401, {"jsonrpc": "2.0", "id": None, "error": {
                     "code": -32001,
@@ -424,20 +412,16 @@ class FrameCheck:
             with anyio.move_on_after(max(0.0, deadline - anyio.current_time())) as waited:
                 message = await receive()
             if waited.cancelled_caught:
-                await _send_json(send, 408, _error(None, types.INVALID_REQUEST, (
+                await _send_json(send, 408, _wire(_error(None, types.INVALID_REQUEST, (
                     f"Invalid Request: the body did not arrive within {self.body_timeout_s:g} s. "
-                    "Fix: send the whole request at once")).model_dump(
-                        mode="json", exclude_unset=True), headers=[(b"connection", b"close")])
+                    "Fix: send the whole request at once"))), headers=[(b"connection", b"close")])
                 return
             if message["type"] == "http.disconnect":
                 return
             body = message.get("body", b"")
             size += len(body)
             if size > self.max_frame:
-                await _send_json(send, 413, _error(None, types.INVALID_REQUEST, (
-                    f"Invalid Request: the frame is over {self.max_frame} bytes. Fix: send "
-                    "smaller requests (a large input belongs in a file under the workspace root, "
-                    "passed by path)")).model_dump(mode="json", exclude_unset=True))
+                await _send_json(send, 413, _wire(_too_large(self.max_frame)))
                 return
             chunks.append(body)
             more = message.get("more_body", False)
@@ -447,7 +431,7 @@ class FrameCheck:
             error = _error(None, types.PARSE_ERROR, "Parse error: the body is empty. Fix: POST "
                            "one JSON-RPC 2.0 message")
         if error is not None:
-            await _send_json(send, 400, error.model_dump(mode="json", exclude_unset=True))
+            await _send_json(send, 400, _wire(error))
             return
         replayed = False
 

@@ -1,10 +1,9 @@
 """Build the whileai MCP server: the operations of the toolsets turned on, the toolset switch,
 and the skills as resources and prompts.
 
-Every tool of every toolset is built (from the start-up cache, ``server.schema_cache``); a tool
-is listed and callable when its toolset is on. ``enable_toolset`` turns one on mid-session and
-tells the client its tool list changed. The toolsets turned on belong to the server process:
-under stdio that is one client; under HTTP every client of the server sees the same list.
+Every tool is built (from ``server.schema_cache``); one is listed and callable when its toolset
+is on. ``enable_toolset`` turns one on mid-session and tells the client its list changed. The
+toolsets on belong to the process: under HTTP every client sees the same list.
 """
 
 from __future__ import annotations
@@ -162,11 +161,9 @@ class WhileaiServer(MCPServer):
 
 
 class AnswerCheck:
-    """Context-tier middleware (``mcp.server.context.ServerMiddleware``, outermost): an answer
-    that cannot be encoded as UTF-8 is never sent. A ``tools/call`` gets an ``isError`` result
-    naming the field; any other request an internal error (-32603) naming it. Without this a
-    lone surrogate that reached an answer killed the stdio server (the SDK's writer raised) and
-    left an HTTP client waiting on an empty reply."""
+    """Outermost middleware: an answer that cannot be encoded as UTF-8 is never sent (the SDK's
+    writer would raise). A ``tools/call`` gets an ``isError`` result naming the field; any other
+    request an internal error (-32603) naming it."""
 
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
         from mcp.shared.exceptions import MCPError
@@ -229,7 +226,7 @@ def _switch_tool(server: WhileaiServer) -> Tool:
 
 
 def _method_schema() -> str:
-    from .method_schema import method_schema_text  # lazy: the method specs cost 15 ms at server start
+    from .method_schema import method_schema_text  # lazy: the method specs load on first read
 
     return method_schema_text()
 
@@ -253,13 +250,9 @@ def build_server(root: str | os.PathLike = ".", *,
                  toolsets: str | Iterable[str] | None = "all") -> MCPServer:
     """The server for workspace ``root``; skills from ``skills_dir`` (default: see ``server.skills``).
 
-    ``toolsets``: the toolsets on at start (names, ``"all"``, or None for the default,
-    ``whileai_core.operations.DEFAULT_TOOLSETS``). ``lazy``: list tools from
-    ``server/tools.json`` and import each operation on its first call (``server.schema_cache``);
-    False builds every tool now. ``limits``: the path door's size and time limits (default:
-    ``whileai_core.defaults`` and the environment). ``pool``: the threads tool calls run on
-    (``server.pool``). ``read_only``: list and call only the tools whose annotations say
-    read-only (no file written, nothing launched or cancelled).
+    ``toolsets``: on at start (names, ``"all"``, or None: ``DEFAULT_TOOLSETS``). ``lazy``: list
+    tools from ``server/tools.json`` and import each operation on its first call. ``limits``:
+    the path door's. ``read_only``: only the tools annotated read-only.
     """
     workspace = Workspace(root, limits=limits)
     catalog = SkillCatalog(skills_dir)

@@ -1,19 +1,10 @@
 """How a failure inside a tool reaches the caller: always as a tool error, never as a crash.
 
-- What is the caller's to fix (``whileai_core.failures.explain``): a
-  :class:`~whileai_core.errors.WhileaiError`, whose message already names the problem and the
-  fix, is passed on word for word; an ``OSError`` names the path and the fix; a missing optional
-  package names the pip command.
-- Anything else is a bug here. Its traceback goes to stderr (the server's log; stdout carries the
-  protocol under stdio) and the caller gets what was being done, the exception, that the input is
-  not to blame and where to report it, and that the server is still up, so the agent can report
-  it instead of retrying blindly.
-
-- Arguments that do not fit the tool's input model are named one by one with the bad value and
-  what is expected, instead of pydantic's multi-line dump.
-
-All become ``ToolError``, which the SDK returns as a ``CallToolResult`` with ``isError: true``
-(prefixed "Error executing tool <name>: ").
+The caller's to fix (``whileai_core.failures.explain``: a ``WhileaiError``, an ``OSError``, a
+missing optional package) is passed on in its own words. Anything else is a bug: its traceback
+goes to stderr, and the caller learns what was being done, that the input is not to blame, where
+to report it, and that the server is still up. Arguments that do not fit a tool's input model
+are named one by one. All become ``ToolError`` (an ``isError`` result).
 """
 
 from __future__ import annotations
@@ -33,10 +24,8 @@ T = TypeVar("T")
 
 
 def run_core(doing: str, call: Callable[[], T]) -> T:
-    """Run ``call`` (a thin call into whileai_core); turn every failure into a ``ToolError``.
-
-    ``doing`` says what the call was doing, for the unexpected case ("routing graded rows").
-    """
+    """Run ``call``; every failure becomes a ``ToolError`` (``doing``: "routing graded rows",
+    for a bug report)."""
     try:
         return call()
     except ToolError:
@@ -62,9 +51,8 @@ def bad_arguments(exc: ValidationError, model: type[BaseModel]) -> str:
 
 # --- every answer can be sent -------------------------------------------------------------------
 
-# JSON (RFC 8259) travels as UTF-8, and a lone UTF-16 surrogate (a JSON "\ud800" escape with no
-# pair, read into a Python str) is no character: it cannot be encoded, the SDK's writer raised on
-# it and the stdio server exited. An answer is checked before it is sent (``AnswerCheck``).
+# JSON travels as UTF-8 (RFC 8259), and a lone UTF-16 surrogate (a "\ud800" escape with no pair)
+# cannot be encoded: an answer is checked before it is sent (``AnswerCheck``).
 
 FIELD_SHOWN_MAX = 120  # characters of a field's path shown in the message
 

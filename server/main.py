@@ -1,8 +1,7 @@
 """`whileai-mcp`: serve the whileai tools over stdio (default) or streamable HTTP.
 
-stdout belongs to the protocol under stdio, so everything else (logs, tracebacks of bugs, the
-start-up notice) goes to stderr. Before it serves, the program starts itself again without its
-secret-looking variables in the environment ``/proc`` shows, and makes itself non-dumpable
+stdout belongs to the protocol under stdio, so everything else goes to stderr. Before it serves,
+the program restarts itself without secret-looking variables and makes itself non-dumpable
 (``whileai_core.seal``): a reward it runs cannot read its token or keys.
 """
 

@@ -1,13 +1,9 @@
 """The method argument of prime_rl_config in detail: the resource ``whileai://methods/schema.json``.
 
-A method arrives as a name or an object with ``name`` and its knobs (``whileai_core.methods.
-method_spec`` parses both). Found by a cold agent: the object form, the OPD teacher ``{url, model,
-vocab}`` above all, was documented nowhere and had to be guessed. The tool's input schema names
-the forms in a sentence (it stays small); this resource gives every knob. Each object form is a
-model whose fields are *the core spec's own fields* (type, default, description, range: copied from
-``RLMethod``, ``OPD``, ``OPSD``, ``Async`` and the teacher's ``Endpoint``, never retyped), tagged
-by ``name``, with an example. The core validates the method again when it builds the spec, so
-its rules across knobs still give their own messages.
+A method is a name or an object with ``name`` and its knobs (``methods.method_spec``). The tool's
+input schema names the forms in a sentence; this resource gives every knob. Each object form is
+a model of the core spec's own fields (``RLMethod``, ``OPD``, ``OPSD``, ``Async``, the teacher's
+``Endpoint``: copied, never retyped), tagged by ``name``, with an example.
 """
 
 from __future__ import annotations
@@ -18,9 +14,6 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.fields import FieldInfo
 
 from whileai_core.methods.specs import OPD, OPSD, Async, Endpoint, RLMethod, method_names
-
-_STRICT = ConfigDict(extra="forbid")
-
 
 def _copy(info: FieldInfo, annotation: Any = None) -> tuple[Any, FieldInfo]:
     """The field as the wire model has it: the core's annotation and FieldInfo (default,

@@ -1,14 +1,10 @@
 """The workspace root: every path a tool reads or writes is opened under it, through the door.
 
-A path given by the caller is taken relative to the root (an absolute path inside the root is
-accepted too). ``resolve`` checks the text (no ``..``, nothing outside the root, no NUL) and
-returns a :class:`~whileai_core.safepath.UserPath`; the core opens it through
-``whileai_core.safepath``, one component at a time relative to the root's open directory handle,
-never following a symlink, regular files only, within the size and time limits. The two bugs of
-the reference filesystem MCP server are closed by construction: CVE-2025-53110 (a string-prefix
-check let ``/root-evil`` pass for ``/root``: containment here is by path components) and
-CVE-2025-53109 (a symlink out of the allowed folder: no symlink is ever followed, so a link
-swapped in between a check and an open cannot lead out either).
+A path is taken relative to the root (an absolute one inside it too) and opened by
+``whileai_core.safepath`` one component at a time from the root's directory handle, never
+following a symlink, regular files only, within size and time limits. This closes the reference
+filesystem server's CVE-2025-53110 (a string-prefix containment check) and CVE-2025-53109 (a
+symlink out of the allowed folder) by construction.
 """
 
 from __future__ import annotations
@@ -34,13 +30,9 @@ class Workspace:
         return self.door.limits
 
     def resolve(self, value: str, *, argument: str, writes: str | None = None) -> UserPath:
-        """``value`` as a path under the root, or :class:`ArgumentError` naming ``argument``.
-
-        Only the text is checked here; the file is opened (and refused if it is a link, a special
-        file, too large...) when the core reads or writes it. ``writes``: the kind of output the
-        argument writes (``whileai_core.safepath.OUTPUTS``); a write of no declared kind is
-        refused under the root.
-        """
+        """``value`` as a path under the root, or :class:`ArgumentError` naming ``argument``
+        (only the text is checked; the file when the core opens it). ``writes``: the kind of
+        output (``safepath.OUTPUTS``); a write of no declared kind is refused."""
         return self.door.locate(value, argument=argument, writes=writes)
 
     def relative(self, path: str | os.PathLike | UserPath) -> str:

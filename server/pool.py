@@ -1,19 +1,11 @@
 """The threads tool calls run on: bounded, apart from the SDK's own, and never waited on forever.
 
-Why: the SDK runs a synchronous tool in anyio's default thread pool (40 threads), and its stdio
-transport reads stdin and writes stdout through that same pool. A red-team pass: 41 reads of a FIFO
-filled it and the server stopped answering anything, ``tools/list`` included. Here:
-
-- tool calls run on their own threads (``workers`` at most, each holding a slot until its
-  function returns, even when the caller has given up), so the protocol's own I/O never waits
-  behind a tool;
-- a call that finds every worker busy waits ``queue_wait_s`` for one, then is answered "busy"
-  (an error naming the fix) instead of queueing behind stuck calls;
-- a call that runs past ``timeout_s`` is answered with an error; its thread keeps its slot until
-  it ends, so stuck calls can never add threads beyond ``workers``;
-- each call is one ``whileai_core.admission`` scope: of the calls that parse a large file, at
-  most ``HEAVY_READS_AT_ONCE`` hold its memory at once, the others queue (nine calls on one
-  100 MB file ran the server out of memory together).
+The SDK runs a synchronous tool in anyio's default pool, the one its stdio transport reads and
+writes with: stuck tools could stop the protocol itself. Here calls run on ``workers`` threads of
+their own, each holding its slot until its function returns; a call that finds all busy waits
+``queue_wait_s`` then is answered "busy"; one past ``timeout_s`` is answered with an error. Each
+call is one ``whileai_core.admission`` scope (at most ``HEAVY_READS_AT_ONCE`` large parses hold
+memory at once).
 """
 
 from __future__ import annotations
@@ -42,14 +34,12 @@ class ToolPool:
         if workers < 1:
             raise ValueError("a tool pool needs at least one worker")
         self.workers, self.queue_wait_s, self.timeout_s = workers, queue_wait_s, timeout_s
-        # A slot is taken by the caller and given back by the worker thread when the function
-        # returns, even when the caller has given up: stuck calls can never add threads.
+        # a slot is given back by the worker thread when the function returns, even when the
+        # caller has given up: the slots, not the limiter, bound the threads
         self._slots = anyio.Semaphore(workers)
         self._busy = 0
         self._lock = threading.Lock()
-        # anyio wants a limiter for every thread it starts; this one is ours, never the default
-        # one the stdio transport reads with. (Abandoned calls give their token back early but
-        # keep their slot, so the slots are what bound the threads.)
+        # our own limiter, never the default one the stdio transport reads with
         self._limiter = anyio.CapacityLimiter(2 * workers)
 
     @property

@@ -1,9 +1,5 @@
-"""Table of contents: what the server offers.
-
-The tools are the core's operations that MCP serves (``whileai_core.operations``: each declared
-once there, in its toolset; ``server.tooling`` turns one into a tool), plus the toolset switch
-(``server.app``). The skills are served as resources and prompts (``server.skills``) whatever
-the toolsets.
+"""What the server offers: the core's operations MCP serves (``server.tooling`` turns each into
+a tool), the toolset switch (``server.app``), and the skills as resources and prompts.
 """
 
 from __future__ import annotations

@@ -1,46 +1,25 @@
 """Runs served as MCP tasks: launch, collect and watch of a run answered with a task handle the
 client polls, where the client declared the Tasks extension; today's answer everywhere else.
 
-The extension (``io.modelcontextprotocol/tasks``, the Tasks extension of MCP revision
-2026-07-28: ``specification/2026-07-28/tasks.md`` of modelcontextprotocol/ext-tasks, SEP-2663)
-is served through the SDK's extension mechanism (``mcp.server.extension.Extension``, as the
-Skills extension is in ``server/skills_extension.py``). mcp 2.3.0 has the mechanism (extension
-methods, a ``tools/call`` interceptor, client-side result claims) but no Tasks of its own, and
-it leaves the 2025-11-25 ``tasks/*`` out of that revision's surface (``mcp_types/methods.py``),
-so tasks are served on 2026-07-28 connections only. What the spec asks, and where it is done:
+The extension is ``io.modelcontextprotocol/tasks`` of MCP 2026-07-28 (SEP-2663,
+``specification/2026-07-28/tasks.md`` of modelcontextprotocol/ext-tasks), served on 2026-07-28
+connections only through the SDK's extension mechanism (mcp 2.3 has no Tasks of its own):
 
-- "Capability Negotiation": the server declares the extension with no settings; a task is
-  created only for a ``tools/call`` whose own ``_meta`` client capabilities name it (checked per
-  request in :meth:`TasksExtension.intercept_tool_call`); a request without it gets the tool's
-  ordinary result (today's answer: the run id, then ``run_status``).
-- "Task Creation": ``CreateTaskResult`` is the task itself with ``resultType: "task"``, returned
-  once the task is in the store, so a ``tasks/get`` for it resolves at once. The spend gate's
-  question (``server/spend_gate.py``) is resolved first, on the call itself, as the spec advises
-  for multi round-trip requests.
-- "Task Polling": ``tasks/get`` gives the ``DetailedTask`` (``working`` with the latest progress
-  step as ``statusMessage``; ``completed`` with ``result``, the ``CallToolResult`` the call would
-  have given, an ``isError`` one included; ``cancelled``), ``resultType: "complete"``.
-  Progress is carried by ``statusMessage`` only: "notifications/progress ... are not supported
-  on tasks" (spec, "Task Status Notifications").
-- "Task Update Requests": no task of this server ever needs input, so ``tasks/update`` checks
-  the task and acknowledges (responses to keys not outstanding are ignored, as the spec says).
-- "Task Cancellation": ``tasks/cancel`` acknowledges at once and the task stops at its next
-  step. What was cancelled is the request: a ``launch_run`` task's request is the run, so its run
-  is cancelled through the core's ``cancel_run``, as the ``cancel_run`` tool does; a
-  ``collect_run`` or ``watch_run`` task only waited on a run it did not start, so it stops
-  waiting and the run goes on (``cancel_run`` stops it). A ``--read-only`` server cancels nothing.
-- "Error Handling": an unknown or expired task id is -32602; a client that did not declare the
-  extension gets -32021 from ``tasks/*``.
-- "Security Considerations": task ids are 128 random bits (``secrets.token_urlsafe(16)``); a
-  task is bound to the authenticated principal of the call that made it (none on stdio and on
-  whileai's own HTTP bearer token: every client of the server shares its runs registry too).
+- a task is made only for a ``tools/call`` whose ``_meta`` client capabilities name the
+  extension, once the spend gate's question is resolved; the task is in the store before its
+  ``CreateTaskResult`` is returned;
+- ``tasks/get``: ``working`` with the latest progress step as ``statusMessage`` (progress
+  notifications are not sent on tasks), ``completed`` with the call's ``CallToolResult``
+  (``isError`` included), or ``cancelled``; ``tasks/update`` only acknowledges (no task here
+  needs input);
+- ``tasks/cancel`` stops the task at its next step: a ``launch_run`` task cancels its run (not
+  on a ``--read-only`` server), a ``collect_run`` or ``watch_run`` task stops waiting and the
+  run goes on;
+- an unknown task id is -32602, a client that did not declare the extension gets -32021; ids
+  are 128 random bits, bound to the principal of the call that made them.
 
-What a task does, per tool (the run id is known from the plan before anything starts, so a
-cancel always finds the run): ``launch_run`` (with ``confirm=true``) launches, then follows the
-run until it finishes and answers the launch with the run's last status; ``collect_run``
-follows the run until it finishes, then collects; ``watch_run`` of a run id watches at each look
-until the rule says stop or the run finishes. Tasks run on threads of their own, at most
-``RUN_TASKS_AT_ONCE``; past that a call is answered at once, as without tasks.
+At most ``RUN_TASKS_AT_ONCE`` tasks run, each on a thread of its own; past that a call is
+answered at once, as without tasks.
 """
 
 from __future__ import annotations
@@ -64,6 +43,7 @@ EXTENSION_ID = "io.modelcontextprotocol/tasks"
 # The tools that may be served as tasks, and the argument naming their run (launch_run's run
 # id comes from its plan).
 FOLLOWED: dict[str, str | None] = {"launch_run": None, "collect_run": "id", "watch_run": "source"}
+
 
 @dataclass
 class Offer:
@@ -184,7 +164,7 @@ def _cancel(store: TaskStore) -> Callable[[RunTask], str]:
         if task.run_id is None:
             return "cancelled before the run was known; nothing was launched"
         if task.tool != "launch_run":  # the task waited on a run it did not start
-            return (f"stopped following {task.run_id}; the run goes on (cancel_run stops it)")
+            return f"stopped following {task.run_id}; the run goes on (cancel_run stops it)"
         if store.read_only:
             return (f"stopped following {task.run_id}; the run was left as it is (this server is "
                     "--read-only: it cancels nothing)")

@@ -1,13 +1,9 @@
 """The start-up cache of the tools' schemas: ``tools/list`` without importing the core.
 
-Building a tool's schemas means importing its operation's domain module (numpy, pydantic
-models...): about a second for all of them. ``server/tools.json`` holds what ``tools/list``
-shows of every tool (name, title, description, input and output schemas, annotations) plus its
-toolset: the one copy on disk, and the reviewed contract (tests/test_server_snapshot.py shows the
-diff of a change). The server lists tools from it and imports an operation's module on its
-first call (:class:`LazyTool`). ``python -m server.schema_cache`` regenerates it (so does
-``UPDATE_SNAPSHOTS=1 pytest tests/test_server_snapshot.py``); a test fails when it is stale, and
-a stale entry met at run time is logged.
+``server/tools.json`` holds what ``tools/list`` shows of every tool, plus its toolset: the
+reviewed contract (``tests/test_server_snapshot.py``). The server lists tools from it and imports
+an operation on its first call (:class:`LazyTool`); a stale entry met then is logged.
+``python -m server.schema_cache`` regenerates it.
 """
 
 from __future__ import annotations

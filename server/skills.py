@@ -1,13 +1,7 @@
-"""The skills folder served as resources (every file of a skill as `skill://<name>/<path>`, plus
-the index `whileai://skills/index.md`) and one prompt per skill; the Skills extension of MCP
-(SEP-2640: `skills/list`, `skills/get`) is ``server.skills_extension``. The tools `list_skills`
-and `get_skill` are operations of the core (declared in ``whileai_core.skills``).
-
-The catalog, its one walker (which files are a skill's: not ``fixtures.py``, caches or hidden
-files) and its one frontmatter reader are the core's (``whileai_core.skills``). The folder is
-read when asked, so an edited SKILL.md is served as it is now. It is found next to the package
-(``<repo>/skills``; an installed wheel carries a copy, see ``whileai_core.bundled``) unless
-``--skills DIR`` or ``WHILEAI_SKILLS_DIR`` says otherwise.
+"""The skills folder as resources (every file of a skill as ``skill://<name>/<path>``, and the
+index ``whileai://skills/index.md``) and one prompt per skill. The catalog is the core's
+(``whileai_core.skills``), read when asked; SEP-2640's ``skills/list`` and ``skills/get`` are
+``server.skills_extension``.
 """
 
 from __future__ import annotations

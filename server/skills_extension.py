@@ -1,22 +1,11 @@
 """The Skills extension of MCP (SEP-2640, ``io.modelcontextprotocol/skills``), on the SDK's
-extension mechanism (``mcp.server.extension.Extension``, SEP-2133).
+extension mechanism (``mcp.server.extension.Extension``).
 
-What a server declaring it owes (the extension's specification, ``specification/stable/
-skills.mdx`` of modelcontextprotocol/ext-skills):
-
-- ``skills/list``: an entry per skill: ``uri`` (its SKILL.md), ``frontmatter`` (the SKILL.md's
-  YAML frontmatter as a JSON object, every key the author wrote) and ``resources`` (every file of
-  the skill, SKILL.md included, each with ``uri``, ``size`` in bytes and ``digest`` =
-  ``sha256:<64 lowercase hex>`` of its raw bytes); paginated by ``cursor``/``nextCursor``; with
-  ``ttlMs`` and ``cacheScope``.
-- ``skills/get`` with ``uri``: the same entry for one skill, or error -32602 (invalid params)
-  when no skill is served at that URI.
-- every file readable with ``resources/read`` (``server.skills.register_skills`` registers them),
-  and the base ``resources`` capability declared (the SDK declares it once a resource exists).
-
-Not offered: ``resources/directory/read`` (the optional ``directoryRead`` setting); the entries
-are complete manifests, so a host never needs it for these skills. The catalog is read on each
-call, so digests always describe the files as they are.
+Per ``specification/stable/skills.mdx`` of modelcontextprotocol/ext-skills: ``skills/list``
+gives each skill's ``uri``, ``frontmatter`` and ``resources`` (every file with ``size`` and a
+``sha256:`` ``digest``), paginated, with ``ttlMs`` and ``cacheScope``; ``skills/get`` one entry,
+or -32602; every file is readable with ``resources/read``. ``directoryRead`` is not offered: the
+entries are complete. The catalog is read on each call.
 """
 
 from __future__ import annotations

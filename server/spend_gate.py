@@ -1,37 +1,18 @@
 """The spend gate: before a launch spends, the host asks the user (MCP elicitation, form mode),
 and what launches is the plan the user approved, or nothing.
 
-When a ``launch_run`` call with ``confirm=true`` would start a run that costs money
-(``whileai_core.runs.spend.would_spend``: Modal GPUs, a plan that is ready and fits, not a run
-launched before) and the client declared the ``elicitation`` capability (form mode, or the bare
-``elicitation: {}`` of the revisions before modes existed), the server plans first (free,
-nothing written), then asks the question ``whileai_core.runs.spend.spend_question`` words: the
-run's name, the GPUs, the GPU hours, the dollars of the forecast, and the plan's approval (the
-content hash of the exact launch, ``whileai_core.runs.plan.approval``). Decline, cancel, or the
-form accepted with ``launch`` unticked return the plan, and nothing is launched or written; an
-accept without the form's content (no ``launch: true``) is refused, on every revision.
+A ``launch_run`` with ``confirm=true`` that would spend (``runs.spend.would_spend``), from a
+client that declared form elicitation (or a bare ``elicitation: {}``), is planned first (free),
+then asked about with ``runs.spend.spend_question``: the run, GPUs, hours, dollars and the
+plan's approval hash. Decline, cancel or ``launch`` unticked return the plan, nothing launched;
+an accept without the form's answer is refused. An accept launches with ``approved`` set to the
+hash shown, so only those bytes launch (else ``PlanChanged``, asked again up to
+``SPEND_ASK_ROUNDS`` times). The launch is bound to the plan it looked at even where no question
+is asked. A client without elicitation gets a plan, then ``confirm=true`` with ``approved``.
 
-Approve what runs. An accept launches with ``approved`` set to the approval that was shown:
-the core reads the config (and the data folder) once, and launches those bytes, staged in the
-run's own folder, only when their plan has that hash (``launch_run``'s ``approved``; else
-``PlanChanged``, nothing launched or recorded). A plan that changed while the question was open
-(another client rewrote the config with 8 GPUs; a data file edited) is asked about again, at
-most ``SPEND_ASK_ROUNDS`` times. The gate binds the launch to the plan it looked at even where it
-does not ask (a plan that does not spend: not ready, launched before), so a plan that changes
-into one that spends is asked about too. A client without the capability gets today's flow: a
-plan, then ``confirm=true`` (with the plan's ``approved``, which its next step names) once the
-user approved it. A ``--read-only`` server never asks: it does not serve ``launch_run``.
-
-How the question travels follows the negotiated revision, as the SDK's own resolvers do
-(``mcp/server/mcpserver/resolve.py`` in mcp 2.3.0):
-
-- up to 2025-11-25: a standalone ``elicitation/create`` request while the call waits (MCP
-  2025-11-25, client/elicitation); the raw answer is read (``ServerSession.elicit_form``), so
-  both revisions judge it by one rule (:func:`_how`);
-- 2026-07-28: an ``InputRequiredResult`` carrying the question (multi round-trip requests,
-  SEP-2322); the client retries the call with its ``inputResponses`` and the ``requestState``
-  echoed, which the SDK seals and checks (``mcp/server/request_state.py``: bound to the call's
-  arguments and principal). The state is the approval shown: the retried call launches with it.
+Up to 2025-11-25 the question is an ``elicitation/create`` request while the call waits; on
+2026-07-28 it is an ``InputRequiredResult`` (SEP-2322) and the retried call carries the answer
+and the sealed ``requestState`` (the approval shown), as the SDK's own resolvers do.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""The tasks a server holds (``server/run_tasks.py`` serves them): each task's wire fields
-(the ``DetailedTask`` of the Tasks extension, ``specification/2026-07-28/tasks.md`` of
-modelcontextprotocol/ext-tasks), the thread that runs it, the switch that stops it, and how long
-it is kept.
+"""The tasks a server holds (``server/run_tasks.py`` serves them): each task's ``DetailedTask``
+wire fields (the Tasks extension of MCP 2026-07-28), its thread, its stop switch, its lifetime.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """Launch training runs and find them again: a registry on SQLite, a Modal and a local backend.
 
 ``launch_run`` plans (and with ``confirm=True`` starts) a recipe or a prime-rl config;
-``run_status``, ``list_runs``, ``cancel_run`` and ``collect_run`` come back to it later, from any
-process. The registry lives in the state directory (``--state-dir``, ``$WHILEAI_STATE_DIR``, or
-``~/.whileai``).
+``run_status``, ``list_runs``, ``cancel_run`` and ``collect_run`` come back to it from any process.
 """
 
 from __future__ import annotations

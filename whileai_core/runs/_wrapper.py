@@ -1,17 +1,10 @@
 """The process a local run starts: ``python -m whileai_core.runs._wrapper RUN_DIR LOCK_FD -- CMD``.
 
-It writes its pid, runs CMD with its output in ``log.txt``, then writes CMD's exit code, all in
-RUN_DIR, while it keeps the run's lock (inherited as LOCK_FD). A later status call reads these:
-an exit code means the run finished (0: succeeded); a free lock with no exit code means the
-process died (killed, machine restarted). SIGTERM/SIGINT are passed on to CMD.
-
-CMD runs user code (a data folder's grader), so this process holds it as the reward's
-supervisor does (``whileai_core.confine.contain``): in namespaces of its own where the kernel
-allows it (CMD's ``/proc`` shows its own processes only, it cannot signal this process or any
-other outside), no privilege, a process limit (``--processes N`` more tasks than the user has),
-an address-space limit (``--memory-mb``, ``RLIMIT_AS``), and a wall-clock limit (``--timeout
-S``): past it CMD is killed and the exit code is 124, as ``timeout(1)`` gives. When CMD ends, is
-stopped or times out, every process CMD left (a ``setsid``'d grandchild too) is killed.
+It writes its pid to RUN_DIR, runs CMD with its output in ``log.txt``, then writes CMD's exit
+code, holding the run's lock (LOCK_FD) throughout: an exit code means finished, a free lock
+without one means the process died. CMD runs user code, so it is held as a reward is
+(``confine.contain``): its own namespaces where allowed, no privilege, process, memory and
+wall-clock limits (exit 124 past ``--timeout``), and every process it left killed at the end.
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
-"""launch_run, run_status, list_runs, cancel_run: four of the five calls an agent makes
-(collect_run is in :mod:`.collect`), each declared an operation here.
+"""launch_run, run_status, list_runs, cancel_run (collect_run is in :mod:`.collect`).
 
-The registry lives in the state directory: at the shell ``--state-dir`` (else
-``$WHILEAI_STATE_DIR``, else ``~/.whileai``); over MCP the server's environment decides, never an
-argument, so a caller cannot point the server at another folder. ``launch_run`` spends money on
-Modal: without ``confirm`` it only returns the plan.
-
-A launch is planned first (nothing runs without ``confirm=True``), then claimed in the registry
-under the run's lock, then handed to the backend, and the backend's handle is recorded. If the
-launching process dies anywhere in between, the run stays ``launching`` and the next status call
-reconciles it from what the backend can prove (the run's lock, its pid and exit files, or the
-Modal call), never from a guess.
+The registry lives in the state directory (``--state-dir``, else ``$WHILEAI_STATE_DIR``, else
+``~/.whileai``; over MCP never an argument). A launch is planned (free), then, with ``confirm``,
+claimed in the registry under the run's lock, handed to the backend, and its handle recorded. A
+launcher that dies in between leaves the run ``launching``, and the next status reconciles it
+from what the backend can prove, never from a guess.
 """
 
 from __future__ import annotations

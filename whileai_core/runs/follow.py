@@ -1,9 +1,6 @@
-"""Following a run until it finishes: what a long launch, collect or watch waits on when a
-caller can wait (the MCP server's runs served as tasks, ``server/run_tasks.py``).
-
-Each look asks the run's backend (``run_status``) and reports a progress step with the run's
-status and how long it has been followed, so a listener that stops the call (a cancelled task)
-stops it between two looks, never inside a registry write.
+"""Following a run until it finishes (the MCP server's runs served as tasks). Each look asks the
+backend (``run_status``) and reports a progress step, so a listener that stops the call stops it
+between two looks, never inside a registry write.
 """
 
 from __future__ import annotations

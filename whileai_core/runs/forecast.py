@@ -1,18 +1,9 @@
 """The launch forecast: tokens, memory per GPU, wall clock and dollars, before a run spends.
 
-``forecast`` turns a target's run shape (``run_shape``) into a ``Forecast``, every number of
-which carries its ``kind``: measured, fitted, derived or assumption (``forecast_results`` says
-which is which). Its parts, by concept:
-
-- ``forecast_memory``: each GPU's load in the launch's layout (prime-rl's, or a TRL recipe's one
-  GPU), the refusal of a layout that cannot start, and the fixes that would fit;
-- ``forecast_time``: the wall clock part by part, fitted to the measured runs, and the
-  residual on the run held out of the fit (``Forecast.calibration``);
-- here: the tokens generated and trained, the local backend's smoke, and the dollars: Modal's
-  dated per-second GPU prices (``defaults.MODAL_GPU_PRICE_PER_S``), GPU time only.
-
-The names other modules import from here (``Figure``, ``Forecast``, ``prime_rl_fit``, ...) are
-those of the modules above, re-exported.
+``forecast`` turns a target's run shape into a ``Forecast``, every number with its ``kind``
+(``forecast_results``). Memory is ``forecast_memory``'s, time ``forecast_time``'s; here are the
+tokens, the local smoke, and the dollars: Modal's dated per-second GPU prices, GPU time only.
+The names other modules import from here are those modules', re-exported.
 """
 
 from __future__ import annotations

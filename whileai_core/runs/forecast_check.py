@@ -1,16 +1,10 @@
 """The forecast against what happened: what a launch records of its forecast, what collect_run
 measures beside it, and the error of past forecasts that the next plan shows.
 
-A measured wall clock is *exact* when something timed the run itself: the local wrapper's pid
-file (written when the recipe starts) and exit-code file (written when it ends), or a recipe that
-reports its own ``wall_clock_s`` (the prime-rl recipe times ``rl``, which the forecast's
-``run_s`` covers). Otherwise it is the registry's launch time to the first status call that saw
-the run finished: an upper bound, shown but left out of the error statistics.
-
-The prime-rl recipe also times the billed parts outside ``rl``: the OPD teacher's start-up
-(``teacher.ready_after_s``) and the end-of-run copy of what it keeps (``kept.seconds``).
-:func:`reconcile` sets each beside its forecast (``PARTS``), and the measured GPU hours and
-dollars count them (the container's own start is not timed by anything, and says so).
+A measured wall clock is *exact* when something timed the run itself (the local wrapper's pid
+and exit-code files, or a recipe's own ``wall_clock_s``); else it is launch to the first status
+that saw it finished, an upper bound left out of the error statistics. The prime-rl recipe also
+times the billed parts outside ``rl`` (``PARTS``), which :func:`reconcile` sets beside theirs.
 """
 
 from __future__ import annotations
@@ -77,8 +71,7 @@ def reconcile(forecast: dict[str, float] | None, results: dict[str, Any] | None
 
 def recorded(forecast: Forecast) -> dict[str, Any]:
     """What the registry keeps of a launch's forecast: its totals and the parts a recipe's
-    record times (the plan holds every part; every run in list_runs carries this, so it stays a
-    few numbers)."""
+    record times (every run in list_runs carries it: a few numbers)."""
     return {"wall_s": round(forecast.wall_s.value, 1), "run_s": round(forecast.run_s, 1),
             "kind": forecast.wall_s.kind, "gpu_hours": round(forecast.gpu_hours.value, 4),
             "dollars": None if forecast.dollars is None else round(forecast.dollars.value, 4),

@@ -1,13 +1,11 @@
 """The forecast's memory model: what each GPU of a launch holds, and whether the run can start.
 
-Memory is checked per GPU in prime-rl's layout (inference on the first GPUs, an OPD teacher
-beside the policy on GPU 0, the FSDP trainer after them) or, for a TRL recipe, on its one GPU.
-The rules: 2 bytes a bf16 parameter; 16 bytes a parameter for AdamW in mixed precision, of
-which prime-rl keeps 8 on the GPU [1]; activations under full checkpointing [2, 3]; the KV cache
-vLLM must hold to start; a datasheet's memory (``defaults.GPU_SPECS``). A GPU whose *derived*
-items alone exceed its memory makes the forecast refuse (``fits`` false) with the numbers and
-the fixes that would fit (LoRA, a shorter ``max_model_len``, a bigger GPU, tensor or FSDP
-parallelism), each re-checked by the same arithmetic; assumptions alone only warn.
+Per GPU in prime-rl's layout (inference first, an OPD teacher beside the policy on GPU 0, the
+FSDP trainer after) or a TRL recipe's one GPU: 2 bytes a bf16 parameter; 16 a parameter for
+AdamW in mixed precision, 8 of them kept on the GPU by prime-rl [1]; activations under full
+checkpointing [2, 3]; the KV cache vLLM needs to start; the datasheet's memory. A GPU whose
+*derived* items alone exceed it makes the forecast refuse, with the fixes that would fit, each
+re-checked by the same arithmetic; assumptions alone only warn.
 
 [1] Rajbhandari et al., "ZeRO: Memory Optimizations Toward Training Trillion Parameter Models",
     SC 2020, arXiv:1910.02054, sec. 3.1 (2 + 2 + 12 bytes a parameter with Adam).

@@ -1,21 +1,16 @@
-"""What a launch forecast returns: its numbers, each GPU's load, the forecast as a whole, how
-its time model was fitted and checked, and how past forecasts compared with the wall clock their
-runs took.
+"""What a launch forecast returns: its numbers, each GPU's load, the forecast, how its time
+model was fitted and checked, and how past forecasts compared with their runs.
 
 Every number carries ``kind``, where it comes from:
 
-- ``measured``: the timing of a run that happened, used as it was measured (this machine's smoke
-  timings);
-- ``fitted``: a constant solved from measured runs (the seed's grpo and opsd prime-rl arms, the
-  TRL GRPO recipe's "under fifteen minutes"), or a figure resting on one. Solved exactly, as many
-  runs as unknowns, it reproduces those runs by construction: only a run held out of the fit
-  checks it (``Calibration``: the residual on the seed's opd arm);
-- ``derived``: arithmetic from the run's own config and stated rules (the bytes a parameter and
-  the KV cache of ``forecast_memory``, the decode roofline of ``forecast_time``, each with its
-  source there) and a datasheet's memory, bandwidth and peak;
-- ``assumption``: a constant nobody measured here (``defaults.FORECAST_*``), or a figure resting
-  on one. A total takes the kind of its largest part (``_largest_kind``); a figure built from
-  several takes the weakest of theirs (``_weakest``).
+- ``measured``: a timing of a run that happened, used as measured;
+- ``fitted``: a constant solved from measured runs, or a figure resting on one. Solved exactly
+  (as many runs as unknowns), it reproduces those runs by construction: only a run held out of
+  the fit checks it (``Calibration``);
+- ``derived``: arithmetic from the run's config, stated rules and a datasheet;
+- ``assumption``: a constant nobody measured here (``defaults.FORECAST_*``), or a figure
+  resting on one. A total takes the kind of its largest part (``_largest_kind``); a figure
+  built from several the weakest of theirs (``_weakest``).
 """
 
 from __future__ import annotations

@@ -1,14 +1,12 @@
 """The forecast's time model: the seconds of each part of a run, fitted to the runs measured here.
 
-prime-rl's start-up and its seconds per rollout are fitted to the two measured arms that differ
-in rollouts a step (``defaults.PRIME_RL_FIT_ARMS``); what grows with the model (weights loaded,
-tokens decoded at the memory-bandwidth roofline, training FLOPs [1] at ``FORECAST_MFU``, weights
-broadcast) is derived on top. The third measured arm (opd) is held out of the fit: its residual
-is the model's one check (``prime_rl_calibration``). Beside ``rl``'s own time, a prime-rl launch
-is billed for an OPD teacher the recipe starts first (``TEACHER_START``) and the end-of-run copy
-of what it keeps (``CHECKPOINT_COPY``); both are forecast, and the recipe's record times both.
-The TRL recipes' seconds per generated token step are fitted to the GRPO recipe's measured bound
-(``defaults.TRL_GRPO_MEASURED_S``), with nothing held out.
+prime-rl's start-up and seconds per rollout are fitted to the two measured arms that differ in
+rollouts a step (``defaults.PRIME_RL_FIT_ARMS``); what grows with the model (weights loaded,
+decode at the memory-bandwidth roofline, training FLOPs [1] at ``FORECAST_MFU``, the weight
+broadcast) is derived on top. The third arm (opd) is held out: its residual is the one check
+(``prime_rl_calibration``). An OPD teacher's start-up and the end-of-run copy are billed
+outside ``rl`` and forecast too. The TRL recipes' seconds per token step are fitted to the
+GRPO recipe's measured bound (``defaults.TRL_GRPO_MEASURED_S``), nothing held out.
 
 [1] Kaplan et al., "Scaling Laws for Neural Language Models", 2020, arXiv:2001.08361, sec. 2.1
     (6N FLOPs a trained token: 2N forward, 4N backward).

@@ -1,7 +1,5 @@
-"""The local backend: a recipe's CPU path (``run.py --smoke --out DIR``) as a subprocess.
-
-It runs what needs no GPU, key or network: the recipe's offline smoke, the way its tests do. A
-GPU run (any prime-rl config, any recipe's training) goes to Modal.
+"""The local backend: a recipe's offline CPU smoke (``run.py --smoke --out DIR``) as a subprocess.
+A GPU run (any prime-rl config, any recipe's training) goes to Modal.
 """
 
 from __future__ import annotations

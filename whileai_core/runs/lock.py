@@ -1,10 +1,6 @@
-"""The per-run lock: held while a run is being launched and, for a local run, while it runs.
-
-It is an ``flock`` on ``<run dir>/lock``. The kernel drops it when the holder dies, however it
-dies, so "nobody holds it" means "nothing is launching or running this run" without trusting a
-pid that the system may have handed to another process since. The launching process takes it
-before the registry write; a local run's wrapper inherits the same open file and keeps it until
-it has written its exit code.
+"""The per-run lock: an ``flock`` on ``<run dir>/lock``, held while a run is launched and, for a
+local run, while it runs (its wrapper inherits the open file). The kernel drops it when the
+holder dies, so a free lock means nothing is launching or running the run, no pid trusted.
 """
 
 from __future__ import annotations

@@ -1,22 +1,11 @@
 """The Modal backend: spawn a recipe's deployed function, keep its call id, poll it, cancel it.
 
-Modal's own client does the work [1]: ``modal.Function.from_name(app, function)`` names the
-deployed function, ``.with_options(gpu=...)`` picks the GPUs for this call, ``.spawn(...)`` starts
-it and returns a ``FunctionCall`` whose ``object_id`` is stored; ``modal.FunctionCall.from_id``
-finds it again, ``.get(timeout=0)`` polls it and ``.cancel()`` stops it. ``modal`` is imported
-here only, when a Modal run is planned, launched or polled.
-
-Which function, with which arguments, is the recipe's to say: its ``run.py`` defines
-``modal_call(run_name, config_path)`` returning ``{"app", "function", "args", "kwargs"}`` (the
-same settings its own Modal launch would send; ``config_path`` is the prime-rl TOML, or None);
-a recipe that trains on a data folder (``sft``) takes it as ``data=`` and sends its contents.
-The function returns the data of ``results.json``; a returned dict whose ``returncode`` is not 0
-is a failed run (prime-rl's ``train`` returns its record with the trainer's exit status rather
-than raising, so the record survives a crash).
-
-Credentials come from Modal's usual places (``MODAL_TOKEN_ID``/``MODAL_TOKEN_SECRET``, or the
-profile ``modal token new`` writes to ``~/.modal.toml``); this module only asks whether they are
-set and never reads, prints or stores their values.
+Modal's client does the work [1]: ``Function.from_name(app, function).with_options(gpu=...)
+.spawn(...)`` starts a call whose ``object_id`` is stored; ``FunctionCall.from_id`` finds it,
+``.get(timeout=0)`` polls and ``.cancel()`` stops it. The recipe's ``run.py`` says what to call
+(its ``modal_call`` hook); a returned dict whose ``returncode`` is not 0 is a failed run.
+Credentials stay Modal's (its environment variables or ``~/.modal.toml``): only whether they are
+set is asked, never their values.
 
 [1] Modal, "Job processing", https://modal.com/docs/guide/job-queue (spawn, FunctionCall.from_id,
     get(timeout=0), cancel).

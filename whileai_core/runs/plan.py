@@ -1,20 +1,12 @@
 """A launch's plan: the arguments checked, then what the launch would do and cost, before
 anything runs or is written.
 
-The checks refuse what no backend could run: an unknown backend, a GPU spec outside Modal's
-types and counts, a run name that cannot name its folders, a Modal run of a config whose OPD
-teacher is served on localhost. ``_plan`` then gathers what ``launch_run`` shows and launches
-on: the run's id, the forecast (a run that does not fit in memory is not ready), what the
-backend needs (a package, a token), what prime-rl's schema rejects in a config, the data folder
-(read by the recipe's hooks from a private copy of the hashed bytes, none of its code run; for
-an arm of an experiment, its held-out set against the registered one), the command, and how
-past forecasts on the backend compared with what their runs took. A note that starts with
-``NOT_READY`` is one a confirmed launch refuses.
-
-Every plan carries its ``approval``: one content hash of the exact launch (:func:`approval`).
-A launch confirmed with ``approved=<that hash>`` runs only the plan that has it: the config's
-bytes, the data folder's files, the target, the GPUs, the hours and the dollars the user was
-shown; any other plan is refused (:class:`PlanChanged`), nothing launched or recorded.
+The checks refuse what no backend could run (a backend, GPU spec or run name outside the
+grammar, a Modal run of a config whose OPD teacher is on localhost). ``_plan`` gathers the
+run's id, the forecast, what the backend needs, what prime-rl rejects, the data folder (read by
+the recipe's hooks from a private copy of the hashed bytes), the command and past forecast
+error. A note starting with ``NOT_READY`` is one a confirmed launch refuses. The plan's
+``approval`` hashes the exact launch: ``approved=<it>`` launches that plan or nothing.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """The run registry: one SQLite file (WAL mode) in the state directory, safe across processes.
 
-Every write is one short ``BEGIN IMMEDIATE`` transaction, so several processes (an agent's MCP
-server, a shell, a second agent) can launch and poll at once: SQLite serialises the writers and
-WAL lets readers go on meanwhile [1]. A status change is a compare-and-set (``UPDATE ... WHERE
-status IN (...)``): a poll that reconciles a finished run cannot undo a cancel that landed first.
-
-A run's id is derived from what makes it the same run (the target's sha256, the name and the
-backend), so two processes that launch the same thing at the same moment claim the same row and
-only the one whose claim changed it goes on to launch.
+Every write is one short ``BEGIN IMMEDIATE`` transaction: SQLite serialises the writers and WAL
+lets readers go on [1]. A status change is a compare-and-set (``UPDATE ... WHERE status IN``), so
+a poll cannot undo a cancel that landed first. A run's id is derived from the target's sha256,
+its name and backend: two processes launching the same thing claim the same row.
 
 [1] SQLite, "Write-Ahead Logging", https://www.sqlite.org/wal.html (one writer at a time,
     readers do not block the writer; every connection must be on the same host).

@@ -2,14 +2,8 @@
 many rollouts of how many tokens, on how many GPUs in which roles.
 
 A prime-rl config is read from its own keys, with prime-rl 559b447's defaults where a key is
-absent (the key tree in ``whileai_core.prime_rl``; e.g. ``orchestrator.batch_size`` 128 rollouts
-a step, ``[inference.vllm] gpu_memory_utilization`` 0.9, ``trainer.model.optim_cpu_offload``
-true). A TRL recipe (``grpo``, ``dpo``, ``sft``) is read from its defaults in
-``whileai_core.defaults``, the settings a launch without flags runs, and for ``sft`` from the
-data folder it was given (the rows of ``train.jsonl``, the model in ``settings.json``).
-
-Every number keeps the words saying where it came from (``facts``); the forecast
-(``whileai_core.runs.forecast``) turns the shape into memory, time and dollars.
+absent; a TRL recipe (``grpo``, ``dpo``, ``sft``) from ``whileai_core.defaults``, and ``sft``
+from its data folder. Every number keeps the words saying where it came from (``facts``).
 """
 
 from __future__ import annotations
@@ -17,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -139,6 +134,33 @@ def prime_rl_shape(text: str, where: str = "the config") -> RunShape:
 
     model = _get(cfg, "model", "name") or _get(cfg, "trainer", "model", "name") or _PRIME_RL_MODEL
     params, params_from, arch, assumed = _model_facts(str(model))
+    batch = _prime_rl_batch(cfg, num, facts)
+    orch = cfg.get("orchestrator") or {}
+    method = str(_get(orch, "algo", "type") or "grpo")
+    deployment = cfg.get("deployment") or {}
+    train_gpus = num(deployment.get("num_train_gpus"), "deployment.num_train_gpus", 1)
+    infer_gpus = num(deployment.get("num_infer_gpus"), "deployment.num_infer_gpus", 1)
+    trainer = _prime_rl_trainer(_get(cfg, "trainer", "model") or {}, num,
+                                batch["micro_batch_tokens"], arch)
+    inference = _prime_rl_inference(_get(cfg, "inference", "vllm") or {}, num)
+    # the rule prime-rl's shared config applies (and whileai_core.prime_rl.schema checks): a
+    # LoRA run, or one without [inference], broadcasts through the filesystem, else over nccl
+    broadcast = (_get(cfg, "weight_broadcast", "type")
+                 or ("filesystem" if trainer["training"] == "lora" or "inference" not in cfg
+                     else "nccl"))
+    teacher_at, teacher_params = _prime_rl_teacher(orch, method, facts)
+    return RunShape(
+        engine="prime-rl", recipe=D.PRIME_RL_RECIPE, method=method, model=str(model),
+        params_b=params, params_from=params_from, arch=arch, arch_assumed=assumed,
+        train_gpus=train_gpus, infer_gpus=infer_gpus, broadcast=str(broadcast),
+        teacher=teacher_at, teacher_params_b=teacher_params,
+        checkpoint=isinstance(cfg.get("ckpt"), dict) or isinstance(_get(cfg, "trainer", "ckpt"),
+                                                                  dict),
+        facts=tuple(facts), **batch, **trainer, **inference)
+
+
+def _prime_rl_batch(cfg: dict, num: Callable[..., Any], facts: list[str]) -> dict[str, Any]:
+    """Steps, and rollouts a step of how many tokens (``RunShape`` fields)."""
     steps = _get(cfg, "max_steps", default=_get(cfg, "trainer", "max_steps"))
     steps_from = "config max_steps"
     if steps is None:
@@ -164,12 +186,14 @@ def prime_rl_shape(text: str, where: str = "the config") -> RunShape:
         facts.append(f"token_batch_size {budget}: about {rollouts} rollouts a step at "
                      f"{prompt + max_tokens} tokens each (assumption)")
     rollouts = num(rollouts, "orchestrator.batch_size", _PRIME_RL_BATCH)
-    method = str(_get(orch, "algo", "type") or "grpo")
-    deployment = cfg.get("deployment") or {}
-    train_gpus = num(deployment.get("num_train_gpus"), "deployment.num_train_gpus", 1)
-    infer_gpus = num(deployment.get("num_infer_gpus"), "deployment.num_infer_gpus", 1)
-    vllm = _get(cfg, "inference", "vllm") or {}
-    tmodel = _get(cfg, "trainer", "model") or {}
+    return dict(steps=steps, steps_from=steps_from, sequences_per_step=rollouts,
+                max_tokens=max_tokens, prompt_tokens=prompt, micro_batch_tokens=seq_len,
+                gen_batch=rollouts)
+
+
+def _prime_rl_trainer(tmodel: dict, num: Callable[..., Any], seq_len: int,
+                      arch: Architecture | None) -> dict[str, Any]:
+    """What a trainer GPU holds per parameter, and its activations (``RunShape`` fields)."""
     lora = tmodel.get("lora")
     training = "lora" if isinstance(lora, dict) else "full"
     rank = num(lora.get("rank"), "trainer.model.lora.rank", 16) if training == "lora" else 0
@@ -191,41 +215,36 @@ def prime_rl_shape(text: str, where: str = "the config") -> RunShape:
     chunk = tmodel.get("fused_lm_head_token_chunk_size", _PRIME_RL_LM_HEAD_CHUNK)
     chunk = seq_len if chunk == "disabled" else num(
         chunk, "trainer.model.fused_lm_head_token_chunk_size", None)
+    return dict(training=training, lora_rank=rank, param_bytes=param_bytes,
+                grad_bytes=grad_bytes, optim_bytes=0.0 if optim_on_cpu else 8.0,
+                optim_where=optim_where, checkpointing=ac,
+                checkpoints_on_gpu=min(inflight, arch.layers) if (ac and ac_offload and arch)
+                else None, logits_tokens=min(seq_len, chunk))
+
+
+def _prime_rl_inference(vllm: dict, num: Callable[..., Any]) -> dict[str, Any]:
+    """The vLLM engine's settings (``RunShape`` fields)."""
     tp = num(vllm.get("tensor_parallel_size"), "inference.vllm.tensor_parallel_size", 1)
     util = num(vllm.get("gpu_memory_utilization"), "inference.vllm.gpu_memory_utilization",
                _PRIME_RL_VLLM_MEMORY, low=0.01, high=1.0, whole=False)
     max_len = vllm.get("max_model_len")
     if max_len is not None:
         max_len = num(max_len, "inference.vllm.max_model_len", None)
-    has_inference = "inference" in cfg
-    # the rule prime-rl's shared config applies (and whileai_core.prime_rl.schema checks): a
-    # LoRA run, or one without [inference], broadcasts through the filesystem, else over nccl
-    broadcast = (_get(cfg, "weight_broadcast", "type")
-                 or ("filesystem" if training == "lora" or not has_inference else "nccl"))
+    return dict(infer_tp=tp, infer_util=float(util), max_model_len=max_len)
+
+
+def _prime_rl_teacher(orch: dict, method: str, facts: list[str]
+                      ) -> tuple[tuple[str, str] | None, float | None]:
+    """An OPD run's teacher (model, base_url) and its size, when the config names one."""
     teacher = _get(orch, "algo", "teacher")
-    teacher_at, teacher_params = None, None
-    if method == "opd" and isinstance(teacher, dict) and teacher.get("name"):
-        teacher_at = (str(teacher["name"]), str(teacher.get("base_url", "")))
-        teacher_params = _model_facts(teacher_at[0])[0]
-        if teacher_params is None:
-            facts.append(f"the teacher {teacher_at[0]}'s size is unknown: its memory and its "
-                         "scoring time are not counted")
-    return RunShape(
-        engine="prime-rl", recipe=D.PRIME_RL_RECIPE, method=method, model=str(model),
-        params_b=params, params_from=params_from, arch=arch, arch_assumed=assumed,
-        training=training, lora_rank=rank, steps=steps, steps_from=steps_from,
-        sequences_per_step=rollouts, max_tokens=max_tokens, prompt_tokens=prompt,
-        micro_batch_tokens=seq_len, gen_batch=rollouts, train_gpus=train_gpus,
-        infer_gpus=infer_gpus, infer_tp=tp, infer_util=float(util), max_model_len=max_len,
-        param_bytes=param_bytes,
-        grad_bytes=grad_bytes, optim_bytes=0.0 if optim_on_cpu else 8.0,
-        optim_where=optim_where, checkpointing=ac,
-        checkpoints_on_gpu=min(inflight, arch.layers) if (ac and ac_offload and arch) else None,
-        logits_tokens=min(seq_len, chunk), broadcast=str(broadcast),
-        teacher=teacher_at, teacher_params_b=teacher_params,
-        checkpoint=isinstance(cfg.get("ckpt"), dict) or isinstance(_get(cfg, "trainer", "ckpt"),
-                                                                  dict),
-        facts=tuple(facts))
+    if method != "opd" or not isinstance(teacher, dict) or not teacher.get("name"):
+        return None, None
+    teacher_at = (str(teacher["name"]), str(teacher.get("base_url", "")))
+    teacher_params = _model_facts(teacher_at[0])[0]
+    if teacher_params is None:
+        facts.append(f"the teacher {teacher_at[0]}'s size is unknown: its memory and its "
+                     "scoring time are not counted")
+    return teacher_at, teacher_params
 
 
 def _trl_common(model: str) -> dict:

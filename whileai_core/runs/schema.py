@@ -1,8 +1,5 @@
-"""The run registry's tables: the runs, the experiments beside them and each run's five-line
-records, with the schema version a registry file carries (``PRAGMA user_version``).
-
-A registry written by an older version gains what it lacks the first time it is opened
-(``Registry.__init__``): the tables are created if absent and the added columns appended, empty.
+"""The run registry's tables (runs, experiments, each run's records) and the schema version a
+registry file carries (``PRAGMA user_version``); an older registry gains what it lacks, empty.
 """
 
 from __future__ import annotations

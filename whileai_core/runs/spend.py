@@ -1,13 +1,6 @@
 """The spend gate's question and answers: whether a launch would spend, what to ask the user
-before it does, and the answer when the user says no.
-
-A launch spends when its plan puts it on Modal GPUs (``RunPlan.spends_money``), is ready and
-fits, and would start a new run (not return one launched before). The question carries what the
-user needs to say yes: the run's name, the GPUs, the GPU hours and the dollars of the plan's
-forecast, each with its kind (measured, fitted, derived, assumption), and the plan's approval (the
-content hash of the exact launch: ``runs.plan.approval``), which the launch is then bound to.
-The MCP server asks it through elicitation (``server/spend_gate.py``); a caller without a host
-to ask uses ``confirm`` with ``approved`` (required for a launch that spends).
+before it does (run, GPUs, hours and dollars with their kinds, the plan's approval), and the
+answer when the user says no. The MCP server asks it by elicitation (``server/spend_gate.py``).
 """
 
 from __future__ import annotations

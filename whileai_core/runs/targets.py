@@ -1,13 +1,9 @@
 """What a launch runs: a recipe (``recipes/<name>/``) or a prime-rl TOML config, and its sha256.
 
-The sha256 is the run's identity: a config's bytes, or every file of a recipe's folder (path and
-bytes, in sorted order, caches left out), and for a recipe given a data folder (``sft``: the
-files the sft-from-traces skill writes) every file of that folder too, read through the path
-door. Launch the same thing under the same name twice and it is the same run; change one byte of
-the data and it is another.
-
-A recipe takes a data folder when its ``run.py`` says so: its ``modal_call`` hook has a ``data``
-parameter (read from the source, nothing imported), and its ``--smoke`` path a ``--data`` flag.
+The sha256 is the run's identity: a config's bytes, or every file of a recipe's folder (caches
+left out), and of its data folder when given one (read through the path door): the same thing
+under the same name is the same run. A recipe takes a data folder when its ``modal_call`` hook
+has a ``data`` parameter (read from the source, nothing imported).
 """
 
 from __future__ import annotations

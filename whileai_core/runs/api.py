@@ -51,19 +51,15 @@ def _open(id: Any, state_dir: str | os.PathLike | None) -> tuple[Registry, RunRe
     """The registry and the run ``id`` in it; checks the id before touching the disk."""
     run = _check_id(id)
     registry = Registry(state_dir, create=False)
-    return registry, _load(registry, run)
-
-
-def _load(registry: Registry, id: Any) -> RunRecord:
-    record = registry.get(_check_id(id))
+    record = registry.get(run)
     if record is None:
         elsewhere = choose(
             python="pass state_dir= (or set WHILEAI_STATE_DIR)",
             cli="pass --state-dir (or set WHILEAI_STATE_DIR)",
             mcp="start the server with WHILEAI_STATE_DIR set to their folder")
-        raise ArgumentError(f"no run {id!r} in {registry.path}. Fix: {op_name('list_runs')} shows "
+        raise ArgumentError(f"no run {run!r} in {registry.path}. Fix: {op_name('list_runs')} shows "
                             f"the runs; {elsewhere} if they live elsewhere")
-    return record
+    return registry, record
 
 
 # --- the calls --------------------------------------------------------------------------------
@@ -121,33 +117,12 @@ def launch_run(
         root: WorkspaceRoot = None) -> Launch:
     """Plan a run, or with ``confirm=True`` launch it; the same target and name launch once.
 
-    Parameters
-    ----------
-    config_or_recipe : a recipe name (``grpo``, ``dpo``, ``sft``, ``prime-rl``) or a prime-rl TOML path
-    backend : ``"modal"`` (GPU, spends money) or ``"local"`` (the recipe's CPU smoke here)
-    gpu : Modal GPU spec ``TYPE[:COUNT]``, default ``defaults.RUN_GPU[recipe]`` (a config: its
-        ``[deployment]`` GPU count); ignored by ``local``
-    name : the run's name, default the recipe name or the config's file stem
-    confirm : False returns the plan and launches nothing
-    data : a data folder for a recipe that trains on your files (``sft``: ``train.jsonl`` from
-        ``export_sft``, ``holdout.jsonl``, ``grader.py``; ``dpo``: ``pairs.jsonl`` from
-        ``write_dpo_data``); its files are part of the run's identity
-    experiment, arm : launch this run as ``arm`` of an experiment registered before it
-        (``register_experiment``); ``collect_run`` then reads it by the registered rule
-    approved : the plan's ``approval`` the user approved: with ``confirm=True`` only the plan
-        that has it launches (its config bytes, data, target, GPUs, hours and dollars, read once
-        here: the bytes hashed are the bytes launched); any other raises :class:`PlanChanged`
-        (nothing launched or recorded). Required when the launch spends (Modal, a run it would
-        start): without it such a confirm raises :class:`ArgumentError` naming the argument and
-        its value, nothing launched or recorded (``confirm`` alone would launch whatever the
-        disk holds by then); a local run spends nothing and may confirm without it
-    state_dir : the registry's folder (default ``$WHILEAI_STATE_DIR`` or ``~/.whileai``)
-    recipes_dir : the recipes folder (default ``$WHILEAI_RECIPES_DIR`` or this checkout's)
-    root : a config path (and ``data``) is read under this root (the server's workspace), through
-        the path door
-
-    A value with '/' or ending in '.toml' is a config, read through the door; anything else is a
-    recipe name; ``data`` is a folder, read the same way.
+    ``approved``: the plan's ``approval`` the user approved; with ``confirm=True`` only the plan
+    that has it launches (the bytes hashed are the bytes launched), any other raises
+    :class:`PlanChanged`. A launch that spends (Modal) needs it: without it the confirm raises
+    :class:`ArgumentError`, nothing launched or recorded. ``root``: a config path (and ``data``)
+    is read under this root, through the path door; a value with '/' or ending in '.toml' is a
+    config, anything else a recipe name.
     """
     backend_name = _checked_request(backend, confirm, approved)
     target = resolve_target(config_or_recipe, recipes_dir=recipes_dir, root=root, data=data)

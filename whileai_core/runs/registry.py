@@ -65,7 +65,6 @@ def run_id(sha256: str, name: str, backend: str) -> str:
     return "run-" + hashlib.sha256(key).hexdigest()[:12]
 
 
-
 def _check_id(id: Any) -> str:
     if not isinstance(id, str) or not _RUN_ID.match(id.strip()):
         raise ArgumentError(f"`{arg('id', op='run_status')}` must be a run id like "
@@ -73,16 +72,15 @@ def _check_id(id: Any) -> str:
                             f"{op_name('launch_run')} or {op_name('list_runs')}")
     return id.strip()
 
+
 class RunRecord(Result):
     """One row of the registry.
 
     ``handle``: what the backend needs to find the run again (Modal: ``call_id``; local: ``pid``,
-    ``log``, ``out``), or None while nothing was started. ``results``: the recipe's results
-    JSON once the run succeeded (kept here because Modal drops call outputs after a while).
-    ``forecast``: what the plan forecast when it launched (``whileai_core.runs.forecast``);
-    ``measured``: what collect_run measured beside it (wall clock, GPU hours, the ratio).
-    ``experiment``/``arm``: the registered experiment (``whileai_core.experiments``) and the arm
-    this run is, when it was launched as one.
+    ``log``, ``out``), None while nothing was started. ``results``: the recipe's results once it
+    succeeded (Modal drops call outputs after a while). ``forecast``: the plan's at launch;
+    ``measured``: what collect_run measured beside it. ``experiment``/``arm``: when launched as
+    an arm of a registered experiment.
     """
 
     id: str
@@ -115,8 +113,7 @@ class RunRecord(Result):
     def render(self) -> str:
         lines = [self.summary_line()]
         if self.handle:
-            shown = {k: v for k, v in sorted(self.handle.items())}
-            lines.append("handle: " + ", ".join(f"{k}={v}" for k, v in shown.items()))
+            lines.append("handle: " + ", ".join(f"{k}={v}" for k, v in sorted(self.handle.items())))
         if self.error:
             lines.append(f"error: {self.error}")
         if self.finished_at:
@@ -240,7 +237,7 @@ class Registry:
         if not self.path.is_file():
             return None
         with self._connect() as db:
-            row = db.execute("SELECT * FROM runs WHERE id = ?", (id,)).fetchone()
+            row = _row(db, id)
         return None if row is None else _record(row)
 
     def all(self) -> list[RunRecord]:
@@ -254,16 +251,16 @@ class Registry:
     def plan(self, fields: dict[str, Any]) -> RunRecord:
         """Record a plan (status ``planned``) unless the run already exists; return the row."""
         with self._connect() as db, self._write(db):
-            row = db.execute("SELECT * FROM runs WHERE id = ?", (fields["id"],)).fetchone()
+            row = _row(db, fields["id"])
             if row is None:
                 stamp = now()
                 db.execute(_insert_sql(), {**_blank(), **fields, "status": "planned",
                                            "created_at": stamp, "updated_at": stamp})
-                row = db.execute("SELECT * FROM runs WHERE id = ?", (fields["id"],)).fetchone()
+                row = _row(db, fields["id"])
             elif row["status"] == "planned" and row["gpu"] != fields.get("gpu"):
                 db.execute("UPDATE runs SET gpu = ?, updated_at = ? WHERE id = ?",
                            (fields.get("gpu"), now(), fields["id"]))
-                row = db.execute("SELECT * FROM runs WHERE id = ?", (fields["id"],)).fetchone()
+                row = _row(db, fields["id"])
         return _record(row)
 
     def claim(self, fields: dict[str, Any]) -> tuple[RunRecord, bool]:
@@ -274,7 +271,7 @@ class Registry:
         other existing run is returned as it is with ``claimed=False``.
         """
         with self._connect() as db, self._write(db):
-            row = db.execute("SELECT * FROM runs WHERE id = ?", (fields["id"],)).fetchone()
+            row = _row(db, fields["id"])
             stamp = now()
             if row is None:
                 db.execute(_insert_sql(), {**_blank(), **fields, "status": "launching",
@@ -288,7 +285,7 @@ class Registry:
                             fields.get("experiment"), fields.get("arm"), stamp, fields["id"]))
             else:
                 return _record(row), False
-            row = db.execute("SELECT * FROM runs WHERE id = ?", (fields["id"],)).fetchone()
+            row = _row(db, fields["id"])
         return _record(row), True
 
     def transition(self, id: str, from_status: tuple[str, ...], to_status: str,
@@ -307,15 +304,15 @@ class Registry:
         if to_status in FINISHED:
             values.setdefault("finished_at", stamp)
         for key in _JSON_FIELDS:
-            if key in values and values[key] is not None:
-                values[key] = json.dumps(values[key], sort_keys=True)
+            if key in values:
+                values[key] = _json(values[key])
         assign = ", ".join(f"{k} = :{k}" for k in values)
         marks = ", ".join(f":from{i}" for i in range(len(from_status)))
         params = {**values, "id": id, **{f"from{i}": s for i, s in enumerate(from_status)}}
         with self._connect() as db, self._write(db):
             changed = db.execute(f"UPDATE runs SET {assign} WHERE id = :id AND status IN ({marks})",
                                  params).rowcount
-            row = db.execute("SELECT * FROM runs WHERE id = ?", (id,)).fetchone()
+            row = _row(db, id)
         return _record(row) if changed else None
 
     def set_measured(self, id: str, measured: dict[str, Any]) -> RunRecord | None:
@@ -323,7 +320,7 @@ class Registry:
         with self._connect() as db, self._write(db):
             db.execute("UPDATE runs SET measured = ?, updated_at = ? WHERE id = ? AND measured IS "
                        "NULL", (_json(measured), now(), id))
-            row = db.execute("SELECT * FROM runs WHERE id = ?", (id,)).fetchone()
+            row = _row(db, id)
         return None if row is None else _record(row)
 
     @contextlib.contextmanager
@@ -344,11 +341,15 @@ class Registry:
         """Record the backend handle the moment it exists (before any status change)."""
         with self._connect() as db, self._write(db):
             db.execute("UPDATE runs SET handle = ?, updated_at = ? WHERE id = ?",
-                       (json.dumps(mask_value(handle), sort_keys=True), now(), id))
+                       (_json(mask_value(handle)), now(), id))
 
 
 def _json(value: Any) -> str | None:
     return None if value is None else json.dumps(value, sort_keys=True)
+
+
+def _row(db: sqlite3.Connection, id: str) -> sqlite3.Row | None:
+    return db.execute("SELECT * FROM runs WHERE id = ?", (id,)).fetchone()
 
 
 def claimable(status: str, handle: Any) -> bool:

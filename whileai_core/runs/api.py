@@ -142,9 +142,8 @@ def launch_run(
                    _given(recipes_dir), gpu_spec, run_name)
     if not confirm:
         return _planned(registry, plan, asked)
-    # progress steps (and so the points where a cancelled call stops) come only before the
-    # claim and after the handle is recorded: never between them, where a stop would leave a
-    # started run unrecorded
+    # progress steps (where a cancelled call stops) come only before the claim and after the
+    # handle is recorded: a stop between them would leave a started run unrecorded
     _spend_gate(plan, target, runner, gpu_count, registry, approved, asked)
     if not registry.exists:  # the first launch here: now the registry is made
         registry = Registry(state_dir)

@@ -39,11 +39,9 @@ def collect_run(id: RunId, *, metric: RegisteredMetric = None,
                 state_dir: StateDir = None, root: WorkspaceRoot = None) -> Collected:
     """A finished run's results, with the paired before/after verdict when it has held-out rows.
 
-    For a run of a registered experiment the comparison is read on the registered metric with the
-    registered noise floor, and ``decision`` applies the registered rule. ``metric``, ``holdout``
-    (the frozen held-out file or its content name the rows were scored on) and ``rule`` read it
-    another way: the verdict is still given, flagged ``deviates`` with each difference named. A
-    ``rule`` for a run with no experiment gives a decision flagged ``not_registered``.
+    For an arm of a registered experiment, ``decision`` applies the registered rule on the
+    registered metric and noise floor; ``metric``, ``holdout`` or ``rule`` read it another way,
+    flagged ``deviates`` with each difference named (``not_registered`` for a run of none).
     """
     if metric not in (None, "pass", "reward"):
         raise ArgumentError(f"`metric` must be 'pass', 'reward' or omitted (the registered one), "

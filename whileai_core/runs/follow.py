@@ -20,11 +20,8 @@ def follow_run(id: str, *, state_dir: str | os.PathLike | None = None,
                until: Callable[[RunRecord], bool] | None = None,
                pause: Callable[[float], None] = time.sleep) -> RunRecord:
     """Look at run ``id`` every ``every_s`` seconds until it leaves launching/running (or
-    ``until(record)`` is true); returns the last record seen.
-
-    ``pause(seconds)`` waits between looks (a caller that can be stopped passes a wait that
-    raises when it is).
-    """
+    ``until(record)`` is true); the last record seen. ``pause(seconds)`` waits between looks
+    (a caller that can be stopped passes one that raises)."""
     started = time.monotonic()
     looks = 0
     while True:

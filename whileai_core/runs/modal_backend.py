@@ -125,10 +125,9 @@ def recipe_starts_teacher(target: Target, config_text: str) -> tuple[bool, str]:
 
 @dataclass(frozen=True)
 class DataReading:
-    """What a recipe says of its data folder before a run: its own words (``describe_data``),
-    and the held-out set's content name the run will score and name in its results
-    (``data_holdout``: None when the folder holds no frozen task set; ``names_holdout`` False
-    when the recipe has no such hook)."""
+    """What a recipe says of its data folder before a run: its words (``describe_data``) and the
+    content name of the held-out set the run will score (``data_holdout``: None when there is
+    none; ``names_holdout`` False when the recipe has no such hook)."""
 
     words: str
     holdout: str | None = None
@@ -136,11 +135,9 @@ class DataReading:
 
 
 def recipe_reads_data(target: Target, *, smoke: bool = False) -> DataReading:
-    """The recipe's hooks on its data folder (each reads the folder and raises what the run
-    would); without ``describe_data`` the words are the folder's name. ``smoke``: the run is
-    the recipe's CPU smoke (the local backend), which the hook is told when it takes ``smoke``
-    (it trains a tiny model, not the folder's)."""
-
+    """The recipe's hooks on its data folder (each raises what the run would); without
+    ``describe_data`` the words are the folder's name. ``smoke`` (the local backend's CPU smoke)
+    is passed to a hook that takes it."""
     module, _ = _recipe_module(target)
     describe = getattr(module, DATA_HOOK, None)
     told = {"smoke": smoke} if callable(describe) and "smoke" in inspect.signature(
@@ -156,11 +153,8 @@ def recipe_reads_data(target: Target, *, smoke: bool = False) -> DataReading:
 
 def recipe_call(target: Target, run_name: str, config_path: Path | None = None) -> ModalCall:
     """Ask the recipe's run.py (its ``modal_call`` hook) what to spawn for this run.
-
-    ``config_path``: the copy of a config's bytes the hook should read (the launch writes the
-    bytes it hashed into the run's folder, so what runs is what was checked, whatever happens to
-    the user's file meanwhile); default the config's own path (a plan only describes the call).
-    """
+    ``config_path``: the launch's copy of the hashed config bytes; default the config's own path
+    (a plan only describes the call)."""
     module, where = _recipe_module(target)
     hook = getattr(module, HOOK, None)
     if not callable(hook):

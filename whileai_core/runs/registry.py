@@ -127,8 +127,7 @@ _JSON_FIELDS = ("handle", "results", "forecast", "measured")
 
 
 # what a run's backend and recipe wrote: masked when stored and again when read, so a value of a
-# secret-looking variable (MODAL_TOKEN_SECRET, OPENAI_API_KEY...) never comes back in an answer,
-# whether the registry predates the mask or the variable was set after the run was stored
+# secret-looking variable (MODAL_TOKEN_SECRET...) never comes back in an answer, however old
 _MASKED_FIELDS = ("handle", "results", "error")
 
 
@@ -264,12 +263,8 @@ class Registry:
         return _record(row)
 
     def claim(self, fields: dict[str, Any]) -> tuple[RunRecord, bool]:
-        """Move the run to ``launching`` if nothing was ever started for it; ``(row, claimed)``.
-
-        Claimable: a new run, a ``planned`` one, or a ``failed`` one whose backend was never
-        called (``handle`` is null: nothing ran, so launching it is not a second launch). Any
-        other existing run is returned as it is with ``claimed=False``.
-        """
+        """Move the run to ``launching`` if nothing was ever started for it (new, ``planned``, or
+        ``failed`` with a null ``handle``); ``(row, claimed)``, the row as it is when not."""
         with self._connect() as db, self._write(db):
             row = _row(db, fields["id"])
             stamp = now()
@@ -290,10 +285,8 @@ class Registry:
 
     def transition(self, id: str, from_status: tuple[str, ...], to_status: str,
                    **fields: Any) -> RunRecord | None:
-        """Set ``status = to_status`` (and ``fields``) only if the status is in ``from_status``.
-
-        Returns the new row, or None when the status had moved on (the caller re-reads).
-        """
+        """Set ``status = to_status`` (and ``fields``) only if the status is in ``from_status``:
+        the new row, or None when the status had moved on (the caller re-reads)."""
         if to_status not in STATUSES:  # a programming error, not user input
             raise ValueError(f"unknown status {to_status!r}")
         stamp = now()

@@ -31,12 +31,10 @@ def public(record: RunRecord) -> RunRecord:
 class RunPlan(Result):
     """What a confirmed launch would do: where, on which GPUs, for about how long, exactly how.
 
-    ``forecast``: tokens, memory per GPU, wall clock and dollars, each labelled measured /
-    derived / assumption (``est_gpu_hours`` and ``est_basis`` are its GPU hours and summary);
-    ``past_error``: how the forecasts of past runs on this backend compared with what they took.
-    ``approval``: the content hash of this exact launch (``runs.plan.approval``: the config's
-    bytes or the recipe's and its data folder's files, the target, the GPUs, the hours, the
-    dollars); ``launch_run(..., confirm=True, approved=<it>)`` launches this plan or nothing.
+    ``forecast``: tokens, memory, wall clock and dollars, each with its kind (``est_gpu_hours``
+    and ``est_basis`` its GPU hours and summary); ``past_error``: past forecasts on this backend
+    against their runs. ``approval``: the content hash of this exact launch;
+    ``launch_run(..., confirm=True, approved=<it>)`` launches this plan or nothing.
     """
 
     run_id: str

@@ -91,11 +91,9 @@ def resolve_target(config_or_recipe: str | os.PathLike | UserPath, *,
                    data: str | os.PathLike | UserPath | None = None) -> Target:
     """A recipe name (``grpo``) or a prime-rl TOML path, checked and hashed.
 
-    A config is read once through the path door: under ``root`` when one is given (the server's
-    workspace; then a value with a '/' or ending in '.toml' is a path there, anything else a
-    recipe name, and the current directory is never looked at), else as the user's own path.
-    ``data``: a data folder for a recipe that takes one (``sft``), under ``root`` likewise; its
-    files are read through the door and hashed into the identity.
+    A config is read once through the path door: under ``root`` when given (then a value with a
+    '/' or ending in '.toml' is a path there, anything else a recipe name), else as the user's
+    own path. ``data``: a recipe's data folder, read the same way and hashed into the identity.
     """
     target = _resolve(config_or_recipe, recipes_dir, root)
     if data is None:

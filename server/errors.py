@@ -58,9 +58,8 @@ FIELD_SHOWN_MAX = 120  # characters of a field's path shown in the message
 
 
 def unencodable(value: object, where: str = "") -> str | None:
-    """The path of the first string (or key) in ``value`` that cannot be encoded as UTF-8, as
-    ``structuredContent.rows[3].task_id``; None when every one can. ``value``: what
-    ``model_dump`` gives (dicts, lists, strings, numbers)."""
+    """The path of the first string (or key) in ``value`` (what ``model_dump`` gives) that cannot
+    be encoded as UTF-8, as ``structuredContent.rows[3].task_id``; None when every one can."""
     if isinstance(value, str):
         return None if _utf8(value) else (where or "(the answer)")
     if isinstance(value, dict):
@@ -118,9 +117,8 @@ def unsendable_message(path: str) -> str:
 
 
 def sendable_answer(tool: object, result: object) -> object:
-    """A tool's answer as it can be sent: itself, or (a field that cannot be encoded) an
-    ``isError`` answer naming the field. ``result``: a ``CallToolResult`` (or what a handler
-    returns: a dict, another model)."""
+    """A tool's answer (a ``CallToolResult``, a dict, another model) as it can be sent: itself,
+    or an ``isError`` answer naming the field that cannot be encoded."""
     from mcp.types import CallToolResult, TextContent
 
     dumped = (result.model_dump(by_alias=True, exclude_none=True)

@@ -76,11 +76,9 @@ def run_of(op_name: str, values: dict[str, Any]) -> str | None:
 
 async def serve(op: Any, values: dict[str, Any], ctx: Any, answer_now: Callable[[dict], Any],
                 compute: Callable[..., tuple[Any, CallToolResult]]) -> Any:
-    """The reply to a call of ``op`` (launch, collect, watch) when the spend gate or a task
-    answers it; None when the call is answered now, as any tool call is (today's answer).
-
-    ``compute(values, listen)`` runs the operation on the calling thread (a task's own) and
-    gives (result, reply); ``answer_now(values)`` does the same on the tool pool (awaited)."""
+    """The reply to a call of ``op`` when the spend gate or a task answers it; None when it is
+    answered now. ``compute(values, listen)`` gives (result, reply) on the calling thread (a
+    task's own); ``answer_now(values)`` the same on the tool pool (awaited)."""
     from whileai_core.operations import SPENDS
 
     from .spend_gate import gate, launch

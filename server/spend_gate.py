@@ -36,9 +36,8 @@ Run = Callable[[dict[str, Any]], Awaitable[tuple[Any, CallToolResult]]]
 
 @dataclass(frozen=True)
 class Gate:
-    """The gate's verdict: ``reply`` to answer now (the plan after a no, or the question
-    itself), or None to go on and launch the call ``values`` (``approved`` set when the gate
-    planned it)."""
+    """The gate's verdict: ``reply`` to answer now (the plan after a no, or the question), or
+    None to go on and launch ``values`` (``approved`` set when the gate planned it)."""
 
     reply: CallToolResult | InputRequiredResult | None = None
     values: dict[str, Any] = field(default_factory=dict)

@@ -205,11 +205,8 @@ class FramedStdin:
 
 
 async def serve_stdio(server: MCPServer, *, max_frame: int = MCP_MAX_FRAME_BYTES) -> None:
-    """Serve ``server`` on stdin/stdout, answering every frame (see the module docstring).
-
-    fd 0 is moved to a private descriptor and pointed at the null device while serving, as the
-    SDK does, so a child process never reads the protocol's input.
-    """
+    """Serve ``server`` on stdin/stdout, answering every frame. fd 0 points at the null device
+    while serving, as in the SDK, so a child process never reads the protocol's input."""
     guard_outgoing()
     private = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
     null = os.open(os.devnull, os.O_RDONLY)
@@ -367,11 +364,8 @@ def _token(env: Mapping[str, str], token_file: str | None) -> tuple[str | None, 
 
 
 class BearerAuth:
-    """ASGI middleware: every HTTP request must carry ``Authorization: Bearer <token>``.
-
-    Compared in constant time; a missing or wrong token gets 401 with a JSON-RPC error body and
-    ``WWW-Authenticate: Bearer``, and never reaches the SDK. Lifespan events pass through.
-    """
+    """ASGI middleware: every HTTP request must carry ``Authorization: Bearer <token>``, compared
+    in constant time; else 401 with a JSON-RPC error, never reaching the SDK."""
 
     def __init__(self, app: Any, token: str) -> None:
         self.app = app
@@ -392,11 +386,9 @@ class BearerAuth:
 
 
 class FrameCheck:
-    """ASGI middleware: a POSTed frame that is not a valid JSON-RPC message gets the same answer
-    as on stdio (:func:`frame_error`), 400 with a JSON-RPC error, instead of the SDK's pydantic
-    dump or, for a request with a bad id, a 202 that answers nothing. Bodies over
-    ``max_frame`` bytes are refused (413) before they are held in memory; a body still
-    incomplete ``body_timeout_s`` after its head gets 408 (a slow sender holds nothing long)."""
+    """ASGI middleware: a POSTed frame that is not a valid JSON-RPC message gets stdio's answer
+    (:func:`frame_error`) with 400; a body over ``max_frame`` bytes 413 before it is held in
+    memory; one still incomplete ``body_timeout_s`` after its head 408."""
 
     def __init__(self, app: Any, *, max_frame: int = MCP_MAX_FRAME_BYTES,
                  body_timeout_s: float = MCP_BODY_TIMEOUT_S) -> None:

@@ -39,10 +39,9 @@ class Figure(Result):
 
 
 class CalibrationRun(Result):
-    """One measured run against the time model: its ``measured_s``, what the model forecasts for
-    it (``forecast_s``, the part its own clock covers) and ``residual_s`` = forecast - measured.
-    ``role``: ``fitted`` (the model was solved from it: the residual is 0 by construction) or
-    ``held out`` (left out of the fit: the residual is a check)."""
+    """One measured run against the time model: ``measured_s``, ``forecast_s`` (the part its own
+    clock covers) and ``residual_s`` = forecast - measured. ``role``: ``fitted`` (residual 0 by
+    construction) or ``held out`` (the residual is a check)."""
 
     run: str
     role: Literal["fitted", "held out"]
@@ -105,10 +104,9 @@ class GpuLoad(Result):
 
 
 class Forecast(Result):
-    """What a launch will take. ``wall_s``: billed seconds (container start, an OPD teacher's
-    start-up and the end-of-run copy included); ``run_s``: the part a recipe's own clock
-    measures (prime-rl's ``rl``). ``calibration``: how the time model behind it was fitted and
-    checked. ``fits`` false: the plan refuses, with ``refusal`` (the numbers) and ``fixes``."""
+    """What a launch will take. ``wall_s``: billed seconds (all parts); ``run_s``: the part a
+    recipe's own clock measures (prime-rl's ``rl``). ``fits`` false: the plan refuses, with
+    ``refusal`` (the numbers) and ``fixes``."""
 
     model: str | None
     training: str | None

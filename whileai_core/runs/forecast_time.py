@@ -180,9 +180,8 @@ def _trl_parts(shape: RunShape, gpu_type: str, overhead: float) -> dict[str, tup
 
 def _kept_gb(shape: RunShape) -> tuple[float, str]:
     """GB the prime-rl recipe copies to its volume at the end: the final weights (the last
-    filesystem broadcast: bf16 weights, or the LoRA adapter) and, with ``[ckpt]``, the trainer's
-    checkpoint (weights in its optimization dtype and AdamW's two float32 moments a trainable
-    parameter)."""
+    filesystem broadcast) and, with ``[ckpt]``, the trainer's checkpoint (weights in their
+    optimization dtype and AdamW's two float32 moments a trainable parameter)."""
     p = shape.params_b
     trainable = (shape.arch.lora_params(shape.lora_rank) / 1e9 if shape.training == "lora"
                  and shape.arch else p)

@@ -319,8 +319,7 @@ class Registry:
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One short write transaction on the registry's file, for the tables kept beside the
-        runs (``whileai_core.experiments``): every write there is as safe across processes as a
-        run's."""
+        runs (``whileai_core.experiments``)."""
         with self._connect() as db, self._write(db):
             yield db
 

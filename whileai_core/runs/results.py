@@ -119,11 +119,9 @@ class Cancelled(Result):
 
 
 class Collected(Result):
-    """A run's results. ``metrics``: the recipe's results without its row lists; ``comparison``:
-    the paired before/after verdict when the results hold ``before_rows`` and ``after_rows``;
-    ``by_category``: the same per category when every held-out row names one (corrected for the
-    number compared); ``decision``: for a run of a registered experiment, the verdict by the rule
-    registered before it (``basis`` says whether this reading is the registered one)."""
+    """A run's results. ``metrics``: the recipe's results without its row lists;
+    ``comparison``: the paired before/after verdict (``by_category``: per category, corrected for
+    the number compared); ``decision``: for an arm of a registered experiment, by its rule."""
 
     run: RunRecord
     ready: bool

@@ -240,11 +240,9 @@ STAGED_DATA = "data"
 
 def stage_data(target: Target, run_dir: Path) -> Target:
     """The target with its data folder replaced by a copy in the run's folder, written from the
-    bytes that were hashed: what the run trains on is what its id names, whatever happens to the
-    user's folder after the launch (the recipe reads it later, by name, in another process)."""
+    bytes that were hashed: what the run trains on is what its id names."""
     if target.data_files is None:
         return target
-
     staged = run_dir / STAGED_DATA
     for name, data in target.data_files:
         write_atomic(staged / name, data, overwrite=True)
@@ -253,10 +251,9 @@ def stage_data(target: Target, run_dir: Path) -> Target:
 
 @contextlib.contextmanager
 def verified_copy(target: Target) -> Iterator[Target]:
-    """The target with its data folder replaced by a private temporary copy of the bytes that
-    were read through the door and hashed, removed afterwards: what a plan hands the recipe's
-    hooks (they read the folder by name, and the user's folder could be swapped for a link
-    meanwhile). A target without a data folder is itself."""
+    """The target with its data folder replaced by a private temporary copy of the hashed bytes,
+    for the recipe's hooks a plan calls (they read the folder by name, and the user's folder
+    could be swapped for a link meanwhile)."""
     if target.data_files is None:
         yield target
         return

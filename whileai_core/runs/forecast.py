@@ -68,12 +68,14 @@ def _local(target: Target) -> Forecast:
 def _unknown(target: Target, gpu: str | None, count: int, why: str) -> Forecast:
     wall = Figure(name="wall clock", value=D.FORECAST_UNKNOWN_RECIPE_H * 3600, unit="s",
                   kind="assumption", basis=f"FORECAST_UNKNOWN_RECIPE_H ({why})")
-    return _priced(None, None, None, gpu, count, count, [], [], [wall], wall, wall.value, True,
-                   None, [], [why])
+    return Forecast(model=None, training=None, steps=None, gpu=gpu, gpu_count=count,
+                    gpus_needed=count, tokens=[], memory=[], time=[wall], wall_s=wall,
+                    run_s=wall.value, **_priced(wall, gpu, count), fits=True, refusal=None,
+                    fixes=[], notes=[why], calibration=None)
 
 
-def _priced(model, training, steps, gpu, count, needed, tokens, memory, time, wall, run_s, fits,
-            refusal, fixes, notes, calibration=None) -> Forecast:
+def _priced(wall: Figure, gpu: str | None, count: int) -> dict[str, Figure | None]:
+    """The GPU hours and dollars of ``wall`` on ``count`` GPUs of type ``gpu``."""
     kind = _gpu_type(gpu)
     hours = Figure(name="GPU hours", value=wall.value * count / 3600, unit="h", kind=wall.kind,
                    basis=f"wall clock x {count} GPU")
@@ -84,10 +86,7 @@ def _priced(model, training, steps, gpu, count, needed, tokens, memory, time, wa
                          kind=wall.kind,
                          basis=f"{count} x ${price:g}/s ({kind}, Modal, read "
                                f"{D.MODAL_GPU_PRICES_READ}; GPU time only)")
-    return Forecast(model=model, training=training, steps=steps, gpu=gpu, gpu_count=count,
-                    gpus_needed=needed, tokens=tokens, memory=memory, time=time, wall_s=wall,
-                    run_s=run_s, gpu_hours=hours, dollars=dollars, fits=fits, refusal=refusal,
-                    fixes=fixes, notes=notes, calibration=calibration)
+    return {"gpu_hours": hours, "dollars": dollars}
 
 
 def forecast(target: Target, backend: str, gpu: str | None, gpu_count: int) -> Forecast:
@@ -142,9 +141,11 @@ def forecast(target: Target, backend: str, gpu: str | None, gpu_count: int) -> F
         if g.fits and g.tight:
             notes.append(f"GPU {g.gpu} ({g.role}) may not fit: {g.total_gb:.1f} of "
                          f"{g.capacity_gb:g} GB once the assumed items are counted")
-    return _priced(shape.model, shape.training, shape.steps, gpu, gpu_count, needed,
-                   _tokens(shape), memory, time, wall, run_s, refusal is None, refusal, fixes,
-                   notes, calibration)
+    return Forecast(model=shape.model, training=shape.training, steps=shape.steps, gpu=gpu,
+                    gpu_count=gpu_count, gpus_needed=needed, tokens=_tokens(shape), memory=memory,
+                    time=time, wall_s=wall, run_s=run_s, **_priced(wall, gpu, gpu_count),
+                    fits=refusal is None, refusal=refusal, fixes=fixes, notes=notes,
+                    calibration=calibration)
 
 
 def config_forecast(config_text: str, gpu: str) -> Forecast:

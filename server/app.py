@@ -248,12 +248,9 @@ def build_server(root: str | os.PathLike = ".", *,
                  log_level: str = "WARNING", lazy: bool = True, limits: Limits | None = None,
                  pool: ToolPool | None = None, read_only: bool = False,
                  toolsets: str | Iterable[str] | None = "all") -> MCPServer:
-    """The server for workspace ``root``; skills from ``skills_dir`` (default: see ``server.skills``).
-
-    ``toolsets``: on at start (names, ``"all"``, or None: ``DEFAULT_TOOLSETS``). ``lazy``: list
-    tools from ``server/tools.json`` and import each operation on its first call. ``limits``:
-    the path door's. ``read_only``: only the tools annotated read-only.
-    """
+    """The server for workspace ``root``. ``toolsets``: on at start (names, ``"all"``, or None:
+    ``DEFAULT_TOOLSETS``). ``lazy``: list tools from ``server/tools.json``, each operation
+    imported on its first call. ``read_only``: only the tools annotated read-only."""
     workspace = Workspace(root, limits=limits)
     catalog = SkillCatalog(skills_dir)
     env = Env(workspace=workspace, skills=catalog, pool=pool or ToolPool())

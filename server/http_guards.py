@@ -28,12 +28,10 @@ from .transport import _error, _header, _send_json, _wire
 class SessionGuard:
     """ASGI middleware over the SDK's session manager: sessions expire, and none is held forever.
 
-    The SDK's idle timer stops while a request is open, and a GET stream stays open as long as
-    the client likes. Here activity is when a request starts or (but for a GET stream) ends;
-    :meth:`sweep` expires sessions idle past ``idle_s`` with no request in flight, and a new
-    session past ``max_sessions`` displaces the least recently active one idle over ``recent_s``
-    (its client gets 404 and starts anew). Sessions are read and ended through the manager's
-    private ``_server_instances`` and ``_discard_session`` (mcp 2.3).
+    The SDK's idle timer stops while a request is open, and a GET stream stays open at will:
+    here activity is when a request starts or (but for a GET stream) ends. An evicted client
+    gets 404 and starts anew. Sessions are read and ended through the manager's private
+    ``_server_instances`` and ``_discard_session`` (mcp 2.3).
     """
 
     def __init__(self, app: Any, manager: Any, *, idle_s: float, max_sessions: int,
@@ -153,12 +151,8 @@ _REFUSED = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json
 
 
 def guarded_protocol(max_connections: int, head_timeout_s: float) -> type:
-    """uvicorn's h11 protocol, counting connections and timing request heads.
-
-    A connection past ``max_connections`` is answered 503 and closed as it opens (half-open
-    connections never exhaust the open-file limit); one that has not sent a whole request head
-    ``head_timeout_s`` after it opened, or after its last answer, is closed.
-    """
+    """uvicorn's h11 protocol, counting connections and timing request heads (module docstring):
+    past ``max_connections`` a connection is answered 503 as it opens, before a byte is read."""
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     body = json.dumps(_wire(_error(None, -32000, (

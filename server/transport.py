@@ -48,13 +48,10 @@ _GUARDED = False
 
 
 def guard_outgoing() -> None:
-    """Every message the server writes, on either transport, is one the writer can encode.
-
-    A lone surrogate (a file name that is not UTF-8) in a notification made the SDK's writer
-    raise (stdio exited, HTTP hung). Such a message goes out with the surrogates escaped, or, for
-    a result, as an internal error naming the field (answers are checked before: ``AnswerCheck``).
-    mcp 2.3 has no public hook, hence the patch of ``JSONRPCDispatcher._write`` (once).
-    """
+    """Every message the server writes is one the writer can encode: a lone surrogate (a file
+    name that is not UTF-8) goes out escaped, or, in a result, as an internal error naming the
+    field (the SDK's writer raised on it). mcp 2.3 has no public hook, hence the patch of
+    ``JSONRPCDispatcher._write`` (once)."""
     global _GUARDED
     if _GUARDED:
         return

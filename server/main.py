@@ -8,6 +8,7 @@ the program restarts itself without secret-looking variables and makes itself no
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from whileai_core import __version__
@@ -132,8 +133,8 @@ def _main(argv: list[str] | None) -> int:
     started()
     try:
         if settings is not None:
-            print(settings.describe(_root(args.root), server.listing()), file=sys.stderr,
-                  flush=True)
+            root = os.path.realpath(os.path.expanduser(args.root))
+            print(settings.describe(root, server.listing()), file=sys.stderr, flush=True)
             anyio.run(lambda: serve_http(server, settings, log_level=args.log_level))
         else:
             anyio.run(serve_stdio, server)
@@ -151,12 +152,6 @@ def _sweep_in_background(root: str, limits) -> None:
 
     door = Root(root, limits=limits)
     threading.Thread(target=sweep_root, args=(door,), daemon=True, name="whileai-sweep").start()
-
-
-def _root(value: str) -> str:
-    import os
-
-    return os.path.realpath(os.path.expanduser(value))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -82,7 +82,6 @@ def _vllm_items(label: str, params_b: float, share_gb: float, tp: int, shape: Ru
 def _teacher_plan(shape: RunShape, capacity: float):
     if shape.teacher is None:
         return None
-
     name, url = shape.teacher
     try:
         return plan_teacher(name, url, first_free_gpu=shape.train_gpus + shape.infer_gpus,

@@ -199,7 +199,6 @@ def _kept_gb(shape: RunShape) -> tuple[float, str]:
 
 
 def _prime_rl_time(shape: RunShape, kind: str, kv_tokens: float) -> tuple[list[Figure], float]:
-
     startup, per_rollout = prime_rl_fit()
     parts = _prime_rl_parts(shape, kind, kv_tokens)
     n, R = shape.steps, shape.sequences_per_step

@@ -81,7 +81,6 @@ def _check_local_teacher(target: Target) -> None:
     """Refuse a Modal run of a config whose OPD teacher is on localhost unless the recipe that
     runs it starts that teacher: inside a Modal container, localhost is the container, not the
     machine where the user served the teacher."""
-
     # the bytes read once through the path door (never the path again, by name)
     text = target.data.decode("utf-8") if target.data is not None else ""
     algo = (tomllib.loads(text).get("orchestrator") or {}).get("algo") or {}
@@ -151,11 +150,11 @@ class PlanChanged(ConfigError):
         super().__init__(message)
         self.launch = launch
 
+
 def _rejected(target: Target) -> list[str]:
     """What prime-rl's schema (as whileai checks it) rejects in a config target; [] else."""
     if target.kind != "config":
         return []
-
     return validate_config(tomllib.loads((target.data or b"").decode("utf-8"))).errors
 
 

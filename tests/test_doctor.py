@@ -87,7 +87,7 @@ def test_step_numbers_match_a_recount_of_the_files():
 def test_staleness_bound_from_the_argument():
     d = diagnose_run(PRIME / "planted", max_off_policy_steps=9)
     assert by_name(d)["staleness"].status == "clear"
-    with pytest.raises(ArgumentError, match="`max_off_policy_steps` must be an integer >= 0"):
+    with pytest.raises(ArgumentError, match="`max_off_policy_steps` = -1: must be at least 0"):
         diagnose_run(PRIME / "planted", max_off_policy_steps=-1)
 
 

@@ -371,7 +371,7 @@ def test_scan_at_a_deep_look_needs_a_smaller_p():
     # a clean batch at a deep look stops shuffling as soon as no feature can reach alpha
     clean = hack_scan(_planted(0, pays_length=False), seed=1, look=50)
     assert clean.verdict == "clean" and clean.n_shuffles == 500 and clean.floor is None
-    with pytest.raises(ArgumentError, match="`look` must be an integer >= 1"):
+    with pytest.raises(ArgumentError, match="`look` = 0: must be at least 1"):
         hack_scan(rows, look=0)
 
 

@@ -30,7 +30,7 @@ LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      "what every other module stands on",
      ("whileai_core", "errors", "defaults", "voice", "result", "progress", "admission", "os_errors",
       "safepath", "safejson", "jsonc", "io", "staged", "failures", "extras", "bundled",
-      "interrupts", "confine", "seal", "operations", "operations.args",
+      "interrupts", "confine", "seal", "operations", "operations.args", "operations.checks",
       "operations.describe")),
     ("data", "reading records, graded rows and other systems' output into columns, with "
      "line-numbered errors and no statistic",

@@ -37,8 +37,8 @@ def test_each_operation_is_complete(name):
     result = op.result_type()
     assert issubclass(result, Result) and result.render is not Result.render
     assert op.serves[0] == name
-    # the export is the operation itself
-    assert getattr(whileai_core, name) is op.fn
+    # the export is the operation itself, its declared arguments checked (operations.checks)
+    assert getattr(whileai_core, name).__wrapped__ is op.fn
 
 
 def test_the_exports_hold_no_second_name_for_an_operation():

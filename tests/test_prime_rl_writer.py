@@ -107,7 +107,7 @@ def test_seed_goes_to_the_policys_vllm_engine():
     assert "seed" not in cfg().config["inference"].get("vllm", {})  # prime-rl's own 0
     served = cfg(seed=7, serve_policy=False)
     assert "inference" not in served.config and served.setup_commands[-1].endswith("--vllm.seed 7")
-    with pytest.raises(ArgumentError, match="`seed` must be an integer >= 0"):
+    with pytest.raises(ArgumentError, match="`seed` = -1: must be at least 0"):
         cfg(seed=-1)
 
 

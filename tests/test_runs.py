@@ -306,8 +306,8 @@ def test_exported_from_the_package(where):
     # the package exports the operations (what the CLI and the server offer), which call these
     from whileai_core.operations import get
 
-    assert whileai_core.launch_run is get("launch_run").fn
-    assert whileai_core.collect_run is get("collect_run").fn
+    assert whileai_core.launch_run.__wrapped__ is get("launch_run").fn
+    assert whileai_core.collect_run.__wrapped__ is get("collect_run").fn
     plan = whileai_core.launch_run("tiny", backend="local", recipes_dir=where["recipes_dir"],
                                    state_dir=where["state_dir"])
     assert plan.action == "planned" and plan.plan == launch_run(

@@ -33,6 +33,7 @@ from typing import Any
 
 from ..errors import ArgumentError
 from ..safepath import UserPath
+from .checks import checked
 
 # The table of contents: the modules that declare operations, in the order surfaces list them.
 MODULES = (
@@ -291,7 +292,7 @@ def operation(*, toolset: str, effect: Effect, title: str, description: str | Ca
             serves=(name, *[s for s in serves if s != name]), doing=doing, surfaces=surfaces,
             picture=_imported_on_call(picture) if isinstance(picture, str) else picture,
             paged=paged, exit_code=exit_code, cli=cli, module=fn.__module__)
-        return fn
+        return checked(fn)
 
     return declare
 

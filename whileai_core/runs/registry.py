@@ -247,21 +247,6 @@ class Registry:
         return [_record(r) for r in rows]
 
     # --- writes -------------------------------------------------------------------------------
-    def plan(self, fields: dict[str, Any]) -> RunRecord:
-        """Record a plan (status ``planned``) unless the run already exists; return the row."""
-        with self._connect() as db, self._write(db):
-            row = _row(db, fields["id"])
-            if row is None:
-                stamp = now()
-                db.execute(_insert_sql(), {**_blank(), **fields, "status": "planned",
-                                           "created_at": stamp, "updated_at": stamp})
-                row = _row(db, fields["id"])
-            elif row["status"] == "planned" and row["gpu"] != fields.get("gpu"):
-                db.execute("UPDATE runs SET gpu = ?, updated_at = ? WHERE id = ?",
-                           (fields.get("gpu"), now(), fields["id"]))
-                row = _row(db, fields["id"])
-        return _record(row)
-
     def claim(self, fields: dict[str, Any]) -> tuple[RunRecord, bool]:
         """Move the run to ``launching`` if nothing was ever started for it (new, ``planned``, or
         ``failed`` with a null ``handle``); ``(row, claimed)``, the row as it is when not."""

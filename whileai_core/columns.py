@@ -1,14 +1,10 @@
 """Every field of every row, as a column: what :class:`~whileai_core.rows.Rows` keeps besides the
 typed arrays every statistic reads (``reward``, ``truncated``, ``model``, the task index).
 
-A field is stored for the rows that carry it alone (10,000 sparse fields cost their cells, not
-fields x rows), in pieces in row order, each holding ``raw`` JSON text (one JSON array, decoded
-on each read: a completion costs its bytes, and what a cached load holds is counted exactly,
-:meth:`Columns.nbytes`), ``values`` (Python objects: the fields the loader types, rows given as
-dicts) or one ``const`` value (one model id throughout). :meth:`Columns.values` is a field's
-value in every row (``None`` where none: :meth:`Columns.present` tells a JSON ``null`` apart);
-:meth:`Columns.carried` the carrying rows and their values alone, which a reading of every field
-(``describe_rows``) walks.
+A field is stored for the rows that carry it alone (sparse fields cost their cells, not fields x
+rows), in pieces in row order, each holding ``raw`` JSON text (one JSON array, decoded on each
+read), ``values`` (Python objects) or one ``const`` value. :meth:`Columns.values` is a field's
+value in every row; :meth:`Columns.carried` the carrying rows and their values alone.
 """
 
 from __future__ import annotations

@@ -276,9 +276,8 @@ def _reap() -> None:
 
 
 def kill_tree() -> int:
-    """SIGKILL every descendant of this process, again and again until none is left (what
-    forks meanwhile is found on the next round; orphans come back to a subreaper), reaping
-    this process's own children. The number of processes killed."""
+    """SIGKILL every descendant of this process, round after round until none is left,
+    reaping this process's own children; the number of processes killed."""
     killed: set[int] = set()
     end = time.monotonic() + KILL_ROUNDS_S
     while True:
@@ -299,10 +298,6 @@ def kill_tree() -> int:
 
 class _Stop(Exception):
     pass
-
-
-def _stop(signum, frame):
-    raise _Stop()
 
 
 def supervise(worker: int, *, timeout_s: float, max_processes: int,
@@ -365,10 +360,9 @@ def supervise(worker: int, *, timeout_s: float, max_processes: int,
 # --- the namespaces --------------------------------------------------------------------------
 
 class Contained(NamedTuple):
-    """How a contained worker ended: ``how`` (``EXITED``, ``TIMED_OUT``, ``TOO_MANY``,
-    ``STOPPED`` or ``NOT_STARTED``), its exit code (negative for a signal; None unless
-    ``EXITED``), the processes killed after it, whether it ran in namespaces of its own
-    (``isolated``: its ``/proc`` showed its own processes only), and why it did not start."""
+    """How a contained worker ended (``how``, exit code as :func:`supervise` says, or
+    ``NOT_STARTED`` and ``error``), the processes killed after it, and whether it ran in
+    namespaces of its own (``isolated``)."""
 
     how: str
     code: int | None
@@ -453,9 +447,8 @@ def _close_stdin() -> None:
 
 def _let_go(keep: int) -> None:
     """In a process between the caller and the worker, once the worker started: every
-    descriptor but ``keep`` closed, 0-2 on /dev/null. Whoever reads the worker's output (or a
-    report the caller writes) sees its end when the worker and the caller end, not when this
-    process does."""
+    descriptor but ``keep`` closed, 0-2 on /dev/null, so a reader of the worker's output sees
+    its end when the worker ends, not when this process does."""
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         if fd != keep:
@@ -624,12 +617,10 @@ def _outcome(read: int, buffer: bytearray, init: int, early: list[str],
 
 def contain(start: Callable[[], int], *, timeout_s: float, max_processes: int,
             stop_grace_s: float = 0.0, isolate: bool = True) -> Contained:
-    """Start the worker with ``start()`` (it returns the worker's pid; an ``OSError`` it raises
-    is ``NOT_STARTED``) and supervise it (:func:`supervise`: the time limit, the process limit,
-    a SIGTERM to this process passed on with ``stop_grace_s``, every process left killed), in
-    namespaces of its own where the kernel allows it (see the module docstring; ``isolate=False``
-    never tries), else in this process. Call it from a single-threaded process (user
-    namespaces refuse a threaded one: it then goes without)."""
+    """Start the worker with ``start()`` (it returns its pid; an ``OSError`` is
+    ``NOT_STARTED``) and :func:`supervise` it, in namespaces of its own where the kernel allows
+    it (``isolate=False``: never), else in this process. Call it from a single-threaded process
+    (user namespaces refuse a threaded one: it then goes without)."""
     limits = {"timeout_s": timeout_s, "max_processes": max_processes,
               "stop_grace_s": stop_grace_s}
     if isolate and sys.platform.startswith("linux"):

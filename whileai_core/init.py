@@ -327,21 +327,26 @@ def _entry(host: Host, command: ServerCommand) -> dict[str, Any]:
     return entry
 
 
-def _plan_json(plan: _Plan, host: Host, entry: dict[str, Any]) -> None:
+def _plan_host(plan: _Plan, host: Host, entry: dict[str, Any]) -> None:
+    """The host's config file with the server entry: created, or the entry merged into it."""
     what = f"MCP server `{INIT_SERVER_NAME}` for {host.label}"
     rel = plan.target(host.config)
     if rel is None:
         return
-    snippet = json.dumps({host.key: {INIT_SERVER_NAME: entry}})
-    kind = plan.kind(rel)
-    if kind is None:
-        text = json.dumps({host.key: {INIT_SERVER_NAME: entry}}, indent=2,
-                          allow_nan=False) + "\n"
+    table = {host.key: {INIT_SERVER_NAME: entry}}
+    if plan.kind(rel) is None:
+        text = (json.dumps(table, indent=2, allow_nan=False) + "\n" if host.fmt == "json"
+                else tomli_w.dumps(table))
         plan.write(rel, text, None, "create", what, shown=host.config)
         return
     old = plan.read(rel)
-    if old is None:
-        return
+    if old is not None:
+        (_merge_json if host.fmt == "json" else _merge_toml)(plan, host, entry, rel, old, what)
+
+
+def _merge_json(plan: _Plan, host: Host, entry: dict[str, Any], rel: str, old: str,
+                what: str) -> None:
+    snippet = json.dumps({host.key: {INIT_SERVER_NAME: entry}})
     try:
         data = jsonc.loads(old, comments=host.comments) if old.strip() else {}
     except json.JSONDecodeError as exc:
@@ -380,18 +385,9 @@ def _plan_json(plan: _Plan, host: Host, entry: dict[str, Any]) -> None:
     plan.write(rel, text, old, "update", what + kept, shown=host.config)
 
 
-def _plan_toml(plan: _Plan, host: Host, entry: dict[str, Any]) -> None:
-    what = f"MCP server `{INIT_SERVER_NAME}` for {host.label}"
-    rel = plan.target(host.config)
-    if rel is None:
-        return
+def _merge_toml(plan: _Plan, host: Host, entry: dict[str, Any], rel: str, old: str,
+                what: str) -> None:
     table = tomli_w.dumps({host.key: {INIT_SERVER_NAME: entry}})
-    if plan.kind(rel) is None:
-        plan.write(rel, table, None, "create", what, shown=host.config)
-        return
-    old = plan.read(rel)
-    if old is None:
-        return
     try:
         data = tomllib.loads(old)  # a key written twice is an error here already
     except tomllib.TOMLDecodeError as exc:
@@ -646,7 +642,7 @@ def init_project(
     for name in chosen:
         host = HOSTS[name]
         entries[name] = _entry(host, cmd)
-        (_plan_json if host.fmt == "json" else _plan_toml)(plan, host, entries[name])
+        _plan_host(plan, host, entries[name])
     skill_dirs = list(dict.fromkeys(HOSTS[h].skills for h in chosen))
     for folder in skill_dirs:
         for name, files in skills:

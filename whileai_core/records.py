@@ -150,8 +150,8 @@ _CUT_TRIES = 8  # later cuts tried when one lands inside a value, before reading
 
 
 def distinct(ids: list[str]) -> bool:
-    """Whether no two of ``ids`` are equal: each after the one before (ids written in order,
-    compared by numpy in C), or else none seen twice (hashed)."""
+    """Whether no two of ``ids`` are equal: each after the one before (numpy, in C), or else
+    none seen twice (hashed)."""
     if len(ids) > 1:
         at = np.array(ids, dtype=object)
         if bool(np.greater(at[1:], at[:-1]).all()):
@@ -216,8 +216,7 @@ class _Level:
 
 
 class _Reader:
-    """One file read into columns (:func:`read_rows`), or into dicts (``dicts``:
-    :func:`read_records`, whose callers keep every value, so none is kept as text)."""
+    """One file read into columns (:func:`read_rows`), or into dicts (:func:`read_records`)."""
 
     def __init__(self, fh: OpenFile, noun: str, *, dicts: bool = False) -> None:
         self.fh, self.noun, self.name, self.dicts = fh, noun, str(fh.path), dicts
@@ -329,8 +328,7 @@ class _Reader:
                 start = past = cut
 
     def _span(self, data: bytes, start: int, end: int, before: int) -> int:
-        """Read the lines ``data[start:end]``, the file's lines after ``before``; return how many
-        lines they are."""
+        """Read the lines ``data[start:end]`` (after the file's first ``before``); how many."""
         if _lone_cr(data, start, end):  # a line break msgspec does not see: read them exactly
             return self._slow(data, start, end, before)
         # (counted before the decode, while the lines are in the CPU's cache)
@@ -466,8 +464,7 @@ class _Reader:
 
     # --- decoding a run ----------------------------------------------------------------------
     def _start(self, row: Any) -> None:
-        """Decode by a struct of the first row's fields (``row``: the first record, when it is
-        an object)."""
+        """Decode by a struct of the first record's fields, when it is an object."""
         self.levels = _Level.tried(list(row), row) if isinstance(row, dict) else []
 
     def _decode(self, data: Any, *, lines: bool) -> tuple[_Level | None, list]:
@@ -562,9 +559,8 @@ class _Reader:
                 self._add(name, _raw_piece(values, start, stop, index, base), None)
 
     def _task_codes(self, ids: np.ndarray, base: int) -> _Typed:
-        """The task ids ``ids`` (an object array) of rows ``base``... as runs of equal ids
-        (neighbours compared by numpy, in C): a new run's id added to ``keys``, the row it
-        starts at to ``starts``."""
+        """The task ids ``ids`` of rows ``base``... as runs of equal ids (compared in C): each
+        new run's id added to ``keys``, the row it starts at to ``starts``."""
         n = ids.shape[0]
         change = np.empty(n, dtype=bool)
         change[0] = ids[0] != self.last_id
@@ -640,8 +636,7 @@ class _Reader:
                     last.const is not None and piece.const is not None and
                     last.const[0] is piece.const[0] or
                     last.values is not None and piece.values is not None):
-            # the runs before it end where this one starts: one piece (one list a field, one
-            # stretch of a constant), which the loader reads without copying or joining
+            # the runs before it end where this one starts: one piece, read without joining
             if last.values is not None:
                 last.values += piece.values
             last.stop = piece.stop
@@ -811,9 +806,8 @@ def _placed(data: bytes, start: int, end: int, n_recs: int, breaks: int) -> tupl
 # --- a peek at the first record ----------------------------------------------------------------
 
 def first_line(path: UserPath) -> str | None:
-    """The first non-blank line of the file ``path`` (at most 64 MiB of it: a JSON array on one
-    line is cut there), or None when there is none within that much or the file cannot be
-    read."""
+    """The first non-blank line of the file ``path`` (cut at ``_PEEK_LINE_MAX``), or None when
+    there is none within that much or the file cannot be read."""
     try:
         with path.open_binary("rows", error=RowsError) as fh:
             while fh.tell() <= _PEEK_LINE_MAX:
@@ -829,8 +823,7 @@ def first_line(path: UserPath) -> str | None:
 
 def first_record(line: str | None) -> Any:
     """The first record of ``line``: the line decoded as JSON, or the first element of the JSON
-    array it starts (decoded alone: the rest may be cut, and costs nothing); None when it is
-    not JSON."""
+    array it starts (decoded alone); None when it is not JSON."""
     text = (line or "").lstrip()
     try:
         if text.startswith("["):

@@ -82,8 +82,7 @@ class Rows:
         self._scale: RewardScale | None = None
         self._reading = None  # the fields' roles (whileai_core.roles), read on first use
         self.origin: str | None = None  # another system's output: what was read of it
-        # where each task's rows start (runs()): given by the reader, False when they are not
-        # consecutive, None until asked
+        # where each task's rows start (runs()): False when not consecutive, None until asked
         self._runs: np.ndarray | bool | None = starts
         self._spread: np.ndarray | None = None  # per-task reward spread (spread())
 
@@ -114,8 +113,7 @@ class Rows:
     # --- every field -----------------------------------------------------------------------
     @property
     def records(self) -> list[dict]:
-        """The rows as dicts (every field each row carries). Built once, on first use, when the
-        file was read as columns: prefer :meth:`column` for one field."""
+        """The rows as dicts, built on first use: prefer :meth:`column` for one field."""
         if self._records is None:
             self._records = self._columns.records()
         return self._records
@@ -126,8 +124,7 @@ class Rows:
         return self._columns.names()
 
     def column(self, name: str) -> list:
-        """The value of field ``name`` in every row, as loaded (``None`` where a row does not
-        carry it; :meth:`present` tells a missing field from a JSON null)."""
+        """The value of field ``name`` in every row (``None`` where a row does not carry it)."""
         return self._columns.values(name)
 
     def present(self, name: str) -> np.ndarray:
@@ -135,13 +132,11 @@ class Rows:
         return self._columns.present(name)
 
     def kinds(self, name: str) -> set[type]:
-        """The Python types of field ``name``'s values where rows carry it: ``str``, ``int``,
-        ``float``, ``bool``, ``list``, ``dict`` and ``type(None)`` for a JSON null."""
+        """The Python types of field ``name``'s values where rows carry it."""
         return self._columns.kinds(name)
 
     def width(self) -> int:
-        """Fields per row, to size work by (the columns' count where known at no cost, else the
-        first row's)."""
+        """Fields per row, to size work by."""
         return self._columns.width()
 
     def has_field(self, name: str) -> bool:
@@ -149,14 +144,12 @@ class Rows:
         return self._columns.has(name)
 
     def carried(self, name: str) -> tuple[np.ndarray, list]:
-        """The rows that carry field ``name`` (increasing indices) and their values: a reading
-        of a sparse field that costs its cells, not every row."""
+        """The rows that carry field ``name`` (increasing indices) and their values."""
         return self._columns.carried(name)
 
     @property
     def notes(self) -> list[str]:
-        """What the reader changed to keep the rows valid JSON (a lone surrogate read as
-        U+FFFD), each naming its line and field."""
+        """What the reader changed to keep the rows valid JSON, each naming its line and field."""
         return list(self._columns.notes)
 
     # --- what the rows hold (a cache of loads charges it) --------------------------------------
@@ -207,7 +200,7 @@ class Rows:
 
     def runs(self) -> np.ndarray | None:
         """Where each task's rows start, when every task's rows are consecutive and the tasks
-        come in order (a file written task by task, as graded rows usually are); else None."""
+        come in order; else None."""
         if self._runs is None:
             index = self.task_index
             step = np.diff(index)
@@ -237,15 +230,13 @@ class Rows:
         return dict(self._model_counts)
 
     def where(self, mask: np.ndarray) -> Rows:
-        """The rows where ``mask`` is true, regrouped (tasks keep their first-appearance order).
-        ``mask`` may also be the increasing row indices to keep (what a group-by gives, without
-        a pass over every row per group)."""
+        """The rows where ``mask`` (a bool mask, or increasing row indices) is true, regrouped
+        (tasks keep their first-appearance order)."""
         mask = np.asarray(mask)
         keep = np.flatnonzero(mask) if mask.dtype == bool else mask.astype(np.int64)
         index = keep.tolist()
         if len(index) <= _SMALL:
-            # a few rows (one group of many, as compare_many splits them): the same regrouping
-            # in plain Python, cheaper than numpy's per-call cost at this size
+            # a few rows: the same regrouping in plain Python, cheaper than numpy's calls
             old = list(map(self.task_index.item, index))
             position = {t: i for i, t in enumerate(dict.fromkeys(old))}
             task_index = np.array([position[t] for t in old], dtype=np.int64)
@@ -308,15 +299,13 @@ def load_rows(source: Any, *, threshold: float | None = None, root: Root | None 
 
 
 def imported(path: UserPath, found: Any, *, threshold: float | None = None) -> Rows:
-    """The rows ``_foreign`` read from another system's output at ``path`` (which it says it
-    read: ``Rows.origin``)."""
+    """The rows ``_foreign`` read from another system's output at ``path``."""
     return _build(Columns.from_dicts(found.rows, f"{path} ({found.format} import)"),
                   threshold=check_threshold(threshold)).of(found.read)
 
 
 def load_open(fh: OpenFile, *, threshold: float | None = None) -> Rows:
-    """The graded rows of the rows file open as ``fh`` (read from that handle, never reopened
-    by name: what ``whileai_core.rows_cache`` keeps is the file it keyed)."""
+    """The graded rows of the rows file open as ``fh`` (read from that handle, never reopened)."""
     columns = read_rows(fh)
     step(2, 3, f"grouping {columns.n} rows by task")
     rows = _build(columns, threshold=check_threshold(threshold))
@@ -351,8 +340,7 @@ def with_threshold(rows: Rows, threshold: float | None) -> Rows:
 
 
 def _foreign(path: UserPath):
-    """Another system's output read on the fly (``whileai_core.importers.on_the_fly``), or None
-    (graded rows, or something the reader will name)."""
+    """Another system's output read on the fly (``importers.on_the_fly``), or None."""
     if path.is_file() and is_graded_row(first_record(first_line(path))):
         return None  # graded rows: the importers are not needed
     from .importers.on_the_fly import read_as_rows  # lazy: a JSONL file loads without the importers

@@ -59,9 +59,8 @@ def put_in_place(root, files: list[StagedFile], *, links: list[tuple[str, Path]]
     """Write ``files`` and make ``links`` (``(rel, target folder)``) under ``root`` (a confined
     ``safepath.Root``), all or none; raise ``ConfigError("<what>: <why>. Fix: ...")``.
 
-    ``existing``: the folders the plan found (``rel`` below the root). One of them missing now
-    was moved or removed meanwhile; it is refused, not made again empty (a skill planned as
-    "add one file beside the SKILL.md that is there" would be left with that file alone)."""
+    ``existing``: the folders the plan found; one missing now was moved meanwhile, and is
+    refused rather than made again empty."""
     made: list[tuple[int, str]] = []    # (handle on the folder it was made in, its rel), in order
     items: list[_Item] = []
     fds: dict[str, int] = {}

@@ -64,9 +64,8 @@ def select_writer(data, value: str, *, argument: str = "rows"):
 def rows_arguments(call: dict[str, Any], rows_args: list[str], writer: Any,
                    threshold: float | None) -> dict[str, Any]:
     """What every surface does to an operation's rows arguments before the call: a pass mark
-    given that no reward (or every reward) reaches is refused, naming the rewards' range
-    (:func:`whileai_core.rewards.check_reach`), and ``model_filter`` keeps one writer's rows
-    (:func:`select_rows`). Returns the arguments replaced by loaded rows."""
+    no reward (or every reward) reaches is refused (``rewards.check_reach``), and
+    ``model_filter`` keeps one writer's rows (:func:`select_rows`); the arguments it replaced."""
     out = {} if writer is None else select_rows(call, writer, rows_args, threshold)
     if threshold is None or float(threshold) == PASS_THRESHOLD:
         return out

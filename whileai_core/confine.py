@@ -38,6 +38,7 @@ import select
 import signal
 import sys
 import time
+from contextlib import suppress
 from typing import Callable, NamedTuple
 
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP = 1, 4, 24
@@ -68,10 +69,8 @@ def _libc():
 
 
 def _signal(pid: int, signum: int) -> None:
-    try:
+    with suppress(ProcessLookupError):
         os.kill(pid, signum)
-    except ProcessLookupError:
-        pass
 
 
 def _wait(pid: int) -> None:
@@ -117,13 +116,11 @@ class _CapData(ctypes.Structure):
 def capabilities() -> int | None:
     """This process's effective capabilities as a bit mask (``CapEff`` in /proc/self/status),
     or None where that cannot be read."""
-    try:
+    with suppress(OSError, ValueError, IndexError):
         with open("/proc/self/status") as fh:
             for line in fh:
                 if line.startswith("CapEff:"):
                     return int(line.split()[1], 16)
-    except (OSError, ValueError, IndexError):
-        pass
     return None
 
 
@@ -283,10 +280,8 @@ def kill_tree() -> int:
     while True:
         live = [pid for pid in descendants() if not _zombie(pid)]
         for pid in live:
-            try:
+            with suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
         killed.update(live)
         _reap()
         if not live or time.monotonic() > end:
@@ -378,10 +373,8 @@ def forget() -> None:
     """In a worker forked (not executed) by the start function: close what the supervision
     keeps to itself (an executed worker never inherits it)."""
     while _PRIVATE:
-        try:
+        with suppress(OSError):
             os.close(_PRIVATE.pop())
-        except OSError:
-            pass
 
 
 def _write(path: str, text: str) -> bool:
@@ -429,20 +422,16 @@ def _mount_proc() -> bool:
 
 def _say(fd: int, line: str) -> None:
     data = (line + "\n").encode()
-    try:
+    with suppress(OSError):
         while data:
             data = data[os.write(fd, data):]
-    except OSError:
-        pass
 
 
 def _close_stdin() -> None:
     """The worker's stdin is the worker's alone (its writer sees it close when the worker
     stops reading)."""
-    try:
+    with suppress(OSError):
         os.close(0)
-    except OSError:
-        pass
 
 
 def _let_go(keep: int) -> None:

@@ -67,8 +67,8 @@ def _finish(fig, picture: Picture, out: Any, overwrite: bool) -> Picture:
     import matplotlib
     from matplotlib.text import Text
 
-    # every label is the user's text, never mathtext: "$$" in a category name was "a bug in
-    # whileai" (matplotlib parses $...$ as TeX); texts made while drawing read the rc setting
+    # every label is the user's text, never mathtext (matplotlib parses $...$ as TeX); texts
+    # made while drawing read the rc setting
     for text in fig.findobj(Text):
         text.set_parse_math(False)
     buf = io.BytesIO()
@@ -281,8 +281,7 @@ def _draw_forest(ax, rows: list[ForestRow], overall: Any, title: str, xlabel: st
 
 def compare_picture(arguments: dict[str, Any], result: Any, *, out: Any = None,
                     overwrite: bool = False) -> ForestPicture:
-    """compare's picture (``plot``): the forest of its call's ``arguments`` (the statistics
-    declare compare; its picture is drawn here, above them)."""
+    """compare's picture (``plot``): the forest of its call's ``arguments``."""
     before, after = arguments["before"], arguments["after"]
     if any(isinstance(v, list) and v and not all(isinstance(x, dict) for x in v)
            for v in (before, after)):
@@ -410,7 +409,7 @@ def watch_picture(watch: Any, *, out: Any = None, overwrite: bool = False) -> Wa
     """Training reward per step and the held-out rate with its interval; below, the paired
     delta against the first evaluation. ``watch``: a :class:`~whileai_core.hacking.Watch` or
     anything :func:`~whileai_core.hacking.watch_run` takes."""
-    from .hacking.watch import Watch, watch_run  # lazy: 30 ms on every route_rows (it loads pictures)
+    from .hacking.watch import Watch, watch_run  # lazy: route_rows loads this module
 
     w = watch if isinstance(watch, Watch) else watch_run(watch)
     train = [(s.step, s.train_reward) for s in w.steps if s.train_reward is not None]
@@ -465,15 +464,13 @@ def watch_picture(watch: Any, *, out: Any = None, overwrite: bool = False) -> Wa
 
 def watch_run_picture(arguments: dict[str, Any], result: Any, *, out: Any = None,
                       overwrite: bool = False) -> WatchPicture:
-    """watch_run's picture (``plot``): the curve of its answer (``whileai_core.hacking.watch``
-    declares watch_run; its picture is drawn here, which reads watch_run)."""
+    """watch_run's picture (``plot``): the curve of its answer."""
     return watch_picture(result, out=out, overwrite=overwrite)
 
 
 def audit_judge_picture(arguments: dict[str, Any], result: Any, *, out: Any = None,
                         overwrite: bool = False) -> JudgePicture:
-    """audit_judge's picture (``plot``): agreement and kappa per judge of its call's items
-    (``whileai_core.judge.audit`` declares audit_judge; its picture is drawn here)."""
+    """audit_judge's picture (``plot``): agreement and kappa per judge of its call's items."""
     return judge_picture(arguments["items"], judges=arguments.get("judges"),
                          level=arguments.get("level", CONFIDENCE_LEVEL), out=out,
                          overwrite=overwrite)

@@ -25,6 +25,7 @@ import threading
 import time
 import zlib
 from collections import OrderedDict
+from contextlib import suppress
 from typing import Any
 
 from . import defaults as D
@@ -192,15 +193,13 @@ def _file_system(dev: int) -> str | None:
     """The type of the file system on device ``dev`` (Linux's mount table), None when unknown."""
     if dev not in _FS_TYPES:
         wanted = f"{os.major(dev)}:{os.minor(dev)}"
-        try:
+        with suppress(OSError):
             with open("/proc/self/mountinfo", encoding="utf-8") as table:
                 for line in table:
                     fields = line.split()
                     if len(fields) > 4 and fields[2] == wanted and " - " in line:
                         _FS_TYPES[dev] = line.split(" - ", 1)[1].split()[0]
                         break
-        except OSError:
-            pass
     return _FS_TYPES.get(dev)
 
 

@@ -37,6 +37,7 @@ import unicodedata
 import weakref
 import zlib
 from collections.abc import Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -810,18 +811,14 @@ class UserPath:
                     os.rename(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
                 else:
                     os.unlink(tmp, dir_fd=fd)
-            try:
+            with suppress(OSError):
                 os.fsync(fd)
-            except OSError:
-                pass
         except OSError as exc:
             why, fix = os_reason(exc)
             raise _fail(error, self.where, f"cannot be written ({why})", fix) from None
         finally:
-            try:
+            with suppress(OSError):
                 os.unlink(tmp, dir_fd=fd)
-            except OSError:
-                pass
             os.close(fd)
         return self.absolute
 
@@ -997,11 +994,9 @@ def sweep_temps(dir_fd: int) -> int:
             continue
         mode = _lstat_mode(name, dir_fd)
         if mode is not None and stat.S_ISREG(mode):
-            try:
+            with suppress(OSError):
                 os.unlink(name, dir_fd=dir_fd)
                 removed += 1
-            except OSError:
-                pass
     return removed
 
 
@@ -1018,10 +1013,8 @@ def sweep_root(root: Root, *, max_folders: int = 10_000) -> int:
                 folders = [e.name for e in entries if e.is_dir(follow_symlinks=False)
                            and e.name not in _SWEEP_SKIP]
             for name in folders:
-                try:
+                with suppress(OSError):
                     queue.append(os.open(name, _DIR_FLAGS, dir_fd=fd))
-                except OSError:
-                    pass
         except OSError:
             pass
         finally:
@@ -1178,7 +1171,7 @@ def _unpacked_size(fh, packed: int, method: int, declared: int, bad, member: str
 
         class _Source:  # the member's packed bytes, for zstandard's bounded reader
             def __init__(self) -> None:
-                self.it, self.buf = chunks(), b""
+                self.it = chunks()
 
             def read(self, n: int = -1) -> bytes:
                 return next(self.it, b"")

@@ -25,6 +25,7 @@ import json
 import os
 import re
 import sys
+from contextlib import suppress
 
 from . import confine
 
@@ -101,10 +102,8 @@ def restore_secrets() -> list[str]:
     except OSError:
         return []
     finally:
-        try:
+        with suppress(OSError):
             os.close(fd)
-        except OSError:
-            pass
     try:
         secrets = json.loads(b"".join(chunks).decode("utf-8"))
     except ValueError:

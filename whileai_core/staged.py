@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Collection
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -183,10 +184,8 @@ def _undo(items: list[_Item], made: list[tuple[int, str]]) -> None:
     # made in order, a folder before those inside it: undone the other way round, each through
     # the handle on where it was made (rmdir takes only an empty folder: nothing of anyone's)
     for fd, rel in reversed(made):
-        try:
+        with suppress(OSError):
             os.rmdir(rel.rpartition("/")[2], dir_fd=fd)
-        except OSError:
-            pass
 
 
 def _mode(fd: int, name: str) -> int | None:

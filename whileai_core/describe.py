@@ -24,7 +24,7 @@ from .errors import ArgumentError
 from .operations import READS, args, operation
 from .result import Result
 from .rewards import RewardScale
-from .roles import read_fields, sample_tasks
+from .roles import constant_within_tasks, read_fields, sample_tasks
 from .rows import TASK_ALIASES, TASK_FIELD, Rows, load_rows
 from . import voice
 
@@ -177,39 +177,10 @@ def _describe_field(name: str, data: Rows, single: bool, role: str | None = None
             info["values"] = [_cut(v if isinstance(v, str) else json.dumps(v), _VALUE_MAX)
                               for v, _ in counts.most_common(DESCRIBE_VALUES_SHOWN)]
         info["within_task"] = ("one rollout each" if single else "constant"
-                               if _constant(data, rows, col) else "varies")
+                               if constant_within_tasks(data, rows, col, counts) else "varies")
     elif present:
         info["within_task"] = "not comparable"
     return FieldInfo(**info)
-
-
-def _constant(data: Rows, rows: np.ndarray, col: list) -> bool:
-    """Whether every task the carrying rows touch carries one value on all its rollouts (1, 1.0
-    and true are one value, as a Counter has them)."""
-    if len(col) <= _FEW:  # a field on a few rows: plain Python costs less than numpy's calls
-        by_task: dict[int, list] = {}
-        for row, value in zip(rows.tolist(), col):
-            if value is not None:
-                by_task.setdefault(data.task_index.item(row), []).append(value)
-        return all(len(v) == data.rollouts.item(t) and len(set(v)) == 1
-                   for t, v in by_task.items())
-    codes = dict(zip(Counter(col), range(len(col))))
-    codes[None] = -1
-    coded = np.fromiter(map(codes.__getitem__, col), dtype=np.int64, count=len(col))
-    rows, coded = rows[coded >= 0], coded[coded >= 0]
-    tasks = data.task_index[rows]
-    order = np.argsort(tasks, kind="stable")
-    tasks, coded = tasks[order], coded[order]
-    new = np.ones(tasks.shape[0], dtype=bool)
-    new[1:] = tasks[1:] != tasks[:-1]
-    starts = np.flatnonzero(new)
-    carried = np.diff(np.append(starts, tasks.shape[0]))
-    return bool((carried == data.rollouts[tasks[starts]]).all()
-                and (np.minimum.reduceat(coded, starts) == np.maximum.reduceat(coded,
-                                                                               starts)).all())
-
-
-_FEW = 64
 
 
 def _numbers(vals: list) -> np.ndarray:

@@ -251,7 +251,7 @@ def _role(name: str, data, single: bool) -> FieldRole:
         n_values = len(counts)
         values = tuple(v for v, _ in counts.most_common(LIST_SHOWN_MAX))
         within = "one rollout each" if single else (
-            "constant" if _constant_within_tasks(data, rows, vals, counts) else "varies")
+            "constant" if constant_within_tasks(data, rows, vals, counts) else "varies")
     varies = n_values is not None and (n_values > 1 or present < data.n_rows)
     role, why = by_name(name, kinds, n_values, data.n_tasks, within)
     if role == "unknown":
@@ -260,12 +260,20 @@ def _role(name: str, data, single: bool) -> FieldRole:
                      within_task=within, n_values=n_values, values=values)
 
 
-def _constant_within_tasks(data, rows: np.ndarray, vals: list, counts: Counter) -> bool:
-    """Whether every task's rollouts agree on the field: each task carries one value on all of
-    its rows, or carries it on none (a missing value is a value of its own)."""
+def constant_within_tasks(data, rows: np.ndarray, col: list, counts: Counter) -> bool:
+    """Whether every task that the rows ``rows`` (those carrying the field, ``col`` their
+    values, ``counts`` the non-null ones counted) touch carries one value on all its rollouts
+    (1, 1.0 and true are one value, as a Counter has them)."""
+    if len(col) <= _FEW:  # a field on a few rows: plain Python costs less than numpy's calls
+        by_task: dict[int, list] = {}
+        for row, value in zip(rows.tolist(), col):
+            if value is not None:
+                by_task.setdefault(data.task_index.item(row), []).append(value)
+        return all(len(v) == data.rollouts.item(t) and len(set(v)) == 1
+                   for t, v in by_task.items())
     codes = {v: i for i, v in enumerate(counts)}
     codes[None] = -1
-    coded = np.fromiter(map(codes.__getitem__, vals), dtype=np.int64, count=len(vals))
+    coded = np.fromiter(map(codes.__getitem__, col), dtype=np.int64, count=len(col))
     carrying = coded >= 0
     tasks, coded = data.task_index[rows[carrying]], coded[carrying]
     n = np.bincount(tasks, minlength=data.n_tasks)
@@ -273,9 +281,10 @@ def _constant_within_tasks(data, rows: np.ndarray, vals: list, counts: Counter) 
     high = np.full(data.n_tasks, -1)
     np.minimum.at(low, tasks, coded)
     np.maximum.at(high, tasks, coded)
-    whole = (n == 0) | (n == data.rollouts)
-    agree = (n == 0) | (low == high)
-    return bool(np.all(whole & agree))
+    return bool(np.all(((n == 0) | (n == data.rollouts)) & ((n == 0) | (low == high))))
+
+
+_FEW = 64
 
 
 def _family(roles: dict[str, FieldRole], n_tasks: int) -> FieldRole | None:

@@ -94,10 +94,7 @@ def restore_secrets() -> list[str]:
     fd = int(value)
     chunks = []
     try:
-        while True:
-            data = os.read(fd, 1 << 16)
-            if not data:
-                break
+        while data := os.read(fd, 1 << 16):
             chunks.append(data)
     except OSError:
         return []

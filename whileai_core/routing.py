@@ -275,9 +275,9 @@ def route_rows(rows: args.Rows, *, model: Annotated[Model, Field(description=(
     cluster, found = split_cluster(cluster, data)
     families = families_of(data, cluster) if cluster is not None else None
     grader = grading(data)
-    inner = _questions(data, model=model, teacher_rows=teacher_rows, taskset=taskset,
-                       teacher_url=teacher_url, threshold=threshold, cluster=cluster,
-                       families=families, graded_by=grader.grader)
+    inner = _questions(_Asked(data, model=model, teacher_rows=teacher_rows, taskset=taskset,
+                              teacher_url=teacher_url, threshold=threshold, cluster=cluster,
+                              families=families, graded_by=grader.grader))
     fields = fields_report(data, _did(data, teacher=teacher_rows is not None, cluster=cluster,
                                       found=found, kept=kept, grader=grader))
     inner = inner.model_copy(update={"fields": fields})
@@ -305,13 +305,8 @@ def route_rows(rows: args.Rows, *, model: Annotated[Model, Field(description=(
 route = route_rows  # the Python name the skills use (``whileai_core.route``); one function
 
 
-def _questions(data: Rows, *, model: str, teacher_rows: Any, taskset: str | None,
-               teacher_url: str | None, threshold: float | None, cluster: str | None,
-               families: Families | None, graded_by: str = "program") -> Route:
-    """Questions 1 to 6, the first that decides wins (``graded_by``: question 0's grader)."""
-    asked = _Asked(data, model=model, teacher_rows=teacher_rows, taskset=taskset,
-                   teacher_url=teacher_url, threshold=threshold, cluster=cluster,
-                   families=families, graded_by=graded_by)
+def _questions(asked: _Asked) -> Route:
+    """Questions 1 to 6, the first that decides wins."""
     for question in (_truncation, _group_size, _task_count, _signal, _teacher, _on_policy):
         decided = question(asked)
         if decided is not None:
@@ -320,7 +315,8 @@ def _questions(data: Rows, *, model: str, teacher_rows: Any, taskset: str | None
 
 
 class _Asked:
-    """What the questions read (the rows, the route's arguments) and the answers so far."""
+    """What the questions read (the rows, the route's arguments, ``graded_by``: question 0's
+    grader) and the answers so far."""
 
     def __init__(self, data: Rows, *, model: str, teacher_rows: Any, taskset: str | None,
                  teacher_url: str | None, threshold: float | None, cluster: str | None,

@@ -485,8 +485,7 @@ def _init(out: int, start: Callable[[], int], limits: dict) -> None:
 
 def _helper(out: int, start: Callable[[], int], limits: dict) -> None:
     """Between the caller and the namespace's init: enters the namespaces, starts the init,
-    waits for it. A stop signal is the caller's to pass on (a cancel signals the whole process
-    group: this process must not die of it and take the init with it)."""
+    waits for it; ignores stop signals (the caller passes them on to the init)."""
     try:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.SIG_IGN)

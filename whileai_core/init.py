@@ -162,9 +162,8 @@ class _Plan:
         return self.door.locate(rel, argument=rel).kind()
 
     def target(self, rel: str) -> str | None:
-        """Where ``rel`` lands, relative to the root: a link inside the project (a common
-        layout: ``.claude/skills -> ../.agents/skills``) is followed; one that leads out, or
-        nowhere, is refused (None)."""
+        """Where ``rel`` lands, relative to the root: a link inside the project is followed; one
+        that leads out, or nowhere, is refused (None)."""
         here = self.root
         for part in Path(rel).parts:
             here = here / part
@@ -285,9 +284,8 @@ def server_command(root: Path, command: str | None = None) -> tuple[ServerComman
 
 
 def _active_venv_bin() -> Path | None:
-    """The bin folder of the virtual environment activated in this shell (``VIRTUAL_ENV``), or
-    of the one running this Python when its bin is on the PATH: a host started elsewhere (a
-    desktop app, another terminal) does not have it."""
+    """The bin folder of the virtual environment active in this shell (``VIRTUAL_ENV``, or the
+    one running this Python with its bin on the PATH), which a host started elsewhere lacks."""
     on_path = [Path(p) for p in os.environ.get("PATH", "").split(os.pathsep) if p]
     venv = os.environ.get("VIRTUAL_ENV")
     candidates = [Path(venv) / "bin", Path(venv) / "Scripts"] if venv else []

@@ -151,9 +151,8 @@ def _kind_of(mode: int) -> str:
 
 @dataclass(frozen=True)
 class Output:
-    """What a writing argument writes: ``what`` (in words), the ``suffixes`` a file of it
-    ends with, an ``example``; ``folder``: a data folder whose files the tool names itself
-    (each still under the two rules on top)."""
+    """What a writing argument writes: ``what`` (in words), the ``suffixes`` a file of it ends
+    with, an ``example``; ``folder``: a data folder whose files the tool names itself."""
 
     what: str
     suffixes: tuple[str, ...] = ()

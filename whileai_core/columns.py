@@ -1,14 +1,10 @@
 """Every field of every row, as a column: what :class:`~whileai_core.rows.Rows` keeps besides the
 typed arrays every statistic reads (``reward``, ``truncated``, ``model``, the task index).
 
-A field is stored for the rows that carry it alone (10,000 sparse fields cost their cells, not
-fields x rows), in pieces in row order, each holding ``raw`` JSON text (one JSON array, decoded
-on each read: a completion costs its bytes, and what a cached load holds is counted exactly,
-:meth:`Columns.nbytes`), ``values`` (Python objects: the fields the loader types, rows given as
-dicts) or one ``const`` value (one model id throughout). :meth:`Columns.values` is a field's
-value in every row (``None`` where none: :meth:`Columns.present` tells a JSON ``null`` apart);
-:meth:`Columns.carried` the carrying rows and their values alone, which a reading of every field
-(``describe_rows``) walks.
+A field is stored for the rows that carry it alone (sparse fields cost their cells, not fields x
+rows), in pieces in row order, each holding ``raw`` JSON text (one JSON array, decoded on each
+read), ``values`` (Python objects) or one ``const`` value. :meth:`Columns.values` is a field's
+value in every row; :meth:`Columns.carried` the carrying rows and their values alone.
 """
 
 from __future__ import annotations
@@ -84,8 +80,7 @@ class Piece:
         return Piece(start, stop, index, raw=self.raw, pick=pick)
 
     def nbytes(self) -> int:
-        """Bytes this piece holds: itself, its arrays, its text or its values (an array owns
-        its data here, so ``getsizeof`` counts it)."""
+        """Bytes this piece holds: itself, its arrays (owning their data), its text or values."""
         held = sys.getsizeof(self) + sum(map(sys.getsizeof, filter(
             lambda part: part is not None, (self.index, self.raw, self.pick))))
         if self.values is not None:
@@ -96,8 +91,7 @@ class Piece:
 
 
 def decode_raw(raw: bytes) -> list:
-    """A JSON array's text as a list: the text the reader kept decodes as it was read (a number
-    past a float's range is Python's ``inf``, as ``json.loads`` reads it)."""
+    """A JSON array's text as a list, as it was read (``1e400`` is ``inf``, as in ``json``)."""
     try:
         return _DECODE(raw)
     except msgspec.ValidationError:  # a number msgspec will not make a float of (1e400)
@@ -137,13 +131,9 @@ class _Field:
 
 
 class Columns:
-    """The rows' fields (module docstring), their number and where each row came from.
-
-    ``lines``: a row's 1-based line in its file as an int64 array (a JSONL file with blank lines),
-    ``"jsonl"`` (row i is line i + 1), ``"array"`` (a JSON array's elements), or None (rows
-    given as a list, called ``noun`` in messages). ``notes``: what the reader changed to keep the
-    values valid JSON (a lone surrogate replaced), each naming its line and field.
-    """
+    """The rows' fields, their number and where each row came from: ``lines``, a row's line as
+    an int64 array, ``"jsonl"`` (row i is line i + 1), ``"array"`` or None (a list, its rows
+    called ``noun``). ``notes``: what the reader changed to keep the values valid JSON."""
 
     __slots__ = ("n", "source", "lines", "noun", "_fields", "notes", "typed")
 
@@ -158,8 +148,7 @@ class Columns:
     @classmethod
     def from_dicts(cls, records: list[dict], source: str = "<rows>", lines: Any = None,
                    noun: str = "row") -> Columns:
-        """Columns of rows given as dicts (a list, another system's rows, the lines the reader
-        read one by one), their values kept as they are."""
+        """Columns of rows given as dicts, their values kept as they are."""
         fields: dict[str, list[Piece]] = {}
         for name, start, stop, index, values in pieces_of_dicts(records, 0):
             fields.setdefault(name, []).append(Piece(start, stop, index, values=values))
@@ -242,8 +231,7 @@ class Columns:
 
     def shared_values(self, name: str) -> list:
         """:meth:`values`, but the store's own list where one piece holds the field for every
-        row (the loader's read of a typed field: no copy of a million cells). Read it, never
-        change it."""
+        row (no copy). Read it, never change it."""
         field = self._fields.get(name)
         if field is not None and field.make is None and len(field.pieces) == 1:
             piece = field.pieces[0]
@@ -261,8 +249,7 @@ class Columns:
         return piece.const if piece.const is not None and piece.size == self.n else None
 
     def kinds(self, name: str) -> set[type]:
-        """The Python types of the field's values where rows carry it (``type(None)`` for a JSON
-        null): ``str``, ``int``, ``float``, ``bool``, ``list``, ``dict``."""
+        """The Python types of the field's values where rows carry it (``type(None)``: null)."""
         field = self._fields.get(name)
         if field is None:
             return set()
@@ -271,8 +258,8 @@ class Columns:
         return set(field.kinds)
 
     def derive(self, name: str, make: Callable[[], list]) -> None:
-        """Say that ``make()`` gives :meth:`values` of ``name`` exactly, every row carrying it
-        (the loader found a typed array that holds the same values): the store drops its copy."""
+        """Say that ``make()`` gives :meth:`values` of ``name`` exactly, every row carrying it:
+        the store drops its copy."""
         field = self._fields.get(name)
         if field is not None and field.count == self.n:
             field.pieces, field.make = [], make
@@ -312,9 +299,8 @@ class Columns:
         return Columns(keep.shape[0], fields, self.source, lines, self.noun, self.notes)
 
     def nbytes(self) -> int:
-        """Bytes the columns hold: their text, index arrays, kept objects and the objects that
-        hold them (what a cache of loaded rows charges; a column the loader derives from its
-        arrays costs its bookkeeping alone)."""
+        """Bytes the columns hold: their text, index arrays and kept objects (what a cache of
+        loaded rows charges)."""
         held = sys.getsizeof(self._fields) + (sys.getsizeof(self.lines) if isinstance(
             self.lines, np.ndarray) else 0)
         for name, field in self._fields.items():

@@ -1,59 +1,33 @@
 """What holds a process that runs user code (a reward, a local run's recipe and its grader):
 its privileges, its limits, what it can see and its whole process tree.
 
-The supervisor (``whileai_core.hacking._reward_child``, ``whileai_core.runs._wrapper``) hands
-:func:`contain` a function that starts the worker (the process that runs user code). Where the
-kernel allows it (Linux with unprivileged user namespaces, most distributions), the worker starts
-in namespaces of its own [4]:
+The supervisor (``hacking._reward_child``, ``runs._wrapper``) hands :func:`contain` a function
+that starts the worker (the process that runs user code). Where the kernel allows it
+(unprivileged user namespaces), the worker starts in namespaces of its own [4]:
 
-- a **PID namespace** whose first process (its init, ours) supervises the worker: the worker
-  cannot name, signal or trace any process outside it (the server, the MCP host, the supervisor
-  that reports), and a process in it cannot kill or stop its init (the kernel delivers no
-  SIGKILL or SIGSTOP to a namespace's init from inside); when that init ends, the kernel kills
-  every process left in it, ``setsid``'d and double-forked ones too;
-- a **mount namespace** with a ``/proc`` of that PID namespace: ``/proc`` shows the worker its own
-  processes only, so no other process's environment or command line (a host started from a
-  shell that exported a key, the server's ``--token-file`` path) can be read;
-- a **user namespace** mapping the user to itself (files keep their owner), needed to create the
-  other two without privilege (uid 0 without ``CAP_SETFCAP`` may not map itself: inside, its ids
-  then read as 65534, files still keep their real owner).
+- a **PID namespace** whose init (ours) supervises it: the worker cannot signal or trace any
+  process outside, nor kill its init; when the init ends, the kernel kills every process left;
+- a **mount namespace** with that namespace's ``/proc``: no other process's environment or
+  command line can be read;
+- a **user namespace** mapping the user to itself, needed to make the other two unprivileged.
 
-Two helper processes stand between (the caller, then one that enters the namespaces and starts
-their init), each killed with its parent (``PR_SET_PDEATHSIG``). Where the namespaces cannot be
-made (no user namespaces, a container that forbids them, ``/proc`` cannot be mounted), the worker
-starts under the caller itself, as before, and :attr:`Contained.isolated` says so.
+Two helper processes stand between, each killed with its parent (``PR_SET_PDEATHSIG``). Where the
+namespaces cannot be made, the worker starts under the caller and :attr:`Contained.isolated`
+says so. Either way the supervisor, before user code starts, calls :func:`become_subreaper`
+(what user code leaves behind comes back to it, for :func:`kill_tree` [1]),
+:func:`drop_privileges` (no new privileges, no capability: without ``CAP_SYS_PTRACE`` even uid 0
+cannot read a non-dumpable process [2]) and :func:`limit_processes` (``RLIMIT_NPROC``, which
+the kernel does not apply to uid 0 outside a user namespace [3]: there :func:`supervise` counts
+the tree every ``POLL_S``). :func:`supervise` then waits with the time limit and kills every
+descendant. The server calls :func:`undumpable` on itself first, so a child of the same user
+cannot read its environment, memory or descriptors [2].
 
-Either way, the process that supervises calls, before user code starts:
+Standard library only: the reward child loads this file by its path under ``python -I``. Off
+Linux every call is a no-op that says so (returns False or None).
 
-- :func:`become_subreaper`: every process the user code leaves behind is re-parented to the
-  supervisor instead of to init, so :func:`kill_tree` finds it (``prctl(PR_SET_CHILD_SUBREAPER)``,
-  Linux 3.4 [1]; a namespace's init gets them anyway);
-- :func:`drop_privileges`: no new privileges (a setuid program gives nothing) and, when run as
-  root (or in a user namespace), no capability (an empty bounding set, then empty sets): without
-  ``CAP_SYS_PTRACE`` even uid 0 cannot read a non-dumpable process's ``/proc/<pid>/environ`` or
-  memory [2];
-- :func:`limit_processes`: ``RLIMIT_NPROC`` at the user's current task count plus the
-  allowance, so a fork bomb stops at the allowance. The kernel does not apply it to uid 0 [3]
-  outside a user namespace; there :func:`supervise` counts the tree every ``POLL_S`` and kills it
-  past the allowance.
-
-Then :func:`supervise` waits for the worker with the time limit and kills every descendant when
-the worker ends, at the limit, or when the supervisor is told to stop (SIGTERM).
-
-The parent (the server) calls :func:`undumpable` on itself before it starts such a child: a
-non-dumpable process's ``/proc/<pid>/`` files belong to root and ptrace access to it is refused
-to an unprivileged process, so a child of the same user cannot read its environment, memory or
-descriptors (``prctl(PR_SET_DUMPABLE, 0)`` [2]).
-
-Standard library only and no package import: the reward child loads this file by its path under
-``python -I``. Off Linux every call is a no-op that says so (returns False or None).
-
-[1] prctl(2), PR_SET_CHILD_SUBREAPER. [2] ptrace(2), "Ptrace access mode checking" (step 5:
-    a non-dumpable target needs CAP_SYS_PTRACE); proc(5), /proc/pid/environ. [3] setrlimit(2),
-    RLIMIT_NPROC: "not enforced for processes that have either the CAP_SYS_ADMIN or the
-    CAP_SYS_RESOURCE capability, or run with real user ID 0". [4] user_namespaces(7),
-    pid_namespaces(7) ("The namespace init process": only signals it has a handler for reach it
-    from inside; its end kills the namespace), mount_namespaces(7), unshare(2).
+[1] prctl(2), PR_SET_CHILD_SUBREAPER. [2] ptrace(2), "Ptrace access mode checking"; proc(5),
+    /proc/pid/environ. [3] setrlimit(2), RLIMIT_NPROC. [4] user_namespaces(7),
+    pid_namespaces(7) ("The namespace init process"), mount_namespaces(7), unshare(2).
 """
 
 import ctypes
@@ -64,6 +38,7 @@ import select
 import signal
 import sys
 import time
+from contextlib import suppress
 from typing import Callable, NamedTuple
 
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP = 1, 4, 24
@@ -91,6 +66,23 @@ def _libc():
         except OSError:
             _libc_handle = False
     return _libc_handle or None
+
+
+def _signal(pid: int, signum: int) -> None:
+    with suppress(ProcessLookupError):
+        os.kill(pid, signum)
+
+
+def _wait(pid: int) -> None:
+    """Reap the child ``pid`` (nothing to do when it was reaped already)."""
+    while True:
+        try:
+            os.waitpid(pid, 0)
+            return
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            return
 
 
 def _prctl(option: int, value: int = 0) -> bool:
@@ -124,13 +116,11 @@ class _CapData(ctypes.Structure):
 def capabilities() -> int | None:
     """This process's effective capabilities as a bit mask (``CapEff`` in /proc/self/status),
     or None where that cannot be read."""
-    try:
+    with suppress(OSError, ValueError, IndexError):
         with open("/proc/self/status") as fh:
             for line in fh:
                 if line.startswith("CapEff:"):
                     return int(line.split()[1], 16)
-    except (OSError, ValueError, IndexError):
-        pass
     return None
 
 
@@ -283,18 +273,15 @@ def _reap() -> None:
 
 
 def kill_tree() -> int:
-    """SIGKILL every descendant of this process, again and again until none is left (what
-    forks meanwhile is found on the next round; orphans come back to a subreaper), reaping
-    this process's own children. The number of processes killed."""
+    """SIGKILL every descendant of this process, round after round until none is left,
+    reaping this process's own children; the number of processes killed."""
     killed: set[int] = set()
     end = time.monotonic() + KILL_ROUNDS_S
     while True:
         live = [pid for pid in descendants() if not _zombie(pid)]
         for pid in live:
-            try:
+            with suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
         killed.update(live)
         _reap()
         if not live or time.monotonic() > end:
@@ -306,10 +293,6 @@ def kill_tree() -> int:
 
 class _Stop(Exception):
     pass
-
-
-def _stop(signum, frame):
-    raise _Stop()
 
 
 def supervise(worker: int, *, timeout_s: float, max_processes: int,
@@ -324,10 +307,7 @@ def supervise(worker: int, *, timeout_s: float, max_processes: int,
     def stop(signum, frame):
         if not stopped:
             stopped.append(True)
-            try:
-                os.kill(worker, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
+            _signal(worker, signal.SIGTERM)
         raise _Stop()
 
     signal.signal(signal.SIGTERM, stop)
@@ -375,10 +355,9 @@ def supervise(worker: int, *, timeout_s: float, max_processes: int,
 # --- the namespaces --------------------------------------------------------------------------
 
 class Contained(NamedTuple):
-    """How a contained worker ended: ``how`` (``EXITED``, ``TIMED_OUT``, ``TOO_MANY``,
-    ``STOPPED`` or ``NOT_STARTED``), its exit code (negative for a signal; None unless
-    ``EXITED``), the processes killed after it, whether it ran in namespaces of its own
-    (``isolated``: its ``/proc`` showed its own processes only), and why it did not start."""
+    """How a contained worker ended (``how``, exit code as :func:`supervise` says, or
+    ``NOT_STARTED`` and ``error``), the processes killed after it, and whether it ran in
+    namespaces of its own (``isolated``)."""
 
     how: str
     code: int | None
@@ -394,10 +373,8 @@ def forget() -> None:
     """In a worker forked (not executed) by the start function: close what the supervision
     keeps to itself (an executed worker never inherits it)."""
     while _PRIVATE:
-        try:
+        with suppress(OSError):
             os.close(_PRIVATE.pop())
-        except OSError:
-            pass
 
 
 def _write(path: str, text: str) -> bool:
@@ -423,9 +400,8 @@ def _enter_namespaces() -> bool:
               and _write("/proc/self/gid_map", f"{gid} {gid} 1\n"))
     if not mapped and uid != 0:
         return False
-    # uid 0 without CAP_SETFCAP may not map itself (Linux 5.12): it goes on unmapped, its ids
-    # read as the overflow id (65534) inside while files keep their real owner
-    # our mounts stay ours (a less privileged namespace's are slaves already; this is cheap)
+    # uid 0 without CAP_SETFCAP may not map itself: it goes on unmapped (ids read as 65534
+    # inside, files keep their real owner); our mounts stay ours
     libc.mount(b"none", b"/", None, ctypes.c_ulong(_MS_REC | _MS_PRIVATE), None)
     return True
 
@@ -446,27 +422,22 @@ def _mount_proc() -> bool:
 
 def _say(fd: int, line: str) -> None:
     data = (line + "\n").encode()
-    try:
+    with suppress(OSError):
         while data:
             data = data[os.write(fd, data):]
-    except OSError:
-        pass
 
 
 def _close_stdin() -> None:
     """The worker's stdin is the worker's alone (its writer sees it close when the worker
     stops reading)."""
-    try:
+    with suppress(OSError):
         os.close(0)
-    except OSError:
-        pass
 
 
 def _let_go(keep: int) -> None:
     """In a process between the caller and the worker, once the worker started: every
-    descriptor but ``keep`` closed, 0-2 on /dev/null. Whoever reads the worker's output (or a
-    report the caller writes) sees its end when the worker and the caller end, not when this
-    process does."""
+    descriptor but ``keep`` closed, 0-2 on /dev/null, so a reader of the worker's output sees
+    its end when the worker ends, not when this process does."""
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         if fd != keep:
@@ -489,13 +460,7 @@ def _supervised_here(start: Callable[[], int], *, timeout_s: float, max_processe
         return Contained(NOT_STARTED, None, 0, namespaced, str(exc.strerror or exc))
     started()
 
-    def interrupt(signum, frame):  # Ctrl-C is the worker's to answer
-        try:
-            os.kill(worker, signum)
-        except ProcessLookupError:
-            pass
-
-    signal.signal(signal.SIGINT, interrupt)
+    signal.signal(signal.SIGINT, lambda signum, frame: _signal(worker, signum))  # the worker's
     how, code, killed = supervise(worker, timeout_s=timeout_s, max_processes=max_processes,
                                   stop_grace_s=stop_grace_s)
     return Contained(how, code, killed, namespaced)
@@ -520,8 +485,7 @@ def _init(out: int, start: Callable[[], int], limits: dict) -> None:
 
 def _helper(out: int, start: Callable[[], int], limits: dict) -> None:
     """Between the caller and the namespace's init: enters the namespaces, starts the init,
-    waits for it. A stop signal is the caller's to pass on (a cancel signals the whole process
-    group: this process must not die of it and take the init with it)."""
+    waits for it; ignores stop signals (the caller passes them on to the init)."""
     try:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -538,14 +502,7 @@ def _helper(out: int, start: Callable[[], int], limits: dict) -> None:
             _init(out, start, limits)
         _say(out, f"init {init}")
         _let_go(out)
-        while True:
-            try:
-                os.waitpid(init, 0)
-                break
-            except InterruptedError:
-                continue
-            except ChildProcessError:
-                break
+        _wait(init)
     finally:
         os._exit(0)
 
@@ -577,84 +534,81 @@ def _in_namespaces(start: Callable[[], int], limits: dict) -> Contained | None:
         os.close(read)
         _helper(write, start, limits)
     os.close(write)
-    buffer, init, ready, outcome = bytearray(), None, False, None
-    early: list[str] = []  # the outcome, when it came in one read with "ready" (a busy machine)
+    outcome = None
     try:
-        end = time.monotonic() + START_WAIT_S
-        while not (ready and init) and time.monotonic() < end:
-            lines = _lines(read, buffer, end - time.monotonic())
-            if lines is None or "no" in lines:
-                break
-            for line in lines:
-                ready = ready or line == "ready"
-                if line.startswith("init "):
-                    init = int(line.split()[1])
-                elif line.startswith("{"):
-                    early.append(line)
-        if not (ready and init):
+        buffer = bytearray()
+        started = _started(read, buffer)
+        if started is None:
             return None
         _close_stdin()
-        stopped: list[float] = []
-
-        def forward(signum, frame):  # a stop or a Ctrl-C reaches the init, which passes it on
-            if signum == signal.SIGTERM and not stopped:
-                stopped.append(time.monotonic())
-            try:
-                os.kill(init, signum)
-            except ProcessLookupError:
-                pass
-
-        signal.signal(signal.SIGTERM, forward)
-        signal.signal(signal.SIGINT, forward)
-        slack = limits["stop_grace_s"] + KILL_ROUNDS_S + 2.0
-        end = time.monotonic() + limits["timeout_s"] + slack
-        ended = False
-        if early:
-            outcome = Contained(**json.loads(early[0]))
-        while outcome is None and not ended:
-            if stopped:
-                end = min(end, stopped[0] + slack)
-            left = end - time.monotonic()
-            if left <= 0:
-                break
-            lines = _lines(read, buffer, min(left, 1.0))
-            ended = lines is None
-            for line in lines or ():
-                if line.startswith("{"):
-                    outcome = Contained(**json.loads(line))
-        if outcome is None:  # the init hangs, or ended without a word: the namespace goes too
-            try:
-                os.kill(init, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            outcome = Contained(STOPPED if stopped or ended else TIMED_OUT, None, 0, True)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        outcome = _outcome(read, buffer, *started, limits)
         return outcome
     finally:
         os.close(read)
         if outcome is None:  # no namespaces: the helper and what it started go now
-            try:
-                os.kill(helper, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        while True:
-            try:
-                os.waitpid(helper, 0)  # reaped here: a server grading for hours keeps no zombies
-                break
-            except InterruptedError:
-                continue
-            except ChildProcessError:
-                break
+            _signal(helper, signal.SIGKILL)
+        _wait(helper)  # reaped here: a server grading for hours keeps no zombies
+
+
+def _started(read: int, buffer: bytearray) -> tuple[int, list[str]] | None:
+    """The namespace init's pid once it says it is ready, and the outcome if it came in the
+    same read (a busy machine); None when the namespaces could not be made in time."""
+    init, ready, early = None, False, []
+    end = time.monotonic() + START_WAIT_S
+    while not (ready and init) and time.monotonic() < end:
+        lines = _lines(read, buffer, end - time.monotonic())
+        if lines is None or "no" in lines:
+            break
+        for line in lines:
+            ready = ready or line == "ready"
+            if line.startswith("init "):
+                init = int(line.split()[1])
+            elif line.startswith("{"):
+                early.append(line)
+    return (init, early) if ready and init else None
+
+
+def _outcome(read: int, buffer: bytearray, init: int, early: list[str],
+             limits: dict) -> Contained:
+    """What the namespace init reports, stops and Ctrl-C passed on to it; the init killed
+    when it hangs or ends without a word."""
+    stopped: list[float] = []
+
+    def forward(signum, frame):  # a stop or a Ctrl-C reaches the init, which passes it on
+        if signum == signal.SIGTERM and not stopped:
+            stopped.append(time.monotonic())
+        _signal(init, signum)
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    slack = limits["stop_grace_s"] + KILL_ROUNDS_S + 2.0
+    end = time.monotonic() + limits["timeout_s"] + slack
+    ended = False
+    outcome = Contained(**json.loads(early[0])) if early else None
+    while outcome is None and not ended:
+        if stopped:
+            end = min(end, stopped[0] + slack)
+        left = end - time.monotonic()
+        if left <= 0:
+            break
+        lines = _lines(read, buffer, min(left, 1.0))
+        ended = lines is None
+        for line in lines or ():
+            if line.startswith("{"):
+                outcome = Contained(**json.loads(line))
+    if outcome is None:  # the namespace goes with its init
+        _signal(init, signal.SIGKILL)
+        outcome = Contained(STOPPED if stopped or ended else TIMED_OUT, None, 0, True)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    return outcome
 
 
 def contain(start: Callable[[], int], *, timeout_s: float, max_processes: int,
             stop_grace_s: float = 0.0, isolate: bool = True) -> Contained:
-    """Start the worker with ``start()`` (it returns the worker's pid; an ``OSError`` it raises
-    is ``NOT_STARTED``) and supervise it (:func:`supervise`: the time limit, the process limit,
-    a SIGTERM to this process passed on with ``stop_grace_s``, every process left killed), in
-    namespaces of its own where the kernel allows it (see the module docstring; ``isolate=False``
-    never tries), else in this process. Call it from a single-threaded process (user
-    namespaces refuse a threaded one: it then goes without)."""
+    """Start the worker with ``start()`` (it returns its pid; an ``OSError`` is
+    ``NOT_STARTED``) and :func:`supervise` it, in namespaces of its own where the kernel allows
+    it (``isolate=False``: never), else in this process. Call it from a single-threaded process
+    (user namespaces refuse a threaded one: it then goes without)."""
     limits = {"timeout_s": timeout_s, "max_processes": max_processes,
               "stop_grace_s": stop_grace_s}
     if isolate and sys.platform.startswith("linux"):

@@ -1,13 +1,10 @@
 """What fields the rows carry: each field's type, how many rows carry it, its values or range,
 and whether it is constant within a task; the fields that change the route's answer named.
 
-Read before routing: a cold agent otherwise finds ``max_tokens`` only through an error message
-and ``turns`` by guessing. The answer is bounded at any size: values are counted and the first
-few shown (``DESCRIBE_VALUES_SHOWN``), long names and values are cut, and past
-``DESCRIBE_EXACT_CELLS`` (rows x fields) names, shares and values are read from whole tasks
-sampled to ``DESCRIBE_SAMPLE_ROWS`` rows (the answer says so). Every field is read off the rows
-that carry it (``Rows.carried``), so describing costs the file's cells, not fields x rows (a file
-of a thousand sparse fields), and builds no row dict.
+The answer is bounded at any size: a few values shown (``DESCRIBE_VALUES_SHOWN``), long names
+and values cut, and past ``DESCRIBE_EXACT_CELLS`` (rows x fields) read from whole tasks sampled
+to ``DESCRIBE_SAMPLE_ROWS`` rows (the answer says so). Each field is read off the rows that
+carry it (``Rows.carried``): the cost is the file's cells, not fields x rows.
 """
 
 from __future__ import annotations
@@ -27,7 +24,7 @@ from .errors import ArgumentError
 from .operations import READS, args, operation
 from .result import Result
 from .rewards import RewardScale
-from .roles import read_fields, sample_tasks
+from .roles import constant_within_tasks, read_fields, sample_tasks
 from .rows import TASK_ALIASES, TASK_FIELD, Rows, load_rows
 from . import voice
 
@@ -139,8 +136,7 @@ class RowsDescription(Result):
 
 
 def field_names(data: Rows) -> list[str]:
-    """Every field name some row of ``data`` carries, in the order first seen (read off the
-    rows' columns: :attr:`~whileai_core.rows.Rows.fields`)."""
+    """Every field name some row of ``data`` carries, in the order first seen."""
     return data.fields
 
 
@@ -157,8 +153,7 @@ def _cut(text: str, limit: int) -> str:
 
 
 def _describe_field(name: str, data: Rows, single: bool, role: str | None = None) -> FieldInfo:
-    """One field read off the rows that carry it (``Rows.carried``: no row dict, no column of
-    every row)."""
+    """One field read off the rows that carry it (``Rows.carried``)."""
     n = data.n_rows
     rows, col = data.carried(name)
     kinds = data.kinds(name) - {NoneType}
@@ -182,41 +177,10 @@ def _describe_field(name: str, data: Rows, single: bool, role: str | None = None
             info["values"] = [_cut(v if isinstance(v, str) else json.dumps(v), _VALUE_MAX)
                               for v, _ in counts.most_common(DESCRIBE_VALUES_SHOWN)]
         info["within_task"] = ("one rollout each" if single else "constant"
-                               if _constant(data, rows, col) else "varies")
+                               if constant_within_tasks(data, rows, col, counts) else "varies")
     elif present:
         info["within_task"] = "not comparable"
     return FieldInfo(**info)
-
-
-def _constant(data: Rows, rows: np.ndarray, col: list) -> bool:
-    """Whether every task's rollouts carry one value (a task where none does counts as
-    constant), from the rows that carry a value alone: each task they touch must carry it on
-    all its rollouts, one value throughout (1, 1.0 and true are one value, as a Counter has
-    them)."""
-    if len(col) <= _FEW:  # a field on a few rows: plain Python costs less than numpy's calls
-        by_task: dict[int, list] = {}
-        for row, value in zip(rows.tolist(), col):
-            if value is not None:
-                by_task.setdefault(data.task_index.item(row), []).append(value)
-        return all(len(v) == data.rollouts.item(t) and len(set(v)) == 1
-                   for t, v in by_task.items())
-    codes = dict(zip(Counter(col), range(len(col))))
-    codes[None] = -1
-    coded = np.fromiter(map(codes.__getitem__, col), dtype=np.int64, count=len(col))
-    rows, coded = rows[coded >= 0], coded[coded >= 0]
-    tasks = data.task_index[rows]
-    order = np.argsort(tasks, kind="stable")
-    tasks, coded = tasks[order], coded[order]
-    new = np.ones(tasks.shape[0], dtype=bool)
-    new[1:] = tasks[1:] != tasks[:-1]
-    starts = np.flatnonzero(new)
-    carried = np.diff(np.append(starts, tasks.shape[0]))
-    return bool((carried == data.rollouts[tasks[starts]]).all()
-                and (np.minimum.reduceat(coded, starts) == np.maximum.reduceat(coded,
-                                                                               starts)).all())
-
-
-_FEW = 64
 
 
 def _numbers(vals: list) -> np.ndarray:
@@ -272,11 +236,9 @@ def describe_rows(rows: args.Rows, *,
 
 
 def route_fields(data: Rows) -> list[str]:
-    """The fields present whose values change the route's answer: a token cap or reply length
-    (read against a teacher's and into a config), a finish reason or ``truncated`` that marks a
-    cut-off reply, turns past one, categories and families of two or more values, the writers
-    that split the rows, and the grader field that says who graded. A field that is the same
-    nothing-saying value on every row (``turns`` 0 everywhere) changes nothing and is not named."""
+    """The fields present whose values change the route's answer: a positive token cap or
+    reply length, a cut-off reply's mark, turns past one, categories and families of two or
+    more values, the writers that split the rows, and the grader field."""
     reading = read_fields(data)
     writers = {w.field for w in reading.writers}
     out = []

@@ -1,13 +1,11 @@
 """What a rows file is when it is not JSONL, named in one error with the way to convert it.
 
-The exact reader (``whileai_core.rows``) asks here before it reports a file it cannot read as
-JSON lines, so the error says what the file looks like instead of where JSON parsing stopped: a
-Parquet file, a zip or another compressor's archive, UTF-16 text (Windows PowerShell's ``>``
-writes it), CSV or TSV (a header line of names), one JSON document spread over many lines. A gzip
-file never gets here: the path door unpacks it (``safepath.gunzip``). Magic numbers: Parquet's
-file format spec (``PAR1`` at both ends), PKWARE's APPNOTE (``PK\\x03\\x04``), bzip2 (``BZh``),
-xz's file format spec (``\\xfd7zXZ\\x00``), RFC 8878 for zstd (``28 b5 2f fd``), the Unicode
-byte-order marks of UTF-16.
+The exact reader asks here before it reports a file it cannot read as JSON lines: a Parquet
+file, a zip or another compressor's archive, UTF-16 text (PowerShell's ``>``), CSV or TSV, one
+JSON document over many lines (gzip never gets here: ``safepath.gunzip``). Magic numbers:
+Parquet's file format spec (``PAR1`` at both ends), PKWARE's APPNOTE (``PK\\x03\\x04``), bzip2
+(``BZh``), xz's file format spec (``\\xfd7zXZ\\x00``), RFC 8878 for zstd (``28 b5 2f fd``), the
+Unicode byte-order marks of UTF-16.
 """
 
 from __future__ import annotations

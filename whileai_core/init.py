@@ -1,55 +1,29 @@
 """Wire a project to the skill pack: the MCP server entry each agent host reads, the skills where
-hosts look for them, a short marked section in ``AGENTS.md``, and an ``@AGENTS.md`` import in an
-existing ``CLAUDE.md``.
+hosts look for them, a marked section in ``AGENTS.md``, and an ``@AGENTS.md`` import in an
+existing ``CLAUDE.md``. Host formats as each host documents them:
 
-Host formats, as each host documents them (each entry of :data:`HOSTS` cites its pages):
+- Claude Code: ``.mcp.json``, ``{"mcpServers": {name: {"command", "args"}}}`` [1]; skills in
+  ``.claude/skills/`` [2]; ``CLAUDE.md`` imports a file with a line ``@path`` [3]. It starts
+  servers in the project folder, so ``--root .`` works.
+- Cursor: ``.cursor/mcp.json``, the same shape, ``${workspaceFolder}`` expanded [4]; skills in
+  ``.agents/skills/`` [5].
+- VS Code: ``.vscode/mcp.json`` (JSONC), ``{"servers": {name: {"type": "stdio", ...}}}`` [6];
+  skills in ``.github/skills/`` [7]; Copilot also reads ``.mcp.json`` [6].
+- Codex: ``[mcp_servers.<name>]`` in ``~/.codex/config.toml`` or a trusted project's
+  ``.codex/config.toml`` [8]; skills in ``.agents/skills/`` [8].
 
-- Claude Code: ``.mcp.json`` at the project root, ``{"mcpServers": {name: {"command", "args"}}}``,
-  the file meant to be committed [1]; project skills in ``.claude/skills/<name>/SKILL.md`` [2];
-  ``CLAUDE.md`` imports another file with a line ``@path`` [3]. It starts a project's servers
-  in the folder it runs in, so ``--root .`` and a command relative to the project work.
-- Cursor: ``.cursor/mcp.json``, the same ``mcpServers`` shape, with ``${workspaceFolder}``
-  expanded in ``command`` and ``args`` [4]; project skills in ``.agents/skills/`` [5].
-- VS Code: ``.vscode/mcp.json``, ``{"servers": {name: {"type": "stdio", "command", "args"}}}``,
-  JSON with comments, predefined variables such as ``${workspaceFolder}`` [6]; project skills for
-  its own agent in ``.github/skills/`` [7]. Its Copilot sessions also read the portable
-  ``.mcp.json`` [6].
-- Codex: TOML tables ``[mcp_servers.<name>]`` with ``command`` and ``args``, read from
-  ``~/.codex/config.toml`` and, in a trusted project only, from ``.codex/config.toml`` [8];
-  project skills in ``.agents/skills/`` [8].
+What is written can be committed: no absolute path of this machine (the server is a venv's
+``whileai-mcp`` inside the project, by relative path, else ``whileai-mcp`` on the PATH; never
+uv's cache). Nothing is overwritten: every change is planned first, and if any file cannot be
+merged init writes nothing, naming each file. A merge keeps every other byte of the file. The
+writes go through the door (``whileai_core.safepath``), all staged before any is put in place
+(``whileai_core.staged``). Running init again changes nothing.
 
-What is written can be committed: no absolute path of this machine. The project folder is
-``.`` or ``${workspaceFolder}``, and the server is the ``whileai-mcp`` of a virtual environment
-inside the project (by its path relative to it) or, otherwise, ``whileai-mcp`` found on the PATH
-(never a path into uv's cache, which ``uvx`` uses and uv may delete).
-
-Nothing the user has is overwritten. Every change is planned first; if any file cannot be merged
-(malformed JSON or TOML, a key written twice, an entry of the same name that differs, a skill file
-that differs, a symlink that leads out of the project) init refuses and writes nothing, naming
-each file (and line). A merge adds the entry to the file's text and keeps every other byte
-(comments, layout, line endings). The writes go through directory handles opened from the project
-root without following links (``whileai_core.safepath``), all staged before the first is put in
-place, so a folder swapped for a link meanwhile is refused and a refusal at any point leaves the
-project as it was (``whileai_core.staged``). Running init again changes nothing.
-
-Why one module of ~600 lines: one plan collects every change (host entries, skills, AGENTS.md,
-CLAUDE.md) before anything is written, so the all-or-nothing refusal is decided in one place.
-
-References
-----------
-[1] Claude Code docs, "Connect Claude Code to tools via MCP": project scope, ``.mcp.json``.
-[2] Claude Code docs, "Agent Skills": ``.claude/skills/``.
-[3] Claude Code docs, "Manage Claude's memory": ``./CLAUDE.md`` or ``./.claude/CLAUDE.md``,
-    imports with ``@path/to/import``, relative to the importing file.
-[4] Cursor docs, "Model Context Protocol": ``.cursor/mcp.json``, config interpolation
-    (``${workspaceFolder}``, ``${env:NAME}``).
-[5] Cursor docs, "Agent Skills": skill directories ``.agents/skills/`` and ``.cursor/skills/``.
-[6] VS Code docs, "MCP configuration reference": ``.vscode/mcp.json`` (``servers``, ``type``,
-    predefined variables), and the portable ``.mcp.json``.
-[7] VS Code docs, "Agent Skills reference": project skills in ``.github/skills/`` (Copilot).
-[8] Codex docs: "Config basics" (project ``.codex/config.toml``, trusted projects), "MCP"
-    (``[mcp_servers.<name>]``: ``command``, ``args``, ``cwd``), "Agent Skills"
-    (``.agents/skills/``).
+[1] Claude Code docs, "Connect Claude Code to tools via MCP". [2] Claude Code docs, "Agent
+Skills". [3] Claude Code docs, "Manage Claude's memory". [4] Cursor docs, "Model Context
+Protocol". [5] Cursor docs, "Agent Skills". [6] VS Code docs, "MCP configuration reference".
+[7] VS Code docs, "Agent Skills reference". [8] Codex docs: "Config basics", "MCP", "Agent
+Skills".
 """
 
 from __future__ import annotations
@@ -84,8 +58,6 @@ HostName = Literal["claude", "cursor", "vscode", "codex"]
 Action = Literal["create", "update", "unchanged", "link"]
 SERVER_PROGRAM = "whileai-mcp"
 
-# files of a skill folder that are not the skill's (check.py's fixtures, caches): the one rule
-_NOT_SHIPPED = SKIP_NAMES
 # the Agent Skills name grammar (agentskills.io specification, `name`): what AGENTS.md may list
 _SKILL_NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 _SKILL_NAME_MAX = 64
@@ -105,22 +77,16 @@ class Host:
     signs: tuple[str, ...]      # files or folders whose presence means the host is used here
     stdio_type: bool = False    # the entry names its transport ("type": "stdio")
     comments: bool = False      # the config file is JSONC (comments, trailing commas)
-    # how an entry names the project folder: "." where the host starts servers in it, else the
-    # host's own variable for it
-    project: str = "."
+    project: str = "."          # the project folder in an entry: "." or the host's variable
 
 
 HOSTS: dict[str, Host] = {h.name: h for h in (
-    # [1] [2]: .mcp.json and .claude/skills; servers start in the project folder
     Host("claude", "Claude Code", ".mcp.json", "json", "mcpServers", ".claude/skills",
          (".mcp.json", ".claude", "CLAUDE.md")),
-    # [4] [5]: .cursor/mcp.json expands ${workspaceFolder}; .agents/skills is a project folder
     Host("cursor", "Cursor", ".cursor/mcp.json", "json", "mcpServers", ".agents/skills",
          (".cursor",), project=_WORKSPACE),
-    # [6] [7]: JSONC, "type": "stdio", ${workspaceFolder}; Copilot's skills in .github/skills
     Host("vscode", "VS Code", ".vscode/mcp.json", "json", "servers", ".github/skills",
          (".vscode",), stdio_type=True, comments=True, project=_WORKSPACE),
-    # [8]: [mcp_servers.<name>] in a trusted project's .codex/config.toml; .agents/skills
     Host("codex", "Codex", ".codex/config.toml", "toml", "mcp_servers", ".agents/skills",
          (".codex",)),
 )}
@@ -196,9 +162,8 @@ class _Plan:
         return self.door.locate(rel, argument=rel).kind()
 
     def target(self, rel: str) -> str | None:
-        """Where ``rel`` lands, relative to the root: a link inside the project (a common
-        layout: ``.claude/skills -> ../.agents/skills``) is followed; one that leads out, or
-        nowhere, is refused (None)."""
+        """Where ``rel`` lands, relative to the root: a link inside the project is followed; one
+        that leads out, or nowhere, is refused (None)."""
         here = self.root
         for part in Path(rel).parts:
             here = here / part
@@ -271,15 +236,9 @@ class ServerCommand:
 
 
 def server_command(root: Path, command: str | None = None) -> tuple[ServerCommand, list[str]]:
-    """The program entries run, and notes for the user.
-
-    ``command`` given: a path inside the project becomes relative to it (a teammate's clone
-    has it at the same place); anything else is written as given. Default: the ``whileai-mcp``
-    beside the running Python when that environment lies inside the project, else the program
-    name ``whileai-mcp`` (hosts find it on the PATH: after ``pipx install`` or ``uv tool
-    install``). Under ``uvx`` the running environment is in uv's cache, which uv may delete,
-    so it is never written.
-    """
+    """The program entries run, and notes for the user: ``command`` (relative when inside the
+    project), else the ``whileai-mcp`` beside the running Python when that environment is inside
+    the project (never uv's cache), else ``whileai-mcp`` on the PATH."""
     notes: list[str] = []
 
     def inside(path: Path) -> str | None:
@@ -325,9 +284,8 @@ def server_command(root: Path, command: str | None = None) -> tuple[ServerComman
 
 
 def _active_venv_bin() -> Path | None:
-    """The bin folder of the virtual environment activated in this shell (``VIRTUAL_ENV``), or
-    of the one running this Python when its bin is on the PATH: a host started elsewhere (a
-    desktop app, another terminal) does not have it."""
+    """The bin folder of the virtual environment active in this shell (``VIRTUAL_ENV``, or the
+    one running this Python with its bin on the PATH), which a host started elsewhere lacks."""
     on_path = [Path(p) for p in os.environ.get("PATH", "").split(os.pathsep) if p]
     venv = os.environ.get("VIRTUAL_ENV")
     candidates = [Path(venv) / "bin", Path(venv) / "Scripts"] if venv else []
@@ -367,25 +325,26 @@ def _entry(host: Host, command: ServerCommand) -> dict[str, Any]:
     return entry
 
 
-def _newline(text: str) -> str:
-    return jsonc.newline_of(text)
-
-
-def _plan_json(plan: _Plan, host: Host, entry: dict[str, Any]) -> None:
+def _plan_host(plan: _Plan, host: Host, entry: dict[str, Any]) -> None:
+    """The host's config file with the server entry: created, or the entry merged into it."""
     what = f"MCP server `{INIT_SERVER_NAME}` for {host.label}"
     rel = plan.target(host.config)
     if rel is None:
         return
-    snippet = json.dumps({host.key: {INIT_SERVER_NAME: entry}})
-    kind = plan.kind(rel)
-    if kind is None:
-        text = json.dumps({host.key: {INIT_SERVER_NAME: entry}}, indent=2,
-                          allow_nan=False) + "\n"
+    table = {host.key: {INIT_SERVER_NAME: entry}}
+    if plan.kind(rel) is None:
+        text = (json.dumps(table, indent=2, allow_nan=False) + "\n" if host.fmt == "json"
+                else tomli_w.dumps(table))
         plan.write(rel, text, None, "create", what, shown=host.config)
         return
     old = plan.read(rel)
-    if old is None:
-        return
+    if old is not None:
+        (_merge_json if host.fmt == "json" else _merge_toml)(plan, host, entry, rel, old, what)
+
+
+def _merge_json(plan: _Plan, host: Host, entry: dict[str, Any], rel: str, old: str,
+                what: str) -> None:
+    snippet = json.dumps({host.key: {INIT_SERVER_NAME: entry}})
     try:
         data = jsonc.loads(old, comments=host.comments) if old.strip() else {}
     except json.JSONDecodeError as exc:
@@ -424,18 +383,9 @@ def _plan_json(plan: _Plan, host: Host, entry: dict[str, Any]) -> None:
     plan.write(rel, text, old, "update", what + kept, shown=host.config)
 
 
-def _plan_toml(plan: _Plan, host: Host, entry: dict[str, Any]) -> None:
-    what = f"MCP server `{INIT_SERVER_NAME}` for {host.label}"
-    rel = plan.target(host.config)
-    if rel is None:
-        return
+def _merge_toml(plan: _Plan, host: Host, entry: dict[str, Any], rel: str, old: str,
+                what: str) -> None:
     table = tomli_w.dumps({host.key: {INIT_SERVER_NAME: entry}})
-    if plan.kind(rel) is None:
-        plan.write(rel, table, None, "create", what, shown=host.config)
-        return
-    old = plan.read(rel)
-    if old is None:
-        return
     try:
         data = tomllib.loads(old)  # a key written twice is an error here already
     except tomllib.TOMLDecodeError as exc:
@@ -453,7 +403,7 @@ def _plan_toml(plan: _Plan, host: Host, entry: dict[str, Any]) -> None:
                     "or keep yours")
         return
     # appended, not re-serialised: the user's comments, layout and line endings stay
-    nl = _newline(old)
+    nl = jsonc.newline_of(old)
     text = old if old.endswith("\n") or not old else old + nl
     text += (nl if text.strip() else "") + table.replace("\n", nl)
     try:
@@ -548,7 +498,7 @@ def _plan_agents_md(plan: _Plan, section: str) -> None:
     old = plan.read(rel)
     if old is None:
         return
-    nl = _newline(old)
+    nl = jsonc.newline_of(old)
     section = section.replace("\n", nl)
     lines = old.split("\n")
     begins = [i for i, ln in enumerate(lines) if ln.strip() == AGENTS_SECTION_BEGIN]
@@ -588,7 +538,7 @@ def _plan_claude_import(plan: _Plan) -> None:
         if any(ln.strip() == line for ln in old.splitlines()):
             plan.actions.append(InitAction(path=name, action="unchanged", what=what))
             return
-        nl = _newline(old)
+        nl = jsonc.newline_of(old)
         sep = "" if not old.strip() else (nl if old.endswith("\n") else nl + nl)
         plan.write(rel, old + sep + line + nl, old, "update", what, shown=name)
         return
@@ -601,9 +551,9 @@ def _check_folders(plan: _Plan, rel: str) -> None:
     for i in range(len(parts)):
         upto = "/".join(parts[:i + 1])
         kind = plan.kind(upto)
-        if kind in (None, "dir"):
-            if kind is None:
-                return
+        if kind is None:
+            return
+        if kind == "dir":
             plan.folders.add(upto)
             continue
         what = {"file": "a file", "link": "a symlink"}.get(
@@ -634,7 +584,7 @@ def _skills(source: SkillsSource) -> list[tuple[str, list[tuple[str, bytes]]]]:
     out = []
     for name in names:
         folder = root.locate(name, argument="skill")
-        out.append((name, skill_files(folder, skip=_NOT_SHIPPED, error=ArgumentError)))
+        out.append((name, skill_files(folder, skip=SKIP_NAMES, error=ArgumentError)))
     return out
 
 
@@ -667,15 +617,9 @@ def init_project(
         skills_dir: Annotated[str | None, Field(max_length=4096, description=(
             "The skills to install (null: $WHILEAI_SKILLS_DIR, else the pack's skills/ "
             "folder).")), Arg(metavar="DIR")] = None) -> InitResult:
-    """Write the MCP server entry, the skills and the AGENTS.md section for a project's hosts.
-
-    ``hosts``: names from :data:`HOSTS` (or ``["all"]``); default: the hosts whose files or
-    folders are in ``root``, or, when there are none, the portable ``.mcp.json`` (Claude Code;
-    VS Code reads it too). ``link``: symlink the skill folders to the pack's instead of copying.
-    ``command``: the server program (default: see :func:`server_command`). ``dry_run``: plan
-    and report, write nothing. Raises :class:`ConfigError` (nothing written) when any file
-    cannot be merged, naming each.
-    """
+    """Write the MCP server entry, the skills and the AGENTS.md section for a project's hosts
+    (module docstring); raises :class:`ConfigError`, writing nothing, naming each file that
+    cannot be merged."""
     base = Path(root).expanduser()
     if not base.is_dir():
         raise ArgumentError(f"{str(root)!r} is not a folder. Fix: pass the project's root folder "
@@ -696,7 +640,7 @@ def init_project(
     for name in chosen:
         host = HOSTS[name]
         entries[name] = _entry(host, cmd)
-        (_plan_json if host.fmt == "json" else _plan_toml)(plan, host, entries[name])
+        _plan_host(plan, host, entries[name])
     skill_dirs = list(dict.fromkeys(HOSTS[h].skills for h in chosen))
     for folder in skill_dirs:
         for name, files in skills:

@@ -18,13 +18,8 @@ from .safepath import Root, UserPath, write_text
 
 def write_atomic(path: str | os.PathLike | UserPath, text: str | bytes, *, overwrite: bool = False,
                  root: Root | None = None) -> Path:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename.
-
-    Refuses to replace an existing file unless ``overwrite=True`` (``ConfigError`` naming the
-    path and the fix), and never replaces anything but a regular file. Creates missing parent
-    folders. ``path`` is a :class:`~whileai_core.safepath.UserPath`, a path under ``root``, or
-    (no root) the user's own path. The new file gets the mode ``open()`` would give it.
-    """
+    """Write ``text`` to ``path`` (a ``UserPath``, a path under ``root``, or the user's own
+    path) atomically; an existing file only with ``overwrite`` (else ``ConfigError``)."""
     return write_text(path, text, overwrite=overwrite, root=root, error=ConfigError)
 
 
@@ -36,12 +31,10 @@ def write_jsonl(path: str | os.PathLike | UserPath, records: Any, *, overwrite: 
 
 
 def new_name(source: str, suffix: str = ".jsonl") -> str:
-    """The file a command the product suggests should write, derived from its input and free
-    now: ``graded.csv`` -> ``graded.jsonl``, or ``graded-2.jsonl`` (``-3``, ...) when that
-    exists or is the input itself; ``rows.jsonl`` likewise for input that is not a file
-    (``<rows>``, standard input). A suggested fix never names a file that exists, and the command
-    it names refuses to replace one anyway (``import --out`` without ``--force``, ``open(...,
-    "x")``), so following it never destroys data."""
+    """A free file name for a suggested command to write, from its input: ``graded.csv`` ->
+    ``graded.jsonl``, or ``graded-2.jsonl`` (``-3``, ...) when that exists or is the input;
+    ``rows.jsonl`` likewise for input that is no file: a suggested fix never names a file that
+    exists."""
     base = Path("rows.jsonl") if source.startswith("<") or source == "-" else Path(source)
     stem = base.with_suffix("") if base.suffix not in ("", ".") else base
     if stem.suffix in (".jsonl", ".json", ".csv", ".tsv") and base.suffix == ".gz":

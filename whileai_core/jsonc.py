@@ -1,17 +1,14 @@
 """JSON and JSONC text a person keeps: read it strictly, add one member without touching the rest.
 
-``whileai-skills init`` merges its server entry into agent hosts' config files. Re-serialising a
-parsed file would lose what the parse cannot carry: comments (VS Code's ``mcp.json`` is JSONC,
-JSON with ``//`` and ``/* */`` comments and trailing commas), the file's line endings and layout,
-and numbers a float cannot hold (``1e400`` reads as ``inf`` and ``json.dumps`` writes it back as
-``Infinity``, which no JSON reader accepts). So the entry is added to the text itself, at the end
-of the object it belongs to, in the file's own indent and line ending, and the result is parsed
-again to check it means exactly the old data plus the entry.
+Re-serialising a parsed file would lose its comments (VS Code's ``mcp.json`` is JSONC), line
+endings and layout, and numbers a float cannot hold (``1e400`` would come back as
+``Infinity``). So ``whileai-skills init`` adds its entry to the text itself, at the end of the
+object it belongs to, in the file's own indent and line ending, and parses the result again to
+check it means exactly the old data plus the entry.
 
-The reading is strict where Python's ``json`` is lenient: a key that appears twice in one
-object is an error (``json.loads`` keeps the last and drops the other silently), and so are
-``NaN``, ``Infinity`` and ``-Infinity`` (not JSON). Every failure is a ``json.JSONDecodeError``
-with the line and column in the original text.
+Stricter than Python's ``json``: a key twice in one object, ``NaN``, ``Infinity`` and
+``-Infinity`` are errors. Every failure is a ``json.JSONDecodeError`` with the line and column
+in the original text.
 """
 
 from __future__ import annotations
@@ -187,65 +184,18 @@ def add_member(text: str, path: tuple[str, ...], key: str, value: Any, *,
     already there (the caller decides what a clash means). The result is parsed again and
     checked to be the old data with the one member added.
     """
-    old = loads(text, comments=comments) if text.strip() else {}
     if not text.strip():
-        nl = "\n"
         body: Any = value
         for name in reversed((*path, key)):
             body = {name: body}
-        return _render(body, "  ", "", nl) + nl
+        return _render(body, "  ", "", "\n") + "\n"
+    old = loads(text, comments=comments)
     clean = blank_comments(text) if comments else text
-    nl, unit = newline_of(text), indent_unit(text)
-    start = _skip_ws(clean, 0)
-    if clean[start] != "{":
-        raise ValueError("the file is not a JSON object")
-    obj, rest = start, list(path)
-    while True:
-        found, close = members(clean, obj)
-        name = rest[0] if rest else key
-        hit = next((m for m in found if m[0] == name), None)
-        if not rest:
-            if hit is not None:
-                raise ValueError(f"`{key}` is already there")
-            break
-        if hit is None:
-            break
-        if clean[hit[2]] != "{":
-            raise ValueError(f"`{name}` is not an object")
-        obj = hit[2]
-        rest.pop(0)
-    # what to add at this object: the rest of the path, then key: value
-    body = value
+    obj, rest = _deepest(clean, path, key)
+    body = value  # what to add at this object: the rest of the path, then key: value
     for name in reversed((*rest[1:], key) if rest else ()):
         body = {name: body}
-    new_key = rest[0] if rest else key
-    found, close = members(clean, obj)
-    if "\n" not in text.strip():  # a file written on one line gets its member so too
-        member = f"{json.dumps(new_key, ensure_ascii=False)}: " + json.dumps(
-            body, ensure_ascii=False, allow_nan=False)
-        if found:
-            at = found[-1][3]
-            new = text[:at] + ", " + member + text[at:]
-        else:
-            new = text[:obj + 1] + member + text[close:] if not text[obj + 1:close].strip() \
-                else text[:obj + 1] + text[obj + 1:close].rstrip() + " " + member + " " + \
-                text[close:]
-    elif found:
-        # the members' own indent when they sit on lines of their own, else one step in
-        first_key = found[0][1]
-        base = _line_indent(text, first_key) if "\n" in text[obj:first_key] else \
-            _line_indent(text, obj) + unit
-        member = f"{json.dumps(new_key, ensure_ascii=False)}: {_render(body, unit, base, nl)}"
-        at = found[-1][3]
-        new = text[:at] + "," + nl + base + member + text[at:]
-    else:
-        outer = _line_indent(text, obj)
-        base = outer + unit
-        member = f"{json.dumps(new_key, ensure_ascii=False)}: {_render(body, unit, base, nl)}"
-        inside = text[obj + 1:close]
-        keep = inside if inside.strip() else ""  # comments inside an empty object stay
-        new = text[:obj + 1] + keep.rstrip(" \t\r\n") + nl + base + member + nl + outer + \
-            text[close:]
+    new = _insert(text, clean, obj, rest[0] if rest else key, body)
     expected = json.loads(json.dumps(old))
     where = expected
     for name in path:
@@ -254,3 +204,56 @@ def add_member(text: str, path: tuple[str, ...], key: str, value: Any, *,
     if loads(new, comments=comments) != expected:
         raise ValueError("the merged text does not parse to the old data plus the entry")
     return new
+
+
+def _deepest(clean: str, path: tuple[str, ...], key: str) -> tuple[int, list[str]]:
+    """Where the deepest object on ``path`` that exists starts, and the names of ``path`` below
+    it that do not exist yet."""
+    start = _skip_ws(clean, 0)
+    if clean[start] != "{":
+        raise ValueError("the file is not a JSON object")
+    obj, rest = start, list(path)
+    while True:
+        found, _ = members(clean, obj)
+        name = rest[0] if rest else key
+        hit = next((m for m in found if m[0] == name), None)
+        if not rest:
+            if hit is not None:
+                raise ValueError(f"`{key}` is already there")
+            return obj, rest
+        if hit is None:
+            return obj, rest
+        if clean[hit[2]] != "{":
+            raise ValueError(f"`{name}` is not an object")
+        obj = hit[2]
+        rest.pop(0)
+
+
+def _insert(text: str, clean: str, obj: int, new_key: str, body: Any) -> str:
+    """``text`` with ``new_key: body`` added last to the object at ``obj``, in its layout."""
+    nl, unit = newline_of(text), indent_unit(text)
+    found, close = members(clean, obj)
+    if "\n" not in text.strip():  # a file written on one line gets its member so too
+        member = f"{json.dumps(new_key, ensure_ascii=False)}: " + json.dumps(
+            body, ensure_ascii=False, allow_nan=False)
+        if found:
+            at = found[-1][3]
+            return text[:at] + ", " + member + text[at:]
+        if not text[obj + 1:close].strip():
+            return text[:obj + 1] + member + text[close:]
+        return text[:obj + 1] + text[obj + 1:close].rstrip() + " " + member + " " + text[close:]
+    if found:
+        # the members' own indent when they sit on lines of their own, else one step in
+        first_key = found[0][1]
+        base = _line_indent(text, first_key) if "\n" in text[obj:first_key] else \
+            _line_indent(text, obj) + unit
+        member = f"{json.dumps(new_key, ensure_ascii=False)}: {_render(body, unit, base, nl)}"
+        at = found[-1][3]
+        return text[:at] + "," + nl + base + member + text[at:]
+    outer = _line_indent(text, obj)
+    base = outer + unit
+    member = f"{json.dumps(new_key, ensure_ascii=False)}: {_render(body, unit, base, nl)}"
+    inside = text[obj + 1:close]
+    keep = inside if inside.strip() else ""  # comments inside an empty object stay
+    return text[:obj + 1] + keep.rstrip(" \t\r\n") + nl + base + member + nl + outer + \
+        text[close:]

@@ -1,23 +1,16 @@
 """Pictures a person would rather look at than read, each with the numbers behind it.
 
-- :func:`band_picture`: the per-task band behind the route: how many tasks always fail, are
-  split, always pass (a histogram of per-task pass rates).
+- :func:`band_picture`: the per-task band behind the route (a histogram of per-task pass rates).
 - :func:`forest_picture`: paired before/after deltas overall and per category, with intervals
   and the noise band (:func:`compare_picture`: compare's ``plot``).
-- :func:`judge_picture`: the judge audit: agreement (Wilson interval) and Cohen's kappa (item
-  bootstrap interval) per judge, against the floors.
-- :func:`watch_picture`: the watch curve: training reward per step beside the held-out rate with
-  its interval, and the paired delta against step 0 (:func:`watch_run_picture`: watch_run's
-  ``plot``).
+- :func:`judge_picture`: the judge audit: agreement and Cohen's kappa per judge, against floors.
+- :func:`watch_picture`: training reward per step beside the held-out rate and the paired delta
+  against step 0 (:func:`watch_run_picture`: watch_run's ``plot``).
 
-Each returns a :class:`Picture` result whose fields are the numbers drawn; the PNG bytes are
-``picture.png()`` and are written to ``out`` when given (atomically, never over an existing file
-unless ``overwrite``). matplotlib is optional (``pip install 'whileai-skills[plot]'``) and costs
-0.3 s to import, so it is imported inside the functions that draw (routing loads this module),
-with the Agg backend through its object API (no display, no global pyplot state).
-
-Why one module: the four pictures share the figure set-up, the interval drawing and the
-:class:`Picture` result; split, each would import the same helpers from a third file.
+Each returns a :class:`Picture` result whose fields are the numbers drawn; ``picture.png()`` is
+the PNG, written to ``out`` when given (atomically, never over a file unless ``overwrite``).
+matplotlib is optional (``pip install 'whileai-skills[plot]'``) and slow to import, so it is
+imported inside the functions that draw, with the Agg backend through its object API.
 """
 
 from __future__ import annotations
@@ -74,8 +67,8 @@ def _finish(fig, picture: Picture, out: Any, overwrite: bool) -> Picture:
     import matplotlib
     from matplotlib.text import Text
 
-    # every label is the user's text, never mathtext: "$$" in a category name was "a bug in
-    # whileai" (matplotlib parses $...$ as TeX); texts made while drawing read the rc setting
+    # every label is the user's text, never mathtext (matplotlib parses $...$ as TeX); texts
+    # made while drawing read the rc setting
     for text in fig.findobj(Text):
         text.set_parse_math(False)
     buf = io.BytesIO()
@@ -207,28 +200,8 @@ def forest_picture(before: Any, after: Any, *, by: str | None = None,
     groups: list[str] = []
     shown = None
     if by is not None:
-        keys_b = [str(v) for v in b.column(by)]
-        if not b.has_field(by):
-            raise ArgumentError(f"`by` {by!r} is a field of no row in `before`. Fix: name a row "
-                                "field such as 'category', or omit by")
-        groups = list(dict.fromkeys(keys_b))
-        many = {m.name: m for m in compare_many(
-            b, a, by=by, level=level, run_std=run_std, metric=metric).behaviours}
-        drawn = groups
-        if len(groups) > max_groups:  # the ones that matter most: compare_many's smallest p
-            first = set(list(many)[:max_groups])
-            drawn = [g for g in groups if ("(missing)" if g == "None" else g) in first]
-            shown = (f"groups: {len(drawn)} of {len(groups)} shown (the smallest p, in the "
-                     "rows' order); compare_many lists them all")
-        for g in drawn:
-            m = many.get("(missing)" if g == "None" else g)
-            if m is None:
-                rows.append(ForestRow(group=g, delta=None, ci=None, n_paired=0,
-                                      verdict="insufficient_data"))
-                continue
-            rows.append(ForestRow(group=g, delta=m.delta, ci=m.ci, n_paired=m.n_paired,
-                                  verdict=m.verdict, p_bh=m.p_bh, survives_bh=m.survives_bh,
-                                  survives_holm=m.survives_holm))
+        groups, drawn, shown = _forest_groups(b, a, by, level, run_std, metric, max_groups)
+        rows += drawn
     note = None
     if len(groups) > 1:
         kept = sum(bool(r.survives_bh) for r in rows[1:])
@@ -239,7 +212,48 @@ def forest_picture(before: Any, after: Any, *, by: str | None = None,
     title = (f"Paired {what} delta (after - before): n={overall.n_paired} tasks"
              + (f", by {by}" if by else ""))
     fig = _figure(8.0, max(3.0, 1.2 + 0.55 * len(rows)))
-    ax = fig.add_subplot()
+    _draw_forest(fig.add_subplot(), rows, overall, title,
+                 f"paired delta in {what} ({level:.0%} interval, tasks resampled)")
+    picture = ForestPicture(title=title, width_px=0, height_px=0, by=by, metric=metric,
+                            rows=rows, noise_band=overall.noise_band, n_groups=len(groups),
+                            level=level, note=note, shown=shown)
+    return _finish(fig, picture, out, overwrite)
+
+
+def _forest_groups(b, a, by: str, level: float, run_std: float | None, metric: str,
+                   max_groups: int) -> tuple[list[str], list[ForestRow], str | None]:
+    """The values of ``by`` in ``before``'s order, a row for each one drawn (at most
+    ``max_groups``: compare_many's smallest p), and the 'n of N shown' note."""
+    keys_b = [str(v) for v in b.column(by)]
+    if not b.has_field(by):
+        raise ArgumentError(f"`by` {by!r} is a field of no row in `before`. Fix: name a row "
+                            "field such as 'category', or omit by")
+    groups = list(dict.fromkeys(keys_b))
+    many = {m.name: m for m in compare_many(
+        b, a, by=by, level=level, run_std=run_std, metric=metric).behaviours}
+    drawn, shown = groups, None
+    if len(groups) > max_groups:  # the ones that matter most: compare_many's smallest p
+        first = set(list(many)[:max_groups])
+        drawn = [g for g in groups if _group_name(g) in first]
+        shown = (f"groups: {len(drawn)} of {len(groups)} shown (the smallest p, in the "
+                 "rows' order); compare_many lists them all")
+    rows = []
+    for g in drawn:
+        m = many.get(_group_name(g))
+        rows.append(ForestRow(group=g, delta=None, ci=None, n_paired=0,
+                              verdict="insufficient_data") if m is None else
+                    ForestRow(group=g, delta=m.delta, ci=m.ci, n_paired=m.n_paired,
+                              verdict=m.verdict, p_bh=m.p_bh, survives_bh=m.survives_bh,
+                              survives_holm=m.survives_holm))
+    return groups, rows, shown
+
+
+def _group_name(group: str) -> str:
+    """A group as compare_many names it (rows without the field: "(missing)")."""
+    return "(missing)" if group == "None" else group
+
+
+def _draw_forest(ax, rows: list[ForestRow], overall: Any, title: str, xlabel: str) -> None:
     ys = np.arange(len(rows))[::-1]
     band = overall.noise_band
     if band:
@@ -259,20 +273,15 @@ def forest_picture(before: Any, after: Any, *, by: str | None = None,
         else:
             ax.plot(r.delta, y, "x", color=color)
     ax.set_yticks(ys, [f"{r.group} (n={r.n_paired})\n{r.verdict}" for r in rows])
-    ax.set_xlabel(f"paired delta in {what} ({level:.0%} interval, tasks resampled)")
+    ax.set_xlabel(xlabel)
     ax.set_title(title, fontsize=10)
     if band:
         ax.legend(loc="lower right", fontsize=8)
-    picture = ForestPicture(title=title, width_px=0, height_px=0, by=by, metric=metric,
-                            rows=rows, noise_band=band, n_groups=len(groups), level=level,
-                            note=note, shown=shown)
-    return _finish(fig, picture, out, overwrite)
 
 
 def compare_picture(arguments: dict[str, Any], result: Any, *, out: Any = None,
                     overwrite: bool = False) -> ForestPicture:
-    """compare's picture (``plot``): the forest of its call's ``arguments`` (the statistics
-    declare compare; its picture is drawn here, above them)."""
+    """compare's picture (``plot``): the forest of its call's ``arguments``."""
     before, after = arguments["before"], arguments["after"]
     if any(isinstance(v, list) and v and not all(isinstance(x, dict) for x in v)
            for v in (before, after)):
@@ -400,7 +409,7 @@ def watch_picture(watch: Any, *, out: Any = None, overwrite: bool = False) -> Wa
     """Training reward per step and the held-out rate with its interval; below, the paired
     delta against the first evaluation. ``watch``: a :class:`~whileai_core.hacking.Watch` or
     anything :func:`~whileai_core.hacking.watch_run` takes."""
-    from .hacking.watch import Watch, watch_run  # lazy: 30 ms on every route_rows (it loads pictures)
+    from .hacking.watch import Watch, watch_run  # lazy: route_rows loads this module
 
     w = watch if isinstance(watch, Watch) else watch_run(watch)
     train = [(s.step, s.train_reward) for s in w.steps if s.train_reward is not None]
@@ -455,15 +464,13 @@ def watch_picture(watch: Any, *, out: Any = None, overwrite: bool = False) -> Wa
 
 def watch_run_picture(arguments: dict[str, Any], result: Any, *, out: Any = None,
                       overwrite: bool = False) -> WatchPicture:
-    """watch_run's picture (``plot``): the curve of its answer (``whileai_core.hacking.watch``
-    declares watch_run; its picture is drawn here, which reads watch_run)."""
+    """watch_run's picture (``plot``): the curve of its answer."""
     return watch_picture(result, out=out, overwrite=overwrite)
 
 
 def audit_judge_picture(arguments: dict[str, Any], result: Any, *, out: Any = None,
                         overwrite: bool = False) -> JudgePicture:
-    """audit_judge's picture (``plot``): agreement and kappa per judge of its call's items
-    (``whileai_core.judge.audit`` declares audit_judge; its picture is drawn here)."""
+    """audit_judge's picture (``plot``): agreement and kappa per judge of its call's items."""
     return judge_picture(arguments["items"], judges=arguments.get("judges"),
                          level=arguments.get("level", CONFIDENCE_LEVEL), out=out,
                          overwrite=overwrite)

@@ -3,16 +3,13 @@
 1. :func:`truncated_passes`: can a cut-off reply pass?
 2. :func:`rollouts_per_task`: how many rollouts per task (k)? At k = 1 it says what one rollout
    per task can estimate (the mean) and what it cannot (the per-task band).
-3. :func:`band` and :func:`split_share`: which tasks carry signal for a grouped method. A task has
-   signal when its rollouts' rewards differ by more than ``REWARD_SPREAD_TOLERANCE`` of the
-   reward's scale; on 0/1 rewards that is exactly "the task is split" (it both passes and fails).
-   A continuous reward (an LCS ratio) can carry signal in every task while no reply passes at
-   1.0: prime-rl's GRPO credit is the reward minus its group's mean
-   (src/prime_rl/orchestrator/algo/grpo.py at 559b447), so any spread within a group is a
-   gradient. ``floor`` is no signal in the reward at all.
-5. :func:`on_policy`: did the model you will train write the rows? A model id that no row carries
-   but one nearly matches (case, spaces, a revision suffix, one letter) is an error naming the
-   rows' model, never a silent "another model".
+3. :func:`band` and :func:`split_share`: which tasks carry signal for a grouped method: rewards
+   that differ by more than ``REWARD_SPREAD_TOLERANCE`` of the reward's scale (on 0/1 rewards:
+   the task is split). A continuous reward can carry signal while no reply passes: prime-rl's
+   GRPO credit is the reward minus its group's mean (src/prime_rl/orchestrator/algo/grpo.py at
+   559b447). ``floor`` is no signal in the reward at all.
+5. :func:`on_policy`: did the model you will train write the rows? A model id that nearly
+   matches the rows' (case, spaces, a revision suffix, one letter) is an error naming it.
 
 Facts: docs/core.md, "The route"; question 4 (the teacher) is :mod:`whileai_core.teacher`.
 """
@@ -42,19 +39,11 @@ from .voice import arg
 Interval = tuple[float, float]
 
 
-# --- 1. truncation: whileai_core.truncation -------------------------------------------------
-
-
-# --- 2. rollouts per task ----------------------------------------------------------------------
-
-
+# --- 2. rollouts per task (1. truncation: whileai_core.truncation) -----------------------------
 
 class RolloutsPerTask(Result):
-    """k = the fewest rollouts any task has (a grouped method needs k >= 2; 4+ is the aim).
-
-    With tasks of one rollout, ``mean`` is what they can estimate (the mean pass rate, or mean
-    reward, over tasks, with its interval) and ``note`` what they cannot.
-    """
+    """k = the fewest rollouts any task has (a grouped method needs k >= 2; 4+ is the aim). With
+    tasks of one rollout, ``mean`` is what they can estimate and ``note`` what they cannot."""
 
     k: int
     max: int
@@ -96,15 +85,10 @@ def rollouts_per_task(rows: Any, *, level: float = CONFIDENCE_LEVEL) -> Rollouts
 # --- 3. the band: passes, and the reward's spread within each task ------------------------------
 
 class Band(Result):
-    """Where the tasks sit, read on the reward's spread within each task.
-
-    ``band``: ``floor`` (no task's rollouts differ: no signal in the reward, whatever the
-    passes), ``saturated`` (every rollout of every task passes), ``mixed`` (some task has
-    signal) or ``unseen`` (every task has one rollout: no spread to read). ``n_signal`` counts
-    tasks whose rewards differ by more than ``tolerance``; the pass counts
-    (``n_always_fail``, ``n_always_pass``, ``n_split``) are the band at the threshold, shown
-    beside it. For a continuous reward ``mean_reward`` is the headline.
-    """
+    """Where the tasks sit, read on the reward's spread within each task: ``floor`` (no task's
+    rollouts differ), ``saturated`` (every rollout passes), ``mixed`` (some task has signal) or
+    ``unseen`` (every task has one rollout). The pass counts are the band at the threshold;
+    for a continuous reward ``mean_reward`` is the headline."""
 
     band: Literal["floor", "saturated", "mixed", "unseen"]
     n_tasks: int
@@ -177,14 +161,10 @@ def band(rows: Any, *, level: float = CONFIDENCE_LEVEL,
 
 
 class SplitShare(Result):
-    """Share of tasks with signal for a grouped method: split tasks (passes and fails) for a
-    0/1 reward, tasks whose rewards differ by more than ``tolerance`` for a continuous one.
-
-    ``ci`` is the interval over tasks for a 0/1 per-task value (mid-p under 10 tasks,
-    Agresti-Coull from 10; :mod:`whileai_core.stats.intervals`).
-    ``expected_by_k``: for a 0/1 reward, the share a task at its measured rate p would be split
-    with k rollouts, mean of 1 - p^k - (1-p)^k. Null when it cannot be read: at k = 1 (a task's
-    p is not seen from one rollout) and for a continuous reward.
+    """Share of tasks with signal for a grouped method (split tasks for a 0/1 reward, a reward
+    spread above ``tolerance`` for a continuous one); ``ci`` over tasks
+    (:mod:`whileai_core.stats.intervals`). ``expected_by_k``: for a 0/1 reward, the mean of
+    1 - p^k - (1-p)^k over tasks at their measured rate p; null at k = 1 or a continuous reward.
     """
 
     share: float
@@ -235,8 +215,7 @@ def split_share(rows: Any, *, level: float = CONFIDENCE_LEVEL) -> SplitShare:
 
 def _distinct_rates(data: Rows) -> tuple[np.ndarray, np.ndarray]:
     """The tasks' pass rates as ``(rates, at)`` with ``rates[at]`` the per-task rates: each
-    distinct (passes, rollouts) once where rollouts are few (a power of 250,000 rates is then a
-    power of a handful: the same floats, computed once each), else every task's own."""
+    distinct (passes, rollouts) once where rollouts are few (powers computed once each)."""
     top = int(data.rollouts.max()) + 1 if data.n_tasks else 1
     if top > 1024:
         return data.pass_rate(), np.arange(data.n_tasks)
@@ -252,11 +231,8 @@ def _distinct_rates(data: Rows) -> tuple[np.ndarray, np.ndarray]:
 # --- 5. who wrote the rows ---------------------------------------------------------------------
 
 class OnPolicy(Result):
-    """Who sampled the rows: the model you will train, an older copy of it, or another model.
-
-    A revision follows ``@`` in a model id ("org/name@step-40"): same name, other revision is an
-    older copy. Rows without a ``model`` field cannot say; they are assumed on-policy, with a note.
-    """
+    """Who sampled the rows: the model you will train, an older copy of it (same name, another
+    ``@`` revision), or another model; rows without ``model`` are assumed on-policy, noted."""
 
     status: Literal["on_policy", "older_copy", "other_model", "unknown"]
     model: str
@@ -293,10 +269,8 @@ def _one_edit(a: str, b: str) -> str | None:
 
 def near_miss(model: str, seen: list[str]) -> tuple[str, str] | None:
     """(the rows' model, how it differs) when ``model`` is no row's model but nearly one's:
-    spaces, letter case, a revision suffix the rows lack, the hub owner on one side only
-    (``Qwen3-8B`` for ``Qwen/Qwen3-8B``; another owner's copy may be a fine-tune, so it is not a
-    near miss), or one edit that changes a letter (a digit changes the model: Qwen3-4B is not a
-    typo of Qwen3-8B)."""
+    spaces, letter case, a revision suffix, the hub owner on one side only (another owner's
+    copy may be a fine-tune), or one edit of a letter (a digit changes the model)."""
     if model in seen:
         return None
     for m in seen:

@@ -1,35 +1,26 @@
 """Records: the one reader of every JSONL or JSON-array input (rows, traces, judge items, pairs,
 episodes, the importers' JSONL files), with the file and line of each record for error messages.
 
-A file is opened through the door (``whileai_core.safepath``: no link, a regular file within the
-size and time limits, gzip unpacked as read) and read in chunks of ``CHUNK`` bytes, each cut at
-its last newline. msgspec decodes each run of whole lines (about ``RUN`` bytes) in one C call
-into columns (``whileai_core.columns``): the fields ``load_rows`` checks typed (``TYPED``), every
-other field kept as its JSON text; while a run's records are still in the CPU's cache, its task
-ids become codes of runs of equal ids and its float rewards a float64 array (``_Typed``), so
-``load_rows`` finds the task index and the reward column made. A JSON array is read in runs of
-objects cut between two of them, so no call holds the interpreter for the whole file (a
-server's event loop answers between runs).
+A file is opened through the door (``whileai_core.safepath``) and read in chunks of ``CHUNK``
+bytes, each cut at its last newline. msgspec decodes each run of whole lines (about ``RUN``
+bytes) in one C call into columns (``whileai_core.columns``): the fields ``load_rows`` checks
+typed (``_TYPED``), every other field kept as its JSON text; while a run is in the CPU's cache,
+its task ids become codes of runs of equal ids and its float rewards a float64 array
+(``_Typed``). A JSON array is read in runs of objects too, so a server's event loop answers
+between runs.
 
-Only when msgspec refuses a run does the reader look closer: it halves the run until the lines
-refused stand alone, and reads each with Python's ``json`` (``safejson``): what Python accepts is
-read as Python reads it (``NaN``, ``1e400``), anything else is refused naming its file, line and
-column in Python's words, with the fix; a file that is not JSON lines at all (CSV, Parquet, one
-document over many lines) is named by ``whileai_core.file_shapes``. So the records are exactly
-what Python's ``json`` reads line by line, with three rules enforced once, here:
+When msgspec refuses a run, it is halved until the refused lines stand alone, each then read by
+Python's ``json`` (``safejson``): the records are exactly what Python's ``json`` reads line by
+line, anything else refused naming file, line and column (``whileai_core.file_shapes`` names a
+file that is not JSON lines at all). Three rules on top, enforced here:
 
 - nesting deeper than ``JSON_MAX_DEPTH`` levels is refused (Python's own limit moves with the
-  stack it runs on: ~990 levels on one, fewer in a server's thread);
-- an integer of more digits than Python converts (4,300) is refused, as ``json`` refuses it;
-- a lone surrogate (``"\\ud800"``: no UTF-8 text can carry it, so no answer could) is read as
-  U+FFFD, and ``notes`` says so, naming the line and the field (``progress.note`` tells the
-  answer of the call that read it).
+  stack it runs on);
+- an integer of more digits than Python converts is refused, as ``json`` refuses it;
+- a lone surrogate (no UTF-8 text can carry it) is read as U+FFFD, and ``notes`` says so.
 
-A line break is ``\\n``, ``\\r\\n`` or a lone ``\\r`` (as Python's text mode reads it); blank
-lines are skipped but counted; a UTF-8 byte-order mark on the first line is dropped.
-
-Why one module of ~500 lines: the fast runs and the close look at a refused line are one
-definition of the format, and the line of every record travels through both.
+A line break is ``\\n``, ``\\r\\n`` or a lone ``\\r``; blank lines are skipped but counted; a
+UTF-8 byte-order mark on the first line is dropped.
 """
 
 from __future__ import annotations
@@ -54,19 +45,14 @@ from .safepath import OpenFile, Root, UserPath, as_user_path, decode_text, is_pa
 TASK_FIELD = "task_id"
 TASK_ALIASES = ("scenario_id",)  # accepted in place of task_id
 CHUNK = 8 << 20    # bytes read at once (and a JSON array's runs): per-read costs vanish
-RUN = 1 << 19      # bytes of lines decoded by one C call (~1 ms, so the event loop gets its
-                   # turns): the records it makes are still in the CPU's cache when their columns
-                   # are read (runs of 8 MB made load + route of 1M rows 1.2x slower)
+RUN = 1 << 19      # bytes of lines decoded by one C call: short, so the event loop gets its
+                   # turns and the records are still in the CPU's cache when their columns are read
 _PEEK_LINE_MAX = 64 * 1024 * 1024
 
 
 class Records:
-    """Records read from a JSONL/JSON file or given as a list, and where each one came from.
-
-    ``where(i)`` gives the keyword arguments of a :class:`RowsError` for record ``i``: the file and
-    its line (JSONL), the file and array element (JSON array), or ``<rows> row i`` for a list.
-    ``notes``: what the reader changed to keep the records valid JSON (module docstring).
-    """
+    """Records read from a JSONL/JSON file or given as a list. ``where(i)``: the keyword
+    arguments of a :class:`RowsError` for record ``i``; ``notes``: what the reader changed."""
 
     __slots__ = ("items", "name", "_lines", "_noun", "notes")
 
@@ -100,13 +86,9 @@ NEEDED = {"row": (TASK_FIELD, "reward"), "trace": (TASK_FIELD, "messages")}
 
 
 def read_records(source: Any, *, noun: str = "row", root: Root | None = None) -> Records:
-    """Records from a path (JSONL, or one JSON array of objects) or a list of mappings.
-
-    Every record is an object; anything else raises :class:`RowsError` naming the file and line
-    (or the list position, called ``noun`` in messages) and the fix. A path is opened through
-    the door (``whileai_core.safepath``): under ``root`` when one is given (confined: no ``..``,
-    no link, nothing outside it), else as the user's own path.
-    """
+    """Records from a path (JSONL, or one JSON array of objects) or a list of mappings, each
+    an object, else a :class:`RowsError` naming where (``noun``: a record's name there). A path
+    is opened through the door, under ``root`` when given."""
     if is_path(source):
         path = as_user_path(source, root, argument=f"{plural(noun)}", error=RowsError)
         with path.open_stream("rows", error=RowsError) as fh:
@@ -131,10 +113,8 @@ def read_records(source: Any, *, noun: str = "row", root: Root | None = None) ->
 
 
 def read_rows(fh: OpenFile, noun: str = "row") -> Columns:
-    """Every record of the open file ``fh`` as columns (module docstring). Where every row's
-    task id or reward was read into a typed column as the runs were decoded, the columns carry
-    it (``Columns.typed``: the task index and ids, the rewards as float64) and the field is
-    made from it when read."""
+    """Every record of the open file ``fh`` as columns; a task id or reward column read typed
+    is carried as ``Columns.typed`` and the field made from it when read."""
     reader = _Reader(fh, noun)
     lines = reader.read()
     typed = {name: made for name in (TASK_FIELD, "reward")
@@ -170,8 +150,8 @@ _CUT_TRIES = 8  # later cuts tried when one lands inside a value, before reading
 
 
 def distinct(ids: list[str]) -> bool:
-    """Whether no two of ``ids`` are equal: each after the one before (ids written in order,
-    compared by numpy in C), or else none seen twice (hashed)."""
+    """Whether no two of ``ids`` are equal: each after the one before (numpy, in C), or else
+    none seen twice (hashed)."""
     if len(ids) > 1:
         at = np.array(ids, dtype=object)
         if bool(np.greater(at[1:], at[:-1]).all()):
@@ -180,11 +160,9 @@ def distinct(ids: list[str]) -> bool:
 
 
 class _Typed(Piece):
-    """A run's task ids or rewards as the reader reads them, while every row of the run has one
-    of the type: ``codes`` (task ids, kept as runs of equal ids: ``_Reader.keys`` and
-    ``_Reader.starts``) or ``array`` (float64 rewards). Read by the time its objects are still
-    in the CPU's cache; :meth:`_Reader.typed` joins them into one column, or turns them back
-    into values."""
+    """A run's task ids (``codes``: runs of equal ids in ``_Reader.keys`` and ``starts``) or
+    float64 rewards (``array``), while every row has one of the type; joined into one column,
+    or turned back into values, by :meth:`_Reader.typed`."""
 
     __slots__ = ("codes", "array")
 
@@ -208,10 +186,8 @@ class _TooDeep(Exception):
 
 class _Level:
     """One way to decode rows of the fields ``names``: a msgspec struct, the typed fields typed,
-    every other field its JSON text. ``first``: the first row, whose fields every row must then
-    carry (none is looked for per row), with a string task id, and its ``model`` and
-    ``truncated`` as literals (one model and one flag throughout cost nothing per row); None:
-    every field optional, in any type ``load_rows`` reads."""
+    every other its JSON text. ``first``: the first row, whose fields every row must carry, with
+    a string task id and its ``model`` and ``truncated`` as literals; None: every field optional."""
 
     def __init__(self, names: list[str], first: dict | None) -> None:
         self.literal = {} if first is None else {
@@ -240,8 +216,7 @@ class _Level:
 
 
 class _Reader:
-    """One file read into columns (:func:`read_rows`), or into dicts (``dicts``:
-    :func:`read_records`, whose callers keep every value, so none is kept as text)."""
+    """One file read into columns (:func:`read_rows`), or into dicts (:func:`read_records`)."""
 
     def __init__(self, fh: OpenFile, noun: str, *, dicts: bool = False) -> None:
         self.fh, self.noun, self.name, self.dicts = fh, noun, str(fh.path), dicts
@@ -353,8 +328,7 @@ class _Reader:
                 start = past = cut
 
     def _span(self, data: bytes, start: int, end: int, before: int) -> int:
-        """Read the lines ``data[start:end]``, the file's lines after ``before``; return how many
-        lines they are."""
+        """Read the lines ``data[start:end]`` (after the file's first ``before``); how many."""
         if _lone_cr(data, start, end):  # a line break msgspec does not see: read them exactly
             return self._slow(data, start, end, before)
         # (counted before the decode, while the lines are in the CPU's cache)
@@ -490,8 +464,7 @@ class _Reader:
 
     # --- decoding a run ----------------------------------------------------------------------
     def _start(self, row: Any) -> None:
-        """Decode by a struct of the first row's fields (``row``: the first record, when it is
-        an object)."""
+        """Decode by a struct of the first record's fields, when it is an object."""
         self.levels = _Level.tried(list(row), row) if isinstance(row, dict) else []
 
     def _decode(self, data: Any, *, lines: bool) -> tuple[_Level | None, list]:
@@ -586,9 +559,8 @@ class _Reader:
                 self._add(name, _raw_piece(values, start, stop, index, base), None)
 
     def _task_codes(self, ids: np.ndarray, base: int) -> _Typed:
-        """The task ids ``ids`` (an object array) of rows ``base``... as runs of equal ids
-        (neighbours compared by numpy, in C): a new run's id added to ``keys``, the row it
-        starts at to ``starts``."""
+        """The task ids ``ids`` of rows ``base``... as runs of equal ids (compared in C): each
+        new run's id added to ``keys``, the row it starts at to ``starts``."""
         n = ids.shape[0]
         change = np.empty(n, dtype=bool)
         change[0] = ids[0] != self.last_id
@@ -664,8 +636,7 @@ class _Reader:
                     last.const is not None and piece.const is not None and
                     last.const[0] is piece.const[0] or
                     last.values is not None and piece.values is not None):
-            # the runs before it end where this one starts: one piece (one list a field, one
-            # stretch of a constant), which the loader reads without copying or joining
+            # the runs before it end where this one starts: one piece, read without joining
             if last.values is not None:
                 last.values += piece.values
             last.stop = piece.stop
@@ -809,8 +780,7 @@ def _lone_cr(data: bytes, start: int, end: int) -> bool:
 
 
 def _breaks(data: bytes, start: int, end: int) -> int:
-    """The line breaks (``\\n``) in ``data[start:end]``."""
-    # (numpy's vectorised compare: 4x faster than bytes.count on a chunk, measured here)
+    """The line breaks (``\\n``) in ``data[start:end]`` (numpy's compare beats bytes.count)."""
     return int(np.count_nonzero(np.frombuffer(data, np.uint8, end - start, start) == 10))
 
 
@@ -836,9 +806,8 @@ def _placed(data: bytes, start: int, end: int, n_recs: int, breaks: int) -> tupl
 # --- a peek at the first record ----------------------------------------------------------------
 
 def first_line(path: UserPath) -> str | None:
-    """The first non-blank line of the file ``path`` (at most 64 MiB of it: a JSON array on one
-    line is cut there), or None when there is none within that much or the file cannot be
-    read."""
+    """The first non-blank line of the file ``path`` (cut at ``_PEEK_LINE_MAX``), or None when
+    there is none within that much or the file cannot be read."""
     try:
         with path.open_binary("rows", error=RowsError) as fh:
             while fh.tell() <= _PEEK_LINE_MAX:
@@ -854,8 +823,7 @@ def first_line(path: UserPath) -> str | None:
 
 def first_record(line: str | None) -> Any:
     """The first record of ``line``: the line decoded as JSON, or the first element of the JSON
-    array it starts (decoded alone: the rest may be cut, and costs nothing); None when it is
-    not JSON."""
+    array it starts (decoded alone); None when it is not JSON."""
     text = (line or "").lstrip()
     try:
         if text.startswith("["):

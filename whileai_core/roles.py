@@ -24,15 +24,11 @@ role          what it is, and what reads it
 ``unknown``   none of these
 ============  ======================================================================================
 
-Three readings follow from the roles, and every answer that reads rows consults them
-(:class:`Reading`): whether the rows hold several writers (models, checkpoints or training
-steps: never read as one set, :mod:`whileai_core.writers`), how they were graded
-(``grader``: program, llm_judge, human) and which field, if any, groups the tasks into families
-(``family``). :meth:`Reading.report` says, for an answer, what it did with each role present and
-which fields it did not read.
-
-Past ``DESCRIBE_EXACT_CELLS`` (rows x fields) the roles are read on whole tasks sampled to
-``DESCRIBE_SAMPLE_ROWS`` rows (:func:`sample_tasks`); counts of writers are always exact.
+From the roles, :class:`Reading` tells every answer that reads rows whether they hold several
+writers (never read as one set, :mod:`whileai_core.writers`), how they were graded and which
+field groups the tasks into families; :meth:`Reading.report` says what an answer did with each
+role present. Past ``DESCRIBE_SAMPLE_ROWS`` rows the roles are read on whole tasks sampled to
+that many; counts of writers are always exact.
 """
 
 from __future__ import annotations
@@ -141,15 +137,20 @@ def sample_tasks(data, *, cells: int = DESCRIBE_EXACT_CELLS) -> tuple[Any, str |
     without replacement (seeded) until DESCRIBE_SAMPLE_ROWS rows."""
     if data.n_rows <= DESCRIBE_SAMPLE_ROWS or data.n_rows * max(1, data.width()) <= cells:
         return data, None
-    rng = np.random.default_rng(BOOTSTRAP_SEED)
-    order = rng.permutation(data.n_tasks)
-    take = np.cumsum(data.rollouts[order]) <= DESCRIBE_SAMPLE_ROWS
-    chosen = np.zeros(data.n_tasks, dtype=bool)
-    chosen[order[take]] = True
-    sub = data.where(chosen[data.task_index])
+    sub = data.where(_chosen_tasks(data)[data.task_index])
     note = (f"whole tasks sampled (seed {BOOTSTRAP_SEED}): {sub.n_rows:,} rows of "
             f"{data.n_rows:,} ({sub.n_tasks:,} tasks)")
     return sub, note
+
+
+def _chosen_tasks(data) -> np.ndarray:
+    """Per task, whether it is drawn: whole tasks without replacement (seeded) until
+    DESCRIBE_SAMPLE_ROWS rows."""
+    order = np.random.default_rng(BOOTSTRAP_SEED).permutation(data.n_tasks)
+    take = np.cumsum(data.rollouts[order]) <= DESCRIBE_SAMPLE_ROWS
+    chosen = np.zeros(data.n_tasks, dtype=bool)
+    chosen[order[take]] = True
+    return chosen
 
 
 def read_fields(data) -> Reading:
@@ -158,11 +159,7 @@ def read_fields(data) -> Reading:
     kept = getattr(data, "_reading", None)
     if kept is not None:
         return kept
-    # a role needs a field's name, types and how it varies, not every row: past
-    # DESCRIBE_SAMPLE_ROWS rows it is read on whole tasks sampled to that many, and the columns
-    # every load types (task, reward, truncated, model) from their arrays. bench/bench_fields.py,
-    # a million rows of seven fields at a load average of 16: 6.3 s read whole, 0.72 s so (the
-    # load itself 7.7 s); writers are counted on every row
+    # a role needs a field's name, types and how it varies, not every row (bench/bench_fields.py)
     sub = _Sample(data)
     note = sub.note
     single = int(sub.rollouts.max()) == 1
@@ -180,19 +177,15 @@ def read_fields(data) -> Reading:
 
 
 class _Sample:
-    """The rows roles are read on: every row, or past DESCRIBE_SAMPLE_ROWS the rows of whole
-    tasks drawn without replacement (seeded) until that many, by row index (no copy of the
-    rows' other columns is made)."""
+    """The rows roles are read on: every row, or past DESCRIBE_SAMPLE_ROWS the rows of the
+    tasks drawn (:func:`_chosen_tasks`), by row index (no copy of the other columns)."""
 
     def __init__(self, data) -> None:
         self.data, self.idx, self.note = data, None, None
         self.task_index, self.n_tasks = data.task_index, data.n_tasks
         self.rollouts, self.reward = data.rollouts, data.reward
         if data.n_rows > DESCRIBE_SAMPLE_ROWS:
-            order = np.random.default_rng(BOOTSTRAP_SEED).permutation(data.n_tasks)
-            take = np.cumsum(data.rollouts[order]) <= DESCRIBE_SAMPLE_ROWS
-            chosen = np.zeros(data.n_tasks, dtype=bool)
-            chosen[order[take]] = True
+            chosen = _chosen_tasks(data)
             runs = data.runs()
             if runs is None:
                 self.idx = np.flatnonzero(chosen[data.task_index])
@@ -246,8 +239,7 @@ def _typed(name: str, data) -> FieldRole | None:
 
 
 def _role(name: str, data, single: bool) -> FieldRole:
-    """A field's role from the cells that carry it (``carried``: what it costs is its cells, not
-    every row, so a file of many sparse fields reads in time proportional to its data)."""
+    """A field's role from the cells that carry it (``carried``: it costs its cells alone)."""
     kinds = data.kinds(name) - {type(None)}
     rows, vals = data.carried(name)
     present = len(vals) - vals.count(None)
@@ -259,7 +251,7 @@ def _role(name: str, data, single: bool) -> FieldRole:
         n_values = len(counts)
         values = tuple(v for v, _ in counts.most_common(LIST_SHOWN_MAX))
         within = "one rollout each" if single else (
-            "constant" if _constant_within_tasks(data, rows, vals, counts) else "varies")
+            "constant" if constant_within_tasks(data, rows, vals, counts) else "varies")
     varies = n_values is not None and (n_values > 1 or present < data.n_rows)
     role, why = by_name(name, kinds, n_values, data.n_tasks, within)
     if role == "unknown":
@@ -268,12 +260,20 @@ def _role(name: str, data, single: bool) -> FieldRole:
                      within_task=within, n_values=n_values, values=values)
 
 
-def _constant_within_tasks(data, rows: np.ndarray, vals: list, counts: Counter) -> bool:
-    """Whether every task's rollouts agree on the field: each task carries one value on all of
-    its rows, or carries it on none (a missing value is a value of its own)."""
+def constant_within_tasks(data, rows: np.ndarray, col: list, counts: Counter) -> bool:
+    """Whether every task that the rows ``rows`` (those carrying the field, ``col`` their
+    values, ``counts`` the non-null ones counted) touch carries one value on all its rollouts
+    (1, 1.0 and true are one value, as a Counter has them)."""
+    if len(col) <= _FEW:  # a field on a few rows: plain Python costs less than numpy's calls
+        by_task: dict[int, list] = {}
+        for row, value in zip(rows.tolist(), col):
+            if value is not None:
+                by_task.setdefault(data.task_index.item(row), []).append(value)
+        return all(len(v) == data.rollouts.item(t) and len(set(v)) == 1
+                   for t, v in by_task.items())
     codes = {v: i for i, v in enumerate(counts)}
     codes[None] = -1
-    coded = np.fromiter(map(codes.__getitem__, vals), dtype=np.int64, count=len(vals))
+    coded = np.fromiter(map(codes.__getitem__, col), dtype=np.int64, count=len(col))
     carrying = coded >= 0
     tasks, coded = data.task_index[rows[carrying]], coded[carrying]
     n = np.bincount(tasks, minlength=data.n_tasks)
@@ -281,9 +281,10 @@ def _constant_within_tasks(data, rows: np.ndarray, vals: list, counts: Counter) 
     high = np.full(data.n_tasks, -1)
     np.minimum.at(low, tasks, coded)
     np.maximum.at(high, tasks, coded)
-    whole = (n == 0) | (n == data.rollouts)
-    agree = (n == 0) | (low == high)
-    return bool(np.all(whole & agree))
+    return bool(np.all(((n == 0) | (n == data.rollouts)) & ((n == 0) | (low == high))))
+
+
+_FEW = 64
 
 
 def _family(roles: dict[str, FieldRole], n_tasks: int) -> FieldRole | None:

@@ -10,16 +10,12 @@
 5. Did the model you will train write these rows?  -> ``off_policy``
 6. Otherwise                            -> ``grpo``
 
-The rows are read as they are (:mod:`whileai_core.questions`): a continuous reward is read on its
-spread within each task, not on passes at 1.0; budgets are compared before a teacher clears; a
-model id that nearly matches the rows' model is an error, not another model; the fields that
-change the answer are read by their role (:mod:`whileai_core.roles`) and ``fields`` says what
-the route did with each role present and which fields it did not read. Rows of several models
-are routed on the rows of the model you will train (the others set aside, said in ``fields``),
-or refused when none is that model. A teacher or a writer smaller than the model you will train
-is never proposed to distil from. Every answer carries its evidence (counts, the band, pass@1 or
-the mean reward with its interval and n); a next call runs as given or names what it still
-needs (``needs``), and takes the token budget from the rows when they carry one.
+The rows are read as they are (:mod:`whileai_core.questions`): a continuous reward on its spread
+within each task; the fields that change the answer by their role (:mod:`whileai_core.roles`),
+``fields`` saying what the route did with each. Rows of several models are routed on the model
+you will train, or refused when none is it; a teacher or writer smaller than it is never
+proposed. Every answer carries its evidence (with its interval and n); the next call runs as
+given or names what it still ``needs``.
 """
 
 from __future__ import annotations
@@ -152,10 +148,8 @@ class Route(Result):
                                                     "judge clears")
 
     def bounded(self, limit: int):
-        """Cut to fit an answer: past the byte bound the answers give their evidence as data
-        only (their ``detail``, its text, is dropped: first of those that did not decide, then
-        of the one that did) before any string is cut, so the decision, the method and the next
-        call are cut last."""
+        """Cut to fit an answer: the answers' ``detail`` is dropped first (of those that did not
+        decide, then of the one that did), so the decision, method and next call are cut last."""
         whole = listed = self._cut_lists(limit)
         for keep in (lambda a: a.decides, lambda a: False):
             if _answer_bytes(listed) <= self.answer_max_bytes:
@@ -190,10 +184,6 @@ class Route(Result):
         return "\n".join(lines)
 
 
-def _has(data: Rows, field: str) -> bool:
-    return data.has_field(field)
-
-
 def _did(data: Rows, *, teacher: bool, cluster: str | None, found: Families | None,
          kept: str | None, grader: Grading) -> dict[str, str]:
     """What the route did with each role (and some fields) of the rows, for ``fields``."""
@@ -217,7 +207,7 @@ def _did(data: Rows, *, teacher: bool, cluster: str | None, found: Families | No
         multi = sum(1 for t in data.column(f.name) if type(t) is int and t > 1)
         did[f.name] = (f"{multi} of {data.n_rows} rows have more than one turn"
                        + ("; completion_tokens is then the sum over turns" if multi else ""))
-    if _has(data, CATEGORY_FIELD):
+    if data.has_field(CATEGORY_FIELD):
         did[CATEGORY_FIELD] = ("the band per behaviour is "
                                f"{op_name('category_table') if 'category_table' in OPS else 'category_table'}")
     if cluster is not None:
@@ -270,13 +260,9 @@ def route_rows(rows: args.Rows, *, model: Annotated[Model, Field(description=(
                threshold: Threshold = None, cluster: AutoCluster = AUTO) -> Route:
     """Ask the questions of ``rows`` (graded on the model you will train) and route.
 
-    ``teacher_rows``: the candidate teacher graded on the same held-out tasks (optional); read
-    first, so bad teacher rows are refused even when the route stops before question 4.
-    ``taskset``/``teacher_url`` only fill the next call's arguments (without a taskset the call
-    names it in ``needs``).
-    ``cluster``: a row field naming each task's family; every interval resamples families.
-    ``"auto"`` (the default): a family field the rows carry is named with its clustered
-    interval in ``fields``; None: tasks only.
+    ``teacher_rows`` are read first, so bad ones are refused even when the route stops before
+    question 4. ``cluster``: a row field naming each task's family (every interval resamples
+    families); ``"auto"``: a family field the rows carry is named in ``fields``; None: tasks.
     """
     if teacher_rows is not None:
         teacher_rows = load_rows(teacher_rows, threshold=threshold)
@@ -289,9 +275,9 @@ def route_rows(rows: args.Rows, *, model: Annotated[Model, Field(description=(
     cluster, found = split_cluster(cluster, data)
     families = families_of(data, cluster) if cluster is not None else None
     grader = grading(data)
-    inner = _questions(data, model=model, teacher_rows=teacher_rows, taskset=taskset,
-                       teacher_url=teacher_url, threshold=threshold, cluster=cluster,
-                       families=families, graded_by=grader.grader)
+    inner = _questions(_Asked(data, model=model, teacher_rows=teacher_rows, taskset=taskset,
+                              teacher_url=teacher_url, threshold=threshold, cluster=cluster,
+                              families=families, graded_by=grader.grader))
     fields = fields_report(data, _did(data, teacher=teacher_rows is not None, cluster=cluster,
                                       found=found, kept=kept, grader=grader))
     inner = inner.model_copy(update={"fields": fields})
@@ -319,114 +305,154 @@ def route_rows(rows: args.Rows, *, model: Annotated[Model, Field(description=(
 route = route_rows  # the Python name the skills use (``whileai_core.route``); one function
 
 
-def _questions(data: Rows, *, model: str, teacher_rows: Any, taskset: str | None,
-               teacher_url: str | None, threshold: float | None, cluster: str | None,
-               families: Families | None, graded_by: str = "program") -> Route:
-    """Questions 1 to 6, the first that decides wins (``graded_by``: question 0's grader)."""
-    scale = data.reward_scale
-    ts = taskset
-    budget = rows_budget(data)
-    answers: list[Answer] = []
+def _questions(asked: _Asked) -> Route:
+    """Questions 1 to 6, the first that decides wins."""
+    for question in (_truncation, _group_size, _task_count, _signal, _teacher, _on_policy):
+        decided = question(asked)
+        if decided is not None:
+            return decided
+    return _grpo(asked)
 
-    def ask(q: int, answer: str, decides: bool, evidence: Result | dict) -> None:
+
+class _Asked:
+    """What the questions read (the rows, the route's arguments, ``graded_by``: question 0's
+    grader) and the answers so far."""
+
+    def __init__(self, data: Rows, *, model: str, teacher_rows: Any, taskset: str | None,
+                 teacher_url: str | None, threshold: float | None, cluster: str | None,
+                 families: Families | None, graded_by: str) -> None:
+        self.data, self.model, self.teacher_rows, self.ts = data, model, teacher_rows, taskset
+        self.teacher_url, self.threshold, self.cluster = teacher_url, threshold, cluster
+        self.families, self.graded_by = families, graded_by
+        self.scale, self.budget = data.reward_scale, rows_budget(data)
+        self.answers: list[Answer] = []
+        self.band: Band | None = None  # question 3's, read again by question 6
+
+    def ask(self, q: int, answer: str, decides: bool, evidence: Result | dict) -> None:
         if isinstance(evidence, Result):  # bounded: a route's answer never grows with the rows
             evidence = evidence.bounded(LIST_SHOWN_MAX)
             ev, detail = evidence.to_dict(), evidence.render()
         else:
             ev, detail = evidence, ""
-        answers.append(Answer(question=q, asks=QUESTIONS[q], answer=answer, decides=decides,
-                              evidence=ev, detail=detail))
+        self.answers.append(Answer(question=q, asks=QUESTIONS[q], answer=answer,
+                                   decides=decides, evidence=ev, detail=detail))
 
-    def done(code: RouteCode, method: str, q: int | str, step: NextStep) -> Route:
+    def done(self, code: RouteCode, method: str, q: int | str, step: NextStep) -> Route:
         decided = f"{q}. {QUESTIONS[q]}" if isinstance(q, int) else q
-        return Route(route=code, method=method, decided_by=decided, answers=answers,
-                     next_step=step, reward=scale, cluster=cluster)
+        return Route(route=code, method=method, decided_by=decided, answers=self.answers,
+                     next_step=step, reward=self.scale, cluster=self.cluster)
 
-    # 1. truncation: a cut-off reply that passes, or a continuous reward that pays it more
-    tp = truncated_passes(data)
+
+def _truncation(a: _Asked) -> Route | None:
+    """1. A cut-off reply that passes, or a continuous reward that pays it more."""
+    tp = truncated_passes(a.data)
     pays = tp.pay is not None and tp.pay.pays
-    ask(1, (f"yes: {tp.count} truncated rows pass" if tp.count else
-            f"yes: {tp.pay.render()}" if pays else "no truncated row passes"
-            + ("" if tp.pay is None else " or earns more")), bool(tp), tp)
-    if tp:
-        why = ("a cut-off reply can pass" if tp.count else
-               "a reply the cap cut off earns more than a finished one")
-        return done("fix_reward", "nothing yet: fix the reward first", 1, NextStep(
-            say=f"Make a truncated reply fail or earn no more than a finished one (or raise "
-                f"max_tokens), re-grade, and route again: while {why}, every rate below "
-                "measures the reward, not the model."))
-    # 2. group size
-    rp = rollouts_per_task(data)
+    a.ask(1, (f"yes: {tp.count} truncated rows pass" if tp.count else
+              f"yes: {tp.pay.render()}" if pays else "no truncated row passes"
+              + ("" if tp.pay is None else " or earns more")), bool(tp), tp)
+    if not tp:
+        return None
+    why = ("a cut-off reply can pass" if tp.count else
+           "a reply the cap cut off earns more than a finished one")
+    return a.done("fix_reward", "nothing yet: fix the reward first", 1, NextStep(
+        say=f"Make a truncated reply fail or earn no more than a finished one (or raise "
+            f"max_tokens), re-grade, and route again: while {why}, every rate below "
+            "measures the reward, not the model."))
+
+
+def _group_size(a: _Asked) -> Route | None:
+    """2. Rollouts per task."""
+    rp = rollouts_per_task(a.data)
     single = rp.k == 1
-    ask(2, f"k = {rp.k}" + (": one rollout per task; the mean is estimable, the per-task band "
-                            "is not" if single else ""), single, rp)
-    if single:
-        return done("single_rollout", "re-sample at k >= 4 and route again; if you can only "
-                    "ever sample once per prompt, FlashReinforce / SAO / BPCO in your trainer, or "
-                    "prime-rl rae", 2, single_rollout_step(ts, model, budget))
-    # too few tasks for any verdict below
-    if data.n_tasks < ROUTE_MIN_TASKS:
-        tasks = f"{data.n_tasks} task" + ("" if data.n_tasks == 1 else "s")
-        return done("too_few_tasks", f"none yet: {tasks}", "too few tasks", NextStep(
-            say=f"Only {tasks}: below {ROUTE_MIN_TASKS} no verdict the route gives "
-                "(a band, a teacher's gap) can be told from chance (the smallest two-sided exact "
-                f"p on {tasks} is 2/2^{data.n_tasks} = {2 / 2 ** data.n_tasks:.3f}). "
-                f"Score {ROUTE_MIN_TASKS} or more tasks (a few hundred to size a training run: "
-                f"{op_name('holdout_size')}) and route again."))
-    # 3. signal: the reward's spread within each task
-    bd = band(data, families=families)
-    decided = bd.band in ("floor", "saturated")
-    ask(3, _band_answer(bd), decided, bd)
+    a.ask(2, f"k = {rp.k}" + (": one rollout per task; the mean is estimable, the per-task "
+                              "band is not" if single else ""), single, rp)
+    if not single:
+        return None
+    return a.done("single_rollout", "re-sample at k >= 4 and route again; if you can only "
+                  "ever sample once per prompt, FlashReinforce / SAO / BPCO in your trainer, or "
+                  "prime-rl rae", 2, single_rollout_step(a.ts, a.model, a.budget))
+
+
+def _task_count(a: _Asked) -> Route | None:
+    """Too few tasks for any verdict below."""
+    n = a.data.n_tasks
+    if n >= ROUTE_MIN_TASKS:
+        return None
+    tasks = f"{n} task" + ("" if n == 1 else "s")
+    return a.done("too_few_tasks", f"none yet: {tasks}", "too few tasks", NextStep(
+        say=f"Only {tasks}: below {ROUTE_MIN_TASKS} no verdict the route gives "
+            "(a band, a teacher's gap) can be told from chance (the smallest two-sided exact "
+            f"p on {tasks} is 2/2^{n} = {2 / 2 ** n:.3f}). "
+            f"Score {ROUTE_MIN_TASKS} or more tasks (a few hundred to size a training run: "
+            f"{op_name('holdout_size')}) and route again."))
+
+
+def _signal(a: _Asked) -> Route | None:
+    """3. The reward's spread within each task."""
+    bd = a.band = band(a.data, families=a.families)
+    a.ask(3, _band_answer(bd), bd.band in ("floor", "saturated"), bd)
     if bd.band == "floor":
-        return floor_route(done, bd, model, ts, budget)
+        return floor_route(a.done, bd, a.model, a.ts, a.budget)
     if bd.band == "saturated":
-        return done("saturated", "GroupwiseGrading (rank the passes), or a harder eval", 3, NextStep(
-            say="Every rollout of every task passes: the reward gives no signal. If the passes "
-                "differ in quality, rank them with GroupwiseGrading(grader, mode='reward') after "
-                "auditing its grader; otherwise harden the eval."))
-    # 4. teacher
-    if teacher_rows is not None:
-        tc = teacher_clears(teacher_rows, data, threshold=threshold, cluster=cluster)
-        teacher_models = [m for m in load_rows(teacher_rows).models() if m]
-        name = teacher_models[0] if len(teacher_models) == 1 else None
-        too_small = smaller(name, model)
-        ask(4, ("yes" if tc and not too_small else f"it clears, but {too_small}" if tc
-                else f"no: {tc.reason}"), bool(tc) and not too_small, tc)
-        if tc and not too_small:
-            url = teacher_url or "http://localhost:8001/v1"
-            step = config_step("The teacher clears: distil it on-policy. Serve it with vLLM "
-                                "(prompt log-probs) and check it shares the tokenizer.", ts,
-                                {"name": "opd", "teacher": f"{name}@{url}"} if name else
-                                {"name": "opd"}, model, budget)
-            if name is None:
-                step = step.model_copy(update={"needs": [*step.needs, "method.teacher"]})
-            return done("opd", "OPD from the teacher (same tokenizer; teacher served by vLLM)", 4,
-                        step)
-    else:
-        ask(4, "no teacher rows given", False, {"teacher_rows": None})
-    # 5. on-policy
-    op = on_policy(data, model)
-    off = op.status in ("older_copy", "other_model")
-    ask(5, op.status, off, op)
+        return a.done("saturated", "GroupwiseGrading (rank the passes), or a harder eval", 3,
+                      NextStep(say="Every rollout of every task passes: the reward gives no "
+                               "signal. If the passes differ in quality, rank them with "
+                               "GroupwiseGrading(grader, mode='reward') after auditing its "
+                               "grader; otherwise harden the eval."))
+    return None
+
+
+def _teacher(a: _Asked) -> Route | None:
+    """4. A teacher that clears, and is no smaller than the model you will train."""
+    if a.teacher_rows is None:
+        a.ask(4, "no teacher rows given", False, {"teacher_rows": None})
+        return None
+    tc = teacher_clears(a.teacher_rows, a.data, threshold=a.threshold, cluster=a.cluster)
+    teacher_models = [m for m in load_rows(a.teacher_rows).models() if m]
+    name = teacher_models[0] if len(teacher_models) == 1 else None
+    too_small = smaller(name, a.model)
+    a.ask(4, ("yes" if tc and not too_small else f"it clears, but {too_small}" if tc
+              else f"no: {tc.reason}"), bool(tc) and not too_small, tc)
+    if not tc or too_small:
+        return None
+    url = a.teacher_url or "http://localhost:8001/v1"
+    step = config_step("The teacher clears: distil it on-policy. Serve it with vLLM "
+                       "(prompt log-probs) and check it shares the tokenizer.", a.ts,
+                       {"name": "opd", "teacher": f"{name}@{url}"} if name else
+                       {"name": "opd"}, a.model, a.budget)
+    if name is None:
+        step = step.model_copy(update={"needs": [*step.needs, "method.teacher"]})
+    return a.done("opd", "OPD from the teacher (same tokenizer; teacher served by vLLM)", 4,
+                  step)
+
+
+def _on_policy(a: _Asked) -> Route | None:
+    """5. Whether the model you will train wrote the rows."""
+    op = on_policy(a.data, a.model)
+    a.ask(5, op.status, op.status in ("older_copy", "other_model"), op)
     if op.status == "other_model":
-        return other_model(done, op, model)
+        return other_model(a.done, op, a.model)
     if op.status == "older_copy":
-        return done("off_policy", "Async(grpo) with a per-token correction (icepop or ipo)", 5,
-                    config_step("An older copy of this model wrote the rows: wrap GRPO in "
-                                 "Async with a correction.", ts,
-                                 {"name": "async", "method": "grpo", "correction": "icepop"},
-                                 model, budget))
-    # 6. GRPO
-    ss = split_share(data)
-    ask(6, _grpo_answer(bd, ss), True, ss)
+        return a.done("off_policy", "Async(grpo) with a per-token correction (icepop or ipo)",
+                      5, config_step("An older copy of this model wrote the rows: wrap GRPO in "
+                                     "Async with a correction.", a.ts,
+                                     {"name": "async", "method": "grpo",
+                                      "correction": "icepop"}, a.model, a.budget))
+    return None
+
+
+def _grpo(a: _Asked) -> Route:
+    """6. Otherwise GRPO."""
+    ss = split_share(a.data)
+    a.ask(6, _grpo_answer(a.band, ss), True, ss)
     who = {"llm_judge": "the audited judge's score", "human": "people's grades"}.get(
-        graded_by, "program grader")
+        a.graded_by, "program grader")
     method = (f"GRPO on the reward ({who}, on-policy rows): the reward's spread within "
-              "each group is the signal, whatever pass@1 says" if scale.continuous else
+              "each group is the signal, whatever pass@1 says" if a.scale.continuous else
               f"GRPO on the split tasks ({who}, on-policy rows)")
-    return done("grpo", method, 6,
-                config_step(f"Train GRPO, with a random-selection control of the same size. "
-                             f"{held_out(data)}", ts, "grpo", model, budget))
+    return a.done("grpo", method, 6,
+                  config_step(f"Train GRPO, with a random-selection control of the same size. "
+                              f"{held_out(a.data)}", a.ts, "grpo", a.model, a.budget))
 
 
 def _band_answer(bd: Band) -> str:

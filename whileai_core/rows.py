@@ -2,22 +2,13 @@
 
 A row is one graded rollout: ``task_id`` (``scenario_id`` is accepted as an alias), ``reward`` (a
 finite number; a pass is ``reward >= threshold``), ``truncated`` (bool, default false) and
-``model`` (str or null). Token budgets (``max_tokens``, ``completion_tokens``,
-``finish_reason``) become typed columns too, when some row carries one (:attr:`Rows.budget`,
-``whileai_core.budgets``). Every other field is kept as a column: :meth:`Rows.column`,
-:meth:`Rows.present`, :meth:`Rows.kinds` (``whileai_core.columns``); :attr:`Rows.records` gives
-the rows as dicts.
+``model`` (str or null); token budgets (``whileai_core.budgets``) and every other field are
+kept as columns too (``whileai_core.columns``).
 
-Every statistic in the library reads the same :class:`Rows`: per-row numpy columns plus the
-per-task counts (rollouts, passes, reward sums) computed once with ``np.bincount``. A file is
-read into columns by the one reader of records (:func:`whileai_core.records.read_rows`), rows
-given as a list by :meth:`~whileai_core.columns.Columns.from_dicts`; both end in
-:func:`_build`. Bad input raises :class:`~whileai_core.errors.RowsError` naming the file, the
-line, the field and the fix.
-
-Why one module of ~460 lines: the one place where fields become typed columns and the view over
-them are one contract (a record's line travels from the reader into every error the view
-raises).
+Every statistic reads the same :class:`Rows`: per-row numpy columns plus per-task counts computed
+once. A file is read by :func:`whileai_core.records.read_rows`, a list by
+:meth:`~whileai_core.columns.Columns.from_dicts`; both end in :func:`_build`. Bad input raises
+:class:`~whileai_core.errors.RowsError` naming the file, the line, the field and the fix.
 """
 
 from __future__ import annotations
@@ -25,6 +16,7 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
+from functools import partial
 from itertools import compress, islice
 from operator import ne
 import math
@@ -55,12 +47,8 @@ class Rows:
     ``model`` (list of str | None), ``task_index`` (int64 into ``task_ids``).
     Per task (length ``n_tasks``, first-appearance order): ``task_ids``, ``rollouts`` (int64),
     ``passes`` (int64), ``reward_sum`` (float64).
-    Every field the rows carry, the ones above and any other: :attr:`fields`, and per field
-    :meth:`column` (its values), :meth:`present` (which rows carry it) and :meth:`kinds` (the
-    types of its values), read from the same load (:mod:`whileai_core.columns`); the rows as
-    dicts are :attr:`records`, built on first use when the file was read as columns.
-    Token budgets, when some row carries one: :attr:`budget` (:mod:`whileai_core.budgets`).
-    The reward's kind: :attr:`reward_scale` (:mod:`whileai_core.rewards`), read once.
+    Every field: :attr:`fields`, :meth:`column`, :meth:`present`, :meth:`kinds`; the rows as
+    dicts: :attr:`records`. Token budgets: :attr:`budget`; the reward's kind: :attr:`reward_scale`.
     """
 
     __slots__ = ("source", "threshold", "reward", "passed", "truncated", "model",
@@ -94,8 +82,7 @@ class Rows:
         self._scale: RewardScale | None = None
         self._reading = None  # the fields' roles (whileai_core.roles), read on first use
         self.origin: str | None = None  # another system's output: what was read of it
-        # where each task's rows start (runs()): given by the reader, False when they are not
-        # consecutive, None until asked
+        # where each task's rows start (runs()): False when not consecutive, None until asked
         self._runs: np.ndarray | bool | None = starts
         self._spread: np.ndarray | None = None  # per-task reward spread (spread())
 
@@ -126,8 +113,7 @@ class Rows:
     # --- every field -----------------------------------------------------------------------
     @property
     def records(self) -> list[dict]:
-        """The rows as dicts (every field each row carries). Built once, on first use, when the
-        file was read as columns: prefer :meth:`column` for one field."""
+        """The rows as dicts, built on first use: prefer :meth:`column` for one field."""
         if self._records is None:
             self._records = self._columns.records()
         return self._records
@@ -138,8 +124,7 @@ class Rows:
         return self._columns.names()
 
     def column(self, name: str) -> list:
-        """The value of field ``name`` in every row, as loaded (``None`` where a row does not
-        carry it; :meth:`present` tells a missing field from a JSON null)."""
+        """The value of field ``name`` in every row (``None`` where a row does not carry it)."""
         return self._columns.values(name)
 
     def present(self, name: str) -> np.ndarray:
@@ -147,13 +132,11 @@ class Rows:
         return self._columns.present(name)
 
     def kinds(self, name: str) -> set[type]:
-        """The Python types of field ``name``'s values where rows carry it: ``str``, ``int``,
-        ``float``, ``bool``, ``list``, ``dict`` and ``type(None)`` for a JSON null."""
+        """The Python types of field ``name``'s values where rows carry it."""
         return self._columns.kinds(name)
 
     def width(self) -> int:
-        """Fields per row, to size work by (the columns' count where known at no cost, else the
-        first row's)."""
+        """Fields per row, to size work by."""
         return self._columns.width()
 
     def has_field(self, name: str) -> bool:
@@ -161,21 +144,18 @@ class Rows:
         return self._columns.has(name)
 
     def carried(self, name: str) -> tuple[np.ndarray, list]:
-        """The rows that carry field ``name`` (increasing indices) and their values: a reading
-        of a sparse field that costs its cells, not every row."""
+        """The rows that carry field ``name`` (increasing indices) and their values."""
         return self._columns.carried(name)
 
     @property
     def notes(self) -> list[str]:
-        """What the reader changed to keep the rows valid JSON (a lone surrogate read as
-        U+FFFD), each naming its line and field."""
+        """What the reader changed to keep the rows valid JSON, each naming its line and field."""
         return list(self._columns.notes)
 
     # --- what the rows hold (a cache of loads charges it) --------------------------------------
     def nbytes(self) -> int:
-        """Bytes these rows hold: their arrays' ``nbytes``, the columns' text and kept objects
-        (``Columns.nbytes``), the task ids and the per-row lists (a pointer a row, each distinct
-        string once); the row dicts too, once built."""
+        """Bytes these rows hold: arrays, columns, the per-row lists (each distinct string once)
+        and the row dicts once built."""
         arrays = [self.reward, self.passed, self.truncated, self.task_index, self.rollouts,
                   self.passes, self.reward_sum, self._lines]
         if self.budget is not None:
@@ -191,8 +171,8 @@ class Rows:
         return held
 
     def shared(self) -> Rows:
-        """These rows for one more caller: everything loaded shared, nothing one caller builds
-        (the row dicts) kept for the next (a cached load stays the size it was charged)."""
+        """These rows for one more caller: everything loaded shared, but not the row dicts one
+        caller builds (a cached load stays the size it was charged)."""
         out = object.__new__(Rows)
         for name in Rows.__slots__:
             setattr(out, name, getattr(self, name))
@@ -220,7 +200,7 @@ class Rows:
 
     def runs(self) -> np.ndarray | None:
         """Where each task's rows start, when every task's rows are consecutive and the tasks
-        come in order (a file written task by task, as graded rows usually are); else None."""
+        come in order; else None."""
         if self._runs is None:
             index = self.task_index
             step = np.diff(index)
@@ -250,15 +230,13 @@ class Rows:
         return dict(self._model_counts)
 
     def where(self, mask: np.ndarray) -> Rows:
-        """The rows where ``mask`` is true, regrouped (tasks keep their first-appearance order).
-        ``mask`` may also be the increasing row indices to keep (what a group-by gives, without
-        a pass over every row per group)."""
+        """The rows where ``mask`` (a bool mask, or increasing row indices) is true, regrouped
+        (tasks keep their first-appearance order)."""
         mask = np.asarray(mask)
         keep = np.flatnonzero(mask) if mask.dtype == bool else mask.astype(np.int64)
         index = keep.tolist()
         if len(index) <= _SMALL:
-            # a few rows (one group of many, as compare_many splits them): the same regrouping
-            # in plain Python, cheaper than numpy's per-call cost at this size
+            # a few rows: the same regrouping in plain Python, cheaper than numpy's calls
             old = list(map(self.task_index.item, index))
             position = {t: i for i, t in enumerate(dict.fromkeys(old))}
             task_index = np.array([position[t] for t in old], dtype=np.int64)
@@ -299,16 +277,9 @@ class Rows:
 def load_rows(source: Any, *, threshold: float | None = None, root: Root | None = None) -> Rows:
     """Load graded rows from a path (JSONL or a JSON array), a list of dicts, or :class:`Rows`.
 
-    A path may also be another system's eval output that reads without a choice (see
-    :mod:`whileai_core.importers`): prime-rl episodes of one step, an Inspect log with one
-    scorer, lm-eval samples with one metric and filter. Errored rollouts are left out.
-
-    A rows file is decoded into columns by the one reader of records
-    (:func:`whileai_core.records.read_rows`), which names the file and line of a bad row. To
-    load a file once for many calls, see :mod:`whileai_core.rows_cache`.
-
-    ``threshold``: a row passes iff ``reward >= threshold`` (default ``PASS_THRESHOLD`` = 1.0).
-    ``root``: open a path under this root (see :func:`read_records`).
+    A path may also be another system's eval output that reads without a choice
+    (:mod:`whileai_core.importers`); errored rollouts are left out. ``threshold``: a row passes
+    iff ``reward >= threshold`` (default ``PASS_THRESHOLD``). ``root``: open a path under it.
     Raises :class:`RowsError` naming the file, line, field and fix for any row it cannot use.
     """
     thr = check_threshold(threshold)
@@ -328,15 +299,13 @@ def load_rows(source: Any, *, threshold: float | None = None, root: Root | None 
 
 
 def imported(path: UserPath, found: Any, *, threshold: float | None = None) -> Rows:
-    """The rows ``_foreign`` read from another system's output at ``path`` (which it says it
-    read: ``Rows.origin``)."""
+    """The rows ``_foreign`` read from another system's output at ``path``."""
     return _build(Columns.from_dicts(found.rows, f"{path} ({found.format} import)"),
                   threshold=check_threshold(threshold)).of(found.read)
 
 
 def load_open(fh: OpenFile, *, threshold: float | None = None) -> Rows:
-    """The graded rows of the rows file open as ``fh`` (read from that handle, never reopened
-    by name: what ``whileai_core.rows_cache`` keeps is the file it keyed)."""
+    """The graded rows of the rows file open as ``fh`` (read from that handle, never reopened)."""
     columns = read_rows(fh)
     step(2, 3, f"grouping {columns.n} rows by task")
     rows = _build(columns, threshold=check_threshold(threshold))
@@ -371,8 +340,7 @@ def with_threshold(rows: Rows, threshold: float | None) -> Rows:
 
 
 def _foreign(path: UserPath):
-    """Another system's output read on the fly (``whileai_core.importers.on_the_fly``), or None
-    (graded rows, or something the reader will name)."""
+    """Another system's output read on the fly (``importers.on_the_fly``), or None."""
     if path.is_file() and is_graded_row(first_record(first_line(path))):
         return None  # graded rows: the importers are not needed
     from .importers.on_the_fly import read_as_rows  # lazy: a JSONL file loads without the importers
@@ -380,120 +348,22 @@ def _foreign(path: UserPath):
     return read_as_rows(path)
 
 
-def _build(cols: Columns, *, threshold: float) -> Rows:
-    """The rows' fields checked and turned into the typed columns every statistic reads.
+_NoneType = type(None)
 
-    The one place where a row field becomes a column, whichever reader read the rows: each
-    known field is read as one list (``cols.values``) and its types at once (``cols.kinds``),
-    and the first row that breaks a rule is named by ``cols.where`` (its file and line). Where a
-    typed array holds exactly what the file held (every task id a string, every reward a float,
-    every ``truncated`` a bool), the store keeps the array instead of its own copy.
-    """
+
+def _build(cols: Columns, *, threshold: float) -> Rows:
+    """The rows' fields checked and turned into the typed columns every statistic reads, the
+    first row that breaks a rule named by ``cols.where`` (its file and line). Where a typed
+    array holds exactly what the file held, the columns derive the field from it."""
     n, source = cols.n, cols.source
     if not n:
         raise RowsError("no rows", source=source,
                         fix="give at least one row with task_id and reward")
-    NoneType = type(None)
-
-    def fail(i: int, problem: str, field: str, fix: str) -> RowsError:
-        return RowsError(problem, **cols.where(i), field=field, fix=fix)
-
-    def kinds_of(field: str, carried: np.ndarray) -> set[type]:
-        """The types of a field's values, absent rows counted as None (as ``dict.get`` reads)."""
-        return cols.kinds(field) | (set() if carried.all() else {NoneType})
-
-    carried = cols.present(TASK_FIELD)
-    kinds = kinds_of(TASK_FIELD, carried)
     factorized = cols.typed.get(TASK_FIELD)  # (the reader's: every id a string)
-    # (read, never changed: a new list where it must)
-    tids = cols.shared_values(TASK_FIELD) if factorized is None else None
-    plain_ids = bool(carried.all())
-    if NoneType in kinds:
-        plain_ids = False
-        for alias in TASK_ALIASES:
-            tids = [t if t is not None else a for t, a in zip(tids, cols.values(alias))]
-        if None in tids:
-            i = tids.index(None)
-            if not cols.present(TASK_FIELD)[i]:
-                raise _missing(cols, i, TASK_FIELD, 'add "task_id": "<the prompt or scenario '
-                               'this rollout answers>"')
-            raise fail(i, "`task_id` is null", TASK_FIELD,
-                       'give "task_id": "<the prompt or scenario this rollout answers>"')
-        kinds = set(map(type, tids))
-    if not kinds <= {str}:
-        plain_ids = False
-        if kinds <= {str, int}:
-            tids = [t if type(t) is str else str(t) for t in tids]
-        else:
-            i = next(j for j, t in enumerate(tids) if type(t) not in (str, int))
-            raise fail(i, f"`task_id` is {as_json(tids[i])}", TASK_FIELD,
-                       "use a string id")
-    carried = cols.present("reward")
-    kinds = kinds_of("reward", carried)
-    floats = cols.typed.get("reward")  # (the reader's: every reward a float)
-    rewards = cols.shared_values("reward") if floats is None else None
-    if not kinds <= {float, int}:
-        i = next(j for j, v in enumerate(rewards) if type(v) not in (float, int))
-        if rewards[i] is None:
-            fix = 'add "reward": <a number; a pass is >= the threshold (1.0)>'
-            if not carried[i]:
-                raise _missing(cols, i, "reward", fix)
-            raise fail(i, "`reward` is null", "reward", fix)
-        raise fail(i, f"`reward` is {as_json(rewards[i])}", "reward",
-                   "write the reward as a JSON number, e.g. 1.0")
-    try:
-        reward = floats if floats is not None else \
-            np.fromiter(rewards, dtype=np.float64, count=n)  # (5 ms under np.array a 1M)
-    except OverflowError:  # an integer past a float's range (JSON lets it have 4,300 digits)
-        reward = np.array(list(map(_as_float, rewards)), dtype=np.float64)
-    finite = np.isfinite(reward)
-    if not finite.all():
-        i = int(np.flatnonzero(~finite)[0])
-        value = rewards[i] if rewards is not None else reward[i].item()
-        shown = repr(value) if type(value) is float else \
-            f"an integer of {len(str(abs(value)))} digits"
-        raise fail(i, f"`reward` is {shown}, not a finite number", "reward",
-                   "grade the rollout with a finite score (a failed grade is 0.0)")
-    plain_rewards = kinds == {float}
-    del rewards
-    carried = cols.present("truncated")
-    kinds = kinds_of("truncated", carried)
-    same = cols.constant("truncated")  # one flag in every row: no list of it
-    trunc = None if kinds == {NoneType} or same is not None else cols.shared_values("truncated")
-    if not kinds <= {bool, NoneType}:
-        trunc = cols.values("truncated")
-        i = next(j for j, v in enumerate(trunc) if type(v) not in (bool, NoneType))
-        raise fail(i, f"`truncated` is {as_json(trunc[i])}", "truncated",
-                   "write true or false (true when the reply hit the token cap)")
-    if same is not None:  # (kinds == {bool})
-        truncated = np.full(n, same[0], dtype=bool)
-    elif trunc is None or trunc.count(True) == 0:  # (kinds <= {bool, None}: only True is true)
-        truncated = np.zeros(n, dtype=bool)
-    else:
-        truncated = np.array([v is True for v in trunc] if NoneType in kinds else trunc,
-                             dtype=bool)
-    plain_truncated = kinds == {bool}
-    # optional columns: token budgets (whileai_core.budgets); a reply the cap cut off is
-    # truncated where the row does not say otherwise
-    budget = budget_columns(cols, fail)
-    if budget is not None and budget.finish_reason is not None and not plain_truncated:
-        unsaid = (np.ones(n, dtype=bool) if trunc is None else
-                  np.fromiter((v is None for v in trunc), dtype=bool, count=n))
-        truncated = truncated | (budget.cut_off() & unsaid)
-    del trunc
-    carried = cols.present("model")
-    kinds = kinds_of("model", carried)
-    same = cols.constant("model")
-    model = cols.shared_values("model") if same is None else None
-    if not kinds <= {str, NoneType}:
-        i = next(j for j, v in enumerate(model) if type(v) not in (str, NoneType))
-        raise fail(i, f"`model` is {as_json(model[i])}", "model",
-                   'write the model id that sampled the rollout, e.g. "Qwen/Qwen3-8B", or null')
-    first = model[0] if same is None else same[0]
-    # in C; with one model, one string shared by every row
-    one_model = same is not None or model.count(first) == n
-    if one_model:
-        model = [first] * n
+    tids, plain_ids = _task_ids(cols, read=factorized is not None)
+    reward, plain_rewards = _rewards(cols)
+    truncated, plain_truncated, budget = _truncated(cols)
+    model, one_model, every_model = _models(cols)
     task_index, task_ids, starts = _factorize(tids) if factorized is None else factorized
     del tids
     cols.typed = {}  # (read: the rows hold them now)
@@ -502,24 +372,144 @@ def _build(cols: Columns, *, threshold: float) -> Rows:
                 task_ids=task_ids, lines=cols.line_numbers(), budget=budget,
                 starts=False if starts is None else starts)  # (read as the ids were)
     if one_model:
-        rows._model_counts = {first: n}
+        rows._model_counts = {model[0]: n}
     if plain_ids:
         cols.derive(TASK_FIELD, lambda: list(map(task_ids.__getitem__, task_index.tolist())))
     if plain_rewards:
         cols.derive("reward", reward.tolist)
     if plain_truncated:
         cols.derive("truncated", truncated.tolist)
-    if carried.all():
+    if every_model:
         cols.derive("model", lambda: list(model))
     return rows
 
 
+def _fail(cols: Columns, i: int, problem: str, field: str, fix: str) -> RowsError:
+    return RowsError(problem, **cols.where(i), field=field, fix=fix)
+
+
+def _kinds_of(cols: Columns, field: str, carried: np.ndarray) -> set[type]:
+    """The types of a field's values, absent rows counted as None (as ``dict.get`` reads)."""
+    return cols.kinds(field) | (set() if carried.all() else {_NoneType})
+
+
+def _task_ids(cols: Columns, *, read: bool) -> tuple[list | None, bool]:
+    """Every row's task id as a string (None when the reader ``read`` them typed), and
+    whether each row held exactly that (a string ``task_id``)."""
+    carried = cols.present(TASK_FIELD)
+    kinds = _kinds_of(cols, TASK_FIELD, carried)
+    # (read, never changed: a new list where it must)
+    tids = None if read else cols.shared_values(TASK_FIELD)
+    plain = bool(carried.all())
+    if _NoneType in kinds:
+        plain = False
+        for alias in TASK_ALIASES:
+            tids = [t if t is not None else a for t, a in zip(tids, cols.values(alias))]
+        if None in tids:
+            i = tids.index(None)
+            if not carried[i]:
+                raise _missing(cols, i, TASK_FIELD, 'add "task_id": "<the prompt or scenario '
+                               'this rollout answers>"')
+            raise _fail(cols, i, "`task_id` is null", TASK_FIELD,
+                        'give "task_id": "<the prompt or scenario this rollout answers>"')
+        kinds = set(map(type, tids))
+    if not kinds <= {str}:
+        plain = False
+        if kinds <= {str, int}:
+            tids = [t if type(t) is str else str(t) for t in tids]
+        else:
+            i = next(j for j, t in enumerate(tids) if type(t) not in (str, int))
+            raise _fail(cols, i, f"`task_id` is {as_json(tids[i])}", TASK_FIELD,
+                        "use a string id")
+    return tids, plain
+
+
+def _rewards(cols: Columns) -> tuple[np.ndarray, bool]:
+    """Every row's reward as float64, each finite, and whether each row held a JSON float."""
+    carried = cols.present("reward")
+    kinds = _kinds_of(cols, "reward", carried)
+    floats = cols.typed.get("reward")  # (the reader's: every reward a float)
+    rewards = cols.shared_values("reward") if floats is None else None
+    if not kinds <= {float, int}:
+        i = next(j for j, v in enumerate(rewards) if type(v) not in (float, int))
+        if rewards[i] is None:
+            fix = 'add "reward": <a number; a pass is >= the threshold (1.0)>'
+            if not carried[i]:
+                raise _missing(cols, i, "reward", fix)
+            raise _fail(cols, i, "`reward` is null", "reward", fix)
+        raise _fail(cols, i, f"`reward` is {as_json(rewards[i])}", "reward",
+                    "write the reward as a JSON number, e.g. 1.0")
+    try:
+        reward = floats if floats is not None else \
+            np.fromiter(rewards, dtype=np.float64, count=cols.n)
+    except OverflowError:  # an integer past a float's range (JSON lets it have 4,300 digits)
+        reward = np.array(list(map(_as_float, rewards)), dtype=np.float64)
+    finite = np.isfinite(reward)
+    if not finite.all():
+        i = int(np.flatnonzero(~finite)[0])
+        value = rewards[i] if rewards is not None else reward[i].item()
+        shown = repr(value) if type(value) is float else \
+            f"an integer of {len(str(abs(value)))} digits"
+        raise _fail(cols, i, f"`reward` is {shown}, not a finite number", "reward",
+                    "grade the rollout with a finite score (a failed grade is 0.0)")
+    return reward, kinds == {float}
+
+
+def _truncated(cols: Columns) -> tuple[np.ndarray, bool, BudgetColumns | None]:
+    """Every row's ``truncated`` flag, whether each row held a bool, and the token budgets
+    (``whileai_core.budgets``): a reply the cap cut off is truncated where its row does not
+    say otherwise."""
+    n = cols.n
+    carried = cols.present("truncated")
+    kinds = _kinds_of(cols, "truncated", carried)
+    same = cols.constant("truncated")  # one flag in every row: no list of it
+    trunc = None if kinds == {_NoneType} or same is not None else \
+        cols.shared_values("truncated")
+    if not kinds <= {bool, _NoneType}:
+        trunc = cols.values("truncated")
+        i = next(j for j, v in enumerate(trunc) if type(v) not in (bool, _NoneType))
+        raise _fail(cols, i, f"`truncated` is {as_json(trunc[i])}", "truncated",
+                    "write true or false (true when the reply hit the token cap)")
+    if same is not None:  # (kinds == {bool})
+        truncated = np.full(n, same[0], dtype=bool)
+    elif trunc is None or trunc.count(True) == 0:  # (kinds <= {bool, None}: only True is true)
+        truncated = np.zeros(n, dtype=bool)
+    else:
+        truncated = np.array([v is True for v in trunc] if _NoneType in kinds else trunc,
+                             dtype=bool)
+    plain = kinds == {bool}
+    budget = budget_columns(cols, partial(_fail, cols))
+    if budget is not None and budget.finish_reason is not None and not plain:
+        unsaid = (np.ones(n, dtype=bool) if trunc is None else
+                  np.fromiter((v is None for v in trunc), dtype=bool, count=n))
+        truncated = truncated | (budget.cut_off() & unsaid)
+    return truncated, plain, budget
+
+
+def _models(cols: Columns) -> tuple[list, bool, bool]:
+    """Every row's ``model`` (one string shared by every row when there is one model),
+    whether there is one, and whether every row carries the field."""
+    n = cols.n
+    carried = cols.present("model")
+    kinds = _kinds_of(cols, "model", carried)
+    same = cols.constant("model")
+    model = cols.shared_values("model") if same is None else None
+    if not kinds <= {str, _NoneType}:
+        i = next(j for j, v in enumerate(model) if type(v) not in (str, _NoneType))
+        raise _fail(cols, i, f"`model` is {as_json(model[i])}", "model",
+                    'write the model id that sampled the rollout, e.g. "Qwen/Qwen3-8B", or null')
+    first = model[0] if same is None else same[0]
+    one_model = same is not None or model.count(first) == n  # (counted in C)
+    if one_model:
+        model = [first] * n
+    return model, one_model, bool(carried.all())
+
+
 def _per_task(task_index: np.ndarray, passed: np.ndarray, reward: np.ndarray, n_tasks: int,
               starts: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per task: rollouts, passes and the reward sum (each task's rewards added in row order,
-    from 0.0, as ``np.bincount`` adds them). Where every task's rows are one run of the same
-    length (``starts``), read as a table column by column: the same sums, without scattering a
-    million rows."""
+    """Per task: rollouts, passes and the reward sum (added in row order, as ``np.bincount``
+    adds them); where every task's rows are one run of the same length (``starts``), summed as a
+    table column by column, without scattering every row."""
     n = task_index.shape[0]
     width = n // max(n_tasks, 1)
     if isinstance(starts, np.ndarray) and 1 <= width <= 64 and width * n_tasks == n and \
@@ -572,12 +562,8 @@ def _as_float(value: float | int) -> float:
 
 def _factorize(tids: list[str]) -> tuple[np.ndarray, list[str], np.ndarray | None]:
     """Task index per row, the task ids in first-appearance order, and where each task's rows
-    start when they are consecutive (else None).
-
-    Graded rows usually come grouped (a task's rollouts are consecutive): then the index is a
-    cumulative count of the places where the id changes (each neighbour compared in C),
-    provided no id starts two runs. Otherwise a dict maps each id to its position.
-    """
+    start when they are consecutive (else None): then the index is a cumulative count of the
+    places where the id changes (compared in C); otherwise a dict maps each id to its position."""
     n = len(tids)
     # (bytes of the comparisons' bools, read as a bool array: no per-item numpy conversion)
     change = np.frombuffer(bytes(map(ne, islice(tids, 1, None), tids)), dtype=bool)

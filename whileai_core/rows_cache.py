@@ -1,25 +1,21 @@
 """Load once: loaded rows kept by the file they came from, so many calls on one file parse it once
 (the MCP server reads every rows argument through :func:`load_rows_cached`).
 
-A cached answer is the file's answer. The file is opened once through the door (so a cached
-answer skips no check) and everything is read from that handle: its key, the parse, the key
-again after it (a file that changed meanwhile is not kept); a folder swapped mid-parse cannot
-make the cache answer for another file. The key is what proves the content unchanged: device,
-inode, size, and the modification and change times in nanoseconds, taken once the file's dirty
-pages are written back (``fdatasync``: a write through a mapping into a page already dirty
-stamps no time until the page is written back, measured on ext4; after, the next write faults
-and stamps them), and a CRC-32 of the whole content where the times cannot prove it: on a file
-system whose mapped writes never stamp them (tmpfs: measured here) or one not known to, and
-while the file is younger than ``_RACY_S`` (a write within the clock's tick of the last stamps
-the same time). Such an entry is checked against the content at each use.
+A cached answer is the file's answer. The file is opened once through the door and everything is
+read from that handle: its key, the parse, the key again after it (a file that changed meanwhile
+is not kept). The key is device, inode, size, and the modification and change times in
+nanoseconds, taken after ``fdatasync`` (a write through a mapping into a dirty page stamps no
+time until the page is written back), plus a CRC-32 of the content where the times cannot prove
+it: a file system whose mapped writes never stamp them (tmpfs) or one not known to, and a file
+younger than ``_RACY_S`` (a write within the clock's tick stamps the same time). Such an entry
+is checked against the content at each use.
 
-Bounded by what it holds: each entry is charged the bytes its rows keep (:meth:`Rows.nbytes`),
-never an estimate from the file's size (200 KB of gzip can hold a gigabyte of rows); the least
-recently used go once the total passes ``ROWS_CACHE_MB`` or the count ``ROWS_CACHE_FILES``. Each
-caller gets its own view (:meth:`Rows.shared`: row dicts one call builds are not kept for the
-next); calls on one file at once share one parse; cached arrays are read-only. The pass mark is
-not in the key (:func:`~whileai_core.rows.with_threshold`). Inline rows, folders and other
-systems' files are loaded as :func:`load_rows` loads them, every time.
+Each entry is charged the bytes its rows keep (:meth:`Rows.nbytes`, never an estimate from the
+file's size); the least recently used go past ``ROWS_CACHE_MB`` or ``ROWS_CACHE_FILES``. Each
+caller gets its own view (:meth:`Rows.shared`); calls on one file at once share one parse;
+cached arrays are read-only. The pass mark is not in the key
+(:func:`~whileai_core.rows.with_threshold`). Inline rows, folders and other systems' files are
+loaded as :func:`load_rows` loads them, every time.
 """
 
 from __future__ import annotations
@@ -29,6 +25,7 @@ import threading
 import time
 import zlib
 from collections import OrderedDict
+from contextlib import suppress
 from typing import Any
 
 from . import defaults as D
@@ -196,15 +193,13 @@ def _file_system(dev: int) -> str | None:
     """The type of the file system on device ``dev`` (Linux's mount table), None when unknown."""
     if dev not in _FS_TYPES:
         wanted = f"{os.major(dev)}:{os.minor(dev)}"
-        try:
+        with suppress(OSError):
             with open("/proc/self/mountinfo", encoding="utf-8") as table:
                 for line in table:
                     fields = line.split()
                     if len(fields) > 4 and fields[2] == wanted and " - " in line:
                         _FS_TYPES[dev] = line.split(" - ", 1)[1].split()[0]
                         break
-        except OSError:
-            pass
     return _FS_TYPES.get(dev)
 
 

@@ -1,10 +1,9 @@
 """``json.loads`` for text a user gave us: every way it can fail is a ``json.JSONDecodeError``.
 
-The standard parser has two more ways to fail on hostile input, and each reached the user as
-"a bug in whileai" (found by a red-team pass): nesting deeper than the interpreter's recursion limit
-raises ``RecursionError`` (a line of 100,000 ``[``), and an integer of more than 4,300 digits
-raises a plain ``ValueError`` (Python's guard against slow conversions). Both are bad input, so
-both become the error the callers already catch, with the line and column of the document.
+The standard parser has two more ways to fail on hostile input: nesting deeper than the
+recursion limit raises ``RecursionError``, and an integer of more digits than Python converts
+raises a plain ``ValueError``. Both are bad input, so both become the error the callers already
+catch, with the line and column of the document.
 """
 
 from __future__ import annotations
@@ -23,13 +22,9 @@ _BETWEEN_OBJECTS = re.compile(r"\}\s*,\s*(?=\{)")
 def loads(text: str | bytes) -> Any:
     """``json.loads(text)``; deep nesting and over-long integers raise ``JSONDecodeError``.
 
-    A large array (a rows file: over twice ``JSON_STEP_CHARS``) is parsed in steps of about
-    ``JSON_STEP_CHARS`` characters, each cut between two objects: ``json.loads`` holds the GIL
-    for as long as it runs, and a server thread parsing 100 MB in one call kept the event loop
-    (``tools/list`` included) waiting for seconds. A step is taken only when its text parses as
-    a whole array of its own, which a cut inside a string or inside a nested value never does
-    (an unclosed string or bracket): the result is exactly ``json.loads``'s; anything
-    doubtful, an error included, is parsed again whole, so errors name the same place.
+    A large array is parsed in steps of about ``JSON_STEP_CHARS`` characters, so one call does
+    not hold the GIL (and a server's event loop) for the whole text. The result is exactly
+    ``json.loads``'s: anything doubtful, an error included, is parsed again whole.
     """
     if isinstance(text, str) and len(text) > 2 * JSON_STEP_CHARS and text.lstrip()[:1] == "[":
         stepped = _array_in_steps(text)
@@ -57,10 +52,9 @@ def _error(text: str | bytes, msg: str) -> json.JSONDecodeError:
 def _array_in_steps(text: str) -> list | None:
     """The array ``text`` parsed step by step (see :func:`loads`), or None to parse it whole.
 
-    A step first tries the cheap cut: the first "}, {" past the step's length, the slice parsed
-    as an array of its own (a cut inside a string or a nested value never parses: its string or
-    bracket is left open). Once a cut fails (traces nest their messages, so their cuts often
-    land inside one), the rest goes value by value (``raw_decode``), which needs no cut.
+    A step first tries a cut at the first "}, {" past its length, parsed as an array of its own
+    (a cut inside a string or a nested value never parses); once a cut fails, the rest goes value
+    by value (``raw_decode``).
     """
     scan = _DECODER.raw_decode
     out: list = []

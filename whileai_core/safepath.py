@@ -1,43 +1,29 @@
 """The one door for user paths: every file a user names is opened here, and only here.
 
-Rows, traces, judge items, tokenizer files, prime-rl configs and every output pass through this
-module, whether the MCP server, the CLI, the library or a recipe asked. Why each rule exists is a
-red-team finding (tests/test_safepath.py): a path checked by name and opened later by name lets a folder be
-swapped for a symlink in between; a FIFO blocks a read forever; a device can be "replaced".
+Each rule answers a red-team finding (tests/test_safepath.py):
+- A path is walked one component at a time from a directory handle, each opened with
+  ``O_NOFOLLOW`` relative to the folder above (``dir_fd``): a symlink anywhere is refused, and
+  the check is the open, so nothing can be swapped in between.
+- Only a regular file is read: the last component is looked at (``fstatat``), opened with
+  ``O_NONBLOCK | O_NOFOLLOW | O_NOCTTY`` and looked at again (``fstat``), so a FIFO, socket or
+  device is refused before anything blocks on it; the file is then read from that handle.
+- Reads are limited in size (per kind of file, :class:`Limits`) and in time.
+- Writes go to a temporary file in the target's folder (through its handle), fsynced, renamed
+  there. An existing target that is not a regular file is never replaced; a regular one only
+  with ``overwrite``.
 
-How a path is opened
-- The root is opened once as a directory handle. A path below it is walked one component at a
-  time, each opened relative to the handle of the folder above it with ``O_NOFOLLOW``
-  (``os.open(name, flags, dir_fd=parent)``): a symlink at any component is refused, so the check
-  *is* the open and there is nothing to race.
-- The last component is looked at without following it (``fstatat``), then opened with
-  ``O_NONBLOCK | O_NOFOLLOW | O_NOCTTY`` and looked at again (``fstat``): only a regular file is
-  read. A FIFO, socket or device is refused before anything can block on it (a FIFO opened
-  non-blocking returns at once); then ``O_NONBLOCK`` is cleared and the file is read from that
-  handle, never reopened by name.
-- Reads are limited in size (per kind of file, configurable, see :class:`Limits`) and in time
-  (checked between chunks).
-- Writes go to a temporary file created in the target's own folder through that folder's handle,
-  are fsynced, and are renamed within the folder (``rename``/``link`` with ``src_dir_fd`` and
-  ``dst_dir_fd``), so no temporary file ever lands outside it. A target that exists and is not a
-  regular file (a symlink, a folder, a device, a FIFO) is never replaced, whatever ``overwrite``
-  says; an existing regular file only with ``overwrite``.
-
-Two kinds of root
-- **Confined** (:class:`Root`, the server's ``--root``): a path is relative to the root (or
-  absolute and inside it); ``..``, every symlink and every file with more than one hard link are
-  refused. A hard link is refused because a hard link to a file outside the root looks exactly
-  like a file inside it: which of its names is "the" file cannot be told.
-- **A user's own path** (:func:`user_path`: the CLI, the library, the recipes): the path is
-  resolved as the user's shell would resolve it (their own symlinks followed, once), then the file
-  is opened under its real folder by the same rules (no link at open time, regular files only,
-  the limits). It confines nothing, since the user could open that file anyway; it refuses
-  special files, races and unbounded reads, and never replaces a device.
+Two kinds of root:
+- **Confined** (:class:`Root`, the server's ``--root``): ``..``, every symlink and every file
+  with more than one hard link are refused (a hard link to a file outside looks like one inside).
+- **A user's own path** (:func:`user_path`: CLI, library, recipes): resolved as the shell would
+  (the user's symlinks followed once), then opened by the same rules. It confines nothing (the
+  user could open the file anyway) but refuses special files, races and unbounded reads.
 """
 
 from __future__ import annotations
 
 import errno
+import fcntl
 import io
 import math
 import os
@@ -51,6 +37,7 @@ import unicodedata
 import weakref
 import zlib
 from collections.abc import Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -139,52 +126,33 @@ def _fail(error: type[WhileaiError], where: str, problem: str, fix: str) -> Whil
     return error(f"{where}: {problem}. Fix: {fix}")
 
 
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISLNK, "a symlink"),
+          (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISREG, "a regular file"))
+
+
 def _kind_of(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISLNK(mode):
-        return "a symlink"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISREG(mode):
-        return "a regular file"
-    return "not a regular file"
+    return next((words for test, words in _KINDS if test(mode)), "not a regular file")
 
 
 # --- what a tool may write under a confined root (the server's workspace) --------------------
 #
-# An allow-list, by kind of output: each writing argument declares what it writes
-# (``operations.args.Arg(OUT, writes=...)``, the path door is told through ``Root.locate``) and
-# a write under a confined root lands only when the name fits that kind. Anything else is
-# refused whatever its name, with the kind named; a list of bad names cannot be complete (78 of
-# 84 writes to host and agent configuration landed past one: ``.devcontainer.json``,
-# ``crush.json``, ``.aider.conf.yml``, ``*.code-workspace``, ``package.json``, CI files,
-# ``CLAUDE.local.md``, ``AGENT.md``...). Two rules come on top, because the formats tools write
-# are formats other programs read too:
-# - nothing hidden: no part of the path starts with '.' (hosts, git, shells and CI keep their
-#   configuration in hidden files and folders: .claude/, .github/, .git/hooks, .envrc);
-# - ``PROGRAM_FILES``: the few names of those formats (.json, .toml, .md) a program reads on its
-#   own where it finds them (npm's package.json, a host's crush.json or opencode.json, a test
-#   runner's pytest.toml, the instructions an agent reads: AGENTS.md, Codex's
-#   AGENTS.override.md...), with their variants (``PROGRAM_NAMES``, ``PROGRAM_PATHS``), each
-#   compared as a case-blind file system compares names, folded further (``name_key``):
-#   'AGENTſ.md' is AGENTS.md on macOS and Windows, and ``str.lower`` did not see it. Still a
-#   list: a name a program adopts later lands until it is added (``tests/test_redteam_check_gate.py``
-#   tries the ones found).
+# An allow-list: each writing argument declares what it writes (``Arg(OUT, writes=...)``, passed
+# to ``Root.locate``) and a write lands only when the name fits that kind (a list of bad names
+# cannot be complete). On top, because other programs read these formats too:
+# - nothing hidden: no part of the path starts with '.' (.claude/, .github/, .git/hooks, .envrc);
+# - not a name a program reads on its own where it finds it (``PROGRAM_FILES``,
+#   ``PROGRAM_NAMES``, ``PROGRAM_PATHS``: package.json, pytest.toml, AGENTS.md...), compared by
+#   ``name_key`` as a case-blind file system would ('AGENTſ.md' is AGENTS.md on macOS). A name
+#   adopted later lands until it is added (``tests/test_redteam_check_gate.py``).
 # Only ``whileai-skills init``, which the user runs, writes host configuration (``staged``).
 
 
 @dataclass(frozen=True)
 class Output:
-    """What a writing argument writes: ``what`` (in words), the ``suffixes`` a file of it
-    ends with, an ``example``; ``folder``: a data folder whose files the tool names itself
-    (each still under the two rules on top)."""
+    """What a writing argument writes: ``what`` (in words), the ``suffixes`` a file of it ends
+    with, an ``example``; ``folder``: a data folder whose files the tool names itself."""
 
     what: str
     suffixes: tuple[str, ...] = ()
@@ -236,17 +204,13 @@ PROGRAM_PATHS = frozenset({("mise", "config.toml")})
 
 
 def name_key(name: str) -> str:
-    """A file name as a case-insensitive file system compares it, folded further: NFKC (the
-    ligature 'ﬆ' is 'st', the long s 'ſ' is 's', full-width letters are ASCII), Unicode case
-    folding (APFS and NTFS match 'AGENTſ.md' to AGENTS.md; ``str.lower`` leaves the 'ſ'), and
-    the trailing dots and spaces Windows drops from a name."""
+    """A file name as a case-insensitive file system compares it: NFKC ('ﬆ' is 'st'), Unicode
+    case folding ('AGENTſ.md' is AGENTS.md), less the trailing dots and spaces Windows drops."""
     return unicodedata.normalize("NFKC", name).casefold().rstrip(". ")
 
 
 def program_file(parts: tuple[str, ...]) -> str | None:
-    """The part of ``parts`` (a path below a confined root) that names a file another program
-    reads where it finds it (``PROGRAM_FILES``, ``PROGRAM_NAMES``, ``PROGRAM_PATHS``), compared
-    by :func:`name_key`; None when none does."""
+    """The part of ``parts`` that names a file another program reads on its own, or None."""
     if not parts:
         return None
     keys = tuple(name_key(part) for part in parts)
@@ -290,10 +254,8 @@ _NO_LINKS = "no link is followed: one can lead elsewhere, or be swapped while in
 
 
 def link_fix(shown: str, *, folder: bool) -> str:
-    """The fix for the refused link ``shown``, in the reader's words (``voice.choose``): to the
-    server's caller (and a Python one, whose confined root is a workspace too), pass another
-    path; at the shell, where the link is the user's own (a project's ``.claude/skills`` under
-    ``whileai-skills init``), replace it with what it stands for."""
+    """The fix for the refused link ``shown``: to a server or Python caller, pass another path;
+    at the shell, where the link is the user's own, replace it with what it stands for."""
     own = (f"replace the link `{shown}` with a real folder (copy in what it points to; "
            f"{_NO_LINKS})" if folder else
            f"replace the link `{shown}` with the file itself, or pass the file's real path "
@@ -305,11 +267,7 @@ def link_fix(shown: str, *, folder: bool) -> str:
 
 class Root:
     """A folder, opened once as a directory handle; paths below it are opened through it.
-
-    ``confined=True`` (the server's workspace): paths must stay inside; symlinks, ``..`` and
-    hard-linked files are refused. ``confined=False`` (a user's own path, see :func:`user_path`):
-    the same opening rules, but a hard link is not refused (there is no inside to escape).
-    """
+    ``confined``: see the module docstring (a user's own path refuses no hard link)."""
 
     def __init__(self, path: str | os.PathLike, *, confined: bool = True,
                  limits: Limits | None = None, error: type[WhileaiError] = ArgumentError,
@@ -338,12 +296,8 @@ class Root:
 
     def locate(self, value: Any, *, argument: str,
                writes: str | Output | None = None) -> UserPath:
-        """``value`` (relative to the root, or absolute inside it) as a :class:`UserPath`.
-
-        Only the text is checked here; the file system is touched when the path is opened.
-        ``writes``: what the argument writes (a key of ``OUTPUTS``, or an :class:`Output`):
-        under a confined root a write lands only when the name fits it (``write_refusal``).
-        """
+        """``value`` (relative to the root, or absolute inside it) as a :class:`UserPath`; only
+        the text is checked here. ``writes``: a key of ``OUTPUTS`` or an :class:`Output`."""
         output = OUTPUTS[writes] if isinstance(writes, str) else writes
         if isinstance(value, os.PathLike):
             value = os.fspath(value)
@@ -367,8 +321,7 @@ class Root:
                                     f"{self.path}. Fix: use a file inside the root, or restart "
                                     "whileai-mcp with --root set to a folder that contains it")
         parts = tuple(p for p in given.parts if p not in (".", ""))
-        # under a confined root (the server's workspace) a path is shown as the caller wrote it,
-        # relative to the root: answers and messages speak the caller's terms
+        # under a confined root a path is shown as the caller wrote it, relative to the root
         shown = ("/".join(parts) or ".") if self.confined else None
         return UserPath(self, parts, argument=argument, shown=shown, output=output)
 
@@ -382,12 +335,8 @@ class Root:
 
 
 class UserPath:
-    """A path under a :class:`Root`, opened only through the door's methods.
-
-    ``str()`` is the path as the caller wrote it (under a confined root, relative to it; else the
-    absolute path) for messages; ``argument`` names the argument it came from.
-    It has no ``__fspath__`` on purpose: code that would open it by name fails loudly.
-    """
+    """A path under a :class:`Root`, opened only through the door's methods. ``str()`` is the
+    path as the caller wrote it. No ``__fspath__`` on purpose: opening it by name fails loudly."""
 
     __slots__ = ("root", "parts", "argument", "shown", "output")
 
@@ -401,8 +350,7 @@ class UserPath:
 
     @property
     def where(self) -> str:
-        """The path and the argument it came from, for messages (at the shell the path alone:
-        the user typed it, and the argument's Python name is not a flag there)."""
+        """The path and the argument it came from, for messages (at the shell the path alone)."""
         return self.shown if reader() == CLI else f"{self.shown} (`{self.argument}`)"
 
     def __repr__(self) -> str:
@@ -437,8 +385,7 @@ class UserPath:
     def _walk(self, folders: tuple[str, ...], error: type[WhileaiError], *,
               create: bool = False, made: list[tuple[int, str]] | None = None) -> int:
         """A new handle on the folder ``folders`` below the root, no link followed; each folder
-        it creates is added to ``made`` as (a new handle on its parent, its path below the
-        root)."""
+        created is added to ``made`` (see :meth:`open_folder`)."""
         fd = os.dup(self.root.fd)
         try:
             for i, part in enumerate(folders):
@@ -519,11 +466,8 @@ class UserPath:
 
     def read_bytes(self, kind: str, *, error: type[WhileaiError] = ArgumentError,
                    default_child: str | None = None) -> bytes:
-        """The file's bytes, through the door (see the module docstring).
-
-        ``kind`` picks the size limit (``FILE_KINDS``). ``default_child``: when the path is a
-        folder, read this file inside it instead (``tokenizer.json``), by the same rules.
-        """
+        """The file's bytes. ``kind`` picks the size limit (``FILE_KINDS``); ``default_child``:
+        the file read instead when the path is a folder (``tokenizer.json``)."""
         return bytes(self._read(kind, error, default_child))
 
     def read_text(self, kind: str, *, error: type[WhileaiError] = ArgumentError,
@@ -609,8 +553,7 @@ class UserPath:
                             "hard-linked files, because a hard link to a file outside the root "
                             "cannot be told apart from a file inside it",
                             "copy the file (cp FILE FILE.copy) and pass the copy")
-            flags = _fcntl_getfl(fd)
-            _fcntl_setfl(fd, flags & ~os.O_NONBLOCK)
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
         except BaseException:
             os.close(fd)
             raise
@@ -689,11 +632,8 @@ class UserPath:
         return UserPath(self.root, self.parts[:-1], argument=self.argument, shown=shown)
 
     def list_dir(self, *, error: type[WhileaiError] = ArgumentError) -> list[tuple[str, str]]:
-        """``(name, kind)`` of each entry of this folder, sorted by name, no link followed.
-
-        ``kind`` as :meth:`kind` gives it: "file", "dir", "link" or "special". The folder is
-        opened through the door (every component without following a link).
-        """
+        """``(name, kind)`` of each entry of this folder, sorted by name, no link followed
+        (``kind`` as :meth:`kind` gives it)."""
         fd = self._walk(self.parts, error)
         try:
             entries = []
@@ -714,13 +654,9 @@ class UserPath:
     def open_folder(self, *, create: bool = False, made: list[tuple[int, str]] | None = None,
                     error: type[WhileaiError] = ArgumentError) -> int:
         """A descriptor on this folder, walked from the root without following a link (missing
-        folders made with ``create``); the caller closes it. Files written through it with
-        ``dir_fd`` land in this folder even if a link is swapped in on its path meanwhile.
-
-        ``made``: each folder created is appended as (a descriptor on the folder it was made
-        in, its path below the root, ``/``-separated), so the caller can tell which were made
-        and remove one by that descriptor (``os.rmdir(name, dir_fd=fd)``) even after its parent
-        was renamed; the caller closes those descriptors too."""
+        folders made with ``create``); the caller closes it. ``made``: each folder created is
+        appended as (a descriptor on its parent, its ``/``-separated path below the root), so
+        the caller can remove it by that descriptor; the caller closes those too."""
         return self._walk(self.parts, error, create=create, made=made)
 
     def __truediv__(self, name: str) -> UserPath:
@@ -730,8 +666,7 @@ class UserPath:
         return self.parent.child(name)
 
     def iterdir(self, *, error: type[WhileaiError] = ArgumentError) -> list[UserPath]:
-        """The entries of this folder as paths (links and special files included: opening
-        one through the door refuses it with the reason)."""
+        """The entries of this folder as paths (links and special files included)."""
         return [self.child(name) for name, _ in self.list_dir(error=error)]
 
     def is_symlink(self) -> bool:
@@ -757,32 +692,8 @@ class UserPath:
         finally:
             os.close(fd)
 
-    def open_binary(self, kind: str, *, error: type[WhileaiError] = ArgumentError):
-        """A read-only binary file object on the checked handle (for a zip archive, say).
-
-        The same checks as :meth:`read_bytes` (regular file, no link, size limit) are made
-        before it is returned; the caller closes it. Reads through it are not timed.
-        """
-        if kind not in FILE_KINDS:
-            raise ValueError(f"unknown kind of file {kind!r}")
-        handle = self._open_leaf(error)
-        size = os.fstat(handle).st_size
-        if size > self.root.limits.max_bytes(kind):
-            os.close(handle)
-            raise self._too_big(size, kind, error, self.where)
-        if kind == "rows":
-            try:
-                admit(size, self.where)  # a heavy read waits for its place (admission)
-            except BaseException:
-                os.close(handle)
-                raise
-        return os.fdopen(handle, "rb")
-
-    def open_stream(self, kind: str, *, error: type[WhileaiError] = ArgumentError) -> OpenFile:
-        """The file, opened through the door, for reading in chunks (see :class:`OpenFile`).
-
-        The same checks as :meth:`read_bytes` (regular file, no link, the size limit) are made
-        before it is returned; its reads keep the size and time limits. Close it (``with``)."""
+    def _open_checked(self, kind: str, error: type[WhileaiError]) -> tuple[int, os.stat_result]:
+        """A handle on this file, checked as :meth:`read_bytes` checks it, and its stat."""
         if kind not in FILE_KINDS:
             raise ValueError(f"unknown kind of file {kind!r}")
         handle = self._open_leaf(error)
@@ -793,28 +704,38 @@ class UserPath:
         except BaseException:
             os.close(handle)
             raise
+        return handle, st
+
+    def open_binary(self, kind: str, *, error: type[WhileaiError] = ArgumentError):
+        """A read-only binary file object on the checked handle (for a zip archive, say); the
+        caller closes it. Reads through it are not timed."""
+        handle, st = self._open_checked(kind, error)
+        if kind == "rows":
+            try:
+                admit(st.st_size, self.where)  # a heavy read waits for its place (admission)
+            except BaseException:
+                os.close(handle)
+                raise
+        return os.fdopen(handle, "rb")
+
+    def open_stream(self, kind: str, *, error: type[WhileaiError] = ArgumentError) -> OpenFile:
+        """The checked file for reading in chunks within the limits (:class:`OpenFile`)."""
+        handle, st = self._open_checked(kind, error)
         return OpenFile(self, handle, st, kind, error)
 
     def check_file(self, *, error: type[WhileaiError] = ArgumentError) -> None:
-        """Raise unless this path opens through the door as a regular file: no link at any
-        component, not special, and (confined) not hard-linked. Nothing is read; for a file
-        another program will open by name (a reward command's script), so the check is as
-        strict as a read, though the file can still change after it."""
+        """Raise unless this path opens as a regular file by the door's rules; nothing is read
+        (for a file another program opens by name, which can still change after)."""
         handle = self._open_leaf(error)
         os.close(handle)
 
     def open_archive(self, kind: str, *, error: type[WhileaiError] = ArgumentError):
         """:meth:`open_binary` for a zip archive (an Inspect ``.eval`` log), checked unpacked.
 
-        A zip's members can unpack to far more than the file's size (a "zip bomb": 300 KB held
-        300 MB). Before the handle is returned, every member is unpacked here in bounded steps
-        and counted, without keeping it: the members' total, as unpacked, must fit both the
-        ``kind`` limit and the ``archive`` one (a reader holds up to ~51x what an Inspect log
-        unpacks to: a 114 KB log reached 5.3 GB), and no member may unpack past the size its
-        header declares (the zip reader a caller uses stops at that size, so the declared sizes
-        then bound what it reads). Encrypted members and compression methods other than stored,
-        deflate and zstd are refused. The read timeout applies. The caller closes the handle.
-        """
+        Against a zip bomb, every member is unpacked here in bounded steps and counted, not
+        kept: the total must fit both the ``kind`` and the ``archive`` limit, and no member may
+        unpack past the size its header declares (a caller's zip reader stops there). Encrypted
+        members and methods other than stored, deflate and zstd are refused. Timed."""
         limits = self.root.limits
         bound = "archive" if limits.max_bytes("archive") < limits.max_bytes(kind) else kind
         fh = self.open_binary(bound, error=error)
@@ -833,10 +754,7 @@ class UserPath:
 
     def kind(self) -> str | None:
         """"file", "dir", "link", "special", or None when nothing is there (no link followed).
-
-        For messages and choices only: the answer can be stale by the time anything is opened,
-        so nothing is opened on its strength.
-        """
+        For messages and choices only: it can be stale by the time anything is opened."""
         if not self.parts:
             return "dir"
         try:
@@ -853,11 +771,7 @@ class UserPath:
 
     def write_bytes(self, data: bytes, *, overwrite: bool = False,
                     error: type[WhileaiError] = ConfigError) -> Path:
-        """Write ``data`` atomically: a temp file in the target's folder, fsync, rename there.
-
-        Missing folders are created (without following links). An existing regular file is
-        replaced only with ``overwrite``; anything else that exists is never replaced.
-        """
+        """Write ``data`` atomically (module docstring); missing folders are created."""
         if not self.parts:
             raise _fail(error, self.where, "is a directory, not a file",
                         "name a file to write, e.g. out/result.jsonl")
@@ -896,18 +810,14 @@ class UserPath:
                     os.rename(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
                 else:
                     os.unlink(tmp, dir_fd=fd)
-            try:
+            with suppress(OSError):
                 os.fsync(fd)
-            except OSError:
-                pass
         except OSError as exc:
             why, fix = os_reason(exc)
             raise _fail(error, self.where, f"cannot be written ({why})", fix) from None
         finally:
-            try:
+            with suppress(OSError):
                 os.unlink(tmp, dir_fd=fd)
-            except OSError:
-                pass
             os.close(fd)
         return self.absolute
 
@@ -942,15 +852,8 @@ class UserPath:
 
 class OpenFile:
     """A regular file opened through the door (:meth:`UserPath.open_stream`): its ``stat`` as
-    opened, and reads in chunks that keep the door's limits.
-
-    :meth:`chunks` reads from the start to the end of the file: past the size limit (a file that
-    grows while read) it raises the door's "over the limit" error, and when the reads themselves
-    have taken longer than the time limit, the door's timeout error. Only the time spent reading
-    counts, not what the caller does between chunks (parsing them), so a fast file system never
-    times out however slow the consumer. :meth:`read_at` reads a few bytes at an offset (for a
-    content fingerprint) without moving the stream.
-    """
+    opened, and reads that keep the door's limits (the size, even for a file that grows while
+    read; the time spent reading, not what the caller does between chunks)."""
 
     __slots__ = ("path", "fd", "stat", "kind", "error", "_closed")
 
@@ -992,10 +895,8 @@ class OpenFile:
         return buf
 
     def chunks(self, size: int = _CHUNK):
-        """The file's bytes from the start, ``size`` at a time (the last chunk may be shorter).
-        A rows file's whole read waits for its place first (``whileai_core.admission``); a rows
-        file that is gzip is unpacked as it is read, within the same size limit (:func:`gunzip`).
-        """
+        """The file's bytes from the start, ``size`` at a time; a rows file is admitted first
+        (``whileai_core.admission``) and unpacked as read when gzip (:func:`gunzip`)."""
         if self.kind != "rows" or self.read_at(0, 2) != GZIP_MAGIC:
             return self._raw_chunks(size, self.stat.st_size)
         # admitted by what it unpacks to, counted as it unpacks (a trailer's size is only its
@@ -1033,9 +934,8 @@ class OpenFile:
 
 def decode_text(data: bytes | bytearray, where: str, error: type[WhileaiError],
                 fix: str = "save it as UTF-8 text") -> str:
-    """``data`` as UTF-8 text: a leading byte-order mark dropped (Windows editors and Excel
-    write one; JSON forbids it, RFC 8259 section 8.1, but lets a reader ignore it), line ends
-    normalised to ``\\n`` as ``open()`` would."""
+    """``data`` as UTF-8 text: a leading byte-order mark dropped (RFC 8259 section 8.1 lets a
+    reader ignore it), line ends normalised to ``\\n`` as ``open()`` would."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -1064,8 +964,7 @@ _TEMP = re.compile(r"^\.(?P<name>.+)\.whileai-(?P<pid>\d+)-[0-9a-f]{12}\.tmp$")
 
 def temp_name(name: str) -> str:
     """The temporary file a write of ``name`` goes through: hidden, beside it, carrying the
-    writer's pid, so a later write (or the server's start) can tell one left by a killed
-    process (a kill -9 mid-write left a 71 MB hidden file) from one still being written."""
+    writer's pid, so one left by a killed process can be told and removed."""
     return f".{name[:160]}.whileai-{os.getpid()}-{secrets.token_hex(6)}.tmp"
 
 
@@ -1094,18 +993,15 @@ def sweep_temps(dir_fd: int) -> int:
             continue
         mode = _lstat_mode(name, dir_fd)
         if mode is not None and stat.S_ISREG(mode):
-            try:
+            with suppress(OSError):
                 os.unlink(name, dir_fd=dir_fd)
                 removed += 1
-            except OSError:
-                pass
     return removed
 
 
 def sweep_root(root: Root, *, max_folders: int = 10_000) -> int:
     """:func:`sweep_temps` in the root and the folders below it (no link followed, at most
-    ``max_folders``, skipping version-control and package folders): what the server does when
-    it starts. How many files were removed."""
+    ``max_folders``, skipping ``_SWEEP_SKIP``), as the server starts; how many were removed."""
     removed, queue, seen = 0, [os.dup(root.fd)], 0
     while queue and seen < max_folders:
         fd = queue.pop()
@@ -1116,10 +1012,8 @@ def sweep_root(root: Root, *, max_folders: int = 10_000) -> int:
                 folders = [e.name for e in entries if e.is_dir(follow_symlinks=False)
                            and e.name not in _SWEEP_SKIP]
             for name in folders:
-                try:
+                with suppress(OSError):
                     queue.append(os.open(name, _DIR_FLAGS, dir_fd=fd))
-                except OSError:
-                    pass
         except OSError:
             pass
         finally:
@@ -1138,12 +1032,9 @@ GZIP_MAGIC = b"\x1f\x8b"  # RFC 1952, section 2.3.1
 
 def gunzip(chunks, cap: int, error: type[WhileaiError], shown: str, too_big,
            step: int = _CHUNK):
-    """The bytes the gzip stream ``chunks`` unpacks to, about ``step`` at a time, every
-    member of a multi-member file in turn (``cat a.gz b.gz`` is one valid gzip file).
-
-    Bounded like the zip rule below: the unpacked total is counted as it is produced, at most
-    ``_UNPACK_STEP`` bytes per call, and ``too_big(total)`` is raised once it passes ``cap`` (a
-    1 MB gzip can hold 1 GB of zeros), so no more than ``step`` bytes are held at once."""
+    """The bytes the gzip stream ``chunks`` unpacks to, about ``step`` at a time, every member
+    in turn (``cat a.gz b.gz`` is valid gzip). The total is counted as it is produced, at most
+    ``_UNPACK_STEP`` per call, and ``too_big(total)`` raised once it passes ``cap``."""
     pending, held = [], 0
     for piece in _gunzip(chunks, cap, error, shown, too_big, min(step, _UNPACK_STEP)):
         pending.append(piece)
@@ -1279,7 +1170,7 @@ def _unpacked_size(fh, packed: int, method: int, declared: int, bad, member: str
 
         class _Source:  # the member's packed bytes, for zstandard's bounded reader
             def __init__(self) -> None:
-                self.it, self.buf = chunks(), b""
+                self.it = chunks()
 
             def read(self, n: int = -1) -> bytes:
                 return next(self.it, b"")
@@ -1317,31 +1208,13 @@ def _lstat_mode(name: str, dir_fd: int) -> int | None:
         return 0
 
 
-def _fcntl_getfl(fd: int) -> int:
-    import fcntl
-
-    return fcntl.fcntl(fd, fcntl.F_GETFL)
-
-
-def _fcntl_setfl(fd: int, flags: int) -> None:
-    import fcntl
-
-    fcntl.fcntl(fd, fcntl.F_SETFL, flags)
-
-
 # --- a user's own path (CLI, library, recipes) -------------------------------------------------
 
 def user_path(path: str | os.PathLike, *, argument: str = "path", for_write: bool = False,
               limits: Limits | None = None, error: type[WhileaiError] = ArgumentError) -> UserPath:
-    """A path the user typed, resolved as their shell would, then opened by the door's rules.
-
-    Relative paths start at the current directory; the user's symlinks are followed here, once
-    (``os.path.realpath``). The result is walked from the file-system root one component at a
-    time without following links (so a link swapped in after this resolution is refused), and
-    the file is opened by the door's rules (regular files only, size and time limits; hard
-    links are not refused: there is no inside to escape). ``for_write`` creates the missing
-    parent folders first.
-    """
+    """A path the user typed, resolved as their shell would (``os.path.realpath``), then
+    walked from ``/`` and opened by the door's rules, hard links allowed. ``for_write`` creates
+    the missing parent folders first."""
     if isinstance(path, UserPath):
         if for_write and isinstance(path, StreamPath):
             raise path._not_written(argument, error)
@@ -1395,14 +1268,10 @@ def stream_fd(text: str) -> int | None:
 class StreamPath(UserPath):
     """Standard input, or a descriptor the shell passed (``<(cmd)``), read as a file would be.
 
-    A pipe can be read only once, so the first read takes all of it into memory, within the size
-    limit of the kind of file asked for and the read timeout (a producer that never ends, or
-    never writes, is stopped there), and every later read of the same descriptor in the process
-    gets the same bytes. A terminal (nothing piped in) and an empty stream are refused by name.
-    Nothing is ever written to one (:meth:`write_bytes`). Only the user's own paths reach here
-    (:func:`user_path`: the CLI, the library); the server's confined root never does, so it
-    never reads its own protocol stream.
-    """
+    The first read takes all of it into memory, within the size and time limits, and later
+    reads of the same descriptor get the same bytes. A terminal and an empty stream are
+    refused; nothing is written to one. Only :func:`user_path` makes one, never a confined root
+    (the server never reads its own protocol stream)."""
 
     __slots__ = ("fd",)
 
@@ -1444,16 +1313,6 @@ class StreamPath(UserPath):
 
     def open_binary(self, kind: str, *, error: type[WhileaiError] = ArgumentError):
         return io.BytesIO(self._bytes(kind, error))
-
-    def open_archive(self, kind: str, *, error: type[WhileaiError] = ArgumentError):
-        limits = self.root.limits
-        bound = "archive" if limits.max_bytes("archive") < limits.max_bytes(kind) else kind
-        fh = self.open_binary(bound, error=error)
-        unpacked = _check_archive(fh, limits, bound, error, self.where, lambda size: self._too_big(
-            size, bound, error, self.where, "unpacks to"))
-        admit(unpacked, self.where)
-        fh.seek(0)
-        return fh
 
     def list_dir(self, *, error: type[WhileaiError] = ArgumentError) -> list[tuple[str, str]]:
         raise _fail(error, self.where, "is a stream, not a folder", "pass the folder's path")

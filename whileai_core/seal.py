@@ -1,24 +1,22 @@
 """The server keeps no secret where a child it starts can read it.
 
-A reward (and a local run's grader) runs as the same user as the server, and a child's clean
-environment is not isolation: ``/proc/<server pid>/environ`` shows the environment the server
-was *started* with, whatever it removed from ``os.environ`` since, and ``/proc/<pid>/mem`` its
-memory. So the MCP server, at start (``server.main``):
+A reward (and a local run's grader) runs as the same user as the server, and
+``/proc/<server pid>/environ`` shows the environment the server was *started* with, whatever it
+removed since; ``/proc/<pid>/mem`` shows its memory. So the MCP server, at start
+(``server.main``):
 
-1. :func:`reexec_without_secrets`: when its environment holds secret-looking variables (names
-   holding KEY, TOKEN, SECRET, PASSWORD or CREDENTIAL: ``failures.SECRET_NAME``), it writes them
-   to an anonymous in-memory file, and starts itself again in place (``execv``: same pid, same
-   stdin/stdout, same arguments) with an environment that lacks them and names the file's
-   descriptor in ``WHILEAI_SECRETS_FD``;
-2. :func:`restore_secrets` in the new image reads them back into ``os.environ`` (the server's
-   own token check, Modal's client and ``pass_env`` read them there) and closes the file: the
-   initial environment ``/proc`` shows never held them;
+1. :func:`reexec_without_secrets`: when its environment holds secret-looking variables
+   (``failures.SECRET_NAME``), it writes them to an anonymous in-memory file and re-executes
+   itself in place (``execv``: same pid, stdio and arguments) without them, the file's
+   descriptor named in ``WHILEAI_SECRETS_FD``;
+2. :func:`restore_secrets` in the new image reads them back into ``os.environ`` and closes the
+   file: the initial environment ``/proc`` shows never held them;
 3. :func:`confine.undumpable`: its ``/proc`` files and memory are closed to other processes of
-   the user (a token read from ``--token-file`` lives only in memory).
+   the user.
 
 Children run without privilege (``confine.drop_privileges``), so this holds when the server runs
 as root too. Off Linux (no ``memfd_create``) a pipe carries the secrets; where neither works,
-and off POSIX, the server starts as it is (:func:`reexec_without_secrets` returns).
+and off POSIX, the server starts as it is.
 """
 
 from __future__ import annotations
@@ -27,6 +25,7 @@ import json
 import os
 import re
 import sys
+from contextlib import suppress
 
 from . import confine
 
@@ -95,18 +94,13 @@ def restore_secrets() -> list[str]:
     fd = int(value)
     chunks = []
     try:
-        while True:
-            data = os.read(fd, 1 << 16)
-            if not data:
-                break
+        while data := os.read(fd, 1 << 16):
             chunks.append(data)
     except OSError:
         return []
     finally:
-        try:
+        with suppress(OSError):
             os.close(fd)
-        except OSError:
-            pass
     try:
         secrets = json.loads(b"".join(chunks).decode("utf-8"))
     except ValueError:

@@ -1,28 +1,21 @@
 """Put a set of files (and folder links) in place under a confined root, all of them or none.
 
-``whileai-skills init`` writes many files at once (host configs, skill files, AGENTS.md). Written
-one by one, by name, two things went wrong: a folder swapped for a symlink between two writes sent
-the later files wherever the link pointed, and a refusal halfway left the project half-written.
+Written one by one, by name, a folder swapped for a symlink between two writes would send the
+later files wherever the link points, and a refusal halfway would leave a half-written project.
 Here, in three phases:
 
 1. **Stage.** Each file is written to a temporary file in its own folder, through a handle on that
-   folder opened from the root one component at a time without following links
-   (``UserPath.open_folder``). A folder swapped for a link before that is refused; one swapped
-   after is not followed, since the handle is the folder itself.
-2. **Check.** Each target is still as planned: absent for a new file, the planned-from bytes for
-   a replaced one (another program may have written it meanwhile); and each folder is still the
-   one its path names (a folder renamed, or swapped for a link, after its handle was opened
-   would otherwise take the files with it, to wherever it went).
-3. **Commit.** Each staged file is linked into place (a new file: ``link`` fails if the name
-   appeared, so nothing is clobbered) or renamed over the old one (its permissions kept), and each
-   link is made, all through the folder handles; then the folders are checked again.
+   folder opened from the root without following links (``UserPath.open_folder``).
+2. **Check.** Each target is still as planned (absent for a new file, the planned-from bytes for
+   a replaced one), and each folder is still the one its path names.
+3. **Commit.** Each staged file is linked into place (``link`` fails if the name appeared: no
+   clobber) or renamed over the old one (its permissions kept), and each link is made, all
+   through the folder handles; then the folders are checked again.
 
-A failure at any point undoes what was done: staged files removed, new files and links removed,
-replaced files given their old bytes back, the folders made for them removed. Every step of the
-undo goes through the handles the writes used, so it reaches the folders where they are now: a
-folder renamed midway (``.claude/skills`` moved aside) is left holding what it held before, not
-the skill folders made in it. The caller gets one ``ConfigError`` saying nothing was changed, and
-why.
+A failure at any point undoes what was done (staged and new files and links removed, replaced
+files given their old bytes back, the folders made removed), through the same handles, so a
+folder renamed midway is left holding what it held before. The caller gets one ``ConfigError``
+saying nothing was changed, and why.
 """
 
 from __future__ import annotations
@@ -30,6 +23,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Collection
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,9 +60,8 @@ def put_in_place(root, files: list[StagedFile], *, links: list[tuple[str, Path]]
     """Write ``files`` and make ``links`` (``(rel, target folder)``) under ``root`` (a confined
     ``safepath.Root``), all or none; raise ``ConfigError("<what>: <why>. Fix: ...")``.
 
-    ``existing``: the folders the plan found (``rel`` below the root). One of them missing now
-    was moved or removed meanwhile; it is refused, not made again empty (a skill planned as
-    "add one file beside the SKILL.md that is there" would be left with that file alone)."""
+    ``existing``: the folders the plan found; one missing now was moved meanwhile, and is
+    refused rather than made again empty."""
     made: list[tuple[int, str]] = []    # (handle on the folder it was made in, its rel), in order
     items: list[_Item] = []
     fds: dict[str, int] = {}
@@ -191,10 +184,8 @@ def _undo(items: list[_Item], made: list[tuple[int, str]]) -> None:
     # made in order, a folder before those inside it: undone the other way round, each through
     # the handle on where it was made (rmdir takes only an empty folder: nothing of anyone's)
     for fd, rel in reversed(made):
-        try:
+        with suppress(OSError):
             os.rmdir(rel.rpartition("/")[2], dir_fd=fd)
-        except OSError:
-            pass
 
 
 def _mode(fd: int, name: str) -> int | None:

@@ -1,12 +1,10 @@
 """Several writers in one set of rows (models, checkpoints, training steps): refused, or one kept.
 
-One pass rate over two models' rows, or over three checkpoints', reads them as one set and
-means nothing. :func:`one_writer` is the refusal every answer that reads rows makes (naming each
-writer with its rows, and how to keep one); :func:`select_writer` keeps one writer's rows (a
-model id, or a value of a checkpoint or step field), and :func:`select_rows` is
-``model_filter``, the argument every operation with rows takes over MCP and at the shell (one
-value for every rows argument, or one per argument). Who the writers are is read once with the
-rows' fields (:attr:`whileai_core.roles.Reading.writers`).
+One pass rate over two models' rows means nothing. :func:`one_writer` is the refusal every
+answer that reads rows makes (naming each writer, and how to keep one); :func:`select_writer`
+keeps one writer's rows, and :func:`select_rows` is ``model_filter``, the argument every
+operation with rows takes. The writers are read with the rows' fields
+(:attr:`whileai_core.roles.Reading.writers`).
 """
 
 from __future__ import annotations
@@ -66,9 +64,8 @@ def select_writer(data, value: str, *, argument: str = "rows"):
 def rows_arguments(call: dict[str, Any], rows_args: list[str], writer: Any,
                    threshold: float | None) -> dict[str, Any]:
     """What every surface does to an operation's rows arguments before the call: a pass mark
-    given that no reward (or every reward) reaches is refused, naming the rewards' range
-    (:func:`whileai_core.rewards.check_reach`), and ``model_filter`` keeps one writer's rows
-    (:func:`select_rows`). Returns the arguments replaced by loaded rows."""
+    no reward (or every reward) reaches is refused (``rewards.check_reach``), and
+    ``model_filter`` keeps one writer's rows (:func:`select_rows`); the arguments it replaced."""
     out = {} if writer is None else select_rows(call, writer, rows_args, threshold)
     if threshold is None or float(threshold) == PASS_THRESHOLD:
         return out

@@ -4,9 +4,8 @@ A reward that pays an empty reply, a refusal, a question back, the prompt echoed
 token cap, the most common answer, the answer's format alone (its tags around a wrong answer), or
 the task's own words stuffed into a reply, will be farmed: GRPO finds any answer that scores
 without doing the task [1, 2]. :func:`cheat_probes` writes each degenerate answer for every task,
-scores it with the reward the run will train on, and
-compares each probe with the model's own pass rate on the same tasks, paired by task
-(:func:`whileai_core.stats.compare`, intervals resampling tasks).
+scores it with the reward the run will train on, and compares each probe with the model's own
+pass rate on the same tasks, paired by task (:func:`whileai_core.stats.compare`).
 
 Verdict per probe: ``hole`` when it passes somewhere and the paired interval of (probe - model)
 reaches 0 or above, i.e. the degenerate answer cannot be told apart from the model's own (or
@@ -14,9 +13,6 @@ beats it); ``leak`` when it passes on some tasks but clearly below the model; ``
 never passes. Without the model's rows there is nothing to pair with: a passing probe is a
 ``leak`` and the note says to give them, except one that passes every task, a ``hole`` whatever
 the model does (no model's pass rate on a task exceeds a pass, so probe - model >= 0 on each).
-
-Why one module: the probes' texts, the verdict rule and the answer that reports them are read
-together whenever one changes (a new probe needs its text, its verdict and its line at once).
 
 [1] Skalse et al. (2022). Defining and Characterizing Reward Hacking. NeurIPS. arXiv:2209.13085.
 [2] Gao, Schulman & Hilton (2022). Scaling Laws for Reward Model Overoptimization. arXiv:2210.10760.
@@ -26,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
@@ -242,6 +239,24 @@ def _all_text(prompt: Any) -> str:
     return prompt if isinstance(prompt, str) else ""
 
 
+def _model_markers(model: Any) -> list[list[tuple[str, str, str]]]:
+    """The format markers of each model reply that has some."""
+    if model is None:
+        return []
+    found = (format_markers(reply_text(rec) or "") for rec in model.records)
+    return [marks for marks in found if marks]
+
+
+def _shell(tasks: list[dict], model: Any) -> tuple[tuple | None, str]:
+    """The commonest sequence of format markers, from the model's replies, else the prompts."""
+    for found, source in ((_model_markers(model), "the model's replies"),
+                          ((format_markers(_all_text(t["prompt"])) for t in tasks), "the prompts")):
+        shells = Counter(tuple((o, c) for o, _, c in marks) for marks in found if marks)
+        if shells:
+            return shells.most_common(1)[0][0], source
+    return None, ""
+
+
 def _format_replies(tasks: list[dict], model: Any) -> tuple[list[str] | None, str]:
     """One reply per task: the commonest sequence of format markers, each holding a wrong answer.
 
@@ -249,24 +264,10 @@ def _format_replies(tasks: list[dict], model: Any) -> tuple[list[str] | None, st
     the commonest `answer` of the other tasks that differs from this task's (so an exact-match
     reward never pays it), else the commonest content the model put in its last marker, else ''.
     """
-    shells: Counter = Counter()
-    contents: Counter = Counter()
-    if model is not None:
-        for rec in model.records:
-            marks = format_markers(reply_text(rec) or "")
-            if marks:
-                shells[tuple((o, c) for o, _, c in marks)] += 1
-                contents[marks[-1][1].strip()] += 1
-    source = "the model's replies"
-    if not shells:
-        for t in tasks:
-            marks = format_markers(_all_text(t["prompt"]))
-            if marks:
-                shells[tuple((o, c) for o, _, c in marks)] += 1
-        source = "the prompts"
-    if not shells:
+    shell, source = _shell(tasks, model)
+    if shell is None:
         return None, ""
-    shell = shells.most_common(1)[0][0]
+    contents = Counter(marks[-1][1].strip() for marks in _model_markers(model))
     answers = Counter(str(t["answer"]) for t in tasks if t.get("answer") not in (None, ""))
     ranked = [a for a, _ in answers.most_common()]
     fallback = contents.most_common(1)[0][0] if contents else ""
@@ -343,28 +344,9 @@ def cheat_probes(
         seed: PythonSeed = BOOTSTRAP_SEED) -> CheatProbes:
     """Score degenerate answers with ``reward`` on every task; name the holes with an example.
 
-    Parameters
-    ----------
-    tasks : JSONL path or list of ``{"task_id", "prompt", ...}``: the prompt (text or chat
-        messages) and any fields the reward reads (``answer``, ``category``...).
-    reward : a callable ``reward(prompts, completions, **columns) -> list[float]`` (TRL's
-        shape), a ``"file.py:function"`` / ``"package.module:function"`` inside ``root``, or a
-        command ``["python", "script.py"]`` (or ``"python script.py"``) whose script reads JSONL
-        on stdin; see :mod:`.reward`.
-    model_rows : the model's graded rows on these tasks (``task_id``, ``reward``): the pass rate
-        each probe is compared with, paired by task.
-    max_tokens : the run's completion cap; the filler probe fills it
-        (``PROBE_CHARS_PER_TOKEN`` characters a token).
-    threshold, metric : a pass is ``reward >= threshold`` (default 1.0); compare pass rates
-        (``"pass"``) or mean rewards (``"reward"``, for graded rewards).
-    group_by : a task field (e.g. ``"category"``): each probe's rate per value, to see where a
-        hole is.
-    probes : which probes to run (default: all of ``PROBES``).
-    root, timeout_s : where a child reward runs, and its time limit for the whole batch.
-    pass_env : environment variables a child reward needs (an API key it calls with); nothing
-        else secret reaches it.
-    ctx : the surface's (filled by the MCP server: the reward's files are located under its
-        workspace, which is then ``root``).
+    In the library ``reward`` may also be a callable ``reward(prompts, completions, **columns)
+    -> list[float]`` (TRL's shape); ``root`` is where a child reward runs (under the server,
+    ``ctx``'s workspace), and :mod:`.reward` says how each form is run.
     """
     reward, root = _reward_and_root(reward, root, ctx)
     level, seed = check_level(level), check_seed(seed)
@@ -384,16 +366,32 @@ def cheat_probes(
     replies, skipped = _replies(chosen, task_list, common, shelled,
                                 max_tokens * PROBE_CHARS_PER_TOKEN)
     names = list(replies)
-    batch = [{**{k: v for k, v in t.items() if k != "prompt"}, "task_id": tid,
-              "prompt": t["prompt"], "completion": _as_completion(replies[name][i], t["prompt"])}
-             for name in names for i, (t, tid) in enumerate(zip(task_list, ids))]
-    scores = runner(batch).reshape(len(names), len(ids))
+    scores = runner(_batch(task_list, ids, replies.values())).reshape(len(names), len(ids))
     model_rate = None if model is None else pass_rate(model, level, seed, metric)
     groups = None if group_by is None else [str(t.get(group_by)) for t in task_list]
     reports = [_report(name, replies[name], scores[j], ids, thr, model, groups, level, seed,
                        metric) for j, name in enumerate(names)]
     holes = [r.name for r in reports if r.verdict == "hole"]
     leaks = [r.name for r in reports if r.verdict == "leak"]
+    notes = _notes(replies, common, common_from, shell_from, model, ids)
+    return CheatProbes(verdict="holes" if holes else "leaks" if leaks else "closed", metric=metric,
+                       threshold=thr, n_tasks=len(ids), model=model_rate, probes=reports,
+                       holes=holes, leaks=leaks, skipped=skipped, max_tokens=max_tokens,
+                       level=level, next_step=_next_step(holes, leaks, group_by, task_list),
+                       notes=notes)
+
+
+def _batch(task_list: list[dict], ids: list[str], texts_by_kind: Iterable[list[str]]
+           ) -> list[dict]:
+    """One item per kind of reply and task, in that order: the task's fields and the reply."""
+    return [{**{k: v for k, v in t.items() if k != "prompt"}, "task_id": tid,
+             "prompt": t["prompt"], "completion": _as_completion(text, t["prompt"])}
+            for texts in texts_by_kind for t, tid, text in zip(task_list, ids, texts)]
+
+
+def _notes(replies: dict[str, list[str]], common: str | None, common_from: str, shell_from: str,
+           model: Rows | None, ids: list[str]) -> list[str]:
+    """Where the most_common and format probes came from, and what the model's rows lack."""
     notes = []
     if "most_common" in replies:
         notes.append(f"most_common probe: {_cut(common, 60)!r}, from {common_from}")
@@ -404,16 +402,12 @@ def cheat_probes(
         notes.append(f"no {voice.arg('model_rows')}: a passing probe cannot be compared with the "
                      "model, so it is called a leak (one that passes every task is a hole: no "
                      "model does better); give the model's graded rows on these tasks")
-    elif model_rate is not None and ids:
+    elif ids:
         missing = len(set(ids) - set(model.task_ids))
         if missing:
             notes.append(f"{missing} of {len(ids)} tasks have no model rows: they are left out of "
                          "the paired comparison")
-    return CheatProbes(verdict="holes" if holes else "leaks" if leaks else "closed", metric=metric,
-                       threshold=thr, n_tasks=len(ids), model=model_rate, probes=reports,
-                       holes=holes, leaks=leaks, skipped=skipped, max_tokens=max_tokens,
-                       level=level, next_step=_next_step(holes, leaks, group_by, task_list),
-                       notes=notes)
+    return notes
 
 
 def _chosen(max_tokens: Any, probes: list[str] | None) -> list[str]:

@@ -1,6 +1,5 @@
-"""A reward run in a child process (the module docstring of :mod:`.reward` says how): the
-child's start, its output read as it streams within bounds, its end read as the error a user
-can act on, and its stdout read as one number per item.
+"""A reward run in a child process (:mod:`.reward` says how): its start, its output read as it
+streams within bounds, its end read as the error a user can act on, its stdout as the rewards.
 
 No message quotes what the reward printed or the message of an exception that can carry data
 (a file's contents, a key): a failure names the exception's type and where the reward raised
@@ -55,8 +54,8 @@ def exchange(proc: subprocess.Popen, payload: bytes, report_fd: int, timeout_s: 
     """Write ``payload`` to the child's stdin and read its stdout, stderr and report pipe at
     once, as they stream, until all close or ``timeout_s`` passes: stdout is kept up to its cap,
     stderr only counted, and a stream past its cap stops the child (SIGTERM to its supervisor,
-    which kills its tree); the rest is drained and dropped. Memory stays within the caps
-    whatever the child prints (3 GB of stderr once took the server to 3.1 GB)."""
+    which kills its tree); the rest is drained and dropped, so memory stays within the caps
+    whatever the child prints."""
     got = Streams()
     sel = selectors.DefaultSelector()
     for name, pipe in (("stdout", proc.stdout.fileno()), ("stderr", proc.stderr.fileno()),

@@ -145,13 +145,21 @@ class ProbeReport(Result):
             ci = (f" [{self.delta_ci[0]:+.3f}, {self.delta_ci[1]:+.3f}]"
                   if self.delta_ci else " [no interval]")
             text += f"; vs model {self.delta:+.3f}{ci} (n={self.n_paired} paired tasks)"
-        if self.example is not None and self.verdict != "closed":
-            text += (f"\n             e.g. task {self.example.task_id}: "
-                     f"{self.example.completion!r} -> reward {self.example.reward:g}")
-        if self.by_group and self.verdict != "closed":
-            text += "\n             by group: " + ", ".join(
-                f"{g} {fmt_rate(r.value, r.ci, r.n_tasks)}" for g, r in self.by_group.items())
+        if self.verdict != "closed":
+            text += _example_lines(self.example, self.by_group)
         return text
+
+
+def _example_lines(example: ProbeExample | None, by_group: dict[str, Rate] | None) -> str:
+    """The example and the rates per group, as the lines under a probe's or a check's."""
+    text = ""
+    if example is not None:
+        text += (f"\n             e.g. task {example.task_id}: {example.completion!r} -> reward "
+                 f"{example.reward:g}")
+    if by_group:
+        text += "\n             by group: " + ", ".join(
+            f"{g} {fmt_rate(r.value, r.ci, r.n_tasks)}" for g, r in by_group.items())
+    return text
 
 
 class CheatProbes(Result):
@@ -474,12 +482,9 @@ def _report(name: str, replies: list[str], scores: np.ndarray, ids: list[str], t
         if passed.any() and cmp.delta is not None:
             top = cmp.ci[1] if cmp.ci is not None else cmp.delta
             verdict = "hole" if top >= 0 else "leak"
-    by_group = None
-    if groups is not None:
-        by_group = {}
-        for g in list(dict.fromkeys(groups))[:20]:
-            sub = data.where(np.array([k == g for k in groups]))
-            by_group[g] = pass_rate(sub, level, seed, metric)
+    by_group = None if groups is None else {
+        g: pass_rate(data.where(np.array([k == g for k in groups])), level, seed, metric)
+        for g in list(dict.fromkeys(groups))[:20]}
     return ProbeReport(name=name, what=PROBES[name], rate=rate,
                        mean_reward=float(scores.mean()), verdict=verdict,
                        example=example if passed.any() or name == "filler" else None,

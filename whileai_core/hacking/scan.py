@@ -330,7 +330,8 @@ def _words(suspects: list[str], weak: list[str], min_strength: float,
            n_copies: int) -> tuple[str, str | None]:
     """(next step, note) of a scan, in words no stronger than the test: a feature that clears
     the floor *tracks* the reward; the next step names the probe that tells a payment."""
-    untested = [f.feature for f in evidence if f.verdict == "no_variation"] + list(skipped)
+    constant = [f.feature for f in evidence if f.verdict == "no_variation"]
+    untested = constant + list(skipped)
     if suspects:
         step = (f"{_tracks(suspects)} within tasks beyond the shuffle floor: a correlation, "
                 "which a legitimate reply also gives (a right answer can be naturally longer), "
@@ -346,11 +347,9 @@ def _words(suspects: list[str], weak: list[str], min_strength: float,
     notes = ([f"{n_copies} rows repeat another reply of their task word for word with its "
               "reward: each reply is shuffled with its copies"] if n_copies else [])
     if untested and not suspects:
-        notes.append(f"not tested: {', '.join(untested)} (" + "; ".join(
-            [f"{k}: {v}" for k, v in skipped.items()]
-            + ([f"{', '.join(f.feature for f in evidence if f.verdict == 'no_variation')}: "
-                "constant within every task"] if any(f.verdict == "no_variation"
-                                                     for f in evidence) else [])) + ")")
+        why = [f"{k}: {v}" for k, v in skipped.items()]
+        why += [f"{', '.join(constant)}: constant within every task"] if constant else []
+        notes.append(f"not tested: {', '.join(untested)} ({'; '.join(why)})")
     return step, "; ".join(notes) or None
 
 

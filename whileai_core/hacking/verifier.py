@@ -39,8 +39,8 @@ from ..rows import load_rows
 from ..stats import Rate, compare, pass_rate
 from .features import format_markers, reply_text
 from .probes import (CheatProbes, GroupBy, MaxTokens, PassEnv, ProbeExample, ProbeTasks,
-                     PythonRoot, PythonSeed, RewardArg, TimeoutS, _batch, _cut, _filler,
-                     _read_tasks, _reward_and_root, _shell, cheat_probes)
+                     PythonRoot, PythonSeed, RewardArg, TimeoutS, _batch, _cut, _example_lines,
+                     _filler, _read_tasks, _reward_and_root, _shell, cheat_probes)
 from .reward import reward_runner
 
 Interval = tuple[float, float]
@@ -85,14 +85,8 @@ class HoleCheck(Result):
             ci = "" if self.vs_model_ci is None else \
                 f" [{self.vs_model_ci[0]:+.3f}, {self.vs_model_ci[1]:+.3f}]"
             text += f"; vs the model's own replies {self.vs_model:+.3f}{ci}"
-        if self.example is not None and self.verdict in ("hole", "leak"):
-            text += (f"\n             e.g. task {self.example.task_id}: "
-                     f"{self.example.completion!r} -> reward {self.example.reward:g}")
-        if self.by_group and self.verdict in ("hole", "leak"):
-            text += "\n             by group: " + ", ".join(
-                f"{g} {fmt_rate(r.value, r.ci, r.n_tasks)}" for g, r in self.by_group.items())
         if self.verdict in ("hole", "leak"):
-            text += f"\n             fix: {self.fix}"
+            text += _example_lines(self.example, self.by_group) + f"\n             fix: {self.fix}"
         if self.note:
             text += f"\n             note: {self.note}"
         return text

@@ -298,14 +298,14 @@ def detectable_drop(plan: Plan, horizon: int, power: float = WATCH_POWER) -> flo
 
 def zero_spread_share(n, alpha):
     """The share of tasks that may have moved unseen when all ``n`` paired tasks changed by the
-    same amount ``c``: ``1 - alpha^(1/n)``, the exact (Clopper-Pearson [6]) upper bound for 0 of
+    same amount ``c``: ``1 - alpha^(1/n)``, the exact (Clopper-Pearson [7]) upper bound for 0 of
     ``n`` tasks departing from ``c`` at one-sided ``alpha`` (1 where ``alpha`` is 0).
 
     Why it bounds the mean: a share ``s`` of the tasks departs from ``c``, each by at most the
     width ``R`` of the value range, so the mean change lies in ``[c - s (R + c), c + s (R - c)]``;
     all ``n`` tasks showing ``c`` has probability ``(1 - s)^n``, whatever the departures.
 
-    [6] Clopper & Pearson (1934). Biometrika 26(4), 404-413.
+    [7] Clopper & Pearson (1934). Biometrika 26(4), 404-413.
     """
     n, alpha = np.asarray(n, dtype=np.float64), np.asarray(alpha, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -430,10 +430,10 @@ def climb_band(sigma, window, steps, alpha):
     """The training climb's noise band: ``q sigma sqrt(2 / window)``, with ``q`` Student's t
     quantile at one-sided ``alpha`` (the ``climb`` part's error at the look). ``sigma`` comes from
     the mean square successive difference of ``steps`` rewards, whose variance is
-    ``(3 T - 4) / (T - 1)^2`` times ``sigma^4`` [7], so it is read with ``2 (T - 1)^2 / (3 T - 4)``
+    ``(3 T - 4) / (T - 1)^2`` times ``sigma^4`` [8], so it is read with ``2 (T - 1)^2 / (3 T - 4)``
     degrees of freedom (Satterthwaite's match of a chi-square's variance).
 
-    [7] von Neumann, Kent, Bellinson & Hart (1941). The mean square successive difference. Ann.
+    [8] von Neumann, Kent, Bellinson & Hart (1941). The mean square successive difference. Ann.
         Math. Statist. 12(2), 153-162.
     """
     from scipy.special import stdtrit

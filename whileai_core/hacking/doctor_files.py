@@ -98,8 +98,7 @@ def _records(steps: dict[int, list], held: list[dict]) -> list[dict]:
 
 def _from_watch_file(recs: Any, state: UserPath | None) -> tuple[
         dict[int, list], dict[int, dict], list[dict]]:
-    """Per-step rows from step records: a ``watch.jsonl``, or the records watch_run's reader
-    built (from graded rows that carry ``step``, say)."""
+    """Per-step rows from step records (a ``watch.jsonl``, or what watch_run's reader built)."""
     recs = check_records(recs)
     steps: dict[int, list] = {}
     for rec in recs:
@@ -192,7 +191,7 @@ def _no_rl_files(folder: UserPath, label: str, record: Any, state_dir: Any) -> s
     """Why ``folder`` gives the doctor nothing, and what to run instead: a finished SFT or DPO
     run (its recipe from the registry, else from the results.json the recipe wrote) holds an
     adapter and a before/after comparison, no rewards per step."""
-    from ..runs.local import OUT_DIR, RESULTS_FILE  # lazy: it loads the run registry (40 ms)
+    from ..runs.local import OUT_DIR, RESULTS_FILE  # lazy: it loads the run registry
 
     recipe = getattr(record, "recipe", None)
     results = next((f for f in (folder / RESULTS_FILE, folder / OUT_DIR / RESULTS_FILE)

@@ -99,9 +99,9 @@ def _probes_schema() -> dict[str, Any]:
 
 
 def _reward_and_root(reward: Any, root: Any, ctx: Context) -> tuple[Any, Any]:
-    """The reward and the folder a child reward runs in, as every surface gives them: the
-    reward read by the one grammar (:func:`.reward.reward_spec`), its files located under the
-    server's workspace when ``ctx`` has one (which is then the folder), else ``root``."""
+    """The reward read by the one grammar (:func:`.reward.reward_spec`), and the folder a child
+    reward runs in: the server's workspace when ``ctx`` has one (its files located there), else
+    ``root``."""
     if ctx.root is None:
         return reward_spec(reward), root
     return reward_spec(reward, ctx.root), ctx.root.path
@@ -463,8 +463,7 @@ def _replies(chosen: list[str], task_list: list[dict], common: str | None,
 def _report(name: str, replies: list[str], scores: np.ndarray, ids: list[str], thr: float,
             model: Rows | None, groups: list[str] | None, level: float, seed: int | None,
             metric: str) -> ProbeReport:
-    """One probe's rate, its verdict against the model's rows (when given), its best-scored
-    example and its rate per group."""
+    """One probe's rate, verdict, best-scored example and rate per group."""
     data = load_rows([{"task_id": tid, "reward": float(s)} for tid, s in zip(ids, scores)],
                      threshold=thr)
     rate = pass_rate(data, level, seed, metric)

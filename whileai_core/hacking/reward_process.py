@@ -85,7 +85,7 @@ def exchange(proc: subprocess.Popen, payload: bytes, report_fd: int, timeout_s: 
                 if not data:
                     sel.unregister(key.fd)
                     continue
-                _keep(got, key.data, data, CAPS, proc)
+                _keep(got, key.data, data, proc)
     finally:
         sel.close()
         if not proc.stdin.closed:
@@ -93,11 +93,10 @@ def exchange(proc: subprocess.Popen, payload: bytes, report_fd: int, timeout_s: 
     return got
 
 
-def _keep(got: Streams, name: str, data: bytes, caps: dict[str, int],
-          proc: subprocess.Popen) -> None:
+def _keep(got: Streams, name: str, data: bytes, proc: subprocess.Popen) -> None:
     size = {"stdout": len(got.stdout), "stderr": got.stderr_bytes,
             "report": len(got.report)}[name] + len(data)
-    if size > caps[name] and got.over is None:
+    if size > CAPS[name] and got.over is None:
         got.over = name
         _signal(proc, signal.SIGTERM)
     if name == "stderr":

@@ -56,8 +56,7 @@ FIXES = {
 
 
 class HoleCheck(Result):
-    """One check: its verdict, how often the degenerate reply passes (or earns the bonus), an
-    example, per group, and the fix."""
+    """One check: its verdict, rate, example, rate per group, and the fix."""
 
     name: Literal["truncation", "format_bonus"]
     verdict: CheckVerdict

@@ -253,8 +253,7 @@ def _number(rec: dict, key: str, where: dict, *, integer: bool = False) -> Any:
 
 
 def check_records(records: Any) -> list[dict]:
-    """The step records, checked: ``step`` an integer >= 0, the numbers finite, ``held_out``
-    and ``batch`` lists; ``eval_every`` and ``max_steps`` (the schedule) whole numbers."""
+    """The step records, each checked: its ``step``, its numbers, its row lists, its schedule."""
     recs = read_records(records, noun="step record")
     out = []
     for i, rec in enumerate(recs.items):
@@ -303,8 +302,7 @@ def planned_looks(steps: list[dict], evals: list[dict]) -> int | None:
 
 
 def held_out_rows(evals: list[dict], threshold: float | None) -> list[Rows]:
-    """Each evaluation's held-out rows, loaded (one writer each); a bad row is named with
-    its step."""
+    """Each evaluation's held-out rows, loaded (one writer each); a bad row names its step."""
     out = []
     for s in evals:
         try:

@@ -53,14 +53,8 @@ def _confine():
 
 
 def _source(fd: int) -> str:
-    chunks = []
-    while True:
-        data = os.read(fd, 1 << 20)
-        if not data:
-            break
-        chunks.append(data)
-    os.close(fd)
-    return b"".join(chunks).decode("utf-8")
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read().decode("utf-8")
 
 
 def _report(fd: int, **fields) -> None:

@@ -174,12 +174,11 @@ def _describe(n: dict | None, key: str, noun: str) -> str:
         return ""
     groups = n.get("n_groups")
     where = (f"steps {n['step']}-{n['last']}" if n.get("width", 1) > 1 else f"step {n['step']}")
-    if "width" in n:
-        return (f"{where}: {noun} " + fmt_rate(n[key], n.get(f"{key}_ci"), groups, "groups")
-                + " at the plan's level for this run of steps")
+    if not groups and "width" not in n:
+        return (f"{where}: {noun} {n[key]:.3f} (logged by the trainer; no group count, so no "
+                "interval)")
     return (f"{where}: {noun} " + fmt_rate(n[key], n.get(f"{key}_ci"), groups, "groups")
-            if groups else f"{where}: {noun} {n[key]:.3f} (logged by the trainer; no group "
-            "count, so no interval)")
+            + (" at the plan's level for this run of steps" if "width" in n else ""))
 
 
 def _signatures(nums: list[dict], records: list[dict] | None, max_off_policy: int,

@@ -40,6 +40,7 @@ from ..operations.args import (MAX_NAME, Arg, Level, Metric, OptionalRowField, O
 from ..result import Result, fmt_rate
 from ..rows import TASK_ALIASES, TASK_FIELD, Rows, load_rows, read_records
 from ..stats import Rate, check_metric, compare, pass_rate
+from .features import REPLY_FIELDS, format_markers, reply_text
 from .reward import reward_runner, reward_spec
 
 Interval = tuple[float, float]
@@ -56,7 +57,6 @@ PROBES: dict[str, str] = {
                "of the prompts) around a wrong answer (the commonest other task's `answer`)"),
     "keywords": "the task text's own content words, stuffed into one reply",
 }
-from .features import REPLY_FIELDS, format_markers, reply_text  # noqa: E402  (one list of reply fields)
 
 # --- the arguments cheat_probes and prove_reward take ---------------------------------------
 

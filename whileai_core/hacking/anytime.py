@@ -123,7 +123,8 @@ class Plan:
 
     def spent(self, part: str, j: np.ndarray, size: int | None,
               a: float | None = None) -> np.ndarray:
-        """The error of ``a`` (default: the part's share) spent by its ``j``-th of ``size`` looks."""
+        """The error of ``a`` (default: the part's share) spent by its ``j``-th of ``size``
+        looks."""
         a = self.alpha * PARTS[part] if a is None else a
         j = np.asarray(j, dtype=np.float64)
         if size is None:

@@ -1,8 +1,8 @@
 """Reading a run's files into per-step rollout rows, the trainer's logged metrics and the watch
 records the feature scan reads: a prime-rl run folder (``rollouts/step_<S>/train/...``,
 ``metrics.jsonl``, ``configs/orchestrator.json``), a TRL output folder (the recipes'
-``watch.jsonl``, ``trainer_state.json``), what watch_run reads (:func:`.watch_files.source_records`),
-a ``trainer_state.json`` alone, or a run id from ``launch_run``.
+``watch.jsonl``, ``trainer_state.json``), what watch_run reads
+(:func:`.watch_files.source_records`), a ``trainer_state.json`` alone, or a run id.
 """
 
 from __future__ import annotations

@@ -106,7 +106,8 @@ def feature_matrix(records: Sequence[dict], truncated: np.ndarray,
     matrix = np.column_stack([columns[k] for k in names]) if names else np.zeros((n, 0))
     if not np.isfinite(matrix).all():
         j = int(np.flatnonzero(~np.isfinite(matrix).all(axis=0))[0])
-        raise ArgumentError(f"feature {names[j]!r} has a non-finite value. Fix: give finite numbers")
+        raise ArgumentError(f"feature {names[j]!r} has a non-finite value. Fix: give finite "
+                            "numbers")
     return names, matrix, skipped
 
 

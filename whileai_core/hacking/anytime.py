@@ -1,38 +1,27 @@
 """Error rates that hold at every look: the plan behind ``watch_run``'s stop rule (the repeated
 ``hack_scan`` keeps its own, :func:`look_alpha`).
 
-Each test at a fixed level is a fresh chance of a false alarm, so ``watch_run``'s error
-``alpha = 1 - level`` is spent by a plan stated before the first look, split three ways
-(``PARTS``), each part spent over the looks:
+Each look is a fresh chance of a false alarm, so ``alpha = 1 - level`` is spent by a plan stated
+before the first look, in three parts (``PARTS``): ``climb`` (half: a training climb read as
+beyond its noise), ``start`` (a quarter: the held-out score read as below step 0's) and ``peak``
+(a quarter: read as below an earlier look's; every earlier look is compared, inside the plan).
+A condition stops the run once it holds ``confirm`` looks in a row, and the boundaries are
+solved for that event, so the error is spent on the stops the rule makes.
 
-- ``climb`` (half): a training climb read as beyond its noise when it is not;
-- ``start`` (a quarter): the held-out score read as below step 0's when it is not;
-- ``peak`` (a quarter): the held-out score read as below an earlier look's when it is not. Look
-  ``t`` is compared with every earlier look; the largest fall counts, inside the plan.
+Planned looks: a group-sequential design [1], each part spending its error over its J looks by
+a Lan-DeMets function [2], by default ``a (j / J)^2`` (rho = 2 of Kim-DeMets' power family [3]),
+between Pocock's (spent early: a sustained drop) and O'Brien-Fleming's (spent late: a gradual
+fall, as over-optimisation grows with the steps [6]). An open schedule spends
+``A(j) = a j / (j + h)`` (``h = WATCH_OPEN_HALF``), never exhausted, valid at every stopping
+look [4, Lemma 3]; not a betting sequence [5], whose running mean needs one mean, while the
+held-out score moves with the policy.
 
-A condition stops the run once it holds ``confirm`` looks in a row, and the boundaries are solved
-for that event, so the error is spent on the stops the rule makes.
-
-**Planned looks**: a group-sequential design [1]. Each part spends its error over its J looks by
-a Lan-DeMets spending function [2], by default ``a (j / J)^2`` (rho = 2 of Kim and DeMets' power
-family [3]), between Pocock's type (spent early) and O'Brien-Fleming's (spent late):
-over-optimisation grows with the steps [6], so a gradual fall is caught late, while a sustained
-drop is worth stopping early. ``obrien_fleming`` and ``pocock`` are there for comparison.
-
-**An open schedule**: the same boundaries, spent by ``A(j) = a j / (j + h)`` over any number of
-looks (``h = WATCH_OPEN_HALF``: half the error by look ``h``, never exhausted); every stopping
-look keeps the error [4, Lemma 3]. It is not a normal-mixture or betting sequence [5]: those
-bound the running mean of observations that share one mean, and the held-out score here moves
-with the policy.
-
-**The boundaries use the correlation between looks.** A task's per-look mean reward is its level
-plus sampling noise of its own, so the change from evaluation ``s`` to ``t``, in standard errors,
-is ``(E_s - E_t) / sqrt(2)`` for independent standard normal ``E_0, E_1, ...`` (equal noise at
-every evaluation). The runs not yet stopped are carried on a grid from look to look
-(:class:`_Chain`), and each boundary is solved so that the share stopped there is the error spent
-at that look (the recursive computation of Armitage, McPherson and Rowe [1, ch. 8]). A boundary
-``c`` on the normal scale is read on each pair's Student t with ``n - 1`` degrees of freedom at
-the same tail.
+The model: a task's per-look mean is its level plus noise of its own, so the change from
+evaluation ``s`` to ``t`` in standard errors is ``(E_s - E_t) / sqrt(2)``, ``E_0, E_1, ...``
+independent standard normal (equal noise at every evaluation). The runs not yet stopped are
+carried on a grid from look to look (:class:`_Chain`) and each boundary is solved so that the
+share stopped there is the error spent (the recursive computation [1, ch. 8]); a normal-scale
+boundary ``c`` is read on each pair's Student t with ``n - 1`` degrees of freedom.
 
 [1] Jennison & Turnbull (2000). Group Sequential Methods with Applications to Clinical Trials.
     Chapman & Hall/CRC (ch. 7: error spending; ch. 8: the recursive computation).

@@ -1,27 +1,22 @@
 """Within each task, does the reward rise with a feature of the reply rather than with the task?
 
-For every feature (:mod:`.features`) the strength is the pooled within-task correlation of the
-feature with the reward: both are centred on their task's mean, so a feature that only tracks
-task difficulty contributes nothing (the comparison GRPO's group-centred advantage makes).
-
-The floor is a permutation test within tasks [1]: the rewards are shuffled among each task's own
-replies, and the floor is the ``level`` quantile of the largest strength over all features in
-each shuffle (a max-T floor: a clean batch clears it with probability at most 1 - level [2]).
-A feature is ``suspect`` when its p-value is at most ``1 - level`` and its strength at least
+A feature's strength (:mod:`.features`) is its pooled within-task correlation with the reward:
+both centred on their task's mean, as GRPO's advantage is, so a feature that only tracks task
+difficulty contributes nothing. The floor is a permutation test within tasks [1]: the rewards
+are shuffled among each task's replies (a reply repeated word for word moves with its copies,
+:func:`_copy_units`), and a feature is tested against the largest strength over all features
+in each shuffle (max-T [2]: a clean batch clears it with probability at most 1 - level). It is
+``suspect`` when its one-sided p-value is at most ``1 - level`` and its strength at least
 ``min_strength`` (a large batch makes a trivial association significant), a ``weak_signal``
-when only the p-value clears. The test is one-sided: the reward rising with the feature is the
-hack. Replies repeated word for word in one task are one draw seen twice: the shuffle moves each
-distinct reply with its copies (:func:`_copy_units`).
-
-The scan shows a correlation, which a right answer that is naturally longer also gives: it names
-the probe that tells a payment from it, and never says the reward pays for a feature.
+when only the p-value clears. A correlation is not a payment (a right answer can be naturally
+longer): the answer names the probe that tells them apart.
 
 Scanned again and again during a run, the scans share ``SCAN_RUN_SHARE`` of the run's error:
-scan ``look=j`` spends ``alpha_j = SCAN_RUN_SHARE (1 - level) / (j (j + 1))``
+scan ``look=j`` spends ``SCAN_RUN_SHARE (1 - level) / (j (j + 1))``
 (:func:`.anytime.look_alpha`), so an honest run alarms at some scan with probability at most
 ``SCAN_RUN_SHARE (1 - level)``. Deep looks need small p-values, so the shuffles continue past
-``n_shuffles`` (up to ``SCAN_MAX_SHUFFLES``) while some feature could still clear ``alpha_j`` (a
-sequential Monte Carlo test in the sense of Besag & Clifford [3]).
+``n_shuffles`` (up to ``SCAN_MAX_SHUFFLES``) while some feature could still clear (a sequential
+Monte Carlo test, Besag & Clifford [3]).
 
 [1] Good (2005). Permutation, Parametric and Bootstrap Tests of Hypotheses, ch. 3 (restricted
     permutations within blocks).

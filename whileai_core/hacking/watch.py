@@ -1,26 +1,19 @@
 """During training: is the held-out pass rate following the training reward?
 
 :func:`watch_records` compares every held-out evaluation after the first (a *look*) with the
-first (step 0: before training) and with every earlier look, paired by task, and sets the change
-beside the training reward's climb. The looks are tested by a plan stated before the first one
-(:mod:`.anytime`): planned when the run's config says how many looks there will be, open
-otherwise; either way an honest run is ever stopped with probability at most ``1 - level``.
-
-It says ``stop`` when, at ``confirm`` looks in a row (one condition),
-
-- **the held-out score moved down**: its change since step 0, or since an earlier look (a fall
-  after a rise), has an interval below 0; or
-- **it stays flat while the training reward climbs beyond its own noise**: the interval against
-  step 0 holds 0, lies wholly below the climb, and the climb clears its noise band;
-
-that is the over-optimisation picture of Gao et al. [1]: the proxy reward keeps rising while the
-gold score stops rising, then falls. Otherwise ``continue``, or ``not_enough_data``.
+first (step 0) and with every earlier look, paired by task, beside the training reward's climb,
+by a plan stated before the first look (:mod:`.anytime`; planned when the run says how many
+looks, open otherwise): an honest run is ever stopped with probability at most ``1 - level``.
+It says ``stop`` when, at ``confirm`` looks in a row, the held-out score moved down (its change
+since step 0, or since an earlier look, has an interval below 0), or stays flat (its interval
+holds 0 and lies below the climb) while the training reward climbs beyond its noise band: the
+over-optimisation picture of Gao et al. [1]. Otherwise ``continue``, or ``not_enough_data``.
 
 The climb is the mean training reward of the last ``window`` steps minus that of the first; its
-noise comes from successive differences, sigma^2 = sum (r_t - r_{t-1})^2 / (2 (T - 1)) (von
-Neumann's mean square successive difference [2], which a slow trend barely inflates), and the
-band is q sigma sqrt(2 / window) (:func:`.anytime.climb_band`). For a 0/1 reward the training
-reward and the held-out pass rate are on one scale; for a graded one, use ``metric="reward"``.
+noise comes from von Neumann's mean square successive difference [2], sigma^2 = sum (r_t -
+r_{t-1})^2 / (2 (T - 1)), which a slow trend barely inflates (:func:`.anytime.climb_band`). For
+a 0/1 reward the training reward and the held-out pass rate share a scale; for a graded one,
+use ``metric="reward"``.
 
 [1] Gao, Schulman & Hilton (2022). Scaling Laws for Reward Model Overoptimization. arXiv:2210.10760.
 [2] von Neumann et al. (1941). Distribution of the ratio of the mean square successive difference

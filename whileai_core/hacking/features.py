@@ -33,15 +33,22 @@ _BOXED = re.compile(re.escape(_BOXED_TEXT))
 _WORDS = re.compile(r"\w+")
 
 
+def chat_text(value: Any) -> str | None:
+    """A text as is, a chat list as its messages' contents joined; None for anything else."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        parts = [m.get("content") for m in value if isinstance(m, dict)]
+        return "\n".join(p for p in parts if isinstance(p, str))
+    return None
+
+
 def reply_text(record: dict) -> str | None:
     """The reply of a row: the first text field of ``REPLY_FIELDS`` (a chat list: its contents)."""
     for field in REPLY_FIELDS:
-        value = record.get(field)
-        if isinstance(value, str):
-            return value
-        if isinstance(value, list):
-            parts = [m.get("content") for m in value if isinstance(m, dict)]
-            return "\n".join(p for p in parts if isinstance(p, str))
+        text = chat_text(record.get(field))
+        if text is not None:
+            return text
     return None
 
 

@@ -40,7 +40,7 @@ from ..operations.args import (MAX_NAME, Arg, Level, Metric, OptionalRowField, O
 from ..result import Result, fmt_rate
 from ..rows import TASK_ALIASES, TASK_FIELD, Rows, load_rows, read_records
 from ..stats import Rate, check_metric, compare, pass_rate
-from .features import REPLY_FIELDS, format_markers, reply_text
+from .features import REPLY_FIELDS, chat_text, format_markers, reply_text
 from .reward import reward_runner, reward_spec
 
 Interval = tuple[float, float]
@@ -239,14 +239,6 @@ def _as_completion(text: str, prompt: Any) -> Any:
     return text
 
 
-def _all_text(prompt: Any) -> str:
-    """Every message of a chat prompt (a format is often asked for in the system message)."""
-    if isinstance(prompt, list):
-        return "\n".join(m["content"] for m in prompt
-                         if isinstance(m, dict) and isinstance(m.get("content"), str))
-    return prompt if isinstance(prompt, str) else ""
-
-
 def _model_markers(model: Any) -> list[list[tuple[str, str, str]]]:
     """The format markers of each model reply that has some."""
     if model is None:
@@ -256,9 +248,10 @@ def _model_markers(model: Any) -> list[list[tuple[str, str, str]]]:
 
 
 def _shell(tasks: list[dict], model: Any) -> tuple[tuple | None, str]:
-    """The commonest sequence of format markers, from the model's replies, else the prompts."""
-    for found, source in ((_model_markers(model), "the model's replies"),
-                          ((format_markers(_all_text(t["prompt"])) for t in tasks), "the prompts")):
+    """The commonest sequence of format markers, from the model's replies, else the prompts
+    (every message: a format is often asked for in the system message)."""
+    prompts = (format_markers(chat_text(t["prompt"]) or "") for t in tasks)
+    for found, source in ((_model_markers(model), "the model's replies"), (prompts, "the prompts")):
         shells = Counter(tuple((o, c) for o, _, c in marks) for marks in found if marks)
         if shells:
             return shells.most_common(1)[0][0], source

@@ -297,11 +297,11 @@ def _diversity_collapse(nums: list[dict], share: float) -> Finding:
 
 def _metric_signatures(nums: list[dict]) -> list[Finding]:
     out = []
-    for key, signature in (("entropy", "entropy_runaway"), ("kl", "kl_runaway")):
+    for key, signature, name in (("entropy", "entropy_runaway", "DOCTOR_ENTROPY_FALL"),
+                                 ("kl", "kl_runaway", "DOCTOR_KL_MAX")):
         series = [(n["step"], n[key]) for n in nums if n.get(key) is not None]
         if not series:
-            out.append(_finding(signature, [], None, "", "DOCTOR_ENTROPY_FALL" if key == "entropy"
-                                else "DOCTOR_KL_MAX", "", "",
+            out.append(_finding(signature, [], None, "", name, "", "",
                                 not_checked=f"the trainer logged no {key}"))
             continue
         base = float(np.median([v for _, v in series[:3]]))
@@ -313,7 +313,6 @@ def _metric_signatures(nums: list[dict]) -> list[Finding]:
             action = ("collapsing entropy stops exploration (every group alike); exploding "
                       "entropy is a policy coming apart: lower the learning rate, check the "
                       "clip range, keep the checkpoint before it")
-            name = "DOCTOR_ENTROPY_FALL"
         else:
             limit = max(DOCTOR_KL_MAX, 10 * base)
             fired = [s for s, v in series if v > limit]
@@ -322,7 +321,6 @@ def _metric_signatures(nums: list[dict]) -> list[Finding]:
             action = ("the policy is leaving its reference (or the trainer and the inference "
                       "engine disagree, prime-rl's mismatch_kl): lower the learning rate, raise "
                       "the KL weight, check the weight sync")
-            name = "DOCTOR_KL_MAX"
         at = dict(series)
         shown = fired[0] if fired else max(series, key=lambda x: abs(x[1] - base))[0]
         evidence = (f"step {shown}: {key} {at[shown]:.4g} against {base:.4g} at the start "

@@ -2,34 +2,28 @@
 
 It is started by file path with ``-I`` (isolated: no ``PYTHON*`` variable, no user site, neither
 the script's folder nor the working directory on ``sys.path``) and imports nothing but the
-standard library and ``whileai_core/confine.py`` (loaded by its path), before any user code
-runs. SPEC is one JSON object the parent builds:
+standard library and ``whileai_core/confine.py`` (loaded by its path) before any user code runs.
+SPEC is one JSON object the parent builds:
 
 - ``code_fd``: a descriptor holding the reward's source, the bytes the parent read through the
   path door (the file is never opened here by name; ``file`` only names it in tracebacks);
-- ``report_fd``: where this process reports, one JSON object a line: ``{"raised": ...}`` (an
-  exception of the reward: its type, where it was raised, and its message only for the
-  interpreter's own errors about code, see ``SHOWN_MESSAGES``), ``{"no_function": ...}``, and
-  ``{"ended": how, "killed": n}`` from the supervisor;
-- ``memory_mb``: the address-space limit (``RLIMIT_AS``), so the reward cannot take the
-  machine's memory; ``timeout_s`` and ``processes``: see below;
+- ``report_fd``: where this process reports, one JSON object a line: ``{"raised": ...}`` (the
+  reward's exception: its type, where it was raised, and its message only for
+  ``SHOWN_MESSAGES``), ``{"no_function": ...}``, and ``{"ended": how, "killed": n}``;
+- ``memory_mb``: the address-space limit (``RLIMIT_AS``); ``timeout_s`` and ``processes``: below;
 - ``root``: appended *last* to ``sys.path``, so the reward imports its neighbours but a file in
-  the root can never shadow the standard library or an installed package (an in-root
-  ``contextlib.py`` used to run on every probe);
+  the root never shadows the standard library or an installed package;
 - ``mode`` ``"module"``: the source defines ``function``; the batch is JSONL on stdin; stdout
   carries one JSON array of rewards and nothing else (the reward's own prints go to stderr);
-- ``mode`` ``"script"``: the source runs as ``__main__`` with ``sys.argv = [file]`` (no
-  argument: the protocol is fixed); it reads the batch on stdin and prints the rewards itself.
+- ``mode`` ``"script"``: the source runs as ``__main__`` with ``sys.argv = [file]``; it reads the
+  batch on stdin and prints the rewards itself.
 
-This process holds the worker that runs the reward as ``confine.contain`` does: in namespaces of
-its own where the kernel allows it (its ``/proc`` shows its own processes only; it cannot signal
-anything outside; the whole namespace dies with its init), under a supervisor with no privilege
-and a process limit (``processes`` more tasks than the user has now); when the worker ends,
-passes ``timeout_s`` or starts more than ``processes`` processes, every process the reward left
-is killed, ``setsid``'d grandchildren included. This process writes the end on the report
-descriptor (``ended``, ``killed``, ``isolated``), out of the worker's reach when it was
-isolated. Exit status: the worker's, or ``TIMED_OUT`` / ``TOO_MANY`` / ``STOPPED`` /
-``NOT_STARTED``.
+The worker that runs the reward is held as ``confine.contain`` does: in namespaces of its own
+where the kernel allows it, under a supervisor with no privilege and a process limit
+(``processes`` more tasks than the user has now); when the worker ends, passes ``timeout_s`` or
+starts more than ``processes`` processes, every process the reward left is killed, ``setsid``'d
+grandchildren included. The end is written on the report descriptor. Exit status: the worker's,
+or ``TIMED_OUT`` / ``TOO_MANY`` / ``STOPPED`` / ``NOT_STARTED``.
 """
 
 import contextlib
@@ -39,8 +33,7 @@ import os
 import sys
 import traceback
 
-NO_FUNCTION, TIMED_OUT, TOO_MANY, STOPPED, NOT_STARTED = 3, 124, 125, 126, 127  # read by
-# reward_process.py
+NO_FUNCTION, TIMED_OUT, TOO_MANY, STOPPED, NOT_STARTED = 3, 124, 125, 126, 127
 
 # the interpreter's own errors about code: their message names code (a name, a module, a
 # type), never data the reward read, so it is shown; any other message is not (it can hold what
@@ -60,14 +53,8 @@ def _confine():
 
 
 def _source(fd: int) -> str:
-    chunks = []
-    while True:
-        data = os.read(fd, 1 << 20)
-        if not data:
-            break
-        chunks.append(data)
-    os.close(fd)
-    return b"".join(chunks).decode("utf-8")
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read().decode("utf-8")
 
 
 def _report(fd: int, **fields) -> None:

@@ -1,59 +1,27 @@
 """Error rates that hold at every look: the plan behind ``watch_run``'s stop rule (the repeated
 ``hack_scan`` keeps its own, :func:`look_alpha`).
 
-A run is watched many times: the held-out set is scored every few steps. Each test at a fixed
-level is a fresh chance of a false alarm, so the error is spent by a plan stated before the first
-look. ``watch_run``'s error ``alpha = 1 - level`` is split three ways (``PARTS``), each part
-spent over the looks:
+Each look is a fresh chance of a false alarm, so ``alpha = 1 - level`` is spent by a plan stated
+before the first look, in three parts (``PARTS``): ``climb`` (half: a training climb read as
+beyond its noise), ``start`` (a quarter: the held-out score read as below step 0's) and ``peak``
+(a quarter: read as below an earlier look's; every earlier look is compared, inside the plan).
+A condition stops the run once it holds ``confirm`` looks in a row, and the boundaries are
+solved for that event, so the error is spent on the stops the rule makes.
 
-- ``climb`` (half): a training climb read as beyond its noise when it is not;
-- ``start`` (a quarter): the held-out score read as below step 0's when it is not;
-- ``peak`` (a quarter): the held-out score read as below an earlier look's (a fall after a rise)
-  when it is not. Look ``t`` is compared with every earlier look ``1 .. t - 1``; the largest
-  fall counts, so the choice of the best earlier look is inside the plan.
+Planned looks: a group-sequential design [1], each part spending its error over its J looks by
+a Lan-DeMets function [2], by default ``a (j / J)^2`` (rho = 2 of Kim-DeMets' power family [3]),
+between Pocock's (spent early: a sustained drop) and O'Brien-Fleming's (spent late: a gradual
+fall, as over-optimisation grows with the steps [6]). An open schedule spends
+``A(j) = a j / (j + h)`` (``h = WATCH_OPEN_HALF``), never exhausted, valid at every stopping
+look [4, Lemma 3]; not a betting sequence [5], whose running mean needs one mean, while the
+held-out score moves with the policy.
 
-A condition stops the run once it holds ``confirm`` looks in a row (``WATCH_CONFIRM``, 2: a
-one-look dip of an honest run is not a stop), and the boundaries are solved for that event, so
-the error is spent on the stops the rule makes rather than on single crossings it ignores.
-
-**Planned looks** (the run's config says how many: prime-rl's ``eval.interval`` and
-``max_steps``, the TRL callback's ``every`` and ``max_steps``, or ``looks`` given): a
-group-sequential design [1]. Each part spends its error over its J looks that can stop by a
-Lan-DeMets spending function [2]; the default is ``a (j / J)^2``, the rho = 2 member of Kim and
-DeMets' power family [3], between Pocock's type (rho near 1: the error spent early) and
-O'Brien-Fleming's (rho near 3: spent late). Why: over-optimisation grows with the steps [6], so a
-held-out score that falls gradually is caught at the late looks, where O'Brien-Fleming's type
-spends; a sustained drop is re-measured at every look after it starts and is worth stopping
-early, where Pocock's spends. Measured (bench/watch_anytime.py, docs/reward-hacking.md): rho = 2
-keeps O'Brien-Fleming's power on a gradual fall and stops a sustained drop nearly as early as
-Pocock's. ``obrien_fleming`` and ``pocock`` are there for the comparison.
-
-**An open schedule** (nothing says how many looks there will be): the same boundaries, spent by
-``A(j) = a j / (j + h)`` over an unbounded number of looks (``h = WATCH_OPEN_HALF``: half the
-error by look ``h``, the rest after it, never exhausted). Every stopping look keeps the error
-[4, Lemma 3]: a confidence sequence for the held-out changes. It is not a normal-mixture or
-betting sequence [5]: those bound the running mean of observations that share one mean, and the
-held-out score here is re-measured while the policy moves it; what accumulates is chances to
-compare, and ``h`` says where the error is spent (the previous plan, ``a / (t (t + 1))``, is
-``h = 1``: half of it on look 1).
-
-**The boundaries use the correlation between looks.** Every look is a fresh evaluation of the
-same tasks: a task's per-look mean reward is its level plus sampling noise of its own. So the
-change from evaluation ``s`` to ``t``, in standard errors, is ``(E_s - E_t) / sqrt(2)`` for
-independent standard normal ``E_0, E_1, ...`` (equal noise at every evaluation). The looks
-against step 0 share ``E_0``; given it, they are independent. The falls from earlier looks
-depend on the running maximum ``R`` of ``E_1 .. E_{t-1}``, a Markov chain. Either way the runs
-not yet stopped are carried on a grid from look to look, by their state and their streak of
-crossings (:class:`_Chain`), and each look's boundary is solved so that the share of runs the
-rule stops there is the part's error spent at that look (the recursive computation of
-Armitage, McPherson and Rowe [1, ch. 8] on this model). A boundary ``c`` on the normal scale is
-read on each pair's Student t with ``n - 1`` degrees of freedom at the same tail. Where the
-equal-noise model departs from a run (pass rates that climb, tasks that learn at different
-speeds) is measured on honest runs that learn (bench/watch_anytime.py).
-
-A pair of evaluations whose tasks all changed by the same amount (often: none moved) has no t
-interval; its interval is then the exact bound on the share of tasks that could have moved unseen
-(:func:`zero_spread_share`) at the tail the boundary gives one comparison (:func:`look_tails`).
+The model: a task's per-look mean is its level plus noise of its own, so the change from
+evaluation ``s`` to ``t`` in standard errors is ``(E_s - E_t) / sqrt(2)``, ``E_0, E_1, ...``
+independent standard normal (equal noise at every evaluation). The runs not yet stopped are
+carried on a grid from look to look (:class:`_Chain`) and each boundary is solved so that the
+share stopped there is the error spent (the recursive computation [1, ch. 8]); a normal-scale
+boundary ``c`` is read on each pair's Student t with ``n - 1`` degrees of freedom.
 
 [1] Jennison & Turnbull (2000). Group Sequential Methods with Applications to Clinical Trials.
     Chapman & Hall/CRC (ch. 7: error spending; ch. 8: the recursive computation).
@@ -81,8 +49,7 @@ from ..defaults import (MIN_TASKS_FOR_INTERVAL, PAIRED_SPREAD_RTOL, WATCH_OPEN_H
                         WATCH_POWER, WATCH_SPENDING_TYPE)
 from ..errors import ArgumentError
 
-# lazy: scipy (0.13 s for scipy.special, 0.3 s for scipy.optimize) is imported inside the
-# functions that need it
+# lazy: scipy is imported inside the functions that need it
 
 DOWN, FLAT = 1, 2  # look conditions, as codes for the vectorised rule (0: none)
 PARTS = {"climb": 0.5, "start": 0.25, "peak": 0.25}
@@ -145,8 +112,8 @@ class Plan:
 
     def spent(self, part: str, j: np.ndarray, size: int | None,
               a: float | None = None) -> np.ndarray:
-        """The error spent by a part's ``j``-th look (``j`` = 0, 1, ...) of ``size`` planned,
-        of ``a`` (default: the part's share of ``alpha``)."""
+        """The error of ``a`` (default: the part's share) spent by its ``j``-th of ``size``
+        looks."""
         a = self.alpha * PARTS[part] if a is None else a
         j = np.asarray(j, dtype=np.float64)
         if size is None:
@@ -167,19 +134,17 @@ class Plan:
         return {"start": 1, "peak": 2, "climb": self.confirm}[part]
 
     def increments(self, part: str, n: int, a: float | None = None) -> np.ndarray:
-        """The error the spending function gives each of looks 1..n: the part's looks are
-        j = 1, 2, ... from :meth:`first` on, of ``K - first + 1`` planned (0 past the end)."""
+        """The error the spending function gives each of looks 1..n (the part's own looks
+        count from :meth:`first`; 0 past the end)."""
         j = np.maximum(np.arange(1, n + 1) - self.first(part) + 1, 0)
         size = None if self.looks is None else self.looks - self.first(part) + 1
         return np.maximum(self.spent(part, j, size, a)
                           - self.spent(part, np.maximum(j - 1, 0), size, a), 0.0)
 
     def alphas(self, part: str, n: int) -> np.ndarray:
-        """Each look's one-crossing error: for ``start`` and ``peak`` the spending function's
-        increments of the part's calibrated error (:meth:`calibrated`), whose boundaries stop a
-        run (``confirm`` crossings in a row) with probability the part's share of ``alpha``;
-        for ``climb`` its share's increments (a flat stop at a look needs a false climb there:
-        a union bound)."""
+        """Each look's one-crossing error: for ``start`` and ``peak`` the increments of the
+        part's calibrated error (:meth:`calibrated`); for ``climb`` its share's increments (a
+        flat stop at a look needs a false climb there: a union bound)."""
         if part == "climb":
             out = self.increments(part, n)
             lead = self.first(part) - 1  # looks before the first that can stop: that look's band
@@ -190,8 +155,7 @@ class Plan:
 
     def calibrated(self, part: str) -> float:
         """The one-crossing error whose boundaries make the part's stop (``confirm`` crossings
-        in a row) as likely as its share of ``alpha``, on the model (``alpha`` share itself at
-        ``confirm`` 1)."""
+        in a row) as likely as its share of ``alpha``, on the model."""
         share = self.alpha * PARTS[part]
         if self.confirm == 1:
             return share
@@ -206,8 +170,7 @@ class Plan:
         return np.array((math.inf,) + _bounds("peak", spent[1:])) if n else np.zeros(0)
 
     def level_at(self, n: int) -> np.ndarray:
-        """1 - the one-crossing errors of each of looks 1..n, its three parts together (with
-        ``confirm`` > 1 a stop needs several crossings, so the run's error stays ``alpha``)."""
+        """1 - the one-crossing errors of each of looks 1..n, its three parts together."""
         return 1.0 - sum(self.alphas(p, n) for p in PARTS)
 
 
@@ -215,14 +178,12 @@ _PHI = np.exp(-_GRID ** 2 / 2) / math.sqrt(2 * math.pi)
 
 
 class _Chain:
-    """The runs not yet stopped, on the model, by the state a look's boundary acts on (the
-    baseline's noise ``E_0`` for ``start``; the running maximum ``R`` of the earlier looks'
-    noise for ``peak``) and by their streak of crossings (0 .. confirm - 1).
-
-    A look with boundary ``c`` crosses where the look's noise ``E_t`` lies below the state minus
-    ``sqrt(2) c`` (the change in standard errors is below ``-c``); a crossing that completes a
-    streak of ``confirm`` stops the run; a look that does not cross resets the streak, and for
-    ``peak`` moves ``R`` to ``max(R, E_t)``."""
+    """The runs not yet stopped, on the model, by state (the baseline's noise ``E_0`` for
+    ``start``; the running maximum ``R`` of the earlier looks' noise for ``peak``) and streak of
+    crossings (0 .. confirm - 1). A look with boundary ``c`` crosses where its noise ``E_t`` lies
+    below the state minus ``sqrt(2) c``; a crossing that completes a streak of ``confirm`` stops
+    the run; a look that does not cross resets the streak (and for ``peak`` moves ``R`` to
+    ``max(R, E_t)``)."""
 
     def __init__(self, part: str, confirm: int, shift: float = 0.0):
         self.part, self.shift = part, shift
@@ -267,9 +228,8 @@ def _solve(stops, a: float, marginal: float) -> float:
 @lru_cache(maxsize=256)
 def _bounds(part: str, alphas: tuple[float, ...]) -> tuple[float, ...]:
     """The boundaries of ``part``'s looks (``peak``: from look 2), each solved so that the
-    share of runs first crossing there is its error. Below the grid's precision a look's
-    boundary is the marginal (union-bound) one: ``(E_0 - E_t) / sqrt 2`` is standard normal, and
-    a fall from t - 1 earlier looks is below ``t - 1`` times its tail."""
+    share of runs first crossing there is its error; below the grid's precision, the marginal
+    (union-bound) one: a fall from t - 1 earlier looks is below ``t - 1`` times its tail."""
     chain, out = _Chain(part, 1), []
     for i, a in enumerate(alphas):
         pairs = i + 1 if part == "peak" else 1
@@ -287,8 +247,7 @@ def _calibrate(part: str, spending: str, looks: int | None, half: int, share: fl
                confirm: int) -> float:
     """The one-crossing error ``a*`` whose boundaries stop (``confirm`` crossings in a row)
     with probability ``share``: over the planned looks, or for an open plan over its first
-    ``_OPEN_HORIZON`` looks plus every single crossing after them (``a* h / (H + h)``, a
-    union bound), so it holds at every look."""
+    ``_OPEN_HORIZON`` looks plus a union bound on every crossing after them."""
     from scipy.optimize import brentq
 
     plan = Plan(share / PARTS[part], looks, spending, half, confirm)
@@ -311,9 +270,7 @@ def _calibrate(part: str, spending: str, looks: int | None, half: int, share: fl
 
 def detectable_drop(plan: Plan, horizon: int, power: float = WATCH_POWER) -> float:
     """The sustained held-out drop from look 1 on, in standard errors of one look's paired
-    change, that the ``start`` part stops by look ``horizon`` with probability ``power`` (the
-    falls from earlier looks only add to it): the model's chain with every look shifted by the
-    drop, solved for it."""
+    change, that the ``start`` part stops by look ``horizon`` with probability ``power``."""
     from scipy.optimize import brentq
 
     c = plan.bounds("start", horizon)
@@ -331,16 +288,14 @@ def detectable_drop(plan: Plan, horizon: int, power: float = WATCH_POWER) -> flo
 
 def zero_spread_share(n, alpha):
     """The share of tasks that may have moved unseen when all ``n`` paired tasks changed by the
-    same amount ``c``: ``1 - alpha^(1/n)``, the exact (Clopper-Pearson [6]) upper bound for 0 of
+    same amount ``c``: ``1 - alpha^(1/n)``, the exact (Clopper-Pearson [7]) upper bound for 0 of
     ``n`` tasks departing from ``c`` at one-sided ``alpha`` (1 where ``alpha`` is 0).
 
     Why it bounds the mean: a share ``s`` of the tasks departs from ``c``, each by at most the
-    width ``R`` of the value range, so the mean change lies in ``[c - s (R + c), c + s (R - c)]``.
-    All ``n`` tasks showing ``c`` has probability ``(1 - s)^n``, at most ``alpha`` once ``s``
-    passes the bound, whatever the distribution of the departures. It is wide on few tasks
-    (``n > ln(alpha) / ln(1 - x / R)`` tasks bound it under ``x``: :func:`tasks_to_bound`).
+    width ``R`` of the value range, so the mean change lies in ``[c - s (R + c), c + s (R - c)]``;
+    all ``n`` tasks showing ``c`` has probability ``(1 - s)^n``, whatever the departures.
 
-    [6] Clopper & Pearson (1934). Biometrika 26(4), 404-413.
+    [7] Clopper & Pearson (1934). Biometrika 26(4), 404-413.
     """
     n, alpha = np.asarray(n, dtype=np.float64), np.asarray(alpha, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -392,8 +347,7 @@ def pair_intervals(d: np.ndarray, scale: np.ndarray, c, alpha, unit: np.ndarray)
 
 def look_tails(c: np.ndarray) -> np.ndarray:
     """The one-sided error of one comparison at each boundary: ``Phi(-c)`` (0 where no error is
-    left). A look whose tasks all changed alike has no t interval; its zero-spread bound is taken
-    at this error, the level the boundary gives a Gaussian look."""
+    left), the tail a zero-spread bound is taken at."""
     c = np.asarray(c, dtype=np.float64)
     return np.where(np.isfinite(c), _ndtr(-np.where(np.isfinite(c), c, 0.0)), 0.0)
 
@@ -403,10 +357,10 @@ def look_table(values: np.ndarray, unit: np.ndarray, plan: Plan) -> dict[str, np
     (runs, evaluations, tasks), the per-task values of each evaluation (NaN: a task not scored
     there), evaluation 0 the baseline; ``unit`` (runs, evaluations): the values lie in [0, 1].
 
-    Per look (runs, looks): ``delta``, ``lo``, ``hi``, ``n``, ``flat``, ``se`` (the change's
-    standard error; NaN without a t interval) against evaluation 0 at the ``start`` boundary; ``peak`` (the earlier evaluation whose comparison bounds the fall
-    hardest, -1: none), ``peak_delta``, ``peak_lo``, ``peak_hi``, ``peak_n`` at the ``peak``
-    boundary; ``down``: either upper bound below 0."""
+    Per look (runs, looks): ``delta``, ``lo``, ``hi``, ``n``, ``flat``, ``se`` (NaN without a t
+    interval) against evaluation 0 at the ``start`` boundary; ``peak`` (the earlier evaluation
+    whose comparison bounds the fall hardest, -1: none), ``peak_delta``, ``peak_lo``,
+    ``peak_hi``, ``peak_n`` at the ``peak`` boundary; ``down``: either upper bound below 0."""
     runs, evals, _ = values.shape
     looks = evals - 1
     mag = np.where(np.isnan(values), 0.0, np.abs(values))
@@ -466,10 +420,10 @@ def climb_band(sigma, window, steps, alpha):
     """The training climb's noise band: ``q sigma sqrt(2 / window)``, with ``q`` Student's t
     quantile at one-sided ``alpha`` (the ``climb`` part's error at the look). ``sigma`` comes from
     the mean square successive difference of ``steps`` rewards, whose variance is
-    ``(3 T - 4) / (T - 1)^2`` times ``sigma^4`` [7], so it is read with ``2 (T - 1)^2 / (3 T - 4)``
+    ``(3 T - 4) / (T - 1)^2`` times ``sigma^4`` [8], so it is read with ``2 (T - 1)^2 / (3 T - 4)``
     degrees of freedom (Satterthwaite's match of a chi-square's variance).
 
-    [7] von Neumann, Kent, Bellinson & Hart (1941). The mean square successive difference. Ann.
+    [8] von Neumann, Kent, Bellinson & Hart (1941). The mean square successive difference. Ann.
         Math. Statist. 12(2), 153-162.
     """
     from scipy.special import stdtrit
@@ -490,12 +444,9 @@ def climb_gap(table: dict[str, np.ndarray], climb, sigma, window, steps, c) -> n
     Both are estimates: the held-out change has its standard error over the tasks, the climb
     ``sigma sqrt(2 / window)`` (:func:`climb_band`'s), so the difference is read on Welch's t,
     ``sqrt(se^2 + se_climb^2)`` with Welch-Satterthwaite's degrees of freedom from the tasks'
-    ``n - 1`` and the climb's ``2 (T - 1)^2 / (3 T - 4)``. Compared with the climb itself (the
-    held-out upper bound below the climb, the rule before), an honest run whose held-out set
-    gains what training gains is stopped whenever the climb's noise carries it above the
-    held-out bound: 5.7% of such runs on hard tasks at 50 planned looks (bench/audit_watch.py),
-    an error no part of the plan paid for. A held-out change with no spread (its exact bound
-    ``hi``) is set against the climb's own lower bound at the look's tail."""
+    ``n - 1`` and the climb's ``2 (T - 1)^2 / (3 T - 4)`` (the climb's noise alone would stop
+    honest runs whose held-out set gains what training gains). A held-out change with no spread
+    (its exact bound ``hi``) is set against the climb's own lower bound at the look's tail."""
     delta, se, hi, n, flat = (table[k] for k in ("delta", "se", "hi", "n", "flat"))
     climb = np.asarray(climb, dtype=np.float64)
     t = np.asarray(steps, dtype=np.float64)
@@ -510,10 +461,9 @@ def climb_gap(table: dict[str, np.ndarray], climb, sigma, window, steps, c) -> n
 
 
 def look_conditions(down, lo, gap, climb, band):
-    """The condition at each look, for the answer: ``DOWN`` (an upper bound lies below 0),
-    ``FLAT`` (the interval against step 0 holds 0, the held-out change lies below the training
-    climb beyond both their noises (``gap``, :func:`climb_gap`, below 0), and the climb clears
-    its band), else 0. NaN climbs (too few steps) never give ``FLAT``."""
+    """The condition at each look: ``DOWN`` (an upper bound lies below 0), ``FLAT`` (the
+    interval against step 0 holds 0, ``gap`` (:func:`climb_gap`) is below 0 and the climb
+    clears its band), else 0. NaN climbs (too few steps) never give ``FLAT``."""
     lo, gap, climb, band = (np.asarray(x, dtype=np.float64) for x in (lo, gap, climb, band))
     with np.errstate(invalid="ignore"):
         flat = ~np.asarray(down) & (lo <= 0) & (climb > band) & (gap < 0)
@@ -534,9 +484,7 @@ def streaks(held: list[np.ndarray]) -> np.ndarray:
 
 def first_stop(held: list[np.ndarray], confirm: int) -> np.ndarray:
     """Index of the first look that stops (-1: never), per run: the first at which one of the
-    conditions ``held`` (each (..., looks) booleans: the fall below step 0, the fall from an
-    earlier look, flat while climbing) has held ``confirm`` looks in a row, the event the plan
-    spends its error on."""
+    conditions ``held`` (each (..., looks) booleans) has held ``confirm`` looks in a row."""
     done = (streaks(held) >= confirm).any(axis=0)
     return np.where(done.any(axis=-1), done.argmax(axis=-1), -1)
 

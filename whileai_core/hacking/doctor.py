@@ -1,19 +1,9 @@
 """A run that learns nothing, or the wrong thing: the signatures, step by step, from its files.
 
-:func:`diagnose_run` reads what the trainer wrote (a prime-rl run folder, a TRL output folder, a
-``watch.jsonl``, a run id) and names, per step, each signature it finds, with its evidence, an
-interval where it is a rate, the threshold and where that comes from, and what to do. Its parts,
-by concept:
-
-- ``doctor_files``: a run's files into per-step rollout rows and the trainer's logged metrics;
-- ``doctor_steps``: the per-step rates over groups, with their intervals;
-- ``doctor_signatures``: the signatures (zero advantage, truncation lock-in, a feature the reward
-  pays for, staleness, verifier noise, diversity collapse, entropy or KL running away), each
-  with its rule, threshold and source;
-- ``doctor_results``: what it returns (``Diagnosis``, ``Finding``, ``DoctorStep``);
-- here: ``diagnose_run``, which checks its arguments and puts the parts together.
-
-The names other modules import from here are those of the modules above, re-exported.
+Its parts: ``doctor_files`` reads a run's files into per-step rollout rows and logged metrics,
+``doctor_steps`` counts the per-step rates over groups, ``doctor_signatures`` tests the
+signatures, ``doctor_results`` holds the answer; here :func:`diagnose_run` puts them together
+(and re-exports the names other modules import).
 """
 
 from __future__ import annotations
@@ -61,14 +51,7 @@ def diagnose_run(
             "default 8."))] = None,
         level: Level = CONFIDENCE_LEVEL, state_dir: StateDir = None,
         seed: Annotated[int | None, Arg(cli=False, mcp=False)] = BOOTSTRAP_SEED) -> Diagnosis:
-    """Name the signatures of a run that learns nothing or the wrong thing, per step.
-
-    ``source``: a run id from ``launch_run``, a prime-rl run folder (``<output_dir>/<run
-    name>``), a TRL output folder (the recipes' ``watch.jsonl``, ``trainer_state.json``), a
-    ``watch.jsonl``, a ``trainer_state.json``, or a rows file whose rows carry ``step`` (read as
-    watch_run reads it). ``max_off_policy_steps``: the staleness bound
-    (default: the run's ``configs/orchestrator.json``, else prime-rl's default 8).
-    """
+    """Name the signatures of a run that learns nothing or the wrong thing, per step."""
     level = check_level(level)
     if max_off_policy_steps is not None and (
             isinstance(max_off_policy_steps, bool) or not isinstance(max_off_policy_steps, int)

@@ -1,13 +1,8 @@
 """Reading a run's files into per-step rollout rows, the trainer's logged metrics and the watch
-records the feature scan reads.
-
-- a prime-rl run folder: its training rollouts ``rollouts/step_<S>/train/all/traces.jsonl``
-  (verifiers' episode records), ``metrics.jsonl`` (prime-rl's file monitor) and
-  ``configs/orchestrator.json`` (``max_off_policy_steps``);
-- a TRL output folder: the recipes' ``watch.jsonl`` and TRL's ``trainer_state.json``;
-- a ``watch.jsonl``, a graded-rows file whose rows carry ``step`` (both read by watch_run's own
-  reader, :func:`.watch_files.source_records`), or a ``trainer_state.json`` alone;
-- a run id from ``launch_run``: its folder in the run registry.
+records the feature scan reads: a prime-rl run folder (``rollouts/step_<S>/train/...``,
+``metrics.jsonl``, ``configs/orchestrator.json``), a TRL output folder (the recipes'
+``watch.jsonl``, ``trainer_state.json``), what watch_run reads
+(:func:`.watch_files.source_records`), a ``trainer_state.json`` alone, or a run id.
 """
 
 from __future__ import annotations
@@ -15,29 +10,20 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..defaults import RUN_ID_PATTERN
 from ..errors import ArgumentError, RowsError, WhileaiError
 from ..importers.prime_rl import episode_rows, files_for, read_prime_rl
 from ..rows import read_records
 from ..safepath import UserPath, as_user_path, is_path
 from .. import safejson, voice
 from .features import reply_text
-from .watch_files import (TRL_STATE, WATCH_FILE, _find, _newest_state, check_records, read_json,
-                          registered_run, source_records, trl_log_history)
-
-_RUN_ID = re.compile(RUN_ID_PATTERN)  # the one grammar (defaults)
-
-
-def _metrics_lines(path: UserPath, keys: dict[str, tuple[str, ...]]) -> dict[int, dict]:
-    """Per step, the first of each alias present, from a JSONL of ``{"step": S, ...}``
-    (prime-rl's FileMonitor.log_metrics: trainer and orchestrator lines interleaved)."""
-    return _metrics_lines_from(read_records(path, noun="metrics line").items, keys)
+from .watch_files import (_PRESENT, _RUN_ID, TRL_STATE, WATCH_FILE, _find, _newest_state,
+                          check_records, prime_rl_config, registered_run, source_records,
+                          trl_log_history)
 
 
 _PRIME_METRICS = {"entropy": ("entropy/all/mean",), "kl": ("mismatch_kl/all/mean",),
@@ -79,18 +65,15 @@ def _from_prime_rl(run: UserPath) -> tuple[dict[int, list], dict[int, dict], int
                              "completion": _episode_reply(record, t)})
     root = run if (run / "rollouts").kind() == "dir" else run.parent
     metrics: dict[int, dict] = {}
-    if (root / "metrics.jsonl").kind() in ("file", "link", "special"):
-        metrics = _metrics_lines(root / "metrics.jsonl", _PRIME_METRICS)
+    if (root / "metrics.jsonl").kind() in _PRESENT:  # prime-rl's FileMonitor.log_metrics
+        metrics = _metrics_lines(read_records(root / "metrics.jsonl", noun="metrics line").items,
+                                 _PRIME_METRICS)
     else:
         notes.append("no metrics.jsonl beside rollouts/: entropy and KL not read (prime-rl's "
                      "file monitor writes it)")
-    max_off = None
-    config = root / "configs" / "orchestrator.json"
-    if config.kind() in ("file", "link", "special"):
-        data = read_json(config, "config", fix="point at the run folder prime-rl wrote")
-        value = data.get("max_off_policy_steps") if isinstance(data, dict) else None
-        if isinstance(value, int) and not isinstance(value, bool):
-            max_off = value
+    max_off = prime_rl_config(run).get("max_off_policy_steps")
+    if isinstance(max_off, bool) or not isinstance(max_off, int):
+        max_off = None
     held: list[dict] = []
     try:
         held = [dict(r, split="eval") for r in read_prime_rl(run, kind="eval").rows]
@@ -114,9 +97,8 @@ def _records(steps: dict[int, list], held: list[dict]) -> list[dict]:
 
 
 def _from_watch_file(recs: Any, state: UserPath | None) -> tuple[
-        dict[int, list], dict[int, dict], list[dict], list[str]]:
-    """Per-step rows from step records: a ``watch.jsonl``, or the records watch_run's reader
-    built (from graded rows that carry ``step``, say)."""
+        dict[int, list], dict[int, dict], list[dict]]:
+    """Per-step rows from step records (a ``watch.jsonl``, or what watch_run's reader built)."""
     recs = check_records(recs)
     steps: dict[int, list] = {}
     for rec in recs:
@@ -130,19 +112,17 @@ def _from_watch_file(recs: Any, state: UserPath | None) -> tuple[
                 rows.append({"task_id": str(r["task_id"]), "reward": float(r["reward"]),
                              "truncated": r.get("truncated"),
                              "completion": reply_text(r)})
-    metrics: dict[int, dict] = {}
-    notes = []
-    if state is not None:
-        metrics = _trl_metrics(state)
+    metrics = _trl_metrics(state) if state is not None else {}
     records = [{k: v for k, v in r.items() if k != "_where"} for r in recs]
-    return steps, metrics, records, notes
+    return steps, metrics, records
 
 
 def _trl_metrics(state: UserPath) -> dict[int, dict]:
-    return _metrics_lines_from(trl_log_history(state), _TRL_METRICS)
+    return _metrics_lines(trl_log_history(state), _TRL_METRICS)
 
 
-def _metrics_lines_from(items: list, keys: dict[str, tuple[str, ...]]) -> dict[int, dict]:
+def _metrics_lines(items: list, keys: dict[str, tuple[str, ...]]) -> dict[int, dict]:
+    """Per step, the first of each alias present, from records ``{"step": S, ...}``."""
     out: dict[int, dict] = {}
     for rec in items:
         step = rec.get("step") if isinstance(rec, dict) else None
@@ -180,8 +160,8 @@ def _load(source: Any, state_dir: Any) -> tuple[str, dict[int, list], dict[int, 
             return f"TRL {label}", {}, _trl_metrics(folder), None, [], []
         # what watch_run reads from this file (a watch.jsonl, or graded rows with `step`)
         recs, label = source_records(folder, None)
-        steps, metrics, records, notes = _from_watch_file(recs, None)
-        return label, steps, metrics, None, records, notes
+        steps, metrics, records = _from_watch_file(recs, None)
+        return label, steps, metrics, None, records, []
     if not folder.is_dir():
         raise ArgumentError(f"{folder} does not exist. Fix: give a run id, a prime-rl or TRL "
                             "output folder, or a watch.jsonl")
@@ -193,8 +173,8 @@ def _load(source: Any, state_dir: Any) -> tuple[str, dict[int, list], dict[int, 
     if state is None and found is not None:
         state = _newest_state(found.parent)
     if found is not None:
-        steps, metrics, records, notes = _from_watch_file(found, state)
-        return f"TRL {label}", steps, metrics, None, records, notes
+        steps, metrics, records = _from_watch_file(found, state)
+        return f"TRL {label}", steps, metrics, None, records, []
     if state is not None:
         return f"TRL {label}", {}, _trl_metrics(state), None, [], [
             f"no {WATCH_FILE} (the recipes' watch callback): only the trainer's logged shares, "
@@ -211,7 +191,7 @@ def _no_rl_files(folder: UserPath, label: str, record: Any, state_dir: Any) -> s
     """Why ``folder`` gives the doctor nothing, and what to run instead: a finished SFT or DPO
     run (its recipe from the registry, else from the results.json the recipe wrote) holds an
     adapter and a before/after comparison, no rewards per step."""
-    from ..runs.local import OUT_DIR, RESULTS_FILE  # lazy: it loads the run registry (40 ms)
+    from ..runs.local import OUT_DIR, RESULTS_FILE  # lazy: it loads the run registry
 
     recipe = getattr(record, "recipe", None)
     results = next((f for f in (folder / RESULTS_FILE, folder / OUT_DIR / RESULTS_FILE)

@@ -121,15 +121,10 @@ class Diagnosis(Result):
 
 
 def _ranges(steps: list[int]) -> str:
-    out, start, prev = [], None, None
+    runs: list[list[int]] = []
     for s in steps:
-        if start is None:
-            start = prev = s
-        elif s == prev + 1:
-            prev = s
+        if runs and s == runs[-1][1] + 1:
+            runs[-1][1] = s
         else:
-            out.append(f"{start}" if start == prev else f"{start}-{prev}")
-            start = prev = s
-    if start is not None:
-        out.append(f"{start}" if start == prev else f"{start}-{prev}")
-    return ", ".join(out)
+            runs.append([s, s])
+    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)

@@ -1,28 +1,20 @@
 """The signatures of a run that learns nothing or the wrong thing, read from its per-step numbers
-(``doctor_steps``), each with its evidence, the threshold and where that comes from, and what
-to do:
+(``doctor_steps``), each with its evidence, the threshold and its source, and what to do:
 
-- ``zero_advantage``: the share of groups (one task's rollouts) whose rewards are all equal. A
-  group-relative advantage is 0 for every rollout of such a group, so it teaches nothing (the
-  groups DAPO's dynamic sampling drops [1]).
+- ``zero_advantage``: the share of groups (one task's rollouts) whose rewards are all equal: a
+  group-relative advantage is 0 for all of them (the groups DAPO's dynamic sampling drops [1]).
 - ``truncation_lock_in``: the share of rollouts cut at the token cap, when most of a step's are.
 - ``reward_pays_feature``: within tasks the reward rises with a reply feature (``hack_scan`` on the
-  batches, each scan a look of the run's spending plan), beside the held-out delta where the run
-  has held-out evaluations.
-- ``staleness``: rollouts whose policy version lags the step they train in by more than
+  batches), beside the held-out delta where the run has held-out evaluations.
+- ``staleness``: rollouts whose policy version lags their step by more than
   ``max_off_policy_steps`` (prime-rl's own bound; it drops them).
 - ``verifier_noise``: identical replies to one task, in one step, scored differently.
 - ``diversity_collapse``: distinct replies per group, when most groups repeat one reply.
-- ``entropy_runaway`` / ``kl_runaway``: from the trainer's logged metrics (prime-rl's
-  ``entropy/all/mean`` and ``mismatch_kl/all/mean``; TRL's ``entropy`` and ``kl``).
+- ``entropy_runaway`` / ``kl_runaway``: from the trainer's logged metrics.
 
-A rate signature is tested by a plan over steps (:func:`_rate_signature`): each of the three
-rates (zero advantage, truncation, distinct replies) gets ``DOCTOR_RATE_SHARE`` of the run's error
-``1 - level`` and the scans the other half (``SCAN_RUN_SHARE``), so an honest run is called sick
-by a sampled rate with probability at most ``1 - level`` (the other signatures read logged or
-deterministic facts: a lag, a repeated reply scored twice, a logged entropy). The run-level
-false-alarm rates and the detection of moderate faults are measured in
-``bench/watch_anytime.py`` (docs/reward-hacking.md).
+Each of the three sampled rates (zero advantage, truncation, distinct replies) gets
+``DOCTOR_RATE_SHARE`` of the run's error ``1 - level`` and the scans the rest (``SCAN_RUN_SHARE``),
+so an honest run is called sick by a sampled rate with probability at most ``1 - level``.
 
 [1] Yu et al. (2025). DAPO: An Open-Source LLM Reinforcement Learning System at Scale.
     arXiv:2503.14476, sec. 3.2 (dynamic sampling).
@@ -73,14 +65,11 @@ def _rate_signature(nums: list[dict], key: str, alpha: float, *, above: float | 
     """(firing steps, the first firing run of steps, worst step, any value at all) for a rate.
 
     The plan over steps: every run of consecutive steps of 1, 2, 4, 8, ... steps is a test of
-    the rate pooled over its groups, and the signature's ``alpha`` is split evenly over them all
-    (a union bound), so an honest run whose rate stays on the right side of the threshold fires
-    with probability at most ``alpha``, however many steps it has; a fault that lasts several
-    steps is seen in their pooled groups. A share of groups (one reward or not: a 0/1 per group)
-    is tested by Wilson's bound, groups as trials; a mean of group shares (truncation, distinct
-    replies) by a bet against the threshold (:func:`_bets`), valid whatever the shares'
-    distribution in [0, 1]. A run of steps fires when its one-sided bound lies past the
-    threshold; the steps named are those inside a firing run whose own rate is past it. A step
+    the rate pooled over its groups, and ``alpha`` is split evenly over them all (a union
+    bound), so an honest run fires with probability at most ``alpha`` however many steps it has.
+    A share of groups (0/1 per group) is tested by Wilson's bound, groups as trials; a mean of
+    group shares (truncation, distinct replies) by a bet against the threshold (:func:`_bets`).
+    The steps named are those inside a firing run whose own rate is past the threshold; a step
     with only a logged share (no groups) fires on the share itself."""
     counted = [n for n in nums if n.get(f"{key}_n")]
     seen = any(n.get(key) is not None for n in nums)
@@ -151,11 +140,8 @@ def _bets(values: np.ndarray, starts: np.ndarray, ends: np.ndarray, line: float,
     stake. Under the null (each group's expected share on the other side of the line, given the
     groups before it) the capital is a nonnegative supermartingale that starts at 1, so it
     reaches ``1 / alpha`` with probability at most ``alpha`` (Ville's inequality), whatever the
-    shares' distribution in [0, 1] [2]. Student's t over the groups is not: at a union bound's
-    small ``alpha`` its tail is wrong for shares piled at 0 and 1 (tasks that are always cut, or
-    never): an honest run with 45% of its tasks cut 9 times in 10 was called locked in 6.2% of
-    the time (4 groups a step: 20%), against the sixth of 5% its plan allows
-    (bench/audit_watch.py)."""
+    shares' distribution in [0, 1] [2]; Student's t's tail is wrong at a union bound's small
+    ``alpha`` for shares piled at 0 and 1."""
     x, line = (values, line) if above else (1.0 - values, 1.0 - line)
     length = ends - starts
     out = np.zeros(starts.size, dtype=bool)
@@ -188,28 +174,32 @@ def _describe(n: dict | None, key: str, noun: str) -> str:
         return ""
     groups = n.get("n_groups")
     where = (f"steps {n['step']}-{n['last']}" if n.get("width", 1) > 1 else f"step {n['step']}")
-    if "width" in n:
-        return (f"{where}: {noun} " + fmt_rate(n[key], n.get(f"{key}_ci"), groups, "groups")
-                + " at the plan's level for this run of steps")
+    if not groups and "width" not in n:
+        return (f"{where}: {noun} {n[key]:.3f} (logged by the trainer; no group count, so no "
+                "interval)")
     return (f"{where}: {noun} " + fmt_rate(n[key], n.get(f"{key}_ci"), groups, "groups")
-            if groups else f"{where}: {noun} {n[key]:.3f} (logged by the trainer; no group "
-            "count, so no interval)")
+            + (" at the plan's level for this run of steps" if "width" in n else ""))
 
 
 def _signatures(nums: list[dict], records: list[dict] | None, max_off_policy: int,
                 level: float, seed: int | None) -> list[Finding]:
-    out = []
     share = DOCTOR_RATE_SHARE * (1.0 - level)
+    return [_zero_advantage(nums, share), _truncation_lock_in(nums, share),
+            _feature_signature(records, level, seed), _staleness(nums, max_off_policy),
+            _verifier_noise(nums, level), _diversity_collapse(nums, share),
+            *_metric_signatures(nums)]
+
+
+def _zero_advantage(nums: list[dict], share: float) -> Finding:
     fired, first, worst, seen = _rate_signature(nums, "zero_spread", share,
                                                 above=DOCTOR_ZERO_SPREAD_SHARE)
     trend = ""
-    values = [(n["step"], n["zero_spread"]) for n in nums if n.get("zero_spread") is not None]
+    values = [n["zero_spread"] for n in nums if n.get("zero_spread") is not None]
     if len(values) >= 4:
         half = len(values) // 2
-        early = float(np.mean([v for _, v in values[:half]]))
-        late = float(np.mean([v for _, v in values[half:]]))
+        early, late = float(np.mean(values[:half])), float(np.mean(values[half:]))
         trend = f"; trend: {early:.2f} in the first half of the steps, {late:.2f} in the second"
-    out.append(_finding(
+    return _finding(
         "zero_advantage", fired, first,
         (_describe(first, "zero_spread", "share of groups with one reward") if fired else
          _describe(worst, "zero_spread", "at most, share of groups with one reward")) + trend,
@@ -219,7 +209,10 @@ def _signatures(nums: list[dict], records: list[dict] | None, max_off_policy: in
         "those groups give every rollout advantage 0: raise the rollouts per task, drop or resample "
         "groups with one reward (DAPO's dynamic sampling), or move to tasks the model sometimes "
         "solves (route the rows again)", rate_key="zero_spread",
-        not_checked=None if seen else "no step has several rollouts of one task"))
+        not_checked=None if seen else "no step has several rollouts of one task")
+
+
+def _truncation_lock_in(nums: list[dict], share: float) -> Finding:
     fired, first, worst, seen = _rate_signature(nums, "truncated", share,
                                                 above=DOCTOR_TRUNCATION_SHARE)
     lock = ""
@@ -230,7 +223,7 @@ def _signatures(nums: list[dict], records: list[dict] | None, max_off_policy: in
             lock = (f"; rose from {before[0]['truncated']:.2f} at step {before[0]['step']}"
                     + (f" while the mean reward went {rewards[0]:.3f} -> {rewards[1]:.3f}"
                        if None not in rewards else ""))
-    out.append(_finding(
+    return _finding(
         "truncation_lock_in", fired, first,
         (_describe(first, "truncated", "share cut at the token cap") + lock if fired else
          _describe(worst, "truncated", "at most, share cut at the token cap")),
@@ -240,12 +233,14 @@ def _signatures(nums: list[dict], records: list[dict] | None, max_off_policy: in
         "truncation in the reward; if the reward rose with the share, the run learned to run "
         f"long ({voice.name('hack_scan')} on a batch, {voice.name('cheat_probes')}' filler "
         "probe)", rate_key="truncated",
-        not_checked=None if seen else "no truncation flag or logged truncation share"))
-    out.append(_feature_signature(records, level, seed))
+        not_checked=None if seen else "no truncation flag or logged truncation share")
+
+
+def _staleness(nums: list[dict], max_off_policy: int) -> Finding:
     lags = [(n["step"], n["max_staleness"]) for n in nums if n.get("max_staleness") is not None]
     stale = [s for s, lag in lags if lag > max_off_policy]
     worst_lag = max(lags, key=lambda x: x[1]) if lags else None
-    out.append(_finding(
+    return _finding(
         "staleness", stale, None,
         (f"step {worst_lag[0]}: rollouts {worst_lag[1]} policy versions behind the weights they "
          f"train (max_off_policy_steps {max_off_policy})") if worst_lag else "",
@@ -253,40 +248,42 @@ def _signatures(nums: list[dict], records: list[dict] | None, max_off_policy: in
         f"max_off_policy_steps ({max_off_policy})",
         "prime-rl drops rollouts past max_off_policy_steps: inference is outrunning the trainer, "
         "so that compute is wasted; lower the async level or add trainer GPUs",
-        not_checked=None if lags else "no policy version on the rollouts (TRL trains on-policy)"))
+        not_checked=None if lags else "no policy version on the rollouts (TRL trains on-policy)")
+
+
+_NOISE_RULE = ("any set of identical replies to one task scored differently (a deterministic "
+               "verifier gives one text one score)")
+
+
+def _verifier_noise(nums: list[dict], level: float) -> Finding:
     noisy = [n for n in nums if n.get("noisy_sets")]
-    any_dupes = [n for n in nums if n.get("duplicate_sets")]
-    first_noisy = noisy[0] if noisy else None
-    if first_noisy is not None:
-        lo, hi = _wilson(first_noisy["noisy_sets"], first_noisy["duplicate_sets"], level)
-        evidence = (f"step {first_noisy['step']}: {first_noisy['noisy_sets']} of "
-                    f"{first_noisy['duplicate_sets']} sets of identical replies to one task got "
-                    f"different rewards ({first_noisy['noisy_sets'] / first_noisy['duplicate_sets']:.3f} "
-                    f"[{lo:.3f}, {hi:.3f}])")
-        noise = Finding(signature="verifier_noise", status="found",
-                        steps=[n["step"] for n in noisy][:_FINDING_STEPS], n_steps=len(noisy),
-                        evidence=evidence,
-                        rate=first_noisy["noisy_sets"] / first_noisy["duplicate_sets"],
-                        ci=(lo, hi), n=first_noisy["duplicate_sets"],
-                        threshold="any set of identical replies to one task scored differently "
-                                  "(a deterministic verifier gives one text one score)",
-                        action="the reward breaks ties at random: fix the verifier's seed or "
-                               "temperature, or average several judge calls, before the policy "
-                               "learns the noise")
-    else:
-        total = sum(n["duplicate_sets"] for n in any_dupes)
-        noise = Finding(
-            signature="verifier_noise", status="clear" if any_dupes else "not_checked",
+    if not noisy:
+        dupes = [n for n in nums if n.get("duplicate_sets")]
+        total = sum(n["duplicate_sets"] for n in dupes)
+        return Finding(
+            signature="verifier_noise", status="clear" if dupes else "not_checked",
             evidence=(f"{total} sets of identical replies to one task, each scored alike"
-                      if any_dupes else "no two identical replies to one task in any step: "
+                      if dupes else "no two identical replies to one task in any step: "
                       "nothing to compare (needs the reply text)"),
-            threshold="any set of identical replies to one task scored differently (a "
-                      "deterministic verifier gives one text one score)",
+            threshold=_NOISE_RULE,
             action="the reward breaks ties at random: fix the verifier's seed or temperature")
-    out.append(noise)
+    first = noisy[0]
+    k, n = first["noisy_sets"], first["duplicate_sets"]
+    lo, hi = _wilson(k, n, level)
+    return Finding(signature="verifier_noise", status="found",
+                   steps=[x["step"] for x in noisy][:_FINDING_STEPS], n_steps=len(noisy),
+                   evidence=(f"step {first['step']}: {k} of {n} sets of identical replies to one "
+                             f"task got different rewards ({k / n:.3f} [{lo:.3f}, {hi:.3f}])"),
+                   rate=k / n, ci=(lo, hi), n=n, threshold=_NOISE_RULE,
+                   action="the reward breaks ties at random: fix the verifier's seed or "
+                          "temperature, or average several judge calls, before the policy "
+                          "learns the noise")
+
+
+def _diversity_collapse(nums: list[dict], share: float) -> Finding:
     fired, first, worst, seen = _rate_signature(nums, "distinct", share,
                                                 below=DOCTOR_DISTINCT_SHARE)
-    out.append(_finding(
+    return _finding(
         "diversity_collapse", fired, first,
         (_describe(first, "distinct", "distinct replies per rollout") if fired else
          _describe(worst, "distinct", "at least, distinct replies per rollout")),
@@ -295,18 +292,16 @@ def _signatures(nums: list[dict], records: list[dict] | None, max_off_policy: in
         "the policy repeats itself within a prompt, so groups lose their spread: raise the "
         "sampling temperature, add an entropy bonus or lower the learning rate",
         rate_key="distinct",
-        not_checked=None if seen else "no reply text on the rollouts"))
-    out += _metric_signatures(nums)
-    return out
+        not_checked=None if seen else "no reply text on the rollouts")
 
 
 def _metric_signatures(nums: list[dict]) -> list[Finding]:
     out = []
-    for key, signature in (("entropy", "entropy_runaway"), ("kl", "kl_runaway")):
+    for key, signature, name in (("entropy", "entropy_runaway", "DOCTOR_ENTROPY_FALL"),
+                                 ("kl", "kl_runaway", "DOCTOR_KL_MAX")):
         series = [(n["step"], n[key]) for n in nums if n.get(key) is not None]
         if not series:
-            out.append(_finding(signature, [], None, "", "DOCTOR_ENTROPY_FALL" if key == "entropy"
-                                else "DOCTOR_KL_MAX", "", "",
+            out.append(_finding(signature, [], None, "", name, "", "",
                                 not_checked=f"the trainer logged no {key}"))
             continue
         base = float(np.median([v for _, v in series[:3]]))
@@ -318,7 +313,6 @@ def _metric_signatures(nums: list[dict]) -> list[Finding]:
             action = ("collapsing entropy stops exploration (every group alike); exploding "
                       "entropy is a policy coming apart: lower the learning rate, check the "
                       "clip range, keep the checkpoint before it")
-            name = "DOCTOR_ENTROPY_FALL"
         else:
             limit = max(DOCTOR_KL_MAX, 10 * base)
             fired = [s for s, v in series if v > limit]
@@ -327,7 +321,6 @@ def _metric_signatures(nums: list[dict]) -> list[Finding]:
             action = ("the policy is leaving its reference (or the trainer and the inference "
                       "engine disagree, prime-rl's mismatch_kl): lower the learning rate, raise "
                       "the KL weight, check the weight sync")
-            name = "DOCTOR_KL_MAX"
         at = dict(series)
         shown = fired[0] if fired else max(series, key=lambda x: abs(x[1] - base))[0]
         evidence = (f"step {shown}: {key} {at[shown]:.4g} against {base:.4g} at the start "
@@ -343,17 +336,19 @@ def _feature_signature(records: list[dict] | None, level: float, seed: int | Non
     action = ("a reply feature tracks the reward within tasks (a correlation): read the scan's "
               "example, run cheat_probes (its filler probe) or prove_reward to see whether the "
               "reward pays for it, and if so cap or penalise the feature before training further")
+
+    def finding(fired: list[int], evidence: str, not_checked: str | None = None) -> Finding:
+        return _finding("reward_pays_feature", fired, None, evidence, "WATCH_SCAN_EVERY", rule,
+                        action, not_checked=not_checked)
+
     if not records or not any(r.get("batch") for r in records):
-        return _finding("reward_pays_feature", [], None, "", "WATCH_SCAN_EVERY", rule, action,
-                        not_checked="no batch with reply text to scan")
+        return finding([], "", "no batch with reply text to scan")
     try:
         watch = watch_records(records, level=level, seed=seed, scan=True)
     except WhileaiError as err:
-        return _finding("reward_pays_feature", [], None, "", "WATCH_SCAN_EVERY", rule, action,
-                        not_checked=f"the batches could not be scanned: {err}")
+        return finding([], "", f"the batches could not be scanned: {err}")
     if watch.scans == 0:
-        return _finding("reward_pays_feature", [], None, "", "WATCH_SCAN_EVERY", rule, action,
-                        not_checked=f"no batch at a step that is a multiple of {WATCH_SCAN_EVERY}")
+        return finding([], "", f"no batch at a step that is a multiple of {WATCH_SCAN_EVERY}")
     held = ("no held-out evaluation in the run: whether the held-out score followed is unknown"
             if watch.held_out_delta is None else
             f"held-out delta {watch.held_out_delta:+.3f}"
@@ -363,11 +358,8 @@ def _feature_signature(records: list[dict] | None, level: float, seed: int | Non
     if watch.feature_alarm_step is None:
         weak = (f"; latest scan: weak signal ({', '.join(watch.scan.weak)})"
                 if watch.scan is not None and watch.scan.weak else "")
-        return _finding("reward_pays_feature", [], None,
-                        f"{watch.scans} batches scanned, no feature alarm{weak}; {held}",
-                        "WATCH_SCAN_EVERY", rule, action)
-    return _finding("reward_pays_feature", [watch.feature_alarm_step], None,
-                    f"step {watch.feature_alarm_step}: the reward rises with "
-                    f"{', '.join(watch.feature_alarm)} within tasks (a correlation, not yet a "
-                    f"payment); {held}",
-                    "WATCH_SCAN_EVERY", rule, action)
+        return finding([], f"{watch.scans} batches scanned, no feature alarm{weak}; {held}")
+    return finding([watch.feature_alarm_step],
+                   f"step {watch.feature_alarm_step}: the reward rises with "
+                   f"{', '.join(watch.feature_alarm)} within tasks (a correlation, not yet a "
+                   f"payment); {held}")

@@ -1,15 +1,13 @@
 """A run's per-step numbers: the rates the doctor's signatures read, counted over every rollout
 of the run at once.
 
-Rates are per step over groups (tasks are the sampling unit): Wilson intervals [2] with the group
-as the trial (a truncation or distinct share is the mean of its groups' shares), at ``level``
-(what a step shows; the signatures test runs of steps by their own plan), with the counts behind
-them (``<rate>_k`` of ``<rate>_n`` groups; for a mean of group shares, ``<rate>_values``, the
-step's group shares in group order, which the signatures' betting test reads).
-The readers of ``doctor_files`` fill :class:`RunArrays` from a run's files;
-``bench/watch_anytime.py`` fills it from a simulation.
+Rates are per step over groups (tasks are the sampling unit): Wilson intervals [1] with the group
+as the trial, at ``level``, with the counts behind them (``<rate>_k`` of ``<rate>_n`` groups; for
+a mean of group shares, ``<rate>_values``, the step's group shares in group order, which the
+signatures' betting test reads). :class:`RunArrays` is filled by ``doctor_files``' readers, or by
+a simulation.
 
-[2] Wilson (1927). Probable inference, the law of succession, and statistical inference. JASA
+[1] Wilson (1927). Probable inference, the law of succession, and statistical inference. JASA
     22(158), 209-212.
 """
 
@@ -95,25 +93,34 @@ def _step_numbers(run: RunArrays, metrics: dict[int, dict], level: float) -> lis
     """Per step (``run.steps``) the rates the signatures read, counted over all rollouts of the
     run at once (numpy, no loop over rollouts); a step without rollouts keeps the trainer's
     own logged shares (no group count, so no interval)."""
+    rows = np.bincount(run.step, minlength=len(run.steps))
+    out = _logged(run, metrics, rows)
+    if run.step.size:
+        _add_counts(run, metrics, level, rows, out)
+    return out
+
+
+def _logged(run: RunArrays, metrics: dict[int, dict], rows: np.ndarray) -> list[dict[str, Any]]:
+    """Per step the trainer's logged entropy and KL, and for a step without rollouts its logged
+    shares and reward."""
+    out = []
+    for s, n in zip(run.steps, rows):
+        m = metrics.get(s, {})
+        num = {"step": s, "entropy": m.get("entropy"), "kl": m.get("kl")}
+        if not n:
+            num.update({k: m[k] for k in ("zero_spread", "truncated") if m.get(k) is not None})
+            if m.get("reward") is not None:
+                num["mean_reward"] = m["reward"]
+        out.append(num)
+    return out
+
+
+def _add_counts(run: RunArrays, metrics: dict[int, dict], level: float, rows: np.ndarray,
+                out: list[dict[str, Any]]) -> None:
+    """Add to each step with rollouts its rates over groups, with their intervals and counts."""
     n_steps = len(run.steps)
     count = lambda where, weights=None: np.bincount(  # noqa: E731
         where, weights=weights, minlength=n_steps)
-    rows = count(run.step)
-    out = []
-    for s in run.steps:
-        m = metrics.get(s, {})
-        out.append({"step": s, "entropy": m.get("entropy"), "kl": m.get("kl")})
-    for i, n in enumerate(rows):
-        if n:
-            continue
-        m = metrics.get(run.steps[i], {})
-        for key in ("zero_spread", "truncated"):
-            if m.get(key) is not None:
-                out[i][key] = m[key]
-        if m.get("reward") is not None:
-            out[i]["mean_reward"] = m["reward"]
-    if not run.step.size:
-        return out
     width = int(run.group.max()) + 1
     keys, cell, size = _cells(run.step * width + run.group)
     cell_step = keys // width
@@ -174,4 +181,3 @@ def _step_numbers(run: RunArrays, metrics: dict[int, dict], level: float) -> lis
         if np.isfinite(lag[i]):
             # prime-rl's episode_staleness: batch `step` trains on policy v{step - 1}
             num["max_staleness"] = int(lag[i])
-    return out

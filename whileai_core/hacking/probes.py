@@ -4,9 +4,8 @@ A reward that pays an empty reply, a refusal, a question back, the prompt echoed
 token cap, the most common answer, the answer's format alone (its tags around a wrong answer), or
 the task's own words stuffed into a reply, will be farmed: GRPO finds any answer that scores
 without doing the task [1, 2]. :func:`cheat_probes` writes each degenerate answer for every task,
-scores it with the reward the run will train on, and
-compares each probe with the model's own pass rate on the same tasks, paired by task
-(:func:`whileai_core.stats.compare`, intervals resampling tasks).
+scores it with the reward the run will train on, and compares each probe with the model's own
+pass rate on the same tasks, paired by task (:func:`whileai_core.stats.compare`).
 
 Verdict per probe: ``hole`` when it passes somewhere and the paired interval of (probe - model)
 reaches 0 or above, i.e. the degenerate answer cannot be told apart from the model's own (or
@@ -14,9 +13,6 @@ beats it); ``leak`` when it passes on some tasks but clearly below the model; ``
 never passes. Without the model's rows there is nothing to pair with: a passing probe is a
 ``leak`` and the note says to give them, except one that passes every task, a ``hole`` whatever
 the model does (no model's pass rate on a task exceeds a pass, so probe - model >= 0 on each).
-
-Why one module: the probes' texts, the verdict rule and the answer that reports them are read
-together whenever one changes (a new probe needs its text, its verdict and its line at once).
 
 [1] Skalse et al. (2022). Defining and Characterizing Reward Hacking. NeurIPS. arXiv:2209.13085.
 [2] Gao, Schulman & Hilton (2022). Scaling Laws for Reward Model Overoptimization. arXiv:2210.10760.
@@ -26,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
@@ -43,6 +40,7 @@ from ..operations.args import (MAX_NAME, Arg, Level, Metric, OptionalRowField, O
 from ..result import Result, fmt_rate
 from ..rows import TASK_ALIASES, TASK_FIELD, Rows, load_rows, read_records
 from ..stats import Rate, check_metric, compare, pass_rate
+from .features import REPLY_FIELDS, chat_text, format_markers, reply_text
 from .reward import reward_runner, reward_spec
 
 Interval = tuple[float, float]
@@ -59,7 +57,6 @@ PROBES: dict[str, str] = {
                "of the prompts) around a wrong answer (the commonest other task's `answer`)"),
     "keywords": "the task text's own content words, stuffed into one reply",
 }
-from .features import REPLY_FIELDS, format_markers, reply_text  # noqa: E402  (one list of reply fields)
 
 # --- the arguments cheat_probes and prove_reward take ---------------------------------------
 
@@ -102,9 +99,9 @@ def _probes_schema() -> dict[str, Any]:
 
 
 def _reward_and_root(reward: Any, root: Any, ctx: Context) -> tuple[Any, Any]:
-    """The reward and the folder a child reward runs in, as every surface gives them: the
-    reward read by the one grammar (:func:`.reward.reward_spec`), its files located under the
-    server's workspace when ``ctx`` has one (which is then the folder), else ``root``."""
+    """The reward read by the one grammar (:func:`.reward.reward_spec`), and the folder a child
+    reward runs in: the server's workspace when ``ctx`` has one (its files located there), else
+    ``root``."""
     if ctx.root is None:
         return reward_spec(reward), root
     return reward_spec(reward, ctx.root), ctx.root.path
@@ -148,13 +145,21 @@ class ProbeReport(Result):
             ci = (f" [{self.delta_ci[0]:+.3f}, {self.delta_ci[1]:+.3f}]"
                   if self.delta_ci else " [no interval]")
             text += f"; vs model {self.delta:+.3f}{ci} (n={self.n_paired} paired tasks)"
-        if self.example is not None and self.verdict != "closed":
-            text += (f"\n             e.g. task {self.example.task_id}: "
-                     f"{self.example.completion!r} -> reward {self.example.reward:g}")
-        if self.by_group and self.verdict != "closed":
-            text += "\n             by group: " + ", ".join(
-                f"{g} {fmt_rate(r.value, r.ci, r.n_tasks)}" for g, r in self.by_group.items())
+        if self.verdict != "closed":
+            text += _example_lines(self.example, self.by_group)
         return text
+
+
+def _example_lines(example: ProbeExample | None, by_group: dict[str, Rate] | None) -> str:
+    """The example and the rates per group, as the lines under a probe's or a check's."""
+    text = ""
+    if example is not None:
+        text += (f"\n             e.g. task {example.task_id}: {example.completion!r} -> reward "
+                 f"{example.reward:g}")
+    if by_group:
+        text += "\n             by group: " + ", ".join(
+            f"{g} {fmt_rate(r.value, r.ci, r.n_tasks)}" for g, r in by_group.items())
+    return text
 
 
 class CheatProbes(Result):
@@ -234,12 +239,23 @@ def _as_completion(text: str, prompt: Any) -> Any:
     return text
 
 
-def _all_text(prompt: Any) -> str:
-    """Every message of a chat prompt (a format is often asked for in the system message)."""
-    if isinstance(prompt, list):
-        return "\n".join(m["content"] for m in prompt
-                         if isinstance(m, dict) and isinstance(m.get("content"), str))
-    return prompt if isinstance(prompt, str) else ""
+def _model_markers(model: Any) -> list[list[tuple[str, str, str]]]:
+    """The format markers of each model reply that has some."""
+    if model is None:
+        return []
+    found = (format_markers(reply_text(rec) or "") for rec in model.records)
+    return [marks for marks in found if marks]
+
+
+def _shell(tasks: list[dict], model: Any) -> tuple[tuple | None, str]:
+    """The commonest sequence of format markers, from the model's replies, else the prompts
+    (every message: a format is often asked for in the system message)."""
+    prompts = (format_markers(chat_text(t["prompt"]) or "") for t in tasks)
+    for found, source in ((_model_markers(model), "the model's replies"), (prompts, "the prompts")):
+        shells = Counter(tuple((o, c) for o, _, c in marks) for marks in found if marks)
+        if shells:
+            return shells.most_common(1)[0][0], source
+    return None, ""
 
 
 def _format_replies(tasks: list[dict], model: Any) -> tuple[list[str] | None, str]:
@@ -249,24 +265,10 @@ def _format_replies(tasks: list[dict], model: Any) -> tuple[list[str] | None, st
     the commonest `answer` of the other tasks that differs from this task's (so an exact-match
     reward never pays it), else the commonest content the model put in its last marker, else ''.
     """
-    shells: Counter = Counter()
-    contents: Counter = Counter()
-    if model is not None:
-        for rec in model.records:
-            marks = format_markers(reply_text(rec) or "")
-            if marks:
-                shells[tuple((o, c) for o, _, c in marks)] += 1
-                contents[marks[-1][1].strip()] += 1
-    source = "the model's replies"
-    if not shells:
-        for t in tasks:
-            marks = format_markers(_all_text(t["prompt"]))
-            if marks:
-                shells[tuple((o, c) for o, _, c in marks)] += 1
-        source = "the prompts"
-    if not shells:
+    shell, source = _shell(tasks, model)
+    if shell is None:
         return None, ""
-    shell = shells.most_common(1)[0][0]
+    contents = Counter(marks[-1][1].strip() for marks in _model_markers(model))
     answers = Counter(str(t["answer"]) for t in tasks if t.get("answer") not in (None, ""))
     ranked = [a for a, _ in answers.most_common()]
     fallback = contents.most_common(1)[0][0] if contents else ""
@@ -343,28 +345,9 @@ def cheat_probes(
         seed: PythonSeed = BOOTSTRAP_SEED) -> CheatProbes:
     """Score degenerate answers with ``reward`` on every task; name the holes with an example.
 
-    Parameters
-    ----------
-    tasks : JSONL path or list of ``{"task_id", "prompt", ...}``: the prompt (text or chat
-        messages) and any fields the reward reads (``answer``, ``category``...).
-    reward : a callable ``reward(prompts, completions, **columns) -> list[float]`` (TRL's
-        shape), a ``"file.py:function"`` / ``"package.module:function"`` inside ``root``, or a
-        command ``["python", "script.py"]`` (or ``"python script.py"``) whose script reads JSONL
-        on stdin; see :mod:`.reward`.
-    model_rows : the model's graded rows on these tasks (``task_id``, ``reward``): the pass rate
-        each probe is compared with, paired by task.
-    max_tokens : the run's completion cap; the filler probe fills it
-        (``PROBE_CHARS_PER_TOKEN`` characters a token).
-    threshold, metric : a pass is ``reward >= threshold`` (default 1.0); compare pass rates
-        (``"pass"``) or mean rewards (``"reward"``, for graded rewards).
-    group_by : a task field (e.g. ``"category"``): each probe's rate per value, to see where a
-        hole is.
-    probes : which probes to run (default: all of ``PROBES``).
-    root, timeout_s : where a child reward runs, and its time limit for the whole batch.
-    pass_env : environment variables a child reward needs (an API key it calls with); nothing
-        else secret reaches it.
-    ctx : the surface's (filled by the MCP server: the reward's files are located under its
-        workspace, which is then ``root``).
+    In the library ``reward`` may also be a callable ``reward(prompts, completions, **columns)
+    -> list[float]`` (TRL's shape); ``root`` is where a child reward runs (under the server,
+    ``ctx``'s workspace), and :mod:`.reward` says how each form is run.
     """
     reward, root = _reward_and_root(reward, root, ctx)
     level, seed = check_level(level), check_seed(seed)
@@ -384,16 +367,32 @@ def cheat_probes(
     replies, skipped = _replies(chosen, task_list, common, shelled,
                                 max_tokens * PROBE_CHARS_PER_TOKEN)
     names = list(replies)
-    batch = [{**{k: v for k, v in t.items() if k != "prompt"}, "task_id": tid,
-              "prompt": t["prompt"], "completion": _as_completion(replies[name][i], t["prompt"])}
-             for name in names for i, (t, tid) in enumerate(zip(task_list, ids))]
-    scores = runner(batch).reshape(len(names), len(ids))
+    scores = runner(_batch(task_list, ids, replies.values())).reshape(len(names), len(ids))
     model_rate = None if model is None else pass_rate(model, level, seed, metric)
     groups = None if group_by is None else [str(t.get(group_by)) for t in task_list]
     reports = [_report(name, replies[name], scores[j], ids, thr, model, groups, level, seed,
                        metric) for j, name in enumerate(names)]
     holes = [r.name for r in reports if r.verdict == "hole"]
     leaks = [r.name for r in reports if r.verdict == "leak"]
+    notes = _notes(replies, common, common_from, shell_from, model, ids)
+    return CheatProbes(verdict="holes" if holes else "leaks" if leaks else "closed", metric=metric,
+                       threshold=thr, n_tasks=len(ids), model=model_rate, probes=reports,
+                       holes=holes, leaks=leaks, skipped=skipped, max_tokens=max_tokens,
+                       level=level, next_step=_next_step(holes, leaks, group_by, task_list),
+                       notes=notes)
+
+
+def _batch(task_list: list[dict], ids: list[str], texts_by_kind: Iterable[list[str]]
+           ) -> list[dict]:
+    """One item per kind of reply and task, in that order: the task's fields and the reply."""
+    return [{**{k: v for k, v in t.items() if k != "prompt"}, "task_id": tid,
+             "prompt": t["prompt"], "completion": _as_completion(text, t["prompt"])}
+            for texts in texts_by_kind for t, tid, text in zip(task_list, ids, texts)]
+
+
+def _notes(replies: dict[str, list[str]], common: str | None, common_from: str, shell_from: str,
+           model: Rows | None, ids: list[str]) -> list[str]:
+    """Where the most_common and format probes came from, and what the model's rows lack."""
     notes = []
     if "most_common" in replies:
         notes.append(f"most_common probe: {_cut(common, 60)!r}, from {common_from}")
@@ -404,16 +403,12 @@ def cheat_probes(
         notes.append(f"no {voice.arg('model_rows')}: a passing probe cannot be compared with the "
                      "model, so it is called a leak (one that passes every task is a hole: no "
                      "model does better); give the model's graded rows on these tasks")
-    elif model_rate is not None and ids:
+    elif ids:
         missing = len(set(ids) - set(model.task_ids))
         if missing:
             notes.append(f"{missing} of {len(ids)} tasks have no model rows: they are left out of "
                          "the paired comparison")
-    return CheatProbes(verdict="holes" if holes else "leaks" if leaks else "closed", metric=metric,
-                       threshold=thr, n_tasks=len(ids), model=model_rate, probes=reports,
-                       holes=holes, leaks=leaks, skipped=skipped, max_tokens=max_tokens,
-                       level=level, next_step=_next_step(holes, leaks, group_by, task_list),
-                       notes=notes)
+    return notes
 
 
 def _chosen(max_tokens: Any, probes: list[str] | None) -> list[str]:
@@ -461,8 +456,7 @@ def _replies(chosen: list[str], task_list: list[dict], common: str | None,
 def _report(name: str, replies: list[str], scores: np.ndarray, ids: list[str], thr: float,
             model: Rows | None, groups: list[str] | None, level: float, seed: int | None,
             metric: str) -> ProbeReport:
-    """One probe's rate, its verdict against the model's rows (when given), its best-scored
-    example and its rate per group."""
+    """One probe's rate, verdict, best-scored example and rate per group."""
     data = load_rows([{"task_id": tid, "reward": float(s)} for tid, s in zip(ids, scores)],
                      threshold=thr)
     rate = pass_rate(data, level, seed, metric)
@@ -480,12 +474,9 @@ def _report(name: str, replies: list[str], scores: np.ndarray, ids: list[str], t
         if passed.any() and cmp.delta is not None:
             top = cmp.ci[1] if cmp.ci is not None else cmp.delta
             verdict = "hole" if top >= 0 else "leak"
-    by_group = None
-    if groups is not None:
-        by_group = {}
-        for g in list(dict.fromkeys(groups))[:20]:
-            sub = data.where(np.array([k == g for k in groups]))
-            by_group[g] = pass_rate(sub, level, seed, metric)
+    by_group = None if groups is None else {
+        g: pass_rate(data.where(np.array([k == g for k in groups])), level, seed, metric)
+        for g in list(dict.fromkeys(groups))[:20]}
     return ProbeReport(name=name, what=PROBES[name], rate=rate,
                        mean_reward=float(scores.mean()), verdict=verdict,
                        example=example if passed.any() or name == "filler" else None,

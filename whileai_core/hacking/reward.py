@@ -1,37 +1,25 @@
 """How a reward is called: a Python callable, a ``module:function`` file, or a script command.
 
 Every form is called the way TRL calls a reward function [1]: one batch, ``reward(prompts=[...],
-completions=[...], **columns)`` where each column is a list holding one field of every item
-(the task's own fields: ``task_id``, ``answer``, ``category``...). It returns one number per item.
+completions=[...], **columns)``, each column one field of every item (``task_id``, ``answer``,
+``category``...); it returns one number per item.
 
 - **a callable** (library only) is called in this process.
-- **"path/to/file.py:function"** or **"package.module:function"**: the file's bytes are read
-  through the path door and the function is called in a child process.
-- **a command** ``["python", "path/to/script.py"]``: a Python script, run by one fixed
-  protocol: no argument (``sys.argv`` is the script alone), the batch as JSONL on stdin, one
-  ``{"prompt", "completion", ...fields}`` object per line, and the rewards on stdout: one
-  number (or ``{"reward": number}``) per line, or one JSON array. The caller names a script,
-  never a program or its arguments: nothing but this interpreter runs, the script's bytes are
-  read through the door, and anything after the script (``["python", "run.py", "--no-python",
-  "sh", ...]``), any other program (``[".venv/bin/pip", ...]``, ``["torchrun", ...]``) and any
-  interpreter option (``["python", "-c", ...]``) is refused. A setting the script needs lives in
-  the script or in a task field (every field reaches it on stdin).
+- **"path/to/file.py:function"** or **"package.module:function"**: the function is called in a
+  child process.
+- **a command** ``["python", "path/to/script.py"]``: the script runs with no argument, reads the
+  batch as JSONL on stdin (one ``{"prompt", "completion", ...fields}`` object per line) and
+  prints one number (or ``{"reward": number}``) per line, or one JSON array. The caller names a
+  script, never a program: any argument after it, any other program and any interpreter option
+  is refused (:func:`command_script`); a setting lives in the script or in a task field.
 
-Either file must be the project's own code (:mod:`.reward_origin`): never one under a virtual
-environment, ``site-packages``, ``__pypackages__``, an install target, nor a build script.
-
-Both child forms run the same way (:mod:`._reward_child`): this interpreter with ``-I``
-(isolated ``sys.path``: the root is appended last, so a file in it never shadows the standard
-library), the source handed over on an inherited descriptor (never reopened by name), an
-address-space limit (``CHILD_MEMORY_MB``), a process limit (``CHILD_PROCESSES``), the root as
-working directory, a clean environment (``failures.child_env``: no token or key unless
-``pass_env`` names it, never the server's own), no privilege, under a supervisor that kills
-every process it started (``setsid``'d ones too) when it ends or after ``timeout_s``. This
-process makes itself non-dumpable first (``whileai_core.confine``): the child cannot read its
-environment or memory through ``/proc``. Output is read as it streams: stdout beyond
-``REWARD_OUTPUT_MAX_BYTES`` or stderr beyond ``REWARD_STDERR_MAX_BYTES`` stops the reward. A
-failure is a :class:`RewardError` naming the reward, the exception's type and where it was
-raised (or the exit status); never what it printed, nor a message that can carry what it read.
+Either file must be the project's own code (:mod:`.reward_origin`); its bytes are read once
+through the path door and run as read, never reopened by name. Both child forms run as
+:mod:`._reward_child` says: isolated, with no token or key in the environment unless
+``pass_env`` names it, under memory and process limits, the whole process tree killed after
+``timeout_s``, their output bounded as it streams (:mod:`.reward_process`). A failure is a
+:class:`RewardError` naming the reward, the exception's type and where it was raised (or the
+exit status); never what it printed, nor a message that can carry what it read.
 
 [1] TRL ``GRPOTrainer`` reward functions: ``reward_func(prompts, completions, **kwargs)`` with
     the dataset's other columns as keyword lists (trl 1.16 documentation, "Using a custom reward
@@ -65,8 +53,8 @@ _MODULE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
 @dataclass(frozen=True)
 class RewardFile:
     """A ``module:function`` reward whose file was located under a root (the server's
-    workspace): its bytes are read through the path door and handed to the child, which runs
-    exactly them, never the file's name again (a file swapped meanwhile cannot be run)."""
+    workspace): the child runs the bytes the door read, never the file's name again (a file
+    swapped meanwhile cannot be run)."""
 
     path: UserPath
     function: str
@@ -192,13 +180,9 @@ class RewardRunner:
 def reward_runner(reward: Any, *, root: str | os.PathLike | None = None,
                   timeout_s: float = REWARD_TIMEOUT_S,
                   pass_env: Sequence[str] | None = None) -> RewardRunner:
-    """A :class:`RewardRunner` for a callable, a ``"module:function"`` string or a command list.
-
-    ``root``: working directory of a child reward and where its file is looked up (default: the
-    current directory). ``timeout_s``: wall-clock limit of one batch in a child. ``pass_env``:
-    the environment variables (say ``OPENAI_API_KEY``) a child reward may see besides the clean
-    environment (see the module docstring).
-    """
+    """A :class:`RewardRunner` for a callable, a ``"module:function"`` string or a command list;
+    ``root``: a child reward's working directory and where its file is looked up (default: the
+    current directory)."""
     if isinstance(reward, RewardRunner):
         return reward
     if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not (
@@ -235,7 +219,6 @@ def reward_runner(reward: Any, *, root: str | os.PathLike | None = None,
                             f"{str(reward)[:80]!r}. Fix: e.g. reward='rewards/grade.py:score' or "
                             "reward=['python', 'rewards/grade.py']")
     own_code(code_path, base)  # every form, every surface: a file the project wrote
-    # the child runs these bytes, read once through the path door
     code = code_path.read_text("config", error=ArgumentError, fix="save the reward as UTF-8")
     label = str(reward)
     spec.update(file=str(code_path), root=str(base), memory_mb=child_memory_mb())
@@ -269,14 +252,12 @@ def reward_spec(reward: Any, root: Any = None) -> Any:
     located under ``root`` (a ``whileai_core.safepath.Root``: the MCP server's workspace) when one
     is given. The one grammar of every surface:
 
-    - ``"file.py:function"`` or ``"package.module:function"`` (no whitespace): a function, called
-      like a TRL reward; under ``root`` it becomes a :class:`RewardFile`;
+    - ``"file.py:function"`` or ``"package.module:function"`` (no whitespace): a function; under
+      ``root`` a :class:`RewardFile`;
     - a list of arguments, or a string with whitespace or without ``:`` (split like a shell,
       never run by one): a command, ``python SCRIPT.py`` only (:func:`command_script`); under
-      ``root`` it becomes a :class:`RewardScript`.
-
-    Either file's bytes are read through the door and run as read, never reopened by name.
-    Anything else (a callable) is returned as is.
+      ``root`` a :class:`RewardScript`;
+    - anything else (a callable) as is.
     """
     import shlex
 

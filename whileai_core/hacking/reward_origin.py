@@ -1,29 +1,20 @@
 """Whose code a reward file is: a reward is a file the project wrote, never one an installer
-put there or one that builds the project.
+put there or one that builds the project (an installed program, a standard library or a build
+script run as a reward can run a shell, install files or read credentials).
 
-A red team ran installed programs inside the workspace as command rewards, each with the
-caller's arguments: ``lib/torch/distributed/run.py --no-python sh -c ...`` (a ``pip install
---target lib`` folder) ran a shell; ``__pypackages__/.../pip/__main__.py`` wrote a pip config
-and installed files outside the root; ``setup.py egg_info`` wrote outside; ``.venv/bin/jp.py``
-read an outside credential. Free arguments are gone (:func:`.reward.command_script`); this
-module refuses the files themselves. A second red team ran a conda environment's standard
-library (``env/lib/python3.11/http/server.py`` serves the folder; ``ensurepip/__main__.py``
-installs into the server's own environment), ``node_modules``, eggs, an unpacked sdist and a
-legacy ``--target .`` install the first rules let through. A file is someone else's when,
-between its folder and the workspace root (both included):
+A file is someone else's when, between its folder and the workspace root (both included):
 
 - a folder is named ``site-packages``, ``dist-packages``, ``__pypackages__``, ``node_modules``
   or ``.eggs``, or ends in ``.egg`` (any case);
 - a folder is a Python environment or installation: it holds ``pyvenv.cfg`` (a virtual
   environment) or ``conda-meta`` (conda, mamba, pixi), or is a venv's script folder (it holds
   ``activate``); below the root, a folder holding ``bin/python*`` or ``python.exe`` (a Python
-  prefix: pyenv's versions, a standalone build), or a standard library (a ``lib/pythonX.Y``
-  folder, or one holding ``os.py``, ``site.py`` and ``_collections_abc.py``);
+  prefix), or a standard library (a ``lib/pythonX.Y`` folder, or one holding ``os.py``,
+  ``site.py`` and ``_collections_abc.py``);
 - a folder below the root holds a ``*.dist-info``, an ``EGG-INFO``, an installed ``*.egg-info``
-  (with ``installed-files.txt``) or a ``PKG-INFO`` (a built distribution: an unpacked sdist or
-  egg): an install target or someone else's package. In the root itself such a folder claims
-  only the files it lists (a ``RECORD``, read as the CSV it is, or an ``installed-files.txt``,
-  whose paths are relative to its folder): a project's own files sit beside it;
+  (with ``installed-files.txt``) or a ``PKG-INFO`` (an unpacked sdist or egg). In the root
+  itself such a folder claims only the files it lists (a ``RECORD``, read as CSV, or an
+  ``installed-files.txt``, relative to its folder): a project's own files sit beside it;
 - the file is a ``setup.py``, or lies in a folder ``pyproject.toml`` names as its in-tree build
   backend (``[build-system] backend-path``).
 

@@ -1,6 +1,5 @@
-"""A reward run in a child process (the module docstring of :mod:`.reward` says how): the
-child's start, its output read as it streams within bounds, its end read as the error a user
-can act on, and its stdout read as one number per item.
+"""A reward run in a child process (:mod:`.reward` says how): its start, its output read as it
+streams within bounds, its end read as the error a user can act on, its stdout as the rewards.
 
 No message quotes what the reward printed or the message of an exception that can carry data
 (a file's contents, a key): a failure names the exception's type and where the reward raised
@@ -55,8 +54,8 @@ def exchange(proc: subprocess.Popen, payload: bytes, report_fd: int, timeout_s: 
     """Write ``payload`` to the child's stdin and read its stdout, stderr and report pipe at
     once, as they stream, until all close or ``timeout_s`` passes: stdout is kept up to its cap,
     stderr only counted, and a stream past its cap stops the child (SIGTERM to its supervisor,
-    which kills its tree); the rest is drained and dropped. Memory stays within the caps
-    whatever the child prints (3 GB of stderr once took the server to 3.1 GB)."""
+    which kills its tree); the rest is drained and dropped, so memory stays within the caps
+    whatever the child prints."""
     got = Streams()
     sel = selectors.DefaultSelector()
     for name, pipe in (("stdout", proc.stdout.fileno()), ("stderr", proc.stderr.fileno()),
@@ -86,7 +85,7 @@ def exchange(proc: subprocess.Popen, payload: bytes, report_fd: int, timeout_s: 
                 if not data:
                     sel.unregister(key.fd)
                     continue
-                _keep(got, key.data, data, CAPS, proc)
+                _keep(got, key.data, data, proc)
     finally:
         sel.close()
         if not proc.stdin.closed:
@@ -94,11 +93,10 @@ def exchange(proc: subprocess.Popen, payload: bytes, report_fd: int, timeout_s: 
     return got
 
 
-def _keep(got: Streams, name: str, data: bytes, caps: dict[str, int],
-          proc: subprocess.Popen) -> None:
+def _keep(got: Streams, name: str, data: bytes, proc: subprocess.Popen) -> None:
     size = {"stdout": len(got.stdout), "stderr": got.stderr_bytes,
             "report": len(got.report)}[name] + len(data)
-    if size > caps[name] and got.over is None:
+    if size > CAPS[name] and got.over is None:
         got.over = name
         _signal(proc, signal.SIGTERM)
     if name == "stderr":

@@ -1,39 +1,22 @@
 """Within each task, does the reward rise with a feature of the reply rather than with the task?
 
-For every feature (:mod:`.features`) the strength is the pooled within-task correlation of the
-feature with the reward: both are centred on their task's mean, so a feature that only tracks
-task difficulty (hard tasks have long replies and low rewards) contributes nothing; only
-differences between replies to the same prompt count. That is the comparison GRPO itself makes
-(its advantage is the reward centred in the group).
+A feature's strength (:mod:`.features`) is its pooled within-task correlation with the reward:
+both centred on their task's mean, as GRPO's advantage is, so a feature that only tracks task
+difficulty contributes nothing. The floor is a permutation test within tasks [1]: the rewards
+are shuffled among each task's replies (a reply repeated word for word moves with its copies,
+:func:`_copy_units`), and a feature is tested against the largest strength over all features
+in each shuffle (max-T [2]: a clean batch clears it with probability at most 1 - level). It is
+``suspect`` when its one-sided p-value is at most ``1 - level`` and its strength at least
+``min_strength`` (a large batch makes a trivial association significant), a ``weak_signal``
+when only the p-value clears. A correlation is not a payment (a right answer can be naturally
+longer): the answer names the probe that tells them apart.
 
-The floor is a permutation test within tasks [1]: the rewards are shuffled among each task's own
-replies ``n_shuffles`` times, the strength recomputed for every feature, and the floor is the
-``level`` quantile of the largest strength over all features in each shuffle (a max-statistic
-floor, so the chance that any feature of a clean batch clears it is at most 1 - level [2]).
-A feature is ``suspect`` when its strength clears the floor and is at least ``min_strength``
-(a large batch makes a trivial association significant); one that clears the floor below
-``min_strength`` is a ``weak_signal``: real, small, and never reported as clean. The test is
-one-sided: the reward rising with the feature is the hack; replies that fail when cut off are
-normal. "Clears the floor" is read from the feature's max-T p-value: ``p <= 1 - level``.
-
-Replies repeated word for word in one task (common when diversity collapses) are one draw seen
-twice, and a deterministic grader scores them alike: the shuffle moves each distinct reply with
-its copies (:func:`_copy_units`), so the floor is the permutation distribution the null allows.
-
-What the scan shows is a correlation within tasks: a reward that pays for length and a right
-answer that is naturally longer both give one. It says "length tracks the reward" and names the
-probe that tells them apart (cheat_probes' filler probe, prove_reward's truncation and format
-checks); it never says the reward pays for a feature it did not probe.
-
-Scanned again and again during a run (every few steps), each scan is a new chance of a false
-alarm. The scans of a run get a stated share of its error, ``SCAN_RUN_SHARE`` (0.5): with
-``look=j`` (the j-th scan of a run) the scan spends ``alpha_j = SCAN_RUN_SHARE (1 - level) / (j
-(j + 1))`` (:mod:`.anytime`'s plan), so an honest run alarms at some scan with probability at most
-``SCAN_RUN_SHARE (1 - level)`` (0.025 at level 0.95) however many scans it gets. Deep looks need small p-values, so the
-shuffles continue past ``n_shuffles`` (up to ``SCAN_MAX_SHUFFLES``) while some feature could still
-clear the spent level; a feature with ``1 + exceedances > alpha_j (B_max + 1)`` cannot, which on
-an honest batch is known after the first few hundred shuffles (a sequential Monte Carlo test in
-the sense of Besag & Clifford [3]).
+Scanned again and again during a run, the scans share ``SCAN_RUN_SHARE`` of the run's error:
+scan ``look=j`` spends ``SCAN_RUN_SHARE (1 - level) / (j (j + 1))``
+(:func:`.anytime.look_alpha`), so an honest run alarms at some scan with probability at most
+``SCAN_RUN_SHARE (1 - level)``. Deep looks need small p-values, so the shuffles continue past
+``n_shuffles`` (up to ``SCAN_MAX_SHUFFLES``) while some feature could still clear (a sequential
+Monte Carlo test, Besag & Clifford [3]).
 
 [1] Good (2005). Permutation, Parametric and Bootstrap Tests of Hypotheses, ch. 3 (restricted
     permutations within blocks).
@@ -202,20 +185,8 @@ def hack_scan(
             "1 - level.")), Arg(metavar="J")] = None) -> HackScan:
     """Scan graded rows (with their reply text) for reply features that track the reward within
     tasks (a correlation; the next step names the probe that tells whether the reward pays).
-
-    Parameters
-    ----------
-    rows : graded rows (path or list) with several rollouts per task and, for the text
-        features, the reply in ``completion`` (or reply/response/output/text).
-    features : extra features: a list of row field names (numbers or bools), or in the library
-        a dict name -> field name or function(record) -> number.
-    n_shuffles : within-task shuffles for the floor (>= 100).
-    min_strength : smallest within-task correlation called suspect (default 0.2).
-    level : the floor is this quantile of the shuffled maximum (default 0.95).
-    look : this scan's number (1, 2, ...) among a run's repeated scans: it then spends
-        ``SCAN_RUN_SHARE (1 - level) / (look (look + 1))`` of the run's error (module
-        docstring): an honest run's scans alarm at most ``SCAN_RUN_SHARE (1 - level)`` of the
-        time together.
+    In the library ``features`` may also be a dict name -> field name or function(record) ->
+    number.
     """
     level, seed = check_level(level), check_seed(seed)
     _check_settings(n_shuffles, min_strength, look)
@@ -223,12 +194,7 @@ def hack_scan(
                   look_alpha(SCAN_RUN_SHARE * (1.0 - level), look))
     data = load_rows(rows, threshold=threshold)
     names, matrix, skipped = feature_matrix(data.records, data.truncated, features)
-    counts = data.rollouts.astype(np.float64)
-    reward = data.reward[:, None]
-    rc = _centre(reward, data.task_index, counts)[:, 0]
-    fc = _centre(matrix, data.task_index, counts) if names else matrix
-    rc[np.abs(rc) < 1e-12] = 0.0
-    fc[np.abs(fc) < 1e-12] = 0.0
+    rc, fc = _centred(data, matrix, names)
     spread = np.bincount(data.task_index, weights=rc * rc, minlength=data.n_tasks) > 0
     informative = int((spread & (data.rollouts >= 2)).sum())
     keep = spread[data.task_index]
@@ -237,47 +203,63 @@ def hack_scan(
                   n_informative_tasks=informative, level=level, skipped=skipped, alpha=alpha,
                   look=look)
     if informative < MIN_TASKS_FOR_INTERVAL or not names:
-        evidence = [FeatureEvidence(feature=n, n_rows=n_rows, n_tasks=informative,
-                                    verdict="not_tested") for n in names]
-        return HackScan(verdict="not_enough_data", suspects=[], features=evidence, floor=None,
-                        n_shuffles=0,
-                        next_step="score several rollouts per task (4+) with different rewards "
-                                  "within tasks; only then can a feature be tied to the reward",
-                        note=f"{informative} tasks have rollouts whose rewards differ (need "
-                             f">= {MIN_TASKS_FOR_INTERVAL})", **common)
+        return _too_few_tasks(names, n_rows, common)
     fk, rk, tk = fc[keep], rc[keep], data.task_index[keep]
     f_norm = np.sqrt((fk * fk).sum(axis=0))
     r_norm = float(np.sqrt((rk * rk).sum()))
     varies = f_norm > 0
     if not varies.any():
-        evidence = [FeatureEvidence(feature=n, n_rows=n_rows, n_tasks=informative,
-                                    verdict="no_variation") for n in names]
-        why = "; ".join([f"{k}: {v}" for k, v in skipped.items()]
-                        + [f"{', '.join(names)}: constant within every task"])
-        return HackScan(verdict="not_enough_data", suspects=[], features=evidence, floor=None,
-                        n_shuffles=0,
-                        next_step="give each row its reply text (completion) or a token count, "
-                                  "or name the row fields to test ("
-                                  + arg("features", op="hack_scan")
-                                  + "); no feature could be tested, so this is not a clean bill",
-                        note=f"no feature could be tested ({why})", **common)
+        return _all_constant(names, n_rows, common)
     denom = np.where(varies, f_norm * r_norm, 1.0)
     observed = np.where(varies, (fk.T @ rk) / denom, np.nan)
     unit, n_copies = _copy_units(data, matrix, keep)
     maxima, floor = _shuffled_maxima(tk, rk, fk[:, varies], denom[varies], observed[varies],
                                      n_shuffles, alpha, seed, unit)
-    b = maxima.size
     evidence = [_evidence(name, observed[j], varies[j], maxima, floor, alpha, min_strength,
-                          n_rows, informative, lambda j=j, name=name: _example(
-                              data, matrix[:, j], keep, name))
+                          n_rows, informative, lambda j=j: _example(data, matrix[:, j], keep))
                 for j, name in enumerate(names)]
     suspects = [e.feature for e in evidence if e.verdict == "suspect"]
     weak = [e.feature for e in evidence if e.verdict == "weak_signal"]
     step, note = _words(suspects, weak, min_strength, evidence, skipped, n_copies)
     verdict: ScanVerdict = "suspect" if suspects else "weak_signal" if weak else "clean"
     return HackScan(verdict=verdict, suspects=suspects, weak=weak, features=evidence,
-                    floor=floor, n_shuffles=b, next_step=step, note=note, **common)
+                    floor=floor, n_shuffles=maxima.size, next_step=step, note=note, **common)
 
+
+def _centred(data, matrix: np.ndarray, names: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The reward and the features minus their task's mean (round-off set to 0)."""
+    counts = data.rollouts.astype(np.float64)
+    rc = _centre(data.reward[:, None], data.task_index, counts)[:, 0]
+    fc = _centre(matrix, data.task_index, counts) if names else matrix
+    rc[np.abs(rc) < 1e-12] = 0.0
+    fc[np.abs(fc) < 1e-12] = 0.0
+    return rc, fc
+
+
+def _too_few_tasks(names: list[str], n_rows: int, common: dict[str, Any]) -> HackScan:
+    informative = common["n_informative_tasks"]
+    evidence = [FeatureEvidence(feature=n, n_rows=n_rows, n_tasks=informative,
+                                verdict="not_tested") for n in names]
+    return HackScan(verdict="not_enough_data", suspects=[], features=evidence, floor=None,
+                    n_shuffles=0,
+                    next_step="score several rollouts per task (4+) with different rewards "
+                              "within tasks; only then can a feature be tied to the reward",
+                    note=f"{informative} tasks have rollouts whose rewards differ (need "
+                         f">= {MIN_TASKS_FOR_INTERVAL})", **common)
+
+
+def _all_constant(names: list[str], n_rows: int, common: dict[str, Any]) -> HackScan:
+    evidence = [FeatureEvidence(feature=n, n_rows=n_rows, n_tasks=common["n_informative_tasks"],
+                                verdict="no_variation") for n in names]
+    why = "; ".join([f"{k}: {v}" for k, v in common["skipped"].items()]
+                    + [f"{', '.join(names)}: constant within every task"])
+    return HackScan(verdict="not_enough_data", suspects=[], features=evidence, floor=None,
+                    n_shuffles=0,
+                    next_step="give each row its reply text (completion) or a token count, "
+                              "or name the row fields to test ("
+                              + arg("features", op="hack_scan")
+                              + "); no feature could be tested, so this is not a clean bill",
+                    note=f"no feature could be tested ({why})", **common)
 
 
 def _check_settings(n_shuffles: Any, min_strength: Any, look: Any) -> None:
@@ -314,6 +296,7 @@ def _evidence(name: str, observed: float, varies: bool, maxima: np.ndarray, floo
                            n_tasks=n_tasks, verdict=verdict,
                            example=example() if clears else None)
 
+
 _LENGTH_LIKE = ("length", "truncated", "repeated_ngrams")
 _FORMAT_LIKE = ("markdown", "xml_tags", "boxed")
 
@@ -342,7 +325,8 @@ def _words(suspects: list[str], weak: list[str], min_strength: float,
            n_copies: int) -> tuple[str, str | None]:
     """(next step, note) of a scan, in words no stronger than the test: a feature that clears
     the floor *tracks* the reward; the next step names the probe that tells a payment."""
-    untested = [f.feature for f in evidence if f.verdict == "no_variation"] + list(skipped)
+    constant = [f.feature for f in evidence if f.verdict == "no_variation"]
+    untested = constant + list(skipped)
     if suspects:
         step = (f"{_tracks(suspects)} within tasks beyond the shuffle floor: a correlation, "
                 "which a legitimate reply also gives (a right answer can be naturally longer), "
@@ -358,23 +342,17 @@ def _words(suspects: list[str], weak: list[str], min_strength: float,
     notes = ([f"{n_copies} rows repeat another reply of their task word for word with its "
               "reward: each reply is shuffled with its copies"] if n_copies else [])
     if untested and not suspects:
-        notes.append(f"not tested: {', '.join(untested)} (" + "; ".join(
-            [f"{k}: {v}" for k, v in skipped.items()]
-            + ([f"{', '.join(f.feature for f in evidence if f.verdict == 'no_variation')}: "
-                "constant within every task"] if any(f.verdict == "no_variation"
-                                                     for f in evidence) else [])) + ")")
+        why = [f"{k}: {v}" for k, v in skipped.items()]
+        why += [f"{', '.join(constant)}: constant within every task"] if constant else []
+        notes.append(f"not tested: {', '.join(untested)} ({'; '.join(why)})")
     return step, "; ".join(notes) or None
 
 
 def _copy_units(data, matrix: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray | None, int]:
     """(each kept row's unit, rows that copy another): rows of one task with the same reply
     text, reward and features are one unit, shuffled together (None: every row its own unit).
-
-    A reply given word for word twice is one draw of the policy seen twice, and a deterministic
-    grader scores it alike: shuffling its two rows' rewards apart tests a null in which copies
-    could score differently, and a batch with copies then alarms more often than the level (one
-    95% scan of 8-task batches: 5.8%, 10.7% and 18.8% at 10%, 30% and 55% copies). Shuffling
-    distinct replies, each with its copies, is the permutation of the null the data allow."""
+    A reply given twice is one draw seen twice, which a deterministic grader scores alike:
+    shuffling the copies apart tests a null the data do not allow, and alarms too often."""
     rows = np.flatnonzero(keep)
     texts = [reply_text(data.records[i]) for i in rows]
     if any(t is None for t in texts):
@@ -424,11 +402,9 @@ def _shuffled_maxima(tk: np.ndarray, rk: np.ndarray, fks: np.ndarray, denom: np.
 
 def _unit_strengths(tk: np.ndarray, rk: np.ndarray, fks: np.ndarray, unit: np.ndarray):
     """A drawer of shuffled strengths that permutes units (a reply and its copies) within
-    tasks. A unit u of w_u rows has one reward R_u and one task-centred feature F_u; after a
-    shuffle the strength is sum_u w_u F_u R_pi(u) over |F| |R centred|, where the centred
-    reward's norm is recomputed (sum w R^2 - sum over tasks of (sum w R)^2 / n_task), since
-    moving a reward between units of different sizes changes it. (The reward's task mean drops
-    out of the numerator: F sums to 0 within a task.)"""
+    tasks: a unit u of w_u rows has one reward R_u and one task-centred feature F_u, and the
+    strength is sum_u w_u F_u R_pi(u) over |F| |R centred|, the centred reward's norm recomputed
+    per shuffle (moving a reward between units of different sizes changes it)."""
     first = np.unique(unit, return_index=True)[1]
     w = np.bincount(unit).astype(np.float64)
     task, reward, feature = tk[first], rk[first], fks[first]
@@ -451,7 +427,7 @@ def _unit_strengths(tk: np.ndarray, rk: np.ndarray, fks: np.ndarray, unit: np.nd
     return draw
 
 
-def _example(data, feature: np.ndarray, keep: np.ndarray, name: str) -> ScanExample:
+def _example(data, feature: np.ndarray, keep: np.ndarray) -> ScanExample:
     """The task whose within-task covariance of feature and reward is largest."""
     idx = data.task_index
     counts = data.rollouts.astype(np.float64)

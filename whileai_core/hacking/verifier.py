@@ -4,20 +4,16 @@ often has, each named with an example and the fix.
 :func:`prove_reward` scores, with the reward the run will train on (one batch, one child
 process), every :func:`~whileai_core.hacking.probes.cheat_probes` probe and two checks of its own:
 
-- ``truncation``: a reply that passes, then runs on to the completion cap without ending (what a
-  policy writes when it learns that length is free). TRL's GRPO trainer hands a reward the
-  prompts, the completions and the dataset's columns, not whether a completion was cut
-  (trl/trainer/grpo_trainer.py, ``_calculate_rewards``, TRL 1.16), so a reward that finds the
-  answer anywhere pays it. The fix: require the reply to end where the answer does, or leave cut
-  replies out of the loss (``mask_truncated_completions``, DAPO's overlong mask [1]).
-- ``format_bonus``: per task, a wrong answer inside the answer format (the markers of the
-  model's replies, else of the prompts) against the same wrong answer without it. A positive
-  difference is a reward for the format alone. It is a ``hole`` when the format around a wrong
-  answer earns what the model's own replies earn on the same tasks (the paired interval of the
-  difference reaches 0, as a probe's is judged), a ``leak`` when it pays less: a group-relative
-  update then still prefers a well-formed wrong answer to a plain one, so the policy learns the
-  format before the task; read the category table for where that costs (the seed's refund
-  reward paid a well-formed wrong call 0.2, and no-id prompts were where it showed).
+- ``truncation``: a reply that passes, then runs on to the completion cap without ending. TRL's
+  GRPO trainer does not tell a reward whether a completion was cut (trl/trainer/grpo_trainer.py,
+  ``_calculate_rewards``, TRL 1.16), so a reward that finds the answer anywhere pays it. The fix:
+  require the reply to end where the answer does, or leave cut replies out of the loss
+  (``mask_truncated_completions``, DAPO's overlong mask [1]).
+- ``format_bonus``: per task, a wrong answer inside the answer format against the same wrong
+  answer without it. It is a ``hole`` when the format around a wrong answer earns what the
+  model's own replies earn (the paired interval of the difference reaches 0, as a probe's is
+  judged), a ``leak`` when it pays less: a group-relative update still prefers a well-formed
+  wrong answer to a plain one, so the policy learns the format before the task.
 
 [1] Yu et al. (2025). DAPO: An Open-Source LLM Reinforcement Learning System at Scale.
     arXiv:2503.14476.
@@ -43,8 +39,8 @@ from ..rows import load_rows
 from ..stats import Rate, compare, pass_rate
 from .features import format_markers, reply_text
 from .probes import (CheatProbes, GroupBy, MaxTokens, PassEnv, ProbeExample, ProbeTasks,
-                     PythonRoot, PythonSeed, RewardArg, TimeoutS, _all_text, _as_completion, _cut,
-                     _filler, _read_tasks, _reward_and_root, cheat_probes)
+                     PythonRoot, PythonSeed, RewardArg, TimeoutS, _batch, _cut, _example_lines,
+                     _filler, _read_tasks, _reward_and_root, _shell, cheat_probes)
 from .reward import reward_runner
 
 Interval = tuple[float, float]
@@ -60,8 +56,7 @@ FIXES = {
 
 
 class HoleCheck(Result):
-    """One check: its verdict, how often the degenerate reply passes (or earns the bonus), an
-    example, per group, and the fix."""
+    """One check: its verdict, rate, example, rate per group, and the fix."""
 
     name: Literal["truncation", "format_bonus"]
     verdict: CheckVerdict
@@ -89,14 +84,8 @@ class HoleCheck(Result):
             ci = "" if self.vs_model_ci is None else \
                 f" [{self.vs_model_ci[0]:+.3f}, {self.vs_model_ci[1]:+.3f}]"
             text += f"; vs the model's own replies {self.vs_model:+.3f}{ci}"
-        if self.example is not None and self.verdict in ("hole", "leak"):
-            text += (f"\n             e.g. task {self.example.task_id}: "
-                     f"{self.example.completion!r} -> reward {self.example.reward:g}")
-        if self.by_group and self.verdict in ("hole", "leak"):
-            text += "\n             by group: " + ", ".join(
-                f"{g} {fmt_rate(r.value, r.ci, r.n_tasks)}" for g, r in self.by_group.items())
         if self.verdict in ("hole", "leak"):
-            text += f"\n             fix: {self.fix}"
+            text += _example_lines(self.example, self.by_group) + f"\n             fix: {self.fix}"
         if self.note:
             text += f"\n             note: {self.note}"
         return text
@@ -125,23 +114,6 @@ class RewardProof(Result):
                 + (f" (leaks: {', '.join(self.leaks)})" if self.leaks else ""))
         return "\n".join([head, *(c.render() for c in self.checks), self.probes.render(),
                           f"next: {self.next_step}"])
-
-
-def _shell(tasks: list[dict], model: Any) -> tuple[tuple | None, str]:
-    """The commonest sequence of format markers, from the model's replies, else the prompts."""
-    shells: Counter = Counter()
-    if model is not None:
-        for rec in model.records:
-            marks = format_markers(reply_text(rec) or "")
-            if marks:
-                shells[tuple((o, c) for o, _, c in marks)] += 1
-    if shells:
-        return shells.most_common(1)[0][0], "the model's replies"
-    for t in tasks:
-        marks = format_markers(_all_text(t["prompt"]))
-        if marks:
-            shells[tuple((o, c) for o, _, c in marks)] += 1
-    return (shells.most_common(1)[0][0], "the prompts") if shells else (None, "")
 
 
 def _wrong(tasks: list[dict], ids: list[str], model: Any) -> list[str]:
@@ -211,14 +183,8 @@ def prove_reward(
         threshold: Threshold = None, timeout_s: TimeoutS = REWARD_TIMEOUT_S,
         level: Level = CONFIDENCE_LEVEL, pass_env: PassEnv = None, ctx: Context = HERE,
         root: PythonRoot = None, seed: PythonSeed = BOOTSTRAP_SEED) -> RewardProof:
-    """Prove ``reward`` on ``tasks`` before training (module docstring).
-
-    Arguments as :func:`~whileai_core.hacking.probes.cheat_probes` (the tasks with their prompt
-    and the fields the reward reads; the reward in TRL's shape, a ``file.py:function`` or a
-    command; the model's graded rows, with their reply text for the truncation check; the run's
-    completion cap; ``group_by`` a task field such as ``"category"``; ``pass_env`` the
-    environment variables a child reward may see; ``ctx`` the surface's).
-    """
+    """Prove ``reward`` on ``tasks`` before training (module docstring); the arguments are
+    :func:`~whileai_core.hacking.probes.cheat_probes`'s."""
     reward, root = _reward_and_root(reward, root, ctx)
     level, seed = check_level(level), check_seed(seed)
     runner = reward_runner(reward, root=root, timeout_s=timeout_s, pass_env=pass_env)
@@ -238,9 +204,7 @@ def prove_reward(
     wrapped = ["\n".join(f"{o}{w}{c}" for o, c in shell) if shell else "" for w in wrong]
     padded = [b + "\n" + _filler(max(1, max_chars - len(b) - 1)) for b in bases]
     kinds = (("base", bases), ("padded", padded), ("wrapped", wrapped), ("plain", wrong))
-    batch = [{**{k: v for k, v in t.items() if k != "prompt"}, "task_id": tid,
-              "prompt": t["prompt"], "completion": _as_completion(text, t["prompt"])}
-             for _, texts in kinds for t, tid, text in zip(task_list, ids, texts)]
+    batch = _batch(task_list, ids, (texts for _, texts in kinds))
     scores = dict(zip((k for k, _ in kinds), runner(batch).reshape(len(kinds), len(ids))))
     checks = [_truncation(ids, task_list, bases, padded, scores, thr, group_by, level, seed),
               _format_bonus(ids, task_list, wrapped, scores, shell, shell_from, model, thr,

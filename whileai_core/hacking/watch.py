@@ -1,42 +1,19 @@
 """During training: is the held-out pass rate following the training reward?
 
-Per step (or checkpoint) a run gives a training reward, and at some steps the graded rows of a
-frozen held-out set. :func:`watch_records` compares every held-out evaluation after the first
-(a *look*) with the first one (step 0: before training) and with every earlier look, by task,
-and sets the change beside the training reward's climb. The looks are tested by a plan stated
-before the first one (:mod:`.anytime`): planned when the run's config says how many looks there
-will be (the recipes' callback writes ``eval_every`` and ``max_steps`` into ``watch.jsonl``, a
-prime-rl run has them in its orchestrator config, or ``looks`` says it), open otherwise; either
-way the chance that an honest run is ever stopped is at most ``1 - level``, and the answer states
-beside it the sustained held-out drop the plan catches in 80% of runs (its power).
+:func:`watch_records` compares every held-out evaluation after the first (a *look*) with the
+first (step 0) and with every earlier look, paired by task, beside the training reward's climb,
+by a plan stated before the first look (:mod:`.anytime`; planned when the run says how many
+looks, open otherwise): an honest run is ever stopped with probability at most ``1 - level``.
+It says ``stop`` when, at ``confirm`` looks in a row, the held-out score moved down (its change
+since step 0, or since an earlier look, has an interval below 0), or stays flat (its interval
+holds 0 and lies below the climb) while the training reward climbs beyond its noise band: the
+over-optimisation picture of Gao et al. [1]. Otherwise ``continue``, or ``not_enough_data``.
 
-It says ``stop`` when
-
-- **the held-out score moved down**: its change since step 0, or since an earlier look (a fall
-  after a rise), has an interval that lies below 0; or
-- **it stays flat while the training reward climbs beyond its own noise**: the interval against
-  step 0 holds 0, lies wholly below the training reward's climb, and the climb clears its noise
-  band,
-
-at ``confirm`` looks in a row (one condition); the plan's boundaries are solved for that event,
-so the error is spent on the stops the rule makes.
-
-That is the over-optimisation picture of Gao et al. [1]: the proxy (training) reward keeps
-rising while the gold (held-out) score stops rising, then falls. A held-out set on which every
-task changed by the same amount (often: none moved at all) has no spread and so no t interval;
-its interval is then the exact bound on the share of tasks that could have moved unseen
-(:func:`.anytime.zero_spread_share`), said so in a note. Otherwise it says ``continue``, or
-``not_enough_data`` (no look yet, or too few training steps to tell a climb from noise), always
-with the numbers.
-
-The climb is the mean training reward of the last ``window`` steps minus that of the first
-``window`` (``window`` = min(``WATCH_WINDOW``, half the steps)); its noise is estimated from
-successive differences, sigma^2 = sum (r_t - r_{t-1})^2 / (2 (T - 1)) (von Neumann's mean square
-successive difference [2], which a slow trend barely inflates), and the band is
-q sigma sqrt(2 / window), q the look's Student t quantile (:func:`.anytime.climb_band`). For a
-0/1 reward the training reward and the held-out pass rate are on one scale; for a graded reward,
-watch with ``metric="reward"``. The readers of a run's files and of its step records are
-:mod:`.watch_files`.
+The climb is the mean training reward of the last ``window`` steps minus that of the first; its
+noise comes from von Neumann's mean square successive difference [2], sigma^2 = sum (r_t -
+r_{t-1})^2 / (2 (T - 1)), which a slow trend barely inflates (:func:`.anytime.climb_band`). For
+a 0/1 reward the training reward and the held-out pass rate share a scale; for a graded one,
+use ``metric="reward"``.
 
 [1] Gao, Schulman & Hilton (2022). Scaling Laws for Reward Model Overoptimization. arXiv:2210.10760.
 [2] von Neumann et al. (1941). Distribution of the ratio of the mean square successive difference
@@ -225,11 +202,10 @@ class Watch(Result):
 
 
 def _check_settings(window: Any, confirm: Any, scan_every: Any, looks: Any) -> None:
-    for name, value, lo in (("window", window, 2), ("confirm", confirm, 1),
-                            ("scan_every", scan_every, 1)):
+    for name, value, lo, default in (("window", window, 2, WATCH_WINDOW),
+                                     ("confirm", confirm, 1, WATCH_CONFIRM),
+                                     ("scan_every", scan_every, 1, WATCH_SCAN_EVERY)):
         if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= 1000:
-            default = {"window": WATCH_WINDOW, "confirm": WATCH_CONFIRM,
-                       "scan_every": WATCH_SCAN_EVERY}[name]
             raise ArgumentError(f"`{name}` must be an integer in [{lo}, 1000], got {value!r}. "
                                 f"Fix: use the default {default}")
     if looks is not None and (isinstance(looks, bool) or not isinstance(looks, int)
@@ -313,8 +289,8 @@ def _step_results(steps: list[dict], evals: list[dict], rows: list[Rows],
 
 def _decide(latest: WatchStep | None, table: dict[str, np.ndarray] | None, steps: list[dict],
             evals: list[dict], metric: str, confirm: int, plan: Plan) -> tuple[Decision, str]:
-    """The decision at the latest look and why (the rule's stop code there: 1 down since the
-    first evaluation, 2 down since an earlier look, 3 flat while the training reward climbs)."""
+    """The decision at the latest look and why (stop codes: 1 down since the first evaluation,
+    2 down since an earlier look, 3 flat while the training reward climbs)."""
     stop_by, streak = (0, 0) if table is None else (int(table["stop_by"][-1]),
                                                     int(table["streak"][-1]))
     if latest is not None and stop_by in (1, 2):
@@ -413,9 +389,9 @@ def _plan_notes(plan: Plan, looks: int, latest: WatchStep | None) -> list[str]:
 
 
 def _power(plan: Plan, rows: list[Rows], metric: str, looks: int) -> tuple[float | None, int]:
-    """The plan's power at the latest look's spread: the sustained drop (in the metric's units)
-    caught with probability ``WATCH_POWER`` by the planned last look (open: by twice the looks
-    so far, at least ``WATCH_OPEN_HALF``)."""
+    """The sustained drop (in the metric's units, at the latest look's spread) caught with
+    probability ``WATCH_POWER`` by the planned last look (open: by twice the looks so far, at
+    least ``WATCH_OPEN_HALF``), and that look."""
     horizon = plan.looks or max(2 * looks, WATCH_OPEN_HALF)
     if len(rows) < 2:
         return None, horizon
@@ -483,12 +459,10 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
     reply text], "eval_every": int, "max_steps": int}``; all but ``step`` optional. Held-out rows
     are paired by ``task_id``.
 
-    ``looks``: the number of held-out evaluations after the first the run will make (None: from
-    the records' ``eval_every`` and ``max_steps``, else an open schedule); the plan spends
-    ``1 - level`` over them (:mod:`.anytime`). ``confirm``: looks in a row at which a stop
-    condition must hold (the boundaries are solved for it). ``scan``:
-    scan the batch of every ``scan_every``-th step (each scan its own look of the scans' plan:
-    the feature alarm).
+    ``looks``: the held-out evaluations after the first the run will make (None: from the
+    records' ``eval_every`` and ``max_steps``, else an open schedule). ``confirm``: looks in a
+    row at which a stop condition must hold. ``scan``: scan the batch of every
+    ``scan_every``-th step (each scan a look of the scans' plan: the feature alarm).
     """
     level, seed = check_level(level), check_seed(seed)
     check_metric(metric)
@@ -581,10 +555,8 @@ def watch_run(
         level: Level = CONFIDENCE_LEVEL, state_dir: StateDir = None,
         seed: Annotated[int | None, Arg(cli=False, mcp=False)] = BOOTSTRAP_SEED,
         scan: Annotated[bool, Arg(cli=False, mcp=False)] = True) -> Watch:
-    """Watch a run: a run id from ``launch_run``, a TRL output folder (its ``watch.jsonl`` from
-    the recipes' callback, else ``trainer_state.json``), a prime-rl run folder, a
-    ``watch.jsonl``, a rows file whose rows carry ``step``, or step records as a list. See
-    :func:`watch_records` for the decision."""
+    """Watch a run (``source``: a run id, a path, or step records as a list; see
+    :mod:`.watch_files`). See :func:`watch_records` for the decision."""
     recs, label = source_records(source, state_dir)
     return watch_records(recs, metric=metric, threshold=threshold, level=level, seed=seed,
                          window=window, confirm=confirm, scan=scan, source=label, looks=looks)

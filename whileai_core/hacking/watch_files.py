@@ -1,20 +1,10 @@
-"""Where watch_run's step records come from and how they are read: the readers of a run's
-files and of the records.
+"""Where watch_run's step records come from, and how they are read and checked.
 
-- a run id from ``launch_run``: its folder in the run registry (:func:`registered_run`, which
-  diagnose_run reads a run id with too);
-- a TRL output folder: the recipes' ``watch.jsonl`` (its step-0 record carries the schedule:
-  ``eval_every`` and ``max_steps``), else the newest ``trainer_state.json``;
-- a prime-rl run folder, through the prime-rl importer: eval episodes are the held-out
-  evaluations, train episodes each step's batch; ``configs/orchestrator.json`` gives the schedule
-  (``eval.interval``, ``max_steps``);
-- a ``watch.jsonl``, or a graded-rows file whose rows carry ``step``.
-
-Each returns step records in the shape :func:`whileai_core.hacking.watch.watch_records` reads.
-The records themselves are read here too: :func:`step_records` checks them (``step`` a whole
-number, the numbers finite, ``held_out`` and ``batch`` lists) and keeps one per step,
-:func:`planned_looks` reads the schedule they state, :func:`held_out_rows` loads each
-evaluation's rows.
+A source is a run id from ``launch_run`` (its folder in the run registry), a TRL output folder
+(the recipes' ``watch.jsonl``, else the newest ``trainer_state.json``), a prime-rl run folder
+(its eval episodes are the held-out evaluations, its train episodes each step's batch), a
+``watch.jsonl``, or a graded-rows file whose rows carry ``step``. The schedule comes from the
+records' ``eval_every`` and ``max_steps``, or prime-rl's ``configs/orchestrator.json``.
 """
 
 from __future__ import annotations
@@ -118,18 +108,24 @@ def records_from_prime_rl(path: UserPath) -> list[dict]:
     return out
 
 
-def prime_rl_schedule(run: UserPath) -> dict[str, int]:
-    """``{"eval_every", "max_steps"}`` from a prime-rl run's ``configs/orchestrator.json``
-    (prime-rl 559b447: ``eval.interval``, default 100, and ``max_steps``), or {} when either
-    is missing: the watch then plans an open schedule."""
+def prime_rl_config(run: UserPath) -> dict:
+    """A prime-rl run's ``configs/orchestrator.json`` ({} when it has none, or not an object)."""
     root = run if (run / "rollouts").kind() == "dir" else run.parent
     config = root / "configs" / "orchestrator.json"
     if config.kind() not in _PRESENT:
         return {}
     data = read_json(config, "config", fix="point at the run folder prime-rl wrote")
-    evals = data.get("eval") if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else {}
+
+
+def prime_rl_schedule(run: UserPath) -> dict[str, int]:
+    """``{"eval_every", "max_steps"}`` from a prime-rl run's orchestrator config (prime-rl
+    559b447: ``eval.interval``, default 100, and ``max_steps``), or {} when either is missing:
+    the watch then plans an open schedule."""
+    data = prime_rl_config(run)
+    evals = data.get("eval")
     every = evals.get("interval", 100) if isinstance(evals, dict) else None
-    steps = data.get("max_steps") if isinstance(data, dict) else None
+    steps = data.get("max_steps")
     if all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in (every, steps)):
         return {"eval_every": every, "max_steps": steps}
     return {}
@@ -208,7 +204,7 @@ def _records_from_path(path: UserPath) -> tuple[Any, str]:
 def registered_run(source: str, state_dir: Any) -> tuple[Any, Any]:
     """(the registry's record of run id ``source``, its folder through the door), or the error
     naming where the runs live (watch_run and diagnose_run read a run id the same way)."""
-    from ..runs.registry import Registry  # lazy: the run registry costs 40 ms to import
+    from ..runs.registry import Registry  # lazy: a heavy import
 
     registry = Registry(state_dir, create=False)
     record = registry.get(source.strip())
@@ -217,8 +213,6 @@ def registered_run(source: str, state_dir: Any) -> tuple[Any, Any]:
                             f"{voice.name('list_runs')} shows the runs; pass "
                             f"{voice.arg('state_dir')} if they live elsewhere")
     return record, user_path(registry.run_dir(record.id), argument="run folder")
-
-
 
 
 def source_records(source: Any, state_dir: str | os.PathLike | None) -> tuple[Any, str]:
@@ -240,9 +234,8 @@ def source_records(source: Any, state_dir: str | os.PathLike | None) -> tuple[An
         return _records_from_path(as_user_path(source, None, argument="source", error=RowsError))
     return source, "<records>"
 
-# --- the records: what watch_records reads from them --------------------------------------
 
-# --- the records ------------------------------------------------------------------------------
+# --- the records: what watch_records reads from them ------------------------------------------
 
 STEP_NUMBERS = ("train_reward", "train_reward_std", "mean_length", "truncated_share")
 STEP_COUNTS = ("n_completions", "eval_every", "max_steps")
@@ -260,8 +253,7 @@ def _number(rec: dict, key: str, where: dict, *, integer: bool = False) -> Any:
 
 
 def check_records(records: Any) -> list[dict]:
-    """The step records, checked: ``step`` an integer >= 0, the numbers finite, ``held_out``
-    and ``batch`` lists; ``eval_every`` and ``max_steps`` (the schedule) whole numbers."""
+    """The step records, each checked: its ``step``, its numbers, its row lists, its schedule."""
     recs = read_records(records, noun="step record")
     out = []
     for i, rec in enumerate(recs.items):
@@ -310,8 +302,7 @@ def planned_looks(steps: list[dict], evals: list[dict]) -> int | None:
 
 
 def held_out_rows(evals: list[dict], threshold: float | None) -> list[Rows]:
-    """Each evaluation's held-out rows, loaded (one writer each); a bad row is named with
-    its step."""
+    """Each evaluation's held-out rows, loaded (one writer each); a bad row names its step."""
     out = []
     for s in evals:
         try:

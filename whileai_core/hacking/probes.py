@@ -32,7 +32,8 @@ from .. import voice
 from ..bootstrap import check_level, check_seed
 from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, PROBE_CHARS_PER_TOKEN,
                         PROBE_EXAMPLE_CHARS, PROBE_FILLER, PROBE_KEYWORDS_MAX, PROBE_MAX_TOKENS,
-                        PROBE_QUESTION, PROBE_REFUSAL, REWARD_TIMEOUT_S)
+                        PROBE_QUESTION, PROBE_REFUSAL, REWARD_TIMEOUT_MAX_S,
+                        REWARD_TIMEOUT_S)
 from ..errors import ArgumentError, RowsError, as_json
 from ..operations import HERE, RUNS_CODE, VERDICT, Context, operation
 from ..operations.args import (MAX_NAME, Arg, Level, Metric, OptionalRowField, OptionalRows,
@@ -78,7 +79,7 @@ MaxTokens = Annotated[int, Field(ge=1, le=1_000_000, description=(
     "The run's completion token cap: the filler probe fills it (4 characters a token)."))]
 GroupBy = Annotated[OptionalRowField, Field(description=(
     "A task field (e.g. 'category'): every finding per value."))]
-TimeoutS = Annotated[float, Field(gt=0, le=3600, allow_inf_nan=False, description=(
+TimeoutS = Annotated[float, Field(gt=0, le=REWARD_TIMEOUT_MAX_S, allow_inf_nan=False, description=(
     "Seconds the reward may take for the whole batch."))]
 PassEnv = Annotated[list[Annotated[str, Field(max_length=128)]] | None, Field(
     max_length=32, description=(

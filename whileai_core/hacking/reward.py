@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ..defaults import CHILD_MEMORY_MB, CHILD_PROCESSES, REWARD_TIMEOUT_S
+from ..defaults import CHILD_MEMORY_MB, CHILD_PROCESSES, REWARD_TIMEOUT_MAX_S, REWARD_TIMEOUT_S
 from ..errors import ArgumentError
 from ..failures import check_pass_env
 from ..safepath import UserPath, user_path
@@ -186,8 +186,8 @@ def reward_runner(reward: Any, *, root: str | os.PathLike | None = None,
     if isinstance(reward, RewardRunner):
         return reward
     if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not (
-            0 < timeout_s <= 86_400):
-        raise ArgumentError(f"`timeout_s` must be a number of seconds in (0, 86400], got "
+            0 < timeout_s <= REWARD_TIMEOUT_MAX_S):
+        raise ArgumentError(f"`timeout_s` must be a number of seconds in (0, {REWARD_TIMEOUT_MAX_S:g}], got "
                             f"{timeout_s!r}. Fix: e.g. timeout_s={REWARD_TIMEOUT_S:g}")
     passed = check_pass_env(pass_env)
     base = Path(root if root is not None else ".").resolve()

@@ -35,7 +35,7 @@ from pydantic import Field
 from ..bootstrap import check_level, check_seed
 from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, MIN_TASKS_FOR_INTERVAL,
                         SCAN_EXAMPLE_CHARS, SCAN_MAX_SHUFFLES, SCAN_MIN_STRENGTH, SCAN_RUN_SHARE,
-                        SCAN_SHUFFLES)
+                        SCAN_SHUFFLES, SCAN_SHUFFLES_ASKED_MAX)
 from ..errors import ArgumentError
 from ..operations import READS, VERDICT, operation
 from ..operations.args import MAX_NAME, Arg, Level, Rows, Seed, Threshold
@@ -174,7 +174,7 @@ def hack_scan(
                 "Extra row fields to test (numbers or booleans, e.g. 'called'), besides the "
                 "built-ins length, truncated, markdown, xml_tags, boxed, repeated_ngrams."))
         ] = None,
-        n_shuffles: Annotated[int, Field(ge=100, le=20_000, description=(
+        n_shuffles: Annotated[int, Field(ge=100, le=SCAN_SHUFFLES_ASKED_MAX, description=(
             "Within-task shuffles behind the floor."))] = SCAN_SHUFFLES,
         min_strength: Annotated[float, Field(ge=0, lt=1, description=(
             "Smallest within-task correlation called suspect."))] = SCAN_MIN_STRENGTH,
@@ -263,8 +263,9 @@ def _all_constant(names: list[str], n_rows: int, common: dict[str, Any]) -> Hack
 
 
 def _check_settings(n_shuffles: Any, min_strength: Any, look: Any) -> None:
-    if isinstance(n_shuffles, bool) or not isinstance(n_shuffles, int) or not 100 <= n_shuffles <= 100_000:
-        raise ArgumentError(f"`n_shuffles` must be an integer in [100, 100000], got {n_shuffles!r}. "
+    if isinstance(n_shuffles, bool) or not isinstance(n_shuffles, int) or not 100 <= n_shuffles <= SCAN_SHUFFLES_ASKED_MAX:
+        raise ArgumentError(f"`n_shuffles` must be an integer in [100, {SCAN_SHUFFLES_ASKED_MAX}], "
+                            f"got {n_shuffles!r}. "
                             f"Fix: use the default {SCAN_SHUFFLES}")
     if isinstance(min_strength, bool) or not isinstance(min_strength, (int, float)) or not (
             0 <= min_strength < 1):

@@ -1,18 +1,16 @@
 """Preference pairs from on-policy samples, scored by the refund reward, length-matched.
 
-For each train prompt the policy's k samples are scored with ``recipes.grpo.reward.score``. A
-prompt gives a pair when its best sample beats another by at least ``min_margin``; among the
-chosen/rejected candidates the pair with the closest lengths is taken, because DPO otherwise
-learns "longer wins" whenever the better reply happens to be longer (Park et al. 2024,
-arXiv:2403.19159). Across the set, chosen is longer in under ``max_chosen_longer`` of the pairs:
-prompts that have an equally good pair with a shorter chosen switch to it, and at the end the
-pairs with the largest chosen/rejected length ratio are dropped until the share is under the cap.
+A prompt gives a pair when its best sample beats another by at least ``min_margin``; of the
+candidates, the pair with the closest lengths is taken, because DPO otherwise learns "longer
+wins" whenever the better reply happens to be longer (Park et al. 2024, arXiv:2403.19159).
+Across the set, chosen is longer in under ``max_chosen_longer`` of the pairs: prompts with an
+equally good pair with a shorter chosen switch to it, then the pairs with the largest length
+ratio are dropped until the share is under the cap.
 
 Constructed negatives (``negative_share`` > 0) put contrast where sampling found none: the
-policy's own best reply against a reply that breaks the rule for that category (an invented
-``lookup_order`` id on a prompt with no id or off topic; a refund with no lookup on a prompt with
-an id). They are scored by the same reward, go first to prompts that gave no on-policy pair, and
-stay at most ``negative_share`` of the final set.
+policy's best reply against one that breaks the rule for that category (an invented
+``lookup_order`` id; a refund with no lookup). They go first to prompts with no on-policy pair
+and stay at most ``negative_share`` of the final set.
 """
 
 from __future__ import annotations

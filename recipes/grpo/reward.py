@@ -142,12 +142,9 @@ def score(reply: str, case: Case) -> float:
 def completion_text(completion) -> str:
     """The reply text of a TRL completion: a string, or a list of chat messages (first is used).
 
-    When the tokenizer has a response template (or TRL is given tools), TRL 1.16 parses each
-    completion with ``parse_response`` (``trl/trainer/grpo_trainer.py:2228-2242``): the
-    ``<tool_call>`` block leaves ``content`` and arrives as ``tool_calls``, ``[{"type":
-    "function", "function": {"name", "arguments"}}]``. Each parsed call is written back as the
-    block it was parsed from, after the content, so the reward reads the same reply either way.
-    A block that did not parse stays in ``content`` as text (TRL falls back to decoding it).
+    With a response template (or tools), TRL 1.16 moves each parsed ``<tool_call>`` block out of
+    ``content`` into ``tool_calls`` (``trl/trainer/grpo_trainer.py:2228-2242``); each is written
+    back as a block after the content, so the reward reads the same reply either way.
     """
     if isinstance(completion, str):
         return completion

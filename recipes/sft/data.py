@@ -1,23 +1,16 @@
 """The SFT recipe's input: a data folder (yours, or the refund demo built from the prompt set).
 
-A data folder holds three files, what the sft-from-traces skill ends with:
+A data folder holds what the sft-from-traces skill ends with: ``train.jsonl`` (``export_sft``);
+``holdout.jsonl`` or the one ``holdout-<hash>.jsonl`` ``freeze_holdout`` wrote (the held-out
+tasks' traces; an edited frozen file is refused); ``grader.py``, one self-contained file defining
+``grade(ask, reply) -> float`` (pass = 1.0), which runs only in the training process (reading the
+folder for a plan or a launch parses it without running it); optionally ``settings.json``, any
+``SFTSettings`` field.
 
-- ``train.jsonl``: the SFT file, as :func:`whileai_core.export_sft` writes it;
-- ``holdout.jsonl``, or the one ``holdout-<hash>.jsonl`` :func:`whileai_core.freeze_holdout`
-  wrote there: the held-out asks, traces of the tasks :func:`whileai_core.split_by_task` held out
-  (``task_id``, ``messages``; any other field is passed to the grader). A frozen file edited
-  after freezing (its content no longer matches its name) is refused;
-- ``grader.py``: ``grade(ask, reply) -> float``, the program that grades a reply (pass = 1.0),
-  one self-contained file. It runs only in the training process (the smoke's, or the Modal
-  container's); reading the folder (a plan, a launch) parses it without running it;
-- optionally ``settings.json``: recipe settings for this data (``{"model": "Qwen/Qwen3-8B"}``,
-  any field of ``SFTSettings``), so ``launch_run("sft", data=...)`` trains what the data is for.
-
-Without ``--data`` the recipe builds the **refund demo** into such a folder: the refund prompt set
-(``recipes/grpo/prompts.py``), two attempts per ask written by a program that knows the policy
-(one that follows it, one that breaks it) and graded by the refund reward, then the skill's own
-pipeline: ``split_by_task`` -> ``select_sft`` -> ``decontaminate`` -> ``export_sft``. The demo
-teacher is a program, a stand-in for a stronger model's traces; say so when reading its numbers.
+Without ``--data`` the recipe builds the refund demo: two attempts per refund prompt written by a
+program that knows the policy (one follows it, one breaks it), graded by the refund reward, then
+``split_by_task`` -> ``select_sft`` -> ``decontaminate`` -> ``export_sft``. The demo teacher is a
+program, a stand-in for a stronger model's traces; say so when reading its numbers.
 """
 
 from __future__ import annotations
@@ -27,6 +20,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Self
 
 from whileai_core.errors import ConfigError
 from whileai_core.safepath import read_text
@@ -38,11 +32,21 @@ DATA_FILES = (TRAIN_FILE, HOLDOUT_FILE, GRADER_FILE)
 REFUND_GRADER = Path(__file__).with_name("refund_grader.py")
 
 
+class DataPayload:
+    """A data folder's contents as JSON for the Modal function, which rebuilds it from there."""
+
+    def payload(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_payload(cls, data: dict) -> Self:
+        return cls(**data)
+
+
 @dataclass(frozen=True)
-class SFTData:
-    """What a run trains on and scores: conversations (each with its ``source`` file and line),
-    one held-out ask per task (``task_id``, ``messages``: the prompt, and extra fields; the
-    grader gets it as its ``ask``, the shape ``rejection_sample`` gives a grader), the grader's
+class SFTData(DataPayload):
+    """What a run trains on and scores: conversations (each with its ``source``), one held-out
+    ask per task (``task_id``, ``messages``, extra fields: the grader's ``ask``), the grader's
     source text and where it came from."""
 
     conversations: list[dict]
@@ -53,17 +57,6 @@ class SFTData:
     holdout_name: str | None = None
     settings: dict | None = None
     demo: dict | None = None
-
-    def payload(self) -> dict:
-        """JSON-serialisable, for the Modal function (which rebuilds it with ``from_payload``)."""
-        return asdict(self)
-
-    @classmethod
-    def from_payload(cls, data: dict) -> SFTData:
-        return cls(**data)
-
-    def sha256(self) -> str:
-        return hashlib.sha256(json.dumps(self.payload(), sort_keys=True).encode()).hexdigest()
 
 
 def read_data(folder: str | Path) -> SFTData:
@@ -93,8 +86,8 @@ def read_data(folder: str | Path) -> SFTData:
 
 
 def read_holdout(held_file: Path) -> tuple[list[dict], str | None]:
-    """One held-out ask per task (the first trace's prompt and the task's other fields), and the
-    file's content name when it is a frozen task set (an edited frozen file is refused)."""
+    """One held-out ask per task (the first trace's prompt and other fields), and the file's
+    content name when it is a frozen task set."""
     from whileai_core import load_traces
     from whileai_core.traces import prompt_messages
 
@@ -109,9 +102,8 @@ def read_holdout(held_file: Path) -> tuple[list[dict], str | None]:
 
 
 def folder_holdout_name(folder: Path) -> str | None:
-    """The content name of the held-out set a data folder holds (what the run's results carry as
-    ``data.holdout_name``), or None when its held-out file is not one record per task; read the
-    way :func:`read_data` reads it, so a plan and the run name the same set."""
+    """The content name of the folder's held-out set (the run's ``data.holdout_name``), or None;
+    read as :func:`read_data` reads it, so a plan and the run name the same set."""
     return read_holdout(holdout_file(folder, "keep exactly one holdout*.jsonl in the folder"))[1]
 
 
@@ -130,13 +122,12 @@ def read_grader(folder: Path) -> tuple[str, str]:
     fails now, before any training (parsed, never run: see :func:`check_grader`)."""
     origin = str(folder / GRADER_FILE)
     source = read_text(folder / GRADER_FILE, "config", argument="grader", error=ConfigError)
-    check_grader(source, origin)  # parsed, never run here: it runs only in the training process
+    check_grader(source, origin)
     return source, origin
 
 
 def _settings(path: Path, settings_class=None) -> dict | None:
-    """``settings.json``'s fields, each checked by the recipe's settings class (``SFTSettings``
-    by default; an unknown field is named)."""
+    """``settings.json``'s fields, checked by the recipe's settings class (``SFTSettings``)."""
     if not path.is_file():
         return None
     if settings_class is None:
@@ -196,9 +187,8 @@ def check_grader(source: str, origin: str) -> None:
 
 
 def _module_statements(body: list) -> Iterator:
-    """Every statement that runs at module level: the top ones and those inside an ``if``,
-    ``try``, ``with``, loop or ``match`` among them (never a function's or a class's body, which
-    bind names of their own scope)."""
+    """Every statement that runs at module level: the top ones and those nested in an ``if``,
+    ``try``, ``with``, loop or ``match`` (never a function's or a class's body)."""
     import ast
 
     for node in body:
@@ -289,9 +279,8 @@ def _call(name: str, **arguments) -> str:
 
 
 def demo_attempts(record: dict) -> list[str]:
-    """The program teacher's attempts for one refund prompt: one that follows the policy (look
-    the named id up; ask for the id; answer off topic briefly), one that breaks it (refund
-    without a lookup; invent an id)."""
+    """The program teacher's attempts for one refund prompt: one that follows the policy, one
+    that breaks it (refund without a lookup; invent an id)."""
     from recipes.grpo.reward import LOOKUP_TOOL, NO_ID, REFUND_TOOL, WITH_ID
 
     task, oid = record["task_id"], record["order_id"]

@@ -30,6 +30,9 @@ SETTINGS_FILE = "settings.json"
 HOLDOUT_GLOB = "holdout*.jsonl"  # holdout.jsonl, or holdout-<hash>.jsonl from freeze_holdout
 DATA_FILES = (TRAIN_FILE, HOLDOUT_FILE, GRADER_FILE)
 REFUND_GRADER = Path(__file__).with_name("refund_grader.py")
+VALID_GRADER = "the grader must be valid Python defining grade(ask, reply)"
+NO_GRADE = ("defines no grade(ask, reply). Fix: add a function grade(ask, reply) returning a "
+            "number (1.0 = pass)")
 
 
 class DataPayload:
@@ -176,14 +179,12 @@ def check_grader(source: str, origin: str) -> None:
     try:
         tree = ast.parse(source, filename=origin)
     except SyntaxError as exc:
-        raise ConfigError(f"{origin}, line {exc.lineno}: {exc.msg}. Fix: the grader must be "
-                          "valid Python defining grade(ask, reply)") from None
+        raise ConfigError(f"{origin}, line {exc.lineno}: {exc.msg}. Fix: {VALID_GRADER}") from None
     except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, nesting too deep
-        raise ConfigError(f"{origin}: not a Python file the parser can read ({exc}). Fix: the "
-                          "grader must be valid Python defining grade(ask, reply)") from None
+        raise ConfigError(f"{origin}: not a Python file the parser can read ({exc}). Fix: "
+                          f"{VALID_GRADER}") from None
     if not any(_binds_grade(node) for node in _module_statements(tree.body)):
-        raise ConfigError(f"{origin} defines no grade(ask, reply). Fix: add a function "
-                          "grade(ask, reply) returning a number (1.0 = pass)")
+        raise ConfigError(f"{origin} {NO_GRADE}")
 
 
 def _module_statements(body: list) -> Iterator:
@@ -230,16 +231,14 @@ def load_grader(source: str, origin: str):
     try:
         exec(compile(source, origin, "exec"), namespace)  # noqa: S102 - the user's own grader
     except SyntaxError as exc:
-        raise ConfigError(f"{origin}, line {exc.lineno}: {exc.msg}. Fix: the grader must be "
-                          "valid Python defining grade(ask, reply)") from None
+        raise ConfigError(f"{origin}, line {exc.lineno}: {exc.msg}. Fix: {VALID_GRADER}") from None
     except Exception as exc:
         raise ConfigError(f"{origin}: importing it raised {type(exc).__name__}: {exc}. Fix: a "
                           "grader imports only what the training image has (the standard "
                           "library, whileai_core, recipes)") from None
     grade = namespace.get("grade")
     if not callable(grade):
-        raise ConfigError(f"{origin} defines no grade(ask, reply). Fix: add a function "
-                          "grade(ask, reply) returning a number (1.0 = pass)")
+        raise ConfigError(f"{origin} {NO_GRADE}")
 
     def checked(ask: dict, reply: str) -> float:
         try:

@@ -5,21 +5,13 @@ checkpointing, read back as one table.
     python recipes/gpu_check.py --out DIR       # the check itself, where everything is installed
     python recipes/gpu_check.py --out DIR --cpu # only what a CPU runs
 
-Each recipe runs its own smoke path (``recipes/<name>/run.py``'s ``smoke``) with
-``device="cuda"``: a tiny random Qwen2 built here (no hub, no network) in bf16 on the GPU, the
-recipe's real trainer (GRPO at ``--num-iterations 2``, so the clip can bind) with gradient
-checkpointing as on Modal, the held-out prompts sampled before and after and read with
-``whileai_core``. The GRPO run's ``watch.jsonl`` is read back with ``watch_records``.
-
-``--out DIR`` receives three flat files: the table in ``gpu-check.md`` (stdout too); every row,
-the environment and each recipe's ``results.json`` in ``gpu-check.json``; the GRPO watch curve in
-``gpu-check-watch.png``. ``scripts/gpu-check.sh`` adds ``gpu-check.log``. The recipes' own
-outputs go under ``--work DIR`` (default: a temporary folder), never under ``--out``.
-
-Rows: wheels, CUDA, bf16, grpo, dpo, sft, watch, the wall clock (8 minutes from
-``--started-at``, installing included). Without a CUDA device (or with ``--cpu``) the CUDA, bf16
-and wall-clock rows are skipped and the recipes run on the CPU in float32. Exit status 1 when a
-row failed.
+Each recipe runs its own smoke path with ``device="cuda"`` (GRPO at ``--num-iterations 2``, so
+the clip can bind); the GRPO run's ``watch.jsonl`` is read back with ``watch_records``. ``--out
+DIR`` receives three flat files: the table (``gpu-check.md``, stdout too), every row with the
+environment and each recipe's ``results.json`` (``gpu-check.json``) and the GRPO watch curve
+(``gpu-check-watch.png``); the recipes' own outputs go under ``--work DIR``. Without a CUDA
+device (or with ``--cpu``) the CUDA, bf16 and wall-clock rows are skipped and the recipes run
+on the CPU in float32. Exit status 1 when a row failed. More: ``recipes/README.md``, "GPU check".
 """
 
 from __future__ import annotations

@@ -4,23 +4,11 @@
     python recipes/preflight.py --out DIR       # also writes DIR/preflight.json
     python recipes/preflight.py --cpu           # only what a CPU can run (what the tests run)
 
-The checks, in order; a check whose prerequisite failed is skipped and says which:
-
-1. versions: the pins the recipes are written for, and every requirement the packages' own
-   metadata states on each other, met by what is installed.
-2. cuda: torch sees a CUDA device.
-3. bf16: the device supports bfloat16 and a bf16 matmul agrees with float32.
-4. tiny model on disk: a tiny Qwen2 and byte-level tokenizer built here, saved and loaded back.
-5. GRPO + LoRA, 2 steps: TRL's ``GRPOTrainer`` on the saved model; the LoRA weights must change.
-6. vLLM colocate: where vLLM is installed, those steps generated with vLLM in the trainer's own
-   process; without it (no recipe here needs it) this row is skipped.
-7. adapter on disk: the trained adapter saved and loaded back onto the saved model, equal.
-8. memory: peak memory torch allocated on the device, and the device's used/total.
-9. offline: no Python TCP connect left the machine (UDP and native code are not watched).
-10. wall clock: the whole preflight under five minutes.
-
-Without a GPU the GPU checks say "skipped" and why, and the rest runs. Exit status 0 when nothing
-failed (skips allowed), 1 when something did.
+The checks, in order (``recipes/README.md``, "GPU preflight"): versions, cuda, bf16, a tiny model
+on disk, 2 GRPO + LoRA steps, vLLM colocate (where installed), the adapter on disk, memory,
+offline (no Python TCP connect left the machine), the wall clock. A check whose prerequisite
+failed, or that needs a GPU there is none of, is skipped and says why. Exit status 0 when
+nothing failed (skips allowed), 1 when something did.
 """
 
 from __future__ import annotations

@@ -1,19 +1,13 @@
 """Read the three prime-rl arms back: held-out rows first vs last eval, paired, with the noise floor.
 
-prime-rl evaluates the held-out split (``train[872:]``) before training and every
-``eval.interval`` steps, writing ``rollouts/step_<S>/eval/all/traces.jsonl``; the rows come from
-``whileai_core.importers`` (errored episodes kept and counted, never scored). Each prompt's first
-and last score are paired with ``compare``: the LCS ratio as a mean reward, an exact reversal
-(1.0) as a pass rate. The noise floor is the arms' first-eval scores, the same untrained student
-evaluated three times: re-runs only when each arm's vLLM engine had its own seed (prime-rl sends
-no per-request seed) and all sampled at one explicit eval temperature (:func:`noise_source`);
-otherwise it is "not measured" and each delta carries only its paired interval.
-
-Which weights a number measures: prime-rl 559b447 fires the last eval as the last batch ships
-(``orchestrator.py``: ``maybe_trigger_eval`` then ``start_draining``), before the trainer makes
-the final policy from it, so the last eval of a 20-step run measures v19 at best. The final
-policy is kept, servable, as each arm's final weights (``broadcasts/step_<N>``); every number is
-printed with its policy version, and each arm with where its final weights are.
+The eval rows come from ``whileai_core.importers`` (errored episodes counted, never scored); each
+prompt's first and last score are paired with ``compare``: the LCS ratio as a mean reward, an
+exact reversal (1.0) as a pass rate. The noise floor is the arms' first evals of the same
+untrained student, measured only when they are independent re-runs (:func:`noise_source`);
+otherwise each delta carries only its paired interval. prime-rl 559b447 fires the last eval
+before the trainer makes the final policy (v19 of a 20-step run at best), so every number is
+printed with its policy version and each arm with its kept final weights
+(``recipes/prime-rl/README.md`` says why).
 """
 
 from __future__ import annotations

@@ -8,20 +8,16 @@ config on its own:
     modal run --detach recipes/prime-rl/modal_prime_rl.py --config configs/opd.toml \\
         --run-name opd-1 --teacher PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL
 
-``train`` runs ``uv run --no-sync rl @ config.toml`` in ``/app``, each launch (a Modal call; its
-call id is the launch id) in its own run folder on the container's local disk. When ``rl`` ends,
-whatever its exit status, the eval episodes, logs, configs, the final checkpoint and the final
-weights in a form vLLM serves are copied to ``/runs/<run-name>/<launch id>`` on the
-``whileai-prime-rl-runs`` volume with the record beside it, so a re-run never mixes with an
-earlier one; a container killed outright (its Modal timeout) copies nothing. prime-rl runs on
-its own venv (``--no-sync`` keeps uv from touching it) with the open-files limit its image
-entrypoint sets; ``train`` stops before ``rl`` when the GPUs the config deploys are not visible.
-For OPD with a teacher on localhost it first starts ``uv run --no-sync inference`` on GPU 0
-beside the policy's engine. ``validate`` runs prime-rl's own ``rl --dry-run`` on CPU. Nothing
-here needs this repository inside the container.
-
-Why one module: Modal deploys this file as the app, so the functions it runs, the image they
-run in and the volumes they write are read in one place.
+``train`` runs ``rl`` in each launch's own run folder on the container's disk (a launch is a
+Modal call; its call id is the launch id) and, whatever its exit status, copies what is kept
+(eval episodes, logs, configs, the final checkpoint, servable final weights) to
+``/runs/<run-name>/<launch id>`` on the ``whileai-prime-rl-runs`` volume with its record, so a
+re-run never mixes with an earlier one; a container killed outright copies nothing. It stops
+before ``rl`` when the GPUs the config deploys are not visible, and for OPD first serves a
+localhost teacher on GPU 0. ``validate`` runs prime-rl's own ``rl --dry-run`` on CPU. Nothing
+here needs this repository inside the container; layout and reasons:
+``recipes/prime-rl/README.md``. One module: Modal deploys this file as the app, so the functions,
+their image and their volumes are read in one place.
 """
 
 from __future__ import annotations

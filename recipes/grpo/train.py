@@ -2,17 +2,9 @@
 
 ``build_grpo_trainer`` is the one place a ``GRPOTrainer`` is built (Modal, ``run.py --smoke``,
 the CPU tests); ``run_grpo`` samples the holdout before and after and reads the paired delta.
-
-Loss variants (TRL 1.16 ``GRPOConfig``): ``grpo`` (per-sequence mean; favours short replies),
-``bnpo`` (token-level, local batch; the default here), ``dr_grpo`` (a constant normaliser; with
-``--no-scale-rewards`` this is Dr.GRPO), ``dapo`` (token-level, global batch; with
-``--epsilon-high 0.28 --mask-truncated --num-iterations 2`` this is DAPO).
-
-The clip needs an off-policy update: at ``num_iterations=1`` TRL 1.16 computes the loss with the
-sampling policy's own log-probabilities, so the importance ratio is exactly 1 and nothing is
-clipped. ``--num-iterations N`` (the GRPO paper's mu) reuses each generation batch for N steps,
-so from the second on the clip can bind; ``--epsilon-high`` without it is refused, and every run
-reports how often the clip bound (``clip_ratio/region_mean``).
+The clip binds only with ``--num-iterations`` >= 2: on one update per generation batch TRL 1.16's
+importance ratio is exactly 1, so ``--epsilon-high`` without it is refused. The loss variants
+and what each run reports: ``recipes/grpo/README.md``.
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
 """The SFT recipe's input: a data folder (yours, or the refund demo built from the prompt set).
 
-A data folder holds what the sft-from-traces skill ends with: ``train.jsonl`` (``export_sft``);
-``holdout.jsonl`` or the one ``holdout-<hash>.jsonl`` ``freeze_holdout`` wrote (the held-out
-tasks' traces; an edited frozen file is refused); ``grader.py``, one self-contained file defining
-``grade(ask, reply) -> float`` (pass = 1.0), which runs only in the training process (reading the
-folder for a plan or a launch parses it without running it); optionally ``settings.json``, any
-``SFTSettings`` field.
-
-Without ``--data`` the recipe builds the refund demo: two attempts per refund prompt written by a
-program that knows the policy (one follows it, one breaks it), graded by the refund reward, then
-``split_by_task`` -> ``select_sft`` -> ``decontaminate`` -> ``export_sft``. The demo teacher is a
-program, a stand-in for a stronger model's traces; say so when reading its numbers.
+The folder (``train.jsonl``, one ``holdout*.jsonl``, ``grader.py``, optional ``settings.json``)
+is described in ``recipes/sft/README.md``. ``grader.py`` runs only in the training process:
+reading the folder for a plan or a launch parses it without running it. Without ``--data`` the
+recipe builds the refund demo, whose teacher is a program that knows the policy, a stand-in for
+a stronger model's traces: say so when reading its numbers.
 """
 
 from __future__ import annotations
@@ -293,7 +287,9 @@ def demo_attempts(record: dict) -> list[str]:
 
 
 def build_refund_demo(folder: str | Path, *, seed: int, share: float) -> SFTData:
-    """Write the refund demo's data folder and read it back (see the module docstring)."""
+    """Write the refund demo's data folder and read it back: the program teacher's attempts,
+    graded by the refund reward, through ``split_by_task`` -> ``select_sft`` -> ``decontaminate``
+    -> ``export_sft``."""
     from recipes.grpo.prompts import write_prompts
     from recipes.grpo.reward import Case, score
     from whileai_core import (decontaminate, export_sft, freeze_holdout, select_sft,

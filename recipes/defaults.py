@@ -1,10 +1,6 @@
-"""The recipes' own defaults, each with its source.
-
-Only the recipes read these (a trainer's knobs, a Modal volume's name, the held-out sampler), so
-they live beside them. A default the core reads too (a recipe's model and GPU, which the launch
-forecast and the run plan need; the holdout share; the DPO pair rules the pairs builder applies)
-stays in ``whileai_core.defaults``. The form: an UPPER_CASE constant followed by
-``_source(NAME, text)``, and ``tests/test_defaults.py`` fails on a constant without one.
+"""The recipes' own defaults, each with its source; one the core reads too stays in
+``whileai_core.defaults``. Each UPPER_CASE constant is followed by ``_source(NAME, text)``
+(``tests/test_defaults.py`` fails on a constant without one).
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """argparse types that validate a flag where it is parsed, before any GPU starts.
 
-TRL's configs accept many bad values silently (a misspelt loss type, a negative beta only fails
-deep in the first step); every recipe flag goes through one of these instead. A bad value ends
-the script with argparse's one-line usage error naming the flag, the value and the range.
+TRL's configs accept many bad values silently; a bad value here ends the script with argparse's
+one-line usage error naming the flag, the value and the range.
 """
 
 from __future__ import annotations

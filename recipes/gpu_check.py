@@ -5,33 +5,13 @@ checkpointing, read back as one table.
     python recipes/gpu_check.py --out DIR       # the check itself, where everything is installed
     python recipes/gpu_check.py --out DIR --cpu # only what a CPU runs
 
-Each recipe runs its own smoke path (``recipes/<name>/run.py``'s ``smoke``) with
-``device="cuda"``: a tiny random Qwen2 built in this process (no hub, no network) with bf16
-weights on the GPU, the recipe's real trainer (TRL 1.16 ``GRPOTrainer`` at ``--num-iterations
-2``, so the second step is off-policy and the clip can bind; ``DPOTrainer`` on on-policy pairs;
-``SFTTrainer`` on the refund demo), ``bf16=True`` and gradient checkpointing as on Modal, the
-held-out prompts sampled before and after by the trained sampler (``recipes.holdout``) and read
-with ``whileai_core`` (pass@1 with its 95% interval and n, the paired delta). The GRPO run's
-``watch.jsonl``, written by the watch callback (``recipes.watch``) during those steps, is read
-back with ``whileai_core.hacking.watch.watch_records``.
-
-What comes back is what the device tool returns (at most 8 files, two folders down): ``--out
-DIR`` receives three files, flat: the table (stdout too) in ``gpu-check.md``; every row's result
-and seconds, the environment and each recipe's whole ``results.json`` in ``gpu-check.json``; the
-GRPO run's watch curve in ``gpu-check-watch.png`` (``whileai_core.pictures.watch_picture``;
-without matplotlib the JSON says why there is none). ``scripts/gpu-check.sh`` adds the fourth,
-``gpu-check.log`` (the install's log and everything printed). The recipes' own outputs (tiny
-models, trainer folders, adapters) go under ``--work DIR`` (default: a temporary folder, removed
-at the end), never under ``--out``.
-
-Rows: the wheels installed (from the shell script's log), CUDA, bf16, grpo, dpo, sft, watch, the
-wall clock (budget: 8 minutes from ``--started-at``, the shell script's start, so installing the
-wheels counts). Columns: status, device, seconds per optimizer step, peak GPU memory, the LoRA
-tensors that changed (and the L2 of the change), the clip ratio per step (GRPO), held-out pass@1
-before -> after with intervals. Without a CUDA device (or with ``--cpu``) the CUDA, bf16 and
-wall-clock rows are skipped (the 8 minutes are the GPU's budget), the recipes run on the CPU in
-float32 and their GPU columns say skipped: the table is reached all the same. Exit status 1 when
-a row failed.
+Each recipe runs its own smoke path with ``device="cuda"`` (GRPO at ``--num-iterations 2``, so
+the clip can bind); the GRPO run's ``watch.jsonl`` is read back with ``watch_records``. ``--out
+DIR`` receives three flat files: the table (``gpu-check.md``, stdout too), every row with the
+environment and each recipe's ``results.json`` (``gpu-check.json``) and the GRPO watch curve
+(``gpu-check-watch.png``); the recipes' own outputs go under ``--work DIR``. Without a CUDA
+device (or with ``--cpu``) the CUDA, bf16 and wall-clock rows are skipped and the recipes run
+on the CPU in float32. Exit status 1 when a row failed. More: ``recipes/README.md``, "GPU check".
 """
 
 from __future__ import annotations
@@ -49,14 +29,10 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 TIME_LIMIT_S = 480.0  # the whole check, installing its wheels included: 8 minutes on the GPU
-# What --out receives (scripts/gpu-check.sh adds LOG_FILE): the device tool returns at most 8
-# files from there, no deeper than two folders, so the check writes these and nothing else.
-TABLE_FILE, JSON_FILE, PICTURE_FILE, LOG_FILE = ("gpu-check.md", "gpu-check.json",
-                                                 "gpu-check-watch.png", "gpu-check.log")
+# all --out receives (the device tool returns at most 8 files, two folders down)
+TABLE_FILE, JSON_FILE, PICTURE_FILE = "gpu-check.md", "gpu-check.json", "gpu-check-watch.png"
 RECIPES = ("grpo", "dpo", "sft")
-# GRPO at two iterations: the second step reuses the first batch off-policy, where TRL 1.16's
-# importance ratio leaves 1 and the clip can bind (recipes/grpo/train.py)
-GRPO_ITERATIONS = 2
+GRPO_ITERATIONS = 2  # the second step is off-policy, so the clip can bind (recipes/grpo/train.py)
 
 
 @dataclass
@@ -75,10 +51,6 @@ class Row:
     seconds: float | None = None  # what the row took, where it ran something
 
 
-class Skip(Exception):
-    """A row that cannot run here; the message says why."""
-
-
 # --- the rows ----------------------------------------------------------------------------------
 
 def wheels_row(log: Path | None) -> Row:
@@ -93,8 +65,7 @@ def wheels_row(log: Path | None) -> Row:
 
 
 def cuda_rows(gpu: bool) -> list[Row]:
-    from recipes.preflight import Context, check_bf16, check_cuda
-    from recipes.preflight import Skip as PreflightSkip
+    from recipes.preflight import Context, Skip, check_bf16, check_cuda
 
     rows = []
     ctx = Context(workdir=Path("."), gpu=gpu)
@@ -104,32 +75,28 @@ def cuda_rows(gpu: bool) -> list[Row]:
             detail = check(ctx)
             rows.append(Row(name, "pass", "cuda" if gpu else "cpu", detail=detail,
                             seconds=round(time.monotonic() - started, 3)))
-        except PreflightSkip as why:
+        except Skip as why:
             rows.append(Row(name, "skipped", "cpu", detail=str(why)))
         except Exception as exc:  # a failed check is a row, not a traceback
             rows.append(Row(name, "FAIL", detail=f"{type(exc).__name__}: {exc}"[:300]))
     return rows
 
 
-def _records():
-    from recipes.grpo.prompts import write_prompts
-    from recipes.defaults import GRPO_PROMPT_SEED
-
-    return write_prompts(GRPO_PROMPT_SEED)
-
-
 def run_recipe(name: str, out: Path, device: str) -> dict:
     """The recipe's own smoke path on ``device``; returns its results."""
+    from recipes.grpo.prompts import write_prompts  # at the recipes' default seed
+
     if name == "grpo":
         from recipes.grpo.run import smoke
         from recipes.grpo.train import GRPOSettings
 
-        return smoke(GRPOSettings(num_iterations=GRPO_ITERATIONS), _records(), out, device=device)
+        return smoke(GRPOSettings(num_iterations=GRPO_ITERATIONS), write_prompts(), out,
+                     device=device)
     if name == "dpo":
         from recipes.dpo.run import smoke
         from recipes.dpo.train import DPOSettings
 
-        return smoke(DPOSettings(), _records(), out, device=device)
+        return smoke(DPOSettings(), write_prompts(), out, device=device)
     from recipes.sft.data import build_refund_demo
     from recipes.sft.run import smoke
     from recipes.sft.train import SFTSettings
@@ -139,23 +106,14 @@ def run_recipe(name: str, out: Path, device: str) -> dict:
     return smoke(settings, data, out, device=device)
 
 
-def _rate(d: dict) -> str:
-    from whileai_core.result import fmt_rate
-
-    ci = d.get("ci") or d.get("ci95")
-    return fmt_rate(d.get("pass_at_1", d.get("value")), tuple(ci) if ci else None,
-                    d.get("n_tasks"))
-
-
 def held_out_text(summary: dict) -> str:
     """pass@1 before -> after, each with its interval and n, and the paired delta."""
+    from recipes.holdout import delta_text, rate_text
+
     overall = summary["overall"]
     delta = overall["delta"]
-    d, ci = delta.get("delta"), delta.get("ci")
-    change = "n/a" if d is None else f"{d:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci
-                                                    else " [no interval]")
-    return (f"{_rate(overall['pass_before'])} -> {_rate(overall['pass_after'])}; delta {change} "
-            f"{delta['verdict']} (n={delta['n_paired']} paired)")
+    return (f"{rate_text(overall['pass_before'])} -> {rate_text(overall['pass_after'])}; delta "
+            f"{delta_text(delta)} {delta['verdict']} (n={delta['n_paired']} paired)")
 
 
 def recipe_row(name: str, work: Path, device: str) -> tuple[Row, dict | None]:

@@ -1,15 +1,10 @@
 """Sample a held-out prompt set from a policy and read before/after with the library's statistics.
 
-Shared by the TRL recipes (GRPO and DPO score the same refund holdout). Sampling is plain
-``model.generate`` on the chat-templated prompt with the sampler the GRPO trainer uses: every
-knob TRL 1.16's ``GRPOTrainer`` passes (``trl/trainer/grpo_trainer.py:1155-1173``: temperature,
-top_p, top_k, min_p, repetition_penalty, the end tokens) passed the same way, as one
-``GenerationConfig``, so the checkpoint's own ``generation_config`` (a Qwen2.5 Instruct
-repetition penalty of 1.05-1.1, its top_k and top_p) fills only what the trainer leaves to it
-too. Each sample becomes a graded row
-(``task_id``, ``reward``, ``truncated``, ``model``, ``category`` plus the reply's features). All
-rates, intervals and verdicts come from ``whileai_core`` (``pass_at``, ``compare``): the tool-call,
-well-formed and truncation shares are read as pass rates of 0/1 indicator rows, so they carry an
+Sampling is plain ``model.generate`` with the sampler TRL 1.16's ``GRPOTrainer`` uses
+(``trl/trainer/grpo_trainer.py:1155-1173``), passed as one ``GenerationConfig`` so the
+checkpoint's own ``generation_config`` fills only what the trainer leaves to it too. Each sample
+becomes a graded row. All rates, intervals and verdicts come from ``whileai_core``; the
+tool-call, well-formed and truncation shares are pass rates of 0/1 rows, so they carry an
 interval clustered by prompt like everything else.
 """
 
@@ -27,8 +22,7 @@ def chat_text(tokenizer, messages: list[dict]) -> str:
 
 
 def end_tokens(model, tokenizer) -> list[int]:
-    """The end tokens GRPOTrainer stops at: the tokenizer's, then the model generation config's
-    (``trl/trainer/grpo_trainer.py:409-416``)."""
+    """The end tokens GRPOTrainer stops at (``trl/trainer/grpo_trainer.py:409-416``)."""
     configured = model.generation_config.eos_token_id
     ids = [] if configured is None else list(configured) if isinstance(configured, list) \
         else [configured]
@@ -39,10 +33,8 @@ def end_tokens(model, tokenizer) -> list[int]:
 
 def trainer_sampling(model, tokenizer, *, max_new_tokens: int,
                      temperature: float = TRL_SAMPLING["temperature"]):
-    """The ``GenerationConfig`` GRPOTrainer samples with (``trl/trainer/grpo_trainer.py``
-    1155-1173): do_sample, the end, pad and bos tokens, and ``TRL_SAMPLING``'s knobs, given as a
-    config object as TRL gives it, so transformers fills from the model's own generation config
-    exactly the fields TRL leaves unset (min_p None) and no other."""
+    """The ``GenerationConfig`` GRPOTrainer samples with, given as TRL gives it, so transformers
+    fills from the model's own generation config exactly the fields TRL leaves unset."""
     from transformers import GenerationConfig
 
     knobs = {**TRL_SAMPLING, "temperature": temperature}
@@ -56,8 +48,7 @@ def trainer_sampling(model, tokenizer, *, max_new_tokens: int,
 def sample_replies(model, tokenizer, messages: Sequence[list[dict]], *, samples: int,
                    max_new_tokens: int, temperature: float = TRL_SAMPLING["temperature"],
                    seed: int = 0, batch_size: int = 32) -> list[list[tuple[str, bool]]]:
-    """``samples`` replies per prompt as (text, truncated); truncated = no end token in budget.
-    Sampled as GRPOTrainer samples (:func:`trainer_sampling`)."""
+    """``samples`` replies per prompt as (text, truncated: no end token in budget)."""
     import torch
 
     config = trainer_sampling(model, tokenizer, max_new_tokens=max_new_tokens,
@@ -107,8 +98,9 @@ def sample_holdout(model, tokenizer, holdout: Sequence[dict], *, samples: int,
     return graded_rows(holdout, replies, label)
 
 
-def read_arm(before: Sequence[dict], after: Sequence[dict]) -> dict:
-    """pass@1 before/after, the paired delta, and the tool-call/well-formed/truncation shares."""
+def read_arm(before: Sequence[dict], after: Sequence[dict],
+             fields: Sequence[str] = ("called", "well_formed", "truncated")) -> dict:
+    """pass@1 before/after, the paired delta, and the shares of the 0/1 ``fields``."""
     from whileai_core import compare, field_share, pass_at
 
     out = {"n_tasks": len({r["task_id"] for r in before}),
@@ -117,7 +109,7 @@ def read_arm(before: Sequence[dict], after: Sequence[dict]) -> dict:
            # the delta of the pass@1 above (the recipe's reward grades partial credit 0.3, which
            # compare's metric="auto" would read as a mean reward)
            "delta": compare(list(before), list(after), metric="pass").to_dict()}
-    for field in ("called", "well_formed", "truncated"):
+    for field in fields:
         out[f"{field}_before"] = field_share(list(before), field).to_dict()
         out[f"{field}_after"] = field_share(list(after), field).to_dict()
     return out
@@ -125,9 +117,8 @@ def read_arm(before: Sequence[dict], after: Sequence[dict]) -> dict:
 
 def summarize(before: Sequence[dict], after: Sequence[dict],
               categories: Sequence[str] = CATEGORIES) -> dict:
-    """The overall read and the same read **by category** (compare on each category's rows),
-    with ``corrected``: :func:`whileai_core.compare_many` over the categories (which deltas
-    survive Benjamini-Hochberg and Holm for having looked at several)."""
+    """The overall read and the same by category, with ``corrected``: ``compare_many`` over the
+    categories (which deltas survive Benjamini-Hochberg and Holm for having looked at several)."""
     from whileai_core import compare_many
 
     summary = {"overall": read_arm(before, after), "by_category": {}, "corrected": None}
@@ -141,10 +132,23 @@ def summarize(before: Sequence[dict], after: Sequence[dict],
     return summary
 
 
-def _rate(d: dict) -> str:
+def rate_text(d: dict) -> str:
+    """A rate's value, interval and n, as ``fmt_rate`` writes them."""
     ci = d.get("ci")
-    value = d["pass_at_1"] if "pass_at_1" in d else d.get("value")
-    return fmt_rate(value, tuple(ci) if ci else None, d.get("n_tasks"))
+    return fmt_rate(d.get("pass_at_1", d.get("value")), tuple(ci) if ci else None,
+                    d.get("n_tasks"))
+
+
+def delta_text(delta: dict) -> str:
+    """A paired delta with its interval (``+0.125 [-0.050, +0.300]``), or ``n/a``."""
+    d, ci = delta.get("delta"), delta.get("ci")
+    if d is None:
+        return "n/a"
+    return f"{d:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else " [no interval]")
+
+
+def _shift(arm: dict, field: str) -> str:
+    return f"{rate_text(arm[field + '_before'])} -> {rate_text(arm[field + '_after'])}"
 
 
 def _corrected(b: dict, n: int) -> str:
@@ -164,19 +168,13 @@ def render_summary(summary: dict) -> str:
     corrected = {b["name"]: b for b in (summary.get("corrected") or {}).get("behaviours", [])}
     for name, arm in groups:
         delta = arm["delta"]
-        d = delta.get("delta")
-        ci = delta.get("ci")
-        dtext = "n/a" if d is None else f"{d:+.3f}" + (f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else
-                                                       " [no interval]")
         lines += [f"{name}:",
-                  f"  pass@1 before {_rate(arm['pass_before'])}",
-                  f"  pass@1 after  {_rate(arm['pass_after'])}",
-                  f"  delta {dtext}, verdict {delta['verdict']} (n={delta['n_paired']} paired prompts)",
+                  f"  pass@1 before {rate_text(arm['pass_before'])}",
+                  f"  pass@1 after  {rate_text(arm['pass_after'])}",
+                  f"  delta {delta_text(delta)}, verdict {delta['verdict']} "
+                  f"(n={delta['n_paired']} paired prompts)",
                   *([_corrected(corrected[name], len(corrected))] if name in corrected else []),
-                  f"  tool-call rate {_rate(arm['called_before'])} -> {_rate(arm['called_after'])}",
-                  f"  well-formed    {_rate(arm['well_formed_before'])} -> "
-                  f"{_rate(arm['well_formed_after'])}",
-                  f"  truncated      {_rate(arm['truncated_before'])} -> "
-                  f"{_rate(arm['truncated_after'])}"]
+                  f"  tool-call rate {_shift(arm, 'called')}",
+                  f"  well-formed    {_shift(arm, 'well_formed')}",
+                  f"  truncated      {_shift(arm, 'truncated')}"]
     return "\n".join(lines)
-

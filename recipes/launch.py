@@ -1,9 +1,8 @@
 """What every recipe's ``run.py`` shares: the ``--smoke``/``--out`` contract and one error voice.
 
-Contract (the run registry's local backend relies on it): ``run.py --smoke --out DIR`` runs the
-recipe's offline path with no key and no GPU and writes ``DIR/results.json``; when the run has
-held-out samples, that file carries ``before_rows`` and ``after_rows`` (graded rows). A bad flag
-or a missing token is one line on stderr and exit status 2, never a traceback.
+The run registry's local backend relies on it: ``run.py --smoke --out DIR`` runs the offline path
+with no key and no GPU and writes ``DIR/results.json`` (with ``before_rows`` and ``after_rows``
+when it has held-out samples). A bad flag or a missing token is one stderr line and exit 2.
 """
 
 from __future__ import annotations
@@ -41,9 +40,8 @@ def write_results(out: Path, results: dict, *, overwrite: bool) -> Path:
 
 
 def guarded(main: Callable[[], int]) -> int:
-    """Run ``main`` in the shell's voice; what is the user's to fix (a ``WhileaiError``, a path
-    the system refuses, a missing extra: ``whileai_core.failures.explain``) becomes one stderr
-    line and exit 2."""
+    """Run ``main`` in the shell's voice; what is the user's to fix
+    (``whileai_core.failures.explain``) becomes one stderr line and exit 2."""
     try:
         with speaking(CLI):
             return main()

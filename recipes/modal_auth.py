@@ -1,9 +1,8 @@
 """Is there a Modal token on this machine? Answered without touching the network.
 
 Modal reads ``MODAL_TOKEN_ID``/``MODAL_TOKEN_SECRET`` from the environment, else the active
-profile of ``~/.modal.toml`` (or the file ``MODAL_CONFIG_PATH`` names). Every recipe checks this
-before it builds an image or starts a GPU, so a missing token is one clear line, not a traceback
-from deep inside the client.
+profile of ``~/.modal.toml`` (or ``MODAL_CONFIG_PATH``). Every recipe checks before it starts a
+GPU, so a missing token is one clear line.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""The container image of the TRL recipes (GRPO and DPO): pinned trainers plus this repository's code.
+"""The container image of the TRL recipes: pinned trainers plus this repository's code.
 
-Also their volumes (the recipe's runs volume at ``/runs``, the shared hub cache) and the two steps
-every training function takes in the container: load the policy, save the finished run.
-
-Imported only by the Modal app modules (which import ``modal`` at the top so tests can read the
-functions' GPU, image and volumes without a token). Building the image description needs no
-network; Modal builds it on the first run.
+Also their volumes and the two steps every training function takes in the container: load the
+policy, save the finished run. Building the image description needs no network.
 """
 
 from __future__ import annotations
@@ -41,9 +37,8 @@ def trl_image() -> modal.Image:
 
 
 def claim_run_folder(out: Path, volume: str) -> None:
-    """Refuse a run name whose folder on the runs volume already holds a finished run (its
-    ``results.json`` or ``adapter/``): training again would overwrite that adapter. Called in
-    the container before the model is loaded, so a refused run costs seconds."""
+    """Refuse a run name whose folder on the runs volume already holds a finished run: training
+    again would overwrite its adapter. Called before the model is loaded."""
     from whileai_core.errors import ConfigError
 
     finished = [name for name in ("results.json", "adapter") if (out / name).exists()]

@@ -4,32 +4,11 @@
     python recipes/preflight.py --out DIR       # also writes DIR/preflight.json
     python recipes/preflight.py --cpu           # only what a CPU can run (what the tests run)
 
-The checks, in order; a check whose prerequisite failed is skipped and says which:
-
-1. versions: torch, transformers, TRL, PEFT, accelerate, datasets (and vLLM where installed)
-   against the pins the recipes are written for (TRL 1.16, transformers < 5.18, vLLM <= 0.31),
-   and against each other: every requirement these packages' own metadata states (TRL's
-   datasets and accelerate floors, vLLM's exact torch) met by what is installed.
-2. cuda: torch sees a CUDA device (name, capability, count, torch's CUDA version).
-3. bf16: the device supports bfloat16 and a bf16 matmul agrees with float32.
-4. tiny model on disk: a 2-layer Qwen2 and a byte-level tokenizer built here (no hub), saved
-   with ``save_pretrained`` and loaded back from the folder.
-5. GRPO + LoRA, 2 steps: TRL's ``GRPOTrainer`` on the saved model, bf16 on the GPU; the LoRA
-   weights must change.
-6. vLLM colocate: where vLLM is installed, those 2 steps generated their completions with vLLM
-   in the trainer's own process (``use_vllm=True, vllm_mode="colocate"``), the adapter's weights
-   pushed into it. Without vLLM the steps sample with transformers' ``generate`` (what every
-   recipe here does) and this row is skipped, with the reason.
-7. adapter on disk: the trained adapter saved and loaded back onto the saved model, equal.
-8. memory: peak memory torch allocated on the device, and the device's used/total.
-9. offline: no Python TCP connect left the machine (every non-loopback ``socket.connect`` of a
-   stream socket is refused and counted; a UDP ``connect`` sends nothing and native code is not
-   seen, so neither is counted).
-10. wall clock: the whole preflight under five minutes.
-
-On a machine without a GPU the GPU checks say "skipped" and why, and the rest runs (that is what
-``tests/test_recipe_preflight.py`` runs). The table goes to stdout; exit status 0 when nothing
-failed (skips allowed), 1 when something did.
+The checks, in order (``recipes/README.md``, "GPU preflight"): versions, cuda, bf16, a tiny model
+on disk, 2 GRPO + LoRA steps, vLLM colocate (where installed), the adapter on disk, memory,
+offline (no Python TCP connect left the machine), the wall clock. A check whose prerequisite
+failed, or that needs a GPU there is none of, is skipped and says why. Exit status 0 when
+nothing failed (skips allowed), 1 when something did.
 """
 
 from __future__ import annotations
@@ -264,12 +243,9 @@ CHECKS: list[tuple[str, Callable[[Context], str]]] = [
 # --- running them ------------------------------------------------------------------------------
 
 class _NoNetwork:
-    """Refuse (and count) every Python TCP connect to a host that is not this machine.
-
-    What it sees: ``socket.connect`` and ``connect_ex`` of an IPv4/IPv6 stream socket, the way
-    Python's http clients reach a host. A UDP ``connect`` only sets the default peer and sends
-    nothing, so it is let through; a connection made in native code (a C library's own sockets)
-    is not seen at all."""
+    """Refuse (and count) every Python TCP connect to a host that is not this machine:
+    ``socket.connect`` and ``connect_ex`` of an IPv4/IPv6 stream socket. A UDP ``connect`` sends
+    nothing, so it is let through; native code's own sockets are not seen at all."""
 
     LOCAL = ("127.0.0.1", "::1", "localhost")
 
@@ -298,12 +274,6 @@ class _NoNetwork:
         socket.socket.connect, socket.socket.connect_ex = self.original
 
 
-def gpu_visible() -> bool:
-    import torch
-
-    return torch.cuda.is_available()
-
-
 def run_preflight(workdir: str | Path, *, gpu: bool | None = None) -> list[Check]:
     """Every check in order; ``gpu`` None asks torch. Never raises for a failed check."""
     for key, value in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"),
@@ -315,7 +285,11 @@ def run_preflight(workdir: str | Path, *, gpu: bool | None = None) -> list[Check
 
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
-    ctx = Context(workdir=Path(workdir), gpu=gpu_visible() if gpu is None else gpu)
+    if gpu is None:
+        import torch
+
+        gpu = torch.cuda.is_available()
+    ctx = Context(workdir=Path(workdir), gpu=gpu)
     ctx.workdir.mkdir(parents=True, exist_ok=True)
     checks: list[Check] = []
     started = time.monotonic()

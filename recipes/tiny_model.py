@@ -1,9 +1,8 @@
 """A tiny randomly initialised causal LM and a byte-level tokenizer, built in-process.
 
-The offline path of every TRL recipe (``run.py --smoke`` and the CPU tests) trains this instead
-of the real checkpoint: the same trainer-construction code, two real optimizer steps, no hub
-download. Byte-level means every string round-trips (256 byte symbols, no merges), so the
-reward sees exactly what was sampled. The chat template is the ChatML shape Qwen uses.
+The offline path of every TRL recipe trains this instead of the real checkpoint, with no hub
+download. Byte-level: every string round-trips, so the reward sees exactly what was sampled. The
+chat template is the ChatML shape Qwen uses.
 """
 
 from __future__ import annotations
@@ -43,13 +42,9 @@ TINY_END_BIAS = 5.0
 
 def tiny_model(tokenizer, *, seed: int = 0, hidden: int = 32, layers: int = 2,
                end_bias: float | None = TINY_END_BIAS):
-    """A 2-layer Qwen2 with hidden size 32, randomly initialised from ``seed`` (float32, CPU).
-
-    The output layer is untied and given a bias holding ``end_bias`` on the end token (0 on the
-    rest), the one hand-set weight: it makes reply lengths, and so rewards, vary within a group.
-    ``end_bias=None`` keeps Qwen2's own bias-free output layer, the architecture other engines
-    (vLLM) load from disk.
-    """
+    """A small Qwen2 randomly initialised from ``seed`` (float32, CPU). The output layer is
+    untied and biased by ``end_bias`` on the end token, so reply lengths (and rewards) vary within
+    a group; ``end_bias=None`` keeps Qwen2's own bias-free output layer (what vLLM loads)."""
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
@@ -76,8 +71,7 @@ def tiny_model(tokenizer, *, seed: int = 0, hidden: int = 32, layers: int = 2,
 
 
 def on_device(model, device: str = "cpu"):
-    """The tiny model where a run puts the real checkpoint: as built (float32) on the CPU; on a
-    GPU, bf16 weights there, as ``recipes.modal_image.load_policy`` loads the policy."""
+    """The tiny model as built on the CPU; on a GPU, in bf16 as ``load_policy`` loads the policy."""
     if device == "cpu":
         return model
     import torch

@@ -1,10 +1,7 @@
-"""What the two TRL recipes (``grpo/`` and ``dpo/``) share: flags, settings, the round, ``run.py``.
+"""What the TRL recipes (``grpo/``, ``dpo/``, ``sft/``) share: flags, settings, a round, run.py.
 
-Both recipes train a LoRA adapter on the same refund prompt set, split the same holdout and read
-it before and after training; both ``run.py`` scripts validate every flag, build the prompt set,
-then run the offline smoke path or one Modal function. What differs (the trainer, the method's
-flags, what is printed besides the summary) stays in each recipe; this module holds only what
-is the same in both. Heavy imports (peft, modal) are inside the functions that need them.
+What differs (the trainer, the method's flags, what is printed besides the summary) stays in each
+recipe. Heavy imports (peft, modal) are inside the functions that need them.
 """
 
 from __future__ import annotations
@@ -29,9 +26,8 @@ LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", 
 # --- flags and settings ----------------------------------------------------------------------
 
 def add_run_arguments(parser: argparse.ArgumentParser, defaults, *, seed_help: str) -> None:
-    """``--model``, ``--run-name``, then ``--steps`` (GRPO: optimizer steps) or ``--epochs``
-    (DPO, SFT: passes over a fixed data set, so the step count follows from its size), ``--seed``:
-    the first flags of every TRL recipe. Which of the two a recipe has is its settings' field."""
+    """The first flags of every TRL recipe: ``--model``, ``--run-name``, ``--steps`` or
+    ``--epochs`` (whichever the settings have), ``--seed``."""
     add = parser.add_argument
     add("--model", default=defaults.model,
         help="policy checkpoint on the hub (default %(default)s)")
@@ -48,14 +44,12 @@ def add_run_arguments(parser: argparse.ArgumentParser, defaults, *, seed_help: s
 
 
 def steps_for_epochs(n_examples: int, batch: int, epochs: int) -> int:
-    """Optimizer steps Transformers' Trainer takes for ``epochs`` passes over ``n_examples`` at
-    ``batch`` examples a step (per device x accumulation; the last step of a pass may be short):
-    ``epochs x ceil(n_examples / batch)``."""
+    """Optimizer steps the Trainer takes for ``epochs`` passes over ``n_examples`` at ``batch``
+    a step (the last step of a pass may be short)."""
     return epochs * -(-n_examples // batch)
 
 
 def add_lora_arguments(parser: argparse.ArgumentParser, defaults) -> None:
-    """``--lora-r`` and ``--lora-alpha``, alike in every TRL recipe."""
     add = parser.add_argument
     add("--lora-r", type=int_in(1, 512), default=defaults.lora_r,
         help="LoRA rank (default %(default)s)")
@@ -64,8 +58,7 @@ def add_lora_arguments(parser: argparse.ArgumentParser, defaults) -> None:
 
 
 def add_lora_and_holdout_arguments(parser: argparse.ArgumentParser, defaults) -> None:
-    """The LoRA size, the holdout, ``--balance`` and ``--prompts-file``, alike in both refund
-    RL recipes."""
+    """The LoRA size, the holdout, ``--balance`` and ``--prompts-file`` of the refund recipes."""
     add_lora_arguments(parser, defaults)
     add = parser.add_argument
     add("--holdout-share", type=float_in(0.0, 0.5, low_open=True), default=defaults.holdout_share,
@@ -135,12 +128,9 @@ def sample_before(model, tokenizer, holdout: Sequence[dict], settings, *,
 
 def train_and_sample_after(trainer, tokenizer, holdout: Sequence[dict], settings, *,
                            model_label: str) -> tuple[list[dict], float, dict]:
-    """``trainer.train()``, then the holdout's graded rows from the trained policy, labelled
-    ``<model_label>+lora:<run_name>``; returns (rows, training wall-clock seconds, updates), where
-    ``updates`` is :func:`weight_updates` of the run."""
-    start = trainable_snapshot(trainer.model)
-    wall, steps = timed_train(trainer)
-    updates = weight_updates(trainer, start, step_seconds=steps)
+    """``trainer.train()``, then the holdout's graded rows from the trained policy; returns
+    (rows, training wall-clock seconds, :func:`weight_updates`)."""
+    wall, updates = train_measured(trainer)
     after = sample_holdout(trainer.model, tokenizer, holdout,
                            label=f"{model_label}+lora:{settings.run_name}",
                            **_holdout_sampling(settings))
@@ -150,9 +140,8 @@ def train_and_sample_after(trainer, tokenizer, holdout: Sequence[dict], settings
 # --- did training move anything, how fast, on what? ---------------------------------------------
 
 def step_clock():
-    """A ``TrainerCallback`` that times each optimizer step (``on_step_begin`` to
-    ``on_step_end``), waiting for the GPU's queued work at both ends so a step's time is its
-    own, not the next one's."""
+    """A ``TrainerCallback`` that times each optimizer step, waiting for the GPU's queued work at
+    both ends so a step's time is its own, not the next one's."""
     from transformers import TrainerCallback
 
     def now() -> float:
@@ -178,18 +167,20 @@ def step_clock():
     return StepClock()
 
 
-def timed_train(trainer) -> tuple[float, list[float]]:
-    """``trainer.train()``; returns (wall-clock seconds, each optimizer step's seconds)."""
+def train_measured(trainer) -> tuple[float, dict]:
+    """``trainer.train()``; returns (wall-clock seconds, :func:`weight_updates` with each
+    optimizer step's seconds)."""
+    start = trainable_snapshot(trainer.model)
     clock = step_clock()
     trainer.add_callback(clock)
     started = time.monotonic()
     trainer.train()
-    return time.monotonic() - started, clock.seconds
+    wall = time.monotonic() - started
+    return wall, weight_updates(trainer, start, step_seconds=clock.seconds)
 
 
 def runtime(trainer) -> dict:
-    """What the trainer really ran on: the frozen weights' device and dtype, bf16 autocast, and
-    whether gradient checkpointing is on in the model it trained."""
+    """What the trainer really ran on: device, weights dtype, bf16, gradient checkpointing."""
     model = trainer.model
     params = list(model.parameters())
     frozen = next((p for p in params if not p.requires_grad), params[0])
@@ -204,10 +195,8 @@ def trainable_snapshot(model) -> dict:
 
 
 def weight_updates(trainer, start: dict, *, step_seconds: Sequence[float] = ()) -> dict:
-    """What the optimizer did: how many trainable tensors changed, the L2 norm of the change over
-    all of them, and the gradient norm TRL logged at each step (``grad_norm``, before clipping);
-    with each step's seconds and :func:`runtime`. A run whose every gradient was zero (GRPO
-    groups that all agree, say) changes nothing."""
+    """What the optimizer did: the trainable tensors that changed, the L2 norm of the change, the
+    gradient norm TRL logged each step (before clipping), each step's seconds, :func:`runtime`."""
     import torch
 
     now = dict(trainer.model.named_parameters())
@@ -237,11 +226,9 @@ def require_weights_moved(results: dict, recipe: str) -> None:
 # --- run.py: the smoke path or one Modal function ---------------------------------------------
 
 def launch_on_modal(app_module: str, function: str, settings, records: list[dict]) -> dict:
-    """Run ``function`` of the Modal app in ``app_module`` once, streaming its output.
-
-    The app runs detached (modal 1.6.4 ``App.run(detach=True)``): a client that stops (a closed
-    laptop, a lost connection, Ctrl-C) leaves the run going, and the function saves its adapter
-    and ``results.json`` on the runs volume itself. An ephemeral app would stop with the client."""
+    """Run ``function`` of the Modal app in ``app_module`` once, streaming its output. Detached
+    (modal ``App.run(detach=True)``): a client that stops leaves the run going, and the function
+    saves its adapter and ``results.json`` on the runs volume itself."""
     import importlib
 
     import modal
@@ -253,8 +240,8 @@ def launch_on_modal(app_module: str, function: str, settings, records: list[dict
 
 def registry_call(recipe: str, app: str, function: str, settings,
                   config_path: str | None) -> dict:
-    """What the run registry spawns for a TRL recipe (``modal_call``): the deployed ``app``'s
-    ``function`` with ``settings`` and the template prompts at their seed."""
+    """What the run registry spawns for a TRL recipe: the deployed ``app``'s ``function`` with
+    ``settings`` and the template prompts at their seed."""
     if config_path is not None:
         raise ArgumentError(f"the {recipe} recipe takes no config file, got {config_path!r}. Fix: "
                             "launch the recipe by name")
@@ -265,10 +252,8 @@ def registry_call(recipe: str, app: str, function: str, settings,
 def run_and_write_results(args: argparse.Namespace, settings, *,
                           smoke: Callable[[object, list[dict], Path], dict],
                           launch: Callable[[object, list[dict]], dict]) -> tuple[dict, Path]:
-    """What ``run.py`` does once the settings are valid: refuse an existing results.json (unless
-    ``--force``), build the prompt set, run ``smoke(settings, records, out)`` with ``--smoke``
-    (which needs ``--out``) or else check the Modal token and ``launch(settings, records)``, and
-    write results.json to ``--out`` (default ``results/<run-name>``). Returns (results, path)."""
+    """``run.py`` once the settings are valid: ``smoke(settings, records, out)`` with ``--smoke``,
+    else ``launch(settings, records)`` on Modal; writes results.json. Returns (results, path)."""
     check_out(args.out, overwrite=args.force)
     records = prompt_records(settings, args.prompts_file)
     if args.smoke:

@@ -1,17 +1,13 @@
 """The versions the TRL recipes are written for, and whether the installed ones fit together.
 
-Two questions, both from the installed packages' own metadata (``importlib.metadata``), never a
-guess: does each pinned package match the pin the recipes were written for (TRL 1.16,
-transformers < 5.18, vLLM <= 0.31), and does every requirement one of ``TOGETHER`` states on
-another hold for what is installed (TRL 1.16's ``datasets>=4.7.0`` and ``accelerate>=1.10.1``,
-vLLM's exact ``torch``, TRL's ``vllm`` extra once vLLM is there). ``recipes/preflight.py`` shows
-the answer as its first row.
+From the installed packages' own metadata: does each pinned package match ``PINS``, and does
+every requirement one of ``TOGETHER`` states on another hold (TRL's ``vllm`` extra only once vLLM
+is there). ``recipes/preflight.py`` shows the answer as its first row.
 """
 
 from __future__ import annotations
 
-# The versions the recipes are written for (COMMON pins): TRL 1.16 needs vLLM <= 0.31 and
-# transformers < 5.18.
+# TRL 1.16 needs vLLM <= 0.31 and transformers < 5.18
 PINS = {"trl": ("==", "1.16"), "transformers": ("<", "5.18"), "vllm": ("<=", "0.31")}
 # What to pip install for a pin that misses; the vLLM range is TRL 1.16's own `vllm` extra.
 PIN_FIX = {"trl": "'trl==1.16.*'", "transformers": "'transformers<5.18'",
@@ -40,9 +36,8 @@ def _requires(package: str) -> list[str]:
 
 
 def requirement_misses() -> list[str]:
-    """Each requirement one installed package of ``TOGETHER`` states on another that the
-    installed version does not meet ("vllm 0.31.0 needs torch==2.10.0, found 2.11.0"). A
-    requirement behind an extra counts only for TRL's ``vllm`` extra, when vLLM is installed."""
+    """Each requirement one installed package of ``TOGETHER`` states on another that is not met
+    ("vllm 0.31.0 needs torch==2.10.0, found 2.11.0"); of the extras, only TRL's ``vllm``."""
     from packaging.requirements import Requirement
     from packaging.utils import canonicalize_name
 
@@ -82,8 +77,7 @@ def pinned(have: str, op: str, want: str) -> bool:
 
 
 def check() -> str:
-    """The versions row of the preflight: every pin met and every stated requirement between
-    the packages met, or an ``AssertionError`` naming each miss and a fix pip accepts."""
+    """The preflight's versions row, or an ``AssertionError`` naming each miss and a pip fix."""
     found, wrong, fixes = [], [], []
     for package in ("torch", "transformers", "trl", "peft", "accelerate", "datasets", "vllm"):
         have = installed(package)

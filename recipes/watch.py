@@ -1,16 +1,12 @@
 """The TRL side of ``watch_run``: a callback that writes one step record per optimizer step and
 can stop the trainer when :func:`whileai_core.hacking.watch_records` says ``stop``.
 
-Per step it records the training reward GRPOTrainer logged (``reward``, ``reward_std``,
-``completions/mean_length``, ``completions/clipped_ratio``), the step's batch (prompt id, reply,
-reward, its token count and whether it reached ``max_completion_length``: caught by wrapping the
-reward function with :meth:`WatchCallback.tap`, public API only; TRL 1.16 passes the reward
-``completion_ids``, ``GRPOTrainer._calculate_rewards``),
-and every ``every`` steps (and at step 0, before training) the frozen held-out set sampled from the
-policy and graded by ``grade(reply, record) -> float``. The records go to ``out`` (``watch.jsonl``,
-rewritten atomically each step, so a reader never sees half a line), the same shape
-``watch_run`` reads from a folder or a run id. The step-0 record carries the schedule
-(``eval_every``, ``max_steps``), from which the watch plans its looks.
+Each record holds GRPOTrainer's logged training reward, the step's batch (caught by wrapping the
+reward function with :meth:`WatchCallback.tap`; TRL 1.16 passes it ``completion_ids``) and, every
+``every`` steps and at step 0, the frozen held-out set sampled from the policy and graded by
+``grade(reply, record) -> float``. ``out`` (``watch.jsonl``) is rewritten atomically each step, so
+a reader never sees half a line; the step-0 record carries the schedule (``eval_every``,
+``max_steps``), from which the watch plans its looks.
 """
 
 from __future__ import annotations
@@ -30,6 +26,38 @@ def _held_out_row(row: dict) -> dict:
     return {"task_id": row["task_id"], "reward": float(row["reward"]),
             "truncated": bool(row.get("truncated", False)),
             "completion": row.get("completion", row.get("reply", ""))}
+
+
+def _batch_rows(completions, rewards, columns: dict, cap: int | None) -> list[dict]:
+    """One row per completion of a reward call; a reply as long as the cap was cut there."""
+    ids = columns.get("task_id") or [None] * len(completions)
+    tokens = columns.get("completion_ids") or [None] * len(completions)
+    return [{"task_id": str(t), "reward": float(r), "completion": completion_text(c),
+             **({} if k is None else {"completion_tokens": len(k),
+                                      "truncated": bool(cap and len(k) >= cap)})}
+            for t, c, r, k in zip(ids, completions, rewards, tokens)]
+
+
+def _sample_held_out(model, tokenizer, holdout: Sequence[dict], grade, *, samples: int,
+                     max_new_tokens: int, seed: int) -> list[dict]:
+    import torch
+
+    device = next(model.parameters()).device
+    # sample_replies seeds torch's global generator; forked, the training's own random stream
+    # continues as if no evaluation had run, so watching does not change the run it watches
+    with torch.random.fork_rng(devices=[device.index or 0] if device.type == "cuda" else []):
+        replies = sample_replies(model, tokenizer, [r["prompt"] for r in holdout],
+                                 samples=samples, max_new_tokens=max_new_tokens, seed=seed)
+    return [{"task_id": rec["task_id"], "reward": float(grade(text, rec)),
+             "truncated": bool(cut), "completion": text}
+            for rec, group in zip(holdout, replies) for text, cut in group]
+
+
+def _step_record(step: int, logs: dict, batch: list[dict]) -> dict:
+    return {"step": step, "train_reward": float(logs["reward"]),
+            "train_reward_std": logs.get("reward_std"), "n_completions": len(batch) or None,
+            "mean_length": logs.get("completions/mean_length"),
+            "truncated_share": logs.get("completions/clipped_ratio"), "batch": batch or None}
 
 
 def watch_callback(tokenizer, holdout: Sequence[dict], grade: Callable[[str, dict], float], *,
@@ -65,32 +93,13 @@ def watch_callback(tokenizer, holdout: Sequence[dict], grade: Callable[[str, dic
             @functools.wraps(reward_fn)
             def tapped(prompts, completions, **columns):
                 rewards = reward_fn(prompts, completions, **columns)
-                ids = columns.get("task_id") or [None] * len(completions)
-                # TRL passes each completion's token ids; one as long as the cap was cut there
-                tokens = columns.get("completion_ids") or [None] * len(completions)
-                self._batch.extend(
-                    {"task_id": str(t), "reward": float(r), "completion": completion_text(c),
-                     **({} if k is None else {"completion_tokens": len(k),
-                                              "truncated": bool(self._cap and len(k) >= self._cap)})}
-                    for t, c, r, k in zip(ids, completions, rewards, tokens))
+                self._batch.extend(_batch_rows(completions, rewards, columns, self._cap))
                 return rewards
             return tapped
 
         def held_out(self, model) -> list[dict]:
-            import torch
-
-            device = next(model.parameters()).device
-            # sample_replies seeds torch's global generator; forked, the training's own random
-            # stream continues as if no evaluation had run, so watching (and how many held-out
-            # tasks it samples) does not change the run it watches
-            with torch.random.fork_rng(devices=[device.index or 0] if device.type == "cuda"
-                                       else []):
-                replies = sample_replies(model, tokenizer, [r["prompt"] for r in holdout],
-                                         samples=samples, max_new_tokens=max_new_tokens,
-                                         seed=seed)
-            return [{"task_id": rec["task_id"], "reward": float(grade(text, rec)),
-                     "truncated": bool(cut), "completion": text}
-                    for rec, group in zip(holdout, replies) for text, cut in group]
+            return _sample_held_out(model, tokenizer, holdout, grade, samples=samples,
+                                    max_new_tokens=max_new_tokens, seed=seed)
 
         def _write(self) -> None:
             write_jsonl(self.path, self.records, overwrite=True)
@@ -111,12 +120,7 @@ def watch_callback(tokenizer, holdout: Sequence[dict], grade: Callable[[str, dic
             if not logs or "reward" not in logs:
                 return
             step = int(state.global_step)
-            rec = {"step": step, "train_reward": float(logs["reward"]),
-                   "train_reward_std": logs.get("reward_std"),
-                   "n_completions": len(self._batch) or None,
-                   "mean_length": logs.get("completions/mean_length"),
-                   "truncated_share": logs.get("completions/clipped_ratio"),
-                   "batch": self._batch or None}
+            rec = _step_record(step, logs, self._batch)
             self._batch = []
             last = step >= state.max_steps and sample_at_end
             if (every and step % every == 0) or last:

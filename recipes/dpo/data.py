@@ -1,27 +1,18 @@
 """The DPO recipe's data folder: pairs you built, the held-out asks, your grader.
 
-What ``whileai_core.write_dpo_data`` writes (the dpo-pairs skill) and ``launch_run("dpo",
-data=...)`` trains on; the SFT recipe's folder (``recipes/sft/data.py``) with the pairs in place
-of the SFT file:
-
-- ``pairs.jsonl``: TRL's conversational preference rows, ``{"prompt": [messages], "chosen":
-  [assistant message], "rejected": [assistant message]}``; ``task_id``, ``category`` and
-  ``source`` (``on_policy`` | ``constructed``) ride along and are counted, not trained on;
-- ``holdout.jsonl``, or the one ``holdout-<hash>.jsonl`` from ``freeze_holdout``: the held-out
-  asks (``task_id``, ``messages``; any other field reaches the grader);
-- ``grader.py``: ``grade(ask, reply) -> float`` (pass = 1.0);
-- optionally ``settings.json``: any ``DPOSettings`` field (``{"model": ..., "beta": 0.1}``).
-
-Without ``--data`` the recipe samples its own pairs from the refund prompt set (``train.py``).
+What ``whileai_core.write_dpo_data`` writes and ``launch_run("dpo", data=...)`` trains on: the SFT
+recipe's folder (``recipes/sft/data.py``) with ``pairs.jsonl`` in place of the SFT file, TRL's
+conversational preference rows (``prompt``, ``chosen``, ``rejected``), with ``task_id``,
+``category`` and ``source`` (``on_policy`` | ``constructed``) counted, not trained on.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
-from recipes.sft.data import (GRADER_FILE, HOLDOUT_GLOB, SETTINGS_FILE, _settings, holdout_file,
-                              read_grader, read_holdout)
+from recipes.sft.data import (GRADER_FILE, HOLDOUT_GLOB, SETTINGS_FILE, DataPayload, _settings,
+                              holdout_file, read_grader, read_holdout)
 from whileai_core.defaults import DPO_PAIRS_FILE
 from whileai_core.errors import ConfigError
 
@@ -29,9 +20,9 @@ SOURCES = ("on_policy", "constructed")
 
 
 @dataclass(frozen=True)
-class DPOData:
-    """What a run trains on (``pairs``: prompt, chosen, rejected and their labels) and scores
-    (``holdout``: one ask per task), with the grader's text and where each came from."""
+class DPOData(DataPayload):
+    """What a run trains on (``pairs``) and scores (``holdout``: one ask per task), with the
+    grader's text and where each came from."""
 
     pairs: list[dict]
     holdout: list[dict]
@@ -40,14 +31,6 @@ class DPOData:
     origin: str
     holdout_name: str | None = None
     settings: dict | None = None
-
-    def payload(self) -> dict:
-        """JSON-serialisable, for the Modal function (``from_payload`` rebuilds it)."""
-        return asdict(self)
-
-    @classmethod
-    def from_payload(cls, data: dict) -> DPOData:
-        return cls(**data)
 
     def counts(self) -> dict:
         by_source = {s: sum(p["source"] == s for p in self.pairs) for s in SOURCES}

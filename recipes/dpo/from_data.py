@@ -1,12 +1,9 @@
 """One DPO round on a data folder's pairs (``--data``), judged by the folder's grader.
 
-The pairs were built before the run, from the policy's own graded rollouts
-(``whileai_core.dpo_pairs``): the recipe does not sample them. It checks that no pair's prompt is
-a held-out ask (``whileai_core.decontaminate``, as the SFT recipe does), samples and grades the
-held-out asks before, trains TRL's ``DPOTrainer`` with a LoRA adapter for ``--epochs`` passes
-over the pairs, samples and grades again after, and reads the paired delta overall and by
-category (``recipes.sft.train.summarize``). A second round re-samples the trained policy, builds
-new pairs from its rollouts and launches again: that is what makes a round on-policy.
+The pairs were built before the run (``whileai_core.dpo_pairs``); the recipe checks that no
+pair's prompt is a held-out ask, grades the held-out asks before and after ``--epochs`` passes of
+``DPOTrainer`` with LoRA, and reads the paired delta (``recipes.sft.train.summarize``). A second
+round re-samples the trained policy, builds new pairs and launches again: that keeps it on-policy.
 """
 
 from __future__ import annotations
@@ -32,10 +29,7 @@ def run_dpo_data(model, tokenizer, settings: DPOSettings, data, output_dir: str 
                  model_label: str, cpu: bool = False,
                  max_pairs: int | None = None) -> tuple[dict, object]:
     """Leak check, held-out before, DPO on the pairs, held-out after; returns (results, trainer).
-
-    ``data`` is a :class:`recipes.dpo.data.DPOData`; ``max_pairs`` trains on the first N pairs
-    only (the smoke: two steps); the leak check reads them all.
-    """
+    ``max_pairs`` trains on the first N pairs only (the smoke); the leak check reads them all."""
     import time
 
     from datasets import Dataset

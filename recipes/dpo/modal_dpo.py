@@ -1,10 +1,9 @@
 """Modal app of the DPO recipe: Qwen2.5-1.5B-Instruct + LoRA, TRL DPOTrainer, one A10G.
 
-Imports without a Modal token (tests read ``train_dpo``'s GPU, image and volumes). Launch with
-``python recipes/dpo/run.py [flags]``; ``train_dpo_data`` trains on a data folder's pairs
-(``--data``, or ``launch_run("dpo", data=...)``). Adapters, ``results.json``, the pairs and both holdout row
-files land on the ``whileai-dpo-runs`` volume under ``<run-name>/``; ``--from-run NAME`` starts
-from ``<NAME>/adapter`` on the same volume.
+Imports without a Modal token. Launch with ``python recipes/dpo/run.py [flags]``;
+``train_dpo_data`` trains on a data folder's pairs (``--data``). Runs land on the
+``whileai-dpo-runs`` volume under ``<run-name>/``; ``--from-run NAME`` starts from
+``<NAME>/adapter`` there.
 """
 
 from __future__ import annotations
@@ -57,8 +56,7 @@ def train_dpo(settings: dict, prompts: list[dict]) -> dict:
 
 @app.function(gpu=GRPO_GPU, image=image, volumes=train_volumes(runs), timeout=TRAIN_TIMEOUT_S)
 def train_dpo_data(settings: dict, data: dict) -> dict:
-    """One DPO round on a data folder's pairs (``DPOData.payload``): held-out before, DPO, held-out
-    after, graded by the folder's grader; returns ``results.json``'s data."""
+    """One DPO round on ``DPOData.payload``'s pairs, graded by its grader; returns the results."""
     from recipes.dpo.data import DPOData
     from recipes.dpo.from_data import run_dpo_data
     from recipes.dpo.train import DPOSettings

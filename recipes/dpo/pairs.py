@@ -1,18 +1,16 @@
 """Preference pairs from on-policy samples, scored by the refund reward, length-matched.
 
-For each train prompt the policy's k samples are scored with ``recipes.grpo.reward.score``. A
-prompt gives a pair when its best sample beats another by at least ``min_margin``; among the
-chosen/rejected candidates the pair with the closest lengths is taken, because DPO otherwise
-learns "longer wins" whenever the better reply happens to be longer (Park et al. 2024,
-arXiv:2403.19159). Across the set, chosen is longer in under ``max_chosen_longer`` of the pairs:
-prompts that have an equally good pair with a shorter chosen switch to it, and at the end the
-pairs with the largest chosen/rejected length ratio are dropped until the share is under the cap.
+A prompt gives a pair when its best sample beats another by at least ``min_margin``; of the
+candidates, the pair with the closest lengths is taken, because DPO otherwise learns "longer
+wins" whenever the better reply happens to be longer (Park et al. 2024, arXiv:2403.19159).
+Across the set, chosen is longer in under ``max_chosen_longer`` of the pairs: prompts with an
+equally good pair with a shorter chosen switch to it, then the pairs with the largest length
+ratio are dropped until the share is under the cap.
 
 Constructed negatives (``negative_share`` > 0) put contrast where sampling found none: the
-policy's own best reply against a reply that breaks the rule for that category (an invented
-``lookup_order`` id on a prompt with no id or off topic; a refund with no lookup on a prompt with
-an id). They are scored by the same reward, go first to prompts that gave no on-policy pair, and
-stay at most ``negative_share`` of the final set.
+policy's best reply against one that breaks the rule for that category (an invented
+``lookup_order`` id; a refund with no lookup). They go first to prompts with no on-policy pair
+and stay at most ``negative_share`` of the final set.
 """
 
 from __future__ import annotations
@@ -101,6 +99,10 @@ def constructed_negative(record: dict, seed: int) -> str:
     return "<tool_call>\n" + json.dumps(call) + "\n</tool_call>"
 
 
+def _case(record: dict) -> Case:
+    return Case(record["category"], record["order_id"] or None)
+
+
 def build_pairs(records: Sequence[dict], samples: Sequence[Sequence[str]], *,
                 min_margin: float = DPO_MIN_MARGIN,
                 max_chosen_longer: float = DPO_MAX_CHOSEN_LONGER,
@@ -110,11 +112,31 @@ def build_pairs(records: Sequence[dict], samples: Sequence[Sequence[str]], *,
     if len(records) != len(samples):
         raise ArgumentError(f"{len(records)} prompts but {len(samples)} sample lists: give one "
                             "list of replies per prompt")
-    chosen_pairs: dict[int, tuple[int, int]] = {}
-    options: dict[int, list[tuple[int, int]]] = {}
+    scored, options = _on_policy(records, samples, min_margin)
+    chosen, swapped = _prefer_shorter(samples, options, max_chosen_longer)
+    pairs = [Pair(records[i]["task_id"], records[i]["category"], samples[i][c], samples[i][r],
+                  scored[i][c], scored[i][r]) for i, (c, r) in sorted(chosen.items())]
+    added = 0
+    if negative_share > 0:
+        # room for c constructed pairs next to m on-policy ones: c / (m + c) <= share
+        room = math.floor(negative_share / (1 - negative_share) * len(pairs) + 1e-9)
+        built = _constructed_pairs(records, samples, scored, options, room=room,
+                                   min_margin=min_margin, seed=seed)
+        pairs += built
+        added = len(built)
+    dropped, removed = _apply_caps(pairs, max_chosen_longer, negative_share)
+    return PairSet(pairs=pairs, prompts=len(records), with_contrast=len(options),
+                   swapped_for_length=swapped, dropped_for_length=dropped,
+                   constructed=added - removed)
+
+
+def _on_policy(records, samples, min_margin: float):
+    """Each prompt's sample rewards, and its candidate pairs closest lengths first (prompts
+    with at least one)."""
     scored: list[list[float]] = []
+    options: dict[int, list[tuple[int, int]]] = {}
     for i, (record, texts) in enumerate(zip(records, samples)):
-        case = Case(record["category"], record["order_id"] or None)
+        case = _case(record)
         rewards = [score(t, case) for t in texts]
         scored.append(rewards)
         if not texts:
@@ -122,48 +144,56 @@ def build_pairs(records: Sequence[dict], samples: Sequence[Sequence[str]], *,
         cands = _candidates(texts, rewards, min_margin)
         if cands:
             options[i] = sorted(cands, key=lambda p: _gap(texts, p))
-            chosen_pairs[i] = options[i][0]
+    return scored, options
 
+
+def _prefer_shorter(samples, options: dict, max_chosen_longer: float):
+    """Each prompt's pair; while the chosen-longer share breaks the cap, an equally good pair
+    with a shorter (or equal) chosen replaces one. Returns (pairs by prompt, swaps)."""
     def longer(i: int, pair: tuple[int, int]) -> bool:
         return len(samples[i][pair[0]]) > len(samples[i][pair[1]])
 
-    # An equally good pair with a shorter (or equal) chosen is preferred while the rule is broken.
+    chosen = {i: pairs[0] for i, pairs in options.items()}
     swapped = 0
-    over = sum(longer(i, p) for i, p in chosen_pairs.items())
-    for i in sorted(chosen_pairs):
-        if not chosen_pairs or over / len(chosen_pairs) < max_chosen_longer:
+    over = sum(longer(i, p) for i, p in chosen.items())
+    for i in sorted(chosen):
+        if over / len(chosen) < max_chosen_longer:
             break
-        if longer(i, chosen_pairs[i]):
+        if longer(i, chosen[i]):
             alt = [p for p in options[i] if not longer(i, p)]
             if alt:
-                chosen_pairs[i], swapped, over = alt[0], swapped + 1, over - 1
-    pairs = [Pair(records[i]["task_id"], records[i]["category"], samples[i][c], samples[i][r],
-                  scored[i][c], scored[i][r]) for i, (c, r) in sorted(chosen_pairs.items())]
+                chosen[i], swapped, over = alt[0], swapped + 1, over - 1
+    return chosen, swapped
 
-    added = 0
-    if negative_share > 0:
-        # room for c constructed pairs next to m on-policy ones: c / (m + c) <= share
-        room = math.floor(negative_share / (1 - negative_share) * len(pairs) + 1e-9)
-        order = sorted(range(len(records)),
-                       key=lambda i: (i in options, hashlib.sha256(
-                           f"{seed}:{records[i]['task_id']}".encode()).hexdigest()))
-        for i in order:
-            if added >= room:
-                break
-            if not samples[i]:
-                continue
-            record = records[i]
-            negative = constructed_negative(record, seed)
-            neg_reward = score(negative, Case(record["category"], record["order_id"] or None))
-            best = max(range(len(samples[i])), key=lambda j: (scored[i][j], -len(samples[i][j])))
-            if scored[i][best] >= neg_reward + min_margin - 1e-12:
-                pairs.append(Pair(record["task_id"], record["category"], samples[i][best],
-                                  negative, scored[i][best], neg_reward, constructed=True))
-                added += 1
 
-    # Both caps over the final set, one pair at a time: the chosen-longer pair with the largest
-    # length ratio goes first; then the last constructed pair while they are over their share.
-    dropped = 0
+def _constructed_pairs(records, samples, scored, options, *, room: int, min_margin: float,
+                       seed: int) -> list[Pair]:
+    """Up to ``room`` pairs of a prompt's best sample over its constructed negative, prompts
+    without an on-policy pair first."""
+    order = sorted(range(len(records)),
+                   key=lambda i: (i in options, hashlib.sha256(
+                       f"{seed}:{records[i]['task_id']}".encode()).hexdigest()))
+    built: list[Pair] = []
+    for i in order:
+        if len(built) >= room:
+            break
+        if not samples[i]:
+            continue
+        record = records[i]
+        negative = constructed_negative(record, seed)
+        neg_reward = score(negative, _case(record))
+        best = max(range(len(samples[i])), key=lambda j: (scored[i][j], -len(samples[i][j])))
+        if scored[i][best] >= neg_reward + min_margin - 1e-12:
+            built.append(Pair(record["task_id"], record["category"], samples[i][best],
+                              negative, scored[i][best], neg_reward, constructed=True))
+    return built
+
+
+def _apply_caps(pairs: list[Pair], max_chosen_longer: float, negative_share: float):
+    """Both caps over the final set, one pair at a time, in place: the chosen-longer pair with
+    the largest length ratio goes first; then the last constructed pair while they are over
+    their share. Returns (dropped for length, constructed removed)."""
+    dropped = removed = 0
     while pairs:
         n_longer = sum(p.chosen_longer for p in pairs)
         n_built = sum(p.constructed for p in pairs)
@@ -174,9 +204,7 @@ def build_pairs(records: Sequence[dict], samples: Sequence[Sequence[str]], *,
             dropped += 1
         elif n_built / len(pairs) > negative_share + 1e-12:
             del pairs[max(k for k, p in enumerate(pairs) if p.constructed)]
-            added -= 1
+            removed += 1
         else:
             break
-    with_contrast = len(options)
-    return PairSet(pairs=pairs, prompts=len(records), with_contrast=with_contrast,
-                   swapped_for_length=swapped, dropped_for_length=dropped, constructed=added)
+    return dropped, removed

@@ -33,16 +33,13 @@ from recipes.trl_recipes import (launch_on_modal, print_report, registry_call,
 from whileai_core.errors import ArgumentError, ConfigError
 from whileai_core.voice import arg
 
-# Sizes shrink; every method flag (beta, margins, shares, balance, seed, --from-run) is kept.
-# One epoch over the smoke's pairs (8 at seed 0: 4 sampled, 4 constructed) at 4 a step: 2 steps.
-# Constructed negatives default on in the smoke: a random model's off-topic samples pair only
-# as "some bytes" over "nothing" (chosen always longer), and the length rule needs the
-# constructed pairs, whose rejected call is the longer reply, to keep any of them.
+# Sizes shrink; every method flag is kept. Constructed negatives default on in the smoke: a
+# random model's samples pair only as "some bytes" over "nothing" (chosen always longer), and
+# the length rule needs the constructed pairs, whose rejected call is longer, to keep any.
 SMOKE_SIZES = dict(epochs=1, samples_per_prompt=4, pairs_per_step=4, max_completion_tokens=16,
                    holdout_samples=2, lora_r=4, lora_alpha=8, learning_rate=1e-3)
 SMOKE_NEGATIVE_SHARE = 0.5
-# On a data folder: one epoch over its first 4 pairs at 2 a step, two real optimizer steps; the
-# leak check and the held-out asks (2 samples each, before and after) cover all of it.
+# On a data folder: one epoch over its first 4 pairs at 2 a step, two optimizer steps.
 SMOKE_DATA_PAIRS = 4
 SMOKE_DATA_SIZES = dict(SMOKE_SIZES, pairs_per_step=2, max_completion_tokens=24)
 
@@ -56,8 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def smoke(settings: DPOSettings, records: list[dict], out: Path, *, device: str = "cpu") -> dict:
-    """One DPO round (one epoch, two steps at seed 0) with LoRA on a tiny random model; saves the
-    adapter. ``device="cuda"``: on a GPU, bf16 weights, gradient checkpointing on."""
+    """One DPO round with LoRA on a tiny random model; saves the adapter. ``device="cuda"``: on
+    a GPU, bf16 weights, gradient checkpointing on."""
     adapter = Path(settings.from_run) if settings.from_run else None
     if adapter is not None and not (adapter / "adapter_config.json").is_file():  # before torch loads
         raise ConfigError(f"--from-run {adapter}: no adapter_config.json there. Fix: with "
@@ -83,8 +80,8 @@ def smoke(settings: DPOSettings, records: list[dict], out: Path, *, device: str 
 
 
 def smoke_data(settings: DPOSettings, data, out: Path) -> dict:
-    """Two real DPO steps with LoRA on a tiny random model over the data folder's first pairs,
-    its held-out asks graded by its grader before and after; fails unless the adapter moved."""
+    """Two DPO steps with LoRA on a tiny random model over the data folder's first pairs, graded
+    by its grader before and after; fails unless the adapter moved."""
     from recipes.tiny_model import TINY_MODEL_NAME, byte_tokenizer, tiny_model
 
     settings = dataclasses.replace(settings, model=TINY_MODEL_NAME, **SMOKE_DATA_SIZES)
@@ -104,10 +101,8 @@ def launch(settings: DPOSettings, records: list[dict]) -> dict:
 
 
 def modal_call(run_name: str, config_path: str | None = None, data: str | None = None) -> dict:
-    """What the run registry spawns (``launch_run``): the deployed ``whileai-dpo`` app's
-    ``train_dpo`` with the default settings under ``run_name`` and the template prompts, or with
-    ``data`` (``launch_run("dpo", data=...)``) its ``train_dpo_data`` on that folder's pairs.
-    Deploy first: ``modal deploy recipes/dpo/modal_dpo.py``."""
+    """What the run registry spawns: the deployed ``whileai-dpo`` app's ``train_dpo`` on the
+    template prompts, or with ``data`` its ``train_dpo_data`` on that folder's pairs."""
     settings = dataclasses.replace(DPOSettings(), run_name=run_name)
     if data is None:
         return registry_call("dpo", "whileai-dpo", "train_dpo", settings, config_path)
@@ -122,8 +117,7 @@ def modal_call(run_name: str, config_path: str | None = None, data: str | None =
 
 def describe_data(data: str, smoke: bool = False) -> str:
     """What ``launch_run("dpo", data=...)``'s plan says of the folder, read now, so a plan never
-    says ready for a folder the run cannot read (``smoke``: the local backend's CPU smoke,
-    which trains the tiny model it builds)."""
+    says ready for a folder the run cannot read (``smoke``: the local CPU smoke)."""
     loaded = read_dpo_data(Path(data))
     settings = with_data_settings(DPOSettings(), loaded)
     counts = loaded.counts()
@@ -138,8 +132,7 @@ def describe_data(data: str, smoke: bool = False) -> str:
 
 
 def data_holdout(data: str) -> str | None:
-    """The held-out set's content name the run on this folder will score and name in its
-    results (the frozen file write_dpo_data wrote); a plan of an experiment's arm checks it."""
+    """The content name of the held-out set a run on this folder scores."""
     return folder_holdout_name(Path(data))
 
 

@@ -1,12 +1,10 @@
 """DPO + LoRA on the refund assistant: settings, pair sampling, trainer construction, a round.
 
-A round: split the prompts as the GRPO recipe does (same seed, same holdout), sample the holdout
-(before), sample ``samples_per_prompt`` replies per train prompt from the current policy, build
-length-matched pairs with the refund reward (``pairs.build_pairs``), train ``DPOTrainer`` with a
-LoRA adapter, sample the holdout again (after). The reference is the adapter-off model: TRL
-computes it by disabling the adapter, so no second copy of the weights is loaded. With
-``--from-run`` the policy starts from a previous adapter and TRL keeps a frozen copy of that
-adapter as the reference, so round two is measured and regularised against round one.
+A round: the GRPO recipe's split, the holdout sampled before, ``samples_per_prompt`` replies per
+train prompt made into length-matched pairs (``pairs.build_pairs``), ``DPOTrainer`` with LoRA,
+the holdout again after. The reference is the adapter-off model (no second copy of the weights);
+with ``--from-run`` TRL keeps a frozen copy of the previous adapter as the reference, so round
+two is regularised against round one.
 """
 
 from __future__ import annotations
@@ -105,8 +103,7 @@ def build_dpo_config(settings: DPOSettings, output_dir: str | Path, *, cpu: bool
 
     # pairs_per_step = per_device x accumulation exactly: the largest divisor <= MAX_PAIRS_PER_PASS
     per_device = max(d for d in range(1, MAX_PAIRS_PER_PASS + 1) if settings.pairs_per_step % d == 0)
-    # epochs, not max_steps: a fixed step count means a different number of passes for every
-    # pair count (60 steps of 8 were five passes over 96 pairs)
+    # epochs, not max_steps: the same number of passes whatever the pair count
     return DPOConfig(
         output_dir=str(output_dir), num_train_epochs=settings.epochs, seed=settings.seed,
         beta=settings.beta, learning_rate=settings.learning_rate,
@@ -130,8 +127,7 @@ def pair_dataset(records: Sequence[dict], pair_set: PairSet):
 def build_dpo_trainer(model, tokenizer, records: Sequence[dict], pair_set: PairSet,
                       settings: DPOSettings, output_dir: str | Path, *, cpu: bool = False,
                       callbacks: Sequence = ()):
-    """The ``DPOTrainer`` every path trains. A fresh LoRA adapter unless ``model`` already has
-    one (``--from-run``), in which case TRL trains it and keeps a frozen copy as the reference."""
+    """The ``DPOTrainer`` every path trains on the sampled pairs (see :func:`dpo_trainer`)."""
     if not pair_set.pairs:
         raise ConfigError(
             f"no preference pairs: none of {pair_set.prompts} train prompts had samples whose "
@@ -144,8 +140,7 @@ def build_dpo_trainer(model, tokenizer, records: Sequence[dict], pair_set: PairS
 def dpo_trainer(model, tokenizer, dataset, settings: DPOSettings, output_dir: str | Path, *,
                 cpu: bool = False, callbacks: Sequence = ()):
     """TRL's ``DPOTrainer`` on conversational preference rows (``prompt``, ``chosen``,
-    ``rejected``), the reference being the adapter-off model (or, with an adapter already on
-    ``model``, a frozen copy of it)."""
+    ``rejected``): a fresh LoRA adapter, unless ``model`` already has one (``--from-run``)."""
     from peft import PeftModel
     from trl import DPOTrainer
 

@@ -1,9 +1,7 @@
 """Modal app of the GRPO recipe: Qwen2.5-1.5B-Instruct + LoRA, TRL GRPOTrainer, one A10G.
 
-Imports without a Modal token (tests read ``train_grpo``'s GPU, image and volumes). Launch it
-with ``python recipes/grpo/run.py [flags]``, which validates every flag and checks the token
-before anything starts. The adapter, ``results.json`` and both holdout row files land on the
-``whileai-grpo-runs`` volume under ``<run-name>/``.
+Imports without a Modal token. Launch it with ``python recipes/grpo/run.py [flags]``; the run
+lands on the ``whileai-grpo-runs`` volume under ``<run-name>/``.
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
 """Prompts for the refund assistant: a deterministic template writer, a stratified holdout, balance.
 
-``write_prompts(seed)`` builds the same prompt set, byte for byte, for the same seed (only
-``random.Random(seed)`` and ``hashlib`` decide anything). Each prompt carries its case: the
-category (``with_id`` / ``no_id`` / ``off_topic``) and, for ``with_id``, the order id it names, so
-the reward has ground truth. ``split_holdout`` holds out a share of situations *within each
-category*: a plain hash split can put every no-id situation in train, and then a policy that
-always calls ``lookup_order`` looks perfect on the holdout. ``balance`` repeats the prompts of a
-category that is below a share of the *train* split (never the holdout).
-
-Run ``python recipes/grpo/prompts.py --seed 0 --out prompts.jsonl`` to freeze a set on disk and
-pass it back with ``--prompts-file``.
+``write_prompts(seed)`` builds the same prompt set, byte for byte, for the same seed; each prompt
+carries its case (category, and the order id it names), so the reward has ground truth.
+``split_holdout`` holds out situations *within each category*: a plain hash split can put every
+no-id situation in train, and then a policy that always calls ``lookup_order`` looks perfect on
+the holdout. ``balance`` repeats the prompts of a small category in the *train* split only.
+``python recipes/grpo/prompts.py --seed 0 --out FILE`` freezes a set for ``--prompts-file``.
 """
 
 from __future__ import annotations
@@ -102,11 +98,8 @@ def _text(rng: random.Random, category: str) -> tuple[str, str]:
 
 def write_prompts(seed: int = GRPO_PROMPT_SEED,
                   counts: Sequence[int] = GRPO_PROMPT_COUNTS) -> list[dict]:
-    """Distinct template prompts, ``counts`` = (with_id, no_id, off_topic), in a fixed order.
-
-    Each record: ``task_id`` (also the ``scenario_id``: every template prompt is its own
-    situation), ``category``, ``order_id`` ("" when none), ``text`` and ``prompt`` (chat messages).
-    """
+    """Distinct template prompts, ``counts`` = (with_id, no_id, off_topic), in a fixed order;
+    each its own situation (``scenario_id`` = ``task_id``), ``order_id`` "" when none."""
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ArgumentError(f"seed must be an integer, got {seed!r}. Fix: pass e.g. seed=0")
     if len(counts) != len(CATEGORIES) or any(not isinstance(c, int) or c < 0 for c in counts):
@@ -138,10 +131,8 @@ def dumps_prompts(records: Sequence[dict]) -> str:
 
 
 def load_prompts(path: str | Path) -> list[dict]:
-    """Read a prompts JSONL (``text``, ``category``, ``order_id`` for with_id, ``scenario_id``).
-
-    Rows missing ``scenario_id`` are their own situation; ``prompt`` is rebuilt from ``text``.
-    """
+    """Read a prompts JSONL (``text``, ``category``, ``order_id`` for with_id, ``scenario_id``);
+    a row without ``scenario_id`` is its own situation; ``prompt`` is rebuilt from ``text``."""
     source = Path(path)
     # through the path door: a FIFO or device is refused, never read; size-limited
     lines = read_text(source, "rows", argument="--prompts-file", error=ConfigError,
@@ -182,11 +173,8 @@ def _rank(seed: int, scenario: str) -> str:
 
 def split_holdout(records: Sequence[dict], share: float = GRPO_HOLDOUT_SHARE,
                   seed: int = GRPO_PROMPT_SEED) -> tuple[list[dict], list[dict]]:
-    """(train, holdout): ``round(share * situations)`` situations of each category held out.
-
-    A situation (``scenario_id``) is never on both sides. A category with two or more situations
-    keeps at least one on each side, so every category is measured. Order is preserved.
-    """
+    """(train, holdout): ``round(share * situations)`` situations of each category held out,
+    never one on both sides; a category with two or more keeps one on each side."""
     if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
         raise ArgumentError(f"holdout share must be in (0, 1), got {share!r}. "
                             f"Fix: e.g. {GRPO_HOLDOUT_SHARE}")
@@ -208,7 +196,7 @@ def balance(train: Sequence[dict], share: float,
 
     A category at count c among N rows needs c' >= share * (N - c) / (1 - share); several small
     categories push each other up, so the targets are re-solved until they stop moving. Each
-    prompt appears at most ``max_repeats`` times in all. Repeats are appended in cycle order.
+    prompt appears at most ``max_repeats`` times; repeats are appended in cycle order.
     """
     if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 0.5:
         raise ArgumentError(f"--balance must be in (0, 0.5], got {share!r}. Fix: e.g. --balance 0.25")

@@ -5,16 +5,8 @@ for the id when the customer gives none. The reward reads only the first reply. 
 ``<tool_call>`` block holding JSON ``{"name": ..., "arguments": {...}}``; only the first block
 counts, and anything after it is free (the environment is one turn by design).
 
-Base score by the prompt's category (``Case.category``):
-
-=============  =========================================================================
-``with_id``    ``lookup_order`` with the right id 1.0; with another id 0.1; a refund or
-               any other call 0.0; asking for the id 0.3; anything else 0.0
-``no_id``      any call 0.0; asking for the id 1.0; neither 0.2
-``off_topic``  any call 0.0; a plain reply of 1-400 characters 1.0; longer 0.3; empty 0.0
-=============  =========================================================================
-
-Then +0.2 for a well-formed reply when a call was made or the prompt names no id, capped at 1.0.
+The base score is ``BASE_SCORE[(category, outcome)]``, then +0.2 for a well-formed reply when a
+call was made or the prompt names no id, capped at 1.0 (every row: ``recipes/grpo/README.md``).
 So the policy is paid for the wire format before the rule: an invented call on a ``no_id`` prompt
 scores 0.2, not 0.0. A pass (for pass@1) is a score of 1.0 only.
 """
@@ -131,7 +123,7 @@ def outcome(reading: Reading, case: Case) -> str:
 
 
 def score(reply: str, case: Case) -> float:
-    """The reward of one first reply (see the module docstring for the table)."""
+    """The reward of one first reply (``BASE_SCORE``, then the format bonus)."""
     reading = read_reply(reply)
     base = BASE_SCORE[(case.category, outcome(reading, case))]
     if reading.well_formed and (reading.called or case.category == NO_ID):
@@ -142,12 +134,9 @@ def score(reply: str, case: Case) -> float:
 def completion_text(completion) -> str:
     """The reply text of a TRL completion: a string, or a list of chat messages (first is used).
 
-    When the tokenizer has a response template (or TRL is given tools), TRL 1.16 parses each
-    completion with ``parse_response`` (``trl/trainer/grpo_trainer.py:2228-2242``): the
-    ``<tool_call>`` block leaves ``content`` and arrives as ``tool_calls``, ``[{"type":
-    "function", "function": {"name", "arguments"}}]``. Each parsed call is written back as the
-    block it was parsed from, after the content, so the reward reads the same reply either way.
-    A block that did not parse stays in ``content`` as text (TRL falls back to decoding it).
+    With a response template (or tools), TRL 1.16 moves each parsed ``<tool_call>`` block out of
+    ``content`` into ``tool_calls`` (``trl/trainer/grpo_trainer.py:2228-2242``); each is written
+    back as a block after the content, so the reward reads the same reply either way.
     """
     if isinstance(completion, str):
         return completion

@@ -24,10 +24,9 @@ from recipes.trl_recipes import (launch_on_modal, print_report, registry_call,
                                  require_weights_moved, run_and_write_results)
 from whileai_core.errors import ConfigError
 
-# The smoke path keeps the variant flags (loss, clip, iterations, mask, scaling, beta, balance,
-# seed) and shrinks only the sizes, so a flag that breaks the trainer breaks here first. The
-# learning rate is large so that two steps of a tiny model move the ratio past the clip when
-# --num-iterations >= 2 (at 1e-2 no token left [0.8, 1.28] in two steps; at 0.2 some do).
+# The smoke keeps the variant flags and shrinks only the sizes, so a flag that breaks the trainer
+# breaks here first. The learning rate is large so that two steps of a tiny model move the ratio
+# past the clip when --num-iterations >= 2.
 SMOKE_SIZES = dict(steps=2, num_generations=4, prompts_per_step=2, max_completion_tokens=24,
                    holdout_samples=2, lora_r=4, lora_alpha=8, learning_rate=0.2)
 # A random policy scores 0 on every with-id prompt (it never names the id), so a group of them
@@ -47,8 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
 def smoke(settings: GRPOSettings, records: list[dict], out: Path, *,
           device: str = "cpu") -> dict:
     """Two real GRPO steps with LoRA on a tiny random model, the holdout before and after.
-    ``device="cuda"``: the same on a GPU, bf16 weights, gradient checkpointing on (what a Modal
-    run trains with; ``recipes/gpu_check.py``)."""
+    ``device="cuda"``: on a GPU, bf16 weights, gradient checkpointing on."""
     from recipes.tiny_model import TINY_MODEL_NAME, byte_tokenizer, on_device, tiny_model
 
     settings = dataclasses.replace(settings, model=TINY_MODEL_NAME, **SMOKE_SIZES)
@@ -73,9 +71,8 @@ def launch(settings: GRPOSettings, records: list[dict]) -> dict:
 
 
 def modal_call(run_name: str, config_path: str | None = None) -> dict:
-    """What the run registry spawns (``launch_run``): the deployed ``whileai-grpo`` app's
-    ``train_grpo`` with the default settings under ``run_name`` and the template prompts.
-    Deploy first: ``modal deploy recipes/grpo/modal_grpo.py``."""
+    """What the run registry spawns: the deployed ``whileai-grpo`` app's ``train_grpo`` with the
+    default settings under ``run_name`` and the template prompts."""
     settings = dataclasses.replace(GRPOSettings(), run_name=run_name)
     return registry_call("grpo", "whileai-grpo", "train_grpo", settings, config_path)
 

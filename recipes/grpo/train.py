@@ -1,23 +1,10 @@
 """GRPO + LoRA on the refund assistant: settings, trainer construction, the drift monitor, a run.
 
-``build_grpo_trainer`` is the one place a ``GRPOTrainer`` is built: the Modal function
-(``modal_grpo.py``, Qwen2.5-1.5B-Instruct on an A10G), ``run.py --smoke`` and the CPU test
-(a tiny random model) all call it, then ``run_grpo`` samples the holdout before and after
-training and reads the paired delta overall and by category through ``whileai_core``.
-
-Loss variants (TRL 1.16 ``GRPOConfig``): ``--loss-type grpo`` (per-sequence mean; favours short
-replies), ``bnpo`` (token-level, local batch; the default here), ``dr_grpo`` (a constant
-normaliser, with ``--no-scale-rewards`` this is Dr.GRPO), ``dapo`` (token-level, global batch;
-with ``--epsilon-high 0.28 --mask-truncated --num-iterations 2`` this is DAPO's clip-higher and
-overlong mask).
-
-The clip needs an off-policy update. In TRL 1.16 one optimizer step per generation batch
-(``num_iterations=1``, ``steps_per_generation`` = the accumulation steps) computes the loss with
-the sampling policy's own log-probabilities, so the importance ratio is exactly 1 and no token is
-ever clipped, whatever ``epsilon``/``epsilon_high`` say. ``--num-iterations N`` (the GRPO paper's
-mu) reuses each generation batch for N optimizer steps: from the second on, the ratio moves and
-the clip can bind. ``--epsilon-high`` without it is refused, and every run reports how often the
-clip bound (TRL's ``clip_ratio/region_mean``) and its gradient norms.
+``build_grpo_trainer`` is the one place a ``GRPOTrainer`` is built (Modal, ``run.py --smoke``,
+the CPU tests); ``run_grpo`` samples the holdout before and after and reads the paired delta.
+The clip binds only with ``--num-iterations`` >= 2: on one update per generation batch TRL 1.16's
+importance ratio is exactly 1, so ``--epsilon-high`` without it is refused. The loss variants
+and what each run reports: ``recipes/grpo/README.md``.
 """
 
 from __future__ import annotations
@@ -93,7 +80,6 @@ class GRPOSettings:
 
 
 def add_grpo_arguments(parser: argparse.ArgumentParser) -> None:
-    """The recipe's flags, each with a type that refuses a bad value with its range."""
     d = GRPOSettings()
     add_run_arguments(
         parser, d, seed_help="fixes the prompt set, the holdout and the trainer (default %(default)s)")
@@ -150,9 +136,8 @@ def build_grpo_trainer(model, tokenizer, train_records: Sequence[dict], settings
                        reward_funcs=None, lora: bool = True):
     """The ``GRPOTrainer`` every path trains: the refund reward, LoRA, the recipe's config.
 
-    The reference for ``beta`` is the same model with the adapter off (TRL does this with a
-    PEFT model), so no second copy of the weights is loaded. ``reward_funcs`` replaces the
-    refund reward (the watch tests train on a planted one); ``lora=False`` trains every weight.
+    The reference for ``beta`` is the adapter-off model, so no second copy of the weights is
+    loaded. ``reward_funcs`` replaces the refund reward; ``lora=False`` trains every weight.
     """
     from datasets import Dataset
     from trl import GRPOTrainer
@@ -174,11 +159,9 @@ _LOGGED = {"reward": "reward", "reward_std": "reward_std", "mean_length": "compl
 
 
 def drift_monitor(length_ratio: float = GRPO_DRIFT_LENGTH_RATIO):
-    """A ``TrainerCallback`` that logs reward and reply length per step and flags length drift.
-
-    The refund reward prices length only on off-topic prompts, so a policy can drift long (or
-    collapse short) while the reward climbs; the monitor names the step where the mean length
-    left [first / ratio, first * ratio].
+    """A ``TrainerCallback`` that logs reward and reply length per step and flags length drift:
+    the refund reward prices length only off topic, so a policy can drift long (or short) while
+    the reward climbs. It names each step whose mean length left [first / ratio, first * ratio].
     """
     from transformers import TrainerCallback
 
@@ -210,10 +193,9 @@ def drift_monitor(length_ratio: float = GRPO_DRIFT_LENGTH_RATIO):
 
 
 def clip_report(history: Sequence[dict], num_iterations: int) -> dict:
-    """How often the PPO clip bound: TRL 1.16 logs ``clip_ratio/region_mean``, the share of
-    completion tokens whose ratio left [1 - epsilon, 1 + epsilon_high] on the side that stops
-    the gradient (ratio low with a negative advantage, high with a positive one), averaged over
-    the step's micro-batches. At ``num_iterations`` 1 it is 0 by construction."""
+    """How often the PPO clip bound: TRL 1.16's ``clip_ratio/region_mean``, the share of
+    completion tokens whose ratio left [1 - epsilon, 1 + epsilon_high] on the side that stops the
+    gradient. At ``num_iterations`` 1 it is 0 by construction."""
     ratios = [p["clip_ratio"] for p in history if p["clip_ratio"] is not None]
     return {"num_iterations": num_iterations, "clip_ratio": ratios,
             "steps_clipped": sum(r > 0 for r in ratios), "clip_ratio_max": max(ratios, default=0.0),
@@ -228,10 +210,7 @@ def run_grpo(model, tokenizer, settings: GRPOSettings, output_dir: str | Path, *
              records: Sequence[dict], model_label: str, cpu: bool = False,
              train_categories: Sequence[str] | None = None) -> tuple[dict, object]:
     """Holdout before, train, holdout after; returns (results, trainer). Saving is the caller's.
-
-    ``train_categories`` keeps only those categories in the train split (the smoke: where a
-    random policy's rewards differ within a group); the holdout is never filtered.
-    """
+    ``train_categories`` keeps only those categories in the train split, never the holdout."""
     train, holdout = train_and_holdout(records, settings)
     if train_categories is not None:
         train = [r for r in train if r["category"] in train_categories]
@@ -241,8 +220,7 @@ def run_grpo(model, tokenizer, settings: GRPOSettings, output_dir: str | Path, *
 
     before = sample_before(model, tokenizer, holdout, settings, model_label=model_label)
     monitor = drift_monitor()
-    # watch.jsonl in the run's folder: what watch_run(run_id) reads (training reward, each step's
-    # batch, the held-out rows before and after); it samples nothing of its own here
+    # watch.jsonl in the run's folder, for watch_run(run_id); it samples nothing of its own here
     watch = watch_callback(tokenizer, holdout, _refund_grade, out=Path(output_dir) / WATCH_FILE,
                            start_rows=before, sample_at_end=False)
     trainer = build_grpo_trainer(model, tokenizer, train, settings, output_dir, cpu=cpu,

@@ -1,29 +1,13 @@
 """Read the three prime-rl arms back: held-out rows first vs last eval, paired, with the noise floor.
 
-prime-rl evaluates the held-out split (``train[872:]``, 128 prompts) once before training and
-every ``eval.interval`` steps after, writing each eval episode to
-``<run dir>/rollouts/step_<S>/eval/all/traces.jsonl`` (verifiers' ``Episode.to_record()``).
-The rows come from ``whileai_core.importers`` (only the ``all`` files; errored episodes kept
-with ``errored: true`` so they are counted, never scored). The recipe pairs each prompt's first
-and last score. The reward is the taskset's LCS ratio in [0, 1]; an exact reversal (1.0) is a
-pass. Every number comes from ``whileai_core``: ``compare`` pairs by prompt and resamples
-prompts; the LCS is compared as a mean reward (``metric="reward"``), the exact reversal as a pass
-rate. The noise floor is the arms' first-eval scores: the same untrained student evaluated
-three times, which are re-runs only when each arm's vLLM engine had its own seed (prime-rl sends
-no per-request seed) and all sampled at one explicit eval temperature (:func:`noise_source`
-reads both from the configs the arms ran); otherwise the floor is "not measured" and each delta
-carries only its paired interval.
-
-Which weights a number measures: the eval at step S samples whatever policy the inference
-server holds then (``policy_version`` on every row, v0 for the startup eval). prime-rl 559b447's
-orchestrator fires the last eval when it ships the last batch (``orchestrator.py``:
-``maybe_trigger_eval`` then ``start_draining``), before the trainer has made the final policy
-from it, so the last eval of a 20-step run measures v19 at best. The final policy v20 exists:
-under filesystem broadcast the trainer writes ``broadcasts/step_20`` after its last step too
-(``trainer/rl/train.py``; only NCCL and NIXL skip that unused broadcast), and the recipe keeps it,
-servable, as each arm's final weights (``final_weights`` in the report, the run's record's
-``kept``). Every number is printed with its policy version, and each arm with where its final
-weights are, for that reason.
+The eval rows come from ``whileai_core.importers`` (errored episodes counted, never scored); each
+prompt's first and last score are paired with ``compare``: the LCS ratio as a mean reward, an
+exact reversal (1.0) as a pass rate. The noise floor is the arms' first evals of the same
+untrained student, measured only when they are independent re-runs (:func:`noise_source`);
+otherwise each delta carries only its paired interval. prime-rl 559b447 fires the last eval
+before the trainer makes the final policy (v19 of a 20-step run at best), so every number is
+printed with its policy version and each arm with its kept final weights
+(``recipes/prime-rl/README.md`` says why).
 """
 
 from __future__ import annotations
@@ -44,8 +28,8 @@ def run_rows(run_dir: str | Path) -> list[dict]:
 
 
 def unusable(rows: Sequence[Mapping]) -> str | None:
-    """Why an arm's eval rows cannot be reported, or None: none at all, one eval step only (the
-    first has no last to pair with), or a first or last step whose every episode errored."""
+    """Why an arm's eval rows cannot be reported, or None: none, one eval step only, or a first
+    or last step whose every episode errored."""
     if not rows:
         return "wrote no eval rows. Fix: read its rl.log for why the evals did not run"
     steps = by_step(rows)
@@ -115,10 +99,9 @@ def _versions(rows: Sequence[Mapping]) -> list[int]:
 
 
 def sampler(config_text: str | None) -> dict:
-    """The eval sampler an arm's config asks prime-rl 559b447 for: the policy engine's vLLM
-    ``seed`` (``[inference.vllm] seed``, 0 when absent) and the eval temperature (None when
-    absent: the server's default, the checkpoint's generation config). None for both when the
-    config is not known."""
+    """The eval sampler an arm's config asks prime-rl 559b447 for: ``[inference.vllm] seed`` (0
+    when absent) and the eval temperature (None: the server's default); None for both without
+    the config."""
     import tomllib
 
     if config_text is None:
@@ -130,8 +113,7 @@ def sampler(config_text: str | None) -> dict:
 
 
 def teacher_of(config_text: str | None) -> str | None:
-    """The OPD teacher an arm's config names (``orchestrator.algo.teacher.name``), or None (no
-    teacher, or the config is not at hand)."""
+    """The OPD teacher an arm's config names (``orchestrator.algo.teacher.name``), or None."""
     import tomllib
 
     if config_text is None:
@@ -142,11 +124,8 @@ def teacher_of(config_text: str | None) -> str | None:
 
 
 def noise_source(samplers: Mapping[str, Mapping]) -> tuple[bool, str]:
-    """Whether the arms' first evals are re-runs of one eval, and what they are (or why not).
-
-    They sample the same untrained student on the same prompts; they are independent re-runs
-    only when every arm's engine had a distinct seed and all sampled at the same explicit,
-    non-zero eval temperature."""
+    """Whether the arms' first evals are independent re-runs of one eval (every engine a distinct
+    seed, one explicit non-zero eval temperature), and what they are, or why not."""
     if len(samplers) < 2:
         return False, f"{len(samplers)} arm(s): a floor needs the first evals of 2 or more"
     seeds = {arm: s.get("seed") for arm, s in samplers.items()}
@@ -169,13 +148,12 @@ def noise_source(samplers: Mapping[str, Mapping]) -> tuple[bool, str]:
 
 
 def report(arms: Mapping[str, Mapping]) -> dict:
-    """All arms: noise floor from the step-1 scores, per-arm deltas, each arm against GRPO.
+    """All arms: noise floor from the first-eval scores, per-arm deltas, each arm against GRPO.
 
-    ``arms[name]`` holds ``rows`` (graded eval rows with ``step``), ``wall_clock_s``,
-    ``sampler`` (:func:`sampler` of the config it ran; without it the floor is not measured),
-    and, where known, ``teacher`` (:func:`teacher_of`) and ``final_weights`` (where the run kept
-    them: :func:`final_weights`). The published teacher's caveat applies to an OPD arm taught by
-    it, or by a teacher not known.
+    ``arms[name]`` holds ``rows`` (graded eval rows with ``step``), ``wall_clock_s``, ``sampler``
+    (:func:`sampler`; without it the floor is not measured), and, where known, ``teacher`` and
+    ``final_weights``. The published teacher's caveat applies to an OPD arm taught by it, or by
+    a teacher not known.
     """
     from whileai_core import compare, mean_reward, noise_floor
     from whileai_core.prime_rl import REVERSE_TEXT_CAVEATS, REVERSE_TEXT_TEACHER
@@ -219,10 +197,9 @@ def report(arms: Mapping[str, Mapping]) -> dict:
 
 
 def final_weights(record: Mapping | None, run_dir: str, volume: str, mount: str) -> dict | None:
-    """Where an arm's final weights are, from its run record's ``kept``: on the ``volume``
-    (``<volume>:/<run dir>/broadcasts/step_<N>``), at ``mount`` inside a train container (what
-    an OPD config names as its teacher), the step, and what they are; None when the record
-    names none."""
+    """Where an arm's final weights are, from its run record's ``kept``: on the ``volume``, at
+    ``mount`` inside a train container (what an OPD config names as its teacher), the step, and
+    what they are; None when the record names none."""
     kept = (record or {}).get("kept") or {}
     where = kept.get("final_weights")
     if not where:
@@ -249,8 +226,7 @@ def _v(versions: Sequence[int]) -> str:
 
 
 def _rate_text(rate: Mapping, step: int, versions: Sequence[int]) -> str:
-    """'0.633 [0.41, 0.86] (n=128 tasks, step 0, v0)': the value, its interval, n, and what
-    was sampled."""
+    """The rate as ``fmt_rate`` writes it, with the step and policy version sampled."""
     from whileai_core.result import fmt_rate
 
     text = fmt_rate(rate["value"], rate.get("ci"), rate.get("n_tasks"))

@@ -8,29 +8,16 @@ config on its own:
     modal run --detach recipes/prime-rl/modal_prime_rl.py --config configs/opd.toml \\
         --run-name opd-1 --teacher PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL
 
-``train`` runs ``uv run --no-sync rl @ config.toml --output-dir /tmp/whileai-runs/<run-name>
---run.name <launch id> --clean`` in ``/app``: every launch (a Modal function call; its call id is
-the launch id) runs in its own run folder on the container's local disk, where filesystem weight
-broadcast writes every step's weights, and when ``rl`` ends, whatever its exit status, the eval
-episodes, prime-rl's logs and resolved configs, the trainer's final checkpoint, the final
-weights in a form vLLM serves (the last broadcast with the model's config and tokenizer beside
-it: ``final_weights``) and our own ``rl.log`` / ``teacher.log`` are copied to
-``/runs/<run-name>/<launch id>`` on the ``whileai-prime-rl-runs`` volume, with the record beside
-it, so a re-run never mixes with an earlier one (``--clean`` only matters when Modal retries
-the same call: the retry starts that folder afresh). A container killed outright (its Modal
-timeout) copies nothing; the log tail is in the call's Modal logs. prime-rl runs on its own venv
-(``/app/.venv``, built on the image's /usr/bin/python3.12; ``--no-sync`` keeps uv from touching
-it) with the open-files limit its image entrypoint sets (``ulimit -n 32000``), which Modal's own
-command would otherwise skip. For OPD (a config whose teacher is served on localhost) it first
-starts ``uv run --no-sync inference`` for the teacher on GPU 0 next to the policy's own engine
-and waits until ``/v1/models`` answers. ``validate`` runs prime-rl's own ``rl --dry-run`` on a
-config, on CPU, and reports what the container runs: the venv's interpreter (``readlink -f``),
-``import torch, vllm`` and the GPU count. ``train`` checks the same before it starts ``rl`` and
-stops within seconds when the GPUs the config deploys are not visible.
-Nothing here needs this repository inside the container: the functions use the standard library.
-
-Why one module: Modal deploys this file as the app, so the functions it runs, the image they
-run in and the volumes they write are read in one place.
+``train`` runs ``rl`` in each launch's own run folder on the container's disk (a launch is a
+Modal call; its call id is the launch id) and, whatever its exit status, copies what is kept
+(eval episodes, logs, configs, the final checkpoint, servable final weights) to
+``/runs/<run-name>/<launch id>`` on the ``whileai-prime-rl-runs`` volume with its record, so a
+re-run never mixes with an earlier one; a container killed outright copies nothing. It stops
+before ``rl`` when the GPUs the config deploys are not visible, and for OPD first serves a
+localhost teacher on GPU 0. ``validate`` runs prime-rl's own ``rl --dry-run`` on CPU. Nothing
+here needs this repository inside the container; layout and reasons:
+``recipes/prime-rl/README.md``. One module: Modal deploys this file as the app, so the functions,
+their image and their volumes are read in one place.
 """
 
 from __future__ import annotations
@@ -52,19 +39,16 @@ RUNS_VOLUME = "whileai-prime-rl-runs"
 HF_CACHE_VOLUME = "whileai-hf-cache"
 RUNS_PATH = "/runs"
 # The run folder lives on the container's own disk: filesystem weight broadcast writes each
-# step's full weights under it (prime-rl 559b447, src/prime_rl/utils/pathing.py: broadcasts/;
-# older steps are removed, src/prime_rl/transports/weights/filesystem.py:84-91), which a network
+# step's full weights under it (prime-rl 559b447, src/prime_rl/utils/pathing.py), which a network
 # volume would slow. What is kept is copied to RUNS_PATH at the end.
 LOCAL_RUNS_PATH = "/tmp/whileai-runs"
-# Kept from a run folder (prime-rl 559b447's layout, src/prime_rl/utils/pathing.py): the eval
-# episodes, the logs of every attempt, the resolved configs; plus the last checkpoints/step_<N>
-# (the trainer's, with its optimizer state: what resumes training) and the last complete
+# Kept from a run folder: the eval episodes, the logs of every attempt, the resolved configs;
+# plus the last checkpoints/step_<N> (what resumes training) and the last complete
 # broadcasts/step_<N> (what serves: see final_weights).
 KEPT_GLOBS = ("rollouts/step_*/eval/**/*", "logs/**/*", "configs/**/*")
-# What a servable copy of a full-weight broadcast takes from its base model: everything in the
-# hub snapshot but the weights (config.json, generation_config.json, the tokenizer files). The
-# broadcast itself holds only HF-named safetensors shards, their index and the STABLE marker
-# (src/prime_rl/transports/weights/filesystem.py, src/prime_rl/utils/weights.py).
+# A servable copy of a full-weight broadcast takes everything but the weights from its base
+# model's hub snapshot (config, generation config, tokenizer files): the broadcast holds only
+# the safetensors shards, their index and the STABLE marker.
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".h5", ".msgpack", ".gguf", ".onnx",
                    ".ckpt", ".index.json")
 HF_CACHE_PATH = "/cache"
@@ -111,8 +95,8 @@ def local_teacher(config_text: str) -> tuple[str, int, float] | None:
 
 
 def missing_weights(model: str) -> str | None:
-    """Why a teacher given as a folder (another arm's final weights on the volume) cannot be
-    served, or None (a hub id, or a folder vLLM can load: it has a config.json)."""
+    """Why a teacher given as a folder (another arm's final weights) cannot be served, or None (a
+    hub id, or a folder with a config.json)."""
     if not model.startswith("/"):
         return None
     if (Path(model) / "config.json").is_file():
@@ -163,10 +147,9 @@ def raise_nofile() -> tuple[int, int]:
 
 
 def deployed_gpus(config_text: str) -> int:
-    """GPUs ``rl`` asks this machine for, counted as prime-rl 559b447 counts them
-    (``entrypoints/rl.py``): a single-node deployment needs ``num_infer_gpus`` (when the config
-    has ``[inference]``) plus ``num_train_gpus``, 1 and 1 by default; ``gpus_per_node`` (default
-    8) is only their upper bound there. A multi-node deployment uses ``gpus_per_node`` per node."""
+    """GPUs ``rl`` asks this machine for, counted as prime-rl 559b447's ``entrypoints/rl.py``
+    does: single-node, ``num_infer_gpus`` (with ``[inference]``) plus ``num_train_gpus``, 1 and 1
+    by default; multi-node, ``gpus_per_node`` (default 8)."""
     config = tomllib.loads(config_text)
     deployment = config.get("deployment", {})
     if deployment.get("type", "single_node") != "single_node":
@@ -185,9 +168,8 @@ def _last_step(folder: Path, complete: str | None = None) -> Path | None:
 
 
 def base_model_files(model: str | None, hub_cache: Path | None) -> list[Path]:
-    """The non-weight files of ``model`` (config, generation config, tokenizer): from the
-    folder itself when ``model`` is a local checkpoint, else from its newest snapshot in the
-    hub cache (``models--ORG--NAME/snapshots/<revision>/``); [] when neither is there."""
+    """The non-weight files of ``model`` (config, generation config, tokenizer): from the local
+    checkpoint folder, else from its newest hub-cache snapshot; [] when neither is there."""
     if not model:
         return []
     folder = Path(model)
@@ -205,11 +187,10 @@ def base_model_files(model: str | None, hub_cache: Path | None) -> list[Path]:
 def final_weights(run_dir: Path, model: str | None, hub_cache: Path | None
                   ) -> tuple[Path | None, list[Path], str]:
     """The run's final weights in a form vLLM and prime-rl's ``evals`` serve: its last complete
-    broadcast (``broadcasts/step_<N>`` with ``STABLE``: under filesystem broadcast the trainer
-    writes one after every step, the last included; src/prime_rl/trainer/rl/train.py), and, for
-    full weights, the base model's config and tokenizer files to put beside its shards so that
-    ``vllm serve`` (or ``uv run inference --vllm.model``) loads the folder on its own. Returns
-    (the broadcast folder or None, the files to add, what it is in words)."""
+    broadcast (``broadcasts/step_<N>`` with ``STABLE``; the trainer writes one after every step,
+    src/prime_rl/trainer/rl/train.py) and, for full weights, the base model's config and
+    tokenizer files to put beside its shards. Returns (the folder or None, the files to add,
+    what it is in words)."""
     last = _last_step(run_dir / "broadcasts", complete="STABLE")
     if last is None:
         return None, [], ("no complete broadcasts/step_<N> (an NCCL broadcast writes none; a "
@@ -228,13 +209,10 @@ def final_weights(run_dir: Path, model: str | None, hub_cache: Path | None
 
 def keep_run(local_base: Path, volume_base: Path, launch_id: str, *, model: str | None = None,
              hub_cache: Path | None = None) -> dict:
-    """Copy what is kept of a launch from the container's disk to the volume: the run folder's
-    eval episodes, logs and configs (``KEPT_GLOBS``), its last ``checkpoints/step_<N>``, its
-    final weights (:func:`final_weights`: the last complete broadcast, with ``model``'s config
-    and tokenizer files from ``hub_cache`` beside full weights) and our own
-    ``<launch id>.logs``. Never raises: a copy that fails is named in ``errors``, so the run's
-    record is returned whatever happened. Symbolic links (prime-rl's ``logs/latest``) are not
-    followed; the hub cache's snapshot links are (they point at its blobs)."""
+    """Copy what is kept of a launch from the container's disk to the volume: ``KEPT_GLOBS``, the
+    last ``checkpoints/step_<N>``, the :func:`final_weights` and our own ``<launch id>.logs``.
+    Never raises: a copy that fails is named in ``errors``. Symbolic links in the run folder
+    (prime-rl's ``logs/latest``) are not followed; the hub cache's (to its blobs) are."""
     import shutil
 
     started = time.monotonic()
@@ -288,9 +266,8 @@ RECORD_SUFFIX = ".record.json"  # the launch's record, beside its run folder on 
 
 
 def write_record(volume_base: Path, launch_id: str, record: dict) -> None:
-    """The record ``train`` returns, also on the volume (``<run name>/<launch id>.record.json``):
-    where its final weights are, what was kept and what each part took, readable from a copy of
-    the volume with no Modal call. Never raises."""
+    """The record ``train`` returns, also on the volume beside the run folder, readable from a
+    copy of the volume with no Modal call. Never raises."""
     import json
 
     try:
@@ -339,8 +316,8 @@ def probe() -> dict:
 @app.function(image=image, gpu=GPU, volumes={RUNS_PATH: runs, HF_CACHE_PATH: hf_cache},
               timeout=6 * 3600)
 def train(config_text: str, run_name: str, teacher: str | None = None) -> dict:
-    """Run ``rl`` on one config in this launch's own run folder on local disk, copy what is kept
-    to the volume; returns the run's record (``returncode`` 0 when ``rl`` succeeded)."""
+    """Run ``rl`` on one config in this launch's own run folder, copy what is kept to the volume;
+    returns the run's record (``returncode`` 0 when ``rl`` succeeded)."""
     launch_id = modal.current_function_call_id() or f"local-{uuid.uuid4().hex[:12]}"
     base = Path(RUNS_PATH) / run_name
     local = Path(LOCAL_RUNS_PATH) / run_name
@@ -407,8 +384,7 @@ def train(config_text: str, run_name: str, teacher: str | None = None) -> dict:
 
 @app.function(image=image, timeout=20 * 60)
 def validate(config_text: str) -> dict:
-    """prime-rl's own loader on the config (``rl --dry-run``), on CPU, and what the container
-    runs (interpreter, torch, vllm, GPUs: none here): is it a config and an image that run?"""
+    """prime-rl's own loader on the config (``rl --dry-run``), on CPU, and :func:`probe`."""
     raise_nofile()
     path = Path("/tmp/config.toml")
     path.write_text(config_text, encoding="utf-8")

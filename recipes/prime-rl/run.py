@@ -10,10 +10,8 @@
                                    # OPD taught by the grpo arm's final weights (DIR: its --out)
 
 Every config comes from ``whileai_core.prime_rl_config`` with the arms of
-``whileai_core.prime_rl.reverse_text_arms``; nothing here writes TOML by hand.
-
-Why one module: it is the recipe's command line, each flag a few lines that call the core; split,
-a reader would follow one command across files.
+``whileai_core.prime_rl.reverse_text_arms``; nothing here writes TOML by hand. One module: it is
+the recipe's command line, each flag a few lines that call the core.
 """
 
 from __future__ import annotations
@@ -74,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def write_configs(folder: Path, arms, *, force: bool, opd_teacher=None) -> dict:
     """Each arm's config through the writer; an identical file on disk is left as it is.
-    ``opd_teacher``: the opd arm's teacher instead of the published one (``--teacher-from``)."""
+    ``opd_teacher``: the opd arm's teacher instead of the published one."""
     from whileai_core.prime_rl import prime_rl_config, reverse_text_arms
 
     kwargs = reverse_text_arms(opd_teacher)
@@ -95,9 +93,8 @@ def write_configs(folder: Path, arms, *, force: bool, opd_teacher=None) -> dict:
 
 def planned_final_weights(config_text: str) -> str:
     """Where a launch of this config will keep its final weights, said before it runs: under
-    filesystem broadcast the trainer writes ``broadcasts/step_<max_steps>`` after its last step
-    (prime-rl 559b447, trainer/rl/train.py) and ``train`` keeps it; an NCCL broadcast writes no
-    folder at all."""
+    filesystem broadcast ``broadcasts/step_<max_steps>`` (prime-rl 559b447, trainer/rl/train.py);
+    an NCCL broadcast writes no folder at all."""
     from whileai_core.runs.run_shape import prime_rl_shape
 
     shape = prime_rl_shape(config_text)
@@ -111,10 +108,9 @@ def planned_final_weights(config_text: str) -> str:
 
 
 def grpo_teacher(folder: Path):
-    """The grpo arm's final weights as an OPD teacher served beside the policy: an ``Endpoint``
-    naming them where a train container sees them (the volume at ``/runs``), read from
-    ``folder/results.json`` (a collected launch's); and where they are. The grpo arm trained on
-    ``train[:872]`` only, so unlike the published teacher it never saw the held-out slice."""
+    """The grpo arm's final weights, from a collected launch's ``folder/results.json``, as an OPD
+    teacher ``Endpoint`` where a train container sees them; and where they are. The grpo arm
+    trained on ``train[:872]`` only, so unlike the published teacher it never saw the held out."""
     from collect import final_weights
     from modal_prime_rl import RUNS_PATH, RUNS_VOLUME
 
@@ -220,10 +216,8 @@ def read_calls(out: Path) -> dict:
 
 
 def launched_config(runs_dir: Path, call: dict) -> str | None:
-    """The config text an arm ran: the copy ``train`` wrote beside its run folder
-    (``<run name>/<launch id>.config.toml``), else the file ``calls.json`` names; None when
-    neither is readable (the noise floor then says it cannot tell whether the arms were
-    re-runs)."""
+    """The config text an arm ran: the copy ``train`` wrote beside its run folder, else the file
+    ``calls.json`` names; None when neither is readable."""
     paths = [runs_dir / f"{call['run_dir']}.config.toml"]
     if call.get("config"):
         paths.append(Path(call["config"]))
@@ -236,9 +230,8 @@ def launched_config(runs_dir: Path, call: dict) -> str | None:
 
 
 def reconciled(config_text: str | None, record: dict) -> dict | None:
-    """Each billed part an arm's record timed (rl, the teacher's start-up, the end-of-run copy)
-    beside what the launch forecast for its config on this app's GPUs; None without the
-    config or a record."""
+    """Each billed part an arm's record timed beside what the launch forecast for its config on
+    this app's GPUs; None without the config or a record."""
     from modal_prime_rl import GPU
 
     from whileai_core.errors import WhileaiError
@@ -254,8 +247,7 @@ def reconciled(config_text: str | None, record: dict) -> dict | None:
 
 
 def volume_record(runs_dir: Path, call: dict) -> dict:
-    """The record ``train`` wrote beside the run folder (``<run dir>.record.json``), from a
-    copy of the volume; {} when it is not there."""
+    """The record ``train`` wrote beside the run folder, from a copy of the volume; {} if none."""
     from modal_prime_rl import RECORD_SUFFIX
 
     try:
@@ -267,9 +259,9 @@ def volume_record(runs_dir: Path, call: dict) -> dict:
 
 def collect_local(runs_dir: Path, calls: dict, records: dict | None = None,
                   missing: dict | None = None) -> dict:
-    """The report from run folders on disk: only each call's own ``run_dir`` is read. An arm
-    whose folder is not there, or whose eval rows cannot be paired (none, one step, every
-    episode errored), is left out and named (``missing``); none left is an error."""
+    """The report from run folders on disk (each call's own ``run_dir`` only). An arm whose
+    folder is not there, or whose eval rows cannot be paired, is left out and named in
+    ``missing``; none left is an error."""
     from collect import final_weights, render, report, run_rows, sampler, teacher_of, unusable
     from modal_prime_rl import RUNS_PATH, RUNS_VOLUME
 
@@ -319,8 +311,7 @@ FAILED_TAIL_LINES = 15  # of a failed arm's log, printed by --collect
 
 
 def failed(call: dict, record: dict) -> str:
-    """Why a finished arm is left out: rl's (or train's) non-zero return code, where its logs
-    are, and the end of its log."""
+    """Why a finished arm is left out: its non-zero return code, its logs, their end."""
     from modal_prime_rl import RUNS_VOLUME
 
     tail = "\n".join(str(record.get("log_tail", "")).splitlines()[-FAILED_TAIL_LINES:])
@@ -329,11 +320,9 @@ def failed(call: dict, record: dict) -> str:
 
 
 def collect(args) -> dict:
-    """Each call's record from Modal, its eval files from the volume into --out, the report.
-
-    Arm by arm: one still running, or one that failed (rl's non-zero exit status, a raise on
-    Modal), is named with its reason and left out; the others are reported. None finished is
-    an error."""
+    """Each call's record from Modal, its eval files from the volume into --out, the report. An
+    arm still running or failed is named with its reason and left out; none finished is an
+    error."""
     import modal
 
     from modal_prime_rl import RUNS_VOLUME
@@ -356,16 +345,14 @@ def collect(args) -> dict:
             missing[arm] = (f"the call wrote {record.get('run_dir')}, calls.json says "
                             f"{call['run_dir']}. Fix: launch it again with this recipe")
             continue
-        kept = {k: v for k, v in record.items() if k != "log_tail"}
+        records[arm] = {k: v for k, v in record.items() if k != "log_tail"}
         if record["returncode"] != 0:
             missing[arm] = failed(call, record)
-            records[arm] = kept
             continue
         if not record.get("eval_files"):
             missing[arm] = ("wrote no eval rows: rl exited 0 and no rollouts/step_<S>/eval/all/"
                             f"traces.jsonl was kept (its logs: {RUNS_VOLUME}:/{call['run_name']}/"
                             f"{record.get('launch_id')}.logs/)")
-            records[arm] = kept
             continue
         copies = [(f"{call['run_dir']}/{name}", local / call["run_dir"] / name)
                   for name in record["eval_files"]]
@@ -374,7 +361,6 @@ def collect(args) -> dict:
         for remote, target in copies:
             target.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(target, b"".join(volume.read_file(remote)), overwrite=True)
-        records[arm] = kept
     done = {arm: calls[arm] for arm in calls if arm in records and arm not in missing}
     if not done:
         raise ConfigError("no arm finished: " + "; ".join(f"{arm}: {why.splitlines()[0]}"
@@ -391,14 +377,12 @@ def partial(out: Path) -> bool:
         return False
 
 
-# What modal_prime_rl.train starts itself: a teacher on localhost / 127.0.0.1, on GPU 0 beside the
-# policy's vLLM (no tensor parallelism, no GPUs of its own).
+# modal_prime_rl.train starts a teacher only here, on GPU 0 beside the policy's vLLM
 TEACHER_HOSTS = ("localhost", "127.0.0.1")
 
 
 def starts_teacher(config_text: str) -> tuple[bool, str]:
-    """Whether ``train`` on Modal starts the OPD teacher this config expects on localhost:
-    ``(True, why)`` for a teacher it can serve beside the policy, else ``(False, why)``."""
+    """Whether ``train`` on Modal starts the OPD teacher this config expects: ``(ok, why)``."""
     import tomllib
     from urllib.parse import urlparse
 
@@ -420,8 +404,8 @@ def starts_teacher(config_text: str) -> tuple[bool, str]:
 
 
 def modal_call(run_name: str, config_path: str | None = None) -> dict:
-    """What the run registry spawns for a prime-rl config: ``train(config_text, run_name)``
-    in the deployed ``whileai-prime-rl`` app (``modal deploy recipes/prime-rl/modal_prime_rl.py``)."""
+    """What the run registry spawns for a prime-rl config: ``train(config_text, run_name)`` in
+    the deployed ``whileai-prime-rl`` app."""
     if config_path is None:
         raise ArgumentError("the prime-rl recipe runs a config: pass one (a prime-rl TOML, e.g. "
                             "recipes/prime-rl/configs/grpo.toml)")
@@ -447,8 +431,7 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 require_modal_token()
                 results = collect(args)
-            # a partial results.json (an arm still running or failed) is replaced by the next
-            # --collect without --force
+            # a partial results.json is replaced by the next --collect without --force
             path = write_results(args.out, results, overwrite=args.force or partial(args.out))
             print(f"results: {path}")
             if not results["complete"]:

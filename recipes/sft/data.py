@@ -1,23 +1,10 @@
 """The SFT recipe's input: a data folder (yours, or the refund demo built from the prompt set).
 
-A data folder holds three files, what the sft-from-traces skill ends with:
-
-- ``train.jsonl``: the SFT file, as :func:`whileai_core.export_sft` writes it;
-- ``holdout.jsonl``, or the one ``holdout-<hash>.jsonl`` :func:`whileai_core.freeze_holdout`
-  wrote there: the held-out asks, traces of the tasks :func:`whileai_core.split_by_task` held out
-  (``task_id``, ``messages``; any other field is passed to the grader). A frozen file edited
-  after freezing (its content no longer matches its name) is refused;
-- ``grader.py``: ``grade(ask, reply) -> float``, the program that grades a reply (pass = 1.0),
-  one self-contained file. It runs only in the training process (the smoke's, or the Modal
-  container's); reading the folder (a plan, a launch) parses it without running it;
-- optionally ``settings.json``: recipe settings for this data (``{"model": "Qwen/Qwen3-8B"}``,
-  any field of ``SFTSettings``), so ``launch_run("sft", data=...)`` trains what the data is for.
-
-Without ``--data`` the recipe builds the **refund demo** into such a folder: the refund prompt set
-(``recipes/grpo/prompts.py``), two attempts per ask written by a program that knows the policy
-(one that follows it, one that breaks it) and graded by the refund reward, then the skill's own
-pipeline: ``split_by_task`` -> ``select_sft`` -> ``decontaminate`` -> ``export_sft``. The demo
-teacher is a program, a stand-in for a stronger model's traces; say so when reading its numbers.
+The folder (``train.jsonl``, one ``holdout*.jsonl``, ``grader.py``, optional ``settings.json``)
+is described in ``recipes/sft/README.md``. ``grader.py`` runs only in the training process:
+reading the folder for a plan or a launch parses it without running it. Without ``--data`` the
+recipe builds the refund demo, whose teacher is a program that knows the policy, a stand-in for
+a stronger model's traces: say so when reading its numbers.
 """
 
 from __future__ import annotations
@@ -27,6 +14,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Self
 
 from whileai_core.errors import ConfigError
 from whileai_core.safepath import read_text
@@ -36,13 +24,26 @@ SETTINGS_FILE = "settings.json"
 HOLDOUT_GLOB = "holdout*.jsonl"  # holdout.jsonl, or holdout-<hash>.jsonl from freeze_holdout
 DATA_FILES = (TRAIN_FILE, HOLDOUT_FILE, GRADER_FILE)
 REFUND_GRADER = Path(__file__).with_name("refund_grader.py")
+VALID_GRADER = "the grader must be valid Python defining grade(ask, reply)"
+NO_GRADE = ("defines no grade(ask, reply). Fix: add a function grade(ask, reply) returning a "
+            "number (1.0 = pass)")
+
+
+class DataPayload:
+    """A data folder's contents as JSON for the Modal function, which rebuilds it from there."""
+
+    def payload(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_payload(cls, data: dict) -> Self:
+        return cls(**data)
 
 
 @dataclass(frozen=True)
-class SFTData:
-    """What a run trains on and scores: conversations (each with its ``source`` file and line),
-    one held-out ask per task (``task_id``, ``messages``: the prompt, and extra fields; the
-    grader gets it as its ``ask``, the shape ``rejection_sample`` gives a grader), the grader's
+class SFTData(DataPayload):
+    """What a run trains on and scores: conversations (each with its ``source``), one held-out
+    ask per task (``task_id``, ``messages``, extra fields: the grader's ``ask``), the grader's
     source text and where it came from."""
 
     conversations: list[dict]
@@ -53,17 +54,6 @@ class SFTData:
     holdout_name: str | None = None
     settings: dict | None = None
     demo: dict | None = None
-
-    def payload(self) -> dict:
-        """JSON-serialisable, for the Modal function (which rebuilds it with ``from_payload``)."""
-        return asdict(self)
-
-    @classmethod
-    def from_payload(cls, data: dict) -> SFTData:
-        return cls(**data)
-
-    def sha256(self) -> str:
-        return hashlib.sha256(json.dumps(self.payload(), sort_keys=True).encode()).hexdigest()
 
 
 def read_data(folder: str | Path) -> SFTData:
@@ -93,8 +83,8 @@ def read_data(folder: str | Path) -> SFTData:
 
 
 def read_holdout(held_file: Path) -> tuple[list[dict], str | None]:
-    """One held-out ask per task (the first trace's prompt and the task's other fields), and the
-    file's content name when it is a frozen task set (an edited frozen file is refused)."""
+    """One held-out ask per task (the first trace's prompt and other fields), and the file's
+    content name when it is a frozen task set."""
     from whileai_core import load_traces
     from whileai_core.traces import prompt_messages
 
@@ -109,9 +99,8 @@ def read_holdout(held_file: Path) -> tuple[list[dict], str | None]:
 
 
 def folder_holdout_name(folder: Path) -> str | None:
-    """The content name of the held-out set a data folder holds (what the run's results carry as
-    ``data.holdout_name``), or None when its held-out file is not one record per task; read the
-    way :func:`read_data` reads it, so a plan and the run name the same set."""
+    """The content name of the folder's held-out set (the run's ``data.holdout_name``), or None;
+    read as :func:`read_data` reads it, so a plan and the run name the same set."""
     return read_holdout(holdout_file(folder, "keep exactly one holdout*.jsonl in the folder"))[1]
 
 
@@ -130,13 +119,12 @@ def read_grader(folder: Path) -> tuple[str, str]:
     fails now, before any training (parsed, never run: see :func:`check_grader`)."""
     origin = str(folder / GRADER_FILE)
     source = read_text(folder / GRADER_FILE, "config", argument="grader", error=ConfigError)
-    check_grader(source, origin)  # parsed, never run here: it runs only in the training process
+    check_grader(source, origin)
     return source, origin
 
 
 def _settings(path: Path, settings_class=None) -> dict | None:
-    """``settings.json``'s fields, each checked by the recipe's settings class (``SFTSettings``
-    by default; an unknown field is named)."""
+    """``settings.json``'s fields, checked by the recipe's settings class (``SFTSettings``)."""
     if not path.is_file():
         return None
     if settings_class is None:
@@ -185,20 +173,17 @@ def check_grader(source: str, origin: str) -> None:
     try:
         tree = ast.parse(source, filename=origin)
     except SyntaxError as exc:
-        raise ConfigError(f"{origin}, line {exc.lineno}: {exc.msg}. Fix: the grader must be "
-                          "valid Python defining grade(ask, reply)") from None
+        raise ConfigError(f"{origin}, line {exc.lineno}: {exc.msg}. Fix: {VALID_GRADER}") from None
     except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, nesting too deep
-        raise ConfigError(f"{origin}: not a Python file the parser can read ({exc}). Fix: the "
-                          "grader must be valid Python defining grade(ask, reply)") from None
+        raise ConfigError(f"{origin}: not a Python file the parser can read ({exc}). Fix: "
+                          f"{VALID_GRADER}") from None
     if not any(_binds_grade(node) for node in _module_statements(tree.body)):
-        raise ConfigError(f"{origin} defines no grade(ask, reply). Fix: add a function "
-                          "grade(ask, reply) returning a number (1.0 = pass)")
+        raise ConfigError(f"{origin} {NO_GRADE}")
 
 
 def _module_statements(body: list) -> Iterator:
-    """Every statement that runs at module level: the top ones and those inside an ``if``,
-    ``try``, ``with``, loop or ``match`` among them (never a function's or a class's body, which
-    bind names of their own scope)."""
+    """Every statement that runs at module level: the top ones and those nested in an ``if``,
+    ``try``, ``with``, loop or ``match`` (never a function's or a class's body)."""
     import ast
 
     for node in body:
@@ -240,16 +225,14 @@ def load_grader(source: str, origin: str):
     try:
         exec(compile(source, origin, "exec"), namespace)  # noqa: S102 - the user's own grader
     except SyntaxError as exc:
-        raise ConfigError(f"{origin}, line {exc.lineno}: {exc.msg}. Fix: the grader must be "
-                          "valid Python defining grade(ask, reply)") from None
+        raise ConfigError(f"{origin}, line {exc.lineno}: {exc.msg}. Fix: {VALID_GRADER}") from None
     except Exception as exc:
         raise ConfigError(f"{origin}: importing it raised {type(exc).__name__}: {exc}. Fix: a "
                           "grader imports only what the training image has (the standard "
                           "library, whileai_core, recipes)") from None
     grade = namespace.get("grade")
     if not callable(grade):
-        raise ConfigError(f"{origin} defines no grade(ask, reply). Fix: add a function "
-                          "grade(ask, reply) returning a number (1.0 = pass)")
+        raise ConfigError(f"{origin} {NO_GRADE}")
 
     def checked(ask: dict, reply: str) -> float:
         try:
@@ -289,9 +272,8 @@ def _call(name: str, **arguments) -> str:
 
 
 def demo_attempts(record: dict) -> list[str]:
-    """The program teacher's attempts for one refund prompt: one that follows the policy (look
-    the named id up; ask for the id; answer off topic briefly), one that breaks it (refund
-    without a lookup; invent an id)."""
+    """The program teacher's attempts for one refund prompt: one that follows the policy, one
+    that breaks it (refund without a lookup; invent an id)."""
     from recipes.grpo.reward import LOOKUP_TOOL, NO_ID, REFUND_TOOL, WITH_ID
 
     task, oid = record["task_id"], record["order_id"]
@@ -305,7 +287,9 @@ def demo_attempts(record: dict) -> list[str]:
 
 
 def build_refund_demo(folder: str | Path, *, seed: int, share: float) -> SFTData:
-    """Write the refund demo's data folder and read it back (see the module docstring)."""
+    """Write the refund demo's data folder and read it back: the program teacher's attempts,
+    graded by the refund reward, through ``split_by_task`` -> ``select_sft`` -> ``decontaminate``
+    -> ``export_sft``."""
     from recipes.grpo.prompts import write_prompts
     from recipes.grpo.reward import Case, score
     from whileai_core import (decontaminate, export_sft, freeze_holdout, select_sft,

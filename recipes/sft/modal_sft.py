@@ -1,9 +1,8 @@
 """Modal app of the SFT recipe: Qwen2.5-1.5B-Instruct + LoRA, TRL SFTTrainer, one A10G.
 
-Imports without a Modal token (tests read ``train_sft``'s GPU, image and volumes). Launch it with
-``python recipes/sft/run.py [flags]``, which checks every flag and the data folder before
-anything starts, or ``launch_run("sft", data=...)``. The adapter, ``results.json`` and both
-held-out row files land on the ``whileai-sft-runs`` volume under ``<run-name>/``.
+Imports without a Modal token. Launch it with ``python recipes/sft/run.py [flags]`` or
+``launch_run("sft", data=...)``; the run lands on the ``whileai-sft-runs`` volume under
+``<run-name>/``.
 """
 
 from __future__ import annotations
@@ -28,8 +27,7 @@ runs = runs_volume(SFT_RUNS_VOLUME)
 
 @app.function(gpu=SFT_GPU, image=image, volumes=train_volumes(runs), timeout=TRAIN_TIMEOUT_S)
 def train_sft(settings: dict, data: dict) -> dict:
-    """Train one run from validated settings and a data folder's contents (``SFTData.payload``);
-    returns ``results.json``'s data."""
+    """Train one run from validated settings and ``SFTData.payload``; returns the results."""
     from recipes.sft.data import SFTData
     from recipes.sft.train import SFTSettings, run_sft
 

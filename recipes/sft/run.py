@@ -32,8 +32,7 @@ from recipes.trl_recipes import launch_on_modal, require_weights_moved
 from whileai_core.errors import ArgumentError, ConfigError
 from whileai_core.voice import arg
 
-# Sizes shrink, the method stays: one epoch over the first 4 examples at 2 a step is two real
-# optimizer steps; the template and leak checks and the held-out read cover all the data.
+# Sizes shrink, the method stays: one epoch over the first 4 examples at 2 a step, two steps.
 SMOKE_SIZES = dict(epochs=1, examples_per_step=2, max_completion_tokens=24, holdout_samples=2,
                    lora_r=4, lora_alpha=8, learning_rate=1e-3)
 SMOKE_EXAMPLES = 4
@@ -55,10 +54,8 @@ def load_data(settings: SFTSettings, folder: Path | None, demo_dir: Path) -> SFT
 
 
 def smoke(settings: SFTSettings, data: SFTData, out: Path, *, device: str = "cpu") -> dict:
-    """Two real SFT steps with LoRA on a tiny random model, the held-out asks before and after;
-    fails unless the prompt tokens were masked, the completion tokens trained and the adapter
-    moved. Saves the adapter to ``out/adapter``. ``device="cuda"``: on a GPU, bf16 weights,
-    gradient checkpointing on."""
+    """Two SFT steps with LoRA on a tiny random model, the held-out asks before and after; fails
+    unless the loss mask is right and the adapter moved. ``device="cuda"``: on a GPU, in bf16."""
     from recipes.tiny_model import TINY_MODEL_NAME, byte_tokenizer, on_device, tiny_model
 
     settings = dataclasses.replace(settings, model=TINY_MODEL_NAME, **SMOKE_SIZES)
@@ -84,10 +81,8 @@ def launch(settings: SFTSettings, data: SFTData) -> dict:
 
 
 def modal_call(run_name: str, config_path: str | None = None, data: str | None = None) -> dict:
-    """What the run registry spawns (``launch_run("sft", data=...)``): the deployed
-    ``whileai-sft`` app's ``train_sft`` with the default settings under ``run_name`` and the data
-    folder ``data`` read here (default: the refund demo). Deploy first:
-    ``modal deploy recipes/sft/modal_sft.py``."""
+    """What the run registry spawns: the deployed ``whileai-sft`` app's ``train_sft`` on the data
+    folder ``data`` read here (default: the refund demo)."""
     if config_path is not None:
         raise ArgumentError(f"the sft recipe takes no config file, got {config_path!r}. Fix: "
                             "launch it by name, with data='<your data folder>'")
@@ -101,9 +96,7 @@ def modal_call(run_name: str, config_path: str | None = None, data: str | None =
 
 def describe_data(data: str, smoke: bool = False) -> str:
     """What ``launch_run("sft", data=...)``'s plan says of the data folder, read now so a plan
-    never says ready for a folder the run cannot read: the model the run trains (from
-    settings.json, or the recipe's default; ``smoke``, the local backend's CPU smoke: the tiny
-    model it builds), how many conversations, and the held-out asks."""
+    never says ready for a folder the run cannot read (``smoke``: the local CPU smoke)."""
     loaded = read_data(Path(data))
     settings = with_data_settings(SFTSettings(), loaded)
     chosen = "settings.json" if "model" in (loaded.settings or {}) else \
@@ -118,8 +111,7 @@ def describe_data(data: str, smoke: bool = False) -> str:
 
 
 def data_holdout(data: str) -> str | None:
-    """The held-out set's content name the run on this data folder will score and name in its
-    results; a plan of an experiment's arm checks it against the registered one."""
+    """The content name of the held-out set a run on this folder scores."""
     return folder_holdout_name(Path(data))
 
 

@@ -1,12 +1,9 @@
 """SFT + LoRA on an export_sft file: settings, the template and leak checks, the trainer, a run.
 
-``run_sft`` is what every path runs (the Modal function on Qwen2.5-1.5B-Instruct, ``run.py
---smoke`` and the CPU tests on a tiny random model): check the model's chat template against
-every example (``whileai_core.check_chat_template``) and the training prompts against the
-held-out asks (``whileai_core.decontaminate``), sample and grade the held-out asks before,
-train TRL's ``SFTTrainer`` with a LoRA adapter on one prompt-completion example per assistant
-turn (``whileai_core.sft_examples``) with the loss on the completions only, sample and grade
-again after, and read the paired delta with ``whileai_core.compare``.
+``run_sft`` is what every path runs (Modal, ``run.py --smoke``, the CPU tests): check the chat
+template against every example and the training prompts against the held-out asks, sample and
+grade the held-out asks, train TRL's ``SFTTrainer`` with LoRA and the loss on the completions
+only, sample and grade again, and read the paired delta with ``whileai_core.compare``.
 """
 
 from __future__ import annotations
@@ -18,9 +15,10 @@ from pathlib import Path
 
 from recipes.defaults import GRPO_LORA_ALPHA, SFT_LEARNING_RATE
 from recipes.flags import float_in, int_in
+from recipes.holdout import delta_text, rate_text, read_arm, sample_replies
 from recipes.trl_recipes import (add_lora_arguments, add_run_arguments, build_lora_config,
                                  settings_from_dict, settings_from_flags, steps_for_epochs,
-                                 timed_train, trainable_snapshot, weight_updates)
+                                 train_measured)
 from whileai_core.defaults import (GRPO_HOLDOUT_SAMPLES, GRPO_LORA_R, GRPO_MAX_COMPLETION_TOKENS,
                                    HOLDOUT_SHARE, SFT_EPOCHS, SFT_EXAMPLES_PER_STEP, SFT_MAX_LENGTH,
                                    SFT_MODEL, SPLIT_SEED)
@@ -111,8 +109,8 @@ def with_data_settings(settings: SFTSettings, data, *, given: set[str] = frozens
 # --- checks before training --------------------------------------------------------------------
 
 def check_no_leak(conversations: Sequence[dict], holdout: Sequence[dict]) -> dict:
-    """Refuse a training prompt that is a held-out ask (verbatim, or by 8-gram overlap): the
-    skill decontaminates before export; this is the recipe's own check that it did."""
+    """Refuse a training prompt that is a held-out ask (verbatim, or by n-gram overlap): the
+    recipe's own check that the skill decontaminated before export."""
     from whileai_core import decontaminate
 
     train = [{"task_id": f"train:{c['source']}", "messages": c["messages"]} for c in conversations]
@@ -137,7 +135,6 @@ def build_sft_config(settings: SFTSettings, output_dir: str | Path, *, cpu: bool
 
     per_device = max(d for d in range(1, MAX_EXAMPLES_PER_PASS + 1)
                      if settings.examples_per_step % d == 0)
-    # epochs, not max_steps: the step count follows from the file's size
     return SFTConfig(
         output_dir=str(output_dir), num_train_epochs=settings.epochs, seed=settings.seed,
         learning_rate=settings.learning_rate, per_device_train_batch_size=per_device,
@@ -161,9 +158,8 @@ def build_sft_trainer(model, tokenizer, examples: Sequence[dict], settings: SFTS
 
 
 def mask_report(trainer, tokenizer, examples: Sequence[dict]) -> dict:
-    """What the loss sees, read from the trainer's own tokenized data (its ``labels``, -100 where
-    no loss is taken) against each prompt's length tokenized here, independently of TRL: every
-    prompt token masked, every completion token trained, for every example."""
+    """What the loss sees: the trainer's own ``labels`` (-100: no loss) against each prompt's
+    length tokenized here, independently of TRL."""
     from whileai_core.sft import _ids
 
     rows = trainer.train_dataset
@@ -187,11 +183,12 @@ def mask_report(trainer, tokenizer, examples: Sequence[dict]) -> dict:
 
 # --- sampling and reading the held-out asks ----------------------------------------------------
 
+SHARES = ("truncated",)  # the only 0/1 field sample_graded's rows carry
+
+
 def sample_graded(model, tokenizer, holdout: Sequence[dict], grade, settings: SFTSettings, *,
                   label: str) -> list[dict]:
     """``holdout_samples`` replies per held-out ask, each graded: one graded row per reply."""
-    from recipes.holdout import sample_replies
-
     replies = sample_replies(model, tokenizer, [h["messages"] for h in holdout],
                              samples=settings.holdout_samples,
                              max_new_tokens=settings.max_completion_tokens, seed=settings.seed)
@@ -206,48 +203,28 @@ def sample_graded(model, tokenizer, holdout: Sequence[dict], grade, settings: SF
     return rows
 
 
-def read_side(before: Sequence[dict], after: Sequence[dict]) -> dict:
-    from whileai_core import compare, field_share, pass_at
-
-    return {"n_tasks": len({r["task_id"] for r in before}),
-            "pass_before": pass_at(list(before)).to_dict(),
-            "pass_after": pass_at(list(after)).to_dict(),
-            "delta": compare(list(before), list(after), metric="pass").to_dict(),
-            "truncated_before": field_share(list(before), "truncated").to_dict(),
-            "truncated_after": field_share(list(after), "truncated").to_dict()}
-
-
 def summarize(before: Sequence[dict], after: Sequence[dict]) -> dict:
     """Overall, and by ``category`` when every held-out ask names one."""
-    summary = {"overall": read_side(before, after), "by_category": {}}
+    summary = {"overall": read_arm(before, after, fields=SHARES), "by_category": {}}
     if before and all("category" in r for r in before):
         for category in sorted({r["category"] for r in before}):
             b = [r for r in before if r["category"] == category]
             a = [r for r in after if r.get("category") == category]
             if b and a:
-                summary["by_category"][category] = read_side(b, a)
+                summary["by_category"][category] = read_arm(b, a, fields=SHARES)
     return summary
 
 
 def render_summary(summary: dict) -> str:
-    from whileai_core.result import fmt_rate
-
-    def rate(d: dict) -> str:
-        return fmt_rate(d.get("pass_at_1", d.get("value")),
-                        tuple(d["ci95"]) if d.get("ci95") else None, d.get("n_tasks"))
-
     lines = []
     for name, side in [("overall", summary["overall"]), *summary["by_category"].items()]:
         delta = side["delta"]
-        d, ci = delta.get("delta"), delta.get("ci95")
-        text = "n/a" if d is None else f"{d:+.3f}" + (
-            f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else " [no interval]")
-        lines += [f"{name}:", f"  pass@1 before {rate(side['pass_before'])}",
-                  f"  pass@1 after  {rate(side['pass_after'])}",
-                  f"  delta {text}, verdict {delta['verdict']} "
+        lines += [f"{name}:", f"  pass@1 before {rate_text(side['pass_before'])}",
+                  f"  pass@1 after  {rate_text(side['pass_after'])}",
+                  f"  delta {delta_text(delta)}, verdict {delta['verdict']} "
                   f"(n={delta['n_paired']} paired tasks)",
-                  f"  truncated     {rate(side['truncated_before'])} -> "
-                  f"{rate(side['truncated_after'])}"]
+                  f"  truncated     {rate_text(side['truncated_before'])} -> "
+                  f"{rate_text(side['truncated_after'])}"]
     return "\n".join(lines)
 
 
@@ -256,11 +233,8 @@ def render_summary(summary: dict) -> str:
 def run_sft(model, tokenizer, settings: SFTSettings, data, output_dir: str | Path, *,
             model_label: str, cpu: bool = False,
             max_examples: int | None = None) -> tuple[dict, object]:
-    """Checks, held-out before, SFT, held-out after; returns (results, trainer).
-
-    ``data`` is a :class:`recipes.sft.data.SFTData`. ``max_examples`` trains on the first N
-    examples only (the smoke: two steps); the template and leak checks still read them all.
-    """
+    """Checks, held-out before, SFT, held-out after; returns (results, trainer). ``max_examples``
+    trains on the first N examples only (the smoke); the checks still read them all."""
     from recipes.sft.data import load_grader
     from whileai_core import check_chat_template, sft_examples
 
@@ -273,9 +247,7 @@ def run_sft(model, tokenizer, settings: SFTSettings, data, output_dir: str | Pat
     before = sample_graded(model, tokenizer, data.holdout, grade, settings, label=model_label)
     trainer = build_sft_trainer(model, tokenizer, train, settings, output_dir, cpu=cpu)
     masks = mask_report(trainer, tokenizer, train)
-    start = trainable_snapshot(trainer.model)
-    wall, steps = timed_train(trainer)
-    updates = weight_updates(trainer, start, step_seconds=steps)
+    wall, updates = train_measured(trainer)
     after = sample_graded(trainer.model, tokenizer, data.holdout, grade, settings,
                           label=f"{model_label}+lora:{settings.run_name}")
     losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]

@@ -27,7 +27,7 @@ from typing import Any
 from .errors import ConfigError, RowsError
 from .result import Result
 from .rows import read_records
-from .traces import _check_messages
+from .traces.read import _check_messages
 
 
 # --- the file ----------------------------------------------------------------------------------

@@ -62,7 +62,6 @@ class DPOData(Result):
 def _pairs(pairs: Any) -> list[dict]:
     if isinstance(pairs, PairSet):
         return list(pairs.pairs)
-
     recs = read_records(pairs, noun="DPO pair")
     for i, rec in enumerate(recs.items):
         for key in ("prompt", "chosen", "rejected"):
@@ -119,13 +118,9 @@ def write_dpo_data(
             "\"beta\": 0.1}; written as settings.json (at the shell: --settings KEY=VALUE "
             "...)."))] = None,
         overwrite: Overwrite = False, root: WorkspaceRoot = None) -> DPOData:
-    """Write the DPO recipe's data folder (module docstring) from ``pairs`` (a :class:`PairSet`,
-    or the pairs' JSONL), the ``holdout`` records (one or more per held-out task, with
-    ``messages``) and the ``grader`` file. Each file is written atomically; an existing one is
-    replaced only with ``overwrite`` (the frozen held-out file never: same content, same name).
-    ``root``: where the call runs (a server's root: the grader and the folder are opened through
-    its door).
-    """
+    """Write the DPO recipe's data folder (module docstring), each file atomically; an existing
+    one is replaced only with ``overwrite`` (the frozen held-out file never: same content, same
+    name)."""
     rows = _pairs(pairs)
     if not rows:
         raise ArgumentError(f"no pairs to write. Fix: {voice.name('dpo_pairs')} found no "

@@ -119,7 +119,9 @@ CLI_FLAGS: dict[str, str] = {
 }
 
 
-def _flag(name: str) -> str:
+def flag(name: str) -> str:
+    """The flag of an argument: its name with dashes (one letter: ``-k``), or its entry in
+    ``CLI_FLAGS``."""
     if name in CLI_FLAGS:
         return CLI_FLAGS[name]
     return ("-" if len(name) == 1 else "--") + name.replace("_", "-")
@@ -140,19 +142,19 @@ def _shell_words(name: str, value: Any, spec: Op | None = None) -> list[str]:
         if form == "negated":
             return [] if value else ["--no-" + name.replace("_", "-")]
         if form in ("switch", None):
-            return [_flag(name)] if value else []
-        return [_flag(name), json.dumps(value)]
+            return [flag(name)] if value else []
+        return [flag(name), json.dumps(value)]
     if isinstance(value, (list, tuple)):
         if form == "many" or (form is None and all(isinstance(v, (str, int, float))
                                                    for v in value)):
-            return [_flag(name), *map(str, value)] if value else []
-        return [_flag(name), json.dumps(value)]
+            return [flag(name), *map(str, value)] if value else []
+        return [flag(name), json.dumps(value)]
     if isinstance(value, dict):
         if form == "pairs":
-            return [_flag(name), *(f"{k}={v if isinstance(v, str) else json.dumps(v)}"
+            return [flag(name), *(f"{k}={v if isinstance(v, str) else json.dumps(v)}"
                                    for k, v in value.items())]
-        return [_flag(name), json.dumps(value)]
-    return [_flag(name), str(value)]
+        return [flag(name), json.dumps(value)]
+    return [flag(name), str(value)]
 
 
 def call(op: str, **arguments: Any) -> str:
@@ -211,8 +213,8 @@ def arg(argument: str, value: Any = _MISSING, *, op: str | None = None) -> str:
         if spec is not None and argument in spec.positional:
             return spec.metavars.get(argument, argument.upper())
         if value is _MISSING:
-            return _flag(argument)
-        return shlex.join(_shell_words(argument, value, spec)) or f"no {_flag(argument)}"
+            return flag(argument)
+        return shlex.join(_shell_words(argument, value, spec)) or f"no {flag(argument)}"
     if value is _MISSING:
         return argument
     return f"{argument}={_literal(value)}"

@@ -17,13 +17,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from .defaults import CHILD_ENV_NAMES, CHILD_ENV_PREFIXES
-from .errors import WhileaiError
+from .errors import ArgumentError, WhileaiError
 from .os_errors import os_reason
-from .result import short_message
-from .errors import ArgumentError
+from .result import map_strings, short_message
 from .extras import MODULES, install_command, install_fix
 from .seal import SECRET_NAME  # secret-looking names: one pattern, where the server moves them
 
@@ -33,12 +30,8 @@ SERVER_SECRETS = ("WHILEAI_MCP_TOKEN",)
 
 def mask_secrets(text: str, environ: dict[str, str] | None = None) -> str:
     """``text`` with the value of every secret-looking environment variable (``MODAL_TOKEN_*``,
-    ``*_API_KEY``, ``WHILEAI_MCP_TOKEN``...; values of 6+ characters) replaced by ``<$NAME>``.
-
-    Every failure line goes through it (:func:`explain`, :func:`bug_report`), and so do the
-    child output and logs we quote: a reward or a recipe that prints a token cannot make us
-    echo it.
-    """
+    ``*_API_KEY``, ``WHILEAI_MCP_TOKEN``...; values of 6+ characters) replaced by ``<$NAME>``:
+    every failure line and every child output we quote goes through it."""
     env = os.environ if environ is None else environ
     for name, value in env.items():
         value = value.strip()
@@ -70,33 +63,13 @@ def masked(value: Any, environ: dict[str, str] | None = None) -> Any:
     if not secrets:
         return value
 
-    def walk(item: Any) -> Any:
-        if isinstance(item, str):
-            for name, secret in secrets:
-                if secret in item:
-                    item = item.replace(secret, f"<${name}>")
-            return item
-        if isinstance(item, BaseModel):
-            update = {}
-            for name in type(item).model_fields:
-                old = getattr(item, name)
-                new = walk(old)
-                if new is not old:
-                    update[name] = new
-            return item.model_copy(update=update) if update else item
-        if isinstance(item, dict):
-            pairs = [(walk(k), walk(v)) for k, v in item.items()]
-            if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(pairs, item.items())):
-                return item
-            return dict(pairs)
-        if isinstance(item, (list, tuple)):
-            items = [walk(v) for v in item]
-            if all(a is b for a, b in zip(items, item)):
-                return item
-            return type(item)(items) if isinstance(item, tuple) else items
-        return item
+    def hide(text: str) -> str:
+        for name, secret in secrets:
+            if secret in text:
+                text = text.replace(secret, f"<${name}>")
+        return text
 
-    return walk(value)
+    return map_strings(value, hide)
 
 
 def _kept(name: str) -> bool:
@@ -152,6 +125,7 @@ REPORT_TO = ("the whileai skill pack's issue tracker (the repository you install
 # (safepath.temp_name); a failure on that file is a failure to write the target (or in its
 # folder), and is named so.
 _TEMP = re.compile(r"^\.(?P<name>.+)\.whileai-\d+-[0-9a-f]{12}\.tmp$")
+
 
 def _user_path(err: OSError) -> tuple[str | None, bool]:
     """The path the user gave, as far as the error shows it, and whether it is the folder of a

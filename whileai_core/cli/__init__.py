@@ -1,22 +1,14 @@
 """`whileai-skills`: the library from a shell. Human output by default, ``--json`` for machines.
 
 Every subcommand is an operation of the core (``whileai_core.operations``), generated from its
-declaration: the command is the name the declaration gives (``cli=``: the short names, ``launch``,
-``pass-at``...; else the operation's name with dashes), a positional argument or a flag
-per argument (flags are the argument names with dashes; ``voice.CLI_FLAGS`` holds the one
-exception), ``--json`` everywhere, the picture as ``--plot FILE``. A call is checked against the
-same input model as over MCP, so both refuse the same calls with the same words (in the shell's
-spelling). Everything runs in the CLI's voice (``whileai_core.voice``): next steps and fixes read
-as the commands and flags a person types.
+declaration: a positional argument or a flag per argument, ``--json`` everywhere, the picture as
+``--plot FILE``. A call is checked against the same input model as over MCP, so both refuse the
+same calls with the same words, in the CLI's voice (``whileai_core.voice``).
 
-The exit code carries the verdict, the same for every command: 0 done (a positive verdict, or
-none), 1 a negative or not-ready verdict (an operation declared ``exit_code=VERDICT``: its result's
-``negative``), 2, 70 and 130 below (the README's exit-code table).
-
-No traceback reaches the terminal. What is the user's to fix (a refused input, a path the system
-refuses, a missing extra) is one line on stderr and exit code 2 (``whileai_core.failures``). A bug
-is one line saying so and where to report it, exit code 70 (EX_SOFTWARE), with the traceback in
-a file; ``WHILEAI_DEBUG=1`` shows it in the terminal instead. Ctrl-C is exit code 130.
+The exit code is the same for every command: 0 done, 1 a negative or not-ready verdict (an
+operation declared ``exit_code=VERDICT``), 2 what is the user's to fix (one line on stderr:
+``whileai_core.failures``), 70 a bug (one line, the traceback in a file, or in the terminal with
+``WHILEAI_DEBUG=1``), 130 Ctrl-C. No traceback reaches the terminal otherwise.
 """
 
 from __future__ import annotations
@@ -46,8 +38,7 @@ from .words import NUMBER, flag, shell_text, suggest
 
 __all__ = ["build_parser", "cli_form", "flag", "main"]
 
-# The exit codes, the same for every command (the README's exit-code table is written from
-# these and from each result's ``negative_means``: scripts/readme_tools.py).
+# the README's exit-code table is written from these and each result's ``negative_means``
 EXIT_NEGATIVE = 1  # the verdict is negative or not ready (the operation's exit_code=VERDICT)
 EXIT_USER = 2      # the input or the environment is the user's to fix
 EXIT_BUG = 70      # EX_SOFTWARE (sysexits.h): an internal error

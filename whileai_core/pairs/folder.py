@@ -1,18 +1,12 @@
-"""The DPO recipe's data folder, written from the pairs: what ``launch_run("dpo", data=...)``
-trains on.
+"""The DPO recipe's data folder (read by ``recipes/dpo/data.py``), written from the pairs: what
+``launch_run("dpo", data=...)`` trains on.
 
-The folder (read by ``recipes/dpo/data.py``; the SFT recipe's folder with the pairs in place of
-the SFT file):
-
-- ``pairs.jsonl``: one pair a line in TRL's conversational preference form, ``{"prompt":
-  [messages], "chosen": [{"role": "assistant", ...}], "rejected": [...]}``, with ``task_id``,
-  ``category``, ``source`` and both rewards beside them (the recipe trains on the first three);
-- ``holdout-<hash>.jsonl``: the held-out asks, one per task (``task_id``, ``messages``: the
-  prompt, and the task's other fields for the grader), frozen under their content name
-  (``freeze_holdout``), so the run's results name the test it was scored on;
+- ``pairs.jsonl``: TRL's conversational preference rows (``prompt``, ``chosen``, ``rejected``),
+  with ``task_id``, ``category``, ``source`` and both rewards beside them;
+- ``holdout-<hash>.jsonl``: the held-out asks, one per task (``task_id``, ``messages`` and the
+  task's other fields for the grader), frozen under their content name (``freeze_holdout``);
 - ``grader.py``: ``grade(ask, reply) -> float`` (1.0 a pass), copied from the caller's file;
-- ``settings.json`` (optional): recipe settings for this data, e.g. ``{"model": ..., "beta":
-  0.1}``.
+- ``settings.json`` (optional): recipe settings for this data.
 """
 
 from __future__ import annotations

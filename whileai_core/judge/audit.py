@@ -222,25 +222,19 @@ def _report(name, label, grade, length, label_r, min_agreement, min_kappa, max_f
     n_pass = n - n_fail
     false_fail = int((~grade & label).sum()) / n_pass if n_pass else None
     length_r = _pearson(length, grade.astype(float)) if length is not None else None
-    bias = None
-    if length_r is not None:
-        bias = length_r - (label_r or 0.0)
-    reasons: list[str] = []
-    hard = False
+    bias = None if length_r is None else length_r - (label_r or 0.0)
+    reasons: list[str] = []  # a point estimate past its floor: the judge fails
     if kappa is None:
-        hard = True
         reasons.append("kappa undefined (labels and grades are one constant value): label "
                        "failures too")
     elif kappa < min_kappa:
-        hard = True
         reasons.append(f"kappa {kappa:.3f} < {min_kappa} (chance-corrected agreement too low)")
     if agree / n < min_agreement:
-        hard = True
         reasons.append(f"agreement {agree / n:.3f} < {min_agreement}")
     if false_pass is not None and false_pass > max_false_pass:
-        hard = True
         reasons.append(f"false pass {false_pass:.3f} > {max_false_pass}: it passes "
                        f"{false_pass_count} of {n_fail} replies the labels fail")
+    hard = bool(reasons)
     soft: list[str] = []
     if agreement_ci is not None and agreement_ci[0] < min_agreement <= agree / n:
         soft.append(f"agreement lower bound {agreement_ci[0]:.3f} < {min_agreement}: "
@@ -256,7 +250,7 @@ def _report(name, label, grade, length, label_r, min_agreement, min_kappa, max_f
         soft.append("no labelled failure: the false-pass rate is unknown")
     elif n_fail < need:
         soft.append(f"only {n_fail} labelled failures (want {need}): the false-pass interval "
-                    f"{fmt_rate(false_pass, wilson_interval(false_pass_count, n_fail, level=level))} "
+                    f"{fmt_rate(false_pass, false_pass_ci)} "
                     "is too wide to trust")
     if bias is not None and bias > D.JUDGE_MAX_LENGTH_BIAS:
         reasons.append(f"length bias {bias:+.3f} > {D.JUDGE_MAX_LENGTH_BIAS}: the judge "

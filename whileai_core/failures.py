@@ -1,12 +1,7 @@
-"""What the CLI and the MCP server say when a call fails: one line the user can act on, or the
-plain statement that it is a bug and where to report it.
-
-- :func:`explain` turns what is the user's to fix into one line: a :class:`WhileaiError` (its
-  message already names the fix), an ``OSError`` (the path, what the system said, and the fix for
-  that kind of failure), a module missing from an optional extra (the pip command), memory.
-  It returns None for anything else: that is a bug of ours.
-- :func:`bug_report` is the line for a bug: what was being done, the exception, that the input
-  is not to blame, and where to report it (and where the traceback went).
+"""What the CLI and the MCP server say when a call fails: one line the user can act on
+(:func:`explain`: a refused input, a system error on a path, a missing extra, memory; None for
+anything else), or the plain statement that it is a bug and where to report it
+(:func:`bug_report`). Every line has its secrets masked (:func:`mask_secrets`).
 """
 
 from __future__ import annotations
@@ -54,9 +49,8 @@ def mask_value(value: Any, environ: dict[str, str] | None = None) -> Any:
 
 def masked(value: Any, environ: dict[str, str] | None = None) -> Any:
     """``value`` (a result, or JSON-like data) with :func:`mask_secrets` applied to every string
-    it holds (fields, items, mapping keys); a part holding no secret is returned as it is. The
-    server masks every answer whole before cutting it to its byte bound, so a cut string never
-    shows the start of a secret either."""
+    it holds. The server masks every answer whole before cutting it to its byte bound, so a cut
+    string never shows the start of a secret either."""
     env = os.environ if environ is None else environ
     secrets = [(name, v.strip()) for name, v in env.items()
                if SECRET_NAME.search(name) and len(v.strip()) >= 6]
@@ -80,13 +74,10 @@ def _kept(name: str) -> bool:
 
 def child_env(extra: dict[str, str] | None = None, *,
               pass_env: tuple[str, ...] | list[str] = ()) -> dict[str, str]:
-    """A clean environment for a child that runs user code (a reward, a local run).
-
-    Only ``CHILD_ENV_NAMES`` and the ``CHILD_ENV_PREFIXES`` families are kept from ours, less
-    any name that looks secret; no token, key or loader variable (``LD_PRELOAD``) reaches the
-    child unless the call names it in ``pass_env`` (never the server's own token). ``extra``
-    is added last (what the product itself sets).
-    """
+    """A clean environment for a child that runs user code (a reward, a local run): only
+    ``CHILD_ENV_NAMES`` and the ``CHILD_ENV_PREFIXES`` families, less any secret-looking name;
+    no token, key or loader variable (``LD_PRELOAD``) unless named in ``pass_env`` (never the
+    server's own token). ``extra`` is added last."""
     env = {k: v for k, v in os.environ.items() if _kept(k)}
     for name in pass_env:
         if name in SERVER_SECRETS:

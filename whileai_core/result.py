@@ -41,11 +41,9 @@ class Result(BaseModel):
         return False
 
     def bounded(self, limit: int):
-        """This result with every list in ``cut_lists`` cut to ``limit`` items ("n of N shown"),
-        every nested result bounded the same way (:meth:`_cut_lists`, which a result with its
-        own way of cutting overrides), then, while the answer (its JSON and its text) is over
-        ``answer_max_bytes``, every string cut to the next of ``TEXT_SHOWN_CHARS`` characters
-        ("n of N characters")."""
+        """This result with its lists cut to ``limit`` items (:meth:`_cut_lists`), then, while
+        the answer is over ``answer_max_bytes``, every string cut to the next of
+        ``TEXT_SHOWN_CHARS`` characters."""
         listed = self._cut_lists(limit)
         max_bytes = type(self).answer_max_bytes
         if max_bytes is None or _answer_bytes(listed) <= max_bytes:

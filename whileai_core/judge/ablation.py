@@ -86,12 +86,10 @@ def rubric_ablation(
     """Grade the labelled items with the full rubric, then with each clause dropped.
 
     ``grade(clauses, items)`` returns one pass/fail per item for a rubric made of ``clauses``;
-    without it the grades come with the items (:func:`ablation_from_grades`).
-    A clause whose removal lowers agreement is ``needed``; one whose removal changes nothing is
-    ``no_effect`` (cut it, or it tests something the sample does not contain); one whose removal
-    raises agreement ``hurts``. Each change is paired by item (the same items graded twice): its
-    interval and p-value come from :func:`whileai_core.stats.paired_interval` (the exact McNemar
-    test when fewer than 30 items changed); ``within_noise`` when that test cannot tell it from 0.
+    without it the grades come with the items (:func:`ablation_from_grades`). A clause whose
+    removal lowers agreement is ``needed``; one whose removal changes nothing is ``no_effect``
+    (cut it, or it tests something the sample does not contain); one whose removal raises
+    agreement ``hurts``. Each change is paired by item (:func:`whileai_core.stats.paired_interval`).
     """
     if grade is None:
         return ablation_from_grades(items, clauses, level=level)

@@ -379,7 +379,8 @@ def failure_capable(rows: Rows, *,
         notes.append(f"even if every failure-capable task passed always, pass@1 would rise "
                      f"{headroom:.3f} < {effect:.3f}: make the eval harder (tasks the model fails)")
     return FailureCapable(pass_at_1=rate.value, ci=rate.ci, ci_method=rate.ci_method,
-                          n_tasks=data.n_tasks, n_rows=data.n_rows, k=k, n_fail_capable=int(ever_fail.sum()),
+                          n_tasks=data.n_tasks, n_rows=data.n_rows, k=k,
+                          n_fail_capable=int(ever_fail.sum()),
                           n_always_pass=int((c == n).sum()), n_never_pass=int((c == 0).sum()),
                           headroom=headroom, effect=float(effect),
                           truncated_passes=int(hit.sum()), n_truncated=int(data.truncated.sum()),

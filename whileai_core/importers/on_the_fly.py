@@ -1,8 +1,9 @@
 """Another system's output read where rows load, as it is: what ``load_rows`` hooks into.
 
-Every rows argument takes what :func:`~whileai_core.importers.import_rows` takes. :func:`read_as_rows`
-reads it when nothing needs choosing (one step, one agent, one scorer or metric) and says what it
-read (:func:`origin`); when something does, the error names the choices and the import to run.
+Every rows argument takes what :func:`~whileai_core.importers.import_rows` takes.
+:func:`read_as_rows` reads it when nothing needs choosing (one step, one agent, one scorer or
+metric) and says what it read (:func:`origin`); when something does, the error names the choices
+and the import to run.
 """
 
 from __future__ import annotations

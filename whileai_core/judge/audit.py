@@ -151,7 +151,8 @@ def audit_judge(
     best = max(clearing, key=lambda r: r.kappa or 0.0).name if clearing else None
     n_fail = int((~label).sum())
     if best is not None:
-        step = f"grade with {best!r} at temperature {D.JUDGE_TEMPERATURE}; re-audit when the rubric changes"
+        step = (f"grade with {best!r} at temperature {D.JUDGE_TEMPERATURE}; re-audit when the "
+                "rubric changes")
     elif any(r.verdict == "label_more" for r in reports):
         step = f"label more items: {max(0, need - n_fail)} more labelled failures at least"
     else:

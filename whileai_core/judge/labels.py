@@ -1,7 +1,8 @@
 """Before labelling: how many replies to label for the audit (the failures_needed operation).
 
-The count alone is :func:`.agreement.failures_needed` (an int; ``whileai_core.judge.failures_needed``
-stays that); the operation answers with it and the replies to label in all.
+The count alone is :func:`.agreement.failures_needed` (an int, as
+``whileai_core.judge.failures_needed`` stays); the operation answers with it and the replies to
+label in all.
 """
 
 from __future__ import annotations

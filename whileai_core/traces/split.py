@@ -150,7 +150,8 @@ def _held_out(tasks: list[str], strata_of: dict[str, str], share: float,
     held: set[str] = set()
     strata: dict[str, list[int]] = {}
     for value, members in sorted(groups.items()):
-        ranked = sorted(members, key=lambda t: hashlib.sha256(f"{seed}\x00{t}".encode()).hexdigest())
+        ranked = sorted(members,
+                        key=lambda t: hashlib.sha256(f"{seed}\x00{t}".encode()).hexdigest())
         n = 0 if len(members) < 2 else min(len(members) - 1, max(1, round(share * len(members))))
         held.update(ranked[:n])
         strata[value] = [n, len(members) - n]

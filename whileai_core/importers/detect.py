@@ -13,7 +13,7 @@ import os
 from ..errors import ArgumentError, RowsError
 from ..records import first_line, first_record, is_graded_row
 from ..safepath import Root, UserPath, as_user_path
-from ..voice import arg, call
+from ..voice import arg
 from . import inspect_logs, lm_eval, prime_rl, table, verifiers
 from .foreign import ForeignRows
 

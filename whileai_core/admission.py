@@ -1,19 +1,13 @@
 """How many heavy reads a process runs at once: memory per call is bounded by its input, and the
 number of calls holding that memory is bounded here.
 
-A rows file parses to about 6x its size in Python objects (25x at worst, measured here on rows
-padded with empty objects), and what an Inspect ``.eval`` archive unpacks to to about 51x
-(inspect's own reader). The size limits of the path door (``safepath.Limits``) bound one call;
-this bounds how many such calls hold their memory at once: nine read-only calls on one 100 MB
-file ran a server out of memory together. A heavy read (``HEAVY_READ_BYTES`` or more) takes one
-of ``HEAVY_READS_AT_ONCE`` places and keeps it until its call ends; a call that finds none free
-waits ``HEAVY_WAIT_S``, then fails with :class:`BusyError` naming the fix. Python's GIL parses
-one file at a time anyway, so the places cost no throughput.
-
-Only a call scope (:func:`call_scope`, which the MCP server's tool pool opens around each tool
-call) takes places: the CLI and the library run one call per process and are never held back. A
-call takes at most one place whatever it reads (``compare_runs`` reads two files), so it can
-never wait on itself.
+A parsed file takes several times its size in Python objects. The size limits of the path door
+(``safepath.Limits``) bound one call; this bounds how many such calls hold their memory at once:
+a heavy read (``HEAVY_READ_BYTES`` or more) takes one of ``HEAVY_READS_AT_ONCE`` places until its
+call ends; a call that finds none free waits ``HEAVY_WAIT_S``, then fails with
+:class:`BusyError`. Python's GIL parses one file at a time anyway, so the places cost no
+throughput. Only a call scope (:func:`call_scope`, opened by the MCP server around each tool
+call) takes places, at most one per call whatever it reads, so a call never waits on itself.
 """
 
 from __future__ import annotations

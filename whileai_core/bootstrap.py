@@ -1,22 +1,14 @@
 """The task (cluster) bootstrap, vectorised, and the small interval helpers around it.
 
 A resample draws C tasks with replacement from the C observed tasks and keeps each drawn task's
-rollouts whole (Field & Welsh 2007 [1]); the statistic is the task-weighted mean of per-task
-values. Two exact implementations of that one distribution:
+rollouts whole [1]; the statistic is the mean of per-task values. Two exact ways to draw it: when
+a column takes V distinct values, V small next to C, the counts of each value are
+Multinomial(C, f/C) [2] (a cost independent of C); otherwise task indices, drawn in chunks that
+bound memory. Each column is resampled on its own from the same seed, so a rate's interval
+depends only on its own per-task values: every tool gives the same rows the same interval.
 
-* **counts**: when a column of per-task values takes V distinct values with V small next to C,
-  the number of times each distinct value is drawn is Multinomial(C, f/C) with f its frequency.
-  Drawing those counts (B x V) *is* the task bootstrap, at a cost independent of C [2].
-* **indices**: otherwise, draw task indices (B x C) in chunks that bound memory.
-
-Each column is resampled on its own from the same seed, so a rate's interval depends only on its
-own per-task values: ``pass_at``, ``compare`` and ``route`` give the same rows the same interval.
-
-References
-----------
 [1] Field, C. A. & Welsh, A. H. (2007). Bootstrapping clustered data. JRSS-B 69(3), 369-390.
-[2] docs/statistics-study.md, Sources: with equal rollouts per task, resampling the per-task
-    means is the cluster bootstrap; few distinct values resample exactly as multinomial counts.
+[2] docs/statistics-study.md, Sources: few distinct values resample exactly as multinomial counts.
 """
 
 from __future__ import annotations
@@ -29,8 +21,7 @@ import numpy as np
 from .errors import ArgumentError
 from .progress import step as report_step
 
-# Index draws are made in chunks of this many cells (8 MB of uint32: the gather stays in cache;
-# measured 1.5-2x faster than 20M-cell int64 chunks at 100k tasks, bench/bench_core.py).
+# index draws are made in chunks of this many cells (8 MB of uint32: the gather stays in cache)
 _CHUNK_CELLS = 2_000_000
 
 
@@ -56,11 +47,8 @@ def check_resamples(n: int) -> int:
 
 
 def task_bootstrap(values: np.ndarray, n_resamples: int, seed: int | None) -> np.ndarray:
-    """Means of ``n_resamples`` task resamples of ``values`` (shape (C,) or (C, m)).
-
-    Returns shape (B,) or (B, m). Each column is resampled as :func:`bootstrap_means` does it:
-    column j's draws are those a lone call on column j with the same seed gives.
-    """
+    """Means of ``n_resamples`` task resamples of ``values`` (shape (C,) or (C, m)): shape (B,)
+    or (B, m), each column resampled as :func:`bootstrap_means` does it."""
     vals = np.asarray(values, dtype=np.float64)
     if vals.ndim == 1:
         return bootstrap_means([vals], n_resamples, seed)[0]
@@ -69,13 +57,9 @@ def task_bootstrap(values: np.ndarray, n_resamples: int, seed: int | None) -> np
 
 def bootstrap_means(columns: list[np.ndarray], n_resamples: int, seed: int | None
                     ) -> list[np.ndarray]:
-    """Task-bootstrap means of each column (all of length C), ``n_resamples`` each.
-
-    A column with few distinct values (2V <= C) is drawn by the multinomial shortcut from a fresh
-    generator seeded with ``seed``; the other columns share one stream of index draws from a
-    fresh generator seeded with ``seed``. So a column's draws depend only on its own values, C,
-    the seed and the count: the same rows and seed give the same interval in every tool.
-    """
+    """Task-bootstrap means of each column (all of length C), ``n_resamples`` each: a column
+    with few distinct values (2V <= C) by the multinomial shortcut, the others by one shared
+    stream of index draws, each from a fresh generator seeded with ``seed``."""
     if not columns:
         return []
     n_tasks = int(np.asarray(columns[0]).shape[0])
@@ -110,10 +94,8 @@ def bootstrap_means(columns: list[np.ndarray], n_resamples: int, seed: int | Non
 
 
 def percentile_interval(draws: np.ndarray, level: float) -> tuple[float, float] | np.ndarray:
-    """Percentile interval of bootstrap draws (inverse-CDF definition: endpoints are draws).
-
-    ``draws`` (B,) gives a (lo, hi) tuple; (B, m) gives an array of shape (2, m).
-    """
+    """Percentile interval of bootstrap draws (inverse-CDF: endpoints are draws): a (lo, hi)
+    tuple for (B,) draws, an array of shape (2, m) for (B, m)."""
     tail = (1.0 - level) / 2.0
     q = np.quantile(draws, [tail, 1.0 - tail], axis=0, method="inverted_cdf")
     if q.ndim == 1:

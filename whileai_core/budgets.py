@@ -1,13 +1,10 @@
 """Token budgets on graded rows: ``max_tokens``, ``completion_tokens``, ``finish_reason``.
 
 A row may say the cap it was sampled under (``max_tokens``, per reply), how many tokens the model
-wrote (``completion_tokens``; summed over turns when a row has several) and why it stopped
-(``finish_reason``; ``length``, ``max_tokens`` and ``model_length`` mean the cap cut it off, the
-spellings of OpenAI-style servers and of Inspect). The importers fill what each system records
-(docs/importing.md). :func:`budget_columns` turns them into typed columns where rows load;
-:func:`compare_budgets` is the check ``teacher_clears`` and the route make: a teacher scored with
-more room than the student's cap is compared at that cap (a reply longer than the student may
-write counts as failed), never as it was scored.
+wrote (``completion_tokens``; summed over turns) and why it stopped (``finish_reason``).
+:func:`budget_columns` turns them into typed columns where rows load; :func:`compare_budgets` is
+the check ``teacher_clears`` and the route make: a teacher scored with more room than the
+student's cap is compared at that cap (a longer reply counts as failed), never as it was scored.
 """
 
 from __future__ import annotations
@@ -57,12 +54,8 @@ Fail = Callable[[int, str, str, str], Exception]
 
 
 def budget_columns(store: Columns, fail: Fail) -> BudgetColumns | None:
-    """The budget columns of the rows store ``store`` (:mod:`whileai_core.columns`), or None
-    when no row carries a budget field. Read where rows load (``whileai_core.rows._build``),
-    from the store's columns: a field no row carries costs nothing.
-
-    ``fail(i, problem, field, fix)`` builds the error for row ``i`` (its file and line).
-    """
+    """The budget columns of the rows store ``store``, or None when no row carries a budget
+    field. ``fail(i, problem, field, fix)`` builds the error for row ``i`` (its file and line)."""
     carried = [f for f in BUDGET_FIELDS if store.has(f)]
     if not carried:
         return None
@@ -106,12 +99,8 @@ BudgetStatus = Literal["matched", "teacher_longer", "teacher_shorter", "not_chec
 
 
 class BudgetCheck(Result):
-    """Were teacher and student given the same room to answer?
-
-    ``student_cap``: the student's ``max_tokens`` (the smallest, when its rows differ).
-    ``teacher_over_cap``: teacher rows that wrote more than ``student_cap`` tokens (from
-    ``completion_tokens``); they become fails when the teacher is scored at the student's cap.
-    """
+    """Were teacher and student given the same room to answer? ``student_cap``: the student's
+    ``max_tokens`` (the smallest, when its rows differ)."""
 
     status: BudgetStatus
     student_cap: int | None = None

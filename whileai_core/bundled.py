@@ -6,13 +6,11 @@ install whileai_skills-*.whl``, ``pipx``, ``uvx``) carries copies in ``whileai_c
 made by ``setup.py`` when the wheel is built. The checkout is recognised by its
 ``pyproject.toml``, so a stray ``skills`` folder in site-packages is never taken for ours.
 
-The wheel's copies are the package's own files, so they are read as package resources
-(``importlib.resources``), not through the path door. The door's rules are for paths a user
-names; one of them refuses a file with more than one hard link (under a confined root such a
-file cannot be told from one outside it), and installers link package files on purpose: uv
-installs every file of a wheel as a hard link into its cache, and so do ``uvx``, ``uv tool`` and
-``pipx`` with its uv backend. A skills folder a user names (``--skills DIR``,
-``$WHILEAI_SKILLS_DIR``) or the checkout's ``skills/`` is still read through the door.
+The wheel's copies are the package's own files, read as package resources
+(``importlib.resources``), not through the path door: the door refuses a file with more than
+one hard link (under a confined root it cannot be told from one outside), and uv, ``uvx`` and
+``pipx`` install package files as hard links on purpose. A skills folder a user names, or the
+checkout's ``skills/``, is still read through the door.
 """
 
 from __future__ import annotations
@@ -42,11 +40,8 @@ def in_checkout(name: str) -> bool:
 
 
 def folder(name: str) -> Path:
-    """``skills`` or ``recipes``: the checkout's when running from one, else the wheel's copy.
-
-    The path is returned even when it does not exist; callers say what is missing and how to
-    point elsewhere.
-    """
+    """``skills`` or ``recipes``: the checkout's when running from one, else the wheel's copy
+    (returned even when missing: callers say so)."""
     return CHECKOUT / name if in_checkout(name) else BUNDLE / name
 
 
@@ -144,13 +139,9 @@ def shipped(name: str) -> ShippedRoot | None:
 # --- skills: which folder, read how ------------------------------------------------------------
 
 class SkillsSource:
-    """The skills folder and how to read it.
-
-    ``folder`` given (``--skills DIR``), else ``$WHILEAI_SKILLS_DIR``, else the checkout's
-    ``skills/``: a folder a person chose, opened as a confined root of the path door (no link
-    followed, no hard-linked file, no special file). Else the installed package's own copy, read
-    with ``importlib.resources``.
-    """
+    """The skills folder and how to read it: ``folder`` given (``--skills DIR``), else
+    ``$WHILEAI_SKILLS_DIR``, else the checkout's ``skills/``, each a confined root of the path
+    door; else the installed package's own copy."""
 
     def __init__(self, folder_: str | os.PathLike | None = None) -> None:
         chosen = folder_ if folder_ is not None else os.environ.get(SKILLS_ENV) or None
@@ -171,7 +162,6 @@ class SkillsSource:
         door (raises ``ArgumentError`` when the folder cannot be opened)."""
         if self.package is not None:
             return self.package
-
         return Root(self.folder, label="the skills folder")
 
     def names(self) -> list[str]:

@@ -2,13 +2,10 @@
 run, each category's paired change, corrected for the number of categories compared.
 
 A task's category comes from the rows (a field on every row, default ``category``) or from the
-task set (the frozen held-out file, whose records carry it); a task with no category, or with
-two, is an error naming the file and line. Each line is the rows of that category's tasks read
-exactly as :func:`whileai_core.stats.pass_rate` reads a whole run, so one category's line equals
-``pass_at`` on that category's rows alone. With ``after``, the categories are compared by
-:func:`whileai_core.stats.compare_many`, the one place the Holm and Benjamini-Hochberg
-corrections live: each category's delta with its interval and n, its p-value, and whether it
-survives each correction over the categories compared.
+task set; a task with no category, or with two, is an error naming the file and line. One
+category's line equals ``pass_at`` on that category's rows alone. With ``after``, the categories
+are compared by :func:`whileai_core.stats.compare_many`, the one place the Holm and
+Benjamini-Hochberg corrections live.
 """
 
 from __future__ import annotations
@@ -16,7 +13,6 @@ from __future__ import annotations
 from typing import Annotated, Any, ClassVar
 
 import numpy as np
-
 from pydantic import Field
 
 from .bootstrap import check_level, check_seed
@@ -103,11 +99,8 @@ class CategoryTable(Result):
 
 
 def task_categories(data: Rows, *, field: str = CATEGORY_FIELD, tasks: Any = None) -> list[str]:
-    """The category of each task of ``data`` (in ``data.task_ids`` order).
-
-    From ``tasks`` (records with ``task_id`` and ``field``) when given, else from the rows'
-    own ``field``; every row of a task must agree.
-    """
+    """The category of each task of ``data`` (in ``data.task_ids`` order): from ``tasks`` when
+    given, else from the rows' own ``field``, every row of a task agreeing."""
     if tasks is not None:
         recs = read_records(tasks, noun="task")
         of: dict[str, str] = {}
@@ -177,14 +170,8 @@ def category_table(rows: args.Rows,
                    level: Level = CONFIDENCE_LEVEL, seed: Seed = BOOTSTRAP_SEED,
                    threshold: Threshold = None, run_std: RunStd = None,
                    noise_runs: NoiseRuns = None) -> CategoryTable:
-    """pass@1 for each category of one run, each with its interval and n.
-
-    ``after``: a second run on the same tasks (after training, or a re-run). Then every
-    category's paired change too, through :func:`~whileai_core.stats.compare_many`: its delta
-    with interval and n, its p-value, and whether it survives Holm and Benjamini-Hochberg over
-    the categories compared. ``run_std``/``noise_runs``: the noise floor, passed on (a number
-    and the re-runs it rests on, or :func:`~whileai_core.stats.noise_floor`'s result).
-    """
+    """pass@1 for each category of one run, each with its interval and n; with ``after``, each
+    category's paired change (module docstring), the noise floor passed on."""
     level, seed = check_level(level), check_seed(seed)
     data = load_rows(rows, threshold=threshold)
     cats = np.asarray(task_categories(data, field=field, tasks=tasks), dtype=object)

@@ -138,14 +138,12 @@ def _check_name(name: Any) -> str:
 def _fingerprint(tasks: Any, name: str) -> tuple[EvalFingerprint, list[str]]:
     lines, fields, source = _task_lines(tasks)
     digest = hashlib.sha256(("\n".join(lines) + "\n").encode("utf-8")).hexdigest()
-
     content = [f for f in fields if f != TASK_FIELD]
     note = None
     if not content:
         note = ("the hash covers task ids only: an edited prompt or answer keeps the name. Fix: "
                 "fingerprint the task records (prompt, answer, category), not just their ids")
     matches = None
-
     if isinstance(tasks, (str, os.PathLike, UserPath)):
         stem = tasks.stem if isinstance(tasks, UserPath) else Path(tasks).stem
         found = _HASHED.search(stem)
@@ -165,15 +163,9 @@ def _fingerprint(tasks: Any, name: str) -> tuple[EvalFingerprint, list[str]]:
         "says whether it was edited since."),
     exit_code=VERDICT, doing="fingerprinting a task set")
 def eval_fingerprint(tasks: Tasks, *, name: SetName = EVALSET_NAME) -> EvalFingerprint:
-    """The content name of a task set.
-
-    ``tasks``: a path to a JSONL/JSON-array file of task records (each with ``task_id`` and
-    whatever defines the task: prompt, answer, category...), a list of such dicts, or a list of
-    task ids. The hash is SHA-256 over the records as canonical JSON (keys sorted, no spaces),
-    one per line, sorted by task id. A file whose name ends in ``-<12 hex>`` (as
-    :func:`freeze_holdout` writes) is checked against it: ``file_matches`` is False when the
-    file was edited after it was frozen.
-    """
+    """The content name of a task set (records, or task ids alone): SHA-256 over the records as
+    canonical JSON lines sorted by task id. A file named ``...-<12 hex>`` (as
+    :func:`freeze_holdout` writes) is checked against it (``file_matches``)."""
     return _fingerprint(tasks, _check_name(name))[0]
 
 
@@ -210,11 +202,8 @@ def freeze_holdout(tasks: Tasks,
                        "Folder to write <name>-<hash>.jsonl in; created if missing.")),
                        Arg(OUT, metavar="DIR", writes="folder")] = ".", *,
                    name: SetName = EVALSET_NAME) -> FrozenHoldout:
-    """Write the held-out tasks once, as ``out_dir/<name>-<hash12>.jsonl`` (canonical lines).
-
-    The same content frozen again finds its file and writes nothing; an existing file of that
-    name with other bytes (edited after freezing) is an error, never overwritten.
-    """
+    """Write the held-out tasks once, as ``out_dir/<name>-<hash12>.jsonl`` (canonical lines);
+    a file of that name with other bytes is an error, never overwritten."""
     fp, lines = _fingerprint(tasks, _check_name(name))
     folder = out_dir if isinstance(out_dir, UserPath) else user_path(
         out_dir, argument="out_dir", for_write=True)
@@ -342,12 +331,8 @@ def failure_capable(rows: Rows, *,
                     ] = PROVE_EFFECT,
                     level: Level = CONFIDENCE_LEVEL, seed: Seed = BOOTSTRAP_SEED,
                     threshold: Threshold = None) -> FailureCapable:
-    """Can this eval fail, and by how much can it show a gain?
-
-    ``rows``: graded rows of the baseline (the model before training) on the held-out tasks.
-    ``holdout``: the frozen task set (as for :func:`eval_fingerprint`); given, the run must have
-    scored exactly its tasks. ``effect``: the smallest gain worth detecting (default 0.05).
-    """
+    """Can this eval fail, and by how much can it show a gain? ``rows``: the baseline's graded
+    rows on the held-out tasks."""
     level, seed = check_level(level), check_seed(seed)
     if isinstance(effect, bool) or not isinstance(effect, (int, float)) or not 0 < effect < 1:
         raise ArgumentError(f"`effect` must be a number strictly between 0 and 1, got {effect!r}. "
@@ -394,8 +379,8 @@ def failure_capable(rows: Rows, *,
         notes.append(f"even if every failure-capable task passed always, pass@1 would rise "
                      f"{headroom:.3f} < {effect:.3f}: make the eval harder (tasks the model fails)")
     return FailureCapable(pass_at_1=rate.value, ci=rate.ci, ci_method=rate.ci_method,
-                          n_tasks=data.n_tasks,
-                          n_rows=data.n_rows, k=k, n_fail_capable=int(ever_fail.sum()),
+                          n_tasks=data.n_tasks, n_rows=data.n_rows, k=k,
+                          n_fail_capable=int(ever_fail.sum()),
                           n_always_pass=int((c == n).sum()), n_never_pass=int((c == 0).sum()),
                           headroom=headroom, effect=float(effect),
                           truncated_passes=int(hit.sum()), n_truncated=int(data.truncated.sum()),

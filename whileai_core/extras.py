@@ -1,10 +1,6 @@
 """Which optional part of the install (a pyproject "extra") brings which module, and the command
-that installs it.
-
-The core needs only numpy, scipy, pydantic, tomli-w and mcp. Training (the recipes' CPU smoke
-included) needs the ``train`` extra, Modal launches the ``launch`` extra, vLLM the ``gpu`` extra,
-the test suite the ``test`` extra. A missing module is reported as the extra to install, never as
-``No module named 'tokenizers'``. A test keeps :data:`MODULES` in step with ``pyproject.toml``.
+that installs it: a missing module is reported as the extra to install, never as ``No module
+named 'tokenizers'``. A test keeps :data:`MODULES` in step with ``pyproject.toml``.
 """
 
 from __future__ import annotations

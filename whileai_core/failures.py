@@ -1,12 +1,7 @@
-"""What the CLI and the MCP server say when a call fails: one line the user can act on, or the
-plain statement that it is a bug and where to report it.
-
-- :func:`explain` turns what is the user's to fix into one line: a :class:`WhileaiError` (its
-  message already names the fix), an ``OSError`` (the path, what the system said, and the fix for
-  that kind of failure), a module missing from an optional extra (the pip command), memory.
-  It returns None for anything else: that is a bug of ours.
-- :func:`bug_report` is the line for a bug: what was being done, the exception, that the input
-  is not to blame, and where to report it (and where the traceback went).
+"""What the CLI and the MCP server say when a call fails: one line the user can act on
+(:func:`explain`: a refused input, a system error on a path, a missing extra, memory; None for
+anything else), or the plain statement that it is a bug and where to report it
+(:func:`bug_report`). Every line has its secrets masked (:func:`mask_secrets`).
 """
 
 from __future__ import annotations
@@ -17,13 +12,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from .defaults import CHILD_ENV_NAMES, CHILD_ENV_PREFIXES
-from .errors import WhileaiError
+from .errors import ArgumentError, WhileaiError
 from .os_errors import os_reason
-from .result import short_message
-from .errors import ArgumentError
+from .result import map_strings, short_message
 from .extras import MODULES, install_command, install_fix
 from .seal import SECRET_NAME  # secret-looking names: one pattern, where the server moves them
 
@@ -33,12 +25,8 @@ SERVER_SECRETS = ("WHILEAI_MCP_TOKEN",)
 
 def mask_secrets(text: str, environ: dict[str, str] | None = None) -> str:
     """``text`` with the value of every secret-looking environment variable (``MODAL_TOKEN_*``,
-    ``*_API_KEY``, ``WHILEAI_MCP_TOKEN``...; values of 6+ characters) replaced by ``<$NAME>``.
-
-    Every failure line goes through it (:func:`explain`, :func:`bug_report`), and so do the
-    child output and logs we quote: a reward or a recipe that prints a token cannot make us
-    echo it.
-    """
+    ``*_API_KEY``, ``WHILEAI_MCP_TOKEN``...; values of 6+ characters) replaced by ``<$NAME>``:
+    every failure line and every child output we quote goes through it."""
     env = os.environ if environ is None else environ
     for name, value in env.items():
         value = value.strip()
@@ -61,42 +49,21 @@ def mask_value(value: Any, environ: dict[str, str] | None = None) -> Any:
 
 def masked(value: Any, environ: dict[str, str] | None = None) -> Any:
     """``value`` (a result, or JSON-like data) with :func:`mask_secrets` applied to every string
-    it holds (fields, items, mapping keys); a part holding no secret is returned as it is. The
-    server masks every answer whole before cutting it to its byte bound, so a cut string never
-    shows the start of a secret either."""
+    it holds. The server masks every answer whole before cutting it to its byte bound, so a cut
+    string never shows the start of a secret either."""
     env = os.environ if environ is None else environ
     secrets = [(name, v.strip()) for name, v in env.items()
                if SECRET_NAME.search(name) and len(v.strip()) >= 6]
     if not secrets:
         return value
 
-    def walk(item: Any) -> Any:
-        if isinstance(item, str):
-            for name, secret in secrets:
-                if secret in item:
-                    item = item.replace(secret, f"<${name}>")
-            return item
-        if isinstance(item, BaseModel):
-            update = {}
-            for name in type(item).model_fields:
-                old = getattr(item, name)
-                new = walk(old)
-                if new is not old:
-                    update[name] = new
-            return item.model_copy(update=update) if update else item
-        if isinstance(item, dict):
-            pairs = [(walk(k), walk(v)) for k, v in item.items()]
-            if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(pairs, item.items())):
-                return item
-            return dict(pairs)
-        if isinstance(item, (list, tuple)):
-            items = [walk(v) for v in item]
-            if all(a is b for a, b in zip(items, item)):
-                return item
-            return type(item)(items) if isinstance(item, tuple) else items
-        return item
+    def hide(text: str) -> str:
+        for name, secret in secrets:
+            if secret in text:
+                text = text.replace(secret, f"<${name}>")
+        return text
 
-    return walk(value)
+    return map_strings(value, hide)
 
 
 def _kept(name: str) -> bool:
@@ -107,13 +74,10 @@ def _kept(name: str) -> bool:
 
 def child_env(extra: dict[str, str] | None = None, *,
               pass_env: tuple[str, ...] | list[str] = ()) -> dict[str, str]:
-    """A clean environment for a child that runs user code (a reward, a local run).
-
-    Only ``CHILD_ENV_NAMES`` and the ``CHILD_ENV_PREFIXES`` families are kept from ours, less
-    any name that looks secret; no token, key or loader variable (``LD_PRELOAD``) reaches the
-    child unless the call names it in ``pass_env`` (never the server's own token). ``extra``
-    is added last (what the product itself sets).
-    """
+    """A clean environment for a child that runs user code (a reward, a local run): only
+    ``CHILD_ENV_NAMES`` and the ``CHILD_ENV_PREFIXES`` families, less any secret-looking name;
+    no token, key or loader variable (``LD_PRELOAD``) unless named in ``pass_env`` (never the
+    server's own token). ``extra`` is added last."""
     env = {k: v for k, v in os.environ.items() if _kept(k)}
     for name in pass_env:
         if name in SERVER_SECRETS:
@@ -152,6 +116,7 @@ REPORT_TO = ("the whileai skill pack's issue tracker (the repository you install
 # (safepath.temp_name); a failure on that file is a failure to write the target (or in its
 # folder), and is named so.
 _TEMP = re.compile(r"^\.(?P<name>.+)\.whileai-\d+-[0-9a-f]{12}\.tmp$")
+
 
 def _user_path(err: OSError) -> tuple[str | None, bool]:
     """The path the user gave, as far as the error shows it, and whether it is the folder of a

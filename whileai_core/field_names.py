@@ -1,11 +1,9 @@
 """Fields that look like the one a reader expects: `score` for `reward`, `Task_ID` for `task_id`.
 
-A row without ``reward`` but with ``score`` is almost always the same thing under another name.
 The readers never read a look-alike in the field's place (a `label` is not always a reward); they
-name it in the error with the rename that fixes the file. Three ways a field looks like the one
-expected, tried in order: the same name written differently (case, ``_``, ``-``, spaces: `Reward`,
-`task-id`, `taskId`), a name other harnesses use for it (``defaults.FIELD_SYNONYMS``), or a close
-spelling (``difflib`` ratio at least ``defaults.NEAR_FIELD_CUTOFF``: `rewrad`, `task_ids`).
+name it in the error with the rename that fixes the file. A look-alike, tried in order: the same
+name written differently (`Reward`, `task-id`, `taskId`), a name other harnesses use for it
+(``defaults.FIELD_SYNONYMS``), or a close spelling (``difflib`` at ``NEAR_FIELD_CUTOFF``).
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """Question 0 of the route: who graded the rows? A judge's score is audited before any RL on it.
 
-The rows say who graded them through their fields (:mod:`whileai_core.roles`: ``grader``,
-``judge_model``, ``rubric``, a judge's reasoning) or the reward's shape (whole numbers 1 to 10:
-a rating). A program grader is read as it is. An LLM judge's (or a model's) grade is the reward
-a policy learns to farm, so the route sends it to the audit-your-judge skill first: blind human
-labels on a sample of the replies, against which the judge's agreement, kappa and false-pass
-rate are read with their intervals (:mod:`whileai_core.judge`). :func:`grading` says how many
-replies to label (enough label-fail items for the false-pass rate to +-``half_width``:
-:func:`whileai_core.judge.failures_needed`, at the share of replies the judge fails here), which
+The rows say who graded them through their fields (:mod:`whileai_core.roles`) or the reward's
+shape (whole numbers 1 to 10: a rating). A program grader is read as it is. An LLM judge's grade
+is the reward a policy learns to farm, so the route sends it to the audit-your-judge skill first
+(:mod:`whileai_core.judge`); :func:`grading` says how many replies to label (enough label-fail
+items for :func:`whileai_core.judge.failures_needed`, at the share the judge fails here), which
 (a seeded draw within each of the judge's scores), and what pass mark or rescaling an RL config
 on this score must state.
 """
@@ -25,7 +22,6 @@ from .judge import failures_needed
 from .result import Result
 from .roles import read_fields
 from .voice import arg
-
 
 
 class LabelPlan(Result):

@@ -12,11 +12,8 @@ _SIZE = re.compile(r"(?<![A-Za-z0-9.])(?:(\d+)x)?(\d+(?:\.\d+)?)([BbMm])(?![A-Za
 
 
 def model_size_b(model_id: str) -> float | None:
-    """Parameters in billions read from the model id, or None when the id does not say.
-
-    Takes the last size token in the name (org names rarely carry one). "8x7B" counts all
-    experts (56.0). "A3B"-style active-parameter tokens are not sizes and are skipped.
-    """
+    """Parameters in billions read from the model id (its last size token), or None when the id
+    does not say. "8x7B" counts all experts (56.0); "A3B" (active parameters) is no size."""
     name = model_id.split("@", 1)[0].rsplit("/", 1)[-1]
     found = None
     for m in _SIZE.finditer(name.replace("_", "-")):

@@ -39,7 +39,6 @@ class NextStep(Result):
                                                                "can fill (e.g. taskset)")
 
 
-
 def config_step(say: str, taskset: str | None, method: Any, model: str,
                  budget: tuple[int | None, str] = (None, ""), **extra: Any) -> NextStep:
     """A prime_rl_config call: ``taskset`` in it when known (else ``needs`` names it), the
@@ -67,7 +66,6 @@ def rows_budget(data: Rows) -> tuple[int | None, str]:
     return None, (f"The rows carry no max_tokens, so the config's completion budget would be "
                   f"{op_name('prime_rl_config')}'s default, a guess: give {arg('max_tokens')} "
                   "(the budget the model is graded on).")
-
 
 
 def smaller(teacher: str | None, model: str) -> str | None:
@@ -118,7 +116,6 @@ def held_out(data: Rows) -> str:
             f"{size.split}.")
 
 
-
 def single_rollout_step(ts: str | None, model: str, budget) -> NextStep:
     return config_step(
         f"Re-sample every prompt at k >= {GROUP_MIN_ROLLOUTS} and route again: one rollout per "
@@ -130,7 +127,6 @@ def single_rollout_step(ts: str | None, model: str, budget) -> NextStep:
         "prompt (production traces), train FlashReinforce, SAO or BPCO in your own trainer, or "
         "prime-rl's rae (a baseline from an EMA of past rewards, group_size 1).", ts, "rae",
         model, budget, group_size=1)
-
 
 
 def floor_route(done, bd: Band, model: str, ts: str | None, budget) -> Route:

@@ -1,16 +1,12 @@
 """Progress of a long call, and the point where it can be stopped.
 
-A long core call (loading a large rows file, the task bootstrap, a launch, a collect) says how
-far it is with :func:`step`. Nobody listens by default, so the call costs nothing extra. A caller
-that wants to know (the MCP server, which turns each step into a progress notification) installs
-a listener around the call with :func:`reporting`. The listener may raise to stop the call: the
-server's listener raises the cancellation of the request that started it, so a step is also the
-place where a cancelled call stops, between two pieces of work, never half-way through a write.
-
-The listener lives in a context variable, so it follows the call into the worker thread that
-runs it and never leaks to another request. So do the notes a call makes about its input
-(:func:`note`: what the reader changed to keep a record valid JSON), which the surfaces collect
-around each call (:func:`noting`) and say in its answer.
+A long core call says how far it is with :func:`step`; nobody listens by default. A caller that
+wants to know (the MCP server: progress notifications) installs a listener with :func:`reporting`.
+The listener may raise to stop the call (the server's raises the request's cancellation), so a
+step is also where a cancelled call stops, between two pieces of work, never half-way through a
+write. The listener, and the notes a call makes about its input (:func:`note`, collected by
+:func:`noting`), live in context variables: they follow the call into its worker thread and never
+leak to another request.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
@@ -40,11 +41,9 @@ class Result(BaseModel):
         return False
 
     def bounded(self, limit: int):
-        """This result with every list in ``cut_lists`` cut to ``limit`` items ("n of N shown"),
-        every nested result bounded the same way (:meth:`_cut_lists`, which a result with its
-        own way of cutting overrides), then, while the answer (its JSON and its text) is over
-        ``answer_max_bytes``, every string cut to the next of ``TEXT_SHOWN_CHARS`` characters
-        ("n of N characters")."""
+        """This result with its lists cut to ``limit`` items (:meth:`_cut_lists`), then, while
+        the answer is over ``answer_max_bytes``, every string cut to the next of
+        ``TEXT_SHOWN_CHARS`` characters."""
         listed = self._cut_lists(limit)
         max_bytes = type(self).answer_max_bytes
         if max_bytes is None or _answer_bytes(listed) <= max_bytes:
@@ -176,25 +175,30 @@ def cut_text(text: str, limit: int) -> str:
 
 
 def cut_strings(value: Any, limit: int) -> Any:
-    """``value`` with every string in it (nested results, lists, mapping keys and values) cut
-    to ``limit`` characters (:func:`cut_text`); what needs no cut is returned as it is."""
+    """``value`` with every string in it cut to ``limit`` characters (:func:`cut_text`)."""
+    return map_strings(value, lambda text: cut_text(text, limit))
+
+
+def map_strings(value: Any, change: Callable[[str], str]) -> Any:
+    """``value`` with ``change`` applied to every string in it (nested results, lists, mapping
+    keys and values); a part holding no changed string is returned as it is."""
     if isinstance(value, str):
-        return cut_text(value, limit)
+        return change(value)
     if isinstance(value, BaseModel):
         update = {}
         for name in type(value).model_fields:
             item = getattr(value, name)
-            cut = cut_strings(item, limit)
-            if cut is not item:
-                update[name] = cut
+            new = map_strings(item, change)
+            if new is not item:
+                update[name] = new
         return value.model_copy(update=update) if update else value
     if isinstance(value, dict):
-        items = [(cut_strings(k, limit), cut_strings(v, limit)) for k, v in value.items()]
+        items = [(map_strings(k, change), map_strings(v, change)) for k, v in value.items()]
         if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(items, value.items())):
             return value
         return dict(items)
     if isinstance(value, (list, tuple)):
-        items = [cut_strings(v, limit) for v in value]
+        items = [map_strings(v, change) for v in value]
         if all(a is b for a, b in zip(items, value)):
             return value
         return type(value)(items) if isinstance(value, tuple) else items

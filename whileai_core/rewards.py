@@ -14,9 +14,8 @@ kind           rewards                                       what reads differen
 =============  ============================================  ==========================================
 
 An LCS ratio, a partial credit or a judge's 0-1 score is ``bounded``: pass@1 at the default
-threshold (1.0) counts only perfect replies, which can stay at 0 while the reward moves (the
-reverse-text recipe: exact reversals 0 of 128 at every step while held-out LCS went 0.082 to
-0.806). A 0-10 or 0-100 grade read at threshold 1.0 counts almost every reply as a pass.
+threshold (1.0) counts only perfect replies, which can stay at 0 while the reward moves. A 0-10
+or 0-100 grade read at threshold 1.0 counts almost every reply as a pass.
 """
 
 from __future__ import annotations
@@ -133,9 +132,8 @@ def _warning(kind: RewardKind, lo: float, hi: float, threshold: float, looks_lik
 
 
 def check_reach(scale: RewardScale, source: str | None = None) -> None:
-    """A :class:`~whileai_core.errors.RowsError` naming the rewards' range when the pass mark
-    given is one no reward reaches, or every reward reaches: every pass rate would be 0 (or 1)
-    by construction, and the route would read a band the mark made. The range is [0, 1] for a
+    """A :class:`~whileai_core.errors.RowsError` when no reward reaches the pass mark, or every
+    reward does: every pass rate would be 0 (or 1) by construction. The range is [0, 1] for a
     reward in [0, 1] (a run where every reply fails is a floor, not a bad mark), else the
     rewards' own."""
     thr = scale.threshold

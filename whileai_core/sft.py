@@ -11,8 +11,7 @@ reply alone [1].
 Completion-only loss is only as right as the chat template: TRL takes the completion to start
 where the tokenized prompt (rendered alone, with the generation prompt) stops matching the
 tokenized prompt + completion. A template that renders the prompt differently in the two cases
-(drops a thinking block from history, adds a date, merges tokens across the boundary) trains the
-model on a context it never sees at inference; TRL 1.16 only warns, once [1].
+trains the model on a context it never sees at inference, and TRL 1.16 only warns, once [1]:
 :func:`check_chat_template` refuses it, naming the model and the line of the file.
 
 [1] TRL 1.16 ``SFTTrainer``: ``completion_only_loss`` (default on for prompt-completion data),
@@ -27,19 +26,13 @@ from typing import Any
 from .errors import ConfigError, RowsError
 from .result import Result
 from .rows import read_records
-from .traces import _check_messages
+from .traces.read import _check_messages
 
-
-# --- the file ----------------------------------------------------------------------------------
 
 def load_sft(source: Any) -> list[dict]:
     """An SFT file (:func:`~whileai_core.traces.export_sft`'s JSONL) or a list of
-    ``{"messages": [...]}``, checked; each comes back with ``source`` ("file, line N").
-
-    Every conversation needs valid messages (role system/user/assistant/tool, string content),
-    a user turn, and must end with an assistant turn. Anything else raises :class:`RowsError`
-    naming the file, the line and the fix.
-    """
+    ``{"messages": [...]}``, checked (valid messages ending with an assistant turn); each comes
+    back with ``source`` ("file, line N")."""
     recs = read_records(source, noun="conversation")
     if not recs.items:
         raise RowsError("no conversations", source=recs.name,
@@ -59,11 +52,8 @@ def load_sft(source: Any) -> list[dict]:
 
 
 def sft_examples(conversations: Sequence[dict]) -> list[dict]:
-    """Prompt-completion examples: one per assistant turn, the prompt every message before it.
-
-    Each example is ``{"prompt": [...], "completion": [assistant message], "source": ...}``; a
-    conversation with three assistant turns gives three examples, so every reply is trained on
-    once and no prompt token is.
+    """Prompt-completion examples ``{"prompt", "completion", "source"}``: one per assistant turn,
+    the prompt every message before it, so every reply is trained on once and no prompt token is.
     """
     examples = []
     for conv in conversations:
@@ -113,65 +103,24 @@ def _render(tokenizer, messages: list[dict], *, model: str, source: str,
             "model whose template renders them") from None
 
 
-def _divergence(a: str, b: str) -> int:
+def _divergence(a: Sequence, b: Sequence) -> int:
     n = min(len(a), len(b))
     return next((i for i in range(n) if a[i] != b[i]), n)
 
 
 def check_chat_template(tokenizer, examples: Sequence[dict], *, model: str,
                         prompts: Sequence[Sequence[dict]] = ()) -> TemplateCheck:
-    """Check ``model``'s chat template (``tokenizer``) against every SFT example and prompt.
-
-    For each example: the template must render its prompt and its prompt + completion; the
-    prompt rendered alone (with the generation prompt) must be exactly the start of the whole
-    conversation, as text and as tokens; and the reply's text must follow it. ``prompts`` (the
-    held-out asks) must render with the generation prompt. A mismatch raises
-    :class:`ConfigError` naming the model and the example's file and line, with both renderings
-    where they part.
-    """
+    """Check ``model``'s chat template (``tokenizer``) against every SFT example (the prompt
+    rendered alone must start the whole conversation, as text and as tokens, and the reply's text
+    follow it) and every held-out prompt; a mismatch is a :class:`ConfigError` naming both."""
     if not getattr(tokenizer, "chat_template", None):
         raise ConfigError(f"{model} has no chat template, and the SFT data is conversations. Fix: "
                           "train an instruct/chat model, or set tokenizer.chat_template")
     prompt_tokens = completion_tokens = 0
     for ex in examples:
-        source = ex.get("source") or "an SFT example"
-        alone = _render(tokenizer, ex["prompt"], model=model, source=source,
-                        add_generation_prompt=True)
-        whole = _render(tokenizer, ex["prompt"] + ex["completion"], model=model, source=source,
-                        add_generation_prompt=False)
-        if not whole.startswith(alone):
-            at = _divergence(alone, whole)
-            raise ConfigError(
-                f"the chat template of {model} does not fit {source}: the prompt rendered alone "
-                f"and the same prompt inside the conversation part at character {at}: alone "
-                f"{alone[max(0, at - 40):at + 40]!r}, in the conversation "
-                f"{whole[max(0, at - 40):at + 40]!r}. Training would mask the wrong tokens and "
-                "teach a context the model never sees when it answers. Fix: train a model whose "
-                "template renders a prompt the same way alone and in context, or reshape the data "
-                "(e.g. one assistant turn per conversation)")
-        reply = ex["completion"][0]["content"].strip()
-        if reply and reply not in whole[len(alone):]:
-            raise ConfigError(
-                f"the chat template of {model} does not fit {source}: the reply's text is not "
-                f"in what the template renders after the prompt ({whole[len(alone):][:80]!r}); "
-                "the template rewrites or drops it (e.g. strips a reasoning block). Fix: train a "
-                "model whose template keeps the reply as written, or reshape the reply")
-        p_ids = _ids(tokenizer, ex["prompt"], add_generation_prompt=True)
-        f_ids = _ids(tokenizer, ex["prompt"] + ex["completion"], add_generation_prompt=False)
-        if f_ids[:len(p_ids)] != p_ids:
-            at = next(i for i, (x, y) in enumerate(zip(p_ids, f_ids)) if x != y) \
-                if any(x != y for x, y in zip(p_ids, f_ids)) else min(len(p_ids), len(f_ids))
-            raise ConfigError(
-                f"the chat template of {model} does not fit {source}: the prompt's tokens alone "
-                f"are not a prefix of the conversation's tokens (they part at token {at} of "
-                f"{len(p_ids)}: tokens merge across the prompt/reply boundary). The loss mask "
-                "would be off. Fix: end the generation prompt on a token boundary (a newline), "
-                "or train a model whose template does")
-        if len(f_ids) <= len(p_ids):
-            raise ConfigError(f"{source}: the reply renders to no tokens under the chat template "
-                              f"of {model}. Fix: drop empty replies before export_sft")
-        prompt_tokens += len(p_ids)
-        completion_tokens += len(f_ids) - len(p_ids)
+        p, c = _check_example(tokenizer, ex, model)
+        prompt_tokens += p
+        completion_tokens += c
     for i, prompt in enumerate(prompts):
         _render(tokenizer, list(prompt), model=model, source=f"held-out prompt {i + 1}",
                 add_generation_prompt=True)
@@ -179,3 +128,43 @@ def check_chat_template(tokenizer, examples: Sequence[dict], *, model: str,
         model=model, n_examples=len(examples), n_prompts=len(prompts),
         prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
         note="loss on the completion tokens only: TRL's completion_only_loss masks the prompt")
+
+
+def _check_example(tokenizer, ex: dict, model: str) -> tuple[int, int]:
+    """One example against the template: (its prompt tokens, its completion tokens)."""
+    source = ex.get("source") or "an SFT example"
+    alone = _render(tokenizer, ex["prompt"], model=model, source=source,
+                    add_generation_prompt=True)
+    whole = _render(tokenizer, ex["prompt"] + ex["completion"], model=model, source=source,
+                    add_generation_prompt=False)
+    if not whole.startswith(alone):
+        at = _divergence(alone, whole)
+        raise ConfigError(
+            f"the chat template of {model} does not fit {source}: the prompt rendered alone "
+            f"and the same prompt inside the conversation part at character {at}: alone "
+            f"{alone[max(0, at - 40):at + 40]!r}, in the conversation "
+            f"{whole[max(0, at - 40):at + 40]!r}. Training would mask the wrong tokens and "
+            "teach a context the model never sees when it answers. Fix: train a model whose "
+            "template renders a prompt the same way alone and in context, or reshape the data "
+            "(e.g. one assistant turn per conversation)")
+    reply = ex["completion"][0]["content"].strip()
+    if reply and reply not in whole[len(alone):]:
+        raise ConfigError(
+            f"the chat template of {model} does not fit {source}: the reply's text is not "
+            f"in what the template renders after the prompt ({whole[len(alone):][:80]!r}); "
+            "the template rewrites or drops it (e.g. strips a reasoning block). Fix: train a "
+            "model whose template keeps the reply as written, or reshape the reply")
+    p_ids = _ids(tokenizer, ex["prompt"], add_generation_prompt=True)
+    f_ids = _ids(tokenizer, ex["prompt"] + ex["completion"], add_generation_prompt=False)
+    if f_ids[:len(p_ids)] != p_ids:
+        at = _divergence(p_ids, f_ids)
+        raise ConfigError(
+            f"the chat template of {model} does not fit {source}: the prompt's tokens alone "
+            f"are not a prefix of the conversation's tokens (they part at token {at} of "
+            f"{len(p_ids)}: tokens merge across the prompt/reply boundary). The loss mask "
+            "would be off. Fix: end the generation prompt on a token boundary (a newline), "
+            "or train a model whose template does")
+    if len(f_ids) <= len(p_ids):
+        raise ConfigError(f"{source}: the reply renders to no tokens under the chat template "
+                          f"of {model}. Fix: drop empty replies before export_sft")
+    return len(p_ids), len(f_ids) - len(p_ids)

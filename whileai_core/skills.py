@@ -1,14 +1,10 @@
 """The skills catalog: which skills a folder holds, each one's files, and what its SKILL.md's
-frontmatter says. One frontmatter reader here, and one walker (``whileai_core.bundled.
-skill_files``, with its one rule of which files are a skill's: not ``fixtures.py``, check.py's
-stand-ins, nor caches or hidden files), for every reader: the MCP server (tools, resources,
-prompts, the Skills extension) and ``whileai-skills init`` (which copies skills).
+frontmatter says, for every reader (the MCP server, ``whileai-skills init``); the one walker of
+a skill's files is ``whileai_core.bundled.skill_files``.
 
 A skill is a sub-folder holding ``SKILL.md`` whose YAML frontmatter (Agent Skills format) gives
-``name`` and ``description``. The folder is read when asked (``whileai_core.bundled.
-SkillsSource``: a folder a person chose through the path door, where a symlink, a FIFO or
-another special file is never followed or read; else the installed package's own copy), and only
-names that are folders of the catalog are ever opened, so a skill name cannot walk out of it.
+``name`` and ``description``. The folder is read when asked (``whileai_core.bundled.SkillsSource``)
+and only names that are folders of the catalog are ever opened, so a skill name cannot walk out.
 """
 
 from __future__ import annotations
@@ -82,11 +78,8 @@ class SkillInfo(Result):
 
 
 class SkillList(Result):
-    """Every skill in the catalog, sorted by name. Over MCP the answer is bounded like any
-    other (a skills folder can hold any number of skills; the pack's own listing was 14 KB
-    against the 8 KB bound): the descriptions and files are in the structured content, the text
-    names the skills and how to read one; past the bound the longest strings are cut, then the
-    list ("n of N shown")."""
+    """Every skill in the catalog, sorted by name; the text names them and how to read one, the
+    structured content carries the descriptions and files. Bounded like any other answer."""
 
     skills: list[SkillInfo]
     folder: str
@@ -141,25 +134,19 @@ def default_skills_dir() -> Path:
 class SkillCatalog:
     """The skills of one source (``whileai_core.bundled.SkillsSource``), read on each call.
 
-    A folder a person chose (``--skills DIR``, ``WHILEAI_SKILLS_DIR``, the checkout's
-    ``skills/``) is opened as a confined root (``whileai_core.safepath``): a skill folder or file
-    that is a symlink, a FIFO or another special file is never followed or read (a FIFO would
-    block the server's start; a link could serve a file from outside the folder). Skills from
-    ``whileai-skills init --link`` are links: serve the pack's own folder instead. With
-    no folder chosen, an installed package serves its own copy.
+    A chosen folder is a confined root: a skill folder or file that is a symlink, a FIFO or
+    another special file is never followed or read (a FIFO would block the server's start; a link
+    could serve a file from outside the folder), so skills from ``init --link`` are not served.
     """
 
     def __init__(self, folder: str | os.PathLike | None = None) -> None:
         self.source = SkillsSource(folder)
         self.folder = self.source.folder
 
-    def _root(self):
-        return self.source.root()
-
     def _skill_dir(self, name: str):
         """The skill's folder (a UserPath), or None when ``name`` is not a skill of the folder."""
         try:
-            root = self._root()
+            root = self.source.root()
         except ArgumentError:
             return None
         entries = dict(root.locate(".", argument="skills").list_dir())
@@ -254,8 +241,7 @@ class SkillCatalog:
         return "\n".join(lines) + "\n"
 
 
-# --- the operations: the playbooks as tools (over MCP also resources and prompts, whatever the
-# toolsets: ``server.skills``) ------------------------------------------------------------------
+# --- the operations: the playbooks as tools (over MCP also resources and prompts) -------------
 
 def _catalog(ctx: Context) -> SkillCatalog:
     """The catalog the caller is served: the server's (``--skills DIR``), else the pack's own."""

@@ -1,18 +1,10 @@
 """Per-task tables that fit an agent's context: a summary by default, pages or a file on request.
 
-A run of a million tasks has a million per-task rates; an answer that lists them all floods the
-caller (12.7 M characters for 589k tasks, measured before this table). A :class:`TaskTable` holds the per-task
-values once and gives three bounded views of them:
-
-- :meth:`TaskTable.summary`: the counts, the band histogram (always fail, four bins of the split
-  range, always pass), and the ``TASK_EXTREMES`` lowest and highest tasks, saying how many of how
-  many it shows;
-- :meth:`TaskTable.page`: ``limit`` tasks from ``offset``, in the rows' first-appearance order,
-  with the offset of the next page;
-- :meth:`TaskTable.write`: every task as JSONL in a file (atomic; never replaces a file unless
-  asked).
-
-Every list cut here says "n of N" in its ``shown`` text.
+A run of a million tasks has a million per-task rates: an answer that lists them all floods the
+caller. A :class:`TaskTable` holds them once and gives three bounded views, each list saying
+"n of N" in its ``shown`` text: :meth:`TaskTable.summary` (the band histogram and the extremes),
+:meth:`TaskTable.page` (``limit`` tasks from ``offset``) and :meth:`TaskTable.write` (every task
+as JSONL in a file).
 """
 
 from __future__ import annotations
@@ -181,12 +173,10 @@ class TaskTable:
         """Every task as one JSON line ``{"task_id", "value", "rollouts"}``, written atomically."""
         import json
 
-
         lines = [json.dumps({"task_id": t, "value": float(x), "rollouts": int(r)})
                  for t, x, r in zip(self.task_ids, self.values.tolist(), self.rollouts.tolist())]
         target = write_atomic(path, "\n".join(lines) + "\n", overwrite=overwrite)
         return TableFile(path=str(target), n_tasks=self.n_tasks)
-
 
 
 @operation(
@@ -203,7 +193,6 @@ def task_table(rows: args.Rows, *, out: Annotated[str, Field(
                        Arg(OUT, metavar="FILE", writes="jsonl")],
                metric: args.Metric = "pass", threshold: Threshold = None,
                overwrite: Overwrite = False) -> TableFile:
-    """Every task's value of ``metric`` in ``rows`` (and its rollouts) written to ``out`` as
-    JSONL (:meth:`TaskTable.write`)."""
-    return TaskTable.of(load_rows(rows, threshold=threshold), metric).write(out,
-                                                                           overwrite=overwrite)
+    """Every task's value of ``metric`` and its rollouts, written to ``out`` as JSONL."""
+    table = TaskTable.of(load_rows(rows, threshold=threshold), metric)
+    return table.write(out, overwrite=overwrite)

@@ -1,20 +1,14 @@
 """Question 4 of the route: does a candidate teacher clear the student?
 
 The gap is read on its own interval, paired by task when both were scored on the same held-out
-tasks (:func:`whileai_core.compare`: the sign-flip test with the t interval at any number of
-shared tasks; families resampled first with ``cluster``), else the unpaired difference of the
-two rates' intervals (MOVER, Zou & Donner 2008). Never "the two intervals do not overlap": that
-test is far stricter than it looks (with 100 shared tasks and a true gap of 0.10 it clears 15% of
-the time, the paired test 82%; docs/statistics-study.md, table C).
+tasks (:func:`whileai_core.compare`; families resampled first with ``cluster``), else the unpaired
+difference of the two rates' intervals (MOVER, Zou & Donner 2008); never "the two intervals do
+not overlap", a far stricter test than it looks (docs/statistics-study.md, table C).
 
-The verdict says how far the interval reaches against the effect: by default a teacher clears
-when the gap's interval lies above 0 and the gap is at least ``effect``; ``strict=True`` asks the
-interval's lower end itself to reach ``effect``.
-
-Budgets (:mod:`whileai_core.budgets`): a teacher scored with more room than the student's cap
-does not clear. The answer gives what the teacher scores at the student's cap (its replies past
-the cap count as failed) and the fix, re-scoring it at the student's ``max_tokens``. Rows without
-budget fields say the budget was not checked.
+A teacher clears when the gap's interval lies above 0 and the gap is at least ``effect``
+(``strict=True``: the interval's lower end reaches ``effect``), and not when it was scored with
+more room than the student's cap (:mod:`whileai_core.budgets`): the answer then gives its score
+at the student's cap (replies past it count as failed) and the fix.
 """
 
 from __future__ import annotations
@@ -60,14 +54,7 @@ class AtStudentCap(Result):
 
 
 class TeacherVerdict(Result):
-    """Does the teacher clear? Truthy iff the budgets allow the comparison, the gap's interval
-    lies above 0 and the gap is at least ``effect`` (``strict``: the interval's lower end is).
-
-    Score both on the same held-out tasks (at the student's max_tokens, with one tokenizer): the
-    gap is then paired by task (``paired``: the sign-flip test under 30 shared tasks, the paired
-    bootstrap above; :func:`whileai_core.compare`). With too few shared tasks it is the unpaired
-    difference of the two rates' intervals (MOVER), never their overlap.
-    """
+    """Does the teacher clear (module docstring)? Truthy iff it does."""
 
     clears: bool
     teacher: Rate
@@ -102,8 +89,7 @@ class TeacherVerdict(Result):
     def __bool__(self) -> bool:
         return self.clears
 
-    negative_means: ClassVar[str | None] = (
-        "the teacher does not clear")
+    negative_means: ClassVar[str | None] = "the teacher does not clear"
 
     @property
     def negative(self) -> bool:
@@ -231,14 +217,9 @@ def teacher_clears(teacher_rows: Annotated[args.Rows, Field(description=(
                    metric: Annotated[Literal["auto", "pass", "reward"],
                                      Arg(cli=False, mcp=False)] = "auto",
                    threshold: Threshold = None, cluster: Cluster = None) -> TeacherVerdict:
-    """Does the teacher beat the student by >= ``effect``, on the same budget, with the gap's
-    interval above 0 (``strict``: with its lower end at ``effect`` or more)?
-
-    ``metric``: "auto" compares mean rewards when the reward is continuous (no ``threshold``
-    given), else pass rates. ``cluster``: a row field naming each task's family. ``effect``:
-    in the compared metric's units (None: ``PROVE_EFFECT``, read on a reward of another scale as
-    that share of its span, as compare reads it: :func:`whileai_core.stats.arms.resolve_effect`).
-    """
+    """Does the teacher beat the student by >= ``effect``, on the same budget (module
+    docstring)? ``metric`` "auto" compares mean rewards when the reward is continuous (no
+    ``threshold`` given), else pass rates."""
     level = check_level(level)
     if effect is not None and (isinstance(effect, bool) or not isinstance(effect, (int, float))
                                or not 0 < effect < float("inf")):
@@ -260,48 +241,60 @@ def teacher_clears(teacher_rows: Annotated[args.Rows, Field(description=(
     budget = compare_budgets(t_rows, s_rows)
     at_cap = None
     if budget.status == "teacher_longer":
-        fix = (f"re-score the teacher at max_tokens={budget.student_cap} (the student's cap) "
-               "on the same tasks")
-        if budget.teacher_over_cap is not None and t_rows.budget is not None:
-            capped, over = capped_records(t_rows, budget.student_cap)
-            c_rows = load_rows(capped, threshold=t_rows.threshold)
-            cg = _gap(c_rows, s_rows, metric, level, effect, cluster)
-            c_clears, _ = _decide(cg, effect, strict)
-            at_cap = AtStudentCap(cap=budget.student_cap, replies_over_cap=over,
-                                  teacher=cg["teacher"], gap=cg["gap"], gap_ci=cg["gap_ci"],
-                                  clears=c_clears)
-            unknown = budget.n_teacher_rows - budget.teacher_rows_with_tokens
-            reason = (f"the teacher was given more room than the student ({budget.note}); held "
-                      f"to the student's cap it scores "
-                      + ("at most " if unknown else "")
-                      + f"{fmt_rate(cg['teacher'].value, cg['teacher'].ci, cg['teacher'].n_tasks)}"
-                      f" and the gap is {cg['gap']:+.3f}"
-                      + (f" [{cg['gap_ci'][0]:+.3f}, {cg['gap_ci'][1]:+.3f}]" if cg["gap_ci"] else "")
-                      + (f" ({unknown} of {budget.n_teacher_rows} teacher rows carry no "
-                         "completion_tokens and count as within the cap)" if unknown else "")
-                      + ("" if not c_clears else
-                         " (no reply ran past the cap, so it would clear there; the verdict "
-                         "waits for rows scored at the student's cap)" if over == 0 and not unknown
-                         else " (it would clear at that cap, but a cut reply is not the reply "
-                         "it would write under the cap)")
-                      + f". Fix: {fix}")
-        else:
-            reason = (f"the teacher was given more room than the student ({budget.note}), and "
-                      f"its score at the student's cap is unknown. Fix: {fix}")
+        reason, at_cap = _teacher_longer(budget, t_rows, s_rows, metric, level, effect, cluster,
+                                         strict)
         clears = False
     elif budget.status == "not_checked":
         reason += f"; budget not checked: {budget.note}"
     if effect_note:
         reason += f"; {effect_note}"
+    return TeacherVerdict(clears=clears, effect=float(effect), strict=strict,
+                          reaches=_reaches(g["gap_ci"], effect), metric=metric, level=level,
+                          budget=budget, at_student_cap=at_cap, cluster=cluster,
+                          reward_warning=warning, reason=reason,
+                          fields=_fields_read(t_rows, s_rows, metric, cluster), **g)
+
+
+def _teacher_longer(budget: BudgetCheck, t_rows: Rows, s_rows: Rows, metric: str, level: float,
+                    effect: float, cluster: str | None,
+                    strict: bool) -> tuple[str, AtStudentCap | None]:
+    """The reason a teacher given more room does not clear, and its score at the student's cap
+    when its rows say how long each reply was."""
+    fix = (f"re-score the teacher at max_tokens={budget.student_cap} (the student's cap) "
+           "on the same tasks")
+    if budget.teacher_over_cap is None or t_rows.budget is None:
+        return (f"the teacher was given more room than the student ({budget.note}), and "
+                f"its score at the student's cap is unknown. Fix: {fix}"), None
+    capped, over = capped_records(t_rows, budget.student_cap)
+    c_rows = load_rows(capped, threshold=t_rows.threshold)
+    cg = _gap(c_rows, s_rows, metric, level, effect, cluster)
+    c_clears, _ = _decide(cg, effect, strict)
+    at_cap = AtStudentCap(cap=budget.student_cap, replies_over_cap=over,
+                          teacher=cg["teacher"], gap=cg["gap"], gap_ci=cg["gap_ci"],
+                          clears=c_clears)
+    unknown = budget.n_teacher_rows - budget.teacher_rows_with_tokens
+    reason = (f"the teacher was given more room than the student ({budget.note}); held "
+              f"to the student's cap it scores "
+              + ("at most " if unknown else "")
+              + f"{fmt_rate(cg['teacher'].value, cg['teacher'].ci, cg['teacher'].n_tasks)}"
+              f" and the gap is {cg['gap']:+.3f}"
+              + (f" [{cg['gap_ci'][0]:+.3f}, {cg['gap_ci'][1]:+.3f}]" if cg["gap_ci"] else "")
+              + (f" ({unknown} of {budget.n_teacher_rows} teacher rows carry no "
+                 "completion_tokens and count as within the cap)" if unknown else "")
+              + ("" if not c_clears else
+                 " (no reply ran past the cap, so it would clear there; the verdict "
+                 "waits for rows scored at the student's cap)" if over == 0 and not unknown
+                 else " (it would clear at that cap, but a cut reply is not the reply "
+                 "it would write under the cap)")
+              + f". Fix: {fix}")
+    return reason, at_cap
+
+
+def _fields_read(t_rows: Rows, s_rows: Rows, metric: str, cluster: str | None) -> list[str]:
     did = {"task": "paired by task_id" + (f", families of `{cluster}`" if cluster else ""),
            "reward": f"compared as the {'mean reward' if metric == 'reward' else 'pass rate'}",
            "model": "one writer a side", "max_tokens": "the two sides' caps compared",
            "completion_tokens": "a teacher's reply past the student's cap counts as failed",
            **({cluster: "the gap's interval resamples its families"} if cluster else {})}
-    fields = [f"teacher {line}" for line in fields_report(t_rows, did)] + [
+    return [f"teacher {line}" for line in fields_report(t_rows, did)] + [
         f"student {line}" for line in fields_report(s_rows, did)]
-    return TeacherVerdict(clears=clears, effect=float(effect), strict=strict,
-                          reaches=_reaches(g["gap_ci"], effect), metric=metric, level=level,
-                          budget=budget, at_student_cap=at_cap, cluster=cluster,
-                          reward_warning=warning, reason=reason, fields=fields, **g)
-

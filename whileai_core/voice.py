@@ -2,19 +2,13 @@
 
 The same library answers three readers: a Python caller (``launch_run('grpo', confirm=True)``),
 a person at a shell (``whileai-skills launch grpo --confirm``) and an agent over MCP
-(``launch_run(config_or_recipe="grpo", confirm=true)``). A message or a next step that names a
-call or an argument builds it here, so each reader is told what *they* type:
+(``launch_run(config_or_recipe="grpo", confirm=true)``). A message that names a call
+(:func:`call`, :func:`name`) or an argument (:func:`arg`) builds it here, so each reader is told
+what *they* type; :func:`choose` picks a sentence when the readers differ in more than spelling.
 
-- :func:`call` spells a call (``call("launch_run", config_or_recipe="grpo", confirm=True)``);
-- :func:`arg` spells one argument (``arg("overwrite", True)`` is ``--force`` at the shell);
-- :func:`choose` picks a sentence when the readers differ in more than spelling (an MCP caller
-  cannot pass ``--state-dir``: the server's environment decides it);
-- :func:`relative_paths` says where relative paths start (the current directory, or the MCP
-  server's ``--root``).
-
-The reader is set by the entry point, once: the CLI wraps a command in ``speaking(CLI)``, the
-MCP server wraps each tool call in ``speaking(MCP)``; anything else reads as Python.
-It is a :mod:`contextvars` variable, so concurrent calls (threads, tasks) each keep their own.
+The entry point sets the reader once (the CLI ``speaking(CLI)``, the MCP server
+``speaking(MCP)`` around each tool call; else Python), in a context variable, so concurrent
+calls each keep their own.
 """
 
 from __future__ import annotations
@@ -63,13 +57,9 @@ def choose(*, python: str, cli: str | None = None, mcp: str | None = None) -> st
 
 @dataclass(frozen=True)
 class Op:
-    """One library call and its two other names: the CLI command and the MCP tool.
-
-    ``positional``: the arguments written without a name at the shell, in order (the same order
-    as in Python). ``command``/``tool`` are None where that reader has no such call. Read from
-    the operations' declarations (``whileai_core.operations``, through ``calls.json``), never
-    written here.
-    """
+    """One library call and its two other names, the CLI command and the MCP tool (None where
+    that reader has no such call), read from the declarations through ``calls.json``.
+    ``positional``: the arguments written without a name at the shell, in order."""
 
     command: str | None
     tool: str | None
@@ -119,7 +109,9 @@ CLI_FLAGS: dict[str, str] = {
 }
 
 
-def _flag(name: str) -> str:
+def flag(name: str) -> str:
+    """The flag of an argument: its name with dashes (one letter: ``-k``), or its entry in
+    ``CLI_FLAGS``."""
     if name in CLI_FLAGS:
         return CLI_FLAGS[name]
     return ("-" if len(name) == 1 else "--") + name.replace("_", "-")
@@ -140,27 +132,24 @@ def _shell_words(name: str, value: Any, spec: Op | None = None) -> list[str]:
         if form == "negated":
             return [] if value else ["--no-" + name.replace("_", "-")]
         if form in ("switch", None):
-            return [_flag(name)] if value else []
-        return [_flag(name), json.dumps(value)]
+            return [flag(name)] if value else []
+        return [flag(name), json.dumps(value)]
     if isinstance(value, (list, tuple)):
         if form == "many" or (form is None and all(isinstance(v, (str, int, float))
                                                    for v in value)):
-            return [_flag(name), *map(str, value)] if value else []
-        return [_flag(name), json.dumps(value)]
+            return [flag(name), *map(str, value)] if value else []
+        return [flag(name), json.dumps(value)]
     if isinstance(value, dict):
         if form == "pairs":
-            return [_flag(name), *(f"{k}={v if isinstance(v, str) else json.dumps(v)}"
+            return [flag(name), *(f"{k}={v if isinstance(v, str) else json.dumps(v)}"
                                    for k, v in value.items())]
-        return [_flag(name), json.dumps(value)]
-    return [_flag(name), str(value)]
+        return [flag(name), json.dumps(value)]
+    return [flag(name), str(value)]
 
 
 def call(op: str, **arguments: Any) -> str:
-    """The call ``op`` with ``arguments`` as the current reader types it.
-
-    Arguments set to None are left out (they take their defaults). A reader with no such call
-    gets the Python spelling.
-    """
+    """The call ``op`` with ``arguments`` (None ones left out) as the current reader types it;
+    a reader with no such call gets the Python spelling."""
     spec = OPS[op]
     who = reader()
     args = {k: v for k, v in arguments.items() if v is not None}
@@ -199,30 +188,25 @@ _MISSING = object()
 
 
 def arg(argument: str, value: Any = _MISSING, *, op: str | None = None) -> str:
-    """One argument as the current reader writes it.
-
-    ``arg("overwrite", True)``: ``overwrite=True`` (Python), ``--force`` (CLI), ``overwrite=true``
-    (MCP). Without a value, the argument's name: ``out``, ``--out``; an argument the CLI takes
-    positionally is named by its metavar (``TARGET``) when ``op`` says which call it belongs to.
-    """
+    """One argument as the current reader writes it: ``arg("overwrite", True)`` is
+    ``overwrite=True``, ``--force`` or ``overwrite=true``. Without a value, its name (a CLI
+    positional of ``op``: its metavar)."""
     who = reader()
     if who == CLI:
         spec = OPS.get(op) if op else None
         if spec is not None and argument in spec.positional:
             return spec.metavars.get(argument, argument.upper())
         if value is _MISSING:
-            return _flag(argument)
-        return shlex.join(_shell_words(argument, value, spec)) or f"no {_flag(argument)}"
+            return flag(argument)
+        return shlex.join(_shell_words(argument, value, spec)) or f"no {flag(argument)}"
     if value is _MISSING:
         return argument
     return f"{argument}={_literal(value)}"
 
 
 def argument(op: str, name: str) -> str:
-    """``name`` as the current reader names that argument of ``op`` (``--group-size`` at the
-    shell; a switch written negated by what it is and how to turn it off: ``lora (on unless
-    --no-lora)``), or ``name`` as it is where ``op`` takes
-    no such argument (a knob derived from others)."""
+    """``name`` as the current reader names that argument of ``op`` (``--group-size``; a negated
+    switch as ``lora (on unless --no-lora)``), or as it is where ``op`` takes no such argument."""
     spec = OPS.get(op)
     if spec is None or name not in spec.forms:
         return name

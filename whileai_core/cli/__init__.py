@@ -1,22 +1,14 @@
 """`whileai-skills`: the library from a shell. Human output by default, ``--json`` for machines.
 
 Every subcommand is an operation of the core (``whileai_core.operations``), generated from its
-declaration: the command is the name the declaration gives (``cli=``: the short names, ``launch``,
-``pass-at``...; else the operation's name with dashes), a positional argument or a flag
-per argument (flags are the argument names with dashes; ``voice.CLI_FLAGS`` holds the one
-exception), ``--json`` everywhere, the picture as ``--plot FILE``. A call is checked against the
-same input model as over MCP, so both refuse the same calls with the same words (in the shell's
-spelling). Everything runs in the CLI's voice (``whileai_core.voice``): next steps and fixes read
-as the commands and flags a person types.
+declaration: a positional argument or a flag per argument, ``--json`` everywhere, the picture as
+``--plot FILE``. A call is checked against the same input model as over MCP, so both refuse the
+same calls with the same words, in the CLI's voice (``whileai_core.voice``).
 
-The exit code carries the verdict, the same for every command: 0 done (a positive verdict, or
-none), 1 a negative or not-ready verdict (an operation declared ``exit_code=VERDICT``: its result's
-``negative``), 2, 70 and 130 below (the README's exit-code table).
-
-No traceback reaches the terminal. What is the user's to fix (a refused input, a path the system
-refuses, a missing extra) is one line on stderr and exit code 2 (``whileai_core.failures``). A bug
-is one line saying so and where to report it, exit code 70 (EX_SOFTWARE), with the traceback in
-a file; ``WHILEAI_DEBUG=1`` shows it in the terminal instead. Ctrl-C is exit code 130.
+The exit code is the same for every command: 0 done, 1 a negative or not-ready verdict (an
+operation declared ``exit_code=VERDICT``), 2 what is the user's to fix (one line on stderr:
+``whileai_core.failures``), 70 a bug (one line, the traceback in a file, or in the terminal with
+``WHILEAI_DEBUG=1``), 130 Ctrl-C. No traceback reaches the terminal otherwise.
 """
 
 from __future__ import annotations
@@ -46,13 +38,13 @@ from .words import NUMBER, flag, shell_text, suggest
 
 __all__ = ["build_parser", "cli_form", "flag", "main"]
 
-# The exit codes, the same for every command (the README's exit-code table is written from
-# these and from each result's ``negative_means``: scripts/readme_tools.py).
+# the README's exit-code table is written from these and each result's ``negative_means``
 EXIT_NEGATIVE = 1  # the verdict is negative or not ready (the operation's exit_code=VERDICT)
 EXIT_USER = 2      # the input or the environment is the user's to fix
 EXIT_BUG = 70      # EX_SOFTWARE (sysexits.h): an internal error
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a Ctrl-C
 DEBUG_ENV = "WHILEAI_DEBUG"
+
 
 def _commands() -> dict[str, str]:
     """Command -> operation name, read from ``calls.json``: listing the commands imports no
@@ -226,76 +218,83 @@ def _default_text(value: Any) -> str:
 
 def add_operation(p: argparse.ArgumentParser, op: Any) -> None:
     """The operation's arguments as positionals and flags, plus ``--json``."""
-    for param in params(op, "cli"):
-        name, arg = param.name, param.arg
-        described = help_text = _unset(shell_text(param.description.rstrip("."), op), param)
-        if not arg.positional and cli_form(param) == "json" and \
-                _json_only(member_types(param.annotation)):
-            described = help_text = _typed_as_json(help_text, param)
-        if not param.required and param.default is not None and param.default is not False \
-                and param.default != ():  # 0 is a default to show
-            help_text += f" (default: {_default_text(param.default)})"
-        if name == "plot":
+    cli_params = params(op, "cli")
+    for param in cli_params:
+        if param.name == "plot":
             p.add_argument("--plot", metavar="FILE", default=None,
                            help="also draw the picture of these numbers as a PNG to FILE (needs "
                                 "matplotlib: pip install 'whileai-skills[plot]')")
-            if not any(q.name == "overwrite" for q in params(op, "cli")):
+            if not any(q.name == "overwrite" for q in cli_params):
                 p.add_argument(flag("overwrite"), action="store_true", dest="_plot_force",
                                help="replace the --plot file if it exists (default: off)")
             continue
-        members = member_types(param.annotation)
-        metavar = arg.metavar or name.upper()
-        form = cli_form(param)
-        kw: dict[str, Any] = {"help": help_text}
-        if form in ("positional", "many") and arg.positional:
-            spec = [name]
-            if form == "many":
-                kw.update(nargs="+", type=_scalar([str, float], metavar), metavar=metavar)
-            else:
-                kw.update(type=str, metavar=metavar)
-                if not param.required:
-                    kw.update(nargs="?", default=param.default)
-        else:
-            spec = [flag(name)]
-            kw["dest"] = name
-            if form in ("switch", "negated"):
-                if form == "negated":
-                    spec, kw["action"] = ["--no-" + name.replace("_", "-")], "store_false"
-                    kw["help"] = f"turn off: {described} (default: on)"
-                else:
-                    kw["action"] = "store_true"
-                    kw["help"] = f"{described} (default: off)"
-                kw["default"] = bool(param.default)
-            elif form == "pairs":
-                value = str if arg.kind == NAMED else _json_value
-                kw.update(nargs="+", action="extend", type=_pair(value),
-                          metavar=arg.metavar or "KEY=VALUE", default=None)
-            elif form == "many":
-                inner = member_types(typing.get_args(members[0])[0])
-                kw.update(nargs="+", action="extend", type=_scalar(inner, metavar),
-                          metavar=metavar, default=None)
-                if _literal_values(inner):
-                    kw["choices"] = _literal_values(inner)
-                    kw.pop("metavar")
-            else:
-                nullable = _nullable(param.annotation) and param.default is not None
-                if _json_only(members):  # a list of lists or a mapping: one word of JSON
-                    metavar = arg.metavar or "JSON"
-                kw.update(type=_scalar(members, metavar, nullable), metavar=metavar,
-                          default=None if param.required else param.default)
-                literals = _literal_values(members)
-                if literals and len(members) == 1 and not nullable:
-                    kw["choices"] = literals
-                    kw.pop("metavar")
-            if param.required and form not in ("switch", "negated"):
-                kw["required"] = True
-        kw["help"] = kw["help"].replace("%", "%%")  # argparse formats help with %
+        spec, kw = _argument(op, param)
         p.add_argument(*spec, **kw)
-        if arg.kind == ARM:
-            p.add_argument(f"--{name.replace('_', '-')}-seed", action="append", default=None,
-                           metavar="FILE", dest=f"_{name}_seeds",
-                           help=f"another run of {name} (a training seed); repeatable")
+        if param.arg.kind == ARM:
+            p.add_argument(f"--{param.name.replace('_', '-')}-seed", action="append",
+                           default=None, metavar="FILE", dest=f"_{param.name}_seeds",
+                           help=f"another run of {param.name} (a training seed); repeatable")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def _argument(op: Any, param: Any) -> tuple[list[str], dict[str, Any]]:
+    """One argument's positional or flag: argparse's names and keywords."""
+    name, arg = param.name, param.arg
+    described = help_text = _unset(shell_text(param.description.rstrip("."), op), param)
+    if not arg.positional and cli_form(param) == "json" and \
+            _json_only(member_types(param.annotation)):
+        described = help_text = _typed_as_json(help_text, param)
+    if not param.required and param.default is not None and param.default is not False \
+            and param.default != ():  # 0 is a default to show
+        help_text += f" (default: {_default_text(param.default)})"
+    members = member_types(param.annotation)
+    metavar = arg.metavar or name.upper()
+    form = cli_form(param)
+    kw: dict[str, Any] = {"help": help_text}
+    if form in ("positional", "many") and arg.positional:
+        spec = [name]
+        if form == "many":
+            kw.update(nargs="+", type=_scalar([str, float], metavar), metavar=metavar)
+        else:
+            kw.update(type=str, metavar=metavar)
+            if not param.required:
+                kw.update(nargs="?", default=param.default)
+    else:
+        spec = [flag(name)]
+        kw["dest"] = name
+        if form in ("switch", "negated"):
+            if form == "negated":
+                spec, kw["action"] = ["--no-" + name.replace("_", "-")], "store_false"
+                kw["help"] = f"turn off: {described} (default: on)"
+            else:
+                kw["action"] = "store_true"
+                kw["help"] = f"{described} (default: off)"
+            kw["default"] = bool(param.default)
+        elif form == "pairs":
+            value = str if arg.kind == NAMED else _json_value
+            kw.update(nargs="+", action="extend", type=_pair(value),
+                      metavar=arg.metavar or "KEY=VALUE", default=None)
+        elif form == "many":
+            inner = member_types(typing.get_args(members[0])[0])
+            kw.update(nargs="+", action="extend", type=_scalar(inner, metavar),
+                      metavar=metavar, default=None)
+            if _literal_values(inner):
+                kw["choices"] = _literal_values(inner)
+                kw.pop("metavar")
+        else:
+            nullable = _nullable(param.annotation) and param.default is not None
+            if _json_only(members):  # a list of lists or a mapping: one word of JSON
+                metavar = arg.metavar or "JSON"
+            kw.update(type=_scalar(members, metavar, nullable), metavar=metavar,
+                      default=None if param.required else param.default)
+            literals = _literal_values(members)
+            if literals and len(members) == 1 and not nullable:
+                kw["choices"] = literals
+                kw.pop("metavar")
+        if param.required and form not in ("switch", "negated"):
+            kw["required"] = True
+    kw["help"] = kw["help"].replace("%", "%%")  # argparse formats help with %
+    return spec, kw
 
 
 def _values(op: Any, ns: argparse.Namespace) -> dict[str, Any]:
@@ -345,7 +344,6 @@ def main(argv: list[str] | None = None, *, on_ready: Any = None) -> int:
     if command is not None and command not in commands:
         old = command.replace("-", "_")
         if old in RENAMED:  # an old tool's name: no alias, the operation's command named
-
             def spell(name: str) -> str:
                 return f"`whileai-skills {OPS[name].command if name in OPS else command}`"
             print(f"error: {renamed(old, spell=spell)}", file=sys.stderr)

@@ -10,20 +10,13 @@ import re
 from typing import Any
 
 from ..errors import did_you_mean
-
 from ..operations.calls import cli_form
 from ..operations.surface import params
-from ..voice import CLI_FLAGS, OPS
-
-def flag(name: str) -> str:
-    """The flag of an argument: its name with dashes (one letter: ``-k``), or its entry in
-    ``voice.CLI_FLAGS``."""
-    if name in CLI_FLAGS:
-        return CLI_FLAGS[name]
-    return ("-" if len(name) == 1 else "--") + name.replace("_", "-")
+from ..voice import OPS, flag
 
 NUMBER = re.compile(r"-\d[\d.e+-]*|-\.\d+|-inf|-nan", re.I)
 _CHOICE = re.compile(r"argument (\S+): invalid choice: '([^']*)' \(choose from (.*)\)")
+
 
 def suggest(message: str, parser: argparse.ArgumentParser) -> str:
     """argparse's message in one line, with the close choice and where the choices are."""
@@ -45,8 +38,10 @@ def suggest(message: str, parser: argparse.ArgumentParser) -> str:
         return f"{parser.prog}: {message}; {close} ({where})"
     return f"{parser.prog}: {message}. Fix: {where}"
 
+
 _SETTING = re.compile(r"`?\b([a-z][a-z0-9_]*)=(true|false)\b`?")
 _NAMED = re.compile(r"`([a-z][a-z0-9_]*)`")
+
 
 def shell_text(text: str, op: Any) -> str:
     """A description written once for every surface, in the shell's words: an argument set

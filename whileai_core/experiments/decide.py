@@ -1,12 +1,10 @@
 """The verdict of a collected run, read by its experiment's registered rule, deviations flagged.
 
-``collect_run`` calls :func:`decide` for every run that was launched as an arm of an experiment:
-the paired comparison is read on the registered metric with the registered noise floor, each
-category on its own line, and the rule says ship / do not ship / undecided. A caller may read
-the run another way (another metric, another held-out set, another rule): the verdict is still
-given, and ``basis`` says ``deviates`` with every difference named, so a reader never takes a
-post-hoc reading for the decision registered before the run. A run with no experiment read by a
-rule given at collection time is ``not_registered``.
+``collect_run`` calls :func:`decide` for every run launched as an arm of an experiment: the
+paired comparison on the registered metric and noise floor, each category on its own line, and
+the rule's ship / do not ship / undecided. A reading another way (metric, held-out set, rule) is
+still given, with ``basis`` ``deviates`` and every difference named, so a post-hoc reading is
+never taken for the registered decision; a rule without an experiment is ``not_registered``.
 """
 
 from __future__ import annotations
@@ -86,13 +84,10 @@ def _named(fields: list[str]) -> str:
 
 def holdout_before_launch(experiment: Experiment, holdout: str | None, *, names_holdout: bool,
                           recipe: str, data: str) -> tuple[str | None, str | None]:
-    """What the plan of an arm's launch on a data folder says of the folder's held-out set, before
-    anything runs: (why it is not ready, or None; a note, or None).
-
-    ``holdout``: the content name the recipe reads from the folder (its ``data_holdout`` hook,
-    what the run's results will name); ``names_holdout``: whether the recipe has that hook. The
-    comparison is the one collect_run makes (:func:`_holdout_check` on the name the results
-    will carry), so a plan refuses exactly what collect_run would read NOT AS REGISTERED.
+    """What the plan of an arm's launch says of the data folder's held-out set, before anything
+    runs: (why it is not ready, or None; a note, or None). ``holdout``: the content name the
+    recipe reads from the folder (``names_holdout``: whether it can). The check is collect_run's
+    (:func:`_holdout_check`), so a plan refuses exactly what it would read NOT AS REGISTERED.
     """
     reg, name = experiment.registration, experiment.name
     if not names_holdout:
@@ -121,11 +116,8 @@ def decide(record: RunRecord, experiment: Experiment | None, results: dict[str, 
            before: list[dict], after: list[dict], *, metric: str | None = None,
            holdout: Any = None, rule: Any = None, root: Any = None
            ) -> tuple[Comparison, ManyComparisons | None, ExperimentDecision | None]:
-    """(the paired comparison, the by-category comparison, the decision) for one collected run.
-
-    Without an experiment and without a ``rule``: the comparison only (and by category when the
-    rows carry one), no decision.
-    """
+    """(the paired comparison, the by-category comparison, the decision) for one collected run;
+    no decision without an experiment or a ``rule``."""
     reg = experiment.registration if experiment is not None else None
     deviations: list[str] = []
     notes: list[str] = []

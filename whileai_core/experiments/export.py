@@ -34,17 +34,14 @@ def _cell(text: str) -> str:
 def experiment_markdown(experiment: Experiment) -> str:
     """One experiment as Markdown: the registration, then each run and its record."""
     reg = experiment.registration
-    state = (f"archived {experiment.archived_at[:19]}Z" if experiment.archived_at
-             else "open")
-    noise = ("none registered" if reg.run_std is None else
-             f"run_std {reg.run_std:.4f} from {reg.noise_runs} re-runs")
+    state = f"archived {experiment.archived_at[:19]}Z" if experiment.archived_at else "open"
     lines = [f"## {experiment.name}", "",
              f"Registered {experiment.registered_at[:19]}Z, before its runs ({state}).", "",
              f"- **Question:** {reg.question}", f"- **Hypothesis:** {reg.hypothesis}",
              f"- **Metric:** {reg.metric} on `{reg.holdout}`"
              + (f" ({reg.holdout_tasks} tasks)" if reg.holdout_tasks else ""),
              f"- **Smallest effect that matters:** {reg.min_effect:.3f}",
-             f"- **Noise floor:** {noise}", f"- **Decision rule:** {reg.rule.sentence()}", "",
+             f"- **Noise floor:** {reg.noise()}", f"- **Decision rule:** {reg.rule.sentence()}", "",
              "| arm | what it changes |", "|---|---|"]
     lines += [f"| {_cell(name)} | {_cell(change)} |" for name, change in reg.arms.items()]
     lines.append("")
@@ -78,9 +75,7 @@ def export_experiments(
             "Include archived experiments (marked)."))] = True,
         overwrite: Overwrite = False, state_dir: StateDir = None,
         root: WorkspaceRoot = None) -> ExperimentExport:
-    """Write the experiments (or the one ``name``d) as Markdown to ``out``, atomically; an
-    existing file is replaced only with ``overwrite``. ``root``: where the call runs (a server's
-    root: the file is written through its door)."""
+    """Write the experiments (or the one ``name``d) as Markdown to ``out``, atomically."""
     if name is not None:
         found = [get_experiment(check_name(name, "name"), state_dir=state_dir)]
     else:

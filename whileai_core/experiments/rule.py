@@ -11,11 +11,9 @@ A rule is ``{"ship_if": [clause, ...]}``: ship when every clause holds. Two kind
   ``moved_the_wrong_way`` with that floor) or a number (a fixed band). Each category is read on
   its own, uncorrected for how many there are: a guard against a drop is meant to be sensitive.
 
-A rule is validated when it is registered (an unknown kind, a missing field, a bound outside
-[-1, 1] is an error naming the clause); :func:`apply_rule` reads one run's comparison and its
-by-category comparison and says, per clause, whether it holds and on what evidence. A clause that
-cannot be read (no interval, no category on the rows) makes the decision ``undecided``, never a
-silent pass.
+A rule is validated when it is registered; :func:`apply_rule` says, per clause, whether it holds
+on one run and on what evidence. A clause that cannot be read (no interval, no category on the
+rows) makes the decision ``undecided``, never a silent pass.
 """
 
 from __future__ import annotations
@@ -84,9 +82,7 @@ EXAMPLE_RULE = {"ship_if": [{"kind": "delta_above", "bound": 0.05},
 
 
 def parse_rule(rule: Any, *, argument: str = "rule") -> DecisionRule:
-    """A :class:`DecisionRule` from its data (a dict, or a rule already built); anything else, or
-    a clause the grammar does not know, is an :class:`ArgumentError` naming the clause and the
-    fix."""
+    """A :class:`DecisionRule` from its data (a dict, or a rule already built)."""
     if isinstance(rule, DecisionRule):
         return rule
     if not isinstance(rule, dict):

@@ -1,15 +1,11 @@
 """Experiments registered before their runs, and each run's five-line record, in the run registry.
 
-A registration is written once, before the first launch of any of its arms, and never changed:
-the question, the hypothesis, the arms, the metric, the held-out set's content name
-(``eval_fingerprint``), the smallest effect that matters, the noise floor and the decision rule
-(:mod:`.rule`). A run joins an experiment when it is launched (``launch_run(...,
-experiment=, arm=)``), so its registration is older than the run by construction; ``collect_run``
-then reads the verdict by the registered rule (:mod:`.decide`). An experiment is archived, never
-deleted; a run's record can be written again (a revision), and every revision is kept.
-
-The tables live in the registry's SQLite file beside the runs (``whileai_core.runs.registry``,
-schema version 3), with the same one-writer transactions.
+A registration is written once, before the first launch of any of its arms, and never changed.
+A run joins an experiment when it is launched (``launch_run(..., experiment=, arm=)``), so its
+registration is older than the run by construction; ``collect_run`` then reads the verdict by
+the registered rule (:mod:`.decide`). An experiment is archived, never deleted; a run's record
+can be written again (a revision), and every revision is kept. The tables live in the registry's
+SQLite file beside the runs (``whileai_core.runs.registry``), with its one-writer transactions.
 """
 
 from __future__ import annotations
@@ -71,15 +67,17 @@ class Registration(Result):
     noise_runs: int | None = Field(None, description="the re-runs run_std rests on")
     level: float = CONFIDENCE_LEVEL
 
+    def noise(self) -> str:
+        return ("none registered" if self.run_std is None else
+                f"run_std {self.run_std:.4f} from {self.noise_runs} re-runs")
+
     def render(self) -> str:
-        noise = ("none registered" if self.run_std is None else
-                 f"run_std {self.run_std:.4f} from {self.noise_runs} re-runs")
         return "\n".join([f"question:   {self.question}", f"hypothesis: {self.hypothesis}",
                           "arms:       " + "; ".join(f"{k}: {v}" for k, v in self.arms.items()),
                           f"metric:     {self.metric} on {self.holdout}"
                           + (f" ({self.holdout_tasks} tasks)" if self.holdout_tasks else ""),
                           f"matters:    a change of {self.min_effect:.3f} or more",
-                          f"noise:      {noise}", f"rule:       {self.rule.sentence()}"])
+                          f"noise:      {self.noise()}", f"rule:       {self.rule.sentence()}"])
 
 
 class RunNote(Result):
@@ -263,6 +261,7 @@ def _without_new(stored: dict, given: dict) -> dict:
     upgrade is the same registration)."""
     return {k: v for k, v in given.items() if k in stored or k not in _ADDED_LATER}
 
+
 @operation(
     toolset="experiments", effect=RECORDS, title="Register an experiment before its first run",
     description=(
@@ -289,15 +288,8 @@ def register_experiment(
             "clause needs it)."))] = None,
         noise_runs: NoiseRuns = None, level: Level = CONFIDENCE_LEVEL,
         state_dir: StateDir = None, root: WorkspaceRoot = None) -> Experiment:
-    """Register an experiment before its first run: what it asks, what it expects, its arms, the
-    metric, the held-out set (its frozen file, or the content name ``eval_fingerprint`` gave),
-    the smallest effect that matters, the noise floor (``run_std`` and ``noise_runs`` from
-    ``noise_floor``) and the decision rule (data: see :mod:`whileai_core.experiments.rule`).
-
-    Registering the same name with the same registration again returns it; with anything
-    different it is refused (a registration is never changed: register a new name). ``root``:
-    where the call runs (a server's root: the held-out file is read through its door).
-    """
+    """Register an experiment before its first run. The same name with the same registration
+    again returns it; with anything different it is refused (register a new name)."""
     name = check_name(name)
     if metric not in ("pass", "reward"):
         raise ArgumentError(f"`metric` must be 'pass' or 'reward', got {metric!r}")
@@ -385,8 +377,7 @@ def latest_records(registry: Registry, ids: list[str]) -> dict[str, RunNote]:
                  "runs; its registration, runs and records stay."),
     doing="archiving an experiment")
 def archive_experiment(name: Name, *, state_dir: StateDir = None) -> Experiment:
-    """Archive an experiment: it leaves the default list and takes no new runs; nothing of it is
-    deleted (its registration, runs and records stay, and export shows them)."""
+    """Archive an experiment (nothing of it is deleted)."""
     found = get_experiment(name, state_dir=state_dir)
     if found.archived_at is None:
         with Registry(state_dir).transaction() as db:
@@ -411,9 +402,7 @@ def record_run(
         reproduce: Annotated[Sentence, Field(description=(
             "How to reproduce it: the launch call (one line)."))],
         state_dir: StateDir = None) -> RunNote:
-    """Write a run's five-line record (each one line): what changed, what moved (the verdict with
-    its interval and n), why, what was learned, how to reproduce it. Writing it again adds a
-    revision; the earlier ones are kept."""
+    """Write a run's five-line record; writing it again adds a revision."""
     run = _check_id(id)
     registry = Registry(state_dir, create=False)
     if registry.get(run) is None:
@@ -437,8 +426,7 @@ def list_experiments(
         *, include_archived: Annotated[bool, Field(description=(
             "Also list archived experiments."))] = False,
         state_dir: StateDir = None) -> ExperimentList:
-    """Every registered experiment, oldest first, with its runs and their records; archived ones
-    only with ``include_archived``."""
+    """Every registered experiment, oldest first, with its runs and their records."""
     registry = Registry(state_dir, create=False)
     names: list[tuple[str, str | None]] = []
     if registry.exists:

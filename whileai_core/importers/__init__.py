@@ -17,9 +17,8 @@ a named format wins. Every row has ``task_id``, ``reward``, ``truncated``, ``mod
 ``epoch``/``sample_uuid`` for Inspect, ``doc_id``/``filter`` for lm-eval). Bad records raise
 :class:`~whileai_core.errors.RowsError` naming the file, the line (or sample) and the fix.
 
-Each format's module reads its files into :class:`~.foreign.ForeignRows` (``read_prime_rl``,
-``read_inspect``, ``read_lm_eval``); :mod:`.detect` names the format and dispatches;
-:mod:`.result` is the import itself, its summary with the mean reward's interval.
+Each format's module reads its files into :class:`~.foreign.ForeignRows`; :mod:`.detect` names
+the format and dispatches; :mod:`.result` is the import itself, with the mean reward's interval.
 """
 
 from __future__ import annotations
@@ -30,7 +29,8 @@ from typing import Any
 # Lazy: ``whileai_core.rows`` reads other systems' output through ``.detect`` (the data layer),
 # while ``.result`` reads the statistics; importing nothing here keeps the rows loader below them.
 _WHERE = {"FORMATS": "detect", "ROWS": "detect", "AmbiguousImport": "detect",
-          "detect_format": "detect", "read_foreign": "detect", "rows_for_load": "on_the_fly", "read_as_rows": "on_the_fly",
+          "detect_format": "detect", "read_foreign": "detect",
+          "rows_for_load": "on_the_fly", "read_as_rows": "on_the_fly",
           "ForeignRows": "foreign", "StepRows": "foreign",
           "Imported": "result", "StepCount": "result", "import_rows": "result"}
 __all__ = sorted(_WHERE)

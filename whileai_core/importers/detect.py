@@ -13,7 +13,7 @@ import os
 from ..errors import ArgumentError, RowsError
 from ..records import first_line, first_record, is_graded_row
 from ..safepath import Root, UserPath, as_user_path
-from ..voice import arg, call
+from ..voice import arg
 from . import inspect_logs, lm_eval, prime_rl, table, verifiers
 from .foreign import ForeignRows
 
@@ -26,12 +26,9 @@ class AmbiguousImport(RowsError):
 
 
 def detect_format(path: str | os.PathLike | UserPath) -> str | None:
-    """``"prime-rl"``, ``"inspect"``, ``"lm-eval"``, ``"rows"`` (graded rows already), or None.
-
-    Reads as little as it can: a folder's listing, a zip archive's directory, the first JSON
-    line of a JSONL file, or (for a file whose first line is not a whole JSON value) the file.
-    Everything is opened through the path door (``whileai_core.safepath``).
-    """
+    """The format (``"rows"``: graded rows already), or None, read from as little as it can: a
+    folder's listing, a zip archive's directory, the first JSON line, or (a pretty-printed JSON
+    document) the file."""
     path = as_user_path(path, None, argument="path", error=RowsError)
     if path.is_dir():
         found = []

@@ -1,22 +1,17 @@
 """Inspect eval logs -> graded rows (one per sample and epoch).
 
 A ``.json`` log of the version inspect 0.3.285 writes is decoded by msgspec into the documented
-fields read here alone (``inspect log schema``: ``eval``, ``samples`` with ``id``, ``epoch``,
-``scores``, ``output``, ``error``, ``limit``), the messages and events skipped without being built
-(:func:`read_json_log`). Any other log (a ``.eval`` archive, another version, a field of another
-type) is read with inspect's own reader (``inspect_ai.log.read_eval_log``) when ``inspect_ai`` is
+fields read here alone (:func:`read_json_log`). Any other log (a ``.eval`` archive, another
+version, a field of another type) is read with ``inspect_ai.log.read_eval_log`` when it is
 installed, which says what is wrong with a bad one; without it, ``.json`` logs are read as the
-documented JSON with the checks below, and a ``.eval`` log needs inspect (or ``inspect log
-convert --to json``).
+documented JSON with the checks below, and a ``.eval`` log needs inspect.
 
-Per sample: ``task_id`` = the sample ``id``; ``epoch``; budgets (``max_tokens``,
-``completion_tokens``, ``finish_reason``, ``turns``: :func:`_budget`); ``reward`` = the chosen scorer's value
-mapped as inspect's ``value_to_float`` maps it ("C" 1, "P" 0.5, "I" and "N" 0, numbers and
-booleans as numbers, "yes"/"true" 1, "no"/"false" 0, numeric strings); ``truncated`` when the
-output stopped at ``max_tokens``/``model_length`` or the sample hit a ``token``, ``context``,
-``message`` or ``turn`` limit; ``model`` = the log's ``eval.model``; ``errored`` when the sample
-has an ``error`` (then it has no score: counted, left out unless kept). ``metric`` names the
-scorer; a log with one scorer needs none.
+Per sample: ``task_id`` = the sample ``id``; ``epoch``; budgets (:func:`_budget`); ``reward`` =
+the chosen scorer's value as inspect's ``value_to_float`` maps it (:func:`score_to_reward`);
+``truncated`` when the output stopped at ``max_tokens``/``model_length`` or the sample hit a
+``token``, ``context``, ``message`` or ``turn`` limit; ``model`` = the log's ``eval.model``;
+``errored`` when the sample has an ``error`` (no score: counted, left out unless kept).
+``metric`` names the scorer; a log with one scorer needs none.
 """
 
 from __future__ import annotations
@@ -63,7 +58,8 @@ def is_eval_archive(path: UserPath) -> bool:
 
 def _read(path: UserPath) -> tuple[dict, list[dict], str]:
     """(eval spec, samples as dicts, how it was read)."""
-    if not is_eval_archive(path):
+    archive = is_eval_archive(path)
+    if not archive:
         fast = read_json_log(path)
         if fast is not None:
             return fast
@@ -72,7 +68,6 @@ def _read(path: UserPath) -> tuple[dict, list[dict], str]:
     except ImportError:
         read_eval_log = None
     if read_eval_log is not None:
-        archive = is_eval_archive(path)
         try:
             # inspect reads the handle the door opened and checked, never the name again
             opened = path.open_archive if archive else path.open_binary
@@ -91,7 +86,7 @@ def _read(path: UserPath) -> tuple[dict, list[dict], str]:
         plan = log.plan.model_dump(mode="json") if log.plan is not None else {}
         return {**spec, "_plan_config": plan.get("config") or {}}, samples, \
             "inspect_ai.log.read_eval_log"
-    if is_eval_archive(path):
+    if archive:
         raise RowsError("is an Inspect .eval log and inspect_ai is not installed",
                         source=str(path),
                         fix="pip install inspect_ai, or convert it: inspect log convert "
@@ -115,13 +110,9 @@ def _read(path: UserPath) -> tuple[dict, list[dict], str]:
     return {**data["eval"], "_plan_config": config}, samples, "documented JSON"
 
 
-# --- a .json log read by msgspec: only the fields read here, the rest skipped unbuilt ----------
-# A 1 GB log is mostly messages and events; inspect's reader builds every one as a pydantic model
-# (bench/bench_importers.py). These structs name the documented fields this importer reads, with
-# their documented types (inspect_ai 0.3.285, inspect_ai/log/_log.py: EvalLog, EvalSample,
-# EvalSampleLimit; model/_model_output.py: ChatCompletionChoice; scorer/_metric.py: Score), so
-# msgspec skips the rest without building it. A log whose fields are not those types is left to
-# inspect's reader (or the checks below), which says what is wrong with it.
+# A log is mostly messages and events, which inspect's reader builds one by one. These structs
+# name only the fields read here, with their documented types (inspect_ai 0.3.285 EvalLog,
+# EvalSample, EvalSampleLimit, ChatCompletionChoice, Score), so msgspec skips the rest unbuilt.
 
 class _Score(msgspec.Struct):
     value: Any = None
@@ -171,8 +162,6 @@ class _Head(msgspec.Struct):
 
 
 _REFUSED = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
-
-
 LOG_VERSION = 2  # the log version inspect_ai 0.3.285 writes; another is left to inspect's reader
 
 

@@ -1,21 +1,17 @@
 """lm-evaluation-harness ``--log_samples`` output -> graded rows.
 
-lm-eval (0.4.x, ``evaluator.py``) writes one JSON object per doc and filter to
-``samples_<task>_<date>.jsonl``: ``doc_id``, ``doc``, ``target``, ``arguments``, ``resps`` (the
-model's raw responses, one list per request with one entry per repeat), ``filtered_resps``,
-``filter`` (the filter pipeline's name), ``metrics`` (the metric names) and each metric's value
-under its own name; ``results_<date>.json`` beside it carries ``model_name`` (the ``model`` of
-every row; lm-eval makes that up as a random id when ``model_args`` name no model, and then the
-LM type, ``config.model`` such as ``hf`` or ``dummy``, is the row's ``model``).
+lm-eval (0.4.x) writes one JSON object per doc and filter to ``samples_<task>_<date>.jsonl``:
+``doc_id``, ``doc``, ``target``, ``arguments``, ``resps`` (the raw responses, one list per request
+with one entry per repeat), ``filtered_resps``, ``filter``, ``metrics`` (the metric names) and
+each metric's value under its own name; ``results_<date>.json`` beside it carries the rows'
+``model`` (:func:`_model`).
 
-Rows: one per doc of the chosen filter, ``reward`` = the chosen metric (a number or boolean); when
-a metric's value is a list with one number per repeat, one row per repeat (``repeat``).
-lm-eval scores a doc once over its repeats (its ``process_results`` sees the filtered
-responses), so a plain metric gives one row per doc, with the number of raw responses in
-``repeats``. lm-eval records no truncation: ``truncated`` is false. ``max_tokens`` is the
-request's ``max_gen_toks`` when it logs one (generate_until); no completion length is recorded. ``metric`` is a name, or
-``name,filter`` (lm-eval's own spelling in its results); with one metric (or one filter) it may
-be left out.
+Rows: one per doc of the chosen filter, ``reward`` = the chosen metric (a number or boolean); a
+metric whose value is a list (one number per repeat) gives one row per repeat (``repeat``); a
+plain one gives one row per doc, with its number of raw responses in ``repeats``. lm-eval records
+no truncation (``truncated`` is false) and no completion length; ``max_tokens`` is the request's
+``max_gen_toks`` (:func:`_max_gen_toks`). ``metric`` is a name or ``name,filter`` (lm-eval's own
+spelling); with one metric (or one filter) it may be left out.
 """
 
 from __future__ import annotations
@@ -167,8 +163,7 @@ def read_lm_eval(path: str | UserPath, *, metric: str | None = None) -> ForeignR
 
 def _max_gen_toks(rec: dict) -> int | None:
     """The generation cap lm-eval logs with a ``generate_until`` request: ``max_gen_toks`` in
-    the request's generation kwargs (``arguments.gen_args_0.arg_1``). lm-eval records no
-    completion length and no finish reason."""
+    the request's generation kwargs (``arguments.gen_args_0.arg_1``)."""
     args = rec.get("arguments")
     first = args.get("gen_args_0") if isinstance(args, dict) else None
     kwargs = first.get("arg_1") if isinstance(first, dict) else None

@@ -1,11 +1,9 @@
 """Another system's output read where rows load, as it is: what ``load_rows`` hooks into.
 
-Every rows argument takes what :func:`~whileai_core.importers.import_rows` takes: a prime-rl run
-folder, an Inspect log, lm-eval ``--log_samples`` files (the model's folder, or the
-``--output_path`` folder holding one model's folder), vf-eval results. :func:`read_as_rows`
-reads it when nothing needs choosing (one step, one agent, one scorer or metric) and says what
-it read (``origin``: the format, the scorer, metric or step, and the call that reads another);
-when something does, the error names the choices and that call.
+Every rows argument takes what :func:`~whileai_core.importers.import_rows` takes.
+:func:`read_as_rows` reads it when nothing needs choosing (one step, one agent, one scorer or
+metric) and says what it read (:func:`origin`); when something does, the error names the choices
+and the import to run.
 """
 
 from __future__ import annotations

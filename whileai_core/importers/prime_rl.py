@@ -11,20 +11,15 @@ Per record (``to_record`` drops None values):
 
 - ``task.data.idx`` (the taskset's index) or else ``task.key`` (``Task.key``) -> ``task_id``;
 - ``run.work.step`` -> ``step`` (the training step whose eval dispatched it) and
-  ``run.work.policy.start``/``end`` -> ``policy_version``/``policy_version_end`` (the live policy
-  versions that generated it; a step's summary lists every version its episodes spanned, both
-  ends: the eval at step S samples whatever weights the inference server holds then, and the
-  last eval fires as the last batch ships, before the trainer makes the final policy from it);
-- one row per trace (one per agent; single-agent tasksets have one): ``reward`` is
-  ``Trace.reward``, the sum of ``score * weight`` over the named ``rewards`` that are not None;
-  ``truncated`` is ``Trace.is_truncated`` (a ``stop_condition`` among the framework limits, or
-  the last call without an error finished with ``finish_reason == "length"``); ``errored`` is
-  prime-rl's ``has_error``: the episode is not ``ok`` or the trace is not ``ok`` (both always
-  written as booleans; anything else is refused by line);
+  ``run.work.policy.start``/``end`` -> ``policy_version``/``policy_version_end``: the live policy
+  versions that generated it (the eval at step S samples whatever weights the inference server
+  holds then, never the final policy);
+- one row per trace (one per agent): ``reward`` is ``Trace.reward`` (:func:`trace_reward`),
+  ``truncated`` ``Trace.is_truncated`` (:func:`is_truncated`), ``errored`` prime-rl's
+  ``has_error``: the episode or the trace is not ``ok`` (a boolean, else refused by line);
 - an episode with no trace at all (it failed before one was made) is one errored row;
 - ``model``: the first model a call of the trace requested, else ``agent.config.model``;
-- budgets (:func:`trace_budget`): ``completion_tokens`` (the calls' ``usage``), ``max_tokens``
-  (the calls' ``sampling.max_tokens``), ``finish_reason`` (the last good call's), ``turns``.
+- budgets: :func:`trace_budget`.
 
 Errored rows are counted and left out (a failed rollout is not a zero-reward answer) unless
 ``keep_errored``; then they carry ``errored: true`` and the reward verifiers would give them.
@@ -33,6 +28,7 @@ Errored rows are counted and left out (a failed rollout is not a zero-reward ans
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import RowsError, as_json
@@ -112,14 +108,10 @@ def files_for(path: UserPath, kind: str = "eval") -> list[UserPath]:
 
 def read_prime_rl(path: str | UserPath, *, kind: str = "eval", step: int | str | None = None,
                   keep_errored: bool = False, agent: str | None = None) -> ForeignRows:
-    """Graded rows from prime-rl episode files (see the module docstring for every field).
-
-    ``path``: a run folder (``<output_dir>/<run.name>``), its ``rollouts`` folder, one
-    ``step_<S>`` folder, or one ``traces.jsonl`` of episode records. ``kind``: ``"eval"``
-    (default) or ``"train"``. ``step``: keep one step (an int, ``"first"`` or ``"last"``);
-    default every step, each row carrying its ``step``. ``agent``: keep one agent's traces (its
-    ``agent.name``) of a multi-agent taskset; an episode that failed before any trace counts
-    against every agent.
+    """Graded rows from prime-rl episode files (module docstring) under ``path``: a run folder,
+    its ``rollouts`` folder, one ``step_<S>`` folder, or one ``traces.jsonl``. ``step``: keep one
+    (an int, ``"first"`` or ``"last"``); ``agent``: keep one agent's traces (its ``agent.name``);
+    an episode that failed before any trace counts against every agent.
     """
     root = as_user_path(path, None, argument="path", error=RowsError)
     files = files_for(root, kind)
@@ -198,6 +190,37 @@ def episode_rows(record: dict, where: dict) -> list[dict]:
     def fail(problem: str, field: str, fix: str) -> RowsError:
         return RowsError(problem, **where, field=field, fix=fix)
 
+    base = _episode_base(record, fail)
+    episode_ok = record.get("ok") is True
+    traces = record.get("traces") or []
+    if not traces:
+        last = (record.get("errors") or [{}])[-1]
+        return [{**base, "reward": 0.0, "truncated": False, "model": None, "errored": True,
+                 "agent": None, "trace_id": None,
+                 "error": last.get("type") if isinstance(last, dict) else None}]
+    rows = []
+    for t, trace in enumerate(traces):
+        if not isinstance(trace, dict):
+            raise fail(f"`traces[{t}]` is a {type(trace).__name__}", f"traces[{t}]",
+                       "each trace must be a Trace.to_record() object")
+        reward = trace_reward(trace, lambda p, f, x: fail(p, f"traces[{t}].{f}", x))
+        calls = [c for c in trace.get("calls") or [] if isinstance(c, dict)]
+        errors = trace.get("errors") or []
+        agent = trace.get("agent") if isinstance(trace.get("agent"), dict) else {}
+        model = next((c["model"] for c in calls if isinstance(c.get("model"), str)),
+                     (agent.get("config") or {}).get("model"))
+        rows.append({**base, "reward": reward, "truncated": is_truncated(trace, calls),
+                     "model": model, "errored": not episode_ok or trace.get("ok") is not True,
+                     "agent": agent.get("name"), "trace_id": trace.get("id"),
+                     "stop_condition": trace.get("stop_condition"),
+                     "error": (errors[-1].get("type") if errors and isinstance(errors[-1], dict)
+                               else None),
+                     **trace_budget(trace, calls)})
+    return rows
+
+
+def _episode_base(record: Any, fail: Callable[[str, str, str], RowsError]) -> dict:
+    """The episode's fields every row of it carries, each checked."""
     if isinstance(record, dict) and isinstance(record.get("task"), dict) \
             and not isinstance(record.get("traces", []), list):
         raise fail(f"`traces` is {as_json(record['traces'])}, not a list", "traces",
@@ -239,7 +262,7 @@ def episode_rows(record: dict, where: dict) -> list[dict]:
             raise fail(f"`{name}` is {said}, not true or false", name,
                        "Episode.to_record() and Trace.to_record() always write `ok` as a "
                        "boolean; re-export the episodes with verifiers")
-    base = {
+    return {
         "task_id": str(task_id),
         "step": step,
         "policy_version": policy.get("start"),
@@ -251,32 +274,6 @@ def episode_rows(record: dict, where: dict) -> list[dict]:
         "run_id": run.get("id"),
         "run_name": run.get("name"),
     }
-    episode_ok = record.get("ok") is True
-    traces = record.get("traces") or []
-    if not traces:
-        last = (record.get("errors") or [{}])[-1]
-        return [{**base, "reward": 0.0, "truncated": False, "model": None, "errored": True,
-                 "agent": None, "trace_id": None,
-                 "error": last.get("type") if isinstance(last, dict) else None}]
-    rows = []
-    for t, trace in enumerate(traces):
-        if not isinstance(trace, dict):
-            raise fail(f"`traces[{t}]` is a {type(trace).__name__}", f"traces[{t}]",
-                       "each trace must be a Trace.to_record() object")
-        reward = trace_reward(trace, lambda p, f, x: fail(p, f"traces[{t}].{f}", x))
-        calls = [c for c in trace.get("calls") or [] if isinstance(c, dict)]
-        errors = trace.get("errors") or []
-        agent = trace.get("agent") if isinstance(trace.get("agent"), dict) else {}
-        model = next((c["model"] for c in calls if isinstance(c.get("model"), str)),
-                     (agent.get("config") or {}).get("model"))
-        rows.append({**base, "reward": reward, "truncated": is_truncated(trace, calls),
-                     "model": model, "errored": not episode_ok or trace.get("ok") is not True,
-                     "agent": agent.get("name"), "trace_id": trace.get("id"),
-                     "stop_condition": trace.get("stop_condition"),
-                     "error": (errors[-1].get("type") if errors and isinstance(errors[-1], dict)
-                               else None),
-                     **trace_budget(trace, calls)})
-    return rows
 
 
 def trace_budget(trace: dict, calls: list[dict]) -> dict:

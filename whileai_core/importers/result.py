@@ -39,10 +39,8 @@ class Imported(Result):
     """Graded rows made from another system's output, and what was read to make them.
 
     ``rows`` (a property, not part of the JSON) holds every row; ``preview`` the first few;
-    ``files`` and ``by_step`` list at most 20 (``by_step``: the first 10 and last 10 steps), a note
-    saying how many there are.
-    Errored records are counted in ``errored`` and left out of ``rows`` unless the import was
-    asked to keep them (then they carry ``errored: true``).
+    ``files`` and ``by_step`` are bounded, a note saying how many there are. Errored records are
+    counted and left out of ``rows`` unless kept (then they carry ``errored: true``).
     """
 
     format: str
@@ -122,13 +120,11 @@ def summarize(fmt: str, source: str, files: list[str], rows: list[dict], *, erro
         notes.append(f"by_step: {2 * half} of {len(steps)} steps listed (the first {half} and "
                      f"the last {half}); step=N (CLI --step N) reads any one of them")
         steps = steps[:half] + steps[-half:]
-    result = Imported(
+    return Imported(
         format=fmt, source=source, files=shown, n_files=len(files), n_rows=len(rows),
         n_tasks=len({r["task_id"] for r in rows}), errored=errored, kept_errored=kept_errored,
-        mean_reward=reward_rate(scored),
-        models=models, metric=metric, by_step=steps, notes=notes,
-        preview=rows[:PREVIEW_ROWS])
-    return result.with_rows(rows)
+        mean_reward=reward_rate(scored), models=models, metric=metric, by_step=steps,
+        notes=notes, preview=rows[:PREVIEW_ROWS]).with_rows(rows)
 
 
 @operation(
@@ -181,28 +177,17 @@ def import_rows(
         overwrite: Overwrite = False,
         metric: Annotated[str | None, Arg(cli=False, mcp=False)] = None,
         root: Annotated[Root | None, Arg(cli=False, mcp=False)] = None) -> Imported:
-    """Graded rows from another system's output. Returns :class:`Imported` (``.rows``).
+    """Graded rows from another system's output, in :class:`Imported` (``.rows``).
 
-    ``format``: ``"auto"`` (from the content), or one of ``prime-rl``, ``inspect``, ``lm-eval``
-    (wins over the content). ``scorer``: the Inspect scorer or lm-eval metric (``name`` or
-    ``name,filter``) that becomes the reward; needed when there are several (``metric``, from
-    Python only, is the same choice by its name before). ``step`` and
-    ``kind``: prime-rl only (one step, an int or ``"first"``/``"last"``; ``"eval"`` or
-    ``"train"`` episodes). ``keep_errored``: keep errored rollouts as rows with
-    ``errored: true`` instead of only counting them. ``agent``: prime-rl only, one agent's
-    traces of a multi-agent taskset (``agent.name``). ``out``: write every row there as JSONL
-    (``overwrite``: replace a file that exists). Every file and folder is opened through
-    the path door: under ``root`` when given (confined), else as the user's own path (a
-    ``UserPath``, the server's, as it is); a link anywhere inside the output is refused, never
-    followed. ``source``, ``files`` and ``out`` in the answer are the paths as the caller wrote
-    them (under the server's root, relative to it).
+    ``metric`` (Python only) is ``scorer`` by an older name. Every file and folder is opened
+    through the path door, under ``root`` when given; a link anywhere inside the output is
+    refused, never followed. The answer's paths are as the caller wrote them.
     """
     if scorer is not None and metric is not None and scorer != metric:
         raise ArgumentError(f"`scorer` is {scorer!r} and `metric` {metric!r}: one name for one "
                             "choice. Fix: give scorer alone")
     result = imported(read_foreign(path, format=format, metric=metric if scorer is None else scorer,
-                                   step=step,
-                                   kind=kind, keep_errored=keep_errored, agent=agent,
+                                   step=step, kind=kind, keep_errored=keep_errored, agent=agent,
                                    root=root))
     update: dict[str, Any] = {} if root is not None else {
         "source": str(path), "files": _as_written(path, result.files)}

@@ -1,17 +1,11 @@
 """A table of graded rows (CSV, TSV, semicolon-separated; a spreadsheet's export) -> graded rows.
 
-The first non-blank line names the columns (what ``whileai_core.file_shapes.table_header``
-recognises: two or more names, none a number); each later line is one row. Cells are typed as a
-person reads them: ``true``/``false`` (any case) a boolean, an empty cell null, a whole number an
-integer, a decimal (or ``1e-3``) a float, anything else text; a column whose name ends in ``id``
-(``task_id``, ``example_id``) or is ``model`` stays text, so ``007`` keeps its zeros. A column
-that looks like a field graded rows need (``score`` for ``reward``, ``Task ID`` for ``task_id``:
-``whileai_core.field_names.look_alikes``) is read under that name, and a note says so; a
-boolean ``reward`` becomes 1.0/0.0. A row with more or fewer cells than the header, an empty
-task id or a reward that is not a finite number is refused with its line.
-
-``load_rows`` does not read a table (it names the file and this import as the fix):
-``import_rows`` reads it only when asked, and writes the rows where told.
+The first non-blank line names the columns (``whileai_core.file_shapes.table_header``); each
+later line is one row. Cells are typed as a person reads them (true/false, empty as null, whole
+numbers, decimals, else text); a column whose name ends in ``id`` or is ``model`` stays text, so
+``007`` keeps its zeros. A column that looks like a field graded rows need (``score`` for
+``reward``: ``whileai_core.field_names.look_alikes``) is read under that name, and a note says
+so. ``load_rows`` does not read a table: only ``import_rows`` does, when asked.
 """
 
 from __future__ import annotations

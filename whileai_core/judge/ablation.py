@@ -14,14 +14,11 @@ from ..errors import ArgumentError, RowsError
 from ..operations import READS, operation
 from ..operations.args import Arg, Level, Records
 from ..operations.describe import named, values_of
+from ..records import read_records
 from ..result import Result, fmt_rate
 from ..stats.paired import needs_sign_flip, paired_interval
-
 from .agreement import _check_level, cohen_kappa, wilson_interval
-from .audit import _as_pass, _read_items
-
-
-# --- rubric ablation -----------------------------------------------------------------------
+from .audit import _as_pass
 
 class ClauseEffect(Result):
     clause: str
@@ -89,12 +86,10 @@ def rubric_ablation(
     """Grade the labelled items with the full rubric, then with each clause dropped.
 
     ``grade(clauses, items)`` returns one pass/fail per item for a rubric made of ``clauses``;
-    without it the grades come with the items (:func:`ablation_from_grades`).
-    A clause whose removal lowers agreement is ``needed``; one whose removal changes nothing is
-    ``no_effect`` (cut it, or it tests something the sample does not contain); one whose removal
-    raises agreement ``hurts``. Each change is paired by item (the same items graded twice): its
-    interval and p-value come from :func:`whileai_core.stats.paired_interval` (the exact McNemar
-    test when fewer than 30 items changed); ``within_noise`` when that test cannot tell it from 0.
+    without it the grades come with the items (:func:`ablation_from_grades`). A clause whose
+    removal lowers agreement is ``needed``; one whose removal changes nothing is ``no_effect``
+    (cut it, or it tests something the sample does not contain); one whose removal raises
+    agreement ``hurts``. Each change is paired by item (:func:`whileai_core.stats.paired_interval`).
     """
     if grade is None:
         return ablation_from_grades(items, clauses, level=level)
@@ -103,9 +98,8 @@ def rubric_ablation(
 
 def _ablate(items: Any, grade: Callable[[list[str], list[dict]], Sequence[Any]],
             clauses: Sequence[str], *, level: float = D.CONFIDENCE_LEVEL) -> RubricAblation:
-    """:func:`rubric_ablation` with ``grade`` given."""
     level = _check_level(level)
-    recs = _read_items(items)
+    recs = read_records(items, noun="item")
     records = recs.items
     if not records:
         raise RowsError("no labelled items", source=recs.name,
@@ -153,7 +147,6 @@ def _ablate(items: Any, grade: Callable[[list[str], list[dict]], Sequence[Any]],
 def _paired_draws(d: np.ndarray) -> np.ndarray | None:
     if needs_sign_flip(d):
         return None
-
     return task_bootstrap(d, D.BOOTSTRAP_RESAMPLES, D.BOOTSTRAP_SEED)
 
 
@@ -165,7 +158,7 @@ def ablation_from_grades(items: Any, clauses: Sequence[str], *,
     ``without``: ``{clause: grade with that clause dropped}`` for every clause, e.g.
     ``{"id": "t1", "label": true, "grade": true, "without": {"Be polite.": true, ...}}``.
     """
-    recs = _read_items(items)
+    recs = read_records(items, noun="item")
     if not recs.items:
         raise RowsError("no labelled items", source=recs.name,
                         fix="give the replies a person labelled, each with its `label`")

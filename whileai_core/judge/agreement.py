@@ -13,12 +13,9 @@ from pydantic import Field
 from .. import defaults as D
 from ..bootstrap import z_value
 from ..errors import ArgumentError
-from ..result import Result
-from ..bootstrap import wilson_interval as _wilson
 from ..bootstrap import percentile_interval
-
-
-# --- the statistics ------------------------------------------------------------------------
+from ..bootstrap import wilson_interval as _wilson
+from ..result import Result
 
 def _check_level(level: float) -> float:
     if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0.0 < level < 1.0:
@@ -29,12 +26,8 @@ def _check_level(level: float) -> float:
 
 def wilson_interval(successes: int, n: int, *, level: float = D.CONFIDENCE_LEVEL
                     ) -> tuple[float, float] | None:
-    """Wilson score interval for ``successes`` out of ``n`` independent trials [1]; None at n=0.
-
-    Checks its arguments, then calls the library's one Wilson formula
-    (:func:`whileai_core.bootstrap.wilson_interval`). Unlike the Wald interval it stays inside
-    [0, 1] and keeps a width at 0/n and n/n.
-    """
+    """Wilson score interval for ``successes`` out of ``n`` independent trials [1], its
+    arguments checked; None at n=0. Unlike Wald's it stays in [0, 1] with a width at 0/n and n/n."""
     level = _check_level(level)
     if n < 0 or successes < 0 or successes > n:
         raise ArgumentError(f"successes must be in [0, n], got successes={successes}, n={n}")
@@ -92,13 +85,10 @@ def kappa_interval(labels: Sequence[bool], grades: Sequence[bool], *,
     agreement (``D.KAPPA_CI_RULE``), and clipped to [-1, 1], kappa's range.
 
     Kappa depends on the items only through the 2x2 table of (label, grade), so a resample of
-    items is a Multinomial(n, table / n) draw of that table: exact and vectorised. Resamples whose
-    kappa is undefined (both raters constant) are left out; None when kappa itself is undefined.
-    The bootstrap alone collapses when the judge disagrees on few items (perfect agreement gave
-    [1, 1] on any n; at n = 20 and a true kappa of 0.89 it covered 62%): kappa = (p_o - p_e) /
-    (1 - p_e) rises with p_o, so p_o's Wilson bounds give kappa bounds that keep a width. Carried
-    through at a chance agreement near 1 they can pass -1 (32 of 782 audits of 20 items before
-    the clip): kappa never does.
+    items is a Multinomial(n, table / n) draw of that table. Resamples whose kappa is undefined
+    are left out; None when kappa itself is undefined. The bootstrap alone collapses when the
+    judge disagrees on few items (perfect agreement gives [1, 1]); kappa rises with p_o, so p_o's
+    Wilson bounds give kappa bounds that keep a width (near p_e = 1 they can pass -1: the clip).
     """
     level = _check_level(level)
     a = np.asarray(labels, dtype=bool)
@@ -113,7 +103,6 @@ def kappa_interval(labels: Sequence[bool], grades: Sequence[bool], *,
     p_e = pa * pb + (1 - pa) * (1 - pb)
     ok = p_e < 1.0 - 1e-12
     kappas = (p_o[ok] - p_e[ok]) / (1 - p_e[ok])
-
     lo, hi = percentile_interval(kappas, level)
     po_lo, po_hi = _wilson(int(cells[0] + cells[3]), n, level)
     pa, pb = float(a.mean()), float(b.mean())
@@ -130,16 +119,15 @@ def failures_needed(half_width: float = D.JUDGE_FALSE_PASS_HALF_WIDTH, *,
                     level: float = D.CONFIDENCE_LEVEL) -> int:
     """Labelled failures needed so the false-pass rate is known to +-``half_width`` at worst.
 
-    Worst case p = 0.5: z sqrt(0.25 / n_fail) <= half_width, so n_fail = ceil(z^2 0.25 / hw^2)
-    (97 at the default 0.1). The sample must hold this many items the labels *fail*; at a 30%
-    failure rate that is about 324 items in all.
+    Worst case p = 0.5: z sqrt(0.25 / n_fail) <= half_width, so n_fail = ceil(z^2 0.25 / hw^2).
+    The sample must hold this many items the labels *fail*.
     """
     level = _check_level(level)
     if isinstance(half_width, bool) or not isinstance(half_width, (int, float)) \
             or not 0.0 < half_width < 0.5:
         raise ArgumentError(f"half_width must be in (0, 0.5), got {half_width!r}. "
                             f"Fix: use the default {D.JUDGE_FALSE_PASS_HALF_WIDTH}")
-    if half_width < _MIN_HALF_WIDTH:  # 1e-300 overflowed to "a bug in whileai"
+    if half_width < _MIN_HALF_WIDTH:  # a tinier one overflows
         raise ArgumentError(f"half_width must be at least {_MIN_HALF_WIDTH:g} (narrower asks for "
                             f"more than 10^11 labelled failures), got {half_width!r}. Fix: use "
                             f"the default {D.JUDGE_FALSE_PASS_HALF_WIDTH}")

@@ -16,7 +16,6 @@ from ..operations.args import Level, Names, Records
 from ..operations.describe import named, values_of
 from ..result import Result, fmt_rate, fmt_value
 from ..records import read_records
-
 from .agreement import _check_level, _pearson, cohen_kappa, failures_needed, kappa_interval, \
     wilson_interval
 
@@ -24,8 +23,6 @@ from .agreement import _check_level, _pearson, cohen_kappa, failures_needed, kap
 Verdict = Literal["clears", "fails", "label_more"]
 Share = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]  # a floor, a ceiling, a limit
 
-
-# --- the audit -----------------------------------------------------------------------------
 
 class JudgeReport(Result):
     """One candidate judge against the labels."""
@@ -72,8 +69,7 @@ class JudgeAudit(Result):
     best: str | None = Field(description="the clearing judge with the highest kappa, else None")
     next_step: str
 
-    negative_means: ClassVar[str | None] = (
-        "no judge clears the floors")
+    negative_means: ClassVar[str | None] = "no judge clears the floors"
 
     @property
     def negative(self) -> bool:
@@ -96,10 +92,6 @@ def _as_pass(value: Any, *, where: dict, field: str) -> bool:
         return value.lower() == "pass"
     raise RowsError(f"`{field}` is {as_json(value)}; expected pass/fail", **where, field=field,
                     fix='write true/false, 1/0 or "pass"/"fail" (threshold a score first)')
-
-
-def _read_items(items: Any, noun: str = "item"):
-    return read_records(items, noun=noun)  # one reader for every JSONL input, line-numbered
 
 
 def _audit_doc() -> str:
@@ -135,20 +127,6 @@ def audit_judge(
         level: Level = D.CONFIDENCE_LEVEL) -> JudgeAudit:
     """Read every candidate judge against blind human labels.
 
-    Arguments (JSON-friendly):
-      items: a JSONL path or a list of dicts, one per labelled reply:
-        ``{"id": "t1", "label": true, "grades": {"judge-a": true, "judge-b": 0}, "reply": "..."}``.
-        ``label`` is the person's pass/fail (true/false, 1/0, "pass"/"fail"); ``grades`` maps each
-        judge's name to its pass/fail on the same reply. ``reply`` (text) or ``length`` (a number)
-        is optional and turns on the length-bias check.
-      judges: names to audit (default: every name found in ``grades``, in first-seen order).
-        A judge must have graded every item.
-      min_agreement: floor on the Wilson lower bound of agreement (default 0.8).
-      min_kappa: floor on Cohen's kappa (default 0.6).
-      max_false_pass: ceiling on the false-pass rate, read on its interval's upper end (0.1).
-      half_width: the false-pass precision the sample is sized for (default 0.1: 97 failures).
-      level: interval level (default 0.95).
-
     Verdict per judge: ``fails`` when a point estimate misses its floor (kappa, agreement, false
     pass) or kappa is undefined; ``label_more`` when the point estimates clear but an interval
     does not (agreement's or kappa's lower bound under its floor, the false-pass upper bound over
@@ -162,7 +140,34 @@ def audit_judge(
             raise ArgumentError(f"{name} must be a number in [0, 1], got {value!r}. Fix: use "
                                 f"the default {getattr(D, 'JUDGE_' + name.upper())}")
     need = failures_needed(half_width, level=level)
-    recs = _read_items(items)
+    names, labels, grades, lengths = _read_judged(items, judges)
+    label = np.array(labels, dtype=bool)
+    length = np.array(lengths) if lengths else None
+    label_r = _pearson(length, label.astype(float)) if length is not None else None
+    reports = [_report(name, label, np.array(grades[name], dtype=bool), length, label_r,
+                       min_agreement, min_kappa, max_false_pass, need, level)
+               for name in names]
+    clearing = [r for r in reports if r.verdict == "clears"]
+    best = max(clearing, key=lambda r: r.kappa or 0.0).name if clearing else None
+    n_fail = int((~label).sum())
+    if best is not None:
+        step = (f"grade with {best!r} at temperature {D.JUDGE_TEMPERATURE}; re-audit when the "
+                "rubric changes")
+    elif any(r.verdict == "label_more" for r in reports):
+        step = f"label more items: {max(0, need - n_fail)} more labelled failures at least"
+    else:
+        step = (f"no judge clears: fix the rubric (run {voice.name('rubric_ablation')}) or write a "
+                "program grader")
+    return JudgeAudit(n_items=len(labels), n_label_fail=n_fail, failures_needed=need,
+                      floors={"agreement_lower": float(min_agreement), "kappa": float(min_kappa),
+                              "false_pass_max": float(max_false_pass)},
+                      judges=reports, best=best, next_step=step)
+
+
+def _read_judged(items: Any, judges: Sequence[str] | None
+                 ) -> tuple[list[str], list[bool], dict[str, list[bool]], list[float]]:
+    """The judges' names, the labels, each judge's grades and the reply lengths (or none)."""
+    recs = read_records(items, noun="item")
     records, source = recs.items, recs.name
     if not records:
         raise RowsError("no labelled items", source=source,
@@ -201,26 +206,7 @@ def audit_judge(
     if lengths and len(lengths) != len(records):
         raise RowsError("some items give `reply`/`length` and some do not", source=source,
                         field="length", fix="give a reply (or length) for every item, or none")
-    label = np.array(labels, dtype=bool)
-    length = np.array(lengths) if lengths else None
-    label_r = _pearson(length, label.astype(float)) if length is not None else None
-    reports = [_report(name, label, np.array(grades[name], dtype=bool), length, label_r,
-                       min_agreement, min_kappa, max_false_pass, need, level)
-               for name in names]
-    clearing = [r for r in reports if r.verdict == "clears"]
-    best = max(clearing, key=lambda r: r.kappa or 0.0).name if clearing else None
-    n_fail = int((~label).sum())
-    if best is not None:
-        step = f"grade with {best!r} at temperature {D.JUDGE_TEMPERATURE}; re-audit when the rubric changes"
-    elif any(r.verdict == "label_more" for r in reports):
-        step = f"label more items: {max(0, need - n_fail)} more labelled failures at least"
-    else:
-        step = (f"no judge clears: fix the rubric (run {voice.name('rubric_ablation')}) or write a "
-                "program grader")
-    return JudgeAudit(n_items=len(records), n_label_fail=n_fail, failures_needed=need,
-                      floors={"agreement_lower": float(min_agreement), "kappa": float(min_kappa),
-                              "false_pass_max": float(max_false_pass)},
-                      judges=reports, best=best, next_step=step)
+    return names, labels, grades, lengths
 
 
 def _report(name, label, grade, length, label_r, min_agreement, min_kappa, max_false_pass,
@@ -237,25 +223,19 @@ def _report(name, label, grade, length, label_r, min_agreement, min_kappa, max_f
     n_pass = n - n_fail
     false_fail = int((~grade & label).sum()) / n_pass if n_pass else None
     length_r = _pearson(length, grade.astype(float)) if length is not None else None
-    bias = None
-    if length_r is not None:
-        bias = length_r - (label_r or 0.0)
-    reasons: list[str] = []
-    hard = False
+    bias = None if length_r is None else length_r - (label_r or 0.0)
+    reasons: list[str] = []  # a point estimate past its floor: the judge fails
     if kappa is None:
-        hard = True
         reasons.append("kappa undefined (labels and grades are one constant value): label "
                        "failures too")
     elif kappa < min_kappa:
-        hard = True
         reasons.append(f"kappa {kappa:.3f} < {min_kappa} (chance-corrected agreement too low)")
     if agree / n < min_agreement:
-        hard = True
         reasons.append(f"agreement {agree / n:.3f} < {min_agreement}")
     if false_pass is not None and false_pass > max_false_pass:
-        hard = True
         reasons.append(f"false pass {false_pass:.3f} > {max_false_pass}: it passes "
                        f"{false_pass_count} of {n_fail} replies the labels fail")
+    hard = bool(reasons)
     soft: list[str] = []
     if agreement_ci is not None and agreement_ci[0] < min_agreement <= agree / n:
         soft.append(f"agreement lower bound {agreement_ci[0]:.3f} < {min_agreement}: "
@@ -271,7 +251,7 @@ def _report(name, label, grade, length, label_r, min_agreement, min_kappa, max_f
         soft.append("no labelled failure: the false-pass rate is unknown")
     elif n_fail < need:
         soft.append(f"only {n_fail} labelled failures (want {need}): the false-pass interval "
-                    f"{fmt_rate(false_pass, wilson_interval(false_pass_count, n_fail, level=level))} "
+                    f"{fmt_rate(false_pass, false_pass_ci)} "
                     "is too wide to trust")
     if bias is not None and bias > D.JUDGE_MAX_LENGTH_BIAS:
         reasons.append(f"length bias {bias:+.3f} > {D.JUDGE_MAX_LENGTH_BIAS}: the judge "

@@ -1,10 +1,8 @@
 """Before labelling: how many replies to label for the audit (the failures_needed operation).
 
-The count itself, the labelled failures the false-pass rate needs, is
-:func:`.agreement.failures_needed` (an int, what the audit and ``whileai_core.grading`` read, and
-what ``whileai_core.judge.failures_needed`` stays); the operation of the same name, declared
-here, answers with that count and the replies to label in all at a 10%, 30% or 50% failure
-share (a :class:`LabelSample`; ``label_sample``, its name before, is kept).
+The count alone is :func:`.agreement.failures_needed` (an int, as
+``whileai_core.judge.failures_needed`` stays); the operation answers with it and the replies to
+label in all.
 """
 
 from __future__ import annotations
@@ -18,7 +16,6 @@ from .. import defaults as D
 from ..operations import READS, operation
 from ..operations.args import Level
 from ..result import Result
-
 from . import agreement
 
 
@@ -58,4 +55,4 @@ def failures_needed(
                                                for share in (0.1, 0.3, 0.5)})
 
 
-label_sample = failures_needed  # its name before the operation was declared here (_EXPORTS)
+label_sample = failures_needed  # an older name, kept (_EXPORTS)

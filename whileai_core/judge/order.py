@@ -11,13 +11,10 @@ from ..errors import RowsError, as_json
 from ..operations import READS, VERDICT, operation
 from ..operations.args import Level, Records
 from ..operations.describe import named, values_of
+from ..records import read_records
 from ..result import Result, fmt_rate
-
 from .agreement import _check_level, wilson_interval
-from .audit import Share, _read_items
-
-
-# --- order reversal on pairs ---------------------------------------------------------------
+from .audit import Share
 
 Pick = Literal["first", "second", "tie"]
 _MIRROR = {"first": "second", "second": "first", "tie": "tie"}
@@ -35,8 +32,7 @@ class OrderReversal(Result):
     verdict: Literal["ranking", "top_pick_only"]
     note: str
 
-    negative_means: ClassVar[str | None] = (
-        "flips past the limit: `top_pick_only`")
+    negative_means: ClassVar[str | None] = "flips past the limit: `top_pick_only`"
 
     @property
     def negative(self) -> bool:
@@ -66,17 +62,10 @@ def order_reversal(
             "Largest share of pairs whose pick may flip with the order for the judge to still "
             "be used as a ranking."))] = D.JUDGE_MAX_ORDER_FLIPS,
         level: Level = D.CONFIDENCE_LEVEL) -> OrderReversal:
-    """Read a pairwise judge's picks in both orders.
-
-    Arguments (JSON-friendly): ``pairs`` is a JSONL path or a list of dicts
-    ``{"id": ..., "forward": "first"|"second"|"tie", "reversed": "first"|"second"|"tie"}``:
-    the judge's pick with (A, B) shown, then with (B, A) shown, by position. Consistent means the
-    reversed pick mirrors the forward one. ``max_flips``: the flip share (point estimate) a
-    judge may show and still rank (default 0.05); above it, use only its top pick, where the
-    margin is large, never its order.
-    """
+    """Read a pairwise judge's picks in both orders: consistent when the reversed pick mirrors
+    the forward one. Above ``max_flips`` (point estimate) use only its top pick, never its order."""
     level = _check_level(level)
-    recs = _read_items(pairs, noun="pair")
+    recs = read_records(pairs, noun="pair")
     records, source = recs.items, recs.name
     if not records:
         raise RowsError("no pairs", source=source, fix="ask the judge about at least one pair")

@@ -1,13 +1,7 @@
 """The method catalogue: validated, immutable specs and the per-token math of the methods the
-skills route to.
-
-- prime-rl runs: :class:`RLMethod` (grpo, max_rl, rae), :class:`OPD`, :class:`OPSD`, and
-  :class:`Async` around them (``whileai_core.prime_rl.prime_rl_config`` writes the TOML);
-- your trainer runs: :class:`GroupwiseGrading` (reward/advantage shaping of a group),
-  :class:`FlashReinforce`, :class:`SAO`, :class:`BPCO` (one rollout per prompt, ``.update``),
-  :class:`ReinforceAda` (adaptive sampling before a grouped update).
-
-:func:`method_spec` parses any of them from a name, a dict or an object (CLI, MCP, recipes).
+skills route to: prime-rl's (:class:`RLMethod`, :class:`OPD`, :class:`OPSD`, :class:`Async`) and
+your own trainer's (:class:`GroupwiseGrading`, :class:`FlashReinforce`, :class:`SAO`,
+:class:`BPCO`, :class:`ReinforceAda`). :func:`method_spec` parses any of them.
 """
 
 from __future__ import annotations

@@ -77,12 +77,8 @@ def _average_ranks_desc(quality: np.ndarray) -> np.ndarray:
 
 class GroupwiseGrading(Spec):
     """Shape a group's rewards (``mode="reward"``) or advantages (``mode="advantage"``) with a
-    grader's scores of its passes; see the module docstring for the equations.
-
-    ``grader`` is optional: a callable taking the list of passing items and returning, per item,
-    ``(s, b)`` in [0, 1] (reward mode) or a quality score, higher is better (advantage mode).
-    Without it, pass the scores to :meth:`shape` directly.
-    """
+    grader's scores of its passes (module docstring). ``grader``: optional, a callable over the
+    passing items returning their scores; without it, :meth:`shape` takes the scores."""
 
     _positional = ("grader",)
 

@@ -1,32 +1,24 @@
 """A GRPO run planned from the base model's graded rows: the loss variant, the categories that
 need ``--balance``, and the control arms, before any GPU.
 
-The loss variants are TRL 1.16's ``GRPOConfig`` fields (trl/trainer/grpo_config.py at 1.16.0:
-``loss_type`` default ``"dapo"``, ``scale_rewards`` default ``"group"``, ``epsilon`` 0.2,
-``epsilon_high`` None, i.e. equal to ``epsilon``, ``num_iterations`` 1,
-``mask_truncated_completions`` False), as the GRPO recipe exposes them (``recipes/grpo``):
+The loss variants are TRL 1.16's ``GRPOConfig`` fields (``loss_type`` default ``"dapo"``,
+``scale_rewards`` ``"group"``, ``epsilon`` 0.2, ``epsilon_high`` None, i.e. ``epsilon``,
+``num_iterations`` 1, ``mask_truncated_completions`` False), as ``recipes/grpo`` exposes them:
 
-- ``bnpo`` (the recipe's default, the seed's measured runs): token-level loss normalised by the
-  active tokens of the local batch;
-- ``grpo``: the original per-sequence mean [1], which favours short replies (each token of a
-  short reply carries more of the gradient);
-- ``dr_grpo`` with ``scale_rewards="none"`` (``--no-scale-rewards``): Dr.GRPO [2], neither the
-  length nor the group's reward std scales the advantage, so a near-unanimous hard group is not
-  amplified; at a fixed learning rate its steps are smaller (the seed: +0.34 against the
-  default's +0.63 at 120 steps; +0.46 at 1e-5): a knob to tune, not a free upgrade;
+- ``bnpo`` (the recipe's default): token-level loss normalised by the local batch's active tokens;
+- ``grpo``: the original per-sequence mean [1], which favours short replies;
+- ``dr_grpo`` with ``scale_rewards="none"``: Dr.GRPO [2], neither the length nor the group's
+  reward std scales the advantage, so a near-unanimous hard group is not amplified; its steps
+  are smaller at a fixed learning rate: a knob to tune, not a free upgrade;
 - ``dapo`` with ``epsilon_high`` 0.28, ``mask_truncated_completions`` and ``num_iterations`` 2:
   DAPO's clip-higher and overlong mask [3]. The clip acts on the ratio to the sampling policy,
-  which in TRL 1.16 is exactly 1 on the first update of a batch: without a second update
-  (``num_iterations`` >= 2) the clip never binds and clip-higher does nothing.
+  exactly 1 on a batch's first update in TRL 1.16: without a second update it never binds.
 
-``--balance SHARE`` repeats the training prompts of any category under ``SHARE`` of the split:
-a group-relative update learns from a prompt only when it samples it, so a rare category is
-learned last (the seed's no-id prompts, a tenth of the set, went from 0.98 to 0.72 while the
-headline rose; at 0.25 the invented-id rate fell from 0.23 to 0.08 and the with-id gain slowed).
-
-Two control arms make the gain mean something: the same number of tasks chosen at random (the
-method must beat its own selection chosen blind), and on a Qwen2.5/Qwen3 base a random reward,
-since those bases gain under random rewards when the eval leaks into pretraining [4].
+``--balance SHARE`` repeats the training prompts of any category under ``SHARE`` of the split: a
+group-relative update learns from a prompt only when it samples it, so a rare category is learned
+last. Two control arms make the gain mean something: as many tasks chosen at random (the method
+must beat its own selection chosen blind), and on a Qwen2.5/Qwen3 base a random reward, since
+those bases gain under random rewards when the eval leaks into pretraining [4].
 
 [1] Shao et al. (2024). DeepSeekMath. arXiv:2402.03300.
 [2] Liu et al. (2025). Understanding R1-Zero-Like Training: A Critical Perspective.
@@ -190,10 +182,7 @@ def grpo_plan(
         threshold: Threshold = None,
         level: Annotated[float, Arg(cli=False, mcp=False)] = CONFIDENCE_LEVEL) -> GRPOPlan:
     """Plan a GRPO run from the base model's graded rows on the training tasks (module
-    docstring): the loss variant's fields and flags, each category's share and split tasks, the
-    ``--balance`` share when a category is under it, and the arms (the method's tasks, a random
-    selection of as many, drawn with ``seed``, a fresh one when None; and on a Qwen2.5/Qwen3
-    base a random reward)."""
+    docstring); a None ``seed`` draws a fresh one, reported."""
     if not isinstance(model, str) or not model.strip():
         raise ArgumentError(f"`model` must be the base model's id, got {model!r}")
     variant = loss_variant(loss, num_iterations)
@@ -209,30 +198,12 @@ def grpo_plan(
         raise ArgumentError(f"`balance` must be a share in (0, 0.5] or null, got {balance!r}. "
                             f"Fix: e.g. {GRPO_BALANCE_SHARE}")
     data = load_rows(rows, threshold=threshold)
-    cats = np.asarray(task_categories(data, field=field, tasks=tasks), dtype=object)
-    row_cat = cats[data.task_index]
     rates = data.per_task()
     split = [t for t in data.task_ids if 0.0 < rates[t] < 1.0]
-    lines = []
-    for name in sorted(set(cats.tolist())):
-        ids = [t for t, c in zip(data.task_ids, cats.tolist()) if c == name]
-        part = data.where(row_cat == name)
-        share = len(ids) / data.n_tasks
-        lines.append(CategoryShare(category=name, n_tasks=len(ids), share=share,
-                                   n_split=sum(0.0 < rates[t] < 1.0 for t in ids),
-                                   pass_rate=pass_rate(part, level, BOOTSTRAP_SEED),
-                                   rare=balance is not None and share < balance))
+    lines = _category_shares(data, rates, task_categories(data, field=field, tasks=tasks),
+                             balance, level)
     rare = [c.category for c in lines if c.rare]
-    arms = [Arm(name="method", what="the tasks the base both passes and fails (GRPO's gradient)",
-                n_tasks=len(split), tasks=split),
-            Arm(name="random_selection", what="as many tasks chosen blind (seeded): the method "
-                "must beat its own selection chosen at random", n_tasks=len(split),
-                tasks=_pick(list(data.task_ids), len(split), seed))]
     qwen = any(base in model.lower() for base in RANDOM_REWARD_BASES)
-    if qwen:
-        arms.append(Arm(name="random_reward", what="the method's tasks with a coin-flip reward: a "
-                        "gain here is the base's pretraining, not the reward", n_tasks=len(split),
-                        tasks=split))
     flags = list(variant.flags) + (["--balance", f"{balance:g}"] if rare else [])
     notes = []
     if rare:
@@ -246,6 +217,36 @@ def grpo_plan(
         notes.append("not a Qwen2.5/Qwen3 base: no random-reward arm (its contamination "
                      "signal was measured on those bases)")
     return GRPOPlan(model=model, loss=variant, variants=[loss_variant(v) for v in GRPO_LOSS_TYPES],
-                    categories=lines, balance=balance if rare else None, arms=arms, seed=seed,
-                    flags=flags,
+                    categories=lines, balance=balance if rare else None,
+                    arms=_arms(list(data.task_ids), split, seed, qwen), seed=seed, flags=flags,
                     command=" ".join(["python recipes/grpo/run.py", *flags]), notes=notes)
+
+
+def _category_shares(data: Any, rates: dict, categories: list[str], balance: float | None,
+                     level: float) -> list[CategoryShare]:
+    cats = np.asarray(categories, dtype=object)
+    row_cat = cats[data.task_index]
+    lines = []
+    for name in sorted(set(cats.tolist())):
+        ids = [t for t, c in zip(data.task_ids, cats.tolist()) if c == name]
+        share = len(ids) / data.n_tasks
+        lines.append(CategoryShare(category=name, n_tasks=len(ids), share=share,
+                                   n_split=sum(0.0 < rates[t] < 1.0 for t in ids),
+                                   pass_rate=pass_rate(data.where(row_cat == name), level,
+                                                       BOOTSTRAP_SEED),
+                                   rare=balance is not None and share < balance))
+    return lines
+
+
+def _arms(task_ids: list[str], split: list[str], seed: int, qwen: bool) -> list[Arm]:
+    """The method's tasks, as many chosen blind, and on a Qwen base a random reward."""
+    arms = [Arm(name="method", what="the tasks the base both passes and fails (GRPO's gradient)",
+                n_tasks=len(split), tasks=split),
+            Arm(name="random_selection", what="as many tasks chosen blind (seeded): the method "
+                "must beat its own selection chosen at random", n_tasks=len(split),
+                tasks=_pick(task_ids, len(split), seed))]
+    if qwen:
+        arms.append(Arm(name="random_reward", what="the method's tasks with a coin-flip reward: a "
+                        "gain here is the base's pretraining, not the reward", n_tasks=len(split),
+                        tasks=split))
+    return arms

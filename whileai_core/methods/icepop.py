@@ -1,17 +1,14 @@
 """IcePop as a prime-rl custom loss: ``[trainer.loss] type = "custom"``, ``import_path =
 "whileai_core.methods.icepop.icepop_loss"``, ``kwargs = {low, high}``.
 
-prime-rl 559b447 calls ``fn(inputs: LossInputs, **kwargs) -> LossOutputs`` once per sample, where
-``inputs`` carries per-token ``trainer_logprobs`` (pi, with gradient), ``inference_logprobs``
-(mu, the sampler's), ``advantages``, a boolean ``loss_mask`` and optional ``loss_weights``; the
-returned ``loss`` is summed (prime-rl divides by its token count) and ``metrics`` are averaged.
+prime-rl 559b447 calls ``fn(inputs: LossInputs, **kwargs) -> LossOutputs`` once per sample, with
+per-token ``trainer_logprobs`` (pi, with gradient), ``inference_logprobs`` (mu), ``advantages``,
+a boolean ``loss_mask`` and optional ``loss_weights``; it sums ``loss`` and averages ``metrics``.
 
-IcePop (double-sided masking): a token trains only while its ratio ``rho = pi / mu`` stays in
-``[low, high]`` (published band 0.5..5.0); outside it the token is dropped, because a large
-train/inference mismatch makes its gradient noise, not signal. Per token, on kept tokens:
-``loss_t = -A_t * rho_t`` (gradient ``-A_t * rho_t * grad log pi_t``), optionally plus
-``kl_tau * log(rho_t)^2`` on every token of the mask (prime-rl's own losses add that term).
-torch is imported when the function runs, never at import time.
+IcePop (double-sided masking): a token trains only while ``rho = pi / mu`` stays in ``[low,
+high]`` (published band 0.5..5.0), since a large train/inference mismatch makes its gradient
+noise. On kept tokens ``loss_t = -A_t * rho_t``, optionally plus ``kl_tau * log(rho_t)^2`` on
+every token of the mask (as prime-rl's own losses add).
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """The single-rollout batch contract (FlashReinforce, SAO, BPCO): checked once, held as arrays.
 
-A batch is a list of mappings, one per trajectory:
-``reward`` (finite), ``logprobs`` (per generated token under the learner, finite, <= 0),
-optional ``behavior_logprobs`` (the sampler's; absent = on-policy), ``values`` (critic per token;
-SAO and BPCO), ``action_mask`` (False on tokens the environment wrote; absent = all True).
-Output of every ``.update``: :class:`RolloutUpdate` with per-token ``coefficients`` (the loss is
-``-sum coef * logprob`` with coef held constant), ``advantages``, ``admitted`` per trajectory,
-``value_targets`` (critic methods), ``stats`` and ``notes``.
+A batch is a list of mappings, one per trajectory: ``reward`` (finite), ``logprobs`` (per
+generated token under the learner, finite, <= 0), optional ``behavior_logprobs`` (the sampler's;
+absent = on-policy), ``values`` (critic per token; SAO and BPCO), ``action_mask`` (False on
+tokens the environment wrote). Every ``.update`` returns a :class:`RolloutUpdate`.
 """
 
 from __future__ import annotations
@@ -114,8 +111,7 @@ BATCH_FIX = ("give one trajectory per item (batch[i] is the (i+1)-th): reward (a
 
 
 def parse_batch(batch: Any, *, need_values: bool, method: str) -> Batch:
-    """Check a batch against the contract (errors name ``batch[i].key[t]`` and the fix) and pad
-    it."""
+    """The batch checked against the contract (errors name ``batch[i].key[t]``) and padded."""
     try:
         return _parse_batch(batch, need_values=need_values, method=method)
     except ArgumentError as err:
@@ -195,10 +191,8 @@ def length_adaptive_lambda(n_actions: np.ndarray, alpha: float) -> np.ndarray:
 
 def skip_observation_gae(values: np.ndarray, action: np.ndarray, reward: np.ndarray,
                          lam: np.ndarray, gamma: float = 1.0) -> np.ndarray:
-    """GAE over each trajectory's action tokens only (environment tokens skipped), with the
-    terminal reward on the last action token and V = 0 after it. Returns (B, T) advantages,
-    0 on non-action tokens. Vectorised over trajectories; one pass backwards over positions.
-    """
+    """(B, T) GAE advantages over each trajectory's action tokens only (0 elsewhere), the
+    terminal reward on the last action token and V = 0 after it."""
     order = np.argsort(~action, axis=1, kind="stable")  # action tokens first, in order
     v = np.take_along_axis(values, order, axis=1)
     n_act = action.sum(axis=1)

@@ -29,6 +29,14 @@ def _finite_stats(**values: float) -> dict[str, float]:
     return {k: float(v) for k, v in values.items() if np.isfinite(v)}
 
 
+def _critic_warmup(coef: np.ndarray, step: int | None, warmup: int) -> tuple[np.ndarray, list]:
+    """The coefficients, zero while only the critic trains, and the note that says so."""
+    if step is not None and step < warmup:
+        return np.zeros_like(coef), [f"critic warm-up (step {step} < {warmup}): only the critic "
+                                     "trains; coefficients are 0"]
+    return coef, []
+
+
 class FlashReinforce(Spec):
     """REINFORCE with a batch-mean baseline and a sequence-level trust region [1].
 
@@ -137,11 +145,7 @@ class SAO(Spec):
         total = max(int(b.action.sum()), 1)
         coef = np.where(keep, rho * adv / total, 0.0)
         targets = np.where(b.action, adv + b.values, 0.0)
-        notes = []
-        if step is not None and step < self.critic_warmup:
-            coef = np.zeros_like(coef)
-            notes.append(f"critic warm-up (step {step} < {self.critic_warmup}): only the critic "
-                         "trains; coefficients are 0")
+        coef, notes = _critic_warmup(coef, step, self.critic_warmup)
         out_of_band = int((b.action & ~keep).sum())
         if out_of_band:
             notes.append(f"{out_of_band} action token(s) outside the ratio band {self.band}: dropped")
@@ -211,11 +215,7 @@ class BPCO(Spec):
         coef = np.where(active, rho * adv, 0.0)
         returns = np.broadcast_to(b.reward[:, None], values.shape)
         targets = np.where(b.action, returns, 0.0)
-        notes = []
-        if step is not None and step < self.critic_warmup:
-            coef = np.zeros_like(coef)
-            notes.append(f"critic warm-up (step {step} < {self.critic_warmup}): only the critic "
-                         "trains; coefficients are 0")
+        coef, notes = _critic_warmup(coef, step, self.critic_warmup)
         clipped = int((b.action & ~active).sum())
         if clipped:
             notes.append(f"{clipped} action token(s) outside the binary-TV trust region: no gradient")

@@ -298,9 +298,7 @@ class Async(Spec):
         return "async"
 
 
-# ------------------------------------------------------------------------------------------
 # One parser for every shape a method arrives in (Python objects, CLI strings, MCP JSON)
-
 _ALIASES = {"max-rl": "max_rl", "maxrl": "max_rl", "flashreinforce": "flash_reinforce",
             "flash-reinforce": "flash_reinforce", "groupwise": "groupwise_grading",
             "groupwisegrading": "groupwise_grading", "groupwise-grading": "groupwise_grading",
@@ -323,20 +321,10 @@ def method_names() -> tuple[str, ...]:
 
 
 def method_spec(obj: Any) -> Spec:
-    """Parse a method from any shape a caller has: a spec object (returned as is), a name, or a dict.
-
-    Accepted shapes:
-
-    - a spec: ``RLMethod``, ``OPD``, ``OPSD``, ``Async``, ``GroupwiseGrading``, ``FlashReinforce``,
-      ``SAO``, ``BPCO``, ``ReinforceAda``;
-    - a name: ``"grpo"``, ``"max_rl"``, ``"rae"``, ``"opsd"``, ``"flash_reinforce"``, ``"sao"``,
-      ``"bpco"``, ``"reinforce_ada"`` (``"opd"`` alone is refused: it needs a teacher);
-    - a dict (or its JSON text) with ``"name"`` and the knobs: ``{"name": "opd", "teacher":
-      "model@http://host:8001/v1"}``, ``{"name": "opsd", "privileged": "answer", "anchor":
-      "live"}``, ``{"name": "rae", "decay": 0.9}``, ``{"name": "async", "method": "grpo",
-      "correction": "icepop"}`` (``method`` itself in any of these shapes).
-
-    Raises SpecError naming the bad name or knob and the accepted ones.
+    """Parse a method from any shape a caller has: a spec object (returned as is), a name
+    (``"opd"`` alone is refused: it needs a teacher), or a dict (or its JSON text) with ``"name"``
+    and the knobs, e.g. ``{"name": "async", "method": "grpo", "correction": "icepop"}``.
+    A SpecError names the bad name or knob and the accepted ones.
     """
     if isinstance(obj, Spec):
         return obj
@@ -417,11 +405,8 @@ def rollout_update(
         step: Annotated[int | None, Field(ge=0, le=10**9, description=(
             "SAO/BPCO: the training step (their critic warms up first); null: after the "
             "warm-up."))] = None):
-    """One batch's update by a single-rollout method (a name, a dict with knobs, or a spec):
-    ``spec.update`` on the batch's trajectories (a path or a list of records). The result,
-    :class:`~whileai_core.methods.rollout_batch.RolloutUpdate`, is named in the declaration,
-    not imported: this module loads without numpy (prime_rl's config writer and the server's
-    method schema read it)."""
+    """``spec.update`` of a single-rollout method on the batch's trajectories. The result type
+    is named in the declaration, not imported: this module loads without numpy."""
     from ..rows import read_records
 
     spec = method_spec(method)

@@ -1,22 +1,11 @@
 """Preference pairs from the policy's own graded rollouts: only where a task has contrast.
 
-DPO learns from a pair: a chosen reply and a rejected one to the same prompt [1]. On-policy pairs
-come from the model being trained, sampled several times per task and graded by a program: a
-task gives a pair only when it has a pass and a fail whose rewards differ by at least
-``min_margin``. A task the policy always passes, or always fails, gives nothing, and a whole
-category can have no contrast at all (the seed's refund assistant almost never invented an order
-id where none was given, so that category gave no pairs and ``--balance`` could not help).
-
-:func:`dpo_pairs` pairs each task's best passes (highest reward, then shortest) with its fails
-closest in length (DPO otherwise learns "longer wins" when the better reply happens to be
-longer [2]), at most ``per_task`` pairs a task, each reply used once. It counts, overall and per
-category, the tasks with contrast (a rate with its interval over tasks and n) and the pairs, and
-for every category without contrast says why and how to construct it: a rejected reply that
-commits the failure the category is about, against the policy's own passing reply. Such pairs
-are built only from the ``constructed`` replies a caller gives, and are labelled
-``constructed``, never ``on_policy``. A category whose share of the pairs is far under its share
-of the tasks is named: it is outvoted by the others (the seed's round two, where with-id pairs
-dominated and no-id pass@1 fell from 0.82 to 0.26).
+DPO learns from a chosen and a rejected reply to the same prompt [1]. A task gives on-policy pairs
+only when it has a pass and a fail whose rewards differ by at least ``min_margin``: its best passes
+(highest reward, then shortest) against the fails closest in length, else DPO learns "longer
+wins" [2]. Each category without contrast is named with why and how to construct it; constructed
+pairs come only from the ``constructed`` replies given, and are labelled so. A category whose share
+of the pairs is far under its share of the tasks is named: the others outvote it.
 
 [1] Rafailov et al. (2023). Direct Preference Optimization. arXiv:2305.18290.
 [2] Park et al. (2024). Disentangling Length from Quality in DPO. arXiv:2403.19159.
@@ -300,9 +289,70 @@ def _why_none(rate: float, n_tasks: int, n_with_both: int) -> tuple[str, str | N
 
 
 def _rate(values: dict[str, list[float]], threshold: float, level: float, seed: int | None) -> Rate:
-
     rows = [{"task_id": t, "reward": v} for t, vs in values.items() for v in vs]
     return pass_rate(load_rows(rows, threshold=threshold), level, seed)
+
+
+def _check_numbers(threshold: Any, min_margin: Any, per_task: Any, field: Any) -> None:
+    for name, value, low, high in (("threshold", threshold, -1e12, 1e12),
+                                   ("min_margin", min_margin, 1e-12, 1e12)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not low <= value <= high:
+            raise ArgumentError(f"`{name}` must be a number in [{low:g}, {high:g}], got {value!r}")
+    if isinstance(per_task, bool) or not isinstance(per_task, int) or not 1 <= per_task <= 64:
+        raise ArgumentError(f"`per_task` must be an integer in [1, 64], got {per_task!r}. Fix: "
+                            f"e.g. {PAIRS_PER_TASK}")
+    if not isinstance(field, str) or not field:
+        raise ArgumentError(f"`field` must be a rollout field name, got {field!r}")
+
+
+def _by_category(tasks: dict[str, dict], paired: dict[str, list], built: list[dict],
+                 threshold: float, level: float, seed: int | None) -> list[CategoryPairs]:
+    """Per category: its pass rate, contrast and pairs; why none and how to construct them."""
+    both = {t: any(r >= threshold for r, _ in task["replies"])
+            and any(r < threshold for r, _ in task["replies"]) for t, task in tasks.items()}
+    categories = sorted({task["category"] for task in tasks.values()})
+    total = sum(len(ps) for ps in paired.values()) + len(built)
+    lines = []
+    for cat in categories:
+        ids = [t for t, task in tasks.items() if task["category"] == cat]
+        rate = _rate({t: [r for r, _ in tasks[t]["replies"]] for t in ids}, threshold, level, seed)
+        n_pairs = sum(len(paired[t]) for t in ids)
+        n_built = sum(r["category"] == cat for r in built)
+        pair_share = (n_pairs + n_built) / total if total else None
+        task_share = len(ids) / len(tasks)
+        why = construct = None
+        if not n_pairs:
+            why, construct = _why_none(rate.value, len(ids), sum(both[t] for t in ids))
+            if n_built:
+                construct = (f"done: {n_built} constructed pair{'' if n_built == 1 else 's'} "
+                             "(labelled constructed)")
+        lines.append(CategoryPairs(
+            category=cat, n_tasks=len(ids), pass_rate=rate,
+            contrast=_rate({t: [1.0 if paired[t] else 0.0] for t in ids}, 1.0, level, seed),
+            n_pairs=n_pairs, n_constructed=n_built, pair_share=pair_share, task_share=task_share,
+            outvoted=len(categories) > 1 and pair_share is not None
+            and pair_share < PAIRS_UNDER_SHARE * task_share,
+            why_none=why, how_to_construct=construct))
+    return lines
+
+
+def _pair_notes(lines: list[CategoryPairs], share: float | None, pairs: list[dict]) -> list[str]:
+    notes = []
+    outvoted = [c for c in lines if c.outvoted]
+    if outvoted:
+        notes.append(f"outvoted: {', '.join(c.category for c in outvoted)} hold under "
+                     f"{PAIRS_UNDER_SHARE:.0%} of their share of the tasks in pairs; the other "
+                     "categories' pairs will carry the update (in the seed's round two, with-id "
+                     "pairs dominated and no-id pass@1 fell 0.82 to 0.26): construct contrast "
+                     "there rather than sample more of the same prompts")
+    if share is not None and share >= DPO_MAX_CHOSEN_LONGER:
+        notes.append(f"chosen is the longer reply in {share:.0%} of the pairs: DPO may learn "
+                     "length; check the replies a pass needs")
+    if not pairs:
+        notes.append("no pairs: no task has a pass and a fail by the margin. Sample more "
+                     "rollouts per task, or construct rejected replies (`constructed`)")
+    return notes
 
 
 @operation(
@@ -342,38 +392,10 @@ def dpo_pairs(
         overwrite: Overwrite = False, level: Level = CONFIDENCE_LEVEL,
         seed: Annotated[int | None, Arg(cli=False, mcp=False)] = BOOTSTRAP_SEED,
         ctx: Context = HERE) -> PairSet:
-    """Preference pairs from the policy's own graded rollouts (module docstring).
-
-    Parameters
-    ----------
-    rollouts : graded rollouts of the model to train (training tasks only: split first), a path
-        or a list of ``{"task_id", "messages" (the prompt then the reply) or "prompt" +
-        "completion", "reward", "category", "model"}``.
-    field : the rollout field naming a task's category (behaviour).
-    threshold : a rollout passes when ``reward >= threshold`` (None: 1.0).
-    min_margin : chosen must beat rejected by at least this reward.
-    per_task : at most this many pairs per task, each reply used once.
-    constructed : only when asked: ``[{"task_id", "rejected", "reward" (optional)}]``, rejected
-        replies made from the failure a category without contrast is about; each is paired with
-        the policy's best passing reply on that task and labelled ``constructed``.
-    model : the policy's id; a rollout from another model is refused (not on-policy).
-    out : write the pairs there (JSONL; an existing file only with ``overwrite``); the answer
-        then leaves them out and says where (``path``, as the caller wrote it: ``ctx``).
-    seed : the seed of the rates' bootstrap intervals.
-    """
-    if threshold is None:
-        threshold = PASS_THRESHOLD
+    """Preference pairs from the policy's own graded rollouts (module docstring)."""
+    threshold = PASS_THRESHOLD if threshold is None else threshold
     level, seed = check_level(level), check_seed(seed)
-    for name, value, low, high in (("threshold", threshold, -1e12, 1e12),
-                                   ("min_margin", min_margin, 1e-12, 1e12)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                or not low <= value <= high:
-            raise ArgumentError(f"`{name}` must be a number in [{low:g}, {high:g}], got {value!r}")
-    if isinstance(per_task, bool) or not isinstance(per_task, int) or not 1 <= per_task <= 64:
-        raise ArgumentError(f"`per_task` must be an integer in [1, 64], got {per_task!r}. Fix: "
-                            f"e.g. {PAIRS_PER_TASK}")
-    if not isinstance(field, str) or not field:
-        raise ArgumentError(f"`field` must be a rollout field name, got {field!r}")
+    _check_numbers(threshold, min_margin, per_task, field)
     tasks, notes = _read(rollouts, field, model)
     paired = {t: _pair_task(task["replies"], threshold, min_margin, per_task)
               for t, task in tasks.items()}
@@ -382,54 +404,18 @@ def dpo_pairs(
     if constructed is not None:
         built, skipped, more = _constructed(constructed, tasks, paired, threshold, min_margin)
         notes += more
-    both = {t: any(r >= threshold for r, _ in task["replies"])
-            and any(r < threshold for r, _ in task["replies"]) for t, task in tasks.items()}
     contrast = {t: [1.0 if paired[t] else 0.0] for t in tasks}
-    categories = sorted({task["category"] for task in tasks.values()})
-    total = len(rows) + len(built)
-    lines, missing = [], []
-    for cat in categories:
-        ids = [t for t, task in tasks.items() if task["category"] == cat]
-        rate = _rate({t: [r for r, _ in tasks[t]["replies"]] for t in ids}, threshold, level, seed)
-        n_pairs = sum(len(paired[t]) for t in ids)
-        n_built = sum(r["category"] == cat for r in built)
-        pair_share = (n_pairs + n_built) / total if total else None
-        task_share = len(ids) / len(tasks)
-        why = construct = None
-        if not n_pairs:
-            missing.append(cat)
-            why, construct = _why_none(rate.value, len(ids), sum(both[t] for t in ids))
-            if n_built:
-                construct = (f"done: {n_built} constructed pair{'' if n_built == 1 else 's'} "
-                             "(labelled constructed)")
-        lines.append(CategoryPairs(
-            category=cat, n_tasks=len(ids), pass_rate=rate,
-            contrast=_rate({t: contrast[t] for t in ids}, 1.0, level, seed), n_pairs=n_pairs,
-            n_constructed=n_built, pair_share=pair_share, task_share=task_share,
-            outvoted=len(categories) > 1 and pair_share is not None
-            and pair_share < PAIRS_UNDER_SHARE * task_share,
-            why_none=why, how_to_construct=construct))
-    outvoted = [c for c in lines if c.outvoted]
-    if outvoted:
-        notes.append(f"outvoted: {', '.join(c.category for c in outvoted)} hold under "
-                     f"{PAIRS_UNDER_SHARE:.0%} of their share of the tasks in pairs; the other "
-                     "categories' pairs will carry the update (in the seed's round two, with-id "
-                     "pairs dominated and no-id pass@1 fell 0.82 to 0.26): construct contrast "
-                     "there rather than sample more of the same prompts")
+    lines = _by_category(tasks, paired, built, threshold, level, seed)
     every = rows + built
     longer = [len(r["chosen"][0]["content"]) > len(r["rejected"][0]["content"]) for r in every]
     share = sum(longer) / len(longer) if longer else None
-    if share is not None and share >= DPO_MAX_CHOSEN_LONGER:
-        notes.append(f"chosen is the longer reply in {share:.0%} of the pairs: DPO may learn "
-                     "length; check the replies a pass needs")
-    if not every:
-        notes.append("no pairs: no task has a pass and a fail by the margin. Sample more "
-                     "rollouts per task, or construct rejected replies (`constructed`)")
+    notes += _pair_notes(lines, share, every)
     found = PairSet(n_tasks=len(tasks), n_rollouts=sum(len(t["replies"]) for t in tasks.values()),
                     contrast=_rate(contrast, 1.0, level, seed),
                     n_contrast=sum(bool(p) for p in paired.values()), n_pairs=len(every),
                     n_on_policy=len(rows), n_constructed=len(built),
-                    n_constructed_skipped=skipped, by_category=lines, no_contrast=missing,
+                    n_constructed_skipped=skipped, by_category=lines,
+                    no_contrast=[c.category for c in lines if not c.n_pairs],
                     chosen_longer_share=share, model=model, threshold=float(threshold),
                     min_margin=float(min_margin), per_task=per_task, field=field, pairs=every,
                     notes=notes)

@@ -1,18 +1,12 @@
-"""The DPO recipe's data folder, written from the pairs: what ``launch_run("dpo", data=...)``
-trains on.
+"""The DPO recipe's data folder (read by ``recipes/dpo/data.py``), written from the pairs: what
+``launch_run("dpo", data=...)`` trains on.
 
-The folder (read by ``recipes/dpo/data.py``; the SFT recipe's folder with the pairs in place of
-the SFT file):
-
-- ``pairs.jsonl``: one pair a line in TRL's conversational preference form, ``{"prompt":
-  [messages], "chosen": [{"role": "assistant", ...}], "rejected": [...]}``, with ``task_id``,
-  ``category``, ``source`` and both rewards beside them (the recipe trains on the first three);
-- ``holdout-<hash>.jsonl``: the held-out asks, one per task (``task_id``, ``messages``: the
-  prompt, and the task's other fields for the grader), frozen under their content name
-  (``freeze_holdout``), so the run's results name the test it was scored on;
+- ``pairs.jsonl``: TRL's conversational preference rows (``prompt``, ``chosen``, ``rejected``),
+  with ``task_id``, ``category``, ``source`` and both rewards beside them;
+- ``holdout-<hash>.jsonl``: the held-out asks, one per task (``task_id``, ``messages`` and the
+  task's other fields for the grader), frozen under their content name (``freeze_holdout``);
 - ``grader.py``: ``grade(ask, reply) -> float`` (1.0 a pass), copied from the caller's file;
-- ``settings.json`` (optional): recipe settings for this data, e.g. ``{"model": ..., "beta":
-  0.1}``.
+- ``settings.json`` (optional): recipe settings for this data.
 """
 
 from __future__ import annotations
@@ -62,7 +56,6 @@ class DPOData(Result):
 def _pairs(pairs: Any) -> list[dict]:
     if isinstance(pairs, PairSet):
         return list(pairs.pairs)
-
     recs = read_records(pairs, noun="DPO pair")
     for i, rec in enumerate(recs.items):
         for key in ("prompt", "chosen", "rejected"):
@@ -119,13 +112,9 @@ def write_dpo_data(
             "\"beta\": 0.1}; written as settings.json (at the shell: --settings KEY=VALUE "
             "...)."))] = None,
         overwrite: Overwrite = False, root: WorkspaceRoot = None) -> DPOData:
-    """Write the DPO recipe's data folder (module docstring) from ``pairs`` (a :class:`PairSet`,
-    or the pairs' JSONL), the ``holdout`` records (one or more per held-out task, with
-    ``messages``) and the ``grader`` file. Each file is written atomically; an existing one is
-    replaced only with ``overwrite`` (the frozen held-out file never: same content, same name).
-    ``root``: where the call runs (a server's root: the grader and the folder are opened through
-    its door).
-    """
+    """Write the DPO recipe's data folder (module docstring), each file atomically; an existing
+    one is replaced only with ``overwrite`` (the frozen held-out file never: same content, same
+    name)."""
     rows = _pairs(pairs)
     if not rows:
         raise ArgumentError(f"no pairs to write. Fix: {voice.name('dpo_pairs')} found no "

@@ -1,8 +1,7 @@
 """From production traces to an SFT file, without leaking the test (the sft-from-traces skill).
 
-A trace is one conversation: ``{"task_id": ..., "messages": [{"role", "content"}, ...],
-"reward": <optional number>, "model": <optional str>}``. The steps, in the order the skill runs
-them:
+A trace is one conversation: ``{"task_id", "messages": [{"role", "content"}, ...], "reward"
+(optional), "model" (optional)}``. The steps, in the skill's order:
 
 1. :func:`split_by_task`: a frozen held-out test, split by task (never by row), so no ask is on
    both sides. The split depends only on the task ids and the seed, not on row order.
@@ -17,16 +16,15 @@ them:
 Scoring before/after on the frozen test is :func:`whileai_core.compare`; the noise floor is
 :func:`whileai_core.noise_floor` on re-runs of the same held-out set.
 
-Modules, by step: :mod:`.read` (reading and checking traces), :mod:`.split` (1), :mod:`.select`
-(2-4), :mod:`.decontam` (5), :mod:`.export` (6). Every name imports from ``whileai_core.traces``
-as before.
+Modules: :mod:`.read`, :mod:`.split` (1), :mod:`.select` (2-4), :mod:`.decontam` (5),
+:mod:`.export` (6).
 """
 
 from __future__ import annotations
 
 from .decontam import Decontamination, Dropped, decontaminate, ngrams
 from .export import TRAINS_ON, SFTExport, export_sft
-from .read import ROLES, _check_messages, _read_traces, load_traces, prompt_messages, prompt_text
+from .read import ROLES, load_traces, prompt_messages, prompt_text
 from .select import FailedAsks, SFTSelection, failed_asks, rejection_sample, select_sft
 from .split import TaskSplit, split_by_task
 
@@ -34,4 +32,3 @@ __all__ = ["Decontamination", "Dropped", "FailedAsks", "ROLES", "SFTExport", "SF
            "TRAINS_ON", "TaskSplit", "decontaminate", "export_sft", "failed_asks", "load_traces",
            "ngrams", "prompt_messages", "prompt_text", "rejection_sample", "select_sft",
            "split_by_task"]
-_INTERNAL = (_check_messages, _read_traces)  # whileai_core.sft reads conversations with it

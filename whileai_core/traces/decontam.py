@@ -14,11 +14,7 @@ from ..operations import WRITES, operation
 from ..operations.args import OptionalOut, Overwrite, Records
 from ..result import Result
 from ..records import read_records
-
 from .read import TRACE_FORM, _check_messages, _kept, load_traces, prompt_text
-
-
-# --- 5. decontamination --------------------------------------------------------------------
 
 _WORD = re.compile(r"\w+")
 
@@ -148,12 +144,6 @@ def decontaminate(
             "prompts, in (0, 1]."))] = D.DECONTAM_MAX_OVERLAP,
         out: OptionalOut = None, overwrite: Overwrite = False) -> Decontamination:
     """Drop training records that could carry the held-out test into training.
-
-    Arguments (JSON-friendly): ``train``: traces (path or list of dicts with ``task_id`` and
-    ``messages``); ``holdout``: the held-out records (path or list of dicts with ``task_id`` and
-    ``messages`` or a ``prompt`` string); ``ngram``: words per n-gram (default 8);
-    ``max_overlap``: the share that drops a record (default 0.8); ``out``: write the kept
-    records there as JSONL and leave them out of the answer.
 
     A record is dropped when (in this order) its task id is held out (``held_out_task``); its
     prompt equals a held-out prompt after lowercasing and collapsing punctuation/space

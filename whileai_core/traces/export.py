@@ -12,17 +12,12 @@ from ..io import write_atomic
 from ..operations import WRITES, operation
 from ..operations.args import OutFile, Overwrite, Records
 from ..result import Result
-
 from .read import TRACE_FORM, _read_traces
-
-
-# --- 6. export -----------------------------------------------------------------------------
 
 TRAINS_ON = ("TRL SFTTrainer on a conversational dataset computes the loss on every token of "
              "the rendered conversation (system and user turns included) unless "
              "TRL's `assistant_only_loss` is turned on in its SFTConfig, which needs a chat "
-             "template with "
-             "{% generation %} markers; this file carries no loss mask")
+             "template with {% generation %} markers; this file carries no loss mask")
 
 
 class SFTExport(Result):
@@ -49,13 +44,8 @@ def export_sft(
             "must end with an assistant turn."))],
         out: Annotated[OutFile, Field(description="Where to write TRL's conversational JSONL.")],
         *, overwrite: Overwrite = False) -> SFTExport:
-    """Write TRL's conversational JSONL: one ``{"messages": [{"role", "content"}, ...]}`` a line.
-
-    Arguments (JSON-friendly): ``records``: traces (path or list of dicts with ``messages``;
-    other fields are dropped); ``out``: where to write; ``overwrite``: replace an existing file
-    (default False: refuse). Each conversation must end with an assistant turn, the thing SFT
-    teaches. Written atomically.
-    """
+    """Write TRL's conversational JSONL: one ``{"messages": [{"role", "content"}, ...]}`` a line
+    (other fields dropped), each ending with an assistant turn, the thing SFT teaches."""
     recs = _read_traces(records)
     lines, turns = [], 0
     for i, t in enumerate(recs.items):

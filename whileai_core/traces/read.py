@@ -13,13 +13,10 @@ from ..io import write_jsonl
 from ..result import Result
 from ..records import read_records
 
-
 ROLES = ("system", "user", "assistant", "tool")
 TRACE_FORM = ('Each trace: {"task_id": str, "messages": [{"role": "system"|"user"|"assistant"|'
               '"tool", "content": str}, ...]}')
 
-
-# --- reading traces ------------------------------------------------------------------------
 
 def load_traces(source: Any, *, need_reward: bool = False) -> list[dict]:
     """Traces from a JSONL/JSON path or a list of dicts, each checked; returns the list of dicts.

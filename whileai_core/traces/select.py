@@ -14,7 +14,6 @@ from ..operations import WRITES, operation
 from ..operations.args import OptionalOut, Overwrite, Records, Threshold
 from ..result import Result, fmt_rate
 from ..stats import pass_at
-
 from .read import TRACE_FORM, _kept, load_traces, prompt_messages
 
 PassThreshold = Annotated[Threshold, Field(description=(
@@ -56,10 +55,8 @@ def failed_asks(
             f"{TRACE_FORM} plus \"reward\": number."), examples=["train.jsonl"])], *,
         threshold: PassThreshold = D.PASS_THRESHOLD, out: OptionalOut = None,
         overwrite: Overwrite = False) -> FailedAsks:
-    """One ask per task where no trace passed (reward >= threshold; None: 1.0), each as
-    ``{"task_id", "messages"}`` (``asks``): what the agent cannot yet do, the asks to seed new
-    attempts with. ``out``: write the asks there as JSONL and leave them out of the answer.
-    """
+    """One ask ``{"task_id", "messages"}`` per task where no trace passed: the seeds for new
+    attempts."""
     threshold = _threshold(threshold)
     records = load_traces(traces, need_reward=True)
     passed = {str(r["task_id"]) for r in records if r["reward"] >= threshold}
@@ -150,13 +147,8 @@ def select_sft(
             "number."))], *,
         threshold: PassThreshold = D.PASS_THRESHOLD, out: OptionalOut = None,
         overwrite: Overwrite = False) -> SFTSelection:
-    """Keep, for each ask, the best passing attempt.
-
-    Arguments (JSON-friendly): ``attempts``: a JSONL path or a list of graded traces
-    (``task_id``, ``messages``, ``reward``); ``threshold``: a pass is reward >= threshold
-    (default and None: 1.0). Best = highest reward, then the shortest reply (so the file does
-    not teach padding), then the earliest. Asks with no passing attempt are listed, not kept.
-    ``out``: write the kept traces there as JSONL and leave them out of the answer.
+    """Keep, for each ask, the best passing attempt: highest reward, then the shortest reply (so
+    the file does not teach padding), then the earliest. Asks with no pass are listed, not kept.
     """
     threshold = _threshold(threshold)
     records = load_traces(attempts, need_reward=True)

@@ -24,8 +24,6 @@ from ..stats import holdout_size
 from ..voice import arg
 
 
-# --- 1. the held-out split -----------------------------------------------------------------
-
 class TaskSplit(Result):
     """Tasks held out (the frozen test) and tasks left to train on; no task is on both sides."""
 
@@ -101,18 +99,10 @@ def split_by_task(
         overwrite: Overwrite = False) -> TaskSplit:
     """Hold out ``share`` of the tasks, never part of a task.
 
-    Arguments: ``rows``: :class:`~whileai_core.Rows`, a path, or a list of dicts with
-    ``task_id``; ``share`` in (0, 1), default 0.2; ``seed``: an int, default 0; ``stratify``: a
-    record field (e.g. ``"category"``) to split within each of its values; ``out``,
-    ``holdout_out``, ``train_out`` and ``overwrite``: what to write (:func:`write_split`).
-
     Tasks are ranked by sha256(seed, task_id) and the first round(share x n) (at least 1, at most
-    n - 1) are held out, so the split does not depend on row order, and a task keeps its side as
-    long as its rank does. With ``stratify`` the same is done within each value of the field, so
-    a rare category is on both sides: a plain hash split can put all of one in training, and then
-    the test cannot see that behaviour at all (the seed's refund holdout had no no-id prompt). A
-    value with one task goes to training and the note says so. The note compares the held-out
-    size with :func:`holdout_size`.
+    n - 1) are held out, so a task keeps its side as long as its rank does. ``stratify`` does the
+    same within each value of the field, so a rare category is on both sides (a plain hash split
+    can put all of one in training, unseen by the test); a value with one task goes to training.
     """
     if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
         raise ArgumentError(f"share must be a number in (0, 1), got {share!r}. Fix: use the "
@@ -132,16 +122,7 @@ def split_by_task(
         raise ArgumentError(f"{voice.name('split_by_task')} needs at least 2 tasks, got "
                             f"{len(tasks)}. Fix: "
                             "collect traces for more asks (a split by row would leak the test)")
-    groups: dict[str, list[str]] = {}
-    for t in tasks:
-        groups.setdefault(strata_of.get(t, ""), []).append(t)
-    held: set[str] = set()
-    strata: dict[str, list[int]] = {}
-    for value, members in sorted(groups.items()):
-        ranked = sorted(members, key=lambda t: hashlib.sha256(f"{seed}\x00{t}".encode()).hexdigest())
-        n = 0 if len(members) < 2 else min(len(members) - 1, max(1, round(share * len(members))))
-        held.update(ranked[:n])
-        strata[value] = [n, len(members) - n]
+    held, strata = _held_out(tasks, strata_of, share, seed)
     n_hold = len(held)
     need = holdout_size().n_tasks
     note = (f"{n_hold} held-out tasks; detecting a {D.PROVE_EFFECT} change at k={D.HOLDOUT_K} "
@@ -160,17 +141,32 @@ def split_by_task(
                        overwrite=overwrite)
 
 
+def _held_out(tasks: list[str], strata_of: dict[str, str], share: float,
+              seed: int) -> tuple[set[str], dict[str, list[int]]]:
+    """The held-out tasks, and per stratum its [held-out, training] counts."""
+    groups: dict[str, list[str]] = {}
+    for t in tasks:
+        groups.setdefault(strata_of.get(t, ""), []).append(t)
+    held: set[str] = set()
+    strata: dict[str, list[int]] = {}
+    for value, members in sorted(groups.items()):
+        ranked = sorted(members,
+                        key=lambda t: hashlib.sha256(f"{seed}\x00{t}".encode()).hexdigest())
+        n = 0 if len(members) < 2 else min(len(members) - 1, max(1, round(share * len(members))))
+        held.update(ranked[:n])
+        strata[value] = [n, len(members) - n]
+    return held, strata
+
+
 def write_split(split: TaskSplit, records: Any = None, *, out: Any = None,
                 holdout_out: Any = None, train_out: Any = None,
                 overwrite: bool = False) -> TaskSplit:
     """Write the split: the held-out task ids as a JSON list (``out``, the frozen test) and
-    the records of each side as JSONL (``holdout_out``, ``train_out``; ``records`` is what was
-    split: a path or a list of dicts). Each path is a ``UserPath`` (under the server's root) or
-    the user's own path.
+    the records of each side as JSONL (``holdout_out``, ``train_out``), ``written`` filled in.
 
     Nothing is written unless every file can be: two of them (or one and ``records``) naming
-    the same file, one that exists and is not a regular file (never replaced), or one that
-    exists without ``overwrite`` refuses the call first. Returns the split with ``written`` filled in.
+    the same file, one that is not a regular file, or one that exists without ``overwrite``
+    refuses the call first.
     """
     targets = [(name, path) for name, path in (("out", out), ("holdout_out", holdout_out),
                                                ("train_out", train_out)) if path is not None]
@@ -224,7 +220,6 @@ def _task_ids(source: Any, stratify: str | None = None) -> tuple[list[str], dict
         if stratify is None:
             return list(source.task_ids), {}
         source = source.records
-
     if isinstance(source, Mapping) or not (is_path(source) or isinstance(source, Iterable)):
         raise ArgumentError(f"cannot split a {type(source).__name__}. Fix: pass Rows, a path, or "
                             "a list of dicts with task_id")

@@ -283,7 +283,7 @@ def register_experiment(
         holdout: HoldoutSet, rule: Rule, metric: Metric = "pass",
         min_effect: Annotated[EffectSize, Field(description=(
             "The smallest change that matters, in (0, 1): 0.05 = 5 points."))] = PROVE_EFFECT,
-        run_std: Annotated[RunStd, Field(description=(
+        run_std: Annotated[RunStd, Field(le=1, description=(
             "Optional: noise_floor's run_std on re-runs of the held-out set (a noise_band "
             "clause needs it)."))] = None,
         noise_runs: NoiseRuns = None, level: Level = CONFIDENCE_LEVEL,
@@ -294,8 +294,8 @@ def register_experiment(
     if metric not in ("pass", "reward"):
         raise ArgumentError(f"`metric` must be 'pass' or 'reward', got {metric!r}")
     if isinstance(min_effect, bool) or not isinstance(min_effect, (int, float)) \
-            or not 0 < min_effect <= 1:
-        raise ArgumentError(f"`min_effect` must be a number in (0, 1], got {min_effect!r}. Fix: "
+            or not 0 < min_effect < 1:
+        raise ArgumentError(f"`min_effect` must be a number in (0, 1), got {min_effect!r}. Fix: "
                             f"the smallest change worth shipping, e.g. {PROVE_EFFECT}")
     parsed = parse_rule(rule)
     if run_std is not None and (isinstance(run_std, bool) or not isinstance(run_std, (int, float))

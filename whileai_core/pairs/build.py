@@ -294,11 +294,15 @@ def _rate(values: dict[str, list[float]], threshold: float, level: float, seed: 
 
 
 def _check_numbers(threshold: Any, min_margin: Any, per_task: Any, field: Any) -> None:
-    for name, value, low, high in (("threshold", threshold, -1e12, 1e12),
-                                   ("min_margin", min_margin, 1e-12, 1e12)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                or not low <= value <= high:
-            raise ArgumentError(f"`{name}` must be a number in [{low:g}, {high:g}], got {value!r}")
+    # the declared ranges (a Python caller's numbers meet them first: operations.checks)
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) \
+            or not -MAX_SCORE <= threshold <= MAX_SCORE:
+        raise ArgumentError(f"`threshold` must be a number in [{-MAX_SCORE:g}, {MAX_SCORE:g}], "
+                            f"got {threshold!r}")
+    if isinstance(min_margin, bool) or not isinstance(min_margin, (int, float)) \
+            or not 0 < min_margin <= MAX_SCORE:
+        raise ArgumentError(f"`min_margin` must be a number in (0, {MAX_SCORE:g}], "
+                            f"got {min_margin!r}")
     if isinstance(per_task, bool) or not isinstance(per_task, int) or not 1 <= per_task <= 64:
         raise ArgumentError(f"`per_task` must be an integer in [1, 64], got {per_task!r}. Fix: "
                             f"e.g. {PAIRS_PER_TASK}")

@@ -305,7 +305,7 @@ def pass_at(rows: Any, *, k: int | None = None, level: float = CONFIDENCE_LEVEL,
     seed : int, default 0. The same rows and seed give the same interval, in every tool.
     threshold : float, optional. A pass is ``reward >= threshold`` (default 1.0).
     n_resamples : int, default 10,000 (accepted for compatibility: no interval over tasks needs
-        a bootstrap since 0.3; the clustered one draws ``CLUSTER_RESAMPLES``)
+        a bootstrap; the clustered one draws ``CLUSTER_RESAMPLES``)
     cluster : str, optional. A row field naming each task's family (a repo, a document, a
         template): every interval then resamples families, then tasks within them
         (:mod:`whileai_core.stats.clustered`). ``"auto"`` (the default) reads tasks here;
@@ -322,36 +322,10 @@ def pass_at(rows: Any, *, k: int | None = None, level: float = CONFIDENCE_LEVEL,
                             f"{voice.arg('k', 4)}, or omit {voice.arg('k')}")
     data = load_rows(rows, threshold=threshold)
     one_writer(data, reads="one pass rate")
-    n, c = data.rollouts, data.passes
-    notes: list[str] = []
-    min_n = int(n.min())
-    if k is None and min_n >= 2:
-        k = min_n
-    columns = [c / n]
-    not_computed = None
-    if k is not None:
-        if min_n >= k:
-            columns += [pass_at_k_per_task(n, c, k), pass_pow_k_per_task(n, c, k)]
-        else:
-            not_computed = short_of_k(n, k)
-    if int(n.max()) == 1:
-        notes.append(f"one rollout per task: pass@1, the mean over tasks, is estimable; "
-                     f"{K1_CANNOT}, nor pass@k or pass^k for k > 1; re-sample every prompt at "
-                     f"k >= {GROUP_MIN_ROLLOUTS}")
-    elif k is None and min_n < 2:
-        notes.append("no pass@k: some task has a single rollout; pass@k needs k >= 2 on every task")
-    # pass@1 is a share of rollouts (the binomial floor applies); pass@k and pass^k are held to
-    # what pass@1's interval implies for them (Jensen; whileai_core.stats.intervals), over
-    # families too (the bounds hold for any mix of tasks)
+    k, columns, not_computed, notes = _pass_columns(data.rollouts, data.passes, k)
     cluster, _ = split_cluster(cluster, data)
     families = families_of(data, cluster) if cluster is not None else None
-    ivs = intervals(columns[:1], [trials_cap(data, "pass")], level, seed, n_resamples, families)
-    if len(columns) == 3 and ivs[0].ci is not None:
-        specs = [PassK(k, False, ivs[0].ci), PassK(k, True, ivs[0].ci)]
-        ivs += intervals(columns[1:], [None, None], level, seed, n_resamples, families,
-                         pass_k=specs)
-    elif len(columns) == 3:
-        ivs += [ivs[0], ivs[0]]   # under 3 tasks or 2 families: no interval for any of them
+    ivs = _pass_intervals(columns, data, k, level, seed, n_resamples, families)
     notes += list(dict.fromkeys(iv.note for iv in ivs if iv.note))
     scale = data.reward_scale  # its warning is rendered first, and in `reward.warning`
     mean = None
@@ -371,6 +345,45 @@ def pass_at(rows: Any, *, k: int | None = None, level: float = CONFIDENCE_LEVEL,
                   level=level, reward=scale, mean_reward=mean, cluster=cluster,
                   n_families=None if families is None else families.n_families,
                   k_not_computed=not_computed, note="; ".join(notes) or None, **extra)
+
+
+def _pass_columns(n: np.ndarray, c: np.ndarray, k: int | None
+                  ) -> tuple[int | None, list[np.ndarray], str | None, list[str]]:
+    """(k in force, the per-task columns: pass@1, then pass@k and pass^k when every task has k
+    rollouts, why they are absent when not, notes)."""
+    notes: list[str] = []
+    min_n = int(n.min())
+    if k is None and min_n >= 2:
+        k = min_n
+    columns = [c / n]
+    not_computed = None
+    if k is not None:
+        if min_n >= k:
+            columns += [pass_at_k_per_task(n, c, k), pass_pow_k_per_task(n, c, k)]
+        else:
+            not_computed = short_of_k(n, k)
+    if int(n.max()) == 1:
+        notes.append(f"one rollout per task: pass@1, the mean over tasks, is estimable; "
+                     f"{K1_CANNOT}, nor pass@k or pass^k for k > 1; re-sample every prompt at "
+                     f"k >= {GROUP_MIN_ROLLOUTS}")
+    elif k is None and min_n < 2:
+        notes.append("no pass@k: some task has a single rollout; pass@k needs k >= 2 on every task")
+    return k, columns, not_computed, notes
+
+
+def _pass_intervals(columns: list[np.ndarray], data: Rows, k: int | None, level: float,
+                    seed: int | None, n_resamples: int, families: Families | None) -> list:
+    """Each column's interval. pass@1 is a share of rollouts (the binomial floor applies);
+    pass@k and pass^k are held to what pass@1's interval implies for them (Jensen;
+    :mod:`whileai_core.stats.intervals`), over families too (the bounds hold for any mix)."""
+    ivs = intervals(columns[:1], [trials_cap(data, "pass")], level, seed, n_resamples, families)
+    if len(columns) == 3 and ivs[0].ci is not None:
+        specs = [PassK(k, False, ivs[0].ci), PassK(k, True, ivs[0].ci)]
+        ivs += intervals(columns[1:], [None, None], level, seed, n_resamples, families,
+                         pass_k=specs)
+    elif len(columns) == 3:
+        ivs += [ivs[0], ivs[0]]   # under 3 tasks or 2 families: no interval for any of them
+    return ivs
 
 
 def short_of_k(rollouts: np.ndarray, k: int) -> str:

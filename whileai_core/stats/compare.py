@@ -8,7 +8,7 @@ Verdicts (``level`` 0.95 and ``effect`` 0.05 by default):
   ``NOISE_TIE_TOLERANCE``, counts as inside);
 * ``flat``: an equivalence statement: the whole interval lies inside +-``effect``;
 * ``no_detectable_change``: the interval contains 0 but reaches past +-``effect``: the eval cannot
-  tell (what ``flat`` meant before 0.2);
+  tell;
 * ``insufficient_data``: too few paired tasks for any test (:func:`paired.min_paired_tasks`).
 
 Training seeds: ``before`` and ``after`` may each be a list of runs (one per training seed). The
@@ -197,8 +197,7 @@ def _compare_doc() -> str:
             "re-run noise from being called a move. plot: the paired deltas (per `by`).")
 
 
-# the picture is drawn in the domain layer (whileai_core.pictures draws with compare_many): named,
-# imported when a plot is asked for
+# the picture is named, and imported only when a plot is asked for
 @operation(toolset="core", effect=READS, title="Did the score move? (paired before/after)",
            description=_compare_doc, exit_code=VERDICT, doing="comparing two runs",
            picture="whileai_core.pictures:compare_picture", serves=("forest_picture",))
@@ -225,23 +224,16 @@ def compare(before: Annotated[ArmRows, Field(description=(
             ) -> Comparison:
     """Paired before/after comparison by task (module docstring for the verdicts).
 
-    ``before``/``after``: rows, or a list of runs per arm (training seeds).
     ``run_std``: the sd of the same eval re-run (:func:`noise_floor`, or its result, which also
     gives ``noise_runs``); the band is t_{R-1} x sqrt(2) x run_std at ``level``.
-    ``effect``: the margin of the equivalence statement ``flat`` and of the underpowered note,
-    in the compared metric's units (:func:`whileai_core.stats.arms.resolve_effect`; None: ``PROVE_EFFECT``, 0.05 of
-    pass@1, scaled to the span of a reward on another scale).
-    ``metric``: per-task pass rates ("pass") or per-task mean rewards ("reward"); "auto" (the
-    default) reads the mean reward when the reward is continuous or on another scale and no
-    ``threshold`` is given (a pass rate at 1.0 can stay at 0 while the reward moves), else the
+    ``effect``: the margin of ``flat`` and of the underpowered note, in the compared metric's
+    units (:func:`whileai_core.stats.arms.resolve_effect`).
+    ``metric`` "auto" reads the mean reward when the reward is continuous or on another scale and
+    no ``threshold`` is given (a pass rate at 1.0 can stay at 0 while the reward moves), else the
     pass rate.
-    ``cluster``: a row field naming each task's family; the interval of the difference and the
-    arms' intervals then resample families, then tasks (:mod:`.clustered`). ``"auto"`` (the
-    default): the intervals stay over tasks, and a family field the rows carry gets its own
-    interval beside them, the verdict no stronger than it (:mod:`.families`); None: tasks only.
-    ``selected_on``: when ``after`` is a checkpoint chosen among several, the tasks (or graded
-    rows, or task ids) it was chosen on; ``selection`` then says whether that is the set it is
-    scored on, and the fix (:mod:`.selection`).
+    ``cluster``: a row field naming each task's family (:mod:`.clustered`); ``"auto"``: the
+    intervals stay over tasks, and a family field the rows carry gets its own interval beside
+    them, the verdict no stronger than it (:mod:`.families`); None: tasks only.
     ``by``: read by the picture only (``plot``: a row per value of this row field).
     """
     if selected_on is not None:  # the same comparison, then where its checkpoint was chosen

@@ -40,12 +40,9 @@ def noise_band(run_std: float, n_runs: int, level: float = CONFIDENCE_LEVEL) -> 
 class NoiseFloor(Result):
     """run_std of the same eval re-run, and the band a delta must clear to count as a change.
 
-    ``predicted_run_std``: what the rows' own within-task variance predicts,
-    sqrt(sum_i s_i^2/n_i)/C, with n_i a task's rollouts per run and s_i^2 = T_i/(T_i-1) p_i(1-p_i)
-    from its T_i rollouts pooled over every run given as rows (a task with one rollout per run is
-    measured by its re-runs); for a mean reward (``metric`` 'reward') s_i^2 is the sample variance
-    of the task's rewards in each run, the prediction averaged over the runs. A measured run_std
-    well above it means the runs are not independent re-samples (infrastructure, judge).
+    ``predicted_run_std``: what the rows' own within-task variance predicts (:func:`rows_run_std`).
+    A measured run_std well above it means the runs are not independent re-samples
+    (infrastructure, judge).
     """
 
     run_scores: list[float]

@@ -223,14 +223,10 @@ def t_pvalue(d: np.ndarray, *, skewed: bool = True) -> float:
 
 def sign_flip(d: np.ndarray, *, level: float, seed: int | None, n_resamples: int,
               mcnemar: bool = False) -> PairedInterval:
-    """The exact sign-flip p-value for mean(d) = 0, and a t interval on d made to agree with it.
-
-    The interval is Hall's skewness-corrected t interval on d (mean(d) +- t_{n-1} sd(d)/sqrt(n)
-    when d is not skewed, and on 0/1 tasks, ``mcnemar``), widened to hold 0 when the sign-flip test
-    cannot reject 0 (p > 1 - level); the p-value given is the sign-flip p, or max(sign-flip p,
-    t-test p) when the t test does not reject. So the interval excludes 0 exactly when
-    p <= 1 - level, and only when both tests reject. (Inverting the sign-flip test for the
-    interval would assume every task shifts by the same amount, which unchanged tasks break.)
+    """The exact sign-flip p-value for mean(d) = 0, and a t interval on d made to agree with it
+    (module docstring; no skew correction with ``mcnemar``). The interval is not the sign-flip
+    test inverted: that would assume every task shifts by the same amount, which unchanged tasks
+    break.
     """
     n = d.shape[0]
     m = int(np.count_nonzero(d))

@@ -295,21 +295,12 @@ def pass_at(rows: Any, *, k: int | None = None, level: float = CONFIDENCE_LEVEL,
             n_resamples: int = BOOTSTRAP_RESAMPLES, cluster: str | None = AUTO) -> PassAt:
     """pass@1, and pass@k / pass^k, each with its interval over tasks.
 
-    Parameters
-    ----------
-    rows : path, list of dicts or :class:`Rows`
-    k : int, optional
-        Rollouts for pass@k and pass^k. Default: the smallest number of rollouts any task has,
-        when that is at least 2.
-    level : float, default 0.95
-    seed : int, default 0. The same rows and seed give the same interval, in every tool.
-    threshold : float, optional. A pass is ``reward >= threshold`` (default 1.0).
-    n_resamples : int, default 10,000 (accepted for compatibility: no interval over tasks needs
-        a bootstrap; the clustered one draws ``CLUSTER_RESAMPLES``)
-    cluster : str, optional. A row field naming each task's family (a repo, a document, a
-        template): every interval then resamples families, then tasks within them
-        (:mod:`whileai_core.stats.clustered`). ``"auto"`` (the default) reads tasks here;
-        the ``rate`` answer gives a family field's interval beside (:mod:`.report`).
+    ``k``: rollouts for pass@k and pass^k; default the smallest number of rollouts any task
+    has, when that is at least 2. A pass is ``reward >= threshold`` (default 1.0).
+    ``n_resamples`` is accepted for compatibility (no interval over tasks needs a bootstrap; the
+    clustered one draws ``CLUSTER_RESAMPLES``). ``cluster``: a row field naming each task's
+    family (:mod:`whileai_core.stats.clustered`); ``"auto"`` reads tasks here, and the ``rate``
+    answer gives a family field's interval beside (:mod:`.report`).
 
     A continuous reward (in [0, 1], not all 0/1) also gets ``mean_reward``, its headline
     number; a reward on another scale gets ``reward.warning`` with the fix.

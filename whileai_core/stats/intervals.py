@@ -37,18 +37,14 @@ U); mirrored for pass@k. When every per-task value is the same the sample says n
 spread between tasks: the interval is then the binomial one over the tasks, within those bounds.
 
 No interval has zero width; each holds its estimate and stays in the statistic's range. Values
-are scaled by their largest magnitude before any power is taken, so rewards near 1e308 give a
-finite interval or a refusal that says why, never inf or nan.
+are scaled by their largest magnitude before any power is taken (rewards near 1e308: a finite
+interval or a refusal that says why).
 
-When few tasks carry the mean (hard benchmarks make pass^8 = 0 on all tasks but a few), the
-sample's skew says little of the tail it did not draw. Where fewer than ``BETTING_BELOW_CARRIERS``
-tasks carry the mean's distance from the nearer end (:func:`carriers`), pass@k, pass^k and graded
-rewards in [0, 1] take the betting interval [7], valid for any distribution on [0, 1]; a share of
-0/1 outcomes carried by fewer than ``FLOOR_BELOW_CARRIERS`` keeps the effective n with the
-0-of-C-tasks bound under it (nearly no pass says as little as none). The switch is not monotone
-in the passes, and no rule can be: a valid interval for no pass at all has its upper end at
-least the 0-of-C-tasks bound, and a rule whose bounds only rise with the passes holds that upper
-end under every interval, far wider than needed at ordinary 1-3% rates.
+When few tasks carry the mean (pass^8 = 0 on all tasks but a few), the sample's skew says little
+of the tail it did not draw: that is the betting and floor rows of the table (:func:`carriers`,
+``BETTING_BELOW_CARRIERS``, ``FLOOR_BELOW_CARRIERS``; nearly no pass says as little as none). The
+switch is not monotone in the passes, and no rule can be: one whose bounds only rise with the
+passes holds the no-pass interval's upper end under every interval, far too wide at 1-3% rates.
 
 What no interval here can promise: a group of tasks unlike the rest that the sample did not draw
 (a tenth of easy tasks among hard ones, at 10-30 tasks). Below ``RARE_GROUP_TASKS`` the result

@@ -68,7 +68,7 @@ from ..describe import field_names, listing
 from ..errors import ArgumentError, RowsError
 from ..voice import arg
 from .intervals import (Interval, PassK, TaskInterval, carriers, effective_n, hall_interval,
-                        moments, pass_k_bounds, t_value, task_interval, task_intervals)
+                        moments, t_value, task_interval, task_intervals)
 
 METHOD = "family_bootstrap_t"
 METHOD_HALL = "family_hall_t"
@@ -348,8 +348,7 @@ def intervals(columns: list[np.ndarray], caps: list[float | None], level: float,
         lo_hi = ci.ci
         if lo_hi is not None and pk is not None:
             flat = bool(np.all(vals == vals[0]))
-            lo, hi = pass_k_bounds(lo_hi[0], lo_hi[1], float(vals.mean()), flat,
-                                   pk.pass1_ci[0], pk.pass1_ci[1], pk.k, pk.power)
+            lo, hi = pk.bounds(lo_hi[0], lo_hi[1], float(vals.mean()), flat)
             lo_hi = (float(lo), float(hi))
         out.append(TaskInterval(lo_hi, ci.method, ci.note, vals.shape[0]))
     return out

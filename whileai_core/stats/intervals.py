@@ -113,6 +113,10 @@ class PassK:
     power: bool
     pass1_ci: Interval
 
+    def bounds(self, lo, hi, mean, flat):
+        """:func:`pass_k_bounds` for this column."""
+        return pass_k_bounds(lo, hi, mean, flat, *self.pass1_ci, self.k, self.power)
+
 
 # --- the intervals themselves (vectorised: the study calls them on arrays) --------------------
 
@@ -409,8 +413,7 @@ def finish(values: np.ndarray, method: str | None, level: float, cap: float | No
         lo, hi = (mid_p if method == "mid_p" else agresti_coull)(values.sum(), c, level)
         if pass_k is not None:
             flat = bool(np.all(values == values[0]))
-            lo, hi = pass_k_bounds(lo, hi, float(values.mean()), flat, pass_k.pass1_ci[0],
-                                   pass_k.pass1_ci[1], pass_k.k, pass_k.power)
+            lo, hi = pass_k.bounds(lo, hi, float(values.mean()), flat)
     else:
         m, sd, skew, _ = moments(values)
         if not (math.isfinite(float(m)) and math.isfinite(float(sd))):
@@ -419,8 +422,7 @@ def finish(values: np.ndarray, method: str | None, level: float, cap: float | No
         if method == "betting":
             lo, hi = betting(values, level)
             if pass_k is not None:
-                lo, hi = pass_k_bounds(lo, hi, m, False, pass_k.pass1_ci[0], pass_k.pass1_ci[1],
-                                       pass_k.k, pass_k.power)
+                lo, hi = pass_k.bounds(lo, hi, m, False)
         elif method == "effective_n":
             lo, hi = effective_n(m, sd / math.sqrt(c), c, cap, level,
                                  floor=carriers(values) < FLOOR_BELOW_CARRIERS)
@@ -431,8 +433,7 @@ def finish(values: np.ndarray, method: str | None, level: float, cap: float | No
                 # values can need (Hall's would have zero width)
                 lo, hi = agresti_coull(m * c, c, level) if flat else \
                     hall_interval(m, sd, skew, c, level)
-                lo, hi = pass_k_bounds(lo, hi, m, flat, pass_k.pass1_ci[0], pass_k.pass1_ci[1],
-                                       pass_k.k, pass_k.power)
+                lo, hi = pass_k.bounds(lo, hi, m, flat)
             elif flat:
                 return TaskInterval(None, None, "every task has the same mean reward: no spread "
                                     "to build an interval from", c)

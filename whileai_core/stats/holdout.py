@@ -33,10 +33,8 @@ from ..writers import one_writer
 
 
 class HoldoutSize(Result):
-    """Tasks needed to detect ``effect`` in a paired before/after comparison (Miller 2024 Eq. 9).
-
-    n = (z_{1-alpha/2} + z_power)^2 (omega2 + sigma2_before/k + sigma2_after/k) / effect^2.
-    """
+    """Tasks needed to detect ``effect`` in a paired before/after comparison (Miller 2024 Eq. 9,
+    module docstring)."""
 
     n_tasks: int
     effect: float

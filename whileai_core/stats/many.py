@@ -219,10 +219,9 @@ def compare_many(before: Annotated[ArmRows, Field(description=(
                  ) -> ManyComparisons:
     """Compare many behaviours and correct for how many were looked at (module docstring).
 
-    Either ``checkpoints`` (or ``after``) is a mapping ``{checkpoint name: rows}`` (each compared
-    with ``before``: the checkpoint family), or ``by`` names a row field (e.g. "category") and
-    both arms are split by it (the group family). Arms may be lists of runs (training seeds), as
-    in :func:`compare`.
+    Either ``checkpoints`` (or ``after``) maps checkpoint names to rows, each compared with
+    ``before`` (the checkpoint family), or ``by`` names a row field both arms are split by (the
+    group family). Arms may be lists of runs (training seeds), as in :func:`compare`.
     """
     if checkpoints is not None:
         if after is not None or by is not None:

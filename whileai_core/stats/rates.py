@@ -35,10 +35,8 @@ from .intervals import Interval, PassK, TaskInterval, task_interval
 # --- per-task estimators ----------------------------------------------------------------------
 
 def pass_at_k_per_task(n: np.ndarray, c: np.ndarray, k: int) -> np.ndarray:
-    """Unbiased pass@k per task, 1 - C(n-c, k)/C(n, k) [1], in the stable product form.
-
-    Computed once per distinct (n, c) pair, so the cost does not grow with the number of tasks.
-    """
+    """Unbiased pass@k per task, 1 - C(n-c, k)/C(n, k) [1], in the stable product form
+    (computed once per distinct (n, c) pair)."""
     return _per_pair(n, c, lambda ni, ci: 1.0 if ni - ci < k else
                      1.0 - float(np.prod(1.0 - k / np.arange(ni - ci + 1, ni + 1))))
 
@@ -219,11 +217,9 @@ K1_CANNOT = ("the per-task band and the split share at larger k cannot be read f
 class PassAt(Result):
     """Pass rates of one run, each with its interval over tasks.
 
-    ``pass_at_1`` is the task-weighted mean of per-task pass rates (every task counts once).
-    ``pass_at_k``/``pass_pow_k`` are given only when every task has >= k rollouts.
-    ``tasks`` summarises the per-task pass rates (histogram, lowest and highest tasks); the whole
-    table is a :class:`~whileai_core.tables.TaskTable` (``TaskTable.of(rows)``), one page of
-    which ``page`` carries when a caller asked for it.
+    ``pass_at_1`` is the task-weighted mean of per-task pass rates (every task counts once);
+    ``pass_at_k``/``pass_pow_k`` are given only when every task has >= k rollouts. ``tasks``
+    summarises the per-task pass rates (the whole table: ``TaskTable.of(rows)``).
     """
 
     pass_at_1: float

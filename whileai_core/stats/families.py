@@ -114,6 +114,16 @@ def judged_by_family(found: Found, shared: list[str], d: np.ndarray, verdict: st
             weaker(verdict, family_verdict))
 
 
+def family_roles(cluster: str | None, by_family: FamilyInterval | None) -> dict[str, str]:
+    """What was done with the family fields: the one clustered by, the one given beside."""
+    did = {}
+    if cluster:
+        did[cluster] = "every interval resamples its families, then tasks"
+    if by_family is not None:
+        did[by_family.field] = "its families' interval is given beside (families)"
+    return did
+
+
 def compare_fields(runs_b: list, runs_a: list, metric: str, cluster: str | None,
             by_family: FamilyInterval | None) -> list[str]:
     """What the comparison did with each role of the rows' fields (:mod:`whileai_core.roles`)."""
@@ -121,10 +131,7 @@ def compare_fields(runs_b: list, runs_a: list, metric: str, cluster: str | None,
         f"pass rate at threshold {runs_a[0].threshold:g}")
     did = {"task": "paired by task_id; intervals resample tasks" + (
                f" within families of `{cluster}`" if cluster else ""),
-           "reward": f"compared as the {what}", "model": "one writer per arm"}
-    if cluster:
-        did[cluster] = "every interval resamples its families, then tasks"
-    if by_family is not None:
-        did[by_family.field] = "its families' interval is given beside (families)"
+           "reward": f"compared as the {what}", "model": "one writer per arm",
+           **family_roles(cluster, by_family)}
     before = [f"before: read {r.origin}" for r in runs_b[:1] if r.origin]
     return before + fields_report(runs_a[0], did)

@@ -1,8 +1,9 @@
 """What a string may be before it reaches a prime-rl TOML: an id, a URL, a name; data, never code.
 
 A newline in a string could end the header comment and add keys (``env_vars``, ``output_dir``,
-``clean``), so every string the writer puts in a config is checked here first: ids and URLs against their grammar (which has no room for a newline, a quote or ``#``), free text
-and every key and value of the finished config for control characters. The TOML itself is written
+``clean``), so every string the writer puts in a config is checked here first: ids and URLs
+against their grammar (which has no room for a newline, a quote or ``#``), free text and every
+key and value of the finished config for control characters. The TOML itself is written
 by tomli-w, never by string formatting, and the writer parses its own text back and compares it
 with the config before writing (``prime_rl.writer``). Placeholders (``<...>``, ``TODO``, empty)
 are refused with the fix: prime-rl would refuse them only when the GPUs start.

@@ -45,29 +45,24 @@ _TEXT_ROWS = 5
 
 def adjust_bh(p: np.ndarray) -> np.ndarray:
     """Benjamini-Hochberg adjusted p-values: min over j >= i of m p_(j) / j, capped at 1."""
-    p = np.asarray(p, dtype=np.float64)
-    m = p.shape[0]
-    if m == 0:
-        return p
-    order = np.argsort(p, kind="stable")
-    scaled = p[order] * m / np.arange(1, m + 1)
-    adjusted = np.minimum.accumulate(scaled[::-1])[::-1]
-    out = np.empty(m)
-    out[order] = np.minimum(adjusted, 1.0)
-    return out
+    return _adjusted(p, lambda s, m: np.minimum.accumulate(
+        (s * m / np.arange(1, m + 1))[::-1])[::-1])
 
 
 def adjust_holm(p: np.ndarray) -> np.ndarray:
     """Holm adjusted p-values: max over j <= i of (m - j + 1) p_(j), capped at 1."""
+    return _adjusted(p, lambda s, m: np.maximum.accumulate(s * (m - np.arange(m))))
+
+
+def _adjusted(p: np.ndarray, adjust) -> np.ndarray:
+    """``adjust`` (the sorted p-values, m) capped at 1, back in the order of ``p``."""
     p = np.asarray(p, dtype=np.float64)
     m = p.shape[0]
     if m == 0:
         return p
     order = np.argsort(p, kind="stable")
-    scaled = p[order] * (m - np.arange(m))
-    adjusted = np.maximum.accumulate(scaled)
     out = np.empty(m)
-    out[order] = np.minimum(adjusted, 1.0)
+    out[order] = np.minimum(adjust(p[order], m), 1.0)
     return out
 
 

@@ -123,11 +123,10 @@ class Comparison(Result):
         if self.delta is None:
             return self.render().splitlines()[0]
         what = "mean reward" if self.metric == "reward" else "pass rate"
-        ci = f" [{self.ci[0]:+.3f}, {self.ci[1]:+.3f}]" if self.ci else " [no interval]"
         fam = self.families
-        by = ("" if fam is None else f"; over {fam.n_families} families of `{fam.field}` " + (
-            f"[{fam.ci[0]:+.3f}, {fam.ci[1]:+.3f}]" if fam.ci else "no interval"))
-        return (f"verdict: {self.verdict}: {what} {self.delta:+.3f}{ci} "
+        by = ("" if fam is None else f"; over {fam.n_families} families of `{fam.field}` "
+              + signed_interval(fam.ci, "no interval"))
+        return (f"verdict: {self.verdict}: {what} {self.delta:+.3f} {signed_interval(self.ci)} "
                 f"(n={self.n_paired} paired tasks{by})")
 
     negative_means: ClassVar[str | None] = (
@@ -150,8 +149,7 @@ class Comparison(Result):
                if self.cluster else ""),
             f"before  {fmt_rate(self.mean_before, self.mean_before_ci, self.n_paired)}",
             f"after   {fmt_rate(self.mean_after, self.mean_after_ci, self.n_paired)}",
-            f"delta   {self.delta:+.3f}" + (f" [{self.ci[0]:+.3f}, {self.ci[1]:+.3f}]"
-                                            if self.ci else " [no interval]")
+            f"delta   {self.delta:+.3f} {signed_interval(self.ci)}"
             + f" (n={self.n_paired} paired tasks{runs})"
             + (f", p={self.p_value:.3g}, {self.ci_method}" if self.p_value is not None else ""),
             f"verdict: {self.verdict}",
@@ -172,6 +170,11 @@ class Comparison(Result):
         if self.selection is not None:
             lines.append(self.selection.render())
         return "\n".join(lines)
+
+
+def signed_interval(ci: Interval | None, none: str = "[no interval]") -> str:
+    """A difference's interval as text, each bound with its sign."""
+    return f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else none
 
 
 def _check(run_std: Any, effect: Any) -> None:

@@ -34,7 +34,7 @@ from ..voice import arg
 from ..voice import name as call_name
 from ..result import Result
 from .arms import as_runs
-from .compare import Comparison, Verdict, compare
+from .compare import Comparison, Verdict, compare, signed_interval
 from .fields import LEVEL_DOC
 from .intervals import Interval
 
@@ -125,7 +125,7 @@ class ManyComparisons(Result):
                  f"{self.n_survive_bh} survive Benjamini-Hochberg, {self.n_survive_holm} "
                  f"survive Holm at {self.alpha:.2g}"]
         for b in self.behaviours[:_TEXT_ROWS]:  # the text is a summary; the data has them all
-            ci = "[no interval]" if b.ci is None else f"[{b.ci[0]:+.3f}, {b.ci[1]:+.3f}]"
+            ci = signed_interval(b.ci)
             delta = "n/a" if b.delta is None else f"{b.delta:+.3f}"
             p = "" if b.p_value is None else (f" p={b.p_value:.3g} bh={b.p_bh:.3g} "
                                               f"holm={b.p_holm:.3g}")

@@ -202,12 +202,9 @@ def cluster_interval(values: np.ndarray, families: Families, *, level: float, se
                      cap: float | None = None, skew: bool = False) -> ClusterInterval:
     """The family-clustered interval of the mean of per-task ``values`` (module docstring).
 
-    ``bounds``: the statistic's range, to clip to (None: unbounded, e.g. a paired difference of
-    rewards on another scale; a difference of rates passes (-1, 1)). ``cap``: the 0/1 outcomes
-    behind a share (pass@1, a field share): Agresti-Coull on the effective n from the clustered
-    SE (``family_effective_n``). ``skew`` (no ``cap``): Hall's skewness-corrected t
-    (``family_hall_t``: pass@k, pass^k, graded rewards). Neither: the t (``family_bootstrap_t``,
-    a paired difference), the only one that gives a p-value for 0.
+    ``bounds``: the statistic's range, to clip to (None: unbounded). ``cap``: the 0/1 outcomes
+    behind a share (``family_effective_n``); ``skew`` (no ``cap``): ``family_hall_t``; neither:
+    the t (``family_bootstrap_t``, a paired difference), the only one with a p-value for 0.
     """
     vals = np.asarray(values, dtype=np.float64)
     c = families.n_families
@@ -318,11 +315,10 @@ def intervals(columns: list[np.ndarray], caps: list[float | None], level: float,
               pass_k: Sequence[PassK | None] = (),
               n_resamples_clustered: int = CLUSTER_RESAMPLES) -> list[TaskInterval]:
     """The interval of each column of per-task values: by the one rule over tasks
-    (:func:`whileai_core.stats.intervals.task_intervals`) without families, else clustered
-    (module docstring: a column with a ``caps`` entry is a share of 0/1 outcomes and takes the
-    effective n; one without takes Hall's correction; a ``pass_k`` entry holds a pass@k or
-    pass^k column to what pass@1's interval, given in it, implies). ``n_resamples`` reaches
-    the rule over tasks; ``n_resamples_clustered`` the two-level resample."""
+    (:func:`whileai_core.stats.intervals.task_intervals`) without families, else clustered (a
+    ``caps`` entry: a share; none: Hall's correction; a ``pass_k`` entry: held to pass@1's
+    interval). ``n_resamples`` reaches the rule over tasks, ``n_resamples_clustered`` the
+    two-level resample."""
     if families is None:
         return task_intervals(columns, caps, level, seed, n_resamples, pass_k=pass_k)[0]
     specs = list(pass_k) + [None] * (len(columns) - len(pass_k))

@@ -334,13 +334,8 @@ def hall_interval(mean, sd, skew, n_tasks, level: float):
 
 def pass_k_bounds(lo, hi, mean, flat, pass1_lo, pass1_hi, k: int, power: bool):
     """Hold a pass@k (``power`` False) or pass^k (True) interval to what pass@1's interval
-    [L, U] implies (module docstring). Arrays in, arrays out.
-
-    Two kinds of bound. Jensen's inequality holds for any mix of tasks: pass^k >= L^k and
-    pass^k <= pass@1 <= U; pass@k <= 1 - (1 - U)^k and pass@k >= L. The tasks-alike values
-    reach further: pass^k up to U^k, pass@k down to 1 - (1 - L)^k, and the interval is widened
-    to them. ``flat`` (every per-task value the same) says nothing about the spread between
-    tasks, so there only the bounds for any mix apply.
+    [L, U] implies (module docstring; the bounds for any mix of tasks beside each branch, and
+    the interval widened to the tasks-alike values unless ``flat``). Arrays in, arrays out.
     """
     pl = np.asarray(pass1_lo, dtype=np.float64)
     ph = np.asarray(pass1_hi, dtype=np.float64)

@@ -18,6 +18,7 @@ from ..errors import ArgumentError
 from ..rows import Rows, load_rows
 from ..safepath import is_path
 from ..voice import arg
+from .clustered import positions
 from .intervals import t_value
 from .rates import task_values, trials_cap
 
@@ -46,8 +47,7 @@ def arm_values(runs: list[Rows], shared: list[str], metric: str) -> tuple[np.nda
     """(runs x tasks) per-task values at the shared tasks, and the arm's trials cap."""
     rows, caps = [], 0.0
     for r in runs:
-        pos = {t: i for i, t in enumerate(r.task_ids)}
-        idx = np.fromiter((pos[t] for t in shared), dtype=np.int64, count=len(shared))
+        idx = positions(r.task_ids, shared)
         rows.append(task_values(r, metric)[idx])
         cap = trials_cap(r, metric, idx)
         caps = None if cap is None or caps is None else caps + cap

@@ -112,6 +112,12 @@ class ClusterInterval:
     note: str | None = None
 
 
+def positions(ids, wanted) -> np.ndarray:
+    """The index in ``ids`` of each task id of ``wanted`` (every one of them is in ``ids``)."""
+    pos = {t: i for i, t in enumerate(ids)}
+    return np.fromiter((pos[t] for t in wanted), dtype=np.int64, count=len(wanted))
+
+
 def check_cluster(cluster: object) -> str | None:
     if cluster is None:
         return None

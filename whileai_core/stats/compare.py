@@ -42,7 +42,8 @@ from .intervals import Interval
 from .noise import NoiseFloor, resolve_band, rows_run_std
 from .paired import (degenerate_note, min_paired_tasks, mover_difference, paired_interval,
                      value_scale)
-from .clustered import Families, check_cluster, cluster_interval, families_of, intervals
+from .clustered import (Families, check_cluster, cluster_interval, families_of, intervals,
+                        positions)
 from .rates import check_metric
 from ..roles import FIELDS_DOC
 from ..writers import one_writer
@@ -359,7 +360,6 @@ def _pair(runs_b: list, runs_a: list, shared: list[str], metric: str, cluster: s
           level: float, seed: int | None, n_resamples: int, base: dict) -> _Paired:
     """The arms on the shared tasks and each arm's interval (``base`` gets the families'
     count)."""
-    n = len(shared)
     vb, cap_b = arm_values(runs_b, shared, metric)
     va, cap_a = arm_values(runs_a, shared, metric)
     pb, pa = scaled_task_mean(vb), scaled_task_mean(va)
@@ -371,9 +371,7 @@ def _pair(runs_b: list, runs_a: list, shared: list[str], metric: str, cluster: s
     if cluster is not None:
         # the family field may be on one arm only (a teacher's rows often lack it)
         arm = runs_a[0] if runs_a[0].has_field(cluster) else runs_b[0]
-        pos = {t: i for i, t in enumerate(arm.task_ids)}
-        families = families_of(arm, cluster).take(
-            np.fromiter((pos[t] for t in shared), dtype=np.int64, count=n))
+        families = families_of(arm, cluster).take(positions(arm.task_ids, shared))
         base["n_families"] = families.n_families
     # each arm's interval stays in [0, 1] unless the rewards are on another scale
     arm_bounds = (None if metric == "reward" and runs_a[0].reward_scale.kind == "scale"

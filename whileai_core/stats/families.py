@@ -22,7 +22,7 @@ from ..result import Result
 from ..roles import fields_report, read_fields
 from ..voice import arg
 from ..errors import WhileaiError
-from .clustered import Families, cluster_interval, families_of
+from .clustered import Families, cluster_interval, families_of, positions
 from .intervals import Interval
 
 AUTO = "auto"
@@ -106,8 +106,7 @@ def judged_by_family(found: Found, shared: list[str], d: np.ndarray, verdict: st
                      ) -> tuple[FamilyInterval, str]:
     """(the paired difference's interval clustered by the families ``found``, the verdict no
     stronger than it): ``d`` is per shared task, ``judge`` the verdict an interval gives."""
-    pos = {t: i for i, t in enumerate(found.task_ids)}
-    fam = found.take(np.fromiter((pos[t] for t in shared), dtype=np.int64, count=len(shared)))
+    fam = found.take(positions(found.task_ids, shared))
     cd = cluster_interval(d, fam, level=level, seed=seed, bounds=bounds)
     family_verdict = judge(cd.ci) if cd.ci is not None else None
     return (beside(fam, cd.ci, cd.method, cd.note, family_verdict),

@@ -28,7 +28,7 @@ from ..safepath import StreamPath, as_user_path, is_path
 from ..voice import call, name
 from .fields import LEVEL_DOC
 from .intervals import t_value
-from .clustered import check_cluster, families_of
+from .clustered import check_cluster, families_of, positions
 from .rates import check_metric, task_values
 
 
@@ -315,15 +315,9 @@ def _by_family(runs: list[Rows], field: str, metric: str) -> tuple[dict[str, Any
     shared = [t for t in runs[0].task_ids if all(t in set(r.task_ids) for r in runs[1:])]
     if len(shared) < 2:
         return {}, "the runs share fewer than 2 tasks: no per-family spread to read"
-    values = []
-    for r in runs:
-        pos = {t: i for i, t in enumerate(r.task_ids)}
-        idx = np.fromiter((pos[t] for t in shared), dtype=np.int64, count=len(shared))
-        values.append(task_values(r, metric)[idx])
-    v = np.stack(values)                                   # runs x tasks
-    pos0 = {t: i for i, t in enumerate(runs[0].task_ids)}
-    fam = families_of(runs[0], field).take(
-        np.fromiter((pos0[t] for t in shared), dtype=np.int64, count=len(shared)))
+    v = np.stack([task_values(r, metric)[positions(r.task_ids, shared)]
+                  for r in runs])                          # runs x tasks
+    fam = families_of(runs[0], field).take(positions(runs[0].task_ids, shared))
     n = v.shape[1]
     task_var = v.var(axis=0, ddof=1).sum()
     sums = np.stack([np.bincount(fam.codes, weights=row, minlength=fam.n_families) for row in v])
@@ -382,8 +376,7 @@ def pooled_run_std(runs: list[Rows]) -> float | None:
     total_n = np.zeros(len(order))
     total_c = np.zeros(len(order))
     for r in runs:
-        pos = {t: i for i, t in enumerate(r.task_ids)}
-        idx = np.fromiter((pos[t] for t in order), dtype=np.int64, count=len(order))
+        idx = positions(r.task_ids, order)
         total_n += r.rollouts[idx]
         total_c += r.passes[idx]
     per_run = total_n / len(runs)

@@ -1,9 +1,9 @@
 """What a string may be before it reaches a prime-rl TOML: an id, a URL, a name; data, never code.
 
-A red-team pass found a newline in ``model`` ending the header comment and adding keys (``env_vars``,
-``output_dir``, ``clean``). So every string the writer puts in a config is checked here first:
-ids and URLs against their grammar (which has no room for a newline, a quote or ``#``), free text
-and every key and value of the finished config for control characters. The TOML itself is written
+A newline in a string could end the header comment and add keys (``env_vars``, ``output_dir``,
+``clean``), so every string the writer puts in a config is checked here first: ids and URLs
+against their grammar (which has no room for a newline, a quote or ``#``), free text and every
+key and value of the finished config for control characters. The TOML itself is written
 by tomli-w, never by string formatting, and the writer parses its own text back and compares it
 with the config before writing (``prime_rl.writer``). Placeholders (``<...>``, ``TODO``, empty)
 are refused with the fix: prime-rl would refuse them only when the GPUs start.
@@ -50,15 +50,21 @@ def placeholder(value: Any) -> str | None:
     return None
 
 
-def _check(value: Any, pattern: re.Pattern, *, argument: str, what: str, example: str,
-           limit: int = MAX_ID) -> str:
+def _given(value: Any, *, argument: str, what: str, example: str,
+           real: str = "the real one") -> None:
+    """Refuse a value that is not a string, or is a placeholder."""
     if not isinstance(value, str):
         raise ArgumentError(f"`{argument}` must be {what} (a string), got {value!r}. Fix: e.g. "
                             f"{example!r}")
     why = placeholder(value)
     if why is not None:
-        raise ArgumentError(f"`{argument}` = {_short(value)} {why}, not {what}. Fix: give the "
-                            f"real one, e.g. {example!r}")
+        raise ArgumentError(f"`{argument}` = {_short(value)} {why}, not {what}. Fix: give "
+                            f"{real}, e.g. {example!r}")
+
+
+def _check(value: Any, pattern: re.Pattern, *, argument: str, what: str, example: str,
+           limit: int = MAX_ID) -> str:
+    _given(value, argument=argument, what=what, example=example)
     if len(value) > limit or not pattern.fullmatch(value):
         bad = _CONTROL.search(value)
         detail = (f" (it holds the control character {bad.group()!r})" if bad else
@@ -101,13 +107,8 @@ def split(value: Any, *, argument: str) -> str:
 def url(value: Any, *, argument: str) -> str:
     """An http(s) URL with a host, made of the characters RFC 3986 allows."""
     example = "http://localhost:8001/v1"
-    if not isinstance(value, str):
-        raise ArgumentError(f"`{argument}` must be a URL (a string), got {value!r}. Fix: e.g. "
-                            f"{example!r}")
-    why = placeholder(value)
-    if why is not None:
-        raise ArgumentError(f"`{argument}` = {_short(value)} {why}, not a URL. Fix: give the "
-                            f"server's real base URL, e.g. {example!r}")
+    _given(value, argument=argument, what="a URL", example=example,
+           real="the server's real base URL")
     if len(value) > MAX_URL or not _URL_CHARS.fullmatch(value):
         raise ArgumentError(f"`{argument}` = {_short(value)} holds characters a URL may not "
                             "(space, quote, backslash, <, >, a control character). Fix: "

@@ -222,21 +222,8 @@ def hazards(raw: dict[str, Any]) -> list[str]:
     entrypoints/rl.py with ``config.ckpt.output_dir``). So with clean, ``run.dir`` /
     ``run.name`` must be one plain folder name (``'.'`` would make the run's folder
     ``output_dir`` itself, every run in it deleted)."""
-    errors: list[str] = []
     clean = raw.get("clean") is True
-    run = raw.get("run") if isinstance(raw.get("run"), dict) else {}
-    if clean:
-        for key in ("dir", "name"):
-            value = run.get(key)
-            if key == "name" and "dir" in run:
-                continue  # the folder is run.dir
-            if value is not None and (not isinstance(value, str) or value.strip() in ("", ".")
-                                      or "/" in value or "\\" in value or value == ".."):
-                errors.append(refusal(
-                    f"run.{key}", f"= {_shown(value)}: `clean = true` deletes the run's folder "
-                    f"output_dir/run.{key}, so with clean run.{key} must be one plain folder "
-                    "name (no '/', not '.' or '..'), else the folder deleted is output_dir "
-                    "itself or another", f"e.g. run.{key} = 'grpo-1', or clean = false"))
+    errors = _clean_run_refusals(raw) if clean else []
     stack: list[tuple[str, Any]] = [("", raw)]
     while stack:
         where, node = stack.pop()
@@ -280,6 +267,24 @@ def hazards(raw: dict[str, Any]) -> list[str]:
                         path, f"= {_shown(value)} is a path outside the run's folder (prime-rl "
                         f"reads or writes there): it must be {_BELOW}",
                         f"e.g. {path} = {_example(key)!r}, or remove it"))
+    return errors
+
+
+def _clean_run_refusals(raw: dict[str, Any]) -> list[str]:
+    """With ``clean = true``: ``run.dir`` (else ``run.name``) that is not one plain folder name."""
+    errors = []
+    run = raw.get("run") if isinstance(raw.get("run"), dict) else {}
+    for key in ("dir", "name"):
+        value = run.get(key)
+        if key == "name" and "dir" in run:
+            continue  # the folder is run.dir
+        if value is not None and (not isinstance(value, str) or value.strip() in ("", ".")
+                                  or "/" in value or "\\" in value or value == ".."):
+            errors.append(refusal(
+                f"run.{key}", f"= {_shown(value)}: `clean = true` deletes the run's folder "
+                f"output_dir/run.{key}, so with clean run.{key} must be one plain folder "
+                "name (no '/', not '.' or '..'), else the folder deleted is output_dir "
+                "itself or another", f"e.g. run.{key} = 'grpo-1', or clean = false"))
     return errors
 
 

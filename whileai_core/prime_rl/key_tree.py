@@ -41,7 +41,6 @@ def near_key(key: str) -> str:
     return close or did_you_mean(key, keys)
 
 
-
 @functools.cache
 def _keys() -> frozenset[str]:
     return frozenset(key_tree())

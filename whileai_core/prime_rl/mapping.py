@@ -1,10 +1,9 @@
 """How each method spec maps onto prime-rl 559b447 keys, and what prime-rl cannot run.
 
-The writer calls :func:`method_keys` once; everything method-specific lives here: the
-``[orchestrator.algo]`` table, the ``[trainer.loss]`` table, per-method defaults (group size,
-learning rate, token cap), and the reads / ignored / warnings a user must see.
-Facts: prime-rl@559b447 packages/prime-rl-configs/src/prime_rl/configs/ (algorithm.py,
-orchestrator.py, trainer.py) and docs/methods.md, Sources.
+Everything method-specific: the ``[orchestrator.algo]`` and ``[trainer.loss]`` tables, per-method
+defaults, and the reads / ignored / warnings a user must see. Facts: prime-rl@559b447
+packages/prime-rl-configs/src/prime_rl/configs/ (algorithm.py, orchestrator.py, trainer.py) and
+docs/methods.md, Sources.
 """
 
 from __future__ import annotations

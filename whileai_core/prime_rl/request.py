@@ -1,13 +1,10 @@
 """The arguments of ``prime_rl_config``, checked once and resolved against the method.
 
 :meth:`ConfigRequest.of` is the one place an argument of
-:func:`whileai_core.prime_rl.writer.prime_rl_config` is checked; each refusal names the argument
-and the fix. The checks run in this order: the method, every string that reaches the TOML, the
-counts, the renderer, the method's keys (whose defaults fill ``group_size``, ``max_tokens``,
-``lr`` and ``temperature``), the token budget, the GPUs, the splits and the eval, the OPD
-teacher's serving plan, the policy's vLLM memory, the overrides. The writer's table builders
-read a request and refuse nothing; what is left to refuse is the finished config (an override's
-path, prime-rl's schema, an existing ``out``).
+:func:`whileai_core.prime_rl.writer.prime_rl_config` is checked, in the order its body reads;
+each refusal names the argument and the fix. The writer's table builders refuse nothing; what is
+left to refuse is the finished config (an override's path, prime-rl's schema, an existing
+``out``).
 """
 
 from __future__ import annotations
@@ -31,15 +28,9 @@ from .teacher import TeacherPlan, plan_teacher
 
 @dataclass(frozen=True)
 class ConfigRequest:
-    """Every argument of ``prime_rl_config``, checked, with the values in force.
-
-    ``max_tokens``, ``seq_len``, ``group_size``, ``lr`` and ``temperature`` are the values in
-    force (given, else the method's or prime-rl's default); ``gpus`` is the GPU split the config
-    deploys; ``eval_interval`` is set when ``eval_split`` is; ``vllm_memory`` is the policy's
-    vLLM memory in force, None when prime-rl does not start that vLLM (a policy you serve);
-    ``teacher`` is the OPD teacher's serving plan. ``reads``, ``notes`` and ``warnings`` are what
-    resolving them reports, in the order the answer lists them.
-    """
+    """Every argument of ``prime_rl_config``, checked, with the values in force (given, else
+    the method's or prime-rl's default; ``vllm_memory`` None when prime-rl does not start the
+    policy's vLLM), and what resolving them reports (``reads``, ``notes``, ``warnings``)."""
 
     taskset: Taskset
     model: str

@@ -34,16 +34,9 @@ class GPUSplit(Result):
 
 
 class PrimeRLConfig(Result):
-    """A prime-rl ``rl`` config and its report.
-
-    Fields: ``method`` (label, e.g. ``"async(grpo, icepop)"``), ``method_spec`` (the knobs),
-    ``model``, ``taskset``, ``config`` (the TOML as a dict), ``text`` (the TOML), ``path`` (where
-    it was written, or None), ``reads`` (knob -> key it landed in), ``ignored`` (knob -> why
-    prime-rl does not read it), ``warnings`` (things that may sink the run), ``notes`` (things
-    to do or know), ``command`` (the launch line), ``setup_commands`` (servers to start first),
-    ``gpus`` (the split the config deploys), ``prime_rl_commit``, ``teacher`` (an OPD
-    teacher's serving plan: where it runs, the GPUs and tensor parallelism it needs).
-    """
+    """A prime-rl ``rl`` config and its report: ``reads`` (knob -> key it landed in),
+    ``ignored`` (knob -> why prime-rl does not read it), ``warnings`` (what may sink the run),
+    ``notes``, the launch ``command`` and the servers to start first (``setup_commands``)."""
 
     method: str
     method_spec: dict[str, Any]

@@ -3,10 +3,10 @@
 prime-rl forbids unknown keys everywhere but ``[inference.vllm]``, so a stale or misspelt key
 fails only when the GPU job starts. :func:`validate_config` says it before: every table the
 writer emits and the repo's examples use is modelled with its keys (extra keys forbidden), and
-the cross-field rules of prime-rl@559b447's validators (packages/prime-rl-configs/src/prime_rl/
-configs/rl.py; docs/methods.md lists them) are checked. Deep tables
-we do not model key by key (compile, activation checkpointing, routers, verifiers agent
-internals...) are accepted as tables. A renamed key gets its new spelling in the message.
+the cross-field rules of prime-rl's validators (packages/prime-rl-configs/src/prime_rl/configs/
+rl.py; docs/methods.md lists them) are checked. Deep tables we do not model key by key
+(compile, routers, verifiers agent internals...) are accepted as tables. A renamed key gets its
+new spelling in the message.
 """
 
 from __future__ import annotations
@@ -34,6 +34,13 @@ from .targets import AUTO_RENDERER_MODELS
 
 
 def _cross_checks(cfg: RLConfig, raw: dict[str, Any]) -> list[str]:
+    return (_shared_conflicts(cfg, raw) + _renderer_errors(cfg) + _deployment_errors(cfg, raw)
+            + _scheduler_errors(cfg) + _source_errors(cfg) + _hazards(raw))
+
+
+def _shared_conflicts(cfg: RLConfig, raw: dict[str, Any]) -> list[str]:
+    """A shared key set again, differently, in a sub-table; the trainer's and orchestrator's
+    step counts and sequence lengths."""
     errors: list[str] = []
     orch, trainer = cfg.orchestrator, cfg.trainer
 
@@ -61,17 +68,27 @@ def _cross_checks(cfg: RLConfig, raw: dict[str, Any]) -> list[str]:
     o_seq = orch.seq_len or cfg.seq_len or 2048
     if t_seq < o_seq:
         errors.append(f"`trainer.model.seq_len` {t_seq} < `orchestrator.seq_len` {o_seq}")
+    return errors
 
-    if orch.renderer.name == "auto":
-        tokenizer = (cfg.tokenizer.name if cfg.tokenizer and cfg.tokenizer.name else None) \
-            or orch.tokenizer.name or (cfg.model.name if cfg.model else orch.model.name)
-        if tokenizer not in AUTO_RENDERER_MODELS:
-            errors.append(f"`orchestrator.renderer.name` is 'auto' but {tokenizer!r} is not in "
-                          "prime-rl's renderer map (renderers 0.1.11), so validation fails. Fix: "
-                          "[orchestrator.renderer] name = 'default' (tokenizer chat template) or a "
-                          "family renderer ('prime-qwen3' for PrimeIntellect Qwen3 fine-tunes)")
 
-    lora = trainer.model.lora is not None
+def _renderer_errors(cfg: RLConfig) -> list[str]:
+    orch = cfg.orchestrator
+    if orch.renderer.name != "auto":
+        return []
+    tokenizer = (cfg.tokenizer.name if cfg.tokenizer and cfg.tokenizer.name else None) \
+        or orch.tokenizer.name or (cfg.model.name if cfg.model else orch.model.name)
+    if tokenizer in AUTO_RENDERER_MODELS:
+        return []
+    return [f"`orchestrator.renderer.name` is 'auto' but {tokenizer!r} is not in "
+            "prime-rl's renderer map (renderers 0.1.11), so validation fails. Fix: "
+            "[orchestrator.renderer] name = 'default' (tokenizer chat template) or a "
+            "family renderer ('prime-qwen3' for PrimeIntellect Qwen3 fine-tunes)"]
+
+
+def _deployment_errors(cfg: RLConfig, raw: dict[str, Any]) -> list[str]:
+    """LoRA and the weight broadcast; what each deployment needs."""
+    errors: list[str] = []
+    lora = cfg.trainer.model.lora is not None
     broadcast = cfg.weight_broadcast.type if cfg.weight_broadcast is not None else (
         "filesystem" if lora or cfg.inference is None else "nccl")
     if lora and broadcast != "filesystem":
@@ -81,34 +98,43 @@ def _cross_checks(cfg: RLConfig, raw: dict[str, Any]) -> list[str]:
     if isinstance(deploy, SingleNode):
         if broadcast == "nccl" and deploy.num_train_gpus + deploy.num_infer_gpus < 2:
             errors.append("NCCL weight broadcast needs at least 2 GPUs in `deployment`")
-    else:
-        if cfg.slurm is None:
-            errors.append("a multi_node deployment needs [slurm] (prime-rl launches it with sbatch)")
-        infer_nodes = deploy.num_infer_nodes if deploy.num_infer_nodes is not None else (
-            0 if cfg.inference is None else 1)
-        if infer_nodes > 0 and cfg.inference is None:
-            errors.append("multi_node with inference nodes needs [inference]")
-        if infer_nodes == 0 and cfg.inference is not None:
-            errors.append("[inference] with `deployment.num_infer_nodes` = 0")
-        if cfg.inference is not None and "router" in raw.get("inference", {}) \
-                and raw["inference"]["router"] is None:
-            errors.append("multi_node deployments need `inference.router`")
+        return errors
+    if cfg.slurm is None:
+        errors.append("a multi_node deployment needs [slurm] (prime-rl launches it with sbatch)")
+    infer_nodes = deploy.num_infer_nodes if deploy.num_infer_nodes is not None else (
+        0 if cfg.inference is None else 1)
+    if infer_nodes > 0 and cfg.inference is None:
+        errors.append("multi_node with inference nodes needs [inference]")
+    if infer_nodes == 0 and cfg.inference is not None:
+        errors.append("[inference] with `deployment.num_infer_nodes` = 0")
+    if cfg.inference is not None and "router" in raw.get("inference", {}) \
+            and raw["inference"]["router"] is None:
+        errors.append("multi_node deployments need `inference.router`")
+    return errors
 
-    steps = cfg.max_steps or trainer.max_steps
-    sched = trainer.scheduler
+
+def _scheduler_errors(cfg: RLConfig) -> list[str]:
+    steps = cfg.max_steps or cfg.trainer.max_steps
+    sched = cfg.trainer.scheduler
     if isinstance(sched, Cosine):
         if steps is None:
-            errors.append("cosine scheduler needs `max_steps`")
-        elif sched.warmup_steps >= steps:
-            errors.append(f"cosine `warmup_steps` {sched.warmup_steps} >= max_steps {steps}")
+            return ["cosine scheduler needs `max_steps`"]
+        if sched.warmup_steps >= steps:
+            return [f"cosine `warmup_steps` {sched.warmup_steps} >= max_steps {steps}"]
     if isinstance(sched, Linear):
         if steps is None:
-            errors.append("linear scheduler needs `max_steps`")
-        elif sched.warmup_steps + sched.decay_steps > steps:
-            errors.append(f"linear warmup_steps + decay_steps ({sched.warmup_steps} + "
-                          f"{sched.decay_steps}) > max_steps {steps}")
+            return ["linear scheduler needs `max_steps`"]
+        if sched.warmup_steps + sched.decay_steps > steps:
+            return [f"linear warmup_steps + decay_steps ({sched.warmup_steps} + "
+                    f"{sched.decay_steps}) > max_steps {steps}"]
+    return []
 
-    if cfg.ckpt is None and (trainer.ckpt is None) != (orch.ckpt is None):
+
+def _source_errors(cfg: RLConfig) -> list[str]:
+    """Checkpointing set on one side only; the train sources."""
+    errors: list[str] = []
+    orch = cfg.orchestrator
+    if cfg.ckpt is None and (cfg.trainer.ckpt is None) != (orch.ckpt is None):
         errors.append("checkpointing set on only one of trainer and orchestrator; use the shared "
                       "[ckpt]")
     if not orch.train.source:
@@ -116,7 +142,7 @@ def _cross_checks(cfg: RLConfig, raw: dict[str, Any]) -> list[str]:
     names = [s.name or s.env.taskset.id for s in orch.train.source]
     if len(set(names)) != len(names):
         errors.append(f"duplicate train source names {names}; give each a unique `name`")
-    return errors + _hazards(raw)
+    return errors
 
 
 # ---- the public check ---------------------------------------------------------------------
@@ -239,47 +265,22 @@ def validate_config(
         root: WorkspaceRoot = None) -> ConfigCheck:
     """Check a prime-rl ``rl`` config before a GPU starts: a file (``path``) or its ``text``.
 
-    ``path`` may also be, from Python, the TOML text or a parsed dict: a one-line string without
-    '=' or '[' (or ending in ``.toml``, or naming a file) is read as a path, anything else as
-    TOML. ``text`` is always the TOML itself, never a path.
-
-    Returns a :class:`ConfigCheck`; ``ok`` is False with one line per problem, e.g.
-    "unknown key `orchestrator.rollouts_per_example` (removed in 0.7; use
-    `orchestrator.group_size`)". Placeholders (``<...>``, ``TODO``, empty) in the model, a
-    taskset or the teacher are problems too. Whether each taskset imports is checked only where
-    prime-rl's environment (verifiers) is importable; elsewhere ``not_checked`` says "taskset
-    not checked". A file is read through the path door (under ``root`` when given). Raises
-    ArgumentError unless exactly one of ``path`` and ``text`` is given, ConfigError only when a
-    named file cannot be read.
+    ``path`` may also be, from Python, the TOML text or a parsed dict (:func:`_read`); ``text``
+    is always the TOML itself, never a path. ``ok`` is False with one line per problem;
+    placeholders (``<...>``, ``TODO``, empty) in the model, a taskset or the teacher are
+    problems too. Whether each taskset imports is checked only where prime-rl's environment
+    (verifiers) is importable; elsewhere ``not_checked`` says so. Raises ArgumentError unless
+    exactly one of ``path`` and ``text`` is given, ConfigError only when a named file cannot be
+    read.
     """
     if (path is None) == (text is None):
         raise ArgumentError("give exactly one of `path` (a TOML file) or `text` (the TOML "
                             "itself). Fix: pass one, not " + ("both" if path is not None
                                                               else "neither"))
-    # a one-line string without '=' is read as a path; a trailing newline keeps text text (TOML
-    # ignores it), so `text` can never open a file
-    given = path if text is None else text + "\n"
-    source = None
-    if isinstance(given, dict):
-        raw = given
-    else:
-        toml = given
-        one_line = "\n" not in str(given)
-        looks_like_path = isinstance(given, (Path, UserPath)) or (one_line and (
-            str(given).endswith(".toml") or Path(str(given)).is_file()
-            or not any(c in str(given) for c in "=[")))
-        if looks_like_path:
-            target = as_user_path(given, root, argument="path", error=ConfigError)
-            source = str(target)
-            if target.kind() is None:
-                raise ConfigError(f"{source} not found. Fix: give the path of a prime-rl TOML, or "
-                                  "its text")
-            toml = target.read_text("config", error=ConfigError,
-                                    fix="save the TOML as UTF-8 text")
-        try:
-            raw = tomllib.loads(str(toml))
-        except tomllib.TOMLDecodeError as err:
-            return ConfigCheck(ok=False, errors=[f"not valid TOML: {err}"], source=source)
+    # a trailing newline keeps text text (TOML ignores it), so `text` can never open a file
+    raw, source, bad = _read(path if text is None else text + "\n", root)
+    if bad is not None:
+        return ConfigCheck(ok=False, errors=[bad], source=source)
     raw = _none_strings(raw)
     try:
         cfg = RLConfig.model_validate(raw)
@@ -289,6 +290,30 @@ def validate_config(
     taskset_errors, not_checked = _tasksets(cfg)
     errors += taskset_errors
     return ConfigCheck(ok=not errors, errors=errors, source=source, not_checked=not_checked)
+
+
+def _read(given: Any, root: Any) -> tuple[dict[str, Any] | None, str | None, str | None]:
+    """(the parsed TOML, the file it came from, why it is not TOML): a dict as it is; a
+    one-line string without '=' or '[' (or ending in .toml, or naming a file) read as a path
+    under ``root``; anything else parsed as TOML text."""
+    if isinstance(given, dict):
+        return given, None, None
+    toml, source = given, None
+    one_line = "\n" not in str(given)
+    looks_like_path = isinstance(given, (Path, UserPath)) or (one_line and (
+        str(given).endswith(".toml") or Path(str(given)).is_file()
+        or not any(c in str(given) for c in "=[")))
+    if looks_like_path:
+        target = as_user_path(given, root, argument="path", error=ConfigError)
+        source = str(target)
+        if target.kind() is None:
+            raise ConfigError(f"{source} not found. Fix: give the path of a prime-rl TOML, or "
+                              "its text")
+        toml = target.read_text("config", error=ConfigError, fix="save the TOML as UTF-8 text")
+    try:
+        return tomllib.loads(str(toml)), source, None
+    except tomllib.TOMLDecodeError as err:
+        return None, source, f"not valid TOML: {err}"
 
 
 def _placeholders(cfg: RLConfig, raw: dict[str, Any]) -> list[str]:

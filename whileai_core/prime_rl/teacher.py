@@ -1,9 +1,8 @@
 """Where an OPD teacher runs: beside the policy, on GPUs of its own, or already served.
 
-prime-rl never starts the teacher (prime-rl@559b447 configs/debug/algo/opd.toml starts it first, by
-hand); the config's header
-says how to. The start line is sized from the teacher's weights: parameters (``params_b``, else
-read from the model id) times the bytes per parameter of its ``dtype``.
+prime-rl never starts the teacher (its configs/debug/algo/opd.toml starts it first, by hand); the
+config's header says how. The start line is sized from the teacher's weights: parameters
+(``params_b``, else read from the model id) times the bytes per parameter of its ``dtype``.
 
 - Already served (``served=True``, or a URL that is not this machine): no start line.
 - Small enough to share the policy's inference GPU: the weights fit in

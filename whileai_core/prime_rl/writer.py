@@ -1,13 +1,10 @@
 """Write a prime-rl ``rl`` config (TOML) for a taskset and a method, pinned to prime-rl 559b447.
 
-Rules from prime-rl's schema (prime-rl@559b447 packages/prime-rl-configs/src/prime_rl/configs/): unknown keys are errors, so
-only keys of 559b447 are written; each shared value is set once (top-level ``max_steps``,
-``seq_len``, ``[model]``); ``batch_size`` (rollouts per step) is divisible by ``group_size``;
+Rules from prime-rl's schema (packages/prime-rl-configs/src/prime_rl/configs/): unknown keys are
+errors, so only keys of 559b447 are written; each shared value is set once (top-level
+``max_steps``, ``seq_len``, ``[model]``); ``batch_size`` is divisible by ``group_size``;
 ``[inference]`` makes ``rl`` start vLLM for the policy; one node gets filesystem weight broadcast
-written out (prime-rl would pick NCCL without LoRA, which its own single-node CI configs avoid);
-multi-node needs ``[slurm]``. The arguments are checked once, by
-:class:`whileai_core.prime_rl.request.ConfigRequest`; each table is written by its own builder
-from that request; the config is checked with
+(:func:`_weight_broadcast`); multi-node needs ``[slurm]``. The config is checked with
 :func:`whileai_core.prime_rl.schema.validate_config` before it is written.
 """
 
@@ -38,10 +35,8 @@ from .teacher import is_local
 
 
 # --- the arguments as the surfaces take them ---------------------------------------------------
-# The method is a name or a small object (``{"name": "opd", "teacher": ...}``), checked by the
-# core's ``method_spec``, whose messages name a bad knob, its range and the fix. The detailed
-# schema of every method's object form is the resource ``whileai://methods/schema.json`` (and
-# docs/methods.md); the tool's own input schema stays small.
+# The method's object forms are detailed in the resource whileai://methods/schema.json (and
+# docs/methods.md), so the tool's own input schema stays small.
 
 def _method_doc() -> str:
     return ("The method: a name or an object of its name and knobs, e.g. {\"name\": \"opd\", "
@@ -146,62 +141,25 @@ def prime_rl_config(
         root: WorkspaceRoot = None) -> PrimeRLConfig:
     """Write a prime-rl 559b447 ``rl`` config for ``taskset`` trained with ``method``.
 
-    Args:
-        taskset: verifiers taskset id (``"reverse-text"``, ``"kuhn-poker"``, ...).
-        method: a name (``"grpo"``, ``"max_rl"``, ``"rae"``, ``"opsd"``), a dict
-            (``{"name": "opd", "teacher": "model@http://host:8001/v1"}``, ``{"name": "async",
-            "method": "grpo", "correction": "icepop"}``) or a spec object (``OPD``, ``OPSD``,
-            ``Async``, ``RLMethod``); parsed by :func:`whileai_core.methods.method_spec`.
-        model: the policy's model id (``[model] name``).
-        out: where to write the TOML (atomically); None writes nothing.
-        gpus: GPUs per node. nodes: node count; > 1 writes a multi-node (SLURM) deployment.
-        steps: optimizer steps (``max_steps``).
-        batch: rollouts per step (``orchestrator.batch_size``), divisible by ``group_size``.
-        lora: train a LoRA adapter (``[trainer.model.lora]``, rank 16) instead of full weights.
-        max_tokens: completion cap per turn (``max_completion_tokens``); default: the method's
-            (OPD 8192), else none (bounded by ``seq_len``).
-        seq_len: tokens per sample; default 2048, raised to fit ``max_tokens`` + 1024.
-        renderer: ``[orchestrator.renderer] name``; default picked from the model id.
-        train_split / eval_split: dataset split of the taskset (e.g. ``"train[:872]"``); an eval
-            split adds ``[orchestrator.eval]`` on it.
-        overrides: ``{"dotted.key": value}`` applied last (each reported under ``reads``).
-        overwrite: replace an existing ``out``.
-        group_size: rollouts per prompt; default: the method's (grpo/max_rl 16, rae 1, OPD
-            samples, OPSD samples).
-        lr: learning rate; default: the method's, else 1e-6 full weights / 1e-4 LoRA.
-        temperature: sampling temperature (0..2); default: the method's, else prime-rl's 1.0.
-        inference_gpus: GPUs for the policy's vLLM on one node (default half, at least 1).
-        serve_policy: True: ``rl`` starts vLLM for the policy (``[inference]``). False or a base
-            URL: you serve it (default ``http://localhost:8000/v1``); the report says where.
-        eval_interval / eval_examples: eval every N steps (default: ``steps``, plus step 0) on
-            N examples (default all).
-        vllm_memory: ``[inference.vllm] gpu_memory_utilization``; default prime-rl's 0.9, or
-            0.4 for OPD with a local teacher that shares the inference GPU. Read only when rl
-            starts the policy's vLLM (``serve_policy`` True).
-        wandb_project: adds ``[monitors.wandb]``. run_name: ``[run] name``.
-        checkpoint: a bare ``[ckpt]`` (checkpoint at the end).
-        student_vocab: the policy's vocab size or local tokenizer path (OPD tokenizer check).
-        seed: the policy's vLLM engine seed (``[inference.vllm] seed``; prime-rl's default 0).
-            Runs meant as re-runs of one another (a noise floor) need distinct seeds: prime-rl
-            sends no per-request seed, so two engines with one seed sample alike.
-        teacher_served: the OPD teacher is already served at its URL: no start line for it.
-        gpu_memory_gb: memory of one GPU, to size the OPD teacher (default 80: H100/A100-80GB).
-        root: open ``out`` and every tokenizer path (``student_vocab``, the teacher's ``vocab``)
-            under this root, confined (the MCP server's workspace); None: the user's own paths.
-            Either way they go through the path door (``whileai_core.safepath``).
+    ``method``: a name, a dict or a spec object (``OPD``, ``OPSD``, ``Async``, ``RLMethod``),
+    parsed by :func:`whileai_core.methods.method_spec`. Knobs left None take the method's
+    default, else prime-rl's: ``group_size`` (grpo/max_rl 16, rae 1), ``lr`` (1e-6 full weights,
+    1e-4 LoRA), ``max_tokens`` (OPD 8192; else none, bounded by ``seq_len``), ``seq_len`` (2048,
+    raised to fit ``max_tokens`` + 1024), ``vllm_memory`` (0.9; 0.4 for OPD with a local teacher
+    on the inference GPU; read only when rl starts the policy's vLLM). ``lora``: rank 16.
+    ``seed``: the policy's vLLM engine seed; re-runs meant for a noise floor need distinct seeds
+    (prime-rl sends no per-request seed, so two engines with one seed sample alike). ``root``:
+    open ``out`` and every tokenizer path under this root, confined (the MCP server's
+    workspace); None: the user's own paths. Either way through the path door
+    (``whileai_core.safepath``).
 
     Every argument is checked once, first (:class:`.request.ConfigRequest`; every string that
-    reaches the TOML by ``prime_rl.grammar``: model and taskset ids, URLs, names and splits by
-    their grammar, placeholders refused, no control characters anywhere); one builder per table
-    of the config then reads the request (``TABLES``), the overrides are applied, the TOML is
-    written by tomli-w, and its text is parsed back and compared with the config before anything
-    is written.
-
-    Returns a :class:`PrimeRLConfig`. Raises SpecError / ConfigError / ArgumentError naming the
-    knob and the fix (a method prime-rl cannot run, ``group_size`` 1 with grpo/max_rl, an
-    indivisible batch, an existing file...).
+    reaches the TOML by ``prime_rl.grammar``); one builder per table (``TABLES``) then reads the
+    request, the overrides are applied, and the TOML text is parsed back and compared with the
+    config before anything is written. Raises SpecError / ConfigError / ArgumentError naming the
+    knob and the fix.
     """
-    request = ConfigRequest.of(**locals())  # every argument, by name: the one place each is checked
+    request = ConfigRequest.of(**locals())  # every argument, by name
     reads, notes, warnings = dict(request.reads), list(request.notes), list(request.warnings)
     config: dict[str, Any] = {}
     for table in TABLES:
@@ -504,15 +462,10 @@ REVERSE_TEXT_TEACHER_URL = "http://localhost:8001/v1"
 
 
 def reverse_text_arms(opd_teacher: Any = None) -> dict[str, dict[str, Any]]:
-    """The prime-rl recipe's three reverse-text arms as ``prime_rl_config`` keyword arguments.
-
-    Shared: student PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT, 20 steps, lr 3e-6 on full
-    weights, 128 completion tokens, train ``train[:872]``, eval ``train[872:]`` sampled as
-    training samples, 2 GPUs, filesystem weight broadcast, vLLM seeds 1, 2, 3. grpo and
-    opd sample 16 per prompt, 128 rollouts a step; opsd 1 per prompt, 32 a step (prime-rl's own
-    debug/algo configs). The teacher (opd) is PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL on
-    http://localhost:8001/v1, or ``opd_teacher`` (an ``Endpoint`` or ``"model@url"``: e.g. the
-    grpo arm's final weights, a teacher that never saw the held-out slice).
+    """The prime-rl recipe's three reverse-text arms as ``prime_rl_config`` keyword arguments
+    (batch and group sizes from prime-rl's own debug/algo configs). ``opd_teacher``: an
+    ``Endpoint`` or ``"model@url"`` in place of the published teacher (e.g. the grpo arm's final
+    weights, a teacher that never saw the held-out slice).
     """
     shared = dict(taskset="reverse-text", model=REVERSE_TEXT_STUDENT,
                   steps=20, lr=3e-6, lora=False, max_tokens=128, train_split="train[:872]",
@@ -534,12 +487,8 @@ def reverse_text_arms(opd_teacher: Any = None) -> dict[str, dict[str, Any]]:
 REVERSE_TEXT_SEEDS = {"grpo": 1, "opsd": 2, "opd": 3}
 
 
-# What a reader of the arms' results must know about where a number may come from. The OPD
-# teacher is the checkpoint prime-rl published from its reverse-text example (examples/
-# reverse_text: `rl.toml`, 20 steps at 8 prompts x 16 samples), which trains on the taskset's
-# default split, the whole `train` split of PrimeIntellect/Reverse-Text-RL (verifiers'
-# reverse_text environment loads split "train"). Our held-out slice `train[872:]` is part of that
-# split, so the teacher may have trained on held-out prompts; which ones is not published.
+# Where an arm's number may come from: prime-rl's reverse-text example (examples/reverse_text)
+# trained the published teacher on the whole `train` split, which holds our held-out slice.
 REVERSE_TEXT_CAVEATS = {
     "opd": ("teacher PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL was trained by prime-rl's "
             "reverse-text example on the whole `train` split of PrimeIntellect/Reverse-Text-RL, "

@@ -1,22 +1,9 @@
 """Pass rates with intervals over tasks, paired comparisons, noise floors, holdout sizing.
 
 The unit of analysis is the task: rollouts are reduced to per-task values first, then every
-interval is over tasks. Modules, by concept:
-
-* :mod:`.intervals`: the one interval rule for a mean over tasks (which interval at which n);
-* :mod:`.rates`: ``pass_at``, ``pass_rate``, ``mean_reward``, ``field_share``;
-* :mod:`.report`: ``rate`` (one of them with its per-task table: the ``rate`` operation);
-* :mod:`.paired`: the paired difference (sign-flip test and t interval) and the unpaired
-  fallback;
-* :mod:`.compare`: ``compare`` (before vs after, training seeds, verdicts);
-* :mod:`.many`: ``compare_many`` (per category or checkpoint, Benjamini-Hochberg and Holm);
-* :mod:`.noise`: ``noise_floor`` and the noise band;
-* :mod:`.holdout`: ``holdout_size`` (Miller 2024 Eq. 9).
-
-**One number per question.** A rate's interval depends only on its per-task values, the level
-and the seed (:func:`.intervals.task_intervals`), so the same rows give the same interval in
-``pass_at``, ``compare`` (each arm), ``route`` and ``teacher_clears``, in the library, the CLI and
-the MCP tools.
+interval is over tasks. A rate's interval depends only on its per-task values, the level and the
+seed (:func:`.intervals.task_intervals`), so the same rows give the same interval in every tool
+(``pass_at``, each arm of ``compare``, ``route``, ``teacher_clears``) and every surface.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """The two arms of a paired comparison: their runs, the tasks both scored, per-task values.
 
-An arm is one run of rows, or a list of runs (one per training seed). :func:`compare` and
-:func:`many.compare_many` read their arms through here: which tasks pair, each task's value per
-run, which metric ``auto`` stands for, and the between-seed variance when an arm has several runs
-(Welch-Satterthwaite; Satterthwaite 1946, Biometrics Bulletin 2(6):110-114). Means and
-differences are taken on values scaled by their largest magnitude, so rewards near 1e308 do not
-overflow.
+An arm is one run of rows, or a list of runs (one per training seed). Here: which tasks pair,
+each task's value per run, which metric ``auto`` stands for, and the between-seed variance when an
+arm has several runs (Welch-Satterthwaite; Satterthwaite 1946, Biometrics Bulletin 2(6):110-114).
+Means and differences are taken on values scaled by their largest magnitude (rewards near 1e308).
 """
 
 from __future__ import annotations
@@ -20,6 +18,7 @@ from ..errors import ArgumentError
 from ..rows import Rows, load_rows
 from ..safepath import is_path
 from ..voice import arg
+from .clustered import positions
 from .intervals import t_value
 from .rates import task_values, trials_cap
 
@@ -48,8 +47,7 @@ def arm_values(runs: list[Rows], shared: list[str], metric: str) -> tuple[np.nda
     """(runs x tasks) per-task values at the shared tasks, and the arm's trials cap."""
     rows, caps = [], 0.0
     for r in runs:
-        pos = {t: i for i, t in enumerate(r.task_ids)}
-        idx = np.fromiter((pos[t] for t in shared), dtype=np.int64, count=len(shared))
+        idx = positions(r.task_ids, shared)
         rows.append(task_values(r, metric)[idx])
         cap = trials_cap(r, metric, idx)
         caps = None if cap is None or caps is None else caps + cap
@@ -87,7 +85,7 @@ def scaled_mean(x: np.ndarray) -> float:
 
 
 def scaled_task_mean(runs: np.ndarray) -> np.ndarray:
-    """Per-task mean over an arm's runs (axis 0), scaled like :func:`_mean`."""
+    """Per-task mean over an arm's runs (axis 0), scaled like :func:`scaled_mean`."""
     scale = float(np.max(np.abs(runs))) if runs.size else 0.0
     if scale == 0.0:
         return runs.mean(axis=0)
@@ -114,7 +112,7 @@ def correlation(pb: np.ndarray, pa: np.ndarray) -> float | None:
 def with_seeds(d: np.ndarray, vb: np.ndarray, va: np.ndarray, level: float):
     """Task-level variance of mean(d) plus the between-seed variance of the arm means, with
     Welch-Satterthwaite degrees of freedom (Satterthwaite 1946)."""
-    from scipy.special import stdtr  # lazy: scipy.special costs 0.13 s to import
+    from scipy.special import stdtr  # lazy: scipy.special is slow to import
 
     n = d.shape[0]
     se_task2 = float(d.var(ddof=1)) / n
@@ -147,12 +145,10 @@ def with_seeds(d: np.ndarray, vb: np.ndarray, va: np.ndarray, level: float):
 def resolve_effect(effect: float | None, metric: str, runs: list) -> tuple[float, str | None]:
     """(the effect in the compared metric's units, the note saying how it was read).
 
-    Given, ``effect`` is in the compared metric's units: points of pass rate (below 1) when pass
-    rates or rewards in [0, 1] are compared, reward units when the mean of a reward on another
-    scale is. Left out, it is ``PROVE_EFFECT`` (0.05 of pass@1), which is a share of the scale:
-    on a reward on another scale it is read as that share of the reward's span (the named
-    scale's top, 10 or 100, or the observed range: :class:`whileai_core.rewards.RewardScale`),
-    5 points on a 0-100 grade, and a note says so."""
+    Given, ``effect`` is in the compared metric's units (a share below 1 for pass rates and
+    rewards in [0, 1], reward units otherwise). Left out, it is ``PROVE_EFFECT``, a share of the
+    scale: on a reward on another scale, that share of the reward's span
+    (:class:`whileai_core.rewards.RewardScale`), and a note says so."""
     spans = [r.reward_scale for r in runs if r.reward_scale.kind == "scale"]
     if metric != "reward" or not spans:
         if effect is not None and effect >= 1:

@@ -1,56 +1,40 @@
 """Intervals when tasks come in families (several prompts from one repo, document or template).
 
-Tasks of one family fail and pass together, so the tasks are not independent draws and an
-interval that resamples tasks is too narrow (clustered standard errors of 1.1x-3x the naive ones
-on public evals: Miller 2024 [1], sec. 2.2; inspect_ai's ``stderr(cluster=...)``). With
-``cluster="<field>"`` every interval over tasks becomes:
+Tasks of one family fail and pass together, so they are not independent draws and an interval
+that resamples tasks is too narrow (Miller 2024 [1], sec. 2.2; inspect_ai's
+``stderr(cluster=...)``). With ``cluster="<field>"`` every interval over tasks becomes:
 
-1. a **two-level resample** [2]: draw C families with replacement from the C observed ones, then
-   the tasks within each drawn family. Davison & Hinkley give two ways to take the second stage:
-   draw its tasks again with replacement, or keep them as they are (without replacement). The
-   study below measured both: redrawing the tasks counts the within-family variance twice (the
-   family means already carry it) and covered 98-100% where families do not matter, with
-   intervals 1.2-1.4x wider than needed; keeping them covers 93-97% in every balanced shape. So
-   the tasks of a drawn family are kept (``within_replace=False``; the study keeps the other as a
-   column). The statistic is the mean over every drawn task (task-weighted: the same point
+1. a **two-level resample** [2]: draw C families with replacement from the C observed ones, each
+   drawn family bringing its own tasks as they are (without replacement: redrawing them counts
+   the within-family variance twice and over-covers; ``within_replace=True`` keeps that way for
+   the study). The statistic is the mean over every drawn task (task-weighted: the same point
    estimate as without families);
-2. one standard error SE: the standard deviation of those resampled means times sqrt(C / (C - 1))
-   (the small-sample factor inspect_ai's clustered stderr applies; with equal family sizes SE is
-   then the CR1 standard error of the family means), and G units behind it, G - 1 the
-   Bell-McCaffrey degrees of freedom of the CR2 error [6]: C - 1 for C families of equal size
-   (few clusters: Cameron, Gelbach & Miller 2008 [3]), fewer when the sizes differ (about the
-   effective number of families [4] minus 0.4);
+2. one standard error SE: the sd of those resampled means times sqrt(C / (C - 1)) (inspect_ai's
+   small-sample factor; with equal family sizes the CR1 error of the family means), and G units
+   behind it, G - 1 the Bell-McCaffrey degrees of freedom of the CR2 error [6]: C - 1 for equal
+   sizes (few clusters: Cameron, Gelbach & Miller 2008 [3]), fewer when the sizes differ (about
+   the effective number of families [4] minus 0.4);
 3. the interval on SE, chosen per statistic as the rule over tasks chooses
    (:mod:`whileai_core.stats.intervals`), with the family as the unit:
 
    * a share of 0/1 outcomes (pass@1, a field share; ``family_effective_n``): Agresti-Coull on
      the effective n m(1-m)/SE^2, at most the outcomes, scaled by (z / t_{G-1})^2
-     (:func:`~whileai_core.stats.intervals.effective_n`; Korn & Graubard [5], whose interval is
-     for proportions from clustered survey data). The bound of 0 of G families holds the
-     upper end only where fewer than 3 families carry the mean (the rule over tasks, with the
-     family as the unit): held under every interval, it kept each upper end at 0.387 or more
-     with 10 families, 3.8x the cluster-robust t's width at a 0.09 rate;
+     (:func:`~whileai_core.stats.intervals.effective_n`; Korn & Graubard [5]), the bound of 0 of
+     G families under the upper end only where fewer than 3 families carry the mean;
    * pass@k, pass^k and graded rewards (``family_hall_t``): Hall's skewness-corrected t
-     (:func:`~whileai_core.stats.intervals.hall_interval`) with the skewness (G1,
-     :func:`~whileai_core.stats.intervals.moments`) of the family means and G units (0 skewness
-     gives the t); pass@k and pass^k are then held to what pass@1's clustered interval implies
-     (:func:`~whileai_core.stats.intervals.pass_k_bounds`: Jensen's bounds hold for any mix of
-     tasks);
+     (:func:`~whileai_core.stats.intervals.hall_interval`) with the skewness of the family means
+     and G units; pass@k and pass^k are then held to what pass@1's clustered interval implies
+     (:func:`~whileai_core.stats.intervals.pass_k_bounds`);
    * a paired difference (``compare``; ``family_bootstrap_t``): mean +- t_{G-1} x SE, and its
-     two-sided p-value for 0 from the same t (never 0: at least 1e-12);
+     two-sided p-value for 0 from the same t (at least 1e-12);
 
    each clipped to the statistic's range. When no resample moves the mean (every family has the
-   same mean) the resample has no spread to read, and the interval is the rule's over the
-   families' means, each family one unit (:func:`intervals`), which never has zero width.
-   Values are scaled by their largest magnitude before resampling (as ``moments`` does), so
+   same mean) the interval is the rule's over the families' means, each family one unit
+   (:func:`intervals`). Values are scaled by their largest magnitude before resampling, so
    rewards near 1e308 give a finite interval or a refusal that says why.
 
-Coverage by simulation (``bench/family_study.py``, table F in docs/statistics-study.md): from
-``CLUSTER_MIN_FAMILIES`` families of equal size, 93.2-97.3% for pass@1 and 94.2-97.3% for Hall's
-interval in every shape measured (the t on the same SE covered 90.4% where pass rates sit near
-0.14, the effective n 93.9%; Hall's skewness from each family's residual total, which large
-families dominate, covered 87.9-90.0% with unequal sizes, from the family means 94.9-97.8%); an
-interval from fewer families says it is unreliable.
+Coverage by simulation: ``bench/family_study.py``, table F in docs/statistics-study.md; an
+interval from fewer than ``CLUSTER_MIN_FAMILIES`` (effective) families says it is unreliable.
 
 A family is a row field constant within each task; every row must carry it.
 
@@ -84,7 +68,7 @@ from ..describe import field_names, listing
 from ..errors import ArgumentError, RowsError
 from ..voice import arg
 from .intervals import (Interval, PassK, TaskInterval, carriers, effective_n, hall_interval,
-                        moments, pass_k_bounds, t_value, task_interval, task_intervals)
+                        moments, t_value, task_interval, task_intervals)
 
 METHOD = "family_bootstrap_t"
 METHOD_HALL = "family_hall_t"
@@ -109,6 +93,12 @@ class Families:
         used, codes = np.unique(self.codes[idx], return_inverse=True)
         return Families(self.field, codes.reshape(-1), [self.names[i] for i in used.tolist()])
 
+    def means(self, values: np.ndarray) -> np.ndarray:
+        """Each family's mean of the per-task ``values``."""
+        c = self.n_families
+        return np.bincount(self.codes, weights=values, minlength=c) / np.bincount(self.codes,
+                                                                                  minlength=c)
+
 
 @dataclass(frozen=True)
 class ClusterInterval:
@@ -120,6 +110,12 @@ class ClusterInterval:
     n_families: int
     p_value: float | None = None
     note: str | None = None
+
+
+def positions(ids, wanted) -> np.ndarray:
+    """The index in ``ids`` of each task id of ``wanted`` (every one of them is in ``ids``)."""
+    pos = {t: i for i, t in enumerate(ids)}
+    return np.fromiter((pos[t] for t in wanted), dtype=np.int64, count=len(wanted))
 
 
 def check_cluster(cluster: object) -> str | None:
@@ -212,12 +208,9 @@ def cluster_interval(values: np.ndarray, families: Families, *, level: float, se
                      cap: float | None = None, skew: bool = False) -> ClusterInterval:
     """The family-clustered interval of the mean of per-task ``values`` (module docstring).
 
-    ``bounds``: the statistic's range, to clip to (None: unbounded, e.g. a paired difference of
-    rewards on another scale; a difference of rates passes (-1, 1)). ``cap``: the 0/1 outcomes
-    behind a share (pass@1, a field share): Agresti-Coull on the effective n from the clustered
-    SE (``family_effective_n``). ``skew`` (no ``cap``): Hall's skewness-corrected t
-    (``family_hall_t``: pass@k, pass^k, graded rewards). Neither: the t (``family_bootstrap_t``,
-    a paired difference), the only one that gives a p-value for 0.
+    ``bounds``: the statistic's range, to clip to (None: unbounded). ``cap``: the 0/1 outcomes
+    behind a share (``family_effective_n``); ``skew`` (no ``cap``): ``family_hall_t``; neither:
+    the t (``family_bootstrap_t``, a paired difference), the only one with a p-value for 0.
     """
     vals = np.asarray(values, dtype=np.float64)
     c = families.n_families
@@ -237,14 +230,11 @@ def cluster_interval(values: np.ndarray, families: Families, *, level: float, se
     method = METHOD
     if cap is not None:  # a share: values in [0, 1], so scale <= 1 changes nothing; no spread
         # at all reads n_eff families (effective_n), never a zero-width interval
-        sums = np.bincount(families.codes, weights=vals, minlength=c)
-        means = sums / np.bincount(families.codes, minlength=c)
         lo_u, hi_u = effective_n(m_u * scale, se_u * scale, n_eff, cap, level,
-                                 floor=carriers(means) < FLOOR_BELOW_CARRIERS)
+                                 floor=carriers(families.means(vals)) < FLOOR_BELOW_CARRIERS)
         lo_u, hi_u, method = float(lo_u) / scale, float(hi_u) / scale, METHOD_SHARE
     elif skew and se_u > 0:
-        sums = np.bincount(families.codes, weights=u, minlength=c)
-        _, _, gamma, _ = moments(sums / np.bincount(families.codes, minlength=c))
+        _, _, gamma, _ = moments(families.means(u))
         lo_u, hi_u = hall_interval(m_u, se_u * math.sqrt(n_eff), gamma, n_eff, level)
         lo_u, hi_u, method = float(lo_u), float(hi_u), METHOD_HALL
     else:
@@ -260,7 +250,7 @@ def cluster_interval(values: np.ndarray, families: Families, *, level: float, se
         lo, hi = max(bounds[0], lo), min(bounds[1], hi)
     p = None
     if se > 0 and method == METHOD:
-        from scipy.special import stdtr  # lazy: scipy.special costs 0.13 s to import
+        from scipy.special import stdtr  # lazy: scipy.special is slow to import
 
         # never 0: at least 1e-12, the finest 1 - level a float keeps (as compare's MOVER p)
         p = max(float(2.0 * stdtr(n_eff - 1.0, -abs(m_u) / se_u)), 1e-12)
@@ -293,8 +283,7 @@ def bell_mccaffrey_df(families: Families) -> float:
     [6]: (tr B)^2 / tr(B^2), B = M A M with M the centring matrix and A the CR2 weights
     1 / (1 - n_g/N) on each family's block. For a mean both traces reduce to sums over the sizes
     n_g: tr B = N and tr(B^2) = sum n_g^2 + ((sum a_g n_g^2)^2 - sum a_g^2 n_g^4) / N^2. C - 1
-    for equal sizes; 3.25 for 10 families with half the tasks in one (C - 1 is 9, the effective
-    number of families 3.6)."""
+    for equal sizes."""
     n = np.bincount(families.codes).astype(np.float64)
     total = float(n.sum())
     if n.shape[0] < 2:
@@ -332,11 +321,10 @@ def intervals(columns: list[np.ndarray], caps: list[float | None], level: float,
               pass_k: Sequence[PassK | None] = (),
               n_resamples_clustered: int = CLUSTER_RESAMPLES) -> list[TaskInterval]:
     """The interval of each column of per-task values: by the one rule over tasks
-    (:func:`whileai_core.stats.intervals.task_intervals`) without families, else clustered
-    (module docstring: a column with a ``caps`` entry is a share of 0/1 outcomes and takes the
-    effective n; one without takes Hall's correction; a ``pass_k`` entry holds a pass@k or
-    pass^k column to what pass@1's interval, given in it, implies). ``n_resamples`` reaches
-    the rule over tasks; ``n_resamples_clustered`` the two-level resample."""
+    (:func:`whileai_core.stats.intervals.task_intervals`) without families, else clustered (a
+    ``caps`` entry: a share; none: Hall's correction; a ``pass_k`` entry: held to pass@1's
+    interval). ``n_resamples`` reaches the rule over tasks, ``n_resamples_clustered`` the
+    two-level resample."""
     if families is None:
         return task_intervals(columns, caps, level, seed, n_resamples, pass_k=pass_k)[0]
     specs = list(pass_k) + [None] * (len(columns) - len(pass_k))
@@ -349,9 +337,7 @@ def intervals(columns: list[np.ndarray], caps: list[float | None], level: float,
         if ci.ci is not None and ci.se == 0.0:
             # no resample moved the mean, so every family has the same mean: the rule over the
             # families' means (the family is the unit) keeps a width where the resample has none
-            sums = np.bincount(families.codes, weights=vals, minlength=families.n_families)
-            means = sums / np.bincount(families.codes, minlength=families.n_families)
-            iv = task_interval(means, level=level, cap=cap, pass_k=pk)
+            iv = task_interval(families.means(vals), level=level, cap=cap, pass_k=pk)
             why = (f"the rule over the {families.n_families} families' means"
                    if iv.ci is not None else
                    f"fewer than {MIN_TASKS_FOR_INTERVAL} families: no interval"
@@ -364,8 +350,7 @@ def intervals(columns: list[np.ndarray], caps: list[float | None], level: float,
         lo_hi = ci.ci
         if lo_hi is not None and pk is not None:
             flat = bool(np.all(vals == vals[0]))
-            lo, hi = pass_k_bounds(lo_hi[0], lo_hi[1], float(vals.mean()), flat,
-                                   pk.pass1_ci[0], pk.pass1_ci[1], pk.k, pk.power)
+            lo, hi = pk.bounds(lo_hi[0], lo_hi[1], float(vals.mean()), flat)
             lo_hi = (float(lo), float(hi))
         out.append(TaskInterval(lo_hi, ci.method, ci.note, vals.shape[0]))
     return out

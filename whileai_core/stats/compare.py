@@ -8,7 +8,7 @@ Verdicts (``level`` 0.95 and ``effect`` 0.05 by default):
   ``NOISE_TIE_TOLERANCE``, counts as inside);
 * ``flat``: an equivalence statement: the whole interval lies inside +-``effect``;
 * ``no_detectable_change``: the interval contains 0 but reaches past +-``effect``: the eval cannot
-  tell (what ``flat`` meant before 0.2);
+  tell;
 * ``insufficient_data``: too few paired tasks for any test (:func:`paired.min_paired_tasks`).
 
 Training seeds: ``before`` and ``after`` may each be a list of runs (one per training seed). The
@@ -42,7 +42,8 @@ from .intervals import Interval
 from .noise import NoiseFloor, resolve_band, rows_run_std
 from .paired import (degenerate_note, min_paired_tasks, mover_difference, paired_interval,
                      value_scale)
-from .clustered import Families, check_cluster, cluster_interval, families_of, intervals
+from .clustered import (Families, check_cluster, cluster_interval, families_of, intervals,
+                        positions)
 from .rates import check_metric
 from ..roles import FIELDS_DOC
 from ..writers import one_writer
@@ -123,11 +124,10 @@ class Comparison(Result):
         if self.delta is None:
             return self.render().splitlines()[0]
         what = "mean reward" if self.metric == "reward" else "pass rate"
-        ci = f" [{self.ci[0]:+.3f}, {self.ci[1]:+.3f}]" if self.ci else " [no interval]"
         fam = self.families
-        by = ("" if fam is None else f"; over {fam.n_families} families of `{fam.field}` " + (
-            f"[{fam.ci[0]:+.3f}, {fam.ci[1]:+.3f}]" if fam.ci else "no interval"))
-        return (f"verdict: {self.verdict}: {what} {self.delta:+.3f}{ci} "
+        by = ("" if fam is None else f"; over {fam.n_families} families of `{fam.field}` "
+              + signed_interval(fam.ci, "no interval"))
+        return (f"verdict: {self.verdict}: {what} {self.delta:+.3f} {signed_interval(self.ci)} "
                 f"(n={self.n_paired} paired tasks{by})")
 
     negative_means: ClassVar[str | None] = (
@@ -150,8 +150,7 @@ class Comparison(Result):
                if self.cluster else ""),
             f"before  {fmt_rate(self.mean_before, self.mean_before_ci, self.n_paired)}",
             f"after   {fmt_rate(self.mean_after, self.mean_after_ci, self.n_paired)}",
-            f"delta   {self.delta:+.3f}" + (f" [{self.ci[0]:+.3f}, {self.ci[1]:+.3f}]"
-                                            if self.ci else " [no interval]")
+            f"delta   {self.delta:+.3f} {signed_interval(self.ci)}"
             + f" (n={self.n_paired} paired tasks{runs})"
             + (f", p={self.p_value:.3g}, {self.ci_method}" if self.p_value is not None else ""),
             f"verdict: {self.verdict}",
@@ -172,6 +171,11 @@ class Comparison(Result):
         if self.selection is not None:
             lines.append(self.selection.render())
         return "\n".join(lines)
+
+
+def signed_interval(ci: Interval | None, none: str = "[no interval]") -> str:
+    """A difference's interval as text, each bound with its sign."""
+    return f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else none
 
 
 def _check(run_std: Any, effect: Any) -> None:
@@ -197,8 +201,7 @@ def _compare_doc() -> str:
             "re-run noise from being called a move. plot: the paired deltas (per `by`).")
 
 
-# the picture is drawn in the domain layer (whileai_core.pictures draws with compare_many): named,
-# imported when a plot is asked for
+# the picture is named, and imported only when a plot is asked for
 @operation(toolset="core", effect=READS, title="Did the score move? (paired before/after)",
            description=_compare_doc, exit_code=VERDICT, doing="comparing two runs",
            picture="whileai_core.pictures:compare_picture", serves=("forest_picture",))
@@ -225,23 +228,16 @@ def compare(before: Annotated[ArmRows, Field(description=(
             ) -> Comparison:
     """Paired before/after comparison by task (module docstring for the verdicts).
 
-    ``before``/``after``: rows, or a list of runs per arm (training seeds).
     ``run_std``: the sd of the same eval re-run (:func:`noise_floor`, or its result, which also
     gives ``noise_runs``); the band is t_{R-1} x sqrt(2) x run_std at ``level``.
-    ``effect``: the margin of the equivalence statement ``flat`` and of the underpowered note,
-    in the compared metric's units (:func:`whileai_core.stats.arms.resolve_effect`; None: ``PROVE_EFFECT``, 0.05 of
-    pass@1, scaled to the span of a reward on another scale).
-    ``metric``: per-task pass rates ("pass") or per-task mean rewards ("reward"); "auto" (the
-    default) reads the mean reward when the reward is continuous or on another scale and no
-    ``threshold`` is given (a pass rate at 1.0 can stay at 0 while the reward moves), else the
+    ``effect``: the margin of ``flat`` and of the underpowered note, in the compared metric's
+    units (:func:`whileai_core.stats.arms.resolve_effect`).
+    ``metric`` "auto" reads the mean reward when the reward is continuous or on another scale and
+    no ``threshold`` is given (a pass rate at 1.0 can stay at 0 while the reward moves), else the
     pass rate.
-    ``cluster``: a row field naming each task's family; the interval of the difference and the
-    arms' intervals then resample families, then tasks (:mod:`.clustered`). ``"auto"`` (the
-    default): the intervals stay over tasks, and a family field the rows carry gets its own
-    interval beside them, the verdict no stronger than it (:mod:`.families`); None: tasks only.
-    ``selected_on``: when ``after`` is a checkpoint chosen among several, the tasks (or graded
-    rows, or task ids) it was chosen on; ``selection`` then says whether that is the set it is
-    scored on, and the fix (:mod:`.selection`).
+    ``cluster``: a row field naming each task's family (:mod:`.clustered`); ``"auto"``: the
+    intervals stay over tasks, and a family field the rows carry gets its own interval beside
+    them, the verdict no stronger than it (:mod:`.families`); None: tasks only.
     ``by``: read by the picture only (``plot``: a row per value of this row field).
     """
     if selected_on is not None:  # the same comparison, then where its checkpoint was chosen
@@ -364,7 +360,6 @@ def _pair(runs_b: list, runs_a: list, shared: list[str], metric: str, cluster: s
           level: float, seed: int | None, n_resamples: int, base: dict) -> _Paired:
     """The arms on the shared tasks and each arm's interval (``base`` gets the families'
     count)."""
-    n = len(shared)
     vb, cap_b = arm_values(runs_b, shared, metric)
     va, cap_a = arm_values(runs_a, shared, metric)
     pb, pa = scaled_task_mean(vb), scaled_task_mean(va)
@@ -376,9 +371,7 @@ def _pair(runs_b: list, runs_a: list, shared: list[str], metric: str, cluster: s
     if cluster is not None:
         # the family field may be on one arm only (a teacher's rows often lack it)
         arm = runs_a[0] if runs_a[0].has_field(cluster) else runs_b[0]
-        pos = {t: i for i, t in enumerate(arm.task_ids)}
-        families = families_of(arm, cluster).take(
-            np.fromiter((pos[t] for t in shared), dtype=np.int64, count=n))
+        families = families_of(arm, cluster).take(positions(arm.task_ids, shared))
         base["n_families"] = families.n_families
     # each arm's interval stays in [0, 1] unless the rewards are on another scale
     arm_bounds = (None if metric == "reward" and runs_a[0].reward_scale.kind == "scale"

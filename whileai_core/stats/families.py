@@ -22,7 +22,7 @@ from ..result import Result
 from ..roles import fields_report, read_fields
 from ..voice import arg
 from ..errors import WhileaiError
-from .clustered import Families, cluster_interval, families_of
+from .clustered import Families, cluster_interval, families_of, positions
 from .intervals import Interval
 
 AUTO = "auto"
@@ -106,12 +106,21 @@ def judged_by_family(found: Found, shared: list[str], d: np.ndarray, verdict: st
                      ) -> tuple[FamilyInterval, str]:
     """(the paired difference's interval clustered by the families ``found``, the verdict no
     stronger than it): ``d`` is per shared task, ``judge`` the verdict an interval gives."""
-    pos = {t: i for i, t in enumerate(found.task_ids)}
-    fam = found.take(np.fromiter((pos[t] for t in shared), dtype=np.int64, count=len(shared)))
+    fam = found.take(positions(found.task_ids, shared))
     cd = cluster_interval(d, fam, level=level, seed=seed, bounds=bounds)
     family_verdict = judge(cd.ci) if cd.ci is not None else None
     return (beside(fam, cd.ci, cd.method, cd.note, family_verdict),
             weaker(verdict, family_verdict))
+
+
+def family_roles(cluster: str | None, by_family: FamilyInterval | None) -> dict[str, str]:
+    """What was done with the family fields: the one clustered by, the one given beside."""
+    did = {}
+    if cluster:
+        did[cluster] = "every interval resamples its families, then tasks"
+    if by_family is not None:
+        did[by_family.field] = "its families' interval is given beside (families)"
+    return did
 
 
 def compare_fields(runs_b: list, runs_a: list, metric: str, cluster: str | None,
@@ -121,10 +130,7 @@ def compare_fields(runs_b: list, runs_a: list, metric: str, cluster: str | None,
         f"pass rate at threshold {runs_a[0].threshold:g}")
     did = {"task": "paired by task_id; intervals resample tasks" + (
                f" within families of `{cluster}`" if cluster else ""),
-           "reward": f"compared as the {what}", "model": "one writer per arm"}
-    if cluster:
-        did[cluster] = "every interval resamples its families, then tasks"
-    if by_family is not None:
-        did[by_family.field] = "its families' interval is given beside (families)"
+           "reward": f"compared as the {what}", "model": "one writer per arm",
+           **family_roles(cluster, by_family)}
     before = [f"before: read {r.origin}" for r in runs_b[:1] if r.origin]
     return before + fields_report(runs_a[0], did)

@@ -1,9 +1,8 @@
 """Field helpers shared by every result that carries an interval: ``ci`` with ``level`` beside it.
 
-Interval keys say what they are at any level: ``ci`` (and ``pass_at_k_ci``, ``mean_before_ci``...)
-hold the interval at ``level``. The old ``*_ci95`` keys are kept for one version as deprecated,
-read-only aliases (removed in 0.3): the same interval when ``level`` is 0.95, null otherwise, so a
-90% interval is never labelled 95%.
+``ci`` (and ``pass_at_k_ci``, ``mean_before_ci``...) hold the interval at ``level``; the
+deprecated ``*_ci95`` aliases give it only when ``level`` is 0.95, so a 90% interval is never
+labelled 95%.
 """
 
 from __future__ import annotations

@@ -33,10 +33,8 @@ from ..writers import one_writer
 
 
 class HoldoutSize(Result):
-    """Tasks needed to detect ``effect`` in a paired before/after comparison (Miller 2024 Eq. 9).
-
-    n = (z_{1-alpha/2} + z_power)^2 (omega2 + sigma2_before/k + sigma2_after/k) / effect^2.
-    """
+    """Tasks needed to detect ``effect`` in a paired before/after comparison (Miller 2024 Eq. 9,
+    module docstring)."""
 
     n_tasks: int
     effect: float
@@ -184,13 +182,7 @@ def holdout_size(effect: Annotated[EffectSize, Field(description=(
     """
     _check_arguments(effect, k, power, alpha, cluster, metric, before, after)
     z2 = (z_value(1 - alpha / 2) + z_value(power)) ** 2
-    named = [(n, x) for n, x in (("before", before), ("after", after)) if x is not None]
-    pilots = [load_rows(x, threshold=threshold) for _, x in named]
-    for (name, _), pilot in zip(named, pilots):
-        one_writer(pilot, argument=name, reads="one holdout size")
-    if metric == "auto":
-        metric = ("reward" if threshold is None and any(p.reward_scale.continuous
-                                                        for p in pilots) else "pass")
+    pilots, metric = _pilots(before, after, threshold, metric)
     warning = next((p.reward_scale.warning for p in pilots if p.reward_scale.warning), None)
     if len(pilots) == 2:
         v = _paired_pilot(*pilots, metric)
@@ -208,19 +200,14 @@ def holdout_size(effect: Annotated[EffectSize, Field(description=(
 
     table = {kk: size(kk) for kk in sorted(set(HOLDOUT_TABLE_KS) | {k})}
     n_k = table[k]
-    note = v.note
-    for extra in (warning, fam_note):
-        if extra:
-            note = f"{note}; {extra}" if note else extra
     assumed: dict[str, Any] = {}
     if v.inputs_from != "pilot":
         assumed = _if_rho(v, size, k, deff, effect, alpha, n_k)
     elif v.rho is not None:
         assumed = dict(rho=v.rho, rho_from="pilot")
-    if n_k < 300:
-        extra = ("under a few hundred tasks the normal approximation is optimistic "
-                 "(Bowyer et al. 2025): round up")
-        note = f"{note}; {extra}" if note else extra
+    small = ("under a few hundred tasks the normal approximation is optimistic "
+             "(Bowyer et al. 2025): round up") if n_k < 300 else None
+    note = "; ".join(filter(None, [v.note, warning, fam_note, small])) or None
     pool = max(p.n_tasks for p in pilots) if pilots else None
     return HoldoutSize(n_tasks=n_k, effect=float(effect), k=k, power=float(power),
                        pool=pool, split=None if pool is None else pool_split(
@@ -228,10 +215,28 @@ def holdout_size(effect: Annotated[EffectSize, Field(description=(
                        fields=_fields(pilots, metric, cluster),
                        alpha=float(alpha), omega2=v.omega2, sigma2_before=v.s2b,
                        sigma2_after=v.s2a, inputs_from=v.inputs_from, table=table,
-                       metric=metric, cluster=cluster,
-                       design_effect=None if cluster is None else deff, family_size=fam_size,
-                       n_families=None if fam_size is None else math.ceil(n_k / fam_size),
-                       note=note, **assumed)
+                       metric=metric, note=note,
+                       **_families_fields(cluster, deff, fam_size, n_k), **assumed)
+
+
+def _pilots(before: Any, after: Any, threshold: Any, metric: str) -> tuple[list[Rows], str]:
+    """The pilot runs given (each one writer's rows) and the metric in force."""
+    named = [(n, x) for n, x in (("before", before), ("after", after)) if x is not None]
+    pilots = [load_rows(x, threshold=threshold) for _, x in named]
+    for (name, _), pilot in zip(named, pilots):
+        one_writer(pilot, argument=name, reads="one holdout size")
+    if metric == "auto":
+        metric = ("reward" if threshold is None and any(p.reward_scale.continuous
+                                                        for p in pilots) else "pass")
+    return pilots, metric
+
+
+def _families_fields(cluster: str | None, deff: float, fam_size: float | None,
+                     n: int) -> dict[str, Any]:
+    """The result's cluster fields: the design effect, family size and families for n tasks."""
+    return dict(cluster=cluster, design_effect=None if cluster is None else deff,
+                family_size=fam_size,
+                n_families=None if fam_size is None else math.ceil(n / fam_size))
 
 
 def _check_arguments(effect: Any, k: Any, power: Any, alpha: Any, cluster: Any, metric: Any,
@@ -248,7 +253,7 @@ def _check_arguments(effect: Any, k: Any, power: Any, alpha: Any, cluster: Any, 
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo < value < hi:
             raise ArgumentError(f"`{name}` must be a number strictly between {lo:g} and {hi:g}, "
                                 f"got {value!r}. Fix: e.g. effect=0.05, power=0.8, alpha=0.05")
-        # the normal quantiles and n ~ 1/effect^2 overflow past these (1e-300 was "a bug")
+        # the normal quantiles and n ~ 1/effect^2 overflow past these
         if not _EDGE <= value <= 1 - _EDGE:
             raise ArgumentError(f"`{name}` = {value!r} is too close to 0 or 1 to size a holdout "
                                 f"(it must be in [{_EDGE:g}, 1 - {_EDGE:g}]). Fix: e.g. "
@@ -298,9 +303,7 @@ def _one_rollout(v: _Inputs, z2: float, effect: float, power: float, alpha: floa
     return HoldoutSize(n_tasks=n1, effect=effect, k=1, power=power, alpha=alpha,
                        omega2=None, sigma2_before=None, sigma2_after=None,
                        inputs_from="pilot", table={1: n1}, metric=metric,
-                       cluster=cluster, design_effect=None if cluster is None else deff,
-                       family_size=fam_size,
-                       n_families=None if fam_size is None else math.ceil(n1 / fam_size),
+                       **_families_fields(cluster, deff, fam_size, n1),
                        note="pilot has one rollout per task: only k = 1 can be sized; "
                             "re-run the pilot at k >= 2 to size other k")
 

@@ -1,10 +1,9 @@
 """The one interval rule for a mean over tasks (pass@1, pass@k, pass^k, shares, mean reward).
 
-Every rate the library reports goes through :func:`task_intervals`, so the same per-task values
-and level give the same interval in every tool. The rule is the same formula at every number of
-tasks C (no switch at any C: the width at 30 tasks is about sqrt(29/30) of that at 29), chosen
-per statistic for the skew of its per-task values by the coverage study in
-``bench/stats_study.py`` (docs/statistics-study.md; constants and sources in
+Every rate goes through :func:`task_intervals`, so the same per-task values and level give the
+same interval in every tool. The rule is one formula at every number of tasks C (no switch at any
+C), chosen per statistic for the skew of its per-task values by the coverage study in
+``bench/stats_study.py`` (figures in docs/statistics-study.md; constants in
 :mod:`whileai_core.defaults`, section "intervals at every n"):
 
 ========================================  ====================================================
@@ -25,47 +24,31 @@ whose mean fewer than 5 tasks carry       every distribution on [0, 1] (below); 
 fewer than 3 tasks                        no interval
 ========================================  ====================================================
 
-Why two shapes. A share of 0/1 outcomes is skewed the way a binomial proportion is, and the
-score interval on the effective n carries that skew (a few easy tasks among hard ones: 94.0-95.1%
-from 50 tasks, where Hall's correction over-covers at 97.2%). pass@k and pass^k are
-polynomials in each task's pass rate (1 - (1-x)^k, x^k) whose per-task values pile up at one
-end with a long tail: the t interval and the percentile bootstrap cover 75-90% there, Hall's
-transformation of the t statistic removes the first-order skew of its distribution and covers
-95-97.5% (uniform difficulty from 20 tasks). Graded rewards take the same correction.
+Why two shapes. A share of 0/1 outcomes is skewed as a binomial proportion is, and the score
+interval on the effective n carries that skew. pass@k and pass^k (1 - (1-x)^k, x^k of each task's
+pass rate x) pile up at one end with a long tail, where the t interval and the percentile
+bootstrap under-cover; Hall's transformation of the t statistic removes the first-order skew.
+Graded rewards take the same correction.
 
-pass@k and pass^k and pass@1. Jensen's inequality bounds each by the pass rate: pass^k >=
-(pass@1)^k and pass@k <= 1 - (1 - pass@1)^k for any mix of tasks, with equality when the tasks
-are alike. So the lower bound of pass^k is at least L^k and its upper bound reaches at least U^k
-(and at most U), where [L, U] is pass@1's interval; mirrored for pass@k. When every task is alike
-(say all at p = 0.3) pass^8 = 6.6e-5 rests on the 0.7% of tasks with 10+ passes of 16, which a
-sample of 30 rarely holds: the sample's own spread says nothing, pass@1's interval does (coverage
-49-71% before, 97-99% with the bound). When every per-task value is the same the sample says
-nothing about the spread between tasks: the interval is then the binomial one over the tasks
-(the widest a mean of values in [0, 1] can need), within the bounds that hold for any tasks.
+pass@k, pass^k and pass@1. By Jensen's inequality, for any mix of tasks pass^k >= (pass@1)^k and
+pass@k <= 1 - (1 - pass@1)^k, with equality when the tasks are alike. So with [L, U] pass@1's
+interval, pass^k's lower bound is at least L^k and its upper bound reaches at least U^k (at most
+U); mirrored for pass@k. When every per-task value is the same the sample says nothing about the
+spread between tasks: the interval is then the binomial one over the tasks, within those bounds.
 
-No interval has zero width, and each holds its estimate and stays in the statistic's range
-([0, 1] for rates and for rewards that all lie in [0, 1]). Values are scaled by their largest
-magnitude before any power is taken, so rewards near 1e308 give a finite interval or a refusal
-that says why, never inf or nan.
+No interval has zero width; each holds its estimate and stays in the statistic's range. Values
+are scaled by their largest magnitude before any power is taken (rewards near 1e308: a finite
+interval or a refusal that says why).
 
-When few tasks carry the mean. Hard benchmarks (pass rates ~ Beta(0.3, 3)) make pass^8 = 0 on
-all tasks but a few, easy ones (~ Beta(5, 1)) pass@8 = 1: the mean rests on the two or three
-tasks that differ, the sample's skew says little of the tail it did not draw, and Hall's t
-covered 55-84% (pass^8, 10-100 tasks). Where fewer than ``BETTING_BELOW_CARRIERS`` tasks carry
-the mean's distance from the nearer end ((sum d)^2 / sum d^2, :func:`carriers`), pass@k,
-pass^k and graded rewards in [0, 1] take the betting interval [7], which holds for any
-distribution on [0, 1] (99.6-100% there, table L of docs/statistics-study.md); a share of 0/1
-outcomes (pass@1) carried by fewer than ``FLOOR_BELOW_CARRIERS`` keeps the effective n with the
-no-pass bound under it (the 0-of-C-tasks bound: nearly no pass says as little as none), which
-covers as well there and is narrower than betting. The switch is not monotone in the passes, and no rule can be: if the interval
-for no pass at all is valid (its upper end at least the 0-of-C-tasks bound, about 0.12 at 30
-tasks, since 10% of tasks that always pass go undrawn 4% of the time), a rule whose bounds
-only rise with the passes holds that upper end under every interval, 2.3-5.8x wider than
-needed at ordinary 1-3% rates.
+When few tasks carry the mean (pass^8 = 0 on all tasks but a few), the sample's skew says little
+of the tail it did not draw: that is the betting and floor rows of the table (:func:`carriers`,
+``BETTING_BELOW_CARRIERS``, ``FLOOR_BELOW_CARRIERS``; nearly no pass says as little as none). The
+switch is not monotone in the passes, and no rule can be: one whose bounds only rise with the
+passes holds the no-pass interval's upper end under every interval, far too wide at 1-3% rates.
 
 What no interval here can promise: a group of tasks unlike the rest that the sample did not draw
-(a tenth of the tasks easy among hard ones is missed by every rule at 10-30 tasks, 66-93%). Below
-``RARE_GROUP_TASKS`` the result says so in its note.
+(a tenth of easy tasks among hard ones, at 10-30 tasks). Below ``RARE_GROUP_TASKS`` the result
+says so in its note.
 
 References
 ----------
@@ -78,8 +61,7 @@ References
     g(T) = T + aT^2 + a^2 T^3/3 + b, a = gamma/(3 sqrt C), b = gamma/(6 sqrt C)); Johnson (1978),
     Modified t tests and confidence intervals for asymmetrical populations, JASA 73:536.
 [6] Joanes & Gill (1998), Comparing measures of sample skewness and kurtosis, JRSS-D 47:183
-    (G1, the adjusted Fisher-Pearson skewness; scipy.stats.skew(bias=False)). With it the
-    skewed-rewards shape covers 93.6-94.2% at 10 tasks, with the plain moment ratio 92.5-93.2%.
+    (G1, the adjusted Fisher-Pearson skewness; scipy.stats.skew(bias=False)).
 [7] Waudby-Smith & Ramdas (2023), Estimating means of bounded random variables by betting,
     JRSS-B 86:1 (the hedged capital process with predictable plug-in bets, sec. 3-4).
 """
@@ -96,7 +78,7 @@ from ..bootstrap import bootstrap_means, z_value
 from ..defaults import (BETTING_BELOW_CARRIERS, BETTING_CAP, BINARY_EXACT_BELOW,
                         FLOOR_BELOW_CARRIERS, MIN_TASKS_FOR_INTERVAL, RARE_GROUP_TASKS)
 
-# lazy: scipy.special (0.13 s to import) is imported inside the two functions that need it
+# lazy: scipy.special is imported inside the functions that need it
 
 Interval = tuple[float, float]
 
@@ -130,6 +112,10 @@ class PassK:
     k: int
     power: bool
     pass1_ci: Interval
+
+    def bounds(self, lo, hi, mean, flat):
+        """:func:`pass_k_bounds` for this column."""
+        return pass_k_bounds(lo, hi, mean, flat, *self.pass1_ci, self.k, self.power)
 
 
 # --- the intervals themselves (vectorised: the study calls them on arrays) --------------------
@@ -179,26 +165,18 @@ def effective_n(mean, se, n_tasks, cap, level: float, floor=None):
 
     n_eff = m(1-m)/SE^2, at most ``cap``, the 0/1 outcomes behind the mean (their binomial
     variance is a floor: the design effect of equal-sized clusters is at least 1), then scaled by
-    (z / t_{C-1})^2 so the small-sample t quantile carries over. With no spread at all (60 tasks
-    that never pass, say: every outcome the same) the spread between tasks is unknown, not known
-    to be 0, and so is how alike a task's rollouts are: n_eff is the C tasks, as if each task's
-    rollouts were one outcome (a rate inside (0, 1) with no spread between tasks keeps the cap:
-    its rows vary within tasks). Capped at the rows instead, 0 of 240 rows over 60 tasks read
-    [0, 0.020], and where 2% of tasks always pass and the rest never do, 60 tasks see none of
-    them a quarter of the time: that interval covered 71% (docs/statistics-study.md).
-    ``floor`` (where True): fewer than ``FLOOR_BELOW_CARRIERS`` tasks carry the mean
-    (:func:`carriers`), so the sample is nearly the no-pass one and its spread says as little:
-    the bound of 0 of C tasks holds the upper end (the lower, for a mean above 1/2). Held
-    under every interval instead, it made pass@1 2.3-5.8x wider than it must be at ordinary
-    1-3% rates with 30-60 tasks; held nowhere, pass@1 covered 90-92% where task rates are
-    spread widely (Beta(0.3, 3) at 10 tasks, 2% rates with a logit sd of 2 at 30-50; table L).
-    ``cap`` None: n_eff from the spread alone. Arrays in, arrays out.
+    (z / t_{C-1})^2 so the small-sample t quantile carries over. With no spread and every outcome
+    the same, how alike a task's rollouts are is unknown: n_eff is the C tasks, as if each task's
+    rollouts were one outcome (a rate inside (0, 1) with no spread keeps the cap: its rows vary
+    within tasks). ``floor`` (where True): fewer than ``FLOOR_BELOW_CARRIERS`` tasks carry the
+    mean (:func:`carriers`), so the bound of 0 of C tasks holds the upper end (the lower, for a
+    mean above 1/2; table L of docs/statistics-study.md). ``cap`` None: n_eff from the spread
+    alone. Arrays in, arrays out.
     """
     m = np.asarray(mean, dtype=np.float64)
     se2 = np.asarray(se, dtype=np.float64) ** 2
     tasks = np.broadcast_to(np.asarray(n_tasks, dtype=np.float64), m.shape)
-    # no spread and no pass or no fail at all: nothing says how alike a task's rollouts are;
-    # a rate strictly inside (0, 1) with no spread between tasks has its rows' variance (the cap)
+    # no spread: C tasks when every outcome is the same, else the cap (docstring)
     raw = np.divide(m * (1.0 - m), se2, out=np.where(m * (1.0 - m) > 0, np.inf, tasks),
                     where=se2 > 0)
     if cap is not None:
@@ -290,10 +268,9 @@ def betting(values, level: float, *, cap: float = BETTING_CAP, grid: int = 17,
 
 
 def _cubed(dev: np.ndarray) -> np.ndarray:
-    """``dev ** 3``, computed once per distinct value where a sample says there are few (a
-    per-task rate of k rollouts takes at most k + 1 values; a power costs ~60 ns a value): the
-    same floats, each the power of its own value (no -0.0 or NaN, which np.unique would fold
-    into 0.0 or one NaN)."""
+    """``dev ** 3``, computed once per distinct value where there are few (a per-task rate of k
+    rollouts takes at most k + 1 values): the same floats (no -0.0 or NaN, which np.unique would
+    fold)."""
     flat = dev.reshape(-1)
     if flat.shape[0] >= 4096 and np.unique(flat[:1024]).shape[0] <= 64 and \
             not np.isnan(flat).any() and not np.signbit(flat[flat == 0]).any():
@@ -357,15 +334,8 @@ def hall_interval(mean, sd, skew, n_tasks, level: float):
 
 def pass_k_bounds(lo, hi, mean, flat, pass1_lo, pass1_hi, k: int, power: bool):
     """Hold a pass@k (``power`` False) or pass^k (True) interval to what pass@1's interval
-    [L, U] implies (module docstring). Arrays in, arrays out.
-
-    Two kinds of bound. Jensen's inequality holds for any mix of tasks: pass^k >= L^k and
-    pass^k <= pass@1 <= U; pass@k <= 1 - (1 - U)^k and pass@k >= L. The tasks-alike values
-    reach further: pass^k up to U^k, pass@k down to 1 - (1 - L)^k, and the interval is widened
-    to them. ``flat`` (every per-task value the same) says nothing about the spread between
-    tasks, so there only the bounds for any mix apply (the interval given, from the binomial
-    interval over tasks, is kept otherwise: all-alike values from tasks that differ, pass^16 = 0
-    on 10 tasks of very uneven difficulty, are common).
+    [L, U] implies (module docstring; the bounds for any mix of tasks beside each branch, and
+    the interval widened to the tasks-alike values unless ``flat``). Arrays in, arrays out.
     """
     pl = np.asarray(pass1_lo, dtype=np.float64)
     ph = np.asarray(pass1_hi, dtype=np.float64)
@@ -403,8 +373,7 @@ def plan(values: np.ndarray, cap: float | None = None, pass_k: PassK | None = No
     ``cap``: the 0/1 outcomes behind a share (pass@1, a field share, 0/1 rewards). Per-task
     values that are all 0 or 1 with one outcome per task (``cap`` equal to the number of tasks,
     or no cap: pass@k and pass^k at k = the rollouts) are the binomial case over tasks (Hall's
-    correction swings widely on 0/1 values: its far end moved from 8.3 to 3.5 standard errors
-    when one of 35 tasks went from 3 passes of 4 to 4).
+    correction swings widely on 0/1 values).
     """
     c = values.shape[0]
     if c < MIN_TASKS_FOR_INTERVAL:
@@ -429,8 +398,8 @@ def small_sample_note(c: int) -> str | None:
 
 def finish(values: np.ndarray, method: str | None, level: float, cap: float | None,
            draws: np.ndarray | None = None, pass_k: PassK | None = None) -> TaskInterval:
-    """The interval of ``values`` by ``method`` (``draws`` is accepted and unused: the rule
-    needs no bootstrap since 0.3)."""
+    """The interval of ``values`` by ``method`` (``draws`` is unused: the rule needs no
+    bootstrap)."""
     c = values.shape[0]
     if method is None:
         return TaskInterval(None, None, NO_INTERVAL, c)
@@ -439,8 +408,7 @@ def finish(values: np.ndarray, method: str | None, level: float, cap: float | No
         lo, hi = (mid_p if method == "mid_p" else agresti_coull)(values.sum(), c, level)
         if pass_k is not None:
             flat = bool(np.all(values == values[0]))
-            lo, hi = pass_k_bounds(lo, hi, float(values.mean()), flat, pass_k.pass1_ci[0],
-                                   pass_k.pass1_ci[1], pass_k.k, pass_k.power)
+            lo, hi = pass_k.bounds(lo, hi, float(values.mean()), flat)
     else:
         m, sd, skew, _ = moments(values)
         if not (math.isfinite(float(m)) and math.isfinite(float(sd))):
@@ -449,8 +417,7 @@ def finish(values: np.ndarray, method: str | None, level: float, cap: float | No
         if method == "betting":
             lo, hi = betting(values, level)
             if pass_k is not None:
-                lo, hi = pass_k_bounds(lo, hi, m, False, pass_k.pass1_ci[0], pass_k.pass1_ci[1],
-                                       pass_k.k, pass_k.power)
+                lo, hi = pass_k.bounds(lo, hi, m, False)
         elif method == "effective_n":
             lo, hi = effective_n(m, sd / math.sqrt(c), c, cap, level,
                                  floor=carriers(values) < FLOOR_BELOW_CARRIERS)
@@ -461,8 +428,7 @@ def finish(values: np.ndarray, method: str | None, level: float, cap: float | No
                 # values can need (Hall's would have zero width)
                 lo, hi = agresti_coull(m * c, c, level) if flat else \
                     hall_interval(m, sd, skew, c, level)
-                lo, hi = pass_k_bounds(lo, hi, m, flat, pass_k.pass1_ci[0], pass_k.pass1_ci[1],
-                                       pass_k.k, pass_k.power)
+                lo, hi = pass_k.bounds(lo, hi, m, flat)
             elif flat:
                 return TaskInterval(None, None, "every task has the same mean reward: no spread "
                                     "to build an interval from", c)

@@ -2,12 +2,10 @@
 
 The band is a prediction interval for the difference of two runs of the same eval: with run_std
 measured on R re-runs (R - 1 degrees of freedom), two new runs differ by more than
-``t_{R-1, (1+level)/2} x sqrt(2) x run_std`` with probability 1 - level (normal run scores).
-The old band, 2 x run_std, let about one pure-noise difference in five through with 2-3 runs
-(docs/statistics-study.md, table D). A run_std given without its number of runs is read as from
+``t_{R-1, (1+level)/2} x sqrt(2) x run_std`` with probability 1 - level (normal run scores;
+docs/statistics-study.md, table D). A run_std given without its number of runs is read as from
 ``NOISE_DEFAULT_RUNS`` (2) runs, the fewest :func:`noise_floor` takes, so an unstated count can
-only widen the band (read as 3, a run_std from 2 runs let 14% of pure-noise differences through),
-and the result says so.
+only widen the band, and the result says so.
 """
 
 from __future__ import annotations
@@ -30,9 +28,8 @@ from ..safepath import StreamPath, as_user_path, is_path
 from ..voice import call, name
 from .fields import LEVEL_DOC
 from .intervals import t_value
-from .clustered import check_cluster
+from .clustered import check_cluster, families_of, positions
 from .rates import check_metric, task_values
-from .clustered import families_of
 
 
 def noise_band(run_std: float, n_runs: int, level: float = CONFIDENCE_LEVEL) -> float:
@@ -43,12 +40,9 @@ def noise_band(run_std: float, n_runs: int, level: float = CONFIDENCE_LEVEL) -> 
 class NoiseFloor(Result):
     """run_std of the same eval re-run, and the band a delta must clear to count as a change.
 
-    ``predicted_run_std``: what the rows' own within-task variance predicts,
-    sqrt(sum_i s_i^2/n_i)/C, with n_i a task's rollouts per run and s_i^2 = T_i/(T_i-1) p_i(1-p_i)
-    from its T_i rollouts pooled over every run given as rows (a task with one rollout per run is
-    measured by its re-runs); for a mean reward (``metric`` 'reward') s_i^2 is the sample variance
-    of the task's rewards in each run, the prediction averaged over the runs. A measured run_std
-    well above it means the runs are not independent re-samples (infrastructure, judge).
+    ``predicted_run_std``: what the rows' own within-task variance predicts (:func:`rows_run_std`).
+    A measured run_std well above it means the runs are not independent re-samples
+    (infrastructure, judge).
     """
 
     run_scores: list[float]
@@ -162,6 +156,36 @@ def noise_floor(*runs: Annotated[list[str | Score], Field(
     the run-to-run sd from each family's summed re-run spread (``run_std_by_family``) beside the
     one from each task's (``run_std_by_task``): noise shared within families shows as a gap.
     """
+    runs, level = _checked_runs(runs, metric, cluster, level)
+    loaded = [None if isinstance(run, (int, float)) and not isinstance(run, bool)
+              else load_rows(run, threshold=threshold) for run in runs]
+    row_runs = [d for d in loaded if d is not None]
+    warning = next((d.reward_scale.warning for d in row_runs if d.reward_scale.warning), None)
+    models_warning = _models_differ(loaded)
+    if metric == "auto":
+        metric = ("reward" if threshold is None and any(d.reward_scale.continuous
+                                                        for d in row_runs) else "pass")
+    scores, sizes = _scores(runs, loaded, metric)
+    pred = rows_run_std(row_runs, metric)
+    run_std = float(np.std(scores, ddof=1))
+    notes = [warning] if warning else []
+    by_family: dict[str, Any] = {}
+    if cluster is not None:
+        by_family, family_note = _by_family(row_runs, cluster, metric)
+        if family_note:
+            notes.append(family_note)
+    agreed = len(row_runs) > 1 and _every_task_agrees(row_runs)
+    notes += _spread_notes(len(runs), sizes, run_std, pred, agreed and metric == "pass",
+                           len(scores))
+    nf = NoiseFloor(run_scores=scores, n_runs=len(scores), run_std=run_std, band=0.0,
+                    level=level, predicted_run_std=pred, n_tasks=sizes or None, metric=metric,
+                    cluster=cluster, **by_family, warning=models_warning,
+                    note="; ".join(notes) or None)
+    return nf.model_copy(update={"band": noise_band(nf.band_std, len(scores), level)})
+
+
+def _checked_runs(runs: tuple, metric: Any, cluster: Any, level: Any) -> tuple[tuple, float]:
+    """The runs (one list of them unwrapped) and the level, every argument checked."""
     if len(runs) == 1 and isinstance(runs[0], (list, tuple)) and runs[0] and all(
             isinstance(r, (int, float, str, Rows)) or hasattr(r, "__fspath__") for r in runs[0]):
         runs = tuple(runs[0])
@@ -174,14 +198,12 @@ def noise_floor(*runs: Annotated[list[str | Score], Field(
                             f"{len(runs)}. "
                             "Fix: re-run the same frozen eval (3 or more runs recommended)")
     _refuse_one_run_twice(runs)
-    loaded = [None if isinstance(run, (int, float)) and not isinstance(run, bool)
-              else load_rows(run, threshold=threshold) for run in runs]
-    row_runs = [d for d in loaded if d is not None]
-    warning = next((d.reward_scale.warning for d in row_runs if d.reward_scale.warning), None)
-    models_warning = _models_differ(loaded)
-    if metric == "auto":
-        metric = ("reward" if threshold is None and any(d.reward_scale.continuous
-                                                        for d in row_runs) else "pass")
+    return runs, level
+
+
+def _scores(runs: tuple, loaded: list[Rows | None], metric: str) -> tuple[list[float], list[int]]:
+    """Each run's score (given, or the mean of its per-task ``metric``) and the tasks each run
+    given as rows scored."""
     scores, sizes = [], []
     for run, data in zip(runs, loaded):
         if data is None:
@@ -189,47 +211,40 @@ def noise_floor(*runs: Annotated[list[str | Score], Field(
                 raise ArgumentError(f"a run score must be finite, got {run!r}")
             scores.append(float(run))
             continue
-        rate = task_values(data, metric)
-        scores.append(float(rate.mean()))
+        scores.append(float(task_values(data, metric).mean()))
         sizes.append(data.n_tasks)
-    predicted = rows_run_std(row_runs, metric)
-    agreed = len(row_runs) > 1 and _every_task_agrees(row_runs)
-    run_std = float(np.std(scores, ddof=1))
-    notes = [warning] if warning else []
-    by_family: dict[str, Any] = {}
-    if cluster is not None:
-        by_family, family_note = _by_family(row_runs, cluster, metric)
-        if family_note:
-            notes.append(family_note)
-    if len(runs) < 3:
+    return scores, sizes
+
+
+def _spread_notes(n_runs: int, sizes: list[int], run_std: float, pred: float | None,
+                  agreed: bool, n_scores: int) -> list[str]:
+    """What the runs' spread cannot say: too few runs, different task sets, a spread past the
+    within-task prediction, and tied runs (``agreed``: every task gave one outcome throughout)."""
+    notes = []
+    if n_runs < 3:
         notes.append("run_std from 2 runs is itself very noisy (relative SE ~71%) and its band "
                      "uses a t quantile with 1 degree of freedom (12.7 at 95%); use 3+ runs")
     if sizes and len(set(sizes)) > 1:
         notes.append(f"runs scored different numbers of tasks {sizes}: re-run the same frozen set")
-    pred = predicted
     if pred is not None and pred > 0 and run_std > 3 * pred:
         notes.append(f"measured run_std is {run_std / pred:.1f}x the within-task prediction: the "
                      "runs may not be independent re-samples (a drifting judge or infrastructure)")
     if run_std == 0.0:
-        if pred and agreed and metric == "pass":
-            notes.append(f"the {len(scores)} runs scored the same and every task gave the same "
+        if pred and agreed:
+            notes.append(f"the {n_scores} runs scored the same and every task gave the same "
                          "outcome in every rollout: no evidence of no noise either, so the band "
                          f"uses {pred:.4f}, the largest run_std that agreement allows at 95% "
                          "(rule of three)")
         elif pred:
-            notes.append(f"the {len(scores)} runs scored the same: a run_std of 0 is no evidence "
+            notes.append(f"the {n_scores} runs scored the same: a run_std of 0 is no evidence "
                          "of no noise (run scores move in steps of one rollout), so the band "
                          f"uses the within-task prediction {pred:.4f} instead")
         else:
-            notes.append(f"the {len(scores)} runs scored the same: a run_std of 0 is no evidence "
+            notes.append(f"the {n_scores} runs scored the same: a run_std of 0 is no evidence "
                          "of no noise (run scores move in steps of one rollout) and the band is "
                          "0; re-run more, or pass the runs' rows so the band can use the "
                          "within-task prediction")
-    nf = NoiseFloor(run_scores=scores, n_runs=len(scores), run_std=run_std, band=0.0,
-                    level=level, predicted_run_std=pred, n_tasks=sizes or None, metric=metric,
-                    cluster=cluster, **by_family, warning=models_warning,
-                    note="; ".join(notes) or None)
-    return nf.model_copy(update={"band": noise_band(nf.band_std, len(scores), level)})
+    return notes
 
 
 def _refuse_one_run_twice(runs: tuple) -> None:
@@ -300,15 +315,9 @@ def _by_family(runs: list[Rows], field: str, metric: str) -> tuple[dict[str, Any
     shared = [t for t in runs[0].task_ids if all(t in set(r.task_ids) for r in runs[1:])]
     if len(shared) < 2:
         return {}, "the runs share fewer than 2 tasks: no per-family spread to read"
-    values = []
-    for r in runs:
-        pos = {t: i for i, t in enumerate(r.task_ids)}
-        idx = np.fromiter((pos[t] for t in shared), dtype=np.int64, count=len(shared))
-        values.append(task_values(r, metric)[idx])
-    v = np.stack(values)                                   # runs x tasks
-    pos0 = {t: i for i, t in enumerate(runs[0].task_ids)}
-    fam = families_of(runs[0], field).take(
-        np.fromiter((pos0[t] for t in shared), dtype=np.int64, count=len(shared)))
+    v = np.stack([task_values(r, metric)[positions(r.task_ids, shared)]
+                  for r in runs])                          # runs x tasks
+    fam = families_of(runs[0], field).take(positions(runs[0].task_ids, shared))
     n = v.shape[1]
     task_var = v.var(axis=0, ddof=1).sum()
     sums = np.stack([np.bincount(fam.codes, weights=row, minlength=fam.n_families) for row in v])
@@ -339,8 +348,8 @@ def rows_run_std(row_runs: list[Rows], metric: str) -> float | None:
 def predicted_run_std(rollouts: np.ndarray, passes: np.ndarray | None,
                       variances: np.ndarray | None = None) -> float | None:
     """sqrt(sum_i s_i^2 / n_i) / C; tasks with one rollout take the mean s^2 of the others
-    (leaving them out of the sum, as before 0.2, biased the prediction low). ``s_i^2`` is
-    n_i/(n_i-1) p_i(1-p_i) for pass rates, or ``variances`` (a reward's within-task variance)."""
+    (leaving them out would bias the prediction low). ``s_i^2`` is n_i/(n_i-1) p_i(1-p_i) for
+    pass rates, or ``variances`` (a reward's within-task variance)."""
     ok = rollouts >= 2
     if not ok.any():
         return None
@@ -367,8 +376,7 @@ def pooled_run_std(runs: list[Rows]) -> float | None:
     total_n = np.zeros(len(order))
     total_c = np.zeros(len(order))
     for r in runs:
-        pos = {t: i for i, t in enumerate(r.task_ids)}
-        idx = np.fromiter((pos[t] for t in order), dtype=np.int64, count=len(order))
+        idx = positions(r.task_ids, order)
         total_n += r.rollouts[idx]
         total_c += r.passes[idx]
     per_run = total_n / len(runs)
@@ -383,9 +391,7 @@ def predicted_run_std_pooled(total_n: np.ndarray, total_c: np.ndarray,
     When every task gave the same outcome in all its pooled rollouts, every s_i^2 is 0, which is
     no evidence of no noise either: then the largest run_std that such agreement allows at 95%
     (rule of three: prod_i (1 - T_i x_i) >= 0.05 bounds sum_i T_i x_i by 3, so the run variance
-    sum_i x_i(1-x_i)/n_i / C^2 by 3 / (min_i T_i n_i C^2)). With one rollout per task, two
-    re-runs that agree on every task of 50 (often, when most tasks are hard) otherwise gave a
-    band of 0 that let 6% of pure-noise differences through."""
+    sum_i x_i(1-x_i)/n_i / C^2 by 3 / (min_i T_i n_i C^2)), not a band of 0."""
     ok = total_n >= 2
     if not ok.any():
         return None

@@ -10,19 +10,16 @@ at every number of tasks:
   p-value, :func:`whileai_core.stats.compare.mover_pvalue`);
 * otherwise the **sign-flip test** [1] (under no change each d_i is as likely to be +d_i as
   -d_i) with Hall's skewness-corrected t interval on d [2] (``intervals.hall_interval``: the
-  plain t interval when d is not skewed, and on 0/1 tasks, where the test is the exact McNemar). The sign-flip p is exact (every sign pattern enumerated up
-  to ``SIGN_FLIP_EXACT_PATTERNS``; seeded random patterns above, with the (b + 1)/(B + 1)
-  correction [3], so never 0); on 0/1 per-task values it *is* the exact McNemar test. The
-  interval is widened to hold 0 whenever the exact test cannot reject 0, and the p-value given
-  is the exact test's, raised to the t test's when the t interval reaches 0: so p <= 1 - level
-  exactly when the interval excludes 0, and a verdict is never stronger than its interval
-  (``t_sign_flip_exact`` / ``t_sign_flip_mc``). The p-value stays valid at every threshold (it
-  is never below the exact test's), so Holm and Benjamini-Hochberg can correct it. The paired
-  percentile bootstrap this replaced from 30 tasks said "moved" 3.5-6.3% per direction under no
-  change on graded rewards at 30-40 tasks; the plain t interval said "moved_the_wrong_way"
-  5.9-13.1% of the time at 31-100 tasks when the mean change is 0 but a tenth of the tasks gain
-  0.45 and the rest lose 0.05 (Hall's: at most 0.05%; bench/stats_skew.py, docs/statistics-study.md
-  table G).
+  plain t interval when d is not skewed, and on 0/1 tasks). The sign-flip p is exact (every sign
+  pattern enumerated up to ``SIGN_FLIP_EXACT_PATTERNS``; seeded random patterns above, with the
+  (b + 1)/(B + 1) correction [3], so never 0); on 0/1 per-task values it *is* the exact McNemar
+  test. The interval is widened to hold 0 whenever the exact test cannot reject 0, and the
+  p-value given is the exact test's, raised to the t test's when the t interval reaches 0: so
+  p <= 1 - level exactly when the interval excludes 0, and a verdict is never stronger than its
+  interval (``t_sign_flip_exact`` / ``t_sign_flip_mc``). The p-value is never below the exact
+  test's, so Holm and Benjamini-Hochberg can correct it. Hall's correction keeps a skewed
+  change (a tenth of the tasks gaining much, the rest losing a little) from being called a
+  move the wrong way (bench/stats_skew.py, docs/statistics-study.md table G).
 
 Unpaired (the two arms scored different tasks, or the paired spread is 0):
 :func:`mover_difference`, the difference of two independent estimates with each arm's own
@@ -73,8 +70,8 @@ def min_paired_tasks(level: float) -> int:
 
 
 def needs_sign_flip(d: np.ndarray) -> bool:
-    """Whether the sign-flip test decides this paired difference: always, since 0.3 (kept for
-    callers that asked before computing bootstrap draws)."""
+    """Whether the sign-flip test decides this paired difference: always (kept for callers
+    that ask before computing bootstrap draws)."""
     return True
 
 
@@ -116,9 +113,8 @@ def paired_interval(d: np.ndarray, *, level: float, seed: int | None, n_resample
     """Interval and p-value for mean(d) by the paired rule (module docstring).
 
     ``scale``: the magnitude of the per-task values ``d`` was taken from (:func:`no_spread`).
-
     ``mcnemar``: both arms' per-task values are 0/1 (the note then names the exact McNemar test).
-    ``draws`` is accepted and unused (the paired bootstrap is no longer part of the rule).
+    ``draws`` is unused.
     """
     d = np.asarray(d, dtype=np.float64)
     n = d.shape[0]
@@ -209,7 +205,7 @@ def t_pvalue(d: np.ndarray, *, skewed: bool = True) -> float:
     1.0 with no spread): 0 lies in :func:`hall_interval` at a level exactly when the p-value is
     at least 1 - level (the interval is {mu : |g(T(mu))| <= q}; this is the tail of |g(T(0))|).
     With no skew (or ``skewed`` False) it is the paired t test's."""
-    from scipy.special import stdtr  # lazy: scipy.special costs 0.13 s to import
+    from scipy.special import stdtr  # lazy: scipy.special is slow to import
 
     scale = float(np.max(np.abs(d)))
     if scale == 0.0:
@@ -227,16 +223,10 @@ def t_pvalue(d: np.ndarray, *, skewed: bool = True) -> float:
 
 def sign_flip(d: np.ndarray, *, level: float, seed: int | None, n_resamples: int,
               mcnemar: bool = False) -> PairedInterval:
-    """The exact sign-flip p-value for mean(d) = 0, and a t interval on d made to agree with it.
-
-    The interval is Hall's skewness-corrected t interval on d (mean(d) +- t_{n-1} sd(d)/sqrt(n)
-    when d is not skewed, and on 0/1 tasks, ``mcnemar``), widened to hold 0 when the sign-flip test
-    cannot reject 0 (p > 1 - level); the p-value given is the sign-flip p, or max(sign-flip p,
-    t-test p) when the t test does not reject. So the interval excludes 0 exactly when
-    p <= 1 - level, and only when both tests reject. (Inverting
-    the sign-flip test for the interval assumes every task shifts by the same amount, which
-    unchanged tasks, common with pass rates from few rollouts, break: it returned near-empty
-    intervals.)
+    """The exact sign-flip p-value for mean(d) = 0, and a t interval on d made to agree with it
+    (module docstring; no skew correction with ``mcnemar``). The interval is not the sign-flip
+    test inverted: that would assume every task shifts by the same amount, which unchanged tasks
+    break.
     """
     n = d.shape[0]
     m = int(np.count_nonzero(d))

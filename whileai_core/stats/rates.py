@@ -35,10 +35,8 @@ from .intervals import Interval, PassK, TaskInterval, task_interval
 # --- per-task estimators ----------------------------------------------------------------------
 
 def pass_at_k_per_task(n: np.ndarray, c: np.ndarray, k: int) -> np.ndarray:
-    """Unbiased pass@k per task, 1 - C(n-c, k)/C(n, k) [1], in the stable product form.
-
-    Computed once per distinct (n, c) pair, so the cost does not grow with the number of tasks.
-    """
+    """Unbiased pass@k per task, 1 - C(n-c, k)/C(n, k) [1], in the stable product form
+    (computed once per distinct (n, c) pair)."""
     return _per_pair(n, c, lambda ni, ci: 1.0 if ni - ci < k else
                      1.0 - float(np.prod(1.0 - k / np.arange(ni - ci + 1, ni + 1))))
 
@@ -219,11 +217,9 @@ K1_CANNOT = ("the per-task band and the split share at larger k cannot be read f
 class PassAt(Result):
     """Pass rates of one run, each with its interval over tasks.
 
-    ``pass_at_1`` is the task-weighted mean of per-task pass rates (every task counts once).
-    ``pass_at_k``/``pass_pow_k`` are given only when every task has >= k rollouts.
-    ``tasks`` summarises the per-task pass rates (histogram, lowest and highest tasks); the whole
-    table is a :class:`~whileai_core.tables.TaskTable` (``TaskTable.of(rows)``), one page of
-    which ``page`` carries when a caller asked for it.
+    ``pass_at_1`` is the task-weighted mean of per-task pass rates (every task counts once);
+    ``pass_at_k``/``pass_pow_k`` are given only when every task has >= k rollouts. ``tasks``
+    summarises the per-task pass rates (the whole table: ``TaskTable.of(rows)``).
     """
 
     pass_at_1: float
@@ -295,21 +291,12 @@ def pass_at(rows: Any, *, k: int | None = None, level: float = CONFIDENCE_LEVEL,
             n_resamples: int = BOOTSTRAP_RESAMPLES, cluster: str | None = AUTO) -> PassAt:
     """pass@1, and pass@k / pass^k, each with its interval over tasks.
 
-    Parameters
-    ----------
-    rows : path, list of dicts or :class:`Rows`
-    k : int, optional
-        Rollouts for pass@k and pass^k. Default: the smallest number of rollouts any task has,
-        when that is at least 2.
-    level : float, default 0.95
-    seed : int, default 0. The same rows and seed give the same interval, in every tool.
-    threshold : float, optional. A pass is ``reward >= threshold`` (default 1.0).
-    n_resamples : int, default 10,000 (accepted for compatibility: no interval over tasks needs
-        a bootstrap since 0.3; the clustered one draws ``CLUSTER_RESAMPLES``)
-    cluster : str, optional. A row field naming each task's family (a repo, a document, a
-        template): every interval then resamples families, then tasks within them
-        (:mod:`whileai_core.stats.clustered`). ``"auto"`` (the default) reads tasks here;
-        the ``rate`` answer gives a family field's interval beside (:mod:`.report`).
+    ``k``: rollouts for pass@k and pass^k; default the smallest number of rollouts any task
+    has, when that is at least 2. A pass is ``reward >= threshold`` (default 1.0).
+    ``n_resamples`` is accepted for compatibility (no interval over tasks needs a bootstrap; the
+    clustered one draws ``CLUSTER_RESAMPLES``). ``cluster``: a row field naming each task's
+    family (:mod:`whileai_core.stats.clustered`); ``"auto"`` reads tasks here, and the ``rate``
+    answer gives a family field's interval beside (:mod:`.report`).
 
     A continuous reward (in [0, 1], not all 0/1) also gets ``mean_reward``, its headline
     number; a reward on another scale gets ``reward.warning`` with the fix.
@@ -322,36 +309,10 @@ def pass_at(rows: Any, *, k: int | None = None, level: float = CONFIDENCE_LEVEL,
                             f"{voice.arg('k', 4)}, or omit {voice.arg('k')}")
     data = load_rows(rows, threshold=threshold)
     one_writer(data, reads="one pass rate")
-    n, c = data.rollouts, data.passes
-    notes: list[str] = []
-    min_n = int(n.min())
-    if k is None and min_n >= 2:
-        k = min_n
-    columns = [c / n]
-    not_computed = None
-    if k is not None:
-        if min_n >= k:
-            columns += [pass_at_k_per_task(n, c, k), pass_pow_k_per_task(n, c, k)]
-        else:
-            not_computed = short_of_k(n, k)
-    if int(n.max()) == 1:
-        notes.append(f"one rollout per task: pass@1, the mean over tasks, is estimable; "
-                     f"{K1_CANNOT}, nor pass@k or pass^k for k > 1; re-sample every prompt at "
-                     f"k >= {GROUP_MIN_ROLLOUTS}")
-    elif k is None and min_n < 2:
-        notes.append("no pass@k: some task has a single rollout; pass@k needs k >= 2 on every task")
-    # pass@1 is a share of rollouts (the binomial floor applies); pass@k and pass^k are held to
-    # what pass@1's interval implies for them (Jensen; whileai_core.stats.intervals), over
-    # families too (the bounds hold for any mix of tasks)
+    k, columns, not_computed, notes = _pass_columns(data.rollouts, data.passes, k)
     cluster, _ = split_cluster(cluster, data)
     families = families_of(data, cluster) if cluster is not None else None
-    ivs = intervals(columns[:1], [trials_cap(data, "pass")], level, seed, n_resamples, families)
-    if len(columns) == 3 and ivs[0].ci is not None:
-        specs = [PassK(k, False, ivs[0].ci), PassK(k, True, ivs[0].ci)]
-        ivs += intervals(columns[1:], [None, None], level, seed, n_resamples, families,
-                         pass_k=specs)
-    elif len(columns) == 3:
-        ivs += [ivs[0], ivs[0]]   # under 3 tasks or 2 families: no interval for any of them
+    ivs = _pass_intervals(columns, data, k, level, seed, n_resamples, families)
     notes += list(dict.fromkeys(iv.note for iv in ivs if iv.note))
     scale = data.reward_scale  # its warning is rendered first, and in `reward.warning`
     mean = None
@@ -371,6 +332,45 @@ def pass_at(rows: Any, *, k: int | None = None, level: float = CONFIDENCE_LEVEL,
                   level=level, reward=scale, mean_reward=mean, cluster=cluster,
                   n_families=None if families is None else families.n_families,
                   k_not_computed=not_computed, note="; ".join(notes) or None, **extra)
+
+
+def _pass_columns(n: np.ndarray, c: np.ndarray, k: int | None
+                  ) -> tuple[int | None, list[np.ndarray], str | None, list[str]]:
+    """(k in force, the per-task columns: pass@1, then pass@k and pass^k when every task has k
+    rollouts, why they are absent when not, notes)."""
+    notes: list[str] = []
+    min_n = int(n.min())
+    if k is None and min_n >= 2:
+        k = min_n
+    columns = [c / n]
+    not_computed = None
+    if k is not None:
+        if min_n >= k:
+            columns += [pass_at_k_per_task(n, c, k), pass_pow_k_per_task(n, c, k)]
+        else:
+            not_computed = short_of_k(n, k)
+    if int(n.max()) == 1:
+        notes.append(f"one rollout per task: pass@1, the mean over tasks, is estimable; "
+                     f"{K1_CANNOT}, nor pass@k or pass^k for k > 1; re-sample every prompt at "
+                     f"k >= {GROUP_MIN_ROLLOUTS}")
+    elif k is None and min_n < 2:
+        notes.append("no pass@k: some task has a single rollout; pass@k needs k >= 2 on every task")
+    return k, columns, not_computed, notes
+
+
+def _pass_intervals(columns: list[np.ndarray], data: Rows, k: int | None, level: float,
+                    seed: int | None, n_resamples: int, families: Families | None) -> list:
+    """Each column's interval. pass@1 is a share of rollouts (the binomial floor applies);
+    pass@k and pass^k are held to what pass@1's interval implies for them (Jensen;
+    :mod:`whileai_core.stats.intervals`), over families too (the bounds hold for any mix)."""
+    ivs = intervals(columns[:1], [trials_cap(data, "pass")], level, seed, n_resamples, families)
+    if len(columns) == 3 and ivs[0].ci is not None:
+        specs = [PassK(k, False, ivs[0].ci), PassK(k, True, ivs[0].ci)]
+        ivs += intervals(columns[1:], [None, None], level, seed, n_resamples, families,
+                         pass_k=specs)
+    elif len(columns) == 3:
+        ivs += [ivs[0], ivs[0]]   # under 3 tasks or 2 families: no interval for any of them
+    return ivs
 
 
 def short_of_k(rollouts: np.ndarray, k: int) -> str:

@@ -23,7 +23,7 @@ from ..tables import TaskPage, TaskSummary, TaskTable
 from ..defaults import BOOTSTRAP_SEED, CONFIDENCE_LEVEL
 from ..roles import FIELDS_DOC
 from ..voice import arg
-from .families import AUTO, FamilyInterval, beside, split_cluster
+from .families import AUTO, FamilyInterval, beside, family_roles, split_cluster
 from .rates import (PassAt, Rate, field_share, field_shares, mean_reward, pass_at, task_values,
                     trials_cap)
 from .clustered import Families, intervals
@@ -100,15 +100,14 @@ class RateReport(Result):
         did = {self.field: "the share of rollouts where it is true"} if self.field else {}
         by_family, fields = read_fields_of(data, cluster, None if self.field else found,
                                            self.rate.level, seed, reward, **did)
-        copy = self.model_copy(update={"cluster": cluster, "families": by_family,
-                                       "fields": fields})
-        copy._table = self._table
-        return copy
+        return self._copy(cluster=cluster, families=by_family, fields=fields)
 
     def with_page(self, offset: int, limit: int) -> RateReport:
         """This report with ``limit`` tasks of its table from ``offset``."""
-        page = self._table.page(offset, limit)
-        copy = self.model_copy(update={"page": page})
+        return self._copy(page=self._table.page(offset, limit))
+
+    def _copy(self, **update: Any) -> RateReport:
+        copy = self.model_copy(update=update)
         copy._table = self._table
         return copy
 
@@ -157,11 +156,7 @@ def read_fields_of(data: Any, cluster: str | None, found: Families | None, level
     by_family = None if found is None else families_beside(data, found, level, seed)
     done = {"task": "every interval resamples tasks" + (
                 f" within families of `{cluster}`" if cluster else ""),
-            "reward": reward, "model": "one writer", **did}
-    if cluster:
-        done[cluster] = "every interval resamples its families, then tasks"
-    if by_family is not None:
-        done[by_family.field] = "its families' interval is given beside (families)"
+            "reward": reward, "model": "one writer", **did, **family_roles(cluster, by_family)}
     return by_family, fields_report(data, done)
 
 

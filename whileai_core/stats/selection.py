@@ -1,15 +1,10 @@
 """Was a checkpoint chosen on the tasks it is scored on?
 
-Picking the best of several checkpoints by their held-out scores, then reporting the winner's
-score on those same tasks, reports the maximum of several noisy estimates: it is biased upwards
-(the winner's curse; Cawley & Talbot [1] show the same optimism for model selection on one
-validation set), and no interval computed afterwards on those tasks corrects for it. The fix is
-two splits: choose on one, then score the chosen checkpoint once on another, frozen before the
-choice (``freeze_holdout`` names each split by its content, so the two cannot be mixed up
-silently).
-
-:func:`selection_check` sets the task ids the comparison scored beside the ones the checkpoint
-was chosen on and says which case holds. ``compare(..., selected_on=...)`` attaches it.
+The best of several checkpoints, scored on the tasks it was picked on, reports the maximum of
+several noisy estimates: biased upwards (the winner's curse; Cawley & Talbot [1] show the same
+optimism for model selection on one validation set), and no interval computed afterwards on
+those tasks corrects for it. The fix is two splits: choose on one, then score the chosen
+checkpoint once on another, frozen before the choice (``freeze_holdout``).
 
 [1] Cawley & Talbot (2010). On over-fitting in model selection and subsequent selection bias in
     performance evaluation. JMLR 11, 2079-2107.

@@ -231,8 +231,8 @@ def test_holdout_size_from_a_pilot_by_hand():
     (lambda: pass_at([{"task_id": "a", "reward": 1}], seed=-1), "`seed` must be"),
     (lambda: compare([{"task_id": "a", "reward": 1}], [{"task_id": "a", "reward": 1}],
                      run_std=float("nan")), "`run_std` = nan: must be a finite number"),
-    (lambda: holdout_size(0), "`effect` = 0: must be above 0"),
-    (lambda: holdout_size(power=1.0), "`power` = 1.0: must be below 1"),
+    (lambda: holdout_size(0), "`effect` = 0: must be at least 1e-06 (1e-06 to 0.999999)"),
+    (lambda: holdout_size(power=1.0), "`power` = 1.0: must be at most 0.999999"),
     (lambda: holdout_size(k=0), "`k` = 0: must be at least 1"),
 ])
 def test_argument_errors_name_the_argument_and_fix(call, needle):

@@ -103,6 +103,7 @@ WATCH_POWER = 0.8  # convention (Cohen 1988): power to catch a sustained held-ou
 WATCH_CONFIRM = 2  # a stop holds at 2 evals in a row; bench/watch_anytime.py
 WATCH_WINDOW = 5  # convention, untested: climb = mean of last 5 steps - first 5
 WATCH_SCAN_EVERY = 5  # convention, untested: scan every 5th step's batch
+WATCH_LOOKS_MAX = 1000  # tractable: a planned schedule slows past it; the open one is unbounded
 WATCH_STEPS_SHOWN = 50  # convention: a watch answer lists the last 50 steps (n of N)
 
 # --- routing (whileai_core.routing, .questions) ---------------------------------------------------

@@ -32,7 +32,8 @@ from .. import voice
 from ..bootstrap import check_level, check_seed
 from ..defaults import (BOOTSTRAP_SEED, CONFIDENCE_LEVEL, MIN_TASKS_FOR_INTERVAL,
                         SCAN_RUN_SHARE, WATCH_CONFIRM, WATCH_OPEN_HALF, WATCH_POWER,
-                        WATCH_SCAN_EVERY, WATCH_STEPS_SHOWN, WATCH_WINDOW)
+                        WATCH_LOOKS_MAX, WATCH_SCAN_EVERY, WATCH_STEPS_SHOWN,
+                        WATCH_WINDOW)
 from ..errors import ArgumentError, WhileaiError
 from ..operations import READS, VERDICT, operation
 from ..operations.args import RUN_OR_PATH, Arg, Level, Metric, StateDir, Threshold
@@ -209,10 +210,11 @@ def _check_settings(window: Any, confirm: Any, scan_every: Any, looks: Any) -> N
             raise ArgumentError(f"`{name}` must be an integer in [{lo}, 1000], got {value!r}. "
                                 f"Fix: use the default {default}")
     if looks is not None and (isinstance(looks, bool) or not isinstance(looks, int)
-                              or not 1 <= looks <= 100_000):
-        raise ArgumentError(f"`looks` must be an integer in [1, 100000], got {looks!r}. Fix: the "
-                            "number of held-out evaluations after step 0 the run will make, or "
-                            "leave it out (read from the run's config, else an open schedule)")
+                              or not 1 <= looks <= WATCH_LOOKS_MAX):
+        raise ArgumentError(f"`looks` must be an integer in [1, {WATCH_LOOKS_MAX}], got {looks!r}. "
+                            "Fix: the number of held-out evaluations after step 0 the run will "
+                            "make, or leave it out (read from the run's config, else an open "
+                            "schedule)")
 
 
 # --- the looks --------------------------------------------------------------------------------
@@ -549,7 +551,7 @@ def watch_run(
         window: Annotated[int, Field(ge=2, le=1000, description=(
             "Steps averaged at each end of the training reward to measure its climb."))
         ] = WATCH_WINDOW,
-        looks: Annotated[int | None, Field(ge=1, le=100_000, description=(
+        looks: Annotated[int | None, Field(ge=1, le=WATCH_LOOKS_MAX, description=(
             "Held-out evaluations after step 0 the run will make; null: from the run's config, "
             "else an open schedule.")), Arg(metavar="N")] = None,
         level: Level = CONFIDENCE_LEVEL, state_dir: StateDir = None,

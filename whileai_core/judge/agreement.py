@@ -112,7 +112,7 @@ def kappa_interval(labels: Sequence[bool], grades: Sequence[bool], *,
     return (float(min(max(low, -1.0), 1.0)), float(min(max(high, -1.0), 1.0)))
 
 
-_MIN_HALF_WIDTH = 1e-6
+HALF_WIDTH_MIN = 1e-6
 
 
 def failures_needed(half_width: float = D.JUDGE_FALSE_PASS_HALF_WIDTH, *,
@@ -127,8 +127,8 @@ def failures_needed(half_width: float = D.JUDGE_FALSE_PASS_HALF_WIDTH, *,
             or not 0.0 < half_width < 0.5:
         raise ArgumentError(f"half_width must be in (0, 0.5), got {half_width!r}. "
                             f"Fix: use the default {D.JUDGE_FALSE_PASS_HALF_WIDTH}")
-    if half_width < _MIN_HALF_WIDTH:  # a tinier one overflows
-        raise ArgumentError(f"half_width must be at least {_MIN_HALF_WIDTH:g} (narrower asks for "
+    if half_width < HALF_WIDTH_MIN:  # a tinier one overflows
+        raise ArgumentError(f"half_width must be at least {HALF_WIDTH_MIN:g} (narrower asks for "
                             f"more than 10^11 labelled failures), got {half_width!r}. Fix: use "
                             f"the default {D.JUDGE_FALSE_PASS_HALF_WIDTH}")
     return math.ceil(z_value(0.5 + level / 2.0) ** 2 * 0.25 / half_width ** 2 - 1e-9)

@@ -16,7 +16,7 @@ from ..operations.args import Level, Names, Records
 from ..operations.describe import named, values_of
 from ..result import Result, fmt_rate, fmt_value
 from ..records import read_records
-from .agreement import _check_level, _pearson, cohen_kappa, failures_needed, kappa_interval, \
+from .agreement import HALF_WIDTH_MIN, _check_level, _pearson, cohen_kappa, failures_needed, kappa_interval, \
     wilson_interval
 
 
@@ -121,7 +121,8 @@ def audit_judge(
         max_false_pass: Annotated[Share, Field(description=(
             "Ceiling on the share of label-fail replies the judge passes, in [0, 1]."))
         ] = D.JUDGE_MAX_FALSE_PASS,
-        half_width: Annotated[float, Field(gt=0, lt=0.5, allow_inf_nan=False, description=(
+        half_width: Annotated[float, Field(
+            ge=HALF_WIDTH_MIN, lt=0.5, allow_inf_nan=False, description=(
             "Precision (+-) the false-pass rate is sized for, in (0, 0.5); sets how many "
             "labelled failures are needed."))] = D.JUDGE_FALSE_PASS_HALF_WIDTH,
         level: Level = D.CONFIDENCE_LEVEL) -> JudgeAudit:

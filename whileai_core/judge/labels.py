@@ -43,7 +43,8 @@ class LabelSample(Result):
         "30% or 50% failure share."),
     doing="sizing a label sample", serves=("label_sample",))
 def failures_needed(
-        half_width: Annotated[float, Field(gt=0, lt=0.5, allow_inf_nan=False, description=(
+        half_width: Annotated[float, Field(
+            ge=agreement.HALF_WIDTH_MIN, lt=0.5, allow_inf_nan=False, description=(
             "Precision (+-) wanted on the false-pass rate, in (0, 0.5)."))
         ] = D.JUDGE_FALSE_PASS_HALF_WIDTH, *,
         level: Level = D.CONFIDENCE_LEVEL) -> LabelSample:

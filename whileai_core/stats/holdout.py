@@ -124,7 +124,7 @@ def _within_var(data: Rows, idx: np.ndarray | None = None, metric: str = "pass"
     return float(s2.mean()), float((s2 / n[ok]).mean()), p
 
 
-_EDGE = 1e-6
+_EDGE = 1e-6  # the normal quantiles and n ~ 1/effect^2 overflow past these
 
 
 def _design(cluster: str | None, rows: Rows | None, idx: np.ndarray | None,
@@ -148,7 +148,7 @@ def _design(cluster: str | None, rows: Rows | None, idx: np.ndarray | None,
         "(Miller 2024, Eq. 9), plus a table over k. Without pilot rows it uses a planning "
         "model; with pilot rows, your data's variances."),
     doing="sizing a holdout")
-def holdout_size(effect: Annotated[EffectSize, Field(description=(
+def holdout_size(effect: Annotated[EffectSize, Field(ge=_EDGE, le=1 - _EDGE, description=(
                      "Smallest change in pass@1 worth detecting, in (0, 1): 0.05 = 5 "
                      "points."))] = PROVE_EFFECT, *,
                  k: Annotated[int, Field(ge=1, le=MAX_K, description=(
@@ -159,10 +159,12 @@ def holdout_size(effect: Annotated[EffectSize, Field(description=(
                  after: Annotated[OptionalRows, Field(description=(
                      "Optional pilot rows after training, the same tasks as `before` (enables "
                      "the paired correlation)."))] = None,
-                 power: Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False, description=(
+                 power: Annotated[float, Field(
+                     ge=_EDGE, le=1 - _EDGE, allow_inf_nan=False, description=(
                      "Probability of detecting a true change of `effect`, in (0, 1)."))
                  ] = HOLDOUT_POWER,
-                 alpha: Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False, description=(
+                 alpha: Annotated[float, Field(
+                     ge=_EDGE, le=1 - _EDGE, allow_inf_nan=False, description=(
                      "Two-sided false-positive rate, in (0, 1)."))] = HOLDOUT_ALPHA,
                  threshold: Threshold = None, cluster: Cluster = None,
                  metric: Annotated[Literal["auto", "pass", "reward"],

@@ -606,10 +606,11 @@ def test_a_killed_writes_temporary_file_is_removed_at_the_next_start(tmp_path):
 # --- inputs that read as "a bug in whileai" are input errors -------------------------------------
 
 BAD_INPUTS = [
-    ("failures_needed", {"half_width": 1e-300}, "half_width must be at least"),
-    ("audit_judge", {"items": "items.jsonl", "half_width": 5e-324}, "half_width must be at least"),
-    ("holdout_size", {"effect": 0.1, "alpha": 1e-300}, "`alpha` = 1e-300 is too close"),
-    ("holdout_size", {"effect": 1e-300}, "`effect` = 1e-300 is too close"),
+    ("failures_needed", {"half_width": 1e-300}, "`half_width` = 1e-300: must be at least 1e-06"),
+    ("audit_judge", {"items": "items.jsonl", "half_width": 5e-324},
+     "`half_width` = 5e-324: must be at least 1e-06"),
+    ("holdout_size", {"effect": 0.1, "alpha": 1e-300}, "`alpha` = 1e-300: must be at least 1e-06"),
+    ("holdout_size", {"effect": 1e-300}, "`effect` = 1e-300: must be at least 1e-06"),
     ("shape_group", {"rewards": [1.0, 0.0], "scores": [[0.1, 0.2], [0.3]]},
      "some entries differ in length"),
     ("launch_run", {"config_or_recipe": "d1.toml"}, "num_train_gpus = 'x' is not a number"),

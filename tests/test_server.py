@@ -273,7 +273,7 @@ def test_holdout_size_planning_model_matches_miller_eq9(server):
 
 def test_holdout_size_bad_effect_names_the_range(server):
     text = error_text(call(server, "holdout_size", {"effect": 0}), "holdout_size")
-    assert "`effect` = 0: must be above 0 (above 0 and below 1)" in text
+    assert "`effect` = 0: must be at least 1e-06 (1e-06 to 0.999999)" in text
 
 
 # --- teacher_clears ------------------------------------------------------------------------

@@ -269,3 +269,10 @@ def test_seq_len_grows_to_hold_the_completion():
     r = cfg(OPD(f"{RL}@{URL}"))  # OPD's 8192 completion tokens + 1024 for the prompt
     assert r.config["seq_len"] == 9216
     assert r.config["orchestrator"]["train"]["sampling"]["max_completion_tokens"] == 8192
+
+
+def test_a_batch_of_partial_groups_names_the_whole_ones_near_it():
+    with pytest.raises(ConfigError, match=r"Fix: batch = 96 or 112$"):
+        cfg(batch=100, group_size=16)
+    with pytest.raises(ConfigError, match=r"Fix: batch = 16$"):  # below one group: one group
+        cfg(batch=1, group_size=16)

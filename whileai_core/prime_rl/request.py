@@ -162,10 +162,10 @@ def _group_size(given: Any, keys: MethodKeys, batch: int, reads: dict[str, str])
         raise ConfigError(f"{base} with group_size 1: every advantage is zero (reward minus the "
                           "mean of a group of one), so nothing trains. Fix: group_size >= 2, or "
                           "method='rae' (EMA baseline, group_size 1 allowed)")
-    if batch % group:
+    if batch % group:  # the whole groups nearest below (at least one) and above
+        fits = sorted({max(group, batch - batch % group), batch + group - batch % group})
         raise ConfigError(f"`batch` {batch} is not divisible by group_size {group} (prime-rl "
-                          f"rejects it). Fix: batch = {max(group, batch - batch % group)} or "
-                          f"{batch + group - batch % group}")
+                          f"rejects it). Fix: batch = {' or '.join(map(str, fits))}")
     reads["batch"] = f"orchestrator.batch_size (rollouts per step: {batch // group} prompts x {group})"
     reads["group_size"] = "orchestrator.group_size"
     return group

@@ -232,3 +232,47 @@ def test_an_operation_s_python_call_matches_its_tool(tmp_path):
         set(sig.parameters)
     assert set(input_model(OPS["rate"]).model_fields) == set(sig.parameters) | {
         "detail", "offset", "limit", "model_filter"}
+
+
+def _beyond(info) -> list[tuple[str, float]]:
+    """A number just outside each end of a field's declared range, with the end's name."""
+    out = []
+    for item in info.metadata:
+        for end, step in (("ge", -1), ("gt", 0), ("le", 1), ("lt", 0)):
+            bound = getattr(item, end, None)
+            if bound is not None:
+                out.append((end, bound + step * max(1, abs(bound)) if step else bound))
+    return out
+
+
+# (the surfaces' own options, the page of a table, are not the function's: left out)
+NUMBERS = [(name, p.name, end, value)
+           for name, op in sorted(OPS.items()) for p in params(op, "cli")
+           if p.name in inspect.signature(op.fn).parameters
+           and set(getattr(p.info.annotation, "__args__", ()) or {p.info.annotation}) & {int, float}
+           for end, value in _beyond(p.info)]
+
+
+def test_the_numbers_checked_are_every_declared_range():
+    assert len(NUMBERS) > 80  # a filter that lost its numbers would pass the test below vacuously
+    assert {"level", "seed", "k", "effect", "threshold", "looks", "n_shuffles"} <= {
+        n for _, n, _, _ in NUMBERS}
+
+
+@pytest.mark.parametrize("name, arg, end, value", NUMBERS,
+                         ids=[f"{n}-{a}-{e}" for n, a, e, _ in NUMBERS])
+def test_a_python_call_meets_the_declared_range_in_the_surfaces_words(name, arg, end, value):
+    """Out of its declared range, a number is refused before the function runs (the other
+    arguments are placeholders it never reads), in the words the shell's and MCP's model use."""
+    op = OPS[name]
+    required = {p.name: "x" for p in params(op, "cli") if p.required and not p.many}
+    with pytest.raises(whileai_core.ArgumentError) as python:
+        getattr(whileai_core, name)(**{**required, arg: value})
+    with voice.speaking(voice.CLI):
+        with pytest.raises(whileai_core.ArgumentError) as shell:
+            from whileai_core.operations.surface import validate
+            validate(op, {**required, arg: value}, "cli")
+    said = str(python.value)
+    assert said.startswith("invalid arguments: ") and f"`{arg}` = " in said, said
+    # the same refusal of this argument, up to how each door spells its name and its fix
+    assert said.split(": ", 2)[2].split(". Fix:")[0] in str(shell.value), (said, shell.value)

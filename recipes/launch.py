@@ -30,8 +30,8 @@ def add_output_arguments(parser: argparse.ArgumentParser) -> None:
 def check_out(out: Path | None, *, overwrite: bool) -> None:
     """Refuse up front, before any training, when ``out/results.json`` exists and not ``--force``."""
     if out is not None and (Path(out) / "results.json").exists() and not overwrite:
-        raise ConfigError(f"{Path(out) / 'results.json'} already exists; not overwriting it. "
-                          "Fix: pass --force or choose another --out")
+        raise ConfigError(f"{Path(out) / 'results.json'} already exists; not overwriting it",
+                          fix="pass --force or choose another --out")
 
 
 def write_results(out: Path, results: dict, *, overwrite: bool) -> Path:

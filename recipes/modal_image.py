@@ -46,7 +46,7 @@ def claim_run_folder(out: Path, volume: str) -> None:
         raise ConfigError(
             f"run name {out.name!r} already holds a finished run on the {volume} volume "
             f"({' and '.join(finished)}); training again would overwrite its adapter, so nothing "
-            f"was trained. Fix: pick a new --run-name (e.g. {out.name}-2), or remove the old one "
+            "was trained", fix=f"pick a new --run-name (e.g. {out.name}-2), or remove the old one "
             f"first: modal volume rm -r {volume} {out.name}")
 
 

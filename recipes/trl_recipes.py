@@ -219,7 +219,8 @@ def require_weights_moved(results: dict, recipe: str) -> None:
     if not updates["changed_tensors"] or not any(g > 0 for g in updates["grad_norm"]):
         raise ConfigError(
             f"the {recipe} smoke trained {results.get('train_steps')} steps but no weight changed "
-            f"(gradient norms {updates['grad_norm']}): the loss had no gradient. Fix: a bug in the "
+            f"(gradient norms {updates['grad_norm']}): the loss had no gradient",
+            fix="a bug in the "
             "recipe's data or trainer wiring; the smoke must move the adapter")
 
 
@@ -243,8 +244,8 @@ def registry_call(recipe: str, app: str, function: str, settings,
     """What the run registry spawns for a TRL recipe: the deployed ``app``'s ``function`` with
     ``settings`` and the template prompts at their seed."""
     if config_path is not None:
-        raise ArgumentError(f"the {recipe} recipe takes no config file, got {config_path!r}. Fix: "
-                            "launch the recipe by name")
+        raise ArgumentError(f"the {recipe} recipe takes no config file, got {config_path!r}",
+                            fix="launch the recipe by name")
     return {"app": app, "function": function,
             "args": [settings.to_dict(), prompt_records(settings)], "kwargs": {}}
 

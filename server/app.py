@@ -70,8 +70,8 @@ def parse_toolsets(value: str | Iterable[str] | None) -> tuple[str, ...]:
     unknown = [n for n in names if n not in TOOLSETS]
     if unknown or not names:
         raise ArgumentError(f"--toolsets {','.join(names) or '(none)'}: "
-                            f"{'unknown ' + ', '.join(unknown) if unknown else 'empty'}. Fix: "
-                            f"name some of {', '.join(TOOLSETS)}, or all")
+                            f"{'unknown ' + ', '.join(unknown) if unknown else 'empty'}",
+                            fix=f"name some of {', '.join(TOOLSETS)}, or all")
     return tuple(dict.fromkeys(names))
 
 

@@ -291,14 +291,14 @@ def http_settings(host: str, port: int, *, environ: Mapping[str, str] | None = N
         raise ArgumentError(
             f"--http needs a bearer token whatever the address: without one {who} could call "
             "every tool (launch_run spends money on your Modal account) and open sessions that "
-            "displace yours. Fix: export "
+            "displace yours", fix="export "
             f"{MCP_TOKEN_ENV}=\"$(python -c 'import secrets; print(secrets.token_urlsafe(32))')\" "
             "(or --token-file FILE holding it), give the same token to the client (its "
             "'Authorization: Bearer <token>' header), and restart")
     hosts = [h.strip() for h in allowed_hosts if h.strip()]
     for h in hosts:
         if any(c.isspace() for c in h) or "/" in h:
-            raise ArgumentError(f"--allowed-host {h!r} is not a host[:port]. Fix: e.g. "
+            raise ArgumentError(f"--allowed-host {h!r} is not a host[:port]", fix="e.g. "
                                 f"--allowed-host gpu-box.lan:{port}")
     if loopback:
         hosts = _LOOPBACK_HOSTS + hosts
@@ -306,15 +306,15 @@ def http_settings(host: str, port: int, *, environ: Mapping[str, str] | None = N
         if _wildcard(host):
             raise ArgumentError(
                 f"--host {host} listens on every address, so the Host header clients send cannot "
-                "be guessed (it is checked against DNS rebinding). Fix: --allowed-host "
+                "be guessed (it is checked against DNS rebinding)", fix="--allowed-host "
                 f"NAME:{port} for each name or address clients use (repeat the flag)")
         hosts = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
     origins = [o.strip() for o in allowed_origins if o.strip()]
     if loopback:
         origins = _LOOPBACK_ORIGINS + origins
     if not 0 < session_idle_s <= 7 * 24 * 3600:
-        raise ArgumentError(f"--session-idle {session_idle_s:g} must be in (0, 604800] seconds. "
-                            f"Fix: e.g. --session-idle {MCP_SESSION_IDLE_S:g}")
+        raise ArgumentError(f"--session-idle {session_idle_s:g} must be in (0, 604800] seconds",
+                            fix=f"e.g. --session-idle {MCP_SESSION_IDLE_S:g}")
     return HttpSettings(host=host, port=port, token=token, token_source=source,
                         allowed_hosts=hosts, allowed_origins=origins,
                         session_idle_s=session_idle_s, max_sessions=max_sessions,
@@ -339,7 +339,7 @@ def _token(env: Mapping[str, str], token_file: str | None) -> tuple[str | None, 
         if mode & (stat.S_IRWXG | stat.S_IRWXO):
             raise ArgumentError(
                 f"--token-file {token_file} can be read by other users (mode "
-                f"{stat.S_IMODE(mode):03o}), so the token is not a secret. Fix: chmod 600 "
+                f"{stat.S_IMODE(mode):03o}), so the token is not a secret", fix="chmod 600 "
                 f"{token_file} (and make a new token if others could have read it)")
         try:
             token = raw.decode("utf-8").strip()
@@ -355,8 +355,8 @@ def _token(env: Mapping[str, str], token_file: str | None) -> tuple[str | None, 
         raise ArgumentError(
             f"the bearer token from {source} is unusable: it must be at least "
             f"{MCP_TOKEN_MIN_CHARS} printable ASCII characters without spaces, at least "
-            f"{TOKEN_MIN_DISTINCT} of them different (its value is not shown). Fix: "
-            "python -c 'import secrets; print(secrets.token_urlsafe(32))'")
+            f"{TOKEN_MIN_DISTINCT} of them different (its value is not shown)",
+            fix="python -c 'import secrets; print(secrets.token_urlsafe(32))'")
     return token, source
 
 
@@ -461,7 +461,7 @@ def http_app(server: MCPServer, settings: HttpSettings) -> tuple[Any, Any]:
                          max_sessions=settings.max_sessions, recent_s=settings.session_recent_s)
     app = FrameCheck(guard, body_timeout_s=settings.body_timeout_s)
     if not settings.token:  # http_settings never makes these: a caller built settings by hand
-        raise ArgumentError("the HTTP server needs a bearer token. Fix: build its settings "
+        raise ArgumentError("the HTTP server needs a bearer token", fix="build its settings "
                             f"with http_settings (and {MCP_TOKEN_ENV} set)")
     return BearerAuth(app, settings.token), guard
 

@@ -78,6 +78,6 @@ def admit(size: int, what: str, *, wait_s: float | None = None) -> None:
         raise BusyError(
             f"{what}: {places.count} other calls are reading large files (of "
             f"{HEAVY_READ_BYTES >> 20} MB or more) and none finished within {wait_s:g} s; one "
-            "call at a time parses a large file, so they queue. Fix: retry when they are done, "
+            "call at a time parses a large file, so they queue", fix="retry when they are done, "
             "or split the file")
     scope["holding"] = True

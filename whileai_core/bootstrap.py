@@ -27,22 +27,22 @@ _CHUNK_CELLS = 2_000_000
 
 def check_level(level: float) -> float:
     if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0.0 < level < 1.0:
-        raise ArgumentError(f"`level` must be a number strictly between 0 and 1, got {level!r}. "
-                            "Fix: use e.g. level=0.95 (the default)")
+        raise ArgumentError(f"`level` must be a number strictly between 0 and 1, got {level!r}",
+                            fix="use e.g. level=0.95 (the default)")
     return float(level)
 
 
 def check_seed(seed: int | None) -> int | None:
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        raise ArgumentError(f"`seed` must be a non-negative integer, got {seed!r}. "
-                            "Fix: use e.g. seed=0 (the default)")
+        raise ArgumentError(f"`seed` must be a non-negative integer, got {seed!r}",
+                            fix="use e.g. seed=0 (the default)")
     return seed
 
 
 def check_resamples(n: int) -> int:
     if isinstance(n, bool) or not isinstance(n, int) or n < 100:
-        raise ArgumentError(f"`n_resamples` must be an integer >= 100, got {n!r}. "
-                            "Fix: use the default (10,000)")
+        raise ArgumentError(f"`n_resamples` must be an integer >= 100, got {n!r}",
+                            fix="use the default (10,000)")
     return n
 
 

@@ -213,12 +213,12 @@ def describe_rows(rows: args.Rows, *,
     names = field_names(sub)
     if fields is not None:
         if isinstance(fields, str) or not all(isinstance(f, str) for f in fields):
-            raise ArgumentError(f"`fields` must be a list of field names, got {fields!r}. Fix: "
-                                "e.g. fields=['max_tokens', 'turns'], or leave it out")
+            raise ArgumentError(f"`fields` must be a list of field names, got {fields!r}",
+                                fix="e.g. fields=['max_tokens', 'turns'], or leave it out")
         unknown = [f for f in fields if f not in names]
         if unknown:
             raise ArgumentError(f"no row carries {', '.join(map(repr, unknown))}; the rows' "
-                                f"fields are {listing(names)}. Fix: name fields from that list")
+                                f"fields are {listing(names)}", fix="name fields from that list")
         names_shown = list(fields)
     else:
         # the route's fields first (in ROLES order), then the rest by first appearance
@@ -281,6 +281,6 @@ def require_field(data: Rows, field: str, *, reader: str) -> None:
     if field in TASK_ALIASES or data.has_field(field):
         return
     raise ArgumentError(f"no row carries `{field}`; the rows' fields are "
-                        f"{listing(field_names(data))}. Fix: give {reader} one of those "
+                        f"{listing(field_names(data))}", fix=f"give {reader} one of those "
                         f"({voice.name('describe_rows')} lists every field with its type and "
                         "values)")

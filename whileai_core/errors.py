@@ -16,7 +16,12 @@ _MISSING = re.compile(r"(`[^`]+`) is None\b")
 
 
 class WhileaiError(ValueError):
-    """Base class: an input the library refuses, with a message that names the fix."""
+    """Base class: an input the library refuses, with a message that names the fix: built as
+    ``XError(problem, fix=...)``, read as ``"<problem>. Fix: <fix>"`` (``err.fix`` alone)."""
+
+    def __init__(self, problem: str = "", *, fix: str | None = None) -> None:
+        super().__init__(problem if fix is None else f"{problem}. Fix: {fix}")
+        self.fix = fix
 
 
 class RowsError(WhileaiError):
@@ -24,7 +29,6 @@ class RowsError(WhileaiError):
 
     def __init__(self, problem: str, *, source: str | None = None, line: int | None = None,
                  field: str | None = None, fix: str | None = None) -> None:
-        self.source, self.line, self.field, self.fix = source, line, field, fix
         problem = _MISSING.sub(r"\1 is missing", problem)  # never Python's None to a reader
         where = []
         if source is not None:
@@ -38,6 +42,7 @@ class RowsError(WhileaiError):
         if fix:
             text += f". Fix: {fix}"
         super().__init__(text)
+        self.source, self.line, self.field, self.fix = source, line, field, fix
 
 
 class SpecError(WhileaiError):

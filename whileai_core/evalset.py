@@ -92,7 +92,8 @@ def _task_lines(tasks: Any) -> tuple[list[str], list[str], str | None]:
                               allow_nan=False)
         except (TypeError, ValueError) as exc:
             raise RowsError(f"task {tid!r} cannot be written as plain JSON ({exc})",
-                            **recs.where(i), fix="use JSON values only (no NaN or Infinity)") from None
+                            **recs.where(i),
+                            fix="use JSON values only (no NaN or Infinity)") from None
         keyed.append((tid, line))
     keyed.sort()
     return [line for _, line in keyed], sorted(fields), recs.name
@@ -131,7 +132,7 @@ class EvalFingerprint(Result):
 def _check_name(name: Any) -> str:
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ArgumentError(f"`name` must be 1-64 letters, digits, '.', '_' or '-', starting with "
-                            f"a letter or digit, got {name!r}. Fix: e.g. name='holdout'")
+                            f"a letter or digit, got {name!r}", fix="e.g. name='holdout'")
     return name
 
 
@@ -210,14 +211,14 @@ def freeze_holdout(tasks: Tasks,
     kind = folder.kind()
     if kind not in (None, "dir"):
         what = "is a file" if kind == "file" else f"is a {kind}, not a folder"
-        raise ArgumentError(f"{voice.arg('out_dir')} {str(out_dir)!r} {what}. Fix: give a folder")
+        raise ArgumentError(f"{voice.arg('out_dir')} {str(out_dir)!r} {what}", fix="give a folder")
     path = folder.child(f"{fp.name}.jsonl")
     data = ("\n".join(lines) + "\n").encode("utf-8")
     written = True
     if path.kind() is not None:
         if path.read_bytes("rows", error=ConfigError) != data:
             raise ConfigError(f"{path} exists with other content: it was edited after it was "
-                              "frozen, so its name no longer describes it. Fix: restore it from "
+                              "frozen, so its name no longer describes it", fix="restore it from "
                               "version control, or freeze the edited set (it gets a new name) and "
                               "re-score the baseline on it")
         written = False
@@ -335,8 +336,8 @@ def failure_capable(rows: Rows, *,
     rows on the held-out tasks."""
     level, seed = check_level(level), check_seed(seed)
     if isinstance(effect, bool) or not isinstance(effect, (int, float)) or not 0 < effect < 1:
-        raise ArgumentError(f"`effect` must be a number strictly between 0 and 1, got {effect!r}. "
-                            "Fix: e.g. effect=0.05 (5 points of pass@1)")
+        raise ArgumentError(f"`effect` must be a number strictly between 0 and 1, got {effect!r}",
+                            fix="e.g. effect=0.05 (5 points of pass@1)")
     data = load_rows(rows, threshold=threshold)
     n, c = data.rollouts, data.passes
     ever_fail = c < n

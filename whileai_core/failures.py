@@ -82,7 +82,7 @@ def child_env(extra: dict[str, str] | None = None, *,
     for name in pass_env:
         if name in SERVER_SECRETS:
             raise WhileaiError(f"`pass_env` names {name}, the server's own token; no child is "
-                               "given it. Fix: remove it from pass_env")
+                               "given it", fix="remove it from pass_env")
         if name in os.environ:
             env[name] = os.environ[name]
     env.update(extra or {})
@@ -95,14 +95,14 @@ def check_pass_env(pass_env: Any) -> tuple[str, ...]:
         return ()
     if isinstance(pass_env, str) or not isinstance(pass_env, (list, tuple)):
         raise ArgumentError(f"`pass_env` must be a list of environment variable names, got "
-                            f"{type(pass_env).__name__}. Fix: e.g. pass_env=['OPENAI_API_KEY']")
+                            f"{type(pass_env).__name__}", fix="e.g. pass_env=['OPENAI_API_KEY']")
     for name in pass_env:
         if not isinstance(name, str) or not _ENV_NAME.fullmatch(name):
             raise ArgumentError(f"`pass_env` holds {str(name)[:80]!r}, not a variable name "
-                                "(letters, digits, '_'). Fix: e.g. pass_env=['OPENAI_API_KEY']")
+                                "(letters, digits, '_')", fix="e.g. pass_env=['OPENAI_API_KEY']")
         if name in SERVER_SECRETS:
             raise ArgumentError(f"`pass_env` names {name}, the server's own token; no child is "
-                                "given it. Fix: remove it")
+                                "given it", fix="remove it")
     return tuple(pass_env)
 
 

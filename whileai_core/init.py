@@ -303,8 +303,8 @@ def _hosts(root: Path, hosts: list[str] | None) -> dict[str, str]:
     if hosts:
         bad = [h for h in hosts if h not in HOSTS and h != "all"]
         if bad:
-            raise ArgumentError(f"unknown host {bad[0]!r}; known: {', '.join(HOSTS)} or 'all'. "
-                                f"Fix: e.g. {arg('hosts', ['claude', 'vscode'], op='init_project')}")
+            raise ArgumentError(f"unknown host {bad[0]!r}; known: {', '.join(HOSTS)} or 'all'",
+                                fix=f"e.g. {arg('hosts', ['claude', 'vscode'], op='init_project')}")
         if "all" in hosts:
             return {h: "asked" for h in HOSTS}
         return {h: "asked" for h in HOSTS if h in hosts}
@@ -568,7 +568,7 @@ def _check_folders(plan: _Plan, rel: str) -> None:
 def _skills(source: SkillsSource) -> list[tuple[str, list[tuple[str, bytes]]]]:
     names = source.names()
     if not names:
-        raise ArgumentError(f"no skills found in {source.folder} (no */SKILL.md). Fix: pass "
+        raise ArgumentError(f"no skills found in {source.folder} (no */SKILL.md)", fix="pass "
                             f"{arg('skills_dir', op='init_project')} or set {SKILLS_ENV} to the "
                             "pack's skills folder")
     bad = [n for n in names if not _SKILL_NAME.fullmatch(n) or len(n) > _SKILL_NAME_MAX]
@@ -578,7 +578,7 @@ def _skills(source: SkillsSource) -> list[tuple[str, list[tuple[str, bytes]]]]:
                             f"{shown} {'are' if len(bad) > 1 else 'is'} not a skill name "
                             "(lowercase letters, digits and single hyphens, at most "
                             f"{_SKILL_NAME_MAX} characters: the Agent Skills format); init lists "
-                            "skill names in AGENTS.md, so no other text is taken. Fix: rename "
+                            "skill names in AGENTS.md, so no other text is taken", fix="rename "
                             "the folder")
     root = source.root()
     out = []
@@ -622,7 +622,7 @@ def init_project(
     cannot be merged."""
     base = Path(root).expanduser()
     if not base.is_dir():
-        raise ArgumentError(f"{str(root)!r} is not a folder. Fix: pass the project's root folder "
+        raise ArgumentError(f"{str(root)!r} is not a folder", fix="pass the project's root folder "
                             "(default: the current directory)")
     base = base.resolve()
     chosen = _hosts(base, hosts)
@@ -630,7 +630,8 @@ def init_project(
     skills = _skills(source)
     if link and (source.is_package and running_from_a_cache() or in_a_cache(source.folder)):
         raise ArgumentError(f"{arg('link', True)} would point into {source.folder}, in a cache "
-                            f"that uv may delete (uvx). Fix: run init without {arg('link', True)} "
+                            "that uv may delete (uvx)",
+                            fix=f"run init without {arg('link', True)} "
                             "(the skills are copied), "
                             "or install the pack first (uv tool install / pipx install)")
     cmd, notes = server_command(base, command)

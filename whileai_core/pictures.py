@@ -56,7 +56,7 @@ def _figure(width: float = 8.0, height: float = 5.0):
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
-        raise ArgumentError("pictures need matplotlib, which is not installed. Fix: pip install "
+        raise ArgumentError("pictures need matplotlib, which is not installed", fix="pip install "
                             "'whileai-skills[plot]' (or pip install matplotlib)") from None
     fig = Figure(figsize=(width, height), dpi=PICTURE_DPI, layout="constrained")
     FigureCanvasAgg(fig)
@@ -226,7 +226,7 @@ def _forest_groups(b, a, by: str, level: float, run_std: float | None, metric: s
     ``max_groups``: compare_many's smallest p), and the 'n of N shown' note."""
     keys_b = [str(v) for v in b.column(by)]
     if not b.has_field(by):
-        raise ArgumentError(f"`by` {by!r} is a field of no row in `before`. Fix: name a row "
+        raise ArgumentError(f"`by` {by!r} is a field of no row in `before`", fix="name a row "
                             "field such as 'category', or omit by")
     groups = list(dict.fromkeys(keys_b))
     many = {m.name: m for m in compare_many(
@@ -285,7 +285,7 @@ def compare_picture(arguments: dict[str, Any], result: Any, *, out: Any = None,
     before, after = arguments["before"], arguments["after"]
     if any(isinstance(v, list) and v and not all(isinstance(x, dict) for x in v)
            for v in (before, after)):
-        raise ArgumentError("plot draws one run per arm, not a list of seed runs. Fix: give one "
+        raise ArgumentError("plot draws one run per arm, not a list of seed runs", fix="give one "
                             "rows file for `before` and for `after`, or leave plot off")
     return forest_picture(before, after, by=arguments.get("by"),
                           run_std=arguments.get("run_std"),

@@ -295,14 +295,14 @@ def near_miss(model: str, seen: list[str]) -> tuple[str, str] | None:
 def check_model(data: Rows, model: str) -> None:
     """An error when ``model`` is no row's model but nearly one's (:func:`near_miss`)."""
     if not isinstance(model, str) or not model.strip():
-        raise ArgumentError(f"`model` must be the id of the model you will train, got {model!r}. "
-                            'Fix: e.g. model="Qwen/Qwen3-8B"')
+        raise ArgumentError(f"`model` must be the id of the model you will train, got {model!r}",
+                            fix='e.g. model="Qwen/Qwen3-8B"')
     seen = [m for m in data.models() if m is not None]
     miss = near_miss(model, seen)
     if miss is not None:
         rows_model, how = miss
         raise ArgumentError(f"no row was written by `model` {model!r}; the rows' model is "
-                            f"{rows_model!r} (they differ in {how}). Fix: pass "
+                            f"{rows_model!r} (they differ in {how})", fix="pass "
                             f"{arg('model', rows_model)} if that is the model you will train")
 
 

@@ -93,7 +93,7 @@ class Limits:
                 sizes[kind] = _positive(env[var], var, "a size in MB, e.g. 1024")
         for kind, value in (max_mb or {}).items():
             if kind not in FILE_KINDS:
-                raise ArgumentError(f"unknown kind of file {kind!r} for a size limit. Fix: one of "
+                raise ArgumentError(f"unknown kind of file {kind!r} for a size limit", fix="one of "
                                     f"{', '.join(FILE_KINDS)}")
             sizes[kind] = _positive(value, f"the {kind} limit", "a size in MB, e.g. 1024")
         timeout = D.READ_TIMEOUT_S
@@ -113,7 +113,7 @@ def _positive(value: Any, name: str, example: str) -> float:
     except (TypeError, ValueError):
         number = math.nan
     if not math.isfinite(number) or number <= 0 or number > 1e9:
-        raise ArgumentError(f"{name} is {value!r}; it must be a positive number. Fix: {example}")
+        raise ArgumentError(f"{name} is {value!r}; it must be a positive number", fix=f"{example}")
     return number
 
 
@@ -302,14 +302,14 @@ class Root:
         if isinstance(value, os.PathLike):
             value = os.fspath(value)
         if not isinstance(value, str) or not value.strip():
-            raise ArgumentError(f"`{argument}` is empty. Fix: give a path relative to the "
+            raise ArgumentError(f"`{argument}` is empty", fix="give a path relative to the "
                                 f"workspace root {self.path}")
         if "\x00" in value:
-            raise ArgumentError(f"`{argument}` contains a NUL byte. Fix: give a plain file path")
+            raise ArgumentError(f"`{argument}` contains a NUL byte", fix="give a plain file path")
         given = PurePosixPath(value)
         if ".." in given.parts:
             raise ArgumentError(f"`{argument}` = {value!r} contains '..'; paths may not climb out "
-                                f"of the workspace root {self.path}. Fix: give the path relative "
+                                f"of the workspace root {self.path}", fix="give the path relative "
                                 "to the root without '..'")
         if given.is_absolute():
             for base in (self.path, self.alias):
@@ -318,7 +318,7 @@ class Root:
                     break
             else:
                 raise ArgumentError(f"`{argument}` = {value!r} is outside the workspace root "
-                                    f"{self.path}. Fix: use a file inside the root, or restart "
+                                    f"{self.path}", fix="use a file inside the root, or restart "
                                     "whileai-mcp with --root set to a folder that contains it")
         parts = tuple(p for p in given.parts if p not in (".", ""))
         # under a confined root a path is shown as the caller wrote it, relative to the root
@@ -1221,9 +1221,9 @@ def user_path(path: str | os.PathLike, *, argument: str = "path", for_write: boo
         return path
     text = os.fspath(path)
     if not isinstance(text, str) or not text.strip():
-        raise ArgumentError(f"`{argument}` is empty. Fix: give a file path")
+        raise ArgumentError(f"`{argument}` is empty", fix="give a file path")
     if "\x00" in text:
-        raise ArgumentError(f"`{argument}` contains a NUL byte. Fix: give a plain file path")
+        raise ArgumentError(f"`{argument}` contains a NUL byte", fix="give a plain file path")
     fd = stream_fd(text)
     if fd is not None or (for_write and text in OUTPUT_STREAMS):
         stream = StreamPath(1 if fd is None else fd, text, argument=argument, limits=limits)
@@ -1322,7 +1322,7 @@ class StreamPath(UserPath):
         raise _fail(error, self.where, "is a stream, not a folder", "pass the folder's path")
 
     def child(self, *names: str) -> UserPath:
-        raise ArgumentError(f"{self.where} is a stream, not a folder. Fix: pass the folder's path")
+        raise ArgumentError(f"{self.where} is a stream, not a folder", fix="pass the folder's path")
 
     def write_bytes(self, data: bytes, *, overwrite: bool = False,
                     error: type[WhileaiError] = ConfigError) -> Path:

@@ -98,7 +98,7 @@ def _render(tokenizer, messages: list[dict], *, model: str, source: str,
         roles = "/".join(dict.fromkeys(m["role"] for m in messages))
         raise ConfigError(
             f"the chat template of {model} cannot render {source} (roles {roles}): "
-            f"{type(exc).__name__}: {str(exc)[:200]}. Fix: reshape the data to roles that "
+            f"{type(exc).__name__}: {str(exc)[:200]}", fix="reshape the data to roles that "
             "template takes (e.g. fold a system message into the first user turn), or train a "
             "model whose template renders them") from None
 
@@ -114,8 +114,8 @@ def check_chat_template(tokenizer, examples: Sequence[dict], *, model: str,
     rendered alone must start the whole conversation, as text and as tokens, and the reply's text
     follow it) and every held-out prompt; a mismatch is a :class:`ConfigError` naming both."""
     if not getattr(tokenizer, "chat_template", None):
-        raise ConfigError(f"{model} has no chat template, and the SFT data is conversations. Fix: "
-                          "train an instruct/chat model, or set tokenizer.chat_template")
+        raise ConfigError(f"{model} has no chat template, and the SFT data is conversations",
+                          fix="train an instruct/chat model, or set tokenizer.chat_template")
     prompt_tokens = completion_tokens = 0
     for ex in examples:
         p, c = _check_example(tokenizer, ex, model)
@@ -144,7 +144,7 @@ def _check_example(tokenizer, ex: dict, model: str) -> tuple[int, int]:
             f"and the same prompt inside the conversation part at character {at}: alone "
             f"{alone[max(0, at - 40):at + 40]!r}, in the conversation "
             f"{whole[max(0, at - 40):at + 40]!r}. Training would mask the wrong tokens and "
-            "teach a context the model never sees when it answers. Fix: train a model whose "
+            "teach a context the model never sees when it answers", fix="train a model whose "
             "template renders a prompt the same way alone and in context, or reshape the data "
             "(e.g. one assistant turn per conversation)")
     reply = ex["completion"][0]["content"].strip()
@@ -152,7 +152,7 @@ def _check_example(tokenizer, ex: dict, model: str) -> tuple[int, int]:
         raise ConfigError(
             f"the chat template of {model} does not fit {source}: the reply's text is not "
             f"in what the template renders after the prompt ({whole[len(alone):][:80]!r}); "
-            "the template rewrites or drops it (e.g. strips a reasoning block). Fix: train a "
+            "the template rewrites or drops it (e.g. strips a reasoning block)", fix="train a "
             "model whose template keeps the reply as written, or reshape the reply")
     p_ids = _ids(tokenizer, ex["prompt"], add_generation_prompt=True)
     f_ids = _ids(tokenizer, ex["prompt"] + ex["completion"], add_generation_prompt=False)
@@ -162,9 +162,9 @@ def _check_example(tokenizer, ex: dict, model: str) -> tuple[int, int]:
             f"the chat template of {model} does not fit {source}: the prompt's tokens alone "
             f"are not a prefix of the conversation's tokens (they part at token {at} of "
             f"{len(p_ids)}: tokens merge across the prompt/reply boundary). The loss mask "
-            "would be off. Fix: end the generation prompt on a token boundary (a newline), "
+            "would be off", fix="end the generation prompt on a token boundary (a newline), "
             "or train a model whose template does")
     if len(f_ids) <= len(p_ids):
         raise ConfigError(f"{source}: the reply renders to no tokens under the chat template "
-                          f"of {model}. Fix: drop empty replies before export_sft")
+                          f"of {model}", fix="drop empty replies before export_sft")
     return len(p_ids), len(f_ids) - len(p_ids)

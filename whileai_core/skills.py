@@ -42,7 +42,7 @@ def frontmatter(text: str, *, where: str = "SKILL.md") -> dict:
     try:
         data = yaml.safe_load("\n".join(lines[1:marks[1]]))
     except yaml.YAMLError as err:
-        raise ArgumentError(f"{where}: its frontmatter is not valid YAML ({err}). Fix: write "
+        raise ArgumentError(f"{where}: its frontmatter is not valid YAML ({err})", fix="write "
                             "it as the Agent Skills format says: `name:` and `description:` "
                             "between two --- lines") from None
     return data if isinstance(data, dict) else {}
@@ -163,7 +163,7 @@ class SkillCatalog:
         if folder is None:
             known = self.names()
             listing = ", ".join(known) if known else f"none: {self.folder} has no */SKILL.md"
-            raise ArgumentError(f"unknown skill {name!r}; known skills: {listing}. Fix: call "
+            raise ArgumentError(f"unknown skill {name!r}; known skills: {listing}", fix="call "
                                 "list_skills and pass one of the names it returns")
         return folder
 
@@ -194,7 +194,7 @@ class SkillCatalog:
                     return data.decode("utf-8")
                 except UnicodeDecodeError:
                     return data
-        raise ArgumentError(f"skill {name!r} has no file {rel!r}. Fix: list_skills shows its "
+        raise ArgumentError(f"skill {name!r} has no file {rel!r}", fix="list_skills shows its "
                             "files")
 
     def frontmatter(self, name: str) -> dict:

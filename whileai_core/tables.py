@@ -152,16 +152,16 @@ class TaskTable:
         """Tasks ``offset`` .. ``offset + limit - 1`` in first-appearance order."""
         for name, value, low in (("offset", offset, 0), ("limit", limit, 1)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ArgumentError(f"`{name}` must be an integer >= {low}, got {value!r}. Fix: "
-                                    f"e.g. offset=0, limit={TASK_PAGE_MAX}")
+                raise ArgumentError(f"`{name}` must be an integer >= {low}, got {value!r}",
+                                    fix=f"e.g. offset=0, limit={TASK_PAGE_MAX}")
         if limit > TASK_PAGE_MAX:
             raise ArgumentError(f"`limit` is {limit}, more than the {TASK_PAGE_MAX} tasks one "
-                                f"page may hold. Fix: limit <= {TASK_PAGE_MAX}, or give `out` to "
+                                "page may hold", fix=f"limit <= {TASK_PAGE_MAX}, or give `out` to "
                                 "write the whole table to a file")
         n = self.n_tasks
         if offset > n:
-            raise ArgumentError(f"`offset` {offset} is past the last of {n} tasks. Fix: "
-                                f"offset in 0..{n}")
+            raise ArgumentError(f"`offset` {offset} is past the last of {n} tasks",
+                                fix=f"offset in 0..{n}")
         stop = min(n, offset + limit)
         tasks = [self._row(i) for i in range(offset, stop)]
         shown = (f"tasks {offset + 1}-{stop} of {n}" if stop > offset else f"no task at offset "

@@ -223,7 +223,7 @@ def teacher_clears(teacher_rows: Annotated[args.Rows, Field(description=(
     level = check_level(level)
     if effect is not None and (isinstance(effect, bool) or not isinstance(effect, (int, float))
                                or not 0 < effect < float("inf")):
-        raise ArgumentError(f"`effect` must be a positive number, got {effect!r}. Fix: the "
+        raise ArgumentError(f"`effect` must be a positive number, got {effect!r}", fix="the "
                             f"smallest gap worth distilling, e.g. {PROVE_EFFECT}")
     if not isinstance(strict, bool):
         raise ArgumentError(f"`strict` must be true or false, got {strict!r}")

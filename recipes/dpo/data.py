@@ -46,7 +46,7 @@ def _message(value, where: str, key: str) -> list[dict]:
         isinstance(m, dict) and isinstance(m.get("content"), str) and m.get("role") in
         ("system", "user", "assistant", "tool") for m in value))
     if not ok:
-        raise ConfigError(f"{where}: `{key}` is {value!r:.60}. Fix: a list of chat messages "
+        raise ConfigError(f"{where}: `{key}` is {value!r:.60}", fix="a list of chat messages "
                           "({'role', 'content'}); write the file with write_dpo_data")
     return [{"role": m["role"], "content": m["content"]} for m in value]
 
@@ -57,7 +57,7 @@ def read_pairs(path: Path) -> list[dict]:
 
     recs = read_records(path, noun="pair")
     if not recs.items:
-        raise ConfigError(f"{path}: no pairs. Fix: build them with dpo_pairs")
+        raise ConfigError(f"{path}: no pairs", fix="build them with dpo_pairs")
     pairs = []
     for i, rec in enumerate(recs.items):
         where = f"{path}, line {recs.where(i).get('line', i + 1)}"
@@ -65,11 +65,11 @@ def read_pairs(path: Path) -> list[dict]:
         chosen, rejected = (_message(rec.get(k), where, k) for k in ("chosen", "rejected"))
         if chosen[-1]["role"] != "assistant" or rejected[-1]["role"] != "assistant":
             raise ConfigError(f"{where}: chosen and rejected must each end with the assistant's "
-                              "reply. Fix: write the file with write_dpo_data")
+                              "reply", fix="write the file with write_dpo_data")
         source = rec.get("source", "on_policy")
         if source not in SOURCES:
-            raise ConfigError(f"{where}: `source` is {source!r}, not one of {SOURCES}. Fix: "
-                              "label a pair built from a constructed reply 'constructed'")
+            raise ConfigError(f"{where}: `source` is {source!r}, not one of {SOURCES}",
+                              fix="label a pair built from a constructed reply 'constructed'")
         pairs.append({"prompt": prompt, "chosen": chosen, "rejected": rejected,
                       "task_id": str(rec.get("task_id", f"pair-{i + 1}")),
                       "category": str(rec.get("category", "(all)")), "source": source})
@@ -82,11 +82,11 @@ def read_dpo_data(folder: str | Path) -> DPOData:
 
     folder = Path(folder)
     if not folder.is_dir():
-        raise ConfigError(f"data folder {folder}: no such folder. Fix: write it with "
+        raise ConfigError(f"data folder {folder}: no such folder", fix="write it with "
                           f"write_dpo_data ({DPO_PAIRS_FILE}, the held-out asks, {GRADER_FILE})")
     for name in (DPO_PAIRS_FILE, GRADER_FILE):
         if not (folder / name).is_file():
-            raise ConfigError(f"data folder {folder}: no {name} there. Fix: write the folder with "
+            raise ConfigError(f"data folder {folder}: no {name} there", fix="write the folder with "
                               f"write_dpo_data ({DPO_PAIRS_FILE} from dpo_pairs, the held-out asks "
                               f"as {HOLDOUT_GLOB}, {GRADER_FILE} defining grade(ask, reply))")
     held = holdout_file(folder, "keep exactly one holdout*.jsonl (write_dpo_data freezes it)")

@@ -42,7 +42,7 @@ def train_dpo(settings: dict, prompts: list[dict]) -> dict:
         start = Path(RUNS_PATH) / config.from_run / "adapter"
         if not (start / "adapter_config.json").is_file():
             raise ConfigError(f"--from-run {config.from_run}: no adapter at {start} on volume "
-                              f"{DPO_RUNS_VOLUME}. Fix: name a finished DPO run")
+                              f"{DPO_RUNS_VOLUME}", fix="name a finished DPO run")
     model, tokenizer = load_policy(config.model)
     label = config.model
     if start is not None:

@@ -63,11 +63,11 @@ class PairSet:
 
 def _check(min_margin: float, max_chosen_longer: float, negative_share: float) -> None:
     if not 0 < min_margin <= 1:
-        raise ArgumentError(f"min_margin must be in (0, 1], got {min_margin!r}. "
-                            f"Fix: e.g. {DPO_MIN_MARGIN}")
+        raise ArgumentError(f"min_margin must be in (0, 1], got {min_margin!r}",
+                            fix=f"e.g. {DPO_MIN_MARGIN}")
     if not 0 < max_chosen_longer <= 1:
-        raise ArgumentError(f"max_chosen_longer must be in (0, 1], got {max_chosen_longer!r}. "
-                            f"Fix: e.g. {DPO_MAX_CHOSEN_LONGER}")
+        raise ArgumentError(f"max_chosen_longer must be in (0, 1], got {max_chosen_longer!r}",
+                            fix=f"e.g. {DPO_MAX_CHOSEN_LONGER}")
     if not 0 <= negative_share < 1:
         raise ArgumentError(f"negative_share must be in [0, 1), got {negative_share!r}")
 

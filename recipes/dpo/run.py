@@ -57,7 +57,7 @@ def smoke(settings: DPOSettings, records: list[dict], out: Path, *, device: str 
     a GPU, bf16 weights, gradient checkpointing on."""
     adapter = Path(settings.from_run) if settings.from_run else None
     if adapter is not None and not (adapter / "adapter_config.json").is_file():  # before torch loads
-        raise ConfigError(f"--from-run {adapter}: no adapter_config.json there. Fix: with "
+        raise ConfigError(f"--from-run {adapter}: no adapter_config.json there", fix="with "
                           "--smoke, point at the adapter/ folder a previous smoke wrote")
     from peft import PeftModel
 
@@ -107,8 +107,8 @@ def modal_call(run_name: str, config_path: str | None = None, data: str | None =
     if data is None:
         return registry_call("dpo", "whileai-dpo", "train_dpo", settings, config_path)
     if config_path is not None:
-        raise ArgumentError(f"the dpo recipe takes no config file, got {config_path!r}. Fix: "
-                            "launch it by name, with data='<your data folder>'")
+        raise ArgumentError(f"the dpo recipe takes no config file, got {config_path!r}",
+                            fix="launch it by name, with data='<your data folder>'")
     loaded = read_dpo_data(Path(data))
     return {"app": "whileai-dpo", "function": "train_dpo_data",
             "args": [with_data_settings(settings, loaded).to_dict(), loaded.payload()],

@@ -131,7 +131,7 @@ def build_dpo_trainer(model, tokenizer, records: Sequence[dict], pair_set: PairS
     if not pair_set.pairs:
         raise ConfigError(
             f"no preference pairs: none of {pair_set.prompts} train prompts had samples whose "
-            f"rewards differ by >= {settings.min_margin}. Fix: more --samples-per-prompt, a lower "
+            f"rewards differ by >= {settings.min_margin}", fix="more --samples-per-prompt, a lower "
             "--min-margin, or --negative-share for constructed negatives")
     return dpo_trainer(model, tokenizer, pair_dataset(records, pair_set), settings, output_dir,
                        cpu=cpu, callbacks=callbacks)

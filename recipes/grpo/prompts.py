@@ -101,10 +101,10 @@ def write_prompts(seed: int = GRPO_PROMPT_SEED,
     """Distinct template prompts, ``counts`` = (with_id, no_id, off_topic), in a fixed order;
     each its own situation (``scenario_id`` = ``task_id``), ``order_id`` "" when none."""
     if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ArgumentError(f"seed must be an integer, got {seed!r}. Fix: pass e.g. seed=0")
+        raise ArgumentError(f"seed must be an integer, got {seed!r}", fix="pass e.g. seed=0")
     if len(counts) != len(CATEGORIES) or any(not isinstance(c, int) or c < 0 for c in counts):
         raise ArgumentError(f"counts must be 3 non-negative integers (with_id, no_id, off_topic), "
-                            f"got {tuple(counts)!r}. Fix: pass e.g. counts={GRPO_PROMPT_COUNTS}")
+                            f"got {tuple(counts)!r}", fix=f"pass e.g. counts={GRPO_PROMPT_COUNTS}")
     rng = random.Random(seed)
     records: list[dict] = []
     for category, wanted in zip(CATEGORIES, counts):
@@ -114,7 +114,7 @@ def write_prompts(seed: int = GRPO_PROMPT_SEED,
             tries += 1
             if tries > 200 * (wanted + 1):
                 raise ArgumentError(f"the templates give fewer than {wanted} distinct {category} "
-                                    f"prompts. Fix: ask for fewer (counts={tuple(counts)!r})")
+                                    "prompts", fix=f"ask for fewer (counts={tuple(counts)!r})")
             text, oid = _text(rng, category)
             if text in seen:
                 continue
@@ -146,10 +146,11 @@ def load_prompts(path: str | Path) -> list[dict]:
         try:
             row = json.loads(line)
         except ValueError as exc:
-            raise ConfigError(f"{where}: invalid JSON ({exc}). Fix: one JSON object per line") from None
+            raise ConfigError(f"{where}: invalid JSON ({exc})",
+                              fix="one JSON object per line") from None
         if not isinstance(row, dict) or not isinstance(row.get("text"), str) or not row["text"].strip():
-            raise ConfigError(f"{where}: needs a non-empty string `text`. Fix: "
-                              '{"text": "...", "category": "with_id", "order_id": "K12345"}')
+            raise ConfigError(f"{where}: needs a non-empty string `text`",
+                              fix='{"text": "...", "category": "with_id", "order_id": "K12345"}')
         category = row.get("category")
         if category not in CATEGORIES:
             raise ConfigError(f"{where}: `category` is {as_json(category)}, must be one of "
@@ -163,7 +164,8 @@ def load_prompts(path: str | Path) -> list[dict]:
                         "category": category, "order_id": oid.strip(), "text": row["text"],
                         "prompt": prompt_messages(row["text"])})
     if not records:
-        raise ConfigError(f"--prompts-file {source}: no prompts. Fix: write one JSON object per line")
+        raise ConfigError(f"--prompts-file {source}: no prompts",
+                          fix="write one JSON object per line")
     return records
 
 
@@ -176,8 +178,8 @@ def split_holdout(records: Sequence[dict], share: float = GRPO_HOLDOUT_SHARE,
     """(train, holdout): ``round(share * situations)`` situations of each category held out,
     never one on both sides; a category with two or more keeps one on each side."""
     if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
-        raise ArgumentError(f"holdout share must be in (0, 1), got {share!r}. "
-                            f"Fix: e.g. {GRPO_HOLDOUT_SHARE}")
+        raise ArgumentError(f"holdout share must be in (0, 1), got {share!r}",
+                            fix=f"e.g. {GRPO_HOLDOUT_SHARE}")
     held: set[str] = set()
     for category in CATEGORIES:
         scenarios = sorted({r["scenario_id"] for r in records if r["category"] == category},
@@ -199,7 +201,8 @@ def balance(train: Sequence[dict], share: float,
     prompt appears at most ``max_repeats`` times; repeats are appended in cycle order.
     """
     if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 0.5:
-        raise ArgumentError(f"--balance must be in (0, 0.5], got {share!r}. Fix: e.g. --balance 0.25")
+        raise ArgumentError(f"--balance must be in (0, 0.5], got {share!r}",
+                            fix="e.g. --balance 0.25")
     by_cat = {c: [r for r in train if r["category"] == c] for c in CATEGORIES}
     target = {c: len(rows) for c, rows in by_cat.items()}
     small = [c for c, rows in by_cat.items() if rows and len(rows) < share * len(train)]

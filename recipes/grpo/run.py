@@ -61,7 +61,7 @@ def smoke(settings: GRPOSettings, records: list[dict], out: Path, *,
     if clip["can_bind"] and not clip["steps_clipped"]:
         raise ConfigError(
             f"the GRPO smoke ran --num-iterations {settings.num_iterations} but the clip never "
-            f"bound (clip_ratio per step: {clip['clip_ratio']}). Fix: a bug in the off-policy "
+            f"bound (clip_ratio per step: {clip['clip_ratio']})", fix="a bug in the off-policy "
             "wiring; from the second update on a batch, some ratio must leave the clip range")
     return results
 

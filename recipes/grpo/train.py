@@ -58,16 +58,17 @@ class GRPOSettings:
         """The cross-flag rules argparse cannot express; raises ``ArgumentError``."""
         if self.loss_type not in GRPO_LOSS_TYPES:
             raise ArgumentError(f"--loss-type must be one of {GRPO_LOSS_TYPES}, got "
-                                f"{self.loss_type!r}. Fix: e.g. --loss-type {GRPO_LOSS_TYPE}")
+                                f"{self.loss_type!r}", fix=f"e.g. --loss-type {GRPO_LOSS_TYPE}")
         if self.epsilon_high is not None and self.epsilon_high < GRPO_EPSILON:
             raise ArgumentError(f"--epsilon-high {self.epsilon_high} is below the lower clip "
-                                f"epsilon {GRPO_EPSILON}: the upper bound must be >= it. Fix: omit "
+                                f"epsilon {GRPO_EPSILON}: the upper bound must be >= it",
+                                fix="omit "
                                 "it (symmetric clip) or use DAPO's 0.28")
         if self.epsilon_high is not None and self.num_iterations < 2:
             raise ArgumentError(
                 f"--epsilon-high {self.epsilon_high} never binds with --num-iterations "
                 f"{self.num_iterations}: with one update per generation batch TRL 1.16's "
-                "importance ratio is exactly 1, so nothing is clipped. Fix: add "
+                "importance ratio is exactly 1, so nothing is clipped", fix="add "
                 "--num-iterations 2 (each batch trains two steps, the second off-policy)")
         return self
 

@@ -84,8 +84,8 @@ def write_configs(folder: Path, arms, *, force: bool, opd_teacher=None) -> dict:
             result, state = planned.model_copy(update={"path": str(path)}), "unchanged"
         else:
             if path.exists() and not force:
-                raise ConfigError(f"{path} exists and differs from what the writer gives now. "
-                                  "Fix: pass --force to replace it, or --configs DIR")
+                raise ConfigError(f"{path} exists and differs from what the writer gives now",
+                                  fix="pass --force to replace it, or --configs DIR")
             result, state = prime_rl_config(**kwargs[arm], out=path, overwrite=True), "written"
         written[arm] = {"path": str(path), "state": state, "report": result}
     return written
@@ -123,7 +123,7 @@ def grpo_teacher(folder: Path):
         results = json.loads(read_text(path, "rows", argument="--teacher-from",
                                        error=ConfigError))
     except ValueError as exc:
-        raise ConfigError(f"--teacher-from {folder}: {path} is not JSON ({exc}). Fix: collect "
+        raise ConfigError(f"--teacher-from {folder}: {path} is not JSON ({exc})", fix="collect "
                           f"it again: python recipes/prime-rl/run.py --collect --out {folder}")
     record = (results.get("runs") or {}).get("grpo") or {}
     why = (results.get("missing") or {}).get("grpo")
@@ -131,7 +131,7 @@ def grpo_teacher(folder: Path):
     if why or record.get("returncode") not in (0, None) or final is None:
         raise ConfigError(f"--teacher-from {folder}: {path} names no final weights of a "
                           f"finished grpo arm ({why or 'its run record has no kept.final_weights'}"
-                          f"). Fix: --collect the grpo arm once it has finished (python "
+                          ")", fix="--collect the grpo arm once it has finished (python "
                           f"recipes/prime-rl/run.py --collect --out {folder})")
     student = architecture(REVERSE_TEXT_STUDENT)
     return Endpoint(REVERSE_TEXT_TEACHER_URL, final["container"],
@@ -181,7 +181,7 @@ def launch(configs: dict, args) -> dict:
 
     calls_path = args.out / CALLS_FILE
     if calls_path.exists() and not args.force:
-        raise ConfigError(f"{calls_path} exists: runs were spawned already. Fix: --collect them, "
+        raise ConfigError(f"{calls_path} exists: runs were spawned already", fix="--collect them, "
                           "or pass --force (or another --out) to spawn new ones")
     refuse_unshipped(configs)
     with modal.enable_output():
@@ -205,13 +205,13 @@ def launch(configs: dict, args) -> dict:
 def read_calls(out: Path) -> dict:
     calls_path = out / CALLS_FILE
     if not calls_path.exists():
-        raise ConfigError(f"no {calls_path}: nothing was spawned into --out {out}. Fix: run "
+        raise ConfigError(f"no {calls_path}: nothing was spawned into --out {out}", fix="run "
                           "python recipes/prime-rl/run.py first, or point --out at its folder")
     calls = json.loads(calls_path.read_text(encoding="utf-8"))
     for arm, call in calls.items():
         if "run_dir" not in call:
             raise ConfigError(f"{calls_path}: {arm} has no run_dir (spawned by an older recipe "
-                              "that let re-runs share a folder). Fix: launch again")
+                              "that let re-runs share a folder)", fix="launch again")
     return calls
 
 
@@ -423,7 +423,7 @@ def main(argv: list[str] | None = None) -> int:
     def go() -> int:
         if args.collect and args.teacher_from is not None:
             raise ArgumentError("--teacher-from writes and launches the opd arm; --collect reads "
-                                "a launch. Fix: drop one (collect the clean arm with --collect "
+                                "a launch", fix="drop one (collect the clean arm with --collect "
                                 "--out DIR alone)")
         if args.collect:
             if args.runs_dir is not None:
@@ -441,7 +441,7 @@ def main(argv: list[str] | None = None) -> int:
         teacher, arms = None, args.arms
         if args.teacher_from is not None:
             if set(arms) != {"opd"} and list(arms) != list(ARMS):
-                raise ArgumentError("--teacher-from trains the opd arm alone. Fix: drop --arms, "
+                raise ArgumentError("--teacher-from trains the opd arm alone", fix="drop --arms, "
                                     "or pass --arms opd")
             arms = ["opd"]
             teacher, final = grpo_teacher(args.teacher_from)

@@ -62,15 +62,16 @@ def read_data(folder: str | Path) -> SFTData:
 
     folder = Path(folder)
     if not folder.is_dir():
-        raise ConfigError(f"data folder {folder}: no such folder. Fix: the folder holding "
+        raise ConfigError(f"data folder {folder}: no such folder", fix="the folder holding "
                           f"{', '.join(DATA_FILES)} (the sft-from-traces skill writes it)")
     held_files = sorted(folder.glob(HOLDOUT_GLOB))
     missing = [name for name in DATA_FILES if not (folder / name).is_file()
                and not (name == HOLDOUT_FILE and held_files)]
     if missing:
-        raise ConfigError(f"data folder {folder}: no {', '.join(missing)} there. Fix: "
-                          f"{TRAIN_FILE} from export_sft, {HOLDOUT_FILE} with the held-out tasks' "
-                          "traces (split_by_task's holdout_out, or freeze_holdout into the folder), "
+        raise ConfigError(f"data folder {folder}: no {', '.join(missing)} there",
+                          fix=f"{TRAIN_FILE} from export_sft, {HOLDOUT_FILE} with the held-out "
+                          "tasks' traces (split_by_task's holdout_out, or freeze_holdout into "
+                          "the folder), "
                           f"{GRADER_FILE} defining grade(ask, reply)")
     if len(held_files) > 1:
         holdout_file(folder, "keep exactly one holdout*.jsonl in the folder")
@@ -133,13 +134,13 @@ def _settings(path: Path, settings_class=None) -> dict | None:
     try:
         data = json.loads(read_text(path, "rows", argument="settings", error=ConfigError))
     except ValueError as exc:
-        raise ConfigError(f"{path}: not valid JSON ({exc}). Fix: one object, e.g. "
+        raise ConfigError(f"{path}: not valid JSON ({exc})", fix="one object, e.g. "
                           '{"model": "Qwen/Qwen3-8B", "epochs": 2}') from None
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: a JSON {type(data).__name__}, not an object. Fix: e.g. "
+        raise ConfigError(f"{path}: a JSON {type(data).__name__}, not an object", fix="e.g. "
                           '{"model": "Qwen/Qwen3-8B"}')
     if "run_name" in data:
-        raise ConfigError(f"{path}: `run_name` is the launch's, not the data's. Fix: remove it "
+        raise ConfigError(f"{path}: `run_name` is the launch's, not the data's", fix="remove it "
                           "(launch_run's name, or --run-name)")
     checked = settings_class.from_dict({**settings_class().to_dict(), **data})
     if hasattr(checked, "check"):
@@ -159,7 +160,7 @@ def _frozen_name(path: Path) -> str | None:
         return None
     if fingerprint.file_matches is False:
         raise ConfigError(f"{path} was edited after it was frozen: its content hashes to "
-                          f"{fingerprint.name}, not the name it carries. Fix: restore it, or "
+                          f"{fingerprint.name}, not the name it carries", fix="restore it, or "
                           "freeze the edited set again (a new name) and score the baseline on it")
     return fingerprint.name
 
@@ -173,10 +174,11 @@ def check_grader(source: str, origin: str) -> None:
     try:
         tree = ast.parse(source, filename=origin)
     except SyntaxError as exc:
-        raise ConfigError(f"{origin}, line {exc.lineno}: {exc.msg}. Fix: {VALID_GRADER}") from None
+        raise ConfigError(f"{origin}, line {exc.lineno}: {exc.msg}",
+                          fix=f"{VALID_GRADER}") from None
     except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, nesting too deep
-        raise ConfigError(f"{origin}: not a Python file the parser can read ({exc}). Fix: "
-                          f"{VALID_GRADER}") from None
+        raise ConfigError(f"{origin}: not a Python file the parser can read ({exc})",
+                          fix=f"{VALID_GRADER}") from None
     if not any(_binds_grade(node) for node in _module_statements(tree.body)):
         raise ConfigError(f"{origin} {NO_GRADE}")
 
@@ -225,9 +227,10 @@ def load_grader(source: str, origin: str):
     try:
         exec(compile(source, origin, "exec"), namespace)  # noqa: S102 - the user's own grader
     except SyntaxError as exc:
-        raise ConfigError(f"{origin}, line {exc.lineno}: {exc.msg}. Fix: {VALID_GRADER}") from None
+        raise ConfigError(f"{origin}, line {exc.lineno}: {exc.msg}",
+                          fix=f"{VALID_GRADER}") from None
     except Exception as exc:
-        raise ConfigError(f"{origin}: importing it raised {type(exc).__name__}: {exc}. Fix: a "
+        raise ConfigError(f"{origin}: importing it raised {type(exc).__name__}: {exc}", fix="a "
                           "grader imports only what the training image has (the standard "
                           "library, whileai_core, recipes)") from None
     grade = namespace.get("grade")
@@ -239,14 +242,14 @@ def load_grader(source: str, origin: str):
             value = grade(ask, reply)
         except Exception as exc:  # the user's grader: one line naming it, never a traceback
             raise ConfigError(f"{origin}: grade() raised {type(exc).__name__}: {exc} on held-out "
-                              f"task {ask['task_id']!r} (reply {reply[:60]!r}). Fix: the grader "
+                              f"task {ask['task_id']!r} (reply {reply[:60]!r})", fix="the grader "
                               "gets the ask as {'task_id', 'messages': the prompt, ...your "
                               "holdout fields} and the reply's text") from None
         if isinstance(value, bool):
             value = float(value)
         if not isinstance(value, (int, float)) or not math.isfinite(value):
             raise ConfigError(f"{origin}: grade() returned {value!r} for held-out task "
-                              f"{ask['task_id']!r}. Fix: return a finite number (1.0 pass)")
+                              f"{ask['task_id']!r}", fix="return a finite number (1.0 pass)")
         return float(value)
 
     return checked

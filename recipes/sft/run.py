@@ -70,7 +70,7 @@ def smoke(settings: SFTSettings, data: SFTData, out: Path, *, device: str = "cpu
     if masks["n_wrong_mask"] or not masks["completion_tokens_trained"]:
         raise ConfigError(f"the SFT smoke's loss mask is wrong on {masks['n_wrong_mask']} "
                           f"example(s) ({masks['wrong_mask']}): prompt tokens must carry no loss "
-                          "and every completion token must. Fix: a bug in the recipe's data "
+                          "and every completion token must", fix="a bug in the recipe's data "
                           "wiring (completion_only_loss on prompt-completion examples)")
     require_weights_moved(results, "SFT")
     return results
@@ -84,8 +84,8 @@ def modal_call(run_name: str, config_path: str | None = None, data: str | None =
     """What the run registry spawns: the deployed ``whileai-sft`` app's ``train_sft`` on the data
     folder ``data`` read here (default: the refund demo)."""
     if config_path is not None:
-        raise ArgumentError(f"the sft recipe takes no config file, got {config_path!r}. Fix: "
-                            "launch it by name, with data='<your data folder>'")
+        raise ArgumentError(f"the sft recipe takes no config file, got {config_path!r}",
+                            fix="launch it by name, with data='<your data folder>'")
     settings = dataclasses.replace(SFTSettings(), run_name=run_name)
     with tempfile.TemporaryDirectory(prefix="whileai-sft-demo-") as tmp:
         loaded = load_data(settings, Path(data) if data else None, Path(tmp))

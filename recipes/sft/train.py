@@ -122,8 +122,8 @@ def check_no_leak(conversations: Sequence[dict], holdout: Sequence[dict]) -> dic
         raise ConfigError(
             f"{first.task_id.removeprefix('train:')}: its prompt matches held-out task "
             f"{first.matched_task!r} ({first.reason.replace('_', ' ')}, overlap "
-            f"{first.overlap:.2f}); {len(leaks)} training conversation(s) leak the held-out test. "
-            "Fix: run decontaminate(train, holdout) before export_sft")
+            f"{first.overlap:.2f}); {len(leaks)} training conversation(s) leak the held-out test",
+            fix="run decontaminate(train, holdout) before export_sft")
     return {"checked": result.n_in, "leaks": 0, "ngram": result.ngram,
             "max_overlap": result.max_overlap}
 
@@ -165,7 +165,7 @@ def mask_report(trainer, tokenizer, examples: Sequence[dict]) -> dict:
     rows = trainer.train_dataset
     if "labels" not in rows.column_names:
         raise ConfigError("the SFT trainer's data has no labels column: TRL computed no loss "
-                          "mask. Fix: completion_only_loss=True on prompt-completion data")
+                          "mask", fix="completion_only_loss=True on prompt-completion data")
     masked = trained = 0
     wrong: list[str] = []
     for example, ids, labels in zip(examples, rows["input_ids"], rows["labels"]):

@@ -87,8 +87,8 @@ def parse_rule(rule: Any, *, argument: str = "rule") -> DecisionRule:
         return rule
     if not isinstance(rule, dict):
         raise ArgumentError(f"`{argument}` must be the rule as data (an object with `ship_if`: a "
-                            f"list of clauses), got a {type(rule).__name__}: {str(rule)[:80]!r}. "
-                            f"Fix: e.g. {EXAMPLE_RULE}")
+                            f"list of clauses), got a {type(rule).__name__}: {str(rule)[:80]!r}",
+                            fix=f"e.g. {EXAMPLE_RULE}")
     try:
         return _RULE.validate_python(rule)
     except ValidationError as err:
@@ -97,8 +97,8 @@ def parse_rule(rule: Any, *, argument: str = "rule") -> DecisionRule:
         raise ArgumentError(f"`{argument}` is not a rule this grammar knows: {where}: "
                             f"{first['msg']}. Clauses: {{'kind': 'delta_above', 'bound': "
                             "number in [-1, 1]}, {'kind': 'no_category_drop', 'field': "
-                            "'category', 'beyond': 'noise_band' or a number in [0, 1]}. "
-                            f"Fix: e.g. {EXAMPLE_RULE}") from None
+                            "'category', 'beyond': 'noise_band' or a number in [0, 1]}",
+                            fix=f"e.g. {EXAMPLE_RULE}") from None
 
 
 class ClauseOutcome(Result):

@@ -161,30 +161,30 @@ class ExperimentList(Result):
 
 def _text(value: Any, argument: str, *, one_line: bool = False) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise ArgumentError(f"`{argument}` must be a non-empty sentence, got {value!r}. Fix: "
-                            "write it before the run, in your own words")
+        raise ArgumentError(f"`{argument}` must be a non-empty sentence, got {value!r}",
+                            fix="write it before the run, in your own words")
     value = value.strip()
     if len(value) > EXPERIMENT_TEXT_MAX:
         raise ArgumentError(f"`{argument}` is {len(value)} characters; at most "
-                            f"{EXPERIMENT_TEXT_MAX}. Fix: say it in one or two sentences")
+                            f"{EXPERIMENT_TEXT_MAX}", fix="say it in one or two sentences")
     if one_line and "\n" in value:
         raise ArgumentError(f"`{argument}` holds a line break: each of the five lines of a run's "
-                            "record is one line. Fix: join it into one sentence")
+                            "record is one line", fix="join it into one sentence")
     return value
 
 
 def check_name(name: Any, argument: str = "name") -> str:
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ArgumentError(f"`{argument}` must be 1-64 letters, digits, '.', '_' or '-' "
-                            f"(starting with a letter or digit), got {name!r}. Fix: e.g. "
+                            f"(starting with a letter or digit), got {name!r}", fix="e.g. "
                             "'dpo-round-1'")
     return name
 
 
 def _arms(arms: Any) -> dict[str, str]:
     if isinstance(arms, (list, tuple)):
-        raise ArgumentError("`arms` must map each arm's name to what it changes, got a list. "
-                            "Fix: e.g. {'dpo': 'one DPO round on on-policy pairs', 'control': "
+        raise ArgumentError("`arms` must map each arm's name to what it changes, got a list",
+                            fix="e.g. {'dpo': 'one DPO round on on-policy pairs', 'control': "
                             "'the same steps on randomly chosen tasks'}")
     if not isinstance(arms, dict) or not arms or len(arms) > 16:
         raise ArgumentError(f"`arms` must be 1-16 arms, name -> what it changes, got {arms!r:.80}")
@@ -202,8 +202,9 @@ def _holdout(holdout: Any, root: Any) -> dict[str, Any]:
     print_name = eval_fingerprint(path)
     if print_name.file_matches is False:
         raise ArgumentError(f"`holdout` {holdout}: its content hashes to {print_name.name}, not "
-                            "the name the file carries: it was edited after it was frozen. Fix: "
-                            "restore it, or freeze the edited set (a new name) and register that")
+                            "the name the file carries: it was edited after it was frozen",
+                            fix="restore it, or freeze the edited set (a new name) and register "
+                                "that")
     tasks = [_with_id(r) for r in read_records(path, noun="task").items]
     ids = sorted(str(r.get("task_id")) for r in tasks)
     return {"holdout": print_name.name, "holdout_tasks": print_name.n_tasks,
@@ -295,20 +296,20 @@ def register_experiment(
         raise ArgumentError(f"`metric` must be 'pass' or 'reward', got {metric!r}")
     if isinstance(min_effect, bool) or not isinstance(min_effect, (int, float)) \
             or not 0 < min_effect < 1:
-        raise ArgumentError(f"`min_effect` must be a number in (0, 1), got {min_effect!r}. Fix: "
-                            f"the smallest change worth shipping, e.g. {PROVE_EFFECT}")
+        raise ArgumentError(f"`min_effect` must be a number in (0, 1), got {min_effect!r}",
+                            fix=f"the smallest change worth shipping, e.g. {PROVE_EFFECT}")
     parsed = parse_rule(rule)
     if run_std is not None and (isinstance(run_std, bool) or not isinstance(run_std, (int, float))
                                 or not 0 <= run_std <= 1):
-        raise ArgumentError(f"`run_std` must be a number in [0, 1], got {run_std!r}. Fix: "
-                            "noise_floor(...).run_std")
+        raise ArgumentError(f"`run_std` must be a number in [0, 1], got {run_std!r}",
+                            fix="noise_floor(...).run_std")
     if run_std is not None and (isinstance(noise_runs, bool) or not isinstance(noise_runs, int)
                                 or noise_runs < 2):
         raise ArgumentError(f"`noise_runs` must be the number of re-runs behind run_std (>= 2), "
-                            f"got {noise_runs!r}. Fix: noise_floor(...).n_runs")
+                            f"got {noise_runs!r}", fix="noise_floor(...).n_runs")
     if parsed.needs_noise_band() and run_std is None:
-        raise ArgumentError("the rule names the noise band, and no noise floor is registered. "
-                            f"Fix: pass {arg('run_std')} and {arg('noise_runs')} from noise_floor "
+        raise ArgumentError("the rule names the noise band, and no noise floor is registered",
+                            fix=f"pass {arg('run_std')} and {arg('noise_runs')} from noise_floor "
                             "on re-runs of the held-out set, or give the clause a number "
                             "(beyond: 0.05)")
     registration = Registration(
@@ -327,7 +328,7 @@ def register_experiment(
         elif _without_new(json.loads(row[0]), json.loads(text)) != json.loads(row[0]):
             raise ArgumentError(f"experiment {name!r} is already registered, with another "
                                 "registration; a registration is never changed after it is "
-                                "written. Fix: register the new plan under a new name (e.g. "
+                                "written", fix="register the new plan under a new name (e.g. "
                                 f"'{name}-v2') and say in the record why it changed")
     return get_experiment(name, state_dir=state_dir)
 
@@ -342,8 +343,8 @@ def get_experiment(name: str, *, state_dir: str | os.PathLike | None = None,
         with registry.reading() as db:
             row = db.execute("SELECT * FROM experiments WHERE name = ?", (name,)).fetchone()
     if row is None:
-        raise ArgumentError(f"no experiment {name!r} is registered in {registry.path}. Fix: "
-                            f"{call('register_experiment', name=name)} before its first run "
+        raise ArgumentError(f"no experiment {name!r} is registered in {registry.path}",
+                            fix=f"{call('register_experiment', name=name)} before its first run "
                             f"(list_experiments shows the registered ones)")
     runs = [r for r in registry.all() if r.experiment == name]
     notes = latest_records(registry, [r.id for r in runs])
@@ -406,8 +407,8 @@ def record_run(
     run = _check_id(id)
     registry = Registry(state_dir, create=False)
     if registry.get(run) is None:
-        raise ArgumentError(f"no run {run!r} in {registry.path}. Fix: "
-                            f"{voice.name('list_runs')} shows the runs")
+        raise ArgumentError(f"no run {run!r} in {registry.path}",
+                            fix=f"{voice.name('list_runs')} shows the runs")
     lines = {k: _text(v, k, one_line=True) for k, v in
              zip(RECORD_LINES, (changed, moved, why, learned, reproduce))}
     stamp = now()
@@ -451,17 +452,17 @@ def arm_for_launch(experiment: Any, arm: Any,
     """(experiment, arm) a launch joins, checked: registered, not archived, a registered arm (the
     only arm when there is one)."""
     if experiment is None:
-        raise ArgumentError(f"`arm` {arm!r} was given without `experiment`. Fix: pass the "
+        raise ArgumentError(f"`arm` {arm!r} was given without `experiment`", fix="pass the "
                             "registered experiment's name too")
     found = get_experiment(experiment, state_dir=state_dir)
     if found.archived_at is not None:
         raise ArgumentError(f"experiment {found.name!r} is archived ({found.archived_at[:19]}Z): "
-                            "it takes no new runs. Fix: register a new experiment for new runs")
+                            "it takes no new runs", fix="register a new experiment for new runs")
     arms = list(found.registration.arms)
     if arm is None and len(arms) == 1:
         return found, arms[0]
     if arm not in arms:
         raise ArgumentError(f"`arm` must be one of the arms registered for {found.name!r} "
-                            f"({', '.join(arms)}), got {arm!r}. Fix: name the arm this run is; "
+                            f"({', '.join(arms)}), got {arm!r}", fix="name the arm this run is; "
                             "a new arm needs a new registration")
     return found, arm

@@ -86,7 +86,7 @@ class Plan:
     def __post_init__(self):
         if self.looks is not None and (isinstance(self.looks, bool)
                                        or not isinstance(self.looks, int) or self.looks < 1):
-            raise ArgumentError(f"`looks` must be an integer >= 1, got {self.looks!r}. Fix: the "
+            raise ArgumentError(f"`looks` must be an integer >= 1, got {self.looks!r}", fix="the "
                                 "number of held-out evaluations after step 0 the run will make, "
                                 "or leave it out (an open schedule)")
         if self.spending not in SPENDING_TYPES:
@@ -516,7 +516,7 @@ def look_alpha(alpha: float, look: int | np.ndarray) -> float | np.ndarray:
     ``alpha / (look (look + 1))`` (the repeated hack_scan's plan)."""
     t = np.asarray(look, dtype=np.float64)
     if np.any(t < 1):
-        raise ArgumentError(f"`look` must be an integer >= 1, got {look!r}. Fix: count the "
+        raise ArgumentError(f"`look` must be an integer >= 1, got {look!r}", fix="count the "
                             "looks from 1 (the first test after the baseline)")
     out = alpha / (t * (t + 1.0))
     return float(out) if out.ndim == 0 else out

@@ -57,7 +57,7 @@ def diagnose_run(
             isinstance(max_off_policy_steps, bool) or not isinstance(max_off_policy_steps, int)
             or max_off_policy_steps < 0):
         raise ArgumentError(f"`max_off_policy_steps` must be an integer >= 0, got "
-                            f"{max_off_policy_steps!r}. Fix: the run's orchestrator setting, "
+                            f"{max_off_policy_steps!r}", fix="the run's orchestrator setting, "
                             f"or leave it out (default {DOCTOR_MAX_OFF_POLICY})")
     label, steps, metrics, run_max_off, records, notes = _load(source, state_dir)
     max_off = (max_off_policy_steps if max_off_policy_steps is not None else

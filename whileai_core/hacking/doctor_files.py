@@ -145,7 +145,7 @@ def _load(source: Any, state_dir: Any) -> tuple[str, dict[int, list], dict[int, 
     if isinstance(source, str) and _RUN_ID.match(source.strip()):
         record, folder = registered_run(source, state_dir)
         if not folder.is_dir():
-            raise ArgumentError(f"run {record.id} has no folder here ({folder}). Fix: for a "
+            raise ArgumentError(f"run {record.id} has no folder here ({folder})", fix="for a "
                                 f"Modal run, download its folder (modal volume get "
                                 f"whileai-runs {record.name}) and diagnose that folder")
         label = f"run {record.id}"
@@ -153,8 +153,8 @@ def _load(source: Any, state_dir: Any) -> tuple[str, dict[int, list], dict[int, 
         folder = as_user_path(source, None, argument="source", error=RowsError)
         label = str(folder)
     else:
-        raise ArgumentError(f"`source` must be a run id or a path, got {type(source).__name__}. "
-                            "Fix: give a run id, a prime-rl or TRL output folder, or a watch.jsonl")
+        raise ArgumentError(f"`source` must be a run id or a path, got {type(source).__name__}",
+                            fix="give a run id, a prime-rl or TRL output folder, or a watch.jsonl")
     if folder.kind() in ("file", "link", "special"):
         if folder.name == TRL_STATE:
             return f"TRL {label}", {}, _trl_metrics(folder), None, [], []
@@ -163,7 +163,7 @@ def _load(source: Any, state_dir: Any) -> tuple[str, dict[int, list], dict[int, 
         steps, metrics, records = _from_watch_file(recs, None)
         return label, steps, metrics, None, records, []
     if not folder.is_dir():
-        raise ArgumentError(f"{folder} does not exist. Fix: give a run id, a prime-rl or TRL "
+        raise ArgumentError(f"{folder} does not exist", fix="give a run id, a prime-rl or TRL "
                             "output folder, or a watch.jsonl")
     if (folder / "rollouts").kind() == "dir" or folder.name == "rollouts":
         steps, metrics, max_off, records, notes = _from_prime_rl(folder)

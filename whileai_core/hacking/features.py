@@ -113,7 +113,7 @@ def feature_matrix(records: Sequence[dict], truncated: np.ndarray,
     matrix = np.column_stack([columns[k] for k in names]) if names else np.zeros((n, 0))
     if not np.isfinite(matrix).all():
         j = int(np.flatnonzero(~np.isfinite(matrix).all(axis=0))[0])
-        raise ArgumentError(f"feature {names[j]!r} has a non-finite value. Fix: give finite "
+        raise ArgumentError(f"feature {names[j]!r} has a non-finite value", fix="give finite "
                             "numbers")
     return names, matrix, skipped
 
@@ -162,7 +162,7 @@ def _user_features(features: Sequence[str] | dict[str, Any] | None) -> dict[str,
         return {}
     if isinstance(features, str):
         raise ArgumentError(f"`features` must be a list of field names, got the string "
-                            f"{features!r}. Fix: features=[{features!r}]")
+                            f"{features!r}", fix=f"features=[{features!r}]")
     return {name: name for name in features}
 
 
@@ -173,7 +173,7 @@ def _user_column(records: Sequence[dict], name: str, how: Any) -> np.ndarray:
             values = [how(r) for r in records]
         except Exception as exc:  # the user's function: say which and why
             raise ArgumentError(f"feature {name!r} failed on a row: {type(exc).__name__}: "
-                                f"{exc}. Fix: make it return a number for every row") from None
+                                f"{exc}", fix="make it return a number for every row") from None
     elif isinstance(how, str):
         values = list(map(dict.get, records, repeat(how, len(records))))
     else:
@@ -192,7 +192,7 @@ def _user_column(records: Sequence[dict], name: str, how: Any) -> np.ndarray:
                             + ", ".join(BUILT_IN))
     shown = "null" if values[bad] is None else repr(values[bad])
     raise ArgumentError(f"feature `{name}` is {shown} on row {bad + 1}; a feature "
-                        "must be a number or a bool on every row. Fix: add the field to "
+                        "must be a number or a bool on every row", fix="add the field to "
                         "every row, or drop the feature")
 
 

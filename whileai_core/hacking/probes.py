@@ -360,8 +360,8 @@ def cheat_probes(
     thr = model.threshold if model is not None else load_rows(
         [{"task_id": "_", "reward": 0.0}], threshold=threshold).threshold
     if group_by is not None and not any(group_by in t for t in task_list):
-        raise ArgumentError(f"`{voice.arg('group_by')}` {group_by!r} is a field of no task. "
-                            "Fix: name a task field such as 'category', or omit "
+        raise ArgumentError(f"`{voice.arg('group_by')}` {group_by!r} is a field of no task",
+                            fix="name a task field such as 'category', or omit "
                             f"{voice.arg('group_by')}")
     common, common_from = _most_common(task_list, model)
     shelled, shell_from = _format_replies(task_list, model) if "format" in chosen else (None, "")
@@ -415,13 +415,13 @@ def _notes(replies: dict[str, list[str]], common: str | None, common_from: str, 
 def _chosen(max_tokens: Any, probes: list[str] | None) -> list[str]:
     """The probes to run, once ``max_tokens`` and ``probes`` are checked."""
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or not 1 <= max_tokens <= 1_000_000:
-        raise ArgumentError(f"`max_tokens` must be an integer in [1, 1000000], got {max_tokens!r}. "
-                            "Fix: pass the run's completion cap, e.g. max_tokens=512")
+        raise ArgumentError(f"`max_tokens` must be an integer in [1, 1000000], got {max_tokens!r}",
+                            fix="pass the run's completion cap, e.g. max_tokens=512")
     chosen = list(PROBES) if probes is None else list(probes)
     unknown = [p for p in chosen if p not in PROBES]
     if unknown or not chosen:
         raise ArgumentError(f"`probes` has unknown names {unknown or chosen}; known: "
-                            f"{', '.join(PROBES)}. Fix: pick from those, or omit probes")
+                            f"{', '.join(PROBES)}", fix="pick from those, or omit probes")
     return chosen
 
 

@@ -113,7 +113,7 @@ def _limit_from_env(name: str, default: int, least: int, unit: str) -> int:
         number = 0
     if number < least:
         raise ArgumentError(f"{name}={value!r} must be a whole number of {unit}, at least "
-                            f"{least}. Fix: e.g. {name}={default}")
+                            f"{least}", fix=f"e.g. {name}={default}")
     return number
 
 
@@ -139,16 +139,16 @@ def _check_rewards(values: Any, n: int, label: str) -> np.ndarray:
     try:
         out = list(values)
     except TypeError:
-        raise RewardError(f"reward {label} returned a {type(values).__name__}, not a list. Fix: "
-                          "return one number per completion") from None
+        raise RewardError(f"reward {label} returned a {type(values).__name__}, not a list",
+                          fix="return one number per completion") from None
     if len(out) != n:
-        raise RewardError(f"reward {label} returned {len(out)} values for {n} completions. "
-                          "Fix: return exactly one number per completion, in order")
+        raise RewardError(f"reward {label} returned {len(out)} values for {n} completions",
+                          fix="return exactly one number per completion, in order")
     for i, v in enumerate(out):
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
             raise RewardError(f"reward {label} returned {_shape(v)} for item {i + 1} (task "
                               "shown in the input's order); every reward must be a finite "
-                              "number. Fix: return 0.0 for a failed grade, never None or NaN")
+                              "number", fix="return 0.0 for a failed grade, never None or NaN")
     return np.asarray(out, dtype=np.float64)
 
 
@@ -188,7 +188,8 @@ def reward_runner(reward: Any, *, root: str | os.PathLike | None = None,
     if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not (
             0 < timeout_s <= REWARD_TIMEOUT_MAX_S):
         raise ArgumentError(f"`timeout_s` must be a number of seconds in (0, {REWARD_TIMEOUT_MAX_S:g}], got "
-                            f"{timeout_s!r}. Fix: e.g. timeout_s={REWARD_TIMEOUT_S:g}")
+                            f"{timeout_s!r}",
+                            fix=f"e.g. timeout_s={REWARD_TIMEOUT_S:g}")
     passed = check_pass_env(pass_env)
     base = Path(root if root is not None else ".").resolve()
     if callable(reward):
@@ -208,15 +209,15 @@ def reward_runner(reward: Any, *, root: str | os.PathLike | None = None,
             file, function = locate_function(reward, base)
             code_path = user_path(file, argument="reward")
         if not re.fullmatch(r"[A-Za-z_]\w*", function):
-            raise ArgumentError(f"`reward` function {function!r} is not a Python name. Fix: "
-                                "e.g. 'rewards/grade.py:score'")
+            raise ArgumentError(f"`reward` function {function!r} is not a Python name",
+                                fix="e.g. 'rewards/grade.py:score'")
         spec = {"mode": "module", "function": function}
     elif isinstance(reward, RewardScript):
         code_path, spec = reward.path, {"mode": "script"}
     else:
         raise ArgumentError(f"`reward` must be a callable, a 'module:function' string or a "
                             f"command (a list of strings), got {type(reward).__name__} "
-                            f"{str(reward)[:80]!r}. Fix: e.g. reward='rewards/grade.py:score' or "
+                            f"{str(reward)[:80]!r}", fix="e.g. reward='rewards/grade.py:score' or "
                             "reward=['python', 'rewards/grade.py']")
     own_code(code_path, base)  # every form, every surface: a file the project wrote
     code = code_path.read_text("config", error=ArgumentError, fix="save the reward as UTF-8")
@@ -231,7 +232,7 @@ def locate_function(spec: str, root: Path) -> tuple[Path, str]:
     """``"file.py:fn"`` or ``"pkg.mod:fn"`` -> (the module's file under ``root``, ``fn``)."""
     module, sep, function = spec.rpartition(":")
     if not sep or not module or not re.fullmatch(r"[A-Za-z_]\w*", function):
-        raise ArgumentError(f"`reward` {spec!r} is not 'module:function'. Fix: e.g. "
+        raise ArgumentError(f"`reward` {spec!r} is not 'module:function'", fix="e.g. "
                             "'rewards/grade.py:score' or 'rewards.grade:score'")
     if module.endswith(".py") or "/" in module or os.sep in module:
         file = Path(module) if Path(module).is_absolute() else root / module
@@ -240,9 +241,9 @@ def locate_function(spec: str, root: Path) -> tuple[Path, str]:
         file = stem.with_suffix(".py") if stem.with_suffix(".py").is_file() else stem / "__init__.py"
     else:
         raise ArgumentError(f"`reward` module {module!r} is neither a .py path nor a dotted "
-                            "module name. Fix: e.g. 'rewards/grade.py:score'")
+                            "module name", fix="e.g. 'rewards/grade.py:score'")
     if not file.is_file():
-        raise ArgumentError(f"`reward` {spec!r}: no file {file}. Fix: give a .py file (or a "
+        raise ArgumentError(f"`reward` {spec!r}: no file {file}", fix="give a .py file (or a "
                             f"dotted module) inside {root} that defines {function}()")
     return file, function
 
@@ -269,7 +270,7 @@ def reward_spec(reward: Any, root: Any = None) -> Any:
             reward = shlex.split(text)
         except ValueError as err:
             raise ArgumentError(f"`reward` {reward[:200]!r} cannot be split into a command "
-                                f"({err}). Fix: e.g. 'rewards/grade.py:score', or a command "
+                                f"({err})", fix="e.g. 'rewards/grade.py:score', or a command "
                                 "such as 'python rewards/grade.py'") from None
     if isinstance(reward, (list, tuple)):
         script = command_script(reward)
@@ -284,7 +285,7 @@ def _confined_function(spec: str, root: Any) -> RewardFile:
 
     module, _, function = spec.rpartition(":")
     if not module:
-        raise ArgumentError(f"`reward` {spec[:200]!r} is not 'file.py:function'. Fix: e.g. "
+        raise ArgumentError(f"`reward` {spec[:200]!r} is not 'file.py:function'", fix="e.g. "
                             "'rewards/grade.py:score'")
     if not module.endswith(".py") and "/" not in module:
         stem = PurePath(*module.split("."))

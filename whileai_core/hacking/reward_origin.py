@@ -167,5 +167,5 @@ def own_code(path: UserPath, root: Path, *, argument: str = "reward",
     reason = whose(path.absolute, Path(root))
     if reason is not None:
         raise ArgumentError(f"`{argument}` {str(path)[:200]!r} is not your own code: {reason}. "
-                            f"{rule[0]}. Fix: {rule[1]}")
+                            f"{rule[0]}", fix=f"{rule[1]}")
     return path

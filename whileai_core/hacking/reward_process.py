@@ -154,8 +154,8 @@ def run_child(spec: dict, code: str, items: list[dict], cwd: Path, timeout_s: fl
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                         start_new_session=True, pass_fds=(fd, report_w))
             except OSError as exc:
-                raise RewardError(f"reward {label!r} could not start: {exc.strerror or exc}. "
-                                  "Fix: check that the workspace folder exists") from None
+                raise RewardError(f"reward {label!r} could not start: {exc.strerror or exc}",
+                                  fix="check that the workspace folder exists") from None
         os.close(report_w)
         report_w = -1
         try:
@@ -193,11 +193,11 @@ def _outcome(code: int, got: Streams, spec: dict, items: list[dict], timeout_s: 
     if got.over == "report":
         raise RewardError(f"reward {label!r} wrote more than {CAPS['report']} bytes to "
                           f"descriptor {spec['report_fd']}, whileai's own (the supervisor's "
-                          "report); it was stopped and its processes killed. Fix: write only to "
+                          "report); it was stopped and its processes killed", fix="write only to "
                           "stdout and stderr")
     if got.over is not None:
         raise RewardError(f"reward {label!r} printed more than {CAPS[got.over]} bytes to "
-                          f"{got.over}; it was stopped and its processes killed. Fix: print only "
+                          f"{got.over}; it was stopped and its processes killed", fix="print only "
                           "the rewards on stdout, and far less on stderr")
     if ended == "not_started":
         raise RewardError(f"reward {label!r} could not start its process: "
@@ -206,11 +206,11 @@ def _outcome(code: int, got: Streams, spec: dict, items: list[dict], timeout_s: 
     if ended == "timed_out" or ended is None and code < 0:
         raise RewardError(f"reward {label!r} did not finish {len(items)} completions within "
                           f"{timeout_s:g} s; its whole process tree was killed ({left} "
-                          f"processes). Fix: make it faster, or raise "
+                          "processes)", fix="make it faster, or raise "
                           f"{arg('timeout_s', op='cheat_probes')}")
     if ended == "too_many_processes" or code == 125 and ended is None:
         raise RewardError(f"reward {label!r} started more than the {processes} processes "
-                          f"allowed; it was killed with all of them. Fix: start fewer, or raise "
+                          "allowed; it was killed with all of them", fix="start fewer, or raise "
                           f"{PROCESSES_ENV}")
     if isinstance(report.get("no_function"), str):
         name = report["no_function"]
@@ -221,7 +221,7 @@ def _outcome(code: int, got: Streams, spec: dict, items: list[dict], timeout_s: 
                           + (", ".join(defined[:20])[:300] or "none"))
     if code != 0:
         raise RewardError(f"reward {label!r} {_failure(code, report, spec)}; it wrote "
-                          f"{got.stderr_bytes} bytes to stderr (not quoted). Fix: run it by hand "
+                          f"{got.stderr_bytes} bytes to stderr (not quoted)", fix="run it by hand "
                           "on a line of the batch and correct it")
     return got.stdout.decode("utf-8", "replace")
 
@@ -256,7 +256,7 @@ def parse_stdout(text: str, label: str) -> list:
             return safejson.loads(body)
         except json.JSONDecodeError as exc:
             raise RewardError(f"reward {label!r} printed invalid JSON ({exc.msg} at character "
-                              f"{exc.pos}). Fix: print one JSON array of numbers, or one number "
+                              f"{exc.pos})", fix="print one JSON array of numbers, or one number "
                               "per line") from None
     values = []
     for i, line in enumerate(body.splitlines(), 1):
@@ -266,7 +266,7 @@ def parse_stdout(text: str, label: str) -> list:
             value = safejson.loads(line)
         except json.JSONDecodeError:
             raise RewardError(f"reward {label!r}: stdout line {i} is not a number (a text of "
-                              f"{len(line)} characters, not quoted). Fix: print one number (or "
+                              f"{len(line)} characters, not quoted)", fix="print one number (or "
                               "{\"reward\": number}) per line, and send logs to stderr") from None
         if isinstance(value, dict):
             value = value.get("reward")

@@ -265,14 +265,13 @@ def _all_constant(names: list[str], n_rows: int, common: dict[str, Any]) -> Hack
 def _check_settings(n_shuffles: Any, min_strength: Any, look: Any) -> None:
     if isinstance(n_shuffles, bool) or not isinstance(n_shuffles, int) or not 100 <= n_shuffles <= SCAN_SHUFFLES_ASKED_MAX:
         raise ArgumentError(f"`n_shuffles` must be an integer in [100, {SCAN_SHUFFLES_ASKED_MAX}], "
-                            f"got {n_shuffles!r}. "
-                            f"Fix: use the default {SCAN_SHUFFLES}")
+                            f"got {n_shuffles!r}", fix=f"use the default {SCAN_SHUFFLES}")
     if isinstance(min_strength, bool) or not isinstance(min_strength, (int, float)) or not (
             0 <= min_strength < 1):
-        raise ArgumentError(f"`min_strength` must be a number in [0, 1), got {min_strength!r}. "
-                            f"Fix: use the default {SCAN_MIN_STRENGTH}")
+        raise ArgumentError(f"`min_strength` must be a number in [0, 1), got {min_strength!r}",
+                            fix=f"use the default {SCAN_MIN_STRENGTH}")
     if look is not None and (isinstance(look, bool) or not isinstance(look, int) or look < 1):
-        raise ArgumentError(f"`look` must be an integer >= 1, got {look!r}. Fix: number a run's "
+        raise ArgumentError(f"`look` must be an integer >= 1, got {look!r}", fix="number a run's "
                             "scans 1, 2, ... or leave look out for one scan")
 
 

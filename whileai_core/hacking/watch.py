@@ -207,12 +207,12 @@ def _check_settings(window: Any, confirm: Any, scan_every: Any, looks: Any) -> N
                                      ("confirm", confirm, 1, WATCH_CONFIRM),
                                      ("scan_every", scan_every, 1, WATCH_SCAN_EVERY)):
         if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= 1000:
-            raise ArgumentError(f"`{name}` must be an integer in [{lo}, 1000], got {value!r}. "
-                                f"Fix: use the default {default}")
+            raise ArgumentError(f"`{name}` must be an integer in [{lo}, 1000], got {value!r}",
+                                fix=f"use the default {default}")
     if looks is not None and (isinstance(looks, bool) or not isinstance(looks, int)
                               or not 1 <= looks <= WATCH_LOOKS_MAX):
-        raise ArgumentError(f"`looks` must be an integer in [1, {WATCH_LOOKS_MAX}], got {looks!r}. "
-                            "Fix: the number of held-out evaluations after step 0 the run will "
+        raise ArgumentError(f"`looks` must be an integer in [1, {WATCH_LOOKS_MAX}], got {looks!r}",
+                            fix="the number of held-out evaluations after step 0 the run will "
                             "make, or leave it out (read from the run's config, else an open "
                             "schedule)")
 

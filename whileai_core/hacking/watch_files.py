@@ -162,7 +162,7 @@ def _find(folder: UserPath, name: str, depth: int = 3) -> UserPath | None:
         if len(hits) > 1:
             shown = ", ".join("/".join(h.parts[len(folder.parts):]) for h in hits[:5])
             raise ArgumentError(f"{folder} holds {len(hits)} {name} files at the same depth "
-                                f"({shown}): several runs. Fix: point at one run's folder")
+                                f"({shown}): several runs", fix="point at one run's folder")
         if hits:
             return hits[0]
         level_dirs = below
@@ -186,7 +186,7 @@ def _records_from_path(path: UserPath) -> tuple[Any, str]:
             return records_from_rows(path), f"rows {path}"  # graded rows, each with its step
         return path, f"watch records {path}"
     if not path.is_dir():
-        raise ArgumentError(f"{path} does not exist. Fix: give a run id, a TRL or prime-rl "
+        raise ArgumentError(f"{path} does not exist", fix="give a run id, a TRL or prime-rl "
                             "output folder, a watch.jsonl, or a rows file with a `step` field")
     found = _find(path, WATCH_FILE)
     if found is not None:
@@ -198,7 +198,7 @@ def _records_from_path(path: UserPath) -> tuple[Any, str]:
         return records_from_prime_rl(path), f"prime-rl {path}"
     raise ArgumentError(f"{path} holds no {WATCH_FILE} (the TRL watch callback's records), no "
                         f"{TRL_STATE} (a TRL output folder or its checkpoint-N) and no prime-rl "
-                        "rollouts/. Fix: point at the trainer's output folder")
+                        "rollouts/", fix="point at the trainer's output folder")
 
 
 def registered_run(source: str, state_dir: Any) -> tuple[Any, Any]:
@@ -209,8 +209,8 @@ def registered_run(source: str, state_dir: Any) -> tuple[Any, Any]:
     registry = Registry(state_dir, create=False)
     record = registry.get(source.strip())
     if record is None:
-        raise ArgumentError(f"no run {source!r} in {registry.path}. Fix: "
-                            f"{voice.name('list_runs')} shows the runs; pass "
+        raise ArgumentError(f"no run {source!r} in {registry.path}",
+                            fix=f"{voice.name('list_runs')} shows the runs; pass "
                             f"{voice.arg('state_dir')} if they live elsewhere")
     return record, user_path(registry.run_dir(record.id), argument="run folder")
 
@@ -223,11 +223,11 @@ def source_records(source: Any, state_dir: str | os.PathLike | None) -> tuple[An
         found = _find(run_dir, WATCH_FILE, depth=4) if run_dir.is_dir() else None
         if found is None and record.backend == "modal":
             raise ArgumentError(f"run {record.id} runs on Modal; its records are on the runs "
-                                "volume, not here. Fix: download its folder (modal volume get "
+                                "volume, not here", fix="download its folder (modal volume get "
                                 f"whileai-runs {record.name}) and watch that folder")
         if found is None:
             raise ArgumentError(f"run {record.id} has written no {WATCH_FILE} under {run_dir} "
-                                f"yet (status {record.status}). Fix: wait for its first step, "
+                                f"yet (status {record.status})", fix="wait for its first step, "
                                 "or check that the recipe runs the watch callback")
         return found, f"run {record.id}"
     if is_path(source):

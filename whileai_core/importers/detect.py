@@ -75,7 +75,7 @@ def read_foreign(source: str | os.PathLike | UserPath, *, format: str = "auto",
     """The rows :func:`whileai_core.importers.import_rows` reports on, read and checked (the
     arguments are that function's), with no statistic computed."""
     if format not in ("auto", *FORMATS):
-        raise ArgumentError(f"`format` is {format!r}. Fix: use one of auto, {', '.join(FORMATS)}")
+        raise ArgumentError(f"`format` is {format!r}", fix=f"use one of auto, {', '.join(FORMATS)}")
     path = as_user_path(source, root, argument="path", error=RowsError)
     if not path.exists():
         raise RowsError("no such file or folder", source=str(path),
@@ -96,12 +96,12 @@ def read_foreign(source: str | os.PathLike | UserPath, *, format: str = "auto",
                             fix=f"name the format ({arg('format')}: one of {', '.join(FORMATS)}) "
                                 "or point at the output itself")
     if fmt != "prime-rl" and (step is not None or kind != "eval" or agent is not None):
-        raise ArgumentError(f"`step`, `kind` and `agent` apply to prime-rl episodes, not {fmt}. "
-                            "Fix: leave them out")
+        raise ArgumentError(f"`step`, `kind` and `agent` apply to prime-rl episodes, not {fmt}",
+                            fix="leave them out")
     if fmt == "prime-rl":
         if metric is not None:
             raise ArgumentError("`metric` applies to Inspect and lm-eval; a prime-rl reward is "
-                                "the trace's summed rewards. Fix: leave it out")
+                                "the trace's summed rewards", fix="leave it out")
         return prime_rl.read_prime_rl(path, kind=kind, step=step,
                                      keep_errored=keep_errored, agent=agent)
     if fmt == "inspect":
@@ -109,11 +109,11 @@ def read_foreign(source: str | os.PathLike | UserPath, *, format: str = "auto",
     if fmt == "verifiers":
         if metric is not None:
             raise ArgumentError("`metric` applies to Inspect and lm-eval; a vf-eval row's "
-                                "reward is its `reward`. Fix: leave it out")
+                                "reward is its `reward`", fix="leave it out")
         return verifiers.read_verifiers(path)
     if fmt in (table.FORMAT, table.RENAMED_FORMAT):
         if metric is not None:
             raise ArgumentError("`metric` applies to Inspect and lm-eval; these rows' reward is "
-                                "their `reward` field. Fix: leave it out")
+                                "their `reward` field", fix="leave it out")
         return (table.read_table if fmt == table.FORMAT else table.read_renamed)(path)
     return lm_eval.read_lm_eval(path, metric=metric)

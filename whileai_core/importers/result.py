@@ -185,7 +185,7 @@ def import_rows(
     """
     if scorer is not None and metric is not None and scorer != metric:
         raise ArgumentError(f"`scorer` is {scorer!r} and `metric` {metric!r}: one name for one "
-                            "choice. Fix: give scorer alone")
+                            "choice", fix="give scorer alone")
     result = imported(read_foreign(path, format=format, metric=metric if scorer is None else scorer,
                                    step=step, kind=kind, keep_errored=keep_errored, agent=agent,
                                    root=root))

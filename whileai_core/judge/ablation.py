@@ -107,15 +107,15 @@ def _ablate(items: Any, grade: Callable[[list[str], list[dict]], Sequence[Any]],
     clauses = list(clauses)
     if len(clauses) < 2 or len(set(clauses)) != len(clauses):
         raise ArgumentError(f"clauses must be at least 2 distinct rubric clauses, got "
-                            f"{len(clauses)}. Fix: split the rubric into its clauses")
+                            f"{len(clauses)}", fix="split the rubric into its clauses")
     label = np.array([_as_pass(r.get("label"), where=recs.where(i), field="label")
                       for i, r in enumerate(records)], dtype=bool)
 
     def score(active: list[str]) -> tuple[np.ndarray, float | None]:
         out = list(grade(active, records))
         if len(out) != len(records):
-            raise ArgumentError(f"grade() returned {len(out)} grades for {len(records)} items. "
-                                "Fix: return one pass/fail per item, in order")
+            raise ArgumentError(f"grade() returned {len(out)} grades for {len(records)} items",
+                                fix="return one pass/fail per item, in order")
         g = np.array([_as_pass(v, where={"source": "grade()"}, field="grade") for v in out],
                      dtype=bool)
         return (g == label).astype(float), cohen_kappa(label, g)

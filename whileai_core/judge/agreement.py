@@ -19,8 +19,8 @@ from ..result import Result
 
 def _check_level(level: float) -> float:
     if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0.0 < level < 1.0:
-        raise ArgumentError(f"level must be a number strictly between 0 and 1, got {level!r}. "
-                            f"Fix: use the default {D.CONFIDENCE_LEVEL}")
+        raise ArgumentError(f"level must be a number strictly between 0 and 1, got {level!r}",
+                            fix=f"use the default {D.CONFIDENCE_LEVEL}")
     return float(level)
 
 
@@ -125,11 +125,11 @@ def failures_needed(half_width: float = D.JUDGE_FALSE_PASS_HALF_WIDTH, *,
     level = _check_level(level)
     if isinstance(half_width, bool) or not isinstance(half_width, (int, float)) \
             or not 0.0 < half_width < 0.5:
-        raise ArgumentError(f"half_width must be in (0, 0.5), got {half_width!r}. "
-                            f"Fix: use the default {D.JUDGE_FALSE_PASS_HALF_WIDTH}")
+        raise ArgumentError(f"half_width must be in (0, 0.5), got {half_width!r}",
+                            fix=f"use the default {D.JUDGE_FALSE_PASS_HALF_WIDTH}")
     if half_width < HALF_WIDTH_MIN:  # a tinier one overflows
         raise ArgumentError(f"half_width must be at least {HALF_WIDTH_MIN:g} (narrower asks for "
-                            f"more than 10^11 labelled failures), got {half_width!r}. Fix: use "
+                            f"more than 10^11 labelled failures), got {half_width!r}", fix="use "
                             f"the default {D.JUDGE_FALSE_PASS_HALF_WIDTH}")
     return math.ceil(z_value(0.5 + level / 2.0) ** 2 * 0.25 / half_width ** 2 - 1e-9)
 

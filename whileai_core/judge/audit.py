@@ -138,7 +138,7 @@ def audit_judge(
     for name, value in (("min_agreement", min_agreement), ("min_kappa", min_kappa),
                         ("max_false_pass", max_false_pass)):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-            raise ArgumentError(f"{name} must be a number in [0, 1], got {value!r}. Fix: use "
+            raise ArgumentError(f"{name} must be a number in [0, 1], got {value!r}", fix="use "
                                 f"the default {getattr(D, 'JUDGE_' + name.upper())}")
     need = failures_needed(half_width, level=level)
     names, labels, grades, lengths = _read_judged(items, judges)
@@ -203,7 +203,7 @@ def _read_judged(items: Any, judges: Sequence[str] | None
             grades.setdefault(name, []).append(_as_pass(g[name], where=where,
                                                           field=f"grades.{name}"))
     if not names:
-        raise ArgumentError("judges is empty. Fix: name at least one judge found in `grades`")
+        raise ArgumentError("judges is empty", fix="name at least one judge found in `grades`")
     if lengths and len(lengths) != len(records):
         raise RowsError("some items give `reply`/`length` and some do not", source=source,
                         field="length", fix="give a reply (or length) for every item, or none")

@@ -25,8 +25,8 @@ class Spec(BaseModel):
         cls = type(self)
         if len(args) > len(cls._positional):
             raise SpecError(f"{cls.__name__} takes at most {len(cls._positional)} positional "
-                            f"argument(s) ({', '.join(cls._positional) or 'none'}); got {len(args)}. "
-                            "Fix: pass the other knobs by name")
+                            f"argument(s) ({', '.join(cls._positional) or 'none'}); got {len(args)}",
+                            fix="pass the other knobs by name")
         for name, value in zip(cls._positional, args):
             if name in kwargs:
                 raise SpecError(f"{cls.__name__}: `{name}` given twice (positionally and by name)")

@@ -119,8 +119,8 @@ class GRPOPlan(Result):
 def loss_variant(name: str, num_iterations: int | None = None) -> LossVariant:
     """The TRL fields and recipe flags of one loss variant (module docstring)."""
     if name not in GRPO_LOSS_TYPES:
-        raise ArgumentError(f"`loss` must be one of {', '.join(GRPO_LOSS_TYPES)}, got {name!r}. "
-                            f"Fix: e.g. {GRPO_LOSS_TYPE!r}")
+        raise ArgumentError(f"`loss` must be one of {', '.join(GRPO_LOSS_TYPES)}, got {name!r}",
+                            fix=f"e.g. {GRPO_LOSS_TYPE!r}")
     if num_iterations is not None and (isinstance(num_iterations, bool)
                                        or not isinstance(num_iterations, int)
                                        or not 1 <= num_iterations <= 16):
@@ -136,7 +136,7 @@ def loss_variant(name: str, num_iterations: int | None = None) -> LossVariant:
         if iterations < 2:
             raise ArgumentError(f"dapo's clip-higher never binds with num_iterations "
                                 f"{iterations}: TRL 1.16's ratio is exactly 1 on a batch's first "
-                                "update. Fix: num_iterations=2 (or omit it)")
+                                "update", fix="num_iterations=2 (or omit it)")
         config.update(epsilon_high=GRPO_DAPO_EPSILON_HIGH, mask_truncated_completions=True)
         flags += ["--epsilon-high", f"{GRPO_DAPO_EPSILON_HIGH:g}", "--mask-truncated"]
     config["num_iterations"] = iterations
@@ -191,12 +191,12 @@ def grpo_plan(
 
         seed = secrets.randbelow(2**63)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ArgumentError(f"`seed` must be a non-negative integer, got {seed!r}. Fix: e.g. "
+        raise ArgumentError(f"`seed` must be a non-negative integer, got {seed!r}", fix="e.g. "
                             f"seed={SPLIT_SEED}")
     if balance is not None and (isinstance(balance, bool) or not isinstance(balance, (int, float))
                                 or not 0 < balance <= 0.5):
-        raise ArgumentError(f"`balance` must be a share in (0, 0.5] or null, got {balance!r}. "
-                            f"Fix: e.g. {GRPO_BALANCE_SHARE}")
+        raise ArgumentError(f"`balance` must be a share in (0, 0.5] or null, got {balance!r}",
+                            fix=f"e.g. {GRPO_BALANCE_SHARE}")
     data = load_rows(rows, threshold=threshold)
     rates = data.per_task()
     split = [t for t in data.task_ids if 0.0 < rates[t] < 1.0]

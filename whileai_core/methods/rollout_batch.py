@@ -95,7 +95,8 @@ def _tokens(i: int, row: Mapping[str, Any], key: str, n: int | None, *, logprob:
     except (TypeError, ValueError):
         raise ArgumentError(f"{_where(i, key)} must be a list of numbers") from None
     if arr.ndim != 1 or (n is not None and arr.shape[0] != n):
-        raise ArgumentError(f"{_where(i, key)} has {arr.size} entries; `logprobs` has {n}. Fix: one "
+        raise ArgumentError(f"{_where(i, key)} has {arr.size} entries; `logprobs` has {n}",
+                            fix="one "
                             "entry per generated token")
     bad = np.flatnonzero(~np.isfinite(arr) | ((arr > 0) if logprob else False))
     if bad.size:
@@ -117,7 +118,7 @@ def parse_batch(batch: Any, *, need_values: bool, method: str) -> Batch:
     except ArgumentError as err:
         if "Fix:" in str(err):
             raise
-        raise ArgumentError(f"{err}. Fix: {BATCH_FIX}") from None
+        raise ArgumentError(f"{err}", fix=f"{BATCH_FIX}") from None
 
 
 def _parse_batch(batch: Any, *, need_values: bool, method: str) -> Batch:

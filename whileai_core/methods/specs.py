@@ -91,7 +91,8 @@ class Endpoint(Spec):
         """``"org/model@http://host:8001/v1"`` -> ``Endpoint(url, model)``."""
         model, sep, url = spec.rpartition("@")
         if not sep or not url.startswith(("http://", "https://")) or not model:
-            raise SpecError(f"endpoint {spec!r} is not 'model@http://host:port/v1'. Fix: write the "
+            raise SpecError(f"endpoint {spec!r} is not 'model@http://host:port/v1'",
+                            fix="write the "
                             "served model name, '@', and the server's base URL")
         return cls(url=url, model=model)
 
@@ -333,7 +334,7 @@ def method_spec(obj: Any) -> Spec:
         try:
             obj = safejson.loads(obj)
         except json.JSONDecodeError as err:
-            raise SpecError(f"method JSON {obj!r} is invalid ({err}). Fix: e.g. "
+            raise SpecError(f"method JSON {obj!r} is invalid ({err})", fix="e.g. "
                             '\'{"name": "opsd", "anchor": "live"}\'') from None
     if isinstance(obj, str):
         name, knobs = obj, {}
@@ -341,11 +342,11 @@ def method_spec(obj: Any) -> Spec:
         knobs = dict(obj)
         name = knobs.pop("name", None)
         if name is None:
-            raise SpecError(f"method dict {obj!r} has no 'name'. Fix: add 'name': one of "
+            raise SpecError(f"method dict {obj!r} has no 'name'", fix="add 'name': one of "
                             f"{', '.join(method_names())}")
     else:
         raise SpecError(f"method must be a name, a dict with 'name', or a spec object; got a "
-                        f"{type(obj).__name__}. Fix: e.g. 'grpo' or {{'name': 'opd', 'teacher': "
+                        f"{type(obj).__name__}", fix=f"e.g. 'grpo' or {{'name': 'opd', 'teacher': "
                         "'model@http://host:8001/v1'}")
     if not isinstance(name, str):
         raise SpecError(f"method name must be a string; got {name!r}")
@@ -357,8 +358,8 @@ def method_spec(obj: Any) -> Spec:
         return RLMethod(name=key, **knobs)
     if key == "opd":
         if "teacher" not in knobs:
-            raise SpecError("method 'opd' needs a teacher that returns prompt log-probabilities. "
-                            "Fix: {'name': 'opd', 'teacher': 'model@http://host:8001/v1'} or "
+            raise SpecError("method 'opd' needs a teacher that returns prompt log-probabilities",
+                            fix="{'name': 'opd', 'teacher': 'model@http://host:8001/v1'} or "
                             "OPD(Endpoint(url, model))")
         return OPD(**knobs)
     if key == "opsd":
@@ -374,7 +375,7 @@ def method_spec(obj: Any) -> Spec:
     if key in others:
         return others[key](**knobs)
     close = did_you_mean(name, method_names(), spell=repr)
-    raise SpecError(f"unknown method {name!r}{f' ({close})' if close else ''}. Fix: one of "
+    raise SpecError(f"unknown method {name!r}{f' ({close})' if close else ''}", fix="one of "
                     f"{', '.join(method_names())}")
 
 
@@ -411,8 +412,8 @@ def rollout_update(
 
     spec = method_spec(method)
     if spec.name not in SINGLE_ROLLOUT:
-        raise SpecError(f"rollout_update runs {', '.join(SINGLE_ROLLOUT)}, not {spec.name!r}. "
-                        "Fix: grouped methods (grpo, max_rl, rae, opd, opsd) train in prime-rl: "
+        raise SpecError(f"rollout_update runs {', '.join(SINGLE_ROLLOUT)}, not {spec.name!r}",
+                        fix="grouped methods (grpo, max_rl, rae, opd, opsd) train in prime-rl: "
                         "write their config with prime_rl_config")
     trajectories = read_records(batch, noun="trajectory").items
     if spec.name == "flash_reinforce":

@@ -304,8 +304,8 @@ def _check_numbers(threshold: Any, min_margin: Any, per_task: Any, field: Any) -
         raise ArgumentError(f"`min_margin` must be a number in (0, {MAX_SCORE:g}], "
                             f"got {min_margin!r}")
     if isinstance(per_task, bool) or not isinstance(per_task, int) or not 1 <= per_task <= 64:
-        raise ArgumentError(f"`per_task` must be an integer in [1, 64], got {per_task!r}. Fix: "
-                            f"e.g. {PAIRS_PER_TASK}")
+        raise ArgumentError(f"`per_task` must be an integer in [1, 64], got {per_task!r}",
+                            fix=f"e.g. {PAIRS_PER_TASK}")
     if not isinstance(field, str) or not field:
         raise ArgumentError(f"`field` must be a rollout field name, got {field!r}")
 

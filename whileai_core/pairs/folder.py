@@ -123,16 +123,16 @@ def write_dpo_data(
                             + ") or sample more rollouts per task")
     if settings is not None and not isinstance(settings, dict):
         raise ArgumentError(f"`settings` must be an object of DPO recipe settings, got "
-                            f"{type(settings).__name__}. Fix: e.g. {{'model': 'Qwen/Qwen3-8B'}}")
+                            f"{type(settings).__name__}", fix=f"e.g. {{'model': 'Qwen/Qwen3-8B'}}")
     if settings and "run_name" in settings:
-        raise ArgumentError("`settings` may not set run_name: that is the launch's name. Fix: "
-                            "remove it (launch_run's `name`)")
+        raise ArgumentError("`settings` may not set run_name: that is the launch's name",
+                            fix="remove it (launch_run's `name`)")
     asks = _asks(holdout)
     held = {a["task_id"] for a in asks}
     leaked = sorted({str(r.get("task_id")) for r in rows} & held)
     if leaked:
         raise ArgumentError(f"{len(leaked)} task(s) have pairs and are held out (e.g. "
-                            f"{leaked[0]!r}): the test would be trained on. Fix: build the "
+                            f"{leaked[0]!r}): the test would be trained on", fix="build the "
                             f"pairs from the training side of {voice.name('split_by_task')} "
                             "only")
     source = as_user_path(grader, root, argument="grader").read_text("rows", fix="give the "

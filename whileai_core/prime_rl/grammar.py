@@ -54,11 +54,11 @@ def _given(value: Any, *, argument: str, what: str, example: str,
            real: str = "the real one") -> None:
     """Refuse a value that is not a string, or is a placeholder."""
     if not isinstance(value, str):
-        raise ArgumentError(f"`{argument}` must be {what} (a string), got {value!r}. Fix: e.g. "
+        raise ArgumentError(f"`{argument}` must be {what} (a string), got {value!r}", fix="e.g. "
                             f"{example!r}")
     why = placeholder(value)
     if why is not None:
-        raise ArgumentError(f"`{argument}` = {_short(value)} {why}, not {what}. Fix: give "
+        raise ArgumentError(f"`{argument}` = {_short(value)} {why}, not {what}", fix="give "
                             f"{real}, e.g. {example!r}")
 
 
@@ -69,7 +69,7 @@ def _check(value: Any, pattern: re.Pattern, *, argument: str, what: str, example
         bad = _CONTROL.search(value)
         detail = (f" (it holds the control character {bad.group()!r})" if bad else
                   f" (letters, digits and {_ALLOWED[what]} only, at most {limit} characters)")
-        raise ArgumentError(f"`{argument}` = {_short(value)} is not {what}{detail}. Fix: e.g. "
+        raise ArgumentError(f"`{argument}` = {_short(value)} is not {what}{detail}", fix="e.g. "
                             f"{example!r}")
     return value
 
@@ -111,17 +111,17 @@ def url(value: Any, *, argument: str) -> str:
            real="the server's real base URL")
     if len(value) > MAX_URL or not _URL_CHARS.fullmatch(value):
         raise ArgumentError(f"`{argument}` = {_short(value)} holds characters a URL may not "
-                            "(space, quote, backslash, <, >, a control character). Fix: "
-                            f"percent-encode them, e.g. {example!r}")
+                            "(space, quote, backslash, <, >, a control character)",
+                            fix=f"percent-encode them, e.g. {example!r}")
     try:
         parts = urlsplit(value)
         port = parts.port
     except ValueError as exc:
-        raise ArgumentError(f"`{argument}` = {_short(value)} is not a valid URL ({exc}). Fix: "
-                            f"e.g. {example!r}") from None
+        raise ArgumentError(f"`{argument}` = {_short(value)} is not a valid URL ({exc})",
+                            fix=f"e.g. {example!r}") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ArgumentError(f"`{argument}` = {_short(value)} is not an http(s) URL with a host. "
-                            f"Fix: e.g. {example!r}")
+        raise ArgumentError(f"`{argument}` = {_short(value)} is not an http(s) URL with a host",
+                            fix=f"e.g. {example!r}")
     del port
     return value
 
@@ -132,8 +132,8 @@ def text(value: Any, *, argument: str) -> str:
         raise ArgumentError(f"`{argument}` must be text, got {value!r}")
     bad = _CONTROL_TEXT.search(value)
     if bad:
-        raise ArgumentError(f"`{argument}` holds the control character {bad.group()!r}. Fix: "
-                            "remove it (tab and newline are fine)")
+        raise ArgumentError(f"`{argument}` holds the control character {bad.group()!r}",
+                            fix="remove it (tab and newline are fine)")
     return value
 
 
@@ -144,8 +144,8 @@ def check_tree(config: Any, *, where: str = "") -> None:
         for key, value in config.items():
             path = f"{where}.{key}" if where else str(key)
             if not isinstance(key, str) or not key or _CONTROL.search(key):
-                raise ArgumentError(f"config key {path!r} is empty or holds a control character. "
-                                    "Fix: use a plain key name (check `overrides`)")
+                raise ArgumentError(f"config key {path!r} is empty or holds a control character",
+                                    fix="use a plain key name (check `overrides`)")
             check_tree(value, where=path)
     elif isinstance(config, list):
         for i, value in enumerate(config):
@@ -155,19 +155,19 @@ def check_tree(config: Any, *, where: str = "") -> None:
     elif isinstance(config, bool):
         pass
     elif config is None:
-        raise ArgumentError(f"`{where}` is null; TOML has no null. Fix: leave the key out (an "
+        raise ArgumentError(f"`{where}` is null; TOML has no null", fix="leave the key out (an "
                             "override set to null removes the key)")
     elif isinstance(config, int):
         if not -2**63 <= config < 2**63:
-            raise ArgumentError(f"`{where}` = {config} does not fit a TOML integer (64 bits). "
-                                "Fix: a smaller number (check `overrides`)")
+            raise ArgumentError(f"`{where}` = {config} does not fit a TOML integer (64 bits)",
+                                fix="a smaller number (check `overrides`)")
     elif isinstance(config, float):
         if config != config or config in (float("inf"), float("-inf")):
-            raise ArgumentError(f"`{where}` = {config} is not a finite number. Fix: a finite "
+            raise ArgumentError(f"`{where}` = {config} is not a finite number", fix="a finite "
                                 "value (check `overrides`)")
     else:
         raise ArgumentError(f"`{where}` is a {type(config).__name__}; a TOML value must be a "
-                            "string, number, boolean, list or table. Fix: check `overrides`")
+                            "string, number, boolean, list or table", fix="check `overrides`")
 
 
 def _short(value: str, limit: int = 60) -> str:

@@ -88,7 +88,7 @@ def _opd(spec: OPD, *, model: str, lora: bool, student_vocab: int | str | None,
          root: Root | None) -> MethodKeys:
     if spec.divergence != "reverse_kl":
         raise ConfigError(f"OPD divergence {spec.divergence!r}: prime-rl's opd trains reverse KL "
-                          "only (its ref_kl loss). Fix: divergence='reverse_kl', or run this "
+                          "only (its ref_kl loss)", fix="divergence='reverse_kl', or run this "
                           "divergence in your own trainer")
     teacher = spec.teacher
     table: dict[str, Any] = {"name": teacher.model, "base_url": teacher.url}
@@ -184,8 +184,8 @@ def _async(spec: Async, *, model: str, taskset: Taskset, lora: bool, renderer: s
     keys.reads["off_policy_steps"] = "orchestrator.max_off_policy_steps"
     if spec.correction == "tis":
         raise ConfigError("Async correction 'tis' (truncated importance sampling) is verl's; "
-                          "prime-rl's loss union at 559b447 is default | ipo | custom. Fix: "
-                          "correction='ipo' (built in) or 'icepop' (a custom loss this package "
+                          "prime-rl's loss union at 559b447 is default | ipo | custom",
+                          fix="correction='ipo' (built in) or 'icepop' (a custom loss this package "
                           "ships), or run TIS in verl")
     if isinstance(spec.method, (OPD, OPSD)):
         keys.ignored["correction"] = (
@@ -222,13 +222,13 @@ def _refuse(spec: Any) -> None:
         "BPCO": "it trains a bounded value critic, and prime-rl hosts only the policy",
     }
     if name in reasons:
-        raise ConfigError(f"prime-rl cannot run {name}: {reasons[name]}. Fix: {_instead()}")
+        raise ConfigError(f"prime-rl cannot run {name}: {reasons[name]}", fix=f"{_instead()}")
     if name == "GroupwiseGrading":
         raise ConfigError("GroupwiseGrading shapes a group's rewards or advantages in your own "
-                          "trainer; prime-rl has no hook for it. Fix: write grpo here, or apply "
+                          "trainer; prime-rl has no hook for it", fix="write grpo here, or apply "
                           "GroupwiseGrading.shape in your trainer's reward function")
     if name == "ReinforceAda":
         raise ConfigError("ReinforceAda is a sampler that runs before a grouped update in your own "
-                          "trainer; prime-rl has no such sampler. Fix: write grpo here")
+                          "trainer; prime-rl has no such sampler", fix="write grpo here")
     raise ConfigError(f"prime_rl_config writes grpo, max_rl, rae, OPD, OPSD and Async around "
                       f"them; got {name}")

@@ -148,8 +148,8 @@ def _renderer(model: str, renderer: str | None) -> tuple[str | None, str]:
     if renderer is None:
         return pick_renderer(model)
     if renderer not in RENDERER_NAMES:
-        raise ArgumentError(f"`renderer` {renderer!r} is not a prime-rl 559b447 renderer. "
-                            f"Fix: one of {', '.join(sorted(RENDERER_NAMES))}, or leave it "
+        raise ArgumentError(f"`renderer` {renderer!r} is not a prime-rl 559b447 renderer",
+                            fix=f"one of {', '.join(sorted(RENDERER_NAMES))}, or leave it "
                             "out (picked from the model id)")
     return (None if renderer == "auto" else renderer), "given"
 
@@ -160,12 +160,12 @@ def _group_size(given: Any, keys: MethodKeys, batch: int, reads: dict[str, str])
     base = keys.algo["type"]
     if group == 1 and base in ("grpo", "max_rl"):
         raise ConfigError(f"{base} with group_size 1: every advantage is zero (reward minus the "
-                          "mean of a group of one), so nothing trains. Fix: group_size >= 2, or "
+                          "mean of a group of one), so nothing trains", fix="group_size >= 2, or "
                           "method='rae' (EMA baseline, group_size 1 allowed)")
     if batch % group:  # the whole groups nearest below (at least one) and above
         fits = sorted({max(group, batch - batch % group), batch + group - batch % group})
         raise ConfigError(f"`batch` {batch} is not divisible by group_size {group} (prime-rl "
-                          f"rejects it). Fix: batch = {' or '.join(map(str, fits))}")
+                          "rejects it)", fix=f"batch = {' or '.join(map(str, fits))}")
     reads["batch"] = f"orchestrator.batch_size (rollouts per step: {batch // group} prompts x {group})"
     reads["group_size"] = "orchestrator.group_size"
     return group
@@ -192,8 +192,8 @@ def _token_budget(max_tokens: Any, seq_len: Any, keys: MethodKeys, reads: dict[s
     else:
         seq = _positive_int("seq_len", seq_len)
         if cap is not None and cap >= seq:
-            raise ConfigError(f"`max_tokens` {cap} does not fit `seq_len` {seq} with any prompt. "
-                              f"Fix: seq_len >= {cap + allowance}")
+            raise ConfigError(f"`max_tokens` {cap} does not fit `seq_len` {seq} with any prompt",
+                              fix=f"seq_len >= {cap + allowance}")
     reads["seq_len"] = "seq_len (shared: trainer, orchestrator)"
     return cap, seq
 
@@ -228,8 +228,8 @@ def _gpu_split(gpus: Any, nodes: Any, inference_gpus: Any, serve_policy: bool | 
                         inference_nodes=infer_nodes, policy_served_by=served_by)
     if gpus < 2:
         raise ArgumentError(f"`{arg('gpus')}` {gpus}: prime-rl puts the trainer and the policy's "
-                            "vLLM on separate GPUs, so one node needs at least 2. Fix: "
-                            f"{arg('gpus', 2)}")
+                            "vLLM on separate GPUs, so one node needs at least 2",
+                            fix=f"{arg('gpus', 2)}")
     infer = max(1, gpus // 2) if inference_gpus is None else inference_gpus
     if isinstance(infer, bool) or not isinstance(infer, int) or not 1 <= infer <= gpus - 1:
         raise ArgumentError(f"`{arg('inference_gpus')}` must be a whole number from 1 to "
@@ -259,7 +259,7 @@ def _splits(a: SimpleNamespace, info: Taskset, steps: int) -> tuple[int | None, 
 def _split_key(info: Taskset, split: str | None, knob: str) -> None:
     if split is not None and info.split_key is None:
         raise ConfigError(f"`{knob}` {split!r}: taskset {info.id!r} has no dataset-split key "
-                          "that whileai knows, and prime-rl rejects unknown keys. Fix: drop "
+                          "that whileai knows, and prime-rl rejects unknown keys", fix="drop "
                           f"{knob}, or set the taskset's own key through overrides")
 
 
@@ -273,12 +273,12 @@ def _teacher(a: SimpleNamespace, keys: MethodKeys, gpus: GPUSplit, notes: list[s
     if isinstance(memory_gb, bool) or not isinstance(memory_gb, (int, float)) \
             or not 1 <= memory_gb <= 1024:
         raise ArgumentError(f"`gpu_memory_gb` must be a number of GB in [1, 1024]; got "
-                            f"{memory_gb!r}. Fix: 80 for an H100, 141 for an H200")
+                            f"{memory_gb!r}", fix="80 for an H100, 141 for an H200")
     teacher = keys.teacher
     if teacher is None:
         if a.teacher_served:
-            raise ArgumentError("`teacher_served` is for OPD: this method has no teacher. Fix: "
-                                "drop teacher_served")
+            raise ArgumentError("`teacher_served` is for OPD: this method has no teacher",
+                                fix="drop teacher_served")
         return None
     node, nodes = gpus.gpus_per_node, gpus.nodes
     plan = plan_teacher(teacher.model, teacher.url, params_b=teacher.params_b,

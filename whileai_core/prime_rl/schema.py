@@ -307,7 +307,7 @@ def _read(given: Any, root: Any) -> tuple[dict[str, Any] | None, str | None, str
         target = as_user_path(given, root, argument="path", error=ConfigError)
         source = str(target)
         if target.kind() is None:
-            raise ConfigError(f"{source} not found. Fix: give the path of a prime-rl TOML, or "
+            raise ConfigError(f"{source} not found", fix="give the path of a prime-rl TOML, or "
                               "its text")
         toml = target.read_text("config", error=ConfigError, fix="save the TOML as UTF-8 text")
     try:

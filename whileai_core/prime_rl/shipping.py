@@ -20,7 +20,8 @@ def custom_loss_import(config_text: str) -> str | None:
     try:
         config = tomllib.loads(config_text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"the config is not TOML ({exc}). Fix: pass a prime-rl rl TOML") from None
+        raise ConfigError(f"the config is not TOML ({exc})",
+                          fix="pass a prime-rl rl TOML") from None
     loss = config.get("trainer", {}).get("loss", {})
     if isinstance(loss, dict) and loss.get("type") == "custom":
         path = loss.get("import_path")
@@ -36,6 +37,6 @@ def refuse_unshipped_loss(config_text: str, *, source: str = "the config") -> No
         raise ConfigError(
             f"{source}: [trainer.loss] import_path = {path!r} is whileai_core code, and the "
             "prime-rl recipe's image (prime-rl's published image) does not contain whileai_core, "
-            "so prime-rl's trainer would fail to import it on the GPU. Fix: use a correction "
+            "so prime-rl's trainer would fail to import it on the GPU", fix="use a correction "
             "prime-rl ships (Async(..., correction='ipo')), or build an image with "
             "whileai_core installed into /app/.venv and launch it yourself")

@@ -74,8 +74,8 @@ def plan_teacher(model: str, url: str, *, params_b: float | None = None,
     """
     kind: Dtype = dtype if dtype is not None else "bfloat16"  # type: ignore[assignment]
     if kind not in DTYPE_BYTES:
-        raise ConfigError(f"teacher dtype {dtype!r} is not one of {', '.join(DTYPE_BYTES)}. Fix: "
-                          "the dtype its weights are served in (bfloat16 for most checkpoints)")
+        raise ConfigError(f"teacher dtype {dtype!r} is not one of {', '.join(DTYPE_BYTES)}",
+                          fix="the dtype its weights are served in (bfloat16 for most checkpoints)")
     if params_b is not None:
         size, source = float(params_b), "given"
     else:
@@ -113,7 +113,7 @@ def plan_teacher(model: str, url: str, *, params_b: float | None = None,
     if tp > D.MODAL_MAX_GPUS:
         raise ConfigError(f"the teacher {model} (~{weights:.0f} GB of {kind} weights) needs {tp} "
                           f"GPUs of {gpu_memory_gb:g} GB with tensor parallelism, more than one "
-                          f"node's {D.MODAL_MAX_GPUS}. Fix: serve it on its own cluster and pass "
+                          f"node's {D.MODAL_MAX_GPUS}", fix="serve it on its own cluster and pass "
                           "teacher_served=true with its URL, or a smaller dtype (fp8, int4)")
     devices = ",".join(str(i) for i in range(first_free_gpu, first_free_gpu + tp))
     tp_flag = f" --vllm.tensor-parallel-size {tp}" if tp > 1 else ""

@@ -32,14 +32,14 @@ def load_vocab(path: str | Path | UserPath, *, root: Root | None = None,
     try:
         data = safejson.loads(text)
     except (json.JSONDecodeError, RecursionError) as err:
-        raise ConfigError(f"{where} cannot be read as JSON ({err}). Fix: point at a Hugging Face "
+        raise ConfigError(f"{where} cannot be read as JSON ({err})", fix="point at a Hugging Face "
                           "tokenizer.json") from None
     model = data.get("model") if isinstance(data, dict) else None
     vocab_in = model.get("vocab") if isinstance(model, dict) else None
     added = data.get("added_tokens") if isinstance(data, dict) else None
     if not isinstance(vocab_in, dict) and not isinstance(added, list):
-        raise ConfigError(f"{where} has no model.vocab; not a Hugging Face tokenizer.json. Fix: "
-                          "point at the tokenizer.json saved with the model, or give the vocab "
+        raise ConfigError(f"{where} has no model.vocab; not a Hugging Face tokenizer.json",
+                          fix="point at the tokenizer.json saved with the model, or give the vocab "
                           "size as an int")
     vocab = {}
     for token, index in (vocab_in or {}).items():
@@ -47,15 +47,15 @@ def load_vocab(path: str | Path | UserPath, *, root: Root | None = None,
     for token in added or []:
         if not isinstance(token, dict) or not isinstance(token.get("content"), str):
             raise ConfigError(f"{where}: an added_tokens entry is not {{'content': str, 'id': "
-                              "int}. Fix: point at an unmodified tokenizer.json")
+                              "int}", fix="point at an unmodified tokenizer.json")
         vocab[token["content"]] = _token_id(token.get("id"), where)
     return vocab
 
 
 def _token_id(value: Any, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**31:
-        raise ConfigError(f"{where}: token id {value!r} is not an integer in [0, 2^31). Fix: "
-                          "point at an unmodified tokenizer.json")
+        raise ConfigError(f"{where}: token id {value!r} is not an integer in [0, 2^31)",
+                          fix="point at an unmodified tokenizer.json")
     return value
 
 

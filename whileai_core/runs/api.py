@@ -43,7 +43,7 @@ def get_backend(name: str):
         return LocalBackend()
     if name == "modal":
         return ModalBackend()
-    raise ArgumentError(f"`backend` must be 'modal' or 'local', got {name!r}. Fix: 'modal' for a "
+    raise ArgumentError(f"`backend` must be 'modal' or 'local', got {name!r}", fix="'modal' for a "
                         "GPU run on Modal, 'local' for a recipe's CPU smoke here")
 
 
@@ -57,7 +57,8 @@ def _open(id: Any, state_dir: str | os.PathLike | None) -> tuple[Registry, RunRe
             python="pass state_dir= (or set WHILEAI_STATE_DIR)",
             cli="pass --state-dir (or set WHILEAI_STATE_DIR)",
             mcp="start the server with WHILEAI_STATE_DIR set to their folder")
-        raise ArgumentError(f"no run {run!r} in {registry.path}. Fix: {op_name('list_runs')} shows "
+        raise ArgumentError(f"no run {run!r} in {registry.path}",
+                            fix=f"{op_name('list_runs')} shows "
                             f"the runs; {elsewhere} if they live elsewhere")
     return registry, record
 
@@ -157,11 +158,11 @@ def _checked_request(backend: Any, confirm: Any, approved: Any) -> str:
     order)."""
     backend_name = _check_backend(backend)
     if not isinstance(confirm, bool):
-        raise ArgumentError(f"`{arg('confirm')}` must be true or false, got {confirm!r}. Fix: "
-                            f"{arg('confirm', True)} to launch, omit it to see the plan")
+        raise ArgumentError(f"`{arg('confirm')}` must be true or false, got {confirm!r}",
+                            fix=f"{arg('confirm', True)} to launch, omit it to see the plan")
     if approved is not None and not (isinstance(approved, str) and _APPROVAL.fullmatch(approved)):
         raise ArgumentError(f"`{arg('approved')}` must be a plan's approval (sha256: and 64 hex "
-                            f"digits), got {str(approved)[:80]!r}. Fix: pass the `approval` of "
+                            f"digits), got {str(approved)[:80]!r}", fix="pass the `approval` of "
                             "the plan the user approved, or omit it")
     return backend_name
 
@@ -189,8 +190,8 @@ def _checked_target(target, runner, backend_name: str, gpu: Any, name: Any, conf
     rejected = _rejected(target)
     if confirm and rejected:
         raise ConfigError(f"{target.path}: prime-rl would reject it ({len(rejected)} problem(s): "
-                          f"{'; '.join(rejected[:3])}). Nothing was launched or recorded. Fix: "
-                          f"{op_name('validate_config')} lists each; rewrite it with "
+                          f"{'; '.join(rejected[:3])}). Nothing was launched or recorded",
+                          fix=f"{op_name('validate_config')} lists each; rewrite it with "
                           f"{op_name('prime_rl_config')}")
     return gpu_spec, gpu_count, run_name, rejected
 
@@ -249,8 +250,8 @@ def _spend_gate(plan, target, runner, gpu_count: int, registry: Registry,
         except WhileaiError as exc:
             raise type(exc)(f"nothing was launched or recorded: {exc}") from None
     elif not plan.forecast.fits:  # refused before anything spends
-        raise ConfigError(f"nothing was launched or recorded: {plan.forecast.refusal}. Fix: "
-                          f"{'; or '.join(plan.forecast.fixes)}")
+        raise ConfigError(f"nothing was launched or recorded: {plan.forecast.refusal}",
+                          fix=f"{'; or '.join(plan.forecast.fixes)}")
     step(1, 3, f"checking the {asked.backend} backend")
     try:  # a missing package or token fails before anything is recorded
         runner.check_ready(target)

@@ -68,7 +68,7 @@ def collect_run(id: RunId, *, metric: RegisteredMetric = None,
     if not isinstance(before, list) or not isinstance(after, list):
         raise ConfigError(f"run {record.id}: results need both `before_rows` and `after_rows` as "
                           "lists of graded rows to compare; got "
-                          f"{type(before).__name__} and {type(after).__name__}. Fix: the "
+                          f"{type(before).__name__} and {type(after).__name__}", fix="the "
                           f"recipe {record.recipe!r} must write both")
     from ..experiments.decide import decide  # lazy: experiments.decide loads only when collect_run() runs
     from ..experiments.store import experiment_of  # lazy: experiments.store loads only when collect_run() runs

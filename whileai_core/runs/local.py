@@ -68,7 +68,7 @@ class LocalBackend:
         if target.kind == "config":
             raise ArgumentError(
                 f"the local backend runs only a recipe's CPU path (recipes/<name>/{RECIPE_ENTRY} "
-                f"--smoke); {target.path} is a prime-rl config, which needs GPUs. Fix: launch it "
+                f"--smoke); {target.path} is a prime-rl config, which needs GPUs", fix="launch it "
                 f"with {arg('backend', 'modal')}, or run the offline smoke of its recipe: "
                 f"{call('launch_run', config_or_recipe=target.recipe, backend='local')}")
 
@@ -80,7 +80,7 @@ class LocalBackend:
             raise ConfigError(
                 f"the {target.recipe} smoke needs the `{extra}` extra, and "
                 f"{', '.join(absent)} {'is' if len(absent) == 1 else 'are'} not installed in "
-                f"{sys.executable}. Fix: {install_fix(extra)}")
+                f"{sys.executable}", fix=f"{install_fix(extra)}")
 
     def command(self, target: Target, run_dir: Path, gpu: str | None) -> list[str]:
         data = [] if target.data_dir is None else ["--data", str(target.data_dir)]

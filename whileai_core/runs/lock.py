@@ -44,7 +44,7 @@ def launch_lock(run_dir: Path, *, taken: Callable[[], bool]) -> Iterator[int | N
                 if time.monotonic() > deadline:
                     raise ConfigError(
                         f"another process has held the launch lock of {run_dir.name} for more "
-                        f"than {_WAIT_S:g} s without recording the run. Fix: retry in a moment; "
+                        f"than {_WAIT_S:g} s without recording the run", fix="retry in a moment; "
                         "run_status shows the run once that launch has recorded it")
                 time.sleep(_RETRY_S)
         yield fd

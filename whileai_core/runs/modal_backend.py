@@ -43,14 +43,14 @@ def _modal():
     try:
         import modal  # lazy: modal is the launch extra
     except ImportError:
-        raise ConfigError(f"the Modal backend needs the `modal` package, which is not installed. "
-                          f"Fix: {install_fix('launch')}; or use {arg('backend', 'local')} for a "
+        raise ConfigError("the Modal backend needs the `modal` package, which is not installed",
+                          fix=f"{install_fix('launch')}; or use {arg('backend', 'local')} for a "
                           "recipe's CPU smoke") from None
     return modal
 
 
 def _auth_error(action: str) -> ConfigError:
-    return ConfigError(f"Modal refused to {action}: no valid token. Fix: {CREDENTIALS_FIX}")
+    return ConfigError(f"Modal refused to {action}: no valid token", fix=f"{CREDENTIALS_FIX}")
 
 
 def _shown(value: Any) -> str:
@@ -99,7 +99,7 @@ def _recipe_module(target: Target):
     where = f"recipes/{target.recipe}/{RECIPE_ENTRY}"
     if not entry.is_file():
         raise ConfigError(f"{where} not found ({entry}); a Modal run of {target.label} needs the "
-                          f"{target.recipe} recipe. Fix: pass --recipes-dir (or set "
+                          f"{target.recipe} recipe", fix="pass --recipes-dir (or set "
                           "WHILEAI_RECIPES_DIR) to the folder holding it")
     spec = importlib.util.spec_from_file_location(f"_whileai_recipe_{target.recipe}", entry)
     module = importlib.util.module_from_spec(spec)
@@ -159,7 +159,7 @@ def recipe_call(target: Target, run_name: str, config_path: Path | None = None) 
     hook = getattr(module, HOOK, None)
     if not callable(hook):
         raise ConfigError(f"{where} defines no {HOOK}(run_name, config_path), so launch_run cannot "
-                          "tell which deployed Modal function to spawn. Fix: add it (it returns "
+                          "tell which deployed Modal function to spawn", fix="add it (it returns "
                           "{'app', 'function', 'args', 'kwargs'}), or run the recipe's own "
                           f"launcher: python {where}")
     config = str(config_path or target.path) if target.kind == "config" else None
@@ -170,8 +170,8 @@ def recipe_call(target: Target, run_name: str, config_path: Path | None = None) 
             or not isinstance(answer.get("args", ()), (list, tuple))
             or not isinstance(answer.get("kwargs", {}), dict)):
         raise ConfigError(f"{where}: {HOOK}() must return a dict with str 'app' and 'function', "
-                          f"a list 'args' and a dict 'kwargs'; got {type(answer).__name__}. Fix: "
-                          "return e.g. {'app': 'whileai-grpo', 'function': 'train_grpo', "
+                          f"a list 'args' and a dict 'kwargs'; got {type(answer).__name__}",
+                          fix="return e.g. {'app': 'whileai-grpo', 'function': 'train_grpo', "
                           "'args': [settings, prompts], 'kwargs': {}}")
     return ModalCall(app=answer["app"], function=answer["function"],
                      args=tuple(answer.get("args", ())), kwargs=dict(answer.get("kwargs", {})))
@@ -209,7 +209,7 @@ class ModalBackend:
         """Raise before anything is recorded when modal or its token is missing."""
         _modal()
         if not self.has_credentials():
-            raise ConfigError(f"no Modal token found. Fix: {CREDENTIALS_FIX}")
+            raise ConfigError("no Modal token found", fix=f"{CREDENTIALS_FIX}")
 
     def describe(self, target: Target, run_dir: Path, gpu: str | None, run_name: str) -> str:
         return recipe_call(target, run_name).describe(gpu)
@@ -232,7 +232,7 @@ class ModalBackend:
         except modal.exception.NotFoundError:
             raise ConfigError(
                 f"Modal has no deployed function {call_spec.function!r} in app "
-                f"{call_spec.app!r}. Fix: deploy the recipe's app first (`modal deploy` its "
+                f"{call_spec.app!r}", fix="deploy the recipe's app first (`modal deploy` its "
                 f"Modal module, see recipes/{target.recipe}/), then launch again") from None
         return {"call_id": call.object_id, "app": call_spec.app, "function": call_spec.function}
 

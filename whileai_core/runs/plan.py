@@ -48,17 +48,17 @@ def _default_gpu(target: Target) -> str:
     deployment = tomllib.loads((target.data or b"").decode("utf-8")).get("deployment", {})
     if not isinstance(deployment, dict):
         raise ConfigError(f"{target.path}: `deployment` = {deployment!r:.40} is not a "
-                          "table. Fix: a [deployment] table (type, num_train_gpus, "
+                          "table", fix="a [deployment] table (type, num_train_gpus, "
                           "num_infer_gpus), or none")
     if deployment.get("type", "single_node") != "single_node":
         raise ArgumentError(f"{target.path}: [deployment] type {deployment.get('type')!r} is "
                             "multi-node; launch_run starts one Modal container (up to "
-                            f"{MODAL_MAX_GPUS} GPUs). Fix: use a single_node deployment")
+                            f"{MODAL_MAX_GPUS} GPUs)", fix="use a single_node deployment")
     counts = [deployment.get(key, 1) for key in ("num_train_gpus", "num_infer_gpus")]
     for key, value in zip(("num_train_gpus", "num_infer_gpus"), counts):
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MODAL_MAX_GPUS:
             raise ConfigError(f"{target.path}: [deployment] {key} = {value!r} is not a number of "
-                              f"GPUs from 1 to {MODAL_MAX_GPUS}. Fix: e.g. {key} = 1")
+                              f"GPUs from 1 to {MODAL_MAX_GPUS}", fix=f"e.g. {key} = 1")
     return f"{default.split(':')[0]}:{sum(counts)}"
 
 
@@ -72,7 +72,7 @@ def _check_gpu(gpu: Any, backend: str, target: Target) -> tuple[str | None, int]
     if not match or kind not in MODAL_GPU_TYPES or not 1 <= count <= MODAL_MAX_GPUS:
         raise ArgumentError(f"`{arg('gpu')}` must be TYPE or TYPE:COUNT with TYPE one of "
                             f"{', '.join(MODAL_GPU_TYPES)} and COUNT 1-{MODAL_MAX_GPUS}, got "
-                            f"{value!r}. Fix: e.g. 'H100' or 'H100:8' (default for "
+                            f"{value!r}", fix="e.g. 'H100' or 'H100:8' (default for "
                             f"{target.recipe}: {_default_gpu(target)!r})")
     return (kind if count == 1 else f"{kind}:{count}"), count
 
@@ -96,7 +96,7 @@ def _check_local_teacher(target: Target) -> None:
             f"{target.path}: its OPD teacher {teacher.get('name')!r} is at "
             f"{teacher.get('base_url')}, and on Modal localhost is the run's own container; the "
             f"{target.recipe} recipe does not start that teacher there ({why}). Nothing was "
-            "planned or launched. Fix: serve the teacher where Modal can reach it and rewrite the "
+            "planned or launched", fix="serve the teacher where Modal can reach it and rewrite the "
             "config with prime_rl_config(method={'name': 'opd', 'teacher': "
             "'<model>@https://<host>/v1'}, teacher_served=true, ...), or run the config on a "
             "machine that serves the teacher (the `first:` lines of prime_rl_config)")
@@ -107,20 +107,22 @@ def _check_name(name: Any, target: Target) -> str:
         if not _NAME.fullmatch(target.default_name) or target.default_name.strip(".") == "":
             raise ArgumentError(f"{target.path}: its file name {target.default_name!r} cannot name "
                                 f"the run (1-100 letters, digits, '.', '_' or '-'; the run's "
-                                f"folders are named after it). Fix: pass `{arg('name')}`, e.g. "
+                                "folders are named after it)", fix=f"pass `{arg('name')}`, e.g. "
                                 "'grpo-lr2e-6', or rename the file")
         return target.default_name
     if not isinstance(name, str) or not _NAME.fullmatch(name) or name.strip(".") == "":
         raise ArgumentError(f"`{arg('name')}` must be 1-100 letters, digits, '.', '_' or '-' (starting "
-                            f"with a letter or digit), got {name!r}. Fix: e.g. 'grpo-lr2e-6', "
+                            f"with a letter or digit), got {name!r}",
+                            fix="e.g. 'grpo-lr2e-6', "
                             "or omit it to use the recipe or config name")
     return name
 
 
 def _check_backend(backend: Any) -> str:
     if backend not in BACKENDS:
-        raise ArgumentError(f"`{arg('backend')}` must be 'modal' or 'local', got {backend!r}. Fix: "
-                            "'modal' for a GPU run on Modal, 'local' for a recipe's CPU smoke here")
+        raise ArgumentError(f"`{arg('backend')}` must be 'modal' or 'local', got {backend!r}",
+                            fix="'modal' for a GPU run on Modal, 'local' for a recipe's CPU smoke "
+                                "here")
     return backend
 
 

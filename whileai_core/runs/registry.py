@@ -54,7 +54,7 @@ def state_dir(value: str | os.PathLike | None = None) -> Path:
     chosen = value if value not in (None, "") else os.environ.get(STATE_DIR_ENV) or STATE_DIR
     path = Path(chosen).expanduser()
     if path.exists() and not path.is_dir():
-        raise ArgumentError(f"state directory {str(path)!r} exists and is not a folder. Fix: pass "
+        raise ArgumentError(f"state directory {str(path)!r} exists and is not a folder", fix="pass "
                             f"--state-dir (or set {STATE_DIR_ENV}) to a folder")
     return path.absolute()
 
@@ -68,7 +68,7 @@ def run_id(sha256: str, name: str, backend: str) -> str:
 def _check_id(id: Any) -> str:
     if not isinstance(id, str) or not _RUN_ID.match(id.strip()):
         raise ArgumentError(f"`{arg('id', op='run_status')}` must be a run id like "
-                            f"'run-0123456789ab', got {id!r}. Fix: take it from "
+                            f"'run-0123456789ab', got {id!r}", fix="take it from "
                             f"{op_name('launch_run')} or {op_name('list_runs')}")
     return id.strip()
 
@@ -163,8 +163,8 @@ class Registry:
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise ConfigError(f"cannot create the state directory {self.dir} ({exc.strerror}). "
-                              f"Fix: pass --state-dir (or set {STATE_DIR_ENV}) to a writable "
+            raise ConfigError(f"cannot create the state directory {self.dir} ({exc.strerror})",
+                              fix=f"pass --state-dir (or set {STATE_DIR_ENV}) to a writable "
                               "folder") from None
         with self._connect() as db:
             if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
@@ -189,19 +189,19 @@ class Registry:
             reason = str(exc)
             if any(sign in reason for sign in _UNWRITABLE):
                 raise ConfigError(
-                    f"the run registry {self.path} cannot be opened or written ({reason}). Fix: "
-                    f"pass --state-dir (or set {STATE_DIR_ENV}) to a writable folder on a local "
-                    "disk") from None
+                    f"the run registry {self.path} cannot be opened or written ({reason})",
+                    fix=f"pass --state-dir (or set {STATE_DIR_ENV}) to a writable folder on a "
+                    "local disk") from None
             if any(sign in reason for sign in _NOT_A_REGISTRY):
                 raise ConfigError(
-                    f"{self.path} is not a run registry SQLite can read ({reason}). Fix: move "
+                    f"{self.path} is not a run registry SQLite can read ({reason})", fix="move "
                     f"that file aside, or pass --state-dir (or set {STATE_DIR_ENV}) to another "
                     "folder") from None
             if "locked" not in reason and "busy" not in reason:
                 raise
             raise ConfigError(
                 f"the run registry {self.path} is locked by another process (waited "
-                f"{REGISTRY_LOCK_WAIT_S:g} s; a write holds it for milliseconds). Fix: retry in a "
+                f"{REGISTRY_LOCK_WAIT_S:g} s; a write holds it for milliseconds)", fix="retry in a "
                 f"moment; if it stays locked, find the process holding it (`fuser {self.path}`) "
                 f"or use another state directory (--state-dir, {STATE_DIR_ENV})") from None
 
@@ -213,7 +213,7 @@ class Registry:
             db.execute(f"PRAGMA busy_timeout = {int(REGISTRY_LOCK_WAIT_S * 1000)}")
             if db.execute("PRAGMA journal_mode = WAL").fetchone()[0].lower() != "wal":
                 raise ConfigError(f"{self.path}: SQLite refused WAL mode (a network file "
-                                  "system?). Fix: put the state directory on a local disk")
+                                  "system?)", fix="put the state directory on a local disk")
             db.execute("PRAGMA synchronous = FULL")
             yield db
         finally:

@@ -110,7 +110,7 @@ def _number(value: Any, key: str, where: str, *, low: float = 1, high: float | N
     if not ok:
         span = f">= {low:g}" if high is None else f"in [{low:g}, {high:g}]"
         what = "an integer" if whole else "a number"
-        raise ConfigError(f"{where}: `{key}` = {value!r} must be {what} {span}. Fix: correct "
+        raise ConfigError(f"{where}: `{key}` = {value!r} must be {what} {span}", fix="correct "
                           "it (prime_rl_config writes a config that holds)")
     return value
 

@@ -72,7 +72,7 @@ def recipes_root(value: str | os.PathLike | None = None) -> Path:
     chosen = value if value not in (None, "") else os.environ.get(RECIPES_DIR_ENV)
     path = Path(chosen).expanduser() if chosen else folder("recipes")
     if not path.is_dir():
-        raise ArgumentError(f"recipes folder {str(path)!r} not found. Fix: pass --recipes-dir (or "
+        raise ArgumentError(f"recipes folder {str(path)!r} not found", fix="pass --recipes-dir (or "
                             f"set {RECIPES_DIR_ENV}) to the folder holding <name>/{RECIPE_ENTRY}")
     return path.resolve()
 
@@ -108,7 +108,7 @@ def _resolve(config_or_recipe: str | os.PathLike | UserPath,
         return _config_target(config_or_recipe, recipes_dir)
     if not isinstance(config_or_recipe, (str, os.PathLike)) or not str(config_or_recipe).strip():
         raise ArgumentError(f"`{_target_arg()}` must be a recipe name or a TOML path, got "
-                            f"{config_or_recipe!r}. Fix: e.g. 'grpo' or 'configs/rl.toml'")
+                            f"{config_or_recipe!r}", fix="e.g. 'grpo' or 'configs/rl.toml'")
     value = os.fspath(config_or_recipe).strip()
     if root is not None:
         if "/" in value or value.endswith(".toml"):
@@ -118,7 +118,7 @@ def _resolve(config_or_recipe: str | os.PathLike | UserPath,
     root = recipes_root(recipes_dir)
     if not _RECIPE_NAME.fullmatch(value):
         raise ArgumentError(f"`{_target_arg()}` = {value!r} is not a recipe name (letters, digits, "
-                            "'_', '.', '-'). Fix: use one of: "
+                            "'_', '.', '-')", fix="use one of: "
                             f"{', '.join(available_recipes(root)) or 'none yet'}; or a TOML path")
     folder = root / value
     if not (folder / RECIPE_ENTRY).is_file():
@@ -133,17 +133,17 @@ def _resolve(config_or_recipe: str | os.PathLike | UserPath,
 
 def _config_target(path: UserPath, recipes_dir: str | os.PathLike | None) -> Target:
     if path.kind() is None:
-        raise ArgumentError(f"`{_target_arg()}` = {str(path)!r}: no such file. Fix: pass the TOML "
+        raise ArgumentError(f"`{_target_arg()}` = {str(path)!r}: no such file", fix="pass the TOML "
                             f"that {name('prime_rl_config')} wrote, or a recipe name")
     if path.suffix != ".toml":
         raise ArgumentError(f"`{_target_arg()}` = {str(path)!r} is not a .toml file; only prime-rl "
-                            "TOML configs are launched from a file. Fix: write one with "
+                            "TOML configs are launched from a file", fix="write one with "
                             "prime_rl_config, or pass a recipe name")
     data = path.read_bytes("config", error=ArgumentError)
     try:
         tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: not valid TOML ({exc}). Fix: regenerate it with "
+        raise ConfigError(f"{path}: not valid TOML ({exc})", fix="regenerate it with "
                           "prime_rl_config") from None
     try:
         recipe_dir: Path | None = recipes_root(recipes_dir) / PRIME_RL_RECIPE
@@ -190,9 +190,9 @@ def _with_data(target: Target, folder: UserPath, base: Path) -> Target:
     if target.kind != "recipe" or target.recipe_dir is None or not takes_data(target.recipe_dir):
         raise ArgumentError(f"`data` was given, but {target.label} takes no data folder (only a "
                             "recipe whose run.py modal_call has a `data` parameter does, e.g. "
-                            "'sft'). Fix: omit `data`, or launch 'sft'")
+                            "'sft')", fix="omit `data`, or launch 'sft'")
     if folder.kind() != "dir":
-        raise ArgumentError(f"`data` = {folder} is not a folder. Fix: the folder holding the "
+        raise ArgumentError(f"`data` = {folder} is not a folder", fix="the folder holding the "
                             "recipe's data files (sft: train.jsonl, holdout.jsonl, grader.py)")
     digest = hashlib.sha256(target.sha256.encode() + b"\x00data\x00")
     files = []
@@ -201,13 +201,13 @@ def _with_data(target: Target, folder: UserPath, base: Path) -> Target:
             continue
         if kind != "file":
             raise ArgumentError(f"`data` folder {folder} holds {name}, a {kind}; a run reads only "
-                                "regular files it can hash. Fix: put the file itself there")
+                                "regular files it can hash", fix="put the file itself there")
         if not _is_text(name):  # bytes that are not UTF-8 read as lone surrogates: no answer,
             # hash or recipe could name the file (it was "a bug in whileai")
             shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
             raise ArgumentError(f"`data` folder {folder} holds a file whose name is not UTF-8 "
                                 f"text (`{shown}`); a run's files are named in its identity, "
-                                "its answers and the recipe's own reading. Fix: rename it (or "
+                                "its answers and the recipe's own reading", fix="rename it (or "
                                 "move it out of the folder)")
         if name.endswith(".py"):
             from ..voice import name as op_name  # `name` is the file's name here

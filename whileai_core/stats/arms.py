@@ -153,7 +153,7 @@ def resolve_effect(effect: float | None, metric: str, runs: list) -> tuple[float
     if metric != "reward" or not spans:
         if effect is not None and effect >= 1:
             raise ArgumentError(f"`effect` must be below 1 when pass rates (or rewards in [0, "
-                                f"1]) are compared, got {effect!r}. Fix: a share, e.g. "
+                                f"1]) are compared, got {effect!r}", fix="a share, e.g. "
                                 f"{PROVE_EFFECT} for 5 points of pass@1")
         return (PROVE_EFFECT if effect is None else float(effect)), None
     if effect is not None:

@@ -122,8 +122,8 @@ def check_cluster(cluster: object) -> str | None:
     if cluster is None:
         return None
     if not isinstance(cluster, str) or not cluster.strip():
-        raise ArgumentError(f"`cluster` must be the name of a row field, got {cluster!r}. Fix: "
-                            f"e.g. {arg('cluster', 'family')} (the repo, document or template "
+        raise ArgumentError(f"`cluster` must be the name of a row field, got {cluster!r}",
+                            fix=f"e.g. {arg('cluster', 'family')} (the repo, document or template "
                             "a task comes from), or leave it out")
     return cluster
 
@@ -133,8 +133,8 @@ def families_of(data, field: str) -> Families:
     ``field``; every row must carry it, and it must not change within a task."""
     n = data.n_rows
     if field == "task_id":
-        raise ArgumentError("`cluster` is 'task_id': every interval already resamples tasks. "
-                            "Fix: name the field a task's family is in (e.g. 'family', 'repo')")
+        raise ArgumentError("`cluster` is 'task_id': every interval already resamples tasks",
+                            fix="name the field a task's family is in (e.g. 'family', 'repo')")
     values = data.column(field)  # None where a row does not carry it, or carries null
     missing = values.count(None)
     if missing:

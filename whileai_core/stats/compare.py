@@ -181,14 +181,14 @@ def signed_interval(ci: Interval | None, none: str = "[no interval]") -> str:
 def _check(run_std: Any, effect: Any) -> None:
     if effect is not None and (isinstance(effect, bool) or not isinstance(effect, (int, float))
                                or not math.isfinite(effect) or effect <= 0):
-        raise ArgumentError(f"`effect` must be a number above 0, got {effect!r}. Fix: the "
+        raise ArgumentError(f"`effect` must be a number above 0, got {effect!r}", fix="the "
                             f"smallest change worth detecting, e.g. {PROVE_EFFECT} (5 points of "
                             "pass@1), or leave it out")
     if isinstance(run_std, NoiseFloor) or run_std is None:
         return
     if isinstance(run_std, bool) or not isinstance(run_std, (int, float)) \
             or not math.isfinite(run_std) or run_std < 0:
-        raise ArgumentError(f"`run_std` must be a finite number >= 0, got {run_std!r}. Fix: pass "
+        raise ArgumentError(f"`run_std` must be a finite number >= 0, got {run_std!r}", fix="pass "
                             "noise_floor(run1, run2, run3).run_std, or omit it")
 
 

@@ -248,20 +248,20 @@ def _check_arguments(effect: Any, k: Any, power: Any, alpha: Any, cluster: Any, 
         check_metric(metric)
     if cluster is not None and before is None and after is None:
         raise ArgumentError("`cluster` needs pilot rows (before, after, or both) that carry the "
-                            "family field: without them there is no design effect to read. Fix: "
-                            "pass a pilot, or leave cluster out")
+                            "family field: without them there is no design effect to read",
+                            fix="pass a pilot, or leave cluster out")
     for name, value, lo, hi in (("effect", effect, 0.0, 1.0), ("power", power, 0.0, 1.0),
                                 ("alpha", alpha, 0.0, 1.0)):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo < value < hi:
             raise ArgumentError(f"`{name}` must be a number strictly between {lo:g} and {hi:g}, "
-                                f"got {value!r}. Fix: e.g. effect=0.05, power=0.8, alpha=0.05")
+                                f"got {value!r}", fix="e.g. effect=0.05, power=0.8, alpha=0.05")
         # the normal quantiles and n ~ 1/effect^2 overflow past these
         if not _EDGE <= value <= 1 - _EDGE:
             raise ArgumentError(f"`{name}` = {value!r} is too close to 0 or 1 to size a holdout "
-                                f"(it must be in [{_EDGE:g}, 1 - {_EDGE:g}]). Fix: e.g. "
+                                f"(it must be in [{_EDGE:g}, 1 - {_EDGE:g}])", fix="e.g. "
                                 "effect=0.05, power=0.8, alpha=0.05")
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ArgumentError(f"`k` must be a positive integer, got {k!r}. Fix: e.g. k=4")
+        raise ArgumentError(f"`k` must be a positive integer, got {k!r}", fix="e.g. k=4")
 
 
 class _Inputs(NamedTuple):
@@ -285,8 +285,8 @@ class _Inputs(NamedTuple):
 def _paired_pilot(b: Rows, a: Rows, metric: str) -> _Inputs:
     ib, ia = pair_tasks(b, a)
     if ib.shape[0] < 3:
-        raise ArgumentError(f"pilot runs share {ib.shape[0]} tasks; need >= 3 paired tasks. "
-                            "Fix: score the same tasks before and after, or omit the pilot")
+        raise ArgumentError(f"pilot runs share {ib.shape[0]} tasks; need >= 3 paired tasks",
+                            fix="score the same tasks before and after, or omit the pilot")
     s2b, s2b_n, pb = _within_var(b, ib, metric)
     s2a, s2a_n, pa = _within_var(a, ia, metric)
     var_d = float(np.var(pa - pb, ddof=1))
@@ -314,8 +314,8 @@ def _one_arm_pilot(one: Rows, metric: str, cluster: str | None) -> _Inputs:
     """The after-arm assumed like the pilot, the arms correlating PLANNING_RHO."""
     s2, s2_n, p = _within_var(one, None, metric)
     if math.isnan(s2) or one.n_tasks < 3:
-        raise ArgumentError("a one-arm pilot needs >= 3 tasks with >= 2 rollouts each. Fix: "
-                            "re-run the pilot at k >= 2, or omit it for the planning model")
+        raise ArgumentError("a one-arm pilot needs >= 3 tasks with >= 2 rollouts each",
+                            fix="re-run the pilot at k >= 2, or omit it for the planning model")
     var_x = max(0.0, float(np.var(p, ddof=1)) - s2_n)
     note = "; ".join(filter(None, [
         f"after-arm assumed like the pilot, rho = {PLANNING_RHO} between arms (assumed, not "

@@ -156,8 +156,8 @@ def _rows_by_key(keys: np.ndarray) -> dict[str, np.ndarray]:
 
 def _groups(before: Any, after: Any, by: str, threshold: float | None) -> dict[str, tuple]:
     if not isinstance(by, str) or not by:
-        raise ArgumentError(f"`{arg('by')}` must be a row field name, got {by!r}. Fix: "
-                            f"e.g. {arg('by', 'category')}")
+        raise ArgumentError(f"`{arg('by')}` must be a row field name, got {by!r}",
+                            fix=f"e.g. {arg('by', 'category')}")
     runs_b, runs_a = as_runs(before, threshold), as_runs(after, threshold)
     names: dict[str, None] = {}
     keyed = []
@@ -170,7 +170,7 @@ def _groups(before: Any, after: Any, by: str, threshold: float | None) -> dict[s
             arm.append((r, keys))
         keyed.append(arm)
     if list(names) == ["(missing)"]:
-        raise ArgumentError(f"no row has the field `{by}`. Fix: name a field the rows carry "
+        raise ArgumentError(f"no row has the field `{by}`", fix="name a field the rows carry "
                             "(e.g. 'category'), or compare the checkpoints as a mapping")
     # each run's row indices per group, found in one sort (not a pass over every row per group)
     indexed = [[(r, _rows_by_key(keys)) for r, keys in arm] for arm in keyed]
@@ -222,7 +222,7 @@ def compare_many(before: Annotated[ArmRows, Field(description=(
         if after is not None or by is not None:
             raise ArgumentError(f"give {arg('checkpoints', op='compare_many')}, or "
                                 f"{arg('after', op='compare_many')} with "
-                                f"{arg('by', op='compare_many')}, not both. Fix: drop one of them")
+                                f"{arg('by', op='compare_many')}, not both", fix="drop one of them")
         after = checkpoints
     elif after is None:
         raise ArgumentError(f"{arg('after', op='compare_many')} is missing. Fix: give "
@@ -234,10 +234,10 @@ def compare_many(before: Annotated[ArmRows, Field(description=(
                    metric=metric, effect=effect, run_std=run_std, noise_runs=noise_runs)
     if isinstance(after, Mapping):
         if by is not None:
-            raise ArgumentError("give either checkpoints (after as a mapping) or `by`, not both. "
-                                "Fix: compare checkpoints on the whole holdout, or one run by group")
+            raise ArgumentError("give either checkpoints (after as a mapping) or `by`, not both",
+                                fix="compare checkpoints on the whole holdout, or one run by group")
         if not after:
-            raise ArgumentError("no checkpoints given. Fix: after={'step-100': rows, ...}")
+            raise ArgumentError("no checkpoints given", fix="after={'step-100': rows, ...}")
         family = "checkpoint"
         results = {str(name): compare(before, rows, **options) for name, rows in after.items()}
     else:

@@ -121,7 +121,7 @@ def resolve_band(run_std: Any, noise_runs: int | None, level: float,
                 "noise_runs (or the noise_floor result itself)")
         note = f"{note}; {said}" if note else said
     elif isinstance(runs, bool) or not isinstance(runs, int) or runs < 2:
-        raise ArgumentError(f"`noise_runs` must be an integer >= 2, got {runs!r}. Fix: the number "
+        raise ArgumentError(f"`noise_runs` must be an integer >= 2, got {runs!r}", fix="the number "
                             "of re-runs run_std was measured on (noise_floor(...).n_runs)")
     return noise_band(std, runs, level), runs, note
 
@@ -195,8 +195,8 @@ def _checked_runs(runs: tuple, metric: Any, cluster: Any, level: Any) -> tuple[t
     level = check_level(level)
     if len(runs) < 2:
         raise ArgumentError(f"{name('noise_floor')} needs at least 2 runs of the same eval, got "
-                            f"{len(runs)}. "
-                            "Fix: re-run the same frozen eval (3 or more runs recommended)")
+                            f"{len(runs)}",
+                            fix="re-run the same frozen eval (3 or more runs recommended)")
     _refuse_one_run_twice(runs)
     return runs, level
 
@@ -264,7 +264,8 @@ def _refuse_one_run_twice(runs: tuple) -> None:
             what = "rows" if key[0] == "obj" else "file"
             raise ArgumentError(f"runs {j + 1} and {i + 1} are the same {what} ({shown}): "
                                 "a noise floor is the spread between separate re-runs, and one run "
-                                "against itself has none. Fix: re-run the same frozen eval and give "
+                                "against itself has none",
+                                fix="re-run the same frozen eval and give "
                                 "each run's rows once")
         seen[key] = i
 

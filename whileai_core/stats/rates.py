@@ -67,8 +67,8 @@ def task_values(data: Rows, metric: str) -> np.ndarray:
 
 def check_metric(metric: Any) -> str:
     if metric not in ("pass", "reward"):
-        raise ArgumentError(f"`{voice.arg('metric')}` must be 'pass' or 'reward', got {metric!r}. "
-                            f"Fix: {voice.arg('metric', 'pass')} compares pass rates, "
+        raise ArgumentError(f"`{voice.arg('metric')}` must be 'pass' or 'reward', got {metric!r}",
+                            fix=f"{voice.arg('metric', 'pass')} compares pass rates, "
                             f"{voice.arg('metric', 'reward')} mean rewards")
     return metric
 
@@ -153,7 +153,7 @@ def mean_reward(rows: Any, *, level: float = CONFIDENCE_LEVEL,
 def field_shares(data: Rows, field: str) -> np.ndarray:
     """Per task, the share of its rollouts whose ``field`` is truthy (one value per task)."""
     if not isinstance(field, str) or not field:
-        raise ArgumentError(f"`field` must be the name of a row field, got {field!r}. Fix: e.g. "
+        raise ArgumentError(f"`field` must be the name of a row field, got {field!r}", fix="e.g. "
                             "field='truncated' or field='tool_call'")
     if field == "truncated":  # a column of its own, false where a row does not say
         flags = data.truncated
@@ -171,8 +171,8 @@ def field_shares(data: Rows, field: str) -> np.ndarray:
                      if isinstance(bad, str)
                      else f"{describe} shows its range; a share needs a yes/no flag")
             raise ArgumentError(f"`{field}` holds {kind} (e.g. {_short(bad)}), not true/false: "
-                                f"a share of {arg('field')} counts rows whose flag is true. "
-                                f"Fix: {reads}")
+                                f"a share of {arg('field')} counts rows whose flag is true",
+                                fix=f"{reads}")
         flags = np.fromiter((v is True for v in values), dtype=bool, count=data.n_rows)
     return np.bincount(data.task_index, weights=flags, minlength=data.n_tasks) / data.rollouts
 
@@ -305,7 +305,7 @@ def pass_at(rows: Any, *, k: int | None = None, level: float = CONFIDENCE_LEVEL,
     check_resamples(n_resamples)
     check_cluster(cluster)
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
-        raise ArgumentError(f"`{voice.arg('k')}` must be a positive integer, got {k!r}. Fix: e.g. "
+        raise ArgumentError(f"`{voice.arg('k')}` must be a positive integer, got {k!r}", fix="e.g. "
                             f"{voice.arg('k', 4)}, or omit {voice.arg('k')}")
     data = load_rows(rows, threshold=threshold)
     one_writer(data, reads="one pass rate")

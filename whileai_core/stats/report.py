@@ -198,14 +198,14 @@ def rate(rows: Rows, *, metric: Metric = "pass",
     :func:`.mean_reward`) or the share of rollouts whose boolean ``field`` is true
     (:func:`.field_share`)."""
     if k is not None and (metric != "pass" or field is not None):
-        raise ArgumentError(f"`{arg('k')}` (pass@k) is for pass rates. Fix: drop `{arg('k')}`, "
+        raise ArgumentError(f"`{arg('k')}` (pass@k) is for pass rates", fix=f"drop `{arg('k')}`, "
                             f"or use {arg('metric', 'pass')} without `{arg('field')}`")
     if field is not None and metric != "pass":
         raise ArgumentError(f"give `{arg('field')}` (a share of rollouts) or "
-                            f"{arg('metric', 'reward')}, not both. Fix: drop one of them")
+                            f"{arg('metric', 'reward')}, not both", fix="drop one of them")
     if field is not None and cluster not in (None, AUTO):
         raise ArgumentError(f"`{arg('cluster')}` is for pass rates and mean rewards, not a "
-                            f"field's share. Fix: drop `{arg('cluster')}`, or `{arg('field')}`")
+                            "field's share", fix=f"drop `{arg('cluster')}`, or `{arg('field')}`")
     data = load_rows(rows, threshold=threshold)
     if field is not None:
         table = TaskTable(data.task_ids, field_shares(data, field), data.rollouts, "share")

@@ -156,11 +156,11 @@ def decontaminate(
     contained one for ``embedded_prompt``).
     """
     if isinstance(ngram, bool) or not isinstance(ngram, int) or not 1 <= ngram <= 64:
-        raise ArgumentError(f"ngram must be an int in [1, 64], got {ngram!r}. Fix: use "
+        raise ArgumentError(f"ngram must be an int in [1, 64], got {ngram!r}", fix="use "
                             f"{D.DECONTAM_NGRAM}")
     if isinstance(max_overlap, bool) or not isinstance(max_overlap, (int, float)) \
             or not 0 < max_overlap <= 1:
-        raise ArgumentError(f"max_overlap must be in (0, 1], got {max_overlap!r}. Fix: use "
+        raise ArgumentError(f"max_overlap must be in (0, 1], got {max_overlap!r}", fix="use "
                             f"{D.DECONTAM_MAX_OVERLAP}")
     records = load_traces(train)
     held = _holdout_records(holdout)

@@ -82,8 +82,8 @@ def rejection_sample(asks: Any, attempt: Callable[[list[dict], int], str],
     and, as rows, of :func:`whileai_core.pass_at`.
     """
     if isinstance(attempts, bool) or not isinstance(attempts, int) or not 1 <= attempts <= 1000:
-        raise ArgumentError(f"attempts must be an int in [1, 1000], got {attempts!r}. Fix: "
-                            f"10-30 per ask; default {D.REJECTION_ATTEMPTS}")
+        raise ArgumentError(f"attempts must be an int in [1, 1000], got {attempts!r}",
+                            fix=f"10-30 per ask; default {D.REJECTION_ATTEMPTS}")
     out = []
     for ask in load_traces(asks):
         prompt = prompt_messages(ask)
@@ -91,13 +91,13 @@ def rejection_sample(asks: Any, attempt: Callable[[list[dict], int], str],
             reply = attempt(prompt, i)
             if not isinstance(reply, str):
                 raise ArgumentError(f"attempt() returned a {type(reply).__name__} for task "
-                                    f"{ask['task_id']!r}. Fix: return the reply text")
+                                    f"{ask['task_id']!r}", fix="return the reply text")
             reward = grade(ask, reply)
             if isinstance(reward, bool):
                 reward = float(reward)
             if not isinstance(reward, (int, float)) or not math.isfinite(reward):
-                raise ArgumentError(f"grade() returned {reward!r} for task {ask['task_id']!r}. "
-                                    "Fix: return a finite number (1.0 pass, 0.0 fail)")
+                raise ArgumentError(f"grade() returned {reward!r} for task {ask['task_id']!r}",
+                                    fix="return a finite number (1.0 pass, 0.0 fail)")
             out.append({"task_id": str(ask["task_id"]),
                         "messages": prompt + [{"role": "assistant", "content": reply}],
                         "reward": float(reward), "attempt": i})

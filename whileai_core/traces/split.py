@@ -105,23 +105,23 @@ def split_by_task(
     can put all of one in training, unseen by the test); a value with one task goes to training.
     """
     if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
-        raise ArgumentError(f"share must be a number in (0, 1), got {share!r}. Fix: use the "
+        raise ArgumentError(f"share must be a number in (0, 1), got {share!r}", fix="use the "
                             f"default {D.HOLDOUT_SHARE}")
     if seed is None:  # a fresh split, reported with its seed so it can be drawn again
         import secrets
 
         seed = secrets.randbelow(2**63)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ArgumentError(f"seed must be a non-negative int, got {seed!r}. Fix: use "
+        raise ArgumentError(f"seed must be a non-negative int, got {seed!r}", fix="use "
                             f"{D.SPLIT_SEED}")
     if stratify is not None and (not isinstance(stratify, str) or not stratify):
-        raise ArgumentError(f"stratify must be a record field name, got {stratify!r}. Fix: e.g. "
+        raise ArgumentError(f"stratify must be a record field name, got {stratify!r}", fix="e.g. "
                             "stratify='category'")
     tasks, strata_of = _task_ids(rows, stratify)
     if len(tasks) < 2:
         raise ArgumentError(f"{voice.name('split_by_task')} needs at least 2 tasks, got "
-                            f"{len(tasks)}. Fix: "
-                            "collect traces for more asks (a split by row would leak the test)")
+                            f"{len(tasks)}",
+                            fix="collect traces for more asks (a split by row would leak the test)")
     held, strata = _held_out(tasks, strata_of, share, seed)
     n_hold = len(held)
     need = holdout_size().n_tasks
@@ -184,7 +184,7 @@ def write_split(split: TaskSplit, records: Any = None, *, out: Any = None,
         if place in where:
             first = arg(where[place], op="split_by_task")  # ROWS at the shell
             raise ConfigError(f"`{first}` and `{arg(name)}` name the same file "
-                              f"({path}); nothing was written. Fix: give each its own path")
+                              f"({path}); nothing was written", fix="give each its own path")
         where[place] = name
     for name, path in targets:  # refuse before writing anything: nothing half-written
         door = path if isinstance(path, UserPath) else user_path(path, argument=name)
@@ -195,10 +195,10 @@ def write_split(split: TaskSplit, records: Any = None, *, out: Any = None,
         if kind not in (None, "file"):
             raise ConfigError(f"`{arg(name)}` {path} exists and is not a regular file; it is "
                               f"never replaced, with or without {arg('overwrite')}; nothing "
-                              "was written. Fix: choose another path")
+                              "was written", fix="choose another path")
         if kind == "file" and not overwrite:
-            raise ConfigError(f"`{arg(name)}` {path} already exists; nothing was written. "
-                              f"Fix: {arg('overwrite', True)}, or choose another path")
+            raise ConfigError(f"`{arg(name)}` {path} already exists; nothing was written",
+                              fix=f"{arg('overwrite', True)}, or choose another path")
     items = read_records(records, noun="record").items if any(
         name != "out" for name, _ in targets) else []
     written = []
@@ -221,7 +221,7 @@ def _task_ids(source: Any, stratify: str | None = None) -> tuple[list[str], dict
             return list(source.task_ids), {}
         source = source.records
     if isinstance(source, Mapping) or not (is_path(source) or isinstance(source, Iterable)):
-        raise ArgumentError(f"cannot split a {type(source).__name__}. Fix: pass Rows, a path, or "
+        raise ArgumentError(f"cannot split a {type(source).__name__}", fix="pass Rows, a path, or "
                             "a list of dicts with task_id")
     recs = read_records(source, noun="record")
     out: dict[str, None] = {}

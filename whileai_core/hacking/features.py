@@ -187,7 +187,7 @@ def _user_column(records: Sequence[dict], name: str, how: Any) -> np.ndarray:
     if isinstance(how, str) and how not in row:  # a typo is named with its close one
         close = did_you_mean(how, [*BUILT_IN, *(k for k in row if isinstance(k, str))])
         raise ArgumentError(f"feature `{name}`: row {bad + 1} has no field `{how}`"
-                            + (f" ({close})" if close else "") + ". Fix: name a field "
+                            + (f" ({close})" if close else ""), fix="name a field "
                             "every row carries (a number or a bool), or a built-in: "
                             + ", ".join(BUILT_IN))
     shown = "null" if values[bad] is None else repr(values[bad])

@@ -97,7 +97,7 @@ def command_script(reward: Sequence[str]) -> str:
         raise ArgumentError(f"`reward` gives {len(parts) - 2} argument(s) after "
                             f"{parts[1][:200]!r}; a command reward gets none: it runs one fixed "
                             "way (the batch on stdin, one reward a line on stdout), so no caller "
-                            "can turn a script into a program of its choosing. Fix: put the "
+                            "can turn a script into a program of its choosing", fix="put the "
                             "setting in the script, or in a task field (every field reaches the "
                             "script on stdin), and give ['python', " + repr(parts[1][:200]) + "]")
     return parts[1]

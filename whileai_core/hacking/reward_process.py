@@ -201,7 +201,7 @@ def _outcome(code: int, got: Streams, spec: dict, items: list[dict], timeout_s: 
                           "the rewards on stdout, and far less on stderr")
     if ended == "not_started":
         raise RewardError(f"reward {label!r} could not start its process: "
-                          f"{str(report.get('error'))[:200]}. Fix: free processes or memory, or "
+                          f"{str(report.get('error'))[:200]}", fix="free processes or memory, or "
                           "raise the limits (" + PROCESSES_ENV + ", " + MEMORY_ENV + ")")
     if ended == "timed_out" or ended is None and code < 0:
         raise RewardError(f"reward {label!r} did not finish {len(items)} completions within "
@@ -217,7 +217,7 @@ def _outcome(code: int, got: Streams, spec: dict, items: list[dict], timeout_s: 
         defined = [str(d) for d in report.get("defined", []) if isinstance(d, str)]
         close = did_you_mean(name, defined)
         raise RewardError(f"reward {label!r}: the file defines no function `{name}`"
-                          + (f" ({close})" if close else "") + ". Fix: name one it defines: "
+                          + (f" ({close})" if close else ""), fix="name one it defines: "
                           + (", ".join(defined[:20])[:300] or "none"))
     if code != 0:
         raise RewardError(f"reward {label!r} {_failure(code, report, spec)}; it wrote "

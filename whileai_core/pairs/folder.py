@@ -117,7 +117,7 @@ def write_dpo_data(
     name)."""
     rows = _pairs(pairs)
     if not rows:
-        raise ArgumentError(f"no pairs to write. Fix: {voice.name('dpo_pairs')} found no "
+        raise ArgumentError("no pairs to write", fix=f"{voice.name('dpo_pairs')} found no "
                             "contrast; construct rejected replies ("
                             + voice.arg("constructed", op="dpo_pairs")
                             + ") or sample more rollouts per task")

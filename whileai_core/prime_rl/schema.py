@@ -275,8 +275,8 @@ def validate_config(
     """
     if (path is None) == (text is None):
         raise ArgumentError("give exactly one of `path` (a TOML file) or `text` (the TOML "
-                            "itself). Fix: pass one, not " + ("both" if path is not None
-                                                              else "neither"))
+                            "itself)", fix="pass one, not " + ("both" if path is not None
+                                                               else "neither"))
     # a trailing newline keeps text text (TOML ignores it), so `text` can never open a file
     raw, source, bad = _read(path if text is None else text + "\n", root)
     if bad is not None:

@@ -404,7 +404,7 @@ def _checked_text(req: ConfigRequest, config: dict[str, Any], setup: list[str]) 
     check = validate_config(config)
     if not check.ok:
         raise ConfigError("the config would be rejected by prime-rl 559b447: "
-                          + "; ".join(check.errors) + ". Fix: change the knob or override named")
+                          + "; ".join(check.errors), fix="change the knob or override named")
     text = _header(req.keys.label, req.model, req.taskset.id, setup) + tomli_w.dumps(config)
     if tomllib.loads(text) != config:  # the header is comments only: nothing may add a key
         raise ConfigError("the TOML text does not parse back to the config it was written from; "

@@ -125,8 +125,8 @@ def _resolve(config_or_recipe: str | os.PathLike | UserPath,
         known = ", ".join(available_recipes(root)) or "none yet"
         close = did_you_mean(value, available_recipes(root))
         raise ArgumentError(f"`{_target_arg()}` = {value!r} is neither a recipe in {root} nor a "
-                            + (f"file ({close})" if close else "file")
-                            + f". Fix: use one of: {known}; or a prime-rl TOML path")
+                            + (f"file ({close})" if close else "file"),
+                            fix=f"use one of: {known}; or a prime-rl TOML path")
     return Target(kind="recipe", recipe=value, path=folder, sha256=_folder_sha256(folder),
                   recipe_dir=folder)
 

@@ -225,8 +225,8 @@ def compare_many(before: Annotated[ArmRows, Field(description=(
                                 f"{arg('by', op='compare_many')}, not both", fix="drop one of them")
         after = checkpoints
     elif after is None:
-        raise ArgumentError(f"{arg('after', op='compare_many')} is missing. Fix: give "
-                            f"{arg('after', op='compare_many')} and "
+        raise ArgumentError(f"{arg('after', op='compare_many')} is missing",
+                            fix=f"give {arg('after', op='compare_many')} and "
                             f"{arg('by', 'category', op='compare_many')}, or "
                             + arg("checkpoints", op="compare_many"))
     level = check_level(level)
@@ -245,8 +245,8 @@ def compare_many(before: Annotated[ArmRows, Field(description=(
         if by is None:
             raise ArgumentError(f"{call_name('compare_many')} needs "
                                 f"`{arg('by', op='compare_many')}` (a row field such as "
-                                "'category') or " + arg("checkpoints", op="compare_many") + ". Fix: "
-                                + arg("by", "category", op="compare_many"))
+                                "'category') or " + arg("checkpoints", op="compare_many"),
+                                fix=arg("by", "category", op="compare_many"))
         results = {name: compare(b, a, **options)
                    for name, (b, a) in _groups(before, after, by, threshold).items()}
     return _correct(results, family, by if family == "group" else None, level)

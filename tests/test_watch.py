@@ -412,6 +412,11 @@ def test_the_schedule_comes_from_the_records_or_the_argument():
     assert watch_records(recs, looks=4).planned_looks == 4
     opened = watch_records(run(train, {0: BASE, 6: after, 12: after}))
     assert opened.schedule == "open" and opened.planned_looks is None
+    # a schedule of 1 + 5,000 evaluations (past WATCH_LOOKS_MAX, 1,000): the open plan, said
+    recs[0] = dict(recs[0], eval_every=1, max_steps=5_000)
+    long = watch_records(recs)
+    assert long.schedule == "open" and long.planned_looks is None
+    assert any("gives 5,000 looks, more than the 1,000" in n for n in long.notes)
     # more looks than planned: the plan's error is spent; the answer says so
     over = watch_records(run(train, {0: BASE, 4: UP, 8: UP, 12: UP}), looks=2)
     assert any("more than the 2 planned" in n for n in over.notes)

@@ -471,8 +471,10 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
     _check_settings(window, confirm, scan_every, looks)
     steps = step_records(records)
     evals = [s for s in steps if s.get("held_out")]
-    plan = Plan(1.0 - level, looks if looks is not None else planned_looks(steps, evals),
-                confirm=confirm)
+    scheduled = looks if looks is not None else planned_looks(steps, evals)
+    # a records' schedule past the cap a caller may ask for: the open plan holds at any count
+    too_many = looks is None and scheduled is not None and scheduled > WATCH_LOOKS_MAX
+    plan = Plan(1.0 - level, None if too_many else scheduled, confirm=confirm)
     rows = held_out_rows(evals, threshold)
     table, first = _looks(steps, evals, rows, plan, metric, window) \
         if len(evals) >= 2 else (None, -1)
@@ -481,6 +483,10 @@ def watch_records(records: Any, *, metric: Literal["pass", "reward"] = "pass",
     latest = looked[-1] if looked else None
     decision, reason = _decide(latest, table, steps, evals, metric, confirm, plan)
     notes = _notes(evals, rows, metric, plan, len(looked), latest)
+    if too_many:
+        notes.append(f"the records' schedule gives {scheduled:,} looks, more than the "
+                     f"{WATCH_LOOKS_MAX:,} a planned schedule is computed for: watched with the "
+                     "open schedule, valid at any number of looks")
     shown = out_steps[-WATCH_STEPS_SHOWN:]
     return Watch(
         decision=decision, reason=reason, source=source, metric=metric, n_steps=len(out_steps),

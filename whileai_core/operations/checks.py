@@ -22,9 +22,6 @@ from ..voice import choose
 from .args import FromContext
 
 _NUMBERS = (int, float)
-# what this check refuses: a number outside its declared range, or a fraction for a whole number
-_OUT_OF_RANGE = {"greater_than", "greater_than_equal", "less_than", "less_than_equal",
-                 "finite_number", "int_from_float"}
 
 
 class _Given(BaseModel):
@@ -57,15 +54,17 @@ def checked(fn: Callable[..., Any]) -> Callable[..., Any]:
             bound = signature.bind(*args, **kwargs)
         except TypeError:
             return fn(*args, **kwargs)  # Python's own words for a call that does not bind
-        fields = given().model_fields
+        declared = given()
         plain = {k: v for k, v in bound.arguments.items()
-                 if k in fields and type(v) in _NUMBERS}
+                 if k in declared.model_fields and type(v) in _NUMBERS}
         if plain:
             try:
-                given().model_validate(plain)
+                declared.model_validate(plain)
             except ValidationError as exc:
-                if any(e["type"] in _OUT_OF_RANGE for e in exc.errors()):
-                    raise ArgumentError(bad_arguments(exc, given(), fn.__name__)) from None
+                # a number outside its range, or a fraction for a whole number (a number where a
+                # word belongs is left to fn's own words)
+                if any(e["type"] in _RANGE_ERRORS | {"int_from_float"} for e in exc.errors()):
+                    raise ArgumentError(bad_arguments(exc, declared, fn.__name__)) from None
         return fn(*args, **kwargs)
 
     return call
